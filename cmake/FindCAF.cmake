@@ -1,0 +1,23 @@
+# Debian's libcaf-dev ships no CMake config: find CAF 0.17's headers and libraries
+# ourselves and expose them as imported targets CAF::core, CAF::io, CAF::openssl.
+find_path(CAF_INCLUDE_DIR caf/all.hpp)
+find_library(CAF_CORE_LIBRARY caf_core)
+find_library(CAF_IO_LIBRARY caf_io)
+find_library(CAF_OPENSSL_LIBRARY caf_openssl)
+
+include(FindPackageHandleStandardArgs)
+find_package_handle_standard_args(CAF
+  REQUIRED_VARS CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY)
+
+if(CAF_FOUND)
+  foreach(part CORE IO OPENSSL)
+    string(TOLOWER ${part} name)
+    if(CAF_${part}_LIBRARY AND NOT TARGET CAF::${name})
+      add_library(CAF::${name} UNKNOWN IMPORTED)
+      set_target_properties(CAF::${name} PROPERTIES
+        IMPORTED_LOCATION "${CAF_${part}_LIBRARY}"
+        INTERFACE_INCLUDE_DIRECTORIES "${CAF_INCLUDE_DIR}")
+    endif()
+  endforeach()
+  set_property(TARGET CAF::io APPEND PROPERTY INTERFACE_LINK_LIBRARIES CAF::core)
+endif()

@@ -1,0 +1,93 @@
+// The configuration as plain data (DESIGN.md "Configuration"). config_loader.hpp
+// builds it from TOML: built-in defaults -> $XDG_CONFIG_HOME/jp-actors/config.toml ->
+// <workspace>/.jp/config.toml -> --config FILE -> --cfg key=value.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "messages/json.hpp"
+#include "messages/tool_state.hpp"
+
+namespace jp {
+
+struct AssistantConfig {
+  std::string provider = "scripted"; // scripted | openai | anthropic
+  std::string model;
+  std::string base_url;
+  std::string api_key_env;
+};
+
+/// One parameter of a tool (a JSON-schema property).
+struct ParameterConfig {
+  std::string name;
+  std::string type = "string"; // string | integer | number | boolean | array | object
+  std::string description;
+  bool required = false;
+  std::vector<std::string> enum_values; // "enum" in TOML
+  std::string items_type;                // for arrays: "string", ...
+  Json default_value;                    // null = none
+};
+
+enum class run_mode : uint8_t { ask, unattended, skip };
+enum class io_mode : uint8_t { pipe, pty };
+enum class turn_end_policy : uint8_t { inquire, await, abort };
+
+struct NotificationConfig {
+  bool on_success = true;
+  bool on_failure = true;
+  bool on_waiting = true;
+  bool on_content = false;
+};
+
+struct LifecycleConfig {
+  turn_end_policy on_turn_end = turn_end_policy::inquire;
+  double await_timeout_secs = 300;
+};
+
+struct ToolConfig {
+  std::string name;
+  std::string source = "local";   // local | builtin
+  std::string summary;            // one line
+  std::string description;        // longer text, optional
+  // local tools: argv templates ({{tool.arguments.x}}, {{tool.answers.y}})
+  std::string program;
+  std::vector<std::string> args;
+  bool shell = false;             // run `program args...` joined through bash -c
+  std::string cwd;                // template too; "" = workspace
+  std::map<std::string, std::string> env; // values are templates
+  run_mode run = run_mode::ask;
+  io_mode io = io_mode::pipe;
+  std::vector<ParameterConfig> parameters;
+  std::vector<std::string> one_of_required; // at least one of these must be given
+  // [spawn]
+  bool stateful = false;
+  std::vector<action_kind> actions; // declared stateful actions (empty = all four)
+  NotificationConfig notifications;
+  LifecycleConfig lifecycle;
+  // [questions.<id>] answer = <json value>
+  std::map<std::string, Json> answers;
+};
+
+/// Limits of the runtime itself ([runtime] table).
+struct RuntimeConfig {
+  uint64_t output_cap_bytes = 32 * 1024; // per response, head/tail cut beyond
+  double abort_grace_secs = 2.0;         // SIGTERM -> SIGKILL
+  std::string state_dir = ".jp";         // relative to the workspace
+};
+
+struct Config {
+  AssistantConfig assistant;
+  RuntimeConfig runtime;
+  std::map<std::string, ToolConfig> tools; // by name; includes the built-ins
+  std::string workspace;                   // absolute path
+};
+
+std::string_view to_string(run_mode);
+std::string_view to_string(io_mode);
+std::string_view to_string(turn_end_policy);
+std::string_view to_string(action_kind);
+
+} // namespace jp

@@ -1,0 +1,32 @@
+// Loads and validates configuration. Errors name the file, the key and what was
+// expected, e.g. "config.toml: conversation.tools.x.run: expected one of ask,
+// unattended, skip, got \"sometimes\"".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "messages/result.hpp"
+
+namespace jp {
+
+struct ConfigSources {
+  std::string workspace;                 // "" = current directory
+  std::vector<std::string> config_files; // --config, in order
+  std::vector<std::string> overrides;    // --cfg key=value, in order
+  bool use_user_config = true;           // $XDG_CONFIG_HOME/jp-actors/config.toml
+};
+
+/// Built-ins, then user, workspace, files, overrides (later wins, tables merge).
+Result<Config> load_config(const ConfigSources& sources);
+
+/// Parses one TOML document's text into a Config on top of `base` (for tests and
+/// scripts that embed config). `origin` names the text in errors.
+Result<Config> apply_config_text(Config base, std::string_view toml_text,
+                                 std::string_view origin);
+
+/// The built-in defaults, including the built-in tools shell, await, describe_tools.
+Config default_config();
+
+} // namespace jp

@@ -1,0 +1,247 @@
+#include "messages/json.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <simdjson.h>
+
+namespace jp {
+
+const Json* Json::find(std::string_view key) const {
+  if (!is_object())
+    return nullptr;
+  for (auto& [k, v] : as_object())
+    if (k == key)
+      return &v;
+  return nullptr;
+}
+
+Json* Json::find(std::string_view key) {
+  return const_cast<Json*>(std::as_const(*this).find(key));
+}
+
+Json& Json::operator[](std::string_view key) {
+  if (auto* v = find(key))
+    return *v;
+  auto& obj = as_object();
+  obj.emplace_back(std::string(key), Json{});
+  return obj.back().second;
+}
+
+Json& Json::set(std::string_view key, Json value) {
+  (*this)[key] = std::move(value);
+  return *this;
+}
+
+void Json::erase(std::string_view key) {
+  if (!is_object())
+    return;
+  auto& obj = as_object();
+  std::erase_if(obj, [&](auto& kv) { return kv.first == key; });
+}
+
+Json& Json::push(Json value) {
+  as_array().push_back(std::move(value));
+  return *this;
+}
+
+std::string_view Json::type_name() const {
+  switch (v_.index()) {
+    case 0: return "null";
+    case 1: return "boolean";
+    case 2: return "integer";
+    case 3: return "number";
+    case 4: return "string";
+    case 5: return "array";
+    default: return "object";
+  }
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t n;
+  uint32_t cp;
+  if (c < 0x80)
+    return 1;
+  else if ((c & 0xE0) == 0xC0)
+    n = 2, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0)
+    n = 3, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0)
+    n = 4, cp = c & 0x07;
+  else
+    return 0;
+  if (i + n > s.size())
+    return 0;
+  for (size_t k = 1; k < n; ++k) {
+    auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  // Reject overlong forms, surrogates and values past U+10FFFF.
+  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000)
+      || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return n;
+}
+
+constexpr std::string_view replacement = "\xEF\xBF\xBD";
+
+void dump_number(std::string& out, double d) {
+  if (!std::isfinite(d)) {
+    out += "null"; // JSON has no NaN/Inf
+    return;
+  }
+  if (d == std::floor(d) && std::fabs(d) < 1e15) {
+    fmt::format_to(std::back_inserter(out), "{:.1f}", d);
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), "{}", d);
+}
+
+Json from_element(simdjson::dom::element e) {
+  using simdjson::dom::element_type;
+  switch (e.type()) {
+    case element_type::ARRAY: {
+      JsonArray a;
+      simdjson::dom::array arr = e.get_array().value_unsafe();
+      for (auto child : arr)
+        a.push_back(from_element(child));
+      return Json(std::move(a));
+    }
+    case element_type::OBJECT: {
+      JsonObject o;
+      simdjson::dom::object obj = e.get_object().value_unsafe();
+      for (auto field : obj)
+        o.emplace_back(std::string(field.key), from_element(field.value));
+      return Json(std::move(o));
+    }
+    case element_type::INT64:
+      return Json(e.get_int64().value_unsafe());
+    case element_type::UINT64:
+      return Json(static_cast<double>(e.get_uint64().value_unsafe()));
+    case element_type::DOUBLE:
+      return Json(e.get_double().value_unsafe());
+    case element_type::STRING:
+      return Json(std::string(e.get_string().value_unsafe()));
+    case element_type::BOOL:
+      return Json(e.get_bool().value_unsafe());
+    case element_type::NULL_VALUE:
+      break;
+  }
+  return Json();
+}
+
+} // namespace
+
+std::string sanitize_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (auto n = utf8_sequence_length(s, i)) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out += replacement;
+      ++i;
+    }
+  }
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.reserve(out.size() + s.size() + 2);
+  out += '"';
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      if (auto n = utf8_sequence_length(s, i)) {
+        out.append(s.substr(i, n));
+        i += n;
+      } else {
+        out += replacement;
+        ++i;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20)
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+        else
+          out += static_cast<char>(c);
+    }
+    ++i;
+  }
+  out += '"';
+}
+
+std::string json_quote(std::string_view s) {
+  std::string out;
+  append_json_string(out, s);
+  return out;
+}
+
+void Json::dump_to(std::string& out) const {
+  switch (v_.index()) {
+    case 0: out += "null"; break;
+    case 1: out += as_bool() ? "true" : "false"; break;
+    case 2: fmt::format_to(std::back_inserter(out), "{}", as_int()); break;
+    case 3: dump_number(out, std::get<double>(v_)); break;
+    case 4: append_json_string(out, as_string()); break;
+    case 5: {
+      out += '[';
+      bool first = true;
+      for (auto& v : as_array()) {
+        if (!first)
+          out += ',';
+        first = false;
+        v.dump_to(out);
+      }
+      out += ']';
+      break;
+    }
+    default: {
+      out += '{';
+      bool first = true;
+      for (auto& [k, v] : as_object()) {
+        if (!first)
+          out += ',';
+        first = false;
+        append_json_string(out, k);
+        out += ':';
+        v.dump_to(out);
+      }
+      out += '}';
+    }
+  }
+}
+
+std::string Json::dump() const {
+  std::string out;
+  dump_to(out);
+  return out;
+}
+
+Result<Json> Json::parse(std::string_view text) {
+  // One parser per thread: simdjson parsers are reusable and costly to create.
+  thread_local simdjson::dom::parser parser;
+  simdjson::padded_string padded(text);
+  auto doc = parser.parse(padded);
+  if (doc.error())
+    return Error{fmt::format("invalid JSON: {}", simdjson::error_message(doc.error()))};
+  return from_element(doc.value_unsafe());
+}
+
+} // namespace jp

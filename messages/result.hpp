@@ -1,0 +1,47 @@
+// Errors as values: a Result<T> holds either a T or a message a user can act on.
+// (C++20 has no std::expected; caf::expected drags CAF into every header.)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace jp {
+
+struct Error {
+  std::string message;
+};
+
+template <class T>
+class Result {
+public:
+  Result(T value) : value_(std::move(value)) {}
+  Result(Error err) : error_(std::move(err.message)) {}
+
+  explicit operator bool() const { return value_.has_value(); }
+  bool ok() const { return value_.has_value(); }
+  T& operator*() { return *value_; }
+  const T& operator*() const { return *value_; }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+  const std::string& error() const { return error_; }
+
+private:
+  std::optional<T> value_;
+  std::string error_;
+};
+
+/// Result<void>: success or a message.
+struct Status {
+  std::string error; // "" = ok
+  explicit operator bool() const { return error.empty(); }
+  static Status ok() { return {}; }
+  static Status fail(std::string msg) { return {std::move(msg)}; }
+  Status() = default;
+  Status(Error e) : error(std::move(e.message)) {}
+
+private:
+  Status(std::string msg) : error(std::move(msg)) {}
+};
+
+} // namespace jp

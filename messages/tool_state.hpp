@@ -1,0 +1,178 @@
+// The stateful tool protocol as plain data (RFD 009 / RFD 037). No CAF, no JSON here:
+// `inspect` overloads are templates so these types cross actors and nodes once
+// registered (see type_registration.hpp), and json_codec.hpp reads and writes them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace jp {
+
+/// What kind of answer a Question expects.
+enum class answer_kind : uint8_t { boolean, select, text };
+
+struct AnswerType {
+  answer_kind kind = answer_kind::text;
+  std::vector<std::string> options; // only for select
+  friend bool operator==(const AnswerType&, const AnswerType&) = default;
+};
+
+/// A structured question a tool asks (JP's inquiry). `default_json` is the default
+/// answer as JSON text ("" when there is none).
+struct Question {
+  std::string id;
+  std::string text;
+  std::string pre_amble; // "" when absent
+  AnswerType answer_type;
+  std::string default_json; // "" when absent
+  friend bool operator==(const Question&, const Question&) = default;
+};
+
+struct ToolError {
+  std::string message;
+  std::vector<std::string> trace;
+  bool transient = false;
+  friend bool operator==(const ToolError&, const ToolError&) = default;
+};
+
+enum class state_kind : uint8_t { running, waiting, stopped };
+
+/// Running{content} / Waiting{content, question} / Stopped{ok result | error}.
+/// Plain struct with a discriminator rather than std::variant: CAF 0.17 cannot inspect
+/// std::variant, and a flat struct reads the same on both sides of a node.
+struct ToolState {
+  state_kind kind = state_kind::running;
+  std::string content;  // Running/Waiting: output since the last look; Stopped ok: result
+  Question question;    // Waiting only
+  bool ok = true;       // Stopped only
+  ToolError error;      // Stopped && !ok
+
+  static ToolState running(std::string content = {}) {
+    return {state_kind::running, std::move(content), {}, true, {}};
+  }
+  static ToolState waiting(Question q, std::string content = {}) {
+    return {state_kind::waiting, std::move(content), std::move(q), true, {}};
+  }
+  static ToolState success(std::string result) {
+    return {state_kind::stopped, std::move(result), {}, true, {}};
+  }
+  static ToolState failure(ToolError e, std::string content = {}) {
+    return {state_kind::stopped, std::move(content), {}, false, std::move(e)};
+  }
+  bool stopped() const { return kind == state_kind::stopped; }
+  friend bool operator==(const ToolState&, const ToolState&) = default;
+};
+
+/// JP's legacy one-shot result, still accepted on a tool's stdout.
+enum class outcome_kind : uint8_t { success, error, needs_input };
+
+struct Outcome {
+  outcome_kind kind = outcome_kind::success;
+  std::string content;   // success
+  ToolError error;       // error
+  Question question;     // needs_input
+  friend bool operator==(const Outcome&, const Outcome&) = default;
+};
+
+/// RFD 009's mapping Outcome -> ToolState.
+inline ToolState to_tool_state(Outcome o) {
+  switch (o.kind) {
+    case outcome_kind::success:
+      return ToolState::success(std::move(o.content));
+    case outcome_kind::error:
+      return ToolState::failure(std::move(o.error));
+    case outcome_kind::needs_input:
+      break;
+  }
+  return ToolState::waiting(std::move(o.question));
+}
+
+enum class action_kind : uint8_t { spawn, fetch, apply, abort };
+
+/// What the runtime dispatches for one stateful call. `args_json` (spawn) is the
+/// tool's own parameters as a JSON object; `input_json` (apply) is any JSON value.
+struct ToolCommand {
+  action_kind action = action_kind::fetch;
+  std::string id;
+  std::string tool;
+  std::string args_json = "{}";
+  std::string input_json;
+  friend bool operator==(const ToolCommand&, const ToolCommand&) = default;
+};
+
+/// What a handle reports on spawn/fetch/apply/abort: its state plus where the full
+/// output lives when the head/tail cap cut the content.
+struct HandleReport {
+  std::string id;
+  ToolState state;
+  uint64_t omitted_bytes = 0;
+  std::string output_file; // "" unless something was cut
+  friend bool operator==(const HandleReport&, const HandleReport&) = default;
+};
+
+/// `await` arguments (RFD 037). timeout_secs < 0 means no timeout.
+struct AwaitRequest {
+  std::vector<std::string> any;
+  std::vector<std::string> all;
+  double timeout_secs = -1;
+  friend bool operator==(const AwaitRequest&, const AwaitRequest&) = default;
+};
+
+struct HandleStatus {
+  std::string id;
+  ToolState state;
+  friend bool operator==(const HandleStatus&, const HandleStatus&) = default;
+};
+
+struct AwaitResult {
+  std::vector<HandleStatus> completed;
+  std::vector<HandleStatus> pending;
+  bool timed_out = false;
+  friend bool operator==(const AwaitResult&, const AwaitResult&) = default;
+};
+
+// -- CAF inspection -------------------------------------------------------------------
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AnswerType& x) {
+  return f(x.kind, x.options);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Question& x) {
+  return f(x.id, x.text, x.pre_amble, x.answer_type, x.default_json);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ToolError& x) {
+  return f(x.message, x.trace, x.transient);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ToolState& x) {
+  return f(x.kind, x.content, x.question, x.ok, x.error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Outcome& x) {
+  return f(x.kind, x.content, x.error, x.question);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ToolCommand& x) {
+  return f(x.action, x.id, x.tool, x.args_json, x.input_json);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, HandleReport& x) {
+  return f(x.id, x.state, x.omitted_bytes, x.output_file);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AwaitRequest& x) {
+  return f(x.any, x.all, x.timeout_secs);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, HandleStatus& x) {
+  return f(x.id, x.state);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AwaitResult& x) {
+  return f(x.completed, x.pending, x.timed_out);
+}
+
+} // namespace jp

@@ -1,0 +1,71 @@
+// Child processes, owned: each runs in its own process group; all of its I/O and
+// its exit are watched on the one io thread (io_thread.hpp); the owner hears about
+// it through callbacks invoked on that thread. No CAF here, so the process layer
+// can be tested and benchmarked on its own.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <vector>
+
+#include "messages/result.hpp"
+
+namespace jp {
+
+class IoThread;
+
+struct SpawnSpec {
+  std::vector<std::string> argv;     // argv[0] is looked up in PATH if it has no '/'
+  std::string cwd;                   // "" = inherit
+  std::vector<std::string> env;      // "KEY=VALUE" added to / overriding the parent's
+  bool stdin_pipe = false;           // false: stdin is /dev/null
+};
+
+/// How a process ended.
+struct ExitInfo {
+  bool signaled = false;
+  int code = 0;   // exit status when !signaled
+  int signal = 0; // signal number when signaled
+  bool success() const { return !signaled && code == 0; }
+  /// "exit status 3" / "killed by signal 9 (SIGKILL)"
+  std::string describe() const;
+};
+
+enum class stream_kind { out, err };
+
+/// Callbacks, all invoked on the io thread, in order: every output chunk a process
+/// wrote before it exited is delivered before on_exit. on_exit is called exactly once.
+struct ProcessEvents {
+  std::function<void(stream_kind, std::string_view)> on_output;
+  std::function<void(const ExitInfo&)> on_exit;
+};
+
+/// One running child. Methods may be called from any thread; they hand the work to
+/// the io thread. Destroying the last reference to a process that still runs kills
+/// its group.
+class Process {
+public:
+  virtual ~Process() = default;
+  virtual pid_t pid() const = 0;  // also the process group id
+  /// Queue bytes for stdin (no-op without a stdin pipe or after close). Never blocks,
+  /// even when the child does not read.
+  virtual void write_stdin(std::string bytes) = 0;
+  virtual void close_stdin() = 0;
+  /// SIGTERM to the group, then SIGKILL to the group after `grace`; `on_gone` runs
+  /// (io thread) once the leader is reaped and no process of the group is left.
+  virtual void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) = 0;
+};
+
+/// Starts a child in its own process group (posix_spawn, POSIX_SPAWN_SETPGROUP) and
+/// watches it on `io`. When the leader exits, any process left in its group is
+/// killed (nothing outlives its handle) and the pipes are drained.
+Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events);
+
+/// Signal-safe: SIGKILL every live process group started by spawn_process.
+void kill_all_process_groups() noexcept;
+
+} // namespace jp

@@ -1,0 +1,32 @@
+#define CAF_SUITE json
+#include <caf/test/unit_test.hpp>
+
+#include "messages/json.hpp"
+
+using namespace jp;
+
+CAF_TEST(parse and dump round trip keeps order and types) {
+  auto text = R"({"b":1,"a":[true,null,"x\ny",2.5],"c":{"d":-3}})";
+  auto v = Json::parse(text);
+  CAF_REQUIRE(v.ok());
+  CAF_CHECK_EQUAL(v->dump(), text);
+  CAF_CHECK_EQUAL(v->find("c")->find("d")->as_int(), -3);
+}
+
+CAF_TEST(invalid JSON is an error with a message) {
+  auto v = Json::parse("{\"a\":");
+  CAF_REQUIRE(!v.ok());
+  CAF_CHECK(v.error().find("invalid JSON") != std::string::npos);
+}
+
+CAF_TEST(invalid UTF-8 becomes U+FFFD in JSON strings) {
+  std::string bad = "ok\xff\xfe!";
+  CAF_CHECK_EQUAL(json_quote(bad), "\"ok\xEF\xBF\xBD\xEF\xBF\xBD!\"");
+  auto back = Json::parse(json_quote(bad));
+  CAF_REQUIRE(back.ok());
+  CAF_CHECK_EQUAL(back->as_string(), "ok\xEF\xBF\xBD\xEF\xBF\xBD!");
+}
+
+CAF_TEST(control characters are escaped) {
+  CAF_CHECK_EQUAL(json_quote(std::string("a\x01") + "\t\""), R"("a\u0001\t\"")");
+}
