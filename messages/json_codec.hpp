@@ -1,0 +1,68 @@
+// The wire formats of DESIGN.md: protocol types <-> JSON. Reading goes through
+// Json::parse (simdjson), writing through Json::dump (fmt).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "messages/json.hpp"
+#include "messages/result.hpp"
+#include "messages/tool_state.hpp"
+
+namespace jp {
+
+// -- Question / ToolError -------------------------------------------------------------
+// Question JSON: {"id","text","pre_amble"?,"answer_type":{"type":"boolean"}|
+// {"type":"select","options":[..]}|{"type":"text"},"default"?}. Reading also accepts
+// JP's legacy spellings "Boolean" / "Text" / {"Select":{"options":[..]}}.
+Json to_json(const Question& q);
+Result<Question> question_from_json(const Json& j);
+Json to_json(const ToolError& e); // {"message","trace":[..],"transient"}
+Result<ToolError> tool_error_from_json(const Json& j);
+
+// -- ToolState / Outcome as a tool writes them on stdout ---------------------------------
+// ToolState: {"type":"running","content"?}, {"type":"waiting","content"?,"question"},
+// {"type":"stopped","result":".."} | {"type":"stopped","error":{..}}; "spawned" reads as running.
+// Outcome:  {"type":"success","content"}, {"type":"error","message","trace"?,"transient"?},
+// {"type":"needs_input","question"}.
+Json to_json(const ToolState& s);
+Result<ToolState> tool_state_from_json(const Json& j);
+Json to_json(const Outcome& o);
+Result<Outcome> outcome_from_json(const Json& j);
+
+/// How a one-shot/local tool's stdout is read: Outcome JSON or ToolState JSON (after
+/// trimming whitespace) become that state; anything else -- including JSON of another
+/// shape -- is an error result here and the caller falls back to plain text.
+Result<ToolState> parse_tool_output(std::string_view stdout_text);
+
+// -- Stateful calls ---------------------------------------------------------------------
+/// Call arguments -> command. `action` must be present (callers check that first:
+/// no action = one-shot). Validates: action is one of spawn|fetch|apply|abort, `id` is
+/// a non-empty string of [A-Za-z0-9_.:-] (at most 64 chars), apply has `input`.
+/// For spawn, args_json is the arguments minus "action" and "id".
+Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& args);
+/// The inverse (spawn: args merged after action and id).
+Json to_arguments(const ToolCommand& c);
+
+/// The string the assistant sees for a stateful call (DESIGN.md "Stateful response
+/// content"): {"id","state":"running","content"?}, waiting adds "question",
+/// {"id","state":"stopped","result"} or {"id","state":"stopped","error":{..},"content"?};
+/// "output_file" and "omitted_bytes" are added when the cap cut the content.
+/// Empty content is left out.
+std::string response_content(const HandleReport& r);
+Result<HandleReport> report_from_response(std::string_view content);
+
+// -- await (RFD 037) --------------------------------------------------------------------
+/// {"any":[..],"all":[..],"timeout_secs":N}; errors: "At least one handle ID required"
+/// (both missing or empty), wrong types name the field and the expected type,
+/// negative timeout is an error.
+Result<AwaitRequest> await_request_from_json(const Json& j);
+Json to_json(const AwaitRequest& r);
+/// {"completed":[{"id","state":"stopped","result"|"error"}],"pending":[{"id","state"}],
+///  "timed_out":true (only when it timed out)}
+Json to_json(const AwaitResult& r);
+Result<AwaitResult> await_result_from_json(const Json& j);
+
+std::string_view to_string(state_kind k); // running | waiting | stopped
+
+} // namespace jp

@@ -1,0 +1,23 @@
+// Runtime validation of call arguments against a tool's declared parameters. Every
+// dialect relies on it (gemini's flat schema cannot express per-action requirements,
+// nor await's "any or all").
+#pragma once
+
+#include "config/config.hpp"
+#include "messages/json.hpp"
+#include "messages/result.hpp"
+
+namespace jp {
+
+/// One-shot call or the tool's parameters of a spawn (without action/id): must be an
+/// object; required parameters present; present parameters of the declared type and
+/// enum; unknown keys rejected naming the allowed ones; one_of_required honoured.
+/// Messages name the tool and the parameter, e.g.
+/// "shell: parameter `command` is required" / "shell: `cwd` must be a string, got integer".
+Status validate_arguments(const ToolConfig& tool, const Json& args);
+
+/// A stateful call (arguments contain "action"): the tool is stateful and declares the
+/// action, or the message says which actions it has.
+Status validate_action(const ToolConfig& tool, action_kind action);
+
+} // namespace jp

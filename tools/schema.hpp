@@ -1,0 +1,32 @@
+// Tool declarations as each provider wants them (DESIGN.md, RFD 009 "Schema
+// generation", RFD 037 "Schema"). One-shot tools get a flat schema; stateful tools a
+// `oneOf` with one branch per declared action (openai); gemini never gets
+// anyOf/oneOf next to sibling keys (flat `action` enum + optional fields + descriptions).
+#pragma once
+
+#include <string_view>
+
+#include "config/config.hpp"
+#include "messages/json.hpp"
+#include "messages/result.hpp"
+
+namespace jp {
+
+enum class dialect : uint8_t { openai, anthropic, gemini };
+
+/// "openai" | "anthropic" | "gemini"; the error lists the allowed names.
+Result<dialect> parse_dialect(std::string_view name);
+std::string_view to_string(dialect d);
+
+/// The actions a stateful tool exposes (all four when none are declared).
+std::vector<action_kind> declared_actions(const ToolConfig& t);
+
+/// The JSON schema of the tool's arguments in dialect d.
+Json parameters_schema(const ToolConfig& t, dialect d);
+/// One declaration: openai {"type":"function","function":{name,description,parameters}},
+/// anthropic {name,description,input_schema}, gemini {name,description,parameters}.
+Json tool_declaration(const ToolConfig& t, dialect d);
+/// Every tool of the config, sorted by name; `await` only when a stateful tool exists.
+Json tool_declarations(const Config& c, dialect d);
+
+} // namespace jp
