@@ -1,0 +1,20 @@
+// `await` (RFD 037): a short-lived actor per call. It subscribes to its target
+// handles at the registry, answers once the any/all condition holds or the timeout
+// fires (aborting nothing), then quits. It never polls: the registry tells it when
+// a target stops.
+//   (run_atom) -> AwaitResult   or the registry's error ("Handle `x` not found")
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include "messages/tool_state.hpp"
+
+namespace jp {
+
+/// Validates the request ("At least one handle ID required") and spawns the actor.
+caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request);
+
+/// RFD 037's completion condition over the current statuses.
+bool await_condition_met(const AwaitRequest& req, const std::vector<HandleStatus>& statuses);
+
+} // namespace jp

@@ -1,0 +1,300 @@
+#include "actors/registry_actor.hpp"
+
+#include <caf/all.hpp>
+#include <csignal>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "actors/handle_actor.hpp"
+#include "messages/atoms.hpp"
+
+namespace jp {
+
+namespace {
+
+enum class entry_phase { reserved, live, stopped };
+
+struct entry {
+  std::string tool;
+  entry_phase phase = entry_phase::reserved;
+  caf::actor handle;
+  pid_t pgid = 0;
+  HandleReport final;
+  std::vector<caf::actor> watchers;
+  std::vector<caf::response_promise> oneshot_waiters;
+};
+
+struct registry_state {
+  HandleFactory factory;
+  std::map<std::string, entry> entries;
+  std::map<caf::actor_addr, std::string> by_actor;
+  std::set<caf::actor_addr> children; // every handle ever started (links)
+  uint64_t next_internal = 0;
+  static inline const char* name = "jp.registry";
+};
+
+using registry_actor_t = caf::stateful_actor<registry_state>;
+
+caf::error fail(std::string msg) {
+  return caf::make_error(caf::sec::runtime_error, std::move(msg));
+}
+
+caf::error not_found(const std::string& id) {
+  return fail(fmt::format("Handle `{}` not found", id));
+}
+
+ToolState pending_state() {
+  return ToolState::running();
+}
+
+HandleStatus status_of(const std::string& id, const entry& e) {
+  return {id, e.phase == entry_phase::stopped ? e.final.state : pending_state()};
+}
+
+void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport report) {
+  auto it = self->state.entries.find(id);
+  if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped)
+    return;
+  auto& e = it->second;
+  e.phase = entry_phase::stopped;
+  e.final = std::move(report);
+  e.final.id = id;
+  for (auto& w : e.watchers)
+    self->send(w, stopped_atom::value, HandleStatus{id, e.final.state});
+  e.watchers.clear();
+  for (auto& rp : e.oneshot_waiters)
+    rp.deliver(e.final);
+  // One-shot entries exist only for the duration of their call.
+  if (!e.oneshot_waiters.empty()) {
+    e.oneshot_waiters.clear();
+    if (e.handle) {
+      self->state.by_actor.erase(e.handle.address());
+      self->send_exit(e.handle, caf::exit_reason::user_shutdown);
+    }
+    self->state.entries.erase(it);
+  }
+}
+
+void start(registry_actor_t* self, const std::string& id, entry& e, const LaunchSpec& spec) {
+  e.tool = spec.tool;
+  e.phase = entry_phase::live;
+  e.handle = self->state.factory(self, id, spec);
+  self->monitor(e.handle);
+  self->state.by_actor[e.handle.address()] = id;
+  self->state.children.insert(e.handle.address());
+}
+
+// Reserve `id` for a spawn, or say why not.
+caf::error reserve(registry_actor_t* self, const std::string& id) {
+  auto it = self->state.entries.find(id);
+  if (it != self->state.entries.end() && it->second.phase != entry_phase::stopped)
+    return fail(fmt::format("Handle `{}` already exists and is still {}; choose another id or "
+                            "abort it first",
+                            id, it->second.phase == entry_phase::live ? "running" : "starting"));
+  auto& e = self->state.entries[id];
+  e = entry{};
+  return {};
+}
+
+caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
+  self->state.factory = std::move(factory);
+  // A handle that dies unexpectedly becomes Stopped{error}; its group is killed.
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto it = self->state.by_actor.find(dm.source);
+    if (it == self->state.by_actor.end())
+      return;
+    auto id = it->second;
+    self->state.by_actor.erase(it);
+    auto e = self->state.entries.find(id);
+    if (e == self->state.entries.end() || e->second.phase == entry_phase::stopped)
+      return;
+    if (e->second.pgid > 0)
+      ::kill(-e->second.pgid, SIGKILL);
+    auto msg = fmt::format("the actor owning handle `{}` died ({}); its process group was killed",
+                           id, caf::to_string(dm.reason));
+    mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{msg, {}, false}), 0, {}});
+  });
+  // Handles are linked so that they die with the registry; their own exits are
+  // reported through monitoring, not by taking the registry down.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    if (self->state.children.count(em.source) == 0)
+      self->quit(em.reason);
+  });
+  return {
+    [self](batch_atom, const std::vector<std::string>& ids) -> caf::result<bool> {
+      std::set<std::string> seen;
+      for (auto& id : ids)
+        if (!seen.insert(id).second)
+          return fail(fmt::format("Batch rejected: handle id `{}` is spawned twice in one batch", id));
+      for (auto& id : ids) {
+        auto it = self->state.entries.find(id);
+        if (it != self->state.entries.end() && it->second.phase != entry_phase::stopped)
+          return fail(fmt::format("Batch rejected: handle `{}` already exists and is still running; "
+                                  "choose another id or abort it first",
+                                  id));
+      }
+      for (auto& id : ids)
+        reserve(self, id);
+      return true;
+    },
+    [self](cancel_atom, const std::string& id, const std::string& reason) {
+      auto it = self->state.entries.find(id);
+      if (it != self->state.entries.end() && it->second.phase == entry_phase::reserved)
+        mark_stopped(self, id,
+                     HandleReport{id, ToolState::failure(ToolError{reason, {}, false}), 0, {}});
+    },
+    [self](spawn_atom, const std::string& id, const LaunchSpec& spec) -> caf::result<HandleReport> {
+      auto it = self->state.entries.find(id);
+      if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped) {
+        if (auto err = reserve(self, id))
+          return err;
+        it = self->state.entries.find(id);
+      } else if (it->second.phase == entry_phase::live) {
+        return fail(fmt::format("Handle `{}` already exists and is still running; choose another "
+                                "id or abort it first",
+                                id));
+      }
+      start(self, id, it->second, spec);
+      return self->delegate(it->second.handle, fetch_atom::value);
+    },
+    [self](oneshot_atom, const LaunchSpec& spec) -> caf::result<HandleReport> {
+      auto id = fmt::format("#{}", ++self->state.next_internal);
+      auto& e = self->state.entries[id];
+      auto rp = self->make_response_promise();
+      e.oneshot_waiters.push_back(rp);
+      start(self, id, e, spec);
+      return rp;
+    },
+    [self](fetch_atom, const std::string& id) -> caf::result<HandleReport> {
+      auto it = self->state.entries.find(id);
+      if (it == self->state.entries.end())
+        return not_found(id);
+      auto& e = it->second;
+      switch (e.phase) {
+        case entry_phase::stopped: return e.final;
+        case entry_phase::reserved: return HandleReport{id, pending_state(), 0, {}};
+        case entry_phase::live: break;
+      }
+      return self->delegate(e.handle, fetch_atom::value);
+    },
+    [self](apply_atom, const std::string& id,
+           const std::string& input) -> caf::result<HandleReport> {
+      auto it = self->state.entries.find(id);
+      if (it == self->state.entries.end())
+        return not_found(id);
+      auto& e = it->second;
+      switch (e.phase) {
+        case entry_phase::stopped:
+          return fail(fmt::format("Handle `{}` has stopped; it takes no more input", id));
+        case entry_phase::reserved:
+          return fail(fmt::format("Handle `{}` has not started yet; apply input after its spawn", id));
+        case entry_phase::live: break;
+      }
+      return self->delegate(e.handle, apply_atom::value, input);
+    },
+    [self](abort_atom, const std::string& id) -> caf::result<HandleReport> {
+      auto it = self->state.entries.find(id);
+      if (it == self->state.entries.end())
+        return not_found(id);
+      auto& e = it->second;
+      switch (e.phase) {
+        case entry_phase::stopped: return e.final;
+        case entry_phase::reserved:
+          mark_stopped(self, id,
+                       HandleReport{id, ToolState::failure(ToolError{"aborted before it started", {}, false}),
+                                    0, {}});
+          return self->state.entries[id].final;
+        case entry_phase::live: break;
+      }
+      return self->delegate(e.handle, abort_atom::value);
+    },
+    [self](watch_atom, const std::vector<std::string>& ids) -> caf::result<std::vector<HandleStatus>> {
+      for (auto& id : ids)
+        if (self->state.entries.count(id) == 0)
+          return not_found(id);
+      auto watcher = caf::actor_cast<caf::actor>(self->current_sender());
+      std::vector<HandleStatus> out;
+      for (auto& id : ids) {
+        auto& e = self->state.entries[id];
+        if (e.phase != entry_phase::stopped && watcher)
+          e.watchers.push_back(watcher);
+        out.push_back(status_of(id, e));
+      }
+      return out;
+    },
+    [self](unwatch_atom) {
+      auto watcher = caf::actor_cast<caf::actor>(self->current_sender());
+      for (auto& [id, e] : self->state.entries)
+        std::erase(e.watchers, watcher);
+    },
+    [self](started_atom, const std::string& id, int pid) {
+      auto it = self->state.entries.find(id);
+      if (it != self->state.entries.end())
+        it->second.pgid = pid;
+    },
+    [self](stopped_atom, HandleReport& report) {
+      auto id = report.id;
+      mark_stopped(self, id, std::move(report));
+    },
+    [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>> {
+      // Issue 2 applies one strategy to every live handle: abort. The supervisor
+      // strategies of issue 4 plug in here.
+      auto rp = self->make_response_promise<std::vector<HandleSummary>>();
+      auto results = std::make_shared<std::vector<HandleSummary>>();
+      auto left = std::make_shared<size_t>(0);
+      std::vector<std::pair<std::string, caf::actor>> live;
+      for (auto& [id, e] : self->state.entries) {
+        if (e.phase == entry_phase::reserved)
+          mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{"turn ended before it started", {}, false}), 0, {}});
+        else if (e.phase == entry_phase::live)
+          live.emplace_back(id, e.handle);
+      }
+      if (live.empty()) {
+        rp.deliver(*results);
+        return rp;
+      }
+      *left = live.size();
+      for (auto& [id, handle] : live) {
+        auto tool = self->state.entries[id].tool;
+        auto done = [rp, results, left, id = id, tool](ToolState state) mutable {
+          results->push_back(HandleSummary{id, tool, std::move(state), "abort"});
+          if (--*left == 0) {
+            std::sort(results->begin(), results->end(),
+                      [](auto& a, auto& b) { return a.id < b.id; });
+            rp.deliver(*results);
+          }
+        };
+        self->request(handle, caf::infinite, abort_atom::value)
+          .then([done](HandleReport& r) mutable { done(std::move(r.state)); },
+                [done, id = id](caf::error& err) mutable {
+                  done(ToolState::failure(ToolError{fmt::format("abort of `{}` failed: {}", id,
+                                                                caf::to_string(err)),
+                                                    {}, false}));
+                });
+      }
+      return rp;
+    },
+  };
+}
+
+} // namespace
+
+HandleFactory process_handle_factory(IoThread& io) {
+  return [&io](caf::local_actor* registry, const std::string& id, const LaunchSpec& spec) {
+    return spawn_process_handle(registry, id, spec, io, caf::actor_cast<caf::actor>(registry));
+  };
+}
+
+caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory) {
+  return sys.spawn(registry_behavior, std::move(factory));
+}
+
+std::string error_text(const caf::error& err) {
+  if (err.category() == caf::atom("system") && !err.context().empty()
+      && err.context().match_element<std::string>(0))
+    return err.context().get_as<std::string>(0);
+  return caf::to_string(err);
+}
+
+} // namespace jp

@@ -1,0 +1,43 @@
+// The registry: the supervisor of a turn's handles (DESIGN.md "Actor topology").
+// It validates handle ids, pre-registers a batch's spawns before any call of the
+// batch runs, routes fetch/apply/abort, monitors each handle (a handle actor that
+// dies becomes Stopped{error} and its process group is killed), tells watchers
+// (await actors) when a handle stops, and keeps final states.
+//
+// Protocol (all requests; errors are caf::error with a message for the assistant):
+//   (batch_atom, vector<string> spawn_ids)      -> bool      reject whole on a duplicate
+//   (cancel_atom, id, reason)                   -> void      a pre-registered spawn failed
+//   (spawn_atom, id, LaunchSpec)                -> HandleReport
+//   (oneshot_atom, LaunchSpec)                  -> HandleReport  once stopped
+//   (fetch_atom | abort_atom, id)               -> HandleReport
+//   (apply_atom, id, input_json)                -> HandleReport
+//   (watch_atom, vector<string> ids)            -> vector<HandleStatus>; then the
+//        sender gets (stopped_atom, HandleStatus) for each watched handle that stops
+//   (unwatch_atom)                              -> void
+//   (turn_end_atom)                             -> vector<HandleSummary>  after every
+//        live handle had its turn-end policy applied (issue 2: abort)
+#pragma once
+
+#include <caf/fwd.hpp>
+#include <functional>
+#include <string>
+
+#include "messages/launch_spec.hpp"
+
+namespace jp {
+
+class IoThread;
+
+/// Starts the actor owning one handle; `registry` is the calling registry.
+using HandleFactory = std::function<caf::actor(caf::local_actor* registry, const std::string& id,
+                                               const LaunchSpec& spec)>;
+
+/// Handles over real processes on `io`.
+HandleFactory process_handle_factory(IoThread& io);
+
+caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory);
+
+/// "Handle `x` not found" etc.: the text of an error a registry or await replied with.
+std::string error_text(const caf::error& err);
+
+} // namespace jp

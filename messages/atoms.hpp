@@ -1,0 +1,27 @@
+// The atoms of the actor protocol (CAF 0.17: at most 10 characters each).
+#pragma once
+
+#include <caf/atom.hpp>
+
+namespace jp {
+
+using spawn_atom = caf::atom_constant<caf::atom("spawn")>;     // registry: start a handle
+using fetch_atom = caf::atom_constant<caf::atom("fetch")>;     // output since last look
+using apply_atom = caf::atom_constant<caf::atom("apply")>;     // input to a handle
+using abort_atom = caf::atom_constant<caf::atom("abort")>;     // stop a handle
+using batch_atom = caf::atom_constant<caf::atom("batch")>;     // pre-register a batch's spawns
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;   // a pre-registered spawn failed
+using oneshot_atom = caf::atom_constant<caf::atom("oneshot")>; // run to completion
+using watch_atom = caf::atom_constant<caf::atom("watch")>;     // await subscribes
+using unwatch_atom = caf::atom_constant<caf::atom("unwatch")>; // await unsubscribes
+using stopped_atom = caf::atom_constant<caf::atom("stopped")>; // a handle reached Stopped
+using started_atom = caf::atom_constant<caf::atom("started")>; // a handle's process group
+using output_atom = caf::atom_constant<caf::atom("output")>;   // io thread -> handle
+using exited_atom = caf::atom_constant<caf::atom("exited")>;   // io thread -> handle
+using gone_atom = caf::atom_constant<caf::atom("gone")>;       // io thread: group gone
+using timeout_atom = caf::atom_constant<caf::atom("timeout")>; // await's timer
+using run_atom = caf::atom_constant<caf::atom("run")>;         // start an await / agent
+using call_atom = caf::atom_constant<caf::atom("call")>;       // turn: one tool call
+using turn_end_atom = caf::atom_constant<caf::atom("turn_end")>; // turn: apply policies
+
+} // namespace jp

@@ -1,0 +1,46 @@
+// What a handle needs to start its tool: resolved argv and limits. Plain data so a
+// registry on another node can be asked to start it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "messages/tool_state.hpp"
+
+namespace jp {
+
+struct LaunchSpec {
+  std::string tool;               // tool name, for reports and turn-end events
+  std::vector<std::string> argv;  // argv[0] looked up in PATH when it has no '/'
+  std::string cwd;                // "" = inherit
+  std::vector<std::string> env;   // "KEY=VALUE" overrides
+  bool stdin_pipe = false;        // apply writes here; otherwise stdin is /dev/null
+  bool structured_output = false; // read stdout as Outcome/ToolState JSON at exit
+  uint64_t output_cap = 32 * 1024;
+  int64_t grace_ms = 2000;        // abort: SIGTERM -> SIGKILL
+  std::string spill_dir;          // where the full output goes when the cap cuts it
+  friend bool operator==(const LaunchSpec&, const LaunchSpec&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
+  return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.structured_output, x.output_cap,
+           x.grace_ms, x.spill_dir);
+}
+
+/// A handle as the turn-end event lists it.
+struct HandleSummary {
+  std::string id;
+  std::string tool;
+  ToolState state;
+  std::string policy; // what the supervisor applied at turn end ("abort", ...)
+  friend bool operator==(const HandleSummary&, const HandleSummary&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, HandleSummary& x) {
+  return f(x.id, x.tool, x.state, x.policy);
+}
+
+} // namespace jp

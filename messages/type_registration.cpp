@@ -1,0 +1,27 @@
+#include "messages/type_registration.hpp"
+
+#include <caf/actor_system_config.hpp>
+
+#include "messages/launch_spec.hpp"
+#include "messages/tool_state.hpp"
+
+namespace jp {
+
+void register_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<ToolState>("jp.ToolState")
+    .add_message_type<ToolError>("jp.ToolError")
+    .add_message_type<Question>("jp.Question")
+    .add_message_type<AnswerType>("jp.AnswerType")
+    .add_message_type<Outcome>("jp.Outcome")
+    .add_message_type<ToolCommand>("jp.ToolCommand")
+    .add_message_type<HandleReport>("jp.HandleReport")
+    .add_message_type<AwaitRequest>("jp.AwaitRequest")
+    .add_message_type<HandleStatus>("jp.HandleStatus")
+    .add_message_type<std::vector<HandleStatus>>("jp.HandleStatusList")
+    .add_message_type<AwaitResult>("jp.AwaitResult")
+    .add_message_type<LaunchSpec>("jp.LaunchSpec")
+    .add_message_type<HandleSummary>("jp.HandleSummary")
+    .add_message_type<std::vector<HandleSummary>>("jp.HandleSummaryList");
+}
+
+} // namespace jp

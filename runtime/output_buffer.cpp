@@ -1,0 +1,137 @@
+#include "runtime/output_buffer.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace jp {
+
+namespace {
+
+bool is_continuation(char c) {
+  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+}
+
+// Largest cut point <= n that does not split a UTF-8 sequence of s.
+size_t utf8_prefix(std::string_view s, size_t n) {
+  if (n >= s.size())
+    return s.size();
+  size_t k = n; // s[n] is the first byte left out: back up to its lead byte
+  while (k > 0 && n - k < 3 && is_continuation(s[k]))
+    --k;
+  return is_continuation(s[k]) ? n : k;
+}
+
+// Number of leading continuation bytes to skip so s starts on a character.
+size_t utf8_skip(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && i < 3 && is_continuation(s[i]))
+    ++i;
+  return i;
+}
+
+} // namespace
+
+OutputBuffer::OutputBuffer(uint64_t cap, std::string spill_path)
+  : cap_(cap < 64 ? 64 : cap),
+    head_cap_(static_cast<size_t>(cap_ / 4)),
+    tail_cap_(static_cast<size_t>(cap_ - cap_ / 4)),
+    spill_path_(std::move(spill_path)) {
+}
+
+OutputBuffer::~OutputBuffer() {
+  if (spill_fd_ >= 0)
+    ::close(spill_fd_);
+}
+
+void OutputBuffer::spill(std::string_view bytes) {
+  if (spill_failed_ || spill_path_.empty())
+    return;
+  if (spill_fd_ < 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(spill_path_).parent_path(), ec);
+    spill_fd_ = ::open(spill_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (spill_fd_ < 0) {
+      spill_failed_ = true;
+      spill_path_ += fmt::format(" (not written: {})", std::strerror(errno));
+      return;
+    }
+  }
+  while (!bytes.empty()) {
+    auto n = ::write(spill_fd_, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      spill_failed_ = true;
+      return;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+void OutputBuffer::append(std::string_view chunk) {
+  if (chunk.empty())
+    return;
+  total_ += chunk.size();
+  pending_ += chunk.size();
+  // Full output: kept in memory while small, in the spill file once it is not.
+  if (spill_fd_ < 0 && !spill_failed_) {
+    early_.append(chunk);
+    if (early_.size() > cap_) {
+      spill(early_);
+      early_.clear();
+      early_.shrink_to_fit();
+    }
+  } else {
+    spill(chunk);
+  }
+  // The pending window.
+  if (!cut_) {
+    window_.append(chunk);
+    if (window_.size() > cap_) {
+      cut_ = true;
+      head_ = window_.substr(0, utf8_prefix(window_, head_cap_));
+      tail_ = window_.substr(head_.size());
+      window_.clear();
+      window_.shrink_to_fit();
+    }
+  } else {
+    tail_.append(chunk);
+  }
+  if (cut_ && tail_.size() > 2 * tail_cap_)
+    tail_.erase(0, tail_.size() - tail_cap_);
+}
+
+OutputBuffer::Taken OutputBuffer::take() {
+  Taken t;
+  if (!cut_) {
+    t.content = std::move(window_);
+  } else {
+    std::string_view tail(tail_);
+    if (tail.size() > tail_cap_)
+      tail.remove_prefix(tail.size() - tail_cap_);
+    tail.remove_prefix(utf8_skip(tail));
+    t.omitted = pending_ - head_.size() - tail.size();
+    t.content = fmt::format("{}\n…[{} bytes omitted]…\n{}", head_, t.omitted, tail);
+    t.spill_path = spill_path_;
+  }
+  window_.clear();
+  head_.clear();
+  tail_.clear();
+  cut_ = false;
+  pending_ = 0;
+  return t;
+}
+
+std::string OutputBuffer::peek_tail(size_t n) const {
+  std::string_view src = cut_ ? std::string_view(tail_) : std::string_view(window_);
+  if (src.size() > n)
+    src.remove_prefix(src.size() - n);
+  src.remove_prefix(utf8_skip(src));
+  return std::string(src);
+}
+
+} // namespace jp

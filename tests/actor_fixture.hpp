@@ -1,0 +1,93 @@
+// A deterministic CAF test fixture (test_coordinator) with our message types
+// registered, and a registry whose handles are scripted fakes the test drives:
+// a fake stops when the test tells it to (finish), or when aborted.
+#pragma once
+
+#include <caf/test/dsl.hpp>
+#include <map>
+
+#include "actors/registry_actor.hpp"
+#include "messages/atoms.hpp"
+#include "messages/type_registration.hpp"
+
+namespace jp::testing {
+
+struct registered_config : caf::actor_system_config {
+  registered_config() {
+    register_message_types(*this);
+  }
+};
+
+using finish_atom = caf::atom_constant<caf::atom("finish")>;
+
+struct fake_handle_state {
+  std::string id;
+  caf::actor registry;
+  bool stopped = false;
+  HandleReport final;
+};
+
+inline caf::behavior fake_handle(caf::stateful_actor<fake_handle_state>* self, std::string id,
+                                 caf::actor registry) {
+  self->state.id = std::move(id);
+  self->state.registry = std::move(registry);
+  auto stop = [self](ToolState s) {
+    auto& st = self->state;
+    if (st.stopped)
+      return;
+    st.stopped = true;
+    st.final = HandleReport{st.id, std::move(s), 0, {}};
+    self->send(st.registry, stopped_atom::value, st.final);
+  };
+  return {
+    [self](fetch_atom) {
+      return self->state.stopped ? self->state.final
+                                 : HandleReport{self->state.id, ToolState::running(), 0, {}};
+    },
+    [stop](finish_atom, const std::string& result) { stop(ToolState::success(result)); },
+    [self, stop](abort_atom) {
+      stop(ToolState::failure(ToolError{"aborted", {}, false}));
+      return self->state.final;
+    },
+  };
+}
+
+struct registry_fixture : test_coordinator_fixture<registered_config> {
+  std::map<std::string, caf::actor> handles; // the fakes, by id
+  caf::actor registry;
+
+  registry_fixture() {
+    registry = spawn_registry(sys, [this](caf::local_actor* reg, const std::string& id,
+                                          const LaunchSpec&) {
+      auto h = reg->spawn<caf::linked>(fake_handle, id, caf::actor_cast<caf::actor>(reg));
+      handles[id] = h;
+      return h;
+    });
+    run();
+  }
+
+  ~registry_fixture() {
+    anon_send_exit(registry, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  /// Sends a request, runs the scheduler to quiescence, returns the reply or error.
+  template <class T, class... Ts>
+  std::pair<T, std::string> ask(const caf::actor& dest, Ts&&... xs) {
+    auto h = self->request(dest, caf::infinite, std::forward<Ts>(xs)...);
+    run();
+    std::pair<T, std::string> out{};
+    bool got = false;
+    h.receive([&](T& x) { out.first = std::move(x); got = true; },
+              [&](caf::error& err) { out.second = error_text(err); got = true; });
+    CAF_REQUIRE(got);
+    return out;
+  }
+
+  void finish(const std::string& id, const std::string& result) {
+    anon_send(handles.at(id), finish_atom::value, result);
+    run();
+  }
+};
+
+} // namespace jp::testing

@@ -1,0 +1,111 @@
+#define CAF_SUITE registry
+#include "actor_fixture.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+CAF_TEST_FIXTURE_SCOPE(registry_tests, registry_fixture)
+
+CAF_TEST(spawn then fetch routes to the handle) {
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("build"), LaunchSpec{});
+  CAF_REQUIRE_EQUAL(err, "");
+  CAF_CHECK_EQUAL(r.id, "build");
+  CAF_CHECK(r.state.kind == state_kind::running);
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("build"));
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK(f.state.kind == state_kind::running);
+}
+
+CAF_TEST(unknown ids are errors naming the id) {
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("nope"));
+  CAF_CHECK_EQUAL(err, "Handle `nope` not found");
+  auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("nope"));
+  CAF_CHECK_EQUAL(aerr, "Handle `nope` not found");
+}
+
+CAF_TEST(a batch with a duplicate id is rejected whole) {
+  std::vector<std::string> ids{"a", "b", "a"};
+  auto [ok, err] = ask<bool>(registry, batch_atom::value, ids);
+  CAF_CHECK_EQUAL(err, "Batch rejected: handle id `a` is spawned twice in one batch");
+  // Nothing was reserved: `b` is unknown.
+  auto [r, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("b"));
+  CAF_CHECK_EQUAL(ferr, "Handle `b` not found");
+}
+
+CAF_TEST(a batch colliding with a live handle is rejected naming it) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
+  std::vector<std::string> ids{"y", "x"};
+  auto [ok, err] = ask<bool>(registry, batch_atom::value, ids);
+  CAF_CHECK(err.find("handle `x` already exists") != std::string::npos);
+  auto [r, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("y"));
+  CAF_CHECK_EQUAL(ferr, "Handle `y` not found");
+}
+
+CAF_TEST(a stopped handle keeps its final state and its id can be reused) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
+  finish("x", "done");
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"));
+  CAF_CHECK(f.state.stopped());
+  CAF_CHECK_EQUAL(f.state.content, "done");
+  auto [again, aerr] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"));
+  CAF_CHECK_EQUAL(again.state.content, "done");
+  std::vector<std::string> ids{"x"};
+  auto [ok, berr] = ask<bool>(registry, batch_atom::value, ids);
+  CAF_CHECK_EQUAL(berr, "");
+  CAF_CHECK(ok);
+}
+
+CAF_TEST(apply on a stopped handle is an error) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
+  finish("x", "done");
+  auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("x"), std::string("\"y\""));
+  CAF_CHECK_EQUAL(err, "Handle `x` has stopped; it takes no more input");
+}
+
+CAF_TEST(a handle actor that dies becomes stopped with an error) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
+  anon_send_exit(handles.at("x"), caf::exit_reason::kill);
+  run();
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"));
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(f.state.stopped());
+  CAF_CHECK(!f.state.ok);
+  CAF_CHECK(f.state.error.message.find("died") != std::string::npos);
+}
+
+CAF_TEST(a cancelled reservation stops with the reason) {
+  std::vector<std::string> ids{"x"};
+  ask<bool>(registry, batch_atom::value, ids);
+  anon_send(registry, cancel_atom::value, std::string("x"), std::string("shell: parameter `command` is required"));
+  run();
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"));
+  CAF_REQUIRE(f.state.stopped());
+  CAF_CHECK_EQUAL(f.state.error.message, "shell: parameter `command` is required");
+}
+
+CAF_TEST(one-shot replies once the handle stopped and leaves no entry) {
+  auto h = self->request(registry, caf::infinite, oneshot_atom::value, LaunchSpec{});
+  run();
+  CAF_REQUIRE_EQUAL(handles.count("#1"), 1u);
+  finish("#1", "out");
+  bool got = false;
+  h.receive([&](HandleReport& r) { got = true; CAF_CHECK_EQUAL(r.state.content, "out"); },
+            [&](caf::error& e) { CAF_FAIL(error_text(e)); });
+  CAF_CHECK(got);
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("#1"));
+  CAF_CHECK_EQUAL(err, "Handle `#1` not found");
+}
+
+CAF_TEST(turn end aborts live handles and lists them) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), LaunchSpec{});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("b"), LaunchSpec{});
+  finish("b", "ok");
+  auto [list, err] = ask<std::vector<HandleSummary>>(registry, turn_end_atom::value);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE_EQUAL(list.size(), 1u);
+  CAF_CHECK_EQUAL(list[0].id, "a");
+  CAF_CHECK_EQUAL(list[0].policy, "abort");
+  CAF_CHECK(list[0].state.stopped());
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
