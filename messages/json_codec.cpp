@@ -1,0 +1,709 @@
+#include "messages/json_codec.hpp"
+
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace jp {
+
+namespace {
+
+// -- field access with messages a user (or an LLM) can act on ---------------------------
+
+// A member, treating null as absent: serde writes Option::None as null.
+const Json* field(const Json& obj, std::string_view key) {
+  auto* v = obj.find(key);
+  return v && !v->is_null() ? v : nullptr;
+}
+
+std::string join_path(std::string_view path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+Error wrong_type(std::string_view name, std::string_view expected, const Json& got) {
+  return Error{fmt::format("`{}` must be {}, got {}", name, expected, got.type_name())};
+}
+
+Error missing(std::string_view name, std::string_view expected) {
+  return Error{fmt::format("missing `{}` (expected {})", name, expected)};
+}
+
+Result<std::string> required_string(const Json& obj, std::string_view path,
+                                    std::string_view key) {
+  auto name = join_path(path, key);
+  auto* v = field(obj, key);
+  if (!v)
+    return missing(name, "a string");
+  if (!v->is_string())
+    return wrong_type(name, "a string", *v);
+  return v->as_string();
+}
+
+/// "" when absent.
+Result<std::string> optional_string(const Json& obj, std::string_view path,
+                                    std::string_view key) {
+  auto* v = field(obj, key);
+  if (!v)
+    return std::string();
+  if (!v->is_string())
+    return wrong_type(join_path(path, key), "a string", *v);
+  return v->as_string();
+}
+
+Result<std::vector<std::string>> string_array(const Json& v, std::string_view name) {
+  if (!v.is_array())
+    return wrong_type(name, "an array of strings", v);
+  std::vector<std::string> out;
+  for (auto& item : v.as_array()) {
+    if (!item.is_string())
+      return wrong_type(fmt::format("{}[{}]", name, out.size()), "a string", item);
+    out.push_back(item.as_string());
+  }
+  return out;
+}
+
+Json string_array_json(const std::vector<std::string>& xs) {
+  auto a = Json::array();
+  for (auto& x : xs)
+    a.push(x);
+  return a;
+}
+
+/// Integral seconds are written as integers: the await schema says "integer".
+Json number_json(double d) {
+  if (std::fabs(d) < 1e15 && d == std::floor(d))
+    return Json(static_cast<int64_t>(d));
+  return Json(d);
+}
+
+// -- AnswerType ---------------------------------------------------------------------------
+
+Json answer_type_json(const AnswerType& t) {
+  auto j = Json::object();
+  switch (t.kind) {
+    case answer_kind::boolean:
+      j.set("type", "boolean");
+      break;
+    case answer_kind::select:
+      j.set("type", "select");
+      j.set("options", string_array_json(t.options));
+      break;
+    case answer_kind::text:
+      j.set("type", "text");
+      break;
+  }
+  return j;
+}
+
+Result<AnswerType> select_options(const Json& obj, std::string_view path) {
+  auto name = join_path(path, "options");
+  auto* opts = field(obj, "options");
+  if (!opts)
+    return missing(name, "an array of strings");
+  auto options = string_array(*opts, name);
+  if (!options)
+    return Error{options.error()};
+  return AnswerType{answer_kind::select, std::move(*options)};
+}
+
+// Accepts {"type":"boolean"|"text"|"select",..} and JP's serde spellings
+// "Boolean" / "Text" / {"Select":{"options":[..]}}.
+Result<AnswerType> answer_type_from_json(const Json& j, std::string_view path) {
+  constexpr std::string_view expected =
+    R"({"type":"boolean"}, {"type":"text"} or {"type":"select","options":[..]})";
+  if (j.is_string()) {
+    auto& s = j.as_string();
+    if (s == "Boolean" || s == "boolean")
+      return AnswerType{answer_kind::boolean, {}};
+    if (s == "Text" || s == "text")
+      return AnswerType{answer_kind::text, {}};
+    return Error{fmt::format("`{}` must be {}, got \"{}\"", path, expected, s)};
+  }
+  if (!j.is_object())
+    return wrong_type(path, expected, j);
+  if (auto* legacy = field(j, "Select")) {
+    if (!legacy->is_object())
+      return wrong_type(join_path(path, "Select"), "an object with `options`", *legacy);
+    return select_options(*legacy, join_path(path, "Select"));
+  }
+  auto type = required_string(j, path, "type");
+  if (!type)
+    return Error{type.error()};
+  if (*type == "boolean")
+    return AnswerType{answer_kind::boolean, {}};
+  if (*type == "text")
+    return AnswerType{answer_kind::text, {}};
+  if (*type == "select")
+    return select_options(j, path);
+  return Error{fmt::format("`{}.type` must be \"boolean\", \"text\" or \"select\", got \"{}\"",
+                           path, *type)};
+}
+
+// -- Question / ToolError with a path prefix for nested messages ---------------------------
+
+Result<Question> read_question(const Json& j, std::string_view path) {
+  if (!j.is_object())
+    return wrong_type(path, "an object", j);
+  Question q;
+  auto id = required_string(j, path, "id");
+  if (!id)
+    return Error{id.error()};
+  q.id = std::move(*id);
+  auto text = required_string(j, path, "text");
+  if (!text)
+    return Error{text.error()};
+  q.text = std::move(*text);
+  auto pre = optional_string(j, path, "pre_amble");
+  if (!pre)
+    return Error{pre.error()};
+  q.pre_amble = std::move(*pre);
+  // A question without a type asks for free text.
+  if (auto* t = field(j, "answer_type")) {
+    auto at = answer_type_from_json(*t, join_path(path, "answer_type"));
+    if (!at)
+      return Error{at.error()};
+    q.answer_type = std::move(*at);
+  }
+  if (auto* d = field(j, "default"))
+    q.default_json = d->dump();
+  return q;
+}
+
+Result<ToolError> read_tool_error(const Json& j, std::string_view path) {
+  if (!j.is_object())
+    return wrong_type(path, "an object with `message`", j);
+  ToolError e;
+  auto msg = required_string(j, path, "message");
+  if (!msg)
+    return Error{msg.error()};
+  e.message = std::move(*msg);
+  if (auto* t = field(j, "trace")) {
+    auto trace = string_array(*t, join_path(path, "trace"));
+    if (!trace)
+      return Error{trace.error()};
+    e.trace = std::move(*trace);
+  }
+  if (auto* t = field(j, "transient")) {
+    if (!t->is_bool())
+      return wrong_type(join_path(path, "transient"), "a boolean", *t);
+    e.transient = t->as_bool();
+  }
+  return e;
+}
+
+// -- ToolState fields shared by stdout JSON, response content and await ---------------------
+
+std::optional<state_kind> state_kind_from(std::string_view s) {
+  if (s == "running" || s == "spawned") // RFD 009's "spawned" is a running tool
+    return state_kind::running;
+  if (s == "waiting")
+    return state_kind::waiting;
+  if (s == "stopped")
+    return state_kind::stopped;
+  return std::nullopt;
+}
+
+/// Appends the fields that follow the discriminator ("type" or "state").
+void put_state_fields(Json& out, const ToolState& s) {
+  switch (s.kind) {
+    case state_kind::running:
+      if (!s.content.empty())
+        out.set("content", s.content);
+      break;
+    case state_kind::waiting:
+      if (!s.content.empty())
+        out.set("content", s.content);
+      out.set("question", to_json(s.question));
+      break;
+    case state_kind::stopped:
+      if (s.ok) {
+        out.set("result", s.content); // kept even when empty: it marks success
+      } else {
+        out.set("error", to_json(s.error));
+        if (!s.content.empty())
+          out.set("content", s.content);
+      }
+      break;
+  }
+}
+
+Result<ToolState> read_stopped(const Json& j) {
+  auto content = optional_string(j, "", "content");
+  if (!content)
+    return Error{content.error()};
+  if (auto* e = field(j, "error")) {
+    auto err = read_tool_error(*e, "error");
+    if (!err)
+      return Error{err.error()};
+    return ToolState::failure(std::move(*err), std::move(*content));
+  }
+  if (auto* r = field(j, "result")) {
+    if (r->is_string())
+      return ToolState::success(r->as_string());
+    // serde's Result<String, ToolError>: {"Ok":".."} / {"Err":{..}}
+    if (auto* ok = field(*r, "Ok"); ok && ok->is_string())
+      return ToolState::success(ok->as_string());
+    if (auto* e = field(*r, "Err")) {
+      auto err = read_tool_error(*e, "result.Err");
+      if (!err)
+        return Error{err.error()};
+      return ToolState::failure(std::move(*err), std::move(*content));
+    }
+    return wrong_type("result", "a string", *r);
+  }
+  // RFD 009's From<Outcome> spelling: {"content":..,"error":null}.
+  return ToolState::success(std::move(*content));
+}
+
+/// Reads the fields after the discriminator, for a state of kind k.
+Result<ToolState> read_state_fields(const Json& j, state_kind k) {
+  if (k == state_kind::stopped)
+    return read_stopped(j);
+  auto content = optional_string(j, "", "content");
+  if (!content)
+    return Error{content.error()};
+  if (k == state_kind::running)
+    return ToolState::running(std::move(*content));
+  auto* q = field(j, "question");
+  if (!q)
+    return missing("question", "an object: a waiting tool asks a question");
+  auto question = read_question(*q, "question");
+  if (!question)
+    return Error{question.error()};
+  return ToolState::waiting(std::move(*question), std::move(*content));
+}
+
+/// Reads {"<key>":"running|waiting|stopped", ..}.
+Result<ToolState> read_state(const Json& j, std::string_view key) {
+  if (!j.is_object())
+    return wrong_type("state", "an object", j);
+  auto name = required_string(j, "", key);
+  if (!name)
+    return Error{name.error()};
+  auto k = state_kind_from(*name);
+  if (!k)
+    return Error{fmt::format("`{}` must be \"running\", \"waiting\" or \"stopped\", got \"{}\"",
+                             key, *name)};
+  return read_state_fields(j, *k);
+}
+
+Json status_json(const HandleStatus& s, bool with_result) {
+  auto j = Json::object();
+  j.set("id", s.id);
+  j.set("state", to_string(s.state.kind));
+  if (with_result && s.state.stopped()) {
+    if (s.state.ok)
+      j.set("result", s.state.content);
+    else
+      j.set("error", to_json(s.state.error));
+  }
+  return j;
+}
+
+Result<std::vector<HandleStatus>> read_statuses(const Json& obj, std::string_view key) {
+  std::vector<HandleStatus> out;
+  auto* arr = field(obj, key);
+  if (!arr)
+    return out;
+  if (!arr->is_array())
+    return wrong_type(key, "an array", *arr);
+  for (auto& entry : arr->as_array()) {
+    auto where = fmt::format("{}[{}]", key, out.size());
+    if (!entry.is_object())
+      return wrong_type(where, "an object", entry);
+    auto id = required_string(entry, where, "id");
+    if (!id)
+      return Error{id.error()};
+    auto kind_name = required_string(entry, where, "state");
+    if (!kind_name)
+      return Error{kind_name.error()};
+    auto k = state_kind_from(*kind_name);
+    if (!k)
+      return Error{fmt::format("`{}.state` must be \"running\", \"waiting\" or \"stopped\", "
+                               "got \"{}\"", where, *kind_name)};
+    // Pending entries carry no question; read them as their bare kind.
+    ToolState state;
+    state.kind = *k;
+    if (*k == state_kind::stopped) {
+      auto st = read_stopped(entry);
+      if (!st)
+        return Error{fmt::format("{}: {}", where, st.error())};
+      state = std::move(*st);
+    }
+    out.push_back({std::move(*id), std::move(state)});
+  }
+  return out;
+}
+
+// -- handle ids and actions -----------------------------------------------------------------
+
+constexpr size_t max_id_length = 64;
+
+bool valid_id(std::string_view id) {
+  if (id.empty() || id.size() > max_id_length)
+    return false;
+  for (char c : id) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+              || c == '_' || c == '.' || c == ':' || c == '-';
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+std::optional<action_kind> action_from(std::string_view s) {
+  if (s == "spawn")
+    return action_kind::spawn;
+  if (s == "fetch")
+    return action_kind::fetch;
+  if (s == "apply")
+    return action_kind::apply;
+  if (s == "abort")
+    return action_kind::abort;
+  return std::nullopt;
+}
+
+std::string_view action_name(action_kind a) {
+  switch (a) {
+    case action_kind::spawn: return "spawn";
+    case action_kind::fetch: return "fetch";
+    case action_kind::apply: return "apply";
+    case action_kind::abort: return "abort";
+  }
+  return "fetch";
+}
+
+Result<std::vector<std::string>> await_ids(const Json& j, std::string_view key) {
+  auto* v = field(j, key);
+  if (!v)
+    return std::vector<std::string>{};
+  if (!v->is_array())
+    return wrong_type(key, "an array of handle ID strings", *v);
+  return string_array(*v, key);
+}
+
+} // namespace
+
+// -- Question / ToolError -------------------------------------------------------------------
+
+Json to_json(const Question& q) {
+  auto j = Json::object();
+  j.set("id", q.id);
+  j.set("text", q.text);
+  if (!q.pre_amble.empty())
+    j.set("pre_amble", q.pre_amble);
+  j.set("answer_type", answer_type_json(q.answer_type));
+  if (!q.default_json.empty()) {
+    // default_json is JSON text; should it not parse, keep it as a string.
+    auto d = Json::parse(q.default_json);
+    j.set("default", d ? std::move(*d) : Json(q.default_json));
+  }
+  return j;
+}
+
+Result<Question> question_from_json(const Json& j) {
+  return read_question(j, "question");
+}
+
+Json to_json(const ToolError& e) {
+  auto j = Json::object();
+  j.set("message", e.message);
+  j.set("trace", string_array_json(e.trace));
+  j.set("transient", e.transient);
+  return j;
+}
+
+Result<ToolError> tool_error_from_json(const Json& j) {
+  return read_tool_error(j, "error");
+}
+
+// -- ToolState / Outcome --------------------------------------------------------------------
+
+Json to_json(const ToolState& s) {
+  auto j = Json::object();
+  j.set("type", to_string(s.kind));
+  put_state_fields(j, s);
+  return j;
+}
+
+Result<ToolState> tool_state_from_json(const Json& j) {
+  return read_state(j, "type");
+}
+
+Json to_json(const Outcome& o) {
+  auto j = Json::object();
+  switch (o.kind) {
+    case outcome_kind::success:
+      j.set("type", "success");
+      j.set("content", o.content);
+      break;
+    case outcome_kind::error:
+      j.set("type", "error");
+      j.set("message", o.error.message);
+      j.set("trace", string_array_json(o.error.trace));
+      j.set("transient", o.error.transient);
+      break;
+    case outcome_kind::needs_input:
+      j.set("type", "needs_input");
+      j.set("question", to_json(o.question));
+      break;
+  }
+  return j;
+}
+
+Result<Outcome> outcome_from_json(const Json& j) {
+  if (!j.is_object())
+    return wrong_type("outcome", "an object", j);
+  auto type = required_string(j, "", "type");
+  if (!type)
+    return Error{type.error()};
+  Outcome o;
+  if (*type == "success") {
+    o.kind = outcome_kind::success;
+    auto content = optional_string(j, "", "content");
+    if (!content)
+      return Error{content.error()};
+    o.content = std::move(*content);
+    return o;
+  }
+  if (*type == "error") {
+    // The error fields sit beside "type", not in a nested object.
+    auto err = read_tool_error(j, "");
+    if (!err)
+      return Error{err.error()};
+    o.kind = outcome_kind::error;
+    o.error = std::move(*err);
+    return o;
+  }
+  if (*type == "needs_input") {
+    auto* q = field(j, "question");
+    if (!q)
+      return missing("question", "an object");
+    auto question = read_question(*q, "question");
+    if (!question)
+      return Error{question.error()};
+    o.kind = outcome_kind::needs_input;
+    o.question = std::move(*question);
+    return o;
+  }
+  return Error{fmt::format(
+    "`type` must be \"success\", \"error\" or \"needs_input\", got \"{}\"", *type)};
+}
+
+Result<ToolState> parse_tool_output(std::string_view stdout_text) {
+  constexpr std::string_view space = " \t\r\n";
+  auto begin = stdout_text.find_first_not_of(space);
+  if (begin == std::string_view::npos)
+    return Error{"empty output"};
+  auto text = stdout_text.substr(begin, stdout_text.find_last_not_of(space) - begin + 1);
+  // Cheap check first: most plain text output is not JSON at all.
+  if (text.front() != '{')
+    return Error{"not a JSON object"};
+  auto j = Json::parse(text);
+  if (!j)
+    return Error{j.error()};
+  auto* type = field(*j, "type");
+  if (!type || !type->is_string())
+    return Error{"JSON without a string `type`: neither Outcome nor ToolState"};
+  auto& t = type->as_string();
+  if (t == "success" || t == "error" || t == "needs_input") {
+    auto o = outcome_from_json(*j);
+    if (!o)
+      return Error{o.error()};
+    return to_tool_state(std::move(*o));
+  }
+  if (state_kind_from(t))
+    return tool_state_from_json(*j);
+  return Error{fmt::format("JSON of unknown `type` \"{}\": neither Outcome nor ToolState", t)};
+}
+
+// -- Stateful calls -------------------------------------------------------------------------
+
+Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& args) {
+  if (!args.is_object())
+    return wrong_type("arguments", "an object", args);
+  auto action = required_string(args, "", "action");
+  if (!action)
+    return Error{action.error()};
+  auto kind = action_from(*action);
+  if (!kind)
+    return Error{fmt::format("unknown action `{}` for tool `{}`; expected one of "
+                             "spawn, fetch, apply, abort",
+                             *action, tool)};
+  auto* id = field(args, "id");
+  if (!id)
+    return Error{fmt::format("missing `id` (expected the handle ID string, e.g. \"check\", "
+                             "that action `{}` applies to)",
+                             *action)};
+  if (!id->is_string())
+    return wrong_type("id", "a handle ID string", *id);
+  if (!valid_id(id->as_string()))
+    return Error{fmt::format("`id` must be 1 to {} characters of A-Z a-z 0-9 _ . : -, got {}",
+                             max_id_length, json_quote(id->as_string()))};
+  ToolCommand c;
+  c.action = *kind;
+  c.id = id->as_string();
+  c.tool = std::string(tool);
+  switch (*kind) {
+    case action_kind::spawn: {
+      auto rest = args;
+      rest.erase("action");
+      rest.erase("id");
+      c.args_json = rest.dump();
+      break;
+    }
+    case action_kind::apply: {
+      // null is a valid answer, so presence is checked without field().
+      auto* input = args.find("input");
+      if (!input)
+        return Error{"missing `input` (action `apply` sends it to the handle: text for "
+                     "its stdin or the answer to its question)"};
+      c.input_json = input->dump();
+      break;
+    }
+    case action_kind::fetch:
+    case action_kind::abort:
+      break;
+  }
+  return c;
+}
+
+Json to_arguments(const ToolCommand& c) {
+  auto j = Json::object();
+  j.set("action", action_name(c.action));
+  j.set("id", c.id);
+  if (c.action == action_kind::spawn) {
+    if (auto args = Json::parse(c.args_json); args && args->is_object())
+      for (auto& [k, v] : args->as_object())
+        if (k != "action" && k != "id")
+          j.set(k, v);
+  } else if (c.action == action_kind::apply) {
+    auto input = Json::parse(c.input_json);
+    j.set("input", input ? std::move(*input) : Json(c.input_json));
+  }
+  return j;
+}
+
+std::string response_content(const HandleReport& r) {
+  auto j = Json::object();
+  j.set("id", r.id);
+  j.set("state", to_string(r.state.kind));
+  put_state_fields(j, r.state);
+  if (!r.output_file.empty())
+    j.set("output_file", r.output_file);
+  if (r.omitted_bytes > 0)
+    j.set("omitted_bytes", r.omitted_bytes);
+  return j.dump();
+}
+
+Result<HandleReport> report_from_response(std::string_view content) {
+  auto j = Json::parse(content);
+  if (!j)
+    return Error{j.error()};
+  if (!j->is_object())
+    return wrong_type("response", "an object", *j);
+  HandleReport r;
+  auto id = required_string(*j, "", "id");
+  if (!id)
+    return Error{id.error()};
+  r.id = std::move(*id);
+  auto state = read_state(*j, "state");
+  if (!state)
+    return Error{state.error()};
+  r.state = std::move(*state);
+  auto file = optional_string(*j, "", "output_file");
+  if (!file)
+    return Error{file.error()};
+  r.output_file = std::move(*file);
+  if (auto* n = field(*j, "omitted_bytes")) {
+    if (!n->is_int() || n->as_int() < 0)
+      return wrong_type("omitted_bytes", "a non-negative integer", *n);
+    r.omitted_bytes = static_cast<uint64_t>(n->as_int());
+  }
+  return r;
+}
+
+// -- await ----------------------------------------------------------------------------------
+
+Result<AwaitRequest> await_request_from_json(const Json& j) {
+  if (!j.is_object())
+    return wrong_type("await arguments", "an object", j);
+  AwaitRequest r;
+  auto any = await_ids(j, "any");
+  if (!any)
+    return Error{any.error()};
+  r.any = std::move(*any);
+  auto all = await_ids(j, "all");
+  if (!all)
+    return Error{all.error()};
+  r.all = std::move(*all);
+  if (r.any.empty() && r.all.empty())
+    return Error{"At least one handle ID required"};
+  if (auto* t = field(j, "timeout_secs")) {
+    if (!t->is_number())
+      return wrong_type("timeout_secs", "a number", *t);
+    if (t->as_number() < 0)
+      return Error{fmt::format("`timeout_secs` must not be negative, got {}",
+                               t->as_number())};
+    r.timeout_secs = t->as_number();
+  }
+  return r;
+}
+
+Json to_json(const AwaitRequest& r) {
+  auto j = Json::object();
+  if (!r.any.empty())
+    j.set("any", string_array_json(r.any));
+  if (!r.all.empty())
+    j.set("all", string_array_json(r.all));
+  if (r.timeout_secs >= 0)
+    j.set("timeout_secs", number_json(r.timeout_secs));
+  return j;
+}
+
+Json to_json(const AwaitResult& r) {
+  auto completed = Json::array();
+  for (auto& s : r.completed)
+    completed.push(status_json(s, true));
+  auto pending = Json::array();
+  for (auto& s : r.pending)
+    pending.push(status_json(s, false));
+  auto j = Json::object();
+  j.set("completed", std::move(completed));
+  j.set("pending", std::move(pending));
+  if (r.timed_out)
+    j.set("timed_out", true);
+  return j;
+}
+
+Result<AwaitResult> await_result_from_json(const Json& j) {
+  if (!j.is_object())
+    return wrong_type("await result", "an object", j);
+  AwaitResult r;
+  auto completed = read_statuses(j, "completed");
+  if (!completed)
+    return Error{completed.error()};
+  r.completed = std::move(*completed);
+  auto pending = read_statuses(j, "pending");
+  if (!pending)
+    return Error{pending.error()};
+  r.pending = std::move(*pending);
+  if (auto* t = field(j, "timed_out")) {
+    if (!t->is_bool())
+      return wrong_type("timed_out", "a boolean", *t);
+    r.timed_out = t->as_bool();
+  }
+  return r;
+}
+
+std::string_view to_string(state_kind k) {
+  switch (k) {
+    case state_kind::running: return "running";
+    case state_kind::waiting: return "waiting";
+    case state_kind::stopped: return "stopped";
+  }
+  return "running";
+}
+
+} // namespace jp
