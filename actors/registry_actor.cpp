@@ -156,7 +156,8 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
                                 id));
       }
       start(self, id, it->second, spec);
-      return self->delegate(it->second.handle, fetch_atom::value);
+      self->delegate(it->second.handle, fetch_atom::value);
+      return caf::delegated<HandleReport>{};
     },
     [self](oneshot_atom, const LaunchSpec& spec) -> caf::result<HandleReport> {
       auto id = fmt::format("#{}", ++self->state.next_internal);
@@ -176,7 +177,8 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
         case entry_phase::reserved: return HandleReport{id, pending_state(), 0, {}};
         case entry_phase::live: break;
       }
-      return self->delegate(e.handle, fetch_atom::value);
+      self->delegate(e.handle, fetch_atom::value);
+      return caf::delegated<HandleReport>{};
     },
     [self](apply_atom, const std::string& id,
            const std::string& input) -> caf::result<HandleReport> {
@@ -191,7 +193,8 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
           return fail(fmt::format("Handle `{}` has not started yet; apply input after its spawn", id));
         case entry_phase::live: break;
       }
-      return self->delegate(e.handle, apply_atom::value, input);
+      self->delegate(e.handle, apply_atom::value, input);
+      return caf::delegated<HandleReport>{};
     },
     [self](abort_atom, const std::string& id) -> caf::result<HandleReport> {
       auto it = self->state.entries.find(id);
@@ -207,7 +210,8 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
           return self->state.entries[id].final;
         case entry_phase::live: break;
       }
-      return self->delegate(e.handle, abort_atom::value);
+      self->delegate(e.handle, abort_atom::value);
+      return caf::delegated<HandleReport>{};
     },
     [self](watch_atom, const std::vector<std::string>& ids) -> caf::result<std::vector<HandleStatus>> {
       for (auto& id : ids)

@@ -2,6 +2,7 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "messages/call_result.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/tool_state.hpp"
 
@@ -20,6 +21,7 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<std::vector<HandleStatus>>("jp.HandleStatusList")
     .add_message_type<AwaitResult>("jp.AwaitResult")
     .add_message_type<LaunchSpec>("jp.LaunchSpec")
+    .add_message_type<CallResult>("jp.CallResult")
     .add_message_type<HandleSummary>("jp.HandleSummary")
     .add_message_type<std::vector<HandleSummary>>("jp.HandleSummaryList");
 }

@@ -68,4 +68,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
 /// Signal-safe: SIGKILL every live process group started by spawn_process.
 void kill_all_process_groups() noexcept;
 
+/// How many process groups started by spawn_process are still alive.
+size_t live_process_group_count();
+
 } // namespace jp

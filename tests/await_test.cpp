@@ -1,6 +1,8 @@
 #define CAF_SUITE await
 #include "actor_fixture.hpp"
 
+#include <optional>
+
 #include "actors/await_actor.hpp"
 
 using namespace jp;

@@ -1,8 +1,180 @@
+// jp-actors: the command line. Orchestration only: the work is done by the actors.
 #include <CLI/CLI.hpp>
+#include <caf/all.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fmt/format.h>
+#include <iostream>
+#include <unistd.h>
+
+#include "actors/agent_actor.hpp"
+#include "actors/registry_actor.hpp"
+#include "actors/turn_actor.hpp"
+#include "config/config_loader.hpp"
+#include "messages/atoms.hpp"
+#include "messages/call_result.hpp"
+#include "messages/type_registration.hpp"
+#include "runtime/cli/tty_prompt.hpp"
+#include "runtime/event_log.hpp"
+#include "runtime/io_thread.hpp"
+#include "runtime/process.hpp"
+#include "runtime/script.hpp"
+#include "tools/schema.hpp"
+
+using namespace jp;
+
+namespace {
+
+int fail(const std::string& reason) {
+  std::fprintf(stderr, "jp-actors: %s\n", reason.c_str());
+  return 1;
+}
+
+// SIGINT/SIGTERM/SIGHUP: no child outlives us.
+void on_fatal_signal(int sig) {
+  kill_all_process_groups();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_signal_handlers() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    std::signal(sig, on_fatal_signal);
+  std::set_terminate([] {
+    kill_all_process_groups();
+    std::abort();
+  });
+}
+
+struct actor_config : caf::actor_system_config {
+  actor_config() {
+    register_message_types(*this);
+    set("logger.console", caf::atom("none"));
+  }
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run_script(std::shared_ptr<const Config> config, const std::string& path, bool json) {
+  auto script = load_script(path);
+  if (!script)
+    return fail(script.error());
+  IoThread io;
+  install_signal_handlers();
+  actor_config cfg;
+  caf::actor_system sys{cfg};
+  auto log = std::make_shared<EventLog>(stdout, json);
+  auto t0 = std::chrono::steady_clock::now();
+  caf::scoped_actor self{sys};
+  // Scripted calls are the user's own: nobody is asked for permission, and a tool's
+  // question is put to the user only when there is a terminal.
+  TurnContext ctx{config, &io, isatty(STDIN_FILENO) ? AskUser(tty_ask) : AskUser{}};
+  std::vector<caf::actor> agents;
+  for (auto& agent : script->agents)
+    agents.push_back(spawn_agent(sys, agent, ctx, log));
+  std::vector<decltype(self->request(agents[0], caf::infinite, run_atom::value))> replies;
+  for (auto& a : agents)
+    replies.push_back(self->request(a, caf::infinite, run_atom::value));
+  std::string error;
+  for (auto& r : replies)
+    r.receive([](size_t) {}, [&](caf::error& err) { error = error_text(err); });
+  log->run_end(agents.size(), ms_since(t0), live_process_group_count());
+  if (!error.empty())
+    return fail(error);
+  return 0;
+}
+
+int call_tool(std::shared_ptr<const Config> config, const std::string& tool, const std::string& args) {
+  IoThread io;
+  install_signal_handlers();
+  actor_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  TurnContext ctx{config, &io, isatty(STDIN_FILENO) ? AskUser(tty_ask) : AskUser{}};
+  auto turn = spawn_turn(sys, ctx);
+  CallResult result{false, "no reply"};
+  self->request(turn, caf::infinite, call_atom::value, tool, args)
+    .receive([&](CallResult& r) { result = std::move(r); },
+             [&](caf::error& err) { result = CallResult{false, error_text(err)}; });
+  // One process, one turn: whatever the call left running ends with it.
+  self->request(turn, caf::infinite, turn_end_atom::value)
+    .receive([](std::vector<HandleSummary>&) {}, [](caf::error&) {});
+  self->send_exit(turn, caf::exit_reason::user_shutdown);
+  if (!result.ok) {
+    auto first_line = result.content.substr(0, result.content.find('\n'));
+    if (first_line != result.content)
+      std::fprintf(stdout, "%s\n", result.content.c_str());
+    return fail(fmt::format("{} failed: {}", tool, first_line));
+  }
+  std::fwrite(result.content.data(), 1, result.content.size(), stdout);
+  if (!result.content.empty() && result.content.back() != '\n')
+    std::fputc('\n', stdout);
+  return 0;
+}
+
+int list_tools(const Config& config, bool schema, const std::string& dialect_name) {
+  auto d = parse_dialect(dialect_name);
+  if (!d)
+    return fail(d.error());
+  if (schema) {
+    std::printf("%s\n", tool_declarations(config, *d).dump().c_str());
+    return 0;
+  }
+  for (auto& [name, t] : config.tools) {
+    std::string kind = t.stateful ? "stateful" : "one-shot";
+    std::printf("%-16s %-9s %-8s %s\n", name.c_str(), kind.c_str(), t.source.c_str(),
+                t.summary.c_str());
+  }
+  return 0;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"jp-actors: stateful LLM tool execution on actors"};
+  CLI::App app{"jp-actors: run LLM tools as actors -- spawn, fetch, apply, abort and await them.\n"
+               "Configuration: built-in defaults, $XDG_CONFIG_HOME/jp-actors/config.toml,\n"
+               "<workspace>/.jp/config.toml, --config FILE, --cfg key=value (later wins)."};
   app.require_subcommand(1);
+  ConfigSources sources;
+  app.add_option("--config", sources.config_files, "Extra TOML config file (repeatable)");
+  app.add_option("--cfg", sources.overrides, "Config override key=value, e.g. runtime.abort_grace_secs=5 (repeatable)");
+  app.add_option("--workspace", sources.workspace, "Workspace directory (default: current directory)");
+
+  auto* run = app.add_subcommand("run", "Run a scripted experiment (agents, steps, tool calls)");
+  std::string script_path;
+  bool json = false;
+  run->add_option("SCRIPT", script_path, "Script file (TOML), e.g. examples/quickstart.toml")->required();
+  run->add_flag("--json", json, "Write one JSON event per line instead of a transcript");
+
+  auto* call = app.add_subcommand("call", "Call one tool by hand and print what the assistant would see");
+  std::string tool, args = "{}";
+  call->add_option("TOOL", tool, "Tool name (see `jp-actors tools`)")->required();
+  call->add_option("JSON_ARGS", args, "Arguments as a JSON object (default {})");
+
+  auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema");
+  bool schema = false;
+  std::string dialect = "openai";
+  tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
+  tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic or gemini")
+    ->default_str("openai");
+
   CLI11_PARSE(app, argc, argv);
-  return 0;
+
+  auto loaded = load_config(sources);
+  if (!loaded)
+    return fail(loaded.error());
+  auto config = std::make_shared<const Config>(std::move(*loaded));
+  try {
+    if (*run)
+      return run_script(config, script_path, json);
+    if (*call)
+      return call_tool(config, tool, args);
+    return list_tools(*config, schema, dialect);
+  } catch (const std::exception& e) {
+    kill_all_process_groups();
+    return fail(e.what());
+  }
 }

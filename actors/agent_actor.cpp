@@ -1,0 +1,142 @@
+#include "actors/agent_actor.hpp"
+
+#include <caf/all.hpp>
+#include <chrono>
+
+#include "actors/registry_actor.hpp"
+#include "messages/atoms.hpp"
+#include "messages/call_result.hpp"
+#include "messages/launch_spec.hpp"
+#include "runtime/event_log.hpp"
+
+namespace jp {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct agent_state {
+  ScriptAgent agent;
+  std::shared_ptr<EventLog> log;
+  caf::actor turn;
+  caf::response_promise done;
+  size_t next_step = 0;
+  size_t outstanding = 0;
+  size_t failures = 0;
+  static inline const char* name = "jp.agent";
+};
+
+using agent_actor_t = caf::stateful_actor<agent_state>;
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+void end_turn(agent_actor_t* self) {
+  auto& st = self->state;
+  self->request(st.turn, caf::infinite, turn_end_atom::value)
+    .then(
+      [self](std::vector<HandleSummary>& handles) {
+        auto& st = self->state;
+        st.log->turn_end(st.agent.name, handles);
+        self->send_exit(st.turn, caf::exit_reason::user_shutdown);
+        st.done.deliver(st.failures);
+        self->quit();
+      },
+      [self](caf::error& err) {
+        auto& st = self->state;
+        self->send_exit(st.turn, caf::exit_reason::user_shutdown);
+        st.done.deliver(std::move(err));
+        self->quit();
+      });
+}
+
+void run_step(agent_actor_t* self);
+
+void call_done(agent_actor_t* self) {
+  if (--self->state.outstanding == 0)
+    run_step(self);
+}
+
+void run_calls(agent_actor_t* self, int step_no, const ScriptStep& step) {
+  auto& st = self->state;
+  st.outstanding = step.calls.size();
+  for (size_t i = 0; i < step.calls.size(); ++i) {
+    auto& call = step.calls[i];
+    int index = static_cast<int>(i);
+    st.log->tool_call(st.agent.name, step_no, index, call.tool, call.arguments);
+    auto t0 = clock_type::now();
+    self->request(st.turn, caf::infinite, call_atom::value, call.tool, call.arguments.dump())
+      .then(
+        [self, step_no, index, tool = call.tool, t0](CallResult& r) {
+          auto& st = self->state;
+          if (!r.ok)
+            ++st.failures;
+          st.log->tool_result(st.agent.name, step_no, index, tool, r.ok, r.content, ms_since(t0));
+          call_done(self);
+        },
+        [self, step_no, index, tool = call.tool, t0](caf::error& err) {
+          auto& st = self->state;
+          ++st.failures;
+          st.log->tool_result(st.agent.name, step_no, index, tool, false, caf::to_string(err),
+                              ms_since(t0));
+          call_done(self);
+        });
+  }
+}
+
+void run_step(agent_actor_t* self) {
+  auto& st = self->state;
+  // Skip steps without calls; after the last one the turn ends.
+  while (st.next_step < st.agent.steps.size() && st.agent.steps[st.next_step].calls.empty()) {
+    st.log->step(st.agent.name, static_cast<int>(st.next_step + 1), st.agent.steps[st.next_step].text);
+    ++st.next_step;
+  }
+  if (st.next_step >= st.agent.steps.size())
+    return end_turn(self);
+  auto step_no = static_cast<int>(++st.next_step);
+  auto& step = st.agent.steps[st.next_step - 1];
+  st.log->step(st.agent.name, step_no, step.text);
+  std::vector<Json> args;
+  for (auto& c : step.calls)
+    args.push_back(c.arguments);
+  // RFD 037: a batch's spawns are registered before any call of the batch runs.
+  self->request(st.turn, caf::infinite, batch_atom::value, spawn_ids_of(args))
+    .then([self, step_no, &step](bool) { run_calls(self, step_no, step); },
+          [self, step_no, &step](caf::error& err) {
+            // The batch is rejected whole: every call of it fails with the reason.
+            auto& st = self->state;
+            auto reason = error_text(err);
+            for (size_t i = 0; i < step.calls.size(); ++i) {
+              st.log->tool_call(st.agent.name, step_no, static_cast<int>(i), step.calls[i].tool,
+                                step.calls[i].arguments);
+              st.log->tool_result(st.agent.name, step_no, static_cast<int>(i), step.calls[i].tool,
+                                  false, reason, 0);
+              ++st.failures;
+            }
+            run_step(self);
+          });
+}
+
+caf::behavior agent_behavior(agent_actor_t* self, ScriptAgent agent, TurnContext ctx,
+                             std::shared_ptr<EventLog> log) {
+  self->state.agent = std::move(agent);
+  self->state.log = std::move(log);
+  self->state.turn = spawn_turn(self->system(), std::move(ctx));
+  return {
+    [self](run_atom) -> caf::result<size_t> {
+      self->state.done = self->make_response_promise();
+      run_step(self);
+      return self->state.done;
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_agent(caf::actor_system& sys, ScriptAgent agent, TurnContext ctx,
+                       std::shared_ptr<EventLog> log) {
+  return sys.spawn(agent_behavior, std::move(agent), std::move(ctx), std::move(log));
+}
+
+} // namespace jp

@@ -1,0 +1,243 @@
+#include "actors/turn_actor.hpp"
+
+#include <caf/all.hpp>
+#include <fmt/format.h>
+
+#include "actors/await_actor.hpp"
+#include "actors/registry_actor.hpp"
+#include "messages/atoms.hpp"
+#include "messages/call_result.hpp"
+#include "messages/json_codec.hpp"
+#include "tools/argument_validation.hpp"
+#include "tools/describe_tools.hpp"
+#include "tools/launch.hpp"
+
+namespace jp {
+
+namespace {
+
+// A one-shot tool asking more questions than this is looping.
+constexpr int max_question_rounds = 16;
+
+struct turn_state {
+  TurnContext ctx;
+  caf::actor registry;
+  static inline const char* name = "jp.turn";
+};
+
+using turn_actor_t = caf::stateful_actor<turn_state>;
+
+CallResult failed(std::string msg) {
+  return {false, std::move(msg)};
+}
+
+// What the assistant sees when a one-shot tool fails.
+std::string error_content(const ToolState& s) {
+  std::string out = s.error.message;
+  for (auto& line : s.error.trace)
+    out += "\n" + line;
+  if (!s.content.empty())
+    out += "\n\n" + s.content;
+  return out;
+}
+
+std::string unknown_tool(const Config& c, const std::string& name) {
+  std::vector<std::string> names;
+  for (auto& [n, t] : c.tools)
+    names.push_back(n);
+  return fmt::format("Unknown tool `{}`; available tools: {}", name, fmt::join(names, ", "));
+}
+
+void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
+                 caf::response_promise rp);
+
+// A one-shot tool asked a question: answer from config, else from a person, else fail.
+void answer_question(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
+                     caf::response_promise rp, const Question& q) {
+  if (round >= max_question_rounds) {
+    rp.deliver(failed(fmt::format("{}: gave up after {} rounds of questions", tool.name, round)));
+    return;
+  }
+  if (auto it = tool.answers.find(q.id); it != tool.answers.end()) {
+    answers.set(q.id, it->second);
+    return run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+  }
+  auto& ask = self->state.ctx.ask_user;
+  if (!ask) {
+    rp.deliver(failed(fmt::format(
+      "{}: the tool asks \"{}\" (question `{}`) and no answer is configured; set "
+      "conversation.tools.{}.questions.{}.answer, or run on a terminal to be asked",
+      tool.name, q.text, q.id, tool.name, q.id)));
+    return;
+  }
+  // Asking a person blocks: do it on a detached actor, never on this one.
+  auto asker = self->spawn<caf::detached>([ask, name = tool.name, q]() -> caf::behavior {
+    return {[ask, name, q](run_atom) -> std::string {
+      auto a = ask(name, q);
+      return a ? a->dump() : std::string{};
+    }};
+  });
+  self->request(asker, caf::infinite, run_atom::value)
+    .then([self, tool, args, answers, round, rp, q, asker](std::string& answer) mutable {
+      self->send_exit(asker, caf::exit_reason::user_shutdown);
+      auto parsed = Json::parse(answer);
+      if (answer.empty() || !parsed) {
+        rp.deliver(failed(fmt::format("{}: question `{}` was not answered", tool.name, q.id)));
+        return;
+      }
+      answers.set(q.id, std::move(*parsed));
+      run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+    });
+}
+
+// RFD 009 one-shot wrapping: spawn, wait for Stopped, one response.
+void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
+                 caf::response_promise rp) {
+  auto& config = *self->state.ctx.config;
+  auto spec = make_launch_spec(config, tool, args, answers, false);
+  if (!spec) {
+    rp.deliver(failed(spec.error()));
+    return;
+  }
+  self->request(self->state.registry, caf::infinite, oneshot_atom::value, *spec)
+    .then(
+      [self, tool, args, answers, round, rp](HandleReport& r) mutable {
+        auto& s = r.state;
+        if (s.kind == state_kind::waiting)
+          return answer_question(self, tool, std::move(args), std::move(answers), round, rp,
+                                 s.question);
+        std::string content = s.stopped() && !s.ok ? error_content(s) : s.content;
+        if (!r.output_file.empty())
+          content += fmt::format("\n[full output: {}]", r.output_file);
+        rp.deliver(CallResult{!s.stopped() || s.ok, std::move(content)});
+      },
+      [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
+}
+
+// A call with `action`: dispatch the ToolCommand to the registry.
+caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args) {
+  auto& st = self->state;
+  auto cmd = command_from_arguments(tool.name, args);
+  if (!cmd) {
+    // A malformed spawn of a batch must still resolve its reservation.
+    if (auto* id = args.find("id"); id && id->is_string())
+      if (auto* a = args.find("action"); a && a->is_string() && a->as_string() == "spawn")
+        self->send(st.registry, cancel_atom::value, id->as_string(), cmd.error());
+    return failed(cmd.error());
+  }
+  if (auto ok = validate_action(tool, cmd->action); !ok) {
+    if (cmd->action == action_kind::spawn)
+      self->send(st.registry, cancel_atom::value, cmd->id, ok.error);
+    return failed(ok.error);
+  }
+  auto rp = self->make_response_promise<CallResult>();
+  auto reply = [rp](HandleReport& r) mutable { rp.deliver(CallResult{true, response_content(r)}); };
+  auto reply_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
+  switch (cmd->action) {
+    case action_kind::spawn: {
+      auto params = Json::parse(cmd->args_json);
+      Status valid = params ? validate_arguments(tool, *params) : Status::fail(params.error());
+      Result<LaunchSpec> spec = valid ? make_launch_spec(*st.ctx.config, tool, *params,
+                                                         Json::object(), true)
+                                      : Result<LaunchSpec>(Error{valid.error});
+      if (!spec) {
+        self->send(st.registry, cancel_atom::value, cmd->id, spec.error());
+        return failed(spec.error());
+      }
+      self->request(st.registry, caf::infinite, spawn_atom::value, cmd->id, *spec)
+        .then(reply, reply_error);
+      break;
+    }
+    case action_kind::fetch:
+      self->request(st.registry, caf::infinite, fetch_atom::value, cmd->id).then(reply, reply_error);
+      break;
+    case action_kind::apply:
+      self->request(st.registry, caf::infinite, apply_atom::value, cmd->id, cmd->input_json)
+        .then(reply, reply_error);
+      break;
+    case action_kind::abort:
+      self->request(st.registry, caf::infinite, abort_atom::value, cmd->id).then(reply, reply_error);
+      break;
+  }
+  return rp;
+}
+
+caf::result<CallResult> run_await(turn_actor_t* self, const Json& args) {
+  auto req = await_request_from_json(args);
+  if (!req)
+    return failed(req.error());
+  auto a = spawn_await(self->system(), self->state.registry, *req);
+  auto rp = self->make_response_promise<CallResult>();
+  self->request(a, caf::infinite, run_atom::value)
+    .then([rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, to_json(r).dump()}); },
+          [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
+  return rp;
+}
+
+caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
+                                 const std::string& args_json) {
+  auto& config = *self->state.ctx.config;
+  auto it = config.tools.find(name);
+  if (it == config.tools.end())
+    return failed(unknown_tool(config, name));
+  auto& tool = it->second;
+  auto args = Json::parse(args_json);
+  if (!args)
+    return failed(fmt::format("{}: arguments are not valid JSON: {}", name, args.error()));
+  if (!args->is_object())
+    return failed(fmt::format("{}: arguments must be a JSON object, got {}", name, args->type_name()));
+  if (tool.source == "builtin" && name == "await") {
+    if (auto ok = validate_arguments(tool, *args); !ok)
+      return failed(ok.error);
+    return run_await(self, *args);
+  }
+  if (tool.source == "builtin" && name == "describe_tools") {
+    auto text = describe_tools(config, *args);
+    return text ? CallResult{true, *text} : failed(text.error());
+  }
+  if (args->find("action"))
+    return run_stateful(self, tool, *args);
+  if (auto ok = validate_arguments(tool, *args); !ok)
+    return failed(ok.error);
+  auto rp = self->make_response_promise<CallResult>();
+  run_oneshot(self, tool, std::move(*args), Json::object(), 0, rp);
+  return rp;
+}
+
+caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
+  self->state.ctx = std::move(ctx);
+  self->state.registry = spawn_registry(self->system(), process_handle_factory(*self->state.ctx.io));
+  self->link_to(self->state.registry);
+  return {
+    [self](batch_atom, const std::vector<std::string>& ids) -> caf::result<bool> {
+      self->delegate(self->state.registry, batch_atom::value, ids);
+      return caf::delegated<bool>{};
+    },
+    [self](call_atom, const std::string& tool, const std::string& args) {
+      return run_call(self, tool, args);
+    },
+    [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>> {
+      self->delegate(self->state.registry, turn_end_atom::value);
+      return caf::delegated<std::vector<HandleSummary>>{};
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_turn(caf::actor_system& sys, TurnContext ctx) {
+  return sys.spawn(turn_behavior, std::move(ctx));
+}
+
+std::vector<std::string> spawn_ids_of(const std::vector<Json>& call_arguments) {
+  std::vector<std::string> ids;
+  for (auto& args : call_arguments) {
+    auto* action = args.find("action");
+    auto* id = args.find("id");
+    if (action && action->is_string() && action->as_string() == "spawn" && id && id->is_string())
+      ids.push_back(id->as_string());
+  }
+  return ids;
+}
+
+} // namespace jp

@@ -1,0 +1,38 @@
+// A turn: owns the registry of its handles and turns each tool call into protocol
+// messages -- one-shot wrapping, stateful dispatch, `await`, `describe_tools`.
+//   (batch_atom, vector<string> spawn_ids) -> bool       pre-register a batch's spawns
+//   (call_atom, tool, args_json)           -> CallResult
+//   (turn_end_atom)                        -> vector<HandleSummary>
+// Exiting the turn takes its registry, and so every handle, with it.
+#pragma once
+
+#include <caf/fwd.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "messages/json.hpp"
+
+namespace jp {
+
+class IoThread;
+
+/// Asks a person to answer a tool's question; nullopt = no answer (cancelled).
+/// Called on a detached actor: it may block.
+using AskUser = std::function<std::optional<Json>(const std::string& tool, const Question&)>;
+
+struct TurnContext {
+  std::shared_ptr<const Config> config;
+  IoThread* io = nullptr;
+  AskUser ask_user; // empty: nobody to ask (no TTY)
+};
+
+caf::actor spawn_turn(caf::actor_system& sys, TurnContext ctx);
+
+/// The ids a batch of calls spawns (calls whose arguments say action = "spawn").
+std::vector<std::string> spawn_ids_of(const std::vector<Json>& call_arguments);
+
+} // namespace jp

@@ -1,0 +1,103 @@
+#include "runtime/event_log.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "messages/json_codec.hpp"
+
+namespace jp {
+
+namespace {
+
+double round_ms(double ms) {
+  return std::round(ms * 10) / 10;
+}
+
+// Transcript lines stay readable: long content is shortened (the JSON log is whole).
+std::string shorten(const std::string& s, size_t max = 400) {
+  if (s.size() <= max)
+    return s;
+  return s.substr(0, max) + fmt::format("… ({} bytes)", s.size());
+}
+
+std::string indent(const std::string& s, const std::string& pad) {
+  std::string out;
+  for (char c : s) {
+    out += c;
+    if (c == '\n')
+      out += pad;
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n'))
+    out.pop_back();
+  return out;
+}
+
+} // namespace
+
+void EventLog::write(const std::string& line) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::fwrite(line.data(), 1, line.size(), out_);
+  std::fputc('\n', out_);
+  std::fflush(out_);
+}
+
+void EventLog::step(const std::string& agent, int step, const std::string& text) {
+  if (json_ || text.empty())
+    return;
+  write(fmt::format("[{}] step {}: {}", agent, step, text));
+}
+
+void EventLog::tool_call(const std::string& agent, int step, int index, const std::string& tool,
+                         const Json& arguments) {
+  if (!json_)
+    return write(fmt::format("[{}] → {} {}", agent, tool, arguments.dump()));
+  Json e = Json::object();
+  e.set("event", "tool_call").set("agent", agent).set("step", step).set("index", index);
+  e.set("tool", tool).set("arguments", arguments);
+  write(e.dump());
+}
+
+void EventLog::tool_result(const std::string& agent, int step, int index, const std::string& tool,
+                           bool ok, const std::string& content, double elapsed_ms) {
+  if (!json_)
+    return write(fmt::format("[{}] ← {}{} ({:.1f} ms): {}", agent, tool, ok ? "" : " ERROR",
+                             elapsed_ms, indent(shorten(content), "    ")));
+  Json e = Json::object();
+  e.set("event", "tool_result").set("agent", agent).set("step", step).set("index", index);
+  e.set("tool", tool).set("ok", ok).set("content", content).set("elapsed_ms", round_ms(elapsed_ms));
+  write(e.dump());
+}
+
+void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummary>& handles) {
+  if (!json_) {
+    if (handles.empty())
+      return write(fmt::format("[{}] turn end: no handle left running", agent));
+    for (auto& h : handles)
+      write(fmt::format("[{}] turn end: `{}` ({}) was still running: {}", agent, h.id, h.tool,
+                        h.policy == "abort" ? "aborted" : h.policy));
+    return;
+  }
+  Json list = Json::array();
+  for (auto& h : handles) {
+    Json x = Json::object();
+    x.set("id", h.id).set("tool", h.tool).set("policy", h.policy);
+    x.set("state", std::string(to_string(h.state.kind)));
+    list.push(std::move(x));
+  }
+  Json e = Json::object();
+  e.set("event", "turn_end").set("agent", agent).set("handles", std::move(list));
+  write(e.dump());
+}
+
+void EventLog::run_end(size_t agents, double elapsed_ms, size_t handles_left) {
+  if (!json_)
+    return write(fmt::format("done: {} agent{} in {:.1f} ms, {} handle{} left", agents,
+                             agents == 1 ? "" : "s", elapsed_ms, handles_left,
+                             handles_left == 1 ? "" : "s"));
+  Json e = Json::object();
+  e.set("event", "run_end").set("agents", static_cast<int64_t>(agents));
+  e.set("elapsed_ms", round_ms(elapsed_ms)).set("handles_left", static_cast<int64_t>(handles_left));
+  write(e.dump());
+}
+
+} // namespace jp

@@ -1,0 +1,35 @@
+// What `jp-actors run` prints: JSONL events (DESIGN.md "Scripts") or a readable
+// transcript. Thread-safe: agents run concurrently and each writes its events.
+#pragma once
+
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "messages/json.hpp"
+#include "messages/launch_spec.hpp"
+
+namespace jp {
+
+class EventLog {
+public:
+  EventLog(std::FILE* out, bool json) : out_(out), json_(json) {}
+
+  void step(const std::string& agent, int step, const std::string& text);
+  void tool_call(const std::string& agent, int step, int index, const std::string& tool,
+                 const Json& arguments);
+  void tool_result(const std::string& agent, int step, int index, const std::string& tool, bool ok,
+                   const std::string& content, double elapsed_ms);
+  void turn_end(const std::string& agent, const std::vector<HandleSummary>& handles);
+  void run_end(size_t agents, double elapsed_ms, size_t handles_left);
+
+private:
+  void write(const std::string& line);
+
+  std::mutex mutex_;
+  std::FILE* out_;
+  bool json_;
+};
+
+} // namespace jp

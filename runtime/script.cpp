@@ -1,0 +1,152 @@
+#include "runtime/script.hpp"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace jp {
+
+namespace {
+
+Json to_json(const toml::node& n) {
+  if (auto* t = n.as_table()) {
+    Json o = Json::object();
+    for (auto& [k, v] : *t)
+      o.set(k.str(), to_json(v));
+    return o;
+  }
+  if (auto* a = n.as_array()) {
+    Json arr = Json::array();
+    for (auto& v : *a)
+      arr.push(to_json(v));
+    return arr;
+  }
+  if (auto v = n.value<std::string>(); v && n.is_string())
+    return Json(*v);
+  if (n.is_integer())
+    return Json(*n.value<int64_t>());
+  if (n.is_floating_point())
+    return Json(*n.value<double>());
+  if (n.is_boolean())
+    return Json(*n.value<bool>());
+  // Dates and times: their TOML text.
+  std::ostringstream os;
+  os << n;
+  return Json(os.str());
+}
+
+struct Reader {
+  std::string_view origin;
+  std::string error;
+
+  bool fail(const std::string& key, const std::string& what) {
+    if (error.empty())
+      error = fmt::format("{}: {}: {}", origin, key, what);
+    return false;
+  }
+
+  template <class F>
+  bool each_table(const toml::table& t, const std::string& parent, const char* name, F f) {
+    auto key = parent.empty() ? std::string(name) : parent + "." + name;
+    auto* node = t.get(name);
+    if (!node)
+      return true;
+    auto* arr = node->as_array();
+    if (!arr)
+      return fail(key, "expected an array of tables ([[" + key + "]])");
+    for (size_t i = 0; i < arr->size(); ++i) {
+      auto* tbl = (*arr)[i].as_table();
+      auto k = fmt::format("{}[{}]", key, i);
+      if (!tbl)
+        return fail(k, "expected a table");
+      if (!f(*tbl, k))
+        return false;
+    }
+    return true;
+  }
+
+  bool known_keys(const toml::table& t, const std::string& key,
+                  std::initializer_list<std::string_view> allowed) {
+    for (auto& [k, v] : t) {
+      bool ok = false;
+      for (auto a : allowed)
+        ok = ok || k.str() == a;
+      if (!ok)
+        return fail(key.empty() ? std::string(k.str()) : key + "." + std::string(k.str()),
+                    fmt::format("unknown key; allowed: {}", fmt::join(allowed, ", ")));
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+Result<Script> parse_script(std::string_view text, std::string_view origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    auto& where = e.source().begin;
+    return Error{fmt::format("{}:{}:{}: {}", origin, where.line, where.column, e.description())};
+  }
+  Reader r{origin, {}};
+  Script script;
+  if (!r.known_keys(root, "", {"experiment", "agents"}))
+    return Error{r.error};
+  if (auto* exp = root["experiment"].as_table()) {
+    if (!r.known_keys(*exp, "experiment", {"name", "description"}))
+      return Error{r.error};
+    script.name = (*exp)["name"].value_or(std::string{});
+  }
+  r.each_table(root, "", "agents", [&](const toml::table& at, const std::string& ak) {
+    if (!r.known_keys(at, ak, {"name", "steps"}))
+      return false;
+    ScriptAgent agent;
+    agent.name = at["name"].value_or(fmt::format("agent{}", script.agents.size() + 1));
+    bool ok = r.each_table(at, ak, "steps", [&](const toml::table& stt, const std::string& sk) {
+      if (!r.known_keys(stt, sk, {"text", "calls"}))
+        return false;
+      ScriptStep step;
+      step.text = stt["text"].value_or(std::string{});
+      bool ok = r.each_table(stt, sk, "calls", [&](const toml::table& ct, const std::string& ck) {
+        if (!r.known_keys(ct, ck, {"tool", "arguments"}))
+          return false;
+        ScriptCall call;
+        auto tool = ct["tool"].value<std::string>();
+        if (!tool)
+          return r.fail(ck + ".tool", "expected the tool's name (a string)");
+        call.tool = *tool;
+        if (auto* args = ct.get("arguments")) {
+          if (!args->is_table())
+            return r.fail(ck + ".arguments", "expected a table (the call's JSON arguments)");
+          call.arguments = to_json(*args);
+        } else {
+          call.arguments = Json::object();
+        }
+        step.calls.push_back(std::move(call));
+        return true;
+      });
+      agent.steps.push_back(std::move(step));
+      return ok;
+    });
+    script.agents.push_back(std::move(agent));
+    return ok;
+  });
+  if (!r.error.empty())
+    return Error{r.error};
+  if (script.agents.empty())
+    return Error{fmt::format("{}: agents: the script has no [[agents]]", origin)};
+  return script;
+}
+
+Result<Script> load_script(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error{fmt::format("{}: cannot read the script file", path)};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_script(ss.str(), path);
+}
+
+} // namespace jp

@@ -1,0 +1,37 @@
+// A scripted experiment (DESIGN.md "Scripts"): agents, each a list of steps; a step
+// is one assistant response = one batch of tool calls.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "messages/json.hpp"
+#include "messages/result.hpp"
+
+namespace jp {
+
+struct ScriptCall {
+  std::string tool;
+  Json arguments; // object
+};
+
+struct ScriptStep {
+  std::string text;
+  std::vector<ScriptCall> calls;
+};
+
+struct ScriptAgent {
+  std::string name;
+  std::vector<ScriptStep> steps;
+};
+
+struct Script {
+  std::string name;
+  std::vector<ScriptAgent> agents;
+};
+
+/// Reads a script file; errors name the file, the key and what was expected.
+Result<Script> load_script(const std::string& path);
+Result<Script> parse_script(std::string_view toml_text, std::string_view origin);
+
+} // namespace jp

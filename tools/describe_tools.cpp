@@ -1,0 +1,64 @@
+#include "tools/describe_tools.hpp"
+
+#include <fmt/format.h>
+
+#include "tools/schema.hpp"
+
+namespace jp {
+
+namespace {
+
+std::string describe(const ToolConfig& t) {
+  std::string out = fmt::format("## {}\n", t.name);
+  if (!t.summary.empty())
+    out += t.summary + "\n";
+  if (!t.description.empty())
+    out += t.description + "\n";
+  if (t.stateful) {
+    out += "Stateful: call with \"action\" ";
+    std::string sep;
+    for (auto a : declared_actions(t)) {
+      out += sep + std::string(to_string(a));
+      sep = "|";
+    }
+    out += " and a handle \"id\" you choose; without \"action\" it runs once and returns its output.\n";
+  }
+  if (!t.parameters.empty()) {
+    out += "Parameters:\n";
+    for (auto& p : t.parameters) {
+      out += fmt::format("- {} ({}{})", p.name, p.type, p.required ? ", required" : "");
+      if (!p.enum_values.empty())
+        out += fmt::format(" one of: {}", fmt::join(p.enum_values, ", "));
+      if (!p.description.empty())
+        out += ": " + p.description;
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+Result<std::string> describe_tools(const Config& config, const Json& args) {
+  std::string out;
+  auto* names = args.find("tools");
+  if (!names || names->is_null()) {
+    for (auto& [name, t] : config.tools)
+      out += describe(t) + "\n";
+    return out;
+  }
+  if (!names->is_array())
+    return Error{fmt::format("describe_tools: `tools` must be an array of tool names, got {}",
+                             names->type_name())};
+  for (auto& n : names->as_array()) {
+    if (!n.is_string())
+      return Error{"describe_tools: `tools` must contain strings"};
+    auto it = config.tools.find(n.as_string());
+    if (it == config.tools.end())
+      return Error{fmt::format("describe_tools: unknown tool `{}`", n.as_string())};
+    out += describe(it->second) + "\n";
+  }
+  return out;
+}
+
+} // namespace jp

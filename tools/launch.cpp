@@ -1,0 +1,82 @@
+#include "tools/launch.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "tools/argv_template.hpp"
+#include "tools/schema.hpp"
+
+namespace jp {
+
+std::string spill_dir(const Config& config) {
+  std::filesystem::path dir(config.runtime.state_dir);
+  if (dir.is_relative())
+    dir = std::filesystem::path(config.workspace) / dir;
+  return (dir / "output").string();
+}
+
+namespace {
+
+// The built-in `shell`: its `command` argument is the one place a shell is asked for.
+Result<LaunchSpec> shell_spec(const Json& args) {
+  LaunchSpec spec;
+  auto* cmd = args.find("command");
+  if (!cmd || !cmd->is_string())
+    return Error{"shell: parameter `command` (a string) is required"};
+  spec.argv = {"bash", "-c", cmd->as_string()};
+  if (auto* cwd = args.find("cwd"); cwd && cwd->is_string())
+    spec.cwd = cwd->as_string();
+  if (auto* env = args.find("env"); env && env->is_object())
+    for (auto& [k, v] : env->as_object())
+      spec.env.push_back(k + "=" + (v.is_string() ? v.as_string() : v.dump()));
+  return spec;
+}
+
+Result<LaunchSpec> local_spec(const ToolConfig& tool, const Json& args, const Json& answers) {
+  TemplateContext ctx{args, answers};
+  auto argv = expand_argv(tool, ctx);
+  if (!argv)
+    return Error{fmt::format("{}: {}", tool.name, argv.error())};
+  LaunchSpec spec;
+  spec.argv = std::move(*argv);
+  spec.structured_output = true;
+  if (!tool.cwd.empty()) {
+    auto cwd = expand_template(tool.cwd, ctx);
+    if (!cwd)
+      return Error{fmt::format("{}: cwd: {}", tool.name, cwd.error())};
+    spec.cwd = std::move(*cwd);
+  }
+  for (auto& [k, v] : tool.env) {
+    auto value = expand_template(v, ctx);
+    if (!value)
+      return Error{fmt::format("{}: env.{}: {}", tool.name, k, value.error())};
+    spec.env.push_back(k + "=" + *value);
+  }
+  return spec;
+}
+
+} // namespace
+
+Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,
+                                    const Json& answers, bool stateful) {
+  auto spec = tool.source == "builtin" && tool.name == "shell" ? shell_spec(args) : local_spec(tool, args, answers);
+  if (!spec)
+    return spec;
+  spec->tool = tool.name;
+  if (spec->cwd.empty())
+    spec->cwd = config.workspace;
+  else if (std::filesystem::path(spec->cwd).is_relative())
+    spec->cwd = (std::filesystem::path(config.workspace) / spec->cwd).string();
+  if (answers.is_object() && !answers.as_object().empty())
+    spec->env.push_back("JP_TOOL_ANSWERS=" + answers.dump());
+  auto actions = declared_actions(tool);
+  spec->stdin_pipe = stateful
+                     && std::find(actions.begin(), actions.end(), action_kind::apply) != actions.end();
+  spec->output_cap = config.runtime.output_cap_bytes;
+  spec->grace_ms = static_cast<int64_t>(config.runtime.abort_grace_secs * 1000);
+  spec->spill_dir = spill_dir(config);
+  return spec;
+}
+
+} // namespace jp

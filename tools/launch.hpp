@@ -1,0 +1,21 @@
+// From a tool call to what a handle starts: the argv (no shell unless the tool asks
+// for one), cwd, environment, stdin and output limits.
+#pragma once
+
+#include "config/config.hpp"
+#include "messages/json.hpp"
+#include "messages/launch_spec.hpp"
+#include "messages/result.hpp"
+
+namespace jp {
+
+/// `args` are the tool's own parameters (no action/id); `answers` maps question ids
+/// to answers (also passed as JP_TOOL_ANSWERS). `stateful` calls get a stdin pipe
+/// when the tool declares `apply`.
+Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,
+                                    const Json& answers, bool stateful);
+
+/// Where full outputs are spilled: <workspace>/<state_dir>/output.
+std::string spill_dir(const Config& config);
+
+} // namespace jp
