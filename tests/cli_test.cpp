@@ -1,0 +1,195 @@
+// End to end: the jp-actors binary on the example scripts, as a user runs it.
+#define CAF_SUITE cli
+#include <caf/test/unit_test.hpp>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <sys/wait.h>
+
+#include "messages/json.hpp"
+
+using namespace jp;
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string out; // stdout and stderr
+};
+
+// Runs the CLI (through sh, for the redirection only) in a fresh workspace.
+Run cli(const std::string& args) {
+  char tmpl[] = "/tmp/jp-actors-cli-XXXXXX";
+  std::string ws = ::mkdtemp(tmpl);
+  auto cmd = fmt::format("cd '{}' && '{}' --workspace '{}' {} 2>&1 </dev/null", JP_SOURCE_DIR,
+                         JP_CLI_BINARY, ws, args);
+  Run r;
+  if (auto* p = ::popen(cmd.c_str(), "r")) {
+    std::array<char, 65536> buf{};
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
+      r.out.append(buf.data(), n);
+    auto st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(ws, ec);
+  return r;
+}
+
+std::vector<Json> events(const std::string& out) {
+  std::vector<Json> evs;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    auto end = out.find('\n', pos);
+    auto line = out.substr(pos, end - pos);
+    pos = end == std::string::npos ? out.size() : end + 1;
+    if (line.empty())
+      continue;
+    auto j = Json::parse(line);
+    CAF_REQUIRE(j.ok());
+    evs.push_back(std::move(*j));
+  }
+  return evs;
+}
+
+// The tool_result of (step, index), its content parsed when it is JSON.
+struct Results {
+  std::map<std::pair<int64_t, int64_t>, Json> by_call;
+  const Json& at(int64_t step, int64_t index) {
+    auto it = by_call.find({step, index});
+    CAF_REQUIRE(it != by_call.end());
+    return it->second;
+  }
+  Json content(int64_t step, int64_t index) {
+    auto c = Json::parse(at(step, index).find("content")->as_string());
+    CAF_REQUIRE(c.ok());
+    return *c;
+  }
+};
+
+std::vector<std::string> ids(const Json& list) {
+  std::vector<std::string> out;
+  for (auto& x : list.as_array())
+    out.push_back(x.find("id")->as_string());
+  return out;
+}
+
+using strings = std::vector<std::string>;
+
+} // namespace
+
+CAF_TEST(quickstart JSONL events) {
+  auto r = cli("run examples/quickstart.toml --json");
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto evs = events(r.out);
+  Results res;
+  size_t calls = 0;
+  const Json* turn_end = nullptr;
+  const Json* run_end = nullptr;
+  for (auto& e : evs) {
+    auto kind = e.find("event")->as_string();
+    if (kind == "tool_call")
+      ++calls;
+    else if (kind == "tool_result")
+      res.by_call[{e.find("step")->as_int(), e.find("index")->as_int()}] = e;
+    else if (kind == "turn_end")
+      turn_end = &e;
+    else if (kind == "run_end")
+      run_end = &e;
+  }
+  CAF_CHECK_EQUAL(calls, res.by_call.size());
+  // Step 1: spawn, spawn, await all -- one batch.
+  CAF_CHECK_EQUAL(res.content(1, 0).dump(), R"({"id":"build","state":"running"})");
+  auto all = res.content(1, 2);
+  CAF_CHECK_EQUAL(ids(*all.find("completed")), strings({"build", "test"}));
+  CAF_CHECK_EQUAL(all.find("completed")->as_array()[0].find("result")->as_string(), "built\n");
+  CAF_CHECK(all.find("timed_out") == nullptr);
+  // Step 2: the race.
+  auto any = res.content(2, 2);
+  CAF_CHECK_EQUAL(ids(*any.find("completed")), strings({"fast"}));
+  CAF_CHECK_EQUAL(ids(*any.find("pending")), strings({"slow"}));
+  // Step 3: the timeout returns the current state.
+  auto to = res.content(3, 0);
+  CAF_CHECK_EQUAL(to.find("timed_out")->as_bool(), true);
+  CAF_CHECK_EQUAL(ids(*to.find("pending")), strings({"slow"}));
+  // Step 4: abort.
+  auto ab = res.content(4, 0);
+  CAF_CHECK_EQUAL(ab.find("state")->as_string(), "stopped");
+  CAF_CHECK(ab.find("error") != nullptr);
+  // Step 5: unknown id.
+  CAF_CHECK_EQUAL(res.at(5, 0).find("ok")->as_bool(), false);
+  CAF_CHECK_EQUAL(res.at(5, 0).find("content")->as_string(), "Handle `typo` not found");
+  // Step 6: one-shot, plain content.
+  CAF_CHECK_EQUAL(res.at(6, 0).find("content")->as_string(), "one-shot\nLinux\n");
+  // Turn end: the watcher was aborted by its policy.
+  CAF_REQUIRE(turn_end != nullptr);
+  CAF_CHECK_EQUAL(turn_end->find("handles")->dump(),
+                  R"([{"id":"watch","tool":"shell","policy":"abort","state":"stopped"}])");
+  CAF_REQUIRE(run_end != nullptr);
+  CAF_CHECK_EQUAL(run_end->find("handles_left")->as_int(), 0);
+  CAF_CHECK_EQUAL(run_end->find("agents")->as_int(), 1);
+}
+
+CAF_TEST(quickstart transcript is readable) {
+  auto r = cli("run examples/quickstart.toml");
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK(r.out.find("[main] step 1: Build and test in parallel") != std::string::npos);
+  CAF_CHECK(r.out.find("ERROR") != std::string::npos); // the unknown id
+  CAF_CHECK(r.out.find("turn end: `watch` (shell) was still running: aborted") != std::string::npos);
+}
+
+CAF_TEST(call prints content; an error result exits non-zero with a reason) {
+  auto ok = cli(R"(call shell '{"command":"echo hi"}')");
+  CAF_CHECK_EQUAL(ok.status, 0);
+  CAF_CHECK_EQUAL(ok.out, "hi\n");
+  auto bad = cli(R"(call shell '{"command":"echo boom >&2; exit 3"}')");
+  CAF_CHECK_NOT_EQUAL(bad.status, 0);
+  CAF_CHECK(bad.out.find("exit status 3") != std::string::npos);
+  CAF_CHECK(bad.out.find("boom") != std::string::npos);
+  auto unknown = cli(R"(call nosuchtool '{}')");
+  CAF_CHECK_NOT_EQUAL(unknown.status, 0);
+  CAF_CHECK(unknown.out.find("Unknown tool `nosuchtool`") != std::string::npos);
+  auto args = cli(R"(call shell '{"cmd":"x"}')");
+  CAF_CHECK_NOT_EQUAL(args.status, 0);
+  CAF_CHECK(args.out.find("command") != std::string::npos);
+}
+
+CAF_TEST(arguments never reach a shell unless the tool asks for one) {
+  // `echo` as a local tool: the argument with ; and $() is one argv element.
+  auto r = cli(R"(--cfg 'conversation.tools.say.command={program="echo",args=["{{tool.arguments.text}}"]}' )"
+               R"(--cfg 'conversation.tools.say.parameters.text={type="string",required=true}' )"
+               R"(call say '{"text":"a; echo INJECTED $(id)"}')");
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(r.out, "a; echo INJECTED $(id)\n");
+}
+
+CAF_TEST(tools lists and prints schemas per dialect) {
+  auto list = cli("tools");
+  CAF_CHECK_EQUAL(list.status, 0);
+  CAF_CHECK(list.out.find("shell") != std::string::npos);
+  for (auto d : {"openai", "anthropic", "gemini"}) {
+    auto s = cli(fmt::format("tools --schema --dialect {}", d));
+    CAF_CHECK_EQUAL(s.status, 0);
+    auto j = Json::parse(s.out);
+    CAF_REQUIRE(j.ok());
+    CAF_CHECK(j->is_array());
+    if (std::string(d) == "gemini")
+      CAF_CHECK(s.out.find("oneOf") == std::string::npos && s.out.find("anyOf") == std::string::npos);
+  }
+  auto bad = cli("tools --schema --dialect cohere");
+  CAF_CHECK_NOT_EQUAL(bad.status, 0);
+  CAF_CHECK(bad.out.find("openai") != std::string::npos);
+}
+
+CAF_TEST(bad scripts and bad config name what is wrong) {
+  auto missing = cli("run /nonexistent/script.toml");
+  CAF_CHECK_NOT_EQUAL(missing.status, 0);
+  CAF_CHECK(missing.out.find("/nonexistent/script.toml") != std::string::npos);
+  auto cfg = cli("--cfg runtime.abort_grace_secs='\"soon\"' tools");
+  CAF_CHECK_NOT_EQUAL(cfg.status, 0);
+  CAF_CHECK(cfg.out.find("abort_grace_secs") != std::string::npos);
+}

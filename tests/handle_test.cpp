@@ -1,0 +1,158 @@
+// Handles over real processes, through the registry as a tool call goes.
+#define CAF_SUITE handle
+#include <caf/test/unit_test.hpp>
+
+#include <fstream>
+#include <sys/resource.h>
+
+#include "actors/await_actor.hpp"
+#include "messages/json_codec.hpp"
+#include "real_runtime.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+AwaitResult await_all(real_runtime& rt, std::vector<std::string> ids) {
+  auto a = spawn_await(rt.sys, rt.registry, AwaitRequest{{}, std::move(ids), 30});
+  return rt.ask<AwaitResult>(a, run_atom::value).first;
+}
+
+pid_t leading_pid(const std::string& content) {
+  return static_cast<pid_t>(std::stol(content.substr(content.find("pid=") + 4)));
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(handle_tests, real_runtime)
+
+CAF_TEST(fetch returns only the output since the previous look; apply writes stdin) {
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("h"),
+                                    shell("echo one; read line; echo \"got $line\"; echo two"));
+  CAF_REQUIRE_EQUAL(err, "");
+  auto first = fetch_until("h", [](auto& s) { return contains(s, "one\n"); });
+  CAF_CHECK_EQUAL(first, "one\n");
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("h"),
+                                     std::string(R"("hello\n")"));
+  CAF_CHECK_EQUAL(aerr, "");
+  auto res = await_all(*this, {"h"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto& st = res.completed[0].state;
+  CAF_CHECK(st.ok);
+  // "one" was already seen: the final result holds only what came after it.
+  CAF_CHECK_EQUAL(a.state.content + st.content, "got hello\ntwo\n");
+}
+
+CAF_TEST(exit status and exit by signal are reported as such) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("e"), shell("echo oops >&2; exit 3"));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("s"), shell("kill -9 $$"));
+  auto res = await_all(*this, {"e", "s"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 2u);
+  auto& e = res.completed[0].state;
+  CAF_CHECK(!e.ok);
+  CAF_CHECK_EQUAL(e.error.message, "exit status 3");
+  CAF_CHECK_EQUAL(e.error.trace, std::vector<std::string>{"oops"});
+  auto& s = res.completed[1].state;
+  CAF_CHECK(!s.ok);
+  CAF_CHECK(contains(s.error.message, "signal 9"));
+}
+
+CAF_TEST(abort kills a TERM-ignoring child and its grandchildren; the group is gone) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("stubborn"),
+                    shell("trap '' TERM; sleep 1000 & sleep 1000 & echo pid=$$; wait; wait", 100));
+  auto out = fetch_until("stubborn", [](auto& s) { return contains(s, "pid="); });
+  CAF_REQUIRE(contains(out, "pid="));
+  auto pgid = leading_pid(out);
+  CAF_CHECK_EQUAL(::getpgid(pgid), pgid); // its own process group
+  auto [r, err] = ask<HandleReport>(registry, abort_atom::value, std::string("stubborn"));
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK(contains(r.state.error.message, "aborted"));
+  CAF_CHECK(group_gone(pgid));
+}
+
+CAF_TEST(a leader that exits while a grandchild holds its pipe stops at once; nothing is left) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("bg"),
+                    shell("sleep 1000 & echo pid=$$"));
+  auto res = await_all(*this, {"bg"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto& st = res.completed[0].state;
+  CAF_CHECK(st.ok);
+  CAF_CHECK(group_gone(leading_pid(st.content)));
+}
+
+CAF_TEST(a child that never reads stdin does not block apply) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("deaf"), shell("echo pid=$$; exec sleep 1000", 100));
+  auto out = fetch_until("deaf", [](auto& s) { return contains(s, "pid="); });
+  std::string big = json_quote(std::string(4 << 20, 'y')); // far beyond any pipe buffer
+  for (int i = 0; i < 3; ++i) {
+    auto [a, err] = ask<HandleReport>(registry, apply_atom::value, std::string("deaf"), big);
+    CAF_CHECK_EQUAL(err, "");
+  }
+  auto [r, err] = ask<HandleReport>(registry, abort_atom::value, std::string("deaf"));
+  CAF_CHECK(r.state.stopped());
+  CAF_CHECK(group_gone(leading_pid(out)));
+}
+
+CAF_TEST(huge output stays bounded; the full output is in the spill file) {
+  rusage before{};
+  ::getrusage(RUSAGE_SELF, &before);
+  constexpr size_t size = 64u << 20;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("flood"),
+                    shell("head -c " + std::to_string(size) + " /dev/zero | tr '\\0' x"));
+  auto res = await_all(*this, {"flood"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("flood"));
+  CAF_CHECK(r.state.ok);
+  CAF_CHECK(r.state.content.size() < 33 * 1024);
+  CAF_CHECK(contains(r.state.content, "bytes omitted]"));
+  CAF_CHECK_EQUAL(r.omitted_bytes + 32 * 1024, size);
+  CAF_REQUIRE(!r.output_file.empty());
+  CAF_CHECK_EQUAL(std::filesystem::file_size(r.output_file), size);
+  rusage after{};
+  ::getrusage(RUSAGE_SELF, &after);
+  // Peak RSS may not grow by anything like the output's size.
+  CAF_CHECK_LESS(after.ru_maxrss - before.ru_maxrss, 32 * 1024); // KiB
+  auto content = response_content(r);
+  CAF_CHECK(contains(content, "\"output_file\""));
+}
+
+CAF_TEST(invalid UTF-8 output still yields valid JSON for the assistant) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("bin"), shell("printf 'ok\\377\\376 end'"));
+  await_all(*this, {"bin"});
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("bin"));
+  auto content = response_content(r);
+  auto parsed = Json::parse(content);
+  CAF_REQUIRE(parsed.ok());
+  CAF_CHECK_EQUAL(parsed->find("result")->as_string(), "ok\xEF\xBF\xBD\xEF\xBF\xBD end");
+}
+
+CAF_TEST(a program that cannot start is a stopped error naming it) {
+  LaunchSpec s = shell("");
+  s.argv = {"/nonexistent/tool-xyz"};
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("missing"), s);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK(contains(r.state.error.message, "/nonexistent/tool-xyz"));
+}
+
+CAF_TEST(ending the registry kills every live process group) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), shell("echo pid=$$; exec sleep 1000"));
+  auto out = fetch_until("a", [](auto& s) { return contains(s, "pid="); });
+  auto pgid = leading_pid(out);
+  self->monitor(registry);
+  self->send_exit(registry, caf::exit_reason::user_shutdown);
+  self->receive([](caf::down_msg&) {}, caf::after(bound) >> [] { CAF_FAIL("registry did not exit"); });
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!group_gone(pgid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(group_gone(pgid));
+  registry = spawn_registry(sys, process_handle_factory(io));
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,96 @@
+// A real actor system (threads, not the deterministic scheduler) with an io thread
+// and a registry over real processes, for tests of handles and the CLI's pieces.
+// Every wait is bounded; every process group is gone when the fixture ends.
+#pragma once
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+#include "actors/registry_actor.hpp"
+#include "messages/atoms.hpp"
+#include "messages/type_registration.hpp"
+#include "runtime/io_thread.hpp"
+#include "runtime/process.hpp"
+
+namespace jp::testing {
+
+struct real_config : caf::actor_system_config {
+  real_config() {
+    register_message_types(*this);
+    set("logger.console", caf::atom("none"));
+  }
+};
+
+/// A fresh temporary directory, removed with its content at the end.
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    char tmpl[] = "/tmp/jp-actors-test-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+inline constexpr auto bound = std::chrono::seconds(30); // generous: never a timing claim
+
+struct real_runtime {
+  IoThread io;
+  real_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  temp_dir dir;
+  caf::actor registry = spawn_registry(sys, process_handle_factory(io));
+
+  ~real_runtime() {
+    self->send_exit(registry, caf::exit_reason::user_shutdown);
+  }
+
+  LaunchSpec shell(const std::string& command, int64_t grace_ms = 2000) {
+    LaunchSpec s;
+    s.tool = "shell";
+    s.argv = {"bash", "-c", command};
+    s.stdin_pipe = true;
+    s.grace_ms = grace_ms;
+    s.spill_dir = (dir.path / "output").string();
+    return s;
+  }
+
+  /// Request with a bounded wait; returns {value, error text}.
+  template <class T, class... Ts>
+  std::pair<T, std::string> ask(const caf::actor& dest, Ts&&... xs) {
+    std::pair<T, std::string> out{};
+    self->request(dest, bound, std::forward<Ts>(xs)...)
+      .receive([&](T& x) { out.first = std::move(x); },
+               [&](caf::error& err) { out.second = error_text(err); });
+    return out;
+  }
+
+  /// Fetches until `pred(all content so far)` holds or the bound passes.
+  template <class Pred>
+  std::string fetch_until(const std::string& id, Pred pred) {
+    std::string seen;
+    auto deadline = std::chrono::steady_clock::now() + bound;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, id);
+      if (!err.empty())
+        return seen;
+      seen += r.state.content;
+      if (pred(seen) || r.state.stopped())
+        return seen;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return seen;
+  }
+};
+
+inline bool group_gone(pid_t pgid) {
+  return ::kill(-pgid, 0) == -1 && errno == ESRCH;
+}
+
+} // namespace jp::testing
