@@ -39,9 +39,8 @@ ToolConfig builtin(std::string name, std::string summary) {
 ToolConfig shell_tool() {
   auto t = builtin("shell", "Run a shell command");
   t.description =
-      "Runs `command` with `bash -c` in the workspace (or `cwd`) and returns its "
-      "output. Without `action` the call blocks until the command exits. With "
-      "`action` the command runs in the background as a handle:\n"
+      "Runs `command` with `bash -c` in the workspace (or `cwd`) as a background "
+      "handle that you drive with `action`:\n"
       "- spawn: start it under a handle `id` you choose (unique among live handles); "
       "returns the first output.\n"
       "- fetch: the state (running | waiting | stopped with result or error) and the "
