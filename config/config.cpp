@@ -1,0 +1,43 @@
+#include "config/config.hpp"
+
+namespace jp {
+
+// The spellings here are the ones the TOML config and the wire formats use.
+
+std::string_view to_string(run_mode m) {
+  switch (m) {
+    case run_mode::ask: return "ask";
+    case run_mode::unattended: return "unattended";
+    case run_mode::skip: return "skip";
+  }
+  return "?";
+}
+
+std::string_view to_string(io_mode m) {
+  switch (m) {
+    case io_mode::pipe: return "pipe";
+    case io_mode::pty: return "pty";
+  }
+  return "?";
+}
+
+std::string_view to_string(turn_end_policy p) {
+  switch (p) {
+    case turn_end_policy::inquire: return "inquire";
+    case turn_end_policy::await: return "await";
+    case turn_end_policy::abort: return "abort";
+  }
+  return "?";
+}
+
+std::string_view to_string(action_kind a) {
+  switch (a) {
+    case action_kind::spawn: return "spawn";
+    case action_kind::fetch: return "fetch";
+    case action_kind::apply: return "apply";
+    case action_kind::abort: return "abort";
+  }
+  return "?";
+}
+
+} // namespace jp

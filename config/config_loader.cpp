@@ -1,0 +1,697 @@
+// TOML -> Config. Each source (file or --cfg) is one "layer" applied on top of the
+// Config built so far: a key present in the layer replaces the value, tables merge
+// key by key, arrays are replaced whole. Applying layer by layer (instead of merging
+// all TOML first) lets every error name the file the bad key came from.
+#include "config/config_loader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+namespace jp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::set<std::string, std::less<>> builtin_tool_names = {"await", "describe_tools",
+                                                               "shell"};
+
+std::string join(const std::vector<std::string_view>& xs) {
+  std::string out;
+  for (auto x : xs) {
+    if (!out.empty())
+      out += ", ";
+    out += x;
+  }
+  return out;
+}
+
+std::string join_key(std::string_view prefix, std::string_view key) {
+  return prefix.empty() ? std::string(key) : fmt::format("{}.{}", prefix, key);
+}
+
+// Letters, digits, '_' and '-': what every provider accepts as a tool name, and what
+// keeps "conversation.tools.NAME.key" unambiguous in messages.
+bool is_identifier(std::string_view s) {
+  if (s.empty() || s.size() > 64)
+    return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
+      return false;
+  return true;
+}
+
+// "what we got", for "expected X, got Y" messages.
+std::string describe(const toml::node& n) {
+  std::ostringstream out;
+  switch (n.type()) {
+    case toml::node_type::string:
+      return json_quote(n.as_string()->get());
+    case toml::node_type::integer:
+      out << "integer " << n.as_integer()->get();
+      return out.str();
+    case toml::node_type::floating_point:
+      out << "float " << n.as_floating_point()->get();
+      return out.str();
+    case toml::node_type::boolean:
+      return n.as_boolean()->get() ? "boolean true" : "boolean false";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "nothing";
+  }
+}
+
+// Any TOML value as JSON (question answers, parameter defaults). Dates and times
+// have no JSON type; they become their TOML spelling as a string.
+Json to_json(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string:
+      return Json(std::string(n.as_string()->get()));
+    case toml::node_type::integer:
+      return Json(n.as_integer()->get());
+    case toml::node_type::floating_point:
+      return Json(n.as_floating_point()->get());
+    case toml::node_type::boolean:
+      return Json(n.as_boolean()->get());
+    case toml::node_type::array: {
+      auto out = Json::array();
+      for (auto& e : *n.as_array())
+        out.push(to_json(e));
+      return out;
+    }
+    case toml::node_type::table: {
+      auto out = Json::object();
+      for (auto&& [k, v] : *n.as_table())
+        out.set(k.str(), to_json(v));
+      return out;
+    }
+    default: {
+      std::ostringstream s;
+      n.visit([&](auto&& v) { s << v; });
+      return Json(s.str());
+    }
+  }
+}
+
+bool json_has_type(const Json& v, std::string_view type) {
+  if (type == "string") return v.is_string();
+  if (type == "integer") return v.is_int();
+  if (type == "number") return v.is_number();
+  if (type == "boolean") return v.is_bool();
+  if (type == "array") return v.is_array();
+  if (type == "object") return v.is_object();
+  return false;
+}
+
+const std::vector<std::string_view> parameter_types = {"string", "integer", "number",
+                                                       "boolean", "array", "object"};
+
+/// One source being applied to a Config. Every error starts with the origin.
+class Layer {
+public:
+  Layer(Config& config, std::string_view origin) : c_(config), origin_(origin) {}
+
+  Status apply(const toml::table& root) {
+    if (auto s = check_keys(root, "", {"assistant", "runtime", "conversation"}); !s)
+      return s;
+    for (auto&& [k, v] : root) {
+      Status s;
+      if (k == "assistant")
+        s = with_table(v, "assistant", [&](auto& t) { return assistant(t); });
+      else if (k == "runtime")
+        s = with_table(v, "runtime", [&](auto& t) { return runtime(t); });
+      else
+        s = with_table(v, "conversation", [&](auto& t) { return conversation(t); });
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+private:
+  // -- errors and value readers --------------------------------------------------------
+
+  Error fail(std::string_view key, std::string_view what) const {
+    return Error{fmt::format("{}: {}: {}", origin_, key, what)};
+  }
+  Error mismatch(std::string_view key, std::string_view expected, const toml::node& n) const {
+    return fail(key, fmt::format("expected {}, got {}", expected, describe(n)));
+  }
+
+  Status check_keys(const toml::table& t, std::string_view prefix,
+                    std::initializer_list<std::string_view> allowed) const {
+    for (auto&& [k, v] : t) {
+      bool known = false;
+      for (auto a : allowed)
+        known = known || k == a;
+      if (!known)
+        return fail(join_key(prefix, k.str()),
+                    fmt::format("unknown key (allowed: {})",
+                                            join(std::vector<std::string_view>(allowed))));
+    }
+    return Status::ok();
+  }
+
+  template <class F>
+  Status with_table(const toml::node& n, std::string_view key, F&& f) {
+    if (auto* t = n.as_table())
+      return f(*t);
+    return mismatch(key, "a table", n);
+  }
+
+  Result<std::string> string_of(const toml::node& n, std::string_view key) const {
+    if (auto* s = n.as_string())
+      return std::string(s->get());
+    return mismatch(key, "a string", n);
+  }
+  Result<bool> bool_of(const toml::node& n, std::string_view key) const {
+    if (auto* b = n.as_boolean())
+      return b->get();
+    return mismatch(key, "a boolean", n);
+  }
+  Result<double> seconds_of(const toml::node& n, std::string_view key) const {
+    double d = -1;
+    if (auto* i = n.as_integer())
+      d = static_cast<double>(i->get());
+    else if (auto* f = n.as_floating_point())
+      d = f->get();
+    if (d >= 0)
+      return d;
+    return mismatch(key, "a number of seconds >= 0", n);
+  }
+  Result<uint64_t> count_of(const toml::node& n, std::string_view key) const {
+    if (auto* i = n.as_integer(); i && i->get() >= 0)
+      return static_cast<uint64_t>(i->get());
+    return mismatch(key, "an integer >= 0", n);
+  }
+  Result<std::vector<std::string>> strings_of(const toml::node& n, std::string_view key) const {
+    auto* a = n.as_array();
+    if (!a)
+      return mismatch(key, "an array of strings", n);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < a->size(); ++i) {
+      auto s = string_of((*a)[i], fmt::format("{}[{}]", key, i));
+      if (!s)
+        return Error{s.error()};
+      out.push_back(std::move(*s));
+    }
+    return out;
+  }
+  Result<std::string> choice_of(const toml::node& n, std::string_view key,
+                                const std::vector<std::string_view>& choices) const {
+    if (auto* s = n.as_string())
+      for (auto c : choices)
+        if (s->get() == c)
+          return std::string(c);
+    return mismatch(key, fmt::format("one of {}", join(choices)), n);
+  }
+
+  // Assigns a reader's value to `out`, or returns its error.
+  template <class T, class U>
+  static Status assign(Result<T> r, U& out) {
+    if (!r)
+      return Error{r.error()};
+    out = std::move(*r);
+    return Status::ok();
+  }
+
+  // -- tables --------------------------------------------------------------------------
+
+  Status assistant(const toml::table& t) {
+    if (auto s = check_keys(t, "assistant", {"provider", "model", "base_url", "api_key_env"}); !s)
+      return s;
+    auto& a = c_.assistant;
+    for (auto&& [k, v] : t) {
+      auto key = join_key("assistant", k.str());
+      Status s;
+      if (k == "provider")
+        s = assign(choice_of(v, key, {"scripted", "openai", "anthropic"}), a.provider);
+      else if (k == "model")
+        s = assign(string_of(v, key), a.model);
+      else if (k == "base_url")
+        s = assign(string_of(v, key), a.base_url);
+      else
+        s = assign(string_of(v, key), a.api_key_env);
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status runtime(const toml::table& t) {
+    if (auto s = check_keys(t, "runtime", {"output_cap_bytes", "abort_grace_secs", "state_dir"}); !s)
+      return s;
+    auto& r = c_.runtime;
+    for (auto&& [k, v] : t) {
+      auto key = join_key("runtime", k.str());
+      Status s;
+      if (k == "output_cap_bytes")
+        s = assign(count_of(v, key), r.output_cap_bytes);
+      else if (k == "abort_grace_secs")
+        s = assign(seconds_of(v, key), r.abort_grace_secs);
+      else
+        s = assign(string_of(v, key), r.state_dir);
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status conversation(const toml::table& t) {
+    if (auto s = check_keys(t, "conversation", {"tools"}); !s)
+      return s;
+    auto* tools_node = t.get("tools");
+    if (!tools_node)
+      return Status::ok();
+    return with_table(*tools_node, "conversation.tools", [&](const toml::table& tools) -> Status {
+      for (auto&& [name, v] : tools) {
+        auto key = join_key("conversation.tools", name.str());
+        if (!is_identifier(name.str()))
+          return fail(key, "a tool name may contain only letters, digits, '_' and '-' "
+                           "(at most 64)");
+        auto [it, inserted] = c_.tools.try_emplace(std::string(name.str()));
+        it->second.name = name.str();
+        auto s = with_table(v, key, [&](auto& tt) { return tool(it->second, tt, key); });
+        if (s)
+          s = check_tool(it->second, key);
+        if (!s)
+          return s;
+      }
+      return Status::ok();
+    });
+  }
+
+  Status tool(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
+    if (auto s = check_keys(t, prefix,
+                            {"source", "summary", "description", "command", "run", "io",
+                             "cwd", "env", "parameters", "one_of_required", "spawn",
+                             "questions"});
+        !s)
+      return s;
+    for (auto&& [k, v] : t) {
+      auto key = join_key(prefix, k.str());
+      Status s;
+      if (k == "source")
+        s = assign(choice_of(v, key, {"local", "builtin"}), tool.source);
+      else if (k == "summary")
+        s = assign(string_of(v, key), tool.summary);
+      else if (k == "description")
+        s = assign(string_of(v, key), tool.description);
+      else if (k == "command")
+        s = with_table(v, key, [&](auto& ct) { return command(tool, ct, key); });
+      else if (k == "run") {
+        std::string m;
+        s = assign(choice_of(v, key, {"ask", "unattended", "skip"}), m);
+        tool.run = m == "ask" ? run_mode::ask : m == "skip" ? run_mode::skip : run_mode::unattended;
+      } else if (k == "io") {
+        std::string m;
+        s = assign(choice_of(v, key, {"pipe", "pty"}), m);
+        tool.io = m == "pty" ? io_mode::pty : io_mode::pipe;
+      } else if (k == "cwd")
+        s = assign(string_of(v, key), tool.cwd);
+      else if (k == "env")
+        s = with_table(v, key, [&](auto& et) { return env(tool, et, key); });
+      else if (k == "parameters")
+        s = with_table(v, key, [&](auto& pt) { return parameters(tool, pt, key); });
+      else if (k == "one_of_required")
+        s = assign(strings_of(v, key), tool.one_of_required);
+      else if (k == "spawn")
+        s = with_table(v, key, [&](auto& st) { return spawn(tool, st, key); });
+      else
+        s = with_table(v, key, [&](auto& qt) { return questions(tool, qt, key); });
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status command(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
+    if (auto s = check_keys(t, prefix, {"program", "args", "shell"}); !s)
+      return s;
+    for (auto&& [k, v] : t) {
+      auto key = join_key(prefix, k.str());
+      Status s;
+      if (k == "program")
+        s = assign(string_of(v, key), tool.program);
+      else if (k == "args")
+        s = assign(strings_of(v, key), tool.args);
+      else
+        s = assign(bool_of(v, key), tool.shell);
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status env(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
+    for (auto&& [k, v] : t)
+      if (auto s = assign(string_of(v, join_key(prefix, k.str())), tool.env[std::string(k.str())]); !s)
+        return s;
+    return Status::ok();
+  }
+
+  Status parameters(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
+    for (auto&& [name, v] : t) {
+      auto key = join_key(prefix, name.str());
+      if (!is_identifier(name.str()))
+        return fail(key, "a parameter name may contain only letters, digits, '_' and '-'");
+      auto it = std::find_if(tool.parameters.begin(), tool.parameters.end(),
+                             [&](auto& p) { return p.name == name.str(); });
+      if (it == tool.parameters.end()) {
+        tool.parameters.push_back(ParameterConfig{});
+        it = std::prev(tool.parameters.end());
+        it->name = name.str();
+      }
+      if (auto s = with_table(v, key, [&](auto& pt) { return parameter(*it, pt, key); }); !s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status parameter(ParameterConfig& p, const toml::table& t, const std::string& prefix) {
+    if (auto s = check_keys(t, prefix, {"type", "description", "required", "enum", "items", "default"}); !s)
+      return s;
+    for (auto&& [k, v] : t) {
+      auto key = join_key(prefix, k.str());
+      Status s;
+      if (k == "type")
+        s = assign(choice_of(v, key, parameter_types), p.type);
+      else if (k == "description")
+        s = assign(string_of(v, key), p.description);
+      else if (k == "required")
+        s = assign(bool_of(v, key), p.required);
+      else if (k == "enum")
+        s = assign(strings_of(v, key), p.enum_values);
+      else if (k == "items")
+        s = with_table(v, key, [&](const toml::table& it) -> Status {
+          if (auto s2 = check_keys(it, key, {"type"}); !s2)
+            return s2;
+          if (auto* type = it.get("type"))
+            return assign(choice_of(*type, key + ".type", parameter_types), p.items_type);
+          return Status::ok();
+        });
+      else
+        p.default_value = to_json(v);
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status spawn(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
+    if (auto s = check_keys(t, prefix, {"stateful", "actions", "notifications", "lifecycle"}); !s)
+      return s;
+    for (auto&& [k, v] : t) {
+      auto key = join_key(prefix, k.str());
+      Status s;
+      if (k == "stateful")
+        s = assign(bool_of(v, key), tool.stateful);
+      else if (k == "actions")
+        s = actions(tool, v, key);
+      else if (k == "notifications")
+        s = with_table(v, key, [&](auto& nt) { return notifications(tool.notifications, nt, key); });
+      else
+        s = with_table(v, key, [&](auto& lt) { return lifecycle(tool.lifecycle, lt, key); });
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status actions(ToolConfig& tool, const toml::node& n, const std::string& key) {
+    auto* a = n.as_array();
+    if (!a)
+      return mismatch(key, "an array of actions (spawn, fetch, apply, abort)", n);
+    std::vector<action_kind> out;
+    for (size_t i = 0; i < a->size(); ++i) {
+      std::string name;
+      auto ekey = fmt::format("{}[{}]", key, i);
+      if (auto s = assign(choice_of((*a)[i], ekey, {"spawn", "fetch", "apply", "abort"}), name); !s)
+        return s;
+      auto kind = name == "spawn"   ? action_kind::spawn
+                  : name == "fetch" ? action_kind::fetch
+                  : name == "apply" ? action_kind::apply
+                                    : action_kind::abort;
+      if (std::find(out.begin(), out.end(), kind) == out.end())
+        out.push_back(kind);
+    }
+    if (!out.empty() && std::find(out.begin(), out.end(), action_kind::spawn) == out.end())
+      return fail(key, "expected the actions to include \"spawn\" (nothing else can "
+                       "create a handle)");
+    tool.actions = std::move(out);
+    return Status::ok();
+  }
+
+  Status notifications(NotificationConfig& n, const toml::table& t, const std::string& prefix) {
+    if (auto s = check_keys(t, prefix, {"on_success", "on_failure", "on_waiting", "on_content"}); !s)
+      return s;
+    for (auto&& [k, v] : t) {
+      auto key = join_key(prefix, k.str());
+      bool& flag = k == "on_success"   ? n.on_success
+                   : k == "on_failure" ? n.on_failure
+                   : k == "on_waiting" ? n.on_waiting
+                                       : n.on_content;
+      if (auto s = assign(bool_of(v, key), flag); !s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status lifecycle(LifecycleConfig& l, const toml::table& t, const std::string& prefix) {
+    if (auto s = check_keys(t, prefix, {"on_turn_end", "await_timeout_secs"}); !s)
+      return s;
+    for (auto&& [k, v] : t) {
+      auto key = join_key(prefix, k.str());
+      Status s;
+      if (k == "on_turn_end") {
+        std::string p;
+        s = assign(choice_of(v, key, {"inquire", "await", "abort"}), p);
+        l.on_turn_end = p == "await"   ? turn_end_policy::await
+                        : p == "abort" ? turn_end_policy::abort
+                                       : turn_end_policy::inquire;
+      } else
+        s = assign(seconds_of(v, key), l.await_timeout_secs);
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status questions(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
+    for (auto&& [id, v] : t) {
+      auto key = join_key(prefix, id.str());
+      auto s = with_table(v, key, [&](const toml::table& qt) -> Status {
+        if (auto s2 = check_keys(qt, key, {"answer"}); !s2)
+          return s2;
+        if (auto* answer = qt.get("answer"))
+          tool.answers[std::string(id.str())] = to_json(*answer);
+        return Status::ok();
+      });
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  // -- whole-tool consistency, after the layer's keys are applied ---------------------
+
+  Status check_tool(const ToolConfig& tool, const std::string& prefix) const {
+    bool is_builtin_name = builtin_tool_names.count(tool.name) > 0;
+    if (tool.source == "builtin" && !is_builtin_name)
+      return fail(prefix + ".source",
+                  fmt::format("expected \"local\" (\"{}\" is not a built-in tool; the "
+                              "built-ins are await, describe_tools, shell), got \"builtin\"",
+                              tool.name));
+    if (tool.source == "local" && tool.program.empty())
+      return fail(prefix + ".command.program",
+                  "missing: a local tool needs command = { program = \"...\" }");
+    if (tool.source == "builtin" && !tool.program.empty())
+      return fail(prefix + ".command", "a built-in tool runs no command; remove it or set "
+                                       "source = \"local\" under another name");
+    for (auto& p : tool.parameters) {
+      auto pkey = fmt::format("{}.parameters.{}", prefix, p.name);
+      if (tool.stateful && (p.name == "action" || p.name == "id" || p.name == "input"))
+        return fail(pkey, "the names action, id and input are reserved for the stateful "
+                          "protocol (spawn.stateful = true)");
+      if (!p.enum_values.empty() && p.type != "string")
+        return fail(pkey + ".enum", fmt::format("only for parameters of type string, "
+                                                "got type {}", p.type));
+      if (!p.items_type.empty() && p.type != "array")
+        return fail(pkey + ".items", fmt::format("only for parameters of type array, "
+                                                 "got type {}", p.type));
+      if (!p.default_value.is_null() && !json_has_type(p.default_value, p.type))
+        return fail(pkey + ".default", fmt::format("expected a value of type {}, got {}",
+                                                   p.type, p.default_value.type_name()));
+    }
+    for (auto& name : tool.one_of_required) {
+      bool declared = std::any_of(tool.parameters.begin(), tool.parameters.end(),
+                                  [&](auto& p) { return p.name == name; });
+      if (!declared)
+        return fail(prefix + ".one_of_required",
+                    fmt::format("expected names of declared parameters, got \"{}\"", name));
+    }
+    return Status::ok();
+  }
+
+  Config& c_;
+  std::string_view origin_;
+};
+
+Result<toml::table> parse_toml(std::string_view text, std::string_view origin) {
+  try {
+    return toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    auto& at = e.source().begin;
+    return Error{fmt::format("{}:{}:{}: TOML syntax error: {}", origin, at.line, at.column,
+                             e.description())};
+  }
+}
+
+Result<std::string> read_file(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return Error{fmt::format("{}: is a directory, expected a TOML file", path.string())};
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error{fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno))};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Status apply_file(Config& c, const fs::path& path) {
+  auto text = read_file(path);
+  if (!text)
+    return Error{text.error()};
+  auto next = apply_config_text(c, *text, path.string());
+  if (!next)
+    return Error{next.error()};
+  c = std::move(*next);
+  return Status::ok();
+}
+
+// --cfg a.b.c=VALUE: VALUE as a TOML value if it is one (1, true, ["x"], {k="v"}),
+// else the raw text as a string, so `--cfg assistant.model=gpt-4o` needs no quotes.
+Status apply_override(Config& c, std::string_view spec) {
+  auto origin = fmt::format("--cfg {}", spec);
+  auto eq = spec.find('=');
+  if (eq == std::string_view::npos)
+    return Error{fmt::format("{}: expected key=value", origin)};
+  auto key = spec.substr(0, eq);
+  auto text = spec.substr(eq + 1);
+
+  std::vector<std::string> path;
+  for (size_t start = 0;;) {
+    auto dot = key.find('.', start);
+    auto part = key.substr(start, dot == std::string_view::npos ? key.npos : dot - start);
+    if (part.empty())
+      return Error{fmt::format("{}: expected a dotted key like assistant.model, got \"{}\"",
+                               origin, key)};
+    path.emplace_back(part);
+    if (dot == std::string_view::npos)
+      break;
+    start = dot + 1;
+  }
+
+  toml::table root;
+  toml::table* leaf_parent = &root;
+  for (size_t i = 0; i + 1 < path.size(); ++i)
+    leaf_parent = leaf_parent->emplace<toml::table>(path[i]).first->second.as_table();
+
+  bool parsed = false;
+  try {
+    auto doc = toml::parse(fmt::format("v = {}", text));
+    if (doc.size() == 1 && doc.contains("v")) {
+      leaf_parent->insert_or_assign(path.back(), std::move(*doc.get("v")));
+      parsed = true;
+    }
+  } catch (const toml::parse_error&) {
+  }
+  if (!parsed)
+    leaf_parent->insert_or_assign(path.back(), std::string(text));
+
+  Layer layer(c, origin);
+  return layer.apply(root);
+}
+
+fs::path user_config_path() {
+  if (auto* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+    return fs::path(xdg) / "jp-actors" / "config.toml";
+  if (auto* home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".config" / "jp-actors" / "config.toml";
+  return {};
+}
+
+} // namespace
+
+Result<Config> apply_config_text(Config base, std::string_view toml_text,
+                                 std::string_view origin) {
+  auto root = parse_toml(toml_text, origin);
+  if (!root)
+    return Error{root.error()};
+  Layer layer(base, origin);
+  if (auto s = layer.apply(*root); !s)
+    return Error{s.error};
+  return base;
+}
+
+Result<Config> load_config(const ConfigSources& sources) {
+  auto c = default_config();
+
+  std::error_code ec;
+  fs::path workspace = sources.workspace.empty() ? fs::current_path(ec)
+                                                 : fs::absolute(sources.workspace, ec);
+  if (ec || !fs::is_directory(workspace, ec))
+    return Error{fmt::format("{}: workspace is not a directory",
+                             sources.workspace.empty() ? "." : sources.workspace)};
+  c.workspace = workspace.lexically_normal().string();
+  if (c.workspace.size() > 1 && c.workspace.back() == '/')
+    c.workspace.pop_back();
+
+  // Optional locations: absent is fine, present but broken is an error.
+  std::vector<fs::path> optional;
+  if (sources.use_user_config)
+    optional.push_back(user_config_path());
+  optional.push_back(fs::path(c.workspace) / ".jp" / "config.toml");
+  for (auto& path : optional) {
+    if (path.empty() || !fs::exists(path, ec))
+      continue;
+    if (auto s = apply_file(c, path); !s)
+      return Error{s.error};
+  }
+
+  for (auto& file : sources.config_files) {
+    if (!fs::exists(file, ec))
+      return Error{fmt::format("{}: no such config file (given with --config)", file)};
+    if (auto s = apply_file(c, file); !s)
+      return Error{s.error};
+  }
+
+  for (auto& spec : sources.overrides)
+    if (auto s = apply_override(c, spec); !s)
+      return Error{s.error};
+
+  return c;
+}
+
+} // namespace jp

@@ -1,0 +1,110 @@
+// The built-in defaults: the first layer of the load order, and the definitions of
+// the built-in tools (shell, await, describe_tools) that later layers may adjust.
+#include <filesystem>
+#include <system_error>
+
+#include "config/config_loader.hpp"
+
+namespace jp {
+
+namespace {
+
+ParameterConfig parameter(std::string name, std::string type, std::string description,
+                          bool required = false) {
+  ParameterConfig p;
+  p.name = std::move(name);
+  p.type = std::move(type);
+  p.description = std::move(description);
+  p.required = required;
+  return p;
+}
+
+ParameterConfig string_array(std::string name, std::string description) {
+  auto p = parameter(std::move(name), "array", std::move(description));
+  p.items_type = "string";
+  return p;
+}
+
+ToolConfig builtin(std::string name, std::string summary) {
+  ToolConfig t;
+  t.name = std::move(name);
+  t.source = "builtin";
+  t.summary = std::move(summary);
+  // Built-ins only touch the runtime's own state or run what the assistant asked
+  // for explicitly; a user who wants prompts sets run = "ask" in their config.
+  t.run = run_mode::unattended;
+  return t;
+}
+
+ToolConfig shell_tool() {
+  auto t = builtin("shell", "Run a shell command");
+  t.description =
+      "Runs `command` with `bash -c` in the workspace (or `cwd`) as a background "
+      "handle that you drive with `action`:\n"
+      "- spawn: start it under a handle `id` you choose (unique among live handles); "
+      "returns the first output.\n"
+      "- fetch: the state (running | waiting | stopped with result or error) and the "
+      "output produced since your last fetch or apply.\n"
+      "- apply: write `input` to the command's stdin (end lines with \"\\n\").\n"
+      "- abort: stop the command and its children.\n"
+      "Use the `await` tool to wait for handles instead of polling with fetch.";
+  t.parameters = {
+      parameter("command", "string", "Shell command, run with bash -c", true),
+      parameter("cwd", "string", "Working directory, relative to the workspace"),
+      parameter("env", "object", "Extra environment variables (name -> string value)"),
+  };
+  t.stateful = true;
+  t.actions = {action_kind::spawn, action_kind::fetch, action_kind::apply,
+               action_kind::abort};
+  // A generic shell has no useful partial result to inquire about at turn end
+  // (DESIGN.md's turn_end example shows shell handles aborted).
+  t.lifecycle.on_turn_end = turn_end_policy::abort;
+  return t;
+}
+
+ToolConfig await_tool() {
+  // Texts from RFD 037 "Schema"; timeout_secs is a number (DESIGN.md: fractions).
+  auto t = builtin("await", "Block until stateful tool handles reach completion");
+  t.description =
+      "Block until stateful tool handles reach completion. Use `any` to wait for the "
+      "first handle to finish, `all` to wait for every handle to finish, or both to "
+      "combine conditions.";
+  t.parameters = {
+      string_array("any", "Handle IDs. Returns when at least one of these handles "
+                          "reaches 'stopped'."),
+      string_array("all", "Handle IDs. Returns when every one of these handles "
+                          "reaches 'stopped'."),
+      parameter("timeout_secs", "number",
+                "Maximum seconds to wait. If exceeded, returns with current handle "
+                "states. Omit for no timeout."),
+  };
+  t.one_of_required = {"any", "all"};
+  return t;
+}
+
+ToolConfig describe_tools_tool() {
+  auto t = builtin("describe_tools", "Describe tools in detail");
+  t.description = "Returns the full description and parameters of the named tools.";
+  t.parameters = {
+      string_array("tools", "Names of the tools to describe; omit for all tools."),
+  };
+  return t;
+}
+
+std::string current_directory() {
+  std::error_code ec;
+  auto cwd = std::filesystem::current_path(ec);
+  return ec ? std::string(".") : cwd.string();
+}
+
+} // namespace
+
+Config default_config() {
+  Config c;
+  for (auto t : {shell_tool(), await_tool(), describe_tools_tool()})
+    c.tools.emplace(t.name, std::move(t));
+  c.workspace = current_directory();
+  return c;
+}
+
+} // namespace jp

@@ -1,0 +1,113 @@
+#define CAF_SUITE argument_validation
+#include <caf/test/unit_test.hpp>
+
+#include "config/config_loader.hpp"
+#include "tools/argument_validation.hpp"
+
+using namespace jp;
+
+namespace {
+
+Json parse(std::string_view text) {
+  auto j = Json::parse(text);
+  CAF_REQUIRE(j.ok());
+  return *j;
+}
+
+std::string error_of(const ToolConfig& t, std::string_view args) {
+  return validate_arguments(t, parse(args)).error;
+}
+
+ToolConfig tool(std::string_view name) {
+  return default_config().tools[std::string(name)];
+}
+
+} // namespace
+
+CAF_TEST(valid arguments pass) {
+  auto shell = tool("shell");
+  CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls"})"), "");
+  CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","cwd":"src","env":{"A":"1"}})"), "");
+  // null counts as absent for optional parameters
+  CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","cwd":null})"), "");
+}
+
+CAF_TEST(arguments must be an object) {
+  CAF_CHECK_EQUAL(error_of(tool("shell"), R"(["ls"])"),
+                  "shell: arguments must be an object, got array");
+}
+
+CAF_TEST(required parameters must be present) {
+  CAF_CHECK_EQUAL(error_of(tool("shell"), "{}"), "shell: parameter `command` is required");
+  CAF_CHECK_EQUAL(error_of(tool("shell"), R"({"command":null})"),
+                  "shell: parameter `command` is required");
+}
+
+CAF_TEST(types are checked and named) {
+  auto shell = tool("shell");
+  CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","cwd":3})"),
+                  "shell: `cwd` must be a string, got integer");
+  CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","env":"A=1"})"),
+                  "shell: `env` must be an object, got string");
+  auto await = tool("await");
+  CAF_CHECK_EQUAL(error_of(await, R"({"any":["a"],"timeout_secs":"5"})"),
+                  "await: `timeout_secs` must be a number, got string");
+  CAF_CHECK_EQUAL(error_of(await, R"({"any":["a"],"timeout_secs":0.5})"), "");
+  CAF_CHECK_EQUAL(error_of(await, R"({"any":["a", 2]})"),
+                  "await: `any[1]` must be a string, got integer");
+  CAF_CHECK_EQUAL(error_of(await, R"({"all":"a"})"), "await: `all` must be an array, got string");
+
+  ToolConfig t;
+  t.name = "t";
+  ParameterConfig n;
+  n.name = "n";
+  n.type = "integer";
+  t.parameters = {n};
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":3})"), "");
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":3.0})"), ""); // integral number
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":3.5})"), "t: `n` must be an integer, got number");
+  t.parameters[0].type = "boolean";
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":"yes"})"), "t: `n` must be a boolean, got string");
+}
+
+CAF_TEST(enum values are checked) {
+  ToolConfig git;
+  git.name = "git";
+  ParameterConfig cmd;
+  cmd.name = "command";
+  cmd.enum_values = {"stage", "commit"};
+  git.parameters = {cmd};
+  CAF_CHECK_EQUAL(error_of(git, R"({"command":"stage"})"), "");
+  CAF_CHECK_EQUAL(error_of(git, R"({"command":"push"})"),
+                  "git: `command` must be one of stage, commit, got \"push\"");
+}
+
+CAF_TEST(unknown keys are rejected naming the allowed ones) {
+  CAF_CHECK_EQUAL(error_of(tool("shell"), R"({"command":"ls","cmd":"x"})"),
+                  "shell: unknown parameter `cmd` (allowed: `command`, `cwd`, `env`)");
+  ToolConfig none;
+  none.name = "none";
+  CAF_CHECK_EQUAL(error_of(none, R"({"x":1})"),
+                  "none: unknown parameter `x` (the tool takes no parameters)");
+  CAF_CHECK_EQUAL(error_of(none, "{}"), "");
+}
+
+CAF_TEST(one_of_required needs at least one of the names) {
+  auto await = tool("await");
+  CAF_CHECK_EQUAL(error_of(await, "{}"), "await: at least one of `any`, `all` is required");
+  CAF_CHECK_EQUAL(error_of(await, R"({"timeout_secs":1})"),
+                  "await: at least one of `any`, `all` is required");
+  CAF_CHECK_EQUAL(error_of(await, R"({"all":["x"]})"), "");
+  CAF_CHECK_EQUAL(error_of(await, R"({"any":["x"],"all":["y"]})"), "");
+}
+
+CAF_TEST(actions must be declared by a stateful tool) {
+  auto shell = tool("shell");
+  for (auto a : {action_kind::spawn, action_kind::fetch, action_kind::apply, action_kind::abort})
+    CAF_CHECK_EQUAL(validate_action(shell, a).error, "");
+  shell.actions = {action_kind::spawn, action_kind::fetch, action_kind::abort};
+  CAF_CHECK_EQUAL(validate_action(shell, action_kind::apply).error,
+                  "shell: action `apply` is not supported (actions: spawn, fetch, abort)");
+  CAF_CHECK_EQUAL(validate_action(tool("describe_tools"), action_kind::spawn).error,
+                  "describe_tools: not a stateful tool; call it without `action`");
+}

@@ -1,0 +1,107 @@
+#define CAF_SUITE argv_template
+#include <caf/test/unit_test.hpp>
+
+#include "tools/argv_template.hpp"
+
+using namespace jp;
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+Json parse(std::string_view text) {
+  auto j = Json::parse(text);
+  CAF_REQUIRE(j.ok());
+  return *j;
+}
+
+ToolConfig tool(std::string program, Argv args, bool shell = false) {
+  ToolConfig t;
+  t.name = "t";
+  t.program = std::move(program);
+  t.args = std::move(args);
+  t.shell = shell;
+  return t;
+}
+
+} // namespace
+
+CAF_TEST(templates expand arguments and answers) {
+  auto args = parse(R"({"name":"jp","n":3,"flag":true,"list":["a","b"],"obj":{"k":"v"}})");
+  auto answers = parse(R"({"confirm":false})");
+  TemplateContext ctx{args, answers};
+  auto expand = [&](std::string_view t) {
+    auto r = expand_template(t, ctx);
+    CAF_REQUIRE(r.ok());
+    return *r;
+  };
+  CAF_CHECK_EQUAL(expand("plain"), "plain");
+  CAF_CHECK_EQUAL(expand("--package={{tool.arguments.name}}"), "--package=jp");
+  CAF_CHECK_EQUAL(expand("{{ tool.arguments.n }}x{{tool.arguments.flag}}"), "3xtrue");
+  CAF_CHECK_EQUAL(expand("{{tool.arguments.list}}"), R"(["a","b"])");
+  CAF_CHECK_EQUAL(expand("{{tool.arguments.obj.k}}"), "v");
+  CAF_CHECK_EQUAL(expand("{{tool.answers.confirm}}"), "false");
+  CAF_CHECK_EQUAL(expand("[{{tool.arguments.missing}}]"), "[]");
+}
+
+CAF_TEST(bad templates are errors naming the template) {
+  auto args = Json::object();
+  auto answers = Json::object();
+  TemplateContext ctx{args, answers};
+  auto unknown = expand_template("a{{env.HOME}}", ctx);
+  CAF_REQUIRE(!unknown.ok());
+  CAF_CHECK(unknown.error().find("`{{env.HOME}}`") != std::string::npos);
+  CAF_CHECK(unknown.error().find("`a{{env.HOME}}`") != std::string::npos);
+  auto bare = expand_template("{{tool.arguments}}", ctx);
+  CAF_CHECK(!bare.ok());
+  auto open = expand_template("x{{tool.arguments.a", ctx);
+  CAF_REQUIRE(!open.ok());
+  CAF_CHECK_EQUAL(open.error(), "unterminated `{{` in template `x{{tool.arguments.a`");
+}
+
+CAF_TEST(no shell unless shell is true) {
+  auto args = parse(R"({"path":"src"})");
+  auto answers = Json::object();
+  TemplateContext ctx{args, answers};
+  auto argv = expand_argv(tool("ls", {"-l", "{{tool.arguments.path}}"}), ctx);
+  CAF_REQUIRE(argv.ok());
+  CAF_CHECK_EQUAL(*argv, (Argv{"ls", "-l", "src"}));
+
+  auto shell = expand_argv(tool("ls", {"-l", "{{tool.arguments.path}}"}, true), ctx);
+  CAF_REQUIRE(shell.ok());
+  CAF_CHECK_EQUAL(*shell, (Argv{"bash", "-c", "ls -l src"}));
+}
+
+CAF_TEST(a value with spaces and semicolons stays one argv element) {
+  auto args = parse(R"({"pattern":"a b; rm -rf / && echo $(id) `x` | y > z"})");
+  auto answers = Json::object();
+  TemplateContext ctx{args, answers};
+  auto argv = expand_argv(tool("grep", {"-e", "{{tool.arguments.pattern}}", "--", "."}), ctx);
+  CAF_REQUIRE(argv.ok());
+  CAF_CHECK_EQUAL(*argv, (Argv{"grep", "-e", "a b; rm -rf / && echo $(id) `x` | y > z", "--", "."}));
+}
+
+CAF_TEST(an optional missing element is dropped) {
+  auto args = parse(R"({"package":"jp","features":null})");
+  auto answers = Json::object();
+  TemplateContext ctx{args, answers};
+  auto t = tool("cargo", {"check", "{{tool.arguments.features}}", "--package",
+                          "{{tool.arguments.package}}", "{{ tool.arguments.target }}",
+                          "--x={{tool.arguments.target}}"});
+  auto argv = expand_argv(t, ctx);
+  CAF_REQUIRE(argv.ok());
+  // null and missing sole placeholders vanish; an embedded one becomes "".
+  CAF_CHECK_EQUAL(*argv, (Argv{"cargo", "check", "--package", "jp", "--x="}));
+}
+
+CAF_TEST(argv errors name the tool) {
+  auto args = Json::object();
+  auto answers = Json::object();
+  TemplateContext ctx{args, answers};
+  auto bad = expand_argv(tool("ls", {"{{nope}}"}), ctx);
+  CAF_REQUIRE(!bad.ok());
+  CAF_CHECK(bad.error().starts_with("t: command.args: unknown template variable `{{nope}}`"));
+  auto empty = expand_argv(tool("{{tool.arguments.prog}}", {}), ctx);
+  CAF_REQUIRE(!empty.ok());
+  CAF_CHECK(empty.error().find("expanded to an empty string") != std::string::npos);
+}

@@ -1,0 +1,482 @@
+#define CAF_SUITE config_loader
+#include <caf/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "config/config_loader.hpp"
+
+using namespace jp;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh directory, removed with everything in it at scope exit. It also becomes
+/// $XDG_CONFIG_HOME's parent so the real user config is never read.
+struct Sandbox {
+  fs::path root;
+  fs::path xdg;       // $XDG_CONFIG_HOME
+  fs::path workspace; // a workspace without .jp/ unless a test writes one
+
+  Sandbox() {
+    std::string tmpl = (fs::temp_directory_path() / "jp-config-test-XXXXXX").string();
+    root = mkdtemp(tmpl.data());
+    xdg = root / "xdg";
+    workspace = root / "ws";
+    fs::create_directories(xdg);
+    fs::create_directories(workspace);
+    setenv("XDG_CONFIG_HOME", xdg.c_str(), 1);
+  }
+  ~Sandbox() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+
+  fs::path write(const fs::path& path, std::string_view text) const {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+    return path;
+  }
+  fs::path user_config(std::string_view text) const {
+    return write(xdg / "jp-actors" / "config.toml", text);
+  }
+  fs::path workspace_config(std::string_view text) const {
+    return write(workspace / ".jp" / "config.toml", text);
+  }
+
+  ConfigSources sources() const {
+    ConfigSources s;
+    s.workspace = workspace.string();
+    return s;
+  }
+};
+
+/// "" when `text` contains `part`; otherwise both, so a failed check shows them.
+std::string missing(const std::string& text, std::string_view part) {
+  if (text.find(part) != std::string::npos)
+    return "";
+  return "`" + std::string(part) + "` not in: " + text;
+}
+
+// A valid local tool `x` that each bad-config case below extends.
+constexpr std::string_view tool_x = "[conversation.tools.x]\ncommand = { program = \"echo\" }\n";
+
+} // namespace
+
+CAF_TEST(defaults contain the built-in tools) {
+  auto c = default_config();
+  CAF_CHECK_EQUAL(c.assistant.provider, "scripted");
+  CAF_CHECK(fs::path(c.workspace).is_absolute());
+  for (auto name : {"shell", "await", "describe_tools"}) {
+    CAF_REQUIRE(c.tools.count(name) == 1);
+    CAF_CHECK_EQUAL(c.tools[name].source, "builtin");
+    CAF_CHECK_EQUAL(c.tools[name].name, name);
+  }
+  auto& shell = c.tools["shell"];
+  CAF_CHECK(shell.stateful);
+  CAF_CHECK_EQUAL(shell.actions.size(), 4u);
+  CAF_REQUIRE(!shell.parameters.empty());
+  CAF_CHECK_EQUAL(shell.parameters[0].name, "command");
+  CAF_CHECK(shell.parameters[0].required);
+  CAF_CHECK_EQUAL(shell.parameters[0].description, "Shell command, run with bash -c");
+  CAF_CHECK(shell.description.find("spawn") != std::string::npos);
+
+  auto& await = c.tools["await"];
+  CAF_CHECK(!await.stateful);
+  CAF_CHECK_EQUAL(await.one_of_required, (std::vector<std::string>{"any", "all"}));
+  bool timeout_is_number = false;
+  for (auto& p : await.parameters)
+    timeout_is_number = timeout_is_number || (p.name == "timeout_secs" && p.type == "number");
+  CAF_CHECK(timeout_is_number);
+
+  auto& describe = c.tools["describe_tools"];
+  CAF_REQUIRE_EQUAL(describe.parameters.size(), 1u);
+  CAF_CHECK_EQUAL(describe.parameters[0].name, "tools");
+  CAF_CHECK_EQUAL(describe.parameters[0].type, "array");
+  CAF_CHECK(!describe.parameters[0].required);
+}
+
+CAF_TEST(no config files at all gives the defaults) {
+  Sandbox box;
+  auto c = load_config(box.sources());
+  CAF_REQUIRE(c.ok());
+  CAF_CHECK_EQUAL(c->tools.size(), 3u);
+  CAF_CHECK_EQUAL(c->workspace, box.workspace.string());
+}
+
+CAF_TEST(later sources override earlier ones key by key) {
+  Sandbox box;
+  box.user_config(R"(
+[assistant]
+model = "user"
+base_url = "http://user"
+[runtime]
+state_dir = "user-state"
+[conversation.tools.x]
+summary = "from user"
+command = { program = "echo", args = ["a"] }
+run = "ask"
+env = { A = "1" }
+)");
+  auto sources = box.sources();
+  {
+    auto c = load_config(sources);
+    CAF_CHECK_EQUAL(c.error(), "");
+    CAF_REQUIRE(c.ok());
+    CAF_CHECK_EQUAL(c->assistant.model, "user");
+  }
+
+  box.workspace_config(R"(
+[assistant]
+model = "workspace"
+[conversation.tools.x]
+run = "unattended"
+env = { B = "2" }
+)");
+  {
+    auto c = load_config(sources);
+    CAF_CHECK_EQUAL(c.error(), "");
+    CAF_REQUIRE(c.ok());
+    CAF_CHECK_EQUAL(c->assistant.model, "workspace");
+    CAF_CHECK_EQUAL(c->assistant.base_url, "http://user"); // untouched key survives
+    auto& x = c->tools["x"];
+    CAF_CHECK_EQUAL(x.summary, "from user");                 // tables merge
+    CAF_CHECK_EQUAL(x.program, "echo");
+    CAF_CHECK(x.run == run_mode::unattended);
+    CAF_CHECK_EQUAL(x.env.size(), 2u);                       // env merges too
+  }
+
+  sources.config_files.push_back(box.write(box.root / "one.toml", R"(
+[assistant]
+model = "file one"
+[conversation.tools.x]
+command = { args = ["b", "c"] }
+)").string());
+  sources.config_files.push_back(box.write(box.root / "two.toml", R"(
+[assistant]
+model = "file two"
+)").string());
+  {
+    auto c = load_config(sources);
+    CAF_CHECK_EQUAL(c.error(), "");
+    CAF_REQUIRE(c.ok());
+    CAF_CHECK_EQUAL(c->assistant.model, "file two");
+    CAF_CHECK_EQUAL(c->tools["x"].args, (std::vector<std::string>{"b", "c"})); // arrays replace
+    CAF_CHECK_EQUAL(c->runtime.state_dir, "user-state");
+  }
+
+  sources.overrides.push_back("assistant.model=from-cfg");
+  {
+    auto c = load_config(sources);
+    CAF_CHECK_EQUAL(c.error(), "");
+    CAF_REQUIRE(c.ok());
+    CAF_CHECK_EQUAL(c->assistant.model, "from-cfg");
+  }
+
+  // Without the user config, the workspace's partial tool `x` has no program.
+  sources.use_user_config = false;
+  {
+    auto c = load_config(sources);
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), (box.workspace / ".jp" / "config.toml").string() +
+                                           ": conversation.tools.x.command.program"),
+                    "");
+  }
+  box.workspace_config("[assistant]\nmodel = \"workspace\"\n");
+  sources.config_files.clear();
+  {
+    auto c = load_config(sources);
+    CAF_CHECK_EQUAL(c.error(), "");
+    CAF_REQUIRE(c.ok());
+    CAF_CHECK_EQUAL(c->assistant.base_url, "");
+    CAF_CHECK_EQUAL(c->tools.count("x"), 0u);
+  }
+}
+
+CAF_TEST(cfg values are TOML values or else strings) {
+  Sandbox box;
+  auto sources = box.sources();
+  sources.overrides = {
+      "runtime.output_cap_bytes=100",
+      "runtime.abort_grace_secs=0.5",
+      "assistant.model=gpt-4o-mini",
+      "assistant.base_url=http://127.0.0.1:11434/v1",
+      "conversation.tools.shell.spawn.actions=[\"spawn\", \"fetch\"]",
+      "conversation.tools.shell.spawn.notifications.on_content=true",
+      "conversation.tools.shell.spawn.lifecycle.on_turn_end=await",
+      "conversation.tools.shell.questions.confirm.answer=true",
+      "conversation.tools.y.command={program=\"ls\", args=[\"-l\"]}",
+  };
+  auto c = load_config(sources);
+  CAF_CHECK_EQUAL(c.error(), "");
+    CAF_REQUIRE(c.ok());
+  CAF_CHECK_EQUAL(c->runtime.output_cap_bytes, 100u);
+  CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 0.5);
+  CAF_CHECK_EQUAL(c->assistant.model, "gpt-4o-mini");
+  CAF_CHECK_EQUAL(c->assistant.base_url, "http://127.0.0.1:11434/v1");
+  auto& shell = c->tools["shell"];
+  CAF_CHECK(shell.actions == (std::vector<action_kind>{action_kind::spawn, action_kind::fetch}));
+  CAF_CHECK(shell.notifications.on_content);
+  CAF_CHECK(shell.lifecycle.on_turn_end == turn_end_policy::await);
+  CAF_CHECK_EQUAL(shell.answers["confirm"].dump(), "true");
+  CAF_CHECK_EQUAL(c->tools["y"].program, "ls");
+  CAF_CHECK_EQUAL(c->tools["y"].source, "local");
+}
+
+CAF_TEST(cfg errors name the override and the key) {
+  Sandbox box;
+  auto sources = box.sources();
+  sources.overrides = {"conversation.tools.shell.run=sometimes"};
+  auto c = load_config(sources);
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), "--cfg conversation.tools.shell.run=sometimes: "
+                                     "conversation.tools.shell.run: expected one of ask, "
+                                     "unattended, skip, got \"sometimes\""),
+                  "");
+
+  sources.overrides = {"assistant.model"};
+  c = load_config(sources);
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), "expected key=value"), "");
+
+  sources.overrides = {"assistant..model=x"};
+  c = load_config(sources);
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), "dotted key"), "");
+}
+
+CAF_TEST(every validation error names the file and the key) {
+  struct Case {
+    std::string toml;
+    std::string key_and_problem; // expected after "<file>: "
+  };
+  std::string x(tool_x);
+  std::vector<Case> cases = {
+      {x + "run = \"sometimes\"\n",
+       "conversation.tools.x.run: expected one of ask, unattended, skip, got \"sometimes\""},
+      {x + "io = 3\n", "conversation.tools.x.io: expected one of pipe, pty, got integer 3"},
+      {x + "rnu = \"ask\"\n", "conversation.tools.x.rnu: unknown key (allowed: source, summary"},
+      {"[conversation.tools.x]\nrun = \"ask\"\n",
+       "conversation.tools.x.command.program: missing"},
+      {"[conversation.tools.x.command]\nprogram = \"echo\"\nargs = \"a b\"\n",
+       "conversation.tools.x.command.args: expected an array of strings, got \"a b\""},
+      {"[conversation.tools.x.command]\nprogram = \"echo\"\nargs = [\"a\", 1]\n",
+       "conversation.tools.x.command.args[1]: expected a string, got integer 1"},
+      {"[conversation.tools.x.command]\nprogram = \"echo\"\nshell = \"yes\"\n",
+       "conversation.tools.x.command.shell: expected a boolean, got \"yes\""},
+      {"[conversation.tools.x.command]\nprogram = \"echo\"\nprog = \"x\"\n",
+       "conversation.tools.x.command.prog: unknown key (allowed: program, args, shell)"},
+      {x + "env.HOME = 1\n", "conversation.tools.x.env.HOME: expected a string, got integer 1"},
+      {x + "parameters.p.type = \"str\"\n",
+       "conversation.tools.x.parameters.p.type: expected one of string, integer, number, "
+       "boolean, array, object, got \"str\""},
+      {x + "parameters.p.requird = true\n",
+       "conversation.tools.x.parameters.p.requird: unknown key (allowed: type, description, "
+       "required, enum, items, default)"},
+      {x + "parameters.p = { type = \"integer\", enum = [\"a\"] }\n",
+       "conversation.tools.x.parameters.p.enum: only for parameters of type string"},
+      {x + "parameters.p = { type = \"string\", items = { type = \"string\" } }\n",
+       "conversation.tools.x.parameters.p.items: only for parameters of type array"},
+      {x + "parameters.p = { type = \"array\", items = { type = \"strin\" } }\n",
+       "conversation.tools.x.parameters.p.items.type: expected one of string"},
+      {x + "parameters.p = { type = \"integer\", default = \"1\" }\n",
+       "conversation.tools.x.parameters.p.default: expected a value of type integer, got string"},
+      {x + "parameters.\"a b\" = { type = \"string\" }\n",
+       "conversation.tools.x.parameters.a b: a parameter name may contain only"},
+      {x + "spawn.stateful = true\nparameters.id = { type = \"string\" }\n",
+       "conversation.tools.x.parameters.id: the names action, id and input are reserved"},
+      {x + "spawn.actions = [\"spawn\", \"bogus\"]\n",
+       "conversation.tools.x.spawn.actions[1]: expected one of spawn, fetch, apply, abort, "
+       "got \"bogus\""},
+      {x + "spawn.actions = [\"fetch\"]\n",
+       "conversation.tools.x.spawn.actions: expected the actions to include \"spawn\""},
+      {x + "spawn.stateful = 1\n",
+       "conversation.tools.x.spawn.stateful: expected a boolean, got integer 1"},
+      {x + "spawn.notifications.on_success = \"yes\"\n",
+       "conversation.tools.x.spawn.notifications.on_success: expected a boolean, got \"yes\""},
+      {x + "spawn.notifications.on_exit = true\n",
+       "conversation.tools.x.spawn.notifications.on_exit: unknown key (allowed: on_success, "
+       "on_failure, on_waiting, on_content)"},
+      {x + "spawn.lifecycle.on_turn_end = \"later\"\n",
+       "conversation.tools.x.spawn.lifecycle.on_turn_end: expected one of inquire, await, "
+       "abort, got \"later\""},
+      {x + "spawn.lifecycle.await_timeout_secs = -1\n",
+       "conversation.tools.x.spawn.lifecycle.await_timeout_secs: expected a number of "
+       "seconds >= 0, got integer -1"},
+      {x + "spawn.persist = true\n",
+       "conversation.tools.x.spawn.persist: unknown key (allowed: stateful, actions, "
+       "notifications, lifecycle)"},
+      {x + "questions.confirm.anser = true\n",
+       "conversation.tools.x.questions.confirm.anser: unknown key (allowed: answer)"},
+      {x + "one_of_required = [\"nope\"]\n",
+       "conversation.tools.x.one_of_required: expected names of declared parameters, got "
+       "\"nope\""},
+      {x + "source = \"mcp\"\n",
+       "conversation.tools.x.source: expected one of local, builtin, got \"mcp\""},
+      {"[conversation.tools.x]\nsource = \"builtin\"\n",
+       "conversation.tools.x.source: expected \"local\" (\"x\" is not a built-in tool"},
+      {"[conversation.tools.shell]\ncommand = { program = \"sh\" }\n",
+       "conversation.tools.shell.command: a built-in tool runs no command"},
+      {"[conversation.tools.\"a b\"]\nrun = \"ask\"\n",
+       "conversation.tools.a b: a tool name may contain only"},
+      {"[conversation]\ntools = 5\n", "conversation.tools: expected a table, got integer 5"},
+      {"[conversation.tools]\nx = \"echo\"\n", "conversation.tools.x: expected a table, got \"echo\""},
+      {"[conversation]\nagents = 1\n", "conversation.agents: unknown key (allowed: tools)"},
+      {"[assistant]\nprovider = \"gemini\"\n",
+       "assistant.provider: expected one of scripted, openai, anthropic, got \"gemini\""},
+      {"[assistant]\nmodle = \"x\"\n",
+       "assistant.modle: unknown key (allowed: provider, model, base_url, api_key_env)"},
+      {"[runtime]\noutput_cap_bytes = -5\n",
+       "runtime.output_cap_bytes: expected an integer >= 0, got integer -5"},
+      {"[runtime]\nabort_grace_secs = \"2s\"\n",
+       "runtime.abort_grace_secs: expected a number of seconds >= 0, got \"2s\""},
+      {"assistant = \"openai\"\n", "assistant: expected a table, got \"openai\""},
+      {"[experiment]\nname = \"x\"\n",
+       "experiment: unknown key (allowed: assistant, runtime, conversation)"},
+  };
+  for (auto& test : cases) {
+    Sandbox box;
+    auto file = box.write(box.root / "bad.toml", test.toml);
+    auto sources = box.sources();
+    sources.config_files.push_back(file.string());
+    auto c = load_config(sources);
+    CAF_CHECK(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), file.string() + ": " + test.key_and_problem), "");
+  }
+}
+
+CAF_TEST(errors in optional locations name those files) {
+  Sandbox box;
+  auto user = box.user_config("[assistant]\nprovider = \"nope\"\n");
+  auto c = load_config(box.sources());
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), user.string() + ": assistant.provider"), "");
+
+  fs::remove(user);
+  auto ws = box.workspace_config("[runtime]\nstate_dir = 1\n");
+  c = load_config(box.sources());
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": runtime.state_dir: expected a string"), "");
+}
+
+CAF_TEST(a TOML syntax error reports file line and column) {
+  Sandbox box;
+  auto file = box.write(box.root / "syntax.toml", "[assistant]\nmodel = \"x\"\nprovider = = 1\n");
+  auto sources = box.sources();
+  sources.config_files.push_back(file.string());
+  auto c = load_config(sources);
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), file.string() + ":3:"), "");
+  CAF_CHECK_EQUAL(missing(c.error(), "TOML syntax error"), "");
+}
+
+CAF_TEST(a missing config file is an error but missing optional files are not) {
+  Sandbox box;
+  auto sources = box.sources();
+  CAF_CHECK(load_config(sources).ok()); // no user config, no .jp/config.toml
+  sources.config_files.push_back((box.root / "absent.toml").string());
+  auto c = load_config(sources);
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), (box.root / "absent.toml").string() +
+                                         ": no such config file"),
+                  "");
+
+  sources = box.sources();
+  sources.workspace = (box.root / "no-such-dir").string();
+  c = load_config(sources);
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), "workspace is not a directory"), "");
+}
+
+CAF_TEST(a complete tool table is read) {
+  auto c = apply_config_text(default_config(), R"(
+[conversation.tools.cargo_check]
+source = "local"
+summary = "Type-check a crate"
+description = "Runs cargo check."
+command = { program = "cargo", args = ["check", "--package", "{{tool.arguments.package}}"] }
+run = "unattended"
+io = "pty"
+cwd = "{{tool.arguments.dir}}"
+env = { RUST_LOG = "warn" }
+[conversation.tools.cargo_check.parameters.package]
+type = "string"
+description = "The crate"
+required = true
+enum = ["jp", "jp_cli"]
+default = "jp"
+[conversation.tools.cargo_check.parameters.features]
+type = "array"
+items = { type = "string" }
+[conversation.tools.cargo_check.spawn]
+stateful = true
+actions = ["spawn", "fetch", "abort"]
+[conversation.tools.cargo_check.spawn.notifications]
+on_success = false
+on_content = true
+[conversation.tools.cargo_check.spawn.lifecycle]
+on_turn_end = "abort"
+await_timeout_secs = 1.5
+[conversation.tools.cargo_check.questions.confirm]
+answer = { level = 2, tags = ["a", true] }
+)",
+                             "embedded");
+  CAF_CHECK_EQUAL(c.error(), "");
+    CAF_REQUIRE(c.ok());
+  auto& t = c->tools["cargo_check"];
+  CAF_CHECK_EQUAL(t.name, "cargo_check");
+  CAF_CHECK_EQUAL(t.summary, "Type-check a crate");
+  CAF_CHECK_EQUAL(t.description, "Runs cargo check.");
+  CAF_CHECK_EQUAL(t.program, "cargo");
+  CAF_CHECK_EQUAL(t.args.size(), 3u);
+  CAF_CHECK(!t.shell);
+  CAF_CHECK(t.run == run_mode::unattended);
+  CAF_CHECK(t.io == io_mode::pty);
+  CAF_CHECK_EQUAL(t.cwd, "{{tool.arguments.dir}}");
+  CAF_CHECK_EQUAL(t.env["RUST_LOG"], "warn");
+  CAF_REQUIRE_EQUAL(t.parameters.size(), 2u);
+  auto& features = t.parameters[0].name == "features" ? t.parameters[0] : t.parameters[1];
+  auto& package = t.parameters[0].name == "package" ? t.parameters[0] : t.parameters[1];
+  CAF_CHECK_EQUAL(package.type, "string");
+  CAF_CHECK(package.required);
+  CAF_CHECK_EQUAL(package.enum_values, (std::vector<std::string>{"jp", "jp_cli"}));
+  CAF_CHECK_EQUAL(package.default_value.dump(), "\"jp\"");
+  CAF_CHECK_EQUAL(features.items_type, "string");
+  CAF_CHECK(t.stateful);
+  CAF_CHECK(t.actions == (std::vector<action_kind>{action_kind::spawn, action_kind::fetch,
+                                                   action_kind::abort}));
+  CAF_CHECK(!t.notifications.on_success);
+  CAF_CHECK(t.notifications.on_failure);
+  CAF_CHECK(t.notifications.on_content);
+  CAF_CHECK(t.lifecycle.on_turn_end == turn_end_policy::abort);
+  CAF_CHECK_EQUAL(t.lifecycle.await_timeout_secs, 1.5);
+  CAF_CHECK_EQUAL(t.answers["confirm"].dump(), R"({"level":2,"tags":["a",true]})");
+
+  // The origin of embedded text is whatever the caller calls it.
+  auto bad = apply_config_text(default_config(), "[runtime]\nstate_dir = 1\n", "script.toml");
+  CAF_REQUIRE(!bad.ok());
+  CAF_CHECK_EQUAL(missing(bad.error(), "script.toml: runtime.state_dir"), "");
+}
+
+CAF_TEST(a later source can adjust one field of a parameter) {
+  Sandbox box;
+  box.user_config(std::string(tool_x) + "parameters.n = { type = \"integer\", required = true }\n");
+  auto sources = box.sources();
+  sources.overrides.push_back("conversation.tools.x.parameters.n.description=count");
+  auto c = load_config(sources);
+  CAF_CHECK_EQUAL(c.error(), "");
+    CAF_REQUIRE(c.ok());
+  auto& p = c->tools["x"].parameters;
+  CAF_REQUIRE_EQUAL(p.size(), 1u);
+  CAF_CHECK_EQUAL(p[0].type, "integer");
+  CAF_CHECK(p[0].required);
+  CAF_CHECK_EQUAL(p[0].description, "count");
+}
+
+CAF_TEST(to_string spells enums as the config does) {
+  CAF_CHECK_EQUAL(std::string(to_string(run_mode::unattended)), "unattended");
+  CAF_CHECK_EQUAL(std::string(to_string(io_mode::pty)), "pty");
+  CAF_CHECK_EQUAL(std::string(to_string(turn_end_policy::inquire)), "inquire");
+  CAF_CHECK_EQUAL(std::string(to_string(action_kind::apply)), "apply");
+}

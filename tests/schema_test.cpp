@@ -1,0 +1,247 @@
+#define CAF_SUITE schema
+#include <caf/test/unit_test.hpp>
+
+#include <functional>
+
+#include "config/config_loader.hpp"
+#include "tools/schema.hpp"
+
+using namespace jp;
+
+namespace {
+
+const dialect all_dialects[] = {dialect::openai, dialect::anthropic, dialect::gemini};
+
+ParameterConfig param(std::string name, std::string type, bool required = false) {
+  ParameterConfig p;
+  p.name = std::move(name);
+  p.type = std::move(type);
+  p.required = required;
+  return p;
+}
+
+ToolConfig grep_tool() {
+  ToolConfig t;
+  t.name = "grep";
+  t.summary = "Search files";
+  t.program = "grep";
+  t.parameters = {param("pattern", "string", true), param("max", "integer")};
+  return t;
+}
+
+// RFD 009's cargo_check: stateful with spawn, fetch, abort only.
+ToolConfig cargo_check_tool() {
+  ToolConfig t;
+  t.name = "cargo_check";
+  t.summary = "Type-check a crate";
+  t.program = "cargo";
+  t.parameters = {param("package", "string")};
+  t.stateful = true;
+  t.actions = {action_kind::spawn, action_kind::fetch, action_kind::abort};
+  return t;
+}
+
+// Every key of every object anywhere in `j`.
+void walk_keys(const Json& j, const std::function<void(const std::string&, const Json&)>& f) {
+  if (j.is_object())
+    for (auto& [k, v] : j.as_object()) {
+      f(k, v);
+      walk_keys(v, f);
+    }
+  else if (j.is_array())
+    for (auto& v : j.as_array())
+      walk_keys(v, f);
+}
+
+bool has_key_anywhere(const Json& j, std::string_view key) {
+  bool found = false;
+  walk_keys(j, [&](const std::string& k, const Json&) { found = found || k == key; });
+  return found;
+}
+
+std::string names(const Json& declarations, dialect d) {
+  std::string out;
+  for (auto& decl : declarations.as_array()) {
+    auto& name = d == dialect::openai ? *decl.find("function")->find("name") : *decl.find("name");
+    out += (out.empty() ? "" : ",") + name.as_string();
+  }
+  return out;
+}
+
+} // namespace
+
+CAF_TEST(dialect names parse and the error lists the allowed ones) {
+  for (auto d : all_dialects) {
+    auto parsed = parse_dialect(to_string(d));
+    CAF_REQUIRE(parsed.ok());
+    CAF_CHECK(*parsed == d);
+  }
+  auto bad = parse_dialect("claude");
+  CAF_REQUIRE(!bad.ok());
+  CAF_CHECK(bad.error().find("\"claude\"") != std::string::npos);
+  CAF_CHECK(bad.error().find("openai, anthropic, gemini") != std::string::npos);
+}
+
+CAF_TEST(one shot tools get a flat schema in every dialect) {
+  for (auto d : all_dialects) {
+    auto s = parameters_schema(grep_tool(), d);
+    CAF_CHECK_EQUAL(s.dump(), R"({"type":"object","properties":{"pattern":{"type":"string"},)"
+                              R"("max":{"type":"integer"}},"required":["pattern"]})");
+  }
+}
+
+CAF_TEST(declared actions default to all four) {
+  auto t = cargo_check_tool();
+  CAF_CHECK_EQUAL(declared_actions(t).size(), 3u);
+  t.actions.clear();
+  CAF_CHECK(declared_actions(t) == (std::vector<action_kind>{action_kind::spawn, action_kind::fetch,
+                                                             action_kind::apply,
+                                                             action_kind::abort}));
+}
+
+CAF_TEST(openai stateful schema is RFD 009 oneOf with only the declared actions) {
+  auto s = parameters_schema(cargo_check_tool(), dialect::openai);
+  CAF_CHECK_EQUAL(
+      s.dump(),
+      R"({"type":"object","oneOf":[)"
+      R"({"properties":{"action":{"const":"spawn"},"id":{"type":"string","description":)"
+      R"("Handle ID for this tool instance. Must be unique across active handles."},)"
+      R"("package":{"type":"string"}},"required":["action","id"]},)"
+      R"({"properties":{"action":{"const":"fetch"},"id":{"type":"string","description":)"
+      R"("Handle ID of a handle you spawned earlier."}},"required":["action","id"]},)"
+      R"({"properties":{"action":{"const":"abort"},"id":{"type":"string","description":)"
+      R"("Handle ID of a handle you spawned earlier."}},"required":["action","id"]}]})");
+
+  // All four: apply requires input; a required tool parameter is required on spawn.
+  auto t = cargo_check_tool();
+  t.actions.clear();
+  t.parameters[0].required = true;
+  auto full = parameters_schema(t, dialect::openai);
+  auto& branches = full.find("oneOf")->as_array();
+  CAF_REQUIRE_EQUAL(branches.size(), 4u);
+  CAF_CHECK_EQUAL(branches[0].find("required")->dump(), R"(["action","id","package"])");
+  CAF_CHECK_EQUAL(branches[2].find("properties")->find("action")->dump(), R"({"const":"apply"})");
+  CAF_CHECK(branches[2].find("properties")->find("input") != nullptr);
+  CAF_CHECK_EQUAL(branches[2].find("required")->dump(), R"(["action","id","input"])");
+}
+
+CAF_TEST(anthropic and gemini stateful schemas are flat with an action enum) {
+  for (auto d : {dialect::anthropic, dialect::gemini}) {
+    auto s = parameters_schema(cargo_check_tool(), d);
+    for (auto key : {"oneOf", "anyOf", "allOf"})
+      CAF_CHECK(s.find(key) == nullptr);
+    CAF_CHECK_EQUAL(s.find("type")->as_string(), "object");
+    CAF_CHECK_EQUAL(s.find("required")->dump(), R"(["action","id"])");
+    auto& props = *s.find("properties");
+    CAF_CHECK_EQUAL(props.find("action")->find("enum")->dump(), R"(["spawn","fetch","abort"])");
+    CAF_CHECK(props.find("input") == nullptr); // no apply declared
+    auto& package = *props.find("package");
+    CAF_CHECK(package.find("description")->as_string().starts_with("spawn only"));
+  }
+  auto t = cargo_check_tool();
+  t.actions.clear();
+  auto gem = parameters_schema(t, dialect::gemini);
+  CAF_CHECK_EQUAL(gem.find("properties")->find("input")->find("type")->as_string(), "string");
+}
+
+CAF_TEST(gemini never gets anyOf oneOf const or additionalProperties anywhere) {
+  auto c = default_config();
+  c.tools.emplace("cargo_check", cargo_check_tool());
+  auto git = cargo_check_tool();
+  git.name = "git";
+  git.actions.clear();
+  auto cmd = param("command", "string", true);
+  cmd.enum_values = {"stage", "commit", "rebase"};
+  git.parameters.push_back(cmd);
+  c.tools.emplace("git", git);
+  c.tools.emplace("grep", grep_tool());
+
+  auto decls = tool_declarations(c, dialect::gemini);
+  CAF_CHECK_EQUAL(names(decls, dialect::gemini), "await,cargo_check,describe_tools,git,grep,shell");
+  for (auto key : {"anyOf", "oneOf", "allOf", "const", "additionalProperties", "default"})
+    CAF_CHECK(!has_key_anywhere(decls, key));
+  // Every property has a type and no object schema is empty.
+  walk_keys(decls, [](const std::string& k, const Json& v) {
+    if (k != "properties")
+      return;
+    CAF_CHECK(!v.as_object().empty());
+    for (auto& [name, prop] : v.as_object())
+      CAF_CHECK(prop.find("type") != nullptr);
+  });
+  // ...while openai does use oneOf for the same config.
+  CAF_CHECK(has_key_anywhere(tool_declarations(c, dialect::openai), "oneOf"));
+}
+
+CAF_TEST(anthropic never gets a top level combinator) {
+  auto c = default_config();
+  c.tools.emplace("cargo_check", cargo_check_tool());
+  auto decls = tool_declarations(c, dialect::anthropic);
+  for (auto& decl : decls.as_array()) {
+    auto& schema = *decl.find("input_schema");
+    CAF_CHECK_EQUAL(schema.find("type")->as_string(), "object");
+    for (auto key : {"oneOf", "anyOf", "allOf"})
+      CAF_CHECK(schema.find(key) == nullptr);
+  }
+}
+
+CAF_TEST(await has the anyOf required form only in openai) {
+  auto c = default_config();
+  auto& await = c.tools["await"];
+  auto openai = parameters_schema(await, dialect::openai);
+  CAF_REQUIRE(openai.find("anyOf") != nullptr);
+  CAF_CHECK_EQUAL(openai.find("anyOf")->dump(), R"([{"required":["any"]},{"required":["all"]}])");
+  CAF_CHECK_EQUAL(openai.find("required")->dump(), "[]");
+  for (auto d : all_dialects) {
+    auto s = parameters_schema(await, d);
+    CAF_CHECK_EQUAL(s.find("properties")->find("timeout_secs")->find("type")->as_string(), "number");
+    CAF_CHECK_EQUAL(s.find("properties")->find("any")->find("items")->dump(), R"({"type":"string"})");
+    if (d != dialect::openai)
+      CAF_CHECK(!has_key_anywhere(s, "anyOf"));
+  }
+}
+
+CAF_TEST(await is declared only when a stateful tool exists) {
+  auto c = default_config();
+  for (auto d : all_dialects)
+    CAF_CHECK_EQUAL(names(tool_declarations(c, d), d), "await,describe_tools,shell");
+  c.tools["shell"].stateful = false;
+  for (auto d : all_dialects)
+    CAF_CHECK_EQUAL(names(tool_declarations(c, d), d), "describe_tools,shell");
+}
+
+CAF_TEST(declarations have the shape of each provider) {
+  auto t = grep_tool();
+  t.description = "Longer text.";
+  auto openai = tool_declaration(t, dialect::openai);
+  CAF_CHECK_EQUAL(openai.find("type")->as_string(), "function");
+  auto& fn = *openai.find("function");
+  CAF_CHECK_EQUAL(fn.find("name")->as_string(), "grep");
+  CAF_CHECK_EQUAL(fn.find("description")->as_string(), "Search files\n\nLonger text.");
+  CAF_CHECK(fn.find("parameters") != nullptr);
+
+  auto anthropic = tool_declaration(t, dialect::anthropic);
+  CAF_CHECK_EQUAL(anthropic.find("name")->as_string(), "grep");
+  CAF_CHECK(anthropic.find("input_schema") != nullptr);
+  CAF_CHECK(anthropic.find("parameters") == nullptr);
+
+  auto gemini = tool_declaration(t, dialect::gemini);
+  CAF_CHECK_EQUAL(gemini.find("name")->as_string(), "grep");
+  CAF_CHECK(gemini.find("parameters") != nullptr);
+
+  // Gemini rejects an object schema without properties: no parameters at all.
+  t.parameters.clear();
+  CAF_CHECK(tool_declaration(t, dialect::gemini).find("parameters") == nullptr);
+  CAF_CHECK(tool_declaration(t, dialect::anthropic).find("input_schema") != nullptr);
+}
+
+CAF_TEST(parameter details carry over and gemini states defaults in words) {
+  auto t = grep_tool();
+  t.parameters[1].description = "Most matches";
+  t.parameters[1].default_value = Json(10);
+  auto openai = parameters_schema(t, dialect::openai);
+  CAF_CHECK_EQUAL(openai.find("properties")->find("max")->dump(),
+                  R"({"type":"integer","description":"Most matches","default":10})");
+  auto gemini = parameters_schema(t, dialect::gemini);
+  CAF_CHECK_EQUAL(gemini.find("properties")->find("max")->dump(),
+                  R"j({"type":"integer","description":"Most matches (default: 10)"})j");
+}

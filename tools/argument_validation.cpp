@@ -1,0 +1,125 @@
+#include "tools/argument_validation.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tools/schema.hpp"
+
+namespace jp {
+
+namespace {
+
+bool has_type(const Json& v, std::string_view type) {
+  if (type == "string") return v.is_string();
+  // Models sometimes write 3.0 for 3; an integral number is an integer.
+  if (type == "integer")
+    return v.is_int() || (v.is_double() && std::trunc(v.as_number()) == v.as_number());
+  if (type == "number") return v.is_number();
+  if (type == "boolean") return v.is_bool();
+  if (type == "array") return v.is_array();
+  if (type == "object") return v.is_object();
+  return true; // unknown declared type: nothing to check against
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (auto& n : names)
+    out += fmt::format("{}`{}`", out.empty() ? "" : ", ", n);
+  return out;
+}
+
+std::string article(std::string_view type) {
+  return (type == "integer" || type == "array" || type == "object") ? "an" : "a";
+}
+
+Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json& v) {
+  if (!has_type(v, p.type))
+    return Status::fail(fmt::format("{}: `{}` must be {} {}, got {}", tool.name, p.name,
+                                    article(p.type), p.type, v.type_name()));
+  if (!p.enum_values.empty()) {
+    bool allowed = false;
+    for (auto& e : p.enum_values)
+      allowed = allowed || (v.is_string() && v.as_string() == e);
+    if (!allowed) {
+      std::string list;
+      for (auto& e : p.enum_values)
+        list += fmt::format("{}{}", list.empty() ? "" : ", ", e);
+      return Status::fail(fmt::format("{}: `{}` must be one of {}, got {}", tool.name,
+                                      p.name, list, v.dump()));
+    }
+  }
+  if (p.type == "array" && !p.items_type.empty()) {
+    auto& items = v.as_array();
+    for (size_t i = 0; i < items.size(); ++i)
+      if (!has_type(items[i], p.items_type))
+        return Status::fail(fmt::format("{}: `{}[{}]` must be {} {}, got {}", tool.name,
+                                        p.name, i, article(p.items_type), p.items_type,
+                                        items[i].type_name()));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status validate_arguments(const ToolConfig& tool, const Json& args) {
+  if (!args.is_object())
+    return Status::fail(fmt::format("{}: arguments must be an object, got {}", tool.name,
+                                    args.type_name()));
+
+  std::vector<std::string> declared;
+  for (auto& p : tool.parameters)
+    declared.push_back(p.name);
+  for (auto& [key, value] : args.as_object()) {
+    bool known = false;
+    for (auto& name : declared)
+      known = known || key == name;
+    if (!known)
+      return Status::fail(fmt::format(
+          "{}: unknown parameter `{}` ({})", tool.name, key,
+          declared.empty() ? std::string("the tool takes no parameters")
+                           : fmt::format("allowed: {}", join_names(declared))));
+  }
+
+  // A null counts as absent: models often spell "not given" as null.
+  auto given = [&](std::string_view name) {
+    auto* v = args.find(name);
+    return v && !v->is_null();
+  };
+  for (auto& p : tool.parameters) {
+    if (!given(p.name)) {
+      if (p.required)
+        return Status::fail(fmt::format("{}: parameter `{}` is required", tool.name, p.name));
+      continue;
+    }
+    if (auto s = check_value(tool, p, *args.find(p.name)); !s)
+      return s;
+  }
+
+  if (!tool.one_of_required.empty()) {
+    bool any = false;
+    for (auto& name : tool.one_of_required)
+      any = any || given(name);
+    if (!any)
+      return Status::fail(fmt::format("{}: at least one of {} is required", tool.name,
+                                      join_names(tool.one_of_required)));
+  }
+  return Status::ok();
+}
+
+Status validate_action(const ToolConfig& tool, action_kind action) {
+  if (!tool.stateful)
+    return Status::fail(fmt::format("{}: not a stateful tool; call it without `action`",
+                                    tool.name));
+  auto actions = declared_actions(tool);
+  for (auto a : actions)
+    if (a == action)
+      return Status::ok();
+  std::string list;
+  for (auto a : actions)
+    list += fmt::format("{}{}", list.empty() ? "" : ", ", to_string(a));
+  return Status::fail(fmt::format("{}: action `{}` is not supported (actions: {})", tool.name,
+                                  to_string(action), list));
+}
+
+} // namespace jp

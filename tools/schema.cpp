@@ -1,0 +1,246 @@
+// Schema generation per provider dialect. Three shapes:
+//  - flat:        {"type":"object","properties":{..},"required":[..]} (one-shot tools)
+//  - oneOf:       RFD 009's one branch per declared action (stateful tools, openai)
+//  - flat action: action enum + id + input + the tool's params, only action and id
+//                 required, descriptions saying which action uses which field
+//                 (stateful tools, anthropic and gemini)
+// Whatever a schema cannot express is checked at call time (argument_validation.hpp).
+#include "tools/schema.hpp"
+
+#include <fmt/format.h>
+
+namespace jp {
+
+namespace {
+
+// Where oneOf/anyOf may sit at the top level of a tool's schema.
+//  - anthropic: no. The Messages API rejects the request with 400 "input_schema does
+//    not support oneOf, allOf, or anyOf at the top level" (e.g. anthropics/claude-code
+//    #27337, #40075), so anthropic gets the flat action form.
+//  - gemini: no. It accepts anyOf only as the sole key of a schema object (RFD 009
+//    "Risks"), and never gets oneOf, const or additionalProperties.
+//  - openai: yes, RFD 009's form. NOTE: api.openai.com itself is reported to reject
+//    top-level oneOf/anyOf/allOf/enum/const/not in function parameters ("schema must
+//    have type 'object' and not have 'oneOf'/'anyOf'/... at the top level"); servers
+//    that only speak the OpenAI wire format (e.g. Ollama) may accept it. Returning
+//    false here switches openai to the flat action form too.
+bool top_level_combinators(dialect d) {
+  return d == dialect::openai;
+}
+
+const char* const id_spawn_description =
+    "Handle ID for this tool instance. Must be unique across active handles.";
+const char* const id_other_description = "Handle ID of a handle you spawned earlier.";
+const char* const input_description =
+    "Text to write to the tool's stdin (end lines with \"\\n\"), or the answer to the "
+    "question of a waiting handle.";
+
+std::string_view action_summary(action_kind a) {
+  switch (a) {
+    case action_kind::spawn: return "start the tool in the background under a new id";
+    case action_kind::fetch: return "current state and the output since the last look";
+    case action_kind::apply: return "send `input` to a running or waiting handle";
+    case action_kind::abort: return "stop the handle";
+  }
+  return "";
+}
+
+Json strings(const std::vector<std::string>& xs) {
+  auto out = Json::array();
+  for (auto& x : xs)
+    out.push(Json(x));
+  return out;
+}
+
+// One parameter as a JSON-schema property; `note` goes before its description.
+Json property_schema(const ParameterConfig& p, dialect d, std::string_view note = {}) {
+  auto s = Json::object();
+  s.set("type", p.type);
+  std::string description =
+      note.empty() ? p.description
+      : p.description.empty() ? std::string(note)
+                              : fmt::format("{}. {}", note, p.description);
+  // Gemini's Schema has no reliable `default`; say it in words instead.
+  if (d == dialect::gemini && !p.default_value.is_null())
+    description += fmt::format("{}(default: {})", description.empty() ? "" : " ",
+                               p.default_value.dump());
+  if (!description.empty())
+    s.set("description", description);
+  if (!p.enum_values.empty())
+    s.set("enum", strings(p.enum_values));
+  if (p.type == "array") // gemini requires items; "string" when the config says nothing
+    s.set("items", Json::object().set("type", p.items_type.empty() ? "string" : p.items_type));
+  if (d != dialect::gemini && !p.default_value.is_null())
+    s.set("default", p.default_value);
+  return s;
+}
+
+Json one_shot_schema(const ToolConfig& t, dialect d) {
+  auto properties = Json::object();
+  auto required = Json::array();
+  for (auto& p : t.parameters) {
+    properties.set(p.name, property_schema(p, d));
+    if (p.required)
+      required.push(Json(p.name));
+  }
+  auto s = Json::object();
+  s.set("type", "object").set("properties", std::move(properties)).set("required", std::move(required));
+  // RFD 037's "at least one of any/all"; elsewhere validated at call time only.
+  if (!t.one_of_required.empty() && top_level_combinators(d)) {
+    auto any_of = Json::array();
+    for (auto& name : t.one_of_required)
+      any_of.push(Json::object().set("required", Json(JsonArray{Json(name)})));
+    s.set("anyOf", std::move(any_of));
+  }
+  return s;
+}
+
+// RFD 009: {"type":"object","oneOf":[one branch per declared action]}.
+Json one_of_schema(const ToolConfig& t, dialect d) {
+  auto branches = Json::array();
+  for (auto a : declared_actions(t)) {
+    auto properties = Json::object();
+    auto required = Json(JsonArray{Json("action"), Json("id")});
+    properties.set("action", Json::object().set("const", Json(to_string(a))));
+    properties.set("id", Json::object().set("type", "string").set(
+                             "description", a == action_kind::spawn ? id_spawn_description
+                                                                    : id_other_description));
+    if (a == action_kind::spawn) {
+      for (auto& p : t.parameters) {
+        properties.set(p.name, property_schema(p, d));
+        if (p.required)
+          required.push(Json(p.name));
+      }
+    } else if (a == action_kind::apply) {
+      properties.set("input", Json::object().set("description", input_description));
+      required.push(Json("input"));
+    }
+    branches.push(Json::object().set("properties", std::move(properties)).set("required", std::move(required)));
+  }
+  return Json::object().set("type", "object").set("oneOf", std::move(branches));
+}
+
+// The flat form of a stateful tool: every field optional but action and id; the
+// descriptions carry what the oneOf branches would have said.
+Json flat_action_schema(const ToolConfig& t, dialect d) {
+  auto actions = declared_actions(t);
+  auto names = Json::array();
+  std::string how;
+  bool has_apply = false;
+  for (auto a : actions) {
+    names.push(Json(to_string(a)));
+    how += fmt::format("{}{}: {}", how.empty() ? "" : "; ", to_string(a), action_summary(a));
+    has_apply = has_apply || a == action_kind::apply;
+  }
+
+  auto properties = Json::object();
+  properties.set("action", Json::object()
+                               .set("type", "string")
+                               .set("enum", std::move(names))
+                               .set("description", how + "."));
+  properties.set("id", Json::object().set("type", "string").set(
+                           "description",
+                           "Handle ID. spawn: a new name you choose, unique across active "
+                           "handles; other actions: the handle to act on."));
+  if (has_apply) {
+    auto input = Json::object();
+    // Gemini wants a type on every property; the runtime takes a string answer too.
+    if (d == dialect::gemini)
+      input.set("type", "string");
+    input.set("description", fmt::format("apply only (required there). {}", input_description));
+    properties.set("input", std::move(input));
+  }
+  for (auto& p : t.parameters)
+    properties.set(p.name, property_schema(p, d, p.required ? "spawn only (required there)"
+                                                            : "spawn only"));
+  return Json::object()
+      .set("type", "object")
+      .set("properties", std::move(properties))
+      .set("required", Json(JsonArray{Json("action"), Json("id")}));
+}
+
+std::string full_description(const ToolConfig& t) {
+  if (t.summary.empty())
+    return t.description;
+  // A description that already starts with the summary says it once.
+  if (t.description.empty() || t.description.starts_with(t.summary))
+    return t.description.empty() ? t.summary : t.description;
+  return fmt::format("{}\n\n{}", t.summary, t.description);
+}
+
+} // namespace
+
+Result<dialect> parse_dialect(std::string_view name) {
+  for (auto d : {dialect::openai, dialect::anthropic, dialect::gemini})
+    if (name == to_string(d))
+      return d;
+  return Error{fmt::format("unknown schema dialect \"{}\" (expected one of openai, "
+                           "anthropic, gemini)",
+                           name)};
+}
+
+std::string_view to_string(dialect d) {
+  switch (d) {
+    case dialect::openai: return "openai";
+    case dialect::anthropic: return "anthropic";
+    case dialect::gemini: return "gemini";
+  }
+  return "?";
+}
+
+std::vector<action_kind> declared_actions(const ToolConfig& t) {
+  if (!t.actions.empty())
+    return t.actions;
+  return {action_kind::spawn, action_kind::fetch, action_kind::apply, action_kind::abort};
+}
+
+Json parameters_schema(const ToolConfig& t, dialect d) {
+  if (!t.stateful)
+    return one_shot_schema(t, d);
+  if (top_level_combinators(d))
+    return one_of_schema(t, d);
+  return flat_action_schema(t, d);
+}
+
+Json tool_declaration(const ToolConfig& t, dialect d) {
+  auto params = parameters_schema(t, d);
+  switch (d) {
+    case dialect::openai:
+      return Json::object().set("type", "function").set(
+          "function", Json::object()
+                          .set("name", t.name)
+                          .set("description", full_description(t))
+                          .set("parameters", std::move(params)));
+    case dialect::anthropic:
+      return Json::object()
+          .set("name", t.name)
+          .set("description", full_description(t))
+          .set("input_schema", std::move(params));
+    case dialect::gemini: {
+      auto decl = Json::object().set("name", t.name).set("description", full_description(t));
+      // Gemini rejects an OBJECT schema with no properties; a tool without
+      // parameters simply has no "parameters".
+      auto* props = params.find("properties");
+      if (props && !props->as_object().empty())
+        decl.set("parameters", std::move(params));
+      return decl;
+    }
+  }
+  return Json{};
+}
+
+Json tool_declarations(const Config& c, dialect d) {
+  bool any_stateful = false;
+  for (auto& [name, t] : c.tools)
+    any_stateful = any_stateful || t.stateful;
+  auto out = Json::array();
+  for (auto& [name, t] : c.tools) { // std::map: sorted by name
+    // RFD 037 "Schema availability": nothing to await without stateful tools.
+    if (name == "await" && t.source == "builtin" && !any_stateful)
+      continue;
+    out.push(tool_declaration(t, d));
+  }
+  return out;
+}
+
+} // namespace jp
