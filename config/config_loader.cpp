@@ -18,6 +18,8 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "config/toml_json.hpp"
+
 namespace jp {
 
 namespace fs = std::filesystem;
@@ -78,38 +80,6 @@ std::string describe(const toml::node& n) {
       return "a date-time";
     default:
       return "nothing";
-  }
-}
-
-// Any TOML value as JSON (question answers, parameter defaults). Dates and times
-// have no JSON type; they become their TOML spelling as a string.
-Json to_json(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string:
-      return Json(std::string(n.as_string()->get()));
-    case toml::node_type::integer:
-      return Json(n.as_integer()->get());
-    case toml::node_type::floating_point:
-      return Json(n.as_floating_point()->get());
-    case toml::node_type::boolean:
-      return Json(n.as_boolean()->get());
-    case toml::node_type::array: {
-      auto out = Json::array();
-      for (auto& e : *n.as_array())
-        out.push(to_json(e));
-      return out;
-    }
-    case toml::node_type::table: {
-      auto out = Json::object();
-      for (auto&& [k, v] : *n.as_table())
-        out.set(k.str(), to_json(v));
-      return out;
-    }
-    default: {
-      std::ostringstream s;
-      n.visit([&](auto&& v) { s << v; });
-      return Json(s.str());
-    }
   }
 }
 
@@ -411,7 +381,7 @@ private:
           return Status::ok();
         });
       else
-        p.default_value = to_json(v);
+        p.default_value = toml_to_json(v);
       if (!s)
         return s;
     }
@@ -504,7 +474,7 @@ private:
         if (auto s2 = check_keys(qt, key, {"answer"}); !s2)
           return s2;
         if (auto* answer = qt.get("answer"))
-          tool.answers[std::string(id.str())] = to_json(*answer);
+          tool.answers[std::string(id.str())] = toml_to_json(*answer);
         return Status::ok();
       });
       if (!s)

@@ -5,36 +5,11 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "config/toml_json.hpp"
+
 namespace jp {
 
 namespace {
-
-Json to_json(const toml::node& n) {
-  if (auto* t = n.as_table()) {
-    Json o = Json::object();
-    for (auto& [k, v] : *t)
-      o.set(k.str(), to_json(v));
-    return o;
-  }
-  if (auto* a = n.as_array()) {
-    Json arr = Json::array();
-    for (auto& v : *a)
-      arr.push(to_json(v));
-    return arr;
-  }
-  if (auto v = n.value<std::string>(); v && n.is_string())
-    return Json(*v);
-  if (n.is_integer())
-    return Json(*n.value<int64_t>());
-  if (n.is_floating_point())
-    return Json(*n.value<double>());
-  if (n.is_boolean())
-    return Json(*n.value<bool>());
-  // Dates and times: their TOML text.
-  std::ostringstream os;
-  os << n;
-  return Json(os.str());
-}
 
 struct Reader {
   std::string_view origin;
@@ -120,7 +95,7 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
         if (auto* args = ct.get("arguments")) {
           if (!args->is_table())
             return r.fail(ck + ".arguments", "expected a table (the call's JSON arguments)");
-          call.arguments = to_json(*args);
+          call.arguments = toml_to_json(*args);
         } else {
           call.arguments = Json::object();
         }
