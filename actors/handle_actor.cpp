@@ -199,7 +199,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
 
 caf::actor spawn_process_handle(caf::local_actor* parent, const std::string& id,
                                 const LaunchSpec& spec, IoThread& io, const caf::actor& registry) {
-  return parent->spawn<caf::linked>(handle_behavior, id, spec, &io, registry);
+  return parent->spawn(handle_behavior, id, spec, &io, registry);
 }
 
 } // namespace jp

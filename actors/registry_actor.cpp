@@ -29,7 +29,9 @@ struct registry_state {
   HandleFactory factory;
   std::map<std::string, entry> entries;
   std::map<caf::actor_addr, std::string> by_actor;
-  std::set<caf::actor_addr> children; // every handle ever started (links)
+  // Live handle actors; shared with the cleanup that ends them with the registry.
+  std::shared_ptr<std::map<caf::actor_addr, caf::actor>> children =
+    std::make_shared<std::map<caf::actor_addr, caf::actor>>();
   uint64_t next_internal = 0;
   static inline const char* name = "jp.registry";
 };
@@ -82,7 +84,7 @@ void start(registry_actor_t* self, const std::string& id, entry& e, const Launch
   e.handle = self->state.factory(self, id, spec);
   self->monitor(e.handle);
   self->state.by_actor[e.handle.address()] = id;
-  self->state.children.insert(e.handle.address());
+  (*self->state.children)[e.handle.address()] = e.handle;
 }
 
 // Reserve `id` for a spawn, or say why not.
@@ -101,6 +103,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
   self->state.factory = std::move(factory);
   // A handle that dies unexpectedly becomes Stopped{error}; its group is killed.
   self->set_down_handler([self](caf::down_msg& dm) {
+    self->state.children->erase(dm.source);
     auto it = self->state.by_actor.find(dm.source);
     if (it == self->state.by_actor.end())
       return;
@@ -115,11 +118,10 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
                            id, caf::to_string(dm.reason));
     mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{msg, {}, false}), 0, {}});
   });
-  // Handles are linked so that they die with the registry; their own exits are
-  // reported through monitoring, not by taking the registry down.
-  self->set_exit_handler([self](caf::exit_msg& em) {
-    if (self->state.children.count(em.source) == 0)
-      self->quit(em.reason);
+  // Handles end with their registry (and so their process groups go too).
+  self->attach_functor([children = self->state.children] {
+    for (auto& [addr, h] : *children)
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
   });
   return {
     [self](batch_atom, const std::vector<std::string>& ids) -> caf::result<bool> {

@@ -45,8 +45,8 @@ struct ProcessEvents {
 };
 
 /// One running child. Methods may be called from any thread; they hand the work to
-/// the io thread. Destroying the last reference to a process that still runs kills
-/// its group.
+/// the io thread, which must outlive such calls. Destroying the last reference to a
+/// process that still runs kills its group (also fine after the IoThread is gone).
 class Process {
 public:
   virtual ~Process() = default;
@@ -70,5 +70,14 @@ void kill_all_process_groups() noexcept;
 
 /// How many process groups started by spawn_process are still alive.
 size_t live_process_group_count();
+
+namespace detail {
+/// Used by ~IoThread: SIGKILL the groups `io` watches and wait (bounded) until the
+/// io thread has reaped them.
+void kill_watched_processes(IoThread& io) noexcept;
+/// Used by ~IoThread after its thread stopped: drop the asio objects of processes
+/// still left on `io` (not reaped in time), so none outlives the io_context.
+void forget_watched_processes(IoThread& io) noexcept;
+} // namespace detail
 
 } // namespace jp

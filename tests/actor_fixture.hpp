@@ -56,26 +56,32 @@ struct registry_fixture : test_coordinator_fixture<registered_config> {
   std::map<std::string, caf::actor> handles; // the fakes, by id
   caf::actor registry;
 
+  /// Runs every pending message, but fires no timer: time moves only when a test
+  /// calls advance_time.
+  void settle() {
+    sched.run();
+  }
+
   registry_fixture() {
     registry = spawn_registry(sys, [this](caf::local_actor* reg, const std::string& id,
                                           const LaunchSpec&) {
-      auto h = reg->spawn<caf::linked>(fake_handle, id, caf::actor_cast<caf::actor>(reg));
+      auto h = reg->spawn(fake_handle, id, caf::actor_cast<caf::actor>(reg));
       handles[id] = h;
       return h;
     });
-    run();
+    settle();
   }
 
   ~registry_fixture() {
     anon_send_exit(registry, caf::exit_reason::user_shutdown);
-    run();
+    settle();
   }
 
   /// Sends a request, runs the scheduler to quiescence, returns the reply or error.
   template <class T, class... Ts>
   std::pair<T, std::string> ask(const caf::actor& dest, Ts&&... xs) {
     auto h = self->request(dest, caf::infinite, std::forward<Ts>(xs)...);
-    run();
+    settle();
     std::pair<T, std::string> out{};
     bool got = false;
     h.receive([&](T& x) { out.first = std::move(x); got = true; },
@@ -86,7 +92,7 @@ struct registry_fixture : test_coordinator_fixture<registered_config> {
 
   void finish(const std::string& id, const std::string& result) {
     anon_send(handles.at(id), finish_atom::value, result);
-    run();
+    settle();
   }
 };
 

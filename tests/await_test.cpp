@@ -21,7 +21,7 @@ struct await_fixture : registry_fixture {
   caf::response_handle<caf::blocking_actor, caf::message, true> start(AwaitRequest req) {
     auto a = spawn_await(sys, registry, std::move(req));
     auto h = self->request(a, caf::infinite, run_atom::value);
-    run();
+    settle();
     return h;
   }
 
@@ -115,10 +115,10 @@ CAF_TEST(timeout returns current states and aborts nothing) {
   auto h = start(AwaitRequest{{}, {"slow", "fast"}, 1.5});
   CAF_CHECK(!has_reply());
   advance_time(1s);
-  run();
+  settle();
   CAF_CHECK(!has_reply());
   advance_time(1s);
-  run();
+  settle();
   CAF_REQUIRE(has_reply());
   auto r = result(h);
   CAF_CHECK(r->first.timed_out);
@@ -160,7 +160,7 @@ CAF_TEST(a dying handle completes the await with an error state) {
   spawn("x");
   auto h = start(AwaitRequest{{}, {"x"}, -1});
   anon_send_exit(handles.at("x"), caf::exit_reason::kill);
-  run();
+  settle();
   CAF_REQUIRE(has_reply());
   auto r = result(h);
   CAF_REQUIRE_EQUAL(r->first.completed.size(), 1u);

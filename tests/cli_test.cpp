@@ -162,7 +162,7 @@ CAF_TEST(arguments never reach a shell unless the tool asks for one) {
   // `echo` as a local tool: the argument with ; and $() is one argv element.
   auto r = cli(R"(--cfg 'conversation.tools.say.command={program="echo",args=["{{tool.arguments.text}}"]}' )"
                R"(--cfg 'conversation.tools.say.parameters.text={type="string",required=true}' )"
-               R"(call say '{"text":"a; echo INJECTED $(id)"}')");
+               R"x(call say '{"text":"a; echo INJECTED $(id)"}')x");
   CAF_CHECK_EQUAL(r.status, 0);
   CAF_CHECK_EQUAL(r.out, "a; echo INJECTED $(id)\n");
 }

@@ -1,0 +1,660 @@
+#include "runtime/process.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+
+#include "runtime/io_thread.hpp"
+
+extern char** environ;
+
+namespace jp {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using descriptor = asio::posix::stream_descriptor;
+
+namespace {
+
+constexpr std::size_t kChunk = 64 * 1024;
+constexpr int kPipeSize = 1024 * 1024;
+// What is still in a pipe when the leader has exited was written before, and fits in
+// the pipe buffer; the cap only stops a writer that escaped the group kill from
+// keeping us draining forever.
+constexpr std::size_t kDrainCap = 8 * kPipeSize;
+constexpr auto kReapRetry = std::chrono::milliseconds(2);
+// ~10 s of retries: only unkillable (D state) processes survive SIGKILL that long.
+constexpr int kReapTries = 5000;
+// How long ~IoThread waits for its killed groups to be reaped.
+constexpr auto kShutdownWait = std::chrono::seconds(10);
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+/// Runs a user callback; one that throws must not wedge the process's state machine.
+template <class F, class... Args>
+void call_user(F& f, Args&&... args) noexcept {
+  if (!f)
+    return;
+  try {
+    f(std::forward<Args>(args)...);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "jp-actors: process callback threw (ignored): %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "jp-actors: process callback threw (ignored)\n");
+  }
+}
+
+// ---- signal-safe record of live process groups (kill_all_process_groups)
+
+constexpr std::size_t kSlots = 4096;
+std::atomic<pid_t> g_slots[kSlots]; // 0 = free
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+void add_slot(pid_t pgid) {
+  for (auto& slot : g_slots) {
+    pid_t free_slot = 0;
+    if (slot.compare_exchange_strong(free_slot, pgid))
+      return;
+  }
+  // Full: the group is still killed by its handle and by ~IoThread, only not by
+  // kill_all_process_groups.
+}
+
+void remove_slot(pid_t pgid) {
+  for (auto& slot : g_slots) {
+    pid_t expected = pgid;
+    if (slot.compare_exchange_strong(expected, 0))
+      return;
+  }
+}
+
+/// An owned file descriptor (spawn_process's error paths close what they opened).
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd >= 0)
+      ::close(fd);
+    fd = -1;
+  }
+  int release() { return std::exchange(fd, -1); }
+};
+
+bool make_pipe(Fd& read_end, Fd& write_end) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0)
+    return false;
+  read_end.fd = p[0];
+  write_end.fd = p[1];
+  return true;
+}
+
+void set_nonblocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0)
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+/// The parent's environment with `extra` ("KEY=VALUE") added or overriding.
+std::vector<std::string> merged_environment(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e)
+    env.emplace_back(*e);
+  for (const auto& kv : extra) {
+    auto eq = kv.find('=');
+    auto key = std::string_view(kv).substr(0, eq == std::string::npos ? kv.size() : eq + 1);
+    bool replaced = false;
+    for (auto& e : env) {
+      if (std::string_view(e).starts_with(key)) {
+        e = kv;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced)
+      env.push_back(kv);
+  }
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings)
+    out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+/// posix_spawn reports a bad cwd and a missing program alike; say which it was.
+std::string spawn_error(const SpawnSpec& spec, int err) {
+  const std::string& prog = spec.argv[0];
+  if (!spec.cwd.empty()) {
+    struct stat st{};
+    if (::stat(spec.cwd.c_str(), &st) != 0)
+      return "cannot start '" + prog + "': cannot change to directory '" + spec.cwd +
+             "': " + errno_text(errno);
+    if (!S_ISDIR(st.st_mode))
+      return "cannot start '" + prog + "': cannot change to directory '" + spec.cwd +
+             "': " + errno_text(ENOTDIR);
+    if (::access(spec.cwd.c_str(), X_OK) != 0)
+      return "cannot start '" + prog + "': cannot change to directory '" + spec.cwd +
+             "': " + errno_text(errno);
+  }
+  return "cannot start '" + prog + "': " + errno_text(err);
+}
+
+// ---- the io-thread side of one child
+
+struct Stream {
+  stream_kind kind;
+  std::optional<descriptor> d;
+  std::unique_ptr<char[]> buf = std::make_unique<char[]>(kChunk);
+  bool reading = false; // an async read is in flight
+  bool done = false;    // EOF/error, or drained after the leader exited
+};
+
+/// Everything about one child that the io thread owns. All members except `pid`,
+/// `io` and `finished` are touched only on the io thread. Kept alive by the registry
+/// (until the group is gone) and by pending handlers, so dropping the user's handle
+/// never cuts on_exit short.
+class ProcState : public std::enable_shared_from_this<ProcState> {
+public:
+  ProcState(IoThread& io, pid_t pid, ProcessEvents events)
+    : io(io), pid(pid), events_(std::move(events)) {
+    out_.kind = stream_kind::out;
+    err_.kind = stream_kind::err;
+  }
+
+  IoThread& io;
+  const pid_t pid;
+  /// Set once no io-thread work remains (group gone, or forgotten by ~IoThread).
+  std::atomic<bool> finished{false};
+
+  std::optional<descriptor> pidfd_;
+  std::optional<descriptor> stdin_;
+  Stream out_, err_;
+
+  void start() {
+    read_more(out_);
+    read_more(err_);
+    pidfd_->async_wait(descriptor::wait_read,
+                       [self = shared_from_this()](error_code ec) { self->on_leader_exit(ec); });
+  }
+
+  void write_stdin(std::string bytes) {
+    if (!stdin_ || stdin_close_requested_ || bytes.empty())
+      return;
+    stdin_queue_.push_back(std::move(bytes));
+    start_write();
+  }
+
+  void close_stdin() {
+    stdin_close_requested_ = true;
+    start_write();
+  }
+
+  void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) {
+    if (gone_) {
+      call_user(on_gone);
+      return;
+    }
+    if (on_gone)
+      on_gone_.push_back(std::move(on_gone));
+    if (leader_reaped_ || terminating_)
+      return; // already on its way out; on_gone fires when the group is gone
+    terminating_ = true;
+    ::kill(-pid, SIGTERM);
+    grace_timer_.emplace(io.context());
+    grace_timer_->expires_after(grace);
+    grace_timer_->async_wait([self = shared_from_this()](error_code ec) {
+      // The pid is only ours to signal while the leader is unreaped.
+      if (!ec && !self->leader_reaped_)
+        ::kill(-self->pid, SIGKILL);
+    });
+  }
+
+  void kill_now() {
+    if (!leader_reaped_)
+      ::kill(-pid, SIGKILL);
+  }
+
+  /// ~IoThread, thread stopped: drop every asio object before the io_context dies.
+  void forget() {
+    remove_slot(pid);
+    pidfd_.reset();
+    stdin_.reset();
+    out_.d.reset();
+    err_.d.reset();
+    grace_timer_.reset();
+    reap_timer_.reset();
+    finished = true;
+  }
+
+private:
+  void read_more(Stream& s) {
+    s.reading = true;
+    s.d->async_read_some(asio::buffer(s.buf.get(), kChunk),
+                         [self = shared_from_this(), &s](error_code ec, std::size_t n) {
+                           self->on_read(s, ec, n);
+                         });
+  }
+
+  void on_read(Stream& s, error_code ec, std::size_t n) {
+    s.reading = false;
+    if (n > 0)
+      call_user(events_.on_output, s.kind, std::string_view(s.buf.get(), n));
+    if (ec && ec != asio::error::operation_aborted) {
+      s.done = true; // EOF (or a broken pipe): nothing more will come
+    } else if (leader_reaped_) {
+      drain(s); // cancelled by on_leader_exit: take what is left, don't wait for EOF
+      s.done = true;
+    } else if (ec) {
+      s.done = true; // aborted without an exit: being torn down
+      return;
+    } else {
+      read_more(s);
+      return;
+    }
+    maybe_finish();
+  }
+
+  /// Reads what is in the pipe now. Stops at EAGAIN too: a grandchild may still hold
+  /// the write end, and we must not wait for its EOF.
+  void drain(Stream& s) {
+    std::size_t total = 0;
+    while (total < kDrainCap) {
+      ssize_t n = ::read(s.d->native_handle(), s.buf.get(), kChunk);
+      if (n > 0) {
+        call_user(events_.on_output, s.kind, std::string_view(s.buf.get(), std::size_t(n)));
+        total += std::size_t(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        break; // EOF, EAGAIN or an error
+      }
+    }
+  }
+
+  void on_leader_exit(error_code ec) {
+    if (ec == asio::error::operation_aborted)
+      return; // torn down by ~IoThread
+    // The leader is a zombie, so its pid (our pgid) cannot be reused yet: kill the
+    // rest of its group now, while the pgid still surely names it.
+    ::kill(-pid, SIGKILL);
+    remove_slot(pid);
+    int status = 0;
+    pid_t r;
+    do
+      r = ::waitpid(pid, &status, 0);
+    while (r < 0 && errno == EINTR);
+    if (r == pid && WIFSIGNALED(status)) {
+      exit_.signaled = true;
+      exit_.signal = WTERMSIG(status);
+    } else if (r == pid) {
+      exit_.code = WEXITSTATUS(status);
+    } else {
+      exit_.code = -1; // someone else reaped it (a stray waitpid(-1))
+    }
+    leader_reaped_ = true;
+    if (grace_timer_)
+      grace_timer_->cancel();
+    // Wake the readers: their handlers drain what is left (keeping chunk order) and
+    // finish without waiting for EOF.
+    for (Stream* s : {&out_, &err_})
+      if (!s->done && s->reading)
+        s->d->cancel();
+    maybe_finish();
+  }
+
+  void maybe_finish() {
+    if (!leader_reaped_ || !out_.done || !err_.done || exit_delivered_)
+      return;
+    exit_delivered_ = true;
+    // on_exit waits until the rest of the group is reaped too (group_gone), so an
+    // owner told "exited" never sees a process of that group still around.
+    stdin_.reset(); // cancels a pending write before its buffer goes
+    stdin_queue_.clear();
+    out_.d.reset();
+    err_.d.reset();
+    pidfd_.reset();
+    reap_group();
+  }
+
+  void start_write() {
+    if (!stdin_ || stdin_writing_)
+      return;
+    if (stdin_queue_.empty()) {
+      if (stdin_close_requested_)
+        stdin_.reset();
+      return;
+    }
+    stdin_writing_ = true;
+    const auto& front = stdin_queue_.front();
+    stdin_->async_write_some(
+      asio::buffer(front.data() + stdin_offset_, front.size() - stdin_offset_),
+      [self = shared_from_this()](error_code ec, std::size_t n) { self->on_written(ec, n); });
+  }
+
+  void on_written(error_code ec, std::size_t n) {
+    stdin_writing_ = false;
+    if (ec) {
+      // EPIPE: the child closed its stdin, nothing more can go in. (Or we closed.)
+      stdin_.reset();
+      stdin_queue_.clear();
+      stdin_offset_ = 0;
+      return;
+    }
+    stdin_offset_ += n;
+    if (stdin_offset_ == stdin_queue_.front().size()) {
+      stdin_queue_.pop_front();
+      stdin_offset_ = 0;
+    }
+    start_write();
+  }
+
+  /// Leader reaped and its group killed: reap group members reparented to us (we are
+  /// a subreaper) until the group is empty. No further kill here: after the leader is
+  /// reaped the pgid could in theory name someone else's group.
+  void reap_group() {
+    int status;
+    while (::waitpid(-pid, &status, WNOHANG) > 0) {
+    }
+    bool empty = ::kill(-pid, 0) != 0 && errno == ESRCH;
+    if (empty || ++reap_tries_ > kReapTries) {
+      group_gone();
+      return;
+    }
+    if (!reap_timer_)
+      reap_timer_.emplace(io.context());
+    reap_timer_->expires_after(kReapRetry);
+    reap_timer_->async_wait([self = shared_from_this()](error_code ec) {
+      if (!ec)
+        self->reap_group();
+    });
+  }
+
+  void group_gone();
+
+  ProcessEvents events_;
+  ExitInfo exit_;
+  bool leader_reaped_ = false;
+  bool exit_delivered_ = false;
+  bool gone_ = false;
+  bool terminating_ = false;
+  int reap_tries_ = 0;
+  std::optional<asio::steady_timer> grace_timer_;
+  std::optional<asio::steady_timer> reap_timer_;
+  std::vector<std::function<void()>> on_gone_;
+
+  std::deque<std::string> stdin_queue_;
+  std::size_t stdin_offset_ = 0;
+  bool stdin_writing_ = false;
+  bool stdin_close_requested_ = false;
+};
+
+// ---- registry of live groups (for ~IoThread)
+
+struct Registry {
+  std::mutex mtx;
+  std::condition_variable cv;
+  std::map<pid_t, std::shared_ptr<ProcState>> live; // until the group is gone
+};
+
+Registry& registry() {
+  static auto* r = new Registry; // leaked: must outlive static IoThreads
+  return *r;
+}
+
+void ProcState::group_gone() {
+  gone_ = true;
+  // Moved out: the callbacks may hold the user's handle, which holds us.
+  auto events = std::move(events_);
+  events_ = {};
+  if (events.on_exit)
+    call_user(events.on_exit, exit_);
+  grace_timer_.reset();
+  reap_timer_.reset();
+  auto callbacks = std::move(on_gone_);
+  on_gone_.clear();
+  for (auto& f : callbacks)
+    call_user(f);
+  finished = true;
+  auto self = shared_from_this(); // the registry may hold the last other reference
+  auto& reg = registry();
+  {
+    std::lock_guard lock(reg.mtx);
+    reg.live.erase(pid);
+  }
+  reg.cv.notify_all();
+}
+
+/// The user's handle. Dropping the last one kills a still running group.
+class ProcessHandle final : public Process {
+public:
+  explicit ProcessHandle(std::shared_ptr<ProcState> st) : st_(std::move(st)) {}
+
+  ~ProcessHandle() override {
+    if (!st_->finished)
+      st_->io.post([st = st_] { st->kill_now(); });
+  }
+
+  pid_t pid() const override { return st_->pid; }
+
+  void write_stdin(std::string bytes) override {
+    if (!st_->finished)
+      st_->io.post([st = st_, b = std::move(bytes)]() mutable { st->write_stdin(std::move(b)); });
+  }
+
+  void close_stdin() override {
+    if (!st_->finished)
+      st_->io.post([st = st_] { st->close_stdin(); });
+  }
+
+  void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) override {
+    st_->io.post([st = st_, grace, f = std::move(on_gone)]() mutable {
+      st->terminate(grace, std::move(f));
+    });
+  }
+
+private:
+  std::shared_ptr<ProcState> st_;
+};
+
+bool wrap(IoThread& io, std::optional<descriptor>& d, Fd& fd, error_code& ec) {
+  d.emplace(io.context());
+  d->assign(fd.fd, ec);
+  if (ec)
+    return false;
+  fd.release();
+  return true;
+}
+
+} // namespace
+
+std::string ExitInfo::describe() const {
+  if (!signaled)
+    return "exit status " + std::to_string(code);
+  std::string text = "killed by signal " + std::to_string(signal);
+  if (const char* abbrev = ::sigabbrev_np(signal))
+    text += std::string(" (SIG") + abbrev + ")";
+  return text;
+}
+
+Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events) {
+  if (spec.argv.empty())
+    return Error{"cannot start a process: empty command"};
+  const std::string prog = spec.argv[0];
+
+  Fd in_r, in_w, out_r, out_w, err_r, err_w;
+  if (!make_pipe(out_r, out_w) || !make_pipe(err_r, err_w) ||
+      (spec.stdin_pipe && !make_pipe(in_r, in_w)))
+    return Error{"cannot start '" + prog + "': pipe: " + errno_text(errno)};
+  // Big pipes: fewer wakeups for chatty children. Failure (limits) is harmless.
+  ::fcntl(out_r.fd, F_SETPIPE_SZ, kPipeSize);
+  ::fcntl(err_r.fd, F_SETPIPE_SZ, kPipeSize);
+
+  // The child's ends become 0/1/2 (dup2 clears O_CLOEXEC); everything else we
+  // opened is O_CLOEXEC and stays out of the child.
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  int rc = 0;
+  if (spec.stdin_pipe)
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, in_r.fd, 0);
+  else
+    rc |= ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  rc |= ::posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
+  rc |= ::posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
+  if (!spec.cwd.empty())
+    rc |= ::posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
+
+  // Own process group (pgroup 0: the child leads it), no blocked signals, and every
+  // signal back to its default (we ignore SIGPIPE; exec would keep that).
+  posix_spawnattr_t attr;
+  ::posix_spawnattr_init(&attr);
+  rc |= ::posix_spawnattr_setflags(
+    &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  rc |= ::posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  rc |= ::posix_spawnattr_setsigmask(&attr, &none);
+  rc |= ::posix_spawnattr_setsigdefault(&attr, &all);
+
+  auto env = merged_environment(spec.env);
+  auto argv = c_strings(spec.argv);
+  auto envp = c_strings(env);
+  pid_t pid = 0;
+  if (rc == 0)
+    rc = ::posix_spawnp(&pid, prog.c_str(), &actions, &attr, argv.data(), envp.data());
+  else
+    rc = ENOMEM; // only failure the setup calls have
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::posix_spawnattr_destroy(&attr);
+  if (rc != 0)
+    return Error{spawn_error(spec, rc)};
+
+  add_slot(pid);
+  in_r.reset();
+  out_w.reset();
+  err_w.reset();
+  for (int fd : {in_w.fd, out_r.fd, err_r.fd})
+    if (fd >= 0)
+      set_nonblocking(fd);
+
+  // Give up on a child we cannot watch: kill and reap it right here.
+  auto abandon = [&](const std::string& what, int err) -> Error {
+    ::kill(-pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    remove_slot(pid);
+    return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
+  };
+  Fd pidfd;
+  pidfd.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd.fd < 0)
+    return abandon("pidfd_open", errno);
+
+  auto st = std::make_shared<ProcState>(io, pid, std::move(events));
+  error_code ec;
+  if (!wrap(io, st->pidfd_, pidfd, ec) || !wrap(io, st->out_.d, out_r, ec) ||
+      !wrap(io, st->err_.d, err_r, ec) || (spec.stdin_pipe && !wrap(io, st->stdin_, in_w, ec)))
+    return abandon("io_context", ec.value());
+
+  {
+    auto& reg = registry();
+    std::lock_guard lock(reg.mtx);
+    reg.live[pid] = st;
+  }
+  io.post([st] { st->start(); });
+  return std::shared_ptr<Process>(std::make_shared<ProcessHandle>(std::move(st)));
+}
+
+void kill_all_process_groups() noexcept {
+  for (auto& slot : g_slots) {
+    pid_t pgid = slot.load();
+    if (pgid > 0)
+      ::kill(-pgid, SIGKILL);
+  }
+}
+
+namespace detail {
+
+namespace {
+std::vector<std::shared_ptr<ProcState>> watched_by(IoThread& io, bool remove) {
+  auto& reg = registry();
+  std::lock_guard lock(reg.mtx);
+  std::vector<std::shared_ptr<ProcState>> found;
+  for (auto it = reg.live.begin(); it != reg.live.end();) {
+    if (&it->second->io == &io) {
+      found.push_back(it->second);
+      if (remove) {
+        it = reg.live.erase(it);
+        continue;
+      }
+    }
+    ++it;
+  }
+  return found;
+}
+} // namespace
+
+void kill_watched_processes(IoThread& io) noexcept {
+  auto mine = watched_by(io, false);
+  if (mine.empty())
+    return;
+  io.post([mine] {
+    for (auto& st : mine)
+      st->kill_now();
+  });
+  if (io.on_this_thread())
+    return; // cannot wait for ourselves
+  mine.clear();
+  auto& reg = registry();
+  std::unique_lock lock(reg.mtx);
+  reg.cv.wait_for(lock, kShutdownWait, [&] {
+    for (auto& [pid, st] : reg.live)
+      if (&st->io == &io)
+        return false;
+    return true;
+  });
+}
+
+void forget_watched_processes(IoThread& io) noexcept {
+  for (auto& st : watched_by(io, true))
+    st->forget();
+}
+
+} // namespace detail
+
+} // namespace jp
+
+namespace jp {
+
+size_t live_process_group_count() {
+  auto& reg = registry();
+  std::lock_guard lock(reg.mtx);
+  return reg.live.size();
+}
+
+} // namespace jp

@@ -1,0 +1,461 @@
+#define CAF_SUITE process
+#include <caf/test/unit_test.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <signal.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "runtime/io_thread.hpp"
+#include "runtime/process.hpp"
+
+using namespace jp;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Generous: these bound a hang, they are not timing assertions.
+constexpr auto kWait = 20s;
+
+/// What a process reported; filled on the io thread, read by the test.
+struct Collector {
+  std::mutex mtx;
+  std::condition_variable cv;
+  std::string out, err;
+  std::size_t out_bytes = 0;     // counted instead of kept when `count_only`
+  std::size_t max_chunk = 0;
+  bool count_only = false;
+  std::optional<ExitInfo> exit;
+  int exits = 0;
+  std::string out_at_exit;       // what had arrived when on_exit ran
+
+  ProcessEvents events(std::shared_ptr<Collector> self) {
+    return {
+      [self](stream_kind k, std::string_view chunk) {
+        std::lock_guard lock(self->mtx);
+        self->max_chunk = std::max(self->max_chunk, chunk.size());
+        if (k == stream_kind::out) {
+          self->out_bytes += chunk.size();
+          if (!self->count_only)
+            self->out.append(chunk);
+        } else {
+          self->err.append(chunk);
+        }
+        self->cv.notify_all();
+      },
+      [self](const ExitInfo& info) {
+        std::lock_guard lock(self->mtx);
+        self->exit = info;
+        ++self->exits;
+        self->out_at_exit = self->out;
+        self->cv.notify_all();
+      },
+    };
+  }
+
+  bool wait_exit() {
+    std::unique_lock lock(mtx);
+    return cv.wait_for(lock, kWait, [&] { return exit.has_value(); });
+  }
+
+  bool wait_out_contains(const std::string& s) {
+    std::unique_lock lock(mtx);
+    return cv.wait_for(lock, kWait, [&] { return out.find(s) != std::string::npos; });
+  }
+
+  std::string out_copy() {
+    std::lock_guard lock(mtx);
+    return out;
+  }
+};
+
+// A failed CAF_REQUIRE aborts the runner without unwinding: take our children along.
+void on_abort(int sig) {
+  kill_all_process_groups();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+const bool abort_handler_installed = [] {
+  ::signal(SIGABRT, on_abort);
+  return true;
+}();
+
+/// Kills the group on scope exit, so a failing test leaves no process behind (the
+/// IoThread, declared before it, then reaps).
+struct GroupGuard {
+  pid_t pgid = 0;
+  ~GroupGuard() {
+    if (pgid > 0 && ::kill(-pgid, 0) == 0)
+      ::kill(-pgid, SIGKILL);
+  }
+};
+
+struct Spawned {
+  std::shared_ptr<Collector> c = std::make_shared<Collector>();
+  std::shared_ptr<Process> p;
+  GroupGuard guard;
+};
+
+/// Spawns or fails the test.
+void start(IoThread& io, Spawned& s, SpawnSpec spec) {
+  auto r = spawn_process(io, std::move(spec), s.c->events(s.c));
+  if (!r.ok())
+    CAF_FAIL(r.error());
+  s.p = *r;
+  s.guard.pgid = s.p->pid();
+}
+
+SpawnSpec sh(std::string script) {
+  return SpawnSpec{{"sh", "-c", std::move(script)}, "", {}, false};
+}
+
+/// terminate() and wait until the whole group is gone.
+bool terminate_and_wait(Process& p, std::chrono::milliseconds grace) {
+  auto gone = std::make_shared<std::promise<void>>();
+  auto fut = gone->get_future();
+  p.terminate(grace, [gone] { gone->set_value(); });
+  return fut.wait_for(kWait) == std::future_status::ready;
+}
+
+bool group_gone(pid_t pgid) {
+  return ::kill(-pgid, 0) == -1 && errno == ESRCH;
+}
+
+bool pid_gone(pid_t pid) {
+  return ::kill(pid, 0) == -1 && errno == ESRCH;
+}
+
+} // namespace
+
+CAF_TEST(echo output arrives before exit 0) {
+  IoThread io;
+  Spawned s;
+  start(io, s, SpawnSpec{{"echo", "hello"}, "", {}, false});
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK_EQUAL(s.c->out_at_exit, "hello\n");
+  CAF_CHECK(s.c->exit->success());
+  CAF_CHECK_EQUAL(s.c->exit->describe(), "exit status 0");
+  CAF_CHECK_EQUAL(s.c->exits, 1);
+}
+
+CAF_TEST(exit status is reported) {
+  IoThread io;
+  Spawned s;
+  start(io, s, sh("echo oops >&2; exit 3"));
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(!s.c->exit->signaled);
+  CAF_CHECK_EQUAL(s.c->exit->code, 3);
+  CAF_CHECK_EQUAL(s.c->exit->describe(), "exit status 3");
+  CAF_CHECK_EQUAL(s.c->err, "oops\n");
+}
+
+CAF_TEST(exit by signal is reported as a signal) {
+  IoThread io;
+  Spawned s;
+  start(io, s, sh("kill -9 $$"));
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->signaled);
+  CAF_CHECK_EQUAL(s.c->exit->signal, 9);
+  CAF_CHECK_EQUAL(s.c->exit->describe(), "killed by signal 9 (SIGKILL)");
+  CAF_CHECK(!s.c->exit->success());
+}
+
+CAF_TEST(the child leads its own process group) {
+  IoThread io;
+  Spawned s;
+  start(io, s, SpawnSpec{{"sleep", "1000"}, "", {}, false});
+  pid_t pid = s.p->pid();
+  CAF_CHECK_EQUAL(::getpgid(pid), pid);
+  CAF_CHECK_NOT_EQUAL(::getpgid(0), pid);
+  CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->signaled);
+  CAF_CHECK_EQUAL(s.c->exit->signal, SIGTERM);
+  CAF_CHECK(group_gone(pid));
+}
+
+CAF_TEST(stdin pipe: cat echoes what is written and ends on close) {
+  IoThread io;
+  Spawned s;
+  start(io, s, SpawnSpec{{"cat"}, "", {}, true});
+  s.p->write_stdin("abc");
+  s.p->write_stdin("");
+  s.p->write_stdin("def\n");
+  CAF_REQUIRE(s.c->wait_out_contains("abcdef\n"));
+  s.p->write_stdin("more");
+  s.p->close_stdin();
+  s.p->write_stdin("after close is ignored");
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK_EQUAL(s.c->out_at_exit, "abcdef\nmore");
+  CAF_CHECK(s.c->exit->success());
+}
+
+CAF_TEST(a child that never reads stdin does not block large writes) {
+  IoThread io;
+  Spawned reader_not;
+  start(io, reader_not, SpawnSpec{{"sleep", "1000"}, "", {}, true});
+  for (int i = 0; i < 8; ++i)
+    reader_not.p->write_stdin(std::string(4 * 1024 * 1024, 'x')); // far beyond the pipe
+  // The io thread still serves other children meanwhile.
+  Spawned other;
+  start(io, other, SpawnSpec{{"echo", "still alive"}, "", {}, false});
+  CAF_REQUIRE(other.c->wait_exit());
+  CAF_CHECK_EQUAL(other.c->out_copy(), "still alive\n");
+  reader_not.p->close_stdin(); // waits behind the queue; must not block either
+  CAF_REQUIRE(terminate_and_wait(*reader_not.p, 0ms));
+  CAF_REQUIRE(reader_not.c->wait_exit());
+  CAF_CHECK(group_gone(reader_not.p->pid()));
+}
+
+CAF_TEST(a child that closes stdin early: writes after EPIPE are harmless) {
+  IoThread io;
+  Spawned s;
+  start(io, s, SpawnSpec{{"sh", "-c", "exec 0<&-; echo closed; sleep 1000"}, "", {}, true});
+  CAF_REQUIRE(s.c->wait_out_contains("closed\n"));
+  for (int i = 0; i < 4; ++i)
+    s.p->write_stdin(std::string(1024 * 1024, 'y'));
+  CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
+  CAF_REQUIRE(s.c->wait_exit());
+  CAF_CHECK(group_gone(s.p->pid()));
+}
+
+CAF_TEST(terminate kills a TERM-ignoring child and its grandchildren) {
+  IoThread io;
+  Spawned s;
+  start(io, s, sh("trap '' TERM; sleep 1000 & echo $!; sleep 1000 & echo $!; echo ready; wait"));
+  CAF_REQUIRE(s.c->wait_out_contains("ready\n"));
+  std::vector<pid_t> grandchildren;
+  {
+    auto out = s.c->out_copy();
+    std::size_t pos = 0;
+    for (int i = 0; i < 2; ++i) {
+      auto nl = out.find('\n', pos);
+      grandchildren.push_back(std::stoi(out.substr(pos, nl - pos)));
+      pos = nl + 1;
+    }
+  }
+  for (pid_t g : grandchildren)
+    CAF_CHECK_EQUAL(::getpgid(g), s.p->pid());
+  bool exit_before_gone = false;
+  auto gone = std::make_shared<std::promise<void>>();
+  auto fut = gone->get_future();
+  s.p->terminate(100ms, [gone, c = s.c, &exit_before_gone] {
+    {
+      std::lock_guard lock(c->mtx);
+      exit_before_gone = c->exit.has_value();
+    }
+    gone->set_value();
+  });
+  CAF_REQUIRE(fut.wait_for(kWait) == std::future_status::ready);
+  CAF_CHECK(exit_before_gone);
+  CAF_CHECK(group_gone(s.p->pid()));
+  for (pid_t g : grandchildren)
+    CAF_CHECK(pid_gone(g)); // killed and reaped, not zombies
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->signaled);
+  CAF_CHECK_EQUAL(s.c->exit->signal, SIGKILL);
+  CAF_CHECK_EQUAL(s.c->exits, 1);
+}
+
+CAF_TEST(a leader exiting while a grandchild holds stdout reports exit promptly) {
+  IoThread io;
+  Spawned s;
+  start(io, s, sh("sleep 1000 & echo hi"));
+  // Would take 1000 s if we waited for EOF on stdout.
+  CAF_REQUIRE(s.c->wait_exit());
+  {
+    std::lock_guard lock(s.c->mtx);
+    CAF_CHECK(s.c->exit->success());
+    CAF_CHECK_EQUAL(s.c->out_at_exit, "hi\n");
+  }
+  // Already exited: on_gone comes once the grandchild is reaped.
+  CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
+  CAF_CHECK(group_gone(s.p->pid()));
+  // And again: a process whose group is gone answers terminate at once.
+  CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
+}
+
+CAF_TEST(output written before exit is never lost while a grandchild holds the pipe) {
+  IoThread io;
+  Spawned s;
+  s.c->count_only = true;
+  // More than the pipe holds, so part is read while it runs and the rest is drained
+  // after the exit, without waiting for an EOF that the sleep would hold back.
+  start(io, s, sh("sleep 1000 & head -c 3000000 /dev/zero; echo done >&2"));
+  CAF_REQUIRE(s.c->wait_exit());
+  {
+    std::lock_guard lock(s.c->mtx);
+    CAF_CHECK(s.c->exit->success());
+    CAF_CHECK_EQUAL(s.c->out_bytes, 3000000u);
+    CAF_CHECK_EQUAL(s.c->err, "done\n");
+  }
+  CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
+  CAF_CHECK(group_gone(s.p->pid()));
+}
+
+CAF_TEST(no file descriptor is left open once a process is gone) {
+  auto open_fds = [] {
+    std::size_t n = 0;
+    for (auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+      (void)e, ++n;
+    return n;
+  };
+  IoThread io;
+  {
+    // asio opens its reactor's fds with the first watched process.
+    Spawned warm_up;
+    start(io, warm_up, SpawnSpec{{"true"}, "", {}, false});
+    CAF_REQUIRE(terminate_and_wait(*warm_up.p, 5000ms));
+  }
+  auto before = open_fds();
+  {
+    Spawned s;
+    start(io, s, SpawnSpec{{"sh", "-c", "sleep 1000 & cat"}, "", {}, true});
+    s.p->write_stdin("x");
+    CAF_REQUIRE(s.c->wait_out_contains("x"));
+    CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
+  }
+  auto c = std::make_shared<Collector>();
+  CAF_REQUIRE(!spawn_process(io, SpawnSpec{{"jp-no-such-program-xyz"}, "", {}, true}, c->events(c)).ok());
+  CAF_CHECK_EQUAL(open_fds(), before);
+}
+
+CAF_TEST(binary and invalid UTF-8 output passes through byte-exact) {
+  std::string all;
+  for (int b = 0; b < 256; ++b)
+    all.push_back(static_cast<char>(b));
+  all += "\xff\xfe\xc3(\xed\xa0\x80 end";
+  char path[] = "/tmp/jp-process-test-XXXXXX";
+  int fd = ::mkstemp(path);
+  CAF_REQUIRE(fd >= 0);
+  CAF_REQUIRE(::write(fd, all.data(), all.size()) == static_cast<ssize_t>(all.size()));
+  ::close(fd);
+  struct Unlink {
+    const char* p;
+    ~Unlink() { ::unlink(p); }
+  } unlink_later{path};
+
+  IoThread io;
+  Spawned s;
+  start(io, s, SpawnSpec{{"sh", "-c", "cat \"$1\"; cat \"$1\" >&2", "sh", path}, "", {}, false});
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->success());
+  CAF_CHECK(s.c->out == all);
+  CAF_CHECK(s.c->err == all);
+}
+
+CAF_TEST(huge output is fully counted in bounded chunks) {
+  IoThread io;
+  Spawned s;
+  s.c->count_only = true;
+  start(io, s, SpawnSpec{{"head", "-c", "50000000", "/dev/zero"}, "", {}, false});
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->success());
+  CAF_CHECK_EQUAL(s.c->out_bytes, 50000000u);
+  CAF_CHECK(s.c->max_chunk <= 64u * 1024u);
+}
+
+CAF_TEST(spawning a missing program is an error naming it) {
+  IoThread io;
+  auto c = std::make_shared<Collector>();
+  auto r = spawn_process(io, SpawnSpec{{"jp-no-such-program-xyz", "a"}, "", {}, false}, c->events(c));
+  CAF_REQUIRE(!r.ok());
+  CAF_CHECK(r.error().find("jp-no-such-program-xyz") != std::string::npos);
+  CAF_CHECK(r.error().find("No such file or directory") != std::string::npos);
+
+  auto bad_cwd = spawn_process(io, SpawnSpec{{"true"}, "/nonexistent/jp-dir", {}, false}, c->events(c));
+  CAF_REQUIRE(!bad_cwd.ok());
+  CAF_CHECK(bad_cwd.error().find("/nonexistent/jp-dir") != std::string::npos);
+
+  auto empty = spawn_process(io, SpawnSpec{}, c->events(c));
+  CAF_CHECK(!empty.ok());
+}
+
+CAF_TEST(cwd and env are applied) {
+  char tmpl[] = "/tmp/jp-process-cwd-XXXXXX";
+  CAF_REQUIRE(::mkdtemp(tmpl) != nullptr);
+  struct Rmdir {
+    const char* p;
+    ~Rmdir() { ::rmdir(p); }
+  } rmdir_later{tmpl};
+  char real[PATH_MAX];
+  CAF_REQUIRE(::realpath(tmpl, real) != nullptr);
+  ::setenv("JP_PROCESS_TEST_OVERRIDE", "parent", 1);
+  ::setenv("JP_PROCESS_TEST_INHERITED", "inherited", 1);
+
+  IoThread io;
+  Spawned s;
+  start(io, s,
+        SpawnSpec{{"sh", "-c",
+                   "pwd -P; echo \"$JP_PROCESS_TEST_NEW\"; echo \"$JP_PROCESS_TEST_OVERRIDE\"; "
+                   "echo \"$JP_PROCESS_TEST_INHERITED\""},
+                  tmpl,
+                  {"JP_PROCESS_TEST_NEW=new value", "JP_PROCESS_TEST_OVERRIDE=child"},
+                  false});
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->success());
+  CAF_CHECK_EQUAL(s.c->out, std::string(real) + "\nnew value\nchild\ninherited\n");
+}
+
+CAF_TEST(dropping the handle kills the group and on_exit still arrives) {
+  IoThread io;
+  Spawned s;
+  start(io, s, sh("sleep 1000 & sleep 1000"));
+  s.p.reset();
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->signaled);
+  CAF_CHECK_EQUAL(s.c->exit->signal, SIGKILL);
+}
+
+CAF_TEST(kill_all_process_groups kills every live group) {
+  IoThread io;
+  Spawned a, b;
+  start(io, a, SpawnSpec{{"sleep", "1000"}, "", {}, false});
+  start(io, b, sh("sleep 1000 & wait"));
+  kill_all_process_groups();
+  CAF_REQUIRE(a.c->wait_exit());
+  CAF_REQUIRE(b.c->wait_exit());
+  CAF_CHECK(terminate_and_wait(*a.p, 0ms));
+  CAF_CHECK(terminate_and_wait(*b.p, 0ms));
+  CAF_CHECK(group_gone(a.p->pid()));
+  CAF_CHECK(group_gone(b.p->pid()));
+}
+
+CAF_TEST(destroying the io thread kills and reaps its groups) {
+  auto c = std::make_shared<Collector>();
+  GroupGuard guard;
+  pid_t pid = 0;
+  std::shared_ptr<Process> keep; // the handle outlives the io thread here
+  {
+    IoThread io;
+    auto r = spawn_process(io, sh("sleep 1000 & sleep 1000"), c->events(c));
+    CAF_REQUIRE(r.ok());
+    pid = (*r)->pid();
+    guard.pgid = pid;
+    keep = *r;
+  }
+  CAF_CHECK(group_gone(pid));
+  std::lock_guard lock(c->mtx);
+  CAF_CHECK_EQUAL(c->exits, 1);
+}
