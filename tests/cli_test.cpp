@@ -3,6 +3,13 @@
 #include <caf/test/unit_test.hpp>
 
 #include <array>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
@@ -192,4 +199,85 @@ CAF_TEST(bad scripts and bad config name what is wrong) {
   auto cfg = cli("--cfg runtime.abort_grace_secs='\"soon\"' tools");
   CAF_CHECK_NOT_EQUAL(cfg.status, 0);
   CAF_CHECK(cfg.out.find("abort_grace_secs") != std::string::npos);
+}
+
+namespace {
+
+std::string confirm_tool() {
+  return fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' ",
+                     JP_SOURCE_DIR);
+}
+
+// Dead, or a zombie nobody reaped yet: either way no longer running.
+bool process_dead(pid_t pid) {
+  if (::kill(pid, 0) == -1 && errno == ESRCH)
+    return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+} // namespace
+
+CAF_TEST(a question of a one-shot tool is answered from config and the tool re-run) {
+  auto yes = cli(confirm_tool() + "--cfg conversation.tools.clean.questions.proceed.answer=true call clean");
+  CAF_CHECK_EQUAL(yes.status, 0);
+  CAF_CHECK_EQUAL(yes.out, "deleted (pretend)\n");
+  auto no = cli(confirm_tool() + "--cfg conversation.tools.clean.questions.proceed.answer=false call clean");
+  CAF_CHECK_EQUAL(no.out, "kept the build directory\n");
+}
+
+CAF_TEST(without a terminal and no configured answer the call fails naming the question) {
+  auto r = cli(confirm_tool() + "call clean");
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(r.out.find("Delete the build directory?") != std::string::npos);
+  CAF_CHECK(r.out.find("conversation.tools.clean.questions.proceed.answer") != std::string::npos);
+}
+
+CAF_TEST(a terminate signal to jp-actors kills every process group it started) {
+  char tmpl[] = "/tmp/jp-actors-sig-XXXXXX";
+  std::filesystem::path dir = ::mkdtemp(tmpl);
+  auto pidfile = dir / "pid";
+  auto script = dir / "hang.toml";
+  std::ofstream(script) << fmt::format(R"([[agents]]
+name = "a"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "spawn", id = "sleeper", command = "echo $$ > {}.tmp; mv {}.tmp {}; exec sleep 1000" }}
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["sleeper"] }}
+)",
+                                       pidfile.string(), pidfile.string(), pidfile.string());
+  pid_t cli_pid = ::fork();
+  if (cli_pid == 0) {
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "run", script.c_str(), nullptr);
+    ::_exit(127);
+  }
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t child = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (child == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(pidfile);
+    if (!(in >> child))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  ::waitpid(cli_pid, &status, 0);
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  CAF_REQUIRE(child > 0);
+  while (!process_dead(child) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(process_dead(child));
+  if (!process_dead(child))
+    ::kill(-child, SIGKILL);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }

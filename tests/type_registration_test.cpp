@@ -1,0 +1,64 @@
+// Protocol types survive CAF's serialization -- what crossing a node does to them.
+#define CAF_SUITE type_registration
+#include <caf/test/unit_test.hpp>
+
+#include <caf/all.hpp>
+
+#include "messages/call_result.hpp"
+#include "messages/launch_spec.hpp"
+#include "messages/tool_state.hpp"
+#include "messages/type_registration.hpp"
+
+using namespace jp;
+
+namespace {
+
+struct config : caf::actor_system_config {
+  config() {
+    register_message_types(*this);
+    set("logger.console", caf::atom("none"));
+  }
+};
+
+template <class T>
+T round_trip(caf::actor_system& sys, const T& x) {
+  // As a message: exercises the registered type and its inspect overload.
+  auto msg = caf::make_message(x);
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  auto err = sink(msg);
+  CAF_REQUIRE(!err);
+  caf::message back;
+  caf::binary_deserializer source{sys, buf};
+  err = source(back);
+  CAF_REQUIRE(!err);
+  CAF_REQUIRE(back.match_element<T>(0));
+  return back.get_as<T>(0);
+}
+
+} // namespace
+
+CAF_TEST(every protocol type crosses serialization unchanged) {
+  config cfg;
+  caf::actor_system sys{cfg};
+  Question q{"confirm", "Stage this hunk?", "diff --git", {answer_kind::select, {"y", "n"}}, "\"n\""};
+  auto waiting = ToolState::waiting(q, "hunk 1/3");
+  auto failed = ToolState::failure(ToolError{"exit status 101", {"a", "b"}, true}, "out");
+  CAF_CHECK(round_trip(sys, waiting) == waiting);
+  CAF_CHECK(round_trip(sys, failed) == failed);
+  CAF_CHECK(round_trip(sys, ToolCommand{action_kind::apply, "staging", "git", "{}", "true"})
+            == (ToolCommand{action_kind::apply, "staging", "git", "{}", "true"}));
+  HandleReport rep{"check", failed, 12, "/tmp/x.log"};
+  CAF_CHECK(round_trip(sys, rep) == rep);
+  AwaitRequest req{{"a"}, {"b", "c"}, 2.5};
+  CAF_CHECK(round_trip(sys, req) == req);
+  AwaitResult res{{HandleStatus{"a", ToolState::success("ok")}}, {HandleStatus{"b", ToolState::running()}}, true};
+  CAF_CHECK(round_trip(sys, res) == res);
+  Outcome o{outcome_kind::needs_input, "", {}, q};
+  CAF_CHECK(round_trip(sys, o) == o);
+  LaunchSpec spec{"shell", {"bash", "-c", "echo"}, "/tmp", {"A=1"}, true, false, 1024, 500, "/tmp/out"};
+  CAF_CHECK(round_trip(sys, spec) == spec);
+  CAF_CHECK(round_trip(sys, CallResult{false, "no"}) == (CallResult{false, "no"}));
+  HandleSummary hs{"w", "shell", ToolState::success(""), "abort"};
+  CAF_CHECK(round_trip(sys, hs) == hs);
+}
