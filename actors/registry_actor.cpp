@@ -99,6 +99,12 @@ caf::error reserve(registry_actor_t* self, const std::string& id) {
   return {};
 }
 
+// The entry of `id`, or nullptr (the caller answers "not found").
+entry* find_entry(registry_actor_t* self, const std::string& id) {
+  auto it = self->state.entries.find(id);
+  return it == self->state.entries.end() ? nullptr : &it->second;
+}
+
 caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
   self->state.factory = std::move(factory);
   // A handle that dies unexpectedly becomes Stopped{error}; its group is killed.
@@ -170,10 +176,10 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       return rp;
     },
     [self](fetch_atom, const std::string& id) -> caf::result<HandleReport> {
-      auto it = self->state.entries.find(id);
-      if (it == self->state.entries.end())
+      auto* found = find_entry(self, id);
+      if (!found)
         return not_found(id);
-      auto& e = it->second;
+      auto& e = *found;
       switch (e.phase) {
         case entry_phase::stopped: return e.final;
         case entry_phase::reserved: return HandleReport{id, pending_state(), 0, {}};
@@ -184,10 +190,10 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
     },
     [self](apply_atom, const std::string& id,
            const std::string& input) -> caf::result<HandleReport> {
-      auto it = self->state.entries.find(id);
-      if (it == self->state.entries.end())
+      auto* found = find_entry(self, id);
+      if (!found)
         return not_found(id);
-      auto& e = it->second;
+      auto& e = *found;
       switch (e.phase) {
         case entry_phase::stopped:
           return fail(fmt::format("Handle `{}` has stopped; it takes no more input", id));
@@ -199,10 +205,10 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       return caf::delegated<HandleReport>{};
     },
     [self](abort_atom, const std::string& id) -> caf::result<HandleReport> {
-      auto it = self->state.entries.find(id);
-      if (it == self->state.entries.end())
+      auto* found = find_entry(self, id);
+      if (!found)
         return not_found(id);
-      auto& e = it->second;
+      auto& e = *found;
       switch (e.phase) {
         case entry_phase::stopped: return e.final;
         case entry_phase::reserved:

@@ -1,18 +1,16 @@
 #define CAF_SUITE argument_validation
 #include <caf/test/unit_test.hpp>
 
+#include "json_helpers.hpp"
+
 #include "config/config_loader.hpp"
 #include "tools/argument_validation.hpp"
 
 using namespace jp;
+using jp::testing::parse;
 
 namespace {
 
-Json parse(std::string_view text) {
-  auto j = Json::parse(text);
-  CAF_REQUIRE(j.ok());
-  return *j;
-}
 
 std::string error_of(const ToolConfig& t, std::string_view args) {
   return validate_arguments(t, parse(args)).error;

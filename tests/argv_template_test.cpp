@@ -1,19 +1,17 @@
 #define CAF_SUITE argv_template
 #include <caf/test/unit_test.hpp>
 
+#include "json_helpers.hpp"
+
 #include "tools/argv_template.hpp"
 
 using namespace jp;
+using jp::testing::parse;
 
 namespace {
 
 using Argv = std::vector<std::string>;
 
-Json parse(std::string_view text) {
-  auto j = Json::parse(text);
-  CAF_REQUIRE(j.ok());
-  return *j;
-}
 
 ToolConfig tool(std::string program, Argv args, bool shell = false) {
   ToolConfig t;

@@ -1,19 +1,17 @@
 #define CAF_SUITE json_codec
 #include <caf/test/unit_test.hpp>
 
+#include "json_helpers.hpp"
+
 #include <string>
 
 #include "messages/json_codec.hpp"
 
 using namespace jp;
+using jp::testing::parse;
 
 namespace {
 
-Json parse(std::string_view text) {
-  auto j = Json::parse(text);
-  CAF_REQUIRE(j.ok());
-  return *j;
-}
 
 bool contains(const std::string& haystack, std::string_view needle) {
   return haystack.find(needle) != std::string::npos;
