@@ -23,6 +23,7 @@ struct agent_state {
   size_t next_step = 0;
   size_t outstanding = 0;
   size_t failures = 0;
+  bool ticking = false; // a progress timer is armed
   static inline const char* name = "jp.agent";
 };
 
@@ -53,6 +54,30 @@ void end_turn(agent_actor_t* self) {
 
 void run_step(agent_actor_t* self);
 
+constexpr auto progress_interval = std::chrono::milliseconds(500);
+
+void arm_progress(agent_actor_t* self) {
+  if (self->state.ticking)
+    return;
+  self->state.ticking = true;
+  self->delayed_send(self, progress_interval, tick_atom::value);
+}
+
+// On a terminal: while a step's calls are outstanding, show what is running.
+void on_tick(agent_actor_t* self) {
+  auto& st = self->state;
+  st.ticking = false;
+  if (st.outstanding == 0)
+    return;
+  self->request(st.turn, caf::infinite, list_atom::value)
+    .then([self](std::vector<HandleSummary>& running) {
+      auto& st = self->state;
+      if (st.outstanding > 0)
+        st.log->progress(st.agent.name, running);
+    });
+  arm_progress(self);
+}
+
 void call_done(agent_actor_t* self) {
   if (--self->state.outstanding == 0)
     run_step(self);
@@ -61,6 +86,8 @@ void call_done(agent_actor_t* self) {
 void run_calls(agent_actor_t* self, int step_no, const ScriptStep& step) {
   auto& st = self->state;
   st.outstanding = step.calls.size();
+  if (st.log->live())
+    arm_progress(self);
   for (size_t i = 0; i < step.calls.size(); ++i) {
     auto& call = step.calls[i];
     int index = static_cast<int>(i);
@@ -129,6 +156,7 @@ caf::behavior agent_behavior(agent_actor_t* self, ScriptAgent agent, TurnContext
       run_step(self);
       return self->state.done;
     },
+    [self](tick_atom) { on_tick(self); },
   };
 }
 

@@ -1,6 +1,7 @@
 #include "actors/registry_actor.hpp"
 
 #include <caf/all.hpp>
+#include <chrono>
 #include <csignal>
 #include <fmt/format.h>
 #include <map>
@@ -20,6 +21,7 @@ struct entry {
   entry_phase phase = entry_phase::reserved;
   caf::actor handle;
   pid_t pgid = 0;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   HandleReport final;
   std::vector<caf::actor> watchers;
   std::vector<caf::response_promise> oneshot_waiters;
@@ -48,6 +50,10 @@ caf::error not_found(const std::string& id) {
 
 ToolState pending_state() {
   return ToolState::running();
+}
+
+double elapsed_secs(const entry& e) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - e.started).count();
 }
 
 HandleStatus status_of(const std::string& id, const entry& e) {
@@ -81,6 +87,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
 void start(registry_actor_t* self, const std::string& id, entry& e, const LaunchSpec& spec) {
   e.tool = spec.tool;
   e.phase = entry_phase::live;
+  e.started = std::chrono::steady_clock::now();
   e.handle = self->state.factory(self, id, spec);
   self->monitor(e.handle);
   self->state.by_actor[e.handle.address()] = id;
@@ -249,6 +256,14 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       auto id = report.id;
       mark_stopped(self, id, std::move(report));
     },
+    [self](list_atom) {
+      // Handles not yet stopped, for progress displays.
+      std::vector<HandleSummary> out;
+      for (auto& [id, e] : self->state.entries)
+        if (e.phase != entry_phase::stopped && id.front() != '#')
+          out.push_back(HandleSummary{id, e.tool, pending_state(), "", elapsed_secs(e)});
+      return out;
+    },
     [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>> {
       // Issue 2 applies one strategy to every live handle: abort. The supervisor
       // strategies of issue 4 plug in here.
@@ -269,8 +284,9 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       *left = live.size();
       for (auto& [id, handle] : live) {
         auto tool = self->state.entries[id].tool;
-        auto done = [rp, results, left, id = id, tool](ToolState state) mutable {
-          results->push_back(HandleSummary{id, tool, std::move(state), "abort"});
+        auto elapsed = elapsed_secs(self->state.entries[id]);
+        auto done = [rp, results, left, id = id, tool, elapsed](ToolState state) mutable {
+          results->push_back(HandleSummary{id, tool, std::move(state), "abort", elapsed});
           if (--*left == 0) {
             std::sort(results->begin(), results->end(),
                       [](auto& a, auto& b) { return a.id < b.id; });

@@ -14,6 +14,7 @@
 //   (watch_atom, vector<string> ids)            -> vector<HandleStatus>; then the
 //        sender gets (stopped_atom, HandleStatus) for each watched handle that stops
 //   (unwatch_atom)                              -> void
+//   (list_atom)                                 -> vector<HandleSummary>  not yet stopped
 //   (turn_end_atom)                             -> vector<HandleSummary>  after every
 //        live handle had its turn-end policy applied (issue 2: abort)
 #pragma once

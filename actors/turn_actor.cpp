@@ -216,6 +216,10 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
     [self](call_atom, const std::string& tool, const std::string& args) {
       return run_call(self, tool, args);
     },
+    [self](list_atom) -> caf::result<std::vector<HandleSummary>> {
+      self->delegate(self->state.registry, list_atom::value);
+      return caf::delegated<std::vector<HandleSummary>>{};
+    },
     [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>> {
       self->delegate(self->state.registry, turn_end_atom::value);
       return caf::delegated<std::vector<HandleSummary>>{};

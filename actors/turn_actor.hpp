@@ -2,6 +2,7 @@
 // messages -- one-shot wrapping, stateful dispatch, `await`, `describe_tools`.
 //   (batch_atom, vector<string> spawn_ids) -> bool       pre-register a batch's spawns
 //   (call_atom, tool, args_json)           -> CallResult
+//   (list_atom)                            -> vector<HandleSummary>  handles still running
 //   (turn_end_atom)                        -> vector<HandleSummary>
 // Exiting the turn takes its registry, and so every handle, with it.
 #pragma once

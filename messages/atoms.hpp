@@ -22,6 +22,8 @@ using gone_atom = caf::atom_constant<caf::atom("gone")>;       // io thread: gro
 using timeout_atom = caf::atom_constant<caf::atom("timeout")>; // await's timer
 using run_atom = caf::atom_constant<caf::atom("run")>;         // start an await / agent
 using call_atom = caf::atom_constant<caf::atom("call")>;       // turn: one tool call
+using list_atom = caf::atom_constant<caf::atom("list")>;       // registry: live handles
+using tick_atom = caf::atom_constant<caf::atom("tick")>;       // agent: progress timer
 using turn_end_atom = caf::atom_constant<caf::atom("turn_end")>; // turn: apply policies
 
 } // namespace jp

@@ -35,12 +35,13 @@ struct HandleSummary {
   std::string tool;
   ToolState state;
   std::string policy; // what the supervisor applied at turn end ("abort", ...)
+  double elapsed_secs = 0; // since the spawn
   friend bool operator==(const HandleSummary&, const HandleSummary&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleSummary& x) {
-  return f(x.id, x.tool, x.state, x.policy);
+  return f(x.id, x.tool, x.state, x.policy, x.elapsed_secs);
 }
 
 } // namespace jp

@@ -36,9 +36,27 @@ std::string indent(const std::string& s, const std::string& pad) {
 
 void EventLog::write(const std::string& line) {
   std::lock_guard<std::mutex> guard(mutex_);
+  if (progress_shown_) {
+    std::fputs("\r\x1b[K", out_); // the progress line gives way
+    progress_shown_ = false;
+  }
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fputc('\n', out_);
   std::fflush(out_);
+}
+
+void EventLog::progress(const std::string& agent, const std::vector<HandleSummary>& running) {
+  if (!live_)
+    return;
+  std::string line = fmt::format("[{}] running:", agent);
+  for (auto& h : running)
+    line += fmt::format(" {} ({:.1f} s)", h.id, h.elapsed_secs);
+  if (running.empty())
+    line += " (waiting on the step's calls)";
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::fprintf(out_, "\r\x1b[K%s", line.c_str());
+  std::fflush(out_);
+  progress_shown_ = true;
 }
 
 void EventLog::step(const std::string& agent, int step, const std::string& text) {

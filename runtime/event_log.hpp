@@ -14,7 +14,13 @@ namespace jp {
 
 class EventLog {
 public:
-  EventLog(std::FILE* out, bool json) : out_(out), json_(json) {}
+  /// `live`: a transcript on a terminal also shows a progress line of the handles
+  /// that are running while a step waits.
+  EventLog(std::FILE* out, bool json, bool live = false)
+    : out_(out), json_(json), live_(live && !json) {}
+
+  bool live() const { return live_; }
+  void progress(const std::string& agent, const std::vector<HandleSummary>& running);
 
   void step(const std::string& agent, int step, const std::string& text);
   void tool_call(const std::string& agent, int step, int index, const std::string& tool,
@@ -30,6 +36,8 @@ private:
   std::mutex mutex_;
   std::FILE* out_;
   bool json_;
+  bool live_;
+  bool progress_shown_ = false; // a progress line is on screen (no newline yet)
 };
 
 } // namespace jp

@@ -66,7 +66,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   install_signal_handlers();
   actor_config cfg;
   caf::actor_system sys{cfg};
-  auto log = std::make_shared<EventLog>(stdout, json);
+  auto log = std::make_shared<EventLog>(stdout, json, isatty(STDOUT_FILENO) != 0);
   auto t0 = std::chrono::steady_clock::now();
   caf::scoped_actor self{sys};
   // Scripted calls are the user's own: nobody is asked for permission, and a tool's
@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
                "Configuration: built-in defaults, $XDG_CONFIG_HOME/jp-actors/config.toml,\n"
                "<workspace>/.jp/config.toml, --config FILE, --cfg key=value (later wins)."};
   app.require_subcommand(1);
+  app.fallthrough(); // global options may also follow the subcommand
   ConfigSources sources;
   app.add_option("--config", sources.config_files, "Extra TOML config file (repeatable)");
   app.add_option("--cfg", sources.overrides, "Config override key=value, e.g. runtime.abort_grace_secs=5 (repeatable)");

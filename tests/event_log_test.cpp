@@ -1,0 +1,60 @@
+#define CAF_SUITE event_log
+#include <caf/test/unit_test.hpp>
+
+#include <cstdio>
+
+#include "json_helpers.hpp"
+#include "runtime/event_log.hpp"
+
+using namespace jp;
+
+namespace {
+
+std::string contents(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+    out.append(buf, n);
+  return out;
+}
+
+} // namespace
+
+CAF_TEST(json events have the documented fields) {
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, true);
+  log.tool_call("main", 1, 0, "shell", testing::parse(R"({"command":"ls"})"));
+  log.tool_result("main", 1, 0, "shell", true, "x", 12.54);
+  log.run_end(1, 530.21, 0);
+  CAF_CHECK_EQUAL(contents(f),
+                  R"({"event":"tool_call","agent":"main","step":1,"index":0,"tool":"shell","arguments":{"command":"ls"}})"
+                  "\n"
+                  R"({"event":"tool_result","agent":"main","step":1,"index":0,"tool":"shell","ok":true,"content":"x","elapsed_ms":12.5})"
+                  "\n"
+                  R"({"event":"run_end","agents":1,"elapsed_ms":530.2,"handles_left":0})"
+                  "\n");
+  std::fclose(f);
+}
+
+CAF_TEST(a live transcript shows running handles and clears the line before the next event) {
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, false, true);
+  CAF_CHECK(log.live());
+  log.progress("main", {HandleSummary{"build", "shell", ToolState::running(), "", 1.25}});
+  log.tool_result("main", 1, 0, "shell", true, "done", 5);
+  auto out = contents(f);
+  CAF_CHECK_EQUAL(out, "\r\x1b[K[main] running: build (1.2 s)\r\x1b[K[main] ← shell (5.0 ms): done\n");
+  std::fclose(f);
+}
+
+CAF_TEST(json output is never live) {
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, true, true);
+  CAF_CHECK(!log.live());
+  log.progress("main", {});
+  CAF_CHECK_EQUAL(contents(f), "");
+  std::fclose(f);
+}
