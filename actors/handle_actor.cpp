@@ -1,6 +1,8 @@
 #include "actors/handle_actor.hpp"
 
+#include <atomic>
 #include <caf/all.hpp>
+#include <cctype>
 #include <fmt/format.h>
 
 #include "messages/atoms.hpp"
@@ -91,17 +93,24 @@ void deliver_aborts(handle_actor_t* self) {
   self->state.abort_waiters.clear();
 }
 
+// Unique per handle ever started by this process: ids repeat across turns and agents.
+std::string spill_path(const LaunchSpec& spec, const std::string& id) {
+  static std::atomic<uint64_t> seq{0};
+  if (spec.spill_dir.empty())
+    return {};
+  std::string safe;
+  for (char c : id)
+    safe += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  return fmt::format("{}/{}-{}-{}.log", spec.spill_dir, safe, ::getpid(), ++seq);
+}
+
 caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec spec, IoThread* io,
                               caf::actor registry) {
   auto& st = self->state;
   st.id = std::move(id);
   st.spec = std::move(spec);
   st.registry = std::move(registry);
-  st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, st.spec.spill_dir.empty()
-                                                                  ? std::string{}
-                                                                  : fmt::format("{}/{}-{}.log",
-                                                                                st.spec.spill_dir,
-                                                                                st.id, ::getpid()));
+  st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, spill_path(st.spec, st.id));
   auto me = caf::actor_cast<caf::actor>(self);
   ProcessEvents events;
   events.on_output = [me](stream_kind s, std::string_view chunk) {

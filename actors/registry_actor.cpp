@@ -60,6 +60,18 @@ HandleStatus status_of(const std::string& id, const entry& e) {
   return {id, e.phase == entry_phase::stopped ? e.final.state : pending_state()};
 }
 
+ToolState exited_without_stopping(const std::string& id, const ToolState& last) {
+  if (last.kind == state_kind::running)
+    return ToolState::success(last.content);
+  return ToolState::failure(
+    ToolError{fmt::format("handle `{}` asked \"{}\" (question `{}`) and exited; call the tool "
+                          "without `action` to have the question answered, or configure "
+                          "questions.{}.answer",
+                          id, last.question.text, last.question.id, last.question.id),
+              {}, false},
+    last.content);
+}
+
 void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport report) {
   auto it = self->state.entries.find(id);
   if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped)
@@ -68,6 +80,10 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   e.phase = entry_phase::stopped;
   e.final = std::move(report);
   e.final.id = id;
+  // A stateful handle whose process exited is stopped, whatever its last words: a
+  // question it printed can no longer be answered through `apply`.
+  if (e.oneshot_waiters.empty() && !e.final.state.stopped())
+    e.final.state = exited_without_stopping(id, e.final.state);
   for (auto& w : e.watchers)
     self->send(w, stopped_atom::value, HandleStatus{id, e.final.state});
   e.watchers.clear();

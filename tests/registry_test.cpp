@@ -109,3 +109,18 @@ CAF_TEST(turn end aborts live handles and lists them) {
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST_FIXTURE_SCOPE(registry_exit_tests, registry_fixture)
+
+CAF_TEST(a stateful handle that exits asking a question is stopped with an error) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("q"), LaunchSpec{});
+  auto waiting = ToolState::waiting(Question{"proceed", "Go on?", "", {}, ""});
+  anon_send(registry, stopped_atom::value, HandleReport{"q", waiting, 0, {}});
+  settle();
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("q"));
+  CAF_REQUIRE(f.state.stopped());
+  CAF_CHECK(!f.state.ok);
+  CAF_CHECK(f.state.error.message.find("question `proceed`") != std::string::npos);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
