@@ -72,7 +72,8 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
             st.statuses = std::move(statuses);
             if (await_condition_met(st.request, st.statuses))
               return reply(self, false);
-            if (st.request.timeout_secs >= 0) {
+            // Beyond a century is no timeout (and would overflow the clock).
+            if (st.request.timeout_secs >= 0 && st.request.timeout_secs < 3.2e9) {
               auto ns = std::chrono::nanoseconds(
                 static_cast<int64_t>(st.request.timeout_secs * 1e9));
               self->delayed_send(self, ns, timeout_atom::value);

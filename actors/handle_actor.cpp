@@ -31,6 +31,7 @@ struct handle_state {
   bool exited = false;
   bool aborting = false;
   bool gone = false;
+  bool retired = false; // the registry has the final state; quit once aborts are answered
   HandleReport final;
   std::vector<caf::response_promise> abort_waiters;
 
@@ -64,7 +65,7 @@ HandleReport running_report(handle_actor_t* self) {
 // speaks the protocol, else plain text judged by the exit status.
 ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string content) {
   auto& st = self->state;
-  if (st.aborting) {
+  if (st.aborting && info.signaled) { // an exit of its own racing the abort is not one
     ToolError err{fmt::format("aborted ({})", info.describe()), last_lines(st.stderr_tail, trace_lines),
                   false};
     return ToolState::failure(std::move(err), std::move(content));
@@ -84,6 +85,7 @@ void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string
   st.exited = true;
   st.final = HandleReport{st.id, std::move(state), omitted, std::move(spill)};
   st.proc.reset();
+  st.out->close();
   self->send(st.registry, stopped_atom::value, st.final);
 }
 
@@ -125,7 +127,6 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
     finish(self, ToolState::failure(ToolError{proc.error(), {}, false}), 0, {});
   } else {
     st.proc = *proc;
-    self->send(st.registry, started_atom::value, st.id, static_cast<int>(st.proc->pid()));
     // If this actor dies, its process group goes with it.
     auto p = st.proc;
     self->attach_functor([p] { p->terminate(std::chrono::milliseconds(0), [] {}); });
@@ -158,10 +159,19 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       if (!st.aborting)
         deliver_aborts(self);
     },
+    [self](retire_atom) {
+      // "gone" may still be on its way (the registry can hear "stopped" first): an
+      // abort waiting for it must get its answer before this actor goes.
+      self->state.retired = true;
+      if (self->state.abort_waiters.empty())
+        self->quit();
+    },
     [self](gone_atom) {
       self->state.gone = true;
       if (self->state.exited)
         deliver_aborts(self);
+      if (self->state.retired)
+        self->quit();
     },
     [self](fetch_atom) -> HandleReport {
       if (self->state.exited)

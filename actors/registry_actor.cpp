@@ -20,7 +20,6 @@ struct entry {
   std::string tool;
   entry_phase phase = entry_phase::reserved;
   caf::actor handle;
-  pid_t pgid = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   HandleReport final;
   std::vector<caf::actor> watchers;
@@ -89,15 +88,18 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   e.watchers.clear();
   for (auto& rp : e.oneshot_waiters)
     rp.deliver(e.final);
-  // One-shot entries exist only for the duration of their call.
-  if (!e.oneshot_waiters.empty()) {
-    e.oneshot_waiters.clear();
-    if (e.handle) {
-      self->state.by_actor.erase(e.handle.address());
-      self->send_exit(e.handle, caf::exit_reason::user_shutdown);
-    }
-    self->state.entries.erase(it);
+  // The final state lives here now: the handle may go (after the requests already
+  // delegated to it, which it still answers).
+  if (e.handle) {
+    self->demonitor(e.handle);
+    self->state.by_actor.erase(e.handle.address());
+    self->state.children->erase(e.handle.address());
+    self->send(e.handle, retire_atom::value);
+    e.handle = nullptr;
   }
+  // One-shot entries exist only for the duration of their call.
+  if (!e.oneshot_waiters.empty())
+    self->state.entries.erase(it);
 }
 
 void start(registry_actor_t* self, const std::string& id, entry& e, const LaunchSpec& spec) {
@@ -141,12 +143,15 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
     auto e = self->state.entries.find(id);
     if (e == self->state.entries.end() || e->second.phase == entry_phase::stopped)
       return;
-    if (e->second.pgid > 0)
-      ::kill(-e->second.pgid, SIGKILL);
+    // The dying handle kills its group on the way out (through the io thread, which
+    // alone knows whether the pid is still the group's).
     auto msg = fmt::format("the actor owning handle `{}` died ({}); its process group was killed",
                            id, caf::to_string(dm.reason));
     mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{msg, {}, false}), 0, {}});
   });
+  // A supervisor does not die of a stray error message (an unexpected-message
+  // reply from a handle, say): it keeps every other handle's state.
+  self->set_error_handler([](caf::error&) {});
   // Handles end with their registry (and so their process groups go too).
   self->attach_functor([children = self->state.children] {
     for (auto& [addr, h] : *children)
@@ -262,11 +267,6 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       auto watcher = caf::actor_cast<caf::actor>(self->current_sender());
       for (auto& [id, e] : self->state.entries)
         std::erase(e.watchers, watcher);
-    },
-    [self](started_atom, const std::string& id, int pid) {
-      auto it = self->state.entries.find(id);
-      if (it != self->state.entries.end())
-        it->second.pgid = pid;
     },
     [self](stopped_atom, HandleReport& report) {
       auto id = report.id;

@@ -162,11 +162,8 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
   return rp;
 }
 
-caf::result<CallResult> run_await(turn_actor_t* self, const Json& args) {
-  auto req = await_request_from_json(args);
-  if (!req)
-    return failed(req.error());
-  auto a = spawn_await(self->system(), self->state.registry, *req);
+caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
+  auto a = spawn_await(self->system(), self->state.registry, req);
   auto rp = self->make_response_promise<CallResult>();
   self->request(a, caf::infinite, run_atom::value)
     .then([rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, to_json(r).dump()}); },
@@ -177,19 +174,33 @@ caf::result<CallResult> run_await(turn_actor_t* self, const Json& args) {
 caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
                                  const std::string& args_json) {
   auto& config = *self->state.ctx.config;
-  auto it = config.tools.find(name);
-  if (it == config.tools.end())
-    return failed(unknown_tool(config, name));
-  auto& tool = it->second;
   auto args = Json::parse(args_json);
   if (!args)
     return failed(fmt::format("{}: arguments are not valid JSON: {}", name, args.error()));
   if (!args->is_object())
     return failed(fmt::format("{}: arguments must be a JSON object, got {}", name, args->type_name()));
+  // A spawn of this batch that fails before it reaches the registry must still
+  // release its reservation, or an await on it would wait forever.
+  auto spawn_id = spawn_ids_of({*args});
+  auto fail_call = [&](std::string msg) {
+    for (auto& id : spawn_id)
+      self->send(self->state.registry, cancel_atom::value, id, msg);
+    return failed(std::move(msg));
+  };
+  auto it = config.tools.find(name);
+  if (it == config.tools.end())
+    return fail_call(unknown_tool(config, name));
+  auto& tool = it->second;
+  if (args->find("action") && !tool.stateful)
+    if (auto ok = validate_action(tool, action_kind::spawn); !ok)
+      return fail_call(ok.error);
   if (tool.source == "builtin" && name == "await") {
+    auto req = await_request_from_json(*args); // its errors are RFD 037's exact texts
+    if (!req)
+      return failed(req.error());
     if (auto ok = validate_arguments(tool, *args); !ok)
       return failed(ok.error);
-    return run_await(self, *args);
+    return run_await(self, *req);
   }
   if (tool.source == "builtin" && name == "describe_tools") {
     auto text = describe_tools(config, *args);

@@ -43,8 +43,14 @@ OutputBuffer::OutputBuffer(uint64_t cap, std::string spill_path)
 }
 
 OutputBuffer::~OutputBuffer() {
+  close();
+}
+
+void OutputBuffer::close() {
   if (spill_fd_ >= 0)
     ::close(spill_fd_);
+  spill_fd_ = -1;
+  spill_failed_ = true; // nothing more is written
 }
 
 void OutputBuffer::spill(std::string_view bytes) {

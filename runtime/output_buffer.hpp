@@ -32,6 +32,8 @@ public:
   /// The last bytes of the pending window (for previews), at most n.
   std::string peek_tail(size_t n) const;
   const std::string& spill_path() const { return spill_path_; }
+  /// No more output will come: close the spill file (its content stays).
+  void close();
 
 private:
   void spill(std::string_view bytes);

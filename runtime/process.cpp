@@ -428,6 +428,15 @@ Registry& registry() {
 
 void ProcState::group_gone() {
   gone_ = true;
+  auto self = shared_from_this(); // the registry may hold the last other reference
+  // Out of the live count before anyone is told: an owner that hears "exited" or
+  // "gone" and then counts live groups must not count this one.
+  auto& reg = registry();
+  {
+    std::lock_guard lock(reg.mtx);
+    reg.live.erase(pid);
+  }
+  reg.cv.notify_all();
   // Moved out: the callbacks may hold the user's handle, which holds us.
   auto events = std::move(events_);
   events_ = {};
@@ -440,13 +449,6 @@ void ProcState::group_gone() {
   for (auto& f : callbacks)
     call_user(f);
   finished = true;
-  auto self = shared_from_this(); // the registry may hold the last other reference
-  auto& reg = registry();
-  {
-    std::lock_guard lock(reg.mtx);
-    reg.live.erase(pid);
-  }
-  reg.cv.notify_all();
 }
 
 /// The user's handle. Dropping the last one kills a still running group.

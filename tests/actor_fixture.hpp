@@ -45,6 +45,7 @@ inline caf::behavior fake_handle(caf::stateful_actor<fake_handle_state>* self, s
                                  : HandleReport{self->state.id, ToolState::running(), 0, {}};
     },
     [stop](finish_atom, const std::string& result) { stop(ToolState::success(result)); },
+    [self](retire_atom) { self->quit(); },
     [self, stop](abort_atom) {
       stop(ToolState::failure(ToolError{"aborted", {}, false}));
       return self->state.final;

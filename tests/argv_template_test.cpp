@@ -67,7 +67,16 @@ CAF_TEST(no shell unless shell is true) {
 
   auto shell = expand_argv(tool("ls", {"-l", "{{tool.arguments.path}}"}, true), ctx);
   CAF_REQUIRE(shell.ok());
-  CAF_CHECK_EQUAL(*shell, (Argv{"bash", "-c", "ls -l src"}));
+  CAF_CHECK_EQUAL(*shell, (Argv{"bash", "-c", "ls -l 'src'"}));
+}
+
+CAF_TEST(with shell = true a value is still one quoted shell word) {
+  auto args = parse(R"({"path":"x'; echo INJECTED; '"})");
+  auto answers = Json::object();
+  TemplateContext ctx{args, answers};
+  auto shell = expand_argv(tool("ls", {"-l", "{{tool.arguments.path}}"}, true), ctx);
+  CAF_REQUIRE(shell.ok());
+  CAF_CHECK_EQUAL(*shell, (Argv{"bash", "-c", R"(ls -l 'x'\''; echo INJECTED; '\''')"}));
 }
 
 CAF_TEST(a value with spaces and semicolons stays one argv element) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <tuple>
 #include <sys/wait.h>
 
 #include "messages/json.hpp"
@@ -280,4 +281,34 @@ name = "a"
     ::kill(-child, SIGKILL);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+}
+
+CAF_TEST(edge cases of batches and await end without hanging) {
+  auto r = cli(fmt::format("run {}/tests/scripts/edge_cases.toml --json", JP_SOURCE_DIR));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  std::map<std::tuple<std::string, int64_t, int64_t>, Json> res;
+  for (auto& e : events(r.out))
+    if (e.find("event")->as_string() == "tool_result")
+      res[{e.find("agent")->as_string(), e.find("step")->as_int(), e.find("index")->as_int()}] = e;
+  auto content = [&](std::string agent, int64_t step, int64_t index) {
+    return res.at({agent, step, index}).find("content")->as_string();
+  };
+  auto ok = [&](std::string agent, int64_t step, int64_t index) {
+    return res.at({agent, step, index}).find("ok")->as_bool();
+  };
+  CAF_CHECK(!ok("edges", 1, 0));
+  CAF_CHECK(content("edges", 1, 0).find("Unknown tool `shel`") != std::string::npos);
+  auto typo = Json::parse(content("edges", 1, 1));
+  CAF_REQUIRE(typo.ok());
+  CAF_CHECK_EQUAL(typo->find("completed")->as_array().size(), 1u);
+  CAF_CHECK(!ok("edges", 2, 0) && !ok("edges", 2, 1));
+  CAF_CHECK_EQUAL(content("edges", 2, 0), "Batch rejected: handle id `dup` is spawned twice in one batch");
+  CAF_CHECK_EQUAL(content("edges", 3, 0), "At least one handle ID required");
+  auto quick = Json::parse(content("edges", 3, 2));
+  CAF_REQUIRE(quick.ok());
+  CAF_CHECK(quick->find("timed_out") == nullptr);
+  CAF_CHECK_EQUAL(quick->find("completed")->as_array()[0].find("result")->as_string(), "quick\n");
+  auto other = Json::parse(content("other", 1, 1));
+  CAF_REQUIRE(other.ok());
+  CAF_CHECK_EQUAL(other->find("completed")->as_array()[0].find("result")->as_string(), "other\n");
 }

@@ -156,3 +156,89 @@ CAF_TEST(ending the registry kills every live process group) {
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+namespace {
+
+size_t open_fds() {
+  size_t n = 0;
+  for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+    ++n;
+  return n;
+}
+
+// A registry over real processes whose handle actors the test can reach.
+struct recorded_runtime : real_runtime {
+  std::shared_ptr<std::map<std::string, caf::actor>> actors =
+    std::make_shared<std::map<std::string, caf::actor>>();
+  recorded_runtime() {
+    self->send_exit(registry, caf::exit_reason::user_shutdown);
+    auto inner = process_handle_factory(io);
+    registry = spawn_registry(sys, [inner, actors = actors](caf::local_actor* reg,
+                                                            const std::string& id,
+                                                            const LaunchSpec& spec) {
+      auto h = inner(reg, id, spec);
+      (*actors)[id] = h;
+      return h;
+    });
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(handle_lifecycle_tests, recorded_runtime)
+
+CAF_TEST(a handle actor that dies takes its process group with it) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("victim"),
+                    shell("sleep 1000 & echo pid=$$; wait"));
+  auto out = fetch_until("victim", [](auto& s) { return contains(s, "pid="); });
+  auto pgid = leading_pid(out);
+  self->send_exit(actors->at("victim"), caf::exit_reason::kill);
+  auto res = await_all(*this, {"victim"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK(contains(res.completed[0].state.error.message, "died"));
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!group_gone(pgid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(group_gone(pgid));
+}
+
+CAF_TEST(stopped handles keep no file descriptor open) {
+  // Warm up first: the runtime opens a few descriptors once, on first use.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("warm"), shell("true"));
+  await_all(*this, {"warm"});
+  auto before = open_fds();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back("out" + std::to_string(i));
+    ask<HandleReport>(registry, spawn_atom::value, ids.back(), shell("head -c 200000 /dev/zero"));
+  }
+  await_all(*this, ids);
+  // Retiring handles is asynchronous: wait (bounded) for the count to come back.
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (open_fds() > before && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK_EQUAL(open_fds(), before);
+  if (open_fds() != before)
+    for (auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      CAF_MESSAGE(e.path().string() << " -> " << std::filesystem::read_symlink(e.path(), ec).string());
+    }
+}
+
+CAF_TEST(many concurrent aborts are all answered) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) {
+    ids.push_back("s" + std::to_string(i));
+    ask<HandleReport>(registry, spawn_atom::value, ids.back(), shell("sleep 1000", 100));
+  }
+  std::vector<caf::response_handle<caf::blocking_actor, caf::message, true>> replies;
+  for (auto& id : ids)
+    replies.push_back(self->request(registry, bound, abort_atom::value, id));
+  size_t answered = 0;
+  for (auto& r : replies)
+    r.receive([&](HandleReport& rep) { answered += rep.state.stopped(); },
+              [&](caf::error& err) { CAF_FAIL(error_text(err)); });
+  CAF_CHECK_EQUAL(answered, ids.size());
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

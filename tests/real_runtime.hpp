@@ -37,7 +37,7 @@ struct temp_dir {
   }
 };
 
-inline constexpr auto bound = std::chrono::seconds(30); // generous: never a timing claim
+inline constexpr auto bound = std::chrono::seconds(20); // generous: never a timing claim
 
 struct real_runtime {
   IoThread io;

@@ -52,9 +52,20 @@ std::optional<std::string_view> sole_placeholder(std::string_view element) {
   return trim(inner);
 }
 
-} // namespace
+// A value as one shell word: single-quoted, so bash never parses what the assistant sent.
+std::string shell_quote(std::string_view v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
 
-Result<std::string> expand_template(std::string_view tmpl, const TemplateContext& ctx) {
+// Expands the {{...}} of tmpl; with `quote`, each value becomes one shell word.
+Result<std::string> expand(std::string_view tmpl, const TemplateContext& ctx, bool quote) {
   std::string out;
   size_t pos = 0;
   for (;;) {
@@ -70,14 +81,22 @@ Result<std::string> expand_template(std::string_view tmpl, const TemplateContext
     auto value = resolve(trim(tmpl.substr(open + 2, close - open - 2)), ctx, tmpl);
     if (!value)
       return Error{value.error()};
-    if (const Json* v = *value; v && !v->is_null())
-      out += v->is_string() ? v->as_string() : v->dump();
+    if (const Json* v = *value; v && !v->is_null()) {
+      auto text = v->is_string() ? v->as_string() : v->dump();
+      out += quote ? shell_quote(text) : text;
+    }
     pos = close + 2;
   }
 }
 
+} // namespace
+
+Result<std::string> expand_template(std::string_view tmpl, const TemplateContext& ctx) {
+  return expand(tmpl, ctx, false);
+}
+
 Result<std::vector<std::string>> expand_argv(const ToolConfig& tool, const TemplateContext& ctx) {
-  auto program = expand_template(tool.program, ctx);
+  auto program = expand(tool.program, ctx, tool.shell);
   if (!program)
     return Error{fmt::format("{}: command.program: {}", tool.name, program.error())};
   if (program->empty())
@@ -94,7 +113,7 @@ Result<std::vector<std::string>> expand_argv(const ToolConfig& tool, const Templ
       if (!*value || (*value)->is_null())
         continue;
     }
-    auto arg = expand_template(element, ctx);
+    auto arg = expand(element, ctx, tool.shell);
     if (!arg)
       return Error{fmt::format("{}: command.args: {}", tool.name, arg.error())};
     args.push_back(std::move(*arg));
@@ -104,8 +123,8 @@ Result<std::vector<std::string>> expand_argv(const ToolConfig& tool, const Templ
     args.insert(args.begin(), std::move(*program));
     return args;
   }
-  // shell = true is the tool author's explicit choice: the words are joined as they
-  // are, unquoted, and bash parses them.
+  // shell = true is the tool author's explicit choice of a shell: the words are
+  // joined for bash to parse, but every substituted value is one quoted word.
   std::string script = std::move(*program);
   for (auto& a : args)
     script += " " + a;

@@ -27,7 +27,8 @@ Result<std::string> expand_template(std::string_view tmpl, const TemplateContext
 /// Expands program + args. An element that is exactly one {{...}} whose value is
 /// missing (or null) is dropped, so optional parameters vanish instead of becoming "".
 /// With tool.shell, the result is {"bash","-c", program + " " + args joined by spaces}
-/// (values still not quoted: shell=true is the tool author's explicit choice).
+/// (each substituted value single-quoted as one shell word: the author's template
+/// is shell, the assistant's values never are).
 Result<std::vector<std::string>> expand_argv(const ToolConfig& tool, const TemplateContext& ctx);
 
 } // namespace jp

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <fmt/format.h>
 #include <iostream>
 #include <unistd.h>
@@ -54,6 +55,15 @@ struct actor_config : caf::actor_system_config {
   }
 };
 
+// An exception unwinding through caf::actor_system would wait for actors that wait
+// for children: kill the groups first. Declare it after the actor system.
+struct kill_on_unwind {
+  ~kill_on_unwind() {
+    if (std::uncaught_exceptions() > 0)
+      kill_all_process_groups();
+  }
+};
+
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -66,6 +76,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   install_signal_handlers();
   actor_config cfg;
   caf::actor_system sys{cfg};
+  kill_on_unwind guard;
   auto log = std::make_shared<EventLog>(stdout, json, isatty(STDOUT_FILENO) != 0);
   auto t0 = std::chrono::steady_clock::now();
   caf::scoped_actor self{sys};
@@ -92,6 +103,7 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
   install_signal_handlers();
   actor_config cfg;
   caf::actor_system sys{cfg};
+  kill_on_unwind guard;
   caf::scoped_actor self{sys};
   TurnContext ctx{config, &io, isatty(STDIN_FILENO) ? AskUser(tty_ask) : AskUser{}};
   auto turn = spawn_turn(sys, ctx);
