@@ -312,3 +312,14 @@ CAF_TEST(edge cases of batches and await end without hanging) {
   CAF_REQUIRE(other.ok());
   CAF_CHECK_EQUAL(other->find("completed")->as_array()[0].find("result")->as_string(), "other\n");
 }
+
+CAF_TEST(describe_tools explains a tool and its actions) {
+  auto r = cli(R"(call describe_tools '{"tools":["shell"]}')");
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK(r.out.find("## shell") != std::string::npos);
+  CAF_CHECK(r.out.find("spawn|fetch|apply|abort") != std::string::npos);
+  CAF_CHECK(r.out.find("- command (string, required)") != std::string::npos);
+  auto bad = cli(R"(call describe_tools '{"tools":["nope"]}')");
+  CAF_CHECK_NOT_EQUAL(bad.status, 0);
+  CAF_CHECK(bad.out.find("unknown tool `nope`") != std::string::npos);
+}

@@ -10,7 +10,8 @@ namespace {
 
 std::string describe(const ToolConfig& t) {
   std::string out = fmt::format("## {}\n", t.name);
-  if (!t.summary.empty())
+  // The description usually starts with the summary: say it once.
+  if (!t.summary.empty() && !t.description.starts_with(t.summary))
     out += t.summary + "\n";
   if (!t.description.empty())
     out += t.description + "\n";
