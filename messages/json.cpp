@@ -90,6 +90,17 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
 
 constexpr std::string_view replacement = "\xEF\xBF\xBD";
 
+// Appends the character at s[i], or U+FFFD for a byte that starts no valid UTF-8
+// sequence; returns how many bytes of s it consumed.
+size_t append_utf8(std::string& out, std::string_view s, size_t i) {
+  if (auto n = utf8_sequence_length(s, i)) {
+    out.append(s.substr(i, n));
+    return n;
+  }
+  out += replacement;
+  return 1;
+}
+
 void dump_number(std::string& out, double d) {
   if (!std::isfinite(d)) {
     out += "null"; // JSON has no NaN/Inf
@@ -140,15 +151,8 @@ Json from_element(simdjson::dom::element e) {
 std::string sanitize_utf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    if (auto n = utf8_sequence_length(s, i)) {
-      out.append(s.substr(i, n));
-      i += n;
-    } else {
-      out += replacement;
-      ++i;
-    }
-  }
+  for (size_t i = 0; i < s.size();)
+    i += append_utf8(out, s, i);
   return out;
 }
 
@@ -159,13 +163,7 @@ void append_json_string(std::string& out, std::string_view s) {
   while (i < s.size()) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      if (auto n = utf8_sequence_length(s, i)) {
-        out.append(s.substr(i, n));
-        i += n;
-      } else {
-        out += replacement;
-        ++i;
-      }
+      i += append_utf8(out, s, i);
       continue;
     }
     switch (c) {
