@@ -137,6 +137,9 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       if (st.exited)
         return;
       st.out->append(chunk);
+      // Consumed: let the io thread read on (it stops while we are far behind).
+      if (st.proc)
+        st.proc->ack(chunk.size());
       if (is_err) {
         st.stderr_tail += chunk;
         if (st.stderr_tail.size() > 2 * stderr_tail_bytes)
@@ -192,7 +195,26 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
         bytes = input->as_string();
       else
         bytes = (input.ok() ? input->dump() : input_json) + "\n";
-      st.proc->write_stdin(std::move(bytes));
+      auto size = bytes.size();
+      if (!st.proc->write_stdin(std::move(bytes))) {
+        // Refused, not queued: the caller may retry once the tool has read more.
+        auto queued = st.proc->stdin_queued();
+        auto limit = fmt::format("limit {} MiB", kStdinQueueLimit >> 20);
+        if (size > kStdinQueueLimit)
+          return caf::make_error(caf::sec::runtime_error,
+                                 fmt::format("Handle `{}`: an input of {} bytes is more than a tool's "
+                                             "input queue holds ({})",
+                                             st.id, size, limit));
+        if (queued == 0) // read since: the count no longer says why
+          return caf::make_error(caf::sec::runtime_error,
+                                 fmt::format("Handle `{}`: the tool has not read earlier input; "
+                                             "not queueing more ({})",
+                                             st.id, limit));
+        return caf::make_error(caf::sec::runtime_error,
+                               fmt::format("Handle `{}`: the tool has not read {} bytes of earlier "
+                                           "input; not queueing more ({})",
+                                           st.id, queued, limit));
+      }
       return running_report(self);
     },
     [self](abort_atom) -> caf::result<HandleReport> {

@@ -1,5 +1,6 @@
 #include "runtime/process.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -171,25 +172,30 @@ struct Stream {
   std::optional<descriptor> d;
   std::unique_ptr<char[]> buf = std::make_unique<char[]>(kChunk);
   bool reading = false; // an async read is in flight
+  bool paused = false;  // no read issued: waiting for the owner's acks
   bool done = false;    // EOF/error, or drained after the leader exited
 };
 
 /// Everything about one child that the io thread owns. All members except `pid`,
-/// `io` and `finished` are touched only on the io thread. Kept alive by the registry
-/// (until the group is gone) and by pending handlers, so dropping the user's handle
-/// never cuts on_exit short.
+/// `io`, `has_stdin`, `stdin_queued` and `finished` are touched only on the io
+/// thread. Kept alive by the registry (until the group is gone) and by pending
+/// handlers, so dropping the user's handle never cuts on_exit short.
 class ProcState : public std::enable_shared_from_this<ProcState> {
 public:
-  ProcState(IoThread& io, pid_t pid, ProcessEvents events)
-    : io(io), pid(pid), events_(std::move(events)) {
+  ProcState(IoThread& io, pid_t pid, bool has_stdin, ProcessEvents events)
+    : io(io), pid(pid), has_stdin(has_stdin), events_(std::move(events)) {
     out_.kind = stream_kind::out;
     err_.kind = stream_kind::err;
   }
 
   IoThread& io;
   const pid_t pid;
+  const bool has_stdin;
   /// Set once no io-thread work remains (group gone, or forgotten by ~IoThread).
   std::atomic<bool> finished{false};
+  /// Bytes accepted by write_stdin and not yet written or dropped. Counted up on the
+  /// caller's thread (so the limit holds without a round trip), down on the io thread.
+  std::atomic<std::size_t> stdin_queued{0};
 
   std::optional<descriptor> pidfd_;
   std::optional<descriptor> stdin_;
@@ -202,11 +208,35 @@ public:
                        [self = shared_from_this()](error_code ec) { self->on_leader_exit(ec); });
   }
 
+  /// Any thread: counts `n` more queued stdin bytes, unless that passes the limit.
+  bool reserve_stdin(std::size_t n) {
+    auto queued = stdin_queued.load();
+    do {
+      if (n > kStdinQueueLimit - queued)
+        return false;
+    } while (!stdin_queued.compare_exchange_weak(queued, queued + n));
+    return true;
+  }
+
   void write_stdin(std::string bytes) {
-    if (!stdin_ || stdin_close_requested_ || bytes.empty())
+    if (!stdin_ || stdin_close_requested_ || bytes.empty()) {
+      stdin_queued -= bytes.size(); // reserved by the caller, dropped here
       return;
+    }
     stdin_queue_.push_back(std::move(bytes));
     start_write();
+  }
+
+  void ack(std::size_t bytes) {
+    unacked_ -= std::min(bytes, unacked_);
+    if (unacked_ >= kOutputAckLimit)
+      return;
+    for (Stream* s : {&out_, &err_}) {
+      if (s->paused) {
+        s->paused = false;
+        read_more(*s);
+      }
+    }
   }
 
   void close_stdin() {
@@ -260,10 +290,17 @@ private:
                          });
   }
 
+  /// Hands a chunk to the owner; it counts as unacknowledged until acked.
+  void deliver(Stream& s, std::size_t n) {
+    if (n == 0)
+      return;
+    unacked_ += n;
+    call_user(events_.on_output, s.kind, std::string_view(s.buf.get(), n));
+  }
+
   void on_read(Stream& s, error_code ec, std::size_t n) {
     s.reading = false;
-    if (n > 0)
-      call_user(events_.on_output, s.kind, std::string_view(s.buf.get(), n));
+    deliver(s, n);
     if (ec && ec != asio::error::operation_aborted) {
       s.done = true; // EOF (or a broken pipe): nothing more will come
     } else if (leader_reaped_) {
@@ -271,6 +308,9 @@ private:
       s.done = true;
     } else if (ec) {
       s.done = true; // aborted without an exit: being torn down
+      return;
+    } else if (unacked_ >= kOutputAckLimit) {
+      s.paused = true; // the owner is behind: leave the rest in the pipe until it acks
       return;
     } else {
       read_more(s);
@@ -286,7 +326,7 @@ private:
     while (total < kDrainCap) {
       ssize_t n = ::read(s.d->native_handle(), s.buf.get(), kChunk);
       if (n > 0) {
-        call_user(events_.on_output, s.kind, std::string_view(s.buf.get(), std::size_t(n)));
+        deliver(s, std::size_t(n));
         total += std::size_t(n);
       } else if (n < 0 && errno == EINTR) {
         continue;
@@ -320,10 +360,19 @@ private:
     if (grace_timer_)
       grace_timer_->cancel();
     // Wake the readers: their handlers drain what is left (keeping chunk order) and
-    // finish without waiting for EOF.
-    for (Stream* s : {&out_, &err_})
-      if (!s->done && s->reading)
+    // finish without waiting for EOF. A paused stream has no handler to wake: drain
+    // it here, acked or not, so an owner that is behind still hears of the exit.
+    for (Stream* s : {&out_, &err_}) {
+      if (s->done)
+        continue;
+      if (s->reading) {
         s->d->cancel();
+      } else if (s->paused) {
+        s->paused = false;
+        drain(*s);
+        s->done = true;
+      }
+    }
     maybe_finish();
   }
 
@@ -333,8 +382,7 @@ private:
     exit_delivered_ = true;
     // on_exit waits until the rest of the group is reaped too (group_gone), so an
     // owner told "exited" never sees a process of that group still around.
-    stdin_.reset(); // cancels a pending write before its buffer goes
-    stdin_queue_.clear();
+    drop_stdin();
     out_.d.reset();
     err_.d.reset();
     pidfd_.reset();
@@ -358,19 +406,31 @@ private:
 
   void on_written(error_code ec, std::size_t n) {
     stdin_writing_ = false;
+    if (!stdin_)
+      return; // dropped while this completion was queued; its bytes were uncounted then
     if (ec) {
       // EPIPE: the child closed its stdin, nothing more can go in. (Or we closed.)
-      stdin_.reset();
-      stdin_queue_.clear();
-      stdin_offset_ = 0;
+      drop_stdin();
       return;
     }
+    stdin_queued -= n;
     stdin_offset_ += n;
     if (stdin_offset_ == stdin_queue_.front().size()) {
       stdin_queue_.pop_front();
       stdin_offset_ = 0;
     }
     start_write();
+  }
+
+  /// Nothing more goes in: close the pipe and uncount what will never be written.
+  void drop_stdin() {
+    stdin_.reset(); // cancels a pending write before its buffer goes
+    std::size_t left = 0;
+    for (const auto& b : stdin_queue_)
+      left += b.size();
+    stdin_queued -= left - stdin_offset_;
+    stdin_queue_.clear();
+    stdin_offset_ = 0;
   }
 
   /// Leader reaped and its group killed: reap group members reparented to us (we are
@@ -402,6 +462,7 @@ private:
   bool exit_delivered_ = false;
   bool gone_ = false;
   bool terminating_ = false;
+  std::size_t unacked_ = 0; // output delivered and not yet acked
   int reap_tries_ = 0;
   std::optional<asio::steady_timer> grace_timer_;
   std::optional<asio::steady_timer> reap_timer_;
@@ -463,9 +524,20 @@ public:
 
   pid_t pid() const override { return st_->pid; }
 
-  void write_stdin(std::string bytes) override {
-    if (!st_->finished)
-      st_->io.post([st = st_, b = std::move(bytes)]() mutable { st->write_stdin(std::move(b)); });
+  bool write_stdin(std::string bytes) override {
+    if (st_->finished || !st_->has_stdin || bytes.empty())
+      return true; // dropped, as the io thread would
+    if (!st_->reserve_stdin(bytes.size()))
+      return false;
+    st_->io.post([st = st_, b = std::move(bytes)]() mutable { st->write_stdin(std::move(b)); });
+    return true;
+  }
+
+  std::size_t stdin_queued() const override { return st_->stdin_queued.load(); }
+
+  void ack(std::size_t bytes) override {
+    if (!st_->finished && bytes > 0)
+      st_->io.post([st = st_, bytes] { st->ack(bytes); });
   }
 
   void close_stdin() override {
@@ -577,7 +649,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   if (pidfd.fd < 0)
     return abandon("pidfd_open", errno);
 
-  auto st = std::make_shared<ProcState>(io, pid, std::move(events));
+  auto st = std::make_shared<ProcState>(io, pid, spec.stdin_pipe, std::move(events));
   error_code ec;
   if (!wrap(io, st->pidfd_, pidfd, ec) || !wrap(io, st->out_.d, out_r, ec) ||
       !wrap(io, st->err_.d, err_r, ec) || (spec.stdin_pipe && !wrap(io, st->stdin_, in_w, ec)))

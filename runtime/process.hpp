@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,6 +38,19 @@ struct ExitInfo {
 
 enum class stream_kind { out, err };
 
+/// Output flow control: the owner acknowledges (Process::ack) the bytes it has
+/// consumed of what on_output delivered. Once this many bytes are unacknowledged,
+/// no more output is read from the child until acks bring it below, so the child's
+/// writes block on a full pipe instead of piling up in the owner's memory. At most
+/// one chunk (64 KiB) per stream is delivered beyond it. When the leader exits, what
+/// is left in the pipes is still delivered (bounded), acknowledged or not, and then
+/// on_exit: an owner that never acks stalls the child's output, never its exit.
+inline constexpr std::size_t kOutputAckLimit = 4u << 20;
+
+/// write_stdin refuses input that would leave more than this many bytes queued and
+/// not yet written to the child's stdin pipe.
+inline constexpr std::size_t kStdinQueueLimit = 16u << 20;
+
 /// Callbacks, all invoked on the io thread, in order: every output chunk a process
 /// wrote before it exited is delivered before on_exit. on_exit is called exactly once.
 struct ProcessEvents {
@@ -51,10 +65,18 @@ class Process {
 public:
   virtual ~Process() = default;
   virtual pid_t pid() const = 0;  // also the process group id
-  /// Queue bytes for stdin (no-op without a stdin pipe or after close). Never blocks,
-  /// even when the child does not read.
-  virtual void write_stdin(std::string bytes) = 0;
+  /// Queue bytes for stdin. Never blocks, even when the child does not read. Returns
+  /// false, queueing nothing, when the bytes queued and not yet written would then
+  /// exceed kStdinQueueLimit (checked on the caller's thread). Without a stdin pipe,
+  /// after close_stdin, or once the child closed its stdin, the bytes are dropped
+  /// (true: nothing was refused).
+  virtual bool write_stdin(std::string bytes) = 0;
+  /// Bytes passed to write_stdin and not yet written to the pipe (or dropped).
+  virtual std::size_t stdin_queued() const = 0;
   virtual void close_stdin() = 0;
+  /// The owner consumed `bytes` more of the output delivered through on_output (see
+  /// kOutputAckLimit). Any thread; no-op once the process is finished.
+  virtual void ack(std::size_t bytes) = 0;
   /// SIGTERM to the group, then SIGKILL to the group after `grace`; `on_gone` runs
   /// (io thread) once the leader is reaped and no process of the group is left.
   virtual void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) = 0;

@@ -99,6 +99,22 @@ CAF_TEST(a child that never reads stdin does not block apply) {
   CAF_CHECK(group_gone(leading_pid(out)));
 }
 
+CAF_TEST(apply to a tool that never reads stdin is refused once its input queue is full) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("full"), shell("echo pid=$$; exec sleep 1000", 100));
+  auto out = fetch_until("full", [](auto& s) { return contains(s, "pid="); });
+  CAF_REQUIRE(contains(out, "pid="));
+  std::string big = json_quote(std::string(4 << 20, 'y'));
+  std::string refusal;
+  for (int i = 0; i < 10 && refusal.empty(); ++i) // 16 MiB fit: the 5th is refused
+    refusal = ask<HandleReport>(registry, apply_atom::value, std::string("full"), big).second;
+  CAF_CHECK(contains(refusal, "Handle `full`: the tool has not read "));
+  CAF_CHECK(contains(refusal, "bytes of earlier input; not queueing more (limit 16 MiB)"));
+  // Refused, not stopped: the handle still runs and can be aborted.
+  auto [r, err] = ask<HandleReport>(registry, abort_atom::value, std::string("full"));
+  CAF_CHECK(r.state.stopped());
+  CAF_CHECK(group_gone(leading_pid(out)));
+}
+
 CAF_TEST(huge output stays bounded; the full output is in the spill file) {
   rusage before{};
   ::getrusage(RUSAGE_SELF, &before);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <signal.h>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -37,15 +38,44 @@ struct Collector {
   std::size_t out_bytes = 0;     // counted instead of kept when `count_only`
   std::size_t max_chunk = 0;
   bool count_only = false;
+  std::size_t delivered = 0;     // stdout + stderr bytes
+  bool acking = true;            // ack every chunk on arrival, as an owner keeping up
+  std::size_t acked = 0;
+  std::weak_ptr<Process> proc;   // weak: only the test's handle keeps the group alive
   std::optional<ExitInfo> exit;
   int exits = 0;
   std::string out_at_exit;       // what had arrived when on_exit ran
+
+  /// Acks everything delivered so far (mtx held). Chunks that came before the
+  /// process was known are acked once it is.
+  void ack_delivered() {
+    if (auto p = proc.lock()) {
+      p->ack(delivered - acked);
+      acked = delivered;
+    }
+  }
+
+  void set_process(const std::shared_ptr<Process>& p) {
+    std::lock_guard lock(mtx);
+    proc = p;
+    if (acking)
+      ack_delivered();
+  }
+
+  void start_acking() {
+    std::lock_guard lock(mtx);
+    acking = true;
+    ack_delivered();
+  }
 
   ProcessEvents events(std::shared_ptr<Collector> self) {
     return {
       [self](stream_kind k, std::string_view chunk) {
         std::lock_guard lock(self->mtx);
         self->max_chunk = std::max(self->max_chunk, chunk.size());
+        self->delivered += chunk.size();
+        if (self->acking)
+          self->ack_delivered();
         if (k == stream_kind::out) {
           self->out_bytes += chunk.size();
           if (!self->count_only)
@@ -68,6 +98,11 @@ struct Collector {
   bool wait_exit() {
     std::unique_lock lock(mtx);
     return cv.wait_for(lock, kWait, [&] { return exit.has_value(); });
+  }
+
+  bool wait_delivered(std::size_t n) {
+    std::unique_lock lock(mtx);
+    return cv.wait_for(lock, kWait, [&] { return delivered >= n; });
   }
 
   bool wait_out_contains(const std::string& s) {
@@ -115,6 +150,7 @@ void start(IoThread& io, Spawned& s, SpawnSpec spec) {
     CAF_FAIL(r.error());
   s.p = *r;
   s.guard.pgid = s.p->pid();
+  s.c->set_process(s.p);
 }
 
 SpawnSpec sh(std::string script) {
@@ -202,6 +238,7 @@ CAF_TEST(stdin pipe: cat echoes what is written and ends on close) {
   s.p->close_stdin();
   s.p->write_stdin("after close is ignored");
   CAF_REQUIRE(s.c->wait_exit());
+  CAF_CHECK_EQUAL(s.p->stdin_queued(), 0u); // all written
   std::lock_guard lock(s.c->mtx);
   CAF_CHECK_EQUAL(s.c->out_at_exit, "abcdef\nmore");
   CAF_CHECK(s.c->exit->success());
@@ -458,4 +495,87 @@ CAF_TEST(destroying the io thread kills and reaps its groups) {
   CAF_CHECK(group_gone(pid));
   std::lock_guard lock(c->mtx);
   CAF_CHECK_EQUAL(c->exits, 1);
+}
+
+CAF_TEST(an owner that does not ack stalls the output at the limit; acks let it all through) {
+  IoThread io;
+  Spawned s;
+  s.c->count_only = true;
+  s.c->acking = false;
+  constexpr std::size_t total = 256u << 20;
+  start(io, s, SpawnSpec{{"head", "-c", std::to_string(total), "/dev/zero"}, "", {}, false});
+  CAF_REQUIRE(s.c->wait_delivered(kOutputAckLimit));
+  std::this_thread::sleep_for(200ms); // room to overshoot, were reading not paused
+  {
+    std::lock_guard lock(s.c->mtx);
+    CAF_CHECK_LESS_OR_EQUAL(s.c->delivered, kOutputAckLimit + 64 * 1024);
+    CAF_CHECK(!s.c->exit.has_value()); // head is blocked on the full pipe
+  }
+  s.c->start_acking();
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->success());
+  CAF_CHECK_EQUAL(s.c->out_bytes, total);
+  CAF_CHECK(s.c->max_chunk <= 64u * 1024u);
+}
+
+CAF_TEST(output left in the pipe of a paused stream still arrives before on_exit) {
+  IoThread io;
+  Spawned s;
+  s.c->count_only = true;
+  s.c->acking = false;
+  // Past the limit by less than any pipe holds, so the writing completes; the leader
+  // exits only once the stream is surely paused (the limit was reached), and what was
+  // left in the pipe must not be lost.
+  constexpr std::size_t total = kOutputAckLimit + 32 * 1024;
+  start(io, s,
+        SpawnSpec{{"sh", "-c", "head -c " + std::to_string(total) + " /dev/zero; read line"}, "", {}, true});
+  CAF_REQUIRE(s.c->wait_delivered(kOutputAckLimit));
+  CAF_CHECK(s.p->write_stdin("go\n"));
+  CAF_REQUIRE(s.c->wait_exit()); // never acked
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->success());
+  CAF_CHECK_EQUAL(s.c->out_bytes, total);
+  CAF_CHECK_EQUAL(s.c->exits, 1);
+}
+
+CAF_TEST(a leader exiting while its stream is paused still reports the exit) {
+  IoThread io;
+  Spawned s;
+  s.c->count_only = true;
+  s.c->acking = false;
+  // The background writer ends up blocked on the pipe; the leader exits when told to.
+  start(io, s, SpawnSpec{{"sh", "-c", "head -c 8388608 /dev/zero & read line"}, "", {}, true});
+  CAF_REQUIRE(s.c->wait_delivered(kOutputAckLimit));
+  CAF_CHECK(s.p->write_stdin("go\n"));
+  CAF_REQUIRE(s.c->wait_exit()); // never acked
+  CAF_CHECK(group_gone(s.p->pid()));
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->success());
+  CAF_CHECK_LESS(s.c->delivered, 8388608u); // the writer was killed with its group
+  CAF_CHECK_EQUAL(s.c->exits, 1);
+}
+
+CAF_TEST(write_stdin refuses input beyond the queue limit when the child never reads) {
+  IoThread io;
+  Spawned s;
+  start(io, s, SpawnSpec{{"sleep", "1000"}, "", {}, true});
+  const std::string mib(1 << 20, 'x');
+  int accepted = 0;
+  bool refused = false;
+  for (int i = 0; i < 64 && !refused; ++i) {
+    if (s.p->write_stdin(mib))
+      ++accepted;
+    else
+      refused = true;
+  }
+  CAF_CHECK(refused);
+  CAF_CHECK_GREATER_OR_EQUAL(accepted, 16); // the limit itself is accepted
+  auto queued = s.p->stdin_queued();
+  CAF_CHECK_LESS_OR_EQUAL(queued, kStdinQueueLimit);
+  CAF_CHECK_GREATER(queued + mib.size(), kStdinQueueLimit); // refused only when it would pass
+  CAF_CHECK(!s.p->write_stdin(mib));
+  CAF_CHECK(s.p->write_stdin("")); // nothing to queue is never refused
+  CAF_REQUIRE(terminate_and_wait(*s.p, 0ms));
+  CAF_CHECK_EQUAL(s.p->stdin_queued(), 0u); // the unwritten rest was dropped
 }
