@@ -6,7 +6,7 @@
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
-#include "messages/launch_spec.hpp"
+#include "messages/handle_summary.hpp"
 #include "runtime/event_log.hpp"
 
 namespace jp {

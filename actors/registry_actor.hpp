@@ -23,6 +23,7 @@
 #include <functional>
 #include <string>
 
+#include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
 
 namespace jp {

@@ -29,19 +29,4 @@ typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
            x.grace_ms, x.spill_dir);
 }
 
-/// A handle as the turn-end event lists it.
-struct HandleSummary {
-  std::string id;
-  std::string tool;
-  ToolState state;
-  std::string policy; // what the supervisor applied at turn end ("abort", ...)
-  double elapsed_secs = 0; // since the spawn
-  friend bool operator==(const HandleSummary&, const HandleSummary&) = default;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, HandleSummary& x) {
-  return f(x.id, x.tool, x.state, x.policy, x.elapsed_secs);
-}
-
 } // namespace jp

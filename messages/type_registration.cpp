@@ -3,6 +3,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "messages/call_result.hpp"
+#include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/tool_state.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "messages/json.hpp"
-#include "messages/launch_spec.hpp"
+#include "messages/handle_summary.hpp"
 
 namespace jp {
 

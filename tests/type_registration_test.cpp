@@ -5,6 +5,7 @@
 #include <caf/all.hpp>
 
 #include "messages/call_result.hpp"
+#include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/tool_state.hpp"
 #include "messages/type_registration.hpp"
