@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <poll.h>
+#include <pty.h>
 #include <tuple>
 #include <sys/wait.h>
 
@@ -322,4 +324,55 @@ CAF_TEST(describe_tools explains a tool and its actions) {
   auto bad = cli(R"(call describe_tools '{"tools":["nope"]}')");
   CAF_CHECK_NOT_EQUAL(bad.status, 0);
   CAF_CHECK(bad.out.find("unknown tool `nope`") != std::string::npos);
+}
+
+namespace {
+
+// Reads from fd until `needle` appeared in what was read or the bound passed.
+bool read_until(int fd, std::string& seen, const std::string& needle) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (seen.find(needle) == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return false;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0)
+      return false;
+    char buf[4096];
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n <= 0)
+      return seen.find(needle) != std::string::npos;
+    seen.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+} // namespace
+
+CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
+  char tmpl[] = "/tmp/jp-actors-tty-XXXXXX";
+  std::string ws = ::mkdtemp(tmpl);
+  auto program = fmt::format("conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}",
+                             JP_SOURCE_DIR);
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", ws.c_str(), "--cfg", program.c_str(), "call",
+            "clean", nullptr);
+    ::_exit(127);
+  }
+  CAF_REQUIRE(pid > 0);
+  std::string seen;
+  bool asked = read_until(master, seen, "Delete the build directory? [y/n]");
+  CAF_CHECK(asked);
+  if (asked) {
+    CAF_REQUIRE_EQUAL(::write(master, "y\n", 2), 2);
+    CAF_CHECK(read_until(master, seen, "deleted (pretend)"));
+  }
+  ::kill(pid, SIGKILL); // no-op when it already ended
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  std::error_code ec;
+  std::filesystem::remove_all(ws, ec);
 }
