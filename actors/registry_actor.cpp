@@ -130,6 +130,20 @@ entry* find_entry(registry_actor_t* self, const std::string& id) {
   return it == self->state.entries.end() ? nullptr : &it->second;
 }
 
+// A request about handle `id`: unknown -> "not found"; live -> the handle answers
+// (`msg` is delegated to it); reserved or stopped -> `answer(entry)` answers here.
+template <class Answer, class... Ts>
+caf::result<HandleReport> route(registry_actor_t* self, const std::string& id, Answer answer,
+                                Ts&&... msg) {
+  auto* e = find_entry(self, id);
+  if (!e)
+    return not_found(id);
+  if (e->phase != entry_phase::live)
+    return answer(*e);
+  self->delegate(e->handle, std::forward<Ts>(msg)...);
+  return caf::delegated<HandleReport>{};
+}
+
 caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
   self->state.factory = std::move(factory);
   // A handle that dies unexpectedly becomes Stopped{error}; its group is killed.
@@ -203,51 +217,26 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       start(self, id, e, spec);
       return rp;
     },
-    [self](fetch_atom, const std::string& id) -> caf::result<HandleReport> {
-      auto* found = find_entry(self, id);
-      if (!found)
-        return not_found(id);
-      auto& e = *found;
-      switch (e.phase) {
-        case entry_phase::stopped: return e.final;
-        case entry_phase::reserved: return HandleReport{id, pending_state(), 0, {}};
-        case entry_phase::live: break;
-      }
-      self->delegate(e.handle, fetch_atom::value);
-      return caf::delegated<HandleReport>{};
+    [self](fetch_atom, const std::string& id) {
+      return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
+        if (e.phase == entry_phase::stopped)
+          return e.final;
+        return HandleReport{id, pending_state(), 0, {}};
+      }, fetch_atom::value);
     },
-    [self](apply_atom, const std::string& id,
-           const std::string& input) -> caf::result<HandleReport> {
-      auto* found = find_entry(self, id);
-      if (!found)
-        return not_found(id);
-      auto& e = *found;
-      switch (e.phase) {
-        case entry_phase::stopped:
+    [self](apply_atom, const std::string& id, const std::string& input) {
+      return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
+        if (e.phase == entry_phase::stopped)
           return fail(fmt::format("Handle `{}` has stopped; it takes no more input", id));
-        case entry_phase::reserved:
-          return fail(fmt::format("Handle `{}` has not started yet; apply input after its spawn", id));
-        case entry_phase::live: break;
-      }
-      self->delegate(e.handle, apply_atom::value, input);
-      return caf::delegated<HandleReport>{};
+        return fail(fmt::format("Handle `{}` has not started yet; apply input after its spawn", id));
+      }, apply_atom::value, input);
     },
-    [self](abort_atom, const std::string& id) -> caf::result<HandleReport> {
-      auto* found = find_entry(self, id);
-      if (!found)
-        return not_found(id);
-      auto& e = *found;
-      switch (e.phase) {
-        case entry_phase::stopped: return e.final;
-        case entry_phase::reserved:
-          mark_stopped(self, id,
-                       HandleReport{id, ToolState::failure(ToolError{"aborted before it started", {}, false}),
-                                    0, {}});
-          return self->state.entries[id].final;
-        case entry_phase::live: break;
-      }
-      self->delegate(e.handle, abort_atom::value);
-      return caf::delegated<HandleReport>{};
+    [self](abort_atom, const std::string& id) {
+      return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
+        if (e.phase == entry_phase::reserved)
+          mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{"aborted before it started", {}, false}), 0, {}});
+        return e.final;
+      }, abort_atom::value);
     },
     [self](watch_atom, const std::vector<std::string>& ids) -> caf::result<std::vector<HandleStatus>> {
       for (auto& id : ids)

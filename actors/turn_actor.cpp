@@ -135,9 +135,12 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
   auto reply_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
   switch (cmd->action) {
     case action_kind::spawn: {
-      auto params = Json::parse(cmd->args_json);
-      Status valid = params ? validate_arguments(tool, *params) : Status::fail(params.error());
-      Result<LaunchSpec> spec = valid ? make_launch_spec(*st.ctx.config, tool, *params,
+      // The tool's own parameters: the arguments already parsed, minus the protocol's.
+      Json params = args;
+      params.erase("action");
+      params.erase("id");
+      Status valid = validate_arguments(tool, params);
+      Result<LaunchSpec> spec = valid ? make_launch_spec(*st.ctx.config, tool, params,
                                                          Json::object(), true)
                                       : Result<LaunchSpec>(Error{valid.error});
       if (!spec) {
