@@ -6,7 +6,7 @@ DEBIAN_PACKAGES = g++ cmake make pkg-config libcaf-dev libcaf-openssl0.17 \
   libsimdjson-dev libfmt-dev libboost1.81-dev libboost-filesystem1.81-dev \
   libtomlplusplus-dev libcli11-dev libcurl4-openssl-dev libvterm-dev libssl-dev
 
-.PHONY: all deps configure build run test clean
+.PHONY: all deps configure build run test bench clean
 
 all: build
 
@@ -31,6 +31,10 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# Not one of the two commands: the benchmark of BENCH.md (bench/README.md).
+bench: configure
+	BUILD=$(BUILD) bench/run $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)

@@ -5,6 +5,7 @@
 #include <exception>
 #include <mutex>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <thread>
 
 #include <boost/asio.hpp>
@@ -27,6 +28,13 @@ void init_process_settings() {
     // A child that closes its stdin must give us EPIPE, not kill us. (Children get
     // SIGPIPE back to default through POSIX_SPAWN_SETSIGDEF.)
     ::signal(SIGPIPE, SIG_IGN);
+    // Each live child holds 3-4 of our fds: allow as many as the system lets us
+    // (the soft limit is often 1024, the hard one much higher).
+    rlimit fds{};
+    if (::getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+      fds.rlim_cur = fds.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &fds);
+    }
   });
 }
 

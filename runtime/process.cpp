@@ -33,8 +33,10 @@ using descriptor = asio::posix::stream_descriptor;
 
 namespace {
 
-constexpr std::size_t kChunk = 64 * 1024;
 constexpr int kPipeSize = 1024 * 1024;
+constexpr std::size_t kReadSize = kOutputChunkMax;
+// Reads per readiness before yielding to other children (fairness).
+constexpr int kReadsPerWakeup = 4;
 // What is still in a pipe when the leader has exited was written before, and fits in
 // the pipe buffer; the cap only stops a writer that escaped the group kill from
 // keeping us draining forever.
@@ -65,25 +67,33 @@ void call_user(F& f, Args&&... args) noexcept {
 
 // ---- signal-safe record of live process groups (kill_all_process_groups)
 
-constexpr std::size_t kSlots = 4096;
+constexpr std::size_t kSlots = 1 << 15; // more than the fds of this many children allow
 std::atomic<pid_t> g_slots[kSlots]; // 0 = free
+std::atomic<std::size_t> g_next_slot{0};
 static_assert(std::atomic<pid_t>::is_always_lock_free);
 
-void add_slot(pid_t pgid) {
-  for (auto& slot : g_slots) {
+/// Records a live group; returns its slot (kSlots when full).
+std::size_t add_slot(pid_t pgid) {
+  // Start where the last one was put: with thousands of live groups a scan from 0
+  // would cost each spawn a pass over them.
+  auto start = g_next_slot.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < kSlots; ++i) {
+    auto at = (start + i) % kSlots;
     pid_t free_slot = 0;
-    if (slot.compare_exchange_strong(free_slot, pgid))
-      return;
+    if (g_slots[at].compare_exchange_strong(free_slot, pgid)) {
+      g_next_slot.store(at + 1, std::memory_order_relaxed);
+      return at;
+    }
   }
   // Full: the group is still killed by its handle and by ~IoThread, only not by
   // kill_all_process_groups.
+  return kSlots;
 }
 
-void remove_slot(pid_t pgid) {
-  for (auto& slot : g_slots) {
+void remove_slot(std::size_t at, pid_t pgid) {
+  if (at < kSlots) {
     pid_t expected = pgid;
-    if (slot.compare_exchange_strong(expected, 0))
-      return;
+    g_slots[at].compare_exchange_strong(expected, 0);
   }
 }
 
@@ -170,11 +180,18 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
 struct Stream {
   stream_kind kind;
   std::optional<descriptor> d;
-  std::unique_ptr<char[]> buf = std::make_unique<char[]>(kChunk);
-  bool reading = false; // an async read is in flight
-  bool paused = false;  // no read issued: waiting for the owner's acks
+  bool reading = false; // waiting for the pipe to become readable
+  bool paused = false;  // not waiting: the owner is behind on acks
   bool done = false;    // EOF/error, or drained after the leader exited
 };
+
+/// The io thread reads every pipe into this one buffer and hands the bytes on at
+/// once (on_output copies what it keeps): no per-stream buffer, so a handle that
+/// waits costs no memory for reading.
+char* read_buffer() {
+  static thread_local std::unique_ptr<char[]> buf(new char[kReadSize]);
+  return buf.get();
+}
 
 /// Everything about one child that the io thread owns. All members except `pid`,
 /// `io`, `has_stdin`, `stdin_queued` and `finished` are touched only on the io
@@ -182,14 +199,15 @@ struct Stream {
 /// handlers, so dropping the user's handle never cuts on_exit short.
 class ProcState : public std::enable_shared_from_this<ProcState> {
 public:
-  ProcState(IoThread& io, pid_t pid, bool has_stdin, ProcessEvents events)
-    : io(io), pid(pid), has_stdin(has_stdin), events_(std::move(events)) {
+  ProcState(IoThread& io, pid_t pid, std::size_t slot, bool has_stdin, ProcessEvents events)
+    : io(io), pid(pid), slot(slot), has_stdin(has_stdin), events_(std::move(events)) {
     out_.kind = stream_kind::out;
     err_.kind = stream_kind::err;
   }
 
   IoThread& io;
   const pid_t pid;
+  const std::size_t slot; // in the signal-safe record of live groups
   const bool has_stdin;
   /// Set once no io-thread work remains (group gone, or forgotten by ~IoThread).
   std::atomic<bool> finished{false};
@@ -202,8 +220,9 @@ public:
   Stream out_, err_;
 
   void start() {
-    read_more(out_);
-    read_more(err_);
+    // Read first, then wait: the pipe's readiness edge may have passed already.
+    pump(out_);
+    pump(err_);
     pidfd_->async_wait(descriptor::wait_read,
                        [self = shared_from_this()](error_code ec) { self->on_leader_exit(ec); });
   }
@@ -234,7 +253,7 @@ public:
     for (Stream* s : {&out_, &err_}) {
       if (s->paused) {
         s->paused = false;
-        read_more(*s);
+        pump(*s);
       }
     }
   }
@@ -271,7 +290,7 @@ public:
 
   /// ~IoThread, thread stopped: drop every asio object before the io_context dies.
   void forget() {
-    remove_slot(pid);
+    remove_slot(slot, pid);
     pidfd_.reset();
     stdin_.reset();
     out_.d.reset();
@@ -282,12 +301,13 @@ public:
   }
 
 private:
+  /// Waits until the pipe has something to read (or EOF).
   void read_more(Stream& s) {
     s.reading = true;
-    s.d->async_read_some(asio::buffer(s.buf.get(), kChunk),
-                         [self = shared_from_this(), &s](error_code ec, std::size_t n) {
-                           self->on_read(s, ec, n);
-                         });
+    s.d->async_wait(descriptor::wait_read, [self = shared_from_this(), &s](error_code ec) {
+      s.reading = false;
+      self->on_readable(s, ec);
+    });
   }
 
   /// Hands a chunk to the owner; it counts as unacknowledged until acked.
@@ -295,28 +315,57 @@ private:
     if (n == 0)
       return;
     unacked_ += n;
-    call_user(events_.on_output, s.kind, std::string_view(s.buf.get(), n));
+    call_user(events_.on_output, s.kind, std::string_view(read_buffer(), n));
   }
 
-  void on_read(Stream& s, error_code ec, std::size_t n) {
-    s.reading = false;
-    deliver(s, n);
-    if (ec && ec != asio::error::operation_aborted) {
-      s.done = true; // EOF (or a broken pipe): nothing more will come
-    } else if (leader_reaped_) {
-      drain(s); // cancelled by on_leader_exit: take what is left, don't wait for EOF
-      s.done = true;
-    } else if (ec) {
-      s.done = true; // aborted without an exit: being torn down
-      return;
-    } else if (unacked_ >= kOutputAckLimit) {
-      s.paused = true; // the owner is behind: leave the rest in the pipe until it acks
-      return;
-    } else {
-      read_more(s);
+  void on_readable(Stream& s, error_code ec) {
+    if (ec == asio::error::operation_aborted && !leader_reaped_) {
+      s.done = true; // cancelled without an exit: being torn down
       return;
     }
-    maybe_finish();
+    if (ec && ec != asio::error::operation_aborted) {
+      s.done = true;
+      maybe_finish();
+      return;
+    }
+    pump(s);
+  }
+
+  /// Reads what the pipe has: until EAGAIN (then waits again), EOF, the owner falls
+  /// behind (pauses until acks), or a few reads were done (yields, then goes on).
+  void pump(Stream& s) {
+    if (leader_reaped_) {
+      drain(s); // take what is left, don't wait for EOF
+      s.done = true;
+      maybe_finish();
+      return;
+    }
+    for (int i = 0; i < kReadsPerWakeup; ++i) {
+      if (unacked_ >= kOutputAckLimit) {
+        s.paused = true; // leave the rest in the pipe until the owner acks
+        return;
+      }
+      ssize_t n = ::read(s.d->native_handle(), read_buffer(), kReadSize);
+      if (n > 0) {
+        deliver(s, std::size_t(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN) {
+        read_more(s);
+        return;
+      }
+      s.done = true; // EOF (or an error): nothing more will come
+      maybe_finish();
+      return;
+    }
+    s.reading = true; // a continuation is queued; on_leader_exit must not drain now
+    asio::post(io.context(), [self = shared_from_this(), &s] {
+      s.reading = false;
+      if (!s.done)
+        self->pump(s);
+    });
   }
 
   /// Reads what is in the pipe now. Stops at EAGAIN too: a grandchild may still hold
@@ -324,7 +373,7 @@ private:
   void drain(Stream& s) {
     std::size_t total = 0;
     while (total < kDrainCap) {
-      ssize_t n = ::read(s.d->native_handle(), s.buf.get(), kChunk);
+      ssize_t n = ::read(s.d->native_handle(), read_buffer(), kReadSize);
       if (n > 0) {
         deliver(s, std::size_t(n));
         total += std::size_t(n);
@@ -342,7 +391,7 @@ private:
     // The leader is a zombie, so its pid (our pgid) cannot be reused yet: kill the
     // rest of its group now, while the pgid still surely names it.
     ::kill(-pid, SIGKILL);
-    remove_slot(pid);
+    remove_slot(slot, pid);
     int status = 0;
     pid_t r;
     do
@@ -628,7 +677,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   if (rc != 0)
     return Error{spawn_error(spec, rc)};
 
-  add_slot(pid);
+  auto slot = add_slot(pid);
   in_r.reset();
   out_w.reset();
   err_w.reset();
@@ -641,7 +690,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     ::kill(-pid, SIGKILL);
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
-    remove_slot(pid);
+    remove_slot(slot, pid);
     return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
   };
   Fd pidfd;
@@ -649,7 +698,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   if (pidfd.fd < 0)
     return abandon("pidfd_open", errno);
 
-  auto st = std::make_shared<ProcState>(io, pid, spec.stdin_pipe, std::move(events));
+  auto st = std::make_shared<ProcState>(io, pid, slot, spec.stdin_pipe, std::move(events));
   error_code ec;
   if (!wrap(io, st->pidfd_, pidfd, ec) || !wrap(io, st->out_.d, out_r, ec) ||
       !wrap(io, st->err_.d, err_r, ec) || (spec.stdin_pipe && !wrap(io, st->stdin_, in_w, ec)))

@@ -42,10 +42,14 @@ enum class stream_kind { out, err };
 /// consumed of what on_output delivered. Once this many bytes are unacknowledged,
 /// no more output is read from the child until acks bring it below, so the child's
 /// writes block on a full pipe instead of piling up in the owner's memory. At most
-/// one chunk (64 KiB) per stream is delivered beyond it. When the leader exits, what
+/// one chunk (kOutputChunkMax) per stream is delivered beyond it. When the leader exits, what
 /// is left in the pipes is still delivered (bounded), acknowledged or not, and then
 /// on_exit: an owner that never acks stalls the child's output, never its exit.
 inline constexpr std::size_t kOutputAckLimit = 4u << 20;
+
+/// The largest chunk on_output delivers: a whole pipe buffer, so a fast writer
+/// costs few reads and few messages.
+inline constexpr std::size_t kOutputChunkMax = 1u << 20;
 
 /// write_stdin refuses input that would leave more than this many bytes queued and
 /// not yet written to the child's stdin pipe.

@@ -408,7 +408,7 @@ CAF_TEST(huge output is fully counted in bounded chunks) {
   std::lock_guard lock(s.c->mtx);
   CAF_CHECK(s.c->exit->success());
   CAF_CHECK_EQUAL(s.c->out_bytes, 50000000u);
-  CAF_CHECK(s.c->max_chunk <= 64u * 1024u);
+  CAF_CHECK(s.c->max_chunk <= kOutputChunkMax);
 }
 
 CAF_TEST(spawning a missing program is an error naming it) {
@@ -508,7 +508,7 @@ CAF_TEST(an owner that does not ack stalls the output at the limit; acks let it 
   std::this_thread::sleep_for(200ms); // room to overshoot, were reading not paused
   {
     std::lock_guard lock(s.c->mtx);
-    CAF_CHECK_LESS_OR_EQUAL(s.c->delivered, kOutputAckLimit + 64 * 1024);
+    CAF_CHECK_LESS_OR_EQUAL(s.c->delivered, kOutputAckLimit + kOutputChunkMax);
     CAF_CHECK(!s.c->exit.has_value()); // head is blocked on the full pipe
   }
   s.c->start_acking();
@@ -516,7 +516,7 @@ CAF_TEST(an owner that does not ack stalls the output at the limit; acks let it 
   std::lock_guard lock(s.c->mtx);
   CAF_CHECK(s.c->exit->success());
   CAF_CHECK_EQUAL(s.c->out_bytes, total);
-  CAF_CHECK(s.c->max_chunk <= 64u * 1024u);
+  CAF_CHECK(s.c->max_chunk <= kOutputChunkMax);
 }
 
 CAF_TEST(output left in the pipe of a paused stream still arrives before on_exit) {

@@ -11,18 +11,13 @@
 
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
-#include "messages/type_registration.hpp"
+#include "runtime/actor_config.hpp"
 #include "runtime/io_thread.hpp"
 #include "runtime/process.hpp"
 
 namespace jp::testing {
 
-struct real_config : caf::actor_system_config {
-  real_config() {
-    register_message_types(*this);
-    set("logger.console", caf::atom("none"));
-  }
-};
+using real_config = RuntimeActorConfig;
 
 /// A fresh temporary directory, removed with its content at the end.
 struct temp_dir {

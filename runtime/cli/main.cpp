@@ -15,9 +15,9 @@
 #include "config/config_loader.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
-#include "messages/type_registration.hpp"
 #include "runtime/cli/tty_prompt.hpp"
 #include "runtime/event_log.hpp"
+#include "runtime/actor_config.hpp"
 #include "runtime/io_thread.hpp"
 #include "runtime/process.hpp"
 #include "runtime/script.hpp"
@@ -48,12 +48,7 @@ void install_signal_handlers() {
   });
 }
 
-struct actor_config : caf::actor_system_config {
-  actor_config() {
-    register_message_types(*this);
-    set("logger.console", caf::atom("none"));
-  }
-};
+using actor_config = RuntimeActorConfig;
 
 // An exception unwinding through caf::actor_system would wait for actors that wait
 // for children: kill the groups first. Declare it after the actor system.

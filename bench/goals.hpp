@@ -1,0 +1,51 @@
+// BENCH.md's goals as data: for each workload, the figures it reports and the goal
+// of each (if any). The report applies them in one place (goal_met).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace jp::bench {
+
+enum class goal_kind {
+  none,      // reported only
+  ratio_max, // jp-actors / floor <= value
+  ratio_min, // jp-actors / floor >= value
+  abs_max,   // jp-actors <= value
+  abs_min,   // jp-actors >= value
+};
+
+struct FigureSpec {
+  std::string name;
+  std::string unit;
+  goal_kind goal = goal_kind::none;
+  double value = 0;
+  bool worst_round = false; // judged on the worst round, not the median (e.g. "0 left")
+};
+
+struct WorkloadSpec {
+  std::string id;
+  std::vector<FigureSpec> figures;
+};
+
+inline const std::vector<WorkloadSpec>& workload_specs() {
+  using enum goal_kind;
+  static const std::vector<WorkloadSpec> specs = {
+    {"W1", {{"mean_us", "µs", ratio_max, 1.15}, {"p50_us", "µs"}, {"p99_us", "µs"}}},
+    {"W2", {{"wall_ms", "ms", ratio_max, 1.10}, {"rss_growth_mb", "MB", abs_max, 20}}},
+    {"W3",
+     {{"p50_us", "µs", ratio_max, 2}, {"p99_us", "µs", abs_max, 1000}, {"p50_all_us", "µs"},
+      {"p99_all_us", "µs"}}},
+    {"W4", {{"mb_per_s", "MB/s", ratio_min, 0.8}, {"rss_growth_mb", "MB", abs_max, 16}}},
+    {"W5", {{"p50_us", "µs", ratio_max, 4}, {"p99_us", "µs", abs_max, 500}}},
+    {"W6",
+     {{"spawn_rate_per_s", "/s", ratio_min, 0.8},
+      {"rss_per_handle_kib", "KiB", abs_max, 32},
+      {"abort_ms", "ms"},
+      {"left", "", abs_max, 0, true}}},
+    {"W7", {{"awaits_per_s", "/s", abs_min, 50000}, {"p50_us", "µs"}, {"p99_us", "µs", abs_max, 1000}}},
+  };
+  return specs;
+}
+
+} // namespace jp::bench

@@ -1,0 +1,23 @@
+// The jp-actors side of BENCH.md's workloads W1-W7. Every operation is a tool call
+// sent to a turn actor, as the agent loop sends it: JSON arguments in, the
+// assistant's JSON response out (turn -> registry -> handle actor -> process ->
+// state -> response; `await` through the await actor).
+#pragma once
+
+#include <string>
+
+#include "bench/measure.hpp"
+#include "messages/result.hpp"
+
+namespace jp::bench {
+
+struct WorkloadParams {
+  std::string workload;   // "W1" .. "W7"
+  long n = 0;             // count (0 = the workload's default)
+  long long bytes = 0;    // W4 output size (0 = default)
+  std::string floor_path; // the floor binary: its `stamp` and `write` modes are children
+};
+
+Result<Figures> run_jp_workload(const WorkloadParams& p);
+
+} // namespace jp::bench

@@ -1,0 +1,104 @@
+// jp-bench: BENCH.md's workloads, jp-actors against the OS floor (bench/floor.c).
+//   jp-bench run [--quick] [--json FILE] [--rounds R] [W1 ...]   the table (bench/run)
+//   jp-bench worker W [--n N] [--bytes B] --floor PATH           one jp-actors round
+#include <CLI/CLI.hpp>
+#include <climits>
+#include <cstdio>
+#include <fmt/format.h>
+#include <fstream>
+#include <unistd.h>
+
+#include "bench/jp_workloads.hpp"
+#include "bench/report.hpp"
+#include "messages/json.hpp"
+
+using namespace jp::bench;
+
+namespace {
+
+std::string self_path() {
+  char buf[PATH_MAX];
+  auto n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string("jp-bench");
+}
+
+std::string sibling(const std::string& name) {
+  auto self = self_path();
+  auto slash = self.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/" + name;
+}
+
+int worker(const WorkloadParams& p) {
+  auto figures = run_jp_workload(p);
+  if (!figures) {
+    std::fprintf(stderr, "jp-bench worker %s: %s\n", p.workload.c_str(), figures.error().c_str());
+    return 1;
+  }
+  jp::Json f = jp::Json::object();
+  for (auto& [k, v] : *figures)
+    f.set(k, v);
+  jp::Json line = jp::Json::object();
+  line.set("workload", p.workload);
+  line.set("figures", std::move(f));
+  std::printf("%s\n", line.dump().c_str());
+  return 0;
+}
+
+int run(bool quick, int rounds, const std::string& json_file, const std::vector<std::string>& selected) {
+  auto cases = select_cases(selected, quick);
+  if (!cases) {
+    std::fprintf(stderr, "jp-bench: %s\n", cases.error().c_str());
+    return 2;
+  }
+  Binaries bin{sibling("jp-floor"), self_path()};
+  if (::access(bin.floor.c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "jp-bench: the floor program %s is missing; build the jp-floor target\n",
+                 bin.floor.c_str());
+    return 2;
+  }
+  std::fprintf(stderr, "jp-bench: %zu case(s), %d rounds each, floor and jp-actors interleaved%s\n",
+               cases->size(), rounds, quick ? " (quick counts)" : "");
+  auto rows = run_cases(*cases, rounds, bin);
+  std::fputs(format_table(rows).c_str(), stdout);
+  if (!json_file.empty()) {
+    std::ofstream out(json_file);
+    out << rows_json(rows);
+    if (!out) {
+      std::fprintf(stderr, "jp-bench: cannot write %s\n", json_file.c_str());
+      return 1;
+    }
+  }
+  for (auto& r : rows)
+    if (r.met.rfind("failed", 0) == 0)
+      return 1; // a workload that did not run is an error; an unmet goal is a finding
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"jp-bench: BENCH.md's workloads W1-W7, jp-actors against the OS floor"};
+  app.require_subcommand(1);
+
+  bool quick = false;
+  int rounds = 3;
+  std::string json_file;
+  std::vector<std::string> selected;
+  auto* run_cmd = app.add_subcommand("run", "Run floor and jp-actors interleaved; print the table");
+  run_cmd->add_flag("--quick", quick, "Small counts (a smoke test of the benchmark itself)");
+  run_cmd->add_option("--rounds", rounds, "Rounds per side (at least 3)")->check(CLI::Range(3, 100));
+  run_cmd->add_option("--json", json_file, "Also write the rows as JSON to FILE");
+  run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W7");
+
+  WorkloadParams p;
+  auto* worker_cmd = app.add_subcommand("worker", "One jp-actors round of one workload (used by run)");
+  worker_cmd->add_option("workload", p.workload, "W1 ... W7")->required();
+  worker_cmd->add_option("--n", p.n, "Count (default: BENCH.md's)");
+  worker_cmd->add_option("--bytes", p.bytes, "W4: bytes the child writes");
+  worker_cmd->add_option("--floor", p.floor_path, "The jp-floor binary (its child modes)")->required();
+
+  CLI11_PARSE(app, argc, argv);
+  if (*worker_cmd)
+    return worker(p);
+  return run(quick, rounds, json_file, selected);
+}

@@ -1,0 +1,19 @@
+#include "runtime/actor_config.hpp"
+
+#include <caf/atom.hpp>
+
+#include "messages/type_registration.hpp"
+
+namespace jp {
+
+RuntimeActorConfig::RuntimeActorConfig() {
+  register_message_types(*this);
+  set("logger.console", caf::atom("none"));
+  // CAF's idle workers poll in 50 µs sleeps for a while before blocking; a message
+  // to such a worker waits out the sleep, and every tool call crosses several
+  // actors. Skip that phase: spin briefly, then block on a condition variable that
+  // an enqueue signals (profile of W1/W5 in bench/README.md).
+  set("work-stealing.moderate-poll-attempts", size_t{0});
+}
+
+} // namespace jp

@@ -1,0 +1,14 @@
+// The actor system configuration every jp-actors runtime uses (the CLI, embedders,
+// the real-process tests, the benchmark): message types registered, CAF's console
+// logger off, and a scheduler tuned for latency.
+#pragma once
+
+#include <caf/actor_system_config.hpp>
+
+namespace jp {
+
+struct RuntimeActorConfig : caf::actor_system_config {
+  RuntimeActorConfig();
+};
+
+} // namespace jp
