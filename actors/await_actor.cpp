@@ -21,15 +21,6 @@ struct await_state {
 
 using await_actor_t = caf::stateful_actor<await_state>;
 
-std::vector<std::string> distinct_ids(const AwaitRequest& req) {
-  std::vector<std::string> ids;
-  for (auto* list : {&req.any, &req.all})
-    for (auto& id : *list)
-      if (std::find(ids.begin(), ids.end(), id) == ids.end())
-        ids.push_back(id);
-  return ids;
-}
-
 bool is_stopped(const std::vector<HandleStatus>& statuses, const std::string& id) {
   for (auto& s : statuses)
     if (s.id == id)
@@ -42,12 +33,12 @@ void reply(await_actor_t* self, bool timed_out) {
   if (st.done)
     return;
   st.done = true;
-  AwaitResult result;
-  result.timed_out = timed_out;
-  for (auto& s : st.statuses)
-    (s.state.stopped() ? result.completed : result.pending).push_back(s);
+  auto result = await_result(st.statuses, timed_out);
+  // The registry forgets a watcher of a handle once it stops: only handles still
+  // pending hold a subscription to cancel.
+  if (!result.pending.empty())
+    self->send(st.registry, unwatch_atom::value);
   st.promise.deliver(std::move(result));
-  self->send(st.registry, unwatch_atom::value);
   self->quit();
 }
 
@@ -105,6 +96,23 @@ bool await_condition_met(const AwaitRequest& req, const std::vector<HandleStatus
   bool all_ok = std::all_of(req.all.begin(), req.all.end(), stopped);
   bool any_ok = req.any.empty() || std::any_of(req.any.begin(), req.any.end(), stopped);
   return all_ok && any_ok;
+}
+
+AwaitResult await_result(const std::vector<HandleStatus>& statuses, bool timed_out) {
+  AwaitResult result;
+  result.timed_out = timed_out;
+  for (auto& s : statuses)
+    (s.state.stopped() ? result.completed : result.pending).push_back(s);
+  return result;
+}
+
+std::vector<std::string> distinct_ids(const AwaitRequest& req) {
+  std::vector<std::string> ids;
+  for (auto* list : {&req.any, &req.all})
+    for (auto& id : *list)
+      if (std::find(ids.begin(), ids.end(), id) == ids.end())
+        ids.push_back(id);
+  return ids;
 }
 
 caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request) {

@@ -17,4 +17,10 @@ caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest
 /// RFD 037's completion condition over the current statuses.
 bool await_condition_met(const AwaitRequest& req, const std::vector<HandleStatus>& statuses);
 
+/// The answer over `statuses`: stopped ones completed, the rest pending.
+AwaitResult await_result(const std::vector<HandleStatus>& statuses, bool timed_out);
+
+/// The ids of a request, each once, any's first.
+std::vector<std::string> distinct_ids(const AwaitRequest& req);
+
 } // namespace jp

@@ -59,6 +59,24 @@ HandleStatus status_of(const std::string& id, const entry& e) {
   return {id, e.phase == entry_phase::stopped ? e.final.state : pending_state()};
 }
 
+/// The states of `ids` (an error naming the first unknown one); `watcher`, if set,
+/// is told (stopped_atom) when each of them that still runs stops.
+caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
+                                                const std::vector<std::string>& ids,
+                                                const caf::actor& watcher) {
+  for (auto& id : ids)
+    if (self->state.entries.count(id) == 0)
+      return not_found(id);
+  std::vector<HandleStatus> out;
+  for (auto& id : ids) {
+    auto& e = self->state.entries[id];
+    if (e.phase != entry_phase::stopped && watcher)
+      e.watchers.push_back(watcher);
+    out.push_back(status_of(id, e));
+  }
+  return out;
+}
+
 ToolState exited_without_stopping(const std::string& id, const ToolState& last) {
   if (last.kind == state_kind::running)
     return ToolState::success(last.content);
@@ -238,19 +256,11 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
         return e.final;
       }, abort_atom::value);
     },
-    [self](watch_atom, const std::vector<std::string>& ids) -> caf::result<std::vector<HandleStatus>> {
-      for (auto& id : ids)
-        if (self->state.entries.count(id) == 0)
-          return not_found(id);
-      auto watcher = caf::actor_cast<caf::actor>(self->current_sender());
-      std::vector<HandleStatus> out;
-      for (auto& id : ids) {
-        auto& e = self->state.entries[id];
-        if (e.phase != entry_phase::stopped && watcher)
-          e.watchers.push_back(watcher);
-        out.push_back(status_of(id, e));
-      }
-      return out;
+    [self](watch_atom, const std::vector<std::string>& ids) {
+      return statuses(self, ids, caf::actor_cast<caf::actor>(self->current_sender()));
+    },
+    [self](status_atom, const std::vector<std::string>& ids) {
+      return statuses(self, ids, nullptr);
     },
     [self](unwatch_atom) {
       auto watcher = caf::actor_cast<caf::actor>(self->current_sender());

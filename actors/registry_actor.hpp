@@ -13,6 +13,8 @@
 //   (apply_atom, id, input_json)                -> HandleReport
 //   (watch_atom, vector<string> ids)            -> vector<HandleStatus>; then the
 //        sender gets (stopped_atom, HandleStatus) for each watched handle that stops
+//   (status_atom, vector<string> ids)           -> vector<HandleStatus>  the same answer
+//        as watch, without subscribing (await's fast path: already stopped)
 //   (unwatch_atom)                              -> void
 //   (list_atom)                                 -> vector<HandleSummary>  not yet stopped
 //   (turn_end_atom)                             -> vector<HandleSummary>  after every

@@ -166,11 +166,30 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
 }
 
 caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
-  auto a = spawn_await(self->system(), self->state.registry, req);
   auto rp = self->make_response_promise<CallResult>();
-  self->request(a, caf::infinite, run_atom::value)
-    .then([rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, to_json(r).dump()}); },
-          [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
+  auto answer = [rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, to_json(r).dump()}); };
+  auto answer_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
+  auto wait = [self, req, answer, answer_error] {
+    auto a = spawn_await(self->system(), self->state.registry, req);
+    self->request(a, caf::infinite, run_atom::value).then(answer, answer_error);
+  };
+  auto ids = distinct_ids(req);
+  if (ids.empty()) {
+    wait(); // the await actor names what is missing
+    return rp;
+  }
+  // Fast path: when the condition already holds, no actor needs to wait for it.
+  self->request(self->state.registry, caf::infinite, status_atom::value, ids)
+    .then(
+      [req, answer, wait](std::vector<HandleStatus>& statuses) mutable {
+        if (await_condition_met(req, statuses)) {
+          auto r = await_result(statuses, false);
+          answer(r);
+        } else {
+          wait();
+        }
+      },
+      answer_error);
   return rp;
 }
 

@@ -2,6 +2,8 @@
 
 #include <caf/all.hpp>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <fstream>
 #include <sstream>
 #include <fmt/format.h>
@@ -76,7 +78,77 @@ std::string temp_workspace() {
   return dir ? dir : "/tmp";
 }
 
-/// One turn of jp-actors in this process, driven as the agent loop drives it.
+using Reply = Result<std::string>;
+using Then = std::function<void(Status)>;
+using Done = std::function<void(Result<Figures>)>;
+
+/// Issues tool calls from an event-based actor, as the agent actor does: a call is
+/// a request to the turn, its answer a continuation on the same worker threads.
+struct Driver {
+  caf::event_based_actor* self;
+  caf::actor turn;
+
+  void call(const std::string& tool, const std::string& args, std::function<void(Reply)> k) {
+    self->request(turn, caf::infinite, call_atom::value, tool, args)
+      .then([k](CallResult& r) { k(r.ok ? Reply(std::move(r.content)) : Reply(Error{r.content})); },
+            [k](caf::error& e) { k(Reply(Error{to_string(e)})); });
+  }
+
+  /// Pre-registers a batch's spawns, as the agent loop does before a batch runs.
+  void batch(const std::vector<std::string>& ids, Then k) {
+    self->request(turn, caf::infinite, batch_atom::value, ids)
+      .then([k](bool) { k({}); }, [k](caf::error& e) { k(Error{to_string(e)}); });
+  }
+
+  /// `step(i, next)` for i = 0..n-1, one after the other; then `k`. A step's error
+  /// ends the loop.
+  void repeat(long n, std::function<void(long, Then)> step, Then k) {
+    // Held by the pending step's continuation only: gone once the loop ends.
+    struct Loop : std::enable_shared_from_this<Loop> {
+      long n;
+      std::function<void(long, Then)> step;
+      Then k;
+      void run(long i) {
+        if (i == n)
+          return k({});
+        step(i, [self = shared_from_this(), i](Status st) {
+          if (!st)
+            return self->k(st);
+          self->run(i + 1);
+        });
+      }
+    };
+    auto loop = std::make_shared<Loop>();
+    loop->n = n;
+    loop->step = std::move(step);
+    loop->k = std::move(k);
+    loop->run(0);
+  }
+
+  /// All calls at once (a batch); `each(i, reply)` per answer, then `k`.
+  void all_at_once(const std::vector<std::pair<std::string, std::string>>& calls,
+                   std::function<Status(size_t, Reply&)> each, Then k) {
+    if (calls.empty())
+      return k({});
+    // Shared by every answer's continuation: k may hold large captures (the ids).
+    struct Pending {
+      size_t left;
+      Status failed;
+      std::function<Status(size_t, Reply&)> each;
+      Then k;
+    };
+    auto p = std::make_shared<Pending>(Pending{calls.size(), {}, std::move(each), std::move(k)});
+    for (size_t i = 0; i < calls.size(); ++i)
+      call(calls[i].first, calls[i].second, [p, i](Reply r) {
+        if (auto st = p->each(i, r); !st && p->failed)
+          p->failed = st;
+        if (--p->left == 0)
+          p->k(p->failed);
+      });
+  }
+};
+
+/// One turn of jp-actors in this process; a workload runs on a Driver actor.
 class Runtime {
 public:
   explicit Runtime(const std::string& floor_path) : workspace_(temp_workspace()) {
@@ -89,37 +161,24 @@ public:
   }
 
   ~Runtime() {
-    self_->send_exit(turn_, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(turn_, caf::exit_reason::user_shutdown);
     std::error_code ec;
     std::filesystem::remove_all(workspace_, ec);
   }
 
-  /// One call; its result (or the runtime's error) once it answers.
-  Result<std::string> call(const std::string& tool, const std::string& args) {
-    send(tool, args);
-    return receive();
-  }
-
-  /// Starts a call without waiting: the answer comes back through receive().
-  void send(const std::string& tool, const std::string& args) {
-    self_->send(turn_, call_atom::value, tool, args);
-  }
-
-  /// The next answer of a call started with send (answers come in completion order).
-  Result<std::string> receive() {
-    Result<std::string> out = Error{"no answer"};
-    self_->receive([&](CallResult& r) {
-      out = r.ok ? Result<std::string>(std::move(r.content)) : Result<std::string>(Error{r.content});
+  /// Runs `workload` on a driver actor; blocks until it calls its Done.
+  Result<Figures> drive(std::function<void(Driver&, Done)> workload) {
+    std::promise<Result<Figures>> result;
+    auto future = result.get_future();
+    sys_.spawn([&, workload](caf::event_based_actor* self) -> caf::behavior {
+      auto d = std::make_shared<Driver>(Driver{self, turn_});
+      workload(*d, [self, d, &result](Result<Figures> r) {
+        result.set_value(std::move(r));
+        self->quit();
+      });
+      return {[](run_atom) {}}; // alive until Done
     });
-    return out;
-  }
-
-  /// Pre-registers a batch's spawns, as the agent loop does before a batch runs.
-  Status batch(const std::vector<std::string>& ids) {
-    Status st;
-    self_->request(turn_, caf::infinite, batch_atom::value, ids)
-      .receive([](bool) {}, [&](caf::error& e) { st = Status(Error{to_string(e)}); });
-    return st;
+    return future.get();
   }
 
 private:
@@ -127,7 +186,6 @@ private:
   IoThread io_;
   RuntimeActorConfig cfg_;
   caf::actor_system sys_{cfg_};
-  caf::scoped_actor self_{sys_};
   caf::actor turn_;
 };
 
@@ -154,13 +212,26 @@ double us_between(int64_t t0, int64_t t1) {
 }
 
 /// The parsed await answer, or why it is not one.
-Result<AwaitResult> await_answer(const Result<std::string>& answer) {
+Result<AwaitResult> await_answer(const Reply& answer) {
   if (!answer)
     return Error{answer.error()};
   auto j = Json::parse(*answer);
   if (!j)
     return Error{j.error()};
   return await_result_from_json(*j);
+}
+
+Status ok_or(const Reply& r, const char* what) {
+  if (!r)
+    return Error{fmt::format("{}: {}", what, r.error())};
+  return {};
+}
+
+/// The exit stamp a `stamp` child printed (its whole output).
+Result<int64_t> stamp_of(const HandleStatus& s) {
+  if (!s.state.ok || s.state.content.empty())
+    return Error{fmt::format("handle {} ended with {:?} {:?}", s.id, s.state.content, s.state.error.message)};
+  return int64_t(std::stoll(s.state.content));
 }
 
 /// Children of this process still alive or unreaped (any state), from /proc.
@@ -183,53 +254,57 @@ long children_left() {
   return count;
 }
 
-// A step that returns Status: stop the workload with its error.
-#define TRY(expr)                                                                                  \
-  if (auto status_ = (expr); !status_)                                                             \
-    return Error { status_.error }
-
-Status expect_ok(const Result<std::string>& r, const char* what) {
-  if (!r)
-    return Error{fmt::format("{}: {}", what, r.error())};
-  return {};
+/// Spawns `ids` as one batch of calls; `k` once every spawn has answered.
+void spawn_batch(Driver& d, const std::vector<std::string>& ids, const std::string& tool,
+                 const std::string& params, Then k) {
+  d.batch(ids, [&d, ids, tool, params, k](Status st) {
+    if (!st)
+      return k(st);
+    std::vector<std::pair<std::string, std::string>> calls;
+    for (auto& id : ids)
+      calls.emplace_back(tool, spawn_args(id, params));
+    d.all_at_once(calls, [](size_t, Reply& r) { return ok_or(r, "spawn"); }, k);
+  });
 }
 
-// ---- the workloads
+// ---- the workloads (each ends by calling its Done exactly once)
 
-Result<Figures> w1(Runtime& rt, long n) {
-  std::vector<double> us;
-  for (long i = 0; i < n; ++i) {
-    auto t0 = now_ns();
-    TRY(expect_ok(rt.call("true", "{}"), "true"));
-    us.push_back(us_between(t0, now_ns()));
-  }
-  return Figures{{"mean_us", mean(us)}, {"p50_us", percentile(us, 0.5)}, {"p99_us", percentile(us, 0.99)}};
+void w1(Driver& d, long n, Done done) {
+  auto us = std::make_shared<std::vector<double>>();
+  d.repeat(
+    n,
+    [&d, us](long, Then next) {
+      auto t0 = now_ns();
+      d.call("true", "{}", [us, t0, next](Reply r) {
+        us->push_back(us_between(t0, now_ns()));
+        next(ok_or(r, "true"));
+      });
+    },
+    [us, done](Status st) {
+      if (!st)
+        return done(Error{st.error});
+      done(Figures{{"mean_us", mean(*us)}, {"p50_us", percentile(*us, 0.5)}, {"p99_us", percentile(*us, 0.99)}});
+    });
 }
 
-/// Spawns `ids` as one batch of calls; returns when every spawn has answered.
-Status spawn_batch(Runtime& rt, const std::vector<std::string>& ids, const std::string& tool,
-                   const std::string& params) {
-  TRY(rt.batch(ids));
-  for (auto& id : ids)
-    rt.send(tool, spawn_args(id, params));
-  for (size_t i = 0; i < ids.size(); ++i)
-    TRY(expect_ok(rt.receive(), "spawn"));
-  return {};
-}
-
-Result<Figures> w2(Runtime& rt, long n) {
-  RssGrowth rss;
+void w2(Driver& d, long n, Done done) {
+  auto rss = std::make_shared<RssGrowth>();
   auto t0 = now_ns();
   auto ids = numbered_ids("h", n);
-  TRY(spawn_batch(rt, ids, "sh", R"("script":"sleep 0.2; echo done")"));
-  auto done = await_answer(rt.call("await", fmt::format(R"({{"all":{}}})", ids_json(ids))));
-  if (!done)
-    return Error{done.error()};
-  auto wall_ms = us_between(t0, now_ns()) / 1000.0;
-  for (auto& s : done->completed)
-    if (!s.state.ok || s.state.content != "done\n")
-      return Error{fmt::format("W2: handle {} ended with {:?}", s.id, s.state.content)};
-  return Figures{{"wall_ms", wall_ms}, {"rss_growth_mb", rss.growth_kib() / 1024.0}};
+  spawn_batch(d, ids, "sh", R"("script":"sleep 0.2; echo done")", [&d, ids, rss, t0, done](Status st) {
+    if (!st)
+      return done(Error{st.error});
+    d.call("await", fmt::format(R"({{"all":{}}})", ids_json(ids)), [rss, t0, done](Reply r) {
+      auto wall_ms = us_between(t0, now_ns()) / 1000.0;
+      auto res = await_answer(r);
+      if (!res)
+        return done(Error{res.error()});
+      for (auto& s : res->completed)
+        if (!s.state.ok || s.state.content != "done\n")
+          return done(Error{fmt::format("W2: handle {} ended with {:?}", s.id, s.state.content)});
+      done(Figures{{"wall_ms", wall_ms}, {"rss_growth_mb", rss->growth_kib() / 1024.0}});
+    });
+  });
 }
 
 // Child i exits after (i*379) % 1000 ms, printing its exit stamp: spread over [0,1) s.
@@ -237,121 +312,196 @@ std::string stamp_params(long i) {
   return fmt::format(R"("mode":"stamp","arg":"{}")", (i * 379) % 1000);
 }
 
-Result<Figures> w3(Runtime& rt, long n) {
-  auto ids = numbered_ids("s", n);
-  TRY(rt.batch(ids));
-  for (long i = 0; i < n; ++i)
-    rt.send("floor", spawn_args(ids[size_t(i)], stamp_params(i)));
-  for (long i = 0; i < n; ++i)
-    TRY(expect_ok(rt.receive(), "spawn"));
-  auto spawned = now_ns();
+struct W3State {
+  int64_t spawned = 0;
   std::vector<double> after, all;
-  std::vector<std::string> pending = ids;
-  while (!pending.empty()) {
-    auto r = await_answer(rt.call("await", fmt::format(R"({{"any":{}}})", ids_json(pending))));
+  std::vector<std::string> pending;
+};
+
+void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
+  if (st->pending.empty())
+    return done(Figures{{"p50_us", percentile(st->after, 0.5)}, {"p99_us", percentile(st->after, 0.99)},
+                        {"p50_all_us", percentile(st->all, 0.5)}, {"p99_all_us", percentile(st->all, 0.99)}});
+  d.call("await", fmt::format(R"({{"any":{}}})", ids_json(st->pending)), [&d, st, done](Reply r) {
     auto t = now_ns();
-    if (!r)
-      return Error{r.error()};
-    for (auto& s : r->completed) {
-      auto stamp = std::stoll(s.state.content);
-      all.push_back(us_between(stamp, t));
-      if (stamp > spawned)
-        after.push_back(us_between(stamp, t));
+    auto res = await_answer(r);
+    if (!res)
+      return done(Error{res.error()});
+    for (auto& s : res->completed) {
+      auto stamp = stamp_of(s);
+      if (!stamp)
+        return done(Error{stamp.error()});
+      st->all.push_back(us_between(*stamp, t));
+      if (*stamp > st->spawned)
+        st->after.push_back(us_between(*stamp, t));
     }
-    pending.clear();
-    for (auto& s : r->pending)
-      pending.push_back(s.id);
-  }
-  return Figures{{"p50_us", percentile(after, 0.5)}, {"p99_us", percentile(after, 0.99)},
-                 {"p50_all_us", percentile(all, 0.5)}, {"p99_all_us", percentile(all, 0.99)}};
+    st->pending.clear();
+    for (auto& s : res->pending)
+      st->pending.push_back(s.id);
+    w3_await(d, st, done);
+  });
 }
 
-Result<Figures> w4(Runtime& rt, long long bytes) {
-  RssGrowth rss;
+void w3(Driver& d, long n, Done done) {
+  auto ids = numbered_ids("s", n);
+  d.batch(ids, [&d, ids, n, done](Status st) {
+    if (!st)
+      return done(Error{st.error});
+    std::vector<std::pair<std::string, std::string>> calls;
+    for (long i = 0; i < n; ++i)
+      calls.emplace_back("floor", spawn_args(ids[size_t(i)], stamp_params(i)));
+    d.all_at_once(calls, [](size_t, Reply& r) { return ok_or(r, "spawn"); }, [&d, ids, done](Status st) {
+      if (!st)
+        return done(Error{st.error});
+      auto state = std::make_shared<W3State>();
+      state->spawned = now_ns();
+      state->pending = ids;
+      w3_await(d, state, done);
+    });
+  });
+}
+
+void w4(Driver& d, long long bytes, Done done) {
+  auto rss = std::make_shared<RssGrowth>();
   auto t0 = now_ns();
-  TRY(expect_ok(rt.call("floor", spawn_args("w", fmt::format(R"("mode":"write","arg":"{}")", bytes))),
-                "spawn"));
-  auto done = await_answer(rt.call("await", R"({"all":["w"]})"));
-  auto secs = us_between(t0, now_ns()) / 1e6;
-  if (!done)
-    return Error{done.error()};
-  if (done->completed.size() != 1 || !done->completed[0].state.ok)
-    return Error{"W4: the writer did not succeed"};
-  return Figures{{"mb_per_s", double(bytes) / 1e6 / secs}, {"rss_growth_mb", rss.growth_kib() / 1024.0}};
+  d.call("floor", spawn_args("w", fmt::format(R"("mode":"write","arg":"{}")", bytes)),
+         [&d, rss, t0, bytes, done](Reply r) {
+           if (!r)
+             return done(Error{r.error()});
+           d.call("await", R"({"all":["w"]})", [rss, t0, bytes, done](Reply r) {
+             auto secs = us_between(t0, now_ns()) / 1e6;
+             auto res = await_answer(r);
+             if (!res)
+               return done(Error{res.error()});
+             if (res->completed.size() != 1 || !res->completed[0].state.ok)
+               return done(Error{"W4: the writer did not succeed"});
+             done(Figures{{"mb_per_s", double(bytes) / 1e6 / secs},
+                          {"rss_growth_mb", rss->growth_kib() / 1024.0}});
+           });
+         });
 }
 
-Result<Figures> w5(Runtime& rt, long n) {
-  TRY(expect_ok(rt.call("cat", spawn_args("cat", "")), "spawn"));
-  std::vector<double> us;
-  std::string seen;
-  for (long i = 0; i < n; ++i) {
-    auto line = fmt::format("line {}\n", i);
-    auto t0 = now_ns();
-    auto applied = rt.call("cat", fmt::format(R"({{"action":"apply","id":"cat","input":{}}})", Json(line).dump()));
-    seen.clear();
-    for (auto r = applied;; r = rt.call("cat", R"({"action":"fetch","id":"cat"})")) {
-      if (!r)
-        return Error{r.error()};
-      auto report = report_from_response(*r);
-      if (!report)
-        return Error{report.error()};
-      seen += report->state.content;
-      if (seen.find(line) != std::string::npos)
-        break;
-    }
-    us.push_back(us_between(t0, now_ns()));
-  }
-  TRY(expect_ok(rt.call("cat", R"({"action":"abort","id":"cat"})"), "abort"));
-  return Figures{{"p50_us", percentile(us, 0.5)}, {"p99_us", percentile(us, 0.99)}};
+/// Fetches until `line` has come back (the answers since the apply, `seen`).
+void w5_until_echoed(Driver& d, std::string line, std::shared_ptr<std::string> seen, Reply r, Then k) {
+  if (!r)
+    return k(Error{r.error()});
+  auto report = report_from_response(*r);
+  if (!report)
+    return k(Error{report.error()});
+  *seen += report->state.content;
+  if (seen->find(line) != std::string::npos)
+    return k({});
+  d.call("cat", R"({"action":"fetch","id":"cat"})", [&d, line, seen, k](Reply r) {
+    w5_until_echoed(d, line, seen, std::move(r), k);
+  });
 }
 
-Result<Figures> w6(Runtime& rt, long n) {
+void w5(Driver& d, long n, Done done) {
+  auto us = std::make_shared<std::vector<double>>();
+  d.call("cat", spawn_args("cat", ""), [&d, n, us, done](Reply r) {
+    if (!r)
+      return done(Error{r.error()});
+    d.repeat(
+      n,
+      [&d, us](long i, Then next) {
+        auto line = fmt::format("line {}\n", i);
+        auto t0 = now_ns();
+        auto apply = fmt::format(R"({{"action":"apply","id":"cat","input":{}}})", Json(line).dump());
+        d.call("cat", apply, [&d, line, t0, us, next](Reply r) {
+          w5_until_echoed(d, line, std::make_shared<std::string>(), std::move(r), [t0, us, next](Status st) {
+            us->push_back(us_between(t0, now_ns()));
+            next(st);
+          });
+        });
+      },
+      [&d, us, done](Status st) {
+        if (!st)
+          return done(Error{st.error});
+        d.call("cat", R"({"action":"abort","id":"cat"})", [us, done](Reply r) {
+          if (!r)
+            return done(Error{r.error()});
+          done(Figures{{"p50_us", percentile(*us, 0.5)}, {"p99_us", percentile(*us, 0.99)}});
+        });
+      });
+  });
+}
+
+void w6(Driver& d, long n, Done done) {
   auto ids = numbered_ids("z", n);
-  double per_handle_kib = 0;
+  auto rss = std::make_shared<RssGrowth>();
   auto t0 = now_ns();
-  {
-    RssGrowth rss;
-    TRY(spawn_batch(rt, ids, "sleep", R"("secs":"60")"));
-    per_handle_kib = rss.growth_kib() / double(n);
-  }
-  auto spawn_secs = us_between(t0, now_ns()) / 1e6;
-  auto t1 = now_ns();
-  for (auto& id : ids)
-    rt.send("sleep", fmt::format(R"({{"action":"abort","id":"{}"}})", id));
-  for (long i = 0; i < n; ++i)
-    TRY(expect_ok(rt.receive(), "abort"));
-  auto abort_ms = us_between(t1, now_ns()) / 1000.0;
-  return Figures{{"spawn_rate_per_s", double(n) / spawn_secs},
-                 {"rss_per_handle_kib", per_handle_kib},
-                 {"abort_ms", abort_ms},
-                 {"left", double(children_left())}};
+  spawn_batch(d, ids, "sleep", R"("secs":"60")", [&d, ids, n, rss, t0, done](Status st) {
+    if (!st)
+      return done(Error{st.error});
+    auto per_handle_kib = rss->growth_kib() / double(n);
+    auto spawn_secs = us_between(t0, now_ns()) / 1e6;
+    auto t1 = now_ns();
+    std::vector<std::pair<std::string, std::string>> aborts;
+    for (auto& id : ids)
+      aborts.emplace_back("sleep", fmt::format(R"({{"action":"abort","id":"{}"}})", id));
+    d.all_at_once(aborts, [](size_t, Reply& r) { return ok_or(r, "abort"); },
+                  [=](Status st) {
+                    if (!st)
+                      return done(Error{st.error});
+                    auto abort_ms = us_between(t1, now_ns()) / 1000.0;
+                    done(Figures{{"spawn_rate_per_s", double(n) / spawn_secs},
+                                 {"rss_per_handle_kib", per_handle_kib},
+                                 {"abort_ms", abort_ms},
+                                 {"left", double(children_left())}});
+                  });
+  });
 }
 
-Result<Figures> w7(Runtime& rt, long n) {
-  auto ids = numbered_ids("t", 10);
-  TRY(spawn_batch(rt, ids, "sh", R"("script":"true")"));
-  auto all = fmt::format(R"({{"all":{}}})", ids_json(ids));
-  TRY(expect_ok(rt.call("await", all), "await"));
-  auto t0 = now_ns();
-  for (long i = 0; i < n; ++i)
-    TRY(expect_ok(rt.call("await", all), "await"));
-  auto rate = double(n) / (us_between(t0, now_ns()) / 1e6);
+void w7_waiters(Driver& d, double rate, Done done) {
   // 1,000 awaits on one running handle, answered when it stops.
-  TRY(expect_ok(rt.call("floor", spawn_args("one", R"("mode":"stamp","arg":"300")")), "spawn"));
-  constexpr int waiters = 1000;
-  for (int i = 0; i < waiters; ++i)
-    rt.send("await", R"({"any":["one"]})");
-  std::vector<double> us;
-  for (int i = 0; i < waiters; ++i) {
-    auto r = await_answer(rt.receive());
-    auto t = now_ns();
+  d.call("floor", spawn_args("one", R"("mode":"stamp","arg":"300")"), [&d, rate, done](Reply r) {
     if (!r)
-      return Error{r.error()};
-    if (r->completed.size() != 1)
-      return Error{"W7: an await answered before the handle stopped"};
-    us.push_back(us_between(std::stoll(r->completed[0].state.content), t));
-  }
-  return Figures{{"awaits_per_s", rate}, {"p50_us", percentile(us, 0.5)}, {"p99_us", percentile(us, 0.99)}};
+      return done(Error{r.error()});
+    constexpr int waiters = 1000;
+    std::vector<std::pair<std::string, std::string>> awaits(waiters, {"await", R"({"any":["one"]})"});
+    auto us = std::make_shared<std::vector<double>>();
+    d.all_at_once(
+      awaits,
+      [us](size_t, Reply& r) -> Status {
+        auto t = now_ns();
+        auto res = await_answer(r);
+        if (!res)
+          return Error{res.error()};
+        if (res->completed.size() != 1)
+          return Error{"W7: an await answered before the handle stopped"};
+        auto stamp = stamp_of(res->completed[0]);
+        if (!stamp)
+          return Error{stamp.error()};
+        us->push_back(us_between(*stamp, t));
+        return {};
+      },
+      [us, rate, done](Status st) {
+        if (!st)
+          return done(Error{st.error});
+        done(Figures{{"awaits_per_s", rate}, {"p50_us", percentile(*us, 0.5)}, {"p99_us", percentile(*us, 0.99)}});
+      });
+  });
+}
+
+void w7(Driver& d, long n, Done done) {
+  auto ids = numbered_ids("t", 10);
+  auto all = fmt::format(R"({{"all":{}}})", ids_json(ids));
+  spawn_batch(d, ids, "sh", R"("script":"true")", [&d, all, n, done](Status st) {
+    if (!st)
+      return done(Error{st.error});
+    d.call("await", all, [&d, all, n, done](Reply r) {
+      if (!r)
+        return done(Error{r.error()});
+      auto t0 = now_ns();
+      d.repeat(
+        n, [&d, all](long, Then next) { d.call("await", all, [next](Reply r) { next(ok_or(r, "await")); }); },
+        [&d, t0, n, done](Status st) {
+          if (!st)
+            return done(Error{st.error});
+          w7_waiters(d, double(n) / (us_between(t0, now_ns()) / 1e6), done);
+        });
+    });
+  });
 }
 
 long or_default(long n, long dflt) {
@@ -361,23 +511,27 @@ long or_default(long n, long dflt) {
 } // namespace
 
 Result<Figures> run_jp_workload(const WorkloadParams& p) {
-  Runtime rt(p.floor_path);
+  using namespace std::placeholders;
   const auto& w = p.workload;
+  std::function<void(Driver&, Done)> run;
   if (w == "W1")
-    return w1(rt, or_default(p.n, 2000));
-  if (w == "W2")
-    return w2(rt, or_default(p.n, 1000));
-  if (w == "W3")
-    return w3(rt, or_default(p.n, 200));
-  if (w == "W4")
-    return w4(rt, p.bytes > 0 ? p.bytes : 256ll << 20);
-  if (w == "W5")
-    return w5(rt, or_default(p.n, 2000));
-  if (w == "W6")
-    return w6(rt, or_default(p.n, 5000));
-  if (w == "W7")
-    return w7(rt, or_default(p.n, 10000));
-  return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7", w)};
+    run = std::bind(w1, _1, or_default(p.n, 2000), _2);
+  else if (w == "W2")
+    run = std::bind(w2, _1, or_default(p.n, 1000), _2);
+  else if (w == "W3")
+    run = std::bind(w3, _1, or_default(p.n, 200), _2);
+  else if (w == "W4")
+    run = std::bind(w4, _1, p.bytes > 0 ? p.bytes : 256ll << 20, _2);
+  else if (w == "W5")
+    run = std::bind(w5, _1, or_default(p.n, 2000), _2);
+  else if (w == "W6")
+    run = std::bind(w6, _1, or_default(p.n, 5000), _2);
+  else if (w == "W7")
+    run = std::bind(w7, _1, or_default(p.n, 10000), _2);
+  else
+    return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7", w)};
+  Runtime rt(p.floor_path);
+  return rt.drive(run);
 }
 
 } // namespace jp::bench

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <unistd.h>
@@ -98,7 +99,9 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--floor", p.floor_path, "The jp-floor binary (its child modes)")->required();
 
   CLI11_PARSE(app, argc, argv);
-  if (*worker_cmd)
+  if (*worker_cmd) {
+    p.floor_path = std::filesystem::absolute(p.floor_path).string(); // children run elsewhere
     return worker(p);
+  }
   return run(quick, rounds, json_file, selected);
 }

@@ -23,6 +23,7 @@ using timeout_atom = caf::atom_constant<caf::atom("timeout")>; // await's timer
 using run_atom = caf::atom_constant<caf::atom("run")>;         // start an await / agent
 using call_atom = caf::atom_constant<caf::atom("call")>;       // turn: one tool call
 using list_atom = caf::atom_constant<caf::atom("list")>;       // registry: live handles
+using status_atom = caf::atom_constant<caf::atom("status")>;   // registry: states, no watch
 using tick_atom = caf::atom_constant<caf::atom("tick")>;       // agent: progress timer
 using turn_end_atom = caf::atom_constant<caf::atom("turn_end")>; // turn: apply policies
 

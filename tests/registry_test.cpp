@@ -55,6 +55,37 @@ CAF_TEST(a stopped handle keeps its final state and its id can be reused) {
   CAF_CHECK(ok);
 }
 
+CAF_TEST(status reports states without subscribing the asker) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), LaunchSpec{});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("b"), LaunchSpec{});
+  finish("a", "done");
+  std::vector<std::string> ids{"a", "b"};
+  auto [st, err] = ask<std::vector<HandleStatus>>(registry, status_atom::value, ids);
+  CAF_REQUIRE_EQUAL(err, "");
+  CAF_REQUIRE_EQUAL(st.size(), 2u);
+  CAF_CHECK(st[0].state.stopped());
+  CAF_CHECK_EQUAL(st[0].state.content, "done");
+  CAF_CHECK(st[1].state.kind == state_kind::running);
+  // Unlike watch, no stopped_atom follows when b stops.
+  finish("b", "later");
+  CAF_CHECK(self->mailbox().empty());
+  std::vector<std::string> unknown{"a", "zz"};
+  auto [none, nerr] = ask<std::vector<HandleStatus>>(registry, status_atom::value, unknown);
+  CAF_CHECK_EQUAL(nerr, "Handle `zz` not found");
+}
+
+CAF_TEST(watch subscribes the asker to stops) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("w"), LaunchSpec{});
+  std::vector<std::string> ids{"w"};
+  auto [st, err] = ask<std::vector<HandleStatus>>(registry, watch_atom::value, ids);
+  CAF_REQUIRE_EQUAL(err, "");
+  finish("w", "ok");
+  bool told = false;
+  self->receive([&](stopped_atom, HandleStatus& s) { told = s.id == "w" && s.state.stopped(); },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  CAF_CHECK(told);
+}
+
 CAF_TEST(apply on a stopped handle is an error) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
   finish("x", "done");
