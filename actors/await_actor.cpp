@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <caf/all.hpp>
 #include <chrono>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "messages/atoms.hpp"
 
@@ -14,6 +17,11 @@ struct await_state {
   caf::actor registry;
   AwaitRequest request;
   std::vector<HandleStatus> statuses; // one per distinct id, in request order
+  // Kept up to date at each stop, so a stop costs O(1) however many ids are awaited.
+  std::unordered_map<std::string_view, size_t> index; // id -> position in statuses
+  std::vector<char> in_any, in_all;                   // per position
+  size_t all_left = 0; // ids of `all` not stopped yet
+  bool any_hit = false; // some id of `any` stopped (or `any` is empty)
   caf::response_promise promise;
   bool done = false;
   static inline const char* name = "jp.await";
@@ -21,11 +29,44 @@ struct await_state {
 
 using await_actor_t = caf::stateful_actor<await_state>;
 
-bool is_stopped(const std::vector<HandleStatus>& statuses, const std::string& id) {
-  for (auto& s : statuses)
-    if (s.id == id)
-      return s.state.stopped();
-  return false;
+/// Takes the registry's first answer and derives the condition's counters.
+void track(await_state& st, std::vector<HandleStatus> statuses) {
+  st.statuses = std::move(statuses);
+  auto n = st.statuses.size();
+  st.in_any.assign(n, 0);
+  st.in_all.assign(n, 0);
+  st.any_hit = st.request.any.empty();
+  std::unordered_set<std::string_view> any(st.request.any.begin(), st.request.any.end());
+  std::unordered_set<std::string_view> all(st.request.all.begin(), st.request.all.end());
+  for (size_t i = 0; i < n; ++i) {
+    auto& s = st.statuses[i];
+    st.index.emplace(s.id, i);
+    st.in_any[i] = any.count(s.id) > 0;
+    st.in_all[i] = all.count(s.id) > 0;
+    if (s.state.stopped())
+      st.any_hit = st.any_hit || st.in_any[i];
+    else if (st.in_all[i])
+      ++st.all_left;
+  }
+}
+
+/// A watched handle stopped: update its status and the counters.
+void on_stop(await_state& st, HandleStatus& s) {
+  auto it = st.index.find(s.id);
+  if (it == st.index.end())
+    return;
+  auto& cur = st.statuses[it->second];
+  bool was_stopped = cur.state.stopped();
+  cur.state = std::move(s.state);
+  if (was_stopped || !cur.state.stopped())
+    return;
+  st.any_hit = st.any_hit || st.in_any[it->second];
+  if (st.in_all[it->second])
+    --st.all_left;
+}
+
+bool met(const await_state& st) {
+  return st.any_hit && st.all_left == 0;
 }
 
 void reply(await_actor_t* self, bool timed_out) {
@@ -33,7 +74,11 @@ void reply(await_actor_t* self, bool timed_out) {
   if (st.done)
     return;
   st.done = true;
-  auto result = await_result(st.statuses, timed_out);
+  st.index.clear(); // its keys view the statuses moved out next
+  AwaitResult result;
+  result.timed_out = timed_out;
+  for (auto& s : st.statuses)
+    (s.state.stopped() ? result.completed : result.pending).push_back(std::move(s));
   // The registry forgets a watcher of a handle once it stops: only handles still
   // pending hold a subscription to cancel.
   if (!result.pending.empty())
@@ -60,8 +105,8 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
         .then(
           [self](std::vector<HandleStatus>& statuses) {
             auto& st = self->state;
-            st.statuses = std::move(statuses);
-            if (await_condition_met(st.request, st.statuses))
+            track(st, std::move(statuses));
+            if (met(st))
               return reply(self, false);
             // Beyond a century is no timeout (and would overflow the clock).
             if (st.request.timeout_secs >= 0 && st.request.timeout_secs < 3.2e9) {
@@ -79,10 +124,10 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
     },
     [self](stopped_atom, HandleStatus& s) {
       auto& st = self->state;
-      for (auto& cur : st.statuses)
-        if (cur.id == s.id)
-          cur.state = s.state;
-      if (await_condition_met(st.request, st.statuses))
+      if (st.done)
+        return;
+      on_stop(st, s);
+      if (met(st))
         reply(self, false);
     },
     [self](timeout_atom) { reply(self, true); },
@@ -92,7 +137,22 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
 } // namespace
 
 bool await_condition_met(const AwaitRequest& req, const std::vector<HandleStatus>& statuses) {
-  auto stopped = [&](const std::string& id) { return is_stopped(statuses, id); };
+  // Checked at every stop: with hundreds of handles a scan per id would be quadratic,
+  // so large awaits look ids up in a set.
+  std::unordered_set<std::string_view> stopped_ids;
+  bool use_set = statuses.size() > 16;
+  if (use_set)
+    for (auto& s : statuses)
+      if (s.state.stopped())
+        stopped_ids.insert(s.id);
+  auto stopped = [&](const std::string& id) {
+    if (use_set)
+      return stopped_ids.count(id) > 0;
+    for (auto& s : statuses)
+      if (s.id == id)
+        return s.state.stopped();
+    return false;
+  };
   bool all_ok = std::all_of(req.all.begin(), req.all.end(), stopped);
   bool any_ok = req.any.empty() || std::any_of(req.any.begin(), req.any.end(), stopped);
   return all_ok && any_ok;

@@ -64,15 +64,21 @@ HandleStatus status_of(const std::string& id, const entry& e) {
 caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
                                                 const std::vector<std::string>& ids,
                                                 const caf::actor& watcher) {
-  for (auto& id : ids)
-    if (self->state.entries.count(id) == 0)
-      return not_found(id);
-  std::vector<HandleStatus> out;
+  std::vector<entry*> found;
+  found.reserve(ids.size());
   for (auto& id : ids) {
-    auto& e = self->state.entries[id];
+    auto it = self->state.entries.find(id);
+    if (it == self->state.entries.end())
+      return not_found(id);
+    found.push_back(&it->second);
+  }
+  std::vector<HandleStatus> out;
+  out.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto& e = *found[i];
     if (e.phase != entry_phase::stopped && watcher)
       e.watchers.push_back(watcher);
-    out.push_back(status_of(id, e));
+    out.push_back(status_of(ids[i], e));
   }
   return out;
 }

@@ -167,7 +167,7 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
 
 caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
   auto rp = self->make_response_promise<CallResult>();
-  auto answer = [rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, to_json(r).dump()}); };
+  auto answer = [rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, await_result_text(r)}); };
   auto answer_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
   auto wait = [self, req, answer, answer_error] {
     auto a = spawn_await(self->system(), self->state.registry, req);

@@ -677,6 +677,37 @@ Json to_json(const AwaitResult& r) {
   return j;
 }
 
+std::string await_result_text(const AwaitResult& r) {
+  std::string out;
+  out.reserve(48 + 40 * (r.completed.size() + r.pending.size()));
+  auto put = [&out](const std::vector<HandleStatus>& list, bool with_result) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      auto& s = list[i];
+      out += i ? ",{\"id\":" : "{\"id\":";
+      append_json_string(out, s.id);
+      out += ",\"state\":\"";
+      out += to_string(s.state.kind);
+      out += '"';
+      if (with_result && s.state.stopped()) {
+        if (s.state.ok) {
+          out += ",\"result\":";
+          append_json_string(out, s.state.content);
+        } else {
+          out += ",\"error\":";
+          to_json(s.state.error).dump_to(out);
+        }
+      }
+      out += '}';
+    }
+  };
+  out += "{\"completed\":[";
+  put(r.completed, true);
+  out += "],\"pending\":[";
+  put(r.pending, false);
+  out += r.timed_out ? "],\"timed_out\":true}" : "]}";
+  return out;
+}
+
 Result<AwaitResult> await_result_from_json(const Json& j) {
   if (!j.is_object())
     return wrong_type("await result", "an object", j);

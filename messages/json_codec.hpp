@@ -61,6 +61,9 @@ Json to_json(const AwaitRequest& r);
 /// {"completed":[{"id","state":"stopped","result"|"error"}],"pending":[{"id","state"}],
 ///  "timed_out":true (only when it timed out)}
 Json to_json(const AwaitResult& r);
+/// to_json(r).dump(), written directly: an await over hundreds of handles answers
+/// without building a tree first.
+std::string await_result_text(const AwaitResult& r);
 Result<AwaitResult> await_result_from_json(const Json& j);
 
 std::string_view to_string(state_kind k); // running | waiting | stopped

@@ -465,6 +465,12 @@ CAF_TEST(await result JSON as RFD 037) {
   back = await_result_from_json(parse(text));
   CAF_REQUIRE(back.ok());
   CAF_CHECK(back->timed_out);
+  // The direct writer the turn answers with says exactly the same.
+  CAF_CHECK_EQUAL(await_result_text(timed_out), text);
+  CAF_CHECK_EQUAL(await_result_text(done), to_json(done).dump());
+  AwaitResult odd{{{"a\"b\n", ToolState::success("caf\xC3\xA9 \xFF")}}, {}, false};
+  CAF_CHECK_EQUAL(await_result_text(odd), to_json(odd).dump());
+  CAF_CHECK_EQUAL(await_result_text(AwaitResult{}), to_json(AwaitResult{}).dump());
   CAF_REQUIRE_EQUAL(back->pending.size(), 2u);
   CAF_CHECK_EQUAL(back->pending[0].id, "test");
   CAF_CHECK(back->pending[0].state == ToolState::running());
