@@ -76,6 +76,11 @@ struct RuntimeConfig {
   uint64_t output_cap_bytes = 32 * 1024; // per response, head/tail cut beyond
   double abort_grace_secs = 2.0;         // SIGTERM -> SIGKILL
   std::string state_dir = ".jp";         // relative to the workspace
+  // Threads running actors. One is the fastest for an I/O-bound runtime: every
+  // tool call crosses several actors, and with one thread no message waits on a
+  // thread that is busy or asleep (bench/README.md, W5). More helps only when
+  // actors do heavy work of their own.
+  uint64_t worker_threads = 1;
 };
 
 struct Config {

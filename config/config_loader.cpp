@@ -174,6 +174,11 @@ private:
       return static_cast<uint64_t>(i->get());
     return mismatch(key, "an integer >= 0", n);
   }
+  Result<uint64_t> worker_threads_of(const toml::node& n, std::string_view key) const {
+    if (auto* i = n.as_integer(); i && i->get() >= 1 && i->get() <= 64)
+      return static_cast<uint64_t>(i->get());
+    return mismatch(key, "an integer from 1 to 64", n);
+  }
   Result<std::vector<std::string>> strings_of(const toml::node& n, std::string_view key) const {
     auto* a = n.as_array();
     if (!a)
@@ -229,7 +234,9 @@ private:
   }
 
   Status runtime(const toml::table& t) {
-    if (auto s = check_keys(t, "runtime", {"output_cap_bytes", "abort_grace_secs", "state_dir"}); !s)
+    if (auto s = check_keys(t, "runtime",
+                            {"output_cap_bytes", "abort_grace_secs", "state_dir", "worker_threads"});
+        !s)
       return s;
     auto& r = c_.runtime;
     for (auto&& [k, v] : t) {
@@ -239,6 +246,8 @@ private:
         s = assign(count_of(v, key), r.output_cap_bytes);
       else if (k == "abort_grace_secs")
         s = assign(seconds_of(v, key), r.abort_grace_secs);
+      else if (k == "worker_threads")
+        s = assign(worker_threads_of(v, key), r.worker_threads);
       else
         s = assign(string_of(v, key), r.state_dir);
       if (!s)

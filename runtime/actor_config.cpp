@@ -6,7 +6,7 @@
 
 namespace jp {
 
-RuntimeActorConfig::RuntimeActorConfig() {
+RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads) {
   register_message_types(*this);
   set("logger.console", caf::atom("none"));
   // CAF's idle workers poll in 50 µs sleeps for a while before blocking; a message
@@ -14,6 +14,7 @@ RuntimeActorConfig::RuntimeActorConfig() {
   // actors. Skip that phase: spin briefly, then block on a condition variable that
   // an enqueue signals (profile of W1/W5 in bench/README.md).
   set("work-stealing.moderate-poll-attempts", size_t{0});
+  set("scheduler.max-threads", worker_threads < 1 ? size_t{1} : worker_threads);
 }
 
 } // namespace jp

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <caf/actor_system_config.hpp>
+#include <cstddef>
 
 namespace jp {
 
 struct RuntimeActorConfig : caf::actor_system_config {
-  RuntimeActorConfig();
+  /// `worker_threads`: runtime.worker_threads (threads of CAF's scheduler).
+  explicit RuntimeActorConfig(size_t worker_threads = 1);
 };
 
 } // namespace jp

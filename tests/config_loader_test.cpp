@@ -200,6 +200,7 @@ CAF_TEST(cfg values are TOML values or else strings) {
   sources.overrides = {
       "runtime.output_cap_bytes=100",
       "runtime.abort_grace_secs=0.5",
+      "runtime.worker_threads=2",
       "assistant.model=gpt-4o-mini",
       "assistant.base_url=http://127.0.0.1:11434/v1",
       "conversation.tools.shell.spawn.actions=[\"spawn\", \"fetch\"]",
@@ -213,6 +214,7 @@ CAF_TEST(cfg values are TOML values or else strings) {
     CAF_REQUIRE(c.ok());
   CAF_CHECK_EQUAL(c->runtime.output_cap_bytes, 100u);
   CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 0.5);
+  CAF_CHECK_EQUAL(c->runtime.worker_threads, 2u);
   CAF_CHECK_EQUAL(c->assistant.model, "gpt-4o-mini");
   CAF_CHECK_EQUAL(c->assistant.base_url, "http://127.0.0.1:11434/v1");
   auto& shell = c->tools["shell"];
@@ -329,6 +331,8 @@ CAF_TEST(every validation error names the file and the key) {
        "assistant.modle: unknown key (allowed: provider, model, base_url, api_key_env)"},
       {"[runtime]\noutput_cap_bytes = -5\n",
        "runtime.output_cap_bytes: expected an integer >= 0, got integer -5"},
+      {"[runtime]\nworker_threads = 0\n",
+       "runtime.worker_threads: expected an integer from 1 to 64, got integer 0"},
       {"[runtime]\nabort_grace_secs = \"2s\"\n",
        "runtime.abort_grace_secs: expected a number of seconds >= 0, got \"2s\""},
       {"assistant = \"openai\"\n", "assistant: expected a table, got \"openai\""},

@@ -69,7 +69,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
     return fail(script.error());
   IoThread io;
   install_signal_handlers();
-  actor_config cfg;
+  actor_config cfg{config->runtime.worker_threads};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
   auto log = std::make_shared<EventLog>(stdout, json, isatty(STDOUT_FILENO) != 0);
@@ -96,7 +96,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
 int call_tool(std::shared_ptr<const Config> config, const std::string& tool, const std::string& args) {
   IoThread io;
   install_signal_handlers();
-  actor_config cfg;
+  actor_config cfg{config->runtime.worker_threads};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
   caf::scoped_actor self{sys};
