@@ -15,6 +15,7 @@
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
 #include "runtime/actor_config.hpp"
+#include "runtime/group_record.hpp"
 #include "runtime/io_thread.hpp"
 
 namespace jp::bench {
@@ -157,11 +158,15 @@ public:
     if (!config)
       throw std::runtime_error(config.error());
     config->workspace = workspace_;
+    // As the CLI does: live groups are recorded for the crash sweep.
+    if (auto recorded = open_group_record(state_path(*config, "live")); !recorded)
+      throw std::runtime_error(recorded.error);
     turn_ = spawn_turn(sys_, TurnContext{std::make_shared<const Config>(std::move(*config)), &io_, {}});
   }
 
   ~Runtime() {
     caf::anon_send_exit(turn_, caf::exit_reason::user_shutdown);
+    close_group_record();
     std::error_code ec;
     std::filesystem::remove_all(workspace_, ec);
   }

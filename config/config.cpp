@@ -1,5 +1,7 @@
 #include "config/config.hpp"
 
+#include <filesystem>
+
 namespace jp {
 
 // The spellings here are the ones the TOML config and the wire formats use.
@@ -38,6 +40,13 @@ std::string_view to_string(action_kind a) {
     case action_kind::abort: return "abort";
   }
   return "?";
+}
+
+std::string state_path(const Config& config, std::string_view sub) {
+  std::filesystem::path dir(config.runtime.state_dir);
+  if (dir.is_relative())
+    dir = std::filesystem::path(config.workspace) / dir;
+  return (dir / sub).string();
 }
 
 } // namespace jp

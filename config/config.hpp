@@ -95,4 +95,7 @@ std::string_view to_string(io_mode);
 std::string_view to_string(turn_end_policy);
 std::string_view to_string(action_kind);
 
+/// <workspace>/<runtime.state_dir>/<sub> (state_dir may also be absolute).
+std::string state_path(const Config& config, std::string_view sub);
+
 } // namespace jp

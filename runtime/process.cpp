@@ -21,6 +21,7 @@
 
 #include <boost/asio.hpp>
 
+#include "runtime/group_record.hpp"
 #include "runtime/io_thread.hpp"
 
 extern char** environ;
@@ -541,6 +542,7 @@ void ProcState::group_gone() {
   auto self = shared_from_this(); // the registry may hold the last other reference
   // Out of the live count before anyone is told: an owner that hears "exited" or
   // "gone" and then counts live groups must not count this one.
+  record_group_ended(pid);
   auto& reg = registry();
   {
     std::lock_guard lock(reg.mtx);
@@ -678,6 +680,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     return Error{spawn_error(spec, rc)};
 
   auto slot = add_slot(pid);
+  record_group_started(pid);
   in_r.reset();
   out_w.reset();
   err_w.reset();
@@ -691,6 +694,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
     remove_slot(slot, pid);
+    record_group_ended(pid);
     return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
   };
   Fd pidfd;

@@ -30,10 +30,8 @@ struct Run {
   std::string out; // stdout and stderr
 };
 
-// Runs the CLI (through sh, for the redirection only) in a fresh workspace.
-Run cli(const std::string& args) {
-  char tmpl[] = "/tmp/jp-actors-cli-XXXXXX";
-  std::string ws = ::mkdtemp(tmpl);
+// Runs the CLI (through sh, for the redirection only) in workspace `ws`.
+Run cli_in(const std::string& ws, const std::string& args) {
   auto cmd = fmt::format("cd '{}' && '{}' --workspace '{}' {} 2>&1 </dev/null", JP_SOURCE_DIR,
                          JP_CLI_BINARY, ws, args);
   Run r;
@@ -45,6 +43,14 @@ Run cli(const std::string& args) {
     auto st = ::pclose(p);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
+  return r;
+}
+
+// Runs the CLI in a fresh workspace, removed afterwards.
+Run cli(const std::string& args) {
+  char tmpl[] = "/tmp/jp-actors-cli-XXXXXX";
+  std::string ws = ::mkdtemp(tmpl);
+  auto r = cli_in(ws, args);
   std::error_code ec;
   std::filesystem::remove_all(ws, ec);
   return r;
@@ -281,6 +287,69 @@ name = "a"
   CAF_CHECK(process_dead(child));
   if (!process_dead(child))
     ::kill(-child, SIGKILL);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+CAF_TEST(after jp-actors is killed the next start kills every process it left) {
+  char tmpl[] = "/tmp/jp-actors-sweep-XXXXXX";
+  std::filesystem::path dir = ::mkdtemp(tmpl);
+  // Three handles, two with grandchildren; each process writes its pid to a file.
+  auto spawn = [&](const std::string& id, int grandchildren) {
+    std::string cmd;
+    for (int i = 0; i < grandchildren; ++i)
+      cmd += fmt::format("sleep 300 & echo $! > {}/{}.g{}; ", dir.string(), id, i);
+    cmd += fmt::format("echo $$ > {0}/{1}.tmp; mv {0}/{1}.tmp {0}/{1}.pid; {2}", dir.string(), id,
+                       grandchildren > 0 ? "wait" : "exec sleep 300");
+    return fmt::format("  [[agents.steps.calls]]\n  tool = \"shell\"\n"
+                       "  arguments = {{ action = \"spawn\", id = \"{}\", command = \"{}\" }}\n",
+                       id, cmd);
+  };
+  std::ofstream(dir / "hold.toml") << "[[agents]]\nname = \"a\"\n  [[agents.steps]]\n" << spawn("h1", 2)
+                                   << spawn("h2", 1) << spawn("h3", 0)
+                                   << "  [[agents.steps.calls]]\n  tool = \"await\"\n"
+                                      "  arguments = { all = [\"h1\", \"h2\", \"h3\"] }\n";
+  pid_t cli_pid = ::fork();
+  if (cli_pid == 0) {
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "run", (dir / "hold.toml").c_str(),
+            nullptr);
+    ::_exit(127);
+  }
+  CAF_REQUIRE(cli_pid > 0);
+  // Every process's pid, once the three handles are up (bounded wait).
+  std::vector<pid_t> pids;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const std::vector<std::string> files = {"h1.pid", "h1.g0", "h1.g1", "h2.pid", "h2.g0", "h3.pid"};
+  while (pids.size() < files.size() && std::chrono::steady_clock::now() < deadline) {
+    pids.clear();
+    for (auto& f : files) {
+      std::ifstream in(dir / f);
+      pid_t p = 0;
+      if (in >> p && p > 0)
+        pids.push_back(p);
+    }
+    if (pids.size() < files.size())
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(cli_pid, SIGKILL); // no chance to clean up
+  ::waitpid(cli_pid, nullptr, 0);
+  CAF_REQUIRE_EQUAL(pids.size(), files.size());
+  for (auto p : pids)
+    CAF_CHECK(!process_dead(p)); // orphaned, still running
+  auto next = cli_in(dir.string(), "tools");
+  CAF_CHECK_EQUAL(next.status, 0);
+  CAF_CHECK(next.out.find(fmt::format("cleaned up after jp-actors (pid {})", cli_pid)) != std::string::npos);
+  CAF_CHECK(next.out.find("killed 3 process groups (6 processes)") != std::string::npos);
+  for (auto p : pids) {
+    while (!process_dead(p) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CAF_CHECK(process_dead(p));
+  }
+  for (auto p : pids) // whatever the checks said, nothing outlives the test
+    ::kill(p, SIGKILL);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }

@@ -10,10 +10,7 @@
 namespace jp {
 
 std::string spill_dir(const Config& config) {
-  std::filesystem::path dir(config.runtime.state_dir);
-  if (dir.is_relative())
-    dir = std::filesystem::path(config.workspace) / dir;
-  return (dir / "output").string();
+  return state_path(config, "output");
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include "messages/call_result.hpp"
 #include "runtime/cli/tty_prompt.hpp"
 #include "runtime/event_log.hpp"
+#include "runtime/group_record.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/io_thread.hpp"
 #include "runtime/process.hpp"
@@ -35,6 +36,7 @@ int fail(const std::string& reason) {
 // SIGINT/SIGTERM/SIGHUP: no child outlives us.
 void on_fatal_signal(int sig) {
   kill_all_process_groups();
+  close_group_record(); // nothing of ours is left for the next start to sweep
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -44,6 +46,7 @@ void install_signal_handlers() {
     std::signal(sig, on_fatal_signal);
   std::set_terminate([] {
     kill_all_process_groups();
+    close_group_record();
     std::abort();
   });
 }
@@ -175,14 +178,25 @@ int main(int argc, char** argv) {
   if (!loaded)
     return fail(loaded.error());
   auto config = std::make_shared<const Config>(std::move(*loaded));
+  // A jp-actors that was killed (SIGKILL, a crash) could not clean up: do it now.
+  auto live_dir = state_path(*config, "live");
+  if (auto swept = sweep_group_records(live_dir).summary(); !swept.empty())
+    std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
+  if (*run || *call)
+    if (auto recorded = open_group_record(live_dir); !recorded)
+      return fail(recorded.error);
+  int rc = 0;
   try {
     if (*run)
-      return run_script(config, script_path, json);
-    if (*call)
-      return call_tool(config, tool, args);
-    return list_tools(*config, schema, dialect);
+      rc = run_script(config, script_path, json);
+    else if (*call)
+      rc = call_tool(config, tool, args);
+    else
+      rc = list_tools(*config, schema, dialect);
   } catch (const std::exception& e) {
     kill_all_process_groups();
-    return fail(e.what());
+    rc = fail(e.what());
   }
+  close_group_record(); // every group ended with the io thread
+  return rc;
 }

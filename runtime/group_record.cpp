@@ -1,0 +1,237 @@
+#include "runtime/group_record.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <optional>
+#include <unistd.h>
+
+namespace jp {
+
+namespace {
+
+std::atomic<int> g_record_fd{-1};
+char g_record_path[PATH_MAX]; // for close_group_record in a signal handler
+
+struct ProcStat {
+  pid_t pgid = 0;
+  uint64_t start = 0;
+};
+
+/// /proc/<pid>/stat's process group and start time. Plain read(2): this is on the
+/// spawn path.
+std::optional<ProcStat> read_stat(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
+  char buf[1024];
+  auto n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0)
+    return std::nullopt;
+  buf[n] = '\0';
+  // The command name is in parentheses and may contain anything: fields count
+  // from the last ')'. After it: state(3) ppid(4) pgrp(5) ... starttime(22).
+  const char* p = std::strrchr(buf, ')');
+  if (!p)
+    return std::nullopt;
+  ProcStat st;
+  int field = 2;
+  for (++p; *p && field < 22;) {
+    while (*p == ' ')
+      ++p;
+    ++field;
+    char* end = nullptr;
+    if (field == 5)
+      st.pgid = static_cast<pid_t>(std::strtol(p, &end, 10));
+    else if (field == 22)
+      st.start = std::strtoull(p, &end, 10);
+    while (*p && *p != ' ')
+      ++p;
+  }
+  if (field < 22)
+    return std::nullopt;
+  return st;
+}
+
+void append(const std::string& line) {
+  int fd = g_record_fd.load();
+  if (fd < 0)
+    return;
+  // O_APPEND: a short line lands whole even with the io thread writing too.
+  while (::write(fd, line.data(), line.size()) < 0 && errno == EINTR) {
+  }
+}
+
+/// Every live process by process group: (pid, start time).
+std::map<pid_t, std::vector<std::pair<pid_t, uint64_t>>> processes_by_group() {
+  std::map<pid_t, std::vector<std::pair<pid_t, uint64_t>>> out;
+  std::error_code ec;
+  for (auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    auto name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    auto pid = static_cast<pid_t>(std::stol(name));
+    if (auto st = read_stat(pid))
+      out[st->pgid].emplace_back(pid, st->start);
+  }
+  return out;
+}
+
+struct Record {
+  pid_t owner = 0;
+  uint64_t owner_start = 0;
+};
+
+/// "<pid>-<start>.groups" -> owner; nullopt for other names.
+std::optional<Record> parse_record_name(const std::string& name) {
+  const std::string suffix = ".groups";
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  unsigned long long pid = 0, start = 0;
+  char tail[16] = {};
+  if (std::sscanf(name.c_str(), "%llu-%llu%15s", &pid, &start, tail) != 3 || suffix != tail)
+    return std::nullopt;
+  return Record{static_cast<pid_t>(pid), start};
+}
+
+/// The groups a record says are still alive: pgid -> leader start time.
+std::map<pid_t, uint64_t> live_groups(const std::string& path) {
+  std::map<pid_t, uint64_t> live;
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (!f)
+    return live;
+  char op = 0;
+  long long pgid = 0;
+  unsigned long long start = 0;
+  char line[128];
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "%c %lld %llu", &op, &pgid, &start) >= 2 && pgid > 1) {
+      if (op == '+')
+        live[static_cast<pid_t>(pgid)] = start;
+      else if (op == '-')
+        live.erase(static_cast<pid_t>(pgid));
+    }
+  }
+  std::fclose(f);
+  return live;
+}
+
+} // namespace
+
+uint64_t process_start_time(pid_t pid) {
+  auto st = read_stat(pid);
+  return st ? st->start : 0;
+}
+
+Status open_group_record(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return Error{fmt::format("cannot create {} (for the record of live process groups): {}", dir,
+                             ec.message())};
+  auto path = fmt::format("{}/{}-{}.groups", dir, ::getpid(), process_start_time(::getpid()));
+  if (path.size() >= sizeof g_record_path)
+    return Error{fmt::format("state directory path too long: {}", dir)};
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return Error{fmt::format("cannot create {}: {}", path, std::strerror(errno))};
+  close_group_record(); // one record per process
+  std::memcpy(g_record_path, path.c_str(), path.size() + 1);
+  g_record_fd = fd;
+  return {};
+}
+
+void close_group_record() noexcept {
+  int fd = g_record_fd.exchange(-1);
+  if (fd < 0)
+    return;
+  ::close(fd);
+  ::unlink(g_record_path);
+}
+
+void record_group_started(pid_t pgid) {
+  if (g_record_fd.load() < 0)
+    return;
+  append(fmt::format("+ {} {}\n", pgid, process_start_time(pgid)));
+}
+
+void record_group_ended(pid_t pgid) {
+  if (g_record_fd.load() < 0)
+    return;
+  append(fmt::format("- {}\n", pgid));
+}
+
+SweepReport sweep_group_records(const std::string& dir) {
+  SweepReport report;
+  std::error_code ec;
+  std::vector<std::pair<std::string, Record>> orphaned;
+  for (auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    auto rec = parse_record_name(entry.path().filename().string());
+    if (!rec || rec->owner == ::getpid())
+      continue;
+    if (rec->owner_start != 0 && process_start_time(rec->owner) == rec->owner_start)
+      continue; // its owner still runs: its groups are its own business
+    // Claimed by renaming: of two jp-actors starting at once, one sweeps it.
+    auto claimed = entry.path().string() + fmt::format(".sweeping-{}", ::getpid());
+    if (::rename(entry.path().c_str(), claimed.c_str()) == 0)
+      orphaned.emplace_back(claimed, *rec);
+  }
+  if (orphaned.empty())
+    return report;
+  auto by_group = processes_by_group();
+  for (auto& [path, rec] : orphaned) {
+    report.owners.push_back(rec.owner);
+    for (auto& [pgid, start] : live_groups(path)) {
+      if (start == 0)
+        continue; // never verified: not ours to judge
+      auto it = by_group.find(pgid);
+      if (it == by_group.end())
+        continue; // gone
+      auto leader_start = process_start_time(pgid);
+      if (leader_start != 0 && leader_start != start) {
+        ++report.skipped; // the pid is someone else's now
+        continue;
+      }
+      // Members started before the recorded leader cannot be ours.
+      size_t killed = 0;
+      for (auto& [pid, pstart] : it->second) {
+        if (pstart >= start && ::kill(pid, SIGKILL) == 0)
+          ++killed;
+      }
+      if (leader_start == start)
+        ::kill(-pgid, SIGKILL); // and whatever joined the group since the scan
+      if (killed > 0) {
+        ++report.groups;
+        report.processes += killed;
+      }
+    }
+    ::unlink(path.c_str());
+  }
+  return report;
+}
+
+std::string SweepReport::summary() const {
+  if (owners.empty())
+    return {};
+  std::string who;
+  for (size_t i = 0; i < owners.size(); ++i)
+    who += fmt::format("{}{}", i ? ", " : "", owners[i]);
+  auto text = fmt::format("cleaned up after jp-actors (pid {}) that ended without cleaning up: "
+                          "killed {} process group{} ({} process{})",
+                          who, groups, groups == 1 ? "" : "s", processes, processes == 1 ? "" : "es");
+  if (skipped > 0)
+    text += fmt::format("; left {} recorded group{} alone: the pid now belongs to another process",
+                        skipped, skipped == 1 ? "" : "s");
+  return text;
+}
+
+} // namespace jp

@@ -1,0 +1,50 @@
+// The crash sweep (DESIGN.md "Processes"): while jp-actors runs, every process group
+// it starts is recorded in a file of its own under <state_dir>/live (pgid and the
+// leader's start time); the next jp-actors start kills what owners that are gone
+// left behind, but only where the group is still theirs: a pid that now names a
+// process started later is never touched.
+//
+// Record file: <dir>/<owner pid>-<owner start time>.groups, lines
+//   "+ <pgid> <start time>"   a group started
+//   "- <pgid>"                its leader was reaped and the group is gone
+// Start times are /proc/<pid>/stat's field 22 (clock ticks since boot).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "messages/result.hpp"
+
+namespace jp {
+
+/// The start time of `pid` (field 22 of /proc/<pid>/stat); 0 when there is none.
+uint64_t process_start_time(pid_t pid);
+
+/// Starts recording this process's groups in `dir` (created if missing). Groups
+/// started before this call are not recorded.
+Status open_group_record(const std::string& dir);
+
+/// A clean end: every group is gone, so the record goes too. Signal-safe.
+void close_group_record() noexcept;
+
+/// The process layer's notes (no-ops while no record is open).
+void record_group_started(pid_t pgid);
+void record_group_ended(pid_t pgid);
+
+struct SweepReport {
+  std::vector<pid_t> owners;  // dead owners whose records were swept
+  size_t groups = 0;          // groups found still alive, and killed
+  size_t processes = 0;       // processes killed in them
+  size_t skipped = 0;         // recorded groups whose pid now names another process
+  /// "cleaned up after jp-actors 1234 that ended without cleaning up: killed 3
+  /// process groups (5 processes)"; "" when there was nothing to sweep.
+  std::string summary() const;
+};
+
+/// Kills, for each record in `dir` whose owner is gone, the groups it left alive;
+/// then removes the record. Records of running owners are left alone.
+SweepReport sweep_group_records(const std::string& dir);
+
+} // namespace jp

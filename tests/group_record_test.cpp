@@ -1,0 +1,169 @@
+// The crash sweep on real processes: records of dead owners are swept, only where
+// the recorded group is still the one that was started.
+#define CAF_SUITE group_record
+#include <caf/test/unit_test.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "runtime/group_record.hpp"
+
+using namespace jp;
+
+namespace {
+
+/// A temporary directory for records, removed at the end.
+struct RecordDir {
+  std::filesystem::path path;
+  RecordDir() {
+    char tmpl[] = "/tmp/jp-actors-records-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~RecordDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+  }
+  bool has(const std::string& name) const { return std::filesystem::exists(path / name); }
+};
+
+/// `sh -c script` leading its own process group; killed (group) and reaped at the end
+/// whatever the test did.
+struct Group {
+  pid_t pid = -1;
+  explicit Group(const std::string& script) {
+    pid = ::fork();
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      ::execl("/bin/sh", "sh", "-c", script.c_str(), nullptr);
+      ::_exit(127);
+    }
+    ::setpgid(pid, pid); // also from here: no race with the sweep's check
+  }
+  ~Group() {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  /// Alive and not a zombie.
+  bool running() const {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line))
+      return false;
+    auto close = line.rfind(')');
+    return close != std::string::npos && line.at(close + 2) != 'Z';
+  }
+  /// How many processes are in the group (bounded wait until it is `n`).
+  size_t members_when(size_t n) const {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    size_t count = 0;
+    do {
+      count = 0;
+      for (auto& e : std::filesystem::directory_iterator("/proc")) {
+        auto name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+          continue;
+        if (::getpgid(std::stoi(name)) == pid) {
+          std::ifstream in(e.path() / "stat");
+          std::string line;
+          std::getline(in, line);
+          auto close = line.rfind(')');
+          count += close != std::string::npos && line.at(close + 2) != 'Z';
+        }
+      }
+      if (count == n)
+        return count;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } while (std::chrono::steady_clock::now() < deadline);
+    return count;
+  }
+};
+
+/// A pid whose process is gone (a child that exited and was reaped).
+pid_t gone_pid() {
+  pid_t pid = ::fork();
+  if (pid == 0)
+    ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+} // namespace
+
+CAF_TEST(the groups of an owner that is gone are killed with every member) {
+  RecordDir dir;
+  Group g("sleep 30 & sleep 30 & wait");
+  CAF_REQUIRE_EQUAL(g.members_when(3), 3u);
+  auto start = process_start_time(g.pid);
+  CAF_REQUIRE(start > 0);
+  auto record = fmt::format("{}-77.groups", gone_pid());
+  dir.write(record, fmt::format("+ {} {}\n", g.pid, start));
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.owners.size(), 1u);
+  CAF_CHECK_EQUAL(report.groups, 1u);
+  CAF_CHECK_EQUAL(report.processes, 3u);
+  CAF_CHECK_EQUAL(g.members_when(0), 0u);
+  CAF_CHECK(report.summary().find("killed 1 process group (3 processes)") != std::string::npos);
+  CAF_CHECK(!dir.has(record)); // swept once
+  CAF_CHECK_EQUAL(sweep_group_records(dir.path.string()).summary(), "");
+}
+
+CAF_TEST(a recorded pid that now names a later process is never touched) {
+  RecordDir dir;
+  Group g("sleep 30");
+  auto start = process_start_time(g.pid);
+  CAF_REQUIRE(start > 0);
+  // The record says the group started earlier than this process did: the pid was
+  // reused, so this is someone else's process.
+  dir.write(fmt::format("{}-77.groups", gone_pid()), fmt::format("+ {} {}\n", g.pid, start - 1));
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.groups, 0u);
+  CAF_CHECK_EQUAL(report.skipped, 1u);
+  CAF_CHECK(g.running());
+  CAF_CHECK(report.summary().find("left 1 recorded group alone") != std::string::npos);
+}
+
+CAF_TEST(records of running owners and ended groups are left alone) {
+  RecordDir dir;
+  Group owner("sleep 30");
+  Group g("sleep 30");
+  auto g_start = process_start_time(g.pid);
+  // A running owner: its groups are its own business.
+  auto live_record = fmt::format("{}-{}.groups", owner.pid, process_start_time(owner.pid));
+  dir.write(live_record, fmt::format("+ {} {}\n", g.pid, g_start));
+  // A dead owner whose record says the group ended: nothing to kill.
+  dir.write(fmt::format("{}-77.groups", gone_pid()), fmt::format("+ {} {}\n- {}\n", g.pid, g_start, g.pid));
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.owners.size(), 1u);
+  CAF_CHECK_EQUAL(report.groups, 0u);
+  CAF_CHECK(g.running());
+  CAF_CHECK(dir.has(live_record));
+}
+
+CAF_TEST(an open record lists started groups until they end and goes on a clean close) {
+  RecordDir dir;
+  CAF_REQUIRE(open_group_record(dir.path.string()));
+  record_group_started(4242);
+  record_group_started(4343);
+  record_group_ended(4242);
+  auto name = fmt::format("{}-{}.groups", ::getpid(), process_start_time(::getpid()));
+  CAF_REQUIRE(dir.has(name));
+  std::ifstream in(dir.path / name);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK(text.find("+ 4242 ") != std::string::npos);
+  CAF_CHECK(text.find("- 4242\n") != std::string::npos);
+  CAF_CHECK(text.find("+ 4343 ") != std::string::npos);
+  // Our own record is never swept, even by ourselves.
+  CAF_CHECK_EQUAL(sweep_group_records(dir.path.string()).owners.size(), 0u);
+  close_group_record();
+  CAF_CHECK(!dir.has(name));
+}
