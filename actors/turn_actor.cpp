@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 #include <fmt/format.h>
+#include <set>
 
 #include "actors/await_actor.hpp"
 #include "actors/registry_actor.hpp"
@@ -10,6 +11,7 @@
 #include "messages/json_codec.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/describe_tools.hpp"
+#include "tools/permission.hpp"
 #include "tools/launch.hpp"
 
 namespace jp {
@@ -22,6 +24,7 @@ constexpr int max_question_rounds = 16;
 struct turn_state {
   TurnContext ctx;
   caf::actor registry;
+  std::set<std::string> allowed_this_turn; // "yes for this turn" answers
   static inline const char* name = "jp.turn";
 };
 
@@ -51,6 +54,62 @@ std::string unknown_tool(const Config& c, const std::string& name) {
 void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
                  caf::response_promise rp);
 
+/// Runs `blocking` (it asks a person) on a detached actor, never on this one, and
+/// hands its result to `k` here.
+void ask_detached(turn_actor_t* self, std::function<std::string()> blocking,
+                  std::function<void(std::string&)> k) {
+  auto asker = self->spawn<caf::detached>([blocking]() -> caf::behavior {
+    return {[blocking](run_atom) -> std::string { return blocking(); }};
+  });
+  self->request(asker, caf::infinite, run_atom::value).then([self, asker, k](std::string& answer) {
+    self->send_exit(asker, caf::exit_reason::user_shutdown);
+    k(answer);
+  });
+}
+
+/// Permission for a call (the one place decide_permission's answer is applied):
+/// `go` runs it, `refuse` returns the tool error instead. Asks the user when the
+/// policy says so and someone can be asked.
+void with_permission(turn_actor_t* self, const ToolConfig& tool, std::optional<action_kind> action,
+                     const Json& args, std::function<void()> go, std::function<void(std::string)> refuse) {
+  auto& st = self->state;
+  auto decision = decide_permission(tool, action, st.ctx.permissions, st.allowed_this_turn);
+  if (decision.kind == permission_kind::run)
+    return go();
+  if (decision.kind == permission_kind::refuse)
+    return refuse(decision.message);
+  auto& ask = st.ctx.ask_permission;
+  if (!ask)
+    return refuse(no_one_to_ask(tool.name));
+  // The reply crosses actors as text: "y", "t" (yes for this turn), "n", "w<reason>".
+  ask_detached(
+    self,
+    [ask, name = tool.name, args]() -> std::string {
+      auto r = ask(name, args);
+      if (!r)
+        return "n";
+      switch (r->answer) {
+        case permission_answer::yes: return "y";
+        case permission_answer::yes_for_turn: return "t";
+        case permission_answer::no: return "n";
+        case permission_answer::no_with_reason: return "w" + r->reason;
+      }
+      return "n";
+    },
+    [self, name = tool.name, go, refuse](std::string& a) {
+      if (a == "y")
+        return go();
+      if (a == "t") {
+        self->state.allowed_this_turn.insert(name);
+        return go();
+      }
+      PermissionReply reply;
+      if (!a.empty() && a[0] == 'w')
+        reply = {permission_answer::no_with_reason, a.substr(1)};
+      refuse(denied(name, reply));
+    });
+}
+
 // A one-shot tool asked a question: answer from config, else from a person, else fail.
 void answer_question(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
                      caf::response_promise rp, const Question& q) {
@@ -71,15 +130,13 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, Json args, Json
     return;
   }
   // Asking a person blocks: do it on a detached actor, never on this one.
-  auto asker = self->spawn<caf::detached>([ask, name = tool.name, q]() -> caf::behavior {
-    return {[ask, name, q](run_atom) -> std::string {
+  ask_detached(
+    self,
+    [ask, name = tool.name, q] {
       auto a = ask(name, q);
       return a ? a->dump() : std::string{};
-    }};
-  });
-  self->request(asker, caf::infinite, run_atom::value)
-    .then([self, tool, args, answers, round, rp, q, asker](std::string& answer) mutable {
-      self->send_exit(asker, caf::exit_reason::user_shutdown);
+    },
+    [self, tool, args, answers, round, rp, q](std::string& answer) mutable {
       auto parsed = Json::parse(answer);
       if (answer.empty() || !parsed) {
         rp.deliver(failed(fmt::format("{}: question `{}` was not answered", tool.name, q.id)));
@@ -133,6 +190,9 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
   auto rp = self->make_response_promise<CallResult>();
   auto reply = [rp](HandleReport& r) mutable { rp.deliver(CallResult{true, response_content(r)}); };
   auto reply_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
+  auto registry = st.registry;
+  auto id = cmd->id;
+  std::function<void()> go;
   switch (cmd->action) {
     case action_kind::spawn: {
       // The tool's own parameters: the arguments already parsed, minus the protocol's.
@@ -145,23 +205,36 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
                                       : Result<LaunchSpec>(Error{valid.error});
       if (!spec) {
         self->send(st.registry, cancel_atom::value, cmd->id, spec.error());
-        return failed(spec.error());
+        rp.deliver(failed(spec.error()));
+        return rp;
       }
-      self->request(st.registry, caf::infinite, spawn_atom::value, cmd->id, *spec)
-        .then(reply, reply_error);
+      go = [self, registry, id, spec = *spec, reply, reply_error] {
+        self->request(registry, caf::infinite, spawn_atom::value, id, spec).then(reply, reply_error);
+      };
       break;
     }
     case action_kind::fetch:
-      self->request(st.registry, caf::infinite, fetch_atom::value, cmd->id).then(reply, reply_error);
+      go = [self, registry, id, reply, reply_error] {
+        self->request(registry, caf::infinite, fetch_atom::value, id).then(reply, reply_error);
+      };
       break;
     case action_kind::apply:
-      self->request(st.registry, caf::infinite, apply_atom::value, cmd->id, cmd->input_json)
-        .then(reply, reply_error);
+      go = [self, registry, id, input = cmd->input_json, reply, reply_error] {
+        self->request(registry, caf::infinite, apply_atom::value, id, input).then(reply, reply_error);
+      };
       break;
     case action_kind::abort:
-      self->request(st.registry, caf::infinite, abort_atom::value, cmd->id).then(reply, reply_error);
+      go = [self, registry, id, reply, reply_error] {
+        self->request(registry, caf::infinite, abort_atom::value, id).then(reply, reply_error);
+      };
       break;
   }
+  bool spawning = cmd->action == action_kind::spawn;
+  with_permission(self, tool, cmd->action, args, go, [self, registry, id, spawning, rp](std::string msg) mutable {
+    if (spawning) // a refused spawn of a batch must still release its reservation
+      self->send(registry, cancel_atom::value, id, msg);
+    rp.deliver(failed(std::move(msg)));
+  });
   return rp;
 }
 
@@ -233,7 +306,10 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
   if (auto ok = validate_arguments(tool, *args); !ok)
     return failed(ok.error);
   auto rp = self->make_response_promise<CallResult>();
-  run_oneshot(self, tool, std::move(*args), Json::object(), 0, rp);
+  with_permission(
+    self, tool, std::nullopt, *args,
+    [self, tp = &tool, a = *args, rp]() mutable { run_oneshot(self, *tp, a, Json::object(), 0, rp); },
+    [rp](std::string msg) mutable { rp.deliver(failed(std::move(msg))); });
   return rp;
 }
 

@@ -16,6 +16,7 @@
 
 #include "config/config.hpp"
 #include "messages/json.hpp"
+#include "tools/permission.hpp"
 
 namespace jp {
 
@@ -29,6 +30,8 @@ struct TurnContext {
   std::shared_ptr<const Config> config;
   IoThread* io = nullptr;
   AskUser ask_user; // empty: nobody to ask (no TTY)
+  PermissionPolicy permissions;
+  AskPermission ask_permission; // empty: nobody to ask; calls that need asking are refused
 };
 
 caf::actor spawn_turn(caf::actor_system& sys, TurnContext ctx);

@@ -67,6 +67,9 @@ struct ToolConfig {
   std::vector<action_kind> actions; // declared stateful actions (empty = all four)
   NotificationConfig notifications;
   LifecycleConfig lifecycle;
+  // [spawn.permissions] <action> = "ask" | "unattended" | "skip": overrides, per
+  // action, that spawn follows `run` and fetch/apply/abort run unattended.
+  std::map<action_kind, run_mode> action_permissions;
   // [questions.<id>] answer = <json value>
   std::map<std::string, Json> answers;
 };

@@ -398,7 +398,8 @@ private:
   }
 
   Status spawn(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
-    if (auto s = check_keys(t, prefix, {"stateful", "actions", "notifications", "lifecycle"}); !s)
+    if (auto s = check_keys(t, prefix, {"stateful", "actions", "notifications", "lifecycle", "permissions"});
+        !s)
       return s;
     for (auto&& [k, v] : t) {
       auto key = join_key(prefix, k.str());
@@ -407,12 +408,32 @@ private:
         s = assign(bool_of(v, key), tool.stateful);
       else if (k == "actions")
         s = actions(tool, v, key);
+      else if (k == "permissions")
+        s = with_table(v, key, [&](auto& pt) { return permissions(tool, pt, key); });
       else if (k == "notifications")
         s = with_table(v, key, [&](auto& nt) { return notifications(tool.notifications, nt, key); });
       else
         s = with_table(v, key, [&](auto& lt) { return lifecycle(tool.lifecycle, lt, key); });
       if (!s)
         return s;
+    }
+    return Status::ok();
+  }
+
+  Status permissions(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
+    if (auto s = check_keys(t, prefix, {"spawn", "fetch", "apply", "abort"}); !s)
+      return s;
+    for (auto&& [k, v] : t) {
+      auto key = join_key(prefix, k.str());
+      std::string m;
+      if (auto s = assign(choice_of(v, key, {"ask", "unattended", "skip"}), m); !s)
+        return s;
+      auto action = k == "spawn"   ? action_kind::spawn
+                    : k == "fetch" ? action_kind::fetch
+                    : k == "apply" ? action_kind::apply
+                                   : action_kind::abort;
+      tool.action_permissions[action] =
+        m == "ask" ? run_mode::ask : m == "skip" ? run_mode::skip : run_mode::unattended;
     }
     return Status::ok();
   }

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "messages/json.hpp"
+#include "temp_dir.hpp"
 
 using namespace jp;
 
@@ -354,6 +355,65 @@ CAF_TEST(after jp-actors is killed the next start kills every process it left) {
   std::filesystem::remove_all(dir, ec);
 }
 
+/// The tool_result events of a run, by tool name (each tool called once).
+struct ToolResults {
+  std::map<std::string, Json> by_tool;
+  explicit ToolResults(const std::string& out) {
+    for (auto& e : events(out))
+      if (auto* ev = e.find("event"); ev && ev->as_string() == "tool_result")
+        by_tool[e.find("tool")->as_string()] = e;
+  }
+  bool ok(const std::string& tool) {
+    CAF_REQUIRE(by_tool.count(tool) == 1);
+    return by_tool[tool].find("ok")->as_bool();
+  }
+  std::string content(const std::string& tool) {
+    CAF_REQUIRE(by_tool.count(tool) == 1);
+    return by_tool[tool].find("content")->as_string();
+  }
+};
+
+std::string permissions_run(const std::string& flags) {
+  return fmt::format("--config {0}/tests/scripts/permissions_config.toml run "
+                     "{0}/tests/scripts/permissions.toml --json {1}",
+                     JP_SOURCE_DIR, flags);
+}
+
+CAF_TEST(with ask and no terminal asked-for tools are refused and nothing runs) {
+  testing::temp_dir ws;
+  auto r = cli_in(ws.path.string(), permissions_run("--ask"));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  ToolResults res(r.out);
+  CAF_CHECK(!res.ok("marker"));
+  CAF_CHECK(res.content("marker").find("Allow it with --allow marker") != std::string::npos);
+  CAF_CHECK(!res.ok("never"));
+  CAF_CHECK(res.content("never").find("run = \"skip\"") != std::string::npos);
+  // A refused spawn releases its reservation: the await of the same batch ends.
+  CAF_CHECK(!res.ok("holder"));
+  CAF_CHECK(res.content("await").find("\"state\":\"stopped\"") != std::string::npos);
+  CAF_CHECK(!ws.has("marked"));
+  CAF_CHECK(!ws.has("never"));
+  CAF_CHECK(!ws.has("held"));
+}
+
+CAF_TEST(allowed tools run; without ask a script is the users own) {
+  testing::temp_dir allowed;
+  auto r = cli_in(allowed.path.string(), permissions_run("--ask --allow marker --allow holder"));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  ToolResults res(r.out);
+  CAF_CHECK(res.ok("marker"));
+  CAF_CHECK(res.ok("holder"));
+  CAF_CHECK(!res.ok("never")); // skip is not lifted by --allow
+  CAF_CHECK(allowed.has("marked"));
+  CAF_CHECK(allowed.has("held"));
+  CAF_CHECK(!allowed.has("never"));
+  testing::temp_dir trusted;
+  r = cli_in(trusted.path.string(), permissions_run(""));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  CAF_CHECK(trusted.has("marked"));
+  CAF_CHECK(trusted.has("never"));
+}
+
 CAF_TEST(edge cases of batches and await end without hanging) {
   auto r = cli(fmt::format("run {}/tests/scripts/edge_cases.toml --json", JP_SOURCE_DIR));
   CAF_REQUIRE_EQUAL(r.status, 0);
@@ -444,4 +504,42 @@ CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
   ::close(master);
   std::error_code ec;
   std::filesystem::remove_all(ws, ec);
+}
+
+CAF_TEST(on a terminal permission is asked: yes for this turn and no with a reason) {
+  testing::temp_dir ws;
+  auto config = fmt::format("{}/tests/scripts/permissions_config.toml", JP_SOURCE_DIR);
+  auto script = fmt::format("{}/tests/scripts/permissions.toml", JP_SOURCE_DIR);
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", ws.path.c_str(), "--config", config.c_str(), "run",
+            script.c_str(), "--ask", nullptr);
+    ::_exit(127);
+  }
+  CAF_REQUIRE(pid > 0);
+  std::string seen;
+  bool asked = read_until(master, seen, "[marker] wants to run with {}");
+  CAF_CHECK(asked);
+  if (asked) {
+    CAF_REQUIRE_EQUAL(::write(master, "t\n", 2), 2); // yes, for this turn
+    CAF_CHECK(read_until(master, seen, "[holder] wants to run"));
+    CAF_CHECK(read_until(master, seen, "[w]hy: "));
+    CAF_REQUIRE_EQUAL(::write(master, "w\n", 2), 2);
+    CAF_CHECK(read_until(master, seen, "Why (the assistant reads this): "));
+    CAF_REQUIRE_EQUAL(::write(master, "not now\n", 8), 8);
+    CAF_CHECK(read_until(master, seen, "handles left"));
+  }
+  // The second marker call of the turn was not asked; the denied spawn never ran.
+  size_t prompts = 0;
+  for (auto at = seen.find("[marker] wants to run"); at != std::string::npos;
+       at = seen.find("[marker] wants to run", at + 1))
+    ++prompts;
+  CAF_CHECK_EQUAL(prompts, 1u);
+  CAF_CHECK(seen.find("The user says: not now") != std::string::npos);
+  CAF_CHECK(ws.has("marked"));
+  CAF_CHECK(!ws.has("held"));
+  ::kill(pid, SIGKILL); // no-op when it already ended
+  ::waitpid(pid, nullptr, 0);
+  ::close(master);
 }

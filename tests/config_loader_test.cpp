@@ -308,7 +308,12 @@ CAF_TEST(every validation error names the file and the key) {
        "seconds >= 0, got integer -1"},
       {x + "spawn.persist = true\n",
        "conversation.tools.x.spawn.persist: unknown key (allowed: stateful, actions, "
-       "notifications, lifecycle)"},
+       "notifications, lifecycle, permissions)"},
+      {x + "spawn.permissions.fetch = \"sometimes\"\n",
+       "conversation.tools.x.spawn.permissions.fetch: expected one of ask, unattended, skip, got "
+       "\"sometimes\""},
+      {x + "spawn.permissions.list = \"ask\"\n",
+       "conversation.tools.x.spawn.permissions.list: unknown key (allowed: spawn, fetch, apply, abort)"},
       {x + "questions.confirm.anser = true\n",
        "conversation.tools.x.questions.confirm.anser: unknown key (allowed: answer)"},
       {x + "one_of_required = [\"nope\"]\n",
@@ -422,6 +427,8 @@ on_content = true
 [conversation.tools.cargo_check.spawn.lifecycle]
 on_turn_end = "abort"
 await_timeout_secs = 1.5
+[conversation.tools.cargo_check.spawn.permissions]
+abort = "ask"
 [conversation.tools.cargo_check.questions.confirm]
 answer = { level = 2, tags = ["a", true] }
 )",
@@ -453,6 +460,7 @@ answer = { level = 2, tags = ["a", true] }
   CAF_CHECK(!t.notifications.on_success);
   CAF_CHECK(t.notifications.on_failure);
   CAF_CHECK(t.notifications.on_content);
+  CAF_CHECK(t.action_permissions == (std::map<action_kind, run_mode>{{action_kind::abort, run_mode::ask}}));
   CAF_CHECK(t.lifecycle.on_turn_end == turn_end_policy::abort);
   CAF_CHECK_EQUAL(t.lifecycle.await_timeout_secs, 1.5);
   CAF_CHECK_EQUAL(t.answers["confirm"].dump(), R"({"level":2,"tags":["a",true]})");

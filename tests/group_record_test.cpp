@@ -14,27 +14,11 @@
 #include <unistd.h>
 
 #include "runtime/group_record.hpp"
+#include "temp_dir.hpp"
 
 using namespace jp;
 
 namespace {
-
-/// A temporary directory for records, removed at the end.
-struct RecordDir {
-  std::filesystem::path path;
-  RecordDir() {
-    char tmpl[] = "/tmp/jp-actors-records-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~RecordDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-  }
-  bool has(const std::string& name) const { return std::filesystem::exists(path / name); }
-};
 
 /// `sh -c script` leading its own process group; killed (group) and reaped at the end
 /// whatever the test did.
@@ -100,7 +84,7 @@ pid_t gone_pid() {
 } // namespace
 
 CAF_TEST(the groups of an owner that is gone are killed with every member) {
-  RecordDir dir;
+  testing::temp_dir dir;
   Group g("sleep 30 & sleep 30 & wait");
   CAF_REQUIRE_EQUAL(g.members_when(3), 3u);
   auto start = process_start_time(g.pid);
@@ -118,7 +102,7 @@ CAF_TEST(the groups of an owner that is gone are killed with every member) {
 }
 
 CAF_TEST(a recorded pid that now names a later process is never touched) {
-  RecordDir dir;
+  testing::temp_dir dir;
   Group g("sleep 30");
   auto start = process_start_time(g.pid);
   CAF_REQUIRE(start > 0);
@@ -133,7 +117,7 @@ CAF_TEST(a recorded pid that now names a later process is never touched) {
 }
 
 CAF_TEST(records of running owners and ended groups are left alone) {
-  RecordDir dir;
+  testing::temp_dir dir;
   Group owner("sleep 30");
   Group g("sleep 30");
   auto g_start = process_start_time(g.pid);
@@ -150,7 +134,7 @@ CAF_TEST(records of running owners and ended groups are left alone) {
 }
 
 CAF_TEST(an open record lists started groups until they end and goes on a clean close) {
-  RecordDir dir;
+  testing::temp_dir dir;
   CAF_REQUIRE(open_group_record(dir.path.string()));
   record_group_started(4242);
   record_group_started(4343);

@@ -14,23 +14,11 @@
 #include "runtime/actor_config.hpp"
 #include "runtime/io_thread.hpp"
 #include "runtime/process.hpp"
+#include "temp_dir.hpp"
 
 namespace jp::testing {
 
 using real_config = RuntimeActorConfig;
-
-/// A fresh temporary directory, removed with its content at the end.
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    char tmpl[] = "/tmp/jp-actors-test-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 inline constexpr auto bound = std::chrono::seconds(20); // generous: never a timing claim
 

@@ -66,7 +66,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int run_script(std::shared_ptr<const Config> config, const std::string& path, bool json) {
+/// The TurnContext of a CLI command: questions and permissions go to the terminal
+/// when there is one.
+TurnContext turn_context(std::shared_ptr<const Config> config, IoThread& io, PermissionPolicy permissions) {
+  bool tty = isatty(STDIN_FILENO) != 0;
+  return TurnContext{std::move(config), &io, tty ? AskUser(tty_ask) : AskUser{}, std::move(permissions),
+                     tty ? AskPermission(tty_ask_permission) : AskPermission{}};
+}
+
+int run_script(std::shared_ptr<const Config> config, const std::string& path, bool json,
+               const PermissionPolicy& permissions) {
   auto script = load_script(path);
   if (!script)
     return fail(script.error());
@@ -78,9 +87,9 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   auto log = std::make_shared<EventLog>(stdout, json, isatty(STDOUT_FILENO) != 0);
   auto t0 = std::chrono::steady_clock::now();
   caf::scoped_actor self{sys};
-  // Scripted calls are the user's own: nobody is asked for permission, and a tool's
-  // question is put to the user only when there is a terminal.
-  TurnContext ctx{config, &io, isatty(STDIN_FILENO) ? AskUser(tty_ask) : AskUser{}};
+  // Scripted calls are the user's own: permissions apply only with --ask, and a
+  // tool's question is put to the user only when there is a terminal.
+  auto ctx = turn_context(config, io, permissions);
   std::vector<caf::actor> agents;
   for (auto& agent : script->agents)
     agents.push_back(spawn_agent(sys, agent, ctx, log));
@@ -96,15 +105,15 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   return 0;
 }
 
-int call_tool(std::shared_ptr<const Config> config, const std::string& tool, const std::string& args) {
+int call_tool(std::shared_ptr<const Config> config, const std::string& tool, const std::string& args,
+              const PermissionPolicy& permissions) {
   IoThread io;
   install_signal_handlers();
   actor_config cfg{config->runtime.worker_threads};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
   caf::scoped_actor self{sys};
-  TurnContext ctx{config, &io, isatty(STDIN_FILENO) ? AskUser(tty_ask) : AskUser{}};
-  auto turn = spawn_turn(sys, ctx);
+  auto turn = spawn_turn(sys, turn_context(config, io, permissions));
   CallResult result{false, "no reply"};
   self->request(turn, caf::infinite, call_atom::value, tool, args)
     .receive([&](CallResult& r) { result = std::move(r); },
@@ -168,6 +177,15 @@ int main(int argc, char** argv) {
   auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema");
   bool schema = false;
   std::string dialect = "openai";
+  // Calls written by the user (a script, `call`) are the user's own: tools' `run =
+  // "ask"` applies only with --ask.
+  bool ask = false;
+  std::vector<std::string> allow;
+  for (auto* sub : {run, call}) {
+    sub->add_flag("--ask", ask, "Apply the tools' permissions (run = \"ask\" | \"skip\"): ask on the "
+                                "terminal, refuse without one");
+    sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)");
+  }
   tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic or gemini")
     ->default_str("openai");
@@ -187,10 +205,11 @@ int main(int argc, char** argv) {
       return fail(recorded.error);
   int rc = 0;
   try {
+    PermissionPolicy permissions{ask, {allow.begin(), allow.end()}};
     if (*run)
-      rc = run_script(config, script_path, json);
+      rc = run_script(config, script_path, json, permissions);
     else if (*call)
-      rc = call_tool(config, tool, args);
+      rc = call_tool(config, tool, args, permissions);
     else
       rc = list_tools(*config, schema, dialect);
   } catch (const std::exception& e) {

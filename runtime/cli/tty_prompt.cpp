@@ -62,4 +62,35 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q) {
   return answer;
 }
 
+std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args) {
+  std::FILE* tty = std::fopen("/dev/tty", "r+");
+  if (!tty)
+    return std::nullopt;
+  std::optional<PermissionReply> reply;
+  fmt::print(tty, "[{}] wants to run with {}\n", tool, args.dump());
+  for (int tries = 0; tries < 5 && !reply; ++tries) {
+    fmt::print(tty, "Allow? [y]es / yes for this [t]urn / [n]o / no, and tell the assistant [w]hy: ");
+    std::fflush(tty);
+    auto line = read_line(tty);
+    if (!line)
+      break;
+    if (*line == "y" || *line == "yes")
+      reply = PermissionReply{permission_answer::yes, {}};
+    else if (*line == "t")
+      reply = PermissionReply{permission_answer::yes_for_turn, {}};
+    else if (*line == "n" || *line == "no")
+      reply = PermissionReply{permission_answer::no, {}};
+    else if (*line == "w") {
+      fmt::print(tty, "Why (the assistant reads this): ");
+      std::fflush(tty);
+      auto why = read_line(tty);
+      if (!why)
+        break;
+      reply = PermissionReply{permission_answer::no_with_reason, *why};
+    }
+  }
+  std::fclose(tty);
+  return reply;
+}
+
 } // namespace jp

@@ -6,10 +6,16 @@
 
 #include "messages/json.hpp"
 #include "messages/tool_state.hpp"
+#include "tools/permission.hpp"
 
 namespace jp {
 
 /// Prompts on /dev/tty; nullopt when there is no terminal or the input ends.
 std::optional<Json> tty_ask(const std::string& tool, const Question& q);
+
+/// Asks on /dev/tty whether `tool` may run with `args`: yes / yes for this turn /
+/// no / no and tell the assistant why. nullopt when there is no terminal or the
+/// input ends.
+std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args);
 
 } // namespace jp

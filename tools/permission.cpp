@@ -1,0 +1,50 @@
+#include "tools/permission.hpp"
+
+#include <fmt/format.h>
+
+namespace jp {
+
+PermissionDecision decide_permission(const ToolConfig& tool, std::optional<action_kind> action,
+                                     const PermissionPolicy& policy,
+                                     const std::set<std::string>& allowed_this_turn) {
+  if (!policy.enforce)
+    return {};
+  run_mode mode = run_mode::unattended;
+  if (action) {
+    if (auto it = tool.action_permissions.find(*action); it != tool.action_permissions.end())
+      mode = it->second;
+    else if (*action == action_kind::spawn)
+      mode = tool.run;
+  } else {
+    mode = tool.run;
+  }
+  switch (mode) {
+    case run_mode::unattended: return {};
+    case run_mode::skip:
+      return {permission_kind::refuse,
+              fmt::format("`{}` was not run: its configuration says run = \"skip\" "
+                          "(conversation.tools.{}.run)",
+                          tool.name, tool.name)};
+    case run_mode::ask:
+      if (policy.allowed.count(tool.name) || allowed_this_turn.count(tool.name))
+        return {};
+      return {permission_kind::ask, {}};
+  }
+  return {};
+}
+
+std::string no_one_to_ask(const std::string& tool) {
+  return fmt::format("`{}` needs the user's permission to run (run = \"ask\") and there is no "
+                     "terminal to ask on; nothing was run. Allow it with --allow {}, or set "
+                     "conversation.tools.{}.run = \"unattended\"",
+                     tool, tool, tool);
+}
+
+std::string denied(const std::string& tool, const PermissionReply& reply) {
+  if (reply.answer == permission_answer::no_with_reason && !reply.reason.empty())
+    return fmt::format("The user did not allow `{}` to run; nothing was run. The user says: {}", tool,
+                       reply.reason);
+  return fmt::format("The user did not allow `{}` to run; nothing was run", tool);
+}
+
+} // namespace jp

@@ -1,0 +1,54 @@
+// Permissions (RFD 009 "Interaction with tool permission system"): whether a call
+// may run, must be asked for, or is refused. The policy is data, decided in one
+// place (decide_permission); the turn applies the decision.
+//   - spawn and one-shot calls follow the tool's `run` (ask | unattended | skip);
+//   - fetch/apply/abort run unattended;
+//   - [spawn.permissions] <action> overrides either, per action.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "config/config.hpp"
+#include "messages/json.hpp"
+
+namespace jp {
+
+struct PermissionPolicy {
+  bool enforce = true;           // false: every call is the user's own (a script without --ask)
+  std::set<std::string> allowed; // --allow TOOL: asked-for tools that may run
+};
+
+enum class permission_answer { yes, yes_for_turn, no, no_with_reason };
+
+struct PermissionReply {
+  permission_answer answer = permission_answer::no;
+  std::string reason; // no_with_reason: what the assistant is told
+};
+
+/// Asks the person whether `tool` may run with `args`. Blocking (called on a
+/// detached actor); nullopt when the question could not be put or was not answered.
+using AskPermission =
+  std::function<std::optional<PermissionReply>(const std::string& tool, const Json& args)>;
+
+enum class permission_kind { run, ask, refuse };
+
+struct PermissionDecision {
+  permission_kind kind = permission_kind::run;
+  std::string message; // refuse: why, for the assistant
+};
+
+/// What a call of `tool` needs; `action` is empty for a one-shot call.
+PermissionDecision decide_permission(const ToolConfig& tool, std::optional<action_kind> action,
+                                     const PermissionPolicy& policy,
+                                     const std::set<std::string>& allowed_this_turn);
+
+/// The tool error when a call must be asked for and nobody can be asked.
+std::string no_one_to_ask(const std::string& tool);
+
+/// The tool error when the user said no.
+std::string denied(const std::string& tool, const PermissionReply& reply);
+
+} // namespace jp
