@@ -7,6 +7,7 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/handle_summary.hpp"
+#include "messages/notification.hpp"
 #include "runtime/event_log.hpp"
 
 namespace jp {
@@ -38,11 +39,15 @@ void end_turn(agent_actor_t* self) {
   self->request(st.turn, caf::infinite, turn_end_atom::value)
     .then(
       [self](std::vector<HandleSummary>& handles) {
-        auto& st = self->state;
-        st.log->turn_end(st.agent.name, handles);
-        self->send_exit(st.turn, caf::exit_reason::user_shutdown);
-        st.done.deliver(st.failures);
-        self->quit();
+        // What no response carried is listed with the turn's end, not lost.
+        self->request(self->state.turn, caf::infinite, pending_atom::value)
+          .then([self, handles](std::vector<Notification>& undelivered) {
+            auto& st = self->state;
+            st.log->turn_end(st.agent.name, handles, undelivered);
+            self->send_exit(st.turn, caf::exit_reason::user_shutdown);
+            st.done.deliver(st.failures);
+            self->quit();
+          });
       },
       [self](caf::error& err) {
         auto& st = self->state;
@@ -99,6 +104,8 @@ void run_calls(agent_actor_t* self, int step_no, const ScriptStep& step) {
           auto& st = self->state;
           if (!r.ok)
             ++st.failures;
+          for (auto& n : r.notifications)
+            st.log->notification(st.agent.name, n);
           st.log->tool_result(st.agent.name, step_no, index, tool, r.ok, r.content, ms_since(t0));
           call_done(self);
         },

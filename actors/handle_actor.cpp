@@ -136,6 +136,9 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       auto& st = self->state;
       if (st.exited)
         return;
+      // The first output since the assistant last looked: the registry may notify.
+      if (st.spec.notify_content && st.out->pending() == 0)
+        self->send(st.registry, content_atom::value, st.id);
       st.out->append(chunk);
       // Consumed: let the io thread read on (it stops while we are far behind).
       if (st.proc)

@@ -9,6 +9,7 @@
 
 #include "actors/handle_actor.hpp"
 #include "messages/atoms.hpp"
+#include "messages/notification.hpp"
 
 namespace jp {
 
@@ -24,6 +25,9 @@ struct entry {
   HandleReport final;
   std::vector<caf::actor> watchers;
   std::vector<caf::response_promise> oneshot_waiters;
+  // Notifications (RFD 037): only while the assistant neither fetched nor awaited it.
+  bool observed = false;
+  bool notify_success = false, notify_failure = false, notify_content = false;
 };
 
 struct registry_state {
@@ -34,6 +38,7 @@ struct registry_state {
   std::shared_ptr<std::map<caf::actor_addr, caf::actor>> children =
     std::make_shared<std::map<caf::actor_addr, caf::actor>>();
   uint64_t next_internal = 0;
+  caf::actor sink; // gets (notify_atom, Notification); none: no notifications
   static inline const char* name = "jp.registry";
 };
 
@@ -76,6 +81,7 @@ caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
   out.reserve(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
     auto& e = *found[i];
+    e.observed = true; // awaited: its news reach the assistant through the await
     if (e.phase != entry_phase::stopped && watcher)
       e.watchers.push_back(watcher);
     out.push_back(status_of(ids[i], e));
@@ -95,7 +101,37 @@ ToolState exited_without_stopping(const std::string& id, const ToolState& last) 
     last.content);
 }
 
-void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport report) {
+/// A preview of a result for a notification: its first line, shortened.
+std::string preview(const std::string& text) {
+  auto line = text.substr(0, text.find('\n'));
+  if (line.size() > 160)
+    line = line.substr(0, 160) + "…";
+  return line;
+}
+
+/// Tells the sink about `id`'s stop when its config asks for it and the assistant is
+/// not already looking at it. `died`: its actor died, not its process.
+void notify_stop(registry_actor_t* self, const std::string& id, const entry& e, bool died) {
+  if (!self->state.sink || e.observed || !e.oneshot_waiters.empty() || id.front() == '#')
+    return;
+  auto& s = e.final.state;
+  Notification n{"tool", "tool.stopped", "info", "", id};
+  if (died) {
+    n.level = "error";
+    n.message = fmt::format("Handle `{}` ({}) died unexpectedly: {}", id, e.tool, s.error.message);
+  } else if (s.ok && e.notify_success) {
+    n.message = s.content.empty() ? fmt::format("Handle `{}` ({}) finished", id, e.tool)
+                                  : fmt::format("Handle `{}` ({}) finished: {}", id, e.tool, preview(s.content));
+  } else if (!s.ok && e.notify_failure) {
+    n.level = "warning";
+    n.message = fmt::format("Handle `{}` ({}) failed: {}", id, e.tool, s.error.message);
+  } else {
+    return;
+  }
+  self->send(self->state.sink, notify_atom::value, std::move(n));
+}
+
+void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport report, bool died = false) {
   auto it = self->state.entries.find(id);
   if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped)
     return;
@@ -107,6 +143,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   // question it printed can no longer be answered through `apply`.
   if (e.oneshot_waiters.empty() && !e.final.state.stopped())
     e.final.state = exited_without_stopping(id, e.final.state);
+  notify_stop(self, id, e, died);
   for (auto& w : e.watchers)
     self->send(w, stopped_atom::value, HandleStatus{id, e.final.state});
   e.watchers.clear();
@@ -129,6 +166,9 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
 void start(registry_actor_t* self, const std::string& id, entry& e, const LaunchSpec& spec) {
   e.tool = spec.tool;
   e.phase = entry_phase::live;
+  e.notify_success = spec.notify_success;
+  e.notify_failure = spec.notify_failure;
+  e.notify_content = spec.notify_content;
   e.started = std::chrono::steady_clock::now();
   e.handle = self->state.factory(self, id, spec);
   self->monitor(e.handle);
@@ -168,8 +208,15 @@ caf::result<HandleReport> route(registry_actor_t* self, const std::string& id, A
   return caf::delegated<HandleReport>{};
 }
 
-caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
+/// The assistant looked at `id` (fetch, apply, abort): no notifications about it.
+void observed(registry_actor_t* self, const std::string& id) {
+  if (auto* e = find_entry(self, id))
+    e->observed = true;
+}
+
+caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, caf::actor sink) {
   self->state.factory = std::move(factory);
+  self->state.sink = std::move(sink);
   // A handle that dies unexpectedly becomes Stopped{error}; its group is killed.
   self->set_down_handler([self](caf::down_msg& dm) {
     self->state.children->erase(dm.source);
@@ -185,7 +232,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
     // alone knows whether the pid is still the group's).
     auto msg = fmt::format("the actor owning handle `{}` died ({}); its process group was killed",
                            id, caf::to_string(dm.reason));
-    mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{msg, {}, false}), 0, {}});
+    mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{msg, {}, false}), 0, {}}, true);
   });
   // A supervisor does not die of a stray error message (an unexpected-message
   // reply from a handle, say): it keeps every other handle's state.
@@ -242,6 +289,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       return rp;
     },
     [self](fetch_atom, const std::string& id) {
+      observed(self, id);
       return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
         if (e.phase == entry_phase::stopped)
           return e.final;
@@ -249,6 +297,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       }, fetch_atom::value);
     },
     [self](apply_atom, const std::string& id, const std::string& input) {
+      observed(self, id);
       return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
         if (e.phase == entry_phase::stopped)
           return fail(fmt::format("Handle `{}` has stopped; it takes no more input", id));
@@ -256,6 +305,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       }, apply_atom::value, input);
     },
     [self](abort_atom, const std::string& id) {
+      observed(self, id);
       return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
         if (e.phase == entry_phase::reserved)
           mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{"aborted before it started", {}, false}), 0, {}});
@@ -272,6 +322,16 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       auto watcher = caf::actor_cast<caf::actor>(self->current_sender());
       for (auto& [id, e] : self->state.entries)
         std::erase(e.watchers, watcher);
+    },
+    [self](content_atom, const std::string& id) {
+      // New output from a handle nobody looks at: once, until the assistant does.
+      auto* e = find_entry(self, id);
+      if (!e || e->observed || !e->notify_content || e->phase != entry_phase::live || !self->state.sink)
+        return;
+      self->send(self->state.sink, notify_atom::value,
+                 Notification{"tool", "tool.output", "info",
+                              fmt::format("Handle `{}` ({}) has new output; fetch it to read it", id, e->tool),
+                              id});
     },
     [self](stopped_atom, HandleReport& report) {
       auto id = report.id;
@@ -293,6 +353,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory) {
       auto left = std::make_shared<size_t>(0);
       std::vector<std::pair<std::string, caf::actor>> live;
       for (auto& [id, e] : self->state.entries) {
+        e.observed = true; // the turn_end event reports what happens to it
         if (e.phase == entry_phase::reserved)
           mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{"turn ended before it started", {}, false}), 0, {}});
         else if (e.phase == entry_phase::live)
@@ -336,7 +397,11 @@ HandleFactory process_handle_factory(IoThread& io) {
 }
 
 caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory) {
-  return sys.spawn(registry_behavior, std::move(factory));
+  return sys.spawn(registry_behavior, std::move(factory), caf::actor{});
+}
+
+caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory, const caf::actor& sink) {
+  return sys.spawn(registry_behavior, std::move(factory), sink);
 }
 
 std::string error_text(const caf::error& err) {

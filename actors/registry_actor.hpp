@@ -17,6 +17,7 @@
 //        as watch, without subscribing (await's fast path: already stopped)
 //   (unwatch_atom)                              -> void
 //   (list_atom)                                 -> vector<HandleSummary>  not yet stopped
+//   (content_atom, id)                          -> void      a handle has new output
 //   (turn_end_atom)                             -> vector<HandleSummary>  after every
 //        live handle had its turn-end policy applied (issue 2: abort)
 #pragma once
@@ -40,6 +41,10 @@ using HandleFactory = std::function<caf::actor(caf::local_actor* registry, const
 HandleFactory process_handle_factory(IoThread& io);
 
 caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory);
+
+/// With a sink for notifications (RFD 037): (notify_atom, Notification) when a
+/// handle nobody fetched or awaited stops, or has new output, as its config asks.
+caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory, const caf::actor& sink);
 
 /// "Handle `x` not found" etc.: the text of an error a registry or await replied with.
 std::string error_text(const caf::error& err);

@@ -25,6 +25,7 @@ struct turn_state {
   TurnContext ctx;
   caf::actor registry;
   std::set<std::string> allowed_this_turn; // "yes for this turn" answers
+  std::vector<Notification> notifications; // not yet carried by a response
   static inline const char* name = "jp.turn";
 };
 
@@ -188,7 +189,7 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
     return failed(ok.error);
   }
   auto rp = self->make_response_promise<CallResult>();
-  auto reply = [rp](HandleReport& r) mutable { rp.deliver(CallResult{true, response_content(r)}); };
+  auto reply = [rp](HandleReport& r) mutable { rp.deliver(CallResult{true, response_content(r), true, {}}); };
   auto reply_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
   auto registry = st.registry;
   auto id = cmd->id;
@@ -240,7 +241,7 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
 
 caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
   auto rp = self->make_response_promise<CallResult>();
-  auto answer = [rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, await_result_text(r)}); };
+  auto answer = [rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, await_result_text(r), true, {}}); };
   auto answer_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
   auto wait = [self, req, answer, answer_error] {
     auto a = spawn_await(self->system(), self->state.registry, req);
@@ -299,7 +300,7 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
   }
   if (tool.source == "builtin" && name == "describe_tools") {
     auto text = describe_tools(config, *args);
-    return text ? CallResult{true, *text} : failed(text.error());
+    return text ? CallResult{true, *text, false, {}} : failed(text.error());
   }
   if (args->find("action"))
     return run_stateful(self, tool, *args);
@@ -313,17 +314,69 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
   return rp;
 }
 
+/// Queues a notification until a response carries it; output news are coalesced
+/// (one per handle).
+void queue_notification(turn_actor_t* self, Notification n) {
+  auto& q = self->state.notifications;
+  if (n.name == "tool.output")
+    for (auto& old : q)
+      if (old.name == n.name && old.handle == n.handle)
+        return;
+  q.push_back(std::move(n));
+}
+
+/// Puts the queued notifications on `r` (RFD 011: piggybacked): a `notifications`
+/// array in a JSON answer, a delimited block after plain text.
+void carry_notifications(turn_actor_t* self, CallResult& r) {
+  auto& q = self->state.notifications;
+  if (q.empty())
+    return;
+  if (r.json && r.content.size() >= 2 && r.content.back() == '}') {
+    auto arr = Json::array();
+    for (auto& n : q)
+      arr.push(to_json(n));
+    r.content.pop_back();
+    r.content += (r.content.size() > 1 ? ",\"notifications\":" : "\"notifications\":") + arr.dump() + "}";
+  } else {
+    r.content += r.content.empty() || r.content.back() == '\n' ? "\n<notifications>" : "\n\n<notifications>";
+    for (auto& n : q)
+      r.content += fmt::format("\n[{}] {}: {}", n.level, n.name, n.message);
+    r.content += "\n</notifications>";
+  }
+  r.notifications = std::move(q);
+  q.clear();
+}
+
 caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
   self->state.ctx = std::move(ctx);
-  self->state.registry = spawn_registry(self->system(), process_handle_factory(*self->state.ctx.io));
+  self->state.registry = spawn_registry(self->system(), process_handle_factory(*self->state.ctx.io),
+                                        caf::actor_cast<caf::actor>(self));
   self->link_to(self->state.registry);
   return {
     [self](batch_atom, const std::vector<std::string>& ids) -> caf::result<bool> {
       self->delegate(self->state.registry, batch_atom::value, ids);
       return caf::delegated<bool>{};
     },
-    [self](call_atom, const std::string& tool, const std::string& args) {
+    [self](call_atom, const std::string& tool, const std::string& args) -> caf::result<CallResult> {
+      // Run the call (through this actor's own mailbox), then let its answer carry
+      // whatever notifications are queued by then: the one place they are attached.
+      auto rp = self->make_response_promise<CallResult>();
+      self->request(caf::actor_cast<caf::actor>(self), caf::infinite, exec_atom::value, tool, args)
+        .then([self, rp](CallResult& r) mutable {
+                carry_notifications(self, r);
+                rp.deliver(std::move(r));
+              },
+              [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
+      return rp;
+    },
+    [self](exec_atom, const std::string& tool, const std::string& args) {
       return run_call(self, tool, args);
+    },
+    [self](notify_atom, Notification& n) { queue_notification(self, std::move(n)); },
+    [self](pending_atom) {
+      auto out = std::move(self->state.notifications);
+      self->state.notifications.clear();
+      return out;
     },
     [self](list_atom) -> caf::result<std::vector<HandleSummary>> {
       self->delegate(self->state.registry, list_atom::value);

@@ -24,6 +24,10 @@ using run_atom = caf::atom_constant<caf::atom("run")>;         // start an await
 using call_atom = caf::atom_constant<caf::atom("call")>;       // turn: one tool call
 using list_atom = caf::atom_constant<caf::atom("list")>;       // registry: live handles
 using status_atom = caf::atom_constant<caf::atom("status")>;   // registry: states, no watch
+using notify_atom = caf::atom_constant<caf::atom("notify")>;   // registry -> turn: a notification
+using content_atom = caf::atom_constant<caf::atom("content")>; // handle -> registry: new output
+using exec_atom = caf::atom_constant<caf::atom("exec")>;       // turn, internally: run a call
+using pending_atom = caf::atom_constant<caf::atom("pending")>; // turn: undelivered notifications
 using tick_atom = caf::atom_constant<caf::atom("tick")>;       // agent: progress timer
 using turn_end_atom = caf::atom_constant<caf::atom("turn_end")>; // turn: apply policies
 

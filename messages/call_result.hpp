@@ -3,18 +3,24 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "messages/notification.hpp"
 
 namespace jp {
 
 struct CallResult {
   bool ok = true;
   std::string content;
+  bool json = false; // content is a JSON object (stateful and await answers)
+  // Notifications this answer carries (already in `content`, listed for the log).
+  std::vector<Notification> notifications;
   friend bool operator==(const CallResult&, const CallResult&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, CallResult& x) {
-  return f(x.ok, x.content);
+  return f(x.ok, x.content, x.json, x.notifications);
 }
 
 } // namespace jp

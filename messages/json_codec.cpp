@@ -677,6 +677,17 @@ Json to_json(const AwaitResult& r) {
   return j;
 }
 
+Json to_json(const Notification& n) {
+  auto kind = Json::object();
+  kind.set("source", n.source);
+  kind.set("name", n.name);
+  auto j = Json::object();
+  j.set("kind", std::move(kind));
+  j.set("level", n.level);
+  j.set("message", n.message);
+  return j;
+}
+
 std::string await_result_text(const AwaitResult& r) {
   std::string out;
   out.reserve(48 + 40 * (r.completed.size() + r.pending.size()));

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "messages/json.hpp"
+#include "messages/notification.hpp"
 #include "messages/result.hpp"
 #include "messages/tool_state.hpp"
 
@@ -61,6 +62,8 @@ Json to_json(const AwaitRequest& r);
 /// {"completed":[{"id","state":"stopped","result"|"error"}],"pending":[{"id","state"}],
 ///  "timed_out":true (only when it timed out)}
 Json to_json(const AwaitResult& r);
+/// RFD 011's shape: {"kind":{"source","name"},"level","message"}.
+Json to_json(const Notification& n);
 /// to_json(r).dump(), written directly: an await over hundreds of handles answers
 /// without building a tree first.
 std::string await_result_text(const AwaitResult& r);

@@ -20,13 +20,17 @@ struct LaunchSpec {
   uint64_t output_cap = 32 * 1024;
   int64_t grace_ms = 2000;        // abort: SIGTERM -> SIGKILL
   std::string spill_dir;          // where the full output goes when the cap cuts it
+  // Notifications while nobody fetches or awaits it ([spawn.notifications]).
+  bool notify_success = false;
+  bool notify_failure = false;
+  bool notify_content = false;
   friend bool operator==(const LaunchSpec&, const LaunchSpec&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
   return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.structured_output, x.output_cap,
-           x.grace_ms, x.spill_dir);
+           x.grace_ms, x.spill_dir, x.notify_success, x.notify_failure, x.notify_content);
 }
 
 } // namespace jp

@@ -5,6 +5,7 @@
 #include "messages/call_result.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
+#include "messages/notification.hpp"
 #include "messages/tool_state.hpp"
 
 namespace jp {
@@ -23,6 +24,8 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<AwaitResult>("jp.AwaitResult")
     .add_message_type<LaunchSpec>("jp.LaunchSpec")
     .add_message_type<CallResult>("jp.CallResult")
+    .add_message_type<Notification>("jp.Notification")
+    .add_message_type<std::vector<Notification>>("jp.NotificationList")
     .add_message_type<HandleSummary>("jp.HandleSummary")
     .add_message_type<std::vector<HandleSummary>>("jp.HandleSummaryList");
 }

@@ -86,13 +86,27 @@ void EventLog::tool_result(const std::string& agent, int step, int index, const 
   write(e.dump());
 }
 
-void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummary>& handles) {
+void EventLog::notification(const std::string& agent, const Notification& n) {
+  if (!json_)
+    return write(fmt::format("[{}] ! {} {}: {}", agent, n.level, n.name, n.message));
+  Json e = Json::object();
+  e.set("event", "notification").set("agent", agent);
+  auto body = to_json(n);
+  for (auto& [k, v] : body.as_object())
+    e.set(k, v);
+  write(e.dump());
+}
+
+void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummary>& handles,
+                        const std::vector<Notification>& undelivered) {
   if (!json_) {
     if (handles.empty())
-      return write(fmt::format("[{}] turn end: no handle left running", agent));
+      write(fmt::format("[{}] turn end: no handle left running", agent));
     for (auto& h : handles)
       write(fmt::format("[{}] turn end: `{}` ({}) was still running: {}", agent, h.id, h.tool,
                         h.policy == "abort" ? "aborted" : h.policy));
+    for (auto& n : undelivered)
+      write(fmt::format("[{}] turn end: undelivered {} {}: {}", agent, n.level, n.name, n.message));
     return;
   }
   Json list = Json::array();
@@ -104,6 +118,12 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
   }
   Json e = Json::object();
   e.set("event", "turn_end").set("agent", agent).set("handles", std::move(list));
+  if (!undelivered.empty()) {
+    Json notes = Json::array();
+    for (auto& n : undelivered)
+      notes.push(to_json(n));
+    e.set("undelivered", std::move(notes));
+  }
   write(e.dump());
 }
 

@@ -9,6 +9,7 @@
 
 #include "messages/json.hpp"
 #include "messages/handle_summary.hpp"
+#include "messages/notification.hpp"
 
 namespace jp {
 
@@ -27,7 +28,11 @@ public:
                  const Json& arguments);
   void tool_result(const std::string& agent, int step, int index, const std::string& tool, bool ok,
                    const std::string& content, double elapsed_ms);
-  void turn_end(const std::string& agent, const std::vector<HandleSummary>& handles);
+  /// A notification a tool response carried (logged before that response).
+  void notification(const std::string& agent, const Notification& n);
+  /// `undelivered`: notifications no response carried before the turn ended.
+  void turn_end(const std::string& agent, const std::vector<HandleSummary>& handles,
+                const std::vector<Notification>& undelivered = {});
   void run_end(size_t agents, double elapsed_ms, size_t handles_left);
 
 private:

@@ -8,6 +8,7 @@
 
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
+#include "messages/notification.hpp"
 #include "messages/type_registration.hpp"
 
 namespace jp::testing {
@@ -63,13 +64,17 @@ struct registry_fixture : test_coordinator_fixture<registered_config> {
     sched.run();
   }
 
-  registry_fixture() {
-    registry = spawn_registry(sys, [this](caf::local_actor* reg, const std::string& id,
-                                          const LaunchSpec&) {
+  /// Handles are fakes, kept in `handles` by id.
+  HandleFactory fake_factory() {
+    return [this](caf::local_actor* reg, const std::string& id, const LaunchSpec&) {
       auto h = reg->spawn(fake_handle, id, caf::actor_cast<caf::actor>(reg));
       handles[id] = h;
       return h;
-    });
+    };
+  }
+
+  registry_fixture() {
+    registry = spawn_registry(sys, fake_factory());
     settle();
   }
 

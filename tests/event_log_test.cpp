@@ -58,3 +58,27 @@ CAF_TEST(json output is never live) {
   CAF_CHECK_EQUAL(contents(f), "");
   std::fclose(f);
 }
+
+CAF_TEST(notification events and undelivered notifications at turn end) {
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, true);
+  Notification n{"tool", "tool.stopped", "info", "Handle `b` (shell) finished: ok", "b"};
+  log.notification("main", n);
+  log.turn_end("main", {}, {n});
+  CAF_CHECK_EQUAL(contents(f),
+                  R"({"event":"notification","agent":"main","kind":{"source":"tool","name":"tool.stopped"},)"
+                  R"("level":"info","message":"Handle `b` (shell) finished: ok"})"
+                  "\n"
+                  R"({"event":"turn_end","agent":"main","handles":[],"undelivered":[{"kind":{"source":"tool",)"
+                  R"("name":"tool.stopped"},"level":"info","message":"Handle `b` (shell) finished: ok"}]})"
+                  "\n");
+  std::fclose(f);
+  std::FILE* t = std::tmpfile();
+  EventLog transcript(t, false);
+  transcript.notification("main", n);
+  transcript.turn_end("main", {}, {n});
+  CAF_CHECK_EQUAL(contents(t), "[main] ! info tool.stopped: Handle `b` (shell) finished: ok\n"
+                               "[main] turn end: no handle left running\n"
+                               "[main] turn end: undelivered info tool.stopped: Handle `b` (shell) finished: ok\n");
+  std::fclose(t);
+}

@@ -86,6 +86,56 @@ CAF_TEST(watch subscribes the asker to stops) {
   CAF_CHECK(told);
 }
 
+CAF_TEST(stops of handles nobody looks at are notified as configured) {
+  // A registry whose notifications go to this test.
+  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<caf::actor>(self));
+  LaunchSpec spec;
+  spec.tool = "build";
+  spec.notify_success = true;
+  spec.notify_failure = true;
+  spec.notify_content = true;
+  auto ask_reg = [&](auto... xs) { return ask<HandleReport>(reg, xs...); };
+  ask_reg(spawn_atom::value, std::string("quiet"), spec);
+  ask_reg(spawn_atom::value, std::string("fetched"), spec);
+  ask_reg(spawn_atom::value, std::string("failing"), spec);
+  LaunchSpec silent = spec;
+  silent.notify_success = false;
+  ask_reg(spawn_atom::value, std::string("silent"), silent);
+  ask_reg(fetch_atom::value, std::string("fetched"));
+  // New output of a handle nobody fetched: one notification; none once fetched.
+  anon_send(reg, content_atom::value, std::string("quiet"));
+  anon_send(reg, content_atom::value, std::string("fetched"));
+  finish("quiet", "all built");
+  finish("fetched", "done");
+  finish("silent", "done");
+  anon_send(handles.at("failing"), abort_atom::value);
+  settle();
+  std::vector<Notification> got;
+  while (!self->mailbox().empty())
+    self->receive([&](notify_atom, Notification& n) { got.push_back(n); });
+  CAF_REQUIRE_EQUAL(got.size(), 3u);
+  CAF_CHECK_EQUAL(got[0].name, "tool.output");
+  CAF_CHECK_EQUAL(got[0].handle, "quiet");
+  CAF_CHECK_EQUAL(got[1].name, "tool.stopped");
+  CAF_CHECK_EQUAL(got[1].message, "Handle `quiet` (build) finished: all built");
+  CAF_CHECK_EQUAL(got[2].level, "warning");
+  CAF_CHECK_EQUAL(got[2].message, "Handle `failing` (build) failed: aborted");
+  anon_send_exit(reg, caf::exit_reason::user_shutdown);
+  settle();
+}
+
+CAF_TEST(awaited handles and one-shot calls are not notified) {
+  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<caf::actor>(self));
+  LaunchSpec spec;
+  spec.notify_success = true;
+  ask<HandleReport>(reg, spawn_atom::value, std::string("awaited"), spec);
+  ask<std::vector<HandleStatus>>(reg, status_atom::value, std::vector<std::string>{"awaited"});
+  finish("awaited", "ok");
+  CAF_CHECK(self->mailbox().empty());
+  anon_send_exit(reg, caf::exit_reason::user_shutdown);
+  settle();
+}
+
 CAF_TEST(apply on a stopped handle is an error) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
   finish("x", "done");

@@ -73,6 +73,11 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   spec->output_cap = config.runtime.output_cap_bytes;
   spec->grace_ms = static_cast<int64_t>(config.runtime.abort_grace_secs * 1000);
   spec->spill_dir = spill_dir(config);
+  if (stateful) {
+    spec->notify_success = tool.notifications.on_success;
+    spec->notify_failure = tool.notifications.on_failure;
+    spec->notify_content = tool.notifications.on_content;
+  }
   return spec;
 }
 

@@ -1,0 +1,95 @@
+// The turn's notification queue on a real runtime: notifications ride on the next
+// answer (a JSON field or a trailing block), output news are coalesced, and what no
+// answer carried is handed over at the end.
+#define CAF_SUITE turn
+#include <caf/test/unit_test.hpp>
+
+#include "real_runtime.hpp"
+
+#include "actors/turn_actor.hpp"
+#include "config/config_loader.hpp"
+#include "messages/call_result.hpp"
+#include "messages/notification.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+struct turn_fixture : real_runtime {
+  caf::actor turn;
+  turn_fixture() {
+    auto config = default_config();
+    config.workspace = dir.path.string();
+    turn = spawn_turn(sys, TurnContext{std::make_shared<const Config>(std::move(config)), &io});
+  }
+  ~turn_fixture() { self->send_exit(turn, caf::exit_reason::user_shutdown); }
+
+  void notify(std::string name, std::string handle, std::string message) {
+    self->send(turn, notify_atom::value, Notification{"tool", std::move(name), "info", std::move(message), std::move(handle)});
+  }
+  CallResult call(const std::string& tool, const std::string& args) {
+    return ask<CallResult>(turn, call_atom::value, tool, args).first;
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(turn_tests, turn_fixture)
+
+CAF_TEST(notifications ride on the next answer once and output news are coalesced) {
+  notify("tool.output", "a", "Handle `a` (shell) has new output; fetch it to read it");
+  notify("tool.output", "a", "Handle `a` (shell) has new output; fetch it to read it");
+  notify("tool.stopped", "b", "Handle `b` (shell) finished: ok");
+  auto r = call("shell", R"({"command":"echo hi"})");
+  CAF_CHECK(r.ok);
+  CAF_REQUIRE_EQUAL(r.notifications.size(), 2u);
+  CAF_CHECK_EQUAL(r.content, "hi\n\n<notifications>\n"
+                             "[info] tool.output: Handle `a` (shell) has new output; fetch it to read it\n"
+                             "[info] tool.stopped: Handle `b` (shell) finished: ok\n"
+                             "</notifications>");
+  // Carried once: the next answer has none.
+  auto again = call("shell", R"({"command":"echo again"})");
+  CAF_CHECK_EQUAL(again.content, "again\n");
+  CAF_CHECK(again.notifications.empty());
+}
+
+CAF_TEST(a JSON answer carries them as a notifications array) {
+  notify("tool.stopped", "b", "Handle `b` (shell) finished: ok");
+  auto r = call("shell", R"({"action":"spawn","id":"s","command":"true"})");
+  CAF_REQUIRE(r.ok);
+  auto j = Json::parse(r.content);
+  CAF_REQUIRE(j.ok());
+  CAF_CHECK_EQUAL(j->find("id")->as_string(), "s");
+  auto* list = j->find("notifications");
+  CAF_REQUIRE(list != nullptr);
+  CAF_CHECK_EQUAL(list->dump(), R"([{"kind":{"source":"tool","name":"tool.stopped"},"level":"info",)"
+                                R"("message":"Handle `b` (shell) finished: ok"}])");
+}
+
+CAF_TEST(what no answer carried is handed over at the end) {
+  notify("tool.stopped", "late", "Handle `late` (shell) finished");
+  auto [pending, err] = ask<std::vector<Notification>>(turn, pending_atom::value);
+  CAF_REQUIRE_EQUAL(err, "");
+  CAF_REQUIRE_EQUAL(pending.size(), 1u);
+  CAF_CHECK_EQUAL(pending[0].handle, "late");
+  auto [none, err2] = ask<std::vector<Notification>>(turn, pending_atom::value);
+  CAF_CHECK(none.empty());
+}
+
+CAF_TEST(a handle nobody looks at is notified when it stops) {
+  // End to end through the registry: spawn, never fetch, and the next answer says so.
+  auto s = call("shell", R"({"action":"spawn","id":"bg","command":"echo done"})");
+  CAF_REQUIRE(s.ok);
+  // Wait (bounded) for the stop by asking for the turn's queue through calls.
+  std::string seen;
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (seen.find("Handle `bg` (shell) finished: done") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    auto r = call("shell", R"({"command":"sleep 0.01"})");
+    seen += r.content;
+  }
+  CAF_CHECK(seen.find("[info] tool.stopped: Handle `bg` (shell) finished: done") != std::string::npos);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
