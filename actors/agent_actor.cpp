@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 #include <chrono>
+#include <fmt/format.h>
 
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
@@ -156,6 +157,21 @@ caf::behavior agent_behavior(agent_actor_t* self, ScriptAgent agent, TurnContext
                              std::shared_ptr<EventLog> log) {
   self->state.agent = std::move(agent);
   self->state.log = std::move(log);
+  // A script answers the turn-end inquiry from its [agents.on_turn_end] table.
+  ctx.inquire = [answers = self->state.agent.on_turn_end](const std::vector<HandleSummary>& outstanding)
+    -> Result<std::map<std::string, std::string>> {
+    std::map<std::string, std::string> out;
+    for (auto& h : outstanding) {
+      auto it = answers.find(h.id);
+      if (it == answers.end())
+        return Error{fmt::format("turn end: handle `{}` ({}) is still running and its tool says "
+                                 "on_turn_end = \"inquire\", but [agents.on_turn_end] has no answer for "
+                                 "it; add {} = \"wait\" or \"abort\" (it was aborted)",
+                                 h.id, h.tool, h.id)};
+      out[h.id] = it->second;
+    }
+    return out;
+  };
   self->state.turn = spawn_turn(self->system(), std::move(ctx));
   return {
     [self](run_atom) -> caf::result<size_t> {

@@ -28,6 +28,8 @@ struct entry {
   // Notifications (RFD 037): only while the assistant neither fetched nor awaited it.
   bool observed = false;
   bool notify_success = false, notify_failure = false, notify_content = false;
+  std::string on_turn_end = "abort";
+  double await_timeout_secs = 300;
 };
 
 struct registry_state {
@@ -39,6 +41,8 @@ struct registry_state {
     std::make_shared<std::map<caf::actor_addr, caf::actor>>();
   uint64_t next_internal = 0;
   caf::actor sink; // gets (notify_atom, Notification); none: no notifications
+  // Handles a turn end waits for (await, inquire:wait): called when they stop.
+  std::map<std::string, std::function<void(const ToolState&)>> turn_end_waits;
   static inline const char* name = "jp.registry";
 };
 
@@ -144,6 +148,11 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   if (e.oneshot_waiters.empty() && !e.final.state.stopped())
     e.final.state = exited_without_stopping(id, e.final.state);
   notify_stop(self, id, e, died);
+  if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end()) {
+    auto complete = std::move(w->second);
+    self->state.turn_end_waits.erase(w);
+    complete(e.final.state);
+  }
   for (auto& w : e.watchers)
     self->send(w, stopped_atom::value, HandleStatus{id, e.final.state});
   e.watchers.clear();
@@ -169,6 +178,8 @@ void start(registry_actor_t* self, const std::string& id, entry& e, const Launch
   e.notify_success = spec.notify_success;
   e.notify_failure = spec.notify_failure;
   e.notify_content = spec.notify_content;
+  e.on_turn_end = spec.on_turn_end;
+  e.await_timeout_secs = spec.await_timeout_secs;
   e.started = std::chrono::steady_clock::now();
   e.handle = self->state.factory(self, id, spec);
   self->monitor(e.handle);
@@ -212,6 +223,65 @@ caf::result<HandleReport> route(registry_actor_t* self, const std::string& id, A
 void observed(registry_actor_t* self, const std::string& id) {
   if (auto* e = find_entry(self, id))
     e->observed = true;
+}
+
+/// The supervisor's turn-end strategies (RFD 037), applied in one place. Each live
+/// handle gets its tool's on_turn_end: "abort" now; "await" until it stops or
+/// await_timeout_secs pass, then abort; "inquire" as `answers` says (wait | abort;
+/// no answer: abort). Answers once every handle has stopped.
+caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self,
+                                                 const std::map<std::string, std::string>& answers) {
+  auto rp = self->make_response_promise<std::vector<HandleSummary>>();
+  auto results = std::make_shared<std::vector<HandleSummary>>();
+  std::vector<std::string> live;
+  for (auto& [id, e] : self->state.entries) {
+    e.observed = true; // the turn_end event reports what happens to it
+    if (e.phase == entry_phase::reserved)
+      mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{"turn ended before it started", {}, false}), 0, {}});
+    else if (e.phase == entry_phase::live)
+      live.push_back(id);
+  }
+  if (live.empty()) {
+    rp.deliver(*results);
+    return rp;
+  }
+  auto left = std::make_shared<size_t>(live.size());
+  auto done = [rp, results, left](HandleSummary s) mutable {
+    results->push_back(std::move(s));
+    if (--*left == 0) {
+      std::sort(results->begin(), results->end(), [](auto& a, auto& b) { return a.id < b.id; });
+      rp.deliver(*results);
+    }
+  };
+  for (auto& id : live) {
+    auto& e = self->state.entries[id];
+    auto answer = answers.find(id);
+    bool wait = e.on_turn_end == "await" ||
+                (e.on_turn_end == "inquire" && answer != answers.end() && answer->second == "wait");
+    auto policy = e.on_turn_end == "inquire" ? "inquire:" + std::string(wait ? "wait" : "abort") : e.on_turn_end;
+    HandleSummary summary{id, e.tool, {}, policy, elapsed_secs(e)};
+    if (wait) {
+      // Completed by mark_stopped: it stops by itself, or the timeout aborts it.
+      self->state.turn_end_waits[id] = [done, summary](const ToolState& st) mutable {
+        summary.state = st;
+        done(summary);
+      };
+      auto ns = std::chrono::nanoseconds(static_cast<int64_t>(std::min(e.await_timeout_secs, 3.2e9) * 1e9));
+      self->delayed_send(self, ns, timeout_atom::value, id);
+      continue;
+    }
+    self->request(e.handle, caf::infinite, abort_atom::value)
+      .then([done, summary](HandleReport& r) mutable {
+              summary.state = std::move(r.state);
+              done(summary);
+            },
+            [done, summary, id](caf::error& err) mutable {
+              summary.state = ToolState::failure(
+                ToolError{fmt::format("abort of `{}` failed: {}", id, caf::to_string(err)), {}, false});
+              done(summary);
+            });
+  }
+  return rp;
 }
 
 caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, caf::actor sink) {
@@ -342,48 +412,19 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       std::vector<HandleSummary> out;
       for (auto& [id, e] : self->state.entries)
         if (e.phase != entry_phase::stopped && id.front() != '#')
-          out.push_back(HandleSummary{id, e.tool, pending_state(), "", elapsed_secs(e)});
+          out.push_back(HandleSummary{id, e.tool, pending_state(), e.on_turn_end, elapsed_secs(e)});
       return out;
     },
-    [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>> {
-      // Issue 2 applies one strategy to every live handle: abort. The supervisor
-      // strategies of issue 4 plug in here.
-      auto rp = self->make_response_promise<std::vector<HandleSummary>>();
-      auto results = std::make_shared<std::vector<HandleSummary>>();
-      auto left = std::make_shared<size_t>(0);
-      std::vector<std::pair<std::string, caf::actor>> live;
-      for (auto& [id, e] : self->state.entries) {
-        e.observed = true; // the turn_end event reports what happens to it
-        if (e.phase == entry_phase::reserved)
-          mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{"turn ended before it started", {}, false}), 0, {}});
-        else if (e.phase == entry_phase::live)
-          live.emplace_back(id, e.handle);
-      }
-      if (live.empty()) {
-        rp.deliver(*results);
-        return rp;
-      }
-      *left = live.size();
-      for (auto& [id, handle] : live) {
-        auto tool = self->state.entries[id].tool;
-        auto elapsed = elapsed_secs(self->state.entries[id]);
-        auto done = [rp, results, left, id = id, tool, elapsed](ToolState state) mutable {
-          results->push_back(HandleSummary{id, tool, std::move(state), "abort", elapsed});
-          if (--*left == 0) {
-            std::sort(results->begin(), results->end(),
-                      [](auto& a, auto& b) { return a.id < b.id; });
-            rp.deliver(*results);
-          }
-        };
-        self->request(handle, caf::infinite, abort_atom::value)
-          .then([done](HandleReport& r) mutable { done(std::move(r.state)); },
-                [done, id = id](caf::error& err) mutable {
-                  done(ToolState::failure(ToolError{fmt::format("abort of `{}` failed: {}", id,
-                                                                caf::to_string(err)),
-                                                    {}, false}));
-                });
-      }
-      return rp;
+    [self](turn_end_atom, const std::map<std::string, std::string>& answers)
+      -> caf::result<std::vector<HandleSummary>> {
+      return end_turn(self, answers);
+    },
+    [self](timeout_atom, const std::string& id) {
+      // A turn-end wait ran out: abort; its stop completes the wait.
+      auto* e = find_entry(self, id);
+      if (e && e->phase == entry_phase::live && self->state.turn_end_waits.count(id))
+        self->request(e->handle, caf::infinite, abort_atom::value)
+          .then([](HandleReport&) {}, [](caf::error&) {}); // its stop completes the wait
     },
   };
 }

@@ -383,8 +383,36 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
       return caf::delegated<std::vector<HandleSummary>>{};
     },
     [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>> {
-      self->delegate(self->state.registry, turn_end_atom::value);
-      return caf::delegated<std::vector<HandleSummary>>{};
+      // The handles whose tools say "inquire" are put to the inquiry (once, all of
+      // them); the registry then applies every strategy.
+      auto rp = self->make_response_promise<std::vector<HandleSummary>>();
+      auto registry = self->state.registry;
+      self->request(registry, caf::infinite, list_atom::value)
+        .then([self, rp, registry](std::vector<HandleSummary>& live) mutable {
+          std::vector<HandleSummary> asked;
+          for (auto& h : live)
+            if (h.policy == "inquire")
+              asked.push_back(h);
+          std::map<std::string, std::string> answers;
+          std::string failure;
+          if (!asked.empty() && self->state.ctx.inquire) {
+            auto r = self->state.ctx.inquire(asked);
+            if (r)
+              answers = std::move(*r);
+            else
+              failure = r.error(); // every handle is still ended (aborted) first
+          }
+          self->request(registry, caf::infinite, turn_end_atom::value, answers)
+            .then([rp, failure](std::vector<HandleSummary>& ended) mutable {
+                    if (failure.empty())
+                      rp.deliver(std::move(ended));
+                    else
+                      rp.deliver(caf::make_error(caf::sec::runtime_error, failure));
+                  },
+                  [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        },
+        [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
     },
   };
 }

@@ -9,12 +9,14 @@
 
 #include <caf/fwd.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
+#include "messages/handle_summary.hpp"
 #include "messages/json.hpp"
 #include "tools/permission.hpp"
 
@@ -26,12 +28,19 @@ class IoThread;
 /// Called on a detached actor: it may block.
 using AskUser = std::function<std::optional<Json>(const std::string& tool, const Question&)>;
 
+/// The turn-end inquiry (RFD 037 "inquire"): given the outstanding handles whose
+/// tools say inquire, an answer per id, "wait" or "abort"; or why there is none.
+/// Scripts answer from [agents.on_turn_end]; an LLM backend comes with the provider.
+using InquiryBackend = std::function<Result<std::map<std::string, std::string>>(
+  const std::vector<HandleSummary>& outstanding)>;
+
 struct TurnContext {
   std::shared_ptr<const Config> config;
   IoThread* io = nullptr;
   AskUser ask_user; // empty: nobody to ask (no TTY)
   PermissionPolicy permissions;
   AskPermission ask_permission; // empty: nobody to ask; calls that need asking are refused
+  InquiryBackend inquire;       // empty: nobody to ask; inquire handles are aborted
 };
 
 caf::actor spawn_turn(caf::actor_system& sys, TurnContext ctx);

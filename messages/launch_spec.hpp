@@ -24,13 +24,17 @@ struct LaunchSpec {
   bool notify_success = false;
   bool notify_failure = false;
   bool notify_content = false;
+  // At turn end, if still running ([spawn.lifecycle]): "abort" | "await" | "inquire".
+  std::string on_turn_end = "abort";
+  double await_timeout_secs = 300; // how long "await" (or an inquiry's "wait") waits
   friend bool operator==(const LaunchSpec&, const LaunchSpec&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
   return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.structured_output, x.output_cap,
-           x.grace_ms, x.spill_dir, x.notify_success, x.notify_failure, x.notify_content);
+           x.grace_ms, x.spill_dir, x.notify_success, x.notify_failure, x.notify_content, x.on_turn_end,
+           x.await_timeout_secs);
 }
 
 } // namespace jp

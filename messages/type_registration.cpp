@@ -1,6 +1,8 @@
 #include "messages/type_registration.hpp"
 
 #include <caf/actor_system_config.hpp>
+#include <map>
+#include <string>
 
 #include "messages/call_result.hpp"
 #include "messages/handle_summary.hpp"
@@ -25,6 +27,7 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<LaunchSpec>("jp.LaunchSpec")
     .add_message_type<CallResult>("jp.CallResult")
     .add_message_type<Notification>("jp.Notification")
+    .add_message_type<std::map<std::string, std::string>>("jp.StringMap")
     .add_message_type<std::vector<Notification>>("jp.NotificationList")
     .add_message_type<HandleSummary>("jp.HandleSummary")
     .add_message_type<std::vector<HandleSummary>>("jp.HandleSummaryList");

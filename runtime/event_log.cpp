@@ -9,6 +9,12 @@ namespace jp {
 
 namespace {
 
+std::string trim_end(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+    s.pop_back();
+  return s;
+}
+
 double round_ms(double ms) {
   return std::round(ms * 10) / 10;
 }
@@ -103,8 +109,11 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
     if (handles.empty())
       write(fmt::format("[{}] turn end: no handle left running", agent));
     for (auto& h : handles)
-      write(fmt::format("[{}] turn end: `{}` ({}) was still running: {}", agent, h.id, h.tool,
-                        h.policy == "abort" ? "aborted" : h.policy));
+      write(fmt::format("[{}] turn end: `{}` ({}) was still running: {}{}", agent, h.id, h.tool,
+                        h.policy == "abort" ? "aborted" : h.policy,
+                        h.policy == "abort" || h.policy == "inquire:abort" || !h.state.stopped()
+                          ? std::string{}
+                          : " -> " + (h.state.ok ? shorten(trim_end(h.state.content)) : h.state.error.message)));
     for (auto& n : undelivered)
       write(fmt::format("[{}] turn end: undelivered {} {}: {}", agent, n.level, n.name, n.message));
     return;
@@ -114,6 +123,13 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
     Json x = Json::object();
     x.set("id", h.id).set("tool", h.tool).set("policy", h.policy);
     x.set("state", std::string(to_string(h.state.kind)));
+    // A handle the turn end waited for: its result is the assistant's to read.
+    if (h.policy != "abort" && h.policy != "inquire:abort" && h.state.stopped()) {
+      if (h.state.ok)
+        x.set("result", h.state.content);
+      else
+        x.set("error", h.state.error.message);
+    }
     list.push(std::move(x));
   }
   Json e = Json::object();

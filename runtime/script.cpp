@@ -75,10 +75,21 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
     script.name = (*exp)["name"].value_or(std::string{});
   }
   r.each_table(root, "", "agents", [&](const toml::table& at, const std::string& ak) {
-    if (!r.known_keys(at, ak, {"name", "steps"}))
+    if (!r.known_keys(at, ak, {"name", "steps", "on_turn_end"}))
       return false;
     ScriptAgent agent;
     agent.name = at["name"].value_or(fmt::format("agent{}", script.agents.size() + 1));
+    if (auto* ote = at.get("on_turn_end")) {
+      auto* t = ote->as_table();
+      if (!t)
+        return r.fail(ak + ".on_turn_end", "expected a table: handle id = \"wait\" | \"abort\"");
+      for (auto&& [id, v] : *t) {
+        auto answer = v.value<std::string>();
+        if (!answer || (*answer != "wait" && *answer != "abort"))
+          return r.fail(fmt::format("{}.on_turn_end.{}", ak, id.str()), "expected \"wait\" or \"abort\"");
+        agent.on_turn_end[std::string(id.str())] = *answer;
+      }
+    }
     bool ok = r.each_table(at, ak, "steps", [&](const toml::table& stt, const std::string& sk) {
       if (!r.known_keys(stt, sk, {"text", "calls"}))
         return false;

@@ -2,6 +2,7 @@
 // is one assistant response = one batch of tool calls.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct ScriptStep {
 struct ScriptAgent {
   std::string name;
   std::vector<ScriptStep> steps;
+  // [agents.on_turn_end]: the answers to the turn-end inquiry, handle id -> "wait" |
+  // "abort" (for handles whose tool says on_turn_end = "inquire").
+  std::map<std::string, std::string> on_turn_end;
 };
 
 struct Script {

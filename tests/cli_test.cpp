@@ -414,6 +414,50 @@ CAF_TEST(allowed tools run; without ask a script is the users own) {
   CAF_CHECK(trusted.has("never"));
 }
 
+CAF_TEST(turn end applies the strategy of each tool - abort or await or inquire) {
+  auto r = cli(fmt::format("--config {0}/tests/scripts/turn_end_config.toml run {0}/tests/scripts/turn_end.toml --json",
+                           JP_SOURCE_DIR));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  Json turn_end, run_end;
+  for (auto& e : events(r.out)) {
+    auto kind = e.find("event")->as_string();
+    if (kind == "turn_end")
+      turn_end = e;
+    else if (kind == "run_end")
+      run_end = e;
+  }
+  CAF_REQUIRE(turn_end.is_object());
+  CAF_CHECK_EQUAL(turn_end.find("handles")->dump(),
+                  R"([{"id":"a1","tool":"asked","policy":"inquire:wait","state":"stopped","result":"waited\n"},)"
+                  R"({"id":"a2","tool":"asked","policy":"inquire:abort","state":"stopped"},)"
+                  R"({"id":"j","tool":"job","policy":"await","state":"stopped","result":"finished\n"},)"
+                  R"({"id":"s","tool":"stubborn","policy":"await","state":"stopped",)"
+                  R"x("error":"aborted (killed by signal 15 (SIGTERM))"},)x"
+                  R"({"id":"sh","tool":"shell","policy":"abort","state":"stopped"}])");
+  CAF_REQUIRE(run_end.is_object());
+  CAF_CHECK_EQUAL(run_end.find("handles_left")->as_int(), 0);
+}
+
+CAF_TEST(an inquiry without an answer fails the run naming the handle and leaves nothing running) {
+  char tmpl[] = "/tmp/jp-actors-inquiry-XXXXXX";
+  std::filesystem::path dir = ::mkdtemp(tmpl);
+  std::ofstream(dir / "unanswered.toml") << R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "asked"
+  arguments = { action = "spawn", id = "pending", script = "exec sleep 300" }
+)";
+  auto r = cli(fmt::format("--config {}/tests/scripts/turn_end_config.toml run {} --json", JP_SOURCE_DIR,
+                           (dir / "unanswered.toml").string()));
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(r.out.find("handle `pending` (asked) is still running") != std::string::npos);
+  CAF_CHECK(r.out.find("[agents.on_turn_end] has no answer for it") != std::string::npos);
+  CAF_CHECK(r.out.find("\"handles_left\":0") != std::string::npos);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
 CAF_TEST(edge cases of batches and await end without hanging) {
   auto r = cli(fmt::format("run {}/tests/scripts/edge_cases.toml --json", JP_SOURCE_DIR));
   CAF_REQUIRE_EQUAL(r.status, 0);

@@ -181,7 +181,8 @@ CAF_TEST(turn end aborts live handles and lists them) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("a"), LaunchSpec{});
   ask<HandleReport>(registry, spawn_atom::value, std::string("b"), LaunchSpec{});
   finish("b", "ok");
-  auto [list, err] = ask<std::vector<HandleSummary>>(registry, turn_end_atom::value);
+  auto [list, err] = ask<std::vector<HandleSummary>>(registry, turn_end_atom::value,
+                                                   std::map<std::string, std::string>{});
   CAF_CHECK_EQUAL(err, "");
   CAF_REQUIRE_EQUAL(list.size(), 1u);
   CAF_CHECK_EQUAL(list[0].id, "a");
