@@ -172,6 +172,14 @@ caf::behavior agent_behavior(agent_actor_t* self, ScriptAgent agent, TurnContext
     }
     return out;
   };
+  // ... and questions put to the assistant from its [agents.questions] table.
+  ctx.ask_assistant = [answers = self->state.agent.questions](const std::string&,
+                                                              const Question& q) -> std::optional<Json> {
+    auto it = answers.find(q.id);
+    if (it == answers.end())
+      return std::nullopt;
+    return it->second;
+  };
   self->state.turn = spawn_turn(self->system(), std::move(ctx));
   return {
     [self](run_atom) -> caf::result<size_t> {

@@ -122,6 +122,20 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, Json args, Json
     answers.set(q.id, it->second);
     return run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
   }
+  auto target = tool.question_targets.count(q.id) ? tool.question_targets.at(q.id) : "user";
+  if (target == "assistant") {
+    auto& assistant = self->state.ctx.ask_assistant;
+    auto a = assistant ? assistant(tool.name, q) : std::nullopt;
+    if (!a) {
+      rp.deliver(failed(fmt::format(
+        "{}: the tool asks \"{}\" (question `{}`, target = \"assistant\") and the assistant gave no "
+        "answer{}",
+        tool.name, q.text, q.id, assistant ? "" : " (no assistant answers questions here)")));
+      return;
+    }
+    answers.set(q.id, std::move(*a));
+    return run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+  }
   auto& ask = self->state.ctx.ask_user;
   if (!ask) {
     rp.deliver(failed(fmt::format(

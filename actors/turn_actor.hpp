@@ -41,6 +41,9 @@ struct TurnContext {
   PermissionPolicy permissions;
   AskPermission ask_permission; // empty: nobody to ask; calls that need asking are refused
   InquiryBackend inquire;       // empty: nobody to ask; inquire handles are aborted
+  // Answers questions whose target is "assistant" (a script's [agents.questions];
+  // an LLM backend with the provider). nullopt: no answer.
+  AskUser ask_assistant;
 };
 
 caf::actor spawn_turn(caf::actor_system& sys, TurnContext ctx);

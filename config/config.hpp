@@ -72,6 +72,9 @@ struct ToolConfig {
   std::map<action_kind, run_mode> action_permissions;
   // [questions.<id>] answer = <json value>
   std::map<std::string, Json> answers;
+  // [questions.<id>] target = "user" (default) | "assistant": who answers it when
+  // no fixed answer is configured.
+  std::map<std::string, std::string> question_targets;
 };
 
 /// Limits of the runtime itself ([runtime] table).

@@ -501,10 +501,16 @@ private:
     for (auto&& [id, v] : t) {
       auto key = join_key(prefix, id.str());
       auto s = with_table(v, key, [&](const toml::table& qt) -> Status {
-        if (auto s2 = check_keys(qt, key, {"answer"}); !s2)
+        if (auto s2 = check_keys(qt, key, {"answer", "target"}); !s2)
           return s2;
         if (auto* answer = qt.get("answer"))
           tool.answers[std::string(id.str())] = toml_to_json(*answer);
+        if (auto* target = qt.get("target")) {
+          std::string t2;
+          if (auto s2 = assign(choice_of(*target, key + ".target", {"user", "assistant"}), t2); !s2)
+            return s2;
+          tool.question_targets[std::string(id.str())] = t2;
+        }
         return Status::ok();
       });
       if (!s)

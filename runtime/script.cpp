@@ -75,10 +75,17 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
     script.name = (*exp)["name"].value_or(std::string{});
   }
   r.each_table(root, "", "agents", [&](const toml::table& at, const std::string& ak) {
-    if (!r.known_keys(at, ak, {"name", "steps", "on_turn_end"}))
+    if (!r.known_keys(at, ak, {"name", "steps", "on_turn_end", "questions"}))
       return false;
     ScriptAgent agent;
     agent.name = at["name"].value_or(fmt::format("agent{}", script.agents.size() + 1));
+    if (auto* qs = at.get("questions")) {
+      auto* t = qs->as_table();
+      if (!t)
+        return r.fail(ak + ".questions", "expected a table: question id = answer");
+      for (auto&& [id, v] : *t)
+        agent.questions[std::string(id.str())] = toml_to_json(v);
+    }
     if (auto* ote = at.get("on_turn_end")) {
       auto* t = ote->as_table();
       if (!t)

@@ -27,6 +27,9 @@ struct ScriptAgent {
   // [agents.on_turn_end]: the answers to the turn-end inquiry, handle id -> "wait" |
   // "abort" (for handles whose tool says on_turn_end = "inquire").
   std::map<std::string, std::string> on_turn_end;
+  // [agents.questions]: the assistant's answers to tools' questions whose target is
+  // "assistant", question id -> answer (any TOML value, as JSON).
+  std::map<std::string, Json> questions;
 };
 
 struct Script {

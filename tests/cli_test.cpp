@@ -458,6 +458,24 @@ name = "main"
   std::filesystem::remove_all(dir, ec);
 }
 
+CAF_TEST(a question with target assistant is answered from the script) {
+  auto r = cli(confirm_tool() + "--cfg conversation.tools.clean.run=\\\"unattended\\\" "
+               "--cfg conversation.tools.clean.questions.proceed.target=assistant " +
+               fmt::format("run {}/tests/scripts/assistant_answers.toml --json", JP_SOURCE_DIR));
+  std::map<std::string, Json> by_agent;
+  for (auto& e : events(r.out))
+    if (e.find("event")->as_string() == "tool_result")
+      by_agent[e.find("agent")->as_string()] = e;
+  CAF_REQUIRE_EQUAL(by_agent.size(), 2u);
+  CAF_CHECK(by_agent["answers"].find("ok")->as_bool());
+  CAF_CHECK_EQUAL(by_agent["answers"].find("content")->as_string(), "deleted (pretend)");
+  CAF_CHECK(!by_agent["silent"].find("ok")->as_bool());
+  CAF_CHECK(by_agent["silent"].find("content")->as_string().find(
+              "question `proceed`, target = \"assistant\") and the assistant gave no answer") !=
+            std::string::npos);
+  CAF_CHECK_EQUAL(r.status, 0); // a tool error is the assistant's to read, not the run's failure
+}
+
 CAF_TEST(edge cases of batches and await end without hanging) {
   auto r = cli(fmt::format("run {}/tests/scripts/edge_cases.toml --json", JP_SOURCE_DIR));
   CAF_REQUIRE_EQUAL(r.status, 0);

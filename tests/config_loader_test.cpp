@@ -315,7 +315,9 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "spawn.permissions.list = \"ask\"\n",
        "conversation.tools.x.spawn.permissions.list: unknown key (allowed: spawn, fetch, apply, abort)"},
       {x + "questions.confirm.anser = true\n",
-       "conversation.tools.x.questions.confirm.anser: unknown key (allowed: answer)"},
+       "conversation.tools.x.questions.confirm.anser: unknown key (allowed: answer, target)"},
+      {x + "questions.confirm.target = \"llm\"\n",
+       "conversation.tools.x.questions.confirm.target: expected one of user, assistant, got \"llm\""},
       {x + "one_of_required = [\"nope\"]\n",
        "conversation.tools.x.one_of_required: expected names of declared parameters, got "
        "\"nope\""},
