@@ -221,6 +221,9 @@ public:
   Stream out_, err_;
 
   void start() {
+    // Recorded for the crash sweep here, not on the spawning thread: reading the
+    // child's start time waits while it is still in execve.
+    record_group_started(pid);
     // Read first, then wait: the pipe's readiness edge may have passed already.
     pump(out_);
     pump(err_);
@@ -680,7 +683,6 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     return Error{spawn_error(spec, rc)};
 
   auto slot = add_slot(pid);
-  record_group_started(pid);
   in_r.reset();
   out_w.reset();
   err_w.reset();
@@ -694,7 +696,6 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
     remove_slot(slot, pid);
-    record_group_ended(pid);
     return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
   };
   Fd pidfd;
