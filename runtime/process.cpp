@@ -545,7 +545,6 @@ void ProcState::group_gone() {
   auto self = shared_from_this(); // the registry may hold the last other reference
   // Out of the live count before anyone is told: an owner that hears "exited" or
   // "gone" and then counts live groups must not count this one.
-  record_group_ended(pid);
   auto& reg = registry();
   {
     std::lock_guard lock(reg.mtx);
@@ -563,6 +562,9 @@ void ProcState::group_gone() {
   on_gone_.clear();
   for (auto& f : callbacks)
     call_user(f);
+  // After the owner was told: a write is not on the path of the exit's latency (a
+  // crash in between leaves a record of a group that is gone: the sweep skips it).
+  record_group_ended(pid);
   finished = true;
 }
 
