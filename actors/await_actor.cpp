@@ -130,6 +130,12 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
       if (met(st))
         reply(self, false);
     },
+    [self](waiting_atom, HandleStatus& s) {
+      // A pending handle asks (or was answered): not a stop, but what it now shows.
+      auto& st = self->state;
+      if (auto it = st.index.find(s.id); it != st.index.end() && !st.statuses[it->second].state.stopped())
+        st.statuses[it->second].state = std::move(s.state);
+    },
     [self](timeout_atom) { reply(self, true); },
   };
 }

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <caf/all.hpp>
 #include <cctype>
+#include <optional>
 #include <fmt/format.h>
 
 #include "messages/atoms.hpp"
@@ -32,6 +33,11 @@ struct handle_state {
   bool aborting = false;
   bool gone = false;
   bool retired = false; // the registry has the final state; quit once aborts are answered
+  // The control channel (fd 3): partial line, the question the tool waits on, and a
+  // final state it declared (adopted when it exits).
+  std::string control_line;
+  std::optional<Question> waiting;
+  std::optional<ToolState> declared;
   HandleReport final;
   std::vector<caf::response_promise> abort_waiters;
 
@@ -57,8 +63,34 @@ std::vector<std::string> last_lines(std::string_view text, size_t n) {
 HandleReport running_report(handle_actor_t* self) {
   auto& st = self->state;
   auto taken = st.out->take();
-  return {st.id, ToolState::running(std::move(taken.content)), taken.omitted,
-          std::move(taken.spill_path)};
+  auto state = st.waiting ? ToolState::waiting(*st.waiting, std::move(taken.content))
+                          : ToolState::running(std::move(taken.content));
+  return {st.id, std::move(state), taken.omitted, std::move(taken.spill_path)};
+}
+
+/// One ToolState line from the control channel: waiting asks (the registry hears
+/// of it), running adds content, stopped is the result the exit will report.
+void adopt(handle_actor_t* self, std::string_view line) {
+  auto& st = self->state;
+  auto state = parse_tool_output(line);
+  if (!state) {
+    st.stderr_tail += fmt::format("[control channel] ignored a line that is not a ToolState: {}\n",
+                                  state.error());
+    return;
+  }
+  switch (state->kind) {
+    case state_kind::waiting:
+      st.waiting = state->question;
+      self->send(st.registry, waiting_atom::value, st.id, state->question);
+      break;
+    case state_kind::running:
+      break;
+    case state_kind::stopped:
+      st.declared = *state;
+      break;
+  }
+  if (!state->content.empty() && state->kind != state_kind::stopped)
+    st.out->append(state->content);
 }
 
 // The final state once the process ended: what the tool said on stdout when it
@@ -70,6 +102,8 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string co
                   false};
     return ToolState::failure(std::move(err), std::move(content));
   }
+  if (st.declared)
+    return *st.declared;
   if (st.spec.structured_output && !st.stdout_overflow) {
     if (auto parsed = parse_tool_output(st.stdout_capture); parsed.ok())
       return *parsed;
@@ -116,12 +150,15 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   auto me = caf::actor_cast<caf::actor>(self);
   ProcessEvents events;
   events.on_output = [me](stream_kind s, std::string_view chunk) {
-    caf::anon_send(me, output_atom::value, s == stream_kind::err, std::string(chunk));
+    if (s == stream_kind::control)
+      caf::anon_send(me, control_atom::value, std::string(chunk));
+    else
+      caf::anon_send(me, output_atom::value, s == stream_kind::err, std::string(chunk));
   };
   events.on_exit = [me](const ExitInfo& info) {
     caf::anon_send(me, exited_atom::value, info.signaled, info.code, info.signal);
   };
-  SpawnSpec ps{st.spec.argv, st.spec.cwd, st.spec.env, st.spec.stdin_pipe};
+  SpawnSpec ps{st.spec.argv, st.spec.cwd, st.spec.env, st.spec.stdin_pipe, st.spec.control_channel};
   auto proc = spawn_process(*io, std::move(ps), std::move(events));
   if (!proc) {
     finish(self, ToolState::failure(ToolError{proc.error(), {}, false}), 0, {});
@@ -154,6 +191,22 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
           st.stdout_capture.clear();
         }
       }
+    },
+    [self](control_atom, std::string& chunk) {
+      auto& st = self->state;
+      if (st.proc)
+        st.proc->ack(chunk.size());
+      if (st.exited)
+        return;
+      st.control_line += chunk;
+      for (auto nl = st.control_line.find('\n'); nl != std::string::npos; nl = st.control_line.find('\n')) {
+        auto line = st.control_line.substr(0, nl);
+        st.control_line.erase(0, nl + 1);
+        if (line.find_first_not_of(" \t\r") != std::string::npos)
+          adopt(self, line);
+      }
+      if (st.control_line.size() > st.spec.output_cap) // a line that never ends
+        st.control_line.clear();
     },
     [self](exited_atom, bool signaled, int code, int signal) {
       auto& st = self->state;
@@ -194,10 +247,17 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
                                fmt::format("Handle `{}` ({}) does not read input", st.id, st.spec.tool));
       auto input = Json::parse(input_json);
       std::string bytes;
-      if (input.ok() && input->is_string())
+      if (st.waiting) {
+        // The answer to the pending question, as one JSON line (the control channel's
+        // other half); the tool runs on.
+        bytes = (input.ok() ? input->dump() : Json(input_json).dump()) + "\n";
+        st.waiting.reset();
+        self->send(st.registry, waiting_atom::value, st.id, Question{});
+      } else if (input.ok() && input->is_string()) {
         bytes = input->as_string();
-      else
+      } else {
         bytes = (input.ok() ? input->dump() : input_json) + "\n";
+      }
       auto size = bytes.size();
       if (!st.proc->write_stdin(std::move(bytes))) {
         // Refused, not queued: the caller may retry once the tool has read more.

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "actors/handle_actor.hpp"
@@ -27,7 +28,8 @@ struct entry {
   std::vector<caf::response_promise> oneshot_waiters;
   // Notifications (RFD 037): only while the assistant neither fetched nor awaited it.
   bool observed = false;
-  bool notify_success = false, notify_failure = false, notify_content = false;
+  bool notify_success = false, notify_failure = false, notify_content = false, notify_waiting = false;
+  std::optional<Question> waiting; // the question its tool waits on (control channel)
   std::string on_turn_end = "abort";
   double await_timeout_secs = 300;
 };
@@ -65,7 +67,9 @@ double elapsed_secs(const entry& e) {
 }
 
 HandleStatus status_of(const std::string& id, const entry& e) {
-  return {id, e.phase == entry_phase::stopped ? e.final.state : pending_state()};
+  if (e.phase == entry_phase::stopped)
+    return {id, e.final.state};
+  return {id, e.waiting ? ToolState::waiting(*e.waiting) : pending_state()};
 }
 
 /// The states of `ids` (an error naming the first unknown one); `watcher`, if set,
@@ -178,6 +182,7 @@ void start(registry_actor_t* self, const std::string& id, entry& e, const Launch
   e.notify_success = spec.notify_success;
   e.notify_failure = spec.notify_failure;
   e.notify_content = spec.notify_content;
+  e.notify_waiting = spec.notify_waiting;
   e.on_turn_end = spec.on_turn_end;
   e.await_timeout_secs = spec.await_timeout_secs;
   e.started = std::chrono::steady_clock::now();
@@ -393,6 +398,26 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       for (auto& [id, e] : self->state.entries)
         std::erase(e.watchers, watcher);
     },
+    [self](waiting_atom, const std::string& id, const Question& q) {
+      // Its tool asks (q) or was answered (empty q).
+      auto* e = find_entry(self, id);
+      if (!e || e->phase != entry_phase::live)
+        return;
+      if (q.id.empty())
+        e->waiting.reset();
+      else
+        e->waiting = q;
+      // Awaits show a pending handle's current state (waiting, or running again).
+      for (auto& w : e->watchers)
+        self->send(w, waiting_atom::value, status_of(id, *e));
+      if (q.id.empty())
+        return;
+      if (!e->observed && e->notify_waiting && self->state.sink)
+        self->send(self->state.sink, notify_atom::value,
+                   Notification{"tool", "tool.waiting", "info",
+                                fmt::format("Handle `{}` ({}) asks: {} (answer with apply)", id, e->tool, q.text),
+                                id});
+    },
     [self](content_atom, const std::string& id) {
       // New output from a handle nobody looks at: once, until the assistant does.
       auto* e = find_entry(self, id);
@@ -412,7 +437,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       std::vector<HandleSummary> out;
       for (auto& [id, e] : self->state.entries)
         if (e.phase != entry_phase::stopped && id.front() != '#')
-          out.push_back(HandleSummary{id, e.tool, pending_state(), e.on_turn_end, elapsed_secs(e)});
+          out.push_back(HandleSummary{id, e.tool, status_of(id, e).state, e.on_turn_end, elapsed_secs(e)});
       return out;
     },
     [self](turn_end_atom, const std::map<std::string, std::string>& answers)

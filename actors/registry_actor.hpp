@@ -12,7 +12,9 @@
 //   (fetch_atom | abort_atom, id)               -> HandleReport
 //   (apply_atom, id, input_json)                -> HandleReport
 //   (watch_atom, vector<string> ids)            -> vector<HandleStatus>; then the
-//        sender gets (stopped_atom, HandleStatus) for each watched handle that stops
+//        sender gets (stopped_atom, HandleStatus) for each watched handle that stops,
+//        and (waiting_atom, HandleStatus) when one starts or stops waiting on a question
+//   (waiting_atom, id, Question)                -> void      its tool asks (empty: answered)
 //   (status_atom, vector<string> ids)           -> vector<HandleStatus>  the same answer
 //        as watch, without subscribing (await's fast path: already stopped)
 //   (unwatch_atom)                              -> void

@@ -19,6 +19,7 @@ std::string_view to_string(io_mode m) {
   switch (m) {
     case io_mode::pipe: return "pipe";
     case io_mode::pty: return "pty";
+    case io_mode::control: return "control";
   }
   return "?";
 }

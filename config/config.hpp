@@ -32,7 +32,8 @@ struct ParameterConfig {
 };
 
 enum class run_mode : uint8_t { ask, unattended, skip };
-enum class io_mode : uint8_t { pipe, pty };
+// control: pipe, plus fd 3 where the tool writes ToolState JSON lines (DESIGN.md)
+enum class io_mode : uint8_t { pipe, pty, control };
 enum class turn_end_policy : uint8_t { inquire, await, abort };
 
 struct NotificationConfig {

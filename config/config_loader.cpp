@@ -304,8 +304,8 @@ private:
         tool.run = m == "ask" ? run_mode::ask : m == "skip" ? run_mode::skip : run_mode::unattended;
       } else if (k == "io") {
         std::string m;
-        s = assign(choice_of(v, key, {"pipe", "pty"}), m);
-        tool.io = m == "pty" ? io_mode::pty : io_mode::pipe;
+        s = assign(choice_of(v, key, {"pipe", "pty", "control"}), m);
+        tool.io = m == "pty" ? io_mode::pty : m == "control" ? io_mode::control : io_mode::pipe;
       } else if (k == "cwd")
         s = assign(string_of(v, key), tool.cwd);
       else if (k == "env")

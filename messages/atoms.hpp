@@ -28,6 +28,8 @@ using notify_atom = caf::atom_constant<caf::atom("notify")>;   // registry -> tu
 using content_atom = caf::atom_constant<caf::atom("content")>; // handle -> registry: new output
 using exec_atom = caf::atom_constant<caf::atom("exec")>;       // turn, internally: run a call
 using pending_atom = caf::atom_constant<caf::atom("pending")>; // turn: undelivered notifications
+using control_atom = caf::atom_constant<caf::atom("control")>; // io thread -> handle: fd 3 bytes
+using waiting_atom = caf::atom_constant<caf::atom("waiting")>; // handle -> registry: asks / answered
 using tick_atom = caf::atom_constant<caf::atom("tick")>;       // agent: progress timer
 using turn_end_atom = caf::atom_constant<caf::atom("turn_end")>; // turn: apply policies
 

@@ -16,6 +16,7 @@ struct LaunchSpec {
   std::string cwd;                // "" = inherit
   std::vector<std::string> env;   // "KEY=VALUE" overrides
   bool stdin_pipe = false;        // apply writes here; otherwise stdin is /dev/null
+  bool control_channel = false;   // io = "control": ToolState lines on fd 3, answers on stdin
   bool structured_output = false; // read stdout as Outcome/ToolState JSON at exit
   uint64_t output_cap = 32 * 1024;
   int64_t grace_ms = 2000;        // abort: SIGTERM -> SIGKILL
@@ -24,6 +25,7 @@ struct LaunchSpec {
   bool notify_success = false;
   bool notify_failure = false;
   bool notify_content = false;
+  bool notify_waiting = false;
   // At turn end, if still running ([spawn.lifecycle]): "abort" | "await" | "inquire".
   std::string on_turn_end = "abort";
   double await_timeout_secs = 300; // how long "await" (or an inquiry's "wait") waits
@@ -32,9 +34,9 @@ struct LaunchSpec {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
-  return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.structured_output, x.output_cap,
-           x.grace_ms, x.spill_dir, x.notify_success, x.notify_failure, x.notify_content, x.on_turn_end,
-           x.await_timeout_secs);
+  return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.control_channel, x.structured_output,
+           x.output_cap, x.grace_ms, x.spill_dir, x.notify_success, x.notify_failure,
+           x.notify_content, x.notify_waiting, x.on_turn_end, x.await_timeout_secs);
 }
 
 } // namespace jp

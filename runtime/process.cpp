@@ -204,6 +204,8 @@ public:
     : io(io), pid(pid), slot(slot), has_stdin(has_stdin), events_(std::move(events)) {
     out_.kind = stream_kind::out;
     err_.kind = stream_kind::err;
+    ctl_.kind = stream_kind::control;
+    ctl_.done = true; // until a control channel is attached
   }
 
   IoThread& io;
@@ -218,15 +220,16 @@ public:
 
   std::optional<descriptor> pidfd_;
   std::optional<descriptor> stdin_;
-  Stream out_, err_;
+  Stream out_, err_, ctl_;
 
   void start() {
     // Recorded for the crash sweep here, not on the spawning thread: reading the
     // child's start time waits while it is still in execve.
     record_group_started(pid);
     // Read first, then wait: the pipe's readiness edge may have passed already.
-    pump(out_);
-    pump(err_);
+    for (Stream* s : {&out_, &err_, &ctl_})
+      if (!s->done)
+        pump(*s);
     pidfd_->async_wait(descriptor::wait_read,
                        [self = shared_from_this()](error_code ec) { self->on_leader_exit(ec); });
   }
@@ -254,7 +257,7 @@ public:
     unacked_ -= std::min(bytes, unacked_);
     if (unacked_ >= kOutputAckLimit)
       return;
-    for (Stream* s : {&out_, &err_}) {
+    for (Stream* s : {&out_, &err_, &ctl_}) {
       if (s->paused) {
         s->paused = false;
         pump(*s);
@@ -299,6 +302,7 @@ public:
     stdin_.reset();
     out_.d.reset();
     err_.d.reset();
+    ctl_.d.reset();
     grace_timer_.reset();
     reap_timer_.reset();
     finished = true;
@@ -415,7 +419,7 @@ private:
     // Wake the readers: their handlers drain what is left (keeping chunk order) and
     // finish without waiting for EOF. A paused stream has no handler to wake: drain
     // it here, acked or not, so an owner that is behind still hears of the exit.
-    for (Stream* s : {&out_, &err_}) {
+    for (Stream* s : {&out_, &err_, &ctl_}) {
       if (s->done)
         continue;
       if (s->reading) {
@@ -430,7 +434,7 @@ private:
   }
 
   void maybe_finish() {
-    if (!leader_reaped_ || !out_.done || !err_.done || exit_delivered_)
+    if (!leader_reaped_ || !out_.done || !err_.done || !ctl_.done || exit_delivered_)
       return;
     exit_delivered_ = true;
     // on_exit waits until the rest of the group is reaped too (group_gone), so an
@@ -438,6 +442,7 @@ private:
     drop_stdin();
     out_.d.reset();
     err_.d.reset();
+    ctl_.d.reset();
     pidfd_.reset();
     reap_group();
   }
@@ -636,8 +641,9 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     return Error{"cannot start a process: empty command"};
   const std::string prog = spec.argv[0];
 
-  Fd in_r, in_w, out_r, out_w, err_r, err_w;
+  Fd in_r, in_w, out_r, out_w, err_r, err_w, ctl_r, ctl_w;
   if (!make_pipe(out_r, out_w) || !make_pipe(err_r, err_w) ||
+      (spec.control_channel && !make_pipe(ctl_r, ctl_w)) ||
       (spec.stdin_pipe && !make_pipe(in_r, in_w)))
     return Error{"cannot start '" + prog + "': pipe: " + errno_text(errno)};
   // Big pipes: fewer wakeups for chatty children. Failure (limits) is harmless.
@@ -655,6 +661,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     rc |= ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   rc |= ::posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
   rc |= ::posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
+  if (spec.control_channel)
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, ctl_w.fd, 3);
   if (!spec.cwd.empty())
     rc |= ::posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
 
@@ -688,7 +696,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   in_r.reset();
   out_w.reset();
   err_w.reset();
-  for (int fd : {in_w.fd, out_r.fd, err_r.fd})
+  ctl_w.reset();
+  for (int fd : {in_w.fd, out_r.fd, err_r.fd, ctl_r.fd})
     if (fd >= 0)
       set_nonblocking(fd);
 
@@ -708,9 +717,11 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   auto st = std::make_shared<ProcState>(io, pid, slot, spec.stdin_pipe, std::move(events));
   error_code ec;
   if (!wrap(io, st->pidfd_, pidfd, ec) || !wrap(io, st->out_.d, out_r, ec) ||
-      !wrap(io, st->err_.d, err_r, ec) || (spec.stdin_pipe && !wrap(io, st->stdin_, in_w, ec)))
+      !wrap(io, st->err_.d, err_r, ec) || (spec.stdin_pipe && !wrap(io, st->stdin_, in_w, ec)) ||
+      (spec.control_channel && !wrap(io, st->ctl_.d, ctl_r, ec)))
     return abandon("io_context", ec.value());
 
+  st->ctl_.done = !spec.control_channel;
   {
     auto& reg = registry();
     std::lock_guard lock(reg.mtx);

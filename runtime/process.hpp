@@ -24,6 +24,7 @@ struct SpawnSpec {
   std::string cwd;                   // "" = inherit
   std::vector<std::string> env;      // "KEY=VALUE" added to / overriding the parent's
   bool stdin_pipe = false;           // false: stdin is /dev/null
+  bool control_channel = false;      // fd 3: a pipe the tool writes ToolState lines to
 };
 
 /// How a process ended.
@@ -36,7 +37,7 @@ struct ExitInfo {
   std::string describe() const;
 };
 
-enum class stream_kind { out, err };
+enum class stream_kind { out, err, control };
 
 /// Output flow control: the owner acknowledges (Process::ack) the bytes it has
 /// consumed of what on_output delivered. Once this many bytes are unacknowledged,

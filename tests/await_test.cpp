@@ -167,6 +167,29 @@ CAF_TEST(a dying handle completes the await with an error state) {
   CAF_CHECK(!r->first.completed[0].state.ok);
 }
 
+CAF_TEST(a handle that starts waiting stays pending and shows waiting) {
+  spawn("asker");
+  auto h = start(AwaitRequest{{}, {"asker"}, 1});
+  // Its tool asks through the control channel (as the handle actor reports it).
+  anon_send(registry, waiting_atom::value, std::string("asker"), Question{"name", "Whom?", "", {}, ""});
+  settle();
+  CAF_CHECK(!has_reply()); // waiting is not stopped
+  advance_time(std::chrono::seconds(1));
+  settle();
+  CAF_REQUIRE(has_reply());
+  auto r = result(h);
+  CAF_REQUIRE_EQUAL(r->first.pending.size(), 1u);
+  CAF_CHECK(r->first.pending[0].state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(r->first.pending[0].state.question.id, "name");
+  // The registry's own status says so too; answered, it is running again.
+  auto [st, err] = ask<std::vector<HandleStatus>>(registry, status_atom::value, strings{"asker"});
+  CAF_CHECK(st.at(0).state.kind == state_kind::waiting);
+  anon_send(registry, waiting_atom::value, std::string("asker"), Question{});
+  settle();
+  auto [st2, err2] = ask<std::vector<HandleStatus>>(registry, status_atom::value, strings{"asker"});
+  CAF_CHECK(st2.at(0).state.kind == state_kind::running);
+}
+
 CAF_TEST(waiting counts as pending) {
   std::vector<HandleStatus> st{{"w", ToolState::waiting(Question{"q", "ok?", "", {}, ""})}};
   CAF_CHECK(!await_condition_met(AwaitRequest{{}, {"w"}, -1}, st));

@@ -257,7 +257,7 @@ CAF_TEST(every validation error names the file and the key) {
   std::vector<Case> cases = {
       {x + "run = \"sometimes\"\n",
        "conversation.tools.x.run: expected one of ask, unattended, skip, got \"sometimes\""},
-      {x + "io = 3\n", "conversation.tools.x.io: expected one of pipe, pty, got integer 3"},
+      {x + "io = 3\n", "conversation.tools.x.io: expected one of pipe, pty, control, got integer 3"},
       {x + "rnu = \"ask\"\n", "conversation.tools.x.rnu: unknown key (allowed: source, summary"},
       {"[conversation.tools.x]\nrun = \"ask\"\n",
        "conversation.tools.x.command.program: missing"},

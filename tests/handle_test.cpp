@@ -257,4 +257,33 @@ CAF_TEST(many concurrent aborts are all answered) {
   CAF_CHECK_EQUAL(answered, ids.size());
 }
 
+CAF_TEST(a tool on the control channel waits with its question and runs on with the answer) {
+  LaunchSpec spec = shell("");
+  spec.tool = "greet";
+  spec.argv = {std::string(JP_SOURCE_DIR) + "/examples/tools/greet.sh"};
+  spec.control_channel = true;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("g"), spec);
+  // Waiting, with the question, as fetch and the registry's status see it (bounded).
+  HandleReport r;
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  do {
+    r = ask<HandleReport>(registry, fetch_atom::value, std::string("g")).first;
+  } while (r.state.kind != state_kind::waiting && !r.state.stopped() &&
+           std::chrono::steady_clock::now() < deadline);
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(r.state.question.id, "name");
+  CAF_CHECK_EQUAL(r.state.question.text, "Whom shall I greet?");
+  auto [st, err] = ask<std::vector<HandleStatus>>(registry, status_atom::value, std::vector<std::string>{"g"});
+  CAF_REQUIRE_EQUAL(st.size(), 1u);
+  CAF_CHECK(st[0].state.kind == state_kind::waiting); // an await keeps waiting on it
+  // apply answers the question: a JSON line on the tool's stdin.
+  auto [applied, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("g"), std::string("\"world\""));
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(applied.state.kind == state_kind::running);
+  auto res = await_all(*this, {"g"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK(res.completed[0].state.ok);
+  CAF_CHECK_EQUAL(res.completed[0].state.content, "hello, world");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -124,6 +124,22 @@ CAF_TEST(stops of handles nobody looks at are notified as configured) {
   settle();
 }
 
+CAF_TEST(a handle nobody looks at that asks a question is notified) {
+  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<caf::actor>(self));
+  LaunchSpec spec;
+  spec.tool = "greet";
+  spec.notify_waiting = true;
+  ask<HandleReport>(reg, spawn_atom::value, std::string("g"), spec);
+  anon_send(reg, waiting_atom::value, std::string("g"), Question{"name", "Whom?", "", {}, ""});
+  settle();
+  Notification got;
+  self->receive([&](notify_atom, Notification& n) { got = n; });
+  CAF_CHECK_EQUAL(got.name, "tool.waiting");
+  CAF_CHECK_EQUAL(got.message, "Handle `g` (greet) asks: Whom? (answer with apply)");
+  anon_send_exit(reg, caf::exit_reason::user_shutdown);
+  settle();
+}
+
 CAF_TEST(awaited handles and one-shot calls are not notified) {
   auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<caf::actor>(self));
   LaunchSpec spec;

@@ -77,6 +77,11 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
     spec->notify_success = tool.notifications.on_success;
     spec->notify_failure = tool.notifications.on_failure;
     spec->notify_content = tool.notifications.on_content;
+    spec->notify_waiting = tool.notifications.on_waiting;
+    if (tool.io == io_mode::control) {
+      spec->control_channel = true;
+      spec->stdin_pipe = true; // answers arrive on stdin
+    }
     spec->on_turn_end = std::string(to_string(tool.lifecycle.on_turn_end));
     spec->await_timeout_secs = tool.lifecycle.await_timeout_secs;
   }
