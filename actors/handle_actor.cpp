@@ -80,6 +80,12 @@ void adopt(handle_actor_t* self, std::string_view line) {
   }
   switch (state->kind) {
     case state_kind::waiting:
+      // A question the config answers is answered at once: nobody is asked.
+      if (auto it = st.spec.fixed_answers.find(state->question.id); it != st.spec.fixed_answers.end()) {
+        if (st.proc)
+          st.proc->write_stdin(it->second + "\n");
+        break;
+      }
       st.waiting = state->question;
       self->send(st.registry, waiting_atom::value, st.id, state->question);
       break;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct LaunchSpec {
   std::vector<std::string> env;   // "KEY=VALUE" overrides
   bool stdin_pipe = false;        // apply writes here; otherwise stdin is /dev/null
   bool control_channel = false;   // io = "control": ToolState lines on fd 3, answers on stdin
+  // questions.<id>.answer from config (JSON text by question id): a control-channel
+  // question with one is answered at once instead of waiting.
+  std::map<std::string, std::string> fixed_answers;
   bool structured_output = false; // read stdout as Outcome/ToolState JSON at exit
   uint64_t output_cap = 32 * 1024;
   int64_t grace_ms = 2000;        // abort: SIGTERM -> SIGKILL
@@ -34,7 +38,8 @@ struct LaunchSpec {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
-  return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.control_channel, x.structured_output,
+  return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.control_channel, x.fixed_answers,
+           x.structured_output,
            x.output_cap, x.grace_ms, x.spill_dir, x.notify_success, x.notify_failure,
            x.notify_content, x.notify_waiting, x.on_turn_end, x.await_timeout_secs);
 }

@@ -286,4 +286,16 @@ CAF_TEST(a tool on the control channel waits with its question and runs on with 
   CAF_CHECK_EQUAL(res.completed[0].state.content, "hello, world");
 }
 
+CAF_TEST(a control channel question with a configured answer is answered at once) {
+  LaunchSpec spec = shell("");
+  spec.tool = "greet";
+  spec.argv = {std::string(JP_SOURCE_DIR) + "/examples/tools/greet.sh"};
+  spec.control_channel = true;
+  spec.fixed_answers["name"] = "\"config\"";
+  ask<HandleReport>(registry, spawn_atom::value, std::string("g"), spec);
+  auto res = await_all(*this, {"g"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK_EQUAL(res.completed[0].state.content, "hello, config");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -81,6 +81,8 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
     if (tool.io == io_mode::control) {
       spec->control_channel = true;
       spec->stdin_pipe = true; // answers arrive on stdin
+      for (auto& [id, answer] : tool.answers)
+        spec->fixed_answers[id] = answer.dump();
     }
     spec->on_turn_end = std::string(to_string(tool.lifecycle.on_turn_end));
     spec->await_timeout_secs = tool.lifecycle.await_timeout_secs;
