@@ -29,6 +29,18 @@ namespace {
 const std::set<std::string, std::less<>> builtin_tool_names = {"await", "describe_tools",
                                                                "shell"};
 
+// Names already checked by choice_of.
+action_kind action_named(std::string_view name) {
+  return name == "spawn"   ? action_kind::spawn
+         : name == "fetch" ? action_kind::fetch
+         : name == "apply" ? action_kind::apply
+                           : action_kind::abort;
+}
+
+run_mode run_mode_named(std::string_view name) {
+  return name == "ask" ? run_mode::ask : name == "skip" ? run_mode::skip : run_mode::unattended;
+}
+
 std::string join(const std::vector<std::string_view>& xs) {
   std::string out;
   for (auto x : xs) {
@@ -301,7 +313,7 @@ private:
       else if (k == "run") {
         std::string m;
         s = assign(choice_of(v, key, {"ask", "unattended", "skip"}), m);
-        tool.run = m == "ask" ? run_mode::ask : m == "skip" ? run_mode::skip : run_mode::unattended;
+        tool.run = run_mode_named(m);
       } else if (k == "io") {
         std::string m;
         s = assign(choice_of(v, key, {"pipe", "pty", "control"}), m);
@@ -428,12 +440,7 @@ private:
       std::string m;
       if (auto s = assign(choice_of(v, key, {"ask", "unattended", "skip"}), m); !s)
         return s;
-      auto action = k == "spawn"   ? action_kind::spawn
-                    : k == "fetch" ? action_kind::fetch
-                    : k == "apply" ? action_kind::apply
-                                   : action_kind::abort;
-      tool.action_permissions[action] =
-        m == "ask" ? run_mode::ask : m == "skip" ? run_mode::skip : run_mode::unattended;
+      tool.action_permissions[action_named(k.str())] = run_mode_named(m);
     }
     return Status::ok();
   }
@@ -448,10 +455,7 @@ private:
       auto ekey = fmt::format("{}[{}]", key, i);
       if (auto s = assign(choice_of((*a)[i], ekey, {"spawn", "fetch", "apply", "abort"}), name); !s)
         return s;
-      auto kind = name == "spawn"   ? action_kind::spawn
-                  : name == "fetch" ? action_kind::fetch
-                  : name == "apply" ? action_kind::apply
-                                    : action_kind::abort;
+      auto kind = action_named(name);
       if (std::find(out.begin(), out.end(), kind) == out.end())
         out.push_back(kind);
     }
