@@ -1,4 +1,5 @@
 #include "runtime/group_record.hpp"
+#include "runtime/proc_stat.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -19,49 +20,6 @@ namespace {
 std::atomic<int> g_record_fd{-1};
 char g_record_path[PATH_MAX]; // for close_group_record in a signal handler
 
-struct ProcStat {
-  pid_t pgid = 0;
-  uint64_t start = 0;
-};
-
-/// /proc/<pid>/stat's process group and start time. Plain read(2): this is on the
-/// spawn path.
-std::optional<ProcStat> read_stat(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return std::nullopt;
-  char buf[1024];
-  auto n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0)
-    return std::nullopt;
-  buf[n] = '\0';
-  // The command name is in parentheses and may contain anything: fields count
-  // from the last ')'. After it: state(3) ppid(4) pgrp(5) ... starttime(22).
-  const char* p = std::strrchr(buf, ')');
-  if (!p)
-    return std::nullopt;
-  ProcStat st;
-  int field = 2;
-  for (++p; *p && field < 22;) {
-    while (*p == ' ')
-      ++p;
-    ++field;
-    char* end = nullptr;
-    if (field == 5)
-      st.pgid = static_cast<pid_t>(std::strtol(p, &end, 10));
-    else if (field == 22)
-      st.start = std::strtoull(p, &end, 10);
-    while (*p && *p != ' ')
-      ++p;
-  }
-  if (field < 22)
-    return std::nullopt;
-  return st;
-}
-
 void append(const std::string& line) {
   int fd = g_record_fd.load();
   if (fd < 0)
@@ -71,17 +29,14 @@ void append(const std::string& line) {
   }
 }
 
-/// Every live process by process group: (pid, start time).
+/// Every live process by process group: (pid, start time). A terminal handle's
+/// group leads a session whose other groups (shell jobs) are listed under it too.
 std::map<pid_t, std::vector<std::pair<pid_t, uint64_t>>> processes_by_group() {
   std::map<pid_t, std::vector<std::pair<pid_t, uint64_t>>> out;
-  std::error_code ec;
-  for (auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    auto name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    auto pid = static_cast<pid_t>(std::stol(name));
-    if (auto st = read_stat(pid))
-      out[st->pgid].emplace_back(pid, st->start);
+  for (auto& st : all_processes()) {
+    out[st.pgid].emplace_back(st.pid, st.start);
+    if (st.sid != st.pgid)
+      out[st.sid].emplace_back(st.pid, st.start);
   }
   return out;
 }
@@ -128,7 +83,7 @@ std::map<pid_t, uint64_t> live_groups(const std::string& path) {
 } // namespace
 
 uint64_t process_start_time(pid_t pid) {
-  auto st = read_stat(pid);
+  auto st = read_proc_stat(pid);
   return st ? st->start : 0;
 }
 

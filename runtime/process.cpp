@@ -14,6 +14,7 @@
 #include <optional>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -22,6 +23,7 @@
 #include <boost/asio.hpp>
 
 #include "runtime/group_record.hpp"
+#include "runtime/proc_stat.hpp"
 #include "runtime/io_thread.hpp"
 
 extern char** environ;
@@ -200,8 +202,10 @@ char* read_buffer() {
 /// handlers, so dropping the user's handle never cuts on_exit short.
 class ProcState : public std::enable_shared_from_this<ProcState> {
 public:
-  ProcState(IoThread& io, pid_t pid, std::size_t slot, bool has_stdin, ProcessEvents events)
-    : io(io), pid(pid), slot(slot), has_stdin(has_stdin), events_(std::move(events)) {
+  ProcState(IoThread& io, pid_t pid, std::size_t slot, bool has_stdin, bool session,
+            ProcessEvents events)
+    : io(io), pid(pid), slot(slot), has_stdin(has_stdin), session(session),
+      events_(std::move(events)) {
     out_.kind = stream_kind::out;
     err_.kind = stream_kind::err;
     ctl_.kind = stream_kind::control;
@@ -212,6 +216,7 @@ public:
   const pid_t pid;
   const std::size_t slot; // in the signal-safe record of live groups
   const bool has_stdin;
+  const bool session; // a pty's child: it leads a session, whose every group is ours
   /// Set once no io-thread work remains (group gone, or forgotten by ~IoThread).
   std::atomic<bool> finished{false};
   /// Bytes accepted by write_stdin and not yet written or dropped. Counted up on the
@@ -270,6 +275,15 @@ public:
     start_write();
   }
 
+  void resize(int rows, int cols) {
+    if (!session || !out_.d)
+      return;
+    struct winsize ws{};
+    ws.ws_row = static_cast<unsigned short>(rows);
+    ws.ws_col = static_cast<unsigned short>(cols);
+    ::ioctl(out_.d->native_handle(), TIOCSWINSZ, &ws); // the kernel sends SIGWINCH
+  }
+
   void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) {
     if (gone_) {
       call_user(on_gone);
@@ -280,19 +294,41 @@ public:
     if (leader_reaped_ || terminating_)
       return; // already on its way out; on_gone fires when the group is gone
     terminating_ = true;
-    ::kill(-pid, SIGTERM);
+    if (session) {
+      signal_all(SIGHUP); // a terminal closing: interactive shells ignore SIGTERM
+      signal_all(SIGTERM);
+      signal_all(SIGCONT); // stopped jobs act on it only once continued
+    } else {
+      ::kill(-pid, SIGTERM);
+    }
     grace_timer_.emplace(io.context());
     grace_timer_->expires_after(grace);
     grace_timer_->async_wait([self = shared_from_this()](error_code ec) {
       // The pid is only ours to signal while the leader is unreaped.
       if (!ec && !self->leader_reaped_)
-        ::kill(-self->pid, SIGKILL);
+        self->signal_all(SIGKILL);
     });
   }
 
   void kill_now() {
     if (!leader_reaped_)
-      ::kill(-pid, SIGKILL);
+      signal_all(SIGKILL);
+  }
+
+  /// The group, and for a session every group of it. Only while the leader is
+  /// unreaped (its pid names our group) or, for a session, while members remain
+  /// (they keep the session id from being reused).
+  void signal_all(int sig) {
+    ::kill(-pid, sig);
+    if (!session)
+      return;
+    std::vector<pid_t> done{pid};
+    for (auto& m : session_members(pid)) {
+      if (std::find(done.begin(), done.end(), m.pgid) != done.end())
+        continue;
+      done.push_back(m.pgid);
+      ::kill(-m.pgid, sig);
+    }
   }
 
   /// ~IoThread, thread stopped: drop every asio object before the io_context dies.
@@ -398,7 +434,7 @@ private:
       return; // torn down by ~IoThread
     // The leader is a zombie, so its pid (our pgid) cannot be reused yet: kill the
     // rest of its group now, while the pgid still surely names it.
-    ::kill(-pid, SIGKILL);
+    signal_all(SIGKILL);
     remove_slot(slot, pid);
     int status = 0;
     pid_t r;
@@ -499,6 +535,17 @@ private:
     while (::waitpid(-pid, &status, WNOHANG) > 0) {
     }
     bool empty = ::kill(-pid, 0) != 0 && errno == ESRCH;
+    if (session) {
+      // The session's other groups: members whose parent died are ours to reap now
+      // (we are a subreaper); the session id cannot be reused while any is left.
+      auto members = session_members(pid);
+      for (auto& m : members) {
+        if (m.state != 'Z')
+          ::kill(m.pid, SIGKILL);
+        ::waitpid(m.pid, &status, WNOHANG);
+      }
+      empty = empty && session_members(pid).empty();
+    }
     if (empty || ++reap_tries_ > kReapTries) {
       group_gone();
       return;
@@ -606,6 +653,11 @@ public:
       st_->io.post([st = st_] { st->close_stdin(); });
   }
 
+  void resize(int rows, int cols) override {
+    if (!st_->finished)
+      st_->io.post([st = st_, rows, cols] { st->resize(rows, cols); });
+  }
+
   void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) override {
     st_->io.post([st = st_, grace, f = std::move(on_gone)]() mutable {
       st->terminate(grace, std::move(f));
@@ -642,37 +694,67 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   const std::string prog = spec.argv[0];
 
   Fd in_r, in_w, out_r, out_w, err_r, err_w, ctl_r, ctl_w;
-  if (!make_pipe(out_r, out_w) || !make_pipe(err_r, err_w) ||
-      (spec.control_channel && !make_pipe(ctl_r, ctl_w)) ||
-      (spec.stdin_pipe && !make_pipe(in_r, in_w)))
+  std::string terminal; // the pty's slave side, for the child to open
+  if (spec.pty) {
+    // out_r is the master: the child's output comes from it, input goes to a dup.
+    out_r.fd = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    char name[128];
+    if (out_r.fd < 0 || ::grantpt(out_r.fd) != 0 || ::unlockpt(out_r.fd) != 0 ||
+        ::ptsname_r(out_r.fd, name, sizeof name) != 0)
+      return Error{"cannot start '" + prog + "': pseudo-terminal: " + errno_text(errno)};
+    terminal = name;
+    struct winsize ws{};
+    ws.ws_row = static_cast<unsigned short>(spec.rows);
+    ws.ws_col = static_cast<unsigned short>(spec.cols);
+    ::ioctl(out_r.fd, TIOCSWINSZ, &ws);
+    in_w.fd = ::fcntl(out_r.fd, F_DUPFD_CLOEXEC, 0);
+    if (in_w.fd < 0)
+      return Error{"cannot start '" + prog + "': pseudo-terminal: " + errno_text(errno)};
+    // The terminal is libvterm's (an xterm); the tool's own env may still say otherwise.
+    spec.env.insert(spec.env.begin(), "TERM=xterm-256color");
+  } else if (!make_pipe(out_r, out_w) || !make_pipe(err_r, err_w) ||
+             (spec.control_channel && !make_pipe(ctl_r, ctl_w)) ||
+             (spec.stdin_pipe && !make_pipe(in_r, in_w))) {
     return Error{"cannot start '" + prog + "': pipe: " + errno_text(errno)};
-  // Big pipes: fewer wakeups for chatty children. Failure (limits) is harmless.
-  ::fcntl(out_r.fd, F_SETPIPE_SZ, kPipeSize);
-  ::fcntl(err_r.fd, F_SETPIPE_SZ, kPipeSize);
+  } else {
+    // Big pipes: fewer wakeups for chatty children. Failure (limits) is harmless.
+    ::fcntl(out_r.fd, F_SETPIPE_SZ, kPipeSize);
+    ::fcntl(err_r.fd, F_SETPIPE_SZ, kPipeSize);
+  }
 
   // The child's ends become 0/1/2 (dup2 clears O_CLOEXEC); everything else we
   // opened is O_CLOEXEC and stays out of the child.
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
   int rc = 0;
-  if (spec.stdin_pipe)
-    rc |= ::posix_spawn_file_actions_adddup2(&actions, in_r.fd, 0);
-  else
-    rc |= ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  rc |= ::posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
-  rc |= ::posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
-  if (spec.control_channel)
+  if (spec.pty) {
+    // Opened after setsid (glibc runs file actions after the attributes), without
+    // O_NOCTTY: it becomes the new session's controlling terminal.
+    rc |= ::posix_spawn_file_actions_addopen(&actions, 0, terminal.c_str(), O_RDWR, 0);
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, 0, 1);
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, 0, 2);
+  } else {
+    if (spec.stdin_pipe)
+      rc |= ::posix_spawn_file_actions_adddup2(&actions, in_r.fd, 0);
+    else
+      rc |= ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
+  }
+  if (spec.control_channel && !spec.pty)
     rc |= ::posix_spawn_file_actions_adddup2(&actions, ctl_w.fd, 3);
   if (!spec.cwd.empty())
     rc |= ::posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
 
-  // Own process group (pgroup 0: the child leads it), no blocked signals, and every
-  // signal back to its default (we ignore SIGPIPE; exec would keep that).
+  // Own process group (pgroup 0: the child leads it; a pty's child leads a whole
+  // session, and so its group), no blocked signals, and every signal back to its
+  // default (we ignore SIGPIPE; exec would keep that).
   posix_spawnattr_t attr;
   ::posix_spawnattr_init(&attr);
-  rc |= ::posix_spawnattr_setflags(
-    &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  rc |= ::posix_spawnattr_setpgroup(&attr, 0);
+  short own = spec.pty ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP;
+  rc |= ::posix_spawnattr_setflags(&attr, own | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (!spec.pty)
+    rc |= ::posix_spawnattr_setpgroup(&attr, 0);
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);
@@ -714,14 +796,17 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   if (pidfd.fd < 0)
     return abandon("pidfd_open", errno);
 
-  auto st = std::make_shared<ProcState>(io, pid, slot, spec.stdin_pipe, std::move(events));
+  bool has_stdin = spec.stdin_pipe || spec.pty;
+  auto st = std::make_shared<ProcState>(io, pid, slot, has_stdin, spec.pty, std::move(events));
   error_code ec;
   if (!wrap(io, st->pidfd_, pidfd, ec) || !wrap(io, st->out_.d, out_r, ec) ||
-      !wrap(io, st->err_.d, err_r, ec) || (spec.stdin_pipe && !wrap(io, st->stdin_, in_w, ec)) ||
-      (spec.control_channel && !wrap(io, st->ctl_.d, ctl_r, ec)))
+      (!spec.pty && !wrap(io, st->err_.d, err_r, ec)) ||
+      (has_stdin && !wrap(io, st->stdin_, in_w, ec)) ||
+      (spec.control_channel && !spec.pty && !wrap(io, st->ctl_.d, ctl_r, ec)))
     return abandon("io_context", ec.value());
 
-  st->ctl_.done = !spec.control_channel;
+  st->err_.done = spec.pty; // a terminal has one stream
+  st->ctl_.done = !spec.control_channel || spec.pty;
   {
     auto& reg = registry();
     std::lock_guard lock(reg.mtx);

@@ -25,6 +25,13 @@ struct SpawnSpec {
   std::vector<std::string> env;      // "KEY=VALUE" added to / overriding the parent's
   bool stdin_pipe = false;           // false: stdin is /dev/null
   bool control_channel = false;      // fd 3: a pipe the tool writes ToolState lines to
+  // A pseudo-terminal instead of pipes: the child leads a new session with the
+  // terminal as its controlling tty on 0/1/2; its output (stdout and stderr alike)
+  // arrives as stream_kind::out, write_stdin types into it. TERM defaults to
+  // xterm-256color.
+  bool pty = false;
+  int rows = 24;
+  int cols = 80;
 };
 
 /// How a process ended.
@@ -82,8 +89,12 @@ public:
   /// The owner consumed `bytes` more of the output delivered through on_output (see
   /// kOutputAckLimit). Any thread; no-op once the process is finished.
   virtual void ack(std::size_t bytes) = 0;
+  /// A terminal's new size (pty only; the foreground job gets SIGWINCH).
+  virtual void resize(int rows, int cols) = 0;
   /// SIGTERM to the group, then SIGKILL to the group after `grace`; `on_gone` runs
   /// (io thread) once the leader is reaped and no process of the group is left.
+  /// For a pty, "the group" is every group of its session (shell jobs included),
+  /// and SIGHUP goes with the SIGTERM, as when a terminal closes.
   virtual void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) = 0;
 };
 

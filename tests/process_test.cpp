@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <signal.h>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -578,4 +579,111 @@ CAF_TEST(write_stdin refuses input beyond the queue limit when the child never r
   CAF_CHECK(s.p->write_stdin("")); // nothing to queue is never refused
   CAF_REQUIRE(terminate_and_wait(*s.p, 0ms));
   CAF_CHECK_EQUAL(s.p->stdin_queued(), 0u); // the unwritten rest was dropped
+}
+
+namespace {
+
+SpawnSpec on_pty(std::vector<std::string> argv) {
+  SpawnSpec spec;
+  spec.argv = std::move(argv);
+  spec.pty = true;
+  return spec;
+}
+
+/// The session's processes, found in /proc (field 6 of stat).
+std::vector<pid_t> session_of(pid_t sid) {
+  std::vector<pid_t> out;
+  for (auto& e : std::filesystem::directory_iterator("/proc")) {
+    auto name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::ifstream f(e.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(f)), {});
+    auto close = text.rfind(')');
+    if (close == std::string::npos)
+      continue;
+    std::istringstream rest(text.substr(close + 2));
+    std::string state;
+    long ppid = 0, pgrp = 0, session = 0;
+    rest >> state >> ppid >> pgrp >> session;
+    if (session == sid)
+      out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+/// Kills what is left of a session when a test fails early.
+struct SessionGuard {
+  pid_t sid = 0;
+  ~SessionGuard() {
+    if (sid > 0)
+      for (pid_t p : session_of(sid))
+        ::kill(p, SIGKILL);
+  }
+};
+
+} // namespace
+
+CAF_TEST(a pty child has a terminal on 0 1 2 and leads its own session) {
+  IoThread io;
+  Spawned s;
+  start(io, s, on_pty({"sh", "-c", "test -t 0 && test -t 1 && test -t 2 && echo tty; "
+                                   "stty size; echo \"$TERM\"; ps -o sid= -p $$"}));
+  CAF_REQUIRE(s.c->wait_exit());
+  auto out = s.c->out_copy();
+  CAF_CHECK(out.find("tty\r\n24 80\r\nxterm-256color\r\n") != std::string::npos);
+  CAF_CHECK(out.find(std::to_string(s.p->pid())) != std::string::npos); // sid == its pid
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->success());
+}
+
+CAF_TEST(typing into a pty reaches the child and resize is seen) {
+  IoThread io;
+  Spawned s;
+  start(io, s, on_pty({"sh", "-c", "read line; echo \"got $line\"; "
+                                   "trap 'stty size; exit 0' WINCH; echo ready; while :; do sleep 0.05; done"}));
+  s.p->write_stdin("hello\n");
+  CAF_REQUIRE(s.c->wait_out_contains("got hello"));
+  CAF_CHECK(s.c->out_copy().find("hello\r\n") != std::string::npos); // the terminal echoes
+  CAF_REQUIRE(s.c->wait_out_contains("ready"));
+  s.p->resize(40, 120);
+  CAF_REQUIRE(s.c->wait_out_contains("40 120"));
+  CAF_REQUIRE(s.c->wait_exit());
+}
+
+CAF_TEST(terminating a pty shell kills every job of its session) {
+  IoThread io;
+  Spawned s;
+  // An interactive shell with job control: each job is a process group of its own.
+  start(io, s, on_pty({"bash", "--norc", "--noprofile", "-i"}));
+  SessionGuard guard{s.p->pid()};
+  s.p->write_stdin("sleep 1000 & sleep 1001 & echo started-$((6*7))\n");
+  CAF_REQUIRE(s.c->wait_out_contains("started-42"));
+  auto members = session_of(s.p->pid());
+  CAF_CHECK(members.size() >= 3u);
+  std::vector<pid_t> groups;
+  for (pid_t p : members)
+    groups.push_back(::getpgid(p));
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  CAF_CHECK(groups.size() >= 3u); // the shell's and one per job
+  CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
+  CAF_CHECK(session_of(s.p->pid()).empty());
+  for (pid_t p : members)
+    CAF_CHECK(pid_gone(p));
+}
+
+CAF_TEST(a pty child exiting leaves no job of its session behind) {
+  IoThread io;
+  Spawned s;
+  start(io, s, on_pty({"bash", "--norc", "--noprofile", "-i"}));
+  SessionGuard guard{s.p->pid()};
+  s.p->write_stdin("sleep 1000 & echo started-$((6*7))\n");
+  CAF_REQUIRE(s.c->wait_out_contains("started-42"));
+  auto members = session_of(s.p->pid());
+  s.p->write_stdin("exit\n");
+  CAF_REQUIRE(s.c->wait_exit());
+  CAF_CHECK(session_of(s.p->pid()).empty());
+  for (pid_t p : members)
+    CAF_CHECK(pid_gone(p));
 }

@@ -1,0 +1,79 @@
+#include "runtime/proc_stat.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace jp {
+
+std::optional<ProcStat> read_proc_stat(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
+  char buf[1024];
+  auto n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0)
+    return std::nullopt;
+  buf[n] = '\0';
+  // The command name is in parentheses and may contain anything: fields count from
+  // the last ')'. After it: state(3) ppid(4) pgrp(5) session(6) tty_nr(7) tpgid(8)
+  // ... starttime(22).
+  const char* p = std::strrchr(buf, ')');
+  if (!p)
+    return std::nullopt;
+  ProcStat st;
+  st.pid = pid;
+  int field = 2;
+  for (++p; *p && field < 22;) {
+    while (*p == ' ')
+      ++p;
+    ++field;
+    char* end = nullptr;
+    switch (field) {
+      case 3: st.state = *p; break;
+      case 5: st.pgid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;
+      case 6: st.sid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;
+      case 8: st.tpgid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;
+      case 22: st.start = std::strtoull(p, &end, 10); break;
+      default: break;
+    }
+    while (*p && *p != ' ')
+      ++p;
+  }
+  if (field < 22)
+    return std::nullopt;
+  return st;
+}
+
+std::vector<ProcStat> all_processes() {
+  std::vector<ProcStat> out;
+  DIR* dir = ::opendir("/proc");
+  if (!dir)
+    return out;
+  while (auto* e = ::readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0')
+      continue;
+    if (auto st = read_proc_stat(static_cast<pid_t>(pid)))
+      out.push_back(*st);
+  }
+  ::closedir(dir);
+  return out;
+}
+
+std::vector<ProcStat> session_members(pid_t sid) {
+  std::vector<ProcStat> out;
+  for (auto& st : all_processes())
+    if (st.sid == sid)
+      out.push_back(st);
+  return out;
+}
+
+} // namespace jp

@@ -1,0 +1,30 @@
+// What /proc says about a process: its ids and start time (proc(5), /proc/<pid>/stat).
+// The crash sweep, session clean-up of terminal handles and the input-wait probe all
+// read it; plain read(2), no allocation but the result.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <sys/types.h>
+#include <vector>
+
+namespace jp {
+
+struct ProcStat {
+  pid_t pid = 0;
+  char state = '?';   // R, S, D, Z, T, ...
+  pid_t pgid = 0;
+  pid_t sid = 0;      // session
+  pid_t tpgid = -1;   // foreground process group of its controlling terminal (-1: none)
+  uint64_t start = 0; // clock ticks since boot (field 22)
+};
+
+std::optional<ProcStat> read_proc_stat(pid_t pid);
+
+/// Every process /proc lists now.
+std::vector<ProcStat> all_processes();
+
+/// The processes of session `sid` (a terminal handle's session: its leader's pid).
+std::vector<ProcStat> session_members(pid_t sid);
+
+} // namespace jp
