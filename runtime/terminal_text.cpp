@@ -1,0 +1,161 @@
+#include "runtime/terminal_text.hpp"
+
+namespace jp {
+
+namespace {
+
+constexpr unsigned char ESC = 0x1b;
+constexpr unsigned char CAN = 0x18; // CAN and SUB abort a sequence
+constexpr unsigned char SUB = 0x1a;
+
+bool continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// Bytes at the end of `s` that start a UTF-8 character not yet complete.
+std::size_t incomplete_utf8_tail(const std::string& s) {
+  std::size_t i = s.size(), n = 0;
+  while (i > 0 && n < 3 && continuation(static_cast<unsigned char>(s[i - 1]))) {
+    --i;
+    ++n;
+  }
+  if (i == 0)
+    return 0;
+  auto lead = static_cast<unsigned char>(s[i - 1]);
+  std::size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
+  return need > n + 1 ? n + 1 : 0;
+}
+
+} // namespace
+
+// Emits one character; a held CR becomes a line break first (CR LF is one break,
+// a lone CR - a progress bar redrawing its line - is one too).
+void TerminalText::put(std::string& out, char c) {
+  if (pending_cr_) {
+    pending_cr_ = false;
+    out += '\n';
+    if (c == '\n')
+      return;
+  }
+  out += c;
+}
+
+void TerminalText::text_byte(std::string& out, unsigned char c) {
+  switch (c) {
+    case ESC:
+      state_ = st::esc;
+      seq_len_ = 1;
+      return;
+    case '\r':
+      pending_cr_ = true; // CR CR LF is still one line break
+      return;
+    case '\n':
+    case '\t':
+      put(out, static_cast<char>(c));
+      return;
+    case '\b':
+      // A terminal backs up within the line only: never past a line break.
+      if (pending_cr_ || out.empty() || out.back() == '\n')
+        return;
+      while (out.size() > 1 && continuation(static_cast<unsigned char>(out.back())))
+        out.pop_back();
+      out.pop_back();
+      return;
+    default:
+      if (c < 0x20 || c == 0x7f)
+        return; // BEL and the other controls mean nothing in text
+      put(out, static_cast<char>(c));
+  }
+}
+
+void TerminalText::step(std::string& out, unsigned char c) {
+  if (state_ != st::text) {
+    if (++seq_len_ > max_sequence) {
+      state_ = st::text;
+      text_byte(out, c);
+      return;
+    }
+    if (c == CAN || c == SUB) {
+      state_ = st::text;
+      return;
+    }
+  }
+  switch (state_) {
+    case st::text:
+      text_byte(out, c);
+      return;
+    case st::esc:
+    case st::esc_intermediate:
+      if (state_ == st::esc && c == '[') {
+        state_ = st::csi;
+      } else if (state_ == st::esc && c == ']') {
+        state_ = st::string;
+        osc_ = true;
+      } else if (state_ == st::esc && (c == 'P' || c == 'X' || c == '^' || c == '_')) {
+        state_ = st::string;
+        osc_ = false;
+      } else if (c >= 0x20 && c <= 0x2f) {
+        state_ = st::esc_intermediate; // e.g. ESC ( B
+      } else if (c >= 0x30 && c <= 0x7e) {
+        state_ = st::text; // final byte: ESC 7, ESC =, ESC M, ...
+      } else {
+        in_sequence_other(out, c);
+      }
+      return;
+    case st::csi:
+      if (c >= 0x40 && c <= 0x7e)
+        state_ = st::text;
+      else if (c < 0x20 || c > 0x3f) // not a parameter or intermediate byte
+        in_sequence_other(out, c);
+      return;
+    case st::string:
+      if (c == ESC)
+        state_ = st::string_esc;
+      else if (c == 0x07 && osc_)
+        state_ = st::text;
+      return;
+    case st::string_esc:
+      state_ = st::text;
+      if (c != '\\') { // an ESC not starting ST ends the string and starts a sequence
+        text_byte(out, ESC);
+        step(out, c);
+      }
+      return;
+  }
+}
+
+// A byte that does not belong to the ESC/CSI sequence being read.
+void TerminalText::in_sequence_other(std::string& out, unsigned char c) {
+  if (c == ESC) {
+    state_ = st::esc; // a new sequence replaces the unfinished one
+    seq_len_ = 1;
+  } else if (c < 0x20) {
+    text_byte(out, c); // terminals execute C0 controls inside sequences
+  } else if (c != 0x7f) {
+    state_ = st::text; // not a sequence after all
+    text_byte(out, c);
+  }
+}
+
+std::string TerminalText::feed(std::string_view bytes) {
+  std::string out = std::move(held_utf8_);
+  held_utf8_.clear();
+  for (char c : bytes)
+    step(out, static_cast<unsigned char>(c));
+  if (auto n = incomplete_utf8_tail(out); n > 0) {
+    held_utf8_ = out.substr(out.size() - n);
+    out.resize(out.size() - n);
+  }
+  return out;
+}
+
+std::string TerminalText::flush() {
+  std::string out = std::move(held_utf8_);
+  held_utf8_.clear();
+  if (pending_cr_)
+    out += '\n';
+  pending_cr_ = false;
+  state_ = st::text;
+  seq_len_ = 0;
+  return out;
+}
+
+} // namespace jp

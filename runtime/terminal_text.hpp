@@ -1,0 +1,38 @@
+// Raw pty output -> plain text for an LLM: drops terminal control sequences, turns
+// CR/CRLF into LF and applies backspace. Streaming: pty output arrives in arbitrary
+// chunks, so any sequence may be split across feed() calls.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace jp {
+
+class TerminalText {
+public:
+  /// The plain text of these bytes (what can be decided so far).
+  std::string feed(std::string_view bytes);
+  /// Whatever is held back (a trailing lone CR, a partial UTF-8 character); resets.
+  std::string flush();
+
+  /// An unterminated sequence longer than this is dropped, so a stray ESC ] cannot
+  /// swallow the rest of the output.
+  static constexpr std::size_t max_sequence = 4096;
+
+private:
+  enum class st { text, esc, esc_intermediate, csi, string, string_esc };
+
+  void step(std::string& out, unsigned char c);
+  void in_sequence_other(std::string& out, unsigned char c);
+  void text_byte(std::string& out, unsigned char c);
+  void put(std::string& out, char c);
+
+  st state_ = st::text;
+  bool osc_ = false;        // the string may also end with BEL
+  bool pending_cr_ = false; // a CR whose meaning depends on the next byte
+  std::size_t seq_len_ = 0;
+  std::string held_utf8_;   // a character split across chunks
+};
+
+} // namespace jp

@@ -1,0 +1,220 @@
+#define CAF_SUITE terminal
+#include <caf/test/unit_test.hpp>
+
+#include "runtime/terminal_screen.hpp"
+#include "runtime/terminal_text.hpp"
+#include "runtime/typed_input.hpp"
+
+#include <string>
+
+using namespace jp;
+using namespace std::string_literals;
+
+namespace {
+
+std::string plain(std::string_view bytes) {
+  TerminalText t;
+  return t.feed(bytes) + t.flush();
+}
+
+std::string plain_bytewise(std::string_view bytes) {
+  TerminalText t;
+  std::string out;
+  for (char c : bytes)
+    out += t.feed(std::string_view(&c, 1));
+  return out + t.flush();
+}
+
+// Colors, a title, a charset designation, a DCS, keypad mode, a progress bar and
+// a multi-byte character, as a colored `git diff` in a pty might print them.
+const std::string colored_diff = "\x1b]0;git diff\x07"
+                                 "\x1b[1mdiff --git a/x b/x\x1b[m\r\n"
+                                 "\x1b(B\x1b[1;32m+added \xC3\xA9t\xC3\xA9\x1b[m\r\n"
+                                 "\x1b[31m-removed\x1b[m\r\n"
+                                 "\x1bP1$r0m\x1b\\\x1b=\x1b]8;;http://x\x1b\\link\x1b[0K\r\n"
+                                 "10%\r50%\r100%\r\n";
+const std::string diff_text = "diff --git a/x b/x\n+added \xC3\xA9t\xC3\xA9\n-removed\nlink\n"
+                              "10%\n50%\n100%\n";
+
+} // namespace
+
+CAF_TEST(control sequences are removed) {
+  CAF_CHECK_EQUAL(plain(colored_diff), diff_text);
+}
+
+CAF_TEST(sequences split at every byte give the same text) {
+  CAF_CHECK_EQUAL(plain_bytewise(colored_diff), diff_text);
+  for (std::size_t cut = 0; cut <= colored_diff.size(); ++cut) {
+    TerminalText t;
+    auto out = t.feed(std::string_view(colored_diff).substr(0, cut));
+    out += t.feed(std::string_view(colored_diff).substr(cut));
+    out += t.flush();
+    CAF_CHECK_EQUAL(out, diff_text);
+  }
+}
+
+CAF_TEST(a sequence interrupted by another or cancelled leaves no residue) {
+  CAF_CHECK_EQUAL(plain("\x1b]0;title\x1b[31mred"), "red");
+  CAF_CHECK_EQUAL(plain("a\x1b[12\x18" "b\x1b[1\x1b[2Jc"), "abc");
+  CAF_CHECK_EQUAL(plain("\x1b[1\n;2Hx"), "\nx"); // C0 inside CSI still acts
+}
+
+CAF_TEST(CRLF and lone CR become one line break) {
+  CAF_CHECK_EQUAL(plain("a\r\nb\rc\r\r\nd"), "a\nb\nc\nd");
+  TerminalText t;
+  CAF_CHECK_EQUAL(t.feed("progress 1\r"), "progress 1");
+  CAF_CHECK_EQUAL(t.feed("\n"), "\n");
+  CAF_CHECK_EQUAL(t.feed("x\r"), "x");
+  CAF_CHECK_EQUAL(t.feed("y"), "\ny");
+  CAF_CHECK_EQUAL(t.feed("\r"), "");
+  CAF_CHECK_EQUAL(t.flush(), "\n");
+}
+
+CAF_TEST(backspace removes the previous character) {
+  CAF_CHECK_EQUAL(plain("abc\b\bX"), "aX");
+  CAF_CHECK_EQUAL(plain("\bz"), "z");
+  CAF_CHECK_EQUAL(plain("a\xC3\xA9\b"), "a");      // a whole code point
+  CAF_CHECK_EQUAL(plain("a\xE2\x82\xAC\b!"), "a!"); // three-byte code point
+  CAF_CHECK_EQUAL(plain("a\n\bb"), "a\nb");        // not past a line break
+  CAF_CHECK_EQUAL(plain("bell\x07\x01\x7f"), "bell");
+  CAF_CHECK_EQUAL(plain("a\tb"), "a\tb");
+}
+
+CAF_TEST(a UTF-8 character split across chunks is held until complete) {
+  TerminalText t;
+  CAF_CHECK_EQUAL(t.feed("x\xE2\x82"), "x");
+  CAF_CHECK_EQUAL(t.feed("\xAC."), "\xE2\x82\xAC.");
+}
+
+CAF_TEST(a runaway OSC is dropped after the cap) {
+  TerminalText t;
+  auto out = t.feed("before\x1b]0;" + std::string(3 * TerminalText::max_sequence, 'x'));
+  out += t.feed("\nafter");
+  CAF_CHECK(out.rfind("before", 0) == 0);
+  CAF_CHECK(out.size() < 3 * TerminalText::max_sequence);
+  CAF_CHECK(out.ends_with("\nafter"));
+  // A bad sequence does not stick: the next one is parsed normally.
+  CAF_CHECK_EQUAL(t.feed("\x1b[31mred\x1b[m"), "red");
+}
+
+CAF_TEST(screen renders rows and cursor) {
+  TerminalScreen s(5, 20);
+  s.feed("hello\r\nworld");
+  auto r = s.render();
+  CAF_CHECK_EQUAL(r.rows, (std::vector<std::string>{"hello", "world"}));
+  CAF_CHECK_EQUAL(r.cursor_row, 1);
+  CAF_CHECK_EQUAL(r.cursor_col, 5);
+  CAF_CHECK_EQUAL(r.height, 5);
+  CAF_CHECK_EQUAL(r.width, 20);
+}
+
+CAF_TEST(screen clears and moves the cursor) {
+  TerminalScreen s(5, 20);
+  s.feed("junk\r\nmore junk");
+  s.feed("\x1b[H\x1b[2J\x1b[3;4Hx");
+  auto r = s.render();
+  CAF_CHECK_EQUAL(r.rows, (std::vector<std::string>{"", "", "   x"}));
+  CAF_CHECK_EQUAL(r.cursor_row, 2);
+  CAF_CHECK_EQUAL(r.cursor_col, 4);
+}
+
+CAF_TEST(alternate screen shows new content and restores the old) {
+  TerminalScreen s(5, 20);
+  s.feed("shell prompt $ ");
+  s.feed("\x1b[?1049h\x1b[H\x1b[2Jless page");
+  CAF_CHECK_EQUAL(s.render().rows, (std::vector<std::string>{"less page"}));
+  s.feed("\x1b[?1049l");
+  auto r = s.render();
+  CAF_CHECK_EQUAL(r.rows, (std::vector<std::string>{"shell prompt $"}));
+  CAF_CHECK_EQUAL(r.cursor_col, 15);
+}
+
+CAF_TEST(screen resize changes the size) {
+  TerminalScreen s(5, 20);
+  s.feed("abc");
+  s.resize(10, 40);
+  auto r = s.render();
+  CAF_CHECK_EQUAL(r.height, 10);
+  CAF_CHECK_EQUAL(r.width, 40);
+  CAF_CHECK_EQUAL(r.rows, (std::vector<std::string>{"abc"}));
+  s.feed("\x1b[10;40HZ");
+  CAF_CHECK_EQUAL(s.render().rows.size(), 10u);
+  CAF_CHECK(s.render().rows.back().ends_with("Z"));
+}
+
+CAF_TEST(wide characters appear once) {
+  TerminalScreen s(3, 10);
+  s.feed("\xE4\xB8\xAD\xE6\x96\x87x");
+  auto r = s.render();
+  CAF_CHECK_EQUAL(r.rows, (std::vector<std::string>{"\xE4\xB8\xAD\xE6\x96\x87x"}));
+  CAF_CHECK_EQUAL(r.cursor_col, 5);
+}
+
+CAF_TEST(terminal replies to a cursor position query) {
+  TerminalScreen s(5, 20);
+  s.feed("\x1b[3;7H\x1b[6n");
+  CAF_CHECK_EQUAL(s.take_replies(), "\x1b[3;7R");
+  CAF_CHECK_EQUAL(s.take_replies(), "");
+  s.feed("\x1b[c");
+  CAF_CHECK(s.take_replies().starts_with("\x1b[?"));
+}
+
+CAF_TEST(keys follow the terminal modes) {
+  TerminalScreen s(5, 20);
+  CAF_CHECK_EQUAL(*s.encode_keys({"Up"}), "\x1b[A");
+  s.feed("\x1b[?1h"); // application cursor keys, as less and vim set them
+  CAF_CHECK_EQUAL(*s.encode_keys({"up"}), "\x1bOA");
+  CAF_CHECK_EQUAL(s.take_replies(), ""); // typed keys are no replies
+}
+
+CAF_TEST(named keys and modifiers encode) {
+  TerminalScreen s(5, 20);
+  auto keys = [&](std::vector<std::string> names) {
+    auto r = s.encode_keys(names);
+    CAF_REQUIRE(r.ok());
+    return *r;
+  };
+  CAF_CHECK_EQUAL(keys({"C-c"}), "\x03");
+  CAF_CHECK_EQUAL(keys({"C-d"}), "\x04");
+  CAF_CHECK_EQUAL(keys({"c-C"}), "\x03");
+  CAF_CHECK_EQUAL(keys({"C-["}), "\x1b");
+  CAF_CHECK_EQUAL(keys({"C-m"}), "\r");
+  CAF_CHECK_EQUAL(keys({"Enter"}), "\r");
+  CAF_CHECK_EQUAL(keys({"M-b"}), "\x1b"s "b");
+  CAF_CHECK_EQUAL(keys({"C-M-x"}), "\x1b\x18");
+  CAF_CHECK_EQUAL(keys({"S-a"}), "A");
+  CAF_CHECK_EQUAL(keys({"S-Tab"}), "\x1b[Z");
+  CAF_CHECK_EQUAL(keys({"Esc", "escape"}), "\x1b\x1b");
+  CAF_CHECK_EQUAL(keys({"Backspace", "Tab", "Space"}), "\x7f\t ");
+  CAF_CHECK_EQUAL(keys({"F1", "F12", "PageDown", "Delete"}), "\x1bOP\x1b[24~\x1b[6~\x1b[3~");
+  CAF_CHECK_EQUAL(keys({"y", "q", "/", "-", "\xC3\xA9"}), "yq/-\xC3\xA9");
+  CAF_CHECK_EQUAL(keys({}), "");
+  CAF_CHECK_EQUAL(s.take_replies(), "");
+}
+
+CAF_TEST(unknown key is an error naming it) {
+  TerminalScreen s(5, 20);
+  for (auto bad : {"Foo", "", "ls", "X-a", "F13", "M-"}) {
+    auto r = s.encode_keys({"Enter", bad});
+    CAF_REQUIRE(!r.ok());
+    CAF_CHECK(r.error().find("\""s + bad + "\"") != std::string::npos);
+    CAF_CHECK(r.error().find("C- (Ctrl)") != std::string::npos);
+  }
+  CAF_CHECK_EQUAL(s.take_replies(), "");
+  CAF_CHECK(key_help().find("PageUp") != std::string::npos);
+}
+
+CAF_TEST(typed text escapes) {
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(ls\n)"), "ls\n");
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(\r\t\e\a\b\\)"), "\r\t\x1b\a\b\\");
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(a\0b)"), "a\0b"s);
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(\x03\x1B[A)"), "\x03\x1b[A");
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(\u00e9\u20AC)"), "\xC3\xA9\xE2\x82\xAC");
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(\uD83D\uDE00)"), "\xF0\x9F\x98\x80");
+  // Anything else stays as written.
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(C:\dir\q)"), R"(C:\dir\q)");
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(\xZ1 \x4)"), R"(\xZ1 \x4)");
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(\u12 \uD800x)"), R"(\u12 \uD800x)");
+  CAF_CHECK_EQUAL(unescape_typed_text("end\\"), "end\\");
+  CAF_CHECK_EQUAL(unescape_typed_text(R"(\\n)"), R"(\n)");
+}
