@@ -3,15 +3,21 @@
 #include <atomic>
 #include <caf/all.hpp>
 #include <cctype>
+#include <chrono>
 #include <optional>
+#include <regex>
 #include <fmt/format.h>
 
 #include "messages/atoms.hpp"
 #include "messages/json.hpp"
 #include "messages/json_codec.hpp"
+#include "runtime/input_wait.hpp"
 #include "runtime/io_thread.hpp"
 #include "runtime/output_buffer.hpp"
 #include "runtime/process.hpp"
+#include "runtime/terminal_screen.hpp"
+#include "runtime/terminal_text.hpp"
+#include "runtime/typed_input.hpp"
 
 namespace jp {
 
@@ -19,6 +25,17 @@ namespace {
 
 constexpr size_t stderr_tail_bytes = 8 * 1024;
 constexpr size_t trace_lines = 20;
+constexpr size_t recent_text_bytes = 2048; // where a prompt is looked for
+
+using clock = std::chrono::steady_clock;
+
+/// A fetch or apply (or a spawn's first look) waiting for the output to settle.
+struct Look {
+  caf::response_promise rp;
+  LookOptions options;
+  clock::time_point deadline;
+  uint64_t output_seq = 0; // output chunks seen when it began
+};
 
 struct handle_state {
   std::string id;
@@ -40,6 +57,20 @@ struct handle_state {
   std::optional<ToolState> declared;
   HandleReport final;
   std::vector<caf::response_promise> abort_waiters;
+  // A terminal (io = pty): content is its output as plain text; the screen is
+  // rendered on request.
+  std::unique_ptr<TerminalText> term_text;
+  std::unique_ptr<TerminalScreen> screen;
+  // Knowing when the tool waits for input: its last lines of plain text (a prompt),
+  // the pattern that says so, and what the last probe found.
+  std::string recent;
+  std::optional<std::regex> prompt;
+  std::optional<Question> input_wait;
+  std::vector<Look> looks;
+  uint64_t output_seq = 0;
+  clock::time_point last_output = clock::now();
+  bool probe_due = false;   // output since the last probe
+  bool tick_pending = false;
 
   static inline const char* name = "jp.handle";
 };
@@ -60,12 +91,200 @@ std::vector<std::string> last_lines(std::string_view text, size_t n) {
   return {lines.rbegin(), lines.rend()};
 }
 
-HandleReport running_report(handle_actor_t* self) {
+bool detects_input_wait(const handle_state& st) {
+  return !st.exited && st.proc && (st.spec.pty || st.prompt);
+}
+
+/// The last non-blank line of recent output: what a waiting tool last said.
+std::string last_prompt(std::string_view text) {
+  while (!text.empty()) {
+    auto nl = text.rfind('\n');
+    auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
+    if (line.find_first_not_of(" \t") != std::string_view::npos)
+      return sanitize_utf8(line);
+    if (nl == std::string_view::npos)
+      break;
+    text = text.substr(0, nl);
+  }
+  return {};
+}
+
+/// The report of a look; with the screen when asked for (and there is one).
+HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptions& o) {
+  if (o.screen && st.screen)
+    r.screen = st.screen->render();
+  return r;
+}
+
+HandleReport running_report(handle_actor_t* self, const LookOptions& o = {}) {
   auto& st = self->state;
   auto taken = st.out->take();
-  auto state = st.waiting ? ToolState::waiting(*st.waiting, std::move(taken.content))
-                          : ToolState::running(std::move(taken.content));
-  return {st.id, std::move(state), taken.omitted, std::move(taken.spill_path)};
+  auto state = st.waiting      ? ToolState::waiting(*st.waiting, std::move(taken.content))
+               : st.input_wait ? ToolState::waiting(*st.input_wait, std::move(taken.content))
+                               : ToolState::running(std::move(taken.content));
+  return with_screen(st, {st.id, std::move(state), taken.omitted, std::move(taken.spill_path)}, o);
+}
+
+/// The tool waits for input (a probe found it reading, or its prompt showed) or no
+/// longer does: the registry hears of it, for awaits and notifications.
+void set_input_wait(handle_actor_t* self, bool waiting) {
+  auto& st = self->state;
+  if (waiting == st.input_wait.has_value())
+    return;
+  if (waiting) {
+    auto prompt = last_prompt(st.recent);
+    st.input_wait = Question{"input", prompt.empty() ? "(waiting for input)" : prompt, "", {}, ""};
+    self->send(st.registry, waiting_atom::value, st.id, *st.input_wait);
+  } else {
+    st.input_wait.reset();
+    self->send(st.registry, waiting_atom::value, st.id, Question{});
+  }
+}
+
+/// Quiet output and a tool reading its terminal, or a last line matching the
+/// tool's prompt pattern: it waits for input.
+void probe_input_wait(handle_actor_t* self) {
+  auto& st = self->state;
+  st.probe_due = false;
+  if (!detects_input_wait(st) || st.waiting)
+    return;
+  bool waiting = false;
+  if (st.prompt) {
+    auto nl = st.recent.rfind('\n');
+    auto line = nl == std::string::npos ? st.recent : st.recent.substr(nl + 1);
+    waiting = std::regex_search(line, *st.prompt);
+  }
+  if (!waiting && st.spec.pty)
+    waiting = waits_for_input(st.proc->pid(), true);
+  set_input_wait(self, waiting);
+}
+
+bool quiet(const handle_state& st, clock::time_point now) {
+  return now - st.last_output >= std::chrono::milliseconds(st.spec.settle_ms);
+}
+
+/// Whether a look has waited enough: the handle stopped or asks, its time is up,
+/// or its output settled (quiet) where the tool now waits for input, or, when that
+/// cannot be told, where some output came since the look began.
+bool look_done(const handle_state& st, const Look& look, clock::time_point now) {
+  if (st.exited || st.waiting || now >= look.deadline)
+    return true;
+  if (!quiet(st, now))
+    return false;
+  if (st.input_wait)
+    return true;
+  return !detects_input_wait(st) && st.output_seq > look.output_seq;
+}
+
+void schedule_tick(handle_actor_t* self);
+
+/// Answers the looks that have waited enough.
+void settle_looks(handle_actor_t* self) {
+  auto& st = self->state;
+  auto now = clock::now();
+  if (!st.exited && (st.probe_due || !st.looks.empty()) && quiet(st, now))
+    probe_input_wait(self);
+  for (size_t i = 0; i < st.looks.size();) {
+    if (!look_done(st, st.looks[i], now)) {
+      ++i;
+      continue;
+    }
+    auto look = std::move(st.looks[i]);
+    st.looks.erase(st.looks.begin() + static_cast<std::ptrdiff_t>(i));
+    look.rp.deliver(st.exited ? with_screen(st, st.final, look.options)
+                              : running_report(self, look.options));
+  }
+  schedule_tick(self);
+}
+
+/// One timer at a time: when output should have settled, or the next look's deadline.
+void schedule_tick(handle_actor_t* self) {
+  auto& st = self->state;
+  if (st.tick_pending || st.exited)
+    return;
+  bool probe = st.probe_due && detects_input_wait(st);
+  if (st.looks.empty() && !probe)
+    return;
+  auto now = clock::now();
+  auto at = st.last_output + std::chrono::milliseconds(st.spec.settle_ms);
+  if (at <= now)
+    at = now + std::chrono::milliseconds(st.spec.settle_ms);
+  for (auto& look : st.looks)
+    at = std::min(at, look.deadline);
+  st.tick_pending = true;
+  auto delay = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(at - now),
+                        std::chrono::milliseconds(1));
+  self->delayed_send(self, delay, tick_atom::value);
+}
+
+/// A look that may wait (wait_ms, else the tool's default) for output to settle.
+caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o) {
+  auto& st = self->state;
+  auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
+  if (wait <= 0 || st.waiting || (st.input_wait && quiet(st, clock::now())))
+    return running_report(self, o);
+  auto rp = self->make_response_promise<HandleReport>();
+  st.looks.push_back(Look{rp, o, clock::now() + std::chrono::milliseconds(wait), st.output_seq});
+  schedule_tick(self);
+  return rp;
+}
+
+caf::error look_error(const handle_state& st, const LookOptions& o) {
+  if ((o.screen || o.rows > 0) && !st.spec.pty)
+    return caf::make_error(caf::sec::runtime_error,
+                           fmt::format("Handle `{}` ({}) has no terminal: `screen`, `rows` and "
+                                       "`cols` are for tools with io = \"pty\"",
+                                       st.id, st.spec.tool));
+  return {};
+}
+
+void apply_resize(handle_actor_t* self, const LookOptions& o) {
+  auto& st = self->state;
+  if (o.rows <= 0 || !st.spec.pty)
+    return;
+  st.spec.rows = o.rows;
+  st.spec.cols = o.cols;
+  if (st.screen)
+    st.screen->resize(o.rows, o.cols);
+  if (st.proc)
+    st.proc->resize(o.rows, o.cols);
+}
+
+/// What typing `input` into a terminal sends: text with escapes (\n, \t, \x1b,
+/// ...), or named keys.
+Result<std::string> typed_bytes(handle_state& st, const Json& input) {
+  if (input.is_string())
+    return unescape_typed_text(input.as_string());
+  if (input.is_object()) {
+    std::string bytes;
+    auto* text = input.find("text");
+    auto* keys = input.find("keys");
+    bool only_known = input.as_object().size() == (text ? 1u : 0u) + (keys ? 1u : 0u);
+    if (only_known && (text || keys)) {
+      if (text && !text->is_string())
+        return Error{"`input.text` must be a string"};
+      if (text)
+        bytes = unescape_typed_text(text->as_string());
+      if (keys) {
+        std::vector<std::string> names;
+        if (keys->is_array())
+          for (auto& k : keys->as_array())
+            if (k.is_string())
+              names.push_back(k.as_string());
+        if (!keys->is_array() || names.size() != keys->as_array().size())
+          return Error{"`input.keys` must be an array of key names, e.g. [\"Up\", \"Enter\", \"C-c\"]"};
+        auto encoded = st.screen->encode_keys(names);
+        if (!encoded)
+          return Error{encoded.error()};
+        bytes += *encoded;
+      }
+      return bytes;
+    }
+  }
+  return Error{fmt::format("a terminal takes `input` as text (escapes such as \\n, \\t, \\x1b "
+                           "work) or as {{\"keys\": [\"Up\", \"Enter\", \"C-c\"]}} (optionally "
+                           "with \"text\" typed first), got {}",
+                           input.type_name())};
 }
 
 /// One ToolState line from the control channel: waiting asks (the registry hears
@@ -88,6 +307,7 @@ void adopt(handle_actor_t* self, std::string_view line) {
       }
       st.waiting = state->question;
       self->send(st.registry, waiting_atom::value, st.id, state->question);
+      settle_looks(self); // a question ends a wait
       break;
     case state_kind::running:
       break;
@@ -153,6 +373,17 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   st.spec = std::move(spec);
   st.registry = std::move(registry);
   st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, spill_path(st.spec, st.id));
+  if (st.spec.pty) {
+    st.term_text = std::make_unique<TerminalText>();
+    st.screen = std::make_unique<TerminalScreen>(st.spec.rows, st.spec.cols);
+  }
+  if (!st.spec.prompt_pattern.empty()) {
+    try {
+      st.prompt.emplace(st.spec.prompt_pattern);
+    } catch (const std::regex_error&) {
+      // Checked when the config was loaded; a spec from elsewhere just has none.
+    }
+  }
   auto me = caf::actor_cast<caf::actor>(self);
   ProcessEvents events;
   events.on_output = [me](stream_kind s, std::string_view chunk) {
@@ -164,7 +395,8 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   events.on_exit = [me](const ExitInfo& info) {
     caf::anon_send(me, exited_atom::value, info.signaled, info.code, info.signal);
   };
-  SpawnSpec ps{st.spec.argv, st.spec.cwd, st.spec.env, st.spec.stdin_pipe, st.spec.control_channel};
+  SpawnSpec ps{st.spec.argv, st.spec.cwd, st.spec.env, st.spec.stdin_pipe, st.spec.control_channel,
+               st.spec.pty, st.spec.rows, st.spec.cols};
   auto proc = spawn_process(*io, std::move(ps), std::move(events));
   if (!proc) {
     finish(self, ToolState::failure(ToolError{proc.error(), {}, false}), 0, {});
@@ -182,7 +414,25 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       // The first output since the assistant last looked: the registry may notify.
       if (st.spec.notify_content && st.out->pending() == 0)
         self->send(st.registry, content_atom::value, st.id);
-      st.out->append(chunk);
+      std::string_view text = chunk;
+      std::string plain;
+      if (st.spec.pty) {
+        st.screen->feed(chunk);
+        // A program asking the terminal (cursor position, ...) waits for the answer.
+        if (auto replies = st.screen->take_replies(); !replies.empty() && st.proc)
+          st.proc->write_stdin(std::move(replies));
+        plain = st.term_text->feed(chunk);
+        text = plain;
+      }
+      st.out->append(text);
+      st.recent += text;
+      if (st.recent.size() > 2 * recent_text_bytes)
+        st.recent.erase(0, st.recent.size() - recent_text_bytes);
+      ++st.output_seq;
+      st.last_output = clock::now();
+      st.probe_due = true;
+      set_input_wait(self, false); // it talks: whatever it waited for came
+      schedule_tick(self);
       // Consumed: let the io thread read on (it stops while we are far behind).
       if (st.proc)
         st.proc->ack(chunk.size());
@@ -218,11 +468,18 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       auto& st = self->state;
       if (st.exited)
         return;
+      if (st.term_text)
+        st.out->append(st.term_text->flush());
       auto taken = st.out->take();
       auto state = final_state(self, ExitInfo{signaled, code, signal}, std::move(taken.content));
       finish(self, std::move(state), taken.omitted, std::move(taken.spill_path));
+      settle_looks(self);
       if (!st.aborting)
         deliver_aborts(self);
+    },
+    [self](tick_atom) {
+      self->state.tick_pending = false;
+      settle_looks(self);
     },
     [self](retire_atom) {
       // "gone" may still be on its way (the registry can hear "stopped" first): an
@@ -238,13 +495,19 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       if (self->state.retired)
         self->quit();
     },
-    [self](fetch_atom) -> HandleReport {
-      if (self->state.exited)
-        return self->state.final;
-      return running_report(self);
-    },
-    [self](apply_atom, const std::string& input_json) -> caf::result<HandleReport> {
+    [self](fetch_atom, const LookOptions& o) -> caf::result<HandleReport> {
       auto& st = self->state;
+      if (auto err = look_error(st, o))
+        return err;
+      if (st.exited)
+        return with_screen(st, st.final, o);
+      apply_resize(self, o);
+      return look(self, o);
+    },
+    [self](apply_atom, const std::string& input_json, const LookOptions& o) -> caf::result<HandleReport> {
+      auto& st = self->state;
+      if (auto err = look_error(st, o))
+        return err;
       if (st.exited)
         return caf::make_error(caf::sec::runtime_error,
                                fmt::format("Handle `{}` has stopped; it takes no more input", st.id));
@@ -253,7 +516,13 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
                                fmt::format("Handle `{}` ({}) does not read input", st.id, st.spec.tool));
       auto input = Json::parse(input_json);
       std::string bytes;
-      if (st.waiting) {
+      if (st.spec.pty && !st.waiting) {
+        auto typed = typed_bytes(st, input.ok() ? *input : Json(input_json));
+        if (!typed)
+          return caf::make_error(caf::sec::runtime_error,
+                                 fmt::format("Handle `{}`: {}", st.id, typed.error()));
+        bytes = std::move(*typed);
+      } else if (st.waiting) {
         // The answer to the pending question, as one JSON line (the control channel's
         // other half); the tool runs on.
         bytes = (input.ok() ? input->dump() : Json(input_json).dump()) + "\n";
@@ -284,7 +553,9 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
                                            "input; not queueing more ({})",
                                            st.id, queued, limit));
       }
-      return running_report(self);
+      set_input_wait(self, false); // answered
+      apply_resize(self, o);
+      return look(self, o);
     },
     [self](abort_atom) -> caf::result<HandleReport> {
       auto& st = self->state;

@@ -352,7 +352,8 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
                                 id));
       }
       start(self, id, it->second, spec);
-      self->delegate(it->second.handle, fetch_atom::value);
+      // The first look: a terminal's tool may settle first (its prompt, its first screen).
+      self->delegate(it->second.handle, fetch_atom::value, LookOptions{});
       return caf::delegated<HandleReport>{};
     },
     [self](oneshot_atom, const LaunchSpec& spec) -> caf::result<HandleReport> {
@@ -363,21 +364,21 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       start(self, id, e, spec);
       return rp;
     },
-    [self](fetch_atom, const std::string& id) {
+    [self](fetch_atom, const std::string& id, const LookOptions& look) {
       observed(self, id);
       return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
         if (e.phase == entry_phase::stopped)
           return e.final;
         return HandleReport{id, pending_state(), 0, {}};
-      }, fetch_atom::value);
+      }, fetch_atom::value, look);
     },
-    [self](apply_atom, const std::string& id, const std::string& input) {
+    [self](apply_atom, const std::string& id, const std::string& input, const LookOptions& look) {
       observed(self, id);
       return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
         if (e.phase == entry_phase::stopped)
           return fail(fmt::format("Handle `{}` has stopped; it takes no more input", id));
         return fail(fmt::format("Handle `{}` has not started yet; apply input after its spawn", id));
-      }, apply_atom::value, input);
+      }, apply_atom::value, input, look);
     },
     [self](abort_atom, const std::string& id) {
       observed(self, id);

@@ -9,8 +9,9 @@
 //   (cancel_atom, id, reason)                   -> void      a pre-registered spawn failed
 //   (spawn_atom, id, LaunchSpec)                -> HandleReport
 //   (oneshot_atom, LaunchSpec)                  -> HandleReport  once stopped
-//   (fetch_atom | abort_atom, id)               -> HandleReport
-//   (apply_atom, id, input_json)                -> HandleReport
+//   (fetch_atom, id, LookOptions)               -> HandleReport
+//   (apply_atom, id, input_json, LookOptions)   -> HandleReport
+//   (abort_atom, id)                            -> HandleReport
 //   (watch_atom, vector<string> ids)            -> vector<HandleStatus>; then the
 //        sender gets (stopped_atom, HandleStatus) for each watched handle that stops,
 //        and (waiting_atom, HandleStatus) when one starts or stops waiting on a question

@@ -229,13 +229,13 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
       break;
     }
     case action_kind::fetch:
-      go = [self, registry, id, reply, reply_error] {
-        self->request(registry, caf::infinite, fetch_atom::value, id).then(reply, reply_error);
+      go = [self, registry, id, look = cmd->look, reply, reply_error] {
+        self->request(registry, caf::infinite, fetch_atom::value, id, look).then(reply, reply_error);
       };
       break;
     case action_kind::apply:
-      go = [self, registry, id, input = cmd->input_json, reply, reply_error] {
-        self->request(registry, caf::infinite, apply_atom::value, id, input).then(reply, reply_error);
+      go = [self, registry, id, input = cmd->input_json, look = cmd->look, reply, reply_error] {
+        self->request(registry, caf::infinite, apply_atom::value, id, input, look).then(reply, reply_error);
       };
       break;
     case action_kind::abort:

@@ -76,6 +76,15 @@ struct ToolConfig {
   // [questions.<id>] target = "user" (default) | "assistant": who answers it when
   // no fixed answer is configured.
   std::map<std::string, std::string> question_targets;
+  // Interactive sessions. A pty's size; a regex (ECMAScript) that the last line of
+  // output matches when the tool waits for input (any io); how long spawn, fetch and
+  // apply wait by default for output to settle (-1: 1000 ms for a pty, else 0); and
+  // how long output must be quiet to count as settled.
+  int rows = 24;
+  int cols = 80;
+  std::string prompt_pattern;
+  int64_t wait_ms = -1;
+  int64_t settle_ms = 100;
 };
 
 /// Limits of the runtime itself ([runtime] table).

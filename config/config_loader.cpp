@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -19,6 +20,7 @@
 #include <toml++/toml.h>
 
 #include "config/toml_json.hpp"
+#include "messages/launch_spec.hpp"
 
 namespace jp {
 
@@ -191,6 +193,23 @@ private:
       return static_cast<uint64_t>(i->get());
     return mismatch(key, "an integer from 1 to 64", n);
   }
+  Result<int> int_in(const toml::node& n, std::string_view key, int64_t lo, int64_t hi) const {
+    if (auto* i = n.as_integer(); i && i->get() >= lo && i->get() <= hi)
+      return static_cast<int>(i->get());
+    return mismatch(key, fmt::format("an integer from {} to {}", lo, hi), n);
+  }
+  Result<std::string> regex_of(const toml::node& n, std::string_view key) const {
+    auto s = string_of(n, key);
+    if (!s)
+      return s;
+    try {
+      std::regex check(*s);
+    } catch (const std::regex_error& e) {
+      return fail(key, fmt::format("not a valid regular expression (ECMAScript syntax): {}",
+                                   e.what()));
+    }
+    return s;
+  }
   Result<std::vector<std::string>> strings_of(const toml::node& n, std::string_view key) const {
     auto* a = n.as_array();
     if (!a)
@@ -296,7 +315,8 @@ private:
     if (auto s = check_keys(t, prefix,
                             {"source", "summary", "description", "command", "run", "io",
                              "cwd", "env", "parameters", "one_of_required", "spawn",
-                             "questions"});
+                             "questions", "rows", "cols", "prompt_pattern", "wait_ms",
+                             "settle_ms"});
         !s)
       return s;
     for (auto&& [k, v] : t) {
@@ -328,6 +348,16 @@ private:
         s = assign(strings_of(v, key), tool.one_of_required);
       else if (k == "spawn")
         s = with_table(v, key, [&](auto& st) { return spawn(tool, st, key); });
+      else if (k == "rows")
+        s = assign(int_in(v, key, 2, 1000), tool.rows);
+      else if (k == "cols")
+        s = assign(int_in(v, key, 10, 1000), tool.cols);
+      else if (k == "prompt_pattern")
+        s = assign(regex_of(v, key), tool.prompt_pattern);
+      else if (k == "wait_ms")
+        s = assign(int_in(v, key, 0, kMaxWaitMs), tool.wait_ms);
+      else if (k == "settle_ms")
+        s = assign(int_in(v, key, 1, 10000), tool.settle_ms);
       else
         s = with_table(v, key, [&](auto& qt) { return questions(tool, qt, key); });
       if (!s)
@@ -540,9 +570,11 @@ private:
                                        "source = \"local\" under another name");
     for (auto& p : tool.parameters) {
       auto pkey = fmt::format("{}.parameters.{}", prefix, p.name);
-      if (tool.stateful && (p.name == "action" || p.name == "id" || p.name == "input"))
-        return fail(pkey, "the names action, id and input are reserved for the stateful "
-                          "protocol (spawn.stateful = true)");
+      if (tool.stateful && (p.name == "action" || p.name == "id" || p.name == "input" ||
+                            p.name == "wait_ms" || p.name == "screen" || p.name == "rows" ||
+                            p.name == "cols"))
+        return fail(pkey, "the names action, id, input, wait_ms, screen, rows and cols are "
+                          "reserved for the stateful protocol (spawn.stateful = true)");
       if (!p.enum_values.empty() && p.type != "string")
         return fail(pkey + ".enum", fmt::format("only for parameters of type string, "
                                                 "got type {}", p.type));

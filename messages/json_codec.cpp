@@ -1,4 +1,5 @@
 #include "messages/json_codec.hpp"
+#include "messages/launch_spec.hpp"
 
 #include <cmath>
 #include <optional>
@@ -520,6 +521,49 @@ Result<ToolState> parse_tool_output(std::string_view stdout_text) {
 
 // -- Stateful calls -------------------------------------------------------------------------
 
+namespace {
+
+/// An integer argument in [lo, hi]; `fallback` when absent. Numbers with a
+/// fraction are taken when whole (some models write 1000.0).
+Result<int64_t> int_argument(const Json& args, std::string_view key, int64_t lo, int64_t hi,
+                             int64_t fallback, std::string_view unit) {
+  auto* v = field(args, key);
+  if (!v)
+    return fallback;
+  if (!v->is_number() || v->as_number() != static_cast<double>(static_cast<int64_t>(v->as_number())))
+    return wrong_type(key, fmt::format("an integer ({})", unit), *v);
+  auto n = static_cast<int64_t>(v->as_number());
+  if (n < lo || n > hi)
+    return Error{fmt::format("`{}` must be from {} to {} ({}), got {}", key, lo, hi, unit, n)};
+  return n;
+}
+
+Result<LookOptions> look_options(const Json& args) {
+  LookOptions o;
+  auto wait = int_argument(args, "wait_ms", 0, kMaxWaitMs, -1, "milliseconds");
+  if (!wait)
+    return Error{wait.error()};
+  o.wait_ms = *wait;
+  if (auto* screen = field(args, "screen")) {
+    if (!screen->is_bool())
+      return wrong_type("screen", "true or false", *screen);
+    o.screen = screen->as_bool();
+  }
+  auto rows = int_argument(args, "rows", 2, 1000, 0, "terminal rows");
+  if (!rows)
+    return Error{rows.error()};
+  auto cols = int_argument(args, "cols", 10, 1000, 0, "terminal columns");
+  if (!cols)
+    return Error{cols.error()};
+  if ((*rows == 0) != (*cols == 0))
+    return Error{"give `rows` and `cols` together to resize the terminal"};
+  o.rows = static_cast<int>(*rows);
+  o.cols = static_cast<int>(*cols);
+  return o;
+}
+
+} // namespace
+
 Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& args) {
   if (!args.is_object())
     return wrong_type("arguments", "an object", args);
@@ -560,9 +604,19 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
         return Error{"missing `input` (action `apply` sends it to the handle: text for "
                      "its stdin or the answer to its question)"};
       c.input_json = input->dump();
+      auto look = look_options(args);
+      if (!look)
+        return Error{look.error()};
+      c.look = *look;
       break;
     }
-    case action_kind::fetch:
+    case action_kind::fetch: {
+      auto look = look_options(args);
+      if (!look)
+        return Error{look.error()};
+      c.look = *look;
+      break;
+    }
     case action_kind::abort:
       break;
   }
@@ -582,6 +636,16 @@ Json to_arguments(const ToolCommand& c) {
     auto input = Json::parse(c.input_json);
     j.set("input", input ? std::move(*input) : Json(c.input_json));
   }
+  if (c.action == action_kind::fetch || c.action == action_kind::apply) {
+    if (c.look.wait_ms >= 0)
+      j.set("wait_ms", c.look.wait_ms);
+    if (c.look.screen)
+      j.set("screen", true);
+    if (c.look.rows > 0) {
+      j.set("rows", int64_t{c.look.rows});
+      j.set("cols", int64_t{c.look.cols});
+    }
+  }
   return j;
 }
 
@@ -594,6 +658,17 @@ std::string response_content(const HandleReport& r) {
     j.set("output_file", r.output_file);
   if (r.omitted_bytes > 0)
     j.set("omitted_bytes", r.omitted_bytes);
+  if (r.screen.height > 0) {
+    auto screen = Json::object();
+    screen.set("rows", string_array_json(r.screen.rows));
+    screen.set("cursor", Json::object()
+                             .set("row", int64_t{r.screen.cursor_row})
+                             .set("col", int64_t{r.screen.cursor_col}));
+    screen.set("size", Json::object()
+                           .set("rows", int64_t{r.screen.height})
+                           .set("cols", int64_t{r.screen.width}));
+    j.set("screen", std::move(screen));
+  }
   return j.dump();
 }
 
@@ -620,6 +695,24 @@ Result<HandleReport> report_from_response(std::string_view content) {
     if (!n->is_int() || n->as_int() < 0)
       return wrong_type("omitted_bytes", "a non-negative integer", *n);
     r.omitted_bytes = static_cast<uint64_t>(n->as_int());
+  }
+  if (auto* screen = field(*j, "screen")) {
+    auto* rows = field(*screen, "rows");
+    auto* cursor = field(*screen, "cursor");
+    auto* size = field(*screen, "size");
+    if (!rows || !cursor || !size || !cursor->is_object() || !size->is_object())
+      return Error{"`screen` must have rows, cursor {row, col} and size {rows, cols}"};
+    auto lines = string_array(*rows, "screen.rows");
+    if (!lines)
+      return Error{lines.error()};
+    r.screen.rows = std::move(*lines);
+    auto number = [](const Json* v) { return v && v->is_int() ? static_cast<int>(v->as_int()) : -1; };
+    r.screen.cursor_row = number(field(*cursor, "row"));
+    r.screen.cursor_col = number(field(*cursor, "col"));
+    r.screen.height = number(field(*size, "rows"));
+    r.screen.width = number(field(*size, "cols"));
+    if (r.screen.cursor_row < 0 || r.screen.cursor_col < 0 || r.screen.height <= 0 || r.screen.width <= 0)
+      return Error{"`screen` cursor and size must be non-negative integers"};
   }
   return r;
 }

@@ -11,6 +11,9 @@
 
 namespace jp {
 
+/// The longest an assistant may ask spawn, fetch or apply to wait (wait_ms).
+inline constexpr int64_t kMaxWaitMs = 60000;
+
 struct LaunchSpec {
   std::string tool;               // tool name, for reports and turn-end events
   std::vector<std::string> argv;  // argv[0] looked up in PATH when it has no '/'
@@ -18,6 +21,12 @@ struct LaunchSpec {
   std::vector<std::string> env;   // "KEY=VALUE" overrides
   bool stdin_pipe = false;        // apply writes here; otherwise stdin is /dev/null
   bool control_channel = false;   // io = "control": ToolState lines on fd 3, answers on stdin
+  bool pty = false;               // io = "pty": a terminal of rows x cols (stdin_pipe too)
+  int rows = 24;
+  int cols = 80;
+  std::string prompt_pattern;     // regex on the last output line: waiting for input
+  int64_t wait_ms = 0;            // spawn/fetch/apply wait this long by default ...
+  int64_t settle_ms = 100;        // ... for output to be quiet this long
   // questions.<id>.answer from config (JSON text by question id): a control-channel
   // question with one is answered at once instead of waiting.
   std::map<std::string, std::string> fixed_answers;
@@ -38,7 +47,8 @@ struct LaunchSpec {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
-  return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.control_channel, x.fixed_answers,
+  return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.control_channel, x.pty, x.rows, x.cols,
+           x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers,
            x.structured_output,
            x.output_cap, x.grace_ms, x.spill_dir, x.notify_success, x.notify_failure,
            x.notify_content, x.notify_waiting, x.on_turn_end, x.await_timeout_secs);

@@ -90,6 +90,18 @@ inline ToolState to_tool_state(Outcome o) {
 
 enum class action_kind : uint8_t { spawn, fetch, apply, abort };
 
+/// How fetch and apply (and the response to spawn) look at a handle. wait_ms < 0:
+/// the tool's default; otherwise return once output settled, the handle waits for
+/// input or stopped, or after this long. A pty's screen on request, and its new
+/// size (rows and cols > 0) before looking.
+struct LookOptions {
+  int64_t wait_ms = -1;
+  bool screen = false;
+  int rows = 0;
+  int cols = 0;
+  friend bool operator==(const LookOptions&, const LookOptions&) = default;
+};
+
 /// What the runtime dispatches for one stateful call. `args_json` (spawn) is the
 /// tool's own parameters as a JSON object; `input_json` (apply) is any JSON value.
 struct ToolCommand {
@@ -98,7 +110,20 @@ struct ToolCommand {
   std::string tool;
   std::string args_json = "{}";
   std::string input_json;
+  LookOptions look;        // fetch, apply
   friend bool operator==(const ToolCommand&, const ToolCommand&) = default;
+};
+
+/// A terminal's screen as text (a pty handle's `fetch` with `screen`): one string per
+/// row, trailing blanks trimmed, trailing empty rows dropped; `height` x `width` is
+/// the terminal's size, the cursor is 0-based. height == 0: no screen.
+struct Screen {
+  std::vector<std::string> rows;
+  int cursor_row = 0;
+  int cursor_col = 0;
+  int height = 0;
+  int width = 0;
+  friend bool operator==(const Screen&, const Screen&) = default;
 };
 
 /// What a handle reports on spawn/fetch/apply/abort: its state plus where the full
@@ -108,6 +133,7 @@ struct HandleReport {
   ToolState state;
   uint64_t omitted_bytes = 0;
   std::string output_file; // "" unless something was cut
+  Screen screen;           // only when asked for (fetch/apply with `screen`)
   friend bool operator==(const HandleReport&, const HandleReport&) = default;
 };
 
@@ -155,12 +181,20 @@ typename Inspector::result_type inspect(Inspector& f, Outcome& x) {
   return f(x.kind, x.content, x.error, x.question);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, LookOptions& x) {
+  return f(x.wait_ms, x.screen, x.rows, x.cols);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ToolCommand& x) {
-  return f(x.action, x.id, x.tool, x.args_json, x.input_json);
+  return f(x.action, x.id, x.tool, x.args_json, x.input_json, x.look);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Screen& x) {
+  return f(x.rows, x.cursor_row, x.cursor_col, x.height, x.width);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleReport& x) {
-  return f(x.id, x.state, x.omitted_bytes, x.output_file);
+  return f(x.id, x.state, x.omitted_bytes, x.output_file, x.screen);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AwaitRequest& x) {

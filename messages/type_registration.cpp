@@ -20,6 +20,8 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<Outcome>("jp.Outcome")
     .add_message_type<ToolCommand>("jp.ToolCommand")
     .add_message_type<HandleReport>("jp.HandleReport")
+    .add_message_type<LookOptions>("jp.LookOptions")
+    .add_message_type<Screen>("jp.Screen")
     .add_message_type<AwaitRequest>("jp.AwaitRequest")
     .add_message_type<HandleStatus>("jp.HandleStatus")
     .add_message_type<std::vector<HandleStatus>>("jp.HandleStatusList")

@@ -41,7 +41,7 @@ inline caf::behavior fake_handle(caf::stateful_actor<fake_handle_state>* self, s
     self->send(st.registry, stopped_atom::value, st.final);
   };
   return {
-    [self](fetch_atom) {
+    [self](fetch_atom, const LookOptions&) {
       return self->state.stopped ? self->state.final
                                  : HandleReport{self->state.id, ToolState::running(), 0, {}};
     },

@@ -125,7 +125,7 @@ CAF_TEST(timeout returns current states and aborts nothing) {
   CAF_CHECK_EQUAL(ids_of(r->first.completed), strings({"fast"}));
   CAF_CHECK_EQUAL(ids_of(r->first.pending), strings({"slow"}));
   // Still running: fetch says so.
-  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("slow"));
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("slow"), LookOptions{});
   CAF_CHECK(f.state.kind == state_kind::running);
 }
 

@@ -38,7 +38,7 @@ CAF_TEST(fetch returns only the output since the previous look; apply writes std
   auto first = fetch_until("h", [](auto& s) { return contains(s, "one\n"); });
   CAF_CHECK_EQUAL(first, "one\n");
   auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("h"),
-                                     std::string(R"("hello\n")"));
+                                     std::string(R"("hello\n")"), LookOptions{});
   CAF_CHECK_EQUAL(aerr, "");
   auto res = await_all(*this, {"h"});
   CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
@@ -91,7 +91,7 @@ CAF_TEST(a child that never reads stdin does not block apply) {
   auto out = fetch_until("deaf", [](auto& s) { return contains(s, "pid="); });
   std::string big = json_quote(std::string(4 << 20, 'y')); // far beyond any pipe buffer
   for (int i = 0; i < 3; ++i) {
-    auto [a, err] = ask<HandleReport>(registry, apply_atom::value, std::string("deaf"), big);
+    auto [a, err] = ask<HandleReport>(registry, apply_atom::value, std::string("deaf"), big, LookOptions{});
     CAF_CHECK_EQUAL(err, "");
   }
   auto [r, err] = ask<HandleReport>(registry, abort_atom::value, std::string("deaf"));
@@ -106,7 +106,7 @@ CAF_TEST(apply to a tool that never reads stdin is refused once its input queue 
   std::string big = json_quote(std::string(4 << 20, 'y'));
   std::string refusal;
   for (int i = 0; i < 10 && refusal.empty(); ++i) // 16 MiB fit: the 5th is refused
-    refusal = ask<HandleReport>(registry, apply_atom::value, std::string("full"), big).second;
+    refusal = ask<HandleReport>(registry, apply_atom::value, std::string("full"), big, LookOptions{}).second;
   CAF_CHECK(contains(refusal, "Handle `full`: the tool has not read "));
   CAF_CHECK(contains(refusal, "bytes of earlier input; not queueing more (limit 16 MiB)"));
   // Refused, not stopped: the handle still runs and can be aborted.
@@ -123,7 +123,7 @@ CAF_TEST(huge output stays bounded; the full output is in the spill file) {
                     shell("head -c " + std::to_string(size) + " /dev/zero | tr '\\0' x"));
   auto res = await_all(*this, {"flood"});
   CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
-  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("flood"));
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("flood"), LookOptions{});
   CAF_CHECK(r.state.ok);
   CAF_CHECK(r.state.content.size() < 33 * 1024);
   CAF_CHECK(contains(r.state.content, "bytes omitted]"));
@@ -141,7 +141,7 @@ CAF_TEST(huge output stays bounded; the full output is in the spill file) {
 CAF_TEST(invalid UTF-8 output still yields valid JSON for the assistant) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("bin"), shell("printf 'ok\\377\\376 end'"));
   await_all(*this, {"bin"});
-  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("bin"));
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("bin"), LookOptions{});
   auto content = response_content(r);
   auto parsed = Json::parse(content);
   CAF_REQUIRE(parsed.ok());
@@ -267,7 +267,7 @@ CAF_TEST(a tool on the control channel waits with its question and runs on with 
   HandleReport r;
   auto deadline = std::chrono::steady_clock::now() + bound;
   do {
-    r = ask<HandleReport>(registry, fetch_atom::value, std::string("g")).first;
+    r = ask<HandleReport>(registry, fetch_atom::value, std::string("g"), LookOptions{}).first;
   } while (r.state.kind != state_kind::waiting && !r.state.stopped() &&
            std::chrono::steady_clock::now() < deadline);
   CAF_REQUIRE(r.state.kind == state_kind::waiting);
@@ -277,7 +277,7 @@ CAF_TEST(a tool on the control channel waits with its question and runs on with 
   CAF_REQUIRE_EQUAL(st.size(), 1u);
   CAF_CHECK(st[0].state.kind == state_kind::waiting); // an await keeps waiting on it
   // apply answers the question: a JSON line on the tool's stdin.
-  auto [applied, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("g"), std::string("\"world\""));
+  auto [applied, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("g"), std::string("\"world\""), LookOptions{});
   CAF_CHECK_EQUAL(aerr, "");
   CAF_CHECK(applied.state.kind == state_kind::running);
   auto res = await_all(*this, {"g"});

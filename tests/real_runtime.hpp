@@ -60,7 +60,7 @@ struct real_runtime {
     std::string seen;
     auto deadline = std::chrono::steady_clock::now() + bound;
     while (std::chrono::steady_clock::now() < deadline) {
-      auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, id);
+      auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, id, LookOptions{});
       if (!err.empty())
         return seen;
       seen += r.state.content;

@@ -11,13 +11,13 @@ CAF_TEST(spawn then fetch routes to the handle) {
   CAF_REQUIRE_EQUAL(err, "");
   CAF_CHECK_EQUAL(r.id, "build");
   CAF_CHECK(r.state.kind == state_kind::running);
-  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("build"));
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("build"), LookOptions{});
   CAF_CHECK_EQUAL(ferr, "");
   CAF_CHECK(f.state.kind == state_kind::running);
 }
 
 CAF_TEST(unknown ids are errors naming the id) {
-  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("nope"));
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("nope"), LookOptions{});
   CAF_CHECK_EQUAL(err, "Handle `nope` not found");
   auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("nope"));
   CAF_CHECK_EQUAL(aerr, "Handle `nope` not found");
@@ -28,7 +28,7 @@ CAF_TEST(a batch with a duplicate id is rejected whole) {
   auto [ok, err] = ask<bool>(registry, batch_atom::value, ids);
   CAF_CHECK_EQUAL(err, "Batch rejected: handle id `a` is spawned twice in one batch");
   // Nothing was reserved: `b` is unknown.
-  auto [r, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("b"));
+  auto [r, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("b"), LookOptions{});
   CAF_CHECK_EQUAL(ferr, "Handle `b` not found");
 }
 
@@ -37,17 +37,17 @@ CAF_TEST(a batch colliding with a live handle is rejected naming it) {
   std::vector<std::string> ids{"y", "x"};
   auto [ok, err] = ask<bool>(registry, batch_atom::value, ids);
   CAF_CHECK(err.find("handle `x` already exists") != std::string::npos);
-  auto [r, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("y"));
+  auto [r, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("y"), LookOptions{});
   CAF_CHECK_EQUAL(ferr, "Handle `y` not found");
 }
 
 CAF_TEST(a stopped handle keeps its final state and its id can be reused) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
   finish("x", "done");
-  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"));
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"), LookOptions{});
   CAF_CHECK(f.state.stopped());
   CAF_CHECK_EQUAL(f.state.content, "done");
-  auto [again, aerr] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"));
+  auto [again, aerr] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"), LookOptions{});
   CAF_CHECK_EQUAL(again.state.content, "done");
   std::vector<std::string> ids{"x"};
   auto [ok, berr] = ask<bool>(registry, batch_atom::value, ids);
@@ -101,7 +101,7 @@ CAF_TEST(stops of handles nobody looks at are notified as configured) {
   LaunchSpec silent = spec;
   silent.notify_success = false;
   ask_reg(spawn_atom::value, std::string("silent"), silent);
-  ask_reg(fetch_atom::value, std::string("fetched"));
+  ask_reg(fetch_atom::value, std::string("fetched"), LookOptions{});
   // New output of a handle nobody fetched: one notification; none once fetched.
   anon_send(reg, content_atom::value, std::string("quiet"));
   anon_send(reg, content_atom::value, std::string("fetched"));
@@ -155,7 +155,7 @@ CAF_TEST(awaited handles and one-shot calls are not notified) {
 CAF_TEST(apply on a stopped handle is an error) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
   finish("x", "done");
-  auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("x"), std::string("\"y\""));
+  auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("x"), std::string("\"y\""), LookOptions{});
   CAF_CHECK_EQUAL(err, "Handle `x` has stopped; it takes no more input");
 }
 
@@ -163,7 +163,7 @@ CAF_TEST(a handle actor that dies becomes stopped with an error) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
   anon_send_exit(handles.at("x"), caf::exit_reason::kill);
   run();
-  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"));
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"), LookOptions{});
   CAF_CHECK_EQUAL(err, "");
   CAF_REQUIRE(f.state.stopped());
   CAF_CHECK(!f.state.ok);
@@ -175,7 +175,7 @@ CAF_TEST(a cancelled reservation stops with the reason) {
   ask<bool>(registry, batch_atom::value, ids);
   anon_send(registry, cancel_atom::value, std::string("x"), std::string("shell: parameter `command` is required"));
   run();
-  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"));
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("x"), LookOptions{});
   CAF_REQUIRE(f.state.stopped());
   CAF_CHECK_EQUAL(f.state.error.message, "shell: parameter `command` is required");
 }
@@ -189,7 +189,7 @@ CAF_TEST(one-shot replies once the handle stopped and leaves no entry) {
   h.receive([&](HandleReport& r) { got = true; CAF_CHECK_EQUAL(r.state.content, "out"); },
             [&](caf::error& e) { CAF_FAIL(error_text(e)); });
   CAF_CHECK(got);
-  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("#1"));
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("#1"), LookOptions{});
   CAF_CHECK_EQUAL(err, "Handle `#1` not found");
 }
 
@@ -215,7 +215,7 @@ CAF_TEST(a stateful handle that exits asking a question is stopped with an error
   auto waiting = ToolState::waiting(Question{"proceed", "Go on?", "", {}, ""});
   anon_send(registry, stopped_atom::value, HandleReport{"q", waiting, 0, {}});
   settle();
-  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("q"));
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("q"), LookOptions{});
   CAF_REQUIRE(f.state.stopped());
   CAF_CHECK(!f.state.ok);
   CAF_CHECK(f.state.error.message.find("question `proceed`") != std::string::npos);

@@ -47,10 +47,12 @@ CAF_TEST(every protocol type crosses serialization unchanged) {
   auto failed = ToolState::failure(ToolError{"exit status 101", {"a", "b"}, true}, "out");
   CAF_CHECK(round_trip(sys, waiting) == waiting);
   CAF_CHECK(round_trip(sys, failed) == failed);
-  CAF_CHECK(round_trip(sys, ToolCommand{action_kind::apply, "staging", "git", "{}", "true"})
-            == (ToolCommand{action_kind::apply, "staging", "git", "{}", "true"}));
+  ToolCommand cmd{action_kind::apply, "staging", "git", "{}", "true", LookOptions{1500, true, 40, 120}};
+  CAF_CHECK(round_trip(sys, cmd) == cmd);
   HandleReport rep{"check", failed, 12, "/tmp/x.log"};
   CAF_CHECK(round_trip(sys, rep) == rep);
+  HandleReport with_screen{"less", ToolState::running(), 0, "", Screen{{"line 1", "", "~"}, 2, 5, 24, 80}};
+  CAF_CHECK(round_trip(sys, with_screen) == with_screen);
   AwaitRequest req{{"a"}, {"b", "c"}, 2.5};
   CAF_CHECK(round_trip(sys, req) == req);
   AwaitResult res{{HandleStatus{"a", ToolState::success("ok")}}, {HandleStatus{"b", ToolState::running()}}, true};
@@ -64,6 +66,10 @@ CAF_TEST(every protocol type crosses serialization unchanged) {
   spec.env = {"A=1"};
   spec.stdin_pipe = true;
   spec.control_channel = true;
+  spec.pty = true;
+  spec.rows = 40;
+  spec.prompt_pattern = "^>>> $";
+  spec.wait_ms = 1000;
   spec.output_cap = 1024;
   spec.grace_ms = 500;
   spec.spill_dir = "/tmp/out";

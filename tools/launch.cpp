@@ -73,11 +73,19 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   spec->output_cap = config.runtime.output_cap_bytes;
   spec->grace_ms = static_cast<int64_t>(config.runtime.abort_grace_secs * 1000);
   spec->spill_dir = spill_dir(config);
+  if (tool.io == io_mode::pty) {
+    spec->pty = true;
+    spec->rows = tool.rows;
+    spec->cols = tool.cols;
+  }
   if (stateful) {
     spec->notify_success = tool.notifications.on_success;
     spec->notify_failure = tool.notifications.on_failure;
     spec->notify_content = tool.notifications.on_content;
     spec->notify_waiting = tool.notifications.on_waiting;
+    spec->prompt_pattern = tool.prompt_pattern;
+    spec->settle_ms = tool.settle_ms;
+    spec->wait_ms = tool.wait_ms >= 0 ? tool.wait_ms : tool.io == io_mode::pty ? 1000 : 0;
     if (tool.io == io_mode::control) {
       spec->control_channel = true;
       spec->stdin_pipe = true; // answers arrive on stdin

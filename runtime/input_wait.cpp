@@ -1,0 +1,94 @@
+#include "runtime/input_wait.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/proc_stat.hpp"
+
+namespace jp {
+
+namespace {
+
+bool same_file(pid_t a, int fd_a, pid_t b, int fd_b) {
+  char pa[64], pb[64];
+  std::snprintf(pa, sizeof pa, "/proc/%d/fd/%d", static_cast<int>(a), fd_a);
+  std::snprintf(pb, sizeof pb, "/proc/%d/fd/%d", static_cast<int>(b), fd_b);
+  struct stat sa{}, sb{};
+  return ::stat(pa, &sa) == 0 && ::stat(pb, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+/// The syscall `pid` is blocked in and its first argument; false when it runs.
+bool blocked_syscall(pid_t pid, long& nr, long& arg0) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/syscall", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char buf[256];
+  auto n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  // "running", or "<nr> <arg0 in hex> ...", or "-1 ..." (blocked outside a syscall).
+  char* end = nullptr;
+  nr = std::strtol(buf, &end, 10);
+  if (end == buf || nr < 0)
+    return false;
+  arg0 = std::strtol(end, nullptr, 16);
+  return true;
+}
+
+bool is_read(long nr) {
+  return nr == SYS_read || nr == SYS_readv || nr == SYS_pread64;
+}
+
+bool is_poll(long nr) {
+  switch (nr) {
+#ifdef SYS_poll
+    case SYS_poll:
+#endif
+#ifdef SYS_select
+    case SYS_select:
+#endif
+#ifdef SYS_epoll_wait
+    case SYS_epoll_wait:
+#endif
+    case SYS_ppoll:
+    case SYS_pselect6:
+    case SYS_epoll_pwait:
+      return true;
+    default:
+      return false;
+  }
+}
+
+} // namespace
+
+bool waits_for_input(pid_t leader, bool terminal) {
+  pid_t reader = leader;
+  if (terminal) {
+    auto st = read_proc_stat(leader);
+    if (!st)
+      return false;
+    if (st->tpgid > 0)
+      reader = st->tpgid; // the foreground job's leader reads the terminal
+  }
+  long nr = 0, arg0 = 0;
+  if (!blocked_syscall(reader, nr, arg0))
+    return false;
+  if (is_read(nr))
+    return same_file(reader, static_cast<int>(arg0), leader, 0);
+  // Which fds a poll waits on is not in /proc: count it when the poller's stdin is
+  // the tool's input (a REPL waiting for a line, e.g. Python's readline).
+  if (is_poll(nr))
+    return same_file(reader, 0, leader, 0);
+  return false;
+}
+
+} // namespace jp
