@@ -95,18 +95,16 @@ bool detects_input_wait(const handle_state& st) {
   return !st.exited && st.proc && (st.spec.pty || st.prompt);
 }
 
-/// The last non-blank line of recent output: what a waiting tool last said.
-std::string last_prompt(std::string_view text) {
-  while (!text.empty()) {
-    auto nl = text.rfind('\n');
-    auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
-    if (line.find_first_not_of(" \t") != std::string_view::npos)
-      return sanitize_utf8(line);
-    if (nl == std::string_view::npos)
-      break;
-    text = text.substr(0, nl);
-  }
-  return {};
+/// What a waiting tool shows on its current line (its prompt), if anything: a line
+/// already ended is output, not a question.
+std::string current_line(std::string_view text) {
+  auto nl = text.rfind('\n');
+  auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
+  auto first = line.find_first_not_of(" \t");
+  if (first == std::string_view::npos)
+    return {};
+  auto last = line.find_last_not_of(" \t");
+  return sanitize_utf8(line.substr(first, last - first + 1));
 }
 
 /// The report of a look; with the screen when asked for (and there is one).
@@ -132,12 +130,13 @@ void set_input_wait(handle_actor_t* self, bool waiting) {
   if (waiting == st.input_wait.has_value())
     return;
   if (waiting) {
-    auto prompt = last_prompt(st.recent);
-    st.input_wait = Question{"input", prompt.empty() ? "(waiting for input)" : prompt, "", {}, ""};
-    self->send(st.registry, waiting_atom::value, st.id, *st.input_wait);
+    auto prompt = current_line(st.recent);
+    st.input_wait = Question{"input", prompt.empty() ? "waiting for input" : prompt, "", {}, ""};
+    // A look waiting now answers with it: no notification needed then.
+    self->send(st.registry, waiting_atom::value, st.id, *st.input_wait, !st.looks.empty());
   } else {
     st.input_wait.reset();
-    self->send(st.registry, waiting_atom::value, st.id, Question{});
+    self->send(st.registry, waiting_atom::value, st.id, Question{}, false);
   }
 }
 
@@ -151,8 +150,8 @@ void probe_input_wait(handle_actor_t* self) {
   bool waiting = false;
   if (st.prompt) {
     auto nl = st.recent.rfind('\n');
-    auto line = nl == std::string::npos ? st.recent : st.recent.substr(nl + 1);
-    waiting = std::regex_search(line, *st.prompt);
+    waiting = std::regex_search(nl == std::string::npos ? st.recent : st.recent.substr(nl + 1),
+                                *st.prompt);
   }
   if (!waiting && st.spec.pty)
     waiting = waits_for_input(st.proc->pid(), true);
@@ -306,7 +305,7 @@ void adopt(handle_actor_t* self, std::string_view line) {
         break;
       }
       st.waiting = state->question;
-      self->send(st.registry, waiting_atom::value, st.id, state->question);
+      self->send(st.registry, waiting_atom::value, st.id, state->question, !st.looks.empty());
       settle_looks(self); // a question ends a wait
       break;
     case state_kind::running:
@@ -527,7 +526,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
         // other half); the tool runs on.
         bytes = (input.ok() ? input->dump() : Json(input_json).dump()) + "\n";
         st.waiting.reset();
-        self->send(st.registry, waiting_atom::value, st.id, Question{});
+        self->send(st.registry, waiting_atom::value, st.id, Question{}, false);
       } else if (input.ok() && input->is_string()) {
         bytes = input->as_string();
       } else {

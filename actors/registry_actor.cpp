@@ -399,7 +399,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       for (auto& [id, e] : self->state.entries)
         std::erase(e.watchers, watcher);
     },
-    [self](waiting_atom, const std::string& id, const Question& q) {
+    [self](waiting_atom, const std::string& id, const Question& q, bool in_response) {
       // Its tool asks (q) or was answered (empty q).
       auto* e = find_entry(self, id);
       if (!e || e->phase != entry_phase::live)
@@ -413,7 +413,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
         self->send(w, waiting_atom::value, status_of(id, *e));
       if (q.id.empty())
         return;
-      if (!e->observed && e->notify_waiting && self->state.sink)
+      if (!e->observed && !in_response && e->notify_waiting && self->state.sink)
         self->send(self->state.sink, notify_atom::value,
                    Notification{"tool", "tool.waiting", "info",
                                 fmt::format("Handle `{}` ({}) asks: {} (answer with apply)", id, e->tool, q.text),

@@ -15,7 +15,8 @@
 //   (watch_atom, vector<string> ids)            -> vector<HandleStatus>; then the
 //        sender gets (stopped_atom, HandleStatus) for each watched handle that stops,
 //        and (waiting_atom, HandleStatus) when one starts or stops waiting on a question
-//   (waiting_atom, id, Question)                -> void      its tool asks (empty: answered)
+//   (waiting_atom, id, Question, in_response)   -> void      its tool asks (empty: answered);
+//        in_response: a response to the assistant carries it (no notification)
 //   (status_atom, vector<string> ids)           -> vector<HandleStatus>  the same answer
 //        as watch, without subscribing (await's fast path: already stopped)
 //   (unwatch_atom)                              -> void

@@ -15,6 +15,12 @@ std::string_view to_string(run_mode m) {
   return "?";
 }
 
+int64_t default_wait_ms(const ToolConfig& tool) {
+  // A terminal's program answers input with output (its echo at least): waiting for
+  // it to settle saves the assistant a fetch. Pipes answer at once unless asked.
+  return tool.wait_ms >= 0 ? tool.wait_ms : tool.io == io_mode::pty ? 1000 : 0;
+}
+
 std::string_view to_string(io_mode m) {
   switch (m) {
     case io_mode::pipe: return "pipe";

@@ -108,6 +108,9 @@ struct Config {
 
 std::string_view to_string(run_mode);
 std::string_view to_string(io_mode);
+
+/// How long spawn, fetch and apply of `tool` wait for output to settle unless told.
+int64_t default_wait_ms(const ToolConfig& tool);
 std::string_view to_string(turn_end_policy);
 std::string_view to_string(action_kind);
 

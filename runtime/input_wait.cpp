@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,13 +14,18 @@ namespace jp {
 
 namespace {
 
-bool same_file(pid_t a, int fd_a, pid_t b, int fd_b) {
+/// Whether `a`'s fd_a is what `b`'s fd_b is; for a terminal, /dev/tty (which
+/// full-screen programs such as less open to read keys) is its own terminal too.
+bool same_file(pid_t a, int fd_a, pid_t b, int fd_b, bool terminal) {
   char pa[64], pb[64];
   std::snprintf(pa, sizeof pa, "/proc/%d/fd/%d", static_cast<int>(a), fd_a);
   std::snprintf(pb, sizeof pb, "/proc/%d/fd/%d", static_cast<int>(b), fd_b);
   struct stat sa{}, sb{};
-  return ::stat(pa, &sa) == 0 && ::stat(pb, &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
+  if (::stat(pa, &sa) != 0 || ::stat(pb, &sb) != 0)
+    return false;
+  if (terminal && S_ISCHR(sa.st_mode) && sa.st_rdev == makedev(5, 0))
+    return true;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /// The syscall `pid` is blocked in and its first argument; false when it runs.
@@ -83,11 +89,11 @@ bool waits_for_input(pid_t leader, bool terminal) {
   if (!blocked_syscall(reader, nr, arg0))
     return false;
   if (is_read(nr))
-    return same_file(reader, static_cast<int>(arg0), leader, 0);
+    return same_file(reader, static_cast<int>(arg0), leader, 0, terminal);
   // Which fds a poll waits on is not in /proc: count it when the poller's stdin is
   // the tool's input (a REPL waiting for a line, e.g. Python's readline).
   if (is_poll(nr))
-    return same_file(reader, 0, leader, 0);
+    return same_file(reader, 0, leader, 0, terminal);
   return false;
 }
 

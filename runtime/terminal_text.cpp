@@ -27,15 +27,20 @@ std::size_t incomplete_utf8_tail(const std::string& s) {
 } // namespace
 
 // Emits one character; a held CR becomes a line break first (CR LF is one break,
-// a lone CR - a progress bar redrawing its line - is one too).
+// a lone CR - a progress bar redrawing its line - is one too), unless the line is
+// still empty: a CR at the start of a line (after CR LF and a mode change, as
+// readline writes) moves nothing.
 void TerminalText::put(std::string& out, char c) {
   if (pending_cr_) {
     pending_cr_ = false;
-    out += '\n';
+    if (c == '\n' || !at_line_start_)
+      out += '\n';
+    at_line_start_ = true;
     if (c == '\n')
       return;
   }
   out += c;
+  at_line_start_ = c == '\n';
 }
 
 void TerminalText::text_byte(std::string& out, unsigned char c) {
@@ -58,6 +63,8 @@ void TerminalText::text_byte(std::string& out, unsigned char c) {
       while (out.size() > 1 && continuation(static_cast<unsigned char>(out.back())))
         out.pop_back();
       out.pop_back();
+      if (!out.empty())
+        at_line_start_ = out.back() == '\n';
       return;
     default:
       if (c < 0x20 || c == 0x7f)
@@ -150,9 +157,10 @@ std::string TerminalText::feed(std::string_view bytes) {
 std::string TerminalText::flush() {
   std::string out = std::move(held_utf8_);
   held_utf8_.clear();
-  if (pending_cr_)
+  if (pending_cr_ && !at_line_start_)
     out += '\n';
   pending_cr_ = false;
+  at_line_start_ = true;
   state_ = st::text;
   seq_len_ = 0;
   return out;

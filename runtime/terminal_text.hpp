@@ -31,6 +31,7 @@ private:
   st state_ = st::text;
   bool osc_ = false;        // the string may also end with BEL
   bool pending_cr_ = false; // a CR whose meaning depends on the next byte
+  bool at_line_start_ = true; // nothing emitted since the last line break
   std::size_t seq_len_ = 0;
   std::string held_utf8_;   // a character split across chunks
 };

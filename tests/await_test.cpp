@@ -171,7 +171,7 @@ CAF_TEST(a handle that starts waiting stays pending and shows waiting) {
   spawn("asker");
   auto h = start(AwaitRequest{{}, {"asker"}, 1});
   // Its tool asks through the control channel (as the handle actor reports it).
-  anon_send(registry, waiting_atom::value, std::string("asker"), Question{"name", "Whom?", "", {}, ""});
+  anon_send(registry, waiting_atom::value, std::string("asker"), Question{"name", "Whom?", "", {}, ""}, false);
   settle();
   CAF_CHECK(!has_reply()); // waiting is not stopped
   advance_time(std::chrono::seconds(1));
@@ -184,7 +184,7 @@ CAF_TEST(a handle that starts waiting stays pending and shows waiting) {
   // The registry's own status says so too; answered, it is running again.
   auto [st, err] = ask<std::vector<HandleStatus>>(registry, status_atom::value, strings{"asker"});
   CAF_CHECK(st.at(0).state.kind == state_kind::waiting);
-  anon_send(registry, waiting_atom::value, std::string("asker"), Question{});
+  anon_send(registry, waiting_atom::value, std::string("asker"), Question{}, false);
   settle();
   auto [st2, err2] = ask<std::vector<HandleStatus>>(registry, status_atom::value, strings{"asker"});
   CAF_CHECK(st2.at(0).state.kind == state_kind::running);

@@ -130,7 +130,7 @@ CAF_TEST(a handle nobody looks at that asks a question is notified) {
   spec.tool = "greet";
   spec.notify_waiting = true;
   ask<HandleReport>(reg, spawn_atom::value, std::string("g"), spec);
-  anon_send(reg, waiting_atom::value, std::string("g"), Question{"name", "Whom?", "", {}, ""});
+  anon_send(reg, waiting_atom::value, std::string("g"), Question{"name", "Whom?", "", {}, ""}, false);
   settle();
   Notification got;
   self->receive([&](notify_atom, Notification& n) { got = n; });

@@ -108,7 +108,10 @@ CAF_TEST(openai stateful schema is RFD 009 oneOf with only the declared actions)
       R"("Handle ID for this tool instance. Must be unique across active handles."},)"
       R"("package":{"type":"string"}},"required":["action","id"]},)"
       R"({"properties":{"action":{"const":"fetch"},"id":{"type":"string","description":)"
-      R"("Handle ID of a handle you spawned earlier."}},"required":["action","id"]},)"
+      R"("Handle ID of a handle you spawned earlier."},"wait_ms":{"type":"integer",)"
+      R"("description":"Wait up to this many milliseconds (0 to 60000, default 0) for the )"
+      R"(output to settle: the answer comes as soon as the tool waits for input, has been )"
+      R"(quiet after new output, or stopped."}},"required":["action","id"]},)"
       R"({"properties":{"action":{"const":"abort"},"id":{"type":"string","description":)"
       R"("Handle ID of a handle you spawned earlier."}},"required":["action","id"]}]})");
 
@@ -142,6 +145,23 @@ CAF_TEST(anthropic and gemini stateful schemas are flat with an action enum) {
   t.actions.clear();
   auto gem = parameters_schema(t, dialect::gemini);
   CAF_CHECK_EQUAL(gem.find("properties")->find("input")->find("type")->as_string(), "string");
+}
+
+CAF_TEST(a pty tool documents typing keys the screen and resizing) {
+  auto t = cargo_check_tool();
+  t.actions.clear();
+  t.io = io_mode::pty;
+  for (auto d : {dialect::openai, dialect::anthropic, dialect::gemini}) {
+    auto text = parameters_schema(t, d).dump();
+    for (auto word : {"\\\\x1b", "\"keys\\\"", "C-c", "\"screen\"", "\"rows\"", "\"cols\"",
+                      "default 1000"})
+      CAF_CHECK_EQUAL(text.find(word) != std::string::npos ? "" : std::string(word) + " missing in " + text, "");
+  }
+  // Pipes have neither screen nor size.
+  t.io = io_mode::pipe;
+  auto text = parameters_schema(t, dialect::anthropic).dump();
+  CAF_CHECK(text.find("\"screen\"") == std::string::npos);
+  CAF_CHECK(text.find("\"wait_ms\"") != std::string::npos);
 }
 
 CAF_TEST(gemini never gets anyOf oneOf const or additionalProperties anywhere) {

@@ -70,6 +70,17 @@ CAF_TEST(CRLF and lone CR become one line break) {
   CAF_CHECK_EQUAL(t.flush(), "\n");
 }
 
+CAF_TEST(a CR at the start of a line adds no empty line) {
+  // What bc with readline writes after each input line (bracketed paste off, CR).
+  CAF_CHECK_EQUAL(plain("\x1b[?2004hx = 6*7\r\n\x1b[?2004l\r\x1b[?2004hx + 1\r\n\x1b[?2004l\r43\r\n"),
+                  "x = 6*7\nx + 1\n43\n");
+  TerminalText t;
+  CAF_CHECK_EQUAL(t.feed("\r"), "");
+  CAF_CHECK_EQUAL(t.feed("a\r\n"), "a\n");
+  CAF_CHECK_EQUAL(t.feed("\r"), "");
+  CAF_CHECK_EQUAL(t.flush(), "");
+}
+
 CAF_TEST(backspace removes the previous character) {
   CAF_CHECK_EQUAL(plain("abc\b\bX"), "aX");
   CAF_CHECK_EQUAL(plain("\bz"), "z");

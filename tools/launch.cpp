@@ -85,7 +85,7 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
     spec->notify_waiting = tool.notifications.on_waiting;
     spec->prompt_pattern = tool.prompt_pattern;
     spec->settle_ms = tool.settle_ms;
-    spec->wait_ms = tool.wait_ms >= 0 ? tool.wait_ms : tool.io == io_mode::pty ? 1000 : 0;
+    spec->wait_ms = default_wait_ms(tool);
     if (tool.io == io_mode::control) {
       spec->control_channel = true;
       spec->stdin_pipe = true; // answers arrive on stdin

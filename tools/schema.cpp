@@ -9,6 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "messages/launch_spec.hpp"
+#include "runtime/terminal_screen.hpp"
+
 namespace jp {
 
 namespace {
@@ -34,6 +37,43 @@ const char* const id_other_description = "Handle ID of a handle you spawned earl
 const char* const input_description =
     "Text to write to the tool's stdin (end lines with \"\\n\"), or the answer to the "
     "question of a waiting handle.";
+
+std::string input_text(const ToolConfig& t) {
+  if (t.io != io_mode::pty)
+    return input_description;
+  return fmt::format("What to type into the terminal: text, where \\n is Enter and escapes "
+                     "such as \\t, \\x1b, \\e, \\xHH, \\uXXXX work (a literal backslash is "
+                     "\\\\); or {{\"keys\": [..]}} for named keys ({}), with an optional "
+                     "\"text\" typed first.",
+                     key_help());
+}
+
+/// fetch and apply: how long to wait, and a terminal's screen and size.
+void set_look_properties(Json& properties, const ToolConfig& t, std::string_view note) {
+  auto with_note = [&](std::string text) {
+    return note.empty() ? text : fmt::format("{}. {}", note, text);
+  };
+  properties.set("wait_ms",
+                 Json::object().set("type", "integer").set(
+                     "description",
+                     with_note(fmt::format(
+                         "Wait up to this many milliseconds (0 to {}, default {}) for the "
+                         "output to settle: the answer comes as soon as the tool waits for "
+                         "input, has been quiet after new output, or stopped.",
+                         kMaxWaitMs, default_wait_ms(t)))));
+  if (t.io != io_mode::pty)
+    return;
+  properties.set("screen", Json::object().set("type", "boolean").set(
+                               "description",
+                               with_note("Also return the terminal's screen as text rows, "
+                                         "with the cursor position.")));
+  for (auto [name, what] : {std::pair{"rows", "rows"}, std::pair{"cols", "columns"}})
+    properties.set(name, Json::object().set("type", "integer").set(
+                             "description",
+                             with_note(fmt::format("Resize the terminal to this many {} first "
+                                                   "(give rows and cols together; now {}x{}).",
+                                                   what, t.rows, t.cols))));
+}
 
 std::string_view action_summary(action_kind a) {
   switch (a) {
@@ -112,9 +152,11 @@ Json one_of_schema(const ToolConfig& t, dialect d) {
           required.push(Json(p.name));
       }
     } else if (a == action_kind::apply) {
-      properties.set("input", Json::object().set("description", input_description));
+      properties.set("input", Json::object().set("description", input_text(t)));
       required.push(Json("input"));
     }
+    if (a == action_kind::fetch || a == action_kind::apply)
+      set_look_properties(properties, t, {});
     branches.push(Json::object().set("properties", std::move(properties)).set("required", std::move(required)));
   }
   return Json::object().set("type", "object").set("oneOf", std::move(branches));
@@ -127,10 +169,12 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
   auto names = Json::array();
   std::string how;
   bool has_apply = false;
+  bool has_look = false;
   for (auto a : actions) {
     names.push(Json(to_string(a)));
     how += fmt::format("{}{}: {}", how.empty() ? "" : "; ", to_string(a), action_summary(a));
     has_apply = has_apply || a == action_kind::apply;
+    has_look = has_look || a == action_kind::apply || a == action_kind::fetch;
   }
 
   auto properties = Json::object();
@@ -147,9 +191,11 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
     // Gemini wants a type on every property; the runtime takes a string answer too.
     if (d == dialect::gemini)
       input.set("type", "string");
-    input.set("description", fmt::format("apply only (required there). {}", input_description));
+    input.set("description", fmt::format("apply only (required there). {}", input_text(t)));
     properties.set("input", std::move(input));
   }
+  if (has_look)
+    set_look_properties(properties, t, "fetch and apply only");
   for (auto& p : t.parameters)
     properties.set(p.name, property_schema(p, d, p.required ? "spawn only (required there)"
                                                             : "spawn only"));

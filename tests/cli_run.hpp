@@ -1,0 +1,66 @@
+// Running the jp-actors binary in a test, as a user would, and reading its JSONL.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+#include <caf/test/unit_test.hpp>
+
+#include "messages/json.hpp"
+
+namespace jp::testing {
+
+struct Run {
+  int status = -1;
+  std::string out; // stdout and stderr
+};
+
+// Runs the CLI (through sh, for the redirection only) in workspace `ws`.
+inline Run cli_in(const std::string& ws, const std::string& args) {
+  auto cmd = fmt::format("cd '{}' && '{}' --workspace '{}' {} 2>&1 </dev/null", JP_SOURCE_DIR,
+                         JP_CLI_BINARY, ws, args);
+  Run r;
+  if (auto* p = ::popen(cmd.c_str(), "r")) {
+    std::array<char, 65536> buf{};
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
+      r.out.append(buf.data(), n);
+    auto st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  return r;
+}
+
+// Runs the CLI in a fresh workspace, removed afterwards.
+inline Run cli(const std::string& args) {
+  char tmpl[] = "/tmp/jp-actors-cli-XXXXXX";
+  std::string ws = ::mkdtemp(tmpl);
+  auto r = cli_in(ws, args);
+  std::error_code ec;
+  std::filesystem::remove_all(ws, ec);
+  return r;
+}
+
+inline std::vector<Json> events(const std::string& out) {
+  std::vector<Json> evs;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    auto end = out.find('\n', pos);
+    auto line = out.substr(pos, end - pos);
+    pos = end == std::string::npos ? out.size() : end + 1;
+    if (line.empty())
+      continue;
+    auto j = Json::parse(line);
+    CAF_REQUIRE(j.ok());
+    evs.push_back(std::move(*j));
+  }
+  return evs;
+}
+
+} // namespace jp::testing
