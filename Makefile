@@ -4,7 +4,8 @@ BUILD ?= build
 JOBS ?= 2
 DEBIAN_PACKAGES = g++ cmake make pkg-config libcaf-dev libcaf-openssl0.17 \
   libsimdjson-dev libfmt-dev libboost1.81-dev libboost-filesystem1.81-dev \
-  libtomlplusplus-dev libcli11-dev libcurl4-openssl-dev libvterm-dev libssl-dev
+  libtomlplusplus-dev libcli11-dev libcurl4-openssl-dev libvterm-dev libssl-dev \
+  git bc less
 
 .PHONY: all deps configure build run test bench clean
 

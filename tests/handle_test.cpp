@@ -298,4 +298,136 @@ CAF_TEST(a control channel question with a configured answer is answered at once
   CAF_CHECK_EQUAL(res.completed[0].state.content, "hello, config");
 }
 
+// -- interactive: looks that wait, prompts, terminals ------------------------------------
+
+CAF_TEST(fetch with wait_ms answers once output came and settled) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("w"),
+                    shell("sleep 0.2; echo done; exec sleep 600"));
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("w"), LookOptions{20000});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK_EQUAL(r.state.content, "done\n"); // it waited for the output
+  CAF_CHECK(r.state.kind == state_kind::running);
+  ask<HandleReport>(registry, abort_atom::value, std::string("w"));
+}
+
+CAF_TEST(fetch with wait_ms on a silent tool answers at its deadline) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("s"), shell("exec sleep 600"));
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("s"), LookOptions{150});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(r.state.kind == state_kind::running);
+  CAF_CHECK_EQUAL(r.state.content, "");
+  ask<HandleReport>(registry, abort_atom::value, std::string("s"));
+}
+
+CAF_TEST(a wait ends when the tool stops) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("e"), shell("sleep 0.1; echo bye"));
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("e"), LookOptions{60000});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(r.state.stopped());
+  CAF_CHECK_EQUAL(r.state.content, "bye\n");
+}
+
+CAF_TEST(a prompt pattern makes a pipe tool waiting and apply types the answer) {
+  auto spec = shell("printf 'name? '; read n; echo \"hi $n\"");
+  spec.prompt_pattern = "\\? $";
+  spec.wait_ms = 20000; // the spawn's answer waits for the prompt
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("p"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(r.state.question.id, "input");
+  CAF_CHECK_EQUAL(r.state.question.text, "name?");
+  CAF_CHECK_EQUAL(r.state.content, "name? ");
+  // Typed as text (not a JSON line): the tool reads "bob".
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("p"),
+                                     std::string(R"("bob\n")"), LookOptions{20000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK_EQUAL(a.state.content, "hi bob\n");
+}
+
+CAF_TEST(screen and resize are refused for a handle without a terminal) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("np"), shell("exec sleep 600"));
+  LookOptions screen;
+  screen.screen = true;
+  auto err = ask<HandleReport>(registry, fetch_atom::value, std::string("np"), screen).second;
+  CAF_CHECK(contains(err, "Handle `np` (shell) has no terminal: `screen`, `rows` and `cols` are for tools with io = \"pty\""));
+  ask<HandleReport>(registry, abort_atom::value, std::string("np"));
+}
+
+namespace {
+
+LaunchSpec pty_spec(real_runtime& rt, std::vector<std::string> argv) {
+  auto spec = rt.shell("");
+  spec.argv = std::move(argv);
+  spec.pty = true;
+  spec.wait_ms = 20000;
+  return spec;
+}
+
+} // namespace
+
+CAF_TEST(a pty handle gives plain text and renders its screen) {
+  auto spec = pty_spec(*this, {"bash", "-c", R"(printf '\033]0;title\007\033[1;31mred\033[0m\r\nnext\n'; read x; echo "got $x")"});
+  spec.rows = 5;
+  spec.cols = 20;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("t"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK_EQUAL(r.state.content, "red\nnext\n"); // no escape sequences
+  CAF_CHECK(r.state.kind == state_kind::waiting);  // reading its terminal
+  LookOptions look;
+  look.screen = true;
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("t"), look);
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK_EQUAL(f.screen.rows, (std::vector<std::string>{"red", "next"}));
+  CAF_CHECK_EQUAL(f.screen.cursor_row, 2);
+  CAF_CHECK_EQUAL(f.screen.cursor_col, 0);
+  CAF_CHECK_EQUAL(f.screen.height, 5);
+  CAF_CHECK_EQUAL(f.screen.width, 20);
+  // Escapes in typed text: \t reaches the program as a tab.
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("t"),
+                                     std::string(R"("a\\tb\n")"), LookOptions{20000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK(contains(a.state.content, "got a\tb"));
+}
+
+CAF_TEST(a pty handle is resized and named keys reach it) {
+  auto spec = pty_spec(*this, {"bash", "--norc", "--noprofile", "-i"});
+  spec.env = {"PS1=$ "};
+  ask<HandleReport>(registry, spawn_atom::value, std::string("b"), spec);
+  LookOptions resize{20000, true, 30, 100};
+  auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("b"),
+                                    std::string(R"("stty size\n")"), resize);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(contains(r.state.content, "30 100"));
+  CAF_CHECK_EQUAL(r.screen.height, 30);
+  // Ctrl-C stops the foreground job; the shell goes on.
+  ask<HandleReport>(registry, apply_atom::value, std::string("b"), std::string(R"("sleep 600\n")"),
+                    LookOptions{100});
+  auto [c, cerr] = ask<HandleReport>(registry, apply_atom::value, std::string("b"),
+                                     std::string(R"({"keys":["C-c"]})"), LookOptions{20000});
+  CAF_CHECK_EQUAL(cerr, "");
+  CAF_CHECK(c.state.kind == state_kind::waiting);
+  auto [bad, berr] = ask<HandleReport>(registry, apply_atom::value, std::string("b"),
+                                       std::string(R"({"keys":["Hyper-x"]})"), LookOptions{});
+  CAF_CHECK(contains(berr, "unknown key \"Hyper-x\""));
+  ask<HandleReport>(registry, abort_atom::value, std::string("b"));
+}
+
+CAF_TEST(aborting a pty shell leaves no process of its session) {
+  auto spec = pty_spec(*this, {"bash", "--norc", "--noprofile", "-i"});
+  spec.env = {"PS1=$ "};
+  ask<HandleReport>(registry, spawn_atom::value, std::string("j"), spec);
+  auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("j"),
+                                    std::string(R"("sleep 1000 & echo job=$!\n")"), LookOptions{20000});
+  CAF_REQUIRE(contains(r.state.content, "\njob="));
+  auto job = static_cast<pid_t>(std::stol(r.state.content.substr(r.state.content.rfind("job=") + 4)));
+  CAF_REQUIRE(::kill(job, 0) == 0);
+  CAF_CHECK_NOT_EQUAL(::getpgid(job), ::getpgid(0));
+  auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("j"));
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK(::kill(job, 0) == -1 && errno == ESRCH); // killed and reaped
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

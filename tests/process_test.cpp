@@ -628,7 +628,7 @@ CAF_TEST(a pty child has a terminal on 0 1 2 and leads its own session) {
   IoThread io;
   Spawned s;
   start(io, s, on_pty({"sh", "-c", "test -t 0 && test -t 1 && test -t 2 && echo tty; "
-                                   "stty size; echo \"$TERM\"; ps -o sid= -p $$"}));
+                                   "stty size; echo \"$TERM\"; cut -d' ' -f6 /proc/$$/stat"}));
   CAF_REQUIRE(s.c->wait_exit());
   auto out = s.c->out_copy();
   CAF_CHECK(out.find("tty\r\n24 80\r\nxterm-256color\r\n") != std::string::npos);

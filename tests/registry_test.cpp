@@ -130,6 +130,12 @@ CAF_TEST(a handle nobody looks at that asks a question is notified) {
   spec.tool = "greet";
   spec.notify_waiting = true;
   ask<HandleReport>(reg, spawn_atom::value, std::string("g"), spec);
+  // A question already carried by a response to the assistant is not notified...
+  anon_send(reg, waiting_atom::value, std::string("g"), Question{"name", "Whom?", "", {}, ""}, true);
+  settle();
+  CAF_CHECK(self->mailbox().empty());
+  anon_send(reg, waiting_atom::value, std::string("g"), Question{}, false);
+  // ...one nobody has seen is.
   anon_send(reg, waiting_atom::value, std::string("g"), Question{"name", "Whom?", "", {}, ""}, false);
   settle();
   Notification got;

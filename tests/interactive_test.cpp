@@ -1,0 +1,247 @@
+// Interactive programs end to end: the jp-actors binary runs scripts against real
+// git, bc, bash and less on pseudo-terminals, and a control-channel tool.
+#define CAF_SUITE interactive
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+#include "cli_run.hpp"
+#include "messages/json.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+/// The tool_result events of a run, in the order they came.
+std::vector<Json> tool_results(const std::string& out) {
+  std::vector<Json> found;
+  for (auto& e : events(out))
+    if (auto* ev = e.find("event"); ev && ev->as_string() == "tool_result")
+      found.push_back(e);
+  return found;
+}
+
+/// A stateful response's JSON.
+Json response(const Json& result) {
+  CAF_REQUIRE(result.find("ok")->as_bool());
+  auto j = Json::parse(result.find("content")->as_string());
+  CAF_REQUIRE(j.ok());
+  return *j;
+}
+
+std::string field(const Json& j, std::string_view key) {
+  auto* v = j.find(key);
+  return v && v->is_string() ? v->as_string() : std::string();
+}
+
+/// Runs a shell command for the test's own set-up and checks; its stdout.
+std::string sh(const std::string& command) {
+  std::string out;
+  if (auto* p = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
+      out.append(buf, n);
+    CAF_REQUIRE_EQUAL(::pclose(p), 0);
+  }
+  return out;
+}
+
+Run run_script(const temp_dir& ws, const std::string& config, const std::string& script) {
+  return cli_in(ws.path.string(),
+                fmt::format("--config {0}/{1} run {2} --json", JP_SOURCE_DIR, config, script));
+}
+
+} // namespace
+
+CAF_TEST(git add --patch stages exactly the hunk answered yes) {
+  temp_dir ws;
+  auto repo = (ws.path / "repo").string();
+  sh(fmt::format("mkdir '{0}' && cd '{0}' && git init -q && seq 1 30 > f.txt && git add f.txt && "
+                 "git -c user.name=t -c user.email=t@example.com commit -qm init && "
+                 "sed -i 's/^2$/two/; s/^28$/twenty-eight/' f.txt",
+                 repo));
+  ws.write("stage.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "git_stage"
+  arguments = { action = "spawn", id = "s", repo = "repo" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "git_stage"
+  arguments = { action = "apply", id = "s", input = "y\n" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "git_stage"
+  arguments = { action = "fetch", id = "s" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "git_stage"
+  arguments = { action = "apply", id = "s", input = "n\n" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["s"], timeout_secs = 20 }
+)");
+  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "stage.toml").string());
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 5u);
+  // spawn: the first hunk and git's question, as plain text.
+  auto spawned = response(results[0]);
+  CAF_CHECK_EQUAL(field(spawned, "state"), "waiting");
+  CAF_CHECK(contains(field(spawned, "content"), "-2\n+two\n"));
+  CAF_CHECK(!contains(field(spawned, "content"), "\x1b"));
+  CAF_CHECK(field(*spawned.find("question"), "text").starts_with("(1/2) Stage this hunk"));
+  // y: the answer shows the second hunk.
+  auto second = response(results[1]);
+  CAF_CHECK(contains(field(second, "content"), "+twenty-eight"));
+  CAF_CHECK(field(*second.find("question"), "text").starts_with("(2/2) Stage this hunk"));
+  // A fetch in between finds it still waiting on the same question.
+  auto again = response(results[2]);
+  CAF_CHECK_EQUAL(field(again, "state"), "waiting");
+  CAF_CHECK(field(*again.find("question"), "text").starts_with("(2/2)"));
+  // n: git ends.
+  auto awaited = response(results[4]);
+  CAF_REQUIRE_EQUAL(awaited.find("completed")->as_array().size(), 1u);
+  CAF_CHECK_EQUAL(field(awaited.find("completed")->as_array()[0], "state"), "stopped");
+  auto staged = sh(fmt::format("cd '{}' && git diff --cached", repo));
+  CAF_CHECK(contains(staged, "+two"));
+  CAF_CHECK(!contains(staged, "twenty-eight"));
+  CAF_CHECK(contains(sh(fmt::format("cd '{}' && git diff", repo)), "+twenty-eight"));
+}
+
+CAF_TEST(the repl example computes in bc and keeps a bash session) {
+  temp_dir ws;
+  auto r = run_script(ws, "examples/interactive.toml", std::string(JP_SOURCE_DIR) + "/examples/repl.toml");
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 9u);
+  std::vector<Json> bc, bash;
+  for (auto& res : results)
+    (res.find("tool")->as_string() == "bc" ? bc : bash).push_back(response(res));
+  CAF_REQUIRE_EQUAL(bc.size(), 3u);
+  CAF_REQUIRE_EQUAL(bash.size(), 6u);
+  // bc: x = 6 * 7, then x + 1 and x * 2 in later applies.
+  CAF_CHECK(contains(field(bc[1], "content"), "\n43\n"));
+  CAF_CHECK(contains(field(bc[2], "content"), "\n84\n"));
+  // bash: cd and a variable persist between applies.
+  CAF_CHECK(contains(field(bash[2], "content"), "42 in /usr/share\n"));
+  // sleep 600 runs past its wait; Ctrl-C ends it and the shell prompts again.
+  CAF_CHECK_EQUAL(field(bash[3], "state"), "running");
+  CAF_CHECK_EQUAL(field(bash[4], "state"), "waiting");
+  CAF_CHECK(contains(field(bash[5], "content"), "still here\n"));
+  auto& rows = bash[5].find("screen")->find("rows")->as_array();
+  CAF_REQUIRE(rows.size() >= 2u);
+  CAF_CHECK_EQUAL(rows[rows.size() - 2].as_string(), "still here");
+  CAF_CHECK(contains(r.out, R"("event":"run_end")"));
+  CAF_CHECK(contains(r.out, R"("handles_left":0)"));
+}
+
+CAF_TEST(less renders its screen and pages with a named key) {
+  temp_dir ws;
+  sh(fmt::format("seq 1 100 | sed 's/^/line /' > '{}'", (ws.path / "lines.txt").string()));
+  ws.write("page.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "pager"
+  arguments = { action = "spawn", id = "p", file = "lines.txt" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "pager"
+  arguments = { action = "fetch", id = "p", screen = true }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "pager"
+  arguments = { action = "apply", id = "p", input = { keys = ["PageDown"] }, screen = true }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "pager"
+  arguments = { action = "apply", id = "p", input = "q" }
+)");
+  auto r = run_script(ws, "tests/scripts/pager_config.toml", (ws.path / "page.toml").string());
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 4u);
+  auto rows_of = [](const Json& j) {
+    std::vector<std::string> rows;
+    for (auto& row : j.find("screen")->find("rows")->as_array())
+      rows.push_back(row.as_string());
+    return rows;
+  };
+  auto first = response(results[1]);
+  std::vector<std::string> expected;
+  for (int i = 1; i <= 9; ++i)
+    expected.push_back(fmt::format("line {}", i));
+  expected.push_back("lines.txt");
+  CAF_CHECK_EQUAL(rows_of(first), expected);
+  CAF_CHECK_EQUAL(first.find("screen")->find("size")->dump(), R"({"rows":10,"cols":40})");
+  auto paged = response(results[2]);
+  expected.clear();
+  for (int i = 10; i <= 18; ++i)
+    expected.push_back(fmt::format("line {}", i));
+  expected.push_back(":");
+  CAF_CHECK_EQUAL(rows_of(paged), expected);
+  CAF_CHECK_EQUAL(field(response(results[3]), "state"), "stopped");
+}
+
+CAF_TEST(a control channel tool waits with its question and stops with the answer) {
+  temp_dir ws;
+  // The example's config names its tool relative to the repository: here, absolutely.
+  ws.write("greet.toml", fmt::format("[conversation.tools.greet]\ncommand = {{ program = \"{}/examples/tools/greet.sh\" }}\n",
+                                     JP_SOURCE_DIR));
+  auto r = cli_in(ws.path.string(), fmt::format("--config {0}/examples/greet.toml --config {1}/greet.toml "
+                                                "run {0}/examples/greet_script.toml --json",
+                                                JP_SOURCE_DIR, ws.path.string()));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 4u);
+  auto waiting = response(results[1]).find("pending")->as_array();
+  CAF_REQUIRE_EQUAL(waiting.size(), 1u);
+  CAF_CHECK_EQUAL(field(waiting[0], "state"), "waiting");
+  auto done = response(results[3]).find("completed")->as_array();
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_CHECK_EQUAL(field(done[0], "result"), "hello, world");
+}
+
+CAF_TEST(a pty shell aborted at turn end leaves none of its jobs) {
+  temp_dir ws;
+  ws.write("jobs.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "bash"
+  arguments = { action = "spawn", id = "sh" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "bash"
+  arguments = { action = "apply", id = "sh", input = "sleep 1000 & sleep 1001 & echo jobs=$(jobs -p | tr '\\n' ,)\n" }
+)");
+  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "jobs.toml").string());
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 2u);
+  auto content = field(response(results[1]), "content");
+  auto at = content.rfind("jobs=");
+  CAF_REQUIRE(at != std::string::npos);
+  std::vector<pid_t> jobs;
+  for (size_t pos = at + 5; pos < content.size() && std::isdigit(static_cast<unsigned char>(content[pos]));) {
+    size_t used = 0;
+    jobs.push_back(static_cast<pid_t>(std::stol(content.substr(pos), &used)));
+    pos += used + 1;
+  }
+  CAF_REQUIRE_EQUAL(jobs.size(), 2u);
+  for (pid_t job : jobs)
+    CAF_CHECK(::kill(job, 0) == -1 && errno == ESRCH);
+  CAF_CHECK(contains(r.out, R"("policy":"abort")"));
+}
