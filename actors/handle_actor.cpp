@@ -424,14 +424,20 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
         text = plain;
       }
       st.out->append(text);
-      st.recent += text;
-      if (st.recent.size() > 2 * recent_text_bytes)
-        st.recent.erase(0, st.recent.size() - recent_text_bytes);
       ++st.output_seq;
       st.last_output = clock::now();
-      st.probe_due = true;
-      set_input_wait(self, false); // it talks: whatever it waited for came
-      schedule_tick(self);
+      if (detects_input_wait(st)) {
+        // Only the tail can hold a prompt: never copy a whole big chunk.
+        if (text.size() >= recent_text_bytes)
+          st.recent.assign(text.substr(text.size() - recent_text_bytes));
+        else
+          st.recent += text;
+        if (st.recent.size() > 2 * recent_text_bytes)
+          st.recent.erase(0, st.recent.size() - recent_text_bytes);
+        st.probe_due = true;
+        set_input_wait(self, false); // it talks: whatever it waited for came
+        schedule_tick(self);
+      }
       // Consumed: let the io thread read on (it stops while we are far behind).
       if (st.proc)
         st.proc->ack(chunk.size());

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <functional>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -99,6 +100,56 @@ CAF_TEST(the groups of an owner that is gone are killed with every member) {
   CAF_CHECK(report.summary().find("killed 1 process group (3 processes)") != std::string::npos);
   CAF_CHECK(!dir.has(record)); // swept once
   CAF_CHECK_EQUAL(sweep_group_records(dir.path.string()).summary(), "");
+}
+
+CAF_TEST(a recorded terminal session is swept with the jobs in its other groups) {
+  testing::temp_dir dir;
+  // A pty's child leads a session; a shell's jobs there are groups of their own.
+  pid_t leader = ::fork();
+  if (leader == 0) {
+    ::setsid();
+    ::execl("/bin/bash", "bash", "-c", "set -m; sleep 30 & sleep 30 & wait", nullptr);
+    ::_exit(127);
+  }
+  auto members = [leader] {
+    std::vector<pid_t> found;
+    for (auto& e : std::filesystem::directory_iterator("/proc")) {
+      auto name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") == std::string::npos && ::getsid(std::stoi(name)) == leader) {
+        std::ifstream in(e.path() / "stat");
+        std::string line;
+        std::getline(in, line);
+        auto close = line.rfind(')');
+        if (close != std::string::npos && line.at(close + 2) != 'Z')
+          found.push_back(std::stoi(name));
+      }
+    }
+    return found;
+  };
+  struct Cleanup {
+    std::function<std::vector<pid_t>()> members;
+    pid_t leader;
+    ~Cleanup() {
+      for (pid_t p : members())
+        ::kill(p, SIGKILL);
+      ::waitpid(leader, nullptr, 0);
+    }
+  } cleanup{members, leader};
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (members().size() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_REQUIRE_EQUAL(members().size(), 3u);
+  size_t other_groups = 0;
+  for (pid_t p : members())
+    other_groups += ::getpgid(p) != leader;
+  CAF_REQUIRE_EQUAL(other_groups, 2u);
+  dir.write(fmt::format("{}-77.groups", gone_pid()), fmt::format("+ {} {}\n", leader, process_start_time(leader)));
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.processes, 3u);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!members().empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(members().empty());
 }
 
 CAF_TEST(a recorded pid that now names a later process is never touched) {
