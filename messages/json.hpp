@@ -101,4 +101,7 @@ std::string json_quote(std::string_view s);
 /// Replaces invalid UTF-8 sequences by U+FFFD.
 std::string sanitize_utf8(std::string_view s);
 
+/// Appends code point `c` (at most U+10FFFF) encoded as UTF-8.
+void append_utf8(std::string& out, uint32_t c);
+
 } // namespace jp

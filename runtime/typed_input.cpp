@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "messages/json.hpp"
+
 namespace jp {
 
 namespace {
@@ -22,24 +24,6 @@ std::optional<unsigned> hex(std::string_view s, std::size_t pos, std::size_t dig
     v = v * 16 + static_cast<unsigned>(d);
   }
   return v;
-}
-
-void append_utf8(std::string& out, unsigned c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
 }
 
 } // namespace
