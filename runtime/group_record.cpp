@@ -6,6 +6,7 @@
 #include <climits>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
@@ -58,23 +59,31 @@ std::optional<Record> parse_record_name(const std::string& name) {
   return Record{static_cast<pid_t>(pid), start};
 }
 
-/// The groups a record says are still alive: pgid -> leader start time.
-std::map<pid_t, uint64_t> live_groups(const std::string& path) {
-  std::map<pid_t, uint64_t> live;
+/// When a recorded leader started: between earliest and latest.
+struct StartWindow {
+  uint64_t earliest = 0;
+  uint64_t latest = 0;
+  bool holds(uint64_t start) const { return start >= earliest && start <= latest; }
+};
+
+/// The groups a record says are still alive, with their leaders' start windows.
+std::map<pid_t, StartWindow> live_groups(const std::string& path) {
+  std::map<pid_t, StartWindow> live;
   FILE* f = std::fopen(path.c_str(), "re");
   if (!f)
     return live;
-  char op = 0;
-  long long pgid = 0;
-  unsigned long long start = 0;
   char line[128];
   while (std::fgets(line, sizeof line, f)) {
-    if (std::sscanf(line, "%c %lld %llu", &op, &pgid, &start) >= 2 && pgid > 1) {
-      if (op == '+')
-        live[static_cast<pid_t>(pgid)] = start;
-      else if (op == '-')
-        live.erase(static_cast<pid_t>(pgid));
-    }
+    char op = 0;
+    long long pgid = 0;
+    unsigned long long earliest = 0, latest = 0;
+    int n = std::sscanf(line, "%c %lld %llu %llu", &op, &pgid, &earliest, &latest);
+    if (n < 2 || pgid <= 1)
+      continue;
+    if (op == '+')
+      live[static_cast<pid_t>(pgid)] = StartWindow{earliest, n >= 4 ? latest : earliest};
+    else if (op == '-')
+      live.erase(static_cast<pid_t>(pgid));
   }
   std::fclose(f);
   return live;
@@ -113,10 +122,19 @@ void close_group_record() noexcept {
   ::unlink(g_record_path);
 }
 
-void record_group_started(pid_t pgid) {
+uint64_t boot_ticks_now() {
+  // How the kernel reports start times: nanoseconds of boot time / (1 s / USER_HZ).
+  static const long hz = ::sysconf(_SC_CLK_TCK);
+  struct timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return (static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec)) /
+         (1000000000ull / static_cast<uint64_t>(hz));
+}
+
+void record_group_started(pid_t pgid, uint64_t earliest, uint64_t latest) {
   if (g_record_fd.load() < 0)
     return;
-  append(fmt::format("+ {} {}\n", pgid, process_start_time(pgid)));
+  append(fmt::format("+ {} {} {}\n", pgid, earliest, latest));
 }
 
 void record_group_ended(pid_t pgid) {
@@ -145,24 +163,24 @@ SweepReport sweep_group_records(const std::string& dir) {
   auto by_group = processes_by_group();
   for (auto& [path, rec] : orphaned) {
     report.owners.push_back(rec.owner);
-    for (auto& [pgid, start] : live_groups(path)) {
-      if (start == 0)
+    for (auto& [pgid, window] : live_groups(path)) {
+      if (window.earliest == 0)
         continue; // never verified: not ours to judge
       auto it = by_group.find(pgid);
       if (it == by_group.end())
         continue; // gone
       auto leader_start = process_start_time(pgid);
-      if (leader_start != 0 && leader_start != start) {
+      if (leader_start != 0 && !window.holds(leader_start)) {
         ++report.skipped; // the pid is someone else's now
         continue;
       }
       // Members started before the recorded leader cannot be ours.
       size_t killed = 0;
       for (auto& [pid, pstart] : it->second) {
-        if (pstart >= start && ::kill(pid, SIGKILL) == 0)
+        if (pstart >= window.earliest && ::kill(pid, SIGKILL) == 0)
           ++killed;
       }
-      if (leader_start == start)
+      if (leader_start != 0)
         ::kill(-pgid, SIGKILL); // and whatever joined the group since the scan
       if (killed > 0) {
         ++report.groups;

@@ -5,8 +5,11 @@
 // process started later is never touched.
 //
 // Record file: <dir>/<owner pid>-<owner start time>.groups, lines
-//   "+ <pgid> <start time>"   a group started
-//   "- <pgid>"                its leader was reaped and the group is gone
+//   "+ <pgid> <earliest> <latest>"  a group started; its leader's start time is in
+//                                   [earliest, latest] (read from the clock around
+//                                   the spawn: recorded before the spawn returns to
+//                                   its caller, without waiting for the child)
+//   "- <pgid>"                      its leader was reaped and the group is gone
 // Start times are /proc/<pid>/stat's field 22 (clock ticks since boot).
 #pragma once
 
@@ -29,8 +32,12 @@ Status open_group_record(const std::string& dir);
 /// A clean end: every group is gone, so the record goes too. Signal-safe.
 void close_group_record() noexcept;
 
-/// The process layer's notes (no-ops while no record is open).
-void record_group_started(pid_t pgid);
+/// Now, in the unit of process start times (clock ticks since boot).
+uint64_t boot_ticks_now();
+
+/// The process layer's notes (no-ops while no record is open). A group whose leader
+/// was spawned between boot_ticks_now() values `earliest` and `latest`.
+void record_group_started(pid_t pgid, uint64_t earliest, uint64_t latest);
 void record_group_ended(pid_t pgid);
 
 struct SweepReport {

@@ -228,9 +228,6 @@ public:
   Stream out_, err_, ctl_;
 
   void start() {
-    // Recorded for the crash sweep here, not on the spawning thread: reading the
-    // child's start time waits while it is still in execve.
-    record_group_started(pid);
     // Read first, then wait: the pipe's readiness edge may have passed already.
     for (Stream* s : {&out_, &err_, &ctl_})
       if (!s->done)
@@ -765,6 +762,9 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   auto argv = c_strings(spec.argv);
   auto envp = c_strings(env);
   pid_t pid = 0;
+  // The child's start time lies between these: the crash-sweep record says so at
+  // once, without reading /proc (which waits while the child is still in execve).
+  auto earliest = boot_ticks_now();
   if (rc == 0)
     rc = ::posix_spawnp(&pid, prog.c_str(), &actions, &attr, argv.data(), envp.data());
   else
@@ -775,6 +775,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     return Error{spawn_error(spec, rc)};
 
   auto slot = add_slot(pid);
+  record_group_started(pid, earliest, boot_ticks_now());
   in_r.reset();
   out_w.reset();
   err_w.reset();

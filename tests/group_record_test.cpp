@@ -102,6 +102,20 @@ CAF_TEST(the groups of an owner that is gone are killed with every member) {
   CAF_CHECK_EQUAL(sweep_group_records(dir.path.string()).summary(), "");
 }
 
+CAF_TEST(a group recorded with the clock around its spawn is swept) {
+  testing::temp_dir dir;
+  auto earliest = boot_ticks_now();
+  Group g("sleep 30 & wait");
+  auto latest = boot_ticks_now();
+  CAF_REQUIRE_EQUAL(g.members_when(2), 2u);
+  auto start = process_start_time(g.pid);
+  CAF_CHECK(start >= earliest && start <= latest); // the window holds the real start
+  dir.write(fmt::format("{}-77.groups", gone_pid()), fmt::format("+ {} {} {}\n", g.pid, earliest, latest));
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.processes, 2u);
+  CAF_CHECK_EQUAL(g.members_when(0), 0u);
+}
+
 CAF_TEST(a recorded terminal session is swept with the jobs in its other groups) {
   testing::temp_dir dir;
   // A pty's child leads a session; a shell's jobs there are groups of their own.
@@ -187,14 +201,14 @@ CAF_TEST(records of running owners and ended groups are left alone) {
 CAF_TEST(an open record lists started groups until they end and goes on a clean close) {
   testing::temp_dir dir;
   CAF_REQUIRE(open_group_record(dir.path.string()));
-  record_group_started(4242);
-  record_group_started(4343);
+  record_group_started(4242, 10, 11);
+  record_group_started(4343, 12, 12);
   record_group_ended(4242);
   auto name = fmt::format("{}-{}.groups", ::getpid(), process_start_time(::getpid()));
   CAF_REQUIRE(dir.has(name));
   std::ifstream in(dir.path / name);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CAF_CHECK(text.find("+ 4242 ") != std::string::npos);
+  CAF_CHECK(text.find("+ 4242 10 11\n") != std::string::npos);
   CAF_CHECK(text.find("- 4242\n") != std::string::npos);
   CAF_CHECK(text.find("+ 4343 ") != std::string::npos);
   // Our own record is never swept, even by ourselves.
