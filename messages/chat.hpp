@@ -1,0 +1,79 @@
+// A conversation with an LLM as plain data: what a provider is sent, and what its
+// stream yields. No JSON and no HTTP here (runtime/provider/ speaks the wire
+// formats); `inspect` so the types cross actors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace jp {
+
+/// One tool call the assistant made: `arguments` is a JSON object as text.
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments = "{}";
+  friend bool operator==(const ToolCall&, const ToolCall&) = default;
+};
+
+enum class chat_role : uint8_t { user, assistant, tool };
+
+/// One message of the conversation as providers see it.
+///  - user: `text`
+///  - assistant: `text` and/or `tool_calls`
+///  - tool: the response to `tool_call_id` (of tool `tool_name`) in `text`;
+///    `tool_error` when the call failed
+struct ChatMessage {
+  chat_role role = chat_role::user;
+  std::string text;
+  std::vector<ToolCall> tool_calls;
+  std::string tool_call_id;
+  std::string tool_name;
+  bool tool_error = false;
+  friend bool operator==(const ChatMessage&, const ChatMessage&) = default;
+};
+
+/// One request: the model, the system prompt, the conversation so far, and the
+/// tool declarations in the provider's dialect (a JSON array as text, "" = none).
+struct ChatRequest {
+  std::string model;
+  std::string system;
+  std::vector<ChatMessage> messages;
+  std::string tools_json;
+  int64_t max_tokens = 4096;
+  friend bool operator==(const ChatRequest&, const ChatRequest&) = default;
+};
+
+enum class chat_event_kind : uint8_t {
+  text,      // a piece of the assistant's text, to render as it comes
+  tool_call, // a complete tool call (its arguments assembled from the deltas)
+  done,      // the response ended; `finish_reason` says why
+};
+
+struct ChatEvent {
+  chat_event_kind kind = chat_event_kind::text;
+  std::string text;
+  ToolCall call;
+  std::string finish_reason;
+  friend bool operator==(const ChatEvent&, const ChatEvent&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ToolCall& x) {
+  return f(x.id, x.name, x.arguments);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ChatMessage& x) {
+  return f(x.role, x.text, x.tool_calls, x.tool_call_id, x.tool_name, x.tool_error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ChatRequest& x) {
+  return f(x.model, x.system, x.messages, x.tools_json, x.max_tokens);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ChatEvent& x) {
+  return f(x.kind, x.text, x.call, x.finish_reason);
+}
+
+} // namespace jp

@@ -1,0 +1,190 @@
+#include "runtime/provider/anthropic_format.hpp"
+
+#include <utility>
+#include <vector>
+
+#include "messages/json.hpp"
+#include "runtime/provider/stream_error.hpp"
+
+namespace jp {
+
+namespace {
+
+/// The member as a string, "" when absent, null or not a string.
+std::string_view string_member(const Json& obj, std::string_view key) {
+  auto* v = obj.find(key);
+  return v && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
+}
+
+/// The member if it is an object, else nullptr.
+const Json* object_member(const Json& obj, std::string_view key) {
+  auto* v = obj.find(key);
+  return v && v->is_object() ? v : nullptr;
+}
+
+int64_t index_member(const Json& obj) {
+  auto* v = obj.find("index");
+  return v && v->is_int() ? v->as_int() : 0;
+}
+
+Json tools_value(const std::string& tools_json) {
+  auto parsed = Json::parse(tools_json);
+  return parsed ? std::move(*parsed) : Json(tools_json);
+}
+
+/// A tool call's arguments as the `input` object the API requires.
+Json tool_input(const std::string& arguments) {
+  auto parsed = Json::parse(arguments);
+  return parsed && parsed->is_object() ? std::move(*parsed) : Json::object();
+}
+
+Json text_block(const std::string& text) {
+  return JsonObject{{"type", "text"}, {"text", text}};
+}
+
+/// The content blocks of one message.
+JsonArray content_blocks(const ChatMessage& m) {
+  JsonArray blocks;
+  switch (m.role) {
+    case chat_role::user:
+      if (!m.text.empty())
+        blocks.push_back(text_block(m.text));
+      break;
+    case chat_role::assistant:
+      if (!m.text.empty())
+        blocks.push_back(text_block(m.text));
+      for (const auto& c : m.tool_calls)
+        blocks.push_back(JsonObject{{"type", "tool_use"},
+                                    {"id", c.id},
+                                    {"name", c.name},
+                                    {"input", tool_input(c.arguments)}});
+      break;
+    case chat_role::tool: {
+      Json block = JsonObject{{"type", "tool_result"},
+                              {"tool_use_id", m.tool_call_id},
+                              {"content", m.text}};
+      if (m.tool_error)
+        block.set("is_error", true);
+      blocks.push_back(std::move(block));
+      break;
+    }
+  }
+  return blocks;
+}
+
+} // namespace
+
+std::string anthropic_request_body(const ChatRequest& request) {
+  Json body = Json::object();
+  body.set("model", request.model);
+  body.set("max_tokens", request.max_tokens > 0 ? request.max_tokens : int64_t{4096});
+  body.set("stream", true);
+  if (!request.system.empty())
+    body.set("system", request.system);
+  // Tool results travel in user messages; consecutive messages of one role merge.
+  struct Turn {
+    const char* role;
+    JsonArray content;
+  };
+  std::vector<Turn> turns;
+  for (const auto& m : request.messages) {
+    auto blocks = content_blocks(m);
+    if (blocks.empty())
+      continue;
+    const char* role = m.role == chat_role::assistant ? "assistant" : "user";
+    if (turns.empty() || std::string_view(turns.back().role) != role)
+      turns.push_back(Turn{role, {}});
+    auto& content = turns.back().content;
+    content.insert(content.end(), std::make_move_iterator(blocks.begin()),
+                   std::make_move_iterator(blocks.end()));
+  }
+  Json messages = Json::array();
+  for (auto& t : turns)
+    messages.push(JsonObject{{"role", t.role}, {"content", std::move(t.content)}});
+  body.set("messages", std::move(messages));
+  if (!request.tools_json.empty())
+    body.set("tools", tools_value(request.tools_json));
+  return body.dump();
+}
+
+Status AnthropicStream::on_event(const SseEvent& event,
+                                 const std::function<void(ChatEvent)>& emit) {
+  if (finished_ || event.data.empty())
+    return Status::ok();
+  auto parsed = Json::parse(event.data);
+  if (!parsed)
+    return malformed_stream_error(parsed.error(), event.data);
+  const Json& ev = *parsed;
+  if (!ev.is_object())
+    return malformed_stream_error("expected a JSON object", event.data);
+  auto type = string_member(ev, "type");
+  if (type.empty())
+    type = event.event; // the SSE event name mirrors it
+
+  if (type == "content_block_start") {
+    auto* block = object_member(ev, "content_block");
+    if (!block)
+      return malformed_stream_error("content_block_start without a content_block",
+                                    event.data);
+    auto block_type = string_member(*block, "type");
+    if (block_type == "tool_use") {
+      tool_uses_[index_member(ev)] = ToolUse{std::string(string_member(*block, "id")),
+                                             std::string(string_member(*block, "name"))};
+    } else if (block_type == "text") {
+      if (auto text = string_member(*block, "text"); !text.empty())
+        emit(ChatEvent{chat_event_kind::text, std::string(text)});
+    }
+  } else if (type == "content_block_delta") {
+    auto* delta = object_member(ev, "delta");
+    if (!delta)
+      return malformed_stream_error("content_block_delta without a delta", event.data);
+    auto delta_type = string_member(*delta, "type");
+    if (delta_type == "text_delta") {
+      if (auto text = string_member(*delta, "text"); !text.empty())
+        emit(ChatEvent{chat_event_kind::text, std::string(text)});
+    } else if (delta_type == "input_json_delta") {
+      if (auto it = tool_uses_.find(index_member(ev)); it != tool_uses_.end())
+        it->second.arguments += string_member(*delta, "partial_json");
+    }
+  } else if (type == "content_block_stop") {
+    if (auto it = tool_uses_.find(index_member(ev)); it != tool_uses_.end()) {
+      emit_call(it->second, emit);
+      tool_uses_.erase(it);
+      called_ = true;
+    }
+  } else if (type == "message_delta") {
+    if (auto* delta = object_member(ev, "delta"))
+      if (auto reason = string_member(*delta, "stop_reason"); !reason.empty())
+        stop_reason_ = reason;
+  } else if (type == "message_stop") {
+    // Blocks the stream never stopped still carry complete calls.
+    for (auto& [index, block] : tool_uses_) {
+      emit_call(block, emit);
+      called_ = true;
+    }
+    tool_uses_.clear();
+    finished_ = true;
+    ChatEvent done{chat_event_kind::done};
+    done.finish_reason =
+        !stop_reason_.empty() ? stop_reason_ : called_ ? "tool_use" : "end_turn";
+    emit(std::move(done));
+  } else if (type == "error") {
+    auto* err = object_member(ev, "error");
+    if (!err)
+      return provider_stream_error(event.data);
+    return provider_stream_error(std::string(string_member(*err, "type")) + ": " +
+                                 std::string(string_member(*err, "message")));
+  }
+  // message_start, ping, and types added later: nothing to emit.
+  return Status::ok();
+}
+
+void AnthropicStream::emit_call(ToolUse& block, const std::function<void(ChatEvent)>& emit) {
+  ChatEvent ev{chat_event_kind::tool_call};
+  ev.call.id = std::move(block.id);
+  ev.call.name = std::move(block.name);
+  ev.call.arguments = block.arguments.empty() ? "{}" : std::move(block.arguments);
+  emit(std::move(ev));
+}
+
+} // namespace jp

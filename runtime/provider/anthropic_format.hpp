@@ -1,0 +1,55 @@
+// The Anthropic Messages API wire format: the streaming request body (content
+// blocks, alternating roles), and the decoding of its typed stream events
+// (message_start, content_block_*, message_delta, message_stop) into ChatEvents.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "messages/chat.hpp"
+#include "messages/result.hpp"
+#include "runtime/provider/sse.hpp"
+
+namespace jp {
+
+/// The JSON body of a streaming POST /v1/messages. `max_tokens` is required by the
+/// API: request.max_tokens, or 4096 when it is not positive. Messages that map to
+/// the same role (tool results, then a user text) are merged into one, since the
+/// API wants roles to alternate; empty texts are left out (the API rejects empty
+/// text blocks) and a message left without content is dropped.
+/// request.tools_json is trusted to be JSON; if it is not, it is sent as a string,
+/// so the provider names the problem.
+std::string anthropic_request_body(const ChatRequest& request);
+
+/// Decodes one streamed response: text as it comes, each tool_use block as a
+/// tool call when the block stops, then `done` at message_stop (exactly once).
+class AnthropicStream {
+public:
+  /// Feeds one SSE event, dispatched on the `type` member of its JSON data.
+  /// Errors: "provider error: <type>: <message>" for an `error` event,
+  /// "malformed stream from the provider: ..." for data that is not a JSON object.
+  /// Unknown event and block types are ignored (the API adds new ones); events
+  /// after `done` are ignored.
+  Status on_event(const SseEvent& event, const std::function<void(ChatEvent)>& emit);
+
+  /// `done` was emitted. A stream that ends before is incomplete.
+  bool finished() const { return finished_; }
+
+private:
+  struct ToolUse {
+    std::string id;
+    std::string name;
+    std::string arguments; // the input_json_delta fragments so far
+  };
+
+  static void emit_call(ToolUse& block, const std::function<void(ChatEvent)>& emit);
+
+  std::map<int64_t, ToolUse> tool_uses_; // open tool_use blocks by content index
+  std::string stop_reason_;
+  bool called_ = false; // a tool call was emitted
+  bool finished_ = false;
+};
+
+} // namespace jp

@@ -1,0 +1,190 @@
+// openai and anthropic over HTTP: the request body and stream decoder of the
+// dialect, retries with backoff, and errors that say what to do.
+#include "runtime/provider/provider.hpp"
+
+#include <cstdlib>
+#include <fmt/format.h>
+#include <random>
+#include <thread>
+
+#include "messages/json.hpp"
+#include "runtime/provider/anthropic_format.hpp"
+#include "runtime/provider/openai_format.hpp"
+#include "runtime/provider/sse.hpp"
+
+namespace jp {
+
+namespace {
+
+std::string trim_slash(std::string s) {
+  while (!s.empty() && s.back() == '/')
+    s.pop_back();
+  return s;
+}
+
+/// The provider's own words from an error body ({"error":{"message":..}} in both
+/// dialects), else the body itself, shortened.
+std::string error_message(const std::string& body) {
+  if (auto j = Json::parse(body); j && j->is_object()) {
+    if (auto* err = j->find("error")) {
+      if (auto* msg = err->find("message"); msg && msg->is_string())
+        return msg->as_string();
+      if (err->is_string())
+        return err->as_string();
+    }
+    if (auto* msg = j->find("message"); msg && msg->is_string())
+      return msg->as_string();
+  }
+  auto text = sanitize_utf8(body.substr(0, 300));
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+    text.pop_back();
+  return text.empty() ? "(no message)" : text;
+}
+
+class HttpProvider final : public Provider {
+public:
+  HttpProvider(HttpProviderConfig config, std::string url, std::vector<std::string> headers)
+    : config_(std::move(config)), url_(std::move(url)), headers_(std::move(headers)) {}
+
+  Status stream(const ChatRequest& request, const StreamHooks& hooks) override {
+    HttpPost post{url_, headers_,
+                  config_.provider == "anthropic" ? anthropic_request_body(request)
+                                                  : openai_request_body(request)};
+    std::mt19937_64 rng(std::random_device{}());
+    int failures = 0; // since the last good event
+    for (;;) {
+      std::string why;
+      auto attempt = config_.provider == "anthropic" ? once<AnthropicStream>(post, request, hooks, failures, why)
+                                                     : once<OpenAiStream>(post, request, hooks, failures, why);
+      if (attempt != outcome::retry)
+        return attempt == outcome::done ? Status::ok() : Status(Error{why});
+      if (++failures > config_.retry.max_retries)
+        return Error{fmt::format("gave up after {} retries: {}", config_.retry.max_retries, why)};
+      auto delay = retry_delay(config_.retry, failures, last_retry_after_, rng);
+      if (hooks.on_retry)
+        hooks.on_retry(fmt::format("{}; retrying in {:.1f} s (retry {} of {})", why,
+                                   static_cast<double>(delay.count()) / 1000, failures,
+                                   config_.retry.max_retries));
+      if (!sleep_unless_cancelled(delay, hooks))
+        return Error{"cancelled"};
+    }
+  }
+
+private:
+  enum class outcome { done, retry, fail };
+
+  template <class Decoder>
+  outcome once(const HttpPost& post, const ChatRequest& request, const StreamHooks& hooks, int& failures,
+               std::string& why) {
+    SseParser sse;
+    Decoder decoder;
+    Status decoded; // the stream so far made sense
+    auto on_body = [&](std::string_view chunk) {
+      sse.feed(chunk, [&](const SseEvent& e) {
+        if (decoded)
+          decoded = decoder.on_event(e, [&](ChatEvent ev) {
+            failures = 0; // a good event: the next failure starts the count again
+            hooks.emit(std::move(ev));
+          });
+      });
+      if (sse.overflowed())
+        decoded = Error{fmt::format("the provider sent an event larger than {} MiB; stopped reading",
+                                    SseParser::default_max_event_bytes >> 20)};
+      return static_cast<bool>(decoded); // false: stop reading
+    };
+    auto r = http_post_stream(post, config_.limits, on_body, hooks.cancelled);
+    last_retry_after_ = r.retry_after;
+    if (!decoded) {
+      why = decoded.error;
+      return outcome::fail;
+    }
+    switch (r.failure) {
+      case http_failure::cancelled:
+        why = "cancelled";
+        return outcome::fail;
+      case http_failure::connect:
+        why = fmt::format("cannot connect to {}: {}; is the server running? (assistant.base_url)",
+                          url_, r.failure_text);
+        return outcome::fail;
+      case http_failure::too_large:
+        why = fmt::format("the response from {} passed the size cap of {} MiB", url_,
+                          config_.limits.max_body_bytes >> 20);
+        return outcome::fail;
+      case http_failure::idle:
+        why = fmt::format("{} sent nothing for {} s (stream idle timeout)", url_,
+                          config_.limits.idle_timeout.count() / 1000.0);
+        return outcome::retry;
+      case http_failure::transport:
+        why = fmt::format("connection to {} failed: {}", url_, r.failure_text);
+        return outcome::retry;
+      case http_failure::none:
+        break;
+    }
+    if (r.status >= 200 && r.status <= 299) {
+      if (decoder.finished())
+        return outcome::done;
+      why = fmt::format("the stream from {} ended before the response was complete", url_);
+      return outcome::retry;
+    }
+    auto message = error_message(r.error_body);
+    if (retryable_status(r.status)) {
+      why = fmt::format("HTTP {} from {}: {}", r.status, url_, message);
+      return outcome::retry;
+    }
+    if (r.status == 401 || r.status == 403)
+      why = fmt::format("the provider refused the API key{} (HTTP {}): {}",
+                        config_.api_key_env.empty() ? "" : " in $" + config_.api_key_env, r.status, message);
+    else if (r.status == 404)
+      why = fmt::format("HTTP 404 from {}: {}; check assistant.model (`{}`) and assistant.base_url", url_,
+                        message, request.model);
+    else
+      why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
+    return outcome::fail;
+  }
+
+  static bool sleep_unless_cancelled(std::chrono::milliseconds delay, const StreamHooks& hooks) {
+    auto until = std::chrono::steady_clock::now() + delay;
+    while (std::chrono::steady_clock::now() < until) {
+      if (hooks.cancelled && hooks.cancelled())
+        return false;
+      std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
+        std::chrono::milliseconds(50),
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()) +
+          std::chrono::milliseconds(1)));
+    }
+    return true;
+  }
+
+  HttpProviderConfig config_;
+  std::string url_;
+  std::vector<std::string> headers_;
+  std::string last_retry_after_;
+};
+
+} // namespace
+
+Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& config) {
+  bool anthropic = config.provider == "anthropic";
+  if (!anthropic && config.provider != "openai")
+    return Error{fmt::format("unknown provider \"{}\" (expected openai or anthropic)", config.provider)};
+  auto base = trim_slash(config.base_url);
+  bool official = base.empty();
+  std::string url = anthropic ? (official ? "https://api.anthropic.com" : base) +
+                                  (base.ends_with("/v1") ? "/messages" : "/v1/messages")
+                              : (official ? "https://api.openai.com/v1" : base) + "/chat/completions";
+  const char* key = config.api_key_env.empty() ? nullptr : std::getenv(config.api_key_env.c_str());
+  if ((!key || !*key) && official)
+    return Error{fmt::format("{} is not set: export it with your {} API key, or set "
+                             "assistant.api_key_env to the variable that holds it",
+                             config.api_key_env.empty() ? std::string(anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY")
+                                                        : config.api_key_env,
+                             anthropic ? "Anthropic" : "OpenAI")};
+  std::vector<std::string> headers{"Content-Type: application/json", "Accept: text/event-stream"};
+  if (key && *key)
+    headers.push_back(anthropic ? fmt::format("x-api-key: {}", key) : fmt::format("Authorization: Bearer {}", key));
+  if (anthropic)
+    headers.push_back("anthropic-version: 2023-06-01");
+  return std::unique_ptr<Provider>(new HttpProvider(config, std::move(url), std::move(headers)));
+}
+
+} // namespace jp

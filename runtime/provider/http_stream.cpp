@@ -1,0 +1,142 @@
+#include "runtime/provider/http_stream.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <curl/curl.h>
+#include <mutex>
+
+namespace jp {
+
+namespace {
+
+constexpr std::size_t kErrorBodyMax = 64 * 1024;
+
+using clock = std::chrono::steady_clock;
+
+struct Exchange {
+  const HttpLimits& limits;
+  const std::function<bool(std::string_view)>& on_body;
+  const std::function<bool()>& cancelled;
+  HttpResult result;
+  clock::time_point last_data = clock::now();
+  bool stopped_by_us = false;
+};
+
+bool starts_with_nocase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size())
+    return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i])
+      return false;
+  return true;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
+  auto& x = *static_cast<Exchange*>(user);
+  std::string_view line(data, size * n);
+  x.last_data = clock::now();
+  if (line.starts_with("HTTP/")) { // a new response (after a 100 Continue, too)
+    auto sp = line.find(' ');
+    x.result.status = sp == std::string_view::npos ? 0 : std::atol(std::string(line.substr(sp + 1, 3)).c_str());
+    x.result.retry_after.clear();
+  } else if (starts_with_nocase(line, "retry-after:")) {
+    auto value = line.substr(12);
+    while (!value.empty() && (value.back() == '\n' || value.back() == '\r'))
+      value.remove_suffix(1);
+    x.result.retry_after = std::string(value);
+  }
+  return size * n;
+}
+
+std::size_t on_data(char* data, std::size_t size, std::size_t n, void* user) {
+  auto& x = *static_cast<Exchange*>(user);
+  std::size_t len = size * n;
+  x.last_data = clock::now();
+  x.result.body_bytes += len;
+  if (x.result.status < 200 || x.result.status > 299) {
+    auto room = kErrorBodyMax - std::min(kErrorBodyMax, x.result.error_body.size());
+    x.result.error_body.append(data, std::min(room, len));
+    return len;
+  }
+  if (x.result.body_bytes > x.limits.max_body_bytes) {
+    x.result.failure = http_failure::too_large;
+    x.stopped_by_us = true;
+    return 0; // anything but len aborts the transfer
+  }
+  if (!x.on_body(std::string_view(data, len))) {
+    x.result.failure = http_failure::cancelled;
+    x.stopped_by_us = true;
+    return 0;
+  }
+  return len;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto& x = *static_cast<Exchange*>(user);
+  if (x.cancelled && x.cancelled()) {
+    x.result.failure = http_failure::cancelled;
+    x.stopped_by_us = true;
+    return 1;
+  }
+  if (clock::now() - x.last_data > x.limits.idle_timeout) {
+    x.result.failure = http_failure::idle;
+    x.stopped_by_us = true;
+    return 1;
+  }
+  return 0;
+}
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+} // namespace
+
+HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
+                            const std::function<bool(std::string_view)>& on_body,
+                            const std::function<bool()>& cancelled) {
+  global_init();
+  Exchange x{limits, on_body, cancelled, {}};
+  CURL* curl = curl_easy_init();
+  if (!curl) {
+    x.result.failure = http_failure::transport;
+    x.result.failure_text = "cannot initialise libcurl";
+    return x.result;
+  }
+  curl_slist* headers = nullptr;
+  for (auto& h : post.headers)
+    headers = curl_slist_append(headers, h.c_str());
+  char error[CURL_ERROR_SIZE] = {};
+  curl_easy_setopt(curl, CURLOPT_URL, post.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_POST, 1L);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post.body.data());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(post.body.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); // threads: no SIGALRM for timeouts
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limits.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x);
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &x);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, ""); // whatever curl can decode
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  auto rc = curl_easy_perform(curl);
+  if (rc != CURLE_OK && !x.stopped_by_us) {
+    x.result.failure_text = error[0] ? error : curl_easy_strerror(rc);
+    x.result.failure = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+                               rc == CURLE_COULDNT_RESOLVE_PROXY ||
+                               (rc == CURLE_OPERATION_TIMEDOUT && x.result.status == 0)
+                           ? http_failure::connect
+                           : http_failure::transport;
+  }
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  return x.result;
+}
+
+} // namespace jp

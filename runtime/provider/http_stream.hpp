@@ -1,0 +1,53 @@
+// One HTTP POST whose response body streams in (libcurl, blocking: run it off the
+// actor threads). The caller gets the body chunk by chunk as it arrives, and a
+// result that says how the exchange ended, in terms it can act on.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jp {
+
+struct HttpPost {
+  std::string url;
+  std::vector<std::string> headers; // "Name: value"
+  std::string body;
+};
+
+struct HttpLimits {
+  std::chrono::milliseconds connect_timeout{30000};
+  std::chrono::milliseconds idle_timeout{60000}; // no byte for this long: give up
+  std::size_t max_body_bytes = 64u << 20;        // a response larger than this is cut
+};
+
+enum class http_failure : uint8_t {
+  none,      // a response came and ended
+  connect,   // no connection (refused, unresolvable, timed out)
+  idle,      // the server went quiet for idle_timeout
+  too_large, // the body passed max_body_bytes
+  cancelled, // the caller stopped it
+  transport, // anything else curl reports (reset, TLS, ...)
+};
+
+struct HttpResult {
+  long status = 0;          // 0 when no response came
+  std::string retry_after;  // the Retry-After header, if any
+  std::string error_body;   // the body of a non-2xx response (first 64 KiB)
+  http_failure failure = http_failure::none;
+  std::string failure_text; // curl's words for it
+  std::size_t body_bytes = 0;
+};
+
+/// POSTs `post`. A 2xx response's body goes to `on_body` as it arrives (return
+/// false to stop: failure = cancelled); other bodies are kept in error_body.
+/// `cancelled` is polled while waiting (at least once a second).
+HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
+                            const std::function<bool(std::string_view)>& on_body,
+                            const std::function<bool()>& cancelled);
+
+} // namespace jp

@@ -1,0 +1,157 @@
+#include "runtime/provider/openai_format.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "messages/json.hpp"
+#include "runtime/provider/stream_error.hpp"
+
+namespace jp {
+
+namespace {
+
+/// The member as a string, "" when absent, null or not a string.
+std::string_view string_member(const Json& obj, std::string_view key) {
+  auto* v = obj.find(key);
+  return v && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
+}
+
+Json tools_value(const std::string& tools_json) {
+  auto parsed = Json::parse(tools_json);
+  return parsed ? std::move(*parsed) : Json(tools_json);
+}
+
+Json openai_message(const ChatMessage& m) {
+  switch (m.role) {
+    case chat_role::user:
+      return JsonObject{{"role", "user"}, {"content", m.text}};
+    case chat_role::tool:
+      // The dialect has no error flag: the text says what failed.
+      return JsonObject{{"role", "tool"}, {"tool_call_id", m.tool_call_id}, {"content", m.text}};
+    case chat_role::assistant:
+      break;
+  }
+  Json msg = JsonObject{{"role", "assistant"}};
+  // null content is allowed only beside tool calls.
+  msg.set("content", m.text.empty() && !m.tool_calls.empty() ? Json() : Json(m.text));
+  if (!m.tool_calls.empty()) {
+    Json calls = Json::array();
+    for (const auto& c : m.tool_calls) {
+      Json function = JsonObject{{"name", c.name},
+                                 {"arguments", c.arguments.empty() ? "{}" : c.arguments}};
+      calls.push(JsonObject{{"id", c.id}, {"type", "function"}, {"function", std::move(function)}});
+    }
+    msg.set("tool_calls", std::move(calls));
+  }
+  return msg;
+}
+
+} // namespace
+
+std::string openai_request_body(const ChatRequest& request) {
+  Json body = Json::object();
+  body.set("model", request.model);
+  body.set("stream", true);
+  Json messages = Json::array();
+  if (!request.system.empty())
+    messages.push(JsonObject{{"role", "system"}, {"content", request.system}});
+  for (const auto& m : request.messages)
+    messages.push(openai_message(m));
+  body.set("messages", std::move(messages));
+  if (!request.tools_json.empty())
+    body.set("tools", tools_value(request.tools_json));
+  if (request.max_tokens > 0)
+    body.set("max_tokens", request.max_tokens);
+  return body.dump();
+}
+
+Status OpenAiStream::on_event(const SseEvent& event,
+                              const std::function<void(ChatEvent)>& emit) {
+  if (finished_ || event.data.empty())
+    return Status::ok(); // e.g. the [DONE] after a finish_reason
+  if (event.data == "[DONE]") {
+    // A server that never sent a finish_reason: infer it.
+    finish(calls_.empty() ? "stop" : "tool_calls", emit);
+    return Status::ok();
+  }
+  auto chunk = Json::parse(event.data);
+  if (!chunk)
+    return malformed_stream_error(chunk.error(), event.data);
+  if (!chunk->is_object())
+    return malformed_stream_error("expected a JSON object", event.data);
+  if (auto* err = chunk->find("error"); err && !err->is_null()) {
+    if (err->is_string())
+      return provider_stream_error(err->as_string());
+    auto message = err->is_object() ? string_member(*err, "message") : std::string_view();
+    return provider_stream_error(message.empty() ? err->dump() : std::string(message));
+  }
+  // No choices: a usage chunk (stream_options.include_usage) or a keep-alive.
+  auto* choices = chunk->find("choices");
+  if (!choices || !choices->is_array() || choices->as_array().empty())
+    return Status::ok();
+  const Json& choice = choices->as_array().front();
+  if (!choice.is_object())
+    return malformed_stream_error("choices[0] is not an object", event.data);
+  if (auto* delta = choice.find("delta"); delta && delta->is_object()) {
+    if (auto text = string_member(*delta, "content"); !text.empty())
+      emit(ChatEvent{chat_event_kind::text, std::string(text)});
+    if (auto* calls = delta->find("tool_calls"); calls && calls->is_array())
+      for (const auto& call : calls->as_array())
+        if (call.is_object())
+          add_tool_call_delta(call);
+  }
+  if (auto reason = string_member(choice, "finish_reason"); !reason.empty())
+    finish(std::string(reason), emit);
+  return Status::ok();
+}
+
+void OpenAiStream::add_tool_call_delta(const Json& delta) {
+  auto id = string_member(delta, "id");
+  // The call this fragment belongs to: the latest one at its index. Some servers
+  // omit `index`, or reuse index 0 for every call of a parallel batch; an id not
+  // seen at that index then starts a new call.
+  int64_t index = 0;
+  if (auto* i = delta.find("index"); i && i->is_int()) {
+    index = i->as_int();
+  } else if (!calls_.empty()) {
+    index = calls_.back().index;
+    if (!id.empty() && id != calls_.back().id)
+      for (const auto& c : calls_)
+        index = std::max(index, c.index + 1);
+  }
+  auto it = std::find_if(calls_.rbegin(), calls_.rend(),
+                         [&](const PartialCall& c) { return c.index == index; });
+  if (it == calls_.rend() || (!id.empty() && !it->id.empty() && id != it->id)) {
+    calls_.push_back(PartialCall{index});
+    it = calls_.rbegin();
+  }
+  if (it->id.empty())
+    it->id = id;
+  if (auto* function = delta.find("function"); function && function->is_object()) {
+    // The name comes whole in the first fragment; some servers repeat it.
+    if (auto name = string_member(*function, "name"); it->name.empty())
+      it->name = name;
+    it->arguments += string_member(*function, "arguments");
+  }
+}
+
+void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent)>& emit) {
+  std::stable_sort(calls_.begin(), calls_.end(),
+                   [](const PartialCall& a, const PartialCall& b) { return a.index < b.index; });
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    auto& c = calls_[i];
+    ChatEvent ev{chat_event_kind::tool_call};
+    // Without an id the tool response could not name its call.
+    ev.call.id = c.id.empty() ? "call_" + std::to_string(i) : std::move(c.id);
+    ev.call.name = std::move(c.name);
+    ev.call.arguments = c.arguments.empty() ? "{}" : std::move(c.arguments);
+    emit(std::move(ev));
+  }
+  calls_.clear();
+  finished_ = true;
+  ChatEvent done{chat_event_kind::done};
+  done.finish_reason = std::move(reason);
+  emit(std::move(done));
+}
+
+} // namespace jp

@@ -1,0 +1,46 @@
+// An LLM provider as the agent loop sees it: one request in, one streamed response
+// out, retried as [assistant.request] says. `scripted`, `openai` and `anthropic`
+// implement it; the loop knows nothing of HTTP.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "messages/chat.hpp"
+#include "messages/result.hpp"
+#include "runtime/provider/http_stream.hpp"
+#include "runtime/provider/retry_policy.hpp"
+
+namespace jp {
+
+struct StreamHooks {
+  std::function<void(ChatEvent)> emit;
+  /// A retry is about to start: what came of this response so far is void (the
+  /// caller drops it and resets its rendering). `why` is for the user.
+  std::function<void(const std::string& why)> on_retry;
+  std::function<bool()> cancelled; // polled; true stops the stream (an error)
+};
+
+class Provider {
+public:
+  virtual ~Provider() = default;
+  /// Streams one response through hooks.emit, ending with a `done` event. Blocking:
+  /// call it off the actor threads. An error names what went wrong and what to do.
+  virtual Status stream(const ChatRequest& request, const StreamHooks& hooks) = 0;
+};
+
+/// What an HTTP provider needs ([assistant] and [assistant.request]).
+struct HttpProviderConfig {
+  std::string provider;     // openai | anthropic
+  std::string base_url;     // "" = the provider's own
+  std::string api_key_env;  // the variable holding the key ("" = none needed)
+  RetryPolicy retry;
+  HttpLimits limits;
+};
+
+/// An openai (Chat Completions) or anthropic (Messages) provider over libcurl. Fails
+/// when the key's variable is unset where a key is needed (naming the variable).
+Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& config);
+
+} // namespace jp

@@ -1,0 +1,189 @@
+// A fake LLM provider on loopback for tests: answers each POST with the next
+// scripted response (an SSE stream replayed from tests/providers/, an error status,
+// a stream cut mid-event, or one that stalls), and keeps what it was sent.
+#pragma once
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace jp::testing {
+
+/// A file of tests/providers/ (recorded-style streams).
+inline std::string provider_fixture(const std::string& name) {
+  std::ifstream in(std::string(JP_SOURCE_DIR) + "/tests/providers/" + name, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+struct FakeResponse {
+  int status = 200;
+  std::string body;
+  std::vector<std::string> headers;          // extra "Name: value" lines
+  std::size_t cut_after = std::string::npos;  // close after this many body bytes
+  std::size_t stall_after = std::string::npos; // go quiet after this many, until stopped
+};
+
+class FakeProviderServer {
+public:
+  struct Seen {
+    std::string path;
+    std::map<std::string, std::string> headers; // names in lower case
+    std::string body;
+  };
+
+  FakeProviderServer() {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); // loopback only
+    addr.sin_port = 0;
+    ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(listen_fd_, 16);
+    socklen_t len = sizeof addr;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    ::pipe2(stop_pipe_, O_CLOEXEC);
+    thread_ = std::thread([this] { serve(); });
+  }
+
+  ~FakeProviderServer() {
+    stopping_ = true;
+    (void)!::write(stop_pipe_[1], "x", 1);
+    thread_.join();
+    ::close(listen_fd_);
+    ::close(stop_pipe_[0]);
+    ::close(stop_pipe_[1]);
+  }
+
+  std::string base_url() const { return fmt::format("http://127.0.0.1:{}", port_); }
+
+  void push(FakeResponse r) {
+    std::lock_guard lock(mtx_);
+    queue_.push_back(std::move(r));
+  }
+
+  std::vector<Seen> requests() {
+    std::lock_guard lock(mtx_);
+    return seen_;
+  }
+
+private:
+  bool wait_readable(int fd) {
+    pollfd fds[2] = {{fd, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    while (::poll(fds, 2, -1) < 0) {
+    }
+    return !(fds[1].revents & POLLIN);
+  }
+
+  void serve() {
+    while (wait_readable(listen_fd_)) {
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        answer(fd);
+        ::close(fd);
+      }
+    }
+  }
+
+  void answer(int fd) {
+    std::string in;
+    char buf[65536];
+    std::size_t header_end = std::string::npos;
+    std::size_t content_length = 0;
+    while (true) {
+      if (header_end == std::string::npos && (header_end = in.find("\r\n\r\n")) != std::string::npos) {
+        auto cl = lower(in.substr(0, header_end)).find("content-length:");
+        if (cl != std::string::npos)
+          content_length = std::stoul(in.substr(cl + 15));
+      }
+      if (header_end != std::string::npos && in.size() >= header_end + 4 + content_length)
+        break;
+      if (!wait_readable(fd))
+        return;
+      auto n = ::read(fd, buf, sizeof buf);
+      if (n <= 0)
+        return;
+      in.append(buf, static_cast<std::size_t>(n));
+    }
+    Seen seen;
+    auto first_line_end = in.find("\r\n");
+    auto first = in.substr(0, first_line_end);
+    auto sp1 = first.find(' ');
+    seen.path = first.substr(sp1 + 1, first.find(' ', sp1 + 1) - sp1 - 1);
+    std::size_t pos = first_line_end + 2;
+    while (pos < header_end) {
+      auto eol = in.find("\r\n", pos);
+      auto line = in.substr(pos, eol - pos);
+      auto colon = line.find(':');
+      if (colon != std::string::npos)
+        seen.headers[lower(line.substr(0, colon))] = line.substr(line.find_first_not_of(' ', colon + 1));
+      pos = eol + 2;
+    }
+    seen.body = in.substr(header_end + 4, content_length);
+    FakeResponse r;
+    {
+      std::lock_guard lock(mtx_);
+      seen_.push_back(std::move(seen));
+      if (queue_.empty()) {
+        r.status = 500;
+        r.body = R"({"error":{"message":"the fake provider has no response scripted"}})";
+      } else {
+        r = std::move(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    std::string head = fmt::format("HTTP/1.1 {} X\r\nContent-Type: {}\r\nConnection: close\r\n", r.status,
+                                   r.status == 200 ? "text/event-stream" : "application/json");
+    for (auto& h : r.headers)
+      head += h + "\r\n";
+    head += "\r\n";
+    send_all(fd, head);
+    auto limit = std::min({r.body.size(), r.cut_after, r.stall_after});
+    send_all(fd, r.body.substr(0, limit));
+    if (r.stall_after != std::string::npos && limit == r.stall_after) {
+      // Quiet, with the connection open, until the client gives up or we stop.
+      while (wait_readable(fd) && ::read(fd, buf, sizeof buf) > 0) {
+      }
+    }
+  }
+
+  static void send_all(int fd, const std::string& data) {
+    std::size_t off = 0;
+    while (off < data.size()) {
+      auto n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+      if (n <= 0)
+        return;
+      off += static_cast<std::size_t>(n);
+    }
+  }
+
+  static std::string lower(std::string s) {
+    for (auto& c : s)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
+
+  int listen_fd_ = -1;
+  int stop_pipe_[2] = {-1, -1};
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+  std::mutex mtx_;
+  std::deque<FakeResponse> queue_;
+  std::vector<Seen> seen_;
+};
+
+} // namespace jp::testing

@@ -1,0 +1,518 @@
+#define CAF_SUITE provider_stream
+#include <caf/test/unit_test.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "messages/chat.hpp"
+#include "runtime/provider/anthropic_format.hpp"
+#include "runtime/provider/openai_format.hpp"
+#include "runtime/provider/sse.hpp"
+
+using namespace jp;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(JP_SOURCE_DIR) + "/tests/providers/" + name, std::ios::binary);
+  CAF_REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// The events of `bytes` fed in pieces cut at `cuts` (increasing offsets).
+std::vector<SseEvent> parse_pieces(std::string_view bytes, const std::vector<size_t>& cuts,
+                                   SseParser& parser) {
+  std::vector<SseEvent> events;
+  auto collect = [&](const SseEvent& e) { events.push_back(e); };
+  size_t from = 0;
+  for (auto cut : cuts) {
+    parser.feed(bytes.substr(from, cut - from), collect);
+    from = cut;
+  }
+  parser.feed(bytes.substr(from), collect);
+  return events;
+}
+
+std::vector<SseEvent> parse_all(std::string_view bytes) {
+  SseParser parser;
+  auto events = parse_pieces(bytes, {}, parser);
+  CAF_CHECK(!parser.pending());
+  return events;
+}
+
+std::string crlf(std::string_view lf) {
+  std::string out;
+  for (char c : lf) {
+    if (c == '\n')
+      out += '\r';
+    out += c;
+  }
+  return out;
+}
+
+/// What a stream decoded to.
+struct Decoded {
+  std::vector<ChatEvent> events;
+  std::string error;
+  bool finished = false;
+
+  std::string text() const {
+    std::string s;
+    for (const auto& e : events)
+      if (e.kind == chat_event_kind::text)
+        s += e.text;
+    return s;
+  }
+  std::vector<ToolCall> calls() const {
+    std::vector<ToolCall> v;
+    for (const auto& e : events)
+      if (e.kind == chat_event_kind::tool_call)
+        v.push_back(e.call);
+    return v;
+  }
+  size_t count(chat_event_kind kind) const {
+    size_t n = 0;
+    for (const auto& e : events)
+      n += e.kind == kind;
+    return n;
+  }
+  /// The finish reason of the last event, which must be the one `done`.
+  std::string done_reason() const {
+    CAF_REQUIRE(!events.empty());
+    CAF_CHECK_EQUAL(count(chat_event_kind::done), 1u);
+    CAF_CHECK(events.back().kind == chat_event_kind::done);
+    return events.back().finish_reason;
+  }
+};
+
+template <class Stream>
+Decoded decode(std::string_view bytes) {
+  Decoded out;
+  Stream stream;
+  SseParser parser;
+  parser.feed(bytes, [&](const SseEvent& ev) {
+    if (!out.error.empty())
+      return;
+    auto st = stream.on_event(ev, [&](ChatEvent e) { out.events.push_back(std::move(e)); });
+    if (!st)
+      out.error = st.error;
+  });
+  CAF_CHECK(!parser.pending());
+  out.finished = stream.finished();
+  return out;
+}
+
+/// Decodes SSE data payloads given directly (one event each).
+template <class Stream>
+Decoded decode_data(const std::vector<std::string>& datas) {
+  Decoded out;
+  Stream stream;
+  for (const auto& d : datas) {
+    auto st = stream.on_event(SseEvent{"", d},
+                              [&](ChatEvent e) { out.events.push_back(std::move(e)); });
+    if (!st) {
+      out.error = st.error;
+      break;
+    }
+  }
+  out.finished = stream.finished();
+  return out;
+}
+
+const std::vector<std::string> all_fixtures = {
+  "openai_text.sse",    "openai_tool_call.sse",   "openai_parallel_tool_calls.sse",
+  "anthropic_text.sse", "anthropic_tool_use.sse", "anthropic_parallel_tool_use.sse",
+};
+
+ToolCall call(std::string id, std::string name, std::string arguments) {
+  return ToolCall{std::move(id), std::move(name), std::move(arguments)};
+}
+
+} // namespace
+
+// ---- SSE ---------------------------------------------------------------------
+
+CAF_TEST(sse fields and line endings) {
+  auto events = parse_all("event: a\ndata: one\r\n\r\n"
+                          "data:two\rdata:  three\r\r"
+                          ": a comment\n"
+                          "id: 7\nretry: 1000\ndata\nfoo: bar\ndata: x:y\n\n");
+  CAF_REQUIRE_EQUAL(events.size(), 3u);
+  CAF_CHECK(events[0] == (SseEvent{"a", "one"}));
+  // One leading space is removed, a second one kept; data lines join with \n.
+  CAF_CHECK(events[1] == (SseEvent{"", "two\n three"}));
+  // `data` alone is an empty data line; id, retry and unknown fields are ignored.
+  CAF_CHECK(events[2] == (SseEvent{"", "\nx:y"}));
+}
+
+CAF_TEST(sse events without data and comments are not dispatched) {
+  auto events = parse_all(": keep-alive\n\nevent: ping\n\n\n\ndata: x\n\n");
+  CAF_REQUIRE_EQUAL(events.size(), 1u);
+  // The `event: ping` without data reset the type (WHATWG).
+  CAF_CHECK(events[0] == (SseEvent{"", "x"}));
+}
+
+CAF_TEST(sse CR at the end of a chunk and LF at the start of the next are one ending) {
+  SseParser parser;
+  auto events = parse_pieces("data: a\r\ndata: b\r\n\r\n", {8}, parser);
+  CAF_REQUIRE_EQUAL(events.size(), 1u);
+  CAF_CHECK_EQUAL(events[0].data, "a\nb");
+  CAF_CHECK(!parser.pending());
+}
+
+CAF_TEST(sse a leading byte order mark is skipped) {
+  auto events = parse_all("\xEF\xBB\xBF" "data: x\n\n");
+  CAF_REQUIRE_EQUAL(events.size(), 1u);
+  CAF_CHECK_EQUAL(events[0].data, "x");
+}
+
+CAF_TEST(sse splitting a fixture anywhere yields the same events) {
+  for (const auto& name : all_fixtures) {
+    CAF_MESSAGE("fixture " << name);
+    for (const auto& bytes : {fixture(name), crlf(fixture(name))}) {
+      auto whole = parse_all(bytes);
+      CAF_CHECK(whole.size() > 5);
+      bool same = true;
+      for (size_t cut = 1; cut < bytes.size() && same; ++cut) {
+        SseParser parser;
+        same = parse_pieces(bytes, {cut}, parser) == whole && !parser.pending();
+        if (!same)
+          CAF_FAIL("different events when cut at " << cut);
+      }
+      // And one byte per feed.
+      std::vector<size_t> every;
+      for (size_t i = 1; i < bytes.size(); ++i)
+        every.push_back(i);
+      SseParser parser;
+      CAF_CHECK(parse_pieces(bytes, every, parser) == whole);
+      CAF_CHECK(!parser.pending());
+    }
+  }
+}
+
+CAF_TEST(sse pending tells a stream cut mid event) {
+  SseParser parser;
+  auto ignore = [](const SseEvent&) {};
+  CAF_CHECK(!parser.pending());
+  parser.feed(": keep-alive\n", ignore);
+  CAF_CHECK(!parser.pending());
+  parser.feed("data: {\"a\"", ignore);
+  CAF_CHECK(parser.pending()); // a partial line
+  parser.feed(":1}\n", ignore);
+  CAF_CHECK(parser.pending()); // a complete line, but no empty line yet
+  parser.feed("\n", ignore);
+  CAF_CHECK(!parser.pending());
+  parser.feed("event: message_stop\n", ignore);
+  CAF_CHECK(parser.pending());
+}
+
+CAF_TEST(sse an event larger than the cap overflows) {
+  SseParser parser(64);
+  std::vector<SseEvent> events;
+  auto collect = [&](const SseEvent& e) { events.push_back(e); };
+  parser.feed("data: small\n\n", collect);
+  CAF_CHECK(!parser.overflowed());
+  // Many lines, each below the cap: the event as a whole counts.
+  for (int i = 0; i < 10 && !parser.overflowed(); ++i)
+    parser.feed("data: 0123456789\n", collect);
+  CAF_CHECK(parser.overflowed());
+  parser.feed("\ndata: after\n\n", collect);
+  CAF_REQUIRE_EQUAL(events.size(), 1u);
+  CAF_CHECK_EQUAL(events[0].data, "small");
+  // A single line longer than the cap, arriving in pieces.
+  SseParser one(64);
+  for (int i = 0; i < 10; ++i)
+    one.feed("data: 0123456789", collect);
+  CAF_CHECK(one.overflowed());
+}
+
+// ---- OpenAI stream -----------------------------------------------------------
+
+CAF_TEST(openai text fixture) {
+  auto d = decode<OpenAiStream>(fixture("openai_text.sse"));
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK_EQUAL(d.text(), "Hello! I ran `echo hi` and it printed:\n\n```\nhi\n```");
+  CAF_CHECK_EQUAL(d.count(chat_event_kind::text), 8u); // the empty first delta is skipped
+  CAF_CHECK(d.calls().empty());
+  CAF_CHECK_EQUAL(d.done_reason(), "stop");
+  CAF_CHECK(d.finished);
+}
+
+CAF_TEST(openai tool call fixture) {
+  auto d = decode<OpenAiStream>(fixture("openai_tool_call.sse"));
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK_EQUAL(d.text(), "");
+  CAF_CHECK(d.calls() == std::vector<ToolCall>{call("call_q3Xv8LmZ2pRtN6cW1yHbK9dF", "shell",
+                                                    R"({"command":"echo hi"})")});
+  CAF_CHECK_EQUAL(d.done_reason(), "tool_calls");
+  CAF_CHECK(d.finished);
+}
+
+CAF_TEST(openai parallel tool calls fixture with interleaved deltas) {
+  auto d = decode<OpenAiStream>(fixture("openai_parallel_tool_calls.sse"));
+  CAF_REQUIRE_EQUAL(d.error, "");
+  auto calls = d.calls();
+  CAF_REQUIRE_EQUAL(calls.size(), 2u);
+  CAF_CHECK(calls[0] == call("call_7HnR2kWq9ZtL4mXc8VbP1sJe", "shell", R"({"command":"echo hi"})"));
+  CAF_CHECK(calls[1] == call("call_Ds5Yu3Fa6Gh1Jk8Lz2Xc4Vb9", "shell",
+                             R"({"action":"spawn","id":"build","command":"sleep 1"})"));
+  CAF_CHECK_EQUAL(d.done_reason(), "tool_calls");
+}
+
+CAF_TEST(openai calls are emitted in index order and text right away) {
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"content":"Running"},"finish_reason":null}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"shell","arguments":"{\"command\":"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"shell","arguments":""}},{"index":1,"function":{"arguments":"\"ls\"}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_REQUIRE_EQUAL(d.events.size(), 4u);
+  CAF_CHECK(d.events[0] == (ChatEvent{chat_event_kind::text, "Running"}));
+  // Empty arguments become an empty object.
+  CAF_CHECK(d.events[1].call == call("a", "shell", "{}"));
+  CAF_CHECK(d.events[2].call == call("b", "shell", R"({"command":"ls"})"));
+  CAF_CHECK_EQUAL(d.done_reason(), "tool_calls");
+}
+
+CAF_TEST(openai DONE without finish reason ends the message once) {
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"shell","arguments":"{}"}}]}}]})",
+    "[DONE]",
+    "[DONE]",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK(d.calls() == std::vector<ToolCall>{call("c1", "shell", "{}")});
+  CAF_CHECK_EQUAL(d.done_reason(), "tool_calls");
+  CAF_CHECK(d.finished);
+
+  // finish_reason then [DONE]: one done.
+  auto e = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"length"}]})",
+    "[DONE]",
+  });
+  CAF_CHECK_EQUAL(e.done_reason(), "length");
+}
+
+CAF_TEST(openai usage chunks with empty choices are fine) {
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}],"usage":null})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null})",
+    R"({"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}})",
+    "[DONE]",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK_EQUAL(d.text(), "ok");
+  CAF_CHECK_EQUAL(d.done_reason(), "stop");
+}
+
+CAF_TEST(openai stream not finished without finish reason or DONE) {
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"content":"partial"},"finish_reason":null}]})",
+  });
+  CAF_CHECK_EQUAL(d.error, "");
+  CAF_CHECK(!d.finished);
+  CAF_CHECK_EQUAL(d.count(chat_event_kind::done), 0u);
+}
+
+CAF_TEST(openai calls that reuse an index or lack one stay apart) {
+  // Some servers send each call of a parallel batch whole, all at index 0.
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"shell","arguments":"{\"command\":\"a\"}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"y","function":{"name":"shell","arguments":"{\"command\":\"b\"}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"id":"z","function":{"name":"shell","arguments":"{\"command\":"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"\"c\"}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK(d.calls() == (std::vector<ToolCall>{call("x", "shell", R"({"command":"a"})"),
+                                                call("y", "shell", R"({"command":"b"})"),
+                                                call("z", "shell", R"({"command":"c"})")}));
+}
+
+CAF_TEST(openai error object in the stream) {
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]})",
+    R"({"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}})",
+  });
+  CAF_CHECK_EQUAL(d.error, "provider error: The server had an error while processing your request.");
+  CAF_CHECK(!d.finished);
+}
+
+CAF_TEST(openai malformed JSON) {
+  std::string data = R"({"choices":[{"index":0,"delta":{"content":")" + std::string(300, 'x');
+  auto d = decode_data<OpenAiStream>({data});
+  CAF_CHECK(d.error.starts_with("malformed stream from the provider: invalid JSON"));
+  auto tail = " in event: " + data.substr(0, 200);
+  CAF_CHECK(d.error.ends_with(tail));
+  auto e = decode_data<OpenAiStream>({"[1,2]"});
+  CAF_CHECK_EQUAL(e.error,
+                  "malformed stream from the provider: expected a JSON object in event: [1,2]");
+}
+
+// ---- Anthropic stream --------------------------------------------------------
+
+CAF_TEST(anthropic text fixture) {
+  auto d = decode<AnthropicStream>(fixture("anthropic_text.sse"));
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK_EQUAL(d.text(), "Hello! I ran `echo hi` and it printed:\n\n```\nhi\n```");
+  CAF_CHECK_EQUAL(d.count(chat_event_kind::text), 4u);
+  CAF_CHECK(d.calls().empty());
+  CAF_CHECK_EQUAL(d.done_reason(), "end_turn");
+  CAF_CHECK(d.finished);
+}
+
+CAF_TEST(anthropic tool use fixture) {
+  auto d = decode<AnthropicStream>(fixture("anthropic_tool_use.sse"));
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK(d.calls() == std::vector<ToolCall>{call("toolu_01Ab3CdE5fGh7JkL9mNp2QrS", "shell",
+                                                    R"({"command": "echo hi"})")});
+  CAF_CHECK_EQUAL(d.done_reason(), "tool_use");
+}
+
+CAF_TEST(anthropic parallel tool use fixture) {
+  auto d = decode<AnthropicStream>(fixture("anthropic_parallel_tool_use.sse"));
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_REQUIRE_EQUAL(d.events.size(), 6u);
+  CAF_CHECK_EQUAL(d.text(), "I'll start the build in the background and say hi meanwhile.");
+  // Text first, then the calls in block order, then done.
+  for (size_t i = 0; i < 3; ++i)
+    CAF_CHECK(d.events[i].kind == chat_event_kind::text);
+  CAF_CHECK(d.events[3].call ==
+            call("toolu_01Nm4Pq7Rs2Tu5Vw8Xy1Za3Bc", "shell", R"({"command": "echo hi"})"));
+  CAF_CHECK(d.events[4].call == call("toolu_01Cd6Ef9Gh2Ij5Kl8Mn1Op4Qr", "shell",
+                                     R"({"action": "spawn", "id": "build", "command": "sleep 1"})"));
+  CAF_CHECK_EQUAL(d.done_reason(), "tool_use");
+}
+
+CAF_TEST(anthropic tool use without input and unknown events) {
+  auto d = decode_data<AnthropicStream>({
+    R"({"type":"message_start","message":{"id":"m","content":[]}})",
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}})",
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}})",
+    R"({"type":"content_block_stop","index":0})",
+    R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"await","input":{}}})",
+    R"({"type":"content_block_stop","index":1})",
+    R"({"type":"some_future_event"})",
+    R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}})",
+    R"({"type":"message_stop"})",
+    R"({"type":"message_stop"})",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK_EQUAL(d.text(), "");
+  CAF_CHECK(d.calls() == std::vector<ToolCall>{call("t1", "await", "{}")});
+  CAF_CHECK_EQUAL(d.done_reason(), "tool_use");
+}
+
+CAF_TEST(anthropic error event) {
+  std::string stream = fixture("anthropic_text.sse");
+  stream = stream.substr(0, stream.find("event: content_block_stop"));
+  stream += "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", "
+            "\"message\": \"Overloaded\"}}\n\n";
+  auto d = decode<AnthropicStream>(stream);
+  CAF_CHECK_EQUAL(d.error, "provider error: overloaded_error: Overloaded");
+  CAF_CHECK_EQUAL(d.text(), "Hello! I ran `echo hi` and it printed:\n\n```\nhi\n```");
+  CAF_CHECK(!d.finished);
+}
+
+CAF_TEST(anthropic malformed JSON) {
+  auto d = decode_data<AnthropicStream>({R"({"type":"content_block_delta","index":0,)"});
+  CAF_CHECK(d.error.starts_with("malformed stream from the provider: invalid JSON"));
+  CAF_CHECK(d.error.ends_with(R"( in event: {"type":"content_block_delta","index":0,)"));
+}
+
+// ---- Request bodies ----------------------------------------------------------
+
+namespace {
+
+ChatRequest conversation(std::string model, std::string tools_json) {
+  ChatRequest r;
+  r.model = std::move(model);
+  r.system = "You run tools for the user.";
+  r.tools_json = std::move(tools_json);
+  r.max_tokens = 1000;
+  r.messages.push_back(ChatMessage{chat_role::user, "Build it and say hi."});
+  ChatMessage assistant{chat_role::assistant, "On it."};
+  assistant.tool_calls = {call("call_1", "shell", R"({"action":"spawn","id":"build","command":"sleep 1"})"),
+                          call("call_2", "shell", R"({"command":"echo hi"})")};
+  r.messages.push_back(assistant);
+  ChatMessage result1{chat_role::tool, R"({"id":"build","state":"running"})"};
+  result1.tool_call_id = "call_1";
+  result1.tool_name = "shell";
+  r.messages.push_back(result1);
+  ChatMessage result2{chat_role::tool, "refused: the user said no"};
+  result2.tool_call_id = "call_2";
+  result2.tool_name = "shell";
+  result2.tool_error = true;
+  r.messages.push_back(result2);
+  r.messages.push_back(ChatMessage{chat_role::user, "Thanks. Now wait for the build."});
+  return r;
+}
+
+} // namespace
+
+CAF_TEST(openai request body) {
+  auto tools = R"([{"type":"function","function":{"name":"shell","parameters":{"type":"object"}}}])";
+  auto body = openai_request_body(conversation("gpt-4o", tools));
+  CAF_CHECK_EQUAL(body,
+    R"json({"model":"gpt-4o","stream":true,"messages":[)json"
+    R"json({"role":"system","content":"You run tools for the user."},)json"
+    R"json({"role":"user","content":"Build it and say hi."},)json"
+    R"json({"role":"assistant","content":"On it.","tool_calls":[)json"
+      R"json({"id":"call_1","type":"function","function":{"name":"shell","arguments":"{\"action\":\"spawn\",\"id\":\"build\",\"command\":\"sleep 1\"}"}},)json"
+      R"json({"id":"call_2","type":"function","function":{"name":"shell","arguments":"{\"command\":\"echo hi\"}"}}]},)json"
+    R"json({"role":"tool","tool_call_id":"call_1","content":"{\"id\":\"build\",\"state\":\"running\"}"},)json"
+    R"json({"role":"tool","tool_call_id":"call_2","content":"refused: the user said no"},)json"
+    R"json({"role":"user","content":"Thanks. Now wait for the build."}],)json"
+    R"json("tools":[{"type":"function","function":{"name":"shell","parameters":{"type":"object"}}}],)json"
+    R"json("max_tokens":1000})json");
+}
+
+CAF_TEST(openai request body minimal) {
+  ChatRequest r;
+  r.model = "llama3";
+  r.max_tokens = 0;
+  ChatMessage only_calls{chat_role::assistant};
+  only_calls.tool_calls = {call("c", "shell", "")};
+  r.messages = {ChatMessage{chat_role::user, "hi"}, only_calls};
+  CAF_CHECK_EQUAL(openai_request_body(r),
+    R"json({"model":"llama3","stream":true,"messages":[{"role":"user","content":"hi"},)json"
+    R"json({"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"shell","arguments":"{}"}}]}]})json");
+}
+
+CAF_TEST(anthropic request body merges roles) {
+  auto tools = R"([{"name":"shell","input_schema":{"type":"object"}}])";
+  auto body = anthropic_request_body(conversation("claude-sonnet-4-5", tools));
+  CAF_CHECK_EQUAL(body,
+    R"json({"model":"claude-sonnet-4-5","max_tokens":1000,"stream":true,)json"
+    R"json("system":"You run tools for the user.","messages":[)json"
+    R"json({"role":"user","content":[{"type":"text","text":"Build it and say hi."}]},)json"
+    R"json({"role":"assistant","content":[{"type":"text","text":"On it."},)json"
+      R"json({"type":"tool_use","id":"call_1","name":"shell","input":{"action":"spawn","id":"build","command":"sleep 1"}},)json"
+      R"json({"type":"tool_use","id":"call_2","name":"shell","input":{"command":"echo hi"}}]},)json"
+    R"json({"role":"user","content":[)json"
+      R"json({"type":"tool_result","tool_use_id":"call_1","content":"{\"id\":\"build\",\"state\":\"running\"}"},)json"
+      R"json({"type":"tool_result","tool_use_id":"call_2","content":"refused: the user said no","is_error":true},)json"
+      R"json({"type":"text","text":"Thanks. Now wait for the build."}]}],)json"
+    R"json("tools":[{"name":"shell","input_schema":{"type":"object"}}]})json");
+}
+
+CAF_TEST(anthropic request body defaults and odd input) {
+  ChatRequest r;
+  r.model = "claude-haiku-4-5";
+  r.max_tokens = 0;
+  ChatMessage assistant{chat_role::assistant};
+  assistant.tool_calls = {call("t", "shell", "not json"), call("u", "shell", "[1]")};
+  // An empty assistant message is dropped; the users around it merge.
+  r.messages = {ChatMessage{chat_role::user, "a"}, ChatMessage{chat_role::assistant},
+                ChatMessage{chat_role::user, "b"}, assistant};
+  CAF_CHECK_EQUAL(anthropic_request_body(r),
+    R"json({"model":"claude-haiku-4-5","max_tokens":4096,"stream":true,"messages":[)json"
+    R"json({"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},)json"
+    R"json({"role":"assistant","content":[{"type":"tool_use","id":"t","name":"shell","input":{}},)json"
+    R"json({"type":"tool_use","id":"u","name":"shell","input":{}}]}]})json");
+}

@@ -1,0 +1,230 @@
+// The HTTP providers against a fake provider on loopback: streams, retries and the
+// errors a user sees. No test reaches the internet.
+#define CAF_SUITE provider
+#include <caf/test/unit_test.hpp>
+
+#include <cstdlib>
+
+#include "fake_provider_server.hpp"
+#include "messages/json.hpp"
+#include "runtime/provider/provider.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+/// What one stream() produced, as the loop would keep it: a retry voids what came.
+struct Collected {
+  std::string text;
+  std::vector<ToolCall> calls;
+  std::vector<std::string> retries;
+  std::string finish;
+  int done = 0;
+  Status status;
+};
+
+HttpProviderConfig config_for(const FakeProviderServer& server, const std::string& provider) {
+  HttpProviderConfig c;
+  c.provider = provider;
+  c.base_url = server.base_url() + (provider == "openai" ? "/v1" : "");
+  c.api_key_env = "JP_TEST_PROVIDER_KEY";
+  c.retry.max_retries = 3;
+  c.retry.base_backoff_ms = 1; // no real waiting in tests
+  c.limits.idle_timeout = std::chrono::milliseconds(500);
+  return c;
+}
+
+Collected run(const HttpProviderConfig& config, ChatRequest request = {}) {
+  if (request.model.empty())
+    request.model = "test-model";
+  if (request.messages.empty())
+    request.messages.push_back(ChatMessage{chat_role::user, "hi"});
+  Collected out;
+  auto provider = make_http_provider(config);
+  if (!provider) {
+    out.status = Error{provider.error()};
+    return out;
+  }
+  StreamHooks hooks;
+  hooks.emit = [&](ChatEvent e) {
+    switch (e.kind) {
+      case chat_event_kind::text: out.text += e.text; break;
+      case chat_event_kind::tool_call: out.calls.push_back(e.call); break;
+      case chat_event_kind::done:
+        out.finish = e.finish_reason;
+        ++out.done;
+        break;
+    }
+  };
+  hooks.on_retry = [&](const std::string& why) {
+    out.retries.push_back(why);
+    out.text.clear();
+    out.calls.clear();
+    out.done = 0;
+  };
+  out.status = (*provider)->stream(request, hooks);
+  return out;
+}
+
+struct KeyEnv {
+  KeyEnv() { ::setenv("JP_TEST_PROVIDER_KEY", "sk-test-123", 1); }
+  ~KeyEnv() { ::unsetenv("JP_TEST_PROVIDER_KEY"); }
+};
+
+} // namespace
+
+CAF_TEST(openai text streams and the request carries model messages and key) {
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({200, provider_fixture("openai_text.sse")});
+  auto got = run(config_for(server, "openai"));
+  CAF_REQUIRE(got.status);
+  CAF_CHECK(!got.text.empty());
+  CAF_CHECK_EQUAL(got.done, 1);
+  CAF_CHECK(got.calls.empty());
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 1u);
+  CAF_CHECK_EQUAL(seen[0].path, "/v1/chat/completions");
+  CAF_CHECK_EQUAL(seen[0].headers["authorization"], "Bearer sk-test-123");
+  auto body = Json::parse(seen[0].body);
+  CAF_REQUIRE(body.ok());
+  CAF_CHECK_EQUAL(body->find("model")->as_string(), "test-model");
+  CAF_CHECK(body->find("stream")->as_bool());
+}
+
+CAF_TEST(openai parallel tool calls arrive whole and in order) {
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({200, provider_fixture("openai_parallel_tool_calls.sse")});
+  auto got = run(config_for(server, "openai"));
+  CAF_REQUIRE(got.status);
+  CAF_REQUIRE_EQUAL(got.calls.size(), 2u);
+  for (auto& c : got.calls)
+    CAF_CHECK(Json::parse(c.arguments).ok());
+  CAF_CHECK_NOT_EQUAL(got.calls[0].id, got.calls[1].id);
+  CAF_CHECK_EQUAL(got.done, 1);
+}
+
+CAF_TEST(anthropic tool use streams with its key header and version) {
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({200, provider_fixture("anthropic_tool_use.sse")});
+  auto got = run(config_for(server, "anthropic"));
+  CAF_REQUIRE(got.status);
+  CAF_REQUIRE_EQUAL(got.calls.size(), 1u);
+  CAF_CHECK(Json::parse(got.calls[0].arguments).ok());
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 1u);
+  CAF_CHECK_EQUAL(seen[0].path, "/v1/messages");
+  CAF_CHECK_EQUAL(seen[0].headers["x-api-key"], "sk-test-123");
+  CAF_CHECK_EQUAL(seen[0].headers["anthropic-version"], "2023-06-01");
+}
+
+CAF_TEST(a 429 with Retry-After is retried after the wait it asks) {
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({429, R"({"error":{"message":"slow down"}})", {"Retry-After: 0"}});
+  server.push({200, provider_fixture("openai_text.sse")});
+  auto got = run(config_for(server, "openai"));
+  CAF_REQUIRE(got.status);
+  CAF_REQUIRE_EQUAL(got.retries.size(), 1u);
+  CAF_CHECK(contains(got.retries[0], "HTTP 429"));
+  CAF_CHECK(contains(got.retries[0], "slow down"));
+  CAF_CHECK(contains(got.retries[0], "retrying in 0.0 s (retry 1 of 3)"));
+  CAF_CHECK_EQUAL(got.done, 1);
+  CAF_CHECK_EQUAL(server.requests().size(), 2u);
+}
+
+CAF_TEST(server errors exhaust the retries with the last reason) {
+  KeyEnv key;
+  FakeProviderServer server;
+  for (int i = 0; i < 4; ++i)
+    server.push({500, R"({"error":{"message":"boom"}})"});
+  auto got = run(config_for(server, "openai"));
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK(contains(got.status.error, "gave up after 3 retries: HTTP 500"));
+  CAF_CHECK(contains(got.status.error, "boom"));
+  CAF_CHECK_EQUAL(got.retries.size(), 3u);
+  CAF_CHECK_EQUAL(server.requests().size(), 4u);
+}
+
+CAF_TEST(a stream cut mid event is retried and what came before is void) {
+  KeyEnv key;
+  FakeProviderServer server;
+  auto stream = provider_fixture("anthropic_parallel_tool_use.sse");
+  FakeResponse cut{200, stream};
+  cut.cut_after = stream.size() * 2 / 3;
+  server.push(cut);
+  server.push({200, stream});
+  auto got = run(config_for(server, "anthropic"));
+  CAF_REQUIRE(got.status);
+  CAF_REQUIRE_EQUAL(got.retries.size(), 1u);
+  CAF_CHECK(contains(got.retries[0], "ended before the response was complete"));
+  CAF_CHECK_EQUAL(got.calls.size(), 2u); // once, from the whole stream
+  CAF_CHECK_EQUAL(got.done, 1);
+}
+
+CAF_TEST(a stream that stalls hits the idle timeout and is retried) {
+  KeyEnv key;
+  FakeProviderServer server;
+  auto stream = provider_fixture("openai_tool_call.sse");
+  FakeResponse stall{200, stream};
+  stall.stall_after = stream.size() / 2;
+  server.push(stall);
+  server.push({200, stream});
+  auto got = run(config_for(server, "openai"));
+  CAF_REQUIRE(got.status);
+  CAF_REQUIRE_EQUAL(got.retries.size(), 1u);
+  CAF_CHECK(contains(got.retries[0], "stream idle timeout"));
+  CAF_CHECK_EQUAL(got.calls.size(), 1u);
+}
+
+CAF_TEST(errors a user can act on name what to fix) {
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({401, R"({"error":{"message":"invalid x-api-key"}})"});
+  auto refused = run(config_for(server, "anthropic"));
+  CAF_CHECK(contains(refused.status.error, "refused the API key in $JP_TEST_PROVIDER_KEY (HTTP 401): invalid x-api-key"));
+  server.push({404, R"({"error":{"message":"model not found"}})"});
+  ChatRequest req;
+  req.model = "no-such-model";
+  auto missing = run(config_for(server, "openai"), req);
+  CAF_CHECK(contains(missing.status.error, "HTTP 404"));
+  CAF_CHECK(contains(missing.status.error, "assistant.model (`no-such-model`)"));
+  server.push({200, "data: {not json\n\n"});
+  auto malformed = run(config_for(server, "openai"));
+  CAF_CHECK(contains(malformed.status.error, "malformed stream"));
+  CAF_CHECK(malformed.retries.empty());
+}
+
+CAF_TEST(connection refused names the url and nothing is retried) {
+  int port;
+  {
+    FakeProviderServer gone; // a port that was just ours and is closed now
+    port = std::stoi(gone.base_url().substr(gone.base_url().rfind(':') + 1));
+  }
+  HttpProviderConfig c;
+  c.provider = "openai";
+  c.base_url = fmt::format("http://127.0.0.1:{}/v1", port);
+  auto got = run(c);
+  CAF_CHECK(contains(got.status.error, fmt::format("cannot connect to http://127.0.0.1:{}/v1/chat/completions", port)));
+  CAF_CHECK(contains(got.status.error, "is the server running? (assistant.base_url)"));
+  CAF_CHECK(got.retries.empty());
+}
+
+CAF_TEST(a missing API key for the official endpoint names the variable) {
+  ::unsetenv("JP_TEST_PROVIDER_KEY");
+  HttpProviderConfig c;
+  c.provider = "openai";
+  c.api_key_env = "JP_TEST_PROVIDER_KEY";
+  auto p = make_http_provider(c);
+  CAF_REQUIRE(!p);
+  CAF_CHECK(contains(p.error(), "JP_TEST_PROVIDER_KEY is not set"));
+  c.provider = "gemini";
+  CAF_CHECK(contains(make_http_provider(c).error(), "unknown provider \"gemini\""));
+}
