@@ -10,6 +10,7 @@
 #include "messages/handle_summary.hpp"
 #include "messages/notification.hpp"
 #include "runtime/event_log.hpp"
+#include "runtime/provider/scripted_provider.hpp"
 
 namespace jp {
 
@@ -157,29 +158,11 @@ caf::behavior agent_behavior(agent_actor_t* self, ScriptAgent agent, TurnContext
                              std::shared_ptr<EventLog> log) {
   self->state.agent = std::move(agent);
   self->state.log = std::move(log);
-  // A script answers the turn-end inquiry from its [agents.on_turn_end] table.
-  ctx.inquire = [answers = self->state.agent.on_turn_end](const std::vector<HandleSummary>& outstanding)
-    -> Result<std::map<std::string, std::string>> {
-    std::map<std::string, std::string> out;
-    for (auto& h : outstanding) {
-      auto it = answers.find(h.id);
-      if (it == answers.end())
-        return Error{fmt::format("turn end: handle `{}` ({}) is still running and its tool says "
-                                 "on_turn_end = \"inquire\", but [agents.on_turn_end] has no answer for "
-                                 "it; add {} = \"wait\" or \"abort\" (it was aborted)",
-                                 h.id, h.tool, h.id)};
-      out[h.id] = it->second;
-    }
-    return out;
-  };
-  // ... and questions put to the assistant from its [agents.questions] table.
-  ctx.ask_assistant = [answers = self->state.agent.questions](const std::string&,
-                                                              const Question& q) -> std::optional<Json> {
-    auto it = answers.find(q.id);
-    if (it == answers.end())
-      return std::nullopt;
-    return it->second;
-  };
+  // A script answers the turn-end inquiry from its [agents.on_turn_end] table, and
+  // questions put to the assistant from its [agents.questions] table.
+  auto inquiry = make_scripted_inquiry(self->state.agent);
+  ctx.inquire = [inquiry](const std::vector<HandleSummary>& outstanding) { return inquiry->turn_end(outstanding); };
+  ctx.ask_assistant = [inquiry](const std::string& tool, const Question& q) { return inquiry->answer(tool, q); };
   self->state.turn = spawn_turn(self->system(), std::move(ctx));
   return {
     [self](run_atom) -> caf::result<size_t> {

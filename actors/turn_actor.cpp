@@ -407,23 +407,42 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
           for (auto& h : live)
             if (h.policy == "inquire")
               asked.push_back(h);
-          std::map<std::string, std::string> answers;
-          std::string failure;
-          if (!asked.empty() && self->state.ctx.inquire) {
-            auto r = self->state.ctx.inquire(asked);
-            if (r)
-              answers = std::move(*r);
-            else
-              failure = r.error(); // every handle is still ended (aborted) first
-          }
-          self->request(registry, caf::infinite, turn_end_atom::value, answers)
-            .then([rp, failure](std::vector<HandleSummary>& ended) mutable {
-                    if (failure.empty())
-                      rp.deliver(std::move(ended));
-                    else
-                      rp.deliver(caf::make_error(caf::sec::runtime_error, failure));
-                  },
-                  [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+          auto end = [self, rp, registry](std::map<std::string, std::string> answers,
+                                          std::string failure) mutable {
+            self->request(registry, caf::infinite, turn_end_atom::value, answers)
+              .then([rp, failure](std::vector<HandleSummary>& ended) mutable {
+                      if (failure.empty())
+                        rp.deliver(std::move(ended));
+                      else
+                        rp.deliver(caf::make_error(caf::sec::runtime_error, failure));
+                    },
+                    [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+          };
+          if (asked.empty() || !self->state.ctx.inquire)
+            return end({}, {});
+          // The inquiry may take a while (an LLM round trip): off the actor threads.
+          // Its answer crosses as text: a JSON object of answers, or "!" + the error.
+          ask_detached(
+            self,
+            [inquire = self->state.ctx.inquire, asked]() -> std::string {
+              auto r = inquire(asked);
+              if (!r)
+                return "!" + r.error();
+              auto j = Json::object();
+              for (auto& [id, a] : *r)
+                j.set(id, a);
+              return j.dump();
+            },
+            [end](std::string& text) mutable {
+              if (!text.empty() && text[0] == '!')
+                return end({}, text.substr(1)); // every handle is still ended (aborted) first
+              std::map<std::string, std::string> answers;
+              if (auto j = Json::parse(text); j && j->is_object())
+                for (auto& [id, a] : j->as_object())
+                  if (a.is_string())
+                    answers[id] = a.as_string();
+              end(std::move(answers), {});
+            });
         },
         [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
       return rp;

@@ -30,8 +30,9 @@ using AskUser = std::function<std::optional<Json>(const std::string& tool, const
 
 /// The turn-end inquiry (RFD 037 "inquire"): given the outstanding handles whose
 /// tools say inquire, an answer per id, "wait" or "abort"; or why there is none.
-/// Scripts answer from [agents.on_turn_end]; an LLM backend comes with the provider.
-using InquiryBackend = std::function<Result<std::map<std::string, std::string>>(
+/// Scripts answer from [agents.on_turn_end]; with a provider, the assistant does.
+/// Called on a detached actor: it may block.
+using TurnEndInquiry = std::function<Result<std::map<std::string, std::string>>(
   const std::vector<HandleSummary>& outstanding)>;
 
 struct TurnContext {
@@ -40,7 +41,7 @@ struct TurnContext {
   AskUser ask_user; // empty: nobody to ask (no TTY)
   PermissionPolicy permissions;
   AskPermission ask_permission; // empty: nobody to ask; calls that need asking are refused
-  InquiryBackend inquire;       // empty: nobody to ask; inquire handles are aborted
+  TurnEndInquiry inquire;       // empty: nobody to ask; inquire handles are aborted
   // Answers questions whose target is "assistant" (a script's [agents.questions];
   // an LLM backend with the provider). nullopt: no answer.
   AskUser ask_assistant;

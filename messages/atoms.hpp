@@ -32,5 +32,10 @@ using control_atom = caf::atom_constant<caf::atom("control")>; // io thread -> h
 using waiting_atom = caf::atom_constant<caf::atom("waiting")>; // handle -> registry: asks / answered
 using tick_atom = caf::atom_constant<caf::atom("tick")>;       // agent: progress timer
 using turn_end_atom = caf::atom_constant<caf::atom("turn_end")>; // turn: apply policies
+using chat_atom = caf::atom_constant<caf::atom("chat")>;       // provider stream -> turn loop
+using retry_atom = caf::atom_constant<caf::atom("retry")>;     // provider retries a response
+using streamed_atom = caf::atom_constant<caf::atom("streamed")>; // provider: the response ended
+using interrupt_atom = caf::atom_constant<caf::atom("interrupt")>; // stop the turn cleanly
+using quit_atom = caf::atom_constant<caf::atom("quit")>;       // abort everything, now
 
 } // namespace jp

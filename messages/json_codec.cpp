@@ -781,6 +781,29 @@ Json to_json(const Notification& n) {
   return j;
 }
 
+Result<Notification> notification_from_json(const Json& j) {
+  if (!j.is_object())
+    return wrong_type("notification", "an object", j);
+  auto* kind = field(j, "kind");
+  if (!kind || !kind->is_object())
+    return missing("kind", "an object {source, name}");
+  Notification n;
+  auto source = required_string(*kind, "kind", "source");
+  auto name = required_string(*kind, "kind", "name");
+  auto level = optional_string(j, "", "level");
+  auto message = required_string(j, "", "message");
+  auto handle = optional_string(j, "", "handle");
+  for (auto* r : {&source, &name, &level, &message, &handle})
+    if (!*r)
+      return Error{r->error()};
+  n.source = *source;
+  n.name = *name;
+  n.level = level->empty() ? "info" : *level;
+  n.message = *message;
+  n.handle = *handle;
+  return n;
+}
+
 std::string await_result_text(const AwaitResult& r) {
   std::string out;
   out.reserve(48 + 40 * (r.completed.size() + r.pending.size()));
@@ -839,6 +862,23 @@ std::string_view to_string(state_kind k) {
     case state_kind::stopped: return "stopped";
   }
   return "running";
+}
+
+} // namespace jp
+
+namespace jp {
+
+Json turn_end_json(const HandleSummary& h) {
+  Json x = Json::object();
+  x.set("id", h.id).set("tool", h.tool).set("policy", h.policy);
+  x.set("state", std::string(to_string(h.state.kind)));
+  if (h.policy != "abort" && h.policy != "inquire:abort" && h.state.stopped()) {
+    if (h.state.ok)
+      x.set("result", h.state.content);
+    else
+      x.set("error", h.state.error.message);
+  }
+  return x;
 }
 
 } // namespace jp

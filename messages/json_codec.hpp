@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "messages/handle_summary.hpp"
 #include "messages/json.hpp"
 #include "messages/notification.hpp"
 #include "messages/result.hpp"
@@ -64,6 +65,11 @@ Json to_json(const AwaitRequest& r);
 Json to_json(const AwaitResult& r);
 /// RFD 011's shape: {"kind":{"source","name"},"level","message"}.
 Json to_json(const Notification& n);
+Result<Notification> notification_from_json(const Json& j);
+
+/// A handle as a turn's end left it: {"id","tool","policy","state"}, plus "result"
+/// or "error" when the turn end waited for it (its result is the assistant's).
+Json turn_end_json(const HandleSummary& h);
 /// to_json(r).dump(), written directly: an await over hundreds of handles answers
 /// without building a tree first.
 std::string await_result_text(const AwaitResult& r);

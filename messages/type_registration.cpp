@@ -5,6 +5,7 @@
 #include <string>
 
 #include "messages/call_result.hpp"
+#include "messages/chat.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/notification.hpp"
@@ -21,6 +22,10 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<ToolCommand>("jp.ToolCommand")
     .add_message_type<HandleReport>("jp.HandleReport")
     .add_message_type<LookOptions>("jp.LookOptions")
+    .add_message_type<ToolCall>("jp.ToolCall")
+    .add_message_type<ChatMessage>("jp.ChatMessage")
+    .add_message_type<ChatRequest>("jp.ChatRequest")
+    .add_message_type<ChatEvent>("jp.ChatEvent")
     .add_message_type<Screen>("jp.Screen")
     .add_message_type<AwaitRequest>("jp.AwaitRequest")
     .add_message_type<HandleStatus>("jp.HandleStatus")

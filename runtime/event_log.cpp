@@ -119,19 +119,8 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
     return;
   }
   Json list = Json::array();
-  for (auto& h : handles) {
-    Json x = Json::object();
-    x.set("id", h.id).set("tool", h.tool).set("policy", h.policy);
-    x.set("state", std::string(to_string(h.state.kind)));
-    // A handle the turn end waited for: its result is the assistant's to read.
-    if (h.policy != "abort" && h.policy != "inquire:abort" && h.state.stopped()) {
-      if (h.state.ok)
-        x.set("result", h.state.content);
-      else
-        x.set("error", h.state.error.message);
-    }
-    list.push(std::move(x));
-  }
+  for (auto& h : handles)
+    list.push(turn_end_json(h));
   Json e = Json::object();
   e.set("event", "turn_end").set("agent", agent).set("handles", std::move(list));
   if (!undelivered.empty()) {

@@ -28,6 +28,9 @@ public:
   /// Streams one response through hooks.emit, ending with a `done` event. Blocking:
   /// call it off the actor threads. An error names what went wrong and what to do.
   virtual Status stream(const ChatRequest& request, const StreamHooks& hooks) = 0;
+  /// false: stream() returns at once (a script, a test's fake), so the loop may call
+  /// it on its own thread.
+  virtual bool blocking() const { return true; }
 };
 
 /// What an HTTP provider needs ([assistant] and [assistant.request]).

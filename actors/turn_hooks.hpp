@@ -1,0 +1,65 @@
+// The hooks of the agent loop (RFD 026): how the loop reaches the world -- where
+// the assistant's text goes, a person to ask, the assistant's structured answers,
+// and who watches. Plain interfaces: the CLI implements them for a terminal, tests
+// capture, scripts answer from their tables.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "messages/chat.hpp"
+#include "messages/handle_summary.hpp"
+#include "messages/json.hpp"
+#include "messages/notification.hpp"
+#include "messages/result.hpp"
+#include "tools/permission.hpp"
+
+namespace jp {
+
+/// Where the assistant's streamed text goes (RFD 026's ResponseRenderer).
+class ResponseRenderer {
+public:
+  virtual ~ResponseRenderer() = default;
+  /// A new piece of the response.
+  virtual void render(const std::string& chunk) = 0;
+  /// Emit anything buffered: before tool calls run, and when a response ends.
+  virtual void flush() = 0;
+  /// Forget the response so far: the provider retries it from the start.
+  virtual void reset() = 0;
+};
+
+/// A person to ask (RFD 026's PromptBackend): a tool's question, a permission.
+/// Both may block; they are called off the actor threads. nullopt: no answer.
+class PromptBackend {
+public:
+  virtual ~PromptBackend() = default;
+  virtual std::optional<Json> ask(const std::string& tool, const Question& q) = 0;
+  virtual std::optional<PermissionReply> permit(const std::string& tool, const Json& args) = 0;
+};
+
+/// Structured answers from the assistant itself (RFD 026's InquiryBackend): the
+/// turn-end inquiry (wait or abort, per handle) and questions whose target is the
+/// assistant. May block; called off the actor threads.
+class InquiryBackend {
+public:
+  virtual ~InquiryBackend() = default;
+  virtual Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding) = 0;
+  virtual std::optional<Json> answer(const std::string& tool, const Question& q) = 0;
+};
+
+/// What happens during a turn, for a display or a log (`--json`); all optional.
+class TurnObserver {
+public:
+  virtual ~TurnObserver() = default;
+  virtual void response(int n, const std::string& text) {}
+  virtual void retry(const std::string& why) {}
+  virtual void tool_call(int n, int index, const ToolCall& call) {}
+  virtual void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
+                           double elapsed_ms) {}
+  virtual void notification(const Notification& n) {}
+  virtual void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered) {}
+};
+
+} // namespace jp

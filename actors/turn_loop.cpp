@@ -1,0 +1,514 @@
+#include "actors/turn_loop.hpp"
+
+#include <atomic>
+#include <caf/all.hpp>
+#include <chrono>
+#include <fmt/format.h>
+
+#include "actors/registry_actor.hpp"
+#include "messages/atoms.hpp"
+#include "messages/call_result.hpp"
+#include "messages/json_codec.hpp"
+
+namespace jp {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+/// The response being streamed, as far as it came.
+struct Response {
+  std::string text;
+  std::vector<ToolCall> calls;
+  std::string finish_reason;
+};
+
+struct loop_state {
+  TurnLoopContext ctx;
+  caf::actor turn;
+  caf::response_promise done;
+  std::vector<ChatMessage> messages;
+  Response response;
+  int responses = 0;          // responses of this turn so far
+  uint64_t stream_gen = 0;    // events of an abandoned stream are dropped
+  std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+  bool streaming = false;
+  bool running_tools = false;
+  bool interrupted = false;
+  bool ending = false;        // the turn-end strategies are being applied
+  bool waited_after_inquiry = false;
+  std::string error;          // why the turn failed ("" = it did not)
+  static inline const char* name = "jp.turn_loop";
+};
+
+using loop_actor_t = caf::stateful_actor<loop_state>;
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+/// Records an event; a store that fails makes the turn fail (nothing is lost silently).
+void record(loop_actor_t* self, Json event) {
+  auto& st = self->state;
+  if (!st.ctx.store)
+    return;
+  if (auto s = st.ctx.store->append(st.ctx.conversation_id, event); !s && st.error.empty())
+    st.error = fmt::format("cannot record the conversation: {}", s.error);
+}
+
+Json call_json(const ToolCall& c) {
+  auto args = Json::parse(c.arguments);
+  return Json::object().set("id", c.id).set("name", c.name).set("arguments", args ? *args : Json(c.arguments));
+}
+
+std::string notifications_block(const std::vector<Notification>& notes) {
+  std::string text = "<notifications>";
+  for (auto& n : notes)
+    text += fmt::format("\n[{}] {}: {}", n.level, n.name, n.message);
+  return text + "\n</notifications>";
+}
+
+void request_response(loop_actor_t* self);
+void finish_turn(loop_actor_t* self);
+
+/// The turn is over: the turn actor (and every handle) goes, the caller hears.
+void conclude(loop_actor_t* self) {
+  auto& st = self->state;
+  self->send_exit(st.turn, caf::exit_reason::user_shutdown);
+  st.done.deliver(st.error);
+  self->quit();
+}
+
+// -- one response -----------------------------------------------------------------------
+
+void on_stream_end(loop_actor_t* self, const std::string& err) {
+  auto& st = self->state;
+  st.streaming = false;
+  if (st.ctx.renderer)
+    st.ctx.renderer->flush();
+  auto& r = st.response;
+  auto event = Json::object().set("event", "chat_response").set("text", r.text);
+  auto calls = Json::array();
+  for (auto& c : r.calls)
+    calls.push(call_json(c));
+  event.set("tool_calls", std::move(calls)).set("finish_reason", r.finish_reason);
+  bool cut = st.interrupted || !err.empty();
+  if (st.interrupted)
+    event.set("interrupted", true);
+  else if (!err.empty())
+    event.set("error", err);
+  // A cut response keeps its text; its tool calls never run (and are not kept).
+  if (cut)
+    event.set("tool_calls", Json::array());
+  record(self, std::move(event));
+  ChatMessage said{chat_role::assistant, r.text, cut ? std::vector<ToolCall>{} : r.calls};
+  if (!said.text.empty() || !said.tool_calls.empty())
+    st.messages.push_back(said);
+  if (st.ctx.observer && !r.text.empty())
+    st.ctx.observer->response(st.responses, r.text);
+  if (!err.empty() && !st.interrupted && st.error.empty())
+    st.error = err;
+  if (cut || r.calls.empty())
+    return finish_turn(self);
+  // -- the tool calls of this response: one batch
+  st.running_tools = true;
+  auto calls_now = std::make_shared<std::vector<ToolCall>>(r.calls);
+  std::vector<Json> args;
+  for (auto& c : *calls_now) {
+    auto parsed = Json::parse(c.arguments);
+    args.push_back(parsed ? *parsed : Json::object());
+  }
+  auto results = std::make_shared<std::vector<CallResult>>(calls_now->size());
+  auto left = std::make_shared<size_t>(calls_now->size());
+  int n = st.responses;
+  auto all_done = [self, calls_now, results]() {
+    auto& st = self->state;
+    st.running_tools = false;
+    for (size_t i = 0; i < calls_now->size(); ++i) {
+      auto& c = (*calls_now)[i];
+      auto& res = (*results)[i];
+      record(self, Json::object()
+                     .set("event", "tool_call_response")
+                     .set("id", c.id)
+                     .set("name", c.name)
+                     .set("ok", res.ok)
+                     .set("content", res.content));
+      st.messages.push_back(ChatMessage{chat_role::tool, res.content, {}, c.id, c.name, !res.ok});
+    }
+    if (st.interrupted || !st.error.empty())
+      return finish_turn(self);
+    request_response(self);
+  };
+  auto run_calls = [self, calls_now, results, left, n, all_done](std::string rejected) {
+    auto& st = self->state;
+    for (size_t i = 0; i < calls_now->size(); ++i) {
+      auto& c = (*calls_now)[i];
+      record(self, call_json(c).set("event", "tool_call_request"));
+      if (st.ctx.observer)
+        st.ctx.observer->tool_call(n, static_cast<int>(i), c);
+      auto t0 = clock_type::now();
+      auto finished = [self, results, left, i, n, name = c.name, t0, all_done](CallResult r) {
+        auto& st = self->state;
+        for (auto& note : r.notifications)
+          if (st.ctx.observer)
+            st.ctx.observer->notification(note);
+        if (st.ctx.observer)
+          st.ctx.observer->tool_result(n, static_cast<int>(i), name, r.ok, r.content, ms_since(t0));
+        (*results)[i] = std::move(r);
+        if (--*left == 0)
+          all_done();
+      };
+      if (!rejected.empty()) {
+        finished(CallResult{false, rejected, false, {}});
+        continue;
+      }
+      if (!Json::parse(c.arguments)) {
+        finished(CallResult{false, fmt::format("the arguments of this call are not valid JSON: {}", c.arguments),
+                            false, {}});
+        continue;
+      }
+      self->request(st.turn, caf::infinite, call_atom::value, c.name, c.arguments)
+        .then([finished](CallResult& r) { finished(std::move(r)); },
+              [finished](caf::error& err) { finished(CallResult{false, error_text(err), false, {}}); });
+    }
+  };
+  // RFD 037: the batch's spawns are registered before any of its calls runs.
+  self->request(st.turn, caf::infinite, batch_atom::value, spawn_ids_of(args))
+    .then([run_calls](bool) { run_calls({}); },
+          [run_calls](caf::error& err) { run_calls(error_text(err)); });
+}
+
+void request_response(loop_actor_t* self) {
+  auto& st = self->state;
+  if (st.interrupted)
+    return finish_turn(self);
+  ++st.responses;
+  st.response = {};
+  st.streaming = true;
+  auto gen = ++st.stream_gen;
+  ChatRequest req;
+  req.model = st.ctx.model;
+  req.system = st.ctx.system_prompt;
+  req.messages = st.messages;
+  req.tools_json = tool_declarations(*st.ctx.config, st.ctx.tool_dialect).dump();
+  record(self, Json::object()
+                 .set("event", "chat_request")
+                 .set("model", req.model)
+                 .set("messages", static_cast<int64_t>(req.messages.size())));
+  auto me = caf::actor_cast<caf::actor>(self);
+  auto provider = st.ctx.provider;
+  auto cancel = st.cancel;
+  // Events, retries and the end reach the loop as messages, in the order they came.
+  auto stream = [provider, req, me, cancel, gen] {
+    StreamHooks hooks;
+    hooks.emit = [me, gen](ChatEvent e) { caf::anon_send(me, chat_atom::value, gen, std::move(e)); };
+    hooks.on_retry = [me, gen](const std::string& why) { caf::anon_send(me, retry_atom::value, gen, why); };
+    hooks.cancelled = [cancel] { return cancel->load(); };
+    auto status = provider->stream(req, hooks);
+    caf::anon_send(me, streamed_atom::value, gen, status.error);
+  };
+  if (!provider->blocking())
+    return stream();
+  // A provider that blocks (HTTP) streams from a detached actor of its own.
+  auto streamer = self->spawn<caf::detached>([stream](caf::event_based_actor* worker) -> caf::behavior {
+    return {[worker, stream](run_atom) {
+      stream();
+      worker->quit();
+    }};
+  });
+  self->send(streamer, run_atom::value);
+}
+
+// -- the end of the turn ------------------------------------------------------------------
+
+/// The turn-end strategies (#4), then: results of handles the assistant chose to
+/// wait for come back as a tool response it answers; results of `await` handles
+/// and undelivered notifications wait for the next turn.
+void finish_turn(loop_actor_t* self) {
+  auto& st = self->state;
+  if (st.ending)
+    return;
+  st.ending = true;
+  self->request(st.turn, caf::infinite, turn_end_atom::value)
+    .then(
+      [self](std::vector<HandleSummary>& handles) {
+        auto& st = self->state;
+        std::vector<std::string> waited;
+        for (auto& h : handles)
+          if (h.policy == "inquire:wait" && h.state.stopped())
+            waited.push_back(h.id);
+        if (!waited.empty() && !st.waited_after_inquiry && !st.interrupted && st.error.empty()) {
+          // As if the assistant had awaited them: the results are a tool response.
+          st.waited_after_inquiry = true;
+          AwaitResult result;
+          for (auto& h : handles)
+            if (h.policy == "inquire:wait" && h.state.stopped())
+              result.completed.push_back(HandleStatus{h.id, h.state});
+          auto args = Json::object();
+          auto all = Json::array();
+          for (auto& id : waited)
+            all.push(Json(id));
+          args.set("all", std::move(all));
+          ToolCall call{fmt::format("turn_end_await_{}", st.responses), "await", args.dump()};
+          record(self, Json::object()
+                         .set("event", "chat_response")
+                         .set("text", "")
+                         .set("tool_calls", Json(JsonArray{call_json(call)}))
+                         .set("finish_reason", "turn_end_inquiry"));
+          record(self, call_json(call).set("event", "tool_call_request"));
+          auto content = await_result_text(result);
+          record(self, Json::object()
+                         .set("event", "tool_call_response")
+                         .set("id", call.id)
+                         .set("name", call.name)
+                         .set("ok", true)
+                         .set("content", content));
+          st.messages.push_back(ChatMessage{chat_role::assistant, "", {call}});
+          st.messages.push_back(ChatMessage{chat_role::tool, content, {}, call.id, call.name});
+          st.ending = false;
+          return request_response(self);
+        }
+        self->request(st.turn, caf::infinite, pending_atom::value)
+          .then([self, handles](std::vector<Notification>& undelivered) {
+            auto& st = self->state;
+            // For the next turn: what no response carried, and what the turn end
+            // waited for without the assistant (policy await).
+            auto carry = undelivered;
+            for (auto& h : handles) {
+              if (h.policy != "await" || !h.state.stopped())
+                continue;
+              auto what = h.state.ok ? fmt::format("finished after the turn ended: {}", h.state.content)
+                                     : fmt::format("failed after the turn ended: {}", h.state.error.message);
+              carry.push_back(Notification{"tool", "tool.stopped", h.state.ok ? "info" : "warning",
+                                           fmt::format("Handle `{}` ({}) {}", h.id, h.tool, what), h.id});
+            }
+            for (auto& n : carry)
+              record(self, to_json(n).set("event", "system_notification"));
+            auto list = Json::array();
+            for (auto& h : handles)
+              list.push(turn_end_json(h));
+            auto event = Json::object().set("event", "turn_end").set("handles", std::move(list));
+            if (st.interrupted)
+              event.set("interrupted", true);
+            if (!st.error.empty())
+              event.set("error", st.error);
+            record(self, std::move(event));
+            if (st.ctx.observer)
+              st.ctx.observer->turn_end(handles, undelivered);
+            conclude(self);
+          });
+      },
+      [self](caf::error& err) {
+        auto& st = self->state;
+        if (st.error.empty())
+          st.error = error_text(err);
+        record(self, Json::object().set("event", "turn_end").set("error", st.error));
+        conclude(self);
+      });
+}
+
+// -- hooks for the turn actor -------------------------------------------------------------
+
+TurnContext turn_context_of(loop_actor_t* self) {
+  auto& ctx = self->state.ctx;
+  TurnContext t;
+  t.config = ctx.config;
+  t.io = ctx.io;
+  t.permissions = ctx.permissions;
+  if (auto prompts = ctx.prompts) {
+    t.ask_user = [prompts](const std::string& tool, const Question& q) { return prompts->ask(tool, q); };
+    t.ask_permission = [prompts](const std::string& tool, const Json& args) { return prompts->permit(tool, args); };
+  }
+  if (auto inquiry = ctx.inquiry) {
+    auto store = ctx.store;
+    auto id = ctx.conversation_id;
+    // Recorded around the call: the inquiry is part of the conversation.
+    t.inquire = [inquiry, store, id](const std::vector<HandleSummary>& outstanding)
+      -> Result<std::map<std::string, std::string>> {
+      auto handles = Json::array();
+      for (auto& h : outstanding)
+        handles.push(Json::object().set("id", h.id).set("tool", h.tool).set("elapsed_secs", h.elapsed_secs));
+      if (store)
+        store->append(id, Json::object().set("event", "inquiry_request").set("handles", std::move(handles)));
+      auto answers = inquiry->turn_end(outstanding);
+      auto out = Json::object();
+      if (answers)
+        for (auto& [h, a] : *answers)
+          out.set(h, a);
+      if (store)
+        store->append(id, Json::object()
+                            .set("event", "inquiry_response")
+                            .set("answers", std::move(out))
+                            .set("error", answers ? std::string() : answers.error()));
+      return answers;
+    };
+    t.ask_assistant = [inquiry](const std::string& tool, const Question& q) { return inquiry->answer(tool, q); };
+  }
+  return t;
+}
+
+caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
+  self->state.ctx = std::move(ctx);
+  self->state.turn = spawn_turn(self->system(), turn_context_of(self));
+  self->link_to(self->state.turn);
+  return {
+    [self](run_atom, const std::string& prompt) -> caf::result<std::string> {
+      auto& st = self->state;
+      st.done = self->make_response_promise();
+      std::vector<Json> history;
+      if (st.ctx.store) {
+        auto loaded = st.ctx.store->load(st.ctx.conversation_id);
+        if (!loaded)
+          return loaded.error();
+        history = std::move(loaded->events);
+      }
+      // Notifications the last turn could not deliver ride with this prompt.
+      std::vector<Notification> carried;
+      for (auto it = history.rbegin(); it != history.rend(); ++it) {
+        auto* kind = it->find("event");
+        if (!kind || !kind->is_string() || kind->as_string() == "turn_start")
+          break;
+        if (kind->as_string() == "system_notification")
+          if (auto n = notification_from_json(*it))
+            carried.insert(carried.begin(), *n);
+      }
+      st.messages = messages_of(history);
+      auto start = Json::object().set("event", "turn_start").set("prompt", prompt).set("model", st.ctx.model);
+      std::string text = prompt;
+      if (!carried.empty()) {
+        auto notes = Json::array();
+        for (auto& n : carried)
+          notes.push(to_json(n));
+        start.set("notifications", std::move(notes));
+        text = notifications_block(carried) + "\n\n" + prompt;
+      }
+      record(self, std::move(start));
+      st.messages.push_back(ChatMessage{chat_role::user, text});
+      request_response(self);
+      return st.done;
+    },
+    [self](chat_atom, uint64_t gen, ChatEvent& e) {
+      auto& st = self->state;
+      if (gen != st.stream_gen || !st.streaming)
+        return;
+      switch (e.kind) {
+        case chat_event_kind::text:
+          st.response.text += e.text;
+          if (st.ctx.renderer)
+            st.ctx.renderer->render(e.text);
+          break;
+        case chat_event_kind::tool_call:
+          st.response.calls.push_back(std::move(e.call));
+          break;
+        case chat_event_kind::done:
+          st.response.finish_reason = e.finish_reason;
+          break;
+      }
+    },
+    [self](streamed_atom, uint64_t gen, const std::string& err) {
+      auto& st = self->state;
+      if (gen == st.stream_gen && st.streaming)
+        on_stream_end(self, st.interrupted ? std::string() : err);
+    },
+    [self](retry_atom, uint64_t gen, const std::string& why) {
+      auto& st = self->state;
+      if (gen != st.stream_gen)
+        return;
+      st.response = {};
+      if (st.ctx.renderer)
+        st.ctx.renderer->reset();
+      if (st.ctx.observer)
+        st.ctx.observer->retry(why);
+    },
+    [self](interrupt_atom) {
+      auto& st = self->state;
+      if (st.interrupted)
+        return;
+      st.interrupted = true;
+      st.cancel->store(true);
+      if (st.streaming) {
+        // Keep what came: the response ends here.
+        ++st.stream_gen;
+        on_stream_end(self, {});
+      } else if (st.running_tools) {
+        finish_turn(self); // the handles' strategies decide; late answers are dropped
+      }
+    },
+    [self](quit_atom) {
+      auto& st = self->state;
+      st.cancel->store(true);
+      if (st.error.empty())
+        st.error = "interrupted twice: every handle was aborted";
+      record(self, Json::object().set("event", "turn_end").set("error", st.error).set("interrupted", true));
+      // Killing the turn takes its registry and every handle's process group with it.
+      self->send_exit(st.turn, caf::exit_reason::kill);
+      st.done.deliver(st.error);
+      self->quit();
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_turn_loop(caf::actor_system& sys, TurnLoopContext ctx) {
+  return sys.spawn(loop_behavior, std::move(ctx));
+}
+
+std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
+  std::vector<ChatMessage> out;
+  std::vector<std::string> unanswered; // tool call ids still without a response
+  auto settle_calls = [&] {
+    // Providers insist on a response for every call; a turn cut short left none.
+    for (auto& id : unanswered)
+      out.push_back(ChatMessage{chat_role::tool, "not run: the turn ended before this call ran", {}, id, "", true});
+    unanswered.clear();
+  };
+  for (auto& e : events) {
+    auto* kind = e.find("event");
+    if (!kind || !kind->is_string())
+      continue;
+    auto& k = kind->as_string();
+    auto str = [&](std::string_view key) {
+      auto* v = e.find(key);
+      return v && v->is_string() ? v->as_string() : std::string();
+    };
+    if (k == "turn_start") {
+      settle_calls();
+      std::string text = str("prompt");
+      if (auto* notes = e.find("notifications"); notes && notes->is_array() && !notes->as_array().empty()) {
+        std::vector<Notification> carried;
+        for (auto& n : notes->as_array())
+          if (auto parsed = notification_from_json(n))
+            carried.push_back(*parsed);
+        text = notifications_block(carried) + "\n\n" + text;
+      }
+      out.push_back(ChatMessage{chat_role::user, text});
+    } else if (k == "chat_response") {
+      settle_calls();
+      ChatMessage m{chat_role::assistant, str("text")};
+      if (auto* calls = e.find("tool_calls"); calls && calls->is_array())
+        for (auto& c : calls->as_array()) {
+          auto* args = c.find("arguments");
+          auto* id = c.find("id");
+          auto* name = c.find("name");
+          if (!id || !id->is_string() || !name || !name->is_string())
+            continue;
+          m.tool_calls.push_back(ToolCall{id->as_string(), name->as_string(),
+                                          args ? (args->is_string() ? args->as_string() : args->dump()) : "{}"});
+          unanswered.push_back(id->as_string());
+        }
+      if (!m.text.empty() || !m.tool_calls.empty())
+        out.push_back(std::move(m));
+    } else if (k == "tool_call_response") {
+      auto id = str("id");
+      std::erase(unanswered, id);
+      auto* ok = e.find("ok");
+      out.push_back(ChatMessage{chat_role::tool, str("content"), {}, id, str("name"),
+                                ok && ok->is_bool() && !ok->as_bool()});
+    }
+  }
+  settle_calls();
+  return out;
+}
+
+} // namespace jp

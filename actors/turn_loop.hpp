@@ -1,0 +1,56 @@
+// The agent loop as a library (RFD 026): one conversation turn. The prompt goes to
+// the provider; the assistant's text streams to the renderer; the tool calls of one
+// response run as one batch through a turn actor (pre-registered, concurrent,
+// answered in request order); the next request carries their responses; until the
+// assistant answers without tool calls. Then the turn-end strategies (#4) apply.
+// Everything is recorded in the conversation store as it happens.
+//
+// The caller supplies the world through TurnLoopContext: the provider, the tools
+// (config), and the hooks below. Nothing here knows a terminal, a file path or the
+// CLI.
+//   (run_atom, prompt)  -> std::string   "" once the turn ended well, else why not
+//   (interrupt_atom)    -> void          stop the turn cleanly (first Ctrl-C)
+//   (quit_atom)         -> void          abort every handle and end now (second Ctrl-C)
+#pragma once
+
+#include <caf/fwd.hpp>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/turn_actor.hpp"
+#include "actors/turn_hooks.hpp"
+#include "messages/chat.hpp"
+#include "messages/handle_summary.hpp"
+#include "messages/notification.hpp"
+#include "runtime/conversation_store.hpp"
+#include "runtime/provider/provider.hpp"
+#include "tools/schema.hpp"
+
+namespace jp {
+
+struct TurnLoopContext {
+  std::shared_ptr<const Config> config;
+  IoThread* io = nullptr;
+  std::shared_ptr<Provider> provider;
+  dialect tool_dialect = dialect::openai; // the schemas the provider is sent
+  std::string model;
+  std::string system_prompt;
+  std::shared_ptr<ConversationStore> store;
+  std::string conversation_id;
+  std::shared_ptr<ResponseRenderer> renderer;  // null: the text is not shown
+  std::shared_ptr<PromptBackend> prompts;      // null: nobody to ask
+  std::shared_ptr<InquiryBackend> inquiry;     // null: inquire handles are aborted
+  std::shared_ptr<TurnObserver> observer;      // null: nobody watches
+  PermissionPolicy permissions;
+};
+
+caf::actor spawn_turn_loop(caf::actor_system& sys, TurnLoopContext ctx);
+
+/// The conversation so far as provider messages, from its events. Notifications a
+/// turn carried (turn_start's "notifications") go with its prompt.
+std::vector<ChatMessage> messages_of(const std::vector<Json>& events);
+
+} // namespace jp

@@ -1,0 +1,543 @@
+#include "runtime/conversation_store.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <random>
+#include <string_view>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace jp {
+
+namespace {
+
+constexpr std::array<std::string_view, 9> kEventKinds = {
+  "turn_start",         "chat_request",     "chat_response",
+  "tool_call_request",  "tool_call_response", "inquiry_request",
+  "inquiry_response",   "system_notification", "turn_end"};
+
+constexpr size_t kPromptChars = 80;
+
+std::string rfc3339(std::chrono::system_clock::time_point t) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  std::time_t secs = ms / 1000;
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:03}Z", buf, ms % 1000);
+}
+
+std::string now_rfc3339() {
+  return rfc3339(std::chrono::system_clock::now());
+}
+
+/// "20261122-061234-3f9a": sorts by creation time; the digits tell apart
+/// conversations started in the same second.
+std::string new_id() {
+  static thread_local std::mt19937 rng{std::random_device{}()};
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return fmt::format("{}-{:04x}", buf, rng() & 0xffff);
+}
+
+bool is_id(std::string_view id) {
+  if (id.size() != 20)
+    return false;
+  for (size_t i = 0; i < id.size(); ++i) {
+    char c = id[i];
+    bool ok = (i == 8 || i == 15) ? c == '-'
+              : i < 15          ? c >= '0' && c <= '9'
+                                : (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+// Ids become directory names: only our own shape, so never "..", "/" or a surprise.
+Status check_id(const std::string& id) {
+  if (is_id(id))
+    return Status::ok();
+  return Status::fail(fmt::format(
+    "{} is not a conversation id: ids look like 20261122-061234-3f9a (UTC time, then 4 hex "
+    "digits); `jp-actors conversations ls` lists the existing ones",
+    json_quote(id)));
+}
+
+std::string kinds_list() {
+  std::string out;
+  for (auto kind : kEventKinds)
+    out += (out.empty() ? "" : ", ") + std::string(kind);
+  return out;
+}
+
+Status check_event(const Json& event) {
+  const Json* kind = event.find("event");
+  if (!kind || !kind->is_string())
+    return Status::fail(fmt::format(
+      "a conversation event must be a JSON object with an \"event\" field (one of {}), not {}",
+      kinds_list(), event.dump().substr(0, 200)));
+  if (std::find(kEventKinds.begin(), kEventKinds.end(), kind->as_string()) == kEventKinds.end())
+    return Status::fail(fmt::format("unknown conversation event {}: expected one of {}",
+                                    json_quote(kind->as_string()), kinds_list()));
+  return Status::ok();
+}
+
+/// `event` with a "time" (right after "event", where people reading the file look).
+Json stamped(const Json& event) {
+  Json out = event;
+  if (out.find("time"))
+    return out;
+  auto& members = out.as_object();
+  auto at = std::find_if(members.begin(), members.end(),
+                         [](auto& m) { return m.first == "event"; });
+  members.insert(at + 1, {"time", Json(now_rfc3339())});
+  return out;
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+/// Byte offset where character number `n` (0-based) starts; size() when there is none.
+size_t utf8_offset(std::string_view s, size_t n) {
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && n-- == 0)
+      return i;
+  return s.size();
+}
+
+/// A prompt as one line of a listing: whitespace runs become one space, and
+/// it is cut to kPromptChars characters (never inside a UTF-8 sequence).
+std::string prompt_line(std::string_view prompt) {
+  std::string flat;
+  for (char c : prompt) {
+    if (!is_space(c))
+      flat += c;
+    else if (!flat.empty() && flat.back() != ' ')
+      flat += ' ';
+  }
+  if (!flat.empty() && flat.back() == ' ')
+    flat.pop_back();
+  if (utf8_offset(flat, kPromptChars) == flat.size())
+    return flat;
+  return flat.substr(0, utf8_offset(flat, kPromptChars - 1)) + "…";
+}
+
+ConversationInfo info_of(const std::string& id, const std::vector<Json>& events,
+                         std::string created, bool active) {
+  ConversationInfo info{id, std::move(created), events.size(), "", active};
+  if (!events.empty())
+    if (auto* time = events.front().find("time"); time && time->is_string())
+      info.created = time->as_string();
+  for (auto& e : events) {
+    if (auto* kind = e.find("event"); kind && kind->is_string() && kind->as_string() == "turn_start") {
+      if (auto* prompt = e.find("prompt"); prompt && prompt->is_string())
+        info.first_prompt = prompt_line(prompt->as_string());
+      break;
+    }
+  }
+  return info;
+}
+
+/// The events of a file's text. A line only counts once its newline is written
+/// (append writes it last, and reports success only after), so an unfinished last
+/// line is an append a crash interrupted. Damaged lines are dropped with a warning.
+LoadedConversation parse_events(const std::string& path, std::string_view text) {
+  LoadedConversation out;
+  size_t pos = 0;
+  for (size_t line_no = 1; pos < text.size(); ++line_no) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) {
+      out.warnings.push_back(fmt::format(
+        "{} line {}: dropped the last line: it has no newline, so a crash cut it short while "
+        "it was written ({} bytes); the next append removes it",
+        path, line_no, text.size() - pos));
+      break;
+    }
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (std::all_of(line.begin(), line.end(), is_space))
+      continue;
+    auto event = Json::parse(line);
+    std::string problem;
+    if (!event)
+      problem = event.error();
+    else if (auto* kind = event->find("event"); !kind || !kind->is_string())
+      problem = "not a JSON object with an \"event\" field";
+    if (problem.empty()) {
+      out.events.push_back(std::move(*event));
+      continue;
+    }
+    bool last = pos == text.size();
+    out.warnings.push_back(fmt::format("{} line {}: dropped {}: {}", path, line_no,
+                                       last ? "the last line (likely cut short by a crash)"
+                                            : "a line that is not a valid event (the others are kept)",
+                                       problem));
+  }
+  return out;
+}
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+/// flock, retried when a signal interrupts the wait.
+void lock(int fd, int op) {
+  while (::flock(fd, op) < 0 && errno == EINTR) {
+  }
+}
+
+/// fsync of a directory, so an entry just made in it survives a crash (best effort).
+void sync_dir(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+/// All of `data` in as few write(2)s as the kernel allows (one, for a regular file).
+Status write_all(int fd, std::string_view data, const std::string& path) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return Status::fail(fmt::format("cannot write to {}: {}", path,
+                                      n < 0 ? errno_text() : "nothing was written"));
+    done += static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+/// Where the file's whole lines end: just after its last newline (0 when it has none).
+Result<off_t> whole_lines_end(int fd, off_t size, const std::string& path) {
+  char buf[4096];
+  for (off_t end = size; end > 0;) {
+    off_t n = std::min<off_t>(end, sizeof buf);
+    ssize_t got = ::pread(fd, buf, static_cast<size_t>(n), end - n);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got != n)
+      return Error{fmt::format("cannot read the end of {}: {}", path,
+                               got < 0 ? errno_text() : "it changed while being read")};
+    for (off_t i = n; i > 0; --i)
+      if (buf[i - 1] == '\n')
+        return end - n + i;
+    end -= n;
+  }
+  return off_t{0};
+}
+
+/// One event line onto the conversation file `fd` (O_APPEND), under its lock.
+/// A tail a crash left unfinished is cut first, so the line starts on a line of its
+/// own; only bytes after the last newline are cut, never a whole line, and the lock
+/// keeps other writers out meanwhile. A failed write is cut back the same way.
+Status append_line(int fd, const std::string& line, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) < 0)
+    return Status::fail(fmt::format("cannot inspect {}: {}", path, errno_text()));
+  auto end = whole_lines_end(fd, st.st_size, path);
+  if (!end)
+    return Status::fail(end.error());
+  if (*end != st.st_size && ::ftruncate(fd, *end) < 0)
+    return Status::fail(fmt::format("cannot cut the unfinished last line off {}: {}", path,
+                                    errno_text()));
+  if (auto written = write_all(fd, line, path); !written) {
+    (void)::ftruncate(fd, *end);
+    return written;
+  }
+  // Durable as it happens: the event survives a crash once append returns.
+  if (::fdatasync(fd) < 0)
+    return Status::fail(fmt::format("cannot flush {} to disk: {} (the last event may be lost on "
+                                    "a crash)",
+                                    path, errno_text()));
+  return Status::ok();
+}
+
+} // namespace
+
+// --- FileConversationStore --------------------------------------------------
+
+FileConversationStore::~FileConversationStore() {
+  close_appender();
+}
+
+// A conversation is a directory holding events.jsonl (a crash between the two
+// steps of create() leaves a directory that is none).
+bool FileConversationStore::exists(const std::string& id) const {
+  struct stat st {};
+  return ::stat(events_path(id).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+Result<std::string> FileConversationStore::create() {
+  std::error_code ec;
+  std::filesystem::create_directories(root_, ec);
+  if (ec)
+    return Error{fmt::format("cannot create {}: {}", root_, ec.message())};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto id = new_id();
+    // mkdir is the claim: two creators (even in two processes) never share an id.
+    if (::mkdir(dir(id).c_str(), 0777) < 0) {
+      if (errno == EEXIST)
+        continue;
+      return Error{fmt::format("cannot create {}: {}", dir(id), errno_text())};
+    }
+    int fd = ::open(events_path(id).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+      return Error{fmt::format("cannot create {}: {}", events_path(id), errno_text())};
+    ::close(fd);
+    sync_dir(dir(id));
+    sync_dir(root_);
+    return id;
+  }
+  return Error{fmt::format("cannot find a free conversation id in {} after 100 tries", root_)};
+}
+
+Result<LoadedConversation> FileConversationStore::load(const std::string& id) {
+  if (auto valid = check_id(id); !valid)
+    return Error{valid.error};
+  auto path = events_path(id);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return Error{fmt::format("there is no conversation {} in {}; `jp-actors conversations ls` "
+                               "lists the existing ones",
+                               id, root_)};
+    return Error{fmt::format("cannot open {}: {}", path, errno_text())};
+  }
+  // Shared lock: an append in progress elsewhere is waited for, not mistaken for a
+  // line a crash cut short.
+  lock(fd, LOCK_SH);
+  std::string text;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      auto err = errno_text();
+      ::close(fd);
+      return Error{fmt::format("cannot read {}: {}", path, err)};
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return parse_events(path, text);
+}
+
+Status FileConversationStore::open_for_append(const std::string& id) {
+  if (fd_ >= 0 && open_id_ == id) {
+    // Keep the open file unless the conversation was deleted meanwhile.
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && st.st_nlink > 0)
+      return Status::ok();
+  }
+  close_appender();
+  auto path = events_path(id);
+  // Read access too: append_line reads the file's end to find an unfinished line.
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return Status::fail(fmt::format("there is no conversation {} in {}; `jp-actors "
+                                      "conversations ls` lists the existing ones",
+                                      id, root_));
+    return Status::fail(fmt::format("cannot open {}: {}", path, errno_text()));
+  }
+  fd_ = fd;
+  open_id_ = id;
+  return Status::ok();
+}
+
+void FileConversationStore::close_appender() {
+  if (fd_ >= 0)
+    ::close(fd_);
+  fd_ = -1;
+  open_id_.clear();
+}
+
+Status FileConversationStore::append(const std::string& id, const Json& event) {
+  if (auto valid = check_id(id); !valid)
+    return valid;
+  if (auto valid = check_event(event); !valid)
+    return valid;
+  std::string line = stamped(event).dump() + "\n";
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (auto opened = open_for_append(id); !opened)
+    return opened;
+  lock(fd_, LOCK_EX);
+  auto status = append_line(fd_, line, events_path(id));
+  ::flock(fd_, LOCK_UN);
+  if (!status)
+    close_appender(); // the next append starts over with a fresh descriptor
+  return status;
+}
+
+Result<std::vector<ConversationInfo>> FileConversationStore::list() {
+  std::vector<ConversationInfo> out;
+  std::error_code ec;
+  if (!std::filesystem::exists(root_, ec))
+    return out; // no conversation was ever created here
+  std::vector<std::string> ids;
+  for (std::filesystem::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (is_id(name) && exists(name))
+      ids.push_back(name);
+  }
+  if (ec)
+    return Error{fmt::format("cannot list {}: {}", root_, ec.message())};
+  std::sort(ids.begin(), ids.end());
+  // A broken active file must not hide the listing one would fix it with.
+  auto current = active();
+  std::string active_id = current ? *current : "";
+  for (auto& id : ids) {
+    auto loaded = load(id);
+    if (!loaded)
+      continue; // deleted meanwhile
+    struct stat st {};
+    std::string made;
+    if (::stat(dir(id).c_str(), &st) == 0)
+      made = rfc3339(std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec))));
+    out.push_back(info_of(id, loaded->events, made, id == active_id));
+  }
+  return out;
+}
+
+Result<std::string> FileConversationStore::active() {
+  auto path = root_ + "/active";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return std::string{};
+    return Error{fmt::format("cannot open {}: {}", path, errno_text())};
+  }
+  char buf[128];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) < 0 && errno == EINTR) {
+  }
+  ::close(fd);
+  if (n < 0)
+    return Error{fmt::format("cannot read {}: {}", path, errno_text())};
+  std::string id(buf, static_cast<size_t>(n));
+  while (!id.empty() && is_space(id.back()))
+    id.pop_back();
+  if (id.empty())
+    return std::string{};
+  if (auto valid = check_id(id); !valid)
+    return Error{fmt::format("{} does not hold a conversation id: {}; make another "
+                             "conversation active or remove the file",
+                             path, valid.error)};
+  return exists(id) ? id : std::string{};
+}
+
+Status FileConversationStore::set_active(const std::string& id) {
+  if (auto valid = check_id(id); !valid)
+    return valid;
+  if (!exists(id))
+    return Status::fail(fmt::format("there is no conversation {} in {}; `jp-actors conversations "
+                                    "ls` lists the existing ones",
+                                    id, root_));
+  // Written aside and renamed over: a reader sees the old id or the new, never half.
+  std::lock_guard<std::mutex> guard(mutex_); // one temporary file per process
+  auto path = root_ + "/active";
+  auto temp = fmt::format("{}/.active.{}.tmp", root_, ::getpid());
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0)
+    return Status::fail(fmt::format("cannot create {}: {}", temp, errno_text()));
+  auto status = write_all(fd, id + "\n", temp);
+  if (status && ::fdatasync(fd) < 0)
+    status = Status::fail(fmt::format("cannot flush {} to disk: {}", temp, errno_text()));
+  ::close(fd);
+  if (status && ::rename(temp.c_str(), path.c_str()) < 0)
+    status = Status::fail(fmt::format("cannot rename {} to {}: {}", temp, path, errno_text()));
+  if (!status) {
+    ::unlink(temp.c_str());
+    return status;
+  }
+  sync_dir(root_);
+  return Status::ok();
+}
+
+// --- MemoryConversationStore ------------------------------------------------
+
+namespace {
+
+Status missing_in_memory(const std::string& id) {
+  return Status::fail(fmt::format("there is no conversation {} in this (in-memory) store", id));
+}
+
+} // namespace
+
+Result<std::string> MemoryConversationStore::create() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto id = new_id();
+    if (conversations_.emplace(id, Conversation{now_rfc3339(), {}}).second)
+      return id;
+  }
+  return Error{"cannot find a free conversation id in memory after 100 tries"};
+}
+
+Result<LoadedConversation> MemoryConversationStore::load(const std::string& id) {
+  if (auto valid = check_id(id); !valid)
+    return Error{valid.error};
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto it = conversations_.find(id);
+  if (it == conversations_.end())
+    return Error{missing_in_memory(id).error};
+  return LoadedConversation{it->second.events, {}};
+}
+
+Status MemoryConversationStore::append(const std::string& id, const Json& event) {
+  if (auto valid = check_id(id); !valid)
+    return valid;
+  if (auto valid = check_event(event); !valid)
+    return valid;
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto it = conversations_.find(id);
+  if (it == conversations_.end())
+    return missing_in_memory(id);
+  it->second.events.push_back(stamped(event));
+  return Status::ok();
+}
+
+Result<std::vector<ConversationInfo>> MemoryConversationStore::list() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::vector<ConversationInfo> out;
+  for (auto& [id, c] : conversations_)
+    out.push_back(info_of(id, c.events, c.created, id == active_));
+  return out;
+}
+
+Result<std::string> MemoryConversationStore::active() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return active_;
+}
+
+Status MemoryConversationStore::set_active(const std::string& id) {
+  if (auto valid = check_id(id); !valid)
+    return valid;
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (!conversations_.count(id))
+    return missing_in_memory(id);
+  active_ = id;
+  return Status::ok();
+}
+
+} // namespace jp

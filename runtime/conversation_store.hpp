@@ -1,0 +1,115 @@
+// Where conversations live between runs (RFD 026's ConversationStore): the agent
+// loop loads a conversation's events, appends each new one as it happens, and
+// remembers which conversation is active.
+//
+// On disk (FileConversationStore), under a root such as <workspace>/.jp/conversations:
+//   <root>/<id>/events.jsonl   one JSON object per line, oldest first, each with
+//                              "event" (turn_start, chat_request, chat_response,
+//                              tool_call_request, tool_call_response,
+//                              inquiry_request, inquiry_response,
+//                              system_notification, turn_end) and "time"
+//                              (RFC 3339 UTC with milliseconds)
+//   <root>/active              the active conversation's id (one line)
+// Ids are the UTC creation time and 4 random hex digits (20261122-061234-3f9a), so
+// they sort by age and name a directory safely.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "messages/json.hpp"
+#include "messages/result.hpp"
+
+namespace jp {
+
+/// A conversation as read back, with what was dropped on the way (a line torn by a
+/// crash, a corrupt line): reading never fails for a damaged line.
+struct LoadedConversation {
+  std::vector<Json> events;
+  std::vector<std::string> warnings;
+};
+
+/// One line of `jp-actors conversations ls`.
+struct ConversationInfo {
+  std::string id;
+  std::string created;      // RFC 3339 UTC: the first event's "time", else when it was created
+  size_t events = 0;
+  std::string first_prompt; // the first turn_start's "prompt" on one line, ~80 chars; "" = none
+  bool active = false;
+};
+
+class ConversationStore {
+public:
+  virtual ~ConversationStore() = default;
+
+  /// Starts an empty conversation and returns its new id (it does not become active).
+  virtual Result<std::string> create() = 0;
+  /// The events of conversation `id`, oldest first.
+  virtual Result<LoadedConversation> load(const std::string& id) = 0;
+  /// Appends `event` (an object with a known "event"; "time" is added when absent), durably.
+  virtual Status append(const std::string& id, const Json& event) = 0;
+  /// Every conversation, sorted by id (oldest first).
+  virtual Result<std::vector<ConversationInfo>> list() = 0;
+  /// The active conversation's id; "" when none is set or it no longer exists.
+  virtual Result<std::string> active() = 0;
+  /// Makes the existing conversation `id` the active one.
+  virtual Status set_active(const std::string& id) = 0;
+};
+
+/// Conversations as files under `root` (created when the first conversation is).
+/// Thread-safe; other processes appending to the same conversation are excluded by
+/// a lock on its file.
+class FileConversationStore : public ConversationStore {
+public:
+  explicit FileConversationStore(std::string root) : root_(std::move(root)) {}
+  ~FileConversationStore() override;
+  FileConversationStore(const FileConversationStore&) = delete;
+  FileConversationStore& operator=(const FileConversationStore&) = delete;
+
+  const std::string& root() const { return root_; }
+
+  Result<std::string> create() override;
+  Result<LoadedConversation> load(const std::string& id) override;
+  Status append(const std::string& id, const Json& event) override;
+  Result<std::vector<ConversationInfo>> list() override;
+  Result<std::string> active() override;
+  Status set_active(const std::string& id) override;
+
+private:
+  std::string dir(const std::string& id) const { return root_ + "/" + id; }
+  std::string events_path(const std::string& id) const { return dir(id) + "/events.jsonl"; }
+  bool exists(const std::string& id) const;
+  Status open_for_append(const std::string& id);
+  void close_appender();
+
+  std::string root_;
+  std::mutex mutex_;    // guards the appender below
+  std::string open_id_; // the conversation whose events.jsonl fd_ is ("" = none open)
+  int fd_ = -1;         // kept open between appends: the loop appends to one conversation
+};
+
+/// Conversations in memory, for tests and embedding: the same rules, no files.
+class MemoryConversationStore : public ConversationStore {
+public:
+  Result<std::string> create() override;
+  Result<LoadedConversation> load(const std::string& id) override;
+  Status append(const std::string& id, const Json& event) override;
+  Result<std::vector<ConversationInfo>> list() override;
+  Result<std::string> active() override;
+  Status set_active(const std::string& id) override;
+
+private:
+  struct Conversation {
+    std::string created; // for a conversation without events yet
+    std::vector<Json> events;
+  };
+  std::mutex mutex_;
+  std::map<std::string, Conversation> conversations_; // ordered by id, as list() wants
+  std::string active_;
+};
+
+} // namespace jp

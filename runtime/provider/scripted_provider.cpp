@@ -1,0 +1,79 @@
+#include "runtime/provider/scripted_provider.hpp"
+
+#include <fmt/format.h>
+#include <mutex>
+
+namespace jp {
+
+namespace {
+
+class ScriptedProvider final : public Provider {
+public:
+  explicit ScriptedProvider(ScriptAgent agent) : agent_(std::move(agent)) {}
+
+  Status stream(const ChatRequest&, const StreamHooks& hooks) override {
+    std::lock_guard lock(mtx_);
+    if (next_ >= agent_.steps.size()) {
+      hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "stop"});
+      return Status::ok();
+    }
+    auto n = ++next_;
+    auto& step = agent_.steps[n - 1];
+    if (!step.text.empty())
+      hooks.emit(ChatEvent{chat_event_kind::text, step.text, {}, {}});
+    for (size_t i = 0; i < step.calls.size(); ++i) {
+      ToolCall call{fmt::format("call_{}_{}", n, i), step.calls[i].tool, step.calls[i].arguments.dump()};
+      hooks.emit(ChatEvent{chat_event_kind::tool_call, {}, std::move(call), {}});
+    }
+    hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, step.calls.empty() ? "stop" : "tool_calls"});
+    return Status::ok();
+  }
+
+  bool blocking() const override { return false; }
+
+private:
+  std::mutex mtx_;
+  ScriptAgent agent_;
+  size_t next_ = 0;
+};
+
+class ScriptedInquiry final : public InquiryBackend {
+public:
+  explicit ScriptedInquiry(ScriptAgent agent) : agent_(std::move(agent)) {}
+
+  Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding) override {
+    std::map<std::string, std::string> out;
+    for (auto& h : outstanding) {
+      auto it = agent_.on_turn_end.find(h.id);
+      if (it == agent_.on_turn_end.end())
+        return Error{fmt::format("turn end: handle `{}` ({}) is still running and its tool says "
+                                 "on_turn_end = \"inquire\", but [agents.on_turn_end] has no answer for "
+                                 "it; add {} = \"wait\" or \"abort\" (it was aborted)",
+                                 h.id, h.tool, h.id)};
+      out[h.id] = it->second;
+    }
+    return out;
+  }
+
+  std::optional<Json> answer(const std::string&, const Question& q) override {
+    auto it = agent_.questions.find(q.id);
+    if (it == agent_.questions.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+private:
+  ScriptAgent agent_;
+};
+
+} // namespace
+
+std::shared_ptr<Provider> make_scripted_provider(ScriptAgent agent) {
+  return std::make_shared<ScriptedProvider>(std::move(agent));
+}
+
+std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent) {
+  return std::make_shared<ScriptedInquiry>(std::move(agent));
+}
+
+} // namespace jp

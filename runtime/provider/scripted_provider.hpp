@@ -1,0 +1,21 @@
+// The scripted assistant (DESIGN.md "Scripts") as a provider like the others: each
+// request gets the agent's next step as the response -- its text and its calls --
+// and after the last step an answer without calls, which ends the turn. Its
+// [agents.on_turn_end] and [agents.questions] tables answer as the assistant would.
+#pragma once
+
+#include <memory>
+
+#include "actors/turn_hooks.hpp"
+#include "runtime/provider/provider.hpp"
+#include "runtime/script.hpp"
+
+namespace jp {
+
+/// Call ids are "call_<step>_<index>" (1-based step, 0-based index).
+std::shared_ptr<Provider> make_scripted_provider(ScriptAgent agent);
+
+/// The script's answers: a missing turn-end answer is an error naming the handle.
+std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent);
+
+} // namespace jp

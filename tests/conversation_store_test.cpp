@@ -1,0 +1,308 @@
+// The conversation store: events round-trip with a time added, the active id
+// persists, the listing summarizes, and damaged files still load (a line torn by a
+// crash or a corrupt line is dropped with a warning naming file and line).
+#define CAF_SUITE conversation_store
+#include <caf/test/unit_test.hpp>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "json_helpers.hpp"
+#include "runtime/conversation_store.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void append_text(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::app) << text;
+}
+
+bool is_time(const std::string& text) {
+  static const std::regex rfc3339(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)");
+  return std::regex_match(text, rfc3339);
+}
+
+bool has_time(const Json& event) {
+  auto* t = event.find("time");
+  return t && t->is_string() && is_time(t->as_string());
+}
+
+/// The active id, or "<error>" (with the check failing) when it cannot be read.
+std::string active_of(ConversationStore& store) {
+  auto id = store.active();
+  CAF_CHECK(id.ok());
+  return id ? *id : "<error>";
+}
+
+/// Json compared as text, which the test framework can print.
+std::string text_of(const Json& j) {
+  return j.dump();
+}
+
+std::string text_of(const std::vector<Json>& events) {
+  return Json(JsonArray(events)).dump();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// The event as it was appended, before the store added its "time".
+std::string without_time(Json event) {
+  event.erase("time");
+  return event.dump();
+}
+
+// Functions, not globals: testing::parse reports to the test that is running.
+Json turn_start() {
+  return testing::parse(R"({"event":"turn_start","prompt":"list the files"})");
+}
+Json chat_response() {
+  return testing::parse(R"({"event":"chat_response","text":"ok","tool_calls":[]})");
+}
+Json turn_end() {
+  return testing::parse(R"({"event":"turn_end","time":"2026-01-02T03:04:05.678Z"})");
+}
+
+/// What both stores must do: create, append, load back in order with times added.
+void check_round_trip(ConversationStore& store) {
+  auto id = store.create();
+  CAF_REQUIRE(id.ok());
+  CAF_CHECK(std::regex_match(*id, std::regex(R"(\d{8}-\d{6}-[0-9a-f]{4})")));
+  for (auto& e : {turn_start(), chat_response(), turn_end()})
+    CAF_REQUIRE(store.append(*id, e));
+  auto loaded = store.load(*id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_CHECK(loaded->warnings.empty());
+  CAF_REQUIRE_EQUAL(loaded->events.size(), 3u);
+  CAF_CHECK(has_time(loaded->events[0]));
+  CAF_CHECK(has_time(loaded->events[1]));
+  CAF_CHECK_EQUAL(without_time(loaded->events[0]), text_of(turn_start()));
+  CAF_CHECK_EQUAL(without_time(loaded->events[1]), text_of(chat_response()));
+  CAF_CHECK_EQUAL(text_of(loaded->events[2]), text_of(turn_end())); // a time given is kept
+  // "time" comes right after "event", where a reader of the file looks.
+  CAF_CHECK_EQUAL(loaded->events[0].as_object()[1].first, "time");
+
+  auto unknown = store.append(*id, testing::parse(R"({"event":"chat","text":"x"})"));
+  CAF_CHECK(!unknown);
+  CAF_CHECK(contains(unknown.error, "unknown conversation event \"chat\""));
+  CAF_CHECK(contains(unknown.error, "tool_call_request"));
+  CAF_CHECK(!store.append(*id, Json("turn_start")));
+  CAF_CHECK_EQUAL(store.load(*id)->events.size(), 3u);
+}
+
+void check_active(ConversationStore& store) {
+  CAF_CHECK_EQUAL(active_of(store), "");
+  auto id = store.create();
+  CAF_REQUIRE(id.ok());
+  CAF_CHECK_EQUAL(active_of(store), ""); // creating does not activate
+  CAF_REQUIRE(store.set_active(*id));
+  CAF_CHECK_EQUAL(active_of(store), *id);
+  auto missing = store.set_active("20200101-000000-abcd");
+  CAF_CHECK(!missing);
+  CAF_CHECK(contains(missing.error, "20200101-000000-abcd"));
+  CAF_CHECK_EQUAL(active_of(store), *id);
+}
+
+void check_bad_ids(ConversationStore& store) {
+  for (std::string id : {"../../etc", "a/b", "", "20261122-061234-3F9A", "20261122-061234-3f9",
+                         "20261122-061234-3f9a/..", "20261122_061234-3f9a"}) {
+    auto loaded = store.load(id);
+    CAF_REQUIRE(!loaded);
+    CAF_CHECK(contains(loaded.error(), json_quote(id) + " is not a conversation id"));
+    CAF_CHECK(contains(loaded.error(), "20261122-061234-3f9a"));
+    auto appended = store.append(id, turn_start());
+    CAF_CHECK(contains(appended.error, json_quote(id) + " is not a conversation id"));
+    auto activated = store.set_active(id);
+    CAF_CHECK(contains(activated.error, json_quote(id) + " is not a conversation id"));
+  }
+  // Of our shape but not there.
+  auto loaded = store.load("20200101-000000-abcd");
+  CAF_REQUIRE(!loaded);
+  CAF_CHECK(contains(loaded.error(), "no conversation 20200101-000000-abcd"));
+  CAF_CHECK(!store.append("20200101-000000-abcd", turn_start()));
+}
+
+} // namespace
+
+CAF_TEST(events round trip with a time added and survive a new store) {
+  testing::temp_dir tmp;
+  auto root = (tmp.path / ".jp" / "conversations").string();
+  FileConversationStore store(root);
+  check_round_trip(store);
+
+  auto ids = store.list();
+  CAF_REQUIRE(ids.ok());
+  CAF_REQUIRE_EQUAL(ids->size(), 1u);
+  auto id = ids->front().id;
+  // One object per line, each line whole.
+  auto text = read_text(root + "/" + id + "/events.jsonl");
+  CAF_CHECK_EQUAL(std::count(text.begin(), text.end(), '\n'), 3L);
+  CAF_CHECK(text.starts_with(R"({"event":"turn_start","time":")"));
+  CAF_CHECK(text.ends_with("\n"));
+
+  FileConversationStore again(root);
+  auto loaded = again.load(id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_CHECK_EQUAL(text_of(loaded->events), text_of(store.load(id)->events));
+}
+
+CAF_TEST(the active id is set and persists across stores) {
+  testing::temp_dir tmp;
+  auto root = (tmp.path / "conversations").string();
+  FileConversationStore store(root);
+  check_active(store);
+  auto id = active_of(store);
+  CAF_CHECK_EQUAL(read_text(root + "/active"), id + "\n");
+  FileConversationStore again(root);
+  CAF_CHECK_EQUAL(active_of(again), id);
+  auto missing = store.set_active("20200101-000000-abcd");
+  CAF_CHECK(contains(missing.error, "jp-actors conversations ls"));
+  // An active file naming a conversation that is gone: none is active.
+  std::filesystem::remove_all(root + "/" + id);
+  CAF_CHECK_EQUAL(active_of(again), "");
+}
+
+CAF_TEST(list gives first prompts and counts sorted by id) {
+  testing::temp_dir tmp;
+  auto root = (tmp.path / "conversations").string();
+  FileConversationStore store(root);
+  CAF_CHECK(store.list()->empty()); // no root yet
+  auto a = *store.create();
+  auto b = *store.create();
+  auto c = *store.create();
+  std::string long_prompt = "explain\n\n  this   repository";
+  for (int i = 0; i < 30; ++i)
+    long_prompt += " é";
+  CAF_REQUIRE(store.append(a, testing::parse(R"({"event":"system_notification","text":"hi"})")));
+  CAF_REQUIRE(store.append(a, turn_start()));
+  CAF_REQUIRE(store.append(a, turn_end()));
+  Json long_start = Json::object();
+  long_start.set("event", "turn_start").set("prompt", long_prompt);
+  CAF_REQUIRE(store.append(b, long_start));
+  CAF_REQUIRE(store.set_active(b));
+
+  auto list = store.list();
+  CAF_REQUIRE(list.ok());
+  CAF_REQUIRE_EQUAL(list->size(), 3u);
+  CAF_CHECK((*list)[0].id < (*list)[1].id && (*list)[1].id < (*list)[2].id);
+  for (auto& info : *list) {
+    CAF_CHECK(is_time(info.created));
+    if (info.id == a) {
+      CAF_CHECK_EQUAL(info.events, 3u);
+      CAF_CHECK_EQUAL(info.first_prompt, "list the files");
+      CAF_CHECK(!info.active);
+      auto first = store.load(a)->events.front();
+      CAF_CHECK_EQUAL(info.created, first.find("time")->as_string());
+    } else if (info.id == b) {
+      CAF_CHECK_EQUAL(info.events, 1u);
+      CAF_CHECK(info.active);
+      CAF_CHECK(info.first_prompt.starts_with("explain this repository é é"));
+      CAF_CHECK(info.first_prompt.ends_with("…"));
+      // 80 characters: 79 of the prompt and the ellipsis (é is 2 bytes).
+      CAF_CHECK_EQUAL(info.first_prompt.size(), 23u + 28 * 3 + 3);
+    } else {
+      CAF_CHECK_EQUAL(info.id, c);
+      CAF_CHECK_EQUAL(info.events, 0u);
+      CAF_CHECK_EQUAL(info.first_prompt, "");
+      CAF_CHECK(!info.active);
+    }
+  }
+}
+
+CAF_TEST(a torn last line is dropped with a warning and the next append starts fresh) {
+  testing::temp_dir tmp;
+  auto root = (tmp.path / "conversations").string();
+  FileConversationStore store(root);
+  auto id = *store.create();
+  CAF_REQUIRE(store.append(id, turn_start()));
+  CAF_REQUIRE(store.append(id, chat_response()));
+  auto path = root + "/" + id + "/events.jsonl";
+  // A crash in the middle of writing the third line (the store's file is open).
+  append_text(path, R"({"event":"tool_call_request","na)");
+
+  auto loaded = FileConversationStore(root).load(id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_CHECK_EQUAL(loaded->events.size(), 2u);
+  CAF_REQUIRE_EQUAL(loaded->warnings.size(), 1u);
+  auto& warning = loaded->warnings.front();
+  CAF_CHECK(contains(warning, path + " line 3"));
+  CAF_CHECK(contains(warning, "dropped"));
+
+  CAF_REQUIRE(store.append(id, turn_end()));
+  loaded = store.load(id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_CHECK(loaded->warnings.empty());
+  CAF_REQUIRE_EQUAL(loaded->events.size(), 3u);
+  CAF_CHECK_EQUAL(text_of(loaded->events[2]), text_of(turn_end()));
+
+  // The same through a store that opens the file fresh, torn without any newline.
+  auto other = *store.create();
+  auto other_path = root + "/" + other + "/events.jsonl";
+  append_text(other_path, R"({"event":"turn_st)");
+  FileConversationStore fresh(root);
+  CAF_CHECK_EQUAL(fresh.load(other)->warnings.size(), 1u);
+  CAF_REQUIRE(fresh.append(other, turn_start()));
+  CAF_CHECK_EQUAL(read_text(other_path).find("turn_st\""), std::string::npos);
+  loaded = fresh.load(other);
+  CAF_CHECK(loaded->warnings.empty());
+  CAF_REQUIRE_EQUAL(loaded->events.size(), 1u);
+  CAF_CHECK_EQUAL(without_time(loaded->events[0]), text_of(turn_start()));
+}
+
+CAF_TEST(a corrupt middle line is skipped with a warning and the rest kept) {
+  testing::temp_dir tmp;
+  auto root = (tmp.path / "conversations").string();
+  FileConversationStore store(root);
+  auto id = *store.create();
+  CAF_REQUIRE(store.append(id, turn_start()));
+  auto path = root + "/" + id + "/events.jsonl";
+  append_text(path, "{\"event\":\"chat_resp" + std::string(2, '\0') + "garbage\n[1,2]\n");
+  CAF_REQUIRE(store.append(id, chat_response()));
+  append_text(path, "not json at all\n");
+
+  auto loaded = store.load(id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_REQUIRE_EQUAL(loaded->events.size(), 2u);
+  CAF_CHECK_EQUAL(without_time(loaded->events[0]), text_of(turn_start()));
+  CAF_CHECK_EQUAL(without_time(loaded->events[1]), text_of(chat_response()));
+  CAF_REQUIRE_EQUAL(loaded->warnings.size(), 3u);
+  CAF_CHECK(contains(loaded->warnings[0], path + " line 2: dropped a line that is not a valid event"));
+  CAF_CHECK(contains(loaded->warnings[1], path + " line 3: dropped"));
+  CAF_CHECK(contains(loaded->warnings[1], "\"event\" field"));
+  CAF_CHECK(contains(loaded->warnings[2], path + " line 5: dropped the last line"));
+}
+
+CAF_TEST(bad ids are refused with a message naming them) {
+  testing::temp_dir tmp;
+  FileConversationStore store((tmp.path / "conversations").string());
+  check_bad_ids(store);
+  auto missing = store.load("20200101-000000-abcd");
+  CAF_CHECK(contains(missing.error(), "jp-actors conversations ls"));
+  CAF_CHECK(!tmp.has("etc"));
+}
+
+CAF_TEST(the memory store behaves the same) {
+  MemoryConversationStore store;
+  check_round_trip(store);
+  check_active(store);
+  check_bad_ids(store);
+  auto list = store.list();
+  CAF_REQUIRE(list.ok());
+  CAF_REQUIRE_EQUAL(list->size(), 2u);
+  CAF_CHECK((*list)[0].id < (*list)[1].id);
+  size_t with_events = (*list)[0].events == 3 ? 0 : 1;
+  CAF_CHECK_EQUAL((*list)[with_events].events, 3u);
+  CAF_CHECK_EQUAL((*list)[with_events].first_prompt, "list the files");
+  CAF_CHECK((*list)[1 - with_events].active);
+}
