@@ -1,0 +1,193 @@
+// The agent loop with capturing hooks, in CAF's deterministic scheduler: a fake
+// provider that answers at once, built-in tools that run no process.
+#define CAF_SUITE turn_loop
+#include <caf/test/unit_test.hpp>
+
+#include <deque>
+#include <fmt/format.h>
+
+#include "actor_fixture.hpp"
+#include "actors/turn_loop.hpp"
+#include "config/config_loader.hpp"
+#include "runtime/io_thread.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+/// Responses the test scripts, one per request; keeps every request it was sent.
+struct FakeProvider final : Provider {
+  struct Reply {
+    std::vector<std::string> text;
+    std::vector<ToolCall> calls;
+    std::string retry_first; // a retry (and its void partial text) before the reply
+  };
+  std::deque<Reply> replies;
+  std::vector<ChatRequest> requests;
+
+  Status stream(const ChatRequest& req, const StreamHooks& hooks) override {
+    requests.push_back(req);
+    if (replies.empty())
+      return Error{"the fake provider has no reply left"};
+    auto r = replies.front();
+    replies.pop_front();
+    if (!r.retry_first.empty()) {
+      hooks.emit(ChatEvent{chat_event_kind::text, "partial that is void", {}, {}});
+      hooks.on_retry(r.retry_first);
+    }
+    for (auto& t : r.text)
+      hooks.emit(ChatEvent{chat_event_kind::text, t, {}, {}});
+    for (auto& c : r.calls)
+      hooks.emit(ChatEvent{chat_event_kind::tool_call, {}, c, {}});
+    hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, r.calls.empty() ? "stop" : "tool_calls"});
+    return Status::ok();
+  }
+  bool blocking() const override { return false; }
+};
+
+/// What the renderer was asked to do, in order.
+struct CapturingRenderer final : ResponseRenderer {
+  std::vector<std::string> log;
+  void render(const std::string& chunk) override { log.push_back("render:" + chunk); }
+  void flush() override { log.push_back("flush"); }
+  void reset() override { log.push_back("reset"); }
+};
+
+struct CapturingObserver final : TurnObserver {
+  std::vector<std::string> log;
+  void tool_call(int n, int index, const ToolCall& c) override {
+    log.push_back(fmt::format("call {}.{} {}", n, index, c.name));
+  }
+  void tool_result(int n, int index, const std::string& tool, bool ok, const std::string&, double) override {
+    log.push_back(fmt::format("result {}.{} {} {}", n, index, tool, ok ? "ok" : "failed"));
+  }
+  void retry(const std::string& why) override { log.push_back("retry " + why); }
+  void turn_end(const std::vector<HandleSummary>&, const std::vector<Notification>&) override {
+    log.push_back("turn_end");
+  }
+};
+
+std::vector<std::string> kinds(const std::vector<Json>& events) {
+  std::vector<std::string> out;
+  for (auto& e : events)
+    out.push_back(e.find("event")->as_string());
+  return out;
+}
+
+struct loop_fixture : test_coordinator_fixture<registered_config> {
+  IoThread io;
+  std::shared_ptr<FakeProvider> provider = std::make_shared<FakeProvider>();
+  std::shared_ptr<CapturingRenderer> renderer = std::make_shared<CapturingRenderer>();
+  std::shared_ptr<CapturingObserver> observer = std::make_shared<CapturingObserver>();
+  std::shared_ptr<MemoryConversationStore> store = std::make_shared<MemoryConversationStore>();
+  std::string id = *store->create();
+
+  /// Runs one turn to its end; the loop's answer ("" = ended well).
+  std::string turn(const std::string& prompt) {
+    TurnLoopContext ctx;
+    ctx.config = std::make_shared<const Config>(default_config());
+    ctx.io = &io;
+    ctx.provider = provider;
+    ctx.model = "fake-model";
+    ctx.store = store;
+    ctx.conversation_id = id;
+    ctx.renderer = renderer;
+    ctx.observer = observer;
+    auto loop = spawn_turn_loop(sys, ctx);
+    std::optional<std::string> answer;
+    auto h = self->request(loop, caf::infinite, run_atom::value, prompt);
+    sched.run(); // every message, in order, on this thread; no timer fires
+    h.receive([&](std::string& r) { answer = r; }, [&](caf::error& e) { answer = caf::to_string(e); });
+    return answer.value_or("no answer");
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(turn_loop_tests, loop_fixture)
+
+CAF_TEST(a turn streams text runs the tool calls of a response and ends on an answer without calls) {
+  provider->replies.push_back({{"Let me ", "look."}, {ToolCall{"c1", "describe_tools", R"({"tools":["shell"]})"}}, {}});
+  provider->replies.push_back({{"Done."}, {}, {}});
+  CAF_CHECK_EQUAL(turn("what can shell do?"), "");
+  // The renderer saw the text as it came, and a flush before the tools ran.
+  CAF_CHECK_EQUAL(renderer->log, (std::vector<std::string>{"render:Let me ", "render:look.", "flush", "render:Done.",
+                                                          "flush"}));
+  CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"call 1.0 describe_tools", "result 1.0 describe_tools ok",
+                                                          "turn_end"}));
+  // The second request carried the tool's response to the call, by its id.
+  CAF_REQUIRE_EQUAL(provider->requests.size(), 2u);
+  auto& second = provider->requests[1].messages;
+  CAF_REQUIRE_EQUAL(second.size(), 3u);
+  CAF_CHECK(second[0].role == chat_role::user);
+  CAF_CHECK_EQUAL(second[1].tool_calls.size(), 1u);
+  CAF_CHECK(second[2].role == chat_role::tool);
+  CAF_CHECK_EQUAL(second[2].tool_call_id, "c1");
+  CAF_CHECK(second[2].text.find("shell") != std::string::npos);
+  // Tools are declared to the provider.
+  CAF_CHECK(provider->requests[0].tools_json.find("describe_tools") != std::string::npos);
+  auto events = store->load(id)->events;
+  CAF_CHECK_EQUAL(kinds(events), (std::vector<std::string>{"turn_start", "chat_request", "chat_response",
+                                                          "tool_call_request", "tool_call_response", "chat_request",
+                                                          "chat_response", "turn_end"}));
+}
+
+CAF_TEST(a retry voids the partial response and the renderer is reset) {
+  provider->replies.push_back({{"Hello."}, {}, "HTTP 429; retrying in 1.0 s"});
+  CAF_CHECK_EQUAL(turn("hi"), "");
+  CAF_CHECK_EQUAL(renderer->log, (std::vector<std::string>{"render:partial that is void", "reset", "render:Hello.",
+                                                          "flush"}));
+  CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"retry HTTP 429; retrying in 1.0 s", "turn_end"}));
+  auto events = store->load(id)->events;
+  CAF_CHECK_EQUAL(events[2].find("text")->as_string(), "Hello.");
+}
+
+CAF_TEST(the next turn continues the conversation from the store) {
+  provider->replies.push_back({{"First answer."}, {}, {}});
+  CAF_CHECK_EQUAL(turn("first"), "");
+  provider->replies.push_back({{"Second answer."}, {}, {}});
+  CAF_CHECK_EQUAL(turn("second"), "");
+  auto& msgs = provider->requests.back().messages;
+  CAF_REQUIRE_EQUAL(msgs.size(), 3u);
+  CAF_CHECK_EQUAL(msgs[0].text, "first");
+  CAF_CHECK_EQUAL(msgs[1].text, "First answer.");
+  CAF_CHECK_EQUAL(msgs[2].text, "second");
+}
+
+CAF_TEST(a failing provider ends the turn with its error recorded) {
+  CAF_CHECK_EQUAL(turn("hi"), "the fake provider has no reply left");
+  auto events = store->load(id)->events;
+  CAF_REQUIRE(!events.empty());
+  CAF_CHECK_EQUAL(events.back().find("event")->as_string(), "turn_end");
+  CAF_CHECK_EQUAL(events.back().find("error")->as_string(), "the fake provider has no reply left");
+}
+
+CAF_TEST(a call with arguments that are not JSON fails alone and the assistant hears why) {
+  provider->replies.push_back({{}, {ToolCall{"c1", "describe_tools", "{nope"}, ToolCall{"c2", "describe_tools", "{}"}}, {}});
+  provider->replies.push_back({{"ok"}, {}, {}});
+  CAF_CHECK_EQUAL(turn("x"), "");
+  auto& msgs = provider->requests[1].messages;
+  CAF_REQUIRE_EQUAL(msgs.size(), 4u);
+  CAF_CHECK(msgs[2].tool_error);
+  CAF_CHECK(msgs[2].text.find("not valid JSON") != std::string::npos);
+  CAF_CHECK(!msgs[3].tool_error);
+}
+
+CAF_TEST(messages of a turn cut short answer every call) {
+  auto call = Json::object().set("id", "c9").set("name", "shell").set("arguments", Json::object());
+  std::vector<Json> events{
+    Json::object().set("event", "turn_start").set("prompt", "go"),
+    Json::object().set("event", "chat_response").set("text", "").set("tool_calls", Json(JsonArray{call})),
+    Json::object().set("event", "turn_end"),
+    Json::object().set("event", "turn_start").set("prompt", "again"),
+  };
+  auto msgs = messages_of(events);
+  CAF_REQUIRE_EQUAL(msgs.size(), 4u);
+  CAF_CHECK(msgs[2].role == chat_role::tool);
+  CAF_CHECK_EQUAL(msgs[2].tool_call_id, "c9");
+  CAF_CHECK(msgs[2].tool_error);
+  CAF_CHECK_EQUAL(msgs[3].text, "again");
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
