@@ -13,11 +13,26 @@
 
 namespace jp {
 
+/// How requests to the provider are made ([assistant.request]).
+struct RequestConfig {
+  int64_t max_retries = 5;
+  int64_t base_backoff_ms = 1000;
+  double max_backoff_secs = 60;
+  double idle_timeout_secs = 60;          // a stream quiet this long is retried
+  uint64_t max_response_bytes = 64u << 20; // a larger response is an error
+};
+
 struct AssistantConfig {
   std::string provider = "scripted"; // scripted | openai | anthropic
   std::string model;
   std::string base_url;
-  std::string api_key_env;
+  std::string api_key_env;   // "" = OPENAI_API_KEY / ANTHROPIC_API_KEY
+  std::string system_prompt;
+  // The model for the turn-end inquiry and tools' questions to the assistant ("" =
+  // `model`): a cheaper one will do.
+  std::string inquiry_model;
+  std::string script;        // provider = "scripted": the script whose first agent answers
+  RequestConfig request;
 };
 
 /// One parameter of a tool (a JSON-schema property).

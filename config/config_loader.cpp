@@ -244,7 +244,10 @@ private:
   // -- tables --------------------------------------------------------------------------
 
   Status assistant(const toml::table& t) {
-    if (auto s = check_keys(t, "assistant", {"provider", "model", "base_url", "api_key_env"}); !s)
+    if (auto s = check_keys(t, "assistant",
+                            {"provider", "model", "base_url", "api_key_env", "system_prompt", "inquiry_model",
+                             "script", "request"});
+        !s)
       return s;
     auto& a = c_.assistant;
     for (auto&& [k, v] : t) {
@@ -256,8 +259,41 @@ private:
         s = assign(string_of(v, key), a.model);
       else if (k == "base_url")
         s = assign(string_of(v, key), a.base_url);
-      else
+      else if (k == "api_key_env")
         s = assign(string_of(v, key), a.api_key_env);
+      else if (k == "system_prompt")
+        s = assign(string_of(v, key), a.system_prompt);
+      else if (k == "inquiry_model")
+        s = assign(string_of(v, key), a.inquiry_model);
+      else if (k == "script")
+        s = assign(string_of(v, key), a.script);
+      else
+        s = with_table(v, key, [&](auto& rt) { return request(a.request, rt, key); });
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status request(RequestConfig& r, const toml::table& t, const std::string& prefix) {
+    if (auto s = check_keys(t, prefix,
+                            {"max_retries", "base_backoff_ms", "max_backoff_secs", "idle_timeout_secs",
+                             "max_response_bytes"});
+        !s)
+      return s;
+    for (auto&& [k, v] : t) {
+      auto key = join_key(prefix, k.str());
+      Status s;
+      if (k == "max_retries")
+        s = assign(int_in(v, key, 0, 100), r.max_retries);
+      else if (k == "base_backoff_ms")
+        s = assign(int_in(v, key, 0, 600000), r.base_backoff_ms);
+      else if (k == "max_backoff_secs")
+        s = assign(seconds_of(v, key), r.max_backoff_secs);
+      else if (k == "idle_timeout_secs")
+        s = assign(seconds_of(v, key), r.idle_timeout_secs);
+      else
+        s = assign(count_of(v, key), r.max_response_bytes);
       if (!s)
         return s;
     }

@@ -1,0 +1,122 @@
+#include "runtime/provider/llm_inquiry.hpp"
+
+#include <fmt/format.h>
+
+#include "messages/json_codec.hpp"
+
+namespace jp {
+
+namespace {
+
+class LlmInquiry final : public InquiryBackend {
+public:
+  LlmInquiry(std::shared_ptr<Provider> provider, std::string model)
+    : provider_(std::move(provider)), model_(std::move(model)) {}
+
+  Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding) override {
+    auto list = Json::array();
+    for (auto& h : outstanding) {
+      auto item = Json::object()
+                    .set("id", h.id)
+                    .set("tool", h.tool)
+                    .set("state", std::string(to_string(h.state.kind)))
+                    .set("elapsed_secs", h.elapsed_secs);
+      if (!h.state.content.empty())
+        item.set("output_preview", h.state.content.substr(0, 500));
+      list.push(std::move(item));
+    }
+    auto text = ask(fmt::format(
+      "Your turn is ending, but these tool handles are still running:\n{}\n\nFor each one, choose "
+      "\"wait\" (its result comes back to you as a tool response) or \"abort\" (it is stopped and "
+      "its result is lost). Reply with only a JSON object mapping each id to \"wait\" or \"abort\", "
+      "e.g. {{\"{}\": \"wait\"}}.",
+      list.dump(), outstanding.empty() ? "build" : outstanding.front().id));
+    if (!text)
+      return Error{text.error()};
+    auto answer = json_in_answer(*text);
+    if (!answer)
+      return Error{fmt::format("turn end: the assistant's answer to the inquiry is not a JSON object "
+                               "({}); every handle was aborted",
+                               answer.error())};
+    std::map<std::string, std::string> out;
+    for (auto& h : outstanding) {
+      auto* choice = answer->find(h.id);
+      if (!choice || !choice->is_string() || (choice->as_string() != "wait" && choice->as_string() != "abort"))
+        return Error{fmt::format("turn end: the assistant did not answer \"wait\" or \"abort\" for handle "
+                                 "`{}` ({}); it was aborted",
+                                 h.id, h.tool)};
+      out[h.id] = choice->as_string();
+    }
+    return out;
+  }
+
+  std::optional<Json> answer(const std::string& tool, const Question& q) override {
+    auto text = ask(fmt::format(
+      "The tool `{}` asks a question (its answer_type says what an answer may be):\n{}\nReply with "
+      "only a JSON object {{\"inquiry_id\": \"{}\", \"answer\": <your answer>}}.",
+      tool, to_json(q).dump(), q.id));
+    if (!text)
+      return std::nullopt;
+    auto parsed = json_in_answer(*text);
+    if (!parsed)
+      return std::nullopt;
+    auto* value = parsed->find("answer");
+    if (!value)
+      return std::nullopt;
+    switch (q.answer_type.kind) {
+      case answer_kind::boolean:
+        return value->is_bool() ? std::optional<Json>(*value) : std::nullopt;
+      case answer_kind::select:
+        for (auto& o : q.answer_type.options)
+          if (value->is_string() && value->as_string() == o)
+            return *value;
+        return std::nullopt;
+      case answer_kind::text:
+        return value->is_string() ? std::optional<Json>(*value) : std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+private:
+  /// One request with no tools; the answer's text.
+  Result<std::string> ask(const std::string& prompt) {
+    ChatRequest req;
+    req.model = model_;
+    req.system = "You answer questions from the runtime that runs your tools. Answer with JSON only.";
+    req.messages.push_back(ChatMessage{chat_role::user, prompt});
+    std::string text;
+    StreamHooks hooks;
+    hooks.emit = [&](ChatEvent e) {
+      if (e.kind == chat_event_kind::text)
+        text += e.text;
+    };
+    hooks.on_retry = [&](const std::string&) { text.clear(); };
+    if (auto s = provider_->stream(req, hooks); !s)
+      return Error{s.error};
+    return text;
+  }
+
+  std::shared_ptr<Provider> provider_;
+  std::string model_;
+};
+
+} // namespace
+
+Result<Json> json_in_answer(const std::string& text) {
+  auto open = text.find('{');
+  auto close = text.rfind('}');
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    return Error{"no JSON object in it"};
+  auto j = Json::parse(std::string_view(text).substr(open, close - open + 1));
+  if (!j)
+    return Error{j.error()};
+  if (!j->is_object())
+    return Error{"not an object"};
+  return *j;
+}
+
+std::shared_ptr<InquiryBackend> make_llm_inquiry(std::shared_ptr<Provider> provider, std::string model) {
+  return std::make_shared<LlmInquiry>(std::move(provider), std::move(model));
+}
+
+} // namespace jp
