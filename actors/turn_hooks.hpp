@@ -60,6 +60,10 @@ public:
                            double elapsed_ms) {}
   virtual void notification(const Notification& n) {}
   virtual void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered) {}
+  /// A live display: while tools run, progress() is called every half second with
+  /// the handles still running.
+  virtual bool wants_progress() const { return false; }
+  virtual void progress(const std::vector<HandleSummary>& running) {}
 };
 
 } // namespace jp

@@ -37,6 +37,7 @@ struct loop_state {
   bool interrupted = false;
   bool ending = false;        // the turn-end strategies are being applied
   bool waited_after_inquiry = false;
+  bool ticking = false;       // a progress timer is armed
   std::string error;          // why the turn failed ("" = it did not)
   static inline const char* name = "jp.turn_loop";
 };
@@ -70,6 +71,29 @@ std::string notifications_block(const std::vector<Notification>& notes) {
 
 void request_response(loop_actor_t* self);
 void finish_turn(loop_actor_t* self);
+
+constexpr auto progress_interval = std::chrono::milliseconds(500);
+
+void arm_progress(loop_actor_t* self) {
+  auto& st = self->state;
+  if (st.ticking || !st.ctx.observer || !st.ctx.observer->wants_progress())
+    return;
+  st.ticking = true;
+  self->delayed_send(self, progress_interval, tick_atom::value);
+}
+
+/// While tools run, the observer sees which handles are running.
+void on_tick(loop_actor_t* self) {
+  auto& st = self->state;
+  st.ticking = false;
+  if (!st.running_tools)
+    return;
+  self->request(st.turn, caf::infinite, list_atom::value).then([self](std::vector<HandleSummary>& running) {
+    if (self->state.running_tools)
+      self->state.ctx.observer->progress(running);
+  });
+  arm_progress(self);
+}
 
 /// The turn is over: the turn actor (and every handle) goes, the caller hears.
 void conclude(loop_actor_t* self) {
@@ -112,6 +136,7 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
     return finish_turn(self);
   // -- the tool calls of this response: one batch
   st.running_tools = true;
+  arm_progress(self);
   auto calls_now = std::make_shared<std::vector<ToolCall>>(r.calls);
   std::vector<Json> args;
   for (auto& c : *calls_now) {
@@ -420,6 +445,7 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       if (st.ctx.observer)
         st.ctx.observer->retry(why);
     },
+    [self](tick_atom) { on_tick(self); },
     [self](interrupt_atom) {
       auto& st = self->state;
       if (st.interrupted)

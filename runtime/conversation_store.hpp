@@ -52,7 +52,7 @@ public:
   virtual Result<LoadedConversation> load(const std::string& id) = 0;
   /// Appends `event` (an object with a known "event"; "time" is added when absent), durably.
   virtual Status append(const std::string& id, const Json& event) = 0;
-  /// Every conversation, sorted by id (oldest first).
+  /// Every conversation, sorted by id (so by the second it began).
   virtual Result<std::vector<ConversationInfo>> list() = 0;
   /// The active conversation's id; "" when none is set or it no longer exists.
   virtual Result<std::string> active() = 0;

@@ -71,6 +71,14 @@ void EventLog::step(const std::string& agent, int step, const std::string& text)
   write(fmt::format("[{}] step {}: {}", agent, step, text));
 }
 
+void EventLog::response(const std::string& agent, int step, const std::string& text) {
+  if (!json_)
+    return;
+  Json e = Json::object();
+  e.set("event", "response").set("agent", agent).set("step", step).set("text", text);
+  write(e.dump());
+}
+
 void EventLog::tool_call(const std::string& agent, int step, int index, const std::string& tool,
                          const Json& arguments) {
   if (!json_)

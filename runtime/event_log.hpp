@@ -24,6 +24,9 @@ public:
   void progress(const std::string& agent, const std::vector<HandleSummary>& running);
 
   void step(const std::string& agent, int step, const std::string& text);
+  /// The assistant's text of response `step` (a real provider's; JSON only: a
+  /// transcript showed it as it streamed).
+  void response(const std::string& agent, int step, const std::string& text);
   void tool_call(const std::string& agent, int step, int index, const std::string& tool,
                  const Json& arguments);
   void tool_result(const std::string& agent, int step, int index, const std::string& tool, bool ok,

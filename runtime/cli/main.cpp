@@ -15,6 +15,7 @@
 #include "config/config_loader.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
+#include "runtime/cli/query_command.hpp"
 #include "runtime/cli/tty_prompt.hpp"
 #include "runtime/event_log.hpp"
 #include "runtime/group_record.hpp"
@@ -174,6 +175,26 @@ int main(int argc, char** argv) {
   call->add_option("TOOL", tool, "Tool name (see `jp-actors tools`)")->required();
   call->add_option("JSON_ARGS", args, "Arguments as a JSON object (default {})");
 
+  auto* query = app.add_subcommand("query", "Ask the assistant (assistant.provider) in the active conversation; "
+                                            "its tool calls run here");
+  QueryOptions query_options;
+  std::string model, provider;
+  query->add_option("PROMPT", query_options.prompt, "What to ask")->required();
+  query->add_flag("--new", query_options.new_conversation, "Start a new conversation (it becomes the active one)");
+  query->add_option("--model", model, "Model (sets assistant.model)");
+  query->add_option("--provider", provider, "scripted, openai or anthropic (sets assistant.provider)");
+  query->add_flag("--json", query_options.json, "Write one JSON event per line (as run --json) instead of a transcript");
+  query->add_option("--allow", query_options.allow, "Let TOOL run without asking (repeatable)");
+
+  auto* conversations = app.add_subcommand("conversations", "List or show the conversations of this workspace");
+  conversations->require_subcommand(1);
+  conversations->add_subcommand("ls", "One line per conversation; * marks the active one");
+  auto* show = conversations->add_subcommand("show", "A conversation as a transcript (or its events with --json)");
+  std::string conversation_id;
+  bool show_json = false;
+  show->add_option("ID", conversation_id, "Conversation id (see `conversations ls`)")->required();
+  show->add_flag("--json", show_json, "Print its events, one JSON object per line");
+
   auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema");
   bool schema = false;
   std::string dialect = "openai";
@@ -191,6 +212,10 @@ int main(int argc, char** argv) {
     ->default_str("openai");
 
   CLI11_PARSE(app, argc, argv);
+  if (!model.empty())
+    sources.overrides.push_back("assistant.model=" + model);
+  if (!provider.empty())
+    sources.overrides.push_back("assistant.provider=" + provider);
 
   auto loaded = load_config(sources);
   if (!loaded)
@@ -200,7 +225,7 @@ int main(int argc, char** argv) {
   auto live_dir = state_path(*config, "live");
   if (auto swept = sweep_group_records(live_dir).summary(); !swept.empty())
     std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
-  if (*run || *call)
+  if (*run || *call || *query)
     if (auto recorded = open_group_record(live_dir); !recorded)
       return fail(recorded.error);
   int rc = 0;
@@ -210,6 +235,13 @@ int main(int argc, char** argv) {
       rc = run_script(config, script_path, json, permissions);
     else if (*call)
       rc = call_tool(config, tool, args, permissions);
+    else if (*query) {
+      install_signal_handlers(); // SIGINT: the query's own (first ends the turn, second aborts)
+      rc = run_query(config, query_options);
+    } else if (*show)
+      rc = show_conversation(*config, conversation_id, show_json);
+    else if (*conversations)
+      rc = list_conversations(*config);
     else
       rc = list_tools(*config, schema, dialect);
   } catch (const std::exception& e) {

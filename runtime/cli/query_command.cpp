@@ -1,0 +1,254 @@
+#include "runtime/cli/query_command.hpp"
+
+#include <atomic>
+#include <caf/all.hpp>
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <thread>
+#include <unistd.h>
+
+#include "actors/registry_actor.hpp"
+#include "actors/turn_loop.hpp"
+#include "messages/atoms.hpp"
+#include "runtime/actor_config.hpp"
+#include "runtime/cli/terminal_hooks.hpp"
+#include "runtime/conversation_store.hpp"
+#include "runtime/io_thread.hpp"
+#include "runtime/process.hpp"
+#include "runtime/provider/llm_inquiry.hpp"
+#include "runtime/provider/scripted_provider.hpp"
+#include "runtime/script.hpp"
+
+namespace jp {
+
+namespace {
+
+int fail(const std::string& reason) {
+  std::fprintf(stderr, "jp-actors: %s\n", reason.c_str());
+  return 1;
+}
+
+/// The provider a config asks for, the schemas it takes, and who answers inquiries.
+struct Assistant {
+  std::shared_ptr<Provider> provider;
+  std::shared_ptr<InquiryBackend> inquiry;
+  dialect tool_dialect = dialect::openai;
+};
+
+Result<Assistant> make_assistant(const Config& config) {
+  auto& a = config.assistant;
+  Assistant out;
+  if (a.provider == "scripted") {
+    if (a.script.empty())
+      return Error{"provider \"scripted\" needs a script: set assistant.script = \"path/to/script.toml\" "
+                   "(its first agent answers), or choose --provider openai | anthropic"};
+    auto script = load_script(a.script);
+    if (!script)
+      return Error{script.error()};
+    if (script->agents.empty())
+      return Error{fmt::format("{}: the script has no [[agents]]", a.script)};
+    out.provider = make_scripted_provider(script->agents.front());
+    out.inquiry = make_scripted_inquiry(script->agents.front());
+    return out;
+  }
+  if (a.model.empty())
+    return Error{fmt::format("no model for provider \"{}\": pass --model NAME or set assistant.model", a.provider)};
+  HttpProviderConfig h;
+  h.provider = a.provider;
+  h.base_url = a.base_url;
+  h.api_key_env = !a.api_key_env.empty() ? a.api_key_env
+                  : a.provider == "anthropic" ? "ANTHROPIC_API_KEY"
+                                              : "OPENAI_API_KEY";
+  h.retry = RetryPolicy{static_cast<int>(a.request.max_retries), a.request.base_backoff_ms,
+                        a.request.max_backoff_secs};
+  h.limits.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.request.idle_timeout_secs * 1000));
+  h.limits.max_body_bytes = a.request.max_response_bytes;
+  auto provider = make_http_provider(h);
+  if (!provider)
+    return Error{provider.error()};
+  out.provider = std::shared_ptr<Provider>(std::move(*provider));
+  out.inquiry = make_llm_inquiry(out.provider, a.inquiry_model.empty() ? a.model : a.inquiry_model);
+  out.tool_dialect = a.provider == "anthropic" ? dialect::anthropic : dialect::openai;
+  return out;
+}
+
+// -- Ctrl-C: the first stops the turn cleanly, a second within 2 s aborts everything.
+
+int g_signal_pipe[2] = {-1, -1};
+
+void on_sigint(int) {
+  char c = 'i';
+  (void)!::write(g_signal_pipe[1], &c, 1);
+}
+
+/// Turns SIGINTs into messages to the loop, off the signal handler.
+class InterruptWatch {
+public:
+  explicit InterruptWatch(caf::actor loop) {
+    if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0)
+      return;
+    thread_ = std::thread([loop] {
+      auto last = std::chrono::steady_clock::time_point{};
+      char c;
+      while (::read(g_signal_pipe[0], &c, 1) == 1 && c == 'i') {
+        auto now = std::chrono::steady_clock::now();
+        bool twice = last != std::chrono::steady_clock::time_point{} && now - last < std::chrono::seconds(2);
+        last = now;
+        if (twice) {
+          std::fputs("\njp-actors: interrupted again: aborting every handle\n", stderr);
+          caf::anon_send(loop, quit_atom::value);
+        } else {
+          std::fputs("\njp-actors: interrupted: ending the turn (Ctrl-C again within 2 s aborts everything)\n",
+                     stderr);
+          caf::anon_send(loop, interrupt_atom::value);
+        }
+      }
+    });
+    previous_ = std::signal(SIGINT, on_sigint);
+  }
+  ~InterruptWatch() {
+    if (!thread_.joinable())
+      return;
+    std::signal(SIGINT, previous_);
+    char c = 'q';
+    (void)!::write(g_signal_pipe[1], &c, 1);
+    thread_.join();
+    ::close(g_signal_pipe[0]);
+    ::close(g_signal_pipe[1]);
+  }
+
+private:
+  std::thread thread_;
+  void (*previous_)(int) = SIG_DFL;
+};
+
+/// The conversation this query continues: the active one, else a new one (--new:
+/// always new). It becomes the active one.
+Result<std::string> conversation_for(ConversationStore& store, bool fresh) {
+  if (!fresh) {
+    auto active = store.active();
+    if (!active)
+      return Error{active.error()};
+    if (!active->empty())
+      return *active;
+  }
+  auto id = store.create();
+  if (!id)
+    return id;
+  if (auto s = store.set_active(*id); !s)
+    return Error{s.error};
+  return *id;
+}
+
+std::string one_line(std::string s, size_t max) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r' || c == '\t')
+      c = ' ';
+  if (s.size() > max)
+    s = s.substr(0, max - 3) + "...";
+  return s;
+}
+
+} // namespace
+
+int run_query(std::shared_ptr<const Config> config, const QueryOptions& options) {
+  auto assistant = make_assistant(*config);
+  if (!assistant)
+    return fail(assistant.error());
+  auto store = std::make_shared<FileConversationStore>(state_path(*config, "conversations"));
+  auto id = conversation_for(*store, options.new_conversation);
+  if (!id)
+    return fail(id.error());
+  if (auto loaded = store->load(*id); loaded)
+    for (auto& w : loaded->warnings)
+      std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());
+
+  IoThread io;
+  RuntimeActorConfig cfg{config->runtime.worker_threads};
+  caf::actor_system sys{cfg};
+  bool tty = isatty(STDOUT_FILENO) != 0;
+  auto log = std::make_shared<EventLog>(stdout, options.json, tty);
+  TurnLoopContext ctx;
+  ctx.config = config;
+  ctx.io = &io;
+  ctx.provider = assistant->provider;
+  ctx.tool_dialect = assistant->tool_dialect;
+  ctx.model = config->assistant.model;
+  ctx.system_prompt = config->assistant.system_prompt;
+  ctx.store = store;
+  ctx.conversation_id = *id;
+  if (!options.json)
+    ctx.renderer = std::make_shared<StdoutRenderer>(stdout);
+  if (isatty(STDIN_FILENO))
+    ctx.prompts = std::make_shared<TtyPromptBackend>();
+  ctx.inquiry = assistant->inquiry;
+  ctx.observer = std::make_shared<EventLogObserver>(log, "assistant", options.json);
+  // The assistant's calls are not the user's: tools' permissions apply.
+  ctx.permissions = PermissionPolicy{true, {options.allow.begin(), options.allow.end()}};
+  auto loop = spawn_turn_loop(sys, ctx);
+  std::string error;
+  {
+    InterruptWatch watch(loop);
+    caf::scoped_actor self{sys};
+    self->request(loop, caf::infinite, run_atom::value, options.prompt)
+      .receive([&](std::string& e) { error = std::move(e); }, [&](caf::error& e) { error = error_text(e); });
+  }
+  if (options.json)
+    log->run_end(1, 0, live_process_group_count());
+  if (!error.empty())
+    return fail(error);
+  return 0;
+}
+
+int list_conversations(const Config& config) {
+  FileConversationStore store(state_path(config, "conversations"));
+  auto list = store.list();
+  if (!list)
+    return fail(list.error());
+  if (list->empty()) {
+    std::printf("no conversations yet: `jp-actors query \"...\"` starts one\n");
+    return 0;
+  }
+  for (auto& c : *list)
+    std::printf("%s %s  %-24s %5zu events  %s\n", c.active ? "*" : " ", c.id.c_str(), c.created.c_str(), c.events,
+                one_line(c.first_prompt, 60).c_str());
+  return 0;
+}
+
+int show_conversation(const Config& config, const std::string& id, bool json) {
+  FileConversationStore store(state_path(config, "conversations"));
+  auto loaded = store.load(id);
+  if (!loaded)
+    return fail(loaded.error());
+  for (auto& w : loaded->warnings)
+    std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());
+  for (auto& e : loaded->events) {
+    if (json) {
+      std::printf("%s\n", e.dump().c_str());
+      continue;
+    }
+    auto str = [&](std::string_view key) {
+      auto* v = e.find(key);
+      return v ? (v->is_string() ? v->as_string() : v->dump()) : std::string();
+    };
+    auto kind = str("event");
+    if (kind == "turn_start")
+      std::printf("\n> %s\n", str("prompt").c_str());
+    else if (kind == "chat_response" && !str("text").empty())
+      std::printf("%s\n", str("text").c_str());
+    else if (kind == "tool_call_request")
+      std::printf("→ %s %s\n", str("name").c_str(), one_line(str("arguments"), 200).c_str());
+    else if (kind == "tool_call_response")
+      std::printf("← %s%s\n", e.find("ok") && e.find("ok")->is_bool() && !e.find("ok")->as_bool() ? "(failed) " : "",
+                  one_line(str("content"), 200).c_str());
+    else if (kind == "system_notification")
+      std::printf("[%s] %s\n", str("level").c_str(), str("message").c_str());
+    else if (kind == "turn_end" && !str("error").empty())
+      std::printf("(turn ended: %s)\n", str("error").c_str());
+  }
+  return 0;
+}
+
+} // namespace jp

@@ -1,0 +1,69 @@
+#include "runtime/cli/terminal_hooks.hpp"
+
+#include "runtime/cli/tty_prompt.hpp"
+
+namespace jp {
+
+void StdoutRenderer::render(const std::string& chunk) {
+  if (chunk.empty())
+    return;
+  std::fwrite(chunk.data(), 1, chunk.size(), out_);
+  std::fflush(out_);
+  open_line_ = chunk.back() != '\n';
+}
+
+void StdoutRenderer::flush() {
+  if (open_line_)
+    std::fputc('\n', out_);
+  open_line_ = false;
+  std::fflush(out_);
+}
+
+void StdoutRenderer::reset() {
+  // What was shown cannot be taken back: mark where the retried response starts.
+  flush();
+  std::fputs("[retrying the response]\n", out_);
+  std::fflush(out_);
+}
+
+std::optional<Json> TtyPromptBackend::ask(const std::string& tool, const Question& q) {
+  return tty_ask(tool, q);
+}
+
+std::optional<PermissionReply> TtyPromptBackend::permit(const std::string& tool, const Json& args) {
+  return tty_ask_permission(tool, args);
+}
+
+void EventLogObserver::response(int n, const std::string& text) {
+  if (json_) // a transcript showed the text as it streamed
+    log_->response(agent_, n, text);
+}
+
+void EventLogObserver::retry(const std::string& why) {
+  std::fprintf(stderr, "jp-actors: %s\n", why.c_str());
+}
+
+void EventLogObserver::tool_call(int n, int index, const ToolCall& call) {
+  auto args = Json::parse(call.arguments);
+  log_->tool_call(agent_, n, index, call.name, args ? *args : Json(call.arguments));
+}
+
+void EventLogObserver::tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
+                                   double elapsed_ms) {
+  log_->tool_result(agent_, n, index, tool, ok, content, elapsed_ms);
+}
+
+void EventLogObserver::notification(const Notification& n) {
+  log_->notification(agent_, n);
+}
+
+void EventLogObserver::turn_end(const std::vector<HandleSummary>& handles,
+                                const std::vector<Notification>& undelivered) {
+  log_->turn_end(agent_, handles, undelivered);
+}
+
+void EventLogObserver::progress(const std::vector<HandleSummary>& running) {
+  log_->progress(agent_, running);
+}
+
+} // namespace jp

@@ -1,0 +1,57 @@
+// The agent loop's hooks for a terminal (or a pipe): the assistant's text to
+// stdout as it streams, questions and permissions on /dev/tty, and what happens as
+// a transcript or as `--json` events (runtime/event_log.hpp).
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "actors/turn_hooks.hpp"
+#include "runtime/event_log.hpp"
+
+namespace jp {
+
+/// Writes each chunk as it comes; flush() ends the line it left open.
+class StdoutRenderer final : public ResponseRenderer {
+public:
+  explicit StdoutRenderer(std::FILE* out) : out_(out) {}
+  void render(const std::string& chunk) override;
+  void flush() override;
+  void reset() override;
+
+private:
+  std::FILE* out_;
+  bool open_line_ = false;
+};
+
+/// tty_ask / tty_ask_permission.
+class TtyPromptBackend final : public PromptBackend {
+public:
+  std::optional<Json> ask(const std::string& tool, const Question& q) override;
+  std::optional<PermissionReply> permit(const std::string& tool, const Json& args) override;
+};
+
+/// The turn as run --json's events, or a transcript (the text itself is the
+/// renderer's); retries are reported on stderr.
+class EventLogObserver final : public TurnObserver {
+public:
+  EventLogObserver(std::shared_ptr<EventLog> log, std::string agent, bool json)
+    : log_(std::move(log)), agent_(std::move(agent)), json_(json) {}
+  void response(int n, const std::string& text) override;
+  void retry(const std::string& why) override;
+  void tool_call(int n, int index, const ToolCall& call) override;
+  void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
+                   double elapsed_ms) override;
+  void notification(const Notification& n) override;
+  void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered) override;
+  bool wants_progress() const override { return log_->live(); }
+  void progress(const std::vector<HandleSummary>& running) override;
+
+private:
+  std::shared_ptr<EventLog> log_;
+  std::string agent_;
+  bool json_;
+};
+
+} // namespace jp

@@ -1,0 +1,311 @@
+// `jp-actors query` end to end against a fake provider on loopback: tool calls
+// across rounds, a conversation continued, the store read back, interrupts.
+#define CAF_SUITE query
+#include <caf/test/unit_test.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "cli_run.hpp"
+#include "fake_provider_server.hpp"
+#include "messages/json.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+std::string chunk(const Json& delta, const char* finish = nullptr) {
+  auto choice = Json::object().set("index", 0).set("delta", delta);
+  choice.set("finish_reason", finish ? Json(finish) : Json());
+  auto j = Json::object()
+             .set("id", "chatcmpl-test")
+             .set("object", "chat.completion.chunk")
+             .set("model", "test-model")
+             .set("choices", Json(JsonArray{choice}));
+  return "data: " + j.dump() + "\n\n";
+}
+
+/// An OpenAI stream saying `text`, in two deltas.
+std::string openai_text(const std::string& text) {
+  auto half = text.size() / 2;
+  return chunk(Json::object().set("role", "assistant").set("content", text.substr(0, half))) +
+         chunk(Json::object().set("content", text.substr(half))) + chunk(Json::object(), "stop") + "data: [DONE]\n\n";
+}
+
+/// An OpenAI stream making one tool call, its arguments in two deltas.
+std::string openai_call(const std::string& id, const std::string& name, const Json& args) {
+  auto text = args.dump();
+  auto half = text.size() / 2;
+  auto call = [&](Json fn, bool first) {
+    auto c = Json::object().set("index", 0);
+    if (first)
+      c.set("id", id).set("type", "function");
+    c.set("function", std::move(fn));
+    return Json(JsonArray{c});
+  };
+  return chunk(Json::object().set("role", "assistant").set("tool_calls",
+                                                           call(Json::object().set("name", name).set("arguments", ""), true))) +
+         chunk(Json::object().set("tool_calls", call(Json::object().set("arguments", text.substr(0, half)), false))) +
+         chunk(Json::object().set("tool_calls", call(Json::object().set("arguments", text.substr(half)), false))) +
+         chunk(Json::object(), "tool_calls") + "data: [DONE]\n\n";
+}
+
+/// A workspace whose config points the assistant at `server`.
+struct Workspace {
+  temp_dir dir;
+  explicit Workspace(const FakeProviderServer& server, const std::string& provider = "openai",
+                     const std::string& extra = "") {
+    dir.write("config.toml", fmt::format("[assistant]\nprovider = \"{}\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n"
+                                         "api_key_env = \"JP_QUERY_TEST_KEY\"\n{}",
+                                         provider, server.base_url() + (provider == "openai" ? "/v1" : ""), extra));
+  }
+  Run query(const std::string& args) {
+    return cli_in(dir.path.string(), fmt::format("--config {}/config.toml query {}", dir.path.string(), args));
+  }
+  std::string path(const std::string& name) const { return (dir.path / name).string(); }
+};
+
+std::vector<Json> results_of(const std::string& out) {
+  std::vector<Json> found;
+  for (auto& e : events(out))
+    if (auto* ev = e.find("event"); ev && ev->as_string() == "tool_result")
+      found.push_back(e);
+  return found;
+}
+
+/// The messages of a request the fake provider received.
+JsonArray messages_sent(const FakeProviderServer::Seen& seen) {
+  auto body = Json::parse(seen.body);
+  CAF_REQUIRE(body.ok());
+  return body->find("messages")->as_array();
+}
+
+/// The events of the workspace's only conversation.
+std::vector<Json> stored_events(const Workspace& ws) {
+  std::vector<Json> out;
+  for (auto& d : std::filesystem::directory_iterator(ws.path(".jp/conversations"))) {
+    if (!d.is_directory())
+      continue;
+    std::ifstream in(d.path() / "events.jsonl");
+    std::string line;
+    while (std::getline(in, line))
+      if (auto j = Json::parse(line))
+        out.push_back(*j);
+  }
+  return out;
+}
+
+bool wait_for(const std::function<bool()>& ready) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+/// jp-actors query in the background (for signals); stdout and stderr to a file.
+struct Background {
+  pid_t pid = -1;
+  std::string out_file;
+  Background(const Workspace& ws, const std::string& prompt) : out_file(ws.path("out.txt")) {
+    pid = ::fork();
+    if (pid == 0) {
+      int devnull = ::open("/dev/null", O_RDONLY);
+      int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(devnull, 0);
+      ::dup2(out, 1);
+      ::dup2(out, 2);
+      auto config = ws.path("config.toml");
+      auto dir = ws.path("");
+      ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "--config", config.c_str(), "query",
+              prompt.c_str(), nullptr);
+      ::_exit(127);
+    }
+  }
+  /// Its exit status, once it exited (bounded); -1 if it did not.
+  int wait() {
+    int status = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return -1;
+  }
+  std::string output() const {
+    std::ifstream in(out_file);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  ~Background() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+} // namespace
+
+CAF_TEST(a stateful spawn and an await run across two rounds and the answer ends the turn) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  server.push({200, openai_call("call_1", "shell",
+                                Json::object().set("action", "spawn").set("id", "b").set("command", "sleep 0.1; echo built"))});
+  server.push({200, openai_call("call_2", "await", Json::object().set("all", Json(JsonArray{Json("b")})))});
+  server.push({200, openai_text("Built and done.")});
+  auto r = ws.query("--json 'build it'");
+  CAF_REQUIRE_EQUAL(r.status == 0 ? "" : r.out, "");
+  auto results = results_of(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 2u);
+  CAF_CHECK(contains(results[0].find("content")->as_string(), R"("state":"running")"));
+  CAF_CHECK(contains(results[1].find("content")->as_string(), R"("result":"built\n")"));
+  CAF_CHECK(contains(r.out, R"("text":"Built and done.")"));
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  // The third request carries both calls and their responses, by id.
+  auto msgs = messages_sent(seen[2]);
+  CAF_REQUIRE_EQUAL(msgs.size(), 5u);
+  CAF_CHECK_EQUAL(msgs[0].find("content")->as_string(), "build it");
+  CAF_CHECK_EQUAL(msgs[2].find("tool_call_id")->as_string(), "call_1");
+  CAF_CHECK_EQUAL(msgs[4].find("tool_call_id")->as_string(), "call_2");
+  CAF_CHECK(contains(msgs[4].find("content")->as_string(), "built"));
+  // The tools were declared in the openai dialect.
+  auto body = Json::parse(seen[0].body);
+  CAF_CHECK(contains(body->find("tools")->dump(), R"("name":"shell")"));
+  // Recorded as it happened.
+  std::vector<std::string> kinds;
+  for (auto& e : stored_events(ws))
+    kinds.push_back(e.find("event")->as_string());
+  CAF_CHECK_EQUAL(kinds, (std::vector<std::string>{"turn_start", "chat_request", "chat_response", "tool_call_request",
+                                                  "tool_call_response", "chat_request", "chat_response",
+                                                  "tool_call_request", "tool_call_response", "chat_request",
+                                                  "chat_response", "turn_end"}));
+}
+
+CAF_TEST(a second query continues the conversation and new starts another) {
+  FakeProviderServer server;
+  Workspace ws(server, "anthropic");
+  server.push({200, provider_fixture("anthropic_text.sse")});
+  auto first = ws.query("'first question'");
+  CAF_REQUIRE_EQUAL(first.status == 0 ? "" : first.out, "");
+  server.push({200, provider_fixture("anthropic_text.sse")});
+  CAF_REQUIRE_EQUAL(ws.query("'second question'").status, 0);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  auto msgs = messages_sent(seen[1]);
+  CAF_REQUIRE_EQUAL(msgs.size(), 3u); // first question, its answer, second question
+  CAF_CHECK(contains(msgs[0].dump(), "first question"));
+  CAF_CHECK_EQUAL(msgs[1].find("role")->as_string(), "assistant");
+  server.push({200, provider_fixture("anthropic_text.sse")});
+  CAF_REQUIRE_EQUAL(ws.query("--new 'fresh start'").status, 0);
+  CAF_CHECK_EQUAL(messages_sent(server.requests()[2]).size(), 1u);
+  auto ls = cli_in(ws.dir.path.string(), "conversations ls");
+  CAF_CHECK_EQUAL(ls.status, 0);
+  CAF_CHECK(contains(ls.out, "first question"));
+  CAF_CHECK(contains(ls.out, "* ")); // the active one
+  auto line = ls.out.substr(ls.out.rfind('\n', ls.out.find("first question")) + 1);
+  auto id = line.substr(2, line.find(' ', 2) - 2);
+  CAF_CHECK(!contains(line.substr(0, 2), "*")); // --new made the other one active
+  auto show = cli_in(ws.dir.path.string(), "conversations show " + id);
+  CAF_CHECK_EQUAL(show.status, 0);
+  CAF_CHECK(contains(show.out, "> first question"));
+  CAF_CHECK(contains(show.out, "> second question"));
+}
+
+CAF_TEST(a torn last line of the store is dropped with a warning and the query goes on) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  server.push({200, openai_text("one")});
+  CAF_REQUIRE_EQUAL(ws.query("'q1'").status, 0);
+  std::string file;
+  for (auto& d : std::filesystem::directory_iterator(ws.path(".jp/conversations")))
+    if (d.is_directory())
+      file = (d.path() / "events.jsonl").string();
+  std::ofstream(file, std::ios::app) << R"({"event":"chat_response","text":"torn)";
+  server.push({200, openai_text("two")});
+  auto r = ws.query("'q2'");
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  CAF_CHECK(contains(r.out, "warning"));
+  CAF_CHECK(contains(r.out, "dropped the last line"));
+  for (auto& e : stored_events(ws))
+    CAF_CHECK(!contains(e.dump(), "torn"));
+  CAF_CHECK_EQUAL(messages_sent(server.requests()[1]).size(), 3u);
+}
+
+CAF_TEST(errors name what to fix) {
+  FakeProviderServer server;
+  Workspace ws(server, "openai");
+  ws.dir.write("nomodel.toml", "[assistant]\nprovider = \"openai\"\nmodel = \"\"\n");
+  auto r = cli_in(ws.dir.path.string(), fmt::format("--config {} query hi", ws.path("nomodel.toml")));
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "no model for provider \"openai\": pass --model NAME or set assistant.model"));
+  server.push({404, R"({"error":{"message":"The model `nope` does not exist"}})"});
+  r = ws.query("--model nope hi");
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "HTTP 404"));
+  CAF_CHECK(contains(r.out, "assistant.model (`nope`)"));
+}
+
+CAF_TEST(ctrl-c while streaming ends the turn and keeps the partial answer) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  auto stream = openai_text("Half of this arrives");
+  FakeResponse stall{200, stream};
+  stall.stall_after = stream.find("arrives"); // the first delta, then nothing
+  server.push(stall);
+  Background q(ws, "tell me");
+  CAF_REQUIRE(wait_for([&] { return contains(q.output(), "Half of"); }));
+  ::kill(q.pid, SIGINT);
+  CAF_CHECK_EQUAL(q.wait(), 0);
+  auto events = stored_events(ws);
+  CAF_REQUIRE(events.size() >= 2u);
+  bool kept = false;
+  for (auto& e : events)
+    if (e.find("event")->as_string() == "chat_response")
+      kept = e.find("interrupted") && contains(e.find("text")->as_string(), "Half of");
+  CAF_CHECK(kept);
+  CAF_CHECK_EQUAL(events.back().find("event")->as_string(), "turn_end");
+}
+
+CAF_TEST(a second ctrl-c aborts every handle and exits) {
+  FakeProviderServer server;
+  // A handle the turn end would wait for (policy await), while the next response stalls.
+  Workspace ws(server, "openai",
+               "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\nawait_timeout_secs = 600\n");
+  auto pidfile = ws.path("handle.pid");
+  server.push({200, openai_call("call_1", "shell",
+                                Json::object().set("action", "spawn").set("id", "w").set(
+                                  "command", fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile)))});
+  auto stream = openai_text("waiting");
+  FakeResponse stall{200, stream};
+  stall.stall_after = 0;
+  server.push(stall);
+  Background q(ws, "start it");
+  pid_t handle = 0;
+  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> handle && handle > 0; }));
+  CAF_REQUIRE(wait_for([&] { return server.requests().size() == 2u; }));
+  ::kill(q.pid, SIGINT); // ends the turn: the turn end now waits for `w`
+  CAF_REQUIRE(wait_for([&] { return contains(q.output(), "interrupted: ending the turn"); }));
+  ::kill(q.pid, SIGINT); // within 2 s: abort everything
+  CAF_CHECK_EQUAL(q.wait(), 1);
+  CAF_CHECK(contains(q.output(), "interrupted twice: every handle was aborted"));
+  CAF_CHECK(wait_for([&] { return ::kill(handle, 0) != 0; }));
+}
