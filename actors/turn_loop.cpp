@@ -37,6 +37,7 @@ struct loop_state {
   bool interrupted = false;
   bool ending = false;        // the turn-end strategies are being applied
   bool waited_after_inquiry = false;
+  std::vector<HandleSummary> ended; // handles an earlier turn end of this turn ended
   bool ticking = false;       // a progress timer is armed
   std::string error;          // why the turn failed ("" = it did not)
   static inline const char* name = "jp.turn_loop";
@@ -203,7 +204,28 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
           [run_calls](caf::error& err) { run_calls(error_text(err)); });
 }
 
+void send_request(loop_actor_t* self);
+
+/// The next request; notifications no tool response carried go with it (RFD 011).
 void request_response(loop_actor_t* self) {
+  auto& st = self->state;
+  if (st.interrupted)
+    return finish_turn(self);
+  self->request(st.turn, caf::infinite, pending_atom::value).then([self](std::vector<Notification>& notes) {
+    auto& st = self->state;
+    if (!notes.empty()) {
+      for (auto& n : notes) {
+        record(self, to_json(n).set("event", "system_notification").set("delivered", true));
+        if (st.ctx.observer)
+          st.ctx.observer->notification(n);
+      }
+      st.messages.push_back(ChatMessage{chat_role::user, notifications_block(notes)});
+    }
+    send_request(self);
+  });
+}
+
+void send_request(loop_actor_t* self) {
   auto& st = self->state;
   if (st.interrupted)
     return finish_turn(self);
@@ -256,8 +278,10 @@ void finish_turn(loop_actor_t* self) {
   st.ending = true;
   self->request(st.turn, caf::infinite, turn_end_atom::value)
     .then(
-      [self](std::vector<HandleSummary>& handles) {
+      [self](std::vector<HandleSummary>& ended_now) {
         auto& st = self->state;
+        auto handles = st.ended;
+        handles.insert(handles.end(), ended_now.begin(), ended_now.end());
         std::vector<std::string> waited;
         for (auto& h : handles)
           if (h.policy == "inquire:wait" && h.state.stopped())
@@ -265,6 +289,7 @@ void finish_turn(loop_actor_t* self) {
         if (!waited.empty() && !st.waited_after_inquiry && !st.interrupted && st.error.empty()) {
           // As if the assistant had awaited them: the results are a tool response.
           st.waited_after_inquiry = true;
+          st.ended = handles;
           AwaitResult result;
           for (auto& h : handles)
             if (h.policy == "inquire:wait" && h.state.stopped())
@@ -393,7 +418,7 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
         auto* kind = it->find("event");
         if (!kind || !kind->is_string() || kind->as_string() == "turn_start")
           break;
-        if (kind->as_string() == "system_notification")
+        if (kind->as_string() == "system_notification" && !it->find("delivered"))
           if (auto n = notification_from_json(*it))
             carried.insert(carried.begin(), *n);
       }
@@ -483,6 +508,7 @@ caf::actor spawn_turn_loop(caf::actor_system& sys, TurnLoopContext ctx) {
 std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
   std::vector<ChatMessage> out;
   std::vector<std::string> unanswered; // tool call ids still without a response
+  std::vector<Notification> delivered; // notifications a request carried, not yet placed
   auto settle_calls = [&] {
     // Providers insist on a response for every call; a turn cut short left none.
     for (auto& id : unanswered)
@@ -494,6 +520,11 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
     if (!kind || !kind->is_string())
       continue;
     auto& k = kind->as_string();
+    if (!delivered.empty() && k != "system_notification") {
+      settle_calls();
+      out.push_back(ChatMessage{chat_role::user, notifications_block(delivered)});
+      delivered.clear();
+    }
     auto str = [&](std::string_view key) {
       auto* v = e.find(key);
       return v && v->is_string() ? v->as_string() : std::string();
@@ -525,6 +556,11 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
         }
       if (!m.text.empty() || !m.tool_calls.empty())
         out.push_back(std::move(m));
+    } else if (k == "system_notification" && e.find("delivered")) {
+      // Delivered with a request of its turn, after the tool responses: one block.
+      if (auto n = notification_from_json(e))
+        delivered.push_back(*n);
+      continue;
     } else if (k == "tool_call_response") {
       auto id = str("id");
       std::erase(unanswered, id);
@@ -534,6 +570,8 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
     }
   }
   settle_calls();
+  if (!delivered.empty())
+    out.push_back(ChatMessage{chat_role::user, notifications_block(delivered)});
   return out;
 }
 

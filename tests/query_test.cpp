@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <algorithm>
 #include <fstream>
 #include <sys/wait.h>
 #include <thread>
@@ -308,4 +309,55 @@ CAF_TEST(a second ctrl-c aborts every handle and exits) {
   CAF_CHECK_EQUAL(q.wait(), 1);
   CAF_CHECK(contains(q.output(), "interrupted twice: every handle was aborted"));
   CAF_CHECK(wait_for([&] { return ::kill(handle, 0) != 0; }));
+}
+
+CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result comes back as a tool response) {
+  FakeProviderServer server;
+  Workspace ws(server, "openai",
+               "inquiry_model = \"cheap-model\"\n"
+               "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"inquire\"\n");
+  server.push({200, openai_call("call_1", "shell",
+                                Json::object().set("action", "spawn").set("id", "b").set("command", "sleep 0.3; echo done"))});
+  server.push({200, openai_text("I will leave it running.")});
+  server.push({200, openai_text(R"(Here you go: {"b": "wait"})")});
+  server.push({200, openai_text("It finished.")});
+  auto r = ws.query("--json 'start b'");
+  CAF_REQUIRE_EQUAL(r.status == 0 ? "" : r.out, "");
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 4u);
+  // The inquiry: its own request, to the cheaper model, listing the handle.
+  auto inquiry = Json::parse(seen[2].body);
+  CAF_CHECK_EQUAL(inquiry->find("model")->as_string(), "cheap-model");
+  CAF_CHECK(contains(inquiry->find("messages")->dump(), R"(\"id\":\"b\")"));
+  // The waited result is a tool response the assistant answers.
+  auto msgs = messages_sent(seen[3]);
+  auto& last = msgs.back();
+  CAF_CHECK_EQUAL(last.find("role")->as_string(), "tool");
+  CAF_CHECK(contains(last.find("content")->as_string(), R"("result":"done\n")"));
+  CAF_CHECK(contains(r.out, R"("policy":"inquire:wait")"));
+  std::vector<std::string> kinds;
+  for (auto& e : stored_events(ws))
+    kinds.push_back(e.find("event")->as_string());
+  CAF_CHECK(std::find(kinds.begin(), kinds.end(), "inquiry_request") != kinds.end());
+  CAF_CHECK(std::find(kinds.begin(), kinds.end(), "inquiry_response") != kinds.end());
+}
+
+CAF_TEST(results the turn end awaited reach the next turn as notifications) {
+  FakeProviderServer server;
+  Workspace ws(server, "openai", "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\n");
+  server.push({200, openai_call("call_1", "shell",
+                                Json::object().set("action", "spawn").set("id", "late").set("command", "sleep 0.2; echo later"))});
+  server.push({200, openai_text("Bye for now.")});
+  CAF_REQUIRE_EQUAL(ws.query("'go'").status, 0);
+  server.push({200, openai_text("Noted.")});
+  CAF_REQUIRE_EQUAL(ws.query("'anything new?'").status, 0);
+  auto msgs = messages_sent(server.requests()[2]);
+  auto text = msgs.back().find("content")->as_string();
+  CAF_CHECK(contains(text, "<notifications>"));
+  CAF_CHECK(contains(text, "Handle `late` (shell) finished after the turn ended: later"));
+  CAF_CHECK(text.ends_with("anything new?"));
+  // Delivered once: a third turn does not carry it again.
+  server.push({200, openai_text("Nothing.")});
+  CAF_REQUIRE_EQUAL(ws.query("'and now?'").status, 0);
+  CAF_CHECK(!contains(messages_sent(server.requests()[3]).back().dump(), "<notifications>"));
 }
