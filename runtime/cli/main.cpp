@@ -9,13 +9,15 @@
 #include <iostream>
 #include <unistd.h>
 
-#include "actors/agent_actor.hpp"
+#include "actors/turn_loop.hpp"
 #include "actors/registry_actor.hpp"
 #include "actors/turn_actor.hpp"
 #include "config/config_loader.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "runtime/cli/query_command.hpp"
+#include "runtime/cli/terminal_hooks.hpp"
+#include "runtime/provider/scripted_provider.hpp"
 #include "runtime/cli/tty_prompt.hpp"
 #include "runtime/event_log.hpp"
 #include "runtime/group_record.hpp"
@@ -90,16 +92,29 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   caf::scoped_actor self{sys};
   // Scripted calls are the user's own: permissions apply only with --ask, and a
   // tool's question is put to the user only when there is a terminal.
-  auto ctx = turn_context(config, io, permissions);
+  // Each agent is an assistant of its own: the scripted provider plays its steps
+  // through the agent loop, as a real provider would answer.
   std::vector<caf::actor> agents;
-  for (auto& agent : script->agents)
-    agents.push_back(spawn_agent(sys, agent, ctx, log));
-  std::vector<decltype(self->request(agents[0], caf::infinite, run_atom::value))> replies;
+  for (auto& agent : script->agents) {
+    TurnLoopContext ctx;
+    ctx.config = config;
+    ctx.io = &io;
+    ctx.provider = make_scripted_provider(agent);
+    ctx.inquiry = make_scripted_inquiry(agent);
+    if (isatty(STDIN_FILENO))
+      ctx.prompts = std::make_shared<TtyPromptBackend>();
+    ctx.observer = std::make_shared<EventLogObserver>(
+      log, agent.name, json ? EventLogObserver::text_mode::none : EventLogObserver::text_mode::step_line);
+    ctx.permissions = permissions;
+    agents.push_back(spawn_turn_loop(sys, std::move(ctx)));
+  }
+  std::vector<decltype(self->request(agents[0], caf::infinite, run_atom::value, std::string()))> replies;
   for (auto& a : agents)
-    replies.push_back(self->request(a, caf::infinite, run_atom::value));
+    replies.push_back(self->request(a, caf::infinite, run_atom::value, script->name));
   std::string error;
   for (auto& r : replies)
-    r.receive([](size_t) {}, [&](caf::error& err) { error = error_text(err); });
+    r.receive([&](std::string& e) { if (!e.empty()) error = std::move(e); },
+              [&](caf::error& err) { error = error_text(err); });
   log->run_end(agents.size(), ms_since(t0), live_process_group_count());
   if (!error.empty())
     return fail(error);

@@ -184,7 +184,9 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   if (isatty(STDIN_FILENO))
     ctx.prompts = std::make_shared<TtyPromptBackend>();
   ctx.inquiry = assistant->inquiry;
-  ctx.observer = std::make_shared<EventLogObserver>(log, "assistant", options.json);
+  ctx.observer = std::make_shared<EventLogObserver>(
+    log, "assistant",
+    options.json ? EventLogObserver::text_mode::response_event : EventLogObserver::text_mode::none);
   // The assistant's calls are not the user's: tools' permissions apply.
   ctx.permissions = PermissionPolicy{true, {options.allow.begin(), options.allow.end()}};
   auto loop = spawn_turn_loop(sys, ctx);

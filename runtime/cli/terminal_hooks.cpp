@@ -35,7 +35,9 @@ std::optional<PermissionReply> TtyPromptBackend::permit(const std::string& tool,
 }
 
 void EventLogObserver::response(int n, const std::string& text) {
-  if (json_) // a transcript showed the text as it streamed
+  if (text_ == text_mode::step_line)
+    log_->step(agent_, n, text);
+  else if (text_ == text_mode::response_event)
     log_->response(agent_, n, text);
 }
 

@@ -32,12 +32,14 @@ public:
   std::optional<PermissionReply> permit(const std::string& tool, const Json& args) override;
 };
 
-/// The turn as run --json's events, or a transcript (the text itself is the
-/// renderer's); retries are reported on stderr.
+/// The turn as run --json's events, or a transcript; retries are reported on stderr.
 class EventLogObserver final : public TurnObserver {
 public:
-  EventLogObserver(std::shared_ptr<EventLog> log, std::string agent, bool json)
-    : log_(std::move(log)), agent_(std::move(agent)), json_(json) {}
+  /// Where the assistant's text goes: nowhere (a renderer shows it), a transcript's
+  /// step line (a script's text), or a `response` event (query --json).
+  enum class text_mode { none, step_line, response_event };
+  EventLogObserver(std::shared_ptr<EventLog> log, std::string agent, text_mode text)
+    : log_(std::move(log)), agent_(std::move(agent)), text_(text) {}
   void response(int n, const std::string& text) override;
   void retry(const std::string& why) override;
   void tool_call(int n, int index, const ToolCall& call) override;
@@ -51,7 +53,7 @@ public:
 private:
   std::shared_ptr<EventLog> log_;
   std::string agent_;
-  bool json_;
+  text_mode text_;
 };
 
 } // namespace jp

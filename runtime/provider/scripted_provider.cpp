@@ -13,19 +13,31 @@ public:
 
   Status stream(const ChatRequest&, const StreamHooks& hooks) override {
     std::lock_guard lock(mtx_);
+    // A step without calls is narration: its text goes with the next response (an
+    // answer without calls would end the turn).
+    std::string text;
+    while (next_ < agent_.steps.size() && agent_.steps[next_].calls.empty()) {
+      auto& t = agent_.steps[next_++].text;
+      if (!t.empty())
+        text += (text.empty() ? "" : "\n") + t;
+    }
     if (next_ >= agent_.steps.size()) {
+      if (!text.empty())
+        hooks.emit(ChatEvent{chat_event_kind::text, text, {}, {}});
       hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "stop"});
       return Status::ok();
     }
     auto n = ++next_;
     auto& step = agent_.steps[n - 1];
     if (!step.text.empty())
-      hooks.emit(ChatEvent{chat_event_kind::text, step.text, {}, {}});
+      text += (text.empty() ? "" : "\n") + step.text;
+    if (!text.empty())
+      hooks.emit(ChatEvent{chat_event_kind::text, text, {}, {}});
     for (size_t i = 0; i < step.calls.size(); ++i) {
       ToolCall call{fmt::format("call_{}_{}", n, i), step.calls[i].tool, step.calls[i].arguments.dump()};
       hooks.emit(ChatEvent{chat_event_kind::tool_call, {}, std::move(call), {}});
     }
-    hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, step.calls.empty() ? "stop" : "tool_calls"});
+    hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "tool_calls"});
     return Status::ok();
   }
 

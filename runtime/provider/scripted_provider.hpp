@@ -1,6 +1,7 @@
 // The scripted assistant (DESIGN.md "Scripts") as a provider like the others: each
 // request gets the agent's next step as the response -- its text and its calls --
-// and after the last step an answer without calls, which ends the turn. Its
+// and after the last step an answer without calls, which ends the turn. Steps
+// without calls are narration: their text goes with the next response. Its
 // [agents.on_turn_end] and [agents.questions] tables answer as the assistant would.
 #pragma once
 
