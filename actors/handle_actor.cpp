@@ -61,8 +61,9 @@ struct handle_state {
   // rendered on request.
   std::unique_ptr<TerminalText> term_text;
   std::unique_ptr<TerminalScreen> screen;
-  // Knowing when the tool waits for input: its last lines of plain text (a prompt),
-  // the pattern that says so, and what the last probe found.
+  // Knowing when the tool waits for input: its last lines of plain text (a prompt;
+  // the last line for live displays), the pattern that says so, and what the last
+  // probe found.
   std::string recent;
   std::optional<std::regex> prompt;
   std::optional<Question> input_wait;
@@ -105,6 +106,17 @@ std::string current_line(std::string_view text) {
     return {};
   auto last = line.find_last_not_of(" \t");
   return sanitize_utf8(line.substr(first, last - first + 1));
+}
+
+/// The last non-empty line of `text`, at most 200 bytes of its end.
+std::string last_line_of(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+    text.remove_suffix(1);
+  auto nl = text.find_last_of('\n');
+  auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
+  if (line.size() > 200)
+    line = line.substr(line.size() - 200);
+  return sanitize_utf8(line);
 }
 
 /// The report of a look; with the screen when asked for (and there is one).
@@ -426,14 +438,14 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       st.out->append(text);
       ++st.output_seq;
       st.last_output = clock::now();
+      // Only the tail can hold a prompt or the last line: never copy a whole big chunk.
+      if (text.size() >= recent_text_bytes)
+        st.recent.assign(text.substr(text.size() - recent_text_bytes));
+      else
+        st.recent += text;
+      if (st.recent.size() > 2 * recent_text_bytes)
+        st.recent.erase(0, st.recent.size() - recent_text_bytes);
       if (detects_input_wait(st)) {
-        // Only the tail can hold a prompt: never copy a whole big chunk.
-        if (text.size() >= recent_text_bytes)
-          st.recent.assign(text.substr(text.size() - recent_text_bytes));
-        else
-          st.recent += text;
-        if (st.recent.size() > 2 * recent_text_bytes)
-          st.recent.erase(0, st.recent.size() - recent_text_bytes);
         st.probe_due = true;
         set_input_wait(self, false); // it talks: whatever it waited for came
         schedule_tick(self);
@@ -486,6 +498,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       self->state.tick_pending = false;
       settle_looks(self);
     },
+    [self](peek_atom) { return last_line_of(self->state.recent); },
     [self](retire_atom) {
       // "gone" may still be on its way (the registry can hear "stopped" first): an
       // abort waiting for it must get its answer before this actor goes.

@@ -433,13 +433,33 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       auto id = report.id;
       mark_stopped(self, id, std::move(report));
     },
-    [self](list_atom) {
-      // Handles not yet stopped, for progress displays.
-      std::vector<HandleSummary> out;
-      for (auto& [id, e] : self->state.entries)
-        if (e.phase != entry_phase::stopped && id.front() != '#')
-          out.push_back(HandleSummary{id, e.tool, status_of(id, e).state, e.on_turn_end, elapsed_secs(e)});
-      return out;
+    [self](list_atom) -> caf::result<std::vector<HandleSummary>> {
+      // Handles not yet stopped, with their last output line (for progress displays
+      // and the turn-end inquiry's preview): each live handle is asked for it.
+      auto out = std::make_shared<std::vector<HandleSummary>>();
+      std::vector<std::pair<size_t, caf::actor>> ask;
+      for (auto& [id, e] : self->state.entries) {
+        if (e.phase == entry_phase::stopped || id.front() == '#')
+          continue;
+        if (e.phase == entry_phase::live && e.handle)
+          ask.emplace_back(out->size(), e.handle);
+        out->push_back(HandleSummary{id, e.tool, status_of(id, e).state, e.on_turn_end, elapsed_secs(e)});
+      }
+      if (ask.empty())
+        return std::move(*out);
+      auto rp = self->make_response_promise<std::vector<HandleSummary>>();
+      auto left = std::make_shared<size_t>(ask.size());
+      for (auto& [at, handle] : ask) {
+        auto done = [rp, out, left, at = at](std::string line) mutable {
+          (*out)[at].last_line = std::move(line);
+          if (--*left == 0)
+            rp.deliver(std::move(*out));
+        };
+        self->request(handle, caf::infinite, peek_atom::value)
+          .then([done](std::string& line) mutable { done(std::move(line)); },
+                [done](caf::error&) mutable { done({}); }); // it stopped meanwhile
+      }
+      return rp;
     },
     [self](turn_end_atom, const std::map<std::string, std::string>& answers)
       -> caf::result<std::vector<HandleSummary>> {

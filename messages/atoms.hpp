@@ -37,5 +37,6 @@ using retry_atom = caf::atom_constant<caf::atom("retry")>;     // provider retri
 using streamed_atom = caf::atom_constant<caf::atom("streamed")>; // provider: the response ended
 using interrupt_atom = caf::atom_constant<caf::atom("interrupt")>; // stop the turn cleanly
 using quit_atom = caf::atom_constant<caf::atom("quit")>;       // abort everything, now
+using peek_atom = caf::atom_constant<caf::atom("peek")>;       // handle: its last output line
 
 } // namespace jp

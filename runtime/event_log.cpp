@@ -42,10 +42,7 @@ std::string indent(const std::string& s, const std::string& pad) {
 
 void EventLog::write(const std::string& line) {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (progress_shown_) {
-    std::fputs("\r\x1b[K", out_); // the progress line gives way
-    progress_shown_ = false;
-  }
+  clear_progress(); // the progress lines give way
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fputc('\n', out_);
   std::fflush(out_);
@@ -54,15 +51,30 @@ void EventLog::write(const std::string& line) {
 void EventLog::progress(const std::string& agent, const std::vector<HandleSummary>& running) {
   if (!live_)
     return;
-  std::string line = fmt::format("[{}] running:", agent);
-  for (auto& h : running)
-    line += fmt::format(" {} ({:.1f} s)", h.id, h.elapsed_secs);
-  if (running.empty())
-    line += " (waiting on the step's calls)";
+  // One line per running handle: tool, id, how long, and its last output line.
+  std::vector<std::string> lines;
+  for (auto& h : running) {
+    auto line = fmt::format("[{}] ⋯ {} `{}` {:.1f} s{}{}", agent, h.tool, h.id, h.elapsed_secs,
+                            h.last_line.empty() ? "" : ": ", h.last_line);
+    if (line.size() > 120)
+      line = line.substr(0, 117) + "...";
+    lines.push_back(std::move(line));
+  }
+  if (lines.empty())
+    lines.push_back(fmt::format("[{}] ⋯ waiting on the step's calls", agent));
   std::lock_guard<std::mutex> guard(mutex_);
-  std::fprintf(out_, "\r\x1b[K%s", line.c_str());
+  clear_progress();
+  for (size_t i = 0; i < lines.size(); ++i)
+    std::fprintf(out_, "%s%s", i ? "\n" : "", sanitize_utf8(lines[i]).c_str());
   std::fflush(out_);
-  progress_shown_ = true;
+  progress_lines_ = lines.size();
+}
+
+/// Erases the progress lines (mutex held): the cursor is at the end of the last.
+void EventLog::clear_progress() {
+  for (size_t i = 0; i < progress_lines_; ++i)
+    std::fputs(i ? "\x1b[1A\r\x1b[K" : "\r\x1b[K", out_);
+  progress_lines_ = 0;
 }
 
 void EventLog::step(const std::string& agent, int step, const std::string& text) {

@@ -40,12 +40,13 @@ public:
 
 private:
   void write(const std::string& line);
+  void clear_progress();
 
   std::mutex mutex_;
   std::FILE* out_;
   bool json_;
   bool live_;
-  bool progress_shown_ = false; // a progress line is on screen (no newline yet)
+  size_t progress_lines_ = 0; // progress lines on screen (the last without a newline)
 };
 
 } // namespace jp

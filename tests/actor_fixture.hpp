@@ -46,6 +46,7 @@ inline caf::behavior fake_handle(caf::stateful_actor<fake_handle_state>* self, s
                                  : HandleReport{self->state.id, ToolState::running(), 0, {}};
     },
     [stop](finish_atom, const std::string& result) { stop(ToolState::success(result)); },
+    [self](peek_atom) { return "last line of " + self->state.id; },
     [self](retire_atom) { self->quit(); },
     [self, stop](abort_atom) {
       stop(ToolState::failure(ToolError{"aborted", {}, false}));

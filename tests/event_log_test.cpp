@@ -39,14 +39,22 @@ CAF_TEST(json events have the documented fields) {
   std::fclose(f);
 }
 
-CAF_TEST(a live transcript shows running handles and clears the line before the next event) {
+CAF_TEST(a live transcript shows a line per running handle and clears them before the next event) {
   std::FILE* f = std::tmpfile();
   EventLog log(f, false, true);
   CAF_CHECK(log.live());
-  log.progress("main", {HandleSummary{"build", "shell", ToolState::running(), "", 1.25}});
+  HandleSummary build{"build", "shell", ToolState::running(), "", 1.25, "Compiling jp v0.1.0"};
+  HandleSummary test{"test", "shell", ToolState::running(), "", 0.5};
+  log.progress("main", {build, test});
+  log.progress("main", {build});
   log.tool_result("main", 1, 0, "shell", true, "done", 5);
   auto out = contents(f);
-  CAF_CHECK_EQUAL(out, "\r\x1b[K[main] running: build (1.2 s)\r\x1b[K[main] ← shell (5.0 ms): done\n");
+  CAF_CHECK_EQUAL(out,
+                  // two lines, then both erased (up one line) and one drawn, then erased
+                  "[main] ⋯ shell `build` 1.2 s: Compiling jp v0.1.0\n[main] ⋯ shell `test` 0.5 s"
+                  "\r\x1b[K\x1b[1A\r\x1b[K"
+                  "[main] ⋯ shell `build` 1.2 s: Compiling jp v0.1.0"
+                  "\r\x1b[K[main] ← shell (5.0 ms): done\n");
   std::fclose(f);
 }
 

@@ -431,3 +431,15 @@ CAF_TEST(aborting a pty shell leaves no process of its session) {
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST(the list of running handles shows the last output line of each) {
+  real_runtime rt;
+  rt.ask<HandleReport>(rt.registry, spawn_atom::value, std::string("talk"),
+                       rt.shell("echo first; printf 'second\\n\\n'; exec sleep 600"));
+  rt.fetch_until("talk", [](auto& s) { return s.find("second") != std::string::npos; });
+  auto [list, err] = rt.ask<std::vector<HandleSummary>>(rt.registry, list_atom::value);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE_EQUAL(list.size(), 1u);
+  CAF_CHECK_EQUAL(list[0].last_line, "second");
+  rt.ask<HandleReport>(rt.registry, abort_atom::value, std::string("talk"));
+}

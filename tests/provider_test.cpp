@@ -228,3 +228,24 @@ CAF_TEST(a missing API key for the official endpoint names the variable) {
   c.provider = "gemini";
   CAF_CHECK(contains(make_http_provider(c).error(), "unknown provider \"gemini\""));
 }
+
+CAF_TEST(the retry count starts again after a good event) {
+  KeyEnv key;
+  FakeProviderServer server;
+  auto stream = provider_fixture("openai_text.sse");
+  // Three cuts in a row, each after some good events: with max_retries 1 this only
+  // succeeds because every good event resets the count.
+  for (int i = 0; i < 3; ++i) {
+    FakeResponse cut{200, stream};
+    cut.cut_after = stream.size() / 2;
+    server.push(cut);
+  }
+  server.push({200, stream});
+  auto config = config_for(server, "openai");
+  config.retry.max_retries = 1;
+  auto got = run(config);
+  CAF_REQUIRE(got.status);
+  CAF_CHECK_EQUAL(got.retries.size(), 3u);
+  CAF_CHECK(contains(got.retries.back(), "(retry 1 of 1)"));
+  CAF_CHECK_EQUAL(got.done, 1);
+}

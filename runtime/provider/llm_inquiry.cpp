@@ -21,8 +21,8 @@ public:
                     .set("tool", h.tool)
                     .set("state", std::string(to_string(h.state.kind)))
                     .set("elapsed_secs", h.elapsed_secs);
-      if (!h.state.content.empty())
-        item.set("output_preview", h.state.content.substr(0, 500));
+      if (!h.last_line.empty())
+        item.set("output_preview", h.last_line);
       list.push(std::move(item));
     }
     auto text = ask(fmt::format(
