@@ -361,3 +361,23 @@ CAF_TEST(results the turn end awaited reach the next turn as notifications) {
   CAF_REQUIRE_EQUAL(ws.query("'and now?'").status, 0);
   CAF_CHECK(!contains(messages_sent(server.requests()[3]).back().dump(), "<notifications>"));
 }
+
+CAF_TEST(a question whose target is the assistant is answered by the assistant as JSON) {
+  FakeProviderServer server;
+  Workspace ws(server, "openai",
+               fmt::format("[conversation.tools.clean]\ncommand = {{ program = \"{}/examples/tools/confirm.sh\" }}\n"
+                           "run = \"unattended\"\n[conversation.tools.clean.questions.proceed]\ntarget = \"assistant\"\n",
+                           JP_SOURCE_DIR));
+  server.push({200, openai_call("call_1", "clean", Json::object())});
+  server.push({200, openai_text(R"({"inquiry_id": "proceed", "answer": true})")});
+  server.push({200, openai_text("Cleaned.")});
+  auto r = ws.query("--json 'clean up'");
+  CAF_REQUIRE_EQUAL(r.status == 0 ? "" : r.out, "");
+  auto results = results_of(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 1u);
+  CAF_CHECK_EQUAL(results[0].find("content")->as_string(), "deleted (pretend)");
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  auto inquiry = messages_sent(seen[1]);
+  CAF_CHECK(contains(inquiry.back().dump(), "Delete the build directory?"));
+}
