@@ -465,6 +465,12 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       -> caf::result<std::vector<HandleSummary>> {
       return end_turn(self, answers);
     },
+    [self](abort_atom) {
+      // Everything, now (an interrupted turn): each stop completes what waits on it.
+      for (auto& [id, e] : self->state.entries)
+        if (e.phase == entry_phase::live && e.handle)
+          self->request(e.handle, caf::infinite, abort_atom::value).then([](HandleReport&) {}, [](caf::error&) {});
+    },
     [self](timeout_atom, const std::string& id) {
       // A turn-end wait ran out: abort; its stop completes the wait.
       auto* e = find_entry(self, id);

@@ -12,6 +12,7 @@
 //   (fetch_atom, id, LookOptions)               -> HandleReport
 //   (apply_atom, id, input_json, LookOptions)   -> HandleReport
 //   (abort_atom, id)                            -> HandleReport
+//   (abort_atom)                                -> void      abort every live handle
 //   (watch_atom, vector<string> ids)            -> vector<HandleStatus>; then the
 //        sender gets (stopped_atom, HandleStatus) for each watched handle that stops,
 //        and (waiting_atom, HandleStatus) when one starts or stops waiting on a question

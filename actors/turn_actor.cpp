@@ -124,17 +124,32 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, Json args, Json
   }
   auto target = tool.question_targets.count(q.id) ? tool.question_targets.at(q.id) : "user";
   if (target == "assistant") {
-    auto& assistant = self->state.ctx.ask_assistant;
-    auto a = assistant ? assistant(tool.name, q) : std::nullopt;
-    if (!a) {
-      rp.deliver(failed(fmt::format(
-        "{}: the tool asks \"{}\" (question `{}`, target = \"assistant\") and the assistant gave no "
-        "answer{}",
-        tool.name, q.text, q.id, assistant ? "" : " (no assistant answers questions here)")));
+    auto assistant = self->state.ctx.ask_assistant;
+    if (!assistant) {
+      rp.deliver(failed(fmt::format("{}: the tool asks \"{}\" (question `{}`, target = \"assistant\") and "
+                                    "no assistant answers questions here",
+                                    tool.name, q.text, q.id)));
       return;
     }
-    answers.set(q.id, std::move(*a));
-    return run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+    // The assistant may be an LLM round trip away: off the actor threads.
+    ask_detached(
+      self,
+      [assistant, name = tool.name, q] {
+        auto a = assistant(name, q);
+        return a ? a->dump() : std::string{};
+      },
+      [self, tool, args, answers, round, rp, q](std::string& answer) mutable {
+        auto parsed = Json::parse(answer);
+        if (answer.empty() || !parsed) {
+          rp.deliver(failed(fmt::format("{}: the tool asks \"{}\" (question `{}`, target = \"assistant\") "
+                                        "and the assistant gave no answer it allows",
+                                        tool.name, q.text, q.id)));
+          return;
+        }
+        answers.set(q.id, std::move(*parsed));
+        run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+      });
+    return;
   }
   auto& ask = self->state.ctx.ask_user;
   if (!ask) {
@@ -391,6 +406,10 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
       auto out = std::move(self->state.notifications);
       self->state.notifications.clear();
       return out;
+    },
+    [self](abort_atom) {
+      // Interrupted: end every handle now (turn-end waits included).
+      self->send(self->state.registry, abort_atom::value);
     },
     [self](list_atom) -> caf::result<std::vector<HandleSummary>> {
       self->delegate(self->state.registry, list_atom::value);

@@ -47,6 +47,8 @@ public:
   virtual ~InquiryBackend() = default;
   virtual Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding) = 0;
   virtual std::optional<Json> answer(const std::string& tool, const Question& q) = 0;
+  /// The turn was interrupted: a question being asked ends now (unanswered).
+  virtual void cancel() {}
 };
 
 /// What happens during a turn, for a display or a log (`--json`); all optional.

@@ -236,6 +236,7 @@ void send_request(loop_actor_t* self) {
   ChatRequest req;
   req.model = st.ctx.model;
   req.system = st.ctx.system_prompt;
+  req.max_tokens = st.ctx.max_tokens;
   req.messages = st.messages;
   req.tools_json = tool_declarations(*st.ctx.config, st.ctx.tool_dialect).dump();
   record(self, Json::object()
@@ -299,7 +300,11 @@ void finish_turn(loop_actor_t* self) {
           for (auto& id : waited)
             all.push(Json(id));
           args.set("all", std::move(all));
-          ToolCall call{fmt::format("turn_end_await_{}", st.responses), "await", args.dump()};
+          ToolCall call{fmt::format("turn_end_await_{}_{}", st.responses,
+                                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count()),
+                        "await", args.dump()};
           record(self, Json::object()
                          .set("event", "chat_response")
                          .set("text", "")
@@ -350,7 +355,7 @@ void finish_turn(loop_actor_t* self) {
       },
       [self](caf::error& err) {
         auto& st = self->state;
-        if (st.error.empty())
+        if (st.error.empty() && !st.interrupted) // an interrupted inquiry is no failure
           st.error = error_text(err);
         record(self, Json::object().set("event", "turn_end").set("error", st.error));
         conclude(self);
@@ -392,7 +397,20 @@ TurnContext turn_context_of(loop_actor_t* self) {
                             .set("error", answers ? std::string() : answers.error()));
       return answers;
     };
-    t.ask_assistant = [inquiry](const std::string& tool, const Question& q) { return inquiry->answer(tool, q); };
+    t.ask_assistant = [inquiry, store, id](const std::string& tool, const Question& q) {
+      if (store)
+        store->append(id, Json::object()
+                            .set("event", "inquiry_request")
+                            .set("tool", tool)
+                            .set("question", to_json(q)));
+      auto a = inquiry->answer(tool, q);
+      if (store)
+        store->append(id, Json::object()
+                            .set("event", "inquiry_response")
+                            .set("question_id", q.id)
+                            .set("answer", a ? *a : Json()));
+      return a;
+    };
   }
   return t;
 }
@@ -477,7 +495,12 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
         return;
       st.interrupted = true;
       st.cancel->store(true);
-      if (st.streaming) {
+      if (st.ctx.inquiry)
+        st.ctx.inquiry->cancel();
+      if (st.ending) {
+        // The turn end waits (an inquiry, a handle's result): stop waiting.
+        self->send(st.turn, abort_atom::value);
+      } else if (st.streaming) {
         // Keep what came: the response ends here.
         ++st.stream_gen;
         on_stream_end(self, {});
@@ -488,6 +511,8 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
     [self](quit_atom) {
       auto& st = self->state;
       st.cancel->store(true);
+      if (st.ctx.inquiry)
+        st.ctx.inquiry->cancel();
       if (st.error.empty())
         st.error = "interrupted twice: every handle was aborted";
       record(self, Json::object().set("event", "turn_end").set("error", st.error).set("interrupted", true));

@@ -38,6 +38,7 @@ struct TurnLoopContext {
   dialect tool_dialect = dialect::openai; // the schemas the provider is sent
   std::string model;
   std::string system_prompt;
+  int64_t max_tokens = 4096; // 0: none sent
   std::shared_ptr<ConversationStore> store;
   std::string conversation_id;
   std::shared_ptr<ResponseRenderer> renderer;  // null: the text is not shown

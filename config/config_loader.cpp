@@ -246,7 +246,7 @@ private:
   Status assistant(const toml::table& t) {
     if (auto s = check_keys(t, "assistant",
                             {"provider", "model", "base_url", "api_key_env", "system_prompt", "inquiry_model",
-                             "script", "request"});
+                             "script", "max_tokens", "request"});
         !s)
       return s;
     auto& a = c_.assistant;
@@ -267,6 +267,8 @@ private:
         s = assign(string_of(v, key), a.inquiry_model);
       else if (k == "script")
         s = assign(string_of(v, key), a.script);
+      else if (k == "max_tokens")
+        s = assign(int_in(v, key, 0, 10000000), a.max_tokens);
       else
         s = with_table(v, key, [&](auto& rt) { return request(a.request, rt, key); });
       if (!s)

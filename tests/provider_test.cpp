@@ -249,3 +249,25 @@ CAF_TEST(the retry count starts again after a good event) {
   CAF_CHECK(contains(got.retries.back(), "(retry 1 of 1)"));
   CAF_CHECK_EQUAL(got.done, 1);
 }
+
+CAF_TEST(a Retry-After longer than the longest backoff fails at once saying so) {
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({429, R"({"error":{"message":"quota"}})", {"Retry-After: 100000"}});
+  auto config = config_for(server, "openai");
+  config.retry.max_backoff_secs = 2;
+  auto got = run(config);
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK(contains(got.status.error, "the provider asks to retry after 100000 s, more than "
+                                       "assistant.request.max_backoff_secs (2 s): try again later"));
+  CAF_CHECK(got.retries.empty());
+}
+
+CAF_TEST(a 401 when no key was sent says which variable to set) {
+  ::unsetenv("JP_TEST_PROVIDER_KEY");
+  FakeProviderServer server;
+  server.push({401, R"({"error":{"message":"missing key"}})"});
+  auto got = run(config_for(server, "openai"));
+  CAF_CHECK(contains(got.status.error, "the provider wants an API key (HTTP 401): missing key; export "
+                                       "$JP_TEST_PROVIDER_KEY with it"));
+}

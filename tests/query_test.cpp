@@ -381,3 +381,31 @@ CAF_TEST(a question whose target is the assistant is answered by the assistant a
   auto inquiry = messages_sent(seen[1]);
   CAF_CHECK(contains(inquiry.back().dump(), "Delete the build directory?"));
 }
+
+CAF_TEST(ctrl-c while the turn end waits for a handle stops the wait) {
+  FakeProviderServer server;
+  Workspace ws(server, "openai",
+               "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\nawait_timeout_secs = 600\n");
+  auto pidfile = ws.path("handle.pid");
+  server.push({200, openai_call("call_1", "shell",
+                                Json::object().set("action", "spawn").set("id", "w").set(
+                                  "command", fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile)))});
+  server.push({200, openai_text("Leaving it running.")});
+  Background q(ws, "start it");
+  pid_t handle = 0;
+  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> handle && handle > 0; }));
+  // The response is recorded in the same step that starts the turn end.
+  CAF_REQUIRE(wait_for([&] {
+    for (auto& e : stored_events(ws))
+      if (e.find("event")->as_string() == "chat_response" && contains(e.dump(), "Leaving it running."))
+        return true;
+    return false;
+  }));
+  ::kill(q.pid, SIGINT);
+  CAF_CHECK_EQUAL(q.wait(), 0);
+  CAF_CHECK(wait_for([&] { return ::kill(handle, 0) != 0; }));
+  auto events = stored_events(ws);
+  CAF_REQUIRE(!events.empty());
+  CAF_CHECK_EQUAL(events.back().find("event")->as_string(), "turn_end");
+  CAF_CHECK(events.back().find("interrupted") != nullptr);
+}

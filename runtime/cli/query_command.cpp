@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
+#include <filesystem>
 #include <fmt/format.h>
 #include <thread>
 #include <unistd.h>
@@ -44,7 +45,11 @@ Result<Assistant> make_assistant(const Config& config) {
     if (a.script.empty())
       return Error{"provider \"scripted\" needs a script: set assistant.script = \"path/to/script.toml\" "
                    "(its first agent answers), or choose --provider openai | anthropic"};
-    auto script = load_script(a.script);
+    // Relative to the workspace, as every path of the config.
+    auto path = std::filesystem::path(a.script).is_relative()
+                  ? (std::filesystem::path(config.workspace) / a.script).string()
+                  : a.script;
+    auto script = load_script(path);
     if (!script)
       return Error{script.error()};
     if (script->agents.empty())
@@ -154,6 +159,8 @@ std::string one_line(std::string s, size_t max) {
 } // namespace
 
 int run_query(std::shared_ptr<const Config> config, const QueryOptions& options) {
+  if (options.prompt.find_first_not_of(" \t\r\n") == std::string::npos)
+    return fail("the prompt is empty: say what to ask, e.g. jp-actors query \"run the tests\"");
   auto assistant = make_assistant(*config);
   if (!assistant)
     return fail(assistant.error());
@@ -177,6 +184,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   ctx.tool_dialect = assistant->tool_dialect;
   ctx.model = config->assistant.model;
   ctx.system_prompt = config->assistant.system_prompt;
+  ctx.max_tokens = config->assistant.max_tokens;
   ctx.store = store;
   ctx.conversation_id = *id;
   if (!options.json)

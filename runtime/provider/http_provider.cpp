@@ -43,8 +43,8 @@ std::string error_message(const std::string& body) {
 
 class HttpProvider final : public Provider {
 public:
-  HttpProvider(HttpProviderConfig config, std::string url, std::vector<std::string> headers)
-    : config_(std::move(config)), url_(std::move(url)), headers_(std::move(headers)) {}
+  HttpProvider(HttpProviderConfig config, std::string url, std::vector<std::string> headers, bool sends_key)
+    : config_(std::move(config)), url_(std::move(url)), headers_(std::move(headers)), sends_key_(sends_key) {}
 
   Status stream(const ChatRequest& request, const StreamHooks& hooks) override {
     HttpPost post{url_, headers_,
@@ -60,6 +60,12 @@ public:
         return attempt == outcome::done ? Status::ok() : Status(Error{why});
       if (++failures > config_.retry.max_retries)
         return Error{fmt::format("gave up after {} retries: {}", config_.retry.max_retries, why)};
+      // A server asking for a longer pause than we would ever wait: say so now.
+      if (auto asked = retry_after_secs(last_retry_after_, std::chrono::system_clock::now());
+          asked > config_.retry.max_backoff_secs)
+        return Error{fmt::format("{}; the provider asks to retry after {:.0f} s, more than "
+                                 "assistant.request.max_backoff_secs ({:.0f} s): try again later",
+                                 why, asked, config_.retry.max_backoff_secs)};
       auto delay = retry_delay(config_.retry, failures, last_retry_after_, rng);
       if (hooks.on_retry)
         hooks.on_retry(fmt::format("{}; retrying in {:.1f} s (retry {} of {})", why,
@@ -107,8 +113,9 @@ private:
                           url_, r.failure_text);
         return outcome::fail;
       case http_failure::too_large:
-        why = fmt::format("the response from {} passed the size cap of {} MiB", url_,
-                          config_.limits.max_body_bytes >> 20);
+        why = fmt::format("the response from {} passed the size cap of {} bytes "
+                          "(assistant.request.max_response_bytes)",
+                          url_, config_.limits.max_body_bytes);
         return outcome::fail;
       case http_failure::idle:
         why = fmt::format("{} sent nothing for {} s (stream idle timeout)", url_,
@@ -131,7 +138,10 @@ private:
       why = fmt::format("HTTP {} from {}: {}", r.status, url_, message);
       return outcome::retry;
     }
-    if (r.status == 401 || r.status == 403)
+    if ((r.status == 401 || r.status == 403) && !sends_key_)
+      why = fmt::format("the provider wants an API key (HTTP {}): {}; export {} with it", r.status, message,
+                        config_.api_key_env.empty() ? std::string("the key") : "$" + config_.api_key_env);
+    else if (r.status == 401 || r.status == 403)
       why = fmt::format("the provider refused the API key{} (HTTP {}): {}",
                         config_.api_key_env.empty() ? "" : " in $" + config_.api_key_env, r.status, message);
     else if (r.status == 404)
@@ -159,6 +169,7 @@ private:
   std::string url_;
   std::vector<std::string> headers_;
   std::string last_retry_after_;
+  bool sends_key_ = false;
 };
 
 } // namespace
@@ -184,7 +195,8 @@ Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& c
     headers.push_back(anthropic ? fmt::format("x-api-key: {}", key) : fmt::format("Authorization: Bearer {}", key));
   if (anthropic)
     headers.push_back("anthropic-version: 2023-06-01");
-  return std::unique_ptr<Provider>(new HttpProvider(config, std::move(url), std::move(headers)));
+  bool sends_key = key && *key;
+  return std::unique_ptr<Provider>(new HttpProvider(config, std::move(url), std::move(headers), sends_key));
 }
 
 } // namespace jp

@@ -1,5 +1,6 @@
 #include "runtime/provider/llm_inquiry.hpp"
 
+#include <atomic>
 #include <fmt/format.h>
 
 #include "messages/json_codec.hpp"
@@ -27,20 +28,24 @@ public:
     }
     auto text = ask(fmt::format(
       "Your turn is ending, but these tool handles are still running:\n{}\n\nFor each one, choose "
-      "\"wait\" (its result comes back to you as a tool response) or \"abort\" (it is stopped and "
-      "its result is lost). Reply with only a JSON object mapping each id to \"wait\" or \"abort\", "
-      "e.g. {{\"{}\": \"wait\"}}.",
-      list.dump(), outstanding.empty() ? "build" : outstanding.front().id));
+      "\"wait\" (it runs on and its result comes back to you as a tool response) or \"abort\" (it is "
+      "stopped now and its result is lost). Reply with only a JSON object {{\"inquiry_id\": \"turn_end\", "
+      "\"answer\": {{\"<handle id>\": \"wait\" | \"abort\", ...}}}} with an entry for every handle.",
+      list.dump()));
     if (!text)
-      return Error{text.error()};
-    auto answer = json_in_answer(*text);
-    if (!answer)
+      return Error{fmt::format("turn end: the inquiry got no answer ({}); every handle was aborted", text.error())};
+    auto parsed = json_in_answer(*text);
+    if (!parsed)
       return Error{fmt::format("turn end: the assistant's answer to the inquiry is not a JSON object "
-                               "({}); every handle was aborted",
-                               answer.error())};
+                               "({}); every handle was aborted. It said: {}",
+                               parsed.error(), text->substr(0, 300))};
+    // {inquiry_id, answer: {...}}; a bare map of answers is taken too.
+    Json answer = *parsed;
+    if (auto* inner = parsed->find("answer"); inner && inner->is_object())
+      answer = *inner;
     std::map<std::string, std::string> out;
     for (auto& h : outstanding) {
-      auto* choice = answer->find(h.id);
+      auto* choice = answer.find(h.id);
       if (!choice || !choice->is_string() || (choice->as_string() != "wait" && choice->as_string() != "abort"))
         return Error{fmt::format("turn end: the assistant did not answer \"wait\" or \"abort\" for handle "
                                  "`{}` ({}); it was aborted",
@@ -78,6 +83,8 @@ public:
   }
 
 private:
+  void cancel() override { cancelled_ = true; }
+
   /// One request with no tools; the answer's text.
   Result<std::string> ask(const std::string& prompt) {
     ChatRequest req;
@@ -91,6 +98,7 @@ private:
         text += e.text;
     };
     hooks.on_retry = [&](const std::string&) { text.clear(); };
+    hooks.cancelled = [this] { return cancelled_.load(); };
     if (auto s = provider_->stream(req, hooks); !s)
       return Error{s.error};
     return text;
@@ -98,6 +106,7 @@ private:
 
   std::shared_ptr<Provider> provider_;
   std::string model_;
+  std::atomic<bool> cancelled_{false};
 };
 
 } // namespace
