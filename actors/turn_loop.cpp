@@ -113,18 +113,17 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
     st.ctx.renderer->flush();
   auto& r = st.response;
   auto event = Json::object().set("event", "chat_response").set("text", r.text);
-  auto calls = Json::array();
-  for (auto& c : r.calls)
-    calls.push(call_json(c));
-  event.set("tool_calls", std::move(calls)).set("finish_reason", r.finish_reason);
+  // A cut response keeps its text; its tool calls never run (and are not kept).
   bool cut = st.interrupted || !err.empty();
+  auto calls = Json::array();
+  if (!cut)
+    for (auto& c : r.calls)
+      calls.push(call_json(c));
+  event.set("tool_calls", std::move(calls)).set("finish_reason", r.finish_reason);
   if (st.interrupted)
     event.set("interrupted", true);
   else if (!err.empty())
     event.set("error", err);
-  // A cut response keeps its text; its tool calls never run (and are not kept).
-  if (cut)
-    event.set("tool_calls", Json::array());
   record(self, std::move(event));
   ChatMessage said{chat_role::assistant, r.text, cut ? std::vector<ToolCall>{} : r.calls};
   if (!said.text.empty() || !said.tool_calls.empty())
