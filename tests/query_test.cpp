@@ -163,6 +163,17 @@ struct Background {
   }
 };
 
+/// Config: the shell's handles are awaited at turn end (for a long time).
+const char* const kAwaitShell =
+  "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\nawait_timeout_secs = 600\n";
+
+/// A response spawning shell handle `w` that writes its pid to `pidfile` and runs on.
+FakeResponse spawn_lingering_handle(const std::string& pidfile) {
+  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  return {200, openai_call("call_1", "shell",
+                           Json::object().set("action", "spawn").set("id", "w").set("command", command))};
+}
+
 } // namespace
 
 CAF_TEST(a stateful spawn and an await run across two rounds and the answer ends the turn) {
@@ -289,12 +300,9 @@ CAF_TEST(ctrl-c while streaming ends the turn and keeps the partial answer) {
 CAF_TEST(a second ctrl-c aborts every handle and exits) {
   FakeProviderServer server;
   // A handle the turn end would wait for (policy await), while the next response stalls.
-  Workspace ws(server, "openai",
-               "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\nawait_timeout_secs = 600\n");
+  Workspace ws(server, "openai", kAwaitShell);
   auto pidfile = ws.path("handle.pid");
-  server.push({200, openai_call("call_1", "shell",
-                                Json::object().set("action", "spawn").set("id", "w").set(
-                                  "command", fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile)))});
+  server.push(spawn_lingering_handle(pidfile));
   auto stream = openai_text("waiting");
   FakeResponse stall{200, stream};
   stall.stall_after = 0;
@@ -384,12 +392,9 @@ CAF_TEST(a question whose target is the assistant is answered by the assistant a
 
 CAF_TEST(ctrl-c while the turn end waits for a handle stops the wait) {
   FakeProviderServer server;
-  Workspace ws(server, "openai",
-               "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\nawait_timeout_secs = 600\n");
+  Workspace ws(server, "openai", kAwaitShell);
   auto pidfile = ws.path("handle.pid");
-  server.push({200, openai_call("call_1", "shell",
-                                Json::object().set("action", "spawn").set("id", "w").set(
-                                  "command", fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile)))});
+  server.push(spawn_lingering_handle(pidfile));
   server.push({200, openai_text("Leaving it running.")});
   Background q(ws, "start it");
   pid_t handle = 0;
