@@ -5,6 +5,7 @@
 #include <chrono>
 #include <string_view>
 #include <unordered_map>
+#include <set>
 #include <unordered_set>
 
 #include "messages/atoms.hpp"
@@ -15,6 +16,8 @@ namespace {
 
 struct await_state {
   caf::actor registry;
+  caf::actor resolver; // answers waiting questions it can route (the turn); none: nobody
+  std::set<std::pair<std::string, std::string>> asked; // (handle id, question id) put to it
   AwaitRequest request;
   std::vector<HandleStatus> statuses; // one per distinct id, in request order
   // Kept up to date at each stop, so a stop costs O(1) however many ids are awaited.
@@ -69,6 +72,41 @@ bool met(const await_state& st) {
   return st.any_hit && st.all_left == 0;
 }
 
+void reply(await_actor_t* self, bool timed_out);
+
+/// A pending handle waits on a question. The assistant is blocked in this await, so
+/// only someone else can answer it: the resolver (a person on the terminal, the
+/// inquiry backend) when the tool's config routes the question there. Otherwise,
+/// or when that gives no answer, the await answers now with the handle pending as
+/// `waiting`: never an indefinite wait on a question only the assistant can answer.
+void consider_waiting(await_actor_t* self, const HandleStatus& s) {
+  auto& st = self->state;
+  if (st.done || s.state.kind != state_kind::waiting)
+    return;
+  if (!st.resolver)
+    return reply(self, false);
+  if (!st.asked.emplace(s.id, s.state.question.id).second)
+    return; // already put to the resolver
+  auto still_waiting = [self, id = s.id, qid = s.state.question.id] {
+    auto& st = self->state;
+    auto it = st.index.find(id);
+    if (st.done || it == st.index.end())
+      return false;
+    auto& cur = st.statuses[it->second].state;
+    return cur.kind == state_kind::waiting && cur.question.id == qid;
+  };
+  self->request(st.resolver, caf::infinite, resolve_atom::value, s.id, s.state.question)
+    .then(
+      [self, still_waiting](bool answered) {
+        if (!answered && still_waiting())
+          reply(self, false);
+      },
+      [self, still_waiting](caf::error&) {
+        if (still_waiting())
+          reply(self, false);
+      });
+}
+
 void reply(await_actor_t* self, bool timed_out) {
   auto& st = self->state;
   if (st.done)
@@ -87,9 +125,24 @@ void reply(await_actor_t* self, bool timed_out) {
   self->quit();
 }
 
-caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequest request) {
+caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequest request,
+                             caf::actor resolver) {
   self->state.registry = std::move(registry);
   self->state.request = std::move(request);
+  self->state.resolver = std::move(resolver);
+  // Its lifetime is bound to the registry it watches: when that goes (the turn was
+  // killed), nothing can stop its targets any more, so it answers and goes too.
+  self->monitor(self->state.registry);
+  self->set_down_handler([self](caf::down_msg&) {
+    auto& st = self->state;
+    if (!st.done) {
+      st.done = true;
+      if (st.promise.pending())
+        st.promise.deliver(caf::make_error(caf::sec::runtime_error,
+                                           std::string("the turn ended while this await waited")));
+    }
+    self->quit();
+  });
   return {
     [self](run_atom) -> caf::result<AwaitResult> {
       auto& st = self->state;
@@ -108,6 +161,11 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
             track(st, std::move(statuses));
             if (met(st))
               return reply(self, false);
+            for (size_t i = 0; i < st.statuses.size() && !st.done; ++i)
+              if (!st.statuses[i].state.stopped())
+                consider_waiting(self, st.statuses[i]);
+            if (st.done)
+              return;
             // Beyond a century is no timeout (and would overflow the clock).
             if (st.request.timeout_secs >= 0 && st.request.timeout_secs < 3.2e9) {
               auto ns = std::chrono::nanoseconds(
@@ -133,8 +191,12 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
     [self](waiting_atom, HandleStatus& s) {
       // A pending handle asks (or was answered): not a stop, but what it now shows.
       auto& st = self->state;
-      if (auto it = st.index.find(s.id); it != st.index.end() && !st.statuses[it->second].state.stopped())
+      if (st.done)
+        return;
+      if (auto it = st.index.find(s.id); it != st.index.end() && !st.statuses[it->second].state.stopped()) {
         st.statuses[it->second].state = std::move(s.state);
+        consider_waiting(self, st.statuses[it->second]);
+      }
     },
     [self](timeout_atom) { reply(self, true); },
   };
@@ -182,7 +244,12 @@ std::vector<std::string> distinct_ids(const AwaitRequest& req) {
 }
 
 caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request) {
-  return sys.spawn(await_behavior, std::move(registry), std::move(request));
+  return sys.spawn(await_behavior, std::move(registry), std::move(request), caf::actor{});
+}
+
+caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request,
+                       caf::actor resolver) {
+  return sys.spawn(await_behavior, std::move(registry), std::move(request), std::move(resolver));
 }
 
 } // namespace jp

@@ -1,7 +1,11 @@
 // `await` (RFD 037): a short-lived actor per call. It subscribes to its target
 // handles at the registry, answers once the any/all condition holds or the timeout
 // fires (aborting nothing), then quits. It never polls: the registry tells it when
-// a target stops.
+// a target stops. A target that waits on a question is put to the resolver (the
+// turn routes it to a person or the inquiry backend, as the tool's config says):
+//   (resolve_atom, id, Question) -> bool   true: answered (the await waits on)
+// without a resolver, or with no answer, the await answers at once, that handle
+// pending as `waiting` with its question. Its lifetime is bound to the registry's.
 //   (run_atom) -> AwaitResult   or the registry's error ("Handle `x` not found")
 #pragma once
 
@@ -13,6 +17,8 @@ namespace jp {
 
 /// Validates the request ("At least one handle ID required") and spawns the actor.
 caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request);
+caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request,
+                       caf::actor resolver);
 
 /// RFD 037's completion condition over the current statuses.
 bool await_condition_met(const AwaitRequest& req, const std::vector<HandleStatus>& statuses);

@@ -298,6 +298,8 @@ Json status_json(const HandleStatus& s, bool with_result) {
       j.set("result", s.state.content);
     else
       j.set("error", to_json(s.state.error));
+  } else if (s.state.kind == state_kind::waiting) {
+    j.set("question", to_json(s.state.question));
   }
   return j;
 }
@@ -323,9 +325,15 @@ Result<std::vector<HandleStatus>> read_statuses(const Json& obj, std::string_vie
     if (!k)
       return Error{fmt::format("`{}.state` must be \"running\", \"waiting\" or \"stopped\", "
                                "got \"{}\"", where, *kind_name)};
-    // Pending entries carry no question; read them as their bare kind.
+    // Pending entries carry only the question a waiting one asks.
     ToolState state;
     state.kind = *k;
+    if (auto* q = field(entry, "question"); q && *k == state_kind::waiting) {
+      auto question = read_question(*q, where + ".question");
+      if (!question)
+        return Error{question.error()};
+      state.question = std::move(*question);
+    }
     if (*k == state_kind::stopped) {
       auto st = read_stopped(entry);
       if (!st)
@@ -823,6 +831,10 @@ std::string await_result_text(const AwaitResult& r) {
           out += ",\"error\":";
           to_json(s.state.error).dump_to(out);
         }
+      } else if (s.state.kind == state_kind::waiting) {
+        // What it waits for: the assistant answers it with apply.
+        out += ",\"question\":";
+        to_json(s.state.question).dump_to(out);
       }
       out += '}';
     }

@@ -17,9 +17,11 @@ struct await_fixture : registry_fixture {
     CAF_REQUIRE_EQUAL(err, "");
   }
 
-  // Starts an await; the reply handle is read with result().
-  caf::response_handle<caf::blocking_actor, caf::message, true> start(AwaitRequest req) {
-    auto a = spawn_await(sys, registry, std::move(req));
+  // Starts an await; the reply handle is read with result(). `resolver`: who is
+  // asked to answer a waiting handle's question (none: nobody).
+  caf::response_handle<caf::blocking_actor, caf::message, true> start(AwaitRequest req,
+                                                                      caf::actor resolver = {}) {
+    auto a = spawn_await(sys, registry, std::move(req), std::move(resolver));
     auto h = self->request(a, caf::infinite, run_atom::value);
     settle();
     return h;
@@ -40,7 +42,21 @@ struct await_fixture : registry_fixture {
   bool has_reply() {
     return self->mailbox().size() > 0;
   }
+
+  void ask_question(const std::string& id, const std::string& qid) {
+    anon_send(registry, waiting_atom::value, id, Question{qid, "Whom?", "", {}, ""}, false);
+    settle();
+  }
 };
+
+/// A resolver, as the turn is one: it records what it is asked and answers
+/// `answered` at once.
+caf::behavior fake_resolver(bool answered, std::shared_ptr<std::vector<std::string>> asked) {
+  return {[=](resolve_atom, const std::string& id, const Question& q) {
+    asked->push_back(id + "/" + q.id);
+    return answered;
+  }};
+}
 
 std::vector<std::string> ids_of(const std::vector<HandleStatus>& xs) {
   std::vector<std::string> out;
@@ -167,20 +183,22 @@ CAF_TEST(a dying handle completes the await with an error state) {
   CAF_CHECK(!r->first.completed[0].state.ok);
 }
 
-CAF_TEST(a handle that starts waiting stays pending and shows waiting) {
+CAF_TEST(a waiting handle nobody else can answer ends the await at once with its question) {
+  // The assistant is blocked in this await: only it can answer, so it hears now.
   spawn("asker");
-  auto h = start(AwaitRequest{{}, {"asker"}, 1});
+  spawn("other");
+  auto h = start(AwaitRequest{{}, {"asker", "other"}, -1});
+  CAF_CHECK(!has_reply());
   // Its tool asks through the control channel (as the handle actor reports it).
-  anon_send(registry, waiting_atom::value, std::string("asker"), Question{"name", "Whom?", "", {}, ""}, false);
-  settle();
-  CAF_CHECK(!has_reply()); // waiting is not stopped
-  advance_time(std::chrono::seconds(1));
-  settle();
+  ask_question("asker", "name");
   CAF_REQUIRE(has_reply());
   auto r = result(h);
-  CAF_REQUIRE_EQUAL(r->first.pending.size(), 1u);
+  CAF_REQUIRE(r);
+  CAF_CHECK(!r->first.timed_out);
+  CAF_REQUIRE_EQUAL(r->first.pending.size(), 2u);
   CAF_CHECK(r->first.pending[0].state.kind == state_kind::waiting);
   CAF_CHECK_EQUAL(r->first.pending[0].state.question.id, "name");
+  CAF_CHECK(r->first.pending[1].state.kind == state_kind::running);
   // The registry's own status says so too; answered, it is running again.
   auto [st, err] = ask<std::vector<HandleStatus>>(registry, status_atom::value, strings{"asker"});
   CAF_CHECK(st.at(0).state.kind == state_kind::waiting);
@@ -188,6 +206,69 @@ CAF_TEST(a handle that starts waiting stays pending and shows waiting) {
   settle();
   auto [st2, err2] = ask<std::vector<HandleStatus>>(registry, status_atom::value, strings{"asker"});
   CAF_CHECK(st2.at(0).state.kind == state_kind::running);
+}
+
+CAF_TEST(a handle already waiting when the await starts ends it at once) {
+  spawn("asker");
+  ask_question("asker", "name");
+  auto h = start(AwaitRequest{{}, {"asker"}, -1});
+  CAF_REQUIRE(has_reply());
+  auto r = result(h);
+  CAF_REQUIRE(r);
+  CAF_REQUIRE_EQUAL(r->first.pending.size(), 1u);
+  CAF_CHECK_EQUAL(r->first.pending[0].state.question.id, "name");
+}
+
+CAF_TEST(a question the resolver answers keeps the await waiting until the handle stops) {
+  auto asked = std::make_shared<std::vector<std::string>>();
+  auto resolver = sys.spawn(fake_resolver, true, asked);
+  spawn("asker");
+  auto h = start(AwaitRequest{{}, {"asker"}, -1}, resolver);
+  ask_question("asker", "name");
+  CAF_CHECK_EQUAL(*asked, strings({"asker/name"}));
+  CAF_CHECK(!has_reply()); // someone answers it: the await waits on
+  // The answer reached the tool: running again, then it finishes.
+  anon_send(registry, waiting_atom::value, std::string("asker"), Question{}, false);
+  settle();
+  CAF_CHECK(!has_reply());
+  finish("asker", "hello, world");
+  CAF_REQUIRE(has_reply());
+  auto r = result(h);
+  CAF_REQUIRE(r);
+  CAF_REQUIRE_EQUAL(r->first.completed.size(), 1u);
+  CAF_CHECK_EQUAL(r->first.completed[0].state.content, "hello, world");
+  anon_send_exit(resolver, caf::exit_reason::user_shutdown);
+  settle();
+}
+
+CAF_TEST(a question the resolver cannot answer ends the await with it pending) {
+  auto asked = std::make_shared<std::vector<std::string>>();
+  auto resolver = sys.spawn(fake_resolver, false, asked);
+  spawn("asker");
+  auto h = start(AwaitRequest{{}, {"asker"}, -1}, resolver);
+  ask_question("asker", "name");
+  CAF_CHECK_EQUAL(*asked, strings({"asker/name"}));
+  CAF_REQUIRE(has_reply());
+  auto r = result(h);
+  CAF_REQUIRE(r);
+  CAF_REQUIRE_EQUAL(r->first.pending.size(), 1u);
+  CAF_CHECK(r->first.pending[0].state.kind == state_kind::waiting);
+  anon_send_exit(resolver, caf::exit_reason::user_shutdown);
+  settle();
+}
+
+CAF_TEST(an await ends when the registry it watches goes) {
+  // A second Ctrl-C kills the turn and its registry: an await without a timeout
+  // must not outlive them (the actor system would wait for it forever).
+  spawn("x");
+  auto h = start(AwaitRequest{{}, {"x"}, -1});
+  CAF_CHECK(!has_reply());
+  anon_send_exit(registry, caf::exit_reason::kill);
+  settle();
+  CAF_REQUIRE(has_reply());
+  auto r = result(h);
+  CAF_REQUIRE(r);
+  CAF_CHECK_EQUAL(r->second, "the turn ended while this await waited");
 }
 
 CAF_TEST(waiting counts as pending) {

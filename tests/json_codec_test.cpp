@@ -453,7 +453,8 @@ CAF_TEST(await result JSON as RFD 037) {
   CAF_REQUIRE(back.ok());
   CAF_CHECK(*back == done);
 
-  // Pending entries are id and state only, whatever else the state holds.
+  // Pending entries are id and state only, whatever else the state holds -- but a
+  // waiting one carries its question: the assistant answers it with apply.
   AwaitResult timed_out{{{"check", ToolState::success("ok")}},
                         {{"test", ToolState::running("lots of output")},
                          {"staging", ToolState::waiting(confirm_question())}},
@@ -461,10 +462,13 @@ CAF_TEST(await result JSON as RFD 037) {
   text = to_json(timed_out).dump();
   CAF_CHECK_EQUAL(text, R"({"completed":[{"id":"check","state":"stopped","result":"ok"}],)"
                         R"("pending":[{"id":"test","state":"running"},)"
-                        R"({"id":"staging","state":"waiting"}],"timed_out":true})");
+                        R"({"id":"staging","state":"waiting","question":{"id":"confirm",)"
+                        R"("text":"Stage this hunk?","answer_type":{"type":"boolean"},"default":false}}],)"
+                        R"("timed_out":true})");
   back = await_result_from_json(parse(text));
   CAF_REQUIRE(back.ok());
   CAF_CHECK(back->timed_out);
+  CAF_CHECK(back->pending.at(1).state.question == confirm_question());
   // The direct writer the turn answers with says exactly the same.
   CAF_CHECK_EQUAL(await_result_text(timed_out), text);
   CAF_CHECK_EQUAL(await_result_text(done), to_json(done).dump());
