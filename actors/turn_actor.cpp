@@ -26,6 +26,9 @@ struct turn_state {
   caf::actor registry;
   std::set<std::string> allowed_this_turn; // "yes for this turn" answers
   std::vector<Notification> notifications; // not yet carried by a response
+  std::map<std::string, std::string> handle_tools; // handle id -> its tool's name
+  // Waiting questions being answered for awaits, by "id\nquestion id": who hears.
+  std::map<std::string, std::vector<caf::response_promise>> resolving;
   static inline const char* name = "jp.turn";
 };
 
@@ -40,6 +43,9 @@ std::string error_content(const ToolState& s) {
   std::string out = s.error.message;
   for (auto& line : s.error.trace)
     out += "\n" + line;
+  // The model must know a failure is worth retrying.
+  if (s.error.transient)
+    out += "\n(transient: the same call may succeed if retried)";
   if (!s.content.empty())
     out += "\n\n" + s.content;
   return out;
@@ -193,10 +199,19 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
         if (s.kind == state_kind::waiting)
           return answer_question(self, tool, std::move(args), std::move(answers), round, rp,
                                  s.question);
-        std::string content = s.stopped() && !s.ok ? error_content(s) : s.content;
+        if (!s.stopped()) {
+          // It spoke the protocol but ended mid-way: nothing can continue a one-shot call.
+          rp.deliver(failed(fmt::format(
+            "{}: the tool exited after reporting state `{}`, which only a handle can continue; "
+            "a tool called without `action` must end with a stopped state or an Outcome. It "
+            "printed: {}",
+            tool.name, to_string(s.kind), to_json(s).dump())));
+          return;
+        }
+        std::string content = s.ok ? s.content : error_content(s);
         if (!r.output_file.empty())
           content += fmt::format("\n[full output: {}]", r.output_file);
-        rp.deliver(CallResult{!s.stopped() || s.ok, std::move(content)});
+        rp.deliver(CallResult{s.ok, std::move(content)});
       },
       [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
 }
@@ -239,6 +254,7 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
         return rp;
       }
       go = [self, registry, id, spec = *spec, reply, reply_error] {
+        self->state.handle_tools[id] = spec.tool;
         self->request(registry, caf::infinite, spawn_atom::value, id, spec).then(reply, reply_error);
       };
       break;
@@ -273,7 +289,7 @@ caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
   auto answer = [rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, await_result_text(r), true, {}}); };
   auto answer_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
   auto wait = [self, req, answer, answer_error] {
-    auto a = spawn_await(self->system(), self->state.registry, req);
+    auto a = spawn_await(self->system(), self->state.registry, req, caf::actor_cast<caf::actor>(self));
     self->request(a, caf::infinite, run_atom::value).then(answer, answer_error);
   };
   auto ids = distinct_ids(req);
@@ -293,6 +309,56 @@ caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
         }
       },
       answer_error);
+  return rp;
+}
+
+/// An await waits on handle `id`, which waits on question `q`. Its tool's config
+/// may route the question to a person (target = "user", on a terminal) or to the
+/// inquiry backend (target = "assistant"): then it is asked, the answer applied, and
+/// the reply is true. false: nobody here answers it (terminal input, no target, no
+/// one to ask, or no answer) -- only the assistant can, once the await returns.
+caf::result<bool> resolve_question(turn_actor_t* self, const std::string& id, const Question& q) {
+  auto& st = self->state;
+  auto tool_name = st.handle_tools.find(id);
+  if (tool_name == st.handle_tools.end() || q.id == "input")
+    return false;
+  auto tool = st.ctx.config->tools.find(tool_name->second);
+  if (tool == st.ctx.config->tools.end())
+    return false;
+  auto target = tool->second.question_targets.find(q.id);
+  if (target == tool->second.question_targets.end())
+    return false;
+  AskUser ask = target->second == "assistant" ? st.ctx.ask_assistant
+                : target->second == "user"    ? st.ctx.ask_user
+                                              : AskUser{};
+  if (!ask)
+    return false;
+  auto key = id + "\n" + q.id;
+  auto rp = self->make_response_promise<bool>();
+  auto& waiters = st.resolving[key];
+  waiters.push_back(rp);
+  if (waiters.size() > 1)
+    return rp; // already being asked: this await hears the same answer
+  auto done = [self, key](bool answered) {
+    auto waiters = std::move(self->state.resolving[key]);
+    self->state.resolving.erase(key);
+    for (auto& w : waiters)
+      w.deliver(answered);
+  };
+  ask_detached(
+    self,
+    [ask, name = tool->second.name, q] {
+      auto a = ask(name, q);
+      return a ? a->dump() : std::string{};
+    },
+    [self, id, done](std::string& answer) {
+      if (answer.empty())
+        return done(false);
+      LookOptions no_wait;
+      no_wait.wait_ms = 0;
+      self->request(self->state.registry, caf::infinite, apply_atom::value, id, answer, no_wait)
+        .then([done](HandleReport&) { done(true); }, [done](caf::error&) { done(false); });
+    });
   return rp;
 }
 
@@ -333,6 +399,18 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
   }
   if (args->find("action"))
     return run_stateful(self, tool, *args);
+  if (tool.io == io_mode::pty) {
+    // A terminal program may wait for input forever; only a handle can type into it.
+    if (!tool.stateful)
+      return failed(fmt::format("`{}` runs on a terminal (io = \"pty\") and may wait for input, so "
+                                "it cannot run without a handle; set "
+                                "conversation.tools.{}.spawn.stateful = true",
+                                name, name));
+    return failed(fmt::format("`{}` runs on a terminal and may wait for input, so it is not called "
+                              "without `action`: start it with {{\"action\": \"spawn\", \"id\": "
+                              "\"<a name>\", ...}}, then type with `apply` and read with `fetch`",
+                              name));
+  }
   if (auto ok = validate_arguments(tool, *args); !ok)
     return failed(ok.error);
   auto rp = self->make_response_promise<CallResult>();
@@ -402,6 +480,7 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
       return run_call(self, tool, args);
     },
     [self](notify_atom, Notification& n) { queue_notification(self, std::move(n)); },
+    [self](resolve_atom, const std::string& id, const Question& q) { return resolve_question(self, id, q); },
     [self](pending_atom) {
       auto out = std::move(self->state.notifications);
       self->state.notifications.clear();
@@ -415,10 +494,11 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
       self->delegate(self->state.registry, list_atom::value);
       return caf::delegated<std::vector<HandleSummary>>{};
     },
-    [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>> {
+    [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>, std::string> {
       // The handles whose tools say "inquire" are put to the inquiry (once, all of
-      // them); the registry then applies every strategy.
-      auto rp = self->make_response_promise<std::vector<HandleSummary>>();
+      // them); the registry then applies every strategy. The answer lists every
+      // handle ended, and why the inquiry failed ("" = it did not).
+      auto rp = self->make_response_promise<std::vector<HandleSummary>, std::string>();
       auto registry = self->state.registry;
       self->request(registry, caf::infinite, list_atom::value)
         .then([self, rp, registry](std::vector<HandleSummary>& live) mutable {
@@ -430,10 +510,7 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
                                           std::string failure) mutable {
             self->request(registry, caf::infinite, turn_end_atom::value, answers)
               .then([rp, failure](std::vector<HandleSummary>& ended) mutable {
-                      if (failure.empty())
-                        rp.deliver(std::move(ended));
-                      else
-                        rp.deliver(caf::make_error(caf::sec::runtime_error, failure));
+                      rp.deliver(std::move(ended), failure);
                     },
                     [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
           };

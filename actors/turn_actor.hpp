@@ -3,7 +3,10 @@
 //   (batch_atom, vector<string> spawn_ids) -> bool       pre-register a batch's spawns
 //   (call_atom, tool, args_json)           -> CallResult
 //   (list_atom)                            -> vector<HandleSummary>  handles still running
-//   (turn_end_atom)                        -> vector<HandleSummary>
+//   (turn_end_atom)                        -> vector<HandleSummary>, failure
+//        every handle ended, and why the turn-end inquiry failed ("": it did not)
+//   (resolve_atom, id, Question)           -> bool   an await's waiting handle: its
+//        question asked where the tool's config routes it and answered (true), or not
 // Exiting the turn takes its registry, and so every handle, with it.
 #pragma once
 

@@ -45,7 +45,10 @@ public:
 class InquiryBackend {
 public:
   virtual ~InquiryBackend() = default;
-  virtual Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding) = 0;
+  /// `recent`: the conversation's last messages, so the answer knows why each
+  /// handle was spawned.
+  virtual Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding,
+                                                              const std::vector<ChatMessage>& recent) = 0;
   virtual std::optional<Json> answer(const std::string& tool, const Question& q) = 0;
   /// The turn was interrupted: a question being asked ends now (unanswered).
   virtual void cancel() {}
@@ -61,7 +64,10 @@ public:
   virtual void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
                            double elapsed_ms) {}
   virtual void notification(const Notification& n) {}
-  virtual void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered) {}
+  /// The turn ended: what became of its handles, what no response carried, and why
+  /// it failed ("" = it did not).
+  virtual void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,
+                        const std::string& error) {}
   /// A live display: while tools run, progress() is called every half second with
   /// the handles still running.
   virtual bool wants_progress() const { return false; }

@@ -4,6 +4,7 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <fmt/format.h>
+#include <mutex>
 
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
@@ -23,6 +24,14 @@ struct Response {
   std::string finish_reason;
 };
 
+/// The conversation's last messages, handed to the turn-end inquiry (which runs on
+/// a detached actor of the turn's).
+struct RecentMessages {
+  static constexpr size_t kept = 8;
+  std::mutex mtx;
+  std::vector<ChatMessage> messages;
+};
+
 struct loop_state {
   TurnLoopContext ctx;
   caf::actor turn;
@@ -38,6 +47,8 @@ struct loop_state {
   bool ending = false;        // the turn-end strategies are being applied
   bool waited_after_inquiry = false;
   std::vector<HandleSummary> ended; // handles an earlier turn end of this turn ended
+  std::map<std::string, std::string> unanswered; // calls running now: id -> tool name
+  std::shared_ptr<RecentMessages> recent = std::make_shared<RecentMessages>();
   bool ticking = false;       // a progress timer is armed
   std::string error;          // why the turn failed ("" = it did not)
   static inline const char* name = "jp.turn_loop";
@@ -96,9 +107,26 @@ void on_tick(loop_actor_t* self) {
   arm_progress(self);
 }
 
+/// Calls that were running when the turn ended (an interrupt) get a response that
+/// says so: they ran, and what they started ended with the turn. Only a call that
+/// never ran is later replayed as "not run".
+void record_unanswered(loop_actor_t* self) {
+  auto& st = self->state;
+  for (auto& [id, name] : st.unanswered)
+    record(self, Json::object()
+                   .set("event", "tool_call_response")
+                   .set("id", id)
+                   .set("name", name)
+                   .set("ok", false)
+                   .set("content", "interrupted: the turn ended while this call ran, before it "
+                                   "answered; whatever it started was ended with the turn"));
+  st.unanswered.clear();
+}
+
 /// The turn is over: the turn actor (and every handle) goes, the caller hears.
 void conclude(loop_actor_t* self) {
   auto& st = self->state;
+  record_unanswered(self);
   self->send_exit(st.turn, caf::exit_reason::user_shutdown);
   st.done.deliver(st.error);
   self->quit();
@@ -152,12 +180,6 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
     for (size_t i = 0; i < calls_now->size(); ++i) {
       auto& c = (*calls_now)[i];
       auto& res = (*results)[i];
-      record(self, Json::object()
-                     .set("event", "tool_call_response")
-                     .set("id", c.id)
-                     .set("name", c.name)
-                     .set("ok", res.ok)
-                     .set("content", res.content));
       st.messages.push_back(ChatMessage{chat_role::tool, res.content, {}, c.id, c.name, !res.ok});
     }
     if (st.interrupted || !st.error.empty())
@@ -172,8 +194,17 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
       if (st.ctx.observer)
         st.ctx.observer->tool_call(n, static_cast<int>(i), c);
       auto t0 = clock_type::now();
-      auto finished = [self, results, left, i, n, name = c.name, t0, all_done](CallResult r) {
+      st.unanswered[c.id] = c.name;
+      auto finished = [self, results, left, i, n, id = c.id, name = c.name, t0, all_done](CallResult r) {
         auto& st = self->state;
+        // Recorded as it finishes: an interrupt later must not undo what it did.
+        st.unanswered.erase(id);
+        record(self, Json::object()
+                       .set("event", "tool_call_response")
+                       .set("id", id)
+                       .set("name", name)
+                       .set("ok", r.ok)
+                       .set("content", r.content));
         for (auto& note : r.notifications)
           if (st.ctx.observer)
             st.ctx.observer->notification(note);
@@ -276,10 +307,17 @@ void finish_turn(loop_actor_t* self) {
   if (st.ending)
     return;
   st.ending = true;
+  {
+    std::lock_guard lock(st.recent->mtx);
+    auto from = st.messages.size() > RecentMessages::kept ? st.messages.size() - RecentMessages::kept : 0;
+    st.recent->messages.assign(st.messages.begin() + static_cast<std::ptrdiff_t>(from), st.messages.end());
+  }
   self->request(st.turn, caf::infinite, turn_end_atom::value)
     .then(
-      [self](std::vector<HandleSummary>& ended_now) {
+      [self](std::vector<HandleSummary>& ended_now, std::string& inquiry_failure) {
         auto& st = self->state;
+        if (!inquiry_failure.empty() && st.error.empty() && !st.interrupted)
+          st.error = std::move(inquiry_failure);
         auto handles = st.ended;
         handles.insert(handles.end(), ended_now.begin(), ended_now.end());
         std::vector<std::string> waited;
@@ -348,7 +386,7 @@ void finish_turn(loop_actor_t* self) {
               event.set("error", st.error);
             record(self, std::move(event));
             if (st.ctx.observer)
-              st.ctx.observer->turn_end(handles, undelivered);
+              st.ctx.observer->turn_end(handles, undelivered, st.error);
             conclude(self);
           });
       },
@@ -357,6 +395,8 @@ void finish_turn(loop_actor_t* self) {
         if (st.error.empty() && !st.interrupted) // an interrupted inquiry is no failure
           st.error = error_text(err);
         record(self, Json::object().set("event", "turn_end").set("error", st.error));
+        if (st.ctx.observer)
+          st.ctx.observer->turn_end({}, {}, st.error);
         conclude(self);
       });
 }
@@ -376,15 +416,21 @@ TurnContext turn_context_of(loop_actor_t* self) {
   if (auto inquiry = ctx.inquiry) {
     auto store = ctx.store;
     auto id = ctx.conversation_id;
+    auto recent = self->state.recent;
     // Recorded around the call: the inquiry is part of the conversation.
-    t.inquire = [inquiry, store, id](const std::vector<HandleSummary>& outstanding)
+    t.inquire = [inquiry, store, id, recent](const std::vector<HandleSummary>& outstanding)
       -> Result<std::map<std::string, std::string>> {
       auto handles = Json::array();
       for (auto& h : outstanding)
         handles.push(Json::object().set("id", h.id).set("tool", h.tool).set("elapsed_secs", h.elapsed_secs));
       if (store)
         store->append(id, Json::object().set("event", "inquiry_request").set("handles", std::move(handles)));
-      auto answers = inquiry->turn_end(outstanding);
+      std::vector<ChatMessage> context;
+      {
+        std::lock_guard lock(recent->mtx);
+        context = recent->messages;
+      }
+      auto answers = inquiry->turn_end(outstanding, context);
       auto out = Json::object();
       if (answers)
         for (auto& [h, a] : *answers)
@@ -490,8 +536,12 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
     [self](tick_atom) { on_tick(self); },
     [self](interrupt_atom) {
       auto& st = self->state;
-      if (st.interrupted)
+      if (st.interrupted) {
+        // Again, later: whatever the turn end still waits for stops now.
+        if (st.ending)
+          self->send(st.turn, abort_atom::value);
         return;
+      }
       st.interrupted = true;
       st.cancel->store(true);
       if (st.ctx.inquiry)
@@ -514,7 +564,10 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
         st.ctx.inquiry->cancel();
       if (st.error.empty())
         st.error = "interrupted twice: every handle was aborted";
+      record_unanswered(self);
       record(self, Json::object().set("event", "turn_end").set("error", st.error).set("interrupted", true));
+      if (st.ctx.observer)
+        st.ctx.observer->turn_end({}, {}, st.error);
       // Killing the turn takes its registry and every handle's process group with it.
       self->send_exit(st.turn, caf::exit_reason::kill);
       st.done.deliver(st.error);

@@ -124,8 +124,10 @@ void EventLog::notification(const std::string& agent, const Notification& n) {
 }
 
 void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummary>& handles,
-                        const std::vector<Notification>& undelivered) {
+                        const std::vector<Notification>& undelivered, const std::string& error) {
   if (!json_) {
+    if (!error.empty())
+      write(fmt::format("[{}] turn end: {}", agent, error));
     if (handles.empty())
       write(fmt::format("[{}] turn end: no handle left running", agent));
     for (auto& h : handles)
@@ -149,6 +151,8 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
       notes.push(to_json(n));
     e.set("undelivered", std::move(notes));
   }
+  if (!error.empty())
+    e.set("error", error);
   write(e.dump());
 }
 

@@ -34,8 +34,9 @@ public:
   /// A notification a tool response carried (logged before that response).
   void notification(const std::string& agent, const Notification& n);
   /// `undelivered`: notifications no response carried before the turn ended.
+  /// `error`: why the turn failed ("" = it did not).
   void turn_end(const std::string& agent, const std::vector<HandleSummary>& handles,
-                const std::vector<Notification>& undelivered = {});
+                const std::vector<Notification>& undelivered = {}, const std::string& error = {});
   void run_end(size_t agents, double elapsed_ms, size_t handles_left);
 
 private:

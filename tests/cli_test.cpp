@@ -413,6 +413,16 @@ name = "main"
   CAF_CHECK(r.out.find("handle `pending` (asked) is still running") != std::string::npos);
   CAF_CHECK(r.out.find("[agents.on_turn_end] has no answer for it") != std::string::npos);
   CAF_CHECK(r.out.find("\"handles_left\":0") != std::string::npos);
+  // The log still says how the turn ended: the handle aborted, and why.
+  bool turn_end = false;
+  for (auto& line : std::vector<std::string>{r.out.substr(0, r.out.rfind("jp-actors:"))})
+    for (auto& e : events(line))
+      if (e.find("event")->as_string() == "turn_end") {
+        turn_end = true;
+        CAF_CHECK_EQUAL(e.find("handles")->as_array().at(0).find("policy")->as_string(), "inquire:abort");
+        CAF_CHECK(e.find("error")->as_string().find("has no answer for it") != std::string::npos);
+      }
+  CAF_CHECK(turn_end);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }

@@ -214,6 +214,68 @@ CAF_TEST(a control channel tool waits with its question and stops with the answe
   CAF_CHECK_EQUAL(field(done[0], "result"), "hello, world");
 }
 
+CAF_TEST(an await on a program waiting at its terminal returns at once with its question) {
+  // Only the assistant can type into bc, and it is blocked in the await: the
+  // await answers now (it used to wait forever without a timeout).
+  temp_dir ws;
+  ws.write("script.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "bc"
+  arguments = { action = "spawn", id = "calc" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["calc"] }
+)");
+  auto r = run_script(ws, "examples/interactive.toml", ws.path.string() + "/script.toml");
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 2u);
+  auto pending = response(results[1]).find("pending")->as_array();
+  CAF_REQUIRE_EQUAL(pending.size(), 1u);
+  CAF_CHECK_EQUAL(field(pending[0], "state"), "waiting");
+  CAF_CHECK_EQUAL(field(*pending[0].find("question"), "id"), "input");
+}
+
+CAF_TEST(a question routed to the assistant is answered while the await waits) {
+  // questions.name.target = "assistant": the inquiry backend (here the script's
+  // [agents.questions]) answers it, and the await sees the tool finish.
+  temp_dir ws;
+  ws.write("greet.toml", fmt::format("[conversation.tools.greet]\ncommand = {{ program = \"{}/examples/tools/greet.sh\" }}\n"
+                                     "[conversation.tools.greet.questions.name]\ntarget = \"assistant\"\n",
+                                     JP_SOURCE_DIR));
+  ws.write("script.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "greet"
+  arguments = { action = "spawn", id = "g" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["g"] }
+  [agents.questions]
+  name = "assistant"
+)");
+  auto r = cli_in(ws.path.string(), fmt::format("--config {0}/examples/greet.toml --config {1}/greet.toml "
+                                                "run {1}/script.toml --json",
+                                                JP_SOURCE_DIR, ws.path.string()));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 2u);
+  auto done = response(results[1]).find("completed")->as_array();
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_CHECK_EQUAL(field(done[0], "result"), "hello, assistant");
+}
+
+CAF_TEST(a terminal program called without action is refused saying how to spawn it) {
+  temp_dir ws;
+  auto r = cli_in(ws.path.string(), fmt::format("--config {}/examples/interactive.toml call bc '{{}}'", JP_SOURCE_DIR));
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "runs on a terminal"));
+  CAF_CHECK(contains(r.out, R"("action": "spawn")"));
+}
+
 CAF_TEST(a pty shell aborted at turn end leaves none of its jobs) {
   temp_dir ws;
   ws.write("jobs.toml", R"([[agents]]

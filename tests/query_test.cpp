@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <algorithm>
+#include <optional>
 #include <fstream>
 #include <sys/wait.h>
 #include <thread>
@@ -319,6 +320,57 @@ CAF_TEST(a second ctrl-c aborts every handle and exits) {
   CAF_CHECK(wait_for([&] { return ::kill(handle, 0) != 0; }));
 }
 
+CAF_TEST(an interrupted turn keeps the responses of calls that ran and says which were cut) {
+  FakeProviderServer server;
+  // `w` is waited for at turn end; the await in the same batch never answers.
+  Workspace ws(server, "openai", kAwaitShell);
+  auto pidfile = ws.path("handle.pid");
+  auto spawn = spawn_lingering_handle(pidfile);
+  auto await_args = Json::object().set("all", Json(JsonArray{Json("w")})).dump();
+  // One response, two calls: the spawn (answers `running`) and an await on it.
+  auto call = [](int index, const char* id, const char* name, const std::string& args) {
+    auto c = Json::object().set("index", index).set("id", id).set("type", "function");
+    c.set("function", Json::object().set("name", name).set("arguments", args));
+    return chunk(Json::object().set("tool_calls", Json(JsonArray{c})));
+  };
+  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  auto spawn_args = Json::object().set("action", "spawn").set("id", "w").set("command", command).dump();
+  server.push({200, call(0, "call_1", "shell", spawn_args) + call(1, "call_2", "await", await_args) +
+                      chunk(Json::object(), "tool_calls") + "data: [DONE]\n\n"});
+  Background q(ws, "start and wait");
+  pid_t handle = 0;
+  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> handle && handle > 0; }));
+  auto response_of = [&](const std::string& id) -> std::optional<std::string> {
+    for (auto& e : stored_events(ws))
+      if (e.find("event")->as_string() == "tool_call_response" && e.find("id")->as_string() == id)
+        return e.find("content")->as_string();
+    return std::nullopt;
+  };
+  // The spawn's answer is recorded as it comes, while the await still waits.
+  CAF_REQUIRE(wait_for([&] { return response_of("call_1").has_value(); }));
+  CAF_CHECK(!response_of("call_2"));
+  ::kill(q.pid, SIGINT); // ends the turn: the turn end waits for `w`
+  CAF_REQUIRE(wait_for([&] { return contains(q.output(), "interrupted: ending the turn"); }));
+  ::kill(q.pid, SIGINT); // aborts everything: the pending await must not hang the exit
+  CAF_CHECK_EQUAL(q.wait(), 1);
+  CAF_CHECK(wait_for([&] { return ::kill(handle, 0) != 0; }));
+  // The spawn ran and said so; the await is marked as cut, not as "not run".
+  CAF_CHECK(contains(response_of("call_1").value_or(""), R"("state":"running")"));
+  auto cut = response_of("call_2").value_or("");
+  CAF_CHECK(contains(cut, "interrupted: the turn ended while this call ran"));
+  // The next turn replays exactly that to the model.
+  server.push({200, openai_text("Understood.")});
+  CAF_REQUIRE_EQUAL(ws.query("'what happened?'").status, 0);
+  auto msgs = messages_sent(server.requests().back());
+  std::string replayed;
+  for (auto& m : msgs)
+    if (m.find("role")->as_string() == "tool")
+      replayed += m.find("tool_call_id")->as_string() + ": " + m.find("content")->as_string() + "\n";
+  CAF_CHECK(contains(replayed, R"(call_1: {"id":"w","state":"running")"));
+  CAF_CHECK(contains(replayed, "call_2: interrupted"));
+  CAF_CHECK(!contains(replayed, "not run"));
+}
+
 CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result comes back as a tool response) {
   FakeProviderServer server;
   Workspace ws(server, "openai",
@@ -336,7 +388,15 @@ CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result come
   // The inquiry: its own request, to the cheaper model, listing the handle.
   auto inquiry = Json::parse(seen[2].body);
   CAF_CHECK_EQUAL(inquiry->find("model")->as_string(), "cheap-model");
-  CAF_CHECK(contains(inquiry->find("messages")->dump(), R"(\"id\":\"b\")"));
+  auto asked = inquiry->find("messages")->as_array().back().find("content")->as_string();
+  CAF_CHECK(contains(asked, R"("id":"b")"));
+  // It asks against a schema (one wait|abort per handle) and carries the
+  // conversation's last messages: why `b` was spawned.
+  CAF_CHECK(contains(asked, "JSON schema"));
+  CAF_CHECK(contains(asked, R"("b":{"type":"string","enum":["wait","abort"]})"));
+  CAF_CHECK(contains(asked, "[user] start b"));
+  CAF_CHECK(contains(asked, "sleep 0.3; echo done"));
+  CAF_CHECK(contains(asked, "[assistant] I will leave it running."));
   // The waited result is a tool response the assistant answers.
   auto msgs = messages_sent(seen[3]);
   auto& last = msgs.back();
@@ -348,6 +408,10 @@ CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result come
     kinds.push_back(e.find("event")->as_string());
   CAF_CHECK(std::find(kinds.begin(), kinds.end(), "inquiry_request") != kinds.end());
   CAF_CHECK(std::find(kinds.begin(), kinds.end(), "inquiry_response") != kinds.end());
+  // The last event says how long the query took (it said 0.0 before).
+  auto run_end = events(r.out).back();
+  CAF_CHECK_EQUAL(run_end.find("event")->as_string(), "run_end");
+  CAF_CHECK(run_end.find("elapsed_ms")->as_number() > 0);
 }
 
 CAF_TEST(results the turn end awaited reach the next turn as notifications) {

@@ -63,7 +63,7 @@ struct CapturingObserver final : TurnObserver {
     log.push_back(fmt::format("result {}.{} {} {}", n, index, tool, ok ? "ok" : "failed"));
   }
   void retry(const std::string& why) override { log.push_back("retry " + why); }
-  void turn_end(const std::vector<HandleSummary>&, const std::vector<Notification>&) override {
+  void turn_end(const std::vector<HandleSummary>&, const std::vector<Notification>&, const std::string&) override {
     log.push_back("turn_end");
   }
 };

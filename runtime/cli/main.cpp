@@ -136,7 +136,7 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
              [&](caf::error& err) { result = CallResult{false, error_text(err)}; });
   // One process, one turn: whatever the call left running ends with it.
   self->request(turn, caf::infinite, turn_end_atom::value)
-    .receive([](std::vector<HandleSummary>&) {}, [](caf::error&) {});
+    .receive([](std::vector<HandleSummary>&, std::string&) {}, [](caf::error&) {});
   self->send_exit(turn, caf::exit_reason::user_shutdown);
   if (!result.ok) {
     auto first_line = result.content.substr(0, result.content.find('\n'));

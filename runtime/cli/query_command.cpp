@@ -197,6 +197,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
     options.json ? EventLogObserver::text_mode::response_event : EventLogObserver::text_mode::none);
   // The assistant's calls are not the user's: tools' permissions apply.
   ctx.permissions = PermissionPolicy{true, {options.allow.begin(), options.allow.end()}};
+  auto t0 = std::chrono::steady_clock::now();
   auto loop = spawn_turn_loop(sys, ctx);
   std::string error;
   {
@@ -206,7 +207,8 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
       .receive([&](std::string& e) { error = std::move(e); }, [&](caf::error& e) { error = error_text(e); });
   }
   if (options.json)
-    log->run_end(1, 0, live_process_group_count());
+    log->run_end(1, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                 live_process_group_count());
   if (!error.empty())
     return fail(error);
   return 0;

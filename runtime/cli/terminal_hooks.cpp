@@ -60,8 +60,8 @@ void EventLogObserver::notification(const Notification& n) {
 }
 
 void EventLogObserver::turn_end(const std::vector<HandleSummary>& handles,
-                                const std::vector<Notification>& undelivered) {
-  log_->turn_end(agent_, handles, undelivered);
+                                const std::vector<Notification>& undelivered, const std::string& error) {
+  log_->turn_end(agent_, handles, undelivered, error);
 }
 
 void EventLogObserver::progress(const std::vector<HandleSummary>& running) {

@@ -46,7 +46,8 @@ public:
   void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
                    double elapsed_ms) override;
   void notification(const Notification& n) override;
-  void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered) override;
+  void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,
+                const std::string& error) override;
   bool wants_progress() const override { return log_->live(); }
   void progress(const std::vector<HandleSummary>& running) override;
 

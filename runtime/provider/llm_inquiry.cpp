@@ -9,12 +9,75 @@ namespace jp {
 
 namespace {
 
+/// How many of the conversation's last messages an inquiry carries, and how much
+/// of each: enough to know why a handle was spawned, no more.
+constexpr size_t excerpt_messages = 8;
+constexpr size_t excerpt_chars = 600;
+
+std::string clip(const std::string& text) {
+  if (text.size() <= excerpt_chars)
+    return text;
+  return text.substr(0, excerpt_chars) + fmt::format("…[{} more bytes]", text.size() - excerpt_chars);
+}
+
+/// The conversation's last messages as text (tool calls and their responses
+/// included), to put before an inquiry's question; "" when there are none.
+std::string conversation_excerpt(const std::vector<ChatMessage>& recent) {
+  if (recent.empty())
+    return {};
+  std::string out = "The conversation so far (its last messages):\n";
+  auto from = recent.size() > excerpt_messages ? recent.size() - excerpt_messages : 0;
+  for (auto i = from; i < recent.size(); ++i) {
+    auto& m = recent[i];
+    switch (m.role) {
+      case chat_role::user: out += "[user] " + clip(m.text) + "\n"; break;
+      case chat_role::assistant:
+        if (!m.text.empty())
+          out += "[assistant] " + clip(m.text) + "\n";
+        for (auto& c : m.tool_calls)
+          out += fmt::format("[assistant calls {} (call {})] {}\n", c.name, c.id, clip(c.arguments));
+        break;
+      case chat_role::tool:
+        out += fmt::format("[{} answered call {}{}] {}\n", m.tool_name.empty() ? "tool" : m.tool_name,
+                           m.tool_call_id, m.tool_error ? ", failed" : "", clip(m.text));
+        break;
+    }
+  }
+  return out + "\n";
+}
+
+} // namespace
+
+Json turn_end_answer_schema(const std::vector<HandleSummary>& outstanding) {
+  auto properties = Json::object();
+  auto required = Json::array();
+  for (auto& h : outstanding) {
+    properties.set(h.id, Json::object().set("type", "string").set("enum", Json(JsonArray{Json("wait"), Json("abort")})));
+    required.push(Json(h.id));
+  }
+  auto answer = Json::object()
+                  .set("type", "object")
+                  .set("properties", std::move(properties))
+                  .set("required", std::move(required))
+                  .set("additionalProperties", false);
+  return Json::object()
+    .set("type", "object")
+    .set("properties", Json::object()
+                         .set("inquiry_id", Json::object().set("type", "string").set("enum", Json(JsonArray{Json("turn_end")})))
+                         .set("answer", std::move(answer)))
+    .set("required", Json(JsonArray{Json("inquiry_id"), Json("answer")}))
+    .set("additionalProperties", false);
+}
+
+namespace {
+
 class LlmInquiry final : public InquiryBackend {
 public:
   LlmInquiry(std::shared_ptr<Provider> provider, std::string model)
     : provider_(std::move(provider)), model_(std::move(model)) {}
 
-  Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding) override {
+  Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding,
+                                                      const std::vector<ChatMessage>& recent) override {
     auto list = Json::array();
     for (auto& h : outstanding) {
       auto item = Json::object()
@@ -27,11 +90,11 @@ public:
       list.push(std::move(item));
     }
     auto text = ask(fmt::format(
-      "Your turn is ending, but these tool handles are still running:\n{}\n\nFor each one, choose "
+      "{}Your turn is ending, but these tool handles are still running:\n{}\n\nFor each one, choose "
       "\"wait\" (it runs on and its result comes back to you as a tool response) or \"abort\" (it is "
-      "stopped now and its result is lost). Reply with only a JSON object {{\"inquiry_id\": \"turn_end\", "
-      "\"answer\": {{\"<handle id>\": \"wait\" | \"abort\", ...}}}} with an entry for every handle.",
-      list.dump()));
+      "stopped now and its result is lost). Reply with only a JSON object that matches this JSON "
+      "schema (an entry for every handle):\n{}",
+      conversation_excerpt(recent), list.dump(), turn_end_answer_schema(outstanding).dump()));
     if (!text)
       return Error{fmt::format("turn end: the inquiry got no answer ({}); every handle was aborted", text.error())};
     auto parsed = json_in_answer(*text);

@@ -15,6 +15,10 @@ namespace jp {
 
 std::shared_ptr<InquiryBackend> make_llm_inquiry(std::shared_ptr<Provider> provider, std::string model);
 
+/// The JSON schema of an answer to the turn-end inquiry: {inquiry_id: "turn_end",
+/// answer: {<id>: "wait" | "abort"}} with every outstanding handle required.
+Json turn_end_answer_schema(const std::vector<HandleSummary>& outstanding);
+
 /// The JSON object in an LLM's answer (it may wrap it in prose or a code fence).
 Result<Json> json_in_answer(const std::string& text);
 

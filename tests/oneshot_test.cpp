@@ -1,0 +1,63 @@
+// One-shot calls (no `action`) end to end through the CLI: what the assistant sees
+// when a tool speaks the protocol but ends mid-way, or fails transiently.
+#define CAF_SUITE oneshot
+#include <caf/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <string>
+
+#include "cli_run.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+/// A workspace with tool `t` running a shell script whose body is `body`.
+struct ToolWorkspace {
+  temp_dir ws;
+  explicit ToolWorkspace(const std::string& body) {
+    ws.write("tool.sh", "#!/bin/sh\n" + body + "\n");
+    std::filesystem::permissions(ws.path / "tool.sh", std::filesystem::perms::owner_all);
+    ws.write("config.toml", fmt::format("[conversation.tools.t]\ncommand = {{ program = \"{}/tool.sh\" }}\n",
+                                        ws.path.string()));
+  }
+  Run call(const std::string& args = "{}") {
+    return cli_in(ws.path.string(), fmt::format("--config {}/config.toml call t '{}'", ws.path.string(), args));
+  }
+};
+
+} // namespace
+
+CAF_TEST(a one-shot tool that exits after a running state is an error saying what it printed) {
+  ToolWorkspace w(R"(printf '{"type":"running","content":"half done"}\n')");
+  auto r = w.call();
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "exited after reporting state `running`"));
+  CAF_CHECK(contains(r.out, "half done"));
+}
+
+CAF_TEST(a one-shot tool that ends with a stopped state gives its result) {
+  ToolWorkspace w(R"(printf '{"type":"stopped","result":"fine"}\n')");
+  auto r = w.call();
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK(contains(r.out, "fine"));
+}
+
+CAF_TEST(a transient one-shot failure tells the model it may retry) {
+  ToolWorkspace w(R"(printf '{"type":"error","message":"registry busy","transient":true}\n')");
+  auto r = w.call();
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "registry busy"));
+  CAF_CHECK(contains(r.out, "transient: the same call may succeed if retried"));
+  ToolWorkspace permanent(R"(printf '{"type":"error","message":"no such crate"}\n')");
+  auto p = permanent.call();
+  CAF_CHECK_EQUAL(p.status, 1);
+  CAF_CHECK(!contains(p.out, "transient"));
+}
