@@ -37,6 +37,8 @@ public:
   virtual ~PromptBackend() = default;
   virtual std::optional<Json> ask(const std::string& tool, const Question& q) = 0;
   virtual std::optional<PermissionReply> permit(const std::string& tool, const Json& args) = 0;
+  /// The turn was interrupted: a question being asked ends now (unanswered).
+  virtual void cancel() {}
 };
 
 /// Structured answers from the assistant itself (RFD 026's InquiryBackend): the

@@ -546,6 +546,8 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       st.cancel->store(true);
       if (st.ctx.inquiry)
         st.ctx.inquiry->cancel();
+      if (st.ctx.prompts)
+        st.ctx.prompts->cancel();
       if (st.ending) {
         // The turn end waits (an inquiry, a handle's result): stop waiting.
         self->send(st.turn, abort_atom::value);
@@ -562,6 +564,8 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       st.cancel->store(true);
       if (st.ctx.inquiry)
         st.ctx.inquiry->cancel();
+      if (st.ctx.prompts)
+        st.ctx.prompts->cancel();
       if (st.error.empty())
         st.error = "interrupted twice: every handle was aborted";
       record_unanswered(self);

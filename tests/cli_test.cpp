@@ -22,6 +22,7 @@
 #include "messages/json.hpp"
 #include "cli_run.hpp"
 #include "temp_dir.hpp"
+#include "terminal_io.hpp"
 
 using namespace jp;
 
@@ -486,28 +487,7 @@ CAF_TEST(describe_tools explains a tool and its actions) {
   CAF_CHECK(bad.out.find("unknown tool `nope`") != std::string::npos);
 }
 
-namespace {
-
-// Reads from fd until `needle` appeared in what was read or the bound passed.
-bool read_until(int fd, std::string& seen, const std::string& needle) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (seen.find(needle) == std::string::npos) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
-      return false;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0)
-      return false;
-    char buf[4096];
-    auto n = ::read(fd, buf, sizeof buf);
-    if (n <= 0)
-      return seen.find(needle) != std::string::npos;
-    seen.append(buf, static_cast<size_t>(n));
-  }
-  return true;
-}
-
-} // namespace
+using testing::read_until;
 
 CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
   char tmpl[] = "/tmp/jp-actors-tty-XXXXXX";

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <optional>
 #include <fstream>
+#include <pty.h>
 #include <sys/wait.h>
+#include <tuple>
 #include <thread>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include "fake_provider_server.hpp"
 #include "messages/json.hpp"
 #include "temp_dir.hpp"
+#include "terminal_io.hpp"
 
 using namespace jp;
 using namespace jp::testing;
@@ -120,6 +123,21 @@ bool wait_for(const std::function<bool()>& ready) {
   return true;
 }
 
+/// Its exit status once `pid` exited (bounded: 20 s); -1 if it did not. `pid`
+/// becomes -1 once reaped.
+int wait_exit(pid_t& pid) {
+  int status = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      pid = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
+}
+
 /// jp-actors query in the background (for signals); stdout and stderr to a file.
 struct Background {
   pid_t pid = -1;
@@ -140,18 +158,7 @@ struct Background {
     }
   }
   /// Its exit status, once it exited (bounded); -1 if it did not.
-  int wait() {
-    int status = 0;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return -1;
-  }
+  int wait() { return wait_exit(pid); }
   std::string output() const {
     std::ifstream in(out_file);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -163,6 +170,61 @@ struct Background {
     }
   }
 };
+
+/// jp-actors query on a pseudo-terminal: a person at the keyboard answers its prompts.
+struct OnTerminal {
+  int master = -1;
+  pid_t pid = -1;
+  std::string seen; // everything it wrote so far
+  OnTerminal(const Workspace& ws, const std::string& prompt) {
+    auto config = ws.path("config.toml");
+    auto dir = ws.path("");
+    pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    if (pid == 0) {
+      ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "--config", config.c_str(), "query",
+              prompt.c_str(), nullptr);
+      ::_exit(127);
+    }
+  }
+  bool shows(const std::string& text) { return read_until(master, seen, text); }
+  void type(const std::string& text) { CAF_REQUIRE_EQUAL(::write(master, text.data(), text.size()), (ssize_t)text.size()); }
+  int wait() { return wait_exit(pid); }
+  ~OnTerminal() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    ::close(master);
+  }
+};
+
+/// An OpenAI stream making several tool calls in one response: (id, tool, arguments).
+std::string openai_calls(const std::vector<std::tuple<std::string, std::string, Json>>& calls) {
+  std::string out;
+  int index = 0;
+  for (auto& [id, name, args] : calls) {
+    auto c = Json::object().set("index", index++).set("id", id).set("type", "function");
+    c.set("function", Json::object().set("name", name).set("arguments", args.dump()));
+    out += chunk(Json::object().set("tool_calls", Json(JsonArray{c})));
+  }
+  return out + chunk(Json::object(), "tool_calls") + "data: [DONE]\n\n";
+}
+
+/// Config: examples/tools/greet.sh as a control-channel tool whose question goes to
+/// the user; aborted at turn end.
+std::string greet_asking_user() {
+  return fmt::format("[conversation.tools.greet]\ncommand = {{ program = \"{}/examples/tools/greet.sh\" }}\n"
+                     "io = \"control\"\nrun = \"unattended\"\n[conversation.tools.greet.spawn]\nstateful = true\n"
+                     "[conversation.tools.greet.spawn.lifecycle]\non_turn_end = \"abort\"\n"
+                     "[conversation.tools.greet.questions.name]\ntarget = \"user\"\n",
+                     JP_SOURCE_DIR);
+}
+
+/// One response: spawn greet `g` and await it, in one batch.
+FakeResponse greet_and_await() {
+  return {200, openai_calls({{"call_1", "greet", Json::object().set("action", "spawn").set("id", "g")},
+                             {"call_2", "await", Json::object().set("all", Json(JsonArray{Json("g")}))}})};
+}
 
 /// Config: the shell's handles are awaited at turn end (for a long time).
 const char* const kAwaitShell =
@@ -325,18 +387,10 @@ CAF_TEST(an interrupted turn keeps the responses of calls that ran and says whic
   // `w` is waited for at turn end; the await in the same batch never answers.
   Workspace ws(server, "openai", kAwaitShell);
   auto pidfile = ws.path("handle.pid");
-  auto spawn = spawn_lingering_handle(pidfile);
-  auto await_args = Json::object().set("all", Json(JsonArray{Json("w")})).dump();
   // One response, two calls: the spawn (answers `running`) and an await on it.
-  auto call = [](int index, const char* id, const char* name, const std::string& args) {
-    auto c = Json::object().set("index", index).set("id", id).set("type", "function");
-    c.set("function", Json::object().set("name", name).set("arguments", args));
-    return chunk(Json::object().set("tool_calls", Json(JsonArray{c})));
-  };
   auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
-  auto spawn_args = Json::object().set("action", "spawn").set("id", "w").set("command", command).dump();
-  server.push({200, call(0, "call_1", "shell", spawn_args) + call(1, "call_2", "await", await_args) +
-                      chunk(Json::object(), "tool_calls") + "data: [DONE]\n\n"});
+  server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "w").set("command", command)},
+                                  {"call_2", "await", Json::object().set("all", Json(JsonArray{Json("w")}))}})});
   Background q(ws, "start and wait");
   pid_t handle = 0;
   CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> handle && handle > 0; }));
@@ -369,6 +423,35 @@ CAF_TEST(an interrupted turn keeps the responses of calls that ran and says whic
   CAF_CHECK(contains(replayed, R"(call_1: {"id":"w","state":"running")"));
   CAF_CHECK(contains(replayed, "call_2: interrupted"));
   CAF_CHECK(!contains(replayed, "not run"));
+}
+
+CAF_TEST(a question routed to the user is asked on the terminal while the assistant awaits) {
+  FakeProviderServer server;
+  Workspace ws(server, "openai", greet_asking_user());
+  server.push(greet_and_await());
+  server.push({200, openai_text("Greeted.")});
+  OnTerminal t(ws, "greet someone");
+  CAF_REQUIRE(t.shows("Whom shall I greet?"));
+  t.type("world\n");
+  CAF_CHECK(t.shows("Greeted."));
+  CAF_CHECK_EQUAL(t.wait(), 0);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  auto msgs = messages_sent(seen[1]);
+  CAF_CHECK(contains(msgs.back().find("content")->as_string(), R"("result":"hello, world")"));
+}
+
+CAF_TEST(ctrl-c at a question on the terminal ends the turn without hanging) {
+  FakeProviderServer server;
+  Workspace ws(server, "openai", greet_asking_user());
+  server.push(greet_and_await());
+  OnTerminal t(ws, "greet someone");
+  CAF_REQUIRE(t.shows("Whom shall I greet?"));
+  t.type("\x03"); // Ctrl-C: the prompt ends unanswered, the turn ends, nothing waits
+  CAF_CHECK_EQUAL(t.wait(), 0);
+  auto events = stored_events(ws);
+  CAF_REQUIRE(!events.empty());
+  CAF_CHECK_EQUAL(events.back().find("event")->as_string(), "turn_end");
 }
 
 CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result comes back as a tool response) {

@@ -73,8 +73,10 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 /// when there is one.
 TurnContext turn_context(std::shared_ptr<const Config> config, IoThread& io, PermissionPolicy permissions) {
   bool tty = isatty(STDIN_FILENO) != 0;
-  return TurnContext{std::move(config), &io, tty ? AskUser(tty_ask) : AskUser{}, std::move(permissions),
-                     tty ? AskPermission(tty_ask_permission) : AskPermission{}};
+  auto ask = [](const std::string& tool, const Question& q) { return tty_ask(tool, q); };
+  auto permit = [](const std::string& tool, const Json& args) { return tty_ask_permission(tool, args); };
+  return TurnContext{std::move(config), &io, tty ? AskUser(ask) : AskUser{}, std::move(permissions),
+                     tty ? AskPermission(permit) : AskPermission{}};
 }
 
 int run_script(std::shared_ptr<const Config> config, const std::string& path, bool json,

@@ -1,5 +1,8 @@
 #include "runtime/cli/terminal_hooks.hpp"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include "runtime/cli/tty_prompt.hpp"
 
 namespace jp {
@@ -26,12 +29,26 @@ void StdoutRenderer::reset() {
   std::fflush(out_);
 }
 
+TtyPromptBackend::TtyPromptBackend() : cancel_fd_(::eventfd(0, EFD_CLOEXEC)) {}
+
+TtyPromptBackend::~TtyPromptBackend() {
+  if (cancel_fd_ >= 0)
+    ::close(cancel_fd_);
+}
+
 std::optional<Json> TtyPromptBackend::ask(const std::string& tool, const Question& q) {
-  return tty_ask(tool, q);
+  return tty_ask(tool, q, cancel_fd_);
 }
 
 std::optional<PermissionReply> TtyPromptBackend::permit(const std::string& tool, const Json& args) {
-  return tty_ask_permission(tool, args);
+  return tty_ask_permission(tool, args, cancel_fd_);
+}
+
+void TtyPromptBackend::cancel() {
+  // Readable from now on: the prompt shown ends, and no later one waits.
+  uint64_t one = 1;
+  if (cancel_fd_ >= 0)
+    (void)!::write(cancel_fd_, &one, sizeof one);
 }
 
 void EventLogObserver::response(int n, const std::string& text) {

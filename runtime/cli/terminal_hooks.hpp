@@ -28,8 +28,14 @@ private:
 /// tty_ask / tty_ask_permission.
 class TtyPromptBackend final : public PromptBackend {
 public:
+  TtyPromptBackend();
+  ~TtyPromptBackend() override;
   std::optional<Json> ask(const std::string& tool, const Question& q) override;
   std::optional<PermissionReply> permit(const std::string& tool, const Json& args) override;
+  void cancel() override;
+
+private:
+  int cancel_fd_ = -1; // an eventfd: readable once cancelled
 };
 
 /// The turn as run --json's events, or a transcript; retries are reported on stderr.

@@ -1,13 +1,27 @@
 #include "runtime/cli/tty_prompt.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <fmt/format.h>
+#include <poll.h>
 
 namespace jp {
 
 namespace {
 
-std::optional<std::string> read_line(std::FILE* tty) {
+/// A line typed on the terminal; nullopt at its end or once `cancel_fd` is readable.
+std::optional<std::string> read_line(std::FILE* tty, int cancel_fd) {
+  // The terminal is line-buffered (canonical mode): readable means a whole line.
+  pollfd fds[2] = {{::fileno(tty), POLLIN, 0}, {cancel_fd, POLLIN, 0}};
+  while (true) {
+    int n = ::poll(fds, cancel_fd >= 0 ? 2 : 1, -1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 || (cancel_fd >= 0 && fds[1].revents != 0))
+      return std::nullopt;
+    if (fds[0].revents != 0)
+      break;
+  }
   char buf[4096];
   if (!std::fgets(buf, sizeof buf, tty))
     return std::nullopt;
@@ -19,7 +33,7 @@ std::optional<std::string> read_line(std::FILE* tty) {
 
 } // namespace
 
-std::optional<Json> tty_ask(const std::string& tool, const Question& q) {
+std::optional<Json> tty_ask(const std::string& tool, const Question& q, int cancel_fd) {
   std::FILE* tty = std::fopen("/dev/tty", "r+");
   if (!tty)
     return std::nullopt;
@@ -36,7 +50,7 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q) {
       case answer_kind::text: fmt::print(tty, "[{}] {} ", tool, q.text); break;
     }
     std::fflush(tty);
-    auto line = read_line(tty);
+    auto line = read_line(tty, cancel_fd);
     if (!line)
       break;
     if (line->empty() && deflt) {
@@ -62,7 +76,7 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q) {
   return answer;
 }
 
-std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args) {
+std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args, int cancel_fd) {
   std::FILE* tty = std::fopen("/dev/tty", "r+");
   if (!tty)
     return std::nullopt;
@@ -71,7 +85,7 @@ std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const
   for (int tries = 0; tries < 5 && !reply; ++tries) {
     fmt::print(tty, "Allow? [y]es / yes for this [t]urn / [n]o / no, and tell the assistant [w]hy: ");
     std::fflush(tty);
-    auto line = read_line(tty);
+    auto line = read_line(tty, cancel_fd);
     if (!line)
       break;
     if (*line == "y" || *line == "yes")
@@ -83,7 +97,7 @@ std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const
     else if (*line == "w") {
       fmt::print(tty, "Why (the assistant reads this): ");
       std::fflush(tty);
-      auto why = read_line(tty);
+      auto why = read_line(tty, cancel_fd);
       if (!why)
         break;
       reply = PermissionReply{permission_answer::no_with_reason, *why};

@@ -10,12 +10,14 @@
 
 namespace jp {
 
-/// Prompts on /dev/tty; nullopt when there is no terminal or the input ends.
-std::optional<Json> tty_ask(const std::string& tool, const Question& q);
+/// Prompts on /dev/tty; nullopt when there is no terminal, the input ends, or
+/// `cancel_fd` (when >= 0) becomes readable: a prompt never outlives its turn.
+std::optional<Json> tty_ask(const std::string& tool, const Question& q, int cancel_fd = -1);
 
 /// Asks on /dev/tty whether `tool` may run with `args`: yes / yes for this turn /
-/// no / no and tell the assistant why. nullopt when there is no terminal or the
-/// input ends.
-std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args);
+/// no / no and tell the assistant why. nullopt when there is no terminal, the
+/// input ends, or `cancel_fd` becomes readable.
+std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args,
+                                                  int cancel_fd = -1);
 
 } // namespace jp
