@@ -13,6 +13,7 @@
 #include "runtime/provider/anthropic_format.hpp"
 #include "runtime/provider/openai_format.hpp"
 #include "runtime/provider/provider.hpp"
+#include "temp_dir.hpp"
 #include "tools/schema.hpp"
 
 using namespace jp;
@@ -290,6 +291,22 @@ CAF_TEST(a 400 message from either service reaches the user unchanged) {
     CAF_REQUIRE_EQUAL(refused.size(), 1u);
     CAF_CHECK(contains(s.error, "HTTP 400"));
     CAF_CHECK_EQUAL(contains(s.error, refused[0]) ? "" : s.error + " lacks " + refused[0], "");
+  }
+}
+
+CAF_TEST(jp-actors query shows a 400 message from either service unchanged) {
+  for (auto provider : {"openai", "anthropic"}) {
+    FakeProviderServer server;
+    temp_dir ws;
+    ws.write("config.toml", fmt::format("[assistant]\nprovider = \"{}\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n"
+                                        "api_key_env = \"JP_TEST_RULES_UNSET\"\n",
+                                        provider, server.base_url() + (std::string(provider) == "openai" ? "/v1" : "")));
+    Violation v{"messages.1: `tool_use` ids were found without \"tool_result\" blocks: t1 <é>", "messages", ""};
+    server.push({400, std::string(provider) == "openai" ? openai_error_body(v) : anthropic_error_body(v)});
+    auto r = cli_in(ws.path.string(), fmt::format("--config {}/config.toml query hi", ws.path.string()));
+    CAF_CHECK_NOT_EQUAL(r.status, 0);
+    CAF_CHECK_EQUAL(contains(r.out, v.message) ? "" : r.out, "");
+    CAF_CHECK(server.refused().empty()); // our request itself was fine
   }
 }
 
