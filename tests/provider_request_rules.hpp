@@ -6,6 +6,8 @@
 // own request code, so that a test fails when our requests stop fitting.
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <optional>
 #include <regex>
