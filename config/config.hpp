@@ -32,8 +32,9 @@ struct AssistantConfig {
   // `model`): a cheaper one will do.
   std::string inquiry_model;
   std::string script;        // provider = "scripted": the script whose first agent answers
-  // The most tokens a response may have (0: not sent; OpenAI's reasoning models
-  // reject max_tokens). Anthropic requires one: 0 sends 4096 there.
+  // The most tokens a response may have (0: not sent). Sent to OpenAI's reasoning
+  // models as max_completion_tokens, to others as max_tokens (openai_format.hpp).
+  // Anthropic requires one: 0 sends 4096 there.
   int64_t max_tokens = 4096;
   RequestConfig request;
 };

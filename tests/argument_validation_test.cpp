@@ -5,6 +5,7 @@
 
 #include "config/config_loader.hpp"
 #include "tools/argument_validation.hpp"
+#include "tools/launch.hpp"
 
 using namespace jp;
 using jp::testing::parse;
@@ -45,8 +46,8 @@ CAF_TEST(types are checked and named) {
   auto shell = tool("shell");
   CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","cwd":3})"),
                   "shell: `cwd` must be a string, got integer");
-  CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","env":"A=1"})"),
-                  "shell: `env` must be an object, got string");
+  CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","env":[]})"),
+                  "shell: `env` must be an object, got array");
   auto await = tool("await");
   CAF_CHECK_EQUAL(error_of(await, R"({"any":["a"],"timeout_secs":"5"})"),
                   "await: `timeout_secs` must be a number, got string");
@@ -108,4 +109,23 @@ CAF_TEST(actions must be declared by a stateful tool) {
                   "shell: action `apply` is not supported (actions: spawn, fetch, abort)");
   CAF_CHECK_EQUAL(validate_action(tool("describe_tools"), action_kind::spawn).error,
                   "describe_tools: not a stateful tool; call it without `action`");
+}
+
+CAF_TEST(an object parameter may come as JSON text as the gemini dialect declares it) {
+  auto shell = tool("shell");
+  CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","env":"{\"A\":\"1\"}"})"), "");
+  CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","env":"A=1"})"),
+                  "shell: `env` must be an object, or a string holding one as JSON; got a string that is not a "
+                  "JSON object");
+  CAF_CHECK(object_argument(parse(R"("{\"A\":\"1\"}")"))->find("A") != nullptr);
+  CAF_CHECK(!object_argument(parse(R"("[1]")")));
+  CAF_CHECK(!object_argument(parse("3")));
+}
+
+CAF_TEST(shell takes env as JSON text too) {
+  auto config = default_config();
+  auto spec = make_launch_spec(config, config.tools["shell"], parse(R"({"command":"env","env":"{\"A\":\"1\"}"})"),
+                               Json::object(), false);
+  CAF_REQUIRE(spec.ok());
+  CAF_CHECK(std::find(spec->env.begin(), spec->env.end(), "A=1") != spec->env.end());
 }

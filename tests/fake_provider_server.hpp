@@ -1,6 +1,10 @@
 // A fake LLM provider on loopback for tests: answers each POST with the next
 // scripted response (an SSE stream replayed from tests/providers/, an error status,
 // a stream cut mid-event, or one that stalls), and keeps what it was sent.
+// Like the real services it first checks the request (provider_request_rules.hpp;
+// the path tells which service it imitates: /chat/completions is OpenAI, /messages
+// Anthropic) and answers a request they would refuse with their HTTP 400 and error
+// body, leaving the scripted response for the next request.
 #pragma once
 
 #include <arpa/inet.h>
@@ -19,6 +23,8 @@
 #include <thread>
 #include <unistd.h>
 #include <vector>
+
+#include "provider_request_rules.hpp"
 
 namespace jp::testing {
 
@@ -80,6 +86,12 @@ public:
     return seen_;
   }
 
+  /// The messages of the 400s it answered, in order.
+  std::vector<std::string> refused() {
+    std::lock_guard lock(mtx_);
+    return refused_;
+  }
+
 private:
   bool wait_readable(int fd) {
     pollfd fds[2] = {{fd, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
@@ -133,11 +145,16 @@ private:
       pos = eol + 2;
     }
     seen.body = in.substr(header_end + 4, content_length);
+    auto refusal = check(seen);
     FakeResponse r;
     {
       std::lock_guard lock(mtx_);
       seen_.push_back(std::move(seen));
-      if (queue_.empty()) {
+      if (refusal) {
+        refused_.push_back(refusal->second);
+        r.status = 400;
+        r.body = std::move(refusal->first);
+      } else if (queue_.empty()) {
         r.status = 500;
         r.body = R"({"error":{"message":"the fake provider has no response scripted"}})";
       } else {
@@ -158,6 +175,21 @@ private:
       while (wait_readable(fd) && ::read(fd, buf, sizeof buf) > 0) {
       }
     }
+  }
+
+  /// The 400 body and message the real service would answer `seen` with, if any.
+  static std::optional<std::pair<std::string, std::string>> check(const Seen& seen) {
+    bool openai = seen.path.ends_with("/chat/completions");
+    bool anthropic = seen.path.ends_with("/messages");
+    if (!openai && !anthropic)
+      return std::nullopt;
+    auto body = Json::parse(seen.body);
+    auto v = !body ? std::optional<Violation>(Violation{"We could not parse the JSON body of your request."})
+             : openai ? openai_request_violation(*body)
+                      : anthropic_request_violation(*body);
+    if (!v)
+      return std::nullopt;
+    return std::pair{openai ? openai_error_body(*v) : anthropic_error_body(*v), v->message};
   }
 
   static void send_all(int fd, const std::string& data) {
@@ -184,6 +216,7 @@ private:
   std::mutex mtx_;
   std::deque<FakeResponse> queue_;
   std::vector<Seen> seen_;
+  std::vector<std::string> refused_;
 };
 
 } // namespace jp::testing

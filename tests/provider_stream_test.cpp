@@ -481,7 +481,9 @@ CAF_TEST(openai request body minimal) {
   r.messages = {ChatMessage{chat_role::user, "hi"}, only_calls};
   CAF_CHECK_EQUAL(openai_request_body(r),
     R"json({"model":"llama3","stream":true,"messages":[{"role":"user","content":"hi"},)json"
-    R"json({"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"shell","arguments":"{}"}}]}]})json");
+    R"json({"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"shell","arguments":"{}"}}]},)json"
+    // A call needs its answer right after it: one that has none says so.
+    R"json({"role":"tool","tool_call_id":"c","content":"no result was recorded for this call"}]})json");
 }
 
 CAF_TEST(anthropic request body merges roles) {
@@ -514,5 +516,8 @@ CAF_TEST(anthropic request body defaults and odd input) {
     R"json({"model":"claude-haiku-4-5","max_tokens":4096,"stream":true,"messages":[)json"
     R"json({"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},)json"
     R"json({"role":"assistant","content":[{"type":"tool_use","id":"t","name":"shell","input":{}},)json"
-    R"json({"type":"tool_use","id":"u","name":"shell","input":{}}]}]})json");
+    R"json({"type":"tool_use","id":"u","name":"shell","input":{}}]},)json"
+    R"json({"role":"user","content":[)json"
+      R"json({"type":"tool_result","tool_use_id":"t","content":"no result was recorded for this call","is_error":true},)json"
+      R"json({"type":"tool_result","tool_use_id":"u","content":"no result was recorded for this call","is_error":true}]}]})json");
 }

@@ -4,13 +4,17 @@
 #include <functional>
 
 #include "config/config_loader.hpp"
+#include "provider_request_rules.hpp"
 #include "tools/schema.hpp"
 
 using namespace jp;
 
 namespace {
 
-const dialect all_dialects[] = {dialect::openai, dialect::anthropic, dialect::gemini};
+const dialect all_dialects[] = {dialect::openai, dialect::anthropic, dialect::gemini,
+                                dialect::json_schema};
+// The dialects of services that reject top-level combinators.
+const dialect flat_dialects[] = {dialect::openai, dialect::anthropic, dialect::gemini};
 
 ParameterConfig param(std::string name, std::string type, bool required = false) {
   ParameterConfig p;
@@ -79,7 +83,7 @@ CAF_TEST(dialect names parse and the error lists the allowed ones) {
   auto bad = parse_dialect("claude");
   CAF_REQUIRE(!bad.ok());
   CAF_CHECK(bad.error().find("\"claude\"") != std::string::npos);
-  CAF_CHECK(bad.error().find("openai, anthropic, gemini") != std::string::npos);
+  CAF_CHECK(bad.error().find("openai, anthropic, gemini, json-schema") != std::string::npos);
 }
 
 CAF_TEST(one shot tools get a flat schema in every dialect) {
@@ -99,8 +103,8 @@ CAF_TEST(declared actions default to all four) {
                                                              action_kind::abort}));
 }
 
-CAF_TEST(openai stateful schema is RFD 009 oneOf with only the declared actions) {
-  auto s = parameters_schema(cargo_check_tool(), dialect::openai);
+CAF_TEST(json-schema stateful schema is RFD 009 oneOf with only the declared actions) {
+  auto s = parameters_schema(cargo_check_tool(), dialect::json_schema);
   CAF_CHECK_EQUAL(
       s.dump(),
       R"({"type":"object","oneOf":[)"
@@ -119,7 +123,7 @@ CAF_TEST(openai stateful schema is RFD 009 oneOf with only the declared actions)
   auto t = cargo_check_tool();
   t.actions.clear();
   t.parameters[0].required = true;
-  auto full = parameters_schema(t, dialect::openai);
+  auto full = parameters_schema(t, dialect::json_schema);
   auto& branches = full.find("oneOf")->as_array();
   CAF_REQUIRE_EQUAL(branches.size(), 4u);
   CAF_CHECK_EQUAL(branches[0].find("required")->dump(), R"(["action","id","package"])");
@@ -128,8 +132,8 @@ CAF_TEST(openai stateful schema is RFD 009 oneOf with only the declared actions)
   CAF_CHECK_EQUAL(branches[2].find("required")->dump(), R"(["action","id","input"])");
 }
 
-CAF_TEST(anthropic and gemini stateful schemas are flat with an action enum) {
-  for (auto d : {dialect::anthropic, dialect::gemini}) {
+CAF_TEST(openai anthropic and gemini stateful schemas are flat with an action enum) {
+  for (auto d : flat_dialects) {
     auto s = parameters_schema(cargo_check_tool(), d);
     for (auto key : {"oneOf", "anyOf", "allOf"})
       CAF_CHECK(s.find(key) == nullptr);
@@ -151,7 +155,7 @@ CAF_TEST(a pty tool documents typing keys the screen and resizing) {
   auto t = cargo_check_tool();
   t.actions.clear();
   t.io = io_mode::pty;
-  for (auto d : {dialect::openai, dialect::anthropic, dialect::gemini}) {
+  for (auto d : all_dialects) {
     auto text = parameters_schema(t, d).dump();
     for (auto word : {"\\\\x1b", "\"keys\\\"", "C-c", "\"screen\"", "\"rows\"", "\"cols\"",
                       "default 1000"})
@@ -188,8 +192,8 @@ CAF_TEST(gemini never gets anyOf oneOf const or additionalProperties anywhere) {
     for (auto& [name, prop] : v.as_object())
       CAF_CHECK(prop.find("type") != nullptr);
   });
-  // ...while openai does use oneOf for the same config.
-  CAF_CHECK(has_key_anywhere(tool_declarations(c, dialect::openai), "oneOf"));
+  // ...while json-schema does use oneOf for the same config.
+  CAF_CHECK(has_key_anywhere(tool_declarations(c, dialect::json_schema), "oneOf"));
 }
 
 CAF_TEST(anthropic never gets a top level combinator) {
@@ -204,18 +208,18 @@ CAF_TEST(anthropic never gets a top level combinator) {
   }
 }
 
-CAF_TEST(await has the anyOf required form only in openai) {
+CAF_TEST(await has the anyOf required form only in json-schema) {
   auto c = default_config();
   auto& await = c.tools["await"];
-  auto openai = parameters_schema(await, dialect::openai);
-  CAF_REQUIRE(openai.find("anyOf") != nullptr);
-  CAF_CHECK_EQUAL(openai.find("anyOf")->dump(), R"([{"required":["any"]},{"required":["all"]}])");
-  CAF_CHECK_EQUAL(openai.find("required")->dump(), "[]");
+  auto full = parameters_schema(await, dialect::json_schema);
+  CAF_REQUIRE(full.find("anyOf") != nullptr);
+  CAF_CHECK_EQUAL(full.find("anyOf")->dump(), R"([{"required":["any"]},{"required":["all"]}])");
+  CAF_CHECK_EQUAL(full.find("required")->dump(), "[]");
   for (auto d : all_dialects) {
     auto s = parameters_schema(await, d);
     CAF_CHECK_EQUAL(s.find("properties")->find("timeout_secs")->find("type")->as_string(), "number");
     CAF_CHECK_EQUAL(s.find("properties")->find("any")->find("items")->dump(), R"({"type":"string"})");
-    if (d != dialect::openai)
+    if (d != dialect::json_schema)
       CAF_CHECK(!has_key_anywhere(s, "anyOf"));
   }
 }
@@ -264,4 +268,77 @@ CAF_TEST(parameter details carry over and gemini states defaults in words) {
   auto gemini = parameters_schema(t, dialect::gemini);
   CAF_CHECK_EQUAL(gemini.find("properties")->find("max")->dump(),
                   R"j({"type":"integer","description":"Most matches (default: 10)"})j");
+}
+
+// ---- Each dialect fits its service's documented schema subset ----------------------
+
+namespace {
+
+/// The default config plus tools using every kind of parameter a config can declare.
+Config config_with_every_parameter_kind() {
+  auto c = default_config();
+  c.tools.emplace("cargo_check", cargo_check_tool());
+  auto t = grep_tool();
+  t.name = "kinds";
+  auto choice = param("choice", "string");
+  choice.enum_values = {"a", "b"};
+  auto objects = param("objects", "array");
+  objects.items_type = "object";
+  auto with_default = param("n", "number");
+  with_default.default_value = Json(1.5);
+  t.parameters = {param("flag", "boolean"), param("opts", "object", true), choice, objects, with_default,
+                  param("list", "array")};
+  c.tools.emplace("kinds", t);
+  return c;
+}
+
+} // namespace
+
+CAF_TEST(openai declarations are flat and pass the service checks) {
+  auto c = config_with_every_parameter_kind();
+  auto decls = tool_declarations(c, dialect::openai);
+  auto v = jp::testing::openai_tools_violation(decls);
+  CAF_CHECK_EQUAL(v ? v->message : "", "");
+  for (auto& decl : decls.as_array())
+    for (auto key : {"oneOf", "anyOf", "allOf", "enum", "const", "not"})
+      CAF_CHECK(decl.find("function")->find("parameters")->find(key) == nullptr);
+}
+
+CAF_TEST(anthropic declarations pass the service checks) {
+  auto c = config_with_every_parameter_kind();
+  auto body = Json::object()
+                .set("model", "m")
+                .set("max_tokens", 1)
+                .set("messages", Json(JsonArray{Json::object().set("role", "user").set("content", "hi")}))
+                .set("tools", tool_declarations(c, dialect::anthropic));
+  auto v = jp::testing::anthropic_request_violation(body);
+  CAF_CHECK_EQUAL(v ? v->message : "", "");
+}
+
+CAF_TEST(gemini declarations fit the gemini schema subset and a free form object is JSON text) {
+  auto c = config_with_every_parameter_kind();
+  auto decls = tool_declarations(c, dialect::gemini);
+  std::string problems;
+  for (auto& p : jp::testing::gemini_declaration_problems(decls))
+    problems += p + "\n";
+  CAF_CHECK_EQUAL(problems, "");
+  // shell's env: a string holding the object, said so in its description.
+  auto env = *parameters_schema(c.tools["shell"], dialect::gemini).find("properties")->find("env");
+  CAF_CHECK_EQUAL(env.find("type")->as_string(), "string");
+  CAF_CHECK(env.find("description")->as_string().find("A JSON object written as a string") != std::string::npos);
+  // Other dialects keep the object.
+  auto openai_env = *parameters_schema(c.tools["shell"], dialect::openai).find("properties")->find("env");
+  CAF_CHECK_EQUAL(openai_env.find("type")->as_string(), "object");
+}
+
+CAF_TEST(the gemini check refuses what gemini refuses) {
+  auto decls = Json::parse(R"([{"name":"shell","parameters":{"type":"object","properties":{)"
+                           R"("env":{"type":"object"},"xs":{"type":"array"},"c":{"const":"x","type":"string"}}}}])");
+  CAF_REQUIRE(decls.ok());
+  std::string problems;
+  for (auto& p : jp::testing::gemini_declaration_problems(*decls))
+    problems += p + "\n";
+  CAF_CHECK(problems.find("properties[env].properties: should be non-empty for OBJECT type") != std::string::npos);
+  CAF_CHECK(problems.find("properties[xs].items: missing field.") != std::string::npos);
+  CAF_CHECK(problems.find("Unknown name \"const\"") != std::string::npos);
 }

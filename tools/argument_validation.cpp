@@ -18,7 +18,7 @@ bool has_type(const Json& v, std::string_view type) {
   if (type == "number") return v.is_number();
   if (type == "boolean") return v.is_bool();
   if (type == "array") return v.is_array();
-  if (type == "object") return v.is_object();
+  if (type == "object") return object_argument(v).has_value();
   return true; // unknown declared type: nothing to check against
 }
 
@@ -34,6 +34,10 @@ std::string article(std::string_view type) {
 }
 
 Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json& v) {
+  if (p.type == "object" && v.is_string() && !object_argument(v))
+    return Status::fail(fmt::format("{}: `{}` must be an object, or a string holding one as JSON; "
+                                    "got a string that is not a JSON object",
+                                    tool.name, p.name));
   if (!has_type(v, p.type))
     return Status::fail(fmt::format("{}: `{}` must be {} {}, got {}", tool.name, p.name,
                                     article(p.type), p.type, v.type_name()));
@@ -61,6 +65,17 @@ Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json&
 }
 
 } // namespace
+
+std::optional<Json> object_argument(const Json& value) {
+  if (value.is_object())
+    return value;
+  if (!value.is_string())
+    return std::nullopt;
+  auto parsed = Json::parse(value.as_string());
+  if (!parsed || !parsed->is_object())
+    return std::nullopt;
+  return std::move(*parsed);
+}
 
 Status validate_arguments(const ToolConfig& tool, const Json& args) {
   if (!args.is_object())

@@ -3,6 +3,8 @@
 // nor await's "any or all").
 #pragma once
 
+#include <optional>
+
 #include "config/config.hpp"
 #include "messages/json.hpp"
 #include "messages/result.hpp"
@@ -15,6 +17,11 @@ namespace jp {
 /// Messages name the tool and the parameter, e.g.
 /// "shell: parameter `command` is required" / "shell: `cwd` must be a string, got integer".
 Status validate_arguments(const ToolConfig& tool, const Json& args);
+
+/// The value of an `object` parameter: the object itself, or a string holding one as
+/// JSON (how the gemini dialect declares a free-form object: Gemini refuses an object
+/// schema without properties). nullopt for anything else.
+std::optional<Json> object_argument(const Json& value);
 
 /// A stateful call (arguments contain "action"): the tool is stateful and declares the
 /// action, or the message says which actions it has.

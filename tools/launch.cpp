@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "tools/argument_validation.hpp"
 #include "tools/argv_template.hpp"
 #include "tools/schema.hpp"
 
@@ -24,7 +25,8 @@ Result<LaunchSpec> shell_spec(const Json& args) {
   spec.argv = {"bash", "-c", cmd->as_string()};
   if (auto* cwd = args.find("cwd"); cwd && cwd->is_string())
     spec.cwd = cwd->as_string();
-  if (auto* env = args.find("env"); env && env->is_object())
+  // The object, or the JSON text of one (the gemini dialect's form).
+  if (auto* given = args.find("env"); auto env = given ? object_argument(*given) : std::nullopt)
     for (auto& [k, v] : env->as_object())
       spec.env.push_back(k + "=" + (v.is_string() ? v.as_string() : v.dump()));
   return spec;

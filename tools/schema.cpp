@@ -1,9 +1,9 @@
-// Schema generation per provider dialect. Three shapes:
+// Schema generation per dialect. Three shapes:
 //  - flat:        {"type":"object","properties":{..},"required":[..]} (one-shot tools)
-//  - oneOf:       RFD 009's one branch per declared action (stateful tools, openai)
+//  - oneOf:       RFD 009's one branch per declared action (stateful tools, json-schema)
 //  - flat action: action enum + id + input + the tool's params, only action and id
 //                 required, descriptions saying which action uses which field
-//                 (stateful tools, anthropic and gemini)
+//                 (stateful tools, openai, anthropic and gemini)
 // Whatever a schema cannot express is checked at call time (argument_validation.hpp).
 #include "tools/schema.hpp"
 
@@ -16,19 +16,15 @@ namespace jp {
 
 namespace {
 
-// Where oneOf/anyOf may sit at the top level of a tool's schema.
-//  - anthropic: no. The Messages API rejects the request with 400 "input_schema does
-//    not support oneOf, allOf, or anyOf at the top level" (e.g. anthropics/claude-code
-//    #27337, #40075), so anthropic gets the flat action form.
-//  - gemini: no. It accepts anyOf only as the sole key of a schema object (RFD 009
-//    "Risks"), and never gets oneOf, const or additionalProperties.
-//  - openai: yes, RFD 009's form. NOTE: api.openai.com itself is reported to reject
-//    top-level oneOf/anyOf/allOf/enum/const/not in function parameters ("schema must
-//    have type 'object' and not have 'oneOf'/'anyOf'/... at the top level"); servers
-//    that only speak the OpenAI wire format (e.g. Ollama) may accept it. Returning
-//    false here switches openai to the flat action form too.
+// Where oneOf/anyOf may sit at the top level of a tool's schema: only in json-schema.
+//  - openai: api.openai.com answers 400 "schema must have type 'object' and not have
+//    'oneOf'/'anyOf'/'allOf'/'enum'/'const'/'not' at the top level".
+//  - anthropic: 400 "input_schema does not support oneOf, allOf, or anyOf at the top
+//    level" (e.g. anthropics/claude-code #27337, #40075).
+//  - gemini: its Schema (an OpenAPI 3.0 subset) takes anyOf only as the sole key of
+//    a schema object (RFD 009 "Risks"), and never oneOf, const or additionalProperties.
 bool top_level_combinators(dialect d) {
-  return d == dialect::openai;
+  return d == dialect::json_schema;
 }
 
 const char* const id_spawn_description =
@@ -92,14 +88,26 @@ Json strings(const std::vector<std::string>& xs) {
   return out;
 }
 
+// Gemini refuses an OBJECT without properties ("properties[env].properties: should be
+// non-empty for OBJECT type"), and a config's `object` parameter declares none: there
+// it is declared as a string holding the object as JSON, which the runtime takes in
+// place of the object (object_argument in argument_validation.hpp).
+bool as_json_text(std::string_view type, dialect d) {
+  return d == dialect::gemini && type == "object";
+}
+
+const char* const json_text_note = R"(A JSON object written as a string, e.g. {"NAME": "value"})";
+
 // One parameter as a JSON-schema property; `note` goes before its description.
 Json property_schema(const ParameterConfig& p, dialect d, std::string_view note = {}) {
   auto s = Json::object();
-  s.set("type", p.type);
+  s.set("type", as_json_text(p.type, d) ? "string" : p.type);
   std::string description =
       note.empty() ? p.description
       : p.description.empty() ? std::string(note)
                               : fmt::format("{}. {}", note, p.description);
+  if (as_json_text(p.type, d))
+    description += fmt::format("{}{}.", description.empty() ? "" : ". ", json_text_note);
   // Gemini's Schema has no reliable `default`; say it in words instead.
   if (d == dialect::gemini && !p.default_value.is_null())
     description += fmt::format("{}(default: {})", description.empty() ? "" : " ",
@@ -108,8 +116,13 @@ Json property_schema(const ParameterConfig& p, dialect d, std::string_view note 
     s.set("description", description);
   if (!p.enum_values.empty())
     s.set("enum", strings(p.enum_values));
-  if (p.type == "array") // gemini requires items; "string" when the config says nothing
-    s.set("items", Json::object().set("type", p.items_type.empty() ? "string" : p.items_type));
+  if (p.type == "array") { // gemini and openai require items; "string" when the config says nothing
+    auto items = p.items_type.empty() ? std::string("string") : p.items_type;
+    auto item = Json::object().set("type", as_json_text(items, d) ? "string" : items);
+    if (as_json_text(items, d))
+      item.set("description", std::string(json_text_note) + ".");
+    s.set("items", std::move(item));
+  }
   if (d != dialect::gemini && !p.default_value.is_null())
     s.set("default", p.default_value);
   return s;
@@ -217,11 +230,11 @@ std::string full_description(const ToolConfig& t) {
 } // namespace
 
 Result<dialect> parse_dialect(std::string_view name) {
-  for (auto d : {dialect::openai, dialect::anthropic, dialect::gemini})
+  for (auto d : {dialect::openai, dialect::anthropic, dialect::gemini, dialect::json_schema})
     if (name == to_string(d))
       return d;
   return Error{fmt::format("unknown schema dialect \"{}\" (expected one of openai, "
-                           "anthropic, gemini)",
+                           "anthropic, gemini, json-schema)",
                            name)};
 }
 
@@ -230,6 +243,7 @@ std::string_view to_string(dialect d) {
     case dialect::openai: return "openai";
     case dialect::anthropic: return "anthropic";
     case dialect::gemini: return "gemini";
+    case dialect::json_schema: return "json-schema";
   }
   return "?";
 }
@@ -271,6 +285,11 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
         decl.set("parameters", std::move(params));
       return decl;
     }
+    case dialect::json_schema:
+      return Json::object()
+          .set("name", t.name)
+          .set("description", full_description(t))
+          .set("parameters", std::move(params));
   }
   return Json{};
 }

@@ -1,7 +1,9 @@
-// Tool declarations as each provider wants them (DESIGN.md, RFD 009 "Schema
-// generation", RFD 037 "Schema"). One-shot tools get a flat schema; stateful tools a
-// `oneOf` with one branch per declared action (openai); gemini never gets
-// anyOf/oneOf next to sibling keys (flat `action` enum + optional fields + descriptions).
+// Tool declarations as each provider wants them (DESIGN.md "Schema dialects", RFD 009
+// "Schema generation", RFD 037 "Schema"). openai, anthropic and gemini get the flat
+// form (an `action` enum + every action's fields, per-action requirements in the
+// descriptions and checked at call time), since those services reject a top-level
+// oneOf/anyOf; json-schema keeps RFD 009's `oneOf` per action (and await's `anyOf`)
+// for clients that take it.
 #pragma once
 
 #include <string_view>
@@ -12,9 +14,9 @@
 
 namespace jp {
 
-enum class dialect : uint8_t { openai, anthropic, gemini };
+enum class dialect : uint8_t { openai, anthropic, gemini, json_schema };
 
-/// "openai" | "anthropic" | "gemini"; the error lists the allowed names.
+/// "openai" | "anthropic" | "gemini" | "json-schema"; the error lists the allowed names.
 Result<dialect> parse_dialect(std::string_view name);
 std::string_view to_string(dialect d);
 
@@ -24,7 +26,8 @@ std::vector<action_kind> declared_actions(const ToolConfig& t);
 /// The JSON schema of the tool's arguments in dialect d.
 Json parameters_schema(const ToolConfig& t, dialect d);
 /// One declaration: openai {"type":"function","function":{name,description,parameters}},
-/// anthropic {name,description,input_schema}, gemini {name,description,parameters}.
+/// anthropic {name,description,input_schema}, gemini and json-schema
+/// {name,description,parameters}.
 Json tool_declaration(const ToolConfig& t, dialect d);
 /// Every tool of the config, sorted by name; `await` only when a stateful tool exists.
 Json tool_declarations(const Config& c, dialect d);

@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
     sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)");
   }
   tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
-  tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic or gemini")
+  tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini or json-schema (oneOf)")
     ->default_str("openai");
 
   CLI11_PARSE(app, argc, argv);

@@ -5,6 +5,7 @@
 
 #include "messages/json.hpp"
 #include "runtime/provider/stream_error.hpp"
+#include "runtime/provider/tool_result_pairing.hpp"
 
 namespace jp {
 
@@ -82,12 +83,13 @@ std::string anthropic_request_body(const ChatRequest& request) {
   if (!request.system.empty())
     body.set("system", request.system);
   // Tool results travel in user messages; consecutive messages of one role merge.
+  // Paired first, so a user turn starts with the results of the assistant's calls.
   struct Turn {
     const char* role;
     JsonArray content;
   };
   std::vector<Turn> turns;
-  for (const auto& m : request.messages) {
+  for (const auto& m : pair_tool_results(request.messages)) {
     auto blocks = content_blocks(m);
     if (blocks.empty())
       continue;
@@ -98,6 +100,9 @@ std::string anthropic_request_body(const ChatRequest& request) {
     content.insert(content.end(), std::make_move_iterator(blocks.begin()),
                    std::make_move_iterator(blocks.end()));
   }
+  // The API wants the user to speak first.
+  if (!turns.empty() && std::string_view(turns.front().role) == "assistant")
+    turns.insert(turns.begin(), Turn{"user", {text_block("(continued)")}});
   Json messages = Json::array();
   for (auto& t : turns)
     messages.push(JsonObject{{"role", t.role}, {"content", std::move(t.content)}});

@@ -15,10 +15,13 @@
 namespace jp {
 
 /// The JSON body of a streaming POST /v1/messages. `max_tokens` is required by the
-/// API: request.max_tokens, or 4096 when it is not positive. Messages that map to
-/// the same role (tool results, then a user text) are merged into one, since the
-/// API wants roles to alternate; empty texts are left out (the API rejects empty
-/// text blocks) and a message left without content is dropped.
+/// API: request.max_tokens, or 4096 when it is not positive. Every tool call is
+/// answered right after its message (pair_tool_results), then messages that map to
+/// the same role (tool results, then a user text) are merged into one, so roles
+/// alternate and a user turn starts with the tool_result blocks; empty texts are left
+/// out (the API rejects empty text blocks), a message left without content is
+/// dropped, and a conversation that would start with the assistant gets a user turn
+/// "(continued)" first.
 /// request.tools_json is trusted to be JSON; if it is not, it is sent as a string,
 /// so the provider names the problem.
 std::string anthropic_request_body(const ChatRequest& request);

@@ -5,6 +5,7 @@
 
 #include "messages/json.hpp"
 #include "runtime/provider/stream_error.hpp"
+#include "runtime/provider/tool_result_pairing.hpp"
 
 namespace jp {
 
@@ -48,6 +49,18 @@ Json openai_message(const ChatMessage& m) {
 
 } // namespace
 
+std::string_view max_tokens_parameter(std::string_view model) {
+  // api.openai.com's reasoning models refuse `max_tokens` ("Use 'max_completion_tokens'
+  // instead"); every other model and compatible server reads `max_tokens`.
+  static constexpr std::string_view reasoning_families[] = {"o1", "o3", "o4", "gpt-5"};
+  auto name = model.substr(model.rfind('/') == std::string_view::npos ? 0 : model.rfind('/') + 1);
+  for (auto family : reasoning_families)
+    if (name.starts_with(family) &&
+        (name.size() == family.size() || std::string_view("-._").find(name[family.size()]) != std::string_view::npos))
+      return "max_completion_tokens";
+  return "max_tokens";
+}
+
 std::string openai_request_body(const ChatRequest& request) {
   Json body = Json::object();
   body.set("model", request.model);
@@ -55,13 +68,13 @@ std::string openai_request_body(const ChatRequest& request) {
   Json messages = Json::array();
   if (!request.system.empty())
     messages.push(JsonObject{{"role", "system"}, {"content", request.system}});
-  for (const auto& m : request.messages)
+  for (const auto& m : pair_tool_results(request.messages))
     messages.push(openai_message(m));
   body.set("messages", std::move(messages));
   if (!request.tools_json.empty())
     body.set("tools", tools_value(request.tools_json));
   if (request.max_tokens > 0)
-    body.set("max_tokens", request.max_tokens);
+    body.set(max_tokens_parameter(request.model), request.max_tokens);
   return body.dump();
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "messages/chat.hpp"
@@ -16,10 +17,14 @@ namespace jp {
 
 class Json;
 
-/// The JSON body of a streaming POST /v1/chat/completions.
-/// `max_tokens` is sent when request.max_tokens > 0: every compatible server reads
-/// it, but api.openai.com rejects it for its reasoning models (o-series, gpt-5),
-/// which want `max_completion_tokens` instead; set max_tokens = 0 for those.
+/// The name of the token limit `model` takes: "max_completion_tokens" for OpenAI's
+/// reasoning models (the o1, o3 and o4 series and gpt-5*, also behind a "vendor/"
+/// prefix), which refuse `max_tokens`; "max_tokens" for every other model.
+std::string_view max_tokens_parameter(std::string_view model);
+
+/// The JSON body of a streaming POST /v1/chat/completions. The token limit is sent
+/// when request.max_tokens > 0, named as max_tokens_parameter says. Every tool call
+/// is followed by its `tool` messages (pair_tool_results).
 /// request.tools_json is our own output and trusted to be JSON; if it is not, it is
 /// sent as a string, so the provider names the problem ("tools" must be an array).
 std::string openai_request_body(const ChatRequest& request);

@@ -1,0 +1,409 @@
+// What the real services refuse, for the fake provider (fake_provider_server.hpp) and
+// for schema tests: the rules of api.openai.com's Chat Completions, Anthropic's
+// Messages API and Gemini's function declarations that our requests could break,
+// each answered with the service's own error wording and body shape (HTTP 400).
+// Written from the services' documentation and the errors users report, not from our
+// own request code, so that a test fails when our requests stop fitting.
+#pragma once
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "messages/json.hpp"
+
+namespace jp::testing {
+
+/// One refused request: the message the service answers with, and for openai the
+/// `param` and `code` of its error object.
+struct Violation {
+  std::string message;
+  std::string param;
+  std::string code;
+};
+
+namespace rules_detail {
+
+inline const Json* member(const Json& j, std::string_view key) {
+  return j.is_object() ? j.find(key) : nullptr;
+}
+
+inline std::string string_of(const Json& j, std::string_view key) {
+  auto* v = member(j, key);
+  return v && v->is_string() ? v->as_string() : std::string();
+}
+
+/// Tool names both OpenAI and Anthropic take.
+inline bool valid_tool_name(const std::string& name) {
+  static const std::regex pattern("^[a-zA-Z0-9_-]{1,64}$");
+  return std::regex_match(name, pattern);
+}
+
+/// Where a JSON-schema object has an array without `items` ("" = nowhere); `context`
+/// in OpenAI's words, e.g. "('properties', 'any')".
+inline std::optional<std::string> array_without_items(const Json& schema, const std::string& context) {
+  if (!schema.is_object())
+    return std::nullopt;
+  if (string_of(schema, "type") == "array" && !member(schema, "items"))
+    return context;
+  for (auto& [key, value] : schema.as_object()) {
+    if (key == "properties" && value.is_object()) {
+      for (auto& [name, sub] : value.as_object())
+        if (auto at = array_without_items(sub, fmt::format("('properties', '{}')", name)))
+          return at;
+    } else if (key == "items" || key == "oneOf" || key == "anyOf" || key == "allOf") {
+      if (value.is_array()) {
+        for (auto& sub : value.as_array())
+          if (auto at = array_without_items(sub, fmt::format("('{}', ...)", key)))
+            return at;
+      } else if (auto at = array_without_items(value, fmt::format("('{}',)", key))) {
+        return at;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// OpenAI's reasoning models (o1, o3, o4 series, gpt-5*), which refuse `max_tokens`.
+inline bool openai_reasoning_model(std::string model) {
+  model = model.substr(model.rfind('/') == std::string::npos ? 0 : model.rfind('/') + 1);
+  static const std::regex pattern("^(o[134]|gpt-5)([-._].*)?$");
+  return std::regex_match(model, pattern);
+}
+
+} // namespace rules_detail
+
+/// The tools of a Chat Completions request (`tools` array), as api.openai.com checks
+/// them (non-strict function calling).
+inline std::optional<Violation> openai_tools_violation(const Json& tools) {
+  using namespace rules_detail;
+  if (!tools.is_array())
+    return Violation{"Invalid type for 'tools': expected an array.", "tools", "invalid_type"};
+  for (size_t i = 0; i < tools.as_array().size(); ++i) {
+    auto& tool = tools.as_array()[i];
+    auto* fn = member(tool, "function");
+    if (string_of(tool, "type") != "function" || !fn || !fn->is_object())
+      return Violation{fmt::format("Missing required parameter: 'tools[{}].function'.", i),
+                       fmt::format("tools[{}].function", i), "missing_required_parameter"};
+    auto name = string_of(*fn, "name");
+    if (!valid_tool_name(name))
+      return Violation{fmt::format("Invalid 'tools[{}].function.name': string does not match pattern. Expected a "
+                                   "string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                                   i),
+                       fmt::format("tools[{}].function.name", i), "invalid_value"};
+    auto* params = member(*fn, "parameters");
+    if (!params)
+      continue; // a function without parameters
+    bool flat = params->is_object() && string_of(*params, "type") == "object";
+    for (auto key : {"oneOf", "anyOf", "allOf", "enum", "const", "not"})
+      flat = flat && !member(*params, key);
+    if (!flat)
+      return Violation{fmt::format("Invalid schema for function '{}': schema must have type 'object' and not have "
+                                   "'oneOf'/'anyOf'/'allOf'/'enum'/'const'/'not' at the top level.",
+                                   name),
+                       fmt::format("tools[{}].function.parameters", i), "invalid_function_parameters"};
+    if (auto at = array_without_items(*params, "()"))
+      return Violation{fmt::format("Invalid schema for function '{}': In context={}, array schema missing items.",
+                                   name, *at),
+                       fmt::format("tools[{}].function.parameters", i), "invalid_function_parameters"};
+  }
+  return std::nullopt;
+}
+
+/// A POST /v1/chat/completions body, as api.openai.com checks it.
+inline std::optional<Violation> openai_request_violation(const Json& body) {
+  using namespace rules_detail;
+  if (!body.is_object())
+    return Violation{"We could not parse the JSON body of your request.", "", ""};
+  if (string_of(body, "model").empty())
+    return Violation{"you must provide a model parameter", "", ""};
+  if (member(body, "max_tokens") && openai_reasoning_model(string_of(body, "model")))
+    return Violation{"Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                     "'max_completion_tokens' instead.",
+                     "max_tokens", "unsupported_parameter"};
+  if (auto* tools = member(body, "tools"))
+    if (auto v = openai_tools_violation(*tools))
+      return v;
+  auto* messages = member(body, "messages");
+  if (!messages || !messages->is_array() || messages->as_array().empty())
+    return Violation{"Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty "
+                     "array instead.",
+                     "messages", "empty_array"};
+  auto& msgs = messages->as_array();
+  // Every assistant tool call is answered by one `tool` message right after it.
+  std::vector<std::string> open;         // calls of the last assistant message not yet answered
+  std::set<std::string> answerable;      // ids a tool message may answer now
+  size_t open_at = 0;                    // the assistant message they belong to
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    auto role = string_of(msgs[i], "role");
+    if (role == "tool") {
+      auto id = string_of(msgs[i], "tool_call_id");
+      if (!answerable.erase(id))
+        return Violation{"Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                         "message with 'tool_calls'.",
+                         fmt::format("messages.[{}].role", i), ""};
+      std::erase(open, id);
+      continue;
+    }
+    if (!open.empty()) {
+      std::string ids;
+      for (auto& id : open)
+        ids += (ids.empty() ? "" : ", ") + id;
+      return Violation{fmt::format("An assistant message with 'tool_calls' must be followed by tool messages "
+                                   "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                                   "response messages: {}",
+                                   ids),
+                       fmt::format("messages.[{}].role", open_at), ""};
+    }
+    answerable.clear();
+    if (role != "system" && role != "developer" && role != "user" && role != "assistant")
+      return Violation{fmt::format("Invalid value: '{}'. Supported values are: 'system', 'assistant', 'user', "
+                                   "'tool', 'function', and 'developer'.",
+                                   role),
+                       fmt::format("messages[{}].role", i), "invalid_value"};
+    if (auto* calls = member(msgs[i], "tool_calls"); calls && calls->is_array())
+      for (auto& c : calls->as_array()) {
+        open.push_back(string_of(c, "id"));
+        answerable.insert(string_of(c, "id"));
+        open_at = i;
+      }
+  }
+  if (!open.empty()) {
+    std::string ids;
+    for (auto& id : open)
+      ids += (ids.empty() ? "" : ", ") + id;
+    return Violation{fmt::format("An assistant message with 'tool_calls' must be followed by tool messages "
+                                 "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                                 "response messages: {}",
+                                 ids),
+                     fmt::format("messages.[{}].role", open_at), ""};
+  }
+  return std::nullopt;
+}
+
+/// A POST /v1/messages body, as Anthropic's Messages API checks it.
+inline std::optional<Violation> anthropic_request_violation(const Json& body) {
+  using namespace rules_detail;
+  if (!body.is_object())
+    return Violation{"There was an error parsing the body of your request."};
+  if (string_of(body, "model").empty())
+    return Violation{"model: Field required"};
+  auto* max_tokens = member(body, "max_tokens");
+  if (!max_tokens)
+    return Violation{"max_tokens: Field required"};
+  if (!max_tokens->is_int() || max_tokens->as_int() < 1)
+    return Violation{"max_tokens: Input should be greater than or equal to 1"};
+  if (auto* tools = member(body, "tools")) {
+    if (!tools->is_array())
+      return Violation{"tools: Input should be a valid list"};
+    for (size_t i = 0; i < tools->as_array().size(); ++i) {
+      auto& tool = tools->as_array()[i];
+      if (!valid_tool_name(string_of(tool, "name")))
+        return Violation{fmt::format("tools.{}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'", i)};
+      auto* schema = member(tool, "input_schema");
+      if (!schema || !schema->is_object())
+        return Violation{fmt::format("tools.{}.custom.input_schema: Field required", i)};
+      if (string_of(*schema, "type") != "object")
+        return Violation{fmt::format("tools.{}.custom.input_schema.type: Input should be 'object'", i)};
+      for (auto key : {"oneOf", "allOf", "anyOf"})
+        if (member(*schema, key))
+          return Violation{fmt::format("tools.{}.custom.input_schema: input_schema does not support oneOf, allOf, or "
+                                       "anyOf at the top level",
+                                       i)};
+    }
+  }
+  auto* messages = member(body, "messages");
+  if (!messages || !messages->is_array())
+    return Violation{"messages: Field required"};
+  auto& msgs = messages->as_array();
+  if (msgs.empty())
+    return Violation{"messages: at least one message is required"};
+  std::vector<std::string> pending; // tool_use ids the next message must answer
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    auto role = string_of(msgs[i], "role");
+    if (role != "user" && role != "assistant")
+      return Violation{fmt::format("messages.{}.role: Input should be 'user' or 'assistant'", i)};
+    if (i == 0 && role != "user")
+      return Violation{"messages: first message must use the \"user\" role"};
+    if (i > 0 && role == string_of(msgs[i - 1], "role"))
+      return Violation{fmt::format("messages: roles must alternate between \"user\" and \"assistant\", but found "
+                                   "multiple \"{}\" roles in a row",
+                                   role)};
+    auto* content = member(msgs[i], "content");
+    JsonArray blocks;
+    if (content && content->is_string())
+      blocks.push_back(JsonObject{{"type", "text"}, {"text", content->as_string()}});
+    else if (content && content->is_array())
+      blocks = content->as_array();
+    else
+      return Violation{fmt::format("messages.{}.content: Field required", i)};
+    if (blocks.empty() && !(role == "assistant" && i + 1 == msgs.size()))
+      return Violation{fmt::format("messages.{}: all messages must have non-empty content except for the optional "
+                                   "final assistant message",
+                                   i)};
+    // The previous assistant's tool_use blocks: answered first in this message.
+    std::vector<std::string> answered;
+    bool other_content = false;
+    std::vector<std::string> uses;
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      auto type = string_of(blocks[k], "type");
+      if (type == "text" && string_of(blocks[k], "text").empty())
+        return Violation{fmt::format("messages.{}.content.{}.text: text content blocks must be non-empty", i, k)};
+      if (type == "tool_result") {
+        if (role != "user")
+          return Violation{fmt::format("messages.{}.content.{}: tool_result blocks are only allowed in user messages",
+                                       i, k)};
+        auto id = string_of(blocks[k], "tool_use_id");
+        if (std::find(pending.begin(), pending.end(), id) == pending.end())
+          return Violation{fmt::format("messages.{}.content.{}: unexpected `tool_use_id` found in `tool_result` "
+                                       "blocks: {}. Each `tool_result` block must have a corresponding `tool_use` "
+                                       "block in the previous message.",
+                                       i, k, id)};
+        if (std::find(answered.begin(), answered.end(), id) != answered.end())
+          return Violation{fmt::format("messages.{}.content.{}: each tool_use must have a single result. Found "
+                                       "multiple `tool_result` blocks with id: {}",
+                                       i, k, id)};
+        if (other_content) // results after other content do not count as "immediately after"
+          break;
+        answered.push_back(id);
+      } else {
+        other_content = true;
+      }
+      if (type == "tool_use") {
+        if (role != "assistant")
+          return Violation{fmt::format("messages.{}.content.{}: tool_use blocks are only allowed in assistant messages",
+                                       i, k)};
+        uses.push_back(string_of(blocks[k], "id"));
+      }
+    }
+    std::string missing;
+    for (auto& id : pending)
+      if (std::find(answered.begin(), answered.end(), id) == answered.end())
+        missing += (missing.empty() ? "" : ", ") + id;
+    if (!missing.empty())
+      return Violation{fmt::format("messages.{}: `tool_use` ids were found without `tool_result` blocks immediately "
+                                   "after: {}. Each `tool_use` block must have a corresponding `tool_result` block "
+                                   "in the next message.",
+                                   i - 1, missing)};
+    pending = std::move(uses);
+  }
+  if (!pending.empty()) {
+    std::string ids;
+    for (auto& id : pending)
+      ids += (ids.empty() ? "" : ", ") + id;
+    return Violation{fmt::format("messages.{}: `tool_use` ids were found without `tool_result` blocks immediately "
+                                 "after: {}. Each `tool_use` block must have a corresponding `tool_result` block in "
+                                 "the next message.",
+                                 msgs.size() - 1, ids)};
+  }
+  return std::nullopt;
+}
+
+/// api.openai.com's error body.
+inline std::string openai_error_body(const Violation& v) {
+  auto opt = [](const std::string& s) { return s.empty() ? Json() : Json(s); };
+  return Json::object()
+    .set("error", Json::object()
+                    .set("message", v.message)
+                    .set("type", "invalid_request_error")
+                    .set("param", opt(v.param))
+                    .set("code", opt(v.code)))
+    .dump();
+}
+
+/// Anthropic's error body.
+inline std::string anthropic_error_body(const Violation& v) {
+  return Json::object()
+    .set("type", "error")
+    .set("error", Json::object().set("type", "invalid_request_error").set("message", v.message))
+    .dump();
+}
+
+namespace rules_detail {
+
+/// Problems of one Gemini Schema object (an OpenAPI 3.0 subset), `at` naming it as
+/// Gemini does ("properties[env]").
+inline void gemini_schema_problems(const Json& s, const std::string& at, std::vector<std::string>& out) {
+  static const std::set<std::string> known{"type",     "format",   "title",     "description", "nullable",
+                                           "enum",     "maxItems", "minItems",  "properties",  "required",
+                                           "minimum",  "maximum",  "minLength", "maxLength",   "pattern",
+                                           "example",  "anyOf",    "items",     "propertyOrdering",
+                                           "minProperties", "maxProperties"};
+  static const std::set<std::string> types{"string", "number", "integer", "boolean", "array", "object"};
+  auto where = [&](const std::string& what) { return at.empty() ? what : at + "." + what; };
+  if (!s.is_object()) {
+    out.push_back(fmt::format("{}: not a schema object", at));
+    return;
+  }
+  for (auto& [key, value] : s.as_object())
+    if (!known.contains(key))
+      out.push_back(fmt::format("Invalid JSON payload received. Unknown name \"{}\" at '{}'", key, at));
+  if (auto* any_of = member(s, "anyOf"); any_of && s.as_object().size() != 1)
+    out.push_back(fmt::format("{}: anyOf must be the only field of its schema", where("anyOf")));
+  if (member(s, "anyOf"))
+    return;
+  std::string type = string_of(s, "type");
+  for (auto& c : type)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!types.contains(type)) {
+    out.push_back(fmt::format("{}: a type (STRING, NUMBER, INTEGER, BOOLEAN, ARRAY or OBJECT) is required",
+                              where("type")));
+    return;
+  }
+  if (member(s, "enum") && type != "string")
+    out.push_back(fmt::format("{}: only allowed for STRING type", where("enum")));
+  if (type == "array") {
+    if (auto* items = member(s, "items"))
+      gemini_schema_problems(*items, where("items"), out);
+    else
+      out.push_back(fmt::format("{}: missing field.", where("items")));
+  }
+  if (type == "object") {
+    auto* props = member(s, "properties");
+    if (!props || !props->is_object() || props->as_object().empty()) {
+      out.push_back(fmt::format("{}: should be non-empty for OBJECT type", where("properties")));
+      return;
+    }
+    for (auto& [name, sub] : props->as_object())
+      gemini_schema_problems(sub, fmt::format("{}[{}]", where("properties"), name), out);
+    if (auto* required = member(s, "required"); required && required->is_array())
+      for (auto& r : required->as_array())
+        if (!r.is_string() || !props->find(r.as_string()))
+          out.push_back(fmt::format("{}: property {} is not defined", where("required"), r.dump()));
+  }
+}
+
+} // namespace rules_detail
+
+/// Gemini function declarations ({name, description, parameters}) as Gemini checks
+/// them: names, and every schema within Gemini's OpenAPI subset. Empty when accepted.
+inline std::vector<std::string> gemini_declaration_problems(const Json& declarations) {
+  std::vector<std::string> out;
+  static const std::regex name_pattern("^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$");
+  if (!declarations.is_array())
+    return {"function_declarations: expected a list"};
+  for (size_t i = 0; i < declarations.as_array().size(); ++i) {
+    auto& decl = declarations.as_array()[i];
+    auto name = rules_detail::string_of(decl, "name");
+    auto at = fmt::format("function_declarations[{}]", i);
+    if (!std::regex_match(name, name_pattern))
+      out.push_back(fmt::format("{}.name: invalid function name \"{}\"", at, name));
+    for (auto& [key, value] : decl.as_object())
+      if (key != "name" && key != "description" && key != "parameters")
+        out.push_back(fmt::format("Invalid JSON payload received. Unknown name \"{}\" at '{}'", key, at));
+    if (auto* params = rules_detail::member(decl, "parameters")) {
+      std::vector<std::string> found;
+      rules_detail::gemini_schema_problems(*params, "", found);
+      for (auto& p : found)
+        out.push_back(fmt::format("GenerateContentRequest.tools[0].{}.parameters.{}", at, p));
+    }
+  }
+  return out;
+}
+
+} // namespace jp::testing

@@ -1,0 +1,324 @@
+// Providers accept what we send: the fake provider refuses what the real services
+// refuse (provider_request_rules.hpp), and the requests we build from a real config
+// and conversation pass it; a refusal's message reaches the user verbatim.
+#define CAF_SUITE provider_request_rules
+#include <caf/test/unit_test.hpp>
+
+#include <cstdlib>
+
+#include "cli_run.hpp"
+#include "config/config_loader.hpp"
+#include "fake_provider_server.hpp"
+#include "messages/json.hpp"
+#include "runtime/provider/anthropic_format.hpp"
+#include "runtime/provider/openai_format.hpp"
+#include "runtime/provider/provider.hpp"
+#include "temp_dir.hpp"
+#include "tools/schema.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+Json parsed(const std::string& text) {
+  auto j = Json::parse(text);
+  CAF_REQUIRE(j.ok());
+  return *j;
+}
+
+struct KeyEnv {
+  KeyEnv() { ::setenv("JP_TEST_RULES_KEY", "sk-test", 1); }
+  ~KeyEnv() { ::unsetenv("JP_TEST_RULES_KEY"); }
+};
+
+HttpProviderConfig config_for(const FakeProviderServer& server, const std::string& provider) {
+  HttpProviderConfig c;
+  c.provider = provider;
+  c.base_url = server.base_url() + (provider == "openai" ? "/v1" : "");
+  c.api_key_env = "JP_TEST_RULES_KEY";
+  c.retry.max_retries = 0;
+  return c;
+}
+
+/// Streams `request` to the fake server as `provider`; the status.
+Status send(FakeProviderServer& server, const std::string& provider, const ChatRequest& request) {
+  auto p = make_http_provider(config_for(server, provider));
+  CAF_REQUIRE(p.ok());
+  StreamHooks hooks;
+  hooks.emit = [](ChatEvent) {};
+  return (*p)->stream(request, hooks);
+}
+
+/// The refusal's message, "" when accepted.
+std::string message_of(const std::optional<Violation>& v) {
+  return v ? v->message : "";
+}
+
+std::string text_stream(const std::string& provider) {
+  return provider_fixture(provider == "openai" ? "openai_text.sse" : "anthropic_text.sse");
+}
+
+ToolCall call(std::string id, std::string name, std::string arguments) {
+  return ToolCall{std::move(id), std::move(name), std::move(arguments)};
+}
+
+ChatMessage result(std::string id, std::string text) {
+  ChatMessage m{chat_role::tool, std::move(text)};
+  m.tool_call_id = std::move(id);
+  m.tool_name = "shell";
+  return m;
+}
+
+/// A conversation as the turn loop keeps it: the tools of the default config, a
+/// batch of two calls, and a notification recorded between the calls' results.
+ChatRequest conversation(const std::string& model, dialect d) {
+  ChatRequest r;
+  r.model = model;
+  r.system = "You run tools.";
+  r.max_tokens = 1000;
+  r.tools_json = tool_declarations(default_config(), d).dump();
+  r.messages.push_back(ChatMessage{chat_role::user, "Build it."});
+  ChatMessage said{chat_role::assistant, "Starting."};
+  said.tool_calls = {call("call_1", "shell", R"({"action":"spawn","id":"b","command":"make"})"),
+                     call("call_2", "await", R"({"all":["b"]})")};
+  r.messages.push_back(said);
+  r.messages.push_back(result("call_1", R"({"id":"b","state":"running"})"));
+  r.messages.push_back(ChatMessage{chat_role::user, "<notifications>\nHandle `b` printed\n</notifications>"});
+  r.messages.push_back(result("call_2", R"({"completed":[{"id":"b","state":"stopped","result":"ok"}]})"));
+  return r;
+}
+
+} // namespace
+
+// ---- The rules refuse what the services refuse, in their words and shapes -------
+
+CAF_TEST(openai rules refuse a top level oneOf with the service message and error shape) {
+  auto tools = parsed(R"([{"type":"function","function":{"name":"shell","parameters":)"
+                      R"({"type":"object","oneOf":[{"required":["a"]}]}}}])");
+  auto v = openai_tools_violation(tools);
+  CAF_REQUIRE(v.has_value());
+  CAF_CHECK_EQUAL(v->message, "Invalid schema for function 'shell': schema must have type 'object' and not have "
+                              "'oneOf'/'anyOf'/'allOf'/'enum'/'const'/'not' at the top level.");
+  auto body = parsed(openai_error_body(*v));
+  CAF_CHECK_EQUAL(body.find("error")->find("type")->as_string(), "invalid_request_error");
+  CAF_CHECK_EQUAL(body.find("error")->find("param")->as_string(), "tools[0].function.parameters");
+  CAF_CHECK_EQUAL(body.find("error")->find("code")->as_string(), "invalid_function_parameters");
+  CAF_CHECK_EQUAL(body.find("error")->find("message")->as_string(), v->message);
+  // An array without items, a bad name.
+  CAF_CHECK(contains(openai_tools_violation(parsed(R"([{"type":"function","function":{"name":"a","parameters":)"
+                                                   R"({"type":"object","properties":{"xs":{"type":"array"}}}}}])"))
+                       ->message,
+                     "In context=('properties', 'xs'), array schema missing items."));
+  CAF_CHECK(contains(openai_tools_violation(parsed(R"([{"type":"function","function":{"name":"a b"}}])"))->message,
+                     "Invalid 'tools[0].function.name'"));
+}
+
+CAF_TEST(openai rules refuse max_tokens for reasoning models only) {
+  auto body = [](const char* model, const char* param) {
+    return parsed(fmt::format(R"({{"model":"{}","{}":100,"messages":[{{"role":"user","content":"hi"}}]}})", model,
+                              param));
+  };
+  for (auto model : {"o1", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini", "gpt-5.1", "openai/o3"}) {
+    auto v = openai_request_violation(body(model, "max_tokens"));
+    CAF_REQUIRE(v.has_value());
+    CAF_CHECK_EQUAL(v->message, "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                                "'max_completion_tokens' instead.");
+    CAF_CHECK(!openai_request_violation(body(model, "max_completion_tokens")));
+  }
+  for (auto model : {"gpt-4o", "gpt-4.1-mini", "llama3", "o1x"})
+    CAF_CHECK(!openai_request_violation(body(model, "max_tokens")));
+}
+
+CAF_TEST(openai rules want every tool call answered by tool messages right after it) {
+  auto with = [](const std::string& messages) {
+    return openai_request_violation(parsed(R"({"model":"m","messages":[{"role":"user","content":"hi"},)"
+                                           R"({"role":"assistant","content":null,"tool_calls":[)"
+                                           R"({"id":"a","type":"function","function":{"name":"t","arguments":"{}"}},)"
+                                           R"({"id":"b","type":"function","function":{"name":"t","arguments":"{}"}}]})" +
+                                           messages + "]}"));
+  };
+  CAF_CHECK(!with(R"(,{"role":"tool","tool_call_id":"b","content":"x"},{"role":"tool","tool_call_id":"a","content":"y"})"));
+  auto missing = with(R"(,{"role":"tool","tool_call_id":"a","content":"y"},{"role":"user","content":"n"})");
+  CAF_REQUIRE(missing.has_value());
+  CAF_CHECK(contains(missing->message, "did not have response messages: b"));
+  CAF_CHECK_EQUAL(missing->param, "messages.[1].role");
+  // A user message between the call and its result.
+  CAF_CHECK(with(R"(,{"role":"tool","tool_call_id":"a","content":"y"},{"role":"user","content":"n"},)"
+                 R"({"role":"tool","tool_call_id":"b","content":"x"})")
+              .has_value());
+  auto twice = with(R"(,{"role":"tool","tool_call_id":"a","content":"y"},{"role":"tool","tool_call_id":"a","content":"y"})");
+  CAF_REQUIRE(twice.has_value());
+  CAF_CHECK(contains(twice->message, "must be a response to a preceeding message with 'tool_calls'"));
+}
+
+CAF_TEST(anthropic rules want max_tokens alternating roles and tool results first and paired) {
+  auto body = [](const std::string& messages, bool max_tokens = true) {
+    return anthropic_request_violation(parsed(fmt::format(R"({{"model":"m",{}"messages":[{}]}})",
+                                                          max_tokens ? R"("max_tokens":10,)" : "", messages)));
+  };
+  const std::string use = R"({"role":"user","content":"go"},{"role":"assistant","content":[)"
+                          R"({"type":"tool_use","id":"t1","name":"shell","input":{}}]},)";
+  CAF_CHECK(!body(use + R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"},)"
+                        R"({"type":"text","text":"more"}]})"));
+  CAF_CHECK_EQUAL(message_of(body(R"({"role":"user","content":"hi"})", false)), "max_tokens: Field required");
+  CAF_CHECK(contains(body(R"({"role":"assistant","content":"hi"})")->message, "first message must use the \"user\" role"));
+  CAF_CHECK(contains(body(R"({"role":"user","content":"a"},{"role":"user","content":"b"})")->message,
+                     "roles must alternate"));
+  auto text_first = body(use + R"({"role":"user","content":[{"type":"text","text":"note"},)"
+                               R"({"type":"tool_result","tool_use_id":"t1","content":"ok"}]})");
+  CAF_REQUIRE(text_first.has_value());
+  CAF_CHECK_EQUAL(text_first->message, "messages.1: `tool_use` ids were found without `tool_result` blocks "
+                                       "immediately after: t1. Each `tool_use` block must have a corresponding "
+                                       "`tool_result` block in the next message.");
+  CAF_CHECK(contains(body(use + R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"zz","content":"ok"}]})")
+                       ->message,
+                     "unexpected `tool_use_id` found in `tool_result` blocks: zz"));
+  auto shape = parsed(anthropic_error_body(*text_first));
+  CAF_CHECK_EQUAL(shape.find("type")->as_string(), "error");
+  CAF_CHECK_EQUAL(shape.find("error")->find("type")->as_string(), "invalid_request_error");
+  CAF_CHECK_EQUAL(shape.find("error")->find("message")->as_string(), text_first->message);
+  // Top-level combinators and tool names.
+  auto tools = [](const std::string& tool) {
+    return anthropic_request_violation(parsed(R"({"model":"m","max_tokens":1,"messages":[{"role":"user",)"
+                                              R"("content":"x"}],"tools":[)" +
+                                              tool + "]}"));
+  };
+  CAF_CHECK(contains(tools(R"({"name":"a","input_schema":{"type":"object","anyOf":[]}})")->message,
+                     "input_schema does not support oneOf, allOf, or anyOf at the top level"));
+  CAF_CHECK(contains(tools(R"({"name":"a.b","input_schema":{"type":"object"}})")->message, "String should match pattern"));
+}
+
+// ---- What we send passes -------------------------------------------------------
+
+CAF_TEST(requests with the default tools and a real conversation pass both services) {
+  KeyEnv key;
+  for (auto [provider, d] : {std::pair{"openai", dialect::openai}, std::pair{"anthropic", dialect::anthropic}}) {
+    FakeProviderServer server;
+    server.push({200, text_stream(provider)});
+    auto s = send(server, provider, conversation("test-model", d));
+    CAF_CHECK_EQUAL(s ? "" : s.error, "");
+    CAF_CHECK(server.refused().empty());
+  }
+}
+
+CAF_TEST(a reasoning model gets max_completion_tokens and others max_tokens) {
+  CAF_CHECK_EQUAL(max_tokens_parameter("gpt-5-mini"), "max_completion_tokens");
+  CAF_CHECK_EQUAL(max_tokens_parameter("o3"), "max_completion_tokens");
+  CAF_CHECK_EQUAL(max_tokens_parameter("openrouter/o4-mini"), "max_completion_tokens");
+  CAF_CHECK_EQUAL(max_tokens_parameter("gpt-4o-mini"), "max_tokens");
+  CAF_CHECK_EQUAL(max_tokens_parameter("llama3.1"), "max_tokens");
+  KeyEnv key;
+  FakeProviderServer server;
+  for (auto model : {"gpt-5-mini", "o3", "gpt-4o"}) {
+    server.push({200, text_stream("openai")});
+    auto s = send(server, "openai", conversation(model, dialect::openai));
+    CAF_CHECK_EQUAL(s ? "" : s.error, "");
+  }
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  CAF_CHECK_EQUAL(parsed(seen[0].body).find("max_completion_tokens")->as_int(), 1000);
+  CAF_CHECK(parsed(seen[1].body).find("max_tokens") == nullptr);
+  CAF_CHECK_EQUAL(parsed(seen[2].body).find("max_tokens")->as_int(), 1000);
+}
+
+CAF_TEST(anthropic always gets max_tokens) {
+  auto r = conversation("claude-sonnet-4-5", dialect::anthropic);
+  r.max_tokens = 0;
+  CAF_CHECK_EQUAL(parsed(anthropic_request_body(r)).find("max_tokens")->as_int(), 4096);
+}
+
+CAF_TEST(tool results come first in the user turn and answer the previous calls) {
+  auto body = parsed(anthropic_request_body(conversation("claude-sonnet-4-5", dialect::anthropic)));
+  auto& msgs = body.find("messages")->as_array();
+  CAF_REQUIRE_EQUAL(msgs.size(), 3u);
+  auto& turn = msgs[2].find("content")->as_array();
+  CAF_REQUIRE_EQUAL(turn.size(), 3u);
+  CAF_CHECK_EQUAL(turn[0].find("tool_use_id")->as_string(), "call_1");
+  CAF_CHECK_EQUAL(turn[1].find("tool_use_id")->as_string(), "call_2");
+  CAF_CHECK(contains(turn[2].find("text")->as_string(), "<notifications>"));
+  // openai: both tool messages right after the assistant, then the notification.
+  auto oa = parsed(openai_request_body(conversation("gpt-4o", dialect::openai)));
+  auto& om = oa.find("messages")->as_array();
+  CAF_REQUIRE_EQUAL(om.size(), 6u);
+  CAF_CHECK_EQUAL(om[3].find("tool_call_id")->as_string(), "call_1");
+  CAF_CHECK_EQUAL(om[4].find("tool_call_id")->as_string(), "call_2");
+  CAF_CHECK_EQUAL(om[5].find("role")->as_string(), "user");
+}
+
+CAF_TEST(results without a call and calls without a result still make a valid request) {
+  ChatRequest r;
+  r.model = "m";
+  r.max_tokens = 100;
+  r.messages.push_back(ChatMessage{chat_role::user, "go"});
+  r.messages.push_back(result("stale", "from a cut turn"));
+  ChatMessage said{chat_role::assistant};
+  said.tool_calls = {call("a", "shell", "{}"), call("b", "shell", "{}")};
+  r.messages.push_back(said);
+  r.messages.push_back(result("a", "one"));
+  r.messages.push_back(result("a", "again"));
+  r.messages.push_back(ChatMessage{chat_role::user, "next"});
+  auto oa = parsed(openai_request_body(r));
+  CAF_CHECK(!openai_request_violation(oa));
+  CAF_CHECK(contains(oa.dump(), "Result of the earlier tool call `stale` (shell): from a cut turn"));
+  CAF_CHECK(contains(oa.dump(), "no result was recorded for this call"));
+  auto an = parsed(anthropic_request_body(r));
+  auto v = anthropic_request_violation(an);
+  CAF_CHECK_EQUAL(message_of(v), "");
+  // A conversation starting with the assistant gets a user turn first.
+  r.messages.erase(r.messages.begin(), r.messages.begin() + 2);
+  v = anthropic_request_violation(parsed(anthropic_request_body(r)));
+  CAF_CHECK_EQUAL(message_of(v), "");
+}
+
+// ---- A refusal reaches the user verbatim -------------------------------------------
+
+CAF_TEST(a 400 message from either service reaches the user unchanged) {
+  KeyEnv key;
+  for (auto provider : {"openai", "anthropic"}) {
+    FakeProviderServer server;
+    auto r = conversation("test-model", std::string(provider) == "openai" ? dialect::openai : dialect::anthropic);
+    r.tools_json = std::string(provider) == "openai"
+                     ? R"([{"type":"function","function":{"name":"bad name","parameters":{"type":"object"}}}])"
+                     : R"([{"name":"bad name","input_schema":{"type":"object"}}])";
+    auto s = send(server, provider, r);
+    CAF_REQUIRE(!s);
+    auto refused = server.refused();
+    CAF_REQUIRE_EQUAL(refused.size(), 1u);
+    CAF_CHECK(contains(s.error, "HTTP 400"));
+    CAF_CHECK_EQUAL(contains(s.error, refused[0]) ? "" : s.error + " lacks " + refused[0], "");
+  }
+}
+
+CAF_TEST(jp-actors query shows a 400 message from either service unchanged) {
+  for (auto provider : {"openai", "anthropic"}) {
+    FakeProviderServer server;
+    temp_dir ws;
+    ws.write("config.toml", fmt::format("[assistant]\nprovider = \"{}\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n"
+                                        "api_key_env = \"JP_TEST_RULES_UNSET\"\n",
+                                        provider, server.base_url() + (std::string(provider) == "openai" ? "/v1" : "")));
+    Violation v{"messages.1: `tool_use` ids were found without \"tool_result\" blocks: t1 <é>", "messages", ""};
+    server.push({400, std::string(provider) == "openai" ? openai_error_body(v) : anthropic_error_body(v)});
+    auto r = cli_in(ws.path.string(), fmt::format("--config {}/config.toml query hi", ws.path.string()));
+    CAF_CHECK_NOT_EQUAL(r.status, 0);
+    CAF_CHECK_EQUAL(contains(r.out, v.message) ? "" : r.out, "");
+    CAF_CHECK(server.refused().empty()); // our request itself was fine
+  }
+}
+
+CAF_TEST(jp-actors tools prints the json-schema dialect with oneOf and openai flat) {
+  auto full = cli("tools --schema --dialect json-schema");
+  CAF_CHECK_EQUAL(full.status, 0);
+  CAF_CHECK(contains(full.out, R"("oneOf")"));
+  CAF_CHECK(contains(full.out, R"("anyOf")"));
+  auto openai = cli("tools --schema --dialect openai");
+  CAF_CHECK_EQUAL(openai.status, 0);
+  auto v = openai_tools_violation(parsed(openai.out));
+  CAF_CHECK_EQUAL(message_of(v), "");
+  auto bad = cli("tools --schema --dialect cohere");
+  CAF_CHECK(contains(bad.out, "openai, anthropic, gemini, json-schema"));
+}
