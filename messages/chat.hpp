@@ -42,6 +42,10 @@ struct ChatRequest {
   std::vector<ChatMessage> messages;
   std::string tools_json;
   int64_t max_tokens = 4096;
+  // A JSON schema the answer's text must match (a JSON object as text, "" = free
+  // text), named `response_schema_name`: sent where the dialect can enforce it.
+  std::string response_schema;
+  std::string response_schema_name;
   friend bool operator==(const ChatRequest&, const ChatRequest&) = default;
 };
 
@@ -69,7 +73,8 @@ typename Inspector::result_type inspect(Inspector& f, ChatMessage& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ChatRequest& x) {
-  return f(x.model, x.system, x.messages, x.tools_json, x.max_tokens);
+  return f(x.model, x.system, x.messages, x.tools_json, x.max_tokens, x.response_schema,
+           x.response_schema_name);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ChatEvent& x) {

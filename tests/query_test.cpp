@@ -480,6 +480,13 @@ CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result come
   CAF_CHECK(contains(asked, "[user] start b"));
   CAF_CHECK(contains(asked, "sleep 0.3; echo done"));
   CAF_CHECK(contains(asked, "[assistant] I will leave it running."));
+  // OpenAI holds the answer to that schema (structured outputs).
+  auto* format = inquiry->find("response_format");
+  CAF_REQUIRE(format != nullptr);
+  CAF_CHECK_EQUAL(format->find("type")->as_string(), "json_schema");
+  CAF_CHECK(contains(format->dump(), R"("required":["b"])"));
+  // The conversation's own requests are free text.
+  CAF_CHECK(Json::parse(seen[0].body)->find("response_format") == nullptr);
   // The waited result is a tool response the assistant answers.
   auto msgs = messages_sent(seen[3]);
   auto& last = msgs.back();

@@ -89,12 +89,13 @@ public:
         item.set("output_preview", h.last_line);
       list.push(std::move(item));
     }
+    auto schema = turn_end_answer_schema(outstanding);
     auto text = ask(fmt::format(
       "{}Your turn is ending, but these tool handles are still running:\n{}\n\nFor each one, choose "
       "\"wait\" (it runs on and its result comes back to you as a tool response) or \"abort\" (it is "
       "stopped now and its result is lost). Reply with only a JSON object that matches this JSON "
       "schema (an entry for every handle):\n{}",
-      conversation_excerpt(recent), list.dump(), turn_end_answer_schema(outstanding).dump()));
+      conversation_excerpt(recent), list.dump(), schema.dump()), schema);
     if (!text)
       return Error{fmt::format("turn end: the inquiry got no answer ({}); every handle was aborted", text.error())};
     auto parsed = json_in_answer(*text);
@@ -148,10 +149,15 @@ public:
 private:
   void cancel() override { cancelled_ = true; }
 
-  /// One request with no tools; the answer's text.
-  Result<std::string> ask(const std::string& prompt) {
+  /// One request with no tools; the answer's text. `schema`: what it must match,
+  /// enforced where the provider can (OpenAI's structured outputs).
+  Result<std::string> ask(const std::string& prompt, const Json& schema = Json()) {
     ChatRequest req;
     req.model = model_;
+    if (schema.is_object()) {
+      req.response_schema = schema.dump();
+      req.response_schema_name = "inquiry_answer";
+    }
     req.system = "You answer questions from the runtime that runs your tools. Answer with JSON only.";
     req.messages.push_back(ChatMessage{chat_role::user, prompt});
     std::string text;

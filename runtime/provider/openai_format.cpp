@@ -75,6 +75,13 @@ std::string openai_request_body(const ChatRequest& request) {
     body.set("tools", tools_value(request.tools_json));
   if (request.max_tokens > 0)
     body.set(max_tokens_parameter(request.model), request.max_tokens);
+  // Structured outputs: the service holds the answer to the schema.
+  if (auto schema = Json::parse(request.response_schema); schema && schema->is_object())
+    body.set("response_format",
+             Json::object().set("type", "json_schema").set("json_schema", Json::object()
+                                                                          .set("name", request.response_schema_name)
+                                                                          .set("schema", std::move(*schema))
+                                                                          .set("strict", true)));
   return body.dump();
 }
 
