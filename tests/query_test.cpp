@@ -87,11 +87,15 @@ std::vector<Json> results_of(const std::string& out) {
   return found;
 }
 
-/// The messages of a request the fake provider received.
+/// The conversation's messages in a request the fake provider received: without the
+/// system prompt (the protocol guidance), which OpenAI-style requests send first.
 JsonArray messages_sent(const FakeProviderServer::Seen& seen) {
   auto body = Json::parse(seen.body);
   CAF_REQUIRE(body.ok());
-  return body->find("messages")->as_array();
+  auto msgs = body->find("messages")->as_array();
+  if (!msgs.empty() && msgs.front().find("role")->as_string() == "system")
+    msgs.erase(msgs.begin());
+  return msgs;
 }
 
 /// The events of the workspace's only conversation.
