@@ -1,4 +1,5 @@
 #include "messages/json_codec.hpp"
+#include "messages/duration.hpp"
 #include "messages/launch_spec.hpp"
 
 #include <cmath>
@@ -540,6 +541,9 @@ Result<int64_t> int_argument(const Json& args, std::string_view key, int64_t lo,
 
 Result<LookOptions> look_options(const Json& args) {
   LookOptions o;
+  if (auto* w = field(args, "wait_ms"); w && w->is_number())
+    if (auto ok = check_duration("wait_ms", w->as_number(), "milliseconds"); !ok)
+      return Error{ok.error};
   auto wait = int_argument(args, "wait_ms", 0, kMaxWaitMs, -1, "milliseconds");
   if (!wait)
     return Error{wait.error()};
@@ -736,9 +740,8 @@ Result<AwaitRequest> await_request_from_json(const Json& j) {
   if (auto* t = field(j, "timeout_secs")) {
     if (!t->is_number())
       return wrong_type("timeout_secs", "a number", *t);
-    if (t->as_number() < 0)
-      return Error{fmt::format("`timeout_secs` must not be negative, got {}",
-                               t->as_number())};
+    if (auto ok = check_duration("timeout_secs", t->as_number()); !ok)
+      return Error{ok.error};
     r.timeout_secs = t->as_number();
   }
   return r;
