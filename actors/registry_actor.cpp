@@ -341,6 +341,11 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
                      HandleReport{id, ToolState::failure(ToolError{reason, {}, false}), 0, {}});
     },
     [self](spawn_atom, const std::string& id, const LaunchSpec& spec) -> caf::result<HandleReport> {
+      self->delegate(caf::actor_cast<caf::actor>(self), spawn_atom::value, id, spec, LookOptions{});
+      return caf::delegated<HandleReport>{};
+    },
+    [self](spawn_atom, const std::string& id, const LaunchSpec& spec,
+           const LookOptions& look) -> caf::result<HandleReport> {
       auto it = self->state.entries.find(id);
       if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped) {
         if (auto err = reserve(self, id))
@@ -352,8 +357,9 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
                                 id));
       }
       start(self, id, it->second, spec);
-      // The first look: a terminal's tool may settle first (its prompt, its first screen).
-      self->delegate(it->second.handle, fetch_atom::value, LookOptions{});
+      // The first look, with the spawn's options (wait_ms): the tool may settle first
+      // (its prompt, its first screen, its whole run when short).
+      self->delegate(it->second.handle, fetch_atom::value, look);
       return caf::delegated<HandleReport>{};
     },
     [self](oneshot_atom, const LaunchSpec& spec) -> caf::result<HandleReport> {

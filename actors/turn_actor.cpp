@@ -225,10 +225,9 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
   std::function<void()> go;
   switch (cmd->action) {
     case action_kind::spawn: {
-      // The tool's own parameters: the arguments already parsed, minus the protocol's.
-      Json params = args;
-      params.erase("action");
-      params.erase("id");
+      // The tool's own parameters: the arguments minus the protocol's (action, id, wait_ms, ...).
+      auto parsed = Json::parse(cmd->args_json);
+      Json params = parsed ? std::move(*parsed) : Json::object();
       Status valid = validate_arguments(tool, params);
       Result<LaunchSpec> spec = valid ? make_launch_spec(*st.ctx.config, tool, params,
                                                          Json::object(), true)
@@ -238,8 +237,8 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
         rp.deliver(failed(spec.error()));
         return rp;
       }
-      go = [self, registry, id, spec = *spec, reply, reply_error] {
-        self->request(registry, caf::infinite, spawn_atom::value, id, spec).then(reply, reply_error);
+      go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error] {
+        self->request(registry, caf::infinite, spawn_atom::value, id, spec, look).then(reply, reply_error);
       };
       break;
     }

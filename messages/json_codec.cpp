@@ -595,9 +595,14 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
   c.tool = std::string(tool);
   switch (*kind) {
     case action_kind::spawn: {
+      // The first look waits like a fetch's; the rest are the tool's own parameters.
+      auto look = look_options(args);
+      if (!look)
+        return Error{look.error()};
+      c.look = *look;
       auto rest = args;
-      rest.erase("action");
-      rest.erase("id");
+      for (auto key : {"action", "id", "wait_ms", "screen", "rows", "cols"})
+        rest.erase(key);
       c.args_json = rest.dump();
       break;
     }
@@ -640,7 +645,7 @@ Json to_arguments(const ToolCommand& c) {
     auto input = Json::parse(c.input_json);
     j.set("input", input ? std::move(*input) : Json(c.input_json));
   }
-  if (c.action == action_kind::fetch || c.action == action_kind::apply) {
+  if (c.action != action_kind::abort) {
     if (c.look.wait_ms >= 0)
       j.set("wait_ms", c.look.wait_ms);
     if (c.look.screen)

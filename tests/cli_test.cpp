@@ -134,6 +134,22 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   CAF_CHECK(args.out.find("command") != std::string::npos);
 }
 
+CAF_TEST(shell spawn answers in one call when the command is quick and takes wait_ms) {
+  auto quick = cli(R"(call shell '{"action":"spawn","id":"x","command":"echo hi"}')");
+  CAF_CHECK_EQUAL(quick.status, 0);
+  CAF_CHECK_EQUAL(quick.out, "{\"id\":\"x\",\"state\":\"stopped\",\"result\":\"hi\\n\"}\n");
+  // A long one answers running once the bound (1 s) passes; the call's end aborts it.
+  auto slow = cli(R"(call shell '{"action":"spawn","id":"x","command":"exec sleep 30"}')");
+  CAF_CHECK_EQUAL(slow.status, 0);
+  CAF_CHECK_EQUAL(slow.out, "{\"id\":\"x\",\"state\":\"running\"}\n");
+  auto now = cli(R"(call shell '{"action":"spawn","id":"x","command":"exec sleep 30","wait_ms":0}')");
+  CAF_CHECK_EQUAL(now.status, 0);
+  CAF_CHECK_EQUAL(now.out, "{\"id\":\"x\",\"state\":\"running\"}\n");
+  auto bad = cli(R"(call shell '{"action":"spawn","id":"x","command":"true","wait_ms":-5}')");
+  CAF_CHECK_NOT_EQUAL(bad.status, 0);
+  CAF_CHECK(bad.out.find("`wait_ms` must be") != std::string::npos);
+}
+
 CAF_TEST(arguments never reach a shell unless the tool asks for one) {
   // `echo` as a local tool: the argument with ; and $() is one argv element.
   auto r = cli(R"(--cfg 'conversation.tools.say.command={program="echo",args=["{{tool.arguments.text}}"]}' )"
