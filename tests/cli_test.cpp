@@ -513,34 +513,71 @@ bool read_until(int fd, std::string& seen, const std::string& needle) {
   return true;
 }
 
-} // namespace
-
-CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
-  char tmpl[] = "/tmp/jp-actors-tty-XXXXXX";
-  std::string ws = ::mkdtemp(tmpl);
-  auto program = fmt::format("conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}",
-                             JP_SOURCE_DIR);
+/// jp-actors with `args` on a terminal: once `question` shows, types `answer` and
+/// says whether `expected` then showed. The process is ended and reaped either way.
+bool answered_on_terminal(std::vector<std::string> args, const std::string& question,
+                          const std::string& answer, const std::string& expected) {
   int master = -1;
   pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
-    ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", ws.c_str(), "--cfg", program.c_str(), "call",
-            "clean", nullptr);
+    args.insert(args.begin(), JP_CLI_BINARY);
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(JP_CLI_BINARY, argv.data());
     ::_exit(127);
   }
   CAF_REQUIRE(pid > 0);
   std::string seen;
-  bool asked = read_until(master, seen, "Delete the build directory? [y/n]");
+  bool asked = read_until(master, seen, question);
   CAF_CHECK(asked);
-  if (asked) {
-    CAF_REQUIRE_EQUAL(::write(master, "y\n", 2), 2);
-    CAF_CHECK(read_until(master, seen, "deleted (pretend)"));
-  }
+  bool shown = asked && ::write(master, answer.data(), answer.size()) == static_cast<ssize_t>(answer.size()) &&
+               read_until(master, seen, expected);
   ::kill(pid, SIGKILL); // no-op when it already ended
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  ::waitpid(pid, nullptr, 0);
   ::close(master);
-  std::error_code ec;
-  std::filesystem::remove_all(ws, ec);
+  return shown;
+}
+
+} // namespace
+
+CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
+  testing::temp_dir ws;
+  auto program = fmt::format("conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}",
+                             JP_SOURCE_DIR);
+  CAF_CHECK(answered_on_terminal({"--workspace", ws.path.string(), "--cfg", program, "call", "clean"},
+                                 "Delete the build directory? [y/n]", "y\n", "deleted (pretend)"));
+}
+
+namespace {
+
+// examples/greet.toml's tool (io = "control"), its program found from any workspace.
+std::string greet_tool() {
+  return fmt::format("--config {0}/examples/greet.toml "
+                     "--cfg 'conversation.tools.greet.command={{program=\"{0}/examples/tools/greet.sh\"}}' ",
+                     JP_SOURCE_DIR);
+}
+
+} // namespace
+
+CAF_TEST(a control tool called one-shot gets fd 3 and its question answered while it runs) {
+  auto answered = cli(greet_tool() + R"(--cfg 'conversation.tools.greet.questions.name.answer="world"' call greet)");
+  CAF_CHECK_EQUAL(answered.status, 0);
+  CAF_CHECK_EQUAL(answered.out, "hello, world\n"); // the stopped ToolState it wrote on fd 3
+  auto unanswered = cli(greet_tool() + "call greet");
+  CAF_CHECK_NOT_EQUAL(unanswered.status, 0);
+  CAF_CHECK(unanswered.out.find("Whom shall I greet?") != std::string::npos);
+  CAF_CHECK(unanswered.out.find("conversation.tools.greet.questions.name.answer") != std::string::npos);
+  CAF_CHECK(unanswered.out.find("Bad file descriptor") == std::string::npos);
+  // On a terminal the user answers; the same process reads the answer on stdin.
+  testing::temp_dir ws;
+  auto config = fmt::format("{}/examples/greet.toml", JP_SOURCE_DIR);
+  auto program = fmt::format("conversation.tools.greet.command={{program=\"{}/examples/tools/greet.sh\"}}",
+                             JP_SOURCE_DIR);
+  CAF_CHECK(answered_on_terminal({"--workspace", ws.path.string(), "--config", config, "--cfg", program, "call",
+                                  "greet"},
+                                 "Whom shall I greet?", "world\n", "hello, world"));
 }
 
 CAF_TEST(on a terminal permission is asked: yes for this turn and no with a reason) {
