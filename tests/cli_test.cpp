@@ -389,6 +389,22 @@ CAF_TEST(allowed tools run; without ask a script is the users own) {
   CAF_CHECK(trusted.has("never"));
 }
 
+CAF_TEST(each allow takes one tool and leaves the positionals after it alone) {
+  auto asky = std::string(R"(--cfg 'conversation.tools.asky.command={program="echo",args=["ran"]}' )"
+                          R"(--cfg conversation.tools.asky.run=ask )");
+  auto r = cli(asky + R"(call --ask --allow asky asky '{}')");
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(r.out, "ran\n");
+  // Repeated, each one names a tool; the tool and its arguments still follow.
+  r = cli(asky + R"(call --ask --allow shell --allow asky asky '{}')");
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(r.out, "ran\n");
+  // Without --allow the tool is asked for and refused (no terminal): the flag mattered.
+  r = cli(asky + R"(call --ask asky '{}')");
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(r.out.find("--allow asky") != std::string::npos);
+}
+
 CAF_TEST(turn end applies the strategy of each tool - abort or await or inquire) {
   auto r = cli(fmt::format("--config {0}/tests/scripts/turn_end_config.toml run {0}/tests/scripts/turn_end.toml --json",
                            JP_SOURCE_DIR));

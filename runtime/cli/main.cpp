@@ -175,8 +175,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(); // global options may also follow the subcommand
   ConfigSources sources;
-  app.add_option("--config", sources.config_files, "Extra TOML config file (repeatable)");
-  app.add_option("--cfg", sources.overrides, "Config override key=value, e.g. runtime.abort_grace_secs=5 (repeatable)");
+  // Repeatable options take one value each: a vector option would otherwise eat the
+  // positionals after it (`--allow asky asky '{}'` lost the tool name).
+  app.add_option("--config", sources.config_files, "Extra TOML config file (repeatable)")->allow_extra_args(false);
+  app.add_option("--cfg", sources.overrides, "Config override key=value, e.g. runtime.abort_grace_secs=5 (repeatable)")
+    ->allow_extra_args(false);
   app.add_option("--workspace", sources.workspace, "Workspace directory (default: current directory)");
 
   auto* run = app.add_subcommand("run", "Run a scripted experiment (agents, steps, tool calls)");
@@ -199,7 +202,8 @@ int main(int argc, char** argv) {
   query->add_option("--model", model, "Model (sets assistant.model)");
   query->add_option("--provider", provider, "scripted, openai or anthropic (sets assistant.provider)");
   query->add_flag("--json", query_options.json, "Write one JSON event per line (as run --json) instead of a transcript");
-  query->add_option("--allow", query_options.allow, "Let TOOL run without asking (repeatable)");
+  query->add_option("--allow", query_options.allow, "Let TOOL run without asking (repeatable)")
+    ->allow_extra_args(false);
 
   auto* conversations = app.add_subcommand("conversations", "List or show the conversations of this workspace");
   conversations->require_subcommand(1);
@@ -220,7 +224,8 @@ int main(int argc, char** argv) {
   for (auto* sub : {run, call}) {
     sub->add_flag("--ask", ask, "Apply the tools' permissions (run = \"ask\" | \"skip\"): ask on the "
                                 "terminal, refuse without one");
-    sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)");
+    sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)")
+      ->allow_extra_args(false);
   }
   tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic or gemini")
