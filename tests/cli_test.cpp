@@ -267,6 +267,109 @@ name = "a"
   std::filesystem::remove_all(dir, ec);
 }
 
+namespace {
+
+/// jp-actors running `run SCRIPT` (with `flags` before it), stdin/stdout on /dev/null.
+pid_t start_run(const std::filesystem::path& ws, const std::filesystem::path& script,
+                std::vector<std::string> flags = {}) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    std::vector<std::string> args = {JP_CLI_BINARY, "--workspace", ws.string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"run", script.string()});
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(JP_CLI_BINARY, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// The pid in `file` once it is there (bounded); 0 if it never came.
+pid_t pid_from(const std::filesystem::path& file) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(file);
+    pid_t p = 0;
+    if (in >> p && p > 0)
+      return p;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return 0;
+}
+
+/// A script whose one handle runs `command` (in TOML's literal quotes) until the await
+/// of the same batch is done.
+void write_held_script(const std::filesystem::path& file, const std::string& command) {
+  std::ofstream(file) << "[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  [[agents.steps.calls]]\n"
+                         "  tool = \"shell\"\n  arguments = { action = \"spawn\", id = \"t\", wait_ms = 0, "
+                         "command = '''" << command << "''' }\n  [[agents.steps.calls]]\n  tool = \"await\"\n"
+                         "  arguments = { all = [\"t\"] }\n";
+}
+
+} // namespace
+
+CAF_TEST(a terminate signal gives the tools a TERM and the grace before a KILL) {
+  testing::temp_dir ws;
+  auto dir = ws.path.string();
+  // It cleans up on TERM (writes a marker), then exits.
+  write_held_script(ws.path / "trap.toml",
+                    fmt::format("trap 'echo cleaned > {0}/marker.tmp; mv {0}/marker.tmp {0}/marker; exit 0' TERM; "
+                                "sleep 1000 & echo $! > {0}/child.tmp; mv {0}/child.tmp {0}/child; "
+                                "echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; wait",
+                                dir));
+  pid_t cli_pid = start_run(ws.path, ws.path / "trap.toml");
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t tool = pid_from(ws.path / "pid");
+  pid_t child = pid_from(ws.path / "child");
+  CAF_REQUIRE(tool > 0 && child > 0);
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  ::waitpid(cli_pid, &status, 0);
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  CAF_CHECK(ws.has("marker")); // it had its grace
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (auto p : {tool, child}) {
+    while (!process_dead(p) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CAF_CHECK(process_dead(p));
+    ::kill(p, SIGKILL); // whatever the checks said, nothing outlives the test
+  }
+}
+
+CAF_TEST(a second terminate signal cuts the grace short) {
+  testing::temp_dir ws;
+  auto dir = ws.path.string();
+  // It notes TERM and runs on; the grace is far longer than the test may take.
+  write_held_script(ws.path / "deaf.toml",
+                    fmt::format("trap 'echo > {0}/termed' TERM; echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; "
+                                "while :; do sleep 0.05; done",
+                                dir));
+  pid_t cli_pid = start_run(ws.path, ws.path / "deaf.toml", {"--cfg", "runtime.abort_grace_secs=3600"});
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t tool = pid_from(ws.path / "pid");
+  CAF_REQUIRE(tool > 0);
+  ::kill(cli_pid, SIGTERM);
+  // The second only once the first was acted on (two pending signals are one).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!ws.has("termed") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(ws.has("termed"));
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  ::waitpid(cli_pid, &status, 0); // within the test's timeout, not the hour of grace
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  while (!process_dead(tool) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(process_dead(tool));
+  ::kill(-tool, SIGKILL);
+}
+
 CAF_TEST(after jp-actors is killed the next start kills every process it left) {
   char tmpl[] = "/tmp/jp-actors-sweep-XXXXXX";
   std::filesystem::path dir = ::mkdtemp(tmpl);

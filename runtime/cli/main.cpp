@@ -16,6 +16,7 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "runtime/cli/query_command.hpp"
+#include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/cli/tty_prompt.hpp"
@@ -36,17 +37,9 @@ int fail(const std::string& reason) {
   return 1;
 }
 
-// SIGINT/SIGTERM/SIGHUP: no child outlives us.
-void on_fatal_signal(int sig) {
-  kill_all_process_groups();
-  close_group_record(); // nothing of ours is left for the next start to sweep
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
-
-void install_signal_handlers() {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP})
-    std::signal(sig, on_fatal_signal);
+// SIGINT/SIGTERM/SIGHUP: no child outlives us; each gets TERM and the grace first.
+void install_signal_handlers(const Config& config) {
+  install_signal_shutdown(config.runtime.abort_grace_secs);
   std::set_terminate([] {
     kill_all_process_groups();
     close_group_record();
@@ -83,7 +76,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   if (!script)
     return fail(script.error());
   IoThread io;
-  install_signal_handlers();
+  install_signal_handlers(*config);
   actor_config cfg{config->runtime.worker_threads};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
@@ -124,7 +117,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
 int call_tool(std::shared_ptr<const Config> config, const std::string& tool, const std::string& args,
               const PermissionPolicy& permissions) {
   IoThread io;
-  install_signal_handlers();
+  install_signal_handlers(*config);
   actor_config cfg{config->runtime.worker_threads};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
@@ -256,7 +249,7 @@ int main(int argc, char** argv) {
     else if (*call)
       rc = call_tool(config, tool, args, permissions);
     else if (*query) {
-      install_signal_handlers(); // SIGINT: the query's own (first ends the turn, second aborts)
+      install_signal_handlers(*config); // SIGINT: the query's own (first ends the turn, second aborts)
       rc = run_query(config, query_options);
     } else if (*show)
       rc = show_conversation(*config, conversation_id, show_json);
@@ -268,6 +261,7 @@ int main(int argc, char** argv) {
     kill_all_process_groups();
     rc = fail(e.what());
   }
+  await_signal_shutdown(); // a signal's shutdown ends the process with that signal
   close_group_record(); // every group ended with the io thread
   return rc;
 }
