@@ -184,6 +184,10 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
   if (s.kind == state_kind::waiting) {
     auto q = s.question;
     auto fail = [rp](std::string msg) mutable { rp.deliver(failed(std::move(msg))); };
+    auto rerun = [self, tool, args, answers, round, rp, q](Json answer) mutable {
+      answers.set(q.id, std::move(answer));
+      run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+    };
     if (tool.io == io_mode::control) {
       auto registry = self->state.registry;
       auto id = r.id;
@@ -192,9 +196,11 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
       };
       answer_question(
         self, tool, round, q,
-        [self, registry, id, next, fail](Json answer) mutable {
+        [self, registry, id, next, rerun](Json answer) mutable {
+          // The running tool reads it; one already gone (it asked by exiting with
+          // needs_input, its entry with it) is run again with it.
           self->request(registry, caf::infinite, oneshot_atom::value, id, answer.dump())
-            .then(next, [fail](caf::error& err) mutable { fail(error_text(err)); });
+            .then(next, [rerun, answer](caf::error&) mutable { rerun(answer); });
         },
         [self, registry, id, fail](std::string msg) mutable {
           // Unanswered, the tool would wait forever: it ends with the call.
@@ -204,13 +210,7 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
         });
       return;
     }
-    answer_question(
-      self, tool, round, q,
-      [self, tool, args, answers, round, rp, q](Json answer) mutable {
-        answers.set(q.id, std::move(answer));
-        run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
-      },
-      fail);
+    answer_question(self, tool, round, q, rerun, fail);
     return;
   }
   std::string content = s.stopped() && !s.ok ? error_content(s) : s.content;

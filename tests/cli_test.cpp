@@ -689,6 +689,11 @@ CAF_TEST(a control tool called one-shot gets fd 3 and its question answered whil
   CAF_CHECK(unanswered.out.find("Whom shall I greet?") != std::string::npos);
   CAF_CHECK(unanswered.out.find("conversation.tools.greet.questions.name.answer") != std::string::npos);
   CAF_CHECK(unanswered.out.find("Bad file descriptor") == std::string::npos);
+  // A control tool may still ask by exiting with needs_input: it is run again.
+  auto rerun = cli(confirm_tool() + "--cfg conversation.tools.clean.io=control "
+                                    "--cfg conversation.tools.clean.questions.proceed.answer=true call clean");
+  CAF_CHECK_EQUAL(rerun.status, 0);
+  CAF_CHECK_EQUAL(rerun.out, "deleted (pretend)\n");
   // On a terminal the user answers; the same process reads the answer on stdin.
   testing::temp_dir ws;
   auto config = fmt::format("{}/examples/greet.toml", JP_SOURCE_DIR);
