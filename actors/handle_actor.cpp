@@ -575,6 +575,15 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       apply_resize(self, o);
       return look(self, o);
     },
+    [self](oneshot_atom, const std::string& answer_json) {
+      // A one-shot run's question, answered by the turn: the tool reads it and runs on;
+      // its output is left for the final result.
+      auto& st = self->state;
+      if (st.exited || !st.waiting || !st.proc)
+        return;
+      st.waiting.reset();
+      st.proc->write_stdin(answer_json + "\n");
+    },
     [self](abort_atom) -> caf::result<HandleReport> {
       auto& st = self->state;
       if (st.exited && !st.aborting)

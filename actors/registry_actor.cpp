@@ -25,6 +25,10 @@ struct entry {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   HandleReport final;
   std::vector<caf::actor> watchers;
+  // A one-shot call's entry ("#N"): it answers its waiters when it stops or, with a
+  // control channel, when its tool asks (the turn answers, the tool runs on).
+  bool oneshot = false;
+  bool control = false;
   std::vector<caf::response_promise> oneshot_waiters;
   // Notifications (RFD 037): only while the assistant neither fetched nor awaited it.
   bool observed = false;
@@ -149,7 +153,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   e.final.id = id;
   // A stateful handle whose process exited is stopped, whatever its last words: a
   // question it printed can no longer be answered through `apply`.
-  if (e.oneshot_waiters.empty() && !e.final.state.stopped())
+  if (!e.oneshot && !e.final.state.stopped())
     e.final.state = exited_without_stopping(id, e.final.state);
   notify_stop(self, id, e, died);
   if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end()) {
@@ -160,6 +164,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   for (auto& w : e.watchers)
     self->send(w, stopped_atom::value, HandleStatus{id, e.final.state});
   e.watchers.clear();
+  bool answered = !e.oneshot_waiters.empty();
   for (auto& rp : e.oneshot_waiters)
     rp.deliver(e.final);
   // The final state lives here now: the handle may go (after the requests already
@@ -171,8 +176,9 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     self->send(e.handle, retire_atom::value);
     e.handle = nullptr;
   }
-  // One-shot entries exist only for the duration of their call.
-  if (!e.oneshot_waiters.empty())
+  // One-shot entries exist only for the duration of their call (one that stopped
+  // while its question was being answered waits for that answer's request).
+  if (e.oneshot && answered)
     self->state.entries.erase(it);
 }
 
@@ -341,6 +347,11 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
                      HandleReport{id, ToolState::failure(ToolError{reason, {}, false}), 0, {}});
     },
     [self](spawn_atom, const std::string& id, const LaunchSpec& spec) -> caf::result<HandleReport> {
+      self->delegate(caf::actor_cast<caf::actor>(self), spawn_atom::value, id, spec, LookOptions{});
+      return caf::delegated<HandleReport>{};
+    },
+    [self](spawn_atom, const std::string& id, const LaunchSpec& spec,
+           const LookOptions& look) -> caf::result<HandleReport> {
       auto it = self->state.entries.find(id);
       if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped) {
         if (auto err = reserve(self, id))
@@ -352,16 +363,39 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
                                 id));
       }
       start(self, id, it->second, spec);
-      // The first look: a terminal's tool may settle first (its prompt, its first screen).
-      self->delegate(it->second.handle, fetch_atom::value, LookOptions{});
+      // The first look, with the spawn's options (wait_ms): the tool may settle first
+      // (its prompt, its first screen, its whole run when short).
+      self->delegate(it->second.handle, fetch_atom::value, look);
       return caf::delegated<HandleReport>{};
     },
     [self](oneshot_atom, const LaunchSpec& spec) -> caf::result<HandleReport> {
       auto id = fmt::format("#{}", ++self->state.next_internal);
       auto& e = self->state.entries[id];
       auto rp = self->make_response_promise();
+      e.oneshot = true;
+      e.control = spec.control_channel;
       e.oneshot_waiters.push_back(rp);
       start(self, id, e, spec);
+      return rp;
+    },
+    [self](oneshot_atom, const std::string& id, const std::string& answer) -> caf::result<HandleReport> {
+      // The answer (JSON) to a one-shot control tool's question, or "" when none
+      // comes (it is ended); replies as above.
+      auto* e = find_entry(self, id);
+      if (!e || !e->oneshot)
+        return not_found(id);
+      if (e->phase == entry_phase::stopped) {
+        auto last = e->final;
+        self->state.entries.erase(id);
+        return last;
+      }
+      auto rp = self->make_response_promise<HandleReport>();
+      e->oneshot_waiters.push_back(rp);
+      e->waiting.reset();
+      if (answer.empty())
+        self->request(e->handle, caf::infinite, abort_atom::value).then([](HandleReport&) {}, [](caf::error&) {});
+      else
+        self->send(e->handle, oneshot_atom::value, answer);
       return rp;
     },
     [self](fetch_atom, const std::string& id, const LookOptions& look) {
@@ -408,6 +442,15 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
         e->waiting.reset();
       else
         e->waiting = q;
+      if (e->oneshot) {
+        // A one-shot control tool asks: the turn answers it (turn_actor's oneshot_reply).
+        if (e->control && !q.id.empty()) {
+          for (auto& rp : e->oneshot_waiters)
+            rp.deliver(HandleReport{id, ToolState::waiting(q), 0, {}});
+          e->oneshot_waiters.clear();
+        }
+        return;
+      }
       // Awaits show a pending handle's current state (waiting, or running again).
       for (auto& w : e->watchers)
         self->send(w, waiting_atom::value, status_of(id, *e));

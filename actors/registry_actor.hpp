@@ -7,8 +7,10 @@
 // Protocol (all requests; errors are caf::error with a message for the assistant):
 //   (batch_atom, vector<string> spawn_ids)      -> bool      reject whole on a duplicate
 //   (cancel_atom, id, reason)                   -> void      a pre-registered spawn failed
-//   (spawn_atom, id, LaunchSpec)                -> HandleReport
-//   (oneshot_atom, LaunchSpec)                  -> HandleReport  once stopped
+//   (spawn_atom, id, LaunchSpec[, LookOptions]) -> HandleReport  after its first look
+//   (oneshot_atom, LaunchSpec)                  -> HandleReport  once stopped, or when its
+//        control channel asks (waiting, id "#N"; the tool runs on) ...
+//   (oneshot_atom, "#N", answer_json)           -> HandleReport  ... answered ("": end it), as above
 //   (fetch_atom, id, LookOptions)               -> HandleReport
 //   (apply_atom, id, input_json, LookOptions)   -> HandleReport
 //   (abort_atom, id)                            -> HandleReport

@@ -118,23 +118,22 @@ void with_permission(turn_actor_t* self, const ToolConfig& tool, std::optional<a
 }
 
 // A one-shot tool asked a question: answer from config, else from a person, else fail.
-void answer_question(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
-                     caf::response_promise rp, const Question& q) {
+// `answered` gets the answer; `fail` why there is none.
+void answer_question(turn_actor_t* self, const ToolConfig& tool, int round, const Question& q,
+                     std::function<void(Json)> answered, std::function<void(std::string)> fail) {
   if (round >= max_question_rounds) {
-    rp.deliver(failed(fmt::format("{}: gave up after {} rounds of questions", tool.name, round)));
+    fail(fmt::format("{}: gave up after {} rounds of questions", tool.name, round));
     return;
   }
-  if (auto it = tool.answers.find(q.id); it != tool.answers.end()) {
-    answers.set(q.id, it->second);
-    return run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
-  }
+  if (auto it = tool.answers.find(q.id); it != tool.answers.end())
+    return answered(it->second);
   auto target = tool.question_targets.count(q.id) ? tool.question_targets.at(q.id) : "user";
   if (target == "assistant") {
     auto assistant = self->state.ctx.ask_assistant;
     if (!assistant) {
-      rp.deliver(failed(fmt::format("{}: the tool asks \"{}\" (question `{}`, target = \"assistant\") and "
-                                    "no assistant answers questions here",
-                                    tool.name, q.text, q.id)));
+      fail(fmt::format("{}: the tool asks \"{}\" (question `{}`, target = \"assistant\") and "
+                       "no assistant answers questions here",
+                       tool.name, q.text, q.id));
       return;
     }
     // The assistant may be an LLM round trip away: off the actor threads.
@@ -144,25 +143,24 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, Json args, Json
         auto a = assistant(name, q);
         return a ? a->dump() : std::string{};
       },
-      [self, tool, args, answers, round, rp, q](std::string& answer) mutable {
+      [tool, q, answered, fail](std::string& answer) mutable {
         auto parsed = Json::parse(answer);
         if (answer.empty() || !parsed) {
-          rp.deliver(failed(fmt::format("{}: the tool asks \"{}\" (question `{}`, target = \"assistant\") "
-                                        "and the assistant gave no answer it allows",
-                                        tool.name, q.text, q.id)));
+          fail(fmt::format("{}: the tool asks \"{}\" (question `{}`, target = \"assistant\") "
+                           "and the assistant gave no answer it allows",
+                           tool.name, q.text, q.id));
           return;
         }
-        answers.set(q.id, std::move(*parsed));
-        run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+        answered(std::move(*parsed));
       });
     return;
   }
   auto& ask = self->state.ctx.ask_user;
   if (!ask) {
-    rp.deliver(failed(fmt::format(
+    fail(fmt::format(
       "{}: the tool asks \"{}\" (question `{}`) and no answer is configured; set "
       "conversation.tools.{}.questions.{}.answer, or run on a terminal to be asked",
-      tool.name, q.text, q.id, tool.name, q.id)));
+      tool.name, q.text, q.id, tool.name, q.id));
     return;
   }
   // Asking a person blocks: do it on a detached actor, never on this one.
@@ -172,15 +170,68 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, Json args, Json
       auto a = ask(name, q);
       return a ? a->dump() : std::string{};
     },
-    [self, tool, args, answers, round, rp, q](std::string& answer) mutable {
+    [tool, q, answered, fail](std::string& answer) mutable {
       auto parsed = Json::parse(answer);
       if (answer.empty() || !parsed) {
-        rp.deliver(failed(fmt::format("{}: question `{}` was not answered", tool.name, q.id)));
+        fail(fmt::format("{}: question `{}` was not answered", tool.name, q.id));
         return;
       }
-      answers.set(q.id, std::move(*parsed));
-      run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+      answered(std::move(*parsed));
     });
+}
+
+/// The end of a one-shot run: its result, or its question answered and the run
+/// continued. A tool with io = "control" asks on fd 3 while it runs: the answer goes
+/// to its stdin (`id` is its one-shot entry). Any other asks by exiting with
+/// needs_input: it is run again with the answers (JP_TOOL_ANSWERS, tool.answers).
+void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
+                   caf::response_promise rp, HandleReport& r) {
+  auto& s = r.state;
+  if (s.kind == state_kind::waiting) {
+    auto q = s.question;
+    auto fail = [rp](std::string msg) mutable { rp.deliver(failed(std::move(msg))); };
+    auto rerun = [self, tool, args, answers, round, rp, q](Json answer) mutable {
+      answers.set(q.id, std::move(answer));
+      run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+    };
+    if (tool.io == io_mode::control) {
+      auto registry = self->state.registry;
+      auto id = r.id;
+      auto next = [self, tool, args, answers, round, rp](HandleReport& next) mutable {
+        oneshot_reply(self, tool, std::move(args), std::move(answers), round + 1, rp, next);
+      };
+      answer_question(
+        self, tool, round, q,
+        [self, registry, id, next, rerun](Json answer) mutable {
+          // The running tool reads it; one already gone (it asked by exiting with
+          // needs_input, its entry with it) is run again with it.
+          self->request(registry, caf::infinite, oneshot_atom::value, id, answer.dump())
+            .then(next, [rerun, answer](caf::error&) mutable { rerun(answer); });
+        },
+        [self, registry, id, fail](std::string msg) mutable {
+          // Unanswered, the tool would wait forever: it ends with the call.
+          self->request(registry, caf::infinite, oneshot_atom::value, id, std::string{})
+            .then([](HandleReport&) {}, [](caf::error&) {});
+          fail(std::move(msg));
+        });
+      return;
+    }
+    answer_question(self, tool, round, q, rerun, fail);
+    return;
+  }
+  if (!s.stopped()) {
+    // It spoke the protocol but ended mid-way: nothing can continue a one-shot call.
+    rp.deliver(failed(fmt::format(
+      "{}: the tool exited after reporting state `{}`, which only a handle can continue; "
+      "a tool called without `action` must end with a stopped state or an Outcome. It "
+      "printed: {}",
+      tool.name, to_string(s.kind), to_json(s).dump())));
+    return;
+  }
+  std::string content = s.ok ? s.content : error_content(s);
+  if (!r.output_file.empty())
+    content += fmt::format("\n[full output: {}]", r.output_file);
+  rp.deliver(CallResult{s.ok, std::move(content)});
 }
 
 // RFD 009 one-shot wrapping: spawn, wait for Stopped, one response.
@@ -195,23 +246,7 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   self->request(self->state.registry, caf::infinite, oneshot_atom::value, *spec)
     .then(
       [self, tool, args, answers, round, rp](HandleReport& r) mutable {
-        auto& s = r.state;
-        if (s.kind == state_kind::waiting)
-          return answer_question(self, tool, std::move(args), std::move(answers), round, rp,
-                                 s.question);
-        if (!s.stopped()) {
-          // It spoke the protocol but ended mid-way: nothing can continue a one-shot call.
-          rp.deliver(failed(fmt::format(
-            "{}: the tool exited after reporting state `{}`, which only a handle can continue; "
-            "a tool called without `action` must end with a stopped state or an Outcome. It "
-            "printed: {}",
-            tool.name, to_string(s.kind), to_json(s).dump())));
-          return;
-        }
-        std::string content = s.ok ? s.content : error_content(s);
-        if (!r.output_file.empty())
-          content += fmt::format("\n[full output: {}]", r.output_file);
-        rp.deliver(CallResult{s.ok, std::move(content)});
+        oneshot_reply(self, tool, std::move(args), std::move(answers), round, rp, r);
       },
       [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
 }
@@ -240,10 +275,9 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
   std::function<void()> go;
   switch (cmd->action) {
     case action_kind::spawn: {
-      // The tool's own parameters: the arguments already parsed, minus the protocol's.
-      Json params = args;
-      params.erase("action");
-      params.erase("id");
+      // The tool's own parameters: the arguments minus the protocol's (action, id, wait_ms, ...).
+      auto parsed = Json::parse(cmd->args_json);
+      Json params = parsed ? std::move(*parsed) : Json::object();
       Status valid = validate_arguments(tool, params);
       Result<LaunchSpec> spec = valid ? make_launch_spec(*st.ctx.config, tool, params,
                                                          Json::object(), true)
@@ -253,9 +287,9 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
         rp.deliver(failed(spec.error()));
         return rp;
       }
-      go = [self, registry, id, spec = *spec, reply, reply_error] {
+      go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error] {
         self->state.handle_tools[id] = spec.tool;
-        self->request(registry, caf::infinite, spawn_atom::value, id, spec).then(reply, reply_error);
+        self->request(registry, caf::infinite, spawn_atom::value, id, spec, look).then(reply, reply_error);
       };
       break;
     }

@@ -20,6 +20,7 @@
 #include <toml++/toml.h>
 
 #include "config/toml_json.hpp"
+#include "messages/duration.hpp"
 #include "messages/launch_spec.hpp"
 
 namespace jp {
@@ -179,9 +180,9 @@ private:
       d = static_cast<double>(i->get());
     else if (auto* f = n.as_floating_point())
       d = f->get();
-    if (d >= 0)
+    if (is_duration(d))
       return d;
-    return mismatch(key, "a number of seconds >= 0", n);
+    return mismatch(key, duration_rule(), n);
   }
   Result<uint64_t> count_of(const toml::node& n, std::string_view key) const {
     if (auto* i = n.as_integer(); i && i->get() >= 0)

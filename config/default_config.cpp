@@ -42,7 +42,8 @@ ToolConfig shell_tool() {
       "Runs `command` with `bash -c` in the workspace (or `cwd`) as a background "
       "handle that you drive with `action`:\n"
       "- spawn: start it under a handle `id` you choose (unique among live handles); "
-      "returns the first output.\n"
+      "returns as soon as it stops (with its result) or its output settles, waiting at "
+      "most `wait_ms` (default 1000).\n"
       "- fetch: the state (running | waiting | stopped with result or error) and the "
       "output produced since your last fetch or apply.\n"
       "- apply: write `input` to the command's stdin (end lines with \"\\n\").\n"
@@ -56,6 +57,9 @@ ToolConfig shell_tool() {
   t.stateful = true;
   t.actions = {action_kind::spawn, action_kind::fetch, action_kind::apply,
                action_kind::abort};
+  // Most commands are short: spawn (and fetch, apply) wait up to a second for them to
+  // stop or for their output to settle, so `echo hi` answers in one call.
+  t.wait_ms = 1000;
   // A generic shell has no useful partial result to inquire about at turn end
   // (DESIGN.md's turn_end example shows shell handles aborted).
   t.lifecycle.on_turn_end = turn_end_policy::abort;

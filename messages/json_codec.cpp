@@ -1,4 +1,5 @@
 #include "messages/json_codec.hpp"
+#include "messages/duration.hpp"
 #include "messages/launch_spec.hpp"
 
 #include <cmath>
@@ -548,6 +549,9 @@ Result<int64_t> int_argument(const Json& args, std::string_view key, int64_t lo,
 
 Result<LookOptions> look_options(const Json& args) {
   LookOptions o;
+  if (auto* w = field(args, "wait_ms"); w && w->is_number())
+    if (auto ok = check_duration("wait_ms", w->as_number(), "milliseconds"); !ok)
+      return Error{ok.error};
   auto wait = int_argument(args, "wait_ms", 0, kMaxWaitMs, -1, "milliseconds");
   if (!wait)
     return Error{wait.error()};
@@ -599,9 +603,14 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
   c.tool = std::string(tool);
   switch (*kind) {
     case action_kind::spawn: {
+      // The first look waits like a fetch's; the rest are the tool's own parameters.
+      auto look = look_options(args);
+      if (!look)
+        return Error{look.error()};
+      c.look = *look;
       auto rest = args;
-      rest.erase("action");
-      rest.erase("id");
+      for (auto key : {"action", "id", "wait_ms", "screen", "rows", "cols"})
+        rest.erase(key);
       c.args_json = rest.dump();
       break;
     }
@@ -644,7 +653,7 @@ Json to_arguments(const ToolCommand& c) {
     auto input = Json::parse(c.input_json);
     j.set("input", input ? std::move(*input) : Json(c.input_json));
   }
-  if (c.action == action_kind::fetch || c.action == action_kind::apply) {
+  if (c.action != action_kind::abort) {
     if (c.look.wait_ms >= 0)
       j.set("wait_ms", c.look.wait_ms);
     if (c.look.screen)
@@ -744,9 +753,8 @@ Result<AwaitRequest> await_request_from_json(const Json& j) {
   if (auto* t = field(j, "timeout_secs")) {
     if (!t->is_number())
       return wrong_type("timeout_secs", "a number", *t);
-    if (t->as_number() < 0)
-      return Error{fmt::format("`timeout_secs` must not be negative, got {}",
-                               t->as_number())};
+    if (auto ok = check_duration("timeout_secs", t->as_number()); !ok)
+      return Error{ok.error};
     r.timeout_secs = t->as_number();
   }
   return r;

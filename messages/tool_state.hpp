@@ -110,7 +110,7 @@ struct ToolCommand {
   std::string tool;
   std::string args_json = "{}";
   std::string input_json;
-  LookOptions look;        // fetch, apply
+  LookOptions look;        // spawn (its first look), fetch, apply
   friend bool operator==(const ToolCommand&, const ToolCommand&) = default;
 };
 

@@ -73,6 +73,7 @@ void call_user(F& f, Args&&... args) noexcept {
 constexpr std::size_t kSlots = 1 << 15; // more than the fds of this many children allow
 std::atomic<pid_t> g_slots[kSlots]; // 0 = free
 std::atomic<std::size_t> g_next_slot{0};
+std::atomic<bool> g_refuse_new{false}; // refuse_new_processes
 static_assert(std::atomic<pid_t>::is_always_lock_free);
 
 /// Records a live group; returns its slot (kSlots when full).
@@ -688,6 +689,8 @@ std::string ExitInfo::describe() const {
 Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events) {
   if (spec.argv.empty())
     return Error{"cannot start a process: empty command"};
+  if (g_refuse_new.load())
+    return Error{"not started: jp-actors is ending (it got a terminate signal)"};
   const std::string prog = spec.argv[0];
 
   Fd in_r, in_w, out_r, out_w, err_r, err_w, ctl_r, ctl_w;
@@ -818,11 +821,26 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
 }
 
 void kill_all_process_groups() noexcept {
+  signal_all_process_groups(SIGKILL);
+}
+
+void signal_all_process_groups(int sig) noexcept {
   for (auto& slot : g_slots) {
     pid_t pgid = slot.load();
     if (pgid > 0)
-      ::kill(-pgid, SIGKILL);
+      ::kill(-pgid, sig);
   }
+}
+
+bool any_process_group_alive() noexcept {
+  for (auto& slot : g_slots)
+    if (slot.load() > 0)
+      return true;
+  return false;
+}
+
+void refuse_new_processes() noexcept {
+  g_refuse_new.store(true);
 }
 
 namespace detail {

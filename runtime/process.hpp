@@ -106,6 +106,15 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
 /// Signal-safe: SIGKILL every live process group started by spawn_process.
 void kill_all_process_groups() noexcept;
 
+/// Signal-safe: send `sig` to every live process group started by spawn_process.
+void signal_all_process_groups(int sig) noexcept;
+
+/// Signal-safe: whether a process group started by spawn_process is still alive.
+bool any_process_group_alive() noexcept;
+
+/// jp-actors is ending (a signal): spawn_process starts nothing new from now on.
+void refuse_new_processes() noexcept;
+
 /// How many process groups started by spawn_process are still alive.
 size_t live_process_group_count();
 

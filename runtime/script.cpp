@@ -1,11 +1,13 @@
 #include "runtime/script.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 #include <toml++/toml.h>
 
 #include "config/toml_json.hpp"
+#include "messages/duration.hpp"
 
 namespace jp {
 
@@ -38,6 +40,24 @@ struct Reader {
       if (!f(*tbl, k))
         return false;
     }
+    return true;
+  }
+
+  // Arguments become JSON, which has no NaN or infinity: such a value would reach
+  // the call as null (`timeout_secs = nan` as "no timeout"). Refused, naming it.
+  bool finite_numbers(const toml::node& n, const std::string& key) {
+    if (auto* f = n.as_floating_point(); f && !std::isfinite(f->get()))
+      return fail(key, fmt::format("{} is not allowed: arguments are JSON, whose numbers are finite "
+                                   "(a duration such as timeout_secs is {})",
+                                   f->get(), duration_rule()));
+    if (auto* a = n.as_array())
+      for (size_t i = 0; i < a->size(); ++i)
+        if (!finite_numbers((*a)[i], fmt::format("{}[{}]", key, i)))
+          return false;
+    if (auto* t = n.as_table())
+      for (auto&& [k, v] : *t)
+        if (!finite_numbers(v, key + "." + std::string(k.str())))
+          return false;
     return true;
   }
 
@@ -113,6 +133,8 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
         if (auto* args = ct.get("arguments")) {
           if (!args->is_table())
             return r.fail(ck + ".arguments", "expected a table (the call's JSON arguments)");
+          if (!r.finite_numbers(*args, ck + ".arguments"))
+            return false;
           call.arguments = toml_to_json(*args);
         } else {
           call.arguments = Json::object();

@@ -135,6 +135,22 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   CAF_CHECK(args.out.find("command") != std::string::npos);
 }
 
+CAF_TEST(shell spawn answers in one call when the command is quick and takes wait_ms) {
+  auto quick = cli(R"(call shell '{"action":"spawn","id":"x","command":"echo hi"}')");
+  CAF_CHECK_EQUAL(quick.status, 0);
+  CAF_CHECK_EQUAL(quick.out, "{\"id\":\"x\",\"state\":\"stopped\",\"result\":\"hi\\n\"}\n");
+  // A long one answers running once the bound (1 s) passes; the call's end aborts it.
+  auto slow = cli(R"(call shell '{"action":"spawn","id":"x","command":"exec sleep 30"}')");
+  CAF_CHECK_EQUAL(slow.status, 0);
+  CAF_CHECK_EQUAL(slow.out, "{\"id\":\"x\",\"state\":\"running\"}\n");
+  auto now = cli(R"(call shell '{"action":"spawn","id":"x","command":"exec sleep 30","wait_ms":0}')");
+  CAF_CHECK_EQUAL(now.status, 0);
+  CAF_CHECK_EQUAL(now.out, "{\"id\":\"x\",\"state\":\"running\"}\n");
+  auto bad = cli(R"(call shell '{"action":"spawn","id":"x","command":"true","wait_ms":-5}')");
+  CAF_CHECK_NOT_EQUAL(bad.status, 0);
+  CAF_CHECK(bad.out.find("`wait_ms` must be") != std::string::npos);
+}
+
 CAF_TEST(arguments never reach a shell unless the tool asks for one) {
   // `echo` as a local tool: the argument with ; and $() is one argv element.
   auto r = cli(R"(--cfg 'conversation.tools.say.command={program="echo",args=["{{tool.arguments.text}}"]}' )"
@@ -250,6 +266,109 @@ name = "a"
     ::kill(-child, SIGKILL);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+}
+
+namespace {
+
+/// jp-actors running `run SCRIPT` (with `flags` before it), stdin/stdout on /dev/null.
+pid_t start_run(const std::filesystem::path& ws, const std::filesystem::path& script,
+                std::vector<std::string> flags = {}) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    std::vector<std::string> args = {JP_CLI_BINARY, "--workspace", ws.string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"run", script.string()});
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(JP_CLI_BINARY, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// The pid in `file` once it is there (bounded); 0 if it never came.
+pid_t pid_from(const std::filesystem::path& file) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(file);
+    pid_t p = 0;
+    if (in >> p && p > 0)
+      return p;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return 0;
+}
+
+/// A script whose one handle runs `command` (in TOML's literal quotes) until the await
+/// of the same batch is done.
+void write_held_script(const std::filesystem::path& file, const std::string& command) {
+  std::ofstream(file) << "[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  [[agents.steps.calls]]\n"
+                         "  tool = \"shell\"\n  arguments = { action = \"spawn\", id = \"t\", wait_ms = 0, "
+                         "command = '''" << command << "''' }\n  [[agents.steps.calls]]\n  tool = \"await\"\n"
+                         "  arguments = { all = [\"t\"] }\n";
+}
+
+} // namespace
+
+CAF_TEST(a terminate signal gives the tools a TERM and the grace before a KILL) {
+  testing::temp_dir ws;
+  auto dir = ws.path.string();
+  // It cleans up on TERM (writes a marker), then exits.
+  write_held_script(ws.path / "trap.toml",
+                    fmt::format("trap 'echo cleaned > {0}/marker.tmp; mv {0}/marker.tmp {0}/marker; exit 0' TERM; "
+                                "sleep 1000 & echo $! > {0}/child.tmp; mv {0}/child.tmp {0}/child; "
+                                "echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; wait",
+                                dir));
+  pid_t cli_pid = start_run(ws.path, ws.path / "trap.toml");
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t tool = pid_from(ws.path / "pid");
+  pid_t child = pid_from(ws.path / "child");
+  CAF_REQUIRE(tool > 0 && child > 0);
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  ::waitpid(cli_pid, &status, 0);
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  CAF_CHECK(ws.has("marker")); // it had its grace
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (auto p : {tool, child}) {
+    while (!process_dead(p) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CAF_CHECK(process_dead(p));
+    ::kill(p, SIGKILL); // whatever the checks said, nothing outlives the test
+  }
+}
+
+CAF_TEST(a second terminate signal cuts the grace short) {
+  testing::temp_dir ws;
+  auto dir = ws.path.string();
+  // It notes TERM and runs on; the grace is far longer than the test may take.
+  write_held_script(ws.path / "deaf.toml",
+                    fmt::format("trap 'echo > {0}/termed' TERM; echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; "
+                                "while :; do sleep 0.05; done",
+                                dir));
+  pid_t cli_pid = start_run(ws.path, ws.path / "deaf.toml", {"--cfg", "runtime.abort_grace_secs=3600"});
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t tool = pid_from(ws.path / "pid");
+  CAF_REQUIRE(tool > 0);
+  ::kill(cli_pid, SIGTERM);
+  // The second only once the first was acted on (two pending signals are one).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!ws.has("termed") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(ws.has("termed"));
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  ::waitpid(cli_pid, &status, 0); // within the test's timeout, not the hour of grace
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  while (!process_dead(tool) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(process_dead(tool));
+  ::kill(-tool, SIGKILL);
 }
 
 CAF_TEST(after jp-actors is killed the next start kills every process it left) {
@@ -374,6 +493,22 @@ CAF_TEST(allowed tools run; without ask a script is the users own) {
   CAF_CHECK(trusted.has("never"));
 }
 
+CAF_TEST(each allow takes one tool and leaves the positionals after it alone) {
+  auto asky = std::string(R"(--cfg 'conversation.tools.asky.command={program="echo",args=["ran"]}' )"
+                          R"(--cfg conversation.tools.asky.run=ask )");
+  auto r = cli(asky + R"(call --ask --allow asky asky '{}')");
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(r.out, "ran\n");
+  // Repeated, each one names a tool; the tool and its arguments still follow.
+  r = cli(asky + R"(call --ask --allow shell --allow asky asky '{}')");
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(r.out, "ran\n");
+  // Without --allow the tool is asked for and refused (no terminal): the flag mattered.
+  r = cli(asky + R"(call --ask asky '{}')");
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(r.out.find("--allow asky") != std::string::npos);
+}
+
 CAF_TEST(turn end applies the strategy of each tool - abort or await or inquire) {
   auto r = cli(fmt::format("--config {0}/tests/scripts/turn_end_config.toml run {0}/tests/scripts/turn_end.toml --json",
                            JP_SOURCE_DIR));
@@ -489,32 +624,78 @@ CAF_TEST(describe_tools explains a tool and its actions) {
 
 using testing::read_until;
 
-CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
-  char tmpl[] = "/tmp/jp-actors-tty-XXXXXX";
-  std::string ws = ::mkdtemp(tmpl);
-  auto program = fmt::format("conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}",
-                             JP_SOURCE_DIR);
+namespace {
+
+/// jp-actors with `args` on a terminal: once `question` shows, types `answer` and
+/// says whether `expected` then showed. The process is ended and reaped either way.
+bool answered_on_terminal(std::vector<std::string> args, const std::string& question,
+                          const std::string& answer, const std::string& expected) {
   int master = -1;
   pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
-    ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", ws.c_str(), "--cfg", program.c_str(), "call",
-            "clean", nullptr);
+    args.insert(args.begin(), JP_CLI_BINARY);
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(JP_CLI_BINARY, argv.data());
     ::_exit(127);
   }
   CAF_REQUIRE(pid > 0);
   std::string seen;
-  bool asked = read_until(master, seen, "Delete the build directory? [y/n]");
+  bool asked = read_until(master, seen, question);
   CAF_CHECK(asked);
-  if (asked) {
-    CAF_REQUIRE_EQUAL(::write(master, "y\n", 2), 2);
-    CAF_CHECK(read_until(master, seen, "deleted (pretend)"));
-  }
+  bool shown = asked && ::write(master, answer.data(), answer.size()) == static_cast<ssize_t>(answer.size()) &&
+               read_until(master, seen, expected);
   ::kill(pid, SIGKILL); // no-op when it already ended
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  ::waitpid(pid, nullptr, 0);
   ::close(master);
-  std::error_code ec;
-  std::filesystem::remove_all(ws, ec);
+  return shown;
+}
+
+} // namespace
+
+CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
+  testing::temp_dir ws;
+  auto program = fmt::format("conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}",
+                             JP_SOURCE_DIR);
+  CAF_CHECK(answered_on_terminal({"--workspace", ws.path.string(), "--cfg", program, "call", "clean"},
+                                 "Delete the build directory? [y/n]", "y\n", "deleted (pretend)"));
+}
+
+namespace {
+
+// examples/greet.toml's tool (io = "control"), its program found from any workspace.
+std::string greet_tool() {
+  return fmt::format("--config {0}/examples/greet.toml "
+                     "--cfg 'conversation.tools.greet.command={{program=\"{0}/examples/tools/greet.sh\"}}' ",
+                     JP_SOURCE_DIR);
+}
+
+} // namespace
+
+CAF_TEST(a control tool called one-shot gets fd 3 and its question answered while it runs) {
+  auto answered = cli(greet_tool() + R"(--cfg 'conversation.tools.greet.questions.name.answer="world"' call greet)");
+  CAF_CHECK_EQUAL(answered.status, 0);
+  CAF_CHECK_EQUAL(answered.out, "hello, world\n"); // the stopped ToolState it wrote on fd 3
+  auto unanswered = cli(greet_tool() + "call greet");
+  CAF_CHECK_NOT_EQUAL(unanswered.status, 0);
+  CAF_CHECK(unanswered.out.find("Whom shall I greet?") != std::string::npos);
+  CAF_CHECK(unanswered.out.find("conversation.tools.greet.questions.name.answer") != std::string::npos);
+  CAF_CHECK(unanswered.out.find("Bad file descriptor") == std::string::npos);
+  // A control tool may still ask by exiting with needs_input: it is run again.
+  auto rerun = cli(confirm_tool() + "--cfg conversation.tools.clean.io=control "
+                                    "--cfg conversation.tools.clean.questions.proceed.answer=true call clean");
+  CAF_CHECK_EQUAL(rerun.status, 0);
+  CAF_CHECK_EQUAL(rerun.out, "deleted (pretend)\n");
+  // On a terminal the user answers; the same process reads the answer on stdin.
+  testing::temp_dir ws;
+  auto config = fmt::format("{}/examples/greet.toml", JP_SOURCE_DIR);
+  auto program = fmt::format("conversation.tools.greet.command={{program=\"{}/examples/tools/greet.sh\"}}",
+                             JP_SOURCE_DIR);
+  CAF_CHECK(answered_on_terminal({"--workspace", ws.path.string(), "--config", config, "--cfg", program, "call",
+                                  "greet"},
+                                 "Whom shall I greet?", "world\n", "hello, world"));
 }
 
 CAF_TEST(on a terminal permission is asked: yes for this turn and no with a reason) {

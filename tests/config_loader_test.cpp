@@ -237,6 +237,13 @@ CAF_TEST(cfg errors name the override and the key) {
                                      "unattended, skip, got \"sometimes\""),
                   "");
 
+  sources.overrides = {"runtime.abort_grace_secs=nan"};
+  c = load_config(sources);
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), "--cfg runtime.abort_grace_secs=nan: runtime.abort_grace_secs: "
+                                     "expected a finite number of seconds >= 0, got float nan"),
+                  "");
+
   sources.overrides = {"assistant.model"};
   c = load_config(sources);
   CAF_REQUIRE(!c.ok());
@@ -310,7 +317,7 @@ CAF_TEST(every validation error names the file and the key) {
        "conversation.tools.x.spawn.lifecycle.on_turn_end: expected one of inquire, await, "
        "abort, got \"later\""},
       {x + "spawn.lifecycle.await_timeout_secs = -1\n",
-       "conversation.tools.x.spawn.lifecycle.await_timeout_secs: expected a number of "
+       "conversation.tools.x.spawn.lifecycle.await_timeout_secs: expected a finite number of "
        "seconds >= 0, got integer -1"},
       {x + "spawn.persist = true\n",
        "conversation.tools.x.spawn.persist: unknown key (allowed: stateful, actions, "
@@ -349,7 +356,17 @@ CAF_TEST(every validation error names the file and the key) {
       {"[runtime]\nworker_threads = 0\n",
        "runtime.worker_threads: expected an integer from 1 to 64, got integer 0"},
       {"[runtime]\nabort_grace_secs = \"2s\"\n",
-       "runtime.abort_grace_secs: expected a number of seconds >= 0, got \"2s\""},
+       "runtime.abort_grace_secs: expected a finite number of seconds >= 0, got \"2s\""},
+      // NaN or an infinity would mean "never": no duration takes them.
+      {"[runtime]\nabort_grace_secs = inf\n",
+       "runtime.abort_grace_secs: expected a finite number of seconds >= 0, got float inf"},
+      {"[runtime]\nabort_grace_secs = -1.5\n",
+       "runtime.abort_grace_secs: expected a finite number of seconds >= 0, got float -1.5"},
+      {"[assistant.request]\nidle_timeout_secs = nan\n",
+       "assistant.request.idle_timeout_secs: expected a finite number of seconds >= 0, got float nan"},
+      {"[conversation.tools.shell.spawn.lifecycle]\nawait_timeout_secs = -inf\n",
+       "conversation.tools.shell.spawn.lifecycle.await_timeout_secs: expected a finite number of "
+       "seconds >= 0, got float -inf"},
       {"assistant = \"openai\"\n", "assistant: expected a table, got \"openai\""},
       {"[experiment]\nname = \"x\"\n",
        "experiment: unknown key (allowed: assistant, runtime, conversation)"},

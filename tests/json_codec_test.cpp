@@ -3,6 +3,7 @@
 
 #include "json_helpers.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "messages/json_codec.hpp"
@@ -433,10 +434,29 @@ CAF_TEST(await request errors) {
   CAF_CHECK_EQUAL(await_error(R"({"all":["a"],"timeout_secs":"10"})"),
                   "`timeout_secs` must be a number, got string");
   CAF_CHECK_EQUAL(await_error(R"({"all":["a"],"timeout_secs":-1})"),
-                  "`timeout_secs` must not be negative, got -1");
+                  "`timeout_secs` must be a finite number of seconds >= 0 (NaN, infinities and "
+                  "negative numbers are not durations), got -1");
   CAF_CHECK_EQUAL(await_error(R"({"all":["a"],"timeout_secs":-0.5})"),
-                  "`timeout_secs` must not be negative, got -0.5");
+                  "`timeout_secs` must be a finite number of seconds >= 0 (NaN, infinities and "
+                  "negative numbers are not durations), got -0.5");
   CAF_CHECK_EQUAL(await_error("[]"), "`await arguments` must be an object, got array");
+}
+
+CAF_TEST(non finite durations are refused not taken as no timeout) {
+  // JSON text has no NaN, but arguments built elsewhere (a lenient parser, TOML) can.
+  for (double bad : {std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+    auto args = Json::object();
+    args.set("all", Json::array().push("a"));
+    args.set("timeout_secs", Json(bad));
+    auto r = await_request_from_json(args);
+    CAF_REQUIRE(!r.ok());
+    CAF_CHECK(contains(r.error(), "`timeout_secs` must be a finite number of seconds >= 0"));
+    auto fetch = Json::object();
+    fetch.set("action", "fetch").set("id", "x").set("wait_ms", Json(bad));
+    auto c = command_from_arguments("shell", fetch);
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK(contains(c.error(), "`wait_ms` must be a finite number of milliseconds >= 0"));
+  }
 }
 
 CAF_TEST(await result JSON as RFD 037) {

@@ -47,6 +47,15 @@ CAF_TEST(spawn permissions override per action) {
   CAF_CHECK(decide(t, action_kind::fetch) == permission_kind::run);
 }
 
+CAF_TEST(a per action skip names the per action key) {
+  auto t = tool(run_mode::unattended);
+  t.action_permissions[action_kind::abort] = run_mode::skip;
+  auto refused = decide_permission(t, action_kind::abort, {}, {});
+  CAF_CHECK(refused.kind == permission_kind::refuse);
+  CAF_CHECK_EQUAL(refused.message, "`deploy` was not run: its configuration says abort = \"skip\" "
+                                   "(conversation.tools.deploy.spawn.permissions.abort)");
+}
+
 CAF_TEST(allowed tools and yes for this turn run without asking) {
   auto ask = tool(run_mode::ask);
   CAF_CHECK(decide(ask, std::nullopt, PermissionPolicy{true, {"deploy"}}) == permission_kind::run);

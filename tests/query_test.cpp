@@ -91,11 +91,15 @@ std::vector<Json> results_of(const std::string& out) {
   return found;
 }
 
-/// The messages of a request the fake provider received.
+/// The conversation's messages in a request the fake provider received: without the
+/// system prompt (the protocol guidance), which OpenAI-style requests send first.
 JsonArray messages_sent(const FakeProviderServer::Seen& seen) {
   auto body = Json::parse(seen.body);
   CAF_REQUIRE(body.ok());
-  return body->find("messages")->as_array();
+  auto msgs = body->find("messages")->as_array();
+  if (!msgs.empty() && msgs.front().find("role")->as_string() == "system")
+    msgs.erase(msgs.begin());
+  return msgs;
 }
 
 /// The events of the workspace's only conversation.
@@ -243,7 +247,7 @@ CAF_TEST(a stateful spawn and an await run across two rounds and the answer ends
   FakeProviderServer server;
   Workspace ws(server);
   server.push({200, openai_call("call_1", "shell",
-                                Json::object().set("action", "spawn").set("id", "b").set("command", "sleep 0.1; echo built"))});
+                                Json::object().set("action", "spawn").set("id", "b").set("wait_ms", 0).set("command", "sleep 0.1; echo built"))});
   server.push({200, openai_call("call_2", "await", Json::object().set("all", Json(JsonArray{Json("b")})))});
   server.push({200, openai_text("Built and done.")});
   auto r = ws.query("--json 'build it'");
@@ -460,7 +464,7 @@ CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result come
                "inquiry_model = \"cheap-model\"\n"
                "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"inquire\"\n");
   server.push({200, openai_call("call_1", "shell",
-                                Json::object().set("action", "spawn").set("id", "b").set("command", "sleep 0.3; echo done"))});
+                                Json::object().set("action", "spawn").set("id", "b").set("wait_ms", 0).set("command", "sleep 0.3; echo done"))});
   server.push({200, openai_text("I will leave it running.")});
   server.push({200, openai_text(R"(Here you go: {"b": "wait"})")});
   server.push({200, openai_text("It finished.")});
@@ -508,7 +512,7 @@ CAF_TEST(results the turn end awaited reach the next turn as notifications) {
   FakeProviderServer server;
   Workspace ws(server, "openai", "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\n");
   server.push({200, openai_call("call_1", "shell",
-                                Json::object().set("action", "spawn").set("id", "late").set("command", "sleep 0.2; echo later"))});
+                                Json::object().set("action", "spawn").set("id", "late").set("wait_ms", 0).set("command", "sleep 0.2; echo later"))});
   server.push({200, openai_text("Bye for now.")});
   CAF_REQUIRE_EQUAL(ws.query("'go'").status, 0);
   server.push({200, openai_text("Noted.")});

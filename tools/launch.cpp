@@ -80,6 +80,13 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
     spec->rows = tool.rows;
     spec->cols = tool.cols;
   }
+  // fd 3 is open on the one-shot path too: its ToolState lines count as when stateful.
+  if (tool.io == io_mode::control) {
+    spec->control_channel = true;
+    spec->stdin_pipe = true; // answers arrive on stdin
+    for (auto& [id, answer] : tool.answers)
+      spec->fixed_answers[id] = answer.dump();
+  }
   if (stateful) {
     spec->notify_success = tool.notifications.on_success;
     spec->notify_failure = tool.notifications.on_failure;
@@ -88,12 +95,6 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
     spec->prompt_pattern = tool.prompt_pattern;
     spec->settle_ms = tool.settle_ms;
     spec->wait_ms = default_wait_ms(tool);
-    if (tool.io == io_mode::control) {
-      spec->control_channel = true;
-      spec->stdin_pipe = true; // answers arrive on stdin
-      for (auto& [id, answer] : tool.answers)
-        spec->fixed_answers[id] = answer.dump();
-    }
     spec->on_turn_end = std::string(to_string(tool.lifecycle.on_turn_end));
     spec->await_timeout_secs = tool.lifecycle.await_timeout_secs;
   }

@@ -9,12 +9,18 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
                                      const std::set<std::string>& allowed_this_turn) {
   if (!policy.enforce)
     return {};
+  // The mode, and the config key it comes from (a refusal names it).
   run_mode mode = run_mode::unattended;
+  std::string key = fmt::format("conversation.tools.{}.run", tool.name);
+  std::string setting = "run";
   if (action) {
-    if (auto it = tool.action_permissions.find(*action); it != tool.action_permissions.end())
+    if (auto it = tool.action_permissions.find(*action); it != tool.action_permissions.end()) {
       mode = it->second;
-    else if (*action == action_kind::spawn)
+      setting = std::string(to_string(*action));
+      key = fmt::format("conversation.tools.{}.spawn.permissions.{}", tool.name, setting);
+    } else if (*action == action_kind::spawn) {
       mode = tool.run;
+    }
   } else {
     mode = tool.run;
   }
@@ -22,9 +28,8 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
     case run_mode::unattended: return {};
     case run_mode::skip:
       return {permission_kind::refuse,
-              fmt::format("`{}` was not run: its configuration says run = \"skip\" "
-                          "(conversation.tools.{}.run)",
-                          tool.name, tool.name)};
+              fmt::format("`{}` was not run: its configuration says {} = \"skip\" ({})", tool.name,
+                          setting, key)};
     case run_mode::ask:
       if (policy.allowed.count(tool.name) || allowed_this_turn.count(tool.name))
         return {};

@@ -16,6 +16,7 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "runtime/cli/query_command.hpp"
+#include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/cli/tty_prompt.hpp"
@@ -36,17 +37,9 @@ int fail(const std::string& reason) {
   return 1;
 }
 
-// SIGINT/SIGTERM/SIGHUP: no child outlives us.
-void on_fatal_signal(int sig) {
-  kill_all_process_groups();
-  close_group_record(); // nothing of ours is left for the next start to sweep
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
-
-void install_signal_handlers() {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP})
-    std::signal(sig, on_fatal_signal);
+// SIGINT/SIGTERM/SIGHUP: no child outlives us; each gets TERM and the grace first.
+void install_signal_handlers(const Config& config) {
+  install_signal_shutdown(config.runtime.abort_grace_secs);
   std::set_terminate([] {
     kill_all_process_groups();
     close_group_record();
@@ -85,7 +78,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   if (!script)
     return fail(script.error());
   IoThread io;
-  install_signal_handlers();
+  install_signal_handlers(*config);
   actor_config cfg{config->runtime.worker_threads};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
@@ -126,7 +119,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
 int call_tool(std::shared_ptr<const Config> config, const std::string& tool, const std::string& args,
               const PermissionPolicy& permissions) {
   IoThread io;
-  install_signal_handlers();
+  install_signal_handlers(*config);
   actor_config cfg{config->runtime.worker_threads};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
@@ -177,8 +170,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(); // global options may also follow the subcommand
   ConfigSources sources;
-  app.add_option("--config", sources.config_files, "Extra TOML config file (repeatable)");
-  app.add_option("--cfg", sources.overrides, "Config override key=value, e.g. runtime.abort_grace_secs=5 (repeatable)");
+  // Repeatable options take one value each: a vector option would otherwise eat the
+  // positionals after it (`--allow asky asky '{}'` lost the tool name).
+  app.add_option("--config", sources.config_files, "Extra TOML config file (repeatable)")->allow_extra_args(false);
+  app.add_option("--cfg", sources.overrides, "Config override key=value, e.g. runtime.abort_grace_secs=5 (repeatable)")
+    ->allow_extra_args(false);
   app.add_option("--workspace", sources.workspace, "Workspace directory (default: current directory)");
 
   auto* run = app.add_subcommand("run", "Run a scripted experiment (agents, steps, tool calls)");
@@ -201,7 +197,8 @@ int main(int argc, char** argv) {
   query->add_option("--model", model, "Model (sets assistant.model)");
   query->add_option("--provider", provider, "scripted, openai or anthropic (sets assistant.provider)");
   query->add_flag("--json", query_options.json, "Write one JSON event per line (as run --json) instead of a transcript");
-  query->add_option("--allow", query_options.allow, "Let TOOL run without asking (repeatable)");
+  query->add_option("--allow", query_options.allow, "Let TOOL run without asking (repeatable)")
+    ->allow_extra_args(false);
 
   auto* conversations = app.add_subcommand("conversations", "List or show the conversations of this workspace");
   conversations->require_subcommand(1);
@@ -222,7 +219,8 @@ int main(int argc, char** argv) {
   for (auto* sub : {run, call}) {
     sub->add_flag("--ask", ask, "Apply the tools' permissions (run = \"ask\" | \"skip\"): ask on the "
                                 "terminal, refuse without one");
-    sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)");
+    sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)")
+      ->allow_extra_args(false);
   }
   tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini or json-schema (oneOf)")
@@ -253,7 +251,7 @@ int main(int argc, char** argv) {
     else if (*call)
       rc = call_tool(config, tool, args, permissions);
     else if (*query) {
-      install_signal_handlers(); // SIGINT: the query's own (first ends the turn, second aborts)
+      install_signal_handlers(*config); // SIGINT: the query's own (first ends the turn, second aborts)
       rc = run_query(config, query_options);
     } else if (*show)
       rc = show_conversation(*config, conversation_id, show_json);
@@ -265,6 +263,7 @@ int main(int argc, char** argv) {
     kill_all_process_groups();
     rc = fail(e.what());
   }
+  await_signal_shutdown(); // a signal's shutdown ends the process with that signal
   close_group_record(); // every group ended with the io thread
   return rc;
 }

@@ -21,6 +21,7 @@
 #include "runtime/provider/llm_inquiry.hpp"
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/script.hpp"
+#include "tools/protocol_guidance.hpp"
 
 namespace jp {
 
@@ -183,7 +184,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   ctx.provider = assistant->provider;
   ctx.tool_dialect = assistant->tool_dialect;
   ctx.model = config->assistant.model;
-  ctx.system_prompt = config->assistant.system_prompt;
+  ctx.system_prompt = system_prompt_with_guidance(*config);
   ctx.max_tokens = config->assistant.max_tokens;
   ctx.store = store;
   ctx.conversation_id = *id;
