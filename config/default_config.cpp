@@ -72,7 +72,9 @@ ToolConfig await_tool() {
   t.description =
       "Block until stateful tool handles reach completion. Use `any` to wait for the "
       "first handle to finish, `all` to wait for every handle to finish, or both to "
-      "combine conditions.";
+      "combine conditions. A handle that waits for input only you can give (a prompt, "
+      "a question) returns the await at once: it is listed in `pending` as `waiting` "
+      "with its question; answer it with `apply`, then await again.";
   t.parameters = {
       string_array("any", "Handle IDs. Returns when at least one of these handles "
                           "reaches 'stopped'."),

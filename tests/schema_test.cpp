@@ -110,7 +110,10 @@ CAF_TEST(json-schema stateful schema is RFD 009 oneOf with only the declared act
       R"({"type":"object","oneOf":[)"
       R"({"properties":{"action":{"const":"spawn"},"id":{"type":"string","description":)"
       R"("Handle ID for this tool instance. Must be unique across active handles."},)"
-      R"("package":{"type":"string"}},"required":["action","id"]},)"
+      R"("package":{"type":"string"},"wait_ms":{"type":"integer",)"
+      R"("description":"Wait up to this many milliseconds (0 to 60000, default 0) for the )"
+      R"(output to settle: the answer comes as soon as the tool waits for input, has been )"
+      R"(quiet after new output, or stopped."}},"required":["action","id"]},)"
       R"({"properties":{"action":{"const":"fetch"},"id":{"type":"string","description":)"
       R"("Handle ID of a handle you spawned earlier."},"wait_ms":{"type":"integer",)"
       R"("description":"Wait up to this many milliseconds (0 to 60000, default 0) for the )"
@@ -144,6 +147,8 @@ CAF_TEST(openai anthropic and gemini stateful schemas are flat with an action en
     CAF_CHECK(props.find("input") == nullptr); // no apply declared
     auto& package = *props.find("package");
     CAF_CHECK(package.find("description")->as_string().starts_with("spawn only"));
+    // Spawn waits like fetch (apply is not declared here).
+    CAF_CHECK(props.find("wait_ms")->find("description")->as_string().starts_with("spawn and fetch only."));
   }
   auto t = cargo_check_tool();
   t.actions.clear();
@@ -166,6 +171,7 @@ CAF_TEST(a pty tool documents typing keys the screen and resizing) {
   auto text = parameters_schema(t, dialect::anthropic).dump();
   CAF_CHECK(text.find("\"screen\"") == std::string::npos);
   CAF_CHECK(text.find("\"wait_ms\"") != std::string::npos);
+  CAF_CHECK(text.find("spawn, fetch and apply only.") != std::string::npos);
 }
 
 CAF_TEST(gemini never gets anyOf oneOf const or additionalProperties anywhere) {

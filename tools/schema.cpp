@@ -168,7 +168,7 @@ Json one_of_schema(const ToolConfig& t, dialect d) {
       properties.set("input", Json::object().set("description", input_text(t)));
       required.push(Json("input"));
     }
-    if (a == action_kind::fetch || a == action_kind::apply)
+    if (a != action_kind::abort) // spawn, fetch and apply may wait and look
       set_look_properties(properties, t, {});
     branches.push(Json::object().set("properties", std::move(properties)).set("required", std::move(required)));
   }
@@ -182,12 +182,13 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
   auto names = Json::array();
   std::string how;
   bool has_apply = false;
-  bool has_look = false;
+  std::vector<std::string> looking; // the declared actions that wait and look
   for (auto a : actions) {
     names.push(Json(to_string(a)));
     how += fmt::format("{}{}: {}", how.empty() ? "" : "; ", to_string(a), action_summary(a));
     has_apply = has_apply || a == action_kind::apply;
-    has_look = has_look || a == action_kind::apply || a == action_kind::fetch;
+    if (a != action_kind::abort)
+      looking.emplace_back(to_string(a));
   }
 
   auto properties = Json::object();
@@ -207,8 +208,12 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
     input.set("description", fmt::format("apply only (required there). {}", input_text(t)));
     properties.set("input", std::move(input));
   }
-  if (has_look)
-    set_look_properties(properties, t, "fetch and apply only");
+  if (!looking.empty()) {
+    auto last = looking.back();
+    looking.pop_back();
+    auto which = looking.empty() ? last : fmt::format("{} and {}", fmt::join(looking, ", "), last);
+    set_look_properties(properties, t, which + " only");
+  }
   for (auto& p : t.parameters)
     properties.set(p.name, property_schema(p, d, p.required ? "spawn only (required there)"
                                                             : "spawn only"));
