@@ -376,6 +376,7 @@ void finish_turn(loop_actor_t* self) {
             }
             for (auto& n : carry)
               record(self, to_json(n).set("event", "system_notification"));
+            record_unanswered(self); // before turn_end: the turn's record is complete
             auto list = Json::array();
             for (auto& h : handles)
               list.push(turn_end_json(h));
@@ -394,6 +395,7 @@ void finish_turn(loop_actor_t* self) {
         auto& st = self->state;
         if (st.error.empty() && !st.interrupted) // an interrupted inquiry is no failure
           st.error = error_text(err);
+        record_unanswered(self);
         record(self, Json::object().set("event", "turn_end").set("error", st.error));
         if (st.ctx.observer)
           st.ctx.observer->turn_end({}, {}, st.error);
