@@ -14,6 +14,7 @@
 #include "runtime/input_wait.hpp"
 #include "runtime/io_thread.hpp"
 #include "runtime/output_buffer.hpp"
+#include "runtime/private_file.hpp"
 #include "runtime/process.hpp"
 #include "runtime/terminal_screen.hpp"
 #include "runtime/terminal_text.hpp"
@@ -374,7 +375,8 @@ std::string spill_path(const LaunchSpec& spec, const std::string& id) {
   std::string safe;
   for (char c : id)
     safe += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
-  return fmt::format("{}/{}-{}-{}.log", spec.spill_dir, safe, ::getpid(), ++seq);
+  // A random part: nobody can plant a file or link at the name before it is made.
+  return fmt::format("{}/{}-{}-{}-{}.log", spec.spill_dir, safe, ::getpid(), ++seq, random_name_part());
 }
 
 caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec spec, IoThread* io,
@@ -383,7 +385,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   st.id = std::move(id);
   st.spec = std::move(spec);
   st.registry = std::move(registry);
-  st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, spill_path(st.spec, st.id));
+  st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, spill_path(st.spec, st.id), st.spec.spill_root);
   if (st.spec.pty) {
     st.term_text = std::make_unique<TerminalText>();
     st.screen = std::make_unique<TerminalScreen>(st.spec.rows, st.spec.cols);

@@ -1,9 +1,11 @@
 #include "runtime/group_record.hpp"
+#include "runtime/private_file.hpp"
 #include "runtime/proc_stat.hpp"
 
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -12,6 +14,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <optional>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace jp {
@@ -66,12 +69,35 @@ struct StartWindow {
   bool holds(uint64_t start) const { return start >= earliest && start <= latest; }
 };
 
+/// A spawn is recorded within moments; a window wider than this (or one that ends
+/// in the future) was not written by jp-actors, and would match any process.
+constexpr uint64_t max_window_secs = 60;
+
+bool plausible(pid_t pgid, const StartWindow& w, uint64_t now) {
+  static const uint64_t hz = static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
+  if (pgid <= 1 || pgid == ::getpgrp() || pgid == ::getsid(0))
+    return false; // never init, never ourselves, never the session we run in
+  return w.earliest > 0 && w.earliest <= w.latest && w.latest <= now &&
+         w.latest - w.earliest <= max_window_secs * hz;
+}
+
+/// A record file we may believe: a regular file (not a link: opened with
+/// O_NOFOLLOW) of this user's that nobody else may write.
+bool trusted_record(int fd) {
+  struct stat st{};
+  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
 /// The groups a record says are still alive, with their leaders' start windows.
-std::map<pid_t, StartWindow> live_groups(const std::string& path) {
+/// Takes `fd`.
+std::map<pid_t, StartWindow> live_groups(int fd) {
   std::map<pid_t, StartWindow> live;
-  FILE* f = std::fopen(path.c_str(), "re");
-  if (!f)
+  FILE* f = ::fdopen(fd, "r");
+  if (!f) {
+    ::close(fd);
     return live;
+  }
   char line[128];
   while (std::fgets(line, sizeof line, f)) {
     char op = 0;
@@ -96,16 +122,25 @@ uint64_t process_start_time(pid_t pid) {
   return st ? st->start : 0;
 }
 
-Status open_group_record(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    return Error{fmt::format("cannot create {} (for the record of live process groups): {}", dir,
-                             ec.message())};
-  auto path = fmt::format("{}/{}-{}.groups", dir, ::getpid(), process_start_time(::getpid()));
+Result<RecordDir> crash_record_dir() {
+  auto absolute = [](const char* v) { return v && v[0] == '/' ? std::string(v) : std::string(); };
+  if (auto state = absolute(std::getenv("XDG_STATE_HOME")); !state.empty())
+    return RecordDir{state, "jp-actors/live"};
+  if (auto home = absolute(std::getenv("HOME")); !home.empty())
+    return RecordDir{home, ".local/state/jp-actors/live"};
+  return Error{"no place for the record of live process groups: set HOME or XDG_STATE_HOME to "
+               "an absolute path"};
+}
+
+Status open_group_record(const RecordDir& where) {
+  auto dir = open_private_dir(where.root, where.relative);
+  if (!dir)
+    return Error{fmt::format("the record of live process groups: {}", dir.error())};
+  auto name = fmt::format("{}-{}.groups", ::getpid(), process_start_time(::getpid()));
+  auto path = where.path() + "/" + name;
   if (path.size() >= sizeof g_record_path)
-    return Error{fmt::format("state directory path too long: {}", dir)};
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    return Error{fmt::format("state directory path too long: {}", where.path())};
+  int fd = create_private_file(*dir, name, O_APPEND);
   if (fd < 0)
     return Error{fmt::format("cannot create {}: {}", path, std::strerror(errno))};
   close_group_record(); // one record per process
@@ -143,29 +178,50 @@ void record_group_ended(pid_t pgid) {
   append(fmt::format("- {}\n", pgid));
 }
 
-SweepReport sweep_group_records(const std::string& dir) {
+SweepReport sweep_group_records(const RecordDir& where) {
   SweepReport report;
+  if (::access(where.path().c_str(), F_OK) != 0)
+    return report; // nothing was ever recorded here
+  auto dir = open_private_dir(where.root, where.relative);
+  if (!dir) {
+    report.refused = dir.error();
+    return report;
+  }
   std::error_code ec;
-  std::vector<std::pair<std::string, Record>> orphaned;
-  for (auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    auto rec = parse_record_name(entry.path().filename().string());
-    if (!rec || rec->owner == ::getpid())
+  std::vector<std::pair<std::string, Record>> orphaned; // claimed names
+  for (auto& entry : std::filesystem::directory_iterator(where.path(), ec)) {
+    auto name = entry.path().filename().string();
+    auto rec = parse_record_name(name);
+    if (!rec || rec->owner == ::getpid() || rec->owner <= 1)
       continue;
     if (rec->owner_start != 0 && process_start_time(rec->owner) == rec->owner_start)
       continue; // its owner still runs: its groups are its own business
     // Claimed by renaming: of two jp-actors starting at once, one sweeps it.
-    auto claimed = entry.path().string() + fmt::format(".sweeping-{}", ::getpid());
-    if (::rename(entry.path().c_str(), claimed.c_str()) == 0)
+    auto claimed = name + fmt::format(".sweeping-{}", ::getpid());
+    if (::renameat(dir->get(), name.c_str(), dir->get(), claimed.c_str()) == 0)
       orphaned.emplace_back(claimed, *rec);
   }
   if (orphaned.empty())
     return report;
   auto by_group = processes_by_group();
-  for (auto& [path, rec] : orphaned) {
+  auto now = boot_ticks_now();
+  for (auto& [name, rec] : orphaned) {
+    int fd = ::openat(dir->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || !trusted_record(fd)) {
+      if (fd >= 0)
+        ::close(fd);
+      ++report.untrusted; // a link, or not ours alone: believed by nobody, removed
+      ::unlinkat(dir->get(), name.c_str(), 0);
+      continue;
+    }
     report.owners.push_back(rec.owner);
-    for (auto& [pgid, window] : live_groups(path)) {
+    for (auto& [pgid, window] : live_groups(fd)) {
       if (window.earliest == 0)
         continue; // never verified: not ours to judge
+      if (!plausible(pgid, window, now)) {
+        ++report.untrusted;
+        continue;
+      }
       auto it = by_group.find(pgid);
       if (it == by_group.end())
         continue; // gone
@@ -187,14 +243,20 @@ SweepReport sweep_group_records(const std::string& dir) {
         report.processes += killed;
       }
     }
-    ::unlink(path.c_str());
+    ::unlinkat(dir->get(), name.c_str(), 0);
   }
   return report;
 }
 
 std::string SweepReport::summary() const {
+  if (!refused.empty())
+    return fmt::format("not sweeping the record of live process groups: {}", refused);
+  std::string untrusted_text =
+    untrusted == 0 ? std::string()
+                   : fmt::format("ignored {} implausible or untrusted record entr{} (nothing killed for {})",
+                                 untrusted, untrusted == 1 ? "y" : "ies", untrusted == 1 ? "it" : "them");
   if (owners.empty())
-    return {};
+    return untrusted_text;
   std::string who;
   for (size_t i = 0; i < owners.size(); ++i)
     who += fmt::format("{}{}", i ? ", " : "", owners[i]);
@@ -204,6 +266,8 @@ std::string SweepReport::summary() const {
   if (skipped > 0)
     text += fmt::format("; left {} recorded group{} alone: the pid now belongs to another process",
                         skipped, skipped == 1 ? "" : "s");
+  if (!untrusted_text.empty())
+    text += "; " + untrusted_text;
   return text;
 }
 

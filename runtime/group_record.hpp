@@ -1,8 +1,12 @@
 // The crash sweep (DESIGN.md "Processes"): while jp-actors runs, every process group
-// it starts is recorded in a file of its own under <state_dir>/live (pgid and the
-// leader's start time); the next jp-actors start kills what owners that are gone
-// left behind, but only where the group is still theirs: a pid that now names a
-// process started later is never touched.
+// it starts is recorded in a file of its own (pgid and the leader's start time);
+// the next jp-actors start kills what owners that are gone left behind, but only
+// where the group is still theirs: a pid that now names a process started later is
+// never touched. The records are the user's own state, outside every workspace
+// ($XDG_STATE_HOME/jp-actors/live): nothing a repository holds can make jp-actors
+// kill. Records that are links, not the user's, writable by others, or implausible
+// (a start window wider than a spawn takes or later than now, our own group or
+// session) are not trusted.
 //
 // Record file: <dir>/<owner pid>-<owner start time>.groups, lines
 //   "+ <pgid> <earliest> <latest>"  a group started; its leader's start time is in
@@ -25,9 +29,22 @@ namespace jp {
 /// The start time of `pid` (field 22 of /proc/<pid>/stat); 0 when there is none.
 uint64_t process_start_time(pid_t pid);
 
+/// Where records live: `root` (trusted as it is) / `relative` (created 0700, no
+/// link followed, owned by this user and written by nobody else).
+struct RecordDir {
+  std::string root;
+  std::string relative;
+  std::string path() const { return relative.empty() ? root : root + "/" + relative; }
+};
+
+/// $XDG_STATE_HOME/jp-actors/live, else $HOME/.local/state/jp-actors/live; an error
+/// when neither variable names a directory.
+Result<RecordDir> crash_record_dir();
+
 /// Starts recording this process's groups in `dir` (created if missing). Groups
 /// started before this call are not recorded.
-Status open_group_record(const std::string& dir);
+Status open_group_record(const RecordDir& dir);
+inline Status open_group_record(const std::string& dir) { return open_group_record(RecordDir{dir, ""}); }
 
 /// A clean end: every group is gone, so the record goes too. Signal-safe.
 void close_group_record() noexcept;
@@ -45,6 +62,8 @@ struct SweepReport {
   size_t groups = 0;          // groups found still alive, and killed
   size_t processes = 0;       // processes killed in them
   size_t skipped = 0;         // recorded groups whose pid now names another process
+  size_t untrusted = 0;       // records or lines not trusted (see above), left alone
+  std::string refused;        // why the directory itself was not swept ("" = it was)
   /// "cleaned up after jp-actors 1234 that ended without cleaning up: killed 3
   /// process groups (5 processes)"; "" when there was nothing to sweep.
   std::string summary() const;
@@ -52,6 +71,7 @@ struct SweepReport {
 
 /// Kills, for each record in `dir` whose owner is gone, the groups it left alive;
 /// then removes the record. Records of running owners are left alone.
-SweepReport sweep_group_records(const std::string& dir);
+SweepReport sweep_group_records(const RecordDir& dir);
+inline SweepReport sweep_group_records(const std::string& dir) { return sweep_group_records(RecordDir{dir, ""}); }
 
 } // namespace jp

@@ -1,4 +1,5 @@
 #include "runtime/output_buffer.hpp"
+#include "runtime/private_file.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -35,11 +36,12 @@ size_t utf8_skip(std::string_view s) {
 
 } // namespace
 
-OutputBuffer::OutputBuffer(uint64_t cap, std::string spill_path)
+OutputBuffer::OutputBuffer(uint64_t cap, std::string spill_path, std::string spill_root)
   : cap_(cap < 64 ? 64 : cap),
     head_cap_(static_cast<size_t>(cap_ / 4)),
     tail_cap_(static_cast<size_t>(cap_ - cap_ / 4)),
-    spill_path_(std::move(spill_path)) {
+    spill_path_(std::move(spill_path)),
+    spill_root_(std::move(spill_root)) {
 }
 
 OutputBuffer::~OutputBuffer() {
@@ -57,12 +59,22 @@ void OutputBuffer::spill(std::string_view bytes) {
   if (spill_failed_ || spill_path_.empty())
     return;
   if (spill_fd_ < 0) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(spill_path_).parent_path(), ec);
-    spill_fd_ = ::open(spill_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    // The workspace is someone's repository: a link planted at `.jp` or its output
+    // directory, or at the file's name, must not redirect what is written.
+    std::filesystem::path file(spill_path_);
+    auto dir_path = file.parent_path().string();
+    auto root = spill_root_;
+    std::string below;
+    if (!root.empty() && dir_path.starts_with(root + "/"))
+      below = dir_path.substr(root.size() + 1);
+    else
+      root = dir_path;
+    auto dir = open_private_dir(root, below);
+    if (dir)
+      spill_fd_ = create_private_file(*dir, file.filename().string());
     if (spill_fd_ < 0) {
       spill_failed_ = true;
-      spill_path_ += fmt::format(" (not written: {})", std::strerror(errno));
+      spill_path_ += fmt::format(" (not written: {})", dir ? std::string(std::strerror(errno)) : dir.error());
       return;
     }
   }

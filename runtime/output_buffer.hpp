@@ -11,8 +11,10 @@ namespace jp {
 
 class OutputBuffer {
 public:
-  /// `spill_path` is created only when the output outgrows `cap`.
-  OutputBuffer(uint64_t cap, std::string spill_path);
+  /// `spill_path` is created only when the output outgrows `cap`: anew (never a
+  /// file or link already there), 0600, in a directory reached from `spill_root`
+  /// (trusted; "" = the file's own directory) through no link.
+  OutputBuffer(uint64_t cap, std::string spill_path, std::string spill_root = {});
   ~OutputBuffer();
   OutputBuffer(const OutputBuffer&) = delete;
   OutputBuffer& operator=(const OutputBuffer&) = delete;
@@ -49,6 +51,7 @@ private:
   uint64_t total_ = 0;
   std::string early_; // everything so far, until the spill file exists
   std::string spill_path_;
+  std::string spill_root_;
   int spill_fd_ = -1;
   bool spill_failed_ = false;
 };

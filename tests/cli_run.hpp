@@ -21,10 +21,16 @@ struct Run {
   std::string out; // stdout and stderr
 };
 
+/// Where runs in workspace `ws` keep the user's state (crash records): one place per
+/// workspace, so a test sees only the records of its own runs.
+inline std::string state_home_of(const std::string& ws) {
+  return ws + "/.state";
+}
+
 // Runs the CLI (through sh, for the redirection only) in workspace `ws`.
 inline Run cli_in(const std::string& ws, const std::string& args) {
-  auto cmd = fmt::format("cd '{}' && '{}' --workspace '{}' {} 2>&1 </dev/null", JP_SOURCE_DIR,
-                         JP_CLI_BINARY, ws, args);
+  auto cmd = fmt::format("cd '{}' && XDG_STATE_HOME='{}' '{}' --workspace '{}' {} 2>&1 </dev/null", JP_SOURCE_DIR,
+                         state_home_of(ws), JP_CLI_BINARY, ws, args);
   Run r;
   if (auto* p = ::popen(cmd.c_str(), "r")) {
     std::array<char, 65536> buf{};

@@ -394,6 +394,7 @@ CAF_TEST(after jp-actors is killed the next start kills every process it left) {
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
+    ::setenv("XDG_STATE_HOME", testing::state_home_of(dir.string()).c_str(), 1); // as cli_in's next run
     ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "run", (dir / "hold.toml").c_str(),
             nullptr);
     ::_exit(127);

@@ -170,6 +170,48 @@ CAF_TEST(a recorded terminal session is swept with the jobs in its other groups)
   CAF_CHECK(members().empty());
 }
 
+CAF_TEST(a record with a window no spawn could have is not believed) {
+  // A planted record matching "any start time" would let its writer kill any group.
+  testing::temp_dir dir;
+  Group g("sleep 30");
+  auto start = process_start_time(g.pid);
+  CAF_REQUIRE(start > 0);
+  dir.write(fmt::format("{}-77.groups", gone_pid()),
+            fmt::format("+ {} 1 18446744073709551615\n", g.pid));                        // wider than any spawn
+  dir.write(fmt::format("{}-78.groups", gone_pid()), fmt::format("+ {} {} {}\n", g.pid, start, start + 1000000)); // ends later than now
+  dir.write(fmt::format("{}-79.groups", gone_pid()), fmt::format("+ {} 5 3\n", g.pid));  // ends before it starts
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.groups, 0u);
+  CAF_CHECK_EQUAL(report.untrusted, 3u);
+  CAF_CHECK(g.running());
+  CAF_CHECK(report.summary().find("ignored 3 implausible or untrusted record entries") != std::string::npos);
+}
+
+CAF_TEST(a record that is a link or writable by others is not believed) {
+  testing::temp_dir dir;
+  testing::temp_dir elsewhere;
+  Group g("sleep 30");
+  auto line = fmt::format("+ {} {}\n", g.pid, process_start_time(g.pid));
+  elsewhere.write("planted", line);
+  std::filesystem::create_symlink(elsewhere.path / "planted", dir.path / fmt::format("{}-77.groups", gone_pid()));
+  auto open_record = fmt::format("{}-78.groups", gone_pid());
+  dir.write(open_record, line);
+  std::filesystem::permissions(dir.path / open_record, std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::add);
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.groups, 0u);
+  CAF_CHECK_EQUAL(report.untrusted, 2u);
+  CAF_CHECK(g.running());
+  CAF_CHECK(elsewhere.has("planted")); // the link was removed, not what it pointed to
+  // A record directory others may write is not swept at all.
+  testing::temp_dir shared;
+  shared.write(fmt::format("{}-79.groups", gone_pid()), line);
+  std::filesystem::permissions(shared.path, std::filesystem::perms::all);
+  auto refused = sweep_group_records(shared.path.string());
+  CAF_CHECK(refused.summary().find("may be written by others") != std::string::npos);
+  CAF_CHECK(g.running());
+}
+
 CAF_TEST(a recorded pid that now names a later process is never touched) {
   testing::temp_dir dir;
   Group g("sleep 30");

@@ -75,6 +75,7 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   spec->output_cap = config.runtime.output_cap_bytes;
   spec->grace_ms = static_cast<int64_t>(config.runtime.abort_grace_secs * 1000);
   spec->spill_dir = spill_dir(config);
+  spec->spill_root = config.workspace;
   if (tool.io == io_mode::pty) {
     spec->pty = true;
     spec->rows = tool.rows;

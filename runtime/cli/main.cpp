@@ -237,12 +237,18 @@ int main(int argc, char** argv) {
     return fail(loaded.error());
   auto config = std::make_shared<const Config>(std::move(*loaded));
   // A jp-actors that was killed (SIGKILL, a crash) could not clean up: do it now.
-  auto live_dir = state_path(*config, "live");
-  if (auto swept = sweep_group_records(live_dir).summary(); !swept.empty())
-    std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
-  if (*run || *call || *query)
-    if (auto recorded = open_group_record(live_dir); !recorded)
+  // The record is the user's own state, never the workspace's (a repository could
+  // plant one there).
+  auto live_dir = crash_record_dir();
+  if (live_dir)
+    if (auto swept = sweep_group_records(*live_dir).summary(); !swept.empty())
+      std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
+  if (*run || *call || *query) {
+    if (!live_dir)
+      return fail(live_dir.error());
+    if (auto recorded = open_group_record(*live_dir); !recorded)
       return fail(recorded.error);
+  }
   int rc = 0;
   try {
     PermissionPolicy permissions{ask, {allow.begin(), allow.end()}};

@@ -1,0 +1,111 @@
+// A repository is someone else's: what it holds in `.jp/` must not make jp-actors
+// kill a process or write through a planted link. Real processes, the real CLI.
+#define CAF_SUITE hostile_workspace
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <vector>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_run.hpp"
+#include "runtime/group_record.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+/// `sleep 30` leading its own process group; killed and reaped at the end.
+struct Sleeper {
+  pid_t pid = ::fork();
+  Sleeper() {
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      ::execl("/bin/sleep", "sleep", "30", nullptr);
+      ::_exit(127);
+    }
+    ::setpgid(pid, pid);
+  }
+  ~Sleeper() {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  bool running() const { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
+};
+
+/// A pid whose process is gone.
+pid_t gone_pid() {
+  pid_t pid = ::fork();
+  if (pid == 0)
+    ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+} // namespace
+
+CAF_TEST(crash records planted in the workspace are never read) {
+  temp_dir ws;
+  Sleeper victim;
+  // What the old sweep believed: a dead owner's record of a group that is still
+  // the recorded one, in <workspace>/.jp/live.
+  std::filesystem::create_directories(ws.path / ".jp/live");
+  auto start = process_start_time(victim.pid);
+  std::ofstream(ws.path / ".jp/live" / fmt::format("{}-77.groups", gone_pid()))
+    << fmt::format("+ {} {} {}\n", victim.pid, start, start);
+  auto r = cli_in(ws.path.string(), "tools");
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK(!contains(r.out, "cleaned up"));
+  CAF_CHECK(victim.running());
+}
+
+CAF_TEST(a run keeps its crash record in the users state directory not the workspace) {
+  temp_dir ws;
+  auto r = cli_in(ws.path.string(), R"(call shell '{"command":"ls $XDG_STATE_HOME/jp-actors/live"}')");
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK(contains(r.out, ".groups")); // its own record, while it runs
+  CAF_CHECK(!std::filesystem::exists(ws.path / ".jp/live"));
+}
+
+CAF_TEST(a link planted for the output directory is not written through) {
+  temp_dir ws;
+  temp_dir victim;
+  for (auto link : {".jp/output", ".jp"}) {
+    std::filesystem::remove_all(ws.path / ".jp");
+    if (std::string(link) == ".jp/output")
+      std::filesystem::create_directories(ws.path / ".jp");
+    std::filesystem::create_directory_symlink(victim.path, ws.path / link);
+    // 100 kB: more than a response holds, so the full output would be spilled.
+    auto r = cli_in(ws.path.string(), R"(call shell '{"command":"yes x | head -c 100000"}')");
+    CAF_CHECK_EQUAL(r.status, 0);
+    CAF_CHECK(contains(r.out, "bytes omitted"));
+    CAF_CHECK(contains(r.out, "(not written: "));
+    CAF_CHECK(std::filesystem::is_empty(victim.path));
+  }
+}
+
+CAF_TEST(spill files are new private files with names nobody can predict) {
+  temp_dir ws;
+  auto r = cli_in(ws.path.string(), R"(call shell '{"command":"yes x | head -c 100000"}')");
+  CAF_CHECK_EQUAL(r.status, 0);
+  std::vector<std::filesystem::path> files;
+  for (auto& e : std::filesystem::directory_iterator(ws.path / ".jp/output"))
+    files.push_back(e.path());
+  CAF_REQUIRE_EQUAL(files.size(), 1u);
+  CAF_CHECK_EQUAL(std::filesystem::file_size(files[0]), 100000u);
+  CAF_CHECK((std::filesystem::status(files[0]).permissions() & std::filesystem::perms::all) ==
+            (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  // <id>-<pid>-<n>-<16 random hex digits>.log
+  auto name = files[0].filename().string();
+  auto last_dash = name.rfind('-');
+  CAF_CHECK_EQUAL(name.substr(last_dash + 1).size(), 16u + 4u);
+}
