@@ -408,8 +408,8 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   events.on_exit = [me](const ExitInfo& info) {
     caf::anon_send(me, exited_atom::value, info.signaled, info.code, info.signal);
   };
-  SpawnSpec ps{st.spec.argv, st.spec.cwd, st.spec.env, st.spec.stdin_pipe, st.spec.control_channel,
-               st.spec.pty, st.spec.rows, st.spec.cols};
+  SpawnSpec ps{st.spec.argv, st.spec.cwd,      st.spec.env,  st.spec.stdin_pipe, st.spec.control_channel,
+               st.spec.pty,  st.spec.rows, st.spec.cols, st.spec.env_pass, st.spec.env_drop};
   auto proc = spawn_process(*io, std::move(ps), std::move(events));
   if (!proc) {
     finish(self, ToolState::failure(ToolError{proc.error(), {}, false}), 0, {});

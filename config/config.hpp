@@ -78,6 +78,7 @@ struct ToolConfig {
   bool shell = false;             // run `program args...` joined through bash -c
   std::string cwd;                // template too; "" = workspace
   std::map<std::string, std::string> env; // values are templates
+  std::vector<std::string> pass_env;       // secret-looking variables it inherits anyway
   run_mode run = run_mode::ask;
   io_mode io = io_mode::pipe;
   std::vector<ParameterConfig> parameters;
@@ -116,6 +117,8 @@ struct RuntimeConfig {
   // thread that is busy or asleep (bench/README.md, W5). More helps only when
   // actors do heavy work of their own.
   uint64_t worker_threads = 1;
+  // Variables tools inherit even though their names look secret (*_TOKEN, ...).
+  std::vector<std::string> pass_env;
 };
 
 struct Config {

@@ -305,7 +305,8 @@ private:
 
   Status runtime(const toml::table& t) {
     if (auto s = check_keys(t, "runtime",
-                            {"output_cap_bytes", "abort_grace_secs", "state_dir", "worker_threads"});
+                            {"output_cap_bytes", "abort_grace_secs", "state_dir", "worker_threads",
+                             "pass_env"});
         !s)
       return s;
     auto& r = c_.runtime;
@@ -318,6 +319,8 @@ private:
         s = assign(seconds_of(v, key), r.abort_grace_secs);
       else if (k == "worker_threads")
         s = assign(worker_threads_of(v, key), r.worker_threads);
+      else if (k == "pass_env")
+        s = assign(strings_of(v, key), r.pass_env);
       else
         s = assign(string_of(v, key), r.state_dir);
       if (!s)
@@ -355,7 +358,7 @@ private:
                             {"source", "summary", "description", "command", "run", "io",
                              "cwd", "env", "parameters", "one_of_required", "spawn",
                              "questions", "rows", "cols", "prompt_pattern", "wait_ms",
-                             "settle_ms"});
+                             "settle_ms", "pass_env"});
         !s)
       return s;
     for (auto&& [k, v] : t) {
@@ -397,6 +400,8 @@ private:
         s = assign(int_in(v, key, 0, kMaxWaitMs), tool.wait_ms);
       else if (k == "settle_ms")
         s = assign(int_in(v, key, 1, 10000), tool.settle_ms);
+      else if (k == "pass_env")
+        s = assign(strings_of(v, key), tool.pass_env);
       else
         s = with_table(v, key, [&](auto& qt) { return questions(tool, qt, key); });
       if (!s)

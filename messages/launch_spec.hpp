@@ -19,6 +19,10 @@ struct LaunchSpec {
   std::vector<std::string> argv;  // argv[0] looked up in PATH when it has no '/'
   std::string cwd;                // "" = inherit
   std::vector<std::string> env;   // "KEY=VALUE" overrides
+  // Inherited variables: secret-looking ones are left out unless named in env_pass;
+  // env_drop (the provider's key variable) is left out whatever its name.
+  std::vector<std::string> env_pass;
+  std::vector<std::string> env_drop;
   bool stdin_pipe = false;        // apply writes here; otherwise stdin is /dev/null
   bool control_channel = false;   // io = "control": ToolState lines on fd 3, answers on stdin
   bool pty = false;               // io = "pty": a terminal of rows x cols (stdin_pipe too)
@@ -49,7 +53,7 @@ struct LaunchSpec {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
-  return f(x.tool, x.argv, x.cwd, x.env, x.stdin_pipe, x.control_channel, x.pty, x.rows, x.cols,
+  return f(x.tool, x.argv, x.cwd, x.env, x.env_pass, x.env_drop, x.stdin_pipe, x.control_channel, x.pty, x.rows, x.cols,
            x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers,
            x.structured_output,
            x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.notify_success, x.notify_failure,

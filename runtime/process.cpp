@@ -23,6 +23,7 @@
 #include <boost/asio.hpp>
 
 #include "runtime/group_record.hpp"
+#include "runtime/tool_environment.hpp"
 #include "runtime/proc_stat.hpp"
 #include "runtime/io_thread.hpp"
 
@@ -129,28 +130,6 @@ void set_nonblocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0)
     ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-/// The parent's environment with `extra` ("KEY=VALUE") added or overriding.
-std::vector<std::string> merged_environment(const std::vector<std::string>& extra) {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e)
-    env.emplace_back(*e);
-  for (const auto& kv : extra) {
-    auto eq = kv.find('=');
-    auto key = std::string_view(kv).substr(0, eq == std::string::npos ? kv.size() : eq + 1);
-    bool replaced = false;
-    for (auto& e : env) {
-      if (std::string_view(e).starts_with(key)) {
-        e = kv;
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced)
-      env.push_back(kv);
-  }
-  return env;
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
@@ -761,7 +740,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   rc |= ::posix_spawnattr_setsigmask(&attr, &none);
   rc |= ::posix_spawnattr_setsigdefault(&attr, &all);
 
-  auto env = merged_environment(spec.env);
+  auto env = tool_environment(environ, spec.env, spec.env_pass, spec.env_drop);
   auto argv = c_strings(spec.argv);
   auto envp = c_strings(env);
   pid_t pid = 0;

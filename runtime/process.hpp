@@ -32,6 +32,10 @@ struct SpawnSpec {
   bool pty = false;
   int rows = 24;
   int cols = 80;
+  // The parent's variables are inherited without secrets (runtime/tool_environment.hpp):
+  // these names pass anyway, and these are left out whatever they are called.
+  std::vector<std::string> env_pass;
+  std::vector<std::string> env_drop;
 };
 
 /// How a process ended.

@@ -13,6 +13,7 @@
 
 #include "cli_run.hpp"
 #include "runtime/group_record.hpp"
+#include "runtime/tool_environment.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -108,4 +109,45 @@ CAF_TEST(spill files are new private files with names nobody can predict) {
   auto name = files[0].filename().string();
   auto last_dash = name.rfind('-');
   CAF_CHECK_EQUAL(name.substr(last_dash + 1).size(), 16u + 4u);
+}
+
+CAF_TEST(tools never see the provider key or secret-looking variables unless passed) {
+  temp_dir ws;
+  auto with = [](const std::string& cmd) {
+    return "OPENAI_API_KEY=sk-1 ANTHROPIC_API_KEY=sk-2 MY_PROVIDER_KEY=sk-3 GITHUB_TOKEN=gh-4 "
+           "AWS_SECRET_ACCESS_KEY=aws-5 DB_PASSWORD=pw-6 PLAIN_SETTING=visible " + cmd;
+  };
+  // The variables are jp-actors' own (set on its command line); the tool runs `env`.
+  auto run = [&](const std::string& flags) {
+    auto cmd = fmt::format("cd '{}' && XDG_STATE_HOME='{}' {} '{}' --workspace '{}' --cfg "
+                           "assistant.api_key_env=MY_PROVIDER_KEY {} call shell '{{\"command\":\"env\"}}' 2>&1",
+                           JP_SOURCE_DIR, state_home_of(ws.path.string()), with(""), JP_CLI_BINARY,
+                           ws.path.string(), flags);
+    std::string out;
+    if (auto* p = ::popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
+        out.append(buf, n);
+      ::pclose(p);
+    }
+    return out;
+  };
+  auto plain = run("");
+  CAF_CHECK(contains(plain, "PLAIN_SETTING=visible"));
+  for (auto secret : {"sk-1", "sk-2", "sk-3", "gh-4", "aws-5", "pw-6"})
+    CAF_CHECK_EQUAL(contains(plain, secret) ? secret : "", "");
+  // Passed by name, in [runtime] or per tool: there.
+  auto passed = run(R"(--cfg 'runtime.pass_env=["GITHUB_TOKEN"]' --cfg 'conversation.tools.shell.pass_env=["DB_PASSWORD"]')");
+  CAF_CHECK(contains(passed, "GITHUB_TOKEN=gh-4"));
+  CAF_CHECK(contains(passed, "DB_PASSWORD=pw-6"));
+  CAF_CHECK(!contains(passed, "sk-1"));
+}
+
+CAF_TEST(secret looking names are recognised and plain ones are not) {
+  for (auto name : {"OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "api_key", "TOKEN",
+                    "NPM_AUTH", "SECRET_SAUCE", "GPG_PASSPHRASE"})
+    CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
+  for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME"})
+    CAF_CHECK_EQUAL(secret_looking_name(name) ? name : "", "");
 }

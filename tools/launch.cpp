@@ -69,6 +69,13 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
     spec->cwd = (std::filesystem::path(config.workspace) / spec->cwd).string();
   if (answers.is_object() && !answers.as_object().empty())
     spec->env.push_back("JP_TOOL_ANSWERS=" + answers.dump());
+  // Secrets stay out of what a model can make a tool print: the provider's key
+  // whatever its variable is called, and secret-looking names unless passed.
+  spec->env_pass = config.runtime.pass_env;
+  spec->env_pass.insert(spec->env_pass.end(), tool.pass_env.begin(), tool.pass_env.end());
+  spec->env_drop = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"};
+  if (!config.assistant.api_key_env.empty())
+    spec->env_drop.push_back(config.assistant.api_key_env);
   auto actions = declared_actions(tool);
   spec->stdin_pipe = stateful
                      && std::find(actions.begin(), actions.end(), action_kind::apply) != actions.end();

@@ -1,0 +1,25 @@
+// The environment a tool runs with: the runtime's own, minus what would hand a
+// model a secret. Provider keys and secret-looking variables (*_API_KEY, *_TOKEN,
+// *_SECRET, ...) are left out unless the config passes them by name; a tool's own
+// `env` settings are added last.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jp {
+
+/// Whether a variable's name looks like it holds a secret (case-insensitive):
+/// API_KEY, TOKEN, SECRET, PASSWORD, ... alone or as the end of the name
+/// (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY).
+bool secret_looking_name(std::string_view name);
+
+/// What a tool gets: each "KEY=VALUE" of `parent` except the names in `drop` and
+/// secret-looking names, unless named in `pass`; then `extra` ("KEY=VALUE") added
+/// or overriding.
+std::vector<std::string> tool_environment(char** parent, const std::vector<std::string>& extra,
+                                          const std::vector<std::string>& pass,
+                                          const std::vector<std::string>& drop);
+
+} // namespace jp
