@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "config/shell_template.hpp"
 #include "config/toml_json.hpp"
 #include "messages/launch_spec.hpp"
 
@@ -606,6 +607,10 @@ private:
     if (tool.source == "builtin" && !tool.program.empty())
       return fail(prefix + ".command", "a built-in tool runs no command; remove it or set "
                                        "source = \"local\" under another name");
+    // Refused here rather than at the first call: a placeholder bash would not expand.
+    if (tool.shell)
+      if (auto scan = scan_shell_template(tool.program, tool.args); !scan)
+        return Error{fmt::format("{}: {}.{}", origin_, prefix, scan.error())};
     for (auto& p : tool.parameters) {
       auto pkey = fmt::format("{}.parameters.{}", prefix, p.name);
       if (tool.stateful && (p.name == "action" || p.name == "id" || p.name == "input" ||
