@@ -77,6 +77,8 @@ struct ToolConfig {
   std::vector<std::string> args;
   bool shell = false;             // run `program args...` joined through bash -c
   std::string cwd;                // template too; "" = workspace
+  // A cwd from the assistant (templated, or the built-in shell's) may leave the workspace.
+  bool cwd_outside_workspace = false;
   std::map<std::string, std::string> env; // values are templates
   run_mode run = run_mode::ask;
   io_mode io = io_mode::pipe;

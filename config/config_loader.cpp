@@ -353,7 +353,8 @@ private:
   Status tool(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
     if (auto s = check_keys(t, prefix,
                             {"source", "summary", "description", "command", "run", "io",
-                             "cwd", "env", "parameters", "one_of_required", "spawn",
+                             "cwd", "cwd_outside_workspace", "env", "parameters",
+                             "one_of_required", "spawn",
                              "questions", "rows", "cols", "prompt_pattern", "wait_ms",
                              "settle_ms"});
         !s)
@@ -379,6 +380,8 @@ private:
         tool.io = m == "pty" ? io_mode::pty : m == "control" ? io_mode::control : io_mode::pipe;
       } else if (k == "cwd")
         s = assign(string_of(v, key), tool.cwd);
+      else if (k == "cwd_outside_workspace")
+        s = assign(bool_of(v, key), tool.cwd_outside_workspace);
       else if (k == "env")
         s = with_table(v, key, [&](auto& et) { return env(tool, et, key); });
       else if (k == "parameters")
