@@ -22,12 +22,7 @@ using namespace jp::testing;
 namespace {
 
 ToolConfig shell_tool(std::string program, std::vector<std::string> args = {}) {
-  ToolConfig t;
-  t.name = "t";
-  t.program = std::move(program);
-  t.args = std::move(args);
-  t.shell = true;
-  return t;
+  return ToolConfig{.name = "t", .program = std::move(program), .args = std::move(args), .shell = true};
 }
 
 // The placeholders of a template: their expression and whether they are double-quoted.
