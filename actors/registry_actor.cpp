@@ -10,6 +10,7 @@
 
 #include "actors/handle_actor.hpp"
 #include "messages/atoms.hpp"
+#include "messages/json.hpp"
 #include "messages/notification.hpp"
 
 namespace jp {
@@ -59,7 +60,7 @@ caf::error fail(std::string msg) {
 }
 
 caf::error not_found(const std::string& id) {
-  return fail(fmt::format("Handle `{}` not found", id));
+  return fail(fmt::format("Handle `{}` not found", cut_text(id)));
 }
 
 ToolState pending_state() {
@@ -328,13 +329,14 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       std::set<std::string> seen;
       for (auto& id : ids)
         if (!seen.insert(id).second)
-          return fail(fmt::format("Batch rejected: handle id `{}` is spawned twice in one batch", id));
+          return fail(fmt::format("Batch rejected: handle id `{}` is spawned twice in one batch",
+                                  cut_text(id)));
       for (auto& id : ids) {
         auto it = self->state.entries.find(id);
         if (it != self->state.entries.end() && it->second.phase != entry_phase::stopped)
           return fail(fmt::format("Batch rejected: handle `{}` already exists and is still running; "
                                   "choose another id or abort it first",
-                                  id));
+                                  cut_text(id)));
       }
       for (auto& id : ids)
         reserve(self, id);

@@ -55,7 +55,7 @@ std::string unknown_tool(const Config& c, const std::string& name) {
   std::vector<std::string> names;
   for (auto& [n, t] : c.tools)
     names.push_back(n);
-  return fmt::format("Unknown tool `{}`; available tools: {}", name, fmt::join(names, ", "));
+  return fmt::format("Unknown tool `{}`; available tools: {}", cut_text(name), fmt::join(names, ", "));
 }
 
 void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
@@ -399,7 +399,7 @@ caf::result<bool> resolve_question(turn_actor_t* self, const std::string& id, co
 caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
                                  const std::string& args_json) {
   auto& config = *self->state.ctx.config;
-  auto args = Json::parse(args_json);
+  auto args = Json::parse(args_json, duplicate_keys::refuse);
   if (!args)
     return failed(fmt::format("{}: arguments are not valid JSON: {}", name, args.error()));
   if (!args->is_object())

@@ -219,7 +219,7 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
         continue;
       }
       if (!Json::parse(c.arguments)) {
-        finished(CallResult{false, fmt::format("the arguments of this call are not valid JSON: {}", c.arguments),
+        finished(CallResult{false, fmt::format("the arguments of this call are not valid JSON: {}", cut_text(c.arguments, 200)),
                             false, {}});
         continue;
       }

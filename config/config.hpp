@@ -75,8 +75,10 @@ struct ToolConfig {
   // local tools: argv templates ({{tool.arguments.x}}, {{tool.answers.y}})
   std::string program;
   std::vector<std::string> args;
-  bool shell = false;             // run `program args...` joined through bash -c
+  bool shell = false;             // `program args...` as a bash -c script; values as "$N"
   std::string cwd;                // template too; "" = workspace
+  // A cwd from the assistant (templated, or the built-in shell's) may leave the workspace.
+  bool cwd_outside_workspace = false;
   std::map<std::string, std::string> env; // values are templates
   std::vector<std::string> pass_env;       // secret-looking variables it inherits anyway
   run_mode run = run_mode::ask;

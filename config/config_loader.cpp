@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "config/shell_template.hpp"
 #include "config/toml_json.hpp"
 #include "messages/duration.hpp"
 #include "messages/launch_spec.hpp"
@@ -356,7 +357,8 @@ private:
   Status tool(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
     if (auto s = check_keys(t, prefix,
                             {"source", "summary", "description", "command", "run", "io",
-                             "cwd", "env", "parameters", "one_of_required", "spawn",
+                             "cwd", "cwd_outside_workspace", "env", "parameters",
+                             "one_of_required", "spawn",
                              "questions", "rows", "cols", "prompt_pattern", "wait_ms",
                              "settle_ms", "pass_env"});
         !s)
@@ -382,6 +384,8 @@ private:
         tool.io = m == "pty" ? io_mode::pty : m == "control" ? io_mode::control : io_mode::pipe;
       } else if (k == "cwd")
         s = assign(string_of(v, key), tool.cwd);
+      else if (k == "cwd_outside_workspace")
+        s = assign(bool_of(v, key), tool.cwd_outside_workspace);
       else if (k == "env")
         s = with_table(v, key, [&](auto& et) { return env(tool, et, key); });
       else if (k == "parameters")
@@ -612,6 +616,10 @@ private:
     if (tool.source == "builtin" && !tool.program.empty())
       return fail(prefix + ".command", "a built-in tool runs no command; remove it or set "
                                        "source = \"local\" under another name");
+    // Refused here rather than at the first call: a placeholder bash would not expand.
+    if (tool.shell)
+      if (auto scan = scan_shell_template(tool.program, tool.args); !scan)
+        return Error{fmt::format("{}: {}.{}", origin_, prefix, scan.error())};
     for (auto& p : tool.parameters) {
       auto pkey = fmt::format("{}.parameters.{}", prefix, p.name);
       if (tool.stateful && (p.name == "action" || p.name == "id" || p.name == "input" ||

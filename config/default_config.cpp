@@ -51,7 +51,7 @@ ToolConfig shell_tool() {
       "Use the `await` tool to wait for handles instead of polling with fetch.";
   t.parameters = {
       parameter("command", "string", "Shell command, run with bash -c", true),
-      parameter("cwd", "string", "Working directory, relative to the workspace"),
+      parameter("cwd", "string", "Working directory, relative to the workspace and inside it"),
       parameter("env", "object", "Extra environment variables (name -> string value)"),
   };
   t.stateful = true;

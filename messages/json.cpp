@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <simdjson.h>
+#include <unordered_set>
 
 namespace jp {
 
@@ -146,6 +147,25 @@ Json from_element(simdjson::dom::element e) {
   return Json();
 }
 
+// The path ("a.b") of the first key that an object holds twice, or "".
+std::string duplicate_key(const Json& j, const std::string& path) {
+  auto below = [&](std::string_view key) { return path.empty() ? std::string(key) : path + "." + std::string(key); };
+  if (j.is_array())
+    for (size_t i = 0; i < j.as_array().size(); ++i)
+      if (auto d = duplicate_key(j.as_array()[i], below(std::to_string(i))); !d.empty())
+        return d;
+  if (!j.is_object())
+    return "";
+  std::unordered_set<std::string_view> seen;
+  for (auto& [k, v] : j.as_object())
+    if (!seen.insert(k).second)
+      return below(k);
+  for (auto& [k, v] : j.as_object())
+    if (auto d = duplicate_key(v, below(k)); !d.empty())
+      return d;
+  return "";
+}
+
 } // namespace
 
 void append_utf8(std::string& out, uint32_t c) {
@@ -209,6 +229,30 @@ std::string json_quote(std::string_view s) {
   return out;
 }
 
+namespace {
+
+// Where to cut s (longer than max_bytes) so that no UTF-8 sequence is split.
+size_t cut_point(std::string_view s, size_t max_bytes) {
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
+    --cut;
+  return cut;
+}
+
+} // namespace
+
+std::string cut_text(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes)
+    return std::string(s);
+  return fmt::format("{}…({} bytes)", s.substr(0, cut_point(s, max_bytes)), s.size());
+}
+
+std::string json_quote_cut(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes)
+    return json_quote(s);
+  return fmt::format("{}…({} bytes)", json_quote(s.substr(0, cut_point(s, max_bytes))), s.size());
+}
+
 void Json::dump_to(std::string& out) const {
   switch (v_.index()) {
     case 0: out += "null"; break;
@@ -250,14 +294,19 @@ std::string Json::dump() const {
   return out;
 }
 
-Result<Json> Json::parse(std::string_view text) {
+Result<Json> Json::parse(std::string_view text, duplicate_keys dup) {
   // One parser per thread: simdjson parsers are reusable and costly to create.
   thread_local simdjson::dom::parser parser;
   simdjson::padded_string padded(text);
   auto doc = parser.parse(padded);
   if (doc.error())
     return Error{fmt::format("invalid JSON: {}", simdjson::error_message(doc.error()))};
-  return from_element(doc.value_unsafe());
+  auto json = from_element(doc.value_unsafe());
+  if (dup == duplicate_keys::refuse)
+    if (auto twice = duplicate_key(json, ""); !twice.empty())
+      return Error{fmt::format("the key {} appears twice; send each key once (JSON parsers "
+                               "disagree on which copy counts)", json_quote_cut(twice))};
+  return json;
 }
 
 } // namespace jp

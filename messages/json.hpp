@@ -15,6 +15,10 @@
 namespace jp {
 
 class Json;
+/// What Json::parse does with an object that holds a key twice: keep both (find()
+/// sees the first), or refuse the text -- for input from a model, where another
+/// parser would take the last copy and the two would disagree.
+enum class duplicate_keys { keep, refuse };
 using JsonArray = std::vector<Json>;
 using JsonObject = std::vector<std::pair<std::string, Json>>;
 
@@ -80,8 +84,9 @@ public:
   /// Appends compact JSON text to out.
   void dump_to(std::string& out) const;
 
-  /// Parses JSON text (simdjson). The error names the position and problem.
-  static Result<Json> parse(std::string_view text);
+  /// Parses JSON text (simdjson). The error names the position and problem, or with
+  /// duplicate_keys::refuse the first key found twice (with its path).
+  static Result<Json> parse(std::string_view text, duplicate_keys dup = duplicate_keys::keep);
 
   friend bool operator==(const Json&, const Json&) = default;
 
@@ -97,6 +102,14 @@ void append_json_string(std::string& out, std::string_view s);
 
 /// `s` as a JSON string literal.
 std::string json_quote(std::string_view s);
+
+/// For a message that echoes a value: `s` itself, or when longer than `max_bytes` its
+/// first `max_bytes` (cut at a character) followed by "…(N bytes)", so a hostile
+/// 100 KB value is never echoed whole.
+std::string cut_text(std::string_view s, size_t max_bytes = 64);
+
+/// The same, as a JSON string literal: "first bytes"…(N bytes).
+std::string json_quote_cut(std::string_view s, size_t max_bytes = 64);
 
 /// Replaces invalid UTF-8 sequences by U+FFFD.
 std::string sanitize_utf8(std::string_view s);

@@ -586,7 +586,7 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
   if (!kind)
     return Error{fmt::format("unknown action `{}` for tool `{}`; expected one of "
                              "spawn, fetch, apply, abort",
-                             *action, tool)};
+                             cut_text(*action), tool)};
   auto* id = field(args, "id");
   if (!id)
     return Error{fmt::format("missing `id` (expected the handle ID string, e.g. \"check\", "
@@ -596,7 +596,7 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
     return wrong_type("id", "a handle ID string", *id);
   if (!valid_id(id->as_string()))
     return Error{fmt::format("`id` must be 1 to {} characters of A-Z a-z 0-9 _ . : -, got {}",
-                             max_id_length, json_quote(id->as_string()))};
+                             max_id_length, json_quote_cut(id->as_string()))};
   ToolCommand c;
   c.action = *kind;
   c.id = id->as_string();

@@ -67,16 +67,34 @@ CAF_TEST(no shell unless shell is true) {
 
   auto shell = expand_argv(tool("ls", {"-l", "{{tool.arguments.path}}"}, true), ctx);
   CAF_REQUIRE(shell.ok());
-  CAF_CHECK_EQUAL(*shell, (Argv{"bash", "-c", "ls -l 'src'"}));
+  CAF_CHECK_EQUAL(*shell, (Argv{"bash", "-c", R"(ls -l "${1}")", "t", "src"}));
 }
 
-CAF_TEST(with shell = true a value is still one quoted shell word) {
-  auto args = parse(R"({"path":"x'; echo INJECTED; '"})");
+CAF_TEST(with shell = true a value is a positional parameter and never shell text) {
+  auto args = parse(R"x({"path":"x'; echo INJECTED; '","q":"$(id)"})x");
   auto answers = Json::object();
   TemplateContext ctx{args, answers};
-  auto shell = expand_argv(tool("ls", {"-l", "{{tool.arguments.path}}"}, true), ctx);
+  auto shell = expand_argv(tool(R"(printf '%s|' "<{{tool.arguments.q}}>")",
+                                {"-l", "{{tool.arguments.path}}", "{{tool.arguments.none}}"}, true),
+                           ctx);
   CAF_REQUIRE(shell.ok());
-  CAF_CHECK_EQUAL(*shell, (Argv{"bash", "-c", R"(ls -l 'x'\''; echo INJECTED; '\''')"}));
+  CAF_CHECK_EQUAL(*shell, (Argv{"bash", "-c", R"(printf '%s|' "<${1}>" -l "${2}")", "t", "$(id)",
+                                "x'; echo INJECTED; '"}));
+}
+
+CAF_TEST(a NUL byte in a value is refused naming the placeholder) {
+  auto args = parse(R"({"path":"a\u0000b"})");
+  auto answers = Json::object();
+  TemplateContext ctx{args, answers};
+  for (bool shell : {false, true}) {
+    auto argv = expand_argv(tool("ls", {"{{tool.arguments.path}}"}, shell), ctx);
+    CAF_REQUIRE(!argv.ok());
+    CAF_CHECK(argv.error().find("`{{tool.arguments.path}}`: the value holds a NUL byte")
+              != std::string::npos);
+  }
+  auto cwd = expand_template("d/{{tool.arguments.path}}", ctx);
+  CAF_REQUIRE(!cwd.ok());
+  CAF_CHECK(cwd.error().find("NUL byte") != std::string::npos);
 }
 
 CAF_TEST(a value with spaces and semicolons stays one argv element) {

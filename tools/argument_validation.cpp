@@ -50,7 +50,7 @@ Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json&
       for (auto& e : p.enum_values)
         list += fmt::format("{}{}", list.empty() ? "" : ", ", e);
       return Status::fail(fmt::format("{}: `{}` must be one of {}, got {}", tool.name,
-                                      p.name, list, v.dump()));
+                                      p.name, list, cut_text(v.dump())));
     }
   }
   if (p.type == "array" && !p.items_type.empty()) {
@@ -91,7 +91,7 @@ Status validate_arguments(const ToolConfig& tool, const Json& args) {
       known = known || key == name;
     if (!known)
       return Status::fail(fmt::format(
-          "{}: unknown parameter `{}` ({})", tool.name, key,
+          "{}: unknown parameter `{}` ({})", tool.name, cut_text(key),
           declared.empty() ? std::string("the tool takes no parameters")
                            : fmt::format("allowed: {}", join_names(declared))));
   }

@@ -1,18 +1,13 @@
 #include "tools/argv_template.hpp"
 
 #include <fmt/format.h>
+#include <iterator>
+
+#include "config/shell_template.hpp"
 
 namespace jp {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // "tool.arguments.NAME[.field...]" / "tool.answers.ID[...]" -> the value, or nullptr
 // when it is absent. Anything else is an error naming the template.
@@ -49,23 +44,22 @@ std::optional<std::string_view> sole_placeholder(std::string_view element) {
   auto inner = element.substr(2, element.size() - 4);
   if (inner.find("{{") != std::string_view::npos || inner.find("}}") != std::string_view::npos)
     return std::nullopt;
-  return trim(inner);
+  return placeholder_expression(inner);
 }
 
-// A value as one shell word: single-quoted, so bash never parses what the assistant sent.
-std::string shell_quote(std::string_view v) {
-  std::string out = "'";
-  for (char c : v) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
+// A value as text: strings as-is, anything else as compact JSON. A NUL byte would
+// silently cut an argv element, an environment value or a path, so it is refused.
+Result<std::string> value_text(const Json& v, std::string_view expr) {
+  auto text = v.is_string() ? v.as_string() : v.dump();
+  if (text.find('\0') != std::string::npos)
+    return Error{fmt::format("`{{{{{}}}}}`: the value holds a NUL byte (\\u0000), which "
+                             "cannot be passed to a process; send it without NUL bytes",
+                             expr)};
+  return text;
 }
 
-// Expands the {{...}} of tmpl; with `quote`, each value becomes one shell word.
-Result<std::string> expand(std::string_view tmpl, const TemplateContext& ctx, bool quote) {
+// Expands the {{...}} of tmpl.
+Result<std::string> expand(std::string_view tmpl, const TemplateContext& ctx) {
   std::string out;
   size_t pos = 0;
   for (;;) {
@@ -78,57 +72,104 @@ Result<std::string> expand(std::string_view tmpl, const TemplateContext& ctx, bo
     auto close = tmpl.find("}}", open + 2);
     if (close == std::string_view::npos)
       return Error{fmt::format("unterminated `{{{{` in template `{}`", tmpl)};
-    auto value = resolve(trim(tmpl.substr(open + 2, close - open - 2)), ctx, tmpl);
+    auto expr = placeholder_expression(tmpl.substr(open + 2, close - open - 2));
+    auto value = resolve(expr, ctx, tmpl);
     if (!value)
       return Error{value.error()};
     if (const Json* v = *value; v && !v->is_null()) {
-      auto text = v->is_string() ? v->as_string() : v->dump();
-      out += quote ? shell_quote(text) : text;
+      auto text = value_text(*v, expr);
+      if (!text)
+        return Error{text.error()};
+      out += *text;
     }
     pos = close + 2;
   }
 }
 
+// Whether args element `element` is one placeholder whose value is absent (or null):
+// an optional parameter that was not given vanishes instead of becoming "".
+Result<bool> absent_sole_placeholder(std::string_view element, const TemplateContext& ctx) {
+  auto expr = sole_placeholder(element);
+  if (!expr)
+    return false;
+  auto value = resolve(*expr, ctx, element);
+  if (!value)
+    return Error{value.error()};
+  return !*value || (*value)->is_null();
+}
+
+// shell = true is the tool author's explicit choice of a shell: program and args are
+// joined for bash to parse, but no value is ever shell text. Each placeholder becomes a
+// positional parameter and its value an argv element after `bash -c SCRIPT NAME`.
+Result<std::vector<std::string>> expand_shell(const ToolConfig& tool, const TemplateContext& ctx) {
+  auto segments = scan_shell_template(tool.program, tool.args);
+  if (!segments)
+    return Error{fmt::format("{}: {}", tool.name, segments.error())};
+  std::vector<bool> dropped(tool.args.size() + 1, false);
+  for (size_t i = 0; i < tool.args.size(); ++i) {
+    auto absent = absent_sole_placeholder(tool.args[i], ctx);
+    if (!absent)
+      return Error{fmt::format("{}: command.args: {}", tool.name, absent.error())};
+    dropped[i + 1] = *absent;
+  }
+  std::string script;
+  std::vector<std::string> values;
+  for (auto& seg : *segments) {
+    if (dropped[seg.element])
+      continue;
+    if (!seg.placeholder) {
+      script += seg.text;
+      continue;
+    }
+    const std::string& element = seg.element == 0 ? tool.program : tool.args[seg.element - 1];
+    auto value = resolve(seg.text, ctx, element);
+    if (!value)
+      return Error{fmt::format("{}: {}: {}", tool.name, shell_element_key(seg.element), value.error())};
+    if (!*value || (*value)->is_null())
+      continue;
+    auto text = value_text(**value, seg.text);
+    if (!text)
+      return Error{fmt::format("{}: {}: {}", tool.name, shell_element_key(seg.element), text.error())};
+    values.push_back(std::move(*text));
+    // Inside "..." the parameter is already quoted; unquoted it is quoted here, so the
+    // value stays one word and is never split or globbed.
+    auto param = fmt::format("${{{}}}", values.size());
+    script += seg.double_quoted ? param : fmt::format("\"{}\"", param);
+  }
+  std::vector<std::string> argv{"bash", "-c", std::move(script), tool.name};
+  std::move(values.begin(), values.end(), std::back_inserter(argv));
+  return argv;
+}
+
 } // namespace
 
 Result<std::string> expand_template(std::string_view tmpl, const TemplateContext& ctx) {
-  return expand(tmpl, ctx, false);
+  return expand(tmpl, ctx);
 }
 
 Result<std::vector<std::string>> expand_argv(const ToolConfig& tool, const TemplateContext& ctx) {
-  auto program = expand(tool.program, ctx, tool.shell);
+  if (tool.shell)
+    return expand_shell(tool, ctx);
+  auto program = expand(tool.program, ctx);
   if (!program)
     return Error{fmt::format("{}: command.program: {}", tool.name, program.error())};
   if (program->empty())
     return Error{fmt::format("{}: command.program `{}` expanded to an empty string",
                              tool.name, tool.program)};
 
-  std::vector<std::string> args;
+  std::vector<std::string> argv{std::move(*program)};
   for (auto& element : tool.args) {
-    // An optional parameter that was not given vanishes instead of becoming "".
-    if (auto expr = sole_placeholder(element)) {
-      auto value = resolve(*expr, ctx, element);
-      if (!value)
-        return Error{fmt::format("{}: command.args: {}", tool.name, value.error())};
-      if (!*value || (*value)->is_null())
-        continue;
-    }
-    auto arg = expand(element, ctx, tool.shell);
+    auto absent = absent_sole_placeholder(element, ctx);
+    if (!absent)
+      return Error{fmt::format("{}: command.args: {}", tool.name, absent.error())};
+    if (*absent)
+      continue;
+    auto arg = expand(element, ctx);
     if (!arg)
       return Error{fmt::format("{}: command.args: {}", tool.name, arg.error())};
-    args.push_back(std::move(*arg));
+    argv.push_back(std::move(*arg));
   }
-
-  if (!tool.shell) {
-    args.insert(args.begin(), std::move(*program));
-    return args;
-  }
-  // shell = true is the tool author's explicit choice of a shell: the words are
-  // joined for bash to parse, but every substituted value is one quoted word.
-  std::string script = std::move(*program);
-  for (auto& a : args)
-    script += " " + a;
-  return std::vector<std::string>{"bash", "-c", std::move(script)};
+  return argv;
 }
 
 } // namespace jp

@@ -56,7 +56,7 @@ Result<std::string> describe_tools(const Config& config, const Json& args) {
       return Error{"describe_tools: `tools` must contain strings"};
     auto it = config.tools.find(n.as_string());
     if (it == config.tools.end())
-      return Error{fmt::format("describe_tools: unknown tool `{}`", n.as_string())};
+      return Error{fmt::format("describe_tools: unknown tool `{}`", cut_text(n.as_string()))};
     out += describe(it->second) + "\n";
   }
   return out;

@@ -7,6 +7,7 @@
 #include "tools/argument_validation.hpp"
 #include "tools/argv_template.hpp"
 #include "tools/schema.hpp"
+#include "tools/working_directory.hpp"
 
 namespace jp {
 
@@ -16,19 +17,33 @@ std::string spill_dir(const Config& config) {
 
 namespace {
 
+// A NUL byte would silently cut an argv element or environment entry.
+Status refuse_nul(std::string_view text, std::string_view what) {
+  if (text.find('\0') == std::string_view::npos)
+    return Status::ok();
+  return Error{fmt::format("shell: {} holds a NUL byte (\\u0000), which cannot be passed to a "
+                           "process; send it without NUL bytes", what)};
+}
+
 // The built-in `shell`: its `command` argument is the one place a shell is asked for.
 Result<LaunchSpec> shell_spec(const Json& args) {
   LaunchSpec spec;
   auto* cmd = args.find("command");
   if (!cmd || !cmd->is_string())
     return Error{"shell: parameter `command` (a string) is required"};
+  if (auto s = refuse_nul(cmd->as_string(), "parameter `command`"); !s)
+    return Error{s.error};
   spec.argv = {"bash", "-c", cmd->as_string()};
   if (auto* cwd = args.find("cwd"); cwd && cwd->is_string())
     spec.cwd = cwd->as_string();
   // The object, or the JSON text of one (the gemini dialect's form).
   if (auto* given = args.find("env"); auto env = given ? object_argument(*given) : std::nullopt)
-    for (auto& [k, v] : env->as_object())
-      spec.env.push_back(k + "=" + (v.is_string() ? v.as_string() : v.dump()));
+    for (auto& [k, v] : env->as_object()) {
+      auto entry = k + "=" + (v.is_string() ? v.as_string() : v.dump());
+      if (auto s = refuse_nul(entry, fmt::format("`env` entry {}", json_quote_cut(k))); !s)
+        return Error{s.error};
+      spec.env.push_back(std::move(entry));
+    }
   return spec;
 }
 
@@ -63,10 +78,11 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   if (!spec)
     return spec;
   spec->tool = tool.name;
-  if (spec->cwd.empty())
-    spec->cwd = config.workspace;
-  else if (std::filesystem::path(spec->cwd).is_relative())
-    spec->cwd = (std::filesystem::path(config.workspace) / spec->cwd).string();
+  bool cwd_from_assistant = tool.source == "builtin" || tool.cwd.find("{{") != std::string::npos;
+  auto cwd = working_directory(config.workspace, spec->cwd, cwd_from_assistant && !tool.cwd_outside_workspace);
+  if (!cwd)
+    return Error{fmt::format("{}: {}", tool.name, cwd.error())};
+  spec->cwd = std::move(*cwd);
   if (answers.is_object() && !answers.as_object().empty())
     spec->env.push_back("JP_TOOL_ANSWERS=" + answers.dump());
   // Secrets stay out of what a model can make a tool print: the provider's key

@@ -1,0 +1,41 @@
+// The command of a `shell = true` tool as bash will read it: its shell text and, for
+// each {{...}} placeholder, whether it sits unquoted or inside double quotes. A value
+// never becomes shell text: the placeholder is replaced by a positional parameter
+// ("${N}" unquoted, ${N} inside "..."), and the value is passed after `bash -c`. Inside
+// single quotes ('...' or $'...') a parameter would not expand, so a placeholder there
+// is refused -- when the config loads, naming the key. So is one where bash evaluates
+// a parameter's value as code: (( )), $(( )) and ${...} (array subscripts).
+//
+// The scan knows quotes, backslashes, comments, $(...), backticks, (( )) and ${...};
+// not here-documents. A wrong guess can only cost the value its exact form (word
+// splitting), never run it: the value is not in the script. What the author's script
+// does with "$1" (eval, [[ $1 -eq 0 ]], let) is the author's.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "messages/result.hpp"
+
+namespace jp {
+
+struct ShellSegment {
+  size_t element = 0;         // 0: command.program, i: command.args[i - 1]
+  std::string_view text;      // shell text, or the expression inside {{ }} (trimmed)
+  bool placeholder = false;
+  bool double_quoted = false; // a placeholder inside "..." (else unquoted)
+};
+
+/// Scans program and args, which bash reads joined by single spaces. The error starts
+/// with the key of the element at fault ("command.program: ..." or "command.args[2]: ...").
+Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
+                                                      const std::vector<std::string>& args);
+
+/// What is inside "{{ }}", without the blanks around it: the expression.
+std::string_view placeholder_expression(std::string_view inner);
+
+/// The config key of element i: "command.program" or "command.args[i - 1]".
+std::string shell_element_key(size_t element);
+
+} // namespace jp

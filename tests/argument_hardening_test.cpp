@@ -1,0 +1,216 @@
+// Tool arguments come from a model: a cwd stays in the workspace, a NUL byte is
+// refused instead of cutting a string, a key sent twice is refused, and an error never
+// echoes a huge value whole. Checked through the CLI with real processes where a
+// process would have run.
+#define CAF_SUITE argument_hardening
+#include <caf/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "cli_run.hpp"
+#include "json_helpers.hpp"
+#include "temp_dir.hpp"
+
+#include "config/config_loader.hpp"
+#include "messages/json_codec.hpp"
+#include "tools/argument_validation.hpp"
+#include "tools/launch.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// <root>/ws is the workspace; <root>/outside is a sibling it must not reach.
+struct Workspace {
+  temp_dir root;
+  fs::path ws = root.path / "ws";
+  fs::path outside = root.path / "outside";
+  Workspace() {
+    fs::create_directories(ws / "sub");
+    fs::create_directories(outside);
+    fs::create_directory_symlink(outside, ws / "link");
+  }
+  Run call(const std::string& tool, const std::string& args, const std::string& cfg = "") const {
+    return cli_in(ws.string(), fmt::format("{} call {} '{}'", cfg, tool, args));
+  }
+};
+
+Result<LaunchSpec> shell_spec(const Config& config, std::string_view args) {
+  return make_launch_spec(config, config.tools.at("shell"), parse(args), Json::object(), false);
+}
+
+bool has(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string big(size_t n) {
+  return std::string(n, 'a');
+}
+
+} // namespace
+
+// -- cwd ---------------------------------------------------------------------------
+
+CAF_TEST(a cwd chosen by the assistant stays inside the workspace) {
+  Workspace w;
+  auto config = default_config();
+  config.workspace = w.ws.string();
+  for (auto cwd : {"/", "/etc", "../..", "..", "../outside", "link", "sub/../../outside", "link/x"}) {
+    auto spec = shell_spec(config, fmt::format(R"({{"command":"pwd","cwd":"{}"}})", cwd));
+    CAF_REQUIRE(!spec.ok());
+    CAF_CHECK(spec.error().starts_with(fmt::format("shell: cwd \"{}\" resolves to", cwd)));
+    CAF_CHECK(has(spec.error(), "outside the workspace"));
+    CAF_CHECK(has(spec.error(), "cwd_outside_workspace = true"));
+  }
+  for (auto [cwd, where] : {std::pair{"sub", "sub"}, {"sub/../sub", "sub"}, {".", ""}, {"new/dir", "new/dir"}}) {
+    auto spec = shell_spec(config, fmt::format(R"({{"command":"pwd","cwd":"{}"}})", cwd));
+    CAF_REQUIRE(spec.ok());
+    CAF_CHECK_EQUAL(fs::path(spec->cwd), fs::weakly_canonical(w.ws / where));
+  }
+  auto none = shell_spec(config, R"({"command":"pwd"})");
+  CAF_REQUIRE(none.ok());
+  CAF_CHECK_EQUAL(none->cwd, config.workspace);
+}
+
+CAF_TEST(a templated cwd is confined and cwd_outside_workspace lets it out) {
+  Workspace w;
+  auto config = apply_config_text(default_config(), R"(
+[conversation.tools.where]
+command = { program = "pwd" }
+cwd = "{{tool.arguments.dir}}"
+[conversation.tools.fixed]
+command = { program = "pwd" }
+cwd = "/tmp"
+)", "c.toml");
+  CAF_REQUIRE(config.ok());
+  config->workspace = w.ws.string();
+  auto where = [&](std::string_view dir) {
+    return make_launch_spec(*config, config->tools.at("where"), Json::object().set("dir", dir),
+                            Json::object(), false);
+  };
+  auto out = where("../outside");
+  CAF_REQUIRE(!out.ok());
+  CAF_CHECK(out.error().starts_with("where: cwd \"../outside\" resolves to"));
+  CAF_CHECK(where("sub").ok());
+  config->tools.at("where").cwd_outside_workspace = true;
+  auto allowed = where("../outside");
+  CAF_REQUIRE(allowed.ok());
+  CAF_CHECK_EQUAL(allowed->cwd, (w.ws / "../outside").string());
+  // A cwd the tool's author wrote is the author's.
+  auto fixed = make_launch_spec(*config, config->tools.at("fixed"), Json::object(), Json::object(), false);
+  CAF_REQUIRE(fixed.ok());
+  CAF_CHECK_EQUAL(fixed->cwd, "/tmp");
+}
+
+CAF_TEST(the CLI runs nothing outside the workspace unless the config allows it) {
+  Workspace w;
+  for (auto cwd : {"../outside", "link", "/"}) {
+    auto r = w.call("shell", fmt::format(R"({{"command":"touch ran","cwd":"{}"}})", cwd));
+    CAF_CHECK_NOT_EQUAL(r.status, 0);
+    CAF_CHECK(has(r.out, "outside the workspace"));
+  }
+  CAF_CHECK(fs::is_empty(w.outside));
+  auto inside = w.call("shell", R"({"command":"pwd","cwd":"link/../sub"})");
+  CAF_CHECK_NOT_EQUAL(inside.status, 0); // link/.. is <root>, not the workspace
+  auto sub = w.call("shell", R"({"command":"pwd","cwd":"sub"})");
+  CAF_CHECK_EQUAL(sub.status, 0);
+  CAF_CHECK_EQUAL(sub.out, (fs::weakly_canonical(w.ws / "sub")).string() + "\n");
+  auto allowed = w.call("shell", R"({"command":"touch ran","cwd":"../outside"})",
+                        "--cfg conversation.tools.shell.cwd_outside_workspace=true");
+  CAF_CHECK_EQUAL(allowed.status, 0);
+  CAF_CHECK(fs::exists(w.outside / "ran"));
+}
+
+// -- NUL bytes ---------------------------------------------------------------------
+
+CAF_TEST(a NUL byte is refused naming what held it) {
+  Workspace w;
+  auto config = default_config();
+  config.workspace = w.ws.string();
+  auto command = shell_spec(config, R"({"command":"touch a\u0000b"})");
+  CAF_REQUIRE(!command.ok());
+  CAF_CHECK_EQUAL(command.error(), "shell: parameter `command` holds a NUL byte (\\u0000), which cannot "
+                                   "be passed to a process; send it without NUL bytes");
+  auto env = shell_spec(config, R"({"command":"env","env":{"A":"x\u0000y"}})");
+  CAF_REQUIRE(!env.ok());
+  CAF_CHECK(env.error().starts_with("shell: `env` entry \"A\" holds a NUL byte"));
+  auto cwd = shell_spec(config, R"({"command":"pwd","cwd":"sub\u0000/x"})");
+  CAF_REQUIRE(!cwd.ok());
+  CAF_CHECK(cwd.error().starts_with("shell: cwd \"sub\\u0000/x\" holds a NUL byte"));
+
+  // Through the CLI: nothing runs (before, `touch a` ran with the rest cut off).
+  auto r = w.call("shell", R"({"command":"touch a\u0000b"})");
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(has(r.out, "NUL byte"));
+  auto arg = w.call("say", R"({"text":"a\u0000b"})",
+                    R"(--cfg 'conversation.tools.say.command={program="touch",args=["{{tool.arguments.text}}"]}' )"
+                    R"(--cfg 'conversation.tools.say.parameters.text={type="string"}')");
+  CAF_CHECK_NOT_EQUAL(arg.status, 0);
+  CAF_CHECK(has(arg.out, "`{{tool.arguments.text}}`: the value holds a NUL byte"));
+  CAF_CHECK(!fs::exists(w.ws / "a"));
+}
+
+// -- duplicate keys ----------------------------------------------------------------
+
+CAF_TEST(json parse can refuse a key sent twice naming its path) {
+  auto keep = Json::parse(R"({"a":1,"a":2})");
+  CAF_REQUIRE(keep.ok());
+  CAF_CHECK_EQUAL(keep->find("a")->as_int(), 1);
+  auto error = [](std::string_view text) {
+    auto j = Json::parse(text, duplicate_keys::refuse);
+    return j.ok() ? std::string() : j.error();
+  };
+  CAF_CHECK_EQUAL(error(R"({"a":1,"b":{"a":2},"c":[{"a":1},{"b":1}]})"), "");
+  CAF_CHECK_EQUAL(error(R"({"a":1,"a":2})"), "the key \"a\" appears twice; send each key once "
+                                             "(JSON parsers disagree on which copy counts)");
+  CAF_CHECK(error(R"({"env":{"A":"1","A":"2"}})").starts_with("the key \"env.A\" appears twice"));
+  CAF_CHECK(error(R"({"x":[0,{"k":1,"k":1}]})").starts_with("the key \"x.1.k\" appears twice"));
+  CAF_CHECK(error(R"([{"k":1,"k":1}])").starts_with("the key \"0.k\" appears twice"));
+}
+
+CAF_TEST(tool call arguments with a key sent twice run nothing) {
+  Workspace w;
+  auto r = w.call("shell", R"({"command":"touch first","command":"touch second"})");
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(has(r.out, "the key \"command\" appears twice"));
+  CAF_CHECK(!fs::exists(w.ws / "first"));
+  CAF_CHECK(!fs::exists(w.ws / "second"));
+}
+
+// -- long values in errors ---------------------------------------------------------
+
+CAF_TEST(errors cut a huge value instead of echoing it) {
+  CAF_CHECK_EQUAL(cut_text("short"), "short");
+  CAF_CHECK_EQUAL(cut_text(big(100)), big(64) + "…(100 bytes)");
+  CAF_CHECK_EQUAL(json_quote_cut(big(100), 10), "\"" + big(10) + "\"…(100 bytes)");
+  // Never inside a UTF-8 sequence: "é" is 2 bytes.
+  CAF_CHECK_EQUAL(cut_text("aé" + big(10), 2), "a…(13 bytes)");
+
+  auto id = command_from_arguments("shell", Json::object().set("action", "fetch").set("id", big(100000)));
+  CAF_REQUIRE(!id.ok());
+  CAF_CHECK(id.error().size() < 300);
+  CAF_CHECK(has(id.error(), "…(100000 bytes)"));
+  auto action = command_from_arguments("shell", Json::object().set("action", big(100000)).set("id", "x"));
+  CAF_REQUIRE(!action.ok());
+  CAF_CHECK(action.error().size() < 300);
+
+  auto shell = default_config().tools.at("shell");
+  auto unknown = validate_arguments(shell, Json::object().set("command", "x").set(big(100000), 1));
+  CAF_CHECK(unknown.error.size() < 300);
+  CAF_CHECK(has(unknown.error, "…(100000 bytes)"));
+}
+
+CAF_TEST(the CLI answers a huge id with a short error) {
+  Workspace w;
+  auto fetch = w.call("shell", fmt::format(R"({{"action":"fetch","id":"{}"}})", big(100000)));
+  CAF_CHECK_NOT_EQUAL(fetch.status, 0);
+  CAF_CHECK(fetch.out.size() < 400);
+  CAF_CHECK(has(fetch.out, "…(100000 bytes)"));
+  auto await = w.call("await", fmt::format(R"({{"all":["{}"]}})", big(100000)));
+  CAF_CHECK_NOT_EQUAL(await.status, 0);
+  CAF_CHECK(await.out.size() < 400);
+  CAF_CHECK(has(await.out, "Handle `" + big(64) + "…(100000 bytes)` not found"));
+}

@@ -1,0 +1,200 @@
+// shell = true tools: a value reaches bash as a positional parameter, whatever quotes
+// surround its placeholder, so no value can end its quoting and run. Checked with real
+// bash processes: hostile values create no file and arrive byte for byte.
+#define CAF_SUITE shell_template
+#include <caf/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <random>
+
+#include "cli_run.hpp"
+#include "run_argv.hpp"
+#include "temp_dir.hpp"
+
+#include "config/config_loader.hpp"
+#include "config/shell_template.hpp"
+#include "tools/argv_template.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+ToolConfig shell_tool(std::string program, std::vector<std::string> args = {}) {
+  return ToolConfig{.name = "t", .program = std::move(program), .args = std::move(args), .shell = true};
+}
+
+// The placeholders of a template: their expression and whether they are double-quoted.
+std::vector<std::pair<std::string, bool>> placeholders(std::string_view program,
+                                                       std::vector<std::string> args = {}) {
+  auto scan = scan_shell_template(program, args);
+  CAF_REQUIRE(scan.ok());
+  std::vector<std::pair<std::string, bool>> out;
+  for (auto& s : *scan)
+    if (s.placeholder)
+      out.emplace_back(std::string(s.text), s.double_quoted);
+  return out;
+}
+
+std::string scan_error(std::string_view program, std::vector<std::string> args = {}) {
+  auto scan = scan_shell_template(program, args);
+  return scan.ok() ? "" : scan.error();
+}
+
+// Expands `tool` with {"x": value} and runs it in `dir`; returns what it printed.
+std::string run_with(const ToolConfig& tool, const std::string& value, const temp_dir& dir) {
+  auto args = Json::object().set("x", value);
+  auto answers = Json::object();
+  auto argv = expand_argv(tool, TemplateContext{args, answers});
+  CAF_REQUIRE(argv.ok());
+  auto r = run_argv(*argv, dir.path.string());
+  CAF_CHECK_EQUAL(r.status, 0);
+  return r.out;
+}
+
+bool empty_dir(const temp_dir& dir) {
+  return std::filesystem::is_empty(dir.path);
+}
+
+// Templates whose output is the value between known text, with the placeholder
+// unquoted, in double quotes, as its own args element and inside "$(...)".
+struct Case {
+  ToolConfig tool;
+  std::string before, after;
+};
+
+std::vector<Case> cases() {
+  return {
+    {shell_tool("printf '%s' {{tool.arguments.x}}"), "", ""},
+    {shell_tool("printf '%s' \"<{{ tool.arguments.x }}>\""), "<", ">"},
+    {shell_tool("printf", {"'%s'", "{{tool.arguments.x}}"}), "", ""},
+    // Command substitution drops trailing newlines: the "." keeps them.
+    {shell_tool(R"sh(printf '%s' "$(printf '%s.' "{{tool.arguments.x}}")" # it's {{tool.arguments.x}})sh"), "", "."},
+  };
+}
+
+} // namespace
+
+CAF_TEST(the scan tells unquoted from double-quoted placeholders) {
+  using P = std::vector<std::pair<std::string, bool>>;
+  CAF_CHECK_EQUAL(placeholders("echo {{a}} \"{{b}}\" x\"y{{c}}\""),
+                  (P{{"a", false}, {"b", true}, {"c", true}}));
+  CAF_CHECK_EQUAL(placeholders("echo \"$(cat {{a}})\" `ls {{b}}` \"`ls {{c}}`\""),
+                  (P{{"a", false}, {"b", false}, {"c", false}}));
+  CAF_CHECK_EQUAL(placeholders("echo 'it''s' \\' \"\\\"\" {{a}}"), (P{{"a", false}}));
+  CAF_CHECK_EQUAL(placeholders("echo # it's a comment {{a}}\necho {{b}}"),
+                  (P{{"a", false}, {"b", false}}));
+  CAF_CHECK_EQUAL(placeholders("echo \"", {"{{a}}", "\"", "{{b}}"}), (P{{"a", true}, {"b", false}}));
+  CAF_CHECK_EQUAL(placeholders("echo $(( 1 + 2 )) $(x) ((y++)) ( (z) ) \"${#v[@]}\" {{a}}"),
+                  (P{{"a", false}}));
+}
+
+CAF_TEST(placeholders that cannot be passed safely are errors naming the element) {
+  CAF_CHECK(scan_error("echo '{{a}}'").starts_with(
+    "command.program: a placeholder inside single quotes cannot be passed safely"));
+  CAF_CHECK(scan_error("echo $'x{{a}}'").find("inside single quotes") != std::string::npos);
+  CAF_CHECK(scan_error("echo \"'\" '", {"x", "{{a}}"}).starts_with("command.args[1]: a placeholder "
+                                                                  "inside single quotes"));
+  CAF_CHECK(scan_error("echo \\{{a}}").find("right after `\\` or `$`") != std::string::npos);
+  CAF_CHECK(scan_error("echo \"${{a}}\"").find("right after `\\` or `$`") != std::string::npos);
+  CAF_CHECK(scan_error("echo $(( {{a}} + 1 ))").find("inside (( )) or $(( ))") != std::string::npos);
+  CAF_CHECK(scan_error("(( x = {{a}} ))").find("inside (( )) or $(( ))") != std::string::npos);
+  CAF_CHECK(scan_error("echo \"${arr[{{a}}]}\"").find("inside ${...}") != std::string::npos);
+  CAF_CHECK(scan_error("echo ${x:-{{a}}}").find("inside ${...}") != std::string::npos);
+  CAF_CHECK(scan_error("echo {{a").starts_with("command.program: unterminated `{{`"));
+}
+
+CAF_TEST(a single-quoted placeholder is refused when the config loads naming the key) {
+  auto c = apply_config_text(default_config(),
+                             "[conversation.tools.T]\n"
+                             "command = { program = \"printf '%s|' '{{tool.arguments.x}}'\", shell = true }\n",
+                             "c.toml");
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK(c.error().starts_with("c.toml: conversation.tools.T.command.program: a placeholder "
+                                  "inside single quotes cannot be passed safely; write it outside "
+                                  "quotes or in double quotes"));
+  // Without shell = true nothing is shell, so quotes are the program's business.
+  auto plain = apply_config_text(default_config(),
+                                 "[conversation.tools.T]\n"
+                                 "command = { program = \"echo\", args = [\"'{{tool.arguments.x}}'\"] }\n",
+                                 "c.toml");
+  CAF_CHECK(plain.ok());
+}
+
+CAF_TEST(hostile values run nothing and arrive byte for byte) {
+  temp_dir dir;
+  auto marker = (dir.path / "p").string();
+  std::vector<std::string> values = {
+    fmt::format("$(touch {})", marker),
+    fmt::format("`touch {}`", marker),
+    fmt::format("; touch {}", marker),
+    fmt::format("\ntouch {}\n", marker),
+    fmt::format("'; touch {}; '", marker),
+    fmt::format("\"; touch {}; \"", marker),
+    fmt::format("\\\"; touch {} #", marker),
+    fmt::format("\" $(touch {}) \"", marker),
+    fmt::format("${{IFS}}touch${{IFS}}{}", marker),
+    "\\", "\\\\", "'", "\"", "", " ", "*", "-n", "{{tool.arguments.x}}", "${1}", "$0",
+  };
+  for (auto& c : cases())
+    for (auto& v : values) {
+      CAF_CHECK_EQUAL(run_with(c.tool, v, dir), c.before + v + c.after);
+      CAF_CHECK(empty_dir(dir));
+    }
+}
+
+CAF_TEST(generated hostile values arrive verbatim through real bash) {
+  // Deterministic: the same 200 values every run.
+  std::mt19937 rng(12345);
+  const std::string specials = "$`'\"\\;&|<>()[]{}*?~#!%^=, \t\n-";
+  auto value = [&] {
+    std::string v;
+    auto len = std::uniform_int_distribution<int>(0, 24)(rng);
+    for (int i = 0; i < len; ++i) {
+      switch (std::uniform_int_distribution<int>(0, 5)(rng)) {
+        case 0: // any byte but NUL (refused elsewhere)
+          v += static_cast<char>(std::uniform_int_distribution<int>(1, 255)(rng));
+          break;
+        case 1:
+          v += "$(touch p)";
+          break;
+        default:
+          v += specials[std::uniform_int_distribution<size_t>(0, specials.size() - 1)(rng)];
+      }
+    }
+    return v;
+  };
+  temp_dir dir;
+  auto all = cases();
+  for (int i = 0; i < 200; ++i) {
+    auto v = value();
+    auto& c = all[static_cast<size_t>(i) % all.size()];
+    auto out = run_with(c.tool, v, dir);
+    CAF_CHECK_EQUAL(out, c.before + v + c.after);
+    if (out != c.before + v + c.after)
+      CAF_MESSAGE("value: " << json_quote(v) << " template: " << c.tool.program);
+  }
+  CAF_CHECK(empty_dir(dir));
+}
+
+CAF_TEST(the CLI runs the quoted template of the issue without running the value) {
+  temp_dir dir;
+  auto marker = (dir.path / "p").string();
+  dir.write("c.toml", "[conversation.tools.T]\n"
+                      "command = { program = \"printf '%s|' \\\"{{tool.arguments.x}}\\\"\", shell = true }\n"
+                      "run = \"unattended\"\n"
+                      "[conversation.tools.T.parameters.x]\ntype = \"string\"\n");
+  auto r = cli_in(dir.path.string(),
+                  fmt::format(R"x(--config {}/c.toml call T '{{"x":"$(touch {})"}}')x", dir.path.string(), marker));
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(r.out, fmt::format("$(touch {})|\n", marker)); // call ends the content with a newline
+  CAF_CHECK(!std::filesystem::exists(marker));
+
+  dir.write("q.toml", "[conversation.tools.T]\n"
+                      "command = { program = \"printf '%s|' '{{tool.arguments.x}}'\", shell = true }\n");
+  auto refused = cli_in(dir.path.string(), fmt::format("--config {}/q.toml tools", dir.path.string()));
+  CAF_CHECK_NOT_EQUAL(refused.status, 0);
+  CAF_CHECK(refused.out.find("conversation.tools.T.command.program: a placeholder inside single quotes")
+            != std::string::npos);
+}

@@ -1,0 +1,39 @@
+#include "tools/working_directory.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "messages/json.hpp"
+
+namespace jp {
+
+namespace fs = std::filesystem;
+
+Result<std::string> working_directory(const std::string& workspace, std::string_view requested,
+                                      bool confine) {
+  if (requested.find('\0') != std::string_view::npos)
+    return Error{fmt::format("cwd {} holds a NUL byte (\\u0000), which cannot be in a path",
+                             json_quote_cut(requested, 200))};
+  if (requested.empty())
+    return workspace;
+  auto path = fs::path(workspace) / requested; // an absolute `requested` replaces it
+  if (!confine)
+    return path.string();
+  std::error_code ec;
+  auto root = fs::weakly_canonical(workspace, ec);
+  auto resolved = ec ? fs::path() : fs::weakly_canonical(path, ec);
+  if (ec)
+    return Error{fmt::format("cwd {}: cannot be resolved: {}", json_quote_cut(requested, 200), ec.message())};
+  // Relative to the workspace, a path inside it neither starts with ".." nor is empty
+  // (empty: no relation, e.g. another root).
+  auto relative = resolved.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..")
+    return Error{fmt::format("cwd {} resolves to {}, outside the workspace {}; a cwd the "
+                             "assistant chooses must be inside the workspace (a tool whose "
+                             "config sets cwd_outside_workspace = true may leave it)",
+                             json_quote_cut(requested, 200), json_quote_cut(resolved.string(), 200),
+                             json_quote(root.string()))};
+  return resolved.string();
+}
+
+} // namespace jp
