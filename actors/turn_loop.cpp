@@ -51,6 +51,7 @@ struct loop_state {
   std::shared_ptr<RecentMessages> recent = std::make_shared<RecentMessages>();
   bool ticking = false;       // a progress timer is armed
   std::string error;          // why the turn failed ("" = it did not)
+  bool store_failed = false;  // an append failed: nothing more is recorded
   static inline const char* name = "jp.turn_loop";
 };
 
@@ -61,12 +62,19 @@ double ms_since(clock_type::time_point t0) {
 }
 
 /// Records an event; a store that fails makes the turn fail (nothing is lost silently).
+/// Records an event. The first append that fails ends the recording of this turn
+/// (nothing later is recorded: the store must not hold events whose causes it lost)
+/// and the turn itself, with the error.
 void record(loop_actor_t* self, Json event) {
   auto& st = self->state;
-  if (!st.ctx.store)
+  if (!st.ctx.store || st.store_failed)
     return;
-  if (auto s = st.ctx.store->append(st.ctx.conversation_id, event); !s && st.error.empty())
-    st.error = fmt::format("cannot record the conversation: {}", s.error);
+  if (auto s = st.ctx.store->append(st.ctx.conversation_id, event); !s) {
+    st.store_failed = true;
+    st.error = fmt::format("cannot record the conversation: {}; the turn ended there and nothing "
+                           "after it was recorded",
+                           s.error);
+  }
 }
 
 Json call_json(const ToolCall& c) {
@@ -160,8 +168,8 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
     st.ctx.observer->response(st.responses, r.text);
   if (!err.empty() && !st.interrupted && st.error.empty())
     st.error = err;
-  if (cut || r.calls.empty())
-    return finish_turn(self);
+  if (cut || r.calls.empty() || st.store_failed)
+    return finish_turn(self); // unrecorded calls must not run
   // -- the tool calls of this response: one batch
   st.running_tools = true;
   arm_progress(self);
@@ -273,6 +281,10 @@ void send_request(loop_actor_t* self) {
                  .set("event", "chat_request")
                  .set("model", req.model)
                  .set("messages", static_cast<int64_t>(req.messages.size())));
+  if (st.store_failed) { // what the provider answers could not be kept
+    st.streaming = false;
+    return finish_turn(self);
+  }
   auto me = caf::actor_cast<caf::actor>(self);
   auto provider = st.ctx.provider;
   auto cancel = st.cancel;
@@ -595,7 +607,10 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
   auto settle_calls = [&] {
     // Providers insist on a response for every call; a turn cut short left none.
     for (auto& id : unanswered)
-      out.push_back(ChatMessage{chat_role::tool, "not run: the turn ended before this call ran", {}, id, "", true});
+      out.push_back(ChatMessage{chat_role::tool,
+                                "no result was recorded for this call: jp-actors ended, or could not write the "
+                                "conversation, before it answered; it may have run",
+                                {}, id, "", true});
     unanswered.clear();
   };
   for (auto& e : events) {

@@ -68,6 +68,20 @@ struct CapturingObserver final : TurnObserver {
   }
 };
 
+/// A disk that fills up for one event: the first append of `fail_kind` fails, and
+/// later appends would succeed again.
+struct FillingStore final : MemoryConversationStore {
+  std::string fail_kind;
+  bool failed = false;
+  Status append(const std::string& id, const Json& event) override {
+    if (!failed && event.find("event")->as_string() == fail_kind) {
+      failed = true;
+      return Status::fail("No space left on device");
+    }
+    return MemoryConversationStore::append(id, event);
+  }
+};
+
 std::vector<std::string> kinds(const std::vector<Json>& events) {
   std::vector<std::string> out;
   for (auto& e : events)
@@ -172,6 +186,26 @@ CAF_TEST(a call with arguments that are not JSON fails alone and the assistant h
   CAF_CHECK(msgs[2].tool_error);
   CAF_CHECK(msgs[2].text.find("not valid JSON") != std::string::npos);
   CAF_CHECK(!msgs[3].tool_error);
+}
+
+CAF_TEST(the first failed append ends the recording and the turn) {
+  auto filling = std::make_shared<FillingStore>();
+  filling->fail_kind = "tool_call_response";
+  id = *filling->create();
+  store = filling;
+  provider->replies.push_back({{}, {ToolCall{"c1", "describe_tools", "{}"}}, {}});
+  provider->replies.push_back({{"never asked"}, {}, {}});
+  auto answer = turn("x");
+  CAF_CHECK(answer.find("cannot record the conversation: No space left on device") != std::string::npos);
+  // Nothing after the lost response: no later request, no events it would explain.
+  CAF_CHECK_EQUAL(provider->requests.size(), 1u);
+  auto events = store->load(id)->events;
+  CAF_CHECK_EQUAL(kinds(events), (std::vector<std::string>{"turn_start", "chat_request", "chat_response",
+                                                          "tool_call_request"}));
+  // Replayed, the call is not said to have not run.
+  auto msgs = messages_of(events);
+  CAF_REQUIRE_EQUAL(msgs.size(), 3u);
+  CAF_CHECK(msgs[2].text.find("it may have run") != std::string::npos);
 }
 
 CAF_TEST(messages of a turn cut short answer every call) {
