@@ -1,13 +1,16 @@
 # The two commands of the README:  make run  /  make test
 # Both install missing Debian packages, configure and build first.
+SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= 2
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS = argv_template tool_output tool_arguments provider_stream config
 DEBIAN_PACKAGES = g++ cmake make pkg-config libcaf-dev libcaf-openssl0.17 \
   libsimdjson-dev libfmt-dev libboost1.81-dev libboost-filesystem1.81-dev \
   libtomlplusplus-dev libcli11-dev libcurl4-openssl-dev libvterm-dev libssl-dev \
   git bc less
 
-.PHONY: all deps configure build run test bench clean
+.PHONY: all deps configure build run test bench fuzz clean
 
 all: build
 
@@ -37,5 +40,19 @@ test: build
 bench: configure
 	BUILD=$(BUILD) bench/run $(BENCH_ARGS)
 
+# Not one of the two commands: the libFuzzer targets of tests/fuzz (clang, ASan, UBSan),
+# each run FUZZ_SECONDS on its seed corpus (new inputs go to a scratch directory).
+fuzz: deps
+	@command -v clang++ >/dev/null || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends clang; }
+	@[ -f $(BUILD)-fuzz/CMakeCache.txt ] || cmake -S . -B $(BUILD)-fuzz -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_C_COMPILER=clang -DJP_FUZZ=ON
+	cmake --build $(BUILD)-fuzz -j$(JOBS) $(addprefix --target ,$(addsuffix _fuzz,$(FUZZ_TARGETS)))
+	@for t in $(FUZZ_TARGETS); do scratch=$$(mktemp -d); \
+	  echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
+	  $(BUILD)-fuzz/tests/fuzz/$${t}_fuzz $$scratch tests/fuzz/corpus/$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -rss_limit_mb=2048 2>&1 | grep -E "^Done|ERROR|SUMMARY" ; rc=$${PIPESTATUS[0]}; rm -rf $$scratch; \
+	  [ $$rc -eq 0 ] || exit $$rc; done
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-fuzz

@@ -342,11 +342,12 @@ private:
         if (!is_identifier(name.str()))
           return fail(key, "a tool name may contain only letters, digits, '_' and '-' "
                            "(at most 64)");
-        auto [it, inserted] = c_.tools.try_emplace(std::string(name.str()));
-        it->second.name = name.str();
-        auto s = with_table(v, key, [&](auto& tt) { return tool(it->second, tt, key); });
+        // A reference, not a structured binding, is what a lambda may capture (clang 14).
+        auto& entry = c_.tools.try_emplace(std::string(name.str())).first->second;
+        entry.name = name.str();
+        auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
         if (s)
-          s = check_tool(it->second, key);
+          s = check_tool(entry, key);
         if (!s)
           return s;
       }
@@ -444,8 +445,9 @@ private:
       auto key = join_key(prefix, name.str());
       if (!is_identifier(name.str()))
         return fail(key, "a parameter name may contain only letters, digits, '_' and '-'");
+      auto wanted = name.str();
       auto it = std::find_if(tool.parameters.begin(), tool.parameters.end(),
-                             [&](auto& p) { return p.name == name.str(); });
+                             [&](auto& p) { return p.name == wanted; });
       if (it == tool.parameters.end()) {
         tool.parameters.push_back(ParameterConfig{});
         it = std::prev(tool.parameters.end());
@@ -580,18 +582,19 @@ private:
   }
 
   Status questions(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
-    for (auto&& [id, v] : t) {
-      auto key = join_key(prefix, id.str());
+    for (auto&& [id_key, v] : t) {
+      auto key = join_key(prefix, id_key.str());
+      auto id = std::string(id_key.str()); // capturable (clang 14)
       auto s = with_table(v, key, [&](const toml::table& qt) -> Status {
         if (auto s2 = check_keys(qt, key, {"answer", "target"}); !s2)
           return s2;
         if (auto* answer = qt.get("answer"))
-          tool.answers[std::string(id.str())] = toml_to_json(*answer);
+          tool.answers[id] = toml_to_json(*answer);
         if (auto* target = qt.get("target")) {
           std::string t2;
           if (auto s2 = assign(choice_of(*target, key + ".target", {"user", "assistant"}), t2); !s2)
             return s2;
-          tool.question_targets[std::string(id.str())] = t2;
+          tool.question_targets[id] = t2;
         }
         return Status::ok();
       });

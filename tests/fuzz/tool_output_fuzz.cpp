@@ -1,0 +1,20 @@
+// libFuzzer target (-DJP_FUZZ=ON, clang): what a tool writes -- stdout at exit, or a
+// control-channel line -- read as Outcome / ToolState JSON or refused as plain text.
+// Whatever the bytes, reading them must not crash, and a state that was read must
+// write back to JSON that reads again.
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "messages/json_codec.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto state = jp::parse_tool_output(text);
+  if (state.ok()) {
+    auto again = jp::parse_tool_output(jp::to_json(*state).dump());
+    if (!again.ok())
+      std::abort(); // what we write, we must read
+  }
+  return 0;
+}
