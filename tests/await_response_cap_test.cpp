@@ -5,34 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "real_runtime.hpp"
-
-#include "actors/turn_actor.hpp"
-#include "config/config_loader.hpp"
-#include "messages/call_result.hpp"
+#include "real_turn.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
-namespace {
-
-struct turn_fixture : real_runtime {
-  caf::actor turn;
-  turn_fixture() {
-    auto config = default_config();
-    config.workspace = dir.path.string();
-    turn = spawn_turn(sys, TurnContext{std::make_shared<const Config>(std::move(config)), &io});
-  }
-  ~turn_fixture() { self->send_exit(turn, caf::exit_reason::user_shutdown); }
-
-  CallResult call(const std::string& tool, const std::string& args) {
-    return ask<CallResult>(turn, call_atom::value, tool, args).first;
-  }
-};
-
-} // namespace
-
-CAF_TEST_FIXTURE_SCOPE(await_response_cap_tests, turn_fixture)
+CAF_TEST_FIXTURE_SCOPE(await_response_cap_tests, real_turn)
 
 CAF_TEST(an await over a hundred big outputs stays within the response cap) {
   constexpr int n = 100;

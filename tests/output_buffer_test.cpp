@@ -34,6 +34,12 @@ std::string numbered(int from, int to) {
   return out;
 }
 
+// Appends `text` in chunks of `chunk` bytes, as the io thread hands output over.
+void feed(OutputBuffer& buf, std::string_view text, size_t chunk) {
+  for (size_t i = 0; i < text.size(); i += chunk)
+    buf.append(text.substr(i, chunk));
+}
+
 void age(const std::filesystem::path& p, time_t secs_ago) {
   timespec times[2];
   times[0].tv_sec = times[1].tv_sec = ::time(nullptr) - secs_ago;
@@ -49,8 +55,7 @@ CAF_TEST(a spill file keeps its head and tail within spill_max_bytes with the om
   std::string all = numbered(0, 100000); // 1.2 MB
   {
     OutputBuffer buf(1024, path.string(), "", SpillLimits{16384, 1 << 30});
-    for (size_t i = 0; i < all.size(); i += 1000)
-      buf.append(std::string_view(all).substr(i, 1000));
+    feed(buf, all, 1000);
     auto taken = buf.take();
     CAF_CHECK_EQUAL(taken.spill_path, path.string());
     buf.close();
@@ -77,8 +82,7 @@ CAF_TEST(an output that fits spill_max_bytes is spilled whole) {
   std::string all = numbered(0, 1000); // 12 kB
   {
     OutputBuffer buf(1024, path.string(), "", SpillLimits{16384, 1 << 30});
-    for (size_t i = 0; i < all.size(); i += 700)
-      buf.append(std::string_view(all).substr(i, 700));
+    feed(buf, all, 700);
   } // the destructor closes it
   CAF_CHECK_EQUAL(read_file(path), all);
 }
