@@ -61,6 +61,7 @@ void on_stop(await_state& st, HandleStatus& s) {
   auto& cur = st.statuses[it->second];
   bool was_stopped = cur.state.stopped();
   cur.state = std::move(s.state);
+  cur.output_file = std::move(s.output_file);
   if (was_stopped || !cur.state.stopped())
     return;
   st.any_hit = st.any_hit || st.in_any[it->second];

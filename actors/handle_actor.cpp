@@ -385,7 +385,8 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   st.id = std::move(id);
   st.spec = std::move(spec);
   st.registry = std::move(registry);
-  st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, spill_path(st.spec, st.id), st.spec.spill_root);
+  st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, spill_path(st.spec, st.id), st.spec.spill_root,
+                                          SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes});
   if (st.spec.pty) {
     st.term_text = std::make_unique<TerminalText>();
     st.screen = std::make_unique<TerminalScreen>(st.spec.rows, st.spec.cols);
@@ -489,6 +490,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
         return;
       if (st.term_text)
         st.out->append(st.term_text->flush());
+      st.out->close(); // first: the report says whether its spill file was written whole
       auto taken = st.out->take();
       auto state = final_state(self, ExitInfo{signaled, code, signal}, std::move(taken.content));
       finish(self, std::move(state), taken.omitted, std::move(taken.spill_path));

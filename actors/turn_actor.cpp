@@ -9,6 +9,7 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
+#include "messages/response_cap.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/describe_tools.hpp"
 #include "tools/permission.hpp"
@@ -320,7 +321,10 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
 
 caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
   auto rp = self->make_response_promise<CallResult>();
-  auto answer = [rp](AwaitResult& r) mutable { rp.deliver(CallResult{true, await_result_text(r), true, {}}); };
+  auto cap = self->state.ctx.config->runtime.response_cap_bytes;
+  auto answer = [rp, cap](AwaitResult& r) mutable {
+    rp.deliver(CallResult{true, await_result_text(cap_response(std::move(r), cap)), true, {}});
+  };
   auto answer_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
   auto wait = [self, req, answer, answer_error] {
     auto a = spawn_await(self->system(), self->state.registry, req, caf::actor_cast<caf::actor>(self));

@@ -10,6 +10,7 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
+#include "messages/response_cap.hpp"
 
 namespace jp {
 
@@ -360,7 +361,8 @@ void finish_turn(loop_actor_t* self) {
                          .set("tool_calls", Json(JsonArray{call_json(call)}))
                          .set("finish_reason", "turn_end_inquiry"));
           record(self, call_json(call).set("event", "tool_call_request"));
-          auto content = await_result_text(result);
+          auto cap = st.ctx.config->runtime.response_cap_bytes;
+          auto content = await_result_text(cap_response(std::move(result), cap));
           record(self, Json::object()
                          .set("event", "tool_call_response")
                          .set("id", call.id)

@@ -112,6 +112,9 @@ struct ToolConfig {
 /// Limits of the runtime itself ([runtime] table).
 struct RuntimeConfig {
   uint64_t output_cap_bytes = 32 * 1024; // per response, head/tail cut beyond
+  uint64_t response_cap_bytes = 64 * 1024; // a whole await response; each result keeps its tail
+  uint64_t spill_max_bytes = 64ull << 20;   // one spill file: head and tail kept beyond
+  uint64_t spill_budget_bytes = 512ull << 20; // all spill files of a workspace: oldest removed first
   double abort_grace_secs = 2.0;         // SIGTERM -> SIGKILL
   std::string state_dir = ".jp";         // relative to the workspace
   // Threads running actors. One is the fastest for an I/O-bound runtime: every

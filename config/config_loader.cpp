@@ -30,6 +30,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The largest value each numeric key takes: far beyond any sensible setting, well
+// below where a conversion (seconds -> ms or ns, bytes -> memory) would overflow.
+constexpr double kMaxBackoffSecs = 3600;
+constexpr double kMaxIdleTimeoutSecs = 86400;
+constexpr double kMaxAbortGraceSecs = 3600;
+constexpr double kMaxAwaitTimeoutSecs = 7 * 86400;
+constexpr int64_t kMaxResponseBytes = int64_t{4} << 30;
+constexpr int64_t kMaxOutputCapBytes = int64_t{16} << 20;
+constexpr int64_t kMaxResponseCapBytes = int64_t{64} << 20;
+constexpr int64_t kMaxSpillBytes = int64_t{1} << 40;
+
 const std::set<std::string, std::less<>> builtin_tool_names = {"await", "describe_tools",
                                                                "shell"};
 
@@ -175,25 +186,22 @@ private:
       return b->get();
     return mismatch(key, "a boolean", n);
   }
-  Result<double> seconds_of(const toml::node& n, std::string_view key) const {
+  // Every number has a range: a huge value (1e300 seconds, a terabyte cap) would
+  // overflow where it is used or mean "unbounded" by accident.
+  Result<double> seconds_in(const toml::node& n, std::string_view key, double max) const {
     double d = -1;
     if (auto* i = n.as_integer())
       d = static_cast<double>(i->get());
     else if (auto* f = n.as_floating_point())
       d = f->get();
-    if (is_duration(d))
+    if (is_duration(d) && d <= max)
       return d;
-    return mismatch(key, duration_rule(), n);
+    return mismatch(key, fmt::format("a finite number of seconds from 0 to {}", max), n);
   }
-  Result<uint64_t> count_of(const toml::node& n, std::string_view key) const {
-    if (auto* i = n.as_integer(); i && i->get() >= 0)
+  Result<uint64_t> count_in(const toml::node& n, std::string_view key, int64_t lo, int64_t hi) const {
+    if (auto* i = n.as_integer(); i && i->get() >= lo && i->get() <= hi)
       return static_cast<uint64_t>(i->get());
-    return mismatch(key, "an integer >= 0", n);
-  }
-  Result<uint64_t> worker_threads_of(const toml::node& n, std::string_view key) const {
-    if (auto* i = n.as_integer(); i && i->get() >= 1 && i->get() <= 64)
-      return static_cast<uint64_t>(i->get());
-    return mismatch(key, "an integer from 1 to 64", n);
+    return mismatch(key, fmt::format("an integer from {} to {}", lo, hi), n);
   }
   Result<int> int_in(const toml::node& n, std::string_view key, int64_t lo, int64_t hi) const {
     if (auto* i = n.as_integer(); i && i->get() >= lo && i->get() <= hi)
@@ -293,11 +301,11 @@ private:
       else if (k == "base_backoff_ms")
         s = assign(int_in(v, key, 0, 600000), r.base_backoff_ms);
       else if (k == "max_backoff_secs")
-        s = assign(seconds_of(v, key), r.max_backoff_secs);
+        s = assign(seconds_in(v, key, kMaxBackoffSecs), r.max_backoff_secs);
       else if (k == "idle_timeout_secs")
-        s = assign(seconds_of(v, key), r.idle_timeout_secs);
+        s = assign(seconds_in(v, key, kMaxIdleTimeoutSecs), r.idle_timeout_secs);
       else
-        s = assign(count_of(v, key), r.max_response_bytes);
+        s = assign(count_in(v, key, 1024, kMaxResponseBytes), r.max_response_bytes);
       if (!s)
         return s;
     }
@@ -306,8 +314,8 @@ private:
 
   Status runtime(const toml::table& t) {
     if (auto s = check_keys(t, "runtime",
-                            {"output_cap_bytes", "abort_grace_secs", "state_dir", "worker_threads",
-                             "pass_env"});
+                            {"output_cap_bytes", "response_cap_bytes", "spill_max_bytes", "spill_budget_bytes",
+                             "abort_grace_secs", "state_dir", "worker_threads", "pass_env"});
         !s)
       return s;
     auto& r = c_.runtime;
@@ -315,11 +323,17 @@ private:
       auto key = join_key("runtime", k.str());
       Status s;
       if (k == "output_cap_bytes")
-        s = assign(count_of(v, key), r.output_cap_bytes);
+        s = assign(count_in(v, key, 64, kMaxOutputCapBytes), r.output_cap_bytes);
+      else if (k == "response_cap_bytes")
+        s = assign(count_in(v, key, 1024, kMaxResponseCapBytes), r.response_cap_bytes);
+      else if (k == "spill_max_bytes")
+        s = assign(count_in(v, key, 4096, kMaxSpillBytes), r.spill_max_bytes);
+      else if (k == "spill_budget_bytes")
+        s = assign(count_in(v, key, 4096, kMaxSpillBytes), r.spill_budget_bytes);
       else if (k == "abort_grace_secs")
-        s = assign(seconds_of(v, key), r.abort_grace_secs);
+        s = assign(seconds_in(v, key, kMaxAbortGraceSecs), r.abort_grace_secs);
       else if (k == "worker_threads")
-        s = assign(worker_threads_of(v, key), r.worker_threads);
+        s = assign(count_in(v, key, 1, 64), r.worker_threads);
       else if (k == "pass_env")
         s = assign(strings_of(v, key), r.pass_env);
       else
@@ -574,7 +588,7 @@ private:
                         : p == "abort" ? turn_end_policy::abort
                                        : turn_end_policy::inquire;
       } else
-        s = assign(seconds_of(v, key), l.await_timeout_secs);
+        s = assign(seconds_in(v, key, kMaxAwaitTimeoutSecs), l.await_timeout_secs);
       if (!s)
         return s;
     }

@@ -302,6 +302,8 @@ Json status_json(const HandleStatus& s, bool with_result) {
   } else if (s.state.kind == state_kind::waiting) {
     j.set("question", to_json(s.state.question));
   }
+  if (with_result && !s.output_file.empty())
+    j.set("output_file", s.output_file);
   return j;
 }
 
@@ -341,7 +343,10 @@ Result<std::vector<HandleStatus>> read_statuses(const Json& obj, std::string_vie
         return Error{fmt::format("{}: {}", where, st.error())};
       state = std::move(*st);
     }
-    out.push_back({std::move(*id), std::move(state)});
+    auto file = optional_string(entry, where, "output_file");
+    if (!file)
+      return Error{file.error()};
+    out.push_back({std::move(*id), std::move(state), std::move(*file)});
   }
   return out;
 }
@@ -781,6 +786,8 @@ Json to_json(const AwaitResult& r) {
   auto j = Json::object();
   j.set("completed", std::move(completed));
   j.set("pending", std::move(pending));
+  if (r.omitted_bytes > 0)
+    j.set("omitted_bytes", r.omitted_bytes);
   if (r.timed_out)
     j.set("timed_out", true);
   return j;
@@ -844,6 +851,10 @@ std::string await_result_text(const AwaitResult& r) {
         out += ",\"question\":";
         to_json(s.state.question).dump_to(out);
       }
+      if (with_result && !s.output_file.empty()) {
+        out += ",\"output_file\":";
+        append_json_string(out, s.output_file);
+      }
       out += '}';
     }
   };
@@ -851,7 +862,10 @@ std::string await_result_text(const AwaitResult& r) {
   put(r.completed, true);
   out += "],\"pending\":[";
   put(r.pending, false);
-  out += r.timed_out ? "],\"timed_out\":true}" : "]}";
+  out += ']';
+  if (r.omitted_bytes > 0)
+    fmt::format_to(std::back_inserter(out), ",\"omitted_bytes\":{}", r.omitted_bytes);
+  out += r.timed_out ? ",\"timed_out\":true}" : "}";
   return out;
 }
 
@@ -867,6 +881,11 @@ Result<AwaitResult> await_result_from_json(const Json& j) {
   if (!pending)
     return Error{pending.error()};
   r.pending = std::move(*pending);
+  if (auto* n = field(j, "omitted_bytes")) {
+    if (!n->is_int() || n->as_int() < 0)
+      return wrong_type("omitted_bytes", "a non-negative integer", *n);
+    r.omitted_bytes = static_cast<uint64_t>(n->as_int());
+  }
   if (auto* t = field(j, "timed_out")) {
     if (!t->is_bool())
       return wrong_type("timed_out", "a boolean", *t);

@@ -40,6 +40,8 @@ struct LaunchSpec {
   std::string spill_dir;          // where the full output goes when the cap cuts it
   std::string spill_root;         // spill_dir is below it (the workspace): trusted as it is,
                                   // while no link below it is followed ("" = spill_dir)
+  uint64_t spill_max_bytes = 64ull << 20;     // one spill file: head and tail kept beyond
+  uint64_t spill_budget_bytes = 512ull << 20; // all of spill_dir: the oldest files go first
   // Notifications while nobody fetches or awaits it ([spawn.notifications]).
   bool notify_success = false;
   bool notify_failure = false;
@@ -56,7 +58,7 @@ typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
   return f(x.tool, x.argv, x.cwd, x.env, x.env_pass, x.env_drop, x.stdin_pipe, x.control_channel, x.pty, x.rows, x.cols,
            x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers,
            x.structured_output,
-           x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.notify_success, x.notify_failure,
+           x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.spill_max_bytes, x.spill_budget_bytes, x.notify_success, x.notify_failure,
            x.notify_content, x.notify_waiting, x.on_turn_end, x.await_timeout_secs);
 }
 

@@ -148,6 +148,7 @@ struct AwaitRequest {
 struct HandleStatus {
   std::string id;
   ToolState state;
+  std::string output_file; // a stopped handle's spill file, when its last output was cut
   friend bool operator==(const HandleStatus&, const HandleStatus&) = default;
 };
 
@@ -155,6 +156,7 @@ struct AwaitResult {
   std::vector<HandleStatus> completed;
   std::vector<HandleStatus> pending;
   bool timed_out = false;
+  uint64_t omitted_bytes = 0; // left out of the results to fit the response cap
   friend bool operator==(const AwaitResult&, const AwaitResult&) = default;
 };
 
@@ -202,11 +204,11 @@ typename Inspector::result_type inspect(Inspector& f, AwaitRequest& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleStatus& x) {
-  return f(x.id, x.state);
+  return f(x.id, x.state, x.output_file);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AwaitResult& x) {
-  return f(x.completed, x.pending, x.timed_out);
+  return f(x.completed, x.pending, x.timed_out, x.omitted_bytes);
 }
 
 } // namespace jp

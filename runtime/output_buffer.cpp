@@ -1,8 +1,10 @@
 #include "runtime/output_buffer.hpp"
 #include "runtime/private_file.hpp"
+#include "runtime/spill_budget.hpp"
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
@@ -34,14 +36,28 @@ size_t utf8_skip(std::string_view s) {
   return i;
 }
 
+std::string omission_marker(uint64_t n) {
+  return fmt::format("\n…[{} bytes omitted]…\n", n);
+}
+
+// The spill file's tail is held in memory until the file is closed: at most this much
+// (twice, while trimmed lazily), so a flooding tool costs a few MiB, not the file.
+constexpr uint64_t max_spill_tail = 1 << 20;
+constexpr uint64_t marker_room = 64; // the omission marker between head and tail
+
 } // namespace
 
-OutputBuffer::OutputBuffer(uint64_t cap, std::string spill_path, std::string spill_root)
+OutputBuffer::OutputBuffer(uint64_t cap, std::string spill_path, std::string spill_root, SpillLimits limits)
   : cap_(cap < 64 ? 64 : cap),
     head_cap_(static_cast<size_t>(cap_ / 4)),
     tail_cap_(static_cast<size_t>(cap_ - cap_ / 4)),
     spill_path_(std::move(spill_path)),
-    spill_root_(std::move(spill_root)) {
+    spill_root_(std::move(spill_root)),
+    limits_(limits) {
+  if (limits_.max_bytes < 4 * marker_room)
+    limits_.max_bytes = 4 * marker_room;
+  spill_tail_cap_ = static_cast<size_t>(std::min(limits_.max_bytes / 2, max_spill_tail));
+  spill_head_cap_ = limits_.max_bytes - spill_tail_cap_ - marker_room;
 }
 
 OutputBuffer::~OutputBuffer() {
@@ -49,44 +65,85 @@ OutputBuffer::~OutputBuffer() {
 }
 
 void OutputBuffer::close() {
+  if (spill_fd_ >= 0 && !spill_done_ && !spill_tail_.empty()) {
+    // The file's tail: its last bytes, after a marker saying how much was left out.
+    std::string_view tail(spill_tail_);
+    if (tail.size() > spill_tail_cap_)
+      tail.remove_prefix(tail.size() - spill_tail_cap_);
+    tail.remove_prefix(utf8_skip(tail));
+    uint64_t omitted = spilled_ - spill_written_ - tail.size();
+    if (omitted == 0 || write_spill(omission_marker(omitted)))
+      write_spill(tail);
+  }
+  spill_tail_.clear();
+  spill_tail_.shrink_to_fit();
   if (spill_fd_ >= 0)
     ::close(spill_fd_);
   spill_fd_ = -1;
-  spill_failed_ = true; // nothing more is written
+  spill_done_ = true;
 }
 
-void OutputBuffer::spill(std::string_view bytes) {
-  if (spill_failed_ || spill_path_.empty())
-    return;
-  if (spill_fd_ < 0) {
-    // The workspace is someone's repository: a link planted at `.jp` or its output
-    // directory, or at the file's name, must not redirect what is written.
-    std::filesystem::path file(spill_path_);
-    auto dir_path = file.parent_path().string();
-    auto root = spill_root_;
-    std::string below;
-    if (!root.empty() && dir_path.starts_with(root + "/"))
-      below = dir_path.substr(root.size() + 1);
-    else
-      root = dir_path;
-    auto dir = open_private_dir(root, below);
-    if (dir)
-      spill_fd_ = create_private_file(*dir, file.filename().string());
-    if (spill_fd_ < 0) {
-      spill_failed_ = true;
-      spill_path_ += fmt::format(" (not written: {})", dir ? std::string(std::strerror(errno)) : dir.error());
-      return;
-    }
+bool OutputBuffer::open_spill() {
+  // The workspace is someone's repository: a link planted at `.jp` or its output
+  // directory, or at the file's name, must not redirect what is written.
+  std::filesystem::path file(spill_path_);
+  auto dir_path = file.parent_path().string();
+  auto root = spill_root_;
+  std::string below;
+  if (!root.empty() && dir_path.starts_with(root + "/"))
+    below = dir_path.substr(root.size() + 1);
+  else
+    root = dir_path;
+  auto dir = open_private_dir(root, below);
+  if (dir) {
+    enforce_spill_budget(*dir, limits_.budget_bytes, limits_.max_bytes);
+    spill_fd_ = create_private_file(*dir, file.filename().string());
   }
+  if (spill_fd_ < 0) {
+    spill_done_ = true;
+    spill_path_ += fmt::format(" (not written: {})", dir ? std::string(std::strerror(errno)) : dir.error());
+    return false;
+  }
+  return true;
+}
+
+bool OutputBuffer::write_spill(std::string_view bytes) {
   while (!bytes.empty()) {
     auto n = ::write(spill_fd_, bytes.data(), bytes.size());
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      spill_failed_ = true;
-      return;
+      // What is there is not the output: say so wherever the path is shown.
+      spill_done_ = true;
+      spill_path_ += fmt::format(" (incomplete: {})", std::strerror(errno));
+      return false;
     }
+    spill_written_ += static_cast<uint64_t>(n);
     bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+void OutputBuffer::spill(std::string_view bytes) {
+  if (spill_done_ || spill_path_.empty())
+    return;
+  if (spill_fd_ < 0 && !open_spill())
+    return;
+  spilled_ += bytes.size();
+  // The head goes to the file at once; the rest is the tail, written at close.
+  uint64_t room = spill_head_cap_ > spill_written_ ? spill_head_cap_ - spill_written_ : 0;
+  if (spill_tail_.empty() && room > 0) {
+    auto head = bytes.substr(0, static_cast<size_t>(std::min<uint64_t>(room, bytes.size())));
+    if (!write_spill(head))
+      return;
+    bytes.remove_prefix(head.size());
+  }
+  if (bytes.size() >= spill_tail_cap_) {
+    spill_tail_.assign(bytes.substr(bytes.size() - spill_tail_cap_));
+  } else {
+    spill_tail_.append(bytes);
+    if (spill_tail_.size() > 2 * spill_tail_cap_)
+      spill_tail_.erase(0, spill_tail_.size() - spill_tail_cap_);
   }
 }
 
@@ -96,7 +153,7 @@ void OutputBuffer::append(std::string_view chunk) {
   total_ += chunk.size();
   pending_ += chunk.size();
   // Full output: kept in memory while small, in the spill file once it is not.
-  if (spill_fd_ < 0 && !spill_failed_) {
+  if (spill_fd_ < 0 && !spill_done_) {
     early_.append(chunk);
     if (early_.size() > cap_) {
       spill(early_);

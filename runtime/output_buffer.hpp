@@ -1,6 +1,8 @@
 // A handle's output: what was produced since the last look (fetch/apply), cut to a
-// head and a tail (tail favoured) when larger than the cap, and the full output in a
-// spill file once it outgrows the cap. Memory stays bounded whatever the child writes.
+// head and a tail (tail favoured) when larger than the cap, and the whole output in a
+// spill file once it outgrows the cap. The spill file is bounded too (its head, then
+// its tail after an omission marker), and the spill directory has a budget. Memory
+// and disk stay bounded whatever the child writes.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +11,18 @@
 
 namespace jp {
 
+struct SpillLimits {
+  uint64_t max_bytes = 64ull << 20;     // one file: head and tail kept beyond, omission marked
+  uint64_t budget_bytes = 512ull << 20; // its directory: the oldest files go first
+};
+
 class OutputBuffer {
 public:
   /// `spill_path` is created only when the output outgrows `cap`: anew (never a
   /// file or link already there), 0600, in a directory reached from `spill_root`
-  /// (trusted; "" = the file's own directory) through no link.
-  OutputBuffer(uint64_t cap, std::string spill_path, std::string spill_root = {});
+  /// (trusted; "" = the file's own directory) through no link. Before it is made,
+  /// the oldest spill files there are removed to keep the directory in its budget.
+  OutputBuffer(uint64_t cap, std::string spill_path, std::string spill_root = {}, SpillLimits limits = {});
   ~OutputBuffer();
   OutputBuffer(const OutputBuffer&) = delete;
   OutputBuffer& operator=(const OutputBuffer&) = delete;
@@ -24,7 +32,8 @@ public:
   struct Taken {
     std::string content;    // head + "\n…[N bytes omitted]…\n" + tail when cut
     uint64_t omitted = 0;   // bytes left out of content
-    std::string spill_path; // set when something was cut
+    std::string spill_path; // set when something was cut; says "(not written: why)" or
+                            // "(incomplete: why)" when writing it failed
   };
   /// The output since the previous take, and start a new window.
   Taken take();
@@ -34,11 +43,13 @@ public:
   /// The last bytes of the pending window (for previews), at most n.
   std::string peek_tail(size_t n) const;
   const std::string& spill_path() const { return spill_path_; }
-  /// No more output will come: close the spill file (its content stays).
+  /// No more output will come: finish the spill file (its tail) and close it.
   void close();
 
 private:
   void spill(std::string_view bytes);
+  bool open_spill();
+  bool write_spill(std::string_view bytes);
 
   uint64_t cap_;
   size_t head_cap_;
@@ -52,8 +63,14 @@ private:
   std::string early_; // everything so far, until the spill file exists
   std::string spill_path_;
   std::string spill_root_;
+  SpillLimits limits_;
+  uint64_t spill_head_cap_;  // bytes written straight to the file...
+  size_t spill_tail_cap_;    // ...and the last bytes, kept here until close
+  uint64_t spilled_ = 0;     // bytes given to the spill file
+  uint64_t spill_written_ = 0;
+  std::string spill_tail_;   // trimmed lazily to spill_tail_cap_
   int spill_fd_ = -1;
-  bool spill_failed_ = false;
+  bool spill_done_ = false;  // closed, or writing failed: nothing more is written
 };
 
 } // namespace jp

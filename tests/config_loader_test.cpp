@@ -59,6 +59,19 @@ std::string missing(const std::string& text, std::string_view part) {
   return "`" + std::string(part) + "` not in: " + text;
 }
 
+/// "" when `toml`, loaded as a config file, is refused with "<file>: <key_and_problem>";
+/// otherwise what happened instead.
+std::string refusal_missing(const std::string& toml, const std::string& key_and_problem) {
+  Sandbox box;
+  auto file = box.write(box.root / "bad.toml", toml);
+  auto sources = box.sources();
+  sources.config_files.push_back(file.string());
+  auto c = load_config(sources);
+  if (c.ok())
+    return "accepted: " + toml;
+  return missing(c.error(), file.string() + ": " + key_and_problem);
+}
+
 // A valid local tool `x` that each bad-config case below extends.
 constexpr std::string_view tool_x = "[conversation.tools.x]\ncommand = { program = \"echo\" }\n";
 
@@ -241,7 +254,7 @@ CAF_TEST(cfg errors name the override and the key) {
   c = load_config(sources);
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), "--cfg runtime.abort_grace_secs=nan: runtime.abort_grace_secs: "
-                                     "expected a finite number of seconds >= 0, got float nan"),
+                                     "expected a finite number of seconds from 0 to 3600, got float nan"),
                   "");
 
   sources.overrides = {"assistant.model"};
@@ -253,6 +266,62 @@ CAF_TEST(cfg errors name the override and the key) {
   c = load_config(sources);
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), "dotted key"), "");
+}
+
+CAF_TEST(numbers outside their range are refused naming the key and the range) {
+  struct Case {
+    std::string toml;
+    std::string key_and_problem;
+  };
+  std::vector<Case> cases = {
+      // 1e300 s of grace overflowed into "no grace" when made milliseconds.
+      {"[runtime]\nabort_grace_secs = 1e300\n",
+       "runtime.abort_grace_secs: expected a finite number of seconds from 0 to 3600, got float 1e+300"},
+      {"[runtime]\noutput_cap_bytes = 1000000000000\n",
+       "runtime.output_cap_bytes: expected an integer from 64 to 16777216, got integer 1000000000000"},
+      {"[runtime]\noutput_cap_bytes = 1e12\n",
+       "runtime.output_cap_bytes: expected an integer from 64 to 16777216, got float 1e+12"},
+      {"[runtime]\nresponse_cap_bytes = 10\n",
+       "runtime.response_cap_bytes: expected an integer from 1024 to 67108864, got integer 10"},
+      {"[runtime]\nspill_max_bytes = 0\n",
+       "runtime.spill_max_bytes: expected an integer from 4096 to 1099511627776, got integer 0"},
+      {"[runtime]\nspill_budget_bytes = 9223372036854775807\n",
+       "runtime.spill_budget_bytes: expected an integer from 4096 to 1099511627776"},
+      {"[runtime]\nworker_threads = 65\n",
+       "runtime.worker_threads: expected an integer from 1 to 64, got integer 65"},
+      {"[assistant.request]\nmax_backoff_secs = 1e9\n",
+       "assistant.request.max_backoff_secs: expected a finite number of seconds from 0 to 3600"},
+      {"[assistant.request]\nidle_timeout_secs = 86401\n",
+       "assistant.request.idle_timeout_secs: expected a finite number of seconds from 0 to 86400, got integer 86401"},
+      {"[assistant.request]\nmax_response_bytes = 0\n",
+       "assistant.request.max_response_bytes: expected an integer from 1024 to 4294967296, got integer 0"},
+      {"[conversation.tools.shell.spawn.lifecycle]\nawait_timeout_secs = 1e300\n",
+       "conversation.tools.shell.spawn.lifecycle.await_timeout_secs: expected a finite number of "
+       "seconds from 0 to 604800"},
+  };
+  for (auto& test : cases)
+    CAF_CHECK_EQUAL(refusal_missing(test.toml, test.key_and_problem), "");
+  // --cfg goes through the same readers.
+  Sandbox box;
+  auto sources = box.sources();
+  sources.overrides = {"runtime.abort_grace_secs=1e300"};
+  auto c = load_config(sources);
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), "--cfg runtime.abort_grace_secs=1e300: runtime.abort_grace_secs: "
+                                     "expected a finite number of seconds from 0 to 3600"),
+                  "");
+  // The limits themselves are accepted.
+  sources.overrides = {"runtime.abort_grace_secs=3600", "runtime.output_cap_bytes=16777216",
+                       "runtime.response_cap_bytes=2048", "runtime.spill_max_bytes=8192",
+                       "runtime.spill_budget_bytes=1099511627776"};
+  c = load_config(sources);
+  CAF_CHECK_EQUAL(c.error(), "");
+  CAF_REQUIRE(c.ok());
+  CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 3600.0);
+  CAF_CHECK_EQUAL(c->runtime.output_cap_bytes, 16777216u);
+  CAF_CHECK_EQUAL(c->runtime.response_cap_bytes, 2048u);
+  CAF_CHECK_EQUAL(c->runtime.spill_max_bytes, 8192u);
+  CAF_CHECK_EQUAL(c->runtime.spill_budget_bytes, uint64_t{1} << 40);
 }
 
 CAF_TEST(every validation error names the file and the key) {
@@ -318,7 +387,7 @@ CAF_TEST(every validation error names the file and the key) {
        "abort, got \"later\""},
       {x + "spawn.lifecycle.await_timeout_secs = -1\n",
        "conversation.tools.x.spawn.lifecycle.await_timeout_secs: expected a finite number of "
-       "seconds >= 0, got integer -1"},
+       "seconds from 0 to 604800, got integer -1"},
       {x + "spawn.persist = true\n",
        "conversation.tools.x.spawn.persist: unknown key (allowed: stateful, actions, "
        "notifications, lifecycle, permissions)"},
@@ -352,34 +421,27 @@ CAF_TEST(every validation error names the file and the key) {
       {"[assistant.request]\nmax_retries = -1\n", "assistant.request.max_retries: expected an integer from 0 to 100, got integer -1"},
       {"[assistant.request]\nidle_timeout = 5\n", "assistant.request.idle_timeout: unknown key (allowed: max_retries, base_backoff_ms, max_backoff_secs, idle_timeout_secs, max_response_bytes)"},
       {"[runtime]\noutput_cap_bytes = -5\n",
-       "runtime.output_cap_bytes: expected an integer >= 0, got integer -5"},
+       "runtime.output_cap_bytes: expected an integer from 64 to 16777216, got integer -5"},
       {"[runtime]\nworker_threads = 0\n",
        "runtime.worker_threads: expected an integer from 1 to 64, got integer 0"},
       {"[runtime]\nabort_grace_secs = \"2s\"\n",
-       "runtime.abort_grace_secs: expected a finite number of seconds >= 0, got \"2s\""},
+       "runtime.abort_grace_secs: expected a finite number of seconds from 0 to 3600, got \"2s\""},
       // NaN or an infinity would mean "never": no duration takes them.
       {"[runtime]\nabort_grace_secs = inf\n",
-       "runtime.abort_grace_secs: expected a finite number of seconds >= 0, got float inf"},
+       "runtime.abort_grace_secs: expected a finite number of seconds from 0 to 3600, got float inf"},
       {"[runtime]\nabort_grace_secs = -1.5\n",
-       "runtime.abort_grace_secs: expected a finite number of seconds >= 0, got float -1.5"},
+       "runtime.abort_grace_secs: expected a finite number of seconds from 0 to 3600, got float -1.5"},
       {"[assistant.request]\nidle_timeout_secs = nan\n",
-       "assistant.request.idle_timeout_secs: expected a finite number of seconds >= 0, got float nan"},
+       "assistant.request.idle_timeout_secs: expected a finite number of seconds from 0 to 86400, got float nan"},
       {"[conversation.tools.shell.spawn.lifecycle]\nawait_timeout_secs = -inf\n",
        "conversation.tools.shell.spawn.lifecycle.await_timeout_secs: expected a finite number of "
-       "seconds >= 0, got float -inf"},
+       "seconds from 0 to 604800, got float -inf"},
       {"assistant = \"openai\"\n", "assistant: expected a table, got \"openai\""},
       {"[experiment]\nname = \"x\"\n",
        "experiment: unknown key (allowed: assistant, runtime, conversation)"},
   };
-  for (auto& test : cases) {
-    Sandbox box;
-    auto file = box.write(box.root / "bad.toml", test.toml);
-    auto sources = box.sources();
-    sources.config_files.push_back(file.string());
-    auto c = load_config(sources);
-    CAF_CHECK(!c.ok());
-    CAF_CHECK_EQUAL(missing(c.error(), file.string() + ": " + test.key_and_problem), "");
-  }
+  for (auto& test : cases)
+    CAF_CHECK_EQUAL(refusal_missing(test.toml, test.key_and_problem), "");
 }
 
 CAF_TEST(errors in optional locations name those files) {

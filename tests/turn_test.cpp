@@ -4,38 +4,12 @@
 #define CAF_SUITE turn
 #include <caf/test/unit_test.hpp>
 
-#include "real_runtime.hpp"
-
-#include "actors/turn_actor.hpp"
-#include "config/config_loader.hpp"
-#include "messages/call_result.hpp"
-#include "messages/notification.hpp"
+#include "real_turn.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
-namespace {
-
-struct turn_fixture : real_runtime {
-  caf::actor turn;
-  turn_fixture() {
-    auto config = default_config();
-    config.workspace = dir.path.string();
-    turn = spawn_turn(sys, TurnContext{std::make_shared<const Config>(std::move(config)), &io});
-  }
-  ~turn_fixture() { self->send_exit(turn, caf::exit_reason::user_shutdown); }
-
-  void notify(std::string name, std::string handle, std::string message) {
-    self->send(turn, notify_atom::value, Notification{"tool", std::move(name), "info", std::move(message), std::move(handle)});
-  }
-  CallResult call(const std::string& tool, const std::string& args) {
-    return ask<CallResult>(turn, call_atom::value, tool, args).first;
-  }
-};
-
-} // namespace
-
-CAF_TEST_FIXTURE_SCOPE(turn_tests, turn_fixture)
+CAF_TEST_FIXTURE_SCOPE(turn_tests, real_turn)
 
 CAF_TEST(notifications ride on the next answer once and output news are coalesced) {
   notify("tool.output", "a", "Handle `a` (shell) has new output; fetch it to read it");

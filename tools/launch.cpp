@@ -99,6 +99,8 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   spec->grace_ms = static_cast<int64_t>(config.runtime.abort_grace_secs * 1000);
   spec->spill_dir = spill_dir(config);
   spec->spill_root = config.workspace;
+  spec->spill_max_bytes = config.runtime.spill_max_bytes;
+  spec->spill_budget_bytes = config.runtime.spill_budget_bytes;
   if (tool.io == io_mode::pty) {
     spec->pty = true;
     spec->rows = tool.rows;

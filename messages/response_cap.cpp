@@ -1,0 +1,128 @@
+#include "messages/response_cap.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <numeric>
+#include <string_view>
+
+#include "messages/json_codec.hpp"
+
+namespace jp {
+
+namespace {
+
+// Room for "…[N bytes omitted]…\n" as JSON text (and its comma and quotes in a trace).
+constexpr size_t marker_room = 48;
+// Room for the response's own ,"omitted_bytes":N.
+constexpr size_t total_room = 40;
+
+size_t escaped_size(unsigned char c) {
+  switch (c) {
+    case '"': case '\\': case '\n': case '\r': case '\t': case '\b': case '\f':
+      return 2;
+    default:
+      return c < 0x20 ? 6 : 1;
+  }
+}
+
+size_t escaped_size(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    n += escaped_size(c);
+  return n;
+}
+
+std::string omission(uint64_t n) {
+  return fmt::format("…[{} bytes omitted]…", n);
+}
+
+// s cut to its last characters that fit `budget` bytes of JSON text, marked.
+std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted) {
+  budget = budget > marker_room ? budget - marker_room : 0;
+  size_t start = s.size();
+  for (size_t used = 0; start > 0; --start) {
+    used += escaped_size(static_cast<unsigned char>(s[start - 1]));
+    if (used > budget)
+      break;
+  }
+  while (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80)
+    ++start; // a whole character
+  omitted += start;
+  return omission(start) + "\n" + s.substr(start);
+}
+
+// What a completed result costs in the response beyond its fixed part.
+size_t cost(const HandleStatus& s) {
+  if (s.state.ok)
+    return escaped_size(s.state.content);
+  size_t n = escaped_size(s.state.error.message);
+  for (auto& line : s.state.error.trace)
+    n += escaped_size(line) + 3; // quotes and comma
+  return n;
+}
+
+// Fits a result into `budget` bytes, keeping its tail: an error its message's tail, or
+// its message and as many last trace lines as fit.
+void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
+  if (s.state.ok) {
+    s.state.content = keep_tail(s.state.content, budget, omitted);
+    return;
+  }
+  auto& e = s.state.error;
+  size_t message = escaped_size(e.message);
+  if (message + marker_room >= budget) {
+    e.message = keep_tail(e.message, budget, omitted);
+    for (auto& line : e.trace)
+      omitted += line.size();
+    e.trace.clear();
+    return;
+  }
+  size_t room = budget - message - marker_room;
+  size_t first = e.trace.size(); // the first trace line kept
+  for (size_t used = 0; first > 0; --first) {
+    used += escaped_size(e.trace[first - 1]) + 3;
+    if (used > room)
+      break;
+  }
+  uint64_t left_out = 0;
+  for (size_t i = 0; i < first; ++i)
+    left_out += e.trace[i].size();
+  e.trace.erase(e.trace.begin(), e.trace.begin() + static_cast<std::ptrdiff_t>(first));
+  e.trace.insert(e.trace.begin(), omission(left_out));
+  omitted += left_out;
+}
+
+} // namespace
+
+AwaitResult cap_response(AwaitResult r, uint64_t cap) {
+  if (await_result_text(r).size() <= cap)
+    return r;
+  // What always stays: the response without any result text.
+  AwaitResult bare = r;
+  for (auto& s : bare.completed) {
+    s.state.content.clear();
+    s.state.error.message.clear();
+    s.state.error.trace.clear();
+  }
+  size_t fixed = await_result_text(bare).size() + total_room;
+  size_t left = cap > fixed ? static_cast<size_t>(cap - fixed) : 0;
+  // Smallest first: each takes its whole text while that fits an equal share of
+  // what is left; the rest split what remains equally and keep their tails.
+  auto& done = r.completed;
+  std::vector<size_t> order(done.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::vector<size_t> costs(done.size());
+  for (size_t i = 0; i < done.size(); ++i)
+    costs[i] = cost(done[i]);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs[a] < costs[b]; });
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t share = left / (order.size() - k);
+    auto i = order[k];
+    if (costs[i] > share)
+      cut(done[i], share, r.omitted_bytes);
+    left -= std::min(left, std::min(costs[i], share));
+  }
+  return r;
+}
+
+} // namespace jp

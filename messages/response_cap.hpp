@@ -1,0 +1,19 @@
+// The cap on a whole `await` response (runtime.response_cap_bytes): an await over a
+// hundred handles must not hand the model megabytes. Ids, states, questions and
+// output files always stay; results share what is left of the cap.
+#pragma once
+
+#include <cstdint>
+
+#include "messages/tool_state.hpp"
+
+namespace jp {
+
+/// `r` with its completed results cut so that await_result_text(r) fits `cap` bytes
+/// (as long as the ids, states and questions alone do): results that fit their
+/// share stay whole, larger ones keep their tails after "…[N bytes omitted]…\n"
+/// (an error keeps its message's tail or its last trace lines), and
+/// `omitted_bytes` says how much was left out in all.
+AwaitResult cap_response(AwaitResult r, uint64_t cap);
+
+} // namespace jp

@@ -1,0 +1,145 @@
+// The output buffer's spill file: bounded (head, marker, tail), its directory kept in a
+// budget, and a failed write reported rather than passed off as the output.
+#define CAF_SUITE output_buffer
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "runtime/output_buffer.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Numbered lines: every part of the output is recognisable.
+std::string numbered(int from, int to) {
+  std::string out;
+  for (int i = from; i < to; ++i)
+    out += fmt::format("line {:06}\n", i);
+  return out;
+}
+
+// Appends `text` in chunks of `chunk` bytes, as the io thread hands output over.
+void feed(OutputBuffer& buf, std::string_view text, size_t chunk) {
+  for (size_t i = 0; i < text.size(); i += chunk)
+    buf.append(text.substr(i, chunk));
+}
+
+void age(const std::filesystem::path& p, time_t secs_ago) {
+  timespec times[2];
+  times[0].tv_sec = times[1].tv_sec = ::time(nullptr) - secs_ago;
+  times[0].tv_nsec = times[1].tv_nsec = 0;
+  ::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW);
+}
+
+} // namespace
+
+CAF_TEST(a spill file keeps its head and tail within spill_max_bytes with the omission marked) {
+  temp_dir dir;
+  auto path = dir.path / "out.log";
+  std::string all = numbered(0, 100000); // 1.2 MB
+  {
+    OutputBuffer buf(1024, path.string(), "", SpillLimits{16384, 1 << 30});
+    feed(buf, all, 1000);
+    auto taken = buf.take();
+    CAF_CHECK_EQUAL(taken.spill_path, path.string());
+    buf.close();
+  }
+  auto file = read_file(path);
+  CAF_CHECK_LESS_OR_EQUAL(file.size(), 16384u);
+  auto marker = file.find("\n…[");
+  CAF_REQUIRE(marker != std::string::npos);
+  auto end = file.find(" bytes omitted]…\n", marker);
+  CAF_REQUIRE(end != std::string::npos);
+  auto head = file.substr(0, marker);
+  auto omitted = std::stoull(file.substr(marker + 5, end - marker - 5));
+  auto tail = file.substr(end + std::string(" bytes omitted]…\n").size());
+  CAF_CHECK(all.starts_with(head));
+  CAF_CHECK(all.ends_with(tail));
+  CAF_CHECK_EQUAL(head.size() + omitted + tail.size(), all.size());
+  CAF_CHECK_GREATER(head.size(), 4096u);
+  CAF_CHECK_GREATER(tail.size(), 4096u);
+}
+
+CAF_TEST(an output that fits spill_max_bytes is spilled whole) {
+  temp_dir dir;
+  auto path = dir.path / "out.log";
+  std::string all = numbered(0, 1000); // 12 kB
+  {
+    OutputBuffer buf(1024, path.string(), "", SpillLimits{16384, 1 << 30});
+    feed(buf, all, 700);
+  } // the destructor closes it
+  CAF_CHECK_EQUAL(read_file(path), all);
+}
+
+CAF_TEST(a new spill file removes the oldest of ours until the directory fits its budget) {
+  temp_dir dir;
+  temp_dir outside;
+  auto out = dir.path / "output";
+  std::filesystem::create_directory(out);
+  ::chmod(out.c_str(), 0700);
+  std::string kb(1000, 'k');
+  for (int i = 0; i < 5; ++i) {
+    auto p = out / fmt::format("old{}.log", i);
+    std::ofstream(p) << kb;
+    age(p, 1000 - i * 100); // old0 is the oldest
+  }
+  std::ofstream(out / "notes.txt") << std::string(10000, 'n'); // not a spill file
+  std::ofstream(outside.path / "victim.log") << "keep me";
+  std::filesystem::create_symlink(outside.path / "victim.log", out / "link.log");
+  age(out / "link.log", 5000);
+  {
+    // 5 kB there and 2 kB to come: 3 kB must go, so the three oldest.
+    OutputBuffer buf(64, (out / "new.log").string(), "", SpillLimits{2000, 4000});
+    buf.append(std::string(100, 'x'));
+  }
+  for (int i = 0; i < 5; ++i)
+    CAF_CHECK_EQUAL(std::filesystem::exists(out / fmt::format("old{}.log", i)), i >= 3);
+  CAF_CHECK(std::filesystem::exists(out / "new.log"));
+  CAF_CHECK(std::filesystem::exists(out / "notes.txt"));
+  CAF_CHECK(std::filesystem::is_symlink(out / "link.log"));
+  CAF_CHECK_EQUAL(read_file(outside.path / "victim.log"), "keep me");
+}
+
+CAF_TEST(a spill file that could not be made or written whole says so) {
+  temp_dir dir;
+  dir.write("file", "a file where the directory should be");
+  {
+    OutputBuffer buf(64, (dir.path / "file" / "out.log").string());
+    buf.append(std::string(200, 'x'));
+    auto taken = buf.take();
+    CAF_CHECK(taken.spill_path.find(" (not written: ") != std::string::npos);
+  }
+  // A file size limit makes write() fail (EFBIG) past 1000 bytes.
+  auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = 1000;
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  OutputBuffer::Taken taken;
+  {
+    OutputBuffer buf(64, (dir.path / "big.log").string(), "", SpillLimits{1 << 20, 1 << 30});
+    buf.append(std::string(5000, 'x'));
+    buf.close();
+    taken = buf.take();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  CAF_CHECK(taken.spill_path.starts_with((dir.path / "big.log").string() + " (incomplete: "));
+}

@@ -1,0 +1,103 @@
+// The cap on a whole await response: ids, states and output files stay, results
+// share the rest keeping their tails, and the response says how much was left out.
+#define CAF_SUITE response_cap
+#include <caf/test/unit_test.hpp>
+
+#include <fmt/format.h>
+
+#include "messages/json.hpp"
+#include "messages/json_codec.hpp"
+#include "messages/response_cap.hpp"
+
+using namespace jp;
+
+namespace {
+
+std::string output_of(int i, size_t size) {
+  std::string out(size, 'a' + i % 26);
+  for (size_t k = 80; k < size; k += 81)
+    out[k] = '\n';
+  return out + fmt::format("\nEND of h{}\n", i);
+}
+
+} // namespace
+
+CAF_TEST(an await over a hundred big results fits the cap and keeps every tail and output file) {
+  AwaitResult r;
+  uint64_t all_bytes = 0;
+  for (int i = 0; i < 100; ++i) {
+    HandleStatus s{fmt::format("h{}", i), ToolState::success(output_of(i, 32 * 1024)),
+                   fmt::format("/ws/.jp/output/h{}.log", i)};
+    all_bytes += s.state.content.size();
+    r.completed.push_back(std::move(s));
+  }
+  r.completed[7].state = ToolState::success("small and whole");
+  all_bytes -= 32 * 1024 + 12 - std::string("small and whole").size();
+  r.completed[9].state = ToolState::failure(ToolError{"exit status 2", {"warning: x", std::string(50000, 'e'), "error: last line"}, false});
+  r.pending.push_back(HandleStatus{"still", ToolState::waiting(Question{"input", "Name?", "", {}, ""})});
+  CAF_REQUIRE_GREATER(await_result_text(r).size(), 3000000u);
+
+  auto capped = cap_response(r, 64 * 1024);
+  auto text = await_result_text(capped);
+  CAF_CHECK_LESS_OR_EQUAL(text.size(), 64u * 1024);
+  auto j = Json::parse(text);
+  CAF_REQUIRE(j.ok());
+  auto& completed = j->find("completed")->as_array();
+  CAF_REQUIRE_EQUAL(completed.size(), 100u);
+  for (int i = 0; i < 100; ++i) {
+    auto& c = completed[static_cast<size_t>(i)];
+    CAF_CHECK_EQUAL(c.find("id")->as_string(), fmt::format("h{}", i));
+    CAF_CHECK_EQUAL(c.find("output_file")->as_string(), fmt::format("/ws/.jp/output/h{}.log", i));
+    if (i == 7) {
+      CAF_CHECK_EQUAL(c.find("result")->as_string(), "small and whole");
+    } else if (i == 9) {
+      auto& trace = c.find("error")->find("trace")->as_array();
+      CAF_CHECK_EQUAL(c.find("error")->find("message")->as_string(), "exit status 2");
+      CAF_CHECK_EQUAL(trace.back().as_string(), "error: last line");
+      CAF_CHECK(trace.front().as_string().starts_with("…["));
+    } else {
+      auto result = c.find("result")->as_string();
+      CAF_CHECK(result.starts_with("…["));
+      CAF_CHECK(result.ends_with(fmt::format("\nEND of h{}\n", i)));
+    }
+  }
+  auto& pending = j->find("pending")->as_array();
+  CAF_REQUIRE_EQUAL(pending.size(), 1u);
+  CAF_CHECK_EQUAL(pending[0].find("question")->find("text")->as_string(), "Name?");
+  // What was left out, in all: what the response shows plus that is everything.
+  auto omitted = static_cast<uint64_t>(j->find("omitted_bytes")->as_int());
+  CAF_CHECK_EQUAL(omitted, capped.omitted_bytes);
+  CAF_CHECK_GREATER(omitted, all_bytes - 64 * 1024);
+  // It reads back.
+  auto back = await_result_from_json(*j);
+  CAF_REQUIRE(back.ok());
+  CAF_CHECK(*back == capped);
+}
+
+CAF_TEST(a response within the cap is left as it is) {
+  AwaitResult r;
+  r.completed.push_back(HandleStatus{"a", ToolState::success("ok"), ""});
+  r.completed.push_back(HandleStatus{"b", ToolState::success(std::string(1000, 'b')), "/f.log"});
+  r.timed_out = true;
+  auto capped = cap_response(r, 64 * 1024);
+  CAF_CHECK(capped == r);
+  CAF_CHECK_EQUAL(await_result_text(capped), to_json(capped).dump());
+  CAF_CHECK(await_result_text(capped).find("omitted_bytes") == std::string::npos);
+}
+
+CAF_TEST(small results stay whole while large ones share the rest) {
+  AwaitResult r;
+  r.completed.push_back(HandleStatus{"small", ToolState::success("tiny"), ""});
+  r.completed.push_back(HandleStatus{"big1", ToolState::success(std::string(10000, 'x') + "tail1"), ""});
+  r.completed.push_back(HandleStatus{"big2", ToolState::success(std::string(10000, 'y') + "tail2"), ""});
+  auto capped = cap_response(r, 4096);
+  auto text = await_result_text(capped);
+  CAF_CHECK_LESS_OR_EQUAL(text.size(), 4096u);
+  CAF_CHECK_EQUAL(capped.completed[0].state.content, "tiny");
+  CAF_CHECK(capped.completed[1].state.content.ends_with("tail1"));
+  CAF_CHECK(capped.completed[2].state.content.ends_with("tail2"));
+  // Both big ones got about half of what was left.
+  CAF_CHECK_GREATER(capped.completed[1].state.content.size(), 1500u);
+  CAF_CHECK_GREATER(capped.completed[2].state.content.size(), 1500u);
+  CAF_CHECK_EQUAL(await_result_text(capped), to_json(capped).dump());
+}
