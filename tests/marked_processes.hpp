@@ -1,6 +1,6 @@
 // Processes a test started, found wherever they went: the test runs `sleep` through
-// a link whose name holds a token unique to the test, so the token is in the
-// command line (/proc/<pid>/cmdline) of every such sleep, whatever session, group
+// a link whose name holds a token unique to the test, so the token is in argv[0]
+// (/proc/<pid>/cmdline) of every such sleep, whatever session, group
 // or parent it ended up with. The destructor SIGKILLs whatever is still found, so
 // nothing outlives the test even when its checks failed.
 #pragma once
@@ -11,8 +11,6 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
-#include <iterator>
 #include <signal.h>
 #include <string>
 #include <sys/wait.h>
@@ -36,7 +34,23 @@ struct marked_sleep {
   marked_sleep(const marked_sleep&) = delete;
   marked_sleep& operator=(const marked_sleep&) = delete;
 
-  /// Live processes whose command line holds the token (zombies have none).
+  /// The first element of `pid`'s command line; "" when it is gone. Plain read(2):
+  /// a process that ends while being read gives an error, not an exception.
+  static std::string argv0(pid_t pid) {
+    int fd = ::open(fmt::format("/proc/{}/cmdline", pid).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return {};
+    char buf[4096];
+    auto n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0)
+      return {};
+    buf[n] = '\0';
+    return buf; // up to the first NUL
+  }
+
+  /// Live sleeps of ours: processes whose argv[0] holds the token (a zombie's
+  /// command line is empty; a shell whose script names the program is not counted).
   std::vector<pid_t> alive() const {
     std::vector<pid_t> found;
     DIR* proc = ::opendir("/proc");
@@ -47,9 +61,7 @@ struct marked_sleep {
       long pid = std::strtol(e->d_name, &end, 10);
       if (pid <= 0 || *end != '\0' || pid == ::getpid())
         continue;
-      std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (cmdline.find(token) != std::string::npos)
+      if (argv0(static_cast<pid_t>(pid)).find(token) != std::string::npos)
         found.push_back(static_cast<pid_t>(pid));
     }
     ::closedir(proc);
