@@ -320,20 +320,27 @@ public:
     }
   }
 
-  /// An abort reaches what left the group too: other groups of the tool's session
-  /// (`set -m` jobs) and, by the mark, what left the session (setsid, double forks).
-  /// They are remembered, so the handle is gone only once they are. Only while the
-  /// leader is unreaped: until then no other session can have its pid as id.
-  void signal_escaped(int sig) {
-    for (auto& st : marked_processes(mark, pid)) {
-      if (st.pgid == pid)
-        continue; // the group's own: kill(-pid) reaches them
-      ::kill(st.pid, sig);
-      auto known = std::find_if(escaped_.begin(), escaped_.end(),
-                                [&](const ProcStat& e) { return e.pid == st.pid && e.start == st.start; });
+  /// An abort reaches what left the group too: the session's other groups (`set -m`
+  /// jobs; while one is left, no other session can have the leader's pid as id) and,
+  /// by the mark, what left the session (setsid, double forks). Done by the next
+  /// escape scan (one pass over /proc serves every abort waiting by then); what it
+  /// signals is remembered, so the handle is gone only once that is.
+  void signal_escaped(int sig);
+
+  /// The escape scan's part for this process: `sig` to what `all` says left its group.
+  void signal_escaped(int sig, const std::vector<MarkedProcess>& all) {
+    for (auto& p : all) {
+      bool ours = p.stat.sid == pid || p.mark == mark;
+      if (!ours || p.stat.pgid == pid)
+        continue; // not this tool's, or the group's own (kill(-pid) reaches them)
+      ::kill(p.stat.pid, sig);
+      auto known = std::find_if(escaped_.begin(), escaped_.end(), [&](const ProcStat& e) {
+        return e.pid == p.stat.pid && e.start == p.stat.start;
+      });
       if (known == escaped_.end())
-        escaped_.push_back(st);
+        escaped_.push_back(p.stat);
     }
+    --escape_scans_pending_;
   }
 
   /// Reaps what signal_escaped killed that was reparented to us; whether all is gone.
@@ -564,7 +571,7 @@ private:
       }
       empty = empty && session_members(pid).empty();
     }
-    empty = escaped_gone() && empty;
+    empty = escape_scans_pending_ == 0 && escaped_gone() && empty;
     if (empty || ++reap_tries_ > kReapTries) {
       group_gone();
       return;
@@ -592,6 +599,7 @@ private:
   std::optional<asio::steady_timer> reap_timer_;
   std::vector<std::function<void()>> on_gone_;
   std::vector<ProcStat> escaped_; // killed by an abort outside the group, not yet gone
+  int escape_scans_pending_ = 0;  // signal_escaped calls the scan has not served yet
 
   std::deque<std::string> stdin_queue_;
   std::size_t stdin_offset_ = 0;
@@ -610,6 +618,55 @@ struct Registry {
 Registry& registry() {
   static auto* r = new Registry; // leaked: must outlive static IoThreads
   return *r;
+}
+
+/// The sessions of live tools (each leads its own: the session id is its pid), sorted.
+std::vector<pid_t> live_sessions() {
+  auto& reg = registry();
+  std::lock_guard lock(reg.mtx);
+  std::vector<pid_t> out;
+  for (auto& [pid, st] : reg.live)
+    out.push_back(pid);
+  return out; // a std::map's keys: sorted
+}
+
+// ---- escape scans: one pass over /proc serves every abort queued on the io thread
+
+struct EscapeRequest {
+  std::shared_ptr<ProcState> st;
+  int sig;
+};
+// Per io thread: requests are made and served only there.
+thread_local std::vector<EscapeRequest> t_escape_requests;
+thread_local std::chrono::steady_clock::time_point t_last_escape_scan;
+// A scan reads every process's stat: aborts in a burst (a turn end, a thousand
+// handles) share scans at most this often instead of each paying for its own.
+constexpr auto kEscapeScanInterval = std::chrono::milliseconds(20);
+
+std::vector<pid_t> live_sessions(); // the registry's, below
+
+void run_escape_scan() {
+  auto requests = std::move(t_escape_requests);
+  t_escape_requests.clear();
+  t_last_escape_scan = std::chrono::steady_clock::now();
+  // Processes in a session of a live tool are found by their session: their
+  // environment need not be read (that is what costs).
+  auto all = processes_with_marks(live_sessions());
+  for (auto& r : requests)
+    r.st->signal_escaped(r.sig, all);
+}
+
+void ProcState::signal_escaped(int sig) {
+  ++escape_scans_pending_;
+  bool scheduled = !t_escape_requests.empty();
+  t_escape_requests.push_back({shared_from_this(), sig});
+  if (scheduled)
+    return;
+  auto timer = std::make_shared<asio::steady_timer>(io.context(), t_last_escape_scan + kEscapeScanInterval);
+  timer->async_wait([timer](error_code ec) {
+    if (!ec)
+      run_escape_scan();
+  });
 }
 
 void ProcState::group_gone() {

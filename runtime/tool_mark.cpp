@@ -1,5 +1,6 @@
 #include "runtime/tool_mark.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -57,7 +58,7 @@ bool matches(std::string_view value, std::string_view mark) {
   return value == mark;
 }
 
-std::atomic<uint64_t> g_marks{0}; // handed out: none, nothing of ours can be anywhere
+std::atomic<uint64_t> g_marks{0}; // marks handed out
 
 } // namespace
 
@@ -69,26 +70,34 @@ std::string next_tool_mark() {
   return own_mark() + std::to_string(++g_marks);
 }
 
-std::vector<ProcStat> marked_processes(std::string_view mark, pid_t session) {
-  std::vector<ProcStat> found;
+std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_sessions) {
+  std::vector<MarkedProcess> out;
   auto self = ::getpid();
   for (auto& st : all_processes()) {
     if (st.pid == self || st.state == 'Z')
       continue;
-    if ((session > 0 && st.sid == session) || matches(mark_of(st.pid), mark))
-      found.push_back(st);
+    bool known = std::binary_search(known_sessions.begin(), known_sessions.end(), st.sid);
+    out.push_back({st, known ? std::string() : mark_of(st.pid)});
   }
+  return out;
+}
+
+std::vector<ProcStat> marked_processes(std::string_view mark) {
+  std::vector<ProcStat> found;
+  for (auto& p : processes_with_marks())
+    if (matches(p.mark, mark))
+      found.push_back(p.stat);
   return found;
 }
 
 std::size_t signal_escaped_processes(int sig) {
+  if (g_marks.load() == 0)
+    return 0; // never started a tool: nothing of ours can be anywhere
   std::size_t hit = 0;
   auto self = ::getpid();
-  for (auto& st : all_processes()) {
-    if (st.pid == self || st.state == 'Z')
-      continue;
-    if (st.ppid == self || matches(mark_of(st.pid), own_mark())) {
-      ::kill(st.pid, sig);
+  for (auto& p : processes_with_marks()) {
+    if (p.stat.ppid == self || matches(p.mark, own_mark())) {
+      ::kill(p.stat.pid, sig);
       ++hit;
     }
   }
@@ -98,8 +107,6 @@ std::size_t signal_escaped_processes(int sig) {
 void kill_escaped_processes() {
   // A killed process shows as alive until the kernel is done with it: look again a
   // few times, briefly, rather than once.
-  if (g_marks.load() == 0)
-    return; // never started a tool: nothing to look for
   for (int round = 0; round < 200 && signal_escaped_processes(SIGKILL) > 0; ++round)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }

@@ -26,9 +26,18 @@ std::string owner_mark(pid_t owner, uint64_t owner_start);
 std::string next_tool_mark();
 
 /// Processes other than us whose environment holds a mark equal to `mark`, or, when
-/// `mark` ends in '.', one that starts with it (every tool of one owner); with
-/// `session` > 0, also every process of that session.
-std::vector<ProcStat> marked_processes(std::string_view mark, pid_t session = 0);
+/// `mark` ends in '.', one that starts with it (every tool of one owner).
+std::vector<ProcStat> marked_processes(std::string_view mark);
+
+struct MarkedProcess {
+  ProcStat stat;
+  std::string mark; // "" when it has none (or we may not read its environment)
+};
+
+/// Every live process but us, with its mark: one pass over /proc that serves many
+/// look-ups. Reading environments is what costs: a process in one of
+/// `known_sessions` (sorted) is listed without its mark.
+std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_sessions = {});
 
 /// jp-actors is ending: sends `sig` to every process marked by one of its tools and
 /// to every child of its own (a tool, or an orphan of one reparented to us, the
