@@ -50,6 +50,16 @@ void write_script(const std::filesystem::path& file, const std::vector<std::stri
   out << "  [[agents.steps.calls]]\n  tool = \"await\"\n  arguments = { all = [" << ids << "] }\n";
 }
 
+/// jp-actors running the escapes, each tool then staying on; returns once all run.
+pid_t start_escaping_run(const temp_dir& ws, const marked_sleep& sleeper) {
+  write_script(ws.path / "escape.toml", escapes(sleeper, fmt::format("exec {} 300", sleeper.program.string())));
+  pid_t cli_pid = start_cli(state_home_of(ws.path.string()),
+                            {"--workspace", ws.path.string(), "run", (ws.path / "escape.toml").string()});
+  CAF_REQUIRE(cli_pid > 0);
+  CAF_CHECK_EQUAL(sleeper.wait_alive(6), 6u); // each tool: its escape and itself
+  return cli_pid;
+}
+
 } // namespace
 
 CAF_TEST(an abort kills what left the tools group or session) {
@@ -77,11 +87,7 @@ CAF_TEST(an abort kills what left the tools group or session) {
 CAF_TEST(a terminate signal to jp-actors kills what left the tools group or session) {
   temp_dir ws;
   marked_sleep sleeper(ws.path);
-  write_script(ws.path / "escape.toml", escapes(sleeper, fmt::format("exec {} 300", sleeper.program.string())));
-  pid_t cli_pid = start_cli(state_home_of(ws.path.string()),
-                            {"--workspace", ws.path.string(), "run", (ws.path / "escape.toml").string()});
-  CAF_REQUIRE(cli_pid > 0);
-  CAF_CHECK_EQUAL(sleeper.wait_alive(6), 6u);
+  pid_t cli_pid = start_escaping_run(ws, sleeper);
   ::kill(cli_pid, SIGTERM);
   int status = 0;
   ::waitpid(cli_pid, &status, 0);
@@ -102,11 +108,7 @@ CAF_TEST(the end of a run kills what its tools left outside their group or sessi
 CAF_TEST(after a kill signal the next start kills what the tools left outside their group or session) {
   temp_dir ws;
   marked_sleep sleeper(ws.path);
-  write_script(ws.path / "escape.toml", escapes(sleeper, fmt::format("exec {} 300", sleeper.program.string())));
-  pid_t cli_pid = start_cli(state_home_of(ws.path.string()),
-                            {"--workspace", ws.path.string(), "run", (ws.path / "escape.toml").string()});
-  CAF_REQUIRE(cli_pid > 0);
-  CAF_CHECK_EQUAL(sleeper.wait_alive(6), 6u);
+  pid_t cli_pid = start_escaping_run(ws, sleeper);
   ::kill(cli_pid, SIGKILL); // no chance to clean up
   ::waitpid(cli_pid, nullptr, 0);
   auto next = cli_in(ws.path.string(), "tools");
