@@ -10,7 +10,7 @@ DEBIAN_PACKAGES = g++ cmake make pkg-config libcaf-dev libcaf-openssl0.17 \
   libtomlplusplus-dev libcli11-dev libcurl4-openssl-dev libvterm-dev libssl-dev \
   git bc less
 
-.PHONY: all deps configure build run test bench fuzz clean
+.PHONY: all deps configure build run test test-asan bench fuzz clean
 
 all: build
 
@@ -40,6 +40,17 @@ test: build
 bench: configure
 	BUILD=$(BUILD) bench/run $(BENCH_ARGS)
 
+# Not one of the two commands: the whole suite built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (the benchmark smoke test left out).
+SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+test-asan: deps
+	@[ -f $(BUILD)-asan/CMakeCache.txt ] || cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS="$(SANITIZE)" -DCMAKE_C_FLAGS="$(SANITIZE)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+	cmake --build $(BUILD)-asan -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS) -LE slow
+
 # Not one of the two commands: the libFuzzer targets of tests/fuzz (clang, ASan, UBSan),
 # each run FUZZ_SECONDS on its seed corpus (new inputs go to a scratch directory).
 fuzz: deps
@@ -55,4 +66,4 @@ fuzz: deps
 	  [ $$rc -eq 0 ] || exit $$rc; done
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-fuzz $(BUILD)-asan

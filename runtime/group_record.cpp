@@ -1,6 +1,7 @@
 #include "runtime/group_record.hpp"
 #include "runtime/private_file.hpp"
 #include "runtime/proc_stat.hpp"
+#include "runtime/tool_mark.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sys/stat.h>
@@ -215,6 +217,7 @@ SweepReport sweep_group_records(const RecordDir& where) {
       continue;
     }
     report.owners.push_back(rec.owner);
+    std::vector<pid_t> killed_here;
     for (auto& [pgid, window] : live_groups(fd)) {
       if (window.earliest == 0)
         continue; // never verified: not ours to judge
@@ -233,8 +236,10 @@ SweepReport sweep_group_records(const RecordDir& where) {
       // Members started before the recorded leader cannot be ours.
       size_t killed = 0;
       for (auto& [pid, pstart] : it->second) {
-        if (pstart >= window.earliest && ::kill(pid, SIGKILL) == 0)
+        if (pstart >= window.earliest && ::kill(pid, SIGKILL) == 0) {
           ++killed;
+          killed_here.push_back(pid);
+        }
       }
       if (leader_start != 0)
         ::kill(-pgid, SIGKILL); // and whatever joined the group since the scan
@@ -243,6 +248,16 @@ SweepReport sweep_group_records(const RecordDir& where) {
         report.processes += killed;
       }
     }
+    // What the record cannot name: a tool started as its owner was killed (before the
+    // record had its line) and what left its group or session. Every tool of that
+    // owner carries its mark, which names owner pid and start time: no later process
+    // can be mistaken for one, and none started before the owner is considered.
+    if (rec.owner_start != 0)
+      for (auto& st : marked_processes(owner_mark(rec.owner, rec.owner_start)))
+        if (st.start >= rec.owner_start &&
+            std::find(killed_here.begin(), killed_here.end(), st.pid) == killed_here.end() &&
+            ::kill(st.pid, SIGKILL) == 0)
+          ++report.escaped;
     ::unlinkat(dir->get(), name.c_str(), 0);
   }
   return report;
@@ -263,6 +278,8 @@ std::string SweepReport::summary() const {
   auto text = fmt::format("cleaned up after jp-actors (pid {}) that ended without cleaning up: "
                           "killed {} process group{} ({} process{})",
                           who, groups, groups == 1 ? "" : "s", processes, processes == 1 ? "" : "es");
+  if (escaped > 0)
+    text += fmt::format(" and {} process{} of its tools outside them", escaped, escaped == 1 ? "" : "es");
   if (skipped > 0)
     text += fmt::format("; left {} recorded group{} alone: the pid now belongs to another process",
                         skipped, skipped == 1 ? "" : "s");

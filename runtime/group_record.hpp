@@ -61,6 +61,7 @@ struct SweepReport {
   std::vector<pid_t> owners;  // dead owners whose records were swept
   size_t groups = 0;          // groups found still alive, and killed
   size_t processes = 0;       // processes killed in them
+  size_t escaped = 0;         // processes of its tools outside them (found by their mark), killed
   size_t skipped = 0;         // recorded groups whose pid now names another process
   size_t untrusted = 0;       // records or lines not trusted (see above), left alone
   std::string refused;        // why the directory itself was not swept ("" = it was)
@@ -69,8 +70,9 @@ struct SweepReport {
   std::string summary() const;
 };
 
-/// Kills, for each record in `dir` whose owner is gone, the groups it left alive;
-/// then removes the record. Records of running owners are left alone.
+/// Kills, for each record in `dir` whose owner is gone, the groups it left alive and
+/// every process its tools' mark is on (runtime/tool_mark.hpp: one started too late
+/// to be recorded, one that left its group); then removes the record. Records of running owners are left alone.
 SweepReport sweep_group_records(const RecordDir& dir);
 inline SweepReport sweep_group_records(const std::string& dir) { return sweep_group_records(RecordDir{dir, ""}); }
 

@@ -37,6 +37,7 @@ std::optional<ProcStat> read_proc_stat(pid_t pid) {
     char* end = nullptr;
     switch (field) {
       case 3: st.state = *p; break;
+      case 4: st.ppid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;
       case 5: st.pgid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;
       case 6: st.sid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;
       case 8: st.tpgid = static_cast<pid_t>(std::strtol(p, &end, 10)); break;

@@ -13,6 +13,7 @@ namespace jp {
 struct ProcStat {
   pid_t pid = 0;
   char state = '?';   // R, S, D, Z, T, ...
+  pid_t ppid = 0;
   pid_t pgid = 0;
   pid_t sid = 0;      // session
   pid_t tpgid = -1;   // foreground process group of its controlling terminal (-1: none)

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include <boost/asio.hpp>
@@ -25,6 +26,7 @@
 #include "runtime/group_record.hpp"
 #include "runtime/tool_environment.hpp"
 #include "runtime/proc_stat.hpp"
+#include "runtime/tool_mark.hpp"
 #include "runtime/io_thread.hpp"
 
 extern char** environ;
@@ -75,6 +77,12 @@ constexpr std::size_t kSlots = 1 << 15; // more than the fds of this many childr
 std::atomic<pid_t> g_slots[kSlots]; // 0 = free
 std::atomic<std::size_t> g_next_slot{0};
 std::atomic<bool> g_refuse_new{false}; // refuse_new_processes
+// Spawns past the g_refuse_new check whose group is not in g_slots yet: a signal's
+// shutdown waits for them, or their child would miss the TERM and the KILL.
+std::atomic<int> g_spawns_under_way{0};
+// How long refuse_new_processes waits for them: a spawn takes milliseconds; only an
+// exec hung on a dead file system takes longer.
+constexpr auto kSpawnSettle = std::chrono::seconds(5);
 static_assert(std::atomic<pid_t>::is_always_lock_free);
 
 /// Records a live group; returns its slot (kSlots when full).
@@ -183,8 +191,8 @@ char* read_buffer() {
 class ProcState : public std::enable_shared_from_this<ProcState> {
 public:
   ProcState(IoThread& io, pid_t pid, std::size_t slot, bool has_stdin, bool session,
-            ProcessEvents events)
-    : io(io), pid(pid), slot(slot), has_stdin(has_stdin), session(session),
+            std::string mark, ProcessEvents events)
+    : io(io), pid(pid), slot(slot), has_stdin(has_stdin), session(session), mark(std::move(mark)),
       events_(std::move(events)) {
     out_.kind = stream_kind::out;
     err_.kind = stream_kind::err;
@@ -196,7 +204,8 @@ public:
   const pid_t pid;
   const std::size_t slot; // in the signal-safe record of live groups
   const bool has_stdin;
-  const bool session; // a pty's child: it leads a session, whose every group is ours
+  const bool session; // a pty's child: its session's every group is ours (shell jobs)
+  const std::string mark; // in its environment (runtime/tool_mark.hpp)
   /// Set once no io-thread work remains (group gone, or forgotten by ~IoThread).
   std::atomic<bool> finished{false};
   /// Bytes accepted by write_stdin and not yet written or dropped. Counted up on the
@@ -278,12 +287,15 @@ public:
     } else {
       ::kill(-pid, SIGTERM);
     }
+    signal_escaped(SIGTERM);
     grace_timer_.emplace(io.context());
     grace_timer_->expires_after(grace);
     grace_timer_->async_wait([self = shared_from_this()](error_code ec) {
       // The pid is only ours to signal while the leader is unreaped.
-      if (!ec && !self->leader_reaped_)
+      if (!ec && !self->leader_reaped_) {
         self->signal_all(SIGKILL);
+        self->signal_escaped(SIGKILL);
+      }
     });
   }
 
@@ -306,6 +318,40 @@ public:
       done.push_back(m.pgid);
       ::kill(-m.pgid, sig);
     }
+  }
+
+  /// An abort reaches what left the group too: the session's other groups (`set -m`
+  /// jobs; while one is left, no other session can have the leader's pid as id) and,
+  /// by the mark, what left the session (setsid, double forks). Done by the next
+  /// escape scan (one pass over /proc serves every abort waiting by then); what it
+  /// signals is remembered, so the handle is gone only once that is.
+  void signal_escaped(int sig);
+
+  /// The escape scan's part for this process: `sig` to what `all` says left its group.
+  void signal_escaped(int sig, const std::vector<MarkedProcess>& all) {
+    for (auto& p : all) {
+      bool ours = p.stat.sid == pid || p.mark == mark;
+      if (!ours || p.stat.pgid == pid)
+        continue; // not this tool's, or the group's own (kill(-pid) reaches them)
+      ::kill(p.stat.pid, sig);
+      auto known = std::find_if(escaped_.begin(), escaped_.end(), [&](const ProcStat& e) {
+        return e.pid == p.stat.pid && e.start == p.stat.start;
+      });
+      if (known == escaped_.end())
+        escaped_.push_back(p.stat);
+    }
+    --escape_scans_pending_;
+  }
+
+  /// Reaps what signal_escaped killed that was reparented to us; whether all is gone.
+  bool escaped_gone() {
+    std::erase_if(escaped_, [](const ProcStat& e) {
+      ::waitpid(e.pid, nullptr, WNOHANG);
+      auto now = read_proc_stat(e.pid);
+      // Gone, or a zombie of someone else's (dead; its parent reaps it), or the pid reused.
+      return !now || now->start != e.start || (now->state == 'Z' && now->ppid != ::getpid());
+    });
+    return escaped_.empty();
   }
 
   /// ~IoThread, thread stopped: drop every asio object before the io_context dies.
@@ -412,6 +458,8 @@ private:
     // The leader is a zombie, so its pid (our pgid) cannot be reused yet: kill the
     // rest of its group now, while the pgid still surely names it.
     signal_all(SIGKILL);
+    if (terminating_)
+      signal_escaped(SIGKILL); // aborted: no grace is left for what left the group
     remove_slot(slot, pid);
     int status = 0;
     pid_t r;
@@ -523,6 +571,7 @@ private:
       }
       empty = empty && session_members(pid).empty();
     }
+    empty = escape_scans_pending_ == 0 && escaped_gone() && empty;
     if (empty || ++reap_tries_ > kReapTries) {
       group_gone();
       return;
@@ -549,6 +598,8 @@ private:
   std::optional<asio::steady_timer> grace_timer_;
   std::optional<asio::steady_timer> reap_timer_;
   std::vector<std::function<void()>> on_gone_;
+  std::vector<ProcStat> escaped_; // killed by an abort outside the group, not yet gone
+  int escape_scans_pending_ = 0;  // signal_escaped calls the scan has not served yet
 
   std::deque<std::string> stdin_queue_;
   std::size_t stdin_offset_ = 0;
@@ -567,6 +618,55 @@ struct Registry {
 Registry& registry() {
   static auto* r = new Registry; // leaked: must outlive static IoThreads
   return *r;
+}
+
+/// The sessions of live tools (each leads its own: the session id is its pid), sorted.
+std::vector<pid_t> live_sessions() {
+  auto& reg = registry();
+  std::lock_guard lock(reg.mtx);
+  std::vector<pid_t> out;
+  for (auto& [pid, st] : reg.live)
+    out.push_back(pid);
+  return out; // a std::map's keys: sorted
+}
+
+// ---- escape scans: one pass over /proc serves every abort queued on the io thread
+
+struct EscapeRequest {
+  std::shared_ptr<ProcState> st;
+  int sig;
+};
+// Per io thread: requests are made and served only there.
+thread_local std::vector<EscapeRequest> t_escape_requests;
+thread_local std::chrono::steady_clock::time_point t_last_escape_scan;
+// A scan reads every process's stat: aborts in a burst (a turn end, a thousand
+// handles) share scans at most this often instead of each paying for its own.
+constexpr auto kEscapeScanInterval = std::chrono::milliseconds(20);
+
+std::vector<pid_t> live_sessions(); // the registry's, below
+
+void run_escape_scan() {
+  auto requests = std::move(t_escape_requests);
+  t_escape_requests.clear();
+  t_last_escape_scan = std::chrono::steady_clock::now();
+  // Processes in a session of a live tool are found by their session: their
+  // environment need not be read (that is what costs).
+  auto all = processes_with_marks(live_sessions());
+  for (auto& r : requests)
+    r.st->signal_escaped(r.sig, all);
+}
+
+void ProcState::signal_escaped(int sig) {
+  ++escape_scans_pending_;
+  bool scheduled = !t_escape_requests.empty();
+  t_escape_requests.push_back({shared_from_this(), sig});
+  if (scheduled)
+    return;
+  auto timer = std::make_shared<asio::steady_timer>(io.context(), t_last_escape_scan + kEscapeScanInterval);
+  timer->async_wait([timer](error_code ec) {
+    if (!ec)
+      run_escape_scan();
+  });
 }
 
 void ProcState::group_gone() {
@@ -668,9 +768,17 @@ std::string ExitInfo::describe() const {
 Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events) {
   if (spec.argv.empty())
     return Error{"cannot start a process: empty command"};
+  // Counted before the check (both seq_cst): refuse_new_processes either sees this
+  // spawn under way and waits for its slot, or this spawn sees the refusal.
+  ++g_spawns_under_way;
+  struct Settled {
+    ~Settled() { --g_spawns_under_way; }
+  } settled;
   if (g_refuse_new.load())
     return Error{"not started: jp-actors is ending (it got a terminate signal)"};
   const std::string prog = spec.argv[0];
+  auto mark = next_tool_mark();
+  spec.env.push_back(std::string(kToolMarkVariable) + "=" + mark);
 
   Fd in_r, in_w, out_r, out_w, err_r, err_w, ctl_r, ctl_w;
   std::string terminal; // the pty's slave side, for the child to open
@@ -725,15 +833,12 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   if (!spec.cwd.empty())
     rc |= ::posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
 
-  // Own process group (pgroup 0: the child leads it; a pty's child leads a whole
-  // session, and so its group), no blocked signals, and every signal back to its
-  // default (we ignore SIGPIPE; exec would keep that).
+  // Own session, and so its own process group (the child leads both; no controlling
+  // terminal but a pty's), no blocked signals, and every signal back to its default
+  // (we ignore SIGPIPE; exec would keep that).
   posix_spawnattr_t attr;
   ::posix_spawnattr_init(&attr);
-  short own = spec.pty ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP;
-  rc |= ::posix_spawnattr_setflags(&attr, own | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  if (!spec.pty)
-    rc |= ::posix_spawnattr_setpgroup(&attr, 0);
+  rc |= ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);
@@ -780,7 +885,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     return abandon("pidfd_open", errno);
 
   bool has_stdin = spec.stdin_pipe || spec.pty;
-  auto st = std::make_shared<ProcState>(io, pid, slot, has_stdin, spec.pty, std::move(events));
+  auto st = std::make_shared<ProcState>(io, pid, slot, has_stdin, spec.pty, std::move(mark), std::move(events));
   error_code ec;
   if (!wrap(io, st->pidfd_, pidfd, ec) || !wrap(io, st->out_.d, out_r, ec) ||
       (!spec.pty && !wrap(io, st->err_.d, err_r, ec)) ||
@@ -820,6 +925,9 @@ bool any_process_group_alive() noexcept {
 
 void refuse_new_processes() noexcept {
   g_refuse_new.store(true);
+  auto deadline = std::chrono::steady_clock::now() + kSpawnSettle;
+  while (g_spawns_under_way.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 namespace detail {

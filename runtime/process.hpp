@@ -1,4 +1,4 @@
-// Child processes, owned: each runs in its own process group; all of its I/O and
+// Child processes, owned: each runs in its own session and process group; all of its I/O and
 // its exit are watched on the one io thread (io_thread.hpp); the owner hears about
 // it through callbacks invoked on that thread. No CAF here, so the process layer
 // can be tested and benchmarked on its own.
@@ -99,11 +99,13 @@ public:
   /// (io thread) once the leader is reaped and no process of the group is left.
   /// For a pty, "the group" is every group of its session (shell jobs included),
   /// and SIGHUP goes with the SIGTERM, as when a terminal closes.
+  /// What left the group (other groups of its session, and by its mark what left the
+  /// session: setsid, double forks) gets the same signals, and on_gone waits for it.
   virtual void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) = 0;
 };
 
-/// Starts a child in its own process group (posix_spawn, POSIX_SPAWN_SETPGROUP) and
-/// watches it on `io`. When the leader exits, any process left in its group is
+/// Starts a child in its own session and process group (posix_spawn,
+/// POSIX_SPAWN_SETSID), marked (runtime/tool_mark.hpp), and watches it on `io`. When the leader exits, any process left in its group is
 /// killed (nothing outlives its handle) and the pipes are drained.
 Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events);
 
@@ -117,6 +119,9 @@ void signal_all_process_groups(int sig) noexcept;
 bool any_process_group_alive() noexcept;
 
 /// jp-actors is ending (a signal): spawn_process starts nothing new from now on.
+/// Returns once every spawn under way has put its group where the functions above
+/// find it (bounded: a few seconds), so a child started as the signal landed is not
+/// missed. Not signal-safe (it waits).
 void refuse_new_processes() noexcept;
 
 /// How many process groups started by spawn_process are still alive.

@@ -25,6 +25,7 @@
 #include "runtime/actor_config.hpp"
 #include "runtime/io_thread.hpp"
 #include "runtime/process.hpp"
+#include "runtime/tool_mark.hpp"
 #include "runtime/script.hpp"
 #include "tools/schema.hpp"
 
@@ -270,6 +271,7 @@ int main(int argc, char** argv) {
     rc = fail(e.what());
   }
   await_signal_shutdown(); // a signal's shutdown ends the process with that signal
+  kill_escaped_processes(); // what left its tool's group: setsid, double forks, jobs
   close_group_record(); // every group ended with the io thread
   return rc;
 }

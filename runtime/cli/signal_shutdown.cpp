@@ -12,6 +12,7 @@
 
 #include "runtime/group_record.hpp"
 #include "runtime/process.hpp"
+#include "runtime/tool_mark.hpp"
 
 namespace jp {
 
@@ -45,15 +46,18 @@ void watch() {
   }
   int sig = static_cast<unsigned char>(c);
   g_underway = true;
-  refuse_new_processes();
+  refuse_new_processes(); // returns once a spawn under way has recorded its group
   signal_all_process_groups(SIGTERM);
+  signal_escaped_processes(SIGTERM); // what left its tool's group or session
   signal_all_process_groups(SIGCONT); // a stopped job acts on TERM only once continued
+  signal_escaped_processes(SIGCONT);
   // Each tool's exit is reaped by the io thread, which frees its group's slot.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_grace_ms.load());
   while (any_process_group_alive() && std::chrono::steady_clock::now() < deadline)
     if (another_signal(10))
       break;
   kill_all_process_groups();
+  kill_escaped_processes();
   close_group_record(); // nothing of ours is left for the next start to sweep
   std::signal(sig, SIG_DFL);
   ::kill(::getpid(), sig);

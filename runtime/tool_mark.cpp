@@ -1,0 +1,114 @@
+#include "runtime/tool_mark.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "runtime/group_record.hpp"
+
+namespace jp {
+
+namespace {
+
+/// The value of the mark variable in `pid`'s environment as it was exec'd
+/// (/proc/<pid>/environ); "" when it has none or we may not read it.
+std::string mark_of(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/environ", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return {};
+  std::string env;
+  char buf[16384];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0)
+      env.append(buf, std::size_t(n));
+  ::close(fd);
+  const std::string name = std::string(kToolMarkVariable) + "=";
+  for (std::size_t at = 0; at < env.size();) {
+    auto end = env.find('\0', at);
+    if (end == std::string::npos)
+      end = env.size();
+    if (env.compare(at, name.size(), name) == 0)
+      return env.substr(at + name.size(), end - at - name.size());
+    at = end + 1;
+  }
+  return {};
+}
+
+/// This process's owner mark (computed once: neither pid nor start time changes).
+const std::string& own_mark() {
+  static const std::string mine = owner_mark(::getpid(), process_start_time(::getpid()));
+  return mine;
+}
+
+bool matches(std::string_view value, std::string_view mark) {
+  if (value.empty() || mark.empty())
+    return false;
+  if (mark.back() == '.')
+    return value.substr(0, mark.size()) == mark;
+  return value == mark;
+}
+
+std::atomic<uint64_t> g_marks{0}; // marks handed out
+
+} // namespace
+
+std::string owner_mark(pid_t owner, uint64_t owner_start) {
+  return fmt::format("{}.{}.", owner, owner_start);
+}
+
+std::string next_tool_mark() {
+  return own_mark() + std::to_string(++g_marks);
+}
+
+std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_sessions) {
+  std::vector<MarkedProcess> out;
+  auto self = ::getpid();
+  for (auto& st : all_processes()) {
+    if (st.pid == self || st.state == 'Z')
+      continue;
+    bool known = std::binary_search(known_sessions.begin(), known_sessions.end(), st.sid);
+    out.push_back({st, known ? std::string() : mark_of(st.pid)});
+  }
+  return out;
+}
+
+std::vector<ProcStat> marked_processes(std::string_view mark) {
+  std::vector<ProcStat> found;
+  for (auto& p : processes_with_marks())
+    if (matches(p.mark, mark))
+      found.push_back(p.stat);
+  return found;
+}
+
+std::size_t signal_escaped_processes(int sig) {
+  if (g_marks.load() == 0)
+    return 0; // never started a tool: nothing of ours can be anywhere
+  std::size_t hit = 0;
+  auto self = ::getpid();
+  for (auto& p : processes_with_marks()) {
+    if (p.stat.ppid == self || matches(p.mark, own_mark())) {
+      ::kill(p.stat.pid, sig);
+      ++hit;
+    }
+  }
+  return hit;
+}
+
+void kill_escaped_processes() {
+  // A killed process shows as alive until the kernel is done with it: look again a
+  // few times, briefly, rather than once.
+  for (int round = 0; round < 200 && signal_escaped_processes(SIGKILL) > 0; ++round)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+} // namespace jp

@@ -1,0 +1,51 @@
+// Which processes came from this jp-actors' tools, wherever they went (DESIGN.md
+// "Processes"): every tool starts with JP_ACTORS_TOOL=<owner pid>.<owner start time>.<n>
+// in its environment, and its descendants inherit it -- also those that left the
+// tool's session and group (setsid, a double fork, `set -m` job control). Abort,
+// exit and the crash sweep find such escapes by the mark (and by the tool's session).
+// What still escapes: a process that leaves the session and also drops or rewrites
+// its environment (`env -i`, a daemon that clears it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <vector>
+
+#include "runtime/proc_stat.hpp"
+
+namespace jp {
+
+inline constexpr std::string_view kToolMarkVariable = "JP_ACTORS_TOOL";
+
+/// "<pid>.<start>.": what every mark handed out by that jp-actors process starts with.
+std::string owner_mark(pid_t owner, uint64_t owner_start);
+
+/// A new mark for a tool this process starts ("<pid>.<start>.<n>").
+std::string next_tool_mark();
+
+/// Processes other than us whose environment holds a mark equal to `mark`, or, when
+/// `mark` ends in '.', one that starts with it (every tool of one owner).
+std::vector<ProcStat> marked_processes(std::string_view mark);
+
+struct MarkedProcess {
+  ProcStat stat;
+  std::string mark; // "" when it has none (or we may not read its environment)
+};
+
+/// Every live process but us, with its mark: one pass over /proc that serves many
+/// look-ups. Reading environments is what costs: a process in one of
+/// `known_sessions` (sorted) is listed without its mark.
+std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_sessions = {});
+
+/// jp-actors is ending: sends `sig` to every process marked by one of its tools and
+/// to every child of its own (a tool, or an orphan of one reparented to us, the
+/// subreaper). Returns how many it signalled. Not signal-safe (reads /proc).
+std::size_t signal_escaped_processes(int sig);
+
+/// SIGKILL as signal_escaped_processes, again until it finds nothing left (bounded):
+/// a killed process's children are handed to us, and ours to kill too.
+void kill_escaped_processes();
+
+} // namespace jp

@@ -1,0 +1,118 @@
+// A tool's processes that leave its group -- `setsid`, a double fork into a new
+// session, `set -m` job control -- are still killed by an abort, by jp-actors' exit
+// (a terminate signal, or the end of a run) and by the next start's sweep after a
+// SIGKILL (issue 12, point 7).
+#define CAF_SUITE escape
+#include <caf/test/unit_test.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <fmt/format.h>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <sys/wait.h>
+
+#include "cli_run.hpp"
+#include "marked_processes.hpp"
+#include "runtime/io_thread.hpp"
+#include "runtime/process.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Shell commands that each start one marked sleep outside their own process group,
+/// and then `tail` (what the command does next: keep running, or end).
+std::vector<std::string> escapes(const marked_sleep& s, const std::string& tail) {
+  auto prog = s.program.string();
+  return {
+    fmt::format("setsid {} 300 & {}", prog, tail),                    // a new session
+    fmt::format("(setsid {} 300 &); {}", prog, tail),                 // double fork into one
+    fmt::format("bash -c 'set -m; {} 300 & {}'", prog, tail),         // a job of its own group
+  };
+}
+
+/// A script with one handle per command, and an await of them all.
+void write_script(const std::filesystem::path& file, const std::vector<std::string>& commands) {
+  std::ofstream out(file);
+  out << "[[agents]]\nname = \"a\"\n  [[agents.steps]]\n";
+  std::string ids;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    out << fmt::format("  [[agents.steps.calls]]\n  tool = \"shell\"\n"
+                       "  arguments = {{ action = \"spawn\", id = \"e{}\", wait_ms = 0, command = '''{}''' }}\n",
+                       i, commands[i]);
+    ids += fmt::format("{}\"e{}\"", i ? ", " : "", i);
+  }
+  out << "  [[agents.steps.calls]]\n  tool = \"await\"\n  arguments = { all = [" << ids << "] }\n";
+}
+
+/// jp-actors running the escapes, each tool then staying on; returns once all run.
+pid_t start_escaping_run(const temp_dir& ws, const marked_sleep& sleeper) {
+  write_script(ws.path / "escape.toml", escapes(sleeper, fmt::format("exec {} 300", sleeper.program.string())));
+  pid_t cli_pid = start_cli(state_home_of(ws.path.string()),
+                            {"--workspace", ws.path.string(), "run", (ws.path / "escape.toml").string()});
+  CAF_REQUIRE(cli_pid > 0);
+  CAF_CHECK_EQUAL(sleeper.wait_alive(6), 6u); // each tool: its escape and itself
+  return cli_pid;
+}
+
+} // namespace
+
+CAF_TEST(an abort kills what left the tools group or session) {
+  temp_dir dir;
+  marked_sleep sleeper(dir.path);
+  IoThread io;
+  std::vector<std::shared_ptr<Process>> handles;
+  for (auto& cmd : escapes(sleeper, fmt::format("exec {} 300", sleeper.program.string()))) {
+    auto p = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", cmd}}, ProcessEvents{});
+    CAF_REQUIRE(p.ok());
+    handles.push_back(*p);
+  }
+  // Each handle: its escaped sleep and its own (the leader, exec'd).
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(6), 6u);
+  for (auto& h : handles) {
+    auto gone = std::make_shared<std::promise<void>>();
+    auto done = gone->get_future();
+    h->terminate(100ms, [gone] { gone->set_value(); });
+    CAF_CHECK(done.wait_for(30s) == std::future_status::ready);
+  }
+  // on_gone waited for them: nothing is left (the bounded wait only absorbs /proc lag).
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(a terminate signal to jp-actors kills what left the tools group or session) {
+  temp_dir ws;
+  marked_sleep sleeper(ws.path);
+  pid_t cli_pid = start_escaping_run(ws, sleeper);
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  ::waitpid(cli_pid, &status, 0);
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(the end of a run kills what its tools left outside their group or session) {
+  temp_dir ws;
+  marked_sleep sleeper(ws.path);
+  // The tools end at once, successfully, leaving their escapes running.
+  write_script(ws.path / "escape.toml", escapes(sleeper, "exit 0"));
+  auto r = cli_in(ws.path.string(), fmt::format("run {}", (ws.path / "escape.toml").string()));
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(after a kill signal the next start kills what the tools left outside their group or session) {
+  temp_dir ws;
+  marked_sleep sleeper(ws.path);
+  pid_t cli_pid = start_escaping_run(ws, sleeper);
+  ::kill(cli_pid, SIGKILL); // no chance to clean up
+  ::waitpid(cli_pid, nullptr, 0);
+  auto next = cli_in(ws.path.string(), "tools");
+  CAF_CHECK_EQUAL(next.status, 0);
+  CAF_CHECK(next.out.find("of its tools outside them") != std::string::npos);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}

@@ -1,0 +1,46 @@
+// refuse_new_processes and a spawn under way (issue 12, point 6): once it returns,
+// every child a spawn_process call started is where kill_all_process_groups finds
+// it. Before, the child of a spawn whose posix_spawn was in flight got its slot
+// after the KILL and ran on. A runner of its own: the refusal lasts for the process.
+#define CAF_SUITE spawn_refusal
+#include <caf/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "runtime/io_thread.hpp"
+#include "runtime/process.hpp"
+
+using namespace jp;
+
+CAF_TEST(a spawn under way when new processes are refused is still killed) {
+  IoThread io;
+  std::atomic<size_t> started{0}, exited{0};
+  std::vector<std::shared_ptr<Process>> handles; // the spawner's until joined; they kill what runs when dropped
+  std::thread spawner([&] {
+    for (;;) { // until refused
+      auto p = spawn_process(io, SpawnSpec{.argv = {"sleep", "300"}},
+                             ProcessEvents{.on_output = {}, .on_exit = [&](const ExitInfo&) { ++exited; }});
+      if (!p)
+        return;
+      handles.push_back(*p);
+      ++started;
+    }
+  });
+  // Spawning at full speed: a spawn is nearly always under way.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (started < 20 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  refuse_new_processes();
+  kill_all_process_groups(); // what a signal's shutdown does after the grace
+  spawner.join();
+  CAF_REQUIRE(started >= 20);
+  // Every child was killed: each exits (bounded; a missed one would run 300 s).
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (exited < started && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK_EQUAL(exited.load(), started.load());
+}
