@@ -42,13 +42,14 @@ bench: configure
 
 # Not one of the two commands: the whole suite built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (the benchmark smoke test left out).
-SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer
 test-asan: deps
 	@[ -f $(BUILD)-asan/CMakeCache.txt ] || cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_FLAGS="$(SANITIZE)" -DCMAKE_C_FLAGS="$(SANITIZE)" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
 	cmake --build $(BUILD)-asan -j$(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	ASAN_OPTIONS=detect_leaks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/sanitizer/ubsan.supp \
 	  ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS) -LE slow
 
 # Not one of the two commands: the libFuzzer targets of tests/fuzz (clang, ASan, UBSan),
