@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "config/shell_template.hpp"
+#include "fuzz_assert.hpp"
 #include "tools/argv_template.hpp"
 
 using namespace jp;
@@ -41,10 +42,6 @@ Result<std::vector<std::string>> expand(const ToolConfig& tool, std::string_view
   return expand_argv(tool, TemplateContext{args, answers});
 }
 
-void check(bool ok) {
-  if (!ok)
-    std::abort();
-}
 
 } // namespace
 
@@ -66,23 +63,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto got = expand(tool, value);
     auto plain = expand(tool, "v");
     if (!plain.ok()) { // a template error, whatever the value
-      check(!got.ok());
+      FUZZ_ASSERT(!got.ok());
       continue;
     }
     if (value.find('\0') != std::string_view::npos)
       continue; // refused where it is used; only crashes count here
     if (!got.ok()) { // only an argv whose program became "" is refused
-      check(!shell && value.empty());
+      FUZZ_ASSERT(!shell && value.empty());
       continue;
     }
-    check(got->size() == plain->size());
+    FUZZ_ASSERT(got->size() == plain->size());
     if (!shell)
       continue;
     // bash -c SCRIPT NAME VALUE...: the same script whatever the value, and each
     // positional parameter is the value itself.
-    check((*got)[2] == (*plain)[2]);
+    FUZZ_ASSERT((*got)[2] == (*plain)[2]);
     for (size_t i = 4; i < got->size(); ++i)
-      check((*got)[i] == value);
+      FUZZ_ASSERT((*got)[i] == value);
   }
   return 0;
 }

@@ -5,11 +5,20 @@
 #include <string_view>
 
 #include "config/config_loader.hpp"
+#include "fuzz_assert.hpp"
 #include "runtime/script.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)jp::apply_config_text(jp::default_config(), text, "fuzzed.toml");
-  (void)jp::parse_script(text, "fuzzed.toml");
+  // A config that loads names each tool by its key; a refusal says why.
+  auto config = jp::apply_config_text(jp::default_config(), text, "fuzzed.toml");
+  if (config.ok()) {
+    for (auto& [name, tool] : config->tools)
+      FUZZ_ASSERT(tool.name == name);
+  } else {
+    FUZZ_ASSERT(!config.error().empty());
+  }
+  auto script = jp::parse_script(text, "fuzzed.toml");
+  FUZZ_ASSERT(script.ok() || !script.error().empty());
   return 0;
 }

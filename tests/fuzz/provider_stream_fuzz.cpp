@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "fuzz_assert.hpp"
 #include "runtime/provider/anthropic_format.hpp"
 #include "runtime/provider/openai_format.hpp"
 #include "runtime/provider/sse.hpp"
@@ -16,13 +17,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto cut = bytes.empty() ? 0 : data[0] % (bytes.size() + 1);
   jp::OpenAiStream openai;
   jp::AnthropicStream anthropic;
-  auto ignore = [](jp::ChatEvent) {};
+  // Each stream ends at most once, and nothing comes after its end.
+  int openai_done = 0, anthropic_done = 0;
+  auto after_done = [](int& done) {
+    return [&done](jp::ChatEvent e) {
+      FUZZ_ASSERT(done == 0);
+      done += e.kind == jp::chat_event_kind::done;
+    };
+  };
+  size_t data_bytes = 0;
   jp::SseParser parser(1 << 16);
   auto on_event = [&](const jp::SseEvent& e) {
-    (void)openai.on_event(e, ignore);
-    (void)anthropic.on_event(e, ignore);
+    data_bytes += e.data.size();
+    (void)openai.on_event(e, after_done(openai_done));
+    (void)anthropic.on_event(e, after_done(anthropic_done));
   };
   parser.feed(bytes.substr(0, cut), on_event);
   parser.feed(bytes.substr(cut), on_event);
+  FUZZ_ASSERT(data_bytes <= bytes.size()); // events hold only what was sent
   return 0;
 }

@@ -6,15 +6,17 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "fuzz_assert.hpp"
 #include "messages/json_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto state = jp::parse_tool_output(text);
   if (state.ok()) {
+    // What we write, we must read, as the same state.
     auto again = jp::parse_tool_output(jp::to_json(*state).dump());
-    if (!again.ok())
-      std::abort(); // what we write, we must read
+    FUZZ_ASSERT(again.ok());
+    FUZZ_ASSERT(again->kind == state->kind);
   }
   return 0;
 }
