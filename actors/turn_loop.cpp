@@ -135,7 +135,6 @@ void record_unanswered(loop_actor_t* self) {
 /// The turn is over: the turn actor (and every handle) goes, the caller hears.
 void conclude(loop_actor_t* self) {
   auto& st = self->state;
-  record_unanswered(self);
   self->send_exit(st.turn, caf::exit_reason::user_shutdown);
   st.done.deliver(st.error);
   self->quit();

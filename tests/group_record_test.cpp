@@ -15,9 +15,11 @@
 #include <unistd.h>
 
 #include "runtime/group_record.hpp"
+#include "gone_pid.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
+using jp::testing::gone_pid;
 
 namespace {
 
@@ -73,14 +75,6 @@ struct Group {
   }
 };
 
-/// A pid whose process is gone (a child that exited and was reaped).
-pid_t gone_pid() {
-  pid_t pid = ::fork();
-  if (pid == 0)
-    ::_exit(0);
-  ::waitpid(pid, nullptr, 0);
-  return pid;
-}
 
 } // namespace
 

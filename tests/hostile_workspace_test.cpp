@@ -14,6 +14,7 @@
 #include "cli_run.hpp"
 #include "runtime/group_record.hpp"
 #include "runtime/tool_environment.hpp"
+#include "gone_pid.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -39,14 +40,6 @@ struct Sleeper {
   bool running() const { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
 };
 
-/// A pid whose process is gone.
-pid_t gone_pid() {
-  pid_t pid = ::fork();
-  if (pid == 0)
-    ::_exit(0);
-  ::waitpid(pid, nullptr, 0);
-  return pid;
-}
 
 bool contains(const std::string& s, const std::string& x) {
   return s.find(x) != std::string::npos;
