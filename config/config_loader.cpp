@@ -126,7 +126,8 @@ const std::vector<std::string_view> parameter_types = {"string", "integer", "num
 /// One source being applied to a Config. Every error starts with the origin.
 class Layer {
 public:
-  Layer(Config& config, std::string_view origin) : c_(config), origin_(origin) {}
+  Layer(Config& config, std::string_view origin, bool from_workspace = false)
+      : c_(config), origin_(origin), from_workspace_(from_workspace) {}
 
   Status apply(const toml::table& root) {
     if (auto s = check_keys(root, "", {"assistant", "runtime", "conversation"}); !s)
@@ -334,10 +335,15 @@ private:
         s = assign(seconds_in(v, key, kMaxAbortGraceSecs), r.abort_grace_secs);
       else if (k == "worker_threads")
         s = assign(count_in(v, key, 1, 64), r.worker_threads);
-      else if (k == "pass_env")
-        s = assign(strings_of(v, key), r.pass_env);
-      else
-        s = assign(string_of(v, key), r.state_dir);
+      else if (k == "pass_env") {
+        s = users_own(key, "which of your secrets its tools see");
+        if (s)
+          s = assign(strings_of(v, key), r.pass_env);
+      } else {
+        s = users_own(key, "where jp-actors writes");
+        if (s)
+          s = assign(string_of(v, key), r.state_dir);
+      }
       if (!s)
         return s;
     }
@@ -419,8 +425,11 @@ private:
         s = assign(int_in(v, key, 0, kMaxWaitMs), tool.wait_ms);
       else if (k == "settle_ms")
         s = assign(int_in(v, key, 1, 10000), tool.settle_ms);
-      else if (k == "pass_env")
-        s = assign(strings_of(v, key), tool.pass_env);
+      else if (k == "pass_env") {
+        s = users_own(key, "which of your secrets its tools see");
+        if (s)
+          s = assign(strings_of(v, key), tool.pass_env);
+      }
       else
         s = with_table(v, key, [&](auto& qt) { return questions(tool, qt, key); });
       if (!s)
@@ -666,6 +675,17 @@ private:
 
   Config& c_;
   std::string_view origin_;
+  // The workspace is someone's repository: it does not choose where jp-actors writes
+  // or which of the user's secrets reach its tools.
+  bool from_workspace_ = false;
+
+  Status users_own(std::string_view key, std::string_view why) const {
+    if (!from_workspace_)
+      return Status::ok();
+    return fail(key, fmt::format("may be set only in your own config ($XDG_CONFIG_HOME/jp-actors/config.toml, "
+                                 "--config or --cfg), not by the workspace's: a repository does not choose {}",
+                                 why));
+  }
 };
 
 Result<toml::table> parse_toml(std::string_view text, std::string_view origin) {
@@ -690,14 +710,19 @@ Result<std::string> read_file(const fs::path& path) {
   return text.str();
 }
 
-Status apply_file(Config& c, const fs::path& path) {
+Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) {
   auto text = read_file(path);
   if (!text)
     return Error{text.error()};
-  auto next = apply_config_text(c, *text, path.string());
-  if (!next)
-    return Error{next.error()};
-  c = std::move(*next);
+  auto origin = path.string();
+  auto root = parse_toml(*text, origin);
+  if (!root)
+    return Error{root.error()};
+  Config next = c;
+  Layer layer(next, origin, from_workspace);
+  if (auto s = layer.apply(*root); !s)
+    return s;
+  c = std::move(next);
   return Status::ok();
 }
 
@@ -780,14 +805,14 @@ Result<Config> load_config(const ConfigSources& sources) {
     c.workspace.pop_back();
 
   // Optional locations: absent is fine, present but broken is an error.
-  std::vector<fs::path> optional;
+  std::vector<std::pair<fs::path, bool>> optional; // path, from the workspace
   if (sources.use_user_config)
-    optional.push_back(user_config_path());
-  optional.push_back(fs::path(c.workspace) / ".jp" / "config.toml");
-  for (auto& path : optional) {
+    optional.emplace_back(user_config_path(), false);
+  optional.emplace_back(fs::path(c.workspace) / ".jp" / "config.toml", true);
+  for (auto& [path, from_workspace] : optional) {
     if (path.empty() || !fs::exists(path, ec))
       continue;
-    if (auto s = apply_file(c, path); !s)
+    if (auto s = apply_file(c, path, from_workspace); !s)
       return Error{s.error};
   }
 

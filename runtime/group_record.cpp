@@ -125,13 +125,10 @@ uint64_t process_start_time(pid_t pid) {
 }
 
 Result<RecordDir> crash_record_dir() {
-  auto absolute = [](const char* v) { return v && v[0] == '/' ? std::string(v) : std::string(); };
-  if (auto state = absolute(std::getenv("XDG_STATE_HOME")); !state.empty())
-    return RecordDir{state, "jp-actors/live"};
-  if (auto home = absolute(std::getenv("HOME")); !home.empty())
-    return RecordDir{home, ".local/state/jp-actors/live"};
-  return Error{"no place for the record of live process groups: set HOME or XDG_STATE_HOME to "
-               "an absolute path"};
+  auto dir = user_state_dir("live");
+  if (!dir)
+    return Error{fmt::format("no place for the record of live process groups: {}", dir.error())};
+  return *dir;
 }
 
 Status open_group_record(const RecordDir& where) {

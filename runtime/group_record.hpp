@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "messages/result.hpp"
+#include "runtime/state_location.hpp"
 
 namespace jp {
 
@@ -31,11 +32,7 @@ uint64_t process_start_time(pid_t pid);
 
 /// Where records live: `root` (trusted as it is) / `relative` (created 0700, no
 /// link followed, owned by this user and written by nobody else).
-struct RecordDir {
-  std::string root;
-  std::string relative;
-  std::string path() const { return relative.empty() ? root : root + "/" + relative; }
-};
+using RecordDir = UserStateDir;
 
 /// $XDG_STATE_HOME/jp-actors/live, else $HOME/.local/state/jp-actors/live; an error
 /// when neither variable names a directory.

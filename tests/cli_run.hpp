@@ -27,10 +27,9 @@ inline std::string state_home_of(const std::string& ws) {
   return ws + "/.state";
 }
 
-// Runs the CLI (through sh, for the redirection only) in workspace `ws`.
-inline Run cli_in(const std::string& ws, const std::string& args) {
-  auto cmd = fmt::format("cd '{}' && XDG_STATE_HOME='{}' '{}' --workspace '{}' {} 2>&1 </dev/null", JP_SOURCE_DIR,
-                         state_home_of(ws), JP_CLI_BINARY, ws, args);
+/// Runs the shell command `cmd`, stdin from /dev/null, and collects stdout and stderr.
+inline Run run_command(const std::string& command) {
+  auto cmd = command + " 2>&1 </dev/null";
   Run r;
   if (auto* p = ::popen(cmd.c_str(), "r")) {
     std::array<char, 65536> buf{};
@@ -41,6 +40,12 @@ inline Run cli_in(const std::string& ws, const std::string& args) {
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
   return r;
+}
+
+// Runs the CLI (through sh, for the redirection only) in workspace `ws`.
+inline Run cli_in(const std::string& ws, const std::string& args) {
+  return run_command(fmt::format("cd '{}' && XDG_STATE_HOME='{}' '{}' --workspace '{}' {}", JP_SOURCE_DIR,
+                                 state_home_of(ws), JP_CLI_BINARY, ws, args));
 }
 
 // Runs the CLI in a fresh workspace, removed afterwards.

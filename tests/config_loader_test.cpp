@@ -452,10 +452,34 @@ CAF_TEST(errors in optional locations name those files) {
   CAF_CHECK_EQUAL(missing(c.error(), user.string() + ": assistant.provider"), "");
 
   fs::remove(user);
-  auto ws = box.workspace_config("[runtime]\nstate_dir = 1\n");
+  auto ws = box.workspace_config("[assistant]\nmodel = 1\n");
   c = load_config(box.sources());
   CAF_REQUIRE(!c.ok());
-  CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": runtime.state_dir: expected a string"), "");
+  CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": assistant.model: expected a string"), "");
+}
+
+CAF_TEST(a workspace config cannot choose where jp-actors writes or which secrets pass) {
+  Sandbox box;
+  struct Case {
+    std::string toml, key;
+  };
+  std::vector<Case> cases = {
+    {"[runtime]\nstate_dir = \"/home/victim\"\n", "runtime.state_dir"},
+    {"[runtime]\npass_env = [\"OPENAI_API_KEY\"]\n", "runtime.pass_env"},
+    {std::string(tool_x) + "pass_env = [\"GITHUB_TOKEN\"]\n", "conversation.tools.x.pass_env"},
+  };
+  for (auto& test : cases) {
+    auto ws = box.workspace_config(test.toml);
+    auto c = load_config(box.sources());
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": " + test.key + ": may be set only in your own config"), "");
+    // The same keys are the user's to set, in their own config.
+    fs::remove(ws);
+    box.user_config(test.toml);
+    auto own = load_config(box.sources());
+    CAF_CHECK_EQUAL(own.ok() ? "" : own.error(), "");
+    fs::remove(box.xdg / "jp-actors" / "config.toml");
+  }
 }
 
 CAF_TEST(a TOML syntax error reports file line and column) {

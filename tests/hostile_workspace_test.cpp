@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli_run.hpp"
+#include "other_user.hpp"
 #include "runtime/group_record.hpp"
 #include "runtime/tool_environment.hpp"
 #include "gone_pid.hpp"
@@ -135,6 +136,18 @@ CAF_TEST(tools never see the provider key or secret-looking variables unless pas
   CAF_CHECK(contains(passed, "GITHUB_TOKEN=gh-4"));
   CAF_CHECK(contains(passed, "DB_PASSWORD=pw-6"));
   CAF_CHECK(!contains(passed, "sk-1"));
+}
+
+CAF_TEST(a tool cannot read the provider key from the environment of jp-actors) {
+  // The tool runs as the same user as jp-actors (as root, both drop to nobody).
+  other_user_area area;
+  auto ws = area.make_dir("ws", true);
+  auto state = area.make_dir("state", true);
+  auto r = area.run(ws, state, R"(call shell '{"command":"xargs -0 < /proc/$PPID/environ; xargs -0 < /proc/$PPID/cmdline"}')",
+                    "OPENAI_API_KEY=sk-hidden-7");
+  CAF_CHECK(contains(r.out, "call")); // the tool ran: jp-actors' command line is readable
+  CAF_CHECK(contains(r.out, "/proc/"));
+  CAF_CHECK_EQUAL(contains(r.out, "sk-hidden-7") ? r.out : "", "");
 }
 
 CAF_TEST(secret looking names are recognised and plain ones are not) {

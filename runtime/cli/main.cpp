@@ -7,6 +7,7 @@
 #include <exception>
 #include <fmt/format.h>
 #include <iostream>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "actors/turn_loop.hpp"
@@ -27,6 +28,7 @@
 #include "runtime/process.hpp"
 #include "runtime/tool_mark.hpp"
 #include "runtime/script.hpp"
+#include "runtime/state_location.hpp"
 #include "tools/schema.hpp"
 
 using namespace jp;
@@ -165,6 +167,9 @@ int list_tools(const Config& config, bool schema, const std::string& dialect_nam
 } // namespace
 
 int main(int argc, char** argv) {
+  // Tools run as this user: without this, one could read the provider key from
+  // /proc/<our pid>/environ or our memory, past the environment tools are given.
+  ::prctl(PR_SET_DUMPABLE, 0);
   CLI::App app{"jp-actors: run LLM tools as actors -- spawn, fetch, apply, abort and await them.\n"
                "Configuration: built-in defaults, $XDG_CONFIG_HOME/jp-actors/config.toml,\n"
                "<workspace>/.jp/config.toml, --config FILE, --cfg key=value (later wins)."};
@@ -236,6 +241,15 @@ int main(int argc, char** argv) {
   auto loaded = load_config(sources);
   if (!loaded)
     return fail(loaded.error());
+  if (*run || *call || *query || *conversations) {
+    // A read-only workspace still runs: its state goes where it can be written.
+    auto where = choose_state_location(*loaded);
+    if (!where.note.empty())
+      std::fprintf(stderr, "jp-actors: note: %s\n", where.note.c_str());
+    if (!where.dir.empty())
+      loaded->runtime.state_dir = where.dir;
+    query_options.keep_conversation = !where.dir.empty();
+  }
   auto config = std::make_shared<const Config>(std::move(*loaded));
   // A jp-actors that was killed (SIGKILL, a crash) could not clean up: do it now.
   // The record is the user's own state, never the workspace's (a repository could
@@ -245,10 +259,11 @@ int main(int argc, char** argv) {
     if (auto swept = sweep_group_records(*live_dir).summary(); !swept.empty())
       std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
   if (*run || *call || *query) {
-    if (!live_dir)
-      return fail(live_dir.error());
-    if (auto recorded = open_group_record(*live_dir); !recorded)
-      return fail(recorded.error);
+    // Without the record the run goes on; only a crash's cleanup is lost.
+    auto recorded = live_dir ? open_group_record(*live_dir) : Status{Error{live_dir.error()}};
+    if (!recorded)
+      std::fprintf(stderr, "jp-actors: note: %s: the processes of this run cannot be cleaned up by the next "
+                           "start if it crashes\n", recorded.error.c_str());
   }
   int rc = 0;
   try {

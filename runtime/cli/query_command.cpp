@@ -165,7 +165,11 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   auto assistant = make_assistant(*config);
   if (!assistant)
     return fail(assistant.error());
-  auto store = std::make_shared<FileConversationStore>(state_path(*config, "conversations"));
+  std::shared_ptr<ConversationStore> store;
+  if (options.keep_conversation)
+    store = std::make_shared<FileConversationStore>(state_path(*config, "conversations"));
+  else
+    store = std::make_shared<MemoryConversationStore>();
   auto id = conversation_for(*store, options.new_conversation);
   if (!id)
     return fail(id.error());

@@ -15,6 +15,7 @@ struct QueryOptions {
   bool new_conversation = false;
   bool json = false;
   std::vector<std::string> allow; // tools that run without asking
+  bool keep_conversation = true;  // false: nothing can be written, the turn is kept in memory only
 };
 
 /// One turn of the active conversation (a new one with --new, or when none is).

@@ -1,0 +1,75 @@
+#include "runtime/state_location.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "config/config.hpp"
+#include "runtime/private_file.hpp"
+
+namespace jp {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// 0 when this user may create and write files in `dir` once it exists: the
+// nearest existing directory at or above it decides (errno otherwise). Nothing
+// is created here, so a workspace is not touched by a run that writes nothing.
+int writable(fs::path dir) {
+  std::error_code ec;
+  while (!fs::exists(dir, ec) && dir.has_relative_path())
+    dir = dir.parent_path();
+  return ::access(dir.c_str(), W_OK | X_OK) == 0 ? 0 : errno;
+}
+
+// Stable per workspace path, and readable: "<name>-<16 hex digits>".
+std::string workspace_key(const std::string& workspace) {
+  uint64_t h = 14695981039346656037ull; // FNV-1a
+  for (unsigned char c : workspace)
+    h = (h ^ c) * 1099511628211ull;
+  std::string name = fs::path(workspace).filename().string();
+  std::string safe;
+  for (char c : name.substr(0, 32))
+    safe += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  return fmt::format("{}-{:016x}", safe.empty() ? "root" : safe, h);
+}
+
+} // namespace
+
+Result<UserStateDir> user_state_dir(std::string_view sub) {
+  auto absolute = [](const char* v) { return v && v[0] == '/' ? std::string(v) : std::string(); };
+  auto below = [&](std::string base) { return sub.empty() ? base : fmt::format("{}/{}", base, sub); };
+  if (auto state = absolute(std::getenv("XDG_STATE_HOME")); !state.empty())
+    return UserStateDir{state, below("jp-actors")};
+  if (auto home = absolute(std::getenv("HOME")); !home.empty())
+    return UserStateDir{home, below(".local/state/jp-actors")};
+  return Error{"set HOME or XDG_STATE_HOME to an absolute path"};
+}
+
+StateLocation choose_state_location(const Config& config) {
+  auto own = state_path(config, "");
+  if (!own.empty() && own.back() == '/')
+    own.pop_back();
+  int why = writable(own);
+  if (why == 0)
+    return {own, ""};
+  std::string reason = std::strerror(why);
+  auto fallback = user_state_dir("workspaces/" + workspace_key(config.workspace));
+  if (fallback) {
+    if (auto dir = open_private_dir(fallback->root, fallback->relative); dir)
+      return {fallback->path(), fmt::format("{} cannot be written ({}): this workspace's conversations and full "
+                                            "outputs are kept in {}",
+                                            own, reason, fallback->path())};
+    else
+      fallback = Error{dir.error()};
+  }
+  return {"", fmt::format("{} cannot be written ({}), nor can jp-actors' own state ({}): conversations and full "
+                          "outputs are not kept by this run",
+                          own, reason, fallback.error())};
+}
+
+} // namespace jp
