@@ -11,14 +11,14 @@
 #include "messages/atoms.hpp"
 #include "messages/json.hpp"
 #include "messages/json_codec.hpp"
-#include "runtime/input_wait.hpp"
-#include "runtime/io_thread.hpp"
-#include "runtime/output_buffer.hpp"
-#include "runtime/private_file.hpp"
-#include "runtime/process.hpp"
-#include "runtime/terminal_screen.hpp"
-#include "runtime/terminal_text.hpp"
-#include "runtime/typed_input.hpp"
+#include "runtime/process/input_wait.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/output_buffer.hpp"
+#include "runtime/process/private_file.hpp"
+#include "runtime/process/process.hpp"
+#include "runtime/terminal/terminal_screen.hpp"
+#include "runtime/terminal/terminal_text.hpp"
+#include "runtime/terminal/typed_input.hpp"
 
 namespace jp {
 

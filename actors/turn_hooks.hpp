@@ -1,6 +1,6 @@
 // The hooks of the agent loop (RFD 026): how the loop reaches the world -- where
-// the assistant's text goes, a person to ask, the assistant's structured answers,
-// and who watches. Plain interfaces: the CLI implements them for a terminal, tests
+// the assistant's text goes, a person to ask, the assistant's structured answers
+// (runtime/provider/inquiry_backend.hpp), and who watches. Plain interfaces: the CLI implements them for a terminal, tests
 // capture, scripts answer from their tables.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include "messages/json.hpp"
 #include "messages/notification.hpp"
 #include "messages/result.hpp"
+#include "runtime/provider/inquiry_backend.hpp"
 #include "tools/permission.hpp"
 
 namespace jp {
@@ -37,21 +38,6 @@ public:
   virtual ~PromptBackend() = default;
   virtual std::optional<Json> ask(const std::string& tool, const Question& q) = 0;
   virtual std::optional<PermissionReply> permit(const std::string& tool, const Json& args) = 0;
-  /// The turn was interrupted: a question being asked ends now (unanswered).
-  virtual void cancel() {}
-};
-
-/// Structured answers from the assistant itself (RFD 026's InquiryBackend): the
-/// turn-end inquiry (wait or abort, per handle) and questions whose target is the
-/// assistant. May block; called off the actor threads.
-class InquiryBackend {
-public:
-  virtual ~InquiryBackend() = default;
-  /// `recent`: the conversation's last messages, so the answer knows why each
-  /// handle was spawned.
-  virtual Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding,
-                                                              const std::vector<ChatMessage>& recent) = 0;
-  virtual std::optional<Json> answer(const std::string& tool, const Question& q) = 0;
   /// The turn was interrupted: a question being asked ends now (unanswered).
   virtual void cancel() {}
 };

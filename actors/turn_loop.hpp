@@ -25,7 +25,7 @@
 #include "messages/chat.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/notification.hpp"
-#include "runtime/conversation_store.hpp"
+#include "runtime/store/conversation_store.hpp"
 #include "runtime/provider/provider.hpp"
 #include "tools/schema.hpp"
 

@@ -15,8 +15,8 @@
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
 #include "runtime/actor_config.hpp"
-#include "runtime/group_record.hpp"
-#include "runtime/io_thread.hpp"
+#include "runtime/process/group_record.hpp"
+#include "runtime/process/io_thread.hpp"
 
 namespace jp::bench {
 

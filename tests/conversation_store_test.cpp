@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "json_helpers.hpp"
-#include "runtime/conversation_store.hpp"
+#include "runtime/store/conversation_store.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;

@@ -15,8 +15,8 @@
 
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
-#include "runtime/io_thread.hpp"
-#include "runtime/process.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/process.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;

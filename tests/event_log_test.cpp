@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "json_helpers.hpp"
-#include "runtime/event_log.hpp"
+#include "runtime/store/event_log.hpp"
 
 using namespace jp;
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "runtime/group_record.hpp"
+#include "runtime/process/group_record.hpp"
 #include "gone_pid.hpp"
 #include "temp_dir.hpp"
 

@@ -13,8 +13,8 @@
 
 #include "cli_run.hpp"
 #include "other_user.hpp"
-#include "runtime/group_record.hpp"
-#include "runtime/tool_environment.hpp"
+#include "runtime/process/group_record.hpp"
+#include "runtime/process/tool_environment.hpp"
 #include "gone_pid.hpp"
 #include "temp_dir.hpp"
 

@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "runtime/output_buffer.hpp"
+#include "runtime/process/output_buffer.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;

@@ -20,8 +20,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "runtime/io_thread.hpp"
-#include "runtime/process.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/process.hpp"
 
 using namespace jp;
 using namespace std::chrono_literals;

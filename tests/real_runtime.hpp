@@ -12,8 +12,8 @@
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
 #include "runtime/actor_config.hpp"
-#include "runtime/io_thread.hpp"
-#include "runtime/process.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/process.hpp"
 #include "temp_dir.hpp"
 
 namespace jp::testing {

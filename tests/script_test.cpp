@@ -2,7 +2,7 @@
 #define CAF_SUITE script
 #include <caf/test/unit_test.hpp>
 
-#include "runtime/script.hpp"
+#include "runtime/store/script.hpp"
 
 using namespace jp;
 

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/io_thread.hpp"
-#include "runtime/process.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/process.hpp"
 
 using namespace jp;
 

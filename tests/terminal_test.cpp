@@ -1,9 +1,9 @@
 #define CAF_SUITE terminal
 #include <caf/test/unit_test.hpp>
 
-#include "runtime/terminal_screen.hpp"
-#include "runtime/terminal_text.hpp"
-#include "runtime/typed_input.hpp"
+#include "runtime/terminal/terminal_screen.hpp"
+#include "runtime/terminal/terminal_text.hpp"
+#include "runtime/terminal/typed_input.hpp"
 
 #include <string>
 

@@ -9,7 +9,7 @@
 #include "actor_fixture.hpp"
 #include "actors/turn_loop.hpp"
 #include "config/config_loader.hpp"
-#include "runtime/io_thread.hpp"
+#include "runtime/process/io_thread.hpp"
 
 using namespace jp;
 using namespace jp::testing;

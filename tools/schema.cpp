@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "messages/launch_spec.hpp"
-#include "runtime/terminal_screen.hpp"
+#include "runtime/terminal/terminal_screen.hpp"
 
 namespace jp {
 

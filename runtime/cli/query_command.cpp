@@ -15,12 +15,12 @@
 #include "messages/atoms.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
-#include "runtime/conversation_store.hpp"
-#include "runtime/io_thread.hpp"
-#include "runtime/process.hpp"
+#include "runtime/store/conversation_store.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/process.hpp"
 #include "runtime/provider/llm_inquiry.hpp"
 #include "runtime/provider/scripted_provider.hpp"
-#include "runtime/script.hpp"
+#include "runtime/store/script.hpp"
 #include "tools/protocol_guidance.hpp"
 
 namespace jp {

@@ -10,9 +10,9 @@
 #include <thread>
 #include <unistd.h>
 
-#include "runtime/group_record.hpp"
-#include "runtime/process.hpp"
-#include "runtime/tool_mark.hpp"
+#include "runtime/process/group_record.hpp"
+#include "runtime/process/process.hpp"
+#include "runtime/process/tool_mark.hpp"
 
 namespace jp {
 

@@ -1,6 +1,6 @@
 // The agent loop's hooks for a terminal (or a pipe): the assistant's text to
 // stdout as it streams, questions and permissions on /dev/tty, and what happens as
-// a transcript or as `--json` events (runtime/event_log.hpp).
+// a transcript or as `--json` events (runtime/store/event_log.hpp).
 #pragma once
 
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "actors/turn_hooks.hpp"
-#include "runtime/event_log.hpp"
+#include "runtime/store/event_log.hpp"
 
 namespace jp {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "actors/turn_hooks.hpp"
+#include "runtime/provider/inquiry_backend.hpp"
 #include "runtime/provider/provider.hpp"
 
 namespace jp {

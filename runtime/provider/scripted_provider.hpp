@@ -7,9 +7,9 @@
 
 #include <memory>
 
-#include "actors/turn_hooks.hpp"
+#include "runtime/provider/inquiry_backend.hpp"
 #include "runtime/provider/provider.hpp"
-#include "runtime/script.hpp"
+#include "runtime/store/script.hpp"
 
 namespace jp {
 

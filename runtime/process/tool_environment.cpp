@@ -1,4 +1,4 @@
-#include "runtime/tool_environment.hpp"
+#include "runtime/process/tool_environment.hpp"
 
 #include <algorithm>
 #include <cctype>

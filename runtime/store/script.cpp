@@ -1,4 +1,4 @@
-#include "runtime/script.hpp"
+#include "runtime/store/script.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

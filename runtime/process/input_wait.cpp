@@ -1,4 +1,4 @@
-#include "runtime/input_wait.hpp"
+#include "runtime/process/input_wait.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "runtime/proc_stat.hpp"
+#include "runtime/process/proc_stat.hpp"
 
 namespace jp {
 

@@ -1,4 +1,4 @@
-#include "runtime/proc_stat.hpp"
+#include "runtime/process/proc_stat.hpp"
 
 #include <cstdio>
 #include <cstdlib>

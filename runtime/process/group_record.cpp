@@ -1,7 +1,7 @@
-#include "runtime/group_record.hpp"
-#include "runtime/private_file.hpp"
-#include "runtime/proc_stat.hpp"
-#include "runtime/tool_mark.hpp"
+#include "runtime/process/group_record.hpp"
+#include "runtime/process/private_file.hpp"
+#include "runtime/process/proc_stat.hpp"
+#include "runtime/process/tool_mark.hpp"
 
 #include <atomic>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "runtime/event_log.hpp"
+#include "runtime/store/event_log.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

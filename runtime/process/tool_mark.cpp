@@ -1,4 +1,4 @@
-#include "runtime/tool_mark.hpp"
+#include "runtime/process/tool_mark.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "runtime/group_record.hpp"
+#include "runtime/process/group_record.hpp"
 
 namespace jp {
 

@@ -1,4 +1,4 @@
-#include "runtime/conversation_store.hpp"
+#include "runtime/store/conversation_store.hpp"
 
 #include <algorithm>
 #include <array>

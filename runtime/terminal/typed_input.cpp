@@ -1,4 +1,4 @@
-#include "runtime/typed_input.hpp"
+#include "runtime/terminal/typed_input.hpp"
 
 #include <optional>
 

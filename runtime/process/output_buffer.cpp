@@ -1,6 +1,6 @@
-#include "runtime/output_buffer.hpp"
-#include "runtime/private_file.hpp"
-#include "runtime/spill_budget.hpp"
+#include "runtime/process/output_buffer.hpp"
+#include "runtime/process/private_file.hpp"
+#include "runtime/process/spill_budget.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "runtime/spill_budget.hpp"
+#include "runtime/process/spill_budget.hpp"
 
 #include <algorithm>
 #include <dirent.h>

@@ -1,4 +1,4 @@
-#include "runtime/io_thread.hpp"
+#include "runtime/process/io_thread.hpp"
 
 #include <csignal>
 #include <cstdio>
@@ -10,7 +10,7 @@
 
 #include <boost/asio.hpp>
 
-#include "runtime/process.hpp"
+#include "runtime/process/process.hpp"
 
 namespace jp {
 

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "runtime/proc_stat.hpp"
+#include "runtime/process/proc_stat.hpp"
 
 namespace jp {
 

@@ -1,4 +1,4 @@
-#include "runtime/terminal_text.hpp"
+#include "runtime/terminal/terminal_text.hpp"
 
 namespace jp {
 

@@ -32,7 +32,7 @@ struct SpawnSpec {
   bool pty = false;
   int rows = 24;
   int cols = 80;
-  // The parent's variables are inherited without secrets (runtime/tool_environment.hpp):
+  // The parent's variables are inherited without secrets (runtime/process/tool_environment.hpp):
   // these names pass anyway, and these are left out whatever they are called.
   std::vector<std::string> env_pass;
   std::vector<std::string> env_drop;
@@ -105,7 +105,7 @@ public:
 };
 
 /// Starts a child in its own session and process group (posix_spawn,
-/// POSIX_SPAWN_SETSID), marked (runtime/tool_mark.hpp), and watches it on `io`. When the leader exits, any process left in its group is
+/// POSIX_SPAWN_SETSID), marked (runtime/process/tool_mark.hpp), and watches it on `io`. When the leader exits, any process left in its group is
 /// killed (nothing outlives its handle) and the pipes are drained.
 Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events);
 

@@ -1,4 +1,4 @@
-#include "runtime/process.hpp"
+#include "runtime/process/process.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -23,11 +23,11 @@
 
 #include <boost/asio.hpp>
 
-#include "runtime/group_record.hpp"
-#include "runtime/tool_environment.hpp"
-#include "runtime/proc_stat.hpp"
-#include "runtime/tool_mark.hpp"
-#include "runtime/io_thread.hpp"
+#include "runtime/process/group_record.hpp"
+#include "runtime/process/tool_environment.hpp"
+#include "runtime/process/proc_stat.hpp"
+#include "runtime/process/tool_mark.hpp"
+#include "runtime/process/io_thread.hpp"
 
 extern char** environ;
 
@@ -205,7 +205,7 @@ public:
   const std::size_t slot; // in the signal-safe record of live groups
   const bool has_stdin;
   const bool session; // a pty's child: its session's every group is ours (shell jobs)
-  const std::string mark; // in its environment (runtime/tool_mark.hpp)
+  const std::string mark; // in its environment (runtime/process/tool_mark.hpp)
   /// Set once no io-thread work remains (group gone, or forgotten by ~IoThread).
   std::atomic<bool> finished{false};
   /// Bytes accepted by write_stdin and not yet written or dropped. Counted up on the

@@ -1,4 +1,4 @@
-#include "runtime/terminal_screen.hpp"
+#include "runtime/terminal/terminal_screen.hpp"
 
 #include <vterm.h>
 

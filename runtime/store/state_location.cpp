@@ -1,4 +1,4 @@
-#include "runtime/state_location.hpp"
+#include "runtime/store/state_location.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "config/config.hpp"
-#include "runtime/private_file.hpp"
+#include "runtime/process/private_file.hpp"
 
 namespace jp {
 

@@ -1,4 +1,4 @@
-#include "runtime/private_file.hpp"
+#include "runtime/process/private_file.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "messages/result.hpp"
-#include "runtime/state_location.hpp"
+#include "runtime/store/state_location.hpp"
 
 namespace jp {
 
@@ -68,7 +68,7 @@ struct SweepReport {
 };
 
 /// Kills, for each record in `dir` whose owner is gone, the groups it left alive and
-/// every process its tools' mark is on (runtime/tool_mark.hpp: one started too late
+/// every process its tools' mark is on (runtime/process/tool_mark.hpp: one started too late
 /// to be recorded, one that left its group); then removes the record. Records of running owners are left alone.
 SweepReport sweep_group_records(const RecordDir& dir);
 inline SweepReport sweep_group_records(const std::string& dir) { return sweep_group_records(RecordDir{dir, ""}); }
