@@ -71,8 +71,8 @@ test-asan: deps
 	  ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS) -LE slow
 
 # Not part of `make test`: the actor and process tests built with ThreadSanitizer
-# (tests/sanitizer/tsan.supp says what is suppressed). The 64 MiB flood test is left
-# out: TSan makes it take longer than the runner's watchdog allows.
+# (tests/sanitizer/tsan.supp says what is suppressed). The three tests that push 4 to
+# 64 MiB through a handle are left out: under TSan each takes more than 5 minutes.
 TSAN_TESTS = registry_test await_test turn_test handle_test process_test oneshot_test spawn_refusal_test
 test-tsan: deps
 	@[ -f $(BUILD)-tsan/CMakeCache.txt ] || cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Sanitize \
@@ -81,7 +81,8 @@ test-tsan: deps
 	cmake --build $(BUILD)-tsan -j$(JOBS) $(addprefix --target ,$(TSAN_TESTS))
 	@for t in $(TSAN_TESTS); do echo "tsan $$t"; \
 	  TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/tests/sanitizer/tsan.supp \
-	  $(BUILD)-tsan/tests/$$t -r 300 -T '^huge output' > $(BUILD)-tsan/$$t.log 2>&1 \
+	  $(BUILD)-tsan/tests/$$t -r 300 \
+	    -T '^(huge output|a child that never reads stdin|apply to a tool that never reads stdin)' > $(BUILD)-tsan/$$t.log 2>&1 \
 	  || { cat $(BUILD)-tsan/$$t.log; exit 1; }; done
 
 # The libFuzzer targets of tests/fuzz (clang, ASan, UBSan), each run FUZZ_SECONDS on

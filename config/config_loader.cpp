@@ -124,6 +124,36 @@ const std::vector<std::string_view> parameter_types = {"string", "integer", "num
                                                        "boolean", "array", "object"};
 
 /// One source being applied to a Config. Every error starts with the origin.
+// std::regex builds one state per repetition, and libstdc++ overflows on counts
+// past 2^63 (undefined behaviour found by the config fuzz target): counts in
+// `{m,n}` and back references `\N` are kept small.
+constexpr size_t kMaxRegexCount = 1000;
+
+/// The first count in `pattern` (after `{`, `,` inside braces, or `\`) above
+/// kMaxRegexCount, as written; "" when there is none.
+std::string oversized_regex_count(std::string_view pattern) {
+  bool in_braces = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    bool counts = c == '\\' || c == '{' || (in_braces && c == ',');
+    if (c == '{')
+      in_braces = true;
+    else if (c == '}')
+      in_braces = false;
+    if (!counts)
+      continue;
+    size_t end = i + 1;
+    while (end < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[end])))
+      ++end;
+    auto digits = pattern.substr(i + 1, end - i - 1);
+    if (digits.size() > 4 || (!digits.empty() && std::stoul(std::string(digits)) > kMaxRegexCount))
+      return std::string(digits.substr(0, 24));
+    if (c == '\\')
+      ++i; // the escaped character is not a count's start
+  }
+  return "";
+}
+
 class Layer {
 public:
   Layer(Config& config, std::string_view origin, bool from_workspace = false)
@@ -213,6 +243,10 @@ private:
     auto s = string_of(n, key);
     if (!s)
       return s;
+    if (auto big = oversized_regex_count(*s); !big.empty())
+      return fail(key, fmt::format("the count `{}` is too large for a prompt pattern (repetitions and back "
+                                   "references go up to {})",
+                                   big, kMaxRegexCount));
     try {
       std::regex check(*s);
     } catch (const std::regex_error& e) {

@@ -370,6 +370,11 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "settle_ms = 0\n", "conversation.tools.x.settle_ms: expected an integer from 1 to 10000"},
       {x + "prompt_pattern = \"(unclosed\"\n",
        "conversation.tools.x.prompt_pattern: not a valid regular expression"},
+      {x + "prompt_pattern = 'a{2,1001}'\n",
+       "conversation.tools.x.prompt_pattern: the count `1001` is too large for a prompt pattern"},
+      // libstdc++'s regex compiler overflowed on this back reference (found by fuzzing).
+      {x + "prompt_pattern = '^$99e\\9999999999999999999999$'\n",
+       "conversation.tools.x.prompt_pattern: the count `9999999999999999999999` is too large"},
       {x + "spawn.actions = [\"spawn\", \"bogus\"]\n",
        "conversation.tools.x.spawn.actions[1]: expected one of spawn, fetch, apply, abort, "
        "got \"bogus\""},
