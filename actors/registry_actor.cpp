@@ -35,8 +35,7 @@ struct entry {
   bool observed = false;
   bool notify_success = false, notify_failure = false, notify_content = false, notify_waiting = false;
   std::optional<Question> waiting; // the question its tool waits on (control channel)
-  std::string on_turn_end = "abort";
-  double await_timeout_secs = 300;
+  ChildSpec child;
 };
 
 struct registry_state {
@@ -190,8 +189,7 @@ void start(registry_actor_t* self, const std::string& id, entry& e, const Launch
   e.notify_failure = spec.notify_failure;
   e.notify_content = spec.notify_content;
   e.notify_waiting = spec.notify_waiting;
-  e.on_turn_end = spec.on_turn_end;
-  e.await_timeout_secs = spec.await_timeout_secs;
+  e.child = spec.child;
   e.started = std::chrono::steady_clock::now();
   e.handle = self->state.factory(self, id, spec);
   self->monitor(e.handle);
@@ -237,12 +235,23 @@ void observed(registry_actor_t* self, const std::string& id) {
     e->observed = true;
 }
 
+/// What a child spec's turn-end policy comes to, given the inquiry's answer for it
+/// (none: abort).
+turn_end_outcome outcome_of(turn_end_policy policy, std::optional<inquiry_answer> answer) {
+  switch (policy) {
+    case turn_end_policy::abort: return turn_end_outcome::aborted;
+    case turn_end_policy::await: return turn_end_outcome::awaited;
+    case turn_end_policy::inquire:
+      return answer == inquiry_answer::wait ? turn_end_outcome::inquired_wait : turn_end_outcome::inquired_abort;
+  }
+  return turn_end_outcome::aborted;
+}
+
 /// The supervisor's turn-end strategies (RFD 037), applied in one place. Each live
-/// handle gets its tool's on_turn_end: "abort" now; "await" until it stops or
-/// await_timeout_secs pass, then abort; "inquire" as `answers` says (wait | abort;
+/// handle gets its child spec's on_turn_end: abort now; await until it stops or
+/// await_timeout_secs pass, then abort; inquire as `answers` says (wait | abort;
 /// no answer: abort). Answers once every handle has stopped.
-caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self,
-                                                 const std::map<std::string, std::string>& answers) {
+caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self, const InquiryAnswers& answers) {
   auto rp = self->make_response_promise<std::vector<HandleSummary>>();
   auto results = std::make_shared<std::vector<HandleSummary>>();
   std::vector<std::string> live;
@@ -268,17 +277,16 @@ caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self,
   for (auto& id : live) {
     auto& e = self->state.entries[id];
     auto answer = answers.find(id);
-    bool wait = e.on_turn_end == "await" ||
-                (e.on_turn_end == "inquire" && answer != answers.end() && answer->second == "wait");
-    auto policy = e.on_turn_end == "inquire" ? "inquire:" + std::string(wait ? "wait" : "abort") : e.on_turn_end;
-    HandleSummary summary{id, e.tool, {}, policy, elapsed_secs(e)};
-    if (wait) {
+    auto outcome = outcome_of(e.child.on_turn_end, answer == answers.end() ? std::nullopt
+                                                                           : std::optional(answer->second));
+    HandleSummary summary{id, e.tool, {}, e.child.on_turn_end, elapsed_secs(e), {}, outcome};
+    if (waited(outcome)) {
       // Completed by mark_stopped: it stops by itself, or the timeout aborts it.
       self->state.turn_end_waits[id] = [done, summary](const ToolState& st) mutable {
         summary.state = st;
         done(summary);
       };
-      auto ns = std::chrono::nanoseconds(static_cast<int64_t>(std::min(e.await_timeout_secs, 3.2e9) * 1e9));
+      auto ns = std::chrono::nanoseconds(static_cast<int64_t>(std::min(e.child.await_timeout_secs, 3.2e9) * 1e9));
       self->delayed_send(self, ns, timeout_atom::value, id);
       continue;
     }
@@ -488,7 +496,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
           continue;
         if (e.phase == entry_phase::live && e.handle)
           ask.emplace_back(out->size(), e.handle);
-        out->push_back(HandleSummary{id, e.tool, status_of(id, e).state, e.on_turn_end, elapsed_secs(e)});
+        out->push_back(HandleSummary{id, e.tool, status_of(id, e).state, e.child.on_turn_end, elapsed_secs(e)});
       }
       if (ask.empty())
         return std::move(*out);
@@ -506,7 +514,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       }
       return rp;
     },
-    [self](turn_end_atom, const std::map<std::string, std::string>& answers)
+    [self](turn_end_atom, const InquiryAnswers& answers)
       -> caf::result<std::vector<HandleSummary>> {
       return end_turn(self, answers);
     },

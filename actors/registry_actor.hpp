@@ -24,11 +24,11 @@
 //        as watch, without subscribing (await's fast path: already stopped)
 //   (unwatch_atom)                              -> void
 //   (list_atom)                                 -> vector<HandleSummary>  not yet stopped
-//        (policy = the tool's on_turn_end)
+//        (policy = its child spec's on_turn_end)
 //   (content_atom, id)                          -> void      a handle has new output
-//   (turn_end_atom, map<id, "wait"|"abort">)    -> vector<HandleSummary>  after every
+//   (turn_end_atom, InquiryAnswers)             -> vector<HandleSummary>  after every
 //        live handle had its turn-end strategy applied (abort | await | inquire, the
-//        map answering the inquiry); policy says which: abort, await, inquire:wait...
+//        map answering the inquiry); outcome says which: aborted, awaited, inquired_wait...
 #pragma once
 
 #include <caf/fwd.hpp>

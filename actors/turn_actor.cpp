@@ -542,10 +542,9 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
         .then([self, rp, registry](std::vector<HandleSummary>& live) mutable {
           std::vector<HandleSummary> asked;
           for (auto& h : live)
-            if (h.policy == "inquire")
+            if (h.policy == turn_end_policy::inquire)
               asked.push_back(h);
-          auto end = [self, rp, registry](std::map<std::string, std::string> answers,
-                                          std::string failure) mutable {
+          auto end = [self, rp, registry](InquiryAnswers answers, std::string failure) mutable {
             self->request(registry, caf::infinite, turn_end_atom::value, answers)
               .then([rp, failure](std::vector<HandleSummary>& ended) mutable {
                       rp.deliver(std::move(ended), failure);
@@ -564,17 +563,17 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
                 return "!" + r.error();
               auto j = Json::object();
               for (auto& [id, a] : *r)
-                j.set(id, a);
+                j.set(id, std::string(to_string(a)));
               return j.dump();
             },
             [end](std::string& text) mutable {
               if (!text.empty() && text[0] == '!')
                 return end({}, text.substr(1)); // every handle is still ended (aborted) first
-              std::map<std::string, std::string> answers;
+              InquiryAnswers answers;
               if (auto j = Json::parse(text); j && j->is_object())
                 for (auto& [id, a] : j->as_object())
-                  if (a.is_string())
-                    answers[id] = a.as_string();
+                  if (auto answer = a.is_string() ? inquiry_answer_from(a.as_string()) : std::nullopt)
+                    answers[id] = *answer;
               end(std::move(answers), {});
             });
         },

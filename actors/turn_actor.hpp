@@ -32,11 +32,10 @@ class IoThread;
 using AskUser = std::function<std::optional<Json>(const std::string& tool, const Question&)>;
 
 /// The turn-end inquiry (RFD 037 "inquire"): given the outstanding handles whose
-/// tools say inquire, an answer per id, "wait" or "abort"; or why there is none.
+/// tools say inquire, an answer per id (wait or abort); or why there is none.
 /// Scripts answer from [agents.on_turn_end]; with a provider, the assistant does.
 /// Called on a detached actor: it may block.
-using TurnEndInquiry = std::function<Result<std::map<std::string, std::string>>(
-  const std::vector<HandleSummary>& outstanding)>;
+using TurnEndInquiry = std::function<Result<InquiryAnswers>(const std::vector<HandleSummary>& outstanding)>;
 
 struct TurnContext {
   std::shared_ptr<const Config> config;

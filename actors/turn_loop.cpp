@@ -334,7 +334,7 @@ void finish_turn(loop_actor_t* self) {
         handles.insert(handles.end(), ended_now.begin(), ended_now.end());
         std::vector<std::string> waited;
         for (auto& h : handles)
-          if (h.policy == "inquire:wait" && h.state.stopped())
+          if (h.outcome == turn_end_outcome::inquired_wait && h.state.stopped())
             waited.push_back(h.id);
         if (!waited.empty() && !st.waited_after_inquiry && !st.interrupted && st.error.empty()) {
           // As if the assistant had awaited them: the results are a tool response.
@@ -342,7 +342,7 @@ void finish_turn(loop_actor_t* self) {
           st.ended = handles;
           AwaitResult result;
           for (auto& h : handles)
-            if (h.policy == "inquire:wait" && h.state.stopped())
+            if (h.outcome == turn_end_outcome::inquired_wait && h.state.stopped())
               result.completed.push_back(HandleStatus{h.id, h.state});
           auto args = Json::object();
           auto all = Json::array();
@@ -380,7 +380,7 @@ void finish_turn(loop_actor_t* self) {
             // waited for without the assistant (policy await).
             auto carry = undelivered;
             for (auto& h : handles) {
-              if (h.policy != "await" || !h.state.stopped())
+              if (h.outcome != turn_end_outcome::awaited || !h.state.stopped())
                 continue;
               auto what = h.state.ok ? fmt::format("finished after the turn ended: {}", h.state.content)
                                      : fmt::format("failed after the turn ended: {}", h.state.error.message);
@@ -434,7 +434,7 @@ TurnContext turn_context_of(loop_actor_t* self) {
     auto recent = self->state.recent;
     // Recorded around the call: the inquiry is part of the conversation.
     t.inquire = [inquiry, store, id, recent](const std::vector<HandleSummary>& outstanding)
-      -> Result<std::map<std::string, std::string>> {
+      -> Result<InquiryAnswers> {
       auto handles = Json::array();
       for (auto& h : outstanding)
         handles.push(Json::object().set("id", h.id).set("tool", h.tool).set("elapsed_secs", h.elapsed_secs));
@@ -449,7 +449,7 @@ TurnContext turn_context_of(loop_actor_t* self) {
       auto out = Json::object();
       if (answers)
         for (auto& [h, a] : *answers)
-          out.set(h, a);
+          out.set(h, std::string(to_string(a)));
       if (store)
         store->append(id, Json::object()
                             .set("event", "inquiry_response")

@@ -30,15 +30,6 @@ std::string_view to_string(io_mode m) {
   return "?";
 }
 
-std::string_view to_string(turn_end_policy p) {
-  switch (p) {
-    case turn_end_policy::inquire: return "inquire";
-    case turn_end_policy::await: return "await";
-    case turn_end_policy::abort: return "abort";
-  }
-  return "?";
-}
-
 std::string_view to_string(action_kind a) {
   switch (a) {
     case action_kind::spawn: return "spawn";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/child_spec.hpp"
 #include "messages/json.hpp"
 #include "messages/tool_state.hpp"
 
@@ -53,18 +54,12 @@ struct ParameterConfig {
 enum class run_mode : uint8_t { ask, unattended, skip };
 // control: pipe, plus fd 3 where the tool writes ToolState JSON lines (DESIGN.md)
 enum class io_mode : uint8_t { pipe, pty, control };
-enum class turn_end_policy : uint8_t { inquire, await, abort };
 
 struct NotificationConfig {
   bool on_success = true;
   bool on_failure = true;
   bool on_waiting = true;
   bool on_content = false;
-};
-
-struct LifecycleConfig {
-  turn_end_policy on_turn_end = turn_end_policy::inquire;
-  double await_timeout_secs = 300;
 };
 
 struct ToolConfig {
@@ -89,7 +84,7 @@ struct ToolConfig {
   bool stateful = false;
   std::vector<action_kind> actions; // declared stateful actions (empty = all four)
   NotificationConfig notifications;
-  LifecycleConfig lifecycle;
+  ChildSpec lifecycle = {turn_end_policy::inquire}; // [spawn.lifecycle]
   // [spawn.permissions] <action> = "ask" | "unattended" | "skip": overrides, per
   // action, that spawn follows `run` and fetch/apply/abort run unattended.
   std::map<action_kind, run_mode> action_permissions;
@@ -138,7 +133,6 @@ std::string_view to_string(io_mode);
 
 /// How long spawn, fetch and apply of `tool` wait for output to settle unless told.
 int64_t default_wait_ms(const ToolConfig& tool);
-std::string_view to_string(turn_end_policy);
 std::string_view to_string(action_kind);
 
 /// <workspace>/<runtime.state_dir>/<sub> (state_dir may also be absolute).

@@ -22,6 +22,7 @@
 #include "config/shell_template.hpp"
 #include "config/toml_json.hpp"
 #include "messages/duration.hpp"
+#include "messages/json_codec.hpp"
 #include "messages/launch_spec.hpp"
 
 namespace jp {
@@ -618,7 +619,7 @@ private:
     return Status::ok();
   }
 
-  Status lifecycle(LifecycleConfig& l, const toml::table& t, const std::string& prefix) {
+  Status lifecycle(ChildSpec& l, const toml::table& t, const std::string& prefix) {
     if (auto s = check_keys(t, prefix, {"on_turn_end", "await_timeout_secs"}); !s)
       return s;
     for (auto&& [k, v] : t) {
@@ -627,9 +628,8 @@ private:
       if (k == "on_turn_end") {
         std::string p;
         s = assign(choice_of(v, key, {"inquire", "await", "abort"}), p);
-        l.on_turn_end = p == "await"   ? turn_end_policy::await
-                        : p == "abort" ? turn_end_policy::abort
-                                       : turn_end_policy::inquire;
+        if (s)
+          l.on_turn_end = *turn_end_policy_from(p);
       } else
         s = assign(seconds_in(v, key, kMaxAwaitTimeoutSecs), l.await_timeout_secs);
       if (!s)

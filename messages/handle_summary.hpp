@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "messages/child_spec.hpp"
 #include "messages/tool_state.hpp"
 
 namespace jp {
@@ -11,15 +12,16 @@ struct HandleSummary {
   std::string id;
   std::string tool;
   ToolState state;
-  std::string policy; // what the supervisor applied at turn end ("abort", ...)
+  turn_end_policy policy = turn_end_policy::abort; // its child spec's
   double elapsed_secs = 0; // since the spawn
   std::string last_line;   // its output's last line, for a live display ("" = none yet)
+  turn_end_outcome outcome = turn_end_outcome::none; // what the turn end applied
   friend bool operator==(const HandleSummary&, const HandleSummary&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleSummary& x) {
-  return f(x.id, x.tool, x.state, x.policy, x.elapsed_secs, x.last_line);
+  return f(x.id, x.tool, x.state, x.policy, x.elapsed_secs, x.last_line, x.outcome);
 }
 
 } // namespace jp

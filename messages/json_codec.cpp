@@ -903,15 +903,53 @@ std::string_view to_string(state_kind k) {
   return "running";
 }
 
+std::string_view to_string(turn_end_policy p) {
+  switch (p) {
+    case turn_end_policy::inquire: return "inquire";
+    case turn_end_policy::await: return "await";
+    case turn_end_policy::abort: return "abort";
+  }
+  return "?";
+}
+
+std::optional<turn_end_policy> turn_end_policy_from(std::string_view s) {
+  for (auto p : {turn_end_policy::inquire, turn_end_policy::await, turn_end_policy::abort})
+    if (s == to_string(p))
+      return p;
+  return std::nullopt;
+}
+
+std::string_view to_string(inquiry_answer a) {
+  return a == inquiry_answer::wait ? "wait" : "abort";
+}
+
+std::optional<inquiry_answer> inquiry_answer_from(std::string_view s) {
+  for (auto a : {inquiry_answer::wait, inquiry_answer::abort})
+    if (s == to_string(a))
+      return a;
+  return std::nullopt;
+}
+
+std::string_view to_string(turn_end_outcome o) {
+  switch (o) {
+    case turn_end_outcome::none: return "";
+    case turn_end_outcome::aborted: return "abort";
+    case turn_end_outcome::awaited: return "await";
+    case turn_end_outcome::inquired_wait: return "inquire:wait";
+    case turn_end_outcome::inquired_abort: return "inquire:abort";
+  }
+  return "";
+}
+
 } // namespace jp
 
 namespace jp {
 
 Json turn_end_json(const HandleSummary& h) {
   Json x = Json::object();
-  x.set("id", h.id).set("tool", h.tool).set("policy", h.policy);
+  x.set("id", h.id).set("tool", h.tool).set("policy", std::string(to_string(h.outcome)));
   x.set("state", std::string(to_string(h.state.kind)));
-  if (h.policy != "abort" && h.policy != "inquire:abort" && h.state.stopped()) {
+  if (waited(h.outcome) && h.state.stopped()) {
     if (h.state.ok)
       x.set("result", h.state.content);
     else

@@ -2,9 +2,11 @@
 // Json::parse (simdjson), writing through Json::dump (fmt).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "messages/child_spec.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/json.hpp"
 #include "messages/notification.hpp"
@@ -67,8 +69,9 @@ Json to_json(const AwaitResult& r);
 Json to_json(const Notification& n);
 Result<Notification> notification_from_json(const Json& j);
 
-/// A handle as a turn's end left it: {"id","tool","policy","state"}, plus "result"
-/// or "error" when the turn end waited for it (its result is the assistant's).
+/// A handle as a turn's end left it: {"id","tool","policy","state"} ("policy": its
+/// outcome), plus "result" or "error" when the turn end waited for it (its result
+/// is the assistant's).
 Json turn_end_json(const HandleSummary& h);
 /// to_json(r).dump(), written directly: an await over hundreds of handles answers
 /// without building a tree first.
@@ -76,5 +79,13 @@ std::string await_result_text(const AwaitResult& r);
 Result<AwaitResult> await_result_from_json(const Json& j);
 
 std::string_view to_string(state_kind k); // running | waiting | stopped
+
+// -- Child spec (turn-end policies): their only spellings -----------------------------------
+std::string_view to_string(turn_end_policy p); // inquire | await | abort
+std::optional<turn_end_policy> turn_end_policy_from(std::string_view s);
+std::string_view to_string(inquiry_answer a); // wait | abort
+std::optional<inquiry_answer> inquiry_answer_from(std::string_view s);
+/// As turn_end events say it ("policy"): abort | await | inquire:wait | inquire:abort.
+std::string_view to_string(turn_end_outcome o);
 
 } // namespace jp

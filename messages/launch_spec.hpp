@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/child_spec.hpp"
 #include "messages/tool_state.hpp"
 
 namespace jp {
@@ -47,9 +48,7 @@ struct LaunchSpec {
   bool notify_failure = false;
   bool notify_content = false;
   bool notify_waiting = false;
-  // At turn end, if still running ([spawn.lifecycle]): "abort" | "await" | "inquire".
-  std::string on_turn_end = "abort";
-  double await_timeout_secs = 300; // how long "await" (or an inquiry's "wait") waits
+  ChildSpec child; // what the registry does with it at turn end ([spawn.lifecycle])
   friend bool operator==(const LaunchSpec&, const LaunchSpec&) = default;
 };
 
@@ -59,7 +58,7 @@ typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
            x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers,
            x.structured_output,
            x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.spill_max_bytes, x.spill_budget_bytes, x.notify_success, x.notify_failure,
-           x.notify_content, x.notify_waiting, x.on_turn_end, x.await_timeout_secs);
+           x.notify_content, x.notify_waiting, x.child);
 }
 
 } // namespace jp

@@ -6,6 +6,7 @@
 
 #include "messages/call_result.hpp"
 #include "messages/chat.hpp"
+#include "messages/child_spec.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/notification.hpp"
@@ -31,10 +32,12 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<HandleStatus>("jp.HandleStatus")
     .add_message_type<std::vector<HandleStatus>>("jp.HandleStatusList")
     .add_message_type<AwaitResult>("jp.AwaitResult")
+    .add_message_type<ChildSpec>("jp.ChildSpec")
     .add_message_type<LaunchSpec>("jp.LaunchSpec")
     .add_message_type<CallResult>("jp.CallResult")
     .add_message_type<Notification>("jp.Notification")
     .add_message_type<std::map<std::string, std::string>>("jp.StringMap")
+    .add_message_type<InquiryAnswers>("jp.InquiryAnswers")
     .add_message_type<std::vector<Notification>>("jp.NotificationList")
     .add_message_type<HandleSummary>("jp.HandleSummary")
     .add_message_type<std::vector<HandleSummary>>("jp.HandleSummaryList");

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "config/config_loader.hpp"
+#include "messages/json_codec.hpp"
 
 using namespace jp;
 namespace fs = std::filesystem;

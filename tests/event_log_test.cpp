@@ -43,8 +43,8 @@ CAF_TEST(a live transcript shows a line per running handle and clears them befor
   std::FILE* f = std::tmpfile();
   EventLog log(f, false, true);
   CAF_CHECK(log.live());
-  HandleSummary build{"build", "shell", ToolState::running(), "", 1.25, "Compiling jp v0.1.0"};
-  HandleSummary test{"test", "shell", ToolState::running(), "", 0.5};
+  HandleSummary build{"build", "shell", ToolState::running(), {}, 1.25, "Compiling jp v0.1.0"};
+  HandleSummary test{"test", "shell", ToolState::running(), {}, 0.5};
   log.progress("main", {build, test});
   log.progress("main", {build});
   log.tool_result("main", 1, 0, "shell", true, "done", 5);

@@ -1,5 +1,6 @@
 #define CAF_SUITE registry
 #include "actor_fixture.hpp"
+#include "messages/json_codec.hpp"
 
 using namespace jp;
 using namespace jp::testing;
@@ -204,11 +205,11 @@ CAF_TEST(turn end aborts live handles and lists them) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("b"), LaunchSpec{});
   finish("b", "ok");
   auto [list, err] = ask<std::vector<HandleSummary>>(registry, turn_end_atom::value,
-                                                   std::map<std::string, std::string>{});
+                                                   InquiryAnswers{});
   CAF_CHECK_EQUAL(err, "");
   CAF_REQUIRE_EQUAL(list.size(), 1u);
   CAF_CHECK_EQUAL(list[0].id, "a");
-  CAF_CHECK_EQUAL(list[0].policy, "abort");
+  CAF_CHECK_EQUAL(std::string(to_string(list[0].outcome)), "abort");
   CAF_CHECK(list[0].state.stopped());
 }
 

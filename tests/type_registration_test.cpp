@@ -74,14 +74,15 @@ CAF_TEST(every protocol type crosses serialization unchanged) {
   spec.grace_ms = 500;
   spec.spill_dir = "/tmp/out";
   spec.notify_waiting = true;
-  spec.on_turn_end = "inquire";
-  spec.await_timeout_secs = 1.5;
+  spec.child = {turn_end_policy::inquire, 1.5};
   CAF_CHECK(round_trip(sys, spec) == spec);
   Notification n{"tool", "tool.stopped", "warning", "failed", "x"};
   CAF_CHECK(round_trip(sys, n) == n);
   CallResult carried{true, "{}", true, {n}};
   CAF_CHECK(round_trip(sys, carried) == carried);
   CAF_CHECK(round_trip(sys, CallResult{false, "no"}) == (CallResult{false, "no"}));
-  HandleSummary hs{"w", "shell", ToolState::success(""), "abort"};
+  HandleSummary hs{"w", "shell", ToolState::success(""), turn_end_policy::inquire, 0, "", turn_end_outcome::inquired_wait};
   CAF_CHECK(round_trip(sys, hs) == hs);
+  InquiryAnswers answers{{"a", inquiry_answer::wait}, {"b", inquiry_answer::abort}};
+  CAF_CHECK(round_trip(sys, answers) == answers);
 }

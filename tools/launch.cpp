@@ -121,8 +121,7 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
     spec->prompt_pattern = tool.prompt_pattern;
     spec->settle_ms = tool.settle_ms;
     spec->wait_ms = default_wait_ms(tool);
-    spec->on_turn_end = std::string(to_string(tool.lifecycle.on_turn_end));
-    spec->await_timeout_secs = tool.lifecycle.await_timeout_secs;
+    spec->child = tool.lifecycle;
   }
   return spec;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "messages/chat.hpp"
+#include "messages/child_spec.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/json.hpp"
 #include "messages/result.hpp"
@@ -24,8 +25,8 @@ public:
   virtual ~InquiryBackend() = default;
   /// `recent`: the conversation's last messages, so the answer knows why each
   /// handle was spawned.
-  virtual Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding,
-                                                              const std::vector<ChatMessage>& recent) = 0;
+  virtual Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
+                                          const std::vector<ChatMessage>& recent) = 0;
   virtual std::optional<Json> answer(const std::string& tool, const Question& q) = 0;
   /// The turn was interrupted: a question being asked ends now (unanswered).
   virtual void cancel() {}

@@ -51,8 +51,11 @@ std::string conversation_excerpt(const std::vector<ChatMessage>& recent) {
 Json turn_end_answer_schema(const std::vector<HandleSummary>& outstanding) {
   auto properties = Json::object();
   auto required = Json::array();
+  auto choices = Json::array();
+  for (auto a : {inquiry_answer::wait, inquiry_answer::abort})
+    choices.push(Json(std::string(to_string(a))));
   for (auto& h : outstanding) {
-    properties.set(h.id, Json::object().set("type", "string").set("enum", Json(JsonArray{Json("wait"), Json("abort")})));
+    properties.set(h.id, Json::object().set("type", "string").set("enum", choices));
     required.push(Json(h.id));
   }
   auto answer = Json::object()
@@ -76,8 +79,8 @@ public:
   LlmInquiry(std::shared_ptr<Provider> provider, std::string model)
     : provider_(std::move(provider)), model_(std::move(model)) {}
 
-  Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding,
-                                                      const std::vector<ChatMessage>& recent) override {
+  Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
+                                  const std::vector<ChatMessage>& recent) override {
     auto list = Json::array();
     for (auto& h : outstanding) {
       auto item = Json::object()
@@ -107,14 +110,15 @@ public:
     Json answer = *parsed;
     if (auto* inner = parsed->find("answer"); inner && inner->is_object())
       answer = *inner;
-    std::map<std::string, std::string> out;
+    InquiryAnswers out;
     for (auto& h : outstanding) {
       auto* choice = answer.find(h.id);
-      if (!choice || !choice->is_string() || (choice->as_string() != "wait" && choice->as_string() != "abort"))
+      auto a = choice && choice->is_string() ? inquiry_answer_from(choice->as_string()) : std::nullopt;
+      if (!a)
         return Error{fmt::format("turn end: the assistant did not answer \"wait\" or \"abort\" for handle "
                                  "`{}` ({}); it was aborted",
                                  h.id, h.tool)};
-      out[h.id] = choice->as_string();
+      out[h.id] = *a;
     }
     return out;
   }

@@ -53,9 +53,9 @@ class ScriptedInquiry final : public InquiryBackend {
 public:
   explicit ScriptedInquiry(ScriptAgent agent) : agent_(std::move(agent)) {}
 
-  Result<std::map<std::string, std::string>> turn_end(const std::vector<HandleSummary>& outstanding,
-                                                      const std::vector<ChatMessage>&) override {
-    std::map<std::string, std::string> out;
+  Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
+                                  const std::vector<ChatMessage>&) override {
+    InquiryAnswers out;
     for (auto& h : outstanding) {
       auto it = agent_.on_turn_end.find(h.id);
       if (it == agent_.on_turn_end.end())

@@ -132,8 +132,8 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
       write(fmt::format("[{}] turn end: no handle left running", agent));
     for (auto& h : handles)
       write(fmt::format("[{}] turn end: `{}` ({}) was still running: {}{}", agent, h.id, h.tool,
-                        h.policy == "abort" ? "aborted" : h.policy,
-                        h.policy == "abort" || h.policy == "inquire:abort" || !h.state.stopped()
+                        h.outcome == turn_end_outcome::aborted ? "aborted" : to_string(h.outcome),
+                        !waited(h.outcome) || !h.state.stopped()
                           ? std::string{}
                           : " -> " + (h.state.ok ? shorten(trim_end(h.state.content)) : h.state.error.message)));
     for (auto& n : undelivered)

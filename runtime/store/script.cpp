@@ -8,6 +8,7 @@
 
 #include "config/toml_json.hpp"
 #include "messages/duration.hpp"
+#include "messages/json_codec.hpp"
 
 namespace jp {
 
@@ -111,8 +112,9 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
       if (!t)
         return r.fail(ak + ".on_turn_end", "expected a table: handle id = \"wait\" | \"abort\"");
       for (auto&& [id, v] : *t) {
-        auto answer = v.value<std::string>();
-        if (!answer || (*answer != "wait" && *answer != "abort"))
+        auto text = v.value<std::string>();
+        auto answer = text ? inquiry_answer_from(*text) : std::nullopt;
+        if (!answer)
           return r.fail(fmt::format("{}.on_turn_end.{}", ak, id.str()), "expected \"wait\" or \"abort\"");
         agent.on_turn_end[std::string(id.str())] = *answer;
       }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/child_spec.hpp"
 #include "messages/json.hpp"
 #include "messages/result.hpp"
 
@@ -26,7 +27,7 @@ struct ScriptAgent {
   std::vector<ScriptStep> steps;
   // [agents.on_turn_end]: the answers to the turn-end inquiry, handle id -> "wait" |
   // "abort" (for handles whose tool says on_turn_end = "inquire").
-  std::map<std::string, std::string> on_turn_end;
+  InquiryAnswers on_turn_end;
   // [agents.questions]: the assistant's answers to tools' questions whose target is
   // "assistant", question id -> answer (any TOML value, as JSON).
   std::map<std::string, Json> questions;
