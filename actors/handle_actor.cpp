@@ -30,6 +30,42 @@ constexpr size_t recent_text_bytes = 2048; // where a prompt is looked for
 
 using clock = std::chrono::steady_clock;
 
+/// Where the handle is in its life. The process runs until it exits; an abort adds
+/// the wait for its whole group to be gone, which the abort's answer waits for.
+enum class phase {
+  running,  // the process runs; nobody asked it to stop
+  stopping, // abort sent: SIGTERM, then SIGKILL after the grace; the process still runs
+  reaping,  // aborted and exited; the aborts wait until its whole group is gone
+  stopped,  // the final state is known and every abort is answered
+  retiring, // retired while reaping: quit once the group is gone
+};
+
+/// What moves a handle on: an abort asked, the process exited, its group is gone
+/// (only after an abort), the registry has the final state and lets it go.
+enum class event { abort, exit, gone, retire };
+
+/// Every transition of the lifecycle; an event a phase does not expect leaves it.
+/// `gone` follows `exit` (process.hpp: on_exit runs before on_gone), and the
+/// registry retires a handle only once it heard `stopped`.
+phase next(phase p, event e) {
+  switch (e) {
+    case event::abort:
+      return p == phase::running ? phase::stopping : p;
+    case event::exit:
+      return p == phase::running ? phase::stopped : p == phase::stopping ? phase::reaping : p;
+    case event::gone:
+      return p == phase::reaping || p == phase::retiring ? phase::stopped : p;
+    case event::retire:
+      return p == phase::reaping ? phase::retiring : p;
+  }
+  return p;
+}
+
+/// The process has exited: the final report is known.
+bool has_exited(phase p) {
+  return p != phase::running && p != phase::stopping;
+}
+
 /// A fetch or apply (or a spawn's first look) waiting for the output to settle.
 struct Look {
   caf::response_promise rp;
@@ -45,12 +81,9 @@ struct handle_state {
   std::shared_ptr<Process> proc;
   std::unique_ptr<OutputBuffer> out;
   std::string stdout_capture; // for structured output, while it fits the cap
-  bool stdout_overflow = false;
+  bool stdout_overflow = false; // the capture is given up for good, whatever the phase
   std::string stderr_tail;
-  bool exited = false;
-  bool aborting = false;
-  bool gone = false;
-  bool retired = false; // the registry has the final state; quit once aborts are answered
+  phase at = phase::running;
   // The control channel (fd 3): partial line, the question the tool waits on, and a
   // final state it declared (adopted when it exits).
   std::string control_line;
@@ -71,7 +104,9 @@ struct handle_state {
   std::vector<Look> looks;
   uint64_t output_seq = 0;
   clock::time_point last_output = clock::now();
-  bool probe_due = false;   // output since the last probe
+  // Bookkeeping of the settle timer, not of the lifecycle: output came since the
+  // last probe, and a tick is on its way.
+  bool probe_due = false;
   bool tick_pending = false;
 
   static inline const char* name = "jp.handle";
@@ -94,7 +129,7 @@ std::vector<std::string> last_lines(std::string_view text, size_t n) {
 }
 
 bool detects_input_wait(const handle_state& st) {
-  return !st.exited && st.proc && (st.spec.pty || st.prompt);
+  return !has_exited(st.at) && st.proc && (st.spec.pty || st.prompt);
 }
 
 /// What a waiting tool shows on its current line (its prompt), if anything: a line
@@ -179,7 +214,7 @@ bool quiet(const handle_state& st, clock::time_point now) {
 /// or its output settled (quiet) where the tool now waits for input, or, when that
 /// cannot be told, where some output came since the look began.
 bool look_done(const handle_state& st, const Look& look, clock::time_point now) {
-  if (st.exited || st.waiting || now >= look.deadline)
+  if (has_exited(st.at) || st.waiting || now >= look.deadline)
     return true;
   if (!quiet(st, now))
     return false;
@@ -194,7 +229,7 @@ void schedule_tick(handle_actor_t* self);
 void settle_looks(handle_actor_t* self) {
   auto& st = self->state;
   auto now = clock::now();
-  if (!st.exited && (st.probe_due || !st.looks.empty()) && quiet(st, now))
+  if (!has_exited(st.at) && (st.probe_due || !st.looks.empty()) && quiet(st, now))
     probe_input_wait(self);
   for (size_t i = 0; i < st.looks.size();) {
     if (!look_done(st, st.looks[i], now)) {
@@ -203,7 +238,7 @@ void settle_looks(handle_actor_t* self) {
     }
     auto look = std::move(st.looks[i]);
     st.looks.erase(st.looks.begin() + static_cast<std::ptrdiff_t>(i));
-    look.rp.deliver(st.exited ? with_screen(st, st.final, look.options)
+    look.rp.deliver(has_exited(st.at) ? with_screen(st, st.final, look.options)
                               : running_report(self, look.options));
   }
   schedule_tick(self);
@@ -212,7 +247,7 @@ void settle_looks(handle_actor_t* self) {
 /// One timer at a time: when output should have settled, or the next look's deadline.
 void schedule_tick(handle_actor_t* self) {
   auto& st = self->state;
-  if (st.tick_pending || st.exited)
+  if (st.tick_pending || has_exited(st.at))
     return;
   bool probe = st.probe_due && detects_input_wait(st);
   if (st.looks.empty() && !probe)
@@ -335,7 +370,7 @@ void adopt(handle_actor_t* self, std::string_view line) {
 // speaks the protocol, else plain text judged by the exit status.
 ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string content) {
   auto& st = self->state;
-  if (st.aborting && info.signaled) { // an exit of its own racing the abort is not one
+  if (st.at == phase::stopping && info.signaled) { // an exit of its own racing the abort is not one
     ToolError err{fmt::format("aborted ({})", info.describe()), last_lines(st.stderr_tail, trace_lines),
                   false};
     return ToolState::failure(std::move(err), std::move(content));
@@ -352,19 +387,40 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string co
   return ToolState::failure(std::move(err), std::move(content));
 }
 
-void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string spill) {
-  auto& st = self->state;
-  st.exited = true;
-  st.final = HandleReport{st.id, std::move(state), omitted, std::move(spill)};
-  st.proc.reset();
-  st.out->close();
-  self->send(st.registry, stopped_atom::value, st.final);
-}
-
 void deliver_aborts(handle_actor_t* self) {
   for (auto& rp : self->state.abort_waiters)
     rp.deliver(self->state.final);
   self->state.abort_waiters.clear();
+}
+
+/// The one place the phase changes, with what entering the new phase does: an abort
+/// starts the group's termination, a handle that is done answers its aborts, and a
+/// retired handle with nothing left to answer quits.
+void advance(handle_actor_t* self, event e) {
+  auto& st = self->state;
+  auto from = st.at;
+  // Retired with no abort waiting for the group: nothing is left to answer.
+  bool quit = e == event::retire && from != phase::reaping && from != phase::retiring;
+  st.at = next(from, e);
+  if (st.at == phase::stopping && from == phase::running) {
+    auto me = caf::actor_cast<caf::actor>(self);
+    st.proc->terminate(std::chrono::milliseconds(st.spec.grace_ms),
+                       [me] { caf::anon_send(me, gone_atom::value); });
+  }
+  if (e == event::gone && (from == phase::reaping || from == phase::retiring)) {
+    deliver_aborts(self);
+    quit = from == phase::retiring;
+  }
+  if (quit)
+    self->quit();
+}
+
+void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string spill) {
+  auto& st = self->state;
+  st.final = HandleReport{st.id, std::move(state), omitted, std::move(spill)};
+  st.proc.reset();
+  st.out->close();
+  self->send(st.registry, stopped_atom::value, st.final);
 }
 
 // Unique per handle ever started by this process: ids repeat across turns and agents.
@@ -414,6 +470,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   auto proc = spawn_process(*io, std::move(ps), std::move(events));
   if (!proc) {
     finish(self, ToolState::failure(ToolError{proc.error(), {}, false}), 0, {});
+    advance(self, event::exit);
   } else {
     st.proc = *proc;
     // If this actor dies, its process group goes with it.
@@ -423,7 +480,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   return {
     [self](output_atom, bool is_err, std::string& chunk) {
       auto& st = self->state;
-      if (st.exited)
+      if (has_exited(st.at))
         return;
       // The first output since the assistant last looked: the registry may notify.
       if (st.spec.notify_content && st.out->pending() == 0)
@@ -472,7 +529,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       auto& st = self->state;
       if (st.proc)
         st.proc->ack(chunk.size());
-      if (st.exited)
+      if (has_exited(st.at))
         return;
       st.control_line += chunk;
       for (auto nl = st.control_line.find('\n'); nl != std::string::npos; nl = st.control_line.find('\n')) {
@@ -486,7 +543,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
     },
     [self](exited_atom, bool signaled, int code, int signal) {
       auto& st = self->state;
-      if (st.exited)
+      if (has_exited(st.at))
         return;
       if (st.term_text)
         st.out->append(st.term_text->flush());
@@ -494,34 +551,23 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       auto taken = st.out->take();
       auto state = final_state(self, ExitInfo{signaled, code, signal}, std::move(taken.content));
       finish(self, std::move(state), taken.omitted, std::move(taken.spill_path));
+      advance(self, event::exit);
       settle_looks(self);
-      if (!st.aborting)
-        deliver_aborts(self);
     },
     [self](tick_atom) {
       self->state.tick_pending = false;
       settle_looks(self);
     },
     [self](peek_atom) { return last_line_of(self->state.recent); },
-    [self](retire_atom) {
-      // "gone" may still be on its way (the registry can hear "stopped" first): an
-      // abort waiting for it must get its answer before this actor goes.
-      self->state.retired = true;
-      if (self->state.abort_waiters.empty())
-        self->quit();
-    },
-    [self](gone_atom) {
-      self->state.gone = true;
-      if (self->state.exited)
-        deliver_aborts(self);
-      if (self->state.retired)
-        self->quit();
-    },
+    // "gone" may still be on its way (the registry can hear "stopped" first): an
+    // abort waiting for it gets its answer before this actor goes.
+    [self](retire_atom) { advance(self, event::retire); },
+    [self](gone_atom) { advance(self, event::gone); },
     [self](fetch_atom, const LookOptions& o) -> caf::result<HandleReport> {
       auto& st = self->state;
       if (auto err = look_error(st, o))
         return err;
-      if (st.exited)
+      if (has_exited(st.at))
         return with_screen(st, st.final, o);
       apply_resize(self, o);
       return look(self, o);
@@ -530,7 +576,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       auto& st = self->state;
       if (auto err = look_error(st, o))
         return err;
-      if (st.exited)
+      if (has_exited(st.at))
         return caf::make_error(caf::sec::runtime_error,
                                fmt::format("Handle `{}` has stopped; it takes no more input", st.id));
       if (!st.spec.stdin_pipe)
@@ -583,25 +629,18 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       // A one-shot run's question, answered by the turn: the tool reads it and runs on;
       // its output is left for the final result.
       auto& st = self->state;
-      if (st.exited || !st.waiting || !st.proc)
+      if (has_exited(st.at) || !st.waiting || !st.proc)
         return;
       st.waiting.reset();
       st.proc->write_stdin(answer_json + "\n");
     },
     [self](abort_atom) -> caf::result<HandleReport> {
       auto& st = self->state;
-      if (st.exited && !st.aborting)
-        return st.final;
-      if (st.exited && st.gone)
+      if (st.at == phase::stopped)
         return st.final;
       auto rp = self->make_response_promise<HandleReport>();
       st.abort_waiters.push_back(rp);
-      if (!st.aborting) {
-        st.aborting = true;
-        auto me = caf::actor_cast<caf::actor>(self);
-        st.proc->terminate(std::chrono::milliseconds(st.spec.grace_ms),
-                           [me] { caf::anon_send(me, gone_atom::value); });
-      }
+      advance(self, event::abort);
       return rp;
     },
   };
