@@ -5,20 +5,19 @@
 #include <cctype>
 #include <chrono>
 #include <optional>
-#include <regex>
 #include <fmt/format.h>
 
+#include "actors/control_channel.hpp"
+#include "actors/handle_terminal.hpp"
+#include "actors/input_watch.hpp"
+#include "actors/pipe_input.hpp"
 #include "messages/atoms.hpp"
 #include "messages/json.hpp"
 #include "messages/json_codec.hpp"
-#include "runtime/process/input_wait.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/output_buffer.hpp"
 #include "runtime/process/private_file.hpp"
 #include "runtime/process/process.hpp"
-#include "runtime/terminal/terminal_screen.hpp"
-#include "runtime/terminal/terminal_text.hpp"
-#include "runtime/terminal/typed_input.hpp"
 
 namespace jp {
 
@@ -26,9 +25,44 @@ namespace {
 
 constexpr size_t stderr_tail_bytes = 8 * 1024;
 constexpr size_t trace_lines = 20;
-constexpr size_t recent_text_bytes = 2048; // where a prompt is looked for
 
 using clock = std::chrono::steady_clock;
+
+/// Where the handle is in its life. The process runs until it exits; an abort adds
+/// the wait for its whole group to be gone, which the abort's answer waits for.
+enum class phase {
+  running,  // the process runs; nobody asked it to stop
+  stopping, // abort sent: SIGTERM, then SIGKILL after the grace; the process still runs
+  reaping,  // aborted and exited; the aborts wait until its whole group is gone
+  stopped,  // the final state is known and every abort is answered
+  retiring, // retired while reaping: quit once the group is gone
+};
+
+/// What moves a handle on: an abort asked, the process exited, its group is gone
+/// (only after an abort), the registry has the final state and lets it go.
+enum class event { abort, exit, gone, retire };
+
+/// Every transition of the lifecycle; an event a phase does not expect leaves it.
+/// `gone` follows `exit` (process.hpp: on_exit runs before on_gone), and the
+/// registry retires a handle only once it heard `stopped`.
+phase next(phase p, event e) {
+  switch (e) {
+    case event::abort:
+      return p == phase::running ? phase::stopping : p;
+    case event::exit:
+      return p == phase::running ? phase::stopped : p == phase::stopping ? phase::reaping : p;
+    case event::gone:
+      return p == phase::reaping || p == phase::retiring ? phase::stopped : p;
+    case event::retire:
+      return p == phase::reaping ? phase::retiring : p;
+  }
+  return p;
+}
+
+/// The process has exited: the final report is known.
+bool has_exited(phase p) {
+  return p != phase::running && p != phase::stopping;
+}
 
 /// A fetch or apply (or a spawn's first look) waiting for the output to settle.
 struct Look {
@@ -45,33 +79,22 @@ struct handle_state {
   std::shared_ptr<Process> proc;
   std::unique_ptr<OutputBuffer> out;
   std::string stdout_capture; // for structured output, while it fits the cap
-  bool stdout_overflow = false;
+  bool stdout_overflow = false; // the capture is given up for good, whatever the phase
   std::string stderr_tail;
-  bool exited = false;
-  bool aborting = false;
-  bool gone = false;
-  bool retired = false; // the registry has the final state; quit once aborts are answered
-  // The control channel (fd 3): partial line, the question the tool waits on, and a
-  // final state it declared (adopted when it exits).
-  std::string control_line;
-  std::optional<Question> waiting;
-  std::optional<ToolState> declared;
+  phase at = phase::running;
   HandleReport final;
   std::vector<caf::response_promise> abort_waiters;
-  // A terminal (io = pty): content is its output as plain text; the screen is
-  // rendered on request.
-  std::unique_ptr<TerminalText> term_text;
-  std::unique_ptr<TerminalScreen> screen;
-  // Knowing when the tool waits for input: its last lines of plain text (a prompt;
-  // the last line for live displays), the pattern that says so, and what the last
-  // probe found.
-  std::string recent;
-  std::optional<std::regex> prompt;
-  std::optional<Question> input_wait;
+  // The io mode's pieces: a terminal (io = pty), a control channel (io = control),
+  // neither for a plain pipe. Waiting for input is watched in every mode.
+  std::unique_ptr<HandleTerminal> term;
+  std::unique_ptr<ControlChannel> control;
+  InputWatch watch;
   std::vector<Look> looks;
   uint64_t output_seq = 0;
   clock::time_point last_output = clock::now();
-  bool probe_due = false;   // output since the last probe
+  // Bookkeeping of the settle timer, not of the lifecycle: output came since the
+  // last probe, and a tick is on its way.
+  bool probe_due = false;
   bool tick_pending = false;
 
   static inline const char* name = "jp.handle";
@@ -94,45 +117,29 @@ std::vector<std::string> last_lines(std::string_view text, size_t n) {
 }
 
 bool detects_input_wait(const handle_state& st) {
-  return !st.exited && st.proc && (st.spec.pty || st.prompt);
+  return !has_exited(st.at) && st.proc && st.watch.enabled();
 }
 
-/// What a waiting tool shows on its current line (its prompt), if anything: a line
-/// already ended is output, not a question.
-std::string current_line(std::string_view text) {
-  auto nl = text.rfind('\n');
-  auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
-  auto first = line.find_first_not_of(" \t");
-  if (first == std::string_view::npos)
-    return {};
-  auto last = line.find_last_not_of(" \t");
-  return sanitize_utf8(line.substr(first, last - first + 1));
-}
-
-/// The last non-empty line of `text`, at most 200 bytes of its end.
-std::string last_line_of(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
-    text.remove_suffix(1);
-  auto nl = text.find_last_of('\n');
-  auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
-  if (line.size() > 200)
-    line = line.substr(line.size() - 200);
-  return sanitize_utf8(line);
+/// The question the tool asked on its control channel, if any.
+const std::optional<Question>& asked(const handle_state& st) {
+  static const std::optional<Question> none;
+  return st.control ? st.control->question() : none;
 }
 
 /// The report of a look; with the screen when asked for (and there is one).
 HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptions& o) {
-  if (o.screen && st.screen)
-    r.screen = st.screen->render();
+  if (o.screen && st.term)
+    r.screen = st.term->render();
   return r;
 }
 
 HandleReport running_report(handle_actor_t* self, const LookOptions& o = {}) {
   auto& st = self->state;
   auto taken = st.out->take();
-  auto state = st.waiting      ? ToolState::waiting(*st.waiting, std::move(taken.content))
-               : st.input_wait ? ToolState::waiting(*st.input_wait, std::move(taken.content))
-                               : ToolState::running(std::move(taken.content));
+  auto& question = asked(st);
+  auto state = question         ? ToolState::waiting(*question, std::move(taken.content))
+               : st.watch.waiting ? ToolState::waiting(*st.watch.waiting, std::move(taken.content))
+                                  : ToolState::running(std::move(taken.content));
   return with_screen(st, {st.id, std::move(state), taken.omitted, std::move(taken.spill_path)}, o);
 }
 
@@ -140,15 +147,14 @@ HandleReport running_report(handle_actor_t* self, const LookOptions& o = {}) {
 /// longer does: the registry hears of it, for awaits and notifications.
 void set_input_wait(handle_actor_t* self, bool waiting) {
   auto& st = self->state;
-  if (waiting == st.input_wait.has_value())
+  if (waiting == st.watch.waiting.has_value())
     return;
   if (waiting) {
-    auto prompt = current_line(st.recent);
-    st.input_wait = Question{"input", prompt.empty() ? "waiting for input" : prompt, "", {}, ""};
+    st.watch.waiting = st.watch.question();
     // A look waiting now answers with it: no notification needed then.
-    self->send(st.registry, waiting_atom::value, st.id, *st.input_wait, !st.looks.empty());
+    self->send(st.registry, waiting_atom::value, st.id, *st.watch.waiting, !st.looks.empty());
   } else {
-    st.input_wait.reset();
+    st.watch.waiting.reset();
     self->send(st.registry, waiting_atom::value, st.id, Question{}, false);
   }
 }
@@ -158,17 +164,9 @@ void set_input_wait(handle_actor_t* self, bool waiting) {
 void probe_input_wait(handle_actor_t* self) {
   auto& st = self->state;
   st.probe_due = false;
-  if (!detects_input_wait(st) || st.waiting)
+  if (!detects_input_wait(st) || asked(st))
     return;
-  bool waiting = false;
-  if (st.prompt) {
-    auto nl = st.recent.rfind('\n');
-    waiting = std::regex_search(nl == std::string::npos ? st.recent : st.recent.substr(nl + 1),
-                                *st.prompt);
-  }
-  if (!waiting && st.spec.pty)
-    waiting = waits_for_input(st.proc->pid(), true);
-  set_input_wait(self, waiting);
+  set_input_wait(self, st.watch.probe(st.proc->pid()));
 }
 
 bool quiet(const handle_state& st, clock::time_point now) {
@@ -179,11 +177,11 @@ bool quiet(const handle_state& st, clock::time_point now) {
 /// or its output settled (quiet) where the tool now waits for input, or, when that
 /// cannot be told, where some output came since the look began.
 bool look_done(const handle_state& st, const Look& look, clock::time_point now) {
-  if (st.exited || st.waiting || now >= look.deadline)
+  if (has_exited(st.at) || asked(st) || now >= look.deadline)
     return true;
   if (!quiet(st, now))
     return false;
-  if (st.input_wait)
+  if (st.watch.waiting)
     return true;
   return !detects_input_wait(st) && st.output_seq > look.output_seq;
 }
@@ -194,7 +192,7 @@ void schedule_tick(handle_actor_t* self);
 void settle_looks(handle_actor_t* self) {
   auto& st = self->state;
   auto now = clock::now();
-  if (!st.exited && (st.probe_due || !st.looks.empty()) && quiet(st, now))
+  if (!has_exited(st.at) && (st.probe_due || !st.looks.empty()) && quiet(st, now))
     probe_input_wait(self);
   for (size_t i = 0; i < st.looks.size();) {
     if (!look_done(st, st.looks[i], now)) {
@@ -203,7 +201,7 @@ void settle_looks(handle_actor_t* self) {
     }
     auto look = std::move(st.looks[i]);
     st.looks.erase(st.looks.begin() + static_cast<std::ptrdiff_t>(i));
-    look.rp.deliver(st.exited ? with_screen(st, st.final, look.options)
+    look.rp.deliver(has_exited(st.at) ? with_screen(st, st.final, look.options)
                               : running_report(self, look.options));
   }
   schedule_tick(self);
@@ -212,7 +210,7 @@ void settle_looks(handle_actor_t* self) {
 /// One timer at a time: when output should have settled, or the next look's deadline.
 void schedule_tick(handle_actor_t* self) {
   auto& st = self->state;
-  if (st.tick_pending || st.exited)
+  if (st.tick_pending || has_exited(st.at))
     return;
   bool probe = st.probe_due && detects_input_wait(st);
   if (st.looks.empty() && !probe)
@@ -233,7 +231,7 @@ void schedule_tick(handle_actor_t* self) {
 caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o) {
   auto& st = self->state;
   auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
-  if (wait <= 0 || st.waiting || (st.input_wait && quiet(st, clock::now())))
+  if (wait <= 0 || asked(st) || (st.watch.waiting && quiet(st, clock::now())))
     return running_report(self, o);
   auto rp = self->make_response_promise<HandleReport>();
   st.looks.push_back(Look{rp, o, clock::now() + std::chrono::milliseconds(wait), st.output_seq});
@@ -242,7 +240,7 @@ caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o) {
 }
 
 caf::error look_error(const handle_state& st, const LookOptions& o) {
-  if ((o.screen || o.rows > 0) && !st.spec.pty)
+  if ((o.screen || o.rows > 0) && !st.term)
     return caf::make_error(caf::sec::runtime_error,
                            fmt::format("Handle `{}` ({}) has no terminal: `screen`, `rows` and "
                                        "`cols` are for tools with io = \"pty\"",
@@ -252,96 +250,41 @@ caf::error look_error(const handle_state& st, const LookOptions& o) {
 
 void apply_resize(handle_actor_t* self, const LookOptions& o) {
   auto& st = self->state;
-  if (o.rows <= 0 || !st.spec.pty)
+  if (o.rows <= 0 || !st.term)
     return;
   st.spec.rows = o.rows;
   st.spec.cols = o.cols;
-  if (st.screen)
-    st.screen->resize(o.rows, o.cols);
+  st.term->resize(o.rows, o.cols);
   if (st.proc)
     st.proc->resize(o.rows, o.cols);
 }
 
-/// What typing `input` into a terminal sends: text with escapes (\n, \t, \x1b,
-/// ...), or named keys.
-Result<std::string> typed_bytes(handle_state& st, const Json& input) {
-  if (input.is_string())
-    return unescape_typed_text(input.as_string());
-  if (input.is_object()) {
-    std::string bytes;
-    auto* text = input.find("text");
-    auto* keys = input.find("keys");
-    bool only_known = input.as_object().size() == (text ? 1u : 0u) + (keys ? 1u : 0u);
-    if (only_known && (text || keys)) {
-      if (text && !text->is_string())
-        return Error{"`input.text` must be a string"};
-      if (text)
-        bytes = unescape_typed_text(text->as_string());
-      if (keys) {
-        std::vector<std::string> names;
-        if (keys->is_array())
-          for (auto& k : keys->as_array())
-            if (k.is_string())
-              names.push_back(k.as_string());
-        if (!keys->is_array() || names.size() != keys->as_array().size())
-          return Error{"`input.keys` must be an array of key names, e.g. [\"Up\", \"Enter\", \"C-c\"]"};
-        auto encoded = st.screen->encode_keys(names);
-        if (!encoded)
-          return Error{encoded.error()};
-        bytes += *encoded;
-      }
-      return bytes;
-    }
-  }
-  return Error{fmt::format("a terminal takes `input` as text (escapes such as \\n, \\t, \\x1b "
-                           "work) or as {{\"keys\": [\"Up\", \"Enter\", \"C-c\"]}} (optionally "
-                           "with \"text\" typed first), got {}",
-                           input.type_name())};
-}
-
-/// One ToolState line from the control channel: waiting asks (the registry hears
-/// of it), running adds content, stopped is the result the exit will report.
-void adopt(handle_actor_t* self, std::string_view line) {
+/// One step of the control channel: a question ends a wait (the registry hears of
+/// it), content is output.
+void adopt(handle_actor_t* self, const ControlChannel::Step& step) {
   auto& st = self->state;
-  auto state = parse_tool_output(line);
-  if (!state) {
-    st.stderr_tail += fmt::format("[control channel] ignored a line that is not a ToolState: {}\n",
-                                  state.error());
-    return;
+  st.stderr_tail += step.note;
+  if (step.answer && st.proc)
+    st.proc->write_stdin(*step.answer);
+  if (step.asks) {
+    self->send(st.registry, waiting_atom::value, st.id, *st.control->question(), !st.looks.empty());
+    settle_looks(self);
   }
-  switch (state->kind) {
-    case state_kind::waiting:
-      // A question the config answers is answered at once: nobody is asked.
-      if (auto it = st.spec.fixed_answers.find(state->question.id); it != st.spec.fixed_answers.end()) {
-        if (st.proc)
-          st.proc->write_stdin(it->second + "\n");
-        break;
-      }
-      st.waiting = state->question;
-      self->send(st.registry, waiting_atom::value, st.id, state->question, !st.looks.empty());
-      settle_looks(self); // a question ends a wait
-      break;
-    case state_kind::running:
-      break;
-    case state_kind::stopped:
-      st.declared = *state;
-      break;
-  }
-  if (!state->content.empty() && state->kind != state_kind::stopped)
-    st.out->append(state->content);
+  if (!step.content.empty())
+    st.out->append(step.content);
 }
 
 // The final state once the process ended: what the tool said on stdout when it
 // speaks the protocol, else plain text judged by the exit status.
 ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string content) {
   auto& st = self->state;
-  if (st.aborting && info.signaled) { // an exit of its own racing the abort is not one
+  if (st.at == phase::stopping && info.signaled) { // an exit of its own racing the abort is not one
     ToolError err{fmt::format("aborted ({})", info.describe()), last_lines(st.stderr_tail, trace_lines),
                   false};
     return ToolState::failure(std::move(err), std::move(content));
   }
-  if (st.declared)
-    return *st.declared;
+  if (st.control && st.control->declared())
+    return *st.control->declared();
   if (st.spec.structured_output && !st.stdout_overflow) {
     if (auto parsed = parse_tool_output(st.stdout_capture); parsed.ok())
       return *parsed;
@@ -352,19 +295,40 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string co
   return ToolState::failure(std::move(err), std::move(content));
 }
 
-void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string spill) {
-  auto& st = self->state;
-  st.exited = true;
-  st.final = HandleReport{st.id, std::move(state), omitted, std::move(spill)};
-  st.proc.reset();
-  st.out->close();
-  self->send(st.registry, stopped_atom::value, st.final);
-}
-
 void deliver_aborts(handle_actor_t* self) {
   for (auto& rp : self->state.abort_waiters)
     rp.deliver(self->state.final);
   self->state.abort_waiters.clear();
+}
+
+/// The one place the phase changes, with what entering the new phase does: an abort
+/// starts the group's termination, a handle that is done answers its aborts, and a
+/// retired handle with nothing left to answer quits.
+void advance(handle_actor_t* self, event e) {
+  auto& st = self->state;
+  auto from = st.at;
+  // Retired with no abort waiting for the group: nothing is left to answer.
+  bool quit = e == event::retire && from != phase::reaping && from != phase::retiring;
+  st.at = next(from, e);
+  if (st.at == phase::stopping && from == phase::running) {
+    auto me = caf::actor_cast<caf::actor>(self);
+    st.proc->terminate(std::chrono::milliseconds(st.spec.grace_ms),
+                       [me] { caf::anon_send(me, gone_atom::value); });
+  }
+  if (e == event::gone && (from == phase::reaping || from == phase::retiring)) {
+    deliver_aborts(self);
+    quit = from == phase::retiring;
+  }
+  if (quit)
+    self->quit();
+}
+
+void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string spill) {
+  auto& st = self->state;
+  st.final = HandleReport{st.id, std::move(state), omitted, std::move(spill)};
+  st.proc.reset();
+  st.out->close();
+  self->send(st.registry, stopped_atom::value, st.final);
 }
 
 // Unique per handle ever started by this process: ids repeat across turns and agents.
@@ -387,17 +351,11 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   st.registry = std::move(registry);
   st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, spill_path(st.spec, st.id), st.spec.spill_root,
                                           SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes});
-  if (st.spec.pty) {
-    st.term_text = std::make_unique<TerminalText>();
-    st.screen = std::make_unique<TerminalScreen>(st.spec.rows, st.spec.cols);
-  }
-  if (!st.spec.prompt_pattern.empty()) {
-    try {
-      st.prompt.emplace(st.spec.prompt_pattern);
-    } catch (const std::regex_error&) {
-      // Checked when the config was loaded; a spec from elsewhere just has none.
-    }
-  }
+  if (st.spec.pty)
+    st.term = std::make_unique<HandleTerminal>(st.spec.rows, st.spec.cols);
+  else if (st.spec.control_channel) // the process opens fd 3 only without a pty
+    st.control = std::make_unique<ControlChannel>(st.spec.output_cap, st.spec.fixed_answers);
+  st.watch = InputWatch(st.spec.prompt_pattern, st.spec.pty);
   auto me = caf::actor_cast<caf::actor>(self);
   ProcessEvents events;
   events.on_output = [me](stream_kind s, std::string_view chunk) {
@@ -414,6 +372,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   auto proc = spawn_process(*io, std::move(ps), std::move(events));
   if (!proc) {
     finish(self, ToolState::failure(ToolError{proc.error(), {}, false}), 0, {});
+    advance(self, event::exit);
   } else {
     st.proc = *proc;
     // If this actor dies, its process group goes with it.
@@ -423,31 +382,23 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   return {
     [self](output_atom, bool is_err, std::string& chunk) {
       auto& st = self->state;
-      if (st.exited)
+      if (has_exited(st.at))
         return;
       // The first output since the assistant last looked: the registry may notify.
       if (st.spec.notify_content && st.out->pending() == 0)
         self->send(st.registry, content_atom::value, st.id);
       std::string_view text = chunk;
-      std::string plain;
-      if (st.spec.pty) {
-        st.screen->feed(chunk);
-        // A program asking the terminal (cursor position, ...) waits for the answer.
-        if (auto replies = st.screen->take_replies(); !replies.empty() && st.proc)
-          st.proc->write_stdin(std::move(replies));
-        plain = st.term_text->feed(chunk);
-        text = plain;
+      HandleTerminal::Fed fed;
+      if (st.term) {
+        fed = st.term->feed(chunk);
+        if (!fed.replies.empty() && st.proc)
+          st.proc->write_stdin(std::move(fed.replies));
+        text = fed.text;
       }
       st.out->append(text);
       ++st.output_seq;
       st.last_output = clock::now();
-      // Only the tail can hold a prompt or the last line: never copy a whole big chunk.
-      if (text.size() >= recent_text_bytes)
-        st.recent.assign(text.substr(text.size() - recent_text_bytes));
-      else
-        st.recent += text;
-      if (st.recent.size() > 2 * recent_text_bytes)
-        st.recent.erase(0, st.recent.size() - recent_text_bytes);
+      st.watch.saw(text);
       if (detects_input_wait(st)) {
         st.probe_due = true;
         set_input_wait(self, false); // it talks: whatever it waited for came
@@ -472,56 +423,39 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       auto& st = self->state;
       if (st.proc)
         st.proc->ack(chunk.size());
-      if (st.exited)
+      if (has_exited(st.at) || !st.control)
         return;
-      st.control_line += chunk;
-      for (auto nl = st.control_line.find('\n'); nl != std::string::npos; nl = st.control_line.find('\n')) {
-        auto line = st.control_line.substr(0, nl);
-        st.control_line.erase(0, nl + 1);
-        if (line.find_first_not_of(" \t\r") != std::string::npos)
-          adopt(self, line);
-      }
-      if (st.control_line.size() > st.spec.output_cap) // a line that never ends
-        st.control_line.clear();
+      st.control->feed(chunk);
+      while (auto step = st.control->next())
+        adopt(self, *step);
     },
     [self](exited_atom, bool signaled, int code, int signal) {
       auto& st = self->state;
-      if (st.exited)
+      if (has_exited(st.at))
         return;
-      if (st.term_text)
-        st.out->append(st.term_text->flush());
+      if (st.term)
+        st.out->append(st.term->flush());
       st.out->close(); // first: the report says whether its spill file was written whole
       auto taken = st.out->take();
       auto state = final_state(self, ExitInfo{signaled, code, signal}, std::move(taken.content));
       finish(self, std::move(state), taken.omitted, std::move(taken.spill_path));
+      advance(self, event::exit);
       settle_looks(self);
-      if (!st.aborting)
-        deliver_aborts(self);
     },
     [self](tick_atom) {
       self->state.tick_pending = false;
       settle_looks(self);
     },
-    [self](peek_atom) { return last_line_of(self->state.recent); },
-    [self](retire_atom) {
-      // "gone" may still be on its way (the registry can hear "stopped" first): an
-      // abort waiting for it must get its answer before this actor goes.
-      self->state.retired = true;
-      if (self->state.abort_waiters.empty())
-        self->quit();
-    },
-    [self](gone_atom) {
-      self->state.gone = true;
-      if (self->state.exited)
-        deliver_aborts(self);
-      if (self->state.retired)
-        self->quit();
-    },
+    [self](peek_atom) { return self->state.watch.last_line(); },
+    // "gone" may still be on its way (the registry can hear "stopped" first): an
+    // abort waiting for it gets its answer before this actor goes.
+    [self](retire_atom) { advance(self, event::retire); },
+    [self](gone_atom) { advance(self, event::gone); },
     [self](fetch_atom, const LookOptions& o) -> caf::result<HandleReport> {
       auto& st = self->state;
       if (auto err = look_error(st, o))
         return err;
-      if (st.exited)
+      if (has_exited(st.at))
         return with_screen(st, st.final, o);
       apply_resize(self, o);
       return look(self, o);
@@ -530,30 +464,28 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       auto& st = self->state;
       if (auto err = look_error(st, o))
         return err;
-      if (st.exited)
+      if (has_exited(st.at))
         return caf::make_error(caf::sec::runtime_error,
                                fmt::format("Handle `{}` has stopped; it takes no more input", st.id));
       if (!st.spec.stdin_pipe)
         return caf::make_error(caf::sec::runtime_error,
                                fmt::format("Handle `{}` ({}) does not read input", st.id, st.spec.tool));
-      auto input = Json::parse(input_json);
       std::string bytes;
-      if (st.spec.pty && !st.waiting) {
-        auto typed = typed_bytes(st, input.ok() ? *input : Json(input_json));
+      if (st.term) {
+        auto input = Json::parse(input_json);
+        auto typed = st.term->typed_bytes(input.ok() ? *input : Json(input_json));
         if (!typed)
           return caf::make_error(caf::sec::runtime_error,
                                  fmt::format("Handle `{}`: {}", st.id, typed.error()));
         bytes = std::move(*typed);
-      } else if (st.waiting) {
-        // The answer to the pending question, as one JSON line (the control channel's
-        // other half); the tool runs on.
-        bytes = (input.ok() ? input->dump() : Json(input_json).dump()) + "\n";
-        st.waiting.reset();
+      } else if (asked(st)) {
+        // The answer to the pending question (the control channel's other half); the
+        // tool runs on.
+        bytes = ControlChannel::answer_line(input_json);
+        st.control->answered();
         self->send(st.registry, waiting_atom::value, st.id, Question{}, false);
-      } else if (input.ok() && input->is_string()) {
-        bytes = input->as_string();
       } else {
-        bytes = (input.ok() ? input->dump() : input_json) + "\n";
+        bytes = pipe_input(input_json);
       }
       auto size = bytes.size();
       if (!st.proc->write_stdin(std::move(bytes))) {
@@ -583,25 +515,18 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       // A one-shot run's question, answered by the turn: the tool reads it and runs on;
       // its output is left for the final result.
       auto& st = self->state;
-      if (st.exited || !st.waiting || !st.proc)
+      if (has_exited(st.at) || !asked(st) || !st.proc)
         return;
-      st.waiting.reset();
+      st.control->answered();
       st.proc->write_stdin(answer_json + "\n");
     },
     [self](abort_atom) -> caf::result<HandleReport> {
       auto& st = self->state;
-      if (st.exited && !st.aborting)
-        return st.final;
-      if (st.exited && st.gone)
+      if (st.at == phase::stopped)
         return st.final;
       auto rp = self->make_response_promise<HandleReport>();
       st.abort_waiters.push_back(rp);
-      if (!st.aborting) {
-        st.aborting = true;
-        auto me = caf::actor_cast<caf::actor>(self);
-        st.proc->terminate(std::chrono::milliseconds(st.spec.grace_ms),
-                           [me] { caf::anon_send(me, gone_atom::value); });
-      }
+      advance(self, event::abort);
       return rp;
     },
   };

@@ -1,0 +1,57 @@
+#include "actors/control_channel.hpp"
+
+#include <fmt/format.h>
+
+#include "messages/json.hpp"
+#include "messages/json_codec.hpp"
+
+namespace jp {
+
+std::optional<ControlChannel::Step> ControlChannel::next() {
+  for (auto nl = line_.find('\n'); nl != std::string::npos; nl = line_.find('\n')) {
+    auto line = line_.substr(0, nl);
+    line_.erase(0, nl + 1);
+    if (line.find_first_not_of(" \t\r") != std::string::npos)
+      return read(line);
+  }
+  if (line_.size() > line_cap_) // a line that never ends
+    line_.clear();
+  return std::nullopt;
+}
+
+/// waiting asks (unless the config answers), running adds content, stopped is the
+/// result the exit will report.
+ControlChannel::Step ControlChannel::read(std::string_view line) {
+  Step step;
+  auto state = parse_tool_output(line);
+  if (!state) {
+    step.note = fmt::format("[control channel] ignored a line that is not a ToolState: {}\n", state.error());
+    return step;
+  }
+  switch (state->kind) {
+    case state_kind::waiting:
+      // A question the config answers is answered at once: nobody is asked.
+      if (auto it = fixed_answers_.find(state->question.id); it != fixed_answers_.end()) {
+        step.answer = it->second + "\n";
+        break;
+      }
+      question_ = state->question;
+      step.asks = true;
+      break;
+    case state_kind::running:
+      break;
+    case state_kind::stopped:
+      declared_ = *state;
+      break;
+  }
+  if (!state->content.empty() && state->kind != state_kind::stopped)
+    step.content = std::move(state->content);
+  return step;
+}
+
+std::string ControlChannel::answer_line(const std::string& input_json) {
+  auto input = Json::parse(input_json);
+  return (input.ok() ? input->dump() : Json(input_json).dump()) + "\n";
+}
+
+} // namespace jp

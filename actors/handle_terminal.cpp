@@ -1,0 +1,55 @@
+#include "actors/handle_terminal.hpp"
+
+#include <fmt/format.h>
+#include <vector>
+
+#include "runtime/terminal/typed_input.hpp"
+
+namespace jp {
+
+HandleTerminal::HandleTerminal(int rows, int cols) : screen_(rows, cols) {
+}
+
+HandleTerminal::Fed HandleTerminal::feed(std::string_view chunk) {
+  screen_.feed(chunk);
+  // A program asking the terminal (cursor position, ...) waits for the answer.
+  auto replies = screen_.take_replies();
+  return {text_.feed(chunk), std::move(replies)};
+}
+
+Result<std::string> HandleTerminal::typed_bytes(const Json& input) {
+  if (input.is_string())
+    return unescape_typed_text(input.as_string());
+  if (input.is_object()) {
+    std::string bytes;
+    auto* text = input.find("text");
+    auto* keys = input.find("keys");
+    bool only_known = input.as_object().size() == (text ? 1u : 0u) + (keys ? 1u : 0u);
+    if (only_known && (text || keys)) {
+      if (text && !text->is_string())
+        return Error{"`input.text` must be a string"};
+      if (text)
+        bytes = unescape_typed_text(text->as_string());
+      if (keys) {
+        std::vector<std::string> names;
+        if (keys->is_array())
+          for (auto& k : keys->as_array())
+            if (k.is_string())
+              names.push_back(k.as_string());
+        if (!keys->is_array() || names.size() != keys->as_array().size())
+          return Error{"`input.keys` must be an array of key names, e.g. [\"Up\", \"Enter\", \"C-c\"]"};
+        auto encoded = screen_.encode_keys(names);
+        if (!encoded)
+          return Error{encoded.error()};
+        bytes += *encoded;
+      }
+      return bytes;
+    }
+  }
+  return Error{fmt::format("a terminal takes `input` as text (escapes such as \\n, \\t, \\x1b "
+                           "work) or as {{\"keys\": [\"Up\", \"Enter\", \"C-c\"]}} (optionally "
+                           "with \"text\" typed first), got {}",
+                           input.type_name())};
+}
+
+} // namespace jp

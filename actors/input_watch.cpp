@@ -1,0 +1,73 @@
+#include "actors/input_watch.hpp"
+
+#include "messages/json.hpp"
+#include "runtime/process/input_wait.hpp"
+
+namespace jp {
+
+namespace {
+
+constexpr size_t recent_text_bytes = 2048; // where a prompt is looked for
+
+/// What a waiting tool shows on its current line (its prompt), if anything: a line
+/// already ended is output, not a question.
+std::string current_line(std::string_view text) {
+  auto nl = text.rfind('\n');
+  auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
+  auto first = line.find_first_not_of(" \t");
+  if (first == std::string_view::npos)
+    return {};
+  auto last = line.find_last_not_of(" \t");
+  return sanitize_utf8(line.substr(first, last - first + 1));
+}
+
+} // namespace
+
+InputWatch::InputWatch(const std::string& prompt_pattern, bool terminal) : terminal_(terminal) {
+  if (!prompt_pattern.empty()) {
+    try {
+      prompt_.emplace(prompt_pattern);
+    } catch (const std::regex_error&) {
+      // Checked when the config was loaded; a spec from elsewhere just has none.
+    }
+  }
+}
+
+void InputWatch::saw(std::string_view text) {
+  // Only the tail can hold a prompt or the last line: never copy a whole big chunk.
+  if (text.size() >= recent_text_bytes)
+    recent_.assign(text.substr(text.size() - recent_text_bytes));
+  else
+    recent_ += text;
+  if (recent_.size() > 2 * recent_text_bytes)
+    recent_.erase(0, recent_.size() - recent_text_bytes);
+}
+
+bool InputWatch::probe(pid_t pid) const {
+  bool waits = false;
+  if (prompt_) {
+    auto nl = recent_.rfind('\n');
+    waits = std::regex_search(nl == std::string::npos ? recent_ : recent_.substr(nl + 1), *prompt_);
+  }
+  if (!waits && terminal_)
+    waits = waits_for_input(pid, true);
+  return waits;
+}
+
+Question InputWatch::question() const {
+  auto prompt = current_line(recent_);
+  return Question{"input", prompt.empty() ? "waiting for input" : prompt, "", {}, ""};
+}
+
+std::string InputWatch::last_line() const {
+  std::string_view text = recent_;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+    text.remove_suffix(1);
+  auto nl = text.find_last_of('\n');
+  auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
+  if (line.size() > 200)
+    line = line.substr(line.size() - 200);
+  return sanitize_utf8(line);
+}
+
+} // namespace jp
