@@ -40,6 +40,7 @@ struct loop_state {
   caf::response_promise done;
   std::vector<ChatMessage> messages;
   Response response;
+  int turn_number = 0;        // this turn's, counting the conversation's turns from 1
   int responses = 0;          // responses of this turn so far
   uint64_t stream_gen = 0;    // events of an abandoned stream are dropped
   std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
@@ -323,11 +324,9 @@ void finish_turn(loop_actor_t* self) {
           for (auto& id : waited)
             all.push(Json(id));
           args.set("all", std::move(all));
-          ToolCall call{fmt::format("turn_end_await_{}_{}", st.responses,
-                                    std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      std::chrono::system_clock::now().time_since_epoch())
-                                      .count()),
-                        "await", args.dump()};
+          // Once per turn, so the turn and its response number make the id unique in
+          // the conversation (providers refuse a history with two calls of one id).
+          ToolCall call{fmt::format("turn_end_await_{}_{}", st.turn_number, st.responses), "await", args.dump()};
           record(self, ChatResponseEvent{"", {call}, "turn_end_inquiry"});
           record(self, ToolCallRequestEvent{call});
           auto cap = st.ctx.config->runtime.response_cap_bytes;
@@ -435,13 +434,18 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       // Notifications the last turn could not deliver ride with this prompt (an
       // event that cannot be read is passed over).
       TurnStartEvent start{prompt, st.ctx.model, {}};
+      bool in_last_turn = true;
       for (auto it = history.rbegin(); it != history.rend(); ++it) {
         auto event = conversation_event_from(*it);
-        if (event && std::holds_alternative<TurnStartEvent>(*event))
-          break;
-        if (auto* note = event ? std::get_if<SystemNotificationEvent>(&*event) : nullptr; note && !note->delivered)
+        if (event && std::holds_alternative<TurnStartEvent>(*event)) {
+          in_last_turn = false;
+          ++st.turn_number;
+        } else if (auto* note = event ? std::get_if<SystemNotificationEvent>(&*event) : nullptr;
+                   note && in_last_turn && !note->delivered) {
           start.notifications.insert(start.notifications.begin(), note->notification);
+        }
       }
+      ++st.turn_number; // this one
       st.messages = messages_of(history);
       std::string text = prompt;
       if (!start.notifications.empty())
