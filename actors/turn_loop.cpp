@@ -9,6 +9,7 @@
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
+#include "messages/conversation_event_codec.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/response_cap.hpp"
 
@@ -39,6 +40,7 @@ struct loop_state {
   caf::response_promise done;
   std::vector<ChatMessage> messages;
   Response response;
+  int turn_number = 0;        // this turn's, counting the conversation's turns from 1
   int responses = 0;          // responses of this turn so far
   uint64_t stream_gen = 0;    // events of an abandoned stream are dropped
   std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
@@ -62,25 +64,19 @@ double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-/// Records an event; a store that fails makes the turn fail (nothing is lost silently).
 /// Records an event. The first append that fails ends the recording of this turn
 /// (nothing later is recorded: the store must not hold events whose causes it lost)
 /// and the turn itself, with the error.
-void record(loop_actor_t* self, Json event) {
+void record(loop_actor_t* self, const ConversationEvent& event) {
   auto& st = self->state;
   if (!st.ctx.store || st.store_failed)
     return;
-  if (auto s = st.ctx.store->append(st.ctx.conversation_id, event); !s) {
+  if (auto s = st.ctx.store->append(st.ctx.conversation_id, to_json(event)); !s) {
     st.store_failed = true;
     st.error = fmt::format("cannot record the conversation: {}; the turn ended there and nothing "
                            "after it was recorded",
                            s.error);
   }
-}
-
-Json call_json(const ToolCall& c) {
-  auto args = Json::parse(c.arguments);
-  return Json::object().set("id", c.id).set("name", c.name).set("arguments", args ? *args : Json(c.arguments));
 }
 
 std::string notifications_block(const std::vector<Notification>& notes) {
@@ -122,13 +118,9 @@ void on_tick(loop_actor_t* self) {
 void record_unanswered(loop_actor_t* self) {
   auto& st = self->state;
   for (auto& [id, name] : st.unanswered)
-    record(self, Json::object()
-                   .set("event", "tool_call_response")
-                   .set("id", id)
-                   .set("name", name)
-                   .set("ok", false)
-                   .set("content", "interrupted: the turn ended while this call ran, before it "
-                                   "answered; whatever it started was ended with the turn"));
+    record(self, ToolCallResponseEvent{id, name, false,
+                                       "interrupted: the turn ended while this call ran, before it "
+                                       "answered; whatever it started was ended with the turn"});
   st.unanswered.clear();
 }
 
@@ -148,19 +140,10 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
   if (st.ctx.renderer)
     st.ctx.renderer->flush();
   auto& r = st.response;
-  auto event = Json::object().set("event", "chat_response").set("text", r.text);
   // A cut response keeps its text; its tool calls never run (and are not kept).
   bool cut = st.interrupted || !err.empty();
-  auto calls = Json::array();
-  if (!cut)
-    for (auto& c : r.calls)
-      calls.push(call_json(c));
-  event.set("tool_calls", std::move(calls)).set("finish_reason", r.finish_reason);
-  if (st.interrupted)
-    event.set("interrupted", true);
-  else if (!err.empty())
-    event.set("error", err);
-  record(self, std::move(event));
+  record(self, ChatResponseEvent{r.text, cut ? std::vector<ToolCall>{} : r.calls, r.finish_reason, st.interrupted,
+                                 st.interrupted ? std::string() : err});
   ChatMessage said{chat_role::assistant, r.text, cut ? std::vector<ToolCall>{} : r.calls};
   if (!said.text.empty() || !said.tool_calls.empty())
     st.messages.push_back(said);
@@ -198,7 +181,7 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
     auto& st = self->state;
     for (size_t i = 0; i < calls_now->size(); ++i) {
       auto& c = (*calls_now)[i];
-      record(self, call_json(c).set("event", "tool_call_request"));
+      record(self, ToolCallRequestEvent{c});
       if (st.ctx.observer)
         st.ctx.observer->tool_call(n, static_cast<int>(i), c);
       auto t0 = clock_type::now();
@@ -207,12 +190,7 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
         auto& st = self->state;
         // Recorded as it finishes: an interrupt later must not undo what it did.
         st.unanswered.erase(id);
-        record(self, Json::object()
-                       .set("event", "tool_call_response")
-                       .set("id", id)
-                       .set("name", name)
-                       .set("ok", r.ok)
-                       .set("content", r.content));
+        record(self, ToolCallResponseEvent{id, name, r.ok, r.content});
         for (auto& note : r.notifications)
           if (st.ctx.observer)
             st.ctx.observer->notification(note);
@@ -253,7 +231,7 @@ void request_response(loop_actor_t* self) {
     auto& st = self->state;
     if (!notes.empty()) {
       for (auto& n : notes) {
-        record(self, to_json(n).set("event", "system_notification").set("delivered", true));
+        record(self, SystemNotificationEvent{n, true});
         if (st.ctx.observer)
           st.ctx.observer->notification(n);
       }
@@ -277,10 +255,7 @@ void send_request(loop_actor_t* self) {
   req.max_tokens = st.ctx.max_tokens;
   req.messages = st.messages;
   req.tools_json = tool_declarations(*st.ctx.config, st.ctx.tool_dialect).dump();
-  record(self, Json::object()
-                 .set("event", "chat_request")
-                 .set("model", req.model)
-                 .set("messages", static_cast<int64_t>(req.messages.size())));
+  record(self, ChatRequestEvent{req.model, static_cast<int64_t>(req.messages.size())});
   if (st.store_failed) { // what the provider answers could not be kept
     st.streaming = false;
     return finish_turn(self);
@@ -349,25 +324,14 @@ void finish_turn(loop_actor_t* self) {
           for (auto& id : waited)
             all.push(Json(id));
           args.set("all", std::move(all));
-          ToolCall call{fmt::format("turn_end_await_{}_{}", st.responses,
-                                    std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      std::chrono::system_clock::now().time_since_epoch())
-                                      .count()),
-                        "await", args.dump()};
-          record(self, Json::object()
-                         .set("event", "chat_response")
-                         .set("text", "")
-                         .set("tool_calls", Json(JsonArray{call_json(call)}))
-                         .set("finish_reason", "turn_end_inquiry"));
-          record(self, call_json(call).set("event", "tool_call_request"));
+          // Once per turn, so the turn and its response number make the id unique in
+          // the conversation (providers refuse a history with two calls of one id).
+          ToolCall call{fmt::format("turn_end_await_{}_{}", st.turn_number, st.responses), "await", args.dump()};
+          record(self, ChatResponseEvent{"", {call}, "turn_end_inquiry"});
+          record(self, ToolCallRequestEvent{call});
           auto cap = st.ctx.config->runtime.response_cap_bytes;
           auto content = await_result_text(cap_response(std::move(result), cap));
-          record(self, Json::object()
-                         .set("event", "tool_call_response")
-                         .set("id", call.id)
-                         .set("name", call.name)
-                         .set("ok", true)
-                         .set("content", content));
+          record(self, ToolCallResponseEvent{call.id, call.name, true, content});
           st.messages.push_back(ChatMessage{chat_role::assistant, "", {call}});
           st.messages.push_back(ChatMessage{chat_role::tool, content, {}, call.id, call.name});
           st.ending = false;
@@ -388,17 +352,9 @@ void finish_turn(loop_actor_t* self) {
                                            fmt::format("Handle `{}` ({}) {}", h.id, h.tool, what), h.id});
             }
             for (auto& n : carry)
-              record(self, to_json(n).set("event", "system_notification"));
+              record(self, SystemNotificationEvent{n});
             record_unanswered(self); // before turn_end: the turn's record is complete
-            auto list = Json::array();
-            for (auto& h : handles)
-              list.push(turn_end_json(h));
-            auto event = Json::object().set("event", "turn_end").set("handles", std::move(list));
-            if (st.interrupted)
-              event.set("interrupted", true);
-            if (!st.error.empty())
-              event.set("error", st.error);
-            record(self, std::move(event));
+            record(self, TurnEndEvent{handles, st.interrupted, st.error});
             if (st.ctx.observer)
               st.ctx.observer->turn_end(handles, undelivered, st.error);
             conclude(self);
@@ -409,7 +365,7 @@ void finish_turn(loop_actor_t* self) {
         if (st.error.empty() && !st.interrupted) // an interrupted inquiry is no failure
           st.error = error_text(err);
         record_unanswered(self);
-        record(self, Json::object().set("event", "turn_end").set("error", st.error));
+        record(self, TurnEndEvent{std::nullopt, false, st.error});
         if (st.ctx.observer)
           st.ctx.observer->turn_end({}, {}, st.error);
         conclude(self);
@@ -435,40 +391,25 @@ TurnContext turn_context_of(loop_actor_t* self) {
     // Recorded around the call: the inquiry is part of the conversation.
     t.inquire = [inquiry, store, id, recent](const std::vector<HandleSummary>& outstanding)
       -> Result<InquiryAnswers> {
-      auto handles = Json::array();
-      for (auto& h : outstanding)
-        handles.push(Json::object().set("id", h.id).set("tool", h.tool).set("elapsed_secs", h.elapsed_secs));
       if (store)
-        store->append(id, Json::object().set("event", "inquiry_request").set("handles", std::move(handles)));
+        store->append(id, to_json(InquiryRequestEvent{outstanding}));
       std::vector<ChatMessage> context;
       {
         std::lock_guard lock(recent->mtx);
         context = recent->messages;
       }
       auto answers = inquiry->turn_end(outstanding, context);
-      auto out = Json::object();
-      if (answers)
-        for (auto& [h, a] : *answers)
-          out.set(h, std::string(to_string(a)));
       if (store)
-        store->append(id, Json::object()
-                            .set("event", "inquiry_response")
-                            .set("answers", std::move(out))
-                            .set("error", answers ? std::string() : answers.error()));
+        store->append(id, to_json(InquiryResponseEvent{answers ? *answers : InquiryAnswers{},
+                                                       answers ? std::string() : answers.error()}));
       return answers;
     };
     t.ask_assistant = [inquiry, store, id](const std::string& tool, const Question& q) {
       if (store)
-        store->append(id, Json::object()
-                            .set("event", "inquiry_request")
-                            .set("tool", tool)
-                            .set("question", to_json(q)));
+        store->append(id, to_json(InquiryRequestEvent{{}, tool, q}));
       auto a = inquiry->answer(tool, q);
       if (store)
-        store->append(id, Json::object()
-                            .set("event", "inquiry_response")
-                            .set("question_id", q.id)
-                            .set("answer", a ? *a : Json()));
+        store->append(id, to_json(InquiryResponseEvent{std::nullopt, "", q.id, a ? *a : Json()}));
       return a;
     };
   }
@@ -490,27 +431,26 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
           return loaded.error();
         history = std::move(loaded->events);
       }
-      // Notifications the last turn could not deliver ride with this prompt.
-      std::vector<Notification> carried;
+      // Notifications the last turn could not deliver ride with this prompt (an
+      // event that cannot be read is passed over).
+      TurnStartEvent start{prompt, st.ctx.model, {}};
+      bool in_last_turn = true;
       for (auto it = history.rbegin(); it != history.rend(); ++it) {
-        auto* kind = it->find("event");
-        if (!kind || !kind->is_string() || kind->as_string() == "turn_start")
-          break;
-        if (kind->as_string() == "system_notification" && !it->find("delivered"))
-          if (auto n = notification_from_json(*it))
-            carried.insert(carried.begin(), *n);
+        auto event = conversation_event_from(*it);
+        if (event && std::holds_alternative<TurnStartEvent>(*event)) {
+          in_last_turn = false;
+          ++st.turn_number;
+        } else if (auto* note = event ? std::get_if<SystemNotificationEvent>(&*event) : nullptr;
+                   note && in_last_turn && !note->delivered) {
+          start.notifications.insert(start.notifications.begin(), note->notification);
+        }
       }
+      ++st.turn_number; // this one
       st.messages = messages_of(history);
-      auto start = Json::object().set("event", "turn_start").set("prompt", prompt).set("model", st.ctx.model);
       std::string text = prompt;
-      if (!carried.empty()) {
-        auto notes = Json::array();
-        for (auto& n : carried)
-          notes.push(to_json(n));
-        start.set("notifications", std::move(notes));
-        text = notifications_block(carried) + "\n\n" + prompt;
-      }
-      record(self, std::move(start));
+      if (!start.notifications.empty())
+        text = notifications_block(start.notifications) + "\n\n" + prompt;
+      record(self, start);
       st.messages.push_back(ChatMessage{chat_role::user, text});
       request_response(self);
       return st.done;
@@ -584,7 +524,7 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       if (st.error.empty())
         st.error = "interrupted twice: every handle was aborted";
       record_unanswered(self);
-      record(self, Json::object().set("event", "turn_end").set("error", st.error).set("interrupted", true));
+      record(self, TurnEndEvent{std::nullopt, true, st.error});
       if (st.ctx.observer)
         st.ctx.observer->turn_end({}, {}, st.error);
       // Killing the turn takes its registry and every handle's process group with it.
@@ -614,58 +554,38 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
                                 {}, id, "", true});
     unanswered.clear();
   };
-  for (auto& e : events) {
-    auto* kind = e.find("event");
-    if (!kind || !kind->is_string())
-      continue;
-    auto& k = kind->as_string();
-    if (!delivered.empty() && k != "system_notification") {
+  for (auto& json : events) {
+    auto event = conversation_event_from(json);
+    auto* note = event ? std::get_if<SystemNotificationEvent>(&*event) : nullptr;
+    // Delivered notifications form one block until any other event, even one that
+    // cannot be read -- but a notification that cannot be read is only dropped.
+    auto* kind = json.find("event");
+    bool a_notification = note || (kind && kind->is_string() && kind->as_string() == SystemNotificationEvent::kind);
+    if (!delivered.empty() && !a_notification) {
       settle_calls();
       out.push_back(ChatMessage{chat_role::user, notifications_block(delivered)});
       delivered.clear();
     }
-    auto str = [&](std::string_view key) {
-      auto* v = e.find(key);
-      return v && v->is_string() ? v->as_string() : std::string();
-    };
-    if (k == "turn_start") {
-      settle_calls();
-      std::string text = str("prompt");
-      if (auto* notes = e.find("notifications"); notes && notes->is_array() && !notes->as_array().empty()) {
-        std::vector<Notification> carried;
-        for (auto& n : notes->as_array())
-          if (auto parsed = notification_from_json(n))
-            carried.push_back(*parsed);
-        text = notifications_block(carried) + "\n\n" + text;
-      }
-      out.push_back(ChatMessage{chat_role::user, text});
-    } else if (k == "chat_response") {
-      settle_calls();
-      ChatMessage m{chat_role::assistant, str("text")};
-      if (auto* calls = e.find("tool_calls"); calls && calls->is_array())
-        for (auto& c : calls->as_array()) {
-          auto* args = c.find("arguments");
-          auto* id = c.find("id");
-          auto* name = c.find("name");
-          if (!id || !id->is_string() || !name || !name->is_string())
-            continue;
-          m.tool_calls.push_back(ToolCall{id->as_string(), name->as_string(),
-                                          args ? (args->is_string() ? args->as_string() : args->dump()) : "{}"});
-          unanswered.push_back(id->as_string());
-        }
-      if (!m.text.empty() || !m.tool_calls.empty())
-        out.push_back(std::move(m));
-    } else if (k == "system_notification" && e.find("delivered")) {
-      // Delivered with a request of its turn, after the tool responses: one block.
-      if (auto n = notification_from_json(e))
-        delivered.push_back(*n);
+    if (!event)
       continue;
-    } else if (k == "tool_call_response") {
-      auto id = str("id");
-      std::erase(unanswered, id);
-      auto* ok = e.find("ok");
-      out.push_back(ChatMessage{chat_role::tool, str("content"), {}, id, str("name"),
-                                ok && ok->is_bool() && !ok->as_bool()});
+    if (auto* start = std::get_if<TurnStartEvent>(&*event)) {
+      settle_calls();
+      std::string text = start->prompt;
+      if (!start->notifications.empty())
+        text = notifications_block(start->notifications) + "\n\n" + text;
+      out.push_back(ChatMessage{chat_role::user, text});
+    } else if (auto* response = std::get_if<ChatResponseEvent>(&*event)) {
+      settle_calls();
+      for (auto& c : response->tool_calls)
+        unanswered.push_back(c.id);
+      if (!response->text.empty() || !response->tool_calls.empty())
+        out.push_back(ChatMessage{chat_role::assistant, response->text, response->tool_calls});
+    } else if (note && note->delivered) {
+      // Delivered with a request of its turn, after the tool responses: one block.
+      delivered.push_back(note->notification);
+    } else if (auto* result = std::get_if<ToolCallResponseEvent>(&*event)) {
+      std::erase(unanswered, result->id);
+      out.push_back(ChatMessage{chat_role::tool, result->content, {}, result->id, result->name, !result->ok});
     }
   }
   settle_calls();

@@ -196,16 +196,6 @@ Result<ToolError> read_tool_error(const Json& j, std::string_view path) {
 
 // -- ToolState fields shared by stdout JSON, response content and await ---------------------
 
-std::optional<state_kind> state_kind_from(std::string_view s) {
-  if (s == "running" || s == "spawned") // RFD 009's "spawned" is a running tool
-    return state_kind::running;
-  if (s == "waiting")
-    return state_kind::waiting;
-  if (s == "stopped")
-    return state_kind::stopped;
-  return std::nullopt;
-}
-
 /// Appends the fields that follow the discriminator ("type" or "state").
 void put_state_fields(Json& out, const ToolState& s) {
   switch (s.kind) {
@@ -903,6 +893,16 @@ std::string_view to_string(state_kind k) {
   return "running";
 }
 
+std::optional<state_kind> state_kind_from(std::string_view s) {
+  if (s == "running" || s == "spawned") // RFD 009's "spawned" is a running tool
+    return state_kind::running;
+  if (s == "waiting")
+    return state_kind::waiting;
+  if (s == "stopped")
+    return state_kind::stopped;
+  return std::nullopt;
+}
+
 std::string_view to_string(turn_end_policy p) {
   switch (p) {
     case turn_end_policy::inquire: return "inquire";
@@ -939,6 +939,14 @@ std::string_view to_string(turn_end_outcome o) {
     case turn_end_outcome::inquired_abort: return "inquire:abort";
   }
   return "";
+}
+
+std::optional<turn_end_outcome> turn_end_outcome_from(std::string_view s) {
+  for (auto o : {turn_end_outcome::aborted, turn_end_outcome::awaited, turn_end_outcome::inquired_wait,
+                 turn_end_outcome::inquired_abort})
+    if (s == to_string(o))
+      return o;
+  return std::nullopt;
 }
 
 } // namespace jp

@@ -79,6 +79,7 @@ std::string await_result_text(const AwaitResult& r);
 Result<AwaitResult> await_result_from_json(const Json& j);
 
 std::string_view to_string(state_kind k); // running | waiting | stopped
+std::optional<state_kind> state_kind_from(std::string_view s); // also RFD 009's "spawned"
 
 // -- Child spec (turn-end policies): their only spellings -----------------------------------
 std::string_view to_string(turn_end_policy p); // inquire | await | abort
@@ -87,5 +88,6 @@ std::string_view to_string(inquiry_answer a); // wait | abort
 std::optional<inquiry_answer> inquiry_answer_from(std::string_view s);
 /// As turn_end events say it ("policy"): abort | await | inquire:wait | inquire:abort.
 std::string_view to_string(turn_end_outcome o);
+std::optional<turn_end_outcome> turn_end_outcome_from(std::string_view s);
 
 } // namespace jp

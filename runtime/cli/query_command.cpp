@@ -13,6 +13,7 @@
 #include "actors/registry_actor.hpp"
 #include "actors/turn_loop.hpp"
 #include "messages/atoms.hpp"
+#include "messages/conversation_event_codec.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/store/conversation_store.hpp"
@@ -246,24 +247,21 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
       std::printf("%s\n", e.dump().c_str());
       continue;
     }
-    auto str = [&](std::string_view key) {
-      auto* v = e.find(key);
-      return v ? (v->is_string() ? v->as_string() : v->dump()) : std::string();
-    };
-    auto kind = str("event");
-    if (kind == "turn_start")
-      std::printf("\n> %s\n", str("prompt").c_str());
-    else if (kind == "chat_response" && !str("text").empty())
-      std::printf("%s\n", str("text").c_str());
-    else if (kind == "tool_call_request")
-      std::printf("→ %s %s\n", str("name").c_str(), one_line(str("arguments"), 200).c_str());
-    else if (kind == "tool_call_response")
-      std::printf("← %s%s\n", e.find("ok") && e.find("ok")->is_bool() && !e.find("ok")->as_bool() ? "(failed) " : "",
-                  one_line(str("content"), 200).c_str());
-    else if (kind == "system_notification")
-      std::printf("[%s] %s\n", str("level").c_str(), str("message").c_str());
-    else if (kind == "turn_end" && !str("error").empty())
-      std::printf("(turn ended: %s)\n", str("error").c_str());
+    auto event = conversation_event_from(e);
+    if (!event)
+      continue; // of a kind this version does not know: only --json shows it
+    if (auto* start = std::get_if<TurnStartEvent>(&*event))
+      std::printf("\n> %s\n", start->prompt.c_str());
+    else if (auto* response = std::get_if<ChatResponseEvent>(&*event); response && !response->text.empty())
+      std::printf("%s\n", response->text.c_str());
+    else if (auto* request = std::get_if<ToolCallRequestEvent>(&*event))
+      std::printf("→ %s %s\n", request->call.name.c_str(), one_line(request->call.arguments, 200).c_str());
+    else if (auto* result = std::get_if<ToolCallResponseEvent>(&*event))
+      std::printf("← %s%s\n", result->ok ? "" : "(failed) ", one_line(result->content, 200).c_str());
+    else if (auto* note = std::get_if<SystemNotificationEvent>(&*event))
+      std::printf("[%s] %s\n", note->notification.level.c_str(), note->notification.message.c_str());
+    else if (auto* end = std::get_if<TurnEndEvent>(&*event); end && !end->error.empty())
+      std::printf("(turn ended: %s)\n", end->error.c_str());
   }
   return 0;
 }

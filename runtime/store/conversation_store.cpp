@@ -1,7 +1,6 @@
 #include "runtime/store/conversation_store.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -15,14 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "messages/conversation_event_codec.hpp"
+
 namespace jp {
 
 namespace {
-
-constexpr std::array<std::string_view, 9> kEventKinds = {
-  "turn_start",         "chat_request",     "chat_response",
-  "tool_call_request",  "tool_call_response", "inquiry_request",
-  "inquiry_response",   "system_notification", "turn_end"};
 
 constexpr size_t kPromptChars = 80;
 
@@ -78,7 +74,7 @@ Status check_id(const std::string& id) {
 
 std::string kinds_list() {
   std::string out;
-  for (auto kind : kEventKinds)
+  for (auto kind : conversation_event_kinds)
     out += (out.empty() ? "" : ", ") + std::string(kind);
   return out;
 }
@@ -89,7 +85,8 @@ Status check_event(const Json& event) {
     return Status::fail(fmt::format(
       "a conversation event must be a JSON object with an \"event\" field (one of {}), not {}",
       kinds_list(), event.dump().substr(0, 200)));
-  if (std::find(kEventKinds.begin(), kEventKinds.end(), kind->as_string()) == kEventKinds.end())
+  if (std::find(conversation_event_kinds.begin(), conversation_event_kinds.end(), kind->as_string()) ==
+      conversation_event_kinds.end())
     return Status::fail(fmt::format("unknown conversation event {}: expected one of {}",
                                     json_quote(kind->as_string()), kinds_list()));
   return Status::ok();
@@ -143,9 +140,9 @@ ConversationInfo info_of(const std::string& id, const std::vector<Json>& events,
     if (auto* time = events.front().find("time"); time && time->is_string())
       info.created = time->as_string();
   for (auto& e : events) {
-    if (auto* kind = e.find("event"); kind && kind->is_string() && kind->as_string() == "turn_start") {
-      if (auto* prompt = e.find("prompt"); prompt && prompt->is_string())
-        info.first_prompt = prompt_line(prompt->as_string());
+    auto event = conversation_event_from(e);
+    if (auto* start = event ? std::get_if<TurnStartEvent>(&*event) : nullptr) {
+      info.first_prompt = prompt_line(start->prompt);
       break;
     }
   }

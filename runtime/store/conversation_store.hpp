@@ -8,7 +8,9 @@
 //                              tool_call_request, tool_call_response,
 //                              inquiry_request, inquiry_response,
 //                              system_notification, turn_end) and "time"
-//                              (RFC 3339 UTC with milliseconds)
+//                              (RFC 3339 UTC with milliseconds); each kind's fields
+//                              are messages/conversation_event.hpp, its JSON the codec
+//                              beside it
 //   <root>/active              the active conversation's id (one line)
 // Ids are the UTC creation time and 4 random hex digits (20261122-061234-3f9a), so
 // they sort by age and name a directory safely.
