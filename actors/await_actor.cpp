@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "messages/atoms.hpp"
+#include "messages/error_category.hpp"
 
 namespace jp {
 
@@ -139,8 +140,7 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
     if (!st.done) {
       st.done = true;
       if (st.promise.pending())
-        st.promise.deliver(caf::make_error(caf::sec::runtime_error,
-                                           std::string("the turn ended while this await waited")));
+        st.promise.deliver(make_error(error_code::interrupted, "the turn ended while this await waited"));
     }
     self->quit();
   });
@@ -150,8 +150,7 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
       st.promise = self->make_response_promise();
       if (st.request.any.empty() && st.request.all.empty()) {
         st.done = true;
-        st.promise.deliver(caf::make_error(caf::sec::runtime_error,
-                                           std::string("At least one handle ID required")));
+        st.promise.deliver(make_error(error_code::bad_arguments, "At least one handle ID required"));
         self->quit();
         return st.promise;
       }

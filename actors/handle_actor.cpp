@@ -12,6 +12,7 @@
 #include "actors/input_watch.hpp"
 #include "actors/pipe_input.hpp"
 #include "messages/atoms.hpp"
+#include "messages/error_category.hpp"
 #include "messages/json.hpp"
 #include "messages/json_codec.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -241,10 +242,10 @@ caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o) {
 
 caf::error look_error(const handle_state& st, const LookOptions& o) {
   if ((o.screen || o.rows > 0) && !st.term)
-    return caf::make_error(caf::sec::runtime_error,
-                           fmt::format("Handle `{}` ({}) has no terminal: `screen`, `rows` and "
-                                       "`cols` are for tools with io = \"pty\"",
-                                       st.id, st.spec.tool));
+    return make_error(error_code::bad_arguments,
+                      fmt::format("Handle `{}` ({}) has no terminal: `screen`, `rows` and "
+                                  "`cols` are for tools with io = \"pty\"",
+                                  st.id, st.spec.tool));
   return {};
 }
 
@@ -465,18 +466,17 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       if (auto err = look_error(st, o))
         return err;
       if (has_exited(st.at))
-        return caf::make_error(caf::sec::runtime_error,
-                               fmt::format("Handle `{}` has stopped; it takes no more input", st.id));
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}` has stopped; it takes no more input", st.id));
       if (!st.spec.stdin_pipe)
-        return caf::make_error(caf::sec::runtime_error,
-                               fmt::format("Handle `{}` ({}) does not read input", st.id, st.spec.tool));
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}` ({}) does not read input", st.id, st.spec.tool));
       std::string bytes;
       if (st.term) {
         auto input = Json::parse(input_json);
         auto typed = st.term->typed_bytes(input.ok() ? *input : Json(input_json));
         if (!typed)
-          return caf::make_error(caf::sec::runtime_error,
-                                 fmt::format("Handle `{}`: {}", st.id, typed.error()));
+          return make_error(error_code::bad_arguments, fmt::format("Handle `{}`: {}", st.id, typed.error()));
         bytes = std::move(*typed);
       } else if (asked(st)) {
         // The answer to the pending question (the control channel's other half); the
@@ -493,19 +493,19 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
         auto queued = st.proc->stdin_queued();
         auto limit = fmt::format("limit {} MiB", kStdinQueueLimit >> 20);
         if (size > kStdinQueueLimit)
-          return caf::make_error(caf::sec::runtime_error,
-                                 fmt::format("Handle `{}`: an input of {} bytes is more than a tool's "
-                                             "input queue holds ({})",
-                                             st.id, size, limit));
+          return make_error(error_code::input_refused,
+                            fmt::format("Handle `{}`: an input of {} bytes is more than a tool's "
+                                        "input queue holds ({})",
+                                        st.id, size, limit));
         if (queued == 0) // read since: the count no longer says why
-          return caf::make_error(caf::sec::runtime_error,
-                                 fmt::format("Handle `{}`: the tool has not read earlier input; "
-                                             "not queueing more ({})",
-                                             st.id, limit));
-        return caf::make_error(caf::sec::runtime_error,
-                               fmt::format("Handle `{}`: the tool has not read {} bytes of earlier "
-                                           "input; not queueing more ({})",
-                                           st.id, queued, limit));
+          return make_error(error_code::input_refused,
+                            fmt::format("Handle `{}`: the tool has not read earlier input; "
+                                        "not queueing more ({})",
+                                        st.id, limit));
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}`: the tool has not read {} bytes of earlier "
+                                      "input; not queueing more ({})",
+                                      st.id, queued, limit));
       }
       set_input_wait(self, false); // answered
       apply_resize(self, o);

@@ -54,12 +54,8 @@ struct registry_state {
 
 using registry_actor_t = caf::stateful_actor<registry_state>;
 
-caf::error fail(std::string msg) {
-  return caf::make_error(caf::sec::runtime_error, std::move(msg));
-}
-
 caf::error not_found(const std::string& id) {
-  return fail(fmt::format("Handle `{}` not found", cut_text(id)));
+  return make_error(error_code::unknown_handle, fmt::format("Handle `{}` not found", cut_text(id)));
 }
 
 ToolState pending_state() {
@@ -201,7 +197,8 @@ void start(registry_actor_t* self, const std::string& id, entry& e, const Launch
 caf::error reserve(registry_actor_t* self, const std::string& id) {
   auto it = self->state.entries.find(id);
   if (it != self->state.entries.end() && it->second.phase != entry_phase::stopped)
-    return fail(fmt::format("Handle `{}` already exists and is still {}; choose another id or "
+    return make_error(error_code::handle_exists,
+                      fmt::format("Handle `{}` already exists and is still {}; choose another id or "
                             "abort it first",
                             id, it->second.phase == entry_phase::live ? "running" : "starting"));
   auto& e = self->state.entries[id];
@@ -337,12 +334,14 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       std::set<std::string> seen;
       for (auto& id : ids)
         if (!seen.insert(id).second)
-          return fail(fmt::format("Batch rejected: handle id `{}` is spawned twice in one batch",
+          return make_error(error_code::batch_rejected,
+                            fmt::format("Batch rejected: handle id `{}` is spawned twice in one batch",
                                   cut_text(id)));
       for (auto& id : ids) {
         auto it = self->state.entries.find(id);
         if (it != self->state.entries.end() && it->second.phase != entry_phase::stopped)
-          return fail(fmt::format("Batch rejected: handle `{}` already exists and is still running; "
+          return make_error(error_code::batch_rejected,
+                            fmt::format("Batch rejected: handle `{}` already exists and is still running; "
                                   "choose another id or abort it first",
                                   cut_text(id)));
       }
@@ -368,7 +367,8 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
           return err;
         it = self->state.entries.find(id);
       } else if (it->second.phase == entry_phase::live) {
-        return fail(fmt::format("Handle `{}` already exists and is still running; choose another "
+        return make_error(error_code::handle_exists,
+                          fmt::format("Handle `{}` already exists and is still running; choose another "
                                 "id or abort it first",
                                 id));
       }
@@ -420,8 +420,10 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       observed(self, id);
       return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
         if (e.phase == entry_phase::stopped)
-          return fail(fmt::format("Handle `{}` has stopped; it takes no more input", id));
-        return fail(fmt::format("Handle `{}` has not started yet; apply input after its spawn", id));
+          return make_error(error_code::input_refused,
+                            fmt::format("Handle `{}` has stopped; it takes no more input", id));
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}` has not started yet; apply input after its spawn", id));
       }, apply_atom::value, input, look);
     },
     [self](abort_atom, const std::string& id) {
@@ -548,13 +550,6 @@ caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory) {
 
 caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory, const caf::actor& sink) {
   return sys.spawn(registry_behavior, std::move(factory), sink);
-}
-
-std::string error_text(const caf::error& err) {
-  if (err.category() == caf::atom("system") && !err.context().empty()
-      && err.context().match_element<std::string>(0))
-    return err.context().get_as<std::string>(0);
-  return caf::to_string(err);
 }
 
 } // namespace jp

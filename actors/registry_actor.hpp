@@ -4,7 +4,7 @@
 // dies becomes Stopped{error} and its process group is killed), tells watchers
 // (await actors) when a handle stops, and keeps final states.
 //
-// Protocol (all requests; errors are caf::error with a message for the assistant):
+// Protocol (all requests; errors are make_error(error_code, a message for the assistant)):
 //   (batch_atom, vector<string> spawn_ids)      -> bool      reject whole on a duplicate
 //   (cancel_atom, id, reason)                   -> void      a pre-registered spawn failed
 //   (spawn_atom, id, LaunchSpec[, LookOptions]) -> HandleReport  after its first look
@@ -35,6 +35,7 @@
 #include <functional>
 #include <string>
 
+#include "messages/error_category.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
 
@@ -54,8 +55,5 @@ caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory);
 /// With a sink for notifications (RFD 037): (notify_atom, Notification) when a
 /// handle nobody fetched or awaited stops, or has new output, as its config asks.
 caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory, const caf::actor& sink);
-
-/// "Handle `x` not found" etc.: the text of an error a registry or await replied with.
-std::string error_text(const caf::error& err);
 
 } // namespace jp

@@ -2,12 +2,14 @@
 
 #include <caf/atom.hpp>
 
+#include "messages/error_category.hpp"
 #include "messages/type_registration.hpp"
 
 namespace jp {
 
 RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads) {
   register_message_types(*this);
+  register_error_category(*this);
   set("logger.console", caf::atom("none"));
   // CAF's idle workers poll in 50 µs sleeps for a while before blocking; a message
   // to such a worker waits out the sleep, and every tool call crosses several

@@ -1,6 +1,6 @@
 // The actor system configuration every jp-actors runtime uses (the CLI, embedders,
-// the real-process tests, the benchmark): message types registered, CAF's console
-// logger off, and a scheduler tuned for latency.
+// the real-process tests, the benchmark): message types and the "jp" error category
+// registered, CAF's console logger off, and a scheduler tuned for latency.
 #pragma once
 
 #include <caf/actor_system_config.hpp>

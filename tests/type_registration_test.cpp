@@ -5,6 +5,7 @@
 #include <caf/all.hpp>
 
 #include "messages/call_result.hpp"
+#include "messages/error_category.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/tool_state.hpp"
@@ -85,4 +86,18 @@ CAF_TEST(every protocol type crosses serialization unchanged) {
   CAF_CHECK(round_trip(sys, hs) == hs);
   InquiryAnswers answers{{"a", inquiry_answer::wait}, {"b", inquiry_answer::abort}};
   CAF_CHECK(round_trip(sys, answers) == answers);
+}
+
+CAF_TEST(our errors carry their code and sentence and render readably) {
+  config cfg;
+  register_error_category(cfg);
+  caf::actor_system sys{cfg};
+  auto err = make_error(error_code::unknown_handle, "Handle `x` not found");
+  CAF_CHECK(code_of(err) == error_code::unknown_handle);
+  CAF_CHECK_EQUAL(error_text(err), "Handle `x` not found");
+  CAF_CHECK_EQUAL(sys.render(err), "jp: unknown_handle: Handle `x` not found");
+  // Not ours: no code, and CAF's own words.
+  caf::error timeout = caf::sec::request_timeout;
+  CAF_CHECK(code_of(timeout) == error_code::none);
+  CAF_CHECK_EQUAL(error_text(timeout), caf::to_string(timeout));
 }
