@@ -62,16 +62,32 @@ std::string unknown_tool(const Config& c, const std::string& name) {
 void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
                  caf::response_promise rp);
 
-/// Runs `blocking` (it asks a person) on a detached actor, never on this one, and
-/// hands its result to `k` here.
-void ask_detached(turn_actor_t* self, std::function<std::string()> blocking,
-                  std::function<void(std::string&)> k) {
+/// Runs `blocking` (it asks a person, or an LLM: it may block) on a detached actor,
+/// never on this one, and hands its answer to `k` here, or its error to `k_error`.
+template <class T>
+void ask_detached(turn_actor_t* self, std::function<caf::expected<T>()> blocking, std::function<void(T&)> k,
+                  std::function<void(caf::error&)> k_error) {
   auto asker = self->spawn<caf::detached>([blocking]() -> caf::behavior {
-    return {[blocking](run_atom) -> std::string { return blocking(); }};
+    return {[blocking](run_atom) -> caf::result<T> { return blocking(); }};
   });
-  self->request(asker, caf::infinite, run_atom::value).then([self, asker, k](std::string& answer) {
-    self->send_exit(asker, caf::exit_reason::user_shutdown);
-    k(answer);
+  self->request(asker, caf::infinite, run_atom::value)
+    .then(
+      [self, asker, k](T& answer) {
+        self->send_exit(asker, caf::exit_reason::user_shutdown);
+        k(answer);
+      },
+      [self, asker, k_error](caf::error& err) {
+        self->send_exit(asker, caf::exit_reason::user_shutdown);
+        k_error(err);
+      });
+}
+
+/// A question answered as JSON text ("": no answer). Its asker never fails; if it
+/// died anyway, that is no answer either.
+void ask_detached(turn_actor_t* self, std::function<std::string()> blocking, std::function<void(std::string&)> k) {
+  ask_detached<std::string>(self, std::move(blocking), k, [k](caf::error&) {
+    std::string none;
+    k(none);
   });
 }
 
@@ -89,33 +105,23 @@ void with_permission(turn_actor_t* self, const ToolConfig& tool, std::optional<a
   auto& ask = st.ctx.ask_permission;
   if (!ask)
     return refuse(no_one_to_ask(tool.name));
-  // The reply crosses actors as text: "y", "t" (yes for this turn), "n", "w<reason>".
-  ask_detached(
+  // No answer (the question could not be put) is a no.
+  ask_detached<PermissionReply>(
     self,
-    [ask, name = tool.name, args]() -> std::string {
+    [ask, name = tool.name, args]() -> caf::expected<PermissionReply> {
       auto r = ask(name, args);
-      if (!r)
-        return "n";
-      switch (r->answer) {
-        case permission_answer::yes: return "y";
-        case permission_answer::yes_for_turn: return "t";
-        case permission_answer::no: return "n";
-        case permission_answer::no_with_reason: return "w" + r->reason;
-      }
-      return "n";
+      return r ? *r : PermissionReply{};
     },
-    [self, name = tool.name, go, refuse](std::string& a) {
-      if (a == "y")
+    [self, name = tool.name, go, refuse](PermissionReply& reply) {
+      if (reply.answer == permission_answer::yes)
         return go();
-      if (a == "t") {
+      if (reply.answer == permission_answer::yes_for_turn) {
         self->state.allowed_this_turn.insert(name);
         return go();
       }
-      PermissionReply reply;
-      if (!a.empty() && a[0] == 'w')
-        reply = {permission_answer::no_with_reason, a.substr(1)};
       refuse(denied(name, reply));
-    });
+    },
+    [name = tool.name, refuse](caf::error&) { refuse(denied(name, PermissionReply{})); });
 }
 
 // A one-shot tool asked a question: answer from config, else from a person, else fail.
@@ -554,28 +560,17 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
           if (asked.empty() || !self->state.ctx.inquire)
             return end({}, {});
           // The inquiry may take a while (an LLM round trip): off the actor threads.
-          // Its answer crosses as text: a JSON object of answers, or "!" + the error.
-          ask_detached(
+          ask_detached<InquiryAnswers>(
             self,
-            [inquire = self->state.ctx.inquire, asked]() -> std::string {
+            [inquire = self->state.ctx.inquire, asked]() -> caf::expected<InquiryAnswers> {
               auto r = inquire(asked);
               if (!r)
-                return "!" + r.error();
-              auto j = Json::object();
-              for (auto& [id, a] : *r)
-                j.set(id, std::string(to_string(a)));
-              return j.dump();
+                return make_error(error_code::inquiry_failed, r.error());
+              return *r;
             },
-            [end](std::string& text) mutable {
-              if (!text.empty() && text[0] == '!')
-                return end({}, text.substr(1)); // every handle is still ended (aborted) first
-              InquiryAnswers answers;
-              if (auto j = Json::parse(text); j && j->is_object())
-                for (auto& [id, a] : j->as_object())
-                  if (auto answer = a.is_string() ? inquiry_answer_from(a.as_string()) : std::nullopt)
-                    answers[id] = *answer;
-              end(std::move(answers), {});
-            });
+            [end](InquiryAnswers& answers) mutable { end(std::move(answers), {}); },
+            // Every handle is still ended (aborted) first.
+            [end](caf::error& err) mutable { end({}, error_text(err)); });
         },
         [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
       return rp;

@@ -10,6 +10,7 @@
 #include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/notification.hpp"
+#include "messages/permission_reply.hpp"
 #include "messages/tool_state.hpp"
 
 namespace jp {
@@ -40,7 +41,8 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<InquiryAnswers>("jp.InquiryAnswers")
     .add_message_type<std::vector<Notification>>("jp.NotificationList")
     .add_message_type<HandleSummary>("jp.HandleSummary")
-    .add_message_type<std::vector<HandleSummary>>("jp.HandleSummaryList");
+    .add_message_type<std::vector<HandleSummary>>("jp.HandleSummaryList")
+    .add_message_type<PermissionReply>("jp.PermissionReply");
 }
 
 } // namespace jp

@@ -8,6 +8,7 @@
 #include "messages/error_category.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/launch_spec.hpp"
+#include "messages/permission_reply.hpp"
 #include "messages/tool_state.hpp"
 #include "messages/type_registration.hpp"
 
@@ -86,6 +87,8 @@ CAF_TEST(every protocol type crosses serialization unchanged) {
   CAF_CHECK(round_trip(sys, hs) == hs);
   InquiryAnswers answers{{"a", inquiry_answer::wait}, {"b", inquiry_answer::abort}};
   CAF_CHECK(round_trip(sys, answers) == answers);
+  PermissionReply no{permission_answer::no_with_reason, "not now"};
+  CAF_CHECK(round_trip(sys, no) == no);
 }
 
 CAF_TEST(our errors carry their code and sentence and render readably) {

@@ -13,19 +13,13 @@
 
 #include "config/config.hpp"
 #include "messages/json.hpp"
+#include "messages/permission_reply.hpp"
 
 namespace jp {
 
 struct PermissionPolicy {
   bool enforce = true;           // false: every call is the user's own (a script without --ask)
   std::set<std::string> allowed; // --allow TOOL: asked-for tools that may run
-};
-
-enum class permission_answer { yes, yes_for_turn, no, no_with_reason };
-
-struct PermissionReply {
-  permission_answer answer = permission_answer::no;
-  std::string reason; // no_with_reason: what the assistant is told
 };
 
 /// Asks the person whether `tool` may run with `args`. Blocking (called on a
