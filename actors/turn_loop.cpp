@@ -12,6 +12,7 @@
 #include "messages/conversation_event_codec.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/response_cap.hpp"
+#include "messages/turn_result.hpp"
 
 namespace jp {
 
@@ -54,6 +55,7 @@ struct loop_state {
   std::shared_ptr<RecentMessages> recent = std::make_shared<RecentMessages>();
   bool ticking = false;       // a progress timer is armed
   std::string error;          // why the turn failed ("" = it did not)
+  error_code code = error_code::none; // what failed, with `error`
   bool store_failed = false;  // an append failed: nothing more is recorded
   static inline const char* name = "jp.turn_loop";
 };
@@ -73,6 +75,7 @@ void record(loop_actor_t* self, const ConversationEvent& event) {
     return;
   if (auto s = st.ctx.store->append(st.ctx.conversation_id, to_json(event)); !s) {
     st.store_failed = true;
+    st.code = error_code::store;
     st.error = fmt::format("cannot record the conversation: {}; the turn ended there and nothing "
                            "after it was recorded",
                            s.error);
@@ -124,17 +127,27 @@ void record_unanswered(loop_actor_t* self) {
   st.unanswered.clear();
 }
 
+/// How the turn ended, for the caller: interrupted wins over failed (the user
+/// stopped it), but what failed is still said.
+TurnResult result_of(const loop_state& st, bool interrupted) {
+  auto outcome = interrupted ? turn_outcome::interrupted
+                 : st.error.empty() ? turn_outcome::completed
+                                    : turn_outcome::failed;
+  auto code = !st.error.empty() ? st.code : interrupted ? error_code::interrupted : error_code::none;
+  return TurnResult{outcome, code, st.error};
+}
+
 /// The turn is over: the turn actor (and every handle) goes, the caller hears.
 void conclude(loop_actor_t* self) {
   auto& st = self->state;
   self->send_exit(st.turn, caf::exit_reason::user_shutdown);
-  st.done.deliver(st.error);
+  st.done.deliver(result_of(st, st.interrupted));
   self->quit();
 }
 
 // -- one response -----------------------------------------------------------------------
 
-void on_stream_end(loop_actor_t* self, const std::string& err) {
+void on_stream_end(loop_actor_t* self, const std::string& err, error_code code) {
   auto& st = self->state;
   st.streaming = false;
   if (st.ctx.renderer)
@@ -149,8 +162,10 @@ void on_stream_end(loop_actor_t* self, const std::string& err) {
     st.messages.push_back(said);
   if (st.ctx.observer && !r.text.empty())
     st.ctx.observer->response(st.responses, r.text);
-  if (!err.empty() && !st.interrupted && st.error.empty())
+  if (!err.empty() && !st.interrupted && st.error.empty()) {
     st.error = err;
+    st.code = code;
+  }
   if (cut || r.calls.empty() || st.store_failed)
     return finish_turn(self); // unrecorded calls must not run
   // -- the tool calls of this response: one batch
@@ -270,7 +285,8 @@ void send_request(loop_actor_t* self) {
     hooks.on_retry = [me, gen](const std::string& why) { caf::anon_send(me, retry_atom::value, gen, why); };
     hooks.cancelled = [cancel] { return cancel->load(); };
     auto status = provider->stream(req, hooks);
-    caf::anon_send(me, streamed_atom::value, gen, status.error);
+    caf::anon_send(me, streamed_atom::value, gen, status.error,
+                   status ? error_code::none : error_code::provider_stream);
   };
   if (!provider->blocking())
     return stream();
@@ -303,8 +319,10 @@ void finish_turn(loop_actor_t* self) {
     .then(
       [self](std::vector<HandleSummary>& ended_now, std::string& inquiry_failure) {
         auto& st = self->state;
-        if (!inquiry_failure.empty() && st.error.empty() && !st.interrupted)
+        if (!inquiry_failure.empty() && st.error.empty() && !st.interrupted) {
           st.error = std::move(inquiry_failure);
+          st.code = error_code::inquiry_failed;
+        }
         auto handles = st.ended;
         handles.insert(handles.end(), ended_now.begin(), ended_now.end());
         std::vector<std::string> waited;
@@ -362,8 +380,10 @@ void finish_turn(loop_actor_t* self) {
       },
       [self](caf::error& err) {
         auto& st = self->state;
-        if (st.error.empty() && !st.interrupted) // an interrupted inquiry is no failure
+        if (st.error.empty() && !st.interrupted) { // an interrupted inquiry is no failure
           st.error = error_text(err);
+          st.code = code_of(err);
+        }
         record_unanswered(self);
         record(self, TurnEndEvent{std::nullopt, false, st.error});
         if (st.ctx.observer)
@@ -421,16 +441,16 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
   self->state.turn = spawn_turn(self->system(), turn_context_of(self));
   self->link_to(self->state.turn);
   return {
-    [self](run_atom, const std::string& prompt) -> caf::result<std::string> {
+    [self](run_atom, const std::string& prompt) -> caf::result<TurnResult> {
       auto& st = self->state;
-      st.done = self->make_response_promise();
       std::vector<Json> history;
       if (st.ctx.store) {
         auto loaded = st.ctx.store->load(st.ctx.conversation_id);
         if (!loaded)
-          return loaded.error();
+          return TurnResult{turn_outcome::failed, error_code::store, loaded.error()};
         history = std::move(loaded->events);
       }
+      st.done = self->make_response_promise();
       // Notifications the last turn could not deliver ride with this prompt (an
       // event that cannot be read is passed over).
       TurnStartEvent start{prompt, st.ctx.model, {}};
@@ -473,10 +493,10 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
           break;
       }
     },
-    [self](streamed_atom, uint64_t gen, const std::string& err) {
+    [self](streamed_atom, uint64_t gen, const std::string& err, error_code code) {
       auto& st = self->state;
       if (gen == st.stream_gen && st.streaming)
-        on_stream_end(self, st.interrupted ? std::string() : err);
+        on_stream_end(self, st.interrupted ? std::string() : err, code);
     },
     [self](retry_atom, uint64_t gen, const std::string& why) {
       auto& st = self->state;
@@ -509,7 +529,7 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       } else if (st.streaming) {
         // Keep what came: the response ends here.
         ++st.stream_gen;
-        on_stream_end(self, {});
+        on_stream_end(self, {}, error_code::none);
       } else if (st.running_tools) {
         finish_turn(self); // the handles' strategies decide; late answers are dropped
       }
@@ -521,15 +541,17 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
         st.ctx.inquiry->cancel();
       if (st.ctx.prompts)
         st.ctx.prompts->cancel();
-      if (st.error.empty())
+      if (st.error.empty()) {
         st.error = "interrupted twice: every handle was aborted";
+        st.code = error_code::interrupted;
+      }
       record_unanswered(self);
       record(self, TurnEndEvent{std::nullopt, true, st.error});
       if (st.ctx.observer)
         st.ctx.observer->turn_end({}, {}, st.error);
       // Killing the turn takes its registry and every handle's process group with it.
       self->send_exit(st.turn, caf::exit_reason::kill);
-      st.done.deliver(st.error);
+      st.done.deliver(result_of(st, true));
       self->quit();
     },
   };

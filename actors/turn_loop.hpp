@@ -8,7 +8,8 @@
 // The caller supplies the world through TurnLoopContext: the provider, the tools
 // (config), and the hooks below. Nothing here knows a terminal, a file path or the
 // CLI.
-//   (run_atom, prompt)  -> std::string   "" once the turn ended well, else why not
+//   (run_atom, prompt)  -> TurnResult    how the turn ended: completed, interrupted
+//                                        or failed (its error_code and sentence)
 //   (interrupt_atom)    -> void          stop the turn cleanly (first Ctrl-C)
 //   (quit_atom)         -> void          abort every handle and end now (second Ctrl-C)
 #pragma once
@@ -25,6 +26,7 @@
 #include "messages/chat.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/notification.hpp"
+#include "messages/turn_result.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "runtime/provider/provider.hpp"
 #include "tools/schema.hpp"

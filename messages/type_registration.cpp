@@ -12,6 +12,7 @@
 #include "messages/notification.hpp"
 #include "messages/permission_reply.hpp"
 #include "messages/tool_state.hpp"
+#include "messages/turn_result.hpp"
 
 namespace jp {
 
@@ -42,7 +43,8 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<std::vector<Notification>>("jp.NotificationList")
     .add_message_type<HandleSummary>("jp.HandleSummary")
     .add_message_type<std::vector<HandleSummary>>("jp.HandleSummaryList")
-    .add_message_type<PermissionReply>("jp.PermissionReply");
+    .add_message_type<PermissionReply>("jp.PermissionReply")
+    .add_message_type<TurnResult>("jp.TurnResult");
 }
 
 } // namespace jp

@@ -97,8 +97,11 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
   std::shared_ptr<MemoryConversationStore> store = std::make_shared<MemoryConversationStore>();
   std::string id = *store->create();
 
-  /// Runs one turn to its end; the loop's answer ("" = ended well).
-  std::string turn(const std::string& prompt) {
+  TurnResult last; // how the last turn ended
+
+  /// Runs one turn to its end; the sentence of the loop's answer ("" = nothing failed).
+  /// `interrupted`: the user interrupts it right after it starts.
+  std::string turn(const std::string& prompt, bool interrupted = false) {
     TurnLoopContext ctx;
     ctx.config = std::make_shared<const Config>(default_config());
     ctx.io = &io;
@@ -111,8 +114,15 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
     auto loop = spawn_turn_loop(sys, ctx);
     std::optional<std::string> answer;
     auto h = self->request(loop, caf::infinite, run_atom::value, prompt);
+    if (interrupted)
+      self->send(loop, interrupt_atom::value);
     sched.run(); // every message, in order, on this thread; no timer fires
-    h.receive([&](std::string& r) { answer = r; }, [&](caf::error& e) { answer = caf::to_string(e); });
+    h.receive(
+      [&](TurnResult& r) {
+        last = r;
+        answer = r.error;
+      },
+      [&](caf::error& e) { answer = caf::to_string(e); });
     return answer.value_or("no answer");
   }
 };
@@ -206,6 +216,32 @@ CAF_TEST(the first failed append ends the recording and the turn) {
   auto msgs = messages_of(events);
   CAF_REQUIRE_EQUAL(msgs.size(), 3u);
   CAF_CHECK(msgs[2].text.find("it may have run") != std::string::npos);
+}
+
+CAF_TEST(the turn result says how a turn ended and what kind of error ended it) {
+  provider->replies.push_back({{"Fine."}, {}, {}});
+  turn("a");
+  CAF_CHECK(last == (TurnResult{turn_outcome::completed, error_code::none, ""}));
+  turn("b"); // no reply left: a provider that does not name the kind failed its stream
+  CAF_CHECK(last == (TurnResult{turn_outcome::failed, error_code::provider_stream,
+                                "the fake provider has no reply left"}));
+}
+
+CAF_TEST(an interrupted turn says so and has no error) {
+  provider->replies.push_back({{"never asked"}, {}, {}});
+  CAF_CHECK_EQUAL(turn("x", true), "");
+  CAF_CHECK(last == (TurnResult{turn_outcome::interrupted, error_code::interrupted, ""}));
+}
+
+CAF_TEST(a turn the store failed ends with the store error code) {
+  auto filling = std::make_shared<FillingStore>();
+  filling->fail_kind = "chat_request";
+  id = *filling->create();
+  store = filling;
+  provider->replies.push_back({{"never asked"}, {}, {}});
+  turn("x");
+  CAF_CHECK(last.outcome == turn_outcome::failed);
+  CAF_CHECK(last.code == error_code::store);
 }
 
 CAF_TEST(messages of a turn cut short answer every call) {

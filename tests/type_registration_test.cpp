@@ -10,6 +10,7 @@
 #include "messages/launch_spec.hpp"
 #include "messages/permission_reply.hpp"
 #include "messages/tool_state.hpp"
+#include "messages/turn_result.hpp"
 #include "messages/type_registration.hpp"
 
 using namespace jp;
@@ -89,6 +90,8 @@ CAF_TEST(every protocol type crosses serialization unchanged) {
   CAF_CHECK(round_trip(sys, answers) == answers);
   PermissionReply no{permission_answer::no_with_reason, "not now"};
   CAF_CHECK(round_trip(sys, no) == no);
+  TurnResult ended{turn_outcome::failed, error_code::provider_auth, "the provider refused the API key"};
+  CAF_CHECK(round_trip(sys, ended) == ended);
 }
 
 CAF_TEST(our errors carry their code and sentence and render readably) {

@@ -111,7 +111,9 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
     replies.push_back(self->request(a, caf::infinite, run_atom::value, script->name));
   std::string error;
   for (auto& r : replies)
-    r.receive([&](std::string& e) { if (!e.empty()) error = std::move(e); },
+    // Only a failure's sentence ends the run with an error: an interrupted turn exits
+    // as a completed one does (the user asked it to stop).
+    r.receive([&](TurnResult& t) { if (!t.error.empty()) error = std::move(t.error); },
               [&](caf::error& err) { error = error_text(err); });
   log->run_end(agents.size(), ms_since(t0), live_process_group_count());
   if (!error.empty())

@@ -210,7 +210,8 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
     InterruptWatch watch(loop);
     caf::scoped_actor self{sys};
     self->request(loop, caf::infinite, run_atom::value, options.prompt)
-      .receive([&](std::string& e) { error = std::move(e); }, [&](caf::error& e) { error = error_text(e); });
+      // As run_script: an interrupted turn exits as a completed one, unless it failed too.
+      .receive([&](TurnResult& t) { error = std::move(t.error); }, [&](caf::error& e) { error = error_text(e); });
   }
   if (options.json)
     log->run_end(1, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
