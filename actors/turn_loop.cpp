@@ -284,9 +284,9 @@ void send_request(loop_actor_t* self) {
     hooks.emit = [me, gen](ChatEvent e) { caf::anon_send(me, chat_atom::value, gen, std::move(e)); };
     hooks.on_retry = [me, gen](const std::string& why) { caf::anon_send(me, retry_atom::value, gen, why); };
     hooks.cancelled = [cancel] { return cancel->load(); };
-    auto status = provider->stream(req, hooks);
-    caf::anon_send(me, streamed_atom::value, gen, status.error,
-                   status ? error_code::none : error_code::provider_stream);
+    error_code kind = error_code::none;
+    auto status = provider->stream_classified(req, hooks, kind);
+    caf::anon_send(me, streamed_atom::value, gen, status.error, kind);
   };
   if (!provider->blocking())
     return stream();

@@ -26,6 +26,7 @@ struct Collected {
   std::string finish;
   int done = 0;
   Status status;
+  error_code kind = error_code::none; // of the status's error
 };
 
 HttpProviderConfig config_for(const FakeProviderServer& server, const std::string& provider) {
@@ -67,7 +68,7 @@ Collected run(const HttpProviderConfig& config, ChatRequest request = {}) {
     out.calls.clear();
     out.done = 0;
   };
-  out.status = (*provider)->stream(request, hooks);
+  out.status = (*provider)->stream_classified(request, hooks, out.kind);
   return out;
 }
 
@@ -200,6 +201,28 @@ CAF_TEST(errors a user can act on name what to fix) {
   auto malformed = run(config_for(server, "openai"));
   CAF_CHECK(contains(malformed.status.error, "malformed stream"));
   CAF_CHECK(malformed.retries.empty());
+}
+
+CAF_TEST(a failure says its kind auth HTTP stream or network) {
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({200, provider_fixture("openai_tool_call.sse")});
+  CAF_CHECK(run(config_for(server, "openai")).kind == error_code::none);
+  server.push({401, R"({"error":{"message":"invalid x-api-key"}})"});
+  CAF_CHECK(run(config_for(server, "anthropic")).kind == error_code::provider_auth);
+  server.push({404, R"({"error":{"message":"model not found"}})"});
+  CAF_CHECK(run(config_for(server, "openai")).kind == error_code::provider_http);
+  server.push({200, "data: {not json\n\n"});
+  CAF_CHECK(run(config_for(server, "openai")).kind == error_code::provider_stream);
+  int port;
+  {
+    FakeProviderServer gone; // a port that was just ours and is closed now
+    port = std::stoi(gone.base_url().substr(gone.base_url().rfind(':') + 1));
+  }
+  HttpProviderConfig c;
+  c.provider = "openai";
+  c.base_url = fmt::format("http://127.0.0.1:{}/v1", port);
+  CAF_CHECK(run(c).kind == error_code::provider_network);
 }
 
 CAF_TEST(connection refused names the url and nothing is retried) {

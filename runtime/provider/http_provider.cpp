@@ -47,6 +47,12 @@ public:
     : config_(std::move(config)), url_(std::move(url)), headers_(std::move(headers)), sends_key_(sends_key) {}
 
   Status stream(const ChatRequest& request, const StreamHooks& hooks) override {
+    error_code kind;
+    return stream_classified(request, hooks, kind);
+  }
+
+  Status stream_classified(const ChatRequest& request, const StreamHooks& hooks, error_code& kind) override {
+    kind = error_code::none;
     HttpPost post{url_, headers_,
                   config_.provider == "anthropic" ? anthropic_request_body(request)
                                                   : openai_request_body(request)};
@@ -54,10 +60,15 @@ public:
     int failures = 0; // since the last good event
     for (;;) {
       std::string why;
-      auto attempt = config_.provider == "anthropic" ? once<AnthropicStream>(post, request, hooks, failures, why)
-                                                     : once<OpenAiStream>(post, request, hooks, failures, why);
-      if (attempt != outcome::retry)
-        return attempt == outcome::done ? Status::ok() : Status(Error{why});
+      error_code code = error_code::none; // the kind of `why`
+      auto attempt = config_.provider == "anthropic"
+                       ? once<AnthropicStream>(post, request, hooks, failures, why, code)
+                       : once<OpenAiStream>(post, request, hooks, failures, why, code);
+      kind = code; // until a later attempt succeeds
+      if (attempt == outcome::done)
+        return Status::ok();
+      if (attempt == outcome::fail)
+        return Error{why};
       if (++failures > config_.retry.max_retries)
         return Error{fmt::format("gave up after {} retries: {}", config_.retry.max_retries, why)};
       // A server asking for a longer pause than we would ever wait: say so now.
@@ -71,8 +82,10 @@ public:
         hooks.on_retry(fmt::format("{}; retrying in {:.1f} s (retry {} of {})", why,
                                    static_cast<double>(delay.count()) / 1000, failures,
                                    config_.retry.max_retries));
-      if (!sleep_unless_cancelled(delay, hooks))
+      if (!sleep_unless_cancelled(delay, hooks)) {
+        kind = error_code::interrupted;
         return Error{"cancelled"};
+      }
     }
   }
 
@@ -81,7 +94,7 @@ private:
 
   template <class Decoder>
   outcome once(const HttpPost& post, const ChatRequest& request, const StreamHooks& hooks, int& failures,
-               std::string& why) {
+               std::string& why, error_code& code) {
     SseParser sse;
     Decoder decoder;
     Status decoded; // the stream so far made sense
@@ -102,27 +115,33 @@ private:
     last_retry_after_ = r.retry_after;
     if (!decoded) {
       why = decoded.error;
+      code = error_code::provider_stream;
       return outcome::fail;
     }
     switch (r.failure) {
       case http_failure::cancelled:
         why = "cancelled";
+        code = error_code::interrupted;
         return outcome::fail;
       case http_failure::connect:
         why = fmt::format("cannot connect to {}: {}; is the server running? (assistant.base_url)",
                           url_, r.failure_text);
+        code = error_code::provider_network;
         return outcome::fail;
       case http_failure::too_large:
         why = fmt::format("the response from {} passed the size cap of {} bytes "
                           "(assistant.request.max_response_bytes)",
                           url_, config_.limits.max_body_bytes);
+        code = error_code::provider_stream;
         return outcome::fail;
       case http_failure::idle:
         why = fmt::format("{} sent nothing for {} s (stream idle timeout)", url_,
                           config_.limits.idle_timeout.count() / 1000.0);
+        code = error_code::provider_network;
         return outcome::retry;
       case http_failure::transport:
         why = fmt::format("connection to {} failed: {}", url_, r.failure_text);
+        code = error_code::provider_network;
         return outcome::retry;
       case http_failure::none:
         break;
@@ -131,9 +150,11 @@ private:
       if (decoder.finished())
         return outcome::done;
       why = fmt::format("the stream from {} ended before the response was complete", url_);
+      code = error_code::provider_stream;
       return outcome::retry;
     }
     auto message = error_message(r.error_body);
+    code = r.status == 401 || r.status == 403 ? error_code::provider_auth : error_code::provider_http;
     if (retryable_status(r.status)) {
       why = fmt::format("HTTP {} from {}: {}", r.status, url_, message);
       return outcome::retry;

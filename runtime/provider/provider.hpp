@@ -8,6 +8,7 @@
 #include <string>
 
 #include "messages/chat.hpp"
+#include "messages/error_code.hpp"
 #include "messages/result.hpp"
 #include "runtime/provider/http_stream.hpp"
 #include "runtime/provider/retry_policy.hpp"
@@ -28,6 +29,14 @@ public:
   /// Streams one response through hooks.emit, ending with a `done` event. Blocking:
   /// call it off the actor threads. An error names what went wrong and what to do.
   virtual Status stream(const ChatRequest& request, const StreamHooks& hooks) = 0;
+  /// As stream(), and what kind of failure its error is (provider_auth, _network,
+  /// _http or _stream; interrupted when cancelled), for callers that tell them
+  /// apart. A provider that does not say: its stream failed.
+  virtual Status stream_classified(const ChatRequest& request, const StreamHooks& hooks, error_code& kind) {
+    auto status = stream(request, hooks);
+    kind = status ? error_code::none : error_code::provider_stream;
+    return status;
+  }
   /// false: stream() returns at once (a script, a test's fake), so the loop may call
   /// it on its own thread.
   virtual bool blocking() const { return true; }
