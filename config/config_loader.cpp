@@ -744,12 +744,9 @@ Result<std::string> read_file(const fs::path& path) {
   return text.str();
 }
 
-Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) {
-  auto text = read_file(path);
-  if (!text)
-    return Error{text.error()};
-  auto origin = path.string();
-  auto root = parse_toml(*text, origin);
+// One layer of TOML text on top of `c`; `c` is untouched when the layer is refused.
+Status apply_text(Config& c, std::string_view text, std::string_view origin, bool from_workspace) {
+  auto root = parse_toml(text, origin);
   if (!root)
     return Error{root.error()};
   Config next = c;
@@ -758,6 +755,13 @@ Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) 
     return s;
   c = std::move(next);
   return Status::ok();
+}
+
+Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) {
+  auto text = read_file(path);
+  if (!text)
+    return Error{text.error()};
+  return apply_text(c, *text, path.string(), from_workspace);
 }
 
 // --cfg a.b.c=VALUE: VALUE as a TOML value if it is one (1, true, ["x"], {k="v"}),
@@ -816,11 +820,7 @@ fs::path user_config_path() {
 
 Result<Config> apply_config_text(Config base, std::string_view toml_text,
                                  std::string_view origin) {
-  auto root = parse_toml(toml_text, origin);
-  if (!root)
-    return Error{root.error()};
-  Layer layer(base, origin);
-  if (auto s = layer.apply(*root); !s)
+  if (auto s = apply_text(base, toml_text, origin, false); !s)
     return Error{s.error};
   return base;
 }

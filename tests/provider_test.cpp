@@ -203,6 +203,19 @@ CAF_TEST(errors a user can act on name what to fix) {
   CAF_CHECK(malformed.retries.empty());
 }
 
+/// An openai provider config whose base_url is a loopback port nobody listens on.
+std::pair<HttpProviderConfig, int> closed_port_config() {
+  int port;
+  {
+    FakeProviderServer gone; // a port that was just ours and is closed now
+    port = std::stoi(gone.base_url().substr(gone.base_url().rfind(':') + 1));
+  }
+  HttpProviderConfig c;
+  c.provider = "openai";
+  c.base_url = fmt::format("http://127.0.0.1:{}/v1", port);
+  return {c, port};
+}
+
 CAF_TEST(a failure says its kind auth HTTP stream or network) {
   KeyEnv key;
   FakeProviderServer server;
@@ -214,26 +227,11 @@ CAF_TEST(a failure says its kind auth HTTP stream or network) {
   CAF_CHECK(run(config_for(server, "openai")).kind == error_code::provider_http);
   server.push({200, "data: {not json\n\n"});
   CAF_CHECK(run(config_for(server, "openai")).kind == error_code::provider_stream);
-  int port;
-  {
-    FakeProviderServer gone; // a port that was just ours and is closed now
-    port = std::stoi(gone.base_url().substr(gone.base_url().rfind(':') + 1));
-  }
-  HttpProviderConfig c;
-  c.provider = "openai";
-  c.base_url = fmt::format("http://127.0.0.1:{}/v1", port);
-  CAF_CHECK(run(c).kind == error_code::provider_network);
+  CAF_CHECK(run(closed_port_config().first).kind == error_code::provider_network);
 }
 
 CAF_TEST(connection refused names the url and nothing is retried) {
-  int port;
-  {
-    FakeProviderServer gone; // a port that was just ours and is closed now
-    port = std::stoi(gone.base_url().substr(gone.base_url().rfind(':') + 1));
-  }
-  HttpProviderConfig c;
-  c.provider = "openai";
-  c.base_url = fmt::format("http://127.0.0.1:{}/v1", port);
+  auto [c, port] = closed_port_config();
   auto got = run(c);
   CAF_CHECK(contains(got.status.error, fmt::format("cannot connect to http://127.0.0.1:{}/v1/chat/completions", port)));
   CAF_CHECK(contains(got.status.error, "is the server running? (assistant.base_url)"));
