@@ -4,6 +4,8 @@ SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= 2
 FUZZ_SECONDS ?= 10
+# A fixed seed keeps CI reproducible; FUZZ_SEED=0 lets libFuzzer pick one (exploring).
+FUZZ_SEED ?= 1
 FUZZ_TARGETS = argv_template tool_output tool_arguments provider_stream config
 DEBIAN_PACKAGES = g++ cmake make pkg-config libcaf-dev libcaf-openssl0.17 \
   libsimdjson-dev libfmt-dev libboost1.81-dev libboost-filesystem1.81-dev \
@@ -94,7 +96,7 @@ fuzz: test-deps
 	@for t in $(FUZZ_TARGETS); do scratch=$$(mktemp -d); \
 	  echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
 	  $(BUILD)-fuzz/tests/fuzz/$${t}_fuzz $$scratch tests/fuzz/corpus/$$t -max_total_time=$(FUZZ_SECONDS) \
-	    -rss_limit_mb=2048 2>&1 | grep -E "^Done|ERROR|SUMMARY" ; rc=$${PIPESTATUS[0]}; rm -rf $$scratch; \
+	    -seed=$(FUZZ_SEED) -rss_limit_mb=2048 2>&1 | grep -E "^Done|ERROR|SUMMARY" ; rc=$${PIPESTATUS[0]}; rm -rf $$scratch; \
 	  [ $$rc -eq 0 ] || exit $$rc; done
 
 clean:

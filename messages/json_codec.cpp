@@ -534,12 +534,13 @@ Result<int64_t> int_argument(const Json& args, std::string_view key, int64_t lo,
   auto* v = field(args, key);
   if (!v)
     return fallback;
-  if (!v->is_number() || v->as_number() != static_cast<double>(static_cast<int64_t>(v->as_number())))
+  if (!v->is_number() || v->as_number() != std::floor(v->as_number()))
     return wrong_type(key, fmt::format("an integer ({})", unit), *v);
-  auto n = static_cast<int64_t>(v->as_number());
-  if (n < lo || n > hi)
-    return Error{fmt::format("`{}` must be from {} to {} ({}), got {}", key, lo, hi, unit, n)};
-  return n;
+  // Compared as doubles first: casting an out-of-range double to int64_t is undefined.
+  double d = v->as_number();
+  if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
+    return Error{fmt::format("`{}` must be from {} to {} ({}), got {}", key, lo, hi, unit, d)};
+  return static_cast<int64_t>(d);
 }
 
 Result<LookOptions> look_options(const Json& args) {

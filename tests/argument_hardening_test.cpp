@@ -6,6 +6,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include <filesystem>
+#include <limits>
 #include <fmt/format.h>
 
 #include "cli_run.hpp"
@@ -213,4 +214,17 @@ CAF_TEST(the CLI answers a huge id with a short error) {
   CAF_CHECK_NOT_EQUAL(await.status, 0);
   CAF_CHECK(await.out.size() < 400);
   CAF_CHECK(has(await.out, "Handle `" + big(64) + "…(100000 bytes)` not found"));
+}
+
+// Found by tool_arguments_fuzz: a number far outside int64 (1e300) was cast to an
+// integer before its range was checked, which is undefined behaviour.
+CAF_TEST(an integer argument far out of range is refused without casting it) {
+  for (double huge : {1e300, -1e300, 9.3e18, std::numeric_limits<double>::infinity()}) {
+    auto r = command_from_arguments("shell", Json::object().set("action", "fetch").set("id", "x").set("wait_ms", huge));
+    CAF_REQUIRE(!r.ok());
+    CAF_CHECK(has(r.error(), "`wait_ms` must be"));
+  }
+  auto whole = command_from_arguments(
+      "shell", Json::object().set("action", "fetch").set("id", "x").set("wait_ms", 1000.0));
+  CAF_CHECK(whole.ok());
 }
