@@ -130,7 +130,7 @@ const std::vector<std::string_view> parameter_types = {"string", "integer", "num
 // `{m,n}` and back references `\N` are kept small.
 constexpr size_t kMaxRegexCount = 1000;
 
-/// The first count in `pattern` (after `{`, `,` inside braces, or `\`) above
+/// The first count in `pattern` (after `{`, `,` inside braces, or any `\`) above
 /// kMaxRegexCount, as written; "" when there is none.
 std::string oversized_regex_count(std::string_view pattern) {
   bool in_braces = false;
@@ -149,8 +149,8 @@ std::string oversized_regex_count(std::string_view pattern) {
     auto digits = pattern.substr(i + 1, end - i - 1);
     if (digits.size() > 4 || (!digits.empty() && std::stoul(std::string(digits)) > kMaxRegexCount))
       return std::string(digits.substr(0, 24));
-    if (c == '\\')
-      ++i; // the escaped character is not a count's start
+    // Every backslash is checked, even an escaped one: escapes such as `\cX` take
+    // more than one character, so pairing them up could misread a back reference.
   }
   return "";
 }

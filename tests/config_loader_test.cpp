@@ -376,6 +376,9 @@ CAF_TEST(every validation error names the file and the key) {
       // libstdc++'s regex compiler overflowed on this back reference (found by fuzzing).
       {x + "prompt_pattern = '^$99e\\9999999999999999999999$'\n",
        "conversation.tools.x.prompt_pattern: the count `9999999999999999999999` is too large"},
+      // ...and on this one, where `\c` takes the backslash after it (found by fuzzing).
+      {x + "prompt_pattern = '\\c\\\\99777777000000000000'\n",
+       "conversation.tools.x.prompt_pattern: the count `99777777000000000000` is too large"},
       {x + "spawn.actions = [\"spawn\", \"bogus\"]\n",
        "conversation.tools.x.spawn.actions[1]: expected one of spawn, fetch, apply, abort, "
        "got \"bogus\""},
