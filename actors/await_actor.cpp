@@ -16,8 +16,11 @@ namespace jp {
 namespace {
 
 struct await_state {
-  caf::actor registry;
-  caf::actor resolver; // answers waiting questions it can route (the turn); none: nobody
+  // Declared: CAF would otherwise build an aggregate state from the actor pointer
+  // (its first member, a typed handle, is constructible from one).
+  await_state() = default;
+  registry_actor registry;
+  resolver_actor resolver; // answers waiting questions it can route (the turn); none: nobody
   std::set<std::pair<std::string, std::string>> asked; // (handle id, question id) put to it
   AwaitRequest request;
   std::vector<HandleStatus> statuses; // one per distinct id, in request order
@@ -31,7 +34,8 @@ struct await_state {
   static inline const char* name = "jp.await";
 };
 
-using await_actor_t = caf::stateful_actor<await_state>;
+using await_impl = await_actor::extend_with<watcher_actor>::extend<caf::reacts_to<timeout_atom>>;
+using await_actor_t = await_impl::stateful_base<await_state>;
 
 /// Takes the registry's first answer and derives the condition's counters.
 void track(await_state& st, std::vector<HandleStatus> statuses) {
@@ -122,13 +126,13 @@ void reply(await_actor_t* self, bool timed_out) {
   // The registry forgets a watcher of a handle once it stops: only handles still
   // pending hold a subscription to cancel.
   if (!result.pending.empty())
-    self->send(st.registry, unwatch_atom::value);
+    self->send(st.registry, unwatch_atom::value, watcher_actor{self});
   st.promise.deliver(std::move(result));
   self->quit();
 }
 
-caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequest request,
-                             caf::actor resolver) {
+await_impl::behavior_type await_behavior(await_actor_t* self, registry_actor registry, AwaitRequest request,
+                                         resolver_actor resolver) {
   self->state.registry = std::move(registry);
   self->state.request = std::move(request);
   self->state.resolver = std::move(resolver);
@@ -154,7 +158,7 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
         self->quit();
         return st.promise;
       }
-      self->request(st.registry, caf::infinite, watch_atom::value, distinct_ids(st.request))
+      self->request(st.registry, caf::infinite, watch_atom::value, distinct_ids(st.request), watcher_actor{self})
         .then(
           [self](std::vector<HandleStatus>& statuses) {
             auto& st = self->state;
@@ -180,19 +184,17 @@ caf::behavior await_behavior(await_actor_t* self, caf::actor registry, AwaitRequ
           });
       return st.promise;
     },
-    [self](stopped_atom, HandleStatus& s) {
+    [self](update_atom, HandleStatus& s) {
       auto& st = self->state;
       if (st.done)
         return;
-      on_stop(st, s);
-      if (met(st))
-        reply(self, false);
-    },
-    [self](waiting_atom, HandleStatus& s) {
+      if (s.state.stopped()) {
+        on_stop(st, s);
+        if (met(st))
+          reply(self, false);
+        return;
+      }
       // A pending handle asks (or was answered): not a stop, but what it now shows.
-      auto& st = self->state;
-      if (st.done)
-        return;
       if (auto it = st.index.find(s.id); it != st.index.end() && !st.statuses[it->second].state.stopped()) {
         st.statuses[it->second].state = std::move(s.state);
         consider_waiting(self, st.statuses[it->second]);
@@ -243,12 +245,8 @@ std::vector<std::string> distinct_ids(const AwaitRequest& req) {
   return ids;
 }
 
-caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request) {
-  return sys.spawn(await_behavior, std::move(registry), std::move(request), caf::actor{});
-}
-
-caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request,
-                       caf::actor resolver) {
+await_actor spawn_await(caf::actor_system& sys, registry_actor registry, AwaitRequest request,
+                        resolver_actor resolver) {
   return sys.spawn(await_behavior, std::move(registry), std::move(request), std::move(resolver));
 }
 

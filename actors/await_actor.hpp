@@ -7,18 +7,17 @@
 // without a resolver, or with no answer, the await answers at once, that handle
 // pending as `waiting` with its question. Its lifetime is bound to the registry's.
 //   (run_atom) -> AwaitResult   or the registry's error ("Handle `x` not found")
+// As a watcher (watcher_actor), it hears (update_atom, HandleStatus) from the registry.
 #pragma once
 
-#include <caf/fwd.hpp>
-
-#include "messages/tool_state.hpp"
+#include "actors/interfaces.hpp"
 
 namespace jp {
 
-/// Validates the request ("At least one handle ID required") and spawns the actor.
-caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request);
-caf::actor spawn_await(caf::actor_system& sys, caf::actor registry, AwaitRequest request,
-                       caf::actor resolver);
+/// Spawns the actor; (run_atom) validates the request ("At least one handle ID
+/// required"). Without a resolver, a waiting question ends the await at once.
+await_actor spawn_await(caf::actor_system& sys, registry_actor registry, AwaitRequest request,
+                        resolver_actor resolver = {});
 
 /// RFD 037's completion condition over the current statuses.
 bool await_condition_met(const AwaitRequest& req, const std::vector<HandleStatus>& statuses);

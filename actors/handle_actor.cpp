@@ -76,7 +76,7 @@ struct Look {
 struct handle_state {
   std::string id;
   LaunchSpec spec;
-  caf::actor registry;
+  supervisor_actor registry;
   std::shared_ptr<Process> proc;
   std::unique_ptr<OutputBuffer> out;
   std::string stdout_capture; // for structured output, while it fits the cap
@@ -101,7 +101,14 @@ struct handle_state {
   static inline const char* name = "jp.handle";
 };
 
-using handle_actor_t = caf::stateful_actor<handle_state>;
+// What its process and its own timer tell it, besides the handle interface.
+using process_handle_actor = handle_actor::extend<
+  caf::reacts_to<output_atom, bool, std::string>, // stderr?, a chunk
+  caf::reacts_to<control_atom, std::string>,      // fd 3 bytes
+  caf::reacts_to<exited_atom, bool, int, int>,    // signaled, code, signal
+  caf::reacts_to<gone_atom>,                      // its whole group is gone (after an abort)
+  caf::reacts_to<tick_atom>>;                     // settle timer
+using handle_actor_t = process_handle_actor::stateful_base<handle_state>;
 
 std::vector<std::string> last_lines(std::string_view text, size_t n) {
   std::vector<std::string> lines;
@@ -312,7 +319,7 @@ void advance(handle_actor_t* self, event e) {
   bool quit = e == event::retire && from != phase::reaping && from != phase::retiring;
   st.at = next(from, e);
   if (st.at == phase::stopping && from == phase::running) {
-    auto me = caf::actor_cast<caf::actor>(self);
+    auto me = process_handle_actor{self};
     st.proc->terminate(std::chrono::milliseconds(st.spec.grace_ms),
                        [me] { caf::anon_send(me, gone_atom::value); });
   }
@@ -344,8 +351,8 @@ std::string spill_path(const LaunchSpec& spec, const std::string& id) {
   return fmt::format("{}/{}-{}-{}-{}.log", spec.spill_dir, safe, ::getpid(), ++seq, random_name_part());
 }
 
-caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec spec, IoThread* io,
-                              caf::actor registry) {
+process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::string id, LaunchSpec spec,
+                                                    IoThread* io, supervisor_actor registry) {
   auto& st = self->state;
   st.id = std::move(id);
   st.spec = std::move(spec);
@@ -357,7 +364,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
   else if (st.spec.control_channel) // the process opens fd 3 only without a pty
     st.control = std::make_unique<ControlChannel>(st.spec.output_cap, st.spec.fixed_answers);
   st.watch = InputWatch(st.spec.prompt_pattern, st.spec.pty);
-  auto me = caf::actor_cast<caf::actor>(self);
+  auto me = process_handle_actor{self};
   ProcessEvents events;
   events.on_output = [me](stream_kind s, std::string_view chunk) {
     if (s == stream_kind::control)
@@ -511,7 +518,7 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
       apply_resize(self, o);
       return look(self, o);
     },
-    [self](oneshot_atom, const std::string& answer_json) {
+    [self](answer_atom, const std::string& answer_json) {
       // A one-shot run's question, answered by the turn: the tool reads it and runs on;
       // its output is left for the final result.
       auto& st = self->state;
@@ -534,9 +541,9 @@ caf::behavior handle_behavior(handle_actor_t* self, std::string id, LaunchSpec s
 
 } // namespace
 
-caf::actor spawn_process_handle(caf::local_actor* parent, const std::string& id,
-                                const LaunchSpec& spec, IoThread& io, const caf::actor& registry) {
-  return parent->spawn(handle_behavior, id, spec, &io, registry);
+handle_actor spawn_process_handle(caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+                                  IoThread& io, const supervisor_actor& supervisor) {
+  return parent->spawn(handle_behavior, id, spec, &io, supervisor);
 }
 
 } // namespace jp

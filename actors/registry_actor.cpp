@@ -22,10 +22,10 @@ enum class entry_phase { reserved, live, stopped };
 struct entry {
   std::string tool;
   entry_phase phase = entry_phase::reserved;
-  caf::actor handle;
+  handle_actor handle;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   HandleReport final;
-  std::vector<caf::actor> watchers;
+  std::vector<watcher_actor> watchers;
   // A one-shot call's entry ("#N"): it answers its waiters when it stops or, with a
   // control channel, when its tool asks (the turn answers, the tool runs on).
   bool oneshot = false;
@@ -43,16 +43,18 @@ struct registry_state {
   std::map<std::string, entry> entries;
   std::map<caf::actor_addr, std::string> by_actor;
   // Live handle actors; shared with the cleanup that ends them with the registry.
-  std::shared_ptr<std::map<caf::actor_addr, caf::actor>> children =
-    std::make_shared<std::map<caf::actor_addr, caf::actor>>();
+  std::shared_ptr<std::map<caf::actor_addr, handle_actor>> children =
+    std::make_shared<std::map<caf::actor_addr, handle_actor>>();
   uint64_t next_internal = 0;
-  caf::actor sink; // gets (notify_atom, Notification); none: no notifications
+  notification_sink sink; // none: no notifications
   // Handles a turn end waits for (await, inquire:wait): called when they stop.
   std::map<std::string, std::function<void(const ToolState&)>> turn_end_waits;
   static inline const char* name = "jp.registry";
 };
 
-using registry_actor_t = caf::stateful_actor<registry_state>;
+// The registry's own timer (a turn-end wait ran out) is no one else's business.
+using registry_impl = registry_actor::extend<caf::reacts_to<timeout_atom, std::string>>;
+using registry_actor_t = registry_impl::stateful_base<registry_state>;
 
 caf::error not_found(const std::string& id) {
   return make_error(error_code::unknown_handle, fmt::format("Handle `{}` not found", cut_text(id)));
@@ -73,10 +75,10 @@ HandleStatus status_of(const std::string& id, const entry& e) {
 }
 
 /// The states of `ids` (an error naming the first unknown one); `watcher`, if set,
-/// is told (stopped_atom) when each of them that still runs stops.
+/// is told (update_atom) when each of them that still runs stops or asks.
 caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
                                                 const std::vector<std::string>& ids,
-                                                const caf::actor& watcher) {
+                                                const watcher_actor& watcher) {
   std::vector<entry*> found;
   found.reserve(ids.size());
   for (auto& id : ids) {
@@ -158,7 +160,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     complete(e.final.state);
   }
   for (auto& w : e.watchers)
-    self->send(w, stopped_atom::value, HandleStatus{id, e.final.state, e.final.output_file});
+    self->send(w, update_atom::value, HandleStatus{id, e.final.state, e.final.output_file});
   e.watchers.clear();
   bool answered = !e.oneshot_waiters.empty();
   for (auto& rp : e.oneshot_waiters)
@@ -166,7 +168,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   // The final state lives here now: the handle may go (after the requests already
   // delegated to it, which it still answers).
   if (e.handle) {
-    self->demonitor(e.handle);
+    self->demonitor(e.handle.address());
     self->state.by_actor.erase(e.handle.address());
     self->state.children->erase(e.handle.address());
     self->send(e.handle, retire_atom::value);
@@ -187,7 +189,7 @@ void start(registry_actor_t* self, const std::string& id, entry& e, const Launch
   e.notify_waiting = spec.notify_waiting;
   e.child = spec.child;
   e.started = std::chrono::steady_clock::now();
-  e.handle = self->state.factory(self, id, spec);
+  e.handle = self->state.factory(self, id, spec, supervisor_actor{self});
   self->monitor(e.handle);
   self->state.by_actor[e.handle.address()] = id;
   (*self->state.children)[e.handle.address()] = e.handle;
@@ -301,7 +303,42 @@ caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self, const I
   return rp;
 }
 
-caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, caf::actor sink) {
+/// Aborts live handle `id` without waiting for it: its stop completes whatever
+/// waits on it. An abort that fails (its actor is gone) stops it with the reason.
+void abort_handle(registry_actor_t* self, const std::string& id) {
+  auto* e = find_entry(self, id);
+  if (!e || e->phase != entry_phase::live || !e->handle)
+    return;
+  self->request(e->handle, caf::infinite, abort_atom::value)
+    .then([](HandleReport&) {}, // its (stopped_atom) report came first
+          [self, id](caf::error& err) {
+            auto msg = fmt::format("abort of `{}` failed: {}", id, caf::to_string(err));
+            mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{msg, {}, false}), 0, {}});
+          });
+}
+
+caf::result<HandleReport> spawn_handle(registry_actor_t* self, const std::string& id, const LaunchSpec& spec,
+                                       const LookOptions& look) {
+  auto it = self->state.entries.find(id);
+  if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped) {
+    if (auto err = reserve(self, id))
+      return err;
+    it = self->state.entries.find(id);
+  } else if (it->second.phase == entry_phase::live) {
+    return make_error(error_code::handle_exists,
+                      fmt::format("Handle `{}` already exists and is still running; choose another "
+                                  "id or abort it first",
+                                  id));
+  }
+  start(self, id, it->second, spec);
+  // The first look, with the spawn's options (wait_ms): the tool may settle first
+  // (its prompt, its first screen, its whole run when short).
+  self->delegate(it->second.handle, fetch_atom::value, look);
+  return caf::delegated<HandleReport>{};
+}
+
+registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFactory factory,
+                                               notification_sink sink) {
   self->state.factory = std::move(factory);
   self->state.sink = std::move(sink);
   // A handle that dies unexpectedly becomes Stopped{error}; its group is killed.
@@ -321,9 +358,6 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
                            id, caf::to_string(dm.reason));
     mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{msg, {}, false}), 0, {}}, true);
   });
-  // A supervisor does not die of a stray error message (an unexpected-message
-  // reply from a handle, say): it keeps every other handle's state.
-  self->set_error_handler([](caf::error&) {});
   // Handles end with their registry (and so their process groups go too).
   self->attach_functor([children = self->state.children] {
     for (auto& [addr, h] : *children)
@@ -355,28 +389,11 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
         mark_stopped(self, id,
                      HandleReport{id, ToolState::failure(ToolError{reason, {}, false}), 0, {}});
     },
-    [self](spawn_atom, const std::string& id, const LaunchSpec& spec) -> caf::result<HandleReport> {
-      self->delegate(caf::actor_cast<caf::actor>(self), spawn_atom::value, id, spec, LookOptions{});
-      return caf::delegated<HandleReport>{};
+    [self](spawn_atom, const std::string& id, const LaunchSpec& spec) {
+      return spawn_handle(self, id, spec, LookOptions{});
     },
-    [self](spawn_atom, const std::string& id, const LaunchSpec& spec,
-           const LookOptions& look) -> caf::result<HandleReport> {
-      auto it = self->state.entries.find(id);
-      if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped) {
-        if (auto err = reserve(self, id))
-          return err;
-        it = self->state.entries.find(id);
-      } else if (it->second.phase == entry_phase::live) {
-        return make_error(error_code::handle_exists,
-                          fmt::format("Handle `{}` already exists and is still running; choose another "
-                                "id or abort it first",
-                                id));
-      }
-      start(self, id, it->second, spec);
-      // The first look, with the spawn's options (wait_ms): the tool may settle first
-      // (its prompt, its first screen, its whole run when short).
-      self->delegate(it->second.handle, fetch_atom::value, look);
-      return caf::delegated<HandleReport>{};
+    [self](spawn_atom, const std::string& id, const LaunchSpec& spec, const LookOptions& look) {
+      return spawn_handle(self, id, spec, look);
     },
     [self](oneshot_atom, const LaunchSpec& spec) -> caf::result<HandleReport> {
       auto id = fmt::format("#{}", ++self->state.next_internal);
@@ -388,7 +405,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       start(self, id, e, spec);
       return rp;
     },
-    [self](oneshot_atom, const std::string& id, const std::string& answer) -> caf::result<HandleReport> {
+    [self](answer_atom, const std::string& id, const std::string& answer) -> caf::result<HandleReport> {
       // The answer (JSON) to a one-shot control tool's question, or "" when none
       // comes (it is ended); replies as above.
       auto* e = find_entry(self, id);
@@ -403,9 +420,9 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       e->oneshot_waiters.push_back(rp);
       e->waiting.reset();
       if (answer.empty())
-        self->request(e->handle, caf::infinite, abort_atom::value).then([](HandleReport&) {}, [](caf::error&) {});
+        abort_handle(self, id);
       else
-        self->send(e->handle, oneshot_atom::value, answer);
+        self->send(e->handle, answer_atom::value, answer);
       return rp;
     },
     [self](fetch_atom, const std::string& id, const LookOptions& look) {
@@ -434,14 +451,13 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
         return e.final;
       }, abort_atom::value);
     },
-    [self](watch_atom, const std::vector<std::string>& ids) {
-      return statuses(self, ids, caf::actor_cast<caf::actor>(self->current_sender()));
+    [self](watch_atom, const std::vector<std::string>& ids, const watcher_actor& watcher) {
+      return statuses(self, ids, watcher);
     },
     [self](status_atom, const std::vector<std::string>& ids) {
-      return statuses(self, ids, nullptr);
+      return statuses(self, ids, watcher_actor{});
     },
-    [self](unwatch_atom) {
-      auto watcher = caf::actor_cast<caf::actor>(self->current_sender());
+    [self](unwatch_atom, const watcher_actor& watcher) {
       for (auto& [id, e] : self->state.entries)
         std::erase(e.watchers, watcher);
     },
@@ -465,7 +481,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       }
       // Awaits show a pending handle's current state (waiting, or running again).
       for (auto& w : e->watchers)
-        self->send(w, waiting_atom::value, status_of(id, *e));
+        self->send(w, update_atom::value, status_of(id, *e));
       if (q.id.empty())
         return;
       if (!e->observed && !in_response && e->notify_waiting && self->state.sink)
@@ -492,7 +508,7 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       // Handles not yet stopped, with their last output line (for progress displays
       // and the turn-end inquiry's preview): each live handle is asked for it.
       auto out = std::make_shared<std::vector<HandleSummary>>();
-      std::vector<std::pair<size_t, caf::actor>> ask;
+      std::vector<std::pair<size_t, handle_actor>> ask;
       for (auto& [id, e] : self->state.entries) {
         if (e.phase == entry_phase::stopped || id.front() == '#')
           continue;
@@ -520,18 +536,19 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
       -> caf::result<std::vector<HandleSummary>> {
       return end_turn(self, answers);
     },
-    [self](abort_atom) {
+    [self](abort_all_atom) {
       // Everything, now (an interrupted turn): each stop completes what waits on it.
+      std::vector<std::string> live;
       for (auto& [id, e] : self->state.entries)
-        if (e.phase == entry_phase::live && e.handle)
-          self->request(e.handle, caf::infinite, abort_atom::value).then([](HandleReport&) {}, [](caf::error&) {});
+        if (e.phase == entry_phase::live)
+          live.push_back(id);
+      for (auto& id : live)
+        abort_handle(self, id);
     },
     [self](timeout_atom, const std::string& id) {
       // A turn-end wait ran out: abort; its stop completes the wait.
-      auto* e = find_entry(self, id);
-      if (e && e->phase == entry_phase::live && self->state.turn_end_waits.count(id))
-        self->request(e->handle, caf::infinite, abort_atom::value)
-          .then([](HandleReport&) {}, [](caf::error&) {}); // its stop completes the wait
+      if (self->state.turn_end_waits.count(id))
+        abort_handle(self, id);
     },
   };
 }
@@ -539,16 +556,13 @@ caf::behavior registry_behavior(registry_actor_t* self, HandleFactory factory, c
 } // namespace
 
 HandleFactory process_handle_factory(IoThread& io) {
-  return [&io](caf::local_actor* registry, const std::string& id, const LaunchSpec& spec) {
-    return spawn_process_handle(registry, id, spec, io, caf::actor_cast<caf::actor>(registry));
+  return [&io](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+               const supervisor_actor& supervisor) {
+    return spawn_process_handle(parent, id, spec, io, supervisor);
   };
 }
 
-caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory) {
-  return sys.spawn(registry_behavior, std::move(factory), caf::actor{});
-}
-
-caf::actor spawn_registry(caf::actor_system& sys, HandleFactory factory, const caf::actor& sink) {
+registry_actor spawn_registry(caf::actor_system& sys, HandleFactory factory, const notification_sink& sink) {
   return sys.spawn(registry_behavior, std::move(factory), sink);
 }
 

@@ -24,7 +24,7 @@ constexpr int max_question_rounds = 16;
 
 struct turn_state {
   TurnContext ctx;
-  caf::actor registry;
+  registry_actor registry;
   std::set<std::string> allowed_this_turn; // "yes for this turn" answers
   std::vector<Notification> notifications; // not yet carried by a response
   std::map<std::string, std::string> handle_tools; // handle id -> its tool's name
@@ -33,7 +33,10 @@ struct turn_state {
   static inline const char* name = "jp.turn";
 };
 
-using turn_actor_t = caf::stateful_actor<turn_state>;
+// A call runs through the turn's own mailbox (exec), so that its answer can carry
+// the notifications queued by then.
+using turn_impl = turn_actor::extend<caf::replies_to<exec_atom, std::string, std::string>::with<CallResult>>;
+using turn_actor_t = turn_impl::stateful_base<turn_state>;
 
 CallResult failed(std::string msg) {
   return {false, std::move(msg)};
@@ -212,12 +215,14 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
         [self, registry, id, next, rerun](Json answer) mutable {
           // The running tool reads it; one already gone (it asked by exiting with
           // needs_input, its entry with it) is run again with it.
-          self->request(registry, caf::infinite, oneshot_atom::value, id, answer.dump())
+          self->request(registry, caf::infinite, answer_atom::value, id, answer.dump())
             .then(next, [rerun, answer](caf::error&) mutable { rerun(answer); });
         },
         [self, registry, id, fail](std::string msg) mutable {
           // Unanswered, the tool would wait forever: it ends with the call.
-          self->request(registry, caf::infinite, oneshot_atom::value, id, std::string{})
+          // Its report does not matter: the call fails with `msg`. An error means its
+          // entry is gone already (the tool ended by itself): nothing is left to end.
+          self->request(registry, caf::infinite, answer_atom::value, id, std::string{})
             .then([](HandleReport&) {}, [](caf::error&) {});
           fail(std::move(msg));
         });
@@ -333,7 +338,7 @@ caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
   };
   auto answer_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
   auto wait = [self, req, answer, answer_error] {
-    auto a = spawn_await(self->system(), self->state.registry, req, caf::actor_cast<caf::actor>(self));
+    auto a = spawn_await(self->system(), self->state.registry, req, resolver_actor{self});
     self->request(a, caf::infinite, run_atom::value).then(answer, answer_error);
   };
   auto ids = distinct_ids(req);
@@ -498,10 +503,10 @@ void carry_notifications(turn_actor_t* self, CallResult& r) {
   q.clear();
 }
 
-caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
+turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
   self->state.ctx = std::move(ctx);
   self->state.registry = spawn_registry(self->system(), process_handle_factory(*self->state.ctx.io),
-                                        caf::actor_cast<caf::actor>(self));
+                                        notification_sink{self});
   self->link_to(self->state.registry);
   return {
     [self](batch_atom, const std::vector<std::string>& ids) -> caf::result<bool> {
@@ -512,7 +517,7 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
       // Run the call (through this actor's own mailbox), then let its answer carry
       // whatever notifications are queued by then: the one place they are attached.
       auto rp = self->make_response_promise<CallResult>();
-      self->request(caf::actor_cast<caf::actor>(self), caf::infinite, exec_atom::value, tool, args)
+      self->request(turn_impl{self}, caf::infinite, exec_atom::value, tool, args)
         .then([self, rp](CallResult& r) mutable {
                 carry_notifications(self, r);
                 rp.deliver(std::move(r));
@@ -530,9 +535,9 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
       self->state.notifications.clear();
       return out;
     },
-    [self](abort_atom) {
+    [self](abort_all_atom) {
       // Interrupted: end every handle now (turn-end waits included).
-      self->send(self->state.registry, abort_atom::value);
+      self->send(self->state.registry, abort_all_atom::value);
     },
     [self](list_atom) -> caf::result<std::vector<HandleSummary>> {
       self->delegate(self->state.registry, list_atom::value);
@@ -580,7 +585,7 @@ caf::behavior turn_behavior(turn_actor_t* self, TurnContext ctx) {
 
 } // namespace
 
-caf::actor spawn_turn(caf::actor_system& sys, TurnContext ctx) {
+turn_actor spawn_turn(caf::actor_system& sys, TurnContext ctx) {
   return sys.spawn(turn_behavior, std::move(ctx));
 }
 

@@ -1,5 +1,6 @@
 // A turn: owns the registry of its handles and turns each tool call into protocol
 // messages -- one-shot wrapping, stateful dispatch, `await`, `describe_tools`.
+// Its interface is turn_actor (actors/interfaces.hpp):
 //   (batch_atom, vector<string> spawn_ids) -> bool       pre-register a batch's spawns
 //   (call_atom, tool, args_json)           -> CallResult
 //   (list_atom)                            -> vector<HandleSummary>  handles still running
@@ -7,10 +8,12 @@
 //        every handle ended, and why the turn-end inquiry failed ("": it did not)
 //   (resolve_atom, id, Question)           -> bool   an await's waiting handle: its
 //        question asked where the tool's config routes it and answered (true), or not
+//   (pending_atom)                         -> vector<Notification>  not yet carried
+//   (abort_all_atom)                       -> void   interrupted: end every handle now
+//   (notify_atom, Notification)            -> void   from its registry
 // Exiting the turn takes its registry, and so every handle, with it.
 #pragma once
 
-#include <caf/fwd.hpp>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "actors/interfaces.hpp"
 #include "config/config.hpp"
-#include "messages/handle_summary.hpp"
 #include "messages/json.hpp"
 #include "tools/permission.hpp"
 
@@ -49,7 +52,7 @@ struct TurnContext {
   AskUser ask_assistant;
 };
 
-caf::actor spawn_turn(caf::actor_system& sys, TurnContext ctx);
+turn_actor spawn_turn(caf::actor_system& sys, TurnContext ctx);
 
 /// The ids a batch of calls spawns (calls whose arguments say action = "spawn").
 std::vector<std::string> spawn_ids_of(const std::vector<Json>& call_arguments);

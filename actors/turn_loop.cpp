@@ -37,7 +37,7 @@ struct RecentMessages {
 
 struct loop_state {
   TurnLoopContext ctx;
-  caf::actor turn;
+  turn_actor turn;
   caf::response_promise done;
   std::vector<ChatMessage> messages;
   Response response;
@@ -514,7 +514,7 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       if (st.interrupted) {
         // Again, later: whatever the turn end still waits for stops now.
         if (st.ending)
-          self->send(st.turn, abort_atom::value);
+          self->send(st.turn, abort_all_atom::value);
         return;
       }
       st.interrupted = true;
@@ -525,7 +525,7 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
         st.ctx.prompts->cancel();
       if (st.ending) {
         // The turn end waits (an inquiry, a handle's result): stop waiting.
-        self->send(st.turn, abort_atom::value);
+        self->send(st.turn, abort_all_atom::value);
       } else if (st.streaming) {
         // Keep what came: the response ends here.
         ++st.stream_gen;

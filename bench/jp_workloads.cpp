@@ -87,7 +87,7 @@ using Done = std::function<void(Result<Figures>)>;
 /// a request to the turn, its answer a continuation on the same worker threads.
 struct Driver {
   caf::event_based_actor* self;
-  caf::actor turn;
+  turn_actor turn;
 
   void call(const std::string& tool, const std::string& args, std::function<void(Reply)> k) {
     self->request(turn, caf::infinite, call_atom::value, tool, args)
@@ -191,7 +191,7 @@ private:
   IoThread io_;
   RuntimeActorConfig cfg_;
   caf::actor_system sys_{cfg_};
-  caf::actor turn_;
+  turn_actor turn_;
 };
 
 std::string spawn_args(const std::string& id, const std::string& params) {

@@ -1,4 +1,5 @@
-// The atoms of the actor protocol (CAF 0.17: at most 10 characters each).
+// The atoms of the actor protocol (CAF 0.17: at most 10 characters each). One
+// meaning per atom; actors/interfaces.hpp says who answers which.
 #pragma once
 
 #include <caf/atom.hpp>
@@ -9,12 +10,15 @@ using spawn_atom = caf::atom_constant<caf::atom("spawn")>;     // registry: star
 using fetch_atom = caf::atom_constant<caf::atom("fetch")>;     // output since last look
 using apply_atom = caf::atom_constant<caf::atom("apply")>;     // input to a handle
 using abort_atom = caf::atom_constant<caf::atom("abort")>;     // stop a handle
+using abort_all_atom = caf::atom_constant<caf::atom("abort_all")>; // stop every live handle, now
 using batch_atom = caf::atom_constant<caf::atom("batch")>;     // pre-register a batch's spawns
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;   // a pre-registered spawn failed
 using oneshot_atom = caf::atom_constant<caf::atom("oneshot")>; // run to completion
+using answer_atom = caf::atom_constant<caf::atom("answer")>;   // a one-shot tool's question answered
 using watch_atom = caf::atom_constant<caf::atom("watch")>;     // await subscribes
 using unwatch_atom = caf::atom_constant<caf::atom("unwatch")>; // await unsubscribes
-using stopped_atom = caf::atom_constant<caf::atom("stopped")>; // a handle reached Stopped
+using stopped_atom = caf::atom_constant<caf::atom("stopped")>; // handle -> supervisor: it reached Stopped
+using update_atom = caf::atom_constant<caf::atom("update")>;   // registry -> watcher: a watched handle changed
 using retire_atom = caf::atom_constant<caf::atom("retire")>;   // a stopped handle may go
 using output_atom = caf::atom_constant<caf::atom("output")>;   // io thread -> handle
 using exited_atom = caf::atom_constant<caf::atom("exited")>;   // io thread -> handle
@@ -29,7 +33,7 @@ using content_atom = caf::atom_constant<caf::atom("content")>; // handle -> regi
 using exec_atom = caf::atom_constant<caf::atom("exec")>;       // turn, internally: run a call
 using pending_atom = caf::atom_constant<caf::atom("pending")>; // turn: undelivered notifications
 using control_atom = caf::atom_constant<caf::atom("control")>; // io thread -> handle: fd 3 bytes
-using waiting_atom = caf::atom_constant<caf::atom("waiting")>; // handle -> registry: asks / answered
+using waiting_atom = caf::atom_constant<caf::atom("waiting")>; // handle -> supervisor: asks / answered
 using tick_atom = caf::atom_constant<caf::atom("tick")>;       // agent: progress timer
 using turn_end_atom = caf::atom_constant<caf::atom("turn_end")>; // turn: apply policies
 using chat_atom = caf::atom_constant<caf::atom("chat")>;       // provider stream -> turn loop

@@ -21,15 +21,20 @@ struct registered_config : caf::actor_system_config {
 
 using finish_atom = caf::atom_constant<caf::atom("finish")>;
 
+/// A handle the test drives: the handle interface, and (finish_atom, result).
+using fake_handle_actor = handle_actor::extend<caf::reacts_to<finish_atom, std::string>>;
+
 struct fake_handle_state {
   std::string id;
-  caf::actor registry;
+  supervisor_actor registry;
   bool stopped = false;
   HandleReport final;
+  std::vector<std::string> answers; // what (answer_atom) brought
 };
 
-inline caf::behavior fake_handle(caf::stateful_actor<fake_handle_state>* self, std::string id,
-                                 caf::actor registry) {
+inline fake_handle_actor::behavior_type
+fake_handle(fake_handle_actor::stateful_pointer<fake_handle_state> self, std::string id,
+            supervisor_actor registry) {
   self->state.id = std::move(id);
   self->state.registry = std::move(registry);
   auto stop = [self](ToolState s) {
@@ -45,6 +50,10 @@ inline caf::behavior fake_handle(caf::stateful_actor<fake_handle_state>* self, s
       return self->state.stopped ? self->state.final
                                  : HandleReport{self->state.id, ToolState::running(), 0, {}};
     },
+    [self](apply_atom, const std::string& input, const LookOptions&) {
+      return HandleReport{self->state.id, ToolState::running(input), 0, {}};
+    },
+    [self](answer_atom, const std::string& answer) { self->state.answers.push_back(answer); },
     [stop](finish_atom, const std::string& result) { stop(ToolState::success(result)); },
     [self](peek_atom) { return "last line of " + self->state.id; },
     [self](retire_atom) { self->quit(); },
@@ -56,8 +65,8 @@ inline caf::behavior fake_handle(caf::stateful_actor<fake_handle_state>* self, s
 }
 
 struct registry_fixture : test_coordinator_fixture<registered_config> {
-  std::map<std::string, caf::actor> handles; // the fakes, by id
-  caf::actor registry;
+  std::map<std::string, fake_handle_actor> handles; // the fakes, by id
+  registry_actor registry;
 
   /// Runs every pending message, but fires no timer: time moves only when a test
   /// calls advance_time.
@@ -67,8 +76,9 @@ struct registry_fixture : test_coordinator_fixture<registered_config> {
 
   /// Handles are fakes, kept in `handles` by id.
   HandleFactory fake_factory() {
-    return [this](caf::local_actor* reg, const std::string& id, const LaunchSpec&) {
-      auto h = reg->spawn(fake_handle, id, caf::actor_cast<caf::actor>(reg));
+    return [this](caf::local_actor* parent, const std::string& id, const LaunchSpec&,
+                  const supervisor_actor& supervisor) -> handle_actor {
+      auto h = parent->spawn(fake_handle, id, supervisor);
       handles[id] = h;
       return h;
     };
@@ -85,8 +95,8 @@ struct registry_fixture : test_coordinator_fixture<registered_config> {
   }
 
   /// Sends a request, runs the scheduler to quiescence, returns the reply or error.
-  template <class T, class... Ts>
-  std::pair<T, std::string> ask(const caf::actor& dest, Ts&&... xs) {
+  template <class T, class Handle, class... Ts>
+  std::pair<T, std::string> ask(const Handle& dest, Ts&&... xs) {
     auto h = self->request(dest, caf::infinite, std::forward<Ts>(xs)...);
     settle();
     std::pair<T, std::string> out{};

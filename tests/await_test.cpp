@@ -19,8 +19,10 @@ struct await_fixture : registry_fixture {
 
   // Starts an await; the reply handle is read with result(). `resolver`: who is
   // asked to answer a waiting handle's question (none: nobody).
-  caf::response_handle<caf::blocking_actor, caf::message, true> start(AwaitRequest req,
-                                                                      caf::actor resolver = {}) {
+  using reply_handle =
+    decltype(std::declval<caf::scoped_actor&>()->request(std::declval<await_actor>(), caf::infinite, run_atom::value));
+
+  reply_handle start(AwaitRequest req, resolver_actor resolver = {}) {
     auto a = spawn_await(sys, registry, std::move(req), std::move(resolver));
     auto h = self->request(a, caf::infinite, run_atom::value);
     settle();
@@ -29,7 +31,7 @@ struct await_fixture : registry_fixture {
 
   // The reply, if one has arrived.
   std::optional<std::pair<AwaitResult, std::string>>
-  result(caf::response_handle<caf::blocking_actor, caf::message, true>& h) {
+  result(reply_handle& h) {
     std::optional<std::pair<AwaitResult, std::string>> out;
     h.receive([&](AwaitResult& r) { out.emplace(std::move(r), ""); },
               [&](caf::error& e) {
@@ -51,7 +53,7 @@ struct await_fixture : registry_fixture {
 
 /// A resolver, as the turn is one: it records what it is asked and answers
 /// `answered` at once.
-caf::behavior fake_resolver(bool answered, std::shared_ptr<std::vector<std::string>> asked) {
+resolver_actor::behavior_type fake_resolver(bool answered, std::shared_ptr<std::vector<std::string>> asked) {
   return {[=](resolve_atom, const std::string& id, const Question& q) {
     asked->push_back(id + "/" + q.id);
     return answered;

@@ -195,15 +195,15 @@ size_t open_fds() {
 
 // A registry over real processes whose handle actors the test can reach.
 struct recorded_runtime : real_runtime {
-  std::shared_ptr<std::map<std::string, caf::actor>> actors =
-    std::make_shared<std::map<std::string, caf::actor>>();
+  std::shared_ptr<std::map<std::string, handle_actor>> actors =
+    std::make_shared<std::map<std::string, handle_actor>>();
   recorded_runtime() {
     self->send_exit(registry, caf::exit_reason::user_shutdown);
     auto inner = process_handle_factory(io);
-    registry = spawn_registry(sys, [inner, actors = actors](caf::local_actor* reg,
-                                                            const std::string& id,
-                                                            const LaunchSpec& spec) {
-      auto h = inner(reg, id, spec);
+    registry = spawn_registry(sys, [inner, actors = actors](caf::local_actor* parent, const std::string& id,
+                                                            const LaunchSpec& spec,
+                                                            const supervisor_actor& supervisor) {
+      auto h = inner(parent, id, spec, supervisor);
       (*actors)[id] = h;
       return h;
     });
@@ -258,7 +258,7 @@ CAF_TEST(many concurrent aborts are all answered) {
     ids.push_back("s" + std::to_string(i));
     ask<HandleReport>(registry, spawn_atom::value, ids.back(), shell("sleep 1000", 100));
   }
-  std::vector<caf::response_handle<caf::blocking_actor, caf::message, true>> replies;
+  std::vector<caf::response_handle<caf::blocking_actor, caf::detail::type_list<HandleReport>, true>> replies;
   for (auto& id : ids)
     replies.push_back(self->request(registry, bound, abort_atom::value, id));
   size_t answered = 0;

@@ -28,7 +28,7 @@ struct real_runtime {
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   temp_dir dir;
-  caf::actor registry = spawn_registry(sys, process_handle_factory(io));
+  registry_actor registry = spawn_registry(sys, process_handle_factory(io));
 
   ~real_runtime() {
     self->send_exit(registry, caf::exit_reason::user_shutdown);
@@ -45,8 +45,8 @@ struct real_runtime {
   }
 
   /// Request with a bounded wait; returns {value, error text}.
-  template <class T, class... Ts>
-  std::pair<T, std::string> ask(const caf::actor& dest, Ts&&... xs) {
+  template <class T, class Handle, class... Ts>
+  std::pair<T, std::string> ask(const Handle& dest, Ts&&... xs) {
     std::pair<T, std::string> out{};
     self->request(dest, bound, std::forward<Ts>(xs)...)
       .receive([&](T& x) { out.first = std::move(x); },

@@ -12,7 +12,7 @@
 namespace jp::testing {
 
 struct real_turn : real_runtime {
-  caf::actor turn;
+  turn_actor turn;
   real_turn() {
     auto config = default_config();
     config.workspace = dir.path.string();

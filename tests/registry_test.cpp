@@ -67,7 +67,7 @@ CAF_TEST(status reports states without subscribing the asker) {
   CAF_CHECK(st[0].state.stopped());
   CAF_CHECK_EQUAL(st[0].state.content, "done");
   CAF_CHECK(st[1].state.kind == state_kind::running);
-  // Unlike watch, no stopped_atom follows when b stops.
+  // Unlike watch, no update follows when b stops.
   finish("b", "later");
   CAF_CHECK(self->mailbox().empty());
   std::vector<std::string> unknown{"a", "zz"};
@@ -75,21 +75,22 @@ CAF_TEST(status reports states without subscribing the asker) {
   CAF_CHECK_EQUAL(nerr, "Handle `zz` not found");
 }
 
-CAF_TEST(watch subscribes the asker to stops) {
+CAF_TEST(watch subscribes the watcher to stops) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("w"), LaunchSpec{});
   std::vector<std::string> ids{"w"};
-  auto [st, err] = ask<std::vector<HandleStatus>>(registry, watch_atom::value, ids);
+  auto [st, err] = ask<std::vector<HandleStatus>>(registry, watch_atom::value, ids,
+                                                  caf::actor_cast<watcher_actor>(self));
   CAF_REQUIRE_EQUAL(err, "");
   finish("w", "ok");
   bool told = false;
-  self->receive([&](stopped_atom, HandleStatus& s) { told = s.id == "w" && s.state.stopped(); },
+  self->receive([&](update_atom, HandleStatus& s) { told = s.id == "w" && s.state.stopped(); },
                 caf::after(std::chrono::seconds(0)) >> [] {});
   CAF_CHECK(told);
 }
 
 CAF_TEST(stops of handles nobody looks at are notified as configured) {
   // A registry whose notifications go to this test.
-  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<caf::actor>(self));
+  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<notification_sink>(self));
   LaunchSpec spec;
   spec.tool = "build";
   spec.notify_success = true;
@@ -126,7 +127,7 @@ CAF_TEST(stops of handles nobody looks at are notified as configured) {
 }
 
 CAF_TEST(a handle nobody looks at that asks a question is notified) {
-  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<caf::actor>(self));
+  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<notification_sink>(self));
   LaunchSpec spec;
   spec.tool = "greet";
   spec.notify_waiting = true;
@@ -148,7 +149,7 @@ CAF_TEST(a handle nobody looks at that asks a question is notified) {
 }
 
 CAF_TEST(awaited handles and one-shot calls are not notified) {
-  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<caf::actor>(self));
+  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<notification_sink>(self));
   LaunchSpec spec;
   spec.notify_success = true;
   ask<HandleReport>(reg, spawn_atom::value, std::string("awaited"), spec);

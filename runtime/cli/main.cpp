@@ -136,7 +136,12 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
              [&](caf::error& err) { result = CallResult{false, error_text(err)}; });
   // One process, one turn: whatever the call left running ends with it.
   self->request(turn, caf::infinite, turn_end_atom::value)
-    .receive([](std::vector<HandleSummary>&, std::string&) {}, [](caf::error&) {});
+    .receive([](std::vector<HandleSummary>&, std::string&) {},
+             [](caf::error& err) {
+               // The turn is killed next, and its handles with it: say why, and go on.
+               std::fprintf(stderr, "jp-actors: ending the call's handles failed: %s\n",
+                            error_text(err).c_str());
+             });
   self->send_exit(turn, caf::exit_reason::user_shutdown);
   if (!result.ok) {
     auto first_line = result.content.substr(0, result.content.find('\n'));

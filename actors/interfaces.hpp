@@ -1,0 +1,82 @@
+// The typed interfaces of the actors (DESIGN.md "Typed protocol"): who answers what,
+// checked by the compiler. Each actor's header says what a message means; this file
+// is the one place the signatures are written. One meaning per atom.
+#pragma once
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+#include <string>
+#include <vector>
+
+#include "messages/atoms.hpp"
+#include "messages/call_result.hpp"
+#include "messages/handle_summary.hpp"
+#include "messages/launch_spec.hpp"
+#include "messages/notification.hpp"
+#include "messages/tool_state.hpp"
+
+namespace jp {
+
+/// One handle, whatever owns its work (a process today; a function, an MCP call, a
+/// sub-agent or a remote handle later): the registry, await and turn never know
+/// which kind they talk to.
+using handle_actor = caf::typed_actor<
+  caf::replies_to<fetch_atom, LookOptions>::with<HandleReport>,              // output since the last look
+  caf::replies_to<apply_atom, std::string, LookOptions>::with<HandleReport>, // input (JSON text)
+  caf::replies_to<abort_atom>::with<HandleReport>,                           // once its work is gone
+  caf::replies_to<peek_atom>::with<std::string>,                             // its last output line
+  caf::reacts_to<answer_atom, std::string>, // a one-shot run's question, answered (JSON text)
+  caf::reacts_to<retire_atom>>;             // the supervisor has the final state: go
+
+/// What a handle tells its supervisor (the registry).
+using supervisor_actor = caf::typed_actor<
+  caf::reacts_to<stopped_atom, HandleReport>,                  // final: its work is over
+  caf::reacts_to<waiting_atom, std::string, Question, bool>,   // id, question (empty: answered),
+                                                               // whether a response carries it
+  caf::reacts_to<content_atom, std::string>>;                  // id: it has new output
+
+/// Who watches handles at the registry (an await): every change of a watched
+/// handle that is not yet stopped -- it stopped, or asks, or was answered.
+using watcher_actor = caf::typed_actor<caf::reacts_to<update_atom, HandleStatus>>;
+
+/// Where the registry sends notifications (RFD 037): the turn.
+using notification_sink = caf::typed_actor<caf::reacts_to<notify_atom, Notification>>;
+
+/// Who answers a question a handle waits on while an await blocks the assistant:
+/// true when it was answered (the turn routes it to a person or the inquiry backend).
+using resolver_actor =
+  caf::typed_actor<caf::replies_to<resolve_atom, std::string, Question>::with<bool>>;
+
+/// The supervisor of a turn's handles; actors/registry_actor.hpp says what each does.
+using registry_actor = supervisor_actor::extend<
+  caf::replies_to<batch_atom, std::vector<std::string>>::with<bool>,
+  caf::reacts_to<cancel_atom, std::string, std::string>,
+  caf::replies_to<spawn_atom, std::string, LaunchSpec>::with<HandleReport>,
+  caf::replies_to<spawn_atom, std::string, LaunchSpec, LookOptions>::with<HandleReport>,
+  caf::replies_to<oneshot_atom, LaunchSpec>::with<HandleReport>,
+  caf::replies_to<answer_atom, std::string, std::string>::with<HandleReport>,
+  caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>,
+  caf::replies_to<apply_atom, std::string, std::string, LookOptions>::with<HandleReport>,
+  caf::replies_to<abort_atom, std::string>::with<HandleReport>,
+  caf::reacts_to<abort_all_atom>,
+  caf::replies_to<watch_atom, std::vector<std::string>, watcher_actor>::with<std::vector<HandleStatus>>,
+  caf::replies_to<status_atom, std::vector<std::string>>::with<std::vector<HandleStatus>>,
+  caf::reacts_to<unwatch_atom, watcher_actor>,
+  caf::replies_to<list_atom>::with<std::vector<HandleSummary>>,
+  caf::replies_to<turn_end_atom, InquiryAnswers>::with<std::vector<HandleSummary>>>;
+
+/// One `await` call (RFD 037).
+using await_actor = caf::typed_actor<caf::replies_to<run_atom>::with<AwaitResult>>;
+
+/// A turn: one response's tool calls; actors/turn_actor.hpp says what each does.
+using turn_actor = caf::typed_actor<
+  caf::replies_to<batch_atom, std::vector<std::string>>::with<bool>,
+  caf::replies_to<call_atom, std::string, std::string>::with<CallResult>,
+  caf::replies_to<list_atom>::with<std::vector<HandleSummary>>,
+  caf::replies_to<turn_end_atom>::with<std::vector<HandleSummary>, std::string>,
+  caf::replies_to<pending_atom>::with<std::vector<Notification>>,
+  caf::reacts_to<abort_all_atom>,
+  caf::reacts_to<notify_atom, Notification>,
+  caf::replies_to<resolve_atom, std::string, Question>::with<bool>>;
+
+} // namespace jp
