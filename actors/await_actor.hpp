@@ -10,6 +10,7 @@
 // As a watcher (watcher_actor), it hears (update_atom, HandleStatus) from the registry.
 #pragma once
 
+#include "actors/await_condition.hpp"
 #include "actors/interfaces.hpp"
 
 namespace jp {
@@ -19,13 +20,5 @@ namespace jp {
 await_actor spawn_await(caf::actor_system& sys, registry_actor registry, AwaitRequest request,
                         resolver_actor resolver = {});
 
-/// RFD 037's completion condition over the current statuses.
-bool await_condition_met(const AwaitRequest& req, const std::vector<HandleStatus>& statuses);
-
-/// The answer over `statuses`: stopped ones completed, the rest pending.
-AwaitResult await_result(const std::vector<HandleStatus>& statuses, bool timed_out);
-
-/// The ids of a request, each once, any's first.
-std::vector<std::string> distinct_ids(const AwaitRequest& req);
 
 } // namespace jp

@@ -26,8 +26,9 @@ struct entry {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   HandleReport final;
   std::vector<watcher_actor> watchers;
-  // A one-shot call's entry ("#N"): it answers its waiters when it stops or, with a
-  // control channel, when its tool asks (the turn answers, the tool runs on).
+  // A one-shot call's entry (its id "#N" is one no assistant can choose): it answers
+  // its waiters when it stops or, with a control channel, when its tool asks (the
+  // turn answers, the tool runs on). Not listed, never notified.
   bool oneshot = false;
   bool control = false;
   std::vector<caf::response_promise> oneshot_waiters;
@@ -122,7 +123,7 @@ std::string preview(const std::string& text) {
 /// Tells the sink about `id`'s stop when its config asks for it and the assistant is
 /// not already looking at it. `died`: its actor died, not its process.
 void notify_stop(registry_actor_t* self, const std::string& id, const entry& e, bool died) {
-  if (!self->state.sink || e.observed || !e.oneshot_waiters.empty() || id.front() == '#')
+  if (!self->state.sink || e.observed || !e.oneshot_waiters.empty() || e.oneshot)
     return;
   auto& s = e.final.state;
   Notification n{"tool", "tool.stopped", "info", "", id};
@@ -510,7 +511,7 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       auto out = std::make_shared<std::vector<HandleSummary>>();
       std::vector<std::pair<size_t, handle_actor>> ask;
       for (auto& [id, e] : self->state.entries) {
-        if (e.phase == entry_phase::stopped || id.front() == '#')
+        if (e.phase == entry_phase::stopped || e.oneshot)
           continue;
         if (e.phase == entry_phase::live && e.handle)
           ask.emplace_back(out->size(), e.handle);

@@ -350,12 +350,11 @@ caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
   self->request(self->state.registry, caf::infinite, status_atom::value, ids)
     .then(
       [req, answer, wait](std::vector<HandleStatus>& statuses) mutable {
-        if (await_condition_met(req, statuses)) {
-          auto r = await_result(statuses, false);
-          answer(r);
-        } else {
-          wait();
-        }
+        AwaitCondition cond(req, std::move(statuses));
+        if (!cond.met())
+          return wait();
+        auto r = std::move(cond).result(false);
+        answer(r);
       },
       answer_error);
   return rp;

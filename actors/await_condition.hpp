@@ -1,0 +1,49 @@
+// RFD 037's completion condition for `await`: any of `any` (or `any` empty) and
+// all of `all` stopped. One definition, used by the await actor as its targets
+// stop and by the turn's fast path over the registry's current states.
+#pragma once
+
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "messages/tool_state.hpp"
+
+namespace jp {
+
+class AwaitCondition {
+public:
+  /// `statuses`: one per distinct id of `req` (distinct_ids), as the registry
+  /// answers watch or status.
+  AwaitCondition(const AwaitRequest& req, std::vector<HandleStatus> statuses);
+
+  bool met() const { return any_hit_ && all_left_ == 0; }
+
+  /// A watched handle changed (it stopped, or asks, or was answered). Its status as
+  /// now kept; nullptr when it is not awaited. A stopped status never changes
+  /// again. O(1), however many ids are awaited.
+  const HandleStatus* update(HandleStatus s);
+
+  /// The status kept for `id`; nullptr when it is not awaited.
+  const HandleStatus* find(std::string_view id) const;
+
+  const std::vector<HandleStatus>& statuses() const { return statuses_; }
+
+  /// The answer: stopped handles completed, the rest pending, in request order.
+  AwaitResult result(bool timed_out) &&;
+
+private:
+  std::vector<HandleStatus> statuses_;
+  std::unordered_map<std::string_view, size_t> index_; // id -> position; views statuses_
+  std::vector<char> in_any_, in_all_;                  // per position
+  size_t all_left_ = 0;                                // ids of `all` not stopped yet
+  bool any_hit_ = false;                               // some id of `any` stopped (or none given)
+};
+
+/// Whether the condition holds over `statuses` now.
+bool await_condition_met(const AwaitRequest& req, std::vector<HandleStatus> statuses);
+
+/// The ids of a request, each once, any's first.
+std::vector<std::string> distinct_ids(const AwaitRequest& req);
+
+} // namespace jp
