@@ -1,8 +1,9 @@
 // jp-bench: BENCH.md's workloads, jp-actors against the OS floor (bench/floor.c).
-//   jp-bench run [--quick] [--json FILE] [--rounds R] [W1 ...]   the table (bench/run)
+//   jp-bench run [--quick] [--json FILE] [--rounds R] [--launcher K] [W1 ...]   the table
 //   jp-bench worker W [--n N] [--bytes B] --floor PATH           one jp-actors round
 #include <CLI/CLI.hpp>
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "bench/jp_workloads.hpp"
 #include "bench/report.hpp"
 #include "messages/json.hpp"
+#include "runtime/process/process.hpp"
 
 using namespace jp::bench;
 
@@ -30,6 +32,9 @@ std::string sibling(const std::string& name) {
 }
 
 int worker(const WorkloadParams& p) {
+  // `run --launcher` chooses how its workers start children (child_launch.hpp).
+  if (const char* l = std::getenv("JP_BENCH_LAUNCHER"); l && std::string_view(l) == "boost")
+    jp::use_launcher(jp::launcher_kind::boost_v2);
   auto figures = run_jp_workload(p);
   if (!figures) {
     std::fprintf(stderr, "jp-bench worker %s: %s\n", p.workload.c_str(), figures.error().c_str());
@@ -90,6 +95,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--rounds", rounds, "Rounds per side (at least 3)")->check(CLI::Range(3, 100));
   run_cmd->add_option("--json", json_file, "Also write the rows as JSON to FILE");
   run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W7");
+  std::string launcher = "posix_spawn";
+  run_cmd->add_option("--launcher", launcher,
+                      "How jp-actors starts children: posix_spawn (the default) or boost (Boost.Process v2's "
+                      "fork launcher; bench/README.md compares them)")
+    ->check(CLI::IsMember({"boost", "posix_spawn"}));
 
   WorkloadParams p;
   auto* worker_cmd = app.add_subcommand("worker", "One jp-actors round of one workload (used by run)");
@@ -103,5 +113,6 @@ int main(int argc, char** argv) {
     p.floor_path = std::filesystem::absolute(p.floor_path).string(); // children run elsewhere
     return worker(p);
   }
+  ::setenv("JP_BENCH_LAUNCHER", launcher.c_str(), 1); // read by the workers
   return run(quick, rounds, json_file, selected);
 }

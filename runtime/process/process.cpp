@@ -13,7 +13,6 @@
 #include <mutex>
 #include <optional>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -23,6 +22,7 @@
 
 #include <boost/asio.hpp>
 
+#include "runtime/process/child_launch.hpp"
 #include "runtime/process/group_record.hpp"
 #include "runtime/process/tool_environment.hpp"
 #include "runtime/process/proc_stat.hpp"
@@ -77,6 +77,7 @@ constexpr std::size_t kSlots = 1 << 15; // more than the fds of this many childr
 std::atomic<pid_t> g_slots[kSlots]; // 0 = free
 std::atomic<std::size_t> g_next_slot{0};
 std::atomic<bool> g_refuse_new{false}; // refuse_new_processes
+std::atomic<launcher_kind> g_launcher{launcher_kind::posix_spawn}; // use_launcher (bench/README.md: why)
 // Spawns past the g_refuse_new check whose group is not in g_slots yet: a signal's
 // shutdown waits for them, or their child would miss the TERM and the KILL.
 std::atomic<int> g_spawns_under_way{0};
@@ -140,15 +141,7 @@ void set_nonblocking(int fd) {
     ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (auto& s : strings)
-    out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-/// posix_spawn reports a bad cwd and a missing program alike; say which it was.
+/// A launch reports a bad cwd and a missing program alike; say which it was.
 std::string spawn_error(const SpawnSpec& spec, int err) {
   const std::string& prog = spec.argv[0];
   if (!spec.cwd.empty()) {
@@ -809,57 +802,26 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     ::fcntl(err_r.fd, F_SETPIPE_SZ, kPipeSize);
   }
 
-  // The child's ends become 0/1/2 (dup2 clears O_CLOEXEC); everything else we
-  // opened is O_CLOEXEC and stays out of the child.
-  posix_spawn_file_actions_t actions;
-  ::posix_spawn_file_actions_init(&actions);
-  int rc = 0;
-  if (spec.pty) {
-    // Opened after setsid (glibc runs file actions after the attributes), without
-    // O_NOCTTY: it becomes the new session's controlling terminal.
-    rc |= ::posix_spawn_file_actions_addopen(&actions, 0, terminal.c_str(), O_RDWR, 0);
-    rc |= ::posix_spawn_file_actions_adddup2(&actions, 0, 1);
-    rc |= ::posix_spawn_file_actions_adddup2(&actions, 0, 2);
-  } else {
-    if (spec.stdin_pipe)
-      rc |= ::posix_spawn_file_actions_adddup2(&actions, in_r.fd, 0);
-    else
-      rc |= ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    rc |= ::posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
-    rc |= ::posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
-  }
-  if (spec.control_channel && !spec.pty)
-    rc |= ::posix_spawn_file_actions_adddup2(&actions, ctl_w.fd, 3);
-  if (!spec.cwd.empty())
-    rc |= ::posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
-
-  // Own session, and so its own process group (the child leads both; no controlling
-  // terminal but a pty's), no blocked signals, and every signal back to its default
-  // (we ignore SIGPIPE; exec would keep that).
-  posix_spawnattr_t attr;
-  ::posix_spawnattr_init(&attr);
-  rc |= ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  rc |= ::posix_spawnattr_setsigmask(&attr, &none);
-  rc |= ::posix_spawnattr_setsigdefault(&attr, &all);
-
-  auto env = tool_environment(environ, spec.env, spec.env_pass, spec.env_drop);
-  auto argv = c_strings(spec.argv);
-  auto envp = c_strings(env);
-  pid_t pid = 0;
+  // The child: its own session (and so process group), no signal blocked or
+  // handled, our pipe ends (or the pty) as 0-2 and the control channel as 3.
+  ChildLaunch launch;
+  launch.argv = spec.argv;
+  launch.env = tool_environment(environ, spec.env, spec.env_pass, spec.env_drop);
+  launch.cwd = spec.cwd;
+  launch.terminal = terminal;
+  launch.in = spec.stdin_pipe ? in_r.fd : -1;
+  launch.out = out_w.fd;
+  launch.err = err_w.fd;
+  launch.control = spec.control_channel && !spec.pty ? ctl_w.fd : -1;
   // The child's start time lies between these: the crash-sweep record says so at
   // once, without reading /proc (which waits while the child is still in execve).
   auto earliest = boot_ticks_now();
-  if (rc == 0)
-    rc = ::posix_spawnp(&pid, prog.c_str(), &actions, &attr, argv.data(), envp.data());
-  else
-    rc = ENOMEM; // only failure the setup calls have
-  ::posix_spawn_file_actions_destroy(&actions);
-  ::posix_spawnattr_destroy(&attr);
-  if (rc != 0)
-    return Error{spawn_error(spec, rc)};
+  auto launched = launch_child(launch, g_launcher.load());
+  if (launched.error != 0)
+    return Error{spawn_error(spec, launched.error)};
+  pid_t pid = launched.pid;
+  Fd pidfd;
+  pidfd.fd = launched.pidfd;
 
   auto slot = add_slot(pid);
   record_group_started(pid, earliest, boot_ticks_now());
@@ -879,8 +841,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     remove_slot(slot, pid);
     return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
   };
-  Fd pidfd;
-  pidfd.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd.fd < 0)
+    pidfd.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd.fd < 0)
     return abandon("pidfd_open", errno);
 
@@ -921,6 +883,10 @@ bool any_process_group_alive() noexcept {
     if (slot.load() > 0)
       return true;
   return false;
+}
+
+void use_launcher(launcher_kind kind) noexcept {
+  g_launcher.store(kind);
 }
 
 void refuse_new_processes() noexcept {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "messages/result.hpp"
+#include "runtime/process/child_launch.hpp"
 
 namespace jp {
 
@@ -126,6 +127,10 @@ void refuse_new_processes() noexcept;
 
 /// How many process groups started by spawn_process are still alive.
 size_t live_process_group_count();
+
+/// How spawn_process starts children from now on (child_launch.hpp); the
+/// benchmark compares them.
+void use_launcher(launcher_kind kind) noexcept;
 
 namespace detail {
 /// Used by ~IoThread: SIGKILL the groups `io` watches and wait (bounded) until the

@@ -1,0 +1,265 @@
+#include "runtime/process/child_launch.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/process/v2/environment.hpp>
+#include <boost/process/v2/posix/default_launcher.hpp>
+#include <boost/process/v2/process.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace jp {
+
+namespace {
+
+namespace bp = boost::process::v2;
+using bp::error_code;
+
+error_code last_error() {
+  return error_code(errno, boost::system::system_category());
+}
+
+// ---- Boost.Process v2 initializers. on_setup and on_success/on_error run in the
+// parent; on_exec_setup in the child between fork and exec, a copy of a
+// multithreaded process: there they make system calls only, and allocate nothing.
+
+/// No signal handler of ours may run in the child (ours would kill every tool's
+/// group from there): all signals are blocked in this thread across the fork (the
+/// child inherits the mask), and the child resets every handler to its default
+/// before unblocking them.
+struct signals_reset {
+  sigset_t saved{};
+  error_code on_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+    sigset_t all;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+    return {};
+  }
+  error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+    for (int s = 1; s < NSIG; ++s)
+      ::signal(s, SIG_DFL); // fails harmlessly for SIGKILL, SIGSTOP and unused numbers
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    return {};
+  }
+  void on_success(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+    ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  }
+  void on_error(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*, const error_code&) {
+    ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  }
+};
+
+/// Its own session, and so its own process group, without a controlling terminal.
+struct new_session {
+  error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+    return ::setsid() < 0 ? last_error() : error_code{};
+  }
+};
+
+/// A pty's slave side as stdin, stdout and stderr; opened after setsid without
+/// O_NOCTTY, it becomes the new session's controlling terminal.
+struct controlling_terminal {
+  const char* path;
+  error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+    int fd = ::open(path, O_RDWR);
+    if (fd < 0)
+      return last_error();
+    for (int target = 0; target < 3; ++target)
+      if (fd != target && ::dup2(fd, target) < 0)
+        return last_error();
+    if (fd > 2)
+      ::close(fd);
+    return {};
+  }
+};
+
+/// Pipes as 0, 1, 2 (stdin from /dev/null without one) and the control channel as
+/// 3; dup2 clears O_CLOEXEC on the copies. The launcher closes every other fd.
+struct standard_streams {
+  int in, out, err, control;
+  error_code on_setup(bp::posix::default_launcher& launcher, const bp::filesystem::path&, const char* const*) {
+    if (control >= 0)
+      launcher.fd_whitelist.push_back(3);
+    return {};
+  }
+  error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+    int stdin_fd = in >= 0 ? in : ::open("/dev/null", O_RDONLY);
+    if (stdin_fd < 0)
+      return last_error();
+    if (::dup2(stdin_fd, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0 ||
+        (control >= 0 && ::dup2(control, 3) < 0))
+      return last_error();
+    return {}; // /dev/null's own fd goes with the others (other_fds_closed)
+  }
+};
+
+/// Every fd but the launcher's whitelist (0-2, 3 for the control channel, its
+/// error pipe) closed: 1.81's own close_all reads `next` as whitelist[idx] and so
+/// never closes the gaps between whitelisted fds, which let an fd of ours without
+/// O_CLOEXEC reach the child. Sorted here on the stack: nothing is allocated.
+struct other_fds_closed {
+  error_code on_exec_setup(bp::posix::default_launcher& launcher, const bp::filesystem::path&,
+                           const char* const*) {
+    int keep[16];
+    size_t n = 0;
+    for (int fd : launcher.fd_whitelist)
+      if (n < 16)
+        keep[n++] = fd;
+    std::sort(keep, keep + n);
+    unsigned from = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (static_cast<unsigned>(keep[i]) > from)
+        ::close_range(from, static_cast<unsigned>(keep[i]) - 1, 0);
+      from = static_cast<unsigned>(keep[i]) + 1;
+    }
+    ::close_range(from, ~0U, 0);
+    return {};
+  }
+};
+
+/// Its working directory ("" = ours).
+struct working_directory {
+  const char* path;
+  error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+    return *path && ::chdir(path) < 0 ? last_error() : error_code{};
+  }
+};
+
+/// The environment, already built (tool_environment.hpp).
+struct environment_block {
+  char* const* envp;
+  error_code on_setup(bp::posix::default_launcher& launcher, const bp::filesystem::path&, const char* const*) {
+    launcher.env = envp;
+    return {};
+  }
+};
+
+/// A child that cannot exec ends with _exit: the launcher's own exit() would run
+/// our atexit handlers and flush our stdio buffers a second time. The launcher
+/// hears its errno through a pipe; the parent reaps it.
+struct exec_failure {
+  void on_exec_error(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*,
+                     const error_code&) {
+    ::_exit(127);
+  }
+  void on_error(bp::posix::default_launcher& launcher, const bp::filesystem::path&, const char* const*,
+                const error_code&) {
+    if (launcher.pid > 0)
+      while (::waitpid(launcher.pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+  }
+};
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (auto& s : strings)
+    out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+Launched launch_boost(const ChildLaunch& l) {
+  Launched r;
+  const std::string& prog = l.argv[0];
+  bp::filesystem::path exe = prog.find('/') != std::string::npos ? bp::filesystem::path(prog)
+                                                                  : bp::environment::find_executable(prog);
+  if (exe.empty()) {
+    r.error = ENOENT;
+    return r;
+  }
+  auto argv = c_strings(l.argv);
+  auto envp = c_strings(l.env);
+  // A context of its own, never run: the launcher's fork hooks (notify_fork) must
+  // not run on the io thread's context while that thread runs it.
+  boost::asio::io_context context;
+  bp::posix::default_launcher launcher;
+  error_code ec;
+  signals_reset signals;
+  new_session session;
+  environment_block environment{envp.data()};
+  working_directory dir{l.cwd.c_str()};
+  exec_failure failure;
+  auto args = const_cast<const char**>(argv.data()); // argv[0] as given, not the resolved path
+  auto proc = l.terminal.empty()
+                ? launcher(context.get_executor(), ec, exe, args, signals, session, environment,
+                           standard_streams{l.in, l.out, l.err, l.control}, other_fds_closed{}, dir, failure)
+                : launcher(context.get_executor(), ec, exe, args, signals, session, environment,
+                           controlling_terminal{l.terminal.c_str()}, other_fds_closed{}, dir, failure);
+  if (ec) {
+    r.error = ec.value() ? ec.value() : EINVAL;
+    return r;
+  }
+  // The io thread watches it from now on, through a pidfd of its own.
+  // Detached, the launcher's process object neither kills nor reaps it when it goes.
+  // Its pidfd is not to be had (1.81's basic_process::native_handle does not
+  // compile on Linux): the caller opens its own.
+  r.pid = proc.id();
+  proc.detach();
+  return r;
+}
+
+Launched launch_posix_spawn(const ChildLaunch& l) {
+  Launched r;
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  int rc = 0;
+  if (!l.terminal.empty()) {
+    // Opened after setsid (glibc runs file actions after the attributes), without
+    // O_NOCTTY: it becomes the new session's controlling terminal.
+    rc |= ::posix_spawn_file_actions_addopen(&actions, 0, l.terminal.c_str(), O_RDWR, 0);
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, 0, 1);
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, 0, 2);
+  } else {
+    if (l.in >= 0)
+      rc |= ::posix_spawn_file_actions_adddup2(&actions, l.in, 0);
+    else
+      rc |= ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, l.out, 1);
+    rc |= ::posix_spawn_file_actions_adddup2(&actions, l.err, 2);
+    if (l.control >= 0)
+      rc |= ::posix_spawn_file_actions_adddup2(&actions, l.control, 3);
+  }
+  // Nothing else of ours, even an fd someone opened without O_CLOEXEC.
+  rc |= ::posix_spawn_file_actions_addclosefrom_np(&actions, l.terminal.empty() && l.control >= 0 ? 4 : 3);
+  if (!l.cwd.empty())
+    rc |= ::posix_spawn_file_actions_addchdir_np(&actions, l.cwd.c_str());
+  posix_spawnattr_t attr;
+  ::posix_spawnattr_init(&attr);
+  rc |= ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  rc |= ::posix_spawnattr_setsigmask(&attr, &none);
+  rc |= ::posix_spawnattr_setsigdefault(&attr, &all);
+  auto argv = c_strings(l.argv);
+  auto envp = c_strings(l.env);
+  pid_t pid = 0;
+  if (rc == 0)
+    rc = ::posix_spawnp(&pid, l.argv[0].c_str(), &actions, &attr, argv.data(), envp.data());
+  else
+    rc = ENOMEM; // the only failure the setup calls have
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::posix_spawnattr_destroy(&attr);
+  if (rc != 0)
+    r.error = rc;
+  else
+    r.pid = pid;
+  return r;
+}
+
+} // namespace
+
+Launched launch_child(const ChildLaunch& l, launcher_kind kind) {
+  return kind == launcher_kind::boost_v2 ? launch_boost(l) : launch_posix_spawn(l);
+}
+
+} // namespace jp

@@ -1,0 +1,40 @@
+// Starting a child process: how it is started, separate from how it is watched
+// (process.cpp: pipes, pidfd, io thread, crash record). Two launchers give the
+// child the same start: posix_spawnp (the default) and Boost.Process v2's default
+// launcher with one small initializer per concern (session, signals, terminal,
+// fds, directory, environment, exec failure). The benchmark chose posix_spawnp:
+// v2 1.81 forks (W1 1.5x slower, W6 spawn rate a quarter), and its vfork launcher
+// runs C++ in the vforked child, which corrupted our memory (bench/README.md).
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace jp {
+
+/// What the child gets. fds are the parent's; -1 = not used.
+struct ChildLaunch {
+  std::vector<std::string> argv;      // argv[0] is looked up in PATH unless it has a '/'
+  std::vector<std::string> env;       // the whole environment
+  std::string cwd;                    // "" = ours
+  std::string terminal;               // a pty's slave side: its stdin/out/err and
+                                      // controlling terminal (the fds below unused)
+  int in = -1, out = -1, err = -1;    // become 0, 1, 2 (in = -1: /dev/null)
+  int control = -1;                   // becomes 3
+};
+
+/// The child: in its own session (so its own process group), every signal at its
+/// default and none blocked, only fds 0-2 (and 3) open. Its pid and a pidfd for it
+/// (O_CLOEXEC), or the errno of what failed.
+struct Launched {
+  pid_t pid = -1;
+  int pidfd = -1; // the caller owns it; -1 = none yet (open one)
+  int error = 0;
+};
+
+enum class launcher_kind { boost_v2, posix_spawn };
+
+Launched launch_child(const ChildLaunch& l, launcher_kind kind);
+
+} // namespace jp
