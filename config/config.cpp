@@ -30,16 +30,6 @@ std::string_view to_string(io_mode m) {
   return "?";
 }
 
-std::string_view to_string(action_kind a) {
-  switch (a) {
-    case action_kind::spawn: return "spawn";
-    case action_kind::fetch: return "fetch";
-    case action_kind::apply: return "apply";
-    case action_kind::abort: return "abort";
-  }
-  return "?";
-}
-
 std::string state_path(const Config& config, std::string_view sub) {
   std::filesystem::path dir(config.runtime.state_dir);
   if (dir.is_relative())

@@ -133,7 +133,6 @@ std::string_view to_string(io_mode);
 
 /// How long spawn, fetch and apply of `tool` wait for output to settle unless told.
 int64_t default_wait_ms(const ToolConfig& tool);
-std::string_view to_string(action_kind);
 
 /// <workspace>/<runtime.state_dir>/<sub> (state_dir may also be absolute).
 std::string state_path(const Config& config, std::string_view sub);

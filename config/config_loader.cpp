@@ -47,10 +47,7 @@ const std::set<std::string, std::less<>> builtin_tool_names = {"await", "describ
 
 // Names already checked by choice_of.
 action_kind action_named(std::string_view name) {
-  return name == "spawn"   ? action_kind::spawn
-         : name == "fetch" ? action_kind::fetch
-         : name == "apply" ? action_kind::apply
-                           : action_kind::abort;
+  return action_from(name).value_or(action_kind::abort);
 }
 
 run_mode run_mode_named(std::string_view name) {

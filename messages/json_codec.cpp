@@ -280,23 +280,6 @@ Result<ToolState> read_state(const Json& j, std::string_view key) {
   return read_state_fields(j, *k);
 }
 
-Json status_json(const HandleStatus& s, bool with_result) {
-  auto j = Json::object();
-  j.set("id", s.id);
-  j.set("state", to_string(s.state.kind));
-  if (with_result && s.state.stopped()) {
-    if (s.state.ok)
-      j.set("result", s.state.content);
-    else
-      j.set("error", to_json(s.state.error));
-  } else if (s.state.kind == state_kind::waiting) {
-    j.set("question", to_json(s.state.question));
-  }
-  if (with_result && !s.output_file.empty())
-    j.set("output_file", s.output_file);
-  return j;
-}
-
 Result<std::vector<HandleStatus>> read_statuses(const Json& obj, std::string_view key) {
   std::vector<HandleStatus> out;
   auto* arr = field(obj, key);
@@ -357,27 +340,6 @@ bool valid_id(std::string_view id) {
   return true;
 }
 
-std::optional<action_kind> action_from(std::string_view s) {
-  if (s == "spawn")
-    return action_kind::spawn;
-  if (s == "fetch")
-    return action_kind::fetch;
-  if (s == "apply")
-    return action_kind::apply;
-  if (s == "abort")
-    return action_kind::abort;
-  return std::nullopt;
-}
-
-std::string_view action_name(action_kind a) {
-  switch (a) {
-    case action_kind::spawn: return "spawn";
-    case action_kind::fetch: return "fetch";
-    case action_kind::apply: return "apply";
-    case action_kind::abort: return "abort";
-  }
-  return "fetch";
-}
 
 Result<std::vector<std::string>> await_ids(const Json& j, std::string_view key) {
   auto* v = field(j, key);
@@ -638,7 +600,7 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
 
 Json to_arguments(const ToolCommand& c) {
   auto j = Json::object();
-  j.set("action", action_name(c.action));
+  j.set("action", to_string(c.action));
   j.set("id", c.id);
   if (c.action == action_kind::spawn) {
     if (auto args = Json::parse(c.args_json); args && args->is_object())
@@ -768,20 +730,9 @@ Json to_json(const AwaitRequest& r) {
 }
 
 Json to_json(const AwaitResult& r) {
-  auto completed = Json::array();
-  for (auto& s : r.completed)
-    completed.push(status_json(s, true));
-  auto pending = Json::array();
-  for (auto& s : r.pending)
-    pending.push(status_json(s, false));
-  auto j = Json::object();
-  j.set("completed", std::move(completed));
-  j.set("pending", std::move(pending));
-  if (r.omitted_bytes > 0)
-    j.set("omitted_bytes", r.omitted_bytes);
-  if (r.timed_out)
-    j.set("timed_out", true);
-  return j;
+  // One writer (await_result_text); the tree is read back from what it wrote.
+  auto j = Json::parse(await_result_text(r));
+  return j ? std::move(*j) : Json();
 }
 
 Json to_json(const Notification& n) {
@@ -883,6 +834,28 @@ Result<AwaitResult> await_result_from_json(const Json& j) {
     r.timed_out = t->as_bool();
   }
   return r;
+}
+
+std::string_view to_string(action_kind a) {
+  switch (a) {
+    case action_kind::spawn: return "spawn";
+    case action_kind::fetch: return "fetch";
+    case action_kind::apply: return "apply";
+    case action_kind::abort: return "abort";
+  }
+  return "?";
+}
+
+std::optional<action_kind> action_from(std::string_view s) {
+  if (s == "spawn")
+    return action_kind::spawn;
+  if (s == "fetch")
+    return action_kind::fetch;
+  if (s == "apply")
+    return action_kind::apply;
+  if (s == "abort")
+    return action_kind::abort;
+  return std::nullopt;
 }
 
 std::string_view to_string(state_kind k) {

@@ -73,11 +73,13 @@ Result<Notification> notification_from_json(const Json& j);
 /// outcome), plus "result" or "error" when the turn end waited for it (its result
 /// is the assistant's).
 Json turn_end_json(const HandleSummary& h);
-/// to_json(r).dump(), written directly: an await over hundreds of handles answers
-/// without building a tree first.
+/// The await result as the assistant sees it, written directly: an await over
+/// hundreds of handles answers without building a tree first (to_json reads it back).
 std::string await_result_text(const AwaitResult& r);
 Result<AwaitResult> await_result_from_json(const Json& j);
 
+std::string_view to_string(action_kind a); // spawn | fetch | apply | abort: their only spellings
+std::optional<action_kind> action_from(std::string_view s);
 std::string_view to_string(state_kind k); // running | waiting | stopped
 std::optional<state_kind> state_kind_from(std::string_view s); // also RFD 009's "spawned"
 

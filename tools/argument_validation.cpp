@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "messages/json_codec.hpp"
 #include "tools/schema.hpp"
 
 namespace jp {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "messages/json_codec.hpp"
+
 namespace jp {
 
 PermissionDecision decide_permission(const ToolConfig& tool, std::optional<action_kind> action,
