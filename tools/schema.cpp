@@ -9,8 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "messages/json_codec.hpp"
 #include "messages/launch_spec.hpp"
-#include "runtime/terminal/terminal_screen.hpp"
+#include "messages/typed_keys.hpp"
 
 namespace jp {
 

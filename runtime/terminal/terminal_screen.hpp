@@ -5,6 +5,7 @@
 
 #include "messages/result.hpp"
 #include "messages/tool_state.hpp"
+#include "messages/typed_keys.hpp"
 
 #include <memory>
 #include <string>
@@ -30,15 +31,12 @@ public:
   std::string take_replies();
 
   /// The bytes typing these keys sends, e.g. {"C-c"} or {"Up", "Enter"}; honours the
-  /// modes the program set (application cursor keys). See key_help() for the names.
+  /// modes the program set (application cursor keys). messages/typed_keys.hpp names them.
   Result<std::string> encode_keys(const std::vector<std::string>& names);
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-/// One sentence naming the keys and modifiers encode_keys accepts (for a tool schema).
-std::string key_help();
 
 } // namespace jp
