@@ -158,20 +158,11 @@ public:
       : c_(config), origin_(origin), from_workspace_(from_workspace) {}
 
   Status apply(const toml::table& root) {
-    if (auto s = check_keys(root, "", {"assistant", "runtime", "conversation"}); !s)
-      return s;
-    for (auto&& [k, v] : root) {
-      Status s;
-      if (k == "assistant")
-        s = with_table(v, "assistant", [&](auto& t) { return assistant(t); });
-      else if (k == "runtime")
-        s = with_table(v, "runtime", [&](auto& t) { return runtime(t); });
-      else
-        s = with_table(v, "conversation", [&](auto& t) { return conversation(t); });
-      if (!s)
-        return s;
-    }
-    return Status::ok();
+    return read_fields(root, "", {
+      {"assistant", table([this](auto& t, auto&) { return assistant(t); })},
+      {"runtime", table([this](auto& t, auto&) { return runtime(t); })},
+      {"conversation", table([this](auto& t, auto&) { return conversation(t); })},
+    });
   }
 
 private:
@@ -184,18 +175,76 @@ private:
     return fail(key, fmt::format("expected {}, got {}", expected, describe(n)));
   }
 
-  Status check_keys(const toml::table& t, std::string_view prefix,
-                    std::initializer_list<std::string_view> allowed) const {
+  // -- a table's keys: each named once, with what reads it ----------------------------
+
+  /// Reads one key's value; gets the value and the key's full name.
+  using Reader = std::function<Status(const toml::node&, const std::string&)>;
+  struct Field {
+    std::string_view name;
+    Reader read;
+  };
+
+  /// A table of these fields: a key that is none of them is refused (naming the
+  /// allowed ones, in this order) before any is read; then each key is read.
+  Status read_fields(const toml::table& t, std::string_view prefix, std::initializer_list<Field> fields) const {
     for (auto&& [k, v] : t) {
       bool known = false;
-      for (auto a : allowed)
-        known = known || k == a;
-      if (!known)
-        return fail(join_key(prefix, k.str()),
-                    fmt::format("unknown key (allowed: {})",
-                                            join(std::vector<std::string_view>(allowed))));
+      for (auto& f : fields)
+        known = known || k == f.name;
+      if (known)
+        continue;
+      std::vector<std::string_view> names;
+      for (auto& f : fields)
+        names.push_back(f.name);
+      return fail(join_key(prefix, k.str()), fmt::format("unknown key (allowed: {})", join(names)));
+    }
+    for (auto&& [k, v] : t) {
+      auto key = join_key(prefix, k.str());
+      for (auto& f : fields)
+        if (k == f.name) {
+          if (auto s = f.read(v, key); !s)
+            return s;
+          break;
+        }
     }
     return Status::ok();
+  }
+
+  Reader text(std::string& out) const {
+    return [this, &out](auto& v, auto& key) { return assign(string_of(v, key), out); };
+  }
+  Reader texts(std::vector<std::string>& out) const {
+    return [this, &out](auto& v, auto& key) { return assign(strings_of(v, key), out); };
+  }
+  Reader flag(bool& out) const {
+    return [this, &out](auto& v, auto& key) { return assign(bool_of(v, key), out); };
+  }
+  template <class I>
+  Reader integer(I& out, int64_t lo, int64_t hi) const {
+    return [this, &out, lo, hi](auto& v, auto& key) { return assign(int_in(v, key, lo, hi), out); };
+  }
+  Reader count(uint64_t& out, int64_t lo, int64_t hi) const {
+    return [this, &out, lo, hi](auto& v, auto& key) { return assign(count_in(v, key, lo, hi), out); };
+  }
+  Reader seconds(double& out, double max) const {
+    return [this, &out, max](auto& v, auto& key) { return assign(seconds_in(v, key, max), out); };
+  }
+  Reader choice(std::string& out, std::vector<std::string_view> choices) const {
+    return [this, &out, choices](auto& v, auto& key) { return assign(choice_of(v, key, choices), out); };
+  }
+  /// A value that must be a table, read by f(table, key).
+  template <class F>
+  Reader table(F f) {
+    return [this, f](auto& v, auto& key) {
+      return with_table(v, key, [&](const toml::table& t) -> Status { return f(t, key); });
+    };
+  }
+  /// A key only the user's own config may set (users_own), read by `read`.
+  Reader users_only(std::string_view why, Reader read) const {
+    return [this, why, read](auto& v, auto& key) {
+      auto s = users_own(key, why);
+      return s ? read(v, key) : s;
+    };
   }
 
   template <class F>
@@ -287,205 +336,107 @@ private:
   // -- tables --------------------------------------------------------------------------
 
   Status assistant(const toml::table& t) {
-    if (auto s = check_keys(t, "assistant",
-                            {"provider", "model", "base_url", "api_key_env", "system_prompt", "inquiry_model",
-                             "script", "max_tokens", "request"});
-        !s)
-      return s;
     auto& a = c_.assistant;
-    for (auto&& [k, v] : t) {
-      auto key = join_key("assistant", k.str());
-      Status s;
-      if (k == "provider")
-        s = assign(choice_of(v, key, {"scripted", "openai", "anthropic"}), a.provider);
-      else if (k == "model")
-        s = assign(string_of(v, key), a.model);
-      else if (k == "base_url")
-        s = assign(string_of(v, key), a.base_url);
-      else if (k == "api_key_env")
-        s = assign(string_of(v, key), a.api_key_env);
-      else if (k == "system_prompt")
-        s = assign(string_of(v, key), a.system_prompt);
-      else if (k == "inquiry_model")
-        s = assign(string_of(v, key), a.inquiry_model);
-      else if (k == "script")
-        s = assign(string_of(v, key), a.script);
-      else if (k == "max_tokens")
-        s = assign(int_in(v, key, 0, 10000000), a.max_tokens);
-      else
-        s = with_table(v, key, [&](auto& rt) { return request(a.request, rt, key); });
-      if (!s)
-        return s;
-    }
-    return Status::ok();
-  }
-
-  Status request(RequestConfig& r, const toml::table& t, const std::string& prefix) {
-    if (auto s = check_keys(t, prefix,
-                            {"max_retries", "base_backoff_ms", "max_backoff_secs", "idle_timeout_secs",
-                             "max_response_bytes"});
-        !s)
-      return s;
-    for (auto&& [k, v] : t) {
-      auto key = join_key(prefix, k.str());
-      Status s;
-      if (k == "max_retries")
-        s = assign(int_in(v, key, 0, 100), r.max_retries);
-      else if (k == "base_backoff_ms")
-        s = assign(int_in(v, key, 0, 600000), r.base_backoff_ms);
-      else if (k == "max_backoff_secs")
-        s = assign(seconds_in(v, key, kMaxBackoffSecs), r.max_backoff_secs);
-      else if (k == "idle_timeout_secs")
-        s = assign(seconds_in(v, key, kMaxIdleTimeoutSecs), r.idle_timeout_secs);
-      else
-        s = assign(count_in(v, key, 1024, kMaxResponseBytes), r.max_response_bytes);
-      if (!s)
-        return s;
-    }
-    return Status::ok();
-  }
-
-  Status runtime(const toml::table& t) {
-    if (auto s = check_keys(t, "runtime",
-                            {"output_cap_bytes", "response_cap_bytes", "spill_max_bytes", "spill_budget_bytes",
-                             "abort_grace_secs", "state_dir", "worker_threads", "pass_env"});
-        !s)
-      return s;
-    auto& r = c_.runtime;
-    for (auto&& [k, v] : t) {
-      auto key = join_key("runtime", k.str());
-      Status s;
-      if (k == "output_cap_bytes")
-        s = assign(count_in(v, key, 64, kMaxOutputCapBytes), r.output_cap_bytes);
-      else if (k == "response_cap_bytes")
-        s = assign(count_in(v, key, 1024, kMaxResponseCapBytes), r.response_cap_bytes);
-      else if (k == "spill_max_bytes")
-        s = assign(count_in(v, key, 4096, kMaxSpillBytes), r.spill_max_bytes);
-      else if (k == "spill_budget_bytes")
-        s = assign(count_in(v, key, 4096, kMaxSpillBytes), r.spill_budget_bytes);
-      else if (k == "abort_grace_secs")
-        s = assign(seconds_in(v, key, kMaxAbortGraceSecs), r.abort_grace_secs);
-      else if (k == "worker_threads")
-        s = assign(count_in(v, key, 1, 64), r.worker_threads);
-      else if (k == "pass_env") {
-        s = users_own(key, "which of your secrets its tools see");
-        if (s)
-          s = assign(strings_of(v, key), r.pass_env);
-      } else {
-        s = users_own(key, "where jp-actors writes");
-        if (s)
-          s = assign(string_of(v, key), r.state_dir);
-      }
-      if (!s)
-        return s;
-    }
-    return Status::ok();
-  }
-
-  Status conversation(const toml::table& t) {
-    if (auto s = check_keys(t, "conversation", {"tools"}); !s)
-      return s;
-    auto* tools_node = t.get("tools");
-    if (!tools_node)
-      return Status::ok();
-    return with_table(*tools_node, "conversation.tools", [&](const toml::table& tools) -> Status {
-      for (auto&& [name, v] : tools) {
-        auto key = join_key("conversation.tools", name.str());
-        if (!is_identifier(name.str()))
-          return fail(key, "a tool name may contain only letters, digits, '_' and '-' "
-                           "(at most 64)");
-        // A reference, not a structured binding, is what a lambda may capture (clang 14).
-        auto& entry = c_.tools.try_emplace(std::string(name.str())).first->second;
-        entry.name = name.str();
-        auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
-        if (s)
-          s = check_tool(entry, key);
-        if (!s)
-          return s;
-      }
-      return Status::ok();
+    return read_fields(t, "assistant", {
+      {"provider", choice(a.provider, {"scripted", "openai", "anthropic"})},
+      {"model", text(a.model)},
+      {"base_url", text(a.base_url)},
+      {"api_key_env", text(a.api_key_env)},
+      {"system_prompt", text(a.system_prompt)},
+      {"inquiry_model", text(a.inquiry_model)},
+      {"script", text(a.script)},
+      {"max_tokens", integer(a.max_tokens, 0, 10000000)},
+      {"request", table([this, &a](auto& rt, auto& key) { return request(a.request, rt, key); })},
     });
   }
 
-  Status tool(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
-    if (auto s = check_keys(t, prefix,
-                            {"source", "summary", "description", "command", "run", "io",
-                             "cwd", "cwd_outside_workspace", "env", "parameters",
-                             "one_of_required", "spawn",
-                             "questions", "rows", "cols", "prompt_pattern", "wait_ms",
-                             "settle_ms", "pass_env"});
-        !s)
-      return s;
-    for (auto&& [k, v] : t) {
-      auto key = join_key(prefix, k.str());
-      Status s;
-      if (k == "source")
-        s = assign(choice_of(v, key, {"local", "builtin"}), tool.source);
-      else if (k == "summary")
-        s = assign(string_of(v, key), tool.summary);
-      else if (k == "description")
-        s = assign(string_of(v, key), tool.description);
-      else if (k == "command")
-        s = with_table(v, key, [&](auto& ct) { return command(tool, ct, key); });
-      else if (k == "run") {
-        std::string m;
-        s = assign(choice_of(v, key, {"ask", "unattended", "skip"}), m);
-        tool.run = run_mode_named(m);
-      } else if (k == "io") {
-        std::string m;
-        s = assign(choice_of(v, key, {"pipe", "pty", "control"}), m);
-        tool.io = m == "pty" ? io_mode::pty : m == "control" ? io_mode::control : io_mode::pipe;
-      } else if (k == "cwd")
-        s = assign(string_of(v, key), tool.cwd);
-      else if (k == "cwd_outside_workspace")
-        s = assign(bool_of(v, key), tool.cwd_outside_workspace);
-      else if (k == "env")
-        s = with_table(v, key, [&](auto& et) { return env(tool, et, key); });
-      else if (k == "parameters")
-        s = with_table(v, key, [&](auto& pt) { return parameters(tool, pt, key); });
-      else if (k == "one_of_required")
-        s = assign(strings_of(v, key), tool.one_of_required);
-      else if (k == "spawn")
-        s = with_table(v, key, [&](auto& st) { return spawn(tool, st, key); });
-      else if (k == "rows")
-        s = assign(int_in(v, key, 2, 1000), tool.rows);
-      else if (k == "cols")
-        s = assign(int_in(v, key, 10, 1000), tool.cols);
-      else if (k == "prompt_pattern")
-        s = assign(regex_of(v, key), tool.prompt_pattern);
-      else if (k == "wait_ms")
-        s = assign(int_in(v, key, 0, kMaxWaitMs), tool.wait_ms);
-      else if (k == "settle_ms")
-        s = assign(int_in(v, key, 1, 10000), tool.settle_ms);
-      else if (k == "pass_env") {
-        s = users_own(key, "which of your secrets its tools see");
-        if (s)
-          s = assign(strings_of(v, key), tool.pass_env);
-      }
-      else
-        s = with_table(v, key, [&](auto& qt) { return questions(tool, qt, key); });
+  Status request(RequestConfig& r, const toml::table& t, const std::string& prefix) {
+    return read_fields(t, prefix, {
+      {"max_retries", integer(r.max_retries, 0, 100)},
+      {"base_backoff_ms", integer(r.base_backoff_ms, 0, 600000)},
+      {"max_backoff_secs", seconds(r.max_backoff_secs, kMaxBackoffSecs)},
+      {"idle_timeout_secs", seconds(r.idle_timeout_secs, kMaxIdleTimeoutSecs)},
+      {"max_response_bytes", count(r.max_response_bytes, 1024, kMaxResponseBytes)},
+    });
+  }
+
+  Status runtime(const toml::table& t) {
+    auto& r = c_.runtime;
+    return read_fields(t, "runtime", {
+      {"output_cap_bytes", count(r.output_cap_bytes, 64, kMaxOutputCapBytes)},
+      {"response_cap_bytes", count(r.response_cap_bytes, 1024, kMaxResponseCapBytes)},
+      {"spill_max_bytes", count(r.spill_max_bytes, 4096, kMaxSpillBytes)},
+      {"spill_budget_bytes", count(r.spill_budget_bytes, 4096, kMaxSpillBytes)},
+      {"abort_grace_secs", seconds(r.abort_grace_secs, kMaxAbortGraceSecs)},
+      {"state_dir", users_only("where jp-actors writes", text(r.state_dir))},
+      {"worker_threads", count(r.worker_threads, 1, 64)},
+      {"pass_env", users_only("which of your secrets its tools see", texts(r.pass_env))},
+    });
+  }
+
+  Status conversation(const toml::table& t) {
+    return read_fields(t, "conversation", {{"tools", table([this](auto& tt, auto&) { return tools(tt); })}});
+  }
+
+  /// [conversation.tools]: one table per tool, by name.
+  Status tools(const toml::table& t) {
+    for (auto&& [name, v] : t) {
+      auto key = join_key("conversation.tools", name.str());
+      if (!is_identifier(name.str()))
+        return fail(key, "a tool name may contain only letters, digits, '_' and '-' "
+                         "(at most 64)");
+      // A reference, not a structured binding, is what a lambda may capture (clang 14).
+      auto& entry = c_.tools.try_emplace(std::string(name.str())).first->second;
+      entry.name = name.str();
+      auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
+      if (s)
+        s = check_tool(entry, key);
       if (!s)
         return s;
     }
     return Status::ok();
   }
 
+  Status tool(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
+    return read_fields(t, prefix, {
+      {"source", choice(tool.source, {"local", "builtin"})},
+      {"summary", text(tool.summary)},
+      {"description", text(tool.description)},
+      {"command", table([this, &tool](auto& ct, auto& key) { return command(tool, ct, key); })},
+      {"run", [this, &tool](auto& v, auto& key) {
+         std::string m;
+         auto s = assign(choice_of(v, key, {"ask", "unattended", "skip"}), m);
+         tool.run = run_mode_named(m);
+         return s;
+       }},
+      {"io", [this, &tool](auto& v, auto& key) {
+         std::string m;
+         auto s = assign(choice_of(v, key, {"pipe", "pty", "control"}), m);
+         tool.io = m == "pty" ? io_mode::pty : m == "control" ? io_mode::control : io_mode::pipe;
+         return s;
+       }},
+      {"cwd", text(tool.cwd)},
+      {"cwd_outside_workspace", flag(tool.cwd_outside_workspace)},
+      {"env", table([this, &tool](auto& et, auto& key) { return env(tool, et, key); })},
+      {"parameters", table([this, &tool](auto& pt, auto& key) { return parameters(tool, pt, key); })},
+      {"one_of_required", texts(tool.one_of_required)},
+      {"spawn", table([this, &tool](auto& st, auto& key) { return spawn(tool, st, key); })},
+      {"questions", table([this, &tool](auto& qt, auto& key) { return questions(tool, qt, key); })},
+      {"rows", integer(tool.rows, 2, 1000)},
+      {"cols", integer(tool.cols, 10, 1000)},
+      {"prompt_pattern", [this, &tool](auto& v, auto& key) { return assign(regex_of(v, key), tool.prompt_pattern); }},
+      {"wait_ms", integer(tool.wait_ms, 0, kMaxWaitMs)},
+      {"settle_ms", integer(tool.settle_ms, 1, 10000)},
+      {"pass_env", users_only("which of your secrets its tools see", texts(tool.pass_env))},
+    });
+  }
+
   Status command(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
-    if (auto s = check_keys(t, prefix, {"program", "args", "shell"}); !s)
-      return s;
-    for (auto&& [k, v] : t) {
-      auto key = join_key(prefix, k.str());
-      Status s;
-      if (k == "program")
-        s = assign(string_of(v, key), tool.program);
-      else if (k == "args")
-        s = assign(strings_of(v, key), tool.args);
-      else
-        s = assign(bool_of(v, key), tool.shell);
-      if (!s)
-        return s;
-    }
-    return Status::ok();
+    return read_fields(t, prefix, {
+      {"program", text(tool.program)},
+      {"args", texts(tool.args)},
+      {"shell", flag(tool.shell)},
+    });
   }
 
   Status env(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
@@ -515,69 +466,48 @@ private:
   }
 
   Status parameter(ParameterConfig& p, const toml::table& t, const std::string& prefix) {
-    if (auto s = check_keys(t, prefix, {"type", "description", "required", "enum", "items", "default"}); !s)
-      return s;
-    for (auto&& [k, v] : t) {
-      auto key = join_key(prefix, k.str());
-      Status s;
-      if (k == "type")
-        s = assign(choice_of(v, key, parameter_types), p.type);
-      else if (k == "description")
-        s = assign(string_of(v, key), p.description);
-      else if (k == "required")
-        s = assign(bool_of(v, key), p.required);
-      else if (k == "enum")
-        s = assign(strings_of(v, key), p.enum_values);
-      else if (k == "items")
-        s = with_table(v, key, [&](const toml::table& it) -> Status {
-          if (auto s2 = check_keys(it, key, {"type"}); !s2)
-            return s2;
-          if (auto* type = it.get("type"))
-            return assign(choice_of(*type, key + ".type", parameter_types), p.items_type);
-          return Status::ok();
-        });
-      else
-        p.default_value = toml_to_json(v);
-      if (!s)
-        return s;
-    }
-    return Status::ok();
+    return read_fields(t, prefix, {
+      {"type", choice(p.type, parameter_types)},
+      {"description", text(p.description)},
+      {"required", flag(p.required)},
+      {"enum", texts(p.enum_values)},
+      {"items", table([this, &p](auto& it, auto& key) {
+         return read_fields(it, key, {{"type", choice(p.items_type, parameter_types)}});
+       })},
+      {"default", [&p](auto& v, auto&) {
+         p.default_value = toml_to_json(v);
+         return Status::ok();
+       }},
+    });
   }
 
   Status spawn(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
-    if (auto s = check_keys(t, prefix, {"stateful", "actions", "notifications", "lifecycle", "permissions"});
-        !s)
-      return s;
-    for (auto&& [k, v] : t) {
-      auto key = join_key(prefix, k.str());
-      Status s;
-      if (k == "stateful")
-        s = assign(bool_of(v, key), tool.stateful);
-      else if (k == "actions")
-        s = actions(tool, v, key);
-      else if (k == "permissions")
-        s = with_table(v, key, [&](auto& pt) { return permissions(tool, pt, key); });
-      else if (k == "notifications")
-        s = with_table(v, key, [&](auto& nt) { return notifications(tool.notifications, nt, key); });
-      else
-        s = with_table(v, key, [&](auto& lt) { return lifecycle(tool.lifecycle, lt, key); });
-      if (!s)
-        return s;
-    }
-    return Status::ok();
+    return read_fields(t, prefix, {
+      {"stateful", flag(tool.stateful)},
+      {"actions", [this, &tool](auto& v, auto& key) { return actions(tool, v, key); }},
+      {"notifications",
+       table([this, &tool](auto& nt, auto& key) { return notifications(tool.notifications, nt, key); })},
+      {"lifecycle", table([this, &tool](auto& lt, auto& key) { return lifecycle(tool.lifecycle, lt, key); })},
+      {"permissions", table([this, &tool](auto& pt, auto& key) { return permissions(tool, pt, key); })},
+    });
   }
 
   Status permissions(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
-    if (auto s = check_keys(t, prefix, {"spawn", "fetch", "apply", "abort"}); !s)
-      return s;
-    for (auto&& [k, v] : t) {
-      auto key = join_key(prefix, k.str());
-      std::string m;
-      if (auto s = assign(choice_of(v, key, {"ask", "unattended", "skip"}), m); !s)
+    auto mode = [this, &tool](action_kind a) -> Reader {
+      return [this, &tool, a](auto& v, auto& key) {
+        std::string m;
+        auto s = assign(choice_of(v, key, {"ask", "unattended", "skip"}), m);
+        if (s)
+          tool.action_permissions[a] = run_mode_named(m);
         return s;
-      tool.action_permissions[action_named(k.str())] = run_mode_named(m);
-    }
-    return Status::ok();
+      };
+    };
+    return read_fields(t, prefix, {
+      {"spawn", mode(action_kind::spawn)},
+      {"fetch", mode(action_kind::fetch)},
+      {"apply", mode(action_kind::apply)},
+      {"abort", mode(action_kind::abort)},
+    });
   }
 
   Status actions(ToolConfig& tool, const toml::node& n, const std::string& key) {
@@ -602,37 +532,25 @@ private:
   }
 
   Status notifications(NotificationConfig& n, const toml::table& t, const std::string& prefix) {
-    if (auto s = check_keys(t, prefix, {"on_success", "on_failure", "on_waiting", "on_content"}); !s)
-      return s;
-    for (auto&& [k, v] : t) {
-      auto key = join_key(prefix, k.str());
-      bool& flag = k == "on_success"   ? n.on_success
-                   : k == "on_failure" ? n.on_failure
-                   : k == "on_waiting" ? n.on_waiting
-                                       : n.on_content;
-      if (auto s = assign(bool_of(v, key), flag); !s)
-        return s;
-    }
-    return Status::ok();
+    return read_fields(t, prefix, {
+      {"on_success", flag(n.on_success)},
+      {"on_failure", flag(n.on_failure)},
+      {"on_waiting", flag(n.on_waiting)},
+      {"on_content", flag(n.on_content)},
+    });
   }
 
   Status lifecycle(ChildSpec& l, const toml::table& t, const std::string& prefix) {
-    if (auto s = check_keys(t, prefix, {"on_turn_end", "await_timeout_secs"}); !s)
-      return s;
-    for (auto&& [k, v] : t) {
-      auto key = join_key(prefix, k.str());
-      Status s;
-      if (k == "on_turn_end") {
-        std::string p;
-        s = assign(choice_of(v, key, {"inquire", "await", "abort"}), p);
-        if (s)
-          l.on_turn_end = *turn_end_policy_from(p);
-      } else
-        s = assign(seconds_in(v, key, kMaxAwaitTimeoutSecs), l.await_timeout_secs);
-      if (!s)
-        return s;
-    }
-    return Status::ok();
+    return read_fields(t, prefix, {
+      {"on_turn_end", [this, &l](auto& v, auto& key) {
+         std::string p;
+         auto s = assign(choice_of(v, key, {"inquire", "await", "abort"}), p);
+         if (s)
+           l.on_turn_end = *turn_end_policy_from(p);
+         return s;
+       }},
+      {"await_timeout_secs", seconds(l.await_timeout_secs, kMaxAwaitTimeoutSecs)},
+    });
   }
 
   Status questions(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
@@ -640,17 +558,19 @@ private:
       auto key = join_key(prefix, id_key.str());
       auto id = std::string(id_key.str()); // capturable (clang 14)
       auto s = with_table(v, key, [&](const toml::table& qt) -> Status {
-        if (auto s2 = check_keys(qt, key, {"answer", "target"}); !s2)
-          return s2;
-        if (auto* answer = qt.get("answer"))
-          tool.answers[id] = toml_to_json(*answer);
-        if (auto* target = qt.get("target")) {
-          std::string t2;
-          if (auto s2 = assign(choice_of(*target, key + ".target", {"user", "assistant"}), t2); !s2)
-            return s2;
-          tool.question_targets[id] = t2;
-        }
-        return Status::ok();
+        return read_fields(qt, key, {
+          {"answer", [&tool, &id](auto& answer, auto&) {
+             tool.answers[id] = toml_to_json(answer);
+             return Status::ok();
+           }},
+          {"target", [this, &tool, &id](auto& target, auto& tkey) {
+             std::string t2;
+             auto s2 = assign(choice_of(target, tkey, {"user", "assistant"}), t2);
+             if (s2)
+               tool.question_targets[id] = t2;
+             return s2;
+           }},
+        });
       });
       if (!s)
         return s;
