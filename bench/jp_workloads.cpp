@@ -17,6 +17,7 @@
 #include "runtime/actor_config.hpp"
 #include "runtime/process/group_record.hpp"
 #include "runtime/process/io_thread.hpp"
+#include "tools/builtin_tools.hpp"
 
 namespace jp::bench {
 

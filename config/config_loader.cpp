@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include "config/shell_template.hpp"
@@ -42,8 +43,6 @@ constexpr int64_t kMaxOutputCapBytes = int64_t{16} << 20;
 constexpr int64_t kMaxResponseCapBytes = int64_t{64} << 20;
 constexpr int64_t kMaxSpillBytes = int64_t{1} << 40;
 
-const std::set<std::string, std::less<>> builtin_tool_names = {"await", "describe_tools",
-                                                               "shell"};
 
 // Names already checked by choice_of.
 action_kind action_named(std::string_view name) {
@@ -155,7 +154,12 @@ std::string oversized_regex_count(std::string_view pattern) {
 class Layer {
 public:
   Layer(Config& config, std::string_view origin, bool from_workspace = false)
-      : c_(config), origin_(origin), from_workspace_(from_workspace) {}
+      : c_(config), origin_(origin), from_workspace_(from_workspace) {
+    // The built-ins are those of the config this layer goes on (the loader's defaults).
+    for (auto& [name, tool] : c_.tools)
+      if (tool.source == "builtin")
+        builtins_.insert(name);
+  }
 
   Status apply(const toml::table& root) {
     return read_fields(root, "", {
@@ -581,12 +585,11 @@ private:
   // -- whole-tool consistency, after the layer's keys are applied ---------------------
 
   Status check_tool(const ToolConfig& tool, const std::string& prefix) const {
-    bool is_builtin_name = builtin_tool_names.count(tool.name) > 0;
-    if (tool.source == "builtin" && !is_builtin_name)
+    if (tool.source == "builtin" && builtins_.count(tool.name) == 0)
       return fail(prefix + ".source",
                   fmt::format("expected \"local\" (\"{}\" is not a built-in tool; the "
-                              "built-ins are await, describe_tools, shell), got \"builtin\"",
-                              tool.name));
+                              "built-ins are {}), got \"builtin\"",
+                              tool.name, fmt::join(builtins_, ", ")));
     if (tool.source == "local" && tool.program.empty())
       return fail(prefix + ".command.program",
                   "missing: a local tool needs command = { program = \"...\" }");
@@ -629,6 +632,7 @@ private:
   // The workspace is someone's repository: it does not choose where jp-actors writes
   // or which of the user's secrets reach its tools.
   bool from_workspace_ = false;
+  std::set<std::string, std::less<>> builtins_; // names of the built-in tools
 
   Status users_own(std::string_view key, std::string_view why) const {
     if (!from_workspace_)
@@ -742,8 +746,8 @@ Result<Config> apply_config_text(Config base, std::string_view toml_text,
   return base;
 }
 
-Result<Config> load_config(const ConfigSources& sources) {
-  auto c = default_config();
+Result<Config> load_config(const ConfigSources& sources, Config defaults) {
+  auto c = std::move(defaults);
 
   std::error_code ec;
   fs::path workspace = sources.workspace.empty() ? fs::current_path(ec)

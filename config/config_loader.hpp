@@ -18,15 +18,14 @@ struct ConfigSources {
   bool use_user_config = true;           // $XDG_CONFIG_HOME/jp-actors/config.toml
 };
 
-/// Built-ins, then user, workspace, files, overrides (later wins, tables merge).
-Result<Config> load_config(const ConfigSources& sources);
+/// `defaults` (tools/builtin_tools.hpp's default_config()), then user, workspace,
+/// files, overrides (later wins, tables merge). A tool may say source = "builtin"
+/// only where `defaults` has a built-in of that name.
+Result<Config> load_config(const ConfigSources& sources, Config defaults);
 
 /// Parses one TOML document's text into a Config on top of `base` (for tests and
 /// scripts that embed config). `origin` names the text in errors.
 Result<Config> apply_config_text(Config base, std::string_view toml_text,
                                  std::string_view origin);
-
-/// The built-in defaults, including the built-in tools shell, await, describe_tools.
-Config default_config();
 
 } // namespace jp

@@ -16,6 +16,7 @@
 #include "config/config_loader.hpp"
 #include "messages/json_codec.hpp"
 #include "tools/argument_validation.hpp"
+#include "tools/builtin_tools.hpp"
 #include "tools/launch.hpp"
 
 using namespace jp;

@@ -5,6 +5,7 @@
 
 #include "config/config_loader.hpp"
 #include "tools/argument_validation.hpp"
+#include "tools/builtin_tools.hpp"
 #include "tools/launch.hpp"
 
 using namespace jp;

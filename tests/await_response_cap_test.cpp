@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "real_turn.hpp"
+#include "tools/builtin_tools.hpp"
 
 using namespace jp;
 using namespace jp::testing;

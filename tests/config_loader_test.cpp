@@ -7,6 +7,7 @@
 
 #include "config/config_loader.hpp"
 #include "messages/json_codec.hpp"
+#include "tools/builtin_tools.hpp"
 
 using namespace jp;
 namespace fs = std::filesystem;
@@ -67,7 +68,7 @@ std::string refusal_missing(const std::string& toml, const std::string& key_and_
   auto file = box.write(box.root / "bad.toml", toml);
   auto sources = box.sources();
   sources.config_files.push_back(file.string());
-  auto c = load_config(sources);
+  auto c = load_config(sources, default_config());
   if (c.ok())
     return "accepted: " + toml;
   return missing(c.error(), file.string() + ": " + key_and_problem);
@@ -113,7 +114,7 @@ CAF_TEST(defaults contain the built-in tools) {
 
 CAF_TEST(no config files at all gives the defaults) {
   Sandbox box;
-  auto c = load_config(box.sources());
+  auto c = load_config(box.sources(), default_config());
   CAF_REQUIRE(c.ok());
   CAF_CHECK_EQUAL(c->tools.size(), 3u);
   CAF_CHECK_EQUAL(c->workspace, box.workspace.string());
@@ -135,7 +136,7 @@ env = { A = "1" }
 )");
   auto sources = box.sources();
   {
-    auto c = load_config(sources);
+    auto c = load_config(sources, default_config());
     CAF_CHECK_EQUAL(c.error(), "");
     CAF_REQUIRE(c.ok());
     CAF_CHECK_EQUAL(c->assistant.model, "user");
@@ -149,7 +150,7 @@ run = "unattended"
 env = { B = "2" }
 )");
   {
-    auto c = load_config(sources);
+    auto c = load_config(sources, default_config());
     CAF_CHECK_EQUAL(c.error(), "");
     CAF_REQUIRE(c.ok());
     CAF_CHECK_EQUAL(c->assistant.model, "workspace");
@@ -172,7 +173,7 @@ command = { args = ["b", "c"] }
 model = "file two"
 )").string());
   {
-    auto c = load_config(sources);
+    auto c = load_config(sources, default_config());
     CAF_CHECK_EQUAL(c.error(), "");
     CAF_REQUIRE(c.ok());
     CAF_CHECK_EQUAL(c->assistant.model, "file two");
@@ -182,7 +183,7 @@ model = "file two"
 
   sources.overrides.push_back("assistant.model=from-cfg");
   {
-    auto c = load_config(sources);
+    auto c = load_config(sources, default_config());
     CAF_CHECK_EQUAL(c.error(), "");
     CAF_REQUIRE(c.ok());
     CAF_CHECK_EQUAL(c->assistant.model, "from-cfg");
@@ -191,7 +192,7 @@ model = "file two"
   // Without the user config, the workspace's partial tool `x` has no program.
   sources.use_user_config = false;
   {
-    auto c = load_config(sources);
+    auto c = load_config(sources, default_config());
     CAF_REQUIRE(!c.ok());
     CAF_CHECK_EQUAL(missing(c.error(), (box.workspace / ".jp" / "config.toml").string() +
                                            ": conversation.tools.x.command.program"),
@@ -200,7 +201,7 @@ model = "file two"
   box.workspace_config("[assistant]\nmodel = \"workspace\"\n");
   sources.config_files.clear();
   {
-    auto c = load_config(sources);
+    auto c = load_config(sources, default_config());
     CAF_CHECK_EQUAL(c.error(), "");
     CAF_REQUIRE(c.ok());
     CAF_CHECK_EQUAL(c->assistant.base_url, "");
@@ -223,7 +224,7 @@ CAF_TEST(cfg values are TOML values or else strings) {
       "conversation.tools.shell.questions.confirm.answer=true",
       "conversation.tools.y.command={program=\"ls\", args=[\"-l\"]}",
   };
-  auto c = load_config(sources);
+  auto c = load_config(sources, default_config());
   CAF_CHECK_EQUAL(c.error(), "");
     CAF_REQUIRE(c.ok());
   CAF_CHECK_EQUAL(c->runtime.output_cap_bytes, 100u);
@@ -244,7 +245,7 @@ CAF_TEST(cfg errors name the override and the key) {
   Sandbox box;
   auto sources = box.sources();
   sources.overrides = {"conversation.tools.shell.run=sometimes"};
-  auto c = load_config(sources);
+  auto c = load_config(sources, default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), "--cfg conversation.tools.shell.run=sometimes: "
                                      "conversation.tools.shell.run: expected one of ask, "
@@ -252,19 +253,19 @@ CAF_TEST(cfg errors name the override and the key) {
                   "");
 
   sources.overrides = {"runtime.abort_grace_secs=nan"};
-  c = load_config(sources);
+  c = load_config(sources, default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), "--cfg runtime.abort_grace_secs=nan: runtime.abort_grace_secs: "
                                      "expected a finite number of seconds from 0 to 3600, got float nan"),
                   "");
 
   sources.overrides = {"assistant.model"};
-  c = load_config(sources);
+  c = load_config(sources, default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), "expected key=value"), "");
 
   sources.overrides = {"assistant..model=x"};
-  c = load_config(sources);
+  c = load_config(sources, default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), "dotted key"), "");
 }
@@ -306,7 +307,7 @@ CAF_TEST(numbers outside their range are refused naming the key and the range) {
   Sandbox box;
   auto sources = box.sources();
   sources.overrides = {"runtime.abort_grace_secs=1e300"};
-  auto c = load_config(sources);
+  auto c = load_config(sources, default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), "--cfg runtime.abort_grace_secs=1e300: runtime.abort_grace_secs: "
                                      "expected a finite number of seconds from 0 to 3600"),
@@ -315,7 +316,7 @@ CAF_TEST(numbers outside their range are refused naming the key and the range) {
   sources.overrides = {"runtime.abort_grace_secs=3600", "runtime.output_cap_bytes=16777216",
                        "runtime.response_cap_bytes=2048", "runtime.spill_max_bytes=8192",
                        "runtime.spill_budget_bytes=1099511627776"};
-  c = load_config(sources);
+  c = load_config(sources, default_config());
   CAF_CHECK_EQUAL(c.error(), "");
   CAF_REQUIRE(c.ok());
   CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 3600.0);
@@ -456,13 +457,13 @@ CAF_TEST(every validation error names the file and the key) {
 CAF_TEST(errors in optional locations name those files) {
   Sandbox box;
   auto user = box.user_config("[assistant]\nprovider = \"nope\"\n");
-  auto c = load_config(box.sources());
+  auto c = load_config(box.sources(), default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), user.string() + ": assistant.provider"), "");
 
   fs::remove(user);
   auto ws = box.workspace_config("[assistant]\nmodel = 1\n");
-  c = load_config(box.sources());
+  c = load_config(box.sources(), default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": assistant.model: expected a string"), "");
 }
@@ -479,13 +480,13 @@ CAF_TEST(a workspace config cannot choose where jp-actors writes or which secret
   };
   for (auto& test : cases) {
     auto ws = box.workspace_config(test.toml);
-    auto c = load_config(box.sources());
+    auto c = load_config(box.sources(), default_config());
     CAF_REQUIRE(!c.ok());
     CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": " + test.key + ": may be set only in your own config"), "");
     // The same keys are the user's to set, in their own config.
     fs::remove(ws);
     box.user_config(test.toml);
-    auto own = load_config(box.sources());
+    auto own = load_config(box.sources(), default_config());
     CAF_CHECK_EQUAL(own.ok() ? "" : own.error(), "");
     fs::remove(box.xdg / "jp-actors" / "config.toml");
   }
@@ -496,7 +497,7 @@ CAF_TEST(a TOML syntax error reports file line and column) {
   auto file = box.write(box.root / "syntax.toml", "[assistant]\nmodel = \"x\"\nprovider = = 1\n");
   auto sources = box.sources();
   sources.config_files.push_back(file.string());
-  auto c = load_config(sources);
+  auto c = load_config(sources, default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), file.string() + ":3:"), "");
   CAF_CHECK_EQUAL(missing(c.error(), "TOML syntax error"), "");
@@ -505,9 +506,9 @@ CAF_TEST(a TOML syntax error reports file line and column) {
 CAF_TEST(a missing config file is an error but missing optional files are not) {
   Sandbox box;
   auto sources = box.sources();
-  CAF_CHECK(load_config(sources).ok()); // no user config, no .jp/config.toml
+  CAF_CHECK(load_config(sources, default_config()).ok()); // no user config, no .jp/config.toml
   sources.config_files.push_back((box.root / "absent.toml").string());
-  auto c = load_config(sources);
+  auto c = load_config(sources, default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), (box.root / "absent.toml").string() +
                                          ": no such config file"),
@@ -515,7 +516,7 @@ CAF_TEST(a missing config file is an error but missing optional files are not) {
 
   sources = box.sources();
   sources.workspace = (box.root / "no-such-dir").string();
-  c = load_config(sources);
+  c = load_config(sources, default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), "workspace is not a directory"), "");
 }
@@ -598,7 +599,7 @@ CAF_TEST(a later source can adjust one field of a parameter) {
   box.user_config(std::string(tool_x) + "parameters.n = { type = \"integer\", required = true }\n");
   auto sources = box.sources();
   sources.overrides.push_back("conversation.tools.x.parameters.n.description=count");
-  auto c = load_config(sources);
+  auto c = load_config(sources, default_config());
   CAF_CHECK_EQUAL(c.error(), "");
     CAF_REQUIRE(c.ok());
   auto& p = c->tools["x"].parameters;

@@ -9,6 +9,7 @@
 #include "config/config_loader.hpp"
 #include "fake_provider_server.hpp"
 #include "messages/json.hpp"
+#include "tools/builtin_tools.hpp"
 #include "temp_dir.hpp"
 #include "tools/protocol_guidance.hpp"
 

@@ -13,6 +13,7 @@
 #include "runtime/provider/anthropic_format.hpp"
 #include "runtime/provider/openai_format.hpp"
 #include "runtime/provider/provider.hpp"
+#include "tools/builtin_tools.hpp"
 #include "temp_dir.hpp"
 #include "tools/schema.hpp"
 

@@ -8,6 +8,7 @@
 #include "config/config_loader.hpp"
 #include "messages/call_result.hpp"
 #include "messages/notification.hpp"
+#include "tools/builtin_tools.hpp"
 
 namespace jp::testing {
 

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "config/config_loader.hpp"
+#include "tools/builtin_tools.hpp"
 #include "provider_request_rules.hpp"
 #include "tools/schema.hpp"
 

@@ -15,6 +15,7 @@
 #include "config/config_loader.hpp"
 #include "config/shell_template.hpp"
 #include "tools/argv_template.hpp"
+#include "tools/builtin_tools.hpp"
 
 using namespace jp;
 using namespace jp::testing;

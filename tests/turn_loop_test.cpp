@@ -10,6 +10,7 @@
 #include "actors/turn_loop.hpp"
 #include "config/config_loader.hpp"
 #include "runtime/process/io_thread.hpp"
+#include "tools/builtin_tools.hpp"
 
 using namespace jp;
 using namespace jp::testing;

@@ -29,6 +29,7 @@
 #include "runtime/process/tool_mark.hpp"
 #include "runtime/store/script.hpp"
 #include "runtime/store/state_location.hpp"
+#include "tools/builtin_tools.hpp"
 #include "tools/schema.hpp"
 
 using namespace jp;
@@ -245,7 +246,7 @@ int main(int argc, char** argv) {
   if (!provider.empty())
     sources.overrides.push_back("assistant.provider=" + provider);
 
-  auto loaded = load_config(sources);
+  auto loaded = load_config(sources, default_config());
   if (!loaded)
     return fail(loaded.error());
   if (*run || *call || *query || *conversations) {

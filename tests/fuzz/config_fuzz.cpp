@@ -7,6 +7,7 @@
 #include "config/config_loader.hpp"
 #include "fuzz_assert.hpp"
 #include "runtime/store/script.hpp"
+#include "tools/builtin_tools.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,9 +1,7 @@
-// The built-in defaults: the first layer of the load order, and the definitions of
-// the built-in tools (shell, await, describe_tools) that later layers may adjust.
+#include "tools/builtin_tools.hpp"
+
 #include <filesystem>
 #include <system_error>
-
-#include "config/config_loader.hpp"
 
 namespace jp {
 
