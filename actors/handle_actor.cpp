@@ -97,6 +97,10 @@ struct handle_state {
   // last probe, and a tick is on its way.
   bool probe_due = false;
   bool tick_pending = false;
+  // Input was written and no output came since: the tool may not have read it yet
+  // (a pty hands input to its reader from a kernel work queue, later under load),
+  // so its old prompt and its blocked read say nothing about waiting now.
+  bool input_unanswered = false;
 
   static inline const char* name = "jp.handle";
 };
@@ -172,7 +176,7 @@ void set_input_wait(handle_actor_t* self, bool waiting) {
 void probe_input_wait(handle_actor_t* self) {
   auto& st = self->state;
   st.probe_due = false;
-  if (!detects_input_wait(st) || asked(st))
+  if (!detects_input_wait(st) || asked(st) || st.input_unanswered)
     return;
   set_input_wait(self, st.watch.probe(st.proc->pid()));
 }
@@ -407,6 +411,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       ++st.output_seq;
       st.last_output = clock::now();
       st.watch.saw(text);
+      st.input_unanswered = false; // the echo at least: the input was taken
       if (detects_input_wait(st)) {
         st.probe_due = true;
         set_input_wait(self, false); // it talks: whatever it waited for came
@@ -494,6 +499,8 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       } else {
         bytes = pipe_input(input_json);
       }
+      // The size first, as the schema says: the input may run something that asks for it.
+      apply_resize(self, o);
       auto size = bytes.size();
       if (!st.proc->write_stdin(std::move(bytes))) {
         // Refused, not queued: the caller may retry once the tool has read more.
@@ -515,7 +522,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
                                       st.id, queued, limit));
       }
       set_input_wait(self, false); // answered
-      apply_resize(self, o);
+      st.input_unanswered = true;
       return look(self, o);
     },
     [self](answer_atom, const std::string& answer_json) {

@@ -410,7 +410,8 @@ CAF_TEST(a pty handle is resized and named keys reach it) {
   auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("b"),
                                     std::string(R"("stty size\n")"), resize);
   CAF_CHECK_EQUAL(err, "");
-  CAF_CHECK(contains(r.state.content, "30 100"));
+  if (!contains(r.state.content, "30 100"))
+    CAF_FAIL("no 30 100 in: [" << r.state.content << "] state " << to_string(r.state.kind));
   CAF_CHECK_EQUAL(r.screen.height, 30);
   // Ctrl-C stops the foreground job; the shell goes on.
   ask<HandleReport>(registry, apply_atom::value, std::string("b"), std::string(R"("sleep 600\n")"),
