@@ -21,6 +21,14 @@ struct Run {
   std::string out; // stdout and stderr
 };
 
+/// Fails the test unless `r` exited 0, printing what it wrote (CAF 0.17's
+/// CAF_REQUIRE_EQUAL does not print the values it compared).
+#define JP_REQUIRE_OK(r)                                                                           \
+  do {                                                                                             \
+    if ((r).status != 0)                                                                           \
+      CAF_FAIL("exited " << (r).status << ":\n" << (r).out);                                      \
+  } while (false)
+
 /// Where runs in workspace `ws` keep the user's state (crash records): one place per
 /// workspace, so a test sees only the records of its own runs.
 inline std::string state_home_of(const std::string& ws) {

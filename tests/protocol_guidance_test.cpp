@@ -31,7 +31,7 @@ std::string system_sent(const std::string& extra_config) {
                                        server.base_url(), extra_config));
   server.push({200, provider_fixture("anthropic_text.sse")});
   auto r = cli_in(dir.path.string(), fmt::format("--config {}/config.toml query hi", dir.path.string()));
-  CAF_REQUIRE_EQUAL(r.status == 0 ? "" : r.out, "");
+  JP_REQUIRE_OK(r);
   auto seen = server.requests();
   CAF_REQUIRE_EQUAL(seen.size(), 1u);
   auto body = Json::parse(seen[0].body);

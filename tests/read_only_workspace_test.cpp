@@ -63,7 +63,7 @@ CAF_TEST(a call in a read only workspace keeps its full output in the user state
   ReadOnly ro;
   auto state = ro.area.make_dir("state", true);
   auto r = ro.area.run(ro.ws, state, R"(call shell '{"command":"seq 1 200000"}')");
-  CAF_REQUIRE_EQUAL(r.status == 0 ? "" : r.out, "");
+  JP_REQUIRE_OK(r);
   CAF_CHECK_EQUAL(count(r.out, fmt::format("note: {}/.jp cannot be written", ro.ws)), 1u);
   auto file = full_output_path(r.out);
   CAF_CHECK(file.starts_with(state + "/jp-actors/workspaces/ws-"));
@@ -80,10 +80,10 @@ CAF_TEST(a read only workspace keeps its conversation in the user state) {
   ReadOnly ro;
   auto state = ro.area.make_dir("state", true);
   auto first = ro.query(state, "first question");
-  CAF_REQUIRE_EQUAL(first.status == 0 ? "" : first.out, "");
+  JP_REQUIRE_OK(first);
   CAF_CHECK_EQUAL(count(first.out, "cannot be written"), 1u);
   auto second = ro.query(state, "second question");
-  CAF_REQUIRE_EQUAL(second.status == 0 ? "" : second.out, "");
+  JP_REQUIRE_OK(second);
   // The second query continued the first conversation, read back from the user state.
   auto seen = ro.server.requests();
   CAF_REQUIRE_EQUAL(seen.size(), 2u);
@@ -98,7 +98,7 @@ CAF_TEST(with nothing writable a query still answers and says what is not kept) 
   ReadOnly ro;
   auto state = ro.area.make_dir("state", false);
   auto r = ro.query(state, "hello");
-  CAF_REQUIRE_EQUAL(r.status == 0 ? "" : r.out, "");
+  JP_REQUIRE_OK(r);
   CAF_CHECK_EQUAL(count(r.out, "conversations and full outputs are not kept by this run"), 1u);
   CAF_CHECK_EQUAL(count(r.out, "cannot be cleaned up by the next start"), 1u);
   CAF_CHECK_EQUAL(ro.server.requests().size(), 1u);
@@ -110,7 +110,7 @@ CAF_TEST(a writable workspace keeps its state in the workspace and says nothing)
   auto ws = area.make_dir("ws", true);
   auto state = area.make_dir("state", true);
   auto r = area.run(ws, state, R"(call shell '{"command":"seq 1 200000"}')");
-  CAF_REQUIRE_EQUAL(r.status == 0 ? "" : r.out, "");
+  JP_REQUIRE_OK(r);
   CAF_CHECK(!contains(r.out, "note:"));
   CAF_CHECK(full_output_path(r.out).starts_with(ws + "/.jp/output/"));
 }
