@@ -198,7 +198,6 @@ Launched launch_boost(const ChildLaunch& l) {
     r.error = ec.value() ? ec.value() : EINVAL;
     return r;
   }
-  // The io thread watches it from now on, through a pidfd of its own.
   // Detached, the launcher's process object neither kills nor reaps it when it goes.
   // Its pidfd is not to be had (1.81's basic_process::native_handle does not
   // compile on Linux): the caller opens its own.

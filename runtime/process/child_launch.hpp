@@ -25,11 +25,10 @@ struct ChildLaunch {
 };
 
 /// The child: in its own session (so its own process group), every signal at its
-/// default and none blocked, only fds 0-2 (and 3) open. Its pid and a pidfd for it
-/// (O_CLOEXEC), or the errno of what failed.
+/// default and none blocked, only fds 0-2 (and 3) open. Its pid, or the errno of
+/// what failed; the caller watches it through a pidfd of its own.
 struct Launched {
   pid_t pid = -1;
-  int pidfd = -1; // the caller owns it; -1 = none yet (open one)
   int error = 0;
 };
 

@@ -820,8 +820,6 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   if (launched.error != 0)
     return Error{spawn_error(spec, launched.error)};
   pid_t pid = launched.pid;
-  Fd pidfd;
-  pidfd.fd = launched.pidfd;
 
   auto slot = add_slot(pid);
   record_group_started(pid, earliest, boot_ticks_now());
@@ -841,8 +839,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     remove_slot(slot, pid);
     return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
   };
-  if (pidfd.fd < 0)
-    pidfd.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  Fd pidfd;
+  pidfd.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd.fd < 0)
     return abandon("pidfd_open", errno);
 
