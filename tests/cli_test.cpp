@@ -62,7 +62,7 @@ using strings = std::vector<std::string>;
 CAF_TEST(quickstart JSONL events) {
   auto r = cli("run examples/quickstart.toml --json");
   CAF_REQUIRE_EQUAL(r.status, 0);
-  auto evs = events(r.out);
+  auto evs = events(r.stdout_text);
   Results res;
   size_t calls = 0;
   const Json* turn_end = nullptr;
@@ -463,7 +463,7 @@ CAF_TEST(with ask and no terminal asked-for tools are refused and nothing runs) 
   testing::temp_dir ws;
   auto r = cli_in(ws.path.string(), permissions_run("--ask"));
   CAF_REQUIRE_EQUAL(r.status, 0);
-  ToolResults res(r.out);
+  ToolResults res(r.stdout_text);
   CAF_CHECK(!res.ok("marker"));
   CAF_CHECK(res.content("marker").find("Allow it with --allow marker") != std::string::npos);
   CAF_CHECK(!res.ok("never"));
@@ -480,7 +480,7 @@ CAF_TEST(allowed tools run; without ask a script is the users own) {
   testing::temp_dir allowed;
   auto r = cli_in(allowed.path.string(), permissions_run("--ask --allow marker --allow holder"));
   CAF_REQUIRE_EQUAL(r.status, 0);
-  ToolResults res(r.out);
+  ToolResults res(r.stdout_text);
   CAF_CHECK(res.ok("marker"));
   CAF_CHECK(res.ok("holder"));
   CAF_CHECK(!res.ok("never")); // skip is not lifted by --allow
@@ -515,7 +515,7 @@ CAF_TEST(turn end applies the strategy of each tool - abort or await or inquire)
                            JP_SOURCE_DIR));
   CAF_REQUIRE_EQUAL(r.status, 0);
   Json turn_end, run_end;
-  for (auto& e : events(r.out)) {
+  for (auto& e : events(r.stdout_text)) {
     auto kind = e.find("event")->as_string();
     if (kind == "turn_end")
       turn_end = e;
@@ -552,13 +552,12 @@ name = "main"
   CAF_CHECK(r.out.find("\"handles_left\":0") != std::string::npos);
   // The log still says how the turn ended: the handle aborted, and why.
   bool turn_end = false;
-  for (auto& line : std::vector<std::string>{r.out.substr(0, r.out.rfind("jp-actors:"))})
-    for (auto& e : events(line))
-      if (e.find("event")->as_string() == "turn_end") {
-        turn_end = true;
-        CAF_CHECK_EQUAL(e.find("handles")->as_array().at(0).find("policy")->as_string(), "inquire:abort");
-        CAF_CHECK(e.find("error")->as_string().find("has no answer for it") != std::string::npos);
-      }
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "turn_end") {
+      turn_end = true;
+      CAF_CHECK_EQUAL(e.find("handles")->as_array().at(0).find("policy")->as_string(), "inquire:abort");
+      CAF_CHECK(e.find("error")->as_string().find("has no answer for it") != std::string::npos);
+    }
   CAF_CHECK(turn_end);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
@@ -569,7 +568,7 @@ CAF_TEST(a question with target assistant is answered from the script) {
                "--cfg conversation.tools.clean.questions.proceed.target=assistant " +
                fmt::format("run {}/tests/scripts/assistant_answers.toml --json", JP_SOURCE_DIR));
   std::map<std::string, Json> by_agent;
-  for (auto& e : events(r.out))
+  for (auto& e : events(r.stdout_text))
     if (e.find("event")->as_string() == "tool_result")
       by_agent[e.find("agent")->as_string()] = e;
   CAF_REQUIRE_EQUAL(by_agent.size(), 2u);
@@ -586,7 +585,7 @@ CAF_TEST(edge cases of batches and await end without hanging) {
   auto r = cli(fmt::format("run {}/tests/scripts/edge_cases.toml --json", JP_SOURCE_DIR));
   CAF_REQUIRE_EQUAL(r.status, 0);
   std::map<std::tuple<std::string, int64_t, int64_t>, Json> res;
-  for (auto& e : events(r.out))
+  for (auto& e : events(r.stdout_text))
     if (e.find("event")->as_string() == "tool_result")
       res[{e.find("agent")->as_string(), e.find("step")->as_int(), e.find("index")->as_int()}] = e;
   auto content = [&](std::string agent, int64_t step, int64_t index) {

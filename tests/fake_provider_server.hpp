@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <netinet/in.h>
@@ -40,6 +41,9 @@ struct FakeResponse {
   std::vector<std::string> headers;          // extra "Name: value" lines
   std::size_t cut_after = std::string::npos;  // close after this many body bytes
   std::size_t stall_after = std::string::npos; // go quiet after this many, until stopped
+  // Runs once this response's request is recorded, before the response is sent: a
+  // test orders what its tools do against the requests (e.g. lets a gated tool end).
+  std::function<void()> before;
 };
 
 class FakeProviderServer {
@@ -162,6 +166,8 @@ private:
         queue_.pop_front();
       }
     }
+    if (r.before)
+      r.before();
     std::string head = fmt::format("HTTP/1.1 {} X\r\nContent-Type: {}\r\nConnection: close\r\n", r.status,
                                    r.status == 200 ? "text/event-stream" : "application/json");
     for (auto& h : r.headers)

@@ -94,7 +94,7 @@ name = "main"
 )");
   auto r = run_script(ws, "examples/interactive.toml", (ws.path / "stage.toml").string());
   CAF_REQUIRE_EQUAL(r.status, 0);
-  auto results = tool_results(r.out);
+  auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 5u);
   // spawn: the first hunk and git's question, as plain text.
   auto spawned = response(results[0]);
@@ -124,7 +124,7 @@ CAF_TEST(the repl example computes in bc and keeps a bash session) {
   temp_dir ws;
   auto r = run_script(ws, "examples/interactive.toml", std::string(JP_SOURCE_DIR) + "/examples/repl.toml");
   CAF_REQUIRE_EQUAL(r.status, 0);
-  auto results = tool_results(r.out);
+  auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 9u);
   std::vector<Json> bc, bash;
   for (auto& res : results)
@@ -171,7 +171,7 @@ name = "main"
 )");
   auto r = run_script(ws, "tests/scripts/pager_config.toml", (ws.path / "page.toml").string());
   CAF_REQUIRE_EQUAL(r.status, 0);
-  auto results = tool_results(r.out);
+  auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 4u);
   auto rows_of = [](const Json& j) {
     std::vector<std::string> rows;
@@ -204,7 +204,7 @@ CAF_TEST(a control channel tool waits with its question and stops with the answe
                                                 "run {0}/examples/greet_script.toml --json",
                                                 JP_SOURCE_DIR, ws.path.string()));
   CAF_REQUIRE_EQUAL(r.status, 0);
-  auto results = tool_results(r.out);
+  auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 4u);
   auto waiting = response(results[1]).find("pending")->as_array();
   CAF_REQUIRE_EQUAL(waiting.size(), 1u);
@@ -230,7 +230,7 @@ name = "main"
 )");
   auto r = run_script(ws, "examples/interactive.toml", ws.path.string() + "/script.toml");
   CAF_REQUIRE_EQUAL(r.status, 0);
-  auto results = tool_results(r.out);
+  auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 2u);
   auto pending = response(results[1]).find("pending")->as_array();
   CAF_REQUIRE_EQUAL(pending.size(), 1u);
@@ -261,7 +261,7 @@ name = "main"
                                                 "run {1}/script.toml --json",
                                                 JP_SOURCE_DIR, ws.path.string()));
   CAF_REQUIRE_EQUAL(r.status, 0);
-  auto results = tool_results(r.out);
+  auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 2u);
   auto done = response(results[1]).find("completed")->as_array();
   CAF_REQUIRE_EQUAL(done.size(), 1u);
@@ -291,7 +291,7 @@ name = "main"
 )");
   auto r = run_script(ws, "examples/interactive.toml", (ws.path / "jobs.toml").string());
   CAF_REQUIRE_EQUAL(r.status, 0);
-  auto results = tool_results(r.out);
+  auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 2u);
   auto content = field(response(results[1]), "content");
   auto at = content.rfind("jobs=");

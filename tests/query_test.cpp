@@ -81,6 +81,14 @@ struct Workspace {
     return cli_in(dir.path.string(), fmt::format("--config {}/config.toml query {}", dir.path.string(), args));
   }
   std::string path(const std::string& name) const { return (dir.path / name).string(); }
+  // A command that runs only once the gate is open: a test decides when a tool ends
+  // instead of hoping a sleep outlasts the turn on a loaded machine.
+  std::string gated(const std::string& command) const {
+    return fmt::format("until [ -e '{}' ]; do sleep 0.01; done; {}", path("gate"), command);
+  }
+  std::function<void()> open_gate() const {
+    return [gate = path("gate")] { std::ofstream{gate}; };
+  }
 };
 
 std::vector<Json> results_of(const std::string& out) {
@@ -247,12 +255,13 @@ CAF_TEST(a stateful spawn and an await run across two rounds and the answer ends
   FakeProviderServer server;
   Workspace ws(server);
   server.push({200, openai_call("call_1", "shell",
-                                Json::object().set("action", "spawn").set("id", "b").set("wait_ms", 0).set("command", "sleep 0.1; echo built"))});
-  server.push({200, openai_call("call_2", "await", Json::object().set("all", Json(JsonArray{Json("b")})))});
+                                Json::object().set("action", "spawn").set("id", "b").set("wait_ms", 0).set("command", ws.gated("echo built")))});
+  server.push({.body = openai_call("call_2", "await", Json::object().set("all", Json(JsonArray{Json("b")}))),
+               .before = ws.open_gate()});
   server.push({200, openai_text("Built and done.")});
   auto r = ws.query("--json 'build it'");
   JP_REQUIRE_OK(r);
-  auto results = results_of(r.out);
+  auto results = results_of(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 2u);
   CAF_CHECK(contains(results[0].find("content")->as_string(), R"("state":"running")"));
   CAF_CHECK(contains(results[1].find("content")->as_string(), R"("result":"built\n")"));
@@ -465,9 +474,9 @@ CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result come
                "inquiry_model = \"cheap-model\"\n"
                "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"inquire\"\n");
   server.push({200, openai_call("call_1", "shell",
-                                Json::object().set("action", "spawn").set("id", "b").set("wait_ms", 0).set("command", "sleep 0.3; echo done"))});
+                                Json::object().set("action", "spawn").set("id", "b").set("wait_ms", 0).set("command", ws.gated("echo done")))});
   server.push({200, openai_text("I will leave it running.")});
-  server.push({200, openai_text(R"(Here you go: {"b": "wait"})")});
+  server.push({.body = openai_text(R"(Here you go: {"b": "wait"})"), .before = ws.open_gate()});
   server.push({200, openai_text("It finished.")});
   auto r = ws.query("--json 'start b'");
   JP_REQUIRE_OK(r);
@@ -483,7 +492,7 @@ CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result come
   CAF_CHECK(contains(asked, "JSON schema"));
   CAF_CHECK(contains(asked, R"("b":{"type":"string","enum":["wait","abort"]})"));
   CAF_CHECK(contains(asked, "[user] start b"));
-  CAF_CHECK(contains(asked, "sleep 0.3; echo done"));
+  CAF_CHECK(contains(asked, "echo done"));
   CAF_CHECK(contains(asked, "[assistant] I will leave it running."));
   // OpenAI holds the answer to that schema (structured outputs).
   auto* format = inquiry->find("response_format");
@@ -504,16 +513,27 @@ CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result come
   CAF_CHECK(std::find(kinds.begin(), kinds.end(), "inquiry_request") != kinds.end());
   CAF_CHECK(std::find(kinds.begin(), kinds.end(), "inquiry_response") != kinds.end());
   // The last event says how long the query took (it said 0.0 before).
-  auto run_end = events(r.out).back();
+  auto run_end = events(r.stdout_text).back();
   CAF_CHECK_EQUAL(run_end.find("event")->as_string(), "run_end");
   CAF_CHECK(run_end.find("elapsed_ms")->as_number() > 0);
 }
 
 CAF_TEST(results the turn end awaited reach the next turn as notifications) {
   FakeProviderServer server;
-  Workspace ws(server, "openai", "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\n");
-  server.push({200, openai_call("call_1", "shell",
-                                Json::object().set("action", "spawn").set("id", "late").set("wait_ms", 0).set("command", "sleep 0.2; echo later"))});
+  // `late` is awaited at turn end and ends only once the turn end has begun: then it
+  // aborts the sentinel, whose TERM trap opens the gate.
+  Workspace ws(server, "openai",
+               fmt::format("[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\n"
+                           "[conversation.tools.sentinel]\nsummary = \"opens the gate when aborted\"\n"
+                           "command = {{ program = \"sh\", args = [\"-c\", \"trap 'touch gate; exit' TERM; "
+                           "while :; do sleep 0.02; done\"] }}\nrun = \"unattended\"\n"
+                           "[conversation.tools.sentinel.spawn]\nstateful = true\n"
+                           "[conversation.tools.sentinel.spawn.lifecycle]\non_turn_end = \"abort\"\n"));
+  // Tools run in the workspace, where the sentinel's `gate` is ws.gated's.
+  server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "late")
+                                                        .set("wait_ms", 0).set("command", ws.gated("echo later"))},
+                                  {"call_2", "sentinel", Json::object().set("action", "spawn").set("id", "s")
+                                                           .set("wait_ms", 0)}})});
   server.push({200, openai_text("Bye for now.")});
   CAF_REQUIRE_EQUAL(ws.query("'go'").status, 0);
   server.push({200, openai_text("Noted.")});
@@ -540,7 +560,7 @@ CAF_TEST(a question whose target is the assistant is answered by the assistant a
   server.push({200, openai_text("Cleaned.")});
   auto r = ws.query("--json 'clean up'");
   JP_REQUIRE_OK(r);
-  auto results = results_of(r.out);
+  auto results = results_of(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 1u);
   CAF_CHECK_EQUAL(results[0].find("content")->as_string(), "deleted (pretend)");
   auto seen = server.requests();
