@@ -1,4 +1,5 @@
 #include "actors/turn_actor.hpp"
+#include "tools/builtin_tools.hpp"
 
 #include <caf/all.hpp>
 #include <fmt/format.h>
@@ -291,9 +292,10 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
       auto parsed = Json::parse(cmd->args_json);
       Json params = parsed ? std::move(*parsed) : Json::object();
       Status valid = validate_arguments(tool, params);
-      Result<LaunchSpec> spec = valid ? make_launch_spec(*st.ctx.config, tool, params,
-                                                         Json::object(), true)
-                                      : Result<LaunchSpec>(Error{valid.error});
+      bool agent = tool.source == "builtin" && tool.name == agent_tool_name;
+      Result<LaunchSpec> spec = !valid ? Result<LaunchSpec>(Error{valid.error})
+                                : agent ? make_agent_launch_spec(*st.ctx.config, tool, params, st.ctx.depth, true)
+                                        : make_launch_spec(*st.ctx.config, tool, params, Json::object(), true);
       if (!spec) {
         self->send(st.registry, cancel_atom::value, cmd->id, spec.error());
         rp.deliver(failed(spec.error()));
@@ -441,6 +443,32 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
       return failed(ok.error);
     return run_await(self, *req);
   }
+  if (tool.source == "builtin" && name == yield_tool_name) {
+    if (auto ok = validate_arguments(tool, *args); !ok)
+      return failed(ok.error);
+    return CallResult{true, args->find("result")->as_string(), false, {}};
+  }
+  if (tool.source == "builtin" && name == agent_tool_name && !self->state.ctx.subagents)
+    return fail_call(fmt::format("`{}` cannot start sub-agents here: only an agent loop (jp-actors run or query) "
+                                 "can run them",
+                                 name));
+  if (tool.source == "builtin" && name == agent_tool_name && !args->find("action")) {
+    if (auto ok = validate_arguments(tool, *args); !ok)
+      return failed(ok.error);
+    auto spec = make_agent_launch_spec(config, tool, *args, self->state.ctx.depth, false);
+    if (!spec)
+      return failed(spec.error());
+    // Blocking: the sub-agent runs as a one-shot handle; its result is the answer.
+    auto rp = self->make_response_promise<CallResult>();
+    self->request(self->state.registry, caf::infinite, oneshot_atom::value, *spec)
+      .then(
+        [rp](HandleReport& r) mutable {
+          auto& s = r.state;
+          rp.deliver(CallResult{s.ok, s.ok ? s.content : error_content(s)});
+        },
+        [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
+    return rp;
+  }
   if (tool.source == "builtin" && name == "describe_tools") {
     auto text = describe_tools(config, *args);
     return text ? CallResult{true, *text, false, {}} : failed(text.error());
@@ -502,10 +530,19 @@ void carry_notifications(turn_actor_t* self, CallResult& r) {
   q.clear();
 }
 
+/// Processes for the tools, sub-agents for the `agent` tool's spawns.
+HandleFactory handle_factory(const TurnContext& ctx) {
+  auto processes = process_handle_factory(*ctx.io);
+  auto agents = ctx.subagents;
+  return [processes, agents](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+                             const supervisor_actor& supervisor) {
+    return spec.subagent ? agents(parent, id, spec, supervisor) : processes(parent, id, spec, supervisor);
+  };
+}
+
 turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
   self->state.ctx = std::move(ctx);
-  self->state.registry = spawn_registry(self->system(), process_handle_factory(*self->state.ctx.io),
-                                        notification_sink{self});
+  self->state.registry = spawn_registry(self->system(), handle_factory(self->state.ctx), notification_sink{self});
   self->link_to(self->state.registry);
   return {
     [self](batch_atom, const std::vector<std::string>& ids) -> caf::result<bool> {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "actors/interfaces.hpp"
+#include "actors/registry_actor.hpp"
 #include "config/config.hpp"
 #include "messages/json.hpp"
 #include "tools/permission.hpp"
@@ -50,6 +51,10 @@ struct TurnContext {
   // Answers questions whose target is "assistant" (a script's [agents.questions];
   // an LLM backend with the provider). nullopt: no answer.
   AskUser ask_assistant;
+  // Starts the sub-agents of the `agent` tool (empty: none can run here), and how
+  // deep this agent sits (0: top-level).
+  HandleFactory subagents;
+  int depth = 0;
 };
 
 turn_actor spawn_turn(caf::actor_system& sys, TurnContext ctx);

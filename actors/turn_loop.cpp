@@ -7,12 +7,14 @@
 #include <mutex>
 
 #include "actors/registry_actor.hpp"
+#include "actors/subagent_handle.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/conversation_event_codec.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/response_cap.hpp"
 #include "messages/turn_result.hpp"
+#include "tools/builtin_tools.hpp"
 
 namespace jp {
 
@@ -54,6 +56,8 @@ struct loop_state {
   std::map<std::string, std::string> unanswered; // calls running now: id -> tool name
   std::shared_ptr<RecentMessages> recent = std::make_shared<RecentMessages>();
   bool ticking = false;       // a progress timer is armed
+  std::string answer;         // the assistant's last words, or what it yielded
+  bool yielded = false;       // yield_to_parent ended the turn
   std::string error;          // why the turn failed ("" = it did not)
   error_code code = error_code::none; // what failed, with `error`
   bool store_failed = false;  // an append failed: nothing more is recorded
@@ -134,7 +138,7 @@ TurnResult result_of(const loop_state& st, bool interrupted) {
                  : st.error.empty() ? turn_outcome::completed
                                     : turn_outcome::failed;
   auto code = !st.error.empty() ? st.code : interrupted ? error_code::interrupted : error_code::none;
-  return TurnResult{outcome, code, st.error};
+  return TurnResult{outcome, code, st.error, st.answer, st.yielded};
 }
 
 /// The turn is over: the turn actor (and every handle) goes, the caller hears.
@@ -162,6 +166,8 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code) 
     st.messages.push_back(said);
   if (st.ctx.observer && !r.text.empty())
     st.ctx.observer->response(st.responses, r.text);
+  if (!r.text.empty() && !st.yielded)
+    st.answer = r.text;
   if (!err.empty() && !st.interrupted && st.error.empty()) {
     st.error = err;
     st.code = code;
@@ -187,8 +193,14 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code) 
       auto& c = (*calls_now)[i];
       auto& res = (*results)[i];
       st.messages.push_back(ChatMessage{chat_role::tool, res.content, {}, c.id, c.name, !res.ok});
+      // A sub-agent handing back its result ends its turn (a normal tool whose name
+      // the loop knows, as tool-to-promise has it).
+      if (c.name == yield_tool_name && res.ok && !st.yielded) {
+        st.yielded = true;
+        st.answer = res.content;
+      }
     }
-    if (st.interrupted || !st.error.empty())
+    if (st.interrupted || !st.error.empty() || st.yielded)
       return finish_turn(self);
     request_response(self);
   };
@@ -260,6 +272,12 @@ void send_request(loop_actor_t* self) {
   auto& st = self->state;
   if (st.interrupted)
     return finish_turn(self);
+  if (st.ctx.max_rounds > 0 && st.responses >= st.ctx.max_rounds) {
+    st.error = fmt::format("the turn stopped after {} assistant responses, the limit ([agents] max_rounds = {})",
+                           st.responses, st.ctx.max_rounds);
+    st.code = error_code::limit_reached;
+    return finish_turn(self);
+  }
   ++st.responses;
   st.response = {};
   st.streaming = true;
@@ -400,6 +418,9 @@ TurnContext turn_context_of(loop_actor_t* self) {
   t.config = ctx.config;
   t.io = ctx.io;
   t.permissions = ctx.permissions;
+  t.depth = ctx.depth;
+  if (ctx.subagents)
+    t.subagents = subagent_factory(ctx);
   if (auto prompts = ctx.prompts) {
     t.ask_user = [prompts](const std::string& tool, const Question& q) { return prompts->ask(tool, q); };
     t.ask_permission = [prompts](const std::string& tool, const Json& args) { return prompts->permit(tool, args); };

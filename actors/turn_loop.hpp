@@ -33,6 +33,8 @@
 
 namespace jp {
 
+class SubAgentHost;
+
 struct TurnLoopContext {
   std::shared_ptr<const Config> config;
   IoThread* io = nullptr;
@@ -48,6 +50,14 @@ struct TurnLoopContext {
   std::shared_ptr<InquiryBackend> inquiry;     // null: inquire handles are aborted
   std::shared_ptr<TurnObserver> observer;      // null: nobody watches
   PermissionPolicy permissions;
+  // Sub-agents (actors/subagent_handle.hpp): who provides their assistants (null:
+  // the `agent` tool is refused here), this agent's path in events ("main",
+  // "main/worker1"), how deep it sits (0: a top-level agent), and the most assistant
+  // responses one turn may take (0: no limit).
+  std::shared_ptr<SubAgentHost> subagents;
+  std::string agent_path = "main";
+  int depth = 0;
+  int64_t max_rounds = 0;
 };
 
 caf::actor spawn_turn_loop(caf::actor_system& sys, TurnLoopContext ctx);

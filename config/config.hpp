@@ -121,9 +121,17 @@ struct RuntimeConfig {
   std::vector<std::string> pass_env;
 };
 
+/// Limits of sub-agents ([agents] table; DESIGN.md "Sub-agents").
+struct AgentsConfig {
+  uint64_t max_depth = 3;      // a sub-agent of a sub-agent ... at most this deep
+  uint64_t max_concurrent = 8; // live sub-agents of one parent
+  uint64_t max_rounds = 50;    // assistant responses in one sub-agent turn
+};
+
 struct Config {
   AssistantConfig assistant;
   RuntimeConfig runtime;
+  AgentsConfig agents;
   std::map<std::string, ToolConfig> tools; // by name; includes the built-ins
   std::string workspace;                   // absolute path
 };

@@ -165,6 +165,7 @@ public:
     return read_fields(root, "", {
       {"assistant", table([this](auto& t, auto&) { return assistant(t); })},
       {"runtime", table([this](auto& t, auto&) { return runtime(t); })},
+      {"agents", table([this](auto& t, auto&) { return agents(t); })},
       {"conversation", table([this](auto& t, auto&) { return conversation(t); })},
     });
   }
@@ -375,6 +376,15 @@ private:
       {"state_dir", users_only("where jp-actors writes", text(r.state_dir))},
       {"worker_threads", count(r.worker_threads, 1, 64)},
       {"pass_env", users_only("which of your secrets its tools see", texts(r.pass_env))},
+    });
+  }
+
+  Status agents(const toml::table& t) {
+    auto& a = c_.agents;
+    return read_fields(t, "agents", {
+      {"max_depth", count(a.max_depth, 1, 16)},
+      {"max_concurrent", count(a.max_concurrent, 1, 10000)},
+      {"max_rounds", count(a.max_rounds, 1, 100000)},
     });
   }
 

@@ -21,6 +21,7 @@ enum class error_code : uint8_t {
   store,             // the conversation store could not be read or written
   interrupted,       // the user interrupted; what waited ended with the turn
   inquiry_failed,    // the turn-end inquiry gave no answers
+  limit_reached,     // a limit of [agents] (depth, concurrency, rounds) was reached
 };
 
 /// The enumerator's name ("provider_auth"), for logs and CAF's to_string.
@@ -39,6 +40,7 @@ inline const char* to_string(error_code code) {
     case error_code::store: return "store";
     case error_code::interrupted: return "interrupted";
     case error_code::inquiry_failed: return "inquiry_failed";
+    case error_code::limit_reached: return "limit_reached";
   }
   return "unknown";
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/agent_spec.hpp"
 #include "messages/child_spec.hpp"
 #include "messages/tool_state.hpp"
 
@@ -49,6 +50,9 @@ struct LaunchSpec {
   bool notify_content = false;
   bool notify_waiting = false;
   ChildSpec child; // what the registry does with it at turn end ([spawn.lifecycle])
+  // A sub-agent instead of a process (argv empty): the `agent` tool's spawn.
+  bool subagent = false;
+  AgentSpec agent;
   friend bool operator==(const LaunchSpec&, const LaunchSpec&) = default;
 };
 
@@ -58,7 +62,7 @@ typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
            x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers,
            x.structured_output,
            x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.spill_max_bytes, x.spill_budget_bytes, x.notify_success, x.notify_failure,
-           x.notify_content, x.notify_waiting, x.child);
+           x.notify_content, x.notify_waiting, x.child, x.subagent, x.agent);
 }
 
 } // namespace jp

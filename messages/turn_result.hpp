@@ -28,12 +28,16 @@ struct TurnResult {
   // The sentence for the user ("": nothing to say). An interrupted turn has one only
   // when something failed as well, or it was interrupted twice.
   std::string error;
+  // What the assistant said last (its final answer), or the result it handed back
+  // with yield_to_parent (yielded): a sub-agent's result.
+  std::string answer;
+  bool yielded = false;
   friend bool operator==(const TurnResult&, const TurnResult&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, TurnResult& x) {
-  return f(x.outcome, x.code, x.error);
+  return f(x.outcome, x.code, x.error, x.answer, x.yielded);
 }
 
 } // namespace jp

@@ -116,8 +116,11 @@ CAF_TEST(no config files at all gives the defaults) {
   Sandbox box;
   auto c = load_config(box.sources(), default_config());
   CAF_REQUIRE(c.ok());
-  CAF_CHECK_EQUAL(c->tools.size(), 3u);
+  CAF_CHECK_EQUAL(c->tools.size(), 4u); // shell, await, agent, describe_tools
   CAF_CHECK_EQUAL(c->workspace, box.workspace.string());
+  CAF_CHECK_EQUAL(c->agents.max_depth, 3u);
+  CAF_CHECK_EQUAL(c->agents.max_concurrent, 8u);
+  CAF_CHECK_EQUAL(c->agents.max_rounds, 50u);
 }
 
 CAF_TEST(later sources override earlier ones key by key) {
@@ -448,7 +451,10 @@ CAF_TEST(every validation error names the file and the key) {
        "seconds from 0 to 604800, got float -inf"},
       {"assistant = \"openai\"\n", "assistant: expected a table, got \"openai\""},
       {"[experiment]\nname = \"x\"\n",
-       "experiment: unknown key (allowed: assistant, runtime, conversation)"},
+       "experiment: unknown key (allowed: assistant, runtime, agents, conversation)"},
+      {"[agents]\nmax_depht = 2\n", "agents.max_depht: unknown key (allowed: max_depth, max_concurrent, max_rounds)"},
+      {"[agents]\nmax_depth = 0\n", "agents.max_depth: expected"},
+      {"[agents]\nmax_rounds = \"many\"\n", "agents.max_rounds: expected"},
   };
   for (auto& test : cases)
     CAF_CHECK_EQUAL(refusal_missing(test.toml, test.key_and_problem), "");

@@ -222,7 +222,7 @@ CAF_TEST(the first failed append ends the recording and the turn) {
 CAF_TEST(the turn result says how a turn ended and what kind of error ended it) {
   provider->replies.push_back({{"Fine."}, {}, {}});
   turn("a");
-  CAF_CHECK(last == (TurnResult{turn_outcome::completed, error_code::none, ""}));
+  CAF_CHECK(last == (TurnResult{turn_outcome::completed, error_code::none, "", "Fine.", false}));
   turn("b"); // no reply left: a provider that does not name the kind failed its stream
   CAF_CHECK(last == (TurnResult{turn_outcome::failed, error_code::provider_stream,
                                 "the fake provider has no reply left"}));

@@ -86,6 +86,32 @@ ToolConfig await_tool() {
   return t;
 }
 
+ToolConfig agent_tool() {
+  auto t = builtin(agent_tool_name, "Run a sub-agent: an assistant of its own on a task you give it");
+  t.description =
+      "Starts a sub-agent: an assistant with its own turn and handles, in this workspace, "
+      "working on `prompt`. Without `action` the call blocks and returns its result. As a "
+      "handle you drive with `action`:\n"
+      "- spawn: start it under a handle `id` you choose; returns at once.\n"
+      "- fetch: what it said since your last look, and its progress.\n"
+      "- apply: send it `input`: its next message (queued while it works).\n"
+      "- abort: end its turn and everything it started.\n"
+      "Its result is what it hands back with yield_to_parent, else its final answer. "
+      "Use `await` to wait for sub-agents and other handles together.";
+  t.parameters = {
+      parameter("prompt", "string", "The task: the sub-agent's first message", true),
+      string_array("tools", "Names of the tools it may use (a subset of yours); omit for all of yours"),
+      parameter("model", "string", "Model to use instead of yours"),
+      parameter("system_prompt", "string", "System prompt instead of yours"),
+      parameter("script", "string", "In a scripted run: the [[subagents]] entry it plays"),
+  };
+  t.stateful = true;
+  t.actions = {action_kind::spawn, action_kind::fetch, action_kind::apply, action_kind::abort};
+  t.wait_ms = 0;
+  t.lifecycle.on_turn_end = turn_end_policy::abort;
+  return t;
+}
+
 ToolConfig describe_tools_tool() {
   auto t = builtin("describe_tools", "Describe tools in detail");
   t.description = "Returns the full description and parameters of the named tools.";
@@ -103,9 +129,16 @@ std::string current_directory() {
 
 } // namespace
 
+ToolConfig yield_to_parent_tool() {
+  auto t = builtin(yield_tool_name, "Hand your result to the agent that started you, ending your turn");
+  t.description = "Ends your turn: `result` goes to the agent that started you as your result.";
+  t.parameters = {parameter("result", "string", "Your result, as your parent should read it", true)};
+  return t;
+}
+
 Config default_config() {
   Config c;
-  for (auto t : {shell_tool(), await_tool(), describe_tools_tool()})
+  for (auto t : {shell_tool(), await_tool(), agent_tool(), describe_tools_tool()})
     c.tools.emplace(t.name, std::move(t));
   c.workspace = current_directory();
   return c;

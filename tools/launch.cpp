@@ -1,4 +1,5 @@
 #include "tools/launch.hpp"
+#include "tools/builtin_tools.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -122,6 +123,50 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
     spec->settle_ms = tool.settle_ms;
     spec->wait_ms = default_wait_ms(tool);
     spec->child = tool.lifecycle;
+  }
+  return spec;
+}
+
+Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,
+                                          int parent_depth, bool stateful) {
+  LaunchSpec spec;
+  spec.tool = tool.name;
+  spec.subagent = true;
+  auto& a = spec.agent;
+  a.depth = parent_depth + 1;
+  if (static_cast<uint64_t>(a.depth) > config.agents.max_depth)
+    return Error{fmt::format("a sub-agent here would be {} levels deep, beyond the limit ([agents] max_depth = {}); "
+                             "do the work yourself or hand it back to your parent",
+                             a.depth, config.agents.max_depth)};
+  auto text = [&](const char* key) {
+    auto* v = args.find(key);
+    return v && v->is_string() ? v->as_string() : std::string();
+  };
+  a.prompt = text("prompt");
+  a.model = text("model");
+  a.system_prompt = text("system_prompt");
+  a.script = text("script");
+  if (auto* tools = args.find("tools"); tools && tools->is_array())
+    for (auto& t : tools->as_array()) {
+      auto& name = t.as_string();
+      if (!config.tools.count(name) || name == yield_tool_name) {
+        std::vector<std::string> names;
+        for (auto& [n, _] : config.tools)
+          if (n != yield_tool_name)
+            names.push_back(n);
+        return Error{fmt::format("`tools` names `{}`, which is not one of your tools ({}); a sub-agent's tools "
+                                 "narrow yours",
+                                 cut_text(name), fmt::join(names, ", "))};
+      }
+      a.tools.push_back(name);
+    }
+  if (stateful) {
+    spec.notify_success = tool.notifications.on_success;
+    spec.notify_failure = tool.notifications.on_failure;
+    spec.notify_content = tool.notifications.on_content;
+    spec.notify_waiting = tool.notifications.on_waiting;
+    spec.wait_ms = default_wait_ms(tool);
+    spec.child = tool.lifecycle;
   }
   return spec;
 }

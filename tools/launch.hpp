@@ -15,6 +15,12 @@ namespace jp {
 Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,
                                     const Json& answers, bool stateful);
 
+/// A sub-agent's spawn (the `agent` tool): its AgentSpec from `args`, one level below
+/// `parent_depth` (0: a top-level agent). Refused, naming the limit or the tool, when
+/// it would sit deeper than [agents] max_depth or asks for a tool its parent lacks.
+Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,
+                                          int parent_depth, bool stateful);
+
 /// Where full outputs are spilled: <workspace>/<state_dir>/output.
 std::string spill_dir(const Config& config);
 

@@ -18,6 +18,7 @@
 #include "messages/call_result.hpp"
 #include "runtime/cli/query_command.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
+#include "runtime/cli/scripted_subagents.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/cli/tty_prompt.hpp"
@@ -93,6 +94,9 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   // tool's question is put to the user only when there is a terminal.
   // Each agent is an assistant of its own: the scripted provider plays its steps
   // through the agent loop, as a real provider would answer.
+  auto text = json ? EventLogObserver::text_mode::none : EventLogObserver::text_mode::step_line;
+  auto subagents =
+    std::make_shared<ScriptedSubAgents>(std::make_shared<const Script>(*script), log, text);
   std::vector<caf::actor> agents;
   for (auto& agent : script->agents) {
     TurnLoopContext ctx;
@@ -102,9 +106,10 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
     ctx.inquiry = make_scripted_inquiry(agent);
     if (isatty(STDIN_FILENO))
       ctx.prompts = std::make_shared<TtyPromptBackend>();
-    ctx.observer = std::make_shared<EventLogObserver>(
-      log, agent.name, json ? EventLogObserver::text_mode::none : EventLogObserver::text_mode::step_line);
+    ctx.observer = std::make_shared<EventLogObserver>(log, agent.name, text);
     ctx.permissions = permissions;
+    ctx.subagents = subagents;
+    ctx.agent_path = agent.name;
     agents.push_back(spawn_turn_loop(sys, std::move(ctx)));
   }
   std::vector<decltype(self->request(agents[0], caf::infinite, run_atom::value, std::string()))> replies;

@@ -1,4 +1,5 @@
 #include "runtime/cli/query_command.hpp"
+#include "runtime/cli/provider_subagents.hpp"
 
 #include <atomic>
 #include <caf/all.hpp>
@@ -198,9 +199,10 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   if (isatty(STDIN_FILENO))
     ctx.prompts = std::make_shared<TtyPromptBackend>();
   ctx.inquiry = assistant->inquiry;
-  ctx.observer = std::make_shared<EventLogObserver>(
-    log, "assistant",
-    options.json ? EventLogObserver::text_mode::response_event : EventLogObserver::text_mode::none);
+  auto text = options.json ? EventLogObserver::text_mode::response_event : EventLogObserver::text_mode::none;
+  ctx.observer = std::make_shared<EventLogObserver>(log, "assistant", text);
+  ctx.subagents = std::make_shared<ProviderSubAgents>(assistant->provider, assistant->inquiry, log, text);
+  ctx.agent_path = "assistant";
   // The assistant's calls are not the user's: tools' permissions apply.
   ctx.permissions = PermissionPolicy{true, {options.allow.begin(), options.allow.end()}};
   auto t0 = std::chrono::steady_clock::now();

@@ -1,5 +1,6 @@
 #include "runtime/store/script.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
@@ -88,73 +89,131 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
   }
   Reader r{origin, {}};
   Script script;
-  if (!r.known_keys(root, "", {"experiment", "agents"}))
+  if (!r.known_keys(root, "", {"experiment", "agents", "subagents"}))
     return Error{r.error};
   if (auto* exp = root["experiment"].as_table()) {
     if (!r.known_keys(*exp, "experiment", {"name", "description"}))
       return Error{r.error};
     script.name = (*exp)["name"].value_or(std::string{});
   }
-  r.each_table(root, "", "agents", [&](const toml::table& at, const std::string& ak) {
-    if (!r.known_keys(at, ak, {"name", "steps", "on_turn_end", "questions"}))
-      return false;
-    ScriptAgent agent;
-    agent.name = at["name"].value_or(fmt::format("agent{}", script.agents.size() + 1));
-    if (auto* qs = at.get("questions")) {
-      auto* t = qs->as_table();
-      if (!t)
-        return r.fail(ak + ".questions", "expected a table: question id = answer");
-      for (auto&& [id, v] : *t)
-        agent.questions[std::string(id.str())] = toml_to_json(v);
-    }
-    if (auto* ote = at.get("on_turn_end")) {
-      auto* t = ote->as_table();
-      if (!t)
-        return r.fail(ak + ".on_turn_end", "expected a table: handle id = \"wait\" | \"abort\"");
-      for (auto&& [id, v] : *t) {
-        auto text = v.value<std::string>();
-        auto answer = text ? inquiry_answer_from(*text) : std::nullopt;
-        if (!answer)
-          return r.fail(fmt::format("{}.on_turn_end.{}", ak, id.str()), "expected \"wait\" or \"abort\"");
-        agent.on_turn_end[std::string(id.str())] = *answer;
-      }
-    }
-    bool ok = r.each_table(at, ak, "steps", [&](const toml::table& stt, const std::string& sk) {
-      if (!r.known_keys(stt, sk, {"text", "calls"}))
+  // [[agents]] and [[subagents]] have one form.
+  auto read_agents = [&](const char* key, std::vector<ScriptAgent>& into) {
+    return r.each_table(root, "", key, [&](const toml::table& at, const std::string& ak) {
+      if (!r.known_keys(at, ak, {"name", "steps", "on_turn_end", "questions"}))
         return false;
-      ScriptStep step;
-      step.text = stt["text"].value_or(std::string{});
-      bool ok = r.each_table(stt, sk, "calls", [&](const toml::table& ct, const std::string& ck) {
-        if (!r.known_keys(ct, ck, {"tool", "arguments"}))
-          return false;
-        ScriptCall call;
-        auto tool = ct["tool"].value<std::string>();
-        if (!tool)
-          return r.fail(ck + ".tool", "expected the tool's name (a string)");
-        call.tool = *tool;
-        if (auto* args = ct.get("arguments")) {
-          if (!args->is_table())
-            return r.fail(ck + ".arguments", "expected a table (the call's JSON arguments)");
-          if (!r.finite_numbers(*args, ck + ".arguments"))
-            return false;
-          call.arguments = toml_to_json(*args);
-        } else {
-          call.arguments = Json::object();
+      ScriptAgent agent;
+      agent.name = at["name"].value_or(fmt::format("{}{}", key == std::string_view("agents") ? "agent" : "subagent", into.size() + 1));
+      if (auto* qs = at.get("questions")) {
+        auto* t = qs->as_table();
+        if (!t)
+          return r.fail(ak + ".questions", "expected a table: question id = answer");
+        for (auto&& [id, v] : *t)
+          agent.questions[std::string(id.str())] = toml_to_json(v);
+      }
+      if (auto* ote = at.get("on_turn_end")) {
+        auto* t = ote->as_table();
+        if (!t)
+          return r.fail(ak + ".on_turn_end", "expected a table: handle id = \"wait\" | \"abort\"");
+        for (auto&& [id, v] : *t) {
+          auto text = v.value<std::string>();
+          auto answer = text ? inquiry_answer_from(*text) : std::nullopt;
+          if (!answer)
+            return r.fail(fmt::format("{}.on_turn_end.{}", ak, id.str()), "expected \"wait\" or \"abort\"");
+          agent.on_turn_end[std::string(id.str())] = *answer;
         }
-        step.calls.push_back(std::move(call));
-        return true;
+      }
+      bool ok = r.each_table(at, ak, "steps", [&](const toml::table& stt, const std::string& sk) {
+        if (!r.known_keys(stt, sk, {"text", "calls"}))
+          return false;
+        ScriptStep step;
+        step.text = stt["text"].value_or(std::string{});
+        bool ok = r.each_table(stt, sk, "calls", [&](const toml::table& ct, const std::string& ck) {
+          if (!r.known_keys(ct, ck, {"tool", "arguments"}))
+            return false;
+          ScriptCall call;
+          auto tool = ct["tool"].value<std::string>();
+          if (!tool)
+            return r.fail(ck + ".tool", "expected the tool's name (a string)");
+          call.tool = *tool;
+          if (auto* args = ct.get("arguments")) {
+            if (!args->is_table())
+              return r.fail(ck + ".arguments", "expected a table (the call's JSON arguments)");
+            if (!r.finite_numbers(*args, ck + ".arguments"))
+              return false;
+            call.arguments = toml_to_json(*args);
+          } else {
+            call.arguments = Json::object();
+          }
+          step.calls.push_back(std::move(call));
+          return true;
+        });
+        agent.steps.push_back(std::move(step));
+        return ok;
       });
-      agent.steps.push_back(std::move(step));
+      into.push_back(std::move(agent));
       return ok;
     });
-    script.agents.push_back(std::move(agent));
-    return ok;
-  });
+  };
+  if (read_agents("agents", script.agents))
+    read_agents("subagents", script.subagents);
   if (!r.error.empty())
     return Error{r.error};
   if (script.agents.empty())
     return Error{fmt::format("{}: agents: the script has no [[agents]]", origin)};
+  for (auto& sub : script.subagents)
+    if (std::count_if(script.subagents.begin(), script.subagents.end(), [&](auto& o) { return o.name == sub.name; }) > 1)
+      return Error{fmt::format("{}: subagents: two [[subagents]] are named `{}`; `script` picks one by name",
+                               origin, sub.name)};
   return script;
+}
+
+namespace {
+
+std::string with_prompt(std::string text, const std::string& prompt) {
+  static const std::string mark = "{{prompt}}";
+  for (auto at = text.find(mark); at != std::string::npos; at = text.find(mark, at + prompt.size()))
+    text.replace(at, mark.size(), prompt);
+  return text;
+}
+
+Json with_prompt(const Json& value, const std::string& prompt) {
+  if (value.is_string())
+    return Json(with_prompt(value.as_string(), prompt));
+  if (value.is_array()) {
+    auto out = Json::array();
+    for (auto& v : value.as_array())
+      out.push(with_prompt(v, prompt));
+    return out;
+  }
+  if (value.is_object()) {
+    auto out = Json::object();
+    for (auto& [k, v] : value.as_object())
+      out.set(k, with_prompt(v, prompt));
+    return out;
+  }
+  return value;
+}
+
+} // namespace
+
+Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& name, const std::string& prompt) {
+  for (auto& sub : script.subagents)
+    if (sub.name == name) {
+      auto agent = sub;
+      for (auto& step : agent.steps) {
+        step.text = with_prompt(step.text, prompt);
+        for (auto& call : step.calls)
+          call.arguments = with_prompt(call.arguments, prompt);
+      }
+      return agent;
+    }
+  std::vector<std::string> names;
+  for (auto& sub : script.subagents)
+    names.push_back("`" + sub.name + "`");
+  return Error{names.empty()
+                 ? fmt::format("script `{}` names no [[subagents]] entry, and this script has none", cut_text(name))
+                 : fmt::format("script `{}` names no [[subagents]] entry; the script has {}", cut_text(name),
+                               fmt::join(names, ", "))};
 }
 
 Result<Script> load_script(const std::string& path) {

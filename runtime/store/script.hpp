@@ -36,7 +36,14 @@ struct ScriptAgent {
 struct Script {
   std::string name;
   std::vector<ScriptAgent> agents;
+  // [[subagents]]: played only by a sub-agent spawned with script = NAME; {{prompt}}
+  // in their texts and arguments is what it was spawned with.
+  std::vector<ScriptAgent> subagents;
 };
+
+/// Subagent `name` of `script` with {{prompt}} replaced by `prompt` in its steps'
+/// texts and string arguments; or why there is none (naming those there are).
+Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& name, const std::string& prompt);
 
 /// Reads a script file; errors name the file, the key and what was expected.
 Result<Script> load_script(const std::string& path);

@@ -1,0 +1,313 @@
+#include "actors/subagent_handle.hpp"
+
+#include <caf/all.hpp>
+#include <deque>
+#include <fmt/format.h>
+
+#include "messages/atoms.hpp"
+#include "messages/turn_result.hpp"
+#include "runtime/store/conversation_store.hpp"
+#include "tools/builtin_tools.hpp"
+
+namespace jp {
+
+namespace {
+
+/// A look that waits (fetch or apply with wait_ms) until the sub-agent says
+/// something, stops, or the time is up.
+struct PendingLook {
+  uint64_t id = 0;
+  caf::typed_response_promise<HandleReport> rp;
+};
+
+struct subagent_state {
+  subagent_state() = default; // not aggregate-built from the actor pointer
+  std::string id;
+  std::string path;
+  supervisor_actor supervisor;
+  TurnLoopContext ctx;          // each of its turns runs a loop from this
+  caf::actor loop;              // the turn running now (none between turns)
+  std::string said;             // what it said since the last look
+  std::string last_line;
+  int responses = 0;            // assistant responses, all turns
+  int calls = 0;                // tool calls it made
+  std::deque<std::string> queued; // input for its next turns
+  bool stopped = false;
+  HandleReport final;
+  bool aborting = false;
+  std::vector<caf::typed_response_promise<HandleReport>> aborts;
+  std::vector<PendingLook> looks;
+  uint64_t next_look = 0;
+  static inline const char* name = "jp.subagent";
+};
+
+// What its loop's observer tells it, and its own timer, besides the handle interface.
+using subagent_actor = handle_actor::extend<
+  caf::reacts_to<content_atom, std::string>, // a response's text
+  caf::reacts_to<call_atom, std::string>,    // it called a tool
+  caf::reacts_to<timeout_atom, uint64_t>>;   // a waiting look's time is up
+using subagent_actor_t = subagent_actor::stateful_base<subagent_state>;
+
+/// Passes the loop's events on to whoever watched the parent's agents (the event
+/// log, under the sub-agent's path), and tells the handle what it said and did.
+class ReportingObserver : public TurnObserver {
+public:
+  ReportingObserver(std::shared_ptr<TurnObserver> inner, subagent_actor handle)
+    : inner_(std::move(inner)), handle_(std::move(handle)) {}
+  void response(int n, const std::string& text) override {
+    caf::anon_send(handle_, content_atom::value, text);
+    if (inner_)
+      inner_->response(n, text);
+  }
+  void retry(const std::string& why) override {
+    if (inner_)
+      inner_->retry(why);
+  }
+  void tool_call(int n, int index, const ToolCall& call) override {
+    caf::anon_send(handle_, call_atom::value, call.name);
+    if (inner_)
+      inner_->tool_call(n, index, call);
+  }
+  void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
+                   double elapsed_ms) override {
+    if (inner_)
+      inner_->tool_result(n, index, tool, ok, content, elapsed_ms);
+  }
+  void notification(const Notification& n) override {
+    if (inner_)
+      inner_->notification(n);
+  }
+  void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,
+                const std::string& error) override {
+    if (inner_)
+      inner_->turn_end(handles, undelivered, error);
+  }
+
+private:
+  std::shared_ptr<TurnObserver> inner_;
+  subagent_actor handle_;
+};
+
+std::string last_line_of(const std::string& text) {
+  auto end = text.find_last_not_of('\n');
+  if (end == std::string::npos)
+    return {};
+  auto start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+/// Its state now: the final one once stopped; else what it said since the last look
+/// (which that look takes) and its progress.
+HandleReport look(subagent_actor_t* self) {
+  auto& st = self->state;
+  if (st.stopped)
+    return st.final;
+  auto content = std::move(st.said);
+  st.said.clear();
+  if (!content.empty() && content.back() != '\n')
+    content += '\n';
+  content += fmt::format("[progress: {} responses, {} tool calls{}]", st.responses, st.calls,
+                         st.queued.empty() ? "" : fmt::format(", {} messages queued", st.queued.size()));
+  return HandleReport{st.id, ToolState::running(std::move(content)), 0, {}, {}};
+}
+
+/// Answers the waiting looks: something changed.
+void answer_looks(subagent_actor_t* self) {
+  auto looks = std::move(self->state.looks);
+  self->state.looks.clear();
+  for (auto& l : looks)
+    l.rp.deliver(look(self));
+}
+
+caf::result<HandleReport> look_with(subagent_actor_t* self, const LookOptions& opts) {
+  auto& st = self->state;
+  if (st.stopped || opts.wait_ms <= 0 || !st.said.empty())
+    return look(self);
+  auto rp = self->make_response_promise<HandleReport>();
+  auto id = ++st.next_look;
+  st.looks.push_back(PendingLook{id, rp});
+  self->delayed_send(self, std::chrono::milliseconds(opts.wait_ms), timeout_atom::value, id);
+  return rp;
+}
+
+void stop(subagent_actor_t* self, ToolState state) {
+  auto& st = self->state;
+  if (st.stopped)
+    return;
+  st.stopped = true;
+  st.loop = nullptr;
+  st.final = HandleReport{st.id, std::move(state), 0, {}, {}};
+  // The supervisor hears first: an abort's answer comes after its stopped report.
+  self->send(st.supervisor, stopped_atom::value, st.final);
+  answer_looks(self);
+  for (auto& rp : st.aborts)
+    rp.deliver(st.final);
+  st.aborts.clear();
+}
+
+void run_turn(subagent_actor_t* self, std::string prompt);
+
+/// A turn of its ended: the next queued message starts another; else it stopped.
+void turn_ended(subagent_actor_t* self, const TurnResult& r) {
+  auto& st = self->state;
+  st.loop = nullptr;
+  if (st.aborting)
+    return stop(self, ToolState::failure(ToolError{"aborted: its turn and every handle it started were ended",
+                                                   {}, false}));
+  if (r.outcome == turn_outcome::completed && !r.yielded && !st.queued.empty()) {
+    auto next = std::move(st.queued.front());
+    st.queued.pop_front();
+    return run_turn(self, std::move(next));
+  }
+  if (r.outcome == turn_outcome::completed)
+    return stop(self, ToolState::success(r.answer));
+  // The provider could not be reached: worth trying again later.
+  bool transient = r.code == error_code::provider_network;
+  auto why = r.outcome == turn_outcome::interrupted && r.error.empty() ? std::string("its turn was interrupted")
+                                                                         : r.error;
+  stop(self, ToolState::failure(ToolError{why, {}, transient}, r.answer));
+}
+
+void run_turn(subagent_actor_t* self, std::string prompt) {
+  auto& st = self->state;
+  // Linked: if this handle dies, its turn (and every handle of it) dies too.
+  st.loop = spawn_turn_loop(self->system(), st.ctx);
+  self->link_to(st.loop);
+  self->request(st.loop, caf::infinite, run_atom::value, std::move(prompt))
+    .then([self](TurnResult& r) { turn_ended(self, r); },
+          [self](caf::error& err) {
+            turn_ended(self, TurnResult{turn_outcome::failed, error_code::none, caf::to_string(err), {}, false});
+          });
+}
+
+subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::string id, AgentSpec spec,
+                                                TurnLoopContext ctx, supervisor_actor supervisor) {
+  auto& st = self->state;
+  st.id = std::move(id);
+  st.path = ctx.agent_path;
+  st.supervisor = std::move(supervisor);
+  st.ctx = std::move(ctx);
+  st.ctx.observer = std::make_shared<ReportingObserver>(st.ctx.observer, subagent_actor{self});
+  run_turn(self, spec.prompt);
+  return {
+    [self](fetch_atom, const LookOptions& opts) { return look_with(self, opts); },
+    [self](apply_atom, const std::string& input_json, const LookOptions& opts) -> caf::result<HandleReport> {
+      auto& st = self->state;
+      if (st.stopped)
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}` has stopped: a sub-agent that ended takes no more messages; "
+                                      "spawn a new one",
+                                      st.id));
+      auto input = Json::parse(input_json);
+      st.queued.push_back(input && input->is_string() ? input->as_string() : input_json);
+      return look_with(self, opts);
+    },
+    [self](abort_atom) -> caf::result<HandleReport> {
+      auto& st = self->state;
+      if (st.stopped)
+        return st.final;
+      auto rp = self->make_response_promise<HandleReport>();
+      st.aborts.push_back(rp);
+      if (!st.aborting) {
+        st.aborting = true;
+        st.queued.clear();
+        // Ends its turn as a user's Ctrl-C twice does: the turn ends, and every
+        // handle it owns is aborted now (no turn-end waits). Its result comes once
+        // all their work is gone, so this abort answers after that too.
+        if (st.loop) {
+          caf::anon_send(st.loop, interrupt_atom::value);
+          caf::anon_send(st.loop, interrupt_atom::value);
+        }
+      }
+      return rp;
+    },
+    [self](peek_atom) { return self->state.last_line; },
+    [](answer_atom, const std::string&) {
+      // One-shot questions are the process handles'; a sub-agent asks through its turn.
+    },
+    [self](retire_atom) { self->quit(); },
+    [self](content_atom, const std::string& text) {
+      auto& st = self->state;
+      ++st.responses;
+      st.said += text;
+      if (!st.said.empty() && st.said.back() != '\n')
+        st.said += '\n';
+      if (auto line = last_line_of(text); !line.empty())
+        st.last_line = line;
+      answer_looks(self);
+    },
+    [self](call_atom, const std::string&) { ++self->state.calls; },
+    [self](timeout_atom, uint64_t look_id) {
+      auto& looks = self->state.looks;
+      for (auto it = looks.begin(); it != looks.end(); ++it)
+        if (it->id == look_id) {
+          auto rp = it->rp;
+          looks.erase(it);
+          rp.deliver(look(self));
+          return;
+        }
+    },
+  };
+}
+
+} // namespace
+
+Config subagent_config(const Config& parent, const AgentSpec& spec) {
+  Config c = parent;
+  if (!spec.tools.empty()) {
+    c.tools.clear();
+    for (auto& name : spec.tools)
+      if (auto it = parent.tools.find(name); it != parent.tools.end())
+        c.tools.emplace(name, it->second);
+  }
+  auto yield = yield_to_parent_tool();
+  c.tools[yield.name] = std::move(yield);
+  return c;
+}
+
+HandleFactory subagent_factory(const TurnLoopContext& parent) {
+  return [parent](caf::local_actor* spawner, const std::string& id, const LaunchSpec& spec,
+                  const supervisor_actor& supervisor) -> handle_actor {
+    auto& a = spec.agent;
+    TurnLoopContext ctx;
+    ctx.config = std::make_shared<const Config>(subagent_config(*parent.config, a));
+    ctx.io = parent.io;
+    ctx.tool_dialect = parent.tool_dialect;
+    ctx.model = a.model.empty() ? parent.model : a.model;
+    ctx.system_prompt = a.system_prompt.empty() ? parent.system_prompt : a.system_prompt;
+    ctx.max_tokens = parent.max_tokens;
+    ctx.prompts = parent.prompts;
+    ctx.permissions = parent.permissions;
+    ctx.subagents = parent.subagents;
+    ctx.agent_path = parent.agent_path + "/" + id;
+    ctx.depth = a.depth;
+    ctx.max_rounds = static_cast<int64_t>(parent.config->agents.max_rounds);
+    // Its conversation is its own, kept while it lives: a message sent with apply
+    // continues it.
+    auto store = std::make_shared<MemoryConversationStore>();
+    ctx.store = store;
+    auto created = store->create();
+    ctx.conversation_id = created ? *created : std::string("sub");
+    Status ready = parent.subagents ? parent.subagents->prepare(ctx.agent_path, a, ctx)
+                                    : Status{Error{"no assistant can run sub-agents here"}};
+    if (!ready) {
+      // A handle that stops at once, saying why: the registry supervises it as any.
+      auto why = ready.error;
+      return spawner->spawn([id, why, supervisor](handle_actor::pointer self) -> handle_actor::behavior_type {
+        HandleReport final{id, ToolState::failure(ToolError{why, {}, false}), 0, {}, {}};
+        self->send(supervisor, stopped_atom::value, final);
+        return {
+          [final](fetch_atom, const LookOptions&) { return final; },
+          [final](apply_atom, const std::string&, const LookOptions&) { return final; },
+          [final](abort_atom) { return final; },
+          [](peek_atom) { return std::string(); },
+          [](answer_atom, const std::string&) {},
+          [self](retire_atom) { self->quit(); },
+        };
+      });
+    }
+    return spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor);
+  };
+}
+
+} // namespace jp

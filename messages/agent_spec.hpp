@@ -1,0 +1,26 @@
+// What a sub-agent handle is started with (DESIGN.md "Sub-agents"): the `agent`
+// tool's arguments, and how deep it sits. Plain data, carried in a LaunchSpec so the
+// registry starts a sub-agent as it starts any handle.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace jp {
+
+struct AgentSpec {
+  std::string prompt;               // its first user message
+  std::vector<std::string> tools;   // narrows the parent's tools (empty: all of them)
+  std::string model;                // "": the parent's
+  std::string system_prompt;        // "": the parent's
+  std::string script;               // a script's [[subagents]] entry ("": none)
+  int depth = 1;                    // 1: spawned by a top-level agent
+  friend bool operator==(const AgentSpec&, const AgentSpec&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AgentSpec& x) {
+  return f(x.prompt, x.tools, x.model, x.system_prompt, x.script, x.depth);
+}
+
+} // namespace jp

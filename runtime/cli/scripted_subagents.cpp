@@ -1,0 +1,28 @@
+#include "runtime/cli/scripted_subagents.hpp"
+
+#include <fmt/format.h>
+
+#include "runtime/provider/scripted_provider.hpp"
+
+namespace jp {
+
+Status ScriptedSubAgents::prepare(const std::string& path, const AgentSpec& spec, TurnLoopContext& ctx) {
+  if (spec.script.empty()) {
+    std::vector<std::string> names;
+    for (auto& sub : script_->subagents)
+      names.push_back("`" + sub.name + "`");
+    return Error{fmt::format("in a scripted run a sub-agent plays one of the script's [[subagents]]: give `script` "
+                             "naming one{}",
+                             names.empty() ? std::string(" (this script has none)")
+                                           : fmt::format(" ({})", fmt::join(names, ", ")))};
+  }
+  auto agent = scripted_subagent(*script_, spec.script, spec.prompt);
+  if (!agent)
+    return Error{agent.error()};
+  ctx.provider = make_scripted_provider(*agent);
+  ctx.inquiry = make_scripted_inquiry(*agent);
+  ctx.observer = std::make_shared<EventLogObserver>(log_, path, text_);
+  return Status::ok();
+}
+
+} // namespace jp

@@ -1,0 +1,206 @@
+// Sub-agents as handles, run as a user runs them: scripted experiments whose agents
+// spawn scripted sub-agents (tests/scripts/subagents.toml and scripts written here).
+#define CAF_SUITE subagent
+
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <map>
+
+#include "cli_run.hpp"
+#include "messages/json.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+/// The tool_result events of a run by (agent path, step, index).
+std::map<std::tuple<std::string, int64_t, int64_t>, Json> results_of(const Run& r) {
+  std::map<std::tuple<std::string, int64_t, int64_t>, Json> out;
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "tool_result")
+      out[{e.find("agent")->as_string(), e.find("step")->as_int(), e.find("index")->as_int()}] = e;
+  return out;
+}
+
+std::string content(const std::map<std::tuple<std::string, int64_t, int64_t>, Json>& res, const std::string& agent,
+                    int64_t step, int64_t index) {
+  auto it = res.find({agent, step, index});
+  return it == res.end() ? std::string("(no result)") : it->second.find("content")->as_string();
+}
+
+/// Runs `script_text` (written to a file in a fresh workspace) with --json.
+Run run_script_text(const std::string& script_text, const std::string& options = "") {
+  temp_dir ws;
+  ws.write("script.toml", script_text);
+  return cli_in(ws.path.string(), fmt::format("{} run {}/script.toml --json", options, ws.path.string()));
+}
+
+} // namespace
+
+CAF_TEST(sub-agents and a process spawned in one batch are awaited together) {
+  auto r = cli(fmt::format("run {}/tests/scripts/subagents.toml --json", JP_SOURCE_DIR));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  // The spawns answer at once, as handles.
+  CAF_CHECK(contains(content(res, "main", 1, 0), R"("id":"w1","state":"running")"));
+  auto awaited = Json::parse(content(res, "main", 1, 3));
+  CAF_REQUIRE(awaited.ok());
+  std::map<std::string, std::string> results;
+  for (auto& c : awaited->find("completed")->as_array())
+    results[c.find("id")->as_string()] = c.find("result")->as_string();
+  CAF_CHECK_EQUAL(results["w1"], "done with alpha");
+  CAF_CHECK_EQUAL(results["w2"], "done with beta");
+  CAF_CHECK_EQUAL(results["sh"], "shell-done\n");
+  CAF_CHECK(awaited->find("pending")->as_array().empty());
+  // Each sub-agent's own calls are logged under its path, with its prompt in place.
+  CAF_CHECK_EQUAL(content(res, "main/w1", 1, 0), "worked on alpha\n");
+  CAF_CHECK_EQUAL(content(res, "main/w2", 1, 0), "worked on beta\n");
+}
+
+CAF_TEST(a blocking sub-agent returns what it yields and its turn ends there) {
+  auto r = cli(fmt::format("run {}/tests/scripts/subagents.toml --json", JP_SOURCE_DIR));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK_EQUAL(content(res, "main", 2, 0), "yielded gamma");
+  CAF_CHECK(!contains(r.stdout_text, "never said"));
+  CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
+}
+
+CAF_TEST(aborting a sub-agent ends the processes it started) {
+  temp_dir ws;
+  auto pidfile = (ws.path / "pid").string();
+  auto script = fmt::format(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "spawn", id = "w", prompt = "x", script = "holder" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "until [ -s '{0}' ]; do sleep 0.01; done; echo started" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "abort", id = "w" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "if kill -0 $(cat '{0}') 2>/dev/null; then echo alive; else echo gone; fi" }}
+
+[[subagents]]
+name = "holder"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "spawn", id = "long", command = "echo $$ > '{0}.tmp'; mv '{0}.tmp' '{0}'; exec sleep 600" }}
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["long"] }}
+)",
+                            pidfile);
+  ws.write("script.toml", script);
+  auto r = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json", ws.path.string()));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto aborted = content(res, "main", 3, 0);
+  CAF_CHECK(contains(aborted, R"("state":"stopped")"));
+  CAF_CHECK(contains(aborted, "aborted"));
+  // Its process was gone (killed and reaped) by the time the abort answered.
+  CAF_CHECK_EQUAL(content(res, "main", 4, 0), "gone\n");
+  std::ifstream in(pidfile);
+  pid_t pid = 0;
+  in >> pid;
+  CAF_REQUIRE(pid > 1);
+  // Gone, or a zombie of nobody: the run ended and reaped what it started.
+  CAF_CHECK(::kill(pid, 0) == -1);
+}
+
+CAF_TEST(a sub-agent deeper than max_depth is refused naming the limit) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "go", script = "nester" }
+
+[[subagents]]
+name = "nester"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "deeper", script = "nester" }
+)",
+                           "--cfg agents.max_depth=2");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  // main/#1 is depth 1, its sub-agent depth 2; that one's spawn would be depth 3.
+  bool refused = false;
+  for (auto& [key, e] : res)
+    if (!e.find("ok")->as_bool() && contains(e.find("content")->as_string(), "[agents] max_depth = 2"))
+      refused = true;
+  CAF_CHECK(refused);
+}
+
+CAF_TEST(a sub-agent gets only the tools it is given and errors name what is wrong) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "go", script = "awaiter", tools = ["shell"] }
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "go", script = "awaiter", tools = ["rm_rf"] }
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "go", script = "nobody" }
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "go" }
+
+[[subagents]]
+name = "awaiter"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["x"] }
+)");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  // Narrowed to shell: await is not among its tools (its call fails, its turn goes on).
+  CAF_CHECK(contains(content(res, "main/#1", 1, 0), "Unknown tool `await`; available tools: shell, yield_to_parent"));
+  CAF_CHECK(contains(content(res, "main", 1, 1), "`tools` names `rm_rf`, which is not one of your tools"));
+  CAF_CHECK(contains(content(res, "main", 1, 2), "script `nobody` names no [[subagents]] entry; the script has `awaiter`"));
+  CAF_CHECK(contains(content(res, "main", 1, 3), "give `script` naming one (`awaiter`)"));
+}
+
+CAF_TEST(outside an agent loop the agent tool says why it cannot run) {
+  auto r = cli(R"(call agent '{"prompt":"hi"}')");
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(contains(r.out, "cannot start sub-agents here"));
+}
+
+CAF_TEST(a script names its subagents once) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+[[subagents]]
+name = "w"
+[[subagents]]
+name = "w"
+)");
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(contains(r.out, "two [[subagents]] are named `w`"));
+}
