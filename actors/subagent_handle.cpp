@@ -1,5 +1,7 @@
 #include "actors/subagent_handle.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <caf/all.hpp>
 #include <deque>
 #include <fmt/format.h>
@@ -29,7 +31,8 @@ struct subagent_state {
   caf::actor loop;              // the turn running now (none between turns)
   std::string said;             // what it said since the last look
   std::string last_line;
-  int responses = 0;            // assistant responses, all turns
+  int rounds_before = 0;        // assistant responses of its earlier turns
+  int rounds = 0;               // ... and of this one
   int calls = 0;                // tool calls it made
   std::deque<std::string> queued; // input for its next turns
   bool stopped = false;
@@ -43,8 +46,8 @@ struct subagent_state {
 
 // What its loop's observer tells it, and its own timer, besides the handle interface.
 using subagent_actor = handle_actor::extend<
-  caf::reacts_to<content_atom, std::string>, // a response's text
-  caf::reacts_to<call_atom, std::string>,    // it called a tool
+  caf::reacts_to<content_atom, int, std::string>, // response n's text
+  caf::reacts_to<call_atom, int, std::string>,    // response n called a tool
   caf::reacts_to<timeout_atom, uint64_t>>;   // a waiting look's time is up
 using subagent_actor_t = subagent_actor::stateful_base<subagent_state>;
 
@@ -55,7 +58,7 @@ public:
   ReportingObserver(std::shared_ptr<TurnObserver> inner, subagent_actor handle)
     : inner_(std::move(inner)), handle_(std::move(handle)) {}
   void response(int n, const std::string& text) override {
-    caf::anon_send(handle_, content_atom::value, text);
+    caf::anon_send(handle_, content_atom::value, n, text);
     if (inner_)
       inner_->response(n, text);
   }
@@ -64,7 +67,7 @@ public:
       inner_->retry(why);
   }
   void tool_call(int n, int index, const ToolCall& call) override {
-    caf::anon_send(handle_, call_atom::value, call.name);
+    caf::anon_send(handle_, call_atom::value, n, call.name);
     if (inner_)
       inner_->tool_call(n, index, call);
   }
@@ -106,7 +109,7 @@ HandleReport look(subagent_actor_t* self) {
   st.said.clear();
   if (!content.empty() && content.back() != '\n')
     content += '\n';
-  content += fmt::format("[progress: {} responses, {} tool calls{}]", st.responses, st.calls,
+  content += fmt::format("[progress: {} responses, {} tool calls{}]", st.rounds_before + st.rounds, st.calls,
                          st.queued.empty() ? "" : fmt::format(", {} messages queued", st.queued.size()));
   return HandleReport{st.id, ToolState::running(std::move(content)), 0, {}, {}};
 }
@@ -170,6 +173,8 @@ void turn_ended(subagent_actor_t* self, const TurnResult& r) {
 
 void run_turn(subagent_actor_t* self, std::string prompt) {
   auto& st = self->state;
+  st.rounds_before += st.rounds;
+  st.rounds = 0;
   // Linked: if this handle dies, its turn (and every handle of it) dies too.
   st.loop = spawn_turn_loop(self->system(), st.ctx);
   self->link_to(st.loop);
@@ -226,9 +231,9 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
       // One-shot questions are the process handles'; a sub-agent asks through its turn.
     },
     [self](retire_atom) { self->quit(); },
-    [self](content_atom, const std::string& text) {
+    [self](content_atom, int n, const std::string& text) {
       auto& st = self->state;
-      ++st.responses;
+      st.rounds = std::max(st.rounds, n);
       st.said += text;
       if (!st.said.empty() && st.said.back() != '\n')
         st.said += '\n';
@@ -236,7 +241,11 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
         st.last_line = line;
       answer_looks(self);
     },
-    [self](call_atom, const std::string&) { ++self->state.calls; },
+    [self](call_atom, int n, const std::string&) {
+      auto& st = self->state;
+      st.rounds = std::max(st.rounds, n);
+      ++st.calls;
+    },
     [self](timeout_atom, uint64_t look_id) {
       auto& looks = self->state.looks;
       for (auto it = looks.begin(); it != looks.end(); ++it)
@@ -248,6 +257,24 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
         }
     },
   };
+}
+
+/// A handle that stops at once, saying why it could not start: the registry
+/// supervises it as any, so a batch's await still hears of it.
+handle_actor spawn_stopped(caf::local_actor* spawner, const std::string& id, const std::string& why,
+                           const supervisor_actor& supervisor) {
+  return spawner->spawn([id, why, supervisor](handle_actor::pointer self) -> handle_actor::behavior_type {
+    HandleReport final{id, ToolState::failure(ToolError{why, {}, false}), 0, {}, {}};
+    self->send(supervisor, stopped_atom::value, final);
+    return {
+      [final](fetch_atom, const LookOptions&) { return final; },
+      [final](apply_atom, const std::string&, const LookOptions&) { return final; },
+      [final](abort_atom) { return final; },
+      [](peek_atom) { return std::string(); },
+      [](answer_atom, const std::string&) {},
+      [self](retire_atom) { self->quit(); },
+    };
+  });
 }
 
 } // namespace
@@ -266,7 +293,9 @@ Config subagent_config(const Config& parent, const AgentSpec& spec) {
 }
 
 HandleFactory subagent_factory(const TurnLoopContext& parent) {
-  return [parent](caf::local_actor* spawner, const std::string& id, const LaunchSpec& spec,
+  // Live sub-agents of this agent's turn, for [agents] max_concurrent.
+  auto live = std::make_shared<std::atomic<int>>(0);
+  return [parent, live](caf::local_actor* spawner, const std::string& id, const LaunchSpec& spec,
                   const supervisor_actor& supervisor) -> handle_actor {
     auto& a = spec.agent;
     TurnLoopContext ctx;
@@ -290,23 +319,19 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
     ctx.conversation_id = created ? *created : std::string("sub");
     Status ready = parent.subagents ? parent.subagents->prepare(ctx.agent_path, a, ctx)
                                     : Status{Error{"no assistant can run sub-agents here"}};
-    if (!ready) {
-      // A handle that stops at once, saying why: the registry supervises it as any.
-      auto why = ready.error;
-      return spawner->spawn([id, why, supervisor](handle_actor::pointer self) -> handle_actor::behavior_type {
-        HandleReport final{id, ToolState::failure(ToolError{why, {}, false}), 0, {}, {}};
-        self->send(supervisor, stopped_atom::value, final);
-        return {
-          [final](fetch_atom, const LookOptions&) { return final; },
-          [final](apply_atom, const std::string&, const LookOptions&) { return final; },
-          [final](abort_atom) { return final; },
-          [](peek_atom) { return std::string(); },
-          [](answer_atom, const std::string&) {},
-          [self](retire_atom) { self->quit(); },
-        };
-      });
-    }
-    return spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor);
+    if (!ready)
+      return spawn_stopped(spawner, id, ready.error, supervisor);
+    auto max = parent.config->agents.max_concurrent;
+    if (static_cast<uint64_t>(live->load()) >= max)
+      return spawn_stopped(spawner, id,
+                           fmt::format("{} sub-agents of this agent are running, the limit ([agents] max_concurrent "
+                                       "= {}); await one of them first",
+                                       live->load(), max),
+                           supervisor);
+    ++*live;
+    auto handle = spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor);
+    handle->attach_functor([live] { --*live; });
+    return handle;
   };
 }
 

@@ -204,3 +204,130 @@ name = "w"
   CAF_CHECK_NOT_EQUAL(r.status, 0);
   CAF_CHECK(contains(r.out, "two [[subagents]] are named `w`"));
 }
+
+CAF_TEST(more live sub-agents than max_concurrent are refused naming the limit) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "first", prompt = "x", script = "holder" }
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "second", prompt = "x", script = "holder" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { any = ["second"] }
+
+[[subagents]]
+name = "holder"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "long", command = "exec sleep 600" }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["long"] }
+)",
+                           "--cfg agents.max_concurrent=1");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto awaited = content(res, "main", 1, 2);
+  CAF_CHECK(contains(awaited, R"("id":"second","state":"stopped")"));
+  CAF_CHECK(contains(awaited, "1 sub-agents of this agent are running, the limit ([agents] max_concurrent = 1)"));
+  // The first ran until the turn ended: its turn-end policy (abort) ended it.
+  CAF_CHECK(contains(r.stdout_text, R"("id":"first","tool":"agent","policy":"abort")"));
+  CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
+}
+
+CAF_TEST(fetch shows progress and apply queues the next message of a working sub-agent) {
+  temp_dir ws;
+  auto gate = (ws.path / "gate").string();
+  ws.write("script.toml", fmt::format(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "spawn", id = "w", prompt = "x", script = "gated" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "fetch", id = "w" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "apply", id = "w", input = "and then?" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "touch '{0}'" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["w"] }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "apply", id = "w", input = "again" }}
+
+[[subagents]]
+name = "gated"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "until [ -e '{0}' ]; do sleep 0.01; done" }}
+  [[subagents.steps]]
+  text = "turn one"
+)",
+                                      gate));
+  auto r = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json", ws.path.string()));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 2, 0), R"("state":"running")"));
+  CAF_CHECK(contains(content(res, "main", 2, 0), "[progress: "));
+  CAF_CHECK(contains(content(res, "main", 3, 0), "1 messages queued"));
+  // The queued message was its second turn: its answer is that turn's (the script
+  // has nothing left to say), not the first's.
+  auto awaited = content(res, "main", 5, 0);
+  CAF_CHECK(contains(awaited, R"("id":"w","state":"stopped","result":"")"));
+  size_t turns = 0;
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "turn_end" && e.find("agent")->as_string() == "main/w")
+      ++turns;
+  CAF_CHECK_EQUAL(turns, 2u);
+  CAF_CHECK(contains(content(res, "main", 6, 0), "Handle `w` has stopped; it takes no more input"));
+}
+
+CAF_TEST(a sub-agent turn ends at max_rounds with an error naming the limit) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "x", script = "busy" }
+
+[[subagents]]
+name = "busy"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "echo 1" }
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "echo 2" }
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "echo 3" }
+)",
+                           "--cfg agents.max_rounds=2");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 1, 0),
+                     "the turn stopped after 2 assistant responses, the limit ([agents] max_rounds = 2)"));
+  CAF_CHECK(!contains(r.stdout_text, "echo 3"));
+}
