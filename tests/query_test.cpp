@@ -526,14 +526,15 @@ CAF_TEST(results the turn end awaited reach the next turn as notifications) {
                fmt::format("[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\n"
                            "[conversation.tools.sentinel]\nsummary = \"opens the gate when aborted\"\n"
                            "command = {{ program = \"sh\", args = [\"-c\", \"trap 'touch gate; exit' TERM; "
-                           "while :; do sleep 0.02; done\"] }}\nrun = \"unattended\"\n"
+                           "echo ready; while :; do sleep 0.02; done\"] }}\nrun = \"unattended\"\n"
                            "[conversation.tools.sentinel.spawn]\nstateful = true\n"
                            "[conversation.tools.sentinel.spawn.lifecycle]\non_turn_end = \"abort\"\n"));
   // Tools run in the workspace, where the sentinel's `gate` is ws.gated's.
   server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "late")
                                                         .set("wait_ms", 0).set("command", ws.gated("echo later"))},
+                                  // Its answer waits for "ready": its trap is set before the turn can end.
                                   {"call_2", "sentinel", Json::object().set("action", "spawn").set("id", "s")
-                                                           .set("wait_ms", 0)}})});
+                                                           .set("wait_ms", 20000)}})});
   server.push({200, openai_text("Bye for now.")});
   CAF_REQUIRE_EQUAL(ws.query("'go'").status, 0);
   server.push({200, openai_text("Noted.")});
