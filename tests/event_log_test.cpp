@@ -1,6 +1,8 @@
 #define CAF_SUITE event_log
 #include <caf/test/unit_test.hpp>
 
+#include <regex>
+
 #include <cstdio>
 
 #include "json_helpers.hpp"
@@ -9,6 +11,10 @@
 using namespace jp;
 
 namespace {
+
+std::string fixed_clock() {
+  return "2026-11-23T01:02:03.456Z";
+}
 
 std::string contents(std::FILE* f) {
   std::fflush(f);
@@ -25,16 +31,16 @@ std::string contents(std::FILE* f) {
 
 CAF_TEST(json events have the documented fields) {
   std::FILE* f = std::tmpfile();
-  EventLog log(f, true);
+  EventLog log(f, true, false, fixed_clock);
   log.tool_call("main", 1, 0, "shell", testing::parse(R"({"command":"ls"})"));
   log.tool_result("main", 1, 0, "shell", true, "x", 12.54);
   log.run_end(1, 530.21, 0);
   CAF_CHECK_EQUAL(contents(f),
-                  R"({"event":"tool_call","agent":"main","step":1,"index":0,"tool":"shell","arguments":{"command":"ls"}})"
+                  R"({"event":"tool_call","time":"2026-11-23T01:02:03.456Z","agent":"main","step":1,"index":0,"tool":"shell","arguments":{"command":"ls"}})"
                   "\n"
-                  R"({"event":"tool_result","agent":"main","step":1,"index":0,"tool":"shell","ok":true,"content":"x","elapsed_ms":12.5})"
+                  R"({"event":"tool_result","time":"2026-11-23T01:02:03.456Z","agent":"main","step":1,"index":0,"tool":"shell","ok":true,"content":"x","elapsed_ms":12.5})"
                   "\n"
-                  R"({"event":"run_end","agents":1,"elapsed_ms":530.2,"handles_left":0})"
+                  R"({"event":"run_end","time":"2026-11-23T01:02:03.456Z","agents":1,"elapsed_ms":530.2,"handles_left":0})"
                   "\n");
   std::fclose(f);
 }
@@ -69,15 +75,15 @@ CAF_TEST(json output is never live) {
 
 CAF_TEST(notification events and undelivered notifications at turn end) {
   std::FILE* f = std::tmpfile();
-  EventLog log(f, true);
+  EventLog log(f, true, false, fixed_clock);
   Notification n{"tool", "tool.stopped", "info", "Handle `b` (shell) finished: ok", "b"};
   log.notification("main", n);
   log.turn_end("main", {}, {n});
   CAF_CHECK_EQUAL(contents(f),
-                  R"({"event":"notification","agent":"main","kind":{"source":"tool","name":"tool.stopped"},)"
+                  R"({"event":"notification","time":"2026-11-23T01:02:03.456Z","agent":"main","kind":{"source":"tool","name":"tool.stopped"},)"
                   R"("level":"info","message":"Handle `b` (shell) finished: ok"})"
                   "\n"
-                  R"({"event":"turn_end","agent":"main","handles":[],"undelivered":[{"kind":{"source":"tool",)"
+                  R"({"event":"turn_end","time":"2026-11-23T01:02:03.456Z","agent":"main","handles":[],"undelivered":[{"kind":{"source":"tool",)"
                   R"("name":"tool.stopped"},"level":"info","message":"Handle `b` (shell) finished: ok"}]})"
                   "\n");
   std::fclose(f);
@@ -89,4 +95,17 @@ CAF_TEST(notification events and undelivered notifications at turn end) {
                                "[main] turn end: no handle left running\n"
                                "[main] turn end: undelivered info tool.stopped: Handle `b` (shell) finished: ok\n");
   std::fclose(t);
+}
+
+CAF_TEST(json events are stamped with the time as RFC 3339 UTC with milliseconds) {
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, true);
+  log.run_end(1, 1, 0);
+  auto line = contents(f);
+  std::fclose(f);
+  auto e = testing::parse(line);
+  auto time = e.find("time")->as_string();
+  CAF_CHECK_EQUAL(time.size(), 24u); // 2026-11-23T01:02:03.456Z
+  CAF_CHECK(std::regex_match(time, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+  CAF_CHECK(line.starts_with(R"({"event":"run_end","time":")"));
 }

@@ -1,5 +1,5 @@
 // Sub-agents as handles, run as a user runs them: scripted experiments whose agents
-// spawn scripted sub-agents (tests/scripts/subagents.toml and scripts written here).
+// spawn scripted sub-agents (examples/subagents.toml and scripts written here).
 #define CAF_SUITE subagent
 
 #include <caf/test/unit_test.hpp>
@@ -46,7 +46,7 @@ Run run_script_text(const std::string& script_text, const std::string& options =
 } // namespace
 
 CAF_TEST(sub-agents and a process spawned in one batch are awaited together) {
-  auto r = cli(fmt::format("run {}/tests/scripts/subagents.toml --json", JP_SOURCE_DIR));
+  auto r = cli(fmt::format("run {}/examples/subagents.toml --json", JP_SOURCE_DIR));
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   // The spawns answer at once, as handles.
@@ -66,7 +66,7 @@ CAF_TEST(sub-agents and a process spawned in one batch are awaited together) {
 }
 
 CAF_TEST(a blocking sub-agent returns what it yields and its turn ends there) {
-  auto r = cli(fmt::format("run {}/tests/scripts/subagents.toml --json", JP_SOURCE_DIR));
+  auto r = cli(fmt::format("run {}/examples/subagents.toml --json", JP_SOURCE_DIR));
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   CAF_CHECK_EQUAL(content(res, "main", 2, 0), "yielded gamma");

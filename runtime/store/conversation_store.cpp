@@ -32,7 +32,7 @@ std::string rfc3339(std::chrono::system_clock::time_point t) {
   return fmt::format("{}.{:03}Z", buf, ms % 1000);
 }
 
-std::string now_rfc3339() {
+std::string now_text() {
   return rfc3339(std::chrono::system_clock::now());
 }
 
@@ -100,7 +100,7 @@ Json stamped(const Json& event) {
   auto& members = out.as_object();
   auto at = std::find_if(members.begin(), members.end(),
                          [](auto& m) { return m.first == "event"; });
-  members.insert(at + 1, {"time", Json(now_rfc3339())});
+  members.insert(at + 1, {"time", Json(now_text())});
   return out;
 }
 
@@ -485,7 +485,7 @@ Result<std::string> MemoryConversationStore::create() {
   std::lock_guard<std::mutex> guard(mutex_);
   for (int attempt = 0; attempt < 100; ++attempt) {
     auto id = new_id();
-    if (conversations_.emplace(id, Conversation{now_rfc3339(), {}}).second)
+    if (conversations_.emplace(id, Conversation{now_text(), {}}).second)
       return id;
   }
   return Error{"cannot find a free conversation id in memory after 100 tries"};
@@ -535,6 +535,10 @@ Status MemoryConversationStore::set_active(const std::string& id) {
     return missing_in_memory(id);
   active_ = id;
   return Status::ok();
+}
+
+std::string now_rfc3339() {
+  return now_text();
 }
 
 } // namespace jp

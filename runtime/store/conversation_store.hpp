@@ -28,6 +28,10 @@
 
 namespace jp {
 
+/// Now as RFC 3339 UTC with milliseconds (2026-11-22T06:12:34.567Z): the "time" of
+/// stored and logged events.
+std::string now_rfc3339();
+
 /// A conversation as read back, with what was dropped on the way (a line torn by a
 /// crash, a corrupt line): reading never fails for a damaged line.
 struct LoadedConversation {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "messages/json_codec.hpp"
+#include "runtime/store/conversation_store.hpp"
 
 namespace jp {
 
@@ -39,6 +40,15 @@ std::string indent(const std::string& s, const std::string& pad) {
 }
 
 } // namespace
+
+EventLog::EventLog(std::FILE* out, bool json, bool live, Clock now)
+  : out_(out), json_(json), live_(live && !json), now_(now ? std::move(now) : Clock(now_rfc3339)) {}
+
+Json EventLog::event(const char* kind) const {
+  Json e = Json::object();
+  e.set("event", kind).set("time", now_());
+  return e;
+}
 
 void EventLog::write(const std::string& line) {
   std::lock_guard<std::mutex> guard(mutex_);
@@ -86,8 +96,8 @@ void EventLog::step(const std::string& agent, int step, const std::string& text)
 void EventLog::response(const std::string& agent, int step, const std::string& text) {
   if (!json_)
     return;
-  Json e = Json::object();
-  e.set("event", "response").set("agent", agent).set("step", step).set("text", text);
+  Json e = event("response");
+  e.set("agent", agent).set("step", step).set("text", text);
   write(e.dump());
 }
 
@@ -95,8 +105,8 @@ void EventLog::tool_call(const std::string& agent, int step, int index, const st
                          const Json& arguments) {
   if (!json_)
     return write(fmt::format("[{}] → {} {}", agent, tool, arguments.dump()));
-  Json e = Json::object();
-  e.set("event", "tool_call").set("agent", agent).set("step", step).set("index", index);
+  Json e = event("tool_call");
+  e.set("agent", agent).set("step", step).set("index", index);
   e.set("tool", tool).set("arguments", arguments);
   write(e.dump());
 }
@@ -106,8 +116,8 @@ void EventLog::tool_result(const std::string& agent, int step, int index, const 
   if (!json_)
     return write(fmt::format("[{}] ← {}{} ({:.1f} ms): {}", agent, tool, ok ? "" : " ERROR",
                              elapsed_ms, indent(shorten(content), "    ")));
-  Json e = Json::object();
-  e.set("event", "tool_result").set("agent", agent).set("step", step).set("index", index);
+  Json e = event("tool_result");
+  e.set("agent", agent).set("step", step).set("index", index);
   e.set("tool", tool).set("ok", ok).set("content", content).set("elapsed_ms", round_ms(elapsed_ms));
   write(e.dump());
 }
@@ -115,8 +125,8 @@ void EventLog::tool_result(const std::string& agent, int step, int index, const 
 void EventLog::notification(const std::string& agent, const Notification& n) {
   if (!json_)
     return write(fmt::format("[{}] ! {} {}: {}", agent, n.level, n.name, n.message));
-  Json e = Json::object();
-  e.set("event", "notification").set("agent", agent);
+  Json e = event("notification");
+  e.set("agent", agent);
   auto body = to_json(n);
   for (auto& [k, v] : body.as_object())
     e.set(k, v);
@@ -143,8 +153,8 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
   Json list = Json::array();
   for (auto& h : handles)
     list.push(turn_end_json(h));
-  Json e = Json::object();
-  e.set("event", "turn_end").set("agent", agent).set("handles", std::move(list));
+  Json e = event("turn_end");
+  e.set("agent", agent).set("handles", std::move(list));
   if (!undelivered.empty()) {
     Json notes = Json::array();
     for (auto& n : undelivered)
@@ -161,8 +171,8 @@ void EventLog::run_end(size_t agents, double elapsed_ms, size_t handles_left) {
     return write(fmt::format("done: {} agent{} in {:.1f} ms, {} handle{} left", agents,
                              agents == 1 ? "" : "s", elapsed_ms, handles_left,
                              handles_left == 1 ? "" : "s"));
-  Json e = Json::object();
-  e.set("event", "run_end").set("agents", static_cast<int64_t>(agents));
+  Json e = event("run_end");
+  e.set("agents", static_cast<int64_t>(agents));
   e.set("elapsed_ms", round_ms(elapsed_ms)).set("handles_left", static_cast<int64_t>(handles_left));
   write(e.dump());
 }

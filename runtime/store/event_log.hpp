@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -15,10 +16,11 @@ namespace jp {
 
 class EventLog {
 public:
+  /// What stamps each JSON event's "time" (RFC 3339 UTC, ms).
+  using Clock = std::function<std::string()>;
   /// `live`: a transcript on a terminal also shows a progress line of the handles
-  /// that are running while a step waits.
-  EventLog(std::FILE* out, bool json, bool live = false)
-    : out_(out), json_(json), live_(live && !json) {}
+  /// that are running while a step waits. `now`: the clock (default: the system's).
+  EventLog(std::FILE* out, bool json, bool live = false, Clock now = {});
 
   bool live() const { return live_; }
   void progress(const std::string& agent, const std::vector<HandleSummary>& running);
@@ -41,12 +43,15 @@ public:
 
 private:
   void write(const std::string& line);
+  /// A JSON event of `kind`, stamped: "event", then "time".
+  Json event(const char* kind) const;
   void clear_progress();
 
   std::mutex mutex_;
   std::FILE* out_;
   bool json_;
   bool live_;
+  Clock now_;
   size_t progress_lines_ = 0; // progress lines on screen (the last without a newline)
 };
 
