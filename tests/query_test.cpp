@@ -594,3 +594,34 @@ CAF_TEST(ctrl-c while the turn end waits for a handle stops the wait) {
   CAF_CHECK_EQUAL(events.back().find("event")->as_string(), "turn_end");
   CAF_CHECK(events.back().find("interrupted") != nullptr);
 }
+
+CAF_TEST(a sub-agent runs on the query's provider and its answer is the agent call's result) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  // The parent calls `agent` without action (blocking): the sub-agent's request comes
+  // next, then the parent's, in that order.
+  server.push({200, openai_call("call_1", "agent", Json::object().set("prompt", "count the files"))});
+  server.push({200, openai_text("There are 3 files.")});
+  server.push({200, openai_text("The sub-agent says 3.")});
+  auto r = ws.query("--json 'ask a helper'");
+  JP_REQUIRE_OK(r);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  // The sub-agent's own conversation: its prompt, the parent's model, and the tool
+  // that hands a result back, which the parent is not offered.
+  auto sub = Json::parse(seen[1].body);
+  CAF_REQUIRE(sub.ok());
+  auto sub_msgs = messages_sent(seen[1]);
+  CAF_REQUIRE_EQUAL(sub_msgs.size(), 1u);
+  CAF_CHECK_EQUAL(sub_msgs[0].find("content")->as_string(), "count the files");
+  CAF_CHECK_EQUAL(sub->find("model")->as_string(), "test-model");
+  CAF_CHECK(contains(sub->find("tools")->dump(), R"("name":"yield_to_parent")"));
+  CAF_CHECK(!contains(Json::parse(seen[0].body)->find("tools")->dump(), R"("name":"yield_to_parent")"));
+  // Its answer is the parent's tool response.
+  auto msgs = messages_sent(seen[2]);
+  CAF_CHECK_EQUAL(msgs.back().find("role")->as_string(), "tool");
+  CAF_CHECK_EQUAL(msgs.back().find("content")->as_string(), "There are 3 files.");
+  // Its events are logged under its path.
+  if (!contains(r.stdout_text, R"("agent":"assistant/#1")"))
+    CAF_FAIL("no event of the sub-agent in:\n" << r.stdout_text);
+}
