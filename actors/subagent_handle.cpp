@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <caf/all.hpp>
 #include <deque>
 #include <fmt/format.h>
 
 #include "messages/atoms.hpp"
+#include "messages/permission_reply.hpp"
 #include "messages/turn_result.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "tools/builtin_tools.hpp"
@@ -20,6 +25,102 @@ namespace {
 struct PendingLook {
   uint64_t id = 0;
   caf::typed_response_promise<HandleReport> rp;
+};
+
+/// Questions the sub-agent's turn puts to whoever drives its handle: asked on the
+/// turn's detached askers (they block here), answered by the handle's `apply`.
+class AskBox {
+public:
+  /// Opens question `id` (blocking callers pass a fresh one from next_id()).
+  uint64_t next_id() {
+    std::lock_guard lock(mtx_);
+    return ++next_;
+  }
+  /// Blocks until question `id` is answered (JSON text) or nobody will answer it.
+  std::optional<std::string> wait(uint64_t id) {
+    std::unique_lock lock(mtx_);
+    cv_.wait(lock, [&] { return closed_ || answers_.count(id); });
+    auto it = answers_.find(id);
+    if (it == answers_.end())
+      return std::nullopt;
+    auto answer = std::move(it->second);
+    answers_.erase(it);
+    return answer;
+  }
+  void answer(uint64_t id, std::string json) {
+    std::lock_guard lock(mtx_);
+    answers_[id] = std::move(json);
+    cv_.notify_all();
+  }
+  /// The handle stopped or is aborted: every question ends unanswered.
+  void close() {
+    std::lock_guard lock(mtx_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  bool closed() {
+    std::lock_guard lock(mtx_);
+    return closed_;
+  }
+  void set_handle(caf::actor h) {
+    std::lock_guard lock(mtx_);
+    handle_ = std::move(h);
+  }
+  caf::actor handle() {
+    std::lock_guard lock(mtx_);
+    return handle_;
+  }
+
+private:
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::map<uint64_t, std::string> answers_;
+  uint64_t next_ = 0;
+  bool closed_ = false;
+  caf::actor handle_;
+};
+
+/// A sub-agent's person to ask: the terminal where there is one (its questions for
+/// the user are asked there, as its parent's are); else its handle, which then waits
+/// with the question until `apply` answers it.
+class HandlePrompts final : public PromptBackend {
+public:
+  HandlePrompts(std::shared_ptr<PromptBackend> terminal, std::shared_ptr<AskBox> box)
+    : terminal_(std::move(terminal)), box_(std::move(box)) {}
+  std::optional<Json> ask(const std::string& tool, const Question& q) override {
+    if (terminal_)
+      return terminal_->ask(tool, q);
+    auto answer = put(q);
+    auto parsed = answer ? Json::parse(*answer) : Result<Json>(Error{"no answer"});
+    return parsed ? std::optional<Json>(*parsed) : std::nullopt;
+  }
+  std::optional<PermissionReply> permit(const std::string& tool, const Json& args) override {
+    if (terminal_)
+      return terminal_->permit(tool, args);
+    Question q;
+    q.id = "permission";
+    q.text = fmt::format("May `{}` run with {}? (answer true or false)", tool, cut_text(args.dump(), 400));
+    q.answer_type.kind = answer_kind::boolean;
+    auto answer = put(q);
+    auto parsed = answer ? Json::parse(*answer) : Result<Json>(Error{"no answer"});
+    bool yes = parsed && parsed->is_bool() && parsed->as_bool();
+    return PermissionReply{yes ? permission_answer::yes : permission_answer::no, {}};
+  }
+  void cancel() override {
+    if (terminal_)
+      terminal_->cancel();
+  }
+
+private:
+  std::optional<std::string> put(const Question& q) {
+    if (box_->closed())
+      return std::nullopt;
+    auto id = box_->next_id();
+    caf::anon_send(box_->handle(), waiting_atom::value, id, q);
+    return box_->wait(id);
+  }
+  std::shared_ptr<PromptBackend> terminal_;
+  std::shared_ptr<AskBox> box_;
 };
 
 struct subagent_state {
@@ -41,6 +142,9 @@ struct subagent_state {
   std::vector<caf::typed_response_promise<HandleReport>> aborts;
   std::vector<PendingLook> looks;
   uint64_t next_look = 0;
+  std::shared_ptr<AskBox> asks;   // its turn's questions to whoever drives it
+  uint64_t asking = 0;            // the question it waits on (0: none)
+  Question question;
   static inline const char* name = "jp.subagent";
 };
 
@@ -48,7 +152,8 @@ struct subagent_state {
 using subagent_actor = handle_actor::extend<
   caf::reacts_to<content_atom, int, std::string>, // response n's text
   caf::reacts_to<call_atom, int, std::string>,    // response n called a tool
-  caf::reacts_to<timeout_atom, uint64_t>>;   // a waiting look's time is up
+  caf::reacts_to<timeout_atom, uint64_t>,    // a waiting look's time is up
+  caf::reacts_to<waiting_atom, uint64_t, Question>>; // its turn asks (question n)
 using subagent_actor_t = subagent_actor::stateful_base<subagent_state>;
 
 /// Passes the loop's events on to whoever watched the parent's agents (the event
@@ -111,7 +216,8 @@ HandleReport look(subagent_actor_t* self) {
     content += '\n';
   content += fmt::format("[progress: {} responses, {} tool calls{}]", st.rounds_before + st.rounds, st.calls,
                          st.queued.empty() ? "" : fmt::format(", {} messages queued", st.queued.size()));
-  return HandleReport{st.id, ToolState::running(std::move(content)), 0, {}, {}};
+  auto state = st.asking ? ToolState::waiting(st.question, std::move(content)) : ToolState::running(std::move(content));
+  return HandleReport{st.id, std::move(state), 0, {}, {}};
 }
 
 /// Answers the waiting looks: something changed.
@@ -124,7 +230,7 @@ void answer_looks(subagent_actor_t* self) {
 
 caf::result<HandleReport> look_with(subagent_actor_t* self, const LookOptions& opts) {
   auto& st = self->state;
-  if (st.stopped || opts.wait_ms <= 0 || !st.said.empty())
+  if (st.stopped || opts.wait_ms <= 0 || !st.said.empty() || st.asking)
     return look(self);
   auto rp = self->make_response_promise<HandleReport>();
   auto id = ++st.next_look;
@@ -139,6 +245,8 @@ void stop(subagent_actor_t* self, ToolState state) {
     return;
   st.stopped = true;
   st.loop = nullptr;
+  st.asks->close();
+  st.asking = 0;
   st.final = HandleReport{st.id, std::move(state), 0, {}, {}};
   // The supervisor hears first: an abort's answer comes after its stopped report.
   self->send(st.supervisor, stopped_atom::value, st.final);
@@ -193,6 +301,9 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
   st.supervisor = std::move(supervisor);
   st.ctx = std::move(ctx);
   st.ctx.observer = std::make_shared<ReportingObserver>(st.ctx.observer, subagent_actor{self});
+  st.asks = std::make_shared<AskBox>();
+  st.asks->set_handle(caf::actor_cast<caf::actor>(self));
+  st.ctx.prompts = std::make_shared<HandlePrompts>(st.ctx.prompts, st.asks);
   run_turn(self, spec.prompt);
   return {
     [self](fetch_atom, const LookOptions& opts) { return look_with(self, opts); },
@@ -203,6 +314,13 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
                           fmt::format("Handle `{}` has stopped: a sub-agent that ended takes no more messages; "
                                       "spawn a new one",
                                       st.id));
+      if (st.asking) {
+        // The answer to the question it waits on (JSON: true, "a name", ...).
+        st.asks->answer(st.asking, input_json);
+        st.asking = 0;
+        self->send(st.supervisor, waiting_atom::value, st.id, Question{}, false);
+        return look_with(self, opts);
+      }
       auto input = Json::parse(input_json);
       st.queued.push_back(input && input->is_string() ? input->as_string() : input_json);
       return look_with(self, opts);
@@ -216,6 +334,7 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
       if (!st.aborting) {
         st.aborting = true;
         st.queued.clear();
+        st.asks->close(); // a question it waits on ends unanswered
         // Ends its turn as a user's Ctrl-C twice does: the turn ends, and every
         // handle it owns is aborted now (no turn-end waits). Its result comes once
         // all their work is gone, so this abort answers after that too.
@@ -239,6 +358,16 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
         st.said += '\n';
       if (auto line = last_line_of(text); !line.empty())
         st.last_line = line;
+      answer_looks(self);
+    },
+    [self](waiting_atom, uint64_t ask, Question& q) {
+      auto& st = self->state;
+      if (st.stopped || st.aborting)
+        return;
+      st.asking = ask;
+      st.question = std::move(q);
+      // The registry marks it waiting: an await returns it in `pending`, with the question.
+      self->send(st.supervisor, waiting_atom::value, st.id, st.question, false);
       answer_looks(self);
     },
     [self](call_atom, int n, const std::string&) {

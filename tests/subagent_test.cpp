@@ -36,11 +36,14 @@ std::string content(const std::map<std::tuple<std::string, int64_t, int64_t>, Js
   return it == res.end() ? std::string("(no result)") : it->second.find("content")->as_string();
 }
 
-/// Runs `script_text` (written to a file in a fresh workspace) with --json.
-Run run_script_text(const std::string& script_text, const std::string& options = "") {
+/// Runs `script_text` (written to a file in a fresh workspace) with --json; `options`
+/// go before `run`, `run_options` after it.
+Run run_script_text(const std::string& script_text, const std::string& options = "",
+                    const std::string& run_options = "") {
   temp_dir ws;
   ws.write("script.toml", script_text);
-  return cli_in(ws.path.string(), fmt::format("{} run {}/script.toml --json", options, ws.path.string()));
+  return cli_in(ws.path.string(),
+                fmt::format("{} run {} {}/script.toml --json", options, run_options, ws.path.string()));
 }
 
 } // namespace
@@ -330,4 +333,89 @@ name = "busy"
   CAF_CHECK(contains(content(res, "main", 1, 0),
                      "the turn stopped after 2 assistant responses, the limit ([agents] max_rounds = 2)"));
   CAF_CHECK(!contains(r.stdout_text, "echo 3"));
+}
+
+CAF_TEST(a question of a sub-agent makes its handle waiting and apply answers it) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "w", prompt = "x", script = "asker" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "apply", id = "w", input = true }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+
+[[subagents]]
+name = "asker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {}
+  [[subagents.steps]]
+  text = "cleaned"
+)",
+                           fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
+                                       "--cfg conversation.tools.clean.run=\\\"unattended\\\"",
+                                       JP_SOURCE_DIR));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  // Nobody at a terminal: the await returns with the sub-agent waiting on its tool's question.
+  auto first = content(res, "main", 1, 1);
+  CAF_CHECK(contains(first, R"("id":"w","state":"waiting")"));
+  CAF_CHECK(contains(first, "Delete the build directory?"));
+  // apply answered it: the tool ran again with the answer, and the sub-agent finished.
+  CAF_CHECK_EQUAL(content(res, "main/w", 1, 0), "deleted (pretend)");
+  CAF_CHECK(contains(content(res, "main", 3, 0), R"("id":"w","state":"stopped","result":"cleaned")"));
+}
+
+CAF_TEST(a permission a sub-agent needs is asked through its handle) {
+  // With --ask and no terminal, `clean` (run = "ask", the default for a local tool)
+  // needs a yes: the sub-agent's handle waits with the question until apply gives it.
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "w", prompt = "x", script = "asker" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "apply", id = "w", input = true }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+
+[[subagents]]
+name = "asker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {}
+)",
+                           fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
+                                       "--cfg conversation.tools.clean.questions.proceed.answer=true",
+                                       JP_SOURCE_DIR),
+                           "--ask");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto first = content(res, "main", 1, 1);
+  CAF_CHECK(contains(first, R"("state":"waiting","question":{"id":"permission")"));
+  CAF_CHECK(contains(first, "May `clean` run with {}?"));
+  CAF_CHECK_EQUAL(content(res, "main/w", 1, 0), "deleted (pretend)");
+  CAF_CHECK(contains(content(res, "main", 3, 0), R"("id":"w","state":"stopped")"));
 }
