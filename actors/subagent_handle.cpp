@@ -1,4 +1,5 @@
 #include "actors/subagent_handle.hpp"
+#include "actors/foreach_handle.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -422,11 +423,9 @@ Config subagent_config(const Config& parent, const AgentSpec& spec) {
 }
 
 HandleFactory subagent_factory(const TurnLoopContext& parent) {
-  // Live sub-agents of this agent's turn, for [agents] max_concurrent.
-  auto live = std::make_shared<std::atomic<int>>(0);
-  return [parent, live](caf::local_actor* spawner, const std::string& id, const LaunchSpec& spec,
-                  const supervisor_actor& supervisor) -> handle_actor {
-    auto& a = spec.agent;
+  // One sub-agent of this agent (or of a foreach of its), as its own handle.
+  SubAgentStarter start = [parent](caf::local_actor* spawner, const std::string& id, const AgentSpec& a,
+                                   const supervisor_actor& supervisor) -> handle_actor {
     TurnLoopContext ctx;
     ctx.config = std::make_shared<const Config>(subagent_config(*parent.config, a));
     ctx.io = parent.io;
@@ -450,7 +449,14 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
                                     : Status{Error{"no assistant can run sub-agents here"}};
     if (!ready)
       return spawn_stopped(spawner, id, ready.error, supervisor);
-    auto max = parent.config->agents.max_concurrent;
+    return spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor);
+  };
+  // Live sub-agents (a foreach counts as one) of this agent's turn, for [agents]
+  // max_concurrent.
+  auto live = std::make_shared<std::atomic<int>>(0);
+  auto max = parent.config->agents.max_concurrent;
+  return [start, live, max](caf::local_actor* spawner, const std::string& id, const LaunchSpec& spec,
+                            const supervisor_actor& supervisor) -> handle_actor {
     if (static_cast<uint64_t>(live->load()) >= max)
       return spawn_stopped(spawner, id,
                            fmt::format("{} sub-agents of this agent are running, the limit ([agents] max_concurrent "
@@ -458,7 +464,8 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
                                        live->load(), max),
                            supervisor);
     ++*live;
-    auto handle = spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor);
+    auto handle = spec.agent.foreach ? spawn_foreach(spawner, id, spec.agent, start, supervisor)
+                                     : start(spawner, id, spec.agent, supervisor);
     handle->attach_functor([live] { --*live; });
     return handle;
   };

@@ -292,7 +292,7 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
       auto parsed = Json::parse(cmd->args_json);
       Json params = parsed ? std::move(*parsed) : Json::object();
       Status valid = validate_arguments(tool, params);
-      bool agent = tool.source == "builtin" && tool.name == agent_tool_name;
+      bool agent = tool.source == "builtin" && (tool.name == agent_tool_name || tool.name == foreach_tool_name);
       Result<LaunchSpec> spec = !valid ? Result<LaunchSpec>(Error{valid.error})
                                 : agent ? make_agent_launch_spec(*st.ctx.config, tool, params, st.ctx.depth, true)
                                         : make_launch_spec(*st.ctx.config, tool, params, Json::object(), true);
@@ -448,11 +448,12 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
       return failed(ok.error);
     return CallResult{true, args->find("result")->as_string(), false, {}};
   }
-  if (tool.source == "builtin" && name == agent_tool_name && !self->state.ctx.subagents)
+  bool starts_agents = tool.source == "builtin" && (name == agent_tool_name || name == foreach_tool_name);
+  if (starts_agents && !self->state.ctx.subagents)
     return fail_call(fmt::format("`{}` cannot start sub-agents here: only an agent loop (jp-actors run or query) "
                                  "can run them",
                                  name));
-  if (tool.source == "builtin" && name == agent_tool_name && !args->find("action")) {
+  if (starts_agents && !args->find("action")) {
     if (auto ok = validate_arguments(tool, *args); !ok)
       return failed(ok.error);
     auto spec = make_agent_launch_spec(config, tool, *args, self->state.ctx.depth, false);

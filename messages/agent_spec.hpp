@@ -15,12 +15,17 @@ struct AgentSpec {
   std::string system_prompt;        // "": the parent's
   std::string script;               // a script's [[subagents]] entry ("": none)
   int depth = 1;                    // 1: spawned by a top-level agent
+  // `foreach`: one sub-agent per element, {{element}} in `prompt` replaced by it, at
+  // most max_concurrent at a time.
+  bool foreach = false;
+  std::vector<std::string> elements;
+  int max_concurrent = 0;
   friend bool operator==(const AgentSpec&, const AgentSpec&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AgentSpec& x) {
-  return f(x.prompt, x.tools, x.model, x.system_prompt, x.script, x.depth);
+  return f(x.prompt, x.tools, x.model, x.system_prompt, x.script, x.depth, x.foreach, x.elements, x.max_concurrent);
 }
 
 } // namespace jp

@@ -379,8 +379,9 @@ CAF_TEST(after jp-actors is killed the next start kills every process it left) {
     std::string cmd;
     for (int i = 0; i < grandchildren; ++i)
       cmd += fmt::format("sleep 300 & echo $! > {}/{}.g{}; ", dir.string(), id, i);
-    cmd += fmt::format("echo $$ > {0}/{1}.tmp; mv {0}/{1}.tmp {0}/{1}.pid; {2}", dir.string(), id,
-                       grandchildren > 0 ? "wait" : "exec sleep 300");
+    // Builtins only (no `mv`): the sweep counts exactly these processes, and an
+    // external command still exiting after its work would be one more.
+    cmd += fmt::format("echo $$ > {0}/{1}.pid; {2}", dir.string(), id, grandchildren > 0 ? "wait" : "exec sleep 300");
     return fmt::format("  [[agents.steps.calls]]\n  tool = \"shell\"\n"
                        "  arguments = {{ action = \"spawn\", id = \"{}\", command = \"{}\" }}\n",
                        id, cmd);

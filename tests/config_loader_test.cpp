@@ -116,7 +116,7 @@ CAF_TEST(no config files at all gives the defaults) {
   Sandbox box;
   auto c = load_config(box.sources(), default_config());
   CAF_REQUIRE(c.ok());
-  CAF_CHECK_EQUAL(c->tools.size(), 4u); // shell, await, agent, describe_tools
+  CAF_CHECK_EQUAL(c->tools.size(), 5u); // shell, await, agent, foreach, describe_tools
   CAF_CHECK_EQUAL(c->workspace, box.workspace.string());
   CAF_CHECK_EQUAL(c->agents.max_depth, 3u);
   CAF_CHECK_EQUAL(c->agents.max_concurrent, 8u);

@@ -62,6 +62,7 @@ CAF_TEST(query sends the guidance only when a stateful tool is offered) {
   CAF_CHECK(contains(with, "\"action\":\"spawn\""));
   auto without = system_sent("system_prompt = \"Be brief.\"\n"
                              "[conversation.tools.shell.spawn]\nstateful = false\n"
-                             "[conversation.tools.agent.spawn]\nstateful = false\n");
+                             "[conversation.tools.agent.spawn]\nstateful = false\n"
+                             "[conversation.tools.foreach.spawn]\nstateful = false\n");
   CAF_CHECK_EQUAL(without, "Be brief.");
 }

@@ -188,7 +188,7 @@ CAF_TEST(gemini never gets anyOf oneOf const or additionalProperties anywhere) {
   c.tools.emplace("grep", grep_tool());
 
   auto decls = tool_declarations(c, dialect::gemini);
-  CAF_CHECK_EQUAL(names(decls, dialect::gemini), "agent,await,cargo_check,describe_tools,git,grep,shell");
+  CAF_CHECK_EQUAL(names(decls, dialect::gemini), "agent,await,cargo_check,describe_tools,foreach,git,grep,shell");
   for (auto key : {"anyOf", "oneOf", "allOf", "const", "additionalProperties", "default"})
     CAF_CHECK(!has_key_anywhere(decls, key));
   // Every property has a type and no object schema is empty.
@@ -234,11 +234,11 @@ CAF_TEST(await has the anyOf required form only in json-schema) {
 CAF_TEST(await is declared only when a stateful tool exists) {
   auto c = default_config();
   for (auto d : all_dialects)
-    CAF_CHECK_EQUAL(names(tool_declarations(c, d), d), "agent,await,describe_tools,shell");
-  c.tools["shell"].stateful = false;
-  c.tools["agent"].stateful = false;
+    CAF_CHECK_EQUAL(names(tool_declarations(c, d), d), "agent,await,describe_tools,foreach,shell");
+  for (auto name : {"shell", "agent", "foreach"})
+    c.tools[name].stateful = false;
   for (auto d : all_dialects)
-    CAF_CHECK_EQUAL(names(tool_declarations(c, d), d), "agent,describe_tools,shell");
+    CAF_CHECK_EQUAL(names(tool_declarations(c, d), d), "agent,describe_tools,foreach,shell");
 }
 
 CAF_TEST(declarations have the shape of each provider) {

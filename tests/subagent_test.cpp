@@ -7,6 +7,7 @@
 #include <csignal>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "cli_run.hpp"
 #include "messages/json.hpp"
@@ -418,4 +419,97 @@ name = "asker"
   CAF_CHECK(contains(first, "May `clean` run with {}?"));
   CAF_CHECK_EQUAL(content(res, "main/w", 1, 0), "deleted (pretend)");
   CAF_CHECK(contains(content(res, "main", 3, 0), R"("id":"w","state":"stopped")"));
+}
+
+CAF_TEST(foreach runs one sub-agent per element and never more than its limit at once) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { action = "spawn", id = "items", elements = ["a", "b", "c", "d", "e"], prompt = "handle {{element}}", max_concurrent = 2, script = "worker" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["items"] }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { elements = ["x"], prompt = "{{element}}", script = "worker" }
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { elements = ["x"], prompt = "the same for all", script = "worker" }
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { elements = ["x"], prompt = "{{element}}", max_concurrent = 9, script = "worker" }
+
+[[subagents]]
+name = "worker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "sleep 0.05; echo {{prompt}}" }
+  [[subagents.steps]]
+  text = "did {{prompt}}"
+)");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto awaited = Json::parse(content(res, "main", 1, 1));
+  CAF_REQUIRE(awaited.ok());
+  auto& done = awaited->find("completed")->as_array();
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_CHECK_EQUAL(done[0].find("result")->as_string(),
+                  R"([{"element":"a","result":"did handle a"},{"element":"b","result":"did handle b"},)"
+                  R"({"element":"c","result":"did handle c"},{"element":"d","result":"did handle d"},)"
+                  R"({"element":"e","result":"did handle e"}])");
+  // The peak from the events: a sub-agent is live from its first event to its turn_end.
+  int live = 0, peak = 0;
+  std::set<std::string> seen;
+  for (auto& e : events(r.stdout_text)) {
+    auto agent = e.find("agent") ? e.find("agent")->as_string() : "";
+    if (!agent.starts_with("main/items["))
+      continue;
+    if (seen.insert(agent).second)
+      peak = std::max(peak, ++live);
+    if (e.find("event")->as_string() == "turn_end")
+      --live;
+  }
+  CAF_CHECK_EQUAL(seen.size(), 5u);
+  CAF_CHECK(peak >= 1 && peak <= 2);
+  // Blocking, and what is refused.
+  CAF_CHECK_EQUAL(content(res, "main", 2, 0), R"([{"element":"x","result":"did x"}])");
+  CAF_CHECK(contains(content(res, "main", 2, 1), "`prompt` has no {{element}}"));
+  CAF_CHECK(contains(content(res, "main", 2, 2), "`max_concurrent` is 9; it must be from 1 to 8 ([agents] max_concurrent)"));
+}
+
+CAF_TEST(aborting a foreach aborts its running sub-agents and starts no more) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { action = "spawn", id = "items", elements = ["a", "b", "c"], prompt = "{{element}}", max_concurrent = 1, script = "holder" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { action = "abort", id = "items" }
+
+[[subagents]]
+name = "holder"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "long", command = "exec sleep 600" }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["long"] }
+)");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto aborted = content(res, "main", 2, 0);
+  CAF_CHECK(contains(aborted, R"("state":"stopped")"));
+  CAF_CHECK(contains(aborted, "not started: the foreach was aborted"));
+  CAF_CHECK(!contains(r.stdout_text, "main/items[1]"));
+  CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
 }

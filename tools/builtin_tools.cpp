@@ -112,6 +112,30 @@ ToolConfig agent_tool() {
   return t;
 }
 
+ToolConfig foreach_tool() {
+  auto t = builtin(foreach_tool_name, "Run one sub-agent per element of a list, a few at a time");
+  t.description =
+      "Starts one sub-agent per element of `elements`, each with `prompt` where {{element}} "
+      "is replaced by its element, at most `max_concurrent` at a time. Without `action` the "
+      "call blocks. As a handle: spawn answers at once; fetch shows each element's progress; "
+      "abort ends them all. Its result is a JSON array in element order of {element, "
+      "result} or {element, error}.";
+  t.parameters = {
+      string_array("elements", "The elements, one sub-agent each"),
+      parameter("prompt", "string", "The task for each element; {{element}} is replaced by it", true),
+      parameter("max_concurrent", "integer", "How many run at once (default and most: [agents] max_concurrent)"),
+      string_array("tools", "Names of the tools they may use (a subset of yours); omit for all of yours"),
+      parameter("model", "string", "Model to use instead of yours"),
+      parameter("script", "string", "In a scripted run: the [[subagents]] entry each plays"),
+  };
+  t.parameters[0].required = true;
+  t.stateful = true;
+  t.actions = {action_kind::spawn, action_kind::fetch, action_kind::abort};
+  t.wait_ms = 0;
+  t.lifecycle.on_turn_end = turn_end_policy::abort;
+  return t;
+}
+
 ToolConfig describe_tools_tool() {
   auto t = builtin("describe_tools", "Describe tools in detail");
   t.description = "Returns the full description and parameters of the named tools.";
@@ -138,7 +162,7 @@ ToolConfig yield_to_parent_tool() {
 
 Config default_config() {
   Config c;
-  for (auto t : {shell_tool(), await_tool(), agent_tool(), describe_tools_tool()})
+  for (auto t : {shell_tool(), await_tool(), agent_tool(), foreach_tool(), describe_tools_tool()})
     c.tools.emplace(t.name, std::move(t));
   c.workspace = current_directory();
   return c;

@@ -14,6 +14,7 @@ Config default_config();
 /// The tool that starts sub-agents, and the one offered only inside them: it ends
 /// the sub-agent's turn with a result for its parent.
 inline constexpr const char* agent_tool_name = "agent";
+inline constexpr const char* foreach_tool_name = "foreach";
 inline constexpr const char* yield_tool_name = "yield_to_parent";
 ToolConfig yield_to_parent_tool();
 

@@ -143,6 +143,23 @@ Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig
     return v && v->is_string() ? v->as_string() : std::string();
   };
   a.prompt = text("prompt");
+  if (tool.name == foreach_tool_name) {
+    a.foreach = true;
+    if (auto* els = args.find("elements"); els && els->is_array())
+      for (auto& e : els->as_array())
+        a.elements.push_back(e.as_string());
+    auto most = static_cast<int64_t>(config.agents.max_concurrent);
+    a.max_concurrent = static_cast<int>(most);
+    if (auto* m = args.find("max_concurrent"); m && m->is_int()) {
+      auto n = m->as_int();
+      if (n < 1 || n > most)
+        return Error{fmt::format("`max_concurrent` is {}; it must be from 1 to {} ([agents] max_concurrent)", n, most)};
+      a.max_concurrent = static_cast<int>(n);
+    }
+    if (a.prompt.find("{{element}}") == std::string::npos)
+      return Error{"`prompt` has no {{element}}: each sub-agent would get the same task; put {{element}} where its "
+                   "element goes"};
+  }
   a.model = text("model");
   a.system_prompt = text("system_prompt");
   a.script = text("script");

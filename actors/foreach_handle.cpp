@@ -1,0 +1,230 @@
+#include "actors/foreach_handle.hpp"
+
+#include <caf/all.hpp>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+
+#include "messages/atoms.hpp"
+#include "messages/error_code.hpp"
+#include "messages/error_category.hpp"
+#include "messages/json.hpp"
+
+namespace jp {
+
+namespace {
+
+enum class element_phase { queued, running, done };
+
+struct Element {
+  std::string value;
+  element_phase phase = element_phase::queued;
+  std::string child_id;
+  handle_actor handle;
+  Question question; // what it waits on (id "": nothing)
+  ToolState final;
+};
+
+struct foreach_state {
+  foreach_state() = default; // not aggregate-built from the actor pointer
+  std::string id;
+  AgentSpec spec;
+  SubAgentStarter start;
+  supervisor_actor supervisor;
+  std::vector<Element> elements;
+  std::map<std::string, size_t> by_child; // child id -> element index
+  size_t next = 0;
+  int running = 0;
+  int peak = 0;
+  bool aborting = false;
+  bool stopped = false;
+  HandleReport final;
+  std::vector<caf::typed_response_promise<HandleReport>> aborts;
+  std::shared_ptr<std::vector<handle_actor>> live = std::make_shared<std::vector<handle_actor>>();
+  static inline const char* name = "jp.foreach";
+};
+
+// Its sub-agents report to it as handles report to the registry.
+using foreach_actor = handle_actor::extend_with<supervisor_actor>;
+using foreach_actor_t = foreach_actor::stateful_base<foreach_state>;
+
+std::string with_element(std::string text, const std::string& element) {
+  static const std::string mark = "{{element}}";
+  for (auto at = text.find(mark); at != std::string::npos; at = text.find(mark, at + element.size()))
+    text.replace(at, mark.size(), element);
+  return text;
+}
+
+const char* phase_name(element_phase p) {
+  switch (p) {
+    case element_phase::queued: return "queued";
+    case element_phase::running: return "running";
+    case element_phase::done: return "done";
+  }
+  return "queued";
+}
+
+HandleReport look(foreach_actor_t* self) {
+  auto& st = self->state;
+  if (st.stopped)
+    return st.final;
+  size_t done = 0;
+  std::string lines;
+  for (size_t i = 0; i < st.elements.size(); ++i) {
+    auto& e = st.elements[i];
+    done += e.phase == element_phase::done;
+    std::string state = phase_name(e.phase);
+    if (e.phase == element_phase::done)
+      state = e.final.ok ? "done" : "failed: " + e.final.error.message;
+    else if (!e.question.id.empty())
+      state = fmt::format("waiting: {}", e.question.text);
+    lines += fmt::format("\n[{}] {}: {}", i, cut_text(e.value, 80), state);
+  }
+  auto content = fmt::format("{} of {} done, {} running (at most {}){}", done, st.elements.size(), st.running,
+                             st.spec.max_concurrent, lines);
+  return HandleReport{st.id, ToolState::running(std::move(content)), 0, {}, {}};
+}
+
+/// Every element is done: the array of results is its result.
+void finish(foreach_actor_t* self) {
+  auto& st = self->state;
+  auto out = Json::array();
+  for (auto& e : st.elements) {
+    auto item = Json::object().set("element", e.value);
+    if (e.final.ok)
+      item.set("result", e.final.content);
+    else
+      item.set("error", e.final.error.message);
+    out.push(std::move(item));
+  }
+  st.stopped = true;
+  auto state = st.aborting ? ToolState::failure(ToolError{"aborted: its running sub-agents were aborted and the "
+                                                          "elements not yet started never ran",
+                                                          {}, false},
+                                                out.dump())
+                           : ToolState::success(out.dump());
+  st.final = HandleReport{st.id, std::move(state), 0, {}, {}};
+  self->send(st.supervisor, stopped_atom::value, st.final);
+  for (auto& rp : st.aborts)
+    rp.deliver(st.final);
+  st.aborts.clear();
+}
+
+void launch_more(foreach_actor_t* self) {
+  auto& st = self->state;
+  while (!st.aborting && st.running < st.spec.max_concurrent && st.next < st.elements.size()) {
+    auto i = st.next++;
+    auto& e = st.elements[i];
+    AgentSpec child = st.spec;
+    child.foreach = false;
+    child.elements.clear();
+    child.prompt = with_element(st.spec.prompt, e.value);
+    e.child_id = fmt::format("{}[{}]", st.id, i);
+    e.phase = element_phase::running;
+    st.by_child[e.child_id] = i;
+    ++st.running;
+    st.peak = std::max(st.peak, st.running);
+    e.handle = st.start(self, e.child_id, child, supervisor_actor{self});
+    st.live->push_back(e.handle);
+    self->monitor(e.handle);
+  }
+  if (st.running == 0 && (st.next >= st.elements.size() || st.aborting) && !st.stopped)
+    finish(self);
+}
+
+/// Element `i` ended with `state` (its stop, or its actor's death).
+void element_done(foreach_actor_t* self, size_t i, ToolState state) {
+  auto& st = self->state;
+  auto& e = st.elements[i];
+  if (e.phase != element_phase::running)
+    return;
+  e.phase = element_phase::done;
+  e.final = std::move(state);
+  e.question = {};
+  --st.running;
+  self->demonitor(e.handle.address());
+  std::erase(*st.live, e.handle);
+  self->send(e.handle, retire_atom::value);
+  launch_more(self);
+}
+
+foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string id, AgentSpec spec,
+                                              SubAgentStarter start, supervisor_actor supervisor) {
+  auto& st = self->state;
+  st.id = std::move(id);
+  st.spec = std::move(spec);
+  st.start = std::move(start);
+  st.supervisor = std::move(supervisor);
+  if (st.spec.max_concurrent < 1)
+    st.spec.max_concurrent = 1;
+  for (auto& v : st.spec.elements)
+    st.elements.push_back(Element{v});
+  // Its sub-agents end with it.
+  self->attach_functor([live = st.live] {
+    for (auto& h : *live)
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  });
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    for (size_t i = 0; i < st.elements.size(); ++i)
+      if (st.elements[i].handle && st.elements[i].handle.address() == dm.source)
+        return element_done(self, i,
+                            ToolState::failure(ToolError{fmt::format("its sub-agent died ({})", caf::to_string(dm.reason)),
+                                                         {}, false}));
+  });
+  launch_more(self);
+  return {
+    [self](fetch_atom, const LookOptions&) { return look(self); },
+    [self](apply_atom, const std::string&, const LookOptions&) -> caf::result<HandleReport> {
+      return make_error(error_code::input_refused,
+                        fmt::format("Handle `{}` is a foreach: it takes no input; its sub-agents' questions "
+                                    "are answered where they are asked",
+                                    self->state.id));
+    },
+    [self](abort_atom) -> caf::result<HandleReport> {
+      auto& st = self->state;
+      if (st.stopped)
+        return st.final;
+      auto rp = self->make_response_promise<HandleReport>();
+      st.aborts.push_back(rp);
+      if (!st.aborting) {
+        st.aborting = true;
+        for (auto& e : st.elements)
+          if (e.phase == element_phase::queued) {
+            e.phase = element_phase::done;
+            e.final = ToolState::failure(ToolError{"not started: the foreach was aborted", {}, false});
+          }
+        // Their stops (stopped_atom) drive the end; the replies add nothing.
+        for (auto& e : st.elements)
+          if (e.phase == element_phase::running)
+            self->request(e.handle, caf::infinite, abort_atom::value).then([](HandleReport&) {}, [](caf::error&) {});
+        if (st.running == 0)
+          finish(self);
+      }
+      return rp;
+    },
+    [](peek_atom) { return std::string(); },
+    [](answer_atom, const std::string&) {},
+    [self](retire_atom) { self->quit(); },
+    [self](stopped_atom, HandleReport& r) {
+      auto& st = self->state;
+      if (auto it = st.by_child.find(r.id); it != st.by_child.end())
+        element_done(self, it->second, std::move(r.state));
+    },
+    [self](waiting_atom, const std::string& child, Question& q, bool) {
+      auto& st = self->state;
+      if (auto it = st.by_child.find(child); it != st.by_child.end())
+        st.elements[it->second].question = std::move(q);
+    },
+    [](content_atom, const std::string&) {},
+  };
+}
+
+} // namespace
+
+handle_actor spawn_foreach(caf::local_actor* spawner, const std::string& id, const AgentSpec& spec,
+                           SubAgentStarter start, const supervisor_actor& supervisor) {
+  return spawner->spawn(foreach_behavior, id, spec, std::move(start), supervisor);
+}
+
+} // namespace jp

@@ -1,0 +1,26 @@
+// A foreach handle (the `foreach` tool, DESIGN.md "Sub-agents"): one sub-agent per
+// element, at most max_concurrent at a time. It is their supervisor as the registry
+// is its: each sub-agent reports its stop to it, and it starts the next.
+//   fetch  -> each element's state: queued, running (waiting: its question), done
+//   abort  -> every running sub-agent is aborted; queued elements never start
+//   stopped: a JSON array in element order of {element, result} or {element, error}
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "actors/interfaces.hpp"
+#include "messages/agent_spec.hpp"
+
+namespace jp {
+
+/// Starts one sub-agent under `id`, spawned by `spawner`, reporting to `supervisor`.
+using SubAgentStarter = std::function<handle_actor(caf::local_actor* spawner, const std::string& id,
+                                                   const AgentSpec& spec, const supervisor_actor& supervisor)>;
+
+/// Runs `spec.elements` (spec.foreach) through `start`, each with {{element}} in
+/// spec.prompt replaced by its element.
+handle_actor spawn_foreach(caf::local_actor* spawner, const std::string& id, const AgentSpec& spec,
+                           SubAgentStarter start, const supervisor_actor& supervisor);
+
+} // namespace jp
