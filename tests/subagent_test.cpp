@@ -75,6 +75,9 @@ CAF_TEST(a blocking sub-agent returns what it yields and its turn ends there) {
   auto res = results_of(r);
   CAF_CHECK_EQUAL(content(res, "main", 2, 0), "yielded gamma");
   CAF_CHECK(!contains(r.stdout_text, "never said"));
+  // Then its foreach: every element's result, in element order.
+  CAF_CHECK(contains(content(res, "main", 3, 1),
+                     R"([{\"element\":\"one\",\"result\":\"done with item one\"},{\"element\":\"two\")"));
   CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
 }
 
