@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "messages/atoms.hpp"
+#include "messages/json_codec.hpp"
 #include "messages/permission_reply.hpp"
 #include "messages/turn_result.hpp"
 #include "runtime/store/conversation_store.hpp"
@@ -143,6 +144,7 @@ struct subagent_state {
   std::vector<caf::typed_response_promise<HandleReport>> aborts;
   std::vector<PendingLook> looks;
   uint64_t next_look = 0;
+  std::vector<HandleSummary> handles; // its live handles, as of its turn's last tick
   std::shared_ptr<AskBox> asks;   // its turn's questions to whoever drives it
   uint64_t asking = 0;            // the question it waits on (0: none)
   Question question;
@@ -154,7 +156,8 @@ using subagent_actor = handle_actor::extend<
   caf::reacts_to<content_atom, int, std::string>, // response n's text
   caf::reacts_to<call_atom, int, std::string>,    // response n called a tool
   caf::reacts_to<timeout_atom, uint64_t>,    // a waiting look's time is up
-  caf::reacts_to<waiting_atom, uint64_t, Question>>; // its turn asks (question n)
+  caf::reacts_to<waiting_atom, uint64_t, Question>, // its turn asks (question n)
+  caf::reacts_to<list_atom, std::vector<HandleSummary>>>; // its live handles now
 using subagent_actor_t = subagent_actor::stateful_base<subagent_state>;
 
 /// Passes the loop's events on to whoever watched the parent's agents (the event
@@ -188,8 +191,16 @@ public:
   }
   void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,
                 const std::string& error) override {
+    caf::anon_send(handle_, list_atom::value, std::vector<HandleSummary>{});
     if (inner_)
       inner_->turn_end(handles, undelivered, error);
+  }
+  // Its live handles, every half second while its tools run: what fetch lists.
+  bool wants_progress() const override { return true; }
+  void progress(const std::vector<HandleSummary>& running) override {
+    caf::anon_send(handle_, list_atom::value, running);
+    if (inner_ && inner_->wants_progress())
+      inner_->progress(running);
   }
 
 private:
@@ -217,6 +228,9 @@ HandleReport look(subagent_actor_t* self) {
     content += '\n';
   content += fmt::format("[progress: {} responses, {} tool calls{}]", st.rounds_before + st.rounds, st.calls,
                          st.queued.empty() ? "" : fmt::format(", {} messages queued", st.queued.size()));
+  for (auto& h : st.handles)
+    content += fmt::format("\n[handle {} ({}): {}, {:.1f} s{}{}]", h.id, h.tool, to_string(h.state.kind),
+                           h.elapsed_secs, h.last_line.empty() ? "" : ": ", cut_text(h.last_line, 120));
   auto state = st.asking ? ToolState::waiting(st.question, std::move(content)) : ToolState::running(std::move(content));
   return HandleReport{st.id, std::move(state), 0, {}, {}};
 }
@@ -370,6 +384,20 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
       // The registry marks it waiting: an await returns it in `pending`, with the question.
       self->send(st.supervisor, waiting_atom::value, st.id, st.question, false);
       answer_looks(self);
+    },
+    [self](list_atom, std::vector<HandleSummary>& running) {
+      auto& st = self->state;
+      // News for a waiting look: a handle came, went, or changed state (not its clock).
+      auto shape = [](const std::vector<HandleSummary>& hs) {
+        std::vector<std::pair<std::string, state_kind>> out;
+        for (auto& h : hs)
+          out.emplace_back(h.id, h.state.kind);
+        return out;
+      };
+      bool news = shape(running) != shape(st.handles);
+      st.handles = std::move(running);
+      if (news)
+        answer_looks(self);
     },
     [self](call_atom, int n, const std::string&) {
       auto& st = self->state;

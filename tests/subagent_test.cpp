@@ -47,6 +47,23 @@ Run run_script_text(const std::string& script_text, const std::string& options =
                 fmt::format("{} run {} {}/script.toml --json", options, run_options, ws.path.string()));
 }
 
+/// A scripted sub-agent `holder` whose shell handle `long` writes its pid to
+/// `pidfile` and sleeps; the sub-agent awaits it (so it holds a process until aborted).
+std::string holder_subagent(const std::string& pidfile) {
+  return fmt::format(R"(
+[[subagents]]
+name = "holder"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "spawn", id = "long", command = "echo $$ > '{0}.tmp'; mv '{0}.tmp' '{0}'; exec sleep 600" }}
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["long"] }}
+)",
+                     pidfile);
+}
+
 } // namespace
 
 CAF_TEST(sub-agents and a process spawned in one batch are awaited together) {
@@ -103,18 +120,8 @@ name = "main"
   [[agents.steps.calls]]
   tool = "shell"
   arguments = {{ command = "if kill -0 $(cat '{0}') 2>/dev/null; then echo alive; else echo gone; fi" }}
-
-[[subagents]]
-name = "holder"
-  [[subagents.steps]]
-  [[subagents.steps.calls]]
-  tool = "shell"
-  arguments = {{ action = "spawn", id = "long", command = "echo $$ > '{0}.tmp'; mv '{0}.tmp' '{0}'; exec sleep 600" }}
-  [[subagents.steps.calls]]
-  tool = "await"
-  arguments = {{ all = ["long"] }}
-)",
-                            pidfile);
+{1})",
+                            pidfile, holder_subagent(pidfile));
   ws.write("script.toml", script);
   auto r = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json", ws.path.string()));
   JP_REQUIRE_OK(r);
@@ -514,5 +521,34 @@ name = "holder"
   CAF_CHECK(contains(aborted, R"("state":"stopped")"));
   CAF_CHECK(contains(aborted, "not started: the foreach was aborted"));
   CAF_CHECK(!contains(r.stdout_text, "main/items[1]"));
+  CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
+}
+
+CAF_TEST(fetch lists the live handles of a sub-agent) {
+  temp_dir ws;
+  auto pidfile = (ws.path / "pid").string();
+  ws.write("script.toml", fmt::format(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "spawn", id = "w", prompt = "x", script = "holder" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "until [ -s '{0}' ]; do sleep 0.01; done" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "fetch", id = "w", wait_ms = 3000 }}
+{1})",
+                                      pidfile, holder_subagent(pidfile)));
+  auto r = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json", ws.path.string()));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  // Its turn reports its handles every half second while its tools run; the look
+  // waits (at most wait_ms) for that.
+  CAF_CHECK(contains(content(res, "main", 3, 0), "[handle long (shell): running, "));
   CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
 }
