@@ -195,7 +195,8 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code) 
       st.messages.push_back(ChatMessage{chat_role::tool, res.content, {}, c.id, c.name, !res.ok});
       // A sub-agent handing back its result ends its turn (a normal tool whose name
       // the loop knows, as tool-to-promise has it).
-      if (c.name == yield_tool_name && res.ok && !st.yielded) {
+      // A user's own tool of that name, in a top-level agent, ends nothing.
+      if (st.ctx.depth > 0 && c.name == yield_tool_name && res.ok && !st.yielded) {
         st.yielded = true;
         st.answer = res.content;
       }

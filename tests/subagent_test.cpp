@@ -552,3 +552,25 @@ name = "main"
   CAF_CHECK(contains(content(res, "main", 3, 0), "[handle long (shell): running, "));
   CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
 }
+
+CAF_TEST(only a sub-agent ends its turn with yield_to_parent) {
+  // A top-level agent's own tool that happens to have the name is just a tool.
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "yield_to_parent"
+  arguments = {}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "echo still here" }
+)",
+                           "--cfg 'conversation.tools.yield_to_parent.command={program=\"echo\", args=[\"mine\"]}' "
+                           "--cfg conversation.tools.yield_to_parent.run=\\\"unattended\\\"");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK_EQUAL(content(res, "main", 1, 0), "mine\n");
+  CAF_CHECK_EQUAL(content(res, "main", 2, 0), "still here\n");
+}
