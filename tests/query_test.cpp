@@ -249,6 +249,23 @@ FakeResponse spawn_lingering_handle(const std::string& pidfile) {
                            Json::object().set("action", "spawn").set("id", "w").set("command", command))};
 }
 
+/// Config: a tool `sentinel` whose TERM trap opens the gate (ws.gated's: tools run in
+/// the workspace), aborted at turn end. A gated handle the turn end waits for then ends
+/// only once the turn end has begun: its strategies are applied in one step, so the
+/// wait is in place before the abort opens the gate.
+const char* const kSentinel =
+  "[conversation.tools.sentinel]\nsummary = \"opens the gate when aborted\"\n"
+  "command = { program = \"sh\", args = [\"-c\", \"trap 'touch gate; exit' TERM; "
+  "echo ready; while :; do sleep 0.02; done\"] }\nrun = \"unattended\"\n"
+  "[conversation.tools.sentinel.spawn]\nstateful = true\n"
+  "[conversation.tools.sentinel.spawn.lifecycle]\non_turn_end = \"abort\"\n";
+
+/// The call spawning the sentinel `s`. Its answer waits for "ready": its trap is set
+/// before the turn can end.
+std::tuple<std::string, std::string, Json> spawn_sentinel(const std::string& call_id) {
+  return {call_id, "sentinel", Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 20000)};
+}
+
 } // namespace
 
 CAF_TEST(a stateful spawn and an await run across two rounds and the answer ends the turn) {
@@ -473,17 +490,27 @@ CAF_TEST(ctrl-c at a question on the terminal ends the turn without hanging) {
 CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result comes back as a tool response) {
   FakeProviderServer server;
   Workspace ws(server, "openai",
-               "inquiry_model = \"cheap-model\"\n"
-               "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"inquire\"\n");
-  server.push({200, openai_call("call_1", "shell",
-                                Json::object().set("action", "spawn").set("id", "b").set("wait_ms", 0).set("command", ws.gated("echo done")))});
+               fmt::format("inquiry_model = \"cheap-model\"\n"
+                           "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"inquire\"\n{}",
+                           kSentinel));
+  // `b` ends once the turn end applies the inquiry's answer (which aborts the
+  // sentinel): had it ended during the inquiry, nothing would be left to wait for.
+  server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "b")
+                                                        .set("wait_ms", 0).set("command", ws.gated("echo done"))},
+                                  spawn_sentinel("call_2")})});
   server.push({200, openai_text("I will leave it running.")});
-  server.push({.body = openai_text(R"(Here you go: {"b": "wait"})"), .before = ws.open_gate()});
+  server.push({200, openai_text(R"(Here you go: {"b": "wait"})")});
   server.push({200, openai_text("It finished.")});
   auto r = ws.query("--json 'start b'");
   JP_REQUIRE_OK(r);
   auto seen = server.requests();
-  CAF_REQUIRE_EQUAL(seen.size(), 4u);
+  // It saw another count once under ASan in CI: the requests and the run's output say why.
+  if (seen.size() != 4u) {
+    std::string bodies;
+    for (auto& s : seen)
+      bodies += s.body.substr(0, 2000) + "\n---\n";
+    CAF_FAIL(seen.size() << " requests:\n" << bodies << "output:\n" << r.out);
+  }
   // The inquiry: its own request, to the cheaper model, listing the handle.
   auto inquiry = Json::parse(seen[2].body);
   CAF_CHECK_EQUAL(inquiry->find("model")->as_string(), "cheap-model");
@@ -526,17 +553,11 @@ CAF_TEST(results the turn end awaited reach the next turn as notifications) {
   // aborts the sentinel, whose TERM trap opens the gate.
   Workspace ws(server, "openai",
                fmt::format("[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\n"
-                           "[conversation.tools.sentinel]\nsummary = \"opens the gate when aborted\"\n"
-                           "command = {{ program = \"sh\", args = [\"-c\", \"trap 'touch gate; exit' TERM; "
-                           "echo ready; while :; do sleep 0.02; done\"] }}\nrun = \"unattended\"\n"
-                           "[conversation.tools.sentinel.spawn]\nstateful = true\n"
-                           "[conversation.tools.sentinel.spawn.lifecycle]\non_turn_end = \"abort\"\n"));
+                           "{}", kSentinel));
   // Tools run in the workspace, where the sentinel's `gate` is ws.gated's.
   server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "late")
                                                         .set("wait_ms", 0).set("command", ws.gated("echo later"))},
-                                  // Its answer waits for "ready": its trap is set before the turn can end.
-                                  {"call_2", "sentinel", Json::object().set("action", "spawn").set("id", "s")
-                                                           .set("wait_ms", 20000)}})});
+                                  spawn_sentinel("call_2")})});
   server.push({200, openai_text("Bye for now.")});
   CAF_REQUIRE_EQUAL(ws.query("'go'").status, 0);
   server.push({200, openai_text("Noted.")});
