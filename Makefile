@@ -68,7 +68,7 @@ test-asan: deps
 	  -DCMAKE_CXX_FLAGS="-O0 -g1 $(SANITIZE)" -DCMAKE_C_FLAGS="-O0 -g1 $(SANITIZE)" \
 	  -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE)"
 	cmake --build $(BUILD)-asan -j$(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 \
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/sanitizer/ubsan.supp \
 	  ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS) -LE slow
 

@@ -28,8 +28,9 @@ struct Run {
 /// CAF_REQUIRE_EQUAL does not print the values it compared).
 #define JP_REQUIRE_OK(r)                                                                           \
   do {                                                                                             \
-    if ((r).status != 0)                                                                           \
-      CAF_FAIL("exited " << (r).status << ":\n" << (r).out);                                      \
+    const auto& jp_run_ = (r); /* once: `r` may be the run itself */                              \
+    if (jp_run_.status != 0)                                                                       \
+      CAF_FAIL("exited " << jp_run_.status << ":\n" << jp_run_.out);                              \
   } while (false)
 
 /// Where runs in workspace `ws` keep the user's state (crash records): one place per
