@@ -63,6 +63,7 @@ using registry_actor = supervisor_actor::extend<
   caf::replies_to<status_atom, std::vector<std::string>>::with<std::vector<HandleStatus>>,
   caf::reacts_to<unwatch_atom, watcher_actor>,
   caf::replies_to<list_atom>::with<std::vector<HandleSummary>>,
+  caf::replies_to<counts_atom>::with<HandleCounts>,
   caf::replies_to<turn_end_atom, InquiryAnswers>::with<std::vector<HandleSummary>>>;
 
 /// One `await` call (RFD 037).
@@ -73,6 +74,7 @@ using turn_actor = caf::typed_actor<
   caf::replies_to<batch_atom, std::vector<std::string>>::with<bool>,
   caf::replies_to<call_atom, std::string, std::string>::with<CallResult>,
   caf::replies_to<list_atom>::with<std::vector<HandleSummary>>,
+  caf::replies_to<counts_atom>::with<HandleCounts>,
   caf::replies_to<turn_end_atom>::with<std::vector<HandleSummary>, std::string>,
   caf::replies_to<pending_atom>::with<std::vector<Notification>>,
   caf::reacts_to<abort_all_atom>,

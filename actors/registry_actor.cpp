@@ -47,6 +47,8 @@ struct registry_state {
   std::shared_ptr<std::map<caf::actor_addr, handle_actor>> children =
     std::make_shared<std::map<caf::actor_addr, handle_actor>>();
   uint64_t next_internal = 0;
+  HandleCounts counts;
+  int64_t live = 0; // handles (not one-shot runs) started and not yet stopped
   notification_sink sink; // none: no notifications
   // Handles a turn end waits for (await, inquire:wait): called when they stop.
   std::map<std::string, std::function<void(const ToolState&)>> turn_end_waits;
@@ -147,6 +149,8 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped)
     return;
   auto& e = it->second;
+  if (e.phase == entry_phase::live && !e.oneshot)
+    --self->state.live;
   e.phase = entry_phase::stopped;
   e.final = std::move(report);
   e.final.id = id;
@@ -190,6 +194,11 @@ void start(registry_actor_t* self, const std::string& id, entry& e, const Launch
   e.notify_waiting = spec.notify_waiting;
   e.child = spec.child;
   e.started = std::chrono::steady_clock::now();
+  if (!e.oneshot) {
+    auto& st = self->state;
+    ++st.counts.spawned;
+    st.counts.peak_live = std::max(st.counts.peak_live, ++st.live);
+  }
   e.handle = self->state.factory(self, id, spec, supervisor_actor{self});
   self->monitor(e.handle);
   self->state.by_actor[e.handle.address()] = id;
@@ -505,6 +514,7 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       auto id = report.id;
       mark_stopped(self, id, std::move(report));
     },
+    [self](counts_atom) { return self->state.counts; },
     [self](list_atom) -> caf::result<std::vector<HandleSummary>> {
       // Handles not yet stopped, with their last output line (for progress displays
       // and the turn-end inquiry's preview): each live handle is asked for it.

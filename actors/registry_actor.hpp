@@ -23,6 +23,7 @@
 //        as watch, without subscribing (await's fast path: already stopped)
 //   (unwatch_atom, watcher)                     -> void
 //   (list_atom)                                 -> vector<HandleSummary>  not yet stopped
+//   (counts_atom)                               -> HandleCounts  started so far, most live at once
 //        (policy = its child spec's on_turn_end)
 //   (turn_end_atom, InquiryAnswers)             -> vector<HandleSummary>  after every
 //        live handle had its turn-end strategy applied (abort | await | inquire, the

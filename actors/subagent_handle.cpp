@@ -166,6 +166,18 @@ class ReportingObserver : public TurnObserver {
 public:
   ReportingObserver(std::shared_ptr<TurnObserver> inner, subagent_actor handle)
     : inner_(std::move(inner)), handle_(std::move(handle)) {}
+  void turn_start() override {
+    if (inner_)
+      inner_->turn_start();
+  }
+  void model_round(int n, const ModelRound& r) override {
+    if (inner_)
+      inner_->model_round(n, r);
+  }
+  void handle_counts(const HandleCounts& counts) override {
+    if (inner_)
+      inner_->handle_counts(counts);
+  }
   void response(int n, const std::string& text) override {
     caf::anon_send(handle_, content_atom::value, n, text);
     if (inner_)

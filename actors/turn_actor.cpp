@@ -580,6 +580,10 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
       self->delegate(self->state.registry, list_atom::value);
       return caf::delegated<std::vector<HandleSummary>>{};
     },
+    [self](counts_atom) -> caf::result<HandleCounts> {
+      self->delegate(self->state.registry, counts_atom::value);
+      return caf::delegated<HandleCounts>{};
+    },
     [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>, std::string> {
       // The handles whose tools say "inquire" are put to the inquiry (once, all of
       // them); the registry then applies every strategy. The answer lists every

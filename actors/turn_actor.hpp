@@ -4,6 +4,7 @@
 //   (batch_atom, vector<string> spawn_ids) -> bool       pre-register a batch's spawns
 //   (call_atom, tool, args_json)           -> CallResult
 //   (list_atom)                            -> vector<HandleSummary>  handles still running
+//   (counts_atom)                          -> HandleCounts  its registry's
 //   (turn_end_atom)                        -> vector<HandleSummary>, failure
 //        every handle ended, and why the turn-end inquiry failed ("": it did not)
 //   (resolve_atom, id, Question)           -> bool   an await's waiting handle: its

@@ -46,12 +46,19 @@ public:
 class TurnObserver {
 public:
   virtual ~TurnObserver() = default;
+  /// The turn began (before its first request).
+  virtual void turn_start() {}
+  /// Response `n` ended (every response, with text or not; before response()).
+  virtual void model_round(int n, const ModelRound& r) {}
   virtual void response(int n, const std::string& text) {}
   virtual void retry(const std::string& why) {}
   virtual void tool_call(int n, int index, const ToolCall& call) {}
   virtual void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
                            double elapsed_ms) {}
   virtual void notification(const Notification& n) {}
+  /// The turn's handles: how many it started, and the most that ran at once
+  /// (called just before turn_end; not when the turn end itself failed).
+  virtual void handle_counts(const HandleCounts& counts) {}
   /// The turn ended: what became of its handles, what no response carried, and why
   /// it failed ("" = it did not).
   virtual void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,

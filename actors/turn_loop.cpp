@@ -27,6 +27,9 @@ struct Response {
   std::string text;
   std::vector<ToolCall> calls;
   std::string finish_reason;
+  std::chrono::steady_clock::time_point requested; // when its request went out
+  int64_t tokens_in = -1;
+  int64_t tokens_out = -1;
 };
 
 /// The conversation's last messages, handed to the turn-end inquiry (which runs on
@@ -164,6 +167,8 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code) 
   ChatMessage said{chat_role::assistant, r.text, cut ? std::vector<ToolCall>{} : r.calls};
   if (!said.text.empty() || !said.tool_calls.empty())
     st.messages.push_back(said);
+  if (st.ctx.observer)
+    st.ctx.observer->model_round(st.responses, ModelRound{ms_since(r.requested), r.tokens_in, r.tokens_out});
   if (st.ctx.observer && !r.text.empty())
     st.ctx.observer->response(st.responses, r.text);
   if (!r.text.empty() && !st.yielded)
@@ -281,6 +286,7 @@ void send_request(loop_actor_t* self) {
   }
   ++st.responses;
   st.response = {};
+  st.response.requested = clock_type::now();
   st.streaming = true;
   auto gen = ++st.stream_gen;
   ChatRequest req;
@@ -392,9 +398,18 @@ void finish_turn(loop_actor_t* self) {
               record(self, SystemNotificationEvent{n});
             record_unanswered(self); // before turn_end: the turn's record is complete
             record(self, TurnEndEvent{handles, st.interrupted, st.error});
-            if (st.ctx.observer)
-              st.ctx.observer->turn_end(handles, undelivered, st.error);
-            conclude(self);
+            if (!st.ctx.observer)
+              return conclude(self);
+            self->request(st.turn, caf::infinite, counts_atom::value)
+              .then([self, handles, undelivered](HandleCounts& counts) {
+                      self->state.ctx.observer->handle_counts(counts);
+                      self->state.ctx.observer->turn_end(handles, undelivered, self->state.error);
+                      conclude(self);
+                    },
+                    [self, handles, undelivered](caf::error&) {
+                      self->state.ctx.observer->turn_end(handles, undelivered, self->state.error);
+                      conclude(self);
+                    });
           });
       },
       [self](caf::error& err) {
@@ -493,6 +508,8 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       if (!start.notifications.empty())
         text = notifications_block(start.notifications) + "\n\n" + prompt;
       record(self, start);
+      if (st.ctx.observer)
+        st.ctx.observer->turn_start();
       st.messages.push_back(ChatMessage{chat_role::user, text});
       request_response(self);
       return st.done;
@@ -512,6 +529,10 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
           break;
         case chat_event_kind::done:
           st.response.finish_reason = e.finish_reason;
+          break;
+        case chat_event_kind::usage:
+          st.response.tokens_in = e.tokens_in;
+          st.response.tokens_out = e.tokens_out;
           break;
       }
     },

@@ -27,6 +27,7 @@ using timeout_atom = caf::atom_constant<caf::atom("timeout")>; // await's timer
 using run_atom = caf::atom_constant<caf::atom("run")>;         // start an await / agent
 using call_atom = caf::atom_constant<caf::atom("call")>;       // turn: one tool call
 using list_atom = caf::atom_constant<caf::atom("list")>;       // registry: live handles
+using counts_atom = caf::atom_constant<caf::atom("counts")>;   // registry: handles started, peak
 using status_atom = caf::atom_constant<caf::atom("status")>;   // registry: states, no watch
 using notify_atom = caf::atom_constant<caf::atom("notify")>;   // registry -> turn: a notification
 using content_atom = caf::atom_constant<caf::atom("content")>; // handle -> registry: new output

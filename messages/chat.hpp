@@ -53,6 +53,7 @@ enum class chat_event_kind : uint8_t {
   text,      // a piece of the assistant's text, to render as it comes
   tool_call, // a complete tool call (its arguments assembled from the deltas)
   done,      // the response ended; `finish_reason` says why
+  usage,     // the tokens the response took, as the provider counts them
 };
 
 struct ChatEvent {
@@ -60,7 +61,18 @@ struct ChatEvent {
   std::string text;
   ToolCall call;
   std::string finish_reason;
+  int64_t tokens_in = -1;  // usage: the prompt's tokens (-1: not reported)
+  int64_t tokens_out = -1; // usage: the response's tokens (-1: not reported)
   friend bool operator==(const ChatEvent&, const ChatEvent&) = default;
+};
+
+/// One assistant response, for the experiment report: how long the model took (from
+/// the request to the end of its stream, retries included) and the tokens the
+/// provider reported (-1: it did not).
+struct ModelRound {
+  double elapsed_ms = 0;
+  int64_t tokens_in = -1;
+  int64_t tokens_out = -1;
 };
 
 template <class Inspector>
@@ -78,7 +90,7 @@ typename Inspector::result_type inspect(Inspector& f, ChatRequest& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ChatEvent& x) {
-  return f(x.kind, x.text, x.call, x.finish_reason);
+  return f(x.kind, x.text, x.call, x.finish_reason, x.tokens_in, x.tokens_out);
 }
 
 } // namespace jp

@@ -1,6 +1,7 @@
 // A handle as turn-end events and progress displays list it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "messages/child_spec.hpp"
@@ -18,6 +19,19 @@ struct HandleSummary {
   turn_end_outcome outcome = turn_end_outcome::none; // what the turn end applied
   friend bool operator==(const HandleSummary&, const HandleSummary&) = default;
 };
+
+/// How many handles a turn's registry started, and the most that ran at once (the
+/// experiment report's figures; one-shot runs are not handles).
+struct HandleCounts {
+  int64_t spawned = 0;
+  int64_t peak_live = 0;
+  friend bool operator==(const HandleCounts&, const HandleCounts&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, HandleCounts& x) {
+  return f(x.spawned, x.peak_live);
+}
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleSummary& x) {

@@ -38,6 +38,7 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<LaunchSpec>("jp.LaunchSpec")
     .add_message_type<CallResult>("jp.CallResult")
     .add_message_type<Notification>("jp.Notification")
+    .add_message_type<HandleCounts>("jp.HandleCounts")
     .add_message_type<std::map<std::string, std::string>>("jp.StringMap")
     .add_message_type<InquiryAnswers>("jp.InquiryAnswers")
     .add_message_type<std::vector<Notification>>("jp.NotificationList")

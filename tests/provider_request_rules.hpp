@@ -126,6 +126,16 @@ inline std::optional<Violation> openai_request_violation(const Json& body) {
     return Violation{"Unsupported parameter: 'max_tokens' is not supported with this model. Use "
                      "'max_completion_tokens' instead.",
                      "max_tokens", "unsupported_parameter"};
+  if (auto* options = member(body, "stream_options")) {
+    auto* stream = member(body, "stream");
+    if (!stream || !stream->is_bool() || !stream->as_bool())
+      return Violation{"The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options",
+                       "invalid_value"};
+    auto* usage = options->is_object() ? member(*options, "include_usage") : nullptr;
+    if (!options->is_object() || (usage && !usage->is_bool()))
+      return Violation{"Invalid type for 'stream_options.include_usage': expected a boolean.",
+                       "stream_options.include_usage", "invalid_type"};
+  }
   if (auto* tools = member(body, "tools"))
     if (auto v = openai_tools_violation(*tools))
       return v;

@@ -80,12 +80,21 @@ struct Decoded {
       n += e.kind == kind;
     return n;
   }
-  /// The finish reason of the last event, which must be the one `done`.
+  /// The finish reason of the one `done`, which is the last event but for a usage.
   std::string done_reason() const {
     CAF_REQUIRE(!events.empty());
     CAF_CHECK_EQUAL(count(chat_event_kind::done), 1u);
-    CAF_CHECK(events.back().kind == chat_event_kind::done);
-    return events.back().finish_reason;
+    auto last = events.back().kind == chat_event_kind::usage && events.size() > 1 ? events.end() - 2 : events.end() - 1;
+    CAF_CHECK(last->kind == chat_event_kind::done);
+    return last->finish_reason;
+  }
+  /// The usage reported (tokens in, out); (-2, -2) if none was.
+  std::pair<int64_t, int64_t> usage() const {
+    CAF_CHECK(count(chat_event_kind::usage) <= 1u);
+    for (const auto& e : events)
+      if (e.kind == chat_event_kind::usage)
+        return {e.tokens_in, e.tokens_out};
+    return {-2, -2};
   }
 };
 
@@ -308,6 +317,26 @@ CAF_TEST(openai usage chunks with empty choices are fine) {
   CAF_REQUIRE_EQUAL(d.error, "");
   CAF_CHECK_EQUAL(d.text(), "ok");
   CAF_CHECK_EQUAL(d.done_reason(), "stop");
+  // The usage chunk comes after the finish_reason: it is reported after `done`.
+  CAF_CHECK(d.usage() == std::make_pair<int64_t, int64_t>(9, 1));
+  CAF_CHECK(d.events.back().kind == chat_event_kind::usage);
+}
+
+CAF_TEST(usage counts the prompt cache and ignores what is not a count) {
+  auto d = decode_data<AnthropicStream>({
+    R"({"type":"message_start","message":{"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":100,"output_tokens":1}}})",
+    R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":-3}})",
+    R"({"type":"message_stop"})",
+  });
+  CAF_CHECK(d.usage() == std::make_pair<int64_t, int64_t>(115, 1));
+  auto none = decode_data<AnthropicStream>({R"({"type":"message_stop"})"});
+  CAF_CHECK(none.usage() == std::make_pair<int64_t, int64_t>(-2, -2)); // none reported: no event
+  auto o = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
+    R"({"choices":[],"usage":{"prompt_tokens":"many","completion_tokens":4}})",
+    R"({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}})",
+  });
+  CAF_CHECK(o.usage() == std::make_pair<int64_t, int64_t>(-1, 4)); // once; a count that is none is unknown
 }
 
 CAF_TEST(openai stream not finished without finish reason or DONE) {
@@ -364,6 +393,8 @@ CAF_TEST(anthropic text fixture) {
   CAF_CHECK(d.calls().empty());
   CAF_CHECK_EQUAL(d.done_reason(), "end_turn");
   CAF_CHECK(d.finished);
+  // message_start's input tokens (fresh and cached), message_delta's output tokens.
+  CAF_CHECK(d.usage() == std::make_pair<int64_t, int64_t>(412, 24));
 }
 
 CAF_TEST(anthropic tool use fixture) {
@@ -377,7 +408,7 @@ CAF_TEST(anthropic tool use fixture) {
 CAF_TEST(anthropic parallel tool use fixture) {
   auto d = decode<AnthropicStream>(fixture("anthropic_parallel_tool_use.sse"));
   CAF_REQUIRE_EQUAL(d.error, "");
-  CAF_REQUIRE_EQUAL(d.events.size(), 6u);
+  CAF_REQUIRE_EQUAL(d.events.size(), 7u); // text, two calls, usage, done
   CAF_CHECK_EQUAL(d.text(), "I'll start the build in the background and say hi meanwhile.");
   // Text first, then the calls in block order, then done.
   for (size_t i = 0; i < 3; ++i)
@@ -459,7 +490,7 @@ CAF_TEST(openai request body) {
   auto tools = R"([{"type":"function","function":{"name":"shell","parameters":{"type":"object"}}}])";
   auto body = openai_request_body(conversation("gpt-4o", tools));
   CAF_CHECK_EQUAL(body,
-    R"json({"model":"gpt-4o","stream":true,"messages":[)json"
+    R"json({"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[)json"
     R"json({"role":"system","content":"You run tools for the user."},)json"
     R"json({"role":"user","content":"Build it and say hi."},)json"
     R"json({"role":"assistant","content":"On it.","tool_calls":[)json"
@@ -480,7 +511,7 @@ CAF_TEST(openai request body minimal) {
   only_calls.tool_calls = {call("c", "shell", "")};
   r.messages = {ChatMessage{chat_role::user, "hi"}, only_calls};
   CAF_CHECK_EQUAL(openai_request_body(r),
-    R"json({"model":"llama3","stream":true,"messages":[{"role":"user","content":"hi"},)json"
+    R"json({"model":"llama3","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"},)json"
     R"json({"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"shell","arguments":"{}"}}]},)json"
     // A call needs its answer right after it: one that has none says so.
     R"json({"role":"tool","tool_call_id":"c","content":"no result was recorded for this call"}]})json");

@@ -312,7 +312,7 @@ CAF_TEST(a second query continues the conversation and new starts another) {
   auto first = ws.query("'first question'");
   JP_REQUIRE_OK(first);
   server.push({200, provider_fixture("anthropic_text.sse")});
-  CAF_REQUIRE_EQUAL(ws.query("'second question'").status, 0);
+  JP_REQUIRE_OK(ws.query("'second question'"));
   auto seen = server.requests();
   CAF_REQUIRE_EQUAL(seen.size(), 2u);
   auto msgs = messages_sent(seen[1]);
@@ -320,7 +320,7 @@ CAF_TEST(a second query continues the conversation and new starts another) {
   CAF_CHECK(contains(msgs[0].dump(), "first question"));
   CAF_CHECK_EQUAL(msgs[1].find("role")->as_string(), "assistant");
   server.push({200, provider_fixture("anthropic_text.sse")});
-  CAF_REQUIRE_EQUAL(ws.query("--new 'fresh start'").status, 0);
+  JP_REQUIRE_OK(ws.query("--new 'fresh start'"));
   CAF_CHECK_EQUAL(messages_sent(server.requests()[2]).size(), 1u);
   auto ls = cli_in(ws.dir.path.string(), "conversations ls");
   CAF_CHECK_EQUAL(ls.status, 0);
@@ -339,7 +339,7 @@ CAF_TEST(a torn last line of the store is dropped with a warning and the query g
   FakeProviderServer server;
   Workspace ws(server);
   server.push({200, openai_text("one")});
-  CAF_REQUIRE_EQUAL(ws.query("'q1'").status, 0);
+  JP_REQUIRE_OK(ws.query("'q1'"));
   std::string file;
   for (auto& d : std::filesystem::directory_iterator(ws.path(".jp/conversations")))
     if (d.is_directory())
@@ -559,9 +559,9 @@ CAF_TEST(results the turn end awaited reach the next turn as notifications) {
                                                         .set("wait_ms", 0).set("command", ws.gated("echo later"))},
                                   spawn_sentinel("call_2")})});
   server.push({200, openai_text("Bye for now.")});
-  CAF_REQUIRE_EQUAL(ws.query("'go'").status, 0);
+  JP_REQUIRE_OK(ws.query("'go'"));
   server.push({200, openai_text("Noted.")});
-  CAF_REQUIRE_EQUAL(ws.query("'anything new?'").status, 0);
+  JP_REQUIRE_OK(ws.query("'anything new?'"));
   auto msgs = messages_sent(server.requests()[2]);
   auto text = msgs.back().find("content")->as_string();
   CAF_CHECK(contains(text, "<notifications>"));
@@ -569,7 +569,7 @@ CAF_TEST(results the turn end awaited reach the next turn as notifications) {
   CAF_CHECK(text.ends_with("anything new?"));
   // Delivered once: a third turn does not carry it again.
   server.push({200, openai_text("Nothing.")});
-  CAF_REQUIRE_EQUAL(ws.query("'and now?'").status, 0);
+  JP_REQUIRE_OK(ws.query("'and now?'"));
   CAF_CHECK(!contains(messages_sent(server.requests()[3]).back().dump(), "<notifications>"));
 }
 
@@ -647,4 +647,40 @@ CAF_TEST(a sub-agent runs on the query's provider and its answer is the agent ca
   // Its events are logged under its path.
   if (!contains(r.stdout_text, R"("agent":"assistant/#1")"))
     CAF_FAIL("no event of the sub-agent in:\n" << r.stdout_text);
+}
+
+CAF_TEST(the tokens the provider reports reach the events and the report) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  // As api.openai.com streams with stream_options.include_usage: the usage in a
+  // chunk of its own, after the finish_reason.
+  auto stream = openai_text("Counted.");
+  stream.insert(stream.rfind("data: [DONE]"),
+                R"(data: {"id":"chatcmpl-test","object":"chat.completion.chunk","model":"test-model","choices":[],)"
+                R"("usage":{"prompt_tokens":321,"completion_tokens":12,"total_tokens":333}})"
+                "\n\n");
+  server.push({200, stream});
+  auto r = ws.query("--json 'count them'");
+  JP_REQUIRE_OK(r);
+  auto sent = Json::parse(server.requests().front().body);
+  CAF_REQUIRE(sent.ok());
+  CAF_CHECK_EQUAL(sent->find("stream_options")->dump(), R"({"include_usage":true})");
+  std::optional<Json> round;
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "model_round")
+      round = e;
+  CAF_REQUIRE(round.has_value());
+  CAF_CHECK_EQUAL(round->find("tokens_in")->as_int(), 321);
+  CAF_CHECK_EQUAL(round->find("tokens_out")->as_int(), 12);
+  CAF_CHECK(round->find("elapsed_ms")->as_number() >= 0);
+  ws.dir.write("log.jsonl", r.stdout_text);
+  auto report = cli_in(ws.dir.path.string(), fmt::format("report --json {}", ws.path("log.jsonl")));
+  JP_REQUIRE_OK(report);
+  auto j = Json::parse(report.stdout_text);
+  CAF_REQUIRE(j.ok());
+  auto& assistant = j->find("agents")->as_array().front();
+  CAF_CHECK_EQUAL(assistant.find("agent")->as_string(), "assistant");
+  CAF_CHECK_EQUAL(assistant.find("tokens_in")->as_int(), 321);
+  CAF_CHECK_EQUAL(assistant.find("tokens_out")->as_int(), 12);
+  CAF_CHECK_EQUAL(assistant.find("round_trips")->as_int(), 1);
 }

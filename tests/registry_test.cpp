@@ -214,6 +214,26 @@ CAF_TEST(turn end aborts live handles and lists them) {
   CAF_CHECK(list[0].state.stopped());
 }
 
+CAF_TEST(counts say how many handles started and the most live at once) {
+  auto counts = [&] { return ask<HandleCounts>(registry, counts_atom::value).first; };
+  CAF_CHECK(counts() == (HandleCounts{0, 0}));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), LaunchSpec{});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("b"), LaunchSpec{});
+  finish("a", "ok");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("c"), LaunchSpec{});
+  CAF_CHECK(counts() == (HandleCounts{3, 2})); // b and c, or a and b, at once
+  finish("b", "ok");
+  finish("c", "ok");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), LaunchSpec{}); // an id reused
+  ask<HandleReport>(registry, spawn_atom::value, std::string("d"), LaunchSpec{});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("e"), LaunchSpec{});
+  CAF_CHECK(counts() == (HandleCounts{6, 3}));
+  // A one-shot run is no handle.
+  self->request(registry, caf::infinite, oneshot_atom::value, LaunchSpec{});
+  run();
+  CAF_CHECK(counts() == (HandleCounts{6, 3}));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
 
 CAF_TEST_FIXTURE_SCOPE(registry_exit_tests, registry_fixture)

@@ -3,8 +3,11 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <csignal>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <fstream>
 #include <fmt/format.h>
 #include <iostream>
 #include <sys/prctl.h>
@@ -23,6 +26,7 @@
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/cli/tty_prompt.hpp"
 #include "runtime/store/event_log.hpp"
+#include "runtime/store/experiment_report.hpp"
 #include "runtime/process/group_record.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -77,17 +81,17 @@ TurnContext turn_context(std::shared_ptr<const Config> config, IoThread& io, Per
                      tty ? AskPermission(permit) : AskPermission{}};
 }
 
-int run_script(std::shared_ptr<const Config> config, const std::string& path, bool json,
-               const PermissionPolicy& permissions) {
-  auto script = load_script(path);
-  if (!script)
-    return fail(script.error());
-  IoThread io;
-  install_signal_handlers(*config);
-  actor_config cfg{config->runtime.worker_threads};
-  caf::actor_system sys{cfg};
-  kill_on_unwind guard;
-  auto log = std::make_shared<EventLog>(stdout, json, isatty(STDOUT_FILENO) != 0);
+/// How one run of a script's agents ended: why it failed ("" = it did not), and
+/// whether the user interrupted it (then no further repeat runs).
+struct RunOutcome {
+  std::string error;
+  bool interrupted = false;
+};
+
+/// One run of a script's agents (all at once).
+RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
+                       const Script& script, const std::shared_ptr<EventLog>& log, bool json,
+                       const PermissionPolicy& permissions) {
   auto t0 = std::chrono::steady_clock::now();
   caf::scoped_actor self{sys};
   // Scripted calls are the user's own: permissions apply only with --ask, and a
@@ -95,10 +99,9 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   // Each agent is an assistant of its own: the scripted provider plays its steps
   // through the agent loop, as a real provider would answer.
   auto text = json ? EventLogObserver::text_mode::none : EventLogObserver::text_mode::step_line;
-  auto subagents =
-    std::make_shared<ScriptedSubAgents>(std::make_shared<const Script>(*script), log, text);
+  auto subagents = std::make_shared<ScriptedSubAgents>(std::make_shared<const Script>(script), log, text);
   std::vector<caf::actor> agents;
-  for (auto& agent : script->agents) {
+  for (auto& agent : script.agents) {
     TurnLoopContext ctx;
     ctx.config = config;
     ctx.io = &io;
@@ -114,16 +117,95 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   }
   std::vector<decltype(self->request(agents[0], caf::infinite, run_atom::value, std::string()))> replies;
   for (auto& a : agents)
-    replies.push_back(self->request(a, caf::infinite, run_atom::value, script->name));
-  std::string error;
+    replies.push_back(self->request(a, caf::infinite, run_atom::value, script.name));
+  RunOutcome outcome;
   for (auto& r : replies)
     // Only a failure's sentence ends the run with an error: an interrupted turn exits
     // as a completed one does (the user asked it to stop).
-    r.receive([&](TurnResult& t) { if (!t.error.empty()) error = std::move(t.error); },
-              [&](caf::error& err) { error = error_text(err); });
+    r.receive(
+      [&](TurnResult& t) {
+        outcome.interrupted |= t.outcome == turn_outcome::interrupted;
+        if (!t.error.empty())
+          outcome.error = std::move(t.error);
+      },
+      [&](caf::error& err) { outcome.error = error_text(err); });
   log->run_end(agents.size(), ms_since(t0), live_process_group_count());
-  if (!error.empty())
-    return fail(error);
+  return outcome;
+}
+
+/// The experiment report of the runs so far: a table ending the transcript, and the
+/// JSON file --report names.
+int report_runs(const ReportBuilder& builder, bool json, const std::string& report_path) {
+  auto runs = builder.reports();
+  if (runs.empty())
+    return 0;
+  if (!json)
+    std::printf("\nreport:\n%s", (runs.size() == 1 ? report_table(runs.front()) : repeated_report_table(runs)).c_str());
+  if (report_path.empty())
+    return 0;
+  auto body = runs.size() == 1 ? report_json(runs.front()) : repeated_report_json(runs);
+  std::ofstream out(report_path, std::ios::trunc);
+  if (!(out << body.dump() << "\n") || !out.flush())
+    return fail(fmt::format("cannot write the report to {}: {}", report_path, std::strerror(errno)));
+  return 0;
+}
+
+int run_script(std::shared_ptr<const Config> config, const std::string& path, bool json,
+               const PermissionPolicy& permissions, const std::string& report_path) {
+  auto script = load_script(path);
+  if (!script)
+    return fail(script.error());
+  IoThread io;
+  install_signal_handlers(*config);
+  actor_config cfg{config->runtime.worker_threads};
+  caf::actor_system sys{cfg};
+  kill_on_unwind guard;
+  auto log = std::make_shared<EventLog>(stdout, json, isatty(STDOUT_FILENO) != 0);
+  // The report is built from the events as they are written: the same as
+  // `jp-actors report` rebuilds from the --json log.
+  auto builder = std::make_shared<ReportBuilder>();
+  log->set_sink([builder](const Json& e) { builder->add(e); });
+  RunOutcome outcome;
+  for (int i = 0; i < script->repeat && outcome.error.empty() && !outcome.interrupted; ++i) {
+    if (!json && script->repeat > 1)
+      std::printf("%srun %d of %d\n", i ? "\n" : "", i + 1, script->repeat);
+    outcome = run_agents(sys, config, io, *script, log, json, permissions);
+  }
+  int rc = report_runs(*builder, json, report_path);
+  if (!outcome.error.empty())
+    return fail(outcome.error);
+  return rc;
+}
+
+/// `jp-actors report FILE`: the report of a --json log or a stored conversation.
+int report_file(const std::string& path, bool json) {
+  std::ifstream in(path);
+  if (!in)
+    return fail(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  ReportBuilder builder;
+  std::string line;
+  size_t n = 0, events = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    auto e = Json::parse(line);
+    if (!e || !e->is_object() || !e->find("event"))
+      return fail(fmt::format("{}:{}: not an event (a JSON object with \"event\"): expected the output of "
+                              "`run --json` or `query --json`, or a conversation's events.jsonl",
+                              path, n));
+    builder.add(*e);
+    ++events;
+  }
+  auto runs = builder.reports();
+  if (runs.empty())
+    return fail(fmt::format("{} holds no events", path));
+  if (json) {
+    auto body = runs.size() == 1 ? report_json(runs.front()) : repeated_report_json(runs);
+    std::printf("%s\n", body.dump().c_str());
+  } else {
+    std::printf("%s", (runs.size() == 1 ? report_table(runs.front()) : repeated_report_table(runs)).c_str());
+  }
   return 0;
 }
 
@@ -201,6 +283,17 @@ int main(int argc, char** argv) {
   bool json = false;
   run->add_option("SCRIPT", script_path, "Script file (TOML), e.g. examples/quickstart.toml")->required();
   run->add_flag("--json", json, "Write one JSON event per line instead of a transcript");
+  std::string report_path;
+  run->add_option("--report", report_path,
+                  "Also write the experiment report (per agent: time, model, tools, calls, handles, tokens, "
+                  "errors) to FILE as JSON; a transcript ends with it as a table");
+
+  auto* report = app.add_subcommand("report", "The experiment report of a `run --json` or `query --json` log, or "
+                                              "of a conversation's events.jsonl");
+  std::string events_path;
+  bool report_as_json = false;
+  report->add_option("EVENTS", events_path, "The events, one JSON object per line")->required();
+  report->add_flag("--json", report_as_json, "Print the report as JSON instead of a table");
 
   auto* call = app.add_subcommand("call", "Call one tool by hand and print what the assistant would see");
   std::string tool, args = "{}";
@@ -282,7 +375,9 @@ int main(int argc, char** argv) {
   try {
     PermissionPolicy permissions{ask, {allow.begin(), allow.end()}};
     if (*run)
-      rc = run_script(config, script_path, json, permissions);
+      rc = run_script(config, script_path, json, permissions, report_path);
+    else if (*report)
+      rc = report_file(events_path, report_as_json);
     else if (*call)
       rc = call_tool(config, tool, args, permissions);
     else if (*query) {

@@ -51,6 +51,14 @@ void TtyPromptBackend::cancel() {
     (void)!::write(cancel_fd_, &one, sizeof one);
 }
 
+void EventLogObserver::turn_start() {
+  log_->turn_start(agent_);
+}
+
+void EventLogObserver::model_round(int n, const ModelRound& r) {
+  log_->model_round(agent_, n, r);
+}
+
 void EventLogObserver::response(int n, const std::string& text) {
   if (text_ == text_mode::step_line)
     log_->step(agent_, n, text);
@@ -78,7 +86,7 @@ void EventLogObserver::notification(const Notification& n) {
 
 void EventLogObserver::turn_end(const std::vector<HandleSummary>& handles,
                                 const std::vector<Notification>& undelivered, const std::string& error) {
-  log_->turn_end(agent_, handles, undelivered, error);
+  log_->turn_end(agent_, handles, undelivered, error, counts_);
 }
 
 void EventLogObserver::progress(const std::vector<HandleSummary>& running) {

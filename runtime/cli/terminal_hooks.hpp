@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "actors/turn_hooks.hpp"
@@ -46,12 +47,15 @@ public:
   enum class text_mode { none, step_line, response_event };
   EventLogObserver(std::shared_ptr<EventLog> log, std::string agent, text_mode text)
     : log_(std::move(log)), agent_(std::move(agent)), text_(text) {}
+  void turn_start() override;
+  void model_round(int n, const ModelRound& r) override;
   void response(int n, const std::string& text) override;
   void retry(const std::string& why) override;
   void tool_call(int n, int index, const ToolCall& call) override;
   void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
                    double elapsed_ms) override;
   void notification(const Notification& n) override;
+  void handle_counts(const HandleCounts& counts) override { counts_ = counts; }
   void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,
                 const std::string& error) override;
   bool wants_progress() const override { return log_->live(); }
@@ -61,6 +65,7 @@ private:
   std::shared_ptr<EventLog> log_;
   std::string agent_;
   text_mode text_;
+  std::optional<HandleCounts> counts_; // handle_counts() comes just before turn_end()
 };
 
 } // namespace jp

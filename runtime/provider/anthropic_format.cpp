@@ -1,5 +1,6 @@
 #include "runtime/provider/anthropic_format.hpp"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,12 @@ std::string_view string_member(const Json& obj, std::string_view key) {
 const Json* object_member(const Json& obj, std::string_view key) {
   auto* v = obj.find(key);
   return v && v->is_object() ? v : nullptr;
+}
+
+/// usage.key as a count, -1 when absent or not a count.
+int64_t usage_count(const Json& usage, std::string_view key) {
+  auto* v = usage.find(key);
+  return v && v->is_int() && v->as_int() >= 0 ? v->as_int() : -1;
 }
 
 int64_t index_member(const Json& obj) {
@@ -157,10 +164,23 @@ Status AnthropicStream::on_event(const SseEvent& event,
       tool_uses_.erase(it);
       called_ = true;
     }
+  } else if (type == "message_start") {
+    if (auto* message = object_member(ev, "message"))
+      if (auto* usage = object_member(*message, "usage")) {
+        // The prompt's tokens are those read fresh plus those written to and read
+        // from the prompt cache.
+        for (auto key : {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"})
+          if (auto n = usage_count(*usage, key); n >= 0)
+            tokens_in_ = std::max<int64_t>(tokens_in_, 0) + n;
+        tokens_out_ = usage_count(*usage, "output_tokens");
+      }
   } else if (type == "message_delta") {
     if (auto* delta = object_member(ev, "delta"))
       if (auto reason = string_member(*delta, "stop_reason"); !reason.empty())
         stop_reason_ = reason;
+    if (auto* usage = object_member(ev, "usage"))
+      if (auto n = usage_count(*usage, "output_tokens"); n >= 0)
+        tokens_out_ = n;
   } else if (type == "message_stop") {
     // Blocks the stream never stopped still carry complete calls.
     for (auto& [index, block] : tool_uses_) {
@@ -168,6 +188,12 @@ Status AnthropicStream::on_event(const SseEvent& event,
       called_ = true;
     }
     tool_uses_.clear();
+    if (tokens_in_ >= 0 || tokens_out_ >= 0) {
+      ChatEvent usage{chat_event_kind::usage};
+      usage.tokens_in = tokens_in_;
+      usage.tokens_out = tokens_out_;
+      emit(std::move(usage));
+    }
     finished_ = true;
     ChatEvent done{chat_event_kind::done};
     done.finish_reason =
@@ -180,7 +206,7 @@ Status AnthropicStream::on_event(const SseEvent& event,
     return provider_stream_error(std::string(string_member(*err, "type")) + ": " +
                                  std::string(string_member(*err, "message")));
   }
-  // message_start, ping, and types added later: nothing to emit.
+  // ping, and types added later: nothing to emit.
   return Status::ok();
 }
 

@@ -27,7 +27,8 @@ namespace jp {
 std::string anthropic_request_body(const ChatRequest& request);
 
 /// Decodes one streamed response: text as it comes, each tool_use block as a
-/// tool call when the block stops, then `done` at message_stop (exactly once).
+/// tool call when the block stops, then at message_stop `usage` (where the stream
+/// reported it) and `done` (exactly once).
 class AnthropicStream {
 public:
   /// Feeds one SSE event, dispatched on the `type` member of its JSON data.
@@ -51,6 +52,8 @@ private:
 
   std::map<int64_t, ToolUse> tool_uses_; // open tool_use blocks by content index
   std::string stop_reason_;
+  int64_t tokens_in_ = -1;  // message_start's usage: input, cache writes and reads
+  int64_t tokens_out_ = -1; // the last message_delta's usage (cumulative)
   bool called_ = false; // a tool call was emitted
   bool finished_ = false;
 };

@@ -65,6 +65,8 @@ std::string openai_request_body(const ChatRequest& request) {
   Json body = Json::object();
   body.set("model", request.model);
   body.set("stream", true);
+  // The last chunk then says how many tokens the response took (the report's).
+  body.set("stream_options", JsonObject{{"include_usage", true}});
   Json messages = Json::array();
   if (!request.system.empty())
     messages.push(JsonObject{{"role", "system"}, {"content", request.system}});
@@ -87,14 +89,20 @@ std::string openai_request_body(const ChatRequest& request) {
 
 Status OpenAiStream::on_event(const SseEvent& event,
                               const std::function<void(ChatEvent)>& emit) {
-  if (finished_ || event.data.empty())
-    return Status::ok(); // e.g. the [DONE] after a finish_reason
+  if (event.data.empty() || (finished_ && usage_seen_))
+    return Status::ok();
   if (event.data == "[DONE]") {
     // A server that never sent a finish_reason: infer it.
-    finish(calls_.empty() ? "stop" : "tool_calls", emit);
+    if (!finished_)
+      finish(calls_.empty() ? "stop" : "tool_calls", emit);
     return Status::ok();
   }
   auto chunk = Json::parse(event.data);
+  if (finished_) { // only the usage chunk may follow; anything else is ignored
+    if (chunk && chunk->is_object())
+      emit_usage(*chunk, emit);
+    return Status::ok();
+  }
   if (!chunk)
     return malformed_stream_error(chunk.error(), event.data);
   if (!chunk->is_object())
@@ -105,6 +113,7 @@ Status OpenAiStream::on_event(const SseEvent& event,
     auto message = err->is_object() ? string_member(*err, "message") : std::string_view();
     return provider_stream_error(message.empty() ? err->dump() : std::string(message));
   }
+  emit_usage(*chunk, emit);
   // No choices: a usage chunk (stream_options.include_usage) or a keep-alive.
   auto* choices = chunk->find("choices");
   if (!choices || !choices->is_array() || choices->as_array().empty())
@@ -153,6 +162,21 @@ void OpenAiStream::add_tool_call_delta(const Json& delta) {
       it->name = name;
     it->arguments += string_member(*function, "arguments");
   }
+}
+
+void OpenAiStream::emit_usage(const Json& chunk, const std::function<void(ChatEvent)>& emit) {
+  auto* usage = chunk.find("usage");
+  if (usage_seen_ || !usage || !usage->is_object())
+    return;
+  auto count = [&](std::string_view key) -> int64_t {
+    auto* v = usage->find(key);
+    return v && v->is_int() && v->as_int() >= 0 ? v->as_int() : -1;
+  };
+  usage_seen_ = true;
+  ChatEvent e{chat_event_kind::usage};
+  e.tokens_in = count("prompt_tokens");
+  e.tokens_out = count("completion_tokens");
+  emit(std::move(e));
 }
 
 void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent)>& emit) {

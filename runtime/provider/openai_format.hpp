@@ -30,12 +30,14 @@ std::string_view max_tokens_parameter(std::string_view model);
 std::string openai_request_body(const ChatRequest& request);
 
 /// Decodes one streamed response: text as it comes, each tool call once its
-/// arguments are complete, then `done` (exactly once).
+/// arguments are complete, then `done` (exactly once), and `usage` (at most once)
+/// where the server reports it: OpenAI sends it in a chunk of its own after the
+/// finish_reason, so it may come after `done`.
 class OpenAiStream {
 public:
   /// Feeds one SSE event. Errors: "provider error: <message>" for an `error` object
   /// in the stream, "malformed stream from the provider: ..." for data that is not
-  /// a JSON object. Events after `done` are ignored.
+  /// a JSON object. Events after `done` are ignored, but for its usage.
   Status on_event(const SseEvent& event, const std::function<void(ChatEvent)>& emit);
 
   /// `done` was emitted. A stream that ends before is incomplete.
@@ -50,10 +52,12 @@ private:
   };
 
   void add_tool_call_delta(const Json& delta);
+  void emit_usage(const Json& chunk, const std::function<void(ChatEvent)>& emit);
   void finish(std::string reason, const std::function<void(ChatEvent)>& emit);
 
   std::vector<PartialCall> calls_; // in order of first appearance
   bool finished_ = false;
+  bool usage_seen_ = false;
 };
 
 } // namespace jp

@@ -87,6 +87,35 @@ void EventLog::clear_progress() {
   progress_lines_ = 0;
 }
 
+void EventLog::emit(const Json& e) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (sink_)
+    sink_(e);
+  if (!json_)
+    return;
+  clear_progress();
+  auto line = e.dump();
+  std::fwrite(line.data(), 1, line.size(), out_);
+  std::fputc('\n', out_);
+  std::fflush(out_);
+}
+
+void EventLog::turn_start(const std::string& agent) {
+  Json e = event("turn_start");
+  e.set("agent", agent);
+  emit(e);
+}
+
+void EventLog::model_round(const std::string& agent, int step, const ModelRound& r) {
+  Json e = event("model_round");
+  e.set("agent", agent).set("step", step).set("elapsed_ms", round_ms(r.elapsed_ms));
+  if (r.tokens_in >= 0)
+    e.set("tokens_in", r.tokens_in);
+  if (r.tokens_out >= 0)
+    e.set("tokens_out", r.tokens_out);
+  emit(e);
+}
+
 void EventLog::step(const std::string& agent, int step, const std::string& text) {
   if (json_ || text.empty())
     return;
@@ -98,58 +127,44 @@ void EventLog::response(const std::string& agent, int step, const std::string& t
     return;
   Json e = event("response");
   e.set("agent", agent).set("step", step).set("text", text);
-  write(e.dump());
+  emit(e);
 }
 
 void EventLog::tool_call(const std::string& agent, int step, int index, const std::string& tool,
                          const Json& arguments) {
-  if (!json_)
-    return write(fmt::format("[{}] → {} {}", agent, tool, arguments.dump()));
   Json e = event("tool_call");
   e.set("agent", agent).set("step", step).set("index", index);
   e.set("tool", tool).set("arguments", arguments);
-  write(e.dump());
+  emit(e);
+  if (!json_)
+    write(fmt::format("[{}] → {} {}", agent, tool, arguments.dump()));
 }
 
 void EventLog::tool_result(const std::string& agent, int step, int index, const std::string& tool,
                            bool ok, const std::string& content, double elapsed_ms) {
-  if (!json_)
-    return write(fmt::format("[{}] ← {}{} ({:.1f} ms): {}", agent, tool, ok ? "" : " ERROR",
-                             elapsed_ms, indent(shorten(content), "    ")));
   Json e = event("tool_result");
   e.set("agent", agent).set("step", step).set("index", index);
   e.set("tool", tool).set("ok", ok).set("content", content).set("elapsed_ms", round_ms(elapsed_ms));
-  write(e.dump());
+  emit(e);
+  if (!json_)
+    write(fmt::format("[{}] ← {}{} ({:.1f} ms): {}", agent, tool, ok ? "" : " ERROR", elapsed_ms,
+                      indent(shorten(content), "    ")));
 }
 
 void EventLog::notification(const std::string& agent, const Notification& n) {
-  if (!json_)
-    return write(fmt::format("[{}] ! {} {}: {}", agent, n.level, n.name, n.message));
   Json e = event("notification");
   e.set("agent", agent);
   auto body = to_json(n);
   for (auto& [k, v] : body.as_object())
     e.set(k, v);
-  write(e.dump());
+  emit(e);
+  if (!json_)
+    write(fmt::format("[{}] ! {} {}: {}", agent, n.level, n.name, n.message));
 }
 
 void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummary>& handles,
-                        const std::vector<Notification>& undelivered, const std::string& error) {
-  if (!json_) {
-    if (!error.empty())
-      write(fmt::format("[{}] turn end: {}", agent, error));
-    if (handles.empty())
-      write(fmt::format("[{}] turn end: no handle left running", agent));
-    for (auto& h : handles)
-      write(fmt::format("[{}] turn end: `{}` ({}) was still running: {}{}", agent, h.id, h.tool,
-                        h.outcome == turn_end_outcome::aborted ? "aborted" : to_string(h.outcome),
-                        !waited(h.outcome) || !h.state.stopped()
-                          ? std::string{}
-                          : " -> " + (h.state.ok ? shorten(trim_end(h.state.content)) : h.state.error.message)));
-    for (auto& n : undelivered)
-      write(fmt::format("[{}] turn end: undelivered {} {}: {}", agent, n.level, n.name, n.message));
-    return;
-  }
+                        const std::vector<Notification>& undelivered, const std::string& error,
+                        const std::optional<HandleCounts>& counts) {
   Json list = Json::array();
   for (auto& h : handles)
     list.push(turn_end_json(h));
@@ -163,18 +178,33 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
   }
   if (!error.empty())
     e.set("error", error);
-  write(e.dump());
+  if (counts)
+    e.set("handles_spawned", counts->spawned).set("peak_handles", counts->peak_live);
+  emit(e);
+  if (json_)
+    return;
+  if (!error.empty())
+    write(fmt::format("[{}] turn end: {}", agent, error));
+  if (handles.empty())
+    write(fmt::format("[{}] turn end: no handle left running", agent));
+  for (auto& h : handles)
+    write(fmt::format("[{}] turn end: `{}` ({}) was still running: {}{}", agent, h.id, h.tool,
+                      h.outcome == turn_end_outcome::aborted ? "aborted" : to_string(h.outcome),
+                      !waited(h.outcome) || !h.state.stopped()
+                        ? std::string{}
+                        : " -> " + (h.state.ok ? shorten(trim_end(h.state.content)) : h.state.error.message)));
+  for (auto& n : undelivered)
+    write(fmt::format("[{}] turn end: undelivered {} {}: {}", agent, n.level, n.name, n.message));
 }
 
 void EventLog::run_end(size_t agents, double elapsed_ms, size_t handles_left) {
-  if (!json_)
-    return write(fmt::format("done: {} agent{} in {:.1f} ms, {} handle{} left", agents,
-                             agents == 1 ? "" : "s", elapsed_ms, handles_left,
-                             handles_left == 1 ? "" : "s"));
   Json e = event("run_end");
   e.set("agents", static_cast<int64_t>(agents));
   e.set("elapsed_ms", round_ms(elapsed_ms)).set("handles_left", static_cast<int64_t>(handles_left));
-  write(e.dump());
+  emit(e);
+  if (!json_)
+    write(fmt::format("done: {} agent{} in {:.1f} ms, {} handle{} left", agents, agents == 1 ? "" : "s",
+                      elapsed_ms, handles_left, handles_left == 1 ? "" : "s"));
 }
 
 } // namespace jp

@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "messages/chat.hpp"
 #include "messages/json.hpp"
 #include "messages/handle_summary.hpp"
 #include "messages/notification.hpp"
@@ -25,6 +27,10 @@ public:
   bool live() const { return live_; }
   void progress(const std::string& agent, const std::vector<HandleSummary>& running);
 
+  /// An agent's turn began (JSON only: the report's wall time starts here).
+  void turn_start(const std::string& agent);
+  /// Response `step` ended: how long the model took, and its tokens (JSON only).
+  void model_round(const std::string& agent, int step, const ModelRound& r);
   void step(const std::string& agent, int step, const std::string& text);
   /// The assistant's text of response `step` (a real provider's; JSON only: a
   /// transcript showed it as it streamed).
@@ -36,12 +42,20 @@ public:
   /// A notification a tool response carried (logged before that response).
   void notification(const std::string& agent, const Notification& n);
   /// `undelivered`: notifications no response carried before the turn ended.
-  /// `error`: why the turn failed ("" = it did not).
+  /// `error`: why the turn failed ("" = it did not). `counts`: the turn's handles
+  /// started and most at once (none: unknown).
   void turn_end(const std::string& agent, const std::vector<HandleSummary>& handles,
-                const std::vector<Notification>& undelivered = {}, const std::string& error = {});
+                const std::vector<Notification>& undelivered = {}, const std::string& error = {},
+                const std::optional<HandleCounts>& counts = std::nullopt);
   void run_end(size_t agents, double elapsed_ms, size_t handles_left);
 
+  /// Every event, JSON or not, also goes to `sink` (the experiment report's builder).
+  using Sink = std::function<void(const Json&)>;
+  void set_sink(Sink sink) { sink_ = std::move(sink); }
+
 private:
+  /// Writes a JSON event (JSON mode) and hands it to the sink.
+  void emit(const Json& e);
   void write(const std::string& line);
   /// A JSON event of `kind`, stamped: "event", then "time".
   Json event(const char* kind) const;
@@ -52,6 +66,7 @@ private:
   bool json_;
   bool live_;
   Clock now_;
+  Sink sink_;
   size_t progress_lines_ = 0; // progress lines on screen (the last without a newline)
 };
 

@@ -92,9 +92,18 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
   if (!r.known_keys(root, "", {"experiment", "agents", "subagents"}))
     return Error{r.error};
   if (auto* exp = root["experiment"].as_table()) {
-    if (!r.known_keys(*exp, "experiment", {"name", "description"}))
+    if (!r.known_keys(*exp, "experiment", {"name", "description", "repeat"}))
       return Error{r.error};
     script.name = (*exp)["name"].value_or(std::string{});
+    if (auto* repeat = exp->get("repeat")) {
+      auto n = repeat->value<int64_t>();
+      if (!repeat->is_integer() || !n || *n < 1 || *n > Script::max_repeat) {
+        r.fail("experiment.repeat", fmt::format("expected a whole number of runs from 1 to {}, got {}",
+                                                Script::max_repeat, toml_to_json(*repeat).dump()));
+        return Error{r.error};
+      }
+      script.repeat = static_cast<int>(*n);
+    }
   }
   // [[agents]] and [[subagents]] have one form.
   auto read_agents = [&](const char* key, std::vector<ScriptAgent>& into) {

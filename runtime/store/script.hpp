@@ -34,7 +34,11 @@ struct ScriptAgent {
 };
 
 struct Script {
+  static constexpr int max_repeat = 1000;
   std::string name;
+  // [experiment] repeat: how many times the agents run, one after the other (the
+  // report gives each figure's min, median and max).
+  int repeat = 1;
   std::vector<ScriptAgent> agents;
   // [[subagents]]: played only by a sub-agent spawned with script = NAME; {{prompt}}
   // in their texts and arguments is what it was spawned with.

@@ -17,10 +17,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto cut = bytes.empty() ? 0 : data[0] % (bytes.size() + 1);
   jp::OpenAiStream openai;
   jp::AnthropicStream anthropic;
-  // Each stream ends at most once, and nothing comes after its end.
-  int openai_done = 0, anthropic_done = 0;
-  auto after_done = [](int& done) {
-    return [&done](jp::ChatEvent e) {
+  // Each stream ends at most once, and nothing but its usage (once) comes after its
+  // end; counts are never negative but for -1 (not reported).
+  int openai_done = 0, anthropic_done = 0, openai_usages = 0, anthropic_usages = 0;
+  auto after_done = [](int& done, int& usages) {
+    return [&done, &usages](jp::ChatEvent e) {
+      if (e.kind == jp::chat_event_kind::usage) {
+        FUZZ_ASSERT(++usages == 1);
+        FUZZ_ASSERT(e.tokens_in >= -1 && e.tokens_out >= -1);
+        return;
+      }
       FUZZ_ASSERT(done == 0);
       done += e.kind == jp::chat_event_kind::done;
     };
@@ -29,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   jp::SseParser parser(1 << 16);
   auto on_event = [&](const jp::SseEvent& e) {
     data_bytes += e.data.size();
-    (void)openai.on_event(e, after_done(openai_done));
-    (void)anthropic.on_event(e, after_done(anthropic_done));
+    (void)openai.on_event(e, after_done(openai_done, openai_usages));
+    (void)anthropic.on_event(e, after_done(anthropic_done, anthropic_usages));
   };
   parser.feed(bytes.substr(0, cut), on_event);
   parser.feed(bytes.substr(cut), on_event);
