@@ -64,36 +64,57 @@ name = "holder"
                      pidfile);
 }
 
+/// examples/subagents.toml as its header says to run it (with examples/confirm.toml's
+/// tool, found from any workspace), no terminal on stdin.
+Run run_subagents_example() {
+  return cli(fmt::format("--config {0}/examples/confirm.toml "
+                         "--cfg 'conversation.tools.clean.command={{program=\"{0}/examples/tools/confirm.sh\"}}' "
+                         "run {0}/examples/subagents.toml --json",
+                         JP_SOURCE_DIR));
+}
+
 } // namespace
 
 CAF_TEST(sub-agents and a process spawned in one batch are awaited together) {
-  auto r = cli(fmt::format("run {}/examples/subagents.toml --json", JP_SOURCE_DIR));
+  auto r = run_subagents_example();
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   // The spawns answer at once, as handles.
   CAF_CHECK(contains(content(res, "main", 1, 0), R"("id":"w1","state":"running")"));
-  auto awaited = Json::parse(content(res, "main", 1, 3));
+  // w2's tool asks: the first await returns with it waiting on that question (the
+  // others may or may not be done by then)...
+  auto first = Json::parse(content(res, "main", 1, 3));
+  CAF_REQUIRE(first.ok());
+  std::string w2;
+  for (auto& p : first->find("pending")->as_array())
+    if (p.find("id")->as_string() == "w2")
+      w2 = p.dump();
+  CAF_CHECK(contains(w2, R"("state":"waiting")"));
+  CAF_CHECK(contains(w2, "Delete the build directory?"));
+  // ...the parent answers with apply, and the next await has every result.
+  CAF_CHECK(contains(content(res, "main", 2, 0), R"({"id":"w2","state":")"));
+  auto awaited = Json::parse(content(res, "main", 2, 1));
   CAF_REQUIRE(awaited.ok());
   std::map<std::string, std::string> results;
   for (auto& c : awaited->find("completed")->as_array())
     results[c.find("id")->as_string()] = c.find("result")->as_string();
   CAF_CHECK_EQUAL(results["w1"], "done with alpha");
-  CAF_CHECK_EQUAL(results["w2"], "done with beta");
+  CAF_CHECK_EQUAL(results["w2"], "asked, answered, done with beta");
   CAF_CHECK_EQUAL(results["sh"], "shell-done\n");
   CAF_CHECK(awaited->find("pending")->as_array().empty());
   // Each sub-agent's own calls are logged under its path, with its prompt in place.
   CAF_CHECK_EQUAL(content(res, "main/w1", 1, 0), "worked on alpha\n");
-  CAF_CHECK_EQUAL(content(res, "main/w2", 1, 0), "worked on beta\n");
+  CAF_CHECK_EQUAL(content(res, "main/w2", 1, 0), "deleted (pretend)");
 }
 
 CAF_TEST(a blocking sub-agent returns what it yields and its turn ends there) {
-  auto r = cli(fmt::format("run {}/examples/subagents.toml --json", JP_SOURCE_DIR));
+  auto r = run_subagents_example();
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
-  CAF_CHECK_EQUAL(content(res, "main", 2, 0), "yielded gamma");
+  CAF_CHECK_EQUAL(content(res, "main", 3, 0), "yielded gamma");
   CAF_CHECK(!contains(r.stdout_text, "never said"));
   // Then its foreach: every element's result, in element order.
-  CAF_CHECK(contains(content(res, "main", 3, 1),
+  CAF_CHECK(contains(content(res, "main", 4, 1),
                      R"([{\"element\":\"one\",\"result\":\"done with item one\"},{\"element\":\"two\")"));
   CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
 }
