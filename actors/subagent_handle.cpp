@@ -16,6 +16,7 @@
 #include "messages/permission_reply.hpp"
 #include "messages/turn_result.hpp"
 #include "runtime/store/conversation_store.hpp"
+#include "runtime/store/subagent_store.hpp"
 #include "tools/builtin_tools.hpp"
 
 namespace jp {
@@ -480,8 +481,8 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
     ctx.depth = a.depth;
     ctx.max_rounds = static_cast<int64_t>(parent.config->agents.max_rounds);
     // Its conversation is its own, kept while it lives: a message sent with apply
-    // continues it.
-    auto store = std::make_shared<MemoryConversationStore>();
+    // continues it. Its events also go to the parent's conversation, under its path.
+    auto store = std::make_shared<SubAgentStore>(parent.store, parent.conversation_id, ctx.agent_path);
     ctx.store = store;
     auto created = store->create();
     ctx.conversation_id = created ? *created : std::string("sub");

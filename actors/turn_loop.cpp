@@ -14,6 +14,7 @@
 #include "messages/json_codec.hpp"
 #include "messages/response_cap.hpp"
 #include "messages/turn_result.hpp"
+#include "runtime/store/subagent_store.hpp"
 #include "tools/builtin_tools.hpp"
 
 namespace jp {
@@ -486,6 +487,8 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
         if (!loaded)
           return TurnResult{turn_outcome::failed, error_code::store, loaded.error()};
         history = std::move(loaded->events);
+        // Its sub-agents' events are kept beside its own; they are not its turns.
+        std::erase_if(history, is_subagent_event);
       }
       st.done = self->make_response_promise();
       // Notifications the last turn could not deliver ride with this prompt (an

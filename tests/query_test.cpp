@@ -125,6 +125,14 @@ std::vector<Json> stored_events(const Workspace& ws) {
   return out;
 }
 
+/// The id of the workspace's only conversation.
+std::string conversation_id_of(const Workspace& ws) {
+  for (auto& d : std::filesystem::directory_iterator(ws.path(".jp/conversations")))
+    if (d.is_directory())
+      return d.path().filename().string();
+  return {};
+}
+
 bool wait_for(const std::function<bool()>& ready) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!ready()) {
@@ -647,6 +655,27 @@ CAF_TEST(a sub-agent runs on the query's provider and its answer is the agent ca
   // Its events are logged under its path.
   if (!contains(r.stdout_text, R"("agent":"assistant/#1")"))
     CAF_FAIL("no event of the sub-agent in:\n" << r.stdout_text);
+  // ...and kept in the parent's conversation, linked by that path, in order.
+  std::vector<std::string> sub_kinds;
+  for (auto& e : stored_events(ws))
+    if (auto* agent = e.find("agent"))
+      sub_kinds.push_back(agent->as_string() + " " + e.find("event")->as_string());
+  CAF_CHECK((sub_kinds == std::vector<std::string>{"assistant/#1 turn_start", "assistant/#1 chat_request",
+                                                   "assistant/#1 chat_response", "assistant/#1 turn_end"}));
+  // The next turn is the parent's own: the sub-agent's messages are not its history.
+  server.push({200, openai_text("Still 3.")});
+  JP_REQUIRE_OK(ws.query("'and now?'"));
+  auto next = messages_sent(server.requests().back());
+  CAF_REQUIRE_EQUAL(next.size(), 5u); // ask, call, its response, the answer, and now?
+  CAF_CHECK_EQUAL(next[0].find("content")->as_string(), "ask a helper");
+  CAF_CHECK_EQUAL(next[2].find("content")->as_string(), "There are 3 files.");
+  CAF_CHECK_EQUAL(next[4].find("content")->as_string(), "and now?");
+  // A transcript shows its lines under its path.
+  auto shown = cli_in(ws.dir.path.string(), fmt::format("--config {} conversations show {}", ws.path("config.toml"),
+                                                        conversation_id_of(ws)));
+  JP_REQUIRE_OK(shown);
+  CAF_CHECK(contains(shown.stdout_text, "[assistant/#1] > count the files"));
+  CAF_CHECK(contains(shown.stdout_text, "[assistant/#1] There are 3 files."));
 }
 
 CAF_TEST(the tokens the provider reports reach the events and the report) {

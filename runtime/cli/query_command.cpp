@@ -253,18 +253,23 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
     auto event = conversation_event_from(e);
     if (!event)
       continue; // of a kind this version does not know: only --json shows it
+    // A sub-agent's events are shown under its path.
+    std::string who;
+    if (auto* agent = e.find("agent"); agent && agent->is_string())
+      who = "[" + agent->as_string() + "] ";
+    auto* by = who.c_str();
     if (auto* start = std::get_if<TurnStartEvent>(&*event))
-      std::printf("\n> %s\n", start->prompt.c_str());
+      std::printf("\n%s> %s\n", by, start->prompt.c_str());
     else if (auto* response = std::get_if<ChatResponseEvent>(&*event); response && !response->text.empty())
-      std::printf("%s\n", response->text.c_str());
+      std::printf("%s%s\n", by, response->text.c_str());
     else if (auto* request = std::get_if<ToolCallRequestEvent>(&*event))
-      std::printf("→ %s %s\n", request->call.name.c_str(), one_line(request->call.arguments, 200).c_str());
+      std::printf("%s→ %s %s\n", by, request->call.name.c_str(), one_line(request->call.arguments, 200).c_str());
     else if (auto* result = std::get_if<ToolCallResponseEvent>(&*event))
-      std::printf("← %s%s\n", result->ok ? "" : "(failed) ", one_line(result->content, 200).c_str());
+      std::printf("%s← %s%s\n", by, result->ok ? "" : "(failed) ", one_line(result->content, 200).c_str());
     else if (auto* note = std::get_if<SystemNotificationEvent>(&*event))
-      std::printf("[%s] %s\n", note->notification.level.c_str(), note->notification.message.c_str());
+      std::printf("%s[%s] %s\n", by, note->notification.level.c_str(), note->notification.message.c_str());
     else if (auto* end = std::get_if<TurnEndEvent>(&*event); end && !end->error.empty())
-      std::printf("(turn ended: %s)\n", end->error.c_str());
+      std::printf("%s(turn ended: %s)\n", by, end->error.c_str());
   }
   return 0;
 }
