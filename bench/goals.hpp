@@ -26,6 +26,7 @@ struct FigureSpec {
 struct WorkloadSpec {
   std::string id;
   std::vector<FigureSpec> figures;
+  bool floor = true; // the floor runs it too (W8's goals are absolute: no floor)
 };
 
 inline const std::vector<WorkloadSpec>& workload_specs() {
@@ -44,6 +45,11 @@ inline const std::vector<WorkloadSpec>& workload_specs() {
       {"abort_ms", "ms"},
       {"left", "", abs_max, 0, true}}},
     {"W7", {{"awaits_per_s", "/s", abs_min, 50000}, {"p50_us", "µs"}, {"p99_us", "µs", abs_max, 1000}}},
+    {"W8",
+     {{"subagents_per_s", "/s", abs_min, 1000},
+      {"rss_per_idle_subagent_kib", "KiB", abs_max, 64},
+      {"left", "", abs_max, 0, true}},
+     false},
   };
   return specs;
 }

@@ -6,10 +6,14 @@
 #include <future>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "actors/scripted_subagents.hpp"
+#include "actors/subagent_handle.hpp"
 #include "actors/turn_actor.hpp"
+#include "actors/turn_loop.hpp"
 #include "config/config_loader.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
@@ -52,6 +56,14 @@ required = true
 stateful = true
 actions = ["spawn", "fetch", "abort"]
 
+[conversation.tools.bin_true]
+summary = "/bin/true as a handle"
+command = {{ program = "/bin/true" }}
+run = "unattended"
+[conversation.tools.bin_true.spawn]
+stateful = true
+actions = ["spawn", "abort"]
+
 [conversation.tools.cat]
 summary = "cat as a handle that takes input"
 command = {{ program = "/bin/cat" }}
@@ -72,6 +84,37 @@ required = true
 [conversation.tools.floor.spawn]
 stateful = true
 actions = ["spawn", "fetch", "abort"]
+
+# W8: up to 1,000 sub-agents of the bench's turn at once (a foreach counts as one).
+[agents]
+max_concurrent = 1000
+)";
+
+// W8's scripted sub-agents: `worker` spawns /bin/true and awaits it; `idler` spawns
+// a sleep and awaits it (live and idle until aborted).
+constexpr const char* kSubAgentsScript = R"(
+[[agents]]
+name = "bench" # the turn the workloads drive
+
+[[subagents]]
+name = "worker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "bin_true"
+  arguments = { action = "spawn", id = "t" }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["t"] }
+
+[[subagents]]
+name = "idler"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "sleep"
+  arguments = { action = "spawn", id = "s", secs = "600" }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["s"] }
 )";
 
 std::string temp_workspace() {
@@ -162,7 +205,19 @@ public:
     // As the CLI does: live groups are recorded for the crash sweep.
     if (auto recorded = open_group_record(state_path(*config, "live")); !recorded)
       throw std::runtime_error(recorded.error);
-    turn_ = spawn_turn(sys_, TurnContext{std::make_shared<const Config>(std::move(*config)), &io_, {}});
+    auto shared = std::make_shared<const Config>(std::move(*config));
+    auto script = parse_script(kSubAgentsScript, "bench sub-agents");
+    if (!script)
+      throw std::runtime_error(script.error());
+    // Sub-agents (W8) play the script above; nobody watches them.
+    TurnLoopContext agent;
+    agent.config = shared;
+    agent.io = &io_;
+    agent.agent_path = "bench";
+    agent.subagents = std::make_shared<ScriptedSubAgents>(std::make_shared<const Script>(std::move(*script)));
+    TurnContext ctx{shared, &io_, {}};
+    ctx.subagents = subagent_factory(agent);
+    turn_ = spawn_turn(sys_, std::move(ctx));
   }
 
   ~Runtime() {
@@ -518,6 +573,95 @@ void w7(Driver& d, long n, Done done) {
   });
 }
 
+/// Calls `k` with the count of this process's children once there are at least `n`,
+/// or 60 s have passed. Polls between short awaits on `id`, so the driver's thread
+/// is never blocked (the sub-agents run on the same scheduler).
+void wait_children(Driver& d, const std::string& id, long n, std::chrono::steady_clock::time_point deadline,
+                   std::function<void(long)> k) {
+  long count = children_left();
+  if (count >= n || std::chrono::steady_clock::now() > deadline)
+    return k(count);
+  d.call("await", fmt::format(R"({{"any":["{}"],"timeout_secs":0.02}})", id),
+         [&d, id, n, deadline, k](Reply) { wait_children(d, id, n, deadline, k); });
+}
+
+/// W8's second half: 200 sub-agents live and idle at once.
+constexpr long kIdleSubAgents = 200;
+
+void w8_idle(Driver& d, double rate, Done done) {
+  constexpr long idle = kIdleSubAgents;
+  Json elements = Json::array();
+  for (long i = 0; i < idle; ++i)
+    elements.push(Json(std::to_string(i)));
+  auto spawn = Json::object()
+                 .set("action", "spawn")
+                 .set("id", "idle")
+                 .set("elements", elements)
+                 .set("prompt", "{{element}}")
+                 .set("max_concurrent", idle)
+                 .set("script", "idler");
+  auto rss = std::make_shared<RssGrowth>();
+  d.batch({"idle"}, [&d, spawn, rss, rate, done](Status st) {
+    if (!st)
+      return done(Error{st.error});
+    d.call("foreach", spawn.dump(), [&d, rss, rate, done](Reply r) {
+      if (!r)
+        return done(Error{r.error()});
+      // Each sleeps once its sub-agent spawned it; the await comes right after.
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      wait_children(d, "idle", kIdleSubAgents, deadline, [&d, rss, rate, done](long live) {
+        if (live < kIdleSubAgents)
+          return done(Error{fmt::format("W8: only {} of {} idle sub-agents started", live, kIdleSubAgents)});
+        auto per_kib = rss->growth_kib() / double(kIdleSubAgents);
+        d.call("foreach", R"({"action":"abort","id":"idle"})", [rate, per_kib, done](Reply r) {
+          if (!r)
+            return done(Error{r.error()});
+          done(Figures{{"subagents_per_s", rate},
+                       {"rss_per_idle_subagent_kib", per_kib},
+                       {"left", double(children_left())}});
+        });
+      });
+    });
+  });
+}
+
+/// W8: `n` scripted sub-agents through one foreach, 100 at a time, each spawning
+/// /bin/true and awaiting it: sub-agents per second. Then `idle` sub-agents live at
+/// once, each awaiting its own sleep: memory per live idle sub-agent (its handle and
+/// process's share included), and what an abort of them all leaves.
+void w8(Driver& d, long n, Done done) {
+  Json elements = Json::array();
+  for (long i = 0; i < n; ++i)
+    elements.push(Json(std::to_string(i)));
+  auto each = Json::object()
+                .set("action", "spawn")
+                .set("id", "each")
+                .set("elements", elements)
+                .set("prompt", "{{element}}")
+                .set("max_concurrent", 100)
+                .set("script", "worker");
+  auto t0 = now_ns();
+  d.batch({"each"}, [&d, n, each, t0, done](Status st) {
+    if (!st)
+      return done(Error{st.error});
+    d.call("foreach", each.dump(), [&d, n, t0, done](Reply r) {
+      if (!r)
+        return done(Error{r.error()});
+      d.call("await", R"({"all":["each"],"timeout_secs":600})", [&d, n, t0, done](Reply r) {
+        auto res = await_answer(r);
+        if (!res)
+          return done(Error{res.error()});
+        if (res->completed.size() != 1 || !res->completed[0].state.ok)
+          return done(Error{fmt::format("W8: the foreach did not complete: {}", *r)});
+        if (res->completed[0].state.content.find("\"error\"") != std::string::npos)
+          return done(Error{fmt::format("W8: a sub-agent failed: {}", res->completed[0].state.content.substr(0, 400))});
+        double rate = double(n) / (us_between(t0, now_ns()) / 1e6);
+        w8_idle(d, rate, done);
+      });
+    });
+  });
+}
+
 long or_default(long n, long dflt) {
   return n > 0 ? n : dflt;
 }
@@ -542,8 +686,10 @@ Result<Figures> run_jp_workload(const WorkloadParams& p) {
     run = std::bind(w6, _1, or_default(p.n, 5000), _2);
   else if (w == "W7")
     run = std::bind(w7, _1, or_default(p.n, 10000), _2);
+  else if (w == "W8")
+    run = std::bind(w8, _1, or_default(p.n, 1000), _2);
   else
-    return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7", w)};
+    return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7 W8", w)};
   Runtime rt(p.floor_path);
   return rt.drive(run);
 }

@@ -83,7 +83,7 @@ int run(bool quick, int rounds, const std::string& json_file, const std::vector<
 } // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"jp-bench: BENCH.md's workloads W1-W7, jp-actors against the OS floor"};
+  CLI::App app{"jp-bench: BENCH.md's workloads W1-W8, jp-actors against the OS floor"};
   app.require_subcommand(1);
 
   bool quick = false;
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--quick", quick, "Small counts (a smoke test of the benchmark itself)");
   run_cmd->add_option("--rounds", rounds, "Rounds per side (at least 3)")->check(CLI::Range(3, 100));
   run_cmd->add_option("--json", json_file, "Also write the rows as JSON to FILE");
-  run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W7");
+  run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W8");
   std::string launcher = "posix_spawn";
   run_cmd->add_option("--launcher", launcher,
                       "How jp-actors starts children: posix_spawn (the default) or boost (Boost.Process v2's "
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
 
   WorkloadParams p;
   auto* worker_cmd = app.add_subcommand("worker", "One jp-actors round of one workload (used by run)");
-  worker_cmd->add_option("workload", p.workload, "W1 ... W7")->required();
+  worker_cmd->add_option("workload", p.workload, "W1 ... W8")->required();
   worker_cmd->add_option("--n", p.n, "Count (default: BENCH.md's)");
   worker_cmd->add_option("--bytes", p.bytes, "W4: bytes the child writes");
   worker_cmd->add_option("--floor", p.floor_path, "The jp-floor binary (its child modes)")->required();

@@ -159,6 +159,7 @@ Result<std::vector<Case>> select_cases(const std::vector<std::string>& selected,
     {"W5", "W5", quick ? 200 : 0},
     {"W6", "W6", quick ? 300 : 0},
     {"W7", "W7", quick ? 1000 : 0},
+    {"W8", "W8", quick ? 100 : 0},
   };
   if (quick) { // labels say what ran
     all[3].label = "W4 32MiB";
@@ -169,7 +170,7 @@ Result<std::vector<Case>> select_cases(const std::vector<std::string>& selected,
   std::vector<Case> out;
   for (auto& w : selected) {
     if (!spec_of(w))
-      return Error{fmt::format("unknown workload `{}`; expected some of W1 W2 W3 W4 W5 W6 W7", w)};
+      return Error{fmt::format("unknown workload `{}`; expected some of W1 W2 W3 W4 W5 W6 W7 W8", w)};
     for (auto& c : all)
       if (c.workload == w)
         out.push_back(c);
@@ -186,6 +187,8 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, int rounds, const Bin
     for (int r = 1; r <= rounds && failure.empty(); ++r) {
       // Interleaved, so drift of the machine hits both sides alike.
       for (bool is_floor : {true, false}) {
+        if (is_floor && !spec.floor)
+          continue;
         progress(fmt::format("{} round {}/{}: {}", c.label, r, rounds, is_floor ? "floor" : "jp-actors"));
         auto argv = is_floor ? std::vector<std::string>{bin.floor}
                              : std::vector<std::string>{bin.jp, "worker", "--floor", bin.floor};
@@ -215,11 +218,11 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, int rounds, const Bin
       }
       auto& fv = floor[f.name];
       auto& jv = jp[f.name];
-      row.floor_min = min_of(fv);
-      row.floor_median = median(fv);
+      row.floor_min = fv.empty() ? std::nan("") : min_of(fv);
+      row.floor_median = fv.empty() ? std::nan("") : median(fv);
       row.jp_min = min_of(jv);
       row.jp_median = median(jv);
-      row.ratio = row.floor_median != 0 ? row.jp_median / row.floor_median : std::nan("");
+      row.ratio = !fv.empty() && row.floor_median != 0 ? row.jp_median / row.floor_median : std::nan("");
       double judged = f.worst_round ? max_of(jv) : row.jp_median;
       if (f.goal != goal_kind::none)
         row.met = goal_met(f, row.ratio, judged) ? "met" : "NOT met";
@@ -253,8 +256,8 @@ std::string rows_json(const std::vector<Row>& rows) {
     o.set("workload", r.label);
     o.set("figure", r.figure);
     o.set("unit", r.unit);
-    o.set("floor_min", r.floor_min);
-    o.set("floor_median", r.floor_median);
+    o.set("floor_min", std::isnan(r.floor_min) ? Json() : Json(r.floor_min));
+    o.set("floor_median", std::isnan(r.floor_median) ? Json() : Json(r.floor_median));
     o.set("jp_min", r.jp_min);
     o.set("jp_median", r.jp_median);
     o.set("ratio", std::isnan(r.ratio) ? Json() : Json(r.ratio));

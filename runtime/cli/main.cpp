@@ -21,7 +21,7 @@
 #include "messages/call_result.hpp"
 #include "runtime/cli/query_command.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
-#include "runtime/cli/scripted_subagents.hpp"
+#include "actors/scripted_subagents.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/cli/tty_prompt.hpp"
@@ -99,7 +99,9 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
   // Each agent is an assistant of its own: the scripted provider plays its steps
   // through the agent loop, as a real provider would answer.
   auto text = json ? EventLogObserver::text_mode::none : EventLogObserver::text_mode::step_line;
-  auto subagents = std::make_shared<ScriptedSubAgents>(std::make_shared<const Script>(script), log, text);
+  auto subagents = std::make_shared<ScriptedSubAgents>(
+    std::make_shared<const Script>(script),
+    [log, text](const std::string& path) { return std::make_shared<EventLogObserver>(log, path, text); });
   std::vector<caf::actor> agents;
   for (auto& agent : script.agents) {
     TurnLoopContext ctx;

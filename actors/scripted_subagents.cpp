@@ -1,4 +1,4 @@
-#include "runtime/cli/scripted_subagents.hpp"
+#include "actors/scripted_subagents.hpp"
 
 #include <fmt/format.h>
 
@@ -21,7 +21,8 @@ Status ScriptedSubAgents::prepare(const std::string& path, const AgentSpec& spec
     return Error{agent.error()};
   ctx.provider = make_scripted_provider(*agent);
   ctx.inquiry = make_scripted_inquiry(*agent);
-  ctx.observer = std::make_shared<EventLogObserver>(log_, path, text_);
+  if (observe_)
+    ctx.observer = observe_(path);
   return Status::ok();
 }
 
