@@ -18,7 +18,7 @@ struct await_state {
   // Declared: CAF would otherwise build an aggregate state from the actor pointer
   // (its first member, a typed handle, is constructible from one).
   await_state() = default;
-  registry_actor registry;
+  handle_view_actor registry; // its registry, or a view over those of agents that share
   resolver_actor resolver; // answers waiting questions it can route (the turn); none: nobody
   std::set<std::pair<std::string, std::string>> asked; // (handle id, question id) put to it
   AwaitRequest request;
@@ -78,7 +78,7 @@ void reply(await_actor_t* self, bool timed_out) {
   self->quit();
 }
 
-await_impl::behavior_type await_behavior(await_actor_t* self, registry_actor registry, AwaitRequest request,
+await_impl::behavior_type await_behavior(await_actor_t* self, handle_view_actor registry, AwaitRequest request,
                                          resolver_actor resolver) {
   self->state.registry = std::move(registry);
   self->state.request = std::move(request);
@@ -152,7 +152,7 @@ await_impl::behavior_type await_behavior(await_actor_t* self, registry_actor reg
 
 } // namespace
 
-await_actor spawn_await(caf::actor_system& sys, registry_actor registry, AwaitRequest request,
+await_actor spawn_await(caf::actor_system& sys, handle_view_actor registry, AwaitRequest request,
                         resolver_actor resolver) {
   return sys.spawn(await_behavior, std::move(registry), std::move(request), std::move(resolver));
 }

@@ -17,7 +17,7 @@ namespace jp {
 
 /// Spawns the actor; (run_atom) validates the request ("At least one handle ID
 /// required"). Without a resolver, a waiting question ends the await at once.
-await_actor spawn_await(caf::actor_system& sys, registry_actor registry, AwaitRequest request,
+await_actor spawn_await(caf::actor_system& sys, handle_view_actor registry, AwaitRequest request,
                         resolver_actor resolver = {});
 
 

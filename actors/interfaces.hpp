@@ -66,6 +66,14 @@ using registry_actor = supervisor_actor::extend<
   caf::replies_to<counts_atom>::with<HandleCounts>,
   caf::replies_to<turn_end_atom, InquiryAnswers>::with<std::vector<HandleSummary>>>;
 
+/// What an await and a look need of a registry: the registry itself, or a view over
+/// the registries of agents that share (actors/shared_registry.hpp).
+using handle_view_actor = caf::typed_actor<
+  caf::replies_to<watch_atom, std::vector<std::string>, watcher_actor>::with<std::vector<HandleStatus>>,
+  caf::replies_to<status_atom, std::vector<std::string>>::with<std::vector<HandleStatus>>,
+  caf::reacts_to<unwatch_atom, watcher_actor>,
+  caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>>;
+
 /// One `await` call (RFD 037).
 using await_actor = caf::typed_actor<caf::replies_to<run_atom>::with<AwaitResult>>;
 

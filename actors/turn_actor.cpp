@@ -7,6 +7,7 @@
 
 #include "actors/await_actor.hpp"
 #include "actors/registry_actor.hpp"
+#include "actors/shared_registry.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
@@ -26,6 +27,7 @@ constexpr int max_question_rounds = 16;
 struct turn_state {
   TurnContext ctx;
   registry_actor registry;
+  handle_view_actor view; // what awaits and looks ask: the registry, or a shared view
   std::set<std::string> allowed_this_turn; // "yes for this turn" answers
   std::vector<Notification> notifications; // not yet carried by a response
   std::map<std::string, std::string> handle_tools; // handle id -> its tool's name
@@ -308,8 +310,8 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
       break;
     }
     case action_kind::fetch:
-      go = [self, registry, id, look = cmd->look, reply, reply_error] {
-        self->request(registry, caf::infinite, fetch_atom::value, id, look).then(reply, reply_error);
+      go = [self, view = st.view, id, look = cmd->look, reply, reply_error] {
+        self->request(view, caf::infinite, fetch_atom::value, id, look).then(reply, reply_error);
       };
       break;
     case action_kind::apply:
@@ -340,7 +342,7 @@ caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
   };
   auto answer_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
   auto wait = [self, req, answer, answer_error] {
-    auto a = spawn_await(self->system(), self->state.registry, req, resolver_actor{self});
+    auto a = spawn_await(self->system(), self->state.view, req, resolver_actor{self});
     self->request(a, caf::infinite, run_atom::value).then(answer, answer_error);
   };
   auto ids = distinct_ids(req);
@@ -349,7 +351,7 @@ caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
     return rp;
   }
   // Fast path: when the condition already holds, no actor needs to wait for it.
-  self->request(self->state.registry, caf::infinite, status_atom::value, ids)
+  self->request(self->state.view, caf::infinite, status_atom::value, ids)
     .then(
       [req, answer, wait](std::vector<HandleStatus>& statuses) mutable {
         AwaitCondition cond(req, std::move(statuses));
@@ -545,6 +547,15 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
   self->state.ctx = std::move(ctx);
   self->state.registry = spawn_registry(self->system(), handle_factory(self->state.ctx), notification_sink{self});
   self->link_to(self->state.registry);
+  self->state.view = self->state.registry;
+  if (auto dir = self->state.ctx.shared_registry) {
+    // Its handles are seen by the agents that share, while this turn lasts.
+    auto agent = self->state.ctx.agent;
+    dir->add(agent, self->state.registry);
+    self->attach_functor([dir, agent] { dir->remove(agent); });
+    self->state.view = spawn_shared_view(self->system(), agent, self->state.registry, dir);
+    self->link_to(self->state.view);
+  }
   return {
     [self](batch_atom, const std::vector<std::string>& ids) -> caf::result<bool> {
       self->delegate(self->state.registry, batch_atom::value, ids);

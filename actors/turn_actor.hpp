@@ -31,6 +31,7 @@
 namespace jp {
 
 class IoThread;
+class RegistryDirectory;
 
 /// Asks a person to answer a tool's question; nullopt = no answer (cancelled).
 /// Called on a detached actor: it may block.
@@ -56,6 +57,10 @@ struct TurnContext {
   // deep this agent sits (0: top-level).
   HandleFactory subagents;
   int depth = 0;
+  // [experiment] shared_registry: the registries of the agents that share, and this
+  // agent's name there (none: its handles are its own alone).
+  std::shared_ptr<RegistryDirectory> shared_registry;
+  std::string agent;
 };
 
 turn_actor spawn_turn(caf::actor_system& sys, TurnContext ctx);

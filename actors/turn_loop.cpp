@@ -436,6 +436,8 @@ TurnContext turn_context_of(loop_actor_t* self) {
   t.io = ctx.io;
   t.permissions = ctx.permissions;
   t.depth = ctx.depth;
+  t.shared_registry = ctx.shared_registry;
+  t.agent = ctx.agent_path;
   if (ctx.subagents)
     t.subagents = subagent_factory(ctx);
   if (auto prompts = ctx.prompts) {

@@ -34,6 +34,7 @@
 namespace jp {
 
 class SubAgentHost;
+class RegistryDirectory;
 
 struct TurnLoopContext {
   std::shared_ptr<const Config> config;
@@ -56,6 +57,9 @@ struct TurnLoopContext {
   // responses one turn may take (0: no limit).
   std::shared_ptr<SubAgentHost> subagents;
   std::string agent_path = "main";
+  // [experiment] shared_registry: the top-level agents' registries (none: not shared;
+  // sub-agents never share).
+  std::shared_ptr<RegistryDirectory> shared_registry;
   int depth = 0;
   int64_t max_rounds = 0;
 };

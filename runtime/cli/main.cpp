@@ -22,6 +22,7 @@
 #include "runtime/cli/query_command.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "actors/scripted_subagents.hpp"
+#include "actors/shared_registry.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/cli/tty_prompt.hpp"
@@ -102,6 +103,8 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
   auto subagents = std::make_shared<ScriptedSubAgents>(
     std::make_shared<const Script>(script),
     [log, text](const std::string& path) { return std::make_shared<EventLogObserver>(log, path, text); });
+  // One directory per run: a repeat's agents see only their own run's.
+  auto shared = script.shared_registry ? std::make_shared<RegistryDirectory>() : nullptr;
   std::vector<caf::actor> agents;
   for (auto& agent : script.agents) {
     TurnLoopContext ctx;
@@ -115,6 +118,7 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     ctx.permissions = permissions;
     ctx.subagents = subagents;
     ctx.agent_path = agent.name;
+    ctx.shared_registry = shared;
     agents.push_back(spawn_turn_loop(sys, std::move(ctx)));
   }
   std::vector<decltype(self->request(agents[0], caf::infinite, run_atom::value, std::string()))> replies;

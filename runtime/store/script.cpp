@@ -92,7 +92,7 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
   if (!r.known_keys(root, "", {"experiment", "agents", "subagents"}))
     return Error{r.error};
   if (auto* exp = root["experiment"].as_table()) {
-    if (!r.known_keys(*exp, "experiment", {"name", "description", "repeat"}))
+    if (!r.known_keys(*exp, "experiment", {"name", "description", "repeat", "shared_registry"}))
       return Error{r.error};
     script.name = (*exp)["name"].value_or(std::string{});
     if (auto* repeat = exp->get("repeat")) {
@@ -103,6 +103,13 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
         return Error{r.error};
       }
       script.repeat = static_cast<int>(*n);
+    }
+    if (auto* shared = exp->get("shared_registry")) {
+      if (!shared->is_boolean()) {
+        r.fail("experiment.shared_registry", fmt::format("expected true or false, got {}", toml_to_json(*shared).dump()));
+        return Error{r.error};
+      }
+      script.shared_registry = shared->value_or(false);
     }
   }
   // [[agents]] and [[subagents]] have one form.
@@ -169,6 +176,11 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
     return Error{r.error};
   if (script.agents.empty())
     return Error{fmt::format("{}: agents: the script has no [[agents]]", origin)};
+  // Agents are told apart by name: in the event log, the report, a shared registry.
+  for (auto& agent : script.agents)
+    if (std::count_if(script.agents.begin(), script.agents.end(), [&](auto& o) { return o.name == agent.name; }) > 1)
+      return Error{fmt::format("{}: agents: two [[agents]] are named `{}`; give each its own name", origin,
+                               agent.name)};
   for (auto& sub : script.subagents)
     if (std::count_if(script.subagents.begin(), script.subagents.end(), [&](auto& o) { return o.name == sub.name; }) > 1)
       return Error{fmt::format("{}: subagents: two [[subagents]] are named `{}`; `script` picks one by name",

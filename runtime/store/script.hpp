@@ -39,6 +39,9 @@ struct Script {
   // [experiment] repeat: how many times the agents run, one after the other (the
   // report gives each figure's min, median and max).
   int repeat = 1;
+  // [experiment] shared_registry: the top-level agents see each other's handles
+  // (await and fetch reach another agent's; apply and abort stay with its owner).
+  bool shared_registry = false;
   std::vector<ScriptAgent> agents;
   // [[subagents]]: played only by a sub-agent spawned with script = NAME; {{prompt}}
   // in their texts and arguments is what it was spawned with.

@@ -1,0 +1,136 @@
+// [experiment] shared_registry = true: the top-level agents of a run see each
+// other's handles -- one agent fetches and awaits a handle another spawned -- while
+// each agent still owns (and ends) its own.
+#define CAF_SUITE shared_registry
+#include <caf/test/unit_test.hpp>
+
+#include <fmt/format.h>
+#include <map>
+#include <tuple>
+
+#include "cli_run.hpp"
+#include "messages/json.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+/// `builder` spawns `build`, which says it started and then waits for a `go` file;
+/// `tester` waits until it started, fetches it (still running: the gate is shut),
+/// opens the gate and awaits it. `experiment` is the [experiment] table's body.
+std::string two_agents(const std::string& experiment) {
+  return fmt::format(R"(
+[experiment]
+{}
+
+[[agents]]
+name = "builder"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "spawn", id = "build", wait_ms = 0, command = "touch started; until [ -e go ]; do sleep 0.01; done; echo built" }}
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["build"], timeout_secs = 60 }}
+
+[[agents]]
+name = "tester"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "until [ -e started ]; do sleep 0.01; done; echo seen" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "fetch", id = "build" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "touch go" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["build"], timeout_secs = 60 }}
+)",
+                     experiment);
+}
+
+/// The tool results of a --json run by (agent, step, index): (ok, content).
+std::map<std::tuple<std::string, int64_t, int64_t>, std::pair<bool, std::string>> results_of(const Run& r) {
+  std::map<std::tuple<std::string, int64_t, int64_t>, std::pair<bool, std::string>> out;
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "tool_result")
+      out[{e.find("agent")->as_string(), e.find("step")->as_int(), e.find("index")->as_int()}] = {
+        e.find("ok")->as_bool(), e.find("content")->as_string()};
+  return out;
+}
+
+Run run_in_workspace(const std::string& script) {
+  temp_dir ws;
+  ws.write("script.toml", script);
+  return cli_in(ws.path.string(), fmt::format("run {}/script.toml --json", ws.path.string()));
+}
+
+} // namespace
+
+CAF_TEST(with a shared registry one agent fetches and awaits a handle another spawned) {
+  auto r = run_in_workspace(two_agents("shared_registry = true"));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto fetched = res[{"tester", 2, 0}];
+  CAF_CHECK(fetched.first);
+  CAF_CHECK(contains(fetched.second, R"("id":"build","state":"running")"));
+  auto awaited = res[{"tester", 4, 0}];
+  CAF_CHECK(awaited.first);
+  CAF_CHECK(contains(awaited.second, R"({"id":"build","state":"stopped","result":"built\n"})"));
+  // Its owner awaited it too, and its turn end is the owner's alone.
+  CAF_CHECK(contains(res[{"builder", 1, 1}].second, R"("result":"built\n")"));
+}
+
+CAF_TEST(without a shared registry the handles of another agent are not found) {
+  // The tester cannot see `build`, so it opens the gate itself after its failed fetch.
+  auto r = run_in_workspace(two_agents("name = \"apart\""));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto fetched = res[{"tester", 2, 0}];
+  CAF_CHECK(!fetched.first);
+  CAF_CHECK(contains(fetched.second, "Handle `build` not found"));
+  auto awaited = res[{"tester", 4, 0}];
+  CAF_CHECK(!awaited.first);
+  CAF_CHECK(contains(awaited.second, "Handle `build` not found"));
+}
+
+CAF_TEST(a shared registry names a handle no agent has) {
+  auto r = run_in_workspace(R"(
+[experiment]
+shared_registry = true
+[[agents]]
+name = "a"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["nobody"], timeout_secs = 1 }
+)");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(res[{"a", 1, 0}].second,
+                     "Handle `nobody` not found (in this agent or the agents sharing its registry)"));
+}
+
+CAF_TEST(agents are told apart by name and shared_registry is a boolean) {
+  temp_dir ws;
+  ws.write("dup.toml", "[[agents]]\nname = \"a\"\n[[agents]]\nname = \"a\"\n");
+  auto dup = cli_in(ws.path.string(), fmt::format("run {}/dup.toml", ws.path.string()));
+  CAF_CHECK_EQUAL(dup.status, 1);
+  CAF_CHECK(contains(dup.out, "agents: two [[agents]] are named `a`; give each its own name"));
+  ws.write("bad.toml", "[experiment]\nshared_registry = \"yes\"\n[[agents]]\nname = \"a\"\n");
+  auto bad = cli_in(ws.path.string(), fmt::format("run {}/bad.toml", ws.path.string()));
+  CAF_CHECK_EQUAL(bad.status, 1);
+  CAF_CHECK(contains(bad.out, "experiment.shared_registry: expected true or false, got \"yes\""));
+}
