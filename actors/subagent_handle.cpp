@@ -65,13 +65,16 @@ public:
     std::lock_guard lock(mtx_);
     return closed_;
   }
-  void set_handle(caf::actor h) {
+  /// The handle, held weakly: the box is held by the handle's own state (a strong
+  /// reference would keep the actor from being freed).
+  void set_handle(caf::actor_addr h) {
     std::lock_guard lock(mtx_);
     handle_ = std::move(h);
   }
+  /// The handle while it lives (an invalid handle once it is gone: sends go nowhere).
   caf::actor handle() {
     std::lock_guard lock(mtx_);
-    return handle_;
+    return caf::actor_cast<caf::actor>(handle_);
   }
 
 private:
@@ -80,7 +83,7 @@ private:
   std::map<uint64_t, std::string> answers_;
   uint64_t next_ = 0;
   bool closed_ = false;
-  caf::actor handle_;
+  caf::actor_addr handle_;
 };
 
 /// A sub-agent's person to ask: the terminal where there is one (its questions for
@@ -330,7 +333,7 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
   st.ctx = std::move(ctx);
   st.ctx.observer = std::make_shared<ReportingObserver>(st.ctx.observer, subagent_actor{self});
   st.asks = std::make_shared<AskBox>();
-  st.asks->set_handle(caf::actor_cast<caf::actor>(self));
+  st.asks->set_handle(self->address());
   st.ctx.prompts = std::make_shared<HandlePrompts>(st.ctx.prompts, st.asks);
   run_turn(self, spec.prompt);
   return {
