@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "messages/atoms.hpp"
 #include "messages/error_code.hpp"
@@ -38,6 +39,9 @@ struct foreach_state {
   int peak = 0;
   bool aborting = false;
   bool stopped = false;
+  // The element whose question the foreach's handle waits on (its supervisor was
+  // told); `apply` answers it. One at a time: the next is put once it is answered.
+  std::optional<size_t> surfaced;
   HandleReport final;
   std::vector<caf::typed_response_promise<HandleReport>> aborts;
   std::shared_ptr<std::vector<handle_actor>> live = std::make_shared<std::vector<handle_actor>>();
@@ -132,6 +136,29 @@ void launch_more(foreach_actor_t* self) {
     finish(self);
 }
 
+/// The handle waits on the first question an element waits on (none: it waits on
+/// nothing): its supervisor hears of each change, so `await` returns it as waiting
+/// and `apply` answers it.
+void surface(foreach_actor_t* self) {
+  auto& st = self->state;
+  if (st.surfaced && !st.elements[*st.surfaced].question.id.empty())
+    return; // still waiting on that one
+  std::optional<size_t> next;
+  for (size_t i = 0; i < st.elements.size() && !next; ++i)
+    if (st.elements[i].phase == element_phase::running && !st.elements[i].question.id.empty())
+      next = i;
+  if (!next && !st.surfaced)
+    return;
+  st.surfaced = next;
+  Question q;
+  if (next) {
+    auto& e = st.elements[*next];
+    q = e.question;
+    q.text = fmt::format("[{}] {}: {}", *next, cut_text(e.value, 80), q.text);
+  }
+  self->send(st.supervisor, waiting_atom::value, st.id, q, next.has_value());
+}
+
 /// Element `i` ended with `state` (its stop, or its actor's death).
 void element_done(foreach_actor_t* self, size_t i, ToolState state) {
   auto& st = self->state;
@@ -145,6 +172,8 @@ void element_done(foreach_actor_t* self, size_t i, ToolState state) {
   self->demonitor(e.handle.address());
   std::erase(*st.live, e.handle);
   self->send(e.handle, retire_atom::value);
+  if (!st.aborting)
+    surface(self);
   launch_more(self);
 }
 
@@ -175,11 +204,19 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
   launch_more(self);
   return {
     [self](fetch_atom, const LookOptions&) { return look(self); },
-    [self](apply_atom, const std::string&, const LookOptions&) -> caf::result<HandleReport> {
-      return make_error(error_code::input_refused,
-                        fmt::format("Handle `{}` is a foreach: it takes no input; its sub-agents' questions "
-                                    "are answered where they are asked",
-                                    self->state.id));
+    [self](apply_atom, const std::string& input, const LookOptions& opts) -> caf::result<HandleReport> {
+      auto& st = self->state;
+      if (!st.surfaced)
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}` is a foreach: it takes input only to answer the question one "
+                                      "of its sub-agents waits on, and none waits now",
+                                      st.id));
+      // The answer goes to the element that asked; the look is the foreach's.
+      auto rp = self->make_response_promise<HandleReport>();
+      self->request(st.elements[*st.surfaced].handle, caf::infinite, apply_atom::value, input, opts)
+        .then([self, rp](HandleReport&) mutable { rp.deliver(look(self)); },
+              [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
     },
     [self](abort_atom) -> caf::result<HandleReport> {
       auto& st = self->state;
@@ -213,8 +250,11 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
     },
     [self](waiting_atom, const std::string& child, Question& q, bool) {
       auto& st = self->state;
-      if (auto it = st.by_child.find(child); it != st.by_child.end())
+      if (auto it = st.by_child.find(child); it != st.by_child.end()) {
         st.elements[it->second].question = std::move(q);
+        if (!st.aborting)
+          surface(self);
+      }
     },
     [](content_atom, const std::string&) {},
   };

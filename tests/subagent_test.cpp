@@ -513,6 +513,56 @@ name = "worker"
   CAF_CHECK(contains(content(res, "main", 2, 2), "`max_concurrent` is 9; it must be from 1 to 8 ([agents] max_concurrent)"));
 }
 
+CAF_TEST(a question of a foreach element makes the foreach waiting and apply answers it) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { action = "spawn", id = "each", elements = ["a", "b"], prompt = "{{element}}", max_concurrent = 1, script = "asker" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["each"], timeout_secs = 60 }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { action = "apply", id = "each", input = true }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["each"], timeout_secs = 60 }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { action = "apply", id = "each", input = true }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["each"], timeout_secs = 60 }
+
+[[subagents]]
+name = "asker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {}
+  [[subagents.steps]]
+  text = "cleaned {{prompt}}"
+)",
+                           fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
+                                       "--cfg conversation.tools.clean.run=\\\"unattended\\\"",
+                                       JP_SOURCE_DIR));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  // Nobody at a terminal: each element's question makes the foreach wait on it, in turn.
+  auto first = content(res, "main", 1, 1);
+  CAF_CHECK(contains(first, R"("id":"each","state":"waiting")"));
+  CAF_CHECK(contains(first, "[0] a: Delete the build directory?"));
+  auto second = content(res, "main", 2, 1);
+  CAF_CHECK(contains(second, "[1] b: Delete the build directory?"));
+  auto done = content(res, "main", 3, 1);
+  CAF_CHECK(contains(done, R"([{\"element\":\"a\",\"result\":\"cleaned a\"},{\"element\":\"b\",\"result\":\"cleaned b\"}])"));
+}
+
 CAF_TEST(aborting a foreach aborts its running sub-agents and starts no more) {
   auto r = run_script_text(R"(
 [[agents]]

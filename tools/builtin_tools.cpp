@@ -118,8 +118,9 @@ ToolConfig foreach_tool() {
       "Starts one sub-agent per element of `elements`, each with `prompt` where {{element}} "
       "is replaced by its element, at most `max_concurrent` at a time. Without `action` the "
       "call blocks. As a handle: spawn answers at once; fetch shows each element's progress; "
-      "abort ends them all. Its result is a JSON array in element order of {element, "
-      "result} or {element, error}.";
+      "when a sub-agent waits on a question, the handle waits on it (its text names the "
+      "element) and apply answers it with `input`; abort ends them all. Its result is a "
+      "JSON array in element order of {element, result} or {element, error}.";
   t.parameters = {
       string_array("elements", "The elements, one sub-agent each"),
       parameter("prompt", "string", "The task for each element; {{element}} is replaced by it", true),
@@ -130,7 +131,7 @@ ToolConfig foreach_tool() {
   };
   t.parameters[0].required = true;
   t.stateful = true;
-  t.actions = {action_kind::spawn, action_kind::fetch, action_kind::abort};
+  t.actions = {action_kind::spawn, action_kind::fetch, action_kind::apply, action_kind::abort};
   t.wait_ms = 0;
   t.lifecycle.on_turn_end = turn_end_policy::abort;
   return t;
