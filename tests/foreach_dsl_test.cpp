@@ -1,0 +1,139 @@
+// The foreach handle and the supervision cascade under CAF's deterministic scheduler:
+// its sub-agents are fakes the test finishes (actor_fixture.hpp), started through the
+// capability the foreach is given (a SubAgentStarter), inside a registry as the turn
+// has it.
+#define CAF_SUITE foreach_dsl
+#include "actor_fixture.hpp"
+
+#include "actors/foreach_handle.hpp"
+#include "messages/json.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+struct foreach_fixture : registry_fixture {
+  std::map<std::string, std::string> prompts; // sub-agent id -> the prompt it was started with
+  std::map<std::string, handle_actor> foreaches; // by id
+
+  foreach_fixture() {
+    // Replaces the fixture's registry: a foreach for sub-agent specs, fakes otherwise.
+    anon_send_exit(registry, caf::exit_reason::user_shutdown);
+    settle();
+    auto fakes = fake_factory();
+    SubAgentStarter start = [this](caf::local_actor* spawner, const std::string& id, const AgentSpec& spec,
+                                   const supervisor_actor& supervisor) -> handle_actor {
+      prompts[id] = spec.prompt;
+      auto h = spawner->spawn(fake_handle, id, supervisor);
+      handles[id] = h;
+      return h;
+    };
+    registry = spawn_registry(sys, [this, fakes, start](caf::local_actor* parent, const std::string& id,
+                                                        const LaunchSpec& spec, const supervisor_actor& sup) {
+      if (!spec.subagent || !spec.agent.foreach)
+        return fakes(parent, id, spec, sup);
+      return foreaches[id] = spawn_foreach(parent, id, spec.agent, start, sup);
+    });
+    settle();
+  }
+
+  static LaunchSpec foreach_of(std::vector<std::string> elements, int max_concurrent) {
+    LaunchSpec spec;
+    spec.subagent = true;
+    spec.agent.foreach = true;
+    spec.agent.prompt = "work on {{element}}";
+    spec.agent.elements = std::move(elements);
+    spec.agent.max_concurrent = max_concurrent;
+    return spec;
+  }
+
+  HandleStatus status_of(const std::string& id) {
+    auto [s, err] = ask<std::vector<HandleStatus>>(registry, status_atom::value, std::vector<std::string>{id});
+    CAF_REQUIRE_EQUAL(err, "");
+    CAF_REQUIRE_EQUAL(s.size(), 1u);
+    return s.front();
+  }
+
+  /// Whether fake `id` is still alive (a request to a dead actor fails).
+  bool alive(const std::string& id) {
+    auto [r, err] = ask<HandleReport>(handles.at(id), fetch_atom::value, LookOptions{});
+    return err.empty();
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(foreach_dsl_tests, foreach_fixture)
+
+CAF_TEST(a foreach starts at most max_concurrent sub-agents and the next as one stops) {
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a", "b", "c"}, 2));
+  CAF_REQUIRE_EQUAL(err, "");
+  CAF_CHECK_EQUAL(handles.count("each[0]"), 1u);
+  CAF_CHECK_EQUAL(handles.count("each[1]"), 1u);
+  CAF_CHECK_EQUAL(handles.count("each[2]"), 0u); // queued: two run
+  CAF_CHECK_EQUAL(prompts["each[1]"], "work on b");
+  finish("each[1]", "did b");
+  CAF_REQUIRE_EQUAL(handles.count("each[2]"), 1u); // the next took its place
+  CAF_CHECK(status_of("each").state.kind == state_kind::running);
+  finish("each[2]", "did c");
+  finish("each[0]", "did a");
+  auto s = status_of("each");
+  CAF_REQUIRE(s.state.stopped());
+  CAF_CHECK(s.state.ok);
+  CAF_CHECK_EQUAL(s.state.content, R"([{"element":"a","result":"did a"},{"element":"b","result":"did b"},)"
+                                   R"({"element":"c","result":"did c"}])");
+}
+
+CAF_TEST(aborting a foreach aborts its running sub-agents and starts none of the rest) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a", "b", "c"}, 1));
+  CAF_REQUIRE_EQUAL(handles.count("each[0]"), 1u);
+  auto [r, err] = ask<HandleReport>(registry, abort_atom::value, std::string("each"));
+  CAF_REQUIRE_EQUAL(err, "");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK(!r.state.ok);
+  CAF_CHECK_EQUAL(handles.count("each[1]"), 0u);
+  auto results = Json::parse(r.state.content);
+  CAF_REQUIRE(results.ok());
+  auto& items = results->as_array();
+  CAF_REQUIRE_EQUAL(items.size(), 3u);
+  CAF_CHECK_EQUAL(items[0].find("error")->as_string(), "aborted");
+  CAF_CHECK_EQUAL(items[1].find("error")->as_string(), "not started: the foreach was aborted");
+}
+
+CAF_TEST(when the registry goes its foreach and the sub-agents under it go too) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a", "b"}, 2));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("proc"), LaunchSpec{});
+  CAF_REQUIRE(alive("each[0]") && alive("each[1]") && alive("proc"));
+  anon_send_exit(registry, caf::exit_reason::user_shutdown);
+  settle();
+  // Supervisors all the way down: the registry's children, and the foreach's.
+  CAF_CHECK(!alive("proc"));
+  CAF_CHECK(!alive("each[0]"));
+  CAF_CHECK(!alive("each[1]"));
+}
+
+CAF_TEST(a question of a running sub-agent is the foreach question until it is answered) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a", "b"}, 2));
+  CAF_CHECK(status_of("each").state.kind == state_kind::running);
+  // each[1] asks, as a sub-agent handle tells its supervisor (the foreach).
+  auto foreach_as_supervisor = caf::actor_cast<supervisor_actor>(foreaches.at("each"));
+  anon_send(foreach_as_supervisor, waiting_atom::value, std::string("each[1]"), Question{"proceed", "Go on?", "", {}, ""},
+            true);
+  settle();
+  auto s = status_of("each");
+  CAF_REQUIRE(s.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(s.state.question.text, "[1] b: Go on?");
+  // apply on the foreach goes to the element that asked (the fake echoes it).
+  auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("each"), std::string("true"), LookOptions{});
+  CAF_CHECK_EQUAL(err, "");
+  // Answered: the foreach waits on nothing again.
+  anon_send(foreach_as_supervisor, waiting_atom::value, std::string("each[1]"), Question{}, false);
+  settle();
+  CAF_CHECK(status_of("each").state.kind == state_kind::running);
+  // With nothing waiting, input is refused, saying what it is for.
+  auto [r2, err2] = ask<HandleReport>(registry, apply_atom::value, std::string("each"), std::string("true"), LookOptions{});
+  CAF_CHECK(err2.find("it takes input only to answer the question one of its sub-agents waits on") != std::string::npos);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
