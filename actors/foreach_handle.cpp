@@ -123,6 +123,7 @@ void launch_more(foreach_actor_t* self) {
     child.foreach = false;
     child.elements.clear();
     child.prompt = with_element(st.spec.prompt, e.value);
+    child.element = e.value;
     e.child_id = fmt::format("{}[{}]", st.id, i);
     e.phase = element_phase::running;
     st.by_child[e.child_id] = i;

@@ -16,7 +16,7 @@ Status ScriptedSubAgents::prepare(const std::string& path, const AgentSpec& spec
                              names.empty() ? std::string(" (this script has none)")
                                            : fmt::format(" ({})", fmt::join(names, ", ")))};
   }
-  auto agent = scripted_subagent(*script_, spec.script, spec.prompt);
+  auto agent = scripted_subagent(*script_, spec.script, spec.prompt, spec.element);
   if (!agent)
     return Error{agent.error()};
   ctx.provider = make_scripted_provider(*agent);

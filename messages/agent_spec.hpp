@@ -20,12 +20,14 @@ struct AgentSpec {
   bool foreach = false;
   std::vector<std::string> elements;
   int max_concurrent = 0;
+  std::string element; // a foreach's sub-agent: its element
   friend bool operator==(const AgentSpec&, const AgentSpec&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AgentSpec& x) {
-  return f(x.prompt, x.tools, x.model, x.system_prompt, x.script, x.depth, x.foreach, x.elements, x.max_concurrent);
+  return f(x.prompt, x.tools, x.model, x.system_prompt, x.script, x.depth, x.foreach, x.elements, x.max_concurrent,
+           x.element);
 }
 
 } // namespace jp

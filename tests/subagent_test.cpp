@@ -481,7 +481,7 @@ name = "worker"
   tool = "shell"
   arguments = { command = "sleep 0.05; echo {{prompt}}" }
   [[subagents.steps]]
-  text = "did {{prompt}}"
+  text = "did {{prompt}} for {{element}}"
 )");
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
@@ -489,10 +489,11 @@ name = "worker"
   CAF_REQUIRE(awaited.ok());
   auto& done = awaited->find("completed")->as_array();
   CAF_REQUIRE_EQUAL(done.size(), 1u);
+  // {{prompt}} is the element's prompt, {{element}} the element itself.
   CAF_CHECK_EQUAL(done[0].find("result")->as_string(),
-                  R"([{"element":"a","result":"did handle a"},{"element":"b","result":"did handle b"},)"
-                  R"({"element":"c","result":"did handle c"},{"element":"d","result":"did handle d"},)"
-                  R"({"element":"e","result":"did handle e"}])");
+                  R"([{"element":"a","result":"did handle a for a"},{"element":"b","result":"did handle b for b"},)"
+                  R"({"element":"c","result":"did handle c for c"},{"element":"d","result":"did handle d for d"},)"
+                  R"({"element":"e","result":"did handle e for e"}])");
   // The peak from the events: a sub-agent is live from its first event to its turn_end.
   int live = 0, peak = 0;
   std::set<std::string> seen;
@@ -508,7 +509,7 @@ name = "worker"
   CAF_CHECK_EQUAL(seen.size(), 5u);
   CAF_CHECK(peak >= 1 && peak <= 2);
   // Blocking, and what is refused.
-  CAF_CHECK_EQUAL(content(res, "main", 2, 0), R"([{"element":"x","result":"did x"}])");
+  CAF_CHECK_EQUAL(content(res, "main", 2, 0), R"([{"element":"x","result":"did x for x"}])");
   CAF_CHECK(contains(content(res, "main", 2, 1), "`prompt` has no {{element}}"));
   CAF_CHECK(contains(content(res, "main", 2, 2), "`max_concurrent` is 9; it must be from 1 to 8 ([agents] max_concurrent)"));
 }

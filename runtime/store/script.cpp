@@ -190,26 +190,37 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
 
 namespace {
 
-std::string with_prompt(std::string text, const std::string& prompt) {
-  static const std::string mark = "{{prompt}}";
-  for (auto at = text.find(mark); at != std::string::npos; at = text.find(mark, at + prompt.size()))
-    text.replace(at, mark.size(), prompt);
-  return text;
+using Marks = std::vector<std::pair<std::string, std::string>>; // "{{prompt}}" -> its value
+
+/// `text` with each mark replaced by its value, in one pass (a value is never read
+/// again for marks).
+std::string filled(const std::string& text, const Marks& marks) {
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    auto hit = std::find_if(marks.begin(), marks.end(), [&](auto& m) { return text.compare(at, m.first.size(), m.first) == 0; });
+    if (hit == marks.end()) {
+      out += text[at++];
+      continue;
+    }
+    out += hit->second;
+    at += hit->first.size();
+  }
+  return out;
 }
 
-Json with_prompt(const Json& value, const std::string& prompt) {
+Json filled(const Json& value, const Marks& marks) {
   if (value.is_string())
-    return Json(with_prompt(value.as_string(), prompt));
+    return Json(filled(value.as_string(), marks));
   if (value.is_array()) {
     auto out = Json::array();
     for (auto& v : value.as_array())
-      out.push(with_prompt(v, prompt));
+      out.push(filled(v, marks));
     return out;
   }
   if (value.is_object()) {
     auto out = Json::object();
     for (auto& [k, v] : value.as_object())
-      out.set(k, with_prompt(v, prompt));
+      out.set(k, filled(v, marks));
     return out;
   }
   return value;
@@ -217,14 +228,16 @@ Json with_prompt(const Json& value, const std::string& prompt) {
 
 } // namespace
 
-Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& name, const std::string& prompt) {
+Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& name, const std::string& prompt,
+                                      const std::string& element) {
+  Marks marks{{"{{prompt}}", prompt}, {"{{element}}", element}};
   for (auto& sub : script.subagents)
     if (sub.name == name) {
       auto agent = sub;
       for (auto& step : agent.steps) {
-        step.text = with_prompt(step.text, prompt);
+        step.text = filled(step.text, marks);
         for (auto& call : step.calls)
-          call.arguments = with_prompt(call.arguments, prompt);
+          call.arguments = filled(call.arguments, marks);
       }
       return agent;
     }

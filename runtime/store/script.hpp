@@ -44,13 +44,16 @@ struct Script {
   bool shared_registry = false;
   std::vector<ScriptAgent> agents;
   // [[subagents]]: played only by a sub-agent spawned with script = NAME; {{prompt}}
-  // in their texts and arguments is what it was spawned with.
+  // (and a foreach's {{element}}) in their texts and arguments are what it was
+  // spawned with.
   std::vector<ScriptAgent> subagents;
 };
 
-/// Subagent `name` of `script` with {{prompt}} replaced by `prompt` in its steps'
-/// texts and string arguments; or why there is none (naming those there are).
-Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& name, const std::string& prompt);
+/// Subagent `name` of `script` with {{prompt}} replaced by `prompt`, and {{element}}
+/// by `element` (a foreach's; "" otherwise), in its steps' texts and string
+/// arguments; or why there is none (naming those there are).
+Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& name, const std::string& prompt,
+                                      const std::string& element = "");
 
 /// Reads a script file; errors name the file, the key and what was expected.
 Result<Script> load_script(const std::string& path);
