@@ -70,7 +70,7 @@ test-asan: deps
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/sanitizer/ubsan.supp \
-	  ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS) -LE slow
+	  ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS) -LE 'slow|install'
 
 # Not part of `make test`: the actor and process tests built with ThreadSanitizer
 # (tests/sanitizer/tsan.supp says what is suppressed). The three tests that push 4 to

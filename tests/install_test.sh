@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# CTest (install_test): jp-actors as an embedder gets it. Installs the build into a
+# temporary prefix, builds examples/embed out of tree against it with find_package
+# alone, and runs it; then checks that a project adding jp-actors with
+# add_subdirectory gets no test or benchmark targets.
+#   install_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { # what went wrong, then the log that says why
+  echo "install_test: $1" >&2
+  [ -n "${2:-}" ] && cat "$2" >&2
+  exit 1
+}
+
+prefix=$tmp/prefix
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || fail "cmake --install failed" "$tmp/install.log"
+[ -f "$prefix/include/jp/messages/json.hpp" ] || fail "no headers under include/jp/" "$tmp/install.log"
+[ -x "$prefix/bin/jp-actors" ] || fail "no bin/jp-actors" "$tmp/install.log"
+config=$(find "$prefix" -name jp_actorsConfigVersion.cmake)
+[ -n "$config" ] || fail "no jp_actorsConfigVersion.cmake" "$tmp/install.log"
+
+# find_package alone: nothing of the source tree is on any path.
+cmake -S "$src/examples/embed" -B "$tmp/embed" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" 2>&1 ||
+  fail "configuring examples/embed against the install failed" "$tmp/configure.log"
+cmake --build "$tmp/embed" -j2 >"$tmp/build.log" 2>&1 || fail "building examples/embed failed" "$tmp/build.log"
+(cd "$tmp" && "$tmp/embed/embed") >"$tmp/run.log" 2>&1 || fail "examples/embed failed" "$tmp/run.log"
+grep -q '"result":"hello from an embedded jp-actors' "$tmp/run.log" || fail "examples/embed printed no result" "$tmp/run.log"
+
+# A version this install is not: refused.
+mkdir -p "$tmp/newer"
+cat >"$tmp/newer/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(newer LANGUAGES CXX)
+find_package(jp_actors 0.3 REQUIRED)
+CMAKE
+if cmake -S "$tmp/newer" -B "$tmp/newer/b" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/newer.log" 2>&1; then
+  fail "find_package(jp_actors 0.3) accepted a 0.2 install" "$tmp/newer.log"
+fi
+
+# add_subdirectory: the library and the CLI, no tests, no benchmark.
+mkdir -p "$tmp/sub"
+cat >"$tmp/sub/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.25)
+project(consumer LANGUAGES C CXX)
+add_subdirectory("$src" jp)
+CMAKE
+cmake -S "$tmp/sub" -B "$tmp/sub/b" >"$tmp/sub.log" 2>&1 || fail "add_subdirectory of jp-actors failed" "$tmp/sub.log"
+[ -e "$tmp/sub/b/jp/tests" ] && fail "add_subdirectory built jp-actors' tests" "$tmp/sub.log"
+[ -e "$tmp/sub/b/jp/bench" ] && fail "add_subdirectory built jp-actors' benchmark" "$tmp/sub.log"
+echo "install_test: installed, found, built and ran examples/embed; add_subdirectory adds no tests"
