@@ -23,7 +23,9 @@ bool contains(const std::string& s, const std::string& x) {
 
 /// `builder` spawns `build`, which says it started and then waits for a `go` file;
 /// `tester` waits until it started, fetches it (still running: the gate is shut),
-/// opens the gate and awaits it. `experiment` is the [experiment] table's body.
+/// opens the gate and awaits it. The builder's turn lasts until the tester is done
+/// (a handle is seen while its owner's turn lasts). `experiment` is the
+/// [experiment] table's body.
 std::string two_agents(const std::string& experiment) {
   return fmt::format(R"(
 [experiment]
@@ -38,6 +40,11 @@ name = "builder"
   [[agents.steps.calls]]
   tool = "await"
   arguments = {{ all = ["build"], timeout_secs = 60 }}
+  # Its handles are seen while its turn lasts: it lasts until the tester is done.
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "until [ -e tested ]; do sleep 0.01; done; echo over" }}
 
 [[agents]]
 name = "tester"
@@ -57,6 +64,10 @@ name = "tester"
   [[agents.steps.calls]]
   tool = "await"
   arguments = {{ all = ["build"], timeout_secs = 60 }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "touch tested" }}
 )",
                      experiment);
 }
@@ -84,11 +95,10 @@ CAF_TEST(with a shared registry one agent fetches and awaits a handle another sp
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   auto fetched = res[{"tester", 2, 0}];
-  CAF_CHECK(fetched.first);
-  CAF_CHECK(contains(fetched.second, R"("id":"build","state":"running")"));
   auto awaited = res[{"tester", 4, 0}];
-  CAF_CHECK(awaited.first);
-  CAF_CHECK(contains(awaited.second, R"({"id":"build","state":"stopped","result":"built\n"})"));
+  if (!fetched.first || !contains(fetched.second, R"("id":"build","state":"running")") || !awaited.first ||
+      !contains(awaited.second, R"({"id":"build","state":"stopped","result":"built\n"})"))
+    CAF_FAIL("fetch: " << fetched.second << "\nawait: " << awaited.second << "\nrun:\n" << r.stdout_text);
   // Its owner awaited it too, and its turn end is the owner's alone.
   CAF_CHECK(contains(res[{"builder", 1, 1}].second, R"("result":"built\n")"));
 }
