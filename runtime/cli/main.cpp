@@ -146,10 +146,10 @@ int report_runs(const ReportBuilder& builder, bool json, const std::string& repo
   if (runs.empty())
     return 0;
   if (!json)
-    std::printf("\nreport:\n%s", (runs.size() == 1 ? report_table(runs.front()) : repeated_report_table(runs)).c_str());
+    std::printf("\nreport:\n%s", runs_report_table(runs).c_str());
   if (report_path.empty())
     return 0;
-  auto body = runs.size() == 1 ? report_json(runs.front()) : repeated_report_json(runs);
+  auto body = runs_report_json(runs);
   std::ofstream out(report_path, std::ios::trunc);
   if (!(out << body.dump() << "\n") || !out.flush())
     return fail(fmt::format("cannot write the report to {}: {}", report_path, std::strerror(errno)));
@@ -206,12 +206,10 @@ int report_file(const std::string& path, bool json) {
   auto runs = builder.reports();
   if (runs.empty())
     return fail(fmt::format("{} holds no events", path));
-  if (json) {
-    auto body = runs.size() == 1 ? report_json(runs.front()) : repeated_report_json(runs);
-    std::printf("%s\n", body.dump().c_str());
-  } else {
-    std::printf("%s", (runs.size() == 1 ? report_table(runs.front()) : repeated_report_table(runs)).c_str());
-  }
+  if (json)
+    std::printf("%s\n", runs_report_json(runs).dump().c_str());
+  else
+    std::printf("%s", runs_report_table(runs).c_str());
   return 0;
 }
 

@@ -421,4 +421,12 @@ std::string repeated_report_table(const std::vector<ExperimentReport>& runs) {
   return fmt::format("{} runs: median [min–max]\n", runs.size()) + table(g.agents, cell, by_tool);
 }
 
+Json runs_report_json(const std::vector<ExperimentReport>& runs) {
+  return runs.size() == 1 ? report_json(runs.front()) : repeated_report_json(runs);
+}
+
+std::string runs_report_table(const std::vector<ExperimentReport>& runs) {
+  return runs.size() == 1 ? report_table(runs.front()) : repeated_report_table(runs);
+}
+
 } // namespace jp

@@ -86,6 +86,10 @@ Json repeated_report_json(const std::vector<ExperimentReport>& runs);
 /// The same as a table: each cell the median, then [min–max] where they differ.
 std::string repeated_report_table(const std::vector<ExperimentReport>& runs);
 
+/// The report of `runs` (not empty): one run's as is, several as min/median/max.
+Json runs_report_json(const std::vector<ExperimentReport>& runs);
+std::string runs_report_table(const std::vector<ExperimentReport>& runs);
+
 /// An RFC 3339 time ("2026-11-23T04:24:24.166Z") as ms since the epoch; -1 if it is
 /// not one.
 double rfc3339_ms(const std::string& text);
