@@ -573,6 +573,21 @@ void w7(Driver& d, long n, Done done) {
   });
 }
 
+/// A foreach spawn `id` of `n` elements ("0".."n-1"), `max_concurrent` at a time,
+/// each sub-agent playing `script` (kSubAgentsScript).
+Json foreach_spawn(const std::string& id, long n, long max_concurrent, const std::string& script) {
+  Json elements = Json::array();
+  for (long i = 0; i < n; ++i)
+    elements.push(Json(std::to_string(i)));
+  return Json::object()
+    .set("action", "spawn")
+    .set("id", id)
+    .set("elements", std::move(elements))
+    .set("prompt", "{{element}}")
+    .set("max_concurrent", max_concurrent)
+    .set("script", script);
+}
+
 /// Calls `k` with the count of this process's children once there are at least `n`,
 /// or 60 s have passed. Polls between short awaits on `id`, so the driver's thread
 /// is never blocked (the sub-agents run on the same scheduler).
@@ -590,16 +605,7 @@ constexpr long kIdleSubAgents = 200;
 
 void w8_idle(Driver& d, double rate, Done done) {
   constexpr long idle = kIdleSubAgents;
-  Json elements = Json::array();
-  for (long i = 0; i < idle; ++i)
-    elements.push(Json(std::to_string(i)));
-  auto spawn = Json::object()
-                 .set("action", "spawn")
-                 .set("id", "idle")
-                 .set("elements", elements)
-                 .set("prompt", "{{element}}")
-                 .set("max_concurrent", idle)
-                 .set("script", "idler");
+  auto spawn = foreach_spawn("idle", idle, idle, "idler");
   auto rss = std::make_shared<RssGrowth>();
   d.batch({"idle"}, [&d, spawn, rss, rate, done](Status st) {
     if (!st)
@@ -630,16 +636,7 @@ void w8_idle(Driver& d, double rate, Done done) {
 /// once, each awaiting its own sleep: memory per live idle sub-agent (its handle and
 /// process's share included), and what an abort of them all leaves.
 void w8(Driver& d, long n, Done done) {
-  Json elements = Json::array();
-  for (long i = 0; i < n; ++i)
-    elements.push(Json(std::to_string(i)));
-  auto each = Json::object()
-                .set("action", "spawn")
-                .set("id", "each")
-                .set("elements", elements)
-                .set("prompt", "{{element}}")
-                .set("max_concurrent", 100)
-                .set("script", "worker");
+  auto each = foreach_spawn("each", n, 100, "worker");
   auto t0 = now_ns();
   d.batch({"each"}, [&d, n, each, t0, done](Status st) {
     if (!st)
