@@ -7,7 +7,9 @@
 #include <fstream>
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <map>
 #include <string>
+#include <tuple>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -93,6 +95,28 @@ inline std::vector<Json> events(const std::string& out) {
     evs.push_back(std::move(*j));
   }
   return evs;
+}
+
+/// The tool_result events of a `--json` run by (agent path, step, index).
+using ResultsByCall = std::map<std::tuple<std::string, int64_t, int64_t>, Json>;
+inline ResultsByCall results_of(const Run& r) {
+  ResultsByCall out;
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "tool_result")
+      out[{e.find("agent")->as_string(), e.find("step")->as_int(), e.find("index")->as_int()}] = e;
+  return out;
+}
+
+/// What call (agent, step, index) answered ("(no result)" if it did not).
+inline std::string content(const ResultsByCall& res, const std::string& agent, int64_t step, int64_t index) {
+  auto it = res.find({agent, step, index});
+  return it == res.end() ? std::string("(no result)") : it->second.find("content")->as_string();
+}
+
+/// Whether call (agent, step, index) succeeded.
+inline bool ok(const ResultsByCall& res, const std::string& agent, int64_t step, int64_t index) {
+  auto it = res.find({agent, step, index});
+  return it != res.end() && it->second.find("ok")->as_bool();
 }
 
 } // namespace jp::testing

@@ -72,16 +72,6 @@ name = "tester"
                      experiment);
 }
 
-/// The tool results of a --json run by (agent, step, index): (ok, content).
-std::map<std::tuple<std::string, int64_t, int64_t>, std::pair<bool, std::string>> results_of(const Run& r) {
-  std::map<std::tuple<std::string, int64_t, int64_t>, std::pair<bool, std::string>> out;
-  for (auto& e : events(r.stdout_text))
-    if (e.find("event")->as_string() == "tool_result")
-      out[{e.find("agent")->as_string(), e.find("step")->as_int(), e.find("index")->as_int()}] = {
-        e.find("ok")->as_bool(), e.find("content")->as_string()};
-  return out;
-}
-
 Run run_in_workspace(const std::string& script) {
   temp_dir ws;
   ws.write("script.toml", script);
@@ -94,13 +84,13 @@ CAF_TEST(with a shared registry one agent fetches and awaits a handle another sp
   auto r = run_in_workspace(two_agents("shared_registry = true"));
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
-  auto fetched = res[{"tester", 2, 0}];
-  auto awaited = res[{"tester", 4, 0}];
-  if (!fetched.first || !contains(fetched.second, R"("id":"build","state":"running")") || !awaited.first ||
-      !contains(awaited.second, R"({"id":"build","state":"stopped","result":"built\n"})"))
-    CAF_FAIL("fetch: " << fetched.second << "\nawait: " << awaited.second << "\nrun:\n" << r.stdout_text);
+  auto fetched = content(res, "tester", 2, 0);
+  auto awaited = content(res, "tester", 4, 0);
+  if (!ok(res, "tester", 2, 0) || !contains(fetched, R"("id":"build","state":"running")") || !ok(res, "tester", 4, 0) ||
+      !contains(awaited, R"({"id":"build","state":"stopped","result":"built\n"})"))
+    CAF_FAIL("fetch: " << fetched << "\nawait: " << awaited << "\nrun:\n" << r.stdout_text);
   // Its owner awaited it too, and its turn end is the owner's alone.
-  CAF_CHECK(contains(res[{"builder", 1, 1}].second, R"("result":"built\n")"));
+  CAF_CHECK(contains(content(res, "builder", 1, 1), R"("result":"built\n")"));
 }
 
 CAF_TEST(without a shared registry the handles of another agent are not found) {
@@ -108,12 +98,10 @@ CAF_TEST(without a shared registry the handles of another agent are not found) {
   auto r = run_in_workspace(two_agents("name = \"apart\""));
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
-  auto fetched = res[{"tester", 2, 0}];
-  CAF_CHECK(!fetched.first);
-  CAF_CHECK(contains(fetched.second, "Handle `build` not found"));
-  auto awaited = res[{"tester", 4, 0}];
-  CAF_CHECK(!awaited.first);
-  CAF_CHECK(contains(awaited.second, "Handle `build` not found"));
+  CAF_CHECK(!ok(res, "tester", 2, 0));
+  CAF_CHECK(contains(content(res, "tester", 2, 0), "Handle `build` not found"));
+  CAF_CHECK(!ok(res, "tester", 4, 0));
+  CAF_CHECK(contains(content(res, "tester", 4, 0), "Handle `build` not found"));
 }
 
 CAF_TEST(a shared registry names a handle no agent has) {
@@ -129,7 +117,7 @@ name = "a"
 )");
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
-  CAF_CHECK(contains(res[{"a", 1, 0}].second,
+  CAF_CHECK(contains(content(res, "a", 1, 0),
                      "Handle `nobody` not found (in this agent or the agents sharing its registry)"));
 }
 

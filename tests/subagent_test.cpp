@@ -22,21 +22,6 @@ bool contains(const std::string& s, const std::string& x) {
   return s.find(x) != std::string::npos;
 }
 
-/// The tool_result events of a run by (agent path, step, index).
-std::map<std::tuple<std::string, int64_t, int64_t>, Json> results_of(const Run& r) {
-  std::map<std::tuple<std::string, int64_t, int64_t>, Json> out;
-  for (auto& e : events(r.stdout_text))
-    if (e.find("event")->as_string() == "tool_result")
-      out[{e.find("agent")->as_string(), e.find("step")->as_int(), e.find("index")->as_int()}] = e;
-  return out;
-}
-
-std::string content(const std::map<std::tuple<std::string, int64_t, int64_t>, Json>& res, const std::string& agent,
-                    int64_t step, int64_t index) {
-  auto it = res.find({agent, step, index});
-  return it == res.end() ? std::string("(no result)") : it->second.find("content")->as_string();
-}
-
 /// Runs `script_text` (written to a file in a fresh workspace) with --json; `options`
 /// go before `run`, `run_options` after it.
 Run run_script_text(const std::string& script_text, const std::string& options = "",
