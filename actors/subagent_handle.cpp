@@ -1,5 +1,6 @@
 #include "actors/subagent_handle.hpp"
 #include "actors/foreach_handle.hpp"
+#include "actors/stopped_handle.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <deque>
 #include <fmt/format.h>
 
+#include "actors/waiting_looks.hpp"
 #include "messages/atoms.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/permission_reply.hpp"
@@ -22,13 +24,6 @@
 namespace jp {
 
 namespace {
-
-/// A look that waits (fetch or apply with wait_ms) until the sub-agent says
-/// something, stops, or the time is up.
-struct PendingLook {
-  uint64_t id = 0;
-  caf::typed_response_promise<HandleReport> rp;
-};
 
 /// Questions the sub-agent's turn puts to whoever drives its handle: asked on the
 /// turn's detached askers (they block here), answered by the handle's `apply`.
@@ -146,8 +141,7 @@ struct subagent_state {
   HandleReport final;
   bool aborting = false;
   std::vector<caf::typed_response_promise<HandleReport>> aborts;
-  std::vector<PendingLook> looks;
-  uint64_t next_look = 0;
+  WaitingLooks looks;
   std::vector<HandleSummary> handles; // its live handles, as of its turn's last tick
   std::shared_ptr<AskBox> asks;   // its turn's questions to whoever drives it
   uint64_t asking = 0;            // the question it waits on (0: none)
@@ -253,10 +247,8 @@ HandleReport look(subagent_actor_t* self) {
 
 /// Answers the waiting looks: something changed.
 void answer_looks(subagent_actor_t* self) {
-  auto looks = std::move(self->state.looks);
-  self->state.looks.clear();
-  for (auto& l : looks)
-    l.rp.deliver(look(self));
+  for (auto& rp : self->state.looks.take_all())
+    rp.deliver(look(self));
 }
 
 caf::result<HandleReport> look_with(subagent_actor_t* self, const LookOptions& opts) {
@@ -264,8 +256,7 @@ caf::result<HandleReport> look_with(subagent_actor_t* self, const LookOptions& o
   if (st.stopped || opts.wait_ms <= 0 || !st.said.empty() || st.asking)
     return look(self);
   auto rp = self->make_response_promise<HandleReport>();
-  auto id = ++st.next_look;
-  st.looks.push_back(PendingLook{id, rp});
+  auto id = st.looks.add(rp);
   self->delayed_send(self, std::chrono::milliseconds(opts.wait_ms), timeout_atom::value, id);
   return rp;
 }
@@ -421,34 +412,10 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
       ++st.calls;
     },
     [self](timeout_atom, uint64_t look_id) {
-      auto& looks = self->state.looks;
-      for (auto it = looks.begin(); it != looks.end(); ++it)
-        if (it->id == look_id) {
-          auto rp = it->rp;
-          looks.erase(it);
-          rp.deliver(look(self));
-          return;
-        }
+      if (auto rp = self->state.looks.take(look_id))
+        rp->deliver(look(self));
     },
   };
-}
-
-/// A handle that stops at once, saying why it could not start: the registry
-/// supervises it as any, so a batch's await still hears of it.
-handle_actor spawn_stopped(caf::local_actor* spawner, const std::string& id, const std::string& why,
-                           const supervisor_actor& supervisor) {
-  return spawner->spawn([id, why, supervisor](handle_actor::pointer self) -> handle_actor::behavior_type {
-    HandleReport final{id, ToolState::failure(ToolError{why, {}, false}), 0, {}, {}};
-    self->send(supervisor, stopped_atom::value, final);
-    return {
-      [final](fetch_atom, const LookOptions&) { return final; },
-      [final](apply_atom, const std::string&, const LookOptions&) { return final; },
-      [final](abort_atom) { return final; },
-      [](peek_atom) { return std::string(); },
-      [](answer_atom, const std::string&) {},
-      [self](retire_atom) { self->quit(); },
-    };
-  });
 }
 
 } // namespace
@@ -480,6 +447,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
     ctx.prompts = parent.prompts;
     ctx.permissions = parent.permissions;
     ctx.subagents = parent.subagents;
+    ctx.executors = parent.executors;
     ctx.agent_path = parent.agent_path + "/" + id;
     ctx.depth = a.depth;
     ctx.max_rounds = static_cast<int64_t>(parent.config->agents.max_rounds);

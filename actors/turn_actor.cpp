@@ -8,6 +8,7 @@
 #include "actors/await_actor.hpp"
 #include "actors/registry_actor.hpp"
 #include "actors/shared_registry.hpp"
+#include "actors/stopped_handle.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
@@ -533,13 +534,25 @@ void carry_notifications(turn_actor_t* self, CallResult& r) {
   q.clear();
 }
 
-/// Processes for the tools, sub-agents for the `agent` tool's spawns.
+/// Sub-agents for the `agent` tool's spawns, a tool's own executor where it has one
+/// (function tools), processes for the rest.
 HandleFactory handle_factory(const TurnContext& ctx) {
   auto processes = process_handle_factory(*ctx.io);
   auto agents = ctx.subagents;
-  return [processes, agents](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
-                             const supervisor_actor& supervisor) {
-    return spec.subagent ? agents(parent, id, spec, supervisor) : processes(parent, id, spec, supervisor);
+  auto executors = ctx.executors;
+  return [processes, agents, executors](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+                                        const supervisor_actor& supervisor) {
+    if (spec.subagent)
+      return agents(parent, id, spec, supervisor);
+    if (auto it = executors.find(spec.tool); it != executors.end())
+      return it->second(parent, id, spec, supervisor);
+    if (spec.argv.empty())
+      return spawn_stopped(parent, id,
+                           fmt::format("`{}` has no executor here: it is a function tool of a program that "
+                                       "embeds jp-actors, and this runtime was not given its function",
+                                       spec.tool),
+                           supervisor);
+    return processes(parent, id, spec, supervisor);
   };
 }
 

@@ -57,6 +57,9 @@ struct TurnContext {
   // deep this agent sits (0: top-level).
   HandleFactory subagents;
   int depth = 0;
+  // Who runs a tool's handles instead of a process, by tool name (function tools, an
+  // embedder's own executors).
+  std::map<std::string, HandleFactory> executors;
   // [experiment] shared_registry: the registries of the agents that share, and this
   // agent's name there (none: its handles are its own alone).
   std::shared_ptr<RegistryDirectory> shared_registry;

@@ -438,6 +438,7 @@ TurnContext turn_context_of(loop_actor_t* self) {
   t.depth = ctx.depth;
   t.shared_registry = ctx.shared_registry;
   t.agent = ctx.agent_path;
+  t.executors = ctx.executors;
   if (ctx.subagents)
     t.subagents = subagent_factory(ctx);
   if (auto prompts = ctx.prompts) {

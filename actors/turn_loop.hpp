@@ -51,6 +51,9 @@ struct TurnLoopContext {
   std::shared_ptr<InquiryBackend> inquiry;     // null: inquire handles are aborted
   std::shared_ptr<TurnObserver> observer;      // null: nobody watches
   PermissionPolicy permissions;
+  // Who runs the tools that are not processes, by tool name (function tools, an
+  // embedder's own executors); sub-agents get the same.
+  std::map<std::string, HandleFactory> executors;
   // Sub-agents (actors/subagent_handle.hpp): who provides their assistants (null:
   // the `agent` tool is refused here), this agent's path in events ("main",
   // "main/worker1"), how deep it sits (0: a top-level agent), and the most assistant

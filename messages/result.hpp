@@ -25,6 +25,8 @@ public:
   T* operator->() { return &*value_; }
   const T* operator->() const { return &*value_; }
   const std::string& error() const { return error_; }
+  /// The value, or `fallback` when there is none.
+  T value_or(T fallback) const& { return value_ ? *value_ : std::move(fallback); }
 
 private:
   std::optional<T> value_;

@@ -18,7 +18,9 @@ fail() { # what went wrong, then the log that says why
 
 prefix=$tmp/prefix
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || fail "cmake --install failed" "$tmp/install.log"
+[ -f "$prefix/include/jp/jp.hpp" ] || fail "no include/jp/jp.hpp" "$tmp/install.log"
 [ -f "$prefix/include/jp/messages/json.hpp" ] || fail "no headers under include/jp/" "$tmp/install.log"
+[ -e "$prefix/include/jp/runtime/embedding" ] && fail "the API's insides were installed" "$tmp/install.log"
 [ -x "$prefix/bin/jp-actors" ] || fail "no bin/jp-actors" "$tmp/install.log"
 config=$(find "$prefix" -name jp_actorsConfigVersion.cmake)
 [ -n "$config" ] || fail "no jp_actorsConfigVersion.cmake" "$tmp/install.log"
@@ -28,7 +30,10 @@ cmake -S "$src/examples/embed" -B "$tmp/embed" -DCMAKE_PREFIX_PATH="$prefix" >"$
   fail "configuring examples/embed against the install failed" "$tmp/configure.log"
 cmake --build "$tmp/embed" -j2 >"$tmp/build.log" 2>&1 || fail "building examples/embed failed" "$tmp/build.log"
 (cd "$tmp" && "$tmp/embed/embed") >"$tmp/run.log" 2>&1 || fail "examples/embed failed" "$tmp/run.log"
-grep -q '"result":"hello from an embedded jp-actors' "$tmp/run.log" || fail "examples/embed printed no result" "$tmp/run.log"
+# The function tool's and the process tool's results, awaited together; then the turn.
+grep -q '"id":"sq","state":"stopped","result":"49.0"' "$tmp/run.log" || fail "examples/embed: no result of the function tool" "$tmp/run.log"
+grep -q '"id":"seq","state":"stopped","result":"1\\n2\\n3\\n"' "$tmp/run.log" || fail "examples/embed: no result of the process tool" "$tmp/run.log"
+grep -q '^turn completed: 12 squared is 144.$' "$tmp/run.log" || fail "examples/embed: the turn did not complete" "$tmp/run.log"
 
 # A version this install is not: refused.
 mkdir -p "$tmp/newer"

@@ -7,6 +7,7 @@
 
 #include "tools/argument_validation.hpp"
 #include "tools/argv_template.hpp"
+#include "tools/function_tool.hpp"
 #include "tools/schema.hpp"
 #include "tools/working_directory.hpp"
 
@@ -75,10 +76,14 @@ Result<LaunchSpec> local_spec(const ToolConfig& tool, const Json& args, const Js
 
 Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,
                                     const Json& answers, bool stateful) {
-  auto spec = tool.source == "builtin" && tool.name == "shell" ? shell_spec(args) : local_spec(tool, args, answers);
+  // A function tool's executor is given the arguments themselves: no argv.
+  auto spec = tool.source == function_tool_source                ? Result<LaunchSpec>(LaunchSpec{})
+              : tool.source == "builtin" && tool.name == "shell" ? shell_spec(args)
+                                                                 : local_spec(tool, args, answers);
   if (!spec)
     return spec;
   spec->tool = tool.name;
+  spec->arguments = args.dump();
   bool cwd_from_assistant = tool.source == "builtin" || tool.cwd.find("{{") != std::string::npos;
   auto cwd = working_directory(config.workspace, spec->cwd, cwd_from_assistant && !tool.cwd_outside_workspace);
   if (!cwd)

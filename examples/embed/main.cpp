@@ -1,39 +1,39 @@
-// jp-actors embedded: a turn in this program's own actor system runs a process tool
-// as a handle -- spawn it, await it, print what the assistant would see.
-// (Issue 15's public API, <jp/jp.hpp>, will make this shorter.)
-#include <caf/all.hpp>
+// jp-actors embedded (docs/embedding.md): a function tool and a process tool run as
+// handles, spawned and awaited together; then a scripted assistant's turn uses them.
 #include <cstdio>
-#include <string>
-
-#include <jp/actors/turn_actor.hpp>
-#include <jp/messages/atoms.hpp>
-#include <jp/messages/call_result.hpp>
-#include <jp/runtime/actor_config.hpp>
-#include <jp/runtime/process/io_thread.hpp>
-#include <jp/tools/builtin_tools.hpp>
+#include <jp/jp.hpp>
 
 int main() {
-  auto config = std::make_shared<const jp::Config>(jp::default_config());
-  jp::IoThread io; // children's pipes and exits
-  jp::RuntimeActorConfig cfg;
-  caf::actor_system sys{cfg};
-  auto turn = jp::spawn_turn(sys, jp::TurnContext{config, &io, {}});
-  caf::scoped_actor self{sys};
-  int failures = 0;
-  auto call = [&](const std::string& tool, const std::string& args) {
-    self->request(turn, caf::infinite, jp::call_atom::value, tool, args)
-      .receive(
-        [&](jp::CallResult& r) {
-          std::printf("%s %s -> %s\n", tool.c_str(), args.c_str(), r.content.c_str());
-          failures += !r.ok;
-        },
-        [&](caf::error& e) {
-          std::printf("%s failed: %s\n", tool.c_str(), caf::to_string(e).c_str());
-          ++failures;
-        });
-  };
-  call("shell", R"({"action":"spawn","id":"hello","command":"echo hello from an embedded jp-actors"})");
-  call("await", R"({"all":["hello"],"timeout_secs":30})");
-  self->send_exit(turn, caf::exit_reason::user_shutdown);
-  return failures == 0 ? 0 : 1;
+  auto config = jp::config_from_toml(R"(
+    [conversation.tools.count]
+    summary = "Count from 1 to n"
+    command = { program = "seq", args = ["1", "{{tool.arguments.n}}"] }
+    run = "unattended"
+    spawn.stateful = true
+    parameters.n = { type = "integer", required = true })");
+  if (!config)
+    return std::fprintf(stderr, "%s\n", config.error().c_str()), 1;
+  jp::Runtime rt(*config);
+  rt.add_function_tool(jp::function_tool_config("square", "Square a number", {{.name = "x", .type = "number"}}),
+                       [](const jp::Json& args, const jp::Progress&) {
+                         double x = args.find("x")->as_number();
+                         return jp::Invocation{jp::FunctionResult::ready(jp::ToolState::success(jp::Json(x * x).dump()))};
+                       });
+
+  auto session = rt.session();
+  session.spawn("square", "sq", jp::Json::parse(R"({"x": 7})").value_or(jp::Json()));
+  session.spawn("count", "seq", jp::Json::parse(R"({"n": 3})").value_or(jp::Json()));
+  std::printf("await: %s\n", session.await_all({"sq", "seq"}, 30).get().content.c_str());
+
+  auto assistant = jp::scripted_provider(R"(
+    [[agents]]
+    name = "demo"
+    steps = [ { calls = [ { tool = "square", arguments = { x = 12 } } ] },
+              { text = "12 squared is 144." } ])");
+  jp::TurnHooks hooks;
+  hooks.provider = *assistant;
+  auto turn = rt.run_turn("What is 12 squared?", hooks);
+  auto result = turn.result().get();
+  std::printf("turn %s: %s\n", jp::to_string(result.outcome), result.answer.c_str());
+  return result.outcome == jp::turn_outcome::completed ? 0 : 1;
 }

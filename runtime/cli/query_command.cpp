@@ -20,8 +20,7 @@
 #include "runtime/store/conversation_store.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
-#include "runtime/provider/llm_inquiry.hpp"
-#include "runtime/provider/scripted_provider.hpp"
+#include "runtime/provider/assistant.hpp"
 #include "runtime/store/script.hpp"
 #include "tools/protocol_guidance.hpp"
 
@@ -32,54 +31,6 @@ namespace {
 int fail(const std::string& reason) {
   std::fprintf(stderr, "jp-actors: %s\n", reason.c_str());
   return 1;
-}
-
-/// The provider a config asks for, the schemas it takes, and who answers inquiries.
-struct Assistant {
-  std::shared_ptr<Provider> provider;
-  std::shared_ptr<InquiryBackend> inquiry;
-  dialect tool_dialect = dialect::openai;
-};
-
-Result<Assistant> make_assistant(const Config& config) {
-  auto& a = config.assistant;
-  Assistant out;
-  if (a.provider == "scripted") {
-    if (a.script.empty())
-      return Error{"provider \"scripted\" needs a script: set assistant.script = \"path/to/script.toml\" "
-                   "(its first agent answers), or choose --provider openai | anthropic"};
-    // Relative to the workspace, as every path of the config.
-    auto path = std::filesystem::path(a.script).is_relative()
-                  ? (std::filesystem::path(config.workspace) / a.script).string()
-                  : a.script;
-    auto script = load_script(path);
-    if (!script)
-      return Error{script.error()};
-    if (script->agents.empty())
-      return Error{fmt::format("{}: the script has no [[agents]]", a.script)};
-    out.provider = make_scripted_provider(script->agents.front());
-    out.inquiry = make_scripted_inquiry(script->agents.front());
-    return out;
-  }
-  if (a.model.empty())
-    return Error{fmt::format("no model for provider \"{}\": pass --model NAME or set assistant.model", a.provider)};
-  HttpProviderConfig h;
-  h.provider = a.provider;
-  h.base_url = a.base_url;
-  h.api_key_env = !a.api_key_env.empty() ? a.api_key_env
-                  : a.provider == "anthropic" ? "ANTHROPIC_API_KEY"
-                                              : "OPENAI_API_KEY";
-  h.retry = RetryPolicy{static_cast<int>(a.request.max_retries), a.request.base_backoff_ms,
-                        a.request.max_backoff_secs};
-  h.limits.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.request.idle_timeout_secs * 1000));
-  h.limits.max_body_bytes = a.request.max_response_bytes;
-  auto provider = make_http_provider(h);
-  if (!provider)
-    return Error{provider.error()};
-  out.provider = std::shared_ptr<Provider>(std::move(*provider));
-  out.inquiry = make_llm_inquiry(out.provider, a.inquiry_model.empty() ? a.model : a.inquiry_model);
-  out.tool_dialect = a.provider == "anthropic" ? dialect::anthropic : dialect::openai;
-  return out;
 }
 
 // -- Ctrl-C: the first stops the turn cleanly, a second within 2 s aborts everything.

@@ -1,0 +1,258 @@
+#include "actors/function_handle.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <caf/all.hpp>
+#include <fmt/format.h>
+#include <optional>
+
+#include "actors/waiting_looks.hpp"
+#include "messages/atoms.hpp"
+#include "messages/error_category.hpp"
+
+namespace jp {
+
+namespace {
+
+/// What the actor and its exit share: the invocation's abort is called once, by
+/// whichever comes first (an abort, or the actor going away while the work runs).
+struct Work {
+  std::function<void()> abort;
+  std::atomic<bool> abort_called{false};
+  std::atomic<bool> done{false};
+  /// Calls the abort unless it was called or the work is done; false when there is none.
+  bool abort_once() {
+    if (done.load() || abort_called.exchange(true))
+      return false;
+    if (abort)
+      try {
+        abort();
+      } catch (...) {
+        // Its failure to stop shows as a result that does not come: the grace ends it.
+      }
+    return true;
+  }
+};
+
+struct function_state {
+  function_state() = default;
+  std::string id;
+  std::string tool;
+  LaunchSpec spec;
+  supervisor_actor supervisor;
+  std::shared_ptr<Work> work;
+  std::function<void(const Json&)> input;
+  std::string output; // reported since the last look (its tail, when more than the cap)
+  uint64_t omitted = 0;
+  std::string last_line;
+  bool stopped = false;
+  HandleReport final;
+  bool aborting = false;
+  std::vector<caf::typed_response_promise<HandleReport>> aborts;
+  WaitingLooks looks;
+  static inline const char* name = "jp.function";
+};
+
+// Besides the handle interface: what the work reports from its own threads, and timers.
+using function_actor = handle_actor::extend<
+  caf::reacts_to<content_atom, std::string>,   // progress text
+  caf::reacts_to<stopped_atom, ToolState>,     // its result was set
+  caf::reacts_to<timeout_atom, uint64_t>>;     // a waiting look's time is up (0: the abort's grace)
+using function_actor_t = function_actor::stateful_base<function_state>;
+
+constexpr uint64_t grace_timer = 0;
+
+HandleReport look(function_actor_t* self) {
+  auto& st = self->state;
+  if (st.stopped)
+    return st.final;
+  HandleReport r{st.id, ToolState::running(std::move(st.output)), st.omitted, {}, {}};
+  st.output.clear();
+  st.omitted = 0;
+  return r;
+}
+
+void answer_looks(function_actor_t* self) {
+  for (auto& rp : self->state.looks.take_all())
+    rp.deliver(look(self));
+}
+
+caf::result<HandleReport> look_with(function_actor_t* self, const LookOptions& opts) {
+  auto& st = self->state;
+  auto wait = opts.wait_ms < 0 ? st.spec.wait_ms : opts.wait_ms;
+  if (st.stopped || wait <= 0 || !st.output.empty())
+    return look(self);
+  auto rp = self->make_response_promise<HandleReport>();
+  auto id = st.looks.add(rp);
+  self->delayed_send(self, std::chrono::milliseconds(wait), timeout_atom::value, id);
+  return rp;
+}
+
+void stop(function_actor_t* self, ToolState state) {
+  auto& st = self->state;
+  if (st.stopped)
+    return;
+  st.stopped = true;
+  st.work->done = true;
+  st.input = nullptr;
+  state.kind = state_kind::stopped;
+  st.final = HandleReport{st.id, std::move(state), 0, {}, {}};
+  // The supervisor hears first: an abort's answer comes after its stopped report.
+  self->send(st.supervisor, stopped_atom::value, st.final);
+  answer_looks(self);
+  for (auto& rp : st.aborts)
+    rp.deliver(st.final);
+  st.aborts.clear();
+}
+
+/// The result as the handle reports it: as set, or, once aborted, as an abort.
+ToolState result_of(const function_state& st, ToolState r) {
+  if (!st.aborting)
+    return r;
+  auto said = r.ok ? r.content : r.error.message;
+  return ToolState::failure(ToolError{said.empty() ? "aborted" : "aborted: " + said, r.error.trace, false});
+}
+
+void add_output(function_actor_t* self, const std::string& text) {
+  auto& st = self->state;
+  if (st.stopped || text.empty())
+    return;
+  bool news = st.output.empty();
+  st.output += text;
+  auto cap = st.spec.output_cap;
+  if (cap > 0 && st.output.size() > cap) {
+    auto cut = st.output.size() - cap;
+    st.output.erase(0, cut);
+    st.omitted += cut;
+  }
+  auto end = text.find_last_not_of('\n');
+  if (end != std::string::npos) {
+    auto start = text.rfind('\n', end);
+    start = start == std::string::npos ? 0 : start + 1;
+    st.last_line = text.substr(start, end - start + 1);
+  }
+  if (news)
+    self->send(st.supervisor, content_atom::value, st.id);
+  answer_looks(self);
+}
+
+function_actor::behavior_type function_behavior(function_actor_t* self, std::string id, LaunchSpec spec,
+                                                FunctionTool fn, supervisor_actor supervisor) {
+  auto& st = self->state;
+  st.id = std::move(id);
+  st.tool = spec.tool;
+  st.spec = std::move(spec);
+  st.supervisor = std::move(supervisor);
+  st.work = std::make_shared<Work>();
+  // Held weakly by what the work keeps: a strong reference would keep this actor alive.
+  auto me = self->address();
+  auto to_me = [me](auto... xs) {
+    if (auto h = caf::actor_cast<caf::actor>(me))
+      caf::anon_send(h, xs...);
+  };
+  Progress progress = [to_me](const std::string& text) { to_me(content_atom::value, text); };
+  // Gone while the work runs (its registry ended): the work is stopped too.
+  self->attach_functor([work = st.work] { work->abort_once(); });
+  std::optional<ToolState> now; // set before the function returned
+  try {
+    auto args = Json::parse(st.spec.arguments);
+    auto inv = fn(args ? *args : Json::object(), progress);
+    st.work->abort = std::move(inv.abort);
+    st.input = std::move(inv.input);
+    // A result set before the function returned is its first look's answer; one
+    // set later (maybe on another thread) comes as a message.
+    struct Early {
+      std::mutex mtx;
+      bool starting = true;
+      std::optional<ToolState> state;
+    };
+    auto early = std::make_shared<Early>();
+    inv.result.on_set([early, to_me](ToolState s) {
+      {
+        std::lock_guard lock(early->mtx);
+        if (early->starting) {
+          early->state = std::move(s);
+          return;
+        }
+      }
+      to_me(stopped_atom::value, std::move(s));
+    });
+    std::lock_guard lock(early->mtx);
+    early->starting = false;
+    now = std::move(early->state);
+  } catch (const std::exception& e) {
+    now = ToolState::failure(ToolError{fmt::format("{} failed to start: {}", st.tool, e.what()), {}, false});
+  } catch (...) {
+    now = ToolState::failure(ToolError{fmt::format("{} failed to start", st.tool), {}, false});
+  }
+  if (now)
+    stop(self, std::move(*now));
+  return {
+    [self](fetch_atom, const LookOptions& opts) { return look_with(self, opts); },
+    [self](apply_atom, const std::string& input_json, const LookOptions& opts) -> caf::result<HandleReport> {
+      auto& st = self->state;
+      if (st.stopped)
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}` has stopped and takes no more input", st.id));
+      if (!st.input)
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}` ({}) takes no input: its work reads none", st.id, st.tool));
+      auto input = Json::parse(input_json);
+      try {
+        st.input(input ? *input : Json(input_json));
+      } catch (const std::exception& e) {
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}` ({}) refused the input: {}", st.id, st.tool, e.what()));
+      }
+      return look_with(self, opts);
+    },
+    [self](abort_atom) -> caf::result<HandleReport> {
+      auto& st = self->state;
+      if (st.stopped)
+        return st.final;
+      auto rp = self->make_response_promise<HandleReport>();
+      st.aborts.push_back(rp);
+      if (!st.aborting) {
+        st.aborting = true;
+        st.input = nullptr;
+        st.work->abort_once();
+        // Its result should come soon; after the grace it is no longer waited for.
+        self->delayed_send(self, std::chrono::milliseconds(std::max<int64_t>(st.spec.grace_ms, 0)),
+                           timeout_atom::value, grace_timer);
+      }
+      return rp;
+    },
+    [self](peek_atom) { return self->state.last_line; },
+    [](answer_atom, const std::string&) {
+      // One-shot questions are the process handles'; a function asks nothing.
+    },
+    [self](retire_atom) { self->quit(); },
+    [self](content_atom, const std::string& text) { add_output(self, text); },
+    [self](stopped_atom, ToolState& s) { stop(self, result_of(self->state, std::move(s))); },
+    [self](timeout_atom, uint64_t timer) {
+      auto& st = self->state;
+      if (timer == grace_timer) {
+        if (!st.stopped)
+          stop(self, ToolState::failure(ToolError{
+                       fmt::format("aborted: its result did not come within the grace of {} ms and is no "
+                                   "longer waited for",
+                                   st.spec.grace_ms),
+                       {}, false}));
+        return;
+      }
+      if (auto rp = st.looks.take(timer))
+        rp->deliver(look(self));
+    },
+  };
+}
+
+} // namespace
+
+HandleFactory function_handle_factory(FunctionTool fn) {
+  return [fn](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+              const supervisor_actor& supervisor) -> handle_actor {
+    return caf::actor_cast<handle_actor>(parent->spawn(function_behavior, id, spec, fn, supervisor));
+  };
+}
+
+} // namespace jp

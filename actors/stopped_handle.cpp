@@ -1,0 +1,23 @@
+#include "actors/stopped_handle.hpp"
+
+#include <caf/all.hpp>
+
+namespace jp {
+
+handle_actor spawn_stopped(caf::local_actor* spawner, const std::string& id, const std::string& why,
+                           const supervisor_actor& supervisor) {
+  return spawner->spawn([id, why, supervisor](handle_actor::pointer self) -> handle_actor::behavior_type {
+    HandleReport final{id, ToolState::failure(ToolError{why, {}, false}), 0, {}, {}};
+    self->send(supervisor, stopped_atom::value, final);
+    return {
+      [final](fetch_atom, const LookOptions&) { return final; },
+      [final](apply_atom, const std::string&, const LookOptions&) { return final; },
+      [final](abort_atom) { return final; },
+      [](peek_atom) { return std::string(); },
+      [](answer_atom, const std::string&) {},
+      [self](retire_atom) { self->quit(); },
+    };
+  });
+}
+
+} // namespace jp

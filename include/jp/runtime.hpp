@@ -1,0 +1,79 @@
+// jp::Runtime: jp-actors inside a program (docs/embedding.md). A runtime holds a
+// configuration (its tools and limits), the function tools and executors added in
+// code, an actor system (its own, or the program's) and the thread that watches
+// child processes. From it come sessions (handles driven by the program itself) and
+// turns (the agent loop, driven by a provider).
+//
+// Thread safety: every member may be called from any thread. Sessions and turns keep
+// the runtime's state alive; destroy them (or let them end) before the actor system
+// a runtime was given. Processes a runtime started are gone when it is.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "config/config.hpp"
+#include "messages/result.hpp"
+#include "tools/function_tool.hpp"
+
+namespace caf {
+class actor_system;
+}
+
+namespace jp {
+
+class Session;
+class Turn;
+struct TurnHooks;
+
+/// The built-in configuration: the built-in tools (shell, await, agent, ...), the
+/// default limits, the current directory as the workspace, the scripted provider.
+Config builtin_config();
+/// builtin_config() with a TOML file (the CLI's `--config` format) applied on top.
+/// Errors name the file, the key and what was expected.
+Result<Config> config_from_file(const std::string& path);
+/// builtin_config() with TOML text applied on top; `origin` names it in errors.
+Result<Config> config_from_toml(std::string_view toml, std::string_view origin = "config");
+
+class Runtime {
+public:
+  /// With an actor system of its own (runtime.worker_threads threads).
+  explicit Runtime(Config config);
+  /// In `system`, which must outlive the runtime and every session and turn of it.
+  /// Its config should be a jp::RuntimeActorConfig (runtime/actor_config.hpp), or
+  /// register jp's message types and error category the same way.
+  Runtime(Config config, caf::actor_system& system);
+  ~Runtime();
+  Runtime(Runtime&&) noexcept;
+  Runtime& operator=(Runtime&&) noexcept;
+
+  /// Adds a function tool (tools/function_tool.hpp): `definition` (see
+  /// function_tool_config) says its name, schema and protocol; `fn` starts its
+  /// calls. Sessions and turns started afterwards offer it. Refused when the
+  /// definition is not valid (its name, its parameters) or the name is taken.
+  Status add_function_tool(ToolConfig definition, FunctionTool fn);
+
+  /// The configuration sessions and turns started now get (tools included).
+  const Config& config() const;
+
+  /// A set of handles driven by this program, with no model: spawn, fetch, apply,
+  /// abort, await and list, through the same protocol the assistant uses.
+  Session session();
+
+  /// One turn of the agent loop: `prompt` goes to the provider; the tool calls of
+  /// its responses run as handles until it answers without tool calls. Turns that
+  /// share a conversation (hooks.conversation_id, or the runtime's own when empty)
+  /// continue it.
+  Turn run_turn(std::string prompt, TurnHooks hooks);
+  Turn run_turn(std::string prompt);
+
+  caf::actor_system& system();
+
+  struct Impl; // runtime/embedding/runtime_impl.hpp
+
+private:
+  std::shared_ptr<Impl> impl_;
+  friend struct RuntimeAccess;
+};
+
+} // namespace jp

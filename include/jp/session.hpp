@@ -1,0 +1,67 @@
+// jp::Session: handles driven by the program itself, with no model (from
+// Runtime::session()). Every call goes through the protocol the assistant uses --
+// the tool's schema and permissions, stateful actions, `await`, notifications --
+// and answers what the assistant would see (messages/call_result.hpp: `ok` false
+// when the call itself failed; `content` the JSON text of the handle's state or the
+// await result; `notifications` carried by that answer).
+//
+// Each call returns a std::future, or takes a callback. Any thread may call; a
+// callback runs on a runtime thread and must not block (nor wait on a future of
+// this runtime). Destroying the session ends its handles at once (aborted); end()
+// first applies each handle's turn-end policy (await, abort, inquire) as a turn does.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "messages/call_result.hpp"
+#include "messages/handle_summary.hpp"
+#include "messages/json.hpp"
+
+namespace jp {
+
+class Session {
+public:
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  /// Any call, as the assistant makes it: `arguments` is the JSON object of a tool
+  /// call (`action` and `id` included for a stateful one).
+  std::future<CallResult> call(const std::string& tool, const Json& arguments);
+  void call(const std::string& tool, const Json& arguments, std::function<void(CallResult)> done);
+
+  /// Starts a handle `id` of `tool` with its own parameters; answers after its
+  /// first look (`wait_ms` < 0: the tool's default wait).
+  std::future<CallResult> spawn(const std::string& tool, const std::string& id, const Json& params,
+                                int64_t wait_ms = -1);
+  /// Output since the last look (waits up to `wait_ms` for some while it runs).
+  std::future<CallResult> fetch(const std::string& id, int64_t wait_ms = 0);
+  /// Input for the handle (a string is typed as it is; end lines with "\n").
+  std::future<CallResult> apply(const std::string& id, const Json& input, int64_t wait_ms = 0);
+  std::future<CallResult> abort(const std::string& id);
+  /// RFD 037's await: until all (or any) of `ids` stopped, or `timeout_secs` passed
+  /// (< 0: no timeout).
+  std::future<CallResult> await_all(const std::vector<std::string>& ids, double timeout_secs = -1);
+  std::future<CallResult> await_any(const std::vector<std::string>& ids, double timeout_secs = -1);
+  void await_all(const std::vector<std::string>& ids, double timeout_secs, std::function<void(CallResult)> done);
+
+  /// The handles still running.
+  std::future<std::vector<HandleSummary>> list();
+  /// Applies every running handle's turn-end policy; the handles ended, and why
+  /// the turn-end inquiry failed ("" = it did not, or there was none).
+  std::future<std::pair<std::vector<HandleSummary>, std::string>> end();
+
+  struct Impl;
+
+private:
+  explicit Session(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+  friend struct RuntimeAccess;
+};
+
+} // namespace jp

@@ -1,0 +1,135 @@
+#include "runtime/embedding/runtime_access.hpp"
+
+#include <caf/all.hpp>
+#include <fmt/format.h>
+#include <regex>
+
+#include "actors/function_handle.hpp"
+#include "actors/turn_actor.hpp"
+#include "config/config_loader.hpp"
+#include "jp/executor.hpp"
+#include "runtime/store/conversation_store.hpp"
+#include "tools/builtin_tools.hpp"
+
+namespace jp {
+
+Config builtin_config() {
+  return default_config();
+}
+
+Result<Config> config_from_file(const std::string& path) {
+  ConfigSources sources;
+  sources.config_files = {path};
+  sources.use_user_config = false;
+  return load_config(sources, default_config());
+}
+
+Result<Config> config_from_toml(std::string_view toml, std::string_view origin) {
+  return apply_config_text(default_config(), toml, origin);
+}
+
+Runtime::Impl::Impl(Config c, caf::actor_system* system)
+  : config(std::move(c)), store(std::make_shared<MemoryConversationStore>()) {
+  if (system) {
+    sys = system;
+    return;
+  }
+  own_config = std::make_unique<RuntimeActorConfig>(config.runtime.worker_threads);
+  own_system = std::make_unique<caf::actor_system>(*own_config);
+  sys = own_system.get();
+}
+
+Runtime::Impl::~Impl() {
+  if (own_system) {
+    own_system.reset(); // waits for every actor of it
+    return;
+  }
+  // Someone else's system: end this runtime's turns (and with them their handles)
+  // before the io thread their processes use goes away.
+  caf::scoped_actor self{*sys};
+  for (auto& addr : started)
+    if (auto a = caf::actor_cast<caf::actor>(addr)) {
+      self->monitor(a);
+      self->send_exit(a, caf::exit_reason::user_shutdown);
+      self->receive([](const caf::down_msg&) {});
+    }
+}
+
+std::shared_ptr<const Config> Runtime::Impl::snapshot() {
+  std::lock_guard lock(mtx);
+  return std::make_shared<const Config>(config);
+}
+
+std::map<std::string, HandleFactory> Runtime::Impl::executors_now() {
+  std::lock_guard lock(mtx);
+  return executors;
+}
+
+void Runtime::Impl::track(const caf::actor_addr& a) {
+  std::lock_guard lock(mtx);
+  // Forget the ones that ended: a long-lived runtime starts many.
+  std::erase_if(started, [](const caf::actor_addr& x) { return !caf::actor_cast<caf::actor>(x); });
+  started.push_back(a);
+}
+
+Runtime::Runtime(Config config) : impl_(std::make_shared<Impl>(std::move(config), nullptr)) {}
+Runtime::Runtime(Config config, caf::actor_system& system)
+  : impl_(std::make_shared<Impl>(std::move(config), &system)) {}
+Runtime::~Runtime() = default;
+Runtime::Runtime(Runtime&&) noexcept = default;
+Runtime& Runtime::operator=(Runtime&&) noexcept = default;
+
+Status Runtime::add_function_tool(ToolConfig definition, FunctionTool fn) {
+  static const std::regex valid_name("[A-Za-z0-9_-]{1,64}");
+  auto& name = definition.name;
+  if (!std::regex_match(name, valid_name))
+    return Error{fmt::format("function tool name {}: expected 1 to 64 of A-Z a-z 0-9 _ - (a name every "
+                             "provider accepts)",
+                             json_quote_cut(name))};
+  if (!fn)
+    return Error{fmt::format("function tool `{}`: no function given", name)};
+  definition.source = function_tool_source;
+  std::lock_guard lock(impl_->mtx);
+  if (impl_->config.tools.count(name))
+    return Error{fmt::format("function tool `{}`: a tool of that name exists already ({}); choose another name",
+                             name, impl_->config.tools.at(name).source)};
+  impl_->executors[name] = function_handle_factory(std::move(fn));
+  impl_->config.tools[name] = std::move(definition);
+  return Status::ok();
+}
+
+Status set_executor(Runtime& runtime, const std::string& tool, HandleFactory factory) {
+  auto& impl = RuntimeAccess::of(runtime);
+  std::lock_guard lock(impl->mtx);
+  if (!impl->config.tools.count(tool))
+    return Error{fmt::format("set_executor: no tool `{}` in this runtime's config", tool)};
+  if (!factory)
+    return Error{fmt::format("set_executor: no executor given for `{}`", tool)};
+  impl->executors[tool] = std::move(factory);
+  return Status::ok();
+}
+
+const Config& Runtime::config() const {
+  return impl_->config;
+}
+
+caf::actor_system& Runtime::system() {
+  return *impl_->sys;
+}
+
+Session Runtime::session() {
+  auto s = std::make_shared<Session::Impl>();
+  s->rt = impl_;
+  TurnContext ctx;
+  ctx.config = impl_->snapshot();
+  ctx.io = &impl_->io;
+  // The program's own calls: a tool's `run = "ask"` does not apply to them.
+  ctx.permissions = PermissionPolicy{false, {}};
+  ctx.executors = impl_->executors_now();
+  ctx.agent = "session";
+  s->turn = spawn_turn(*impl_->sys, std::move(ctx));
+  impl_->track(s->turn.address());
+  return RuntimeAccess::session(std::move(s));
+}
+
+} // namespace jp

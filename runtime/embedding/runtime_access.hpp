@@ -1,0 +1,84 @@
+// The insides of the public API's objects (include/jp/): what a Runtime, a Session
+// and a Turn hold. Internal: embedders never include it.
+#pragma once
+
+#include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "actors/interfaces.hpp"
+#include "actors/registry_actor.hpp"
+#include "jp/runtime.hpp"
+#include "jp/session.hpp"
+#include "jp/turn.hpp"
+#include "runtime/actor_config.hpp"
+#include "runtime/process/io_thread.hpp"
+
+namespace jp {
+
+struct Runtime::Impl {
+  Impl(Config config, caf::actor_system* system);
+  ~Impl();
+  // The io thread outlives the actor system (members are destroyed in reverse).
+  IoThread io;
+  std::unique_ptr<RuntimeActorConfig> own_config;
+  std::unique_ptr<caf::actor_system> own_system;
+  caf::actor_system* sys = nullptr;
+
+  std::mutex mtx; // guards what follows
+  Config config;
+  std::map<std::string, HandleFactory> executors;
+  std::shared_ptr<ConversationStore> store;
+  std::string conversation; // the runtime's own ("": not yet created)
+  std::vector<caf::actor_addr> started; // turns and loops: ended before the io thread
+
+  std::shared_ptr<const Config> snapshot();
+  std::map<std::string, HandleFactory> executors_now();
+  void track(const caf::actor_addr& a);
+};
+
+/// What a session's call is answered with (one of them, by the kind of call).
+struct SessionReply {
+  CallResult call;
+  std::vector<HandleSummary> handles;
+  std::string failure; // the turn end's inquiry failure
+  std::string error;   // the call could not be made at all
+};
+
+struct Session::Impl {
+  std::shared_ptr<Runtime::Impl> rt;
+  turn_actor turn;
+  // Every call goes through this one actor, so calls made in order (from one
+  // thread) reach the turn in that order.
+  caf::actor client;
+  struct Pending {
+    std::mutex mtx;
+    uint64_t next = 0;
+    std::map<uint64_t, std::function<void(SessionReply&)>> waiting;
+  };
+  std::shared_ptr<Pending> pending = std::make_shared<Pending>();
+  std::mutex mtx;
+  std::map<std::string, std::string> tools; // handle id -> the tool it was spawned with
+};
+
+struct Turn::Impl {
+  std::shared_ptr<Runtime::Impl> rt;
+  caf::actor loop; // none: the turn could not start
+  std::future<TurnResult> result;
+  int interrupts = 0;
+  std::mutex mtx;
+};
+
+/// How the API's objects reach each other's insides.
+struct RuntimeAccess {
+  static std::shared_ptr<Runtime::Impl>& of(Runtime& r) { return r.impl_; }
+  static Session session(std::shared_ptr<Session::Impl> s) { return Session(std::move(s)); }
+  static Turn turn(std::shared_ptr<Turn::Impl> t) { return Turn(std::move(t)); }
+};
+
+} // namespace jp

@@ -1,0 +1,218 @@
+#include "runtime/embedding/runtime_access.hpp"
+
+#include <caf/all.hpp>
+#include <fmt/format.h>
+
+#include "messages/atoms.hpp"
+#include "messages/error_category.hpp"
+
+namespace jp {
+
+namespace {
+
+using Pending = Session::Impl::Pending;
+
+/// The reply to call `n`, to whoever waits for it.
+void answer(const std::shared_ptr<Pending>& pending, uint64_t n, SessionReply reply) {
+  std::function<void(SessionReply&)> k;
+  {
+    std::lock_guard lock(pending->mtx);
+    auto it = pending->waiting.find(n);
+    if (it == pending->waiting.end())
+      return;
+    k = std::move(it->second);
+    pending->waiting.erase(it);
+  }
+  k(reply);
+}
+
+/// A session's client: forwards each call to the turn in the order it came, and
+/// hands each answer to its waiter.
+caf::behavior session_client(caf::event_based_actor* self, turn_actor turn, std::shared_ptr<Pending> pending) {
+  auto fail = [pending](uint64_t n) {
+    return [pending, n](caf::error& err) {
+      SessionReply r;
+      r.error = error_text(err);
+      answer(pending, n, std::move(r));
+    };
+  };
+  return {
+    [=](call_atom, uint64_t n, const std::string& tool, const std::string& args) {
+      self->request(turn, caf::infinite, call_atom::value, tool, args)
+        .then([pending, n](CallResult& c) { answer(pending, n, SessionReply{std::move(c), {}, {}, {}}); },
+              fail(n));
+    },
+    [=](list_atom, uint64_t n) {
+      self->request(turn, caf::infinite, list_atom::value)
+        .then([pending, n](std::vector<HandleSummary>& hs) { answer(pending, n, SessionReply{{}, std::move(hs), {}, {}}); },
+              fail(n));
+    },
+    [=](turn_end_atom, uint64_t n) {
+      self->request(turn, caf::infinite, turn_end_atom::value)
+        .then(
+          [pending, n](std::vector<HandleSummary>& hs, std::string& failure) {
+            answer(pending, n, SessionReply{{}, std::move(hs), std::move(failure), {}});
+          },
+          fail(n));
+    },
+  };
+}
+
+/// Registers `k` for the next call and sends the call's message to the client.
+template <class Atom, class... Ts>
+void send_call(Session::Impl& s, std::function<void(SessionReply&)> k, Atom what, Ts... xs) {
+  uint64_t n;
+  {
+    std::lock_guard lock(s.pending->mtx);
+    n = ++s.pending->next;
+    s.pending->waiting.emplace(n, std::move(k));
+  }
+  caf::anon_send(s.client, what, n, xs...);
+}
+
+template <class T>
+std::pair<std::shared_ptr<std::promise<T>>, std::future<T>> promise_pair() {
+  auto p = std::make_shared<std::promise<T>>();
+  auto f = p->get_future();
+  return {std::move(p), std::move(f)};
+}
+
+Json look_args(const std::string& action, const std::string& id, int64_t wait_ms) {
+  auto args = Json::object();
+  args.set("action", action);
+  args.set("id", id);
+  if (wait_ms >= 0)
+    args.set("wait_ms", wait_ms);
+  return args;
+}
+
+Json await_args(const char* which, const std::vector<std::string>& ids, double timeout_secs) {
+  auto list = Json::array();
+  for (auto& id : ids)
+    list.push(Json(id));
+  auto args = Json::object();
+  args.set(which, std::move(list));
+  if (timeout_secs >= 0)
+    args.set("timeout_secs", timeout_secs);
+  return args;
+}
+
+} // namespace
+
+Session::Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {
+  impl_->client = impl_->rt->sys->spawn(session_client, impl_->turn, impl_->pending);
+}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+Session::~Session() {
+  if (!impl_)
+    return;
+  // Its turn takes its registry, and so every handle, with it. Calls still
+  // unanswered end with it: their futures hold a broken promise.
+  caf::anon_send_exit(impl_->client, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(impl_->turn, caf::exit_reason::user_shutdown);
+}
+
+void Session::call(const std::string& tool, const Json& arguments, std::function<void(CallResult)> done) {
+  // fetch, apply and abort name the handle only: remember which tool it is of.
+  if (auto* action = arguments.find("action"); action && action->is_string() && action->as_string() == "spawn")
+    if (auto* id = arguments.find("id"); id && id->is_string()) {
+      std::lock_guard lock(impl_->mtx);
+      impl_->tools[id->as_string()] = tool;
+    }
+  send_call(
+    *impl_,
+    [done](SessionReply& r) { done(r.error.empty() ? std::move(r.call) : CallResult{false, std::move(r.error)}); },
+    call_atom::value, tool, arguments.dump());
+}
+
+std::future<CallResult> Session::call(const std::string& tool, const Json& arguments) {
+  auto [p, f] = promise_pair<CallResult>();
+  call(tool, arguments, [p](CallResult r) { p->set_value(std::move(r)); });
+  return std::move(f);
+}
+
+std::future<CallResult> Session::spawn(const std::string& tool, const std::string& id, const Json& params,
+                                       int64_t wait_ms) {
+  Json args = params.is_object() ? params : Json::object();
+  args.set("action", "spawn");
+  args.set("id", id);
+  if (wait_ms >= 0)
+    args.set("wait_ms", wait_ms);
+  return call(tool, args);
+}
+
+namespace {
+
+/// A look at handle `id` through the tool it was spawned with.
+std::future<CallResult> look(Session& s, Session::Impl& impl, const std::string& id, Json args) {
+  std::string tool;
+  {
+    std::lock_guard lock(impl.mtx);
+    if (auto it = impl.tools.find(id); it != impl.tools.end())
+      tool = it->second;
+  }
+  if (tool.empty()) {
+    std::promise<CallResult> p;
+    p.set_value(CallResult{false, fmt::format("Handle `{}` not found: this session spawned no handle of that id",
+                                              cut_text(id))});
+    return p.get_future();
+  }
+  return s.call(tool, args);
+}
+
+} // namespace
+
+std::future<CallResult> Session::fetch(const std::string& id, int64_t wait_ms) {
+  return look(*this, *impl_, id, look_args("fetch", id, wait_ms));
+}
+
+std::future<CallResult> Session::apply(const std::string& id, const Json& input, int64_t wait_ms) {
+  auto args = look_args("apply", id, wait_ms);
+  args.set("input", input);
+  return look(*this, *impl_, id, std::move(args));
+}
+
+std::future<CallResult> Session::abort(const std::string& id) {
+  return look(*this, *impl_, id, look_args("abort", id, -1));
+}
+
+void Session::await_all(const std::vector<std::string>& ids, double timeout_secs,
+                        std::function<void(CallResult)> done) {
+  call("await", await_args("all", ids, timeout_secs), std::move(done));
+}
+
+std::future<CallResult> Session::await_all(const std::vector<std::string>& ids, double timeout_secs) {
+  return call("await", await_args("all", ids, timeout_secs));
+}
+
+std::future<CallResult> Session::await_any(const std::vector<std::string>& ids, double timeout_secs) {
+  return call("await", await_args("any", ids, timeout_secs));
+}
+
+std::future<std::vector<HandleSummary>> Session::list() {
+  auto [p, f] = promise_pair<std::vector<HandleSummary>>();
+  send_call(
+    *impl_,
+    [p](SessionReply& r) {
+      if (r.error.empty())
+        p->set_value(std::move(r.handles));
+      else
+        p->set_exception(std::make_exception_ptr(std::runtime_error(r.error)));
+    },
+    list_atom::value);
+  return std::move(f);
+}
+
+std::future<std::pair<std::vector<HandleSummary>, std::string>> Session::end() {
+  using Ended = std::pair<std::vector<HandleSummary>, std::string>;
+  auto [p, f] = promise_pair<Ended>();
+  send_call(
+    *impl_,
+    [p](SessionReply& r) { p->set_value(Ended{std::move(r.handles), r.error.empty() ? std::move(r.failure) : r.error}); },
+    turn_end_atom::value);
+  return std::move(f);
+}
+
+} // namespace jp

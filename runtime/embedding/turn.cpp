@@ -1,0 +1,140 @@
+#include "runtime/embedding/runtime_access.hpp"
+
+#include <caf/all.hpp>
+#include <fmt/format.h>
+
+#include "actors/turn_loop.hpp"
+#include "messages/atoms.hpp"
+#include "messages/error_category.hpp"
+#include "runtime/provider/assistant.hpp"
+#include "runtime/provider/scripted_provider.hpp"
+#include "runtime/store/script.hpp"
+#include "tools/protocol_guidance.hpp"
+
+namespace jp {
+
+namespace {
+
+Turn failed_turn(std::shared_ptr<Runtime::Impl> rt, error_code code, std::string why) {
+  auto t = std::make_shared<Turn::Impl>();
+  t->rt = std::move(rt);
+  std::promise<TurnResult> p;
+  p.set_value(TurnResult{turn_outcome::failed, code, std::move(why), {}, false});
+  t->result = p.get_future();
+  return RuntimeAccess::turn(std::move(t));
+}
+
+} // namespace
+
+Result<std::shared_ptr<Provider>> scripted_provider(std::string_view script_toml, const std::string& agent) {
+  auto script = parse_script(script_toml, "script");
+  if (!script)
+    return Error{script.error()};
+  for (auto& a : script->agents)
+    if (agent.empty() || a.name == agent)
+      return make_scripted_provider(a);
+  if (agent.empty())
+    return Error{"script: the script has no [[agents]]"};
+  return Error{fmt::format("script: no agent named {} in it", json_quote_cut(agent))};
+}
+
+Turn::Turn(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Turn::Turn(Turn&&) noexcept = default;
+Turn& Turn::operator=(Turn&&) noexcept = default;
+
+Turn::~Turn() {
+  // A turn nobody holds any more ends now, with every handle it started.
+  if (impl_ && impl_->loop)
+    caf::anon_send(impl_->loop, quit_atom::value);
+}
+
+std::future<TurnResult>& Turn::result() {
+  return impl_->result;
+}
+
+void Turn::interrupt() {
+  std::lock_guard lock(impl_->mtx);
+  if (!impl_->loop)
+    return;
+  // The first stops it cleanly; the loop reads a second as "abort everything now".
+  caf::anon_send(impl_->loop, interrupt_atom::value);
+  ++impl_->interrupts;
+}
+
+Turn Runtime::run_turn(std::string prompt) {
+  return run_turn(std::move(prompt), TurnHooks{});
+}
+
+Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
+  auto config = impl_->snapshot();
+  TurnLoopContext ctx;
+  ctx.config = config;
+  ctx.io = &impl_->io;
+  if (hooks.provider) {
+    ctx.provider = hooks.provider;
+    ctx.inquiry = hooks.inquiry;
+    ctx.tool_dialect = config->assistant.provider == "anthropic" ? dialect::anthropic : dialect::openai;
+  } else {
+    auto assistant = make_assistant(*config);
+    if (!assistant)
+      return failed_turn(impl_, error_code::bad_arguments, assistant.error());
+    ctx.provider = assistant->provider;
+    ctx.inquiry = hooks.inquiry ? hooks.inquiry : assistant->inquiry;
+    ctx.tool_dialect = assistant->tool_dialect;
+  }
+  ctx.model = config->assistant.model;
+  ctx.system_prompt = system_prompt_with_guidance(*config);
+  ctx.max_tokens = config->assistant.max_tokens;
+  ctx.renderer = hooks.renderer;
+  ctx.prompts = hooks.prompts;
+  ctx.observer = hooks.observer;
+  ctx.permissions = hooks.permissions;
+  ctx.max_rounds = hooks.max_rounds;
+  ctx.executors = impl_->executors_now();
+  ctx.agent_path = "assistant";
+  if (hooks.store) {
+    ctx.store = hooks.store;
+    ctx.conversation_id = hooks.conversation_id;
+    if (ctx.conversation_id.empty()) {
+      auto id = ctx.store->create();
+      if (!id)
+        return failed_turn(impl_, error_code::store, id.error());
+      ctx.conversation_id = *id;
+    }
+  } else {
+    std::lock_guard lock(impl_->mtx);
+    ctx.store = impl_->store;
+    if (!hooks.conversation_id.empty()) {
+      ctx.conversation_id = hooks.conversation_id;
+    } else {
+      if (impl_->conversation.empty()) {
+        auto id = impl_->store->create();
+        if (!id)
+          return failed_turn(impl_, error_code::store, id.error());
+        impl_->conversation = *id;
+      }
+      ctx.conversation_id = impl_->conversation;
+    }
+  }
+  auto t = std::make_shared<Turn::Impl>();
+  t->rt = impl_;
+  t->loop = spawn_turn_loop(*impl_->sys, std::move(ctx));
+  impl_->track(t->loop.address());
+  auto p = std::make_shared<std::promise<TurnResult>>();
+  t->result = p->get_future();
+  impl_->sys->spawn([loop = t->loop, prompt = std::move(prompt), p](caf::event_based_actor* self) {
+    self->request(loop, caf::infinite, run_atom::value, prompt)
+      .then(
+        [self, p](TurnResult& r) {
+          p->set_value(std::move(r));
+          self->quit();
+        },
+        [self, p](caf::error& err) {
+          p->set_value(TurnResult{turn_outcome::failed, error_code::none, error_text(err), {}, false});
+          self->quit();
+        });
+  });
+  return RuntimeAccess::turn(std::move(t));
+}
+
+} // namespace jp

@@ -1,0 +1,27 @@
+// The assistant a config asks for ([assistant]): the provider that answers, the
+// schema dialect it is sent, and who answers the turn-end inquiry and the tools'
+// questions to the assistant. The CLI's `query` and the embedding API build it here.
+#pragma once
+
+#include <memory>
+
+#include "config/config.hpp"
+#include "messages/result.hpp"
+#include "runtime/provider/inquiry_backend.hpp"
+#include "runtime/provider/provider.hpp"
+#include "tools/schema.hpp"
+
+namespace jp {
+
+struct Assistant {
+  std::shared_ptr<Provider> provider;
+  std::shared_ptr<InquiryBackend> inquiry;
+  dialect tool_dialect = dialect::openai;
+};
+
+/// provider = "scripted": the first agent of assistant.script (relative to the
+/// workspace); openai | anthropic: over HTTP with the key from its variable.
+/// Errors say which key to set.
+Result<Assistant> make_assistant(const Config& config);
+
+} // namespace jp

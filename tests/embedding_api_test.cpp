@@ -1,0 +1,328 @@
+// The public API (<jp/jp.hpp>) as an embedder uses it: function tools through the
+// stateful protocol and await, their progress and abort, a turn on the scripted
+// provider that calls one, and an executor supplied for a tool. Real threads and
+// processes: every wait is on a future the runtime fulfils (a bounded wait guards
+// against a hang only).
+#define CAF_SUITE embedding_api
+#include <caf/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <fmt/format.h>
+#include <future>
+#include <jp/executor.hpp>
+#include <jp/jp.hpp>
+#include <mutex>
+
+#include "actors/function_handle.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+// Only against a hang: every future here is fulfilled by the runtime.
+constexpr auto hang_guard = std::chrono::seconds(60);
+
+template <class T>
+T get(std::future<T> f) {
+  if (f.wait_for(hang_guard) != std::future_status::ready)
+    CAF_FAIL("no answer within the hang guard");
+  return f.get();
+}
+
+Json obj(const char* text) {
+  auto j = Json::parse(text);
+  return j ? *j : Json::object();
+}
+
+Json parsed(const CallResult& r) {
+  auto j = Json::parse(r.content);
+  if (!j)
+    CAF_FAIL("not JSON: " << r.content);
+  return *j;
+}
+
+/// The completed entry of `id` in an await result ("": none).
+const Json* completed(const Json& await_result, const std::string& id) {
+  if (auto* list = await_result.find("completed"); list && list->is_array())
+    for (auto& e : list->as_array())
+      if (auto* eid = e.find("id"); eid && eid->as_string() == id)
+        return &e;
+  return nullptr;
+}
+
+std::string str(const Json* j, const char* key) {
+  auto* v = j ? j->find(key) : nullptr;
+  return v && v->is_string() ? v->as_string() : std::string{};
+}
+
+ParameterConfig number(std::string name) {
+  ParameterConfig p;
+  p.name = std::move(name);
+  p.type = "number";
+  p.required = true;
+  return p;
+}
+
+/// A runtime in a fresh workspace.
+struct fixture {
+  temp_dir ws;
+  Config config() {
+    auto c = builtin_config();
+    c.workspace = ws.path.string();
+    return c;
+  }
+};
+
+/// `add`: done at once, with a + b.
+Status add_adder(Runtime& rt) {
+  return rt.add_function_tool(function_tool_config("add", "Adds two numbers", {number("a"), number("b")}),
+                              [](const Json& args, const Progress&) {
+                                auto sum = args.find("a")->as_number() + args.find("b")->as_number();
+                                return Invocation{FunctionResult::ready(ToolState::success(fmt::format("{}", sum)))};
+                              });
+}
+
+/// A function tool whose work the test drives: each call hands over its progress
+/// and result, and counts the calls of its abort.
+struct DrivenTool {
+  std::mutex mtx;
+  Progress progress;
+  FunctionResult result;
+  std::promise<void> started;
+  std::atomic<int> aborts{0};
+  std::promise<void> aborted;
+  bool result_on_abort = true; // the abort sets the result (else it never comes)
+
+  FunctionTool fn() {
+    return [this](const Json&, const Progress& p) {
+      Invocation inv;
+      {
+        std::lock_guard lock(mtx);
+        progress = p;
+        result = inv.result;
+      }
+      inv.abort = [this, r = inv.result] {
+        if (++aborts == 1)
+          aborted.set_value();
+        if (result_on_abort)
+          r.fail("stopped by its abort");
+      };
+      started.set_value();
+      return inv;
+    };
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(embedding_api_tests, fixture)
+
+CAF_TEST(a function tool and a process tool are spawned and awaited together) {
+  Runtime rt(config());
+  CAF_REQUIRE(add_adder(rt));
+  auto s = rt.session();
+  auto sum = get(s.spawn("add", "sum", obj(R"({"a": 2, "b": 3})")));
+  CAF_CHECK(sum.ok);
+  auto hi = get(s.spawn("shell", "hi", obj(R"({"command": "echo hi"})"), 0));
+  CAF_CHECK(hi.ok);
+  auto all = parsed(get(s.await_all({"sum", "hi"}, 30)));
+  CAF_CHECK_EQUAL(str(completed(all, "sum"), "result"), "5");
+  CAF_CHECK_EQUAL(str(completed(all, "hi"), "result"), "hi\n");
+  // Without `action`, a function tool answers the call itself.
+  auto once = get(s.call("add", obj(R"({"a": 1, "b": 0.5})")));
+  CAF_CHECK(once.ok);
+  CAF_CHECK_EQUAL(once.content, "1.5");
+}
+
+CAF_TEST(the progress of a function tool is what fetch returns and its result what await returns) {
+  Runtime rt(config());
+  DrivenTool tool;
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("work", "Works for a while", {}), tool.fn()));
+  auto s = rt.session();
+  auto first = get(s.spawn("work", "w", Json::object()));
+  auto first_state = parsed(first);
+  CAF_CHECK_EQUAL(str(&first_state, "state"), "running");
+  get(tool.started.get_future());
+  tool.progress("step 1\n");
+  tool.progress("step 2\n");
+  // The fetch waits for output; both steps came before it.
+  auto look = parsed(get(s.fetch("w", 30000)));
+  CAF_CHECK_EQUAL(str(&look, "state"), "running");
+  CAF_CHECK_EQUAL(str(&look, "content"), "step 1\nstep 2\n");
+  tool.progress("step 3\n");
+  auto listed = get(s.list());
+  CAF_REQUIRE_EQUAL(listed.size(), 1u);
+  CAF_CHECK_EQUAL(listed[0].tool, "work");
+  tool.result.succeed("all done");
+  auto all = parsed(get(s.await_all({"w"}, 30)));
+  CAF_CHECK_EQUAL(str(completed(all, "w"), "result"), "all done");
+  // Set twice: the first counts.
+  CAF_CHECK(!tool.result.succeed("again"));
+  CAF_CHECK_EQUAL(tool.aborts.load(), 0);
+}
+
+CAF_TEST(aborting a function tool calls its abort once however often it is aborted) {
+  Runtime rt(config());
+  DrivenTool tool;
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("work", "Works for a while", {}), tool.fn()));
+  auto s = rt.session();
+  get(s.spawn("work", "w", Json::object()));
+  get(tool.started.get_future());
+  auto a1 = s.abort("w");
+  auto a2 = s.abort("w");
+  auto r1 = parsed(get(std::move(a1)));
+  auto r2 = parsed(get(std::move(a2)));
+  CAF_CHECK_EQUAL(str(&r1, "state"), "stopped");
+  auto* err = r1.find("error");
+  CAF_REQUIRE(err != nullptr);
+  CAF_CHECK_EQUAL(str(err, "message"), "aborted: stopped by its abort");
+  CAF_CHECK(r1 == r2);
+  // Aborted again after it stopped, and the session's end: still once.
+  get(s.abort("w"));
+  get(s.end());
+  CAF_CHECK_EQUAL(tool.aborts.load(), 1);
+}
+
+CAF_TEST(a function tool still running when its session ends is aborted) {
+  Runtime rt(config());
+  DrivenTool tool;
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("work", "Works for a while", {}), tool.fn()));
+  {
+    auto s = rt.session();
+    get(s.spawn("work", "w", Json::object()));
+    get(tool.started.get_future());
+    // The default policy of a function tool: aborted at the turn end.
+    auto ended = get(s.end());
+    CAF_REQUIRE_EQUAL(ended.first.size(), 1u);
+    CAF_CHECK_EQUAL(ended.first[0].id, "w");
+  }
+  get(tool.aborted.get_future());
+  CAF_CHECK_EQUAL(tool.aborts.load(), 1);
+
+  DrivenTool dropped;
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("work2", "Works for a while", {}), dropped.fn()));
+  {
+    auto s = rt.session();
+    get(s.spawn("work2", "w", Json::object()));
+    get(dropped.started.get_future());
+  } // destroyed while the work runs
+  get(dropped.aborted.get_future());
+  CAF_CHECK_EQUAL(dropped.aborts.load(), 1);
+}
+
+CAF_TEST(a function tool whose result never comes is reported aborted after the grace) {
+  auto c = config();
+  c.runtime.abort_grace_secs = 0.05;
+  Runtime rt(c);
+  DrivenTool tool;
+  tool.result_on_abort = false;
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("stuck", "Never ends", {}), tool.fn()));
+  auto s = rt.session();
+  get(s.spawn("stuck", "w", Json::object()));
+  auto r = parsed(get(s.abort("w")));
+  auto* err = r.find("error");
+  CAF_REQUIRE(err != nullptr);
+  CAF_CHECK(str(err, "message").find("did not come within the grace of 50 ms") != std::string::npos);
+  CAF_CHECK_EQUAL(tool.aborts.load(), 1);
+}
+
+CAF_TEST(a function tool is refused what it cannot do with a message saying why) {
+  Runtime rt(config());
+  CAF_REQUIRE(add_adder(rt));
+  auto taken = rt.add_function_tool(function_tool_config("shell", "Mine", {}), [](const Json&, const Progress&) {
+    return Invocation{};
+  });
+  CAF_CHECK_EQUAL(taken.error, "function tool `shell`: a tool of that name exists already (builtin); choose "
+                               "another name");
+  auto bad = rt.add_function_tool(function_tool_config("a b", "Mine", {}), [](const Json&, const Progress&) {
+    return Invocation{};
+  });
+  CAF_CHECK(bad.error.find("expected 1 to 64 of A-Z a-z 0-9 _ -") != std::string::npos);
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("boom", "Throws", {}),
+                                   [](const Json&, const Progress&) -> Invocation {
+                                     throw std::runtime_error("no disk");
+                                   }));
+  auto s = rt.session();
+  auto thrown = get(s.call("boom", Json::object()));
+  CAF_CHECK(!thrown.ok);
+  CAF_CHECK_EQUAL(thrown.content, "boom failed to start: no disk");
+  // Its declared parameters are checked before it runs.
+  auto missing = get(s.call("add", obj(R"({"a": 1})")));
+  CAF_CHECK(!missing.ok);
+  CAF_CHECK(missing.content.find("`b`") != std::string::npos);
+  // No input callback: apply is not offered.
+  get(s.spawn("add", "sum", obj(R"({"a": 1, "b": 2})")));
+  auto typed = get(s.apply("sum", Json("more\n")));
+  CAF_CHECK(!typed.ok);
+  CAF_CHECK(typed.content.find("apply") != std::string::npos);
+}
+
+CAF_TEST(a turn on the scripted provider calls a function tool and awaits it) {
+  ws.write("script.toml", R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "add"
+  arguments = { action = "spawn", id = "sum", a = 40, b = 2 }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["sum"], timeout_secs = 30 }
+  [[agents.steps]]
+  text = "The sum is ready."
+)");
+  auto c = config();
+  c.assistant.provider = "scripted";
+  c.assistant.script = (ws.path / "script.toml").string();
+  Runtime rt(c);
+  CAF_REQUIRE(add_adder(rt));
+  struct Results : TurnObserver {
+    std::mutex mtx;
+    std::vector<std::string> contents;
+    void tool_result(int, int, const std::string&, bool, const std::string& content, double) override {
+      std::lock_guard lock(mtx);
+      contents.push_back(content);
+    }
+  };
+  auto seen = std::make_shared<Results>();
+  TurnHooks hooks;
+  hooks.observer = seen;
+  auto turn = rt.run_turn("add them", hooks);
+  auto result = get(std::move(turn.result()));
+  CAF_CHECK_EQUAL(to_string(result.outcome), std::string("completed"));
+  CAF_CHECK_EQUAL(result.answer, "The sum is ready.");
+  std::lock_guard lock(seen->mtx);
+  CAF_REQUIRE_EQUAL(seen->contents.size(), 2u);
+  auto awaited = Json::parse(seen->contents[1]);
+  CAF_REQUIRE(awaited.ok());
+  CAF_CHECK_EQUAL(str(completed(*awaited, "sum"), "result"), "42");
+}
+
+CAF_TEST(a turn whose provider cannot be made fails with a code and the reason) {
+  auto c = config();
+  c.assistant.provider = "scripted";
+  c.assistant.script.clear();
+  Runtime rt(c);
+  auto result = get(std::move(rt.run_turn("hello").result()));
+  CAF_CHECK_EQUAL(to_string(result.outcome), std::string("failed"));
+  CAF_CHECK(result.code == error_code::bad_arguments);
+  CAF_CHECK(result.error.find("assistant.script") != std::string::npos);
+}
+
+CAF_TEST(an executor supplied for a tool runs its calls instead of a process) {
+  Runtime rt(config());
+  auto fake = function_handle_factory([](const Json& args, const Progress&) {
+    return Invocation{FunctionResult::ready(ToolState::success("would run: " + args.find("command")->as_string()))};
+  });
+  CAF_REQUIRE(set_executor(rt, "shell", fake));
+  CAF_CHECK_EQUAL(set_executor(rt, "nope", fake).error, "set_executor: no tool `nope` in this runtime's config");
+  auto s = rt.session();
+  auto r = get(s.call("shell", obj(R"({"command": "rm -rf /"})")));
+  CAF_CHECK(r.ok);
+  CAF_CHECK_EQUAL(r.content, "would run: rm -rf /");
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
