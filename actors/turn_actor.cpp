@@ -453,8 +453,8 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
   }
   bool starts_agents = tool.source == "builtin" && (name == agent_tool_name || name == foreach_tool_name);
   if (starts_agents && !self->state.ctx.subagents)
-    return fail_call(fmt::format("`{}` cannot start sub-agents here: only an agent loop (jp-actors run or query) "
-                                 "can run them",
+    return fail_call(fmt::format("`{}` cannot start sub-agents here: only an agent loop (jp-actors run or query, "
+                                 "or an embedder's jp::Turn) can run them",
                                  name));
   if (starts_agents && !args->find("action")) {
     if (auto ok = validate_arguments(tool, *args); !ok)

@@ -15,6 +15,8 @@
 #include <mutex>
 
 #include "actors/function_handle.hpp"
+#include "runtime/actor_config.hpp"
+#include <caf/actor_system.hpp>
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -299,6 +301,63 @@ name = "main"
   auto awaited = Json::parse(seen->contents[1]);
   CAF_REQUIRE(awaited.ok());
   CAF_CHECK_EQUAL(str(completed(*awaited, "sum"), "result"), "42");
+}
+
+CAF_TEST(a turn starts sub-agents that its own provider answers) {
+  // The provider is shared: the sub-agent's request takes the narration steps while
+  // its parent waits on the blocking `agent` call.
+  auto provider = scripted_provider(R"(
+[[agents]]
+name = "main"
+steps = [ { calls = [ { tool = "agent", arguments = { prompt = "help me" } } ] },
+          { text = "from the sub-agent" } ]
+)");
+  CAF_REQUIRE(provider.ok());
+  Runtime rt(config());
+  struct Results : TurnObserver {
+    std::mutex mtx;
+    std::vector<std::string> contents;
+    void tool_result(int, int, const std::string&, bool, const std::string& content, double) override {
+      std::lock_guard lock(mtx);
+      contents.push_back(content);
+    }
+  };
+  auto seen = std::make_shared<Results>();
+  std::vector<std::string> watched;
+  std::mutex watched_mtx;
+  TurnHooks hooks;
+  hooks.provider = *provider;
+  hooks.observer = seen;
+  hooks.subagent_observer = [&](const std::string& path) {
+    std::lock_guard lock(watched_mtx);
+    watched.push_back(path);
+    return std::shared_ptr<TurnObserver>{};
+  };
+  auto result = get(std::move(rt.run_turn("delegate", hooks).result()));
+  CAF_CHECK_EQUAL(to_string(result.outcome), std::string("completed"));
+  std::lock_guard lock(seen->mtx);
+  CAF_REQUIRE_EQUAL(seen->contents.size(), 1u);
+  CAF_CHECK_EQUAL(seen->contents[0], "from the sub-agent");
+  std::lock_guard lock2(watched_mtx);
+  CAF_REQUIRE_EQUAL(watched.size(), 1u);
+  CAF_CHECK(watched[0].rfind("assistant/", 0) == 0);
+}
+
+CAF_TEST(a runtime in a given actor system ends its handles before the system) {
+  RuntimeActorConfig cfg;
+  caf::actor_system sys{cfg};
+  DrivenTool tool;
+  {
+    Runtime rt(config(), sys);
+    CAF_REQUIRE(rt.add_function_tool(function_tool_config("work", "Works for a while", {}), tool.fn()));
+    auto s = rt.session();
+    get(s.spawn("work", "w", Json::object()));
+    get(tool.started.get_future());
+    auto hi = parsed(get(s.spawn("shell", "hi", obj(R"({"command": "echo hi"})"), 30000)));
+    CAF_CHECK_EQUAL(str(&hi, "result"), "hi\n");
+  } // the session, then the runtime, while the system runs on
+  get(tool.aborted.get_future());
+  CAF_CHECK_EQUAL(tool.aborts.load(), 1);
 }
 
 CAF_TEST(a turn whose provider cannot be made fails with a code and the reason) {

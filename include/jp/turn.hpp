@@ -4,6 +4,7 @@
 // in-memory conversation, nobody to ask, nothing shown.
 #pragma once
 
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -28,6 +29,10 @@ struct TurnHooks {
   std::shared_ptr<ResponseRenderer> renderer; // the streamed text (null: not shown)
   std::shared_ptr<PromptBackend> prompts;     // a person to ask (null: nobody)
   std::shared_ptr<TurnObserver> observer;     // what happens, for a display or log
+  /// Who watches the sub-agent at `path` ("assistant/worker1") that the `agent`
+  /// tool starts (empty: nobody; its events are kept in the conversation anyway).
+  /// The turn's provider answers sub-agents too.
+  std::function<std::shared_ptr<TurnObserver>(const std::string& path)> subagent_observer;
   /// Where the conversation is kept (null: the runtime's in-memory store), and
   /// which one ("": the runtime's own, created on its first turn).
   std::shared_ptr<ConversationStore> store;

@@ -1,5 +1,5 @@
 #include "runtime/cli/query_command.hpp"
-#include "runtime/cli/provider_subagents.hpp"
+#include "actors/provider_subagents.hpp"
 
 #include <atomic>
 #include <caf/all.hpp>
@@ -152,7 +152,9 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   ctx.inquiry = assistant->inquiry;
   auto text = options.json ? EventLogObserver::text_mode::response_event : EventLogObserver::text_mode::none;
   ctx.observer = std::make_shared<EventLogObserver>(log, "assistant", text);
-  ctx.subagents = std::make_shared<ProviderSubAgents>(assistant->provider, assistant->inquiry, log, text);
+  ctx.subagents = std::make_shared<ProviderSubAgents>(
+    assistant->provider, assistant->inquiry,
+    [log, text](const std::string& path) { return std::make_shared<EventLogObserver>(log, path, text); });
   ctx.agent_path = "assistant";
   // The assistant's calls are not the user's: tools' permissions apply.
   ctx.permissions = PermissionPolicy{true, {options.allow.begin(), options.allow.end()}};

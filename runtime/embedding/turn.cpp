@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <fmt/format.h>
 
+#include "actors/provider_subagents.hpp"
 #include "actors/turn_loop.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
@@ -92,6 +93,8 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
   ctx.max_rounds = hooks.max_rounds;
   ctx.executors = impl_->executors_now();
   ctx.agent_path = "assistant";
+  // The `agent` tool's sub-agents: the same provider answers them.
+  ctx.subagents = std::make_shared<ProviderSubAgents>(ctx.provider, ctx.inquiry, hooks.subagent_observer);
   if (hooks.store) {
     ctx.store = hooks.store;
     ctx.conversation_id = hooks.conversation_id;

@@ -1,4 +1,4 @@
-#include "runtime/cli/provider_subagents.hpp"
+#include "actors/provider_subagents.hpp"
 
 namespace jp {
 
@@ -8,7 +8,8 @@ Status ProviderSubAgents::prepare(const std::string& path, const AgentSpec& spec
                  "out here"};
   ctx.provider = provider_;
   ctx.inquiry = inquiry_;
-  ctx.observer = std::make_shared<EventLogObserver>(log_, path, text_);
+  if (observe_)
+    ctx.observer = observe_(path);
   return Status::ok();
 }
 
