@@ -16,6 +16,7 @@
 
 #include "actors/function_handle.hpp"
 #include "runtime/actor_config.hpp"
+#include "tools/schema.hpp"
 #include <caf/actor_system.hpp>
 #include "temp_dir.hpp"
 
@@ -133,10 +134,24 @@ CAF_TEST(a function tool and a process tool are spawned and awaited together) {
   auto all = parsed(get(s.await_all({"sum", "hi"}, 30)));
   CAF_CHECK_EQUAL(str(completed(all, "sum"), "result"), "5");
   CAF_CHECK_EQUAL(str(completed(all, "hi"), "result"), "hi\n");
-  // Without `action`, a function tool answers the call itself.
-  auto once = get(s.call("add", obj(R"({"a": 1, "b": 0.5})")));
+  // Without `action`, a function tool answers the call itself; here to a callback.
+  std::promise<CallResult> answered;
+  s.call("add", obj(R"({"a": 1, "b": 0.5})"), [&answered](CallResult r) { answered.set_value(std::move(r)); });
+  auto once = get(answered.get_future());
   CAF_CHECK(once.ok);
   CAF_CHECK_EQUAL(once.content, "1.5");
+}
+
+CAF_TEST(a function tool has the schema of its declared parameters and of the protocol) {
+  Runtime rt(config());
+  CAF_REQUIRE(add_adder(rt));
+  auto decl = tool_declaration(rt.config().tools.at("add"), dialect::openai);
+  auto text = decl.dump();
+  // Its own parameters, required ones named, and the stateful actions it offers.
+  for (auto* part : {R"("a":{"type":"number")", R"("b":{"type":"number")", R"("spawn")", R"("fetch")", R"("abort")"})
+    if (text.find(part) == std::string::npos)
+      CAF_FAIL("the declaration lacks " << part << ": " << text);
+  CAF_CHECK(text.find(R"("apply")") == std::string::npos);
 }
 
 CAF_TEST(the progress of a function tool is what fetch returns and its result what await returns) {
