@@ -66,7 +66,7 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize=vptr -fno-omit-frame-point
 test-asan: deps
 	@[ -f $(BUILD)-asan/CMakeCache.txt ] || cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Sanitize \
 	  -DCMAKE_CXX_FLAGS="-O0 -g1 $(SANITIZE)" -DCMAKE_C_FLAGS="-O0 -g1 $(SANITIZE)" \
-	  -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE)"
+	  -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE)" -DJP_ACTORS_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/sanitizer/ubsan.supp \

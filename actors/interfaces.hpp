@@ -89,4 +89,18 @@ using turn_actor = caf::typed_actor<
   caf::reacts_to<notify_atom, Notification>,
   caf::replies_to<resolve_atom, std::string, Question>::with<bool>>;
 
+/// A node's gate (actors/node_gate.hpp), published through CAF's middleman:
+/// (open_atom, token, client) -> a node session for `client`, which it watches.
+using node_gate_actor =
+  caf::typed_actor<caf::replies_to<open_atom, std::string, caf::actor>::with<caf::actor>>;
+
+/// One client's session on a node (actors/node_session.hpp): the node's own tools,
+/// by name, with the client's arguments; `watcher` (the client's remote handle) hears
+/// of each change as an await would.
+using node_session_actor = caf::typed_actor<
+  caf::replies_to<spawn_atom, std::string, std::string, std::string, caf::actor>::with<HandleReport>,
+  caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>,
+  caf::replies_to<apply_atom, std::string, std::string, LookOptions>::with<HandleReport>,
+  caf::replies_to<abort_atom, std::string>::with<HandleReport>>;
+
 } // namespace jp

@@ -8,6 +8,7 @@
 #include "actors/await_actor.hpp"
 #include "actors/registry_actor.hpp"
 #include "actors/shared_registry.hpp"
+#include "actors/remote_handle.hpp"
 #include "actors/stopped_handle.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
@@ -540,6 +541,20 @@ HandleFactory handle_factory(const TurnContext& ctx) {
   auto processes = process_handle_factory(*ctx.io);
   auto agents = ctx.subagents;
   auto executors = ctx.executors;
+  // Tools that run on a node: a remote handle here for each handle there.
+  for (auto& [name, tool] : ctx.config->tools) {
+    if (tool.node.empty() || executors.count(name))
+      continue;
+    if (auto node = ctx.config->nodes.find(tool.node); node != ctx.config->nodes.end()) {
+      executors[name] = remote_handle_factory(node->second);
+      continue;
+    }
+    auto why = fmt::format("`{}` runs on node `{}`, which is not configured: add [nodes.{}] address = "
+                           "\"host:port\" to your config",
+                           name, tool.node, tool.node);
+    executors[name] = [why](caf::local_actor* parent, const std::string& id, const LaunchSpec&,
+                            const supervisor_actor& supervisor) { return spawn_stopped(parent, id, why, supervisor); };
+  }
   return [processes, agents, executors](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
                                         const supervisor_actor& supervisor) {
     if (spec.subagent)

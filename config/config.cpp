@@ -37,4 +37,11 @@ std::string state_path(const Config& config, std::string_view sub) {
   return (dir / sub).string();
 }
 
+bool uses_nodes(const Config& config) {
+  for (auto& [name, tool] : config.tools)
+    if (!tool.node.empty())
+      return true;
+  return false;
+}
+
 } // namespace jp

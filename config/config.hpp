@@ -102,6 +102,10 @@ struct ToolConfig {
   std::string prompt_pattern;
   int64_t wait_ms = -1;
   int64_t settle_ms = 100;
+  // Runs on this configured node ([nodes.NAME]) instead of here ("": here). The node
+  // runs its own configuration's tool of the same name; only the call's arguments
+  // are sent.
+  std::string node;
 };
 
 /// Limits of the runtime itself ([runtime] table).
@@ -128,16 +132,45 @@ struct AgentsConfig {
   uint64_t max_rounds = 50;    // assistant responses in one sub-agent turn
 };
 
+/// Mutual TLS of a node or of a client of one: PEM files. Empty: none.
+struct TlsConfig {
+  std::string certificate;
+  std::string key;
+  std::string ca;
+  bool enabled() const { return !certificate.empty() || !key.empty() || !ca.empty(); }
+};
+
+/// A node this runtime's tools may run on ([nodes.NAME]).
+struct NodeConfig {
+  std::string name;
+  std::string address; // host:port
+  TlsConfig tls;
+};
+
+/// What `jp-actors node` serves ([node]).
+struct NodeServerConfig {
+  std::string listen = "127.0.0.1:0"; // host:port (port 0: any free one)
+  TlsConfig tls;
+  // Connections are watched: a peer silent this long is lost (its handles end).
+  double heartbeat_secs = 1;
+  double timeout_secs = 5;
+};
+
 struct Config {
   AssistantConfig assistant;
   RuntimeConfig runtime;
   AgentsConfig agents;
   std::map<std::string, ToolConfig> tools; // by name; includes the built-ins
+  std::map<std::string, NodeConfig> nodes; // by name ([nodes.NAME])
+  NodeServerConfig node;                   // [node]: when this runtime is a node
   std::string workspace;                   // absolute path
 };
 
 std::string_view to_string(run_mode);
 std::string_view to_string(io_mode);
+
+/// Whether some tool runs on a node: then the runtime loads CAF's networking.
+bool uses_nodes(const Config& config);
 
 /// How long spawn, fetch and apply of `tool` wait for output to settle unless told.
 int64_t default_wait_ms(const ToolConfig& tool);

@@ -167,6 +167,8 @@ public:
       {"runtime", table([this](auto& t, auto&) { return runtime(t); })},
       {"agents", table([this](auto& t, auto&) { return agents(t); })},
       {"conversation", table([this](auto& t, auto&) { return conversation(t); })},
+      {"nodes", users_only("which machines run your tools", table([this](auto& t, auto&) { return nodes(t); }))},
+      {"node", users_only("what a node of yours serves", table([this](auto& t, auto&) { return node(t); }))},
     });
   }
 
@@ -388,6 +390,44 @@ private:
     });
   }
 
+  /// [nodes]: one table per node, by name.
+  Status nodes(const toml::table& t) {
+    for (auto&& [name, v] : t) {
+      auto key = join_key("nodes", name.str());
+      if (!is_identifier(name.str()))
+        return fail(key, "a node name may contain only letters, digits, '_' and '-' (at most 64)");
+      auto& entry = c_.nodes.try_emplace(std::string(name.str())).first->second;
+      entry.name = name.str();
+      auto s = with_table(v, key, [&](auto& nt) {
+        return read_fields(nt, key, {
+          {"address", text(entry.address)},
+          {"tls", table([this, &entry](auto& tt, auto& k) { return tls(entry.tls, tt, k); })},
+        });
+      });
+      if (!s)
+        return s;
+    }
+    return Status::ok();
+  }
+
+  Status node(const toml::table& t) {
+    auto& n = c_.node;
+    return read_fields(t, "node", {
+      {"listen", text(n.listen)},
+      {"tls", table([this, &n](auto& tt, auto& k) { return tls(n.tls, tt, k); })},
+      {"heartbeat_secs", seconds(n.heartbeat_secs, 60)},
+      {"timeout_secs", seconds(n.timeout_secs, 600)},
+    });
+  }
+
+  Status tls(TlsConfig& tls, const toml::table& t, const std::string& prefix) {
+    return read_fields(t, prefix, {
+      {"certificate", text(tls.certificate)},
+      {"key", text(tls.key)},
+      {"ca", text(tls.ca)},
+    });
+  }
+
   Status conversation(const toml::table& t) {
     return read_fields(t, "conversation", {{"tools", table([this](auto& tt, auto&) { return tools(tt); })}});
   }
@@ -442,6 +482,7 @@ private:
       {"wait_ms", integer(tool.wait_ms, 0, kMaxWaitMs)},
       {"settle_ms", integer(tool.settle_ms, 1, 10000)},
       {"pass_env", users_only("which of your secrets its tools see", texts(tool.pass_env))},
+      {"node", users_only("which machines run your tools", text(tool.node))},
     });
   }
 
@@ -600,9 +641,10 @@ private:
                   fmt::format("expected \"local\" (\"{}\" is not a built-in tool; the "
                               "built-ins are {}), got \"builtin\"",
                               tool.name, fmt::join(builtins_, ", ")));
-    if (tool.source == "local" && tool.program.empty())
+    if (tool.source == "local" && tool.program.empty() && tool.node.empty())
       return fail(prefix + ".command.program",
-                  "missing: a local tool needs command = { program = \"...\" }");
+                  "missing: a local tool needs command = { program = \"...\" } (or node = \"NAME\": "
+                  "it runs on that node)");
     if (tool.source == "builtin" && !tool.program.empty())
       return fail(prefix + ".command", "a built-in tool runs no command; remove it or set "
                                        "source = \"local\" under another name");

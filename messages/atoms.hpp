@@ -43,6 +43,7 @@ using streamed_atom = caf::atom_constant<caf::atom("streamed")>; // provider: th
 using interrupt_atom = caf::atom_constant<caf::atom("interrupt")>; // stop the turn cleanly
 using quit_atom = caf::atom_constant<caf::atom("quit")>;       // abort everything, now
 using peek_atom = caf::atom_constant<caf::atom("peek")>;       // handle: its last output line
+using open_atom = caf::atom_constant<caf::atom("open")>;       // client -> node gate: a session, please
 using resolve_atom = caf::atom_constant<caf::atom("resolve")>; // await -> turn: answer a waiting question
 
 } // namespace jp

@@ -629,6 +629,8 @@ std::string response_content(const HandleReport& r) {
   j.set("id", r.id);
   j.set("state", to_string(r.state.kind));
   put_state_fields(j, r.state);
+  if (!r.node.empty())
+    j.set("node", r.node);
   if (!r.output_file.empty())
     j.set("output_file", r.output_file);
   if (r.omitted_bytes > 0)
@@ -666,6 +668,10 @@ Result<HandleReport> report_from_response(std::string_view content) {
   if (!file)
     return Error{file.error()};
   r.output_file = std::move(*file);
+  auto node = optional_string(*j, "", "node");
+  if (!node)
+    return Error{node.error()};
+  r.node = std::move(*node);
   if (auto* n = field(*j, "omitted_bytes")) {
     if (!n->is_int() || n->as_int() < 0)
       return wrong_type("omitted_bytes", "a non-negative integer", *n);

@@ -134,6 +134,7 @@ struct HandleReport {
   uint64_t omitted_bytes = 0;
   std::string output_file; // "" unless something was cut
   Screen screen;           // only when asked for (fetch/apply with `screen`)
+  std::string node;        // the configured node it runs on ("" = here)
   friend bool operator==(const HandleReport&, const HandleReport&) = default;
 };
 
@@ -196,7 +197,7 @@ typename Inspector::result_type inspect(Inspector& f, Screen& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleReport& x) {
-  return f(x.id, x.state, x.omitted_bytes, x.output_file, x.screen);
+  return f(x.id, x.state, x.omitted_bytes, x.output_file, x.screen, x.node);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AwaitRequest& x) {

@@ -1,13 +1,16 @@
 #include "runtime/actor_config.hpp"
 
 #include <caf/atom.hpp>
+#include <caf/io/middleman.hpp>
+
+#include "config/config.hpp"
 
 #include "messages/error_category.hpp"
 #include "messages/type_registration.hpp"
 
 namespace jp {
 
-RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads) {
+RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerConfig* network) {
   register_message_types(*this);
   register_error_category(*this);
   set("logger.console", caf::atom("none"));
@@ -17,6 +20,13 @@ RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads) {
   // an enqueue signals (profile of W1/W5 in bench/README.md).
   set("work-stealing.moderate-poll-attempts", size_t{0});
   set("scheduler.max-threads", worker_threads < 1 ? size_t{1} : worker_threads);
+  if (network) {
+    load<caf::io::middleman>();
+    // Off by default in CAF: a partition would go unnoticed.
+    auto span = [](double secs) { return caf::timespan{static_cast<int64_t>(secs * 1e9)}; };
+    set("middleman.heartbeat-interval", span(network->heartbeat_secs));
+    set("middleman.connection-timeout", span(network->timeout_secs));
+  }
 }
 
 } // namespace jp

@@ -8,9 +8,13 @@
 
 namespace jp {
 
+struct NodeServerConfig;
+
 struct RuntimeActorConfig : caf::actor_system_config {
   /// `worker_threads`: runtime.worker_threads (threads of CAF's scheduler).
-  explicit RuntimeActorConfig(size_t worker_threads = 1);
+  /// `network`: a node, or a client of one: CAF's middleman is loaded, with
+  /// heartbeats so that a silent peer is lost after its timeout.
+  explicit RuntimeActorConfig(size_t worker_threads = 1, const NodeServerConfig* network = nullptr);
 };
 
 } // namespace jp

@@ -451,7 +451,7 @@ CAF_TEST(every validation error names the file and the key) {
        "seconds from 0 to 604800, got float -inf"},
       {"assistant = \"openai\"\n", "assistant: expected a table, got \"openai\""},
       {"[experiment]\nname = \"x\"\n",
-       "experiment: unknown key (allowed: assistant, runtime, agents, conversation)"},
+       "experiment: unknown key (allowed: assistant, runtime, agents, conversation, nodes, node)"},
       {"[agents]\nmax_depht = 2\n", "agents.max_depht: unknown key (allowed: max_depth, max_concurrent, max_rounds)"},
       {"[agents]\nmax_depth = 0\n", "agents.max_depth: expected"},
       {"[agents]\nmax_rounds = \"many\"\n", "agents.max_rounds: expected"},
@@ -483,6 +483,10 @@ CAF_TEST(a workspace config cannot choose where jp-actors writes or which secret
     {"[runtime]\nstate_dir = \"/home/victim\"\n", "runtime.state_dir"},
     {"[runtime]\npass_env = [\"OPENAI_API_KEY\"]\n", "runtime.pass_env"},
     {std::string(tool_x) + "pass_env = [\"GITHUB_TOKEN\"]\n", "conversation.tools.x.pass_env"},
+    // A repository cannot send your tools, or your node token, to a machine it names.
+    {"[nodes.evil]\naddress = \"127.0.0.1:9\"\n", "nodes"},
+    {"[node]\nlisten = \"0.0.0.0:9\"\n", "node"},
+    {std::string(tool_x) + "node = \"box\"\n", "conversation.tools.x.node"},
   };
   for (auto& test : cases) {
     auto ws = box.workspace_config(test.toml);

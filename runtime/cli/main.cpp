@@ -19,6 +19,7 @@
 #include "config/config_loader.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
+#include "runtime/cli/node_command.hpp"
 #include "runtime/cli/query_command.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "actors/scripted_subagents.hpp"
@@ -163,7 +164,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
     return fail(script.error());
   IoThread io;
   install_signal_handlers(*config);
-  actor_config cfg{config->runtime.worker_threads};
+  actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
   auto log = std::make_shared<EventLog>(stdout, json, isatty(STDOUT_FILENO) != 0);
@@ -217,7 +218,7 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
               const PermissionPolicy& permissions) {
   IoThread io;
   install_signal_handlers(*config);
-  actor_config cfg{config->runtime.worker_threads};
+  actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
   caf::scoped_actor self{sys};
@@ -325,6 +326,15 @@ int main(int argc, char** argv) {
   show->add_option("ID", conversation_id, "Conversation id (see `conversations ls`)")->required();
   show->add_flag("--json", show_json, "Print its events, one JSON object per line");
 
+  auto* node = app.add_subcommand(
+    "node", "Serve this machine's tools to other jp-actors: a client's tool with node = \"NAME\" (and [nodes.NAME] "
+            "address) runs here, as this config defines it, in this workspace; a tool whose run is \"ask\" is "
+            "refused. Loopback only, with the node token ($XDG_STATE_HOME/jp-actors/node-token, made on first "
+            "start; clients of the same user read it). Settings: [node] listen, heartbeat_secs (1), timeout_secs "
+            "(5: a silent peer is lost after it). Runs until a signal.");
+  std::string listen;
+  node->add_option("--listen", listen, "HOST:PORT to listen on (default: [node] listen, 127.0.0.1:0 = any free "
+                                       "port); prints the address it listens on");
   auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema");
   bool schema = false;
   std::string dialect = "openai";
@@ -368,7 +378,7 @@ int main(int argc, char** argv) {
   if (live_dir)
     if (auto swept = sweep_group_records(*live_dir).summary(); !swept.empty())
       std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
-  if (*run || *call || *query) {
+  if (*run || *call || *query || *node) {
     // Without the record the run goes on; only a crash's cleanup is lost.
     auto recorded = live_dir ? open_group_record(*live_dir) : Status{Error{live_dir.error()}};
     if (!recorded)
@@ -384,6 +394,8 @@ int main(int argc, char** argv) {
       rc = report_file(events_path, report_as_json);
     else if (*call)
       rc = call_tool(config, tool, args, permissions);
+    else if (*node)
+      rc = run_node(config, listen);
     else if (*query) {
       install_signal_handlers(*config); // SIGINT: the query's own (first ends the turn, second aborts)
       rc = run_query(config, query_options);

@@ -1,0 +1,21 @@
+// A node's gate (DESIGN.md "Nodes"): the one actor `jp-actors node` publishes. It
+// hands a session (actors/node_session.hpp) to a client that shows the node token,
+// and nothing to anyone else. With mutual TLS the handshake authenticates the client
+// and no token is asked for (`token` empty).
+//   (open_atom, token, client) -> caf::actor   the client's session
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "actors/interfaces.hpp"
+#include "config/config.hpp"
+
+namespace jp {
+
+class IoThread;
+
+node_gate_actor spawn_node_gate(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
+                                std::string token);
+
+} // namespace jp

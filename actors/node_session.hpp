@@ -1,0 +1,27 @@
+// One client's session on a node (DESIGN.md "Nodes"): the handles a client's remote
+// handle spawned here, in a registry of the session's own. The client sends a tool
+// name and its arguments, never argv: the node runs its own configuration's tool of
+// that name, under its own permissions (a tool that would ask is refused, naming the
+// node's config key), in its own workspace.
+//   (spawn_atom, id, tool, args_json, watcher) -> HandleReport   watcher hears of
+//        each change (update_atom, HandleStatus), as an await does
+//   (fetch_atom, id, LookOptions) / (apply_atom, id, input, LookOptions) /
+//   (abort_atom, id) -> HandleReport
+// When the client goes (its process died, the connection was lost, or it let go of
+// the handle), every handle of the session gets its turn-end policy (abort unless the
+// tool says otherwise) and the session ends: nothing is left running here.
+#pragma once
+
+#include <memory>
+
+#include "actors/interfaces.hpp"
+#include "config/config.hpp"
+
+namespace jp {
+
+class IoThread;
+
+node_session_actor spawn_node_session(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
+                                      caf::actor client);
+
+} // namespace jp

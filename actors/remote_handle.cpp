@@ -1,0 +1,230 @@
+#include "actors/remote_handle.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
+#include <fmt/format.h>
+
+#include "messages/atoms.hpp"
+#include "messages/error_category.hpp"
+#include "runtime/node/node_address.hpp"
+#include "runtime/node/node_token.hpp"
+
+namespace jp {
+
+namespace {
+
+enum class remote_phase : uint8_t { connecting, live, stopped };
+
+struct remote_state {
+  std::string id;
+  LaunchSpec spec;
+  NodeConfig node;
+  supervisor_actor supervisor;
+  node_session_actor session;
+  remote_phase phase = remote_phase::connecting;
+  std::vector<std::function<void()>> queued; // calls that came while connecting
+  HandleReport final;
+  std::string last_line;
+  // Calls forwarded to the node and not yet answered: a retired handle goes only
+  // once they are (its stop can come first, through the watch).
+  int in_flight = 0;
+  bool retired = false;
+  static inline const char* name = "jp.remote_handle";
+};
+
+// Besides the handle interface: the node's registry tells it of changes.
+using remote_actor = handle_actor::extend<caf::reacts_to<update_atom, HandleStatus>>;
+using remote_actor_t = remote_actor::stateful_base<remote_state>;
+
+/// A report from the node as this side shows it: with the node, spill paths as NAME:path.
+HandleReport from_node(const remote_state& st, HandleReport r) {
+  r.node = st.node.name;
+  if (!r.output_file.empty())
+    r.output_file = st.node.name + ":" + r.output_file;
+  return r;
+}
+
+void run_queued(remote_actor_t* self) {
+  auto queued = std::move(self->state.queued);
+  self->state.queued.clear();
+  for (auto& call : queued)
+    call();
+}
+
+void stop(remote_actor_t* self, HandleReport final) {
+  auto& st = self->state;
+  if (st.phase == remote_phase::stopped)
+    return;
+  st.phase = remote_phase::stopped;
+  final.state.kind = state_kind::stopped;
+  st.final = std::move(final);
+  self->send(st.supervisor, stopped_atom::value, st.final);
+  run_queued(self); // each answers with the final state
+}
+
+void fail(remote_actor_t* self, std::string why, bool transient) {
+  auto& st = self->state;
+  stop(self, HandleReport{st.id, ToolState::failure(ToolError{std::move(why), {}, transient}), 0, {}, {},
+                          st.node.name});
+}
+
+/// Runs `call` once the remote handle exists (now, if it does), or answers `rp`
+/// with the final state once stopped.
+template <class F>
+void when_live(remote_actor_t* self, caf::typed_response_promise<HandleReport> rp, F call) {
+  auto& st = self->state;
+  if (st.phase == remote_phase::stopped) {
+    rp.deliver(st.final);
+    return;
+  }
+  if (st.phase == remote_phase::connecting) {
+    st.queued.push_back([self, rp, call]() mutable { when_live(self, rp, call); });
+    return;
+  }
+  call(rp);
+}
+
+/// Forwards a look or input to the node; its answer, as this side shows it.
+template <class... Ts>
+caf::result<HandleReport> forward(remote_actor_t* self, Ts... xs) {
+  auto rp = self->make_response_promise<HandleReport>();
+  when_live(self, rp, [self, xs...](caf::typed_response_promise<HandleReport> rp) mutable {
+    ++self->state.in_flight;
+    auto answered = [self] {
+      if (--self->state.in_flight == 0 && self->state.retired)
+        self->quit();
+    };
+    self->request(self->state.session, caf::infinite, xs...)
+      .then(
+        [self, rp, answered](HandleReport& r) mutable {
+          auto shown = from_node(self->state, std::move(r));
+          if (auto end = shown.state.content.find_last_not_of('\n'); end != std::string::npos) {
+            auto start = shown.state.content.rfind('\n', end);
+            start = start == std::string::npos ? 0 : start + 1;
+            self->state.last_line = shown.state.content.substr(start, end - start + 1);
+          }
+          // The supervisor hears of a stop first (an abort's answer comes after it).
+          if (shown.state.stopped())
+            stop(self, shown);
+          rp.deliver(std::move(shown));
+          answered();
+        },
+        [rp, answered](caf::error& err) mutable {
+          rp.deliver(std::move(err));
+          answered();
+        });
+  });
+  return rp;
+}
+
+void connect(remote_actor_t* self) {
+  auto& st = self->state;
+  auto where = fmt::format("nodes.{}.address", st.node.name);
+  auto addr = parse_node_address(st.node.address, where);
+  if (!addr)
+    return fail(self, addr.error(), false);
+  if (!self->system().has_middleman())
+    return fail(self, fmt::format("`{}` runs on node `{}`, and this runtime was started without networking", st.spec.tool, st.node.name), false);
+  std::string token;
+  if (!st.node.tls.enabled()) {
+    auto t = node_token(false);
+    if (!t)
+      return fail(self, fmt::format("node `{}`: {}", st.node.name, t.error()), false);
+    token = *t;
+  }
+  auto lost = [self, addr = *addr](std::string what) {
+    return [self, addr, what](caf::error& err) {
+      auto& st = self->state;
+      fail(self, fmt::format("node `{}` ({}): {}: {}", st.node.name, addr.text(), what, error_text(err)), true);
+    };
+  };
+  auto mm = self->system().middleman().actor_handle();
+  self->request(mm, caf::infinite, caf::connect_atom::value, addr->host, addr->port)
+    .then(
+      [self, token, lost](caf::node_id&, caf::strong_actor_ptr& gate_ptr, std::set<std::string>&) {
+        auto gate = caf::actor_cast<node_gate_actor>(gate_ptr);
+        if (!gate)
+          return fail(self, fmt::format("node `{}` published no gate", self->state.node.name), false);
+        self->request(gate, caf::infinite, open_atom::value, token, caf::actor_cast<caf::actor>(self))
+          .then(
+            [self, lost](caf::actor& session) {
+              auto& st = self->state;
+              if (st.phase == remote_phase::stopped)
+                return;
+              st.session = caf::actor_cast<node_session_actor>(session);
+              // Lost with the node: the session's down message says so.
+              self->monitor(session);
+              self->request(st.session, caf::infinite, spawn_atom::value, st.id, st.spec.tool, st.spec.arguments,
+                            caf::actor_cast<caf::actor>(self))
+                .then(
+                  [self](HandleReport& r) {
+                    auto& st = self->state;
+                    if (st.phase != remote_phase::connecting)
+                      return;
+                    st.phase = remote_phase::live;
+                    if (r.state.stopped())
+                      stop(self, from_node(st, std::move(r)));
+                    run_queued(self);
+                  },
+                  [self](caf::error& err) { fail(self, error_text(err), false); });
+            },
+            [self](caf::error& err) { fail(self, error_text(err), false); });
+      },
+      lost("cannot be reached"));
+}
+
+remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, LaunchSpec spec, NodeConfig node,
+                                          supervisor_actor supervisor) {
+  auto& st = self->state;
+  st.id = std::move(id);
+  st.spec = std::move(spec);
+  st.node = std::move(node);
+  st.supervisor = std::move(supervisor);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source != st.session.address())
+      return;
+    fail(self,
+         fmt::format("node `{}` was lost ({}): the handle's work there ended with it or is being ended",
+                     st.node.name, caf::to_string(dm.reason)),
+         true);
+  });
+  connect(self);
+  return {
+    [self](fetch_atom, const LookOptions& look) { return forward(self, fetch_atom::value, self->state.id, look); },
+    [self](apply_atom, const std::string& input, const LookOptions& look) {
+      return forward(self, apply_atom::value, self->state.id, input, look);
+    },
+    [self](abort_atom) { return forward(self, abort_atom::value, self->state.id); },
+    [self](peek_atom) { return self->state.last_line; },
+    [](answer_atom, const std::string&) {
+      // One-shot questions are answered on the node, by its configuration.
+    },
+    [self](retire_atom) {
+      self->state.retired = true;
+      if (self->state.in_flight == 0)
+        self->quit();
+    },
+    [self](update_atom, HandleStatus& s) {
+      auto& st = self->state;
+      if (st.phase == remote_phase::stopped)
+        return;
+      if (s.state.stopped())
+        return stop(self, from_node(st, HandleReport{st.id, std::move(s.state), 0, std::move(s.output_file), {}, {}}));
+      // Asks (waiting), or was answered (running again): as a local handle tells it.
+      auto q = s.state.kind == state_kind::waiting ? s.state.question : Question{};
+      self->send(st.supervisor, waiting_atom::value, st.id, q, false);
+    },
+  };
+}
+
+} // namespace
+
+HandleFactory remote_handle_factory(NodeConfig node) {
+  return [node](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+                const supervisor_actor& supervisor) -> handle_actor {
+    return caf::actor_cast<handle_actor>(parent->spawn(remote_handle, id, spec, node, supervisor));
+  };
+}
+
+} // namespace jp

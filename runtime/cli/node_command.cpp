@@ -1,0 +1,63 @@
+#include "runtime/cli/node_command.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
+#include <cstdio>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "actors/node_gate.hpp"
+#include "messages/error_category.hpp"
+#include "runtime/actor_config.hpp"
+#include "runtime/cli/signal_shutdown.hpp"
+#include "runtime/node/node_address.hpp"
+#include "runtime/node/node_token.hpp"
+#include "runtime/process/io_thread.hpp"
+
+namespace jp {
+
+namespace {
+
+int fail(const std::string& reason) {
+  std::fprintf(stderr, "jp-actors: node: %s\n", reason.c_str());
+  return 1;
+}
+
+} // namespace
+
+int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
+  auto addr = parse_node_address(listen.empty() ? config->node.listen : listen,
+                                 listen.empty() ? "node.listen" : "--listen");
+  if (!addr)
+    return fail(addr.error());
+  if (config->node.tls.enabled())
+    return fail("[node.tls] is set, and this version serves plain transport on loopback only (mutual TLS is not "
+                "built yet); remove [node.tls] and listen on 127.0.0.1");
+  if (!is_loopback(addr->host))
+    return fail(fmt::format("refusing to listen on {}: off loopback a node requires mutual TLS ([node.tls] "
+                            "certificate, key and ca), and CAF's unauthenticated TLS fallback is never used; "
+                            "listen on 127.0.0.1 instead",
+                            addr->text()));
+  // On loopback, only a client of this user (who can read the token) gets in.
+  auto token = node_token(true);
+  if (!token)
+    return fail(token.error());
+  IoThread io;
+  install_signal_shutdown(config->runtime.abort_grace_secs);
+  RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node};
+  caf::actor_system sys{cfg};
+  auto gate = spawn_node_gate(sys, config, io, *token);
+  auto port = sys.middleman().publish(gate, addr->port, addr->host.c_str(), true);
+  if (!port) {
+    caf::anon_send_exit(gate, caf::exit_reason::user_shutdown);
+    return fail(fmt::format("cannot listen on {}: {}", addr->text(), error_text(port.error())));
+  }
+  addr->port = *port;
+  std::printf("jp-actors node: listening on %s\n", addr->text().c_str());
+  std::fflush(stdout);
+  // Until a signal: its shutdown ends the tools (TERM, grace, KILL), then the process.
+  for (;;)
+    ::pause();
+}
+
+} // namespace jp

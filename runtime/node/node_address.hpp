@@ -1,0 +1,25 @@
+// A node's address, "host:port" (IPv6 in brackets: "[::1]:4242"), and whether it is
+// on loopback: off loopback a node is served and reached only with mutual TLS.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "messages/result.hpp"
+
+namespace jp {
+
+struct NodeAddress {
+  std::string host;
+  uint16_t port = 0;
+  std::string text() const;
+};
+
+/// Errors name `key` (the config key or flag it came from) and the form expected.
+Result<NodeAddress> parse_node_address(std::string_view text, std::string_view key);
+
+/// 127.0.0.0/8, ::1 and "localhost": only this machine can connect or be reached.
+bool is_loopback(const std::string& host);
+
+} // namespace jp

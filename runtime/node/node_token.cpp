@@ -1,0 +1,76 @@
+#include "runtime/node/node_token.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/process/private_file.hpp"
+#include "runtime/store/state_location.hpp"
+
+namespace jp {
+
+namespace {
+
+constexpr const char* token_name = "node-token";
+
+Result<std::string> read_token(const DirFd& dir, const std::string& where) {
+  int fd = ::openat(dir.get(), token_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return Error{fmt::format("no node token at {}: {} (a node started as this user makes it)", where,
+                             std::strerror(errno))};
+  struct stat st {};
+  std::string token(128, '\0');
+  ssize_t n = -1;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::getuid() && (st.st_mode & 077) == 0)
+    n = ::read(fd, token.data(), token.size());
+  ::close(fd);
+  if (n < 32)
+    return Error{fmt::format("the node token at {} is not this user's own 0600 file of 32 characters or more; "
+                             "remove it and start the node again",
+                             where)};
+  token.resize(static_cast<size_t>(n));
+  while (!token.empty() && (token.back() == '\n' || token.back() == ' '))
+    token.pop_back();
+  return token;
+}
+
+} // namespace
+
+Result<std::string> node_token(bool create) {
+  auto state = user_state_dir("");
+  if (!state)
+    return Error{fmt::format("no place for the node token: {}", state.error())};
+  auto dir = open_private_dir(state->root, state->relative);
+  if (!dir)
+    return Error{fmt::format("the node token: {}", dir.error())};
+  auto where = state->path() + "/" + token_name;
+  auto existing = read_token(*dir, where);
+  if (existing || !create)
+    return existing;
+  int fd = create_private_file(*dir, token_name);
+  if (fd < 0) {
+    if (errno == EEXIST) // another node made it meanwhile
+      return read_token(*dir, where);
+    return Error{fmt::format("cannot create the node token {}: {}", where, std::strerror(errno))};
+  }
+  auto token = random_name_part() + random_name_part() + random_name_part() + random_name_part();
+  bool written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size());
+  ::close(fd);
+  if (!written)
+    return Error{fmt::format("cannot write the node token {}", where)};
+  return token;
+}
+
+bool same_token(const std::string& a, const std::string& b) {
+  if (a.size() != b.size())
+    return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+} // namespace jp

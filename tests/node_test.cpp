@@ -1,0 +1,280 @@
+// Nodes end to end (DESIGN.md "Nodes"): a `jp-actors node` and a client `jp-actors
+// run` in separate processes on loopback. Remote and local handles in one await;
+// apply and abort on a remote handle; the token; the node's own permissions; a node
+// killed (its handles stop, transient) and a client killed (the node aborts its
+// handles). Every process a test starts is killed by its end.
+#define CAF_SUITE node
+#include <caf/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <signal.h>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_run.hpp"
+#include "marked_processes.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
+
+/// A child in its own session, stdout and stderr to `out_path`; killed (its whole
+/// group) by the end of the test.
+struct Child {
+  pid_t pid = -1;
+  Child(const std::vector<std::string>& argv, const std::string& state_home, const std::string& out_path) {
+    pid = ::fork();
+    if (pid == 0) {
+      ::setsid();
+      int devnull = ::open("/dev/null", O_RDONLY);
+      int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(devnull, 0);
+      ::dup2(out, 1);
+      ::dup2(out, 2);
+      ::setenv("XDG_STATE_HOME", state_home.c_str(), 1);
+      std::vector<char*> args;
+      for (auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+  }
+  ~Child() {
+    if (pid > 0) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+  void kill9() {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    pid = -1;
+  }
+  int wait() {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    pid = -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// A node in its own workspace, and a client workspace that reaches it as `box`.
+struct fixture {
+  temp_dir dir;
+  std::string state;          // both: the same user, so the same token
+  std::string node_ws, client_ws;
+  std::unique_ptr<Child> node;
+  std::string address;
+
+  fixture() {
+    state = (dir.path / "state").string();
+    node_ws = (dir.path / "node").string();
+    client_ws = (dir.path / "client").string();
+    std::filesystem::create_directories(node_ws);
+    std::filesystem::create_directories(client_ws);
+    dir.write("node.toml", R"(
+[runtime]
+abort_grace_secs = 0.2
+[conversation.tools.far]
+summary = "Runs a script on the node"
+command = { program = "/bin/sh", args = ["-c", "{{tool.arguments.script}}"] }
+run = "unattended"
+spawn.stateful = true
+parameters.script = { type = "string", required = true }
+[conversation.tools.asky]
+summary = "Asks first"
+command = { program = "true" }
+run = "ask"
+spawn.stateful = true
+)");
+  }
+
+  /// Starts the node; false if it did not say where it listens.
+  bool start_node() {
+    auto out = (dir.path / "node.out").string();
+    node = std::make_unique<Child>(std::vector<std::string>{JP_CLI_BINARY, "--workspace", node_ws, "--config",
+                                                            (dir.path / "node.toml").string(), "node", "--listen",
+                                                            "127.0.0.1:0"},
+                                   state, out);
+    // Its first line says where; bounded only against a hang.
+    for (int i = 0; i < 6000; ++i) {
+      auto text = read_file(out);
+      if (auto at = text.find("listening on "); at != std::string::npos && text.find('\n', at) != std::string::npos) {
+        address = text.substr(at + 13, text.find('\n', at) - at - 13);
+        return true;
+      }
+      if (text.find("jp-actors: node:") != std::string::npos)
+        CAF_FAIL("the node did not start: " << text);
+      ::usleep(10000);
+    }
+    return false;
+  }
+
+  std::string client_config(const std::string& tls = "") const {
+    return fmt::format(R"(
+[nodes.box]
+address = "{}"
+[conversation.tools.far]
+summary = "Runs a script on the node"
+node = "box"
+run = "unattended"
+spawn.stateful = true
+parameters.script = {{ type = "string", required = true }}
+[conversation.tools.asky]
+summary = "Asks first, on the node"
+node = "box"
+run = "unattended"
+spawn.stateful = true
+)",
+                       address);
+  }
+
+  std::vector<std::string> client_argv(const std::string& script) {
+    dir.write("client.toml", client_config());
+    dir.write("script.toml", script);
+    return {JP_CLI_BINARY, "--workspace", client_ws, "--config", (dir.path / "client.toml").string(), "run",
+            "--json", (dir.path / "script.toml").string()};
+  }
+
+  /// Runs the client to its end, with `state_home` as its user's state.
+  Run client(const std::string& script, const std::string& state_home = "") {
+    auto argv = client_argv(script);
+    std::string cmd = fmt::format("XDG_STATE_HOME='{}'", state_home.empty() ? state : state_home);
+    for (auto& a : argv)
+      cmd += " '" + a + "'";
+    return run_command(cmd);
+  }
+};
+
+/// What handle `id` showed: the content of the look at (step, look) -- its spawn or an
+/// apply -- then its result in the await at (step, awaited).
+std::string said_by(const ResultsByCall& res, int64_t step, int64_t look, int64_t awaited, const std::string& id) {
+  std::string said;
+  if (auto j = Json::parse(content(res, "main", step, look)); j && j->find("content"))
+    said = j->find("content")->as_string();
+  auto all = Json::parse(content(res, "main", step, awaited));
+  if (!all || !all->find("completed"))
+    CAF_FAIL("no await result at step " << step << ": " << content(res, "main", step, awaited));
+  for (auto& e : all->find("completed")->as_array())
+    if (e.find("id")->as_string() == id && e.find("result"))
+      said += e.find("result")->as_string();
+  return said;
+}
+
+std::string one_step(const std::string& calls) {
+  return "[[agents]]\nname = \"main\"\n  [[agents.steps]]\n" + calls;
+}
+
+std::string call(const std::string& tool, const std::string& args) {
+  return fmt::format("  [[agents.steps.calls]]\n  tool = \"{}\"\n  arguments = {}\n", tool, args);
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(node_tests, fixture)
+
+CAF_TEST(a remote handle and a local one are awaited together and driven like local ones) {
+  CAF_REQUIRE(start_node());
+  auto script = one_step(call("far", R"({ action = "spawn", id = "r", script = "echo remote; pwd", wait_ms = 0 })")
+                         + call("shell", R"({ action = "spawn", id = "l", command = "echo local", wait_ms = 0 })")
+                         + call("await", R"({ all = ["r", "l"], timeout_secs = 60 })"))
+                + "  [[agents.steps]]\n"
+                + call("far", R"({ action = "spawn", id = "cat", script = "read x; echo got $x", wait_ms = 0 })")
+                + call("far", R"({ action = "apply", id = "cat", input = "hello\n" })")
+                + call("await", R"({ all = ["cat"], timeout_secs = 60 })")
+                + "  [[agents.steps]]\n"
+                + call("far", R"({ action = "spawn", id = "long", script = "exec sleep 300", wait_ms = 0 })")
+                + call("far", R"({ action = "abort", id = "long" })");
+  auto r = client(script);
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto spawned = Json::parse(content(res, "main", 1, 0));
+  CAF_REQUIRE(spawned.ok());
+  CAF_CHECK_EQUAL(spawned->find("node")->as_string(), "box");
+  // The remote one ran in the node's workspace, the local one here. What a handle
+  // printed is in its looks and its result together (a look takes what came so far).
+  CAF_CHECK_EQUAL(said_by(res, 1, 0, 2, "r"), "remote\n" + node_ws + "\n");
+  CAF_CHECK_EQUAL(said_by(res, 1, 1, 2, "l"), "local\n");
+  CAF_CHECK_EQUAL(said_by(res, 2, 1, 2, "cat"), "got hello\n");
+  auto aborted = content(res, "main", 3, 1);
+  CAF_CHECK(contains(aborted, R"("state":"stopped")"));
+  CAF_CHECK(contains(aborted, "aborted"));
+}
+
+CAF_TEST(a node refuses a client without its token and a tool that would ask) {
+  CAF_REQUIRE(start_node());
+  auto spawn = one_step(call("far", R"({ action = "spawn", id = "r", script = "echo hi", wait_ms = 0 })"));
+  // Another user's state: a token of its own, not the node's.
+  auto other = (dir.path / "other").string();
+  std::filesystem::create_directories(other + "/jp-actors");
+  ::chmod(other.c_str(), 0700);
+  ::chmod((other + "/jp-actors").c_str(), 0700);
+  {
+    std::ofstream(other + "/jp-actors/node-token") << std::string(64, 'a');
+  }
+  ::chmod((other + "/jp-actors/node-token").c_str(), 0600);
+  auto refused = client(spawn, other);
+  JP_REQUIRE_OK(refused);
+  auto said = content(results_of(refused), "main", 1, 0);
+  CAF_CHECK(contains(said, "the token does not match"));
+  auto asked = client(one_step(call("asky", R"({ action = "spawn", id = "a" })")));
+  JP_REQUIRE_OK(asked);
+  CAF_CHECK(contains(content(results_of(asked), "main", 1, 0), "conversation.tools.asky.run = \\\"ask\\\""));
+}
+
+CAF_TEST(a node refuses to listen off loopback without mutual TLS) {
+  auto r = run_command(fmt::format("XDG_STATE_HOME='{}' '{}' --workspace '{}' node --listen 0.0.0.0:0", state,
+                                   JP_CLI_BINARY, node_ws));
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "off loopback a node requires mutual TLS"));
+}
+
+CAF_TEST(a node killed stops its remote handles with a transient error and its restart sweeps them) {
+  marked_sleep sleeper(dir.path);
+  CAF_REQUIRE(start_node());
+  auto script = one_step(call("far", fmt::format(R"({{ action = "spawn", id = "s", script = "exec {} 300", wait_ms = 0 }})",
+                                                 sleeper.program.string()))
+                         + call("await", R"({ all = ["s"], timeout_secs = 120 })"));
+  auto out = (dir.path / "client.out").string();
+  Child client_run(client_argv(script), state, out);
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  node->kill9();
+  CAF_CHECK_EQUAL(client_run.wait(), 0);
+  auto text = read_file(out);
+  CAF_CHECK(contains(text, "node `box` was lost"));
+  CAF_CHECK(contains(text, R"(\"transient\":true)"));
+  // Its tool outlived it; the next start of the node kills it.
+  CAF_CHECK_EQUAL(sleeper.alive().size(), 1u);
+  CAF_REQUIRE(start_node());
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(a client killed has its handles on the node aborted) {
+  marked_sleep sleeper(dir.path);
+  CAF_REQUIRE(start_node());
+  auto script = one_step(call("far", fmt::format(R"({{ action = "spawn", id = "s", script = "exec {} 300", wait_ms = 0 }})",
+                                                 sleeper.program.string()))
+                         + call("await", R"({ all = ["s"], timeout_secs = 120 })"));
+  Child client_run(client_argv(script), state, (dir.path / "client.out").string());
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  client_run.kill9();
+  CAF_CHECK_EQUAL(sleeper.wait_none(std::chrono::seconds(30)), 0u);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
