@@ -93,11 +93,7 @@ fuzz: test-deps
 	@[ -f $(BUILD)-fuzz/CMakeCache.txt ] || cmake -S . -B $(BUILD)-fuzz -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCMAKE_C_COMPILER=clang -DJP_FUZZ=ON
 	cmake --build $(BUILD)-fuzz -j$(JOBS) $(addprefix --target ,$(addsuffix _fuzz,$(FUZZ_TARGETS)))
-	@for t in $(FUZZ_TARGETS); do scratch=$$(mktemp -d); \
-	  echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
-	  $(BUILD)-fuzz/tests/fuzz/$${t}_fuzz $$scratch tests/fuzz/corpus/$$t -max_total_time=$(FUZZ_SECONDS) \
-	    -seed=$(FUZZ_SEED) -rss_limit_mb=2048 2>&1 | grep -E "^Done|ERROR|SUMMARY" ; rc=$${PIPESTATUS[0]}; rm -rf $$scratch; \
-	  [ $$rc -eq 0 ] || exit $$rc; done
+	@JOBS=$(JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) tests/fuzz/run_all $(BUILD)-fuzz $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-fuzz $(BUILD)-asan $(BUILD)-tsan

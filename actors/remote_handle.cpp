@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
 #include <fmt/format.h>
 
 #include "messages/atoms.hpp"
@@ -125,8 +126,13 @@ void connect(remote_actor_t* self) {
     return fail(self, addr.error(), false);
   if (!self->system().has_middleman())
     return fail(self, fmt::format("`{}` runs on node `{}`, and this runtime was started without networking", st.spec.tool, st.node.name), false);
+  // With TLS the certificates authenticate both sides; without, the token does.
+  bool tls = st.node.tls.enabled();
+  if (tls && !self->system().has_openssl_manager())
+    return fail(self, fmt::format("node `{}` takes TLS, and this runtime was started without it", st.node.name),
+                false);
   std::string token;
-  if (!st.node.tls.enabled()) {
+  if (!tls) {
     auto t = node_token(false);
     if (!t)
       return fail(self, fmt::format("node `{}`: {}", st.node.name, t.error()), false);
@@ -138,7 +144,7 @@ void connect(remote_actor_t* self) {
       fail(self, fmt::format("node `{}` ({}): {}: {}", st.node.name, addr.text(), what, error_text(err)), true);
     };
   };
-  auto mm = self->system().middleman().actor_handle();
+  auto mm = tls ? self->system().openssl_manager().actor_handle() : self->system().middleman().actor_handle();
   self->request(mm, caf::infinite, caf::connect_atom::value, addr->host, addr->port)
     .then(
       [self, token, lost](caf::node_id&, caf::strong_actor_ptr& gate_ptr, std::set<std::string>&) {

@@ -7,7 +7,7 @@ find_library(CAF_OPENSSL_LIBRARY caf_openssl)
 
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(CAF
-  REQUIRED_VARS CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY)
+  REQUIRED_VARS CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY CAF_OPENSSL_LIBRARY)
 
 if(CAF_FOUND)
   foreach(part CORE IO OPENSSL)
@@ -20,4 +20,5 @@ if(CAF_FOUND)
     endif()
   endforeach()
   set_property(TARGET CAF::io APPEND PROPERTY INTERFACE_LINK_LIBRARIES CAF::core)
+  set_property(TARGET CAF::openssl APPEND PROPERTY INTERFACE_LINK_LIBRARIES CAF::io)
 endif()

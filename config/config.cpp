@@ -1,5 +1,10 @@
 #include "config/config.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 namespace jp {
@@ -35,6 +40,41 @@ std::string state_path(const Config& config, std::string_view sub) {
   if (dir.is_relative())
     dir = std::filesystem::path(config.workspace) / dir;
   return (dir / sub).string();
+}
+
+const TlsConfig* client_tls(const Config& config) {
+  for (auto& [name, tool] : config.tools)
+    if (auto it = config.nodes.find(tool.node); !tool.node.empty() && it != config.nodes.end() && it->second.tls.enabled())
+      return &it->second.tls;
+  return nullptr;
+}
+
+std::string check_tls(const TlsConfig& tls, const std::string& where) {
+  for (auto [key, path] : {std::pair{"certificate", &tls.certificate}, std::pair{"key", &tls.key}, std::pair{"ca", &tls.ca}}) {
+    if (path->empty())
+      return fmt::format("{}.{} is missing: mutual TLS needs certificate, key and ca (PEM files)", where, key);
+    if (::access(path->c_str(), R_OK) != 0)
+      return fmt::format("{}.{}: cannot read {}: {}", where, key, *path, std::strerror(errno));
+  }
+  return {};
+}
+
+std::string check_node_tls(const Config& config) {
+  const TlsConfig* first = nullptr;
+  std::string first_name;
+  for (auto& [name, node] : config.nodes) {
+    if (!node.tls.enabled())
+      continue;
+    if (auto why = check_tls(node.tls, "nodes." + name + ".tls"); !why.empty())
+      return why;
+    if (first && (first->certificate != node.tls.certificate || first->key != node.tls.key || first->ca != node.tls.ca))
+      return fmt::format("nodes.{}.tls and nodes.{}.tls differ: this process has one TLS identity, so every node "
+                         "it reaches with TLS takes the same certificate, key and ca",
+                         first_name, name);
+    first = &node.tls;
+    first_name = name;
+  }
+  return {};
 }
 
 bool uses_nodes(const Config& config) {

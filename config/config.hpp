@@ -172,6 +172,16 @@ std::string_view to_string(io_mode);
 /// Whether some tool runs on a node: then the runtime loads CAF's networking.
 bool uses_nodes(const Config& config);
 
+/// The TLS settings this process connects to nodes with: those of the nodes its
+/// tools use (none: plain transport). One process has one identity, so the nodes
+/// that have TLS must agree on it (check_node_tls).
+const TlsConfig* client_tls(const Config& config);
+
+/// Why the TLS settings of `where` cannot be used ("" = they can): all three of
+/// certificate, key and ca, each a readable file; and one client identity.
+std::string check_tls(const TlsConfig& tls, const std::string& where);
+std::string check_node_tls(const Config& config);
+
 /// How long spawn, fetch and apply of `tool` wait for output to settle unless told.
 int64_t default_wait_ms(const ToolConfig& tool);
 

@@ -2,6 +2,7 @@
 
 #include <caf/atom.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
 
 #include "config/config.hpp"
 
@@ -10,7 +11,7 @@
 
 namespace jp {
 
-RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerConfig* network) {
+RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerConfig* network, const TlsConfig* tls) {
   register_message_types(*this);
   register_error_category(*this);
   set("logger.console", caf::atom("none"));
@@ -26,6 +27,14 @@ RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerCo
     auto span = [](double secs) { return caf::timespan{static_cast<int64_t>(secs * 1e9)}; };
     set("middleman.heartbeat-interval", span(network->heartbeat_secs));
     set("middleman.connection-timeout", span(network->timeout_secs));
+    if (tls && tls->enabled()) {
+      // Both a certificate and a CA: CAF then verifies the peer's certificate on both
+      // sides (mutual TLS); its anonymous fallback (no certificate) is never used.
+      load<caf::openssl::manager>();
+      openssl_certificate = tls->certificate;
+      openssl_key = tls->key;
+      openssl_cafile = tls->ca;
+    }
   }
 }
 

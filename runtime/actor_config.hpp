@@ -9,12 +9,16 @@
 namespace jp {
 
 struct NodeServerConfig;
+struct TlsConfig;
 
 struct RuntimeActorConfig : caf::actor_system_config {
   /// `worker_threads`: runtime.worker_threads (threads of CAF's scheduler).
   /// `network`: a node, or a client of one: CAF's middleman is loaded, with
   /// heartbeats so that a silent peer is lost after its timeout.
-  explicit RuntimeActorConfig(size_t worker_threads = 1, const NodeServerConfig* network = nullptr);
+  /// `tls`: this process's certificate, key and CA for mutual TLS (CAF's openssl
+  /// module); none: plain transport only.
+  explicit RuntimeActorConfig(size_t worker_threads = 1, const NodeServerConfig* network = nullptr,
+                              const TlsConfig* tls = nullptr);
 };
 
 } // namespace jp

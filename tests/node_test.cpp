@@ -88,7 +88,7 @@ struct fixture {
     client_ws = (dir.path / "client").string();
     std::filesystem::create_directories(node_ws);
     std::filesystem::create_directories(client_ws);
-    dir.write("node.toml", R"(
+    node_toml = R"(
 [runtime]
 abort_grace_secs = 0.2
 [conversation.tools.far]
@@ -102,11 +102,13 @@ summary = "Asks first"
 command = { program = "true" }
 run = "ask"
 spawn.stateful = true
-)");
+)";
   }
+  std::string node_toml;
 
   /// Starts the node; false if it did not say where it listens.
   bool start_node() {
+    dir.write("node.toml", node_toml);
     auto out = (dir.path / "node.out").string();
     node = std::make_unique<Child>(std::vector<std::string>{JP_CLI_BINARY, "--workspace", node_ws, "--config",
                                                             (dir.path / "node.toml").string(), "node", "--listen",
@@ -126,6 +128,7 @@ spawn.stateful = true
     return false;
   }
 
+  /// `tls`: the [nodes.box.tls] table's keys ("": none).
   std::string client_config(const std::string& tls = "") const {
     return fmt::format(R"(
 [nodes.box]
@@ -141,12 +144,15 @@ summary = "Asks first, on the node"
 node = "box"
 run = "unattended"
 spawn.stateful = true
+{}
 )",
-                       address);
+                       address, tls.empty() ? "" : "[nodes.box.tls]\n" + tls);
   }
 
+  std::string client_tls; // [nodes.box.tls] of the clients this test runs
+
   std::vector<std::string> client_argv(const std::string& script) {
-    dir.write("client.toml", client_config());
+    dir.write("client.toml", client_config(client_tls));
     dir.write("script.toml", script);
     return {JP_CLI_BINARY, "--workspace", client_ws, "--config", (dir.path / "client.toml").string(), "run",
             "--json", (dir.path / "script.toml").string()};
@@ -176,6 +182,31 @@ std::string said_by(const ResultsByCall& res, int64_t step, int64_t look, int64_
       said += e.find("result")->as_string();
   return said;
 }
+
+/// Certificates for mutual TLS, made by the openssl command in `dir`: `ca(name)` a
+/// CA, `cert(name, ca)` a key and certificate it signs (EC keys: quick to make).
+struct Pki {
+  std::string dir;
+  void run(const std::string& cmd) const {
+    auto r = run_command(fmt::format("cd '{}' && {} 2>&1", dir, cmd));
+    if (r.status != 0)
+      CAF_FAIL("openssl failed: " << cmd << "\n" << r.out);
+  }
+  void ca(const std::string& name) const {
+    run(fmt::format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout {0}.key "
+                    "-out {0}.pem -days 1 -subj /CN={0}",
+                    name));
+  }
+  void cert(const std::string& name, const std::string& ca) const {
+    run(fmt::format("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout {0}.key -out "
+                    "{0}.csr -subj /CN={0} && openssl x509 -req -in {0}.csr -CA {1}.pem -CAkey {1}.key "
+                    "-CAcreateserial -out {0}.pem -days 1",
+                    name, ca));
+  }
+  std::string tls(const std::string& name, const std::string& ca) const {
+    return fmt::format("certificate = \"{0}/{1}.pem\"\nkey = \"{0}/{1}.key\"\nca = \"{0}/{2}.pem\"\n", dir, name, ca);
+  }
+};
 
 std::string one_step(const std::string& calls) {
   return "[[agents]]\nname = \"main\"\n  [[agents.steps]]\n" + calls;
@@ -243,6 +274,35 @@ CAF_TEST(a node refuses to listen off loopback without mutual TLS) {
                                    JP_CLI_BINARY, node_ws));
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(contains(r.out, "off loopback a node requires mutual TLS"));
+}
+
+CAF_TEST(with mutual TLS a client certified by the CA is served and one of another CA is refused) {
+  Pki pki{dir.path.string()};
+  pki.ca("ca");
+  pki.ca("other");
+  pki.cert("node", "ca");
+  pki.cert("client", "ca");
+  pki.cert("stranger", "other");
+  node_toml += "[node.tls]\n" + pki.tls("node", "ca");
+  CAF_REQUIRE(start_node());
+  auto spawn = one_step(call("far", R"({ action = "spawn", id = "r", script = "echo over tls", wait_ms = 5000 })"));
+  // No token here: the certificates authenticate both sides.
+  client_tls = pki.tls("client", "ca");
+  auto served = client(spawn, (dir.path / "nobody").string());
+  JP_REQUIRE_OK(served);
+  CAF_CHECK(contains(content(results_of(served), "main", 1, 0), "over tls"));
+  // It trusts the node's CA, but the node does not trust its certificate.
+  client_tls = pki.tls("stranger", "ca");
+  auto refused = client(spawn, (dir.path / "nobody").string());
+  JP_REQUIRE_OK(refused);
+  auto said = content(results_of(refused), "main", 1, 0);
+  CAF_CHECK(contains(said, "node `box`"));
+  CAF_CHECK(!contains(said, "over tls"));
+  // TLS settings that cannot be used are refused before anything runs.
+  client_tls = "certificate = \"/nonexistent.pem\"\n";
+  auto broken = client(spawn);
+  CAF_CHECK_EQUAL(broken.status, 1);
+  CAF_CHECK(contains(broken.out, "nodes.box.tls.certificate: cannot read /nonexistent.pem"));
 }
 
 CAF_TEST(a node killed stops its remote handles with a transient error and its restart sweeps them) {

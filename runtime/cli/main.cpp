@@ -164,7 +164,8 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
     return fail(script.error());
   IoThread io;
   install_signal_handlers(*config);
-  actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr};
+  actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
+                       client_tls(*config)};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
   auto log = std::make_shared<EventLog>(stdout, json, isatty(STDOUT_FILENO) != 0);
@@ -218,7 +219,8 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
               const PermissionPolicy& permissions) {
   IoThread io;
   install_signal_handlers(*config);
-  actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr};
+  actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
+                       client_tls(*config)};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
   caf::scoped_actor self{sys};
@@ -371,6 +373,9 @@ int main(int argc, char** argv) {
     query_options.keep_conversation = !where.dir.empty();
   }
   auto config = std::make_shared<const Config>(std::move(*loaded));
+  if (uses_nodes(*config))
+    if (auto why = check_node_tls(*config); !why.empty())
+      return fail(why);
   // A jp-actors that was killed (SIGKILL, a crash) could not clean up: do it now.
   // The record is the user's own state, never the workspace's (a repository could
   // plant one there).

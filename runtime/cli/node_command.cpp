@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/publish.hpp>
 #include <cstdio>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -30,24 +31,32 @@ int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
                                  listen.empty() ? "node.listen" : "--listen");
   if (!addr)
     return fail(addr.error());
-  if (config->node.tls.enabled())
-    return fail("[node.tls] is set, and this version serves plain transport on loopback only (mutual TLS is not "
-                "built yet); remove [node.tls] and listen on 127.0.0.1");
-  if (!is_loopback(addr->host))
+  auto& tls = config->node.tls;
+  if (tls.enabled()) {
+    if (auto why = check_tls(tls, "node.tls"); !why.empty())
+      return fail(why);
+  } else if (!is_loopback(addr->host)) {
     return fail(fmt::format("refusing to listen on {}: off loopback a node requires mutual TLS ([node.tls] "
                             "certificate, key and ca), and CAF's unauthenticated TLS fallback is never used; "
-                            "listen on 127.0.0.1 instead",
+                            "set them, or listen on 127.0.0.1",
                             addr->text()));
-  // On loopback, only a client of this user (who can read the token) gets in.
-  auto token = node_token(true);
-  if (!token)
-    return fail(token.error());
+  }
+  // Plain transport (loopback): only a client of this user, who can read the token,
+  // gets in. With TLS the client's certificate is checked against the CA instead.
+  std::string token;
+  if (!tls.enabled()) {
+    auto t = node_token(true);
+    if (!t)
+      return fail(t.error());
+    token = *t;
+  }
   IoThread io;
   install_signal_shutdown(config->runtime.abort_grace_secs);
-  RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node};
+  RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node, tls.enabled() ? &tls : nullptr};
   caf::actor_system sys{cfg};
-  auto gate = spawn_node_gate(sys, config, io, *token);
-  auto port = sys.middleman().publish(gate, addr->port, addr->host.c_str(), true);
+  auto gate = spawn_node_gate(sys, config, io, token);
+  auto port = tls.enabled() ? caf::openssl::publish(gate, addr->port, addr->host.c_str(), true)
+                            : sys.middleman().publish(gate, addr->port, addr->host.c_str(), true);
   if (!port) {
     caf::anon_send_exit(gate, caf::exit_reason::user_shutdown);
     return fail(fmt::format("cannot listen on {}: {}", addr->text(), error_text(port.error())));

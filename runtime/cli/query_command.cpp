@@ -131,7 +131,8 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
       std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());
 
   IoThread io;
-  RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr};
+  RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
+                       client_tls(*config)};
   caf::actor_system sys{cfg};
   bool tty = isatty(STDOUT_FILENO) != 0;
   auto log = std::make_shared<EventLog>(stdout, options.json, tty);

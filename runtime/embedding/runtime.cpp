@@ -35,7 +35,8 @@ Runtime::Impl::Impl(Config c, caf::actor_system* system)
     return;
   }
   own_config = std::make_unique<RuntimeActorConfig>(config.runtime.worker_threads,
-                                                    uses_nodes(config) ? &config.node : nullptr);
+                                                    uses_nodes(config) ? &config.node : nullptr,
+                                                    client_tls(config));
   own_system = std::make_unique<caf::actor_system>(*own_config);
   sys = own_system.get();
 }
