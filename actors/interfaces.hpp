@@ -91,8 +91,10 @@ using turn_actor = caf::typed_actor<
 
 /// A node's gate (actors/node_gate.hpp), published through CAF's middleman:
 /// (open_atom, token, client) -> a node session for `client`, which it watches.
+/// (list_atom, token) -> the handles still running on the node, of every session.
 using node_gate_actor =
-  caf::typed_actor<caf::replies_to<open_atom, std::string, caf::actor>::with<caf::actor>>;
+  caf::typed_actor<caf::replies_to<open_atom, std::string, caf::actor>::with<caf::actor>,
+                   caf::replies_to<list_atom, std::string>::with<std::vector<HandleSummary>>>;
 
 /// One client's session on a node (actors/node_session.hpp): the node's own tools,
 /// by name, with the client's arguments; `watcher` (the client's remote handle) hears
@@ -101,6 +103,7 @@ using node_session_actor = caf::typed_actor<
   caf::replies_to<spawn_atom, std::string, std::string, std::string, caf::actor>::with<HandleReport>,
   caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>,
   caf::replies_to<apply_atom, std::string, std::string, LookOptions>::with<HandleReport>,
-  caf::replies_to<abort_atom, std::string>::with<HandleReport>>;
+  caf::replies_to<abort_atom, std::string>::with<HandleReport>,
+  caf::replies_to<list_atom>::with<std::vector<HandleSummary>>>;
 
 } // namespace jp

@@ -1,30 +1,91 @@
 #include "actors/node_gate.hpp"
 
+#include <algorithm>
 #include <caf/all.hpp>
+#include <fmt/format.h>
 
 #include "actors/node_session.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
+#include "runtime/process/io_thread.hpp"
 #include "runtime/node/node_token.hpp"
 
 namespace jp {
 
+namespace {
+
+struct gate_state {
+  std::shared_ptr<const Config> config;
+  IoThread* io = nullptr;
+  std::string token;
+  std::vector<node_session_actor> sessions; // live ones
+  static inline const char* name = "jp.node_gate";
+};
+
+using gate_t = node_gate_actor::stateful_base<gate_state>;
+
+caf::error refused(const char* what) {
+  return make_error(error_code::bad_arguments,
+                    fmt::format("the node refused {}: the token does not match the node's (a client on the node's "
+                                "machine, as the node's user, reads it from the node-token file in "
+                                "$XDG_STATE_HOME/jp-actors)",
+                                what));
+}
+
+node_gate_actor::behavior_type gate(gate_t* self, std::shared_ptr<const Config> config, IoThread* io,
+                                    std::string token) {
+  auto& st = self->state;
+  st.config = std::move(config);
+  st.io = io;
+  st.token = std::move(token);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& ss = self->state.sessions;
+    ss.erase(std::remove_if(ss.begin(), ss.end(), [&](auto& s) { return s.address() == dm.source; }), ss.end());
+  });
+  return {
+    [self](open_atom, const std::string& shown, caf::actor client) -> caf::result<caf::actor> {
+      auto& st = self->state;
+      if (!st.token.empty() && !same_token(shown, st.token))
+        return refused("the session");
+      if (!client)
+        return make_error(error_code::bad_arguments, "the node refused the session: no client to watch");
+      auto session = spawn_node_session(self->system(), st.config, *st.io, std::move(client));
+      self->monitor(session);
+      st.sessions.push_back(session);
+      return caf::actor_cast<caf::actor>(session);
+    },
+    [self](list_atom, const std::string& shown) -> caf::result<std::vector<HandleSummary>> {
+      auto& st = self->state;
+      if (!st.token.empty() && !same_token(shown, st.token))
+        return refused("the list");
+      if (st.sessions.empty())
+        return std::vector<HandleSummary>{};
+      // Every session's running handles, together.
+      auto rp = self->make_response_promise<std::vector<HandleSummary>>();
+      auto all = std::make_shared<std::vector<HandleSummary>>();
+      auto left = std::make_shared<size_t>(st.sessions.size());
+      auto one_done = [rp, all, left]() mutable {
+        if (--*left == 0)
+          rp.deliver(std::move(*all));
+      };
+      for (auto& s : st.sessions)
+        self->request(s, caf::infinite, list_atom::value)
+          .then(
+            [all, one_done](std::vector<HandleSummary>& hs) mutable {
+              all->insert(all->end(), hs.begin(), hs.end());
+              one_done();
+            },
+            [one_done](caf::error&) mutable { one_done(); });
+      return rp;
+    },
+  };
+}
+
+} // namespace
+
 node_gate_actor spawn_node_gate(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
                                 std::string token) {
-  return sys.spawn([config, io = &io, token](node_gate_actor::pointer self) -> node_gate_actor::behavior_type {
-    return {
-      [self, config, io, token](open_atom, const std::string& shown, caf::actor client) -> caf::result<caf::actor> {
-        if (!token.empty() && !same_token(shown, token))
-          return make_error(error_code::bad_arguments,
-                            "the node refused the session: the token does not match the node's (a client on the "
-                            "node's machine, as the node's user, reads it from the node-token file in "
-                            "$XDG_STATE_HOME/jp-actors)");
-        if (!client)
-          return make_error(error_code::bad_arguments, "the node refused the session: no client to watch");
-        return caf::actor_cast<caf::actor>(spawn_node_session(self->system(), config, *io, std::move(client)));
-      },
-    };
-  });
+  return sys.spawn(gate, std::move(config), &io, std::move(token));
 }
 
 } // namespace jp

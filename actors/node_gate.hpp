@@ -3,6 +3,7 @@
 // and nothing to anyone else. With mutual TLS the handshake authenticates the client
 // and no token is asked for (`token` empty).
 //   (open_atom, token, client) -> caf::actor   the client's session
+//   (list_atom, token) -> vector<HandleSummary>  what runs here, for `nodes ls`
 #pragma once
 
 #include <memory>

@@ -104,6 +104,10 @@ node_session_actor::behavior_type node_session(node_session_t* self, std::shared
       self->delegate(self->state.registry, abort_atom::value, id);
       return caf::delegated<HandleReport>{};
     },
+    [self](list_atom) -> caf::result<std::vector<HandleSummary>> {
+      self->delegate(self->state.registry, list_atom::value);
+      return caf::delegated<std::vector<HandleSummary>>{};
+    },
   };
 }
 

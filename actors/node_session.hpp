@@ -7,6 +7,7 @@
 //        each change (update_atom, HandleStatus), as an await does
 //   (fetch_atom, id, LookOptions) / (apply_atom, id, input, LookOptions) /
 //   (abort_atom, id) -> HandleReport
+//   (list_atom) -> vector<HandleSummary>   its handles still running
 // When the client goes (its process died, the connection was lost, or it let go of
 // the handle), every handle of the session gets its turn-end policy (abort unless the
 // tool says otherwise) and the session ends: nothing is left running here.

@@ -208,6 +208,17 @@ struct Pki {
   }
 };
 
+std::string one_step(const std::string& calls);
+std::string call(const std::string& tool, const std::string& args);
+
+/// A script that spawns handle `s` on the node, a marked sleep that runs until
+/// killed, and awaits it.
+std::string remote_sleep(const marked_sleep& sleeper) {
+  return one_step(call("far", fmt::format(R"({{ action = "spawn", id = "s", script = "exec {} 300", wait_ms = 0 }})",
+                                          sleeper.program.string()))
+                  + call("await", R"({ all = ["s"], timeout_secs = 120 })"));
+}
+
 std::string one_step(const std::string& calls) {
   return "[[agents]]\nname = \"main\"\n  [[agents.steps]]\n" + calls;
 }
@@ -305,14 +316,26 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   CAF_CHECK(contains(broken.out, "nodes.box.tls.certificate: cannot read /nonexistent.pem"));
 }
 
+CAF_TEST(nodes ls lists each configured node reachable or not with what runs there) {
+  marked_sleep sleeper(dir.path);
+  CAF_REQUIRE(start_node());
+  Child client_run(client_argv(remote_sleep(sleeper)), state, (dir.path / "client.out").string());
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  // Nothing listens on port 1 of loopback.
+  dir.write("ls.toml", client_config() + "[nodes.gone]\naddress = \"127.0.0.1:1\"\n");
+  auto r = run_command(fmt::format("XDG_STATE_HOME='{}' '{}' --workspace '{}' --config '{}' nodes ls", state,
+                                   JP_CLI_BINARY, client_ws, (dir.path / "ls.toml").string()));
+  JP_REQUIRE_OK(r);
+  if (!contains(r.out, "box  " + address + "  (token)  reachable, 1 handle running\n  s  far  running  ")
+      || !contains(r.out, "gone  127.0.0.1:1  (token)  unreachable: "))
+    CAF_FAIL("nodes ls said:\n" << r.out);
+}
+
 CAF_TEST(a node killed stops its remote handles with a transient error and its restart sweeps them) {
   marked_sleep sleeper(dir.path);
   CAF_REQUIRE(start_node());
-  auto script = one_step(call("far", fmt::format(R"({{ action = "spawn", id = "s", script = "exec {} 300", wait_ms = 0 }})",
-                                                 sleeper.program.string()))
-                         + call("await", R"({ all = ["s"], timeout_secs = 120 })"));
   auto out = (dir.path / "client.out").string();
-  Child client_run(client_argv(script), state, out);
+  Child client_run(client_argv(remote_sleep(sleeper)), state, out);
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
   node->kill9();
   CAF_CHECK_EQUAL(client_run.wait(), 0);
@@ -328,10 +351,7 @@ CAF_TEST(a node killed stops its remote handles with a transient error and its r
 CAF_TEST(a client killed has its handles on the node aborted) {
   marked_sleep sleeper(dir.path);
   CAF_REQUIRE(start_node());
-  auto script = one_step(call("far", fmt::format(R"({{ action = "spawn", id = "s", script = "exec {} 300", wait_ms = 0 }})",
-                                                 sleeper.program.string()))
-                         + call("await", R"({ all = ["s"], timeout_secs = 120 })"));
-  Child client_run(client_argv(script), state, (dir.path / "client.out").string());
+  Child client_run(client_argv(remote_sleep(sleeper)), state, (dir.path / "client.out").string());
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
   client_run.kill9();
   CAF_CHECK_EQUAL(sleeper.wait_none(std::chrono::seconds(30)), 0u);

@@ -20,6 +20,7 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "runtime/cli/node_command.hpp"
+#include "runtime/cli/nodes_command.hpp"
 #include "runtime/cli/query_command.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "actors/scripted_subagents.hpp"
@@ -337,6 +338,10 @@ int main(int argc, char** argv) {
   std::string listen;
   node->add_option("--listen", listen, "HOST:PORT to listen on (default: [node] listen, 127.0.0.1:0 = any free "
                                        "port); prints the address it listens on");
+  auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");
+  nodes->require_subcommand(1);
+  auto* nodes_ls = nodes->add_subcommand("ls", "Each configured node, reachable or not, with the handles running "
+                                               "on it");
   auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema");
   bool schema = false;
   std::string dialect = "openai";
@@ -401,6 +406,8 @@ int main(int argc, char** argv) {
       rc = call_tool(config, tool, args, permissions);
     else if (*node)
       rc = run_node(config, listen);
+    else if (*nodes_ls)
+      rc = list_nodes(config);
     else if (*query) {
       install_signal_handlers(*config); // SIGINT: the query's own (first ends the turn, second aborts)
       rc = run_query(config, query_options);
