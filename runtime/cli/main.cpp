@@ -332,9 +332,11 @@ int main(int argc, char** argv) {
   auto* node = app.add_subcommand(
     "node", "Serve this machine's tools to other jp-actors: a client's tool with node = \"NAME\" (and [nodes.NAME] "
             "address) runs here, as this config defines it, in this workspace; a tool whose run is \"ask\" is "
-            "refused. Loopback only, with the node token ($XDG_STATE_HOME/jp-actors/node-token, made on first "
-            "start; clients of the same user read it). Settings: [node] listen, heartbeat_secs (1), timeout_secs "
-            "(5: a silent peer is lost after it). Runs until a signal.");
+            "refused. On loopback it may run plain, letting in clients that show the node token "
+            "($XDG_STATE_HOME/jp-actors/node-token, made on first start; clients of the same user read it). "
+            "Anywhere else it needs mutual TLS: [node.tls] certificate, key and ca (PEM), and clients whose "
+            "[nodes.NAME.tls] certificate that ca signed. Settings: [node] listen, heartbeat_secs (1), "
+            "timeout_secs (5: a silent peer is lost after it), tls. Runs until a signal.");
   std::string listen;
   node->add_option("--listen", listen, "HOST:PORT to listen on (default: [node] listen, 127.0.0.1:0 = any free "
                                        "port); prints the address it listens on");
