@@ -8,6 +8,7 @@
 #include <csignal>
 #include <fcntl.h>
 #include <fstream>
+#include <regex>
 #include <thread>
 #include <unistd.h>
 #include <cstdio>
@@ -424,7 +425,13 @@ CAF_TEST(after jp-actors is killed the next start kills every process it left) {
   auto next = cli_in(dir.string(), "tools");
   CAF_CHECK_EQUAL(next.status, 0);
   CAF_CHECK(next.out.find(fmt::format("cleaned up after jp-actors (pid {})", cli_pid)) != std::string::npos);
-  CAF_CHECK(next.out.find("killed 3 process groups (6 processes)") != std::string::npos);
+  // All six killed: in their recorded groups, or -- when the kill came before the
+  // record had a group's line, as under load -- by the owner's mark on each process.
+  std::smatch m;
+  static const std::regex killed(R"(killed \d+ process groups? \((\d+) process(?:es)?\)(?: and (\d+) process(?:es)? of its tools outside them)?)");
+  if (!std::regex_search(next.out, m, killed))
+    CAF_FAIL("the next start said:\n" << next.out);
+  CAF_CHECK_EQUAL(std::stoi(m[1]) + (m[2].matched ? std::stoi(m[2]) : 0), 6);
   for (auto p : pids) {
     while (!process_dead(p) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
