@@ -32,8 +32,7 @@ const HandleStatus* AwaitCondition::update(HandleStatus s) {
   auto& cur = statuses_[it->second];
   if (cur.state.stopped())
     return &cur;
-  cur.state = std::move(s.state);
-  cur.output_file = std::move(s.output_file);
+  cur = std::move(s); // the same id: its state, spill file and node
   if (cur.state.stopped()) {
     any_hit_ = any_hit_ || in_any_[it->second];
     if (in_all_[it->second])

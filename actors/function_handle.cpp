@@ -8,6 +8,7 @@
 
 #include "actors/waiting_looks.hpp"
 #include "messages/atoms.hpp"
+#include "messages/json.hpp"
 #include "messages/error_category.hpp"
 
 namespace jp {
@@ -125,12 +126,8 @@ void add_output(function_actor_t* self, const std::string& text) {
     st.output.erase(0, cut);
     st.omitted += cut;
   }
-  auto end = text.find_last_not_of('\n');
-  if (end != std::string::npos) {
-    auto start = text.rfind('\n', end);
-    start = start == std::string::npos ? 0 : start + 1;
-    st.last_line = text.substr(start, end - start + 1);
-  }
+  if (auto line = last_line_of(text); !line.empty())
+    st.last_line = std::move(line);
   if (news)
     self->send(st.supervisor, content_atom::value, st.id);
   answer_looks(self);

@@ -73,7 +73,7 @@ double elapsed_secs(const entry& e) {
 
 HandleStatus status_of(const std::string& id, const entry& e) {
   if (e.phase == entry_phase::stopped)
-    return {id, e.final.state, e.final.output_file};
+    return {id, e.final.state, e.final.output_file, e.final.node};
   return {id, e.waiting ? ToolState::waiting(*e.waiting) : pending_state()};
 }
 
@@ -165,7 +165,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     complete(e.final.state);
   }
   for (auto& w : e.watchers)
-    self->send(w, update_atom::value, HandleStatus{id, e.final.state, e.final.output_file});
+    self->send(w, update_atom::value, HandleStatus{id, e.final.state, e.final.output_file, e.final.node});
   e.watchers.clear();
   bool answered = !e.oneshot_waiters.empty();
   for (auto& rp : e.oneshot_waiters)

@@ -4,9 +4,12 @@
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
 #include <fmt/format.h>
+#include <map>
+#include <optional>
 
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
+#include "messages/json.hpp"
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_token.hpp"
 
@@ -26,9 +29,11 @@ struct remote_state {
   std::vector<std::function<void()>> queued; // calls that came while connecting
   HandleReport final;
   std::string last_line;
-  // Calls forwarded to the node and not yet answered: a retired handle goes only
-  // once they are (its stop can come first, through the watch).
-  int in_flight = 0;
+  // Calls forwarded to the node and not yet answered, by number: a retired handle
+  // goes only once they are (its stop can come first, through the watch). The node
+  // lost, CAF never answers them; the loss answers each with the final state.
+  std::map<uint64_t, caf::typed_response_promise<HandleReport>> in_flight;
+  uint64_t next_call = 0;
   bool retired = false;
   static inline const char* name = "jp.remote_handle";
 };
@@ -85,34 +90,48 @@ void when_live(remote_actor_t* self, caf::typed_response_promise<HandleReport> r
   call(rp);
 }
 
+/// A retired handle goes once no call to the node is out.
+void quit_if_done(remote_actor_t* self) {
+  if (self->state.retired && self->state.in_flight.empty())
+    self->quit();
+}
+
 /// Forwards a look or input to the node; its answer, as this side shows it.
 template <class... Ts>
 caf::result<HandleReport> forward(remote_actor_t* self, Ts... xs) {
   auto rp = self->make_response_promise<HandleReport>();
   when_live(self, rp, [self, xs...](caf::typed_response_promise<HandleReport> rp) mutable {
-    ++self->state.in_flight;
-    auto answered = [self] {
-      if (--self->state.in_flight == 0 && self->state.retired)
-        self->quit();
+    auto n = self->state.next_call++;
+    self->state.in_flight.emplace(n, rp);
+    // The promise of call `n`, unless the node's loss answered it already.
+    auto take = [self, n]() -> std::optional<caf::typed_response_promise<HandleReport>> {
+      auto it = self->state.in_flight.find(n);
+      if (it == self->state.in_flight.end())
+        return std::nullopt;
+      auto rp = std::move(it->second);
+      self->state.in_flight.erase(it);
+      return rp;
     };
     self->request(self->state.session, caf::infinite, xs...)
       .then(
-        [self, rp, answered](HandleReport& r) mutable {
+        [self, take](HandleReport& r) {
+          auto rp = take();
+          if (!rp)
+            return;
           auto shown = from_node(self->state, std::move(r));
-          if (auto end = shown.state.content.find_last_not_of('\n'); end != std::string::npos) {
-            auto start = shown.state.content.rfind('\n', end);
-            start = start == std::string::npos ? 0 : start + 1;
-            self->state.last_line = shown.state.content.substr(start, end - start + 1);
-          }
+          if (auto line = last_line_of(shown.state.content); !line.empty())
+            self->state.last_line = std::move(line);
           // The supervisor hears of a stop first (an abort's answer comes after it).
           if (shown.state.stopped())
             stop(self, shown);
-          rp.deliver(std::move(shown));
-          answered();
+          rp->deliver(std::move(shown));
+          quit_if_done(self);
         },
-        [rp, answered](caf::error& err) mutable {
-          rp.deliver(std::move(err));
-          answered();
+        [self, take](caf::error& err) {
+          if (auto rp = take()) {
+            rp->deliver(std::move(err));
+            quit_if_done(self);
+          }
         });
   });
   return rp;
@@ -194,6 +213,12 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
          fmt::format("node `{}` was lost ({}): the handle's work there ended with it or is being ended",
                      st.node.name, caf::to_string(dm.reason)),
          true);
+    // What was out at the node will never be answered by it.
+    auto out = std::move(st.in_flight);
+    st.in_flight.clear();
+    for (auto& [n, rp] : out)
+      rp.deliver(st.final);
+    quit_if_done(self);
   });
   connect(self);
   return {
@@ -208,8 +233,7 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
     },
     [self](retire_atom) {
       self->state.retired = true;
-      if (self->state.in_flight == 0)
-        self->quit();
+      quit_if_done(self);
     },
     [self](update_atom, HandleStatus& s) {
       auto& st = self->state;

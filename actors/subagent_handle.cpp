@@ -218,14 +218,6 @@ private:
   subagent_actor handle_;
 };
 
-std::string last_line_of(const std::string& text) {
-  auto end = text.find_last_not_of('\n');
-  if (end == std::string::npos)
-    return {};
-  auto start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
-}
-
 /// Its state now: the final one once stopped; else what it said since the last look
 /// (which that look takes) and its progress.
 HandleReport look(subagent_actor_t* self) {

@@ -253,6 +253,15 @@ std::string json_quote_cut(std::string_view s, size_t max_bytes) {
   return fmt::format("{}…({} bytes)", json_quote(s.substr(0, cut_point(s, max_bytes))), s.size());
 }
 
+std::string last_line_of(std::string_view text) {
+  auto end = text.find_last_not_of('\n');
+  if (end == std::string_view::npos)
+    return {};
+  auto start = text.rfind('\n', end);
+  start = start == std::string_view::npos ? 0 : start + 1;
+  return std::string(text.substr(start, end - start + 1));
+}
+
 void Json::dump_to(std::string& out) const {
   switch (v_.index()) {
     case 0: out += "null"; break;

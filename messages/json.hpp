@@ -111,6 +111,10 @@ std::string cut_text(std::string_view s, size_t max_bytes = 64);
 /// The same, as a JSON string literal: "first bytes"…(N bytes).
 std::string json_quote_cut(std::string_view s, size_t max_bytes = 64);
 
+/// The last non-empty line of `text` (trailing newlines ignored); "" when it has none.
+/// What a handle's peek shows.
+std::string last_line_of(std::string_view text);
+
 /// Replaces invalid UTF-8 sequences by U+FFFD.
 std::string sanitize_utf8(std::string_view s);
 

@@ -319,7 +319,10 @@ Result<std::vector<HandleStatus>> read_statuses(const Json& obj, std::string_vie
     auto file = optional_string(entry, where, "output_file");
     if (!file)
       return Error{file.error()};
-    out.push_back({std::move(*id), std::move(state), std::move(*file)});
+    auto node = optional_string(entry, where, "node");
+    if (!node)
+      return Error{node.error()};
+    out.push_back({std::move(*id), std::move(state), std::move(*file), std::move(*node)});
   }
   return out;
 }
@@ -802,6 +805,10 @@ std::string await_result_text(const AwaitResult& r) {
       if (with_result && !s.output_file.empty()) {
         out += ",\"output_file\":";
         append_json_string(out, s.output_file);
+      }
+      if (!s.node.empty()) {
+        out += ",\"node\":";
+        append_json_string(out, s.node);
       }
       out += '}';
     }

@@ -150,6 +150,7 @@ struct HandleStatus {
   std::string id;
   ToolState state;
   std::string output_file; // a stopped handle's spill file, when its last output was cut
+  std::string node;        // the configured node it ran on ("" = here), once stopped
   friend bool operator==(const HandleStatus&, const HandleStatus&) = default;
 };
 
@@ -205,7 +206,7 @@ typename Inspector::result_type inspect(Inspector& f, AwaitRequest& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleStatus& x) {
-  return f(x.id, x.state, x.output_file);
+  return f(x.id, x.state, x.output_file, x.node);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AwaitResult& x) {

@@ -47,6 +47,16 @@ Json parsed(const CallResult& r) {
   return *j;
 }
 
+/// The content of each tool result a turn reports, in order.
+struct RecordedResults : TurnObserver {
+  std::mutex mtx;
+  std::vector<std::string> contents;
+  void tool_result(int, int, const std::string&, bool, const std::string& content, double) override {
+    std::lock_guard lock(mtx);
+    contents.push_back(content);
+  }
+};
+
 /// The completed entry of `id` in an await result ("": none).
 const Json* completed(const Json& await_result, const std::string& id) {
   if (auto* list = await_result.find("completed"); list && list->is_array())
@@ -296,15 +306,7 @@ name = "main"
   c.assistant.script = (ws.path / "script.toml").string();
   Runtime rt(c);
   CAF_REQUIRE(add_adder(rt));
-  struct Results : TurnObserver {
-    std::mutex mtx;
-    std::vector<std::string> contents;
-    void tool_result(int, int, const std::string&, bool, const std::string& content, double) override {
-      std::lock_guard lock(mtx);
-      contents.push_back(content);
-    }
-  };
-  auto seen = std::make_shared<Results>();
+  auto seen = std::make_shared<RecordedResults>();
   TurnHooks hooks;
   hooks.observer = seen;
   auto turn = rt.run_turn("add them", hooks);
@@ -329,15 +331,7 @@ steps = [ { calls = [ { tool = "agent", arguments = { prompt = "help me" } } ] }
 )");
   CAF_REQUIRE(provider.ok());
   Runtime rt(config());
-  struct Results : TurnObserver {
-    std::mutex mtx;
-    std::vector<std::string> contents;
-    void tool_result(int, int, const std::string&, bool, const std::string& content, double) override {
-      std::lock_guard lock(mtx);
-      contents.push_back(content);
-    }
-  };
-  auto seen = std::make_shared<Results>();
+  auto seen = std::make_shared<RecordedResults>();
   std::vector<std::string> watched;
   std::mutex watched_mtx;
   TurnHooks hooks;

@@ -495,6 +495,13 @@ CAF_TEST(await result JSON as RFD 037) {
   AwaitResult odd{{{"a\"b\n", ToolState::success("caf\xC3\xA9 \xFF")}}, {}, false};
   CAF_CHECK_EQUAL(await_result_text(odd), to_json(odd).dump());
   CAF_CHECK_EQUAL(await_result_text(AwaitResult{}), to_json(AwaitResult{}).dump());
+  // A handle that ran on a node says which, with its spill file as NAME:path.
+  AwaitResult remote{{{"far", ToolState::success("built"), "box:/tmp/jp/far.log", "box"}}, {}, false};
+  CAF_CHECK_EQUAL(await_result_text(remote), R"({"completed":[{"id":"far","state":"stopped","result":"built",)"
+                                             R"("output_file":"box:/tmp/jp/far.log","node":"box"}],"pending":[]})");
+  auto remote_back = await_result_from_json(parse(await_result_text(remote)));
+  CAF_REQUIRE(remote_back.ok());
+  CAF_CHECK(*remote_back == remote);
   CAF_REQUIRE_EQUAL(back->pending.size(), 2u);
   CAF_CHECK_EQUAL(back->pending[0].id, "test");
   CAF_CHECK(back->pending[0].state == ToolState::running());

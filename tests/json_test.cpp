@@ -30,3 +30,10 @@ CAF_TEST(invalid UTF-8 becomes U+FFFD in JSON strings) {
 CAF_TEST(control characters are escaped) {
   CAF_CHECK_EQUAL(json_quote(std::string("a\x01") + "\t\""), R"("a\u0001\t\"")");
 }
+
+CAF_TEST(last_line_of gives the last non empty line without its newlines) {
+  CAF_CHECK_EQUAL(last_line_of("one\ntwo\n\n"), "two");
+  CAF_CHECK_EQUAL(last_line_of("only"), "only");
+  CAF_CHECK_EQUAL(last_line_of("\n\n"), "");
+  CAF_CHECK_EQUAL(last_line_of(""), "");
+}

@@ -98,6 +98,18 @@ struct marked_sleep {
   }
 };
 
+/// In a forked child: runs `argv` (argv[0] a path) with its user's state under
+/// `state_home`; exits 127 if it cannot.
+[[noreturn]] inline void exec_child(const std::vector<std::string>& argv, const std::string& state_home) {
+  ::setenv("XDG_STATE_HOME", state_home.c_str(), 1);
+  std::vector<char*> args;
+  for (auto& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execv(args[0], args.data());
+  ::_exit(127);
+}
+
 /// jp-actors with `args`, stdin/stdout on /dev/null, its crash records under
 /// `state_home` (as cli_in's runs in the same workspace).
 inline pid_t start_cli(const std::string& state_home, const std::vector<std::string>& args) {

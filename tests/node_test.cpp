@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <thread>
 #include <signal.h>
 #include <string>
 #include <sys/stat.h>
@@ -28,11 +29,16 @@ bool contains(const std::string& s, const std::string& x) {
   return s.find(x) != std::string::npos;
 }
 
+std::string read_file(const std::string& path);
+
 /// A child in its own session, stdout and stderr to `out_path`; killed (its whole
 /// group) by the end of the test.
+
 struct Child {
   pid_t pid = -1;
-  Child(const std::vector<std::string>& argv, const std::string& state_home, const std::string& out_path) {
+  std::string outp;
+  Child(const std::vector<std::string>& argv, const std::string& state_home, const std::string& out_path)
+      : outp(out_path) {
     pid = ::fork();
     if (pid == 0) {
       ::setsid();
@@ -41,13 +47,7 @@ struct Child {
       ::dup2(devnull, 0);
       ::dup2(out, 1);
       ::dup2(out, 2);
-      ::setenv("XDG_STATE_HOME", state_home.c_str(), 1);
-      std::vector<char*> args;
-      for (auto& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
+      exec_child(argv, state_home);
     }
   }
   ~Child() {
@@ -61,11 +61,19 @@ struct Child {
     ::waitpid(pid, nullptr, 0);
     pid = -1;
   }
+  /// Its exit status, or -1 when it has not ended within 20 s (it is then left to the
+  /// destructor, which kills it).
   int wait() {
     int st = 0;
-    ::waitpid(pid, &st, 0);
-    pid = -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    for (int i = 0; i < 2000; ++i) {
+      if (::waitpid(pid, &st, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CAF_ERROR("still running after 20 s; it said:\n" << read_file(outp));
+    return -1;
   }
 };
 
@@ -149,10 +157,11 @@ spawn.stateful = true
                        address, tls.empty() ? "" : "[nodes.box.tls]\n" + tls);
   }
 
-  std::string client_tls; // [nodes.box.tls] of the clients this test runs
+  std::string client_tls;       // [nodes.box.tls] of the clients this test runs
+  std::string client_heartbeat; // their [node] table, if any
 
   std::vector<std::string> client_argv(const std::string& script) {
-    dir.write("client.toml", client_config(client_tls));
+    dir.write("client.toml", client_config(client_tls) + client_heartbeat);
     dir.write("script.toml", script);
     return {JP_CLI_BINARY, "--workspace", client_ws, "--config", (dir.path / "client.toml").string(), "run",
             "--json", (dir.path / "script.toml").string()};
@@ -254,6 +263,12 @@ CAF_TEST(a remote handle and a local one are awaited together and driven like lo
   CAF_CHECK_EQUAL(said_by(res, 1, 0, 2, "r"), "remote\n" + node_ws + "\n");
   CAF_CHECK_EQUAL(said_by(res, 1, 1, 2, "l"), "local\n");
   CAF_CHECK_EQUAL(said_by(res, 2, 1, 2, "cat"), "got hello\n");
+  // The await result names the node of the remote one only.
+  CAF_CHECK(contains(content(res, "main", 1, 2), R"("id":"r","state":"stopped","result":)"));
+  auto awaited = Json::parse(content(res, "main", 1, 2));
+  CAF_REQUIRE(awaited.ok());
+  for (auto& e : awaited->find("completed")->as_array())
+    CAF_CHECK_EQUAL(e.find("node") ? e.find("node")->as_string() : "", e.find("id")->as_string() == "r" ? "box" : "");
   auto aborted = content(res, "main", 3, 1);
   CAF_CHECK(contains(aborted, R"("state":"stopped")"));
   CAF_CHECK(contains(aborted, "aborted"));
@@ -354,6 +369,34 @@ CAF_TEST(a client killed has its handles on the node aborted) {
   Child client_run(client_argv(remote_sleep(sleeper)), state, (dir.path / "client.out").string());
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
   client_run.kill9();
+  CAF_CHECK_EQUAL(sleeper.wait_none(std::chrono::seconds(30)), 0u);
+}
+
+CAF_TEST(a node gone silent is lost after the heartbeat timeout and ends what it ran once back) {
+  marked_sleep sleeper(dir.path);
+  CAF_REQUIRE(start_node());
+  auto out = (dir.path / "client.out").string();
+  client_heartbeat = "[node]\nheartbeat_secs = 0.2\ntimeout_secs = 1\n";
+  Child client_run(client_argv(remote_sleep(sleeper)), state, out);
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  // Stopped, the node keeps its socket open and says nothing: a silent partition.
+  ::kill(node->pid, SIGSTOP);
+  CAF_CHECK_EQUAL(client_run.wait(), 0);
+  auto text = read_file(out);
+  CAF_CHECK(contains(text, "node `box` was lost"));
+  CAF_CHECK(contains(text, R"(\"transient\":true)"));
+  // Back, it finds its client gone and ends the handle by its policy.
+  ::kill(node->pid, SIGCONT);
+  CAF_CHECK_EQUAL(sleeper.wait_none(std::chrono::seconds(30)), 0u);
+}
+
+CAF_TEST(a client gone silent has its handles on the node aborted after the timeout) {
+  marked_sleep sleeper(dir.path);
+  node_toml += "[node]\nheartbeat_secs = 0.2\ntimeout_secs = 1\n";
+  CAF_REQUIRE(start_node());
+  Child client_run(client_argv(remote_sleep(sleeper)), state, (dir.path / "client.out").string());
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  ::kill(client_run.pid, SIGSTOP);
   CAF_CHECK_EQUAL(sleeper.wait_none(std::chrono::seconds(30)), 0u);
 }
 
