@@ -54,6 +54,7 @@ using registry_actor = supervisor_actor::extend<
   caf::replies_to<spawn_atom, std::string, LaunchSpec>::with<HandleReport>,
   caf::replies_to<spawn_atom, std::string, LaunchSpec, LookOptions>::with<HandleReport>,
   caf::replies_to<oneshot_atom, LaunchSpec>::with<HandleReport>,
+  caf::replies_to<oneshot_atom, LaunchSpec, std::string>::with<HandleReport>, // under the caller's id ("#...")
   caf::replies_to<answer_atom, std::string, std::string>::with<HandleReport>,
   caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>,
   caf::replies_to<apply_atom, std::string, std::string, LookOptions>::with<HandleReport>,
@@ -81,6 +82,8 @@ using await_actor = caf::typed_actor<caf::replies_to<run_atom>::with<AwaitResult
 using turn_actor = caf::typed_actor<
   caf::replies_to<batch_atom, std::vector<std::string>>::with<bool>,
   caf::replies_to<call_atom, std::string, std::string>::with<CallResult>,
+  caf::replies_to<call_atom, std::string, std::string, std::string>::with<CallResult>, // tagged
+  caf::reacts_to<abort_atom, std::string>, // ends the one-shot run of the call so tagged
   caf::replies_to<list_atom>::with<std::vector<HandleSummary>>,
   caf::replies_to<counts_atom>::with<HandleCounts>,
   caf::replies_to<turn_end_atom>::with<std::vector<HandleSummary>, std::string>,
@@ -88,6 +91,12 @@ using turn_actor = caf::typed_actor<
   caf::reacts_to<abort_all_atom>,
   caf::reacts_to<notify_atom, Notification>,
   caf::replies_to<resolve_atom, std::string, Question>::with<bool>>;
+
+/// `jp-actors mcp`'s server (actors/mcp_server.hpp): one JSON-RPC message in (a
+/// line of text); turn_end ends the MCP session's handles by their policies.
+using mcp_server_actor =
+  caf::typed_actor<caf::reacts_to<message_atom, std::string>,
+                   caf::replies_to<turn_end_atom>::with<std::vector<HandleSummary>, std::string>>;
 
 /// A node's gate (actors/node_gate.hpp), published through CAF's middleman:
 /// (open_atom, token, client) -> a node session for `client`, which it watches.

@@ -347,6 +347,17 @@ caf::result<HandleReport> spawn_handle(registry_actor_t* self, const std::string
   return caf::delegated<HandleReport>{};
 }
 
+/// A one-shot run under `id`: answered with its final report (or its question).
+caf::result<HandleReport> start_oneshot(registry_actor_t* self, const std::string& id, const LaunchSpec& spec) {
+  auto& e = self->state.entries[id];
+  auto rp = self->make_response_promise();
+  e.oneshot = true;
+  e.control = spec.control_channel;
+  e.oneshot_waiters.push_back(rp);
+  start(self, id, e, spec);
+  return rp;
+}
+
 registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFactory factory,
                                                notification_sink sink) {
   self->state.factory = std::move(factory);
@@ -406,14 +417,13 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       return spawn_handle(self, id, spec, look);
     },
     [self](oneshot_atom, const LaunchSpec& spec) -> caf::result<HandleReport> {
-      auto id = fmt::format("#{}", ++self->state.next_internal);
-      auto& e = self->state.entries[id];
-      auto rp = self->make_response_promise();
-      e.oneshot = true;
-      e.control = spec.control_channel;
-      e.oneshot_waiters.push_back(rp);
-      start(self, id, e, spec);
-      return rp;
+      return start_oneshot(self, fmt::format("#{}", ++self->state.next_internal), spec);
+    },
+    [self](oneshot_atom, const LaunchSpec& spec, const std::string& id) -> caf::result<HandleReport> {
+      // The caller's id, so that it can abort the run: one no assistant can choose.
+      if (id.empty() || id[0] != '#' || self->state.entries.count(id))
+        return make_error(error_code::handle_exists, fmt::format("one-shot id `{}` is taken or not internal", cut_text(id)));
+      return start_oneshot(self, id, spec);
     },
     [self](answer_atom, const std::string& id, const std::string& answer) -> caf::result<HandleReport> {
       // The answer (JSON) to a one-shot control tool's question, or "" when none

@@ -33,6 +33,11 @@ struct turn_state {
   std::set<std::string> allowed_this_turn; // "yes for this turn" answers
   std::vector<Notification> notifications; // not yet carried by a response
   std::map<std::string, std::string> handle_tools; // handle id -> its tool's name
+  // Tagged calls (an MCP request): the one-shot run each has going, and the tags
+  // aborted before or while they ran.
+  std::map<std::string, std::string> oneshot_of_call;
+  std::set<std::string> aborted_calls;
+  uint64_t next_oneshot = 0;
   // Waiting questions being answered for awaits, by "id\nquestion id": who hears.
   std::map<std::string, std::vector<caf::response_promise>> resolving;
   static inline const char* name = "jp.turn";
@@ -40,7 +45,8 @@ struct turn_state {
 
 // A call runs through the turn's own mailbox (exec), so that its answer can carry
 // the notifications queued by then.
-using turn_impl = turn_actor::extend<caf::replies_to<exec_atom, std::string, std::string>::with<CallResult>>;
+using turn_impl =
+  turn_actor::extend<caf::replies_to<exec_atom, std::string, std::string, std::string>::with<CallResult>>;
 using turn_actor_t = turn_impl::stateful_base<turn_state>;
 
 CallResult failed(std::string msg) {
@@ -68,7 +74,7 @@ std::string unknown_tool(const Config& c, const std::string& name) {
 }
 
 void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
-                 caf::response_promise rp);
+                 caf::response_promise rp, std::string tag);
 
 /// Runs `blocking` (it asks a person, or an LLM: it may block) on a detached actor,
 /// never on this one, and hands its answer to `k` here, or its error to `k_error`.
@@ -200,20 +206,20 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, int round, cons
 /// to its stdin (`id` is its one-shot entry). Any other asks by exiting with
 /// needs_input: it is run again with the answers (JP_TOOL_ANSWERS, tool.answers).
 void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
-                   caf::response_promise rp, HandleReport& r) {
+                   caf::response_promise rp, HandleReport& r, std::string tag) {
   auto& s = r.state;
   if (s.kind == state_kind::waiting) {
     auto q = s.question;
     auto fail = [rp](std::string msg) mutable { rp.deliver(failed(std::move(msg))); };
-    auto rerun = [self, tool, args, answers, round, rp, q](Json answer) mutable {
+    auto rerun = [self, tool, args, answers, round, rp, q, tag](Json answer) mutable {
       answers.set(q.id, std::move(answer));
-      run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp);
+      run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp, tag);
     };
     if (tool.io == io_mode::control) {
       auto registry = self->state.registry;
       auto id = r.id;
-      auto next = [self, tool, args, answers, round, rp](HandleReport& next) mutable {
-        oneshot_reply(self, tool, std::move(args), std::move(answers), round + 1, rp, next);
+      auto next = [self, tool, args, answers, round, rp, tag](HandleReport& next) mutable {
+        oneshot_reply(self, tool, std::move(args), std::move(answers), round + 1, rp, next, tag);
       };
       answer_question(
         self, tool, round, q,
@@ -253,19 +259,29 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
 
 // RFD 009 one-shot wrapping: spawn, wait for Stopped, one response.
 void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
-                 caf::response_promise rp) {
-  auto& config = *self->state.ctx.config;
-  auto spec = make_launch_spec(config, tool, args, answers, false);
+                 caf::response_promise rp, std::string tag) {
+  auto& st = self->state;
+  auto spec = make_launch_spec(*st.ctx.config, tool, args, answers, false);
   if (!spec) {
     rp.deliver(failed(spec.error()));
     return;
   }
-  self->request(self->state.registry, caf::infinite, oneshot_atom::value, *spec)
-    .then(
-      [self, tool, args, answers, round, rp](HandleReport& r) mutable {
-        oneshot_reply(self, tool, std::move(args), std::move(answers), round, rp, r);
-      },
-      [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
+  auto reply = [self, tool, args, answers, round, rp, tag](HandleReport& r) mutable {
+    oneshot_reply(self, tool, std::move(args), std::move(answers), round, rp, r, tag);
+  };
+  auto fail = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
+  if (tag.empty()) {
+    self->request(st.registry, caf::infinite, oneshot_atom::value, *spec).then(reply, fail);
+    return;
+  }
+  // A tagged call can be aborted by its tag: its run goes under an id of ours.
+  if (st.aborted_calls.count(tag)) {
+    rp.deliver(failed(fmt::format("`{}` was aborted before it ran; nothing was run", tool.name)));
+    return;
+  }
+  auto id = fmt::format("#call{}", ++st.next_oneshot);
+  st.oneshot_of_call[tag] = id;
+  self->request(st.registry, caf::infinite, oneshot_atom::value, *spec, id).then(reply, fail);
 }
 
 // A call with `action`: dispatch the ToolCommand to the registry.
@@ -417,7 +433,7 @@ caf::result<bool> resolve_question(turn_actor_t* self, const std::string& id, co
 }
 
 caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
-                                 const std::string& args_json) {
+                                 const std::string& args_json, const std::string& tag) {
   auto& config = *self->state.ctx.config;
   auto args = Json::parse(args_json, duplicate_keys::refuse);
   if (!args)
@@ -497,7 +513,7 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
   auto rp = self->make_response_promise<CallResult>();
   with_permission(
     self, tool, std::nullopt, *args,
-    [self, tp = &tool, a = *args, rp]() mutable { run_oneshot(self, *tp, a, Json::object(), 0, rp); },
+    [self, tp = &tool, a = *args, rp, tag]() mutable { run_oneshot(self, *tp, a, Json::object(), 0, rp, tag); },
     [rp](std::string msg) mutable { rp.deliver(failed(std::move(msg))); });
   return rp;
 }
@@ -533,6 +549,35 @@ void carry_notifications(turn_actor_t* self, CallResult& r) {
   }
   r.notifications = std::move(q);
   q.clear();
+}
+
+/// A tagged call answered: its run (which may have asked and gone on, under the same
+/// id) is over.
+void forget_call(turn_actor_t* self, const std::string& tag) {
+  if (tag.empty())
+    return;
+  self->state.aborted_calls.erase(tag);
+  self->state.oneshot_of_call.erase(tag);
+}
+
+/// One call: run (through this actor's own mailbox), then its answer carries whatever
+/// notifications are queued by then -- the one place they are attached. `tag` ("":
+/// none) lets (abort_atom, tag) end its one-shot run.
+caf::result<CallResult> call(turn_actor_t* self, const std::string& tool, const std::string& args,
+                             const std::string& tag) {
+  auto rp = self->make_response_promise<CallResult>();
+  self->request(turn_impl{self}, caf::infinite, exec_atom::value, tool, args, tag)
+    .then(
+      [self, rp, tag](CallResult& r) mutable {
+        forget_call(self, tag);
+        carry_notifications(self, r);
+        rp.deliver(std::move(r));
+      },
+      [self, rp, tag](caf::error& err) mutable {
+        forget_call(self, tag);
+        rp.deliver(failed(error_text(err)));
+      });
+  return rp;
 }
 
 /// Sub-agents for the `agent` tool's spawns, a tool's own executor where it has one
@@ -589,20 +634,22 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
       self->delegate(self->state.registry, batch_atom::value, ids);
       return caf::delegated<bool>{};
     },
-    [self](call_atom, const std::string& tool, const std::string& args) -> caf::result<CallResult> {
-      // Run the call (through this actor's own mailbox), then let its answer carry
-      // whatever notifications are queued by then: the one place they are attached.
-      auto rp = self->make_response_promise<CallResult>();
-      self->request(turn_impl{self}, caf::infinite, exec_atom::value, tool, args)
-        .then([self, rp](CallResult& r) mutable {
-                carry_notifications(self, r);
-                rp.deliver(std::move(r));
-              },
-              [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
-      return rp;
+    [self](call_atom, const std::string& tool, const std::string& args) {
+      return call(self, tool, args, std::string{});
     },
-    [self](exec_atom, const std::string& tool, const std::string& args) {
-      return run_call(self, tool, args);
+    [self](call_atom, const std::string& tool, const std::string& args, const std::string& tag) {
+      return call(self, tool, args, tag);
+    },
+    [self](abort_atom, const std::string& tag) {
+      // Before its run starts, it will not; while it runs, it is aborted.
+      auto& st = self->state;
+      st.aborted_calls.insert(tag);
+      if (auto it = st.oneshot_of_call.find(tag); it != st.oneshot_of_call.end())
+        self->request(st.registry, caf::infinite, abort_atom::value, it->second)
+          .then([](HandleReport&) {}, [](caf::error&) {}); // the call answers with how it ended
+    },
+    [self](exec_atom, const std::string& tool, const std::string& args, const std::string& tag) {
+      return run_call(self, tool, args, tag);
     },
     [self](notify_atom, Notification& n) { queue_notification(self, std::move(n)); },
     [self](resolve_atom, const std::string& id, const Question& q) { return resolve_question(self, id, q); },

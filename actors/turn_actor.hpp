@@ -3,6 +3,9 @@
 // Its interface is turn_actor (actors/interfaces.hpp):
 //   (batch_atom, vector<string> spawn_ids) -> bool       pre-register a batch's spawns
 //   (call_atom, tool, args_json)           -> CallResult
+//   (call_atom, tool, args_json, tag)      -> CallResult  the same, tagged by its caller
+//   (abort_atom, tag)                      -> void   ends the tagged call's one-shot run
+//        (or keeps it from starting); its answer says it was aborted
 //   (list_atom)                            -> vector<HandleSummary>  handles still running
 //   (counts_atom)                          -> HandleCounts  its registry's
 //   (turn_end_atom)                        -> vector<HandleSummary>, failure

@@ -44,6 +44,7 @@ using interrupt_atom = caf::atom_constant<caf::atom("interrupt")>; // stop the t
 using quit_atom = caf::atom_constant<caf::atom("quit")>;       // abort everything, now
 using peek_atom = caf::atom_constant<caf::atom("peek")>;       // handle: its last output line
 using open_atom = caf::atom_constant<caf::atom("open")>;       // client -> node gate: a session, please
+using message_atom = caf::atom_constant<caf::atom("message")>; // mcp server: one JSON-RPC message in
 using resolve_atom = caf::atom_constant<caf::atom("resolve")>; // await -> turn: answer a waiting question
 
 } // namespace jp

@@ -13,9 +13,10 @@ using namespace jp;
 namespace {
 
 const dialect all_dialects[] = {dialect::openai, dialect::anthropic, dialect::gemini,
-                                dialect::json_schema};
-// The dialects of services that reject top-level combinators.
-const dialect flat_dialects[] = {dialect::openai, dialect::anthropic, dialect::gemini};
+                                dialect::json_schema, dialect::mcp};
+// The dialects of services that reject top-level combinators (and MCP's, which its
+// clients pass on to theirs).
+const dialect flat_dialects[] = {dialect::openai, dialect::anthropic, dialect::gemini, dialect::mcp};
 
 ParameterConfig param(std::string name, std::string type, bool required = false) {
   ParameterConfig p;
@@ -84,7 +85,7 @@ CAF_TEST(dialect names parse and the error lists the allowed ones) {
   auto bad = parse_dialect("claude");
   CAF_REQUIRE(!bad.ok());
   CAF_CHECK(bad.error().find("\"claude\"") != std::string::npos);
-  CAF_CHECK(bad.error().find("openai, anthropic, gemini, json-schema") != std::string::npos);
+  CAF_CHECK(bad.error().find("openai, anthropic, gemini, json-schema, mcp") != std::string::npos);
 }
 
 CAF_TEST(one shot tools get a flat schema in every dialect) {
@@ -259,6 +260,11 @@ CAF_TEST(declarations have the shape of each provider) {
   auto gemini = tool_declaration(t, dialect::gemini);
   CAF_CHECK_EQUAL(gemini.find("name")->as_string(), "grep");
   CAF_CHECK(gemini.find("parameters") != nullptr);
+
+  auto mcp = tool_declaration(t, dialect::mcp);
+  CAF_CHECK_EQUAL(mcp.find("name")->as_string(), "grep");
+  CAF_CHECK(mcp.find("inputSchema") != nullptr);
+  CAF_CHECK(*mcp.find("inputSchema") == *fn.find("parameters"));
 
   // Gemini rejects an object schema without properties: no parameters at all.
   t.parameters.clear();

@@ -1,9 +1,10 @@
-// The turn's notification queue on a real runtime: notifications ride on the next
-// answer (a JSON field or a trailing block), output news are coalesced, and what no
-// answer carried is handed over at the end.
+// The turn on a real runtime: its notification queue (notifications ride on the next
+// answer, as a JSON field or a trailing block; output news are coalesced; what no
+// answer carried is handed over at the end), and tagged calls ended by their tag.
 #define CAF_SUITE turn
 #include <caf/test/unit_test.hpp>
 
+#include "marked_processes.hpp"
 #include "real_turn.hpp"
 
 using namespace jp;
@@ -68,6 +69,30 @@ CAF_TEST(a handle nobody looks at is notified when it stops) {
   CAF_CHECK(seen.find("[info] tool.stopped: Handle `bg` (shell) finished: done") != std::string::npos ||
             seen.find(R"("name":"tool.stopped"},"level":"info","message":"Handle `bg` (shell) finished: done")") !=
               std::string::npos);
+}
+
+CAF_TEST(a tagged one shot call is ended by its tag) {
+  marked_sleep sleeper(dir.path);
+  auto args = Json::object().set("command", "exec " + sleeper.program.string() + " 300").dump();
+  auto pending = self->request(turn, caf::infinite, call_atom::value, std::string("shell"), args, std::string("t1"));
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  self->send(turn, abort_atom::value, std::string("t1"));
+  CallResult r;
+  pending.receive([&](CallResult& x) { r = std::move(x); }, [&](caf::error& err) { r = {false, to_string(err)}; });
+  CAF_CHECK(!r.ok);
+  CAF_CHECK(r.content.find("abort") != std::string::npos);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  // Another tag, or none, is not touched; a tag aborted before its call keeps it from running.
+  self->send(turn, abort_atom::value, std::string("t2"));
+  auto early = ask<CallResult>(turn, call_atom::value, std::string("shell"),
+                               std::string(R"({"command":"echo ran"})"), std::string("t2")).first;
+  CAF_CHECK(!early.ok);
+  CAF_CHECK_EQUAL(early.content, "`shell` was aborted before it ran; nothing was run");
+  CAF_CHECK_EQUAL(call("shell", R"({"command":"echo ran"})").content, "ran\n");
+  // Its answer given, the tag is free again.
+  auto again = ask<CallResult>(turn, call_atom::value, std::string("shell"),
+                               std::string(R"({"command":"echo ran"})"), std::string("t2")).first;
+  CAF_CHECK_EQUAL(again.content, "ran\n");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

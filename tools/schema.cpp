@@ -236,11 +236,11 @@ std::string full_description(const ToolConfig& t) {
 } // namespace
 
 Result<dialect> parse_dialect(std::string_view name) {
-  for (auto d : {dialect::openai, dialect::anthropic, dialect::gemini, dialect::json_schema})
+  for (auto d : {dialect::openai, dialect::anthropic, dialect::gemini, dialect::json_schema, dialect::mcp})
     if (name == to_string(d))
       return d;
   return Error{fmt::format("unknown schema dialect \"{}\" (expected one of openai, "
-                           "anthropic, gemini, json-schema)",
+                           "anthropic, gemini, json-schema, mcp)",
                            name)};
 }
 
@@ -250,6 +250,7 @@ std::string_view to_string(dialect d) {
     case dialect::anthropic: return "anthropic";
     case dialect::gemini: return "gemini";
     case dialect::json_schema: return "json-schema";
+    case dialect::mcp: return "mcp";
   }
   return "?";
 }
@@ -296,6 +297,11 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
           .set("name", t.name)
           .set("description", full_description(t))
           .set("parameters", std::move(params));
+    case dialect::mcp:
+      return Json::object()
+          .set("name", t.name)
+          .set("description", full_description(t))
+          .set("inputSchema", std::move(params));
   }
   return Json{};
 }

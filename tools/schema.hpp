@@ -14,9 +14,9 @@
 
 namespace jp {
 
-enum class dialect : uint8_t { openai, anthropic, gemini, json_schema };
+enum class dialect : uint8_t { openai, anthropic, gemini, json_schema, mcp };
 
-/// "openai" | "anthropic" | "gemini" | "json-schema"; the error lists the allowed names.
+/// "openai" | "anthropic" | "gemini" | "json-schema" | "mcp"; the error lists the allowed names.
 Result<dialect> parse_dialect(std::string_view name);
 std::string_view to_string(dialect d);
 
@@ -27,7 +27,8 @@ std::vector<action_kind> declared_actions(const ToolConfig& t);
 Json parameters_schema(const ToolConfig& t, dialect d);
 /// One declaration: openai {"type":"function","function":{name,description,parameters}},
 /// anthropic {name,description,input_schema}, gemini and json-schema
-/// {name,description,parameters}.
+/// {name,description,parameters}, mcp {name,description,inputSchema} (the flat form:
+/// MCP clients pass it on to their own providers).
 Json tool_declaration(const ToolConfig& t, dialect d);
 /// Every tool of the config, sorted by name; `await` only when a stateful tool exists.
 Json tool_declarations(const Config& c, dialect d);

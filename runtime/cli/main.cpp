@@ -20,6 +20,7 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "runtime/cli/node_command.hpp"
+#include "runtime/cli/mcp_command.hpp"
 #include "runtime/cli/nodes_command.hpp"
 #include "runtime/cli/query_command.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
@@ -340,6 +341,16 @@ int main(int argc, char** argv) {
   std::string listen;
   node->add_option("--listen", listen, "HOST:PORT to listen on (default: [node] listen, 127.0.0.1:0 = any free "
                                        "port); prints the address it listens on");
+  auto* mcp = app.add_subcommand(
+    "mcp", "Serve this workspace's tools to an MCP client over stdio (JSON-RPC 2.0, one message per line; MCP "
+           "2025-06-18, 2025-03-26 or 2024-11-05): tools/list offers the configured tools in the flat schema "
+           "dialect plus await, and tools/call runs them here, stateful ones as handles that live for the "
+           "session. A tool whose run is \"ask\" is asked about through the client when it offers elicitation, "
+           "else refused unless --allow names it. When stdin ends, the calls in flight are "
+           "answered, then each handle still running gets its turn-end policy (abort by default) and jp-actors "
+           "exits; SIGTERM ends everything at once");
+  std::vector<std::string> mcp_allow;
+  mcp->add_option("--allow", mcp_allow, "Let TOOL run without asking (repeatable)")->allow_extra_args(false);
   auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");
   nodes->require_subcommand(1);
   auto* nodes_ls = nodes->add_subcommand("ls", "Each configured node, reachable or not, with the handles running "
@@ -358,7 +369,7 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   }
   tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
-  tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini or json-schema (oneOf)")
+  tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini, mcp or json-schema (oneOf)")
     ->default_str("openai");
 
   CLI11_PARSE(app, argc, argv);
@@ -390,7 +401,7 @@ int main(int argc, char** argv) {
   if (live_dir)
     if (auto swept = sweep_group_records(*live_dir).summary(); !swept.empty())
       std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
-  if (*run || *call || *query || *node) {
+  if (*run || *call || *query || *node || *mcp) {
     // Without the record the run goes on; only a crash's cleanup is lost.
     auto recorded = live_dir ? open_group_record(*live_dir) : Status{Error{live_dir.error()}};
     if (!recorded)
@@ -408,6 +419,8 @@ int main(int argc, char** argv) {
       rc = call_tool(config, tool, args, permissions);
     else if (*node)
       rc = run_node(config, listen);
+    else if (*mcp)
+      rc = run_mcp(config, PermissionPolicy{true, {mcp_allow.begin(), mcp_allow.end()}});
     else if (*nodes_ls)
       rc = list_nodes(config);
     else if (*query) {

@@ -1,0 +1,259 @@
+#include "actors/mcp_server.hpp"
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <optional>
+
+#include "config/config.hpp"
+#include "messages/error_category.hpp"
+#include "messages/json.hpp"
+#include "runtime/mcp/mcp_protocol.hpp"
+#include "runtime/mcp/mcp_requests.hpp"
+
+namespace jp {
+
+namespace {
+
+constexpr auto progress_interval = std::chrono::seconds(1);
+
+/// A tools/call in flight.
+struct mcp_call {
+  std::string tool;
+  Json arguments;
+  Json progress_token; // null: the client asked for no progress
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  bool cancelled = false;
+};
+
+struct mcp_state {
+  mcp_state() {} // not an aggregate: CAF would build it from the actor pointer
+  turn_actor turn; // made at initialize
+  McpTurnMaker make_turn;
+  std::shared_ptr<const Config> config;
+  McpWriter write;
+  std::shared_ptr<McpRequests> requests; // ours to the client, waiting for its answers
+  // The session's end, asked for while calls were in flight: it comes after their answers.
+  std::optional<caf::typed_response_promise<std::vector<HandleSummary>, std::string>> ending;
+  std::map<std::string, mcp_call> calls; // by request id, as JSON text
+  bool ticking = false;
+  static inline const char* name = "jp.mcp_server";
+};
+
+// Its own progress timer is no one else's business.
+using mcp_impl = mcp_server_actor::extend<caf::reacts_to<tick_atom>>;
+using mcp_actor_t = mcp_impl::stateful_base<mcp_state>;
+
+void send(mcp_actor_t* self, const Json& message) {
+  self->state.write(message.dump());
+}
+
+void fail(mcp_actor_t* self, const Json& id, int code, std::string message) {
+  send(self, mcp::error_response(id, code, std::move(message)));
+}
+
+void tick_later(mcp_actor_t* self) {
+  if (self->state.ticking)
+    return;
+  self->state.ticking = true;
+  self->delayed_send(self, progress_interval, tick_atom::value);
+}
+
+/// notifications/progress for each call that asked for it; again in a second while any does.
+void tick(mcp_actor_t* self) {
+  auto& st = self->state;
+  st.ticking = false;
+  auto now = std::chrono::steady_clock::now();
+  bool any = false;
+  for (auto& [key, c] : st.calls) {
+    if (c.progress_token.is_null() || c.cancelled)
+      continue;
+    any = true;
+    auto secs = std::chrono::duration<double>(now - c.started).count();
+    send(self, mcp::notification("notifications/progress",
+                                 Json::object()
+                                   .set("progressToken", c.progress_token)
+                                   .set("progress", std::floor(secs * 10) / 10)
+                                   .set("message", fmt::format("`{}` running for {:.0f} s", c.tool, secs))));
+  }
+  if (any)
+    tick_later(self);
+}
+
+/// The call's answer, unless the client cancelled it (MCP: then none is sent).
+/// The session's end: each handle still running gets its turn-end policy.
+void end_session(mcp_actor_t* self, caf::typed_response_promise<std::vector<HandleSummary>, std::string> rp) {
+  if (!self->state.turn) {
+    rp.deliver(std::vector<HandleSummary>{}, std::string{});
+    return;
+  }
+  self->request(self->state.turn, caf::infinite, turn_end_atom::value)
+    .then([rp](std::vector<HandleSummary>& ended, std::string& failure) mutable { rp.deliver(std::move(ended), std::move(failure)); },
+          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+}
+
+void finish(mcp_actor_t* self, const Json& id, const std::string& key, const CallResult& r) {
+  auto& st = self->state;
+  auto it = st.calls.find(key);
+  if (it == st.calls.end())
+    return;
+  bool cancelled = it->second.cancelled;
+  st.calls.erase(it);
+  if (!cancelled)
+    send(self, mcp::response(id, mcp::call_tool_result(r)));
+  if (st.calls.empty() && st.ending) {
+    auto rp = std::move(*st.ending);
+    st.ending.reset();
+    end_session(self, std::move(rp));
+  }
+}
+
+void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
+  auto& st = self->state;
+  auto* name = params.find("name");
+  if (!name || !name->is_string())
+    return fail(self, id, mcp::invalid_params, "tools/call needs params.name, a tool's name (tools/list lists them)");
+  auto args = Json::object();
+  if (auto* a = params.find("arguments"); a && !a->is_null()) {
+    if (!a->is_object())
+      return fail(self, id, mcp::invalid_params,
+                  fmt::format("tools/call: params.arguments must be an object, got {}", a->type_name()));
+    args = *a;
+  }
+  auto key = id.dump();
+  if (st.calls.count(key))
+    return fail(self, id, mcp::invalid_request,
+                fmt::format("request id {} is already used by a call in flight", cut_text(key)));
+  mcp_call c{name->as_string(), args, Json()};
+  if (auto* meta = params.find("_meta"); meta && meta->is_object())
+    if (auto* token = meta->find("progressToken"); token && (token->is_string() || token->is_int()))
+      c.progress_token = *token;
+  bool progress = !c.progress_token.is_null();
+  st.calls.emplace(key, std::move(c));
+  if (progress)
+    tick_later(self);
+  // Tagged with its request id: a cancel ends its one-shot run.
+  self->request(st.turn, caf::infinite, call_atom::value, name->as_string(), args.dump(), key)
+    .then([self, id, key](CallResult& r) { finish(self, id, key, r); },
+          [self, id, key](caf::error& err) { finish(self, id, key, CallResult{false, error_text(err)}); });
+}
+
+/// notifications/cancelled: the call's answer is dropped, its one-shot run (if any)
+/// is ended, and the handle it spawned or looks at is aborted. An await owns nothing.
+void cancel(mcp_actor_t* self, const Json& params) {
+  auto* request = params.find("requestId");
+  if (!request)
+    return;
+  auto key = request->dump();
+  auto it = self->state.calls.find(key);
+  if (it == self->state.calls.end() || it->second.cancelled)
+    return;
+  auto& c = it->second;
+  c.cancelled = true;
+  self->send(self->state.turn, abort_atom::value, key);
+  auto* action = c.arguments.find("action");
+  auto* handle = c.arguments.find("id");
+  if (!action || !action->is_string() || action->as_string() == "abort" || !handle || !handle->is_string())
+    return;
+  auto abort = Json::object().set("action", "abort").set("id", *handle);
+  self->request(self->state.turn, caf::infinite, call_atom::value, c.tool, abort.dump())
+    .then([](CallResult&) {}, [](caf::error&) {}); // nobody waits for it: the call was cancelled
+}
+
+/// Asks the person through the client, when it declared elicitation; else nobody.
+AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, const Json& initialize_params) {
+  auto* caps = initialize_params.find("capabilities");
+  auto* elicitation = caps && caps->is_object() ? caps->find("elicitation") : nullptr;
+  if (!elicitation || !elicitation->is_object())
+    return {};
+  return [requests](const std::string& tool, const Json& args) -> std::optional<PermissionReply> {
+    auto response = requests->ask("elicitation/create", mcp::permission_elicitation(tool, args));
+    if (!response)
+      return std::nullopt; // the session ended first
+    return mcp::permission_from_elicitation(*response);
+  };
+}
+
+void on_message(mcp_actor_t* self, const std::string& text) {
+  auto& st = self->state;
+  auto msg = Json::parse(text);
+  if (!msg)
+    return fail(self, Json(), mcp::parse_error, "not JSON: " + msg.error());
+  if (!msg->is_object())
+    return fail(self, Json(), mcp::invalid_request,
+                "a message must be one JSON-RPC 2.0 object (MCP has no batches since 2025-06-18)");
+  auto* method = msg->find("method");
+  auto* id = msg->find("id");
+  if (!method) {
+    st.requests->answered(*msg); // a response to one of ours; any other is ignored
+    return;
+  }
+  if (!method->is_string())
+    return fail(self, id ? *id : Json(), mcp::invalid_request, "`method` must be a string");
+  auto params = Json::object();
+  if (auto* p = msg->find("params"); p && p->is_object())
+    params = *p;
+  auto& m = method->as_string();
+  if (!id) { // a notification: initialized, cancelled, and whatever else needs no answer
+    if (m == "notifications/cancelled")
+      cancel(self, params);
+    return;
+  }
+  if (m == "initialize") {
+    auto* version = params.find("protocolVersion");
+    if (!st.turn) {
+      st.turn = st.make_turn(permission_asker(st.requests, params));
+      self->link_to(st.turn); // the session's turn ends with it
+    }
+    return send(self, mcp::response(*id, mcp::initialize_result(version && version->is_string()
+                                                                   ? version->as_string()
+                                                                   : std::string())));
+  }
+  if (m == "ping")
+    return send(self, mcp::response(*id, Json::object()));
+  if (!st.turn)
+    return fail(self, *id, mcp::invalid_request, fmt::format("`{}` before initialize: send initialize first", cut_text(m)));
+  if (m == "tools/list")
+    return send(self, mcp::response(*id, mcp::tools_list_result(*st.config)));
+  if (m == "tools/call")
+    return call_tool(self, *id, params);
+  fail(self, *id, mcp::method_not_found,
+       fmt::format("unknown method `{}`: this server offers initialize, ping, tools/list and tools/call", cut_text(m)));
+}
+
+mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
+                                   McpWriter write) {
+  auto& st = self->state;
+  st.make_turn = std::move(make_turn);
+  st.config = std::move(config);
+  st.requests = std::make_shared<McpRequests>(write);
+  st.write = std::move(write);
+  return {
+    [self](message_atom, const std::string& text) { on_message(self, text); },
+    [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>, std::string> {
+      auto& st = self->state;
+      // Nobody answers now: a question still out is a no.
+      st.requests->close();
+      auto rp = self->make_response_promise<std::vector<HandleSummary>, std::string>();
+      // The calls in flight are answered first (the client may still read them).
+      if (st.calls.empty())
+        end_session(self, rp);
+      else
+        st.ending = rp;
+      return rp;
+    },
+    [self](tick_atom) { tick(self); },
+  };
+}
+
+} // namespace
+
+mcp_server_actor spawn_mcp_server(caf::actor_system& sys, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
+                                  McpWriter write) {
+  return caf::actor_cast<mcp_server_actor>(
+    sys.spawn(mcp_server, std::move(make_turn), std::move(config), std::move(write)));
+}
+
+} // namespace jp

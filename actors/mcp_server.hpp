@@ -1,0 +1,39 @@
+// `jp-actors mcp`'s server (DESIGN.md "MCP"): one MCP session over JSON-RPC 2.0. It
+// answers initialize, ping, tools/list and tools/call; each tools/call goes through
+// the session's turn -- the same registry, schema checks, permissions and stateful
+// protocol the assistant gets -- so a client's `spawn` and its later `fetch` or
+// `await` meet. Calls run concurrently, each answered when it ends. A call given a
+// progress token gets notifications/progress each second while it runs;
+// notifications/cancelled drops the call's answer and ends its work: its one-shot
+// run, or the handle it spawned or looks at.
+// At the session's end (turn_end), the calls in flight are answered first; then each
+// handle still running gets its turn-end policy.
+// The session's turn is made at initialize: a client that declares elicitation is
+// asked (elicitation/create) whether a tool whose `run` is "ask" may run.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "actors/interfaces.hpp"
+#include "tools/permission.hpp"
+
+namespace caf {
+class actor_system;
+}
+
+namespace jp {
+
+struct Config;
+
+/// Sends one message to the client (a JSON text without its newline).
+using McpWriter = std::function<void(const std::string&)>;
+
+/// Makes the session's turn, with who asks for permissions (empty: nobody can).
+using McpTurnMaker = std::function<turn_actor(AskPermission)>;
+
+mcp_server_actor spawn_mcp_server(caf::actor_system& sys, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
+                                  McpWriter write);
+
+} // namespace jp

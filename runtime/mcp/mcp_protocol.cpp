@@ -1,0 +1,93 @@
+#include "runtime/mcp/mcp_protocol.hpp"
+
+#include <fmt/format.h>
+
+#include "tools/schema.hpp"
+
+namespace jp::mcp {
+
+std::string_view negotiate_version(std::string_view requested) {
+  for (auto v : versions)
+    if (v == requested)
+      return v;
+  return versions[0];
+}
+
+Json response(const Json& id, Json result) {
+  return Json::object().set("jsonrpc", "2.0").set("id", id).set("result", std::move(result));
+}
+
+Json error_response(const Json& id, int code, std::string message) {
+  return Json::object().set("jsonrpc", "2.0").set("id", id).set(
+    "error", Json::object().set("code", code).set("message", std::move(message)));
+}
+
+Json notification(std::string_view method, Json params) {
+  return Json::object().set("jsonrpc", "2.0").set("method", method).set("params", std::move(params));
+}
+
+Json initialize_result(std::string_view requested_version) {
+  // What none of MCP's own task polling offers, said once for the client's model.
+  static constexpr const char* how =
+    "Tools with an `action` parameter are stateful: `spawn` starts work under an id you choose and answers "
+    "at once (or after `wait_ms`); `fetch` shows its output since the last look; `apply` types input into "
+    "it; `abort` ends it. `await` waits for any or all of your handles -- processes and other calls alike "
+    "-- with a timeout. Handles live for this MCP session: when it ends, what still runs is ended.";
+  return Json::object()
+    .set("protocolVersion", negotiate_version(requested_version))
+    .set("capabilities", Json::object().set("tools", Json::object().set("listChanged", false)))
+    .set("serverInfo", Json::object().set("name", "jp-actors").set("version", JP_ACTORS_VERSION))
+    .set("instructions", how);
+}
+
+Json tools_list_result(const Config& config) {
+  return Json::object().set("tools", tool_declarations(config, dialect::mcp));
+}
+
+Json call_tool_result(const CallResult& r) {
+  auto text = Json::object().set("type", "text").set("text", r.content);
+  return Json::object().set("content", Json(JsonArray{std::move(text)})).set("isError", !r.ok);
+}
+
+namespace {
+constexpr const char* allow_yes = "yes";
+constexpr const char* allow_session = "yes, for this session";
+constexpr const char* allow_no = "no";
+} // namespace
+
+Json permission_elicitation(const std::string& tool, const Json& args) {
+  auto allow = Json::object()
+                 .set("type", "string")
+                 .set("title", "Allow it?")
+                 .set("enum", Json(JsonArray{Json(allow_yes), Json(allow_session), Json(allow_no)}));
+  auto reason = Json::object()
+                  .set("type", "string")
+                  .set("title", "If not, why")
+                  .set("description", "What the model is told");
+  return Json::object()
+    .set("message", fmt::format("The model wants to run `{}` with {}. Allow it?", tool, json_quote_cut(args.dump(), 2000)))
+    .set("requestedSchema", Json::object()
+                              .set("type", "object")
+                              .set("properties", Json::object().set("allow", std::move(allow)).set("reason", std::move(reason)))
+                              .set("required", Json(JsonArray{Json("allow")})));
+}
+
+PermissionReply permission_from_elicitation(const Json& response) {
+  auto* result = response.find("result");
+  auto* action = result ? result->find("action") : nullptr;
+  auto* content = result ? result->find("content") : nullptr;
+  if (!action || !action->is_string() || action->as_string() != "accept" || !content || !content->is_object())
+    return {};
+  auto* allow = content->find("allow");
+  auto said = allow && allow->is_string() ? allow->as_string() : std::string();
+  if (said == allow_yes)
+    return {permission_answer::yes, {}};
+  if (said == allow_session)
+    return {permission_answer::yes_for_turn, {}};
+  auto* reason = content->find("reason");
+  if (reason && reason->is_string() && !reason->as_string().empty())
+    return {permission_answer::no_with_reason, reason->as_string()};
+  return {};
+}
+
+} // namespace jp::mcp

@@ -1,0 +1,54 @@
+// MCP's messages as `jp-actors mcp` speaks them (DESIGN.md "MCP"): JSON-RPC 2.0
+// envelopes, the protocol version handshake, and the tool list and call results.
+// Plain functions over Json; the server actor (actors/mcp_server) decides when.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "config/config.hpp"
+#include "messages/call_result.hpp"
+#include "messages/json.hpp"
+#include "messages/permission_reply.hpp"
+
+namespace jp::mcp {
+
+/// The versions this server speaks, newest first.
+inline constexpr std::string_view versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+/// The version to answer an `initialize` asking for `requested` with: that one when
+/// this server speaks it, else the newest (MCP: the client then stays or leaves).
+std::string_view negotiate_version(std::string_view requested);
+
+// JSON-RPC 2.0 error codes.
+inline constexpr int parse_error = -32700;
+inline constexpr int invalid_request = -32600;
+inline constexpr int method_not_found = -32601;
+inline constexpr int invalid_params = -32602;
+
+Json response(const Json& id, Json result);
+Json error_response(const Json& id, int code, std::string message);
+Json notification(std::string_view method, Json params);
+
+/// `initialize`'s result: the version, the tools capability, who we are, and how the
+/// stateful protocol is used.
+Json initialize_result(std::string_view requested_version);
+
+/// `tools/list`'s result: every configured tool in the flat (mcp) dialect, `await`
+/// among them when a tool is stateful.
+Json tools_list_result(const Config& config);
+
+/// `tools/call`'s result for what the assistant would see: its text, `isError` when
+/// the call itself failed.
+Json call_tool_result(const CallResult& r);
+
+/// elicitation/create's params asking the person whether `tool` may run with `args`
+/// (asked only of a client that declared the elicitation capability).
+Json permission_elicitation(const std::string& tool, const Json& args);
+
+/// The person's answer in the client's response to it: accept with allow "yes",
+/// "yes, for this session" (the session is the turn) or "no" (with a reason, if
+/// given); decline, cancel and anything else are a no.
+PermissionReply permission_from_elicitation(const Json& response);
+
+} // namespace jp::mcp

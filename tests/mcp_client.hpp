@@ -1,0 +1,119 @@
+// A small MCP client for the tests: `jp-actors mcp` (or any stdio MCP server) as a
+// child in its own session, JSON-RPC 2.0 one message per line over its stdin and
+// stdout, stderr to a file. Its whole group is killed by the end of the test.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "marked_processes.hpp"
+#include "messages/json.hpp"
+
+namespace jp::testing {
+
+struct McpClient {
+  pid_t pid = -1;
+  int to = -1, from = -1;
+  std::string buffered;
+  std::vector<Json> seen; // every message read, in order
+  int64_t next_id = 0;
+
+  McpClient(const std::vector<std::string>& argv, const std::string& state_home, const std::string& err_path) {
+    int in[2], out[2];
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
+      return;
+    pid = ::fork();
+    if (pid == 0) {
+      ::setsid();
+      int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      ::dup2(err, 2);
+      exec_child(argv, state_home);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    to = in[1];
+    from = out[0];
+  }
+  ~McpClient() {
+    close_input();
+    if (from >= 0)
+      ::close(from);
+    if (pid > 0) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+
+  void send(const Json& message) {
+    auto line = message.dump() + "\n";
+    if (to >= 0 && ::write(to, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+      close_input();
+  }
+  /// A request; its id.
+  int64_t request(const std::string& method, Json params = Json::object()) {
+    auto id = ++next_id;
+    send(Json::object().set("jsonrpc", "2.0").set("id", id).set("method", method).set("params", std::move(params)));
+    return id;
+  }
+  void notify(const std::string& method, Json params = Json::object()) {
+    send(Json::object().set("jsonrpc", "2.0").set("method", method).set("params", std::move(params)));
+  }
+  /// Ends the session: the server sees its stdin end.
+  void close_input() {
+    if (to >= 0)
+      ::close(to);
+    to = -1;
+  }
+
+  /// The next message; null at the end of its output, or after a minute with none
+  /// (bounded only against a hang).
+  Json next() {
+    for (;;) {
+      if (auto nl = buffered.find('\n'); nl != std::string::npos) {
+        auto line = buffered.substr(0, nl);
+        buffered.erase(0, nl + 1);
+        auto j = Json::parse(line);
+        seen.push_back(j ? *j : Json("not JSON: " + line));
+        return seen.back();
+      }
+      pollfd p{from, POLLIN, 0};
+      if (::poll(&p, 1, 60000) <= 0)
+        return Json();
+      char buf[65536];
+      auto n = ::read(from, buf, sizeof buf);
+      if (n <= 0)
+        return Json();
+      buffered.append(buf, static_cast<size_t>(n));
+    }
+  }
+  /// The response to request `id` (null if none came); what came before it stays in `seen`.
+  Json response(int64_t id) {
+    for (auto m = next(); !m.is_null(); m = next())
+      if (auto* i = m.find("id"); i && i->is_int() && i->as_int() == id && !m.find("method"))
+        return m;
+    return Json();
+  }
+  /// Sends a request and waits for its response.
+  Json call(const std::string& method, Json params = Json::object()) {
+    return response(request(method, std::move(params)));
+  }
+  /// The process's exit status once its output ended (-1: it did not end).
+  int wait_exit() {
+    while (!next().is_null()) {
+    }
+    int st = 0;
+    if (::waitpid(pid, &st, 0) != pid)
+      return -1;
+    pid = -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+};
+
+} // namespace jp::testing
