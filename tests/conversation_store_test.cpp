@@ -11,8 +11,11 @@
 #include "json_helpers.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "temp_dir.hpp"
+#include "contains.hpp"
 
 using namespace jp;
+
+using jp::testing::contains;
 
 namespace {
 
@@ -51,10 +54,6 @@ std::string text_of(const Json& j) {
 
 std::string text_of(const std::vector<Json>& events) {
   return Json(JsonArray(events)).dump();
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// The event as it was appended, before the store added its "time".

@@ -13,15 +13,12 @@
 #include "messages/json.hpp"
 #include "runtime/store/experiment_report.hpp"
 #include "temp_dir.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 /// An event of `kind` at `ms` past 12:00:00.000 on a fixed day, with `fields`.
 Json at(int ms, const char* kind, JsonObject fields = {}) {

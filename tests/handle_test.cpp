@@ -8,15 +8,12 @@
 #include "actors/await_actor.hpp"
 #include "messages/json_codec.hpp"
 #include "real_runtime.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 AwaitResult await_all(real_runtime& rt, std::vector<std::string> ids) {
   auto a = spawn_await(rt.sys, rt.registry, AwaitRequest{{}, std::move(ids), 30});

@@ -17,6 +17,7 @@
 #include "runtime/process/tool_environment.hpp"
 #include "gone_pid.hpp"
 #include "temp_dir.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
@@ -41,10 +42,6 @@ struct Sleeper {
   bool running() const { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
 };
 
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 } // namespace
 

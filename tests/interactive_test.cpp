@@ -11,15 +11,12 @@
 #include "cli_run.hpp"
 #include "messages/json.hpp"
 #include "temp_dir.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 /// The tool_result events of a run, in the order they came.
 std::vector<Json> tool_results(const std::string& out) {

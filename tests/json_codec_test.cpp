@@ -7,16 +7,15 @@
 #include <string>
 
 #include "messages/json_codec.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using jp::testing::parse;
 
+using jp::testing::contains;
+
 namespace {
 
-
-bool contains(const std::string& haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 Question confirm_question() {
   Question q;

@@ -11,15 +11,12 @@
 #include "marked_processes.hpp"
 #include "mcp_client.hpp"
 #include "temp_dir.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 struct fixture {
   temp_dir dir;

@@ -19,15 +19,12 @@
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
 #include "temp_dir.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 std::string read_file(const std::string& path);
 

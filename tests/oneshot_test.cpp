@@ -9,15 +9,12 @@
 
 #include "cli_run.hpp"
 #include "temp_dir.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 /// A workspace with tool `t` running a shell script whose body is `body`.
 struct ToolWorkspace {

@@ -12,15 +12,12 @@
 #include "tools/builtin_tools.hpp"
 #include "temp_dir.hpp"
 #include "tools/protocol_guidance.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 /// The `system` field of the one request `query` sends an Anthropic-style provider.
 std::string system_sent(const std::string& extra_config) {

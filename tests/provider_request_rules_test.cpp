@@ -16,15 +16,12 @@
 #include "tools/builtin_tools.hpp"
 #include "temp_dir.hpp"
 #include "tools/schema.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 Json parsed(const std::string& text) {
   auto j = Json::parse(text);

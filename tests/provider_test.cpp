@@ -8,15 +8,12 @@
 #include "fake_provider_server.hpp"
 #include "messages/json.hpp"
 #include "runtime/provider/provider.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 /// What one stream() produced, as the loop would keep it: a retry voids what came.
 struct Collected {

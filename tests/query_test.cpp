@@ -22,15 +22,12 @@
 #include "messages/json.hpp"
 #include "temp_dir.hpp"
 #include "terminal_io.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 std::string chunk(const Json& delta, const char* finish = nullptr) {
   auto choice = Json::object().set("index", 0).set("delta", delta);

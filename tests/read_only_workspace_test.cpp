@@ -13,15 +13,12 @@
 
 #include "fake_provider_server.hpp"
 #include "other_user.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 size_t count(const std::string& s, const std::string& x) {
   size_t n = 0;

@@ -11,15 +11,12 @@
 #include "cli_run.hpp"
 #include "messages/json.hpp"
 #include "temp_dir.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 /// `builder` spawns `build`, which says it started and then waits for a `go` file;
 /// `tester` waits until it started, fetches it (still running: the gate is shut),

@@ -12,15 +12,12 @@
 #include "cli_run.hpp"
 #include "messages/json.hpp"
 #include "temp_dir.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& x) {
-  return s.find(x) != std::string::npos;
-}
 
 /// Runs `script_text` (written to a file in a fresh workspace) with --json; `options`
 /// go before `run`, `run_options` after it.
