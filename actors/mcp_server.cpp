@@ -22,7 +22,6 @@ constexpr auto progress_interval = std::chrono::seconds(1);
 /// A tools/call in flight.
 struct mcp_call {
   std::string tool;
-  Json arguments;
   Json progress_token; // null: the client asked for no progress
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   bool cancelled = false;
@@ -82,7 +81,6 @@ void tick(mcp_actor_t* self) {
     tick_later(self);
 }
 
-/// The call's answer, unless the client cancelled it (MCP: then none is sent).
 /// The session's end: each handle still running gets its turn-end policy.
 void end_session(mcp_actor_t* self, caf::typed_response_promise<std::vector<HandleSummary>, std::string> rp) {
   if (!self->state.turn) {
@@ -94,6 +92,7 @@ void end_session(mcp_actor_t* self, caf::typed_response_promise<std::vector<Hand
           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
 }
 
+/// The call's answer, unless the client cancelled it (MCP: then none is sent).
 void finish(mcp_actor_t* self, const Json& id, const std::string& key, const CallResult& r) {
   auto& st = self->state;
   auto it = st.calls.find(key);
@@ -126,7 +125,7 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
   if (st.calls.count(key))
     return fail(self, id, mcp::invalid_request,
                 fmt::format("request id {} is already used by a call in flight", cut_text(key)));
-  mcp_call c{name->as_string(), args, Json()};
+  mcp_call c{name->as_string(), Json()};
   if (auto* meta = params.find("_meta"); meta && meta->is_object())
     if (auto* token = meta->find("progressToken"); token && (token->is_string() || token->is_int()))
       c.progress_token = *token;
@@ -140,8 +139,9 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
           [self, id, key](caf::error& err) { finish(self, id, key, CallResult{false, error_text(err)}); });
 }
 
-/// notifications/cancelled: the call's answer is dropped, its one-shot run (if any)
-/// is ended, and the handle it spawned or looks at is aborted. An await owns nothing.
+/// notifications/cancelled: the call's answer is dropped, and the turn ends its work
+/// by its tag (its one-shot run, or the handle it spawned or looks at). An await owns
+/// nothing.
 void cancel(mcp_actor_t* self, const Json& params) {
   auto* request = params.find("requestId");
   if (!request)
@@ -150,16 +150,8 @@ void cancel(mcp_actor_t* self, const Json& params) {
   auto it = self->state.calls.find(key);
   if (it == self->state.calls.end() || it->second.cancelled)
     return;
-  auto& c = it->second;
-  c.cancelled = true;
+  it->second.cancelled = true;
   self->send(self->state.turn, abort_atom::value, key);
-  auto* action = c.arguments.find("action");
-  auto* handle = c.arguments.find("id");
-  if (!action || !action->is_string() || action->as_string() == "abort" || !handle || !handle->is_string())
-    return;
-  auto abort = Json::object().set("action", "abort").set("id", *handle);
-  self->request(self->state.turn, caf::infinite, call_atom::value, c.tool, abort.dump())
-    .then([](CallResult&) {}, [](caf::error&) {}); // nobody waits for it: the call was cancelled
 }
 
 /// Asks the person through the client, when it declared elicitation; else nobody.

@@ -33,9 +33,10 @@ struct turn_state {
   std::set<std::string> allowed_this_turn; // "yes for this turn" answers
   std::vector<Notification> notifications; // not yet carried by a response
   std::map<std::string, std::string> handle_tools; // handle id -> its tool's name
-  // Tagged calls (an MCP request): the one-shot run each has going, and the tags
-  // aborted before or while they ran.
+  // Tagged calls (an MCP request): the one-shot run each has going, the handle each
+  // names (spawn, fetch, apply), and the tags aborted before or while they ran.
   std::map<std::string, std::string> oneshot_of_call;
+  std::map<std::string, std::string> handle_of_call;
   std::set<std::string> aborted_calls;
   uint64_t next_oneshot = 0;
   // Waiting questions being answered for awaits, by "id\nquestion id": who hears.
@@ -494,8 +495,24 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
     auto text = describe_tools(config, *args);
     return text ? CallResult{true, *text, false, {}} : failed(text.error());
   }
-  if (args->find("action"))
+  if (auto* action = args->find("action")) {
+    if (!tag.empty()) {
+      // Aborted by its tag, the handle it names ends with it (forget_call); a spawn
+      // aborted before it ran spawns nothing.
+      auto* id = args->find("id");
+      auto what = action->is_string() ? action->as_string() : std::string();
+      bool names = id && id->is_string() && what != "abort";
+      if (self->state.aborted_calls.count(tag)) {
+        if (!names || what == "spawn")
+          return fail_call(fmt::format("`{}` was aborted before it ran; nothing was run", name));
+        self->state.handle_of_call[tag] = id->as_string();
+        return failed(fmt::format("`{}` was aborted before it ran; handle `{}` is aborted", name, id->as_string()));
+      }
+      if (names)
+        self->state.handle_of_call[tag] = id->as_string();
+    }
     return run_stateful(self, tool, *args);
+  }
   if (tool.io == io_mode::pty) {
     // A terminal program may wait for input forever; only a handle can type into it.
     if (!tool.stateful)
@@ -551,13 +568,25 @@ void carry_notifications(turn_actor_t* self, CallResult& r) {
   q.clear();
 }
 
+/// Aborts the handle tagged call `tag` names, if it names one.
+void abort_handle_of(turn_actor_t* self, const std::string& tag) {
+  auto& st = self->state;
+  if (auto it = st.handle_of_call.find(tag); it != st.handle_of_call.end())
+    self->request(st.registry, caf::infinite, abort_atom::value, it->second)
+      .then([](HandleReport&) {}, [](caf::error&) {}); // the call answers with how it ended
+}
+
 /// A tagged call answered: its run (which may have asked and gone on, under the same
-/// id) is over.
+/// id) is over. Aborted, the handle it spawned is aborted now too: it may have been
+/// spawned after the abort, once a question was answered.
 void forget_call(turn_actor_t* self, const std::string& tag) {
   if (tag.empty())
     return;
-  self->state.aborted_calls.erase(tag);
-  self->state.oneshot_of_call.erase(tag);
+  auto& st = self->state;
+  if (st.aborted_calls.erase(tag))
+    abort_handle_of(self, tag);
+  st.oneshot_of_call.erase(tag);
+  st.handle_of_call.erase(tag);
 }
 
 /// One call: run (through this actor's own mailbox), then its answer carries whatever
@@ -641,12 +670,14 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
       return call(self, tool, args, tag);
     },
     [self](abort_atom, const std::string& tag) {
-      // Before its run starts, it will not; while it runs, it is aborted.
+      // Before its run starts, it will not; while it runs, it is aborted, and so is
+      // the handle it names.
       auto& st = self->state;
       st.aborted_calls.insert(tag);
       if (auto it = st.oneshot_of_call.find(tag); it != st.oneshot_of_call.end())
         self->request(st.registry, caf::infinite, abort_atom::value, it->second)
           .then([](HandleReport&) {}, [](caf::error&) {}); // the call answers with how it ended
+      abort_handle_of(self, tag);
     },
     [self](exec_atom, const std::string& tool, const std::string& args, const std::string& tag) {
       return run_call(self, tool, args, tag);

@@ -5,7 +5,8 @@
 //   (call_atom, tool, args_json)           -> CallResult
 //   (call_atom, tool, args_json, tag)      -> CallResult  the same, tagged by its caller
 //   (abort_atom, tag)                      -> void   ends the tagged call's one-shot run
-//        (or keeps it from starting); its answer says it was aborted
+//        and aborts the handle it names (spawn, fetch, apply), or keeps it from
+//        starting; its answer says how it ended
 //   (list_atom)                            -> vector<HandleSummary>  handles still running
 //   (counts_atom)                          -> HandleCounts  its registry's
 //   (turn_end_atom)                        -> vector<HandleSummary>, failure

@@ -1,6 +1,7 @@
 // The turn on a real runtime: its notification queue (notifications ride on the next
 // answer, as a JSON field or a trailing block; output news are coalesced; what no
-// answer carried is handed over at the end), and tagged calls ended by their tag.
+// answer carried is handed over at the end), and tagged calls ended by their tag (a
+// one-shot run, or the handle a call names).
 #define CAF_SUITE turn
 #include <caf/test/unit_test.hpp>
 
@@ -93,6 +94,42 @@ CAF_TEST(a tagged one shot call is ended by its tag) {
   auto again = ask<CallResult>(turn, call_atom::value, std::string("shell"),
                                std::string(R"({"command":"echo ran"})"), std::string("t2")).first;
   CAF_CHECK_EQUAL(again.content, "ran\n");
+}
+
+CAF_TEST(a tagged call that names a handle has it aborted by its tag) {
+  marked_sleep sleeper(dir.path);
+  auto spawn = Json::object()
+                 .set("action", "spawn")
+                 .set("id", "h")
+                 .set("command", "exec " + sleeper.program.string() + " 300")
+                 .set("wait_ms", 0);
+  CAF_REQUIRE(call("shell", spawn.dump()).ok);
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  // A long look at it, tagged: its abort while it waits stops the handle, and the
+  // look answers so. (The call after it has run once it answers: the turn runs calls
+  // through its mailbox in order, so the look is waiting by then.)
+  auto look = std::string(R"({"action":"fetch","id":"h","wait_ms":60000})");
+  auto pending = self->request(turn, caf::infinite, call_atom::value, std::string("shell"), look, std::string("f1"));
+  CAF_REQUIRE_EQUAL(call("shell", R"({"command":"echo in between"})").content, "in between\n");
+  self->send(turn, abort_atom::value, std::string("f1"));
+  CallResult r;
+  pending.receive([&](CallResult& x) { r = std::move(x); }, [&](caf::error& err) { r = {false, to_string(err)}; });
+  CAF_CHECK(r.content.find(R"("state":"stopped")") != std::string::npos);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  // A look aborted before it ran aborts its handle all the same.
+  CAF_REQUIRE(call("shell", spawn.dump()).ok);
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  self->send(turn, abort_atom::value, std::string("f2"));
+  auto before = ask<CallResult>(turn, call_atom::value, std::string("shell"), look, std::string("f2")).first;
+  CAF_CHECK_EQUAL(before.content, "`shell` was aborted before it ran; handle `h` is aborted");
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  // A tagged spawn aborted before it came is not run.
+  self->send(turn, abort_atom::value, std::string("s2"));
+  spawn.set("id", "h2");
+  auto early = ask<CallResult>(turn, call_atom::value, std::string("shell"), spawn.dump(), std::string("s2")).first;
+  CAF_CHECK(!early.ok);
+  CAF_CHECK_EQUAL(early.content, "`shell` was aborted before it ran; nothing was run");
+  CAF_CHECK(sleeper.alive().empty());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
