@@ -26,6 +26,10 @@ Json notification(std::string_view method, Json params) {
   return Json::object().set("jsonrpc", "2.0").set("method", method).set("params", std::move(params));
 }
 
+Json request(int64_t id, std::string_view method, Json params) {
+  return notification(method, std::move(params)).set("id", id);
+}
+
 Json initialize_result(std::string_view requested_version) {
   // What none of MCP's own task polling offers, said once for the client's model.
   static constexpr const char* how =

@@ -29,6 +29,7 @@ inline constexpr int invalid_params = -32602;
 Json response(const Json& id, Json result);
 Json error_response(const Json& id, int code, std::string message);
 Json notification(std::string_view method, Json params);
+Json request(int64_t id, std::string_view method, Json params);
 
 /// `initialize`'s result: the version, the tools capability, who we are, and how the
 /// stateful protocol is used.

@@ -1,5 +1,7 @@
 #include "runtime/mcp/mcp_requests.hpp"
 
+#include "runtime/mcp/mcp_protocol.hpp"
+
 namespace jp {
 
 std::optional<Json> McpRequests::ask(std::string_view method, Json params) {
@@ -12,7 +14,7 @@ std::optional<Json> McpRequests::ask(std::string_view method, Json params) {
     id = ++next_;
     answer = waiting_[id].get_future();
   }
-  write_(Json::object().set("jsonrpc", "2.0").set("id", id).set("method", method).set("params", std::move(params)).dump());
+  write_(mcp::request(id, method, std::move(params)).dump());
   return answer.get();
 }
 
