@@ -105,6 +105,11 @@ using node_gate_actor =
   caf::typed_actor<caf::replies_to<open_atom, std::string, caf::actor>::with<caf::actor>,
                    caf::replies_to<list_atom, std::string>::with<std::vector<HandleSummary>>>;
 
+/// A turn's way to one configured node (actors/node_client.hpp): (open_atom) -> the
+/// node session every remote handle of the turn on that node shares, opened on first
+/// use and again after the node was lost.
+using node_client_actor = caf::typed_actor<caf::replies_to<open_atom>::with<caf::actor>>;
+
 /// One client's session on a node (actors/node_session.hpp): the node's own tools,
 /// by name, with the client's arguments; `watcher` (the client's remote handle) hears
 /// of each change as an await would.

@@ -18,6 +18,11 @@ namespace {
 struct node_session_state {
   std::shared_ptr<const Config> config;
   registry_actor registry;
+  caf::actor_addr client;
+  // Which remote handle (the watcher given at spawn) owns each id: one gone while its
+  // handle runs has that handle aborted. By id, so that a watcher of a reused id,
+  // gone late, does not end the new owner's handle.
+  std::map<std::string, caf::actor_addr> owners;
   static inline const char* name = "jp.node_session";
 };
 
@@ -57,9 +62,22 @@ node_session_actor::behavior_type node_session(node_session_t* self, std::shared
   self->state.registry = spawn_registry(self->system(), process_handle_factory(*io));
   self->link_to(self->state.registry);
   // The client gone: each handle gets its turn-end policy, then the session ends.
+  self->state.client = client.address();
   self->monitor(client);
-  self->set_down_handler([self](caf::down_msg&) {
-    self->request(self->state.registry, caf::infinite, turn_end_atom::value, InquiryAnswers{})
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source != st.client) {
+      // A remote handle gone: its handle here is aborted (nothing if it stopped).
+      for (auto it = st.owners.begin(); it != st.owners.end(); ++it)
+        if (it->second == dm.source) {
+          self->request(st.registry, caf::infinite, abort_atom::value, it->first)
+            .then([](HandleReport&) {}, [](caf::error&) {});
+          st.owners.erase(it);
+          break;
+        }
+      return;
+    }
+    self->request(st.registry, caf::infinite, turn_end_atom::value, InquiryAnswers{})
       .then([self](std::vector<HandleSummary>&) { self->quit(); }, [self](caf::error&) { self->quit(); });
   });
   return {
@@ -70,6 +88,10 @@ node_session_actor::behavior_type node_session(node_session_t* self, std::shared
         return make_error(error_code::bad_arguments, spec.error());
       auto rp = self->make_response_promise<HandleReport>();
       auto registry = self->state.registry;
+      if (watcher) {
+        self->state.owners[id] = watcher.address();
+        self->monitor(watcher);
+      }
       LookOptions now;
       now.wait_ms = 0;
       self->request(registry, caf::infinite, spawn_atom::value, id, *spec, now)

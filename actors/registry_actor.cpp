@@ -21,6 +21,7 @@ enum class entry_phase { reserved, live, stopped };
 
 struct entry {
   std::string tool;
+  std::string node; // the configured node it runs on ("" = here)
   entry_phase phase = entry_phase::reserved;
   handle_actor handle;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -74,7 +75,7 @@ double elapsed_secs(const entry& e) {
 HandleStatus status_of(const std::string& id, const entry& e) {
   if (e.phase == entry_phase::stopped)
     return {id, e.final.state, e.final.output_file, e.final.node};
-  return {id, e.waiting ? ToolState::waiting(*e.waiting) : pending_state()};
+  return {id, e.waiting ? ToolState::waiting(*e.waiting) : pending_state(), {}, e.node};
 }
 
 /// The states of `ids` (an error naming the first unknown one); `watcher`, if set,
@@ -187,6 +188,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
 
 void start(registry_actor_t* self, const std::string& id, entry& e, const LaunchSpec& spec) {
   e.tool = spec.tool;
+  e.node = spec.node;
   e.phase = entry_phase::live;
   e.notify_success = spec.notify_success;
   e.notify_failure = spec.notify_failure;

@@ -1,17 +1,14 @@
 #include "actors/remote_handle.hpp"
 
 #include <caf/all.hpp>
-#include <caf/io/middleman.hpp>
-#include <caf/openssl/manager.hpp>
 #include <fmt/format.h>
 #include <map>
 #include <optional>
 
+#include "actors/node_client.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
 #include "messages/json.hpp"
-#include "runtime/node/node_address.hpp"
-#include "runtime/node/node_token.hpp"
 
 namespace jp {
 
@@ -137,69 +134,36 @@ caf::result<HandleReport> forward(remote_actor_t* self, Ts... xs) {
   return rp;
 }
 
-void connect(remote_actor_t* self) {
-  auto& st = self->state;
-  auto where = fmt::format("nodes.{}.address", st.node.name);
-  auto addr = parse_node_address(st.node.address, where);
-  if (!addr)
-    return fail(self, addr.error(), false);
-  if (!self->system().has_middleman())
-    return fail(self, fmt::format("`{}` runs on node `{}`, and this runtime was started without networking", st.spec.tool, st.node.name), false);
-  // With TLS the certificates authenticate both sides; without, the token does.
-  bool tls = st.node.tls.enabled();
-  if (tls && !self->system().has_openssl_manager())
-    return fail(self, fmt::format("node `{}` takes TLS, and this runtime was started without it", st.node.name),
-                false);
-  std::string token;
-  if (!tls) {
-    auto t = node_token(false);
-    if (!t)
-      return fail(self, fmt::format("node `{}`: {}", st.node.name, t.error()), false);
-    token = *t;
-  }
-  auto lost = [self, addr = *addr](std::string what) {
-    return [self, addr, what](caf::error& err) {
-      auto& st = self->state;
-      fail(self, fmt::format("node `{}` ({}): {}: {}", st.node.name, addr.text(), what, error_text(err)), true);
-    };
-  };
-  auto mm = tls ? self->system().openssl_manager().actor_handle() : self->system().middleman().actor_handle();
-  self->request(mm, caf::infinite, caf::connect_atom::value, addr->host, addr->port)
+/// Spawns the tool on the node, in the session the turn's node client holds.
+void connect(remote_actor_t* self, const node_client_actor& client) {
+  self->request(client, caf::infinite, open_atom::value)
     .then(
-      [self, token, lost](caf::node_id&, caf::strong_actor_ptr& gate_ptr, std::set<std::string>&) {
-        auto gate = caf::actor_cast<node_gate_actor>(gate_ptr);
-        if (!gate)
-          return fail(self, fmt::format("node `{}` published no gate", self->state.node.name), false);
-        self->request(gate, caf::infinite, open_atom::value, token, caf::actor_cast<caf::actor>(self))
+      [self](caf::actor& session) {
+        auto& st = self->state;
+        if (st.phase == remote_phase::stopped)
+          return;
+        st.session = caf::actor_cast<node_session_actor>(session);
+        // Lost with the node: the session's down message says so.
+        self->monitor(session);
+        self->request(st.session, caf::infinite, spawn_atom::value, st.id, st.spec.tool, st.spec.arguments,
+                      caf::actor_cast<caf::actor>(self))
           .then(
-            [self, lost](caf::actor& session) {
+            [self](HandleReport& r) {
               auto& st = self->state;
-              if (st.phase == remote_phase::stopped)
+              if (st.phase != remote_phase::connecting)
                 return;
-              st.session = caf::actor_cast<node_session_actor>(session);
-              // Lost with the node: the session's down message says so.
-              self->monitor(session);
-              self->request(st.session, caf::infinite, spawn_atom::value, st.id, st.spec.tool, st.spec.arguments,
-                            caf::actor_cast<caf::actor>(self))
-                .then(
-                  [self](HandleReport& r) {
-                    auto& st = self->state;
-                    if (st.phase != remote_phase::connecting)
-                      return;
-                    st.phase = remote_phase::live;
-                    if (r.state.stopped())
-                      stop(self, from_node(st, std::move(r)));
-                    run_queued(self);
-                  },
-                  [self](caf::error& err) { fail(self, error_text(err), false); });
+              st.phase = remote_phase::live;
+              if (r.state.stopped())
+                stop(self, from_node(st, std::move(r)));
+              run_queued(self);
             },
             [self](caf::error& err) { fail(self, error_text(err), false); });
       },
-      lost("cannot be reached"));
+      [self](caf::error& err) { fail(self, error_text(err), code_of(err) == error_code::node_unreachable); });
 }
 
 remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, LaunchSpec spec, NodeConfig node,
-                                          supervisor_actor supervisor) {
+                                          node_client_actor client, supervisor_actor supervisor) {
   auto& st = self->state;
   st.id = std::move(id);
   st.spec = std::move(spec);
@@ -220,7 +184,7 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
       rp.deliver(st.final);
     quit_if_done(self);
   });
-  connect(self);
+  connect(self, client);
   return {
     [self](fetch_atom, const LookOptions& look) { return forward(self, fetch_atom::value, self->state.id, look); },
     [self](apply_atom, const std::string& input, const LookOptions& look) {
@@ -251,9 +215,13 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
 } // namespace
 
 HandleFactory remote_handle_factory(NodeConfig node) {
-  return [node](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
-                const supervisor_actor& supervisor) -> handle_actor {
-    return caf::actor_cast<handle_actor>(parent->spawn(remote_handle, id, spec, node, supervisor));
+  // One node client for every handle made here, started with the first of them.
+  auto client = std::make_shared<node_client_actor>();
+  return [node, client](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+                        const supervisor_actor& supervisor) -> handle_actor {
+    if (!*client)
+      *client = spawn_node_client(parent, node);
+    return caf::actor_cast<handle_actor>(parent->spawn(remote_handle, id, spec, node, *client, supervisor));
   };
 }
 

@@ -1,13 +1,14 @@
 // A remote handle (DESIGN.md "Actor topology", handle "far"): the proxy, in the
-// client's registry, for a handle on a node. It reaches the node's gate through CAF's
-// middleman, opens a session with the node token, spawns the tool there by name with
-// the call's arguments, and forwards fetch, apply and abort. The node's registry tells
+// client's registry, for a handle on a node. It spawns the tool by name with the
+// call's arguments in the node session of its turn's node client (actors/node_client),
+// and forwards fetch, apply and abort. The node's registry tells
 // it when the handle stops or asks, so await, notifications and turn-end policies work
 // as for a local handle. Its reports name the node ("node") and spill files as
 // NAME:path.
 // When the node is lost (its process died, or the connection went silent past the
 // heartbeat timeout) the handle stops with an error saying so, transient. When this
-// proxy goes, the node's session ends the handle there by its turn-end policy.
+// proxy goes while its handle runs, the node aborts the handle there; when the node
+// client goes, the node ends every handle of the session by its turn-end policy.
 #pragma once
 
 #include "actors/registry_actor.hpp"
@@ -15,7 +16,8 @@
 
 namespace jp {
 
-/// Handles of a tool whose config says node = `node.name`.
+/// Handles of the tools whose config says node = `node.name`: every handle made by
+/// this factory (and its copies) shares one node client, started with the first.
 HandleFactory remote_handle_factory(NodeConfig node);
 
 } // namespace jp

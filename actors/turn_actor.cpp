@@ -615,12 +615,17 @@ HandleFactory handle_factory(const TurnContext& ctx) {
   auto processes = process_handle_factory(*ctx.io);
   auto agents = ctx.subagents;
   auto executors = ctx.executors;
-  // Tools that run on a node: a remote handle here for each handle there.
+  // Tools that run on a node: a remote handle here for each handle there, every
+  // tool of one node through one node client (one connection and session).
+  std::map<std::string, HandleFactory> nodes;
   for (auto& [name, tool] : ctx.config->tools) {
     if (tool.node.empty() || executors.count(name))
       continue;
     if (auto node = ctx.config->nodes.find(tool.node); node != ctx.config->nodes.end()) {
-      executors[name] = remote_handle_factory(node->second);
+      auto [it, made] = nodes.try_emplace(tool.node);
+      if (made)
+        it->second = remote_handle_factory(node->second);
+      executors[name] = it->second;
       continue;
     }
     auto why = fmt::format("`{}` runs on node `{}`, which is not configured: add [nodes.{}] address = "

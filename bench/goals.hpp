@@ -26,7 +26,7 @@ struct FigureSpec {
 struct WorkloadSpec {
   std::string id;
   std::vector<FigureSpec> figures;
-  bool floor = true; // the floor runs it too (W8's goals are absolute: no floor)
+  bool floor = true; // the floor runs it too (W8's goals are absolute, W9's against local: no floor)
 };
 
 inline const std::vector<WorkloadSpec>& workload_specs() {
@@ -49,6 +49,15 @@ inline const std::vector<WorkloadSpec>& workload_specs() {
      {{"subagents_per_s", "/s", abs_min, 1000},
       {"rss_per_idle_subagent_kib", "KiB", abs_max, 64},
       {"left", "", abs_max, 0, true}},
+     false},
+    // Remote against local in the same round, so its goals are on those ratios.
+    {"W9",
+     {{"fetch_p50_ratio", "×", abs_max, 3},
+      {"local_fetch_p50_us", "µs"},
+      {"remote_fetch_p50_us", "µs"},
+      {"spawn_rate_ratio", "×", abs_min, 0.5},
+      {"local_spawns_per_s", "/s"},
+      {"remote_spawns_per_s", "/s"}},
      false},
   };
   return specs;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "actors/scripted_subagents.hpp"
+#include "bench/node_process.hpp"
 #include "actors/subagent_handle.hpp"
 #include "actors/turn_actor.hpp"
 #include "actors/turn_loop.hpp"
@@ -45,25 +46,6 @@ required = true
 stateful = true
 actions = ["spawn", "fetch", "abort"]
 
-[conversation.tools.sleep]
-summary = "sleep SECS as a handle"
-command = {{ program = "/bin/sleep", args = ["{{{{tool.arguments.secs}}}}"] }}
-run = "unattended"
-[conversation.tools.sleep.parameters.secs]
-type = "string"
-required = true
-[conversation.tools.sleep.spawn]
-stateful = true
-actions = ["spawn", "fetch", "abort"]
-
-[conversation.tools.bin_true]
-summary = "/bin/true as a handle"
-command = {{ program = "/bin/true" }}
-run = "unattended"
-[conversation.tools.bin_true.spawn]
-stateful = true
-actions = ["spawn", "abort"]
-
 [conversation.tools.cat]
 summary = "cat as a handle that takes input"
 command = {{ program = "/bin/cat" }}
@@ -89,6 +71,39 @@ actions = ["spawn", "fetch", "abort"]
 [agents]
 max_concurrent = 1000
 )";
+
+// `sleep SECS` and `/bin/true` as handles: here under the names W6-W9 use, and for W9
+// also on its node, where the client's tools of the same names say node = "w9".
+constexpr const char* kHandleToolsToml = R"(
+[conversation.tools.{sleep}]
+summary = "sleep SECS as a handle"
+{sleep_runs}
+run = "unattended"
+[conversation.tools.{sleep}.parameters.secs]
+type = "string"
+required = true
+[conversation.tools.{sleep}.spawn]
+stateful = true
+actions = ["spawn", "fetch", "abort"]
+
+[conversation.tools.{bin_true}]
+summary = "/bin/true as a handle"
+{true_runs}
+run = "unattended"
+[conversation.tools.{bin_true}.spawn]
+stateful = true
+actions = ["spawn", "abort"]
+)";
+
+/// The handle tools named `sleep` and `bin_true`, run here, or on `node` when given.
+std::string handle_tools(const std::string& sleep, const std::string& bin_true, const std::string& node = "") {
+  auto on_node = fmt::format("node = \"{}\"", node);
+  return fmt::format(
+    kHandleToolsToml, fmt::arg("sleep", sleep), fmt::arg("bin_true", bin_true),
+    fmt::arg("sleep_runs",
+             node.empty() ? R"(command = { program = "/bin/sleep", args = ["{{tool.arguments.secs}}"] })" : on_node),
+    fmt::arg("true_runs", node.empty() ? R"(command = { program = "/bin/true" })" : on_node));
+}
 
 // W8's scripted sub-agents: `worker` spawns /bin/true and awaits it; `idler` spawns
 // a sleep and awaits it (live and idle until aborted).
@@ -193,29 +208,41 @@ struct Driver {
   }
 };
 
+/// The bench's tools on top of the defaults, with `extra` (TOML) after them, in
+/// `workspace`.
+std::shared_ptr<const Config> bench_config(const std::string& floor_path, const std::string& extra,
+                                           const std::string& workspace) {
+  auto config = apply_config_text(
+    default_config(), fmt::format(kToolsToml, fmt::arg("floor", floor_path)) + handle_tools("sleep", "bin_true"),
+    "bench tools");
+  if (config && !extra.empty())
+    config = apply_config_text(std::move(*config), extra, "bench tools");
+  if (!config)
+    throw std::runtime_error(config.error());
+  config->workspace = workspace;
+  return std::make_shared<const Config>(std::move(*config));
+}
+
 /// One turn of jp-actors in this process; a workload runs on a Driver actor.
+/// `extra_toml` adds to the bench's tools (W9: its node and the tools there).
 class Runtime {
 public:
-  explicit Runtime(const std::string& floor_path) : workspace_(temp_workspace()) {
-    auto config = apply_config_text(default_config(), fmt::format(kToolsToml, fmt::arg("floor", floor_path)),
-                                    "bench tools");
-    if (!config)
-      throw std::runtime_error(config.error());
-    config->workspace = workspace_;
+  explicit Runtime(const std::string& floor_path, const std::string& extra_toml = "")
+    : workspace_(temp_workspace()), config_(bench_config(floor_path, extra_toml, workspace_)),
+      cfg_(config_->runtime.worker_threads, uses_nodes(*config_) ? &config_->node : nullptr), sys_{cfg_} {
     // As the CLI does: live groups are recorded for the crash sweep.
-    if (auto recorded = open_group_record(state_path(*config, "live")); !recorded)
+    if (auto recorded = open_group_record(state_path(*config_, "live")); !recorded)
       throw std::runtime_error(recorded.error);
-    auto shared = std::make_shared<const Config>(std::move(*config));
     auto script = parse_script(kSubAgentsScript, "bench sub-agents");
     if (!script)
       throw std::runtime_error(script.error());
     // Sub-agents (W8) play the script above; nobody watches them.
     TurnLoopContext agent;
-    agent.config = shared;
+    agent.config = config_;
     agent.io = &io_;
     agent.agent_path = "bench";
     agent.subagents = std::make_shared<ScriptedSubAgents>(std::make_shared<const Script>(std::move(*script)));
-    TurnContext ctx{shared, &io_, {}};
+    TurnContext ctx{config_, &io_, {}};
     ctx.subagents = subagent_factory(agent);
     turn_ = spawn_turn(sys_, std::move(ctx));
   }
@@ -244,6 +271,7 @@ public:
 
 private:
   std::string workspace_;
+  std::shared_ptr<const Config> config_;
   IoThread io_;
   RuntimeActorConfig cfg_;
   caf::actor_system sys_{cfg_};
@@ -659,6 +687,101 @@ void w8(Driver& d, long n, Done done) {
   });
 }
 
+/// `n` fetch round trips (wait_ms 0) on a running `tool` handle `id`: each in µs.
+void fetch_round_trips(Driver& d, const std::string& tool, const std::string& id, long n,
+                       std::function<void(Result<std::vector<double>>)> k) {
+  d.call(tool, spawn_args(id, R"("secs":"600","wait_ms":0)"), [&d, tool, id, n, k](Reply r) {
+    if (!r)
+      return k(Error{fmt::format("{} spawn: {}", tool, r.error())});
+    auto us = std::make_shared<std::vector<double>>();
+    auto fetch = fmt::format(R"({{"action":"fetch","id":"{}","wait_ms":0}})", id);
+    d.repeat(
+      n,
+      [&d, tool, fetch, us](long, Then next) {
+        auto t0 = now_ns();
+        d.call(tool, fetch, [us, t0, next](Reply r) {
+          us->push_back(us_between(t0, now_ns()));
+          next(ok_or(r, "fetch"));
+        });
+      },
+      [&d, tool, id, us, k](Status st) {
+        if (!st)
+          return k(Error{st.error});
+        d.call(tool, fmt::format(R"({{"action":"abort","id":"{}"}})", id), [us, k](Reply r) {
+          if (!r)
+            return k(Error{r.error()});
+          k(std::move(*us));
+        });
+      });
+  });
+}
+
+/// Spawns `n` handles of `tool` in one batch: spawns per second.
+void spawn_rate(Driver& d, const std::string& tool, const std::string& prefix, long n,
+                std::function<void(Result<double>)> k) {
+  auto t0 = now_ns();
+  spawn_batch(d, numbered_ids(prefix, n), tool, R"("wait_ms":0)", [n, t0, k](Status st) {
+    if (!st)
+      return k(Error{st.error});
+    k(double(n) / (us_between(t0, now_ns()) / 1e6));
+  });
+}
+
+/// W9: fetch round trips and a batch of spawns, on this machine and on a node over
+/// loopback (a `jp-actors node` process): the remote figures against the local ones.
+void w9_run(Driver& d, long n, Done done) {
+  long fetches = 2 * n;
+  fetch_round_trips(d, "sleep", "lf", fetches, [&d, n, fetches, done](Result<std::vector<double>> local) {
+    if (!local)
+      return done(Error{local.error()});
+    auto local_p50 = percentile(*local, 0.5);
+    fetch_round_trips(d, "far_sleep", "rf", fetches, [&d, n, local_p50, done](Result<std::vector<double>> remote) {
+      if (!remote)
+        return done(Error{remote.error()});
+      auto remote_p50 = percentile(*remote, 0.5);
+      spawn_rate(d, "bin_true", "lt", n, [&d, n, local_p50, remote_p50, done](Result<double> local_rate) {
+        if (!local_rate)
+          return done(Error{local_rate.error()});
+        spawn_rate(d, "far_true", "rt", n, [=](Result<double> remote_rate) {
+          if (!remote_rate)
+            return done(Error{remote_rate.error()});
+          done(Figures{{"fetch_p50_ratio", remote_p50 / local_p50},
+                       {"local_fetch_p50_us", local_p50},
+                       {"remote_fetch_p50_us", remote_p50},
+                       {"spawn_rate_ratio", *remote_rate / *local_rate},
+                       {"local_spawns_per_s", *local_rate},
+                       {"remote_spawns_per_s", *remote_rate}});
+        });
+      });
+    });
+  });
+}
+
+/// W9 around its node: a temporary state directory (the node token), the node's
+/// workspace and config, the node process, then the run against it.
+Result<Figures> w9(const WorkloadParams& p, long n) {
+  auto dir = temp_workspace();
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  // The token is made by the node and read by this process: both look here.
+  ::setenv("XDG_STATE_HOME", (dir + "/state").c_str(), 1);
+  std::filesystem::create_directories(dir + "/node-workspace");
+  auto node_config = dir + "/node.toml";
+  std::ofstream(node_config) << handle_tools("far_sleep", "far_true");
+  auto node = NodeProcess::start(p.jp_actors_path, dir + "/node-workspace", node_config);
+  if (!node)
+    return Error{node.error()};
+  Runtime rt(p.floor_path, fmt::format("[nodes.w9]\naddress = \"{}\"\n", (*node)->address()) +
+                             handle_tools("far_sleep", "far_true", "w9"));
+  using namespace std::placeholders;
+  return rt.drive(std::bind(w9_run, _1, n, _2));
+}
+
 long or_default(long n, long dflt) {
   return n > 0 ? n : dflt;
 }
@@ -685,8 +808,10 @@ Result<Figures> run_jp_workload(const WorkloadParams& p) {
     run = std::bind(w7, _1, or_default(p.n, 10000), _2);
   else if (w == "W8")
     run = std::bind(w8, _1, or_default(p.n, 1000), _2);
+  else if (w == "W9")
+    return w9(p, or_default(p.n, 1000));
   else
-    return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7 W8", w)};
+    return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7 W8 W9", w)};
   Runtime rt(p.floor_path);
   return rt.drive(run);
 }

@@ -56,7 +56,11 @@ int run(bool quick, int rounds, const std::string& json_file, const std::vector<
     std::fprintf(stderr, "jp-bench: %s\n", cases.error().c_str());
     return 2;
   }
-  Binaries bin{sibling("jp-floor"), self_path()};
+  // jp-actors is beside jp-bench in a pack (.benchpack), one folder up in a build.
+  auto node = sibling("jp-actors");
+  if (::access(node.c_str(), X_OK) != 0)
+    node = sibling("../jp-actors");
+  Binaries bin{sibling("jp-floor"), self_path(), node};
   if (::access(bin.floor.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "jp-bench: the floor program %s is missing; build the jp-floor target\n",
                  bin.floor.c_str());
@@ -83,7 +87,7 @@ int run(bool quick, int rounds, const std::string& json_file, const std::vector<
 } // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"jp-bench: BENCH.md's workloads W1-W8, jp-actors against the OS floor"};
+  CLI::App app{"jp-bench: BENCH.md's workloads W1-W9, jp-actors against the OS floor"};
   app.require_subcommand(1);
 
   bool quick = false;
@@ -94,7 +98,7 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--quick", quick, "Small counts (a smoke test of the benchmark itself)");
   run_cmd->add_option("--rounds", rounds, "Rounds per side (at least 3)")->check(CLI::Range(3, 100));
   run_cmd->add_option("--json", json_file, "Also write the rows as JSON to FILE");
-  run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W8");
+  run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W9");
   std::string launcher = "posix_spawn";
   run_cmd->add_option("--launcher", launcher,
                       "How jp-actors starts children: posix_spawn (the default) or boost (Boost.Process v2's "
@@ -103,10 +107,11 @@ int main(int argc, char** argv) {
 
   WorkloadParams p;
   auto* worker_cmd = app.add_subcommand("worker", "One jp-actors round of one workload (used by run)");
-  worker_cmd->add_option("workload", p.workload, "W1 ... W8")->required();
+  worker_cmd->add_option("workload", p.workload, "W1 ... W9")->required();
   worker_cmd->add_option("--n", p.n, "Count (default: BENCH.md's)");
   worker_cmd->add_option("--bytes", p.bytes, "W4: bytes the child writes");
   worker_cmd->add_option("--floor", p.floor_path, "The jp-floor binary (its child modes)")->required();
+  worker_cmd->add_option("--jp-actors", p.jp_actors_path, "The jp-actors binary (W9 runs it as a node)");
 
   CLI11_PARSE(app, argc, argv);
   if (*worker_cmd) {

@@ -160,6 +160,7 @@ Result<std::vector<Case>> select_cases(const std::vector<std::string>& selected,
     {"W6", "W6", quick ? 300 : 0},
     {"W7", "W7", quick ? 1000 : 0},
     {"W8", "W8", quick ? 100 : 0},
+    {"W9", "W9", quick ? 100 : 0},
   };
   if (quick) { // labels say what ran
     all[3].label = "W4 32MiB";
@@ -170,7 +171,7 @@ Result<std::vector<Case>> select_cases(const std::vector<std::string>& selected,
   std::vector<Case> out;
   for (auto& w : selected) {
     if (!spec_of(w))
-      return Error{fmt::format("unknown workload `{}`; expected some of W1 W2 W3 W4 W5 W6 W7 W8", w)};
+      return Error{fmt::format("unknown workload `{}`; expected some of W1 W2 W3 W4 W5 W6 W7 W8 W9", w)};
     for (auto& c : all)
       if (c.workload == w)
         out.push_back(c);
@@ -191,7 +192,7 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, int rounds, const Bin
           continue;
         progress(fmt::format("{} round {}/{}: {}", c.label, r, rounds, is_floor ? "floor" : "jp-actors"));
         auto argv = is_floor ? std::vector<std::string>{bin.floor}
-                             : std::vector<std::string>{bin.jp, "worker", "--floor", bin.floor};
+                             : std::vector<std::string>{bin.jp, "worker", "--floor", bin.floor, "--jp-actors", bin.node};
         auto extra = case_args(c);
         argv.insert(argv.end(), extra.begin(), extra.end());
         auto out = run_capture(argv);

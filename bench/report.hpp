@@ -30,6 +30,7 @@ struct Row {
 struct Binaries {
   std::string floor; // jp-floor
   std::string jp;    // jp-bench (its `worker` subcommand)
+  std::string node;  // jp-actors (W9's node)
 };
 
 /// Runs each case `rounds` times, floor then jp-actors, and makes its rows.

@@ -22,6 +22,7 @@ enum class error_code : uint8_t {
   interrupted,       // the user interrupted; what waited ended with the turn
   inquiry_failed,    // the turn-end inquiry gave no answers
   limit_reached,     // a limit of [agents] (depth, concurrency, rounds) was reached
+  node_unreachable,  // a node could not be reached, or was lost (worth trying again)
 };
 
 /// The enumerator's name ("provider_auth"), for logs and CAF's to_string.
@@ -41,6 +42,7 @@ inline const char* to_string(error_code code) {
     case error_code::interrupted: return "interrupted";
     case error_code::inquiry_failed: return "inquiry_failed";
     case error_code::limit_reached: return "limit_reached";
+    case error_code::node_unreachable: return "node_unreachable";
   }
   return "unknown";
 }

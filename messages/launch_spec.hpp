@@ -18,6 +18,7 @@ inline constexpr int64_t kMaxWaitMs = 60000;
 
 struct LaunchSpec {
   std::string tool;               // tool name, for reports and turn-end events
+  std::string node;               // the configured node it runs on ("" = here)
   std::string arguments = "{}";   // the call's own parameters (JSON text): what an
                                   // executor other than a process is given
   std::vector<std::string> argv;  // argv[0] looked up in PATH when it has no '/'
@@ -60,7 +61,7 @@ struct LaunchSpec {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
-  return f(x.tool, x.arguments, x.argv, x.cwd, x.env, x.env_pass, x.env_drop, x.stdin_pipe, x.control_channel, x.pty, x.rows, x.cols,
+  return f(x.tool, x.node, x.arguments, x.argv, x.cwd, x.env, x.env_pass, x.env_drop, x.stdin_pipe, x.control_channel, x.pty, x.rows, x.cols,
            x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers,
            x.structured_output,
            x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.spill_max_bytes, x.spill_budget_bytes, x.notify_success, x.notify_failure,

@@ -150,7 +150,7 @@ struct HandleStatus {
   std::string id;
   ToolState state;
   std::string output_file; // a stopped handle's spill file, when its last output was cut
-  std::string node;        // the configured node it ran on ("" = here), once stopped
+  std::string node;        // the configured node it runs on ("" = here)
   friend bool operator==(const HandleStatus&, const HandleStatus&) = default;
 };
 

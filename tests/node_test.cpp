@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <signal.h>
 #include <string>
@@ -79,6 +80,16 @@ std::string read_file(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+/// Whether `path` came to hold `text` within 20 s (a child's output, read as it grows).
+bool said_within(const std::string& path, const std::string& text) {
+  for (int i = 0; i < 2000; ++i) {
+    if (read_file(path).find(text) != std::string::npos)
+      return true;
+    ::usleep(10000);
+  }
+  return false;
+}
+
 /// A node in its own workspace, and a client workspace that reaches it as `box`.
 struct fixture {
   temp_dir dir;
@@ -111,13 +122,13 @@ spawn.stateful = true
   }
   std::string node_toml;
 
-  /// Starts the node; false if it did not say where it listens.
-  bool start_node() {
+  /// Starts the node on `listen`; false if it did not say where it listens.
+  bool start_node(const std::string& listen = "127.0.0.1:0") {
     dir.write("node.toml", node_toml);
     auto out = (dir.path / "node.out").string();
     node = std::make_unique<Child>(std::vector<std::string>{JP_CLI_BINARY, "--workspace", node_ws, "--config",
                                                             (dir.path / "node.toml").string(), "node", "--listen",
-                                                            "127.0.0.1:0"},
+                                                            listen},
                                    state, out);
     // Its first line says where; bounded only against a hang.
     for (int i = 0; i < 6000; ++i) {
@@ -248,6 +259,7 @@ CAF_TEST(a remote handle and a local one are awaited together and driven like lo
                 + call("await", R"({ all = ["cat"], timeout_secs = 60 })")
                 + "  [[agents.steps]]\n"
                 + call("far", R"({ action = "spawn", id = "long", script = "exec sleep 300", wait_ms = 0 })")
+                + call("await", R"({ any = ["long"], timeout_secs = 0 })")
                 + call("far", R"({ action = "abort", id = "long" })");
   auto r = client(script);
   JP_REQUIRE_OK(r);
@@ -266,7 +278,9 @@ CAF_TEST(a remote handle and a local one are awaited together and driven like lo
   CAF_REQUIRE(awaited.ok());
   for (auto& e : awaited->find("completed")->as_array())
     CAF_CHECK_EQUAL(e.find("node") ? e.find("node")->as_string() : "", e.find("id")->as_string() == "r" ? "box" : "");
-  auto aborted = content(res, "main", 3, 1);
+  // Still running, it is pending, and named with its node too.
+  CAF_CHECK(contains(content(res, "main", 3, 1), R"("pending":[{"id":"long","state":"running","node":"box"}])"));
+  auto aborted = content(res, "main", 3, 2);
   CAF_CHECK(contains(aborted, R"("state":"stopped")"));
   CAF_CHECK(contains(aborted, "aborted"));
 }
@@ -321,6 +335,11 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   auto said = content(results_of(refused), "main", 1, 0);
   CAF_CHECK(contains(said, "node `box`"));
   CAF_CHECK(!contains(said, "over tls"));
+  // The node says so too, with OpenSSL's reason.
+  auto node_out = (dir.path / "node.out").string();
+  if (!said_within(node_out, "the client's certificate: unable to get local issuer certificate"))
+    CAF_FAIL("the node did not say why it refused the client:\n" << read_file(node_out));
+  CAF_CHECK(contains(read_file(node_out), "jp-actors node: refused a connection from 127.0.0.1:"));
   // TLS settings that cannot be used are refused before anything runs.
   client_tls = "certificate = \"/nonexistent.pem\"\n";
   auto broken = client(spawn);
@@ -347,17 +366,33 @@ CAF_TEST(a node killed stops its remote handles with a transient error and its r
   marked_sleep sleeper(dir.path);
   CAF_REQUIRE(start_node());
   auto out = (dir.path / "client.out").string();
-  Child client_run(client_argv(remote_sleep(sleeper)), state, out);
+  // After the loss the client waits for the test to restart the node (the flag),
+  // then uses it again in the same turn.
+  auto flag = (dir.path / "back").string();
+  auto script = remote_sleep(sleeper) + "  [[agents.steps]]\n"
+                + call("shell", fmt::format(R"({{ command = "while [ ! -e '{}' ]; do sleep 0.05; done" }})", flag))
+                + "  [[agents.steps]]\n"
+                + call("far", R"({ action = "spawn", id = "t", script = "echo again", wait_ms = 10000 })");
+  Child client_run(client_argv(script), state, out);
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
   node->kill9();
-  CAF_CHECK_EQUAL(client_run.wait(), 0);
-  auto text = read_file(out);
-  CAF_CHECK(contains(text, "node `box` was lost"));
-  CAF_CHECK(contains(text, R"(\"transient\":true)"));
+  CAF_REQUIRE(said_within(out, "node `box` was lost"));
+  CAF_CHECK(contains(read_file(out), R"(\"transient\":true)"));
   // Its tool outlived it; the next start of the node kills it.
   CAF_CHECK_EQUAL(sleeper.alive().size(), 1u);
-  CAF_REQUIRE(start_node());
+  CAF_REQUIRE(start_node(address));
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  // The next use connects again.
+  std::ofstream(flag) << "";
+  CAF_CHECK_EQUAL(client_run.wait(), 0);
+  std::string events; // the output's JSON lines (its stderr is in the same file)
+  std::istringstream lines(read_file(out));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("{\"event\"", 0) == 0)
+      events += line + "\n";
+  auto again = content(results_of(Run{0, "", events}), "main", 3, 0);
+  if (!contains(again, R"(again\n")") || !contains(again, R"("node":"box")"))
+    CAF_FAIL("after the node came back, the spawn said: " << again);
 }
 
 CAF_TEST(a client killed has its handles on the node aborted) {

@@ -83,6 +83,7 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   if (!spec)
     return spec;
   spec->tool = tool.name;
+  spec->node = tool.node;
   spec->arguments = args.dump();
   bool cwd_from_assistant = tool.source == "builtin" || tool.cwd.find("{{") != std::string::npos;
   auto cwd = working_directory(config.workspace, spec->cwd, cwd_from_assistant && !tool.cwd_outside_workspace);

@@ -336,8 +336,11 @@ int main(int argc, char** argv) {
             "refused. On loopback it may run plain, letting in clients that show the node token "
             "($XDG_STATE_HOME/jp-actors/node-token, made on first start; clients of the same user read it). "
             "Anywhere else it needs mutual TLS: [node.tls] certificate, key and ca (PEM), and clients whose "
-            "[nodes.NAME.tls] certificate that ca signed. Settings: [node] listen, heartbeat_secs (1), "
-            "timeout_secs (5: a silent peer is lost after it), tls. Runs until a signal.");
+            "[nodes.NAME.tls] certificate that ca signed; a connection refused at the handshake is reported on "
+            "stderr with OpenSSL's reason. Each client turn gets one session here; when the client goes (or is "
+            "lost), its handles get their turn-end policy (abort unless the tool says otherwise). Settings: "
+            "[node] listen, heartbeat_secs (1), timeout_secs (5: a silent peer is lost after it), tls. Runs "
+            "until a signal, then ends its tools (TERM, grace, KILL).");
   std::string listen;
   node->add_option("--listen", listen, "HOST:PORT to listen on (default: [node] listen, 127.0.0.1:0 = any free "
                                        "port); prints the address it listens on");

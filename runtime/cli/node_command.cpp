@@ -10,6 +10,7 @@
 #include "actors/node_gate.hpp"
 #include "messages/error_category.hpp"
 #include "runtime/actor_config.hpp"
+#include "runtime/cli/node_handshake_report.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_token.hpp"
@@ -62,6 +63,8 @@ int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
     return fail(fmt::format("cannot listen on {}: {}", addr->text(), error_text(port.error())));
   }
   addr->port = *port;
+  if (tls.enabled())
+    report_refused_handshakes();
   std::printf("jp-actors node: listening on %s\n", addr->text().c_str());
   std::fflush(stdout);
   // Until a signal: its shutdown ends the tools (TERM, grace, KILL), then the process.

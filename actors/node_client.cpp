@@ -1,0 +1,110 @@
+#include "actors/node_client.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+#include <fmt/format.h>
+
+#include "messages/atoms.hpp"
+#include "messages/error_category.hpp"
+#include "runtime/node/node_address.hpp"
+#include "runtime/node/node_token.hpp"
+
+namespace jp {
+
+namespace {
+
+struct node_client_state {
+  NodeConfig node;
+  node_session_actor session;                                 // none: not connected
+  std::vector<caf::typed_response_promise<caf::actor>> waiting; // opens while connecting
+  static inline const char* name = "jp.node_client";
+};
+
+using node_client_t = node_client_actor::stateful_base<node_client_state>;
+
+void answer_all(node_client_t* self, const caf::error& err) {
+  auto waiting = std::move(self->state.waiting);
+  self->state.waiting.clear();
+  for (auto& rp : waiting) {
+    if (err)
+      rp.deliver(err);
+    else
+      rp.deliver(caf::actor_cast<caf::actor>(self->state.session));
+  }
+}
+
+void connect(node_client_t* self) {
+  auto& node = self->state.node;
+  auto refused = [self](std::string why) { answer_all(self, make_error(error_code::bad_arguments, std::move(why))); };
+  auto addr = parse_node_address(node.address, fmt::format("nodes.{}.address", node.name));
+  if (!addr)
+    return refused(addr.error());
+  if (!self->system().has_middleman())
+    return refused(fmt::format("node `{}`: this runtime was started without networking", node.name));
+  // With TLS the certificates authenticate both sides; without, the token does.
+  bool tls = node.tls.enabled();
+  if (tls && !self->system().has_openssl_manager())
+    return refused(fmt::format("node `{}` takes TLS, and this runtime was started without it", node.name));
+  std::string token;
+  if (!tls) {
+    auto t = node_token(false);
+    if (!t)
+      return refused(fmt::format("node `{}`: {}", node.name, t.error()));
+    token = std::move(*t);
+  }
+  auto mm = tls ? self->system().openssl_manager().actor_handle() : self->system().middleman().actor_handle();
+  self->request(mm, caf::infinite, caf::connect_atom::value, addr->host, addr->port)
+    .then(
+      [self, token, refused](caf::node_id&, caf::strong_actor_ptr& gate_ptr, std::set<std::string>&) {
+        auto gate = caf::actor_cast<node_gate_actor>(gate_ptr);
+        if (!gate)
+          return refused(fmt::format("node `{}` published no gate", self->state.node.name));
+        self->request(gate, caf::infinite, open_atom::value, token, caf::actor_cast<caf::actor>(self))
+          .then(
+            [self](caf::actor& session) {
+              self->state.session = caf::actor_cast<node_session_actor>(session);
+              self->monitor(session); // lost with the node: the next open connects again
+              answer_all(self, {});
+            },
+            [refused](caf::error& err) { refused(error_text(err)); });
+      },
+      [self, addr = *addr](caf::error& err) {
+        answer_all(self, make_error(error_code::node_unreachable,
+                                    fmt::format("node `{}` ({}) cannot be reached: {}", self->state.node.name,
+                                                addr.text(), error_text(err))));
+      });
+}
+
+node_client_actor::behavior_type node_client(node_client_t* self, NodeConfig node, caf::actor_addr owner) {
+  self->state.node = std::move(node);
+  // The node holds this actor (its session watches it), so it goes with its owner,
+  // not when the last handle here lets go.
+  self->monitor(owner);
+  self->set_down_handler([self, owner](caf::down_msg& dm) {
+    if (dm.source == owner)
+      self->quit();
+    else if (dm.source == self->state.session.address())
+      self->state.session = node_session_actor{};
+  });
+  return {
+    [self](open_atom) -> caf::result<caf::actor> {
+      auto& st = self->state;
+      if (st.session)
+        return caf::actor_cast<caf::actor>(st.session);
+      auto rp = self->make_response_promise<caf::actor>();
+      st.waiting.push_back(rp);
+      if (st.waiting.size() == 1)
+        connect(self);
+      return rp;
+    },
+  };
+}
+
+} // namespace
+
+node_client_actor spawn_node_client(caf::local_actor* owner, NodeConfig node) {
+  return owner->spawn(node_client, std::move(node), owner->address());
+}
+
+} // namespace jp

@@ -1,0 +1,77 @@
+#include "runtime/cli/node_handshake_report.hpp"
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <cstdio>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <string>
+#include <sys/socket.h>
+
+namespace {
+
+std::atomic<bool> g_report{false};
+
+/// "127.0.0.1:4242", or "an unknown peer".
+std::string peer_of(const SSL* ssl) {
+  sockaddr_storage sa{};
+  socklen_t len = sizeof sa;
+  if (::getpeername(SSL_get_fd(ssl), reinterpret_cast<sockaddr*>(&sa), &len) != 0)
+    return "an unknown peer";
+  char host[INET6_ADDRSTRLEN] = {};
+  if (sa.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&sa);
+    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    return fmt::format("{}:{}", host, ntohs(in->sin_port));
+  }
+  auto* in6 = reinterpret_cast<sockaddr_in6*>(&sa);
+  ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+  return fmt::format("[{}]:{}", host, ntohs(in6->sin6_port));
+}
+
+/// OpenSSL's reasons for the failure (the error queue, emptied), and why the peer's
+/// certificate was not accepted, if it was not.
+std::string reasons_of(const SSL* ssl) {
+  std::string why;
+  while (auto e = ERR_get_error()) {
+    const char* r = ERR_reason_error_string(e);
+    if (!why.empty())
+      why += "; ";
+    why += r ? r : fmt::format("error {:#x}", e);
+  }
+  if (auto v = SSL_get_verify_result(ssl); v != X509_V_OK) {
+    auto cert = fmt::format("the client's certificate: {}", X509_verify_cert_error_string(v));
+    why = why.empty() ? cert : fmt::format("{} ({})", why, cert);
+  }
+  return why.empty() ? "the client closed the connection (it may not trust this node's certificate)" : why;
+}
+
+} // namespace
+
+namespace jp {
+
+void report_refused_handshakes() {
+  g_report.store(true);
+}
+
+} // namespace jp
+
+// Found before libssl's own by every library that calls it (CAF's openssl module
+// among them), as a definition in the executable is; libssl's is called through.
+extern "C" int SSL_get_error(const SSL* ssl, int ret) {
+  using real_fn = int (*)(const SSL*, int);
+  static const auto real = reinterpret_cast<real_fn>(::dlsym(RTLD_NEXT, "SSL_get_error"));
+  int err = real(ssl, ret);
+  if ((err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) && g_report.load(std::memory_order_relaxed) &&
+      SSL_is_server(ssl) && !SSL_is_init_finished(ssl)) {
+    std::fprintf(stderr,
+                 "jp-actors node: refused a connection from %s at the TLS handshake: %s; a client needs a "
+                 "certificate signed by the CA of [node.tls] ca, and its own [nodes.NAME.tls]\n",
+                 peer_of(ssl).c_str(), reasons_of(ssl).c_str());
+  }
+  return err;
+}
