@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <jp/jp.hpp>
 #include <sstream>
 #include <thread>
 #include <signal.h>
@@ -283,6 +284,48 @@ CAF_TEST(a remote handle and a local one are awaited together and driven like lo
   auto aborted = content(res, "main", 3, 2);
   CAF_CHECK(contains(aborted, R"("state":"stopped")"));
   CAF_CHECK(contains(aborted, "aborted"));
+}
+
+CAF_TEST(a sub-agent reaches the node as its parent does) {
+  CAF_REQUIRE(start_node());
+  // The sub-agent spawns on the node and awaits there; its parent awaits it.
+  auto script = one_step(call("agent", R"({ action = "spawn", id = "sub", prompt = "p", script = "remote" })")
+                         + call("await", R"({ all = ["sub"], timeout_secs = 60 })"))
+                + R"(
+[[subagents]]
+name = "remote"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "far"
+  arguments = { action = "spawn", id = "r", script = "echo from the sub-agent; pwd", wait_ms = 0 }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["r"], timeout_secs = 60 }
+)";
+  auto r = client(script);
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto awaited = content(res, "main/sub", 1, 1);
+  CAF_CHECK(contains(awaited, R"("id":"r","state":"stopped","result":"from the sub-agent\n)" + node_ws + R"(\n","node":"box")"));
+  CAF_CHECK(contains(content(res, "main", 1, 1), R"("id":"sub","state":"stopped")"));
+}
+
+CAF_TEST(a program embedding jp-actors reaches the node through its session) {
+  CAF_REQUIRE(start_node());
+  auto config = jp::config_from_toml(client_config(), "client config");
+  CAF_REQUIRE(config.ok());
+  config->workspace = client_ws;
+  ::setenv("XDG_STATE_HOME", state.c_str(), 1); // the node token, as the node's user
+  jp::Runtime rt(std::move(*config));
+  auto session = rt.session();
+  auto spawned = session.spawn("far", "e", *Json::parse(R"({"script":"echo embedded; exec sleep 300"})"), 5000).get();
+  CAF_CHECK(spawned.ok);
+  CAF_CHECK(contains(spawned.content, R"("node":"box")"));
+  CAF_CHECK(contains(spawned.content, "embedded"));
+  auto aborted = session.abort("e").get();
+  CAF_CHECK(contains(aborted.content, R"("state":"stopped")"));
+  CAF_CHECK(contains(aborted.content, "aborted"));
+  ::unsetenv("XDG_STATE_HOME");
 }
 
 CAF_TEST(a node refuses a client without its token and a tool that would ask) {
