@@ -188,11 +188,12 @@ spawn.stateful = true
 
 /// What handle `id` showed: the content of the look at (step, look) -- its spawn or an
 /// apply -- then its result in the await at (step, awaited).
-std::string said_by(const ResultsByCall& res, int64_t step, int64_t look, int64_t awaited, const std::string& id) {
+std::string said_by(const ResultsByCall& res, int64_t step, int64_t look, int64_t awaited, const std::string& id,
+                    const std::string& agent = "main") {
   std::string said;
-  if (auto j = Json::parse(content(res, "main", step, look)); j && j->find("content"))
+  if (auto j = Json::parse(content(res, agent, step, look)); j && j->find("content"))
     said = j->find("content")->as_string();
-  auto all = Json::parse(content(res, "main", step, awaited));
+  auto all = Json::parse(content(res, agent, step, awaited));
   if (!all || !all->find("completed"))
     CAF_FAIL("no await result at step " << step << ": " << content(res, "main", step, awaited));
   for (auto& e : all->find("completed")->as_array())
@@ -305,8 +306,9 @@ name = "remote"
   auto r = client(script);
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
-  auto awaited = content(res, "main/sub", 1, 1);
-  CAF_CHECK(contains(awaited, R"("id":"r","state":"stopped","result":"from the sub-agent\n)" + node_ws + R"(\n","node":"box")"));
+  // What it printed is in its spawn's look and its result together.
+  CAF_CHECK_EQUAL(said_by(res, 1, 0, 1, "r", "main/sub"), "from the sub-agent\n" + node_ws + "\n");
+  CAF_CHECK(contains(content(res, "main/sub", 1, 1), R"("node":"box")"));
   CAF_CHECK(contains(content(res, "main", 1, 1), R"("id":"sub","state":"stopped")"));
 }
 
