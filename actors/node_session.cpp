@@ -31,7 +31,7 @@ using node_session_t = node_session_actor::stateful_base<node_session_state>;
 /// The launch spec of `tool` on this node for `args_json`, or why it is refused.
 Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name, const std::string& args_json) {
   auto it = config.tools.find(tool_name);
-  if (it == config.tools.end() || it->second.source == "function") {
+  if (it == config.tools.end() || (it->second.source != "local" && it->second.source != "builtin")) {
     std::vector<std::string> names;
     for (auto& [n, t] : config.tools)
       if (t.source == "local" || n == "shell")

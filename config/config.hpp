@@ -156,6 +156,18 @@ struct NodeServerConfig {
   double timeout_secs = 5;
 };
 
+/// An MCP server whose tools this runtime offers ([mcp.servers.NAME]; DESIGN.md
+/// "MCP"): its tools appear as NAME__tool.
+struct McpServerConfig {
+  std::string name;
+  std::vector<std::string> command;       // stdio: the server's program and arguments
+  std::map<std::string, std::string> env; // added to its environment (secrets are not inherited)
+  double timeout_secs = 30;               // for its start (initialize, tools/list) and each call
+  run_mode run = run_mode::ask;           // its tools' permission, as a tool's `run`
+  bool stateful = false;                  // its tools take spawn/fetch/abort (a call as a handle)
+  std::map<std::string, bool> tool_stateful; // [mcp.servers.NAME.tools.TOOL] stateful, by the server's name
+};
+
 struct Config {
   AssistantConfig assistant;
   RuntimeConfig runtime;
@@ -163,6 +175,7 @@ struct Config {
   std::map<std::string, ToolConfig> tools; // by name; includes the built-ins
   std::map<std::string, NodeConfig> nodes; // by name ([nodes.NAME])
   NodeServerConfig node;                   // [node]: when this runtime is a node
+  std::map<std::string, McpServerConfig> mcp_servers; // by name ([mcp.servers.NAME])
   std::string workspace;                   // absolute path
 };
 

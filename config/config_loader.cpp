@@ -169,6 +169,7 @@ public:
       {"conversation", table([this](auto& t, auto&) { return conversation(t); })},
       {"nodes", users_only("which machines run your tools", table([this](auto& t, auto&) { return nodes(t); }))},
       {"node", users_only("what a node of yours serves", table([this](auto& t, auto&) { return node(t); }))},
+      {"mcp", users_only("which programs start with jp-actors", table([this](auto& t, auto&) { return mcp(t); }))},
     });
   }
 
@@ -407,6 +408,70 @@ private:
       if (!s)
         return s;
     }
+    return Status::ok();
+  }
+
+  /// [mcp]: its servers ([mcp.servers.NAME]), one table each.
+  Status mcp(const toml::table& t) {
+    return read_fields(t, "mcp", {{"servers", table([this](auto& st, auto&) { return mcp_servers(st); })}});
+  }
+
+  Status mcp_servers(const toml::table& t) {
+    for (auto&& [name, v] : t) {
+      auto key = join_key("mcp.servers", name.str());
+      // NAME__tool must be a valid tool name for every provider.
+      if (!is_identifier(name.str()) || name.str().find("__") != std::string_view::npos || name.str().size() > 30)
+        return fail(key, "a server name may contain only letters, digits, '_' (not two in a row) and '-', at "
+                         "most 30 (its tools are named NAME__tool)");
+      auto& server = c_.mcp_servers.try_emplace(std::string(name.str())).first->second;
+      server.name = name.str();
+      auto s = with_table(v, key, [&](auto& st) {
+        return read_fields(st, key, {
+          {"command", texts(server.command)},
+          {"url", [this](auto&, auto& k) {
+             return Status(fail(k, "Streamable HTTP servers are not supported yet; start the server over stdio "
+                                   "with command = [\"program\", \"arg\", ...]"));
+           }},
+          {"env", table([this, &server](auto& et, auto& k) { return string_map(server.env, et, k); })},
+          {"timeout_secs", seconds(server.timeout_secs, 3600)},
+          {"run", [this, &server](auto& v, auto& k) {
+             std::string m;
+             auto s = assign(choice_of(v, k, {"ask", "unattended", "skip"}), m);
+             server.run = run_mode_named(m);
+             return s;
+           }},
+          {"stateful", flag(server.stateful)},
+          {"tools", table([this, &server](auto& tt, auto& k) { return mcp_tools(server, tt, k); })},
+        });
+      });
+      if (!s)
+        return s;
+      if (server.command.empty() || server.command[0].empty())
+        return fail(key + ".command", "required: the server's program and its arguments, e.g. [\"my-server\", "
+                                      "\"--stdio\"]");
+      if (server.timeout_secs <= 0)
+        return fail(key + ".timeout_secs", "must be more than 0");
+    }
+    return Status::ok();
+  }
+
+  /// [mcp.servers.NAME.tools.TOOL]: per tool of the server, by its own name.
+  Status mcp_tools(McpServerConfig& server, const toml::table& t, const std::string& prefix) {
+    for (auto&& [tool, v] : t) {
+      auto key = join_key(prefix, tool.str());
+      bool stateful = server.stateful;
+      auto s = with_table(v, key, [&](auto& tt) { return read_fields(tt, key, {{"stateful", flag(stateful)}}); });
+      if (!s)
+        return s;
+      server.tool_stateful[std::string(tool.str())] = stateful;
+    }
+    return Status::ok();
+  }
+
+  Status string_map(std::map<std::string, std::string>& out, const toml::table& t, const std::string& prefix) {
+    for (auto&& [k, v] : t)
+      if (auto s = assign(string_of(v, join_key(prefix, k.str())), out[std::string(k.str())]); !s)
+        return s;
     return Status::ok();
   }
 

@@ -76,8 +76,9 @@ Result<LaunchSpec> local_spec(const ToolConfig& tool, const Json& args, const Js
 
 Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,
                                     const Json& answers, bool stateful) {
-  // A function tool's executor, or a node, is given the arguments themselves: no argv.
-  auto spec = tool.source == function_tool_source || !tool.node.empty() ? Result<LaunchSpec>(LaunchSpec{})
+  // Function and MCP tools' executors, and nodes, are given the arguments themselves: no argv.
+  bool executor = tool.source == function_tool_source || tool.source.rfind("mcp.", 0) == 0 || !tool.node.empty();
+  auto spec = executor ? Result<LaunchSpec>(LaunchSpec{})
               : tool.source == "builtin" && tool.name == "shell" ? shell_spec(args)
                                                                  : local_spec(tool, args, answers);
   if (!spec)

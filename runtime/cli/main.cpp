@@ -19,6 +19,7 @@
 #include "config/config_loader.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
+#include "runtime/cli/mcp_tools.hpp"
 #include "runtime/cli/node_command.hpp"
 #include "runtime/cli/mcp_command.hpp"
 #include "runtime/cli/nodes_command.hpp"
@@ -94,7 +95,7 @@ struct RunOutcome {
 
 /// One run of a script's agents (all at once).
 RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
-                       const Script& script, const std::shared_ptr<EventLog>& log, bool json,
+                       const McpTools& mcp, const Script& script, const std::shared_ptr<EventLog>& log, bool json,
                        const PermissionPolicy& permissions) {
   auto t0 = std::chrono::steady_clock::now();
   caf::scoped_actor self{sys};
@@ -113,6 +114,7 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     TurnLoopContext ctx;
     ctx.config = config;
     ctx.io = &io;
+    ctx.executors = mcp.executors;
     ctx.provider = make_scripted_provider(agent);
     ctx.inquiry = make_scripted_inquiry(agent);
     if (isatty(STDIN_FILENO))
@@ -166,6 +168,8 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
     return fail(script.error());
   IoThread io;
   install_signal_handlers(*config);
+  auto mcp = start_mcp_tools(config, io);
+  config = mcp.config;
   actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                        client_tls(*config)};
   caf::actor_system sys{cfg};
@@ -179,7 +183,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   for (int i = 0; i < script->repeat && outcome.error.empty() && !outcome.interrupted; ++i) {
     if (!json && script->repeat > 1)
       std::printf("%srun %d of %d\n", i ? "\n" : "", i + 1, script->repeat);
-    outcome = run_agents(sys, config, io, *script, log, json, permissions);
+    outcome = run_agents(sys, config, io, mcp, *script, log, json, permissions);
   }
   int rc = report_runs(*builder, json, report_path);
   if (!outcome.error.empty())
@@ -221,12 +225,16 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
               const PermissionPolicy& permissions) {
   IoThread io;
   install_signal_handlers(*config);
+  auto mcp = start_mcp_tools(config, io);
+  config = mcp.config;
   actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                        client_tls(*config)};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
   caf::scoped_actor self{sys};
-  auto turn = spawn_turn(sys, turn_context(config, io, permissions));
+  auto context = turn_context(config, io, permissions);
+  context.executors = mcp.executors;
+  auto turn = spawn_turn(sys, std::move(context));
   CallResult result{false, "no reply"};
   self->request(turn, caf::infinite, call_atom::value, tool, args)
     .receive([&](CallResult& r) { result = std::move(r); },
@@ -252,10 +260,14 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
   return 0;
 }
 
-int list_tools(const Config& config, bool schema, const std::string& dialect_name) {
+int list_tools(std::shared_ptr<const Config> base, bool schema, const std::string& dialect_name) {
   auto d = parse_dialect(dialect_name);
   if (!d)
     return fail(d.error());
+  // MCP servers are asked for their tools (and stopped again).
+  IoThread io;
+  auto mcp = start_mcp_tools(std::move(base), io);
+  auto& config = *mcp.config;
   if (schema) {
     std::printf("%s\n", tool_declarations(config, *d).dump().c_str());
     return 0;
@@ -265,6 +277,8 @@ int list_tools(const Config& config, bool schema, const std::string& dialect_nam
     std::printf("%-16s %-9s %-8s %s\n", name.c_str(), kind.c_str(), t.source.c_str(),
                 t.summary.c_str());
   }
+  for (auto& why : mcp.unavailable)
+    std::printf("(unavailable) %s\n", why.c_str());
   return 0;
 }
 
@@ -358,7 +372,9 @@ int main(int argc, char** argv) {
   nodes->require_subcommand(1);
   auto* nodes_ls = nodes->add_subcommand("ls", "Each configured node, reachable or not, with the handles running "
                                                "on it");
-  auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema");
+  auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema; the tools of "
+                                            "[mcp.servers.NAME] too (each server is started to be asked), as "
+                                            "NAME__tool, and the servers that did not start, with why");
   bool schema = false;
   std::string dialect = "openai";
   // Calls written by the user (a script, `call`) are the user's own: tools' `run =
@@ -434,7 +450,7 @@ int main(int argc, char** argv) {
     else if (*conversations)
       rc = list_conversations(*config);
     else
-      rc = list_tools(*config, schema, dialect);
+      rc = list_tools(config, schema, dialect);
   } catch (const std::exception& e) {
     kill_all_process_groups();
     rc = fail(e.what());

@@ -1,3 +1,4 @@
+#include "runtime/cli/mcp_tools.hpp"
 #include "runtime/cli/mcp_command.hpp"
 
 #include <caf/all.hpp>
@@ -17,6 +18,8 @@ namespace jp {
 
 int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions) {
   IoThread io;
+  auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
+  config = mcp.config;
   install_signal_shutdown(config->runtime.abort_grace_secs);
   // stdout is the protocol's: one message per line, whole, in the order sent.
   auto out = std::make_shared<std::mutex>();
@@ -30,10 +33,11 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions) 
                          client_tls(*config)};
   caf::actor_system sys{cfg};
   // The calls are a model's: permissions apply, asked through the client if it can.
-  auto make_turn = [&sys, &io, config, permissions](AskPermission ask) {
+  auto make_turn = [&sys, &io, &mcp, config, permissions](AskPermission ask) {
     TurnContext ctx;
     ctx.config = config;
     ctx.io = &io;
+    ctx.executors = mcp.executors;
     ctx.permissions = permissions;
     ctx.ask_permission = std::move(ask);
     ctx.agent = "mcp";

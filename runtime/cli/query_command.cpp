@@ -1,3 +1,4 @@
+#include "runtime/cli/mcp_tools.hpp"
 #include "runtime/cli/query_command.hpp"
 #include "actors/provider_subagents.hpp"
 
@@ -131,6 +132,8 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
       std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());
 
   IoThread io;
+  auto mcp = start_mcp_tools(config, io);
+  config = mcp.config;
   RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                        client_tls(*config)};
   caf::actor_system sys{cfg};
@@ -139,6 +142,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   TurnLoopContext ctx;
   ctx.config = config;
   ctx.io = &io;
+  ctx.executors = mcp.executors;
   ctx.provider = assistant->provider;
   ctx.tool_dialect = assistant->tool_dialect;
   ctx.model = config->assistant.model;

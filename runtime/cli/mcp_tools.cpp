@@ -1,0 +1,142 @@
+#include "runtime/cli/mcp_tools.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "actors/function_handle.hpp"
+#include "tools/function_tool.hpp"
+
+namespace jp {
+
+namespace {
+
+const std::vector<std::string_view> kTypes = {"string", "integer", "number", "boolean", "array", "object"};
+
+/// A schema's type: the first known one of "type" (a name or a list of them).
+std::string type_of(const Json& schema) {
+  auto* t = schema.find("type");
+  auto known = [](const Json& j) {
+    return j.is_string() && std::find(kTypes.begin(), kTypes.end(), j.as_string()) != kTypes.end();
+  };
+  if (t && known(*t))
+    return t->as_string();
+  if (t && t->is_array())
+    for (auto& x : t->as_array())
+      if (known(x))
+        return x.as_string();
+  return "";
+}
+
+/// The summary line and the rest of a description.
+std::pair<std::string, std::string> split_description(const std::string& d) {
+  auto nl = d.find('\n');
+  if (nl == std::string::npos)
+    return {d, ""};
+  return {d.substr(0, nl), d.substr(nl + 1)};
+}
+
+/// The function that calls `tool` of `client`: a call's result, progress and abort.
+FunctionTool call_of(std::shared_ptr<McpClient> client, std::string tool) {
+  return [client, tool](const Json& args, const Progress& progress) {
+    FunctionResult result;
+    auto n = client->call(tool, args, progress, [result](ToolState s) { result.set(std::move(s)); });
+    Invocation inv;
+    inv.result = result;
+    inv.abort = [client, n] { client->cancel(n, "aborted"); };
+    return inv;
+  };
+}
+
+} // namespace
+
+std::string mcp_tool_name(const std::string& server, const std::string& tool) {
+  auto name = server + "__" + tool;
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-')
+      c = '_';
+  return name.substr(0, 64);
+}
+
+std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
+  std::vector<ParameterConfig> out;
+  auto* props = input_schema.find("properties");
+  if (!props || !props->is_object())
+    return out;
+  std::vector<std::string> required;
+  if (auto* r = input_schema.find("required"); r && r->is_array())
+    for (auto& x : r->as_array())
+      if (x.is_string())
+        required.push_back(x.as_string());
+  for (auto& [name, schema] : props->as_object()) {
+    ParameterConfig p;
+    p.name = name;
+    p.type = type_of(schema);
+    if (p.type.empty()) // no type, or one we do not know: any JSON, as an object says
+      p.type = "object";
+    if (auto* d = schema.find("description"); d && d->is_string())
+      p.description = d->as_string();
+    p.required = std::find(required.begin(), required.end(), name) != required.end();
+    if (auto* e = schema.find("enum"); e && e->is_array() && p.type == "string")
+      for (auto& v : e->as_array())
+        if (v.is_string())
+          p.enum_values.push_back(v.as_string());
+    if (auto* items = schema.find("items"); items && p.type == "array")
+      p.items_type = type_of(*items);
+    if (auto* d = schema.find("default"))
+      p.default_value = *d;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io) {
+  McpTools out;
+  if (config->mcp_servers.empty()) {
+    out.config = std::move(config);
+    return out;
+  }
+  auto with = std::make_shared<Config>(*config);
+  for (auto& [name, server] : config->mcp_servers) {
+    auto client = McpClient::start(io, server, config->workspace);
+    if (!client) {
+      out.unavailable.push_back(client.error());
+      std::fprintf(stderr, "jp-actors: %s; its tools are not offered\n", client.error().c_str());
+      continue;
+    }
+    for (auto& tool : (*client)->tools()) {
+      auto params = mcp_parameters(tool.input_schema);
+      auto t = function_tool_config(mcp_tool_name(name, tool.name), "", params);
+      std::tie(t.summary, t.description) = split_description(tool.description);
+      if (t.summary.empty())
+        t.summary = fmt::format("{} (MCP server {})", tool.name, name);
+      t.source = "mcp." + name;
+      t.run = server.run;
+      auto stateful = server.tool_stateful.find(tool.name);
+      t.stateful = stateful != server.tool_stateful.end() ? stateful->second : server.stateful;
+      // The protocol's own parameter names cannot be a stateful tool's.
+      for (auto& p : params)
+        if (t.stateful && (p.name == "action" || p.name == "id" || p.name == "input" || p.name == "wait_ms")) {
+          std::fprintf(stderr,
+                       "jp-actors: MCP server `%s`: tool `%s` has a parameter `%s`, which the stateful protocol "
+                       "uses; it is offered without spawn/fetch/abort\n",
+                       name.c_str(), tool.name.c_str(), p.name.c_str());
+          t.stateful = false;
+        }
+      if (with->tools.count(t.name)) {
+        std::fprintf(stderr, "jp-actors: MCP server `%s`: a tool named `%s` exists already; `%s` is not offered\n",
+                     name.c_str(), t.name.c_str(), tool.name.c_str());
+        continue;
+      }
+      out.executors[t.name] = function_handle_factory(call_of(*client, tool.name));
+      with->tools[t.name] = std::move(t);
+    }
+    out.clients.push_back(std::move(*client));
+  }
+  out.config = std::move(with);
+  return out;
+}
+
+} // namespace jp

@@ -1,0 +1,381 @@
+#include "runtime/mcp/mcp_client.hpp"
+
+#include <atomic>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <fmt/format.h>
+#include <future>
+#include <map>
+
+#include "runtime/mcp/mcp_protocol.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/process.hpp"
+
+namespace jp {
+
+namespace {
+
+constexpr size_t kStderrTail = 2048;   // what an error quotes of the server's stderr
+constexpr size_t kLineMax = 64u << 20; // a longer line is the server's fault
+
+/// A tools/call result as the assistant sees it: its text content (other kinds
+/// named), an error when isError.
+ToolState call_state(const Json& result) {
+  std::string text;
+  if (auto* content = result.find("content"); content && content->is_array())
+    for (auto& item : content->as_array()) {
+      auto* type = item.find("type");
+      auto kind = type && type->is_string() ? type->as_string() : std::string("?");
+      if (!text.empty())
+        text += "\n";
+      if (auto* t = item.find("text"); kind == "text" && t && t->is_string())
+        text += t->as_string();
+      else
+        text += fmt::format("[{} content]", kind);
+    }
+  if (text.empty())
+    if (auto* structured = result.find("structuredContent"))
+      text = structured->dump();
+  auto* is_error = result.find("isError");
+  if (is_error && is_error->is_bool() && is_error->as_bool())
+    return ToolState::failure(ToolError{text.empty() ? "the tool failed and said nothing" : text, {}, false});
+  return ToolState::success(std::move(text));
+}
+
+} // namespace
+
+struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
+  IoThread* io = nullptr;
+  McpServerConfig server;
+  std::vector<McpTool> tools;
+  // -- on the io thread only --
+  std::shared_ptr<Process> process; // set there, first of all (start)
+  std::string line;       // stdout not yet a whole line
+  size_t unacked = 0;     // output taken before `process` was set
+  std::string stderr_tail;
+  std::string gone;       // why the server can no longer be used ("" = it can)
+  struct Pending {
+    std::function<void(const Json&)> answer; // result, or {"error": ...}
+    std::function<void(std::string)> progress;
+    std::shared_ptr<boost::asio::steady_timer> timer;
+  };
+  // By request id. Answers may hold the state: they are all let go of when the
+  // server exits (fail_all), which the client's end brings about.
+  std::map<int64_t, Pending> pending;
+  std::atomic<int64_t> next_id{1};
+
+  std::string stderr_said() const {
+    return stderr_tail.empty() ? "it wrote nothing to stderr"
+                               : fmt::format("its stderr ended with: {}", last_lines(stderr_tail));
+  }
+  static std::string last_lines(const std::string& s) {
+    auto t = s;
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r'))
+      t.pop_back();
+    return t;
+  }
+
+  void send(const Json& message) {
+    if (process) // not yet only for what a server says before it was asked anything
+      process->write_stdin(message.dump() + "\n");
+  }
+
+  /// Ends every request out with `why` (the server is gone).
+  void fail_all(const std::string& why) {
+    gone = why;
+    auto out = std::move(pending);
+    pending.clear();
+    for (auto& [id, p] : out) {
+      if (p.timer)
+        p.timer->cancel();
+      Json err = Json::object();
+      err.set("error", Json::object().set("message", why));
+      p.answer(err);
+    }
+  }
+
+  void on_line(const std::string& text) {
+    auto msg = Json::parse(text);
+    if (!msg || !msg->is_object())
+      return; // not JSON-RPC: a server's stray print is no answer to anything
+    auto* id = msg->find("id");
+    auto* method = msg->find("method");
+    if (method && method->is_string()) {
+      if (id) // a request of the server's own: only ping is answered with a result
+        send(method->as_string() == "ping" ? mcp::response(*id, Json::object())
+                                           : mcp::error_response(*id, mcp::method_not_found,
+                                                                 "jp-actors' MCP client does not serve " +
+                                                                   method->as_string()));
+      else if (method->as_string() == "notifications/progress")
+        on_progress(msg->find("params"));
+      return;
+    }
+    if (!id || !id->is_int())
+      return;
+    auto it = pending.find(id->as_int());
+    if (it == pending.end())
+      return; // cancelled, or timed out
+    auto p = std::move(it->second);
+    pending.erase(it);
+    if (p.timer)
+      p.timer->cancel();
+    p.answer(*msg);
+  }
+
+  void on_progress(const Json* params) {
+    if (!params || !params->is_object())
+      return;
+    auto* token = params->find("progressToken");
+    if (!token || !token->is_int())
+      return;
+    auto it = pending.find(token->as_int());
+    if (it == pending.end() || !it->second.progress)
+      return;
+    std::string text;
+    if (auto* m = params->find("message"); m && m->is_string())
+      text = m->as_string();
+    else if (auto* p = params->find("progress"); p && p->is_number()) {
+      auto* total = params->find("total");
+      text = total && total->is_number() ? fmt::format("progress {} of {}", p->as_number(), total->as_number())
+                                         : fmt::format("progress {}", p->as_number());
+    }
+    if (!text.empty())
+      it->second.progress(text + "\n");
+  }
+
+  void on_output(stream_kind kind, std::string_view bytes) {
+    // Output can come before the process is here (see start): acknowledged then.
+    unacked += bytes.size();
+    if (process) {
+      process->ack(unacked);
+      unacked = 0;
+    }
+    if (kind == stream_kind::err) {
+      stderr_tail.append(bytes);
+      if (stderr_tail.size() > kStderrTail)
+        stderr_tail.erase(0, stderr_tail.size() - kStderrTail);
+      return;
+    }
+    line.append(bytes);
+    size_t start = 0;
+    for (auto nl = line.find('\n'); nl != std::string::npos; nl = line.find('\n', start)) {
+      on_line(line.substr(start, nl - start));
+      start = nl + 1;
+    }
+    line.erase(0, start);
+    if (line.size() > kLineMax) {
+      fail_all(fmt::format("MCP server `{}` sent a line of more than {} MiB", server.name, kLineMax >> 20));
+      if (process)
+        process->terminate(std::chrono::milliseconds(0), [] {});
+    }
+  }
+
+  /// Sends request `method` and calls `answer` with the reply (on the io thread), or
+  /// with an error after the server's timeout. `id` 0: a new one.
+  void request(std::string method, Json params, std::function<void(const Json&)> answer,
+               std::function<void(std::string)> progress = {}, int64_t id = 0) {
+    if (!id)
+      id = next_id++;
+    if (!gone.empty()) {
+      Json err = Json::object();
+      err.set("error", Json::object().set("message", gone));
+      return answer(err);
+    }
+    auto timer = std::make_shared<boost::asio::steady_timer>(io->context());
+    timer->expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(server.timeout_secs)));
+    timer->async_wait([weak = weak_from_this(), id, method](const boost::system::error_code& ec) {
+      auto s = weak.lock();
+      if (ec || !s)
+        return;
+      auto it = s->pending.find(id);
+      if (it == s->pending.end())
+        return;
+      auto p = std::move(it->second);
+      s->pending.erase(it);
+      s->send(mcp::notification("notifications/cancelled",
+                                Json::object().set("requestId", id).set("reason", "timed out")));
+      Json err = Json::object();
+      err.set("error", Json::object().set("message", fmt::format("MCP server `{}` did not answer {} within {} s "
+                                                                 "([mcp.servers.{}] timeout_secs)",
+                                                                 s->server.name, method, s->server.timeout_secs,
+                                                                 s->server.name)));
+      p.answer(err);
+    });
+    pending[id] = Pending{std::move(answer), std::move(progress), timer};
+    send(mcp::request(id, method, std::move(params)));
+  }
+};
+
+Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServerConfig& server,
+                                                    const std::string& cwd) {
+  auto st = std::make_shared<State>();
+  st->io = &io;
+  st->server = server;
+  SpawnSpec spec;
+  spec.argv = server.command;
+  spec.cwd = cwd;
+  spec.stdin_pipe = true;
+  for (auto& [k, v] : server.env)
+    spec.env.push_back(k + "=" + v);
+  // Callbacks hold the state weakly: it goes with the client, and the process with it.
+  std::weak_ptr<State> weak = st;
+  ProcessEvents events;
+  events.on_output = [weak](stream_kind kind, std::string_view bytes) {
+    if (auto s = weak.lock())
+      s->on_output(kind, bytes);
+  };
+  events.on_exit = [weak](const ExitInfo& info) {
+    if (auto s = weak.lock())
+      s->fail_all(fmt::format("MCP server `{}` exited ({}); {}", s->server.name, info.describe(), s->stderr_said()));
+  };
+  auto process = spawn_process(io, spec, std::move(events));
+  if (!process)
+    return Error{fmt::format("MCP server `{}` did not start: {}", server.name, process.error())};
+  // Set on the io thread, where its callbacks may already run; before any request.
+  io.post([st, p = std::move(*process)] {
+    st->process = p;
+    if (st->unacked) {
+      p->ack(st->unacked);
+      st->unacked = 0;
+    }
+  });
+  auto client = std::shared_ptr<McpClient>(new McpClient());
+  client->state_ = st;
+
+  // initialize, notifications/initialized, then tools/list page by page; all on the
+  // io thread, this thread waiting for the outcome.
+  auto outcome = std::make_shared<std::promise<std::string>>(); // "" = started
+  auto started = outcome->get_future();
+  auto finish = std::make_shared<std::function<void(std::string)>>(
+    [outcome, done = false](std::string why) mutable {
+      if (!done) {
+        done = true;
+        outcome->set_value(std::move(why));
+      }
+    });
+  auto failed = [st](const Json& reply) -> std::string {
+    if (auto* e = reply.find("error")) {
+      auto* m = e->find("message");
+      return fmt::format("MCP server `{}`: {}", st->server.name, m && m->is_string() ? m->as_string() : e->dump());
+    }
+    if (!reply.find("result") || !reply.find("result")->is_object())
+      return fmt::format("MCP server `{}` answered without a result: {}", st->server.name, cut_text(reply.dump(), 200));
+    return "";
+  };
+  auto list = std::make_shared<std::function<void(Json)>>();
+  *list = [st, finish, failed, list](Json cursor) {
+    Json params = Json::object();
+    if (!cursor.is_null())
+      params.set("cursor", cursor);
+    st->request("tools/list", std::move(params), [st, finish, failed, list](const Json& reply) {
+      if (auto why = failed(reply); !why.empty())
+        return (*finish)(why);
+      auto& result = *reply.find("result");
+      if (auto* tools = result.find("tools"); tools && tools->is_array())
+        for (auto& t : tools->as_array()) {
+          auto* name = t.find("name");
+          if (!name || !name->is_string())
+            continue;
+          auto* desc = t.find("description");
+          auto* schema = t.find("inputSchema");
+          st->tools.push_back({name->as_string(), desc && desc->is_string() ? desc->as_string() : "",
+                               schema && schema->is_object() ? *schema : Json::object()});
+        }
+      auto* next = result.find("nextCursor");
+      if (next && next->is_string() && !next->as_string().empty())
+        return (*list)(*next);
+      (*finish)("");
+    });
+  };
+  io.post([st, finish, failed, list] {
+    auto params = Json::object()
+                    .set("protocolVersion", std::string(mcp::versions[0]))
+                    .set("capabilities", Json::object())
+                    .set("clientInfo", Json::object().set("name", "jp-actors").set("version", "0.2.0"));
+    st->request("initialize", std::move(params), [st, finish, failed, list](const Json& reply) {
+      if (auto why = failed(reply); !why.empty())
+        return (*finish)(why);
+      st->send(mcp::notification("notifications/initialized", Json::object()));
+      (*list)(Json());
+    });
+  });
+  auto why = started.get(); // bounded: every request has the server's timeout
+  io.post([list] { *list = nullptr; }); // its capture of itself, let go of
+  if (!why.empty()) {
+    if (why.find("stderr") == std::string::npos)
+      why += "; " + st->stderr_said();
+    return Error{why};
+  }
+  return client;
+}
+
+McpClient::~McpClient() {
+  // The server gets its stdin closed, then TERM, and KILL after a moment.
+  state_->io->post([st = state_] {
+    if (auto p = st->process) {
+      p->close_stdin();
+      p->terminate(std::chrono::milliseconds(500), [] {});
+    }
+  });
+}
+
+const std::string& McpClient::name() const {
+  return state_->server.name;
+}
+
+const std::vector<McpTool>& McpClient::tools() const {
+  return state_->tools;
+}
+
+int64_t McpClient::call(const std::string& tool, Json args, std::function<void(std::string)> progress,
+                        std::function<void(ToolState)> done) {
+  auto st = state_;
+  int64_t id = st->next_id++;
+  st->io->post([st, id, tool, args = std::move(args), progress = std::move(progress), done = std::move(done)]() mutable {
+    auto params = Json::object()
+                    .set("name", tool)
+                    .set("arguments", std::move(args))
+                    .set("_meta", Json::object().set("progressToken", id));
+    st->request(
+      "tools/call", std::move(params),
+      [st, tool, done](const Json& reply) {
+        if (auto* e = reply.find("error")) {
+          auto* m = e->find("message");
+          auto text = m && m->is_string() ? m->as_string() : e->dump();
+          // The server gone: a transient failure (it may be back at the next start).
+          bool gone = !st->gone.empty() && text == st->gone;
+          return done(ToolState::failure(ToolError{
+            gone ? text : fmt::format("MCP server `{}`: {} failed: {}", st->server.name, tool, text), {}, gone}));
+        }
+        auto* result = reply.find("result");
+        done(result && result->is_object() ? call_state(*result)
+                                           : ToolState::failure(ToolError{
+                                               fmt::format("MCP server `{}` answered {} without a result",
+                                                           st->server.name, tool),
+                                               {}, false}));
+      },
+      std::move(progress), id);
+  });
+  return id;
+}
+
+void McpClient::cancel(int64_t n, std::string reason) {
+  auto st = state_;
+  st->io->post([st, n, reason = std::move(reason)] {
+    auto it = st->pending.find(n);
+    if (it == st->pending.end())
+      return;
+    auto p = std::move(it->second);
+    st->pending.erase(it);
+    if (p.timer)
+      p.timer->cancel();
+    if (st->gone.empty())
+      st->send(mcp::notification("notifications/cancelled", Json::object().set("requestId", n).set("reason", reason)));
+    Json err = Json::object();
+    err.set("error", Json::object().set("message", reason));
+    p.answer(err);
+  });
+}
+
+} // namespace jp

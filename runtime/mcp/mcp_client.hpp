@@ -1,0 +1,57 @@
+// The client side of MCP over stdio (DESIGN.md "MCP"): one server process, owned as
+// a tool's process is (its own session, in the crash record, killed when the client
+// goes), spoken to in JSON-RPC 2.0 lines. start() initializes it and lists its tools;
+// call() runs one tools/call with a progress token, passing the server's progress
+// notifications on; cancel() sends notifications/cancelled. A server that exits or
+// never answers fails what is out at it with an error naming the server and the
+// tail of its stderr. No CAF here: callbacks come on the io thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "messages/json.hpp"
+#include "messages/result.hpp"
+#include "messages/tool_state.hpp"
+
+namespace jp {
+
+class IoThread;
+
+/// One tool a server offers (tools/list).
+struct McpTool {
+  std::string name;
+  std::string description;
+  Json input_schema; // a JSON Schema object
+};
+
+class McpClient {
+public:
+  /// Starts `server` in `cwd` and waits (at most its timeout) for initialize and
+  /// tools/list. The error names the server, and says what its stderr said.
+  static Result<std::shared_ptr<McpClient>> start(IoThread& io, const McpServerConfig& server, const std::string& cwd);
+  ~McpClient(); // the server is killed with its group
+
+  const std::string& name() const;
+  const std::vector<McpTool>& tools() const;
+
+  /// Calls `tool` with `args`; `progress` gets each progress message the server sends
+  /// for it, `done` the final state once (a failure when the server errs, exits or
+  /// does not answer within its timeout). Any thread. Returns the call's number.
+  int64_t call(const std::string& tool, Json args, std::function<void(std::string)> progress,
+               std::function<void(ToolState)> done);
+  /// Asks the server to stop call `n` (notifications/cancelled), and ends it at once
+  /// with `reason`. Any thread; nothing once it ended.
+  void cancel(int64_t n, std::string reason);
+
+  struct State; // shared with the process's callbacks
+
+private:
+  McpClient() = default;
+  std::shared_ptr<State> state_;
+};
+
+} // namespace jp

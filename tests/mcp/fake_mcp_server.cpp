@@ -1,0 +1,169 @@
+// A small MCP server over stdio for the MCP client's tests (JSON-RPC 2.0, one message
+// per line). Tools:
+//   echo {text}           answers its text
+//   fail {text}           answers its text as an error (isError)
+//   wait {until, log}     sends progress "waiting for UNTIL" (when given a token), then
+//                         answers "done" once the file UNTIL exists; a
+//                         notifications/cancelled for it is written to the file LOG
+//                         ("cancelled ID") and the call is dropped, as MCP says
+//   crash {}              writes "crashing" to stderr and exits with status 3
+// `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
+// status 3 before reading anything.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <poll.h>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "messages/json.hpp"
+
+using jp::Json;
+
+namespace {
+
+void send(const Json& j) {
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+}
+
+Json reply(const Json& id, Json result) {
+  return Json::object().set("jsonrpc", "2.0").set("id", id).set("result", std::move(result));
+}
+
+Json text_result(const std::string& text, bool error = false) {
+  auto content = Json::array();
+  content.push(Json::object().set("type", "text").set("text", text));
+  auto r = Json::object().set("content", std::move(content));
+  if (error)
+    r.set("isError", true);
+  return r;
+}
+
+Json tool(const std::string& name, const std::string& description, Json properties, Json required) {
+  return Json::object()
+    .set("name", name)
+    .set("description", description)
+    .set("inputSchema",
+         Json::object().set("type", "object").set("properties", std::move(properties)).set("required", std::move(required)));
+}
+
+Json tools_list() {
+  auto text = Json::object().set("text", Json::object().set("type", "string").set("description", "What to say"));
+  auto wait = Json::object()
+                .set("until", Json::object().set("type", "string").set("description", "A file to wait for"))
+                .set("log", Json::object().set("type", "string").set("description", "Where cancellations go"));
+  auto tools = Json::array();
+  tools.push(tool("echo", "Says its text back.\nA second line of description.", text,
+                  Json::array().push(Json("text"))));
+  tools.push(tool("fail", "Fails with its text", text, Json::array().push(Json("text"))));
+  tools.push(tool("wait", "Waits for a file", wait, Json::array().push(Json("until"))));
+  tools.push(tool("crash", "Exits", Json::object(), Json::array()));
+  return Json::object().set("tools", std::move(tools));
+}
+
+struct Waiting {
+  Json id;
+  std::string until;
+  std::string log;
+};
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string arg(const Json& args, const char* name) {
+  auto* a = args.find(name);
+  return a && a->is_string() ? a->as_string() : std::string();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--die") {
+    std::fprintf(stderr, "cannot start: no config\n");
+    return 3;
+  }
+  std::map<std::string, Waiting> waiting; // by request id, dumped
+  std::string buffer;
+  for (;;) {
+    // Calls waiting for their file are answered as soon as it is there.
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      if (exists(it->second.until)) {
+        send(reply(it->second.id, text_result("done")));
+        it = waiting.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    pollfd in{0, POLLIN, 0};
+    if (::poll(&in, 1, waiting.empty() ? -1 : 10) <= 0)
+      continue;
+    char chunk[4096];
+    auto n = ::read(0, chunk, sizeof chunk);
+    if (n <= 0)
+      return 0; // the client closed our stdin
+    buffer.append(chunk, size_t(n));
+    for (auto nl = buffer.find('\n'); nl != std::string::npos; nl = buffer.find('\n')) {
+      auto line = buffer.substr(0, nl);
+      buffer.erase(0, nl + 1);
+      auto msg = Json::parse(line);
+      if (!msg)
+        continue;
+      auto* method = msg->find("method");
+      auto* id = msg->find("id");
+      auto m = method && method->is_string() ? method->as_string() : "";
+      if (m == "initialize") {
+        send(reply(*id, Json::object()
+                          .set("protocolVersion", "2025-06-18")
+                          .set("capabilities", Json::object().set("tools", Json::object()))
+                          .set("serverInfo", Json::object().set("name", "fake").set("version", "1"))));
+      } else if (m == "tools/list") {
+        send(reply(*id, tools_list()));
+      } else if (m == "notifications/cancelled") {
+        auto* params = msg->find("params");
+        auto* rid = params ? params->find("requestId") : nullptr;
+        if (!rid)
+          continue;
+        auto it = waiting.find(rid->dump());
+        if (it != waiting.end()) {
+          std::ofstream(it->second.log, std::ios::app) << "cancelled " << rid->dump() << "\n";
+          waiting.erase(it);
+        }
+      } else if (m == "tools/call") {
+        auto& params = *msg->find("params");
+        auto name = params.find("name")->as_string();
+        auto* a = params.find("arguments");
+        Json args = a ? *a : Json::object();
+        if (name == "echo") {
+          send(reply(*id, text_result(arg(args, "text"))));
+        } else if (name == "fail") {
+          send(reply(*id, text_result(arg(args, "text"), true)));
+        } else if (name == "wait") {
+          auto* meta = params.find("_meta");
+          if (auto* token = meta ? meta->find("progressToken") : nullptr)
+            send(Json::object()
+                   .set("jsonrpc", "2.0")
+                   .set("method", "notifications/progress")
+                   .set("params", Json::object()
+                                    .set("progressToken", *token)
+                                    .set("progress", 0)
+                                    .set("message", "waiting for " + arg(args, "until"))));
+          waiting[id->dump()] = Waiting{*id, arg(args, "until"), arg(args, "log")};
+        } else if (name == "crash") {
+          std::fprintf(stderr, "crashing\n");
+          return 3;
+        } else {
+          send(Json::object().set("jsonrpc", "2.0").set("id", *id).set(
+            "error", Json::object().set("code", -32602).set("message", "unknown tool " + name)));
+        }
+      } else if (id) {
+        send(Json::object().set("jsonrpc", "2.0").set("id", *id).set(
+          "error", Json::object().set("code", -32601).set("message", "no method " + m)));
+      }
+    }
+  }
+}

@@ -1,0 +1,147 @@
+// MCP client ([mcp.servers.NAME]; DESIGN.md "MCP"): a server's tools offered as
+// NAME__tool and called through it, blocking or as handles (progress in fetch,
+// notifications/cancelled on abort, await with a process), a server that does not
+// start or dies, and nothing of a server left running after the run. The server is
+// tests/mcp/fake_mcp_server.cpp, configured as examples/mcp.toml does and started by
+// the CLI through a link whose name marks it, so the test finds it wherever it is.
+#define CAF_SUITE mcp_client
+#include <caf/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <fmt/format.h>
+
+#include "cli_run.hpp"
+#include "contains.hpp"
+#include "marked_processes.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+struct fixture {
+  temp_dir dir;
+  std::string ws;
+  marked_sleep mark{dir.path}; // finds the server: its link's name holds the token
+  std::string server;          // the fake server, through the marked link
+
+  fixture() {
+    ws = (dir.path / "ws").string();
+    std::filesystem::create_directories(ws);
+    server = (dir.path / ("mcp-" + mark.token)).string();
+    std::filesystem::create_symlink(JP_FAKE_MCP_SERVER, server);
+  }
+
+  /// examples/mcp.toml, its server started through the marked link (and `extra`,
+  /// TOML, after it).
+  std::string config(const std::string& extra = "") {
+    std::ifstream in(std::string(JP_SOURCE_DIR) + "/examples/mcp.toml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto at = text.find("\"build/tests/fake_mcp_server\"");
+    CAF_REQUIRE(at != std::string::npos);
+    text.replace(at, std::string("\"build/tests/fake_mcp_server\"").size(), "\"" + server + "\"");
+    dir.write("config.toml", text + extra);
+    return (dir.path / "config.toml").string();
+  }
+
+  Run run(const std::string& script, const std::string& extra = "") {
+    auto cfg = config(extra);
+    dir.write("script.toml", script);
+    return cli_in(ws, fmt::format("--config '{}' run --json '{}'", cfg, (dir.path / "script.toml").string()));
+  }
+};
+
+std::string call(const std::string& tool, const std::string& args) {
+  return fmt::format("  [[agents.steps.calls]]\n  tool = \"{}\"\n  arguments = {}\n", tool, args);
+}
+
+std::string steps(std::initializer_list<std::string> each) {
+  std::string s = "[[agents]]\nname = \"main\"\n";
+  for (auto& calls : each)
+    s += "  [[agents.steps]]\n" + calls;
+  return s;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(mcp_client_tests, fixture)
+
+CAF_TEST(the tools of a server are listed as NAME__tool with their schema and called) {
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", config()));
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(contains(listed.out, "demo__echo       one-shot  mcp.demo Says its text back."));
+  CAF_CHECK(contains(listed.out, "demo__wait       stateful  mcp.demo Waits for a file"));
+  // Its input schema becomes the tool's parameters, in every dialect.
+  auto schema = cli_in(ws, fmt::format("--config '{}' tools --schema --dialect anthropic", config()));
+  JP_REQUIRE_OK(schema);
+  CAF_CHECK(contains(schema.out, R"("name":"demo__echo")"));
+  CAF_CHECK(contains(schema.out, R"("text":{"type":"string","description":"What to say"})"));
+  CAF_CHECK(contains(schema.out, R"("required":["text"])"));
+  auto r = run(steps({call("demo__echo", R"({ text = "hello over MCP" })") + call("demo__fail", R"({ text = "no" })")}));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK_EQUAL(content(res, "main", 1, 0), "hello over MCP");
+  CAF_CHECK(!ok(res, "main", 1, 1));
+  CAF_CHECK(contains(content(res, "main", 1, 1), "no"));
+  // The server went with the run.
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(a stateful MCP call is a handle with progress in fetch and awaited with a process and cancelled on abort) {
+  auto until = (dir.path / "go").string();
+  auto log = (dir.path / "cancelled.log").string();
+  auto wait_args = fmt::format(R"({{ action = "spawn", id = "w", until = "{}", log = "{}", wait_ms = 0 }})", until, log);
+  auto r = run(steps({call("demo__wait", wait_args) +
+                        call("shell", R"({ action = "spawn", id = "s", command = "echo local", wait_ms = 0 })"),
+                      call("demo__wait", R"({ action = "fetch", id = "w", wait_ms = 10000 })") +
+                        call("shell", fmt::format(R"({{ command = "touch '{}'" }})", until)) +
+                        call("await", R"({ all = ["w", "s"], timeout_secs = 60 })"),
+                      call("demo__wait", fmt::format(R"({{ action = "spawn", id = "never", until = "{}/nothing", log = "{}" }})",
+                                                     dir.path.string(), log)) +
+                        call("demo__wait", R"({ action = "abort", id = "never" })")}));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 1, 0), R"("id":"w","state":"running")"));
+  CAF_CHECK(contains(content(res, "main", 2, 0), "waiting for " + until));
+  auto awaited = content(res, "main", 2, 2);
+  CAF_CHECK(contains(awaited, R"({"id":"w","state":"stopped","result":"done"})"));
+  CAF_CHECK(contains(awaited, R"({"id":"s","state":"stopped","result":"local\n"})"));
+  auto aborted = content(res, "main", 3, 1);
+  CAF_CHECK(contains(aborted, R"("state":"stopped")"));
+  CAF_CHECK(contains(aborted, "aborted"));
+  // The server heard of it: notifications/cancelled for that request.
+  std::ifstream in(log);
+  std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK(contains(said, "cancelled "));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(a server that does not start is named with its stderr and the other servers still serve) {
+  auto cfg = config(fmt::format("[mcp.servers.bad]\ncommand = [\"{}\", \"--die\"]\n", server));
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(contains(listed.out, "MCP server `bad` exited (exit status 3); its stderr ended with: cannot start: "
+                                 "no config"));
+  CAF_CHECK(contains(listed.out, "demo__echo"));
+  CAF_CHECK(!contains(listed.out, "bad__echo"));
+}
+
+CAF_TEST(a server that dies during a call fails the call naming the server) {
+  auto r = run(steps({call("demo__crash", "{}")}));
+  JP_REQUIRE_OK(r);
+  auto said = content(results_of(r), "main", 1, 0);
+  CAF_CHECK(contains(said, "MCP server `demo` exited (exit status 3); its stderr ended with: crashing"));
+}
+
+CAF_TEST(a workspace cannot start MCP servers) {
+  std::filesystem::create_directories(ws + "/.jp");
+  std::ofstream(ws + "/.jp/config.toml") << "[mcp.servers.evil]\ncommand = [\"touch\", \"/tmp/pwned\"]\n";
+  auto r = cli_in(ws, "tools");
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(contains(r.out, "mcp"));
+  CAF_CHECK(contains(r.out, "which programs start with jp-actors"));
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
