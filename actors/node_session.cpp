@@ -88,15 +88,16 @@ node_session_actor::behavior_type node_session(node_session_t* self, std::shared
         return make_error(error_code::bad_arguments, spec.error());
       auto rp = self->make_response_promise<HandleReport>();
       auto registry = self->state.registry;
-      if (watcher) {
-        self->state.owners[id] = watcher.address();
-        self->monitor(watcher);
-      }
       LookOptions now;
       now.wait_ms = 0;
       self->request(registry, caf::infinite, spawn_atom::value, id, *spec, now)
         .then(
           [self, rp, registry, id, watcher](HandleReport& r) mutable {
+            // Spawned: its remote handle owns it from now on.
+            if (watcher) {
+              self->state.owners[id] = watcher.address();
+              self->monitor(watcher);
+            }
             // The watcher hears of every change from now on; a stop that came first
             // is in the watch's answer.
             auto w = caf::actor_cast<watcher_actor>(watcher);

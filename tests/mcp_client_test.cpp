@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <jp/jp.hpp>
 #include <fmt/format.h>
 
 #include "cli_run.hpp"
@@ -89,6 +90,16 @@ CAF_TEST(the tools of a server are listed as NAME__tool with their schema and ca
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(an input schema becomes parameters and an object sent as JSON text reaches the server as an object) {
+  // Gemini is offered a free-form object as a string of JSON: the server gets the object.
+  auto schema = cli_in(ws, fmt::format("--config '{}' tools --schema --dialect gemini", config()));
+  JP_REQUIRE_OK(schema);
+  CAF_CHECK(contains(schema.out, R"("note":{"type":"string")"));
+  auto r = run(steps({call("demo__shape", R"({ data = '{"a": [1, 2]}', note = "n" })")}));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), R"({"data":{"a":[1,2]},"note":"n"})");
+}
+
 CAF_TEST(a stateful MCP call is a handle with progress in fetch and awaited with a process and cancelled on abort) {
   auto until = (dir.path / "go").string();
   auto log = (dir.path / "cancelled.log").string();
@@ -133,6 +144,27 @@ CAF_TEST(a server that dies during a call fails the call naming the server) {
   JP_REQUIRE_OK(r);
   auto said = content(results_of(r), "main", 1, 0);
   CAF_CHECK(contains(said, "MCP server `demo` exited (exit status 3); its stderr ended with: crashing"));
+}
+
+CAF_TEST(an embedded runtime offers the tools of its MCP servers and notes the ones that did not start) {
+  auto toml = std::ifstream(config(fmt::format("[mcp.servers.bad]\ncommand = [\"{}\", \"--die\"]\n", server)));
+  std::string text((std::istreambuf_iterator<char>(toml)), std::istreambuf_iterator<char>());
+  auto cfg = jp::config_from_toml(text, "embedded config");
+  CAF_REQUIRE(cfg.ok());
+  cfg->workspace = ws;
+  {
+    jp::Runtime rt(std::move(*cfg));
+    auto notes = rt.notes();
+    CAF_REQUIRE_EQUAL(notes.size(), 1u);
+    CAF_CHECK(contains(notes[0], "MCP server `bad` exited (exit status 3)"));
+    CAF_CHECK_EQUAL(rt.config().tools.count("demo__echo"), 1u);
+    auto session = rt.session();
+    auto echoed = session.call("demo__echo", *Json::parse(R"({"text":"from a program"})")).get();
+    CAF_CHECK(echoed.ok);
+    CAF_CHECK_EQUAL(echoed.content, "from a program");
+    CAF_CHECK_EQUAL(mark.alive().size(), 1u); // the demo server, while the runtime is
+  }
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
 CAF_TEST(a workspace cannot start MCP servers) {

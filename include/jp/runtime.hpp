@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "messages/result.hpp"
@@ -53,8 +54,13 @@ public:
   /// definition is not valid (its name, its parameters) or the name is taken.
   Status add_function_tool(ToolConfig definition, FunctionTool fn);
 
-  /// The configuration sessions and turns started now get (tools included).
+  /// The configuration sessions and turns started now get (tools included, those of
+  /// its MCP servers among them: [mcp.servers.NAME], started with the runtime).
   const Config& config() const;
+
+  /// What could not be set up, a sentence each: an MCP server that did not start
+  /// (with the end of its stderr), a tool of one that is not offered.
+  std::vector<std::string> notes() const;
 
   /// A set of handles driven by this program, with no model: spawn, fetch, apply,
   /// abort, await and list, through the same protocol the assistant uses.

@@ -19,7 +19,7 @@
 #include "config/config_loader.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
-#include "runtime/cli/mcp_tools.hpp"
+#include "actors/mcp_tools.hpp"
 #include "runtime/cli/node_command.hpp"
 #include "runtime/cli/mcp_command.hpp"
 #include "runtime/cli/nodes_command.hpp"

@@ -1,5 +1,6 @@
-#include "runtime/cli/mcp_tools.hpp"
 #include "runtime/cli/mcp_command.hpp"
+
+#include "actors/mcp_tools.hpp"
 
 #include <caf/all.hpp>
 #include <cstdio>

@@ -1,5 +1,5 @@
-#include "runtime/cli/mcp_tools.hpp"
 #include "runtime/cli/query_command.hpp"
+#include "actors/mcp_tools.hpp"
 #include "actors/provider_subagents.hpp"
 
 #include <atomic>

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "actors/function_handle.hpp"
+#include "actors/mcp_tools.hpp"
 #include "actors/turn_actor.hpp"
 #include "config/config_loader.hpp"
 #include "jp/executor.hpp"
@@ -30,6 +31,13 @@ Result<Config> config_from_toml(std::string_view toml, std::string_view origin) 
 
 Runtime::Impl::Impl(Config c, caf::actor_system* system)
   : config(std::move(c)), store(std::make_shared<MemoryConversationStore>()) {
+  if (!config.mcp_servers.empty()) {
+    auto mcp = start_mcp_tools(std::make_shared<const Config>(config), io,
+                               [this](const std::string& note) { notes.push_back(note); });
+    config = *mcp.config;
+    executors = std::move(mcp.executors);
+    mcp_clients = std::move(mcp.clients);
+  }
   if (system) {
     sys = system;
     return;
@@ -113,6 +121,11 @@ Status set_executor(Runtime& runtime, const std::string& tool, HandleFactory fac
 
 const Config& Runtime::config() const {
   return impl_->config;
+}
+
+std::vector<std::string> Runtime::notes() const {
+  std::lock_guard lock(impl_->mtx);
+  return impl_->notes;
 }
 
 caf::actor_system& Runtime::system() {

@@ -17,6 +17,7 @@
 #include "jp/session.hpp"
 #include "jp/turn.hpp"
 #include "runtime/actor_config.hpp"
+#include "runtime/mcp/mcp_client.hpp"
 #include "runtime/process/io_thread.hpp"
 
 namespace jp {
@@ -30,7 +31,11 @@ struct Runtime::Impl {
   std::unique_ptr<caf::actor_system> own_system;
   caf::actor_system* sys = nullptr;
 
+  // Its MCP servers ([mcp.servers]): gone before the io thread, after the actors.
+  std::vector<std::shared_ptr<McpClient>> mcp_clients;
+
   std::mutex mtx; // guards what follows
+  std::vector<std::string> notes; // what could not be set up (Runtime::notes)
   Config config;
   std::map<std::string, HandleFactory> executors;
   std::shared_ptr<ConversationStore> store;

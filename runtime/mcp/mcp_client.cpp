@@ -17,6 +17,7 @@ namespace {
 
 constexpr size_t kStderrTail = 2048;   // what an error quotes of the server's stderr
 constexpr size_t kLineMax = 64u << 20; // a longer line is the server's fault
+constexpr size_t kMaxTools = 1000;     // tools/list pages are asked for until this many
 
 /// A tools/call result as the assistant sees it: its text content (other kinds
 /// named), an error when isError.
@@ -80,17 +81,22 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       process->write_stdin(message.dump() + "\n");
   }
 
+  /// A reply saying `why` on this side (the server gone, no answer in time, a
+  /// cancel): `local`, so it is shown as it is.
+  static Json local_error(const std::string& why) {
+    return Json::object().set("error", Json::object().set("message", why).set("local", true));
+  }
+
   /// Ends every request out with `why` (the server is gone).
   void fail_all(const std::string& why) {
     gone = why;
+    line.clear();
     auto out = std::move(pending);
     pending.clear();
     for (auto& [id, p] : out) {
       if (p.timer)
         p.timer->cancel();
-      Json err = Json::object();
-      err.set("error", Json::object().set("message", why));
-      p.answer(err);
+      p.answer(local_error(why));
     }
   }
 
@@ -156,9 +162,12 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
         stderr_tail.erase(0, stderr_tail.size() - kStderrTail);
       return;
     }
+    if (!gone.empty())
+      return; // what a server says after it was given up on answers nothing
+    size_t scan = line.size(); // earlier bytes hold no newline
     line.append(bytes);
     size_t start = 0;
-    for (auto nl = line.find('\n'); nl != std::string::npos; nl = line.find('\n', start)) {
+    for (auto nl = line.find('\n', scan); nl != std::string::npos; nl = line.find('\n', start)) {
       on_line(line.substr(start, nl - start));
       start = nl + 1;
     }
@@ -176,11 +185,8 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
                std::function<void(std::string)> progress = {}, int64_t id = 0) {
     if (!id)
       id = next_id++;
-    if (!gone.empty()) {
-      Json err = Json::object();
-      err.set("error", Json::object().set("message", gone));
-      return answer(err);
-    }
+    if (!gone.empty())
+      return answer(local_error(gone));
     auto timer = std::make_shared<boost::asio::steady_timer>(io->context());
     timer->expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(server.timeout_secs)));
@@ -193,14 +199,12 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
         return;
       auto p = std::move(it->second);
       s->pending.erase(it);
-      s->send(mcp::notification("notifications/cancelled",
-                                Json::object().set("requestId", id).set("reason", "timed out")));
-      Json err = Json::object();
-      err.set("error", Json::object().set("message", fmt::format("MCP server `{}` did not answer {} within {} s "
-                                                                 "([mcp.servers.{}] timeout_secs)",
-                                                                 s->server.name, method, s->server.timeout_secs,
-                                                                 s->server.name)));
-      p.answer(err);
+      if (method != "initialize") // MCP: initialize is never cancelled
+        s->send(mcp::notification("notifications/cancelled",
+                                  Json::object().set("requestId", id).set("reason", "timed out")));
+      p.answer(local_error(fmt::format("MCP server `{}` did not answer {} within {} s ([mcp.servers.{}] "
+                                       "timeout_secs)",
+                                       s->server.name, method, s->server.timeout_secs, s->server.name)));
     });
     pending[id] = Pending{std::move(answer), std::move(progress), timer};
     send(mcp::request(id, method, std::move(params)));
@@ -247,17 +251,21 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
   // io thread, this thread waiting for the outcome.
   auto outcome = std::make_shared<std::promise<std::string>>(); // "" = started
   auto started = outcome->get_future();
+  // On the io thread, where the server's stderr is kept: a failure quotes it.
   auto finish = std::make_shared<std::function<void(std::string)>>(
-    [outcome, done = false](std::string why) mutable {
-      if (!done) {
-        done = true;
-        outcome->set_value(std::move(why));
-      }
+    [outcome, st, done = false](std::string why) mutable {
+      if (done)
+        return;
+      done = true;
+      if (!why.empty() && why.find("stderr") == std::string::npos)
+        why += "; " + st->stderr_said();
+      outcome->set_value(std::move(why));
     });
   auto failed = [st](const Json& reply) -> std::string {
     if (auto* e = reply.find("error")) {
       auto* m = e->find("message");
-      return fmt::format("MCP server `{}`: {}", st->server.name, m && m->is_string() ? m->as_string() : e->dump());
+      auto text = m && m->is_string() ? m->as_string() : e->dump();
+      return e->find("local") ? text : fmt::format("MCP server `{}`: {}", st->server.name, text);
     }
     if (!reply.find("result") || !reply.find("result")->is_object())
       return fmt::format("MCP server `{}` answered without a result: {}", st->server.name, cut_text(reply.dump(), 200));
@@ -268,7 +276,7 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
     Json params = Json::object();
     if (!cursor.is_null())
       params.set("cursor", cursor);
-    st->request("tools/list", std::move(params), [st, finish, failed, list](const Json& reply) {
+    st->request("tools/list", std::move(params), [st, finish, failed, list, cursor](const Json& reply) {
       if (auto why = failed(reply); !why.empty())
         return (*finish)(why);
       auto& result = *reply.find("result");
@@ -282,8 +290,10 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
           st->tools.push_back({name->as_string(), desc && desc->is_string() ? desc->as_string() : "",
                                schema && schema->is_object() ? *schema : Json::object()});
         }
+      // More pages, within reason: a server that never stops paging is cut off.
       auto* next = result.find("nextCursor");
-      if (next && next->is_string() && !next->as_string().empty())
+      if (next && next->is_string() && !next->as_string().empty() && st->tools.size() < kMaxTools &&
+          (cursor.is_null() || *next != cursor))
         return (*list)(*next);
       (*finish)("");
     });
@@ -300,13 +310,10 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
       (*list)(Json());
     });
   });
-  auto why = started.get(); // bounded: every request has the server's timeout
+  auto why = started.get(); // bounded: each request has the server's timeout, and the pages a limit
   io.post([list] { *list = nullptr; }); // its capture of itself, let go of
-  if (!why.empty()) {
-    if (why.find("stderr") == std::string::npos)
-      why += "; " + st->stderr_said();
+  if (!why.empty())
     return Error{why};
-  }
   return client;
 }
 
@@ -315,7 +322,7 @@ McpClient::~McpClient() {
   state_->io->post([st = state_] {
     if (auto p = st->process) {
       p->close_stdin();
-      p->terminate(std::chrono::milliseconds(500), [] {});
+      p->terminate(std::chrono::milliseconds(500), [p] {}); // held until its group is gone
     }
   });
 }
@@ -346,7 +353,8 @@ int64_t McpClient::call(const std::string& tool, Json args, std::function<void(s
           // The server gone: a transient failure (it may be back at the next start).
           bool gone = !st->gone.empty() && text == st->gone;
           return done(ToolState::failure(ToolError{
-            gone ? text : fmt::format("MCP server `{}`: {} failed: {}", st->server.name, tool, text), {}, gone}));
+            e->find("local") ? text : fmt::format("MCP server `{}`: {} failed: {}", st->server.name, tool, text), {},
+            gone}));
         }
         auto* result = reply.find("result");
         done(result && result->is_object() ? call_state(*result)
@@ -372,9 +380,7 @@ void McpClient::cancel(int64_t n, std::string reason) {
       p.timer->cancel();
     if (st->gone.empty())
       st->send(mcp::notification("notifications/cancelled", Json::object().set("requestId", n).set("reason", reason)));
-    Json err = Json::object();
-    err.set("error", Json::object().set("message", reason));
-    p.answer(err);
+    p.answer(State::local_error(reason));
   });
 }
 

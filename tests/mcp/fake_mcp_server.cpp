@@ -7,6 +7,8 @@
 //                         notifications/cancelled for it is written to the file LOG
 //                         ("cancelled ID") and the call is dropped, as MCP says
 //   crash {}              writes "crashing" to stderr and exits with status 3
+//   shape {data, note}    answers its arguments as JSON (data: an object; note: anyOf
+//                         a string or null)
 // `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
 // status 3 before reading anything.
 #include <cstdio>
@@ -61,6 +63,13 @@ Json tools_list() {
   tools.push(tool("fail", "Fails with its text", text, Json::array().push(Json("text"))));
   tools.push(tool("wait", "Waits for a file", wait, Json::array().push(Json("until"))));
   tools.push(tool("crash", "Exits", Json::object(), Json::array()));
+  // An object parameter, and one whose type is in anyOf (as pydantic writes Optional).
+  auto shape = Json::object()
+                 .set("data", Json::object().set("type", "object").set("description", "Any object"))
+                 .set("note", Json::object().set("anyOf", Json::array()
+                                                            .push(Json::object().set("type", "string"))
+                                                            .push(Json::object().set("type", "null"))));
+  tools.push(tool("shape", "Says what it was given", shape, Json::array().push(Json("data"))));
   return Json::object().set("tools", std::move(tools));
 }
 
@@ -153,6 +162,8 @@ int main(int argc, char** argv) {
                                     .set("progress", 0)
                                     .set("message", "waiting for " + arg(args, "until"))));
           waiting[id->dump()] = Waiting{*id, arg(args, "until"), arg(args, "log")};
+        } else if (name == "shape") {
+          send(reply(*id, text_result(args.dump())));
         } else if (name == "crash") {
           std::fprintf(stderr, "crashing\n");
           return 3;

@@ -1,13 +1,15 @@
-// MCP servers' tools for a CLI command ([mcp.servers.NAME]; DESIGN.md "MCP"): each
-// server is started in the workspace, its tools are added to the config as
+// MCP servers' tools for a runtime (a CLI command, an embedded jp::Runtime)
+// ([mcp.servers.NAME]; DESIGN.md "MCP"): each server is started in the workspace, its tools are added to the config as
 // NAME__tool (source "mcp.NAME", parameters read from their input schemas, so every
 // dialect gets them as it gets any tool's), and each gets a function that calls it.
 // A call so runs as a function handle: blocking without `action`, and spawn, fetch
 // (the server's progress messages), abort (notifications/cancelled) and await where
 // the server's config says stateful. A server that does not start is reported and
-// its tools are left out; the others work.
+// its tools are left out; the others work. Not an actor: the executors it makes
+// are (function handles).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,9 +30,12 @@ struct McpTools {
   std::vector<std::string> unavailable;           // why each server left out is
 };
 
-/// Starts `config`'s MCP servers (none: `config` as it is). Warnings (a server that
-/// did not start, a tool that could not be offered) are printed to stderr.
-McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io);
+/// Starts `config`'s MCP servers (none: `config` as it is). `warn` is told what
+/// could not be offered (a server that did not start, a tool left out), a sentence
+/// each (none given: printed to stderr as "jp-actors: ..."); a server that did not
+/// start is in `unavailable` too.
+McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
+                         std::function<void(const std::string&)> warn = {});
 
 /// NAME__tool, made valid for every provider ([A-Za-z0-9_-], at most 64).
 std::string mcp_tool_name(const std::string& server, const std::string& tool);

@@ -1,12 +1,13 @@
-#include "runtime/cli/mcp_tools.hpp"
+#include "actors/mcp_tools.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <tuple>
 #include <cstdio>
+#include <tuple>
 #include <fmt/format.h>
 
 #include "actors/function_handle.hpp"
+#include "tools/argument_validation.hpp"
 #include "tools/function_tool.hpp"
 
 namespace jp {
@@ -15,7 +16,8 @@ namespace {
 
 const std::vector<std::string_view> kTypes = {"string", "integer", "number", "boolean", "array", "object"};
 
-/// A schema's type: the first known one of "type" (a name or a list of them).
+/// A schema's type: the first known one of "type" (a name or a list of them), else
+/// of its anyOf / oneOf branches (how `Optional[str]` comes: a string or null).
 std::string type_of(const Json& schema) {
   auto* t = schema.find("type");
   auto known = [](const Json& j) {
@@ -27,6 +29,11 @@ std::string type_of(const Json& schema) {
     for (auto& x : t->as_array())
       if (known(x))
         return x.as_string();
+  for (auto key : {"anyOf", "oneOf"})
+    if (auto* branches = schema.find(key); branches && branches->is_array())
+      for (auto& b : branches->as_array())
+        if (auto bt = type_of(b); !bt.empty())
+          return bt;
   return "";
 }
 
@@ -38,14 +45,36 @@ std::pair<std::string, std::string> split_description(const std::string& d) {
   return {d.substr(0, nl), d.substr(nl + 1)};
 }
 
+/// The arguments as the server's schema has them: an object parameter that came as
+/// a string of JSON (how the gemini dialect declares one) becomes the object.
+Json as_declared(const Json& args, const std::vector<ParameterConfig>& params) {
+  Json out = args;
+  for (auto& p : params)
+    if (auto* v = out.find(p.name); v && p.type == "object" && v->is_string())
+      if (auto o = object_argument(*v))
+        *v = std::move(*o);
+  return out;
+}
+
 /// The function that calls `tool` of `client`: a call's result, progress and abort.
-FunctionTool call_of(std::shared_ptr<McpClient> client, std::string tool) {
-  return [client, tool](const Json& args, const Progress& progress) {
+/// It holds the client weakly: the server goes with its McpTools, whoever still
+/// holds an executor.
+FunctionTool call_of(std::weak_ptr<McpClient> weak, std::string server, std::string tool,
+                     std::vector<ParameterConfig> params) {
+  return [weak, server, tool, params](const Json& args, const Progress& progress) {
+    auto client = weak.lock();
+    if (!client)
+      return Invocation{FunctionResult::ready(ToolState::failure(
+                          ToolError{fmt::format("MCP server `{}` was stopped with its runtime", server), {}, false})),
+                        {}, {}};
     FunctionResult result;
-    auto n = client->call(tool, args, progress, [result](ToolState s) { result.set(std::move(s)); });
+    auto n = client->call(tool, as_declared(args, params), progress, [result](ToolState s) { result.set(std::move(s)); });
     Invocation inv;
     inv.result = result;
-    inv.abort = [client, n] { client->cancel(n, "aborted"); };
+    inv.abort = [weak, n] {
+      if (auto c = weak.lock())
+        c->cancel(n, "aborted");
+    };
     return inv;
   };
 }
@@ -92,7 +121,10 @@ std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
   return out;
 }
 
-McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io) {
+McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
+                         std::function<void(const std::string&)> warn) {
+  if (!warn)
+    warn = [](const std::string& text) { std::fprintf(stderr, "jp-actors: %s\n", text.c_str()); };
   McpTools out;
   if (config->mcp_servers.empty()) {
     out.config = std::move(config);
@@ -103,7 +135,7 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io) {
     auto client = McpClient::start(io, server, config->workspace);
     if (!client) {
       out.unavailable.push_back(client.error());
-      std::fprintf(stderr, "jp-actors: %s; its tools are not offered\n", client.error().c_str());
+      warn(client.error() + "; its tools are not offered");
       continue;
     }
     for (auto& tool : (*client)->tools()) {
@@ -119,18 +151,17 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io) {
       // The protocol's own parameter names cannot be a stateful tool's.
       for (auto& p : params)
         if (t.stateful && (p.name == "action" || p.name == "id" || p.name == "input" || p.name == "wait_ms")) {
-          std::fprintf(stderr,
-                       "jp-actors: MCP server `%s`: tool `%s` has a parameter `%s`, which the stateful protocol "
-                       "uses; it is offered without spawn/fetch/abort\n",
-                       name.c_str(), tool.name.c_str(), p.name.c_str());
+          warn(fmt::format("MCP server `{}`: tool `{}` has a parameter `{}`, which the stateful protocol uses; "
+                           "it is offered without spawn/fetch/abort",
+                           name, tool.name, p.name));
           t.stateful = false;
         }
       if (with->tools.count(t.name)) {
-        std::fprintf(stderr, "jp-actors: MCP server `%s`: a tool named `%s` exists already; `%s` is not offered\n",
-                     name.c_str(), t.name.c_str(), tool.name.c_str());
+        warn(fmt::format("MCP server `{}`: a tool named `{}` exists already; `{}` is not offered", name, t.name,
+                         tool.name));
         continue;
       }
-      out.executors[t.name] = function_handle_factory(call_of(*client, tool.name));
+      out.executors[t.name] = function_handle_factory(call_of(*client, name, tool.name, params));
       with->tools[t.name] = std::move(t);
     }
     out.clients.push_back(std::move(*client));
