@@ -468,6 +468,7 @@ private:
     return Status::ok();
   }
 
+  /// A table of strings (a tool's or a server's env).
   Status string_map(std::map<std::string, std::string>& out, const toml::table& t, const std::string& prefix) {
     for (auto&& [k, v] : t)
       if (auto s = assign(string_of(v, join_key(prefix, k.str())), out[std::string(k.str())]); !s)
@@ -536,7 +537,7 @@ private:
        }},
       {"cwd", text(tool.cwd)},
       {"cwd_outside_workspace", flag(tool.cwd_outside_workspace)},
-      {"env", table([this, &tool](auto& et, auto& key) { return env(tool, et, key); })},
+      {"env", table([this, &tool](auto& et, auto& key) { return string_map(tool.env, et, key); })},
       {"parameters", table([this, &tool](auto& pt, auto& key) { return parameters(tool, pt, key); })},
       {"one_of_required", texts(tool.one_of_required)},
       {"spawn", table([this, &tool](auto& st, auto& key) { return spawn(tool, st, key); })},
@@ -559,12 +560,6 @@ private:
     });
   }
 
-  Status env(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
-    for (auto&& [k, v] : t)
-      if (auto s = assign(string_of(v, join_key(prefix, k.str())), tool.env[std::string(k.str())]); !s)
-        return s;
-    return Status::ok();
-  }
 
   Status parameters(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
     for (auto&& [name, v] : t) {
