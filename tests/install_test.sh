@@ -25,8 +25,12 @@ cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || fail "cm
 config=$(find "$prefix" -name jp_actorsConfigVersion.cmake)
 [ -n "$config" ] || fail "no jp_actorsConfigVersion.cmake" "$tmp/install.log"
 
-# find_package alone: nothing of the source tree is on any path.
-cmake -S "$src/examples/embed" -B "$tmp/embed" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" 2>&1 ||
+# find_package alone: nothing of the source tree is on any path. Built with the
+# flags the library was (a sanitized library needs its runtime in the program too).
+cache_value() { sed -n "s/^$1:STRING=//p" "$build/CMakeCache.txt"; }
+cmake -S "$src/examples/embed" -B "$tmp/embed" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_FLAGS="$(cache_value CMAKE_CXX_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="$(cache_value CMAKE_EXE_LINKER_FLAGS)" \
+  >"$tmp/configure.log" 2>&1 ||
   fail "configuring examples/embed against the install failed" "$tmp/configure.log"
 cmake --build "$tmp/embed" -j2 >"$tmp/build.log" 2>&1 || fail "building examples/embed failed" "$tmp/build.log"
 (cd "$tmp" && "$tmp/embed/embed") >"$tmp/run.log" 2>&1 || fail "examples/embed failed" "$tmp/run.log"
