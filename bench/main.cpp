@@ -1,5 +1,6 @@
 // jp-bench: BENCH.md's workloads, jp-actors against the OS floor (bench/floor.c).
-//   jp-bench run [--quick] [--json FILE] [--rounds R] [--launcher K] [W1 ...]   the table
+//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [W1 ...]   the table
+//   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
 //   jp-bench worker W [--n N] [--bytes B] --floor PATH           one jp-actors round
 #include <CLI/CLI.hpp>
 #include <climits>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "bench/compare.hpp"
 #include "bench/jp_workloads.hpp"
 #include "bench/report.hpp"
 #include "messages/json.hpp"
@@ -50,7 +52,42 @@ int worker(const WorkloadParams& p) {
   return 0;
 }
 
-int run(bool quick, int rounds, const std::string& json_file, const std::vector<std::string>& selected) {
+/// The rows of a JSON run in `path`; errors name the file.
+jp::Result<std::vector<Row>> read_rows(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    return jp::Error{fmt::format("cannot read {}", path)};
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto rows = rows_from_json(text);
+  if (!rows)
+    return jp::Error{fmt::format("{}: {}", path, rows.error())};
+  return rows;
+}
+
+int compare_files(const std::string& before, const std::string& now) {
+  auto b = read_rows(before);
+  auto n = read_rows(now);
+  for (auto* r : {&b, &n})
+    if (!*r) {
+      std::fprintf(stderr, "jp-bench: %s\n", r->error().c_str());
+      return 2;
+    }
+  std::fputs(format_comparison(*b, *n, before).c_str(), stdout);
+  return 0;
+}
+
+int run(bool quick, int rounds, const std::string& json_file, const std::string& compare_file,
+        const std::vector<std::string>& selected) {
+  // An earlier run to compare with is read first: a bad file is said before the rounds.
+  std::vector<Row> before;
+  if (!compare_file.empty()) {
+    auto rows = read_rows(compare_file);
+    if (!rows) {
+      std::fprintf(stderr, "jp-bench: --compare: %s\n", rows.error().c_str());
+      return 2;
+    }
+    before = std::move(*rows);
+  }
   auto cases = select_cases(selected, quick);
   if (!cases) {
     std::fprintf(stderr, "jp-bench: %s\n", cases.error().c_str());
@@ -70,6 +107,8 @@ int run(bool quick, int rounds, const std::string& json_file, const std::vector<
                cases->size(), rounds, quick ? " (quick counts)" : "");
   auto rows = run_cases(*cases, rounds, bin);
   std::fputs(format_table(rows).c_str(), stdout);
+  if (!compare_file.empty())
+    std::fputs(("\n" + format_comparison(before, rows, compare_file)).c_str(), stdout);
   if (!json_file.empty()) {
     std::ofstream out(json_file);
     out << rows_json(rows);
@@ -98,6 +137,13 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--quick", quick, "Small counts (a smoke test of the benchmark itself)");
   run_cmd->add_option("--rounds", rounds, "Rounds per side (at least 3)")->check(CLI::Range(3, 100));
   run_cmd->add_option("--json", json_file, "Also write the rows as JSON to FILE");
+  std::string compare_file;
+  run_cmd->add_option("--compare", compare_file,
+                      "An earlier run's JSON (--json): after the table, each figure's change against it and one "
+                      "line naming each figure worse by more than 5%");
+  std::vector<std::string> compared;
+  auto* compare_cmd = app.add_subcommand("compare", "Compare two JSON runs (--json), figure by figure");
+  compare_cmd->add_option("files", compared, "OLD.json NEW.json")->required()->expected(2);
   run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W9");
   std::string launcher = "posix_spawn";
   run_cmd->add_option("--launcher", launcher,
@@ -119,5 +165,7 @@ int main(int argc, char** argv) {
     return worker(p);
   }
   ::setenv("JP_BENCH_LAUNCHER", launcher.c_str(), 1); // read by the workers
-  return run(quick, rounds, json_file, selected);
+  if (*compare_cmd)
+    return compare_files(compared[0], compared[1]);
+  return run(quick, rounds, json_file, compare_file, selected);
 }

@@ -1,0 +1,153 @@
+#include "bench/compare.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "bench/goals.hpp"
+#include "messages/json.hpp"
+
+namespace jp::bench {
+
+namespace {
+
+enum class verdict { better, worse, same, unknown };
+
+struct Change {
+  const Row* before = nullptr; // null: the figure is new
+  double old_value = NAN, new_value = NAN;
+  bool by_ratio = false;
+  verdict v = verdict::unknown;
+};
+
+/// Lower is better, unless the figure is a rate or its goal is a minimum.
+bool lower_is_better(const Row& r) {
+  auto workload = r.label.substr(0, r.label.find(' '));
+  for (auto& w : workload_specs())
+    if (w.id == workload)
+      for (auto& f : w.figures)
+        if (f.name == r.figure)
+          return !(f.goal == goal_kind::ratio_min || f.goal == goal_kind::abs_min ||
+                   (f.goal == goal_kind::none && f.name.find("per_s") != std::string::npos));
+  return r.figure.find("per_s") == std::string::npos;
+}
+
+Change compare(const std::vector<Row>& before, const Row& now) {
+  Change c;
+  for (auto& b : before)
+    if (b.label == now.label && b.figure == now.figure)
+      c.before = &b;
+  if (!c.before || now.met.rfind("failed", 0) == 0 || c.before->met.rfind("failed", 0) == 0)
+    return c;
+  c.by_ratio = !std::isnan(c.before->ratio) && !std::isnan(now.ratio) && c.before->ratio > 0;
+  c.old_value = c.by_ratio ? c.before->ratio : c.before->jp_median;
+  c.new_value = c.by_ratio ? now.ratio : now.jp_median;
+  if (std::isnan(c.old_value) || std::isnan(c.new_value) || c.old_value < 0)
+    return c;
+  // From 0 (e.g. processes left over), any change is past the noise.
+  auto change = c.old_value == 0 ? c.new_value : c.new_value / c.old_value - 1;
+  if (std::fabs(change) <= (c.old_value == 0 ? 0 : compare_noise))
+    c.v = verdict::same;
+  else
+    c.v = (change < 0) == lower_is_better(now) ? verdict::better : verdict::worse;
+  return c;
+}
+
+/// The change in percent, or "from 0".
+std::string change_text(const Change& c) {
+  if (c.old_value == 0)
+    return c.new_value == 0 ? "+0.0%" : "from 0";
+  return fmt::format("{:+.1f}%", (c.new_value / c.old_value - 1) * 100);
+}
+
+double number_or_nan(const Json* j) {
+  return j && j->is_number() ? j->as_number() : NAN;
+}
+
+std::string text_of(const Json& o, const char* key) {
+  auto* v = o.find(key);
+  return v && v->is_string() ? v->as_string() : std::string();
+}
+
+} // namespace
+
+Result<std::vector<Row>> rows_from_json(const std::string& text) {
+  auto j = Json::parse(text);
+  if (!j)
+    return Error{"not JSON: " + j.error()};
+  if (!j->is_array())
+    return Error{"expected an array of rows, as `jp-bench run --json FILE` writes"};
+  std::vector<Row> rows;
+  for (auto& o : j->as_array()) {
+    if (!o.is_object() || text_of(o, "workload").empty() || text_of(o, "figure").empty())
+      return Error{"a row without `workload` and `figure`: " + cut_text(o.dump(), 120)};
+    Row r;
+    r.label = text_of(o, "workload");
+    r.figure = text_of(o, "figure");
+    r.unit = text_of(o, "unit");
+    r.floor_min = number_or_nan(o.find("floor_min"));
+    r.floor_median = number_or_nan(o.find("floor_median"));
+    r.jp_min = number_or_nan(o.find("jp_min"));
+    r.jp_median = number_or_nan(o.find("jp_median"));
+    r.ratio = number_or_nan(o.find("ratio"));
+    r.goal = text_of(o, "goal");
+    r.met = text_of(o, "met");
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string format_comparison(const std::vector<Row>& before, const std::vector<Row>& now,
+                              const std::string& before_name) {
+  std::string out = fmt::format("compared with {} (× = ratio to the floor; otherwise jp-actors' median)\n"
+                                "{:<10} {:<25} {:>12} {:>12} {:>8}\n",
+                                before_name, "workload", "figure", "before", "now", "change");
+  int better = 0, same = 0, fresh = 0, unknown = 0;
+  std::vector<std::string> worse;
+  for (auto& r : now) {
+    auto c = compare(before, r);
+    auto value = [&](double v, const std::string& unit) {
+      return c.by_ratio ? fmt::format("{:.2f}×", v) : fmt::format("{:.4g} {}", v, unit);
+    };
+    if (!c.before) {
+      ++fresh;
+      out += fmt::format("{:<10} {:<25} {:>12} {:>12}\n", r.label, r.figure, "-", "new");
+      continue;
+    }
+    if (c.v == verdict::unknown) {
+      ++unknown;
+      out += fmt::format("{:<10} {:<25} {:>12} {:>12}  not comparable (a round failed or no value)\n", r.label,
+                         r.figure, "-", "-");
+      continue;
+    }
+    const char* word = c.v == verdict::better ? "better" : c.v == verdict::worse ? "WORSE" : "";
+    out += fmt::format("{:<10} {:<25} {:>12} {:>12} {:>8}  {}\n", r.label, r.figure, value(c.old_value, r.unit),
+                       value(c.new_value, r.unit), change_text(c), word);
+    if (c.v == verdict::better)
+      ++better;
+    else if (c.v == verdict::same)
+      ++same;
+    else
+      worse.push_back(fmt::format("{} {} {}", r.label, r.figure, change_text(c)));
+  }
+  std::string names;
+  for (auto& w : worse)
+    names += (names.empty() ? " (" : ", ") + w;
+  if (!names.empty())
+    names += ")";
+  out += fmt::format("{} figures against {}: {} worse by more than {:.0f}%{}, {} better, {} within {:.0f}%", now.size(),
+                     before_name, worse.size(), compare_noise * 100, names, better, same, compare_noise * 100);
+  if (fresh)
+    out += fmt::format(", {} new", fresh);
+  if (unknown)
+    out += fmt::format(", {} not comparable", unknown);
+  return out + "\n";
+}
+
+bool any_worse(const std::vector<Row>& before, const std::vector<Row>& now) {
+  for (auto& r : now)
+    if (compare(before, r).v == verdict::worse)
+      return true;
+  return false;
+}
+
+} // namespace jp::bench
