@@ -1,9 +1,11 @@
 #include "actors/function_handle.hpp"
 
 #include <atomic>
-#include <mutex>
 #include <caf/all.hpp>
+#include <chrono>
 #include <fmt/format.h>
+#include <limits>
+#include <mutex>
 #include <optional>
 
 #include "actors/waiting_looks.hpp"
@@ -51,6 +53,8 @@ struct function_state {
   bool aborting = false;
   std::vector<caf::typed_response_promise<HandleReport>> aborts;
   WaitingLooks looks;
+  std::chrono::steady_clock::time_point last_output; // a waiting look is answered once quiet since
+  bool settling = false;                             // the settle timer is out
   static inline const char* name = "jp.function";
 };
 
@@ -62,6 +66,7 @@ using function_actor = handle_actor::extend<
 using function_actor_t = function_actor::stateful_base<function_state>;
 
 constexpr uint64_t grace_timer = 0;
+constexpr uint64_t settle_timer = std::numeric_limits<uint64_t>::max(); // looks count up from 1
 
 HandleReport look(function_actor_t* self) {
   auto& st = self->state;
@@ -130,7 +135,29 @@ void add_output(function_actor_t* self, const std::string& text) {
     st.last_line = std::move(line);
   if (news)
     self->send(st.supervisor, content_atom::value, st.id);
-  answer_looks(self);
+  // As a process handle's: a waiting look gets the output once it has settled, so
+  // what comes together (a progress message and a log line) is read together.
+  st.last_output = std::chrono::steady_clock::now();
+  if (st.spec.settle_ms <= 0)
+    return answer_looks(self);
+  if (!st.settling) {
+    st.settling = true;
+    self->delayed_send(self, std::chrono::milliseconds(st.spec.settle_ms), timeout_atom::value, settle_timer);
+  }
+}
+
+/// The settle timer: the waiting looks are answered if the output has been quiet
+/// for settle_ms, else it is set again for the rest.
+void on_settle(function_actor_t* self) {
+  auto& st = self->state;
+  st.settling = false;
+  auto due = st.last_output + std::chrono::milliseconds(st.spec.settle_ms);
+  auto now = std::chrono::steady_clock::now();
+  if (now >= due)
+    return answer_looks(self);
+  st.settling = true;
+  self->delayed_send(self, std::chrono::duration_cast<std::chrono::milliseconds>(due - now) + std::chrono::milliseconds(1),
+                     timeout_atom::value, settle_timer);
 }
 
 function_actor::behavior_type function_behavior(function_actor_t* self, std::string id, LaunchSpec spec,
@@ -237,6 +264,8 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
                        {}, false}));
         return;
       }
+      if (timer == settle_timer)
+        return on_settle(self);
       if (auto rp = st.looks.take(timer))
         rp->deliver(look(self));
     },

@@ -443,7 +443,7 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
     return failed(fmt::format("{}: arguments must be a JSON object, got {}", name, args->type_name()));
   // A spawn of this batch that fails before it reaches the registry must still
   // release its reservation, or an await on it would wait forever.
-  auto spawn_id = spawn_ids_of({*args});
+  auto spawn_id = spawn_ids_of(config, {ToolCall{"", name}}, {*args});
   auto fail_call = [&](std::string msg) {
     for (auto& id : spawn_id)
       self->send(self->state.registry, cancel_atom::value, id, msg);
@@ -453,7 +453,7 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
   if (it == config.tools.end())
     return fail_call(unknown_tool(config, name));
   auto& tool = it->second;
-  if (args->find("action") && !tool.stateful)
+  if (args->find("action") && takes_action_protocol(tool) && !tool.stateful)
     if (auto ok = validate_action(tool, action_kind::spawn); !ok)
       return fail_call(ok.error);
   if (tool.source == "builtin" && name == "await") {
@@ -495,7 +495,7 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
     auto text = describe_tools(config, *args);
     return text ? CallResult{true, *text, false, {}} : failed(text.error());
   }
-  if (auto* action = args->find("action")) {
+  if (auto* action = takes_action_protocol(tool) ? args->find("action") : nullptr) {
     if (!tag.empty()) {
       // Aborted by its tag, the handle it names ends with it (forget_call); a spawn
       // aborted before it ran spawns nothing.
@@ -752,9 +752,21 @@ turn_actor spawn_turn(caf::actor_system& sys, TurnContext ctx) {
   return sys.spawn(turn_behavior, std::move(ctx));
 }
 
-std::vector<std::string> spawn_ids_of(const std::vector<Json>& call_arguments) {
+bool takes_action_protocol(const ToolConfig& tool) {
+  if (tool.stateful)
+    return true;
+  return std::none_of(tool.parameters.begin(), tool.parameters.end(),
+                      [](const ParameterConfig& p) { return p.name == "action"; });
+}
+
+std::vector<std::string> spawn_ids_of(const Config& config, const std::vector<ToolCall>& calls,
+                                      const std::vector<Json>& call_arguments) {
   std::vector<std::string> ids;
-  for (auto& args : call_arguments) {
+  for (size_t i = 0; i < call_arguments.size(); ++i) {
+    auto& args = call_arguments[i];
+    if (i < calls.size())
+      if (auto tool = config.tools.find(calls[i].name); tool != config.tools.end() && !tool->second.stateful)
+        continue; // a one-shot tool spawns nothing, whatever its own `action` says
     auto* action = args.find("action");
     auto* id = args.find("id");
     if (action && action->is_string() && action->as_string() == "spawn" && id && id->is_string())

@@ -29,6 +29,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/registry_actor.hpp"
 #include "config/config.hpp"
+#include "messages/chat.hpp"
 #include "messages/json.hpp"
 #include "tools/permission.hpp"
 
@@ -72,7 +73,14 @@ struct TurnContext {
 
 turn_actor spawn_turn(caf::actor_system& sys, TurnContext ctx);
 
-/// The ids a batch of calls spawns (calls whose arguments say action = "spawn").
-std::vector<std::string> spawn_ids_of(const std::vector<Json>& call_arguments);
+/// The ids a batch of calls spawns: calls of a stateful tool whose arguments say
+/// action = "spawn" (`calls` and `call_arguments` side by side).
+std::vector<std::string> spawn_ids_of(const Config& config, const std::vector<ToolCall>& calls,
+                                      const std::vector<Json>& call_arguments);
+
+/// Whether `tool` takes `action` as the stateful protocol's: a stateful tool does; a
+/// one-shot tool that declares a parameter named `action` (an MCP server's) takes it
+/// as that parameter.
+bool takes_action_protocol(const ToolConfig& tool);
 
 } // namespace jp

@@ -249,7 +249,7 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code) 
     }
   };
   // RFD 037: the batch's spawns are registered before any of its calls runs.
-  self->request(st.turn, caf::infinite, batch_atom::value, spawn_ids_of(args))
+  self->request(st.turn, caf::infinite, batch_atom::value, spawn_ids_of(*st.ctx.config, *calls_now, args))
     .then([run_calls](bool) { run_calls({}); },
           [run_calls](caf::error& err) { run_calls(error_text(err)); });
 }

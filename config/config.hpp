@@ -162,6 +162,8 @@ struct McpServerConfig {
   std::string name;
   std::vector<std::string> command;       // stdio: the server's program and arguments
   std::map<std::string, std::string> env; // added to its environment (secrets are not inherited)
+  std::string url;                        // or Streamable HTTP: its endpoint, http(s)://...
+  std::map<std::string, std::string> headers; // sent with each request to `url` (e.g. Authorization)
   double timeout_secs = 30;               // for its start (initialize, tools/list) and each call
   run_mode run = run_mode::ask;           // its tools' permission, as a tool's `run`
   bool stateful = false;                  // its tools take spawn/fetch/abort (a call as a handle)

@@ -428,11 +428,9 @@ private:
       auto s = with_table(v, key, [&](auto& st) {
         return read_fields(st, key, {
           {"command", texts(server.command)},
-          {"url", [this](auto&, auto& k) {
-             return Status(fail(k, "Streamable HTTP servers are not supported yet; start the server over stdio "
-                                   "with command = [\"program\", \"arg\", ...]"));
-           }},
+          {"url", text(server.url)},
           {"env", table([this, &server](auto& et, auto& k) { return string_map(server.env, et, k); })},
+          {"headers", table([this, &server](auto& ht, auto& k) { return string_map(server.headers, ht, k); })},
           {"timeout_secs", seconds(server.timeout_secs, 3600)},
           {"run", [this, &server](auto& v, auto& k) {
              std::string m;
@@ -446,9 +444,21 @@ private:
       });
       if (!s)
         return s;
-      if (server.command.empty() || server.command[0].empty())
-        return fail(key + ".command", "required: the server's program and its arguments, e.g. [\"my-server\", "
-                                      "\"--stdio\"]");
+      if (!server.url.empty()) {
+        if (!server.command.empty())
+          return fail(key, "give either command (a server over stdio) or url (Streamable HTTP), not both");
+        if (!server.url.starts_with("http://") && !server.url.starts_with("https://"))
+          return fail(key + ".url", "must be an http:// or https:// address, the server's MCP endpoint (e.g. "
+                                    "\"http://127.0.0.1:8808/mcp\")");
+        if (!server.env.empty())
+          return fail(key + ".env", "is a started server's environment; a url server takes headers instead");
+      } else {
+        if (server.command.empty() || server.command[0].empty())
+          return fail(key + ".command", "required (or url): the server's program and its arguments, e.g. "
+                                        "[\"my-server\", \"--stdio\"]");
+        if (!server.headers.empty())
+          return fail(key + ".headers", "are sent to a url server; a command's server takes env instead");
+      }
       if (server.timeout_secs <= 0)
         return fail(key + ".timeout_secs", "must be more than 0");
     }

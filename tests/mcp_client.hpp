@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <fstream>
 #include <poll.h>
 #include <signal.h>
 #include <string>
@@ -72,26 +73,33 @@ struct McpClient {
     to = -1;
   }
 
-  /// The next message; null at the end of its output, or after a minute with none
-  /// (bounded only against a hang).
-  Json next() {
+  /// The next line of its output; "" at its end, or after a minute with none (bounded
+  /// only against a hang).
+  std::string next_line() {
     for (;;) {
       if (auto nl = buffered.find('\n'); nl != std::string::npos) {
         auto line = buffered.substr(0, nl);
         buffered.erase(0, nl + 1);
-        auto j = Json::parse(line);
-        seen.push_back(j ? *j : Json("not JSON: " + line));
-        return seen.back();
+        return line;
       }
       pollfd p{from, POLLIN, 0};
       if (::poll(&p, 1, 60000) <= 0)
-        return Json();
+        return "";
       char buf[65536];
       auto n = ::read(from, buf, sizeof buf);
       if (n <= 0)
-        return Json();
+        return "";
       buffered.append(buf, static_cast<size_t>(n));
     }
+  }
+  /// The next message; null at the end of its output.
+  Json next() {
+    auto line = next_line();
+    if (line.empty())
+      return Json();
+    auto j = Json::parse(line);
+    seen.push_back(j ? *j : Json("not JSON: " + line));
+    return seen.back();
   }
   /// The response to request `id` (null if none came); what came before it stays in `seen`.
   Json response(int64_t id) {
@@ -115,5 +123,28 @@ struct McpClient {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
 };
+
+/// What `jp-actors mcp --listen` says first, read: its url, its port, and the token
+/// in the file it names (all empty when it said something else).
+struct Listening {
+  std::string url; // http://127.0.0.1:PORT/mcp
+  uint16_t port = 0;
+  std::string token;
+  std::string said; // the line
+};
+
+inline Listening listening(McpClient& server) {
+  Listening l;
+  l.said = server.next_line();
+  auto at = l.said.find("http://127.0.0.1:");
+  auto token_at = l.said.find("the token in ");
+  if (at == std::string::npos || token_at == std::string::npos)
+    return l;
+  l.url = l.said.substr(at, l.said.find("/mcp", at) + 4 - at);
+  l.port = static_cast<uint16_t>(std::stoi(l.said.substr(at + 17)));
+  std::ifstream in(l.said.substr(token_at + 13));
+  std::getline(in, l.token);
+  return l;
+}
 
 } // namespace jp::testing

@@ -15,6 +15,7 @@
 #include "cli_run.hpp"
 #include "contains.hpp"
 #include "marked_processes.hpp"
+#include "mcp_client.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -106,8 +107,8 @@ CAF_TEST(a stateful MCP call is a handle with progress in fetch and awaited with
   auto wait_args = fmt::format(R"({{ action = "spawn", id = "w", until = "{}", log = "{}", wait_ms = 0 }})", until, log);
   auto r = run(steps({call("demo__wait", wait_args) +
                         call("shell", R"({ action = "spawn", id = "s", command = "echo local", wait_ms = 0 })"),
-                      call("demo__wait", R"({ action = "fetch", id = "w", wait_ms = 10000 })") +
-                        call("shell", fmt::format(R"({{ command = "touch '{}'" }})", until)) +
+                      call("demo__wait", R"({ action = "fetch", id = "w", wait_ms = 10000 })"),
+                      call("shell", fmt::format(R"({{ command = "touch '{}'" }})", until)) +
                         call("await", R"({ all = ["w", "s"], timeout_secs = 60 })"),
                       call("demo__wait", fmt::format(R"({{ action = "spawn", id = "never", until = "{}/nothing", log = "{}" }})",
                                                      dir.path.string(), log)) +
@@ -116,10 +117,12 @@ CAF_TEST(a stateful MCP call is a handle with progress in fetch and awaited with
   auto res = results_of(r);
   CAF_CHECK(contains(content(res, "main", 1, 0), R"("id":"w","state":"running")"));
   CAF_CHECK(contains(content(res, "main", 2, 0), "waiting for " + until));
-  auto awaited = content(res, "main", 2, 2);
+  // The server's log message (notifications/message) is shown with the call.
+  CAF_CHECK(contains(content(res, "main", 2, 0), "[info fake] started waiting"));
+  auto awaited = content(res, "main", 3, 1);
   CAF_CHECK(contains(awaited, R"({"id":"w","state":"stopped","result":"done"})"));
   CAF_CHECK(contains(awaited, R"({"id":"s","state":"stopped","result":"local\n"})"));
-  auto aborted = content(res, "main", 3, 1);
+  auto aborted = content(res, "main", 4, 1);
   CAF_CHECK(contains(aborted, R"("state":"stopped")"));
   CAF_CHECK(contains(aborted, "aborted"));
   // The server heard of it: notifications/cancelled for that request.
@@ -165,6 +168,83 @@ CAF_TEST(an embedded runtime offers the tools of its MCP servers and notes the o
     CAF_CHECK_EQUAL(mark.alive().size(), 1u); // the demo server, while the runtime is
   }
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(progress from the server starts the timeout of its call again) {
+  // timeout_secs = 1, and the call lasts about 2.5 s: it ends well only because the
+  // server reports progress every 0.1 s.
+  auto until = (dir.path / "go").string();
+  auto extra = fmt::format("[mcp.servers.quick]\ncommand = [\"{}\"]\nrun = \"unattended\"\ntimeout_secs = 1\n"
+                           "[mcp.servers.quick.tools.wait]\nstateful = true\n"
+                           "[mcp.servers.quiet]\ncommand = [\"{}\"]\nrun = \"unattended\"\ntimeout_secs = 1\n"
+                           "[mcp.servers.quiet.tools.wait]\nstateful = true\n",
+                           server, server);
+  auto r = run(steps({call("quick__wait", fmt::format(R"({{ action = "spawn", id = "ticking", until = "{}", tick_ms = 100 }})", until)) +
+                        call("quiet__wait", fmt::format(R"({{ action = "spawn", id = "quiet", until = "{}" }})", until)) +
+                        call("shell", fmt::format(R"({{ command = "sleep 2.5; touch '{}'" }})", until)) +
+                        call("await", R"({ all = ["ticking", "quiet"], timeout_secs = 60 })")}),
+               extra);
+  JP_REQUIRE_OK(r);
+  auto awaited = content(results_of(r), "main", 1, 3);
+  CAF_CHECK(contains(awaited, R"({"id":"ticking","state":"stopped","result":"done"})"));
+  // Without progress, the same call fails after timeout_secs.
+  CAF_CHECK(contains(awaited, "MCP server `quiet` did not answer tools/call within 1 s, nor report progress"));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(a Streamable HTTP server is called over HTTP with progress in fetch and its session ends with the run) {
+  // The server: jp-actors itself, `mcp --listen` on loopback, serving a slow tool.
+  auto served = (dir.path / "served").string();
+  std::filesystem::create_directories(served);
+  dir.write("listener.toml", R"(
+[runtime]
+abort_grace_secs = 0.2
+[conversation.tools.slow]
+summary = "Takes a while"
+command = { program = "sh", args = ["-c", "sleep 2; echo slow done"] }
+run = "unattended"
+)");
+  McpClient listener({JP_CLI_BINARY, "--workspace", served, "--config", (dir.path / "listener.toml").string(), "mcp",
+                      "--listen", "127.0.0.1:0", "--allow", "shell"},
+                     (dir.path / "state").string(), (dir.path / "listener.err").string());
+  auto l = listening(listener);
+  if (l.token.empty())
+    CAF_FAIL("the listener said: " << l.said);
+
+  auto extra = fmt::format("[mcp.servers.web]\nurl = \"{}\"\nheaders = {{ Authorization = \"Bearer {}\" }}\n"
+                           "run = \"unattended\"\n[mcp.servers.web.tools.slow]\nstateful = true\n",
+                           l.url, l.token);
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", config(extra)));
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(contains(listed.out, "web__slow        stateful  mcp.web  Takes a while"));
+  CAF_CHECK(contains(listed.out, "web__shell"));
+  auto r = run(steps({call("web__shell", R"({ action = "spawn", id = "e", command = "echo over http", wait_ms = 30000 })") +
+                        call("web__slow", R"({ action = "spawn", id = "w", wait_ms = 0 })") +
+                        // A handle of the server's own, left running: the session's end ends it.
+                        call("web__shell", fmt::format(R"({{ action = "spawn", id = "left", command = "exec {} 300", wait_ms = 0 }})",
+                                                       mark.program.string())),
+                      call("web__slow", R"({ action = "fetch", id = "w", wait_ms = 10000 })"),
+                      call("await", R"({ all = ["w"], timeout_secs = 60 })")}),
+               extra);
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 1, 0), "over http"));
+  CAF_CHECK(contains(content(res, "main", 1, 2), R"("state":"running")"));
+  // The server's progress notifications, on the call's event stream, reach fetch.
+  CAF_CHECK(contains(content(res, "main", 2, 0), "`slow` running for"));
+  CAF_CHECK(contains(content(res, "main", 3, 0), "slow done"));
+  // The run's end DELETEd the session: the server ended the handle left running.
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+  ::kill(listener.pid, SIGTERM);
+  CAF_CHECK_EQUAL(listener.wait_exit(), 128 + SIGTERM);
+}
+
+CAF_TEST(a url server that cannot be reached is named with its address and the others still serve) {
+  auto r = cli_in(ws, fmt::format("--config '{}' tools",
+                                  config("[mcp.servers.gone]\nurl = \"http://127.0.0.1:1/mcp\"\ntimeout_secs = 5\n")));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK(contains(r.out, "MCP server `gone` (http://127.0.0.1:1/mcp) cannot be reached"));
+  CAF_CHECK(contains(r.out, "demo__echo"));
 }
 
 CAF_TEST(a workspace cannot start MCP servers) {

@@ -1,14 +1,18 @@
 // `jp-actors mcp` end to end (DESIGN.md "MCP"): a real process spoken to over stdio by
-// the tests' own MCP client (tests/mcp_client.hpp). The handshake, tools/list in the
+// the tests' own MCP client (tests/mcp_client.hpp), and over Streamable HTTP (--listen)
+// with raw HTTP requests (tests/http_exchange.hpp). The handshake, tools/list in the
 // flat dialect, calls through the same registry (a spawn and a later await meet),
-// progress, cancellation, permissions, and the session's end leaving nothing running.
+// progress, cancellation, permissions, the session's end leaving nothing running, and
+// what the HTTP server refuses.
 #define CAF_SUITE mcp_server
 #include <caf/test/unit_test.hpp>
 
 #include <fmt/format.h>
+#include <fstream>
 
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
+#include "http_exchange.hpp"
 #include "mcp_client.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
@@ -17,6 +21,50 @@ using namespace jp;
 using namespace jp::testing;
 
 namespace {
+
+/// `jp-actors mcp --listen` on a free loopback port, and what a client sends it.
+struct Listener {
+  std::unique_ptr<McpClient> process; // the server, killed with its group at the end
+  uint16_t port = 0;
+  std::string token;
+  int64_t next_id = 0;
+
+  /// A POST of `message` with the token, the Host and the headers MCP asks for
+  /// (`sid`: the session's), plus `extra` header lines.
+  HttpReply post(const Json& message, const std::string& sid = "", const std::string& extra = "") const {
+    return http_exchange(port, head("POST", sid) + extra, message.dump());
+  }
+  std::string head(const std::string& method, const std::string& sid) const {
+    auto h = fmt::format("{} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\n"
+                         "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
+                         method, port, token);
+    if (!sid.empty())
+      h += "Mcp-Session-Id: " + sid + "\r\n";
+    return h;
+  }
+  Json request(const std::string& method, Json params = Json::object()) {
+    return Json::object().set("jsonrpc", "2.0").set("id", ++next_id).set("method", method).set("params", std::move(params));
+  }
+  /// initialize, then notifications/initialized: the session's id.
+  std::string open_session() {
+    auto r = post(request("initialize", Json::object()
+                                          .set("protocolVersion", "2025-06-18")
+                                          .set("capabilities", Json::object())
+                                          .set("clientInfo", Json::object().set("name", "test").set("version", "1"))));
+    auto sid = r.header("mcp-session-id");
+    post(Json::object().set("jsonrpc", "2.0").set("method", "notifications/initialized"), sid);
+    return sid;
+  }
+  /// A request in session `sid`: the response, the last message of its event stream.
+  Json call(const std::string& sid, const std::string& method, Json params, std::vector<Json>* before = nullptr) {
+    auto events = post(request(method, std::move(params)), sid).events();
+    if (events.empty())
+      return Json();
+    if (before)
+      before->assign(events.begin(), events.end() - 1);
+    return events.back();
+  }
+};
 
 struct fixture {
   temp_dir dir;
@@ -42,6 +90,19 @@ run = "ask"
                                   "mcp"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return std::make_unique<McpClient>(argv, state, (dir.path / "mcp.err").string());
+  }
+
+  /// `jp-actors mcp --listen 127.0.0.1:0`, its address and token read from what it prints.
+  Listener serve_http() {
+    Listener l;
+    extra.insert(extra.begin(), {"--listen", "127.0.0.1:0"});
+    l.process = start();
+    auto said = listening(*l.process);
+    if (said.token.empty())
+      CAF_FAIL("the server said: " << said.said);
+    l.port = said.port;
+    l.token = said.token;
+    return l;
   }
 
   /// A started and initialized session; `capabilities` the client's.
@@ -295,6 +356,100 @@ CAF_TEST(a client that offers elicitation is asked whether a tool may run) {
   for (auto& m : left->seen)
     if (auto* i = m.find("id"); i && i->is_int() && i->as_int() == id && !m.find("method"))
       CAF_CHECK(!contains(text_of(m), "asked and ran"));
+}
+
+CAF_TEST(over HTTP initialize opens a session whose requests are answered as event streams) {
+  auto l = serve_http();
+  auto init = l.post(l.request("initialize", Json::object()
+                                               .set("protocolVersion", "2025-06-18")
+                                               .set("capabilities", Json::object())
+                                               .set("clientInfo", Json::object().set("name", "t").set("version", "1"))));
+  CAF_REQUIRE_EQUAL(init.status, 200);
+  CAF_CHECK(contains(init.header("content-type"), "text/event-stream"));
+  auto sid = init.header("mcp-session-id");
+  CAF_REQUIRE(sid.size() >= 32);
+  auto events = init.events();
+  CAF_REQUIRE_EQUAL(events.size(), 1u);
+  CAF_CHECK_EQUAL(events[0].find("result")->find("protocolVersion")->as_string(), "2025-06-18");
+  // A notification is accepted with no body.
+  auto note = l.post(Json::object().set("jsonrpc", "2.0").set("method", "notifications/initialized"), sid);
+  CAF_CHECK_EQUAL(note.status, 202);
+  CAF_CHECK_EQUAL(note.body, "");
+  auto tools = l.call(sid, "tools/list", Json::object());
+  CAF_CHECK(contains(tools.dump(), R"("name":"shell")"));
+  CAF_CHECK(contains(tools.dump(), R"("name":"await")"));
+  // A spawn and a later await, each its own POST, meet in the session.
+  auto spawned = l.call(sid, "tools/call", tool_call("shell", shell("echo over http", Json::object().set("action", "spawn").set("id", "a").set("wait_ms", 0))));
+  CAF_CHECK(!is_error(spawned));
+  auto awaited = l.call(sid, "tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("a")})).set("timeout_secs", 60)));
+  CAF_CHECK(contains(text_of(awaited), "over http"));
+  // Progress for a call that asked for it comes on the call's own stream, before its answer.
+  auto params = tool_call("shell", shell("sleep 1.5; echo slept"));
+  params.set("_meta", Json::object().set("progressToken", "tok"));
+  std::vector<Json> before;
+  auto slept = l.call(sid, "tools/call", params, &before);
+  CAF_CHECK(contains(text_of(slept), "slept"));
+  CAF_REQUIRE_GREATER_OR_EQUAL(before.size(), 1u);
+  CAF_CHECK_EQUAL(before[0].find("method")->as_string(), "notifications/progress");
+  CAF_CHECK_EQUAL(before[0].find("params")->find("progressToken")->as_string(), "tok");
+  // Another session has handles of its own.
+  auto other = l.open_session();
+  CAF_REQUIRE(!other.empty() && other != sid);
+  auto fetched = l.call(other, "tools/call", tool_call("shell", Json::object().set("action", "fetch").set("id", "a")));
+  CAF_CHECK(is_error(fetched));
+}
+
+CAF_TEST(over HTTP what is not a loopback client with the token and a session is refused) {
+  auto l = serve_http();
+  auto sid = l.open_session();
+  auto ping = l.request("ping");
+  auto without_token = http_exchange(l.port, fmt::format("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n"
+                                                         "Content-Type: application/json\r\nAccept: application/json, "
+                                                         "text/event-stream\r\nMcp-Session-Id: {}\r\n",
+                                                         l.port, sid),
+                                     ping.dump());
+  CAF_CHECK_EQUAL(without_token.status, 401);
+  CAF_CHECK(contains(without_token.body, "Authorization: Bearer"));
+  auto wrong = l.head("POST", sid);
+  wrong.replace(wrong.find(l.token), l.token.size(), std::string(l.token.size(), 'x'));
+  CAF_CHECK_EQUAL(http_exchange(l.port, wrong, ping.dump()).status, 401);
+  // DNS rebinding: another site's name in Host or Origin.
+  auto rebound = http_exchange(l.port, fmt::format("POST /mcp HTTP/1.1\r\nHost: evil.example:{}\r\n", l.port), ping.dump());
+  CAF_CHECK_EQUAL(rebound.status, 403);
+  CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://evil.example\r\n").status, 403);
+  CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://localhost:3000\r\n").status, 200);
+  // Sessions: none named, one unknown, a version it does not speak.
+  auto no_session = l.post(ping);
+  CAF_CHECK_EQUAL(no_session.status, 400);
+  CAF_CHECK(contains(no_session.body, "Mcp-Session-Id"));
+  CAF_CHECK_EQUAL(l.post(ping, "0123456789abcdef0123456789abcdef").status, 404);
+  CAF_CHECK_EQUAL(l.post(ping, sid, "MCP-Protocol-Version: 2024-01-01\r\n").status, 400);
+  CAF_CHECK_EQUAL(l.post(ping, sid, "MCP-Protocol-Version: 2025-06-18\r\n").status, 200);
+  // No batches, no other path, no stream outside a request.
+  CAF_CHECK_EQUAL(http_exchange(l.port, l.head("POST", sid), "[" + ping.dump() + "]").status, 400);
+  CAF_CHECK_EQUAL(http_exchange(l.port, l.head("GET", sid)).status, 405);
+  auto elsewhere = l.head("POST", sid);
+  elsewhere.replace(0, 9, "POST /other");
+  CAF_CHECK_EQUAL(http_exchange(l.port, elsewhere, ping.dump()).status, 404);
+}
+
+CAF_TEST(over HTTP DELETE ends the session and what it still runs) {
+  marked_sleep sleeper(dir.path);
+  auto l = serve_http();
+  auto sid = l.open_session();
+  auto spawned = l.call(sid, "tools/call", tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()),
+                                                                      Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
+  CAF_CHECK(!is_error(spawned));
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  CAF_CHECK_EQUAL(http_exchange(l.port, l.head("DELETE", sid)).status, 200);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
+}
+
+CAF_TEST(mcp listen refuses an address off loopback) {
+  auto r = cli_in(ws, "mcp --listen 0.0.0.0:0");
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "only a loopback address is allowed"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -359,7 +359,8 @@ int main(int argc, char** argv) {
   node->add_option("--listen", listen, "HOST:PORT to listen on (default: [node] listen, 127.0.0.1:0 = any free "
                                        "port); prints the address it listens on");
   auto* mcp = app.add_subcommand(
-    "mcp", "Serve this workspace's tools to an MCP client over stdio (JSON-RPC 2.0, one message per line; MCP "
+    "mcp", "Serve this workspace's tools to an MCP client over stdio (JSON-RPC 2.0, one message per line), or "
+           "over Streamable HTTP on loopback with --listen (MCP "
            "2025-06-18, 2025-03-26 or 2024-11-05): tools/list offers the configured tools in the flat schema "
            "dialect plus await, and tools/call runs them here, stateful ones as handles that live for the "
            "session. A tool whose run is \"ask\" is asked about through the client when it offers elicitation, "
@@ -368,6 +369,13 @@ int main(int argc, char** argv) {
            "exits; SIGTERM ends everything at once");
   std::vector<std::string> mcp_allow;
   mcp->add_option("--allow", mcp_allow, "Let TOOL run without asking (repeatable)")->allow_extra_args(false);
+  std::string mcp_listen;
+  mcp->add_option("--listen", mcp_listen,
+                  "Serve MCP's Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST:PORT, or PORT on "
+                  "127.0.0.1; PORT 0 = any free port; loopback only). Prints the address, and where the token "
+                  "is that clients must send as `Authorization: Bearer <token>` (made on the first start, 0600). "
+                  "Each client's session has its own handles; a client's DELETE ends its session as stdin's end "
+                  "does. Runs until a signal");
   auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");
   nodes->require_subcommand(1);
   auto* nodes_ls = nodes->add_subcommand("ls", "Each configured node, reachable or not, with the handles running "
@@ -439,7 +447,7 @@ int main(int argc, char** argv) {
     else if (*node)
       rc = run_node(config, listen);
     else if (*mcp)
-      rc = run_mcp(config, PermissionPolicy{true, {mcp_allow.begin(), mcp_allow.end()}});
+      rc = run_mcp(config, PermissionPolicy{true, {mcp_allow.begin(), mcp_allow.end()}}, mcp_listen);
     else if (*nodes_ls)
       rc = list_nodes(config);
     else if (*query) {

@@ -1,50 +1,91 @@
 #include "runtime/cli/mcp_command.hpp"
 
-#include "actors/mcp_tools.hpp"
-
 #include <caf/all.hpp>
 #include <cstdio>
+#include <fmt/format.h>
 #include <iostream>
 #include <mutex>
 #include <string>
+#include <unistd.h>
 
 #include "actors/mcp_server.hpp"
+#include "actors/mcp_tools.hpp"
 #include "actors/turn_actor.hpp"
 #include "messages/error_category.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
+#include "runtime/mcp/mcp_http_server.hpp"
+#include "runtime/node/node_address.hpp"
+#include "runtime/node/node_token.hpp"
 #include "runtime/process/io_thread.hpp"
 
 namespace jp {
 
-int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions) {
-  IoThread io;
-  auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
-  config = mcp.config;
-  install_signal_shutdown(config->runtime.abort_grace_secs);
+namespace {
+
+int fail(const std::string& reason) {
+  std::fprintf(stderr, "jp-actors: mcp: %s\n", reason.c_str());
+  return 1;
+}
+
+/// Ends a session: its calls in flight are answered, then what still runs gets its
+/// turn-end policy; then the server goes (and its turn with it), and `done` runs.
+void end_session(caf::actor_system& sys, mcp_server_actor server, std::function<void()> done) {
+  sys.spawn([server, done](caf::event_based_actor* self) {
+    auto finish = [self, server, done] {
+      caf::anon_send_exit(server, caf::exit_reason::user_shutdown);
+      done();
+      self->quit();
+    };
+    self->request(server, caf::infinite, turn_end_atom::value)
+      .then([finish](std::vector<HandleSummary>&, std::string&) { finish(); },
+            [finish](caf::error& err) {
+              std::fprintf(stderr, "jp-actors: mcp: ending a session's handles failed: %s\n", error_text(err).c_str());
+              finish();
+            });
+  });
+}
+
+/// Streamable HTTP on loopback until a signal.
+int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen,
+               std::function<mcp_server_actor(McpWriter)> spawn_session) {
+  auto text = listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen;
+  auto addr = parse_node_address(text, "--listen");
+  if (!addr)
+    return fail(addr.error());
+  auto token = mcp_token(true);
+  if (!token)
+    return fail(token.error());
+  auto opener = [&sys, spawn_session](std::function<void(const std::string&)> write) {
+    auto server = spawn_session(std::move(write));
+    McpSessionPort port;
+    port.deliver = [server](const std::string& message) { caf::anon_send(server, message_atom::value, message); };
+    port.end = [&sys, server](std::function<void()> done) { end_session(sys, server, std::move(done)); };
+    return port;
+  };
+  auto http = McpHttpServer::listen(io, addr->host, addr->port, *token, opener);
+  if (!http)
+    return fail(http.error());
+  addr->port = (*http)->port();
+  std::printf("jp-actors mcp: serving MCP (Streamable HTTP) at http://%s/mcp; clients send the header "
+              "`Authorization: Bearer <token>` with the token in %s\n",
+              addr->text().c_str(), mcp_token_path().c_str());
+  std::fflush(stdout);
+  // Until a signal: its shutdown ends the tools (TERM, grace, KILL), then the process.
+  for (;;)
+    ::pause();
+}
+
+/// One session over stdin and stdout, until stdin ends.
+int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter)> spawn_session) {
   // stdout is the protocol's: one message per line, whole, in the order sent.
   auto out = std::make_shared<std::mutex>();
-  auto write = [out](const std::string& line) {
+  auto server = spawn_session([out](const std::string& line) {
     std::lock_guard lock(*out);
     std::fwrite(line.data(), 1, line.size(), stdout);
     std::fputc('\n', stdout);
     std::fflush(stdout);
-  };
-  RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
-                         client_tls(*config)};
-  caf::actor_system sys{cfg};
-  // The calls are a model's: permissions apply, asked through the client if it can.
-  auto make_turn = [&sys, &io, &mcp, config, permissions](AskPermission ask) {
-    TurnContext ctx;
-    ctx.config = config;
-    ctx.io = &io;
-    ctx.executors = mcp.executors;
-    ctx.permissions = permissions;
-    ctx.ask_permission = std::move(ask);
-    ctx.agent = "mcp";
-    return spawn_turn(sys, std::move(ctx));
-  };
-  auto server = spawn_mcp_server(sys, make_turn, config, write);
+  });
   std::string line;
   while (std::getline(std::cin, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos)
@@ -61,6 +102,36 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions) 
              });
   caf::anon_send_exit(server, caf::exit_reason::user_shutdown); // and its turn with it
   return rc;
+}
+
+} // namespace
+
+int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, const std::string& listen) {
+  IoThread io;
+  auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
+  config = mcp.config;
+  install_signal_shutdown(config->runtime.abort_grace_secs);
+  RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
+                         client_tls(*config)};
+  caf::actor_system sys{cfg};
+  // The calls are a model's: permissions apply, asked through the client if it can.
+  // Each session has a turn of its own: its handles are its own.
+  auto make_turn = [&sys, &io, &mcp, config, permissions](AskPermission ask) {
+    TurnContext ctx;
+    ctx.config = config;
+    ctx.io = &io;
+    ctx.executors = mcp.executors;
+    ctx.permissions = permissions;
+    ctx.ask_permission = std::move(ask);
+    ctx.agent = "mcp";
+    return spawn_turn(sys, std::move(ctx));
+  };
+  auto spawn_session = [&sys, make_turn, config](McpWriter write) {
+    return spawn_mcp_server(sys, make_turn, config, std::move(write));
+  };
+  if (!listen.empty())
+    return serve_http(sys, io, listen, spawn_session);
+  return serve_stdio(sys, spawn_session);
 }
 
 } // namespace jp

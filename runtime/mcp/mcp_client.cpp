@@ -7,6 +7,7 @@
 #include <future>
 #include <map>
 
+#include "runtime/mcp/mcp_http_transport.hpp"
 #include "runtime/mcp/mcp_protocol.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
@@ -49,6 +50,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   IoThread* io = nullptr;
   McpServerConfig server;
   std::vector<McpTool> tools;
+  std::shared_ptr<McpHttpTransport> http; // a url server's; else it is a process over stdio
   // -- on the io thread only --
   std::shared_ptr<Process> process; // set there, first of all (start)
   std::string line;       // stdout not yet a whole line
@@ -59,6 +61,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     std::function<void(const Json&)> answer; // result, or {"error": ...}
     std::function<void(std::string)> progress;
     std::shared_ptr<boost::asio::steady_timer> timer;
+    std::string method;
   };
   // By request id. Answers may hold the state: they are all let go of when the
   // server exits (fail_all), which the client's end brings about.
@@ -66,6 +69,8 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   std::atomic<int64_t> next_id{1};
 
   std::string stderr_said() const {
+    if (http)
+      return "";
     return stderr_tail.empty() ? "it wrote nothing to stderr"
                                : fmt::format("its stderr ended with: {}", last_lines(stderr_tail));
   }
@@ -77,14 +82,31 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   }
 
   void send(const Json& message) {
-    if (process) // not yet only for what a server says before it was asked anything
+    if (http)
+      http->send(message);
+    else if (process) // not yet only for what a server says before it was asked anything
       process->write_stdin(message.dump() + "\n");
   }
 
   /// A reply saying `why` on this side (the server gone, no answer in time, a
-  /// cancel): `local`, so it is shown as it is.
-  static Json local_error(const std::string& why) {
-    return Json::object().set("error", Json::object().set("message", why).set("local", true));
+  /// cancel): `local`, so it is shown as it is; `transient` when trying later may work.
+  static Json local_error(const std::string& why, bool transient = false) {
+    auto e = Json::object().set("message", why).set("local", true);
+    if (transient)
+      e.set("transient", true);
+    return Json::object().set("error", std::move(e));
+  }
+
+  /// Request `id` failed on the way (HTTP): answered with `why`.
+  void on_failed(int64_t id, const std::string& why, bool transient) {
+    auto it = pending.find(id);
+    if (it == pending.end())
+      return;
+    auto p = std::move(it->second);
+    pending.erase(it);
+    if (p.timer)
+      p.timer->cancel();
+    p.answer(local_error(why, transient));
   }
 
   /// Ends every request out with `why` (the server is gone).
@@ -96,11 +118,12 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     for (auto& [id, p] : out) {
       if (p.timer)
         p.timer->cancel();
-      p.answer(local_error(why));
+      p.answer(local_error(why, true));
     }
   }
 
-  void on_line(const std::string& text) {
+  /// A message from the server; `related`: the request whose answer carried it (HTTP).
+  void on_line(const std::string& text, int64_t related = 0) {
     auto msg = Json::parse(text);
     if (!msg || !msg->is_object())
       return; // not JSON-RPC: a server's stray print is no answer to anything
@@ -114,6 +137,8 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
                                                                    method->as_string()));
       else if (method->as_string() == "notifications/progress")
         on_progress(msg->find("params"));
+      else if (method->as_string() == "notifications/message")
+        on_log(msg->find("params"), related);
       return;
     }
     if (!id || !id->is_int())
@@ -135,7 +160,10 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     if (!token || !token->is_int())
       return;
     auto it = pending.find(token->as_int());
-    if (it == pending.end() || !it->second.progress)
+    if (it == pending.end())
+      return;
+    arm(it->first, it->second); // the server works on it: its timeout starts again
+    if (!it->second.progress)
       return;
     std::string text;
     if (auto* m = params->find("message"); m && m->is_string())
@@ -147,6 +175,23 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     }
     if (!text.empty())
       it->second.progress(text + "\n");
+  }
+
+  /// A log message (notifications/message) is shown with the call it came for (HTTP:
+  /// on that call's stream), else with every call in flight: over stdio nothing says
+  /// which call it is about.
+  void on_log(const Json* params, int64_t related) {
+    if (!params || !params->is_object())
+      return;
+    auto* level = params->find("level");
+    auto* logger = params->find("logger");
+    auto* data = params->find("data");
+    auto text = fmt::format("[{}{}] {}", level && level->is_string() ? level->as_string() : "log",
+                            logger && logger->is_string() ? " " + logger->as_string() : "",
+                            !data ? "" : data->is_string() ? data->as_string() : data->dump());
+    for (auto& [id, p] : pending)
+      if (p.progress && (!related || id == related))
+        p.progress(text + "\n");
   }
 
   void on_output(stream_kind kind, std::string_view bytes) {
@@ -187,43 +232,50 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       id = next_id++;
     if (!gone.empty())
       return answer(local_error(gone));
-    auto timer = std::make_shared<boost::asio::steady_timer>(io->context());
-    timer->expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+    auto& p = pending[id] = Pending{std::move(answer), std::move(progress), nullptr, method};
+    arm(id, p);
+    send(mcp::request(id, method, std::move(params)));
+  }
+
+  /// (Re)starts request `id`'s timeout: the server's timeout_secs from now.
+  void arm(int64_t id, Pending& p) {
+    if (p.timer)
+      p.timer->cancel();
+    p.timer = std::make_shared<boost::asio::steady_timer>(io->context());
+    p.timer->expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(server.timeout_secs)));
-    timer->async_wait([weak = weak_from_this(), id, method](const boost::system::error_code& ec) {
+    p.timer->async_wait([weak = weak_from_this(), id, timer = p.timer.get()](const boost::system::error_code& ec) {
       auto s = weak.lock();
       if (ec || !s)
         return;
       auto it = s->pending.find(id);
-      if (it == s->pending.end())
+      if (it == s->pending.end() || it->second.timer.get() != timer)
         return;
       auto p = std::move(it->second);
       s->pending.erase(it);
-      if (method != "initialize") // MCP: initialize is never cancelled
+      if (p.method != "initialize") // MCP: initialize is never cancelled
         s->send(mcp::notification("notifications/cancelled",
                                   Json::object().set("requestId", id).set("reason", "timed out")));
-      p.answer(local_error(fmt::format("MCP server `{}` did not answer {} within {} s ([mcp.servers.{}] "
-                                       "timeout_secs)",
-                                       s->server.name, method, s->server.timeout_secs, s->server.name)));
+      p.answer(local_error(fmt::format("MCP server `{}` did not answer {} within {} s, nor report progress "
+                                       "([mcp.servers.{}] timeout_secs)",
+                                       s->server.name, p.method, s->server.timeout_secs, s->server.name),
+                           true));
     });
-    pending[id] = Pending{std::move(answer), std::move(progress), timer};
-    send(mcp::request(id, method, std::move(params)));
   }
 };
 
-Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServerConfig& server,
-                                                    const std::string& cwd) {
-  auto st = std::make_shared<State>();
-  st->io = &io;
-  st->server = server;
+namespace {
+
+/// Starts a stdio server's process; its output goes to the state (on the io thread).
+Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, const std::string& cwd) {
+  auto& server = st->server;
   SpawnSpec spec;
   spec.argv = server.command;
   spec.cwd = cwd;
   spec.stdin_pipe = true;
   for (auto& [k, v] : server.env)
     spec.env.push_back(k + "=" + v);
-  // Callbacks hold the state weakly: it goes with the client, and the process with it.
-  std::weak_ptr<State> weak = st;
+  std::weak_ptr<McpClient::State> weak = st;
   ProcessEvents events;
   events.on_output = [weak](stream_kind kind, std::string_view bytes) {
     if (auto s = weak.lock())
@@ -244,6 +296,31 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
       st->unacked = 0;
     }
   });
+  return Status::ok();
+}
+
+} // namespace
+
+Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServerConfig& server,
+                                                    const std::string& cwd) {
+  auto st = std::make_shared<State>();
+  st->io = &io;
+  st->server = server;
+  // Callbacks hold the state weakly: it goes with the client, and the server with it.
+  std::weak_ptr<State> weak = st;
+  if (!server.url.empty())
+    st->http = std::make_shared<McpHttpTransport>(
+      io, server,
+      [weak](const std::string& text, int64_t request) {
+        if (auto s = weak.lock())
+          s->on_line(text, request);
+      },
+      [weak](int64_t id, const std::string& why, bool transient) {
+        if (auto s = weak.lock())
+          s->on_failed(id, why, transient);
+      });
+  else if (auto started = start_process(io, st, cwd); !started)
+    return Error{started.error};
   auto client = std::shared_ptr<McpClient>(new McpClient());
   client->state_ = st;
 
@@ -257,8 +334,8 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
       if (done)
         return;
       done = true;
-      if (!why.empty() && why.find("stderr") == std::string::npos)
-        why += "; " + st->stderr_said();
+      if (auto said = st->stderr_said(); !why.empty() && !said.empty() && why.find("stderr") == std::string::npos)
+        why += "; " + said;
       outcome->set_value(std::move(why));
     });
   auto failed = [st](const Json& reply) -> std::string {
@@ -306,6 +383,8 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
     st->request("initialize", std::move(params), [st, finish, failed, list](const Json& reply) {
       if (auto why = failed(reply); !why.empty())
         return (*finish)(why);
+      if (auto* v = reply.find("result")->find("protocolVersion"); v && v->is_string() && st->http)
+        st->http->set_version(v->as_string());
       st->send(mcp::notification("notifications/initialized", Json::object()));
       (*list)(Json());
     });
@@ -318,6 +397,11 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
 }
 
 McpClient::~McpClient() {
+  if (auto http = state_->http) { // the session is ended, and what is out fails
+    http->close();
+    state_->io->post([st = state_] { st->fail_all(fmt::format("MCP server `{}` was closed", st->server.name)); });
+    return;
+  }
   // The server gets its stdin closed, then TERM, and KILL after a moment.
   state_->io->post([st = state_] {
     if (auto p = st->process) {
@@ -350,11 +434,10 @@ int64_t McpClient::call(const std::string& tool, Json args, std::function<void(s
         if (auto* e = reply.find("error")) {
           auto* m = e->find("message");
           auto text = m && m->is_string() ? m->as_string() : e->dump();
-          // The server gone: a transient failure (it may be back at the next start).
-          bool gone = !st->gone.empty() && text == st->gone;
+          // The server gone or unreachable: transient (it may be back at the next start).
           return done(ToolState::failure(ToolError{
             e->find("local") ? text : fmt::format("MCP server `{}`: {} failed: {}", st->server.name, tool, text), {},
-            gone}));
+            e->find("transient") != nullptr}));
         }
         auto* result = reply.find("result");
         done(result && result->is_object() ? call_state(*result)

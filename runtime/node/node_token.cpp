@@ -14,13 +14,19 @@ namespace jp {
 
 namespace {
 
-constexpr const char* token_name = "node-token";
+/// A token's file and what the errors call it.
+struct TokenKind {
+  const char* file;
+  const char* what;
+  const char* maker;
+};
+constexpr TokenKind node_kind{"node-token", "node token", "a node started as this user makes it"};
+constexpr TokenKind mcp_kind{"mcp-token", "MCP token", "`jp-actors mcp --listen` started as this user makes it"};
 
-Result<std::string> read_token(const DirFd& dir, const std::string& where) {
-  int fd = ::openat(dir.get(), token_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+Result<std::string> read_token(const DirFd& dir, const TokenKind& kind, const std::string& where) {
+  int fd = ::openat(dir.get(), kind.file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
-    return Error{fmt::format("no node token at {}: {} (a node started as this user makes it)", where,
-                             std::strerror(errno))};
+    return Error{fmt::format("no {} at {}: {} ({})", kind.what, where, std::strerror(errno), kind.maker)};
   struct stat st {};
   std::string token(128, '\0');
   ssize_t n = -1;
@@ -28,40 +34,53 @@ Result<std::string> read_token(const DirFd& dir, const std::string& where) {
     n = ::read(fd, token.data(), token.size());
   ::close(fd);
   if (n < 32)
-    return Error{fmt::format("the node token at {} is not this user's own 0600 file of 32 characters or more; "
-                             "remove it and start the node again",
-                             where)};
+    return Error{fmt::format("the {} at {} is not this user's own 0600 file of 32 characters or more; "
+                             "remove it and start again",
+                             kind.what, where)};
   token.resize(static_cast<size_t>(n));
   while (!token.empty() && (token.back() == '\n' || token.back() == ' '))
     token.pop_back();
   return token;
 }
 
-} // namespace
-
-Result<std::string> node_token(bool create) {
+Result<std::string> state_token(const TokenKind& kind, bool create) {
   auto state = user_state_dir("");
   if (!state)
-    return Error{fmt::format("no place for the node token: {}", state.error())};
+    return Error{fmt::format("no place for the {}: {}", kind.what, state.error())};
   auto dir = open_private_dir(state->root, state->relative);
   if (!dir)
-    return Error{fmt::format("the node token: {}", dir.error())};
-  auto where = state->path() + "/" + token_name;
-  auto existing = read_token(*dir, where);
+    return Error{fmt::format("the {}: {}", kind.what, dir.error())};
+  auto where = state->path() + "/" + kind.file;
+  auto existing = read_token(*dir, kind, where);
   if (existing || !create)
     return existing;
-  int fd = create_private_file(*dir, token_name);
+  int fd = create_private_file(*dir, kind.file);
   if (fd < 0) {
-    if (errno == EEXIST) // another node made it meanwhile
-      return read_token(*dir, where);
-    return Error{fmt::format("cannot create the node token {}: {}", where, std::strerror(errno))};
+    if (errno == EEXIST) // another process made it meanwhile
+      return read_token(*dir, kind, where);
+    return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(errno))};
   }
   auto token = random_name_part() + random_name_part() + random_name_part() + random_name_part();
   bool written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size());
   ::close(fd);
   if (!written)
-    return Error{fmt::format("cannot write the node token {}", where)};
+    return Error{fmt::format("cannot write the {} {}", kind.what, where)};
   return token;
+}
+
+} // namespace
+
+Result<std::string> node_token(bool create) {
+  return state_token(node_kind, create);
+}
+
+Result<std::string> mcp_token(bool create) {
+  return state_token(mcp_kind, create);
+}
+
+std::string mcp_token_path() {
+  auto state = user_state_dir("");
+  return state ? state->path() + "/" + mcp_kind.file : std::string("$XDG_STATE_HOME/jp-actors/") + mcp_kind.file;
 }
 
 bool same_token(const std::string& a, const std::string& b) {

@@ -14,6 +14,12 @@ namespace jp {
 /// looked for.
 Result<std::string> node_token(bool create);
 
+/// The MCP token: what an MCP client shows `jp-actors mcp --listen` (a 0600 file,
+/// mcp-token, beside the node token), made on the server's first start.
+Result<std::string> mcp_token(bool create);
+/// Where the MCP token file is (for messages).
+std::string mcp_token_path();
+
 /// Compares in time independent of where they differ.
 bool same_token(const std::string& a, const std::string& b);
 

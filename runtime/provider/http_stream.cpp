@@ -17,19 +17,12 @@ struct Exchange {
   const HttpLimits& limits;
   const std::function<bool(std::string_view)>& on_body;
   const std::function<bool()>& cancelled;
+  const std::function<void(const HttpResult&)>& on_head;
   HttpResult result;
+  bool head_seen = false;
   clock::time_point last_data = clock::now();
   bool stopped_by_us = false;
 };
-
-bool starts_with_nocase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size())
-    return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i])
-      return false;
-  return true;
-}
 
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   auto& x = *static_cast<Exchange*>(user);
@@ -39,11 +32,23 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
     auto sp = line.find(' ');
     x.result.status = sp == std::string_view::npos ? 0 : std::atol(std::string(line.substr(sp + 1, 3)).c_str());
     x.result.retry_after.clear();
-  } else if (starts_with_nocase(line, "retry-after:")) {
-    auto value = line.substr(12);
-    while (!value.empty() && (value.back() == '\n' || value.back() == '\r'))
+    x.result.content_type.clear();
+    x.result.headers.clear();
+  } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
+    std::string name(line.substr(0, colon));
+    for (auto& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' '))
       value.remove_suffix(1);
-    x.result.retry_after = std::string(value);
+    if (name == "retry-after")
+      x.result.retry_after = std::string(value);
+    else if (name == "content-type")
+      x.result.content_type = std::string(value);
+    if (x.result.headers.size() < 100)
+      x.result.headers.emplace_back(std::move(name), std::string(value));
   }
   return size * n;
 }
@@ -57,6 +62,11 @@ std::size_t on_data(char* data, std::size_t size, std::size_t n, void* user) {
     auto room = kErrorBodyMax - std::min(kErrorBodyMax, x.result.error_body.size());
     x.result.error_body.append(data, std::min(room, len));
     return len;
+  }
+  if (!x.head_seen) {
+    x.head_seen = true;
+    if (x.on_head)
+      x.on_head(x.result);
   }
   if (x.result.body_bytes > x.limits.max_body_bytes) {
     x.result.failure = http_failure::too_large;
@@ -95,9 +105,10 @@ void global_init() {
 
 HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
                             const std::function<bool(std::string_view)>& on_body,
-                            const std::function<bool()>& cancelled) {
+                            const std::function<bool()>& cancelled,
+                            const std::function<void(const HttpResult&)>& on_head) {
   global_init();
-  Exchange x{limits, on_body, cancelled, {}};
+  Exchange x{limits, on_body, cancelled, on_head, {}};
   CURL* curl = curl_easy_init();
   if (!curl) {
     x.result.failure = http_failure::transport;
@@ -109,9 +120,13 @@ HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
     headers = curl_slist_append(headers, h.c_str());
   char error[CURL_ERROR_SIZE] = {};
   curl_easy_setopt(curl, CURLOPT_URL, post.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POST, 1L);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post.body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(post.body.size()));
+  if (post.method == "POST") {
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post.body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(post.body.size()));
+  } else {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, post.method.c_str());
+  }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); // threads: no SIGALRM for timeouts
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limits.connect_timeout.count()));

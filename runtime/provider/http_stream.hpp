@@ -1,4 +1,4 @@
-// One HTTP POST whose response body streams in (libcurl, blocking: run it off the
+// One HTTP request (a POST, or a body-less DELETE) whose response body streams in (libcurl, blocking: run it off the
 // actor threads). The caller gets the body chunk by chunk as it arrives, and a
 // result that says how the exchange ended, in terms it can act on.
 #pragma once
@@ -17,6 +17,7 @@ struct HttpPost {
   std::string url;
   std::vector<std::string> headers; // "Name: value"
   std::string body;
+  std::string method = "POST"; // or "DELETE" (no body is sent)
 };
 
 struct HttpLimits {
@@ -37,6 +38,8 @@ enum class http_failure : uint8_t {
 struct HttpResult {
   long status = 0;          // 0 when no response came
   std::string retry_after;  // the Retry-After header, if any
+  std::string content_type; // the Content-Type header, if any
+  std::vector<std::pair<std::string, std::string>> headers; // every header, names in lower case
   std::string error_body;   // the body of a non-2xx response (first 64 KiB)
   http_failure failure = http_failure::none;
   std::string failure_text; // curl's words for it
@@ -45,9 +48,11 @@ struct HttpResult {
 
 /// POSTs `post`. A 2xx response's body goes to `on_body` as it arrives (return
 /// false to stop: failure = cancelled); other bodies are kept in error_body.
-/// `cancelled` is polled while waiting (at least once a second).
+/// `cancelled` is polled while waiting (at least once a second). `on_head`, if given,
+/// sees a 2xx response's status and headers before its first body byte.
 HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
                             const std::function<bool(std::string_view)>& on_body,
-                            const std::function<bool()>& cancelled);
+                            const std::function<bool()>& cancelled,
+                            const std::function<void(const HttpResult&)>& on_head = {});
 
 } // namespace jp

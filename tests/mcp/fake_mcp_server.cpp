@@ -2,7 +2,10 @@
 // per line). Tools:
 //   echo {text}           answers its text
 //   fail {text}           answers its text as an error (isError)
-//   wait {until, log}     sends progress "waiting for UNTIL" (when given a token), then
+//   wait {until, log, tick_ms}
+//                         sends progress "waiting for UNTIL" (when given a token) and
+//                         the log message "started waiting" (notifications/message),
+//                         then progress "still waiting" each TICK_MS if given, and
 //                         answers "done" once the file UNTIL exists; a
 //                         notifications/cancelled for it is written to the file LOG
 //                         ("cancelled ID") and the call is dropped, as MCP says
@@ -11,6 +14,7 @@
 //                         a string or null)
 // `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
 // status 3 before reading anything.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -56,7 +60,8 @@ Json tools_list() {
   auto text = Json::object().set("text", Json::object().set("type", "string").set("description", "What to say"));
   auto wait = Json::object()
                 .set("until", Json::object().set("type", "string").set("description", "A file to wait for"))
-                .set("log", Json::object().set("type", "string").set("description", "Where cancellations go"));
+                .set("log", Json::object().set("type", "string").set("description", "Where cancellations go"))
+                .set("tick_ms", Json::object().set("type", "integer").set("description", "Progress this often"));
   auto tools = Json::array();
   tools.push(tool("echo", "Says its text back.\nA second line of description.", text,
                   Json::array().push(Json("text"))));
@@ -77,7 +82,17 @@ struct Waiting {
   Json id;
   std::string until;
   std::string log;
+  Json token; // null: no progress asked for
+  std::chrono::milliseconds tick{0};
+  std::chrono::steady_clock::time_point next_tick;
 };
+
+Json progress(const Json& token, const std::string& message) {
+  return Json::object()
+    .set("jsonrpc", "2.0")
+    .set("method", "notifications/progress")
+    .set("params", Json::object().set("progressToken", token).set("progress", 0).set("message", message));
+}
 
 bool exists(const std::string& path) {
   struct stat st {};
@@ -101,12 +116,17 @@ int main(int argc, char** argv) {
   for (;;) {
     // Calls waiting for their file are answered as soon as it is there.
     for (auto it = waiting.begin(); it != waiting.end();) {
-      if (exists(it->second.until)) {
-        send(reply(it->second.id, text_result("done")));
+      auto& w = it->second;
+      if (exists(w.until)) {
+        send(reply(w.id, text_result("done")));
         it = waiting.erase(it);
-      } else {
-        ++it;
+        continue;
       }
+      if (w.tick.count() && !w.token.is_null() && std::chrono::steady_clock::now() >= w.next_tick) {
+        send(progress(w.token, "still waiting"));
+        w.next_tick += w.tick;
+      }
+      ++it;
     }
     pollfd in{0, POLLIN, 0};
     if (::poll(&in, 1, waiting.empty() ? -1 : 10) <= 0)
@@ -153,15 +173,20 @@ int main(int argc, char** argv) {
           send(reply(*id, text_result(arg(args, "text"), true)));
         } else if (name == "wait") {
           auto* meta = params.find("_meta");
-          if (auto* token = meta ? meta->find("progressToken") : nullptr)
-            send(Json::object()
-                   .set("jsonrpc", "2.0")
-                   .set("method", "notifications/progress")
-                   .set("params", Json::object()
-                                    .set("progressToken", *token)
-                                    .set("progress", 0)
-                                    .set("message", "waiting for " + arg(args, "until"))));
-          waiting[id->dump()] = Waiting{*id, arg(args, "until"), arg(args, "log")};
+          Waiting w{*id, arg(args, "until"), arg(args, "log")};
+          if (auto* token = meta ? meta->find("progressToken") : nullptr) {
+            w.token = *token;
+            send(progress(*token, "waiting for " + w.until));
+          }
+          send(Json::object()
+                 .set("jsonrpc", "2.0")
+                 .set("method", "notifications/message")
+                 .set("params", Json::object().set("level", "info").set("logger", "fake").set("data", "started waiting")));
+          if (auto* tick = args.find("tick_ms"); tick && tick->is_int()) {
+            w.tick = std::chrono::milliseconds(tick->as_int());
+            w.next_tick = std::chrono::steady_clock::now() + w.tick;
+          }
+          waiting[id->dump()] = std::move(w);
         } else if (name == "shape") {
           send(reply(*id, text_result(args.dump())));
         } else if (name == "crash") {

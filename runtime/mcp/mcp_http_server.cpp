@@ -1,0 +1,488 @@
+#include "runtime/mcp/mcp_http_server.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <deque>
+#include <fmt/format.h>
+#include <future>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "messages/json.hpp"
+#include "runtime/mcp/mcp_protocol.hpp"
+#include "runtime/node/node_address.hpp"
+#include "runtime/node/node_token.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/private_file.hpp"
+
+namespace jp {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr size_t kBodyMax = 4u << 20;     // one JSON-RPC message; a larger one is refused (413)
+constexpr size_t kHeaderMax = 16u << 10;  // (431)
+constexpr auto kReadTimeout = std::chrono::seconds(30); // a request not read by then: the connection is closed
+constexpr size_t kMaxConnections = 256;
+constexpr size_t kMaxSessions = 64;
+
+std::string_view reason_of(int status) {
+  switch (status) {
+  case 200: return "OK";
+  case 202: return "Accepted";
+  case 400: return "Bad Request";
+  case 401: return "Unauthorized";
+  case 403: return "Forbidden";
+  case 404: return "Not Found";
+  case 405: return "Method Not Allowed";
+  case 406: return "Not Acceptable";
+  case 413: return "Content Too Large";
+  case 415: return "Unsupported Media Type";
+  case 431: return "Request Header Fields Too Large";
+  default: return "Service Unavailable";
+  }
+}
+
+bool has_nocase(std::string_view s, std::string_view needle) {
+  auto it = std::search(s.begin(), s.end(), needle.begin(), needle.end(),
+                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  return it != s.end();
+}
+
+/// The host of "host", "host:port" or "[v6]:port".
+std::string host_of(std::string_view authority) {
+  if (authority.starts_with("[")) {
+    auto close = authority.find(']');
+    return std::string(authority.substr(1, close == std::string_view::npos ? authority.npos : close - 1));
+  }
+  return std::string(authority.substr(0, authority.find(':')));
+}
+
+} // namespace
+
+struct McpHttpConnection;
+
+/// A session: its port, and the event streams open for its requests.
+struct McpHttpSession {
+  McpSessionPort port;
+  bool ending = false;
+  // Open event streams by request id (JSON text): held here, as no read or write of
+  // theirs is pending while they wait for the session's next message.
+  std::map<std::string, std::shared_ptr<McpHttpConnection>> streams;
+  std::map<std::string, std::string> progress;                     // progress token (JSON text) -> request id
+  std::vector<std::string> order;                                  // request ids, oldest first
+};
+
+struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State> {
+  State(IoThread& io) : io(&io), acceptor(io.context()) {}
+  IoThread* io;
+  tcp::acceptor acceptor;
+  std::string token;
+  McpSessionOpener open;
+  uint16_t port = 0;
+  // -- on the io thread only --
+  std::map<std::string, std::shared_ptr<McpHttpSession>> sessions; // by Mcp-Session-Id
+  size_t connections = 0;
+  bool closed = false;
+
+  void accept();
+  void route(const std::string& sid, const std::string& text);
+  /// Where a message that belongs to no request goes: the newest open stream.
+  std::shared_ptr<McpHttpConnection> newest_stream(McpHttpSession& s);
+  std::function<void(const std::string&)> writer(const std::string& sid) {
+    return [weak = weak_from_this(), sid](const std::string& text) {
+      if (auto st = weak.lock())
+        st->io->post([weak, sid, text] {
+          if (auto s = weak.lock())
+            s->route(sid, text);
+        });
+    };
+  }
+};
+
+using ServerState = McpHttpServer::State;
+
+/// One client connection: reads a request, answers it (at once, or as an event
+/// stream that the session's messages fill), then reads the next.
+struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
+  McpHttpConnection(tcp::socket s, std::shared_ptr<ServerState> st) : stream(std::move(s)), server(st) {
+    ++st->connections;
+  }
+  ~McpHttpConnection() {
+    if (auto st = server.lock())
+      --st->connections;
+  }
+
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  std::optional<http::request_parser<http::string_body>> parser;
+  std::weak_ptr<ServerState> server;
+  std::deque<std::string> out; // bytes to write, in order
+  bool writing = false;
+  bool keep_alive = true;
+  bool streaming = false; // an event stream is open: reading waits for its end
+  bool closed = false;
+
+  void read_request() {
+    if (closed)
+      return;
+    parser.emplace();
+    parser->body_limit(kBodyMax);
+    parser->header_limit(kHeaderMax);
+    stream.expires_after(kReadTimeout);
+    http::async_read(stream, buffer, *parser,
+                     [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::body_limit) {
+      keep_alive = false;
+      return respond(413, fmt::format("a message may have at most {} MiB", kBodyMax >> 20));
+    }
+    if (ec == http::error::header_limit) {
+      keep_alive = false;
+      return respond(431, fmt::format("the headers may have at most {} KiB", kHeaderMax >> 10));
+    }
+    if (ec)
+      return close(); // the client left, went quiet, or sent what is not HTTP
+    stream.expires_never();
+    auto req = parser->release();
+    keep_alive = req.keep_alive();
+    handle(req);
+  }
+
+  void write(std::string bytes) {
+    if (closed)
+      return;
+    out.push_back(std::move(bytes));
+    if (!writing)
+      write_next();
+  }
+
+  void write_next() {
+    if (out.empty()) {
+      writing = false;
+      if (!streaming) { // the answer is out: the next request, or the end
+        if (keep_alive)
+          read_request();
+        else
+          close();
+      }
+      return;
+    }
+    writing = true;
+    // A deque keeps its front in place while more is pushed at the back.
+    asio::async_write(stream, asio::buffer(out.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (self->closed)
+        return;
+      self->out.pop_front();
+      if (ec)
+        return self->close();
+      self->write_next();
+    });
+  }
+
+  void close() {
+    if (closed)
+      return;
+    closed = true;
+    out.clear();
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream.socket().close(ignored);
+  }
+
+  void respond(int status, std::string body, std::vector<std::string> headers = {},
+               std::string_view content_type = "text/plain; charset=utf-8") {
+    auto r = fmt::format("HTTP/1.1 {} {}\r\n", status, reason_of(status));
+    for (auto& h : headers)
+      r += h + "\r\n";
+    if (!body.empty())
+      r += fmt::format("Content-Type: {}\r\n", content_type);
+    r += fmt::format("Content-Length: {}\r\n", body.size());
+    if (!keep_alive)
+      r += "Connection: close\r\n";
+    r += "\r\n";
+    r += body;
+    write(std::move(r));
+  }
+
+  /// A JSON-RPC error in a non-2xx answer (what a client reads from the body).
+  void respond_rpc_error(int status, const Json& id, int code, std::string message) {
+    respond(status, mcp::error_response(id, code, std::move(message)).dump(), {}, "application/json");
+  }
+
+  void start_stream(std::vector<std::string> headers) {
+    streaming = true;
+    std::string r = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                    "Transfer-Encoding: chunked\r\n";
+    for (auto& h : headers)
+      r += h + "\r\n";
+    if (!keep_alive)
+      r += "Connection: close\r\n";
+    write(r + "\r\n");
+  }
+
+  void event(const std::string& json) {
+    auto e = "event: message\ndata: " + json + "\n\n"; // JSON text holds no raw newline
+    write(fmt::format("{:x}\r\n{}\r\n", e.size(), e));
+  }
+
+  void end_stream() {
+    streaming = false;
+    write("0\r\n\r\n");
+  }
+
+  void handle(const http::request<http::string_body>& req);
+  void handle_post(ServerState& st, const http::request<http::string_body>& req);
+  void handle_delete(ServerState& st, const http::request<http::string_body>& req);
+};
+
+void McpHttpConnection::handle(const http::request<http::string_body>& req) {
+  auto st = server.lock();
+  if (!st || st->closed)
+    return close();
+  // DNS rebinding: a page of another site that resolves to 127.0.0.1 shows its own
+  // name in Host and Origin.
+  auto host = host_of(std::string_view(req[http::field::host]));
+  if (!is_loopback(host))
+    return respond(403, fmt::format("Host `{}` is not a loopback name: jp-actors mcp serves this machine only "
+                                    "(use 127.0.0.1, localhost or [::1])",
+                                    cut_text(host, 100)));
+  if (auto origin = std::string_view(req[http::field::origin]); !origin.empty()) {
+    auto scheme = origin.find("://");
+    auto origin_host = scheme == std::string_view::npos ? std::string() : host_of(origin.substr(scheme + 3));
+    if (!is_loopback(origin_host))
+      return respond(403, fmt::format("Origin `{}` is not on this machine: requests from web pages of other sites "
+                                      "are refused",
+                                      cut_text(std::string(origin), 100)));
+  }
+  auto target = std::string_view(req.target());
+  if (target != "/mcp" && !target.starts_with("/mcp?"))
+    return respond(404, "the MCP endpoint is /mcp");
+  auto auth = std::string_view(req[http::field::authorization]);
+  if (auth.size() < 7 || !has_nocase(auth.substr(0, 7), "bearer ") ||
+      !same_token(std::string(auth.substr(7)), st->token))
+    return respond(401,
+                   "send `Authorization: Bearer <token>` with the token of the mcp-token file in jp-actors' state "
+                   "directory ($XDG_STATE_HOME/jp-actors, ~/.local/state/jp-actors); `jp-actors mcp --listen` "
+                   "prints where it is",
+                   {"WWW-Authenticate: Bearer"});
+  if (req.method() == http::verb::post)
+    return handle_post(*st, req);
+  if (req.method() == http::verb::delete_)
+    return handle_delete(*st, req);
+  respond(405,
+          "POST a JSON-RPC message, or DELETE the session; this server opens no stream outside a request (no GET)",
+          {"Allow: POST, DELETE"});
+}
+
+void McpHttpConnection::handle_post(ServerState& st, const http::request<http::string_body>& req) {
+  if (!has_nocase(req[http::field::content_type], "application/json"))
+    return respond(415, "POST a JSON-RPC message as Content-Type: application/json");
+  auto accept = std::string_view(req[http::field::accept]);
+  if (!(has_nocase(accept, "application/json") || has_nocase(accept, "*/*")) ||
+      !(has_nocase(accept, "text/event-stream") || has_nocase(accept, "*/*")))
+    return respond(406, "Accept must list application/json and text/event-stream (MCP's Streamable HTTP)");
+  auto& text = req.body();
+  auto msg = Json::parse(text);
+  if (!msg)
+    return respond_rpc_error(400, Json(), mcp::parse_error, "not JSON: " + msg.error());
+  if (!msg->is_object())
+    return respond_rpc_error(400, Json(), mcp::invalid_request,
+                             "a message must be one JSON-RPC 2.0 object (MCP has no batches since 2025-06-18)");
+  auto* method = msg->find("method");
+  auto* id = msg->find("id");
+  bool request = method && id;
+  if (request && method->is_string() && method->as_string() == "initialize") {
+    if (st.sessions.size() >= kMaxSessions)
+      return respond_rpc_error(503, *id, mcp::invalid_request,
+                               fmt::format("this server holds {} sessions already: end one (DELETE) first",
+                                           kMaxSessions));
+    auto sid = random_name_part() + random_name_part();
+    auto session = std::make_shared<McpHttpSession>();
+    session->port = st.open(st.writer(sid));
+    st.sessions[sid] = session;
+    auto key = id->dump();
+    session->streams[key] = shared_from_this();
+    session->order.push_back(key);
+    start_stream({"Mcp-Session-Id: " + sid});
+    return session->port.deliver(text);
+  }
+  auto sid = std::string(req["Mcp-Session-Id"]);
+  if (sid.empty())
+    return respond_rpc_error(400, id ? *id : Json(), mcp::invalid_request,
+                             "no Mcp-Session-Id header: initialize first, then send its session id with every "
+                             "message");
+  auto it = st.sessions.find(sid);
+  if (it == st.sessions.end() || it->second->ending)
+    return respond_rpc_error(404, id ? *id : Json(), mcp::invalid_request,
+                             "no session with this Mcp-Session-Id (it ended, or the server restarted): initialize "
+                             "a new one");
+  auto& session = *it->second;
+  if (auto version = std::string_view(req["MCP-Protocol-Version"]); !version.empty()) {
+    if (std::find(std::begin(mcp::versions), std::end(mcp::versions), version) == std::end(mcp::versions))
+      return respond_rpc_error(400, id ? *id : Json(), mcp::invalid_request,
+                               fmt::format("MCP-Protocol-Version `{}` is not one this server speaks ({}, {}, {})",
+                                           cut_text(std::string(version), 40), mcp::versions[0], mcp::versions[1],
+                                           mcp::versions[2]));
+  }
+  if (!request) { // a notification or a response: nothing to answer with
+    respond(202, "");
+    return session.port.deliver(text);
+  }
+  auto key = id->dump();
+  if (auto open = session.streams.find(key); open != session.streams.end() && !open->second->closed)
+    return respond_rpc_error(400, *id, mcp::invalid_request,
+                             fmt::format("request id {} is already used by a request in flight", cut_text(key)));
+  session.streams[key] = shared_from_this();
+  session.order.push_back(key);
+  if (auto* params = msg->find("params"); params && params->is_object())
+    if (auto* meta = params->find("_meta"); meta && meta->is_object())
+      if (auto* token = meta->find("progressToken"))
+        session.progress[token->dump()] = key;
+  start_stream({});
+  session.port.deliver(text);
+}
+
+void McpHttpConnection::handle_delete(ServerState& st, const http::request<http::string_body>& req) {
+  auto it = st.sessions.find(std::string(req["Mcp-Session-Id"]));
+  if (it == st.sessions.end() || it->second->ending)
+    return respond(404, "no session with this Mcp-Session-Id (it ended, or the server restarted)");
+  auto session = it->second;
+  session->ending = true;
+  // Answered once the session's calls are answered and its handles dealt with.
+  session->port.end([weak = server, self = shared_from_this(), sid = it->first] {
+    if (auto st = weak.lock())
+      st->io->post([weak, self, sid] {
+        if (auto st = weak.lock())
+          st->sessions.erase(sid);
+        self->respond(200, "");
+      });
+  });
+}
+
+std::shared_ptr<McpHttpConnection> ServerState::newest_stream(McpHttpSession& s) {
+  for (auto key = s.order.rbegin(); key != s.order.rend(); ++key)
+    if (auto it = s.streams.find(*key); it != s.streams.end() && !it->second->closed)
+      return it->second;
+  return nullptr;
+}
+
+void ServerState::route(const std::string& sid, const std::string& text) {
+  auto it = sessions.find(sid);
+  if (it == sessions.end())
+    return;
+  auto& s = *it->second;
+  auto msg = Json::parse(text);
+  if (!msg || !msg->is_object())
+    return;
+  auto* method = msg->find("method");
+  auto* id = msg->find("id");
+  std::string key;
+  if (!method && id)
+    key = id->dump(); // a response: its request's stream, which it ends
+  else if (method && method->is_string() && method->as_string() == "notifications/progress")
+    if (auto* params = msg->find("params"); params && params->is_object())
+      if (auto* token = params->find("progressToken"))
+        if (auto p = s.progress.find(token->dump()); p != s.progress.end())
+          key = p->second;
+  std::shared_ptr<McpHttpConnection> conn;
+  if (!key.empty())
+    if (auto open = s.streams.find(key); open != s.streams.end())
+      conn = open->second;
+  if (!method && id) { // the request is done, whether its client still listens or not
+    s.streams.erase(key);
+    std::erase(s.order, key);
+    std::erase_if(s.progress, [&](auto& p) { return p.second == key; });
+    if (conn && !conn->closed) {
+      conn->event(text);
+      conn->end_stream();
+    }
+    return;
+  }
+  if (!conn || conn->closed)
+    conn = newest_stream(s);
+  if (conn)
+    return conn->event(text);
+  // A question with no stream to ask it on is answered "no" on the client's behalf.
+  if (method && id)
+    s.port.deliver(
+      mcp::error_response(*id, -32603, "the client has no request open that the question could be sent on").dump());
+}
+
+void ServerState::accept() {
+  acceptor.async_accept([self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+    if (self->closed || ec == asio::error::operation_aborted)
+      return;
+    if (!ec) {
+      if (self->connections >= kMaxConnections) {
+        beast::error_code ignored;
+        socket.close(ignored);
+      } else {
+        std::make_shared<McpHttpConnection>(std::move(socket), self)->read_request();
+      }
+    }
+    self->accept();
+  });
+}
+
+Result<std::unique_ptr<McpHttpServer>> McpHttpServer::listen(IoThread& io, const std::string& host, uint16_t port,
+                                                             std::string token, McpSessionOpener open) {
+  auto where = fmt::format("{}:{}", host, port);
+  if (!is_loopback(host))
+    return Error{fmt::format("cannot serve MCP on {}: only a loopback address is allowed (127.0.0.1, ::1, "
+                             "localhost), since off loopback needs mutual TLS, which MCP's HTTP transport here "
+                             "does not offer",
+                             where)};
+  beast::error_code ec;
+  auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+  if (ec)
+    return Error{fmt::format("cannot serve MCP on {}: `{}` is not an IP address", where, host)};
+  auto st = std::make_shared<State>(io);
+  st->token = std::move(token);
+  st->open = std::move(open);
+  tcp::endpoint endpoint(address, port);
+  st->acceptor.open(endpoint.protocol(), ec);
+  if (!ec)
+    st->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec)
+    st->acceptor.bind(endpoint, ec);
+  if (!ec)
+    st->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    return Error{fmt::format("cannot serve MCP on {}: {}", where, ec.message())};
+  st->port = st->acceptor.local_endpoint().port();
+  io.post([st] { st->accept(); });
+  auto server = std::unique_ptr<McpHttpServer>(new McpHttpServer());
+  server->state_ = st;
+  return server;
+}
+
+McpHttpServer::~McpHttpServer() {
+  // On the io thread, where the acceptor and the sessions are used; waited for.
+  std::promise<void> done;
+  state_->io->post([st = state_, &done] {
+    st->closed = true;
+    beast::error_code ignored;
+    st->acceptor.close(ignored);
+    for (auto& [sid, session] : st->sessions)
+      if (!session->ending)
+        session->port.end([] {});
+    st->sessions.clear();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+uint16_t McpHttpServer::port() const {
+  return state_->port;
+}
+
+} // namespace jp

@@ -1,0 +1,227 @@
+#include "runtime/mcp/mcp_http_transport.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <fmt/format.h>
+#include <future>
+#include <list>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/process/io_thread.hpp"
+#include "runtime/provider/http_stream.hpp"
+#include "runtime/provider/sse.hpp"
+
+namespace jp {
+
+namespace {
+
+constexpr auto kDeleteWait = std::chrono::seconds(5); // the session's end, at most
+
+bool has_nocase(std::string_view s, std::string_view needle) {
+  return std::search(s.begin(), s.end(), needle.begin(), needle.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         }) != s.end();
+}
+
+/// What a refusal says: a JSON-RPC error's message, else the body's start.
+std::string refusal_text(const std::string& body) {
+  if (auto j = Json::parse(body); j && j->is_object())
+    if (auto* e = j->find("error"); e && e->is_object())
+      if (auto* m = e->find("message"); m && m->is_string())
+        return m->as_string();
+  return body.empty() ? "(no body)" : cut_text(body, 300);
+}
+
+} // namespace
+
+struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::Impl> {
+  IoThread* io = nullptr;
+  McpServerConfig server;
+  Deliver deliver;
+  Failed failed;
+  std::atomic<bool> closing{false};
+  std::mutex mtx; // guards what follows
+  std::string session_id;
+  std::string version;
+  std::shared_future<void> last_note; // the last notification's POST: what comes after waits for it
+  std::list<std::thread> threads;
+  std::vector<std::thread::id> finished; // threads that are done, to be joined
+
+  void deliver_later(std::string text, int64_t request) {
+    io->post([self = shared_from_this(), text = std::move(text), request] {
+      if (!self->closing)
+        self->deliver(text, request);
+    });
+  }
+
+  void fail_later(int64_t id, std::string why, bool transient) {
+    io->post([self = shared_from_this(), id, why = std::move(why), transient] {
+      if (!self->closing)
+        self->failed(id, why, transient);
+    });
+  }
+
+  HttpPost request_to(std::string method, std::string body) {
+    HttpPost p;
+    p.method = std::move(method);
+    p.url = server.url;
+    p.body = std::move(body);
+    p.headers = {"Content-Type: application/json", "Accept: application/json, text/event-stream"};
+    {
+      std::lock_guard lock(mtx);
+      if (!session_id.empty())
+        p.headers.push_back("Mcp-Session-Id: " + session_id);
+      if (!version.empty())
+        p.headers.push_back("MCP-Protocol-Version: " + version);
+    }
+    for (auto& [name, value] : server.headers)
+      p.headers.push_back(name + ": " + value);
+    return p;
+  }
+
+  /// One POST and what comes back, on a thread of its own.
+  void exchange(std::string body, std::shared_future<void> before, std::shared_ptr<std::promise<void>> mine,
+                int64_t request, bool initialize) {
+    if (before.valid())
+      before.wait();
+    auto post = request_to("POST", std::move(body));
+    HttpLimits limits;
+    limits.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(server.timeout_secs * 1000));
+    limits.idle_timeout = std::chrono::hours(24 * 7); // a call's own timer bounds the wait for its answer
+    bool stream = false;
+    std::string whole;
+    SseParser events;
+    auto on_head = [&](const HttpResult& head) {
+      stream = has_nocase(head.content_type, "text/event-stream");
+      if (initialize)
+        for (auto& [name, value] : head.headers)
+          if (name == "mcp-session-id") {
+            std::lock_guard lock(mtx);
+            session_id = value;
+          }
+    };
+    auto on_body = [&](std::string_view bytes) {
+      if (!stream) {
+        whole.append(bytes);
+        return true;
+      }
+      events.feed(bytes, [&](const SseEvent& e) {
+        if (!e.data.empty())
+          deliver_later(e.data, request);
+      });
+      return !events.overflowed();
+    };
+    auto r = http_post_stream(post, limits, on_body, [this] { return closing.load(); }, on_head);
+    if (mine)
+      mine->set_value();
+    bool ok = r.failure == http_failure::none && r.status >= 200 && r.status <= 299;
+    if (ok && !stream && !whole.empty())
+      deliver_later(std::move(whole), request);
+    if (!request || closing)
+      return; // a notification's refusal has nobody to tell
+    auto where = fmt::format("MCP server `{}` ({})", server.name, server.url);
+    switch (r.failure) {
+    case http_failure::none:
+      if (ok)
+        return fail_later(request, fmt::format("{} ended its answer without the response", where), true);
+      if (r.status == 404 && !initialize)
+        return fail_later(request,
+                          fmt::format("{} no longer knows this session (HTTP 404: {}); it is started anew when "
+                                      "jp-actors starts again",
+                                      where, refusal_text(r.error_body)),
+                          true);
+      return fail_later(request, fmt::format("{} refused the request: HTTP {}: {}", where, r.status,
+                                             refusal_text(r.error_body)),
+                        r.status >= 500 || r.status == 429);
+    case http_failure::connect:
+      return fail_later(request, fmt::format("{} cannot be reached: {}", where, r.failure_text), true);
+    case http_failure::too_large:
+      return fail_later(request, fmt::format("{} sent an answer of more than {} MiB", where,
+                                             limits.max_body_bytes >> 20),
+                        false);
+    default:
+      return fail_later(request, fmt::format("{}: the connection broke: {}", where,
+                                             r.failure_text.empty() ? "an event larger than 8 MiB" : r.failure_text),
+                        true);
+    }
+  }
+
+  /// Joins the threads that are done (mtx held).
+  void reap() {
+    for (auto it = threads.begin(); it != threads.end();) {
+      if (std::find(finished.begin(), finished.end(), it->get_id()) != finished.end()) {
+        it->join();
+        it = threads.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    finished.clear();
+  }
+};
+
+McpHttpTransport::McpHttpTransport(IoThread& io, const McpServerConfig& server, Deliver deliver, Failed failed)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->io = &io;
+  impl_->server = server;
+  impl_->deliver = std::move(deliver);
+  impl_->failed = std::move(failed);
+}
+
+McpHttpTransport::~McpHttpTransport() {
+  close();
+}
+
+void McpHttpTransport::send(const Json& message) {
+  auto* method = message.find("method");
+  auto* id = message.find("id");
+  bool request = method && id;
+  int64_t request_id = request && id->is_int() ? id->as_int() : 0;
+  bool initialize = request && method->is_string() && method->as_string() == "initialize";
+  auto& x = *impl_;
+  std::lock_guard lock(x.mtx);
+  if (x.closing)
+    return;
+  x.reap();
+  auto before = x.last_note;
+  std::shared_ptr<std::promise<void>> mine;
+  if (!request) { // what comes after a notification or response waits for it
+    mine = std::make_shared<std::promise<void>>();
+    x.last_note = mine->get_future().share();
+  }
+  x.threads.emplace_back([self = impl_, body = message.dump(), before, mine, request_id, initialize]() mutable {
+    self->exchange(std::move(body), std::move(before), std::move(mine), request_id, initialize);
+    std::lock_guard lock(self->mtx);
+    self->finished.push_back(std::this_thread::get_id());
+  });
+}
+
+void McpHttpTransport::set_version(const std::string& version) {
+  std::lock_guard lock(impl_->mtx);
+  impl_->version = version;
+}
+
+void McpHttpTransport::close() {
+  auto& x = *impl_;
+  std::list<std::thread> all;
+  {
+    std::lock_guard lock(x.mtx);
+    if (x.closing)
+      return;
+    x.closing = true; // each POST out stops within a second
+    all.swap(x.threads);
+  }
+  for (auto& t : all)
+    t.join();
+  if (x.session_id.empty())
+    return;
+  HttpLimits limits;
+  limits.connect_timeout = kDeleteWait;
+  limits.idle_timeout = kDeleteWait;
+  // Best effort: a server that is gone has ended the session already.
+  http_post_stream(x.request_to("DELETE", ""), limits, [](std::string_view) { return true; }, [] { return false; });
+}
+
+} // namespace jp

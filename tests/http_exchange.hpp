@@ -1,0 +1,131 @@
+// A raw HTTP/1.1 exchange on loopback for the tests of `jp-actors mcp --listen`: one
+// request on a new connection, its whole response read (Content-Length or chunked),
+// and the messages of an event-stream body. Written on sockets, not with the library
+// under test, so what goes over the wire is exactly what the test says.
+#pragma once
+
+#include <arpa/inet.h>
+#include <cctype>
+#include <map>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
+
+#include "messages/json.hpp"
+
+namespace jp::testing {
+
+struct HttpReply {
+  int status = 0; // 0: no answer
+  std::map<std::string, std::string> headers; // names in lower case
+  std::string body;
+  /// The `data:` of each event, when the body is an event stream.
+  std::vector<Json> events() const {
+    std::vector<Json> out;
+    size_t at = 0;
+    for (auto end = body.find("\n\n"); end != std::string::npos; end = body.find("\n\n", at)) {
+      auto event = body.substr(at, end - at);
+      at = end + 2;
+      for (size_t line = 0; line < event.size();) {
+        auto nl = event.find('\n', line);
+        auto l = event.substr(line, nl == std::string::npos ? std::string::npos : nl - line);
+        if (l.rfind("data: ", 0) == 0)
+          if (auto j = Json::parse(l.substr(6)))
+            out.push_back(*j);
+        line = nl == std::string::npos ? event.size() : nl + 1;
+      }
+    }
+    return out;
+  }
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+};
+
+/// Sends `head` (request line and headers, each ending in \r\n, without the blank
+/// line) and `body`, and reads the answer (a minute at most, against a hang).
+inline HttpReply http_exchange(uint16_t port, const std::string& head, const std::string& body = "") {
+  HttpReply r;
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return r;
+  }
+  auto out = head + "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) {
+    ::close(fd);
+    return r;
+  }
+  std::string in;
+  auto read_more = [&] {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 60000) <= 0)
+      return false;
+    char buf[65536];
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n <= 0)
+      return false;
+    in.append(buf, static_cast<size_t>(n));
+    return true;
+  };
+  size_t head_end;
+  while ((head_end = in.find("\r\n\r\n")) == std::string::npos)
+    if (!read_more()) {
+      ::close(fd);
+      return r;
+    }
+  auto status_line_end = in.find("\r\n");
+  r.status = std::atoi(in.substr(in.find(' ') + 1, 3).c_str());
+  for (size_t at = status_line_end + 2; at < head_end;) {
+    auto end = in.find("\r\n", at);
+    auto line = in.substr(at, end - at);
+    at = end + 2;
+    auto colon = line.find(':');
+    auto name = line.substr(0, colon);
+    for (auto& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    r.headers[name] = value;
+  }
+  auto rest = in.substr(head_end + 4);
+  in = rest;
+  if (r.header("transfer-encoding") == "chunked") {
+    for (;;) {
+      size_t line_end;
+      while ((line_end = in.find("\r\n")) == std::string::npos)
+        if (!read_more())
+          break;
+      if (line_end == std::string::npos)
+        break;
+      auto size = std::stoul(in.substr(0, line_end), nullptr, 16);
+      while (in.size() < line_end + 2 + size + 2)
+        if (!read_more())
+          break;
+      if (in.size() < line_end + 2 + size + 2)
+        break;
+      r.body += in.substr(line_end + 2, size);
+      in.erase(0, line_end + 2 + size + 2);
+      if (size == 0)
+        break;
+    }
+  } else {
+    auto length = r.header("content-length").empty() ? 0 : std::stoul(r.header("content-length"));
+    while (in.size() < length)
+      if (!read_more())
+        break;
+    r.body = in.substr(0, length);
+  }
+  ::close(fd);
+  return r;
+}
+
+} // namespace jp::testing
