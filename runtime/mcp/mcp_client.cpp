@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <future>
 #include <map>
+#include <set>
 
 #include "runtime/mcp/mcp_http_transport.hpp"
 #include "runtime/mcp/mcp_protocol.hpp"
@@ -19,6 +20,7 @@ namespace {
 constexpr size_t kStderrTail = 2048;   // what an error quotes of the server's stderr
 constexpr size_t kLineMax = 64u << 20; // a longer line is the server's fault
 constexpr size_t kMaxTools = 1000;     // tools/list pages are asked for until this many
+constexpr int64_t kTaskTtlMs = 24 * 3600 * 1000; // how long a task's result is asked to be kept
 
 /// A tools/call result as the assistant sees it: its text content (other kinds
 /// named), an error when isError.
@@ -62,10 +64,24 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     std::function<void(std::string)> progress;
     std::shared_ptr<boost::asio::steady_timer> timer;
     std::string method;
+    bool task_call = false; // a tools/call asked to be made a task
   };
   // By request id. Answers may hold the state: they are all let go of when the
   // server exits (fail_all), which the client's end brings about.
   std::map<int64_t, Pending> pending;
+  bool tasks_offered = false; // the server's capabilities.tasks.requests.tools.call
+  /// A call the server made a task: polled until it ends.
+  struct TaskCall {
+    std::string task_id;
+    std::function<void(const Json&)> answer; // as a tools/call's answer
+    std::function<void(std::string)> progress;
+    std::string status_message; // the last one passed on
+    std::chrono::milliseconds poll{500};
+    std::shared_ptr<boost::asio::steady_timer> timer;
+    bool cancelling = false; // tasks/cancel is out: it ends the call
+  };
+  std::map<int64_t, TaskCall> tasks; // by the call's number
+  std::set<int64_t> cancelled_calls;  // cancelled before their answer came (a task may still)
   std::atomic<int64_t> next_id{1};
 
   std::string stderr_said() const {
@@ -120,6 +136,98 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
         p.timer->cancel();
       p.answer(local_error(why, true));
     }
+    auto out_tasks = std::move(tasks);
+    tasks.clear();
+    for (auto& [n, t] : out_tasks) {
+      if (t.timer)
+        t.timer->cancel();
+      t.answer(local_error(why, true));
+    }
+  }
+
+  /// A task made for a call cancelled before the server's answer came is cancelled too.
+  void cancel_late_task(const Json& reply) {
+    auto* result = reply.find("result");
+    auto* task = result && result->is_object() ? result->find("task") : nullptr;
+    auto* id = task && task->is_object() ? task->find("taskId") : nullptr;
+    if (id && id->is_string())
+      request("tasks/cancel", Json::object().set("taskId", *id), [](const Json&) {});
+  }
+
+  /// Call `n` became task `task` (a CreateTaskResult's): its status is polled from now.
+  void follow_task(int64_t n, const Json& task, std::function<void(const Json&)> answer,
+                   std::function<void(std::string)> progress) {
+    auto* id = task.find("taskId");
+    if (!id || !id->is_string())
+      return answer(local_error(fmt::format("MCP server `{}` made a task without a taskId", server.name)));
+    TaskCall t{id->as_string(), std::move(answer), std::move(progress)};
+    if (auto* poll = task.find("pollInterval"); poll && poll->is_number() && poll->as_number() >= 10)
+      t.poll = std::chrono::milliseconds(std::min<int64_t>(static_cast<int64_t>(poll->as_number()), 5000));
+    auto& added = tasks[n] = std::move(t);
+    on_task_status(n, task);
+    if (tasks.count(n))
+      poll_later(n, added);
+  }
+
+  void poll_later(int64_t n, TaskCall& t) {
+    t.timer = std::make_shared<boost::asio::steady_timer>(io->context());
+    t.timer->expires_after(t.poll);
+    t.timer->async_wait([weak = weak_from_this(), n](const boost::system::error_code& ec) {
+      if (auto s = weak.lock(); s && !ec)
+        s->poll_task(n);
+    });
+  }
+
+  /// tasks/get, then the next poll or the result.
+  void poll_task(int64_t n) {
+    auto it = tasks.find(n);
+    if (it == tasks.end())
+      return;
+    request("tasks/get", Json::object().set("taskId", it->second.task_id), [weak = weak_from_this(), n](const Json& reply) {
+      auto s = weak.lock();
+      if (!s || !s->tasks.count(n) || s->tasks.at(n).cancelling)
+        return; // cancelled meanwhile
+      auto* result = reply.find("result");
+      if (!result || !result->is_object())
+        return s->end_task(n, reply); // its error is the call's
+      s->on_task_status(n, *result);
+      if (auto it = s->tasks.find(n); it != s->tasks.end() && !it->second.cancelling)
+        s->poll_later(n, it->second);
+    });
+  }
+
+  /// A task's status: its message is progress; at its end, its result is fetched.
+  void on_task_status(int64_t n, const Json& task) {
+    auto& t = tasks.at(n);
+    auto* status = task.find("status");
+    auto state = status && status->is_string() ? status->as_string() : std::string();
+    if (auto* m = task.find("statusMessage"); m && m->is_string() && m->as_string() != t.status_message) {
+      t.status_message = m->as_string();
+      if (t.progress && !t.status_message.empty())
+        t.progress(t.status_message + "\n");
+    }
+    if (state == "cancelled")
+      return end_task(n, local_error(fmt::format("MCP server `{}` cancelled the task", server.name)));
+    if (state != "completed" && state != "failed")
+      return;
+    if (t.timer)
+      t.timer->cancel();
+    t.timer = nullptr;
+    request("tasks/result", Json::object().set("taskId", t.task_id), [weak = weak_from_this(), n](const Json& reply) {
+      if (auto s = weak.lock())
+        s->end_task(n, reply);
+    });
+  }
+
+  void end_task(int64_t n, const Json& reply) {
+    auto it = tasks.find(n);
+    if (it == tasks.end())
+      return;
+    auto t = std::move(it->second);
+    tasks.erase(it);
+    if (t.timer)
+      t.timer->cancel();
+    t.answer(reply);
   }
 
   /// A message from the server; `related`: the request whose answer carried it (HTTP).
@@ -144,8 +252,11 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     if (!id || !id->is_int())
       return;
     auto it = pending.find(id->as_int());
-    if (it == pending.end())
-      return; // cancelled, or timed out
+    if (it == pending.end()) { // cancelled, or timed out
+      if (cancelled_calls.erase(id->as_int()))
+        cancel_late_task(*msg);
+      return;
+    }
     auto p = std::move(it->second);
     pending.erase(it);
     if (p.timer)
@@ -159,11 +270,14 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     auto* token = params->find("progressToken");
     if (!token || !token->is_int())
       return;
-    auto it = pending.find(token->as_int());
-    if (it == pending.end())
-      return;
-    arm(it->first, it->second); // the server works on it: its timeout starts again
-    if (!it->second.progress)
+    std::function<void(std::string)>* to = nullptr;
+    if (auto it = pending.find(token->as_int()); it != pending.end()) {
+      arm(it->first, it->second); // the server works on it: its timeout starts again
+      to = &it->second.progress;
+    } else if (auto t = tasks.find(token->as_int()); t != tasks.end()) {
+      to = &t->second.progress; // a task's token stays its call's
+    }
+    if (!to || !*to)
       return;
     std::string text;
     if (auto* m = params->find("message"); m && m->is_string())
@@ -174,7 +288,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
                                          : fmt::format("progress {}", p->as_number());
     }
     if (!text.empty())
-      it->second.progress(text + "\n");
+      (*to)(text + "\n");
   }
 
   /// A log message (notifications/message) is shown with the call it came for (HTTP:
@@ -192,6 +306,9 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     for (auto& [id, p] : pending)
       if (p.progress && (!related || id == related))
         p.progress(text + "\n");
+    for (auto& [n, t] : tasks)
+      if (t.progress && (!related || n == related))
+        t.progress(text + "\n");
   }
 
   void on_output(stream_kind kind, std::string_view bytes) {
@@ -364,8 +481,12 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
             continue;
           auto* desc = t.find("description");
           auto* schema = t.find("inputSchema");
+          auto* execution = t.find("execution");
+          auto* support = execution && execution->is_object() ? execution->find("taskSupport") : nullptr;
+          bool as_task = st->tasks_offered && support && support->is_string() &&
+                         (support->as_string() == "optional" || support->as_string() == "required");
           st->tools.push_back({name->as_string(), desc && desc->is_string() ? desc->as_string() : "",
-                               schema && schema->is_object() ? *schema : Json::object()});
+                               schema && schema->is_object() ? *schema : Json::object(), as_task});
         }
       // More pages, within reason: a server that never stops paging is cut off.
       auto* next = result.find("nextCursor");
@@ -383,8 +504,14 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
     st->request("initialize", std::move(params), [st, finish, failed, list](const Json& reply) {
       if (auto why = failed(reply); !why.empty())
         return (*finish)(why);
-      if (auto* v = reply.find("result")->find("protocolVersion"); v && v->is_string() && st->http)
+      auto& result = *reply.find("result");
+      if (auto* v = result.find("protocolVersion"); v && v->is_string() && st->http)
         st->http->set_version(v->as_string());
+      auto* caps = result.find("capabilities");
+      auto* tasks = caps && caps->is_object() ? caps->find("tasks") : nullptr;
+      auto* requests = tasks && tasks->is_object() ? tasks->find("requests") : nullptr;
+      auto* tools = requests && requests->is_object() ? requests->find("tools") : nullptr;
+      st->tasks_offered = tools && tools->is_object() && tools->find("call");
       st->send(mcp::notification("notifications/initialized", Json::object()));
       (*list)(Json());
     });
@@ -423,30 +550,44 @@ int64_t McpClient::call(const std::string& tool, Json args, std::function<void(s
                         std::function<void(ToolState)> done) {
   auto st = state_;
   int64_t id = st->next_id++;
-  st->io->post([st, id, tool, args = std::move(args), progress = std::move(progress), done = std::move(done)]() mutable {
+  bool as_task = false;
+  for (auto& t : st->tools) // as listed at the start, never changed since
+    if (t.name == tool)
+      as_task = t.as_task;
+  st->io->post([st, id, tool, as_task, args = std::move(args), progress = std::move(progress),
+                done = std::move(done)]() mutable {
     auto params = Json::object()
                     .set("name", tool)
                     .set("arguments", std::move(args))
                     .set("_meta", Json::object().set("progressToken", id));
-    st->request(
-      "tools/call", std::move(params),
-      [st, tool, done](const Json& reply) {
-        if (auto* e = reply.find("error")) {
-          auto* m = e->find("message");
-          auto text = m && m->is_string() ? m->as_string() : e->dump();
-          // The server gone or unreachable: transient (it may be back at the next start).
-          return done(ToolState::failure(ToolError{
-            e->find("local") ? text : fmt::format("MCP server `{}`: {} failed: {}", st->server.name, tool, text), {},
-            e->find("transient") != nullptr}));
-        }
+    std::function<void(const Json&)> answer = [st, tool, done](const Json& reply) {
+      if (auto* e = reply.find("error")) {
+        auto* m = e->find("message");
+        auto text = m && m->is_string() ? m->as_string() : e->dump();
+        // The server gone or unreachable: transient (it may be back at the next start).
+        return done(ToolState::failure(ToolError{
+          e->find("local") ? text : fmt::format("MCP server `{}`: {} failed: {}", st->server.name, tool, text), {},
+          e->find("transient") != nullptr}));
+      }
+      auto* result = reply.find("result");
+      done(result && result->is_object()
+             ? call_state(*result)
+             : ToolState::failure(ToolError{
+                 fmt::format("MCP server `{}` answered {} without a result", st->server.name, tool), {}, false}));
+    };
+    if (as_task) { // answered by the task, whose end brings the result
+      params.set("task", Json::object().set("ttl", kTaskTtlMs));
+      answer = [st, id, answer, progress](const Json& reply) {
         auto* result = reply.find("result");
-        done(result && result->is_object() ? call_state(*result)
-                                           : ToolState::failure(ToolError{
-                                               fmt::format("MCP server `{}` answered {} without a result",
-                                                           st->server.name, tool),
-                                               {}, false}));
-      },
-      std::move(progress), id);
+        auto* task = result && result->is_object() ? result->find("task") : nullptr;
+        if (task && task->is_object())
+          return st->follow_task(id, *task, answer, progress);
+        answer(reply); // the server answered at once after all
+      };
+    }
+    st->request("tools/call", std::move(params), std::move(answer), std::move(progress), id);
+    if (auto it = st->pending.find(id); it != st->pending.end())
+      it->second.task_call = as_task;
   });
   return id;
 }
@@ -454,6 +595,16 @@ int64_t McpClient::call(const std::string& tool, Json args, std::function<void(s
 void McpClient::cancel(int64_t n, std::string reason) {
   auto st = state_;
   st->io->post([st, n, reason = std::move(reason)] {
+    if (auto t = st->tasks.find(n); t != st->tasks.end()) { // a task: ended once the server heard it
+      if (t->second.cancelling)
+        return;
+      t->second.cancelling = true; // no more polls
+      if (t->second.timer)
+        t->second.timer->cancel();
+      st->request("tasks/cancel", Json::object().set("taskId", t->second.task_id),
+                  [st, n, reason](const Json&) { st->end_task(n, State::local_error(reason)); });
+      return;
+    }
     auto it = st->pending.find(n);
     if (it == st->pending.end())
       return;
@@ -461,6 +612,8 @@ void McpClient::cancel(int64_t n, std::string reason) {
     st->pending.erase(it);
     if (p.timer)
       p.timer->cancel();
+    if (p.task_call) // its answer may still bring a task, which is cancelled then
+      st->cancelled_calls.insert(n);
     if (st->gone.empty())
       st->send(mcp::notification("notifications/cancelled", Json::object().set("requestId", n).set("reason", reason)));
     p.answer(State::local_error(reason));

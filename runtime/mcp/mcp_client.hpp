@@ -1,10 +1,14 @@
-// The client side of MCP over stdio (DESIGN.md "MCP"): one server process, owned as
-// a tool's process is (its own session, in the crash record, killed when the client
-// goes), spoken to in JSON-RPC 2.0 lines. start() initializes it and lists its tools;
-// call() runs one tools/call with a progress token, passing the server's progress
-// notifications on; cancel() sends notifications/cancelled. A server that exits or
-// never answers fails what is out at it with an error naming the server and the
-// tail of its stderr. No CAF here: callbacks come on the io thread.
+// The client side of MCP (DESIGN.md "MCP"): one server, over stdio -- a process owned
+// as a tool's process is (its own session, in the crash record, killed when the
+// client goes), spoken to in JSON-RPC 2.0 lines -- or at its url (Streamable HTTP,
+// mcp_http_transport). start() initializes it and lists its tools; call() runs one
+// tools/call with a progress token, passing the server's progress and log messages
+// on; cancel() sends notifications/cancelled. Where the server offers tasks for a
+// tool (MCP 2025-11-25's experimental tasks), the call is made a task: tools/call
+// answers with the task at once, its status is polled (tasks/get; its status message
+// is progress), its result fetched (tasks/result), and cancel() is tasks/cancel.
+// A server that exits or never answers fails what is out at it with an error naming
+// the server and the tail of its stderr. No CAF here: callbacks come on the io thread.
 #pragma once
 
 #include <functional>
@@ -26,6 +30,7 @@ struct McpTool {
   std::string name;
   std::string description;
   Json input_schema; // a JSON Schema object
+  bool as_task = false; // called as a task (MCP 2025-11-25): the server offers it for this tool
 };
 
 class McpClient {

@@ -9,6 +9,12 @@
 //                         answers "done" once the file UNTIL exists; a
 //                         notifications/cancelled for it is written to the file LOG
 //                         ("cancelled ID") and the call is dropped, as MCP says
+//   job {until, log}      only as a task (MCP 2025-11-25; the server declares tasks):
+//                         tools/call answers with task "task-N", whose status
+//                         message is "job waiting for UNTIL" and which completes
+//                         with "job done" once the file UNTIL exists (tasks/get,
+//                         tasks/result); tasks/cancel writes "task-cancelled
+//                         task-N" to the file LOG
 //   crash {}              writes "crashing" to stderr and exits with status 3
 //   shape {data, note}    answers its arguments as JSON (data: an object; note: anyOf
 //                         a string or null)
@@ -68,6 +74,9 @@ Json tools_list() {
   tools.push(tool("fail", "Fails with its text", text, Json::array().push(Json("text"))));
   tools.push(tool("wait", "Waits for a file", wait, Json::array().push(Json("until"))));
   tools.push(tool("crash", "Exits", Json::object(), Json::array()));
+  auto job = tool("job", "A job run as a task", wait, Json::array().push(Json("until")));
+  job.set("execution", Json::object().set("taskSupport", "required"));
+  tools.push(std::move(job));
   // An object parameter, and one whose type is in anyOf (as pydantic writes Optional).
   auto shape = Json::object()
                  .set("data", Json::object().set("type", "object").set("description", "Any object"))
@@ -112,6 +121,17 @@ int main(int argc, char** argv) {
     return 3;
   }
   std::map<std::string, Waiting> waiting; // by request id, dumped
+  std::map<std::string, Waiting> jobs;    // tasks, by task id
+  int next_task = 0;
+  auto task_json = [&](const std::string& task_id, const Waiting& w, const std::string& status) {
+    return Json::object()
+      .set("taskId", task_id)
+      .set("status", status)
+      .set("statusMessage", status == "completed" ? "job done" : "job waiting for " + w.until)
+      .set("createdAt", "2026-11-26T00:00:00Z")
+      .set("ttl", 60000)
+      .set("pollInterval", 20);
+  };
   std::string buffer;
   for (;;) {
     // Calls waiting for their file are answered as soon as it is there.
@@ -148,10 +168,33 @@ int main(int argc, char** argv) {
       if (m == "initialize") {
         send(reply(*id, Json::object()
                           .set("protocolVersion", "2025-06-18")
-                          .set("capabilities", Json::object().set("tools", Json::object()))
+                          .set("capabilities", Json::object()
+                                                 .set("tools", Json::object())
+                                                 .set("tasks", Json::object().set(
+                                                   "requests", Json::object().set(
+                                                     "tools", Json::object().set("call", Json::object())))))
                           .set("serverInfo", Json::object().set("name", "fake").set("version", "1"))));
       } else if (m == "tools/list") {
         send(reply(*id, tools_list()));
+      } else if (m == "tasks/get" || m == "tasks/result" || m == "tasks/cancel") {
+        auto* params = msg->find("params");
+        auto* tid = params ? params->find("taskId") : nullptr;
+        auto it = tid && tid->is_string() ? jobs.find(tid->as_string()) : jobs.end();
+        if (it == jobs.end()) {
+          send(Json::object().set("jsonrpc", "2.0").set("id", *id).set(
+            "error", Json::object().set("code", -32602).set("message", "no such task")));
+          continue;
+        }
+        bool done = exists(it->second.until);
+        if (m == "tasks/get") {
+          send(reply(*id, task_json(it->first, it->second, done ? "completed" : "working")));
+        } else if (m == "tasks/result") {
+          send(reply(*id, done ? text_result("job done") : text_result("not done yet", true)));
+        } else {
+          std::ofstream(it->second.log, std::ios::app) << "task-cancelled " << it->first << "\n";
+          send(reply(*id, task_json(it->first, it->second, "cancelled")));
+          jobs.erase(it);
+        }
       } else if (m == "notifications/cancelled") {
         auto* params = msg->find("params");
         auto* rid = params ? params->find("requestId") : nullptr;
@@ -187,6 +230,16 @@ int main(int argc, char** argv) {
             w.next_tick = std::chrono::steady_clock::now() + w.tick;
           }
           waiting[id->dump()] = std::move(w);
+        } else if (name == "job") {
+          if (!params.find("task")) {
+            send(Json::object().set("jsonrpc", "2.0").set("id", *id).set(
+              "error", Json::object().set("code", -32602).set("message", "job runs only as a task")));
+            continue;
+          }
+          auto task_id = "task-" + std::to_string(++next_task);
+          Waiting w{*id, arg(args, "until"), arg(args, "log")};
+          send(reply(*id, Json::object().set("task", task_json(task_id, w, "working"))));
+          jobs[task_id] = std::move(w);
         } else if (name == "shape") {
           send(reply(*id, text_result(args.dump())));
         } else if (name == "crash") {
