@@ -360,6 +360,25 @@ CAF_TEST(a torn last line of the store is dropped with a warning and the query g
   CAF_CHECK_EQUAL(messages_sent(server.requests()[1]).size(), 3u);
 }
 
+CAF_TEST(attached files reach the assistant with their paths and a binary one is refused before any request) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  ws.dir.write("spec.txt", "the spec says 42");
+  server.push({200, openai_text("read it")});
+  auto r = ws.query(fmt::format("--attach '{}' 'what does the spec say'", ws.path("spec.txt")));
+  JP_REQUIRE_OK(r);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 1u);
+  auto first = messages_sent(seen[0])[0].find("content")->as_string();
+  CAF_CHECK(contains(first, "what does the spec say\n\n<attachment path=\"" + ws.path("spec.txt") +
+                              "\">\nthe spec says 42\n</attachment>"));
+  std::ofstream(ws.path("blob.bin"), std::ios::binary) << std::string("\0\1\2", 3);
+  auto refused = ws.query(fmt::format("--attach '{}' 'and this'", ws.path("blob.bin")));
+  CAF_CHECK_EQUAL(refused.status, 1);
+  CAF_CHECK(contains(refused.out, "--attach " + ws.path("blob.bin") + ": a binary file"));
+  CAF_CHECK_EQUAL(server.requests().size(), 1u);
+}
+
 CAF_TEST(errors name what to fix) {
   FakeProviderServer server;
   Workspace ws(server, "openai");

@@ -334,6 +334,10 @@ int main(int argc, char** argv) {
   query->add_flag("--json", query_options.json, "Write one JSON event per line (as run --json) instead of a transcript");
   query->add_option("--allow", query_options.allow, "Let TOOL run without asking (repeatable)")
     ->allow_extra_args(false);
+  query->add_option("--attach", query_options.attach,
+                    "Add PATH to the prompt with its path: a file's text, or a directory's listing (repeatable; "
+                    "256 KiB in all; UTF-8 text only, a binary file is refused)")
+    ->allow_extra_args(false);
 
   auto* conversations = app.add_subcommand("conversations", "List or show the conversations of this workspace");
   conversations->require_subcommand(1);

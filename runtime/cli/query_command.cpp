@@ -1,4 +1,5 @@
 #include "runtime/cli/query_command.hpp"
+
 #include "actors/mcp_tools.hpp"
 #include "actors/provider_subagents.hpp"
 
@@ -17,6 +18,7 @@
 #include "messages/atoms.hpp"
 #include "messages/conversation_event_codec.hpp"
 #include "runtime/actor_config.hpp"
+#include "runtime/attachments.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -116,6 +118,9 @@ std::string one_line(std::string s, size_t max) {
 int run_query(std::shared_ptr<const Config> config, const QueryOptions& options) {
   if (options.prompt.find_first_not_of(" \t\r\n") == std::string::npos)
     return fail("the prompt is empty: say what to ask, e.g. jp-actors query \"run the tests\"");
+  auto prompt = prompt_with_attachments(options.prompt, options.attach);
+  if (!prompt)
+    return fail(prompt.error());
   auto assistant = make_assistant(*config);
   if (!assistant)
     return fail(assistant.error());
@@ -169,7 +174,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   {
     InterruptWatch watch(loop);
     caf::scoped_actor self{sys};
-    self->request(loop, caf::infinite, run_atom::value, options.prompt)
+    self->request(loop, caf::infinite, run_atom::value, *prompt)
       // As run_script: an interrupted turn exits as a completed one, unless it failed too.
       .receive([&](TurnResult& t) { error = std::move(t.error); }, [&](caf::error& e) { error = error_text(e); });
   }

@@ -15,6 +15,7 @@ struct QueryOptions {
   bool new_conversation = false;
   bool json = false;
   std::vector<std::string> allow; // tools that run without asking
+  std::vector<std::string> attach; // files and directories added to the prompt (runtime/attachments)
   bool keep_conversation = true;  // false: nothing can be written, the turn is kept in memory only
 };
 

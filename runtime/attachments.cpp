@@ -1,0 +1,120 @@
+#include "runtime/attachments.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "messages/json.hpp"
+
+namespace jp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string size_text(uintmax_t bytes) {
+  if (bytes < 1024)
+    return fmt::format("{} bytes", bytes);
+  if (bytes < (1u << 20))
+    return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  return fmt::format("{:.1f} MiB", bytes / 1048576.0);
+}
+
+/// A directory's entries below it, sorted, `.git` left out: "sub/", "sub/a.txt (12 bytes)".
+Result<std::string> listing(const fs::path& dir, const std::string& shown, size_t max_entries) {
+  std::vector<std::string> lines;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  if (ec)
+    return Error{fmt::format("--attach {}: cannot list it: {}", shown, ec.message())};
+  for (auto end = fs::recursive_directory_iterator(); it != end; it.increment(ec)) {
+    if (ec)
+      return Error{fmt::format("--attach {}: cannot list it: {}", shown, ec.message())};
+    auto rel = it->path().lexically_relative(dir).string();
+    if (it->path().filename() == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (lines.size() == max_entries)
+      return Error{fmt::format("--attach {}: the directory holds more than {} entries; attach a smaller one, "
+                               "or the files themselves",
+                               shown, max_entries)};
+    std::error_code size_ec;
+    if (it->is_directory(size_ec) && !it->is_symlink(size_ec))
+      lines.push_back(rel + "/");
+    else if (auto size = it->file_size(size_ec); !size_ec)
+      lines.push_back(fmt::format("{} ({})", rel, size_text(size)));
+    else
+      lines.push_back(rel);
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (auto& l : lines)
+    out += l + "\n";
+  return out;
+}
+
+Result<std::string> file_text(const fs::path& path, const std::string& shown, size_t room, size_t max_bytes) {
+  std::error_code ec;
+  auto size = fs::file_size(path, ec);
+  if (ec)
+    return Error{fmt::format("--attach {}: {}", shown, ec.message())};
+  if (size > room)
+    return Error{fmt::format("--attach {}: it has {}, more than the {} the attachments may have together (what "
+                             "is left: {}); attach a part of it instead",
+                             shown, size_text(size), size_text(max_bytes), size_text(room))};
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof())
+    return Error{fmt::format("--attach {}: cannot read it", shown)};
+  if (text.find('\0') != std::string::npos || sanitize_utf8(text) != text)
+    return Error{fmt::format("--attach {}: a binary file (it is not UTF-8 text); only text can be attached",
+                             shown)};
+  if (text.size() > room) // it grew while being read
+    return Error{fmt::format("--attach {}: it grew past the {} the attachments may have", shown,
+                             size_text(max_bytes))};
+  return text;
+}
+
+} // namespace
+
+Result<std::string> prompt_with_attachments(const std::string& prompt, const std::vector<std::string>& paths,
+                                            const AttachLimits& limits) {
+  std::string out = prompt;
+  size_t used = 0;
+  for (auto& shown : paths) {
+    fs::path path(shown);
+    std::error_code ec;
+    auto status = fs::status(path, ec);
+    if (ec || !fs::exists(status))
+      return Error{fmt::format("--attach {}: no such file or directory", shown)};
+    std::string body;
+    std::string kind;
+    if (fs::is_directory(status)) {
+      auto l = listing(path, shown, limits.max_entries);
+      if (!l)
+        return Error{l.error()};
+      body = std::move(*l);
+      kind = " kind=\"directory\"";
+      if (body.size() > limits.max_bytes - used)
+        return Error{fmt::format("--attach {}: its listing has {}, more than the {} the attachments may have "
+                                 "together",
+                                 shown, size_text(body.size()), size_text(limits.max_bytes))};
+    } else if (fs::is_regular_file(status)) {
+      auto t = file_text(path, shown, limits.max_bytes - used, limits.max_bytes);
+      if (!t)
+        return Error{t.error()};
+      body = std::move(*t);
+    } else {
+      return Error{fmt::format("--attach {}: neither a file nor a directory", shown)};
+    }
+    used += body.size();
+    if (!body.empty() && body.back() != '\n')
+      body += "\n";
+    out += fmt::format("\n\n<attachment path=\"{}\"{}>\n{}</attachment>", shown, kind, body);
+  }
+  return out;
+}
+
+} // namespace jp
