@@ -31,7 +31,9 @@ CAF_TEST(a text file comes after the prompt with its path) {
   CAF_REQUIRE(p.ok());
   CAF_CHECK_EQUAL(*p, "summarize this\n\n<attachment path=\"" + at("notes.md") + "\">\n# Notes\nline two\n</attachment>");
   // Without attachments the prompt is as typed.
-  CAF_CHECK_EQUAL(*prompt_with_attachments("just this", {}), "just this");
+  auto plain = prompt_with_attachments("just this", {});
+  CAF_REQUIRE(plain.ok());
+  CAF_CHECK_EQUAL(*plain, "just this");
 }
 
 CAF_TEST(a directory is a sorted listing of what is below it without git) {
