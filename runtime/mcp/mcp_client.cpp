@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <future>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "runtime/mcp/mcp_http_transport.hpp"
@@ -113,16 +114,22 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     return Json::object().set("error", std::move(e));
   }
 
-  /// Request `id` failed on the way (HTTP): answered with `why`.
-  void on_failed(int64_t id, const std::string& why, bool transient) {
+  /// Request `id`, no longer out (its timer stopped); none when it is not out.
+  std::optional<Pending> take(int64_t id) {
     auto it = pending.find(id);
     if (it == pending.end())
-      return;
+      return std::nullopt;
     auto p = std::move(it->second);
     pending.erase(it);
     if (p.timer)
       p.timer->cancel();
-    p.answer(local_error(why, transient));
+    return p;
+  }
+
+  /// Request `id` failed on the way (HTTP): answered with `why`.
+  void on_failed(int64_t id, const std::string& why, bool transient) {
+    if (auto p = take(id))
+      p->answer(local_error(why, transient));
   }
 
   /// Ends every request out with `why` (the server is gone).
@@ -251,17 +258,10 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     }
     if (!id || !id->is_int())
       return;
-    auto it = pending.find(id->as_int());
-    if (it == pending.end()) { // cancelled, or timed out
-      if (cancelled_calls.erase(id->as_int()))
-        cancel_late_task(*msg);
-      return;
-    }
-    auto p = std::move(it->second);
-    pending.erase(it);
-    if (p.timer)
-      p.timer->cancel();
-    p.answer(*msg);
+    if (auto p = take(id->as_int()))
+      p->answer(*msg);
+    else if (cancelled_calls.erase(id->as_int())) // cancelled before this answer came
+      cancel_late_task(*msg);
   }
 
   void on_progress(const Json* params) {
@@ -605,18 +605,14 @@ void McpClient::cancel(int64_t n, std::string reason) {
                   [st, n, reason](const Json&) { st->end_task(n, State::local_error(reason)); });
       return;
     }
-    auto it = st->pending.find(n);
-    if (it == st->pending.end())
+    auto p = st->take(n);
+    if (!p)
       return;
-    auto p = std::move(it->second);
-    st->pending.erase(it);
-    if (p.timer)
-      p.timer->cancel();
-    if (p.task_call) // its answer may still bring a task, which is cancelled then
+    if (p->task_call) // its answer may still bring a task, which is cancelled then
       st->cancelled_calls.insert(n);
     if (st->gone.empty())
       st->send(mcp::notification("notifications/cancelled", Json::object().set("requestId", n).set("reason", reason)));
-    p.answer(State::local_error(reason));
+    p->answer(State::local_error(reason));
   });
 }
 

@@ -16,6 +16,7 @@
 #include "runtime/node/node_token.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/private_file.hpp"
+#include "runtime/provider/http_stream.hpp"
 
 namespace jp {
 
@@ -47,12 +48,6 @@ std::string_view reason_of(int status) {
   case 431: return "Request Header Fields Too Large";
   default: return "Service Unavailable";
   }
-}
-
-bool has_nocase(std::string_view s, std::string_view needle) {
-  auto it = std::search(s.begin(), s.end(), needle.begin(), needle.end(),
-                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-  return it != s.end();
 }
 
 /// The host of "host", "host:port" or "[v6]:port".
@@ -267,7 +262,7 @@ void McpHttpConnection::handle(const http::request<http::string_body>& req) {
   if (target != "/mcp" && !target.starts_with("/mcp?"))
     return respond(404, "the MCP endpoint is /mcp");
   auto auth = std::string_view(req[http::field::authorization]);
-  if (auth.size() < 7 || !has_nocase(auth.substr(0, 7), "bearer ") ||
+  if (auth.size() < 7 || !contains_nocase(auth.substr(0, 7), "bearer ") ||
       !same_token(std::string(auth.substr(7)), st->token))
     return respond(401,
                    "send `Authorization: Bearer <token>` with the token of the mcp-token file in jp-actors' state "
@@ -284,11 +279,11 @@ void McpHttpConnection::handle(const http::request<http::string_body>& req) {
 }
 
 void McpHttpConnection::handle_post(ServerState& st, const http::request<http::string_body>& req) {
-  if (!has_nocase(req[http::field::content_type], "application/json"))
+  if (!contains_nocase(req[http::field::content_type], "application/json"))
     return respond(415, "POST a JSON-RPC message as Content-Type: application/json");
   auto accept = std::string_view(req[http::field::accept]);
-  if (!(has_nocase(accept, "application/json") || has_nocase(accept, "*/*")) ||
-      !(has_nocase(accept, "text/event-stream") || has_nocase(accept, "*/*")))
+  if (!(contains_nocase(accept, "application/json") || contains_nocase(accept, "*/*")) ||
+      !(contains_nocase(accept, "text/event-stream") || contains_nocase(accept, "*/*")))
     return respond(406, "Accept must list application/json and text/event-stream (MCP's Streamable HTTP)");
   auto& text = req.body();
   auto msg = Json::parse(text);

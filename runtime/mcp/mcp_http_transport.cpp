@@ -19,12 +19,6 @@ namespace {
 
 constexpr auto kDeleteWait = std::chrono::seconds(5); // the session's end, at most
 
-bool has_nocase(std::string_view s, std::string_view needle) {
-  return std::search(s.begin(), s.end(), needle.begin(), needle.end(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
-         }) != s.end();
-}
-
 /// What a refusal says: a JSON-RPC error's message, else the body's start.
 std::string refusal_text(const std::string& body) {
   if (auto j = Json::parse(body); j && j->is_object())
@@ -97,7 +91,7 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     std::string whole;
     SseParser events;
     auto on_head = [&](const HttpResult& head) {
-      stream = has_nocase(head.content_type, "text/event-stream");
+      stream = contains_nocase(head.content_type, "text/event-stream");
       if (initialize)
         for (auto& [name, value] : head.headers)
           if (name == "mcp-session-id") {
