@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
 #include <sys/wait.h>
@@ -73,8 +74,16 @@ bool any_command_line_with(const std::string& text) {
     long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0' || pid == ::getpid())
       continue;
-    std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Plain read(2), as marked_sleep::argv0: a process that ends while its command line
+    // is read gives an error (ESRCH), where a stream would throw.
+    int fd = ::open(fmt::format("/proc/{}/cmdline", pid).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    std::string cmdline;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+      cmdline.append(buf, static_cast<size_t>(n));
+    ::close(fd);
     found = cmdline.find(text) != std::string::npos;
   }
   if (proc)
