@@ -9,7 +9,7 @@ FUZZ_SEED ?= 1
 FUZZ_TARGETS = argv_template tool_output tool_arguments provider_stream config
 DEBIAN_PACKAGES = g++ cmake make pkg-config libcaf-dev libcaf-openssl0.17 \
   libsimdjson-dev libfmt-dev libboost1.81-dev libboost-filesystem1.81-dev \
-  libtomlplusplus-dev libcli11-dev libcurl4-openssl-dev libvterm-dev libssl-dev \
+  libtomlplusplus-dev libcli11-dev libcurl4-openssl-dev libvterm-dev libssl-dev libmd4c-dev \
   git bc less
 # What only the tests need: clang and its runtime for the libFuzzer targets.
 TEST_PACKAGES = clang libclang-rt-14-dev

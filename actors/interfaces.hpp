@@ -90,7 +90,8 @@ using turn_actor = caf::typed_actor<
   caf::replies_to<pending_atom>::with<std::vector<Notification>>,
   caf::reacts_to<abort_all_atom>,
   caf::reacts_to<notify_atom, Notification>,
-  caf::replies_to<resolve_atom, std::string, Question>::with<bool>>;
+  caf::replies_to<resolve_atom, std::string, Question>::with<bool>,
+  caf::replies_to<user_abort_atom, std::string>::with<HandleReport>>; // a person aborts handle `id`
 
 /// `jp-actors mcp`'s server (actors/mcp_server.hpp): one JSON-RPC message in (a
 /// line of text); turn_end ends the MCP session's handles by their policies.

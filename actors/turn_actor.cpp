@@ -702,6 +702,10 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
       self->delegate(self->state.registry, list_atom::value);
       return caf::delegated<std::vector<HandleSummary>>{};
     },
+    [self](user_abort_atom, const std::string& id) -> caf::result<HandleReport> {
+      self->delegate(self->state.registry, abort_atom::value, id);
+      return caf::delegated<HandleReport>{};
+    },
     [self](counts_atom) -> caf::result<HandleCounts> {
       self->delegate(self->state.registry, counts_atom::value);
       return caf::delegated<HandleCounts>{};

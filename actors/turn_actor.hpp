@@ -8,6 +8,8 @@
 //        and aborts the handle it names (spawn, fetch, apply), or keeps it from
 //        starting; its answer says how it ended
 //   (list_atom)                            -> vector<HandleSummary>  handles still running
+//   (user_abort_atom, id)                  -> HandleReport  a person aborts a handle
+//        (`handles abort`, from another terminal): as the assistant's abort would
 //   (counts_atom)                          -> HandleCounts  its registry's
 //   (turn_end_atom)                        -> vector<HandleSummary>, failure
 //        every handle ended, and why the turn-end inquiry failed ("": it did not)

@@ -31,14 +31,39 @@ public:
   virtual void reset() = 0;
 };
 
-/// A person to ask (RFD 026's PromptBackend): a tool's question, a permission.
-/// Both may block; they are called off the actor threads. nullopt: no answer.
+/// What the person chose when they interrupted the turn (RFD 026's interrupt menu).
+struct InterruptChoice {
+  enum class action {
+    stop,   // end the turn (what an interrupt did before there was a menu)
+    resume, // continue: the response streams on, the tools run on, nothing is lost
+    reply,  // tell the assistant `text`: a response streaming is cut there (its text
+            // kept) and the next request carries the reply; running tools run on
+  };
+  action what = action::stop;
+  std::string text;
+};
+
+/// What the turn was doing when it was interrupted (the menu says so).
+enum class interrupted_while { streaming, running_tools };
+
+/// A person to ask (RFD 026's PromptBackend): a tool's question, a permission, and
+/// what to do about an interrupt. Each may block; they are called off the actor
+/// threads. nullopt: no answer.
 class PromptBackend {
 public:
   virtual ~PromptBackend() = default;
   virtual std::optional<Json> ask(const std::string& tool, const Question& q) = 0;
   virtual std::optional<PermissionReply> permit(const std::string& tool, const Json& args) = 0;
-  /// The turn was interrupted: a question being asked ends now (unanswered).
+  /// The interrupt menu: stop, continue or reply. nullopt (the default: no menu
+  /// here) stops the turn, as an interrupt without a menu does. While it is open,
+  /// the response's text is held back from the renderer; a second interrupt aborts
+  /// everything (and cancel() ends the menu).
+  virtual std::optional<InterruptChoice> interrupt_menu(interrupted_while what) { return std::nullopt; }
+  /// Whether interrupt_menu() asks anyone: without a menu an interrupt stops the
+  /// turn at once, and a second one aborts what the turn end waits for.
+  virtual bool offers_menu() const { return false; }
+  /// The turn is ending (an interrupt, or an abort): a question or menu being
+  /// asked ends now, unanswered, and none asked later waits.
   virtual void cancel() {}
 };
 
@@ -52,6 +77,8 @@ public:
   virtual void model_round(int n, const ModelRound& r) {}
   virtual void response(int n, const std::string& text) {}
   virtual void retry(const std::string& why) {}
+  /// The loop took the person's choice at the interrupt menu (and acts on it now).
+  virtual void interrupt_choice(const InterruptChoice& choice) {}
   virtual void tool_call(int n, int index, const ToolCall& call) {}
   virtual void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
                            double elapsed_ms) {}

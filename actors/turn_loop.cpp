@@ -65,6 +65,13 @@ struct loop_state {
   std::string error;          // why the turn failed ("" = it did not)
   error_code code = error_code::none; // what failed, with `error`
   bool store_failed = false;  // an append failed: nothing more is recorded
+  // The interrupt menu (PromptBackend::interrupt_menu): while it is open the text
+  // that streams is held, not rendered, and the turn does not end.
+  bool menu_open = false;
+  std::string held;            // text that came while the menu was open
+  bool flush_held = false;     // ... and a flush() it owes the renderer
+  bool end_after_menu = false; // the turn would have ended while the menu was open
+  std::vector<std::string> replies; // the person's, for the next request
   static inline const char* name = "jp.turn_loop";
 };
 
@@ -72,6 +79,27 @@ using loop_actor_t = caf::stateful_actor<loop_state>;
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+/// The response's text to the renderer, unless the interrupt menu holds it.
+void show(loop_actor_t* self, const std::string& text) {
+  auto& st = self->state;
+  if (!st.ctx.renderer)
+    return;
+  if (st.menu_open)
+    st.held += text;
+  else
+    st.ctx.renderer->render(text);
+}
+
+void flush_shown(loop_actor_t* self) {
+  auto& st = self->state;
+  if (!st.ctx.renderer)
+    return;
+  if (st.menu_open)
+    st.flush_held = true;
+  else
+    st.ctx.renderer->flush();
 }
 
 /// Records an event. The first append that fails ends the recording of this turn
@@ -155,16 +183,18 @@ void conclude(loop_actor_t* self) {
 
 // -- one response -----------------------------------------------------------------------
 
-void on_stream_end(loop_actor_t* self, const std::string& err, error_code code) {
+/// `for_reply`: the person cut the response to reply (the turn goes on with the
+/// reply); otherwise an interrupt or an error cut it, or it ended.
+void on_stream_end(loop_actor_t* self, const std::string& err, error_code code, bool for_reply = false) {
   auto& st = self->state;
   st.streaming = false;
-  if (st.ctx.renderer)
-    st.ctx.renderer->flush();
+  flush_shown(self);
   auto& r = st.response;
   // A cut response keeps its text; its tool calls never run (and are not kept).
-  bool cut = st.interrupted || !err.empty();
-  record(self, ChatResponseEvent{r.text, cut ? std::vector<ToolCall>{} : r.calls, r.finish_reason, st.interrupted,
-                                 st.interrupted ? std::string() : err});
+  bool cut = st.interrupted || for_reply || !err.empty();
+  bool interrupted = st.interrupted || for_reply;
+  record(self, ChatResponseEvent{r.text, cut ? std::vector<ToolCall>{} : r.calls, r.finish_reason, interrupted,
+                                 interrupted ? std::string() : err});
   ChatMessage said{chat_role::assistant, r.text, cut ? std::vector<ToolCall>{} : r.calls};
   if (!said.text.empty() || !said.tool_calls.empty())
     st.messages.push_back(said);
@@ -178,6 +208,8 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code) 
     st.error = err;
     st.code = code;
   }
+  if (for_reply && !st.store_failed)
+    return request_response(self);
   if (cut || r.calls.empty() || st.store_failed)
     return finish_turn(self); // unrecorded calls must not run
   // -- the tool calls of this response: one batch
@@ -256,7 +288,8 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code) 
 
 void send_request(loop_actor_t* self);
 
-/// The next request; notifications no tool response carried go with it (RFD 011).
+/// The next request; notifications no tool response carried go with it (RFD 011),
+/// then what the person replied at the interrupt menu.
 void request_response(loop_actor_t* self) {
   auto& st = self->state;
   if (st.interrupted)
@@ -271,6 +304,11 @@ void request_response(loop_actor_t* self) {
       }
       st.messages.push_back(ChatMessage{chat_role::user, notifications_block(notes)});
     }
+    for (auto& reply : st.replies) {
+      record(self, UserReplyEvent{reply});
+      st.messages.push_back(ChatMessage{chat_role::user, reply});
+    }
+    st.replies.clear();
     send_request(self);
   });
 }
@@ -303,6 +341,8 @@ void send_request(loop_actor_t* self) {
   }
   auto me = caf::actor_cast<caf::actor>(self);
   auto provider = st.ctx.provider;
+  // Each stream its own flag: a reply cuts one stream, and the next must not see it.
+  st.cancel = std::make_shared<std::atomic<bool>>(false);
   auto cancel = st.cancel;
   // Events, retries and the end reach the loop as messages, in the order they came.
   auto stream = [provider, req, me, cancel, gen] {
@@ -335,6 +375,10 @@ void finish_turn(loop_actor_t* self) {
   auto& st = self->state;
   if (st.ending)
     return;
+  if (st.menu_open) { // the person's choice may yet go on with the turn
+    st.end_after_menu = true;
+    return;
+  }
   st.ending = true;
   {
     std::lock_guard lock(st.recent->mtx);
@@ -425,6 +469,125 @@ void finish_turn(loop_actor_t* self) {
           st.ctx.observer->turn_end({}, {}, st.error);
         conclude(self);
       });
+}
+
+// -- interrupts ---------------------------------------------------------------------------
+
+/// Stops the turn cleanly: what an interrupt does without a menu, or with `stop`.
+void interrupt_turn(loop_actor_t* self) {
+  auto& st = self->state;
+  if (st.interrupted) {
+    // Again, later: whatever the turn end still waits for stops now.
+    if (st.ending)
+      self->send(st.turn, abort_all_atom::value);
+    return;
+  }
+  st.interrupted = true;
+  st.cancel->store(true);
+  if (st.ctx.inquiry)
+    st.ctx.inquiry->cancel();
+  if (st.ctx.prompts)
+    st.ctx.prompts->cancel();
+  if (st.ending) {
+    // The turn end waits (an inquiry, a handle's result): stop waiting.
+    self->send(st.turn, abort_all_atom::value);
+  } else if (st.streaming) {
+    // Keep what came: the response ends here.
+    ++st.stream_gen;
+    on_stream_end(self, {}, error_code::none);
+  } else if (st.running_tools) {
+    finish_turn(self); // the handles' strategies decide; late answers are dropped
+  }
+}
+
+/// Aborts every handle and ends the turn now (a second interrupt).
+void abort_everything(loop_actor_t* self) {
+  auto& st = self->state;
+  st.menu_open = false;
+  st.cancel->store(true);
+  if (st.ctx.inquiry)
+    st.ctx.inquiry->cancel();
+  if (st.ctx.prompts)
+    st.ctx.prompts->cancel();
+  if (st.error.empty()) {
+    st.error = "interrupted twice: every handle was aborted";
+    st.code = error_code::interrupted;
+  }
+  record_unanswered(self);
+  record(self, TurnEndEvent{std::nullopt, true, st.error});
+  if (st.ctx.observer)
+    st.ctx.observer->turn_end({}, {}, st.error);
+  // Killing the turn takes its registry and every handle's process group with it.
+  self->send_exit(st.turn, caf::exit_reason::kill);
+  st.done.deliver(result_of(st, true));
+  self->quit();
+}
+
+/// Asks the person (off the actor threads: the menu blocks) what the interrupt
+/// means; the answer comes back as (menu_atom, action, text). The stream and the
+/// tools go on meanwhile: only the text is held back.
+void open_menu(loop_actor_t* self) {
+  auto& st = self->state;
+  st.menu_open = true;
+  auto what = st.streaming ? interrupted_while::streaming : interrupted_while::running_tools;
+  auto prompts = st.ctx.prompts;
+  auto me = caf::actor_cast<caf::actor>(self);
+  auto menu = self->spawn<caf::detached>([prompts, what, me](caf::event_based_actor* worker) -> caf::behavior {
+    return {[worker, prompts, what, me](run_atom) {
+      auto choice = prompts->interrupt_menu(what).value_or(InterruptChoice{});
+      caf::anon_send(me, menu_atom::value, static_cast<int>(choice.what), std::move(choice.text));
+      worker->quit();
+    }};
+  });
+  self->send(menu, run_atom::value);
+}
+
+void on_menu_choice(loop_actor_t* self, InterruptChoice choice) {
+  auto& st = self->state;
+  if (!st.menu_open)
+    return; // the turn was aborted meanwhile
+  st.menu_open = false;
+  // What streamed while the menu was open is shown now: the choice keeps it.
+  if (st.ctx.renderer) {
+    if (!st.held.empty())
+      st.ctx.renderer->render(st.held);
+    if (st.flush_held)
+      st.ctx.renderer->flush();
+  }
+  st.held.clear();
+  st.flush_held = false;
+  bool would_end = std::exchange(st.end_after_menu, false);
+  if (choice.what == InterruptChoice::action::reply && choice.text.find_first_not_of(" \t\r\n") == std::string::npos)
+    choice.what = InterruptChoice::action::resume; // nothing to say: as if continued
+  if (st.ctx.observer)
+    st.ctx.observer->interrupt_choice(choice);
+  switch (choice.what) {
+    case InterruptChoice::action::stop:
+      if (would_end) {
+        st.interrupted = true;
+        return finish_turn(self);
+      }
+      return interrupt_turn(self);
+    case InterruptChoice::action::resume:
+      if (would_end)
+        finish_turn(self);
+      return;
+    case InterruptChoice::action::reply:
+      st.replies.push_back(std::move(choice.text));
+      if (st.streaming) {
+        // The response ends here, its text kept; the next request carries the reply.
+        st.cancel->store(true);
+        ++st.stream_gen;
+        return on_stream_end(self, {}, error_code::none, true);
+      }
+      if (would_end) {
+        // The assistant had finished: the reply asks it again, unless the turn failed.
+        if (!st.error.empty() || st.yielded || st.store_failed)
+          return finish_turn(self);
+        return request_response(self);
+      }
+      return; // tools run: the request after them carries the reply
+  }
 }
 
 // -- hooks for the turn actor -------------------------------------------------------------
@@ -527,8 +690,7 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       switch (e.kind) {
         case chat_event_kind::text:
           st.response.text += e.text;
-          if (st.ctx.renderer)
-            st.ctx.renderer->render(e.text);
+          show(self, e.text);
           break;
         case chat_event_kind::tool_call:
           st.response.calls.push_back(std::move(e.call));
@@ -552,6 +714,8 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       if (gen != st.stream_gen)
         return;
       st.response = {};
+      st.held.clear();
+      st.flush_held = false;
       if (st.ctx.renderer)
         st.ctx.renderer->reset();
       if (st.ctx.observer)
@@ -560,48 +724,25 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
     [self](tick_atom) { on_tick(self); },
     [self](interrupt_atom) {
       auto& st = self->state;
-      if (st.interrupted) {
-        // Again, later: whatever the turn end still waits for stops now.
-        if (st.ending)
-          self->send(st.turn, abort_all_atom::value);
-        return;
-      }
-      st.interrupted = true;
-      st.cancel->store(true);
-      if (st.ctx.inquiry)
-        st.ctx.inquiry->cancel();
-      if (st.ctx.prompts)
-        st.ctx.prompts->cancel();
-      if (st.ending) {
-        // The turn end waits (an inquiry, a handle's result): stop waiting.
-        self->send(st.turn, abort_all_atom::value);
-      } else if (st.streaming) {
-        // Keep what came: the response ends here.
-        ++st.stream_gen;
-        on_stream_end(self, {}, error_code::none);
-      } else if (st.running_tools) {
-        finish_turn(self); // the handles' strategies decide; late answers are dropped
-      }
+      if (st.menu_open)
+        return abort_everything(self); // a second interrupt, at the menu
+      // The person decides what the interrupt means, where a menu can ask them.
+      if (!st.interrupted && !st.ending && (st.streaming || st.running_tools) && st.ctx.prompts &&
+          st.ctx.prompts->offers_menu())
+        return open_menu(self);
+      interrupt_turn(self);
     },
-    [self](quit_atom) {
-      auto& st = self->state;
-      st.cancel->store(true);
-      if (st.ctx.inquiry)
-        st.ctx.inquiry->cancel();
-      if (st.ctx.prompts)
-        st.ctx.prompts->cancel();
-      if (st.error.empty()) {
-        st.error = "interrupted twice: every handle was aborted";
-        st.code = error_code::interrupted;
-      }
-      record_unanswered(self);
-      record(self, TurnEndEvent{std::nullopt, true, st.error});
-      if (st.ctx.observer)
-        st.ctx.observer->turn_end({}, {}, st.error);
-      // Killing the turn takes its registry and every handle's process group with it.
-      self->send_exit(st.turn, caf::exit_reason::kill);
-      st.done.deliver(result_of(st, true));
-      self->quit();
+    [self](menu_atom, int what, std::string& text) {
+      on_menu_choice(self, InterruptChoice{static_cast<InterruptChoice::action>(what), std::move(text)});
+    },
+    [self](quit_atom) { abort_everything(self); },
+    // Delegated: the turn answers the asker itself, even once this loop has ended
+    // (an abort can end the turn's last wait before its own answer comes).
+    [self](list_atom) -> caf::delegated<std::vector<HandleSummary>> {
+      return self->delegate(self->state.turn, list_atom::value);
+    },
+    [self](user_abort_atom, const std::string& id) -> caf::delegated<HandleReport> {
+      return self->delegate(self->state.turn, user_abort_atom::value, id);
     },
   };
 }
@@ -651,6 +792,9 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
         unanswered.push_back(c.id);
       if (!response->text.empty() || !response->tool_calls.empty())
         out.push_back(ChatMessage{chat_role::assistant, response->text, response->tool_calls});
+    } else if (auto* reply = std::get_if<UserReplyEvent>(&*event)) {
+      settle_calls();
+      out.push_back(ChatMessage{chat_role::user, reply->text});
     } else if (note && note->delivered) {
       // Delivered with a request of its turn, after the tool responses: one block.
       delivered.push_back(note->notification);

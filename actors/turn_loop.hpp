@@ -12,6 +12,8 @@
 //                                        or failed (its error_code and sentence)
 //   (interrupt_atom)    -> void          stop the turn cleanly (first Ctrl-C)
 //   (quit_atom)         -> void          abort every handle and end now (second Ctrl-C)
+//   (list_atom)         -> vector<HandleSummary>  the turn's handles still running
+//   (user_abort_atom, id) -> HandleReport a person aborts one (the control socket)
 #pragma once
 
 #include <caf/fwd.hpp>

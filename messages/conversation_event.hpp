@@ -88,6 +88,13 @@ struct SystemNotificationEvent {
   bool delivered = false;
 };
 
+/// The person's reply, typed at the interrupt menu during a turn: it goes to the
+/// assistant with the next request of the turn, after what was said before it.
+struct UserReplyEvent {
+  static constexpr std::string_view kind = "user_reply";
+  std::string text;
+};
+
 /// How a turn ended. `handles` is absent when the turn end never got to them (the
 /// turn actor failed, or a second interrupt killed it); `error` "" = none.
 struct TurnEndEvent {
@@ -100,12 +107,13 @@ struct TurnEndEvent {
 using ConversationEvent =
   std::variant<TurnStartEvent, ChatRequestEvent, ChatResponseEvent, ToolCallRequestEvent,
                ToolCallResponseEvent, InquiryRequestEvent, InquiryResponseEvent,
-               SystemNotificationEvent, TurnEndEvent>;
+               SystemNotificationEvent, TurnEndEvent, UserReplyEvent>;
 
 /// Every kind's "event" spelling (the store accepts appends of these only).
-inline constexpr std::array<std::string_view, 9> conversation_event_kinds = {
+inline constexpr std::array<std::string_view, 10> conversation_event_kinds = {
   TurnStartEvent::kind,        ChatRequestEvent::kind,        ChatResponseEvent::kind,
   ToolCallRequestEvent::kind,  ToolCallResponseEvent::kind,   InquiryRequestEvent::kind,
-  InquiryResponseEvent::kind,  SystemNotificationEvent::kind, TurnEndEvent::kind};
+  InquiryResponseEvent::kind,  SystemNotificationEvent::kind, TurnEndEvent::kind,
+  UserReplyEvent::kind};
 
 } // namespace jp

@@ -93,6 +93,10 @@ Json encode(const TurnEndEvent& e) {
   return j;
 }
 
+Json encode(const UserReplyEvent& e) {
+  return head(e.kind).set("text", e.text);
+}
+
 // -- reading: a missing or mistyped field reads as its default ------------------------------
 
 std::string string_at(const Json& j, std::string_view key) {
@@ -203,6 +207,8 @@ Result<ConversationEvent> decode(const Json& j, std::string_view kind) {
     // "delivered" counts when present, whatever its value, as replay always read it.
     return ConversationEvent{SystemNotificationEvent{std::move(*n), j.find("delivered") != nullptr}};
   }
+  if (kind == UserReplyEvent::kind)
+    return ConversationEvent{UserReplyEvent{string_at(j, "text")}};
   TurnEndEvent e{std::nullopt, true_at(j, "interrupted"), string_at(j, "error")};
   if (auto* handles = j.find("handles"); handles && handles->is_array()) {
     e.handles.emplace();

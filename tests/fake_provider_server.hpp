@@ -41,6 +41,9 @@ struct FakeResponse {
   std::vector<std::string> headers;          // extra "Name: value" lines
   std::size_t cut_after = std::string::npos;  // close after this many body bytes
   std::size_t stall_after = std::string::npos; // go quiet after this many, until stopped
+  // With stall_after: the rest is sent once this returns (the test lets the stream
+  // go on when it chooses) rather than never.
+  std::function<void()> resume;
   // Runs once this response's request is recorded, before the response is sent: a
   // test orders what its tools do against the requests (e.g. lets a gated tool end).
   std::function<void()> before;
@@ -176,7 +179,10 @@ private:
     send_all(fd, head);
     auto limit = std::min({r.body.size(), r.cut_after, r.stall_after});
     send_all(fd, r.body.substr(0, limit));
-    if (r.stall_after != std::string::npos && limit == r.stall_after) {
+    if (r.stall_after != std::string::npos && limit == r.stall_after && r.resume) {
+      r.resume();
+      send_all(fd, r.body.substr(limit));
+    } else if (r.stall_after != std::string::npos && limit == r.stall_after) {
       // Quiet, with the connection open, until the client gives up or we stop.
       while (wait_readable(fd) && ::read(fd, buf, sizeof buf) > 0) {
       }

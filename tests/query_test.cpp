@@ -11,15 +11,18 @@
 #include <algorithm>
 #include <optional>
 #include <fstream>
+#include <future>
 #include <pty.h>
 #include <sys/wait.h>
 #include <tuple>
 #include <thread>
 #include <unistd.h>
 
+#include "child_wait.hpp"
 #include "cli_run.hpp"
 #include "fake_provider_server.hpp"
 #include "messages/json.hpp"
+#include "runtime/cli/markdown_renderer.hpp"
 #include "temp_dir.hpp"
 #include "terminal_io.hpp"
 #include "contains.hpp"
@@ -45,6 +48,18 @@ std::string openai_text(const std::string& text) {
   auto half = text.size() / 2;
   return chunk(Json::object().set("role", "assistant").set("content", text.substr(0, half))) +
          chunk(Json::object().set("content", text.substr(half))) + chunk(Json::object(), "stop") + "data: [DONE]\n\n";
+}
+
+/// An OpenAI stream saying each of `deltas` in turn.
+std::string openai_deltas(const std::vector<std::string>& deltas) {
+  std::string out;
+  for (size_t i = 0; i < deltas.size(); ++i) {
+    auto delta = Json::object().set("content", deltas[i]);
+    if (i == 0)
+      delta.set("role", "assistant");
+    out += chunk(delta);
+  }
+  return out + chunk(Json::object(), "stop") + "data: [DONE]\n\n";
 }
 
 /// An OpenAI stream making one tool call, its arguments in two deltas.
@@ -128,31 +143,6 @@ std::string conversation_id_of(const Workspace& ws) {
     if (d.is_directory())
       return d.path().filename().string();
   return {};
-}
-
-bool wait_for(const std::function<bool()>& ready) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > deadline)
-      return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
-
-/// Its exit status once `pid` exited (bounded: 20 s); -1 if it did not. `pid`
-/// becomes -1 once reaped.
-int wait_exit(pid_t& pid) {
-  int status = 0;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      pid = -1;
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return -1;
 }
 
 /// jp-actors query in the background (for signals); stdout and stderr to a file.
@@ -509,6 +499,185 @@ CAF_TEST(ctrl-c at a question on the terminal ends the turn without hanging) {
   auto events = stored_events(ws);
   CAF_REQUIRE(!events.empty());
   CAF_CHECK_EQUAL(events.back().find("event")->as_string(), "turn_end");
+}
+
+/// A stream that pauses after its first delta until the test lets it go on: a
+/// person's Ctrl-C lands mid-answer without a race. On a terminal the answer is
+/// rendered a markdown block at a time: a first delta that ends a paragraph and
+/// starts the next is shown while the stream pauses.
+struct PausedStream {
+  std::string stream;
+  std::shared_ptr<std::promise<void>> go = std::make_shared<std::promise<void>>();
+  PausedStream(const std::string& first, const std::string& rest) : stream(openai_deltas({first, rest})) {}
+  FakeResponse response() const {
+    FakeResponse r{200, stream};
+    r.stall_after = stream.find("data: ", 1);
+    r.resume = [gone = go->get_future().share()] { gone.wait_for(std::chrono::seconds(30)); };
+    return r;
+  }
+  ~PausedStream() {
+    try {
+      go->set_value(); // a failed test must not leave the server waiting
+    } catch (const std::future_error&) {
+    }
+  }
+};
+
+/// The stored chat_response events' (text, interrupted).
+std::vector<std::pair<std::string, bool>> responses_stored(const Workspace& ws) {
+  std::vector<std::pair<std::string, bool>> out;
+  for (auto& e : stored_events(ws))
+    if (e.find("event")->as_string() == "chat_response")
+      out.emplace_back(e.find("text")->as_string(), e.find("interrupted") != nullptr);
+  return out;
+}
+
+CAF_TEST(ctrl-c on a terminal opens the menu and continue resumes the answer where it stopped) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  PausedStream paused("Half of this arrives first.\n\nT", "he rest follows.");
+  server.push(paused.response());
+  OnTerminal t(ws, "tell me");
+  CAF_REQUIRE(t.shows("Half of this"));
+  t.type("\x03");
+  CAF_REQUIRE(t.shows("[c]ontinue"));
+  t.type("c\n");
+  paused.go->set_value();
+  CAF_CHECK(t.shows("The rest follows."));
+  CAF_CHECK_EQUAL(t.wait(), 0);
+  // One request, and its answer whole: nothing was cut.
+  CAF_CHECK_EQUAL(server.requests().size(), 1u);
+  auto stored = responses_stored(ws);
+  CAF_REQUIRE_EQUAL(stored.size(), 1u);
+  CAF_CHECK_EQUAL(stored[0].first, "Half of this arrives first.\n\nThe rest follows.");
+  CAF_CHECK(!stored[0].second);
+}
+
+CAF_TEST(stop at the menu ends the turn and keeps the partial answer) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  PausedStream paused("Half of this arrives.\n\nT", "he rest never does.");
+  server.push(paused.response());
+  OnTerminal t(ws, "tell me");
+  CAF_REQUIRE(t.shows("Half of this"));
+  t.type("\x03");
+  CAF_REQUIRE(t.shows("[s]top the turn"));
+  t.type("s\n");
+  CAF_CHECK_EQUAL(t.wait(), 0);
+  auto stored = responses_stored(ws);
+  CAF_REQUIRE_EQUAL(stored.size(), 1u);
+  CAF_CHECK(contains(stored[0].first, "Half of"));
+  CAF_CHECK(!contains(stored[0].first, "never does"));
+  CAF_CHECK(stored[0].second);
+  CAF_CHECK_EQUAL(stored_events(ws).back().find("event")->as_string(), "turn_end");
+}
+
+CAF_TEST(reply at the menu cuts the answer and the reply reaches the next request) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  // It stalls until the client goes: the reply must cut it for the next to come.
+  auto stream = openai_deltas({"Here is a long answer.\n\nI", "t would go on and on."});
+  FakeResponse stall{200, stream};
+  stall.stall_after = stream.find("data: ", 1);
+  server.push(stall);
+  server.push({200, openai_text("Short, then.")});
+  OnTerminal t(ws, "tell me");
+  CAF_REQUIRE(t.shows("Here is a"));
+  t.type("\x03");
+  CAF_REQUIRE(t.shows("[r]eply"));
+  t.type("r\n");
+  CAF_REQUIRE(t.shows("Reply (the assistant reads this)"));
+  t.type("keep it short\n");
+  CAF_CHECK(t.shows("Short, then."));
+  CAF_CHECK_EQUAL(t.wait(), 0);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  // The partial answer, then the reply: the turn went on with both.
+  auto msgs = messages_sent(seen[1]);
+  CAF_REQUIRE_EQUAL(msgs.size(), 3u);
+  CAF_CHECK_EQUAL(msgs[0].find("content")->as_string(), "tell me");
+  CAF_CHECK_EQUAL(msgs[1].find("role")->as_string(), "assistant");
+  CAF_CHECK(contains(msgs[1].find("content")->as_string(), "Here is a"));
+  CAF_CHECK(!contains(msgs[1].find("content")->as_string(), "on and on"));
+  CAF_CHECK_EQUAL(msgs[2].find("role")->as_string(), "user");
+  CAF_CHECK_EQUAL(msgs[2].find("content")->as_string(), "keep it short");
+  // Recorded: a later turn replays the reply in its place.
+  std::vector<std::string> kinds;
+  for (auto& e : stored_events(ws))
+    kinds.push_back(e.find("event")->as_string());
+  CAF_CHECK_EQUAL(kinds, (std::vector<std::string>{"turn_start", "chat_request", "chat_response", "user_reply",
+                                                  "chat_request", "chat_response", "turn_end"}));
+  server.push({200, openai_text("Yes.")});
+  JP_REQUIRE_OK(ws.query("'and now?'"));
+  auto replayed = messages_sent(server.requests().back());
+  CAF_REQUIRE_EQUAL(replayed.size(), 5u);
+  CAF_CHECK_EQUAL(replayed[2].find("content")->as_string(), "keep it short");
+}
+
+CAF_TEST(reply at the menu while tools run goes with their results and the tools run on) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  auto marker = ws.path("started");
+  auto command = fmt::format("touch '{}'; {}", marker, ws.gated("echo done"));
+  server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "b").set("wait_ms", 0).set("command", command)},
+                                  {"call_2", "await", Json::object().set("all", Json(JsonArray{Json("b")}))}})});
+  server.push({200, openai_text("Done, and noted.")});
+  OnTerminal t(ws, "build it");
+  CAF_REQUIRE(wait_for([&] { return std::filesystem::exists(marker); }));
+  t.type("\x03");
+  CAF_REQUIRE(t.shows("while tools run"));
+  t.type("r\n");
+  CAF_REQUIRE(t.shows("Reply (the assistant reads this)"));
+  t.type("then deploy\n");
+  // Said once the loop has the reply: the await is still waiting for `b`.
+  CAF_REQUIRE(t.shows("your reply goes to the assistant with the next request"));
+  ws.open_gate()();
+  CAF_CHECK(t.shows("Done, and noted."));
+  CAF_CHECK_EQUAL(t.wait(), 0);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  auto msgs = messages_sent(seen[1]);
+  CAF_REQUIRE_EQUAL(msgs.size(), 5u);
+  CAF_CHECK_EQUAL(msgs[3].find("role")->as_string(), "tool");
+  CAF_CHECK(contains(msgs[3].find("content")->as_string(), "done"));
+  CAF_CHECK_EQUAL(msgs[4].find("role")->as_string(), "user");
+  CAF_CHECK_EQUAL(msgs[4].find("content")->as_string(), "then deploy");
+}
+
+/// `text` as a terminal shows it: the line discipline turns "\n" into "\r\n".
+std::string as_on_terminal(const std::string& text) {
+  std::string out;
+  for (char c : text)
+    out += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  return out;
+}
+
+CAF_TEST(an answer on a terminal is rendered markdown and NO_COLOR leaves the styles out) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  const std::string answer = "# Plan\n\nRun `make test`, then **ship** it:\n\n```sh\nmake test\n```\n\n- one\n- two\n";
+  server.push({200, openai_text(answer)});
+  server.push({200, openai_text(answer)});
+  server.push({200, openai_text(answer)});
+  {
+    OnTerminal t(ws, "plan it");
+    CAF_CHECK(t.shows(as_on_terminal(render_markdown(answer, true))));
+    CAF_CHECK_EQUAL(t.wait(), 0);
+    CAF_CHECK(contains(t.seen, "\x1b[1m"));
+    CAF_CHECK(!contains(t.seen, "# Plan"));
+  }
+  {
+    ::setenv("NO_COLOR", "1", 1); // the child inherits it
+    OnTerminal t(ws, "plan it");
+    ::unsetenv("NO_COLOR");
+    CAF_CHECK(t.shows(as_on_terminal(render_markdown(answer, false))));
+    CAF_CHECK_EQUAL(t.wait(), 0);
+    CAF_CHECK(!contains(t.seen, "\x1b"));
+  }
+  // Not a terminal: the markdown as it came.
+  auto piped = ws.query("'plan it'");
+  JP_REQUIRE_OK(piped);
+  CAF_CHECK(contains(piped.stdout_text, answer));
 }
 
 CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result comes back as a tool response) {

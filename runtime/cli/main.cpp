@@ -20,6 +20,8 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "actors/mcp_tools.hpp"
+#include "runtime/cli/control_endpoint.hpp"
+#include "runtime/cli/handles_command.hpp"
 #include "runtime/cli/node_command.hpp"
 #include "runtime/cli/mcp_command.hpp"
 #include "runtime/cli/nodes_command.hpp"
@@ -95,8 +97,8 @@ struct RunOutcome {
 
 /// One run of a script's agents (all at once).
 RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
-                       const McpTools& mcp, const Script& script, const std::shared_ptr<EventLog>& log, bool json,
-                       const PermissionPolicy& permissions) {
+                       const McpTools& mcp, const Script& script, const std::string& script_path,
+                       const std::shared_ptr<EventLog>& log, bool json, const PermissionPolicy& permissions) {
   auto t0 = std::chrono::steady_clock::now();
   caf::scoped_actor self{sys};
   // Scripted calls are the user's own: permissions apply only with --ask, and a
@@ -126,6 +128,12 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     ctx.shared_registry = shared;
     agents.push_back(spawn_turn_loop(sys, std::move(ctx)));
   }
+  std::vector<std::pair<std::string, caf::actor>> named;
+  for (size_t i = 0; i < agents.size(); ++i)
+    named.emplace_back(script.agents[i].name, agents[i]);
+  auto control = start_control_endpoint(sys, std::move(named),
+                                        ControlHolder{"run", config->workspace, "script " + script_path},
+                                        config->runtime.abort_grace_secs + 20);
   std::vector<decltype(self->request(agents[0], caf::infinite, run_atom::value, std::string()))> replies;
   for (auto& a : agents)
     replies.push_back(self->request(a, caf::infinite, run_atom::value, script.name));
@@ -183,7 +191,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   for (int i = 0; i < script->repeat && outcome.error.empty() && !outcome.interrupted; ++i) {
     if (!json && script->repeat > 1)
       std::printf("%srun %d of %d\n", i ? "\n" : "", i + 1, script->repeat);
-    outcome = run_agents(sys, config, io, mcp, *script, log, json, permissions);
+    outcome = run_agents(sys, config, io, mcp, *script, path, log, json, permissions);
   }
   int rc = report_runs(*builder, json, report_path);
   if (!outcome.error.empty())
@@ -384,6 +392,24 @@ int main(int argc, char** argv) {
   nodes->require_subcommand(1);
   auto* nodes_ls = nodes->add_subcommand("ls", "Each configured node, reachable or not, with the handles running "
                                                "on it");
+  auto* handles = app.add_subcommand("handles", "The handles that running `query` and `run` processes hold, "
+                                                "from another terminal (through their control sockets, in "
+                                                "$XDG_RUNTIME_DIR/jp-actors)");
+  handles->require_subcommand(1);
+  auto* handles_ls = handles->add_subcommand("ls", "Each live handle of this workspace: id, tool, state, elapsed "
+                                                   "time, who holds it (pid, command, conversation or script, "
+                                                   "agent) and its last output line");
+  bool handles_all = false;
+  bool handles_json = false;
+  handles_ls->add_flag("--all", handles_all, "Every workspace's, not only this one's");
+  handles_ls->add_flag("--json", handles_json, "One JSON array");
+  auto* handles_abort = handles->add_subcommand("abort", "Abort a live handle of this workspace, as the assistant's "
+                                                         "abort would (TERM, the grace, KILL); its holder's turn "
+                                                         "goes on and hears of it");
+  std::string abort_id;
+  int64_t abort_pid = 0;
+  handles_abort->add_option("id", abort_id, "The handle's id (as `handles ls` shows it)")->required();
+  handles_abort->add_option("--pid", abort_pid, "The process holding it, when several hold that id");
   auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema; the tools of "
                                             "[mcp.servers.NAME] too (each server is started to be asked), as "
                                             "NAME__tool, and the servers that did not start, with why");
@@ -454,6 +480,10 @@ int main(int argc, char** argv) {
       rc = run_mcp(config, PermissionPolicy{true, {mcp_allow.begin(), mcp_allow.end()}}, mcp_listen);
     else if (*nodes_ls)
       rc = list_nodes(config);
+    else if (*handles_ls)
+      rc = list_live_handles(*config, handles_all, handles_json);
+    else if (*handles_abort)
+      rc = abort_live_handle(*config, abort_id, abort_pid);
     else if (*query) {
       install_signal_handlers(*config); // SIGINT: the query's own (first ends the turn, second aborts)
       rc = run_query(config, query_options);

@@ -19,6 +19,7 @@
 #include "messages/conversation_event_codec.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/attachments.hpp"
+#include "runtime/cli/control_endpoint.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -36,7 +37,8 @@ int fail(const std::string& reason) {
   return 1;
 }
 
-// -- Ctrl-C: the first stops the turn cleanly, a second within 2 s aborts everything.
+// -- Ctrl-C: the first stops the turn cleanly (on a terminal: opens the interrupt
+// menu, drawn by TtyPromptBackend), a second within 2 s aborts everything.
 
 int g_signal_pipe[2] = {-1, -1};
 
@@ -48,10 +50,11 @@ void on_sigint(int) {
 /// Turns SIGINTs into messages to the loop, off the signal handler.
 class InterruptWatch {
 public:
-  explicit InterruptWatch(caf::actor loop) {
+  /// `menu`: the loop asks the person what the interrupt means (it says so itself).
+  InterruptWatch(caf::actor loop, bool menu) {
     if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0)
       return;
-    thread_ = std::thread([loop] {
+    thread_ = std::thread([loop, menu] {
       auto last = std::chrono::steady_clock::time_point{};
       char c;
       while (::read(g_signal_pipe[0], &c, 1) == 1 && c == 'i') {
@@ -62,8 +65,9 @@ public:
           std::fputs("\njp-actors: interrupted again: aborting every handle\n", stderr);
           caf::anon_send(loop, quit_atom::value);
         } else {
-          std::fputs("\njp-actors: interrupted: ending the turn (Ctrl-C again within 2 s aborts everything)\n",
-                     stderr);
+          if (!menu)
+            std::fputs("\njp-actors: interrupted: ending the turn (Ctrl-C again within 2 s aborts everything)\n",
+                       stderr);
           caf::anon_send(loop, interrupt_atom::value);
         }
       }
@@ -156,7 +160,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   ctx.store = store;
   ctx.conversation_id = *id;
   if (!options.json)
-    ctx.renderer = std::make_shared<StdoutRenderer>(stdout);
+    ctx.renderer = answer_renderer(stdout);
   if (isatty(STDIN_FILENO))
     ctx.prompts = std::make_shared<TtyPromptBackend>();
   ctx.inquiry = assistant->inquiry;
@@ -170,9 +174,12 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   ctx.permissions = PermissionPolicy{true, {options.allow.begin(), options.allow.end()}};
   auto t0 = std::chrono::steady_clock::now();
   auto loop = spawn_turn_loop(sys, ctx);
+  auto control = start_control_endpoint(sys, {{"assistant", loop}},
+                                        ControlHolder{"query", config->workspace, "conversation " + *id},
+                                        config->runtime.abort_grace_secs + 20);
   std::string error;
   {
-    InterruptWatch watch(loop);
+    InterruptWatch watch(loop, ctx.prompts != nullptr);
     caf::scoped_actor self{sys};
     self->request(loop, caf::infinite, run_atom::value, *prompt)
       // As run_script: an interrupted turn exits as a completed one, unless it failed too.
@@ -223,6 +230,8 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
     auto* by = who.c_str();
     if (auto* start = std::get_if<TurnStartEvent>(&*event))
       std::printf("\n%s> %s\n", by, start->prompt.c_str());
+    else if (auto* reply = std::get_if<UserReplyEvent>(&*event))
+      std::printf("%s> (interrupting) %s\n", by, reply->text.c_str());
     else if (auto* response = std::get_if<ChatResponseEvent>(&*event); response && !response->text.empty())
       std::printf("%s%s\n", by, response->text.c_str());
     else if (auto* request = std::get_if<ToolCallRequestEvent>(&*event))

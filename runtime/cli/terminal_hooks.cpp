@@ -1,5 +1,6 @@
 #include "runtime/cli/terminal_hooks.hpp"
 
+#include <cstdlib>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -29,6 +30,35 @@ void StdoutRenderer::reset() {
   std::fflush(out_);
 }
 
+void MarkdownRenderer::write(const std::string& text) {
+  if (text.empty())
+    return;
+  std::fwrite(text.data(), 1, text.size(), out_);
+  std::fflush(out_);
+}
+
+void MarkdownRenderer::render(const std::string& chunk) {
+  write(markdown_.feed(chunk));
+}
+
+void MarkdownRenderer::flush() {
+  write(markdown_.finish());
+}
+
+void MarkdownRenderer::reset() {
+  // What was shown cannot be taken back; what was held is dropped.
+  markdown_.reset();
+  write("[retrying the response]\n");
+}
+
+std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out) {
+  if (!isatty(::fileno(out)))
+    return std::make_shared<StdoutRenderer>(out);
+  // no-color.org: set and not empty.
+  const char* no_color = std::getenv("NO_COLOR");
+  return std::make_shared<MarkdownRenderer>(out, !(no_color && *no_color));
+}
+
 TtyPromptBackend::TtyPromptBackend() : cancel_fd_(::eventfd(0, EFD_CLOEXEC)) {}
 
 TtyPromptBackend::~TtyPromptBackend() {
@@ -37,11 +67,25 @@ TtyPromptBackend::~TtyPromptBackend() {
 }
 
 std::optional<Json> TtyPromptBackend::ask(const std::string& tool, const Question& q) {
-  return tty_ask(tool, q, cancel_fd_);
+  ++asking_;
+  auto answer = tty_ask(tool, q, cancel_fd_);
+  --asking_;
+  return answer;
 }
 
 std::optional<PermissionReply> TtyPromptBackend::permit(const std::string& tool, const Json& args) {
-  return tty_ask_permission(tool, args, cancel_fd_);
+  ++asking_;
+  auto reply = tty_ask_permission(tool, args, cancel_fd_);
+  --asking_;
+  return reply;
+}
+
+std::optional<InterruptChoice> TtyPromptBackend::interrupt_menu(interrupted_while what) {
+  // Ctrl-C at a question on the terminal answers the question: the turn stops, as
+  // it did before there was a menu (the menu and the question would share a line).
+  if (asking_ > 0)
+    return std::nullopt;
+  return tty_interrupt_menu(what, cancel_fd_);
 }
 
 void TtyPromptBackend::cancel() {
@@ -68,6 +112,16 @@ void EventLogObserver::response(int n, const std::string& text) {
 
 void EventLogObserver::retry(const std::string& why) {
   std::fprintf(stderr, "jp-actors: %s\n", why.c_str());
+}
+
+void EventLogObserver::interrupt_choice(const InterruptChoice& choice) {
+  switch (choice.what) {
+    case InterruptChoice::action::stop: std::fputs("jp-actors: stopping the turn\n", stderr); break;
+    case InterruptChoice::action::resume: std::fputs("jp-actors: continuing\n", stderr); break;
+    case InterruptChoice::action::reply:
+      std::fputs("jp-actors: your reply goes to the assistant with the next request\n", stderr);
+      break;
+  }
 }
 
 void EventLogObserver::tool_call(int n, int index, const ToolCall& call) {

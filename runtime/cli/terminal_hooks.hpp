@@ -3,12 +3,14 @@
 // a transcript or as `--json` events (runtime/store/event_log.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "actors/turn_hooks.hpp"
+#include "runtime/cli/markdown_renderer.hpp"
 #include "runtime/store/event_log.hpp"
 
 namespace jp {
@@ -26,6 +28,26 @@ private:
   bool open_line_ = false;
 };
 
+/// Markdown rendered for a terminal as it streams (runtime/cli/markdown_renderer.hpp):
+/// a block is written once it is complete; flush() writes what is held.
+class MarkdownRenderer final : public ResponseRenderer {
+public:
+  /// `color`: ANSI styles (off under NO_COLOR).
+  MarkdownRenderer(std::FILE* out, bool color) : out_(out), markdown_(color) {}
+  void render(const std::string& chunk) override;
+  void flush() override;
+  void reset() override;
+
+private:
+  void write(const std::string& text);
+  std::FILE* out_;
+  MarkdownStream markdown_;
+};
+
+/// The renderer for the assistant's answers on `out`: markdown rendered for a
+/// terminal (styled unless NO_COLOR is set), the text as it comes otherwise.
+std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out);
+
 /// tty_ask / tty_ask_permission.
 class TtyPromptBackend final : public PromptBackend {
 public:
@@ -33,10 +55,13 @@ public:
   ~TtyPromptBackend() override;
   std::optional<Json> ask(const std::string& tool, const Question& q) override;
   std::optional<PermissionReply> permit(const std::string& tool, const Json& args) override;
+  std::optional<InterruptChoice> interrupt_menu(interrupted_while what) override;
+  bool offers_menu() const override { return true; }
   void cancel() override;
 
 private:
   int cancel_fd_ = -1; // an eventfd: readable once cancelled
+  std::atomic<int> asking_{0}; // questions and permissions on the terminal now
 };
 
 /// The turn as run --json's events, or a transcript; retries are reported on stderr.
@@ -51,6 +76,7 @@ public:
   void model_round(int n, const ModelRound& r) override;
   void response(int n, const std::string& text) override;
   void retry(const std::string& why) override;
+  void interrupt_choice(const InterruptChoice& choice) override;
   void tool_call(int n, int index, const ToolCall& call) override;
   void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
                    double elapsed_ms) override;

@@ -107,4 +107,36 @@ std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const
   return reply;
 }
 
+std::optional<InterruptChoice> tty_interrupt_menu(interrupted_while what, int cancel_fd) {
+  std::FILE* tty = std::fopen("/dev/tty", "r+");
+  if (!tty)
+    return std::nullopt;
+  std::optional<InterruptChoice> choice;
+  fmt::print(tty, "\n\njp-actors: interrupted while {}.\n",
+             what == interrupted_while::streaming ? "the assistant answers" : "tools run");
+  for (int tries = 0; tries < 5 && !choice; ++tries) {
+    fmt::print(tty, "[s]top the turn / [c]ontinue / [r]eply to the assistant (Ctrl-C again aborts everything): ");
+    std::fflush(tty);
+    auto line = read_line(tty, cancel_fd);
+    if (!line)
+      break;
+    if (*line == "s" || *line == "stop") {
+      choice = InterruptChoice{InterruptChoice::action::stop, {}};
+    } else if (*line == "c" || *line == "continue") {
+      choice = InterruptChoice{InterruptChoice::action::resume, {}};
+    } else if (*line == "r" || *line == "reply") {
+      fmt::print(tty, "Reply (the assistant reads this): ");
+      std::fflush(tty);
+      auto text = read_line(tty, cancel_fd);
+      if (!text)
+        break;
+      choice = InterruptChoice{InterruptChoice::action::reply, *text};
+    }
+  }
+  if (choice)
+    fmt::print(tty, "\n");
+  std::fclose(tty);
+  return choice;
+}
+
 } // namespace jp

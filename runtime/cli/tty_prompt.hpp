@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "actors/turn_hooks.hpp"
 #include "messages/json.hpp"
 #include "messages/tool_state.hpp"
 #include "tools/permission.hpp"
@@ -19,5 +20,9 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
 /// input ends, or `cancel_fd` becomes readable.
 std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args,
                                                   int cancel_fd = -1);
+
+/// The interrupt menu on /dev/tty: stop / continue / reply (then the reply's line).
+/// nullopt when there is no terminal, the input ends, or `cancel_fd` becomes readable.
+std::optional<InterruptChoice> tty_interrupt_menu(interrupted_while what, int cancel_fd = -1);
 
 } // namespace jp

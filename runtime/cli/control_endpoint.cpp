@@ -1,0 +1,97 @@
+#include "runtime/cli/control_endpoint.hpp"
+
+#include <caf/all.hpp>
+#include <chrono>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "messages/atoms.hpp"
+#include "messages/handle_summary.hpp"
+#include "messages/json_codec.hpp"
+#include "messages/tool_state.hpp"
+#include "messages/error_category.hpp"
+
+namespace jp {
+
+namespace {
+
+// A loop busy for longer than this answers nothing: `handles ls` must not hang.
+constexpr auto ask_timeout = std::chrono::seconds(3);
+
+Json handle_json(const HandleSummary& h, const std::string& agent) {
+  auto state = to_json(h.state);
+  auto* kind = state.find("state");
+  return Json::object()
+    .set("id", h.id)
+    .set("tool", h.tool)
+    .set("state", kind && kind->is_string() ? kind->as_string() : std::string("running"))
+    .set("elapsed_secs", h.elapsed_secs)
+    .set("last_line", h.last_line)
+    .set("agent", agent);
+}
+
+} // namespace
+
+std::unique_ptr<ControlServer> start_control_endpoint(caf::actor_system& sys,
+                                                      std::vector<std::pair<std::string, caf::actor>> loops,
+                                                      ControlHolder holder, double abort_secs) {
+  auto abort_timeout = std::chrono::milliseconds(static_cast<int64_t>(abort_secs * 1000));
+  auto handler = [&sys, loops, holder, abort_timeout](const Json& request) -> Json {
+    auto* op = request.find("op");
+    std::string what = op && op->is_string() ? op->as_string() : "";
+    caf::scoped_actor self{sys};
+    if (what == "ls") {
+      auto handles = Json::array();
+      for (auto& [agent, loop] : loops)
+        self->request(loop, ask_timeout, list_atom::value)
+          .receive(
+            [&, &agent = agent](std::vector<HandleSummary>& running) {
+              for (auto& h : running)
+                handles.push(handle_json(h, agent));
+            },
+            [](caf::error&) {}); // a loop that ended holds nothing
+      return Json::object()
+        .set("ok", true)
+        .set("pid", static_cast<int64_t>(::getpid()))
+        .set("command", holder.command)
+        .set("workspace", holder.workspace)
+        .set("holder", holder.holder)
+        .set("handles", std::move(handles));
+    }
+    if (what == "abort") {
+      auto* id = request.find("id");
+      if (!id || !id->is_string() || id->as_string().empty())
+        return Json::object().set("ok", false).set("error", "abort needs the handle's \"id\"");
+      // The agent whose turn holds it answers; the others do not know the id.
+      std::string refusal = fmt::format("no running handle `{}` here", id->as_string());
+      for (auto& [agent, loop] : loops) {
+        std::optional<Json> answer;
+        self->request(loop, ask_timeout, list_atom::value)
+          .receive(
+            [&](std::vector<HandleSummary>& running) {
+              for (auto& h : running)
+                if (h.id == id->as_string())
+                  answer = Json();
+            },
+            [](caf::error&) {});
+        if (!answer)
+          continue;
+        self->request(loop, abort_timeout, user_abort_atom::value, id->as_string())
+          .receive([&](HandleReport& report) { answer = Json::object().set("ok", true).set("state", to_json(report.state)); },
+                   [&](caf::error& err) { answer = Json::object().set("ok", false).set("error", error_text(err)); });
+        return *answer;
+      }
+      return Json::object().set("ok", false).set("error", refusal);
+    }
+    return Json::object().set("ok", false).set("error",
+                                               fmt::format("unknown op {}: ls or abort", json_quote(what)));
+  };
+  std::string error;
+  auto server = ControlServer::start(std::move(handler), error);
+  if (!server)
+    std::fprintf(stderr, "jp-actors: note: %s: `jp-actors handles` will not see this %s\n", error.c_str(),
+                 holder.command.c_str());
+  return server;
+}
+
+} // namespace jp

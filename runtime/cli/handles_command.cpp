@@ -1,0 +1,136 @@
+#include "runtime/cli/handles_command.hpp"
+
+#include <fmt/format.h>
+#include <vector>
+
+#include "runtime/control_socket.hpp"
+
+namespace jp {
+
+namespace {
+
+int fail(const std::string& reason) {
+  std::fprintf(stderr, "jp-actors: %s\n", reason.c_str());
+  return 1;
+}
+
+std::string text_at(const Json& j, std::string_view key) {
+  auto* v = j.find(key);
+  return v && v->is_string() ? v->as_string() : std::string();
+}
+
+int64_t int_at(const Json& j, std::string_view key) {
+  auto* v = j.find(key);
+  return v && v->is_int() ? v->as_int() : 0;
+}
+
+/// The running processes' `ls` answers, of this workspace unless `all`; a socket
+/// that could not be asked is named on stderr.
+Result<std::vector<Json>> holders(const Config& config, bool all) {
+  auto answers = ask_every_control_socket(Json::object().set("op", "ls"));
+  if (!answers)
+    return Error{answers.error()};
+  std::vector<Json> out;
+  for (auto& a : *answers) {
+    if (!a.answer) {
+      std::fprintf(stderr, "jp-actors: note: %s\n", a.answer.error().c_str());
+      continue;
+    }
+    if (all || text_at(*a.answer, "workspace") == config.workspace)
+      out.push_back(a.answer->set("socket", a.socket.string()));
+  }
+  return out;
+}
+
+std::string one_line(std::string s, size_t max) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r' || c == '\t')
+      c = ' ';
+  return s.size() > max ? s.substr(0, max - 3) + "..." : s;
+}
+
+std::string elapsed(double secs) {
+  auto s = static_cast<int64_t>(secs);
+  if (s < 60)
+    return fmt::format("{}s", s);
+  if (s < 3600)
+    return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}h{:02}m", s / 3600, s / 60 % 60);
+}
+
+} // namespace
+
+int list_live_handles(const Config& config, bool all, bool json) {
+  auto found = holders(config, all);
+  if (!found)
+    return fail(found.error());
+  auto rows = Json::array();
+  for (auto& h : *found)
+    if (auto* handles = h.find("handles"); handles && handles->is_array())
+      for (auto& handle : handles->as_array()) {
+        auto row = handle;
+        row.set("pid", int_at(h, "pid")).set("command", text_at(h, "command")).set("holder", text_at(h, "holder"));
+        if (all)
+          row.set("workspace", text_at(h, "workspace"));
+        rows.push(std::move(row));
+      }
+  if (json) {
+    std::printf("%s\n", rows.dump().c_str());
+    return 0;
+  }
+  if (rows.as_array().empty()) {
+    std::printf("no running jp-actors holds handles %s\n",
+                all ? "in any workspace" : fmt::format("in {} (--all: in every workspace)", config.workspace).c_str());
+    return 0;
+  }
+  std::printf("%-16s %-14s %-8s %-8s %-40s %s\n", "ID", "TOOL", "STATE", "ELAPSED", "HELD BY", "LAST LINE");
+  for (auto& r : rows.as_array()) {
+    auto* secs = r.find("elapsed_secs");
+    auto held = fmt::format("pid {} {} {} ({})", int_at(r, "pid"), text_at(r, "command"), text_at(r, "holder"),
+                            text_at(r, "agent"));
+    std::printf("%-16s %-14s %-8s %-8s %-40s %s\n", text_at(r, "id").c_str(), text_at(r, "tool").c_str(),
+                text_at(r, "state").c_str(), elapsed(secs && secs->is_number() ? secs->as_number() : 0).c_str(),
+                one_line(held, 40).c_str(), one_line(text_at(r, "last_line"), 60).c_str());
+    if (all)
+      std::printf("%-16s in %s\n", "", text_at(r, "workspace").c_str());
+  }
+  return 0;
+}
+
+int abort_live_handle(const Config& config, const std::string& id, int64_t pid) {
+  auto found = holders(config, false);
+  if (!found)
+    return fail(found.error());
+  std::vector<const Json*> holding;
+  for (auto& h : *found) {
+    if (pid != 0 && int_at(h, "pid") != pid)
+      continue;
+    if (auto* handles = h.find("handles"); handles && handles->is_array())
+      for (auto& handle : handles->as_array())
+        if (text_at(handle, "id") == id)
+          holding.push_back(&h);
+  }
+  if (holding.empty())
+    return fail(fmt::format("no running handle `{}` in {}{}: `jp-actors handles ls` lists them", id,
+                            config.workspace, pid ? fmt::format(" held by pid {}", pid) : std::string()));
+  if (holding.size() > 1) {
+    std::string pids;
+    for (auto* h : holding)
+      pids += fmt::format("{}{}", pids.empty() ? "" : ", ", int_at(*h, "pid"));
+    return fail(fmt::format("handle `{}` is held by several processes (pids {}): say which with --pid", id, pids));
+  }
+  // An abort waits for the handle's end: its grace, and then some.
+  int timeout_ms = static_cast<int>((config.runtime.abort_grace_secs + 25) * 1000);
+  auto answer = ask_control_socket(text_at(*holding.front(), "socket"),
+                                   Json::object().set("op", "abort").set("id", id), timeout_ms);
+  if (!answer)
+    return fail(answer.error());
+  if (auto* ok = answer->find("ok"); !ok || !ok->is_bool() || !ok->as_bool())
+    return fail(fmt::format("handle `{}` was not aborted: {}", id, text_at(*answer, "error")));
+  auto* state = answer->find("state");
+  std::printf("aborted `%s` (pid %lld): %s\n", id.c_str(), static_cast<long long>(int_at(*holding.front(), "pid")),
+              state ? state->dump().c_str() : "{}");
+  return 0;
+}
+
+} // namespace jp

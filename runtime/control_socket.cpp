@@ -1,0 +1,233 @@
+#include "runtime/control_socket.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <thread>
+#include <unistd.h>
+
+namespace jp {
+
+namespace {
+
+constexpr size_t max_request = 64 * 1024;
+constexpr int request_timeout_ms = 5000; // a client that stops talking is dropped
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+Result<sockaddr_un> address_of(const std::filesystem::path& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  auto s = path.string();
+  if (s.size() >= sizeof addr.sun_path)
+    return Error{fmt::format("the control socket's path is too long for a Unix socket ({} bytes, at most {}): {}",
+                             s.size(), sizeof addr.sun_path - 1, s)};
+  std::memcpy(addr.sun_path, s.c_str(), s.size() + 1);
+  return addr;
+}
+
+/// Reads one line (without its newline), bounded in size and time.
+Result<std::string> read_line(int fd, int timeout_ms) {
+  std::string in;
+  char buf[4096];
+  while (in.find('\n') == std::string::npos) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) <= 0)
+      return Error{fmt::format("no answer within {} s", timeout_ms / 1000)};
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    in.append(buf, static_cast<size_t>(n));
+    if (in.size() > max_request * 64)
+      return Error{"the message is too long"};
+  }
+  auto nl = in.find('\n');
+  if (nl == std::string::npos)
+    return Error{"the connection ended before a whole line"};
+  return in.substr(0, nl);
+}
+
+bool write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    auto n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+} // namespace
+
+Result<std::filesystem::path> control_dir() {
+  std::filesystem::path dir;
+  if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run && *run == '/')
+    dir = std::filesystem::path(run) / "jp-actors";
+  else
+    dir = fmt::format("/tmp/jp-actors-{}", ::getuid());
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return Error{fmt::format("cannot create the control directory {}: {}", dir.string(), errno_text())};
+  // lstat: a link planted in its place (/tmp is everyone's) must not lead elsewhere.
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0)
+    return Error{fmt::format("cannot read the control directory {}: {}", dir.string(), errno_text())};
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0)
+    return Error{fmt::format("the control directory {} must be a directory of this user's that only it may "
+                             "enter (mode 0700); it is not, so no control socket is used",
+                             dir.string())};
+  return dir;
+}
+
+struct ControlServer::Impl {
+  std::filesystem::path path;
+  int listen_fd = -1;
+  int stop_fd = -1;
+  ControlHandler handler;
+  std::thread thread;
+
+  void serve() {
+    pollfd fds[2] = {{listen_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    while (true) {
+      if (::poll(fds, 2, -1) < 0) {
+        if (errno == EINTR)
+          continue;
+        return;
+      }
+      if (fds[1].revents != 0)
+        return;
+      int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0)
+        continue;
+      answer(fd);
+      ::close(fd);
+    }
+  }
+
+  void answer(int fd) {
+    // The directory already keeps others out; the peer's uid says so once more.
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::getuid())
+      return;
+    auto line = read_line(fd, request_timeout_ms);
+    if (!line)
+      return;
+    Json reply;
+    if (auto request = Json::parse(*line); !request || !request->is_object())
+      reply = Json::object().set("ok", false).set("error", "a request is one JSON object on one line");
+    else
+      reply = handler(*request);
+    write_all(fd, reply.dump() + "\n");
+  }
+};
+
+std::unique_ptr<ControlServer> ControlServer::start(ControlHandler handler, std::string& error) {
+  auto dir = control_dir();
+  if (!dir) {
+    error = dir.error();
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->path = *dir / fmt::format("{}.sock", ::getpid());
+  impl->handler = std::move(handler);
+  auto addr = address_of(impl->path);
+  if (!addr) {
+    error = addr.error();
+    return nullptr;
+  }
+  ::unlink(impl->path.c_str()); // one left by an earlier process of this pid
+  impl->listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (impl->listen_fd < 0 || ::bind(impl->listen_fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0 ||
+      ::chmod(impl->path.c_str(), 0600) != 0 || ::listen(impl->listen_fd, 16) != 0) {
+    error = fmt::format("cannot listen on the control socket {}: {}", impl->path.string(), errno_text());
+    if (impl->listen_fd >= 0)
+      ::close(impl->listen_fd);
+    ::unlink(impl->path.c_str());
+    return nullptr;
+  }
+  impl->stop_fd = ::eventfd(0, EFD_CLOEXEC);
+  auto* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->serve(); });
+  return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
+}
+
+ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ControlServer::~ControlServer() {
+  uint64_t one = 1;
+  (void)!::write(impl_->stop_fd, &one, sizeof one);
+  impl_->thread.join();
+  ::close(impl_->listen_fd);
+  ::close(impl_->stop_fd);
+  ::unlink(impl_->path.c_str());
+}
+
+const std::filesystem::path& ControlServer::path() const {
+  return impl_->path;
+}
+
+Result<Json> ask_control_socket(const std::filesystem::path& socket, const Json& request, int timeout_ms) {
+  auto addr = address_of(socket);
+  if (!addr)
+    return Error{addr.error()};
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return Error{errno_text()};
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) {
+    auto why = errno_text();
+    ::close(fd);
+    return Error{fmt::format("cannot connect to {}: {}", socket.string(), why)};
+  }
+  if (!write_all(fd, request.dump() + "\n")) {
+    ::close(fd);
+    return Error{fmt::format("cannot write to {}: {}", socket.string(), errno_text())};
+  }
+  auto line = read_line(fd, timeout_ms);
+  ::close(fd);
+  if (!line)
+    return Error{fmt::format("{}: {}", socket.string(), line.error())};
+  auto answer = Json::parse(*line);
+  if (!answer || !answer->is_object())
+    return Error{fmt::format("{} answered something that is not a JSON object", socket.string())};
+  return *answer;
+}
+
+Result<std::vector<ControlAnswer>> ask_every_control_socket(const Json& request, int timeout_ms) {
+  auto dir = control_dir();
+  if (!dir)
+    return Error{dir.error()};
+  std::vector<ControlAnswer> out;
+  std::error_code ec;
+  for (auto& entry : std::filesystem::directory_iterator(*dir, ec)) {
+    if (entry.path().extension() != ".sock" || !entry.is_socket(ec))
+      continue;
+    auto answer = ask_control_socket(entry.path(), request, timeout_ms);
+    // Nobody listens: its process ended without removing it (a SIGKILL). Gone
+    // meanwhile: it ended as it should.
+    if (!answer && answer.error().find(std::strerror(ECONNREFUSED)) != std::string::npos) {
+      std::filesystem::remove(entry.path(), ec);
+      continue;
+    }
+    if (!answer && answer.error().find(std::strerror(ENOENT)) != std::string::npos)
+      continue;
+    out.push_back(ControlAnswer{entry.path(), std::move(answer)});
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.socket < b.socket; });
+  return out;
+}
+
+} // namespace jp

@@ -1,0 +1,39 @@
+// Waiting, bounded, for what a test's child processes do: a condition to hold, a
+// child to exit. Bounded so a broken run fails the test instead of hanging it.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <thread>
+
+namespace jp::testing {
+
+/// Whether `ready()` came true within 20 s.
+inline bool wait_for(const std::function<bool()>& ready) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+/// Its exit status once `pid` exited (bounded: 20 s); -1 if it did not. `pid`
+/// becomes -1 once reaped.
+inline int wait_exit(pid_t& pid) {
+  int status = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      pid = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
+}
+
+} // namespace jp::testing

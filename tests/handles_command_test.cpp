@@ -1,0 +1,152 @@
+// `jp-actors handles ls` / `handles abort` (issue 19): a running `run` with two
+// handles is seen and one of them aborted from another process, through the run's
+// control socket in the user's runtime directory (runtime/control_socket.hpp).
+#define CAF_SUITE handles_command
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+
+#include "child_wait.hpp"
+#include "cli_run.hpp"
+#include "contains.hpp"
+#include "marked_processes.hpp"
+#include "messages/json.hpp"
+#include "temp_dir.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+pid_t pid_in(const std::filesystem::path& file) {
+  pid_t pid = 0;
+  std::ifstream(file) >> pid;
+  return pid;
+}
+
+/// One agent: `a` and `b` run until aborted (`b` would end at a gate that never
+/// opens); then it awaits both.
+const char* const kTwoHandles = R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "a", wait_ms = 0, command = "echo $$ > a.tmp && mv a.tmp a.pid && echo a is up && exec sleep 1000" }
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "b", wait_ms = 0, command = "echo $$ > b.tmp && mv b.tmp b.pid && until [ -e gate ]; do sleep 0.01; done; echo b done" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["a", "b"], timeout_secs = 600 }
+)";
+
+struct fixture {
+  temp_dir ws;
+  temp_dir other; // another workspace
+  temp_dir runtime;
+  pid_t run = -1;
+  fixture() { ::setenv("XDG_RUNTIME_DIR", runtime.path.c_str(), 1); }
+  ~fixture() {
+    if (run > 0) {
+      ::kill(run, SIGKILL);
+      ::waitpid(run, nullptr, 0);
+    }
+    ::unsetenv("XDG_RUNTIME_DIR");
+  }
+  std::filesystem::path control() const { return runtime.path / "jp-actors"; }
+  /// The live handles of the workspace, as `handles ls --json` gives them.
+  JsonArray live(const std::string& where) {
+    auto r = cli_in(where, "handles ls --json");
+    if (r.status != 0)
+      CAF_FAIL("handles ls failed:\n" << r.out);
+    auto j = Json::parse(r.stdout_text);
+    if (!j || !j->is_array())
+      CAF_FAIL("handles ls --json is no JSON array:\n" << r.out);
+    return j->as_array();
+  }
+};
+
+std::vector<std::string> ids_of(const JsonArray& handles) {
+  std::vector<std::string> ids;
+  for (auto& h : handles)
+    ids.push_back(h.find("id")->as_string());
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(handles_command_tests, fixture)
+
+CAF_TEST(handles ls lists a running run and handles abort ends one of its handles) {
+  ws.write("two.toml", kTwoHandles);
+  auto ws_path = ws.path.string();
+  run = start_cli(state_home_of(ws_path), {"--workspace", ws_path, "run", (ws.path / "two.toml").string()});
+  CAF_REQUIRE(wait_for([&] { return pid_in(ws.path / "a.pid") > 0 && pid_in(ws.path / "b.pid") > 0; }));
+  pid_t a = pid_in(ws.path / "a.pid");
+  // Listed with who holds them.
+  auto handles = live(ws_path);
+  CAF_REQUIRE_EQUAL(ids_of(handles), (std::vector<std::string>{"a", "b"}));
+  for (auto& h : handles) {
+    CAF_CHECK_EQUAL(h.find("tool")->as_string(), "shell");
+    CAF_CHECK_EQUAL(h.find("state")->as_string(), "running");
+    CAF_CHECK_EQUAL(h.find("pid")->as_int(), static_cast<int64_t>(run));
+    CAF_CHECK_EQUAL(h.find("command")->as_string(), "run");
+    CAF_CHECK_EQUAL(h.find("agent")->as_string(), "main");
+    CAF_CHECK(h.find("elapsed_secs")->is_number());
+  }
+  auto text = cli_in(ws_path, "handles ls");
+  JP_REQUIRE_OK(text);
+  CAF_CHECK(contains(text.out, fmt::format("pid {} run", run)));
+  CAF_CHECK(contains(text.out, "a is up")); // its last line
+  // Another workspace sees none of them, unless it asks for all.
+  auto elsewhere = cli_in(other.path.string(), "handles ls");
+  JP_REQUIRE_OK(elsewhere);
+  CAF_CHECK(contains(elsewhere.out, "no running jp-actors holds handles in"));
+  CAF_CHECK_EQUAL(ids_of(live(other.path.string())), std::vector<std::string>{});
+  auto all = cli_in(other.path.string(), "handles ls --all --json");
+  JP_REQUIRE_OK(all);
+  CAF_CHECK(contains(all.stdout_text, ws_path));
+  // The socket is the user's alone, and not in the workspace.
+  struct stat dir {}, sock {};
+  auto socket = control() / fmt::format("{}.sock", run);
+  CAF_REQUIRE_EQUAL(::stat(control().c_str(), &dir), 0);
+  CAF_REQUIRE_EQUAL(::stat(socket.c_str(), &sock), 0);
+  CAF_CHECK_EQUAL(dir.st_mode & 0777, 0700u);
+  CAF_CHECK_EQUAL(sock.st_mode & 0777, 0600u);
+  // An id nobody holds is refused, saying where to look.
+  auto nope = cli_in(ws_path, "handles abort nope");
+  CAF_CHECK_EQUAL(nope.status, 1);
+  CAF_CHECK(contains(nope.out, "no running handle `nope`"));
+  CAF_CHECK(contains(nope.out, "handles ls"));
+  // Aborting `a` ends its process; `b` runs on.
+  auto aborted = cli_in(ws_path, "handles abort a");
+  JP_REQUIRE_OK(aborted);
+  CAF_CHECK(contains(aborted.out, "aborted `a`"));
+  CAF_CHECK(wait_for([&] { return ::kill(a, 0) != 0; }));
+  CAF_CHECK_EQUAL(ids_of(live(ws_path)), std::vector<std::string>{"b"});
+  // Aborting the last one ends the await and so the run: the answer still comes
+  // (the turn answers it, not the loop that ended), and the socket goes with the run.
+  auto last = cli_in(ws_path, "handles abort b");
+  JP_REQUIRE_OK(last);
+  CAF_CHECK(contains(last.out, "aborted `b`"));
+  CAF_CHECK_EQUAL(wait_exit(run), 0);
+  CAF_CHECK(!std::filesystem::exists(socket));
+}
+
+CAF_TEST(a control directory others may enter is refused) {
+  std::filesystem::create_directories(control());
+  ::chmod(control().c_str(), 0755);
+  auto r = cli_in(ws.path.string(), "handles ls");
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "only it may enter (mode 0700)"));
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
