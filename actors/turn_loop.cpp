@@ -534,7 +534,12 @@ void open_menu(loop_actor_t* self) {
   auto me = caf::actor_cast<caf::actor>(self);
   auto menu = self->spawn<caf::detached>([prompts, what, me](caf::event_based_actor* worker) -> caf::behavior {
     return {[worker, prompts, what, me](run_atom) {
-      auto choice = prompts->interrupt_menu(what).value_or(InterruptChoice{});
+      // No answer, or a menu that failed (a terminal gone): stop, as without a menu.
+      InterruptChoice choice;
+      try {
+        choice = prompts->interrupt_menu(what).value_or(InterruptChoice{});
+      } catch (const std::exception&) {
+      }
       caf::anon_send(me, menu_atom::value, static_cast<int>(choice.what), std::move(choice.text));
       worker->quit();
     }};
@@ -727,9 +732,13 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       if (st.menu_open)
         return abort_everything(self); // a second interrupt, at the menu
       // The person decides what the interrupt means, where a menu can ask them.
-      if (!st.interrupted && !st.ending && (st.streaming || st.running_tools) && st.ctx.prompts &&
-          st.ctx.prompts->offers_menu())
+      bool menu = st.ctx.prompts && st.ctx.prompts->offers_menu();
+      if (menu && !st.interrupted && !st.ending && (st.streaming || st.running_tools))
         return open_menu(self);
+      // Nothing to ask about (the turn is ending, or between requests): it stops,
+      // and a display that would have shown the menu says so.
+      if (menu && !st.interrupted && st.ctx.observer)
+        st.ctx.observer->interrupt_choice(InterruptChoice{InterruptChoice::action::stop, {}});
       interrupt_turn(self);
     },
     [self](menu_atom, int what, std::string& text) {
@@ -742,6 +751,10 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       return self->delegate(self->state.turn, list_atom::value);
     },
     [self](user_abort_atom, const std::string& id) -> caf::delegated<HandleReport> {
+      // The assistant hears of it with its next request: it did not abort it itself.
+      self->send(self->state.turn, notify_atom::value,
+                 Notification{"user", "handle.aborted", "warning",
+                              fmt::format("Handle `{}` was aborted by the user (from another terminal).", id), id});
       return self->delegate(self->state.turn, user_abort_atom::value, id);
     },
   };

@@ -1,6 +1,7 @@
 #include "runtime/control_socket.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -18,6 +19,7 @@ namespace jp {
 namespace {
 
 constexpr size_t max_request = 64 * 1024;
+constexpr size_t max_answer = 16 * 1024 * 1024; // thousands of handles' last lines
 constexpr int request_timeout_ms = 5000; // a client that stops talking is dropped
 
 std::string errno_text() {
@@ -35,13 +37,19 @@ Result<sockaddr_un> address_of(const std::filesystem::path& path) {
   return addr;
 }
 
-/// Reads one line (without its newline), bounded in size and time.
-Result<std::string> read_line(int fd, int timeout_ms) {
+/// Reads one line (without its newline), bounded in size (`max_bytes`) and in
+/// time (`timeout_ms` for the whole line: a peer that trickles holds nobody up).
+Result<std::string> read_line(int fd, int timeout_ms, size_t max_bytes) {
   std::string in;
   char buf[4096];
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (in.find('\n') == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) <= 0)
+    int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready <= 0)
       return Error{fmt::format("no answer within {} s", timeout_ms / 1000)};
     auto n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR)
@@ -49,8 +57,8 @@ Result<std::string> read_line(int fd, int timeout_ms) {
     if (n <= 0)
       break;
     in.append(buf, static_cast<size_t>(n));
-    if (in.size() > max_request * 64)
-      return Error{"the message is too long"};
+    if (in.size() > max_bytes)
+      return Error{fmt::format("the message is longer than {} bytes", max_bytes)};
   }
   auto nl = in.find('\n');
   if (nl == std::string::npos)
@@ -110,8 +118,11 @@ struct ControlServer::Impl {
       if (fds[1].revents != 0)
         return;
       int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0)
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE)
+          ::poll(&fds[1], 1, 100); // out of descriptors: not a busy loop meanwhile
         continue;
+      }
       answer(fd);
       ::close(fd);
     }
@@ -123,7 +134,7 @@ struct ControlServer::Impl {
     socklen_t len = sizeof cred;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::getuid())
       return;
-    auto line = read_line(fd, request_timeout_ms);
+    auto line = read_line(fd, request_timeout_ms, max_request);
     if (!line)
       return;
     Json reply;
@@ -149,17 +160,30 @@ std::unique_ptr<ControlServer> ControlServer::start(ControlHandler handler, std:
     error = addr.error();
     return nullptr;
   }
-  ::unlink(impl->path.c_str()); // one left by an earlier process of this pid
+  // Bound and listening under a name `handles` passes over, then put in place: a
+  // `handles ls` meanwhile must not take it for one nobody listens on (and remove it).
+  auto pending = impl->path;
+  pending += ".new";
+  auto pending_addr = address_of(pending);
+  if (!pending_addr) {
+    error = pending_addr.error();
+    return nullptr;
+  }
+  ::unlink(pending.c_str());
   impl->listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (impl->listen_fd < 0 || ::bind(impl->listen_fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0 ||
-      ::chmod(impl->path.c_str(), 0600) != 0 || ::listen(impl->listen_fd, 16) != 0) {
+  impl->stop_fd = ::eventfd(0, EFD_CLOEXEC);
+  if (impl->listen_fd < 0 || impl->stop_fd < 0 ||
+      ::bind(impl->listen_fd, reinterpret_cast<sockaddr*>(&*pending_addr), sizeof *pending_addr) != 0 ||
+      ::chmod(pending.c_str(), 0600) != 0 || ::listen(impl->listen_fd, 16) != 0 ||
+      ::rename(pending.c_str(), impl->path.c_str()) != 0) {
     error = fmt::format("cannot listen on the control socket {}: {}", impl->path.string(), errno_text());
     if (impl->listen_fd >= 0)
       ::close(impl->listen_fd);
-    ::unlink(impl->path.c_str());
+    if (impl->stop_fd >= 0)
+      ::close(impl->stop_fd);
+    ::unlink(pending.c_str());
     return nullptr;
   }
-  impl->stop_fd = ::eventfd(0, EFD_CLOEXEC);
   auto* raw = impl.get();
   impl->thread = std::thread([raw] { raw->serve(); });
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
@@ -196,7 +220,7 @@ Result<Json> ask_control_socket(const std::filesystem::path& socket, const Json&
     ::close(fd);
     return Error{fmt::format("cannot write to {}: {}", socket.string(), errno_text())};
   }
-  auto line = read_line(fd, timeout_ms);
+  auto line = read_line(fd, timeout_ms, max_answer);
   ::close(fd);
   if (!line)
     return Error{fmt::format("{}: {}", socket.string(), line.error())};

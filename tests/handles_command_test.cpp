@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <thread>
 
@@ -17,6 +19,7 @@
 #include "contains.hpp"
 #include "marked_processes.hpp"
 #include "messages/json.hpp"
+#include "runtime/control_socket.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -147,6 +150,60 @@ CAF_TEST(a control directory others may enter is refused) {
   auto r = cli_in(ws.path.string(), "handles ls");
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(contains(r.out, "only it may enter (mode 0700)"));
+}
+
+CAF_TEST(the control socket answers one JSON line and refuses what is not one) {
+  std::string error;
+  auto server = ControlServer::start([](const Json& request) { return Json::object().set("echo", request); }, error);
+  CAF_REQUIRE(server != nullptr);
+  CAF_CHECK_EQUAL(server->path().parent_path(), control());
+  auto echoed = ask_control_socket(server->path(), Json::object().set("op", "ls"));
+  CAF_REQUIRE(echoed.ok());
+  CAF_CHECK_EQUAL(echoed->dump(), R"({"echo":{"op":"ls"}})");
+  // Not JSON: answered with why.
+  auto raw = [&](const std::string& bytes) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", server->path().c_str());
+    CAF_REQUIRE_EQUAL(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    size_t off = 0;
+    while (off < bytes.size()) {
+      auto n = ::send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+      if (n <= 0)
+        break; // the server stopped reading: what it answers is what counts
+      off += static_cast<size_t>(n);
+    }
+    std::string in;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0)
+      in.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    return in;
+  };
+  CAF_CHECK(contains(raw("not json\n"), "a request is one JSON object on one line"));
+  // Past 64 KiB the request is dropped unanswered, and the server serves on.
+  CAF_CHECK_EQUAL(raw(std::string(70 * 1024, ' ') + "{}\n"), "");
+  CAF_CHECK(ask_control_socket(server->path(), Json::object()).ok());
+  // A socket nobody listens on any more (a SIGKILLed run's) is passed over and removed.
+  auto stale = control() / "1.sock";
+  {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", stale.c_str());
+    CAF_REQUIRE_EQUAL(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ::close(fd);
+  }
+  auto answers = ask_every_control_socket(Json::object());
+  CAF_REQUIRE(answers.ok());
+  CAF_CHECK_EQUAL(answers->size(), 1u);
+  CAF_CHECK(!std::filesystem::exists(stale));
+  // Gone with the server.
+  auto path = server->path();
+  server.reset();
+  CAF_CHECK(!std::filesystem::exists(path));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -132,9 +132,11 @@ CAF_TEST(without color the layout stays and no escape sequence is written) {
   for (int i = 0; i < 40; ++i)
     rule += "─";
   CAF_CHECK(contains(out, "\n" + rule + "\n\nThat is all & good luck!\n"));
-  // An escape sequence in the answer itself does not reach the terminal.
-  auto hostile = render_markdown("clear \x1b[2J screen\n\n```\n\x1b]0;title\x07\n```", false);
-  CAF_CHECK_EQUAL(hostile, "clear \xEF\xBF\xBD[2J screen\n\n──\n  \xEF\xBF\xBD]0;title\x07\n");
+  // No control character in the answer itself reaches the terminal: ESC, BEL, and
+  // the C1 CSI (U+009B, written as UTF-8 or as an entity).
+  auto hostile = render_markdown("clear \x1b[2J screen \xC2\x9b" "2J &#155;2J\n\n```\n\x1b]0;title\x07\n```", false);
+  CAF_CHECK_EQUAL(hostile, "clear \xEF\xBF\xBD[2J screen \xEF\xBF\xBD" "2J \xEF\xBF\xBD" "2J\n\n──\n  "
+                           "\xEF\xBF\xBD]0;title\xEF\xBF\xBD\n");
 }
 
 CAF_TEST(with color headings and spans are styled and code is verbatim) {

@@ -680,6 +680,37 @@ CAF_TEST(an answer on a terminal is rendered markdown and NO_COLOR leaves the st
   CAF_CHECK(contains(piped.stdout_text, answer));
 }
 
+CAF_TEST(a handle aborted from another terminal ends the await and the assistant hears who aborted it) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  temp_dir runtime; // this test's control sockets
+  ::setenv("XDG_RUNTIME_DIR", runtime.path.c_str(), 1);
+  auto pidfile = ws.path("w.pid");
+  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "w").set("wait_ms", 0).set("command", command)},
+                                  {"call_2", "await", Json::object().set("all", Json(JsonArray{Json("w")}))}})});
+  server.push({200, openai_text("Noted.")});
+  Background q(ws, "start and wait");
+  pid_t handle = 0;
+  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> handle && handle > 0; }));
+  auto listed = cli_in(ws.path(""), "handles ls");
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(contains(listed.out, fmt::format("pid {} query conversation", q.pid)));
+  auto aborted = cli_in(ws.path(""), "handles abort w");
+  ::unsetenv("XDG_RUNTIME_DIR");
+  JP_REQUIRE_OK(aborted);
+  CAF_CHECK_EQUAL(q.wait(), 0);
+  CAF_CHECK(::kill(handle, 0) != 0);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  auto msgs = messages_sent(seen[1]);
+  std::string said;
+  for (auto& m : msgs)
+    if (auto* c = m.find("content"); c && c->is_string())
+      said += c->as_string() + "\n";
+  CAF_CHECK(contains(said, "Handle `w` was aborted by the user (from another terminal)."));
+}
+
 CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result comes back as a tool response) {
   FakeProviderServer server;
   Workspace ws(server, "openai",

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <vector>
 
+#include "runtime/cli/terminal_safe.hpp"
 #include "runtime/control_socket.hpp"
 
 namespace jp {
@@ -42,9 +43,11 @@ Result<std::vector<Json>> holders(const Config& config, bool all) {
   return out;
 }
 
-std::string one_line(std::string s, size_t max) {
+/// A handle's words (its output's last line) on one line, safe for the terminal.
+std::string one_line(const std::string& text, size_t max) {
+  auto s = terminal_safe(text);
   for (auto& c : s)
-    if (c == '\n' || c == '\r' || c == '\t')
+    if (c == '\n' || c == '\t')
       c = ' ';
   return s.size() > max ? s.substr(0, max - 3) + "..." : s;
 }

@@ -1,4 +1,5 @@
 #include "runtime/cli/markdown_renderer.hpp"
+#include "runtime/cli/terminal_safe.hpp"
 
 #include <md4c.h>
 
@@ -166,9 +167,7 @@ struct Render {
 
   void write(std::string_view text) {
     // An escape sequence in the answer itself could drive the terminal: not passed on.
-    std::string safe;
-    for (char c : text)
-      safe += c == '\x1b' ? replacement_char : std::string_view(&c, 1);
+    std::string safe = terminal_safe(text);
     std::string_view s = safe;
     if (in_link)
       link_text += s;
@@ -469,7 +468,7 @@ std::string render_blocks(std::string_view markdown, bool color) {
   Render r{.color = color};
   if (md_parse(markdown.data(), static_cast<MD_SIZE>(markdown.size()), &parser, &r) != 0) {
     // md4c gave up (out of memory): the text as it came is better than nothing.
-    std::string text(markdown);
+    std::string text = terminal_safe(markdown);
     return text.ends_with('\n') ? text : text + '\n';
   }
   return std::move(r.out);

@@ -67,23 +67,20 @@ TtyPromptBackend::~TtyPromptBackend() {
 }
 
 std::optional<Json> TtyPromptBackend::ask(const std::string& tool, const Question& q) {
-  ++asking_;
-  auto answer = tty_ask(tool, q, cancel_fd_);
-  --asking_;
-  return answer;
+  std::lock_guard lock(dialog_); // after the menu, if it is open
+  return tty_ask(tool, q, cancel_fd_);
 }
 
 std::optional<PermissionReply> TtyPromptBackend::permit(const std::string& tool, const Json& args) {
-  ++asking_;
-  auto reply = tty_ask_permission(tool, args, cancel_fd_);
-  --asking_;
-  return reply;
+  std::lock_guard lock(dialog_);
+  return tty_ask_permission(tool, args, cancel_fd_);
 }
 
 std::optional<InterruptChoice> TtyPromptBackend::interrupt_menu(interrupted_while what) {
   // Ctrl-C at a question on the terminal answers the question: the turn stops, as
   // it did before there was a menu (the menu and the question would share a line).
-  if (asking_ > 0)
+  std::unique_lock lock(dialog_, std::try_to_lock);
+  if (!lock.owns_lock())
     return std::nullopt;
   return tty_interrupt_menu(what, cancel_fd_);
 }
@@ -116,7 +113,9 @@ void EventLogObserver::retry(const std::string& why) {
 
 void EventLogObserver::interrupt_choice(const InterruptChoice& choice) {
   switch (choice.what) {
-    case InterruptChoice::action::stop: std::fputs("jp-actors: stopping the turn\n", stderr); break;
+    case InterruptChoice::action::stop:
+      std::fputs("jp-actors: stopping the turn (Ctrl-C again within 2 s aborts everything)\n", stderr);
+      break;
     case InterruptChoice::action::resume: std::fputs("jp-actors: continuing\n", stderr); break;
     case InterruptChoice::action::reply:
       std::fputs("jp-actors: your reply goes to the assistant with the next request\n", stderr);

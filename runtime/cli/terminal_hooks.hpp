@@ -3,7 +3,7 @@
 // a transcript or as `--json` events (runtime/store/event_log.hpp).
 #pragma once
 
-#include <atomic>
+#include <mutex>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -61,7 +61,9 @@ public:
 
 private:
   int cancel_fd_ = -1; // an eventfd: readable once cancelled
-  std::atomic<int> asking_{0}; // questions and permissions on the terminal now
+  // One dialog on the terminal at a time: the menu and a tool's question must not
+  // read each other's lines.
+  std::mutex dialog_;
 };
 
 /// The turn as run --json's events, or a transcript; retries are reported on stderr.
