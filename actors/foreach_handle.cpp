@@ -1,5 +1,6 @@
 #include "actors/foreach_handle.hpp"
 
+#include <algorithm>
 #include <caf/all.hpp>
 #include <fmt/format.h>
 #include <map>
@@ -241,7 +242,15 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
       }
       return rp;
     },
-    [](peek_atom) { return std::string(); },
+    [self](peek_atom) {
+      auto& st = self->state;
+      HandleProgress p;
+      p.done = std::count_if(st.elements.begin(), st.elements.end(),
+                             [](const Element& e) { return e.phase == element_phase::done; });
+      p.running = st.running;
+      p.total = static_cast<int64_t>(st.elements.size());
+      return p;
+    },
     [](answer_atom, const std::string&) {},
     [self](retire_atom) { self->quit(); },
     [self](stopped_atom, HandleReport& r) {

@@ -246,7 +246,13 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
       }
       return rp;
     },
-    [self](peek_atom) { return self->state.last_line; },
+    [self](peek_atom) {
+      // Its output is what the function reported as it ran (an MCP call's progress
+      // and log messages): the last of it is its progress message too.
+      HandleProgress p{self->state.last_line};
+      p.message = self->state.last_line;
+      return p;
+    },
     [](answer_atom, const std::string&) {
       // One-shot questions are the process handles'; a function asks nothing.
     },

@@ -459,7 +459,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       self->state.tick_pending = false;
       settle_looks(self);
     },
-    [self](peek_atom) { return self->state.watch.last_line(); },
+    [self](peek_atom) { return HandleProgress{self->state.watch.last_line()}; },
     // "gone" may still be on its way (the registry can hear "stopped" first): an
     // abort waiting for it gets its answer before this actor goes.
     [self](retire_atom) { advance(self, event::retire); },

@@ -5,7 +5,7 @@
 //   (fetch_atom, LookOptions)             -> HandleReport  (output since the previous look)
 //   (apply_atom, input_json, LookOptions) -> HandleReport  (input written to stdin)
 //   (abort_atom)                          -> HandleReport  (after the whole group is gone)
-//   (peek_atom)                           -> string        (its last output line)
+//   (peek_atom)                           -> HandleProgress (its last output line)
 //   (answer_atom, answer_json)            -> void  a one-shot run's question, answered
 //   (retire_atom)                         -> void  the registry has its final state
 #pragma once

@@ -24,7 +24,7 @@ using handle_actor = caf::typed_actor<
   caf::replies_to<fetch_atom, LookOptions>::with<HandleReport>,              // output since the last look
   caf::replies_to<apply_atom, std::string, LookOptions>::with<HandleReport>, // input (JSON text)
   caf::replies_to<abort_atom>::with<HandleReport>,                           // once its work is gone
-  caf::replies_to<peek_atom>::with<std::string>,                             // its last output line
+  caf::replies_to<peek_atom>::with<HandleProgress>,                          // what it reports of itself
   caf::reacts_to<answer_atom, std::string>, // a one-shot run's question, answered (JSON text)
   caf::reacts_to<retire_atom>>;             // the supervisor has the final state: go
 

@@ -544,13 +544,13 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       auto rp = self->make_response_promise<std::vector<HandleSummary>>();
       auto left = std::make_shared<size_t>(ask.size());
       for (auto& [at, handle] : ask) {
-        auto done = [rp, out, left, at = at](std::string line) mutable {
-          (*out)[at].last_line = std::move(line);
+        auto done = [rp, out, left, at = at](HandleProgress progress) mutable {
+          (*out)[at].progress = std::move(progress);
           if (--*left == 0)
             rp.deliver(std::move(*out));
         };
         self->request(handle, caf::infinite, peek_atom::value)
-          .then([done](std::string& line) mutable { done(std::move(line)); },
+          .then([done](HandleProgress& progress) mutable { done(std::move(progress)); },
                 [done](caf::error&) mutable { done({}); }); // it stopped meanwhile
       }
       return rp;

@@ -191,7 +191,11 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
       return forward(self, apply_atom::value, self->state.id, input, look);
     },
     [self](abort_atom) { return forward(self, abort_atom::value, self->state.id); },
-    [self](peek_atom) { return self->state.last_line; },
+    [self](peek_atom) {
+      HandleProgress p{self->state.last_line};
+      p.node = self->state.node.name;
+      return p;
+    },
     [](answer_atom, const std::string&) {
       // One-shot questions are answered on the node, by its configuration.
     },

@@ -13,7 +13,7 @@ handle_actor spawn_stopped(caf::local_actor* spawner, const std::string& id, con
       [final](fetch_atom, const LookOptions&) { return final; },
       [final](apply_atom, const std::string&, const LookOptions&) { return final; },
       [final](abort_atom) { return final; },
-      [](peek_atom) { return std::string(); },
+      [](peek_atom) { return HandleProgress{}; },
       [](answer_atom, const std::string&) {},
       [self](retire_atom) { self->quit(); },
     };

@@ -232,7 +232,7 @@ HandleReport look(subagent_actor_t* self) {
                          st.queued.empty() ? "" : fmt::format(", {} messages queued", st.queued.size()));
   for (auto& h : st.handles)
     content += fmt::format("\n[handle {} ({}): {}, {:.1f} s{}{}]", h.id, h.tool, to_string(h.state.kind),
-                           h.elapsed_secs, h.last_line.empty() ? "" : ": ", cut_text(h.last_line, 120));
+                           h.elapsed_secs, h.progress.last_line.empty() ? "" : ": ", cut_text(h.progress.last_line, 120));
   auto state = st.asking ? ToolState::waiting(st.question, std::move(content)) : ToolState::running(std::move(content));
   return HandleReport{st.id, std::move(state), 0, {}, {}};
 }
@@ -359,7 +359,13 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
       }
       return rp;
     },
-    [self](peek_atom) { return self->state.last_line; },
+    [self](peek_atom) {
+      auto& st = self->state;
+      HandleProgress p{st.last_line};
+      p.rounds = st.rounds_before + st.rounds;
+      p.calls = st.calls;
+      return p;
+    },
     [](answer_atom, const std::string&) {
       // One-shot questions are the process handles'; a sub-agent asks through its turn.
     },

@@ -29,6 +29,9 @@ public:
   virtual void flush() = 0;
   /// Forget the response so far: the provider retries it from the start.
   virtual void reset() = 0;
+  /// A piece of the model's reasoning, where the provider streams it (the default:
+  /// not shown). It is no part of the answer.
+  virtual void render_reasoning(const std::string& chunk) {}
 };
 
 /// What the person chose when they interrupted the turn (RFD 026's interrupt menu).

@@ -707,6 +707,12 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
           st.response.tokens_in = e.tokens_in;
           st.response.tokens_out = e.tokens_out;
           break;
+        case chat_event_kind::reasoning:
+          // Shown, not kept: no request carries it back. Not held for the menu
+          // either: what the model thought meanwhile is passed over.
+          if (st.ctx.renderer && !st.menu_open)
+            st.ctx.renderer->render_reasoning(e.text);
+          break;
       }
     },
     [self](streamed_atom, uint64_t gen, const std::string& err, error_code code) {

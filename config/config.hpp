@@ -170,8 +170,16 @@ struct McpServerConfig {
   std::map<std::string, bool> tool_stateful; // [mcp.servers.NAME.tools.TOOL] stateful, by the server's name
 };
 
+/// How the CLI shows what it shows ([style]).
+struct StyleConfig {
+  // The model's reasoning, where the provider streams it: "show" (dimmed, before
+  // the answer, on a terminal) or "hide". Never part of the answer or the history.
+  std::string reasoning = "show";
+};
+
 struct Config {
   AssistantConfig assistant;
+  StyleConfig style;
   RuntimeConfig runtime;
   AgentsConfig agents;
   std::map<std::string, ToolConfig> tools; // by name; includes the built-ins

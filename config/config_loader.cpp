@@ -166,6 +166,7 @@ public:
       {"assistant", table([this](auto& t, auto&) { return assistant(t); })},
       {"runtime", table([this](auto& t, auto&) { return runtime(t); })},
       {"agents", table([this](auto& t, auto&) { return agents(t); })},
+      {"style", table([this](auto& t, auto&) { return style(t); })},
       {"conversation", table([this](auto& t, auto&) { return conversation(t); })},
       {"nodes", users_only("which machines run your tools", table([this](auto& t, auto&) { return nodes(t); }))},
       {"node", users_only("what a node of yours serves", table([this](auto& t, auto&) { return node(t); }))},
@@ -388,6 +389,12 @@ private:
       {"max_depth", count(a.max_depth, 1, 16)},
       {"max_concurrent", count(a.max_concurrent, 1, 10000)},
       {"max_rounds", count(a.max_rounds, 1, 100000)},
+    });
+  }
+
+  Status style(const toml::table& t) {
+    return read_fields(t, "style", {
+      {"reasoning", choice(c_.style.reasoning, {"show", "hide"})},
     });
   }
 

@@ -54,6 +54,8 @@ enum class chat_event_kind : uint8_t {
   tool_call, // a complete tool call (its arguments assembled from the deltas)
   done,      // the response ended; `finish_reason` says why
   usage,     // the tokens the response took, as the provider counts them
+  reasoning, // a piece of the model's reasoning (thinking): shown apart or not at
+             // all ([style] reasoning), never part of the answer or the history
 };
 
 struct ChatEvent {

@@ -42,6 +42,7 @@ void register_message_types(caf::actor_system_config& cfg) {
     .add_message_type<std::map<std::string, std::string>>("jp.StringMap")
     .add_message_type<InquiryAnswers>("jp.InquiryAnswers")
     .add_message_type<std::vector<Notification>>("jp.NotificationList")
+    .add_message_type<HandleProgress>("jp.HandleProgress")
     .add_message_type<HandleSummary>("jp.HandleSummary")
     .add_message_type<std::vector<HandleSummary>>("jp.HandleSummaryList")
     .add_message_type<PermissionReply>("jp.PermissionReply")

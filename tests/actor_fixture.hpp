@@ -55,7 +55,7 @@ fake_handle(fake_handle_actor::stateful_pointer<fake_handle_state> self, std::st
     },
     [self](answer_atom, const std::string& answer) { self->state.answers.push_back(answer); },
     [stop](finish_atom, const std::string& result) { stop(ToolState::success(result)); },
-    [self](peek_atom) { return "last line of " + self->state.id; },
+    [self](peek_atom) { return HandleProgress{"last line of " + self->state.id}; },
     [self](retire_atom) { self->quit(); },
     [self, stop](abort_atom) {
       stop(ToolState::failure(ToolError{"aborted", {}, false}));

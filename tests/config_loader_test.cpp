@@ -339,6 +339,8 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "run = \"sometimes\"\n",
        "conversation.tools.x.run: expected one of ask, unattended, skip, got \"sometimes\""},
       {x + "io = 3\n", "conversation.tools.x.io: expected one of pipe, pty, control, got integer 3"},
+      {"[style]\nreasoning = \"dim\"\n", "style.reasoning: expected one of show, hide, got \"dim\""},
+      {"[style]\ncolor = true\n", "style.color: unknown key (allowed: reasoning)"},
       {x + "rnu = \"ask\"\n", "conversation.tools.x.rnu: unknown key (allowed: source, summary"},
       {"[conversation.tools.x]\nrun = \"ask\"\n",
        "conversation.tools.x.command.program: missing"},
@@ -451,7 +453,7 @@ CAF_TEST(every validation error names the file and the key) {
        "seconds from 0 to 604800, got float -inf"},
       {"assistant = \"openai\"\n", "assistant: expected a table, got \"openai\""},
       {"[experiment]\nname = \"x\"\n",
-       "experiment: unknown key (allowed: assistant, runtime, agents, conversation, nodes, node, mcp)"},
+       "experiment: unknown key (allowed: assistant, runtime, agents, style, conversation, nodes, node, mcp)"},
       // MCP servers: over stdio or Streamable HTTP, named so that NAME__tool is a valid tool name.
       {"[mcp.servers.x]\nrun = \"unattended\"\n",
        "mcp.servers.x.command: required (or url): the server's program and its arguments"},

@@ -449,6 +449,6 @@ CAF_TEST(the list of running handles shows the last output line of each) {
   auto [list, err] = rt.ask<std::vector<HandleSummary>>(rt.registry, list_atom::value);
   CAF_CHECK_EQUAL(err, "");
   CAF_REQUIRE_EQUAL(list.size(), 1u);
-  CAF_CHECK_EQUAL(list[0].last_line, "second");
+  CAF_CHECK_EQUAL(list[0].progress.last_line, "second");
   rt.ask<HandleReport>(rt.registry, abort_atom::value, std::string("talk"));
 }

@@ -18,6 +18,7 @@ namespace {
 /// What one stream() produced, as the loop would keep it: a retry voids what came.
 struct Collected {
   std::string text;
+  std::string reasoning;
   std::vector<ToolCall> calls;
   std::vector<std::string> retries;
   std::string finish;
@@ -58,6 +59,7 @@ Collected run(const HttpProviderConfig& config, ChatRequest request = {}) {
         ++out.done;
         break;
       case chat_event_kind::usage: break; // token counts: not what these tests look at
+      case chat_event_kind::reasoning: out.reasoning += e.text; break;
     }
   };
   hooks.on_retry = [&](const std::string& why) {
@@ -122,6 +124,20 @@ CAF_TEST(anthropic tool use streams with its key header and version) {
   CAF_CHECK_EQUAL(seen[0].path, "/v1/messages");
   CAF_CHECK_EQUAL(seen[0].headers["x-api-key"], "sk-test-123");
   CAF_CHECK_EQUAL(seen[0].headers["anthropic-version"], "2023-06-01");
+}
+
+CAF_TEST(the reasoning a provider streams comes apart from the answer) {
+  KeyEnv key;
+  for (auto [provider, fixture] : {std::pair{"anthropic", "anthropic_thinking.sse"},
+                                   std::pair{"openai", "openai_reasoning.sse"}}) {
+    FakeProviderServer server;
+    server.push({200, provider_fixture(fixture)});
+    auto got = run(config_for(server, provider));
+    CAF_REQUIRE(got.status);
+    CAF_CHECK_EQUAL(got.reasoning, "The user asks for 2+2. That is 4.");
+    CAF_CHECK_EQUAL(got.text, "2 + 2 = 4.");
+    CAF_CHECK_EQUAL(got.done, 1);
+  }
 }
 
 CAF_TEST(a 429 with Retry-After is retried after the wait it asks) {

@@ -569,7 +569,9 @@ CAF_TEST(stop at the menu ends the turn and keeps the partial answer) {
   CAF_CHECK(contains(stored[0].first, "Half of"));
   CAF_CHECK(!contains(stored[0].first, "never does"));
   CAF_CHECK(stored[0].second);
-  CAF_CHECK_EQUAL(stored_events(ws).back().find("event")->as_string(), "turn_end");
+  auto events = stored_events(ws); // named: a check must not hold a reference into a temporary
+  CAF_REQUIRE(!events.empty());
+  CAF_CHECK_EQUAL(events.back().find("event")->as_string(), "turn_end");
 }
 
 CAF_TEST(reply at the menu cuts the answer and the reply reaches the next request) {
@@ -634,6 +636,11 @@ CAF_TEST(reply at the menu while tools run goes with their results and the tools
   ws.open_gate()();
   CAF_CHECK(t.shows("Done, and noted."));
   CAF_CHECK_EQUAL(t.wait(), 0);
+  // On a terminal the calls are worded by their tools' views, not the transcript's.
+  CAF_CHECK(contains(t.seen, "[assistant] → shell `b` spawn $ touch"));
+  CAF_CHECK(contains(t.seen, "[assistant] ✓ shell `b` · running · "));
+  CAF_CHECK(contains(t.seen, "[assistant] ✓ await · ok · "));
+  CAF_CHECK(!contains(t.seen, "[assistant] ← shell"));
   auto seen = server.requests();
   CAF_REQUIRE_EQUAL(seen.size(), 2u);
   auto msgs = messages_sent(seen[1]);
@@ -709,6 +716,36 @@ CAF_TEST(a handle aborted from another terminal ends the await and the assistant
     if (auto* c = m.find("content"); c && c->is_string())
       said += c->as_string() + "\n";
   CAF_CHECK(contains(said, "Handle `w` was aborted by the user (from another terminal)."));
+}
+
+CAF_TEST(the reasoning a provider streams is shown dimmed on a terminal or hidden by style) {
+  FakeProviderServer server;
+  auto reasoning = chunk(Json::object().set("role", "assistant").set("reasoning_content", "Two and two make four.")) +
+                   chunk(Json::object().set("content", "It is 4.")) + chunk(Json::object(), "stop") +
+                   "data: [DONE]\n\n";
+  {
+    Workspace ws(server);
+    server.push({200, reasoning});
+    server.push({200, reasoning});
+    OnTerminal t(ws, "2 + 2?");
+    CAF_CHECK(t.shows("\x1b[2mTwo and two make four.\x1b[0m\r\n\r\nIt is 4."));
+    CAF_CHECK_EQUAL(t.wait(), 0);
+    // A pipe gets the answer alone; the conversation keeps the answer alone.
+    auto piped = ws.query("'2 + 2?'");
+    JP_REQUIRE_OK(piped);
+    CAF_CHECK(contains(piped.stdout_text, "It is 4."));
+    CAF_CHECK(!contains(piped.out, "Two and two"));
+    for (auto& e : stored_events(ws))
+      CAF_CHECK(!contains(e.dump(), "Two and two"));
+  }
+  {
+    Workspace ws(server, "openai", "[style]\nreasoning = \"hide\"\n");
+    server.push({200, reasoning});
+    OnTerminal t(ws, "2 + 2?");
+    CAF_CHECK(t.shows("It is 4."));
+    CAF_CHECK_EQUAL(t.wait(), 0);
+    CAF_CHECK(!contains(t.seen, "Two and two"));
+  }
 }
 
 CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result comes back as a tool response) {

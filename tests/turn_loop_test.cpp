@@ -23,6 +23,7 @@ struct FakeProvider final : Provider {
     std::vector<std::string> text;
     std::vector<ToolCall> calls;
     std::string retry_first; // a retry (and its void partial text) before the reply
+    std::vector<std::string> reasoning; // streamed before the text
   };
   std::deque<Reply> replies;
   std::vector<ChatRequest> requests;
@@ -37,6 +38,8 @@ struct FakeProvider final : Provider {
       hooks.emit(ChatEvent{chat_event_kind::text, "partial that is void", {}, {}});
       hooks.on_retry(r.retry_first);
     }
+    for (auto& t : r.reasoning)
+      hooks.emit(ChatEvent{chat_event_kind::reasoning, t, {}, {}});
     for (auto& t : r.text)
       hooks.emit(ChatEvent{chat_event_kind::text, t, {}, {}});
     for (auto& c : r.calls)
@@ -53,6 +56,7 @@ struct CapturingRenderer final : ResponseRenderer {
   void render(const std::string& chunk) override { log.push_back("render:" + chunk); }
   void flush() override { log.push_back("flush"); }
   void reset() override { log.push_back("reset"); }
+  void render_reasoning(const std::string& chunk) override { log.push_back("reasoning:" + chunk); }
 };
 
 struct CapturingObserver final : TurnObserver {
@@ -166,6 +170,22 @@ CAF_TEST(a retry voids the partial response and the renderer is reset) {
   CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"retry HTTP 429; retrying in 1.0 s", "turn_end"}));
   auto events = store->load(id)->events;
   CAF_CHECK_EQUAL(events[2].find("text")->as_string(), "Hello.");
+}
+
+CAF_TEST(reasoning is rendered apart and is no part of the answer or the history) {
+  FakeProvider::Reply thinking{{"4."}, {}, {}};
+  thinking.reasoning = {"2 + 2 ", "is 4"};
+  provider->replies.push_back(thinking);
+  CAF_CHECK_EQUAL(turn("2 + 2?"), "");
+  CAF_CHECK_EQUAL(renderer->log, (std::vector<std::string>{"reasoning:2 + 2 ", "reasoning:is 4", "render:4.", "flush"}));
+  auto events = store->load(id)->events;
+  CAF_CHECK_EQUAL(events[2].find("text")->as_string(), "4.");
+  // The next request carries the answer alone.
+  provider->replies.push_back({{"Yes."}, {}, {}});
+  CAF_CHECK_EQUAL(turn("sure?"), "");
+  auto& sent = provider->requests.back().messages;
+  CAF_REQUIRE_EQUAL(sent.size(), 3u);
+  CAF_CHECK_EQUAL(sent[1].text, "4.");
 }
 
 CAF_TEST(the next turn continues the conversation from the store) {

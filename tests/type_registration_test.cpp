@@ -84,7 +84,8 @@ CAF_TEST(every protocol type crosses serialization unchanged) {
   CallResult carried{true, "{}", true, {n}};
   CAF_CHECK(round_trip(sys, carried) == carried);
   CAF_CHECK(round_trip(sys, CallResult{false, "no"}) == (CallResult{false, "no"}));
-  HandleSummary hs{"w", "shell", ToolState::success(""), turn_end_policy::inquire, 0, "", turn_end_outcome::inquired_wait};
+  HandleSummary hs{"w", "shell", ToolState::success(""), turn_end_policy::inquire, 0,
+                   HandleProgress{"last", "build1", 3, 2, 10, 4, 7, "50%"}, turn_end_outcome::inquired_wait};
   CAF_CHECK(round_trip(sys, hs) == hs);
   InquiryAnswers answers{{"a", inquiry_answer::wait}, {"b", inquiry_answer::abort}};
   CAF_CHECK(round_trip(sys, answers) == answers);

@@ -19,14 +19,12 @@ namespace {
 constexpr auto ask_timeout = std::chrono::seconds(3);
 
 Json handle_json(const HandleSummary& h, const std::string& agent) {
-  auto state = to_json(h.state);
-  auto* kind = state.find("state");
   return Json::object()
     .set("id", h.id)
     .set("tool", h.tool)
-    .set("state", kind && kind->is_string() ? kind->as_string() : std::string("running"))
+    .set("state", std::string(to_string(h.state.kind)))
     .set("elapsed_secs", h.elapsed_secs)
-    .set("last_line", h.last_line)
+    .set("last_line", h.progress.last_line)
     .set("agent", agent);
 }
 

@@ -108,7 +108,9 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
   auto text = json ? EventLogObserver::text_mode::none : EventLogObserver::text_mode::step_line;
   auto subagents = std::make_shared<ScriptedSubAgents>(
     std::make_shared<const Script>(script),
-    [log, text](const std::string& path) { return std::make_shared<EventLogObserver>(log, path, text); });
+    [log, text, terminal_tools = terminal_tools_of(*config)](const std::string& path) {
+      return std::make_shared<EventLogObserver>(log, path, text, terminal_tools);
+    });
   // One directory per run: a repeat's agents see only their own run's.
   auto shared = script.shared_registry ? std::make_shared<RegistryDirectory>() : nullptr;
   std::vector<caf::actor> agents;
@@ -121,7 +123,7 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     ctx.inquiry = make_scripted_inquiry(agent);
     if (isatty(STDIN_FILENO))
       ctx.prompts = std::make_shared<TtyPromptBackend>();
-    ctx.observer = std::make_shared<EventLogObserver>(log, agent.name, text);
+    ctx.observer = std::make_shared<EventLogObserver>(log, agent.name, text, terminal_tools_of(*config));
     ctx.permissions = permissions;
     ctx.subagents = subagents;
     ctx.agent_path = agent.name;

@@ -85,7 +85,7 @@ int list_nodes(std::shared_ptr<const Config> config) {
                 st.status.c_str());
     for (auto& h : st.handles)
       std::printf("  %s  %s  %s  %.1f s%s%s\n", h.id.c_str(), h.tool.c_str(), std::string(to_string(h.state.kind)).c_str(),
-                  h.elapsed_secs, h.last_line.empty() ? "" : "  ", cut_text(h.last_line, 100).c_str());
+                  h.elapsed_secs, h.progress.last_line.empty() ? "" : "  ", cut_text(h.progress.last_line, 100).c_str());
   }
   return 0;
 }

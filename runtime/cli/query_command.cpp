@@ -160,15 +160,19 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   ctx.store = store;
   ctx.conversation_id = *id;
   if (!options.json)
-    ctx.renderer = answer_renderer(stdout);
+    ctx.renderer = answer_renderer(stdout, config->style);
   if (isatty(STDIN_FILENO))
     ctx.prompts = std::make_shared<TtyPromptBackend>();
   ctx.inquiry = assistant->inquiry;
   auto text = options.json ? EventLogObserver::text_mode::response_event : EventLogObserver::text_mode::none;
-  ctx.observer = std::make_shared<EventLogObserver>(log, "assistant", text);
+  // On a terminal the calls are shown by the per-tool views; a pipe gets the transcript.
+  bool views = tty && !options.json;
+  auto terminal_tools = terminal_tools_of(*config);
+  ctx.observer = std::make_shared<EventLogObserver>(log, "assistant", text, terminal_tools, views);
   ctx.subagents = std::make_shared<ProviderSubAgents>(
-    assistant->provider, assistant->inquiry,
-    [log, text](const std::string& path) { return std::make_shared<EventLogObserver>(log, path, text); });
+    assistant->provider, assistant->inquiry, [log, text, terminal_tools, views](const std::string& path) {
+      return std::make_shared<EventLogObserver>(log, path, text, terminal_tools, views);
+    });
   ctx.agent_path = "assistant";
   // The assistant's calls are not the user's: tools' permissions apply.
   ctx.permissions = PermissionPolicy{true, {options.allow.begin(), options.allow.end()}};

@@ -1,9 +1,12 @@
 #include "runtime/cli/terminal_hooks.hpp"
 
 #include <cstdlib>
+#include <utility>
+#include <fmt/format.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "runtime/cli/terminal_safe.hpp"
 #include "runtime/cli/tty_prompt.hpp"
 
 namespace jp {
@@ -38,25 +41,51 @@ void MarkdownRenderer::write(const std::string& text) {
 }
 
 void MarkdownRenderer::render(const std::string& chunk) {
+  end_reasoning();
   write(markdown_.feed(chunk));
 }
 
 void MarkdownRenderer::flush() {
+  end_reasoning();
   write(markdown_.finish());
 }
 
 void MarkdownRenderer::reset() {
   // What was shown cannot be taken back; what was held is dropped.
+  end_reasoning();
   markdown_.reset();
   write("[retrying the response]\n");
 }
 
-std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out) {
+void MarkdownRenderer::render_reasoning(const std::string& chunk) {
+  if (!show_reasoning_ || chunk.empty())
+    return;
+  auto text = terminal_safe(chunk);
+  write(color_ ? "\x1b[2m" + text + "\x1b[0m" : text);
+  in_reasoning_ = true;
+}
+
+/// The answer begins (or the response ends): set apart from the reasoning above it.
+void MarkdownRenderer::end_reasoning() {
+  if (!std::exchange(in_reasoning_, false))
+    return;
+  write("\n\n");
+}
+
+std::set<std::string> terminal_tools_of(const Config& config) {
+  std::set<std::string> names;
+  for (auto& [name, tool] : config.tools)
+    if (tool.io == io_mode::pty)
+      names.insert(name);
+  return names;
+}
+
+std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out, const StyleConfig& style) {
   if (!isatty(::fileno(out)))
     return std::make_shared<StdoutRenderer>(out);
   // no-color.org: set and not empty.
   const char* no_color = std::getenv("NO_COLOR");
-  return std::make_shared<MarkdownRenderer>(out, !(no_color && *no_color));
+  return std::make_shared<MarkdownRenderer>(out, !(no_color && *no_color), style.reasoning == "show");
 }
 
 TtyPromptBackend::TtyPromptBackend() : cancel_fd_(::eventfd(0, EFD_CLOEXEC)) {}
@@ -123,14 +152,35 @@ void EventLogObserver::interrupt_choice(const InterruptChoice& choice) {
   }
 }
 
+EventLogObserver::EventLogObserver(std::shared_ptr<EventLog> log, std::string agent, text_mode text,
+                                   std::set<std::string> terminal_tools, bool call_views)
+  : log_(std::move(log)), agent_(std::move(agent)), text_(text), terminal_tools_(std::move(terminal_tools)),
+    call_views_(call_views) {
+  if (call_views_)
+    log_->set_call_lines(false);
+}
+
 void EventLogObserver::tool_call(int n, int index, const ToolCall& call) {
   auto args = Json::parse(call.arguments);
+  auto arguments = args && args->is_object() ? *args : Json::object();
+  // What the views know of a handle beyond its report: the call that spawned it.
+  if (auto* id = arguments.find("id"); id && id->is_string())
+    origins_[id->as_string()] = HandleOrigin{arguments, terminal_tools_.count(call.name) > 0};
+  arguments_[{n, index}] = arguments;
   log_->tool_call(agent_, n, index, call.name, args ? *args : Json(call.arguments));
+  if (call_views_)
+    log_->line(fmt::format("[{}] {}", agent_, started_line(call.name, arguments)));
 }
 
 void EventLogObserver::tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
                                    double elapsed_ms) {
   log_->tool_result(agent_, n, index, tool, ok, content, elapsed_ms);
+  auto it = arguments_.find({n, index});
+  auto arguments = it != arguments_.end() ? it->second : Json::object();
+  if (it != arguments_.end())
+    arguments_.erase(it);
+  if (call_views_)
+    log_->line(fmt::format("[{}] {}", agent_, completed_line(tool, arguments, ok, content, elapsed_ms)));
 }
 
 void EventLogObserver::notification(const Notification& n) {
@@ -143,7 +193,14 @@ void EventLogObserver::turn_end(const std::vector<HandleSummary>& handles,
 }
 
 void EventLogObserver::progress(const std::vector<HandleSummary>& running) {
-  log_->progress(agent_, running);
+  std::vector<std::string> lines;
+  for (auto& h : running) {
+    auto it = origins_.find(h.id);
+    lines.push_back(fmt::format("[{}] {}", agent_, in_flight_line(h, it != origins_.end() ? it->second : HandleOrigin{})));
+  }
+  if (lines.empty())
+    lines.push_back(fmt::format("[{}] ⋯ waiting on the step's calls", agent_));
+  log_->progress(lines);
 }
 
 } // namespace jp

@@ -5,12 +5,15 @@
 
 #include <mutex>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "actors/turn_hooks.hpp"
 #include "runtime/cli/markdown_renderer.hpp"
+#include "runtime/cli/tool_views.hpp"
 #include "runtime/store/event_log.hpp"
 
 namespace jp {
@@ -32,21 +35,29 @@ private:
 /// a block is written once it is complete; flush() writes what is held.
 class MarkdownRenderer final : public ResponseRenderer {
 public:
-  /// `color`: ANSI styles (off under NO_COLOR).
-  MarkdownRenderer(std::FILE* out, bool color) : out_(out), markdown_(color) {}
+  /// `color`: ANSI styles (off under NO_COLOR). `reasoning`: the model's reasoning
+  /// is shown (dimmed) before the answer, else not at all.
+  MarkdownRenderer(std::FILE* out, bool color, bool reasoning)
+    : out_(out), markdown_(color), color_(color), show_reasoning_(reasoning) {}
   void render(const std::string& chunk) override;
   void flush() override;
   void reset() override;
+  void render_reasoning(const std::string& chunk) override;
 
 private:
   void write(const std::string& text);
+  void end_reasoning();
   std::FILE* out_;
   MarkdownStream markdown_;
+  bool color_;
+  bool show_reasoning_;
+  bool in_reasoning_ = false; // reasoning was written and the answer has not begun
 };
 
 /// The renderer for the assistant's answers on `out`: markdown rendered for a
-/// terminal (styled unless NO_COLOR is set), the text as it comes otherwise.
-std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out);
+/// terminal (styled unless NO_COLOR is set; the reasoning shown per `style`), the
+/// answer's text as it comes otherwise (no reasoning: a pipe gets the answer).
+std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out, const StyleConfig& style);
 
 /// tty_ask / tty_ask_permission.
 class TtyPromptBackend final : public PromptBackend {
@@ -72,8 +83,12 @@ public:
   /// Where the assistant's text goes: nowhere (a renderer shows it), a transcript's
   /// step line (a script's text), or a `response` event (query --json).
   enum class text_mode { none, step_line, response_event };
-  EventLogObserver(std::shared_ptr<EventLog> log, std::string agent, text_mode text)
-    : log_(std::move(log)), agent_(std::move(agent)), text_(text) {}
+  /// The live lines of running handles are the per-tool views (runtime/cli/
+  /// tool_views); `terminal_tools` names the tools that run on a terminal. With
+  /// `call_views` the calls are worded by the views too (one line as a call starts,
+  /// one as it ends) instead of the transcript's full lines.
+  EventLogObserver(std::shared_ptr<EventLog> log, std::string agent, text_mode text,
+                   std::set<std::string> terminal_tools = {}, bool call_views = false);
   void turn_start() override;
   void model_round(int n, const ModelRound& r) override;
   void response(int n, const std::string& text) override;
@@ -94,6 +109,13 @@ private:
   std::string agent_;
   text_mode text_;
   std::optional<HandleCounts> counts_; // handle_counts() comes just before turn_end()
+  std::set<std::string> terminal_tools_;
+  bool call_views_;
+  std::map<std::string, HandleOrigin> origins_;   // handle id -> the call that spawned it
+  std::map<std::pair<int, int>, Json> arguments_; // (response, index) -> a running call's
 };
+
+/// The tools of `config` that run on a terminal (io = "pty"), for the views.
+std::set<std::string> terminal_tools_of(const Config& config);
 
 } // namespace jp

@@ -154,6 +154,9 @@ Status AnthropicStream::on_event(const SseEvent& event,
     if (delta_type == "text_delta") {
       if (auto text = string_member(*delta, "text"); !text.empty())
         emit(ChatEvent{chat_event_kind::text, std::string(text)});
+    } else if (delta_type == "thinking_delta") {
+      if (auto thought = string_member(*delta, "thinking"); !thought.empty())
+        emit(ChatEvent{chat_event_kind::reasoning, std::string(thought)});
     } else if (delta_type == "input_json_delta") {
       if (auto it = tool_uses_.find(index_member(ev)); it != tool_uses_.end())
         it->second.arguments += string_member(*delta, "partial_json");

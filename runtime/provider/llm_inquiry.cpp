@@ -88,8 +88,8 @@ public:
                     .set("tool", h.tool)
                     .set("state", std::string(to_string(h.state.kind)))
                     .set("elapsed_secs", h.elapsed_secs);
-      if (!h.last_line.empty())
-        item.set("output_preview", h.last_line);
+      if (!h.progress.last_line.empty())
+        item.set("output_preview", h.progress.last_line);
       list.push(std::move(item));
     }
     auto schema = turn_end_answer_schema(outstanding);

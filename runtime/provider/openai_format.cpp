@@ -124,6 +124,11 @@ Status OpenAiStream::on_event(const SseEvent& event,
   if (auto* delta = choice.find("delta"); delta && delta->is_object()) {
     if (auto text = string_member(*delta, "content"); !text.empty())
       emit(ChatEvent{chat_event_kind::text, std::string(text)});
+    // OpenAI-compatible servers that stream the model's reasoning name it one of
+    // two ways (DeepSeek and vLLM: reasoning_content; Ollama and OpenRouter: reasoning).
+    for (auto key : {"reasoning_content", "reasoning"})
+      if (auto thought = string_member(*delta, key); !thought.empty())
+        emit(ChatEvent{chat_event_kind::reasoning, std::string(thought)});
     if (auto* calls = delta->find("tool_calls"); calls && calls->is_array())
       for (const auto& call : calls->as_array())
         if (call.is_object())

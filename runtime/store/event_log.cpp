@@ -58,26 +58,20 @@ void EventLog::write(const std::string& line) {
   std::fflush(out_);
 }
 
-void EventLog::progress(const std::string& agent, const std::vector<HandleSummary>& running) {
+void EventLog::progress(const std::vector<std::string>& lines) {
   if (!live_)
     return;
-  // One line per running handle: tool, id, how long, and its last output line.
-  std::vector<std::string> lines;
-  for (auto& h : running) {
-    auto line = fmt::format("[{}] ⋯ {} `{}` {:.1f} s{}{}", agent, h.tool, h.id, h.elapsed_secs,
-                            h.last_line.empty() ? "" : ": ", h.last_line);
-    if (line.size() > 120)
-      line = line.substr(0, 117) + "...";
-    lines.push_back(std::move(line));
-  }
-  if (lines.empty())
-    lines.push_back(fmt::format("[{}] ⋯ waiting on the step's calls", agent));
   std::lock_guard<std::mutex> guard(mutex_);
   clear_progress();
   for (size_t i = 0; i < lines.size(); ++i)
     std::fprintf(out_, "%s%s", i ? "\n" : "", sanitize_utf8(lines[i]).c_str());
   std::fflush(out_);
   progress_lines_ = lines.size();
+}
+
+void EventLog::line(const std::string& text) {
+  if (!json_)
+    write(text);
 }
 
 /// Erases the progress lines (mutex held): the cursor is at the end of the last.
@@ -136,7 +130,7 @@ void EventLog::tool_call(const std::string& agent, int step, int index, const st
   e.set("agent", agent).set("step", step).set("index", index);
   e.set("tool", tool).set("arguments", arguments);
   emit(e);
-  if (!json_)
+  if (!json_ && call_lines_)
     write(fmt::format("[{}] → {} {}", agent, tool, arguments.dump()));
 }
 
@@ -146,7 +140,7 @@ void EventLog::tool_result(const std::string& agent, int step, int index, const 
   e.set("agent", agent).set("step", step).set("index", index);
   e.set("tool", tool).set("ok", ok).set("content", content).set("elapsed_ms", round_ms(elapsed_ms));
   emit(e);
-  if (!json_)
+  if (!json_ && call_lines_)
     write(fmt::format("[{}] ← {}{} ({:.1f} ms): {}", agent, tool, ok ? "" : " ERROR", elapsed_ms,
                       indent(shorten(content), "    ")));
 }

@@ -25,7 +25,14 @@ public:
   EventLog(std::FILE* out, bool json, bool live = false, Clock now = {});
 
   bool live() const { return live_; }
-  void progress(const std::string& agent, const std::vector<HandleSummary>& running);
+  /// A live transcript's progress lines (what the handles running now look like:
+  /// the CLI's views draw them), replacing the last ones; the next line erases them.
+  void progress(const std::vector<std::string>& lines);
+  /// A line of the transcript, as the display words it (not in JSON).
+  void line(const std::string& text);
+  /// Whether tool_call and tool_result also write their transcript lines (a display
+  /// that words calls itself turns them off; their events are kept either way).
+  void set_call_lines(bool on) { call_lines_ = on; }
 
   /// An agent's turn began (JSON only: the report's wall time starts here).
   void turn_start(const std::string& agent);
@@ -68,6 +75,7 @@ private:
   Clock now_;
   Sink sink_;
   size_t progress_lines_ = 0; // progress lines on screen (the last without a newline)
+  bool call_lines_ = true;
 };
 
 } // namespace jp
