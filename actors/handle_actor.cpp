@@ -138,6 +138,19 @@ const std::optional<Question>& asked(const handle_state& st) {
   return st.control ? st.control->question() : none;
 }
 
+/// Its last line as a person would see it: on a terminal, the screen's last row with
+/// text (a full-screen program redraws: its output's last line is no line of its
+/// screen); else its output's last line.
+std::string last_line_shown(const handle_state& st) {
+  if (!st.term)
+    return st.watch.last_line();
+  auto screen = st.term->render();
+  for (auto row = screen.rows.rbegin(); row != screen.rows.rend(); ++row)
+    if (row->find_first_not_of(' ') != std::string::npos)
+      return row->substr(0, row->find_last_not_of(' ') + 1);
+  return {};
+}
+
 /// The report of a look; with the screen when asked for (and there is one).
 HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptions& o) {
   if (o.screen && st.term)
@@ -459,7 +472,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       self->state.tick_pending = false;
       settle_looks(self);
     },
-    [self](peek_atom) { return HandleProgress{self->state.watch.last_line()}; },
+    [self](peek_atom) { return HandleProgress{last_line_shown(self->state)}; },
     // "gone" may still be on its way (the registry can hear "stopped" first): an
     // abort waiting for it gets its answer before this actor goes.
     [self](retire_atom) { advance(self, event::retire); },

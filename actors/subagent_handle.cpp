@@ -90,14 +90,14 @@ public:
     : terminal_(std::move(terminal)), box_(std::move(box)) {}
   std::optional<Json> ask(const std::string& tool, const Question& q) override {
     if (terminal_)
-      return terminal_->ask(tool, q);
+      return on_terminal([&] { return terminal_->ask(tool, q); });
     auto answer = put(q);
     auto parsed = answer ? Json::parse(*answer) : Result<Json>(Error{"no answer"});
     return parsed ? std::optional<Json>(*parsed) : std::nullopt;
   }
   std::optional<PermissionReply> permit(const std::string& tool, const Json& args) override {
     if (terminal_)
-      return terminal_->permit(tool, args);
+      return on_terminal([&] { return terminal_->permit(tool, args); });
     Question q;
     q.id = "permission";
     q.text = fmt::format("May `{}` run with {}? (answer true or false)", tool, cut_text(args.dump(), 400));
@@ -108,11 +108,26 @@ public:
     return PermissionReply{yes ? permission_answer::yes : permission_answer::no, {}};
   }
   void cancel() override {
-    if (terminal_)
-      terminal_->cancel();
+    // Its turn ended: its own question ends, and it asks no more. The terminal is
+    // its parent's too, and serves on (cancelling it would end the parent's
+    // questions and interrupt menu for the rest of the session).
+    cancelled_ = true;
+    if (terminal_ && asking_ > 0)
+      terminal_->end_dialog();
   }
 
 private:
+  template <class F>
+  auto on_terminal(F ask) -> decltype(ask()) {
+    if (cancelled_)
+      return std::nullopt;
+    ++asking_;
+    auto answer = ask();
+    --asking_;
+    return answer;
+  }
+  std::atomic<bool> cancelled_{false};
+  std::atomic<int> asking_{0};
   std::optional<std::string> put(const Question& q) {
     if (box_->closed())
       return std::nullopt;

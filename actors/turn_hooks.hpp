@@ -68,6 +68,9 @@ public:
   /// The turn is ending (an interrupt, or an abort): a question or menu being
   /// asked ends now, unanswered, and none asked later waits.
   virtual void cancel() {}
+  /// A question or menu being asked now ends, unanswered; later ones are asked as
+  /// before (a sub-agent's turn ended, not the person's session).
+  virtual void end_dialog() {}
 };
 
 /// What happens during a turn, for a display or a log (`--json`); all optional.

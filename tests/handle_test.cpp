@@ -439,6 +439,19 @@ CAF_TEST(aborting a pty shell leaves no process of its session) {
   CAF_CHECK(::kill(job, 0) == -1 && errno == ESRCH); // killed and reaped
 }
 
+CAF_TEST(the list shows a terminal handle's last screen row not its output's last line) {
+  // "header" is written last but over the first row: the screen's last row with text
+  // is "b", which is what a person looking at it sees. The spawn answers once the
+  // program waits for input, its output written.
+  auto spec = pty_spec(*this, {"bash", "-c", R"(printf 'a\r\nb\r\n\033[1;1Hheader'; read x)"});
+  auto [spawned, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("full"), spec);
+  CAF_REQUIRE(contains(spawned.state.content, "header"));
+  auto [list, lerr] = ask<std::vector<HandleSummary>>(registry, list_atom::value);
+  CAF_REQUIRE_EQUAL(list.size(), 1u);
+  CAF_CHECK_EQUAL(list[0].progress.last_line, "b");
+  ask<HandleReport>(registry, abort_atom::value, std::string("full"));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
 
 CAF_TEST(the list of running handles shows the last output line of each) {

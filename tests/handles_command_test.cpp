@@ -5,6 +5,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -55,13 +56,17 @@ struct fixture {
   temp_dir other; // another workspace
   temp_dir runtime;
   pid_t run = -1;
-  fixture() { ::setenv("XDG_RUNTIME_DIR", runtime.path.c_str(), 1); }
+  std::string runner_runtime = std::getenv("XDG_RUNTIME_DIR") ? std::getenv("XDG_RUNTIME_DIR") : "";
+  fixture() { ::setenv("XDG_RUNTIME_DIR", runtime.path.c_str(), 1); } // this test's sockets alone
   ~fixture() {
     if (run > 0) {
       ::kill(run, SIGKILL);
       ::waitpid(run, nullptr, 0);
     }
-    ::unsetenv("XDG_RUNTIME_DIR");
+    if (runner_runtime.empty())
+      ::unsetenv("XDG_RUNTIME_DIR");
+    else
+      ::setenv("XDG_RUNTIME_DIR", runner_runtime.c_str(), 1);
   }
   std::filesystem::path control() const { return runtime.path / "jp-actors"; }
   /// The live handles of the workspace, as `handles ls --json` gives them.

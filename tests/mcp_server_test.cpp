@@ -446,6 +446,20 @@ CAF_TEST(over HTTP DELETE ends the session and what it still runs) {
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
 }
 
+CAF_TEST(over HTTP a session left idle ends with what it still runs) {
+  marked_sleep sleeper(dir.path);
+  extra = {"--session-idle-secs", "1"};
+  auto l = serve_http();
+  auto sid = l.open_session();
+  auto spawned = l.call(sid, "tools/call", tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()),
+                                                                      Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
+  CAF_CHECK(!is_error(spawned));
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  // The client goes without a DELETE: the session ends once idle, and its handle.
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
+}
+
 CAF_TEST(mcp listen refuses an address off loopback) {
   auto r = cli_in(ws, "mcp --listen 0.0.0.0:0");
   CAF_CHECK_EQUAL(r.status, 1);

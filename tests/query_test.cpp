@@ -690,8 +690,7 @@ CAF_TEST(an answer on a terminal is rendered markdown and NO_COLOR leaves the st
 CAF_TEST(a handle aborted from another terminal ends the await and the assistant hears who aborted it) {
   FakeProviderServer server;
   Workspace ws(server);
-  temp_dir runtime; // this test's control sockets
-  ::setenv("XDG_RUNTIME_DIR", runtime.path.c_str(), 1);
+  // The runner's own runtime directory (tests/test_main.cpp): its control sockets.
   auto pidfile = ws.path("w.pid");
   auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
   server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "w").set("wait_ms", 0).set("command", command)},
@@ -704,7 +703,6 @@ CAF_TEST(a handle aborted from another terminal ends the await and the assistant
   JP_REQUIRE_OK(listed);
   CAF_CHECK(contains(listed.out, fmt::format("pid {} query conversation", q.pid)));
   auto aborted = cli_in(ws.path(""), "handles abort w");
-  ::unsetenv("XDG_RUNTIME_DIR");
   JP_REQUIRE_OK(aborted);
   CAF_CHECK_EQUAL(q.wait(), 0);
   CAF_CHECK(::kill(handle, 0) != 0);

@@ -5,6 +5,8 @@
 #include <caf/test/unit_test.hpp>
 
 #include <csignal>
+#include <pty.h>
+#include <sys/wait.h>
 #include <fstream>
 #include <map>
 #include <set>
@@ -13,6 +15,7 @@
 #include "messages/json.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
+#include "terminal_io.hpp"
 
 using namespace jp;
 using namespace jp::testing;
@@ -140,6 +143,62 @@ name = "main"
   CAF_REQUIRE(pid > 1);
   // Gone, or a zombie of nobody: the run ended and reaped what it started.
   CAF_CHECK(::kill(pid, 0) == -1);
+}
+
+CAF_TEST(a sub-agent aborted on a terminal leaves the terminal asking for its parent) {
+  temp_dir ws;
+  auto pidfile = (ws.path / "pid").string();
+  ws.write("tools.toml", "[conversation.tools.hello]\nsummary = \"says hello\"\n"
+                         "command = { program = \"echo\", args = [\"hello from the tool\"] }\nrun = \"ask\"\n");
+  ws.write("script.toml", fmt::format(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "spawn", id = "w", prompt = "x", script = "holder" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "until [ -s '{0}' ]; do sleep 0.01; done; echo started" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "abort", id = "w" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "hello"
+  arguments = {{ }}
+{1})",
+                                      pidfile, holder_subagent(pidfile)));
+  // On a terminal: the sub-agent's turn ends with the abort; its parent still asks
+  // there (the abort once cancelled the terminal for good: the permission was
+  // refused unasked).
+  int master = -1;
+  auto dir = ws.path.string();
+  auto config = (ws.path / "tools.toml").string();
+  auto script = (ws.path / "script.toml").string();
+  auto state = state_home_of(dir);
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+    ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "--config", config.c_str(), "run",
+            script.c_str(), "--ask", "--allow", "agent", "--allow", "shell", nullptr);
+    ::_exit(127);
+  }
+  std::string seen;
+  bool asked = read_until(master, seen, "Allow?");
+  if (asked)
+    CAF_CHECK_EQUAL(::write(master, "y\n", 2), 2);
+  CAF_CHECK(asked);
+  CAF_CHECK(read_until(master, seen, "hello from the tool"));
+  int status = 0;
+  ::kill(pid, asked ? 0 : SIGKILL);
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  if (!asked)
+    CAF_FAIL("no permission prompt on the terminal:\n" << seen);
+  CAF_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 CAF_TEST(a sub-agent deeper than max_depth is refused naming the limit) {

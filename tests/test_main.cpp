@@ -14,10 +14,17 @@ int main(int argc, char** argv) {
   std::string state = ::mkdtemp(tmpl) ? tmpl : "";
   if (!state.empty())
     ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+  // So are their control sockets ($XDG_RUNTIME_DIR/jp-actors): a run a test kills
+  // leaves its socket here, not in the user's runtime directory.
+  char run_tmpl[] = "/tmp/jp-actors-run-XXXXXX";
+  std::string run = ::mkdtemp(run_tmpl) ? run_tmpl : "";
+  if (!run.empty())
+    ::setenv("XDG_RUNTIME_DIR", run.c_str(), 1);
   int rc = caf::test::main(argc, argv);
-  if (!state.empty()) {
-    std::error_code ec;
+  std::error_code ec;
+  if (!state.empty())
     std::filesystem::remove_all(state, ec);
-  }
+  if (!run.empty())
+    std::filesystem::remove_all(run, ec);
   return rc;
 }

@@ -61,7 +61,10 @@ public:
   /// interrupted, or failed (an error_code and a sentence saying what to do).
   std::future<TurnResult>& result();
   /// Stops the turn cleanly, as a first Ctrl-C does (handles get their turn-end
-  /// policy); a second call aborts every handle at once.
+  /// policy); a second call aborts every handle at once. With hooks.prompts that
+  /// offer the interrupt menu (PromptBackend::offers_menu), a call while the turn
+  /// streams or runs tools opens the menu instead (stop, continue or reply); a call
+  /// while it is open aborts everything.
   void interrupt();
 
   struct Impl;

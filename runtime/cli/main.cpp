@@ -390,6 +390,12 @@ int main(int argc, char** argv) {
                   "is that clients must send as `Authorization: Bearer <token>` (made on the first start, 0600). "
                   "Each client's session has its own handles; a client's DELETE ends its session as stdin's end "
                   "does. Runs until a signal");
+  double mcp_idle_secs = 1800;
+  mcp->add_option("--session-idle-secs", mcp_idle_secs,
+                  "With --listen: a session idle this long (no request, no call running, nothing sent) ends as a "
+                  "DELETE would, its handles with it; 0 = never")
+    ->default_str("1800")
+    ->check(CLI::Range(0.0, 604800.0));
   auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");
   nodes->require_subcommand(1);
   auto* nodes_ls = nodes->add_subcommand("ls", "Each configured node, reachable or not, with the handles running "
@@ -479,7 +485,7 @@ int main(int argc, char** argv) {
     else if (*node)
       rc = run_node(config, listen);
     else if (*mcp)
-      rc = run_mcp(config, PermissionPolicy{true, {mcp_allow.begin(), mcp_allow.end()}}, mcp_listen);
+      rc = run_mcp(config, PermissionPolicy{true, {mcp_allow.begin(), mcp_allow.end()}}, mcp_listen, mcp_idle_secs);
     else if (*nodes_ls)
       rc = list_nodes(config);
     else if (*handles_ls)

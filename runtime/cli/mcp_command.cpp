@@ -47,7 +47,7 @@ void end_session(caf::actor_system& sys, mcp_server_actor server, std::function<
 }
 
 /// Streamable HTTP on loopback until a signal.
-int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen,
+int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen, double idle_secs,
                std::function<mcp_server_actor(McpWriter)> spawn_session) {
   auto text = listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen;
   auto addr = parse_node_address(text, "--listen");
@@ -63,7 +63,8 @@ int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen,
     port.end = [&sys, server](std::function<void()> done) { end_session(sys, server, std::move(done)); };
     return port;
   };
-  auto http = McpHttpServer::listen(io, addr->host, addr->port, *token, opener);
+  auto http = McpHttpServer::listen(io, addr->host, addr->port, *token, opener,
+                                    std::chrono::milliseconds(static_cast<int64_t>(idle_secs * 1000)));
   if (!http)
     return fail(http.error());
   addr->port = (*http)->port();
@@ -106,7 +107,8 @@ int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter
 
 } // namespace
 
-int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, const std::string& listen) {
+int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, const std::string& listen,
+            double idle_secs) {
   IoThread io;
   auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
   config = mcp.config;
@@ -130,7 +132,7 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
     return spawn_mcp_server(sys, make_turn, config, std::move(write));
   };
   if (!listen.empty())
-    return serve_http(sys, io, listen, spawn_session);
+    return serve_http(sys, io, listen, idle_secs, spawn_session);
   return serve_stdio(sys, spawn_session);
 }
 

@@ -19,6 +19,8 @@ namespace jp {
 /// elicitation, else refused (naming the key to change) unless `permissions.allowed`
 /// names them: there is no terminal to ask on. `listen` empty: stdio; else
 /// "HOST:PORT" (or "PORT", on 127.0.0.1) to serve Streamable HTTP on.
-int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, const std::string& listen = "");
+/// `idle_secs`: over HTTP, a session idle that long ends (0: never).
+int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, const std::string& listen = "",
+            double idle_secs = 1800);
 
 } // namespace jp

@@ -88,21 +88,32 @@ std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out, const StyleCon
   return std::make_shared<MarkdownRenderer>(out, !(no_color && *no_color), style.reasoning == "show");
 }
 
-TtyPromptBackend::TtyPromptBackend() : cancel_fd_(::eventfd(0, EFD_CLOEXEC)) {}
+TtyPromptBackend::TtyPromptBackend() : cancel_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 TtyPromptBackend::~TtyPromptBackend() {
   if (cancel_fd_ >= 0)
     ::close(cancel_fd_);
 }
 
+template <class F>
+auto TtyPromptBackend::dialog(std::unique_lock<std::mutex>& lock, F run) -> decltype(run()) {
+  // An end asked before this dialog began was for an earlier one: forgotten first,
+  // then the cancel checked (cancel() sets it before it signals).
+  uint64_t ended = 0;
+  (void)!::read(cancel_fd_, &ended, sizeof ended);
+  if (cancelled_)
+    return std::nullopt;
+  return run();
+}
+
 std::optional<Json> TtyPromptBackend::ask(const std::string& tool, const Question& q) {
-  std::lock_guard lock(dialog_); // after the menu, if it is open
-  return tty_ask(tool, q, cancel_fd_);
+  std::unique_lock lock(dialog_); // after the menu, if it is open
+  return dialog(lock, [&] { return tty_ask(tool, q, cancel_fd_); });
 }
 
 std::optional<PermissionReply> TtyPromptBackend::permit(const std::string& tool, const Json& args) {
-  std::lock_guard lock(dialog_);
-  return tty_ask_permission(tool, args, cancel_fd_);
+  std::unique_lock lock(dialog_);
+  return dialog(lock, [&] { return tty_ask_permission(tool, args, cancel_fd_); });
 }
 
 std::optional<InterruptChoice> TtyPromptBackend::interrupt_menu(interrupted_while what) {
@@ -111,11 +122,16 @@ std::optional<InterruptChoice> TtyPromptBackend::interrupt_menu(interrupted_whil
   std::unique_lock lock(dialog_, std::try_to_lock);
   if (!lock.owns_lock())
     return std::nullopt;
-  return tty_interrupt_menu(what, cancel_fd_);
+  return dialog(lock, [&] { return tty_interrupt_menu(what, cancel_fd_); });
 }
 
 void TtyPromptBackend::cancel() {
-  // Readable from now on: the prompt shown ends, and no later one waits.
+  // The prompt shown ends, and no later one is shown.
+  cancelled_ = true;
+  end_dialog();
+}
+
+void TtyPromptBackend::end_dialog() {
   uint64_t one = 1;
   if (cancel_fd_ >= 0)
     (void)!::write(cancel_fd_, &one, sizeof one);

@@ -5,6 +5,7 @@
 
 #include <mutex>
 #include <cstdio>
+#include <atomic>
 #include <map>
 #include <set>
 #include <memory>
@@ -69,9 +70,14 @@ public:
   std::optional<InterruptChoice> interrupt_menu(interrupted_while what) override;
   bool offers_menu() const override { return true; }
   void cancel() override;
+  void end_dialog() override;
 
 private:
-  int cancel_fd_ = -1; // an eventfd: readable once cancelled
+  /// Runs one dialog: none once cancelled; one at a time.
+  template <class F>
+  auto dialog(std::unique_lock<std::mutex>& lock, F run) -> decltype(run());
+  int cancel_fd_ = -1; // an eventfd: readable while the dialog shown must end
+  std::atomic<bool> cancelled_{false}; // ... and every later one too
   // One dialog on the terminal at a time: the menu and a tool's question must not
   // read each other's lines.
   std::mutex dialog_;

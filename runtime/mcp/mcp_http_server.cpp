@@ -3,6 +3,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <algorithm>
 #include <deque>
 #include <fmt/format.h>
 #include <future>
@@ -67,6 +68,7 @@ struct McpHttpConnection;
 struct McpHttpSession {
   McpSessionPort port;
   bool ending = false;
+  std::chrono::steady_clock::time_point active = std::chrono::steady_clock::now(); // its last request or message
   // Open event streams by request id (JSON text): held here, as no read or write of
   // theirs is pending while they wait for the session's next message.
   std::map<std::string, std::shared_ptr<McpHttpConnection>> streams;
@@ -75,9 +77,11 @@ struct McpHttpSession {
 };
 
 struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State> {
-  State(IoThread& io) : io(&io), acceptor(io.context()) {}
+  State(IoThread& io) : io(&io), acceptor(io.context()), sweeper(io.context()) {}
   IoThread* io;
   tcp::acceptor acceptor;
+  asio::steady_timer sweeper; // ends idle sessions
+  std::chrono::milliseconds idle{0};
   std::string token;
   McpSessionOpener open;
   uint16_t port = 0;
@@ -88,6 +92,10 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
 
   void accept();
   void route(const std::string& sid, const std::string& text);
+  /// Ends the session `sid` (DELETE, or idle); `done` once it has (io thread).
+  void end_session(const std::string& sid, std::function<void()> done);
+  /// Ends the sessions idle past `idle`, and looks again later.
+  void sweep();
   /// Where a message that belongs to no request goes: the newest open stream.
   std::shared_ptr<McpHttpConnection> newest_stream(McpHttpSession& s);
   std::function<void(const std::string&)> writer(const std::string& sid) {
@@ -321,6 +329,7 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
                              "no session with this Mcp-Session-Id (it ended, or the server restarted): initialize "
                              "a new one");
   auto& session = *it->second;
+  session.active = std::chrono::steady_clock::now();
   if (auto version = std::string_view(req["MCP-Protocol-Version"]); !version.empty()) {
     if (std::find(std::begin(mcp::versions), std::end(mcp::versions), version) == std::end(mcp::versions))
       return respond_rpc_error(400, id ? *id : Json(), mcp::invalid_request,
@@ -350,16 +359,42 @@ void McpHttpConnection::handle_delete(ServerState& st, const http::request<http:
   auto it = st.sessions.find(std::string(req["Mcp-Session-Id"]));
   if (it == st.sessions.end() || it->second->ending)
     return respond(404, "no session with this Mcp-Session-Id (it ended, or the server restarted)");
-  auto session = it->second;
-  session->ending = true;
   // Answered once the session's calls are answered and its handles dealt with.
-  session->port.end([weak = server, self = shared_from_this(), sid = it->first] {
+  st.end_session(it->first, [self = shared_from_this()] { self->respond(200, ""); });
+}
+
+void ServerState::end_session(const std::string& sid, std::function<void()> done) {
+  auto session = sessions.at(sid);
+  session->ending = true;
+  session->port.end([weak = weak_from_this(), sid, done = std::move(done)] {
     if (auto st = weak.lock())
-      st->io->post([weak, self, sid] {
+      st->io->post([weak, sid, done] {
         if (auto st = weak.lock())
           st->sessions.erase(sid);
-        self->respond(200, "");
+        done();
       });
+  });
+}
+
+void ServerState::sweep() {
+  if (closed || idle.count() <= 0)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  std::vector<std::string> idle_ones;
+  for (auto& [sid, s] : sessions) {
+    bool streaming = std::any_of(s->streams.begin(), s->streams.end(), [](auto& c) { return !c.second->closed; });
+    if (!s->ending && !streaming && now - s->active >= idle)
+      idle_ones.push_back(sid);
+  }
+  for (auto& sid : idle_ones)
+    end_session(sid, [] {});
+  // Looks twice per limit (between 50 ms and a minute apart): a session ends at
+  // most half a limit late.
+  auto every = std::clamp<std::chrono::milliseconds>(idle / 2, std::chrono::milliseconds(50), std::chrono::minutes(1));
+  sweeper.expires_after(every);
+  sweeper.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    if (auto st = weak.lock(); st && !ec)
+      st->sweep();
   });
 }
 
@@ -375,6 +410,7 @@ void ServerState::route(const std::string& sid, const std::string& text) {
   if (it == sessions.end())
     return;
   auto& s = *it->second;
+  s.active = std::chrono::steady_clock::now();
   auto msg = Json::parse(text);
   if (!msg || !msg->is_object())
     return;
@@ -429,7 +465,8 @@ void ServerState::accept() {
 }
 
 Result<std::unique_ptr<McpHttpServer>> McpHttpServer::listen(IoThread& io, const std::string& host, uint16_t port,
-                                                             std::string token, McpSessionOpener open) {
+                                                             std::string token, McpSessionOpener open,
+                                                             std::chrono::milliseconds idle) {
   auto where = fmt::format("{}:{}", host, port);
   if (!is_loopback(host))
     return Error{fmt::format("cannot serve MCP on {}: only a loopback address is allowed (127.0.0.1, ::1, "
@@ -443,6 +480,7 @@ Result<std::unique_ptr<McpHttpServer>> McpHttpServer::listen(IoThread& io, const
   auto st = std::make_shared<State>(io);
   st->token = std::move(token);
   st->open = std::move(open);
+  st->idle = idle;
   tcp::endpoint endpoint(address, port);
   st->acceptor.open(endpoint.protocol(), ec);
   if (!ec)
@@ -454,7 +492,10 @@ Result<std::unique_ptr<McpHttpServer>> McpHttpServer::listen(IoThread& io, const
   if (ec)
     return Error{fmt::format("cannot serve MCP on {}: {}", where, ec.message())};
   st->port = st->acceptor.local_endpoint().port();
-  io.post([st] { st->accept(); });
+  io.post([st] {
+    st->accept();
+    st->sweep();
+  });
   auto server = std::unique_ptr<McpHttpServer>(new McpHttpServer());
   server->state_ = st;
   return server;
@@ -467,6 +508,7 @@ McpHttpServer::~McpHttpServer() {
     st->closed = true;
     beast::error_code ignored;
     st->acceptor.close(ignored);
+    st->sweeper.cancel();
     for (auto& [sid, session] : st->sessions)
       if (!session->ending)
         session->port.end([] {});

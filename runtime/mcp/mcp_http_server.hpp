@@ -12,8 +12,11 @@
 //   notification or response is answered 202.
 // - DELETE ends the session: its calls in flight are answered, then its handles get
 //   their turn-end policies. GET is 405: there is no stream outside a request.
+// - A session idle longer than its limit (no request, no stream open, nothing sent)
+//   ends the same way: a client that went without a DELETE leaves nothing running.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,9 +40,11 @@ using McpSessionOpener = std::function<McpSessionPort(std::function<void(const s
 
 class McpHttpServer {
 public:
-  /// Listens on `host`:`port` (a loopback address; port 0 = any free one).
+  /// Listens on `host`:`port` (a loopback address; port 0 = any free one). A
+  /// session idle for `idle` ends (0: never).
   static Result<std::unique_ptr<McpHttpServer>> listen(IoThread& io, const std::string& host, uint16_t port,
-                                                       std::string token, McpSessionOpener open);
+                                                       std::string token, McpSessionOpener open,
+                                                       std::chrono::milliseconds idle = std::chrono::minutes(30));
   ~McpHttpServer(); // stops listening; open sessions end
   McpHttpServer(const McpHttpServer&) = delete;
   McpHttpServer& operator=(const McpHttpServer&) = delete;
