@@ -5,26 +5,17 @@
 
 #include <cstdio>
 
+#include "file_contents.hpp"
 #include "json_helpers.hpp"
 #include "runtime/store/event_log.hpp"
 
 using namespace jp;
+using namespace jp::testing;
 
 namespace {
 
 std::string fixed_clock() {
   return "2026-11-23T01:02:03.456Z";
-}
-
-std::string contents(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-    out.append(buf, n);
-  return out;
 }
 
 } // namespace

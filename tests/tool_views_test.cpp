@@ -4,9 +4,16 @@
 #define CAF_SUITE tool_views
 #include <caf/test/unit_test.hpp>
 
+#include <cstdio>
+#include <memory>
+
+#include "file_contents.hpp"
+#include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/cli/tool_views.hpp"
+#include "runtime/store/event_log.hpp"
 
 using namespace jp;
+using namespace jp::testing;
 
 namespace {
 
@@ -97,4 +104,23 @@ CAF_TEST(a call starting shows what it runs) {
   CAF_CHECK_EQUAL(started_line("await", Json::object().set("all", Json(JsonArray{Json("w")}))),
                   R"(→ await {"all":["w"]})");
   CAF_CHECK_EQUAL(started_line("shell", Json::object().set("action", "fetch").set("id", "w")), "→ shell `w` fetch");
+}
+
+CAF_TEST(a one shot call that runs has a live line of its own) {
+  std::FILE* f = std::tmpfile();
+  auto log = std::make_shared<EventLog>(f, false, true);
+  EventLogObserver observer(log, "main", EventLogObserver::text_mode::none);
+  observer.tool_call(1, 0, ToolCall{"c1", "shell", R"({"command":"make test"})"});
+  observer.tool_call(1, 1, ToolCall{"c2", "shell", R"({"action":"fetch","id":"w"})"});
+  observer.progress({}); // no handle listed: `w`'s line would come from the list
+  auto first = contents(f); // the calls' transcript lines, then the progress line
+  auto live = first.substr(first.rfind('\n') + 1);
+  CAF_CHECK(live.find("[main] ⋯ shell ") == 0);
+  CAF_CHECK(live.find(" $ make test") != std::string::npos);
+  CAF_CHECK(live.find("fetch") == std::string::npos); // one line: the fetch has none
+  observer.tool_result(1, 0, "shell", true, "ok\n", 5);
+  observer.progress({});
+  auto then = contents(f);
+  CAF_CHECK(then.find("[main] ⋯ waiting on the step's calls") != std::string::npos);
+  std::fclose(f);
 }

@@ -182,7 +182,7 @@ void EventLogObserver::tool_call(int n, int index, const ToolCall& call) {
   // What the views know of a handle beyond its report: the call that spawned it.
   if (auto* id = arguments.find("id"); id && id->is_string())
     origins_[id->as_string()] = HandleOrigin{arguments, terminal_tools_.count(call.name) > 0};
-  arguments_[{n, index}] = arguments;
+  calls_[{n, index}] = RunningCall{call.name, arguments, std::chrono::steady_clock::now()};
   log_->tool_call(agent_, n, index, call.name, args ? *args : Json(call.arguments));
   if (call_views_)
     log_->line(fmt::format("[{}] {}", agent_, started_line(call.name, arguments)));
@@ -191,10 +191,10 @@ void EventLogObserver::tool_call(int n, int index, const ToolCall& call) {
 void EventLogObserver::tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
                                    double elapsed_ms) {
   log_->tool_result(agent_, n, index, tool, ok, content, elapsed_ms);
-  auto it = arguments_.find({n, index});
-  auto arguments = it != arguments_.end() ? it->second : Json::object();
-  if (it != arguments_.end())
-    arguments_.erase(it);
+  auto it = calls_.find({n, index});
+  auto arguments = it != calls_.end() ? it->second.arguments : Json::object();
+  if (it != calls_.end())
+    calls_.erase(it);
   if (call_views_)
     log_->line(fmt::format("[{}] {}", agent_, completed_line(tool, arguments, ok, content, elapsed_ms)));
 }
@@ -213,6 +213,17 @@ void EventLogObserver::progress(const std::vector<HandleSummary>& running) {
   for (auto& h : running) {
     auto it = origins_.find(h.id);
     lines.push_back(fmt::format("[{}] {}", agent_, in_flight_line(h, it != origins_.end() ? it->second : HandleOrigin{})));
+  }
+  // One-shot calls are no handles (the registry lists none): their lines come from
+  // the calls themselves -- the tool, how long, what it runs.
+  auto now = std::chrono::steady_clock::now();
+  for (auto& [at, call] : calls_) {
+    if (call.arguments.find("action"))
+      continue; // a handle's action: its handle has a line of its own
+    HandleSummary h{"", call.tool, ToolState::running(), turn_end_policy::abort,
+                    std::chrono::duration<double>(now - call.started).count()};
+    lines.push_back(fmt::format("[{}] {}", agent_,
+                                in_flight_line(h, HandleOrigin{call.arguments, terminal_tools_.count(call.tool) > 0})));
   }
   if (lines.empty())
     lines.push_back(fmt::format("[{}] ⋯ waiting on the step's calls", agent_));

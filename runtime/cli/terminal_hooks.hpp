@@ -6,6 +6,7 @@
 #include <mutex>
 #include <cstdio>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <set>
 #include <memory>
@@ -118,7 +119,13 @@ private:
   std::set<std::string> terminal_tools_;
   bool call_views_;
   std::map<std::string, HandleOrigin> origins_;   // handle id -> the call that spawned it
-  std::map<std::pair<int, int>, Json> arguments_; // (response, index) -> a running call's
+  /// A call running now, by (response, index): what it was called with, and since when.
+  struct RunningCall {
+    std::string tool;
+    Json arguments;
+    std::chrono::steady_clock::time_point started;
+  };
+  std::map<std::pair<int, int>, RunningCall> calls_;
 };
 
 /// The tools of `config` that run on a terminal (io = "pty"), for the views.
