@@ -473,6 +473,16 @@ void finish_turn(loop_actor_t* self) {
 
 // -- interrupts ---------------------------------------------------------------------------
 
+/// The turn is ending: its stream, its inquiry and its questions stop.
+void stop_asking(loop_actor_t* self) {
+  auto& st = self->state;
+  st.cancel->store(true);
+  if (st.ctx.inquiry)
+    st.ctx.inquiry->cancel();
+  if (st.ctx.prompts)
+    st.ctx.prompts->cancel();
+}
+
 /// Stops the turn cleanly: what an interrupt does without a menu, or with `stop`.
 void interrupt_turn(loop_actor_t* self) {
   auto& st = self->state;
@@ -483,11 +493,7 @@ void interrupt_turn(loop_actor_t* self) {
     return;
   }
   st.interrupted = true;
-  st.cancel->store(true);
-  if (st.ctx.inquiry)
-    st.ctx.inquiry->cancel();
-  if (st.ctx.prompts)
-    st.ctx.prompts->cancel();
+  stop_asking(self);
   if (st.ending) {
     // The turn end waits (an inquiry, a handle's result): stop waiting.
     self->send(st.turn, abort_all_atom::value);
@@ -504,11 +510,7 @@ void interrupt_turn(loop_actor_t* self) {
 void abort_everything(loop_actor_t* self) {
   auto& st = self->state;
   st.menu_open = false;
-  st.cancel->store(true);
-  if (st.ctx.inquiry)
-    st.ctx.inquiry->cancel();
-  if (st.ctx.prompts)
-    st.ctx.prompts->cancel();
+  stop_asking(self);
   if (st.error.empty()) {
     st.error = "interrupted twice: every handle was aborted";
     st.code = error_code::interrupted;

@@ -433,14 +433,19 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   CAF_CHECK_EQUAL(http_exchange(l.port, elsewhere, ping.dump()).status, 404);
 }
 
-CAF_TEST(over HTTP DELETE ends the session and what it still runs) {
-  marked_sleep sleeper(dir.path);
-  auto l = serve_http();
-  auto sid = l.open_session();
+/// Spawns handle `s` running `sleeper` in session `sid`; it is running when this returns.
+void spawn_sleeper(Listener& l, const std::string& sid, marked_sleep& sleeper) {
   auto spawned = l.call(sid, "tools/call", tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()),
                                                                       Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
   CAF_CHECK(!is_error(spawned));
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+}
+
+CAF_TEST(over HTTP DELETE ends the session and what it still runs) {
+  marked_sleep sleeper(dir.path);
+  auto l = serve_http();
+  auto sid = l.open_session();
+  spawn_sleeper(l, sid, sleeper);
   CAF_CHECK_EQUAL(http_exchange(l.port, l.head("DELETE", sid)).status, 200);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
@@ -451,10 +456,7 @@ CAF_TEST(over HTTP a session left idle ends with what it still runs) {
   extra = {"--session-idle-secs", "1"};
   auto l = serve_http();
   auto sid = l.open_session();
-  auto spawned = l.call(sid, "tools/call", tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()),
-                                                                      Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
-  CAF_CHECK(!is_error(spawned));
-  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  spawn_sleeper(l, sid, sleeper);
   // The client goes without a DELETE: the session ends once idle, and its handle.
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);

@@ -49,6 +49,31 @@ name = "holder"
                      pidfile);
 }
 
+/// main spawns the `holder` sub-agent `w`, waits until its process started, aborts
+/// it, then runs `last_call` (a TOML inline call: tool and arguments).
+std::string abort_holder_script(const std::string& pidfile, const std::string& last_call) {
+  return fmt::format(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "spawn", id = "w", prompt = "x", script = "holder" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "until [ -s '{0}' ]; do sleep 0.01; done; echo started" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "abort", id = "w" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  {1}
+{2})",
+                     pidfile, last_call, holder_subagent(pidfile));
+}
+
 /// examples/subagents.toml as its header says to run it (with examples/confirm.toml's
 /// tool, found from any workspace), no terminal on stdin.
 Run run_subagents_example() {
@@ -107,27 +132,10 @@ CAF_TEST(a blocking sub-agent returns what it yields and its turn ends there) {
 CAF_TEST(aborting a sub-agent ends the processes it started) {
   temp_dir ws;
   auto pidfile = (ws.path / "pid").string();
-  auto script = fmt::format(R"(
-[[agents]]
-name = "main"
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "agent"
-  arguments = {{ action = "spawn", id = "w", prompt = "x", script = "holder" }}
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "shell"
-  arguments = {{ command = "until [ -s '{0}' ]; do sleep 0.01; done; echo started" }}
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "agent"
-  arguments = {{ action = "abort", id = "w" }}
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "shell"
-  arguments = {{ command = "if kill -0 $(cat '{0}') 2>/dev/null; then echo alive; else echo gone; fi" }}
-{1})",
-                            pidfile, holder_subagent(pidfile));
+  auto script = abort_holder_script(
+    pidfile, fmt::format("tool = \"shell\"\n  arguments = {{ command = \"if kill -0 $(cat '{}') 2>/dev/null; then echo "
+                         "alive; else echo gone; fi\" }}",
+                         pidfile));
   ws.write("script.toml", script);
   auto r = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json", ws.path.string()));
   JP_REQUIRE_OK(r);
@@ -150,27 +158,7 @@ CAF_TEST(a sub-agent aborted on a terminal leaves the terminal asking for its pa
   auto pidfile = (ws.path / "pid").string();
   ws.write("tools.toml", "[conversation.tools.hello]\nsummary = \"says hello\"\n"
                          "command = { program = \"echo\", args = [\"hello from the tool\"] }\nrun = \"ask\"\n");
-  ws.write("script.toml", fmt::format(R"(
-[[agents]]
-name = "main"
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "agent"
-  arguments = {{ action = "spawn", id = "w", prompt = "x", script = "holder" }}
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "shell"
-  arguments = {{ command = "until [ -s '{0}' ]; do sleep 0.01; done; echo started" }}
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "agent"
-  arguments = {{ action = "abort", id = "w" }}
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "hello"
-  arguments = {{ }}
-{1})",
-                                      pidfile, holder_subagent(pidfile)));
+  ws.write("script.toml", abort_holder_script(pidfile, "tool = \"hello\"\n  arguments = { }"));
   // On a terminal: the sub-agent's turn ends with the abort; its parent still asks
   // there (the abort once cancelled the terminal for good: the permission was
   // refused unasked).

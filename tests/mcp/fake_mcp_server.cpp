@@ -45,6 +45,34 @@ Json reply(const Json& id, Json result) {
   return Json::object().set("jsonrpc", "2.0").set("id", id).set("result", std::move(result));
 }
 
+Json rpc_error(const Json& id, int code, const std::string& message) {
+  return Json::object().set("jsonrpc", "2.0").set("id", id).set(
+    "error", Json::object().set("code", code).set("message", message));
+}
+
+/// Why a message breaks JSON-RPC 2.0 or MCP's lifecycle as a real server checks it
+/// ("" = it does not): so the client tests fail when the client sends one.
+std::string violation(const Json& msg, bool initialized) {
+  if (!msg.is_object())
+    return "a message must be a JSON object";
+  auto* version = msg.find("jsonrpc");
+  if (!version || !version->is_string() || version->as_string() != "2.0")
+    return "\"jsonrpc\" must be \"2.0\"";
+  auto* method = msg.find("method");
+  auto* id = msg.find("id");
+  if (id && !id->is_string() && !id->is_int())
+    return "an id must be a string or an integer";
+  if (!method)
+    return id && (msg.find("result") || msg.find("error")) ? "" : "neither a request, a notification nor a response";
+  if (!method->is_string())
+    return "\"method\" must be a string";
+  if (auto* params = msg.find("params"); params && !params->is_object() && !params->is_array())
+    return "\"params\" must be an object or an array";
+  if (!initialized && method->as_string() != "initialize" && method->as_string() != "ping" && id)
+    return "initialize first: no other request comes before it";
+  return "";
+}
+
 Json text_result(const std::string& text, bool error = false) {
   auto content = Json::array();
   content.push(Json::object().set("type", "text").set("text", text));
@@ -123,6 +151,7 @@ int main(int argc, char** argv) {
   std::map<std::string, Waiting> waiting; // by request id, dumped
   std::map<std::string, Waiting> jobs;    // tasks, by task id
   int next_task = 0;
+  bool initialized = false;
   auto task_json = [&](const std::string& task_id, const Waiting& w, const std::string& status) {
     return Json::object()
       .set("taskId", task_id)
@@ -160,12 +189,21 @@ int main(int argc, char** argv) {
       auto line = buffer.substr(0, nl);
       buffer.erase(0, nl + 1);
       auto msg = Json::parse(line);
-      if (!msg)
+      if (!msg) {
+        send(rpc_error(Json(), -32700, "not JSON: " + msg.error()));
         continue;
+      }
+      if (auto why = violation(*msg, initialized); !why.empty()) {
+        std::fprintf(stderr, "fake MCP server: refused %s: %s\n", line.c_str(), why.c_str());
+        auto* bad_id = msg->is_object() ? msg->find("id") : nullptr;
+        send(rpc_error(bad_id ? *bad_id : Json(), -32600, why));
+        continue;
+      }
       auto* method = msg->find("method");
       auto* id = msg->find("id");
       auto m = method && method->is_string() ? method->as_string() : "";
       if (m == "initialize") {
+        initialized = true;
         send(reply(*id, Json::object()
                           .set("protocolVersion", "2025-06-18")
                           .set("capabilities", Json::object()
