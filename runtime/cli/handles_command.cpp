@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "runtime/cli/terminal_safe.hpp"
+#include "runtime/cli/tool_views.hpp"
 #include "runtime/control_socket.hpp"
 
 namespace jp {
@@ -43,24 +43,6 @@ Result<std::vector<Json>> holders(const Config& config, bool all) {
   return out;
 }
 
-/// A handle's words (its output's last line) on one line, safe for the terminal.
-std::string one_line(const std::string& text, size_t max) {
-  auto s = terminal_safe(text);
-  for (auto& c : s)
-    if (c == '\n' || c == '\t')
-      c = ' ';
-  return s.size() > max ? s.substr(0, max - 3) + "..." : s;
-}
-
-std::string elapsed(double secs) {
-  auto s = static_cast<int64_t>(secs);
-  if (s < 60)
-    return fmt::format("{}s", s);
-  if (s < 3600)
-    return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}h{:02}m", s / 3600, s / 60 % 60);
-}
-
 } // namespace
 
 int list_live_handles(const Config& config, bool all, bool json) {
@@ -92,8 +74,8 @@ int list_live_handles(const Config& config, bool all, bool json) {
     auto held = fmt::format("pid {} {} {} ({})", int_at(r, "pid"), text_at(r, "command"), text_at(r, "holder"),
                             text_at(r, "agent"));
     std::printf("%-16s %-14s %-8s %-8s %-40s %s\n", text_at(r, "id").c_str(), text_at(r, "tool").c_str(),
-                text_at(r, "state").c_str(), elapsed(secs && secs->is_number() ? secs->as_number() : 0).c_str(),
-                one_line(held, 40).c_str(), one_line(text_at(r, "last_line"), 60).c_str());
+                text_at(r, "state").c_str(), duration_text(secs && secs->is_number() ? secs->as_number() * 1000 : 0).c_str(),
+                terminal_line(held, 40).c_str(), terminal_line(text_at(r, "last_line"), 60).c_str());
     if (all)
       std::printf("%-16s in %s\n", "", text_at(r, "workspace").c_str());
   }

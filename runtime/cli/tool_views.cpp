@@ -13,15 +13,6 @@ std::string text_at(const Json& j, std::string_view key) {
   return v && v->is_string() ? v->as_string() : std::string();
 }
 
-std::string duration(double ms) {
-  if (ms < 1000)
-    return fmt::format("{:.1f} ms", ms);
-  if (ms < 60'000)
-    return fmt::format("{:.1f} s", ms / 1000);
-  auto s = static_cast<int64_t>(ms / 1000);
-  return fmt::format("{}m{:02}s", s / 60, s % 60);
-}
-
 std::string bytes(size_t n) {
   if (n < 1024)
     return fmt::format("{} B", n);
@@ -35,9 +26,22 @@ std::string first_line(const std::string& s) {
   return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
-/// One line for a terminal: no control characters, no line breaks, at most `width`
-/// columns (counted as code points), cut on a character's boundary.
-std::string fit(const std::string& line, size_t width) {
+std::string label(const std::string& tool, const std::string& id) {
+  return id.empty() ? tool : fmt::format("{} `{}`", tool, id);
+}
+
+} // namespace
+
+std::string duration_text(double ms) {
+  if (ms < 1000)
+    return fmt::format("{:.1f} ms", ms);
+  if (ms < 60'000)
+    return fmt::format("{:.1f} s", ms / 1000);
+  auto s = static_cast<int64_t>(ms / 1000);
+  return fmt::format("{}m{:02}s", s / 60, s % 60);
+}
+
+std::string terminal_line(const std::string& line, size_t width) {
   auto s = terminal_safe(line);
   for (auto& c : s)
     if (c == '\n' || c == '\t')
@@ -58,18 +62,13 @@ std::string fit(const std::string& line, size_t width) {
   return s;
 }
 
-std::string label(const std::string& tool, const std::string& id) {
-  return id.empty() ? tool : fmt::format("{} `{}`", tool, id);
-}
-
-} // namespace
 
 std::string in_flight_line(const HandleSummary& h, const HandleOrigin& origin, size_t width) {
   auto& p = h.progress;
   auto line = "⋯ " + label(h.tool, h.id);
   if (!p.node.empty())
     line += " on " + p.node;
-  line += " " + duration(h.elapsed_secs * 1000);
+  line += " " + duration_text(h.elapsed_secs * 1000);
   std::string last = p.last_line;
   if (p.total >= 0) {
     line += fmt::format(" · {}/{} done, {} running", p.done, p.total, p.running);
@@ -80,13 +79,13 @@ std::string in_flight_line(const HandleSummary& h, const HandleOrigin& origin, s
   } else if (!p.message.empty()) {
     last = p.message;
   } else if (origin.terminal) {
-    return fit(line + (last.empty() ? "" : " ▌ " + last), width);
+    return terminal_line(line + (last.empty() ? "" : " ▌ " + last), width);
   } else if (auto command = text_at(origin.arguments, "command"); !command.empty()) {
     line += " $ " + first_line(command);
   }
   if (!last.empty())
     line += " │ " + last;
-  return fit(line, width);
+  return terminal_line(line, width);
 }
 
 std::string started_line(const std::string& tool, const Json& arguments, size_t width) {
@@ -94,13 +93,13 @@ std::string started_line(const std::string& tool, const Json& arguments, size_t 
   if (auto action = text_at(arguments, "action"); !action.empty())
     line += " " + action;
   if (auto command = text_at(arguments, "command"); !command.empty())
-    return fit(line + " $ " + first_line(command), width);
+    return terminal_line(line + " $ " + first_line(command), width);
   auto rest = Json::object();
   if (arguments.is_object())
     for (auto& [k, v] : arguments.as_object())
       if (k != "id" && k != "action")
         rest.set(k, v);
-  return fit(rest.as_object().empty() ? line : line + " " + rest.dump(), width);
+  return terminal_line(rest.as_object().empty() ? line : line + " " + rest.dump(), width);
 }
 
 std::string completed_line(const std::string& tool, const Json& arguments, bool ok, const std::string& content,
@@ -121,8 +120,8 @@ std::string completed_line(const std::string& tool, const Json& arguments, bool 
   if (how.empty())
     how = ok ? "ok" : first_line(content);
   auto id = answer ? text_at(*answer, "id") : text_at(arguments, "id");
-  return fit(fmt::format("{} {} · {} · {} · {}", ok ? "✓" : "✗", label(tool, id), how, bytes(size),
-                         duration(elapsed_ms)),
+  return terminal_line(fmt::format("{} {} · {} · {} · {}", ok ? "✓" : "✗", label(tool, id), how, bytes(size),
+                         duration_text(elapsed_ms)),
              width);
 }
 

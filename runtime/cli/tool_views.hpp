@@ -18,6 +18,13 @@ struct HandleOrigin {
   bool terminal = false;
 };
 
+/// One line for a terminal: no control characters, no line breaks, at most `width`
+/// columns (code points), cut on a character's boundary with an ellipsis.
+std::string terminal_line(const std::string& text, size_t width);
+
+/// A duration as the views write it: 3.1 ms, 4.2 s, 1m15s.
+std::string duration_text(double ms);
+
 /// A running handle's live line, by its kind:
 ///   shell/process  ⋯ shell `w` 4.2 s $ make test │ last output line
 ///   terminal       ⋯ repl `r` 4.2 s ▌ last screen line
