@@ -5,51 +5,86 @@
 
 namespace jp {
 
+namespace {
+
+// Up to this many ids, a linear look beats hashing (most awaits name a few).
+constexpr size_t few_ids = 16;
+
+/// Calls `k` with each id of `lists` the first time it comes.
+template <class F>
+void each_distinct(std::initializer_list<const std::vector<std::string>*> lists, F k) {
+  size_t total = 0;
+  for (auto* list : lists)
+    total += list->size();
+  std::vector<std::string_view> few;
+  std::unordered_set<std::string_view> many;
+  for (auto* list : lists)
+    for (auto& id : *list) {
+      bool fresh = total <= few_ids ? std::find(few.begin(), few.end(), id) == few.end() : many.insert(id).second;
+      if (!fresh)
+        continue;
+      if (total <= few_ids)
+        few.push_back(id);
+      k(id);
+    }
+}
+
+size_t distinct_count(const std::vector<std::string>& ids) {
+  size_t n = 0;
+  each_distinct({&ids}, [&](const std::string&) { ++n; });
+  return n;
+}
+
+} // namespace
+
 AwaitCondition::AwaitCondition(const AwaitRequest& req, std::vector<HandleStatus> statuses)
     : statuses_(std::move(statuses)) {
   auto n = statuses_.size();
+  // distinct_ids puts any's ids first, then those of all not in any: membership
+  // follows from the position, but for ids in both lists.
+  auto n_any = std::min(n, req.any.empty() ? size_t{0} : distinct_count(req.any));
   in_any_.assign(n, 0);
   in_all_.assign(n, 0);
+  std::fill(in_any_.begin(), in_any_.begin() + static_cast<ptrdiff_t>(n_any), 1);
+  std::fill(in_all_.begin() + static_cast<ptrdiff_t>(n_any), in_all_.end(), 1);
+  if (n_any > 0 && !req.all.empty()) {
+    std::unordered_set<std::string_view> all(req.all.begin(), req.all.end());
+    for (size_t i = 0; i < n_any; ++i)
+      in_all_[i] = all.count(statuses_[i].id) > 0;
+  }
   any_hit_ = req.any.empty();
-  std::unordered_set<std::string_view> any(req.any.begin(), req.any.end());
-  std::unordered_set<std::string_view> all(req.all.begin(), req.all.end());
   for (size_t i = 0; i < n; ++i) {
-    auto& s = statuses_[i];
-    index_.emplace(s.id, i);
-    in_any_[i] = any.count(s.id) > 0;
-    in_all_[i] = all.count(s.id) > 0;
-    if (s.state.stopped())
+    if (statuses_[i].state.stopped())
       any_hit_ = any_hit_ || in_any_[i];
     else if (in_all_[i])
       ++all_left_;
   }
 }
 
-const HandleStatus* AwaitCondition::update(HandleStatus s) {
-  auto it = index_.find(s.id);
-  if (it == index_.end())
-    return nullptr;
-  auto& cur = statuses_[it->second];
+const HandleStatus& AwaitCondition::update(size_t i, const HandleStatus& s) {
+  auto& cur = statuses_[i];
   if (cur.state.stopped())
-    return &cur;
-  cur = std::move(s); // the same id: its state, spill file and node
+    return cur;
+  cur = s; // the same id: its state, spill file and node
   if (cur.state.stopped()) {
-    any_hit_ = any_hit_ || in_any_[it->second];
-    if (in_all_[it->second])
+    any_hit_ = any_hit_ || in_any_[i];
+    if (in_all_[i])
       --all_left_;
   }
-  return &cur;
+  return cur;
 }
 
 const HandleStatus* AwaitCondition::find(std::string_view id) const {
-  auto it = index_.find(id);
-  return it == index_.end() ? nullptr : &statuses_[it->second];
+  auto it = std::find_if(statuses_.begin(), statuses_.end(), [&](const HandleStatus& s) { return s.id == id; });
+  return it == statuses_.end() ? nullptr : &*it;
 }
 
 AwaitResult AwaitCondition::result(bool timed_out) && {
-  index_.clear(); // its keys view the statuses moved out next
   AwaitResult r;
   r.timed_out = timed_out;
+  size_t stopped = std::count_if(statuses_.begin(), statuses_.end(), [](auto& s) { return s.state.stopped(); });
+  r.completed.reserve(stopped);
+  r.pending.reserve(statuses_.size() - stopped);
   for (auto& s : statuses_)
     (s.state.stopped() ? r.completed : r.pending).push_back(std::move(s));
   return r;
@@ -61,10 +96,8 @@ bool await_condition_met(const AwaitRequest& req, std::vector<HandleStatus> stat
 
 std::vector<std::string> distinct_ids(const AwaitRequest& req) {
   std::vector<std::string> ids;
-  for (auto* list : {&req.any, &req.all})
-    for (auto& id : *list)
-      if (std::find(ids.begin(), ids.end(), id) == ids.end())
-        ids.push_back(id);
+  ids.reserve(req.any.size() + req.all.size());
+  each_distinct({&req.any, &req.all}, [&](const std::string& id) { ids.push_back(id); });
   return ids;
 }
 

@@ -1,10 +1,9 @@
 // RFD 037's completion condition for `await`: any of `any` (or `any` empty) and
-// all of `all` stopped. One definition, used by the await actor as its targets
-// stop and by the turn's fast path over the registry's current states.
+// all of `all` stopped. One definition, kept by the await hub for each await as
+// its handles change.
 #pragma once
 
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "messages/tool_state.hpp"
@@ -13,18 +12,25 @@ namespace jp {
 
 class AwaitCondition {
 public:
-  /// `statuses`: one per distinct id of `req` (distinct_ids), as the registry
-  /// answers watch or status.
+  /// `statuses`: one per distinct id of `req`, in distinct_ids order (as the
+  /// registry answers watch or status for those ids).
   AwaitCondition(const AwaitRequest& req, std::vector<HandleStatus> statuses);
 
   bool met() const { return any_hit_ && all_left_ == 0; }
 
-  /// A watched handle changed (it stopped, or asks, or was answered). Its status as
-  /// now kept; nullptr when it is not awaited. A stopped status never changes
-  /// again. O(1), however many ids are awaited.
-  const HandleStatus* update(HandleStatus s);
+  /// Whether it would be met once the handle at position `i` stops (without
+  /// keeping that status: awaits answered alike skip the copy).
+  bool met_once_stopped(size_t i) const {
+    bool counted = statuses_[i].state.stopped();
+    return (any_hit_ || in_any_[i]) && all_left_ - (in_all_[i] && !counted ? 1 : 0) == 0;
+  }
 
-  /// The status kept for `id`; nullptr when it is not awaited.
+  /// The handle at position `i` of the statuses changed (it stopped, or asks, or
+  /// was answered). Its status as now kept; a stopped status never changes again.
+  const HandleStatus& update(size_t i, const HandleStatus& s);
+
+  /// The status kept for `id`; nullptr when it is not awaited. (Linear: for the
+  /// rare look by id; updates go by position.)
   const HandleStatus* find(std::string_view id) const;
 
   const std::vector<HandleStatus>& statuses() const { return statuses_; }
@@ -34,10 +40,9 @@ public:
 
 private:
   std::vector<HandleStatus> statuses_;
-  std::unordered_map<std::string_view, size_t> index_; // id -> position; views statuses_
-  std::vector<char> in_any_, in_all_;                  // per position
-  size_t all_left_ = 0;                                // ids of `all` not stopped yet
-  bool any_hit_ = false;                               // some id of `any` stopped (or none given)
+  std::vector<char> in_any_, in_all_; // per position
+  size_t all_left_ = 0;               // ids of `all` not stopped yet
+  bool any_hit_ = false;              // some id of `any` stopped (or none given)
 };
 
 /// Whether the condition holds over `statuses` now.

@@ -42,11 +42,6 @@ using watcher_actor = caf::typed_actor<caf::reacts_to<update_atom, HandleStatus>
 /// Where the registry sends notifications (RFD 037): the turn.
 using notification_sink = caf::typed_actor<caf::reacts_to<notify_atom, Notification>>;
 
-/// Who answers a question a handle waits on while an await blocks the assistant:
-/// true when it was answered (the turn routes it to a person or the inquiry backend).
-using resolver_actor =
-  caf::typed_actor<caf::replies_to<resolve_atom, std::string, Question>::with<bool>>;
-
 /// The supervisor of a turn's handles; actors/registry_actor.hpp says what each does.
 using registry_actor = supervisor_actor::extend<
   caf::replies_to<batch_atom, std::vector<std::string>>::with<bool>,
@@ -75,9 +70,6 @@ using handle_view_actor = caf::typed_actor<
   caf::reacts_to<unwatch_atom, watcher_actor>,
   caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>>;
 
-/// One `await` call (RFD 037).
-using await_actor = caf::typed_actor<caf::replies_to<run_atom>::with<AwaitResult>>;
-
 /// A turn: one response's tool calls; actors/turn_actor.hpp says what each does.
 using turn_actor = caf::typed_actor<
   caf::replies_to<batch_atom, std::vector<std::string>>::with<bool>,
@@ -90,7 +82,6 @@ using turn_actor = caf::typed_actor<
   caf::replies_to<pending_atom>::with<std::vector<Notification>>,
   caf::reacts_to<abort_all_atom>,
   caf::reacts_to<notify_atom, Notification>,
-  caf::replies_to<resolve_atom, std::string, Question>::with<bool>,
   caf::replies_to<user_abort_atom, std::string>::with<HandleReport>>; // a person aborts handle `id`
 
 /// `jp-actors mcp`'s server (actors/mcp_server.hpp): one JSON-RPC message in (a

@@ -1,5 +1,6 @@
 #include "actors/registry_actor.hpp"
 
+#include <algorithm>
 #include <caf/all.hpp>
 #include <chrono>
 #include <csignal>
@@ -96,7 +97,8 @@ caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
   for (size_t i = 0; i < ids.size(); ++i) {
     auto& e = *found[i];
     e.observed = true; // awaited: its news reach the assistant through the await
-    if (e.phase != entry_phase::stopped && watcher)
+    // Once per watcher: a turn watches for all its awaits, each stop is told once.
+    if (e.phase != entry_phase::stopped && watcher && std::find(e.watchers.begin(), e.watchers.end(), watcher) == e.watchers.end())
       e.watchers.push_back(watcher);
     out.push_back(status_of(ids[i], e));
   }

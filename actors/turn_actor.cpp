@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "actors/await_actor.hpp"
+#include "actors/await_hub.hpp"
 #include "actors/registry_actor.hpp"
 #include "actors/shared_registry.hpp"
 #include "actors/remote_handle.hpp"
@@ -40,14 +40,25 @@ struct turn_state {
   std::set<std::string> aborted_calls;
   uint64_t next_oneshot = 0;
   // Waiting questions being answered for awaits, by "id\nquestion id": who hears.
-  std::map<std::string, std::vector<caf::response_promise>> resolving;
+  std::map<std::string, std::vector<std::function<void(bool)>>> resolving;
+  // Its awaits: the turn is the one watcher of their handles (AwaitHub), and holds
+  // each one's reply by key.
+  AwaitHub awaits;
+  std::unordered_map<AwaitHub::Key, caf::typed_response_promise<CallResult>> await_replies;
+  AwaitHub::Key next_await = 0;
+  // Applies on their way, by handle id, and the questions of awaits held until they
+  // answer: the apply may be the very answer (a batch of [apply, await]).
+  std::map<std::string, int> applying;
+  std::map<std::string, std::vector<AwaitHub::Ask>> held_asks;
   static inline const char* name = "jp.turn";
 };
 
 // A call runs through the turn's own mailbox (exec), so that its answer can carry
 // the notifications queued by then.
+// As its awaits' watcher it hears what their handles do (update), and their timers.
 using turn_impl =
-  turn_actor::extend<caf::replies_to<exec_atom, std::string, std::string, std::string>::with<CallResult>>;
+  turn_actor::extend<caf::replies_to<exec_atom, std::string, std::string, std::string>::with<CallResult>,
+                     caf::reacts_to<timeout_atom, uint64_t>>::extend_with<watcher_actor>;
 using turn_actor_t = turn_impl::stateful_base<turn_state>;
 
 CallResult failed(std::string msg) {
@@ -285,6 +296,10 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   self->request(st.registry, caf::infinite, oneshot_atom::value, *spec, id).then(reply, fail);
 }
 
+void resolve_question(turn_actor_t* self, const std::string& id, const Question& q, std::function<void(bool)> done);
+void put_to_resolver(turn_actor_t* self, const AwaitHub::Ask& ask);
+void apply_settled(turn_actor_t* self, const std::string& id);
+
 // A call with `action`: dispatch the ToolCommand to the registry.
 caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args) {
   auto& st = self->state;
@@ -302,10 +317,24 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
     return failed(ok.error);
   }
   auto rp = self->make_response_promise<CallResult>();
-  auto reply = [rp](HandleReport& r) mutable { rp.deliver(CallResult{true, response_content(r), true, {}}); };
-  auto reply_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
-  auto registry = st.registry;
   auto id = cmd->id;
+  // An apply on its way holds back awaits' questions of that handle (apply_settled).
+  bool applying = cmd->action == action_kind::apply;
+  if (applying)
+    ++st.applying[id];
+  auto settled = [self, id, applying] {
+    if (applying)
+      apply_settled(self, id);
+  };
+  auto reply = [rp, settled](HandleReport& r) mutable {
+    settled();
+    rp.deliver(CallResult{true, response_content(r), true, {}});
+  };
+  auto reply_error = [rp, settled](caf::error& err) mutable {
+    settled();
+    rp.deliver(failed(error_text(err)));
+  };
+  auto registry = st.registry;
   std::function<void()> go;
   switch (cmd->action) {
     case action_kind::spawn: {
@@ -345,76 +374,123 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
       break;
   }
   bool spawning = cmd->action == action_kind::spawn;
-  with_permission(self, tool, cmd->action, args, go, [self, registry, id, spawning, rp](std::string msg) mutable {
+  with_permission(self, tool, cmd->action, args, go, [self, registry, id, spawning, settled, rp](std::string msg) mutable {
     if (spawning) // a refused spawn of a batch must still release its reservation
       self->send(registry, cancel_atom::value, id, msg);
+    settled();
     rp.deliver(failed(std::move(msg)));
   });
   return rp;
 }
 
-caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
-  auto rp = self->make_response_promise<CallResult>();
-  auto cap = self->state.ctx.config->runtime.response_cap_bytes;
-  auto answer = [rp, cap](AwaitResult& r) mutable {
-    rp.deliver(CallResult{true, await_result_text(cap_response(std::move(r), cap)), true, {}});
-  };
-  auto answer_error = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
-  auto wait = [self, req, answer, answer_error] {
-    auto a = spawn_await(self->system(), self->state.view, req, resolver_actor{self});
-    self->request(a, caf::infinite, run_atom::value).then(answer, answer_error);
-  };
-  auto ids = distinct_ids(req);
-  if (ids.empty()) {
-    wait(); // the await actor names what is missing
-    return rp;
+
+/// Does what the await hub says: answers (one text per shared result: awaits
+/// answered alike by one stop get the same answer, written once) and puts waiting
+/// questions to whoever the tool's config routes them to.
+void apply_awaits(turn_actor_t* self, AwaitHub::Effects fx) {
+  auto& st = self->state;
+  const AwaitResult* last = nullptr;
+  std::string text;
+  for (auto& a : fx.answers) {
+    auto rp = st.await_replies.find(a.key);
+    if (rp == st.await_replies.end())
+      continue;
+    if (a.result.get() != last) {
+      last = a.result.get();
+      text = await_answer_text(*a.result, st.ctx.config->runtime.response_cap_bytes);
+    }
+    rp->second.deliver(CallResult{true, text, true, {}});
+    st.await_replies.erase(rp);
   }
-  // Fast path: when the condition already holds, no actor needs to wait for it.
-  self->request(self->state.view, caf::infinite, status_atom::value, ids)
+  for (auto& ask : fx.asks) {
+    if (st.applying.count(ask.id))
+      st.held_asks[ask.id].push_back(std::move(ask));
+    else
+      put_to_resolver(self, ask);
+  }
+}
+
+void put_to_resolver(turn_actor_t* self, const AwaitHub::Ask& ask) {
+  resolve_question(self, ask.id, ask.question, [self, key = ask.key, id = ask.id, q = ask.question](bool answered) {
+    apply_awaits(self, self->state.awaits.resolved(key, id, q, answered));
+  });
+}
+
+/// An apply to `id` answered. The questions held meanwhile are put now, after one
+/// round trip to the registry: the handle told it whether it still asks before it
+/// answered the apply, so the registry's word on that reaches the awaits first.
+void apply_settled(turn_actor_t* self, const std::string& id) {
+  auto& st = self->state;
+  auto n = st.applying.find(id);
+  if (n == st.applying.end() || --n->second > 0)
+    return;
+  st.applying.erase(n);
+  auto held = st.held_asks.extract(id);
+  if (held.empty())
+    return;
+  auto put = [self, asks = std::move(held.mapped())] {
+    for (auto& a : asks)
+      put_to_resolver(self, a);
+  };
+  self->request(st.registry, caf::infinite, status_atom::value, std::vector<std::string>{id})
+    .then([put](std::vector<HandleStatus>&) { put(); }, [put](caf::error&) { put(); });
+}
+
+/// `await` (RFD 037): the registry answers the watch with the handles' states (and
+/// from then on tells this turn when they change); the hub answers now when they
+/// already satisfy the request, else when they do, or at the timeout.
+caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
+  auto ids = distinct_ids(req);
+  if (ids.empty())
+    return failed("At least one handle ID required");
+  auto rp = self->make_response_promise<CallResult>();
+  auto key = ++self->state.next_await;
+  self->request(self->state.view, caf::infinite, watch_atom::value, ids, watcher_actor{self})
     .then(
-      [req, answer, wait](std::vector<HandleStatus>& statuses) mutable {
-        AwaitCondition cond(req, std::move(statuses));
-        if (!cond.met())
-          return wait();
-        auto r = std::move(cond).result(false);
-        answer(r);
+      [self, key, req, rp](std::vector<HandleStatus>& statuses) mutable {
+        auto& st = self->state;
+        st.await_replies.emplace(key, std::move(rp));
+        apply_awaits(self, st.awaits.add(key, req, std::move(statuses)));
+        // Beyond a century is no timeout (and would overflow the clock).
+        if (st.awaits.waiting(key) && req.timeout_secs >= 0 && req.timeout_secs < 3.2e9)
+          self->delayed_send(self, std::chrono::nanoseconds(static_cast<int64_t>(req.timeout_secs * 1e9)),
+                             timeout_atom::value, key);
       },
-      answer_error);
+      [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
   return rp;
 }
 
 /// An await waits on handle `id`, which waits on question `q`. Its tool's config
 /// may route the question to a person (target = "user", on a terminal) or to the
 /// inquiry backend (target = "assistant"): then it is asked, the answer applied, and
-/// the reply is true. false: nobody here answers it (terminal input, no target, no
-/// one to ask, or no answer) -- only the assistant can, once the await returns.
-caf::result<bool> resolve_question(turn_actor_t* self, const std::string& id, const Question& q) {
+/// `done(true)`. false: nobody here answers it (terminal input, no target, no one
+/// to ask, or no answer) -- only the assistant can, once the await returns.
+void resolve_question(turn_actor_t* self, const std::string& id, const Question& q, std::function<void(bool)> done) {
   auto& st = self->state;
   auto tool_name = st.handle_tools.find(id);
   if (tool_name == st.handle_tools.end() || q.id == "input")
-    return false;
+    return done(false);
   auto tool = st.ctx.config->tools.find(tool_name->second);
   if (tool == st.ctx.config->tools.end())
-    return false;
+    return done(false);
   auto target = tool->second.question_targets.find(q.id);
   if (target == tool->second.question_targets.end())
-    return false;
+    return done(false);
   AskUser ask = target->second == "assistant" ? st.ctx.ask_assistant
                 : target->second == "user"    ? st.ctx.ask_user
                                               : AskUser{};
   if (!ask)
-    return false;
+    return done(false);
   auto key = id + "\n" + q.id;
-  auto rp = self->make_response_promise<bool>();
   auto& waiters = st.resolving[key];
-  waiters.push_back(rp);
+  waiters.push_back(std::move(done));
   if (waiters.size() > 1)
-    return rp; // already being asked: this await hears the same answer
-  auto done = [self, key](bool answered) {
+    return; // already being asked: this await hears the same answer
+  auto all_done = [self, key](bool answered) {
     auto waiters = std::move(self->state.resolving[key]);
     self->state.resolving.erase(key);
     for (auto& w : waiters)
-      w.deliver(answered);
+      w(answered);
   };
   ask_detached(
     self,
@@ -422,15 +498,14 @@ caf::result<bool> resolve_question(turn_actor_t* self, const std::string& id, co
       auto a = ask(name, q);
       return a ? a->dump() : std::string{};
     },
-    [self, id, done](std::string& answer) {
+    [self, id, all_done](std::string& answer) {
       if (answer.empty())
-        return done(false);
+        return all_done(false);
       LookOptions no_wait;
       no_wait.wait_ms = 0;
       self->request(self->state.registry, caf::infinite, apply_atom::value, id, answer, no_wait)
-        .then([done](HandleReport&) { done(true); }, [done](caf::error&) { done(false); });
+        .then([all_done](HandleReport&) { all_done(true); }, [all_done](caf::error&) { all_done(false); });
     });
-  return rp;
 }
 
 caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
@@ -688,7 +763,8 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
       return run_call(self, tool, args, tag);
     },
     [self](notify_atom, Notification& n) { queue_notification(self, std::move(n)); },
-    [self](resolve_atom, const std::string& id, const Question& q) { return resolve_question(self, id, q); },
+    [self](update_atom, HandleStatus& s) { apply_awaits(self, self->state.awaits.update(s)); },
+    [self](timeout_atom, uint64_t key) { apply_awaits(self, self->state.awaits.timeout(key)); },
     [self](pending_atom) {
       auto out = std::move(self->state.notifications);
       self->state.notifications.clear();

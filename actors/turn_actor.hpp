@@ -13,8 +13,6 @@
 //   (counts_atom)                          -> HandleCounts  its registry's
 //   (turn_end_atom)                        -> vector<HandleSummary>, failure
 //        every handle ended, and why the turn-end inquiry failed ("": it did not)
-//   (resolve_atom, id, Question)           -> bool   an await's waiting handle: its
-//        question asked where the tool's config routes it and answered (true), or not
 //   (pending_atom)                         -> vector<Notification>  not yet carried
 //   (abort_all_atom)                       -> void   interrupted: end every handle now
 //   (notify_atom, Notification)            -> void   from its registry

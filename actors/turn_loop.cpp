@@ -418,7 +418,7 @@ void finish_turn(loop_actor_t* self) {
           record(self, ChatResponseEvent{"", {call}, "turn_end_inquiry"});
           record(self, ToolCallRequestEvent{call});
           auto cap = st.ctx.config->runtime.response_cap_bytes;
-          auto content = await_result_text(cap_response(std::move(result), cap));
+          auto content = await_answer_text(result, cap);
           record(self, ToolCallResponseEvent{call.id, call.name, true, content});
           st.messages.push_back(ChatMessage{chat_role::assistant, "", {call}});
           st.messages.push_back(ChatMessage{chat_role::tool, content, {}, call.id, call.name});

@@ -23,7 +23,7 @@ using retire_atom = caf::atom_constant<caf::atom("retire")>;   // a stopped hand
 using output_atom = caf::atom_constant<caf::atom("output")>;   // io thread -> handle
 using exited_atom = caf::atom_constant<caf::atom("exited")>;   // io thread -> handle
 using gone_atom = caf::atom_constant<caf::atom("gone")>;       // io thread: group gone
-using timeout_atom = caf::atom_constant<caf::atom("timeout")>; // await's timer
+using timeout_atom = caf::atom_constant<caf::atom("timeout")>; // timers (awaits, looks, turn-end waits)
 using run_atom = caf::atom_constant<caf::atom("run")>;         // start an await / agent
 using call_atom = caf::atom_constant<caf::atom("call")>;       // turn: one tool call
 using list_atom = caf::atom_constant<caf::atom("list")>;       // registry: live handles
@@ -47,6 +47,5 @@ using menu_atom = caf::atom_constant<caf::atom("menu")>;       // turn loop: the
 using peek_atom = caf::atom_constant<caf::atom("peek")>;       // handle: its progress (HandleProgress)
 using open_atom = caf::atom_constant<caf::atom("open")>;       // client -> node gate: a session, please
 using message_atom = caf::atom_constant<caf::atom("message")>; // mcp server: one JSON-RPC message in
-using resolve_atom = caf::atom_constant<caf::atom("resolve")>; // await -> turn: answer a waiting question
 
 } // namespace jp

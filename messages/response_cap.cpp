@@ -94,6 +94,11 @@ void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
 
 } // namespace
 
+std::string await_answer_text(const AwaitResult& r, uint64_t cap) {
+  auto text = await_result_text(r);
+  return text.size() <= cap ? text : await_result_text(cap_response(r, cap));
+}
+
 AwaitResult cap_response(AwaitResult r, uint64_t cap) {
   if (await_result_text(r).size() <= cap)
     return r;

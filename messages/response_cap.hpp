@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "messages/tool_state.hpp"
 
@@ -15,5 +16,9 @@ namespace jp {
 /// (an error keeps its message's tail or its last trace lines), and
 /// `omitted_bytes` says how much was left out in all.
 AwaitResult cap_response(AwaitResult r, uint64_t cap);
+
+/// The await's answer as the assistant reads it: await_result_text of `r`, capped
+/// as above. (Written once when it fits, which it mostly does; `r` is not copied.)
+std::string await_answer_text(const AwaitResult& r, uint64_t cap);
 
 } // namespace jp

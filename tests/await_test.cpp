@@ -1,283 +1,286 @@
+// `await` (RFD 037): the hub that answers a turn's awaits (plain data, driven here
+// as the turn drives it), and the registry's side of watching (deterministic CAF
+// scheduler). End to end through a turn: turn_test, interactive_test, cli_test.
 #define CAF_SUITE await
 #include "actor_fixture.hpp"
 
-#include <optional>
-
-#include "actors/await_actor.hpp"
+#include "actors/await_hub.hpp"
 
 using namespace jp;
 using namespace jp::testing;
-using namespace std::chrono_literals;
 
 namespace {
 
-struct await_fixture : registry_fixture {
-  void spawn(const std::string& id) {
-    auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, id, LaunchSpec{});
-    CAF_REQUIRE_EQUAL(err, "");
-  }
+using strings = std::vector<std::string>;
 
-  // Starts an await; the reply handle is read with result(). `resolver`: who is
-  // asked to answer a waiting handle's question (none: nobody).
-  using reply_handle =
-    decltype(std::declval<caf::scoped_actor&>()->request(std::declval<await_actor>(), caf::infinite, run_atom::value));
-
-  reply_handle start(AwaitRequest req, resolver_actor resolver = {}) {
-    auto a = spawn_await(sys, registry, std::move(req), std::move(resolver));
-    auto h = self->request(a, caf::infinite, run_atom::value);
-    settle();
-    return h;
-  }
-
-  // The reply, if one has arrived.
-  std::optional<std::pair<AwaitResult, std::string>>
-  result(reply_handle& h) {
-    std::optional<std::pair<AwaitResult, std::string>> out;
-    h.receive([&](AwaitResult& r) { out.emplace(std::move(r), ""); },
-              [&](caf::error& e) {
-                if (e != caf::sec::request_timeout)
-                  out.emplace(AwaitResult{}, error_text(e));
-              });
-    return out;
-  }
-
-  bool has_reply() {
-    return self->mailbox().size() > 0;
-  }
-
-  void ask_question(const std::string& id, const std::string& qid) {
-    anon_send(registry, waiting_atom::value, id, Question{qid, "Whom?", "", {}, ""}, false);
-    settle();
-  }
-};
-
-/// A resolver, as the turn is one: it records what it is asked and answers
-/// `answered` at once.
-resolver_actor::behavior_type fake_resolver(bool answered, std::shared_ptr<std::vector<std::string>> asked) {
-  return {[=](resolve_atom, const std::string& id, const Question& q) {
-    asked->push_back(id + "/" + q.id);
-    return answered;
-  }};
+HandleStatus running(const std::string& id) {
+  return {id, ToolState::running()};
+}
+HandleStatus done(const std::string& id, const std::string& result) {
+  return {id, ToolState::success(result)};
+}
+Question question(const std::string& qid, const std::string& text = "Whom?") {
+  return Question{qid, text, "", {}, ""};
+}
+Question name_q() {
+  return question("name");
+}
+HandleStatus asking(const std::string& id, const std::string& qid, const std::string& text = "Whom?") {
+  return {id, ToolState::waiting(question(qid, text))};
 }
 
-std::vector<std::string> ids_of(const std::vector<HandleStatus>& xs) {
-  std::vector<std::string> out;
+strings ids_of(const std::vector<HandleStatus>& xs) {
+  strings out;
   for (auto& x : xs)
     out.push_back(x.id);
   return out;
 }
 
-using strings = std::vector<std::string>;
+std::vector<AwaitHub::Key> keys_of(const AwaitHub::Effects& fx) {
+  std::vector<AwaitHub::Key> out;
+  for (auto& a : fx.answers)
+    out.push_back(a.key);
+  return out;
+}
+
+using keys = std::vector<AwaitHub::Key>;
 
 } // namespace
 
-CAF_TEST_FIXTURE_SCOPE(await_tests, await_fixture)
-
 CAF_TEST(all waits for every handle) {
-  spawn("check");
-  spawn("test");
-  auto h = start(AwaitRequest{{}, {"check", "test"}, -1});
-  CAF_CHECK(!has_reply());
-  finish("check", "ok, 0 warnings");
-  CAF_CHECK(!has_reply());
-  finish("test", "42 passed");
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_REQUIRE(r);
-  CAF_CHECK_EQUAL(ids_of(r->first.completed), strings({"check", "test"}));
-  CAF_CHECK(r->first.pending.empty());
-  CAF_CHECK(!r->first.timed_out);
-  CAF_CHECK_EQUAL(r->first.completed[0].state.content, "ok, 0 warnings");
+  AwaitHub hub;
+  auto fx = hub.add(1, AwaitRequest{{}, {"check", "test"}, -1}, {running("check"), running("test")});
+  CAF_CHECK(fx.answers.empty());
+  CAF_CHECK(hub.update(done("check", "ok, 0 warnings")).answers.empty());
+  auto end = hub.update(done("test", "42 passed"));
+  CAF_REQUIRE_EQUAL(keys_of(end), keys({1}));
+  auto& r = *end.answers[0].result;
+  CAF_CHECK_EQUAL(ids_of(r.completed), strings({"check", "test"}));
+  CAF_CHECK(r.pending.empty());
+  CAF_CHECK(!r.timed_out);
+  CAF_CHECK_EQUAL(r.completed[0].state.content, "ok, 0 warnings");
+  CAF_CHECK_EQUAL(hub.size(), 0u);
 }
 
 CAF_TEST(any returns on the first stop and reports the rest pending) {
-  spawn("crates");
-  spawn("github");
-  auto h = start(AwaitRequest{{"crates", "github"}, {}, -1});
-  finish("github", "found");
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_REQUIRE(r);
-  CAF_CHECK_EQUAL(ids_of(r->first.completed), strings({"github"}));
-  CAF_CHECK_EQUAL(ids_of(r->first.pending), strings({"crates"}));
-  CAF_CHECK(r->first.pending[0].state.kind == state_kind::running);
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{"crates", "github"}, {}, -1}, {running("crates"), running("github")});
+  auto fx = hub.update(done("github", "found"));
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  CAF_CHECK_EQUAL(ids_of(fx.answers[0].result->completed), strings({"github"}));
+  CAF_CHECK_EQUAL(ids_of(fx.answers[0].result->pending), strings({"crates"}));
+  CAF_CHECK(fx.answers[0].result->pending[0].state.kind == state_kind::running);
+  // Answered, it no longer hears of its other handle.
+  CAF_CHECK(hub.update(done("crates", "late")).answers.empty());
 }
 
 CAF_TEST(any and all together need both conditions) {
-  spawn("a");
-  spawn("b");
-  spawn("c");
-  auto h = start(AwaitRequest{{"a", "b"}, {"c"}, -1});
-  finish("a", "x");
-  CAF_CHECK(!has_reply());
-  finish("c", "y");
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_CHECK_EQUAL(ids_of(r->first.completed), strings({"a", "c"}));
-  CAF_CHECK_EQUAL(ids_of(r->first.pending), strings({"b"}));
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{"a", "b"}, {"c"}, -1}, {running("a"), running("b"), running("c")});
+  CAF_CHECK(hub.update(done("a", "x")).answers.empty());
+  auto fx = hub.update(done("c", "y"));
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  CAF_CHECK_EQUAL(ids_of(fx.answers[0].result->completed), strings({"a", "c"}));
+  CAF_CHECK_EQUAL(ids_of(fx.answers[0].result->pending), strings({"b"}));
 }
 
-CAF_TEST(already stopped handles count immediately) {
-  spawn("done");
-  finish("done", "r");
-  auto h = start(AwaitRequest{{}, {"done"}, -1});
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_CHECK_EQUAL(ids_of(r->first.completed), strings({"done"}));
+CAF_TEST(already stopped handles answer at once) {
+  AwaitHub hub;
+  auto fx = hub.add(7, AwaitRequest{{}, {"done"}, -1}, {done("done", "r")});
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({7}));
+  CAF_CHECK_EQUAL(ids_of(fx.answers[0].result->completed), strings({"done"}));
+  CAF_CHECK(!hub.waiting(7));
 }
 
-CAF_TEST(timeout returns current states and aborts nothing) {
-  spawn("slow");
-  spawn("fast");
-  finish("fast", "r");
-  auto h = start(AwaitRequest{{}, {"slow", "fast"}, 1.5});
-  CAF_CHECK(!has_reply());
-  advance_time(1s);
-  settle();
-  CAF_CHECK(!has_reply());
-  advance_time(1s);
-  settle();
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_CHECK(r->first.timed_out);
-  CAF_CHECK_EQUAL(ids_of(r->first.completed), strings({"fast"}));
-  CAF_CHECK_EQUAL(ids_of(r->first.pending), strings({"slow"}));
-  // Still running: fetch says so.
-  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("slow"), LookOptions{});
-  CAF_CHECK(f.state.kind == state_kind::running);
+CAF_TEST(a timeout answers with the states so far) {
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{}, {"slow", "fast"}, 1.5}, {running("slow"), done("fast", "r")});
+  CAF_CHECK(hub.waiting(1));
+  auto fx = hub.timeout(1);
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  CAF_CHECK(fx.answers[0].result->timed_out);
+  CAF_CHECK_EQUAL(ids_of(fx.answers[0].result->completed), strings({"fast"}));
+  CAF_CHECK_EQUAL(ids_of(fx.answers[0].result->pending), strings({"slow"}));
+  // Once: a late timer or stop finds nothing.
+  CAF_CHECK(hub.timeout(1).answers.empty());
+  CAF_CHECK(hub.update(done("slow", "r")).answers.empty());
 }
 
-CAF_TEST(unknown handle and empty request are errors) {
-  spawn("a");
-  auto h = start(AwaitRequest{{}, {"a", "typo"}, -1});
-  auto r = result(h);
-  CAF_REQUIRE(r);
-  CAF_CHECK_EQUAL(r->second, "Handle `typo` not found");
-  auto h2 = start(AwaitRequest{});
-  auto r2 = result(h2);
-  CAF_REQUIRE(r2);
-  CAF_CHECK_EQUAL(r2->second, "At least one handle ID required");
+CAF_TEST(awaits alike answered by one stop share one result) {
+  // 1,000 awaits on one handle: one pass, one result, in the order they came.
+  AwaitHub hub;
+  for (AwaitHub::Key k = 1; k <= 1000; ++k)
+    hub.add(k, AwaitRequest{{"one"}, {}, -1}, {running("one")});
+  hub.add(1001, AwaitRequest{{}, {"one", "other"}, -1}, {running("one"), running("other")});
+  hub.add(1002, AwaitRequest{{"one", "other"}, {}, -1}, {running("one"), running("other")});
+  auto fx = hub.update(done("one", "stamp"));
+  CAF_REQUIRE_EQUAL(fx.answers.size(), 1001u);
+  for (size_t i = 0; i < 1000; ++i) {
+    CAF_CHECK_EQUAL(fx.answers[i].key, i + 1);
+    CAF_CHECK(fx.answers[i].result == fx.answers[0].result);
+  }
+  // Another request is its own answer.
+  CAF_CHECK_EQUAL(fx.answers[1000].key, 1002u);
+  CAF_CHECK(fx.answers[1000].result != fx.answers[0].result);
+  CAF_CHECK_EQUAL(ids_of(fx.answers[1000].result->pending), strings({"other"}));
+  CAF_CHECK_EQUAL(hub.size(), 1u); // 1001 waits for `other`
+  CAF_CHECK_EQUAL(keys_of(hub.update(done("other", "x"))), keys({1001}));
+  CAF_CHECK_EQUAL(hub.size(), 0u);
 }
 
-CAF_TEST(same-batch spawn and await: await on a reserved id waits for the spawn) {
-  strings ids{"build"};
-  auto [ok, err] = ask<bool>(registry, batch_atom::value, ids);
-  CAF_REQUIRE(ok);
-  // The await of the batch runs before the spawn of the batch.
-  auto h = start(AwaitRequest{{}, {"build"}, -1});
-  CAF_CHECK(!has_reply());
-  spawn("build");
-  CAF_CHECK(!has_reply());
-  finish("build", "built");
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_CHECK_EQUAL(r->first.completed[0].state.content, "built");
+CAF_TEST(a waiting handle is put to the resolver once per await and question) {
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{}, {"asker", "other"}, -1}, {running("asker"), running("other")});
+  auto fx = hub.update(asking("asker", "name"));
+  CAF_CHECK(fx.answers.empty());
+  CAF_REQUIRE_EQUAL(fx.asks.size(), 1u);
+  CAF_CHECK_EQUAL(fx.asks[0].key, 1u);
+  CAF_CHECK_EQUAL(fx.asks[0].id, "asker");
+  CAF_CHECK_EQUAL(fx.asks[0].question.id, "name");
+  CAF_CHECK(hub.update(asking("asker", "name")).asks.empty()); // told twice: asked once
+  // The same question id for the next element of a foreach is a new question...
+  CAF_CHECK_EQUAL(hub.update(asking("asker", "name", "And the next?")).asks.size(), 1u);
+  // ...and so is the same question asked again after an answer.
+  hub.update(running("asker"));
+  CAF_CHECK_EQUAL(hub.update(asking("asker", "name", "And the next?")).asks.size(), 1u);
 }
 
-CAF_TEST(a dying handle completes the await with an error state) {
-  spawn("x");
-  auto h = start(AwaitRequest{{}, {"x"}, -1});
-  anon_send_exit(handles.at("x"), caf::exit_reason::kill);
-  settle();
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_REQUIRE_EQUAL(r->first.completed.size(), 1u);
-  CAF_CHECK(!r->first.completed[0].state.ok);
+CAF_TEST(a late word on a question no longer asked answers nothing) {
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{}, {"asker"}, -1}, {asking("asker", "name")});
+  hub.update(asking("asker", "name", "And the next?"));
+  CAF_CHECK(hub.resolved(1, "asker", name_q(), false).answers.empty());
+  CAF_CHECK_EQUAL(keys_of(hub.resolved(1, "asker", question("name", "And the next?"), false)), keys({1}));
 }
 
-CAF_TEST(a waiting handle nobody else can answer ends the await at once with its question) {
+CAF_TEST(a question nobody else answers ends the await at once with it pending) {
   // The assistant is blocked in this await: only it can answer, so it hears now.
-  spawn("asker");
-  spawn("other");
-  auto h = start(AwaitRequest{{}, {"asker", "other"}, -1});
-  CAF_CHECK(!has_reply());
-  // Its tool asks through the control channel (as the handle actor reports it).
-  ask_question("asker", "name");
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_REQUIRE(r);
-  CAF_CHECK(!r->first.timed_out);
-  CAF_REQUIRE_EQUAL(r->first.pending.size(), 2u);
-  CAF_CHECK(r->first.pending[0].state.kind == state_kind::waiting);
-  CAF_CHECK_EQUAL(r->first.pending[0].state.question.id, "name");
-  CAF_CHECK(r->first.pending[1].state.kind == state_kind::running);
-  // The registry's own status says so too; answered, it is running again.
-  auto [st, err] = ask<std::vector<HandleStatus>>(registry, status_atom::value, strings{"asker"});
-  CAF_CHECK(st.at(0).state.kind == state_kind::waiting);
-  anon_send(registry, waiting_atom::value, std::string("asker"), Question{}, false);
-  settle();
-  auto [st2, err2] = ask<std::vector<HandleStatus>>(registry, status_atom::value, strings{"asker"});
-  CAF_CHECK(st2.at(0).state.kind == state_kind::running);
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{}, {"asker", "other"}, -1}, {running("asker"), running("other")});
+  hub.update(asking("asker", "name"));
+  auto fx = hub.resolved(1, "asker", name_q(), false);
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  auto& r = *fx.answers[0].result;
+  CAF_CHECK(!r.timed_out);
+  CAF_REQUIRE_EQUAL(r.pending.size(), 2u);
+  CAF_CHECK(r.pending[0].state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(r.pending[0].state.question.id, "name");
+  CAF_CHECK(r.pending[1].state.kind == state_kind::running);
 }
 
-CAF_TEST(a handle already waiting when the await starts ends it at once) {
-  spawn("asker");
-  ask_question("asker", "name");
-  auto h = start(AwaitRequest{{}, {"asker"}, -1});
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_REQUIRE(r);
-  CAF_REQUIRE_EQUAL(r->first.pending.size(), 1u);
-  CAF_CHECK_EQUAL(r->first.pending[0].state.question.id, "name");
+CAF_TEST(a handle already waiting when the await starts is put to the resolver) {
+  AwaitHub hub;
+  auto fx = hub.add(1, AwaitRequest{{}, {"asker"}, -1}, {asking("asker", "name")});
+  CAF_CHECK(fx.answers.empty());
+  CAF_REQUIRE_EQUAL(fx.asks.size(), 1u);
+  CAF_CHECK_EQUAL(keys_of(hub.resolved(1, "asker", name_q(), false)), keys({1}));
 }
 
-CAF_TEST(a question the resolver answers keeps the await waiting until the handle stops) {
-  auto asked = std::make_shared<std::vector<std::string>>();
-  auto resolver = sys.spawn(fake_resolver, true, asked);
-  spawn("asker");
-  auto h = start(AwaitRequest{{}, {"asker"}, -1}, resolver);
-  ask_question("asker", "name");
-  CAF_CHECK_EQUAL(*asked, strings({"asker/name"}));
-  CAF_CHECK(!has_reply()); // someone answers it: the await waits on
-  // The answer reached the tool: running again, then it finishes.
-  anon_send(registry, waiting_atom::value, std::string("asker"), Question{}, false);
-  settle();
-  CAF_CHECK(!has_reply());
-  finish("asker", "hello, world");
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_REQUIRE(r);
-  CAF_REQUIRE_EQUAL(r->first.completed.size(), 1u);
-  CAF_CHECK_EQUAL(r->first.completed[0].state.content, "hello, world");
-  anon_send_exit(resolver, caf::exit_reason::user_shutdown);
-  settle();
-}
-
-CAF_TEST(a question the resolver cannot answer ends the await with it pending) {
-  auto asked = std::make_shared<std::vector<std::string>>();
-  auto resolver = sys.spawn(fake_resolver, false, asked);
-  spawn("asker");
-  auto h = start(AwaitRequest{{}, {"asker"}, -1}, resolver);
-  ask_question("asker", "name");
-  CAF_CHECK_EQUAL(*asked, strings({"asker/name"}));
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_REQUIRE(r);
-  CAF_REQUIRE_EQUAL(r->first.pending.size(), 1u);
-  CAF_CHECK(r->first.pending[0].state.kind == state_kind::waiting);
-  anon_send_exit(resolver, caf::exit_reason::user_shutdown);
-  settle();
-}
-
-CAF_TEST(an await ends when the registry it watches goes) {
-  // A second Ctrl-C kills the turn and its registry: an await without a timeout
-  // must not outlive them (the actor system would wait for it forever).
-  spawn("x");
-  auto h = start(AwaitRequest{{}, {"x"}, -1});
-  CAF_CHECK(!has_reply());
-  anon_send_exit(registry, caf::exit_reason::kill);
-  settle();
-  CAF_REQUIRE(has_reply());
-  auto r = result(h);
-  CAF_REQUIRE(r);
-  CAF_CHECK_EQUAL(r->second, "the turn ended while this await waited");
+CAF_TEST(a question the resolver answered keeps the await waiting until the handle stops) {
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{}, {"asker"}, -1}, {running("asker")});
+  hub.update(asking("asker", "name"));
+  CAF_CHECK(hub.resolved(1, "asker", name_q(), true).answers.empty());
+  CAF_CHECK(hub.update(running("asker")).answers.empty()); // answered: running again
+  // A late "not answered" for a question no longer asked changes nothing.
+  CAF_CHECK(hub.resolved(1, "asker", name_q(), false).answers.empty());
+  auto fx = hub.update(done("asker", "hello, world"));
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  CAF_CHECK_EQUAL(fx.answers[0].result->completed[0].state.content, "hello, world");
 }
 
 CAF_TEST(waiting counts as pending) {
-  std::vector<HandleStatus> st{{"w", ToolState::waiting(Question{"q", "ok?", "", {}, ""})}};
+  std::vector<HandleStatus> st{asking("w", "q")};
   CAF_CHECK(!await_condition_met(AwaitRequest{{}, {"w"}, -1}, st));
   st[0].state = ToolState::success("x");
   CAF_CHECK(await_condition_met(AwaitRequest{{}, {"w"}, -1}, st));
+}
+
+// -- the registry's side ---------------------------------------------------------
+
+namespace {
+
+struct watch_fixture : registry_fixture {
+  void spawn(const std::string& id) {
+    auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, id, LaunchSpec{});
+    CAF_REQUIRE_EQUAL(err, "");
+  }
+
+  std::vector<HandleStatus> watch(strings ids) {
+    auto [st, err] = ask<std::vector<HandleStatus>>(registry, watch_atom::value, std::move(ids),
+                                                    caf::actor_cast<watcher_actor>(self));
+    CAF_REQUIRE_EQUAL(err, "");
+    return st;
+  }
+
+  // The updates this test's actor (the watcher) has been sent.
+  std::vector<HandleStatus> updates() {
+    std::vector<HandleStatus> out;
+    while (!self->mailbox().empty())
+      self->receive([&](update_atom, HandleStatus& s) { out.push_back(std::move(s)); });
+    return out;
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(watch_tests, watch_fixture)
+
+CAF_TEST(a watcher that watched a handle twice hears of its stop once) {
+  spawn("one");
+  watch({"one"});
+  watch({"one"});
+  finish("one", "r");
+  auto u = updates();
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  CAF_CHECK(u[0].state.stopped());
+}
+
+CAF_TEST(unknown handles are an error naming the first) {
+  spawn("a");
+  auto [st, err] = ask<std::vector<HandleStatus>>(registry, watch_atom::value, strings{"a", "typo"},
+                                                  caf::actor_cast<watcher_actor>(self));
+  CAF_CHECK_EQUAL(err, "Handle `typo` not found");
+}
+
+CAF_TEST(same-batch spawn and await: a reserved id is pending until it runs and stops) {
+  auto [ok, err] = ask<bool>(registry, batch_atom::value, strings{"build"});
+  CAF_REQUIRE(ok);
+  // The await of the batch runs before the spawn of the batch.
+  auto st = watch({"build"});
+  CAF_REQUIRE_EQUAL(st.size(), 1u);
+  CAF_CHECK(!st[0].state.stopped());
+  spawn("build");
+  CAF_CHECK(updates().empty());
+  finish("build", "built");
+  auto u = updates();
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  CAF_CHECK_EQUAL(u[0].state.content, "built");
+}
+
+CAF_TEST(a dying handle is told as stopped with an error) {
+  spawn("x");
+  watch({"x"});
+  anon_send_exit(handles.at("x"), caf::exit_reason::kill);
+  settle();
+  auto u = updates();
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  CAF_CHECK(u[0].state.stopped());
+  CAF_CHECK(!u[0].state.ok);
+}
+
+CAF_TEST(a question and its answer are told to watchers) {
+  spawn("asker");
+  watch({"asker"});
+  anon_send(registry, waiting_atom::value, std::string("asker"), Question{"name", "Whom?", "", {}, ""}, false);
+  settle();
+  anon_send(registry, waiting_atom::value, std::string("asker"), Question{}, false);
+  settle();
+  auto u = updates();
+  CAF_REQUIRE_EQUAL(u.size(), 2u);
+  CAF_CHECK(u[0].state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(u[0].state.question.id, "name");
+  CAF_CHECK(u[1].state.kind == state_kind::running);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

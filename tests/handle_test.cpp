@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sys/resource.h>
 
-#include "actors/await_actor.hpp"
+#include "actors/await_hub.hpp"
 #include "messages/json_codec.hpp"
 #include "real_runtime.hpp"
 #include "contains.hpp"
@@ -15,9 +15,17 @@ using namespace jp::testing;
 
 namespace {
 
+/// `await all` as a turn runs it: this test's actor watches, a hub answers.
 AwaitResult await_all(real_runtime& rt, std::vector<std::string> ids) {
-  auto a = spawn_await(rt.sys, rt.registry, AwaitRequest{{}, std::move(ids), 30});
-  return rt.ask<AwaitResult>(a, run_atom::value).first;
+  auto [statuses, err] =
+    rt.ask<std::vector<HandleStatus>>(rt.registry, watch_atom::value, ids, caf::actor_cast<watcher_actor>(rt.self));
+  CAF_REQUIRE_EQUAL(err, "");
+  AwaitHub hub;
+  auto fx = hub.add(1, AwaitRequest{{}, std::move(ids), -1}, std::move(statuses));
+  while (fx.answers.empty())
+    rt.self->receive([&](update_atom, HandleStatus& s) { fx = hub.update(s); },
+                     caf::after(std::chrono::seconds(30)) >> [] { CAF_FAIL("no handle stopped within 30 s"); });
+  return *fx.answers[0].result;
 }
 
 pid_t leading_pid(const std::string& content) {

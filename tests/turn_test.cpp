@@ -132,4 +132,44 @@ CAF_TEST(a tagged call that names a handle has it aborted by its tag) {
   CAF_CHECK(sleeper.alive().empty());
 }
 
+CAF_TEST(awaits on one handle are answered alike when it stops and a timeout ends only its own) {
+  marked_sleep sleeper(dir.path);
+  auto spawn = Json::object()
+                 .set("action", "spawn")
+                 .set("id", "one")
+                 .set("command", "exec " + sleeper.program.string() + " 300")
+                 .set("wait_ms", 0);
+  CAF_REQUIRE(call("shell", spawn.dump()).ok);
+  // 50 awaits on it at once, and one that times out.
+  using pending_call = decltype(self->request(turn, caf::infinite, call_atom::value, std::string(), std::string()));
+  std::vector<pending_call> waiting;
+  for (int i = 0; i < 50; ++i)
+    waiting.push_back(self->request(turn, caf::infinite, call_atom::value, std::string("await"),
+                                    std::string(R"({"any":["one"]})")));
+  auto timed = call("await", R"({"any":["one"],"timeout_secs":0.05})");
+  CAF_REQUIRE(timed.ok);
+  CAF_CHECK_EQUAL(timed.content, R"({"completed":[],"pending":[{"id":"one","state":"running"}],"timed_out":true})");
+  // It aborted nothing: the handle still runs, and the 50 still wait.
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  CAF_CHECK(self->mailbox().empty());
+  CAF_REQUIRE(call("shell", R"({"action":"abort","id":"one"})").ok);
+  std::vector<std::string> answers;
+  for (auto& w : waiting)
+    w.receive([&](CallResult& r) { answers.push_back(r.ok ? r.content : "failed: " + r.content); },
+              [&](caf::error& err) { answers.push_back(to_string(err)); });
+  CAF_REQUIRE_EQUAL(answers.size(), 50u);
+  CAF_CHECK(answers[0].starts_with(R"({"completed":[{"id":"one","state":"stopped","error":)"));
+  CAF_CHECK(answers[0].ends_with(R"("pending":[]})"));
+  for (auto& a : answers)
+    CAF_CHECK_EQUAL(a, answers[0]);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(an await names the handle it does not know) {
+  CAF_REQUIRE(call("shell", R"({"action":"spawn","id":"a","command":"true"})").ok);
+  auto r = call("await", R"({"all":["a","typo"]})");
+  CAF_CHECK(!r.ok);
+  CAF_CHECK(r.content.starts_with("Handle `typo` not found")); // (a notification may follow)
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,110 @@
+#include "actors/await_hub.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace jp {
+
+AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses) {
+  Effects fx;
+  AwaitCondition cond(request, std::move(statuses));
+  if (cond.met()) {
+    fx.answers.push_back({key, std::make_shared<const AwaitResult>(std::move(cond).result(false))});
+    return fx;
+  }
+  auto [it, made] = awaits_.emplace(key, Await{request, std::move(cond), {}});
+  if (!made)
+    return fx; // a key is the host's and never reused
+  auto& a = it->second;
+  auto& kept = a.cond.statuses();
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (kept[i].state.stopped())
+      continue;
+    auto& list = by_id_[kept[i].id];
+    if (list.size() > 2 * awaits_.size()) // mostly awaits long answered: drop them
+      std::erase_if(list, [this](const Watching& w) { return !awaits_.count(w.key); });
+    list.push_back({key, i});
+  }
+  for (auto& s : a.cond.statuses())
+    consider_waiting(key, a, s, fx);
+  return fx;
+}
+
+AwaitHub::Effects AwaitHub::update(const HandleStatus& s) {
+  Effects fx;
+  auto it = by_id_.find(s.id);
+  if (it == by_id_.end())
+    return fx;
+  auto watching = std::move(it->second);
+  by_id_.erase(it);
+  std::vector<Watching> kept;
+  // Awaits with the same request hold the same statuses (each heard every change
+  // since the registry's answer), so the first one's result serves the rest.
+  std::optional<AwaitRequest> shared_request;
+  std::shared_ptr<const AwaitResult> shared;
+  for (auto w : watching) {
+    auto a = awaits_.find(w.key);
+    if (a == awaits_.end())
+      continue; // answered through another of its handles, or timed out
+    if (s.state.stopped() && shared && *shared_request == a->second.request &&
+        a->second.cond.met_once_stopped(w.at)) {
+      finish(w.key, shared, fx); // answered as the await before it
+      continue;
+    }
+    auto& cur = a->second.cond.update(w.at, s);
+    if (!cur.state.stopped()) {
+      kept.push_back(w);
+      consider_waiting(w.key, a->second, cur, fx);
+      continue;
+    }
+    if (!a->second.cond.met())
+      continue; // its other handles still count
+    if (!shared || !(*shared_request == a->second.request)) {
+      shared_request = a->second.request;
+      shared = std::make_shared<const AwaitResult>(std::move(a->second.cond).result(false));
+    }
+    finish(w.key, shared, fx);
+  }
+  // A stopped handle never changes again: nobody needs to hear of it any more.
+  if (!kept.empty())
+    by_id_[s.id] = std::move(kept);
+  return fx;
+}
+
+AwaitHub::Effects AwaitHub::resolved(Key key, const std::string& id, const Question& question, bool answered) {
+  Effects fx;
+  auto a = awaits_.find(key);
+  if (answered || a == awaits_.end())
+    return fx;
+  auto* cur = a->second.cond.find(id);
+  if (cur && cur->state.kind == state_kind::waiting && cur->state.question == question)
+    finish(key, std::make_shared<const AwaitResult>(std::move(a->second.cond).result(false)), fx);
+  return fx;
+}
+
+AwaitHub::Effects AwaitHub::timeout(Key key) {
+  Effects fx;
+  auto a = awaits_.find(key);
+  if (a != awaits_.end())
+    finish(key, std::make_shared<const AwaitResult>(std::move(a->second.cond).result(true)), fx);
+  return fx;
+}
+
+void AwaitHub::consider_waiting(Key key, Await& a, const HandleStatus& s, Effects& fx) {
+  if (s.state.kind != state_kind::waiting) {
+    a.asked.erase(s.id); // answered: a later question is a new one
+    return;
+  }
+  auto [it, made] = a.asked.try_emplace(s.id, s.state.question);
+  if (!made && it->second == s.state.question)
+    return; // already put
+  it->second = s.state.question;
+  fx.asks.push_back({key, s.id, s.state.question});
+}
+
+void AwaitHub::finish(Key key, std::shared_ptr<const AwaitResult> result, Effects& fx) {
+  if (awaits_.erase(key))
+    fx.answers.push_back({key, std::move(result)});
+}
+
+} // namespace jp

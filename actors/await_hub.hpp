@@ -1,0 +1,86 @@
+// `await` (RFD 037) for one turn: every await it has waiting, each handle watched
+// once. The turn subscribes at the registry (watch) as the one watcher of its
+// awaits and hands the hub what it hears; the hub says which awaits that answers
+// and which waiting questions to put to the resolver. Plain data, no actor: one
+// stop answers every await it completes in one pass, and awaits with the same
+// request share one result (1,000 awaits on one handle: one answer written once,
+// not 1,000 actors each writing its own).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "actors/await_condition.hpp"
+
+namespace jp {
+
+class AwaitHub {
+public:
+  using Key = uint64_t; // the host's name for one await (it holds the reply)
+
+  struct Answer {
+    Key key;
+    std::shared_ptr<const AwaitResult> result; // the same object for awaits answered alike
+  };
+  /// Handle `id` of await `key` waits on `question`: the host puts it to its
+  /// resolver (a person, the inquiry backend) and reports with resolved().
+  struct Ask {
+    Key key;
+    std::string id;
+    Question question;
+  };
+  /// What the host does next: deliver the answers, in order, and ask.
+  struct Effects {
+    std::vector<Answer> answers;
+    std::vector<Ask> asks;
+  };
+
+  /// A new await; `statuses` are the registry's answer to watching its ids
+  /// (distinct_ids order). Answered at once when its condition already holds.
+  Effects add(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses);
+
+  /// A watched handle changed: it stopped, asks, or was answered.
+  Effects update(const HandleStatus& s);
+
+  /// The resolver's word on a question put to it: not answered, and the handle
+  /// still waits on it, the await answers now with it pending (only the assistant
+  /// can answer it, and it is blocked in this await).
+  Effects resolved(Key key, const std::string& id, const Question& question, bool answered);
+
+  /// The await's timeout fired: it answers with what it has (aborting nothing).
+  Effects timeout(Key key);
+
+  bool waiting(Key key) const { return awaits_.count(key) > 0; }
+  size_t size() const { return awaits_.size(); }
+
+private:
+  struct Await {
+    AwaitRequest request;
+    AwaitCondition cond;
+    std::map<std::string, Question> asked; // handle id -> the question put while it still asks it
+  };
+
+  /// Puts a pending handle's question to the resolver, once per await and question
+  /// asked (a handle that asks again, even the same, is asked about again).
+  void consider_waiting(Key key, Await& a, const HandleStatus& s, Effects& fx);
+  /// Answers `key` and forgets it.
+  void finish(Key key, std::shared_ptr<const AwaitResult> result, Effects& fx);
+
+  struct Watching {
+    Key key;
+    size_t at; // the handle's position in that await's statuses
+  };
+
+  std::unordered_map<Key, Await> awaits_;
+  // Pending handle -> the awaits on it. An await answered or timed out is dropped
+  // from these lists lazily (when its handle next changes, or the list outgrows the
+  // awaits there are): answering one of 200 handles costs one lookup, not 200.
+  std::unordered_map<std::string, std::vector<Watching>> by_id_;
+};
+
+} // namespace jp
