@@ -42,7 +42,7 @@ AwaitCondition::AwaitCondition(const AwaitRequest& req, std::vector<HandleStatus
   auto n = statuses_.size();
   // distinct_ids puts any's ids first, then those of all not in any: membership
   // follows from the position, but for ids in both lists.
-  auto n_any = std::min(n, req.any.empty() ? size_t{0} : distinct_count(req.any));
+  auto n_any = req.any.empty() ? size_t{0} : req.all.empty() ? n : std::min(n, distinct_count(req.any));
   in_any_.assign(n, 0);
   in_all_.assign(n, 0);
   std::fill(in_any_.begin(), in_any_.begin() + static_cast<ptrdiff_t>(n_any), 1);

@@ -18,13 +18,6 @@ public:
 
   bool met() const { return any_hit_ && all_left_ == 0; }
 
-  /// Whether it would be met once the handle at position `i` stops (without
-  /// keeping that status: awaits answered alike skip the copy).
-  bool met_once_stopped(size_t i) const {
-    bool counted = statuses_[i].state.stopped();
-    return (any_hit_ || in_any_[i]) && all_left_ - (in_all_[i] && !counted ? 1 : 0) == 0;
-  }
-
   /// The handle at position `i` of the statuses changed (it stopped, or asks, or
   /// was answered). Its status as now kept; a stopped status never changes again.
   const HandleStatus& update(size_t i, const HandleStatus& s);

@@ -21,7 +21,7 @@ AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vecto
     if (kept[i].state.stopped())
       continue;
     auto& list = by_id_[kept[i].id];
-    if (list.size() > 2 * awaits_.size()) // mostly awaits long answered: drop them
+    if (list.size() > 2 * awaits_.size() + 8) // mostly awaits long answered: drop them
       std::erase_if(list, [this](const Watching& w) { return !awaits_.count(w.key); });
     list.push_back({key, i});
   }
@@ -30,44 +30,47 @@ AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vecto
   return fx;
 }
 
-AwaitHub::Effects AwaitHub::update(const HandleStatus& s) {
+AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
   Effects fx;
-  auto it = by_id_.find(s.id);
-  if (it == by_id_.end())
-    return fx;
-  auto watching = std::move(it->second);
-  by_id_.erase(it);
-  std::vector<Watching> kept;
+  std::vector<Key> met; // in the order they were met
+  for (auto& s : batch) {
+    auto it = by_id_.find(s.id);
+    if (it == by_id_.end())
+      continue;
+    auto watching = std::move(it->second);
+    by_id_.erase(it);
+    std::vector<Watching> kept;
+    for (auto w : watching) {
+      auto a = awaits_.find(w.key);
+      if (a == awaits_.end())
+        continue; // answered, or timed out
+      bool was_met = a->second.cond.met();
+      auto& cur = a->second.cond.update(w.at, s);
+      if (!cur.state.stopped()) {
+        kept.push_back(w);
+        consider_waiting(w.key, a->second, cur, fx);
+      } else if (!was_met && a->second.cond.met()) {
+        met.push_back(w.key);
+      }
+    }
+    // A stopped handle never changes again: nobody needs to hear of it any more.
+    if (!kept.empty())
+      by_id_[s.id] = std::move(kept);
+  }
   // Awaits with the same request hold the same statuses (each heard every change
   // since the registry's answer), so the first one's result serves the rest.
   std::optional<AwaitRequest> shared_request;
   std::shared_ptr<const AwaitResult> shared;
-  for (auto w : watching) {
-    auto a = awaits_.find(w.key);
+  for (auto key : met) {
+    auto a = awaits_.find(key);
     if (a == awaits_.end())
-      continue; // answered through another of its handles, or timed out
-    if (s.state.stopped() && shared && *shared_request == a->second.request &&
-        a->second.cond.met_once_stopped(w.at)) {
-      finish(w.key, shared, fx); // answered as the await before it
       continue;
-    }
-    auto& cur = a->second.cond.update(w.at, s);
-    if (!cur.state.stopped()) {
-      kept.push_back(w);
-      consider_waiting(w.key, a->second, cur, fx);
-      continue;
-    }
-    if (!a->second.cond.met())
-      continue; // its other handles still count
     if (!shared || !(*shared_request == a->second.request)) {
       shared_request = a->second.request;
       shared = std::make_shared<const AwaitResult>(std::move(a->second.cond).result(false));
     }
-    finish(w.key, shared, fx);
+    finish(key, shared, fx);
   }
-  // A stopped handle never changes again: nobody needs to hear of it any more.
-  if (!kept.empty())
-    by_id_[s.id] = std::move(kept);
   return fx;
 }
 

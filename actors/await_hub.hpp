@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -44,8 +45,11 @@ public:
   /// (distinct_ids order). Answered at once when its condition already holds.
   Effects add(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses);
 
-  /// A watched handle changed: it stopped, asks, or was answered.
-  Effects update(const HandleStatus& s);
+  /// Watched handles changed: they stopped, ask, or were answered. All of `batch`
+  /// is taken in before any await answers, so an answer holds every stop known by
+  /// then (the turn hands over what queued up while it was busy).
+  Effects update(std::span<const HandleStatus> batch);
+  Effects update(const HandleStatus& s) { return update(std::span<const HandleStatus>(&s, 1)); }
 
   /// The resolver's word on a question put to it: not answered, and the handle
   /// still waits on it, the await answers now with it pending (only the assistant

@@ -19,6 +19,7 @@ using watch_atom = caf::atom_constant<caf::atom("watch")>;     // await subscrib
 using unwatch_atom = caf::atom_constant<caf::atom("unwatch")>; // await unsubscribes
 using stopped_atom = caf::atom_constant<caf::atom("stopped")>; // handle -> supervisor: it reached Stopped
 using update_atom = caf::atom_constant<caf::atom("update")>;   // registry -> watcher: a watched handle changed
+using settle_atom = caf::atom_constant<caf::atom("settle")>;   // turn -> itself: the updates queued are in
 using retire_atom = caf::atom_constant<caf::atom("retire")>;   // a stopped handle may go
 using output_atom = caf::atom_constant<caf::atom("output")>;   // io thread -> handle
 using exited_atom = caf::atom_constant<caf::atom("exited")>;   // io thread -> handle

@@ -128,6 +128,16 @@ CAF_TEST(awaits alike answered by one stop share one result) {
   CAF_CHECK_EQUAL(hub.size(), 0u);
 }
 
+CAF_TEST(stops taken in at once make one answer holding them all) {
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{"a", "b", "c"}, {}, -1}, {running("a"), running("b"), running("c")});
+  std::vector<HandleStatus> burst{done("b", "x"), done("a", "y")};
+  auto fx = hub.update(burst);
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  CAF_CHECK_EQUAL(ids_of(fx.answers[0].result->completed), strings({"a", "b"}));
+  CAF_CHECK_EQUAL(ids_of(fx.answers[0].result->pending), strings({"c"}));
+}
+
 CAF_TEST(a waiting handle is put to the resolver once per await and question) {
   AwaitHub hub;
   hub.add(1, AwaitRequest{{}, {"asker", "other"}, -1}, {running("asker"), running("other")});

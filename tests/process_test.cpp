@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <fcntl.h>
 #include <unistd.h>
 #include <vector>
 
@@ -597,8 +598,17 @@ std::vector<pid_t> session_of(pid_t sid) {
     auto name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos)
       continue;
-    std::ifstream f(e.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(f)), {});
+    // Plain read(2): a process that ends while being read gives an error (as for
+    // marked_sleep::argv0), where an ifstream throws.
+    int fd = ::open((e.path() / "stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    char buf[1024];
+    auto n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (n <= 0)
+      continue;
+    std::string text(buf, static_cast<size_t>(n));
     auto close = text.rfind(')');
     if (close == std::string::npos)
       continue;
