@@ -90,10 +90,6 @@ AwaitResult AwaitCondition::result(bool timed_out) && {
   return r;
 }
 
-bool await_condition_met(const AwaitRequest& req, std::vector<HandleStatus> statuses) {
-  return AwaitCondition(req, std::move(statuses)).met();
-}
-
 std::vector<std::string> distinct_ids(const AwaitRequest& req) {
   std::vector<std::string> ids;
   ids.reserve(req.any.size() + req.all.size());

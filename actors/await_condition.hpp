@@ -38,9 +38,6 @@ private:
   bool any_hit_ = false;              // some id of `any` stopped (or none given)
 };
 
-/// Whether the condition holds over `statuses` now.
-bool await_condition_met(const AwaitRequest& req, std::vector<HandleStatus> statuses);
-
 /// The ids of a request, each once, any's first.
 std::vector<std::string> distinct_ids(const AwaitRequest& req);
 

@@ -201,9 +201,9 @@ CAF_TEST(a question the resolver answered keeps the await waiting until the hand
 
 CAF_TEST(waiting counts as pending) {
   std::vector<HandleStatus> st{asking("w", "q")};
-  CAF_CHECK(!await_condition_met(AwaitRequest{{}, {"w"}, -1}, st));
+  CAF_CHECK(!AwaitCondition(AwaitRequest{{}, {"w"}, -1}, st).met());
   st[0].state = ToolState::success("x");
-  CAF_CHECK(await_condition_met(AwaitRequest{{}, {"w"}, -1}, st));
+  CAF_CHECK(AwaitCondition(AwaitRequest{{}, {"w"}, -1}, st).met());
 }
 
 // -- the registry's side ---------------------------------------------------------

@@ -11,6 +11,19 @@
 using namespace jp;
 using namespace jp::testing;
 
+namespace {
+
+/// The arguments of a shell spawn `id` of a marked sleep, answered at once.
+Json sleeper_spawn(const marked_sleep& sleeper, const std::string& id) {
+  return Json::object()
+    .set("action", "spawn")
+    .set("id", id)
+    .set("command", "exec " + sleeper.program.string() + " 300")
+    .set("wait_ms", 0);
+}
+
+} // namespace
+
 CAF_TEST_FIXTURE_SCOPE(turn_tests, real_turn)
 
 CAF_TEST(notifications ride on the next answer once and output news are coalesced) {
@@ -98,11 +111,7 @@ CAF_TEST(a tagged one shot call is ended by its tag) {
 
 CAF_TEST(a tagged call that names a handle has it aborted by its tag) {
   marked_sleep sleeper(dir.path);
-  auto spawn = Json::object()
-                 .set("action", "spawn")
-                 .set("id", "h")
-                 .set("command", "exec " + sleeper.program.string() + " 300")
-                 .set("wait_ms", 0);
+  auto spawn = sleeper_spawn(sleeper, "h");
   CAF_REQUIRE(call("shell", spawn.dump()).ok);
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
   // A long look at it, tagged: its abort while it waits stops the handle, and the
@@ -134,12 +143,7 @@ CAF_TEST(a tagged call that names a handle has it aborted by its tag) {
 
 CAF_TEST(awaits on one handle are answered alike when it stops and a timeout ends only its own) {
   marked_sleep sleeper(dir.path);
-  auto spawn = Json::object()
-                 .set("action", "spawn")
-                 .set("id", "one")
-                 .set("command", "exec " + sleeper.program.string() + " 300")
-                 .set("wait_ms", 0);
-  CAF_REQUIRE(call("shell", spawn.dump()).ok);
+  CAF_REQUIRE(call("shell", sleeper_spawn(sleeper, "one").dump()).ok);
   // 50 awaits on it at once, and one that times out.
   using pending_call = decltype(self->request(turn, caf::infinite, call_atom::value, std::string(), std::string()));
   std::vector<pending_call> waiting;
