@@ -730,13 +730,22 @@ std::string start_report(launcher_kind kind, SpawnSpec spec) {
 
 CAF_TEST(both launchers start a child alike) {
   SpawnSpec piped{{"sh", "-c", kStartProbe}, "/", {}, true, true};
+  // An fd of ours without O_CLOEXEC, as a library might leave one.
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int stray = ::fcntl(null_fd, F_DUPFD, 10); // past what the child's listing may hold
+  ::close(null_fd);
+  CAF_REQUIRE(stray >= 10);
+  CAF_REQUIRE_EQUAL(::fcntl(stray, F_GETFD) & FD_CLOEXEC, 0);
   auto boost = start_report(launcher_kind::boost_v2, piped);
   auto spawn = start_report(launcher_kind::posix_spawn, piped);
   use_launcher(launcher_kind::posix_spawn);
+  // posix_spawn keeps it from the child by marking it close-on-exec in this process.
+  CAF_CHECK_EQUAL(::fcntl(stray, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  ::close(stray);
   CAF_CHECK_EQUAL(boost, spawn);
   // argv[0] as given; session and group leader; nothing blocked or ignored; only
-  // 0-2 and the control channel (3) open (4 is the listing's own): not even an fd
-  // this test process inherited without O_CLOEXEC; no terminal.
+  // 0-2 and the control channel (3) open (4 is the listing's own): not the stray fd
+  // above, nor one this test process inherited without O_CLOEXEC; no terminal.
   CAF_CHECK_EQUAL(boost.substr(0, boost.find("0 1 2 3 ")),
                   "sh\nleads\nSigBlk: 0000000000000000\nignored: 0\n");
   CAF_CHECK(boost.find("\n0 1 2 3 4 \n") != std::string::npos);
