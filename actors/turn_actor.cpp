@@ -44,7 +44,7 @@ struct turn_state {
   // Its awaits: the turn is the one watcher of their handles (AwaitHub), and holds
   // each one's reply by key.
   AwaitHub awaits;
-  std::unordered_map<AwaitHub::Key, caf::typed_response_promise<CallResult>> await_replies;
+  std::unordered_map<AwaitHub::Key, std::function<void(CallResult)>> await_replies;
   // Updates taken in at the next settle: all that queued up meanwhile, at once.
   std::vector<HandleStatus> updates;
   AwaitHub::Key next_await = 0;
@@ -55,13 +55,27 @@ struct turn_state {
   static inline const char* name = "jp.turn";
 };
 
-// A call runs through the turn's own mailbox (exec), so that its answer can carry
-// the notifications queued by then.
 // As its awaits' watcher it hears what their handles do (update), and their timers.
 using turn_impl =
-  turn_actor::extend<caf::replies_to<exec_atom, std::string, std::string, std::string>::with<CallResult>,
-                     caf::reacts_to<timeout_atom, uint64_t>, caf::reacts_to<settle_atom>>::extend_with<watcher_actor>;
+  turn_actor::extend<caf::reacts_to<timeout_atom, uint64_t>, caf::reacts_to<settle_atom>>::extend_with<watcher_actor>;
 using turn_actor_t = turn_impl::stateful_base<turn_state>;
+
+void forget_call(turn_actor_t* self, const std::string& tag);
+void carry_notifications(turn_actor_t* self, CallResult& r);
+
+/// Where one call's answer goes: to its caller, carrying the notifications queued by
+/// then (the one place they are attached), its tag forgotten. Called once, on this
+/// actor, whether the call answers at once or later.
+struct CallReply {
+  turn_actor_t* self;
+  caf::typed_response_promise<CallResult> rp;
+  std::string tag;
+  void operator()(CallResult r) {
+    forget_call(self, tag);
+    carry_notifications(self, r);
+    rp.deliver(std::move(r));
+  }
+};
 
 CallResult failed(std::string msg) {
   return {false, std::move(msg)};
@@ -88,7 +102,7 @@ std::string unknown_tool(const Config& c, const std::string& name) {
 }
 
 void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
-                 caf::response_promise rp, std::string tag);
+                 CallReply reply, std::string tag);
 
 /// Runs `blocking` (it asks a person, or an LLM: it may block) on a detached actor,
 /// never on this one, and hands its answer to `k` here, or its error to `k_error`.
@@ -220,20 +234,20 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, int round, cons
 /// to its stdin (`id` is its one-shot entry). Any other asks by exiting with
 /// needs_input: it is run again with the answers (JP_TOOL_ANSWERS, tool.answers).
 void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
-                   caf::response_promise rp, HandleReport& r, std::string tag) {
+                   CallReply reply, HandleReport& r, std::string tag) {
   auto& s = r.state;
   if (s.kind == state_kind::waiting) {
     auto q = s.question;
-    auto fail = [rp](std::string msg) mutable { rp.deliver(failed(std::move(msg))); };
-    auto rerun = [self, tool, args, answers, round, rp, q, tag](Json answer) mutable {
+    auto fail = [reply](std::string msg) mutable { reply(failed(std::move(msg))); };
+    auto rerun = [self, tool, args, answers, round, reply, q, tag](Json answer) mutable {
       answers.set(q.id, std::move(answer));
-      run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, rp, tag);
+      run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, reply, tag);
     };
     if (tool.io == io_mode::control) {
       auto registry = self->state.registry;
       auto id = r.id;
-      auto next = [self, tool, args, answers, round, rp, tag](HandleReport& next) mutable {
-        oneshot_reply(self, tool, std::move(args), std::move(answers), round + 1, rp, next, tag);
+      auto next = [self, tool, args, answers, round, reply, tag](HandleReport& next) mutable {
+        oneshot_reply(self, tool, std::move(args), std::move(answers), round + 1, reply, next, tag);
       };
       answer_question(
         self, tool, round, q,
@@ -258,7 +272,7 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
   }
   if (!s.stopped()) {
     // It spoke the protocol but ended mid-way: nothing can continue a one-shot call.
-    rp.deliver(failed(fmt::format(
+    reply(failed(fmt::format(
       "{}: the tool exited after reporting state `{}`, which only a handle can continue; "
       "a tool called without `action` must end with a stopped state or an Outcome. It "
       "printed: {}",
@@ -268,34 +282,30 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
   std::string content = s.ok ? s.content : error_content(s);
   if (!r.output_file.empty())
     content += fmt::format("\n[full output: {}]", r.output_file);
-  rp.deliver(CallResult{s.ok, std::move(content)});
+  reply(CallResult{s.ok, std::move(content)});
 }
 
 // RFD 009 one-shot wrapping: spawn, wait for Stopped, one response.
 void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
-                 caf::response_promise rp, std::string tag) {
+                 CallReply reply, std::string tag) {
   auto& st = self->state;
   auto spec = make_launch_spec(*st.ctx.config, tool, args, answers, false);
-  if (!spec) {
-    rp.deliver(failed(spec.error()));
-    return;
-  }
-  auto reply = [self, tool, args, answers, round, rp, tag](HandleReport& r) mutable {
-    oneshot_reply(self, tool, std::move(args), std::move(answers), round, rp, r, tag);
+  if (!spec)
+    return reply(failed(spec.error()));
+  auto ended = [self, tool, args, answers, round, reply, tag](HandleReport& r) mutable {
+    oneshot_reply(self, tool, std::move(args), std::move(answers), round, reply, r, tag);
   };
-  auto fail = [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); };
+  auto fail = [reply](caf::error& err) mutable { reply(failed(error_text(err))); };
   if (tag.empty()) {
-    self->request(st.registry, caf::infinite, oneshot_atom::value, *spec).then(reply, fail);
+    self->request(st.registry, caf::infinite, oneshot_atom::value, *spec).then(ended, fail);
     return;
   }
   // A tagged call can be aborted by its tag: its run goes under an id of ours.
-  if (st.aborted_calls.count(tag)) {
-    rp.deliver(failed(fmt::format("`{}` was aborted before it ran; nothing was run", tool.name)));
-    return;
-  }
+  if (st.aborted_calls.count(tag))
+    return reply(failed(fmt::format("`{}` was aborted before it ran; nothing was run", tool.name)));
   auto id = fmt::format("#call{}", ++st.next_oneshot);
   st.oneshot_of_call[tag] = id;
-  self->request(st.registry, caf::infinite, oneshot_atom::value, *spec, id).then(reply, fail);
+  self->request(st.registry, caf::infinite, oneshot_atom::value, *spec, id).then(ended, fail);
 }
 
 void resolve_question(turn_actor_t* self, const std::string& id, const Question& q, std::function<void(bool)> done);
@@ -304,7 +314,7 @@ void take_updates(turn_actor_t* self);
 void apply_settled(turn_actor_t* self, const std::string& id);
 
 // A call with `action`: dispatch the ToolCommand to the registry.
-caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args) {
+void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, CallReply answer) {
   auto& st = self->state;
   auto cmd = command_from_arguments(tool.name, args);
   if (!cmd) {
@@ -312,14 +322,13 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
     if (auto* id = args.find("id"); id && id->is_string())
       if (auto* a = args.find("action"); a && a->is_string() && a->as_string() == "spawn")
         self->send(st.registry, cancel_atom::value, id->as_string(), cmd.error());
-    return failed(cmd.error());
+    return answer(failed(cmd.error()));
   }
   if (auto ok = validate_action(tool, cmd->action); !ok) {
     if (cmd->action == action_kind::spawn)
       self->send(st.registry, cancel_atom::value, cmd->id, ok.error);
-    return failed(ok.error);
+    return answer(failed(ok.error));
   }
-  auto rp = self->make_response_promise<CallResult>();
   auto id = cmd->id;
   // An apply on its way holds back awaits' questions of that handle (apply_settled).
   bool applying = cmd->action == action_kind::apply;
@@ -329,13 +338,13 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
     if (applying)
       apply_settled(self, id);
   };
-  auto reply = [rp, settled](HandleReport& r) mutable {
+  auto reply = [answer, settled](HandleReport& r) mutable {
     settled();
-    rp.deliver(CallResult{true, response_content(r), true, {}});
+    answer(CallResult{true, response_content(r), true, {}});
   };
-  auto reply_error = [rp, settled](caf::error& err) mutable {
+  auto reply_error = [answer, settled](caf::error& err) mutable {
     settled();
-    rp.deliver(failed(error_text(err)));
+    answer(failed(error_text(err)));
   };
   auto registry = st.registry;
   std::function<void()> go;
@@ -351,8 +360,7 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
                                         : make_launch_spec(*st.ctx.config, tool, params, Json::object(), true);
       if (!spec) {
         self->send(st.registry, cancel_atom::value, cmd->id, spec.error());
-        rp.deliver(failed(spec.error()));
-        return rp;
+        return answer(failed(spec.error()));
       }
       go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error] {
         self->state.handle_tools[id] = spec.tool;
@@ -377,13 +385,13 @@ caf::result<CallResult> run_stateful(turn_actor_t* self, const ToolConfig& tool,
       break;
   }
   bool spawning = cmd->action == action_kind::spawn;
-  with_permission(self, tool, cmd->action, args, go, [self, registry, id, spawning, settled, rp](std::string msg) mutable {
-    if (spawning) // a refused spawn of a batch must still release its reservation
-      self->send(registry, cancel_atom::value, id, msg);
-    settled();
-    rp.deliver(failed(std::move(msg)));
-  });
-  return rp;
+  with_permission(self, tool, cmd->action, args, go,
+                  [self, registry, id, spawning, settled, answer](std::string msg) mutable {
+                    if (spawning) // a refused spawn of a batch must still release its reservation
+                      self->send(registry, cancel_atom::value, id, msg);
+                    settled();
+                    answer(failed(std::move(msg)));
+                  });
 }
 
 
@@ -395,15 +403,16 @@ void apply_awaits(turn_actor_t* self, AwaitHub::Effects fx) {
   const AwaitResult* last = nullptr;
   std::string text;
   for (auto& a : fx.answers) {
-    auto rp = st.await_replies.find(a.key);
-    if (rp == st.await_replies.end())
+    auto it = st.await_replies.find(a.key);
+    if (it == st.await_replies.end())
       continue;
     if (a.result.get() != last) {
       last = a.result.get();
       text = await_answer_text(*a.result, st.ctx.config->runtime.response_cap_bytes);
     }
-    rp->second.deliver(CallResult{true, text, true, {}});
-    st.await_replies.erase(rp);
+    auto reply = std::move(it->second);
+    st.await_replies.erase(it);
+    reply(CallResult{true, text, true, {}});
   }
   for (auto& ask : fx.asks) {
     if (st.applying.count(ask.id))
@@ -455,26 +464,24 @@ void apply_settled(turn_actor_t* self, const std::string& id) {
 /// `await` (RFD 037): the registry answers the watch with the handles' states (and
 /// from then on tells this turn when they change); the hub answers now when they
 /// already satisfy the request, else when they do, or at the timeout.
-caf::result<CallResult> run_await(turn_actor_t* self, const AwaitRequest& req) {
+void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
   auto ids = distinct_ids(req);
   if (ids.empty())
-    return failed("At least one handle ID required");
-  auto rp = self->make_response_promise<CallResult>();
+    return reply(failed("At least one handle ID required"));
   auto key = ++self->state.next_await;
   self->request(self->state.view, caf::infinite, watch_atom::value, ids, watcher_actor{self})
     .then(
-      [self, key, req, rp](std::vector<HandleStatus>& statuses) mutable {
+      [self, key, req, reply](std::vector<HandleStatus>& statuses) mutable {
         auto& st = self->state;
         take_updates(self); // older than these statuses
-        st.await_replies.emplace(key, std::move(rp));
+        st.await_replies.emplace(key, std::move(reply));
         apply_awaits(self, st.awaits.add(key, req, std::move(statuses)));
         // Beyond a century is no timeout (and would overflow the clock).
         if (st.awaits.waiting(key) && req.timeout_secs >= 0 && req.timeout_secs < 3.2e9)
           self->delayed_send(self, std::chrono::nanoseconds(static_cast<int64_t>(req.timeout_secs * 1e9)),
                              timeout_atom::value, key);
       },
-      [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
-  return rp;
+      [reply](caf::error& err) mutable { reply(failed(error_text(err))); });
 }
 
 /// An await waits on handle `id`, which waits on question `q`. Its tool's config
@@ -538,14 +545,15 @@ std::optional<std::string> spawn_id_of(const Config& config, const std::string* 
   return std::nullopt;
 }
 
-caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
-                                 const std::string& args_json, const std::string& tag) {
+/// One call, answered through `reply` (at once, or when its work is done).
+void run_call(turn_actor_t* self, const std::string& name, const std::string& args_json, const std::string& tag,
+              CallReply reply) {
   auto& config = *self->state.ctx.config;
   auto args = Json::parse(args_json, duplicate_keys::refuse);
   if (!args)
-    return failed(fmt::format("{}: arguments are not valid JSON: {}", name, args.error()));
+    return reply(failed(fmt::format("{}: arguments are not valid JSON: {}", name, args.error())));
   if (!args->is_object())
-    return failed(fmt::format("{}: arguments must be a JSON object, got {}", name, args->type_name()));
+    return reply(failed(fmt::format("{}: arguments must be a JSON object, got {}", name, args->type_name())));
   // A spawn of this batch that fails before it reaches the registry must still
   // release its reservation, or an await on it would wait forever.
   auto spawn_id = spawn_id_of(config, &name, *args);
@@ -556,49 +564,48 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
   };
   auto it = config.tools.find(name);
   if (it == config.tools.end())
-    return fail_call(unknown_tool(config, name));
+    return reply(fail_call(unknown_tool(config, name)));
   auto& tool = it->second;
   if (args->find("action") && takes_action_protocol(tool) && !tool.stateful)
     if (auto ok = validate_action(tool, action_kind::spawn); !ok)
-      return fail_call(ok.error);
+      return reply(fail_call(ok.error));
   if (tool.source == "builtin" && name == "await") {
     auto req = await_request_from_json(*args); // its errors are RFD 037's exact texts
     if (!req)
-      return failed(req.error());
+      return reply(failed(req.error()));
     if (auto ok = validate_arguments(tool, *args); !ok)
-      return failed(ok.error);
-    return run_await(self, *req);
+      return reply(failed(ok.error));
+    return run_await(self, *req, reply);
   }
   if (tool.source == "builtin" && name == yield_tool_name) {
     if (auto ok = validate_arguments(tool, *args); !ok)
-      return failed(ok.error);
-    return CallResult{true, args->find("result")->as_string(), false, {}};
+      return reply(failed(ok.error));
+    return reply(CallResult{true, args->find("result")->as_string(), false, {}});
   }
   bool starts_agents = tool.source == "builtin" && (name == agent_tool_name || name == foreach_tool_name);
   if (starts_agents && !self->state.ctx.subagents)
-    return fail_call(fmt::format("`{}` cannot start sub-agents here: only an agent loop (jp-actors run or query, "
-                                 "or an embedder's jp::Turn) can run them",
-                                 name));
+    return reply(fail_call(fmt::format("`{}` cannot start sub-agents here: only an agent loop (jp-actors run or "
+                                       "query, or an embedder's jp::Turn) can run them",
+                                       name)));
   if (starts_agents && !args->find("action")) {
     if (auto ok = validate_arguments(tool, *args); !ok)
-      return failed(ok.error);
+      return reply(failed(ok.error));
     auto spec = make_agent_launch_spec(config, tool, *args, self->state.ctx.depth, false);
     if (!spec)
-      return failed(spec.error());
+      return reply(failed(spec.error()));
     // Blocking: the sub-agent runs as a one-shot handle; its result is the answer.
-    auto rp = self->make_response_promise<CallResult>();
     self->request(self->state.registry, caf::infinite, oneshot_atom::value, *spec)
       .then(
-        [rp](HandleReport& r) mutable {
+        [reply](HandleReport& r) mutable {
           auto& s = r.state;
-          rp.deliver(CallResult{s.ok, s.ok ? s.content : error_content(s)});
+          reply(CallResult{s.ok, s.ok ? s.content : error_content(s)});
         },
-        [rp](caf::error& err) mutable { rp.deliver(failed(error_text(err))); });
-    return rp;
+        [reply](caf::error& err) mutable { reply(failed(error_text(err))); });
+    return;
   }
   if (tool.source == "builtin" && name == "describe_tools") {
     auto text = describe_tools(config, *args);
-    return text ? CallResult{true, *text, false, {}} : failed(text.error());
+    return reply(text ? CallResult{true, *text, false, {}} : failed(text.error()));
   }
   if (auto* action = takes_action_protocol(tool) ? args->find("action") : nullptr) {
     if (!tag.empty()) {
@@ -609,35 +616,34 @@ caf::result<CallResult> run_call(turn_actor_t* self, const std::string& name,
       bool names = id && id->is_string() && what != "abort";
       if (self->state.aborted_calls.count(tag)) {
         if (!names || what == "spawn")
-          return fail_call(fmt::format("`{}` was aborted before it ran; nothing was run", name));
+          return reply(fail_call(fmt::format("`{}` was aborted before it ran; nothing was run", name)));
         self->state.handle_of_call[tag] = id->as_string();
-        return failed(fmt::format("`{}` was aborted before it ran; handle `{}` is aborted", name, id->as_string()));
+        return reply(
+          failed(fmt::format("`{}` was aborted before it ran; handle `{}` is aborted", name, id->as_string())));
       }
       if (names)
         self->state.handle_of_call[tag] = id->as_string();
     }
-    return run_stateful(self, tool, *args);
+    return run_stateful(self, tool, *args, reply);
   }
   if (tool.io == io_mode::pty) {
     // A terminal program may wait for input forever; only a handle can type into it.
     if (!tool.stateful)
-      return failed(fmt::format("`{}` runs on a terminal (io = \"pty\") and may wait for input, so "
-                                "it cannot run without a handle; set "
-                                "conversation.tools.{}.spawn.stateful = true",
-                                name, name));
-    return failed(fmt::format("`{}` runs on a terminal and may wait for input, so it is not called "
-                              "without `action`: start it with {{\"action\": \"spawn\", \"id\": "
-                              "\"<a name>\", ...}}, then type with `apply` and read with `fetch`",
-                              name));
+      return reply(failed(fmt::format("`{}` runs on a terminal (io = \"pty\") and may wait for input, so "
+                                      "it cannot run without a handle; set "
+                                      "conversation.tools.{}.spawn.stateful = true",
+                                      name, name)));
+    return reply(failed(fmt::format("`{}` runs on a terminal and may wait for input, so it is not called "
+                                    "without `action`: start it with {{\"action\": \"spawn\", \"id\": "
+                                    "\"<a name>\", ...}}, then type with `apply` and read with `fetch`",
+                                    name)));
   }
   if (auto ok = validate_arguments(tool, *args); !ok)
-    return failed(ok.error);
-  auto rp = self->make_response_promise<CallResult>();
+    return reply(failed(ok.error));
   with_permission(
     self, tool, std::nullopt, *args,
-    [self, tp = &tool, a = *args, rp, tag]() mutable { run_oneshot(self, *tp, a, Json::object(), 0, rp, tag); },
-    [rp](std::string msg) mutable { rp.deliver(failed(std::move(msg))); });
-  return rp;
+    [self, tp = &tool, a = *args, reply, tag]() mutable { run_oneshot(self, *tp, a, Json::object(), 0, reply, tag); },
+    [reply](std::string msg) mutable { reply(failed(std::move(msg))); });
 }
 
 /// Queues a notification until a response carries it; output news are coalesced
@@ -694,23 +700,13 @@ void forget_call(turn_actor_t* self, const std::string& tag) {
   st.handle_of_call.erase(tag);
 }
 
-/// One call: run (through this actor's own mailbox), then its answer carries whatever
-/// notifications are queued by then -- the one place they are attached. `tag` ("":
-/// none) lets (abort_atom, tag) end its one-shot run.
+/// One call: run at once; its answer carries whatever notifications are queued by
+/// the time it answers (CallReply). `tag` ("": none) lets (abort_atom, tag) end its
+/// one-shot run.
 caf::result<CallResult> call(turn_actor_t* self, const std::string& tool, const std::string& args,
                              const std::string& tag) {
   auto rp = self->make_response_promise<CallResult>();
-  self->request(turn_impl{self}, caf::infinite, exec_atom::value, tool, args, tag)
-    .then(
-      [self, rp, tag](CallResult& r) mutable {
-        forget_call(self, tag);
-        carry_notifications(self, r);
-        rp.deliver(std::move(r));
-      },
-      [self, rp, tag](caf::error& err) mutable {
-        forget_call(self, tag);
-        rp.deliver(failed(error_text(err)));
-      });
+  run_call(self, tool, args, tag, CallReply{self, rp, tag});
   return rp;
 }
 
@@ -788,9 +784,6 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
         self->request(st.registry, caf::infinite, abort_atom::value, it->second)
           .then([](HandleReport&) {}, [](caf::error&) {}); // the call answers with how it ended
       abort_handle_of(self, tag);
-    },
-    [self](exec_atom, const std::string& tool, const std::string& args, const std::string& tag) {
-      return run_call(self, tool, args, tag);
     },
     [self](notify_atom, Notification& n) { queue_notification(self, std::move(n)); },
     [self](update_atom, HandleStatus& s) {
