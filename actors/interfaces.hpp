@@ -57,7 +57,6 @@ using registry_actor = supervisor_actor::extend<
   caf::reacts_to<abort_all_atom>,
   caf::replies_to<watch_atom, std::vector<std::string>, watcher_actor>::with<std::vector<HandleStatus>>,
   caf::replies_to<status_atom, std::vector<std::string>>::with<std::vector<HandleStatus>>,
-  caf::reacts_to<unwatch_atom, watcher_actor>,
   caf::replies_to<list_atom>::with<std::vector<HandleSummary>>,
   caf::replies_to<counts_atom>::with<HandleCounts>,
   caf::replies_to<turn_end_atom, InquiryAnswers>::with<std::vector<HandleSummary>>>;
@@ -67,7 +66,6 @@ using registry_actor = supervisor_actor::extend<
 using handle_view_actor = caf::typed_actor<
   caf::replies_to<watch_atom, std::vector<std::string>, watcher_actor>::with<std::vector<HandleStatus>>,
   caf::replies_to<status_atom, std::vector<std::string>>::with<std::vector<HandleStatus>>,
-  caf::reacts_to<unwatch_atom, watcher_actor>,
   caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>>;
 
 /// A turn: one response's tool calls; actors/turn_actor.hpp says what each does.

@@ -54,6 +54,9 @@ struct registry_state {
   notification_sink sink; // none: no notifications
   // Handles a turn end waits for (await, inquire:wait): called when they stop.
   std::map<std::string, std::function<void(const ToolState&)>> turn_end_waits;
+  // Watchers (turns, this one's and those of agents that share), each monitored
+  // once: one that ends is dropped from every handle it watched (down handler).
+  std::set<caf::actor_addr> watchers;
   static inline const char* name = "jp.registry";
 };
 
@@ -98,8 +101,11 @@ caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
     auto& e = *found[i];
     e.observed = true; // awaited: its news reach the assistant through the await
     // Once per watcher: a turn watches for all its awaits, each stop is told once.
-    if (e.phase != entry_phase::stopped && watcher && std::find(e.watchers.begin(), e.watchers.end(), watcher) == e.watchers.end())
+    if (e.phase != entry_phase::stopped && watcher && std::find(e.watchers.begin(), e.watchers.end(), watcher) == e.watchers.end()) {
       e.watchers.push_back(watcher);
+      if (self->state.watchers.insert(watcher.address()).second)
+        self->monitor(watcher);
+    }
     out.push_back(status_of(ids[i], e));
   }
   return out;
@@ -368,6 +374,12 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
   self->state.sink = std::move(sink);
   // A handle that dies unexpectedly becomes Stopped{error}; its group is killed.
   self->set_down_handler([self](caf::down_msg& dm) {
+    if (self->state.watchers.erase(dm.source)) {
+      // A watcher ended (a sub-agent's turn, say): its handles stop telling it.
+      for (auto& [id, e] : self->state.entries)
+        std::erase_if(e.watchers, [&](const watcher_actor& w) { return w.address() == dm.source; });
+      return;
+    }
     self->state.children->erase(dm.source);
     auto it = self->state.by_actor.find(dm.source);
     if (it == self->state.by_actor.end())
@@ -480,10 +492,6 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
     },
     [self](status_atom, const std::vector<std::string>& ids) {
       return statuses(self, ids, watcher_actor{});
-    },
-    [self](unwatch_atom, const watcher_actor& watcher) {
-      for (auto& [id, e] : self->state.entries)
-        std::erase(e.watchers, watcher);
     },
     [self](waiting_atom, const std::string& id, const Question& q, bool in_response) {
       // Its tool asks (q) or was answered (empty q).

@@ -19,10 +19,10 @@
 //   (watch_atom, vector<string> ids, watcher)   -> vector<HandleStatus>; then the
 //        watcher gets (update_atom, HandleStatus) for each watched handle that stops,
 //        or starts or stops waiting on a question (once per watcher however often
-//        it watched; a turn watches for all its awaits)
+//        it watched; a turn watches for all its awaits). The registry monitors its
+//        watchers and forgets one that ends.
 //   (status_atom, vector<string> ids)           -> vector<HandleStatus>  the same answer
 //        as watch, without subscribing
-//   (unwatch_atom, watcher)                     -> void
 //   (list_atom)                                 -> vector<HandleSummary>  not yet stopped
 //   (counts_atom)                               -> HandleCounts  started so far, most live at once
 //        (policy = its child spec's on_turn_end)

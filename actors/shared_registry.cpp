@@ -148,11 +148,6 @@ handle_view_actor::behavior_type view_behavior(view_actor_t* self, std::string a
       });
       return rp;
     },
-    [self](unwatch_atom, const watcher_actor& watcher) {
-      self->send(self->state.own, unwatch_atom::value, watcher);
-      for (auto& r : self->state.directory->others(self->state.agent))
-        self->send(r, unwatch_atom::value, watcher);
-    },
     [self](fetch_atom, const std::string& id, const LookOptions& look) {
       auto rp = self->make_response_promise<HandleReport>();
       locate(self, {id}, [self, id, look, rp](caf::expected<Located> where) mutable {

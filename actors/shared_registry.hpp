@@ -37,7 +37,7 @@ private:
 
 /// A view for `agent`, whose own registry is `own`, over the registries of
 /// `directory`. It answers watch, status and fetch by finding each id (its own
-/// first; "Handle `x` not found" when no agent has it), and passes unwatch to all.
+/// first; "Handle `x` not found" when no agent has it).
 handle_view_actor spawn_shared_view(caf::actor_system& sys, std::string agent, registry_actor own,
                                     std::shared_ptr<RegistryDirectory> directory);
 

@@ -246,6 +246,25 @@ CAF_TEST(a watcher that watched a handle twice hears of its stop once) {
   CAF_CHECK(u[0].state.stopped());
 }
 
+CAF_TEST(a watcher that ends is forgotten by the registry it watched) {
+  spawn("one");
+  auto watcher = sys.spawn([]() -> watcher_actor::behavior_type { return {[](update_atom, HandleStatus&) {}}; });
+  settle();
+  auto [st, err] = ask<std::vector<HandleStatus>>(registry, watch_atom::value, strings{"one"}, watcher);
+  CAF_REQUIRE_EQUAL(err, "");
+  // A sub-agent's turn watches another agent's handles; it may end long before they
+  // do. The registry monitors it, and drops it from the handles it watched.
+  anon_send_exit(watcher, caf::exit_reason::user_shutdown);
+  expect((caf::exit_msg), from(_).to(watcher));
+  expect((caf::down_msg), from(watcher).to(registry));
+  // The handle's stop still goes to the watchers left (this test's actor).
+  watch({"one"});
+  finish("one", "r");
+  auto u = updates();
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  CAF_CHECK(u[0].state.stopped());
+}
+
 CAF_TEST(unknown handles are an error naming the first) {
   spawn("a");
   auto [st, err] = ask<std::vector<HandleStatus>>(registry, watch_atom::value, strings{"a", "typo"},
