@@ -333,7 +333,10 @@ void send_request(loop_actor_t* self) {
   req.system = st.ctx.system_prompt;
   req.max_tokens = st.ctx.max_tokens;
   req.messages = st.messages;
-  req.tools_json = tool_declarations(*st.ctx.config, st.ctx.tool_dialect).dump();
+  // The config does not change during a turn: its declarations are made once.
+  if (!st.ctx.tools_json)
+    st.ctx.tools_json = std::make_shared<const std::string>(tool_declarations(*st.ctx.config, st.ctx.tool_dialect).dump());
+  req.tools_json = *st.ctx.tools_json;
   record(self, ChatRequestEvent{req.model, static_cast<int64_t>(req.messages.size())});
   if (st.store_failed) { // what the provider answers could not be kept
     st.streaming = false;

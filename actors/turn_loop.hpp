@@ -43,6 +43,10 @@ struct TurnLoopContext {
   IoThread* io = nullptr;
   std::shared_ptr<Provider> provider;
   dialect tool_dialect = dialect::openai; // the schemas the provider is sent
+  // Those schemas, tool_declarations(*config, tool_dialect) as JSON text, when the
+  // one who made this context has them already (sub-agents alike share one); null:
+  // the loop makes them at its first request and keeps them for the turn.
+  std::shared_ptr<const std::string> tools_json;
   std::string model;
   std::string system_prompt;
   int64_t max_tokens = 4096; // 0: none sent

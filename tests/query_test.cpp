@@ -877,6 +877,33 @@ CAF_TEST(ctrl-c while the turn end waits for a handle stops the wait) {
   CAF_CHECK(events.back().find("interrupted") != nullptr);
 }
 
+CAF_TEST(each sub-agent is offered the tools it was given) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  auto shell_only = Json::array();
+  shell_only.push(Json("shell"));
+  server.push({200, openai_call("call_1", "agent", Json::object().set("prompt", "a").set("tools", shell_only))});
+  server.push({200, openai_text("done a")});
+  server.push({200, openai_call("call_2", "agent", Json::object().set("prompt", "b"))});
+  server.push({200, openai_text("done b")});
+  server.push({200, openai_call("call_3", "agent", Json::object().set("prompt", "c").set("tools", shell_only))});
+  server.push({200, openai_text("done c")});
+  server.push({200, openai_text("All done.")});
+  auto r = ws.query("--json 'three helpers'");
+  JP_REQUIRE_OK(r);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 7u);
+  auto tools = [&](size_t i) { return Json::parse(seen[i].body)->find("tools")->dump(); };
+  // Narrowed to shell (the first and the third, alike), or all of the parent's.
+  for (size_t i : {1u, 5u}) {
+    CAF_CHECK(contains(tools(i), R"("name":"shell")"));
+    CAF_CHECK(contains(tools(i), R"("name":"yield_to_parent")"));
+    CAF_CHECK(!contains(tools(i), R"("name":"await")"));
+  }
+  CAF_CHECK(contains(tools(3), R"("name":"await")"));
+  CAF_CHECK(contains(tools(3), R"("name":"yield_to_parent")"));
+}
+
 CAF_TEST(a sub-agent runs on the query's provider and its answer is the agent call's result) {
   FakeProviderServer server;
   Workspace ws(server);

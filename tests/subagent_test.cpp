@@ -217,10 +217,17 @@ name = "nester"
 }
 
 CAF_TEST(a sub-agent gets only the tools it is given and errors name what is wrong) {
+  // Sub-agents given the same tools share one config (#1 and #3); #2's are others.
   auto r = run_script_text(R"(
 [[agents]]
 name = "main"
   [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "go", script = "awaiter", tools = ["shell"] }
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "go", script = "awaiter", tools = ["await"] }
   [[agents.steps.calls]]
   tool = "agent"
   arguments = { prompt = "go", script = "awaiter", tools = ["shell"] }
@@ -245,9 +252,11 @@ name = "awaiter"
   auto res = results_of(r);
   // Narrowed to shell: await is not among its tools (its call fails, its turn goes on).
   CAF_CHECK(contains(content(res, "main/#1", 1, 0), "Unknown tool `await`; available tools: shell, yield_to_parent"));
-  CAF_CHECK(contains(content(res, "main", 1, 1), "`tools` names `rm_rf`, which is not one of your tools"));
-  CAF_CHECK(contains(content(res, "main", 1, 2), "script `nobody` names no [[subagents]] entry; the script has `awaiter`"));
-  CAF_CHECK(contains(content(res, "main", 1, 3), "give `script` naming one (`awaiter`)"));
+  CAF_CHECK(contains(content(res, "main/#2", 1, 0), "Handle `x` not found"));
+  CAF_CHECK(contains(content(res, "main/#3", 1, 0), "Unknown tool `await`; available tools: shell, yield_to_parent"));
+  CAF_CHECK(contains(content(res, "main", 1, 3), "`tools` names `rm_rf`, which is not one of your tools"));
+  CAF_CHECK(contains(content(res, "main", 1, 4), "script `nobody` names no [[subagents]] entry; the script has `awaiter`"));
+  CAF_CHECK(contains(content(res, "main", 1, 5), "give `script` naming one (`awaiter`)"));
 }
 
 CAF_TEST(outside an agent loop the agent tool says why it cannot run) {
