@@ -1,5 +1,6 @@
 #include "tools/argument_validation.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -19,7 +20,8 @@ bool has_type(const Json& v, std::string_view type) {
   if (type == "number") return v.is_number();
   if (type == "boolean") return v.is_bool();
   if (type == "array") return v.is_array();
-  if (type == "object") return object_argument(v).has_value();
+  // An object, or a string holding one (parsed only then: no copy of a real object).
+  if (type == "object") return v.is_object() || (v.is_string() && object_argument(v).has_value());
   return true; // unknown declared type: nothing to check against
 }
 
@@ -83,18 +85,17 @@ Status validate_arguments(const ToolConfig& tool, const Json& args) {
     return Status::fail(fmt::format("{}: arguments must be an object, got {}", tool.name,
                                     args.type_name()));
 
-  std::vector<std::string> declared;
-  for (auto& p : tool.parameters)
-    declared.push_back(p.name);
   for (auto& [key, value] : args.as_object()) {
-    bool known = false;
-    for (auto& name : declared)
-      known = known || key == name;
-    if (!known)
-      return Status::fail(fmt::format(
-          "{}: unknown parameter `{}` ({})", tool.name, cut_text(key),
-          declared.empty() ? std::string("the tool takes no parameters")
-                           : fmt::format("allowed: {}", join_names(declared))));
+    bool known = std::any_of(tool.parameters.begin(), tool.parameters.end(),
+                             [&](const ParameterConfig& p) { return key == p.name; });
+    if (known)
+      continue;
+    std::vector<std::string> declared;
+    for (auto& p : tool.parameters)
+      declared.push_back(p.name);
+    return Status::fail(fmt::format("{}: unknown parameter `{}` ({})", tool.name, cut_text(key),
+                                    declared.empty() ? std::string("the tool takes no parameters")
+                                                     : fmt::format("allowed: {}", join_names(declared))));
   }
 
   // A null counts as absent: models often spell "not given" as null.
