@@ -227,13 +227,13 @@ Launched launch_posix_spawn(const ChildLaunch& l) {
     if (l.control >= 0)
       rc |= ::posix_spawn_file_actions_adddup2(&actions, l.control, 3);
   }
-  // Nothing else of ours, even an fd someone opened without O_CLOEXEC: every fd from
-  // 3 up is marked close-on-exec here, not closed in the child. posix_spawn holds this
-  // thread until the child execs, and closing before exec cost that wait one close per
-  // fd we hold (W6: 20,000 fds at 5,000 handles). execve closes them after it has let
-  // us go. Kernels before 5.11 lack the flag: the child closes them, as it did.
-  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
-    rc |= ::posix_spawn_file_actions_addclosefrom_np(&actions, l.terminal.empty() && l.control >= 0 ? 4 : 3);
+  // Nothing else of ours, even an fd another thread opens without O_CLOEXEC while we
+  // spawn (libcurl's sockets do): closed in the child, after the clone, so no race.
+  // It costs the spawning thread one close per fd we hold, since posix_spawn holds
+  // it until the child execs (bench/README.md, "the spawn path": marking them
+  // close-on-exec in the parent instead was twice as fast at 5,000 handles, but an fd
+  // opened between that and the clone would reach the child).
+  rc |= ::posix_spawn_file_actions_addclosefrom_np(&actions, l.terminal.empty() && l.control >= 0 ? 4 : 3);
   if (!l.cwd.empty())
     rc |= ::posix_spawn_file_actions_addchdir_np(&actions, l.cwd.c_str());
   posix_spawnattr_t attr;
