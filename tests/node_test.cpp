@@ -127,6 +127,9 @@ spawn.stateful = true
   bool start_node(const std::string& listen = "127.0.0.1:0") {
     dir.write("node.toml", node_toml);
     auto out = (dir.path / "node.out").string();
+    // A node started before wrote here too: its "listening on" must not be taken for
+    // this one's (the child truncates the file only once it runs).
+    std::filesystem::remove(out);
     node = std::make_unique<Child>(std::vector<std::string>{JP_CLI_BINARY, "--workspace", node_ws, "--config",
                                                             (dir.path / "node.toml").string(), "node", "--listen",
                                                             listen},
