@@ -880,14 +880,15 @@ CAF_TEST(ctrl-c while the turn end waits for a handle stops the wait) {
 CAF_TEST(each sub-agent is offered the tools it was given) {
   FakeProviderServer server;
   Workspace ws(server);
-  auto shell_only = Json::array();
-  shell_only.push(Json("shell"));
-  server.push({200, openai_call("call_1", "agent", Json::object().set("prompt", "a").set("tools", shell_only))});
-  server.push({200, openai_text("done a")});
-  server.push({200, openai_call("call_2", "agent", Json::object().set("prompt", "b"))});
-  server.push({200, openai_text("done b")});
-  server.push({200, openai_call("call_3", "agent", Json::object().set("prompt", "c").set("tools", shell_only))});
-  server.push({200, openai_text("done c")});
+  // Three blocking agent calls, each answered by its sub-agent: given shell, all, shell.
+  int call = 0;
+  for (bool narrowed : {true, false, true}) {
+    auto args = Json::object().set("prompt", "go");
+    if (narrowed)
+      args.set("tools", Json::array().push(Json("shell")));
+    server.push({200, openai_call("call_" + std::to_string(++call), "agent", args)});
+    server.push({200, openai_text("done")});
+  }
   server.push({200, openai_text("All done.")});
   auto r = ws.query("--json 'three helpers'");
   JP_REQUIRE_OK(r);

@@ -27,8 +27,7 @@ bool older(const SpillFile& a, const SpillFile& b) {
 // Ours: a regular file (lstat-style, a link is never followed) named *.log, owned by us.
 std::vector<SpillFile> spill_files(const DirFd& dir) {
   std::vector<SpillFile> files;
-  // closedir closes it; the DirFd keeps its own. Close-on-exec, as all ours are: a
-  // child started meanwhile on another thread must not get it (child_launch.cpp).
+  // closedir closes it; the DirFd keeps its own. Close-on-exec, as all ours are.
   int fd = ::fcntl(dir.get(), F_DUPFD_CLOEXEC, 0);
   if (fd < 0)
     return files;
