@@ -37,6 +37,8 @@ int worker(const WorkloadParams& p) {
   // `run --launcher` chooses how its workers start children (child_launch.hpp).
   if (const char* l = std::getenv("JP_BENCH_LAUNCHER"); l && std::string_view(l) == "boost")
     jp::use_launcher(jp::launcher_kind::boost_v2);
+  else if (l && std::string_view(l) == "posix_spawn")
+    jp::use_launcher(jp::launcher_kind::posix_spawn);
   auto figures = run_jp_workload(p);
   if (!figures) {
     std::fprintf(stderr, "jp-bench worker %s: %s\n", p.workload.c_str(), figures.error().c_str());
@@ -145,11 +147,11 @@ int main(int argc, char** argv) {
   auto* compare_cmd = app.add_subcommand("compare", "Compare two JSON runs (--json), figure by figure");
   compare_cmd->add_option("files", compared, "OLD.json NEW.json")->required()->expected(2);
   run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W9");
-  std::string launcher = "posix_spawn";
+  std::string launcher = "vfork";
   run_cmd->add_option("--launcher", launcher,
-                      "How jp-actors starts children: posix_spawn (the default) or boost (Boost.Process v2's "
-                      "fork launcher; bench/README.md compares them)")
-    ->check(CLI::IsMember({"boost", "posix_spawn"}));
+                      "How jp-actors starts children: vfork (ours, the default), posix_spawn (glibc's) or boost "
+                      "(Boost.Process v2's fork launcher); bench/README.md compares them")
+    ->check(CLI::IsMember({"vfork", "boost", "posix_spawn"}));
 
   WorkloadParams p;
   auto* worker_cmd = app.add_subcommand("worker", "One jp-actors round of one workload (used by run)");

@@ -1,5 +1,7 @@
 #include "runtime/process/child_launch.hpp"
 
+#include "runtime/process/vfork_exec.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/posix/default_launcher.hpp>
@@ -8,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <spawn.h>
@@ -91,12 +94,18 @@ struct standard_streams {
     return {};
   }
   error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
-    int stdin_fd = in >= 0 ? in : ::open("/dev/null", O_RDONLY);
-    if (stdin_fd < 0)
+    // Sources out of 0-3 first (ours are there when our own 0 or 1 was closed): a
+    // dup2 onto itself would keep O_CLOEXEC, and setting one target could clobber
+    // a later source.
+    int from[4] = {in, out, err, control};
+    for (int& fd : from)
+      if (fd >= 0 && fd < 4 && (fd = ::fcntl(fd, F_DUPFD, 4)) < 0)
+        return last_error();
+    if (from[0] < 0 && (from[0] = ::open("/dev/null", O_RDONLY)) < 0)
       return last_error();
-    if (::dup2(stdin_fd, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0 ||
-        (control >= 0 && ::dup2(control, 3) < 0))
-      return last_error();
+    for (int target = 0; target < 4; ++target)
+      if (from[target] >= 0 && from[target] != target && ::dup2(from[target], target) < 0)
+        return last_error();
     return {}; // /dev/null's own fd goes with the others (other_fds_closed)
   }
 };
@@ -260,10 +269,39 @@ Launched launch_posix_spawn(const ChildLaunch& l) {
   return r;
 }
 
+Launched launch_vfork(const ChildLaunch& l) {
+  auto argv = c_strings(l.argv);
+  auto envp = c_strings(l.env);
+  const char* path = ::getenv("PATH"); // ours, as posix_spawnp searches
+  VforkPlan plan;
+  plan.file = l.argv[0].c_str();
+  plan.path = path ? path : "/bin:/usr/bin";
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.cwd = l.cwd.empty() ? nullptr : l.cwd.c_str();
+  plan.terminal = l.terminal.empty() ? nullptr : l.terminal.c_str();
+  plan.in = l.in;
+  plan.out = l.out;
+  plan.err = l.err;
+  plan.control = l.control;
+  Launched r;
+  r.pid = vfork_exec(plan);
+  r.error = r.pid >= 0 ? 0 : plan.error != 0 ? plan.error : EINVAL;
+  return r;
+}
+
 } // namespace
 
 Launched launch_child(const ChildLaunch& l, launcher_kind kind) {
-  return kind == launcher_kind::boost_v2 ? launch_boost(l) : launch_posix_spawn(l);
+  switch (kind) {
+    case launcher_kind::boost_v2:
+      return launch_boost(l);
+    case launcher_kind::posix_spawn:
+      return launch_posix_spawn(l);
+    case launcher_kind::vfork:
+      break;
+  }
+  return launch_vfork(l);
 }
 
 } // namespace jp

@@ -1,10 +1,12 @@
 // Starting a child process: how it is started, separate from how it is watched
-// (process.cpp: pipes, pidfd, io thread, crash record). Two launchers give the
-// child the same start: posix_spawnp (the default) and Boost.Process v2's default
-// launcher with one small initializer per concern (session, signals, terminal,
-// fds, directory, environment, exec failure). The benchmark chose posix_spawnp:
-// v2 1.81 forks (W1 1.5x slower, W6 spawn rate a quarter), and its vfork launcher
-// runs C++ in the vforked child, which corrupted our memory (bench/README.md).
+// (process.cpp: pipes, pidfd, io thread, crash record). Three launchers give the
+// child the same start: our own vfork launcher (the default, vfork_exec.hpp),
+// posix_spawnp, and Boost.Process v2's default launcher with one small initializer
+// per concern (session, signals, terminal, fds, directory, environment, exec
+// failure). The benchmark chose (bench/README.md): v2 1.81 forks (W1 1.5x slower,
+// W6 spawn rate a quarter) and its vfork launcher runs C++ in the vforked child,
+// which corrupted our memory; posix_spawnp's child closes every fd we hold before
+// it execs, and the spawning thread waits for each close.
 #pragma once
 
 #include <string>
@@ -32,7 +34,7 @@ struct Launched {
   int error = 0;
 };
 
-enum class launcher_kind { boost_v2, posix_spawn };
+enum class launcher_kind { boost_v2, posix_spawn, vfork };
 
 Launched launch_child(const ChildLaunch& l, launcher_kind kind);
 

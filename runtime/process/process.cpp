@@ -77,7 +77,7 @@ constexpr std::size_t kSlots = 1 << 15; // more than the fds of this many childr
 std::atomic<pid_t> g_slots[kSlots]; // 0 = free
 std::atomic<std::size_t> g_next_slot{0};
 std::atomic<bool> g_refuse_new{false}; // refuse_new_processes
-std::atomic<launcher_kind> g_launcher{launcher_kind::posix_spawn}; // use_launcher (bench/README.md: why)
+std::atomic<launcher_kind> g_launcher{launcher_kind::vfork}; // use_launcher (bench/README.md: why)
 // Spawns past the g_refuse_new check whose group is not in g_slots yet: a signal's
 // shutdown waits for them, or their child would miss the TERM and the KILL.
 std::atomic<int> g_spawns_under_way{0};

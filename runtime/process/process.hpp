@@ -105,8 +105,8 @@ public:
   virtual void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) = 0;
 };
 
-/// Starts a child in its own session and process group (posix_spawn,
-/// POSIX_SPAWN_SETSID), marked (runtime/process/tool_mark.hpp), and watches it on `io`. When the leader exits, any process left in its group is
+/// Starts a child in its own session and process group (child_launch.hpp),
+/// marked (runtime/process/tool_mark.hpp), and watches it on `io`. When the leader exits, any process left in its group is
 /// killed (nothing outlives its handle) and the pipes are drained.
 Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events);
 

@@ -1,0 +1,191 @@
+#include "runtime/process/vfork_exec.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <csignal>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// The child runs on our memory until it execs, on a stack of its own, with every
+// signal blocked. So it only makes raw system calls: no libc function a sanitizer
+// intercepts (its bookkeeping is the spawning thread's), nothing that allocates or
+// takes a lock another thread may hold, no _exit interceptor running our exit
+// hooks. This file is built without sanitizers (CMakeLists.txt) for the same
+// reason, and its loops over strings go through volatile pointers so that no
+// compiler turns them into calls to strlen or memcpy (which a sanitizer intercepts).
+
+namespace jp {
+
+namespace {
+
+constexpr size_t kChildStack = 32 * 1024; // the child's frames: a PATH_MAX buffer and calls
+
+/// The kernel's sigaction: all zeros is SIG_DFL, no flags, empty mask, whatever the
+/// architecture's layout (so no struct of libc's, whose layout differs).
+constexpr uint64_t kDefaultAction[4] = {0, 0, 0, 0};
+constexpr uint64_t kAllSignals = ~uint64_t{0};
+constexpr uint64_t kNoSignals = 0;
+constexpr long kKernelSigsetSize = sizeof(uint64_t);
+
+long sys(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
+  long r = ::syscall(n, a, b, c, d);
+  return r < 0 ? -errno : r;
+}
+
+[[noreturn]] void fail(VforkPlan* p, long negative_errno) {
+  p->error = static_cast<int>(-negative_errno);
+  for (;;)
+    ::syscall(SYS_exit_group, 127);
+}
+
+/// dup2 (dup3 without flags: some architectures have no dup2) that clears
+/// close-on-exec on the copy; the source is never the target.
+void to(VforkPlan* p, int source, int target) {
+  if (source != target) {
+    long r = sys(SYS_dup3, source, target, 0);
+    if (r < 0)
+      fail(p, r);
+  }
+}
+
+/// A source fd out of 0-3, so setting one target cannot clobber a later source.
+int out_of_the_way(VforkPlan* p, int fd) {
+  if (fd < 0 || fd > 3)
+    return fd;
+  long r = sys(SYS_fcntl, fd, F_DUPFD, 4);
+  if (r < 0)
+    fail(p, r);
+  return static_cast<int>(r);
+}
+
+/// execvp's search: each PATH entry in turn ("" is the current directory); EACCES
+/// is kept and the search goes on; ENOENT-like errors go on; anything else ends it.
+[[noreturn]] void exec_searching(VforkPlan* p) {
+  const volatile char* file = p->file; // volatile: no loop here may become a libc call
+  bool has_slash = false;
+  size_t flen = 0;
+  for (; file[flen]; ++flen)
+    has_slash = has_slash || file[flen] == '/';
+  if (flen == 0)
+    fail(p, -ENOENT);
+  if (has_slash)
+    fail(p, sys(SYS_execve, reinterpret_cast<long>(p->file), reinterpret_cast<long>(p->argv),
+                reinterpret_cast<long>(p->envp)));
+  if (flen > NAME_MAX)
+    fail(p, -ENAMETOOLONG);
+  char buf[PATH_MAX];
+  volatile char* out = buf;
+  bool denied = false;
+  const volatile char* entry = p->path;
+  for (;;) {
+    const volatile char* end = entry;
+    while (*end && *end != ':')
+      ++end;
+    size_t dlen = static_cast<size_t>(end - entry);
+    if (dlen + 1 + flen < sizeof buf) {
+      size_t n = 0;
+      for (const volatile char* c = entry; c < end; ++c)
+        out[n++] = *c;
+      if (dlen > 0)
+        out[n++] = '/';
+      for (size_t i = 0; i <= flen; ++i) // with the terminating zero
+        out[n++] = file[i];
+      long r = sys(SYS_execve, reinterpret_cast<long>(buf), reinterpret_cast<long>(p->argv),
+                   reinterpret_cast<long>(p->envp));
+      switch (-r) {
+        case EACCES:
+          denied = true;
+          break;
+        case ENOENT:
+        case ENOTDIR:
+        case ESTALE:
+        case ENODEV:
+        case ETIMEDOUT:
+          break;
+        default:
+          fail(p, r);
+      }
+    }
+    if (!*end)
+      break;
+    entry = end + 1;
+  }
+  fail(p, denied ? -EACCES : -ENOENT);
+}
+
+int child_main(void* arg) {
+  auto* p = static_cast<VforkPlan*>(arg);
+  // No handler of ours may run here (ours would kill every tool's group from our
+  // memory): every signal back to its default while all are still blocked.
+  for (long s = 1; s <= 64; ++s)
+    sys(SYS_rt_sigaction, s, reinterpret_cast<long>(kDefaultAction), 0, kKernelSigsetSize);
+  long r = sys(SYS_setsid);
+  if (r < 0)
+    fail(p, r);
+  if (p->terminal) {
+    // Opened after setsid without O_NOCTTY: it becomes the session's controlling terminal.
+    r = sys(SYS_openat, AT_FDCWD, reinterpret_cast<long>(p->terminal), O_RDWR);
+    if (r < 0)
+      fail(p, r);
+    for (int target = 0; target < 3; ++target)
+      to(p, static_cast<int>(r), target);
+  } else {
+    int out = out_of_the_way(p, p->out), err = out_of_the_way(p, p->err);
+    int control = out_of_the_way(p, p->control), in = out_of_the_way(p, p->in);
+    if (in < 0) {
+      r = sys(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/dev/null"), O_RDONLY);
+      if (r < 0)
+        fail(p, r);
+      in = static_cast<int>(r);
+    }
+    to(p, in, 0);
+    to(p, out, 1);
+    to(p, err, 2);
+    if (control >= 0)
+      to(p, control, 3);
+  }
+  if (p->cwd && (r = sys(SYS_chdir, reinterpret_cast<long>(p->cwd))) < 0)
+    fail(p, r);
+  // Every other fd of ours, even one another thread opened without O_CLOEXEC just
+  // before the clone, goes at exec. Marking is one bitmap update; execve closes
+  // them after it has released the spawning thread (a kernel before 5.11 closes
+  // them here instead).
+  unsigned first = p->terminal == nullptr && p->control >= 0 ? 4 : 3;
+  if (sys(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) < 0 &&
+      (r = sys(SYS_close_range, first, ~0U, 0)) < 0)
+    fail(p, r);
+  sys(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&kNoSignals), 0, kKernelSigsetSize);
+  exec_searching(p);
+}
+
+} // namespace
+
+pid_t vfork_exec(VforkPlan& plan) noexcept {
+  // The child's stack: in our frame, which stays put while we wait for it (vfork).
+  alignas(64) char stack[kChildStack];
+  uint64_t saved = 0;
+  // Blocked raw, the libc-internal signals too: none may reach the child before it
+  // has set every handler to its default.
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &kAllSignals, &saved, kKernelSigsetSize);
+  plan.error = 0;
+  pid_t pid = ::clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  int clone_errno = errno;
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, nullptr, kKernelSigsetSize);
+  if (pid < 0) {
+    plan.error = clone_errno;
+    return -1;
+  }
+  if (plan.error != 0) { // it has exited (vfork): reap it
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return -1;
+  }
+  return pid;
+}
+
+} // namespace jp
