@@ -10,6 +10,7 @@
 #include <fstream>
 #include <fmt/format.h>
 #include <iostream>
+#include <openssl/crypto.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -295,6 +296,11 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
 } // namespace
 
 int main(int argc, char** argv) {
+  // No OpenSSL clean-up at exit: a thread of CAF's (a provider stream's, a node
+  // connection's) may still be ending after main returns, and its own per-thread
+  // clean-up then freed what the exit-time clean-up had freed already (a double
+  // free ASan saw after ctrl-c during a stream). The process is ending anyway.
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
   // Tools run as this user: without this, one could read the provider key from
   // /proc/<our pid>/environ or our memory, past the environment tools are given.
   ::prctl(PR_SET_DUMPABLE, 0);
