@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <thread>
 
+#include "owned_children.hpp"
+
 namespace jp::testing {
 
 /// Whether `ready()` came true within 20 s.
@@ -28,6 +30,7 @@ inline int wait_exit(pid_t& pid) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
+      disown_child(pid);
       pid = -1;
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }

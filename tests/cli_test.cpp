@@ -22,6 +22,7 @@
 
 #include "messages/json.hpp"
 #include "cli_run.hpp"
+#include "owned_children.hpp"
 #include "temp_dir.hpp"
 #include "terminal_io.hpp"
 
@@ -33,6 +34,9 @@ using testing::Run;
 using testing::cli;
 using testing::cli_in;
 using testing::events;
+using testing::disown_child;
+using testing::own_child;
+using testing::reap_child;
 
 // The tool_result of (step, index), its content parsed when it is JSON.
 struct Results {
@@ -248,6 +252,7 @@ name = "a"
     ::_exit(127);
   }
   CAF_REQUIRE(cli_pid > 0);
+  own_child(cli_pid, SIGTERM);
   pid_t child = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (child == 0 && std::chrono::steady_clock::now() < deadline) {
@@ -257,7 +262,7 @@ name = "a"
   }
   ::kill(cli_pid, SIGTERM);
   int status = 0;
-  ::waitpid(cli_pid, &status, 0);
+  reap_child(cli_pid, &status);
   CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
   CAF_REQUIRE(child > 0);
   while (!process_dead(child) && std::chrono::steady_clock::now() < deadline)
@@ -289,6 +294,8 @@ pid_t start_run(const std::filesystem::path& ws, const std::filesystem::path& sc
     ::execv(JP_CLI_BINARY, argv.data());
     ::_exit(127);
   }
+  if (pid > 0)
+    own_child(pid, SIGTERM);
   return pid;
 }
 
@@ -332,7 +339,7 @@ CAF_TEST(a terminate signal gives the tools a TERM and the grace before a KILL) 
   CAF_REQUIRE(tool > 0 && child > 0);
   ::kill(cli_pid, SIGTERM);
   int status = 0;
-  ::waitpid(cli_pid, &status, 0);
+  reap_child(cli_pid, &status);
   CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
   CAF_CHECK(ws.has("marker")); // it had its grace
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -364,7 +371,7 @@ CAF_TEST(a second terminate signal cuts the grace short) {
   CAF_CHECK(ws.has("termed"));
   ::kill(cli_pid, SIGTERM);
   int status = 0;
-  ::waitpid(cli_pid, &status, 0); // within the test's timeout, not the hour of grace
+  reap_child(cli_pid, &status); // within the test's timeout, not the hour of grace
   CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
   while (!process_dead(tool) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -402,6 +409,7 @@ CAF_TEST(after jp-actors is killed the next start kills every process it left) {
     ::_exit(127);
   }
   CAF_REQUIRE(cli_pid > 0);
+  own_child(cli_pid, SIGTERM);
   // Every process's pid, once the three handles are up (bounded wait).
   std::vector<pid_t> pids;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -418,7 +426,7 @@ CAF_TEST(after jp-actors is killed the next start kills every process it left) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ::kill(cli_pid, SIGKILL); // no chance to clean up
-  ::waitpid(cli_pid, nullptr, 0);
+  reap_child(cli_pid);
   CAF_REQUIRE_EQUAL(pids.size(), files.size());
   for (auto p : pids)
     CAF_CHECK(!process_dead(p)); // orphaned, still running
@@ -650,11 +658,13 @@ bool answered_on_terminal(std::vector<std::string> args, const std::string& ques
     ::_exit(127);
   }
   CAF_REQUIRE(pid > 0);
+  own_child(pid, SIGTERM);
   std::string seen;
   bool asked = read_until(master, seen, question);
   CAF_CHECK(asked);
   bool shown = asked && ::write(master, answer.data(), answer.size()) == static_cast<ssize_t>(answer.size()) &&
                read_until(master, seen, expected);
+  disown_child(pid);
   ::kill(pid, SIGKILL); // no-op when it already ended
   ::waitpid(pid, nullptr, 0);
   ::close(master);
@@ -718,6 +728,7 @@ CAF_TEST(on a terminal permission is asked: yes for this turn and no with a reas
     ::_exit(127);
   }
   CAF_REQUIRE(pid > 0);
+  own_child(pid, SIGTERM);
   std::string seen;
   bool asked = read_until(master, seen, "[marker] wants to run with {}");
   CAF_CHECK(asked);
@@ -739,6 +750,7 @@ CAF_TEST(on a terminal permission is asked: yes for this turn and no with a reas
   CAF_CHECK(seen.find("The user says: not now") != std::string::npos);
   CAF_CHECK(ws.has("marked"));
   CAF_CHECK(!ws.has("held"));
+  disown_child(pid);
   ::kill(pid, SIGKILL); // no-op when it already ended
   ::waitpid(pid, nullptr, 0);
   ::close(master);

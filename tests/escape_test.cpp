@@ -90,7 +90,7 @@ CAF_TEST(a terminate signal to jp-actors kills what left the tools group or sess
   pid_t cli_pid = start_escaping_run(ws, sleeper);
   ::kill(cli_pid, SIGTERM);
   int status = 0;
-  ::waitpid(cli_pid, &status, 0);
+  reap_child(cli_pid, &status);
   CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
@@ -110,7 +110,7 @@ CAF_TEST(after a kill signal the next start kills what the tools left outside th
   marked_sleep sleeper(ws.path);
   pid_t cli_pid = start_escaping_run(ws, sleeper);
   ::kill(cli_pid, SIGKILL); // no chance to clean up
-  ::waitpid(cli_pid, nullptr, 0);
+  reap_child(cli_pid);
   auto next = cli_in(ws.path.string(), "tools");
   CAF_CHECK_EQUAL(next.status, 0);
   CAF_CHECK(next.out.find("of its tools outside them") != std::string::npos);

@@ -16,10 +16,13 @@
 
 #include "runtime/process/group_record.hpp"
 #include "gone_pid.hpp"
+#include "owned_children.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
 using jp::testing::gone_pid;
+using jp::testing::own_child;
+using jp::testing::reap_child;
 
 namespace {
 
@@ -35,10 +38,11 @@ struct Group {
       ::_exit(127);
     }
     ::setpgid(pid, pid); // also from here: no race with the sweep's check
+    own_child(-pid, SIGKILL);
   }
   ~Group() {
     ::kill(-pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    reap_child(pid);
   }
   /// Alive and not a zombie.
   bool running() const {
@@ -119,6 +123,7 @@ CAF_TEST(a recorded terminal session is swept with the jobs in its other groups)
     ::execl("/bin/bash", "bash", "-c", "set -m; sleep 30 & sleep 30 & wait", nullptr);
     ::_exit(127);
   }
+  own_child(-leader, SIGKILL); // its jobs' groups end with their sleeps
   auto members = [leader] {
     std::vector<pid_t> found;
     for (auto& e : std::filesystem::directory_iterator("/proc")) {
@@ -140,7 +145,7 @@ CAF_TEST(a recorded terminal session is swept with the jobs in its other groups)
     ~Cleanup() {
       for (pid_t p : members())
         ::kill(p, SIGKILL);
-      ::waitpid(leader, nullptr, 0);
+      reap_child(leader);
     }
   } cleanup{members, leader};
   // Until both jobs run in groups of their own (bash moves them there).

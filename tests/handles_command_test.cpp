@@ -61,7 +61,7 @@ struct fixture {
   ~fixture() {
     if (run > 0) {
       ::kill(run, SIGKILL);
-      ::waitpid(run, nullptr, 0);
+      reap_child(run);
     }
     if (runner_runtime.empty())
       ::unsetenv("XDG_RUNTIME_DIR");

@@ -16,6 +16,7 @@
 #include "runtime/process/group_record.hpp"
 #include "runtime/process/tool_environment.hpp"
 #include "gone_pid.hpp"
+#include "owned_children.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
 
@@ -34,10 +35,11 @@ struct Sleeper {
       ::_exit(127);
     }
     ::setpgid(pid, pid);
+    own_child(-pid, SIGKILL);
   }
   ~Sleeper() {
     ::kill(-pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    reap_child(pid);
   }
   bool running() const { return ::waitpid(pid, nullptr, WNOHANG) == 0; }
 };

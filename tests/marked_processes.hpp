@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "owned_children.hpp"
+
 namespace jp::testing {
 
 struct marked_sleep {
@@ -128,6 +130,8 @@ inline pid_t start_cli(const std::string& state_home, const std::vector<std::str
     ::execv(JP_CLI_BINARY, argv.data());
     ::_exit(127);
   }
+  if (pid > 0)
+    own_child(pid, SIGTERM); // it ends its tools
   return pid;
 }
 

@@ -37,6 +37,7 @@ struct McpClient {
       ::dup2(err, 2);
       exec_child(argv, state_home);
     }
+    own_child(-pid, SIGTERM); // a jp-actors MCP server: it ends its tools
     ::close(in[0]);
     ::close(out[1]);
     to = in[1];
@@ -48,7 +49,7 @@ struct McpClient {
       ::close(from);
     if (pid > 0) {
       ::kill(-pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
+      reap_child(pid);
     }
   }
 
@@ -117,7 +118,7 @@ struct McpClient {
     while (!next().is_null()) {
     }
     int st = 0;
-    if (::waitpid(pid, &st, 0) != pid)
+    if (reap_child(pid, &st) != pid)
       return -1;
     pid = -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

@@ -20,6 +20,7 @@
 
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
+#include "owned_children.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
 
@@ -48,14 +49,17 @@ struct Child {
       ::dup2(out, 2);
       exec_child(argv, state_home);
     }
+    own_child(-pid, SIGTERM); // a jp-actors node: it ends its tools
   }
   ~Child() {
     if (pid > 0) {
+      disown_child(pid);
       ::kill(-pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
     }
   }
   void kill9() {
+    disown_child(pid);
     ::kill(-pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
     pid = -1;
@@ -66,6 +70,7 @@ struct Child {
     int st = 0;
     for (int i = 0; i < 2000; ++i) {
       if (::waitpid(pid, &st, WNOHANG) == pid) {
+        disown_child(pid);
         pid = -1;
         return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
       }

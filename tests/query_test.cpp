@@ -163,6 +163,7 @@ struct Background {
               prompt.c_str(), nullptr);
       ::_exit(127);
     }
+    own_child(pid, SIGTERM); // a jp-actors CLI: it ends its tools
   }
   /// Its exit status, once it exited (bounded); -1 if it did not.
   int wait() { return wait_exit(pid); }
@@ -172,6 +173,7 @@ struct Background {
   }
   ~Background() {
     if (pid > 0) {
+      disown_child(pid);
       ::kill(pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
     }
@@ -192,12 +194,14 @@ struct OnTerminal {
               prompt.c_str(), nullptr);
       ::_exit(127);
     }
+    own_child(pid, SIGTERM);
   }
   bool shows(const std::string& text) { return read_until(master, seen, text); }
   void type(const std::string& text) { CAF_REQUIRE_EQUAL(::write(master, text.data(), text.size()), (ssize_t)text.size()); }
   int wait() { return wait_exit(pid); }
   ~OnTerminal() {
     if (pid > 0) {
+      disown_child(pid);
       ::kill(pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
     }

@@ -53,7 +53,7 @@ void burst(int sig, size_t alive_at_signal, Stop stop) {
   CAF_CHECK(sleeper.wait_alive(alive_at_signal) >= alive_at_signal); // mid-burst
   ::kill(cli_pid, sig);
   int status = 0;
-  ::waitpid(cli_pid, &status, 0);
+  reap_child(cli_pid, &status);
   CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == sig);
   stop(ws, state);
   auto left = sleeper.wait_none();

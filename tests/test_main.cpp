@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 
+#include "owned_children.hpp"
+
 int main(int argc, char** argv) {
   // The jp-actors runs a test starts keep their crash records (the user's state,
   // $XDG_STATE_HOME) in a directory of this runner's own: never the user's, and no
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
   std::string run = ::mkdtemp(run_tmpl) ? run_tmpl : "";
   if (!run.empty())
     ::setenv("XDG_RUNTIME_DIR", run.c_str(), 1);
+  // A failing CAF_REQUIRE aborts: the processes the test started go with it.
+  jp::testing::kill_children_at_abort();
   int rc = caf::test::main(argc, argv);
   std::error_code ec;
   if (!state.empty())
