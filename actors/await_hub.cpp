@@ -5,8 +5,28 @@
 
 namespace jp {
 
+void AwaitHub::watching(std::span<const std::string> ids) {
+  for (auto& id : ids)
+    ++expected_[id].answers;
+}
+
+void AwaitHub::unwatched(std::span<const std::string> ids) {
+  for (auto& id : ids)
+    if (auto e = expected_.find(id); e != expected_.end() && --e->second.answers == 0)
+      expected_.erase(e);
+}
+
 AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses) {
   Effects fx;
+  for (auto& s : statuses) {
+    auto e = expected_.find(s.id);
+    if (e == expected_.end())
+      continue;
+    if (e->second.newest && e->second.newest->seq > s.seq)
+      s = *e->second.newest; // heard before this older answer came
+    if (--e->second.answers == 0)
+      expected_.erase(e);
+  }
   AwaitCondition cond(request, std::move(statuses));
   if (cond.met()) {
     fx.answers.push_back({key, std::make_shared<const AwaitResult>(std::move(cond).result(false))});
@@ -34,6 +54,9 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
   Effects fx;
   std::vector<Key> met; // in the order they were met
   for (auto& s : batch) {
+    if (auto e = expected_.find(s.id); e != expected_.end())
+      if (!e->second.newest || s.seq >= e->second.newest->seq)
+        e->second.newest = s;
     auto it = by_id_.find(s.id);
     if (it == by_id_.end())
       continue;
@@ -44,6 +67,10 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
       auto a = awaits_.find(w.key);
       if (a == awaits_.end())
         continue; // answered, or timed out
+      if (s.seq != 0 && s.seq <= a->second.cond.statuses()[w.at].seq) {
+        kept.push_back(w); // older than what it holds (came behind a shared view's answer)
+        continue;
+      }
       bool was_met = a->second.cond.met();
       auto& cur = a->second.cond.update(w.at, s);
       if (!cur.state.stopped()) {

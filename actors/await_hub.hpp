@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <map>
 #include <string>
@@ -41,8 +42,17 @@ public:
     std::vector<Ask> asks;
   };
 
+  /// The host asks the registry to watch `ids` (distinct) for an await; add()
+  /// follows with the answer, or unwatched() when none comes. Meanwhile the hub keeps
+  /// the newest update it hears of each id, and add() takes it over an older answer:
+  /// through a shared view the answer can arrive after the registry's own later
+  /// updates (HandleStatus::seq orders them).
+  void watching(std::span<const std::string> ids);
+  void unwatched(std::span<const std::string> ids);
+
   /// A new await; `statuses` are the registry's answer to watching its ids
-  /// (distinct_ids order). Answered at once when its condition already holds.
+  /// (distinct_ids order, announced with watching()). Answered at once when its
+  /// condition already holds.
   Effects add(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses);
 
   /// Watched handles changed: they stopped, ask, or were answered. All of `batch`
@@ -85,6 +95,14 @@ private:
   // from these lists lazily (when its handle next changes, or the list outgrows the
   // awaits there are): answering one of 200 handles costs one lookup, not 200.
   std::unordered_map<std::string, std::vector<Watching>> by_id_;
+
+  // Ids whose watch answer is still to come: how many answers, and the newest
+  // update heard of each since.
+  struct Expected {
+    size_t answers = 0;
+    std::optional<HandleStatus> newest;
+  };
+  std::unordered_map<std::string, Expected> expected_;
 };
 
 } // namespace jp

@@ -39,6 +39,7 @@ struct entry {
   bool notify_success = false, notify_failure = false, notify_content = false, notify_waiting = false;
   std::optional<Question> waiting; // the question its tool waits on (control channel)
   ChildSpec child;
+  uint64_t seq = 0; // registry_state::changes at its last change (HandleStatus::seq)
 };
 
 struct registry_state {
@@ -57,6 +58,9 @@ struct registry_state {
   // Watchers (turns, this one's and those of agents that share), each monitored
   // once: one that ends is dropped from every handle it watched (down handler).
   std::set<caf::actor_addr> watchers;
+  // Every change of every handle counts one (an entry made, a question asked or
+  // answered, a stop): statuses carry it so that watchers can order them.
+  uint64_t changes = 0;
   static inline const char* name = "jp.registry";
 };
 
@@ -78,8 +82,8 @@ double elapsed_secs(const entry& e) {
 
 HandleStatus status_of(const std::string& id, const entry& e) {
   if (e.phase == entry_phase::stopped)
-    return {id, e.final.state, e.final.output_file, e.final.node};
-  return {id, e.waiting ? ToolState::waiting(*e.waiting) : pending_state(), {}, e.node};
+    return {id, e.final.state, e.final.output_file, e.final.node, e.seq};
+  return {id, e.waiting ? ToolState::waiting(*e.waiting) : pending_state(), {}, e.node, e.seq};
 }
 
 /// The states of `ids` (an error naming the first unknown one); `watcher`, if set,
@@ -161,6 +165,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   if (e.phase == entry_phase::live && !e.oneshot)
     --self->state.live;
   e.phase = entry_phase::stopped;
+  e.seq = ++self->state.changes;
   e.final = std::move(report);
   e.final.id = id;
   // A stateful handle whose process exited is stopped, whatever its last words: a
@@ -174,7 +179,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     complete(e.final.state);
   }
   for (auto& w : e.watchers)
-    self->send(w, update_atom::value, HandleStatus{id, e.final.state, e.final.output_file, e.final.node});
+    self->send(w, update_atom::value, status_of(id, e));
   e.watchers.clear();
   bool answered = !e.oneshot_waiters.empty();
   for (auto& rp : e.oneshot_waiters)
@@ -225,6 +230,7 @@ caf::error reserve(registry_actor_t* self, const std::string& id) {
                             id, it->second.phase == entry_phase::live ? "running" : "starting"));
   auto& e = self->state.entries[id];
   e = entry{};
+  e.seq = ++self->state.changes; // after the last of a stopped one under the same id
   return {};
 }
 
@@ -502,6 +508,7 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
         e->waiting.reset();
       else
         e->waiting = q;
+      e->seq = ++self->state.changes;
       if (e->oneshot) {
         // A one-shot control tool asks: the turn answers it (turn_actor's oneshot_reply).
         if (e->control && !q.id.empty()) {

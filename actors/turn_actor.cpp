@@ -469,6 +469,7 @@ void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
   if (ids.empty())
     return reply(failed("At least one handle ID required"));
   auto key = ++self->state.next_await;
+  self->state.awaits.watching(ids);
   self->request(self->state.view, caf::infinite, watch_atom::value, ids, watcher_actor{self})
     .then(
       [self, key, req, reply](std::vector<HandleStatus>& statuses) mutable {
@@ -481,7 +482,10 @@ void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
           self->delayed_send(self, std::chrono::nanoseconds(static_cast<int64_t>(req.timeout_secs * 1e9)),
                              timeout_atom::value, key);
       },
-      [reply](caf::error& err) mutable { reply(failed(error_text(err))); });
+      [self, ids, reply](caf::error& err) mutable {
+        self->state.awaits.unwatched(ids);
+        reply(failed(error_text(err)));
+      });
 }
 
 /// An await waits on handle `id`, which waits on question `q`. Its tool's config

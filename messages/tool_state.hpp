@@ -151,6 +151,10 @@ struct HandleStatus {
   ToolState state;
   std::string output_file; // a stopped handle's spill file, when its last output was cut
   std::string node;        // the configured node it runs on ("" = here)
+  // The registry's count of handle changes when this was so: of two statuses of one
+  // handle, the higher is the newer (0: not counted). A watch's answer through a
+  // shared view may overtake the registry's own updates; this orders them.
+  uint64_t seq = 0;
   friend bool operator==(const HandleStatus&, const HandleStatus&) = default;
 };
 
@@ -206,7 +210,7 @@ typename Inspector::result_type inspect(Inspector& f, AwaitRequest& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleStatus& x) {
-  return f(x.id, x.state, x.output_file, x.node);
+  return f(x.id, x.state, x.output_file, x.node, x.seq);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AwaitResult& x) {

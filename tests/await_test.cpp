@@ -5,6 +5,7 @@
 #include "actor_fixture.hpp"
 
 #include "actors/await_hub.hpp"
+#include "actors/shared_registry.hpp"
 
 using namespace jp;
 using namespace jp::testing;
@@ -206,6 +207,57 @@ CAF_TEST(waiting counts as pending) {
   CAF_CHECK(AwaitCondition(AwaitRequest{{}, {"w"}, -1}, st).met());
 }
 
+CAF_TEST(an answer older than an update heard while it came yields to the update) {
+  // Through a shared view the watch's answer can arrive after the registry's own
+  // later update of the handle: the registry's count (seq) says which is newer.
+  AwaitHub hub;
+  strings ids{"build"};
+  hub.watching(ids);
+  auto stop = done("build", "built");
+  stop.seq = 7;
+  CAF_CHECK(hub.update(stop).answers.empty()); // no await yet
+  auto stale = running("build");
+  stale.seq = 6;
+  auto fx = hub.add(1, AwaitRequest{{}, {"build"}, -1}, {stale});
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  CAF_CHECK_EQUAL(fx.answers[0].result->completed[0].state.content, "built");
+  // Heard and taken: a later await's answer is its own.
+  hub.watching(ids);
+  auto later = running("build");
+  later.seq = 9;
+  CAF_CHECK(hub.add(2, AwaitRequest{{}, {"build"}, -1}, {later}).answers.empty());
+}
+
+CAF_TEST(an update older than the status an await holds is passed over) {
+  AwaitHub hub;
+  auto now = running("w");
+  now.seq = 6;
+  CAF_CHECK(hub.add(1, AwaitRequest{{"w"}, {}, -1}, {now}).answers.empty());
+  auto old = asking("w", "q");
+  old.seq = 5; // asked and answered before the await's answer was written
+  auto fx = hub.update(old);
+  CAF_CHECK(fx.answers.empty());
+  CAF_CHECK(fx.asks.empty());
+  auto stop = done("w", "ok");
+  stop.seq = 8;
+  CAF_CHECK_EQUAL(keys_of(hub.update(stop)), keys({1}));
+}
+
+CAF_TEST(a watch that failed leaves nothing behind) {
+  AwaitHub hub;
+  strings ids{"typo"};
+  hub.watching(ids);
+  hub.unwatched(ids);
+  auto stop = done("typo", "x");
+  stop.seq = 3;
+  hub.update(stop);
+  // Nothing kept of it: a later answer is taken as it is.
+  hub.watching(ids);
+  auto st = running("typo");
+  st.seq = 2;
+  CAF_CHECK(hub.add(1, AwaitRequest{{}, {"typo"}, -1}, {st}).answers.empty());
+}
+
 // -- the registry's side ---------------------------------------------------------
 
 namespace {
@@ -310,6 +362,62 @@ CAF_TEST(a question and its answer are told to watchers) {
   CAF_CHECK(u[0].state.kind == state_kind::waiting);
   CAF_CHECK_EQUAL(u[0].state.question.id, "name");
   CAF_CHECK(u[1].state.kind == state_kind::running);
+}
+
+CAF_TEST(statuses count the registry changes so that a later one is newer) {
+  spawn("one");
+  auto first = watch({"one"});
+  finish("one", "r");
+  auto u = updates();
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  CAF_CHECK_GREATER(u[0].seq, first[0].seq);
+  // The same id spawned again counts on: its statuses are newer than the old stop.
+  spawn("one");
+  auto again = watch({"one"});
+  CAF_CHECK(!again[0].state.stopped());
+  CAF_CHECK_GREATER(again[0].seq, u[0].seq);
+}
+
+CAF_TEST(a stop that overtakes the answer of a watch through a shared view still answers the await) {
+  spawn("one");
+  auto directory = std::make_shared<RegistryDirectory>();
+  directory->add("a", registry);
+  auto view = spawn_shared_view(sys, "a", registry, directory);
+  settle();
+  // As the turn does: announce the watch, ask the view, hand the hub what comes.
+  AwaitHub hub;
+  strings ids{"one"};
+  hub.watching(ids);
+  auto answer = self->request(view, caf::infinite, watch_atom::value, ids, caf::actor_cast<watcher_actor>(self));
+  // Run until the registry has taken the view's watch (and answered the view)...
+  auto* reg = caf::actor_cast<caf::abstract_actor*>(registry);
+  for (bool taken = false; !taken;) {
+    CAF_REQUIRE(sched.has_job());
+    auto& next = sched.next_job<caf::scheduled_actor>();
+    auto* msg = next.mailbox().peek();
+    taken = &next == reg && msg && msg->content().match_element<watch_atom>(0);
+    sched.run_once();
+  }
+  // ...then the handle stops, and the registry tells its watcher before the view
+  // has passed its answer on.
+  auto* v = caf::actor_cast<caf::abstract_actor*>(view);
+  anon_send(handles.at("one"), finish_atom::value, std::string("r"));
+  sched.run_jobs_filtered([v](caf::resumable* job) { return dynamic_cast<caf::abstract_actor*>(job) != v; });
+  auto u = updates();
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  AwaitHub::Effects fx = hub.update(u[0]);
+  CAF_CHECK(fx.answers.empty());
+  settle();
+  std::vector<HandleStatus> statuses;
+  answer.receive([&](std::vector<HandleStatus>& st) { statuses = std::move(st); },
+                 [&](caf::error& err) { CAF_FAIL(error_text(err)); });
+  CAF_REQUIRE_EQUAL(statuses.size(), 1u);
+  CAF_CHECK(!statuses[0].state.stopped()); // the answer is older than the stop
+  fx = hub.add(1, AwaitRequest{{}, {"one"}, -1}, statuses);
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  CAF_CHECK(fx.answers[0].result->completed[0].state.stopped());
+  anon_send_exit(view, caf::exit_reason::user_shutdown);
+  settle();
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
