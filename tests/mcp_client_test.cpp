@@ -112,7 +112,10 @@ CAF_TEST(a stateful MCP call is a handle with progress in fetch and awaited with
                         call("await", R"({ all = ["w", "s"], timeout_secs = 60 })"),
                       call("demo__wait", fmt::format(R"({{ action = "spawn", id = "never", until = "{}/nothing", log = "{}" }})",
                                                      dir.path.string(), log)) +
-                        call("demo__wait", R"({ action = "abort", id = "never" })")}));
+                        call("demo__wait", R"({ action = "abort", id = "never" })"),
+                      // The server reads in order: once this is answered, it has read the
+                      // cancel (the run's end closes its stdin and TERMs it at once).
+                      call("demo__echo", R"({ text = "after the cancel" })")}));
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   CAF_CHECK(contains(content(res, "main", 1, 0), R"("id":"w","state":"running")"));
@@ -125,6 +128,7 @@ CAF_TEST(a stateful MCP call is a handle with progress in fetch and awaited with
   auto aborted = content(res, "main", 4, 1);
   CAF_CHECK(contains(aborted, R"("state":"stopped")"));
   CAF_CHECK(contains(aborted, "aborted"));
+  CAF_CHECK(contains(content(res, "main", 5, 0), "after the cancel"));
   // The server heard of it: notifications/cancelled for that request.
   std::ifstream in(log);
   std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

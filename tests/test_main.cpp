@@ -2,9 +2,13 @@
 #define CAF_TEST_NO_MAIN
 #include <caf/test/unit_test_impl.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <unistd.h>
+#include <vector>
 
 #include "owned_children.hpp"
 
@@ -24,7 +28,17 @@ int main(int argc, char** argv) {
     ::setenv("XDG_RUNTIME_DIR", run.c_str(), 1);
   // A failing CAF_REQUIRE aborts: the processes the test started go with it.
   jp::testing::kill_children_at_abort();
-  int rc = caf::test::main(argc, argv);
+  // CAF names a failed CAF_CHECK only at verbosity 4. Under ctest (output to a
+  // file, shown only for a failed test) that is what a failure report needs; at a
+  // terminal the default stays, and -v chooses.
+  std::vector<char*> args(argv, argv + argc);
+  char flag[] = "-v", level[] = "4";
+  bool chosen = std::any_of(args.begin(), args.end(), [](const char* a) {
+    return std::string_view(a).starts_with("-v") || std::string_view(a).starts_with("--console-verbosity");
+  });
+  if (!chosen && !::isatty(STDOUT_FILENO))
+    args.insert(args.begin() + 1, {flag, level}); // before any "--"
+  int rc = caf::test::main(static_cast<int>(args.size()), args.data());
   std::error_code ec;
   if (!state.empty())
     std::filesystem::remove_all(state, ec);
