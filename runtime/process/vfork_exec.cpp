@@ -19,6 +19,11 @@
 // reason, and its loops over strings go through volatile pointers so that no
 // compiler turns them into calls to strlen or memcpy (which a sanitizer intercepts).
 
+// glibc's clone under its other exported name: sanitizers intercept `clone`, and
+// ThreadSanitizer takes even a CLONE_VM one for a fork, whose child then marks our
+// shared memory as forked (the next thread we start dies).
+extern "C" int __clone(int (*fn)(void*), void* stack, int flags, void* arg, ...);
+
 namespace jp {
 
 namespace {
@@ -173,7 +178,7 @@ pid_t vfork_exec(VforkPlan& plan) noexcept {
   // has set every handler to its default.
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &kAllSignals, &saved, kKernelSigsetSize);
   plan.error = 0;
-  pid_t pid = ::clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  pid_t pid = __clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   int clone_errno = errno;
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, nullptr, kKernelSigsetSize);
   if (pid < 0) {
