@@ -136,6 +136,18 @@ CAF_TEST(a stateful MCP call is a handle with progress in fetch and awaited with
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(a stdio server at the end of a run has its stdin closed and exits on its own) {
+  // MCP's stdio shutdown: no TERM while it still reads what it was sent.
+  auto eof = (dir.path / "eof.log").string();
+  ::setenv("JP_FAKE_MCP_EOF", eof.c_str(), 1); // passed on to the CLI and its server
+  auto r = run(steps({call("demo__echo", R"({ text = "hi" })")}));
+  ::unsetenv("JP_FAKE_MCP_EOF");
+  JP_REQUIRE_OK(r);
+  std::ifstream in(eof);
+  std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK_EQUAL(said, "read to the end\n");
+}
+
 CAF_TEST(a server that does not start is named with its stderr and the other servers still serve) {
   auto cfg = config(fmt::format("[mcp.servers.bad]\ncommand = [\"{}\", \"--die\"]\n", server));
   auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "runtime/mcp/mcp_http_transport.hpp"
 #include "runtime/mcp/mcp_protocol.hpp"
@@ -22,6 +23,9 @@ constexpr size_t kStderrTail = 2048;   // what an error quotes of the server's s
 constexpr size_t kLineMax = 64u << 20; // a longer line is the server's fault
 constexpr size_t kMaxTools = 1000;     // tools/list pages are asked for until this many
 constexpr int64_t kTaskTtlMs = 24 * 3600 * 1000; // how long a task's result is asked to be kept
+// At the end, how long a stdio server whose stdin we closed has to exit on its own
+// before it gets TERM (and KILL 500 ms later).
+constexpr auto kOwnExit = std::chrono::milliseconds(1000);
 
 /// A tools/call result as the assistant sees it: its text content (other kinds
 /// named), an error when isError.
@@ -56,6 +60,9 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   std::shared_ptr<McpHttpTransport> http; // a url server's; else it is a process over stdio
   // -- on the io thread only --
   std::shared_ptr<Process> process; // set there, first of all (start)
+  bool exited = false;               // the process has (on_exit)
+  std::promise<void> exit_promise;   // kept when it has: the client's end waits on it
+  std::shared_future<void> exit_seen = exit_promise.get_future().share();
   std::string line;       // stdout not yet a whole line
   size_t unacked = 0;     // output taken before `process` was set
   std::string stderr_tail;
@@ -399,8 +406,12 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
       s->on_output(kind, bytes);
   };
   events.on_exit = [weak](const ExitInfo& info) {
-    if (auto s = weak.lock())
-      s->fail_all(fmt::format("MCP server `{}` exited ({}); {}", s->server.name, info.describe(), s->stderr_said()));
+    auto s = weak.lock();
+    if (!s)
+      return;
+    s->fail_all(fmt::format("MCP server `{}` exited ({}); {}", s->server.name, info.describe(), s->stderr_said()));
+    if (!std::exchange(s->exited, true))
+      s->exit_promise.set_value();
   };
   auto process = spawn_process(io, spec, std::move(events));
   if (!process)
@@ -529,12 +540,17 @@ McpClient::~McpClient() {
     state_->io->post([st = state_] { st->fail_all(fmt::format("MCP server `{}` was closed", st->server.name)); });
     return;
   }
-  // The server gets its stdin closed, then TERM, and KILL after a moment.
+  // MCP's stdio shutdown: the server's stdin is closed, and it has a moment to exit
+  // on its own (it still reads what it was sent last: a cancel, for one); then TERM,
+  // and KILL after another moment. Its owner (a run's end, a Runtime) waits here.
   state_->io->post([st = state_] {
-    if (auto p = st->process) {
+    if (auto p = st->process)
       p->close_stdin();
+  });
+  state_->exit_seen.wait_for(kOwnExit);
+  state_->io->post([st = state_] {
+    if (auto p = st->process; p && !st->exited)
       p->terminate(std::chrono::milliseconds(500), [p] {}); // held until its group is gone
-    }
   });
 }
 

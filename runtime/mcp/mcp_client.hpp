@@ -38,7 +38,9 @@ public:
   /// Starts `server` in `cwd` and waits (at most its timeout) for initialize and
   /// tools/list. The error names the server, and says what its stderr said.
   static Result<std::shared_ptr<McpClient>> start(IoThread& io, const McpServerConfig& server, const std::string& cwd);
-  ~McpClient(); // the server is killed with its group
+  /// A stdio server: its stdin closed, up to 1 s to exit on its own (this waits),
+  /// then TERM and KILL to its group. A url server: its session ended.
+  ~McpClient();
 
   const std::string& name() const;
   const std::vector<McpTool>& tools() const;

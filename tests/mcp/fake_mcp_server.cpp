@@ -19,7 +19,9 @@
 //   shape {data, note}    answers its arguments as JSON (data: an object; note: anyOf
 //                         a string or null)
 // `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
-// status 3 before reading anything.
+// status 3 before reading anything. With JP_FAKE_MCP_EOF set, the end of its stdin
+// writes "read to the end" to that file before it exits.
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -182,8 +184,11 @@ int main(int argc, char** argv) {
       continue;
     char chunk[4096];
     auto n = ::read(0, chunk, sizeof chunk);
-    if (n <= 0)
-      return 0; // the client closed our stdin
+    if (n <= 0) { // the client closed our stdin
+      if (const char* eof = std::getenv("JP_FAKE_MCP_EOF"))
+        std::ofstream(eof) << "read to the end\n";
+      return 0;
+    }
     buffer.append(chunk, size_t(n));
     for (auto nl = buffer.find('\n'); nl != std::string::npos; nl = buffer.find('\n')) {
       auto line = buffer.substr(0, nl);
