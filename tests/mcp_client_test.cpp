@@ -114,7 +114,7 @@ CAF_TEST(a stateful MCP call is a handle with progress in fetch and awaited with
                                                      dir.path.string(), log)) +
                         call("demo__wait", R"({ action = "abort", id = "never" })"),
                       // The server reads in order: once this is answered, it has read the
-                      // cancel (the run's end closes its stdin and TERMs it at once).
+                      // cancel, whatever the run's end then does.
                       call("demo__echo", R"({ text = "after the cancel" })")}));
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
