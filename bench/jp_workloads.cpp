@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -217,6 +218,10 @@ std::shared_ptr<const Config> bench_config(const std::string& floor_path, const 
     "bench tools");
   if (config && !extra.empty())
     config = apply_config_text(std::move(*config), extra, "bench tools");
+  // `run --worker-threads N` (main.cpp) measures the scheduler's thread count.
+  if (const char* n = std::getenv("JP_BENCH_WORKER_THREADS"); config && n)
+    config = apply_config_text(std::move(*config), fmt::format("[runtime]\nworker_threads = {}\n", n),
+                               "jp-bench --worker-threads");
   if (!config)
     throw std::runtime_error(config.error());
   config->workspace = workspace;
@@ -229,7 +234,7 @@ class Runtime {
 public:
   explicit Runtime(const std::string& floor_path, const std::string& extra_toml = "")
     : workspace_(temp_workspace()), config_(bench_config(floor_path, extra_toml, workspace_)),
-      cfg_(config_->runtime.worker_threads, uses_nodes(*config_) ? &config_->node : nullptr), sys_{cfg_} {
+      cfg_(worker_threads(*config_), uses_nodes(*config_) ? &config_->node : nullptr), sys_{cfg_} {
     // As the CLI does: live groups are recorded for the crash sweep.
     if (auto recorded = open_group_record(state_path(*config_, "live")); !recorded)
       throw std::runtime_error(recorded.error);

@@ -1,5 +1,5 @@
 // jp-bench: BENCH.md's workloads, jp-actors against the OS floor (bench/floor.c).
-//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [W1 ...]   the table
+//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [W1 ...]
 //   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
 //   jp-bench worker W [--n N] [--bytes B] --floor PATH           one jp-actors round
 #include <CLI/CLI.hpp>
@@ -152,6 +152,11 @@ int main(int argc, char** argv) {
                       "How jp-actors starts children: vfork (ours, the default), posix_spawn (glibc's) or boost "
                       "(Boost.Process v2's fork launcher); bench/README.md compares them")
     ->check(CLI::IsMember({"vfork", "boost", "posix_spawn"}));
+  int worker_threads = 0;
+  run_cmd->add_option("--worker-threads", worker_threads,
+                      "jp-actors' runtime.worker_threads in the workers (default: the config's own); "
+                      "bench/README.md measures it")
+    ->check(CLI::Range(1, 64));
 
   WorkloadParams p;
   auto* worker_cmd = app.add_subcommand("worker", "One jp-actors round of one workload (used by run)");
@@ -167,6 +172,8 @@ int main(int argc, char** argv) {
     return worker(p);
   }
   ::setenv("JP_BENCH_LAUNCHER", launcher.c_str(), 1); // read by the workers
+  if (worker_threads > 0)
+    ::setenv("JP_BENCH_WORKER_THREADS", std::to_string(worker_threads).c_str(), 1); // bench_config reads it
   if (*compare_cmd)
     return compare_files(compared[0], compared[1]);
   return run(quick, rounds, json_file, compare_file, selected);
