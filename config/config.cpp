@@ -1,11 +1,13 @@
 #include "config/config.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 namespace jp {
 
@@ -24,6 +26,15 @@ int64_t default_wait_ms(const ToolConfig& tool) {
   // A terminal's program answers input with output (its echo at least): waiting for
   // it to settle saves the assistant a fetch. Pipes answer at once unless asked.
   return tool.wait_ms >= 0 ? tool.wait_ms : tool.io == io_mode::pty ? 1000 : 0;
+}
+
+size_t worker_threads_for_cores(unsigned cores) {
+  return std::clamp<size_t>(cores / 4, 1, 4);
+}
+
+size_t worker_threads(const Config& config) {
+  return config.runtime.worker_threads > 0 ? config.runtime.worker_threads
+                                           : worker_threads_for_cores(std::thread::hardware_concurrency());
 }
 
 std::string_view to_string(io_mode m) {

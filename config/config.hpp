@@ -3,6 +3,7 @@
 // <workspace>/.jp/config.toml -> --config FILE -> --cfg key=value.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -116,11 +117,9 @@ struct RuntimeConfig {
   uint64_t spill_budget_bytes = 512ull << 20; // all spill files of a workspace: oldest removed first
   double abort_grace_secs = 2.0;         // SIGTERM -> SIGKILL
   std::string state_dir = ".jp";         // relative to the workspace
-  // Threads running actors. One is the fastest for an I/O-bound runtime: every
-  // tool call crosses several actors, and with one thread no message waits on a
-  // thread that is busy or asleep (bench/README.md, W5). More helps only when
-  // actors do heavy work of their own.
-  uint64_t worker_threads = 1;
+  // Threads running actors; 0 (not set): chosen by the machine's cores
+  // (worker_threads_for_cores, measured in bench/README.md "Worker threads").
+  uint64_t worker_threads = 0;
   // Variables tools inherit even though their names look secret (*_TOKEN, ...).
   std::vector<std::string> pass_env;
 };
@@ -207,6 +206,14 @@ std::string check_node_tls(const Config& config);
 
 /// How long spawn, fetch and apply of `tool` wait for output to settle unless told.
 int64_t default_wait_ms(const ToolConfig& tool);
+
+/// runtime.worker_threads when not set: one thread per four cores, from 1 to 4.
+/// One keeps a tool call's messages on one thread (latency, W5); more spawn and
+/// start sub-agents in parallel, up to 4 (bench/README.md "Worker threads").
+size_t worker_threads_for_cores(unsigned cores);
+
+/// The scheduler threads `config.runtime.worker_threads` asks for on this machine.
+size_t worker_threads(const Config& config);
 
 /// <workspace>/<runtime.state_dir>/<sub> (state_dir may also be absolute).
 std::string state_path(const Config& config, std::string_view sub);

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <utility>
 
 #include "config/config_loader.hpp"
 #include "messages/json_codec.hpp"
@@ -210,6 +212,20 @@ model = "file two"
     CAF_CHECK_EQUAL(c->assistant.base_url, "");
     CAF_CHECK_EQUAL(c->tools.count("x"), 0u);
   }
+}
+
+CAF_TEST(worker threads left out are chosen by the cores of the machine) {
+  Sandbox box;
+  auto c = load_config(box.sources(), default_config());
+  CAF_REQUIRE(c.ok());
+  CAF_CHECK_EQUAL(c->runtime.worker_threads, 0u); // not set
+  // One per four cores, from 1 to 4 (bench/README.md "Worker threads").
+  for (auto [cores, threads] : std::vector<std::pair<unsigned, size_t>>{
+           {0, 1}, {1, 1}, {2, 1}, {7, 1}, {8, 2}, {12, 3}, {16, 4}, {64, 4}, {256, 4}})
+    CAF_CHECK_EQUAL(worker_threads_for_cores(cores), threads);
+  CAF_CHECK_EQUAL(worker_threads(*c), worker_threads_for_cores(std::thread::hardware_concurrency()));
+  c->runtime.worker_threads = 7; // set: taken as it is
+  CAF_CHECK_EQUAL(worker_threads(*c), 7u);
 }
 
 CAF_TEST(cfg values are TOML values or else strings) {

@@ -38,7 +38,7 @@ Result<Config> config_from_toml(std::string_view toml, std::string_view origin =
 
 class Runtime {
 public:
-  /// With an actor system of its own (runtime.worker_threads threads).
+  /// With an actor system of its own (runtime.worker_threads threads; not set: by the cores).
   explicit Runtime(Config config);
   /// In `system`, which must outlive the runtime and every session and turn of it.
   /// Its config should be a jp::RuntimeActorConfig (runtime/actor_config.hpp), or
