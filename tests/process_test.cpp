@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -178,6 +179,26 @@ bool pid_gone(pid_t pid) {
 }
 
 } // namespace
+
+CAF_TEST(the fd table is grown before any thread shares it) {
+  // Growing a table that threads share waits for an RCU grace period (bench/README.md
+  // "The fd table"); the process layer grows it once, at its start, to 32,768 or the
+  // fd limit. /proc/self/status says how many fds the table holds (FDSize).
+  IoThread io;
+  auto fd_size = [] {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("FDSize:", 0) == 0)
+        return std::stol(line.substr(7));
+    return 0L;
+  };
+  rlimit fds{};
+  CAF_REQUIRE_EQUAL(::getrlimit(RLIMIT_NOFILE, &fds), 0);
+  auto want = static_cast<long>(std::min<rlim_t>(fds.rlim_cur, 32768));
+  CAF_CHECK_GREATER_OR_EQUAL(fd_size(), want);
+  // The descriptors that grew it are closed again.
+  CAF_CHECK_EQUAL(::fcntl(static_cast<int>(want) - 1, F_GETFD), -1);
+}
 
 CAF_TEST(echo output arrives before exit 0) {
   IoThread io;

@@ -1,12 +1,15 @@
 #include "runtime/process/io_thread.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <fcntl.h>
 #include <cstdio>
 #include <exception>
 #include <mutex>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <thread>
+#include <unistd.h>
 
 #include <boost/asio.hpp>
 
@@ -17,6 +20,27 @@ namespace jp {
 namespace asio = boost::asio;
 
 namespace {
+
+// The fd table is grown once, now, to hold this many descriptors (8 handles' worth
+// per KiB of kernel memory): the kernel grows a table shared by several threads only
+// after an RCU grace period (`expand_fdtable`), 15-25 ms each time it doubles, and
+// spawning stalled for that at 256, 512, 1,024 ... open fds (bench/README.md "The fd
+// table"). Growing it before the io and actor threads start costs nothing.
+constexpr int kReservedFds = 32768;
+
+void reserve_fd_table() {
+  rlimit fds{};
+  if (::getrlimit(RLIMIT_NOFILE, &fds) != 0 || fds.rlim_cur < 2)
+    return;
+  int highest = static_cast<int>(std::min<rlim_t>(fds.rlim_cur, kReservedFds) - 1);
+  int any = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (any < 0)
+    return;
+  // The lowest free fd from `highest` up: the table grows to cover it.
+  if (int high = ::fcntl(any, F_DUPFD_CLOEXEC, highest); high >= 0)
+    ::close(high);
+  ::close(any);
+}
 
 // Process-wide settings the process layer relies on, made once.
 void init_process_settings() {
@@ -35,6 +59,7 @@ void init_process_settings() {
       fds.rlim_cur = fds.rlim_max;
       ::setrlimit(RLIMIT_NOFILE, &fds);
     }
+    reserve_fd_table();
   });
 }
 
