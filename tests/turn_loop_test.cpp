@@ -3,6 +3,7 @@
 #define CAF_SUITE turn_loop
 #include <caf/test/unit_test.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "actors/turn_loop.hpp"
 #include "config/config_loader.hpp"
 #include "runtime/process/io_thread.hpp"
+#include "runtime/process/process.hpp"
 #include "tools/builtin_tools.hpp"
 
 using namespace jp;
@@ -252,6 +254,38 @@ CAF_TEST(an interrupted turn says so and has no error) {
   provider->replies.push_back({{"never asked"}, {}, {}});
   CAF_CHECK_EQUAL(turn("x", true), "");
   CAF_CHECK(last == (TurnResult{turn_outcome::interrupted, error_code::interrupted, ""}));
+}
+
+CAF_TEST(calls of a batch whose turn ends while its spawns are registered never run) {
+  // A parent's abort or a person's interrupt can come after the response's calls
+  // are known and their spawns sent for registering (RFD 037), before they run.
+  // Found as a sub-agent's `sleep 600` left running after its turn had ended.
+  provider->replies.push_back(
+    {{}, {ToolCall{"c1", "shell", R"({"action":"spawn","id":"long","command":"exec sleep 600"})"}}, {}});
+  TurnLoopContext ctx;
+  ctx.config = std::make_shared<const Config>(default_config());
+  ctx.io = &io;
+  ctx.provider = provider;
+  ctx.model = "fake-model";
+  ctx.store = store;
+  ctx.conversation_id = id;
+  ctx.renderer = renderer;
+  ctx.observer = observer;
+  auto loop = spawn_turn_loop(sys, ctx);
+  auto h = self->request(loop, caf::infinite, run_atom::value, std::string("go"));
+  // The renderer is flushed as the response ends, in the step that sends the batch.
+  while (std::find(renderer->log.begin(), renderer->log.end(), "flush") == renderer->log.end())
+    CAF_REQUIRE(sched.try_run_once());
+  self->send(loop, interrupt_atom::value);
+  sched.run();
+  CAF_CHECK_EQUAL(live_process_group_count(), 0u);
+  // Not recorded as requested: the conversation answers it as not run. (Checked
+  // before the answer is taken: a turn that ran the call may never answer.)
+  auto events = store->load(id)->events;
+  CAF_REQUIRE_EQUAL(kinds(events), (std::vector<std::string>{"turn_start", "chat_request", "chat_response", "turn_end"}));
+  CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end"}));
+  h.receive([&](TurnResult& r) { last = r; }, [&](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
+  CAF_CHECK(last.outcome == turn_outcome::interrupted);
 }
 
 CAF_TEST(a turn the store failed ends with the store error code) {
