@@ -86,7 +86,9 @@ void answer_looks(function_actor_t* self) {
 caf::result<HandleReport> look_with(function_actor_t* self, const LookOptions& opts) {
   auto& st = self->state;
   auto wait = opts.wait_ms < 0 ? st.spec.wait_ms : opts.wait_ms;
-  if (st.stopped || wait <= 0 || !st.output.empty())
+  // Output that is still coming (within settle_ms of the last) is read with what
+  // follows it: a look between an MCP call's progress and its log line got half.
+  if (st.stopped || wait <= 0 || (!st.output.empty() && !st.settling))
     return look(self);
   auto rp = self->make_response_promise<HandleReport>();
   auto id = st.looks.add(rp);

@@ -1,5 +1,8 @@
 #define CAF_SUITE registry
+#include <chrono>
+
 #include "actor_fixture.hpp"
+#include "actors/function_handle.hpp"
 #include "messages/json_codec.hpp"
 
 using namespace jp;
@@ -232,6 +235,47 @@ CAF_TEST(counts say how many handles started and the most live at once) {
   self->request(registry, caf::infinite, oneshot_atom::value, LaunchSpec{});
   run();
   CAF_CHECK(counts() == (HandleCounts{6, 3}));
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST_FIXTURE_SCOPE(function_handle_tests, registry_fixture)
+
+CAF_TEST(a fetch that finds the output of a function tool still coming gets what follows it too) {
+  // An MCP call's progress and its log line come as two messages; a fetch between
+  // them answered with the first only (mcp_client_test, with 4 worker threads).
+  Progress progress;
+  auto functions = spawn_registry(sys, function_handle_factory([&](const Json&, const Progress& p) {
+                                    progress = p;
+                                    return Invocation{}; // runs until the test ends
+                                  }));
+  settle();
+  LaunchSpec spec;
+  spec.tool = "work";
+  spec.settle_ms = 1;
+  auto [r, err] = ask<HandleReport>(functions, spawn_atom::value, std::string("w"), spec);
+  CAF_REQUIRE_EQUAL(err, "");
+  progress("step 1\n");
+  settle();
+  LookOptions wait;
+  wait.wait_ms = 60000;
+  auto look = self->request(functions, caf::infinite, fetch_atom::value, std::string("w"), wait);
+  settle();
+  progress("step 2\n");
+  settle();
+  // The settle timer answers once the output has been quiet for settle_ms (1 ms of
+  // the steady clock, which this scheduler does not move).
+  auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(30); // against a hang only
+  while (self->mailbox().empty() && sched.has_pending_timeout() && std::chrono::steady_clock::now() < guard) {
+    sched.trigger_timeout(); // the earliest: the settle timer, not the look's own
+    settle();
+  }
+  std::string content;
+  look.receive([&](HandleReport& r) { content = r.state.content; },
+               [&](caf::error& e) { CAF_FAIL(error_text(e)); });
+  CAF_CHECK_EQUAL(content, "step 1\nstep 2\n");
+  anon_send_exit(functions, caf::exit_reason::user_shutdown);
+  settle();
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
