@@ -246,12 +246,16 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code, 
   auto run_calls = [self, calls_now, results, left, n, all_done](std::string rejected) {
     auto& st = self->state;
     // The turn began to end while the batch's spawns were being registered (an
-    // interrupt, a parent's abort): none of its calls runs. They are not recorded
-    // as requested, so the conversation says "not run"; the turn end stopped their
-    // reservations. A call sent now would reach the registry after the turn end and
-    // start what nothing ends.
-    if (st.ending)
+    // interrupt, a parent's abort): none of its calls runs, and the conversation
+    // says so (before the turn end: this answer comes before the turn end's). The
+    // turn end stopped their reservations; a call sent now would reach the registry
+    // after it and start what nothing ends.
+    if (st.ending) {
+      for (auto& c : *calls_now)
+        record(self, ToolCallResponseEvent{c.id, c.name, false,
+                                           "not run: the turn ended before this call started; nothing was started"});
       return;
+    }
     for (size_t i = 0; i < calls_now->size(); ++i) {
       auto& c = (*calls_now)[i];
       record(self, ToolCallRequestEvent{c});

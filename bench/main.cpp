@@ -174,6 +174,8 @@ int main(int argc, char** argv) {
   ::setenv("JP_BENCH_LAUNCHER", launcher.c_str(), 1); // read by the workers
   if (worker_threads > 0)
     ::setenv("JP_BENCH_WORKER_THREADS", std::to_string(worker_threads).c_str(), 1); // bench_config reads it
+  else
+    ::unsetenv("JP_BENCH_WORKER_THREADS"); // not one left from an earlier shell
   if (*compare_cmd)
     return compare_files(compared[0], compared[1]);
   return run(quick, rounds, json_file, compare_file, selected);

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -32,9 +33,19 @@ size_t worker_threads_for_cores(unsigned cores) {
   return std::clamp<size_t>(cores / 4, 1, 4);
 }
 
+size_t worker_threads(uint64_t configured) {
+  if (configured > 0)
+    return configured;
+  // The cores this process may run on (a container or `taskset` allows fewer than
+  // the machine has).
+  cpu_set_t allowed;
+  unsigned cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? static_cast<unsigned>(CPU_COUNT(&allowed))
+                                                                        : std::thread::hardware_concurrency();
+  return worker_threads_for_cores(cores);
+}
+
 size_t worker_threads(const Config& config) {
-  return config.runtime.worker_threads > 0 ? config.runtime.worker_threads
-                                           : worker_threads_for_cores(std::thread::hardware_concurrency());
+  return worker_threads(config.runtime.worker_threads);
 }
 
 std::string_view to_string(io_mode m) {

@@ -212,7 +212,9 @@ int64_t default_wait_ms(const ToolConfig& tool);
 /// start sub-agents in parallel, up to 4 (bench/README.md "Worker threads").
 size_t worker_threads_for_cores(unsigned cores);
 
-/// The scheduler threads `config.runtime.worker_threads` asks for on this machine.
+/// The scheduler threads runtime.worker_threads = `configured` asks for here (0: by
+/// the cores this process may use), and those `config` asks for.
+size_t worker_threads(uint64_t configured);
 size_t worker_threads(const Config& config);
 
 /// <workspace>/<runtime.state_dir>/<sub> (state_dir may also be absolute).

@@ -20,7 +20,7 @@ RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerCo
   // actors. Skip that phase: spin briefly, then block on a condition variable that
   // an enqueue signals (profile of W1/W5 in bench/README.md).
   set("work-stealing.moderate-poll-attempts", size_t{0});
-  set("scheduler.max-threads", worker_threads < 1 ? size_t{1} : worker_threads);
+  set("scheduler.max-threads", jp::worker_threads(uint64_t{worker_threads}));
   if (network) {
     load<caf::io::middleman>();
     // Off by default in CAF: a partition would go unnoticed.

@@ -12,12 +12,13 @@ struct NodeServerConfig;
 struct TlsConfig;
 
 struct RuntimeActorConfig : caf::actor_system_config {
-  /// `worker_threads`: runtime.worker_threads (threads of CAF's scheduler).
+  /// `worker_threads`: runtime.worker_threads (threads of CAF's scheduler); 0, as
+  /// when the config leaves it out: by the cores (jp::worker_threads).
   /// `network`: a node, or a client of one: CAF's middleman is loaded, with
   /// heartbeats so that a silent peer is lost after its timeout.
   /// `tls`: this process's certificate, key and CA for mutual TLS (CAF's openssl
   /// module); none: plain transport only.
-  explicit RuntimeActorConfig(size_t worker_threads = 1, const NodeServerConfig* network = nullptr,
+  explicit RuntimeActorConfig(size_t worker_threads = 0, const NodeServerConfig* network = nullptr,
                               const TlsConfig* tls = nullptr);
 };
 

@@ -180,7 +180,7 @@ bool pid_gone(pid_t pid) {
 
 } // namespace
 
-CAF_TEST(the fd table is grown before any thread shares it) {
+CAF_TEST(the process layer grows the fd table at its start) {
   // Growing a table that threads share waits for an RCU grace period (bench/README.md
   // "The fd table"); the process layer grows it once, at its start, to 32,768 or the
   // fd limit. /proc/self/status says how many fds the table holds (FDSize).

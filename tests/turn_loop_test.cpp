@@ -279,10 +279,13 @@ CAF_TEST(calls of a batch whose turn ends while its spawns are registered never 
   self->send(loop, interrupt_atom::value);
   sched.run();
   CAF_CHECK_EQUAL(live_process_group_count(), 0u);
-  // Not recorded as requested: the conversation answers it as not run. (Checked
-  // before the answer is taken: a turn that ran the call may never answer.)
+  // Not requested, and answered as not run. (Checked before the answer is taken: a
+  // turn that ran the call may never answer.)
   auto events = store->load(id)->events;
-  CAF_REQUIRE_EQUAL(kinds(events), (std::vector<std::string>{"turn_start", "chat_request", "chat_response", "turn_end"}));
+  CAF_REQUIRE_EQUAL(kinds(events), (std::vector<std::string>{"turn_start", "chat_request", "chat_response",
+                                                            "tool_call_response", "turn_end"}));
+  auto said = events[3].find("content");
+  CAF_CHECK(said && said->is_string() && said->as_string().rfind("not run:", 0) == 0);
   CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end"}));
   h.receive([&](TurnResult& r) { last = r; }, [&](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
   CAF_CHECK(last.outcome == turn_outcome::interrupted);

@@ -21,11 +21,12 @@ namespace asio = boost::asio;
 
 namespace {
 
-// The fd table is grown once, now, to hold this many descriptors (8 handles' worth
-// per KiB of kernel memory): the kernel grows a table shared by several threads only
-// after an RCU grace period (`expand_fdtable`), 15-25 ms each time it doubles, and
-// spawning stalled for that at 256, 512, 1,024 ... open fds (bench/README.md "The fd
-// table"). Growing it before the io and actor threads start costs nothing.
+// The fd table is grown once, now, to hold this many descriptors (256 KiB of kernel
+// memory): the kernel grows a table shared by several threads only after an RCU
+// grace period (`expand_fdtable`), 15-25 ms each time it doubles, and spawning
+// stalled for that at 256, 512, 1,024 ... open fds (bench/README.md "The fd table").
+// Before the io and actor threads start there is no grace period to wait for; a
+// process that already has threads (an embedder's) waits for one, once.
 constexpr int kReservedFds = 32768;
 
 void reserve_fd_table() {
