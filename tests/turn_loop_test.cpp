@@ -106,9 +106,8 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
 
   TurnResult last; // how the last turn ended
 
-  /// Runs one turn to its end; the sentence of the loop's answer ("" = nothing failed).
-  /// `interrupted`: the user interrupts it right after it starts.
-  std::string turn(const std::string& prompt, bool interrupted = false) {
+  /// A loop on the fakes above, recording into `store` under `id`.
+  TurnLoopContext context() {
     TurnLoopContext ctx;
     ctx.config = std::make_shared<const Config>(default_config());
     ctx.io = &io;
@@ -118,7 +117,13 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
     ctx.conversation_id = id;
     ctx.renderer = renderer;
     ctx.observer = observer;
-    auto loop = spawn_turn_loop(sys, ctx);
+    return ctx;
+  }
+
+  /// Runs one turn to its end; the sentence of the loop's answer ("" = nothing failed).
+  /// `interrupted`: the user interrupts it right after it starts.
+  std::string turn(const std::string& prompt, bool interrupted = false) {
+    auto loop = spawn_turn_loop(sys, context());
     std::optional<std::string> answer;
     auto h = self->request(loop, caf::infinite, run_atom::value, prompt);
     if (interrupted)
@@ -262,16 +267,7 @@ CAF_TEST(calls of a batch whose turn ends while its spawns are registered never 
   // Found as a sub-agent's `sleep 600` left running after its turn had ended.
   provider->replies.push_back(
     {{}, {ToolCall{"c1", "shell", R"({"action":"spawn","id":"long","command":"exec sleep 600"})"}}, {}});
-  TurnLoopContext ctx;
-  ctx.config = std::make_shared<const Config>(default_config());
-  ctx.io = &io;
-  ctx.provider = provider;
-  ctx.model = "fake-model";
-  ctx.store = store;
-  ctx.conversation_id = id;
-  ctx.renderer = renderer;
-  ctx.observer = observer;
-  auto loop = spawn_turn_loop(sys, ctx);
+  auto loop = spawn_turn_loop(sys, context());
   auto h = self->request(loop, caf::infinite, run_atom::value, std::string("go"));
   // The renderer is flushed as the response ends, in the step that sends the batch.
   while (std::find(renderer->log.begin(), renderer->log.end(), "flush") == renderer->log.end())
