@@ -234,7 +234,7 @@ class Runtime {
 public:
   explicit Runtime(const std::string& floor_path, const std::string& extra_toml = "")
     : workspace_(temp_workspace()), config_(bench_config(floor_path, extra_toml, workspace_)),
-      cfg_(worker_threads(*config_), uses_nodes(*config_) ? &config_->node : nullptr), sys_{cfg_} {
+      cfg_(config_->runtime.worker_threads, uses_nodes(*config_) ? &config_->node : nullptr), sys_{cfg_} {
     // As the CLI does: live groups are recorded for the crash sweep.
     if (auto recorded = open_group_record(state_path(*config_, "live")); !recorded)
       throw std::runtime_error(recorded.error);

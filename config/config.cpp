@@ -44,10 +44,6 @@ size_t worker_threads(uint64_t configured) {
   return worker_threads_for_cores(cores);
 }
 
-size_t worker_threads(const Config& config) {
-  return worker_threads(config.runtime.worker_threads);
-}
-
 std::string_view to_string(io_mode m) {
   switch (m) {
     case io_mode::pipe: return "pipe";

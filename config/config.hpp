@@ -213,9 +213,8 @@ int64_t default_wait_ms(const ToolConfig& tool);
 size_t worker_threads_for_cores(unsigned cores);
 
 /// The scheduler threads runtime.worker_threads = `configured` asks for here (0: by
-/// the cores this process may use), and those `config` asks for.
+/// the cores this process may use). RuntimeActorConfig applies it.
 size_t worker_threads(uint64_t configured);
-size_t worker_threads(const Config& config);
 
 /// <workspace>/<runtime.state_dir>/<sub> (state_dir may also be absolute).
 std::string state_path(const Config& config, std::string_view sub);

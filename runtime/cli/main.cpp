@@ -181,7 +181,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);
   config = mcp.config;
-  actor_config cfg{worker_threads(*config), uses_nodes(*config) ? &config->node : nullptr,
+  actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                        client_tls(*config)};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;
@@ -238,7 +238,7 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);
   config = mcp.config;
-  actor_config cfg{worker_threads(*config), uses_nodes(*config) ? &config->node : nullptr,
+  actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                        client_tls(*config)};
   caf::actor_system sys{cfg};
   kill_on_unwind guard;

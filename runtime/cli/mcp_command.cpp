@@ -113,7 +113,7 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
   config = mcp.config;
   install_signal_shutdown(config->runtime.abort_grace_secs);
-  RuntimeActorConfig cfg{worker_threads(*config), uses_nodes(*config) ? &config->node : nullptr,
+  RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                          client_tls(*config)};
   caf::actor_system sys{cfg};
   // The calls are a model's: permissions apply, asked through the client if it can.

@@ -53,7 +53,7 @@ int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
   }
   IoThread io;
   install_signal_shutdown(config->runtime.abort_grace_secs);
-  RuntimeActorConfig cfg{worker_threads(*config), &config->node, tls.enabled() ? &tls : nullptr};
+  RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node, tls.enabled() ? &tls : nullptr};
   caf::actor_system sys{cfg};
   auto gate = spawn_node_gate(sys, config, io, token);
   auto port = tls.enabled() ? caf::openssl::publish(gate, addr->port, addr->host.c_str(), true)

@@ -76,7 +76,7 @@ int list_nodes(std::shared_ptr<const Config> config) {
   for (auto& [name, node] : config->nodes)
     if (node.tls.enabled())
       tls = &node.tls;
-  RuntimeActorConfig cfg{worker_threads(*config), &config->node, tls};
+  RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node, tls};
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   for (auto& [name, node] : config->nodes) {

@@ -143,7 +143,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   IoThread io;
   auto mcp = start_mcp_tools(config, io);
   config = mcp.config;
-  RuntimeActorConfig cfg{worker_threads(*config), uses_nodes(*config) ? &config->node : nullptr,
+  RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                        client_tls(*config)};
   caf::actor_system sys{cfg};
   bool tty = isatty(STDOUT_FILENO) != 0;

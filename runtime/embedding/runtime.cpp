@@ -42,7 +42,7 @@ Runtime::Impl::Impl(Config c, caf::actor_system* system)
     sys = system;
     return;
   }
-  own_config = std::make_unique<RuntimeActorConfig>(worker_threads(config),
+  own_config = std::make_unique<RuntimeActorConfig>(config.runtime.worker_threads,
                                                     uses_nodes(config) ? &config.node : nullptr,
                                                     client_tls(config));
   own_system = std::make_unique<caf::actor_system>(*own_config);
