@@ -17,16 +17,79 @@ void AwaitHub::unwatched(std::span<const std::string> ids) {
 }
 
 AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses) {
-  Effects fx;
   for (auto& s : statuses) {
     auto e = expected_.find(s.id);
-    if (e == expected_.end())
-      continue;
-    if (e->second.newest && e->second.newest->seq > s.seq)
-      s = *e->second.newest; // heard before this older answer came
-    if (--e->second.answers == 0)
-      expected_.erase(e);
+    bool forgotten = false;
+    if (e != expected_.end()) {
+      if (e->second.newest && e->second.newest->seq > s.seq)
+        s = *e->second.newest; // heard before this older answer came
+      forgotten = e->second.forgotten;
+      if (--e->second.answers == 0)
+        expected_.erase(e);
+    }
+    if (!forgotten)
+      remember(s);
   }
+  return start(key, request, std::move(statuses));
+}
+
+std::optional<AwaitHub::Effects> AwaitHub::add_known(Key key, const AwaitRequest& request,
+                                                     std::span<const std::string> ids) {
+  if (!remembers_)
+    return std::nullopt;
+  std::vector<HandleStatus> statuses;
+  statuses.reserve(ids.size());
+  for (auto& id : ids) {
+    auto k = known_.find(id);
+    if (k == known_.end())
+      return std::nullopt;
+    statuses.push_back(k->second);
+  }
+  return start(key, request, std::move(statuses));
+}
+
+void AwaitHub::forget(const std::string& id) {
+  known_.erase(id);
+  if (auto e = expected_.find(id); e != expected_.end())
+    e->second.forgotten = true;
+}
+
+namespace {
+
+/// Whether the hub keeps `s`: one-shot runs ("#N") are no handles an await names
+/// again, and a large result is left to the registry, which keeps it anyway (this
+/// would be a second copy).
+bool keepable(const HandleStatus& s) {
+  constexpr size_t kept_bytes = 4096;
+  return !s.id.starts_with('#') &&
+         s.state.content.size() + s.state.error.message.size() + s.state.question.text.size() <= kept_bytes;
+}
+
+} // namespace
+
+void AwaitHub::remember(const HandleStatus& s) {
+  if (!remembers_)
+    return;
+  auto k = known_.find(s.id);
+  if (k == known_.end()) {
+    if (keepable(s))
+      known_.emplace(s.id, s);
+  } else {
+    refresh(k, s);
+  }
+}
+
+void AwaitHub::refresh(std::unordered_map<std::string, HandleStatus>::iterator k, const HandleStatus& s) {
+  if (s.seq != 0 && s.seq <= k->second.seq)
+    return; // older than what is known
+  if (keepable(s))
+    k->second = s;
+  else
+    known_.erase(k);
+}
+
+AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses) {
+  Effects fx;
   AwaitCondition cond(request, std::move(statuses));
   if (cond.met()) {
     fx.answers.push_back({key, std::make_shared<const AwaitResult>(std::move(cond).result(false))});
@@ -57,6 +120,10 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
     if (auto e = expected_.find(s.id); e != expected_.end())
       if (!e->second.newest || s.seq >= e->second.newest->seq)
         e->second.newest = s;
+    // Only what is already known is brought up to date: an update of a forgotten
+    // id may be of the handle that held it before the host spawned it again.
+    if (auto k = known_.find(s.id); k != known_.end())
+      refresh(k, s);
     auto it = by_id_.find(s.id);
     if (it == by_id_.end())
       continue;

@@ -4,7 +4,9 @@
 // and which waiting questions to put to the resolver. Plain data, no actor: one
 // stop answers every await it completes in one pass, and awaits with the same
 // request share one result (1,000 awaits on one handle: one answer written once,
-// not 1,000 actors each writing its own).
+// not 1,000 actors each writing its own). It also remembers what it heard of each
+// handle, so that an await naming only handles it knows is answered without
+// asking the registry again (a re-issued await, a poll of stopped handles).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,12 @@ namespace jp {
 class AwaitHub {
 public:
   using Key = uint64_t; // the host's name for one await (it holds the reply)
+
+  /// `remembers`: whether what the registry says of a handle stays true until the
+  /// host says otherwise (forget). So when the host watches one registry, which
+  /// spawns only through it; not behind a shared view, where other agents'
+  /// registries answer too and may spawn an id again unseen.
+  explicit AwaitHub(bool remembers = true) : remembers_(remembers) {}
 
   struct Answer {
     Key key;
@@ -55,6 +63,18 @@ public:
   /// condition already holds.
   Effects add(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses);
 
+  /// A new await answered from what the hub knows, when it knows every one of `ids`
+  /// (distinct_ids of `request`): the newest status heard of each, kept since the
+  /// registry's answer to a watch (it tells the watcher every change after that, and
+  /// a stopped handle never changes). nullopt: some id is not known; the host asks
+  /// the registry (watching, add). The host hands over its queued updates first.
+  std::optional<Effects> add_known(Key key, const AwaitRequest& request, std::span<const std::string> ids);
+
+  /// The host is about to spawn `id` (or reserve it for a batch): whatever was
+  /// known of it is of the handle that held the id before, and so is a watch answer
+  /// for it still on its way.
+  void forget(const std::string& id);
+
   /// Watched handles changed: they stopped, ask, or were answered. All of `batch`
   /// is taken in before any await answers, so an answer holds every stop known by
   /// then (the turn hands over what queued up while it was busy).
@@ -84,6 +104,12 @@ private:
   void consider_waiting(Key key, Await& a, const HandleStatus& s, Effects& fx);
   /// Answers `key` and forgets it.
   void finish(Key key, std::shared_ptr<const AwaitResult> result, Effects& fx);
+  /// The await's statuses as they are now: answered at once, or kept waiting.
+  Effects start(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses);
+  /// Keeps `s` as the newest known of its handle (when it is newer than what is kept).
+  void remember(const HandleStatus& s);
+  /// Brings a known handle's status up to `s` when it is newer.
+  void refresh(std::unordered_map<std::string, HandleStatus>::iterator known, const HandleStatus& s);
 
   struct Watching {
     Key key;
@@ -101,8 +127,13 @@ private:
   struct Expected {
     size_t answers = 0;
     std::optional<HandleStatus> newest;
+    bool forgotten = false; // the host spawned the id since: these answers are not remembered
   };
   std::unordered_map<std::string, Expected> expected_;
+
+  bool remembers_;
+  // What the registry said of each handle watched, and every change since.
+  std::unordered_map<std::string, HandleStatus> known_;
 };
 
 } // namespace jp

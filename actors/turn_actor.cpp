@@ -364,6 +364,7 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
       }
       go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error] {
         self->state.handle_tools[id] = spec.tool;
+        self->state.awaits.forget(id); // a new handle under the id
         self->request(registry, caf::infinite, spawn_atom::value, id, spec, look).then(reply, reply_error);
       };
       break;
@@ -461,26 +462,39 @@ void apply_settled(turn_actor_t* self, const std::string& id) {
     .then([put](std::vector<HandleStatus>&) { put(); }, [put](caf::error&) { put(); });
 }
 
+/// Await `key` begins with what the hub made of it: the reply is held until the
+/// hub answers it (now, when its condition already holds), or its timeout fires.
+void begin_await(turn_actor_t* self, AwaitHub::Key key, const AwaitRequest& req, CallReply reply,
+                 AwaitHub::Effects fx) {
+  auto& st = self->state;
+  st.await_replies.emplace(key, std::move(reply));
+  apply_awaits(self, std::move(fx));
+  // Beyond a century is no timeout (and would overflow the clock).
+  if (st.awaits.waiting(key) && req.timeout_secs >= 0 && req.timeout_secs < 3.2e9)
+    self->delayed_send(self, std::chrono::nanoseconds(static_cast<int64_t>(req.timeout_secs * 1e9)),
+                       timeout_atom::value, key);
+}
+
 /// `await` (RFD 037): the registry answers the watch with the handles' states (and
 /// from then on tells this turn when they change); the hub answers now when they
-/// already satisfy the request, else when they do, or at the timeout.
+/// already satisfy the request, else when they do, or at the timeout. Handles the
+/// hub already knows (watched before: it heard every change since) are not asked
+/// about again.
 void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
   auto ids = distinct_ids(req);
   if (ids.empty())
     return reply(failed("At least one handle ID required"));
-  auto key = ++self->state.next_await;
-  self->state.awaits.watching(ids);
-  self->request(self->state.view, caf::infinite, watch_atom::value, ids, watcher_actor{self})
+  auto& st = self->state;
+  auto key = ++st.next_await;
+  take_updates(self); // what the hub knows, as of every update here
+  if (auto fx = st.awaits.add_known(key, req, ids))
+    return begin_await(self, key, req, std::move(reply), std::move(*fx));
+  st.awaits.watching(ids);
+  self->request(st.view, caf::infinite, watch_atom::value, ids, watcher_actor{self})
     .then(
       [self, key, req, reply](std::vector<HandleStatus>& statuses) mutable {
-        auto& st = self->state;
         take_updates(self); // older than these statuses
-        st.await_replies.emplace(key, std::move(reply));
-        apply_awaits(self, st.awaits.add(key, req, std::move(statuses)));
-        // Beyond a century is no timeout (and would overflow the clock).
-        if (st.awaits.waiting(key) && req.timeout_secs >= 0 && req.timeout_secs < 3.2e9)
-          self->delayed_send(self, std::chrono::nanoseconds(static_cast<int64_t>(req.timeout_secs * 1e9)),
-                             timeout_atom::value, key);
+        begin_await(self, key, req, std::move(reply), self->state.awaits.add(key, req, std::move(statuses)));
       },
       [self, ids, reply](caf::error& err) mutable {
         self->state.awaits.unwatched(ids);
@@ -767,9 +781,13 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
     self->attach_functor([dir, agent] { dir->remove(agent); });
     self->state.view = spawn_shared_view(self->system(), agent, self->state.registry, dir);
     self->link_to(self->state.view);
+    // Other agents' registries answer too, and spawn without telling this turn.
+    self->state.awaits = AwaitHub(false);
   }
   return {
     [self](batch_atom, const std::vector<std::string>& ids) -> caf::result<bool> {
+      for (auto& id : ids)
+        self->state.awaits.forget(id); // reserved for a new handle
       self->delegate(self->state.registry, batch_atom::value, ids);
       return caf::delegated<bool>{};
     },

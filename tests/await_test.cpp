@@ -243,6 +243,73 @@ CAF_TEST(an update older than the status an await holds is passed over) {
   CAF_CHECK_EQUAL(keys_of(hub.update(stop)), keys({1}));
 }
 
+CAF_TEST(an await naming only handles heard of is answered from what the hub knows) {
+  AwaitHub hub;
+  strings ids{"a", "b"};
+  hub.watching(ids);
+  CAF_CHECK(hub.add(1, AwaitRequest{{}, {"a", "b"}, -1}, {running("a"), done("b", "built")}).answers.empty());
+  // Known: b stopped, a running (the registry tells every change from here on).
+  auto waits = hub.add_known(2, AwaitRequest{{"a"}, {}, -1}, strings{"a"});
+  CAF_REQUIRE(waits.has_value());
+  CAF_CHECK(waits->answers.empty());
+  CAF_CHECK(hub.waiting(2));
+  auto stopped = hub.add_known(3, AwaitRequest{{}, {"b"}, -1}, strings{"b"});
+  CAF_REQUIRE(stopped.has_value());
+  CAF_REQUIRE_EQUAL(keys_of(*stopped), keys({3}));
+  CAF_CHECK_EQUAL(stopped->answers[0].result->completed[0].state.content, "built");
+  // One unknown id: the registry is asked.
+  CAF_CHECK(!hub.add_known(4, AwaitRequest{{}, {"a", "c"}, -1}, strings{"a", "c"}).has_value());
+  CAF_CHECK(!hub.waiting(4));
+  // The stop of a answers both awaits on it, and is known from then on.
+  CAF_CHECK_EQUAL(keys_of(hub.update(done("a", "ran"))), keys({1, 2}));
+  auto later = hub.add_known(5, AwaitRequest{{}, {"a", "b"}, -1}, ids);
+  CAF_REQUIRE(later.has_value());
+  CAF_REQUIRE_EQUAL(keys_of(*later), keys({5}));
+  CAF_CHECK_EQUAL(later->answers[0].result->completed[0].state.content, "ran");
+}
+
+CAF_TEST(an id spawned again is asked about again) {
+  AwaitHub hub;
+  strings ids{"x"};
+  auto old_stop = done("x", "old");
+  old_stop.seq = 3;
+  hub.watching(ids);
+  hub.add(1, AwaitRequest{{}, {"x"}, -1}, {old_stop});
+  CAF_REQUIRE(hub.add_known(2, AwaitRequest{{}, {"x"}, -1}, ids).has_value());
+  hub.forget("x");
+  CAF_CHECK(!hub.add_known(3, AwaitRequest{{}, {"x"}, -1}, ids).has_value());
+  // A watch answer sent before the spawn, arriving after it, is of the old handle:
+  // it answers its await but is not kept.
+  hub.watching(ids);
+  hub.forget("x");
+  CAF_CHECK_EQUAL(keys_of(hub.add(4, AwaitRequest{{}, {"x"}, -1}, {old_stop})), keys({4}));
+  CAF_CHECK(!hub.add_known(5, AwaitRequest{{}, {"x"}, -1}, ids).has_value());
+  // Nor does a late update of the old handle make it known again.
+  hub.update(old_stop);
+  CAF_CHECK(!hub.add_known(6, AwaitRequest{{}, {"x"}, -1}, ids).has_value());
+  // The new handle's watch answer is kept; an older update does not undo it.
+  hub.watching(ids);
+  auto fresh = running("x");
+  fresh.seq = 5;
+  CAF_CHECK(hub.add(7, AwaitRequest{{"x"}, {}, -1}, {fresh}).answers.empty());
+  hub.update(old_stop);
+  auto known = hub.add_known(8, AwaitRequest{{"x"}, {}, 0}, ids);
+  CAF_REQUIRE(known.has_value());
+  CAF_CHECK(known->answers.empty());
+}
+
+CAF_TEST(a hub that does not remember always asks and a large result is not kept) {
+  AwaitHub shared(false); // behind a shared view: other registries spawn unseen
+  strings ids{"x"};
+  shared.watching(ids);
+  shared.add(1, AwaitRequest{{}, {"x"}, -1}, {done("x", "r")});
+  CAF_CHECK(!shared.add_known(2, AwaitRequest{{}, {"x"}, -1}, ids).has_value());
+  AwaitHub hub;
+  hub.watching(ids);
+  hub.add(1, AwaitRequest{{}, {"x"}, -1}, {done("x", std::string(5000, 'o'))});
+  CAF_CHECK(!hub.add_known(2, AwaitRequest{{}, {"x"}, -1}, ids).has_value());
+}
+
 CAF_TEST(a watch that failed leaves nothing behind) {
   AwaitHub hub;
   strings ids{"typo"};

@@ -176,4 +176,30 @@ CAF_TEST(an await names the handle it does not know) {
   CAF_CHECK(r.content.starts_with("Handle `typo` not found")); // (a notification may follow)
 }
 
+CAF_TEST(an await on an id spawned again waits for the new handle) {
+  // The turn answers awaits on handles it heard of without asking the registry;
+  // a spawn (or a batch's reservation) under the id makes it ask again.
+  CAF_REQUIRE(call("shell", R"({"action":"spawn","id":"x","command":"echo first"})").ok);
+  // (A notification of its stop may ride on either answer.)
+  auto first_result = R"({"completed":[{"id":"x","state":"stopped","result":"first\n"}],"pending":[])";
+  CAF_CHECK(call("await", R"({"all":["x"]})").content.starts_with(first_result));
+  CAF_CHECK(call("await", R"({"all":["x"]})").content.starts_with(first_result)); // as known
+  auto [reserved, err] = ask<bool>(turn, batch_atom::value, std::vector<std::string>{"x"});
+  CAF_REQUIRE_EQUAL(err, "");
+  CAF_CHECK_EQUAL(call("await", R"({"any":["x"],"timeout_secs":0.05})").content,
+                  R"({"completed":[],"pending":[{"id":"x","state":"running"}],"timed_out":true})");
+  marked_sleep sleeper(dir.path);
+  CAF_REQUIRE(call("shell", sleeper_spawn(sleeper, "x").dump()).ok);
+  CAF_CHECK_EQUAL(call("await", R"({"any":["x"],"timeout_secs":0.05})").content,
+                  R"({"completed":[],"pending":[{"id":"x","state":"running"}],"timed_out":true})");
+  CAF_REQUIRE(call("shell", R"({"action":"abort","id":"x"})").ok);
+  auto second = call("await", R"({"all":["x"]})");
+  CAF_CHECK(second.content.starts_with(R"({"completed":[{"id":"x","state":"stopped","error":)"));
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  // Spawned again without a batch, straight away: the new one is awaited.
+  CAF_REQUIRE(call("shell", R"({"action":"spawn","id":"x","command":"echo third","wait_ms":0})").ok);
+  auto third = call("await", R"({"all":["x"]})");
+  CAF_CHECK(third.content.starts_with(R"({"completed":[{"id":"x","state":"stopped","result":"third)"));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
