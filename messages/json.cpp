@@ -1,6 +1,7 @@
 #include "messages/json.hpp"
 
 #include <cmath>
+#include <optional>
 #include <fmt/format.h>
 #include <simdjson.h>
 #include <unordered_set>
@@ -120,6 +121,7 @@ Json from_element(simdjson::dom::element e) {
     case element_type::ARRAY: {
       JsonArray a;
       simdjson::dom::array arr = e.get_array().value_unsafe();
+      a.reserve(arr.size());
       for (auto child : arr)
         a.push_back(from_element(child));
       return Json(std::move(a));
@@ -127,6 +129,7 @@ Json from_element(simdjson::dom::element e) {
     case element_type::OBJECT: {
       JsonObject o;
       simdjson::dom::object obj = e.get_object().value_unsafe();
+      o.reserve(obj.size());
       for (auto field : obj)
         o.emplace_back(std::string(field.key), from_element(field.value));
       return Json(std::move(o));
@@ -147,23 +150,36 @@ Json from_element(simdjson::dom::element e) {
   return Json();
 }
 
-// The path ("a.b") of the first key that an object holds twice, or "".
-std::string duplicate_key(const Json& j, const std::string& path) {
-  auto below = [&](std::string_view key) { return path.empty() ? std::string(key) : path + "." + std::string(key); };
-  if (j.is_array())
-    for (size_t i = 0; i < j.as_array().size(); ++i)
-      if (auto d = duplicate_key(j.as_array()[i], below(std::to_string(i))); !d.empty())
-        return d;
+// The path ("a.b") of the first key that an object holds twice, or nullopt. The
+// path is written only when there is one: this runs on every call's arguments.
+std::optional<std::string> duplicate_key(const Json& j) {
+  if (j.is_array()) {
+    auto& a = j.as_array();
+    for (size_t i = 0; i < a.size(); ++i)
+      if (auto d = duplicate_key(a[i]))
+        return std::to_string(i) + "." + *d;
+    return std::nullopt;
+  }
   if (!j.is_object())
-    return "";
-  std::unordered_set<std::string_view> seen;
-  for (auto& [k, v] : j.as_object())
-    if (!seen.insert(k).second)
-      return below(k);
-  for (auto& [k, v] : j.as_object())
-    if (auto d = duplicate_key(v, below(k)); !d.empty())
-      return d;
-  return "";
+    return std::nullopt;
+  auto& o = j.as_object();
+  // Most objects have a few keys: comparing them beats hashing.
+  constexpr size_t few_keys = 8;
+  if (o.size() <= few_keys) {
+    for (size_t i = 1; i < o.size(); ++i)
+      for (size_t k = 0; k < i; ++k)
+        if (o[k].first == o[i].first)
+          return o[i].first;
+  } else {
+    std::unordered_set<std::string_view> seen;
+    for (auto& [k, v] : o)
+      if (!seen.insert(k).second)
+        return k;
+  }
+  for (auto& [k, v] : o)
+    if (auto d = duplicate_key(v))
+      return k + "." + *d;
+  return std::nullopt;
 }
 
 } // namespace
@@ -312,9 +328,9 @@ Result<Json> Json::parse(std::string_view text, duplicate_keys dup) {
     return Error{fmt::format("invalid JSON: {}", simdjson::error_message(doc.error()))};
   auto json = from_element(doc.value_unsafe());
   if (dup == duplicate_keys::refuse)
-    if (auto twice = duplicate_key(json, ""); !twice.empty())
+    if (auto twice = duplicate_key(json))
       return Error{fmt::format("the key {} appears twice; send each key once (JSON parsers "
-                               "disagree on which copy counts)", json_quote_cut(twice))};
+                               "disagree on which copy counts)", json_quote_cut(*twice))};
   return json;
 }
 

@@ -171,6 +171,10 @@ CAF_TEST(json parse can refuse a key sent twice naming its path) {
   CAF_CHECK(error(R"({"env":{"A":"1","A":"2"}})").starts_with("the key \"env.A\" appears twice"));
   CAF_CHECK(error(R"({"x":[0,{"k":1,"k":1}]})").starts_with("the key \"x.1.k\" appears twice"));
   CAF_CHECK(error(R"([{"k":1,"k":1}])").starts_with("the key \"0.k\" appears twice"));
+  // Many keys (looked up another way than a few).
+  CAF_CHECK_EQUAL(error(R"({"o":{"a":0,"b":1,"c":2,"d":3,"e":4,"f":5,"g":6,"h":7,"i":8,"j":9}})"), "");
+  CAF_CHECK(error(R"({"o":{"a":0,"b":1,"c":2,"d":3,"e":4,"f":5,"g":6,"h":7,"i":8,"b":9}})")
+              .starts_with("the key \"o.b\" appears twice"));
 }
 
 CAF_TEST(tool call arguments with a key sent twice run nothing) {
