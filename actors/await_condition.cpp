@@ -16,16 +16,26 @@ void each_distinct(std::initializer_list<const std::vector<std::string>*> lists,
   size_t total = 0;
   for (auto* list : lists)
     total += list->size();
-  std::vector<std::string_view> few;
+  // A few: compared by hash first (ids alike but for their end, t0..t9, would
+  // each be compared whole).
+  std::vector<std::pair<size_t, std::string_view>> few;
   std::unordered_set<std::string_view> many;
+  std::hash<std::string_view> hash;
+  if (total <= few_ids)
+    few.reserve(total);
   for (auto* list : lists)
     for (auto& id : *list) {
-      bool fresh = total <= few_ids ? std::find(few.begin(), few.end(), id) == few.end() : many.insert(id).second;
-      if (!fresh)
-        continue;
-      if (total <= few_ids)
-        few.push_back(id);
-      k(id);
+      bool fresh;
+      if (total <= few_ids) {
+        auto h = hash(id);
+        fresh = std::none_of(few.begin(), few.end(), [&](auto& f) { return f.first == h && f.second == id; });
+        if (fresh)
+          few.emplace_back(h, id);
+      } else {
+        fresh = many.insert(id).second;
+      }
+      if (fresh)
+        k(id);
     }
 }
 

@@ -90,6 +90,11 @@ void AwaitHub::refresh(std::unordered_map<std::string, HandleStatus>::iterator k
 
 AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses) {
   Effects fx;
+  // Every handle stopped: any condition holds, and all of them are its result.
+  if (std::all_of(statuses.begin(), statuses.end(), [](auto& s) { return s.state.stopped(); })) {
+    fx.answers.push_back({key, std::make_shared<const AwaitResult>(AwaitResult{std::move(statuses), {}})});
+    return fx;
+  }
   AwaitCondition cond(request, std::move(statuses));
   if (cond.met()) {
     fx.answers.push_back({key, std::make_shared<const AwaitResult>(std::move(cond).result(false))});

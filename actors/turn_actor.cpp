@@ -396,24 +396,29 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
 }
 
 
+/// An await's answer: its result as JSON text, within the response cap.
+CallResult await_reply(turn_actor_t* self, const AwaitResult& r) {
+  return CallResult{true, await_answer_text(r, self->state.ctx.config->runtime.response_cap_bytes), true, {}};
+}
+
 /// Does what the await hub says: answers (one text per shared result: awaits
 /// answered alike by one stop get the same answer, written once) and puts waiting
 /// questions to whoever the tool's config routes them to.
 void apply_awaits(turn_actor_t* self, AwaitHub::Effects fx) {
   auto& st = self->state;
   const AwaitResult* last = nullptr;
-  std::string text;
+  CallResult answer;
   for (auto& a : fx.answers) {
     auto it = st.await_replies.find(a.key);
     if (it == st.await_replies.end())
       continue;
     if (a.result.get() != last) {
       last = a.result.get();
-      text = await_answer_text(*a.result, st.ctx.config->runtime.response_cap_bytes);
+      answer = await_reply(self, *a.result);
     }
     auto reply = std::move(it->second);
     st.await_replies.erase(it);
-    reply(CallResult{true, text, true, {}});
+    reply(answer);
   }
   for (auto& ask : fx.asks) {
     if (st.applying.count(ask.id))
@@ -467,6 +472,8 @@ void apply_settled(turn_actor_t* self, const std::string& id) {
 void begin_await(turn_actor_t* self, AwaitHub::Key key, const AwaitRequest& req, CallReply reply,
                  AwaitHub::Effects fx) {
   auto& st = self->state;
+  if (fx.asks.empty() && fx.answers.size() == 1 && fx.answers[0].key == key) // answered at once
+    return reply(await_reply(self, *fx.answers[0].result));
   st.await_replies.emplace(key, std::move(reply));
   apply_awaits(self, std::move(fx));
   // Beyond a century is no timeout (and would overflow the clock).
