@@ -95,32 +95,44 @@ AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vec
     fx.answers.push_back({key, std::make_shared<const AwaitResult>(AwaitResult{std::move(statuses), {}})});
     return fx;
   }
+  if (awaits_.count(key))
+    return fx; // a key is the host's and never reused
+  // Alike awaits share a group while they hold the same statuses (a newer answer
+  // than the group has taken in yet begins a group of its own).
+  RequestIds ids{request.any, request.all};
+  if (auto alike = by_request_.find(ids); alike != by_request_.end()) {
+    auto& group = groups_.at(alike->second);
+    if (group.cond.statuses() == statuses) {
+      group.keys.push_back(key);
+      awaits_.emplace(key, alike->second);
+      return fx; // its questions are already put for the group
+    }
+  }
   AwaitCondition cond(request, std::move(statuses));
   if (cond.met()) {
     fx.answers.push_back({key, std::make_shared<const AwaitResult>(std::move(cond).result(false))});
     return fx;
   }
-  auto [it, made] = awaits_.emplace(key, Await{request, std::move(cond), {}});
-  if (!made)
-    return fx; // a key is the host's and never reused
-  auto& a = it->second;
-  auto& kept = a.cond.statuses();
+  auto& group = groups_.emplace(key, Group{request, std::move(cond), {key}, {}}).first->second;
+  awaits_.emplace(key, key);
+  by_request_[std::move(ids)] = key;
+  auto& kept = group.cond.statuses();
   for (size_t i = 0; i < kept.size(); ++i) {
     if (kept[i].state.stopped())
       continue;
     auto& list = by_id_[kept[i].id];
-    if (list.size() > 2 * awaits_.size() + 8) // mostly awaits long answered: drop them
-      std::erase_if(list, [this](const Watching& w) { return !awaits_.count(w.key); });
+    if (list.size() > 2 * groups_.size() + 8) // mostly groups long answered: drop them
+      std::erase_if(list, [this](const Watching& w) { return !groups_.count(w.group); });
     list.push_back({key, i});
   }
-  for (auto& s : a.cond.statuses())
-    consider_waiting(key, a, s, fx);
+  for (auto& s : kept)
+    consider_waiting(key, group, s, fx);
   return fx;
 }
 
 AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
   Effects fx;
-  std::vector<Key> met; // in the order they were met
+  std::vector<GroupId> met; // in the order they were met
   for (auto& s : batch) {
     if (auto e = expected_.find(s.id); e != expected_.end())
       if (!e->second.newest || s.seq >= e->second.newest->seq)
@@ -136,77 +148,86 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
     by_id_.erase(it);
     std::vector<Watching> kept;
     for (auto w : watching) {
-      auto a = awaits_.find(w.key);
-      if (a == awaits_.end())
+      auto g = groups_.find(w.group);
+      if (g == groups_.end())
         continue; // answered, or timed out
-      if (s.seq != 0 && s.seq <= a->second.cond.statuses()[w.at].seq) {
+      auto& cond = g->second.cond;
+      if (s.seq != 0 && s.seq <= cond.statuses()[w.at].seq) {
         kept.push_back(w); // older than what it holds (came behind a shared view's answer)
         continue;
       }
-      bool was_met = a->second.cond.met();
-      auto& cur = a->second.cond.update(w.at, s);
+      bool was_met = cond.met();
+      auto& cur = cond.update(w.at, s);
       if (!cur.state.stopped()) {
         kept.push_back(w);
-        consider_waiting(w.key, a->second, cur, fx);
-      } else if (!was_met && a->second.cond.met()) {
-        met.push_back(w.key);
+        consider_waiting(w.group, g->second, cur, fx);
+      } else if (!was_met && cond.met()) {
+        met.push_back(w.group);
       }
     }
     // A stopped handle never changes again: nobody needs to hear of it any more.
     if (!kept.empty())
       by_id_[s.id] = std::move(kept);
   }
-  // Awaits with the same request hold the same statuses (each heard every change
-  // since the registry's answer), so the first one's result serves the rest.
-  std::optional<AwaitRequest> shared_request;
-  std::shared_ptr<const AwaitResult> shared;
-  for (auto key : met) {
-    auto a = awaits_.find(key);
-    if (a == awaits_.end())
-      continue;
-    if (!shared || !(*shared_request == a->second.request)) {
-      shared_request = a->second.request;
-      shared = std::make_shared<const AwaitResult>(std::move(a->second.cond).result(false));
-    }
-    finish(key, shared, fx);
-  }
+  for (auto g : met)
+    if (auto group = groups_.find(g); group != groups_.end())
+      finish(g, std::make_shared<const AwaitResult>(std::move(group->second.cond).result(false)), fx);
   return fx;
 }
 
 AwaitHub::Effects AwaitHub::resolved(Key key, const std::string& id, const Question& question, bool answered) {
   Effects fx;
-  auto a = awaits_.find(key);
-  if (answered || a == awaits_.end())
+  auto g = groups_.find(key);
+  if (answered || g == groups_.end())
     return fx;
-  auto* cur = a->second.cond.find(id);
+  auto* cur = g->second.cond.find(id);
   if (cur && cur->state.kind == state_kind::waiting && cur->state.question == question)
-    finish(key, std::make_shared<const AwaitResult>(std::move(a->second.cond).result(false)), fx);
+    finish(key, std::make_shared<const AwaitResult>(std::move(g->second.cond).result(false)), fx);
   return fx;
 }
 
 AwaitHub::Effects AwaitHub::timeout(Key key) {
   Effects fx;
   auto a = awaits_.find(key);
-  if (a != awaits_.end())
-    finish(key, std::make_shared<const AwaitResult>(std::move(a->second.cond).result(true)), fx);
+  if (a == awaits_.end())
+    return fx;
+  auto g = groups_.find(a->second);
+  auto& group = g->second;
+  if (group.keys.size() == 1) {
+    finish(g->first, std::make_shared<const AwaitResult>(std::move(group.cond).result(true)), fx);
+    return fx;
+  }
+  // The others of its group wait on.
+  awaits_.erase(a);
+  std::erase(group.keys, key);
+  fx.answers.push_back({key, std::make_shared<const AwaitResult>(AwaitCondition(group.cond).result(true))});
   return fx;
 }
 
-void AwaitHub::consider_waiting(Key key, Await& a, const HandleStatus& s, Effects& fx) {
+void AwaitHub::consider_waiting(GroupId g, Group& group, const HandleStatus& s, Effects& fx) {
   if (s.state.kind != state_kind::waiting) {
-    a.asked.erase(s.id); // answered: a later question is a new one
+    group.asked.erase(s.id); // answered: a later question is a new one
     return;
   }
-  auto [it, made] = a.asked.try_emplace(s.id, s.state.question);
+  auto [it, made] = group.asked.try_emplace(s.id, s.state.question);
   if (!made && it->second == s.state.question)
     return; // already put
   it->second = s.state.question;
-  fx.asks.push_back({key, s.id, s.state.question});
+  fx.asks.push_back({g, s.id, s.state.question});
 }
 
-void AwaitHub::finish(Key key, std::shared_ptr<const AwaitResult> result, Effects& fx) {
-  if (awaits_.erase(key))
-    fx.answers.push_back({key, std::move(result)});
+void AwaitHub::finish(GroupId g, std::shared_ptr<const AwaitResult> result, Effects& fx) {
+  auto group = groups_.find(g);
+  if (group == groups_.end())
+    return;
+  for (auto key : group->second.keys) {
+    awaits_.erase(key);
+    fx.answers.push_back({key, result});
+  }
+  if (auto r = by_request_.find(RequestIds{group->second.request.any, group->second.request.all});
+      r != by_request_.end() && r->second == g)
+    by_request_.erase(r);
+  groups_.erase(group);
 }
 
 } // namespace jp

@@ -4,7 +4,9 @@
 // and which waiting questions to put to the resolver. Plain data, no actor: one
 // stop answers every await it completes in one pass, and awaits with the same
 // request share one result (1,000 awaits on one handle: one answer written once,
-// not 1,000 actors each writing its own). It also remembers what it heard of each
+// not 1,000 actors each writing its own). Awaits alike (the same ids, any and all,
+// holding the same statuses) wait as one group: a stop updates one condition for
+// all of them. It also remembers what it heard of each
 // handle, so that an await naming only handles it knows is answered without
 // asking the registry again (a re-issued await, a poll of stopped handles).
 #pragma once
@@ -37,8 +39,9 @@ public:
     Key key;
     std::shared_ptr<const AwaitResult> result; // the same object for awaits answered alike
   };
-  /// Handle `id` of await `key` waits on `question`: the host puts it to its
-  /// resolver (a person, the inquiry backend) and reports with resolved().
+  /// Handle `id` waits on `question`, for the awaits of group `key` (named by the
+  /// first await of the group): the host puts it to its resolver (a person, the
+  /// inquiry backend) and reports with resolved().
   struct Ask {
     Key key;
     std::string id;
@@ -81,9 +84,9 @@ public:
   Effects update(std::span<const HandleStatus> batch);
   Effects update(const HandleStatus& s) { return update(std::span<const HandleStatus>(&s, 1)); }
 
-  /// The resolver's word on a question put to it: not answered, and the handle
-  /// still waits on it, the await answers now with it pending (only the assistant
-  /// can answer it, and it is blocked in this await).
+  /// The resolver's word on a question put to it (`key`: the Ask's): not answered,
+  /// and the handle still waits on it, the awaits answer now with it pending (only
+  /// the assistant can answer it, and it is blocked in this await).
   Effects resolved(Key key, const std::string& id, const Question& question, bool answered);
 
   /// The await's timeout fired: it answers with what it has (aborting nothing).
@@ -93,18 +96,23 @@ public:
   size_t size() const { return awaits_.size(); }
 
 private:
-  struct Await {
-    AwaitRequest request;
+  /// Awaits alike waiting as one: their request's ids, one condition, their keys.
+  struct Group {
+    AwaitRequest request; // its timeout is each await's own
     AwaitCondition cond;
+    std::vector<Key> keys; // in the order they came
     std::map<std::string, Question> asked; // handle id -> the question put while it still asks it
   };
+  using GroupId = Key; // the key of the await it began with
+  using RequestIds = std::pair<std::vector<std::string>, std::vector<std::string>>; // any, all
 
-  /// Puts a pending handle's question to the resolver, once per await and question
+  /// Puts a pending handle's question to the resolver, once per group and question
   /// asked (a handle that asks again, even the same, is asked about again).
-  void consider_waiting(Key key, Await& a, const HandleStatus& s, Effects& fx);
-  /// Answers `key` and forgets it.
-  void finish(Key key, std::shared_ptr<const AwaitResult> result, Effects& fx);
-  /// The await's statuses as they are now: answered at once, or kept waiting.
+  void consider_waiting(GroupId g, Group& group, const HandleStatus& s, Effects& fx);
+  /// Answers every await of group `g` with `result` and forgets the group.
+  void finish(GroupId g, std::shared_ptr<const AwaitResult> result, Effects& fx);
+  /// The await's statuses as they are now: answered at once, or kept waiting (with
+  /// the awaits alike, when they hold the same).
   Effects start(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses);
   /// Keeps `s` as the newest known of its handle (when it is newer than what is kept).
   void remember(const HandleStatus& s);
@@ -112,14 +120,16 @@ private:
   void refresh(std::unordered_map<std::string, HandleStatus>::iterator known, const HandleStatus& s);
 
   struct Watching {
-    Key key;
-    size_t at; // the handle's position in that await's statuses
+    GroupId group;
+    size_t at; // the handle's position in that group's statuses
   };
 
-  std::unordered_map<Key, Await> awaits_;
-  // Pending handle -> the awaits on it. An await answered or timed out is dropped
-  // from these lists lazily (when its handle next changes, or the list outgrows the
-  // awaits there are): answering one of 200 handles costs one lookup, not 200.
+  std::unordered_map<GroupId, Group> groups_;
+  std::unordered_map<Key, GroupId> awaits_; // every await waiting, and its group
+  std::map<RequestIds, GroupId> by_request_; // the newest group of each request
+  // Pending handle -> the groups on it. A group answered is dropped from these
+  // lists lazily (when its handle next changes, or the list outgrows the groups
+  // there are): answering one of 200 handles costs one lookup, not 200.
   std::unordered_map<std::string, std::vector<Watching>> by_id_;
 
   // Ids whose watch answer is still to come: how many answers, and the newest

@@ -129,6 +129,50 @@ CAF_TEST(awaits alike answered by one stop share one result) {
   CAF_CHECK_EQUAL(hub.size(), 0u);
 }
 
+CAF_TEST(awaits alike wait as one group and a timeout ends only its own) {
+  AwaitHub hub;
+  for (AwaitHub::Key k = 1; k <= 3; ++k)
+    CAF_CHECK(hub.add(k, AwaitRequest{{"one"}, {}, 2.0}, {running("one")}).answers.empty());
+  CAF_CHECK_EQUAL(hub.size(), 3u);
+  auto timed = hub.timeout(1); // the key the group began with
+  CAF_REQUIRE_EQUAL(keys_of(timed), keys({1}));
+  CAF_CHECK(timed.answers[0].result->timed_out);
+  CAF_CHECK_EQUAL(ids_of(timed.answers[0].result->pending), strings({"one"}));
+  CAF_CHECK(!hub.waiting(1));
+  CAF_CHECK(hub.waiting(2));
+  auto fx = hub.update(done("one", "r"));
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({2, 3}));
+  CAF_CHECK(fx.answers[0].result == fx.answers[1].result);
+  CAF_CHECK(!fx.answers[0].result->timed_out);
+  CAF_CHECK_EQUAL(hub.size(), 0u);
+}
+
+CAF_TEST(a group puts a question once and all its awaits hear that nobody answered it) {
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{}, {"asker"}, -1}, {running("asker")});
+  hub.add(2, AwaitRequest{{}, {"asker"}, -1}, {running("asker")});
+  auto fx = hub.update(asking("asker", "name"));
+  CAF_REQUIRE_EQUAL(fx.asks.size(), 1u);
+  CAF_CHECK_EQUAL(fx.asks[0].key, 1u);
+  hub.timeout(1); // the await it was put for is gone; its group is not
+  CAF_CHECK_EQUAL(keys_of(hub.resolved(1, "asker", name_q(), false)), keys({2}));
+  // An await whose answer is newer than what a group holds waits on its own.
+  auto older = running("w");
+  older.seq = 5;
+  hub.add(3, AwaitRequest{{}, {"w"}, -1}, {older});
+  auto newer = asking("w", "q");
+  newer.seq = 7;
+  auto own = hub.add(4, AwaitRequest{{}, {"w"}, -1}, {newer});
+  CAF_REQUIRE_EQUAL(own.asks.size(), 1u);
+  CAF_CHECK_EQUAL(own.asks[0].key, 4u);
+  auto asked = hub.update(newer); // the first group hears of it now
+  CAF_REQUIRE_EQUAL(asked.asks.size(), 1u);
+  CAF_CHECK_EQUAL(asked.asks[0].key, 3u);
+  auto stop = done("w", "x");
+  stop.seq = 8;
+  CAF_CHECK_EQUAL(keys_of(hub.update(stop)), keys({3, 4}));
+}
+
 CAF_TEST(stops taken in at once make one answer holding them all) {
   AwaitHub hub;
   hub.add(1, AwaitRequest{{"a", "b", "c"}, {}, -1}, {running("a"), running("b"), running("c")});
