@@ -23,6 +23,8 @@ void each_distinct(std::initializer_list<const std::vector<std::string>*> lists,
   std::hash<std::string_view> hash;
   if (total <= few_ids)
     few.reserve(total);
+  else
+    many.reserve(total);
   for (auto* list : lists)
     for (auto& id : *list) {
       bool fresh;
