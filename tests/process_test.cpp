@@ -269,6 +269,47 @@ CAF_TEST(stdin pipe: cat echoes what is written and ends on close) {
   CAF_CHECK(s.c->exit->success());
 }
 
+CAF_TEST(stdin written at once and stdin queued behind a full pipe keep their order) {
+  // A write with nothing queued goes into the pipe on the caller's thread; what
+  // the pipe does not take waits on the io thread, and so does every write after
+  // it until that is written. cat echoes all of it, in order.
+  IoThread io;
+  Spawned s;
+  start(io, s, SpawnSpec{{"cat"}, "", {}, true});
+  std::string sent;
+  for (int i = 0; i < 48; ++i) {
+    std::string chunk;
+    for (int line = 0; line < (i % 3 == 0 ? 20000 : 3); ++line) // 160 KiB or a few lines
+      chunk += fmt::format("{:04}:{:05}\n", i, line);
+    sent += chunk;
+    CAF_REQUIRE(s.p->write_stdin(chunk));
+  }
+  s.p->close_stdin();
+  s.p->write_stdin("after the close: dropped\n");
+  CAF_REQUIRE(s.c->wait_exit());
+  CAF_CHECK_EQUAL(s.p->stdin_queued(), 0u);
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK_EQUAL(s.c->out_at_exit.size(), sent.size());
+  CAF_CHECK(s.c->out_at_exit == sent);
+}
+
+CAF_TEST(stdin written after the close is dropped even before the io thread closes it) {
+  IoThread io;
+  Spawned s;
+  start(io, s, SpawnSpec{{"cat"}, "", {}, true});
+  // The io thread is held, so the close waits there while the caller writes on.
+  std::promise<void> release;
+  auto held = release.get_future().share();
+  io.post([held] { held.wait(); });
+  CAF_CHECK(s.p->write_stdin("before\n")); // into the pipe at once
+  s.p->close_stdin();
+  CAF_CHECK(s.p->write_stdin("after\n"));
+  release.set_value();
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK_EQUAL(s.c->out_at_exit, "before\n");
+}
+
 CAF_TEST(a child that never reads stdin does not block large writes) {
   IoThread io;
   Spawned reader_not;

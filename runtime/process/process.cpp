@@ -178,7 +178,8 @@ char* read_buffer() {
 }
 
 /// Everything about one child that the io thread owns. All members except `pid`,
-/// `io`, `has_stdin`, `stdin_queued` and `finished` are touched only on the io
+/// `io`, `has_stdin`, `stdin_queued`, `finished` and the caller's way into stdin
+/// (`stdin_fd` under `stdin_mtx`, `stdin_closing`) are touched only on the io
 /// thread. Kept alive by the registry (until the group is gone) and by pending
 /// handlers, so dropping the user's handle never cuts on_exit short.
 class ProcState : public std::enable_shared_from_this<ProcState> {
@@ -208,6 +209,38 @@ public:
   std::optional<descriptor> pidfd_;
   std::optional<descriptor> stdin_;
   Stream out_, err_, ctl_;
+
+  // The caller's way into stdin: a write with nothing queued before it goes into
+  // the pipe on the caller's thread, without a hop to the io thread (W5: the child
+  // reads it a wake-up sooner). The fd is closed only on the io thread, under the
+  // lock, so a write never reaches a closed (or reused) descriptor.
+  std::mutex stdin_mtx;
+  int stdin_fd = -1; // while stdin_ is open; guarded by stdin_mtx
+  std::atomic<bool> stdin_closing{false}; // the caller closed it: later input is dropped
+
+  /// Caller's thread: writes what the pipe takes of `bytes` (reserved by the caller)
+  /// now, unless something is queued before them; the rest stays in `bytes` for
+  /// the io thread. A full pipe or a reader gone (EPIPE) is the io thread's to
+  /// find out, as before.
+  void write_now(std::string& bytes) {
+    std::lock_guard lock(stdin_mtx);
+    if (stdin_fd < 0 || stdin_queued.load() != bytes.size())
+      return;
+    auto n = ::write(stdin_fd, bytes.data(), bytes.size());
+    if (n <= 0)
+      return;
+    stdin_queued -= static_cast<std::size_t>(n);
+    bytes.erase(0, static_cast<std::size_t>(n));
+  }
+
+  /// Io thread: closes stdin (cancelling a pending write), never under a caller's write.
+  void close_stdin_fd() {
+    {
+      std::lock_guard lock(stdin_mtx);
+      stdin_fd = -1;
+    }
+    stdin_.reset();
+  }
 
   void start() {
     // Read first, then wait: the pipe's readiness edge may have passed already.
@@ -351,7 +384,7 @@ public:
   void forget() {
     remove_slot(slot, pid);
     pidfd_.reset();
-    stdin_.reset();
+    close_stdin_fd();
     out_.d.reset();
     err_.d.reset();
     ctl_.d.reset();
@@ -506,7 +539,7 @@ private:
       return;
     if (stdin_queue_.empty()) {
       if (stdin_close_requested_)
-        stdin_.reset();
+        close_stdin_fd();
       return;
     }
     stdin_writing_ = true;
@@ -536,7 +569,7 @@ private:
 
   /// Nothing more goes in: close the pipe and uncount what will never be written.
   void drop_stdin() {
-    stdin_.reset(); // cancels a pending write before its buffer goes
+    close_stdin_fd(); // cancels a pending write before its buffer goes
     std::size_t left = 0;
     for (const auto& b : stdin_queue_)
       left += b.size();
@@ -705,9 +738,13 @@ public:
   bool write_stdin(std::string bytes) override {
     if (st_->finished || !st_->has_stdin || bytes.empty())
       return true; // dropped, as the io thread would
+    if (st_->stdin_closing)
+      return true; // dropped, as the io thread would after the close
     if (!st_->reserve_stdin(bytes.size()))
       return false;
-    st_->io.post([st = st_, b = std::move(bytes)]() mutable { st->write_stdin(std::move(b)); });
+    st_->write_now(bytes);
+    if (!bytes.empty())
+      st_->io.post([st = st_, b = std::move(bytes)]() mutable { st->write_stdin(std::move(b)); });
     return true;
   }
 
@@ -719,6 +756,7 @@ public:
   }
 
   void close_stdin() override {
+    st_->stdin_closing = true;
     if (!st_->finished)
       st_->io.post([st = st_] { st->close_stdin(); });
   }
@@ -852,6 +890,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
       (has_stdin && !wrap(io, st->stdin_, in_w, ec)) ||
       (spec.control_channel && !spec.pty && !wrap(io, st->ctl_.d, ctl_r, ec)))
     return abandon("io_context", ec.value());
+  if (st->stdin_)
+    st->stdin_fd = st->stdin_->native_handle();
 
   st->err_.done = spec.pty; // a terminal has one stream
   st->ctl_.done = !spec.control_channel || spec.pty;
