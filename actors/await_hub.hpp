@@ -75,7 +75,9 @@ public:
 
   /// The host is about to spawn `id` (or reserve it for a batch): whatever was
   /// known of it is of the handle that held the id before, and so is a watch answer
-  /// for it still on its way.
+  /// for it still on its way. Also when the handle itself answered the host (fetch,
+  /// apply, abort): the registry may not have told the host yet what the handle
+  /// told it first; asked again, it answers after that.
   void forget(const std::string& id);
 
   /// Watched handles changed: they stopped, ask, or were answered. All of `batch`

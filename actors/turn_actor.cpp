@@ -335,6 +335,9 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
   if (applying)
     ++st.applying[id];
   auto settled = [self, id, applying] {
+    // The handle answered before the registry told this turn what changed: what
+    // the hub knew of it may be older than this answer (the registry is asked again).
+    self->state.awaits.forget(id);
     if (applying)
       apply_settled(self, id);
   };
@@ -552,8 +555,11 @@ void resolve_question(turn_actor_t* self, const std::string& id, const Question&
         return all_done(false);
       LookOptions no_wait;
       no_wait.wait_ms = 0;
+      // Answered by the handle ahead of the registry's word (see run_stateful's settled).
+      auto forget = [self, id] { self->state.awaits.forget(id); };
       self->request(self->state.registry, caf::infinite, apply_atom::value, id, answer, no_wait)
-        .then([all_done](HandleReport&) { all_done(true); }, [all_done](caf::error&) { all_done(false); });
+        .then([all_done, forget](HandleReport&) { forget(); all_done(true); },
+              [all_done, forget](caf::error&) { forget(); all_done(false); });
     });
 }
 

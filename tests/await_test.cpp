@@ -6,6 +6,11 @@
 
 #include "actors/await_hub.hpp"
 #include "actors/shared_registry.hpp"
+#include "actors/turn_actor.hpp"
+#include "config/config_loader.hpp"
+#include "messages/call_result.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "tools/builtin_tools.hpp"
 
 using namespace jp;
 using namespace jp::testing;
@@ -529,6 +534,93 @@ CAF_TEST(a stop that overtakes the answer of a watch through a shared view still
   CAF_CHECK(fx.answers[0].result->completed[0].state.stopped());
   anon_send_exit(view, caf::exit_reason::user_shutdown);
   settle();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+namespace {
+
+/// A turn whose tool `fake` runs the fixture's fake handles, in the deterministic
+/// scheduler: the test picks who runs when.
+struct turn_fixture : test_coordinator_fixture<registered_config> {
+  IoThread io; // the turn's process tools need one; no process runs here
+  std::map<std::string, fake_handle_actor> handles;
+  turn_actor turn;
+
+  turn_fixture() {
+    auto config = apply_config_text(default_config(), R"(
+[conversation.tools.fake]
+summary = "A fake handle the test drives; its command never runs"
+command = { program = "/bin/true" }
+run = "unattended"
+[conversation.tools.fake.spawn]
+stateful = true
+actions = ["spawn", "fetch", "abort"]
+)", "test");
+    CAF_REQUIRE(config.ok());
+    TurnContext ctx{std::make_shared<const Config>(std::move(*config)), &io};
+    ctx.executors["fake"] = [this](caf::local_actor* parent, const std::string& id, const LaunchSpec&,
+                                   const supervisor_actor& supervisor) -> handle_actor {
+      auto h = parent->spawn(fake_handle, id, supervisor);
+      handles[id] = h;
+      return h;
+    };
+    turn = spawn_turn(sys, std::move(ctx));
+    sched.run();
+  }
+  ~turn_fixture() {
+    anon_send_exit(turn, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  static bool is_registry(caf::resumable* job) {
+    auto* a = dynamic_cast<caf::local_actor*>(job);
+    return a && std::string(a->name()) == "jp.registry";
+  }
+
+  /// A call answered with every message run and every timer fired.
+  CallResult call(const std::string& tool, const std::string& args) {
+    auto h = self->request(turn, caf::infinite, call_atom::value, tool, args);
+    sched.run();
+    while (sched.trigger_timeouts() > 0)
+      sched.run();
+    CallResult out;
+    h.receive([&](CallResult& r) { out = std::move(r); }, [&](caf::error& e) { out = CallResult{false, to_string(e)}; });
+    return out;
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(turn_await_tests, turn_fixture)
+
+CAF_TEST(an await after the handle itself answered the turn asks the registry again) {
+  CAF_REQUIRE(call("fake", R"({"action":"spawn","id":"x"})").ok);
+  auto running = R"({"completed":[],"pending":[{"id":"x","state":"running"}],"timed_out":true})";
+  CAF_CHECK_EQUAL(call("await", R"({"any":["x"],"timeout_secs":0})").content, running); // now known
+  // The abort goes through the registry to the handle, which tells the registry it
+  // stopped and answers the turn. The registry is held before it takes the stop in:
+  // the turn hears the abort's answer before the registry's word.
+  auto abort = self->request(turn, caf::infinite, call_atom::value, std::string("fake"),
+                             std::string(R"({"action":"abort","id":"x"})"));
+  sched.run_jobs_filtered([](caf::resumable* job) { return !is_registry(job); }); // the turn sends it on
+  CAF_REQUIRE(sched.has_job() && is_registry(&sched.next_job<caf::resumable>()));
+  sched.run_once(); // the registry hands the abort to the handle
+  sched.run_jobs_filtered([](caf::resumable* job) { return !is_registry(job); });
+  bool answered = false;
+  abort.receive([&](CallResult& r) { answered = r.ok; }, [](caf::error&) {});
+  CAF_REQUIRE(answered);
+  // An await now must not answer from what the turn knew (running).
+  auto await = self->request(turn, caf::infinite, call_atom::value, std::string("await"),
+                             std::string(R"({"any":["x"],"timeout_secs":0})"));
+  sched.run_jobs_filtered([](caf::resumable* job) { return !is_registry(job); });
+  sched.trigger_timeouts();
+  sched.run();
+  while (sched.trigger_timeouts() > 0)
+    sched.run();
+  std::string content;
+  await.receive([&](CallResult& r) { content = r.content; }, [](caf::error&) {});
+  CAF_CHECK(content.starts_with(R"({"completed":[{"id":"x","state":"stopped")"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -218,19 +218,22 @@ public:
   int stdin_fd = -1; // while stdin_ is open; guarded by stdin_mtx
   std::atomic<bool> stdin_closing{false}; // the caller closed it: later input is dropped
 
-  /// Caller's thread: writes what the pipe takes of `bytes` (reserved by the caller)
-  /// now, unless something is queued before them; the rest stays in `bytes` for
-  /// the io thread. A full pipe or a reader gone (EPIPE) is the io thread's to
-  /// find out, as before.
-  void write_now(std::string& bytes) {
+  /// Caller's thread: `bytes` (reserved by the caller) go into the pipe now, as
+  /// far as it takes them, unless something is queued before them; the rest is
+  /// queued on the io thread. Under the lock, so callers on several threads keep
+  /// their order. Not for a terminal: a resize the caller posted before must reach
+  /// it first. A full pipe or a reader gone (EPIPE) is the io thread's to find out.
+  void write_or_queue(std::string bytes) {
     std::lock_guard lock(stdin_mtx);
-    if (stdin_fd < 0 || stdin_queued.load() != bytes.size())
-      return;
-    auto n = ::write(stdin_fd, bytes.data(), bytes.size());
-    if (n <= 0)
-      return;
-    stdin_queued -= static_cast<std::size_t>(n);
-    bytes.erase(0, static_cast<std::size_t>(n));
+    if (!session && stdin_fd >= 0 && stdin_queued.load() == bytes.size()) {
+      auto n = ::write(stdin_fd, bytes.data(), bytes.size());
+      if (n > 0) {
+        stdin_queued -= static_cast<std::size_t>(n);
+        bytes.erase(0, static_cast<std::size_t>(n));
+      }
+    }
+    if (!bytes.empty())
+      io.post([st = shared_from_this(), b = std::move(bytes)]() mutable { st->write_stdin(std::move(b)); });
   }
 
   /// Io thread: closes stdin (cancelling a pending write), never under a caller's write.
@@ -742,9 +745,7 @@ public:
       return true; // dropped, as the io thread would after the close
     if (!st_->reserve_stdin(bytes.size()))
       return false;
-    st_->write_now(bytes);
-    if (!bytes.empty())
-      st_->io.post([st = st_, b = std::move(bytes)]() mutable { st->write_stdin(std::move(b)); });
+    st_->write_or_queue(std::move(bytes));
     return true;
   }
 
