@@ -54,6 +54,15 @@ void AwaitHub::forget(const std::string& id) {
     e->second.forgotten = true;
 }
 
+size_t AwaitHub::ids_hash(const AwaitRequest& request) {
+  std::hash<std::string_view> hash;
+  size_t h = request.any.size();
+  for (auto* list : {&request.any, &request.all})
+    for (auto& id : *list)
+      h = h * 1000003 ^ hash(id);
+  return h;
+}
+
 namespace {
 
 /// Whether the hub keeps `s`: one-shot runs ("#N") are no handles an await names
@@ -99,12 +108,12 @@ AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vec
     return fx; // a key is the host's and never reused
   // Alike awaits share a group while they hold the same statuses (a newer answer
   // than the group has taken in yet begins a group of its own).
-  RequestIds ids{request.any, request.all};
-  if (auto alike = by_request_.find(ids); alike != by_request_.end()) {
-    auto& group = groups_.at(alike->second);
-    if (group.cond.statuses() == statuses) {
+  auto hash = ids_hash(request);
+  for (auto [at, end] = by_request_.equal_range(hash); at != end; ++at) {
+    auto& group = groups_.at(at->second);
+    if (group.request.any == request.any && group.request.all == request.all && group.cond.statuses() == statuses) {
       group.keys.push_back(key);
-      awaits_.emplace(key, alike->second);
+      awaits_.emplace(key, at->second);
       return fx; // its questions are already put for the group
     }
   }
@@ -113,9 +122,9 @@ AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vec
     fx.answers.push_back({key, std::make_shared<const AwaitResult>(std::move(cond).result(false))});
     return fx;
   }
-  auto& group = groups_.emplace(key, Group{request, std::move(cond), {key}, {}}).first->second;
+  auto& group = groups_.emplace(key, Group{request, hash, std::move(cond), {key}, {}}).first->second;
   awaits_.emplace(key, key);
-  by_request_[std::move(ids)] = key;
+  by_request_.emplace(hash, key);
   auto& kept = group.cond.statuses();
   for (size_t i = 0; i < kept.size(); ++i) {
     if (kept[i].state.stopped())
@@ -224,9 +233,11 @@ void AwaitHub::finish(GroupId g, std::shared_ptr<const AwaitResult> result, Effe
     awaits_.erase(key);
     fx.answers.push_back({key, result});
   }
-  if (auto r = by_request_.find(RequestIds{group->second.request.any, group->second.request.all});
-      r != by_request_.end() && r->second == g)
-    by_request_.erase(r);
+  for (auto [at, end] = by_request_.equal_range(group->second.hash); at != end; ++at)
+    if (at->second == g) {
+      by_request_.erase(at);
+      break;
+    }
   groups_.erase(group);
 }
 

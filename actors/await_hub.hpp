@@ -101,12 +101,15 @@ private:
   /// Awaits alike waiting as one: their request's ids, one condition, their keys.
   struct Group {
     AwaitRequest request; // its timeout is each await's own
+    size_t hash = 0;      // ids_hash(request)
     AwaitCondition cond;
     std::vector<Key> keys; // in the order they came
     std::map<std::string, Question> asked; // handle id -> the question put while it still asks it
   };
   using GroupId = Key; // the key of the await it began with
-  using RequestIds = std::pair<std::vector<std::string>, std::vector<std::string>>; // any, all
+  /// A hash of a request's ids (any, all): groups are found by it, and told apart
+  /// by their requests (no copy of the ids as a key).
+  static size_t ids_hash(const AwaitRequest& request);
 
   /// Puts a pending handle's question to the resolver, once per group and question
   /// asked (a handle that asks again, even the same, is asked about again).
@@ -128,7 +131,7 @@ private:
 
   std::unordered_map<GroupId, Group> groups_;
   std::unordered_map<Key, GroupId> awaits_; // every await waiting, and its group
-  std::map<RequestIds, GroupId> by_request_; // the newest group of each request
+  std::unordered_multimap<size_t, GroupId> by_request_; // ids_hash -> the groups waiting
   // Pending handle -> the groups on it. A group answered is dropped from these
   // lists lazily (when its handle next changes, or the list outgrows the groups
   // there are): answering one of 200 handles costs one lookup, not 200.
