@@ -739,10 +739,8 @@ public:
   pid_t pid() const override { return st_->pid; }
 
   bool write_stdin(std::string bytes) override {
-    if (st_->finished || !st_->has_stdin || bytes.empty())
-      return true; // dropped, as the io thread would
-    if (st_->stdin_closing)
-      return true; // dropped, as the io thread would after the close
+    if (st_->finished || !st_->has_stdin || bytes.empty() || st_->stdin_closing)
+      return true; // dropped, as the io thread would (after a close: it may not have closed yet)
     if (!st_->reserve_stdin(bytes.size()))
       return false;
     st_->write_or_queue(std::move(bytes));
