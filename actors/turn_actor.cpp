@@ -9,6 +9,7 @@
 #include "actors/registry_actor.hpp"
 #include "actors/shared_registry.hpp"
 #include "actors/remote_handle.hpp"
+#include "actors/send_after_queued.hpp"
 #include "actors/stopped_handle.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
@@ -823,14 +824,14 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
     [self](notify_atom, Notification& n) { queue_notification(self, std::move(n)); },
     [self](update_atom, HandleStatus& s) {
       // Answered at the settle: a burst of stops is one answer, not one await round
-      // trip per stop. The settle comes through CAF's clock on purpose: a message
-      // sent on this thread runs its receiver before the actors already waiting to
-      // run (the handles the io thread woke with their exits), so an await answered
-      // at once would let one stop through per round trip while the rest queue
-      // (W3: the p99 of stops after the spawn phase rose from 2 to 4-9 ms).
+      // trip per stop. The settle waits behind the actors already queued to run (the
+      // handles the io thread woke with their exits): sent at once, it would run
+      // ahead of them and let one stop through per round trip while the rest queue
+      // (W3: the p99 of stops after the spawn phase rose from 2 to 4-9 ms). Queued
+      // on this thread, not through CAF's clock: that cost two thread wake-ups.
       auto& st = self->state;
       if (st.updates.empty())
-        self->delayed_send(self, std::chrono::microseconds(1), settle_atom::value);
+        send_after_queued(self, caf::actor_cast<caf::actor>(self), caf::make_message(settle_atom::value));
       st.updates.push_back(std::move(s));
     },
     [self](settle_atom) { take_updates(self); },

@@ -5,6 +5,7 @@
 #include "actor_fixture.hpp"
 
 #include "actors/await_hub.hpp"
+#include "actors/send_after_queued.hpp"
 #include "actors/shared_registry.hpp"
 #include "actors/turn_actor.hpp"
 #include "config/config_loader.hpp"
@@ -624,3 +625,42 @@ CAF_TEST(an await after the handle itself answered the turn asks the registry ag
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+// The turn's settle (the updates it heard, answered at once) is sent this way: behind
+// the handles already queued to run with their exits, so one answer carries them all.
+// A real scheduler with one worker thread: the order is the worker's queue, no timing.
+CAF_TEST(a message sent after what is queued runs after the actors already queued) {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 1);
+  caf::actor_system sys{cfg};
+  std::vector<std::string> order; // written on the one worker thread only
+  auto ran = [&order](std::string name) {
+    return [&order, name](caf::atom_value) { order.push_back(name); };
+  };
+  auto p = sys.spawn([&](caf::event_based_actor*) -> caf::behavior { return {ran("p")}; });
+  auto q = sys.spawn([&](caf::event_based_actor*) -> caf::behavior { return {ran("q")}; });
+  caf::scoped_actor caller{sys};
+  caf::actor back = caller;
+  auto driver = sys.spawn([p, q, back, &order](caf::event_based_actor* self) -> caf::behavior {
+    return {
+      [=, &order](caf::atom_value a) -> caf::result<void> {
+        if (a == caf::atom("settle")) {
+          order.push_back("settle");
+          self->send(back, caf::atom("done"));
+          return caf::unit;
+        }
+        // p and q are woken from this handler: queued to run next on this worker.
+        self->send(p, caf::atom("go"));
+        self->send(q, caf::atom("go"));
+        send_after_queued(self, caf::actor_cast<caf::actor>(self), caf::make_message(caf::atom("settle")));
+        return caf::unit;
+      },
+    };
+  });
+  caller->send(driver, caf::atom("start"));
+  caller->receive([](caf::atom_value) {});
+  CAF_REQUIRE_EQUAL(order.size(), 3u);
+  CAF_CHECK_EQUAL(order.back(), "settle"); // sent at once, it would have run first
+  for (auto& a : {p, q, driver})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
