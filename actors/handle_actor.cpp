@@ -1,4 +1,5 @@
 #include "actors/handle_actor.hpp"
+#include "actors/send_after_queued.hpp"
 
 #include <atomic>
 #include <caf/all.hpp>
@@ -111,6 +112,7 @@ using process_handle_actor = handle_actor::extend<
   caf::reacts_to<control_atom, std::string>,      // fd 3 bytes
   caf::reacts_to<exited_atom, bool, int, int>,    // signaled, code, signal
   caf::reacts_to<gone_atom>,                      // its whole group is gone (after an abort)
+  caf::reacts_to<leave_atom>,                     // retired: what was queued with the retire ran
   caf::reacts_to<tick_atom>>;                     // settle timer
 using handle_actor_t = process_handle_actor::stateful_base<handle_state>;
 
@@ -402,7 +404,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     st.proc = *proc;
     // If this actor dies, its process group goes with it.
     auto p = st.proc;
-    self->attach_functor([p] { p->terminate(std::chrono::milliseconds(0), [] {}); });
+    self->attach_functor([p] { p->terminate(std::chrono::milliseconds(0), {}); });
   }
   return {
     [self](output_atom, bool is_err, std::string& chunk) {
@@ -475,7 +477,13 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     [self](peek_atom) { return HandleProgress{last_line_shown(self->state)}; },
     // "gone" may still be on its way (the registry can hear "stopped" first): an
     // abort waiting for it gets its answer before this actor goes.
-    [self](retire_atom) { advance(self, event::retire); },
+    // An actor's end costs (CAF wakes its clock thread to drop the actor's timers):
+    // it waits behind what was queued with the retire, the watchers' news of the stop
+    // (the registry sends the retire first) and the await answers that follow.
+    [self](retire_atom) {
+      send_after_queued(self, caf::actor_cast<caf::actor>(self), caf::make_message(leave_atom::value));
+    },
+    [self](leave_atom) { advance(self, event::retire); },
     [self](gone_atom) { advance(self, event::gone); },
     [self](fetch_atom, const LookOptions& o) -> caf::result<HandleReport> {
       auto& st = self->state;

@@ -178,14 +178,9 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     self->state.turn_end_waits.erase(w);
     complete(e.final.state);
   }
-  for (auto& w : e.watchers)
-    self->send(w, update_atom::value, status_of(id, e));
-  e.watchers.clear();
-  bool answered = !e.oneshot_waiters.empty();
-  for (auto& rp : e.oneshot_waiters)
-    rp.deliver(e.final);
   // The final state lives here now: the handle may go (after the requests already
-  // delegated to it, which it still answers).
+  // delegated to it, which it still answers). Sent before the news of the stop: an
+  // actor woken later runs sooner, so the watchers and callers hear first.
   if (e.handle) {
     self->demonitor(e.handle.address());
     self->state.by_actor.erase(e.handle.address());
@@ -193,6 +188,12 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     self->send(e.handle, retire_atom::value);
     e.handle = nullptr;
   }
+  for (auto& w : e.watchers)
+    self->send(w, update_atom::value, status_of(id, e));
+  e.watchers.clear();
+  bool answered = !e.oneshot_waiters.empty();
+  for (auto& rp : e.oneshot_waiters)
+    rp.deliver(e.final);
   // One-shot entries exist only for the duration of their call (one that stopped
   // while its question was being answered waits for that answer's request).
   if (e.oneshot && answered)

@@ -20,6 +20,7 @@ using stopped_atom = caf::atom_constant<caf::atom("stopped")>; // handle -> supe
 using update_atom = caf::atom_constant<caf::atom("update")>;   // registry -> watcher: a watched handle changed
 using settle_atom = caf::atom_constant<caf::atom("settle")>;   // turn -> itself: the updates queued are in
 using retire_atom = caf::atom_constant<caf::atom("retire")>;   // a stopped handle may go
+using leave_atom = caf::atom_constant<caf::atom("leave")>;     // a retired handle -> itself: go now
 using output_atom = caf::atom_constant<caf::atom("output")>;   // io thread -> handle
 using exited_atom = caf::atom_constant<caf::atom("exited")>;   // io thread -> handle
 using gone_atom = caf::atom_constant<caf::atom("gone")>;       // io thread: group gone

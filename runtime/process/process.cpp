@@ -766,6 +766,8 @@ public:
   }
 
   void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) override {
+    if (!on_gone && st_->finished)
+      return; // nothing to signal, nobody to tell (a handle quitting after its exit)
     st_->io.post([st = st_, grace, f = std::move(on_gone)]() mutable {
       st->terminate(grace, std::move(f));
     });

@@ -102,6 +102,7 @@ public:
   /// and SIGHUP goes with the SIGTERM, as when a terminal closes.
   /// What left the group (other groups of its session, and by its mark what left the
   /// session: setsid, double forks) gets the same signals, and on_gone waits for it.
+  /// With no on_gone, a group already gone costs nothing (no post to the io thread).
   virtual void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) = 0;
 };
 
