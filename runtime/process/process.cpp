@@ -273,10 +273,23 @@ public:
     start_write();
   }
 
+  /// Any thread: `bytes` of output taken in by the owner. Only a paused stream needs
+  /// the io thread: an ack otherwise costs it no wake-up (one per chunk, before).
   void ack(std::size_t bytes) {
-    unacked_ -= std::min(bytes, unacked_);
-    if (unacked_ >= kOutputAckLimit)
+    auto cur = unacked_.load();
+    while (!unacked_.compare_exchange_weak(cur, cur - std::min(bytes, cur))) {
+    }
+    // Seen after the subtraction (both seq_cst): pause_reading sees this ack, or
+    // this sees its pause -- never neither.
+    if (any_paused_.load() && unacked_.load() < kOutputAckLimit)
+      io.post([self = shared_from_this()] { self->resume_reading(); });
+  }
+
+  /// io thread: the streams paused for acks read on, once the owner has caught up.
+  void resume_reading() {
+    if (unacked_.load() >= kOutputAckLimit)
       return;
+    any_paused_ = false;
     for (Stream* s : {&out_, &err_, &ctl_}) {
       if (s->paused) {
         s->paused = false;
@@ -437,8 +450,11 @@ private:
       return;
     }
     for (int i = 0; i < kReadsPerWakeup; ++i) {
-      if (unacked_ >= kOutputAckLimit) {
+      if (unacked_.load() >= kOutputAckLimit) {
         s.paused = true; // leave the rest in the pipe until the owner acks
+        any_paused_ = true;
+        if (unacked_.load() < kOutputAckLimit) // acked meanwhile, without seeing the pause
+          asio::post(io.context(), [self = shared_from_this()] { self->resume_reading(); });
         return;
       }
       ssize_t n = ::read(s.d->native_handle(), read_buffer(), kReadSize);
@@ -622,7 +638,8 @@ private:
   bool exit_delivered_ = false;
   bool gone_ = false;
   bool terminating_ = false;
-  std::size_t unacked_ = 0; // output delivered and not yet acked
+  std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
+  std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
   int reap_tries_ = 0;
   std::optional<asio::steady_timer> grace_timer_;
   std::optional<asio::steady_timer> reap_timer_;
@@ -751,7 +768,7 @@ public:
 
   void ack(std::size_t bytes) override {
     if (!st_->finished && bytes > 0)
-      st_->io.post([st = st_, bytes] { st->ack(bytes); });
+      st_->ack(bytes);
   }
 
   void close_stdin() override {
