@@ -479,7 +479,8 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     // abort waiting for it gets its answer before this actor goes.
     // An actor's end costs (CAF wakes its clock thread to drop the actor's timers):
     // it waits behind what was queued with the retire, the watchers' news of the stop
-    // (the registry sends the retire first) and the await answers that follow.
+    // (the registry sends the retire first) and the await answers that follow. An
+    // order for latency only (send_after_queued.hpp): whenever it quits, it is done.
     [self](retire_atom) {
       send_after_queued(self, caf::actor_cast<caf::actor>(self), caf::make_message(leave_atom::value));
     },

@@ -2,6 +2,9 @@
 // thread have run. An actor that sends from its handler wakes the receiver ahead of
 // them (CAF's worker runs what the running actor woke next); this goes to the back of
 // the queue instead, on the same thread, without a hop through CAF's clock thread.
+// The order is exact with one worker thread; with several it is best effort (another
+// worker may steal the job from the back, and what the io thread wakes is dealt to
+// all workers), so it is for latency only: nothing may depend on it to be correct.
 #pragma once
 
 #include <caf/fwd.hpp>

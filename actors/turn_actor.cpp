@@ -828,7 +828,8 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
       // handles the io thread woke with their exits): sent at once, it would run
       // ahead of them and let one stop through per round trip while the rest queue
       // (W3: the p99 of stops after the spawn phase rose from 2 to 4-9 ms). Queued
-      // on this thread, not through CAF's clock: that cost two thread wake-ups.
+      // on this thread, not through CAF's clock: that cost two thread wake-ups. (Best
+      // effort with several worker threads: send_after_queued.hpp.)
       auto& st = self->state;
       if (st.updates.empty())
         send_after_queued(self, caf::actor_cast<caf::actor>(self), caf::make_message(settle_atom::value));

@@ -279,8 +279,8 @@ public:
     auto cur = unacked_.load();
     while (!unacked_.compare_exchange_weak(cur, cur - std::min(bytes, cur))) {
     }
-    // Seen after the subtraction (both seq_cst): pause_reading sees this ack, or
-    // this sees its pause -- never neither.
+    // Seen after the subtraction (both seq_cst): pump's pause sees this ack, or this
+    // sees its pause -- never neither.
     if (any_paused_.load() && unacked_.load() < kOutputAckLimit)
       io.post([self = shared_from_this()] { self->resume_reading(); });
   }
@@ -536,6 +536,7 @@ private:
         s->done = true;
       }
     }
+    any_paused_ = false; // nothing reads on after the exit: acks need not post
     maybe_finish();
   }
 
