@@ -482,7 +482,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     // (the registry sends the retire first) and the await answers that follow. An
     // order for latency only (send_after_queued.hpp): whenever it quits, it is done.
     [self](retire_atom) {
-      send_after_queued(self, caf::actor_cast<caf::actor>(self), caf::make_message(leave_atom::value));
+      send_after_queued(self, caf::make_message(leave_atom::value));
     },
     [self](leave_atom) { advance(self, event::retire); },
     [self](gone_atom) { advance(self, event::gone); },

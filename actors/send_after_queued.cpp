@@ -1,7 +1,7 @@
 #include "actors/send_after_queued.hpp"
 
-#include <caf/actor.hpp>
 #include <caf/actor_cast.hpp>
+#include <caf/actor_control_block.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/execution_unit.hpp>
 #include <caf/mailbox_element.hpp>
@@ -18,7 +18,7 @@ namespace {
 /// to its queue, behind the actors waiting there), then it sends.
 class SendJob final : public caf::resumable, public caf::ref_counted {
 public:
-  SendJob(caf::actor to, caf::message msg) : to_(std::move(to)), msg_(std::move(msg)) {}
+  SendJob(caf::strong_actor_ptr to, caf::message msg) : to_(std::move(to)), msg_(std::move(msg)) {}
 
   subtype_t subtype() const override { return function_object; }
 
@@ -27,8 +27,7 @@ public:
       requeued_ = true;
       return resume_later;
     }
-    auto to = caf::actor_cast<caf::abstract_actor*>(to_);
-    to->enqueue(caf::make_mailbox_element(nullptr, caf::make_message_id(), {}, std::move(msg_)), ctx);
+    to_->get()->enqueue(caf::make_mailbox_element(nullptr, caf::make_message_id(), {}, std::move(msg_)), ctx);
     to_ = nullptr;
     return done;
   }
@@ -37,16 +36,16 @@ public:
   void intrusive_ptr_release_impl() override { deref(); }
 
 private:
-  caf::actor to_;
+  caf::strong_actor_ptr to_;
   caf::message msg_;
   bool requeued_ = false;
 };
 
 } // namespace
 
-void send_after_queued(caf::scheduled_actor* self, const caf::actor& to, caf::message msg) {
+void send_after_queued(caf::scheduled_actor* self, caf::message msg) {
   // The reference taken here is the scheduler's; it drops it when the job is done.
-  auto* job = new SendJob(to, std::move(msg));
+  auto* job = new SendJob(caf::actor_cast<caf::strong_actor_ptr>(self), std::move(msg));
   if (auto* ctx = self->context())
     ctx->exec_later(job);
   else

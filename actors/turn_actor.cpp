@@ -832,7 +832,7 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
       // effort with several worker threads: send_after_queued.hpp.)
       auto& st = self->state;
       if (st.updates.empty())
-        send_after_queued(self, caf::actor_cast<caf::actor>(self), caf::make_message(settle_atom::value));
+        send_after_queued(self, caf::make_message(settle_atom::value));
       st.updates.push_back(std::move(s));
     },
     [self](settle_atom) { take_updates(self); },

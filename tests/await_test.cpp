@@ -652,7 +652,7 @@ CAF_TEST(a message sent after what is queued runs after the actors already queue
         // p and q are woken from this handler: queued to run next on this worker.
         self->send(p, caf::atom("go"));
         self->send(q, caf::atom("go"));
-        send_after_queued(self, caf::actor_cast<caf::actor>(self), caf::make_message(caf::atom("settle")));
+        send_after_queued(self, caf::make_message(caf::atom("settle")));
         return caf::unit;
       },
     };
