@@ -101,7 +101,7 @@ AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vec
   Effects fx;
   // Every handle stopped: any condition holds, and all of them are its result.
   if (std::all_of(statuses.begin(), statuses.end(), [](auto& s) { return s.state.stopped(); })) {
-    fx.answers.push_back({key, std::make_shared<const AwaitResult>(AwaitResult{std::move(statuses), {}})});
+    fx.answers.push_back({{key}, std::make_shared<const AwaitResult>(AwaitResult{std::move(statuses), {}})});
     return fx;
   }
   if (awaits_.count(key))
@@ -119,7 +119,7 @@ AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vec
   }
   AwaitCondition cond(request, std::move(statuses));
   if (cond.met()) {
-    fx.answers.push_back({key, std::make_shared<const AwaitResult>(std::move(cond).result(false))});
+    fx.answers.push_back({{key}, std::make_shared<const AwaitResult>(std::move(cond).result(false))});
     return fx;
   }
   auto& group = groups_.emplace(key, Group{request, hash, std::move(cond), {key}, {}}).first->second;
@@ -209,7 +209,7 @@ AwaitHub::Effects AwaitHub::timeout(Key key) {
   // The others of its group wait on.
   awaits_.erase(a);
   std::erase(group.keys, key);
-  fx.answers.push_back({key, std::make_shared<const AwaitResult>(AwaitCondition(group.cond).result(true))});
+  fx.answers.push_back({{key}, std::make_shared<const AwaitResult>(AwaitCondition(group.cond).result(true))});
   return fx;
 }
 
@@ -229,10 +229,9 @@ void AwaitHub::finish(GroupId g, std::shared_ptr<const AwaitResult> result, Effe
   auto group = groups_.find(g);
   if (group == groups_.end())
     return;
-  for (auto key : group->second.keys) {
+  for (auto key : group->second.keys)
     awaits_.erase(key);
-    fx.answers.push_back({key, result});
-  }
+  fx.answers.push_back({std::move(group->second.keys), std::move(result)});
   for (auto [at, end] = by_request_.equal_range(group->second.hash); at != end; ++at)
     if (at->second == g) {
       by_request_.erase(at);

@@ -35,9 +35,11 @@ public:
   /// registries answer too and may spawn an id again unseen.
   explicit AwaitHub(bool remembers = true) : remembers_(remembers) {}
 
+  /// Awaits answered alike, in the order they came, and their one result: a stop
+  /// that answers 1,000 awaits of one group is one entry, not 1,000.
   struct Answer {
-    Key key;
-    std::shared_ptr<const AwaitResult> result; // the same object for awaits answered alike
+    std::vector<Key> keys;
+    std::shared_ptr<const AwaitResult> result;
   };
   /// Handle `id` waits on `question`, for the awaits of group `key` (named by the
   /// first await of the group): the host puts it to its resolver (a person, the

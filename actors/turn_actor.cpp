@@ -27,6 +27,25 @@ namespace {
 // A one-shot tool asking more questions than this is looping.
 constexpr int max_question_rounds = 16;
 
+struct turn_state;
+// As its awaits' watcher it hears what their handles do (update), and their timers.
+using turn_impl =
+  turn_actor::extend<caf::reacts_to<timeout_atom, uint64_t>, caf::reacts_to<settle_atom>>::extend_with<watcher_actor>;
+using turn_actor_t = turn_impl::stateful_base<turn_state>;
+
+void forget_call(turn_actor_t* self, const std::string& tag);
+void carry_notifications(turn_actor_t* self, CallResult& r);
+
+/// Where one call's answer goes: to its caller, carrying the notifications queued by
+/// then (the one place they are attached), its tag forgotten. Called once, on this
+/// actor, whether the call answers at once or later.
+struct CallReply {
+  turn_actor_t* self;
+  caf::typed_response_promise<CallResult> rp;
+  std::string tag;
+  void operator()(CallResult r);
+};
+
 struct turn_state {
   TurnContext ctx;
   registry_actor registry;
@@ -43,9 +62,10 @@ struct turn_state {
   // Waiting questions being answered for awaits, by "id\nquestion id": who hears.
   std::map<std::string, std::vector<std::function<void(bool)>>> resolving;
   // Its awaits: the turn is the one watcher of their handles (AwaitHub), and holds
-  // each one's reply by key.
+  // each one's reply by key (as itself, not in a std::function: a stop answering
+  // 1,000 awaits reads 1,000 fewer heap blocks).
   AwaitHub awaits;
-  std::unordered_map<AwaitHub::Key, std::function<void(CallResult)>> await_replies;
+  std::unordered_map<AwaitHub::Key, CallReply> await_replies;
   // Updates taken in at the next settle: all that queued up meanwhile, at once.
   std::vector<HandleStatus> updates;
   AwaitHub::Key next_await = 0;
@@ -56,27 +76,11 @@ struct turn_state {
   static inline const char* name = "jp.turn";
 };
 
-// As its awaits' watcher it hears what their handles do (update), and their timers.
-using turn_impl =
-  turn_actor::extend<caf::reacts_to<timeout_atom, uint64_t>, caf::reacts_to<settle_atom>>::extend_with<watcher_actor>;
-using turn_actor_t = turn_impl::stateful_base<turn_state>;
-
-void forget_call(turn_actor_t* self, const std::string& tag);
-void carry_notifications(turn_actor_t* self, CallResult& r);
-
-/// Where one call's answer goes: to its caller, carrying the notifications queued by
-/// then (the one place they are attached), its tag forgotten. Called once, on this
-/// actor, whether the call answers at once or later.
-struct CallReply {
-  turn_actor_t* self;
-  caf::typed_response_promise<CallResult> rp;
-  std::string tag;
-  void operator()(CallResult r) {
-    forget_call(self, tag);
-    carry_notifications(self, r);
-    rp.deliver(std::move(r));
-  }
-};
+void CallReply::operator()(CallResult r) {
+  forget_call(self, tag);
+  carry_notifications(self, r);
+  rp.deliver(std::move(r));
+}
 
 CallResult failed(std::string msg) {
   return {false, std::move(msg)};
@@ -410,19 +414,18 @@ CallResult await_reply(turn_actor_t* self, const AwaitResult& r) {
 /// questions to whoever the tool's config routes them to.
 void apply_awaits(turn_actor_t* self, AwaitHub::Effects fx) {
   auto& st = self->state;
-  const AwaitResult* last = nullptr;
-  CallResult answer;
   for (auto& a : fx.answers) {
-    auto it = st.await_replies.find(a.key);
-    if (it == st.await_replies.end())
-      continue;
-    if (a.result.get() != last) {
-      last = a.result.get();
-      answer = await_reply(self, *a.result);
+    std::optional<CallResult> answer; // written once, when one of its awaits still waits
+    for (auto key : a.keys) {
+      auto it = st.await_replies.find(key);
+      if (it == st.await_replies.end())
+        continue;
+      if (!answer)
+        answer = await_reply(self, *a.result);
+      auto reply = std::move(it->second);
+      st.await_replies.erase(it);
+      reply(*answer);
     }
-    auto reply = std::move(it->second);
-    st.await_replies.erase(it);
-    reply(answer);
   }
   for (auto& ask : fx.asks) {
     if (st.applying.count(ask.id))
@@ -476,7 +479,8 @@ void apply_settled(turn_actor_t* self, const std::string& id) {
 void begin_await(turn_actor_t* self, AwaitHub::Key key, const AwaitRequest& req, CallReply reply,
                  AwaitHub::Effects fx) {
   auto& st = self->state;
-  if (fx.asks.empty() && fx.answers.size() == 1 && fx.answers[0].key == key) // answered at once
+  if (fx.asks.empty() && fx.answers.size() == 1 && fx.answers[0].keys.size() == 1 &&
+      fx.answers[0].keys[0] == key) // answered at once
     return reply(await_reply(self, *fx.answers[0].result));
   st.await_replies.emplace(key, std::move(reply));
   apply_awaits(self, std::move(fx));
