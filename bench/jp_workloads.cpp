@@ -281,8 +281,15 @@ public:
     auto future = result.get_future();
     sys_.spawn([&, workload](caf::event_based_actor* self) -> caf::behavior {
       auto d = std::make_shared<Driver>(Driver{self, turn_, nullptr});
-      // A batch's answers (Driver::all_at_once), and its calls' errors.
+      // A batch's answers (Driver::all_at_once), and its calls' errors. Plain
+      // messages to an actor that is gone are dropped, not answered: a turn that
+      // ends fails the batch.
       self->set_error_handler([d](caf::error& e) { d->answered(Reply(Error{to_string(e)})); });
+      self->monitor(turn_);
+      self->set_down_handler([d](caf::down_msg& dm) {
+        if (auto b = std::exchange(d->in_flight, nullptr))
+          b->k(Error{"the turn ended during a batch: " + to_string(dm.reason)});
+      });
       workload(*d, [self, d, &result](Result<Figures> r) {
         result.set_value(std::move(r));
         self->quit();
