@@ -34,7 +34,19 @@ struct fixture {
     std::filesystem::create_directories(ws);
     server = (dir.path / ("mcp-" + mark.token)).string();
     std::filesystem::create_symlink(JP_FAKE_MCP_SERVER, server);
+    // Passed on to the CLI and its servers: what they refused as a breach of the
+    // protocol (tests/mcp/fake_mcp_server.cpp).
+    ::setenv("JP_FAKE_MCP_REFUSED", refused().c_str(), 1);
   }
+
+  ~fixture() {
+    ::unsetenv("JP_FAKE_MCP_REFUSED");
+    std::ifstream in(refused());
+    std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CAF_CHECK_EQUAL(said, ""); // the client kept to JSON-RPC 2.0 and MCP's lifecycle
+  }
+
+  std::string refused() const { return (dir.path / "refused.log").string(); }
 
   /// examples/mcp.toml, its server started through the marked link (and `extra`,
   /// TOML, after it).

@@ -20,7 +20,10 @@
 //                         a string or null)
 // `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
 // status 3 before reading anything. With JP_FAKE_MCP_EOF set, the end of its stdin
-// writes "read to the end" to that file before it exits.
+// writes "read to the end" to that file before it exits. With JP_FAKE_MCP_REFUSED
+// set, every message it refuses (a client's breach of JSON-RPC or MCP) is appended to
+// that file too, which the tests check is empty: the refusal alone (an error reply,
+// as a real server gives) could go unnoticed by a test that does not read it.
 #include <cstdlib>
 #include <chrono>
 #include <cstdio>
@@ -200,6 +203,8 @@ int main(int argc, char** argv) {
       }
       if (auto why = violation(*msg, initialized); !why.empty()) {
         std::fprintf(stderr, "fake MCP server: refused %s: %s\n", line.c_str(), why.c_str());
+        if (const char* refused = std::getenv("JP_FAKE_MCP_REFUSED"))
+          std::ofstream(refused, std::ios::app) << "refused " << line << ": " << why << "\n";
         auto* bad_id = msg->is_object() ? msg->find("id") : nullptr;
         send(rpc_error(bad_id ? *bad_id : Json(), -32600, why));
         continue;
