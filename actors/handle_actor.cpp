@@ -243,9 +243,14 @@ void schedule_tick(handle_actor_t* self) {
   if (st.looks.empty() && !probe)
     return;
   auto now = clock::now();
-  auto at = st.last_output + std::chrono::milliseconds(st.spec.settle_ms);
-  if (at <= now)
-    at = now + std::chrono::milliseconds(st.spec.settle_ms);
+  // Without a settle time (0) output settles looks as it comes: the timer is for
+  // their deadlines only.
+  auto settle = std::chrono::milliseconds(st.spec.settle_ms);
+  if (settle.count() == 0 && st.looks.empty())
+    return;
+  auto at = clock::time_point::max();
+  if (settle.count() > 0)
+    at = st.last_output + settle > now ? st.last_output + settle : now + settle;
   for (auto& look : st.looks)
     at = std::min(at, look.deadline);
   st.tick_pending = true;
@@ -430,7 +435,8 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (detects_input_wait(st)) {
         st.probe_due = true;
         set_input_wait(self, false); // it talks: whatever it waited for came
-        schedule_tick(self);
+        if (st.spec.settle_ms > 0)
+          schedule_tick(self);
       }
       // Consumed: let the io thread read on (it stops while we are far behind).
       if (st.proc)
@@ -446,6 +452,9 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
           st.stdout_capture.clear();
         }
       }
+      // settle_ms = 0: a wait ends at the first new output, not after a quiet spell.
+      if (st.spec.settle_ms == 0 && (st.probe_due || !st.looks.empty()))
+        settle_looks(self);
     },
     [self](control_atom, std::string& chunk) {
       auto& st = self->state;

@@ -97,7 +97,8 @@ struct ToolConfig {
   // Interactive sessions. A pty's size; a regex (ECMAScript) that the last line of
   // output matches when the tool waits for input (any io); how long spawn, fetch and
   // apply wait by default for output to settle (-1: 1000 ms for a pty, else 0); and
-  // how long output must be quiet to count as settled.
+  // how long output must be quiet to count as settled (0: a wait ends at the first
+  // new output).
   int rows = 24;
   int cols = 80;
   std::string prompt_pattern;

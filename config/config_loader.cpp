@@ -563,7 +563,7 @@ private:
       {"cols", integer(tool.cols, 10, 1000)},
       {"prompt_pattern", [this, &tool](auto& v, auto& key) { return assign(regex_of(v, key), tool.prompt_pattern); }},
       {"wait_ms", integer(tool.wait_ms, 0, kMaxWaitMs)},
-      {"settle_ms", integer(tool.settle_ms, 1, 10000)},
+      {"settle_ms", integer(tool.settle_ms, 0, 10000)},
       {"pass_env", users_only("which of your secrets its tools see", texts(tool.pass_env))},
       {"node", users_only("which machines run your tools", text(tool.node))},
     });

@@ -392,7 +392,7 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "rows = 1\n", "conversation.tools.x.rows: expected an integer from 2 to 1000, got integer 1"},
       {x + "cols = \"80\"\n", "conversation.tools.x.cols: expected an integer from 10 to 1000"},
       {x + "wait_ms = 60001\n", "conversation.tools.x.wait_ms: expected an integer from 0 to 60000"},
-      {x + "settle_ms = 0\n", "conversation.tools.x.settle_ms: expected an integer from 1 to 10000"},
+      {x + "settle_ms = -1\n", "conversation.tools.x.settle_ms: expected an integer from 0 to 10000"},
       {x + "prompt_pattern = \"(unclosed\"\n",
        "conversation.tools.x.prompt_pattern: not a valid regular expression"},
       {x + "prompt_pattern = 'a{2,1001}'\n",

@@ -356,6 +356,24 @@ CAF_TEST(a wait ends when the tool stops) {
   CAF_CHECK_EQUAL(r.state.content, "bye\n");
 }
 
+CAF_TEST(with settle_ms 0 a wait ends at the first new output though more keeps coming) {
+  // Output every 50 ms never settles for the default 100 ms of quiet: such a wait
+  // would last until its deadline (60 s, past this fixture's bound of 20 s).
+  auto spec = shell("read a; echo \"got $a\"; while :; do sleep 0.05; echo tick; done");
+  spec.settle_ms = 0;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("z"), spec);
+  auto [a, err] = ask<HandleReport>(registry, apply_atom::value, std::string("z"), std::string(R"("x\n")"),
+                                    LookOptions{60000});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(a.state.kind == state_kind::running);
+  CAF_CHECK(a.state.content.rfind("got x\n", 0) == 0);
+  // The next waiting look ends at the next line, not at its deadline either.
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("z"), LookOptions{60000});
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK(contains(f.state.content, "tick\n"));
+  ask<HandleReport>(registry, abort_atom::value, std::string("z"));
+}
+
 CAF_TEST(a prompt pattern makes a pipe tool waiting and apply types the answer) {
   auto spec = shell("printf 'name? '; read n; echo \"hi $n\"");
   spec.prompt_pattern = "\\? $";
