@@ -238,6 +238,10 @@ std::shared_ptr<const Config> bench_config(const std::string& floor_path, const 
   if (const char* n = std::getenv("JP_BENCH_WORKER_THREADS"); config && n)
     config = apply_config_text(std::move(*config), fmt::format("[runtime]\nworker_threads = {}\n", n),
                                "jp-bench --worker-threads");
+  // `run --io-poll-us N` measures how long the io thread polls before it sleeps.
+  if (const char* n = std::getenv("JP_BENCH_IO_POLL_US"); config && n)
+    config = apply_config_text(std::move(*config), fmt::format("[runtime]\nio_poll_us = {}\n", n),
+                               "jp-bench --io-poll-us");
   if (!config)
     throw std::runtime_error(config.error());
   config->workspace = workspace;
@@ -250,7 +254,7 @@ class Runtime {
 public:
   explicit Runtime(const std::string& floor_path, const std::string& extra_toml = "")
     : workspace_(temp_workspace()), config_(bench_config(floor_path, extra_toml, workspace_)),
-      cfg_(config_->runtime.worker_threads, uses_nodes(*config_) ? &config_->node : nullptr), sys_{cfg_} {
+      io_(io_poll(config_->runtime)), cfg_(config_->runtime.worker_threads, uses_nodes(*config_) ? &config_->node : nullptr), sys_{cfg_} {
     // As the CLI does: live groups are recorded for the crash sweep.
     if (auto recorded = open_group_record(state_path(*config_, "live")); !recorded)
       throw std::runtime_error(recorded.error);

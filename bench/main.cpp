@@ -1,5 +1,5 @@
 // jp-bench: BENCH.md's workloads, jp-actors against the OS floor (bench/floor.c).
-//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [W1 ...]
+//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [--io-poll-us N] [W1 ...]
 //   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
 //   jp-bench worker W [--n N] [--bytes B] --floor PATH           one jp-actors round
 #include <CLI/CLI.hpp>
@@ -157,6 +157,11 @@ int main(int argc, char** argv) {
                       "jp-actors' runtime.worker_threads in the workers (default: the config's own); "
                       "bench/README.md measures it")
     ->check(CLI::Range(1, 64));
+  int io_poll_us = -1;
+  run_cmd->add_option("--io-poll-us", io_poll_us,
+                      "jp-actors' runtime.io_poll_us in the workers (default: the config's own); "
+                      "bench/README.md measures it")
+    ->check(CLI::Range(0, 10000));
 
   WorkloadParams p;
   auto* worker_cmd = app.add_subcommand("worker", "One jp-actors round of one workload (used by run)");
@@ -176,6 +181,10 @@ int main(int argc, char** argv) {
     ::setenv("JP_BENCH_WORKER_THREADS", std::to_string(worker_threads).c_str(), 1); // bench_config reads it
   else
     ::unsetenv("JP_BENCH_WORKER_THREADS"); // not one left from an earlier shell
+  if (io_poll_us >= 0)
+    ::setenv("JP_BENCH_IO_POLL_US", std::to_string(io_poll_us).c_str(), 1); // bench_config reads it
+  else
+    ::unsetenv("JP_BENCH_IO_POLL_US");
   if (*compare_cmd)
     return compare_files(compared[0], compared[1]);
   return run(quick, rounds, json_file, compare_file, selected);

@@ -33,15 +33,29 @@ size_t worker_threads_for_cores(unsigned cores) {
   return std::clamp<size_t>(cores / 4, 1, 4);
 }
 
-size_t worker_threads(uint64_t configured) {
-  if (configured > 0)
-    return configured;
-  // The cores this process may run on (a container or `taskset` allows fewer than
-  // the machine has).
+namespace {
+
+/// The cores this process may run on (a container or `taskset` allows fewer than
+/// the machine has).
+unsigned usable_cores() {
   cpu_set_t allowed;
-  unsigned cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? static_cast<unsigned>(CPU_COUNT(&allowed))
-                                                                        : std::thread::hardware_concurrency();
-  return worker_threads_for_cores(cores);
+  return ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? static_cast<unsigned>(CPU_COUNT(&allowed))
+                                                              : std::thread::hardware_concurrency();
+}
+
+} // namespace
+
+size_t worker_threads(uint64_t configured) {
+  return configured > 0 ? configured : worker_threads_for_cores(usable_cores());
+}
+
+int64_t io_poll_us_for_cores(unsigned cores) {
+  return cores >= 8 ? 100 : 0;
+}
+
+std::chrono::microseconds io_poll(const RuntimeConfig& runtime) {
+  return std::chrono::microseconds{runtime.io_poll_us >= 0 ? runtime.io_poll_us
+                                                           : io_poll_us_for_cores(usable_cores())};
 }
 
 std::string_view to_string(io_mode m) {

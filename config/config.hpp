@@ -3,6 +3,7 @@
 // <workspace>/.jp/config.toml -> --config FILE -> --cfg key=value.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -121,6 +122,9 @@ struct RuntimeConfig {
   // Threads running actors; 0 (not set): chosen by the machine's cores
   // (worker_threads_for_cores, measured in bench/README.md "Worker threads").
   uint64_t worker_threads = 0;
+  // How long the io thread polls for the next child event before it sleeps, in µs;
+  // -1 (not set): chosen by the machine's cores (io_poll_us_for_cores).
+  int64_t io_poll_us = -1;
   // Variables tools inherit even though their names look secret (*_TOKEN, ...).
   std::vector<std::string> pass_env;
 };
@@ -212,6 +216,15 @@ int64_t default_wait_ms(const ToolConfig& tool);
 /// One keeps a tool call's messages on one thread (latency, W5); more spawn and
 /// start sub-agents in parallel, up to 4 (bench/README.md "Worker threads").
 size_t worker_threads_for_cores(unsigned cores);
+
+/// runtime.io_poll_us when not set: 0 (sleep at once) below 8 cores, where a polling
+/// io thread takes a core the tools need; else 100 µs, which keeps a round trip
+/// with a tool (apply, then its echo) off the kernel's wake-up path
+/// (bench/README.md "The io thread polls").
+int64_t io_poll_us_for_cores(unsigned cores);
+
+/// How long the io thread polls (runtime.io_poll_us, or by the cores when not set).
+std::chrono::microseconds io_poll(const RuntimeConfig& runtime);
 
 /// The scheduler threads runtime.worker_threads = `configured` asks for here (0: by
 /// the cores this process may use). RuntimeActorConfig applies it.

@@ -379,6 +379,7 @@ private:
       {"abort_grace_secs", seconds(r.abort_grace_secs, kMaxAbortGraceSecs)},
       {"state_dir", users_only("where jp-actors writes", text(r.state_dir))},
       {"worker_threads", count(r.worker_threads, 1, 64)},
+      {"io_poll_us", integer(r.io_poll_us, 0, 10000)},
       {"pass_env", users_only("which of your secrets its tools see", texts(r.pass_env))},
     });
   }

@@ -230,6 +230,26 @@ CAF_TEST(worker threads left out are chosen by the cores of the machine) {
   CAF_CHECK_EQUAL(worker_threads(c->runtime.worker_threads), 7u);
 }
 
+CAF_TEST(the io thread polls before it sleeps on machines of 8 cores or more unless told) {
+  Sandbox box;
+  auto c = load_config(box.sources(), default_config());
+  CAF_REQUIRE(c.ok());
+  CAF_CHECK_EQUAL(c->runtime.io_poll_us, -1); // not set
+  // Below 8 cores a polling io thread takes a core the tools need (bench/README.md
+  // "The io thread polls").
+  for (auto [cores, us] : std::vector<std::pair<unsigned, int64_t>>{{0, 0}, {1, 0}, {2, 0}, {7, 0}, {8, 100}, {64, 100}})
+    CAF_CHECK_EQUAL(io_poll_us_for_cores(cores), us);
+  auto by_cores = io_poll(c->runtime).count();
+  CAF_CHECK(by_cores == 0 || by_cores == 100);
+  for (int64_t set : {0, 250}) { // set: taken as it is
+    auto sources = box.sources();
+    sources.overrides = {"runtime.io_poll_us=" + std::to_string(set)};
+    auto s = load_config(sources, default_config());
+    CAF_REQUIRE(s.ok());
+    CAF_CHECK_EQUAL(io_poll(s->runtime).count(), set);
+  }
+}
+
 CAF_TEST(cfg values are TOML values or else strings) {
   Sandbox box;
   auto sources = box.sources();
@@ -312,6 +332,8 @@ CAF_TEST(numbers outside their range are refused naming the key and the range) {
        "runtime.spill_budget_bytes: expected an integer from 4096 to 1099511627776"},
       {"[runtime]\nworker_threads = 65\n",
        "runtime.worker_threads: expected an integer from 1 to 64, got integer 65"},
+      {"[runtime]\nio_poll_us = 10001\n", "runtime.io_poll_us: expected an integer from 0 to 10000, got integer 10001"},
+      {"[runtime]\nio_poll_us = -1\n", "runtime.io_poll_us: expected an integer from 0 to 10000, got integer -1"},
       {"[assistant.request]\nmax_backoff_secs = 1e9\n",
        "assistant.request.max_backoff_secs: expected a finite number of seconds from 0 to 3600"},
       {"[assistant.request]\nidle_timeout_secs = 86401\n",

@@ -269,6 +269,29 @@ CAF_TEST(stdin pipe: cat echoes what is written and ends on close) {
   CAF_CHECK(s.c->exit->success());
 }
 
+CAF_TEST(an io thread that polls before it sleeps does what one that sleeps at once does) {
+  // Polls of 10 ms: each echo below comes while the thread polls, the exit too, and
+  // its end stops the loop (the destructor joins it).
+  IoThread io{std::chrono::milliseconds(10)};
+  Spawned s;
+  start(io, s, SpawnSpec{{"cat"}, "", {}, true});
+  std::string want;
+  for (int i = 0; i < 20; ++i) {
+    auto line = "line " + std::to_string(i) + "\n";
+    want += line;
+    s.p->write_stdin(line);
+    CAF_REQUIRE(s.c->wait_out_contains(want));
+  }
+  std::promise<bool> ran;
+  io.post([&] { ran.set_value(io.on_this_thread()); });
+  CAF_CHECK(ran.get_future().get());
+  s.p->close_stdin();
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK_EQUAL(s.c->out_at_exit, want);
+  CAF_CHECK(s.c->exit->success());
+}
+
 CAF_TEST(stdin written at once and stdin queued behind a full pipe keep their order) {
   // A write with nothing queued goes into the pipe on the caller's thread; what
   // the pipe does not take waits on the io thread, and so does every write after

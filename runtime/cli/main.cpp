@@ -177,7 +177,7 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   auto script = load_script(path);
   if (!script)
     return fail(script.error());
-  IoThread io;
+  IoThread io{io_poll(config->runtime)};
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);
   config = mcp.config;
@@ -234,7 +234,7 @@ int report_file(const std::string& path, bool json) {
 
 int call_tool(std::shared_ptr<const Config> config, const std::string& tool, const std::string& args,
               const PermissionPolicy& permissions) {
-  IoThread io;
+  IoThread io{io_poll(config->runtime)};
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);
   config = mcp.config;
@@ -276,7 +276,7 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
   if (!d)
     return fail(d.error());
   // MCP servers are asked for their tools (and stopped again).
-  IoThread io;
+  IoThread io{io_poll(base->runtime)};
   auto mcp = start_mcp_tools(std::move(base), io);
   auto& config = *mcp.config;
   if (schema) {

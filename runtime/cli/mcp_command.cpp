@@ -109,7 +109,7 @@ int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter
 
 int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, const std::string& listen,
             double idle_secs) {
-  IoThread io;
+  IoThread io{io_poll(config->runtime)};
   auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
   config = mcp.config;
   install_signal_shutdown(config->runtime.abort_grace_secs);

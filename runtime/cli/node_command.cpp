@@ -51,7 +51,7 @@ int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
       return fail(t.error());
     token = *t;
   }
-  IoThread io;
+  IoThread io{io_poll(config->runtime)};
   install_signal_shutdown(config->runtime.abort_grace_secs);
   RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node, tls.enabled() ? &tls : nullptr};
   caf::actor_system sys{cfg};

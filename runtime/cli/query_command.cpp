@@ -140,7 +140,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
     for (auto& w : loaded->warnings)
       std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());
 
-  IoThread io;
+  IoThread io{io_poll(config->runtime)};
   auto mcp = start_mcp_tools(config, io);
   config = mcp.config;
   RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,

@@ -30,7 +30,7 @@ Result<Config> config_from_toml(std::string_view toml, std::string_view origin) 
 }
 
 Runtime::Impl::Impl(Config c, caf::actor_system* system)
-  : config(std::move(c)), store(std::make_shared<MemoryConversationStore>()) {
+  : io(io_poll(c.runtime)), config(std::move(c)), store(std::make_shared<MemoryConversationStore>()) {
   if (!config.mcp_servers.empty()) {
     auto mcp = start_mcp_tools(std::make_shared<const Config>(config), io,
                                [this](const std::string& note) { notes.push_back(note); });

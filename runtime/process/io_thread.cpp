@@ -64,6 +64,21 @@ void init_process_settings() {
   });
 }
 
+/// Runs the loop until it is stopped; after an event, polls for up to `poll` before
+/// it blocks in epoll_wait again.
+void run_loop(asio::io_context& ctx, std::chrono::microseconds poll) {
+  if (poll.count() <= 0)
+    return static_cast<void>(ctx.run());
+  while (!ctx.stopped()) {
+    auto until = std::chrono::steady_clock::now() + poll;
+    bool ran = false;
+    while (!ran && !ctx.stopped() && std::chrono::steady_clock::now() < until)
+      ran = ctx.poll() > 0;
+    if (!ran)
+      ctx.run_one();
+  }
+}
+
 } // namespace
 
 struct IoThread::Impl {
@@ -72,13 +87,13 @@ struct IoThread::Impl {
   std::thread thread;
 };
 
-IoThread::IoThread() : impl_(std::make_unique<Impl>()) {
+IoThread::IoThread(std::chrono::microseconds poll) : impl_(std::make_unique<Impl>()) {
   init_process_settings();
-  impl_->thread = std::thread([ctx = &impl_->ctx] {
+  impl_->thread = std::thread([ctx = &impl_->ctx, poll] {
     // A throwing callback must not take the io thread (and every child's I/O) down.
     for (;;) {
       try {
-        ctx->run();
+        run_loop(*ctx, poll);
         return;
       } catch (const std::exception& e) {
         std::fprintf(stderr, "jp-actors: io thread: uncaught exception: %s\n", e.what());
