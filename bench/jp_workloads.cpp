@@ -51,6 +51,7 @@ actions = ["spawn", "fetch", "abort"]
 summary = "cat as a handle that takes input"
 command = {{ program = "/bin/cat" }}
 run = "unattended"
+settle_ms = 0
 [conversation.tools.cat.spawn]
 stateful = true
 
@@ -515,8 +516,11 @@ void w4(Driver& d, long long bytes, Done done) {
          });
 }
 
-/// Fetches until `line` has come back (the answers since the apply, `seen`).
-void w5_until_echoed(Driver& d, std::string line, std::shared_ptr<std::string> seen, Reply r, Then k) {
+/// Looks until `line` has come back (the answers since the apply, `seen`): fetches
+/// that wait for the next output (`wait_ms`, the tool's settle_ms = 0), or, polled,
+/// fetches that answer at once.
+void w5_until_echoed(Driver& d, std::string line, bool polled, std::shared_ptr<std::string> seen, Reply r,
+                     Then k) {
   if (!r)
     return k(Error{r.error()});
   auto report = report_from_response(*r);
@@ -525,38 +529,56 @@ void w5_until_echoed(Driver& d, std::string line, std::shared_ptr<std::string> s
   *seen += report->state.content;
   if (seen->find(line) != std::string::npos)
     return k({});
-  d.call("cat", R"({"action":"fetch","id":"cat"})", [&d, line, seen, k](Reply r) {
-    w5_until_echoed(d, line, seen, std::move(r), k);
+  if (report->state.stopped())
+    return k(Error{"W5: cat stopped before it echoed the line"});
+  auto fetch = polled ? R"({"action":"fetch","id":"cat"})" : R"({"action":"fetch","id":"cat","wait_ms":10000})";
+  d.call("cat", fetch, [&d, line, polled, seen, k](Reply r) {
+    w5_until_echoed(d, line, polled, seen, std::move(r), k);
   });
 }
 
-void w5(Driver& d, long n, Done done) {
-  auto us = std::make_shared<std::vector<double>>();
-  d.call("cat", spawn_args("cat", ""), [&d, n, us, done](Reply r) {
-    if (!r)
-      return done(Error{r.error()});
-    d.repeat(
-      n,
-      [&d, us](long i, Then next) {
-        auto line = fmt::format("line {}\n", i);
-        auto t0 = now_ns();
-        auto apply = fmt::format(R"({{"action":"apply","id":"cat","input":{}}})", Json(line).dump());
-        d.call("cat", apply, [&d, line, t0, us, next](Reply r) {
-          w5_until_echoed(d, line, std::make_shared<std::string>(), std::move(r), [t0, us, next](Status st) {
-            us->push_back(us_between(t0, now_ns()));
-            next(st);
-          });
-        });
-      },
-      [&d, us, done](Status st) {
-        if (!st)
-          return done(Error{st.error});
-        d.call("cat", R"({"action":"abort","id":"cat"})", [us, done](Reply r) {
-          if (!r)
-            return done(Error{r.error()});
-          done(Figures{{"p50_us", percentile(*us, 0.5)}, {"p99_us", percentile(*us, 0.99)}});
+/// `n` round trips: the apply answers at once and fetches poll until the echo came
+/// (polled), or the apply waits for it. Microseconds each, into `us`.
+void w5_round_trips(Driver& d, long n, bool polled, std::shared_ptr<std::vector<double>> us, Then done) {
+  d.repeat(
+    n,
+    [&d, polled, us](long i, Then next) {
+      auto line = fmt::format("line {}\n", i);
+      auto t0 = now_ns();
+      auto apply = fmt::format(R"({{"action":"apply","id":"cat","input":{},"wait_ms":{}}})", Json(line).dump(),
+                               polled ? 0 : 10000);
+      d.call("cat", apply, [&d, line, polled, t0, us, next](Reply r) {
+        w5_until_echoed(d, line, polled, std::make_shared<std::string>(), std::move(r), [t0, us, next](Status st) {
+          us->push_back(us_between(t0, now_ns()));
+          next(st);
         });
       });
+    },
+    done);
+}
+
+void w5(Driver& d, long n, Done done) {
+  auto waited = std::make_shared<std::vector<double>>();
+  auto polled = std::make_shared<std::vector<double>>();
+  d.call("cat", spawn_args("cat", ""), [&d, n, waited, polled, done](Reply r) {
+    if (!r)
+      return done(Error{r.error()});
+    w5_round_trips(d, n, true, polled, [&d, n, waited, polled, done](Status st) {
+      if (!st)
+        return done(Error{st.error});
+      w5_round_trips(d, n, false, waited, [&d, waited, polled, done](Status st) {
+        if (!st)
+          return done(Error{st.error});
+        d.call("cat", R"({"action":"abort","id":"cat"})", [waited, polled, done](Reply r) {
+          if (!r)
+            return done(Error{r.error()});
+          done(Figures{{"p50_us", percentile(*polled, 0.5)},
+                       {"p99_us", percentile(*polled, 0.99)},
+                       {"p50_waited_us", percentile(*waited, 0.5)},
+                       {"p99_waited_us", percentile(*waited, 0.99)}});
+        });
+      });
+    });
   });
 }
 
