@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "messages/json_codec.hpp"
+
 namespace jp {
 
 void AwaitHub::watching(std::span<const std::string> ids) {
@@ -43,9 +45,39 @@ std::optional<AwaitHub::Effects> AwaitHub::add_known(Key key, const AwaitRequest
     auto k = known_.find(id);
     if (k == known_.end())
       return std::nullopt;
-    statuses.push_back(k->second);
+    statuses.push_back(k->second.status);
   }
   return start(key, request, std::move(statuses));
+}
+
+std::optional<std::string> AwaitHub::stopped_answer(std::span<const std::string> ids, uint64_t cap) {
+  if (!remembers_)
+    return std::nullopt;
+  found_.clear();
+  constexpr std::string_view head = "{\"completed\":[", tail = "],\"pending\":[]}";
+  size_t size = head.size() + tail.size();
+  for (auto& id : ids) {
+    auto k = known_.find(id);
+    if (k == known_.end() || !k->second.status.state.stopped())
+      return std::nullopt;
+    auto& known = k->second;
+    if (known.text.empty())
+      append_status_json(known.text, known.status, true);
+    size += known.text.size() + (found_.empty() ? 0 : 1);
+    found_.push_back(&known);
+  }
+  if (size > cap)
+    return std::nullopt; // await_answer_text cuts it to fit
+  std::string out;
+  out.reserve(size);
+  out += head;
+  for (size_t i = 0; i < found_.size(); ++i) {
+    if (i)
+      out += ',';
+    out += found_[i]->text;
+  }
+  out += tail;
+  return out;
 }
 
 void AwaitHub::forget(const std::string& id) {
@@ -82,17 +114,17 @@ void AwaitHub::remember(const HandleStatus& s) {
   auto k = known_.find(s.id);
   if (k == known_.end()) {
     if (keepable(s))
-      known_.emplace(s.id, s);
+      known_.emplace(s.id, Known{s, {}});
   } else {
     refresh(k, s);
   }
 }
 
-void AwaitHub::refresh(std::unordered_map<std::string, HandleStatus>::iterator k, const HandleStatus& s) {
-  if (s.seq != 0 && s.seq <= k->second.seq)
+void AwaitHub::refresh(std::unordered_map<std::string, Known>::iterator k, const HandleStatus& s) {
+  if (s.seq != 0 && s.seq <= k->second.status.seq)
     return; // older than what is known
   if (keepable(s))
-    k->second = s;
+    k->second = Known{s, {}};
   else
     known_.erase(k);
 }

@@ -75,6 +75,13 @@ public:
   /// the registry (watching, add). The host hands over its queued updates first.
   std::optional<Effects> add_known(Key key, const AwaitRequest& request, std::span<const std::string> ids);
 
+  /// The answer to an await of `ids` (distinct_ids order) when the hub knows every
+  /// one of them stopped: the text await_answer_text would write of their statuses,
+  /// when it fits `cap`, from each status's text written once (an await of stopped
+  /// handles copies no status and builds no result). nullopt: not so; add_known or
+  /// add answer it. The host hands over its queued updates first.
+  std::optional<std::string> stopped_answer(std::span<const std::string> ids, uint64_t cap);
+
   /// The host is about to spawn `id` (or reserve it for a batch): whatever was
   /// known of it is of the handle that held the id before, and so is a watch answer
   /// for it still on its way. Also when the handle itself answered the host (fetch,
@@ -100,6 +107,12 @@ public:
   size_t size() const { return awaits_.size(); }
 
 private:
+  // A status the hub knows, with its text as a stopped handle's answer writes it,
+  // once it was first (stopped_answer).
+  struct Known {
+    HandleStatus status;
+    std::string text; // "" until written
+  };
   /// Awaits alike waiting as one: their request's ids, one condition, their keys.
   struct Group {
     AwaitRequest request; // its timeout is each await's own
@@ -124,7 +137,7 @@ private:
   /// Keeps `s` as the newest known of its handle (when it is newer than what is kept).
   void remember(const HandleStatus& s);
   /// Brings a known handle's status up to `s` when it is newer.
-  void refresh(std::unordered_map<std::string, HandleStatus>::iterator known, const HandleStatus& s);
+  void refresh(std::unordered_map<std::string, Known>::iterator known, const HandleStatus& s);
 
   struct Watching {
     GroupId group;
@@ -150,7 +163,8 @@ private:
 
   bool remembers_;
   // What the registry said of each handle watched, and every change since.
-  std::unordered_map<std::string, HandleStatus> known_;
+  std::unordered_map<std::string, Known> known_;
+  std::vector<Known*> found_; // stopped_answer's, kept for its capacity
 };
 
 } // namespace jp

@@ -405,8 +405,16 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
 
 
 /// An await's answer: its result as JSON text, within the response cap.
+uint64_t response_cap(turn_actor_t* self) {
+  return self->state.ctx.config->runtime.response_cap_bytes;
+}
+
+CallResult await_reply(std::string text) {
+  return CallResult{true, std::move(text), true, {}};
+}
+
 CallResult await_reply(turn_actor_t* self, const AwaitResult& r) {
-  return CallResult{true, await_answer_text(r, self->state.ctx.config->runtime.response_cap_bytes), true, {}};
+  return await_reply(await_answer_text(r, response_cap(self)));
 }
 
 /// Does what the await hub says: answers (one text per shared result: awaits
@@ -502,6 +510,8 @@ void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
   auto& st = self->state;
   auto key = ++st.next_await;
   take_updates(self); // what the hub knows, as of every update here
+  if (auto text = st.awaits.stopped_answer(ids, response_cap(self)))
+    return reply(await_reply(std::move(*text)));
   if (auto fx = st.awaits.add_known(key, req, ids))
     return begin_await(self, key, req, std::move(reply), std::move(*fx));
   st.awaits.watching(ids);

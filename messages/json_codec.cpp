@@ -778,39 +778,44 @@ Result<Notification> notification_from_json(const Json& j) {
   return n;
 }
 
+void append_status_json(std::string& out, const HandleStatus& s, bool with_result) {
+  out += "{\"id\":";
+  append_json_string(out, s.id);
+  out += ",\"state\":\"";
+  out += to_string(s.state.kind);
+  out += '"';
+  if (with_result && s.state.stopped()) {
+    if (s.state.ok) {
+      out += ",\"result\":";
+      append_json_string(out, s.state.content);
+    } else {
+      out += ",\"error\":";
+      to_json(s.state.error).dump_to(out);
+    }
+  } else if (s.state.kind == state_kind::waiting) {
+    // What it waits for: the assistant answers it with apply.
+    out += ",\"question\":";
+    to_json(s.state.question).dump_to(out);
+  }
+  if (with_result && !s.output_file.empty()) {
+    out += ",\"output_file\":";
+    append_json_string(out, s.output_file);
+  }
+  if (!s.node.empty()) {
+    out += ",\"node\":";
+    append_json_string(out, s.node);
+  }
+  out += '}';
+}
+
 std::string await_result_text(const AwaitResult& r) {
   std::string out;
   out.reserve(48 + 40 * (r.completed.size() + r.pending.size()));
   auto put = [&out](const std::vector<HandleStatus>& list, bool with_result) {
     for (size_t i = 0; i < list.size(); ++i) {
-      auto& s = list[i];
-      out += i ? ",{\"id\":" : "{\"id\":";
-      append_json_string(out, s.id);
-      out += ",\"state\":\"";
-      out += to_string(s.state.kind);
-      out += '"';
-      if (with_result && s.state.stopped()) {
-        if (s.state.ok) {
-          out += ",\"result\":";
-          append_json_string(out, s.state.content);
-        } else {
-          out += ",\"error\":";
-          to_json(s.state.error).dump_to(out);
-        }
-      } else if (s.state.kind == state_kind::waiting) {
-        // What it waits for: the assistant answers it with apply.
-        out += ",\"question\":";
-        to_json(s.state.question).dump_to(out);
-      }
-      if (with_result && !s.output_file.empty()) {
-        out += ",\"output_file\":";
-        append_json_string(out, s.output_file);
-      }
-      if (!s.node.empty()) {
-        out += ",\"node\":";
-        append_json_string(out, s.node);
-      }
-      out += '}';
+      if (i)
+        out += ',';
+      append_status_json(out, list[i], with_result);
     }
   };
   out += "{\"completed\":[";

@@ -76,6 +76,9 @@ Json turn_end_json(const HandleSummary& h);
 /// The await result as the assistant sees it, written directly: an await over
 /// hundreds of handles answers without building a tree first (to_json reads it back).
 std::string await_result_text(const AwaitResult& r);
+/// One status as await_result_text writes it: `with_result` for the completed list
+/// (a stopped handle's result or error, its output file).
+void append_status_json(std::string& out, const HandleStatus& s, bool with_result);
 Result<AwaitResult> await_result_from_json(const Json& j);
 
 std::string_view to_string(action_kind a); // spawn | fetch | apply | abort: their only spellings

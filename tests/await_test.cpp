@@ -10,6 +10,7 @@
 #include "actors/turn_actor.hpp"
 #include "config/config_loader.hpp"
 #include "messages/call_result.hpp"
+#include "messages/response_cap.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "tools/builtin_tools.hpp"
 
@@ -316,6 +317,50 @@ CAF_TEST(an await naming only handles heard of is answered from what the hub kno
   CAF_REQUIRE(later.has_value());
   CAF_REQUIRE_EQUAL(keys_of(*later), keys({5}));
   CAF_CHECK_EQUAL(later->answers[0].result->completed[0].state.content, "ran");
+}
+
+CAF_TEST(an await of handles known stopped is answered with the text the await result writes) {
+  AwaitHub hub;
+  // Statuses of every shape a stopped handle's answer writes: a result that needs
+  // escaping, an error with its trace, an output file, a node.
+  auto failed = HandleStatus{"f", ToolState::failure(ToolError{"exit status 2", {"line \"1\"", "line 2"}, false})};
+  failed.output_file = "/tmp/out \u00e9.txt";
+  auto remote = done("r", "ok\n");
+  remote.node = "build-box";
+  std::vector<HandleStatus> stopped{done("d", "tab\there \"quoted\" \x01"), failed, remote};
+  strings ids{"d", "f", "r", "x"};
+  hub.watching(ids);
+  auto with_x = stopped;
+  with_x.push_back(running("x"));
+  hub.add(1, AwaitRequest{{}, ids, -1}, with_x);
+  auto want = await_answer_text(AwaitResult{stopped, {}}, 1 << 20);
+  auto got = hub.stopped_answer(strings{"d", "f", "r"}, 1 << 20);
+  CAF_REQUIRE(got.has_value());
+  CAF_CHECK_EQUAL(*got, want);
+  // Written once, the same again (and in the order asked).
+  auto text_of = [&hub](strings ids) { return hub.stopped_answer(ids, 1 << 20).value_or("(none)"); };
+  CAF_CHECK_EQUAL(text_of({"d", "f", "r"}), want);
+  CAF_CHECK_EQUAL(text_of({"r", "d"}), await_answer_text(AwaitResult{{remote, stopped[0]}, {}}, 1 << 20));
+  // Exactly the cap fits; a byte less is left to the result that cuts it.
+  CAF_CHECK(hub.stopped_answer(strings{"d", "f", "r"}, want.size()).has_value());
+  CAF_CHECK(!hub.stopped_answer(strings{"d", "f", "r"}, want.size() - 1).has_value());
+  // A running or unknown handle: not so.
+  CAF_CHECK(!hub.stopped_answer(strings{"d", "x"}, 1 << 20).has_value());
+  CAF_CHECK(!hub.stopped_answer(strings{"d", "y"}, 1 << 20).has_value());
+  // Its stop heard, x is answered with its result; a status heard anew is written anew.
+  hub.update(done("x", "first"));
+  CAF_CHECK_EQUAL(text_of({"x"}), await_answer_text(AwaitResult{{done("x", "first")}, {}}, 1 << 20));
+  auto again = done("x", "second");
+  again.seq = 9;
+  hub.update(again);
+  CAF_CHECK_EQUAL(text_of({"x"}), await_answer_text(AwaitResult{{again}, {}}, 1 << 20));
+  // Forgotten (spawned again): asked about again; a hub that does not remember never answers so.
+  hub.forget("x");
+  CAF_CHECK(!hub.stopped_answer(strings{"x"}, 1 << 20).has_value());
+  AwaitHub shared(false);
+  shared.watching(strings{"d"});
+  shared.add(1, AwaitRequest{{}, {"d"}, -1}, {stopped[0]});
+  CAF_CHECK(!shared.stopped_answer(strings{"d"}, 1 << 20).has_value());
 }
 
 CAF_TEST(an id spawned again is asked about again) {
