@@ -747,6 +747,11 @@ private:
         return fail(pkey + ".default", fmt::format("expected a value of type {}, got {}",
                                                    p.type, p.default_value.type_name()));
     }
+    // A terminal's wait for input is told by probing once its output settled; at
+    // the first output it is still writing, so a wait would last to its deadline.
+    if (tool.settle_ms == 0 && tool.io == io_mode::pty)
+      return fail(prefix + ".settle_ms", "0 (a wait ends at the first new output) is for tools with io = \"pipe\" "
+                                         "or \"control\"; a terminal's waits need its output to settle: 1 or more");
     for (auto& name : tool.one_of_required) {
       bool declared = std::any_of(tool.parameters.begin(), tool.parameters.end(),
                                   [&](auto& p) { return p.name == name; });

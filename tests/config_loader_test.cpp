@@ -415,6 +415,9 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "cols = \"80\"\n", "conversation.tools.x.cols: expected an integer from 10 to 1000"},
       {x + "wait_ms = 60001\n", "conversation.tools.x.wait_ms: expected an integer from 0 to 60000"},
       {x + "settle_ms = -1\n", "conversation.tools.x.settle_ms: expected an integer from 0 to 10000"},
+      {x + "io = \"pty\"\nsettle_ms = 0\n",
+       "conversation.tools.x.settle_ms: 0 (a wait ends at the first new output) is for tools with io = \"pipe\" or "
+       "\"control\"; a terminal's waits need its output to settle: 1 or more"},
       {x + "prompt_pattern = \"(unclosed\"\n",
        "conversation.tools.x.prompt_pattern: not a valid regular expression"},
       {x + "prompt_pattern = 'a{2,1001}'\n",
