@@ -404,11 +404,12 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
 }
 
 
-/// An await's answer: its result as JSON text, within the response cap.
+/// The most an answer may hold (runtime.response_cap_bytes).
 uint64_t response_cap(turn_actor_t* self) {
   return self->state.ctx.config->runtime.response_cap_bytes;
 }
 
+/// An await's answer: its result as JSON text, within the response cap.
 CallResult await_reply(std::string text) {
   return CallResult{true, std::move(text), true, {}};
 }
