@@ -1,6 +1,7 @@
 #include "actors/await_condition.hpp"
 
 #include <algorithm>
+#include <array>
 #include <unordered_set>
 
 namespace jp {
@@ -17,22 +18,22 @@ void each_distinct(std::initializer_list<const std::vector<std::string>*> lists,
   for (auto* list : lists)
     total += list->size();
   // A few: compared by hash first (ids alike but for their end, t0..t9, would
-  // each be compared whole).
-  std::vector<std::pair<size_t, std::string_view>> few;
+  // each be compared whole), kept on the stack.
+  std::array<std::pair<size_t, std::string_view>, few_ids> few;
+  size_t n_few = 0;
   std::unordered_set<std::string_view> many;
   std::hash<std::string_view> hash;
-  if (total <= few_ids)
-    few.reserve(total);
-  else
+  if (total > few_ids)
     many.reserve(total);
   for (auto* list : lists)
     for (auto& id : *list) {
       bool fresh;
       if (total <= few_ids) {
         auto h = hash(id);
-        fresh = std::none_of(few.begin(), few.end(), [&](auto& f) { return f.first == h && f.second == id; });
+        fresh = std::none_of(few.begin(), few.begin() + static_cast<std::ptrdiff_t>(n_few),
+                             [&](auto& f) { return f.first == h && f.second == id; });
         if (fresh)
-          few.emplace_back(h, id);
+          few[n_few++] = {h, id};
       } else {
         fresh = many.insert(id).second;
       }

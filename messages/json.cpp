@@ -122,8 +122,13 @@ Json from_element(simdjson::dom::element e) {
       JsonArray a;
       simdjson::dom::array arr = e.get_array().value_unsafe();
       a.reserve(arr.size());
-      for (auto child : arr)
-        a.push_back(from_element(child));
+      for (auto child : arr) {
+        // A string (ids, most arrays) is built where it stays, without a temporary.
+        if (child.type() == element_type::STRING)
+          a.emplace_back(child.get_string().value_unsafe());
+        else
+          a.push_back(from_element(child));
+      }
       return Json(std::move(a));
     }
     case element_type::OBJECT: {

@@ -57,6 +57,7 @@ Result<std::vector<std::string>> string_array(const Json& v, std::string_view na
   if (!v.is_array())
     return wrong_type(name, "an array of strings", v);
   std::vector<std::string> out;
+  out.reserve(v.as_array().size());
   for (auto& item : v.as_array()) {
     if (!item.is_string())
       return wrong_type(fmt::format("{}[{}]", name, out.size()), "a string", item);
