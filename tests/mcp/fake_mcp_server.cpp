@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "messages/json.hpp"
+#include "mcp_message_rules.hpp"
 
 using jp::Json;
 
@@ -53,29 +54,6 @@ Json reply(const Json& id, Json result) {
 Json rpc_error(const Json& id, int code, const std::string& message) {
   return Json::object().set("jsonrpc", "2.0").set("id", id).set(
     "error", Json::object().set("code", code).set("message", message));
-}
-
-/// Why a message breaks JSON-RPC 2.0 or MCP's lifecycle as a real server checks it
-/// ("" = it does not): so the client tests fail when the client sends one.
-std::string violation(const Json& msg, bool initialized) {
-  if (!msg.is_object())
-    return "a message must be a JSON object";
-  auto* version = msg.find("jsonrpc");
-  if (!version || !version->is_string() || version->as_string() != "2.0")
-    return "\"jsonrpc\" must be \"2.0\"";
-  auto* method = msg.find("method");
-  auto* id = msg.find("id");
-  if (id && !id->is_string() && !id->is_int())
-    return "an id must be a string or an integer";
-  if (!method)
-    return id && (msg.find("result") || msg.find("error")) ? "" : "neither a request, a notification nor a response";
-  if (!method->is_string())
-    return "\"method\" must be a string";
-  if (auto* params = msg.find("params"); params && !params->is_object() && !params->is_array())
-    return "\"params\" must be an object or an array";
-  if (!initialized && method->as_string() != "initialize" && method->as_string() != "ping" && id)
-    return "initialize first: no other request comes before it";
-  return "";
 }
 
 Json text_result(const std::string& text, bool error = false) {
@@ -201,7 +179,7 @@ int main(int argc, char** argv) {
         send(rpc_error(Json(), -32700, "not JSON: " + msg.error()));
         continue;
       }
-      if (auto why = violation(*msg, initialized); !why.empty()) {
+      if (auto why = jp::testing::mcp_violation(*msg, initialized); !why.empty()) {
         std::fprintf(stderr, "fake MCP server: refused %s: %s\n", line.c_str(), why.c_str());
         if (const char* refused = std::getenv("JP_FAKE_MCP_REFUSED"))
           std::ofstream(refused, std::ios::app) << "refused " << line << ": " << why << "\n";
