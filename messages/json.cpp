@@ -115,44 +115,49 @@ void dump_number(std::string& out, double d) {
   fmt::format_to(std::back_inserter(out), "{}", d);
 }
 
-Json from_element(simdjson::dom::element e) {
+Json from_element(simdjson::dom::element e);
+
+/// Hands `put` what builds `e`'s value: a scalar as itself, so that the container
+/// constructs its Json where it stays (no temporary moved in), a tree built here.
+template <class Put>
+void put_element(simdjson::dom::element e, Put put) {
   using simdjson::dom::element_type;
   switch (e.type()) {
-    case element_type::ARRAY: {
-      JsonArray a;
-      simdjson::dom::array arr = e.get_array().value_unsafe();
-      a.reserve(arr.size());
-      for (auto child : arr) {
-        // A string (ids, most arrays) is built where it stays, without a temporary.
-        if (child.type() == element_type::STRING)
-          a.emplace_back(child.get_string().value_unsafe());
-        else
-          a.push_back(from_element(child));
-      }
-      return Json(std::move(a));
-    }
-    case element_type::OBJECT: {
-      JsonObject o;
-      simdjson::dom::object obj = e.get_object().value_unsafe();
-      o.reserve(obj.size());
-      for (auto field : obj)
-        o.emplace_back(std::string(field.key), from_element(field.value));
-      return Json(std::move(o));
-    }
-    case element_type::INT64:
-      return Json(e.get_int64().value_unsafe());
-    case element_type::UINT64:
-      return Json(static_cast<double>(e.get_uint64().value_unsafe()));
-    case element_type::DOUBLE:
-      return Json(e.get_double().value_unsafe());
-    case element_type::STRING:
-      return Json(std::string(e.get_string().value_unsafe()));
-    case element_type::BOOL:
-      return Json(e.get_bool().value_unsafe());
-    case element_type::NULL_VALUE:
-      break;
+    case element_type::INT64: return put(e.get_int64().value_unsafe());
+    case element_type::UINT64: return put(static_cast<double>(e.get_uint64().value_unsafe()));
+    case element_type::DOUBLE: return put(e.get_double().value_unsafe());
+    case element_type::STRING: return put(e.get_string().value_unsafe());
+    case element_type::BOOL: return put(e.get_bool().value_unsafe());
+    case element_type::NULL_VALUE: return put(nullptr);
+    case element_type::ARRAY:
+    case element_type::OBJECT: return put(from_element(e));
   }
-  return Json();
+}
+
+Json from_element(simdjson::dom::element e) {
+  using simdjson::dom::element_type;
+  if (e.type() == element_type::ARRAY) {
+    JsonArray a;
+    simdjson::dom::array arr = e.get_array().value_unsafe();
+    a.reserve(arr.size());
+    for (auto child : arr)
+      put_element(child, [&a](auto&& v) { a.emplace_back(std::forward<decltype(v)>(v)); });
+    return Json(std::move(a));
+  }
+  if (e.type() == element_type::OBJECT) {
+    JsonObject o;
+    simdjson::dom::object obj = e.get_object().value_unsafe();
+    o.reserve(obj.size());
+    for (auto field : obj)
+      put_element(field.value, [&o, &field](auto&& v) {
+        o.emplace_back(std::piecewise_construct, std::forward_as_tuple(field.key),
+                       std::forward_as_tuple(std::forward<decltype(v)>(v)));
+      });
+    return Json(std::move(o));
+  }
+  Json out;
+  put_element(e, [&out](auto&& v) { out = Json(std::forward<decltype(v)>(v)); });
+  return out;
 }
 
 // The path ("a.b") of the first key that an object holds twice, or nullopt. The
