@@ -730,18 +730,20 @@ void ProcState::group_gone() {
   events_ = {};
   if (events.on_exit)
     call_user(events.on_exit, exit_);
+  // Its descriptors, now that the owner knows of the exit (an epoll deregistration
+  // and a close each, ~5 us on a virtual machine, that the owner's wake-up no longer
+  // waits for), and before anyone hears the group is gone: "gone" means nothing of
+  // it is left open either.
+  out_.d.reset();
+  err_.d.reset();
+  ctl_.d.reset();
+  pidfd_.reset();
   grace_timer_.reset();
   reap_timer_.reset();
   auto callbacks = std::move(on_gone_);
   on_gone_.clear();
   for (auto& f : callbacks)
     call_user(f);
-  // Its descriptors, now that the owner knows (an epoll deregistration and a close
-  // each, ~5 us on a virtual machine, that the owner's wake-up no longer waits for).
-  out_.d.reset();
-  err_.d.reset();
-  ctl_.d.reset();
-  pidfd_.reset();
   // After the owner was told: a write is not on the path of the exit's latency (a
   // crash in between leaves a record of a group that is gone: the sweep skips it).
   record_group_ended(pid);
