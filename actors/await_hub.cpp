@@ -53,9 +53,7 @@ std::optional<AwaitHub::Effects> AwaitHub::add_known(Key key, const AwaitRequest
 std::optional<std::string> AwaitHub::stopped_answer(std::span<const std::string> ids, uint64_t cap) {
   if (!remembers_)
     return std::nullopt;
-  found_.clear();
-  constexpr std::string_view head = "{\"completed\":[", tail = "],\"pending\":[]}";
-  size_t size = head.size() + tail.size();
+  texts_.clear();
   for (auto& id : ids) {
     auto k = known_.find(id);
     if (k == known_.end() || !k->second.status.state.stopped())
@@ -63,21 +61,12 @@ std::optional<std::string> AwaitHub::stopped_answer(std::span<const std::string>
     auto& known = k->second;
     if (known.text.empty())
       append_status_json(known.text, known.status, true);
-    size += known.text.size() + (found_.empty() ? 0 : 1);
-    found_.push_back(&known);
+    texts_.push_back(&known.text);
   }
-  if (size > cap)
+  auto text = completed_await_text(texts_);
+  if (text.size() > cap)
     return std::nullopt; // await_answer_text cuts it to fit
-  std::string out;
-  out.reserve(size);
-  out += head;
-  for (size_t i = 0; i < found_.size(); ++i) {
-    if (i)
-      out += ',';
-    out += found_[i]->text;
-  }
-  out += tail;
-  return out;
+  return text;
 }
 
 void AwaitHub::forget(const std::string& id) {

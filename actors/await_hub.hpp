@@ -164,7 +164,7 @@ private:
   bool remembers_;
   // What the registry said of each handle watched, and every change since.
   std::unordered_map<std::string, Known> known_;
-  std::vector<Known*> found_; // stopped_answer's, kept for its capacity
+  std::vector<const std::string*> texts_; // stopped_answer's, kept for its capacity
 };
 
 } // namespace jp

@@ -809,6 +809,22 @@ void append_status_json(std::string& out, const HandleStatus& s, bool with_resul
   out += '}';
 }
 
+std::string completed_await_text(std::span<const std::string* const> texts) {
+  size_t size = 32;
+  for (auto* t : texts)
+    size += t->size() + 1;
+  std::string out;
+  out.reserve(size);
+  out += "{\"completed\":[";
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (i)
+      out += ',';
+    out += *texts[i];
+  }
+  out += "],\"pending\":[]}";
+  return out;
+}
+
 std::string await_result_text(const AwaitResult& r) {
   std::string out;
   out.reserve(48 + 40 * (r.completed.size() + r.pending.size()));

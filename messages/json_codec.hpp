@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -79,6 +80,10 @@ std::string await_result_text(const AwaitResult& r);
 /// One status as await_result_text writes it: `with_result` for the completed list
 /// (a stopped handle's result or error, its output file).
 void append_status_json(std::string& out, const HandleStatus& s, bool with_result);
+/// The await result of handles that all stopped, from each one's text as
+/// append_status_json writes it (with its result): what await_result_text writes
+/// of them.
+std::string completed_await_text(std::span<const std::string* const> texts);
 Result<AwaitResult> await_result_from_json(const Json& j);
 
 std::string_view to_string(action_kind a); // spawn | fetch | apply | abort: their only spellings
