@@ -225,6 +225,18 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
   size_t i = 0;
   while (i < s.size()) {
+    // A run of characters written as they are, appended at once (most of any text).
+    size_t plain = i;
+    while (plain < s.size()) {
+      auto c = static_cast<unsigned char>(s[plain]);
+      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+        break;
+      ++plain;
+    }
+    out.append(s.data() + i, plain - i);
+    i = plain;
+    if (i == s.size())
+      break;
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       i += append_utf8(out, s, i);
@@ -238,11 +250,7 @@ void append_json_string(std::string& out, std::string_view s) {
       case '\t': out += "\\t"; break;
       case '\b': out += "\\b"; break;
       case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20)
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
-        else
-          out += static_cast<char>(c);
+      default: fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
     }
     ++i;
   }

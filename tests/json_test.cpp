@@ -31,6 +31,18 @@ CAF_TEST(control characters are escaped) {
   CAF_CHECK_EQUAL(json_quote(std::string("a\x01") + "\t\""), R"("a\u0001\t\"")");
 }
 
+CAF_TEST(each escape is written within plain text and every ASCII byte reads back as itself) {
+  CAF_CHECK_EQUAL(json_quote("a\"b\\c\nd\re\tf\bg\fh\x1fi\x7fj"),
+                  "\"a\\\"b\\\\c\\nd\\re\\tf\\bg\\fh\\u001fi\x7fj\"");
+  CAF_CHECK_EQUAL(json_quote("\xc3\xa9t\xc3\xa9 \"\xe2\x82\xac\""), "\"\xc3\xa9t\xc3\xa9 \\\"\xe2\x82\xac\\\"\"");
+  for (int b = 0; b < 0x80; ++b) {
+    std::string s = "plain " + std::string(1, static_cast<char>(b)) + " text";
+    auto back = Json::parse(json_quote(s));
+    CAF_REQUIRE(back.ok());
+    CAF_CHECK_EQUAL(back->as_string(), s);
+  }
+}
+
 CAF_TEST(last_line_of gives the last non empty line without its newlines) {
   CAF_CHECK_EQUAL(last_line_of("one\ntwo\n\n"), "two");
   CAF_CHECK_EQUAL(last_line_of("only"), "only");
