@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <unordered_set>
 
 namespace jp {
@@ -17,25 +18,35 @@ void each_distinct(std::initializer_list<const std::vector<std::string>*> lists,
   size_t total = 0;
   for (auto* list : lists)
     total += list->size();
-  // A few: compared by hash first (ids alike but for their end, t0..t9, would
-  // each be compared whole), kept on the stack.
+  // Ids are compared by hash first (ids alike but for their end, t0..t9, would each
+  // be compared whole). A few are kept on the stack and looked through; more in one
+  // open-addressed table of twice their number (no allocation per id).
+  std::hash<std::string_view> hash;
   std::array<std::pair<size_t, std::string_view>, few_ids> few;
   size_t n_few = 0;
-  std::unordered_set<std::string_view> many;
-  std::hash<std::string_view> hash;
-  if (total > few_ids)
-    many.reserve(total);
+  struct Slot {
+    size_t hash = 0;
+    std::string_view id;
+    bool used = false;
+  };
+  std::vector<Slot> table(total > few_ids ? std::bit_ceil(2 * total) : 0);
+  size_t mask = table.empty() ? 0 : table.size() - 1;
   for (auto* list : lists)
     for (auto& id : *list) {
+      auto h = hash(id);
       bool fresh;
       if (total <= few_ids) {
-        auto h = hash(id);
         fresh = std::none_of(few.begin(), few.begin() + static_cast<std::ptrdiff_t>(n_few),
                              [&](auto& f) { return f.first == h && f.second == id; });
         if (fresh)
           few[n_few++] = {h, id};
       } else {
-        fresh = many.insert(id).second;
+        size_t at = h & mask;
+        while (table[at].used && !(table[at].hash == h && table[at].id == id))
+          at = (at + 1) & mask;
+        fresh = !table[at].used;
+        if (fresh)
+          table[at] = {h, id, true};
       }
       if (fresh)
         k(id);

@@ -236,7 +236,8 @@ AwaitHub::Effects AwaitHub::timeout(Key key) {
 
 void AwaitHub::consider_waiting(GroupId g, Group& group, const HandleStatus& s, Effects& fx) {
   if (s.state.kind != state_kind::waiting) {
-    group.asked.erase(s.id); // answered: a later question is a new one
+    if (!group.asked.empty())
+      group.asked.erase(s.id); // answered: a later question is a new one
     return;
   }
   auto [it, made] = group.asked.try_emplace(s.id, s.state.question);

@@ -55,6 +55,23 @@ using keys = std::vector<AwaitHub::Key>;
 
 } // namespace
 
+CAF_TEST(the ids of an await are each taken once in order any first whether few or many) {
+  CAF_CHECK_EQUAL(distinct_ids(AwaitRequest{{"a", "b", "a"}, {"c", "b", "c"}}), (strings{"a", "b", "c"}));
+  // Past the few looked through in a row: the table, with ids alike but for their end.
+  AwaitRequest many;
+  strings expected;
+  for (int i = 0; i < 40; ++i) {
+    many.any.push_back("t" + std::to_string(i % 25));
+    many.all.push_back("t" + std::to_string(40 - i));
+  }
+  for (int i = 0; i < 25; ++i)
+    expected.push_back("t" + std::to_string(i));
+  for (int i = 40; i >= 25; --i)
+    expected.push_back("t" + std::to_string(i));
+  CAF_CHECK_EQUAL(distinct_ids(many), expected);
+  CAF_CHECK_EQUAL(distinct_ids(AwaitRequest{{"", "x", ""}, {}}), (strings{"", "x"}));
+}
+
 CAF_TEST(all waits for every handle) {
   AwaitHub hub;
   auto fx = hub.add(1, AwaitRequest{{}, {"check", "test"}, -1}, {running("check"), running("test")});
