@@ -200,7 +200,7 @@ public:
   const bool has_stdin;
   const bool session; // a pty's child: its session's every group is ours (shell jobs)
   const std::string mark; // in its environment (runtime/process/tool_mark.hpp)
-  /// Set once no io-thread work remains (group gone, or forgotten by ~IoThread).
+  /// Set once no request needs the io thread (group gone, or forgotten by ~IoThread).
   std::atomic<bool> finished{false};
   /// Bytes accepted by write_stdin and not yet written or dropped. Counted up on the
   /// caller's thread (so the limit holds without a round trip), down on the io thread.
@@ -716,6 +716,10 @@ void ProcState::signal_escaped(int sig) {
 
 void ProcState::group_gone() {
   gone_ = true;
+  // Nothing is left for a request to do (stdin was dropped with the exit, the group
+  // is reaped): set before the owner hears of the exit, so that dropping its handle
+  // then posts no kill to this thread.
+  finished = true;
   auto self = shared_from_this(); // the registry may hold the last other reference
   // Out of the live count before anyone is told: an owner that hears "exited" or
   // "gone" and then counts live groups must not count this one.
@@ -747,7 +751,6 @@ void ProcState::group_gone() {
   // After the owner was told: a write is not on the path of the exit's latency (a
   // crash in between leaves a record of a group that is gone: the sweep skips it).
   record_group_ended(pid);
-  finished = true;
 }
 
 /// The user's handle. Dropping the last one kills a still running group.
