@@ -55,6 +55,27 @@ using keys = std::vector<AwaitHub::Key>;
 
 } // namespace
 
+CAF_TEST(a result keeps request order on both sides whether few or most have stopped) {
+  auto split = [](std::vector<HandleStatus> xs) {
+    AwaitRequest req;
+    for (auto& x : xs)
+      req.all.push_back(x.id);
+    auto r = AwaitCondition(req, std::move(xs)).result(true);
+    CAF_CHECK(r.timed_out);
+    return std::pair{ids_of(r.completed), ids_of(r.pending)};
+  };
+  CAF_CHECK_EQUAL(split({running("a"), running("b"), running("c"), done("d", "1"), running("e"), running("f")}),
+                  std::pair(strings{"d"}, strings{"a", "b", "c", "e", "f"}));
+  CAF_CHECK_EQUAL(split({done("a", "1"), running("b"), done("c", "2"), done("d", "3"), done("e", "4")}),
+                  std::pair(strings{"a", "c", "d", "e"}, strings{"b"}));
+  CAF_CHECK_EQUAL(split({running("a"), done("b", "1"), running("c"), done("d", "2")}),
+                  std::pair(strings{"b", "d"}, strings{"a", "c"}));
+  auto r = AwaitCondition(AwaitRequest{{"x"}, {}}, {done("x", "its result")}).result(false);
+  CAF_REQUIRE_EQUAL(r.completed.size(), 1u);
+  CAF_CHECK_EQUAL(r.completed[0].state.content, "its result");
+  CAF_CHECK(r.pending.empty());
+}
+
 CAF_TEST(the ids of an await are each taken once in order any first whether few or many) {
   CAF_CHECK_EQUAL(distinct_ids(AwaitRequest{{"a", "b", "a"}, {"c", "b", "c"}}), (strings{"a", "b", "c"}));
   // Past the few looked through in a row: the table, with ids alike but for their end.
