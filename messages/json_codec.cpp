@@ -198,24 +198,36 @@ Result<ToolError> read_tool_error(const Json& j, std::string_view path) {
 // -- ToolState fields shared by stdout JSON, response content and await ---------------------
 
 /// Appends the fields that follow the discriminator ("type" or "state").
-void put_state_fields(Json& out, const ToolState& s) {
+/// `,"key":"text"` at the end of an object's text.
+void append_string_member(std::string& out, std::string_view key, std::string_view text) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+  append_json_string(out, text);
+}
+
+/// A state's own fields after its kind, as JSON members (",\"content\":..."): the one
+/// writer of them, for a handle's report and for a ToolState's JSON.
+void append_state_fields(std::string& out, const ToolState& s) {
   switch (s.kind) {
     case state_kind::running:
       if (!s.content.empty())
-        out.set("content", s.content);
+        append_string_member(out, "content", s.content);
       break;
     case state_kind::waiting:
       if (!s.content.empty())
-        out.set("content", s.content);
-      out.set("question", to_json(s.question));
+        append_string_member(out, "content", s.content);
+      out += ",\"question\":";
+      to_json(s.question).dump_to(out);
       break;
     case state_kind::stopped:
       if (s.ok) {
-        out.set("result", s.content); // kept even when empty: it marks success
+        append_string_member(out, "result", s.content); // kept even when empty: it marks success
       } else {
-        out.set("error", to_json(s.error));
+        out += ",\"error\":";
+        to_json(s.error).dump_to(out);
         if (!s.content.empty())
-          out.set("content", s.content);
+          append_string_member(out, "content", s.content);
       }
       break;
   }
@@ -392,10 +404,14 @@ Result<ToolError> tool_error_from_json(const Json& j) {
 // -- ToolState / Outcome --------------------------------------------------------------------
 
 Json to_json(const ToolState& s) {
-  auto j = Json::object();
-  j.set("type", to_string(s.kind));
-  put_state_fields(j, s);
-  return j;
+  // One writer (append_state_fields); the tree is read back from what it wrote.
+  std::string text = "{\"type\":\"";
+  text += to_string(s.kind);
+  text += '"';
+  append_state_fields(text, s);
+  text += '}';
+  auto j = Json::parse(text);
+  return j ? std::move(*j) : Json();
 }
 
 Result<ToolState> tool_state_from_json(const Json& j) {
@@ -629,16 +645,22 @@ Json to_arguments(const ToolCommand& c) {
 }
 
 std::string response_content(const HandleReport& r) {
-  auto j = Json::object();
-  j.set("id", r.id);
-  j.set("state", to_string(r.state.kind));
-  put_state_fields(j, r.state);
+  // Written as text, not built as a tree and dumped: a fetch's content (up to the
+  // response cap) is escaped once, straight into the answer, with no copy before.
+  std::string out;
+  out.reserve(80 + r.id.size() + r.state.content.size() + r.output_file.size());
+  out += "{\"id\":";
+  append_json_string(out, r.id);
+  out += ",\"state\":\"";
+  out += to_string(r.state.kind);
+  out += '"';
+  append_state_fields(out, r.state);
   if (!r.node.empty())
-    j.set("node", r.node);
+    append_string_member(out, "node", r.node);
   if (!r.output_file.empty())
-    j.set("output_file", r.output_file);
+    append_string_member(out, "output_file", r.output_file);
   if (r.omitted_bytes > 0)
-    j.set("omitted_bytes", r.omitted_bytes);
+    fmt::format_to(std::back_inserter(out), ",\"omitted_bytes\":{}", r.omitted_bytes);
   if (r.screen.height > 0) {
     auto screen = Json::object();
     screen.set("rows", string_array_json(r.screen.rows));
@@ -648,9 +670,11 @@ std::string response_content(const HandleReport& r) {
     screen.set("size", Json::object()
                            .set("rows", int64_t{r.screen.height})
                            .set("cols", int64_t{r.screen.width}));
-    j.set("screen", std::move(screen));
+    out += ",\"screen\":";
+    screen.dump_to(out);
   }
-  return j.dump();
+  out += '}';
+  return out;
 }
 
 Result<HandleReport> report_from_response(std::string_view content) {

@@ -301,6 +301,12 @@ CAF_TEST(response content reports the spill file when the cap cut the content) {
   check_report_round_trip({"log", ToolState::success("…"), 7, "/tmp/jp/log.out"},
                           R"({"id":"log","state":"stopped","result":"…",)"
                           R"("output_file":"/tmp/jp/log.out","omitted_bytes":7})");
+  HandleReport all{"t", ToolState::running("a\tb"), 5, "/tmp/x"};
+  all.node = "gpu-box";
+  all.screen = Screen{{"$ ls", "a \"b\""}, 1, 3, 24, 80};
+  check_report_round_trip(all, R"({"id":"t","state":"running","content":"a\tb","node":"gpu-box",)"
+                               R"("output_file":"/tmp/x","omitted_bytes":5,"screen":{"rows":["$ ls","a \"b\""],)"
+                               R"("cursor":{"row":1,"col":3},"size":{"rows":24,"cols":80}}})");
   auto bad = report_from_response(R"({"id":"x","state":"running","omitted_bytes":-1})");
   CAF_REQUIRE(!bad.ok());
   CAF_CHECK_EQUAL(bad.error(), "`omitted_bytes` must be a non-negative integer, got integer");
