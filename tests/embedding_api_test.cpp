@@ -183,6 +183,15 @@ CAF_TEST(the progress of a function tool is what fetch returns and its result wh
   auto listed = get(s.list());
   CAF_REQUIRE_EQUAL(listed.size(), 1u);
   CAF_CHECK_EQUAL(listed[0].tool, "work");
+  // An await that times out answers with the handle still pending; one of an id
+  // the session never spawned names it.
+  auto timed = parsed(get(s.await_any({"w"}, 0.05)));
+  CAF_CHECK(timed.find("timed_out") && timed.find("timed_out")->as_bool());
+  CAF_REQUIRE_EQUAL(timed.find("pending")->as_array().size(), 1u);
+  CAF_CHECK_EQUAL(str(&timed.find("pending")->as_array()[0], "id"), "w");
+  auto unknown = get(s.await_any({"w", "no \"such\" id"}, 30));
+  CAF_CHECK(!unknown.ok);
+  CAF_CHECK_EQUAL(unknown.content, R"(Handle `no "such" id` not found)");
   tool.result.succeed("all done");
   auto all = parsed(get(s.await_all({"w"}, 30)));
   CAF_CHECK_EQUAL(str(completed(all, "w"), "result"), "all done");

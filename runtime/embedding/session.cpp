@@ -67,7 +67,7 @@ void send_call(Session::Impl& s, std::function<void(SessionReply&)> k, Atom what
     n = ++s.pending->next;
     s.pending->waiting.emplace(n, std::move(k));
   }
-  caf::anon_send(s.client, what, n, xs...);
+  caf::anon_send(s.client, what, n, std::move(xs)...);
 }
 
 template <class T>
@@ -77,24 +77,54 @@ std::pair<std::shared_ptr<std::promise<T>>, std::future<T>> promise_pair() {
   return {std::move(p), std::move(f)};
 }
 
-Json look_args(const std::string& action, const std::string& id, int64_t wait_ms) {
-  auto args = Json::object();
-  args.set("action", action);
-  args.set("id", id);
+// The arguments of the calls the session makes itself, written as the text the turn
+// reads (no JSON tree built and dumped: an await of many ids is most of its cost).
+
+std::string look_args(const char* action, const std::string& id, int64_t wait_ms, const Json* input = nullptr) {
+  std::string args = "{\"action\":\"";
+  args += action;
+  args += "\",\"id\":";
+  append_json_string(args, id);
   if (wait_ms >= 0)
-    args.set("wait_ms", wait_ms);
+    fmt::format_to(std::back_inserter(args), ",\"wait_ms\":{}", wait_ms);
+  if (input) {
+    args += ",\"input\":";
+    input->dump_to(args);
+  }
+  args += '}';
   return args;
 }
 
-Json await_args(const char* which, const std::vector<std::string>& ids, double timeout_secs) {
-  auto list = Json::array();
-  for (auto& id : ids)
-    list.push(Json(id));
-  auto args = Json::object();
-  args.set(which, std::move(list));
-  if (timeout_secs >= 0)
-    args.set("timeout_secs", timeout_secs);
+std::string await_args(const char* which, const std::vector<std::string>& ids, double timeout_secs) {
+  std::string args = "{\"";
+  args += which;
+  args += "\":[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i)
+      args += ',';
+    append_json_string(args, ids[i]);
+  }
+  args += ']';
+  if (timeout_secs >= 0) {
+    args += ",\"timeout_secs\":";
+    Json(timeout_secs).dump_to(args);
+  }
+  args += '}';
   return args;
+}
+
+/// Sends a call whose arguments are already text.
+void call_text(Session::Impl& impl, const std::string& tool, std::string args, std::function<void(CallResult)> done) {
+  send_call(
+    impl,
+    [done](SessionReply& r) { done(r.error.empty() ? std::move(r.call) : CallResult{false, std::move(r.error)}); },
+    call_atom::value, tool, std::move(args));
+}
+
+std::future<CallResult> call_text(Session::Impl& impl, const std::string& tool, std::string args) {
+  auto [p, f] = promise_pair<CallResult>();
+  call_text(impl, tool, std::move(args), [p](CallResult r) { p->set_value(std::move(r)); });
+  return std::move(f);
 }
 
 } // namespace
@@ -121,10 +151,7 @@ void Session::call(const std::string& tool, const Json& arguments, std::function
       std::lock_guard lock(impl_->mtx);
       impl_->tools[id->as_string()] = tool;
     }
-  send_call(
-    *impl_,
-    [done](SessionReply& r) { done(r.error.empty() ? std::move(r.call) : CallResult{false, std::move(r.error)}); },
-    call_atom::value, tool, arguments.dump());
+  call_text(*impl_, tool, arguments.dump(), std::move(done));
 }
 
 std::future<CallResult> Session::call(const std::string& tool, const Json& arguments) {
@@ -145,8 +172,8 @@ std::future<CallResult> Session::spawn(const std::string& tool, const std::strin
 
 namespace {
 
-/// A look at handle `id` through the tool it was spawned with.
-std::future<CallResult> look(Session& s, Session::Impl& impl, const std::string& id, Json args) {
+/// A look at handle `id` through the tool it was spawned with; `args` its arguments.
+std::future<CallResult> look(Session::Impl& impl, const std::string& id, std::string args) {
   std::string tool;
   {
     std::lock_guard lock(impl.mtx);
@@ -159,36 +186,34 @@ std::future<CallResult> look(Session& s, Session::Impl& impl, const std::string&
                                               cut_text(id))});
     return p.get_future();
   }
-  return s.call(tool, args);
+  return call_text(impl, tool, std::move(args));
 }
 
 } // namespace
 
 std::future<CallResult> Session::fetch(const std::string& id, int64_t wait_ms) {
-  return look(*this, *impl_, id, look_args("fetch", id, wait_ms));
+  return look(*impl_, id, look_args("fetch", id, wait_ms));
 }
 
 std::future<CallResult> Session::apply(const std::string& id, const Json& input, int64_t wait_ms) {
-  auto args = look_args("apply", id, wait_ms);
-  args.set("input", input);
-  return look(*this, *impl_, id, std::move(args));
+  return look(*impl_, id, look_args("apply", id, wait_ms, &input));
 }
 
 std::future<CallResult> Session::abort(const std::string& id) {
-  return look(*this, *impl_, id, look_args("abort", id, -1));
+  return look(*impl_, id, look_args("abort", id, -1));
 }
 
 void Session::await_all(const std::vector<std::string>& ids, double timeout_secs,
                         std::function<void(CallResult)> done) {
-  call("await", await_args("all", ids, timeout_secs), std::move(done));
+  call_text(*impl_, "await", await_args("all", ids, timeout_secs), std::move(done));
 }
 
 std::future<CallResult> Session::await_all(const std::vector<std::string>& ids, double timeout_secs) {
-  return call("await", await_args("all", ids, timeout_secs));
+  return call_text(*impl_, "await", await_args("all", ids, timeout_secs));
 }
 
 std::future<CallResult> Session::await_any(const std::vector<std::string>& ids, double timeout_secs) {
-  return call("await", await_args("any", ids, timeout_secs));
+  return call_text(*impl_, "await", await_args("any", ids, timeout_secs));
 }
 
 std::future<std::vector<HandleSummary>> Session::list() {
