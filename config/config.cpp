@@ -7,7 +7,6 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <thread>
 
 namespace jp {
@@ -67,11 +66,24 @@ std::string_view to_string(io_mode m) {
   return "?";
 }
 
+namespace {
+
+/// `a / b` as std::filesystem::path joins them on POSIX, without building paths (a
+/// spawn asks for its spill directory: ~5k instructions that way).
+std::string join_path(std::string a, std::string_view b) {
+  if (b.starts_with('/'))
+    return std::string(b);
+  if (!a.empty() && a.back() != '/')
+    a += '/';
+  a += b;
+  return a;
+}
+
+} // namespace
+
 std::string state_path(const Config& config, std::string_view sub) {
-  std::filesystem::path dir(config.runtime.state_dir);
-  if (dir.is_relative())
-    dir = std::filesystem::path(config.workspace) / dir;
-  return (dir / sub).string();
+  const auto& dir = config.runtime.state_dir;
+  return join_path(dir.starts_with('/') ? dir : join_path(config.workspace, dir), sub);
 }
 
 const TlsConfig* client_tls(const Config& config) {

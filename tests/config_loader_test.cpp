@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "config/config_loader.hpp"
@@ -685,4 +686,20 @@ CAF_TEST(to_string spells enums as the config does) {
   CAF_CHECK_EQUAL(std::string(to_string(io_mode::pty)), "pty");
   CAF_CHECK_EQUAL(std::string(to_string(turn_end_policy::inquire)), "inquire");
   CAF_CHECK_EQUAL(std::string(to_string(action_kind::apply)), "apply");
+}
+
+CAF_TEST(state_path joins the workspace the state directory and the part as paths do) {
+  std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+    {"/w", ".jp", "output"}, {"/w/", ".jp", "output"}, {"/w", "/var/state", "live"}, {"/w", ".jp/", "live"},
+    {"/w", ".jp", ""}, {"", ".jp", "x"}, {"rel/ws", "st", "o"}, {"/w", "", "output"}, {"/w", "a/./b", "c"},
+    {"/", ".jp", "conversations"}, {"/w", "/", "x"}};
+  for (auto& [workspace, dir, sub] : cases) {
+    Config config = default_config();
+    config.workspace = workspace;
+    config.runtime.state_dir = dir;
+    std::filesystem::path expected(dir);
+    if (expected.is_relative())
+      expected = std::filesystem::path(workspace) / expected;
+    CAF_CHECK_EQUAL(state_path(config, sub), (expected / sub).string());
+  }
 }
