@@ -297,12 +297,15 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   auto spec = make_launch_spec(*st.ctx.config, tool, args, answers, false);
   if (!spec)
     return reply(failed(spec.error()));
-  auto ended = [self, tool, args, answers, round, reply, tag](HandleReport& r) mutable {
-    oneshot_reply(self, tool, std::move(args), std::move(answers), round, reply, r, tag);
+  // The tool by its address: the turn's config is its own for its life, as the
+  // permission's wait before this already relies on (a copy is a few thousand
+  // instructions per call).
+  auto ended = [self, tp = &tool, args, answers, round, reply, tag](HandleReport& r) mutable {
+    oneshot_reply(self, *tp, std::move(args), std::move(answers), round, reply, r, tag);
   };
   auto fail = [reply](caf::error& err) mutable { reply(failed(error_text(err))); };
   if (tag.empty()) {
-    self->request(st.registry, caf::infinite, oneshot_atom::value, *spec).then(ended, fail);
+    self->request(st.registry, caf::infinite, oneshot_atom::value, *spec).then(std::move(ended), std::move(fail));
     return;
   }
   // A tagged call can be aborted by its tag: its run goes under an id of ours.
@@ -310,7 +313,7 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
     return reply(failed(fmt::format("`{}` was aborted before it ran; nothing was run", tool.name)));
   auto id = fmt::format("#call{}", ++st.next_oneshot);
   st.oneshot_of_call[tag] = id;
-  self->request(st.registry, caf::infinite, oneshot_atom::value, *spec, id).then(ended, fail);
+  self->request(st.registry, caf::infinite, oneshot_atom::value, *spec, id).then(std::move(ended), std::move(fail));
 }
 
 void resolve_question(turn_actor_t* self, const std::string& id, const Question& q, std::function<void(bool)> done);
