@@ -305,7 +305,7 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   };
   auto fail = [reply](caf::error& err) mutable { reply(failed(error_text(err))); };
   if (tag.empty()) {
-    self->request(st.registry, caf::infinite, oneshot_atom::value, *spec).then(std::move(ended), std::move(fail));
+    self->request(st.registry, caf::infinite, oneshot_atom::value, std::move(*spec)).then(std::move(ended), std::move(fail));
     return;
   }
   // A tagged call can be aborted by its tag: its run goes under an id of ours.
@@ -313,7 +313,7 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
     return reply(failed(fmt::format("`{}` was aborted before it ran; nothing was run", tool.name)));
   auto id = fmt::format("#call{}", ++st.next_oneshot);
   st.oneshot_of_call[tag] = id;
-  self->request(st.registry, caf::infinite, oneshot_atom::value, *spec, id).then(std::move(ended), std::move(fail));
+  self->request(st.registry, caf::infinite, oneshot_atom::value, std::move(*spec), id).then(std::move(ended), std::move(fail));
 }
 
 void resolve_question(turn_actor_t* self, const std::string& id, const Question& q, std::function<void(bool)> done);
