@@ -244,15 +244,17 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
   if (s.kind == state_kind::waiting) {
     auto q = s.question;
     auto fail = [reply](std::string msg) mutable { reply(failed(std::move(msg))); };
-    auto rerun = [self, tool, args, answers, round, reply, q, tag](Json answer) mutable {
+    // The tool by address, as in run_oneshot: a copy held here would die with this
+    // continuation while the rerun's own continuation still points at it.
+    auto rerun = [self, tp = &tool, args, answers, round, reply, q, tag](Json answer) mutable {
       answers.set(q.id, std::move(answer));
-      run_oneshot(self, tool, std::move(args), std::move(answers), round + 1, reply, tag);
+      run_oneshot(self, *tp, std::move(args), std::move(answers), round + 1, reply, tag);
     };
     if (tool.io == io_mode::control) {
       auto registry = self->state.registry;
       auto id = r.id;
-      auto next = [self, tool, args, answers, round, reply, tag](HandleReport& next) mutable {
-        oneshot_reply(self, tool, std::move(args), std::move(answers), round + 1, reply, next, tag);
+      auto next = [self, tp = &tool, args, answers, round, reply, tag](HandleReport& next) mutable {
+        oneshot_reply(self, *tp, std::move(args), std::move(answers), round + 1, reply, next, tag);
       };
       answer_question(
         self, tool, round, q,
@@ -297,9 +299,10 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   auto spec = make_launch_spec(*st.ctx.config, tool, args, answers, false);
   if (!spec)
     return reply(failed(spec.error()));
-  // The tool by its address: the turn's config is its own for its life, as the
-  // permission's wait before this already relies on (a copy is a few thousand
-  // instructions per call).
+  // The tool by its address: `tool` is always an entry of the turn's config, which
+  // is its own for its life, as the permission's wait before this already relies on
+  // (a copy is a few thousand instructions per call). Every continuation of a
+  // one-shot run (its questions' too) passes that entry on, never a copy.
   auto ended = [self, tp = &tool, args, answers, round, reply, tag](HandleReport& r) mutable {
     oneshot_reply(self, *tp, std::move(args), std::move(answers), round, reply, r, tag);
   };

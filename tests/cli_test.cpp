@@ -716,6 +716,28 @@ CAF_TEST(a control tool called one-shot gets fd 3 and its question answered whil
                                  "Whom shall I greet?", "world\n", "hello, world"));
 }
 
+CAF_TEST(a one-shot tool that asks again after an answer is run once per question) {
+  // Each rerun continues from the one before: the tool's config must reach the
+  // third run as it reached the first (the continuation that reran it is gone by then).
+  auto tool = fmt::format("--cfg 'conversation.tools.asker.command={{program=\"{}/tests/scripts/asks_twice.sh\"}}' ",
+                          JP_SOURCE_DIR);
+  auto both = cli(tool + R"(--cfg 'conversation.tools.asker.questions.first.answer="one"' )"
+                         R"(--cfg 'conversation.tools.asker.questions.second.answer="two"' call asker)");
+  CAF_CHECK_EQUAL(both.status, 0);
+  CAF_CHECK_EQUAL(both.out, "one, then two\n");
+  // One answered, the next not: the call fails naming the second question.
+  auto half = cli(tool + R"(--cfg 'conversation.tools.asker.questions.first.answer="one"' call asker)");
+  CAF_CHECK_NOT_EQUAL(half.status, 0);
+  CAF_CHECK(half.out.find("conversation.tools.asker.questions.second.answer") != std::string::npos);
+  // A tool that asks forever is given up on after the rounds allowed.
+  auto looping = cli(fmt::format("--cfg 'conversation.tools.asker.command={{program=\"{}/tests/scripts/asks_twice.sh\", "
+                                 "args=[\"loop\"]}}' ",
+                                 JP_SOURCE_DIR) +
+                     R"(--cfg 'conversation.tools.asker.questions.again.answer="yes"' call asker)");
+  CAF_CHECK_NOT_EQUAL(looping.status, 0);
+  CAF_CHECK(looping.out.find("asker: gave up after 16 rounds of questions") != std::string::npos);
+}
+
 CAF_TEST(on a terminal permission is asked: yes for this turn and no with a reason) {
   testing::temp_dir ws;
   auto config = fmt::format("{}/tests/scripts/permissions_config.toml", JP_SOURCE_DIR);
