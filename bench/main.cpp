@@ -2,6 +2,7 @@
 //   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [--io-poll-us N] [W1 ...]
 //   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
 //   jp-bench worker W [--n N] [--bytes B] --floor PATH           one jp-actors round
+//   jp-bench count PATH [--n N]                                  a path without processes, for callgrind
 #include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench/compare.hpp"
+#include "bench/counted_paths.hpp"
 #include "bench/jp_workloads.hpp"
 #include "bench/report.hpp"
 #include "messages/json.hpp"
@@ -171,7 +173,25 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--floor", p.floor_path, "The jp-floor binary (its child modes)")->required();
   worker_cmd->add_option("--jp-actors", p.jp_actors_path, "The jp-actors binary (W9 runs it as a node)");
 
+  std::string counted;
+  long count_n = 0;
+  auto* count_cmd = app.add_subcommand(
+    "count", "Run one path of the workloads without processes, to be counted with valgrind --tool=callgrind "
+             "(which cannot run jp-actors' processes); prints its average time per run. Paths:\n" +
+               counted_path_names());
+  count_cmd->add_option("path", counted, "await-cycle, stops, look or oneshot")->required();
+  count_cmd->add_option("--n", count_n, "Runs (default: the path's own)")->check(CLI::Range(1L, 100000000L));
+
   CLI11_PARSE(app, argc, argv);
+  if (*count_cmd) {
+    auto us = run_counted_path(counted, count_n);
+    if (!us) {
+      std::fprintf(stderr, "jp-bench count: %s\n", us.error().c_str());
+      return 1;
+    }
+    std::printf("{\"path\":\"%s\",\"us_per_run\":%.3f}\n", counted.c_str(), *us);
+    return 0;
+  }
   if (*worker_cmd) {
     p.floor_path = std::filesystem::absolute(p.floor_path).string(); // children run elsewhere
     return worker(p);

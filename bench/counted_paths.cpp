@@ -1,0 +1,206 @@
+#include "bench/counted_paths.hpp"
+
+#include <chrono>
+#include <fmt/format.h>
+#include <functional>
+#include <jp/jp.hpp>
+#include <mutex>
+#include <vector>
+
+#include "actors/await_condition.hpp"
+#include "actors/await_hub.hpp"
+#include "messages/json_codec.hpp"
+#include "messages/response_cap.hpp"
+#include "tools/argument_validation.hpp"
+#include "tools/builtin_tools.hpp"
+
+namespace jp::bench {
+
+namespace {
+
+constexpr int cycle_ids = 170; // W3's pending awaits after its spawn phase, about
+
+using Clock = std::chrono::steady_clock;
+
+double us_since(Clock::time_point t0, long runs) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / double(runs);
+}
+
+/// W3's cycle without actors: the turn's re-issued `await any` of 170 handles the
+/// hub knows running (parse, request, schema, distinct ids, add_known), one of them
+/// stops (update), the answer is written, and the driver parses it.
+Result<double> await_cycle(long n) {
+  auto config = default_config();
+  auto& tool = config.tools.at("await");
+  AwaitHub hub;
+  std::vector<std::string> ids;
+  std::string args = "{\"any\":[";
+  for (int i = 0; i < cycle_ids; ++i) {
+    ids.push_back(fmt::format("s{}", i));
+    args += fmt::format("{}\"{}\"", i ? "," : "", ids.back());
+  }
+  args += "]}";
+  uint64_t seq = 1;
+  std::vector<HandleStatus> first;
+  for (auto& id : ids)
+    first.push_back(HandleStatus{id, ToolState::running(), {}, {}, seq++});
+  hub.watching(ids);
+  hub.add(1, AwaitRequest{ids, {}}, first); // the registry's answer: the hub knows them all
+  auto t0 = Clock::now();
+  for (long c = 0; c < n; ++c) {
+    auto j = Json::parse(args, duplicate_keys::refuse);
+    auto req = j ? await_request_from_json(*j) : Result<AwaitRequest>(Error{j.error()});
+    if (!req || !validate_arguments(tool, *j))
+      return Error{"await-cycle: the arguments were refused"};
+    auto distinct = distinct_ids(*req);
+    if (hub.stopped_answer(distinct, 1 << 20))
+      return Error{"await-cycle: answered as if every handle had stopped"};
+    auto fx = hub.add_known(100 + uint64_t(c), *req, distinct);
+    if (!fx || !fx->answers.empty())
+      return Error{"await-cycle: the hub did not take the await as waiting"};
+    auto& id = ids[size_t(c % cycle_ids)];
+    auto stop = hub.update(HandleStatus{id, ToolState::success("12345678\n"), {}, {}, seq++});
+    if (stop.answers.size() != 1)
+      return Error{"await-cycle: the stop answered no await"};
+    auto answer = Json::parse(await_answer_text(*stop.answers[0].result, 1 << 20));
+    if (!answer || answer->find("pending")->as_array().size() != size_t(cycle_ids - 1))
+      return Error{"await-cycle: the answer is not one completed and the rest pending"};
+    hub.update(HandleStatus{id, ToolState::running(), {}, {}, seq++}); // running again, for the next cycle
+  }
+  return us_since(t0, n);
+}
+
+/// A function tool's config, its function and the runtime's session around them.
+struct FunctionRig {
+  Runtime rt{builtin_config()};
+  Session session;
+  FunctionRig(ToolConfig tool, FunctionTool fn) : session(make(rt, std::move(tool), std::move(fn))) {}
+  static Session make(Runtime& rt, ToolConfig tool, FunctionTool fn) {
+    rt.add_function_tool(std::move(tool), std::move(fn));
+    return rt.session();
+  }
+};
+
+/// W1's call without its process: a one-shot function tool whose result is ready.
+Result<double> oneshot(long n) {
+  auto tool = function_tool_config("done", "Done at once", {});
+  tool.stateful = false;
+  FunctionRig rig(tool, [](const Json&, const Progress&) {
+    return Invocation{FunctionResult::ready(ToolState::success("ok\n"))};
+  });
+  auto t0 = Clock::now();
+  for (long i = 0; i < n; ++i)
+    if (auto r = rig.session.call("done", Json::object()).get(); !r.ok || r.content != "ok\n")
+      return Error{fmt::format("oneshot: {}", r.content)};
+  return us_since(t0, n);
+}
+
+/// W5's calls without a process: apply a line to a function tool that echoes it as
+/// progress, then fetch until it is there.
+Result<double> look(long n) {
+  FunctionRig rig(function_tool_config("echo", "Echo input", {}, true), [](const Json&, const Progress& progress) {
+    Invocation inv;
+    inv.input = [progress](const Json& in) { progress(in.is_string() ? in.as_string() : in.dump()); };
+    return inv;
+  });
+  if (auto sp = rig.session.spawn("echo", "e", Json::object()).get(); !sp.ok)
+    return Error{fmt::format("look: spawn: {}", sp.content)};
+  auto t0 = Clock::now();
+  for (long i = 0; i < n; ++i) {
+    auto line = fmt::format("[{}]", i); // no character the answer's JSON escapes
+    auto a = rig.session.apply("e", Json(line)).get();
+    if (!a.ok)
+      return Error{fmt::format("look: apply: {}", a.content)};
+    for (std::string seen = a.content; seen.find(line) == std::string::npos;) {
+      auto f = rig.session.fetch("e").get();
+      if (!f.ok)
+        return Error{fmt::format("look: fetch: {}", f.content)};
+      seen += f.content;
+    }
+  }
+  return us_since(t0, n);
+}
+
+/// W3's cycle through the actors without processes: 170 function-tool handles the
+/// path ends one at a time, an `await any` of those pending before each end.
+Result<double> stops(long n) {
+  std::mutex m;
+  std::vector<FunctionResult> results;
+  FunctionRig rig(function_tool_config("job", "A job", {}), [&](const Json&, const Progress&) {
+    Invocation inv;
+    std::lock_guard lock(m);
+    results.push_back(inv.result);
+    return inv;
+  });
+  double spent = 0;
+  long cycles = 0;
+  for (long round = 0; cycles < n; ++round) {
+    {
+      std::lock_guard lock(m);
+      results.clear();
+    }
+    std::vector<std::string> pending;
+    for (int i = 0; i < cycle_ids; ++i) {
+      pending.push_back(fmt::format("j{}_{}", round, i));
+      if (auto sp = rig.session.spawn("job", pending.back(), Json::object()).get(); !sp.ok)
+        return Error{fmt::format("stops: spawn: {}", sp.content)};
+    }
+    auto t0 = Clock::now();
+    for (int i = 0; i < cycle_ids; ++i, ++cycles) {
+      auto answer = rig.session.await_any(pending);
+      {
+        std::lock_guard lock(m);
+        results[size_t(i * 37 % cycle_ids)].succeed("123\n"); // 37 and 170 are coprime: each once
+      }
+      auto r = answer.get();
+      auto j = r.ok ? Json::parse(r.content) : Result<Json>(Error{r.content});
+      if (!j || !j->find("pending"))
+        return Error{fmt::format("stops: await: {}", r.content)};
+      pending.clear();
+      for (auto& p : j->find("pending")->as_array())
+        pending.push_back(p.find("id")->as_string());
+    }
+    spent += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    if (!pending.empty())
+      return Error{fmt::format("stops: {} handles still pending after every one ended", pending.size())};
+  }
+  return spent / double(cycles);
+}
+
+struct Path {
+  const char* name;
+  const char* what;
+  long default_n;
+  std::function<Result<double>(long)> run;
+};
+
+const std::vector<Path>& paths() {
+  static const std::vector<Path> all = {
+    {"await-cycle", "W3's turn cycle at 170 ids without actors (the hub and the JSON)", 500, await_cycle},
+    {"stops", "W3's cycle through the actors, function tools ended one at a time (whole rounds of 170)", 340, stops},
+    {"look", "W5's apply + fetch on an echoing function tool (embedding API)", 3000, look},
+    {"oneshot", "W1's one-shot call, a function tool ready at once (embedding API)", 2000, oneshot},
+  };
+  return all;
+}
+
+} // namespace
+
+std::string counted_path_names() {
+  std::string out;
+  for (auto& p : paths())
+    out += fmt::format("  {:<12} {} (default --n {})\n", p.name, p.what, p.default_n);
+  return out;
+}
+
+Result<double> run_counted_path(const std::string& name, long n) {
+  for (auto& p : paths())
+    if (name == p.name)
+      return p.run(n > 0 ? n : p.default_n);
+  std::string known;
+  for (auto& p : paths())
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", p.name);
+  return Error{fmt::format("unknown path `{}`; expected one of {}", name, known)};
+}
+
+} // namespace jp::bench
