@@ -245,7 +245,7 @@ private:
   template <class F>
   Reader table(F f) {
     return [this, f](auto& v, auto& key) {
-      return with_table(v, key, [&](const toml::table& t) -> Status { return f(t, key); });
+      return this->with_table(v, key, [&](const toml::table& t) -> Status { return f(t, key); });
     };
   }
   /// A key only the user's own config may set (users_own), read by `read`.
