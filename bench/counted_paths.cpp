@@ -46,6 +46,8 @@ Result<double> await_cycle(long n) {
     first.push_back(HandleStatus{id, ToolState::running(), {}, {}, seq++});
   hub.watching(ids);
   hub.add(1, AwaitRequest{ids, {}}, first); // the registry's answer: the hub knows them all
+  if (hub.timeout(1).answers.size() != 1)   // and that first await is over
+    return Error{"await-cycle: the first await did not end at its timeout"};
   auto t0 = Clock::now();
   for (long c = 0; c < n; ++c) {
     auto j = Json::parse(args, duplicate_keys::refuse);
