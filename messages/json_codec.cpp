@@ -2,6 +2,7 @@
 #include "messages/duration.hpp"
 #include "messages/launch_spec.hpp"
 
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -198,6 +199,17 @@ Result<ToolError> read_tool_error(const Json& j, std::string_view path) {
 // -- ToolState fields shared by stdout JSON, response content and await ---------------------
 
 /// Appends the fields that follow the discriminator ("type" or "state").
+/// `,"state":"<kind>"`, appended at once (every status and report writes one).
+std::string_view state_member(state_kind k) {
+  static const std::array<std::string, 3> members = [] {
+    std::array<std::string, 3> m;
+    for (auto kind : {state_kind::running, state_kind::waiting, state_kind::stopped})
+      m[static_cast<size_t>(kind)] = fmt::format(",\"state\":\"{}\"", to_string(kind));
+    return m;
+  }();
+  return members[static_cast<size_t>(k)];
+}
+
 /// `,"key":"text"` at the end of an object's text.
 void append_string_member(std::string& out, std::string_view key, std::string_view text) {
   out += ",\"";
@@ -651,9 +663,7 @@ std::string response_content(const HandleReport& r) {
   out.reserve(80 + r.id.size() + r.state.content.size() + r.output_file.size());
   out += "{\"id\":";
   append_json_string(out, r.id);
-  out += ",\"state\":\"";
-  out += to_string(r.state.kind);
-  out += '"';
+  out += state_member(r.state.kind);
   append_state_fields(out, r.state);
   if (!r.node.empty())
     append_string_member(out, "node", r.node);
@@ -806,9 +816,7 @@ Result<Notification> notification_from_json(const Json& j) {
 void append_status_json(std::string& out, const HandleStatus& s, bool with_result) {
   out += "{\"id\":";
   append_json_string(out, s.id);
-  out += ",\"state\":\"";
-  out += to_string(s.state.kind);
-  out += '"';
+  out += state_member(s.state.kind);
   if (with_result && s.state.stopped()) {
     if (s.state.ok) {
       out += ",\"result\":";
