@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "config/shell_template.hpp"
-#include "fuzz_assert.hpp"
+#include "tests/program_assert.hpp"
 #include "tools/argv_template.hpp"
 
 using namespace jp;
@@ -63,23 +63,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto got = expand(tool, value);
     auto plain = expand(tool, "v");
     if (!plain.ok()) { // a template error, whatever the value
-      FUZZ_ASSERT(!got.ok());
+      PROGRAM_ASSERT(!got.ok());
       continue;
     }
     if (value.find('\0') != std::string_view::npos)
       continue; // refused where it is used; only crashes count here
     if (!got.ok()) { // only an argv whose program became "" is refused
-      FUZZ_ASSERT(!shell && value.empty());
+      PROGRAM_ASSERT(!shell && value.empty());
       continue;
     }
-    FUZZ_ASSERT(got->size() == plain->size());
+    PROGRAM_ASSERT(got->size() == plain->size());
     if (!shell)
       continue;
     // bash -c SCRIPT NAME VALUE...: the same script whatever the value, and each
     // positional parameter is the value itself.
-    FUZZ_ASSERT((*got)[2] == (*plain)[2]);
+    PROGRAM_ASSERT((*got)[2] == (*plain)[2]);
     for (size_t i = 4; i < got->size(); ++i)
-      FUZZ_ASSERT((*got)[i] == value);
+      PROGRAM_ASSERT((*got)[i] == value);
   }
   return 0;
 }

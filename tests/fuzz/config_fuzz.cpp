@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "config/config_loader.hpp"
-#include "fuzz_assert.hpp"
+#include "tests/program_assert.hpp"
 #include "runtime/store/script.hpp"
 #include "tools/builtin_tools.hpp"
 
@@ -15,11 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto config = jp::apply_config_text(jp::default_config(), text, "fuzzed.toml");
   if (config.ok()) {
     for (auto& [name, tool] : config->tools)
-      FUZZ_ASSERT(tool.name == name);
+      PROGRAM_ASSERT(tool.name == name);
   } else {
-    FUZZ_ASSERT(!config.error().empty());
+    PROGRAM_ASSERT(!config.error().empty());
   }
   auto script = jp::parse_script(text, "fuzzed.toml");
-  FUZZ_ASSERT(script.ok() || !script.error().empty());
+  PROGRAM_ASSERT(script.ok() || !script.error().empty());
   return 0;
 }

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "fuzz_assert.hpp"
+#include "tests/program_assert.hpp"
 #include "runtime/provider/anthropic_format.hpp"
 #include "runtime/provider/openai_format.hpp"
 #include "runtime/provider/sse.hpp"
@@ -23,11 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto after_done = [](int& done, int& usages) {
     return [&done, &usages](jp::ChatEvent e) {
       if (e.kind == jp::chat_event_kind::usage) {
-        FUZZ_ASSERT(++usages == 1);
-        FUZZ_ASSERT(e.tokens_in >= -1 && e.tokens_out >= -1);
+        PROGRAM_ASSERT(++usages == 1);
+        PROGRAM_ASSERT(e.tokens_in >= -1 && e.tokens_out >= -1);
         return;
       }
-      FUZZ_ASSERT(done == 0);
+      PROGRAM_ASSERT(done == 0);
       done += e.kind == jp::chat_event_kind::done;
     };
   };
@@ -40,6 +40,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   parser.feed(bytes.substr(0, cut), on_event);
   parser.feed(bytes.substr(cut), on_event);
-  FUZZ_ASSERT(data_bytes <= bytes.size()); // events hold only what was sent
+  PROGRAM_ASSERT(data_bytes <= bytes.size()); // events hold only what was sent
   return 0;
 }

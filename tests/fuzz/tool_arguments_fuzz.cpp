@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "fuzz_assert.hpp"
+#include "tests/program_assert.hpp"
 #include "messages/json.hpp"
 #include "messages/json_codec.hpp"
 
@@ -16,13 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A command or request that was read writes back to arguments that read the same.
   if (auto cmd = jp::command_from_arguments("fuzzed", *args); cmd.ok()) {
     auto again = jp::command_from_arguments("fuzzed", jp::to_arguments(*cmd));
-    FUZZ_ASSERT(again.ok());
-    FUZZ_ASSERT(again->action == cmd->action && again->id == cmd->id);
+    PROGRAM_ASSERT(again.ok());
+    PROGRAM_ASSERT(again->action == cmd->action && again->id == cmd->id);
   }
   if (auto req = jp::await_request_from_json(*args); req.ok()) {
     auto again = jp::await_request_from_json(jp::to_json(*req));
-    FUZZ_ASSERT(again.ok());
-    FUZZ_ASSERT(*again == *req);
+    PROGRAM_ASSERT(again.ok());
+    PROGRAM_ASSERT(*again == *req);
   }
   return 0;
 }

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "fuzz_assert.hpp"
+#include "tests/program_assert.hpp"
 #include "messages/json_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -15,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (state.ok()) {
     // What we write, we must read, as the same state.
     auto again = jp::parse_tool_output(jp::to_json(*state).dump());
-    FUZZ_ASSERT(again.ok());
-    FUZZ_ASSERT(again->kind == state->kind);
+    PROGRAM_ASSERT(again.ok());
+    PROGRAM_ASSERT(again->kind == state->kind);
   }
   return 0;
 }

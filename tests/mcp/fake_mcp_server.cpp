@@ -37,12 +37,28 @@
 
 #include "messages/json.hpp"
 #include "mcp_message_rules.hpp"
+#include "tests/program_assert.hpp"
 
 using jp::Json;
 
 namespace {
 
+/// Whether a message the fake sends keeps JSON-RPC 2.0 itself: a client test
+/// against a server that broke the protocol would prove nothing. A null id only on
+/// an error that no request's id could be read for, as JSON-RPC has it; a response
+/// holds a result or an error, not both.
+bool well_formed(const Json& j) {
+  auto* id = j.find("id");
+  if (j.find("result") && j.find("error"))
+    return false;
+  if (id && id->is_null())
+    return j.find("error") && !j.find("method") && j.find("jsonrpc") && j.find("jsonrpc")->is_string() &&
+           j.find("jsonrpc")->as_string() == "2.0";
+  return jp::testing::mcp_violation(j, true).empty();
+}
+
 void send(const Json& j) {
+  PROGRAM_ASSERT(well_formed(j));
   std::printf("%s\n", j.dump().c_str());
   std::fflush(stdout);
 }
