@@ -198,7 +198,6 @@ Result<ToolError> read_tool_error(const Json& j, std::string_view path) {
 
 // -- ToolState fields shared by stdout JSON, response content and await ---------------------
 
-/// Appends the fields that follow the discriminator ("type" or "state").
 /// `,"state":"<kind>"`, appended at once (every status and report writes one).
 std::string_view state_member(state_kind k) {
   static const std::array<std::string, 3> members = [] {
@@ -218,8 +217,9 @@ void append_string_member(std::string& out, std::string_view key, std::string_vi
   append_json_string(out, text);
 }
 
-/// A state's own fields after its kind, as JSON members (",\"content\":..."): the one
-/// writer of them, for a handle's report and for a ToolState's JSON.
+/// A state's own fields after its discriminator ("type" or "state"), as JSON members
+/// (",\"content\":..."): the one writer of them, for a handle's report and for a
+/// ToolState's JSON.
 void append_state_fields(std::string& out, const ToolState& s) {
   switch (s.kind) {
     case state_kind::running:
