@@ -3,7 +3,7 @@
 // non-blocking pipes and one epoll. Whatever jp-actors measures is compared
 // against the figures this program prints.
 //
-//   jp-floor W1..W7 [--n N] [--bytes B]   one JSON line on stdout
+//   jp-floor W1..W7|W9 [--n N] [--bytes B]   one JSON line on stdout
 //   jp-floor stamp DELAY_MS               child helper: sleep, print CLOCK_MONOTONIC ns
 //   jp-floor write BYTES                  child helper: write BYTES of 'x' to stdout
 //
@@ -21,8 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -589,6 +593,89 @@ static void w7(size_t n)
     loop_done(&lp);
 }
 
+// W9's floor: a request and its answer between two processes over a loopback TCP
+// connection (a node's fetch crosses one such; TCP_NODELAY on both ends, each end
+// waiting in the kernel for the other). The child answers every request of
+// REQ bytes with ANS bytes until EOF.
+enum { W9_REQ = 96, W9_ANS = 192 };
+
+static void read_all(int fd, char *buf, size_t len, const char *what)
+{
+    for (size_t have = 0; have < len;) {
+        ssize_t r = read(fd, buf + have, len - have);
+        if (r > 0)
+            have += (size_t)r;
+        else if (r == 0)
+            die("%s: connection closed", what);
+        else if (errno != EINTR)
+            die("%s: read: %s", what, strerror(errno));
+    }
+}
+
+static void write_all(int fd, const char *buf, size_t len, const char *what)
+{
+    for (size_t done = 0; done < len;) {
+        ssize_t w = write(fd, buf + done, len - done);
+        if (w > 0)
+            done += (size_t)w;
+        else if (w < 0 && errno != EINTR)
+            die("%s: write: %s", what, strerror(errno));
+    }
+}
+
+static void nodelay(int fd)
+{
+    int one = 1;
+    sys(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), "TCP_NODELAY");
+}
+
+static void w9(size_t n)
+{
+    int lfd = (int)sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket");
+    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t alen = sizeof addr;
+    sys(bind(lfd, (struct sockaddr *)&addr, sizeof addr), "bind");
+    sys(listen(lfd, 1), "listen");
+    sys(getsockname(lfd, (struct sockaddr *)&addr, &alen), "getsockname");
+    pid_t pid = (pid_t)sys(fork(), "fork");
+    if (pid == 0) {   // the answering end
+        int fd = (int)sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket");
+        sys(connect(fd, (struct sockaddr *)&addr, sizeof addr), "connect");
+        nodelay(fd);
+        char req[W9_REQ], ans[W9_ANS];
+        memset(ans, 'a', sizeof ans);
+        for (;;) {
+            ssize_t r = 0;
+            size_t have = 0;
+            while (have < sizeof req && (r = read(fd, req + have, sizeof req - have)) > 0)
+                have += (size_t)r;
+            if (have < sizeof req)
+                _exit(have == 0 && r == 0 ? 0 : 1);   // EOF between requests: done
+            write_all(fd, ans, sizeof ans, "W9 answer");
+        }
+    }
+    int fd = (int)sys(accept4(lfd, NULL, NULL, SOCK_CLOEXEC), "accept");
+    close_fd(&lfd);
+    nodelay(fd);
+    char req[W9_REQ], ans[W9_ANS];
+    memset(req, 'q', sizeof req);
+    double *lat = xcalloc(n, sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t t0 = now_ns();
+        write_all(fd, req, sizeof req, "W9 request");
+        read_all(fd, ans, sizeof ans, "W9");
+        lat[i] = us_since(t0);
+    }
+    close_fd(&fd);   // EOF ends the child
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        die("W9: the answering process failed");
+    emit("W9", "remote_fetch_p50_us", pct(lat, n, 0.50), NULL);
+    free(lat);
+}
+
 // ---------------------------------------------------------------- child helpers
 
 static int stamp_mode(long ms)
@@ -633,13 +720,13 @@ static const struct {
     size_t default_n;
 } workloads[] = {
     { "W1", w1, 2000 }, { "W2", w2, 1000 }, { "W3", w3, 200 }, { "W4", w4, 1 },
-    { "W5", w5, 2000 }, { "W6", w6, 5000 }, { "W7", w7, 10000 },
+    { "W5", w5, 2000 }, { "W6", w6, 5000 }, { "W7", w7, 10000 }, { "W9", w9, 2000 },
 };
 
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        die("usage: jp-floor W1..W7 [--n N] [--bytes B] | stamp DELAY_MS | write BYTES");
+        die("usage: jp-floor W1..W7|W9 [--n N] [--bytes B] | stamp DELAY_MS | write BYTES");
     const char *mode = argv[1];
     if (strcmp(mode, "stamp") == 0 || strcmp(mode, "write") == 0) {
         if (argc != 3)
