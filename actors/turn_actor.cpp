@@ -711,25 +711,42 @@ void queue_notification(turn_actor_t* self, Notification n) {
 }
 
 /// Puts the queued notifications on `r` (RFD 011: piggybacked): a `notifications`
-/// array in a JSON answer, a delimited block after plain text.
+/// array in a JSON answer, a delimited block after plain text. Only as many as keep
+/// the answer within the response cap, in order; the rest ride on the next answer.
 void carry_notifications(turn_actor_t* self, CallResult& r) {
   auto& q = self->state.notifications;
   if (q.empty())
     return;
-  if (r.json && r.content.size() >= 2 && r.content.back() == '}') {
-    auto arr = Json::array();
-    for (auto& n : q)
-      arr.push(to_json(n));
-    r.content.pop_back();
-    r.content += (r.content.size() > 1 ? ",\"notifications\":" : "\"notifications\":") + arr.dump() + "}";
-  } else {
-    r.content += r.content.empty() || r.content.back() == '\n' ? "\n<notifications>" : "\n\n<notifications>";
-    for (auto& n : q)
-      r.content += fmt::format("\n[{}] {}: {}", n.level, n.name, n.message);
-    r.content += "\n</notifications>";
+  bool json = r.json && r.content.size() >= 2 && r.content.back() == '}';
+  constexpr std::string_view json_open = ",\"notifications\":[", text_open = "\n\n<notifications>",
+                             text_close = "\n</notifications>";
+  auto cap = response_cap(self);
+  size_t size = r.content.size() + (json ? json_open.size() + 1 : text_open.size() + text_close.size());
+  std::vector<std::string> items;
+  for (auto& n : q) {
+    auto item = json ? to_json(n).dump() : fmt::format("\n[{}] {}: {}", n.level, n.name, n.message);
+    if (size + item.size() + 1 > cap)
+      break;
+    size += item.size() + 1;
+    items.push_back(std::move(item));
   }
-  r.notifications = std::move(q);
-  q.clear();
+  if (items.empty())
+    return;
+  if (json) {
+    r.content.pop_back();
+    r.content += r.content.size() > 1 ? json_open : json_open.substr(1);
+    for (size_t i = 0; i < items.size(); ++i)
+      r.content += (i ? "," : "") + items[i];
+    r.content += "]}";
+  } else {
+    r.content += r.content.empty() || r.content.back() == '\n' ? text_open.substr(1) : text_open;
+    for (auto& item : items)
+      r.content += item;
+    r.content += text_close;
+  }
+  auto carried = static_cast<std::ptrdiff_t>(items.size());
+  r.notifications.assign(std::make_move_iterator(q.begin()), std::make_move_iterator(q.begin() + carried));
+  q.erase(q.begin(), q.begin() + carried);
 }
 
 /// Aborts the handle tagged call `tag` names, if it names one.

@@ -5,6 +5,8 @@
 #define CAF_SUITE turn
 #include <caf/test/unit_test.hpp>
 
+#include <fmt/format.h>
+
 #include "marked_processes.hpp"
 #include "real_turn.hpp"
 
@@ -54,6 +56,29 @@ CAF_TEST(a JSON answer carries them as a notifications array) {
   CAF_REQUIRE(list != nullptr);
   CAF_CHECK_EQUAL(list->dump(), R"([{"kind":{"source":"tool","name":"tool.stopped"},"level":"info",)"
                                 R"("message":"Handle `b` (shell) finished: ok"}])");
+}
+
+CAF_TEST(an answer carries the notifications that fit the response cap and the next one the rest) {
+  // 1,000 notifications of ~100 bytes: more than one answer of 64 KiB holds.
+  constexpr int n = 1000;
+  for (int i = 0; i < n; ++i)
+    notify("tool.stopped", fmt::format("h{}", i), fmt::format("Handle `h{}` (shell) finished: ok{:>60}", i, ""));
+  auto cap = default_config().runtime.response_cap_bytes;
+  std::vector<std::string> carried;
+  for (int calls = 0; calls < 3 && carried.size() < size_t{n}; ++calls) {
+    auto r = call("shell", R"({"command":"echo hi"})");
+    CAF_REQUIRE(r.ok);
+    CAF_CHECK_LESS_OR_EQUAL(r.content.size(), cap);
+    CAF_CHECK(!r.notifications.empty());
+    CAF_CHECK(r.content.ends_with("\n</notifications>"));
+    for (auto& note : r.notifications)
+      carried.push_back(note.handle);
+  }
+  // Every one carried once, in the order queued, over two answers.
+  CAF_REQUIRE_EQUAL(carried.size(), size_t{n});
+  for (int i = 0; i < n; ++i)
+    CAF_CHECK_EQUAL(carried[size_t(i)], fmt::format("h{}", i));
+  CAF_CHECK(call("shell", R"({"command":"echo hi"})").notifications.empty());
 }
 
 CAF_TEST(what no answer carried is handed over at the end) {
