@@ -4,6 +4,7 @@
 #include <caf/execution_unit.hpp>
 #include <caf/policy/work_stealing.hpp>
 #include <caf/scheduler/coordinator.hpp>
+#include <mutex>
 #include <typeinfo>
 
 namespace jp {
@@ -11,6 +12,15 @@ namespace jp {
 namespace {
 
 using stealing_scheduler = caf::scheduler::coordinator<caf::policy::work_stealing>;
+
+/// Asleep on its condition variable with nothing queued: a job given to it runs as
+/// soon as it wakes, behind nothing (a worker running a job has taken it off its
+/// queue, so an empty queue alone does not say the worker is free).
+bool asleep_and_idle(stealing_scheduler::worker_type& w) {
+  auto& d = w.data();
+  std::lock_guard guard(d.waitdata.lock);
+  return d.waitdata.sleeping && d.queue.empty();
+}
 
 class IoThreadUnit final : public caf::execution_unit {
 public:
@@ -23,11 +33,9 @@ public:
     auto& ws = static_cast<stealing_scheduler&>(sch);
     auto n = ws.num_workers();
     auto* first = ws.worker_by_id(0);
-    // The first worker while it has nothing queued; when it is behind (a burst of
-    // exits, a long job), the others in turn, so that none waits on it.
-    if (n == 1 || first->data().queue.empty())
+    if (n == 1 || asleep_and_idle(*first))
       first->external_enqueue(job);
-    else
+    else // it is busy (or about to be): the others in turn, none waits on it
       ws.worker_by_id(1 + next_++ % (n - 1))->external_enqueue(job);
   }
 

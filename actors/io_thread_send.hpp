@@ -1,9 +1,12 @@
 // Messages the io thread sends to actors (a process's output, its exit, its group
 // gone). CAF hands a message from outside its workers to the next worker in turn,
-// usually one asleep, whose wake-up is tens of µs on a virtual machine; these go to
-// the first worker instead, which what they start (the handle, the registry, the
-// turn, the caller's answer) keeps busy, unless it is behind (bench/README.md,
-// "The io thread's messages to one worker").
+// usually one asleep for a while, whose wake-up is the slower (tens of µs on a
+// virtual machine). These go to the first worker when it is asleep with nothing
+// queued: what they start (the handle, the registry, the turn, the caller's
+// answer) stays on the worker that ran it, so the first is the one that ran the
+// previous event's work. A first worker that is running something is passed over:
+// nothing waits behind a job (bench/README.md, "The io thread's messages to one
+// worker").
 #pragma once
 
 #include <caf/abstract_actor.hpp>
@@ -24,6 +27,7 @@ caf::execution_unit* io_thread_unit(caf::actor_system& sys);
 /// caf::anon_send, from the io thread's unit.
 template <class Dest, class... Ts>
 void io_thread_send(const Dest& dest, Ts&&... xs) {
+  static_assert(sizeof...(Ts) > 0, "no message to send");
   using token = caf::detail::type_list<caf::detail::strip_and_convert_t<Ts>...>;
   static_assert(caf::response_type_unbox<caf::signatures_of_t<Dest>, token>::valid,
                 "receiver does not accept given message");

@@ -1,17 +1,20 @@
-// Where the io thread's messages are scheduled: the first CAF worker while it has
-// nothing queued, the others in turn when it is behind. Checked on CAF's own
-// scheduler (threads, not the test DSL's), with every worker held by a job of the
-// test's, so that nothing queued is taken or stolen before it is looked at.
+// Where the io thread's messages are scheduled: the first CAF worker when it is
+// asleep with nothing queued, else the others in turn. Checked on CAF's own
+// scheduler (threads, not the test DSL's), with the workers not under test held by
+// jobs of the test's, so that nothing queued is taken or stolen before it is
+// looked at (idle workers look for work to steal only every 10 s here).
 #define CAF_SUITE io_thread_send
 #include <caf/test/unit_test.hpp>
 
-#include <atomic>
+#include <algorithm>
 #include <caf/all.hpp>
 #include <caf/policy/work_stealing.hpp>
 #include <caf/scheduler/coordinator.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "actors/io_thread_send.hpp"
@@ -24,20 +27,25 @@ namespace {
 using stealing_scheduler = caf::scheduler::coordinator<caf::policy::work_stealing>;
 constexpr auto bound = std::chrono::seconds(20); // generous: never a timing claim
 
-/// Holds the worker that runs it until released (a worker runs one job at a time,
-/// so one per worker holds them all).
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  int running = 0;
+};
+
+/// Holds the worker that runs it until released (a worker runs one job at a time).
 class Hold final : public caf::resumable {
 public:
-  Hold(std::mutex& m, std::condition_variable& cv, int& running, bool& released)
-    : m_(m), cv_(cv), running_(running), released_(released) {}
+  explicit Hold(Gate& g) : g_(g) {}
 
   subtype_t subtype() const override { return function_object; }
 
-  resume_result resume(caf::execution_unit*, size_t) override {
-    std::unique_lock lock(m_);
-    ++running_;
-    cv_.notify_all();
-    cv_.wait(lock, [this] { return released_; });
+  resume_result resume(caf::execution_unit* ctx, size_t) override {
+    std::unique_lock lock(g_.m);
+    ran_on = ctx;
+    ++g_.running;
+    g_.cv.notify_all();
+    g_.cv.wait(lock, [this] { return released; });
     return done;
   }
 
@@ -45,98 +53,153 @@ public:
   void intrusive_ptr_add_ref_impl() override {}
   void intrusive_ptr_release_impl() override {}
 
+  caf::execution_unit* ran_on = nullptr; // guarded by the gate's mutex
+  bool released = false;                 // likewise
+
 private:
-  std::mutex& m_;
-  std::condition_variable& cv_;
-  int& running_;
-  bool& released_;
+  Gate& g_;
 };
+
+RuntimeActorConfig& configured(RuntimeActorConfig& cfg) {
+  // An idle worker wakes to steal every 10 ms by default: here it sleeps until
+  // work is given to it, so a job queued at a held worker stays there.
+  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::seconds(10)});
+  return cfg;
+}
 
 struct held_workers {
   // Before the system: its end joins the workers, which use these until released.
-  std::mutex m;
-  std::condition_variable cv;
-  int running = 0;
-  bool released = false;
+  Gate gate;
   std::vector<std::unique_ptr<Hold>> holds;
   RuntimeActorConfig cfg{4, nullptr, nullptr};
-  caf::actor_system sys{cfg};
+  caf::actor_system sys{configured(cfg)};
   stealing_scheduler& sch = dynamic_cast<stealing_scheduler&>(sys.scheduler());
+  caf::scoped_actor self{sys};
 
   /// Every worker running a Hold: true once all are (bounded wait).
   bool hold_all() {
     for (size_t i = 0; i < sch.num_workers(); ++i) {
-      holds.push_back(std::make_unique<Hold>(m, cv, running, released));
+      holds.push_back(std::make_unique<Hold>(gate));
       sch.worker_by_id(i)->external_enqueue(holds.back().get());
     }
-    std::unique_lock lock(m);
-    return cv.wait_for(lock, bound, [this] { return running == static_cast<int>(sch.num_workers()); });
+    std::unique_lock lock(gate.m);
+    return gate.cv.wait_for(lock, bound, [this] { return gate.running == static_cast<int>(sch.num_workers()); });
   }
 
-  void release() {
-    std::lock_guard lock(m);
-    released = true;
-    cv.notify_all();
+  void release(Hold& h) {
+    std::lock_guard lock(gate.m);
+    h.released = true;
+    gate.cv.notify_all();
+  }
+
+  void release_all() {
+    for (auto& h : holds)
+      release(*h);
+  }
+
+  /// The Hold the first worker runs.
+  Hold* first_workers_hold() {
+    std::lock_guard lock(gate.m);
+    for (auto& h : holds)
+      if (h->ran_on == sch.worker_by_id(0))
+        return h.get();
+    return nullptr;
   }
 
   bool queued_at(size_t worker) { return !sch.worker_by_id(worker)->data().queue.empty(); }
 
-  ~held_workers() { release(); }
+  int queued_at_others() { return int{queued_at(1)} + int{queued_at(2)} + int{queued_at(3)}; }
+
+  /// Waits (bounded) until the first worker sleeps on its condition variable.
+  bool first_asleep() {
+    auto until = std::chrono::steady_clock::now() + bound;
+    auto& d = sch.worker_by_id(0)->data().waitdata;
+    while (std::chrono::steady_clock::now() < until) {
+      {
+        std::lock_guard guard(d.lock);
+        if (d.sleeping)
+          return true;
+      }
+      std::this_thread::yield();
+    }
+    return false;
+  }
+
+  /// An actor started by its first message, which answers each int it gets to the
+  /// test with whether the first worker ran it.
+  caf::actor reporter() {
+    auto first = sch.worker_by_id(0);
+    return sys.spawn<caf::lazy_init>(
+      [first](caf::event_based_actor* s, caf::actor to) -> caf::behavior {
+        return {[=](int x) { s->send(to, x, s->context() == first); }};
+      },
+      caf::actor_cast<caf::actor>(self));
+  }
+
+  /// The report of message `x` (bounded wait): whether the first worker ran it.
+  bool ran_on_first(int x) {
+    bool first = false;
+    int got = -1;
+    self->receive(
+      [&](int y, bool on_first) {
+        got = y;
+        first = on_first;
+      },
+                  caf::after(bound) >> [] { CAF_FAIL("no report"); });
+    CAF_CHECK_EQUAL(got, x);
+    return first;
+  }
+
+  ~held_workers() { release_all(); }
 };
 
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(io_thread_send_tests, held_workers)
 
-CAF_TEST(the first worker takes the io thread messages until it is behind and the others take them then) {
+CAF_TEST(a first worker asleep with nothing queued takes the io thread messages) {
   CAF_REQUIRE_EQUAL(sch.num_workers(), 4u);
-  caf::scoped_actor self{sys};
-  // Lazily started: an actor is scheduled only when its first message comes.
-  auto echo = [](caf::event_based_actor*) -> caf::behavior { return {[](int x) { return x; }}; };
-  auto first = sys.spawn<caf::lazy_init>(echo);
-  auto second = sys.spawn<caf::lazy_init>(echo);
-  auto third = sys.spawn<caf::lazy_init>(echo);
-  auto replies = sys.spawn<caf::lazy_init>([](caf::event_based_actor* s, caf::actor to) -> caf::behavior {
-    return {[s, to](int x) { s->send(to, x); }};
-  }, caf::actor_cast<caf::actor>(self));
-  // A message from outside first, through CAF's own turn, which then names the second
-  // worker next: the first worker taking the io thread's next message is not CAF's
-  // turn (the holds are queued at each worker directly, not through it).
-  int warm = 0;
-  self->send(replies, 0);
-  self->receive([&](int y) { warm = y + 1; }, caf::after(bound) >> [] { CAF_FAIL("no reply"); });
-  CAF_REQUIRE_EQUAL(warm, 1);
+  auto a = reporter();
+  auto b = reporter();
   CAF_REQUIRE(hold_all());
-  for (size_t w = 0; w < 4; ++w)
-    CAF_REQUIRE(!queued_at(w));
-
-  // The first worker has nothing queued: it takes the message's receiver.
-  io_thread_send(first, 1);
-  CAF_CHECK(queued_at(0));
-  CAF_CHECK(!queued_at(1) && !queued_at(2) && !queued_at(3));
-
-  // It is behind now: the next goes to another worker, and the one after to a third.
-  io_thread_send(second, 2);
-  int others = int{queued_at(1)} + int{queued_at(2)} + int{queued_at(3)};
-  CAF_CHECK_EQUAL(others, 1);
-  io_thread_send(third, 3);
-  others = int{queued_at(1)} + int{queued_at(2)} + int{queued_at(3)};
-  CAF_CHECK_EQUAL(others, 2);
-  CAF_CHECK(queued_at(0));
-
-  // Released, the workers run what was queued: each message is delivered.
-  release();
-  for (auto [a, x] : {std::pair{first, 1}, {second, 2}, {third, 3}}) {
-    int got = 0;
-    self->request(a, bound, x).receive([&](int y) { got = y; }, [&](caf::error& e) { CAF_FAIL(to_string(e)); });
-    CAF_CHECK_EQUAL(got, x);
+  auto* mine = first_workers_hold();
+  CAF_REQUIRE(mine != nullptr);
+  release(*mine); // the first worker is free; the others stay held
+  // Twice, each time the first worker asleep: CAF's own turn would name two
+  // different workers, and every other is held.
+  int x = 0;
+  for (auto& receiver : {a, b}) {
+    CAF_REQUIRE(first_asleep());
+    io_thread_send(receiver, ++x);
+    CAF_CHECK_EQUAL(queued_at_others(), 0);
+    CAF_CHECK(ran_on_first(x));
   }
-  io_thread_send(replies, 7);
-  int got = 0;
-  self->receive([&](int y) { got = y; }, caf::after(bound) >> [] { CAF_FAIL("no reply"); });
-  CAF_CHECK_EQUAL(got, 7);
-  for (auto& a : {first, second, third, replies})
-    self->send_exit(a, caf::exit_reason::user_shutdown);
+  for (auto& r : {a, b})
+    self->send_exit(r, caf::exit_reason::user_shutdown);
+}
+
+CAF_TEST(a first worker that is running something is passed over and the others take turns) {
+  CAF_REQUIRE_EQUAL(sch.num_workers(), 4u);
+  auto a = reporter();
+  auto b = reporter();
+  CAF_REQUIRE(hold_all());
+  // Running a job with nothing queued: a message given to it would wait behind
+  // that job for as long as it runs.
+  io_thread_send(a, 1);
+  CAF_CHECK(!queued_at(0));
+  CAF_CHECK_EQUAL(queued_at_others(), 1);
+  io_thread_send(b, 2);
+  CAF_CHECK(!queued_at(0));
+  CAF_CHECK_EQUAL(queued_at_others(), 2);
+  // Released, the workers run what was queued: each message is delivered.
+  release_all();
+  std::vector<int> got;
+  for (int i = 0; i < 2; ++i)
+    self->receive([&](int y, bool) { got.push_back(y); }, caf::after(bound) >> [] { CAF_FAIL("no report"); });
+  std::sort(got.begin(), got.end());
+  CAF_CHECK_EQUAL(got, (std::vector<int>{1, 2}));
+  for (auto& r : {a, b})
+    self->send_exit(r, caf::exit_reason::user_shutdown);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
