@@ -631,32 +631,47 @@ static void nodelay(int fd)
 
 static void w9(size_t n)
 {
+    // Both ends connected before the fork: nothing the child does can leave the
+    // parent waiting for a connection. A dead peer is an error, not a SIGPIPE.
+    signal(SIGPIPE, SIG_IGN);
     int lfd = (int)sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket");
     struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t alen = sizeof addr;
     sys(bind(lfd, (struct sockaddr *)&addr, sizeof addr), "bind");
     sys(listen(lfd, 1), "listen");
     sys(getsockname(lfd, (struct sockaddr *)&addr, &alen), "getsockname");
+    int child_end = (int)sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket");
+    sys(connect(child_end, (struct sockaddr *)&addr, sizeof addr), "connect");
+    int fd = (int)sys(accept4(lfd, NULL, NULL, SOCK_CLOEXEC), "accept");
+    close_fd(&lfd);
+    nodelay(fd);
+    nodelay(child_end);
     pid_t pid = (pid_t)sys(fork(), "fork");
-    if (pid == 0) {   // the answering end
-        int fd = (int)sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket");
-        sys(connect(fd, (struct sockaddr *)&addr, sizeof addr), "connect");
-        nodelay(fd);
+    if (pid == 0) {   // the answering end: every request answered until EOF
+        close(fd);
         char req[W9_REQ], ans[W9_ANS];
         memset(ans, 'a', sizeof ans);
         for (;;) {
             ssize_t r = 0;
             size_t have = 0;
-            while (have < sizeof req && (r = read(fd, req + have, sizeof req - have)) > 0)
-                have += (size_t)r;
+            while (have < sizeof req && (r = read(child_end, req + have, sizeof req - have)) != 0) {
+                if (r > 0)
+                    have += (size_t)r;
+                else if (errno != EINTR)
+                    _exit(1);
+            }
             if (have < sizeof req)
-                _exit(have == 0 && r == 0 ? 0 : 1);   // EOF between requests: done
-            write_all(fd, ans, sizeof ans, "W9 answer");
+                _exit(have == 0 ? 0 : 1);   // EOF between requests: done
+            for (size_t done = 0; done < sizeof ans;) {
+                ssize_t w = write(child_end, ans + done, sizeof ans - done);
+                if (w > 0)
+                    done += (size_t)w;
+                else if (w < 0 && errno != EINTR)
+                    _exit(1);
+            }
         }
     }
-    int fd = (int)sys(accept4(lfd, NULL, NULL, SOCK_CLOEXEC), "accept");
-    close_fd(&lfd);
-    nodelay(fd);
+    close_fd(&child_end);
     char req[W9_REQ], ans[W9_ANS];
     memset(req, 'q', sizeof req);
     double *lat = xcalloc(n, sizeof(double));
@@ -668,9 +683,10 @@ static void w9(size_t n)
     }
     close_fd(&fd);   // EOF ends the child
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    pid_t r;
+    while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (r != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         die("W9: the answering process failed");
     emit("W9", "remote_fetch_p50_us", pct(lat, n, 0.50), NULL);
     free(lat);
