@@ -169,6 +169,30 @@ Result<double> stops(long n) {
   return spent / double(cycles);
 }
 
+/// W7's rate without processes: `await all` of ten handles long stopped, again and
+/// again (the turn answers it from what it knows).
+Result<double> stopped_awaits(long n) {
+  FunctionRig rig(function_tool_config("done", "Done at once", {}), [](const Json&, const Progress&) {
+    return Invocation{FunctionResult::ready(ToolState::success("ok\n"))};
+  });
+  std::vector<std::string> ids;
+  for (int i = 0; i < 10; ++i) {
+    ids.push_back(fmt::format("t{}", i));
+    if (auto sp = rig.session.spawn("done", ids.back(), Json::object()).get(); !sp.ok)
+      return Error{fmt::format("stopped-awaits: spawn: {}", sp.content)};
+  }
+  // The first answer may carry notifications of their stops; the rest are alike.
+  rig.session.await_all(ids).get();
+  auto expected = rig.session.await_all(ids).get();
+  if (!expected.ok || !expected.content.ends_with("\"pending\":[]}"))
+    return Error{fmt::format("stopped-awaits: first await: {}", expected.content)};
+  auto t0 = Clock::now();
+  for (long i = 0; i < n; ++i)
+    if (auto r = rig.session.await_all(ids).get(); r.content != expected.content)
+      return Error{fmt::format("stopped-awaits: {}", r.content)};
+  return us_since(t0, n);
+}
+
 struct Path {
   const char* name;
   const char* what;
@@ -182,6 +206,7 @@ const std::vector<Path>& paths() {
     {"stops", "W3's cycle through the actors, function tools ended one at a time (whole rounds of 170)", 340, stops},
     {"look", "W5's apply + fetch on an echoing function tool (embedding API)", 3000, look},
     {"oneshot", "W1's one-shot call, a function tool ready at once (embedding API)", 2000, oneshot},
+    {"stopped-awaits", "W7's rate: await all of ten handles long stopped (embedding API)", 5000, stopped_awaits},
   };
   return all;
 }
@@ -191,7 +216,7 @@ const std::vector<Path>& paths() {
 std::string counted_path_names() {
   std::string out;
   for (auto& p : paths())
-    out += fmt::format("  {:<12} {} (default --n {})\n", p.name, p.what, p.default_n);
+    out += fmt::format("  {:<14} {} (default --n {})\n", p.name, p.what, p.default_n);
   return out;
 }
 
