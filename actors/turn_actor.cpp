@@ -718,35 +718,29 @@ void carry_notifications(turn_actor_t* self, CallResult& r) {
   if (q.empty())
     return;
   bool json = r.json && r.content.size() >= 2 && r.content.back() == '}';
-  constexpr std::string_view json_open = ",\"notifications\":[", text_open = "\n\n<notifications>",
-                             text_close = "\n</notifications>";
-  auto cap = response_cap(self);
-  size_t size = r.content.size() + (json ? json_open.size() + 1 : text_open.size() + text_close.size());
-  std::vector<std::string> items;
+  std::string_view open = json ? (r.content.size() > 2 ? ",\"notifications\":[" : "\"notifications\":[")
+                               : (r.content.empty() || r.content.back() == '\n' ? "\n<notifications>"
+                                                                                : "\n\n<notifications>");
+  std::string_view close = json ? "]}" : "\n</notifications>";
+  size_t room = r.content.size() - (json ? 1 : 0) + open.size() + close.size(); // the '}' goes
+  std::string block;
+  size_t carried = 0;
   for (auto& n : q) {
-    auto item = json ? to_json(n).dump() : fmt::format("\n[{}] {}: {}", n.level, n.name, n.message);
-    if (size + item.size() + 1 > cap)
+    auto item = json ? (carried ? "," : "") + to_json(n).dump()
+                     : fmt::format("\n[{}] {}: {}", n.level, n.name, n.message);
+    if (room + block.size() + item.size() > response_cap(self))
       break;
-    size += item.size() + 1;
-    items.push_back(std::move(item));
+    block += item;
+    ++carried;
   }
-  if (items.empty())
+  if (carried == 0)
     return;
-  if (json) {
+  if (json)
     r.content.pop_back();
-    r.content += r.content.size() > 1 ? json_open : json_open.substr(1);
-    for (size_t i = 0; i < items.size(); ++i)
-      r.content += (i ? "," : "") + items[i];
-    r.content += "]}";
-  } else {
-    r.content += r.content.empty() || r.content.back() == '\n' ? text_open.substr(1) : text_open;
-    for (auto& item : items)
-      r.content += item;
-    r.content += text_close;
-  }
-  auto carried = static_cast<std::ptrdiff_t>(items.size());
-  r.notifications.assign(std::make_move_iterator(q.begin()), std::make_move_iterator(q.begin() + carried));
-  q.erase(q.begin(), q.begin() + carried);
+  r.content.append(open).append(block).append(close);
+  auto end = q.begin() + static_cast<std::ptrdiff_t>(carried);
+  r.notifications.assign(std::make_move_iterator(q.begin()), std::make_move_iterator(end));
+  q.erase(q.begin(), end);
 }
 
 /// Aborts the handle tagged call `tag` names, if it names one.
