@@ -662,13 +662,7 @@ static void w9(size_t n)
             }
             if (have < sizeof req)
                 _exit(have == 0 ? 0 : 1);   // EOF between requests: done
-            for (size_t done = 0; done < sizeof ans;) {
-                ssize_t w = write(child_end, ans + done, sizeof ans - done);
-                if (w > 0)
-                    done += (size_t)w;
-                else if (w < 0 && errno != EINTR)
-                    _exit(1);
-            }
+            write_all(child_end, ans, sizeof ans, "W9 answer");
         }
     }
     close_fd(&child_end);
