@@ -13,6 +13,7 @@
 #include <jp/executor.hpp>
 #include <jp/jp.hpp>
 #include <mutex>
+#include <thread>
 
 #include "actors/function_handle.hpp"
 #include "runtime/actor_config.hpp"
@@ -85,6 +86,14 @@ struct fixture {
   Config config() {
     auto c = builtin_config();
     c.workspace = ws.path.string();
+    return c;
+  }
+  /// The scripted provider on `script` (TOML, as in examples/).
+  Config scripted(const char* script) {
+    ws.write("script.toml", script);
+    auto c = config();
+    c.assistant.provider = "scripted";
+    c.assistant.script = (ws.path / "script.toml").string();
     return c;
   }
 };
@@ -297,7 +306,7 @@ CAF_TEST(a function tool is refused what it cannot do with a message saying why)
 }
 
 CAF_TEST(a turn on the scripted provider calls a function tool and awaits it) {
-  ws.write("script.toml", R"(
+  auto c = scripted(R"(
 [[agents]]
 name = "main"
   [[agents.steps]]
@@ -310,9 +319,6 @@ name = "main"
   [[agents.steps]]
   text = "The sum is ready."
 )");
-  auto c = config();
-  c.assistant.provider = "scripted";
-  c.assistant.script = (ws.path / "script.toml").string();
   Runtime rt(c);
   CAF_REQUIRE(add_adder(rt));
   auto seen = std::make_shared<RecordedResults>();
@@ -376,6 +382,39 @@ CAF_TEST(a runtime in a given actor system ends its handles before the system) {
   } // the session, then the runtime, while the system runs on
   get(tool.aborted.get_future());
   CAF_CHECK_EQUAL(tool.aborts.load(), 1);
+}
+
+CAF_TEST(a runtime ends while a thread that made and used it still runs) {
+  // An embedder's pool thread makes the runtime, starts a session and a turn, and
+  // lives on; another thread ends the runtime. CAF leaves a thread that spawned an
+  // actor holding its system's logger, which ~actor_system waits for.
+  auto c = scripted(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  text = "Done."
+)");
+  std::unique_ptr<Runtime> rt;
+  std::promise<std::string> used;
+  std::promise<void> release;
+  std::thread pool_thread([&] {
+    rt = std::make_unique<Runtime>(c);
+    CAF_REQUIRE(add_adder(*rt));
+    {
+      auto s = rt->session();
+      auto sum = get(s.spawn("add", "sum", obj(R"({"a": 2, "b": 3})")));
+      auto turn = rt->run_turn("go");
+      auto answer = get(std::move(turn.result())).answer;
+      used.set_value(sum.ok ? answer : "the spawn failed: " + sum.content);
+    }
+    release.get_future().wait();
+  });
+  CAF_CHECK_EQUAL(get(used.get_future()), "Done.");
+  auto ended = std::async(std::launch::async, [&] { rt.reset(); });
+  bool in_time = ended.wait_for(hang_guard) == std::future_status::ready;
+  release.set_value();
+  pool_thread.join();
+  CAF_CHECK(in_time);
 }
 
 CAF_TEST(a turn whose provider cannot be made fails with a code and the reason) {

@@ -9,6 +9,7 @@
 #include "actors/turn_actor.hpp"
 #include "config/config_loader.hpp"
 #include "jp/executor.hpp"
+#include "runtime/embedding/caller_thread_guard.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "tools/builtin_tools.hpp"
 
@@ -31,6 +32,7 @@ Result<Config> config_from_toml(std::string_view toml, std::string_view origin) 
 
 Runtime::Impl::Impl(Config c, caf::actor_system* system)
   : io(io_poll(c.runtime)), config(std::move(c)), store(std::make_shared<MemoryConversationStore>()) {
+  CallerThreadGuard caller; // caller_thread_guard.hpp
   if (!config.mcp_servers.empty()) {
     auto mcp = start_mcp_tools(std::make_shared<const Config>(config), io,
                                [this](const std::string& note) { notes.push_back(note); });
@@ -56,6 +58,7 @@ Runtime::Impl::~Impl() {
   }
   // Someone else's system: end this runtime's turns (and with them their handles)
   // before the io thread their processes use goes away.
+  CallerThreadGuard caller; // caller_thread_guard.hpp
   caf::scoped_actor self{*sys};
   for (auto& addr : started)
     if (auto a = caf::actor_cast<caf::actor>(addr)) {
@@ -133,6 +136,7 @@ caf::actor_system& Runtime::system() {
 }
 
 Session Runtime::session() {
+  CallerThreadGuard caller; // caller_thread_guard.hpp
   auto s = std::make_shared<Session::Impl>();
   s->rt = impl_;
   TurnContext ctx;

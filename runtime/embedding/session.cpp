@@ -5,6 +5,7 @@
 
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
+#include "runtime/embedding/caller_thread_guard.hpp"
 
 namespace jp {
 
@@ -130,6 +131,7 @@ std::future<CallResult> call_text(Session::Impl& impl, const std::string& tool, 
 } // namespace
 
 Session::Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {
+  CallerThreadGuard caller; // caller_thread_guard.hpp
   impl_->client = impl_->rt->sys->spawn(session_client, impl_->turn, impl_->pending);
 }
 Session::Session(Session&&) noexcept = default;

@@ -7,6 +7,7 @@
 #include "actors/turn_loop.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
+#include "runtime/embedding/caller_thread_guard.hpp"
 #include "runtime/provider/assistant.hpp"
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/store/script.hpp"
@@ -67,6 +68,7 @@ Turn Runtime::run_turn(std::string prompt) {
 }
 
 Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
+  CallerThreadGuard caller; // caller_thread_guard.hpp
   auto config = impl_->snapshot();
   TurnLoopContext ctx;
   ctx.config = config;
