@@ -398,15 +398,23 @@ name = "main"
   std::promise<std::string> used;
   std::promise<void> release;
   std::thread pool_thread([&] {
+    // No CAF_ macros here: they report from the test's own thread only.
     rt = std::make_unique<Runtime>(c);
-    CAF_REQUIRE(add_adder(*rt));
-    {
+    std::string outcome = "add_function_tool failed";
+    if (add_adder(*rt)) {
       auto s = rt->session();
-      auto sum = get(s.spawn("add", "sum", obj(R"({"a": 2, "b": 3})")));
+      auto sum = s.spawn("add", "sum", obj(R"({"a": 2, "b": 3})"));
       auto turn = rt->run_turn("go");
-      auto answer = get(std::move(turn.result())).answer;
-      used.set_value(sum.ok ? answer : "the spawn failed: " + sum.content);
+      auto& answer = turn.result();
+      if (sum.wait_for(hang_guard) != std::future_status::ready ||
+          answer.wait_for(hang_guard) != std::future_status::ready)
+        outcome = "no answer within the hang guard";
+      else if (auto r = sum.get(); !r.ok)
+        outcome = "the spawn failed: " + r.content;
+      else
+        outcome = answer.get().answer;
     }
+    used.set_value(outcome);
     release.get_future().wait();
   });
   CAF_CHECK_EQUAL(get(used.get_future()), "Done.");
@@ -414,6 +422,30 @@ name = "main"
   bool in_time = ended.wait_for(hang_guard) == std::future_status::ready;
   release.set_value();
   pool_thread.join();
+  CAF_CHECK(in_time);
+}
+
+CAF_TEST(a runtime ends while an actor of another system that used it lives on) {
+  // The embedder's own actors: one of them starts a session of a runtime that has
+  // its own system, and runs on after the runtime ends.
+  RuntimeActorConfig cfg;
+  auto theirs = std::make_unique<caf::actor_system>(cfg);
+  auto rt = std::make_unique<Runtime>(config());
+  CAF_REQUIRE(add_adder(*rt));
+  std::promise<bool> used;
+  auto user = theirs->spawn([&](caf::event_based_actor*) -> caf::behavior {
+    return {[&](int) {
+      auto s = rt->session();
+      used.set_value(true);
+    }};
+  });
+  caf::anon_send(user, 1);
+  CAF_CHECK(get(used.get_future()));
+  auto ended = std::async(std::launch::async, [&] { rt.reset(); });
+  bool in_time = ended.wait_for(hang_guard) == std::future_status::ready;
+  caf::anon_send_exit(user, caf::exit_reason::user_shutdown);
+  user = nullptr;
+  theirs.reset(); // its workers end: a runtime's end that waited on them ends too
   CAF_CHECK(in_time);
 }
 
