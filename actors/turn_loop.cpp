@@ -365,8 +365,19 @@ void send_request(loop_actor_t* self) {
     hooks.on_retry = [me, gen](const std::string& why) { caf::anon_send(me, retry_atom::value, gen, why); };
     hooks.cancelled = [cancel] { return cancel->load(); };
     error_code kind = error_code::none;
-    auto status = provider->stream_classified(req, hooks, kind);
-    caf::anon_send(me, streamed_atom::value, gen, status.error, kind);
+    std::string failure;
+    // A provider of the program's own that throws fails the response, as an error it
+    // returned would: unanswered, the turn would wait for its stream's end forever.
+    try {
+      failure = provider->stream_classified(req, hooks, kind).error;
+    } catch (const std::exception& e) {
+      failure = fmt::format("the provider failed: {}", e.what());
+      kind = error_code::provider_stream;
+    } catch (...) {
+      failure = "the provider failed (it threw)";
+      kind = error_code::provider_stream;
+    }
+    caf::anon_send(me, streamed_atom::value, gen, failure, kind);
   };
   if (!provider->blocking())
     return stream();
@@ -665,6 +676,25 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
   self->state.ctx = std::move(ctx);
   self->state.turn = spawn_turn(self->system(), turn_context_of(self));
   self->link_to(self->state.turn);
+  // A hook of the program's that throws here (its observer, renderer, prompts or
+  // store) ends the turn as failed, saying what it threw, and its handles go as at
+  // an abort. Left to CAF, this actor would end and its caller never hear.
+  self->set_exception_handler([self](std::exception_ptr& thrown) -> caf::error {
+    auto& st = self->state;
+    std::string what = "an exception";
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    st.error = fmt::format("the turn failed: a hook of the program threw: {}", what);
+    st.code = error_code::none;
+    self->send_exit(st.turn, caf::exit_reason::kill);
+    if (st.done.pending())
+      st.done.deliver(result_of(st, false));
+    return caf::exit_reason::user_shutdown;
+  });
   return {
     [self](run_atom, const std::string& prompt) -> caf::result<TurnResult> {
       auto& st = self->state;

@@ -80,6 +80,14 @@ ParameterConfig number(std::string name) {
   return p;
 }
 
+/// A script whose one step answers "Done.".
+constexpr const char* done_script = R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  text = "Done."
+)";
+
 /// A runtime in a fresh workspace.
 struct fixture {
   temp_dir ws;
@@ -159,6 +167,20 @@ CAF_TEST(a function tool and a process tool are spawned and awaited together) {
   auto once = get(answered.get_future());
   CAF_CHECK(once.ok);
   CAF_CHECK_EQUAL(once.content, "1.5");
+}
+
+CAF_TEST(a session callback that throws leaves the session working) {
+  Runtime rt(config());
+  CAF_REQUIRE(add_adder(rt));
+  auto s = rt.session();
+  std::promise<void> called;
+  s.call("add", obj(R"({"a": 1, "b": 2})"), [&called](CallResult) {
+    called.set_value();
+    throw std::runtime_error("the program's own bug");
+  });
+  get(called.get_future());
+  auto after = get(s.spawn("add", "sum", obj(R"({"a": 2, "b": 3})")));
+  CAF_CHECK(after.ok);
 }
 
 CAF_TEST(a function tool has the schema of its declared parameters and of the protocol) {
@@ -335,6 +357,31 @@ name = "main"
   CAF_CHECK_EQUAL(str(completed(*awaited, "sum"), "result"), "42");
 }
 
+CAF_TEST(a turn whose observer throws fails and says what it threw) {
+  Runtime rt(scripted(done_script));
+  struct Throwing : TurnObserver {
+    void response(int, const std::string&) override { throw std::runtime_error("the program's own bug"); }
+  };
+  TurnHooks hooks;
+  hooks.observer = std::make_shared<Throwing>();
+  auto result = get(std::move(rt.run_turn("go", hooks).result()));
+  CAF_CHECK_EQUAL(to_string(result.outcome), std::string("failed"));
+  CAF_CHECK_EQUAL(result.error, "the turn failed: a hook of the program threw: the program's own bug");
+}
+
+CAF_TEST(a turn whose provider throws fails and says what it threw) {
+  struct Throwing : Provider {
+    Status stream(const ChatRequest&, const StreamHooks&) override { throw std::runtime_error("no route to the model"); }
+  };
+  Runtime rt(config());
+  TurnHooks hooks;
+  hooks.provider = std::make_shared<Throwing>();
+  auto result = get(std::move(rt.run_turn("go", hooks).result()));
+  CAF_CHECK_EQUAL(to_string(result.outcome), std::string("failed"));
+  CAF_CHECK(result.code == error_code::provider_stream);
+  CAF_CHECK_EQUAL(result.error, "the provider failed: no route to the model");
+}
+
 CAF_TEST(a turn starts sub-agents that its own provider answers) {
   // The provider is shared: the sub-agent's request takes the narration steps while
   // its parent waits on the blocking `agent` call.
@@ -388,12 +435,7 @@ CAF_TEST(a runtime ends while a thread that made and used it still runs) {
   // An embedder's pool thread makes the runtime, starts a session and a turn, and
   // lives on; another thread ends the runtime. CAF leaves a thread that spawned an
   // actor holding its system's logger, which ~actor_system waits for.
-  auto c = scripted(R"(
-[[agents]]
-name = "main"
-  [[agents.steps]]
-  text = "Done."
-)");
+  auto c = scripted(done_script);
   std::unique_ptr<Runtime> rt;
   std::promise<std::string> used;
   std::promise<void> release;

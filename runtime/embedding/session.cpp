@@ -24,7 +24,13 @@ void answer(const std::shared_ptr<Pending>& pending, uint64_t n, SessionReply re
     k = std::move(it->second);
     pending->waiting.erase(it);
   }
-  k(reply);
+  // The program's callback runs on the session's client actor: an exception from
+  // it would end that actor, and every later call of the session would wait forever.
+  try {
+    k(reply);
+  } catch (...) {
+    // The program's own fault, and its to see: the session goes on.
+  }
 }
 
 /// A session's client: forwards each call to the turn in the order it came, and
