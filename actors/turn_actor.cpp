@@ -115,7 +115,17 @@ template <class T>
 void ask_detached(turn_actor_t* self, std::function<caf::expected<T>()> blocking, std::function<void(T&)> k,
                   std::function<void(caf::error&)> k_error) {
   auto asker = self->spawn<caf::detached>([blocking]() -> caf::behavior {
-    return {[blocking](run_atom) -> caf::result<T> { return blocking(); }};
+    return {[blocking](run_atom) -> caf::result<T> {
+      // The asking is the program's (its prompts, its inquiry): one that throws is
+      // no answer. Left to CAF, this actor would end and the call wait forever.
+      try {
+        return blocking();
+      } catch (const std::exception& e) {
+        return make_error(error_code::inquiry_failed, fmt::format("the question's answerer failed: {}", e.what()));
+      } catch (...) {
+        return make_error(error_code::inquiry_failed, "the question's answerer failed (it threw)");
+      }
+    }};
   });
   self->request(asker, caf::infinite, run_atom::value)
     .then(

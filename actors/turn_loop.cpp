@@ -565,7 +565,7 @@ void open_menu(loop_actor_t* self) {
       InterruptChoice choice;
       try {
         choice = prompts->interrupt_menu(what).value_or(InterruptChoice{});
-      } catch (const std::exception&) {
+      } catch (...) {
       }
       caf::anon_send(me, menu_atom::value, static_cast<int>(choice.what), std::move(choice.text));
       worker->quit();

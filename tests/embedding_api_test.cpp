@@ -369,6 +369,40 @@ CAF_TEST(a turn whose observer throws fails and says what it threw) {
   CAF_CHECK_EQUAL(result.error, "the turn failed: a hook of the program threw: the program's own bug");
 }
 
+CAF_TEST(a turn whose prompts throw takes it as no answer) {
+  auto c = scripted(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "asked"
+  arguments = {}
+  [[agents.steps]]
+  text = "Done."
+)");
+  Runtime rt(c);
+  auto tool = function_tool_config("asked", "Runs once it is allowed", {});
+  tool.run = run_mode::ask;
+  CAF_REQUIRE(rt.add_function_tool(tool, [](const Json&, const Progress&) {
+    return Invocation{FunctionResult::ready(ToolState::success("ran"))};
+  }));
+  struct Throwing : PromptBackend {
+    std::optional<Json> ask(const std::string&, const Question&) override { throw std::runtime_error("no tty"); }
+    std::optional<PermissionReply> permit(const std::string&, const Json&) override {
+      throw std::runtime_error("no tty");
+    }
+  };
+  auto seen = std::make_shared<RecordedResults>();
+  TurnHooks hooks;
+  hooks.prompts = std::make_shared<Throwing>();
+  hooks.observer = seen;
+  auto result = get(std::move(rt.run_turn("go", hooks).result()));
+  CAF_CHECK_EQUAL(result.answer, "Done.");
+  std::lock_guard lock(seen->mtx);
+  CAF_REQUIRE_EQUAL(seen->contents.size(), 1u);
+  CAF_CHECK(seen->contents[0].find("ran") == std::string::npos); // refused, not run
+}
+
 CAF_TEST(a turn whose provider throws fails and says what it threw) {
   struct Throwing : Provider {
     Status stream(const ChatRequest&, const StreamHooks&) override { throw std::runtime_error("no route to the model"); }
