@@ -1,5 +1,7 @@
 #include "actors/provider_subagents.hpp"
 
+#include <fmt/format.h>
+
 namespace jp {
 
 Status ProviderSubAgents::prepare(const std::string& path, const AgentSpec& spec, TurnLoopContext& ctx) {
@@ -8,8 +10,16 @@ Status ProviderSubAgents::prepare(const std::string& path, const AgentSpec& spec
                  "out here"};
   ctx.provider = provider_;
   ctx.inquiry = inquiry_;
+  // The program's own function, run on the registry: one that throws refuses this
+  // sub-agent, with the reason, instead of ending the registry and its handles.
   if (observe_)
-    ctx.observer = observe_(path);
+    try {
+      ctx.observer = observe_(path);
+    } catch (const std::exception& e) {
+      return Error{fmt::format("the program's observer for sub-agent {} could not be made: {}", path, e.what())};
+    } catch (...) {
+      return Error{fmt::format("the program's observer for sub-agent {} could not be made (it threw)", path)};
+    }
   return Status::ok();
 }
 

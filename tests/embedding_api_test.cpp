@@ -88,6 +88,18 @@ name = "main"
   text = "Done."
 )";
 
+/// A scripted provider whose first step calls the `agent` tool and whose second
+/// answers `then` (a sub-agent's request takes it while its parent waits).
+Result<std::shared_ptr<Provider>> delegating_provider(const std::string& then) {
+  return scripted_provider(fmt::format(R"(
+[[agents]]
+name = "main"
+steps = [ {{ calls = [ {{ tool = "agent", arguments = {{ prompt = "help me" }} }} ] }},
+          {{ text = "{}" }} ]
+)",
+                                       then));
+}
+
 /// A runtime in a fresh workspace.
 struct fixture {
   temp_dir ws;
@@ -419,12 +431,7 @@ CAF_TEST(a turn whose provider throws fails and says what it threw) {
 CAF_TEST(a turn starts sub-agents that its own provider answers) {
   // The provider is shared: the sub-agent's request takes the narration steps while
   // its parent waits on the blocking `agent` call.
-  auto provider = scripted_provider(R"(
-[[agents]]
-name = "main"
-steps = [ { calls = [ { tool = "agent", arguments = { prompt = "help me" } } ] },
-          { text = "from the sub-agent" } ]
-)");
+  auto provider = delegating_provider("from the sub-agent");
   CAF_REQUIRE(provider.ok());
   Runtime rt(config());
   auto seen = std::make_shared<RecordedResults>();
@@ -446,6 +453,25 @@ steps = [ { calls = [ { tool = "agent", arguments = { prompt = "help me" } } ] }
   std::lock_guard lock2(watched_mtx);
   CAF_REQUIRE_EQUAL(watched.size(), 1u);
   CAF_CHECK(watched[0].rfind("assistant/", 0) == 0);
+}
+
+CAF_TEST(a sub-agent whose observer cannot be made is refused with the reason) {
+  auto provider = delegating_provider("on my own, then");
+  CAF_REQUIRE(provider.ok());
+  Runtime rt(config());
+  auto seen = std::make_shared<RecordedResults>();
+  TurnHooks hooks;
+  hooks.provider = *provider;
+  hooks.observer = seen;
+  hooks.subagent_observer = [](const std::string&) -> std::shared_ptr<TurnObserver> {
+    throw std::runtime_error("no display for it");
+  };
+  auto result = get(std::move(rt.run_turn("delegate", hooks).result()));
+  CAF_CHECK_EQUAL(result.answer, "on my own, then");
+  std::lock_guard lock(seen->mtx);
+  CAF_REQUIRE_EQUAL(seen->contents.size(), 1u);
+  CAF_MESSAGE(seen->contents[0]);
+  CAF_CHECK(seen->contents[0].find("no display for it") != std::string::npos);
 }
 
 CAF_TEST(a runtime in a given actor system ends its handles before the system) {
