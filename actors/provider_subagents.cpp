@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "messages/thrown_text.hpp"
+
 namespace jp {
 
 Status ProviderSubAgents::prepare(const std::string& path, const AgentSpec& spec, TurnLoopContext& ctx) {
@@ -15,10 +17,8 @@ Status ProviderSubAgents::prepare(const std::string& path, const AgentSpec& spec
   if (observe_)
     try {
       ctx.observer = observe_(path);
-    } catch (const std::exception& e) {
-      return Error{fmt::format("the program's observer for sub-agent {} could not be made: {}", path, e.what())};
     } catch (...) {
-      return Error{fmt::format("the program's observer for sub-agent {} could not be made (it threw)", path)};
+      return Error{fmt::format("the program's observer for sub-agent {} could not be made: {}", path, thrown_text())};
     }
   return Status::ok();
 }

@@ -15,6 +15,7 @@
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/response_cap.hpp"
+#include "messages/thrown_text.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/describe_tools.hpp"
 #include "tools/permission.hpp"
@@ -120,10 +121,8 @@ void ask_detached(turn_actor_t* self, std::function<caf::expected<T>()> blocking
       // no answer. Left to CAF, this actor would end and the call wait forever.
       try {
         return blocking();
-      } catch (const std::exception& e) {
-        return make_error(error_code::inquiry_failed, fmt::format("the question's answerer failed: {}", e.what()));
       } catch (...) {
-        return make_error(error_code::inquiry_failed, "the question's answerer failed (it threw)");
+        return make_error(error_code::inquiry_failed, fmt::format("the question's answerer failed: {}", thrown_text()));
       }
     }};
   });

@@ -13,6 +13,7 @@
 #include "messages/conversation_event_codec.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/response_cap.hpp"
+#include "messages/thrown_text.hpp"
 #include "messages/turn_result.hpp"
 #include "runtime/store/subagent_store.hpp"
 #include "tools/builtin_tools.hpp"
@@ -370,11 +371,8 @@ void send_request(loop_actor_t* self) {
     // returned would: unanswered, the turn would wait for its stream's end forever.
     try {
       failure = provider->stream_classified(req, hooks, kind).error;
-    } catch (const std::exception& e) {
-      failure = fmt::format("the provider failed: {}", e.what());
-      kind = error_code::provider_stream;
     } catch (...) {
-      failure = "the provider failed (it threw)";
+      failure = fmt::format("the provider failed: {}", thrown_text());
       kind = error_code::provider_stream;
     }
     caf::anon_send(me, streamed_atom::value, gen, failure, kind);
@@ -676,19 +674,13 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
   self->state.ctx = std::move(ctx);
   self->state.turn = spawn_turn(self->system(), turn_context_of(self));
   self->link_to(self->state.turn);
-  // A hook of the program's that throws here (its observer, renderer, prompts or
-  // store) ends the turn as failed, saying what it threw, and its handles go as at
-  // an abort. Left to CAF, this actor would end and its caller never hear.
+  // A hook of the program's that throws here (its observer, renderer or store, its
+  // prompts outside a question) ends the turn as failed, saying what it threw, and
+  // its handles go as at an abort. Left to CAF, this actor would end and its caller
+  // never hear.
   self->set_exception_handler([self](std::exception_ptr& thrown) -> caf::error {
     auto& st = self->state;
-    std::string what = "an exception";
-    try {
-      std::rethrow_exception(thrown);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    st.error = fmt::format("the turn failed: a hook of the program threw: {}", what);
+    st.error = fmt::format("the turn failed: a hook of the program threw: {}", thrown_text(thrown));
     st.code = error_code::none;
     self->send_exit(st.turn, caf::exit_reason::kill);
     if (st.done.pending())

@@ -7,8 +7,9 @@
 //
 // Each call returns a std::future, or takes a callback. Any thread may call; a
 // callback runs on a runtime thread and must not block (nor wait on a future of
-// this runtime). An exception a callback throws is dropped: the session goes on. Destroying the session ends its handles at once (aborted); end()
-// first applies each handle's turn-end policy (await, abort, inquire) as a turn does.
+// this runtime). An exception a callback throws is dropped: the session goes on.
+// Destroying the session ends its handles at once (aborted); end() first applies
+// each handle's turn-end policy (await, abort, inquire) as a turn does.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,6 @@
 
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
-#include "runtime/embedding/caller_thread_guard.hpp"
 
 namespace jp {
 
@@ -137,7 +136,6 @@ std::future<CallResult> call_text(Session::Impl& impl, const std::string& tool, 
 } // namespace
 
 Session::Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {
-  CallerThreadGuard caller; // caller_thread_guard.hpp
   impl_->client = impl_->rt->sys->spawn(session_client, impl_->turn, impl_->pending);
 }
 Session::Session(Session&&) noexcept = default;
