@@ -76,14 +76,28 @@ struct held_workers {
   stealing_scheduler& sch = dynamic_cast<stealing_scheduler&>(sys.scheduler());
   caf::scoped_actor self{sys};
 
-  /// Every worker running a Hold: true once all are (bounded wait).
+  /// Every worker running a Hold: true once all are (bounded wait). One Hold at a
+  /// time, each to a worker not yet held: a free worker may steal it first (then
+  /// that one is held, and the next Hold goes to the one passed over). All at once,
+  /// a Hold stolen by one worker left its own queued behind it, for a worker that
+  /// looks to steal only every 10 s here.
   bool hold_all() {
-    for (size_t i = 0; i < sch.num_workers(); ++i) {
-      holds.push_back(std::make_unique<Hold>(gate));
-      sch.worker_by_id(i)->external_enqueue(holds.back().get());
-    }
+    auto until = std::chrono::steady_clock::now() + bound;
     std::unique_lock lock(gate.m);
-    return gate.cv.wait_for(lock, bound, [this] { return gate.running == static_cast<int>(sch.num_workers()); });
+    while (gate.running < static_cast<int>(sch.num_workers())) {
+      size_t free = 0;
+      while (std::any_of(holds.begin(), holds.end(),
+                         [&](auto& h) { return h->ran_on == sch.worker_by_id(free); }))
+        ++free;
+      holds.push_back(std::make_unique<Hold>(gate));
+      int before = gate.running;
+      lock.unlock();
+      sch.worker_by_id(free)->external_enqueue(holds.back().get());
+      lock.lock();
+      if (!gate.cv.wait_until(lock, until, [&] { return gate.running > before; }))
+        return false;
+    }
+    return true;
   }
 
   void release(Hold& h) {
