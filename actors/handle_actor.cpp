@@ -21,6 +21,7 @@
 #include "runtime/process/output_buffer.hpp"
 #include "runtime/process/private_file.hpp"
 #include "runtime/process/process.hpp"
+#include "runtime/process/text_tail.hpp"
 
 namespace jp {
 
@@ -428,10 +429,24 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
           st.proc->write_stdin(std::move(fed.replies));
         text = fed.text;
       }
-      st.out->append(text);
+      st.watch.saw(text);
+      if (is_err) {
+        keep_tail(st.stderr_tail, chunk, stderr_tail_bytes);
+      } else if (st.spec.structured_output && !st.stdout_overflow) {
+        st.stdout_capture += chunk;
+        if (st.stdout_capture.size() > st.spec.output_cap) {
+          st.stdout_overflow = true;
+          st.stdout_capture.clear();
+        }
+      }
+      auto consumed = chunk.size();
+      // Last, so the buffer may keep the chunk itself rather than a copy of it.
+      if (st.term)
+        st.out->append(text);
+      else
+        st.out->append(std::move(chunk));
       ++st.output_seq;
       st.last_output = clock::now();
-      st.watch.saw(text);
       st.input_unanswered = false; // the echo at least: the input was taken
       if (detects_input_wait(st)) {
         st.probe_due = true;
@@ -441,18 +456,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       }
       // Consumed: let the io thread read on (it stops while we are far behind).
       if (st.proc)
-        st.proc->ack(chunk.size());
-      if (is_err) {
-        st.stderr_tail += chunk;
-        if (st.stderr_tail.size() > 2 * stderr_tail_bytes)
-          st.stderr_tail.erase(0, st.stderr_tail.size() - stderr_tail_bytes);
-      } else if (st.spec.structured_output && !st.stdout_overflow) {
-        st.stdout_capture += chunk;
-        if (st.stdout_capture.size() > st.spec.output_cap) {
-          st.stdout_overflow = true;
-          st.stdout_capture.clear();
-        }
-      }
+        st.proc->ack(consumed);
       // settle_ms = 0: a wait ends at the first new output, not after a quiet spell.
       if (st.spec.settle_ms == 0 && (st.probe_due || !st.looks.empty()))
         settle_looks(self);

@@ -2,6 +2,7 @@
 
 #include "messages/json.hpp"
 #include "runtime/process/input_wait.hpp"
+#include "runtime/process/text_tail.hpp"
 
 namespace jp {
 
@@ -35,12 +36,7 @@ InputWatch::InputWatch(const std::string& prompt_pattern, bool terminal) : termi
 
 void InputWatch::saw(std::string_view text) {
   // Only the tail can hold a prompt or the last line: never copy a whole big chunk.
-  if (text.size() >= recent_text_bytes)
-    recent_.assign(text.substr(text.size() - recent_text_bytes));
-  else
-    recent_ += text;
-  if (recent_.size() > 2 * recent_text_bytes)
-    recent_.erase(0, recent_.size() - recent_text_bytes);
+  keep_tail(recent_, text, recent_text_bytes);
 }
 
 bool InputWatch::probe(pid_t pid) const {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <vector>
 
 #include "runtime/process/output_buffer.hpp"
 #include "temp_dir.hpp"
@@ -74,6 +75,42 @@ CAF_TEST(a spill file keeps its head and tail within spill_max_bytes with the om
   CAF_CHECK_EQUAL(head.size() + omitted + tail.size(), all.size());
   CAF_CHECK_GREATER(head.size(), 4096u);
   CAF_CHECK_GREATER(tail.size(), 4096u);
+}
+
+CAF_TEST(chunks handed over whole give the same window and spill file as chunks copied) {
+  // A chunk as long as the spill file's tail (here 8 KiB) or longer is kept as it
+  // came, not copied: what is taken and what is written must not change with that,
+  // whether the output ends there or goes on, and when a chunk ends the file's head.
+  temp_dir dir;
+  std::vector<std::vector<size_t>> patterns = {
+    {100, 9000, 8192, 16384, 20000, 5000, 12000, 16385, 700}, // 240 kB in all
+    {100, 1000, 16000},                                       // the head ends in the last
+    {100, 1000, 16000, 9000},
+  };
+  for (auto& sizes : patterns) {
+    std::string all = sizes.size() == 9 ? numbered(0, 20000) : numbered(0, 0);
+    if (all.empty())
+      for (size_t n : sizes)
+        all += numbered(0, 100000).substr(all.size(), n);
+    auto fill = [&](const std::string& name, bool whole) {
+      OutputBuffer buf(1024, (dir.path / name).string(), "", SpillLimits{16384, 1 << 30});
+      if (!whole)
+        feed(buf, all, 1000);
+      for (size_t i = 0, k = 0; whole && i < all.size(); i += sizes[k++ % sizes.size()])
+        buf.append(std::string(all.substr(i, sizes[k % sizes.size()])));
+      auto taken = buf.take();
+      buf.close();
+      return std::make_pair(taken, read_file(dir.path / name));
+    };
+    auto [copied, copied_file] = fill(fmt::format("copied{}.log", all.size()), false);
+    auto [kept, kept_file] = fill(fmt::format("kept{}.log", all.size()), true);
+    CAF_MESSAGE(sizes.size() << " chunk sizes, " << all.size() << " bytes");
+    CAF_CHECK_EQUAL(kept.content, copied.content);
+    CAF_CHECK_EQUAL(kept.omitted, copied.omitted);
+    CAF_CHECK_EQUAL(kept_file, copied_file);
+    CAF_CHECK(all.ends_with(kept_file.substr(kept_file.size() - 4096)));
+    CAF_CHECK(all.ends_with(kept.content.substr(kept.content.size() - 512)));
+  }
 }
 
 CAF_TEST(an output that fits spill_max_bytes is spilled whole) {

@@ -1,6 +1,7 @@
 #include "runtime/process/output_buffer.hpp"
 #include "runtime/process/private_file.hpp"
 #include "runtime/process/spill_budget.hpp"
+#include "runtime/process/text_tail.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -124,7 +125,7 @@ bool OutputBuffer::write_spill(std::string_view bytes) {
   return true;
 }
 
-void OutputBuffer::spill(std::string_view bytes) {
+void OutputBuffer::spill(std::string_view bytes, std::string* owned) {
   if (spill_done_ || spill_path_.empty())
     return;
   if (spill_fd_ < 0 && !open_spill())
@@ -138,46 +139,52 @@ void OutputBuffer::spill(std::string_view bytes) {
       return;
     bytes.remove_prefix(head.size());
   }
-  if (bytes.size() >= spill_tail_cap_) {
-    spill_tail_.assign(bytes.substr(bytes.size() - spill_tail_cap_));
-  } else {
-    spill_tail_.append(bytes);
-    if (spill_tail_.size() > 2 * spill_tail_cap_)
-      spill_tail_.erase(0, spill_tail_.size() - spill_tail_cap_);
-  }
+  // A chunk that holds the whole tail (a fast writer's full pipe) is kept as it came
+  // (`bytes` ends it): copying it would be most of what the output costs past the
+  // file's head.
+  if (owned && bytes.size() >= spill_tail_cap_ && owned->size() <= 2 * spill_tail_cap_)
+    spill_tail_ = std::move(*owned);
+  else
+    keep_tail(spill_tail_, bytes, spill_tail_cap_);
 }
 
 void OutputBuffer::append(std::string_view chunk) {
+  append(chunk, nullptr);
+}
+
+void OutputBuffer::append(std::string&& chunk) {
+  append(std::string_view(chunk), &chunk);
+}
+
+void OutputBuffer::append(std::string_view chunk, std::string* owned) {
   if (chunk.empty())
     return;
   total_ += chunk.size();
   pending_ += chunk.size();
-  // Full output: kept in memory while small, in the spill file once it is not.
-  if (spill_fd_ < 0 && !spill_done_) {
-    early_.append(chunk);
-    if (early_.size() > cap_) {
-      spill(early_);
-      early_.clear();
-      early_.shrink_to_fit();
-    }
-  } else {
-    spill(chunk);
-  }
-  // The pending window.
+  // The pending window, first: the full output below may take `owned` over.
   if (!cut_) {
     window_.append(chunk);
     if (window_.size() > cap_) {
       cut_ = true;
       head_ = window_.substr(0, utf8_prefix(window_, head_cap_));
-      tail_ = window_.substr(head_.size());
+      keep_tail(tail_, std::string_view(window_).substr(head_.size()), tail_cap_);
       window_.clear();
       window_.shrink_to_fit();
     }
   } else {
-    tail_.append(chunk);
+    keep_tail(tail_, chunk, tail_cap_);
   }
-  if (cut_ && tail_.size() > 2 * tail_cap_)
-    tail_.erase(0, tail_.size() - tail_cap_);
+  // Full output: kept in memory while small, in the spill file once it is not.
+  if (spill_fd_ < 0 && !spill_done_) {
+    early_.append(chunk);
+    if (early_.size() > cap_) {
+      spill(early_, nullptr);
+      early_.clear();
+      early_.shrink_to_fit();
+    }
+  } else {
+    spill(chunk, owned);
+  }
 }
 
 OutputBuffer::Taken OutputBuffer::take() {

@@ -28,6 +28,9 @@ public:
   OutputBuffer& operator=(const OutputBuffer&) = delete;
 
   void append(std::string_view chunk);
+  /// The same; a big chunk may be kept as it is (the spill file's tail) instead of
+  /// copied.
+  void append(std::string&& chunk);
 
   struct Taken {
     std::string content;    // head + "\n…[N bytes omitted]…\n" + tail when cut
@@ -47,7 +50,8 @@ public:
   void close();
 
 private:
-  void spill(std::string_view bytes);
+  void append(std::string_view chunk, std::string* owned);
+  void spill(std::string_view bytes, std::string* owned);
   bool open_spill();
   bool write_spill(std::string_view bytes);
 
