@@ -1,5 +1,6 @@
 #include "bench/jp_workloads.hpp"
 
+#include <algorithm>
 #include <caf/all.hpp>
 #include <filesystem>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "actors/scripted_subagents.hpp"
+#include "bench/any_answer.hpp"
 #include "bench/node_process.hpp"
 #include "actors/subagent_handle.hpp"
 #include "actors/turn_actor.hpp"
@@ -451,28 +453,21 @@ void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
                         {"p50_all_us", percentile(st->all, 0.5)}, {"p99_all_us", percentile(st->all, 0.99)}});
   d.call("await", fmt::format(R"({{"any":{}}})", ids_json(st->pending)), [&d, st, done](Reply r) {
     auto t = now_ns();
-    // Read as an assistant would: the ids and results only (a full decode of ~200
-    // statuses would slow the loop that issues the next await, not jp-actors).
-    auto j = r ? Json::parse(*r) : Result<Json>(Error{r.error()});
-    if (!j)
-      return done(Error{j.error()});
-    auto* completed = j->find("completed");
-    auto* pending = j->find("pending");
-    if (!completed || !pending || !completed->is_array() || !pending->is_array())
-      return done(Error{fmt::format("W3: not an await answer: {}", *r)});
-    for (auto& s : completed->as_array()) {
-      auto* result = s.find("result");
-      if (!result || !result->is_string() || result->as_string().empty())
-        return done(Error{fmt::format("W3: a handle ended without its stamp: {}", s.dump())});
-      auto stamp = std::stoll(result->as_string());
+    auto answer = r ? read_any_answer(*r) : Result<std::vector<Completed>>(Error{r.error()});
+    if (!answer)
+      return done(Error{answer.error()});
+    for (auto& c : *answer) {
+      auto stamp = std::stoll(c.result);
       st->all.push_back(us_between(stamp, t));
       if (stamp > st->spawned)
         st->after.push_back(us_between(stamp, t));
+      auto at = std::find(st->pending.begin(), st->pending.end(), c.id);
+      if (at == st->pending.end())
+        return done(Error{fmt::format("W3: `{}` completed, which was not awaited (or twice)", c.id)});
+      st->pending.erase(at);
     }
-    st->pending.clear();
-    for (auto& s : pending->as_array())
-      if (auto* id = s.find("id"); id && id->is_string())
-        st->pending.push_back(id->as_string());
+    if (answer->empty())
+      return done(Error{"W3: an `await any` answered with nothing completed"});
     w3_await(d, st, done);
   });
 }
