@@ -221,8 +221,8 @@ std::vector<Row> run_cases(const std::vector<Case>& cases, int rounds, const Bin
       auto& jv = jp[f.name];
       row.floor_min = fv.empty() ? std::nan("") : min_of(fv);
       row.floor_median = fv.empty() ? std::nan("") : median(fv);
-      row.jp_min = min_of(jv);
-      row.jp_median = median(jv);
+      row.jp_min = jv.empty() ? std::nan("") : min_of(jv); // a floor-only figure
+      row.jp_median = jv.empty() ? std::nan("") : median(jv);
       row.ratio = !fv.empty() && row.floor_median != 0 ? row.jp_median / row.floor_median : std::nan("");
       double judged = f.worst_round ? max_of(jv) : row.jp_median;
       if (f.goal != goal_kind::none)
@@ -259,8 +259,8 @@ std::string rows_json(const std::vector<Row>& rows) {
     o.set("unit", r.unit);
     o.set("floor_min", std::isnan(r.floor_min) ? Json() : Json(r.floor_min));
     o.set("floor_median", std::isnan(r.floor_median) ? Json() : Json(r.floor_median));
-    o.set("jp_min", r.jp_min);
-    o.set("jp_median", r.jp_median);
+    o.set("jp_min", std::isnan(r.jp_min) ? Json() : Json(r.jp_min));
+    o.set("jp_median", std::isnan(r.jp_median) ? Json() : Json(r.jp_median));
     o.set("ratio", std::isnan(r.ratio) ? Json() : Json(r.ratio));
     o.set("goal", r.goal);
     o.set("met", r.met);
