@@ -156,12 +156,12 @@ Result<double> stops(long n) {
         results[size_t(i * 37 % cycle_ids)].succeed("123\n"); // 37 and 170 are coprime: each once
       }
       auto r = answer.get();
-      auto j = r.ok ? Json::parse(r.content) : Result<Json>(Error{r.content});
-      if (!j || !j->find("pending"))
+      auto completed = r.ok ? read_any_answer(r.content) : Result<std::vector<Completed>>(Error{r.content});
+      if (!completed || completed->empty())
         return Error{fmt::format("stops: await: {}", r.content)};
-      pending.clear();
-      for (auto& p : j->find("pending")->as_array())
-        pending.push_back(p.find("id")->as_string());
+      for (auto& c : *completed)
+        if (std::erase(pending, c.id) != 1)
+          return Error{fmt::format("stops: `{}` completed, which was not pending", c.id)};
     }
     spent += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     if (!pending.empty())

@@ -461,10 +461,8 @@ void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
       st->all.push_back(us_between(stamp, t));
       if (stamp > st->spawned)
         st->after.push_back(us_between(stamp, t));
-      auto at = std::find(st->pending.begin(), st->pending.end(), c.id);
-      if (at == st->pending.end())
+      if (std::erase(st->pending, c.id) != 1)
         return done(Error{fmt::format("W3: `{}` completed, which was not awaited (or twice)", c.id)});
-      st->pending.erase(at);
     }
     if (answer->empty())
       return done(Error{"W3: an `await any` answered with nothing completed"});
