@@ -21,10 +21,9 @@ Result<std::vector<Completed>> read_any_answer(std::string_view text) {
     std::string_view id, result;
     if (s.get(o) || o.find_field_unordered("id").get(id))
       return bad("a completed handle without its id");
-    out.push_back(Completed{std::string(id), {}});
     if (o.find_field_unordered("result").get(result) || result.empty())
       return bad("a handle ended without its stamp");
-    out.back().result = result;
+    out.push_back(Completed{std::string(id), std::string(result)});
   }
   return out;
 }

@@ -1,8 +1,9 @@
 // What W3's driver reads of an `await any` answer, as an assistant would: the id and
 // result of each handle that completed, nothing of those still pending (it knows
 // which it awaited). Read with simdjson's on-demand parser: a tree of every pending
-// status (about 170 in W3) would cost the loop that issues the next await about
-// half as much as jp-actors' own cycle (bench/README.md, "W3's driver").
+// status (about 170 in W3) would cost the loop that issues the next await two thirds
+// as much as jp-actors' own cycle (bench/README.md, "Issue 18 on this VM
+// (2026-11-27, session 23)").
 #pragma once
 
 #include <string>

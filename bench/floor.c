@@ -230,7 +230,8 @@ static void make_pipe(int p[2], int parent_end)
 
 // W1 also times children in their own session, as jp-actors starts them (so that
 // none can open its terminal): setsid costs the kernel a scheduler autogroup that
-// a process group alone does not (bench/README.md, "W1's session").
+// a process group alone does not (bench/README.md, "Issue 18 on this VM
+// (2026-11-27, session 23)").
 static bool g_own_session;
 
 // Spawns argv (absolute path) as kids[idx] in its own process group (or session)

@@ -1,6 +1,5 @@
 #include "bench/jp_workloads.hpp"
 
-#include <algorithm>
 #include <caf/all.hpp>
 #include <filesystem>
 #include <functional>
@@ -456,6 +455,8 @@ void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
     auto answer = r ? read_any_answer(*r) : Result<std::vector<Completed>>(Error{r.error()});
     if (!answer)
       return done(Error{answer.error()});
+    if (answer->empty())
+      return done(Error{"W3: an `await any` answered with nothing completed"});
     for (auto& c : *answer) {
       auto stamp = std::stoll(c.result);
       st->all.push_back(us_between(stamp, t));
@@ -464,8 +465,6 @@ void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
       if (std::erase(st->pending, c.id) != 1)
         return done(Error{fmt::format("W3: `{}` completed, which was not awaited (or twice)", c.id)});
     }
-    if (answer->empty())
-      return done(Error{"W3: an `await any` answered with nothing completed"});
     w3_await(d, st, done);
   });
 }

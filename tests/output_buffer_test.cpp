@@ -82,22 +82,26 @@ CAF_TEST(chunks handed over whole give the same window and spill file as chunks 
   // came, not copied: what is taken and what is written must not change with that,
   // whether the output ends there or goes on, and when a chunk ends the file's head.
   temp_dir dir;
-  std::vector<std::vector<size_t>> patterns = {
-    {100, 9000, 8192, 16384, 20000, 5000, 12000, 16385, 700}, // 240 kB in all
-    {100, 1000, 16000},                                       // the head ends in the last
-    {100, 1000, 16000, 9000},
+  const std::string text = numbered(0, 20000); // 240 kB
+  struct Case {
+    std::vector<size_t> sizes; // the chunks' sizes, repeated
+    size_t bytes;              // of `text`
   };
-  for (auto& sizes : patterns) {
-    std::string all = sizes.size() == 9 ? numbered(0, 20000) : numbered(0, 0);
-    if (all.empty())
-      for (size_t n : sizes)
-        all += numbered(0, 100000).substr(all.size(), n);
+  std::vector<Case> cases = {
+    {{100, 9000, 8192, 16384, 20000, 5000, 12000, 16385, 700}, text.size()},
+    {{100, 1000, 16000}, 17100}, // the head ends in the last chunk
+    {{100, 1000, 16000, 9000}, 26100},
+  };
+  for (auto& [sizes, bytes] : cases) {
+    std::string all = text.substr(0, bytes);
     auto fill = [&](const std::string& name, bool whole) {
       OutputBuffer buf(1024, (dir.path / name).string(), "", SpillLimits{16384, 1 << 30});
-      if (!whole)
+      if (whole) {
+        for (size_t i = 0, k = 0; i < all.size(); i += sizes[k++ % sizes.size()])
+          buf.append(std::string(all.substr(i, sizes[k % sizes.size()])));
+      } else {
         feed(buf, all, 1000);
-      for (size_t i = 0, k = 0; whole && i < all.size(); i += sizes[k++ % sizes.size()])
-        buf.append(std::string(all.substr(i, sizes[k % sizes.size()])));
+      }
       auto taken = buf.take();
       buf.close();
       return std::make_pair(taken, read_file(dir.path / name));
