@@ -58,15 +58,33 @@ std::optional<std::string> AwaitHub::stopped_answer(std::span<const std::string>
     auto k = known_.find(id);
     if (k == known_.end() || !k->second.status.state.stopped())
       return std::nullopt;
-    auto& known = k->second;
-    if (known.text.empty())
-      append_status_json(known.text, known.status, true);
-    texts_.push_back(&known.text);
+    texts_.push_back(&text_of(k->second));
   }
   auto text = completed_await_text(texts_);
   if (text.size() > cap)
     return std::nullopt; // await_answer_text cuts it to fit
   return text;
+}
+
+std::optional<std::string> AwaitHub::answer_text(const AwaitResult& result, uint64_t cap) {
+  auto text = await_result_text(result, [this](std::string& out, const HandleStatus& s, bool with_result) {
+    // The registry counts every change of a handle: the same seq is the same status.
+    if (remembers_ && s.seq != 0 && with_result == s.state.stopped())
+      if (auto k = known_.find(s.id); k != known_.end() && k->second.status.seq == s.seq) {
+        out += text_of(k->second);
+        return;
+      }
+    append_status_json(out, s, with_result);
+  });
+  if (text.size() > cap)
+    return std::nullopt; // await_answer_text cuts it to fit
+  return text;
+}
+
+const std::string& AwaitHub::text_of(Known& known) {
+  if (known.text.empty())
+    append_status_json(known.text, known.status, known.status.state.stopped());
+  return known.text;
 }
 
 void AwaitHub::forget(const std::string& id) {

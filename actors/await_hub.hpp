@@ -82,6 +82,13 @@ public:
   /// add answer it. The host hands over its queued updates first.
   std::optional<std::string> stopped_answer(std::span<const std::string> ids, uint64_t cap);
 
+  /// An answer's text as await_answer_text writes it, when it fits `cap`: each
+  /// status the hub knows as it is (its seq) from its text written once, the others
+  /// written here (a stop's answer lists every pending handle of its await again,
+  /// each unchanged since the last answer). nullopt: it does not fit, and
+  /// await_answer_text cuts it.
+  std::optional<std::string> answer_text(const AwaitResult& result, uint64_t cap);
+
   /// The host is about to spawn `id` (or reserve it for a batch): whatever was
   /// known of it is of the handle that held the id before, and so is a watch answer
   /// for it still on its way. Also when the handle itself answered the host (fetch,
@@ -107,12 +114,15 @@ public:
   size_t size() const { return awaits_.size(); }
 
 private:
-  // A status the hub knows, with its text as a stopped handle's answer writes it,
-  // once it was first (stopped_answer).
+  // A status the hub knows, with its text as an answer lists it (a stopped one
+  // among the completed, with its result; any other among the pending), written
+  // when an answer first needs it.
   struct Known {
     HandleStatus status;
     std::string text; // "" until written
   };
+  /// `known`'s text, written now if it is not yet.
+  static const std::string& text_of(Known& known);
   /// Awaits alike waiting as one: their request's ids, one condition, their keys.
   struct Group {
     AwaitRequest request; // its timeout is each await's own

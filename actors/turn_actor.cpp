@@ -430,7 +430,9 @@ CallResult await_reply(std::string text) {
 }
 
 CallResult await_reply(turn_actor_t* self, const AwaitResult& r) {
-  return await_reply(await_answer_text(r, response_cap(self)));
+  auto cap = response_cap(self);
+  auto text = self->state.awaits.answer_text(r, cap);
+  return await_reply(text ? std::move(*text) : await_answer_text(r, cap));
 }
 
 /// Does what the await hub says: answers (one text per shared result: awaits

@@ -858,19 +858,24 @@ std::string completed_await_text(std::span<const std::string* const> texts) {
 }
 
 std::string await_result_text(const AwaitResult& r) {
+  return await_result_text(r, append_status_json);
+}
+
+std::string await_result_text(const AwaitResult& r,
+                              const std::function<void(std::string&, const HandleStatus&, bool)>& put) {
   std::string out;
   out.reserve(48 + 40 * (r.completed.size() + r.pending.size()));
-  auto put = [&out](const std::vector<HandleStatus>& list, bool with_result) {
-    for (size_t i = 0; i < list.size(); ++i) {
+  auto list = [&](const std::vector<HandleStatus>& statuses, bool with_result) {
+    for (size_t i = 0; i < statuses.size(); ++i) {
       if (i)
         out += ',';
-      append_status_json(out, list[i], with_result);
+      put(out, statuses[i], with_result);
     }
   };
   out += "{\"completed\":[";
-  put(r.completed, true);
+  list(r.completed, true);
   out += "],\"pending\":[";
-  put(r.pending, false);
+  list(r.pending, false);
   out += ']';
   if (r.omitted_bytes > 0)
     fmt::format_to(std::back_inserter(out), ",\"omitted_bytes\":{}", r.omitted_bytes);

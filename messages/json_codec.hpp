@@ -2,6 +2,7 @@
 // Json::parse (simdjson), writing through Json::dump (fmt).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -77,6 +78,10 @@ Json turn_end_json(const HandleSummary& h);
 /// The await result as the assistant sees it, written directly: an await over
 /// hundreds of handles answers without building a tree first (to_json reads it back).
 std::string await_result_text(const AwaitResult& r);
+/// The same, each status written by `put(out, status, with_result)` (what
+/// append_status_json writes of it: a writer that has some of them written already).
+std::string await_result_text(const AwaitResult& r,
+                              const std::function<void(std::string&, const HandleStatus&, bool)>& put);
 /// One status as await_result_text writes it: `with_result` for the completed list
 /// (a stopped handle's result or error, its output file).
 void append_status_json(std::string& out, const HandleStatus& s, bool with_result);

@@ -401,6 +401,37 @@ CAF_TEST(an await of handles known stopped is answered with the text the await r
   CAF_CHECK(!shared.stopped_answer(strings{"d"}, 1 << 20).has_value());
 }
 
+CAF_TEST(an answer is written from the texts of the statuses the hub knows as they are) {
+  AwaitHub hub;
+  auto counted = [](HandleStatus s, uint64_t seq) {
+    s.seq = seq;
+    return s;
+  };
+  auto remote = counted(running("r"), 1);
+  remote.node = "build-box";
+  strings ids{"d", "p", "q", "r", "z"};
+  hub.watching(ids);
+  hub.add(1, AwaitRequest{ids, {}, -1},
+          {counted(running("d"), 2), counted(running("p"), 3), counted(asking("q", "go", "Go \"on\"?"), 4), remote,
+           running("z")}); // z: a status not counted (seq 0) is never taken for one known
+  auto fx = hub.update(counted(done("d", "tab\there"), 5));
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  auto result = *fx.answers[0].result;
+  CAF_REQUIRE_EQUAL(ids_of(result.pending), strings({"p", "q", "r", "z"}));
+  auto want = await_answer_text(result, 1 << 20);
+  CAF_CHECK_EQUAL(hub.answer_text(result, 1 << 20).value_or("(none)"), want);
+  CAF_CHECK_EQUAL(hub.answer_text(result, 1 << 20).value_or("(none)"), want); // the texts written once
+  // A status newer than the one the hub knows (its update still on the way) is
+  // written as it is, not from the older one's text; so is a timed-out answer's.
+  result.pending[0] = counted(asking("p", "name"), 6);
+  result.timed_out = true;
+  want = await_answer_text(result, 1 << 20);
+  CAF_CHECK_EQUAL(hub.answer_text(result, 1 << 20).value_or("(none)"), want);
+  // Exactly the cap fits; a byte less is left to await_answer_text, which cuts it.
+  CAF_CHECK(hub.answer_text(result, want.size()).has_value());
+  CAF_CHECK(!hub.answer_text(result, want.size() - 1).has_value());
+}
+
 CAF_TEST(an id spawned again is asked about again) {
   AwaitHub hub;
   strings ids{"x"};
