@@ -135,12 +135,6 @@ bool make_pipe(Fd& read_end, Fd& write_end) {
   return true;
 }
 
-void set_nonblocking(int fd) {
-  int flags = ::fcntl(fd, F_GETFL);
-  if (flags >= 0)
-    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
 /// A launch reports a bad cwd and a missing program alike; say which it was.
 std::string spawn_error(const SpawnSpec& spec, int err) {
   const std::string& prog = spec.argv[0];
@@ -804,13 +798,18 @@ private:
   std::shared_ptr<ProcState> st_;
 };
 
-bool wrap(IoThread& io, std::optional<descriptor>& d, Fd& fd, error_code& ec) {
+/// Hands `fd` over to the io thread's context. A pipe's end is made non-blocking
+/// through Asio (our own reads and writes need it, and Asio, told so, does not set
+/// it again); the pidfd is left to Asio.
+bool wrap(IoThread& io, std::optional<descriptor>& d, Fd& fd, error_code& ec, bool pipe = true) {
   d.emplace(io.context());
   d->assign(fd.fd, ec);
   if (ec)
     return false;
   fd.release();
-  return true;
+  if (pipe)
+    d->non_blocking(true, ec);
+  return !ec;
 }
 
 } // namespace
@@ -893,10 +892,6 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   out_w.reset();
   err_w.reset();
   ctl_w.reset();
-  for (int fd : {in_w.fd, out_r.fd, err_r.fd, ctl_r.fd})
-    if (fd >= 0)
-      set_nonblocking(fd);
-
   // Give up on a child we cannot watch: kill and reap it right here.
   auto abandon = [&](const std::string& what, int err) -> Error {
     ::kill(-pid, SIGKILL);
@@ -913,7 +908,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   bool has_stdin = spec.stdin_pipe || spec.pty;
   auto st = std::make_shared<ProcState>(io, pid, slot, has_stdin, spec.pty, std::move(mark), std::move(events));
   error_code ec;
-  if (!wrap(io, st->pidfd_, pidfd, ec) || !wrap(io, st->out_.d, out_r, ec) ||
+  if (!wrap(io, st->pidfd_, pidfd, ec, false) || !wrap(io, st->out_.d, out_r, ec) ||
       (!spec.pty && !wrap(io, st->err_.d, err_r, ec)) ||
       (has_stdin && !wrap(io, st->stdin_, in_w, ec)) ||
       (spec.control_channel && !spec.pty && !wrap(io, st->ctl_.d, ctl_r, ec)))
