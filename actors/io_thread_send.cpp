@@ -22,6 +22,23 @@ bool asleep_and_idle(stealing_scheduler::worker_type& w) {
   return d.waitdata.sleeping && d.queue.empty();
 }
 
+/// CAF's external_enqueue, but a sleeping worker is woken after its lock is let go:
+/// woken under the lock (as CAF does), it wakes only to wait for that lock, a second
+/// sleep and wake-up on the way of every message from the io thread (strace of W1:
+/// a worker's futex wait on the lock after each wake-up). Not lost: the worker
+/// checks its queue under the lock before it sleeps, and the job is queued first.
+void enqueue(stealing_scheduler::worker_type& w, caf::resumable* job) {
+  auto& d = w.data();
+  d.queue.append(job);
+  bool asleep;
+  {
+    std::lock_guard guard(d.waitdata.lock);
+    asleep = d.waitdata.sleeping;
+  }
+  if (asleep)
+    d.waitdata.cv.notify_one();
+}
+
 class IoThreadUnit final : public caf::execution_unit {
 public:
   void use(caf::actor_system& sys) { system_ = &sys; }
@@ -34,9 +51,9 @@ public:
     auto n = ws.num_workers();
     auto* first = ws.worker_by_id(0);
     if (n == 1 || asleep_and_idle(*first))
-      first->external_enqueue(job);
+      enqueue(*first, job);
     else // it is busy (or about to be): the others in turn, none waits on it
-      ws.worker_by_id(1 + next_++ % (n - 1))->external_enqueue(job);
+      enqueue(*ws.worker_by_id(1 + next_++ % (n - 1)), job);
   }
 
 private:

@@ -2,7 +2,8 @@
 // asleep with nothing queued, else the others in turn. Checked on CAF's own
 // scheduler (threads, not the test DSL's), with the workers not under test held by
 // jobs of the test's, so that nothing queued is taken or stolen before it is
-// looked at (idle workers look for work to steal only every 10 s here).
+// looked at (idle workers look for work to steal only every hour here), and that a worker
+// asleep is woken for what it is given.
 #define CAF_SUITE io_thread_send
 #include <caf/test/unit_test.hpp>
 
@@ -62,8 +63,10 @@ private:
 
 RuntimeActorConfig& configured(RuntimeActorConfig& cfg) {
   // An idle worker wakes to steal every 10 ms by default: here it sleeps until
-  // work is given to it, so a job queued at a held worker stays there.
-  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::seconds(10)});
+  // work is given to it, so a job queued at a held worker stays there, and a job
+  // given to a sleeping worker without waking it is never run (the report's wait
+  // fails long before the hour).
+  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::hours(1)});
   return cfg;
 }
 
@@ -80,7 +83,7 @@ struct held_workers {
   /// time, each to a worker not yet held: a free worker may steal it first (then
   /// that one is held, and the next Hold goes to the one passed over). All at once,
   /// a Hold stolen by one worker left its own queued behind it, for a worker that
-  /// looks to steal only every 10 s here.
+  /// does not look to steal again here.
   bool hold_all() {
     auto until = std::chrono::steady_clock::now() + bound;
     std::unique_lock lock(gate.m);
