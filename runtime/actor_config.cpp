@@ -8,6 +8,7 @@
 
 #include "messages/error_category.hpp"
 #include "messages/type_registration.hpp"
+#include "runtime/actor_scheduler.hpp"
 
 namespace jp {
 
@@ -21,6 +22,7 @@ RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerCo
   // an enqueue signals (profile of W1/W5 in bench/README.md).
   set("work-stealing.moderate-poll-attempts", size_t{0});
   set("scheduler.max-threads", jp::worker_threads(uint64_t{worker_threads}));
+  load<actor_scheduler>(); // work stealing, its sleeping workers woken after the lock is let go
   if (network) {
     load<caf::io::middleman>();
     // Off by default in CAF: a partition would go unnoticed.

@@ -2,15 +2,13 @@
 // asleep with nothing queued, else the others in turn. Checked on CAF's own
 // scheduler (threads, not the test DSL's), with the workers not under test held by
 // jobs of the test's, so that nothing queued is taken or stolen before it is
-// looked at (idle workers look for work to steal only every hour here), and that a worker
-// asleep is woken for what it is given.
+// looked at (idle workers look for work to steal only every hour here), and that a
+// worker asleep is woken for what it is given, from the io thread or from outside.
 #define CAF_SUITE io_thread_send
 #include <caf/test/unit_test.hpp>
 
 #include <algorithm>
 #include <caf/all.hpp>
-#include <caf/policy/work_stealing.hpp>
-#include <caf/scheduler/coordinator.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -20,12 +18,12 @@
 
 #include "actors/io_thread_send.hpp"
 #include "runtime/actor_config.hpp"
+#include "runtime/actor_scheduler.hpp"
 
 using namespace jp;
 
 namespace {
 
-using stealing_scheduler = caf::scheduler::coordinator<caf::policy::work_stealing>;
 constexpr auto bound = std::chrono::seconds(20); // generous: never a timing claim
 
 struct Gate {
@@ -76,7 +74,7 @@ struct held_workers {
   std::vector<std::unique_ptr<Hold>> holds;
   RuntimeActorConfig cfg{4, nullptr, nullptr};
   caf::actor_system sys{configured(cfg)};
-  stealing_scheduler& sch = dynamic_cast<stealing_scheduler&>(sys.scheduler());
+  actor_scheduler& sch = dynamic_cast<actor_scheduler&>(sys.scheduler());
   caf::scoped_actor self{sys};
 
   /// Every worker running a Hold: true once all are (bounded wait). One Hold at a
@@ -129,8 +127,13 @@ struct held_workers {
 
   /// Waits (bounded) until the first worker sleeps on its condition variable.
   bool first_asleep() {
+    return asleep(0);
+  }
+
+  /// Waits (bounded) until worker `i` sleeps on its condition variable.
+  bool asleep(size_t i) {
     auto until = std::chrono::steady_clock::now() + bound;
-    auto& d = sch.worker_by_id(0)->data().waitdata;
+    auto& d = sch.worker_by_id(i)->data().waitdata;
     while (std::chrono::steady_clock::now() < until) {
       {
         std::lock_guard guard(d.lock);
@@ -217,6 +220,17 @@ CAF_TEST(a first worker that is running something is passed over and the others 
   CAF_CHECK_EQUAL(got, (std::vector<int>{1, 2}));
   for (auto& r : {a, b})
     self->send_exit(r, caf::exit_reason::user_shutdown);
+}
+
+CAF_TEST(a worker asleep is woken for a message from outside the workers) {
+  auto a = reporter();
+  // Every worker asleep (for the hour set above, unless woken): CAF hands the
+  // message to one of them in turn, and that one must wake for it.
+  for (size_t i = 0; i < sch.num_workers(); ++i)
+    CAF_REQUIRE(asleep(i));
+  caf::anon_send(a, 7);
+  ran_on_first(7); // its report came (it checks the number; no report fails)
+  self->send_exit(a, caf::exit_reason::user_shutdown);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,37 @@
+// The actor system's scheduler: CAF's work stealing with one change. CAF wakes a
+// sleeping worker by signalling its condition variable while it still holds the
+// lock the worker sleeps under; the worker then wakes only to wait for that lock,
+// and is woken a second time when the sender lets go (strace of W1 and W9: a
+// worker's futex wait on that lock after a wake-up). Here the sender lets go
+// first. Every message from outside the workers comes this way: the io thread's,
+// the clock's timers, the middleman's (a node's requests and answers), an
+// embedder's calls. Included only where the scheduler is chosen or looked into.
+#pragma once
+
+#include <caf/policy/work_stealing.hpp>
+#include <caf/resumable.hpp>
+#include <caf/scheduler/coordinator.hpp>
+#include <mutex>
+
+namespace jp {
+
+struct wake_after_unlock : caf::policy::work_stealing {
+  /// Not lost: the worker looks at its queue under the lock before it sleeps, and
+  /// the job is queued before the lock is taken here.
+  template <class Worker>
+  void external_enqueue(Worker* self, caf::resumable* job) {
+    auto& d = self->data();
+    d.queue.append(job);
+    bool asleep;
+    {
+      std::lock_guard guard(d.waitdata.lock);
+      asleep = d.waitdata.sleeping;
+    }
+    if (asleep)
+      d.waitdata.cv.notify_one();
+  }
+};
+
+using actor_scheduler = caf::scheduler::coordinator<wake_after_unlock>;
+
+} // namespace jp
