@@ -151,8 +151,10 @@ CAF_TEST(a tool cannot read the provider key from the environment of jp-actors) 
 
 CAF_TEST(secret looking names are recognised and plain ones are not) {
   for (auto name : {"OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "api_key", "TOKEN",
-                    "NPM_AUTH", "SECRET_SAUCE", "GPG_PASSPHRASE"})
+                    "NPM_AUTH", "SECRET_SAUCE", "GPG_PASSPHRASE", "Db_Password", "my_secret_thing", "Secret_Sauce",
+                    "SECRET_", "x_Tokens"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
-  for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME"})
+  for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
+                    "SECRETARY", "mysecret", "AUTHOR", ""})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? name : "", "");
 }
