@@ -333,6 +333,25 @@ CAF_TEST(stdin written after the close is dropped even before the io thread clos
   CAF_CHECK_EQUAL(s.c->out_at_exit, "before\n");
 }
 
+CAF_TEST(a pipe is made big once its tool has written a first pipe worth and stays small for one that has not) {
+  // The child asks its stdout's pipe for its size (F_GETPIPE_SZ, through perl: Debian's
+  // perl-base is essential) after the test says go, and writes it to stderr.
+  const std::string ask = R"(read go; perl -e 'print STDERR fcntl(STDOUT, 1032, 0)')";
+  IoThread io;
+  Spawned chatty, quiet;
+  start(io, chatty, SpawnSpec{{"sh", "-c", "head -c 300000 /dev/zero; " + ask}, "", {}, true});
+  start(io, quiet, SpawnSpec{{"sh", "-c", ask}, "", {}, true});
+  // All of it read: the pipe was made big on the way.
+  CAF_REQUIRE(chatty.c->wait_delivered(300000));
+  for (auto* s : {&chatty, &quiet}) {
+    s->p->write_stdin("go\n");
+    CAF_REQUIRE(s->c->wait_exit());
+  }
+  std::lock_guard chatty_lock(chatty.c->mtx), quiet_lock(quiet.c->mtx);
+  CAF_CHECK_EQUAL(chatty.c->err, "1048576");
+  CAF_CHECK_EQUAL(quiet.c->err, "65536");
+}
+
 CAF_TEST(a child that never reads stdin does not block large writes) {
   IoThread io;
   Spawned reader_not;

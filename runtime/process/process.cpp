@@ -40,6 +40,8 @@ using descriptor = asio::posix::stream_descriptor;
 namespace {
 
 constexpr int kPipeSize = 1024 * 1024;
+// A pipe's size as made (16 pages): a tool that has written this much is a chatty one.
+constexpr std::size_t kFirstPipeSize = 64 * 1024;
 constexpr std::size_t kReadSize = kOutputChunkMax;
 // Reads per readiness before yielding to other children (fairness).
 constexpr int kReadsPerWakeup = 4;
@@ -161,6 +163,8 @@ struct Stream {
   bool reading = false; // waiting for the pipe to become readable
   bool paused = false;  // not waiting: the owner is behind on acks
   bool done = false;    // EOF/error, or drained after the leader exited
+  bool grows = false;   // a pipe still at its first size, made big once its tool is chatty
+  std::size_t bytes_read = 0; // while it grows
 };
 
 /// The io thread reads every pipe into this one buffer and hands the bytes on at
@@ -453,6 +457,14 @@ private:
       }
       ssize_t n = ::read(s.d->native_handle(), read_buffer(), kReadSize);
       if (n > 0) {
+        if (s.grows && (s.bytes_read += std::size_t(n)) >= kFirstPipeSize) {
+          // A chatty tool (it wrote a first pipe's worth): a big pipe, fewer
+          // wake-ups. Here, not at the spawn: most tools never write that much, and
+          // the spawning thread does not wait for this. Failure (the user's pipe
+          // limit) is harmless.
+          ::fcntl(s.d->native_handle(), F_SETPIPE_SZ, kPipeSize);
+          s.grows = false;
+        }
         deliver(s, std::size_t(n));
         continue;
       }
@@ -861,10 +873,6 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
              (spec.control_channel && !make_pipe(ctl_r, ctl_w)) ||
              (spec.stdin_pipe && !make_pipe(in_r, in_w))) {
     return Error{"cannot start '" + prog + "': pipe: " + errno_text(errno)};
-  } else {
-    // Big pipes: fewer wakeups for chatty children. Failure (limits) is harmless.
-    ::fcntl(out_r.fd, F_SETPIPE_SZ, kPipeSize);
-    ::fcntl(err_r.fd, F_SETPIPE_SZ, kPipeSize);
   }
 
   // The child: its own session (and so process group), no signal blocked or
@@ -917,6 +925,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     st->stdin_fd = st->stdin_->native_handle();
 
   st->err_.done = spec.pty; // a terminal has one stream
+  st->out_.grows = st->err_.grows = !spec.pty;
   st->ctl_.done = !spec.control_channel || spec.pty;
   {
     auto& reg = registry();
