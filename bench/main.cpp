@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
     "count", "Run one path of the workloads without processes, to be counted with valgrind --tool=callgrind "
              "(which cannot run jp-actors' processes); prints its average time per run. Paths:\n" +
                counted_path_names());
-  count_cmd->add_option("path", counted, "await-cycle, stops, look or oneshot")->required();
+  count_cmd->add_option("path", counted, "One of the paths listed above")->required();
   count_cmd->add_option("--n", count_n, "Runs (default: the path's own)")->check(CLI::Range(1L, 100000000L));
 
   CLI11_PARSE(app, argc, argv);
