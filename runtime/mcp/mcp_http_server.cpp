@@ -18,6 +18,7 @@
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/private_file.hpp"
 #include "runtime/provider/http_stream.hpp"
+#include "runtime/text_nocase.hpp"
 
 namespace jp {
 

@@ -11,6 +11,7 @@
 
 #include "runtime/process/io_thread.hpp"
 #include "runtime/provider/http_stream.hpp"
+#include "runtime/text_nocase.hpp"
 #include "runtime/provider/sse.hpp"
 
 namespace jp {

@@ -103,12 +103,6 @@ void global_init() {
 
 } // namespace
 
-bool contains_nocase(std::string_view s, std::string_view lower_needle) {
-  return std::search(s.begin(), s.end(), lower_needle.begin(), lower_needle.end(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
-         }) != s.end();
-}
-
 HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
                             const std::function<bool(std::string_view)>& on_body,
                             const std::function<bool()>& cancelled,

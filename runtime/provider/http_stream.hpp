@@ -46,10 +46,6 @@ struct HttpResult {
   std::size_t body_bytes = 0;
 };
 
-/// Whether `s` holds `lower_needle` (lower case), letters compared without case: how
-/// HTTP's header values (media types, auth schemes) are matched.
-bool contains_nocase(std::string_view s, std::string_view lower_needle);
-
 /// POSTs `post`. A 2xx response's body goes to `on_body` as it arrives (return
 /// false to stop: failure = cancelled); other bodies are kept in error_body.
 /// `cancelled` is polled while waiting (at least once a second). `on_head`, if given,
