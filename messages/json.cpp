@@ -220,33 +220,19 @@ std::string sanitize_utf8(std::string_view s) {
   return out;
 }
 
-namespace {
-
-/// Where the run of characters a JSON string holds as they are, from `from` on, ends.
-size_t plain_run(std::string_view s, size_t from) {
-  while (from < s.size()) {
-    auto c = static_cast<unsigned char>(s[from]);
-    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
-      break;
-    ++from;
-  }
-  return from;
-}
-
-} // namespace
-
 void append_json_string(std::string& out, std::string_view s) {
-  size_t plain = plain_run(s, 0);
-  if (plain == s.size()) { // most strings (an id, a state, plain output): as they are
-    out += '"';
-    out.append(s);
-    out += '"';
-    return;
-  }
   out.reserve(out.size() + s.size() + 2);
   out += '"';
-  for (size_t i = 0;; plain = plain_run(s, i)) {
+  size_t i = 0;
+  while (i < s.size()) {
     // A run of characters written as they are, appended at once (most of any text).
+    size_t plain = i;
+    while (plain < s.size()) {
+      auto c = static_cast<unsigned char>(s[plain]);
+      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+        break;
+      ++plain;
+    }
     out.append(s.data() + i, plain - i);
     i = plain;
     if (i == s.size())
