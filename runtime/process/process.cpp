@@ -163,8 +163,7 @@ struct Stream {
   bool reading = false; // waiting for the pipe to become readable
   bool paused = false;  // not waiting: the owner is behind on acks
   bool done = false;    // EOF/error, or drained after the leader exited
-  bool grows = false;   // a pipe still at its first size, made big once its tool is chatty
-  std::size_t bytes_read = 0; // while it grows
+  std::size_t until_big = 0; // bytes to read before the pipe is made big (0: it is, or never is)
 };
 
 /// The io thread reads every pipe into this one buffer and hands the bytes on at
@@ -457,13 +456,14 @@ private:
       }
       ssize_t n = ::read(s.d->native_handle(), read_buffer(), kReadSize);
       if (n > 0) {
-        if (s.grows && (s.bytes_read += std::size_t(n)) >= kFirstPipeSize) {
+        if (s.until_big > 0) {
+          s.until_big -= std::min(s.until_big, std::size_t(n));
           // A chatty tool (it wrote a first pipe's worth): a big pipe, fewer
           // wake-ups. Here, not at the spawn: most tools never write that much, and
           // the spawning thread does not wait for this. Failure (the user's pipe
           // limit) is harmless.
-          ::fcntl(s.d->native_handle(), F_SETPIPE_SZ, kPipeSize);
-          s.grows = false;
+          if (s.until_big == 0)
+            ::fcntl(s.d->native_handle(), F_SETPIPE_SZ, kPipeSize);
         }
         deliver(s, std::size_t(n));
         continue;
@@ -925,7 +925,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     st->stdin_fd = st->stdin_->native_handle();
 
   st->err_.done = spec.pty; // a terminal has one stream
-  st->out_.grows = st->err_.grows = !spec.pty;
+  st->out_.until_big = st->err_.until_big = spec.pty ? 0 : kFirstPipeSize; // a terminal is no pipe
   st->ctl_.done = !spec.control_channel || spec.pty;
   {
     auto& reg = registry();
