@@ -97,4 +97,18 @@ CAF_TEST(an actor that never sets a timeout is never counted) {
   ends_and_is_let_go(timeout_kind::none);
 }
 
+CAF_TEST(a blocking actor that made a timed request is not counted after its end) {
+  // As the CLI's control endpoint does: a scoped actor per request, asking with a
+  // timeout; none may stay counted once it is gone.
+  for (int i = 0; i < 3; ++i) {
+    caf::scoped_actor asker{sys};
+    bool answered = false;
+    auto echo = sys.spawn([]() -> caf::behavior { return {[](int x) { return x; }}; });
+    asker->request(echo, never, 1).receive([&](int) { answered = true; }, [](caf::error&) {});
+    CAF_CHECK(answered);
+    asker->send_exit(echo, caf::exit_reason::user_shutdown);
+  }
+  CAF_CHECK_EQUAL(clock.timed_actors(), 0u);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
