@@ -33,6 +33,8 @@ struct wake_after_unlock : caf::policy::work_stealing {
   }
 };
 
+using actor_scheduler = caf::scheduler::coordinator<wake_after_unlock>;
+
 } // namespace jp
 
 namespace caf::scheduler {
@@ -41,14 +43,9 @@ namespace caf::scheduler {
 /// job's actor id for its log lines with a `dynamic_cast` across the actor's bases
 /// and sets it twice as a thread-local, a job at a time, even with nothing logged
 /// (callgrind of W7's awaits: ≈ 1,500 instructions a job, three jobs an await).
-/// Declared here, before anything instantiates the worker; actor_scheduler.cpp.
+/// Declared here, before anything instantiates the worker (the alias above does
+/// not); defined in actor_scheduler.cpp.
 template <>
 void worker<jp::wake_after_unlock>::run();
 
 } // namespace caf::scheduler
-
-namespace jp {
-
-using actor_scheduler = caf::scheduler::coordinator<wake_after_unlock>;
-
-} // namespace jp
