@@ -347,7 +347,7 @@ void advance(handle_actor_t* self, event e) {
   if (st.at == phase::stopping && from == phase::running) {
     auto me = process_handle_actor{self};
     st.proc->terminate(std::chrono::milliseconds(st.spec.grace_ms),
-                       [me] { io_thread_send(me, gone_atom::value); });
+                       [me] { io_thread_run(me, gone_atom::value); });
   }
   if (e == event::gone && (from == phase::reaping || from == phase::retiring)) {
     deliver_aborts(self);
@@ -399,7 +399,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       io_thread_send(me, output_atom::value, s == stream_kind::err, std::string(chunk));
   };
   events.on_exit = [me](const ExitInfo& info) {
-    io_thread_send(me, exited_atom::value, info.signaled, info.code, info.signal);
+    io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal);
   };
   SpawnSpec ps{st.spec.argv, st.spec.cwd,      st.spec.env,  st.spec.stdin_pipe, st.spec.control_channel,
                st.spec.pty,  st.spec.rows, st.spec.cols, st.spec.env_pass, st.spec.env_drop};

@@ -2,10 +2,14 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/execution_unit.hpp>
+#include <caf/logger.hpp>
+#include <deque>
 #include <mutex>
 #include <typeinfo>
 
 #include "runtime/actor_scheduler.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/process.hpp"
 
 namespace jp {
 
@@ -22,7 +26,11 @@ bool asleep_and_idle(actor_scheduler::worker_type& w) {
 
 class IoThreadUnit final : public caf::execution_unit {
 public:
-  void use(caf::actor_system& sys) { system_ = &sys; }
+  void use(caf::actor_system& sys, bool here) {
+    system_ = &sys;
+    here_ = here;
+  }
+  bool draining() const { return draining_; }
 
   void exec_later(caf::resumable* job) override {
     auto& sch = system_->scheduler();
@@ -31,6 +39,8 @@ public:
     auto& ws = static_cast<actor_scheduler&>(sch);
     auto n = ws.num_workers();
     auto* first = ws.worker_by_id(0);
+    if (take_here(*first, job))
+      return;
     if (n == 1 || asleep_and_idle(*first))
       first->external_enqueue(job);
     else // it is busy (or about to be): the others in turn, none waits on it
@@ -38,15 +48,92 @@ public:
   }
 
 private:
+  // What one event may run here: a one-shot call's end and the next call its
+  // caller makes (handle, registry, turn, session, a new handle) are about ten
+  // jobs. A job runs at most `kMessages` messages here before a worker takes it.
+  static constexpr size_t kJobs = 32;
+  static constexpr size_t kMessages = 16;
+
+  /// Keeps `job` to run on this thread after the current event when it may: sent
+  /// by io_thread_run with the first worker asleep and idle and no tool's process
+  /// left to watch, or made ready by a job running here, within the event's budget.
+  bool take_here(actor_scheduler::worker_type& first, caf::resumable* job) {
+    bool here = std::exchange(here_, false);
+    if (draining_) {
+      if (budget_ == 0)
+        return false;
+      --budget_;
+    } else if (!here || !asleep_and_idle(first) || live_process_group_count() != 0) {
+      return false; // a worker runs it: the io thread stays free for the live tools' events
+    }
+    auto* io = IoThread::current();
+    if (io == nullptr)
+      return false;
+    jobs_.push_back(job);
+    if (!draining_ && !posted_) {
+      posted_ = true;
+      io->post([this] { drain(); });
+    }
+    return true;
+  }
+
+  /// Runs the jobs kept, and those they make ready, within the budget.
+  void drain() {
+    posted_ = false;
+    draining_ = true;
+    budget_ = kJobs;
+    // Counted as one of the system's own threads while it runs actors: the system's
+    // end waits for it (as it joins its workers) before it takes down what a job
+    // running here still uses (an actor that ends here is let go here, after the
+    // system counted it ended).
+    auto* sys = system_;
+    sys->inc_detached_threads();
+    while (!jobs_.empty()) {
+      auto* job = jobs_.front();
+      jobs_.pop_front();
+      switch (job->resume(this, kMessages)) {
+        case caf::resumable::resume_later:
+          system_->scheduler().enqueue(job); // more than its share here: a worker goes on
+          break;
+        case caf::resumable::done:
+        case caf::resumable::awaiting_message:
+        case caf::resumable::shutdown_execution_unit:
+          caf::intrusive_ptr_release(job);
+          break;
+      }
+    }
+    draining_ = false;
+    // A spawn here (a handle for the next call) set this thread's logger to the
+    // system's, holding it: the system's end waits for it to be let go, and the io
+    // thread outlives the system.
+    caf::logger::set_current_actor_system(nullptr);
+    sys->dec_detached_threads();
+  }
+
   size_t next_ = 0;
+  bool here_ = false;     // the message being sent may run here
+  bool posted_ = false;   // drain() is posted
+  bool draining_ = false; // drain() runs
+  size_t budget_ = 0;     // jobs drain() may still take
+  std::deque<caf::resumable*> jobs_;
 };
+
+IoThreadUnit& unit_of_this_thread() {
+  thread_local IoThreadUnit unit;
+  return unit;
+}
 
 } // namespace
 
-caf::execution_unit* io_thread_unit(caf::actor_system& sys) {
-  thread_local IoThreadUnit unit;
-  unit.use(sys);
+caf::execution_unit* io_thread_unit(caf::actor_system& sys, bool here) {
+  auto& unit = unit_of_this_thread();
+  unit.use(sys, here);
   return &unit;
+}
+
+caf::execution_unit* io_thread_running() {
+  auto& unit = unit_of_this_thread();
+  return unit.draining() ? &unit : nullptr;
 }
 
 } // namespace jp

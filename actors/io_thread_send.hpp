@@ -6,7 +6,8 @@
 // answer) stays on the worker that ran it, so the first is the one that ran the
 // previous event's work. A first worker that is running something is passed over:
 // nothing waits behind a job (bench/README.md, "The io thread's messages to one
-// worker").
+// worker"). An exit, when the io thread has nothing else to watch, is not handed
+// to a worker at all: the io thread runs what it makes ready itself (io_thread_run).
 #pragma once
 
 #include <caf/abstract_actor.hpp>
@@ -21,18 +22,57 @@ class execution_unit;
 namespace jp {
 
 /// The execution unit the io thread sends with: CAF schedules a receiver that was
-/// idle through it (`exec_later`). One per thread that asks.
-caf::execution_unit* io_thread_unit(caf::actor_system& sys);
+/// idle through it (`exec_later`). One per thread that asks. `here`: the receiver
+/// may run on this thread (io_thread_run).
+caf::execution_unit* io_thread_unit(caf::actor_system& sys, bool here = false);
 
-/// caf::anon_send, from the io thread's unit.
-template <class Dest, class... Ts>
-void io_thread_send(const Dest& dest, Ts&&... xs) {
+/// The io thread's unit while it runs actors itself (io_thread_run), else nullptr.
+caf::execution_unit* io_thread_running();
+
+namespace detail {
+
+/// `dest` to enqueue to, with the message checked as caf::anon_send checks it.
+template <class... Ts, class Dest>
+caf::abstract_actor* receiver_of(const Dest& dest) {
   static_assert(sizeof...(Ts) > 0, "no message to send");
   using token = caf::detail::type_list<caf::detail::strip_and_convert_t<Ts>...>;
   static_assert(caf::response_type_unbox<caf::signatures_of_t<Dest>, token>::valid,
                 "receiver does not accept given message");
-  if (auto* a = caf::actor_cast<caf::abstract_actor*>(dest))
+  return caf::actor_cast<caf::abstract_actor*>(dest);
+}
+
+} // namespace detail
+
+/// caf::anon_send, from the io thread's unit.
+template <class Dest, class... Ts>
+void io_thread_send(const Dest& dest, Ts&&... xs) {
+  if (auto* a = detail::receiver_of<Ts...>(dest))
     a->eq_impl(caf::make_message_id(), nullptr, io_thread_unit(a->home_system()), std::forward<Ts>(xs)...);
+}
+
+/// io_thread_send for what ends a handle's work (its exit, its group gone): when
+/// no tool's process is left for the io thread to watch and the first worker is
+/// asleep with nothing queued, the receiver runs on the io thread itself, right
+/// after the event, and so do the actors its message makes ready (the registry,
+/// the turn, the caller, the caller's next call: 32 jobs at most, the rest go to
+/// the workers), instead of a worker being woken for them: the io thread is awake
+/// already and has nothing else to do, a sleeping worker's wake-up costs tens of
+/// µs. With other tools live the io thread stays free for their events (W3 was
+/// slower here when it was not). Output is never run here: the io thread keeps
+/// reading while a worker writes it away.
+template <class Dest, class... Ts>
+void io_thread_run(const Dest& dest, Ts&&... xs) {
+  if (auto* a = detail::receiver_of<Ts...>(dest))
+    a->eq_impl(caf::make_message_id(), nullptr, io_thread_unit(a->home_system(), true), std::forward<Ts>(xs)...);
+}
+
+/// caf::anon_send from code an actor runs outside its own context (an embedder's
+/// callback): when that is the io thread running actors (io_thread_run), the
+/// receiver runs there too, as it stays on the worker that runs such a callback.
+template <class Dest, class... Ts>
+void send_from_callback(const Dest& dest, Ts&&... xs) {
+  if (auto* a = detail::receiver_of<Ts...>(dest))
+    a->eq_impl(caf::make_message_id(), nullptr, io_thread_running(), std::forward<Ts>(xs)...);
 }
 
 } // namespace jp

@@ -11,14 +11,18 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "actors/io_thread_send.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/actor_scheduler.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "runtime/process/process.hpp"
 
 using namespace jp;
 
@@ -231,6 +235,152 @@ CAF_TEST(a worker asleep is woken for a message from outside the workers) {
   caf::anon_send(a, 7);
   ran_on_first(7); // its report came (it checks the number; no report fails)
   self->send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+// ---- io_thread_run: the io thread runs what an exit makes ready, when it may
+
+namespace {
+
+/// One worker, asleep until given work (as above), and an io thread that outlives
+/// the system, as in the runtime.
+struct one_worker {
+  IoThread io;
+  RuntimeActorConfig cfg{1, nullptr, nullptr};
+  caf::actor_system sys{configured(cfg)};
+  actor_scheduler& sch = dynamic_cast<actor_scheduler&>(sys.scheduler());
+  caf::scoped_actor self{sys};
+
+  /// Waits (bounded) until the worker sleeps on its condition variable.
+  bool asleep() {
+    auto until = std::chrono::steady_clock::now() + bound;
+    auto& d = sch.worker_by_id(0)->data().waitdata;
+    while (std::chrono::steady_clock::now() < until) {
+      {
+        std::lock_guard guard(d.lock);
+        if (d.sleeping)
+          return true;
+      }
+      std::this_thread::yield();
+    }
+    return false;
+  }
+
+  enum class passing { send, callback, spawning }; // how each actor of a chain goes on
+
+  /// `n` actors in a row, each adding where it ran ("io" or "worker") to the path
+  /// it is sent and passing it on; the last sends it to the test. Not started
+  /// until the first message (nothing is scheduled before it). `how`: each sends
+  /// from its context; or as an embedder's callback it runs would
+  /// (send_from_callback); or sends and spawns an actor too.
+  caf::actor chain(int n, passing how = passing::send) {
+    caf::actor next = caf::actor_cast<caf::actor>(self);
+    for (int i = 0; i < n; ++i)
+      next = sys.spawn<caf::lazy_init>(
+        [how](caf::event_based_actor* s, caf::actor to) -> caf::behavior {
+          return {[=](std::string path) {
+            if (!path.empty())
+              path += ',';
+            path += IoThread::current() != nullptr ? "io" : "worker";
+            if (how == passing::callback)
+              send_from_callback(to, std::move(path));
+            else
+              s->send(to, std::move(path));
+            if (how == passing::spawning)
+              s->spawn([] {});
+            s->quit();
+          }};
+        },
+        next);
+    return next;
+  }
+
+  /// What the io thread sends `first` (as an exit is sent), and the path the
+  /// chain reports back (bounded wait).
+  std::string run_from_io(const caf::actor& first) {
+    io.post([first] { io_thread_run(first, std::string{}); });
+    std::string path;
+    self->receive([&](std::string& p) { path = std::move(p); }, caf::after(bound) >> [] { CAF_FAIL("no report"); });
+    return path;
+  }
+
+  static std::string times(const char* where, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i)
+      s += std::string(i ? "," : "") + where;
+    return s;
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(io_thread_run_tests, one_worker)
+
+CAF_TEST(with nothing else to watch and the worker asleep the io thread runs the chain) {
+  CAF_REQUIRE_EQUAL(live_process_group_count(), 0u);
+  auto first = chain(3);
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(first), "io,io,io");
+  CAF_CHECK(asleep()); // never woken for it
+}
+
+CAF_TEST(the io thread runs an exit and the 32 jobs it makes ready and the workers the rest) {
+  auto first = chain(40);
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(first), times("io", 33) + "," + times("worker", 7));
+}
+
+CAF_TEST(a callback run on the io thread sends on from there) {
+  auto first = chain(3, passing::callback);
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(first), "io,io,io");
+  // From a worker, the same sends go to the worker (the scheduler's way).
+  auto again = chain(2, passing::callback);
+  caf::anon_send(again, std::string{});
+  std::string path;
+  self->receive([&](std::string& p) { path = std::move(p); }, caf::after(bound) >> [] { CAF_FAIL("no report"); });
+  CAF_CHECK_EQUAL(path, "worker,worker");
+}
+
+CAF_TEST(with a tool process live the io thread leaves the chain to the worker) {
+  auto live = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", "exec sleep 30"}}, ProcessEvents{});
+  CAF_REQUIRE(live.ok());
+  CAF_REQUIRE_EQUAL(live_process_group_count(), 1u);
+  auto first = chain(3);
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(first), "worker,worker,worker");
+  // Dropped, its group is killed (Process); the next test starts with none live.
+}
+
+CAF_TEST(a plain io thread message still goes to the worker) {
+  auto first = chain(2);
+  CAF_REQUIRE(asleep());
+  io.post([first] { io_thread_send(first, std::string{}); });
+  std::string path;
+  self->receive([&](std::string& p) { path = std::move(p); }, caf::after(bound) >> [] { CAF_FAIL("no report"); });
+  CAF_CHECK_EQUAL(path, "worker,worker");
+}
+
+CAF_TEST(the io thread lets go of the system logger a spawn there took) {
+  // CAF's spawn sets the spawning thread's logger to the system's and holds it; the
+  // system's end waits for every holder, and the io thread outlives the system.
+  auto first = chain(2, passing::spawning);
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(first), "io,io");
+  auto held = std::make_shared<std::promise<bool>>();
+  auto answer = held->get_future();
+  io.post([held] { held->set_value(caf::logger::current_logger() != nullptr); });
+  CAF_REQUIRE(answer.wait_for(bound) == std::future_status::ready);
+  CAF_CHECK(!answer.get());
+  // Let go here too, should it not have been: the fixture's end would wait forever.
+  auto let_go = std::make_shared<std::promise<void>>();
+  auto done = let_go->get_future();
+  io.post([let_go] {
+    caf::logger::set_current_actor_system(nullptr);
+    let_go->set_value();
+  });
+  CAF_REQUIRE(done.wait_for(bound) == std::future_status::ready);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

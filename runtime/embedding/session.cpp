@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <fmt/format.h>
 
+#include "actors/io_thread_send.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
 
@@ -73,7 +74,7 @@ void send_call(Session::Impl& s, std::function<void(SessionReply&)> k, Atom what
     n = ++s.pending->next;
     s.pending->waiting.emplace(n, std::move(k));
   }
-  caf::anon_send(s.client, what, n, std::move(xs)...);
+  send_from_callback(s.client, what, n, std::move(xs)...); // a callback's next call
 }
 
 template <class T>

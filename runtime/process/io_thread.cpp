@@ -79,6 +79,8 @@ void run_loop(asio::io_context& ctx, std::chrono::microseconds poll) {
   }
 }
 
+thread_local IoThread* t_current = nullptr;
+
 } // namespace
 
 struct IoThread::Impl {
@@ -89,7 +91,8 @@ struct IoThread::Impl {
 
 IoThread::IoThread(std::chrono::microseconds poll) : impl_(std::make_unique<Impl>()) {
   init_process_settings();
-  impl_->thread = std::thread([ctx = &impl_->ctx, poll] {
+  impl_->thread = std::thread([this, ctx = &impl_->ctx, poll] {
+    t_current = this;
     // A throwing callback must not take the io thread (and every child's I/O) down.
     for (;;) {
       try {
@@ -121,6 +124,10 @@ asio::io_context& IoThread::context() {
 
 void IoThread::post(std::function<void()> f) {
   asio::post(impl_->ctx, std::move(f));
+}
+
+IoThread* IoThread::current() {
+  return t_current;
 }
 
 bool IoThread::on_this_thread() const {

@@ -24,6 +24,8 @@ public:
   void post(std::function<void()> f);
   /// True when called on the io thread.
   bool on_this_thread() const;
+  /// The io thread this is called on; nullptr on any other thread.
+  static IoThread* current();
 
 private:
   struct Impl;
