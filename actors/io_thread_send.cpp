@@ -6,6 +6,7 @@
 #include <deque>
 #include <mutex>
 #include <typeinfo>
+#include <utility>
 
 #include "runtime/actor_scheduler.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -59,21 +60,19 @@ private:
   /// left to watch, or made ready by a job running here, within the event's budget.
   bool take_here(actor_scheduler::worker_type& first, caf::resumable* job) {
     bool here = std::exchange(here_, false);
-    if (draining_) {
+    if (draining_) { // on the io thread, in drain()
       if (budget_ == 0)
         return false;
       --budget_;
-    } else if (!here || !asleep_and_idle(first) || live_process_group_count() != 0) {
-      return false; // a worker runs it: the io thread stays free for the live tools' events
+      jobs_.push_back(job);
+      return true;
     }
     auto* io = IoThread::current();
-    if (io == nullptr)
-      return false;
+    if (!here || io == nullptr || !asleep_and_idle(first) || live_process_group_count() != 0)
+      return false; // a worker runs it: the io thread stays free for the live tools' events
     jobs_.push_back(job);
-    if (!draining_ && !posted_) {
-      posted_ = true;
+    if (!std::exchange(posted_, true))
       io->post([this] { drain(); });
-    }
     return true;
   }
 
@@ -93,7 +92,7 @@ private:
       jobs_.pop_front();
       switch (job->resume(this, kMessages)) {
         case caf::resumable::resume_later:
-          system_->scheduler().enqueue(job); // more than its share here: a worker goes on
+          sys->scheduler().enqueue(job); // more than its share here: a worker goes on
           break;
         case caf::resumable::done:
         case caf::resumable::awaiting_message:

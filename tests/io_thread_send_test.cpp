@@ -11,6 +11,7 @@
 #include <caf/all.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -70,6 +71,21 @@ RuntimeActorConfig& configured(RuntimeActorConfig& cfg) {
   // fails long before the hour).
   cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::hours(1)});
   return cfg;
+}
+
+/// Waits (bounded) until worker `i` sleeps on its condition variable.
+bool worker_asleep(actor_scheduler& sch, size_t i) {
+  auto until = std::chrono::steady_clock::now() + bound;
+  auto& d = sch.worker_by_id(i)->data().waitdata;
+  while (std::chrono::steady_clock::now() < until) {
+    {
+      std::lock_guard guard(d.lock);
+      if (d.sleeping)
+        return true;
+    }
+    std::this_thread::yield();
+  }
+  return false;
 }
 
 struct held_workers {
@@ -134,20 +150,7 @@ struct held_workers {
     return asleep(0);
   }
 
-  /// Waits (bounded) until worker `i` sleeps on its condition variable.
-  bool asleep(size_t i) {
-    auto until = std::chrono::steady_clock::now() + bound;
-    auto& d = sch.worker_by_id(i)->data().waitdata;
-    while (std::chrono::steady_clock::now() < until) {
-      {
-        std::lock_guard guard(d.lock);
-        if (d.sleeping)
-          return true;
-      }
-      std::this_thread::yield();
-    }
-    return false;
-  }
+  bool asleep(size_t i) { return worker_asleep(sch, i); }
 
   /// An actor started by its first message, which answers each int it gets to the
   /// test with whether the first worker ran it.
@@ -252,20 +255,7 @@ struct one_worker {
   actor_scheduler& sch = dynamic_cast<actor_scheduler&>(sys.scheduler());
   caf::scoped_actor self{sys};
 
-  /// Waits (bounded) until the worker sleeps on its condition variable.
-  bool asleep() {
-    auto until = std::chrono::steady_clock::now() + bound;
-    auto& d = sch.worker_by_id(0)->data().waitdata;
-    while (std::chrono::steady_clock::now() < until) {
-      {
-        std::lock_guard guard(d.lock);
-        if (d.sleeping)
-          return true;
-      }
-      std::this_thread::yield();
-    }
-    return false;
-  }
+  bool asleep() { return worker_asleep(sch, 0); }
 
   enum class passing { send, callback, spawning }; // how each actor of a chain goes on
 
@@ -300,9 +290,22 @@ struct one_worker {
   /// chain reports back (bounded wait).
   std::string run_from_io(const caf::actor& first) {
     io.post([first] { io_thread_run(first, std::string{}); });
+    return reported_path();
+  }
+
+  /// The path a chain reports back (bounded wait).
+  std::string reported_path() {
     std::string path;
     self->receive([&](std::string& p) { path = std::move(p); }, caf::after(bound) >> [] { CAF_FAIL("no report"); });
     return path;
+  }
+
+  /// `f`'s answer, run on the io thread (bounded wait; false when none came).
+  bool on_io(std::function<bool()> f) {
+    auto answer = std::make_shared<std::promise<bool>>();
+    auto got = answer->get_future();
+    io.post([answer, f] { answer->set_value(f()); });
+    return got.wait_for(bound) == std::future_status::ready && got.get();
   }
 
   static std::string times(const char* where, int n) {
@@ -338,9 +341,7 @@ CAF_TEST(a callback run on the io thread sends on from there) {
   // From a worker, the same sends go to the worker (the scheduler's way).
   auto again = chain(2, passing::callback);
   caf::anon_send(again, std::string{});
-  std::string path;
-  self->receive([&](std::string& p) { path = std::move(p); }, caf::after(bound) >> [] { CAF_FAIL("no report"); });
-  CAF_CHECK_EQUAL(path, "worker,worker");
+  CAF_CHECK_EQUAL(reported_path(), "worker,worker");
 }
 
 CAF_TEST(with a tool process live the io thread leaves the chain to the worker) {
@@ -357,9 +358,7 @@ CAF_TEST(a plain io thread message still goes to the worker) {
   auto first = chain(2);
   CAF_REQUIRE(asleep());
   io.post([first] { io_thread_send(first, std::string{}); });
-  std::string path;
-  self->receive([&](std::string& p) { path = std::move(p); }, caf::after(bound) >> [] { CAF_FAIL("no report"); });
-  CAF_CHECK_EQUAL(path, "worker,worker");
+  CAF_CHECK_EQUAL(reported_path(), "worker,worker");
 }
 
 CAF_TEST(the io thread lets go of the system logger a spawn there took) {
@@ -368,19 +367,12 @@ CAF_TEST(the io thread lets go of the system logger a spawn there took) {
   auto first = chain(2, passing::spawning);
   CAF_REQUIRE(asleep());
   CAF_CHECK_EQUAL(run_from_io(first), "io,io");
-  auto held = std::make_shared<std::promise<bool>>();
-  auto answer = held->get_future();
-  io.post([held] { held->set_value(caf::logger::current_logger() != nullptr); });
-  CAF_REQUIRE(answer.wait_for(bound) == std::future_status::ready);
-  CAF_CHECK(!answer.get());
+  CAF_CHECK(on_io([] { return caf::logger::current_logger() == nullptr; }));
   // Let go here too, should it not have been: the fixture's end would wait forever.
-  auto let_go = std::make_shared<std::promise<void>>();
-  auto done = let_go->get_future();
-  io.post([let_go] {
+  CAF_REQUIRE(on_io([] {
     caf::logger::set_current_actor_system(nullptr);
-    let_go->set_value();
-  });
-  CAF_REQUIRE(done.wait_for(bound) == std::future_status::ready);
+    return true;
+  }));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
