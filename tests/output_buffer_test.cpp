@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <vector>
 
+#include "runtime/process/chunk_tail.hpp"
 #include "runtime/process/output_buffer.hpp"
 #include "temp_dir.hpp"
 
@@ -78,24 +79,30 @@ CAF_TEST(a spill file keeps its head and tail within spill_max_bytes with the om
 }
 
 CAF_TEST(chunks handed over whole give the same window and spill file as chunks copied) {
-  // A chunk as long as the spill file's tail (here 8 KiB) or longer is kept as it
-  // came, not copied: what is taken and what is written must not change with that,
-  // whether the output ends there or goes on, and when a chunk ends the file's head.
+  // A chunk of 64 KiB or more is kept as it came, not copied: what is taken and what
+  // is written must not change with that, whether the output ends there or goes on,
+  // and when a chunk ends the file's head.
   temp_dir dir;
-  const std::string text = numbered(0, 20000); // 240 kB
+  const std::string text = numbered(0, 500000); // 6 MB
   struct Case {
     std::vector<size_t> sizes; // the chunks' sizes, repeated
     size_t bytes;              // of `text`
+    uint64_t spill_max;        // the file's size: its tail is half of it, 1 MiB at most
   };
   std::vector<Case> cases = {
-    {{100, 9000, 8192, 16384, 20000, 5000, 12000, 16385, 700}, text.size()},
-    {{100, 1000, 16000}, 17100}, // the head ends in the last chunk
-    {{100, 1000, 16000, 9000}, 26100},
+    {{100, 9000, 8192, 16384, 20000, 5000, 12000, 16385, 700}, 240000, 16384},
+    {{100, 1000, 16000}, 17100, 16384}, // the head ends in the last chunk
+    {{100, 1000, 16000, 9000}, 26100, 16384},
+    {{100, 70000, 1 << 20, 65536, 300000, 7, 65535}, text.size(), 4 << 20},
+    {{1 << 20}, text.size(), (4 << 20) + (512 << 10)}, // the head ends inside a whole chunk
+    {{5000, 1 << 20}, 4200000, 4 << 20},               // the tail starts inside one
   };
-  for (auto& [sizes, bytes] : cases) {
+  int n = 0;
+  for (auto& [sizes, bytes, spill_max] : cases) {
+    ++n;
     std::string all = text.substr(0, bytes);
     auto fill = [&](const std::string& name, bool whole) {
-      OutputBuffer buf(1024, (dir.path / name).string(), "", SpillLimits{16384, 1 << 30});
+      OutputBuffer buf(1024, (dir.path / name).string(), "", SpillLimits{spill_max, 1 << 30});
       if (whole) {
         for (size_t i = 0, k = 0; i < all.size(); i += sizes[k++ % sizes.size()])
           buf.append(std::string(all.substr(i, sizes[k % sizes.size()])));
@@ -106,8 +113,8 @@ CAF_TEST(chunks handed over whole give the same window and spill file as chunks 
       buf.close();
       return std::make_pair(taken, read_file(dir.path / name));
     };
-    auto [copied, copied_file] = fill(fmt::format("copied{}.log", all.size()), false);
-    auto [kept, kept_file] = fill(fmt::format("kept{}.log", all.size()), true);
+    auto [copied, copied_file] = fill(fmt::format("copied{}.log", n), false);
+    auto [kept, kept_file] = fill(fmt::format("kept{}.log", n), true);
     CAF_MESSAGE(sizes.size() << " chunk sizes, " << all.size() << " bytes");
     CAF_CHECK_EQUAL(kept.content, copied.content);
     CAF_CHECK_EQUAL(kept.omitted, copied.omitted);
@@ -115,6 +122,60 @@ CAF_TEST(chunks handed over whole give the same window and spill file as chunks 
     CAF_CHECK(all.ends_with(kept_file.substr(kept_file.size() - 4096)));
     CAF_CHECK(all.ends_with(kept.content.substr(kept.content.size() - 512)));
   }
+}
+
+CAF_TEST(a chunk tail keeps the last bytes of the stream whatever the chunks) {
+  // Short pieces are joined, long owned ones moved in, a split one cut: the last
+  // `keep` bytes are the stream's, and no more than a chunk beyond them is held.
+  const std::string text = numbered(0, 200000); // 2.4 MB
+  const size_t keep = 100000;
+  std::vector<std::vector<size_t>> patterns = {
+    {1, 7, 300},              // joined into shared strings
+    {70000, 200000, 65536},   // long ones moved in
+    {10, 300000, 5, 64000, 90000, 3}, // both, alternating
+  };
+  for (auto& sizes : patterns) {
+    for (bool owned : {false, true}) {
+      ChunkTail tail(keep);
+      size_t largest = 0;
+      size_t at = 0;
+      size_t wrong = 0, over = 0; // adds after which the tail was wrong, or held too much
+      for (size_t k = 0; at < text.size(); ++k) {
+        auto n = std::min(sizes[k % sizes.size()], text.size() - at);
+        largest = std::max(largest, n);
+        if (owned) {
+          // The first bytes of every third chunk are not the tail's (a head's cut).
+          std::string chunk = text.substr(at > 0 && k % 3 == 0 ? at - 1 : at, n + (at > 0 && k % 3 == 0));
+          tail.add(std::string_view(chunk).substr(chunk.size() - n), &chunk);
+        } else {
+          tail.add(std::string_view(text).substr(at, n));
+        }
+        at += n;
+        if (k % 50 == 0 && tail.last(keep) != text.substr(at - std::min(at, keep), std::min(at, keep)))
+          ++wrong;
+        if (tail.held() > keep + std::max<size_t>(largest, 64 * 1024))
+          ++over;
+      }
+      CAF_CHECK_EQUAL(wrong, 0u);
+      CAF_CHECK_EQUAL(over, 0u);
+      CAF_CHECK_EQUAL(tail.last(keep), text.substr(text.size() - keep));
+      CAF_CHECK_EQUAL(tail.last(10 * keep).size(), tail.held());
+      tail.clear();
+      CAF_CHECK(tail.empty());
+      CAF_CHECK_EQUAL(tail.last(keep), "");
+    }
+  }
+  // At the edge: a chunk goes only when the ones after it hold all that is kept.
+  ChunkTail tail(keep);
+  std::string first = text.substr(0, 70000);
+  std::string second = text.substr(70000, keep - 1);
+  tail.add(first, &first);
+  tail.add(second, &second);
+  CAF_CHECK_EQUAL(tail.last(keep), text.substr(70000 - 1, keep));
+  std::string third = text.substr(70000 + keep - 1, 1);
+  tail.add(third, &third);
+  CAF_CHECK_EQUAL(tail.last(keep), text.substr(70000, keep));
+  CAF_CHECK_EQUAL(tail.held(), keep);
 }
 
 CAF_TEST(an output that fits spill_max_bytes is spilled whole) {

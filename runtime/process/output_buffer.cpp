@@ -42,9 +42,14 @@ std::string omission_marker(uint64_t n) {
 }
 
 // The spill file's tail is held in memory until the file is closed: at most this much
-// (twice, while trimmed lazily), so a flooding tool costs a few MiB, not the file.
+// (and a chunk more), so a flooding tool costs a few MiB, not the file.
 constexpr uint64_t max_spill_tail = 1 << 20;
 constexpr uint64_t marker_room = 64; // the omission marker between head and tail
+
+SpillLimits bounded(SpillLimits limits) {
+  limits.max_bytes = std::max(limits.max_bytes, 4 * marker_room);
+  return limits;
+}
 
 } // namespace
 
@@ -54,10 +59,9 @@ OutputBuffer::OutputBuffer(uint64_t cap, std::string spill_path, std::string spi
     tail_cap_(static_cast<size_t>(cap_ - cap_ / 4)),
     spill_path_(std::move(spill_path)),
     spill_root_(std::move(spill_root)),
-    limits_(limits) {
-  if (limits_.max_bytes < 4 * marker_room)
-    limits_.max_bytes = 4 * marker_room;
-  spill_tail_cap_ = static_cast<size_t>(std::min(limits_.max_bytes / 2, max_spill_tail));
+    limits_(bounded(limits)),
+    spill_tail_cap_(static_cast<size_t>(std::min(limits_.max_bytes / 2, max_spill_tail))),
+    spill_tail_(spill_tail_cap_) {
   spill_head_cap_ = limits_.max_bytes - spill_tail_cap_ - marker_room;
 }
 
@@ -68,16 +72,14 @@ OutputBuffer::~OutputBuffer() {
 void OutputBuffer::close() {
   if (spill_fd_ >= 0 && !spill_done_ && !spill_tail_.empty()) {
     // The file's tail: its last bytes, after a marker saying how much was left out.
-    std::string_view tail(spill_tail_);
-    if (tail.size() > spill_tail_cap_)
-      tail.remove_prefix(tail.size() - spill_tail_cap_);
+    auto last = spill_tail_.last(spill_tail_cap_);
+    std::string_view tail(last);
     tail.remove_prefix(utf8_skip(tail));
     uint64_t omitted = spilled_ - spill_written_ - tail.size();
     if (omitted == 0 || write_spill(omission_marker(omitted)))
       write_spill(tail);
   }
   spill_tail_.clear();
-  spill_tail_.shrink_to_fit();
   if (spill_fd_ >= 0)
     ::close(spill_fd_);
   spill_fd_ = -1;
@@ -139,13 +141,9 @@ void OutputBuffer::spill(std::string_view bytes, std::string* owned) {
       return;
     bytes.remove_prefix(head.size());
   }
-  // A chunk that holds the whole tail (a fast writer's full pipe) is kept as it came
-  // (`bytes` ends it): copying it would be most of what the output costs past the
-  // file's head.
-  if (owned && bytes.size() >= spill_tail_cap_ && owned->size() <= 2 * spill_tail_cap_)
-    spill_tail_ = std::move(*owned);
-  else
-    keep_tail(spill_tail_, bytes, spill_tail_cap_);
+  // A fast writer's chunks are kept as they came (`bytes` ends `owned`): copying
+  // them would be most of what the output costs past the file's head.
+  spill_tail_.add(bytes, owned);
 }
 
 void OutputBuffer::append(std::string_view chunk) {

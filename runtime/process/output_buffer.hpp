@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/process/chunk_tail.hpp"
+
 namespace jp {
 
 struct SpillLimits {
@@ -72,7 +74,7 @@ private:
   size_t spill_tail_cap_;    // ...and the last bytes, kept here until close
   uint64_t spilled_ = 0;     // bytes given to the spill file
   uint64_t spill_written_ = 0;
-  std::string spill_tail_;   // trimmed lazily to spill_tail_cap_
+  ChunkTail spill_tail_;     // at least spill_tail_cap_, at most a chunk more
   int spill_fd_ = -1;
   bool spill_done_ = false;  // closed, or writing failed: nothing more is written
 };

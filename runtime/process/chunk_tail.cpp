@@ -1,0 +1,51 @@
+#include "runtime/process/chunk_tail.hpp"
+
+namespace jp {
+
+void ChunkTail::add(std::string_view more, std::string* owned) {
+  if (more.empty())
+    return;
+  held_ += more.size();
+  if (!chunks_.empty() && chunks_.back().size() + more.size() <= kJoinBelow) {
+    chunks_.back().append(more);
+  } else if (owned && more.size() >= kJoinBelow) {
+    // `more` ends `*owned`: drop what comes before it (a chunk split by the file's
+    // head, once) and keep the string itself.
+    owned->erase(0, owned->size() - more.size());
+    chunks_.push_back(std::move(*owned));
+  } else {
+    chunks_.emplace_back(more);
+  }
+  trim();
+}
+
+void ChunkTail::trim() {
+  while (chunks_.size() > 1 && held_ - chunks_.front().size() >= keep_) {
+    held_ -= chunks_.front().size();
+    chunks_.pop_front();
+  }
+}
+
+std::string ChunkTail::last(std::size_t n) const {
+  if (n > held_)
+    n = held_;
+  std::string out;
+  out.reserve(n);
+  std::size_t skip = held_ - n;
+  for (const auto& c : chunks_) {
+    if (skip >= c.size()) {
+      skip -= c.size();
+      continue;
+    }
+    out.append(c, skip);
+    skip = 0;
+  }
+  return out;
+}
+
+void ChunkTail::clear() {
+  chunks_.clear();
+  held_ = 0;
+}
+
+} // namespace jp

@@ -1,0 +1,43 @@
+// The last bytes of a long stream, kept as the chunks they came in: a chunk handed
+// over whole is moved in, not copied, and a chunk is dropped whole once the ones
+// after it hold enough. A fast writer's output past the spill file's head then costs
+// no copy at all (keep_tail copied every byte once and moved it once more).
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <string_view>
+
+namespace jp {
+
+class ChunkTail {
+public:
+  /// Keeps at least the stream's last `keep` bytes (fewer only if it is shorter), and
+  /// at most that plus one chunk.
+  explicit ChunkTail(std::size_t keep) : keep_(keep) {}
+
+  /// Appends `more`; when `owned` is given, `more` is its end and the string may be
+  /// taken over instead of copied.
+  void add(std::string_view more, std::string* owned = nullptr);
+
+  bool empty() const { return held_ == 0; }
+  /// Bytes held (at least what is kept once the stream is that long).
+  std::size_t held() const { return held_; }
+  /// The last min(n, held()) bytes, in one string.
+  std::string last(std::size_t n) const;
+  void clear();
+
+private:
+  // Smaller pieces are appended to the last chunk while it is this small, so a
+  // chatty tool's many short writes do not become as many strings.
+  static constexpr std::size_t kJoinBelow = 64 * 1024;
+
+  void trim();
+
+  std::size_t keep_;
+  std::size_t held_ = 0;
+  std::deque<std::string> chunks_;
+};
+
+} // namespace jp
