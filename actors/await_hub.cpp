@@ -32,6 +32,27 @@ AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vecto
     if (!forgotten)
       remember(s);
   }
+  left_ = {}; // what is known may have changed
+  return start(key, request, std::move(statuses));
+}
+
+std::optional<AwaitHub::Effects> AwaitHub::add_rest(Key key, const AwaitRequest& request) {
+  if (!left_.result || !request.all.empty())
+    return std::nullopt;
+  auto& pending = left_.result->pending;
+  if (request.any.size() != pending.size())
+    return std::nullopt;
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (request.any[i] != pending[i].id)
+      return std::nullopt;
+  // Unchanged since that answer: it is what the hub knows of them. The answer's own
+  // statuses, when nobody holds the answer any more, else a copy.
+  std::vector<HandleStatus> statuses;
+  if (left_.result.use_count() == 1)
+    statuses = std::move(pending);
+  else
+    statuses = pending;
+  left_ = {};
   return start(key, request, std::move(statuses));
 }
 
@@ -88,6 +109,7 @@ const std::string& AwaitHub::text_of(Known& known) {
 }
 
 void AwaitHub::forget(const std::string& id) {
+  left_ = {};
   known_.erase(id);
   if (auto e = expected_.find(id); e != expected_.end())
     e->second.forgotten = true;
@@ -170,7 +192,7 @@ AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vec
       continue;
     auto& list = by_id_[kept[i].id];
     if (list.size() > 2 * groups_.size() + 8) // mostly groups long answered: drop them
-      std::erase_if(list, [this](const Watching& w) { return !groups_.count(w.group); });
+      std::erase_if(list, [this](const Watching& w) { return !groups_.count(w.group) && !left_by(w.group); });
     list.push_back({key, i});
   }
   for (auto& s : kept)
@@ -196,6 +218,8 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
     by_id_.erase(it);
     std::vector<Watching> kept;
     for (auto w : watching) {
+      if (left_by(w.group))
+        left_ = {}; // one of the handles it left pending changed
       auto g = groups_.find(w.group);
       if (g == groups_.end())
         continue; // answered, or timed out
@@ -218,8 +242,13 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
       by_id_[s.id] = std::move(kept);
   }
   for (auto g : met)
-    if (auto group = groups_.find(g); group != groups_.end())
-      finish(g, std::make_shared<const AwaitResult>(std::move(group->second.cond).result(false)), fx);
+    if (auto group = groups_.find(g); group != groups_.end()) {
+      auto result = std::make_shared<AwaitResult>(std::move(group->second.cond).result(false));
+      // What a re-issued await of the rest would start from (add_rest).
+      if (remembers_ && group->second.request.all.empty() && !result->pending.empty())
+        left_ = {g, result};
+      finish(g, std::move(result), fx);
+    }
   return fx;
 }
 

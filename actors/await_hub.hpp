@@ -75,6 +75,14 @@ public:
   /// the registry (watching, add). The host hands over its queued updates first.
   std::optional<Effects> add_known(Key key, const AwaitRequest& request, std::span<const std::string> ids);
 
+  /// A new await of exactly the handles the last stop's answer left pending, in its
+  /// order (the assistant awaiting the rest: `await any` re-issued), when none of
+  /// them has changed since: it starts from the statuses that answer held, with no
+  /// look-up or copy per id. nullopt: not such an await; distinct_ids and
+  /// stopped_answer / add_known / add as usual. The host hands over its queued
+  /// updates first.
+  std::optional<Effects> add_rest(Key key, const AwaitRequest& request);
+
   /// The answer to an await of `ids` (distinct_ids order) when the hub knows every
   /// one of them stopped: the text await_answer_text would write of their statuses,
   /// when it fits `cap`, from each status's text written once (an await of stopped
@@ -175,6 +183,17 @@ private:
   // What the registry said of each handle watched, and every change since.
   std::unordered_map<std::string, Known> known_;
   std::vector<const std::string*> texts_; // stopped_answer's, kept for its capacity
+
+  // The last group a stop answered, and its result (shared with the answer, which
+  // the host drops once written): add_rest starts from its pending statuses. Any
+  // change heard of one of them forgets it (found through by_id_, whose entries of
+  // this group are kept until then), as do forget() and a registry's answer.
+  struct Left {
+    GroupId group = 0;
+    std::shared_ptr<AwaitResult> result; // empty: nothing to go on from
+  };
+  Left left_;
+  bool left_by(GroupId g) const { return left_.result && left_.group == g; }
 };
 
 } // namespace jp

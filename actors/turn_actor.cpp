@@ -522,12 +522,15 @@ void begin_await(turn_actor_t* self, AwaitHub::Key key, const AwaitRequest& req,
 /// hub already knows (watched before: it heard every change since) are not asked
 /// about again.
 void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
-  auto ids = distinct_ids(req);
-  if (ids.empty())
-    return reply(failed("At least one handle ID required"));
   auto& st = self->state;
   auto key = ++st.next_await;
   take_updates(self); // what the hub knows, as of every update here
+  // The assistant awaiting the rest of what the last answer left pending.
+  if (auto fx = st.awaits.add_rest(key, req))
+    return begin_await(self, key, req, std::move(reply), std::move(*fx));
+  auto ids = distinct_ids(req);
+  if (ids.empty())
+    return reply(failed("At least one handle ID required"));
   if (auto text = st.awaits.stopped_answer(ids, response_cap(self)))
     return reply(await_reply(std::move(*text)));
   if (auto fx = st.awaits.add_known(key, req, ids))

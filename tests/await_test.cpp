@@ -462,6 +462,94 @@ CAF_TEST(an id spawned again is asked about again) {
   CAF_CHECK(known->answers.empty());
 }
 
+namespace {
+
+/// A hub that awaited a, b and c (any) and heard b stop: its answer left a and c
+/// pending.
+AwaitHub::Effects rest_left(AwaitHub& hub) {
+  strings ids{"a", "b", "c"};
+  hub.watching(ids);
+  hub.add(1, AwaitRequest{ids, {}, -1}, {running("a"), running("b"), running("c")});
+  return hub.update(done("b", "built"));
+}
+
+} // namespace
+
+CAF_TEST(an await of the rest a stop left pending starts from that answer) {
+  AwaitHub hub;
+  auto first = rest_left(hub);
+  CAF_REQUIRE_EQUAL(keys_of(first), keys({1}));
+  CAF_CHECK_EQUAL(ids_of(first.answers[0].result->pending), strings({"a", "c"}));
+  // Still held (the host has not written it yet): the answer keeps its statuses.
+  auto rest = hub.add_rest(2, AwaitRequest{{"a", "c"}, {}, -1});
+  CAF_REQUIRE(rest.has_value());
+  CAF_CHECK(rest->answers.empty());
+  CAF_CHECK(hub.waiting(2));
+  CAF_CHECK_EQUAL(ids_of(first.answers[0].result->pending), strings({"a", "c"}));
+  first = {};
+  // Its stop answers it like any other, and leaves the rest again.
+  auto second = hub.update(done("c", "ran"));
+  CAF_REQUIRE_EQUAL(keys_of(second), keys({2}));
+  CAF_CHECK_EQUAL(ids_of(second.answers[0].result->completed), strings({"c"}));
+  CAF_CHECK_EQUAL(ids_of(second.answers[0].result->pending), strings({"a"}));
+  second = {};
+  auto last = hub.add_rest(3, AwaitRequest{{"a"}, {}, -1});
+  CAF_REQUIRE(last.has_value());
+  auto end = hub.update(done("a", "ok"));
+  CAF_REQUIRE_EQUAL(keys_of(end), keys({3}));
+  CAF_CHECK_EQUAL(end.answers[0].result->completed[0].state.content, "ok");
+  CAF_CHECK(end.answers[0].result->pending.empty());
+  CAF_CHECK(!hub.add_rest(4, AwaitRequest{{"a"}, {}, -1}).has_value()); // nothing was left
+}
+
+CAF_TEST(an await of the rest is looked up as usual when it is not exactly the rest or they changed) {
+  // Not the same ids in the same order, or with `all`: not the rest.
+  for (auto& req : {AwaitRequest{{"c", "a"}, {}, -1}, AwaitRequest{{"a"}, {}, -1},
+                    AwaitRequest{{"a", "c", "b"}, {}, -1}, AwaitRequest{{}, {"a", "c"}, -1},
+                    AwaitRequest{{"a", "c"}, {"a"}, -1}}) {
+    AwaitHub hub;
+    rest_left(hub);
+    CAF_CHECK(!hub.add_rest(2, req).has_value());
+  }
+  // One of them changed since: what the hub knows now, not what the answer held.
+  AwaitHub hub;
+  rest_left(hub);
+  hub.update(asking("a", "name"));
+  CAF_CHECK(!hub.add_rest(2, AwaitRequest{{"a", "c"}, {}, -1}).has_value());
+  auto known = hub.add_known(2, AwaitRequest{{"a", "c"}, {}, -1}, strings{"a", "c"});
+  CAF_REQUIRE(known.has_value());
+  CAF_REQUIRE_EQUAL(known->asks.size(), 1u);
+  CAF_CHECK_EQUAL(known->asks[0].id, "a");
+  // Forgotten (the host spawned an id, or a handle answered it) or a registry's
+  // answer heard: looked up as usual.
+  AwaitHub forgetting;
+  rest_left(forgetting);
+  forgetting.forget("a");
+  CAF_CHECK(!forgetting.add_rest(2, AwaitRequest{{"a", "c"}, {}, -1}).has_value());
+  AwaitHub answered;
+  rest_left(answered);
+  answered.watching(strings{"c"});
+  answered.add(5, AwaitRequest{{"c"}, {}, -1}, {running("c")});
+  CAF_CHECK(!answered.add_rest(2, AwaitRequest{{"a", "c"}, {}, -1}).has_value());
+  // A hub that does not remember has nothing to go on from.
+  AwaitHub shared(false);
+  rest_left(shared);
+  CAF_CHECK(!shared.add_rest(2, AwaitRequest{{"a", "c"}, {}, -1}).has_value());
+}
+
+CAF_TEST(a change of the rest is heard however many awaits came and went on it meanwhile) {
+  // Awaits of `a` that time out leave lists of groups long gone, which are pruned;
+  // the answer's own entries stay, so that a's change still forgets it.
+  AwaitHub hub;
+  rest_left(hub);
+  for (AwaitHub::Key k = 10; k < 40; ++k) {
+    CAF_REQUIRE(hub.add_known(k, AwaitRequest{{"a"}, {}, 1.0}, strings{"a"}).has_value());
+    CAF_REQUIRE_EQUAL(keys_of(hub.timeout(k)), keys({k}));
+  }
+  hub.update(asking("a", "name"));
+  CAF_CHECK(!hub.add_rest(2, AwaitRequest{{"a", "c"}, {}, -1}).has_value());
+}
+
 CAF_TEST(a hub that does not remember always asks and a large result is not kept) {
   AwaitHub shared(false); // behind a shared view: other registries spawn unseen
   strings ids{"x"};

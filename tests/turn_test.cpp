@@ -194,6 +194,37 @@ CAF_TEST(awaits on one handle are answered alike when it stops and a timeout end
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 
+CAF_TEST(an assistant awaiting the rest after each stop hears every stop once) {
+  // W3's pattern: await any over what is pending, again after each answer (the turn
+  // starts such an await from the answer before it).
+  marked_sleep sleeper(dir.path);
+  for (auto id : {"a", "b", "c"})
+    CAF_REQUIRE(call("shell", sleeper_spawn(sleeper, id).dump()).ok);
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(3), 3u);
+  auto await_then_abort = [&](const std::string& args, const std::string& id) {
+    auto waiting = self->request(turn, caf::infinite, call_atom::value, std::string("await"), args);
+    CAF_REQUIRE(call("shell", fmt::format(R"({{"action":"abort","id":"{}"}})", id)).ok);
+    std::string answer;
+    waiting.receive([&](CallResult& r) { answer = r.ok ? r.content : "failed: " + r.content; },
+                    [&](caf::error& err) { answer = to_string(err); });
+    return answer;
+  };
+  auto first = await_then_abort(R"({"any":["a","b","c"]})", "b");
+  CAF_CHECK(first.starts_with(R"({"completed":[{"id":"b","state":"stopped","error":)"));
+  // (each stop is seen by its abort's answer: no notification rides on these)
+  CAF_CHECK(first.ends_with(R"("pending":[{"id":"a","state":"running"},{"id":"c","state":"running"}]})"));
+  auto second = await_then_abort(R"({"any":["a","c"]})", "c");
+  CAF_CHECK(second.starts_with(R"({"completed":[{"id":"c","state":"stopped","error":)"));
+  CAF_CHECK(second.ends_with(R"("pending":[{"id":"a","state":"running"}]})"));
+  // Not yet stopped, the rest waits (its timeout answers with it pending).
+  CAF_CHECK_EQUAL(call("await", R"({"any":["a"],"timeout_secs":0.05})").content,
+                  R"({"completed":[],"pending":[{"id":"a","state":"running"}],"timed_out":true})");
+  auto last = await_then_abort(R"({"any":["a"]})", "a");
+  CAF_CHECK(last.starts_with(R"({"completed":[{"id":"a","state":"stopped","error":)"));
+  CAF_CHECK(last.ends_with(R"("pending":[]})"));
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
 CAF_TEST(an await names the handle it does not know) {
   CAF_REQUIRE(call("shell", R"({"action":"spawn","id":"a","command":"true"})").ok);
   auto r = call("await", R"({"all":["a","typo"]})");
