@@ -75,6 +75,63 @@ Result<double> await_cycle(long n) {
   return us_since(t0, n);
 }
 
+/// W3's cycle as its driver runs it, without actors: after each answer the rest of
+/// what was pending is awaited again (rounds of 170 ids, each stopping one by one;
+/// at a round's end they all run again, as new handles of the same ids would).
+Result<double> await_rest(long n) {
+  auto config = default_config();
+  auto& tool = config.tools.at("await");
+  AwaitHub hub;
+  std::vector<std::string> ids;
+  for (int i = 0; i < cycle_ids; ++i)
+    ids.push_back(fmt::format("s{}", i));
+  uint64_t seq = 1;
+  std::vector<HandleStatus> first;
+  for (auto& id : ids)
+    first.push_back(HandleStatus{id, ToolState::running(), {}, {}, seq++});
+  hub.watching(ids);
+  hub.add(1, AwaitRequest{ids, {}}, first);
+  if (hub.timeout(1).answers.size() != 1)
+    return Error{"await-rest: the first await did not end at its timeout"};
+  auto pending = ids;
+  auto t0 = Clock::now();
+  for (long c = 0; c < n; ++c) {
+    if (pending.empty()) { // a new round
+      for (auto& id : ids)
+        hub.update(HandleStatus{id, ToolState::running(), {}, {}, seq++});
+      pending = ids;
+    }
+    std::string args = "{\"any\":[";
+    for (size_t i = 0; i < pending.size(); ++i)
+      args += fmt::format("{}\"{}\"", i ? "," : "", pending[i]);
+    args += "]}";
+    auto j = Json::parse(args, duplicate_keys::refuse);
+    auto req = j ? await_request_from_json(*j) : Result<AwaitRequest>(Error{j.error()});
+    if (!req || !validate_arguments(tool, *j))
+      return Error{"await-rest: the arguments were refused"};
+    auto key = 100 + uint64_t(c);
+    auto fx = hub.add_rest(key, *req); // as the turn does
+    if (!fx) {
+      auto distinct = distinct_ids(*req);
+      if (hub.stopped_answer(distinct, 1 << 20))
+        return Error{"await-rest: answered as if every handle had stopped"};
+      fx = hub.add_known(key, *req, distinct);
+    }
+    if (!fx || !fx->answers.empty())
+      return Error{"await-rest: the hub did not take the await as waiting"};
+    auto id = pending[size_t(c * 37) % pending.size()];
+    auto stop = hub.update(HandleStatus{id, ToolState::success("12345678\n"), {}, {}, seq++});
+    if (stop.answers.size() != 1)
+      return Error{"await-rest: the stop answered no await"};
+    auto text = hub.answer_text(*stop.answers[0].result, 1 << 20);
+    auto answer = read_any_answer(text ? *text : await_answer_text(*stop.answers[0].result, 1 << 20));
+    if (!answer || answer->size() != 1 || (*answer)[0].id != id)
+      return Error{"await-rest: the answer is not the one handle that completed"};
+    std::erase(pending, id);
+  }
+  return us_since(t0, n);
+}
+
 /// A function tool's config, its function and the runtime's session around them.
 struct FunctionRig {
   Runtime rt{builtin_config()};
@@ -206,6 +263,8 @@ struct Path {
 const std::vector<Path>& paths() {
   static const std::vector<Path> all = {
     {"await-cycle", "W3's turn cycle at 170 ids without actors (the hub and the JSON)", 500, await_cycle},
+    {"await-rest", "W3's cycle as its driver runs it: the rest awaited after each stop (rounds of 170 ids)", 500,
+     await_rest},
     {"stops", "W3's cycle through the actors, function tools ended one at a time (whole rounds of 170)", 340, stops},
     {"look", "W5's apply + fetch on an echoing function tool (embedding API)", 3000, look},
     {"oneshot", "W1's one-shot call, a function tool ready at once (embedding API)", 2000, oneshot},
