@@ -19,6 +19,7 @@ void AwaitHub::unwatched(std::span<const std::string> ids) {
 }
 
 AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses) {
+  bool untrusted = false;
   for (auto& s : statuses) {
     auto e = expected_.find(s.id);
     bool forgotten = false;
@@ -31,9 +32,13 @@ AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vecto
     }
     if (!forgotten)
       remember(s);
+    untrusted = untrusted || forgotten;
   }
   left_ = {}; // what is known may have changed
-  return start(key, request, std::move(statuses));
+  auto fx = start(key, request, std::move(statuses));
+  if (auto a = awaits_.find(key); untrusted && a != awaits_.end())
+    groups_.at(a->second).untrusted = true;
+  return fx;
 }
 
 std::optional<AwaitHub::Effects> AwaitHub::add_rest(Key key, const AwaitRequest& request) {
@@ -110,6 +115,11 @@ const std::string& AwaitHub::text_of(Known& known) {
 
 void AwaitHub::forget(const std::string& id) {
   left_ = {};
+  // The groups waiting on it hold what the hub no longer trusts of it.
+  if (auto w = by_id_.find(id); w != by_id_.end())
+    for (auto& watching : w->second)
+      if (auto g = groups_.find(watching.group); g != groups_.end())
+        g->second.untrusted = true;
   known_.erase(id);
   if (auto e = expected_.find(id); e != expected_.end())
     e->second.forgotten = true;
@@ -245,7 +255,7 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
     if (auto group = groups_.find(g); group != groups_.end()) {
       auto result = std::make_shared<AwaitResult>(std::move(group->second.cond).result(false));
       // What a re-issued await of the rest would start from (add_rest).
-      if (remembers_ && group->second.request.all.empty() && !result->pending.empty())
+      if (remembers_ && !group->second.untrusted && group->second.request.all.empty() && !result->pending.empty())
         left_ = {g, result};
       finish(g, std::move(result), fx);
     }

@@ -138,6 +138,9 @@ private:
     AwaitCondition cond;
     std::vector<Key> keys; // in the order they came
     std::map<std::string, Question> asked; // handle id -> the question put while it still asks it
+    // It holds a status the hub does not trust (forgotten since, or not remembered
+    // when the registry answered): its answer is no start for add_rest.
+    bool untrusted = false;
   };
   using GroupId = Key; // the key of the await it began with
   /// A hash of a request's ids (any, all): groups are found by it, and told apart
@@ -187,7 +190,8 @@ private:
   // The last group a stop answered, and its result (shared with the answer, which
   // the host drops once written): add_rest starts from its pending statuses. Any
   // change heard of one of them forgets it (found through by_id_, whose entries of
-  // this group are kept until then), as do forget() and a registry's answer.
+  // this group are kept until then), as do forget() and a registry's answer; a group
+  // that holds a status the hub does not trust is never kept here.
   struct Left {
     GroupId group = 0;
     std::shared_ptr<AwaitResult> result; // empty: nothing to go on from

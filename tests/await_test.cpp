@@ -531,6 +531,23 @@ CAF_TEST(an await of the rest is looked up as usual when it is not exactly the r
   answered.watching(strings{"c"});
   answered.add(5, AwaitRequest{{"c"}, {}, -1}, {running("c")});
   CAF_CHECK(!answered.add_rest(2, AwaitRequest{{"a", "c"}, {}, -1}).has_value());
+  // Forgotten before the stop (the handle answered the host, the registry has yet
+  // to tell): that answer holds what the hub no longer trusts.
+  AwaitHub early;
+  early.watching(strings{"a", "x"});
+  early.add(1, AwaitRequest{{"a", "x"}, {}, -1}, {running("a"), running("x")});
+  early.update(asking("x", "name"));
+  early.forget("x");
+  CAF_REQUIRE_EQUAL(keys_of(early.update(done("a", "ok"))), keys({1}));
+  CAF_CHECK(!early.add_rest(2, AwaitRequest{{"x"}, {}, -1}).has_value());
+  CAF_CHECK(!early.add_known(2, AwaitRequest{{"x"}, {}, -1}, strings{"x"}).has_value());
+  // Nor what a registry's answer brought of an id forgotten while it came.
+  AwaitHub late;
+  late.watching(strings{"a", "x"});
+  late.forget("x");
+  late.add(1, AwaitRequest{{"a", "x"}, {}, -1}, {running("a"), running("x")});
+  CAF_REQUIRE_EQUAL(keys_of(late.update(done("a", "ok"))), keys({1}));
+  CAF_CHECK(!late.add_rest(2, AwaitRequest{{"x"}, {}, -1}).has_value());
   // A hub that does not remember has nothing to go on from.
   AwaitHub shared(false);
   rest_left(shared);
