@@ -7,6 +7,19 @@
 
 namespace jp {
 
+namespace {
+
+/// Whether the hub keeps `s`: one-shot runs ("#N") are no handles an await names
+/// again, and a large result is left to the registry, which keeps it anyway (this
+/// would be a second copy).
+bool keepable(const HandleStatus& s) {
+  constexpr size_t kept_bytes = 4096;
+  return !s.id.starts_with('#') &&
+         s.state.content.size() + s.state.error.message.size() + s.state.question.text.size() <= kept_bytes;
+}
+
+} // namespace
+
 void AwaitHub::watching(std::span<const std::string> ids) {
   for (auto& id : ids)
     ++expected_[id].answers;
@@ -32,7 +45,9 @@ AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vecto
     }
     if (!forgotten)
       remember(s);
-    untrusted = untrusted || forgotten;
+    // Not in what the hub knows (forgotten, or too large to keep): the usual path
+    // would ask the registry about it again.
+    untrusted = untrusted || forgotten || (!s.state.stopped() && !keepable(s));
   }
   left_ = {}; // what is known may have changed
   auto fx = start(key, request, std::move(statuses));
@@ -134,19 +149,6 @@ size_t AwaitHub::ids_hash(const AwaitRequest& request) {
   return h;
 }
 
-namespace {
-
-/// Whether the hub keeps `s`: one-shot runs ("#N") are no handles an await names
-/// again, and a large result is left to the registry, which keeps it anyway (this
-/// would be a second copy).
-bool keepable(const HandleStatus& s) {
-  constexpr size_t kept_bytes = 4096;
-  return !s.id.starts_with('#') &&
-         s.state.content.size() + s.state.error.message.size() + s.state.question.text.size() <= kept_bytes;
-}
-
-} // namespace
-
 void AwaitHub::remember(const HandleStatus& s) {
   if (!remembers_)
     return;
@@ -241,6 +243,8 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
       bool was_met = cond.met();
       auto& cur = cond.update(w.at, s);
       if (!cur.state.stopped()) {
+        if (!keepable(cur))
+          g->second.untrusted = true; // the hub does not keep it: the usual path asks again
         kept.push_back(w);
         consider_waiting(w.group, g->second, cur, fx);
       } else if (!was_met && cond.met()) {

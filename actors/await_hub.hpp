@@ -138,8 +138,9 @@ private:
     AwaitCondition cond;
     std::vector<Key> keys; // in the order they came
     std::map<std::string, Question> asked; // handle id -> the question put while it still asks it
-    // It holds a status the hub does not trust (forgotten since, or not remembered
-    // when the registry answered): its answer is no start for add_rest.
+    // It holds a pending status the hub does not know as it is (forgotten since, not
+    // remembered when the registry answered, or too large to keep): the usual path
+    // would ask the registry again, so its answer is no start for add_rest.
     bool untrusted = false;
   };
   using GroupId = Key; // the key of the await it began with

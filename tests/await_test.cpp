@@ -548,6 +548,20 @@ CAF_TEST(an await of the rest is looked up as usual when it is not exactly the r
   late.add(1, AwaitRequest{{"a", "x"}, {}, -1}, {running("a"), running("x")});
   CAF_REQUIRE_EQUAL(keys_of(late.update(done("a", "ok"))), keys({1}));
   CAF_CHECK(!late.add_rest(2, AwaitRequest{{"x"}, {}, -1}).has_value());
+  // A pending status too large for the hub to keep is asked about again too,
+  // whether it came in an update or in the registry's answer.
+  std::string long_text(5000, 'q');
+  AwaitHub large;
+  rest_left(large);
+  large.add_known(2, AwaitRequest{{"a", "c"}, {}, -1}, strings{"a", "c"});
+  large.update(asking("a", "name", long_text));
+  CAF_REQUIRE_EQUAL(keys_of(large.update(done("c", "ok"))), keys({2}));
+  CAF_CHECK(!large.add_rest(3, AwaitRequest{{"a"}, {}, -1}).has_value());
+  AwaitHub asked;
+  asked.watching(strings{"a", "b"});
+  asked.add(1, AwaitRequest{{"a", "b"}, {}, -1}, {asking("a", "name", long_text), running("b")});
+  CAF_REQUIRE_EQUAL(keys_of(asked.update(done("b", "ok"))), keys({1}));
+  CAF_CHECK(!asked.add_rest(2, AwaitRequest{{"a"}, {}, -1}).has_value());
   // A hub that does not remember has nothing to go on from.
   AwaitHub shared(false);
   rest_left(shared);
