@@ -741,7 +741,7 @@ struct RestModel {
         break;
       case 9:
         if (!asks.empty()) {
-          auto& ask = asks[pick(asks.size())];
+          auto ask = asks[pick(asks.size())]; // a copy: take() may add to asks
           take();
           effects(hub.resolved(ask.key, ask.id, ask.question, false));
         }
