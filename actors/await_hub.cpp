@@ -9,13 +9,10 @@ namespace jp {
 
 namespace {
 
-/// Whether the hub keeps `s`: one-shot runs ("#N") are no handles an await names
-/// again, and a large result is left to the registry, which keeps it anyway (this
-/// would be a second copy).
-bool keepable(const HandleStatus& s) {
-  constexpr size_t kept_bytes = 4096;
-  return !s.id.starts_with('#') &&
-         s.state.content.size() + s.state.error.message.size() + s.state.question.text.size() <= kept_bytes;
+/// The same status of one handle: the registry counts every change of a handle (the
+/// same seq is the same status); one not counted (0) is compared whole.
+bool same_status(const HandleStatus& a, const HandleStatus& b) {
+  return a.seq != 0 ? a.seq == b.seq : a == b;
 }
 
 } // namespace
@@ -32,7 +29,6 @@ void AwaitHub::unwatched(std::span<const std::string> ids) {
 }
 
 AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vector<HandleStatus> statuses) {
-  bool untrusted = false;
   for (auto& s : statuses) {
     auto e = expected_.find(s.id);
     bool forgotten = false;
@@ -45,34 +41,32 @@ AwaitHub::Effects AwaitHub::add(Key key, const AwaitRequest& request, std::vecto
     }
     if (!forgotten)
       remember(s);
-    // Not in what the hub knows (forgotten, or too large to keep): the usual path
-    // would ask the registry about it again.
-    untrusted = untrusted || forgotten || (!s.state.stopped() && !keepable(s));
   }
-  left_ = {}; // what is known may have changed
-  auto fx = start(key, request, std::move(statuses));
-  if (auto a = awaits_.find(key); untrusted && a != awaits_.end())
-    groups_.at(a->second).untrusted = true;
-  return fx;
+  return start(key, request, std::move(statuses));
 }
 
 std::optional<AwaitHub::Effects> AwaitHub::add_rest(Key key, const AwaitRequest& request) {
-  if (!left_.result || !request.all.empty())
+  if (!left_ || !request.all.empty())
     return std::nullopt;
-  auto& pending = left_.result->pending;
+  auto& pending = left_->pending;
   if (request.any.size() != pending.size())
     return std::nullopt;
-  for (size_t i = 0; i < pending.size(); ++i)
+  // Exactly the rest, each still as the hub knows it (what add_known would start
+  // from): not forgotten, kept, and nothing newer heard since.
+  for (size_t i = 0; i < pending.size(); ++i) {
     if (request.any[i] != pending[i].id)
       return std::nullopt;
-  // Unchanged since that answer: it is what the hub knows of them. The answer's own
-  // statuses, when nobody holds the answer any more, else a copy.
+    auto k = known_.find(pending[i].id);
+    if (k == known_.end() || !same_status(k->second.status, pending[i]))
+      return std::nullopt;
+  }
+  // The answer's own statuses, when nobody holds the answer any more, else a copy.
   std::vector<HandleStatus> statuses;
-  if (left_.result.use_count() == 1)
+  if (left_.use_count() == 1)
     statuses = std::move(pending);
   else
     statuses = pending;
-  left_ = {};
+  left_ = nullptr;
   return start(key, request, std::move(statuses));
 }
 
@@ -129,12 +123,6 @@ const std::string& AwaitHub::text_of(Known& known) {
 }
 
 void AwaitHub::forget(const std::string& id) {
-  left_ = {};
-  // The groups waiting on it hold what the hub no longer trusts of it.
-  if (auto w = by_id_.find(id); w != by_id_.end())
-    for (auto& watching : w->second)
-      if (auto g = groups_.find(watching.group); g != groups_.end())
-        g->second.untrusted = true;
   known_.erase(id);
   if (auto e = expected_.find(id); e != expected_.end())
     e->second.forgotten = true;
@@ -148,6 +136,19 @@ size_t AwaitHub::ids_hash(const AwaitRequest& request) {
       h = h * 1000003 ^ hash(id);
   return h;
 }
+
+namespace {
+
+/// Whether the hub keeps `s`: one-shot runs ("#N") are no handles an await names
+/// again, and a large result is left to the registry, which keeps it anyway (this
+/// would be a second copy).
+bool keepable(const HandleStatus& s) {
+  constexpr size_t kept_bytes = 4096;
+  return !s.id.starts_with('#') &&
+         s.state.content.size() + s.state.error.message.size() + s.state.question.text.size() <= kept_bytes;
+}
+
+} // namespace
 
 void AwaitHub::remember(const HandleStatus& s) {
   if (!remembers_)
@@ -204,7 +205,7 @@ AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vec
       continue;
     auto& list = by_id_[kept[i].id];
     if (list.size() > 2 * groups_.size() + 8) // mostly groups long answered: drop them
-      std::erase_if(list, [this](const Watching& w) { return !groups_.count(w.group) && !left_by(w.group); });
+      std::erase_if(list, [this](const Watching& w) { return !groups_.count(w.group); });
     list.push_back({key, i});
   }
   for (auto& s : kept)
@@ -230,8 +231,6 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
     by_id_.erase(it);
     std::vector<Watching> kept;
     for (auto w : watching) {
-      if (left_by(w.group))
-        left_ = {}; // one of the handles it left pending changed
       auto g = groups_.find(w.group);
       if (g == groups_.end())
         continue; // answered, or timed out
@@ -243,8 +242,6 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
       bool was_met = cond.met();
       auto& cur = cond.update(w.at, s);
       if (!cur.state.stopped()) {
-        if (!keepable(cur))
-          g->second.untrusted = true; // the hub does not keep it: the usual path asks again
         kept.push_back(w);
         consider_waiting(w.group, g->second, cur, fx);
       } else if (!was_met && cond.met()) {
@@ -259,8 +256,8 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
     if (auto group = groups_.find(g); group != groups_.end()) {
       auto result = std::make_shared<AwaitResult>(std::move(group->second.cond).result(false));
       // What a re-issued await of the rest would start from (add_rest).
-      if (remembers_ && !group->second.untrusted && group->second.request.all.empty() && !result->pending.empty())
-        left_ = {g, result};
+      if (remembers_ && group->second.request.all.empty() && !result->pending.empty())
+        left_ = result;
       finish(g, std::move(result), fx);
     }
   return fx;

@@ -76,9 +76,9 @@ public:
   std::optional<Effects> add_known(Key key, const AwaitRequest& request, std::span<const std::string> ids);
 
   /// A new await of exactly the handles the last stop's answer left pending, in its
-  /// order (the assistant awaiting the rest: `await any` re-issued), when none of
-  /// them has changed since: it starts from the statuses that answer held, with no
-  /// look-up or copy per id. nullopt: not such an await; distinct_ids and
+  /// order (the assistant awaiting the rest: `await any` re-issued), when each is
+  /// still as the hub knows it (as add_known would start): it starts from the
+  /// statuses that answer held, with no ids told apart and no copy. nullopt: not such an await; distinct_ids and
   /// stopped_answer / add_known / add as usual. The host hands over its queued
   /// updates first.
   std::optional<Effects> add_rest(Key key, const AwaitRequest& request);
@@ -138,10 +138,6 @@ private:
     AwaitCondition cond;
     std::vector<Key> keys; // in the order they came
     std::map<std::string, Question> asked; // handle id -> the question put while it still asks it
-    // It holds a pending status the hub does not know as it is (forgotten since, not
-    // remembered when the registry answered, or too large to keep): the usual path
-    // would ask the registry again, so its answer is no start for add_rest.
-    bool untrusted = false;
   };
   using GroupId = Key; // the key of the await it began with
   /// A hash of a request's ids (any, all): groups are found by it, and told apart
@@ -188,17 +184,10 @@ private:
   std::unordered_map<std::string, Known> known_;
   std::vector<const std::string*> texts_; // stopped_answer's, kept for its capacity
 
-  // The last group a stop answered, and its result (shared with the answer, which
-  // the host drops once written): add_rest starts from its pending statuses. Any
-  // change heard of one of them forgets it (found through by_id_, whose entries of
-  // this group are kept until then), as do forget() and a registry's answer; a group
-  // that holds a status the hub does not trust is never kept here.
-  struct Left {
-    GroupId group = 0;
-    std::shared_ptr<AwaitResult> result; // empty: nothing to go on from
-  };
-  Left left_;
-  bool left_by(GroupId g) const { return left_.result && left_.group == g; }
+  // The result of the last group a stop answered (shared with the answer, which the
+  // host drops once written): add_rest starts from its pending statuses while each
+  // is still the one the hub knows.
+  std::shared_ptr<AwaitResult> left_;
 };
 
 } // namespace jp

@@ -524,8 +524,8 @@ CAF_TEST(an await of the rest is looked up as usual when it is not exactly the r
   CAF_REQUIRE(known.has_value());
   CAF_REQUIRE_EQUAL(known->asks.size(), 1u);
   CAF_CHECK_EQUAL(known->asks[0].id, "a");
-  // Forgotten (the host spawned an id, or a handle answered it) or a registry's
-  // answer heard: looked up as usual.
+  // Forgotten (the host spawned an id, or a handle answered it) or changed by a
+  // registry's answer: looked up as usual.
   AwaitHub forgetting;
   rest_left(forgetting);
   forgetting.forget("a");
@@ -533,7 +533,7 @@ CAF_TEST(an await of the rest is looked up as usual when it is not exactly the r
   AwaitHub answered;
   rest_left(answered);
   answered.watching(strings{"c"});
-  answered.add(5, AwaitRequest{{"c"}, {}, -1}, {running("c")});
+  answered.add(5, AwaitRequest{{"c"}, {}, -1}, {asking("c", "name")});
   CAF_CHECK(!answered.add_rest(2, AwaitRequest{{"a", "c"}, {}, -1}).has_value());
   // Forgotten before the stop (the handle answered the host, the registry has yet
   // to tell): that answer holds what the hub no longer trusts.
