@@ -27,6 +27,23 @@ double us_since(Clock::time_point t0, long runs) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / double(runs);
 }
 
+/// W3's handles as the hub knows them after the spawn phase: `cycle_ids` ids the
+/// registry answered a watch of as running (statuses counted from `seq` on), and
+/// that first await over.
+Result<std::vector<std::string>> known_running(AwaitHub& hub, uint64_t& seq) {
+  std::vector<std::string> ids;
+  std::vector<HandleStatus> first;
+  for (int i = 0; i < cycle_ids; ++i) {
+    ids.push_back(fmt::format("s{}", i));
+    first.push_back(HandleStatus{ids.back(), ToolState::running(), {}, {}, seq++});
+  }
+  hub.watching(ids);
+  hub.add(1, AwaitRequest{ids, {}}, first);
+  if (hub.timeout(1).answers.size() != 1)
+    return Error{"the first await did not end at its timeout"};
+  return ids;
+}
+
 /// W3's cycle without actors: the turn's re-issued `await any` of 170 handles the
 /// hub knows running (parse, request, schema, distinct ids, add_known), one of them
 /// stops (update), the answer is written, and the driver parses it.
@@ -34,21 +51,14 @@ Result<double> await_cycle(long n) {
   auto config = default_config();
   auto& tool = config.tools.at("await");
   AwaitHub hub;
-  std::vector<std::string> ids;
-  std::string args = "{\"any\":[";
-  for (int i = 0; i < cycle_ids; ++i) {
-    ids.push_back(fmt::format("s{}", i));
-    args += fmt::format("{}\"{}\"", i ? "," : "", ids.back());
-  }
-  args += "]}";
   uint64_t seq = 1;
-  std::vector<HandleStatus> first;
-  for (auto& id : ids)
-    first.push_back(HandleStatus{id, ToolState::running(), {}, {}, seq++});
-  hub.watching(ids);
-  hub.add(1, AwaitRequest{ids, {}}, first); // the registry's answer: the hub knows them all
-  if (hub.timeout(1).answers.size() != 1)   // and that first await is over
-    return Error{"await-cycle: the first await did not end at its timeout"};
+  auto ids = known_running(hub, seq);
+  if (!ids)
+    return Error{"await-cycle: " + ids.error()};
+  std::string args = "{\"any\":[";
+  for (size_t i = 0; i < ids->size(); ++i)
+    args += fmt::format("{}\"{}\"", i ? "," : "", (*ids)[i]);
+  args += "]}";
   auto t0 = Clock::now();
   for (long c = 0; c < n; ++c) {
     auto j = Json::parse(args, duplicate_keys::refuse);
@@ -61,7 +71,7 @@ Result<double> await_cycle(long n) {
     auto fx = hub.add_known(100 + uint64_t(c), *req, distinct);
     if (!fx || !fx->answers.empty())
       return Error{"await-cycle: the hub did not take the await as waiting"};
-    auto& id = ids[size_t(c % cycle_ids)];
+    auto& id = (*ids)[size_t(c % cycle_ids)];
     auto stop = hub.update(HandleStatus{id, ToolState::success("12345678\n"), {}, {}, seq++});
     if (stop.answers.size() != 1)
       return Error{"await-cycle: the stop answered no await"};
@@ -82,17 +92,11 @@ Result<double> await_rest(long n) {
   auto config = default_config();
   auto& tool = config.tools.at("await");
   AwaitHub hub;
-  std::vector<std::string> ids;
-  for (int i = 0; i < cycle_ids; ++i)
-    ids.push_back(fmt::format("s{}", i));
   uint64_t seq = 1;
-  std::vector<HandleStatus> first;
-  for (auto& id : ids)
-    first.push_back(HandleStatus{id, ToolState::running(), {}, {}, seq++});
-  hub.watching(ids);
-  hub.add(1, AwaitRequest{ids, {}}, first);
-  if (hub.timeout(1).answers.size() != 1)
-    return Error{"await-rest: the first await did not end at its timeout"};
+  auto known = known_running(hub, seq);
+  if (!known)
+    return Error{"await-rest: " + known.error()};
+  auto& ids = *known;
   auto pending = ids;
   auto t0 = Clock::now();
   for (long c = 0; c < n; ++c) {
