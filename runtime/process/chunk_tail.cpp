@@ -20,10 +20,10 @@ void ChunkTail::add(std::string_view more, std::string* owned) {
 }
 
 void ChunkTail::trim() {
-  while (chunks_.size() > 1 && held_ - chunks_.front().size() >= keep_) {
-    held_ -= chunks_.front().size();
-    chunks_.pop_front();
-  }
+  std::size_t drop = 0;
+  while (chunks_.size() - drop > 1 && held_ - chunks_[drop].size() >= keep_)
+    held_ -= chunks_[drop++].size();
+  chunks_.erase(chunks_.begin(), chunks_.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 
 std::string ChunkTail::last(std::size_t n) const {

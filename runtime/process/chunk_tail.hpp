@@ -5,9 +5,9 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace jp {
 
@@ -37,7 +37,10 @@ private:
 
   std::size_t keep_;
   std::size_t held_ = 0;
-  std::deque<std::string> chunks_;
+  // A vector, not a deque: every handle holds one of these, and an empty deque
+  // already allocates ≈ 0.6 KiB (W6 measured it per handle). The chunks are few
+  // (any two neighbours hold more than kJoinBelow), so dropping the front moves little.
+  std::vector<std::string> chunks_;
 };
 
 } // namespace jp
