@@ -87,12 +87,23 @@ private:
     // system counted it ended).
     auto* sys = system_;
     sys->inc_detached_threads();
-    while (!jobs_.empty()) {
-      auto* job = jobs_.front();
-      jobs_.pop_front();
+    while (!jobs_.empty() || !later_.empty()) {
+      auto& from = jobs_.empty() ? later_ : jobs_;
+      auto* job = from.front();
+      from.pop_front();
       switch (job->resume(this, kMessages)) {
         case caf::resumable::resume_later:
-          sys->scheduler().enqueue(job); // more than its share here: a worker goes on
+          // It asks to run again behind what is queued (send_after_queued's job: a
+          // handle's end after its answer; an actor past its share): here once
+          // this event's chain has run (the next call's process started) while
+          // the budget lasts, else a worker goes on. Handing it to a worker woke
+          // one for every one-shot call (W1: the handle's end).
+          if (budget_ > 0) {
+            --budget_;
+            later_.push_back(job);
+          } else {
+            sys->scheduler().enqueue(job);
+          }
           break;
         case caf::resumable::done:
         case caf::resumable::awaiting_message:
@@ -115,6 +126,7 @@ private:
   bool draining_ = false; // drain() runs
   size_t budget_ = 0;     // jobs drain() may still take
   std::deque<caf::resumable*> jobs_;
+  std::deque<caf::resumable*> later_; // run once jobs_ is empty
 };
 
 IoThreadUnit& unit_of_this_thread() {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "actors/io_thread_send.hpp"
+#include "actors/send_after_queued.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/actor_scheduler.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -352,6 +353,30 @@ CAF_TEST(with a tool process live the io thread leaves the chain to the worker) 
   CAF_REQUIRE(asleep());
   CAF_CHECK_EQUAL(run_from_io(first), "worker,worker,worker");
   // Dropped, its group is killed (Process); the next test starts with none live.
+}
+
+CAF_TEST(what an actor sends itself behind the queued runs on the io thread after them) {
+  // As a handle does with its end after its answer (send_after_queued): the job
+  // asks to run again behind what is queued; here that is behind the chain, on
+  // the io thread, not on a worker woken for it.
+  auto rest = chain(2);
+  caf::actor test = caf::actor_cast<caf::actor>(self);
+  auto first = sys.spawn<caf::lazy_init>([rest, test](caf::event_based_actor* s) -> caf::behavior {
+    auto where = [] { return std::string(IoThread::current() != nullptr ? "io" : "worker"); };
+    return {
+      [=](std::string) {
+        s->send(rest, where());
+        send_after_queued(s, caf::make_message(int32_t{1}));
+      },
+      [=](int32_t) {
+        s->send(test, "end:" + where());
+        s->quit();
+      },
+    };
+  });
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(first), "io,io,io"); // the chain first,
+  CAF_CHECK_EQUAL(reported_path(), "end:io");      // then the end, on the io thread
 }
 
 CAF_TEST(a plain io thread message still goes to the worker) {
