@@ -1,6 +1,7 @@
 #include "actors/handle_actor.hpp"
 #include "actors/io_thread_send.hpp"
 #include "actors/send_after_queued.hpp"
+#include "runtime/process/chunk_pool.hpp"
 
 #include <atomic>
 #include <caf/all.hpp>
@@ -396,7 +397,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     if (s == stream_kind::control)
       io_thread_send(me, control_atom::value, std::string(chunk));
     else
-      io_thread_send(me, output_atom::value, s == stream_kind::err, std::string(chunk));
+      io_thread_send(me, output_atom::value, s == stream_kind::err, chunk_copy(chunk));
   };
   events.on_exit = [me](const ExitInfo& info) {
     io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal);
@@ -445,6 +446,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         st.out->append(text);
       else
         st.out->append(std::move(chunk));
+      chunk_done(std::move(chunk)); // unless the buffer kept it: for the next chunk
       ++st.output_seq;
       st.last_output = clock::now();
       st.input_unanswered = false; // the echo at least: the input was taken

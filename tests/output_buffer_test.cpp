@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <vector>
 
+#include "runtime/process/chunk_pool.hpp"
 #include "runtime/process/chunk_tail.hpp"
+#include "runtime/process/process.hpp"
 #include "runtime/process/output_buffer.hpp"
 #include "temp_dir.hpp"
 
@@ -176,6 +178,82 @@ CAF_TEST(a chunk tail keeps the last bytes of the stream whatever the chunks) {
   tail.add(third, &third);
   CAF_CHECK_EQUAL(tail.last(keep), text.substr(70000, keep));
   CAF_CHECK_EQUAL(tail.held(), keep);
+}
+
+namespace {
+
+// Takes every string the chunk pool keeps, so a test starts from none.
+void empty_chunk_pool() {
+  // A kept string carries a chunk of half its capacity or more: ask for each size.
+  for (size_t n = kChunkPoolMin; n <= 2 * kOutputChunkMax; n *= 2)
+    for (size_t i = 0; i < kChunkPoolKeep; ++i)
+      (void)chunk_copy(std::string(n, 'x'));
+  CAF_REQUIRE_EQUAL(chunk_pool_size(), 0u);
+}
+
+} // namespace
+
+CAF_TEST(a big chunk string carries the next big chunk) {
+  // Its pages stay touched: a fresh allocation faulted every page in again.
+  empty_chunk_pool();
+  const std::string first = numbered(0, 90000); // ≈ 1 MB
+  auto a = chunk_copy(first);
+  CAF_CHECK_EQUAL(a, first);
+  const char* memory = a.data();
+  chunk_done(std::move(a));
+  CAF_CHECK(a.empty());
+  CAF_CHECK_EQUAL(chunk_pool_size(), 1u);
+  const std::string second = numbered(90000, 150000); // smaller, more than half
+  auto b = chunk_copy(second);
+  CAF_CHECK_EQUAL(b, second);
+  CAF_CHECK(b.data() == memory);
+  CAF_CHECK_EQUAL(chunk_pool_size(), 0u);
+  // A small chunk is a plain string and never takes a kept one.
+  chunk_done(std::move(b));
+  auto small = chunk_copy("line\n");
+  CAF_CHECK_EQUAL(small, "line\n");
+  CAF_CHECK_EQUAL(chunk_pool_size(), 1u);
+}
+
+CAF_TEST(the chunk pool keeps only big strings and only a few) {
+  empty_chunk_pool();
+  chunk_done(std::string(1000, 'x'));                 // small: freed
+  std::string grown;
+  grown.reserve(3 * kOutputChunkMax);                 // bigger than any chunk: freed
+  chunk_done(std::move(grown));
+  CAF_CHECK_EQUAL(chunk_pool_size(), 0u);
+  for (size_t i = 0; i < kChunkPoolKeep + 3; ++i)
+    chunk_done(std::string(kChunkPoolMin, 'x'));
+  CAF_CHECK_EQUAL(chunk_pool_size(), kChunkPoolKeep);
+  // A chunk bigger than every kept string gets a new one; the kept stay.
+  auto bigger = chunk_copy(std::string(kChunkPoolMin * 3, 'y'));
+  CAF_CHECK_EQUAL(bigger.size(), kChunkPoolMin * 3);
+  CAF_CHECK_EQUAL(chunk_pool_size(), kChunkPoolKeep);
+  // A kept string more than twice a chunk's size does not carry it.
+  empty_chunk_pool();
+  chunk_done(std::move(bigger));
+  auto half = chunk_copy(std::string(kChunkPoolMin, 'z'));
+  CAF_CHECK_EQUAL(chunk_pool_size(), 1u);
+  chunk_done(std::move(half));
+  CAF_CHECK_EQUAL(chunk_pool_size(), 2u);
+  empty_chunk_pool();
+}
+
+CAF_TEST(a chunk tail gives the big chunks it drops to the pool) {
+  empty_chunk_pool();
+  const std::string text = numbered(0, 300000); // 3.6 MB
+  const size_t n = 600000;
+  ChunkTail tail(n);
+  for (size_t at = 0; at < text.size(); at += n) {
+    std::string chunk = text.substr(at, n);
+    tail.add(chunk, &chunk);
+  }
+  CAF_CHECK_EQUAL(tail.last(n), text.substr(text.size() - n));
+  CAF_CHECK_EQUAL(chunk_pool_size(), kChunkPoolKeep); // five dropped, four kept
+  empty_chunk_pool();
+  tail.clear();
+  CAF_CHECK_EQUAL(chunk_pool_size(), 1u); // the one it held
+  empty_chunk_pool();
 }
 
 CAF_TEST(an output that fits spill_max_bytes is spilled whole) {

@@ -1,5 +1,7 @@
 #include "runtime/process/chunk_tail.hpp"
 
+#include "runtime/process/chunk_pool.hpp"
+
 namespace jp {
 
 void ChunkTail::add(std::string_view more, std::string* owned) {
@@ -21,8 +23,10 @@ void ChunkTail::add(std::string_view more, std::string* owned) {
 
 void ChunkTail::trim() {
   std::size_t drop = 0;
-  while (chunks_.size() - drop > 1 && held_ - chunks_[drop].size() >= keep_)
-    held_ -= chunks_[drop++].size();
+  while (chunks_.size() - drop > 1 && held_ - chunks_[drop].size() >= keep_) {
+    held_ -= chunks_[drop].size();
+    chunk_done(std::move(chunks_[drop++])); // for the next chunk read (chunk_pool.hpp)
+  }
   chunks_.erase(chunks_.begin(), chunks_.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 
@@ -44,6 +48,8 @@ std::string ChunkTail::last(std::size_t n) const {
 }
 
 void ChunkTail::clear() {
+  for (auto& c : chunks_)
+    chunk_done(std::move(c));
   chunks_.clear();
   held_ = 0;
 }
