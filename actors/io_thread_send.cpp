@@ -93,12 +93,12 @@ private:
       from.pop_front();
       switch (job->resume(this, kMessages)) {
         case caf::resumable::resume_later:
-          // It asks to run again behind what is queued (send_after_queued's job: a
-          // handle's end after its answer; an actor past its share): here once
-          // this event's chain has run (the next call's process started) while
-          // the budget lasts, else a worker goes on. Handing it to a worker woke
-          // one for every one-shot call (W1: the handle's end).
-          if (budget_ > 0) {
+          // send_after_queued's job (a handle's end after its answer) asks to run
+          // behind what is queued: here once this event's chain has run (the
+          // next call's process started, the io thread idle until its exit),
+          // within the budget. Handing it to a worker woke one for every one-shot
+          // call (W1). An actor past its share of messages goes to a worker.
+          if (job->subtype() == caf::resumable::function_object && budget_ > 0) {
             --budget_;
             later_.push_back(job);
           } else {
@@ -126,7 +126,7 @@ private:
   bool draining_ = false; // drain() runs
   size_t budget_ = 0;     // jobs drain() may still take
   std::deque<caf::resumable*> jobs_;
-  std::deque<caf::resumable*> later_; // run once jobs_ is empty
+  std::deque<caf::resumable*> later_; // send_after_queued's jobs: run once jobs_ is empty
 };
 
 IoThreadUnit& unit_of_this_thread() {

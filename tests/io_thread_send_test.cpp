@@ -379,6 +379,31 @@ CAF_TEST(what an actor sends itself behind the queued runs on the io thread afte
   CAF_CHECK_EQUAL(reported_path(), "end:io");      // then the end, on the io thread
 }
 
+CAF_TEST(an actor past its share of messages on the io thread goes on on the worker) {
+  // The io thread stays an io thread: 16 messages of one actor, the rest a worker's.
+  caf::actor test = caf::actor_cast<caf::actor>(self);
+  auto counter = sys.spawn<caf::lazy_init>([test](caf::event_based_actor* s) -> caf::behavior {
+    return {[=](int32_t i) {
+      s->send(test, std::to_string(i) + (IoThread::current() != nullptr ? ":io" : ":worker"));
+    }};
+  });
+  auto first = sys.spawn<caf::lazy_init>([counter](caf::event_based_actor* s) -> caf::behavior {
+    return {[=](std::string) {
+      for (int32_t i = 0; i < 20; ++i)
+        s->send(counter, i);
+    }};
+  });
+  CAF_REQUIRE(asleep());
+  io.post([first] { io_thread_run(first, std::string{}); });
+  std::string reports;
+  for (int i = 0; i < 20; ++i)
+    reports += (i ? "," : "") + reported_path();
+  std::string expected;
+  for (int i = 0; i < 20; ++i)
+    expected += (i ? "," : "") + std::to_string(i) + (i < 16 ? ":io" : ":worker");
+  CAF_CHECK_EQUAL(reports, expected);
+}
+
 CAF_TEST(a plain io thread message still goes to the worker) {
   auto first = chain(2);
   CAF_REQUIRE(asleep());
