@@ -44,6 +44,31 @@ Result<std::vector<std::string>> known_running(AwaitHub& hub, uint64_t& seq) {
   return ids;
 }
 
+/// The arguments of an `await any` over `ids`, as the assistant writes them.
+std::string any_args(const std::vector<std::string>& ids) {
+  std::string args = "{\"any\":[";
+  for (size_t i = 0; i < ids.size(); ++i)
+    args += fmt::format("{}\"{}\"", i ? "," : "", ids[i]);
+  return args + "]}";
+}
+
+/// `args` parsed, read and checked against the tool's schema, as the turn does.
+Result<AwaitRequest> checked_await(const std::string& args, const ToolConfig& tool) {
+  auto j = Json::parse(args, duplicate_keys::refuse);
+  auto req = j ? await_request_from_json(*j) : Result<AwaitRequest>(Error{j.error()});
+  if (!req || !validate_arguments(tool, *j))
+    return Error{"the arguments were refused"};
+  return req;
+}
+
+/// Whether the stop's answer, written as the turn writes it and read as the driver
+/// reads it, is the one handle `id`.
+bool answers_only(AwaitHub& hub, const AwaitResult& result, const std::string& id) {
+  auto text = hub.answer_text(result, 1 << 20);
+  auto answer = read_any_answer(text ? *text : await_answer_text(result, 1 << 20));
+  return answer && answer->size() == 1 && (*answer)[0].id == id;
+}
+
 /// W3's cycle without actors: the turn's re-issued `await any` of 170 handles the
 /// hub knows running (parse, request, schema, distinct ids, add_known), one of them
 /// stops (update), the answer is written, and the driver parses it.
@@ -55,16 +80,12 @@ Result<double> await_cycle(long n) {
   auto ids = known_running(hub, seq);
   if (!ids)
     return Error{"await-cycle: " + ids.error()};
-  std::string args = "{\"any\":[";
-  for (size_t i = 0; i < ids->size(); ++i)
-    args += fmt::format("{}\"{}\"", i ? "," : "", (*ids)[i]);
-  args += "]}";
+  std::string args = any_args(*ids);
   auto t0 = Clock::now();
   for (long c = 0; c < n; ++c) {
-    auto j = Json::parse(args, duplicate_keys::refuse);
-    auto req = j ? await_request_from_json(*j) : Result<AwaitRequest>(Error{j.error()});
-    if (!req || !validate_arguments(tool, *j))
-      return Error{"await-cycle: the arguments were refused"};
+    auto req = checked_await(args, tool);
+    if (!req)
+      return Error{"await-cycle: " + req.error()};
     auto distinct = distinct_ids(*req);
     if (hub.stopped_answer(distinct, 1 << 20))
       return Error{"await-cycle: answered as if every handle had stopped"};
@@ -75,10 +96,7 @@ Result<double> await_cycle(long n) {
     auto stop = hub.update(HandleStatus{id, ToolState::success("12345678\n"), {}, {}, seq++});
     if (stop.answers.size() != 1)
       return Error{"await-cycle: the stop answered no await"};
-    auto& result = *stop.answers[0].result; // written as the turn writes it
-    auto text = hub.answer_text(result, 1 << 20);
-    auto answer = read_any_answer(text ? *text : await_answer_text(result, 1 << 20));
-    if (!answer || answer->size() != 1 || (*answer)[0].id != id)
+    if (!answers_only(hub, *stop.answers[0].result, id))
       return Error{"await-cycle: the answer is not the one handle that completed"};
     hub.update(HandleStatus{id, ToolState::running(), {}, {}, seq++}); // running again, for the next cycle
   }
@@ -105,14 +123,9 @@ Result<double> await_rest(long n) {
         hub.update(HandleStatus{id, ToolState::running(), {}, {}, seq++});
       pending = ids;
     }
-    std::string args = "{\"any\":[";
-    for (size_t i = 0; i < pending.size(); ++i)
-      args += fmt::format("{}\"{}\"", i ? "," : "", pending[i]);
-    args += "]}";
-    auto j = Json::parse(args, duplicate_keys::refuse);
-    auto req = j ? await_request_from_json(*j) : Result<AwaitRequest>(Error{j.error()});
-    if (!req || !validate_arguments(tool, *j))
-      return Error{"await-rest: the arguments were refused"};
+    auto req = checked_await(any_args(pending), tool);
+    if (!req)
+      return Error{"await-rest: " + req.error()};
     auto key = 100 + uint64_t(c);
     auto fx = hub.add_rest(key, *req); // as the turn does
     if (!fx) {
@@ -127,9 +140,7 @@ Result<double> await_rest(long n) {
     auto stop = hub.update(HandleStatus{id, ToolState::success("12345678\n"), {}, {}, seq++});
     if (stop.answers.size() != 1)
       return Error{"await-rest: the stop answered no await"};
-    auto text = hub.answer_text(*stop.answers[0].result, 1 << 20);
-    auto answer = read_any_answer(text ? *text : await_answer_text(*stop.answers[0].result, 1 << 20));
-    if (!answer || answer->size() != 1 || (*answer)[0].id != id)
+    if (!answers_only(hub, *stop.answers[0].result, id))
       return Error{"await-rest: the answer is not the one handle that completed"};
     std::erase(pending, id);
   }
