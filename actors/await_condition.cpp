@@ -5,6 +5,8 @@
 #include <bit>
 #include <unordered_set>
 
+#include "messages/id_hash.hpp"
+
 namespace jp {
 
 namespace {
@@ -21,7 +23,6 @@ void each_distinct(std::initializer_list<const std::vector<std::string>*> lists,
   // Ids are compared by hash first (ids alike but for their end, t0..t9, would each
   // be compared whole). A few are kept on the stack and looked through; more in one
   // open-addressed table of twice their number (no allocation per id).
-  std::hash<std::string_view> hash;
   std::array<std::pair<size_t, std::string_view>, few_ids> few;
   size_t n_few = 0;
   struct Slot {
@@ -33,7 +34,7 @@ void each_distinct(std::initializer_list<const std::vector<std::string>*> lists,
   size_t mask = table.empty() ? 0 : table.size() - 1;
   for (auto* list : lists)
     for (auto& id : *list) {
-      auto h = hash(id);
+      auto h = id_hash(id);
       bool fresh;
       if (total <= few_ids) {
         fresh = std::none_of(few.begin(), few.begin() + static_cast<std::ptrdiff_t>(n_few),
@@ -72,7 +73,7 @@ AwaitCondition::AwaitCondition(const AwaitRequest& req, std::vector<HandleStatus
   std::fill(in_any_.begin(), in_any_.begin() + static_cast<ptrdiff_t>(n_any), 1);
   std::fill(in_all_.begin() + static_cast<ptrdiff_t>(n_any), in_all_.end(), 1);
   if (n_any > 0 && !req.all.empty()) {
-    std::unordered_set<std::string_view> all(req.all.begin(), req.all.end());
+    std::unordered_set<std::string_view, IdHash> all(req.all.begin(), req.all.end());
     for (size_t i = 0; i < n_any; ++i)
       in_all_[i] = all.count(statuses_[i].id) > 0;
   }

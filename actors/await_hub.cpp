@@ -129,11 +129,10 @@ void AwaitHub::forget(const std::string& id) {
 }
 
 size_t AwaitHub::ids_hash(const AwaitRequest& request) {
-  std::hash<std::string_view> hash;
   size_t h = request.any.size();
   for (auto* list : {&request.any, &request.all})
     for (auto& id : *list)
-      h = h * 1000003 ^ hash(id);
+      h = h * 1000003 ^ id_hash(id);
   return h;
 }
 
@@ -162,7 +161,7 @@ void AwaitHub::remember(const HandleStatus& s) {
   }
 }
 
-void AwaitHub::refresh(std::unordered_map<std::string, Known>::iterator k, const HandleStatus& s) {
+void AwaitHub::refresh(ById<Known>::iterator k, const HandleStatus& s) {
   if (s.seq != 0 && s.seq <= k->second.status.seq)
     return; // older than what is known
   if (keepable(s))

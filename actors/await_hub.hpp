@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "actors/await_condition.hpp"
+#include "messages/id_hash.hpp"
 
 namespace jp {
 
@@ -155,7 +157,9 @@ private:
   /// Keeps `s` as the newest known of its handle (when it is newer than what is kept).
   void remember(const HandleStatus& s);
   /// Brings a known handle's status up to `s` when it is newer.
-  void refresh(std::unordered_map<std::string, Known>::iterator known, const HandleStatus& s);
+  template <class V>
+  using ById = std::unordered_map<std::string, V, IdHash, std::equal_to<>>;
+  void refresh(ById<Known>::iterator known, const HandleStatus& s);
 
   struct Watching {
     GroupId group;
@@ -168,7 +172,7 @@ private:
   // Pending handle -> the groups on it. A group answered is dropped from these
   // lists lazily (when its handle next changes, or the list outgrows the groups
   // there are): answering one of 200 handles costs one lookup, not 200.
-  std::unordered_map<std::string, std::vector<Watching>> by_id_;
+  ById<std::vector<Watching>> by_id_;
 
   // Ids whose watch answer is still to come: how many answers, and the newest
   // update heard of each since.
@@ -177,11 +181,11 @@ private:
     std::optional<HandleStatus> newest;
     bool forgotten = false; // the host spawned the id since: these answers are not remembered
   };
-  std::unordered_map<std::string, Expected> expected_;
+  ById<Expected> expected_;
 
   bool remembers_;
   // What the registry said of each handle watched, and every change since.
-  std::unordered_map<std::string, Known> known_;
+  ById<Known> known_;
   std::vector<const std::string*> texts_; // stopped_answer's, kept for its capacity
 
   // The result of the last group a stop answered (shared with the answer, which the

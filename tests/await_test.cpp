@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <set>
 
 #include "actors/await_hub.hpp"
 #include "actors/send_after_queued.hpp"
@@ -14,6 +15,7 @@
 #include "actors/turn_actor.hpp"
 #include "config/config_loader.hpp"
 #include "messages/call_result.hpp"
+#include "messages/id_hash.hpp"
 #include "messages/response_cap.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "tools/builtin_tools.hpp"
@@ -95,6 +97,38 @@ CAF_TEST(the ids of an await are each taken once in order any first whether few 
     expected.push_back("t" + std::to_string(i));
   CAF_CHECK_EQUAL(distinct_ids(many), expected);
   CAF_CHECK_EQUAL(distinct_ids(AwaitRequest{{"", "x", ""}, {}}), (strings{"", "x"}));
+}
+
+CAF_TEST(ids that differ in one byte at any place and length hash apart) {
+  // Every length up to 40 crosses the hash's cases (1-3, 4-7, 8-16 bytes in two
+  // overlapping loads, 16-byte steps); a byte changed anywhere must change it.
+  std::set<size_t> seen;
+  size_t made = 0;
+  for (size_t len = 0; len <= 40; ++len) {
+    std::string base(len, 'a');
+    for (size_t i = 0; i < len; ++i)
+      base[i] = static_cast<char>('a' + i % 26);
+    seen.insert(id_hash(base));
+    ++made;
+    for (size_t at = 0; at < len; ++at)
+      for (char c : {'0', 'Z', '\xff'}) {
+        auto id = base;
+        id[at] = c;
+        seen.insert(id_hash(id));
+        ++made;
+      }
+  }
+  // Ids as turns name them: a prefix and a number.
+  for (int i = 0; i < 5000; ++i) {
+    seen.insert(id_hash("h" + std::to_string(i)));
+    seen.insert(id_hash("job_" + std::to_string(i)));
+    made += 2;
+  }
+  CAF_CHECK_EQUAL(seen.size(), made);
+  // By string or by view, one hash: a table keyed by id is looked up by either.
+  std::string id = "build-1";
+  CAF_CHECK_EQUAL(IdHash{}(id), IdHash{}(std::string_view(id)));
+  CAF_CHECK_NOT_EQUAL(id_hash(""), id_hash(std::string_view("\0", 1)));
 }
 
 CAF_TEST(all waits for every handle) {
