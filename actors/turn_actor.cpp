@@ -14,6 +14,7 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
+#include "messages/plain_await_request.hpp"
 #include "messages/response_cap.hpp"
 #include "messages/thrown_text.hpp"
 #include "tools/argument_validation.hpp"
@@ -616,6 +617,12 @@ std::optional<std::string> spawn_id_of(const Config& config, const std::string* 
 void run_call(turn_actor_t* self, const std::string& name, const std::string& args_json, const std::string& tag,
               CallReply reply) {
   auto& config = *self->state.ctx.config;
+  // An await as its schema has it, read straight into its request (no Json tree):
+  // an assistant re-issues one naming every pending handle after each stop.
+  if (name == "await")
+    if (auto it = config.tools.find(name); it != config.tools.end() && it->second.source == "builtin")
+      if (auto req = plain_await_request(args_json))
+        return run_await(self, *req, reply);
   auto args = Json::parse(args_json, duplicate_keys::refuse);
   if (!args)
     return reply(failed(fmt::format("{}: arguments are not valid JSON: {}", name, args.error())));

@@ -7,6 +7,9 @@
 #include <string>
 
 #include "messages/json_codec.hpp"
+#include "messages/plain_await_request.hpp"
+#include "tools/argument_validation.hpp"
+#include "tools/builtin_tools.hpp"
 #include "contains.hpp"
 
 using namespace jp;
@@ -445,6 +448,44 @@ CAF_TEST(await request errors) {
                   "`timeout_secs` must be a finite number of seconds >= 0 (NaN, infinities and "
                   "negative numbers are not durations), got -0.5");
   CAF_CHECK_EQUAL(await_error("[]"), "`await arguments` must be an object, got array");
+}
+
+CAF_TEST(an await read straight from its text takes exactly what the usual path takes) {
+  static const auto tool = default_config().tools.at("await");
+  // The usual path: a Json tree (twice-given keys refused), the request read from it,
+  // the arguments validated against the await tool's schema.
+  auto usual = [](std::string_view text) -> std::optional<AwaitRequest> {
+    auto args = Json::parse(text, duplicate_keys::refuse);
+    if (!args)
+      return std::nullopt;
+    auto r = await_request_from_json(*args);
+    if (!r || !validate_arguments(tool, *args))
+      return std::nullopt;
+    return *r;
+  };
+  // Taken by both, as the same request: the short cut must take these (W3, W7).
+  for (auto text : {R"({"any":["a","b"]})", R"({"all":["check","test"],"timeout_secs":30})",
+                    R"({"any":["a"],"all":[],"timeout_secs":null})", R"({"any":["a"],"all":["b","c"]})",
+                    R"({"all":["x"],"timeout_secs":0.5})", R"({"all":["x"],"timeout_secs":0})",
+                    R"( {"any" : ["a\"b", "\u00e9"], "all": null} )", R"({"an\u0079":["a"]})",
+                    R"({"any":["a"],"timeout_secs":18446744073709551615})", R"({"any":["a","a",""]})"}) {
+    CAF_MESSAGE(text);
+    auto plain = plain_await_request(text);
+    CAF_REQUIRE(plain.has_value());
+    CAF_CHECK(usual(text) == plain);
+  }
+  // Refused by both: the usual path then says what is wrong.
+  for (auto text : {"", "{", "[]", "null", R"("any")", "{}", R"({"any":[],"all":[]})", R"({"timeout_secs":5})",
+                    R"({"any":null,"all":null})", R"({"any":"check"})", R"({"all":["a",2]})", R"({"all":[["a"]]})",
+                    R"({"all":["a"],"timeout_secs":"10"})", R"({"all":["a"],"timeout_secs":-1})",
+                    R"({"all":["a"],"timeout_secs":true})", R"({"any":["a"],"any":["b"]})",
+                    R"({"any":["a"],"timeout_secs":1,"timeout_secs":2})", R"({"any":["a"],"all":null,"all":null})",
+                    R"({"any":["a"],"id":"x"})", R"({"any":["a"],"action":"spawn"})", R"({"any":["a"]} x)",
+                    "{\"any\":[\"\xff\"]}"}) {
+    CAF_MESSAGE(text);
+    CAF_CHECK(!plain_await_request(text));
+    CAF_CHECK(!usual(text));
+  }
 }
 
 CAF_TEST(non finite durations are refused not taken as no timeout) {

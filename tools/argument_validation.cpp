@@ -85,7 +85,8 @@ Status validate_arguments(const ToolConfig& tool, const Json& args) {
     return Status::fail(fmt::format("{}: arguments must be an object, got {}", tool.name,
                                     args.type_name()));
 
-  for (auto& [key, value] : args.as_object()) {
+  for (auto& field : args.as_object()) {
+    auto& key = field.first; // a name, not a binding: clang before 16 captures no bindings
     bool known = std::any_of(tool.parameters.begin(), tool.parameters.end(),
                              [&](const ParameterConfig& p) { return key == p.name; });
     if (known)
