@@ -52,10 +52,14 @@ std::optional<AwaitHub::Effects> AwaitHub::add_rest(Key key, const AwaitRequest&
   if (request.any.size() != pending.size())
     return std::nullopt;
   // Exactly the rest, each still as the hub knows it (what add_known would start
-  // from): not forgotten, kept, and nothing newer heard since.
+  // from): not forgotten, kept, and nothing newer heard since. Looked up unless
+  // answer_text found so while writing the answer and nothing known changed since.
+  bool checked = left_checked_ == known_version_;
   for (size_t i = 0; i < pending.size(); ++i) {
     if (request.any[i] != pending[i].id)
       return std::nullopt;
+    if (checked)
+      continue;
     auto k = known_.find(pending[i].id);
     if (k == known_.end() || !same_status(k->second.status, pending[i]))
       return std::nullopt;
@@ -67,6 +71,7 @@ std::optional<AwaitHub::Effects> AwaitHub::add_rest(Key key, const AwaitRequest&
   else
     statuses = pending;
   left_ = nullptr;
+  left_checked_.reset();
   return start(key, request, std::move(statuses));
 }
 
@@ -102,15 +107,21 @@ std::optional<std::string> AwaitHub::stopped_answer(std::span<const std::string>
 }
 
 std::optional<std::string> AwaitHub::answer_text(const AwaitResult& result, uint64_t cap) {
-  auto text = await_result_text(result, [this](std::string& out, const HandleStatus& s, bool with_result) {
+  size_t pending_known = 0;
+  auto text = await_result_text(result, [&](std::string& out, const HandleStatus& s, bool with_result) {
     // The registry counts every change of a handle: the same seq is the same status.
     if (remembers_ && s.seq != 0 && with_result == s.state.stopped())
       if (auto k = known_.find(s.id); k != known_.end() && k->second.status.seq == s.seq) {
         out += text_of(k->second);
+        pending_known += !with_result;
         return;
       }
     append_status_json(out, s, with_result);
   });
+  // Each of the rest is the status the hub knows of its handle: add_rest need not
+  // look them up again while nothing known changes.
+  if (left_ && &result == left_.get() && pending_known == result.pending.size())
+    left_checked_ = known_version_;
   if (text.size() > cap)
     return std::nullopt; // await_answer_text cuts it to fit
   return text;
@@ -124,6 +135,7 @@ const std::string& AwaitHub::text_of(Known& known) {
 
 void AwaitHub::forget(const std::string& id) {
   known_.erase(id);
+  ++known_version_;
   if (auto e = expected_.find(id); e != expected_.end())
     e->second.forgotten = true;
 }
@@ -154,8 +166,10 @@ void AwaitHub::remember(const HandleStatus& s) {
     return;
   auto k = known_.find(s.id);
   if (k == known_.end()) {
-    if (keepable(s))
+    if (keepable(s)) {
       known_.emplace(s.id, Known{s, {}});
+      ++known_version_;
+    }
   } else {
     refresh(k, s);
   }
@@ -164,6 +178,7 @@ void AwaitHub::remember(const HandleStatus& s) {
 void AwaitHub::refresh(ById<Known>::iterator k, const HandleStatus& s) {
   if (s.seq != 0 && s.seq <= k->second.status.seq)
     return; // older than what is known
+  ++known_version_;
   if (keepable(s))
     k->second = Known{s, {}};
   else
@@ -255,8 +270,10 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
     if (auto group = groups_.find(g); group != groups_.end()) {
       auto result = std::make_shared<AwaitResult>(std::move(group->second.cond).result(false));
       // What a re-issued await of the rest would start from (add_rest).
-      if (remembers_ && group->second.request.all.empty() && !result->pending.empty())
+      if (remembers_ && group->second.request.all.empty() && !result->pending.empty()) {
         left_ = result;
+        left_checked_.reset();
+      }
       finish(g, std::move(result), fx);
     }
   return fx;

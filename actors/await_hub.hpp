@@ -192,6 +192,11 @@ private:
   // host drops once written): add_rest starts from its pending statuses while each
   // is still the one the hub knows.
   std::shared_ptr<AwaitResult> left_;
+  // Counts every change to known_: what was found there holds while it stays.
+  uint64_t known_version_ = 0;
+  // known_version_ when answer_text found each of left_'s pending statuses to be the
+  // one the hub knows of its handle (add_rest's check, made while writing its answer).
+  std::optional<uint64_t> left_checked_;
 };
 
 } // namespace jp
