@@ -51,25 +51,36 @@ std::optional<AwaitHub::Effects> AwaitHub::add_rest(Key key, const AwaitRequest&
   auto& pending = left_->pending;
   if (request.any.size() != pending.size())
     return std::nullopt;
-  // Exactly the rest, each still as the hub knows it (what add_known would start
-  // from): not forgotten, kept, and nothing newer heard since. Looked up unless
-  // answer_text found so while writing the answer and nothing known changed since.
+  // Exactly the rest, each still known (what add_known would start from: not
+  // forgotten, kept). One that changed since starts as the hub knows it now: a stop
+  // that came while the answer was on its way (two stops close together, W3's
+  // tail). Looked up unless answer_text found each unchanged while writing the
+  // answer and nothing known changed since.
   bool checked = left_checked_ == known_version_;
+  std::vector<std::pair<size_t, const HandleStatus*>> changed;
   for (size_t i = 0; i < pending.size(); ++i) {
     if (request.any[i] != pending[i].id)
       return std::nullopt;
     if (checked)
       continue;
     auto k = known_.find(pending[i].id);
-    if (k == known_.end() || !same_status(k->second.status, pending[i]))
+    if (k == known_.end())
       return std::nullopt;
+    if (!same_status(k->second.status, pending[i]))
+      changed.emplace_back(i, &k->second.status);
   }
+  // Every one stopped since: answered from their texts (stopped_answer).
+  if (changed.size() == pending.size() &&
+      std::all_of(changed.begin(), changed.end(), [](auto& c) { return c.second->state.stopped(); }))
+    return std::nullopt;
   // The answer's own statuses, when nobody holds the answer any more, else a copy.
   std::vector<HandleStatus> statuses;
   if (left_.use_count() == 1)
     statuses = std::move(pending);
   else
     statuses = pending;
+  for (auto& [i, now] : changed)
+    statuses[i] = *now;
   left_ = nullptr;
   left_checked_.reset();
   return start(key, request, std::move(statuses));
@@ -207,7 +218,9 @@ AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vec
   }
   AwaitCondition cond(request, std::move(statuses));
   if (cond.met()) {
-    fx.answers.push_back({{key}, std::make_shared<const AwaitResult>(std::move(cond).result(false))});
+    auto result = std::make_shared<AwaitResult>(std::move(cond).result(false));
+    leave(request, result);
+    fx.answers.push_back({{key}, std::move(result)});
     return fx;
   }
   auto& group = groups_.emplace(key, Group{request, hash, std::move(cond), {key}, {}}).first->second;
@@ -269,11 +282,7 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
   for (auto g : met)
     if (auto group = groups_.find(g); group != groups_.end()) {
       auto result = std::make_shared<AwaitResult>(std::move(group->second.cond).result(false));
-      // What a re-issued await of the rest would start from (add_rest).
-      if (remembers_ && group->second.request.all.empty() && !result->pending.empty()) {
-        left_ = result;
-        left_checked_.reset();
-      }
+      leave(group->second.request, result);
       finish(g, std::move(result), fx);
     }
   return fx;
@@ -306,6 +315,13 @@ AwaitHub::Effects AwaitHub::timeout(Key key) {
   std::erase(group.keys, key);
   fx.answers.push_back({{key}, std::make_shared<const AwaitResult>(AwaitCondition(group.cond).result(true))});
   return fx;
+}
+
+void AwaitHub::leave(const AwaitRequest& request, const std::shared_ptr<AwaitResult>& result) {
+  if (remembers_ && request.all.empty() && !result->pending.empty()) {
+    left_ = result;
+    left_checked_.reset();
+  }
 }
 
 void AwaitHub::consider_waiting(GroupId g, Group& group, const HandleStatus& s, Effects& fx) {

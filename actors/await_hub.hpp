@@ -78,11 +78,12 @@ public:
   std::optional<Effects> add_known(Key key, const AwaitRequest& request, std::span<const std::string> ids);
 
   /// A new await of exactly the handles the last stop's answer left pending, in its
-  /// order (the assistant awaiting the rest: `await any` re-issued), when each is
-  /// still as the hub knows it (as add_known would start): it starts from the
-  /// statuses that answer held, with no ids told apart and no copy. nullopt: not such an await; distinct_ids and
-  /// stopped_answer / add_known / add as usual. The host hands over its queued
-  /// updates first.
+  /// order (the assistant awaiting the rest: `await any` re-issued), when the hub
+  /// still knows each (as add_known would start): it starts from the statuses that
+  /// answer held, those that changed since as the hub knows them now, with no ids
+  /// told apart and no copy of the others. nullopt: not such an await, or every one
+  /// of them stopped since; distinct_ids and stopped_answer / add_known / add as
+  /// usual. The host hands over its queued updates first.
   std::optional<Effects> add_rest(Key key, const AwaitRequest& request);
 
   /// The answer to an await of `ids` (distinct_ids order) when the hub knows every
@@ -149,6 +150,10 @@ private:
   /// Puts a pending handle's question to the resolver, once per group and question
   /// asked (a handle that asks again, even the same, is asked about again).
   void consider_waiting(GroupId g, Group& group, const HandleStatus& s, Effects& fx);
+  /// An answer to an `any` await that leaves handles pending: what a re-issued await
+  /// of the rest would start from (add_rest), whether a stop answered it or it was
+  /// answered at once (a stop heard before the await came).
+  void leave(const AwaitRequest& request, const std::shared_ptr<AwaitResult>& result);
   /// Answers every await of group `g` with `result` and forgets the group.
   void finish(GroupId g, std::shared_ptr<const AwaitResult> result, Effects& fx);
   /// The await's statuses as they are now: answered at once, or kept waiting (with
@@ -188,9 +193,9 @@ private:
   ById<Known> known_;
   std::vector<const std::string*> texts_; // stopped_answer's, kept for its capacity
 
-  // The result of the last group a stop answered (shared with the answer, which the
-  // host drops once written): add_rest starts from its pending statuses while each
-  // is still the one the hub knows.
+  // The last answer that left handles pending (shared with the answer, which the
+  // host drops once written): add_rest starts from its pending statuses while the
+  // hub still knows each.
   std::shared_ptr<AwaitResult> left_;
   // Counts every change to known_: what was found there holds while it stays.
   uint64_t known_version_ = 0;

@@ -198,50 +198,106 @@ Result<double> look(long n) {
   return us_since(t0, n);
 }
 
-/// W3's cycle through the actors without processes: 170 function-tool handles the
-/// path ends one at a time, an `await any` of those pending before each end.
-Result<double> stops(long n) {
+/// Function-tool handles the driver ends itself, spawned in rounds of `cycle_ids`
+/// (W3's pending handles, without their processes).
+struct Jobs {
   std::mutex m;
-  std::vector<FunctionResult> results;
-  FunctionRig rig(function_tool_config("job", "A job", {}), [&](const Json&, const Progress&) {
-    Invocation inv;
-    std::lock_guard lock(m);
-    results.push_back(inv.result);
-    return inv;
-  });
-  double spent = 0;
-  long cycles = 0;
-  for (long round = 0; cycles < n; ++round) {
+  std::vector<FunctionResult> results; // of the round's handles, in spawn order
+  FunctionRig rig{function_tool_config("job", "A job", {}), [this](const Json&, const Progress&) {
+                    Invocation inv;
+                    std::lock_guard lock(m);
+                    results.push_back(inv.result);
+                    return inv;
+                  }};
+
+  /// The round's ids, each spawned.
+  Result<std::vector<std::string>> spawn_round(long round) {
     {
       std::lock_guard lock(m);
       results.clear();
     }
-    std::vector<std::string> pending;
+    std::vector<std::string> ids;
     for (int i = 0; i < cycle_ids; ++i) {
-      pending.push_back(fmt::format("j{}_{}", round, i));
-      if (auto sp = rig.session.spawn("job", pending.back(), Json::object()).get(); !sp.ok)
-        return Error{fmt::format("stops: spawn: {}", sp.content)};
+      ids.push_back(fmt::format("j{}_{}", round, i));
+      if (auto sp = rig.session.spawn("job", ids.back(), Json::object()).get(); !sp.ok)
+        return Error{fmt::format("spawn: {}", sp.content)};
     }
+    return ids;
+  }
+  /// The round's handle `at` ends.
+  void end(size_t at) {
+    std::lock_guard lock(m);
+    results[at].succeed("123\n");
+  }
+  /// µs per cycle over rounds until `n` cycles ran: `round(r, ids)` runs round r's
+  /// cycles on its spawned `ids` and says how many it ran and the µs they took.
+  template <class Round>
+  Result<double> rounds(std::string_view path, long n, Round round) {
+    double spent = 0;
+    long cycles = 0;
+    for (long r = 0; cycles < n; ++r) {
+      auto ids = spawn_round(r);
+      Result<std::pair<long, double>> ran = ids ? round(r, *ids) : Error{ids.error()};
+      if (!ran)
+        return Error{fmt::format("{}: {}", path, ran.error())};
+      cycles += ran->first;
+      spent += ran->second;
+    }
+    return spent / double(cycles);
+  }
+};
+
+/// W3's cycle through the actors without processes: 170 function-tool handles the
+/// path ends one at a time, an `await any` of those pending before each end.
+Result<double> stops(long n) {
+  Jobs jobs;
+  return jobs.rounds("stops", n, [&](long, std::vector<std::string>& pending) -> Result<std::pair<long, double>> {
     auto t0 = Clock::now();
-    for (int i = 0; i < cycle_ids; ++i, ++cycles) {
-      auto answer = rig.session.await_any(pending);
-      {
-        std::lock_guard lock(m);
-        results[size_t(i * 37 % cycle_ids)].succeed("123\n"); // 37 and 170 are coprime: each once
-      }
+    for (int i = 0; i < cycle_ids; ++i) {
+      auto answer = jobs.rig.session.await_any(pending);
+      jobs.end(size_t(i * 37 % cycle_ids)); // 37 and 170 are coprime: each once
       auto r = answer.get();
       auto completed = r.ok ? read_any_answer(r.content) : Result<std::vector<Completed>>(Error{r.content});
       if (!completed || completed->empty())
-        return Error{fmt::format("stops: await: {}", r.content)};
+        return Error{fmt::format("await: {}", r.content)};
       for (auto& c : *completed)
         if (std::erase(pending, c.id) != 1)
-          return Error{fmt::format("stops: `{}` completed, which was not pending", c.id)};
+          return Error{fmt::format("`{}` completed, which was not pending", c.id)};
     }
-    spent += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     if (!pending.empty())
-      return Error{fmt::format("stops: {} handles still pending after every one ended", pending.size())};
-  }
-  return spent / double(cycles);
+      return Error{fmt::format("{} handles still pending after every one ended", pending.size())};
+    return std::pair{long{cycle_ids}, std::chrono::duration<double, std::micro>(Clock::now() - t0).count()};
+  });
+}
+
+/// W3's tail through the actors: a stop that comes before the driver re-issues its
+/// `await any` of the rest (two stops close together). Each cycle one handle ends,
+/// an `await any` of it alone makes sure the turn has heard, then the rest is
+/// awaited and answered at once with it.
+Result<double> stops_ahead(long n) {
+  Jobs jobs;
+  return jobs.rounds("stops-ahead", n,
+                     [&](long round, std::vector<std::string>& pending) -> Result<std::pair<long, double>> {
+    // The first answer leaves the rest that the cycles await.
+    jobs.end(0);
+    if (auto r = jobs.rig.session.await_any(pending).get(); !r.ok)
+      return Error{fmt::format("await: {}", r.content)};
+    pending.erase(pending.begin());
+    auto t0 = Clock::now();
+    for (int i = 1; i < cycle_ids; ++i) {
+      auto at = size_t(i * 37 % cycle_ids); // 37 and 170 are coprime: each once, 0 not again
+      auto id = fmt::format("j{}_{}", round, at);
+      jobs.end(at);
+      if (auto heard = jobs.rig.session.await_any({id}).get(); !heard.ok)
+        return Error{fmt::format("await of `{}`: {}", id, heard.content)};
+      auto r = jobs.rig.session.await_any(pending).get();
+      auto completed = r.ok ? read_any_answer(r.content) : Result<std::vector<Completed>>(Error{r.content});
+      if (!completed || completed->size() != 1 || (*completed)[0].id != id)
+        return Error{fmt::format("the rest's await did not answer `{}` alone: {}", id, r.content)};
+      std::erase(pending, id);
+    }
+    return std::pair{long{cycle_ids - 1}, std::chrono::duration<double, std::micro>(Clock::now() - t0).count()};
+  });
 }
 
 /// W7's rate without processes: `await all` of ten handles long stopped, again and
@@ -281,6 +337,8 @@ const std::vector<Path>& paths() {
     {"await-rest", "W3's cycle as its driver runs it: the rest awaited after each stop (rounds of 170 ids)", 500,
      await_rest},
     {"stops", "W3's cycle through the actors, function tools ended one at a time (whole rounds of 170)", 340, stops},
+    {"stops-ahead", "W3's tail through the actors: each stop heard before the rest is awaited again (rounds of 169)",
+     338, stops_ahead},
     {"look", "W5's apply + fetch on an echoing function tool (embedding API)", 3000, look},
     {"oneshot", "W1's one-shot call, a function tool ready at once (embedding API)", 2000, oneshot},
     {"stopped-awaits", "W7's rate: await all of ten handles long stopped (embedding API)", 5000, stopped_awaits},
