@@ -3,6 +3,7 @@
 
 #include <caf/all.hpp>
 #include <fmt/format.h>
+#include <algorithm>
 #include <set>
 
 #include "actors/await_hub.hpp"
@@ -613,6 +614,20 @@ std::optional<std::string> spawn_id_of(const Config& config, const std::string* 
   return std::nullopt;
 }
 
+/// Whether calls of the configured `tool` validate as the built-in await's do, so
+/// that plain_await_request reads them as the usual path would: a config layer may
+/// change a built-in tool's parameters, and then only the usual path checks them.
+bool builtin_await_schema(const ToolConfig& tool) {
+  static const ToolConfig builtin = default_config().tools.at("await");
+  auto same = [](const ParameterConfig& a, const ParameterConfig& b) {
+    return a.name == b.name && a.type == b.type && a.required == b.required && a.enum_values == b.enum_values &&
+           a.items_type == b.items_type;
+  };
+  return tool.source == "builtin" && tool.one_of_required == builtin.one_of_required &&
+         std::equal(tool.parameters.begin(), tool.parameters.end(), builtin.parameters.begin(),
+                    builtin.parameters.end(), same);
+}
+
 /// One call, answered through `reply` (at once, or when its work is done).
 void run_call(turn_actor_t* self, const std::string& name, const std::string& args_json, const std::string& tag,
               CallReply reply) {
@@ -620,7 +635,7 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
   // An await as its schema has it, read straight into its request (no Json tree):
   // an assistant re-issues one naming every pending handle after each stop.
   if (name == "await")
-    if (auto it = config.tools.find(name); it != config.tools.end() && it->second.source == "builtin")
+    if (auto it = config.tools.find(name); it != config.tools.end() && builtin_await_schema(it->second))
       if (auto req = plain_await_request(args_json))
         return run_await(self, *req, reply);
   auto args = Json::parse(args_json, duplicate_keys::refuse);

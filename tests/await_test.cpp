@@ -1073,7 +1073,8 @@ struct turn_fixture : test_coordinator_fixture<registered_config> {
   std::map<std::string, fake_handle_actor> handles;
   turn_actor turn;
 
-  turn_fixture() {
+  /// `more`: further config, after the fake tool's.
+  explicit turn_fixture(const std::string& more = {}) {
     auto config = apply_config_text(default_config(), R"(
 [conversation.tools.fake]
 summary = "A fake handle the test drives; its command never runs"
@@ -1082,7 +1083,7 @@ run = "unattended"
 [conversation.tools.fake.spawn]
 stateful = true
 actions = ["spawn", "fetch", "abort"]
-)", "test");
+)" + more, "test");
     CAF_REQUIRE(config.ok());
     TurnContext ctx{std::make_shared<const Config>(std::move(*config)), &io};
     ctx.executors["fake"] = [this](caf::local_actor* parent, const std::string& id, const LaunchSpec&,
@@ -1147,6 +1148,38 @@ CAF_TEST(an await after the handle itself answered the turn asks the registry ag
   std::string content;
   await.receive([&](CallResult& r) { content = r.content; }, [](caf::error&) {});
   CAF_CHECK(content.starts_with(R"({"completed":[{"id":"x","state":"stopped")"));
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+namespace {
+
+/// A config layer that makes the await tool's schema stricter than the built-in's.
+struct stricter_await_fixture : turn_fixture {
+  stricter_await_fixture() : turn_fixture(R"(
+[conversation.tools.await.parameters.timeout_secs]
+type = "integer"
+[conversation.tools.await.parameters.reason]
+type = "string"
+required = true
+)") {}
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(stricter_await_tests, stricter_await_fixture)
+
+CAF_TEST(an await tool whose schema a config changed checks its calls against that schema) {
+  CAF_REQUIRE(call("fake", R"({"action":"spawn","id":"x"})").ok);
+  auto fractional = call("await", R"({"any":["x"],"timeout_secs":0.5,"reason":"why"})");
+  CAF_CHECK(!fractional.ok);
+  CAF_CHECK_EQUAL(fractional.content, "await: `timeout_secs` must be an integer, got number");
+  auto unreasoned = call("await", R"({"any":["x"],"timeout_secs":0})");
+  CAF_CHECK(!unreasoned.ok);
+  CAF_CHECK_EQUAL(unreasoned.content, "await: parameter `reason` is required");
+  auto given = call("await", R"({"any":["x"],"timeout_secs":0,"reason":"why"})");
+  CAF_CHECK(given.ok);
+  CAF_CHECK(given.content.starts_with(R"({"completed":[],"pending":[{"id":"x","state":"running")"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
