@@ -655,8 +655,12 @@ namespace {
 /// answered (by the resolver, or by an apply whose reply makes the turn forget
 /// them), stop, with small or large texts; the registry's news reach the hub in
 /// order but late; awaits come (often of exactly the rest), time out, are resolved.
-/// At every await add_rest takes, the usual path on a copy of the hub must do the
-/// same: the same effects now, the same statuses held.
+/// Two hubs hear the same, in lockstep: `hub` takes an await of the rest through
+/// add_rest where it can, `slow` always the usual way. Every call's effects and every
+/// answer's text must be the same, and at every await add_rest takes, the statuses
+/// each holds (the await timed out on copies). The host holds the last answers or
+/// drops them, so add_rest both copies from an answer still held and moves out of
+/// one nobody holds.
 struct RestModel {
   struct Handle {
     bool exists = false;
@@ -671,7 +675,8 @@ struct RestModel {
     std::vector<HandleStatus> statuses;
   };
   std::mt19937_64 rng;
-  AwaitHub hub;
+  AwaitHub hub, slow;
+  AwaitHub::Effects held; // the last answers, while the host still holds them
   std::map<std::string, Handle> registry;
   uint64_t seq = 0;
   std::deque<News> news;                // the registry's, on the way to the turn
@@ -691,17 +696,33 @@ struct RestModel {
     if (h.watched)
       news.push_back(News{false, h.now, 0, {}, {}});
   }
-  void effects(const AwaitHub::Effects& fx) {
-    for (auto& a : fx.answers) {
+  /// The same call's effects on both hubs: compared, and taken as the host would.
+  void effects(const AwaitHub::Effects& fx, const AwaitHub::Effects& slow_fx) {
+    if (!same(fx, slow_fx))
+      ++mismatches;
+    for (size_t i = 0; i < fx.answers.size(); ++i) {
+      auto& a = fx.answers[i];
       last_pending = ids_of(a.result->pending);
-      if (pick(3) > 0) // the host writes the answer (add_rest may then skip its look-ups)
-        hub.answer_text(*a.result, 1u << 30);
+      if (pick(3) > 0 && i < slow_fx.answers.size()) { // the host writes the answer (add_rest may then skip its look-ups)
+        auto text = hub.answer_text(*a.result, 1u << 30);
+        if (text != slow.answer_text(*slow_fx.answers[i].result, 1u << 30))
+          ++mismatches;
+      }
     }
     asks.insert(asks.end(), fx.asks.begin(), fx.asks.end());
+    held = pick(2) ? fx : AwaitHub::Effects{}; // a host still holding its answers, or not
+  }
+  /// `f` done to both hubs, its effects taken.
+  template <class F>
+  void both(F f) {
+    auto fx = f(hub);
+    effects(fx, f(slow));
   }
   void take() {
-    if (!queued.empty())
-      effects(hub.update(std::exchange(queued, {})));
+    if (!queued.empty()) {
+      auto batch = std::exchange(queued, {});
+      both([&](AwaitHub& h) { return h.update(batch); });
+    }
   }
   static bool same(const AwaitHub::Effects& x, const AwaitHub::Effects& y) {
     if (x.answers.size() != y.answers.size() || x.asks.size() != y.asks.size())
@@ -733,40 +754,42 @@ struct RestModel {
         return;
     auto key = ++next;
     take();
-    AwaitHub usual = hub;
     if (auto rest = hub.add_rest(key, req)) {
       ++hits;
       AwaitHub::Effects fx;
-      if (usual.stopped_answer(ids, 1u << 30)) {
+      if (slow.stopped_answer(ids, 1u << 30))
         ++mismatches; // the rest, all stopped? add_rest made it wait
-      } else if (auto known = usual.add_known(key, req, ids)) {
+      else if (auto known = slow.add_known(key, req, ids))
         fx = std::move(*known);
-      } else {
-        std::vector<HandleStatus> statuses;
-        for (auto& x : ids)
-          statuses.push_back(registry[x].now);
-        usual.watching(ids);
-        fx = usual.add(key, req, statuses);
-      }
+      else
+        ++mismatches; // add_rest took what the hub does not know
       // What each holds: the await timed out now, on copies.
-      AwaitHub a = hub, b = usual;
-      if (!same(*rest, fx) || !same(a.timeout(key), b.timeout(key)))
+      AwaitHub a = hub, b = slow;
+      if (!same(a.timeout(key), b.timeout(key)))
         ++mismatches;
-      return effects(*rest);
+      return effects(*rest, fx);
     }
-    if (hub.stopped_answer(ids, 1u << 30)) {
+    auto text = hub.stopped_answer(ids, 1u << 30);
+    if (text != slow.stopped_answer(ids, 1u << 30))
+      ++mismatches;
+    if (text) {
       last_pending.clear();
-    } else if (auto fx = hub.add_known(key, req, ids)) {
-      effects(*fx);
-    } else {
-      hub.watching(ids);
-      News answer{true, {}, key, req, {}};
-      for (auto& x : ids) {
-        answer.statuses.push_back(registry[x].now);
-        registry[x].watched = true;
-      }
-      news.push_back(std::move(answer));
+      return;
     }
+    auto known = hub.add_known(key, req, ids);
+    auto slow_known = slow.add_known(key, req, ids);
+    if (known.has_value() != slow_known.has_value())
+      ++mismatches;
+    if (known && slow_known)
+      return effects(*known, *slow_known);
+    hub.watching(ids);
+    slow.watching(ids);
+    News answer{true, {}, key, req, {}};
+    for (auto& x : ids) {
+      answer.statuses.push_back(registry[x].now);
+      registry[x].watched = true;
+    }
+    news.push_back(std::move(answer));
   }
   void step() {
     static const std::vector<std::string> pool{"a", "b", "c", "d"};
@@ -778,6 +801,7 @@ struct RestModel {
       case 0: // spawned (again)
         if (!live) {
           hub.forget(id);
+          slow.forget(id);
           h.exists = true;
           h.watched = false;
           h.now = HandleStatus{id, ToolState::running(), {}, {}, ++seq};
@@ -806,7 +830,7 @@ struct RestModel {
             queued.push_back(std::move(n.update));
           } else {
             take();
-            effects(hub.add(n.key, n.request, std::move(n.statuses)));
+            both([&](AwaitHub& h) { return h.add(n.key, n.request, n.statuses); });
           }
         }
         break;
@@ -816,6 +840,7 @@ struct RestModel {
       case 8:
         if (!replies.empty()) {
           hub.forget(replies.front());
+          slow.forget(replies.front());
           replies.pop_front();
         }
         break;
@@ -823,13 +848,14 @@ struct RestModel {
         if (!asks.empty()) {
           auto ask = asks[pick(asks.size())]; // a copy: take() may add to asks
           take();
-          effects(hub.resolved(ask.key, ask.id, ask.question, false));
+          both([&](AwaitHub& h) { return h.resolved(ask.key, ask.id, ask.question, false); });
         }
         break;
       case 10:
         if (next > 0) {
           take();
-          effects(hub.timeout(1 + pick(next)));
+          auto key = 1 + pick(next);
+          both([&](AwaitHub& h) { return h.timeout(key); });
         }
         break;
       default:
