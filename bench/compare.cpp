@@ -1,5 +1,6 @@
 #include "bench/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -141,6 +142,85 @@ std::string format_comparison(const std::vector<Row>& before, const std::vector<
   if (unknown)
     out += fmt::format(", {} not comparable", unknown);
   return out + "\n";
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+} // namespace
+
+std::string format_pairs(const std::vector<std::pair<std::vector<Row>, std::vector<Row>>>& pairs) {
+  std::string out = fmt::format("{} alternating pairs (× = ratio to the floor; otherwise jp-actors' median)\n"
+                                "{:<10} {:<25} {:>12} {:>12} {:>8}  {}\n",
+                                pairs.size(), "workload", "figure", "old", "new", "change", "new better / worse in");
+  if (pairs.empty())
+    return out;
+  std::vector<std::string> better, worse;
+  for (auto& r : pairs.back().second) {
+    std::vector<double> olds, news;
+    int wins = 0, losses = 0;
+    bool by_ratio = true;
+    for (auto& [before, now] : pairs) {
+      auto it = std::find_if(now.begin(), now.end(), [&](auto& n) { return n.label == r.label && n.figure == r.figure; });
+      if (it == now.end())
+        continue;
+      auto c = compare(before, *it);
+      if (c.v == verdict::unknown)
+        continue;
+      by_ratio = by_ratio && c.by_ratio;
+      olds.push_back(c.by_ratio ? c.before->ratio : c.before->jp_median);
+      news.push_back(c.by_ratio ? it->ratio : it->jp_median);
+      wins += c.v == verdict::better;
+      losses += c.v == verdict::worse;
+    }
+    if (olds.empty()) {
+      out += fmt::format("{:<10} {:<25} {:>12} {:>12}  no pair has it on both sides\n", r.label, r.figure, "-", "-");
+      continue;
+    }
+    // Ratio in every pair, or medians in every pair: one scale for both sides.
+    if (!by_ratio) {
+      olds.clear();
+      news.clear();
+      for (auto& [before, now] : pairs) {
+        auto b = std::find_if(before.begin(), before.end(), [&](auto& x) { return x.label == r.label && x.figure == r.figure; });
+        auto n = std::find_if(now.begin(), now.end(), [&](auto& x) { return x.label == r.label && x.figure == r.figure; });
+        if (b != before.end() && n != now.end() && !std::isnan(b->jp_median) && !std::isnan(n->jp_median)) {
+          olds.push_back(b->jp_median);
+          news.push_back(n->jp_median);
+        }
+      }
+    }
+    Change c;
+    c.old_value = median(olds);
+    c.new_value = median(news);
+    auto value = [&](double v) { return by_ratio ? fmt::format("{:.2f}×", v) : fmt::format("{:.4g} {}", v, r.unit); };
+    auto n = olds.size();
+    out += fmt::format("{:<10} {:<25} {:>12} {:>12} {:>8}  {} / {} of {}\n", r.label, r.figure, value(c.old_value),
+                       value(c.new_value), change_text(c), wins, losses, n);
+    // Better or worse: past the noise in the medians and in three pairs of four (a
+    // binary against itself on this VM's W5 was "better" in 5 of 8 pairs).
+    auto change = c.old_value == 0 ? c.new_value : c.new_value / c.old_value - 1;
+    bool past = std::fabs(change) > (c.old_value == 0 ? 0 : compare_noise);
+    auto name = fmt::format("{} {} {}", r.label, r.figure, change_text(c));
+    if (past && 4 * size_t(wins) >= 3 * n && (change < 0) == lower_is_better(r))
+      better.push_back(name);
+    else if (past && 4 * size_t(losses) >= 3 * n && (change < 0) != lower_is_better(r))
+      worse.push_back(name);
+  }
+  auto list = [](const std::vector<std::string>& xs) {
+    std::string s;
+    for (auto& x : xs)
+      s += (s.empty() ? " (" : ", ") + x;
+    return s.empty() ? s : s + ")";
+  };
+  out += fmt::format("over {} pairs: {} worse{}, {} better{} (past {:.0f}% in the medians and in 3 pairs of 4)\n",
+                     pairs.size(), worse.size(), list(worse), better.size(), list(better), compare_noise * 100);
+  return out;
 }
 
 bool any_worse(const std::vector<Row>& before, const std::vector<Row>& now) {

@@ -1,6 +1,7 @@
 // jp-bench: BENCH.md's workloads, jp-actors against the OS floor (bench/floor.c).
 //   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [--io-poll-us N] [W1 ...]
 //   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
+//   jp-bench pairs OLD1.json NEW1.json [OLD2.json NEW2.json ...]  alternating pairs summed up
 //   jp-bench worker W [--n N] [--bytes B] --floor PATH           one jp-actors round
 //   jp-bench count PATH [--n N]                                  a path without processes, for callgrind
 #include <CLI/CLI.hpp>
@@ -66,6 +67,22 @@ jp::Result<std::vector<Row>> read_rows(const std::string& path) {
   if (!rows)
     return jp::Error{fmt::format("{}: {}", path, rows.error())};
   return rows;
+}
+
+int pair_files(const std::vector<std::string>& files) {
+  std::vector<std::pair<std::vector<Row>, std::vector<Row>>> pairs;
+  for (size_t i = 0; i + 1 < files.size(); i += 2) {
+    auto b = read_rows(files[i]);
+    auto n = read_rows(files[i + 1]);
+    for (auto* r : {&b, &n})
+      if (!*r) {
+        std::fprintf(stderr, "jp-bench: %s\n", r->error().c_str());
+        return 2;
+      }
+    pairs.emplace_back(std::move(*b), std::move(*n));
+  }
+  std::fputs(format_pairs(pairs).c_str(), stdout);
+  return 0;
 }
 
 int compare_files(const std::string& before, const std::string& now) {
@@ -148,6 +165,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> compared;
   auto* compare_cmd = app.add_subcommand("compare", "Compare two JSON runs (--json), figure by figure");
   compare_cmd->add_option("files", compared, "OLD.json NEW.json")->required()->expected(2);
+  std::vector<std::string> paired;
+  auto* pairs_cmd = app.add_subcommand(
+    "pairs", "Sum up alternating pairs of JSON runs (old, new, old, new ...): each figure's medians over the pairs "
+             "and in how many the new run was better and worse");
+  pairs_cmd->add_option("files", paired, "OLD1.json NEW1.json [OLD2.json NEW2.json ...]")->required();
   run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W9");
   std::string launcher = "vfork";
   run_cmd->add_option("--launcher", launcher,
@@ -207,5 +229,13 @@ int main(int argc, char** argv) {
     ::unsetenv("JP_BENCH_IO_POLL_US");
   if (*compare_cmd)
     return compare_files(compared[0], compared[1]);
+  if (*pairs_cmd) {
+    if (paired.size() % 2) {
+      std::fprintf(stderr, "jp-bench pairs: %zu files, an odd number: give an old run and a new run for each pair\n",
+                   paired.size());
+      return 2;
+    }
+    return pair_files(paired);
+  }
   return run(quick, rounds, json_file, compare_file, selected);
 }
