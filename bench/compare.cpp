@@ -158,58 +158,70 @@ std::string format_pairs(const std::vector<std::pair<std::vector<Row>, std::vect
   std::string out = fmt::format("{} alternating pairs (× = ratio to the floor; otherwise jp-actors' median)\n"
                                 "{:<10} {:<25} {:>12} {:>12} {:>8}  {}\n",
                                 pairs.size(), "workload", "figure", "old", "new", "change", "new better / worse in");
-  if (pairs.empty())
-    return out;
+  // Every figure of the new runs, in the order they first come.
+  std::vector<const Row*> figures;
+  for (auto& pair : pairs)
+    for (auto& r : pair.second)
+      if (std::none_of(figures.begin(), figures.end(),
+                       [&](const Row* f) { return f->label == r.label && f->figure == r.figure; }))
+        figures.push_back(&r);
+  auto find = [](const std::vector<Row>& rows, const Row& f) -> const Row* {
+    for (auto& r : rows)
+      if (r.label == f.label && r.figure == f.figure)
+        return &r;
+    return nullptr;
+  };
   std::vector<std::string> better, worse;
-  for (auto& r : pairs.back().second) {
-    std::vector<double> olds, news;
-    int wins = 0, losses = 0;
+  for (auto* f : figures) {
+    // The pairs where both runs scored it (as compare() takes them), and one scale for
+    // all of them: the ratio to the floor when every such pair has one.
+    std::vector<std::pair<const Row*, const Row*>> scored;
     bool by_ratio = true;
     for (auto& [before, now] : pairs) {
-      auto it = std::find_if(now.begin(), now.end(), [&](auto& n) { return n.label == r.label && n.figure == r.figure; });
-      if (it == now.end())
+      auto* n = find(now, *f);
+      if (!n)
         continue;
-      auto c = compare(before, *it);
+      auto c = compare(before, *n);
       if (c.v == verdict::unknown)
         continue;
+      scored.emplace_back(c.before, n);
       by_ratio = by_ratio && c.by_ratio;
-      olds.push_back(c.by_ratio ? c.before->ratio : c.before->jp_median);
-      news.push_back(c.by_ratio ? it->ratio : it->jp_median);
-      wins += c.v == verdict::better;
-      losses += c.v == verdict::worse;
+    }
+    std::vector<double> olds, news;
+    int wins = 0, losses = 0;
+    for (auto [b, n] : scored) {
+      Change c;
+      c.by_ratio = by_ratio;
+      c.old_value = by_ratio ? b->ratio : b->jp_median;
+      c.new_value = by_ratio ? n->ratio : n->jp_median;
+      if (std::isnan(c.old_value) || std::isnan(c.new_value) || c.old_value < 0)
+        continue;
+      olds.push_back(c.old_value);
+      news.push_back(c.new_value);
+      auto change = c.old_value == 0 ? c.new_value : c.new_value / c.old_value - 1;
+      if (std::fabs(change) > (c.old_value == 0 ? 0 : compare_noise))
+        ++((change < 0) == lower_is_better(*n) ? wins : losses);
     }
     if (olds.empty()) {
-      out += fmt::format("{:<10} {:<25} {:>12} {:>12}  no pair has it on both sides\n", r.label, r.figure, "-", "-");
+      out += fmt::format("{:<10} {:<25} {:>12} {:>12}  not comparable in any pair\n", f->label, f->figure, "-", "-");
       continue;
-    }
-    // Ratio in every pair, or medians in every pair: one scale for both sides.
-    if (!by_ratio) {
-      olds.clear();
-      news.clear();
-      for (auto& [before, now] : pairs) {
-        auto b = std::find_if(before.begin(), before.end(), [&](auto& x) { return x.label == r.label && x.figure == r.figure; });
-        auto n = std::find_if(now.begin(), now.end(), [&](auto& x) { return x.label == r.label && x.figure == r.figure; });
-        if (b != before.end() && n != now.end() && !std::isnan(b->jp_median) && !std::isnan(n->jp_median)) {
-          olds.push_back(b->jp_median);
-          news.push_back(n->jp_median);
-        }
-      }
     }
     Change c;
     c.old_value = median(olds);
     c.new_value = median(news);
-    auto value = [&](double v) { return by_ratio ? fmt::format("{:.2f}×", v) : fmt::format("{:.4g} {}", v, r.unit); };
+    auto value = [&](double v) { return by_ratio ? fmt::format("{:.2f}×", v) : fmt::format("{:.4g} {}", v, f->unit); };
     auto n = olds.size();
-    out += fmt::format("{:<10} {:<25} {:>12} {:>12} {:>8}  {} / {} of {}\n", r.label, r.figure, value(c.old_value),
+    out += fmt::format("{:<10} {:<25} {:>12} {:>12} {:>8}  {} / {} of {}\n", f->label, f->figure, value(c.old_value),
                        value(c.new_value), change_text(c), wins, losses, n);
-    // Better or worse: past the noise in the medians and in three pairs of four (a
-    // binary against itself on this VM's W5 was "better" in 5 of 8 pairs).
+    // Named: past the noise in the medians and the same way in three pairs of four,
+    // of four pairs at least (a binary against itself on this VM's W5 was "better"
+    // in 5 of 8 pairs).
     auto change = c.old_value == 0 ? c.new_value : c.new_value / c.old_value - 1;
-    bool past = std::fabs(change) > (c.old_value == 0 ? 0 : compare_noise);
-    auto name = fmt::format("{} {} {}", r.label, r.figure, change_text(c));
-    if (past && 4 * size_t(wins) >= 3 * n && (change < 0) == lower_is_better(r))
+    bool past = std::fabs(change) > (c.old_value == 0 ? 0 : compare_noise) && n >= pairs_named_at;
+    auto name = fmt::format("{} {} {}", f->label, f->figure, change_text(c));
+    if (past && 4 * size_t(wins) >= 3 * n && (change < 0) == lower_is_better(*f))
       better.push_back(name);
-    else if (past && 4 * size_t(losses) >= 3 * n && (change < 0) != lower_is_better(r))
+    else if (past && 4 * size_t(losses) >= 3 * n && (change < 0) != lower_is_better(*f))
       worse.push_back(name);
   }
   auto list = [](const std::vector<std::string>& xs) {
@@ -218,8 +230,10 @@ std::string format_pairs(const std::vector<std::pair<std::vector<Row>, std::vect
       s += (s.empty() ? " (" : ", ") + x;
     return s.empty() ? s : s + ")";
   };
-  out += fmt::format("over {} pairs: {} worse{}, {} better{} (past {:.0f}% in the medians and in 3 pairs of 4)\n",
-                     pairs.size(), worse.size(), list(worse), better.size(), list(better), compare_noise * 100);
+  out += fmt::format("over {} pairs: {} worse{}, {} better{} (past {:.0f}% in the medians and in 3 pairs of 4, "
+                     "of {} at least)\n",
+                     pairs.size(), worse.size(), list(worse), better.size(), list(better), compare_noise * 100,
+                     pairs_named_at);
   return out;
 }
 

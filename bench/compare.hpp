@@ -6,6 +6,7 @@
 // direction (lower is better for times and sizes, higher for rates).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -25,10 +26,15 @@ inline constexpr double compare_noise = 0.05;
 std::string format_comparison(const std::vector<Row>& before, const std::vector<Row>& now,
                               const std::string& before_name);
 
+/// Fewer pairs than this name no figure better or worse (one or two pairs are within a
+/// noisy machine's spread).
+inline constexpr size_t pairs_named_at = 4;
+
 /// Alternating pairs of runs (each pair: an old binary's run, then the new one's):
 /// one line per figure of the new runs with the old and new medians over the pairs,
 /// the change, and in how many pairs the new was better and worse; then one line
-/// naming the figures better or worse past the noise in three pairs of four.
+/// naming the figures better or worse past the noise in three pairs of four (and
+/// pairs_named_at pairs at least).
 std::string format_pairs(const std::vector<std::pair<std::vector<Row>, std::vector<Row>>>& pairs);
 
 /// Whether the comparison found a figure worse by more than compare_noise.

@@ -4,7 +4,7 @@
 # W1 moved less than 5%, W6's 0 stayed 0, W9 is new; and a file that is not a run
 # is refused, naming it. `jp-bench pairs` over four alternating pairs (the last one
 # reversed) names what is past the noise in the medians and in three pairs of four;
-# two of three is not enough.
+# three pairs name nothing.
 #   compare_test.sh JP_BENCH TESTDATA
 set -euo pipefail
 bench=$1
@@ -33,13 +33,13 @@ grep -Eq '^W2 +wall_ms +1\.64× +1\.80× +\+9\.8% +1 / 3 of 4$' <<<"$out" || fai
 grep -Eq '^W8 +subagents_per_s +2000 /s +2200 /s +\+10\.0% +3 / 1 of 4$' <<<"$out" || fail "W8 is not better in 3 of 4 pairs"
 grep -Eq '^W1 +mean_us +1\.26× +1\.20× +-4\.8% +0 / 1 of 4$' <<<"$out" || fail "W1 is not within the noise in 3 pairs"
 last=$(tail -n 1 <<<"$out")
-[ "$last" = "over 4 pairs: 2 worse (W2 wall_ms +9.8%, W4 2GiB mb_per_s -9.6%), 2 better (W3 p50_us -17.6%, W8 subagents_per_s +10.0%) (past 5% in the medians and in 3 pairs of 4)" ] ||
+[ "$last" = "over 4 pairs: 2 worse (W2 wall_ms +9.8%, W4 2GiB mb_per_s -9.6%), 2 better (W3 p50_us -17.6%, W8 subagents_per_s +10.0%) (past 5% in the medians and in 3 pairs of 4, of 4 at least)" ] ||
   fail "the pairs' summary line is not: $last"
-# Two of three is not enough to name a figure.
+# Three pairs are too few to name a figure.
 last=$("$bench" pairs "$data/before.json" "$data/now.json" "$data/before.json" "$data/now.json" \
   "$data/now.json" "$data/before.json" | tail -n 1)
-[ "$last" = "over 3 pairs: 0 worse, 0 better (past 5% in the medians and in 3 pairs of 4)" ] ||
-  fail "two pairs of three named a figure: $last"
+[ "$last" = "over 3 pairs: 0 worse, 0 better (past 5% in the medians and in 3 pairs of 4, of 4 at least)" ] ||
+  fail "three pairs named a figure: $last"
 if err=$("$bench" pairs "$data/before.json" 2>&1); then
   fail "an odd number of files was paired"
 fi
