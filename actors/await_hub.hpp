@@ -132,6 +132,9 @@ private:
     HandleStatus status;
     std::string text; // "" until written
   };
+  /// A table by handle id, looked up by string or view alike.
+  template <class V>
+  using ById = std::unordered_map<std::string, V, IdHash, std::equal_to<>>;
   /// `known`'s text, written now if it is not yet.
   static const std::string& text_of(Known& known);
   /// Awaits alike waiting as one: their request's ids, one condition, their keys.
@@ -162,8 +165,6 @@ private:
   /// Keeps `s` as the newest known of its handle (when it is newer than what is kept).
   void remember(const HandleStatus& s);
   /// Brings a known handle's status up to `s` when it is newer.
-  template <class V>
-  using ById = std::unordered_map<std::string, V, IdHash, std::equal_to<>>;
   void refresh(ById<Known>::iterator known, const HandleStatus& s);
 
   struct Watching {

@@ -76,6 +76,9 @@ struct turn_state {
   // answer: the apply may be the very answer (a batch of [apply, await]).
   std::map<std::string, int> applying;
   std::map<std::string, std::vector<AwaitHub::Ask>> held_asks;
+  // Whether an await's text may be read straight into its request
+  // (plain_await_request): the config's await tool validates as the built-in one.
+  bool plain_awaits = false;
   static inline const char* name = "jp.turn";
 };
 
@@ -634,10 +637,9 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
   auto& config = *self->state.ctx.config;
   // An await as its schema has it, read straight into its request (no Json tree):
   // an assistant re-issues one naming every pending handle after each stop.
-  if (name == "await")
-    if (auto it = config.tools.find(name); it != config.tools.end() && builtin_await_schema(it->second))
-      if (auto req = plain_await_request(args_json))
-        return run_await(self, *req, reply);
+  if (name == "await" && self->state.plain_awaits)
+    if (auto req = plain_await_request(args_json))
+      return run_await(self, *req, reply);
   auto args = Json::parse(args_json, duplicate_keys::refuse);
   if (!args)
     return reply(failed(fmt::format("{}: arguments are not valid JSON: {}", name, args.error())));
@@ -853,6 +855,9 @@ HandleFactory handle_factory(const TurnContext& ctx) {
 
 turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
   self->state.ctx = std::move(ctx);
+  auto& tools = self->state.ctx.config->tools;
+  if (auto await = tools.find("await"); await != tools.end())
+    self->state.plain_awaits = builtin_await_schema(await->second);
   self->state.registry = spawn_registry(self->system(), handle_factory(self->state.ctx), notification_sink{self});
   self->link_to(self->state.registry);
   self->state.view = self->state.registry;
