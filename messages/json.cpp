@@ -3,8 +3,9 @@
 #include <cmath>
 #include <optional>
 #include <fmt/format.h>
-#include <simdjson.h>
 #include <unordered_set>
+
+#include "messages/json_parser.hpp"
 
 namespace jp {
 
@@ -337,11 +338,14 @@ std::string Json::dump() const {
   return out;
 }
 
-Result<Json> Json::parse(std::string_view text, duplicate_keys dup) {
-  // One parser per thread: simdjson parsers are reusable and costly to create.
+simdjson::dom::parser& thread_json_parser() {
   thread_local simdjson::dom::parser parser;
+  return parser;
+}
+
+Result<Json> Json::parse(std::string_view text, duplicate_keys dup) {
   simdjson::padded_string padded(text);
-  auto doc = parser.parse(padded);
+  auto doc = thread_json_parser().parse(padded);
   if (doc.error())
     return Error{fmt::format("invalid JSON: {}", simdjson::error_message(doc.error()))};
   auto json = from_element(doc.value_unsafe());

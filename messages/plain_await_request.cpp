@@ -1,8 +1,7 @@
 #include "messages/plain_await_request.hpp"
 
-#include <simdjson.h>
-
 #include "messages/duration.hpp"
+#include "messages/json_parser.hpp"
 
 namespace jp {
 
@@ -26,11 +25,9 @@ bool read_ids(simdjson::dom::element value, std::vector<std::string>& ids) {
 } // namespace
 
 std::optional<AwaitRequest> plain_await_request(std::string_view args_json) {
-  // One parser per thread, as Json::parse has (they are costly to create).
-  thread_local simdjson::dom::parser parser;
   simdjson::padded_string padded(args_json);
   simdjson::dom::object object;
-  if (parser.parse(padded).get_object().get(object))
+  if (thread_json_parser().parse(padded).get_object().get(object))
     return std::nullopt;
   AwaitRequest r;
   bool seen_any = false, seen_all = false, seen_timeout = false;
