@@ -32,24 +32,35 @@ bool lower_is_better(const Row& r) {
   return r.figure.find("per_s") == std::string::npos;
 }
 
+/// `rows`' row of the figure `like` names (the last, if twice), or null.
+const Row* find_row(const std::vector<Row>& rows, const Row& like) {
+  const Row* found = nullptr;
+  for (auto& r : rows)
+    if (r.label == like.label && r.figure == like.figure)
+      found = &r;
+  return found;
+}
+
+/// `figure` gone from `old_value` to `new_value`: unknown when either is no value.
+verdict judge(double old_value, double new_value, const Row& figure) {
+  if (std::isnan(old_value) || std::isnan(new_value) || old_value < 0)
+    return verdict::unknown;
+  // From 0 (e.g. processes left over), any change is past the noise.
+  auto change = old_value == 0 ? new_value : new_value / old_value - 1;
+  if (std::fabs(change) <= (old_value == 0 ? 0 : compare_noise))
+    return verdict::same;
+  return (change < 0) == lower_is_better(figure) ? verdict::better : verdict::worse;
+}
+
 Change compare(const std::vector<Row>& before, const Row& now) {
   Change c;
-  for (auto& b : before)
-    if (b.label == now.label && b.figure == now.figure)
-      c.before = &b;
+  c.before = find_row(before, now);
   if (!c.before || now.met.rfind("failed", 0) == 0 || c.before->met.rfind("failed", 0) == 0)
     return c;
   c.by_ratio = !std::isnan(c.before->ratio) && !std::isnan(now.ratio) && c.before->ratio > 0;
   c.old_value = c.by_ratio ? c.before->ratio : c.before->jp_median;
   c.new_value = c.by_ratio ? now.ratio : now.jp_median;
-  if (std::isnan(c.old_value) || std::isnan(c.new_value) || c.old_value < 0)
-    return c;
-  // From 0 (e.g. processes left over), any change is past the noise.
-  auto change = c.old_value == 0 ? c.new_value : c.new_value / c.old_value - 1;
-  if (std::fabs(change) <= (c.old_value == 0 ? 0 : compare_noise))
-    c.v = verdict::same;
-  else
-    c.v = (change < 0) == lower_is_better(now) ? verdict::better : verdict::worse;
+  c.v = judge(c.old_value, c.new_value, now);
   return c;
 }
 
@@ -165,42 +176,29 @@ std::string format_pairs(const std::vector<std::pair<std::vector<Row>, std::vect
       if (std::none_of(figures.begin(), figures.end(),
                        [&](const Row* f) { return f->label == r.label && f->figure == r.figure; }))
         figures.push_back(&r);
-  auto find = [](const std::vector<Row>& rows, const Row& f) -> const Row* {
-    for (auto& r : rows)
-      if (r.label == f.label && r.figure == f.figure)
-        return &r;
-    return nullptr;
-  };
   std::vector<std::string> better, worse;
   for (auto* f : figures) {
     // The pairs where both runs scored it (as compare() takes them), and one scale for
     // all of them: the ratio to the floor when every such pair has one.
     std::vector<std::pair<const Row*, const Row*>> scored;
     bool by_ratio = true;
-    for (auto& [before, now] : pairs) {
-      auto* n = find(now, *f);
-      if (!n)
-        continue;
-      auto c = compare(before, *n);
-      if (c.v == verdict::unknown)
-        continue;
-      scored.emplace_back(c.before, n);
-      by_ratio = by_ratio && c.by_ratio;
-    }
+    for (auto& [before, now] : pairs)
+      if (auto* n = find_row(now, *f))
+        if (auto c = compare(before, *n); c.v != verdict::unknown) {
+          scored.emplace_back(c.before, n);
+          by_ratio = by_ratio && c.by_ratio;
+        }
     std::vector<double> olds, news;
     int wins = 0, losses = 0;
     for (auto [b, n] : scored) {
-      Change c;
-      c.by_ratio = by_ratio;
-      c.old_value = by_ratio ? b->ratio : b->jp_median;
-      c.new_value = by_ratio ? n->ratio : n->jp_median;
-      if (std::isnan(c.old_value) || std::isnan(c.new_value) || c.old_value < 0)
+      double o = by_ratio ? b->ratio : b->jp_median, v = by_ratio ? n->ratio : n->jp_median;
+      auto each = judge(o, v, *n);
+      if (each == verdict::unknown)
         continue;
-      olds.push_back(c.old_value);
-      news.push_back(c.new_value);
-      auto change = c.old_value == 0 ? c.new_value : c.new_value / c.old_value - 1;
-      if (std::fabs(change) > (c.old_value == 0 ? 0 : compare_noise))
-        ++((change < 0) == lower_is_better(*n) ? wins : losses);
+      olds.push_back(o);
+      news.push_back(v);
+      wins += each == verdict::better;
+      losses += each == verdict::worse;
     }
     if (olds.empty()) {
       out += fmt::format("{:<10} {:<25} {:>12} {:>12}  not comparable in any pair\n", f->label, f->figure, "-", "-");
@@ -216,12 +214,11 @@ std::string format_pairs(const std::vector<std::pair<std::vector<Row>, std::vect
     // Named: past the noise in the medians and the same way in three pairs of four,
     // of four pairs at least (a binary against itself on this VM's W5 was "better"
     // in 5 of 8 pairs).
-    auto change = c.old_value == 0 ? c.new_value : c.new_value / c.old_value - 1;
-    bool past = std::fabs(change) > (c.old_value == 0 ? 0 : compare_noise) && n >= pairs_named_at;
+    auto overall = n >= pairs_named_at ? judge(c.old_value, c.new_value, *f) : verdict::same;
     auto name = fmt::format("{} {} {}", f->label, f->figure, change_text(c));
-    if (past && 4 * size_t(wins) >= 3 * n && (change < 0) == lower_is_better(*f))
+    if (overall == verdict::better && 4 * size_t(wins) >= 3 * n)
       better.push_back(name);
-    else if (past && 4 * size_t(losses) >= 3 * n && (change < 0) != lower_is_better(*f))
+    else if (overall == verdict::worse && 4 * size_t(losses) >= 3 * n)
       worse.push_back(name);
   }
   auto list = [](const std::vector<std::string>& xs) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <optional>
 #include <unistd.h>
 
 #include "bench/compare.hpp"
@@ -69,31 +70,36 @@ jp::Result<std::vector<Row>> read_rows(const std::string& path) {
   return rows;
 }
 
+/// Two runs' rows, read; a file that is not a run is said on stderr.
+std::optional<std::pair<std::vector<Row>, std::vector<Row>>> read_pair(const std::string& before,
+                                                                        const std::string& now) {
+  auto b = read_rows(before);
+  auto n = read_rows(now);
+  for (auto* r : {&b, &n})
+    if (!*r) {
+      std::fprintf(stderr, "jp-bench: %s\n", r->error().c_str());
+      return std::nullopt;
+    }
+  return std::pair{std::move(*b), std::move(*n)};
+}
+
 int pair_files(const std::vector<std::string>& files) {
   std::vector<std::pair<std::vector<Row>, std::vector<Row>>> pairs;
   for (size_t i = 0; i + 1 < files.size(); i += 2) {
-    auto b = read_rows(files[i]);
-    auto n = read_rows(files[i + 1]);
-    for (auto* r : {&b, &n})
-      if (!*r) {
-        std::fprintf(stderr, "jp-bench: %s\n", r->error().c_str());
-        return 2;
-      }
-    pairs.emplace_back(std::move(*b), std::move(*n));
+    auto pair = read_pair(files[i], files[i + 1]);
+    if (!pair)
+      return 2;
+    pairs.push_back(std::move(*pair));
   }
   std::fputs(format_pairs(pairs).c_str(), stdout);
   return 0;
 }
 
 int compare_files(const std::string& before, const std::string& now) {
-  auto b = read_rows(before);
-  auto n = read_rows(now);
-  for (auto* r : {&b, &n})
-    if (!*r) {
-      std::fprintf(stderr, "jp-bench: %s\n", r->error().c_str());
-      return 2;
-    }
-  std::fputs(format_comparison(*b, *n, before).c_str(), stdout);
+  auto pair = read_pair(before, now);
+  if (!pair)
+    return 2;
+  std::fputs(format_comparison(pair->first, pair->second, before).c_str(), stdout);
   return 0;
 }
 
