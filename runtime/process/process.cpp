@@ -243,10 +243,13 @@ public:
   }
 
   void start() {
-    // Read first, then wait: the pipe's readiness edge may have passed already.
+    // Wait first: Asio re-arms the descriptor at each wait (EPOLL_CTL_MOD), and the
+    // kernel's re-arm reports what the pipe already holds, so an edge that passed
+    // before it is not lost. A read first would be one more system call while the
+    // child still waits for this thread's core (at most tools' start, nothing to read).
     for (Stream* s : {&out_, &err_, &ctl_})
       if (!s->done)
-        pump(*s);
+        read_more(*s);
     pidfd_->async_wait(descriptor::wait_read,
                        [self = shared_from_this()](error_code ec) { self->on_leader_exit(ec); });
   }
