@@ -865,6 +865,19 @@ CAF_TEST(every launcher starts a child alike) {
   CAF_CHECK(boost_pty.find("tty\r\n") != std::string::npos);
 }
 
+CAF_TEST(every launcher gives a child without a stdin pipe dev null to read) {
+  // Our launcher hands every such child one /dev/null of ours, opened once: it is
+  // the child's fd 0 only (a second spawn finds it as the first left it), read-only.
+  const char* probe = "readlink /proc/$$/fd/0; cat; echo \"end $?\"; "
+                      "for f in /proc/$$/fd/*; do printf '%s ' \"${f##*/}\"; done; echo; "
+                      "echo x 2>/dev/null >&0 || echo read-only";
+  SpawnSpec no_stdin{{"sh", "-c", probe}, "/", {}, false, false};
+  std::string expected = "/dev/null\nend 0\n0 1 2 3 \nread-only\n"; // 3: the listing's own
+  for (auto kind : {launcher_kind::boost_v2, launcher_kind::posix_spawn, launcher_kind::vfork, launcher_kind::vfork})
+    CAF_CHECK_EQUAL(start_report(kind, no_stdin), expected);
+  use_launcher(launcher_kind::vfork);
+}
+
 CAF_TEST(every launcher names a missing program and a bad cwd) {
   for (auto kind : {launcher_kind::boost_v2, launcher_kind::posix_spawn, launcher_kind::vfork}) {
     use_launcher(kind);

@@ -269,6 +269,15 @@ Launched launch_posix_spawn(const ChildLaunch& l) {
   return r;
 }
 
+/// One /dev/null of ours (close-on-exec), given as stdin to every child without a
+/// pipe: the child dups it instead of opening the path while the spawning thread
+/// waits (a path lookup on every spawn). -1 if it could not be opened: the child
+/// opens it itself.
+int dev_null() {
+  static const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return fd;
+}
+
 Launched launch_vfork(const ChildLaunch& l) {
   auto argv = c_strings(l.argv);
   auto envp = c_strings(l.env);
@@ -280,7 +289,7 @@ Launched launch_vfork(const ChildLaunch& l) {
   plan.envp = envp.data();
   plan.cwd = l.cwd.empty() ? nullptr : l.cwd.c_str();
   plan.terminal = l.terminal.empty() ? nullptr : l.terminal.c_str();
-  plan.in = l.in;
+  plan.in = l.in >= 0 || !l.terminal.empty() ? l.in : dev_null();
   plan.out = l.out;
   plan.err = l.err;
   plan.control = l.control;
