@@ -78,7 +78,7 @@ test-asan: deps
 # (tests/sanitizer/tsan.supp says what is suppressed). The three tests that push 4 to
 # 64 MiB through a handle are left out: under TSan each takes more than 5 minutes.
 TSAN_TESTS = registry_test await_test turn_test handle_test process_test oneshot_test spawn_refusal_test \
-  io_thread_send_test
+  io_thread_send_test timeout_clock_test
 test-tsan: deps
 	@[ -f $(BUILD)-tsan/CMakeCache.txt ] || cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Sanitize \
 	  -DCMAKE_CXX_FLAGS="-O1 -g1 -fsanitize=thread" -DCMAKE_C_FLAGS="-O1 -g1 -fsanitize=thread" \

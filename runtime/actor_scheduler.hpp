@@ -1,18 +1,23 @@
-// The actor system's scheduler: CAF's work stealing with two changes. CAF wakes a
+// The actor system's scheduler: CAF's work stealing with three changes. CAF wakes a
 // sleeping worker by signalling its condition variable while it still holds the
 // lock the worker sleeps under; the worker then wakes only to wait for that lock,
 // and is woken a second time when the sender lets go (strace of W1 and W9: a
 // worker's futex wait on that lock after a wake-up). Here the sender lets go
 // first. Every message from outside the workers comes this way: the io thread's,
 // the clock's timers, the middleman's (a node's requests and answers), an
-// embedder's calls. And its workers' loop does no logger's bookkeeping.
-// Included only where the scheduler is chosen or looked into.
+// embedder's calls. Its clock is told of an actor's end only when that actor
+// has set a timeout (timeout_clock.hpp), and its workers' loop does no logger's
+// bookkeeping. Included only where the scheduler is chosen or looked into.
 #pragma once
 
 #include <caf/policy/work_stealing.hpp>
 #include <caf/resumable.hpp>
+#include <caf/detail/set_thread_name.hpp>
 #include <caf/scheduler/coordinator.hpp>
 #include <mutex>
+#include <thread>
+
+#include "runtime/timeout_clock.hpp"
 
 namespace jp {
 
@@ -33,8 +38,6 @@ struct wake_after_unlock : caf::policy::work_stealing {
   }
 };
 
-using actor_scheduler = caf::scheduler::coordinator<wake_after_unlock>;
-
 } // namespace jp
 
 namespace caf::scheduler {
@@ -49,3 +52,46 @@ template <>
 void worker<jp::wake_after_unlock>::run();
 
 } // namespace caf::scheduler
+
+namespace jp {
+
+/// CAF's coordinator with our clock, run on a thread of ours. CAF's own clock is
+/// never given an event (every caller asks `clock()`), so its thread, which the
+/// coordinator starts regardless, sleeps until the end.
+class actor_scheduler : public caf::scheduler::coordinator<wake_after_unlock> {
+public:
+  using super = caf::scheduler::coordinator<wake_after_unlock>;
+
+  using super::super;
+
+  static caf::actor_system::module* make(caf::actor_system& sys, caf::detail::type_list<>) {
+    return new actor_scheduler(sys);
+  }
+
+  timeout_clock& clock() noexcept override {
+    return clock_;
+  }
+
+protected:
+  void start() override {
+    timer_ = std::thread{[this] {
+      caf::detail::set_thread_name("jp.clock");
+      system().thread_started();
+      clock_.run_dispatch_loop();
+      system().thread_terminates();
+    }};
+    super::start();
+  }
+
+  void stop() override {
+    super::stop(); // the workers first: their actors' last timeouts still reach the clock
+    clock_.cancel_dispatch_loop();
+    timer_.join();
+  }
+
+private:
+  timeout_clock clock_;
+  std::thread timer_;
+};
+
+} // namespace jp
