@@ -605,6 +605,44 @@ CAF_TEST(destroying the io thread kills and reaps its groups) {
   CAF_CHECK_EQUAL(c->exits, 1);
 }
 
+CAF_TEST(an io thread destroyed right after an exit still closes its descriptors and tells gone) {
+  // A group's descriptors are closed after its owner hears of the exit (let_go,
+  // queued behind what the news made ready): ~IoThread must not stop its loop in
+  // between. Whatever the timing, every round ends with the pidfd closed and
+  // on_gone told once; the handle outlives the io thread (ASan: no use of its
+  // destroyed context when the handle goes). The pauses only make the old window
+  // likely (a review's repro: 50 of 50 rounds left the pidfd open).
+  auto pidfds = [] {
+    int n = 0;
+    for (auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      n += std::filesystem::read_symlink(e.path(), ec).string().find("pidfd") != std::string::npos;
+    }
+    return n;
+  };
+  GroupGuard guard;
+  for (int round = 0; round < 20; ++round) {
+    std::shared_ptr<Process> keep;
+    auto gone = std::make_shared<std::atomic<int>>(0);
+    {
+      IoThread io;
+      ProcessEvents events;
+      events.on_output = [](stream_kind, std::string_view) {};
+      events.on_exit = [](const ExitInfo&) { std::this_thread::sleep_for(200us); }; // an owner's work
+      auto r = spawn_process(io, SpawnSpec{{"sleep", "1000"}, "", {}, false}, events);
+      CAF_REQUIRE(r.ok());
+      keep = *r;
+      guard.pgid = keep->pid();
+      keep->terminate(10s, [gone] { ++*gone; }); // SIGTERM ends sleep at once
+      std::this_thread::sleep_for(100us);
+    }
+    CAF_CHECK_EQUAL(pidfds(), 0);
+    CAF_CHECK_EQUAL(gone->load(), 1);
+    CAF_CHECK(group_gone(guard.pgid));
+    keep.reset();
+  }
+}
+
 CAF_TEST(an owner that does not ack stalls the output at the limit; acks let it all through) {
   IoThread io;
   Spawned s;
@@ -876,6 +914,34 @@ CAF_TEST(every launcher gives a child without a stdin pipe dev null to read) {
   for (auto kind : {launcher_kind::boost_v2, launcher_kind::posix_spawn, launcher_kind::vfork, launcher_kind::vfork})
     CAF_CHECK_EQUAL(start_report(kind, no_stdin), expected);
   use_launcher(launcher_kind::vfork);
+}
+
+CAF_TEST(our dev null closed by someone else is not handed on under its old number) {
+  // An embedder's "close what is not mine" closes our /dev/null; the lowest free
+  // number goes to the next open, here a pipe holding a secret: a child must still
+  // read /dev/null, never that pipe.
+  use_launcher(launcher_kind::vfork);
+  const char* probe = "readlink /proc/$$/fd/0; cat; echo \"end $?\"";
+  SpawnSpec no_stdin{{"sh", "-c", probe}, "/", {}, false, false};
+  CAF_REQUIRE_EQUAL(start_report(launcher_kind::vfork, no_stdin), "/dev/null\nend 0\n");
+  int ours = -1;
+  for (auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    int fd = std::stoi(e.path().filename().string());
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path(), ec) == "/dev/null" && (::fcntl(fd, F_GETFD) & FD_CLOEXEC) &&
+        (::fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+      ours = std::max(ours, fd); // the test's own are opened and closed around it
+  }
+  CAF_REQUIRE(ours >= 0);
+  ::close(ours);
+  int secret[2];
+  CAF_REQUIRE_EQUAL(::pipe2(secret, O_CLOEXEC), 0);
+  int lowest = std::min(secret[0], secret[1]);
+  CAF_CHECK(lowest <= ours); // the number freed (or a lower one) is taken
+  CAF_REQUIRE_EQUAL(::write(secret[1], "secret\n", 7), 7);
+  ::close(secret[1]);
+  CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, no_stdin), "/dev/null\nend 0\n");
+  ::close(secret[0]);
 }
 
 CAF_TEST(every launcher names a missing program and a bad cwd) {

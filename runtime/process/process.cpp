@@ -398,7 +398,8 @@ public:
 
   /// ~IoThread, thread stopped: drop every asio object before the io_context dies.
   void forget() {
-    remove_slot(slot, pid);
+    if (!leader_reaped_) // else freed at the exit, and perhaps another group's since
+      remove_slot(slot, pid);
     pidfd_.reset();
     close_stdin_fd();
     out_.d.reset();
@@ -407,6 +408,8 @@ public:
     grace_timer_.reset();
     reap_timer_.reset();
     finished = true;
+    if (std::exchange(closing_, false))
+      record_group_ended(pid); // reaped, only its let_go never ran
   }
 
 private:
@@ -646,6 +649,7 @@ private:
   bool leader_reaped_ = false;
   bool exit_delivered_ = false;
   bool gone_ = false;
+  bool closing_ = false; // group_gone has run, let_go not yet
   bool terminating_ = false;
   std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
   std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
@@ -668,6 +672,9 @@ struct Registry {
   std::mutex mtx;
   std::condition_variable cv;
   std::map<pid_t, std::shared_ptr<ProcState>> live; // until the group is gone
+  // Gone, its owner told, its descriptors not yet closed (let_go is queued):
+  // ~IoThread waits for these too, or its context would drop let_go with them open.
+  std::vector<std::shared_ptr<ProcState>> closing;
 };
 
 Registry& registry() {
@@ -736,6 +743,8 @@ void ProcState::group_gone() {
   {
     std::lock_guard lock(reg.mtx);
     reg.live.erase(pid);
+    reg.closing.push_back(self);
+    closing_ = true;
   }
   reg.cv.notify_all();
   // Moved out: the callbacks may hold the user's handle, which holds us.
@@ -754,6 +763,8 @@ void ProcState::group_gone() {
 /// Its descriptors closed, then "gone" told: "gone" means nothing of it is left
 /// open either.
 void ProcState::let_go() {
+  auto self = shared_from_this(); // `closing` may hold the last other reference
+  closing_ = false;
   out_.d.reset();
   err_.d.reset();
   ctl_.d.reset();
@@ -768,6 +779,12 @@ void ProcState::let_go() {
   // A crash before this line leaves a record of a group that is gone: the sweep
   // skips it.
   record_group_ended(pid);
+  auto& reg = registry();
+  {
+    std::lock_guard lock(reg.mtx);
+    std::erase(reg.closing, self);
+  }
+  reg.cv.notify_all();
 }
 
 /// The user's handle. Dropping the last one kills a still running group.
@@ -994,6 +1011,11 @@ std::vector<std::shared_ptr<ProcState>> watched_by(IoThread& io, bool remove) {
     }
     ++it;
   }
+  for (auto& st : reg.closing)
+    if (&st->io == &io)
+      found.push_back(st);
+  if (remove)
+    std::erase_if(reg.closing, [&](auto& st) { return &st->io == &io; });
   return found;
 }
 } // namespace
@@ -1015,7 +1037,7 @@ void kill_watched_processes(IoThread& io) noexcept {
     for (auto& [pid, st] : reg.live)
       if (&st->io == &io)
         return false;
-    return true;
+    return std::none_of(reg.closing.begin(), reg.closing.end(), [&](auto& st) { return &st->io == &io; });
   });
 }
 
