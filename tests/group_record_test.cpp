@@ -243,18 +243,41 @@ CAF_TEST(records of running owners and ended groups are left alone) {
   CAF_CHECK(dir.has(live_record));
 }
 
+CAF_TEST(a group ended in a record ends only the start it names) {
+  // The io thread writes a group's end after its owner's next spawn: a pid the
+  // kernel gave that spawn again has its "+" before the old group's "-". The "-"
+  // names the start window it ends, so the new group is still swept.
+  testing::temp_dir dir;
+  auto earliest = boot_ticks_now();
+  Group g("sleep 30");
+  auto latest = boot_ticks_now();
+  CAF_REQUIRE(g.running());
+  auto start = process_start_time(g.pid);
+  CAF_REQUIRE(start > 1);
+  dir.write(fmt::format("{}-77.groups", gone_pid()),
+            fmt::format("+ {0} {1} {1}\n+ {0} {2} {3}\n- {0} {1} {1}\n", g.pid, start - 1, earliest, latest));
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.groups, 1u);
+  CAF_CHECK_EQUAL(g.members_when(0), 0u);
+  // The old form, "- <pgid>", ends whichever is recorded.
+  Group h("sleep 30");
+  dir.write(fmt::format("{}-78.groups", gone_pid()), fmt::format("+ {0} {1} {1}\n- {0}\n", h.pid, process_start_time(h.pid)));
+  CAF_CHECK_EQUAL(sweep_group_records(dir.path.string()).groups, 0u);
+  CAF_CHECK(h.running());
+}
+
 CAF_TEST(an open record lists started groups until they end and goes on a clean close) {
   testing::temp_dir dir;
   CAF_REQUIRE(open_group_record(dir.path.string()));
   record_group_started(4242, 10, 11);
   record_group_started(4343, 12, 12);
-  record_group_ended(4242);
+  record_group_ended(4242, 10, 11);
   auto name = fmt::format("{}-{}.groups", ::getpid(), process_start_time(::getpid()));
   CAF_REQUIRE(dir.has(name));
   std::ifstream in(dir.path / name);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CAF_CHECK(text.find("+ 4242 10 11\n") != std::string::npos);
-  CAF_CHECK(text.find("- 4242\n") != std::string::npos);
+  CAF_CHECK(text.find("- 4242 10 11\n") != std::string::npos);
   CAF_CHECK(text.find("+ 4343 ") != std::string::npos);
   // Our own record is never swept, even by ourselves.
   CAF_CHECK_EQUAL(sweep_group_records(dir.path.string()).owners.size(), 0u);

@@ -110,8 +110,9 @@ std::map<pid_t, StartWindow> live_groups(int fd) {
       continue;
     if (op == '+')
       live[static_cast<pid_t>(pgid)] = StartWindow{earliest, n >= 4 ? latest : earliest};
-    else if (op == '-')
-      live.erase(static_cast<pid_t>(pgid));
+    else if (auto it = live.find(static_cast<pid_t>(pgid)); op == '-' && it != live.end())
+      if (n < 4 || (it->second.earliest == earliest && it->second.latest == latest))
+        live.erase(it);
   }
   std::fclose(f);
   return live;
@@ -171,10 +172,10 @@ void record_group_started(pid_t pgid, uint64_t earliest, uint64_t latest) {
   append(fmt::format("+ {} {} {}\n", pgid, earliest, latest));
 }
 
-void record_group_ended(pid_t pgid) {
+void record_group_ended(pid_t pgid, uint64_t earliest, uint64_t latest) {
   if (g_record_fd.load() < 0)
     return;
-  append(fmt::format("- {}\n", pgid));
+  append(fmt::format("- {} {} {}\n", pgid, earliest, latest));
 }
 
 SweepReport sweep_group_records(const RecordDir& where) {

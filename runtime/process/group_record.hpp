@@ -13,7 +13,11 @@
 //                                   [earliest, latest] (read from the clock around
 //                                   the spawn: recorded before the spawn returns to
 //                                   its caller, without waiting for the child)
-//   "- <pgid>"                      its leader was reaped and the group is gone
+//   "- <pgid> <earliest> <latest>"  its leader was reaped and the group is gone; the
+//                                   window names which "+" it ends (the line may
+//                                   come after a later group's "+" that the kernel
+//                                   gave the same pid). "- <pgid>" alone, as older
+//                                   records have it, ends whichever is recorded
 // Start times are /proc/<pid>/stat's field 22 (clock ticks since boot).
 #pragma once
 
@@ -52,7 +56,7 @@ uint64_t boot_ticks_now();
 /// The process layer's notes (no-ops while no record is open). A group whose leader
 /// was spawned between boot_ticks_now() values `earliest` and `latest`.
 void record_group_started(pid_t pgid, uint64_t earliest, uint64_t latest);
-void record_group_ended(pid_t pgid);
+void record_group_ended(pid_t pgid, uint64_t earliest, uint64_t latest);
 
 struct SweepReport {
   std::vector<pid_t> owners;  // dead owners whose records were swept

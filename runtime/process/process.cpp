@@ -197,6 +197,7 @@ public:
   const bool has_stdin;
   const bool session; // a pty's child: its session's every group is ours (shell jobs)
   const std::string mark; // in its environment (runtime/process/tool_mark.hpp)
+  std::pair<uint64_t, uint64_t> started; // the crash record's start window (group_record.hpp)
   /// Set once no request needs the io thread (group gone, or forgotten by ~IoThread).
   std::atomic<bool> finished{false};
   /// Bytes accepted by write_stdin and not yet written or dropped. Counted up on the
@@ -409,7 +410,7 @@ public:
     reap_timer_.reset();
     finished = true;
     if (std::exchange(closing_, false))
-      record_group_ended(pid); // reaped, only its let_go never ran
+      record_group_ended(pid, started.first, started.second); // reaped, only its let_go never ran
   }
 
 private:
@@ -778,7 +779,7 @@ void ProcState::let_go() {
     call_user(f);
   // A crash before this line leaves a record of a group that is gone: the sweep
   // skips it.
-  record_group_ended(pid);
+  record_group_ended(pid, started.first, started.second);
   auto& reg = registry();
   {
     std::lock_guard lock(reg.mtx);
@@ -923,7 +924,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   pid_t pid = launched.pid;
 
   auto slot = add_slot(pid);
-  record_group_started(pid, earliest, boot_ticks_now());
+  auto latest = boot_ticks_now();
+  record_group_started(pid, earliest, latest);
   in_r.reset();
   out_w.reset();
   err_w.reset();
@@ -943,6 +945,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
 
   bool has_stdin = spec.stdin_pipe || spec.pty;
   auto st = std::make_shared<ProcState>(io, pid, slot, has_stdin, spec.pty, std::move(mark), std::move(events));
+  st->started = {earliest, latest};
   error_code ec;
   if (!wrap(io, st->pidfd_, pidfd, ec, false) || !wrap(io, st->out_.d, out_r, ec) ||
       (!spec.pty && !wrap(io, st->err_.d, err_r, ec)) ||
