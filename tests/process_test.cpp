@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "runtime/process/io_thread.hpp"
+#include "runtime/process/kept_file.hpp"
 #include "runtime/process/process.hpp"
 #include "temp_dir.hpp"
 
@@ -942,6 +943,43 @@ CAF_TEST(our dev null closed by someone else is not handed on under its old numb
   ::close(secret[1]);
   CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, no_stdin), "/dev/null\nend 0\n");
   ::close(secret[0]);
+}
+
+CAF_TEST(a kept file is opened once and again only when its number is no longer it) {
+  // A plain file (as /dev/null is in a broken sandbox): the same fd at every use,
+  // none opened per use; closed behind our back and its number taken, a new one.
+  testing::temp_dir dir;
+  auto path = dir.path / "kept";
+  std::ofstream(path) << "kept\n";
+  auto other = dir.path / "other";
+  std::ofstream(other) << "other\n";
+  auto open_fds = [] {
+    std::size_t n = 0;
+    for (auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+      (void)e, ++n;
+    return n;
+  };
+  KeptFile kept(path.string());
+  int fd = kept.fd();
+  CAF_REQUIRE(fd >= 0);
+  auto before = open_fds();
+  for (int i = 0; i < 100; ++i)
+    CAF_REQUIRE_EQUAL(kept.fd(), fd);
+  CAF_CHECK_EQUAL(open_fds(), before);
+  CAF_CHECK(::fcntl(fd, F_GETFD) & FD_CLOEXEC);
+  CAF_CHECK_EQUAL(::fcntl(fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+  ::close(fd);
+  int taken = ::open(other.c_str(), O_RDONLY | O_CLOEXEC); // the lowest free number: fd's
+  CAF_REQUIRE_EQUAL(taken, fd);
+  int again = kept.fd();
+  CAF_CHECK_NOT_EQUAL(again, fd);
+  char text[8] = {};
+  CAF_CHECK_EQUAL(::pread(again, text, sizeof text - 1, 0), 5);
+  CAF_CHECK_EQUAL(std::string(text), "kept\n");
+  CAF_CHECK_EQUAL(kept.fd(), again);
+  ::close(taken);
+  ::close(again);
+  CAF_CHECK_EQUAL(KeptFile((dir.path / "missing").string()).fd(), -1);
 }
 
 CAF_TEST(every launcher names a missing program and a bad cwd) {

@@ -1,5 +1,6 @@
 #include "runtime/process/child_launch.hpp"
 
+#include "runtime/process/kept_file.hpp"
 #include "runtime/process/vfork_exec.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -8,14 +9,12 @@
 #include <boost/process/v2/process.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -271,29 +270,12 @@ Launched launch_posix_spawn(const ChildLaunch& l) {
   return r;
 }
 
-/// One /dev/null of ours (read-only, close-on-exec), given as stdin to every child
-/// without a pipe: the child dups it instead of opening the path while the
-/// spawning thread waits (a path lookup on every spawn). Checked at each use (one
-/// fstat): code of an embedder's that closed it would otherwise hand a child
-/// whatever took its number next. Never closed here: a number that is no longer
-/// /dev/null is not ours. -1 if it cannot be opened: the child opens it itself.
+/// One /dev/null of ours, given as stdin to every child without a pipe: the child
+/// dups it instead of opening the path while the spawning thread waits (a path
+/// lookup on every spawn). -1 if it cannot be opened: the child opens the path.
 int dev_null() {
-  static std::atomic<int> kept{-1};
-  static std::atomic<dev_t> device{0};
-  int fd = kept.load(std::memory_order_acquire);
-  struct stat st{};
-  // Another /dev/null at that number (an embedder's, read-write) would do as well.
-  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == device.load())
-    return fd;
-  fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fstat(fd, &st) != 0) {
-    if (fd >= 0)
-      ::close(fd);
-    return -1;
-  }
-  device.store(st.st_rdev);
-  kept.store(fd, std::memory_order_release); // two threads may both open one: a spare fd, no harm
-  return fd;
+  static KeptFile* kept = new KeptFile("/dev/null"); // leaked: spawns may outlive statics
+  return kept->fd();
 }
 
 Launched launch_vfork(const ChildLaunch& l) {
