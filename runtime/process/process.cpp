@@ -399,6 +399,7 @@ public:
 
   /// ~IoThread, thread stopped: drop every asio object before the io_context dies.
   void forget() {
+    bool told_not_closed = finished && !gone_; // group_gone has run, let_go has not
     if (!leader_reaped_) // else freed at the exit, and perhaps another group's since
       remove_slot(slot, pid);
     pidfd_.reset();
@@ -409,7 +410,7 @@ public:
     grace_timer_.reset();
     reap_timer_.reset();
     finished = true;
-    if (std::exchange(closing_, false))
+    if (told_not_closed)
       record_group_ended(pid, started.first, started.second); // reaped, only its let_go never ran
   }
 
@@ -650,7 +651,6 @@ private:
   bool leader_reaped_ = false;
   bool exit_delivered_ = false;
   bool gone_ = false;
-  bool closing_ = false; // group_gone has run, let_go not yet
   bool terminating_ = false;
   std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
   std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
@@ -745,7 +745,6 @@ void ProcState::group_gone() {
     std::lock_guard lock(reg.mtx);
     reg.live.erase(pid);
     reg.closing.push_back(self);
-    closing_ = true;
   }
   reg.cv.notify_all();
   // Moved out: the callbacks may hold the user's handle, which holds us.
@@ -764,8 +763,6 @@ void ProcState::group_gone() {
 /// Its descriptors closed, then "gone" told: "gone" means nothing of it is left
 /// open either.
 void ProcState::let_go() {
-  auto self = shared_from_this(); // `closing` may hold the last other reference
-  closing_ = false;
   out_.d.reset();
   err_.d.reset();
   ctl_.d.reset();
@@ -783,7 +780,7 @@ void ProcState::let_go() {
   auto& reg = registry();
   {
     std::lock_guard lock(reg.mtx);
-    std::erase(reg.closing, self);
+    std::erase_if(reg.closing, [this](auto& st) { return st.get() == this; }); // the post holds us
   }
   reg.cv.notify_all();
 }
