@@ -4,11 +4,13 @@
 #pragma once
 
 #include <caf/all.hpp>
+#include <caf/test/unit_test.hpp>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <string>
 
+#include "actors/await_hub.hpp"
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
 #include "runtime/actor_config.hpp"
@@ -71,6 +73,19 @@ struct real_runtime {
     return seen;
   }
 };
+
+/// `await all` as a turn runs it: this test's actor watches, a hub answers.
+inline AwaitResult await_all(real_runtime& rt, std::vector<std::string> ids) {
+  auto [statuses, err] =
+    rt.ask<std::vector<HandleStatus>>(rt.registry, watch_atom::value, ids, caf::actor_cast<watcher_actor>(rt.self));
+  CAF_REQUIRE_EQUAL(err, "");
+  AwaitHub hub;
+  auto fx = hub.add(1, AwaitRequest{{}, std::move(ids), -1}, std::move(statuses));
+  while (fx.answers.empty())
+    rt.self->receive([&](update_atom, HandleStatus& s) { fx = hub.update(s); },
+                     caf::after(std::chrono::seconds(30)) >> [] { CAF_FAIL("no handle stopped within 30 s"); });
+  return *fx.answers[0].result;
+}
 
 inline bool group_gone(pid_t pgid) {
   return ::kill(-pgid, 0) == -1 && errno == ESRCH;
