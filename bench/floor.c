@@ -63,6 +63,7 @@ static struct child *g_kids;      // so die() can kill whatever is still running
 static size_t g_nkids;
 static char g_buf[READ_BUF];
 static size_t g_bytes = 268435456;   // --bytes, for W4
+static const char *g_samples;        // --samples FILE, for W3: each exit (bench/exit_gaps.hpp)
 
 // ---------------------------------------------------------------- helpers
 
@@ -416,6 +417,7 @@ static void w3(size_t n)
     struct loop lp;
     loop_init(&lp, n);
     double *late = xcalloc(n, sizeof(double)), *all = xcalloc(n, sizeof(double));
+    double *after = xcalloc(n, sizeof(double));   // the stamp, after the spawn phase
     size_t nlate = 0;
     char delay[16];
     const char *argv[] = { g_self, "stamp", delay, NULL };
@@ -431,12 +433,24 @@ static void w3(size_t n)
         uint64_t stamp = parse_stamp(c);
         double us = (double)(int64_t)(now - stamp) / 1e3;
         all[i] = us;
+        after[i] = (double)((int64_t)stamp - (int64_t)t_spawned) / 1e3;
         if (stamp > t_spawned)   // earlier stamps measure the spawn backlog, not wakeup
             late[nlate++] = us;
+    }
+    if (g_samples) {   // the same lines as jp-bench's (format_exit_samples); before pct sorts all[]
+        FILE *f = fopen(g_samples, "w");
+        if (!f)
+            die("--samples %s: %s", g_samples, strerror(errno));
+        fprintf(f, "# W3's exits: us after the spawn phase (below 0: during it), us from the stamp to the answer\n");
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "%.1f %.1f\n", after[i], all[i]);
+        if (fclose(f) != 0)
+            die("--samples %s: %s", g_samples, strerror(errno));
     }
     double p50 = pct(late, nlate, 0.50), p99 = pct(late, nlate, 0.99);
     double p50_all = pct(all, n, 0.50), p99_all = pct(all, n, 0.99);
     emit("W3", "p50_us", p50, "p99_us", p99, "p50_all_us", p50_all, "p99_all_us", p99_all, NULL);
+    free(after);
     free(late);
     free(all);
     loop_done(&lp);
@@ -749,7 +763,7 @@ static const struct {
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        die("usage: jp-floor W1..W7|W9 [--n N] [--bytes B] | stamp DELAY_MS | write BYTES");
+        die("usage: jp-floor W1..W7|W9 [--n N] [--bytes B] [--samples FILE] | stamp DELAY_MS | write BYTES");
     const char *mode = argv[1];
     if (strcmp(mode, "stamp") == 0 || strcmp(mode, "write") == 0) {
         if (argc != 3)
@@ -764,6 +778,8 @@ int main(int argc, char **argv)
             n = parse_size(argv[++i], "--n");
         } else if (i + 1 < argc && strcmp(argv[i], "--bytes") == 0) {
             g_bytes = parse_size(argv[++i], "--bytes");
+        } else if (i + 1 < argc && strcmp(argv[i], "--samples") == 0 && strcmp(mode, "W3") == 0) {
+            g_samples = argv[++i];
         } else {
             die("unknown argument: %s", argv[i]);
         }

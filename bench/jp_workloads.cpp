@@ -13,6 +13,7 @@
 
 #include "actors/scripted_subagents.hpp"
 #include "bench/any_answer.hpp"
+#include "bench/exit_gaps.hpp"
 #include "bench/node_process.hpp"
 #include "actors/subagent_handle.hpp"
 #include "actors/turn_actor.hpp"
@@ -443,10 +444,18 @@ std::string stamp_params(long i) {
 struct W3State {
   int64_t spawned = 0;
   std::vector<double> after, all;
+  std::vector<ExitSample> samples; // each exit, for --samples
   std::vector<std::string> pending;
+  std::string samples_path;
 };
 
 void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
+  if (st->pending.empty() && !st->samples_path.empty()) {
+    std::ofstream out(st->samples_path);
+    out << format_exit_samples(st->samples);
+    if (!out.flush())
+      return done(Error{fmt::format("W3: cannot write its samples to {}", st->samples_path)});
+  }
   if (st->pending.empty())
     return done(Figures{{"p50_us", percentile(st->after, 0.5)}, {"p99_us", percentile(st->after, 0.99)},
                         {"p50_all_us", percentile(st->all, 0.5)}, {"p99_all_us", percentile(st->all, 0.99)}});
@@ -462,6 +471,7 @@ void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
       st->all.push_back(us_between(stamp, t));
       if (stamp > st->spawned)
         st->after.push_back(us_between(stamp, t));
+      st->samples.push_back({us_between(st->spawned, stamp), us_between(stamp, t)});
       if (std::erase(st->pending, c.id) != 1)
         return done(Error{fmt::format("W3: `{}` completed, which was not awaited (or twice)", c.id)});
     }
@@ -469,20 +479,21 @@ void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
   });
 }
 
-void w3(Driver& d, long n, Done done) {
+void w3(Driver& d, long n, const std::string& samples_path, Done done) {
   auto ids = numbered_ids("s", n);
-  d.batch(ids, [&d, ids, n, done](Status st) {
+  d.batch(ids, [&d, ids, n, samples_path, done](Status st) {
     if (!st)
       return done(Error{st.error});
     std::vector<std::pair<std::string, std::string>> calls;
     for (long i = 0; i < n; ++i)
       calls.emplace_back("floor", spawn_args(ids[size_t(i)], stamp_params(i)));
-    d.all_at_once(calls, [](Reply& r) { return ok_or(r, "spawn"); }, [&d, ids, done](Status st) {
+    d.all_at_once(calls, [](Reply& r) { return ok_or(r, "spawn"); }, [&d, ids, samples_path, done](Status st) {
       if (!st)
         return done(Error{st.error});
       auto state = std::make_shared<W3State>();
       state->spawned = now_ns();
       state->pending = ids;
+      state->samples_path = samples_path;
       w3_await(d, state, done);
     });
   });
@@ -854,7 +865,7 @@ Result<Figures> run_jp_workload(const WorkloadParams& p) {
   else if (w == "W2")
     run = std::bind(w2, _1, or_default(p.n, 1000), _2);
   else if (w == "W3")
-    run = std::bind(w3, _1, or_default(p.n, 200), _2);
+    run = std::bind(w3, _1, or_default(p.n, 200), p.samples_path, _2);
   else if (w == "W4")
     run = std::bind(w4, _1, p.bytes > 0 ? p.bytes : 256ll << 20, _2);
   else if (w == "W5")

@@ -17,6 +17,7 @@ struct WorkloadParams {
   long long bytes = 0;    // W4 output size (0 = default)
   std::string floor_path; // the floor binary: its `stamp` and `write` modes are children
   std::string jp_actors_path; // the CLI binary: W9 runs it as a node
+  std::string samples_path;   // W3: each exit written there (exit_gaps.hpp)
 };
 
 Result<Figures> run_jp_workload(const WorkloadParams& p);

@@ -2,7 +2,8 @@
 //   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [--io-poll-us N] [W1 ...]
 //   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
 //   jp-bench pairs OLD1.json NEW1.json [OLD2.json NEW2.json ...]  alternating pairs summed up
-//   jp-bench worker W [--n N] [--bytes B] --floor PATH           one jp-actors round
+//   jp-bench worker W [--n N] [--bytes B] [--samples FILE] --floor PATH   one jp-actors round
+//   jp-bench gaps FILE...                                        W3's exits by the idle time before each
 //   jp-bench count PATH [--n N]                                  a path without processes, for callgrind
 #include <CLI/CLI.hpp>
 #include <climits>
@@ -16,6 +17,7 @@
 
 #include "bench/compare.hpp"
 #include "bench/counted_paths.hpp"
+#include "bench/exit_gaps.hpp"
 #include "bench/jp_workloads.hpp"
 #include "bench/report.hpp"
 #include "messages/json.hpp"
@@ -58,13 +60,20 @@ int worker(const WorkloadParams& p) {
   return 0;
 }
 
-/// The rows of a JSON run in `path`; errors name the file.
-jp::Result<std::vector<Row>> read_rows(const std::string& path) {
+/// A file's text; errors name it.
+jp::Result<std::string> read_text(const std::string& path) {
   std::ifstream in(path);
   if (!in)
     return jp::Error{fmt::format("cannot read {}", path)};
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto rows = rows_from_json(text);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// The rows of a JSON run in `path`; errors name the file.
+jp::Result<std::vector<Row>> read_rows(const std::string& path) {
+  auto text = read_text(path);
+  if (!text)
+    return jp::Error{text.error()};
+  auto rows = rows_from_json(*text);
   if (!rows)
     return jp::Error{fmt::format("{}: {}", path, rows.error())};
   return rows;
@@ -92,6 +101,22 @@ int pair_files(const std::vector<std::string>& files) {
     pairs.push_back(std::move(*pair));
   }
   std::fputs(format_pairs(pairs).c_str(), stdout);
+  return 0;
+}
+
+/// W3's sample files (--samples), one a round, summed up by format_exit_gaps.
+int gap_files(const std::vector<std::string>& files) {
+  std::vector<std::vector<jp::bench::ExitSample>> rounds;
+  for (auto& f : files) {
+    auto text = read_text(f);
+    auto samples = text ? read_exit_samples(*text) : jp::Result<std::vector<jp::bench::ExitSample>>(jp::Error{text.error()});
+    if (!samples) {
+      std::fprintf(stderr, "jp-bench gaps: %s%s\n", text ? (f + ": ").c_str() : "", samples.error().c_str());
+      return 2;
+    }
+    rounds.push_back(std::move(*samples));
+  }
+  std::fputs(format_exit_gaps(rounds).c_str(), stdout);
   return 0;
 }
 
@@ -200,6 +225,13 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--bytes", p.bytes, "W4: bytes the child writes");
   worker_cmd->add_option("--floor", p.floor_path, "The jp-floor binary (its child modes)")->required();
   worker_cmd->add_option("--jp-actors", p.jp_actors_path, "The jp-actors binary (W9 runs it as a node)");
+  worker_cmd->add_option("--samples", p.samples_path,
+                         "W3: write each exit to FILE (us after the spawn phase, us to the answer), for `gaps`");
+  std::vector<std::string> gapped;
+  auto* gaps_cmd = app.add_subcommand(
+    "gaps", "Sum up W3's exits (worker W3 --samples, jp-floor W3 --samples; one file a round) by the time since "
+            "the exit before each: how the answer's latency grows with how long the threads it wakes have slept");
+  gaps_cmd->add_option("files", gapped, "FILE...")->required();
 
   std::string counted;
   long count_n = 0;
@@ -220,7 +252,13 @@ int main(int argc, char** argv) {
     std::printf("{\"path\":\"%s\",\"us_per_run\":%.3f}\n", counted.c_str(), *us);
     return 0;
   }
+  if (*gaps_cmd)
+    return gap_files(gapped);
   if (*worker_cmd) {
+    if (!p.samples_path.empty() && p.workload != "W3") {
+      std::fprintf(stderr, "jp-bench worker %s: --samples is W3's only (its exits one by one)\n", p.workload.c_str());
+      return 2;
+    }
     p.floor_path = std::filesystem::absolute(p.floor_path).string(); // children run elsewhere
     return worker(p);
   }
