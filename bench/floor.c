@@ -778,7 +778,9 @@ int main(int argc, char **argv)
             n = parse_size(argv[++i], "--n");
         } else if (i + 1 < argc && strcmp(argv[i], "--bytes") == 0) {
             g_bytes = parse_size(argv[++i], "--bytes");
-        } else if (i + 1 < argc && strcmp(argv[i], "--samples") == 0 && strcmp(mode, "W3") == 0) {
+        } else if (i + 1 < argc && strcmp(argv[i], "--samples") == 0) {
+            if (strcmp(mode, "W3") != 0)
+                die("--samples is W3's only (its exits one by one), not %s's", mode);
             g_samples = argv[++i];
         } else {
             die("unknown argument: %s", argv[i]);

@@ -443,11 +443,23 @@ std::string stamp_params(long i) {
 
 struct W3State {
   int64_t spawned = 0;
-  std::vector<double> after, all;
-  std::vector<ExitSample> samples; // each exit, for --samples
+  std::vector<ExitSample> samples; // each exit: its figures, and --samples
   std::vector<std::string> pending;
   std::string samples_path;
 };
+
+/// W3's figures from its exits: all of them, and those after the spawn phase (the
+/// earlier ones measure the spawn backlog, not a wake-up).
+Figures w3_figures(const std::vector<ExitSample>& samples) {
+  std::vector<double> after, all;
+  for (auto& s : samples) {
+    all.push_back(s.latency_us);
+    if (s.after_spawn_us > 0)
+      after.push_back(s.latency_us);
+  }
+  return {{"p50_us", percentile(after, 0.5)}, {"p99_us", percentile(after, 0.99)},
+          {"p50_all_us", percentile(all, 0.5)}, {"p99_all_us", percentile(all, 0.99)}};
+}
 
 void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
   if (st->pending.empty() && !st->samples_path.empty()) {
@@ -457,8 +469,7 @@ void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
       return done(Error{fmt::format("W3: cannot write its samples to {}", st->samples_path)});
   }
   if (st->pending.empty())
-    return done(Figures{{"p50_us", percentile(st->after, 0.5)}, {"p99_us", percentile(st->after, 0.99)},
-                        {"p50_all_us", percentile(st->all, 0.5)}, {"p99_all_us", percentile(st->all, 0.99)}});
+    return done(w3_figures(st->samples));
   d.call("await", fmt::format(R"({{"any":{}}})", ids_json(st->pending)), [&d, st, done](Reply r) {
     auto t = now_ns();
     auto answer = r ? read_any_answer(*r) : Result<std::vector<Completed>>(Error{r.error()});
@@ -468,9 +479,6 @@ void w3_await(Driver& d, std::shared_ptr<W3State> st, Done done) {
       return done(Error{"W3: an `await any` answered with nothing completed"});
     for (auto& c : *answer) {
       auto stamp = std::stoll(c.result);
-      st->all.push_back(us_between(stamp, t));
-      if (stamp > st->spawned)
-        st->after.push_back(us_between(stamp, t));
       st->samples.push_back({us_between(st->spawned, stamp), us_between(stamp, t)});
       if (std::erase(st->pending, c.id) != 1)
         return done(Error{fmt::format("W3: `{}` completed, which was not awaited (or twice)", c.id)});

@@ -109,9 +109,13 @@ int gap_files(const std::vector<std::string>& files) {
   std::vector<std::vector<jp::bench::ExitSample>> rounds;
   for (auto& f : files) {
     auto text = read_text(f);
-    auto samples = text ? read_exit_samples(*text) : jp::Result<std::vector<jp::bench::ExitSample>>(jp::Error{text.error()});
+    if (!text) {
+      std::fprintf(stderr, "jp-bench gaps: %s\n", text.error().c_str());
+      return 2;
+    }
+    auto samples = read_exit_samples(*text);
     if (!samples) {
-      std::fprintf(stderr, "jp-bench gaps: %s%s\n", text ? (f + ": ").c_str() : "", samples.error().c_str());
+      std::fprintf(stderr, "jp-bench gaps: %s: %s\n", f.c_str(), samples.error().c_str());
       return 2;
     }
     rounds.push_back(std::move(*samples));
