@@ -7,12 +7,14 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include "actors/scripted_subagents.hpp"
 #include "bench/any_answer.hpp"
+#include "bench/caf_settings.hpp"
 #include "bench/exit_gaps.hpp"
 #include "bench/node_process.hpp"
 #include "actors/subagent_handle.hpp"
@@ -257,7 +259,11 @@ class Runtime {
 public:
   explicit Runtime(const std::string& floor_path, const std::string& extra_toml = "")
     : workspace_(temp_workspace()), config_(bench_config(floor_path, extra_toml, workspace_)),
-      io_(io_poll(config_->runtime)), cfg_(config_->runtime.worker_threads, uses_nodes(*config_) ? &config_->node : nullptr), sys_{cfg_} {
+      io_(io_poll(config_->runtime)), cfg_(config_->runtime.worker_threads, uses_nodes(*config_) ? &config_->node : nullptr),
+      sys_{with_bench_caf_settings(cfg_)} {
+    // `run --caf` (main.cpp): say what the scheduler runs with, so a run shows it took.
+    if (std::getenv(kCafSettingsVariable))
+      std::fprintf(stderr, "jp-bench worker: CAF settings:\n%s", work_stealing_settings(sys_.config()).c_str());
     // As the CLI does: live groups are recorded for the crash sweep.
     if (auto recorded = open_group_record(state_path(*config_, "live")); !recorded)
       throw std::runtime_error(recorded.error);

@@ -1,5 +1,5 @@
 // jp-bench: BENCH.md's workloads, jp-actors against the OS floor (bench/floor.c).
-//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [--io-poll-us N] [W1 ...]
+//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [--io-poll-us N] [--caf KEY=VALUE] [W1 ...]
 //   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
 //   jp-bench pairs OLD1.json NEW1.json [OLD2.json NEW2.json ...]  alternating pairs summed up
 //   jp-bench worker W [--n N] [--bytes B] [--samples FILE] --floor PATH   one jp-actors round
@@ -15,6 +15,7 @@
 #include <optional>
 #include <unistd.h>
 
+#include "bench/caf_settings.hpp"
 #include "bench/compare.hpp"
 #include "bench/counted_paths.hpp"
 #include "bench/exit_gaps.hpp"
@@ -221,6 +222,13 @@ int main(int argc, char** argv) {
                       "jp-actors' runtime.io_poll_us in the workers (default: the config's own); "
                       "bench/README.md measures it")
     ->check(CLI::Range(0, 10000));
+  std::vector<std::string> caf_settings;
+  run_cmd->add_option("--caf", caf_settings,
+                      "KEY=VALUE: one of CAF's work-stealing settings for jp-actors' side (repeatable), e.g. "
+                      "work-stealing.aggressive-poll-attempts=30000; bench/README.md says what to measure with it")
+    ->expected(1)
+    ->allow_extra_args(false) // one value a --caf: the workloads may follow
+    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   WorkloadParams p;
   auto* worker_cmd = app.add_subcommand("worker", "One jp-actors round of one workload (used by run)");
@@ -275,6 +283,19 @@ int main(int argc, char** argv) {
     ::setenv("JP_BENCH_IO_POLL_US", std::to_string(io_poll_us).c_str(), 1); // bench_config reads it
   else
     ::unsetenv("JP_BENCH_IO_POLL_US");
+  std::string cafs;
+  for (const auto& text : caf_settings) {
+    auto setting = parse_caf_setting(text);
+    if (!setting) {
+      std::fprintf(stderr, "jp-bench run: %s\n", setting.error().c_str());
+      return 2;
+    }
+    cafs += (cafs.empty() ? "" : ";") + text;
+  }
+  if (!cafs.empty())
+    ::setenv(kCafSettingsVariable, cafs.c_str(), 1); // the workers' Runtime applies them
+  else
+    ::unsetenv(kCafSettingsVariable);
   if (*compare_cmd)
     return compare_files(compared[0], compared[1]);
   if (*pairs_cmd) {
