@@ -14,16 +14,21 @@ namespace {
 
 namespace ws = caf::defaults::work_stealing;
 
+/// A setting and CAF's default for it: a count, or a duration (`duration` set).
 struct Key {
   const char* name;
-  bool duration; // else a count
+  const size_t* count;
+  const caf::timespan* duration;
 };
 
 constexpr Key kKeys[] = {
-  {"work-stealing.aggressive-poll-attempts", false}, {"work-stealing.aggressive-steal-interval", false},
-  {"work-stealing.moderate-poll-attempts", false},   {"work-stealing.moderate-steal-interval", false},
-  {"work-stealing.moderate-sleep-duration", true},   {"work-stealing.relaxed-steal-interval", false},
-  {"work-stealing.relaxed-sleep-duration", true},
+  {"work-stealing.aggressive-poll-attempts", &ws::aggressive_poll_attempts, nullptr},
+  {"work-stealing.aggressive-steal-interval", &ws::aggressive_steal_interval, nullptr},
+  {"work-stealing.moderate-poll-attempts", &ws::moderate_poll_attempts, nullptr},
+  {"work-stealing.moderate-steal-interval", &ws::moderate_steal_interval, nullptr},
+  {"work-stealing.moderate-sleep-duration", nullptr, &ws::moderate_sleep_duration},
+  {"work-stealing.relaxed-steal-interval", &ws::relaxed_steal_interval, nullptr},
+  {"work-stealing.relaxed-sleep-duration", nullptr, &ws::relaxed_sleep_duration},
 };
 
 std::string key_names() {
@@ -63,9 +68,13 @@ std::optional<caf::timespan> duration_of(std::string_view text) {
   return std::nullopt;
 }
 
-} // namespace
+struct Parsed {
+  const Key* key;
+  size_t count = 0;
+  caf::timespan duration{};
+};
 
-Result<std::pair<std::string, std::string>> parse_caf_setting(const std::string& text) {
+Result<Parsed> parse(const std::string& text) {
   auto eq = text.find('=');
   if (eq == std::string::npos)
     return Error{"--caf '" + text + "': expected KEY=VALUE, KEY one of " + key_names()};
@@ -73,11 +82,21 @@ Result<std::pair<std::string, std::string>> parse_caf_setting(const std::string&
   const Key* k = find_key(key);
   if (k == nullptr)
     return Error{"--caf: unknown key '" + key + "'; allowed: " + key_names()};
-  bool valid = k->duration ? duration_of(value).has_value() : count_of(value).has_value();
-  if (!valid)
-    return Error{"--caf " + key + ": '" + value + "' is not " +
-                 (k->duration ? "a duration (a whole number with ns, us or ms: 50us)" : "a whole number")};
-  return std::pair{key, value};
+  if (k->duration) {
+    if (auto d = duration_of(value))
+      return Parsed{k, 0, *d};
+    return Error{"--caf " + key + ": '" + value + "' is not a duration (a whole number with ns, us or ms: 50us)"};
+  }
+  if (auto n = count_of(value))
+    return Parsed{k, *n, {}};
+  return Error{"--caf " + key + ": '" + value + "' is not a whole number"};
+}
+
+} // namespace
+
+Status check_caf_setting(const std::string& text) {
+  auto parsed = parse(text);
+  return parsed ? Status::ok() : Status(Error{parsed.error()});
 }
 
 caf::actor_system_config& with_bench_caf_settings(caf::actor_system_config& cfg) {
@@ -89,30 +108,27 @@ caf::actor_system_config& with_bench_caf_settings(caf::actor_system_config& cfg)
     rest = semi == std::string_view::npos ? std::string_view{} : rest.substr(semi + 1);
     if (one.empty())
       continue;
-    auto setting = parse_caf_setting(one);
+    auto setting = parse(one);
     if (!setting)
       throw std::runtime_error(setting.error());
-    auto& [key, value] = *setting;
-    if (find_key(key)->duration)
-      cfg.set(key, *duration_of(value));
+    if (setting->key->duration)
+      cfg.set(setting->key->name, setting->duration);
     else
-      cfg.set(key, *count_of(value));
+      cfg.set(setting->key->name, setting->count);
   }
   return cfg;
 }
 
 std::string work_stealing_settings(const caf::actor_system_config& cfg) {
-  auto count = [&](const char* key, size_t fallback) {
-    return std::string(key) + "=" + std::to_string(caf::get_or(cfg, key, fallback)) + "\n";
-  };
-  auto duration = [&](const char* key, caf::timespan fallback) {
-    auto ns = caf::get_or(cfg, key, fallback).count();
-    return std::string(key) + "=" + std::to_string(ns / 1000) + "us\n";
-  };
-  return count(kKeys[0].name, ws::aggressive_poll_attempts) + count(kKeys[1].name, ws::aggressive_steal_interval) +
-         count(kKeys[2].name, ws::moderate_poll_attempts) + count(kKeys[3].name, ws::moderate_steal_interval) +
-         duration(kKeys[4].name, ws::moderate_sleep_duration) + count(kKeys[5].name, ws::relaxed_steal_interval) +
-         duration(kKeys[6].name, ws::relaxed_sleep_duration);
+  std::string lines;
+  for (const auto& k : kKeys) {
+    lines += std::string(k.name) + "=";
+    if (k.duration)
+      lines += std::to_string(caf::get_or(cfg, k.name, *k.duration).count() / 1000) + "us\n";
+    else
+      lines += std::to_string(caf::get_or(cfg, k.name, *k.count)) + "\n";
+  }
+  return lines;
 }
 
 } // namespace jp::bench

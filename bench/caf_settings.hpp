@@ -6,8 +6,6 @@
 #pragma once
 
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "messages/result.hpp"
 
@@ -19,7 +17,7 @@ namespace jp::bench {
 
 /// Checks one `KEY=VALUE`: a work-stealing key, a count for the attempts and
 /// intervals, a duration (`50us`, `1ms`) for the sleeps.
-Result<std::pair<std::string, std::string>> parse_caf_setting(const std::string& text);
+Status check_caf_setting(const std::string& text);
 
 /// The environment variable `run` hands its `--caf` settings to the workers in
 /// (`KEY=VALUE;KEY=VALUE`).

@@ -285,9 +285,8 @@ int main(int argc, char** argv) {
     ::unsetenv("JP_BENCH_IO_POLL_US");
   std::string cafs;
   for (const auto& text : caf_settings) {
-    auto setting = parse_caf_setting(text);
-    if (!setting) {
-      std::fprintf(stderr, "jp-bench run: %s\n", setting.error().c_str());
+    if (auto checked = check_caf_setting(text); !checked) {
+      std::fprintf(stderr, "jp-bench run: %s\n", checked.error.c_str());
       return 2;
     }
     cafs += (cafs.empty() ? "" : ";") + text;
