@@ -9,6 +9,7 @@
 //
 // Build: gcc -O2 -Wall -Wextra -o jp-floor bench/floor.c
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -64,6 +65,7 @@ static size_t g_nkids;
 static char g_buf[READ_BUF];
 static size_t g_bytes = 268435456;   // --bytes, for W4
 static const char *g_samples;        // --samples FILE, for W3: each exit (bench/exit_gaps.hpp)
+static const char *g_cpu;            // --cpu FILE: where the time went (bench/cpu_use.hpp)
 
 // ---------------------------------------------------------------- helpers
 
@@ -751,6 +753,92 @@ static size_t parse_size(const char *s, const char *what)
     return (size_t)v;
 }
 
+// --cpu: each thread's schedstat and the process's and its children's rusage, before
+// and after a workload, written per operation in bench/cpu_use.hpp's format.
+#define CPU_MAX_THREADS 64
+struct cpu_thread { long tid; char comm[32]; double on_cpu, runqueue, slices, preempted; };
+struct cpu_times {
+    double wall_ns, user_us, sys_us, child_user_us, child_sys_us;
+    size_t n;
+    struct cpu_thread t[CPU_MAX_THREADS];
+};
+
+static size_t read_small(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return buf[0] = 0;
+    ssize_t r = read(fd, buf, size - 1);
+    close(fd);
+    buf[r > 0 ? r : 0] = 0;
+    return r > 0 ? (size_t)r : 0;
+}
+
+static double tv_us(struct timeval t) { return (double)t.tv_sec * 1e6 + (double)t.tv_usec; }
+
+static void read_cpu_times(struct cpu_times *c)
+{
+    memset(c, 0, sizeof *c);
+    c->wall_ns = (double)now_ns();
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *e;
+    while (dir && (e = readdir(dir)) && c->n < CPU_MAX_THREADS) {
+        if (e->d_name[0] == '.')
+            continue;
+        struct cpu_thread *t = &c->t[c->n++];
+        char path[320], buf[2048];
+        t->tid = strtol(e->d_name, NULL, 10);
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        read_small(path, t->comm, sizeof t->comm);
+        for (char *p = t->comm; *p; p++)
+            if (*p == '\n' || *p == ' ')
+                *p = *p == ' ' ? '_' : 0;
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        read_small(path, buf, sizeof buf);
+        sscanf(buf, "%lf %lf %lf", &t->on_cpu, &t->runqueue, &t->slices);
+        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+        read_small(path, buf, sizeof buf);
+        char *nv = strstr(buf, "nonvoluntary_ctxt_switches:");
+        t->preempted = nv ? strtod(nv + strlen("nonvoluntary_ctxt_switches:"), NULL) : 0;
+    }
+    if (dir)
+        closedir(dir);
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    c->user_us = tv_us(self.ru_utime);
+    c->sys_us = tv_us(self.ru_stime);
+    c->child_user_us = tv_us(kids.ru_utime);
+    c->child_sys_us = tv_us(kids.ru_stime);
+}
+
+static void write_cpu_use(const struct cpu_times *b, const struct cpu_times *a, const char *workload, size_t ops)
+{
+    FILE *f = fopen(g_cpu, "w");
+    if (!f)
+        die("--cpu %s: %s", g_cpu, strerror(errno));
+    double n = ops ? (double)ops : 1, on_cpu = 0, runqueue = 0;
+    fprintf(f, "# where the time went: %s, %zu ops, us per op (wall %.1f)\n", workload, ops,
+            (a->wall_ns - b->wall_ns) / 1e3 / n);
+    for (size_t i = 0; i < a->n; i++) {
+        struct cpu_thread z = { 0 }, *bt = &z;
+        for (size_t j = 0; j < b->n; j++)
+            if (b->t[j].tid == a->t[i].tid)
+                bt = (struct cpu_thread *)&b->t[j];
+        double cpu = (a->t[i].on_cpu - bt->on_cpu) / 1e3 / n, wait = (a->t[i].runqueue - bt->runqueue) / 1e3 / n;
+        on_cpu += cpu;
+        runqueue += wait;
+        fprintf(f, "thread %s %ld on_cpu %.1f runqueue %.1f slices %.2f preempted %.2f\n", a->t[i].comm, a->t[i].tid,
+                cpu, wait, (a->t[i].slices - bt->slices) / n, (a->t[i].preempted - bt->preempted) / n);
+    }
+    fprintf(f, "threads on_cpu %.1f runqueue %.1f\n", on_cpu, runqueue);
+    fprintf(f, "process user %.1f sys %.1f\n", (a->user_us - b->user_us) / n, (a->sys_us - b->sys_us) / n);
+    fprintf(f, "children user %.1f sys %.1f\n", (a->child_user_us - b->child_user_us) / n,
+            (a->child_sys_us - b->child_sys_us) / n);
+    if (fclose(f) != 0)
+        die("--cpu %s: %s", g_cpu, strerror(errno));
+}
+
 static const struct {
     const char *name;
     void (*run)(size_t n);
@@ -763,7 +851,7 @@ static const struct {
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        die("usage: jp-floor W1..W7|W9 [--n N] [--bytes B] [--samples FILE] | stamp DELAY_MS | write BYTES");
+        die("usage: jp-floor W1..W7|W9 [--n N] [--bytes B] [--samples FILE] [--cpu FILE] | stamp DELAY_MS | write BYTES");
     const char *mode = argv[1];
     if (strcmp(mode, "stamp") == 0 || strcmp(mode, "write") == 0) {
         if (argc != 3)
@@ -782,6 +870,8 @@ int main(int argc, char **argv)
             if (strcmp(mode, "W3") != 0)
                 die("--samples is W3's only (its exits one by one), not %s's", mode);
             g_samples = argv[++i];
+        } else if (i + 1 < argc && strcmp(argv[i], "--cpu") == 0) {
+            g_cpu = argv[++i];
         } else {
             die("unknown argument: %s", argv[i]);
         }
@@ -792,7 +882,16 @@ int main(int argc, char **argv)
 
     for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
         if (strcmp(mode, workloads[i].name) == 0) {
-            workloads[i].run(n != SIZE_MAX ? n : workloads[i].default_n);
+            size_t count = n != SIZE_MAX ? n : workloads[i].default_n;
+            static struct cpu_times before, after; // big: not on the stack
+            if (g_cpu)
+                read_cpu_times(&before);
+            workloads[i].run(count);
+            if (g_cpu) {
+                read_cpu_times(&after);
+                // W1 spawns twice a run (its own group, then its own session): per spawn
+                write_cpu_use(&before, &after, mode, strcmp(mode, "W1") == 0 ? 2 * count : count);
+            }
             return 0;
         }
     }

@@ -15,6 +15,7 @@
 #include "actors/scripted_subagents.hpp"
 #include "bench/any_answer.hpp"
 #include "bench/caf_settings.hpp"
+#include "bench/cpu_use.hpp"
 #include "bench/exit_gaps.hpp"
 #include "bench/node_process.hpp"
 #include "actors/subagent_handle.hpp"
@@ -874,28 +875,36 @@ Result<Figures> run_jp_workload(const WorkloadParams& p) {
   using namespace std::placeholders;
   const auto& w = p.workload;
   std::function<void(Driver&, Done)> run;
+  long ops = 1; // what --cpu's figures are per
   if (w == "W1")
-    run = std::bind(w1, _1, or_default(p.n, 2000), _2);
+    run = std::bind(w1, _1, ops = or_default(p.n, 2000), _2);
   else if (w == "W2")
-    run = std::bind(w2, _1, or_default(p.n, 1000), _2);
+    run = std::bind(w2, _1, ops = or_default(p.n, 1000), _2);
   else if (w == "W3")
-    run = std::bind(w3, _1, or_default(p.n, 200), p.samples_path, _2);
+    run = std::bind(w3, _1, ops = or_default(p.n, 200), p.samples_path, _2);
   else if (w == "W4")
     run = std::bind(w4, _1, p.bytes > 0 ? p.bytes : 256ll << 20, _2);
   else if (w == "W5")
-    run = std::bind(w5, _1, or_default(p.n, 2000), _2);
+    run = std::bind(w5, _1, ops = or_default(p.n, 2000), _2);
   else if (w == "W6")
-    run = std::bind(w6, _1, or_default(p.n, 5000), _2);
+    run = std::bind(w6, _1, ops = or_default(p.n, 5000), _2);
   else if (w == "W7")
-    run = std::bind(w7, _1, or_default(p.n, 10000), _2);
+    run = std::bind(w7, _1, ops = or_default(p.n, 10000), _2);
   else if (w == "W8")
-    run = std::bind(w8, _1, or_default(p.n, 1000), _2);
+    run = std::bind(w8, _1, ops = or_default(p.n, 1000), _2);
   else if (w == "W9")
     return w9(p, or_default(p.n, 1000));
   else
     return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7 W8 W9", w)};
   Runtime rt(p.floor_path);
-  return rt.drive(run);
+  auto before = read_cpu_times(); // the runtime's start-up left out
+  auto figures = rt.drive(run);
+  if (figures && !p.cpu_path.empty()) {
+    std::ofstream out(p.cpu_path);
+    if (!(out << format_cpu_use(before, read_cpu_times(), w, ops)))
+      return Error{fmt::format("--cpu {}: cannot write it", p.cpu_path)};
+  }
+  return figures;
 }
 
 } // namespace jp::bench

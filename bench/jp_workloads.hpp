@@ -18,6 +18,7 @@ struct WorkloadParams {
   std::string floor_path; // the floor binary: its `stamp` and `write` modes are children
   std::string jp_actors_path; // the CLI binary: W9 runs it as a node
   std::string samples_path;   // W3: each exit written there (exit_gaps.hpp)
+  std::string cpu_path;       // where the time went, written there (cpu_use.hpp); not W9
 };
 
 Result<Figures> run_jp_workload(const WorkloadParams& p);

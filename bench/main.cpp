@@ -2,7 +2,7 @@
 //   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [--io-poll-us N] [--caf KEY=VALUE] [W1 ...]
 //   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
 //   jp-bench pairs OLD1.json NEW1.json [OLD2.json NEW2.json ...]  alternating pairs summed up
-//   jp-bench worker W [--n N] [--bytes B] [--samples FILE] --floor PATH   one jp-actors round
+//   jp-bench worker W [--n N] [--bytes B] [--samples FILE] [--cpu FILE] --floor PATH   one jp-actors round
 //   jp-bench gaps FILE...                                        W3's exits by the idle time before each
 //   jp-bench count PATH [--n N]                                  a path without processes, for callgrind
 #include <CLI/CLI.hpp>
@@ -239,6 +239,10 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--jp-actors", p.jp_actors_path, "The jp-actors binary (W9 runs it as a node)");
   worker_cmd->add_option("--samples", p.samples_path,
                          "W3: write each exit to FILE (us after the spawn phase, us to the answer), for `gaps`");
+  worker_cmd->add_option("--cpu", p.cpu_path,
+                         "Write where the time went to FILE: each thread's time on a CPU and waiting for one, "
+                         "the process's and its children's CPU, per operation (jp-floor --cpu writes the same); "
+                         "not W9");
   std::vector<std::string> gapped;
   auto* gaps_cmd = app.add_subcommand(
     "gaps", "Sum up W3's exits (worker W3 --samples, jp-floor W3 --samples; one file a round) by the time since "
@@ -269,6 +273,10 @@ int main(int argc, char** argv) {
   if (*worker_cmd) {
     if (!p.samples_path.empty() && p.workload != "W3") {
       std::fprintf(stderr, "jp-bench worker %s: --samples is W3's only (its exits one by one)\n", p.workload.c_str());
+      return 2;
+    }
+    if (!p.cpu_path.empty() && p.workload == "W9") {
+      std::fprintf(stderr, "jp-bench worker W9: --cpu is W1-W8's only (W9's node is another process)\n");
       return 2;
     }
     p.floor_path = std::filesystem::absolute(p.floor_path).string(); // children run elsewhere
