@@ -765,9 +765,10 @@ struct cpu_times {
 
 static size_t read_small(const char *path, char *buf, size_t size)
 {
+    buf[0] = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return buf[0] = 0;
+        return 0;
     ssize_t r = read(fd, buf, size - 1);
     close(fd);
     buf[r > 0 ? r : 0] = 0;
@@ -821,10 +822,11 @@ static void write_cpu_use(const struct cpu_times *b, const struct cpu_times *a, 
     fprintf(f, "# where the time went: %s, %zu ops, us per op (wall %.1f)\n", workload, ops,
             (a->wall_ns - b->wall_ns) / 1e3 / n);
     for (size_t i = 0; i < a->n; i++) {
-        struct cpu_thread z = { 0 }, *bt = &z;
+        static const struct cpu_thread none;   // a thread that started since: from zero
+        const struct cpu_thread *bt = &none;
         for (size_t j = 0; j < b->n; j++)
             if (b->t[j].tid == a->t[i].tid)
-                bt = (struct cpu_thread *)&b->t[j];
+                bt = &b->t[j];
         double cpu = (a->t[i].on_cpu - bt->on_cpu) / 1e3 / n, wait = (a->t[i].runqueue - bt->runqueue) / 1e3 / n;
         on_cpu += cpu;
         runqueue += wait;
@@ -871,6 +873,8 @@ int main(int argc, char **argv)
                 die("--samples is W3's only (its exits one by one), not %s's", mode);
             g_samples = argv[++i];
         } else if (i + 1 < argc && strcmp(argv[i], "--cpu") == 0) {
+            if (strcmp(mode, "W9") == 0)
+                die("--cpu is W1-W7's only (W9's other side is another process)");
             g_cpu = argv[++i];
         } else {
             die("unknown argument: %s", argv[i]);

@@ -26,11 +26,15 @@ check() { # FILE HEADER THREAD_NAME
 check "$dir/floor.txt" "W1, 20 ops" jp-floor # W1's floor spawns twice a run
 "$bench" worker W1 --n 10 --floor "$floor" --cpu "$dir/jp.txt" >/dev/null
 check "$dir/jp.txt" "W1, 10 ops" caf.multiplexer
-# W9's node is another process: refused, by name.
+# W9's other side is another process: refused on both sides, saying why.
 if err=$("$bench" worker W9 --n 1 --floor "$floor" --cpu "$dir/w9.txt" 2>&1); then
   fail "worker W9 --cpu was taken"
 fi
 grep -q -- "--cpu is W1-W8's only" <<<"$err" || fail "the W9 refusal does not say why: $err"
+if err=$("$floor" W9 --cpu "$dir/w9.txt" 2>&1); then
+  fail "jp-floor W9 --cpu was taken"
+fi
+grep -q -- "--cpu is W1-W7's only" <<<"$err" || fail "jp-floor's W9 refusal does not say why: $err"
 # A file that cannot be written is an error that names it.
 if err=$("$bench" worker W1 --n 2 --floor "$floor" --cpu "$dir/no/such/dir.txt" 2>&1); then
   fail "an unwritable --cpu file passed"
