@@ -1,6 +1,7 @@
 #include "bench/cpu_use.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <dirent.h>
 #include <fmt/format.h>
@@ -46,7 +47,9 @@ CpuTimes read_cpu_times() {
       while (!th.comm.empty() && th.comm.back() == '\n')
         th.comm.pop_back();
       std::replace(th.comm.begin(), th.comm.end(), ' ', '_');
-      std::istringstream(read_small(base + "/schedstat")) >> th.on_cpu_ns >> th.runqueue_ns >> th.slices;
+      std::istringstream stat(read_small(base + "/schedstat"));
+      if (!(stat >> th.on_cpu_ns >> th.runqueue_ns >> th.slices))
+        continue; // it ended while being read: left out, as one that ended before
       th.preempted = field_after(read_small(base + "/status"), "nonvoluntary_ctxt_switches:");
       t.threads.push_back(std::move(th));
     }

@@ -39,7 +39,8 @@ CpuTimes read_cpu_times();
 ///   threads on_cpu US runqueue US
 ///   process user US sys US
 ///   children user US sys US
-/// A thread that started after `before` counts from zero.
+/// A thread that started after `before` counts from zero; one that ended before
+/// `after` is left out of the thread lines and their sum (not of `process`).
 std::string format_cpu_use(const CpuTimes& before, const CpuTimes& after, const std::string& workload, long ops);
 
 } // namespace jp::bench

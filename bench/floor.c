@@ -786,8 +786,8 @@ static void read_cpu_times(struct cpu_times *c)
     while (dir && (e = readdir(dir)) && c->n < CPU_MAX_THREADS) {
         if (e->d_name[0] == '.')
             continue;
-        struct cpu_thread *t = &c->t[c->n++];
-        char path[320], buf[2048];
+        struct cpu_thread *t = &c->t[c->n];
+        char path[320], buf[4096];
         t->tid = strtol(e->d_name, NULL, 10);
         snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
         read_small(path, t->comm, sizeof t->comm);
@@ -796,11 +796,13 @@ static void read_cpu_times(struct cpu_times *c)
                 *p = *p == ' ' ? '_' : 0;
         snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
         read_small(path, buf, sizeof buf);
-        sscanf(buf, "%lf %lf %lf", &t->on_cpu, &t->runqueue, &t->slices);
+        if (sscanf(buf, "%lf %lf %lf", &t->on_cpu, &t->runqueue, &t->slices) != 3)
+            continue;   // it ended while being read: left out, as one that ended before
         snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
         read_small(path, buf, sizeof buf);
         char *nv = strstr(buf, "nonvoluntary_ctxt_switches:");
         t->preempted = nv ? strtod(nv + strlen("nonvoluntary_ctxt_switches:"), NULL) : 0;
+        c->n++;
     }
     if (dir)
         closedir(dir);
@@ -893,8 +895,10 @@ int main(int argc, char **argv)
             workloads[i].run(count);
             if (g_cpu) {
                 read_cpu_times(&after);
-                // W1 spawns twice a run (its own group, then its own session): per spawn
-                write_cpu_use(&before, &after, mode, strcmp(mode, "W1") == 0 ? 2 * count : count);
+                // W1 spawns twice a run (its own group, then its own session): per spawn;
+                // W4 is one writer whatever --n says, as jp-bench's
+                size_t ops = strcmp(mode, "W1") == 0 ? 2 * count : strcmp(mode, "W4") == 0 ? 1 : count;
+                write_cpu_use(&before, &after, mode, ops);
             }
             return 0;
         }

@@ -897,11 +897,18 @@ Result<Figures> run_jp_workload(const WorkloadParams& p) {
   else
     return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7 W8 W9", w)};
   Runtime rt(p.floor_path);
-  auto before = read_cpu_times(); // the runtime's start-up left out
+  std::ofstream cpu_out; // opened first: a path that cannot be written fails before the round
+  if (!p.cpu_path.empty()) {
+    cpu_out.open(p.cpu_path);
+    if (!cpu_out)
+      return Error{fmt::format("--cpu {}: cannot write it", p.cpu_path)};
+  }
+  auto before = p.cpu_path.empty() ? CpuTimes{} : read_cpu_times(); // the runtime's start-up left out
   auto figures = rt.drive(run);
   if (figures && !p.cpu_path.empty()) {
-    std::ofstream out(p.cpu_path);
-    if (!(out << format_cpu_use(before, read_cpu_times(), w, ops)))
+    cpu_out << format_cpu_use(before, read_cpu_times(), w, ops);
+    cpu_out.close();
+    if (!cpu_out)
       return Error{fmt::format("--cpu {}: cannot write it", p.cpu_path)};
   }
   return figures;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CTest (bench_cpu): `--cpu FILE` on jp-floor and `jp-bench worker` writes where the
 # time went in one format (bench/cpu_use.hpp): per operation, each thread of the
-# process (the io thread among jp-actors'), their sum, the process's and its
+# process (jp-actors' io thread among them, `jp.io`), their sum, the process's and its
 # children's CPU. Checks the lines and that the counted threads ran; no figure's size.
 #   cpu_test.sh JP_BENCH JP_FLOOR
 set -euo pipefail
@@ -25,7 +25,7 @@ check() { # FILE HEADER THREAD_NAME
 "$floor" W1 --n 10 --cpu "$dir/floor.txt" >/dev/null
 check "$dir/floor.txt" "W1, 20 ops" jp-floor # W1's floor spawns twice a run
 "$bench" worker W1 --n 10 --floor "$floor" --cpu "$dir/jp.txt" >/dev/null
-check "$dir/jp.txt" "W1, 10 ops" caf.multiplexer
+check "$dir/jp.txt" "W1, 10 ops" jp.io
 # W9's other side is another process: refused on both sides, saying why.
 if err=$("$bench" worker W9 --n 1 --floor "$floor" --cpu "$dir/w9.txt" 2>&1); then
   fail "worker W9 --cpu was taken"
