@@ -5,6 +5,7 @@
 //   jp-bench worker W [--n N] [--bytes B] [--samples FILE] [--cpu FILE] --floor PATH   one jp-actors round
 //   jp-bench gaps FILE...                                        W3's exits by the idle time before each
 //   jp-bench count PATH [--n N]                                  a path without processes, for callgrind
+//   jp-bench timeline FILE                                       W1's calls in a scheduler trace (perf script)
 #include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "bench/exit_gaps.hpp"
 #include "bench/jp_workloads.hpp"
 #include "bench/report.hpp"
+#include "bench/spawn_timeline.hpp"
 #include "messages/json.hpp"
 #include "runtime/process/process.hpp"
 
@@ -122,6 +124,22 @@ int gap_files(const std::vector<std::string>& files) {
     rounds.push_back(std::move(*samples));
   }
   std::fputs(format_exit_gaps(rounds).c_str(), stdout);
+  return 0;
+}
+
+/// A scheduler trace of W1 (bench/spawn_timeline.hpp), summed up.
+int timeline_file(const std::string& file) {
+  auto text = read_text(file);
+  if (!text) {
+    std::fprintf(stderr, "jp-bench timeline: %s\n", text.error().c_str());
+    return 2;
+  }
+  auto summary = format_spawn_timeline(*text);
+  if (!summary) {
+    std::fprintf(stderr, "jp-bench timeline: %s: %s\n", file.c_str(), summary.error().c_str());
+    return 2;
+  }
+  std::fputs(summary->c_str(), stdout);
   return 0;
 }
 
@@ -249,6 +267,15 @@ int main(int argc, char** argv) {
             "the exit before each: how the answer's latency grows with how long the threads it wakes have slept");
   gaps_cmd->add_option("files", gapped, "FILE...")->required();
 
+  std::string traced;
+  auto* timeline_cmd = app.add_subcommand(
+    "timeline", "Sum up W1's calls in a scheduler trace: the text of `perf script -F comm,pid,tid,cpu,time,event,"
+                "trace` over `perf record -a -e sched:sched_process_fork,sched:sched_process_exec,"
+                "sched:sched_process_exit,sched:sched_wakeup,sched:sched_switch` of either side's W1 (bench/quiet's "
+                "TRACE step): per call, the spawn, the program, the exit until the spawning thread runs, and that "
+                "thread's work until its next spawn");
+  timeline_cmd->add_option("file", traced, "FILE")->required();
+
   std::string counted;
   long count_n = 0;
   auto* count_cmd = app.add_subcommand(
@@ -270,6 +297,8 @@ int main(int argc, char** argv) {
   }
   if (*gaps_cmd)
     return gap_files(gapped);
+  if (*timeline_cmd)
+    return timeline_file(traced);
   if (*worker_cmd) {
     if (!p.samples_path.empty() && p.workload != "W3") {
       std::fprintf(stderr, "jp-bench worker %s: --samples is W3's only (its exits one by one)\n", p.workload.c_str());
