@@ -3,6 +3,7 @@
 #define CAF_SUITE hostile_workspace
 #include <caf/test/unit_test.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
@@ -157,4 +158,58 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
                     "SECRETARY", "mysecret", "AUTHOR", ""})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? name : "", "");
+}
+
+namespace {
+
+/// Whether `env` holds the entry `kv` ("KEY=VALUE") exactly.
+bool holds(const std::vector<std::string>& env, const std::string& kv) {
+  return std::find(env.begin(), env.end(), kv) != env.end();
+}
+
+/// Sets the test's variables and unsets them at the end, even when a check fails.
+struct TestVariables {
+  TestVariables() {
+    ::setenv("JP_TEST_KEPT_TOKEN", "tok-1", 1);
+    ::setenv("JP_TEST_KEPT_PLAIN", "one", 1);
+  }
+  ~TestVariables() {
+    for (auto name : {"JP_TEST_KEPT_TOKEN", "JP_TEST_KEPT_PLAIN", "JP_TEST_KEPT_INPLACE"})
+      ::unsetenv(name);
+  }
+};
+
+} // namespace
+
+CAF_TEST(a spawn environment is kept while the runtime environment stays the same and redone when it changes) {
+  TestVariables vars;
+  auto first = spawn_environment({}, {}, {});
+  CAF_CHECK(*first == tool_environment(environ, {}, {}, {}));
+  CAF_CHECK(!holds(*first, "JP_TEST_KEPT_TOKEN=tok-1")); // secrets still left out
+  CAF_CHECK(holds(*first, "JP_TEST_KEPT_PLAIN=one"));
+  CAF_CHECK(spawn_environment({}, {}, {}) == first); // kept: nothing changed
+  // A variable set since: seen.
+  ::setenv("JP_TEST_KEPT_PLAIN", "two", 1);
+  auto second = spawn_environment({}, {}, {});
+  CAF_CHECK(second != first);
+  CAF_CHECK(holds(*second, "JP_TEST_KEPT_PLAIN=two"));
+  CAF_CHECK(!holds(*second, "JP_TEST_KEPT_PLAIN=one"));
+  // An entry changed in place (putenv's string written to): seen too.
+  static char inplace[] = "JP_TEST_KEPT_INPLACE=a";
+  ::putenv(inplace);
+  CAF_CHECK(holds(*spawn_environment({}, {}, {}), "JP_TEST_KEPT_INPLACE=a"));
+  inplace[sizeof inplace - 2] = 'b';
+  CAF_CHECK(holds(*spawn_environment({}, {}, {}), "JP_TEST_KEPT_INPLACE=b"));
+  // Other pass or drop lists: filtered for them.
+  CAF_CHECK(holds(*spawn_environment({}, {"JP_TEST_KEPT_TOKEN"}, {}), "JP_TEST_KEPT_TOKEN=tok-1"));
+  CAF_CHECK(!holds(*spawn_environment({}, {}, {"JP_TEST_KEPT_PLAIN"}), "JP_TEST_KEPT_PLAIN=two"));
+  // A tool's own variables override the runtime's in its copy, not in what is kept.
+  auto extra = spawn_environment({"JP_TEST_KEPT_PLAIN=three", "JP_TEST_KEPT_NEW=x"}, {}, {});
+  CAF_CHECK(holds(*extra, "JP_TEST_KEPT_PLAIN=three"));
+  CAF_CHECK(!holds(*extra, "JP_TEST_KEPT_PLAIN=two"));
+  CAF_CHECK(holds(*extra, "JP_TEST_KEPT_NEW=x"));
+  auto plain = spawn_environment({}, {}, {});
+  CAF_CHECK(holds(*plain, "JP_TEST_KEPT_PLAIN=two"));
+  CAF_CHECK(!holds(*plain, "JP_TEST_KEPT_NEW=x"));
+  CAF_CHECK(*plain == tool_environment(environ, {}, {}, {}));
 }

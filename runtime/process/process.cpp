@@ -905,7 +905,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   // handled, our pipe ends (or the pty) as 0-2 and the control channel as 3.
   ChildLaunch launch;
   launch.argv = spec.argv;
-  launch.env = tool_environment(environ, spec.env, spec.env_pass, spec.env_drop);
+  launch.env = spawn_environment(spec.env, spec.env_pass, spec.env_drop);
   launch.cwd = spec.cwd;
   launch.terminal = terminal;
   launch.in = spec.stdin_pipe ? in_r.fd : -1;

@@ -1,6 +1,7 @@
 #include "runtime/process/tool_environment.hpp"
 
 #include <algorithm>
+#include <unistd.h>
 
 #include "runtime/text_nocase.hpp"
 
@@ -25,7 +26,8 @@ bool named_in(std::string_view name, const std::vector<std::string>& names) {
 } // namespace
 
 bool secret_looking_name(std::string_view name) {
-  // Compared in place: every name the environment has is looked at, at every spawn.
+  // Compared in place: every name the environment has is looked at (once per
+  // environment a thread spawns with: spawn_environment keeps the result).
   for (auto suffix : secret_suffixes) {
     if (name.size() < suffix.size() || !equals_nocase(name.substr(name.size() - suffix.size()), suffix))
       continue;
@@ -36,6 +38,40 @@ bool secret_looking_name(std::string_view name) {
   // AWS_SECRET_ACCESS_KEY, SECRET_SAUCE
   return contains_nocase(name, "_secret_") || (name.size() >= 7 && equals_nocase(name.substr(0, 7), "secret_"));
 }
+
+namespace {
+
+/// `extra` ("KEY=VALUE") added to `env`, or overriding the same name there.
+void add_extra(std::vector<std::string>& env, const std::vector<std::string>& extra) {
+  for (const auto& kv : extra) {
+    auto name = name_of(kv);
+    auto same = std::find_if(env.begin(), env.end(), [&](const std::string& e) { return name_of(e) == name; });
+    if (same != env.end())
+      *same = kv;
+    else
+      env.push_back(kv);
+  }
+}
+
+/// The last spawn's environment on this thread: what `environ` held, with which
+/// pass and drop, and what was made of it.
+struct KeptEnvironment {
+  std::vector<std::string> seen;
+  std::vector<std::string> pass, drop;
+  std::shared_ptr<const std::vector<std::string>> filtered;
+
+  bool still(char** parent, const std::vector<std::string>& p, const std::vector<std::string>& d) const {
+    if (!filtered || p != pass || d != drop)
+      return false;
+    size_t i = 0;
+    for (char** e = parent; e && *e; ++e, ++i)
+      if (i == seen.size() || seen[i] != *e)
+        return false;
+    return i == seen.size();
+  }
+};
+
+} // namespace
 
 std::vector<std::string> tool_environment(char** parent, const std::vector<std::string>& extra,
                                           const std::vector<std::string>& pass,
@@ -48,15 +84,27 @@ std::vector<std::string> tool_environment(char** parent, const std::vector<std::
       continue;
     env.emplace_back(*e);
   }
-  for (const auto& kv : extra) {
-    auto name = name_of(kv);
-    auto same = std::find_if(env.begin(), env.end(), [&](const std::string& e) { return name_of(e) == name; });
-    if (same != env.end())
-      *same = kv;
-    else
-      env.push_back(kv);
-  }
+  add_extra(env, extra);
   return env;
+}
+
+std::shared_ptr<const std::vector<std::string>> spawn_environment(const std::vector<std::string>& extra,
+                                                                  const std::vector<std::string>& pass,
+                                                                  const std::vector<std::string>& drop) {
+  thread_local KeptEnvironment kept;
+  if (!kept.still(environ, pass, drop)) {
+    kept.seen.clear();
+    for (char** e = environ; e && *e; ++e)
+      kept.seen.emplace_back(*e);
+    kept.pass = pass;
+    kept.drop = drop;
+    kept.filtered = std::make_shared<const std::vector<std::string>>(tool_environment(environ, {}, pass, drop));
+  }
+  if (extra.empty())
+    return kept.filtered;
+  auto env = *kept.filtered;
+  add_extra(env, extra);
+  return std::make_shared<const std::vector<std::string>>(std::move(env));
 }
 
 } // namespace jp

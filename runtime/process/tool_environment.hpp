@@ -4,6 +4,7 @@
 // `env` settings are added last.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,5 +22,15 @@ bool secret_looking_name(std::string_view name);
 std::vector<std::string> tool_environment(char** parent, const std::vector<std::string>& extra,
                                           const std::vector<std::string>& pass,
                                           const std::vector<std::string>& drop);
+
+/// tool_environment(environ, extra, pass, drop) for a spawn on this thread. The
+/// filtered part of the runtime's environment is kept from the last spawn while
+/// `environ` holds the same entries (each compared: a setenv or putenv since is
+/// seen) and `pass` and `drop` are the same, so that a spawn does not filter and
+/// copy every variable again (bench/README.md, "Issue 18 on this VM (2026-11-28,
+/// session 33)"); without `extra` it is given as kept.
+std::shared_ptr<const std::vector<std::string>> spawn_environment(const std::vector<std::string>& extra,
+                                                                  const std::vector<std::string>& pass,
+                                                                  const std::vector<std::string>& drop);
 
 } // namespace jp
