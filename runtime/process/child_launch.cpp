@@ -187,7 +187,7 @@ Launched launch_boost(const ChildLaunch& l) {
     return r;
   }
   auto argv = c_strings(l.argv);
-  auto envp = c_strings(*l.env);
+  auto envp = l.env.c_strings();
   // A context of its own, never run: the launcher's fork hooks (notify_fork) must
   // not run on the io thread's context while that thread runs it.
   boost::asio::io_context context;
@@ -255,7 +255,7 @@ Launched launch_posix_spawn(const ChildLaunch& l) {
   rc |= ::posix_spawnattr_setsigmask(&attr, &none);
   rc |= ::posix_spawnattr_setsigdefault(&attr, &all);
   auto argv = c_strings(l.argv);
-  auto envp = c_strings(*l.env);
+  auto envp = l.env.c_strings();
   pid_t pid = 0;
   if (rc == 0)
     rc = ::posix_spawnp(&pid, l.argv[0].c_str(), &actions, &attr, argv.data(), envp.data());
@@ -280,7 +280,7 @@ int dev_null() {
 
 Launched launch_vfork(const ChildLaunch& l) {
   auto argv = c_strings(l.argv);
-  auto envp = c_strings(*l.env);
+  auto envp = l.env.c_strings();
   const char* path = ::getenv("PATH"); // ours, as posix_spawnp searches
   VforkPlan plan;
   plan.file = l.argv[0].c_str();

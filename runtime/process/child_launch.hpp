@@ -9,17 +9,18 @@
 // it execs, and the spawning thread waits for each close.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <sys/types.h>
 #include <vector>
+
+#include "runtime/process/tool_environment.hpp"
 
 namespace jp {
 
 /// What the child gets. fds are the parent's; -1 = not used.
 struct ChildLaunch {
   std::vector<std::string> argv;      // argv[0] is looked up in PATH unless it has a '/'
-  std::shared_ptr<const std::vector<std::string>> env; // the whole environment (spawn_environment)
+  SpawnEnvironment env;               // the whole environment
   std::string cwd;                    // "" = ours
   std::string terminal;               // a pty's slave side: its stdin/out/err and
                                       // controlling terminal (the fds below unused)

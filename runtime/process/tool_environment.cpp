@@ -19,6 +19,10 @@ std::string_view name_of(std::string_view kv) {
   return kv.substr(0, std::min(kv.find('='), kv.size()));
 }
 
+std::string_view name_of(const std::string* kv) {
+  return name_of(std::string_view(*kv));
+}
+
 bool named_in(std::string_view name, const std::vector<std::string>& names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -41,15 +45,22 @@ bool secret_looking_name(std::string_view name) {
 
 namespace {
 
-/// `extra` ("KEY=VALUE") added to `env`, or overriding the same name there.
-void add_extra(std::vector<std::string>& env, const std::vector<std::string>& extra) {
+/// Whether a tool gets the parent's variable `name`.
+bool given(std::string_view name, const std::vector<std::string>& pass, const std::vector<std::string>& drop) {
+  return named_in(name, pass) || !(named_in(name, drop) || secret_looking_name(name));
+}
+
+/// `extra` ("KEY=VALUE") laid over `env`: each overrides the entry of its name in
+/// place, or is added at the end.
+template <class Entry, class Make>
+void add_extra(std::vector<Entry>& env, const std::vector<std::string>& extra, Make make) {
   for (const auto& kv : extra) {
     auto name = name_of(kv);
-    auto same = std::find_if(env.begin(), env.end(), [&](const std::string& e) { return name_of(e) == name; });
+    auto same = std::find_if(env.begin(), env.end(), [&](const Entry& e) { return name_of(e) == name; });
     if (same != env.end())
-      *same = kv;
+      *same = make(kv);
     else
-      env.push_back(kv);
+      env.push_back(make(kv));
   }
 }
 
@@ -77,20 +88,35 @@ std::vector<std::string> tool_environment(char** parent, const std::vector<std::
                                           const std::vector<std::string>& pass,
                                           const std::vector<std::string>& drop) {
   std::vector<std::string> env;
-  for (char** e = parent; e && *e; ++e) {
-    auto name = name_of(*e);
-    bool passed = named_in(name, pass);
-    if (!passed && (named_in(name, drop) || secret_looking_name(name)))
-      continue;
-    env.emplace_back(*e);
-  }
-  add_extra(env, extra);
+  for (char** e = parent; e && *e; ++e)
+    if (given(name_of(*e), pass, drop))
+      env.emplace_back(*e);
+  add_extra(env, extra, [](const std::string& kv) { return kv; });
   return env;
 }
 
-std::shared_ptr<const std::vector<std::string>> spawn_environment(const std::vector<std::string>& extra,
-                                                                  const std::vector<std::string>& pass,
-                                                                  const std::vector<std::string>& drop) {
+std::vector<char*> SpawnEnvironment::c_strings() const {
+  std::vector<const std::string*> entries;
+  entries.reserve((base ? base->size() : 0) + extra.size());
+  if (base)
+    for (auto& e : *base)
+      entries.push_back(&e);
+  add_extra(entries, extra, [](const std::string& kv) { return &kv; });
+  std::vector<char*> out;
+  out.reserve(entries.size() + 1);
+  for (auto* e : entries)
+    out.push_back(const_cast<char*>(e->c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+std::vector<std::string> SpawnEnvironment::strings() const {
+  auto c = c_strings();
+  return {c.begin(), c.end() - 1};
+}
+
+SpawnEnvironment spawn_environment(std::vector<std::string> extra, const std::vector<std::string>& pass,
+                                   const std::vector<std::string>& drop) {
   thread_local KeptEnvironment kept;
   if (!kept.still(environ, pass, drop)) {
     kept.seen.clear();
@@ -98,13 +124,13 @@ std::shared_ptr<const std::vector<std::string>> spawn_environment(const std::vec
       kept.seen.emplace_back(*e);
     kept.pass = pass;
     kept.drop = drop;
-    kept.filtered = std::make_shared<const std::vector<std::string>>(tool_environment(environ, {}, pass, drop));
+    std::vector<std::string> filtered; // from the copy just compared against, not a second read
+    for (auto& e : kept.seen)
+      if (given(name_of(e), pass, drop))
+        filtered.push_back(e);
+    kept.filtered = std::make_shared<const std::vector<std::string>>(std::move(filtered));
   }
-  if (extra.empty())
-    return kept.filtered;
-  auto env = *kept.filtered;
-  add_extra(env, extra);
-  return std::make_shared<const std::vector<std::string>>(std::move(env));
+  return SpawnEnvironment{kept.filtered, std::move(extra)};
 }
 
 } // namespace jp

@@ -23,14 +23,26 @@ std::vector<std::string> tool_environment(char** parent, const std::vector<std::
                                           const std::vector<std::string>& pass,
                                           const std::vector<std::string>& drop);
 
+/// One spawn's environment: the runtime's, filtered (shared, kept between spawns),
+/// with the tool's own variables over it.
+struct SpawnEnvironment {
+  std::shared_ptr<const std::vector<std::string>> base;
+  std::vector<std::string> extra; // "KEY=VALUE", added or overriding, in order
+
+  /// What the child gets, null-terminated, as tool_environment orders it: pointers
+  /// into `base` and `extra`, valid while this lives.
+  std::vector<char*> c_strings() const;
+  /// The same entries as strings.
+  std::vector<std::string> strings() const;
+};
+
 /// tool_environment(environ, extra, pass, drop) for a spawn on this thread. The
 /// filtered part of the runtime's environment is kept from the last spawn while
 /// `environ` holds the same entries (each compared: a setenv or putenv since is
-/// seen) and `pass` and `drop` are the same, so that a spawn does not filter and
-/// copy every variable again (bench/README.md, "Issue 18 on this VM (2026-11-28,
-/// session 33)"); without `extra` it is given as kept.
-std::shared_ptr<const std::vector<std::string>> spawn_environment(const std::vector<std::string>& extra,
-                                                                  const std::vector<std::string>& pass,
-                                                                  const std::vector<std::string>& drop);
+/// seen) and `pass` and `drop` are the same, so that a spawn neither filters nor
+/// copies every variable again (bench/README.md, "Issue 18 on this VM (2026-11-28,
+/// session 33)").
+SpawnEnvironment spawn_environment(std::vector<std::string> extra, const std::vector<std::string>& pass,
+                                   const std::vector<std::string>& drop);
 
 } // namespace jp
