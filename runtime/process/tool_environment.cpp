@@ -1,6 +1,7 @@
 #include "runtime/process/tool_environment.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <unistd.h>
 
 #include "runtime/text_nocase.hpp"
@@ -17,10 +18,6 @@ constexpr std::string_view secret_suffixes[] = {
 
 std::string_view name_of(std::string_view kv) {
   return kv.substr(0, std::min(kv.find('='), kv.size()));
-}
-
-std::string_view name_of(const std::string* kv) {
-  return name_of(std::string_view(*kv));
 }
 
 bool named_in(std::string_view name, const std::vector<std::string>& names) {
@@ -96,16 +93,12 @@ std::vector<std::string> tool_environment(char** parent, const std::vector<std::
 }
 
 std::vector<char*> SpawnEnvironment::c_strings() const {
-  std::vector<const std::string*> entries;
-  entries.reserve((base ? base->size() : 0) + extra.size());
-  if (base)
-    for (auto& e : *base)
-      entries.push_back(&e);
-  add_extra(entries, extra, [](const std::string& kv) { return &kv; });
+  auto c = [](const std::string& kv) { return const_cast<char*>(kv.c_str()); };
   std::vector<char*> out;
-  out.reserve(entries.size() + 1);
-  for (auto* e : entries)
-    out.push_back(const_cast<char*>(e->c_str()));
+  out.reserve((base ? base->size() : 0) + extra.size() + 1);
+  if (base)
+    std::transform(base->begin(), base->end(), std::back_inserter(out), c);
+  add_extra(out, extra, c);
   out.push_back(nullptr);
   return out;
 }
