@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 
 #include "messages/json.hpp"
+#include "runtime/process/controlling_terminal.hpp"
 #include "cli_run.hpp"
 #include "owned_children.hpp"
 #include "temp_dir.hpp"
@@ -679,6 +680,47 @@ CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
                              JP_SOURCE_DIR);
   CAF_CHECK(answered_on_terminal({"--workspace", ws.path.string(), "--cfg", program, "call", "clean"},
                                  "Delete the build directory? [y/n]", "y\n", "deleted (pretend)"));
+}
+
+CAF_TEST(a tool cannot open the terminal jp-actors runs on) {
+  // What the tool finds: whether /dev/tty opens for it, whether it leads its group
+  // and its session. One with a terminal to keep from leads a session of its own
+  // (which has none); without one, its own group in ours keeps it from any.
+  auto probe = Json::object();
+  probe.set("command", "(: </dev/tty) 2>/dev/null && echo tty || echo notty; "
+                       "read -r _ _ _ _ pgrp sid _ < /proc/$$/stat; [ \"$pgrp\" = $$ ] && echo group; "
+                       "[ \"$sid\" = $$ ] && echo session; echo end");
+  std::string call = probe.dump();
+  testing::temp_dir ws;
+  auto state = testing::state_home_of(ws.path.string()); // no other run's crash record to sweep
+  std::vector<std::string> args{JP_CLI_BINARY, "--workspace", ws.path.string(), "call", "shell", call};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+    ::execv(JP_CLI_BINARY, argv.data());
+    ::_exit(127);
+  }
+  CAF_REQUIRE(pid > 0);
+  own_child(pid, SIGTERM);
+  std::string seen;
+  CAF_CHECK(read_until(master, seen, "\nend\r\n"));
+  int status = 0;
+  CAF_CHECK_EQUAL(::waitpid(pid, &status, 0), pid);
+  disown_child(pid);
+  ::close(master);
+  bool kept = seen.find("notty\r\ngroup\r\nsession\r\nend") != std::string::npos;
+  if (!kept)
+    CAF_MESSAGE("the terminal showed: " << seen);
+  CAF_CHECK(kept);
+  // As this test runs (a terminal of its own or, as under CI, none).
+  auto r = cli(fmt::format("call shell '{}'", call));
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(r.out, has_controlling_terminal() ? "notty\ngroup\nsession\nend\n" : "notty\ngroup\nend\n");
 }
 
 namespace {

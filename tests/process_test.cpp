@@ -20,16 +20,23 @@
 #include <string>
 #include <thread>
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
+#include "runtime/process/child_launch.hpp"
+#include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/kept_file.hpp"
 #include "runtime/process/process.hpp"
+#include "owned_children.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
 using namespace std::chrono_literals;
+using jp::testing::disown_child;
+using jp::testing::own_child;
 
 namespace {
 
@@ -846,11 +853,11 @@ CAF_TEST(a pty child exiting leaves no job of its session behind) {
 namespace {
 
 /// What a child sees of how it was started: its argv[0], whether it leads its
-/// session and group, its blocked and ignored signals, its open fds, its cwd, and
-/// whether it has a terminal; one line each.
+/// group and its session, its blocked and ignored signals, its open fds, its cwd,
+/// and whether it has a terminal; one line each.
 const char* kStartProbe =
   "echo \"$0\"; read -r _ _ _ _ pgrp sid _ < /proc/$$/stat; "
-  "[ \"$pgrp\" = $$ ] && [ \"$sid\" = $$ ] && echo leads; "
+  "[ \"$pgrp\" = $$ ] && echo group; [ \"$sid\" = $$ ] && echo session; "
   "grep '^SigBlk' /proc/$$/status | tr '\\t' ' '; "
   // Standard signals only: glibc's posix_spawn leaves its internal ones (32, 33) ignored.
   "ign=$(sed -n 's/^SigIgn:\\t//p' /proc/$$/status); echo \"ignored: $(( 0x$ign & 0x7fffffff ))\"; "
@@ -887,11 +894,13 @@ CAF_TEST(every launcher starts a child alike) {
   ::close(stray);
   CAF_CHECK_EQUAL(boost, spawn);
   CAF_CHECK_EQUAL(boost, vfork);
-  // argv[0] as given; session and group leader; nothing blocked or ignored; only
-  // 0-2 and the control channel (3) open (4 is the listing's own): not the stray fd
-  // above, nor one this test process inherited without O_CLOEXEC; no terminal.
+  // argv[0] as given; its group's leader, and its session's when we have a
+  // terminal it must not reach; nothing blocked or ignored; only 0-2 and the control
+  // channel (3) open (4 is the listing's own): not the stray fd above, nor one this
+  // test process inherited without O_CLOEXEC; no terminal.
+  std::string leads = has_controlling_terminal() ? "group\nsession\n" : "group\n";
   CAF_CHECK_EQUAL(boost.substr(0, boost.find("0 1 2 3 ")),
-                  "sh\nleads\nSigBlk: 0000000000000000\nignored: 0\n");
+                  "sh\n" + leads + "SigBlk: 0000000000000000\nignored: 0\n");
   CAF_CHECK(boost.find("\n0 1 2 3 4 \n") != std::string::npos);
   CAF_CHECK(boost.find("\n/\nnotty\n") != std::string::npos);
 
@@ -900,8 +909,122 @@ CAF_TEST(every launcher starts a child alike) {
   auto vfork_pty = start_report(launcher_kind::vfork, on_pty({"sh", "-c", kStartProbe}));
   CAF_CHECK_EQUAL(boost_pty, spawn_pty);
   CAF_CHECK_EQUAL(boost_pty, vfork_pty);
-  CAF_CHECK(boost_pty.find("leads\r\n") != std::string::npos);
+  CAF_CHECK(boost_pty.find("group\r\nsession\r\n") != std::string::npos);
   CAF_CHECK(boost_pty.find("tty\r\n") != std::string::npos);
+}
+
+namespace {
+
+/// What `probe` printed when launch_child started it under `kind`, in its own
+/// session or only its own group; the child reaped (killed if it hangs).
+std::string launched_report(launcher_kind kind, bool session, const char* probe) {
+  int p[2];
+  CAF_REQUIRE_EQUAL(::pipe2(p, O_CLOEXEC), 0);
+  ChildLaunch l;
+  l.argv = {"sh", "-c", probe};
+  l.env = spawn_environment({}, {}, {});
+  l.out = l.err = p[1];
+  l.session = session;
+  auto launched = launch_child(l, kind);
+  ::close(p[1]);
+  CAF_REQUIRE_EQUAL(launched.error, 0);
+  own_child(launched.pid, SIGKILL);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) != 0;)
+    if (n > 0)
+      out.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR)
+      break;
+  ::close(p[0]);
+  int status = 0;
+  CAF_CHECK_EQUAL(::waitpid(launched.pid, &status, 0), launched.pid);
+  disown_child(launched.pid);
+  CAF_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return out;
+}
+
+/// The exit code of `pid`, a child of ours that checks something by itself (-1
+/// when it was killed); killed if the test aborts first.
+int exit_code_of(pid_t pid) {
+  CAF_REQUIRE(pid > 0);
+  own_child(pid, SIGKILL);
+  int status = 0;
+  CAF_REQUIRE_EQUAL(::waitpid(pid, &status, 0), pid);
+  disown_child(pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+} // namespace
+
+CAF_TEST(every launcher gives a child its own session or only its own group) {
+  // The session it is in: its own, or ours (then it leads its group in it).
+  const char* probe = "read -r _ _ _ _ pgrp sid _ < /proc/$$/stat; "
+                      "[ \"$pgrp\" = $$ ] && echo group; [ \"$sid\" = $$ ] && echo session; "
+                      "echo \"sid $sid\"";
+  auto ours = fmt::format("sid {}\n", ::getsid(0));
+  for (auto kind : {launcher_kind::boost_v2, launcher_kind::posix_spawn, launcher_kind::vfork}) {
+    auto own = launched_report(kind, true, probe);
+    CAF_CHECK(own.starts_with("group\nsession\nsid "));
+    CAF_CHECK_NOT_EQUAL(own.substr(own.find("sid ")), ours);
+    CAF_CHECK_EQUAL(launched_report(kind, false, probe), "group\n" + ours);
+  }
+}
+
+CAF_TEST(a process without a controlling terminal is told so and one with a terminal is not) {
+  // In a child of ours: first in a session of its own (no terminal), then with a
+  // pseudo-terminal made its controlling one. Only system calls there (we have
+  // threads): 0 when both answers are right, else which one was wrong.
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setsid() < 0)
+      ::_exit(10);
+    if (has_controlling_terminal())
+      ::_exit(11);
+    int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    char name[128];
+    if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0 || ::ptsname_r(master, name, sizeof name) != 0)
+      ::_exit(12);
+    int slave = ::open(name, O_RDWR | O_CLOEXEC); // a session leader without one: it becomes ours
+    if (slave < 0)
+      ::_exit(13);
+    ::_exit(has_controlling_terminal() ? 0 : 14);
+  }
+  CAF_CHECK_EQUAL(exit_code_of(pid), 0);
+}
+
+CAF_TEST(a member of a session whose leader gains a terminal later still has none) {
+  // What has_controlling_terminal keeps between calls rests on this: only a leader
+  // gains a terminal, and the members it had before do not get it. In a child of
+  // ours leading a session of its own, a member asks, the leader then gains a
+  // pseudo-terminal, and the member asks again: told none, and /dev/tty refused.
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int go[2];
+    if (::setsid() < 0 || ::pipe(go) != 0)
+      ::_exit(10);
+    pid_t member = ::fork();
+    if (member == 0) {
+      ::close(go[1]); // a leader that dies ends the wait below
+      char c;
+      if (has_controlling_terminal() || ::read(go[0], &c, 1) != 1)
+        ::_exit(20);
+      if (has_controlling_terminal())
+        ::_exit(21);
+      int fd = ::open("/dev/tty", O_RDONLY | O_NOCTTY);
+      ::_exit(fd < 0 && errno == ENXIO ? 0 : 22);
+    }
+    int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+    char name[128];
+    if (member < 0 || master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0 ||
+        ::ptsname_r(master, name, sizeof name) != 0 || ::open(name, O_RDWR) < 0 || !has_controlling_terminal())
+      ::_exit(11);
+    int status = 0;
+    if (::write(go[1], "x", 1) != 1 || ::waitpid(member, &status, 0) != member || !WIFEXITED(status))
+      ::_exit(12);
+    ::_exit(WEXITSTATUS(status));
+  }
+  CAF_CHECK_EQUAL(exit_code_of(pid), 0);
 }
 
 CAF_TEST(every launcher gives a child without a stdin pipe dev null to read) {

@@ -61,10 +61,12 @@ struct signals_reset {
   }
 };
 
-/// Its own session, and so its own process group, without a controlling terminal.
-struct new_session {
+/// Its own session, and so its own process group, without a controlling terminal;
+/// or only its own process group.
+struct new_session_or_group {
+  bool session;
   error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
-    return ::setsid() < 0 ? last_error() : error_code{};
+    return (session ? ::setsid() : ::setpgid(0, 0)) < 0 ? last_error() : error_code{};
   }
 };
 
@@ -194,7 +196,7 @@ Launched launch_boost(const ChildLaunch& l) {
   bp::posix::default_launcher launcher;
   error_code ec;
   signals_reset signals;
-  new_session session;
+  new_session_or_group session{l.session};
   environment_block environment{envp.data()};
   working_directory dir{l.cwd.c_str()};
   exec_failure failure;
@@ -248,7 +250,9 @@ Launched launch_posix_spawn(const ChildLaunch& l) {
     rc |= ::posix_spawn_file_actions_addchdir_np(&actions, l.cwd.c_str());
   posix_spawnattr_t attr;
   ::posix_spawnattr_init(&attr);
-  rc |= ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  rc |= ::posix_spawnattr_setflags(&attr, (l.session ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP) |
+                                              POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  rc |= ::posix_spawnattr_setpgroup(&attr, 0); // with SETPGROUP: a group of its own
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);
@@ -293,6 +297,7 @@ Launched launch_vfork(const ChildLaunch& l) {
   plan.out = l.out;
   plan.err = l.err;
   plan.control = l.control;
+  plan.session = l.session;
   Launched r;
   r.pid = vfork_exec(plan);
   r.error = r.pid >= 0 ? 0 : plan.error != 0 ? plan.error : EINVAL;

@@ -2,7 +2,7 @@
 // (process.cpp: pipes, pidfd, io thread, crash record). Three launchers give the
 // child the same start: our own vfork launcher (the default, vfork_exec.hpp),
 // posix_spawnp, and Boost.Process v2's default launcher with one small initializer
-// per concern (session, signals, terminal, fds, directory, environment, exec
+// per concern (session or group, signals, terminal, fds, directory, environment, exec
 // failure). The benchmark chose (bench/README.md): v2 1.81 forks (W1 1.5x slower,
 // W6 spawn rate a quarter) and its vfork launcher runs C++ in the vforked child,
 // which corrupted our memory; posix_spawnp's child closes every fd we hold before
@@ -26,11 +26,13 @@ struct ChildLaunch {
                                       // controlling terminal (the fds below unused)
   int in = -1, out = -1, err = -1;    // become 0, 1, 2 (in = -1: /dev/null)
   int control = -1;                   // becomes 3
+  bool session = true;                // its own session, else only its own process
+                                      // group in ours (a terminal needs a session)
 };
 
-/// The child: in its own session (so its own process group), every signal at its
-/// default and none blocked, only fds 0-2 (and 3) open. Its pid, or the errno of
-/// what failed; the caller watches it through a pidfd of its own.
+/// The child: in its own process group (leading its own session with `session`),
+/// every signal at its default and none blocked, only fds 0-2 (and 3) open. Its pid,
+/// or the errno of what failed; the caller watches it through a pidfd of its own.
 struct Launched {
   pid_t pid = -1;
   int error = 0;

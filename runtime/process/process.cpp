@@ -23,6 +23,7 @@
 #include <boost/asio.hpp>
 
 #include "runtime/process/child_launch.hpp"
+#include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/group_record.hpp"
 #include "runtime/process/tool_environment.hpp"
 #include "runtime/process/proc_stat.hpp"
@@ -683,8 +684,9 @@ Registry& registry() {
   return *r;
 }
 
-/// The sessions of live tools (each leads its own: the session id is its pid), sorted.
-std::vector<pid_t> live_sessions() {
+/// The pids of live tools, sorted: each leads its own group (the group id is its
+/// pid) and perhaps its own session (the session id is its pid).
+std::vector<pid_t> live_tools() {
   auto& reg = registry();
   std::lock_guard lock(reg.mtx);
   std::vector<pid_t> out;
@@ -706,15 +708,15 @@ thread_local std::chrono::steady_clock::time_point t_last_escape_scan;
 // handles) share scans at most this often instead of each paying for its own.
 constexpr auto kEscapeScanInterval = std::chrono::milliseconds(20);
 
-std::vector<pid_t> live_sessions(); // the registry's, below
+std::vector<pid_t> live_tools(); // the registry's, below
 
 void run_escape_scan() {
   auto requests = std::move(t_escape_requests);
   t_escape_requests.clear();
   t_last_escape_scan = std::chrono::steady_clock::now();
-  // Processes in a session of a live tool are found by their session: their
-  // environment need not be read (that is what costs).
-  auto all = processes_with_marks(live_sessions());
+  // The live tools themselves, and the processes in a session one leads (found by
+  // their session): their environment need not be read (that is what costs).
+  auto all = processes_with_marks(live_tools());
   for (auto& r : requests)
     r.st->signal_escaped(r.sig, all);
 }
@@ -901,9 +903,15 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     return Error{"cannot start '" + prog + "': pipe: " + errno_text(errno)};
   }
 
-  // The child: its own session (and so process group), no signal blocked or
-  // handled, our pipe ends (or the pty) as 0-2 and the control channel as 3.
+  // The child: its own process group, no signal blocked or handled, our pipe ends
+  // (or the pty) as 0-2 and the control channel as 3. Its own session too when it
+  // has a pty (its controlling terminal) or we have a controlling terminal, which it
+  // would inherit (/dev/tty: our prompts, our user's keys). Without one, a group of
+  // its own keeps it as far from any terminal, and setsid's scheduler group (made
+  // and freed per child: W1 on the quiet machine, the floor's session_mean_us
+  // against its mean_us) is not paid.
   ChildLaunch launch;
+  launch.session = spec.pty || has_controlling_terminal();
   launch.argv = spec.argv;
   launch.env = spawn_environment(spec.env, spec.env_pass, spec.env_drop);
   launch.cwd = spec.cwd;

@@ -1,4 +1,5 @@
-// Child processes, owned: each runs in its own session and process group; all of its I/O and
+// Child processes, owned: each runs in its own process group (and session, when we have a
+// controlling terminal it must not reach, or it has a terminal of its own); all of its I/O and
 // its exit are watched on the one io thread (io_thread.hpp); the owner hears about
 // it through callbacks invoked on that thread. No CAF here, so the process layer
 // can be tested and benchmarked on its own.
@@ -106,7 +107,8 @@ public:
   virtual void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) = 0;
 };
 
-/// Starts a child in its own session and process group (child_launch.hpp),
+/// Starts a child in its own process group, leading its own session when it has a
+/// pty or we have a controlling terminal (child_launch.hpp, controlling_terminal.hpp),
 /// marked (runtime/process/tool_mark.hpp), and watches it on `io`. When the leader exits, any process left in its group is
 /// killed (nothing outlives its handle) and the pipes are drained.
 Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events);

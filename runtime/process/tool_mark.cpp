@@ -70,13 +70,14 @@ std::string next_tool_mark() {
   return own_mark() + std::to_string(++g_marks);
 }
 
-std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_sessions) {
+std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_tools) {
   std::vector<MarkedProcess> out;
   auto self = ::getpid();
   for (auto& st : all_processes()) {
     if (st.pid == self || st.state == 'Z')
       continue;
-    bool known = std::binary_search(known_sessions.begin(), known_sessions.end(), st.sid);
+    bool known = std::binary_search(known_tools.begin(), known_tools.end(), st.pid) ||
+                 std::binary_search(known_tools.begin(), known_tools.end(), st.sid);
     out.push_back({st, known ? std::string() : mark_of(st.pid)});
   }
   return out;

@@ -2,7 +2,8 @@
 // "Processes"): every tool starts with JP_ACTORS_TOOL=<owner pid>.<owner start time>.<n>
 // in its environment, and its descendants inherit it -- also those that left the
 // tool's session and group (setsid, a double fork, `set -m` job control). Abort,
-// exit and the crash sweep find such escapes by the mark (and by the tool's session).
+// exit and the crash sweep find such escapes by the mark (and by the tool's session,
+// when it leads one).
 // What still escapes: a process that leaves the session and also drops or rewrites
 // its environment (`env -i`, a daemon that clears it).
 #pragma once
@@ -35,9 +36,10 @@ struct MarkedProcess {
 };
 
 /// Every live process but us, with its mark: one pass over /proc that serves many
-/// look-ups. Reading environments is what costs: a process in one of
-/// `known_sessions` (sorted) is listed without its mark.
-std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_sessions = {});
+/// look-ups. Reading environments is what costs: a process that is one of
+/// `known_tools` (the pids of live tools, sorted) or in a session one of them leads
+/// is listed without its mark (a tool's mark is its own: nothing to learn).
+std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_tools = {});
 
 /// jp-actors is ending: sends `sig` to every process marked by one of its tools and
 /// to every child of its own (a tool, or an orphan of one reparented to us, the

@@ -129,7 +129,7 @@ int child_main(void* arg) {
   // memory): every signal back to its default while all are still blocked.
   for (long s = 1; s <= 64; ++s)
     sys(SYS_rt_sigaction, s, reinterpret_cast<long>(kDefaultAction), 0, kKernelSigsetSize);
-  long r = sys(SYS_setsid);
+  long r = p->session ? sys(SYS_setsid) : sys(SYS_setpgid, 0, 0);
   if (r < 0)
     fail(p, r);
   if (p->terminal) {

@@ -22,10 +22,11 @@ struct VforkPlan {
   const char* terminal = nullptr; // a pty's slave side as 0-2 and controlling terminal
   int in = -1, out = -1, err = -1; // become 0, 1, 2 (in = -1: /dev/null)
   int control = -1;                // becomes 3
+  bool session = true;             // its own session, else its own process group
   volatile int error = 0;          // set by a child that could not exec
 };
 
-/// Starts the child in its own session, every signal at its default and none
+/// Starts the child in its own session (or process group), every signal at its default and none
 /// blocked, only 0-2 (and 3) open once it has exec'd. Its pid, or -1 with
 /// plan.error set (the failed child already reaped).
 pid_t vfork_exec(VforkPlan& plan) noexcept;
