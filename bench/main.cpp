@@ -22,6 +22,7 @@
 #include "bench/exit_gaps.hpp"
 #include "bench/jp_workloads.hpp"
 #include "bench/report.hpp"
+#include "bench/spawn_layers.hpp"
 #include "bench/spawn_timeline.hpp"
 #include "messages/json.hpp"
 #include "runtime/process/process.hpp"
@@ -285,7 +286,23 @@ int main(int argc, char** argv) {
   count_cmd->add_option("path", counted, "One of the paths listed above")->required();
   count_cmd->add_option("--n", count_n, "Runs (default: the path's own)")->check(CLI::Range(1L, 100000000L));
 
+  std::string layers_floor;
+  long layers_n = 2000;
+  int layers_rounds = 5;
+  auto* layers_cmd = app.add_subcommand(
+    "layers", "W1 in layers: the floor (its own group, its own session), our launcher in the floor's kind of loop, "
+              "the process layer on an io thread, and W1 through the actors; per layer µs a call (median and min "
+              "over the rounds) and what it adds to the layer below (bench/README.md, \"W1 in layers\")");
+  layers_cmd->add_option("--floor", layers_floor, "The jp-floor binary")->required();
+  layers_cmd->add_option("--n", layers_n, "Calls a round (default 2000, W1's)")->check(CLI::Range(1L, 1000000L));
+  layers_cmd->add_option("--rounds", layers_rounds, "Rounds, each layer once a round (default 5)")
+    ->check(CLI::Range(1, 1000));
+
   CLI11_PARSE(app, argc, argv);
+  if (*layers_cmd) {
+    auto self = std::filesystem::read_symlink("/proc/self/exe").string(); // the runtime layer's worker
+    return spawn_layers(self, std::filesystem::absolute(layers_floor).string(), layers_n, layers_rounds);
+  }
   if (*count_cmd) {
     auto us = run_counted_path(counted, count_n);
     if (!us) {

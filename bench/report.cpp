@@ -27,60 +27,6 @@ const WorkloadSpec* spec_of(const std::string& workload) {
   return nullptr;
 }
 
-/// Runs argv (no shell), returns its stdout; stderr passes through.
-Result<std::string> run_capture(const std::vector<std::string>& argv) {
-  int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0)
-    return Error{fmt::format("pipe: {}", std::strerror(errno))};
-  posix_spawn_file_actions_t fa;
-  ::posix_spawn_file_actions_init(&fa);
-  ::posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-  std::vector<char*> args;
-  for (auto& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  ::posix_spawn_file_actions_destroy(&fa);
-  ::close(p[1]);
-  if (rc != 0) {
-    ::close(p[0]);
-    return Error{fmt::format("cannot start {}: {}", argv[0], std::strerror(rc))};
-  }
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    auto n = ::read(p[0], buf, sizeof buf);
-    if (n > 0)
-      out.append(buf, size_t(n));
-    else if (n < 0 && errno == EINTR)
-      continue;
-    else
-      break;
-  }
-  ::close(p[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return Error{fmt::format("{} {} failed ({})", argv[0], argv.size() > 1 ? argv[1] : "",
-                             WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
-                                                 : fmt::format("exit {}", WEXITSTATUS(status)))};
-  return out;
-}
-
-Result<Figures> parse_figures(const std::string& line) {
-  auto j = Json::parse(line);
-  if (!j || !j->is_object())
-    return Error{fmt::format("not a result line: {:?}", line)};
-  auto* f = j->find("figures");
-  if (!f || !f->is_object())
-    return Error{fmt::format("no figures in {:?}", line)};
-  Figures out;
-  for (auto& [k, v] : f->as_object())
-    out[k] = v.is_number() ? v.as_number() : std::nan("");
-  return out;
-}
 
 std::vector<std::string> case_args(const Case& c) {
   std::vector<std::string> a{c.workload};
@@ -148,6 +94,61 @@ void progress(const std::string& text) {
 }
 
 } // namespace
+
+/// Runs argv (no shell), returns its stdout; stderr passes through.
+Result<std::string> run_capture(const std::vector<std::string>& argv) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0)
+    return Error{fmt::format("pipe: {}", std::strerror(errno))};
+  posix_spawn_file_actions_t fa;
+  ::posix_spawn_file_actions_init(&fa);
+  ::posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+  std::vector<char*> args;
+  for (auto& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = ::posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  ::posix_spawn_file_actions_destroy(&fa);
+  ::close(p[1]);
+  if (rc != 0) {
+    ::close(p[0]);
+    return Error{fmt::format("cannot start {}: {}", argv[0], std::strerror(rc))};
+  }
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    auto n = ::read(p[0], buf, sizeof buf);
+    if (n > 0)
+      out.append(buf, size_t(n));
+    else if (n < 0 && errno == EINTR)
+      continue;
+    else
+      break;
+  }
+  ::close(p[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return Error{fmt::format("{} {} failed ({})", argv[0], argv.size() > 1 ? argv[1] : "",
+                             WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
+                                                 : fmt::format("exit {}", WEXITSTATUS(status)))};
+  return out;
+}
+
+Result<Figures> parse_figures(const std::string& line) {
+  auto j = Json::parse(line);
+  if (!j || !j->is_object())
+    return Error{fmt::format("not a result line: {:?}", line)};
+  auto* f = j->find("figures");
+  if (!f || !f->is_object())
+    return Error{fmt::format("no figures in {:?}", line)};
+  Figures out;
+  for (auto& [k, v] : f->as_object())
+    out[k] = v.is_number() ? v.as_number() : std::nan("");
+  return out;
+}
 
 Result<std::vector<Case>> select_cases(const std::vector<std::string>& selected, bool quick) {
   std::vector<Case> all = {

@@ -3,6 +3,7 @@
 // table (and JSON) of min/median per side, ratio, goal and whether it is met.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@ struct Case {
   long n = 0;           // 0: the workload's default
   long long bytes = 0;
 };
+
+/// Runs argv (no shell), returns its stdout; stderr passes through.
+Result<std::string> run_capture(const std::vector<std::string>& argv);
+
+/// A worker's or the floor's result line: {"workload":..,"figures":{name: value}}.
+Result<std::map<std::string, double>> parse_figures(const std::string& line);
 
 /// The cases for the selected workloads (all when empty); --quick shrinks counts.
 Result<std::vector<Case>> select_cases(const std::vector<std::string>& selected, bool quick);
