@@ -3,8 +3,9 @@
 // layer after the other, every call's time from its spawn to its exit handled:
 //   floor     jp-floor W1 (posix_spawn and an epoll loop on one thread; its own
 //             group, and `session_mean_us` with its own session);
-//   launcher  our vfork launcher (launch_child) in the same kind of loop: our
-//             child's start, against glibc's;
+//   launcher  our vfork launcher (launch_child) in the same kind of loop, its child
+//             in its own group and in its own session: our child's start, against
+//             glibc's;
 //   process   the process layer: spawn_process on an io thread, each exit starting
 //             the next child on that thread (as W1's actors do there): Asio, the
 //             pipes' and the pidfd's watch, the crash record, the group's reaping;
