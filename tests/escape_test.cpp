@@ -15,6 +15,7 @@
 
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
+#include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
 #include "temp_dir.hpp"
@@ -81,6 +82,30 @@ CAF_TEST(an abort kills what left the tools group or session) {
     CAF_CHECK(done.wait_for(30s) == std::future_status::ready);
   }
   // on_gone waited for them: nothing is left (the bounded wait only absorbs /proc lag).
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(an abort kills a tool that moved itself into another group of our session) {
+  // Without a terminal a tool leads only its own group, in our session, and may join
+  // another group of it (here this test's own): its group is then empty, and the
+  // tool is reached by its pid. With one, it leads its own session and cannot.
+  if (has_controlling_terminal()) {
+    CAF_MESSAGE("skipped: this test runs with a terminal, so its tools lead their own sessions");
+    return;
+  }
+  temp_dir dir;
+  marked_sleep sleeper(dir.path);
+  IoThread io;
+  auto cmd = fmt::format("exec perl -e 'setpgrp(0, getpgrp(getppid())) or die \"setpgrp: $!\"; exec @ARGV' {} 300",
+                         sleeper.program.string());
+  auto p = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", cmd}}, ProcessEvents{});
+  CAF_REQUIRE(p.ok());
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  CAF_CHECK_EQUAL(::getpgid((*p)->pid()), ::getpgrp()); // it left its own group for ours
+  auto gone = std::make_shared<std::promise<void>>();
+  auto done = gone->get_future();
+  (*p)->terminate(100ms, [gone] { gone->set_value(); });
+  CAF_CHECK(done.wait_for(30s) == std::future_status::ready);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 

@@ -29,6 +29,7 @@
 #include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/kept_file.hpp"
+#include "runtime/process/proc_stat.hpp"
 #include "runtime/process/process.hpp"
 #include "owned_children.hpp"
 #include "temp_dir.hpp"
@@ -387,6 +388,29 @@ CAF_TEST(a child that closes stdin early: writes after EPIPE are harmless) {
   CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
   CAF_REQUIRE(s.c->wait_exit());
   CAF_CHECK(group_gone(s.p->pid()));
+}
+
+CAF_TEST(terminate ends a stopped child without waiting out the grace) {
+  IoThread io;
+  Spawned s;
+  start(io, s, sh("echo stopping; kill -STOP $$; sleep 1000"));
+  CAF_REQUIRE(s.c->wait_out_contains("stopping\n"));
+  pid_t pid = s.p->pid();
+  auto deadline = std::chrono::steady_clock::now() + kWait;
+  auto stopped = [pid] {
+    auto st = read_proc_stat(pid);
+    return st && st->state == 'T';
+  };
+  while (!stopped() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  CAF_REQUIRE(stopped());
+  // A grace longer than the wait: only a TERM it acts on ends it in time, and a
+  // stopped process acts on one once continued.
+  CAF_REQUIRE(terminate_and_wait(*s.p, 3600s));
+  std::lock_guard lock(s.c->mtx);
+  CAF_REQUIRE(s.c->exit.has_value());
+  CAF_CHECK(s.c->exit->signaled);
+  CAF_CHECK_EQUAL(s.c->exit->signal, SIGTERM);
 }
 
 CAF_TEST(terminate kills a TERM-ignoring child and its grandchildren) {

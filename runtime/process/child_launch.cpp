@@ -307,6 +307,8 @@ Launched launch_vfork(const ChildLaunch& l) {
 } // namespace
 
 Launched launch_child(const ChildLaunch& l, launcher_kind kind) {
+  if (!l.terminal.empty() && !l.session)
+    return Launched{-1, EINVAL}; // a terminal becomes the controlling one of a new session only
   switch (kind) {
     case launcher_kind::boost_v2:
       return launch_boost(l);

@@ -329,7 +329,10 @@ public:
       signal_all(SIGTERM);
       signal_all(SIGCONT); // stopped jobs act on it only once continued
     } else {
-      ::kill(-pid, SIGTERM);
+      signal_all(SIGTERM);
+      // A tool in our session (no terminal: its own group only) is not in an orphaned
+      // group, so a stop signal stops it: continued, it acts on the TERM now.
+      signal_all(SIGCONT);
     }
     signal_escaped(SIGTERM);
     grace_timer_.emplace(io.context());
@@ -351,8 +354,13 @@ public:
   /// The group, and for a session every group of it. Only while the leader is
   /// unreaped (its pid names our group) or, for a session, while members remain
   /// (they keep the session id from being reused).
-  void signal_all(int sig) {
+  void signal_all(int sig, bool leader_running = true) {
     ::kill(-pid, sig);
+    // A running leader may have left its group for another of our session (a
+    // session's leader cannot): by its pid then, which is ours while it is unreaped.
+    // Not as well when it is still there: a second TERM is a second signal.
+    if (!session && leader_running && !leader_reaped_ && ::getpgid(pid) != pid)
+      ::kill(pid, sig);
     if (!session)
       return;
     std::vector<pid_t> done{pid};
@@ -517,7 +525,7 @@ private:
       return; // torn down by ~IoThread
     // The leader is a zombie, so its pid (our pgid) cannot be reused yet: kill the
     // rest of its group now, while the pgid still surely names it.
-    signal_all(SIGKILL);
+    signal_all(SIGKILL, false);
     if (terminating_)
       signal_escaped(SIGKILL); // aborted: no grace is left for what left the group
     remove_slot(slot, pid);

@@ -76,7 +76,8 @@ std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_
   for (auto& st : all_processes()) {
     if (st.pid == self || st.state == 'Z')
       continue;
-    bool known = std::binary_search(known_tools.begin(), known_tools.end(), st.pid) ||
+    // A tool still leading its own group (one that left it is read: it escaped).
+    bool known = (st.pid == st.pgid && std::binary_search(known_tools.begin(), known_tools.end(), st.pid)) ||
                  std::binary_search(known_tools.begin(), known_tools.end(), st.sid);
     out.push_back({st, known ? std::string() : mark_of(st.pid)});
   }

@@ -4,8 +4,10 @@
 // tool's session and group (setsid, a double fork, `set -m` job control). Abort,
 // exit and the crash sweep find such escapes by the mark (and by the tool's session,
 // when it leads one).
-// What still escapes: a process that leaves the session and also drops or rewrites
-// its environment (`env -i`, a daemon that clears it).
+// What still escapes: a process that leaves the tool's group (and its session,
+// when the tool leads one) and also drops or rewrites its environment (`env -i`, a
+// daemon that clears it); it is still ended with jp-actors when it was reparented
+// to us.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +39,9 @@ struct MarkedProcess {
 
 /// Every live process but us, with its mark: one pass over /proc that serves many
 /// look-ups. Reading environments is what costs: a process that is one of
-/// `known_tools` (the pids of live tools, sorted) or in a session one of them leads
-/// is listed without its mark (a tool's mark is its own: nothing to learn).
+/// `known_tools` (the pids of live tools, sorted) still leading its own group, or
+/// in a session one of them leads, is listed without its mark (a tool's mark is its
+/// own: nothing to learn).
 std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_tools = {});
 
 /// jp-actors is ending: sends `sig` to every process marked by one of its tools and
