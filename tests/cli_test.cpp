@@ -682,18 +682,27 @@ CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
                                  "Delete the build directory? [y/n]", "y\n", "deleted (pretend)"));
 }
 
-CAF_TEST(a tool cannot open the terminal jp-actors runs on) {
-  // What the tool finds: whether /dev/tty opens for it, whether it leads its group
-  // and its session. One with a terminal to keep from leads a session of its own
-  // (which has none); without one, its own group in ours keeps it from any.
+namespace {
+
+/// What a tool finds: whether /dev/tty opens for it, whether it leads its group and
+/// its session; then "end".
+std::string terminal_probe_call() {
   auto probe = Json::object();
   probe.set("command", "(: </dev/tty) 2>/dev/null && echo tty || echo notty; "
                        "read -r _ _ _ _ pgrp sid _ < /proc/$$/stat; [ \"$pgrp\" = $$ ] && echo group; "
                        "[ \"$sid\" = $$ ] && echo session; echo end");
-  std::string call = probe.dump();
+  return probe.dump();
+}
+
+/// jp-actors (after `prefix`, a command that runs it) on a terminal it leads the
+/// session of, calling the probe: what the terminal showed. Ended and reaped.
+std::string probe_on_terminal(const std::vector<std::string>& prefix) {
   testing::temp_dir ws;
   auto state = testing::state_home_of(ws.path.string()); // no other run's crash record to sweep
-  std::vector<std::string> args{JP_CLI_BINARY, "--workspace", ws.path.string(), "call", "shell", call};
+  std::vector<std::string> args = prefix;
+  for (auto a : {std::string(JP_CLI_BINARY), std::string("--workspace"), ws.path.string(), std::string("call"),
+                 std::string("shell"), terminal_probe_call()})
+    args.push_back(a);
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -702,7 +711,7 @@ CAF_TEST(a tool cannot open the terminal jp-actors runs on) {
   pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
     ::setenv("XDG_STATE_HOME", state.c_str(), 1);
-    ::execv(JP_CLI_BINARY, argv.data());
+    ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
   CAF_REQUIRE(pid > 0);
@@ -713,14 +722,37 @@ CAF_TEST(a tool cannot open the terminal jp-actors runs on) {
   CAF_CHECK_EQUAL(::waitpid(pid, &status, 0), pid);
   disown_child(pid);
   ::close(master);
+  return seen;
+}
+
+/// The tool kept from the terminal: its own session, which has none.
+void check_kept_from_terminal(const std::string& seen) {
   bool kept = seen.find("notty\r\ngroup\r\nsession\r\nend") != std::string::npos;
   if (!kept)
     CAF_MESSAGE("the terminal showed: " << seen);
   CAF_CHECK(kept);
+}
+
+} // namespace
+
+CAF_TEST(a tool cannot open the terminal jp-actors runs on) {
+  // One with a terminal to keep from leads a session of its own (which has none);
+  // without one, its own group in ours keeps it from any.
+  check_kept_from_terminal(probe_on_terminal({}));
   // As this test runs (a terminal of its own or, as under CI, none).
-  auto r = cli(fmt::format("call shell '{}'", call));
+  auto r = cli(fmt::format("call shell '{}'", terminal_probe_call()));
   CAF_CHECK_EQUAL(r.status, 0);
   CAF_CHECK_EQUAL(r.out, has_controlling_terminal() ? "notty\ngroup\nsession\nend\n" : "notty\ngroup\nend\n");
+}
+
+CAF_TEST(a tool cannot open the terminal when jp-actors session is led from outside its pid namespace) {
+  // There jp-actors sees its session's id as 0 (its leader is not in its namespace):
+  // it must still find its terminal and give the tool a session of its own.
+  if (::system("unshare -Urpf --mount-proc true >/dev/null 2>&1") != 0) {
+    CAF_MESSAGE("skipped: no pid namespace to be had here (unshare -Urpf failed)");
+    return;
+  }
+  check_kept_from_terminal(probe_on_terminal({"unshare", "-Urpf", "--mount-proc"}));
 }
 
 namespace {
