@@ -1,5 +1,5 @@
 // jp-bench: BENCH.md's workloads, jp-actors against the OS floor (bench/floor.c).
-//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--worker-threads N] [--io-poll-us N] [--caf KEY=VALUE] [W1 ...]
+//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--child-session auto|always] [--worker-threads N] [--io-poll-us N] [--caf KEY=VALUE] [W1 ...]
 //   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
 //   jp-bench pairs OLD1.json NEW1.json [OLD2.json NEW2.json ...]  alternating pairs summed up
 //   jp-bench worker W [--n N] [--bytes B] [--samples FILE] [--cpu FILE] --floor PATH   one jp-actors round
@@ -49,6 +49,9 @@ int worker(const WorkloadParams& p) {
     jp::use_launcher(jp::launcher_kind::boost_v2);
   else if (l && std::string_view(l) == "posix_spawn")
     jp::use_launcher(jp::launcher_kind::posix_spawn);
+  // `run --child-session always`: every child in its own session, as before session 34.
+  if (const char* c = std::getenv("JP_BENCH_CHILD_SESSION"); c && std::string_view(c) == "always")
+    jp::use_own_sessions(true);
   auto figures = run_jp_workload(p);
   if (!figures) {
     std::fprintf(stderr, "jp-bench worker %s: %s\n", p.workload.c_str(), figures.error().c_str());
@@ -231,6 +234,11 @@ int main(int argc, char** argv) {
                       "How jp-actors starts children: vfork (ours, the default), posix_spawn (glibc's) or boost "
                       "(Boost.Process v2's fork launcher); bench/README.md compares them")
     ->check(CLI::IsMember({"vfork", "boost", "posix_spawn"}));
+  std::string child_session = "auto";
+  run_cmd->add_option("--child-session", child_session,
+                      "Whether jp-actors' children lead their own sessions: auto (only with a pty or when jp-actors "
+                      "has a controlling terminal, the default) or always (as before; bench/README.md, session 34)")
+    ->check(CLI::IsMember({"auto", "always"}));
   int worker_threads = 0;
   run_cmd->add_option("--worker-threads", worker_threads,
                       "jp-actors' runtime.worker_threads in the workers (default: the config's own); "
@@ -329,6 +337,7 @@ int main(int argc, char** argv) {
     return worker(p);
   }
   ::setenv("JP_BENCH_LAUNCHER", launcher.c_str(), 1); // read by the workers
+  ::setenv("JP_BENCH_CHILD_SESSION", child_session.c_str(), 1);
   if (worker_threads > 0)
     ::setenv("JP_BENCH_WORKER_THREADS", std::to_string(worker_threads).c_str(), 1); // bench_config reads it
   else

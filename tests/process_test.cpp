@@ -1051,6 +1051,15 @@ CAF_TEST(a member of a session whose leader gains a terminal later still has non
   CAF_CHECK_EQUAL(exit_code_of(pid), 0);
 }
 
+CAF_TEST(every child leads its own session when the benchmark asks for it) {
+  use_own_sessions(true); // bench/run --child-session always
+  auto report = start_report(launcher_kind::vfork, SpawnSpec{{"sh", "-c", kStartProbe}, "/", {}, true, true});
+  use_own_sessions(false);
+  CAF_CHECK(report.starts_with("sh\ngroup\nsession\n"));
+  auto by_default = start_report(launcher_kind::vfork, SpawnSpec{{"sh", "-c", kStartProbe}, "/", {}, true, true});
+  CAF_CHECK_EQUAL(by_default.find("session\n") != std::string::npos, has_controlling_terminal());
+}
+
 CAF_TEST(every launcher gives a child without a stdin pipe dev null to read) {
   // Our launcher hands every such child one /dev/null of ours, opened once: it is
   // the child's fd 0 only (a second spawn finds it as the first left it), read-only.

@@ -81,6 +81,7 @@ std::atomic<pid_t> g_slots[kSlots]; // 0 = free
 std::atomic<std::size_t> g_next_slot{0};
 std::atomic<bool> g_refuse_new{false}; // refuse_new_processes
 std::atomic<launcher_kind> g_launcher{launcher_kind::vfork}; // use_launcher (bench/README.md: why)
+std::atomic<bool> g_always_session{false}; // use_own_sessions
 // Spawns past the g_refuse_new check whose group is not in g_slots yet: a signal's
 // shutdown waits for them, or their child would miss the TERM and the KILL.
 std::atomic<int> g_spawns_under_way{0};
@@ -919,7 +920,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   // and freed per child: W1 on the quiet machine, the floor's session_mean_us
   // against its mean_us) is not paid.
   ChildLaunch launch;
-  launch.session = spec.pty || has_controlling_terminal();
+  launch.session = spec.pty || g_always_session.load(std::memory_order_relaxed) || has_controlling_terminal();
   launch.argv = spec.argv;
   launch.env = spawn_environment(spec.env, spec.env_pass, spec.env_drop);
   launch.cwd = spec.cwd;
@@ -1001,6 +1002,10 @@ bool any_process_group_alive() noexcept {
 
 void use_launcher(launcher_kind kind) noexcept {
   g_launcher.store(kind);
+}
+
+void use_own_sessions(bool always) noexcept {
+  g_always_session.store(always);
 }
 
 void refuse_new_processes() noexcept {

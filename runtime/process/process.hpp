@@ -135,6 +135,11 @@ size_t live_process_group_count();
 /// benchmark compares them.
 void use_launcher(launcher_kind kind) noexcept;
 
+/// From now on every child leads its own session (`always`), or only those with a
+/// pty or started while we have a controlling terminal (the default); the
+/// benchmark compares the two (`bench/run --child-session`).
+void use_own_sessions(bool always) noexcept;
+
 namespace detail {
 /// Used by ~IoThread: SIGKILL the groups `io` watches and wait (bounded) until the
 /// io thread has reaped them.
