@@ -647,9 +647,13 @@ namespace {
 /// says whether `expected` then showed. The process is ended and reaped either way.
 bool answered_on_terminal(std::vector<std::string> args, const std::string& question,
                           const std::string& answer, const std::string& expected) {
+  // Its own state home: a run ended below by SIGKILL leaves its crash record there,
+  // not in the user's (where the next run would sweep it and say so).
+  testing::temp_dir state;
   int master = -1;
   pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
+    ::setenv("XDG_STATE_HOME", state.path.c_str(), 1);
     args.insert(args.begin(), JP_CLI_BINARY);
     std::vector<char*> argv;
     for (auto& a : args)
@@ -816,9 +820,11 @@ CAF_TEST(on a terminal permission is asked: yes for this turn and no with a reas
   testing::temp_dir ws;
   auto config = fmt::format("{}/tests/scripts/permissions_config.toml", JP_SOURCE_DIR);
   auto script = fmt::format("{}/tests/scripts/permissions.toml", JP_SOURCE_DIR);
+  auto state = testing::state_home_of(ws.path.string()); // its crash record, if any, stays here
   int master = -1;
   pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
+    ::setenv("XDG_STATE_HOME", state.c_str(), 1);
     ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", ws.path.c_str(), "--config", config.c_str(), "run",
             script.c_str(), "--ask", nullptr);
     ::_exit(127);

@@ -188,8 +188,10 @@ struct OnTerminal {
   OnTerminal(const Workspace& ws, const std::string& prompt) {
     auto config = ws.path("config.toml");
     auto dir = ws.path("");
+    auto state = testing::state_home_of(dir); // its crash record, if any, stays here
     pid = ::forkpty(&master, nullptr, nullptr, nullptr);
     if (pid == 0) {
+      ::setenv("XDG_STATE_HOME", state.c_str(), 1);
       ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "--config", config.c_str(), "query",
               prompt.c_str(), nullptr);
       ::_exit(127);
