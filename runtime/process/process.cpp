@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <initializer_list>
 #include <fcntl.h>
 #include <map>
 #include <mutex>
@@ -325,23 +326,21 @@ public:
     if (leader_reaped_ || terminating_)
       return; // already on its way out; on_gone fires when the group is gone
     terminating_ = true;
-    if (session) {
-      signal_all(SIGHUP); // a terminal closing: interactive shells ignore SIGTERM
-      signal_all(SIGTERM);
-      signal_all(SIGCONT); // stopped jobs act on it only once continued
-    } else {
-      signal_all(SIGTERM);
-      // A tool in our session (no terminal: its own group only) is not in an orphaned
-      // group, so a stop signal stops it: continued, it acts on the TERM now.
-      signal_all(SIGCONT);
-    }
+    // A terminal closing for a pty's session (interactive shells ignore SIGTERM),
+    // the TERM, then a CONT: a stopped process acts on the TERM only once continued
+    // (stopped jobs; and a tool in our session, in no orphaned group, stops on a
+    // stop signal).
+    if (session)
+      signal_all({SIGHUP, SIGTERM, SIGCONT});
+    else
+      signal_all({SIGTERM, SIGCONT});
     signal_escaped(SIGTERM);
     grace_timer_.emplace(io.context());
     grace_timer_->expires_after(grace);
     grace_timer_->async_wait([self = shared_from_this()](error_code ec) {
       // The pid is only ours to signal while the leader is unreaped.
       if (!ec && !self->leader_reaped_) {
-        self->signal_all(SIGKILL);
+        self->signal_all({SIGKILL});
         self->signal_escaped(SIGKILL);
       }
     });
@@ -349,19 +348,24 @@ public:
 
   void kill_now() {
     if (!leader_reaped_)
-      signal_all(SIGKILL);
+      signal_all({SIGKILL});
   }
 
-  /// The group, and for a session every group of it. Only while the leader is
-  /// unreaped (its pid names our group) or, for a session, while members remain
-  /// (they keep the session id from being reused).
-  void signal_all(int sig, bool leader_running = true) {
-    ::kill(-pid, sig);
+  /// `sigs`, in turn, to the group, and for a session to every group of it (its
+  /// members read once). Only while the leader is unreaped (its pid names our
+  /// group) or, for a session, while members remain (they keep the session id from
+  /// being reused).
+  void signal_all(std::initializer_list<int> sigs, bool leader_running = true) {
+    auto to = [&sigs](pid_t target) {
+      for (int sig : sigs)
+        ::kill(target, sig);
+    };
+    to(-pid);
     // A running leader may have left its group for another of our session (a
     // session's leader cannot): by its pid then, which is ours while it is unreaped.
     // Not as well when it is still there: a second TERM is a second signal.
     if (!session && leader_running && !leader_reaped_ && ::getpgid(pid) != pid)
-      ::kill(pid, sig);
+      to(pid);
     if (!session)
       return;
     std::vector<pid_t> done{pid};
@@ -369,7 +373,7 @@ public:
       if (std::find(done.begin(), done.end(), m.pgid) != done.end())
         continue;
       done.push_back(m.pgid);
-      ::kill(-m.pgid, sig);
+      to(-m.pgid);
     }
   }
 
@@ -526,7 +530,7 @@ private:
       return; // torn down by ~IoThread
     // The leader is a zombie, so its pid (our pgid) cannot be reused yet: kill the
     // rest of its group now, while the pgid still surely names it.
-    signal_all(SIGKILL, false);
+    signal_all({SIGKILL}, false);
     if (terminating_)
       signal_escaped(SIGKILL); // aborted: no grace is left for what left the group
     remove_slot(slot, pid);
