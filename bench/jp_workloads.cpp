@@ -343,10 +343,6 @@ std::vector<std::string> numbered_ids(const std::string& prefix, long n) {
   return ids;
 }
 
-double us_between(int64_t t0, int64_t t1) {
-  return double(t1 - t0) / 1000.0;
-}
-
 /// The parsed await answer, or why it is not one.
 Result<AwaitResult> await_answer(const Reply& answer) {
   if (!answer)

@@ -308,8 +308,8 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (*layers_cmd) {
-    auto self = std::filesystem::read_symlink("/proc/self/exe").string(); // the runtime layer's worker
-    return spawn_layers(self, std::filesystem::absolute(layers_floor).string(), layers_n, layers_rounds);
+    // This jp-bench runs the runtime layer's worker.
+    return spawn_layers(self_path(), std::filesystem::absolute(layers_floor).string(), layers_n, layers_rounds);
   }
   if (*count_cmd) {
     auto us = run_counted_path(counted, count_n);

@@ -21,6 +21,11 @@ inline int64_t now_ns() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+/// Microseconds from `t0` to `t1` (now_ns readings).
+inline double us_between(int64_t t0, int64_t t1) {
+  return double(t1 - t0) / 1000.0;
+}
+
 /// Nearest-rank percentile, q in [0,1]; sorts `v`.
 inline double percentile(std::vector<double>& v, double q) {
   if (v.empty())

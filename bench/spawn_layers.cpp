@@ -25,10 +25,6 @@ namespace jp::bench {
 
 namespace {
 
-double us_since(int64_t t0) {
-  return double(now_ns() - t0) / 1000.0;
-}
-
 /// Reads `fd` until it would block or ends; true at its end.
 bool drained(int fd) {
   char buf[4096];
@@ -57,8 +53,10 @@ Result<double> launcher_round(long n, bool session) {
   for (long i = 0; i < n; ++i) {
     auto t0 = now_ns();
     int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+    if (::pipe2(out, O_CLOEXEC) != 0)
       return ::close(ep), Error{fmt::format("pipe2: {}", std::strerror(errno))};
+    if (::pipe2(err, O_CLOEXEC) != 0)
+      return ::close(out[0]), ::close(out[1]), ::close(ep), Error{fmt::format("pipe2: {}", std::strerror(errno))};
     ::fcntl(out[0], F_SETFL, O_NONBLOCK); // the parent's ends only, as the floor's
     ::fcntl(err[0], F_SETFL, O_NONBLOCK);
     l.out = out[1];
@@ -89,13 +87,13 @@ Result<double> launcher_round(long n, bool session) {
     }
     int status = 0;
     ::waitpid(child.pid, &status, 0);
-    for (int& fd : fds) {
-      if (fd >= 0 && fd != fds[0])
-        drained(fd);
-      if (fd >= 0)
-        ::close(fd); // out of the epoll set too
+    for (int k = 0; k < 3; ++k) {
+      if (k > 0 && fds[k] >= 0)
+        drained(fds[k]); // a pipe not at its end yet
+      if (fds[k] >= 0)
+        ::close(fds[k]); // out of the epoll set too
     }
-    total += us_since(t0);
+    total += us_between(t0, now_ns());
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       return ::close(ep), Error{fmt::format("/bin/true ended with status {:#x}", status)};
   }
@@ -121,7 +119,7 @@ void next_call(const std::shared_ptr<ProcessCalls>& c) {
   c->t0 = now_ns();
   ProcessEvents events;
   events.on_exit = [c](const ExitInfo& exit) {
-    c->total += us_since(c->t0);
+    c->total += us_between(c->t0, now_ns());
     ++c->done;
     if (exit.signaled || exit.code != 0)
       return c->finished.set_value(Error{fmt::format("/bin/true ended with {}", exit.describe())});

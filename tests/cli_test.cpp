@@ -704,9 +704,7 @@ std::string probe_on_terminal(const std::vector<std::string>& prefix) {
   testing::temp_dir ws;
   auto state = testing::state_home_of(ws.path.string()); // no other run's crash record to sweep
   std::vector<std::string> args = prefix;
-  for (auto a : {std::string(JP_CLI_BINARY), std::string("--workspace"), ws.path.string(), std::string("call"),
-                 std::string("shell"), terminal_probe_call()})
-    args.push_back(a);
+  args.insert(args.end(), {JP_CLI_BINARY, "--workspace", ws.path.string(), "call", "shell", terminal_probe_call()});
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
