@@ -83,6 +83,10 @@ struct handle_state {
   supervisor_actor registry;
   std::shared_ptr<Process> proc;
   std::unique_ptr<OutputBuffer> out;
+  // What `out` takes with no file made and little written (out_room), for the io
+  // thread's callback: a chunk within it may run on the io thread
+  // (io_thread_run_output), which must not wait on the disk.
+  std::shared_ptr<std::atomic<uint64_t>> out_room = std::make_shared<std::atomic<uint64_t>>(0);
   std::string stdout_capture; // for structured output, while it fits the cap
   bool stdout_overflow = false; // the capture is given up for good, whatever the phase
   std::string stderr_tail;
@@ -294,6 +298,16 @@ void apply_resize(handle_actor_t* self, const LookOptions& o) {
     st.proc->resize(o.rows, o.cols);
 }
 
+/// A chunk of output runs on the io thread only when `out` takes it with no file
+/// made and at most this much written to disk: a flood's spill head is written by
+/// a worker alongside the reads (W4 at 256 MiB was slower with it on the io thread),
+/// a chatty tool's lines are not.
+constexpr uint64_t io_thread_write_max = 64 * 1024;
+
+void note_out_room(handle_state& st) {
+  st.out_room->store(st.out->append_room(io_thread_write_max));
+}
+
 /// One step of the control channel: a question ends a wait (the registry hears of
 /// it), content is output.
 void adopt(handle_actor_t* self, const ControlChannel::Step& step) {
@@ -305,8 +319,10 @@ void adopt(handle_actor_t* self, const ControlChannel::Step& step) {
     self->send(st.registry, waiting_atom::value, st.id, *st.control->question(), !st.looks.empty());
     settle_looks(self);
   }
-  if (!step.content.empty())
+  if (!step.content.empty()) {
     st.out->append(step.content);
+    note_out_room(st);
+  }
 }
 
 // The final state once the process ended: what the tool said on stdout when it
@@ -391,11 +407,14 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
   else if (st.spec.control_channel) // the process opens fd 3 only without a pty
     st.control = std::make_unique<ControlChannel>(st.spec.output_cap, st.spec.fixed_answers);
   st.watch = InputWatch(st.spec.prompt_pattern, st.spec.pty);
+  note_out_room(st);
   auto me = process_handle_actor{self};
   ProcessEvents events;
-  events.on_output = [me](stream_kind s, std::string_view chunk) {
+  events.on_output = [me, room = st.out_room](stream_kind s, std::string_view chunk) {
     if (s == stream_kind::control)
       io_thread_send(me, control_atom::value, std::string(chunk));
+    else if (chunk.size() <= room->load()) // no file made, a small write at most
+      io_thread_run_output(me, output_atom::value, s == stream_kind::err, chunk_copy(chunk));
     else
       io_thread_send(me, output_atom::value, s == stream_kind::err, chunk_copy(chunk));
   };
@@ -447,6 +466,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       else
         st.out->append(std::move(chunk));
       chunk_done(std::move(chunk)); // unless the buffer kept it: for the next chunk
+      note_out_room(st);
       ++st.output_seq;
       st.last_output = clock::now();
       st.input_unanswered = false; // the echo at least: the input was taken

@@ -27,7 +27,7 @@ bool asleep_and_idle(actor_scheduler::worker_type& w) {
 
 class IoThreadUnit final : public caf::execution_unit {
 public:
-  void use(caf::actor_system& sys, bool here) {
+  void use(caf::actor_system& sys, run_here here) {
     system_ = &sys;
     here_ = here;
   }
@@ -56,10 +56,11 @@ private:
   static constexpr size_t kMessages = 16;
 
   /// Keeps `job` to run on this thread after the current event when it may: sent
-  /// by io_thread_run with the first worker asleep and idle and no tool's process
-  /// left to watch, or made ready by a job running here, within the event's budget.
+  /// by io_thread_run (io_thread_run_output) with the first worker asleep and idle
+  /// and no tool's process (but the sender's) left to watch, or made ready by a job
+  /// running here, within the event's budget.
   bool take_here(actor_scheduler::worker_type& first, caf::resumable* job) {
-    bool here = std::exchange(here_, false);
+    auto here = std::exchange(here_, run_here::never);
     if (draining_) { // on the io thread, in drain()
       if (budget_ == 0)
         return false;
@@ -68,7 +69,8 @@ private:
       return true;
     }
     auto* io = IoThread::current();
-    if (!here || io == nullptr || !asleep_and_idle(first) || live_process_group_count() != 0)
+    if (here == run_here::never || io == nullptr || !asleep_and_idle(first) ||
+        live_process_group_count() > (here == run_here::sender_live ? 1u : 0u))
       return false; // a worker runs it: the io thread stays free for the live tools' events
     jobs_.push_back(job);
     if (!std::exchange(posted_, true))
@@ -121,7 +123,7 @@ private:
   }
 
   size_t next_ = 0;
-  bool here_ = false;     // the message being sent may run here
+  run_here here_ = run_here::never; // whether the message being sent may run here
   bool posted_ = false;   // drain() is posted
   bool draining_ = false; // drain() runs
   size_t budget_ = 0;     // jobs drain() may still take
@@ -136,7 +138,7 @@ IoThreadUnit& unit_of_this_thread() {
 
 } // namespace
 
-caf::execution_unit* io_thread_unit(caf::actor_system& sys, bool here) {
+caf::execution_unit* io_thread_unit(caf::actor_system& sys, run_here here) {
   auto& unit = unit_of_this_thread();
   unit.use(sys, here);
   return &unit;

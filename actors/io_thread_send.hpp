@@ -6,8 +6,9 @@
 // answer) stays on the worker that ran it, so the first is the one that ran the
 // previous event's work. A first worker that is running something is passed over:
 // nothing waits behind a job (bench/README.md, "The io thread's messages to one
-// worker"). An exit, when the io thread has nothing else to watch, is not handed
-// to a worker at all: the io thread runs what it makes ready itself (io_thread_run).
+// worker"). An exit, or a tool's output, when the io thread has no other tool to
+// watch, is not handed to a worker at all: the io thread runs what it makes ready
+// itself (io_thread_run, io_thread_run_output).
 #pragma once
 
 #include <caf/abstract_actor.hpp>
@@ -21,10 +22,14 @@ class execution_unit;
 
 namespace jp {
 
+/// Whether a message the io thread sends may run on the io thread itself: never
+/// (a worker runs it), when no tool's process is live (what an exit starts: its
+/// own is gone), or when at most one is (a tool's output: its own, while it runs).
+enum class run_here { never, none_live, sender_live };
+
 /// The execution unit the io thread sends with: CAF schedules a receiver that was
-/// idle through it (`exec_later`). One per thread that asks. `here`: the receiver
-/// may run on this thread (io_thread_run).
-caf::execution_unit* io_thread_unit(caf::actor_system& sys, bool here = false);
+/// idle through it (`exec_later`). One per thread that asks.
+caf::execution_unit* io_thread_unit(caf::actor_system& sys, run_here here = run_here::never);
 
 /// The io thread's unit while it runs actors itself (io_thread_run), else nullptr.
 caf::execution_unit* io_thread_running();
@@ -58,12 +63,27 @@ void io_thread_send(const Dest& dest, Ts&&... xs) {
 /// the workers), instead of a worker being woken for them: the io thread is awake
 /// already and has nothing else to do, a sleeping worker's wake-up costs tens of
 /// µs. With other tools live the io thread stays free for their events (W3 was
-/// slower here when it was not). Output is never run here: the io thread keeps
-/// reading while a worker writes it away.
+/// slower here when it was not).
 template <class Dest, class... Ts>
 void io_thread_run(const Dest& dest, Ts&&... xs) {
   if (auto* a = detail::receiver_of<Ts...>(dest))
-    a->eq_impl(caf::make_message_id(), nullptr, io_thread_unit(a->home_system(), true), std::forward<Ts>(xs)...);
+    a->eq_impl(caf::make_message_id(), nullptr, io_thread_unit(a->home_system(), run_here::none_live),
+               std::forward<Ts>(xs)...);
+}
+
+/// io_thread_run for a live tool's output: run on the io thread when that tool is
+/// the only one live and the first worker is asleep with nothing queued. A worker
+/// woken for every chunk cost a flood a fifth of its rate on two cores, and a
+/// waiting look its answer's wake-up (bench/README.md, "A tool's output on the io
+/// thread"); with no other tool live nothing else waits on the io thread meanwhile.
+/// Output its handle writes to disk (its spill file's head) is sent, not run here:
+/// the io thread must not wait on the disk, and a worker writes it alongside the
+/// reads (the handle says which, OutputBuffer::memory_room).
+template <class Dest, class... Ts>
+void io_thread_run_output(const Dest& dest, Ts&&... xs) {
+  if (auto* a = detail::receiver_of<Ts...>(dest))
+    a->eq_impl(caf::make_message_id(), nullptr, io_thread_unit(a->home_system(), run_here::sender_live),
+               std::forward<Ts>(xs)...);
 }
 
 /// caf::anon_send from code an actor runs outside its own context (an embedder's

@@ -355,6 +355,28 @@ CAF_TEST(with a tool process live the io thread leaves the chain to the worker) 
   // Dropped, its group is killed (Process); the next test starts with none live.
 }
 
+CAF_TEST(a live tool output runs on the io thread when no other tool is live) {
+  auto live = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", "exec sleep 30"}}, ProcessEvents{});
+  CAF_REQUIRE(live.ok());
+  CAF_REQUIRE_EQUAL(live_process_group_count(), 1u);
+  auto first = chain(3);
+  CAF_REQUIRE(asleep());
+  io.post([first] { io_thread_run_output(first, std::string{}); });
+  CAF_CHECK_EQUAL(reported_path(), "io,io,io");
+  CAF_CHECK(asleep()); // never woken for it
+}
+
+CAF_TEST(with another tool live a tool output goes to the worker) {
+  auto one = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", "exec sleep 30"}}, ProcessEvents{});
+  auto two = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", "exec sleep 30"}}, ProcessEvents{});
+  CAF_REQUIRE(one.ok() && two.ok());
+  CAF_REQUIRE_EQUAL(live_process_group_count(), 2u);
+  auto first = chain(3);
+  CAF_REQUIRE(asleep());
+  io.post([first] { io_thread_run_output(first, std::string{}); });
+  CAF_CHECK_EQUAL(reported_path(), "worker,worker,worker");
+}
+
 CAF_TEST(what an actor sends itself behind the queued runs on the io thread after them) {
   // As a handle does with its end after its answer (send_after_queued): the job
   // asks to run again behind what is queued; here that is behind the chain, on

@@ -323,3 +323,36 @@ CAF_TEST(a spill file that could not be made or written whole says so) {
   std::signal(SIGXFSZ, previous);
   CAF_CHECK(taken.spill_path.starts_with((dir.path / "big.log").string() + " (incomplete: "));
 }
+
+CAF_TEST(append_room says what append takes with no file made and little written to disk) {
+  temp_dir dir;
+  auto path = dir.path / "out.log";
+  auto on_disk = [&] {
+    std::error_code ec;
+    auto n = std::filesystem::file_size(path, ec);
+    return ec ? -1 : static_cast<long long>(n);
+  };
+  // Spill file: a head of 8192 - 4096 - 64 bytes written at once, then its tail in memory.
+  OutputBuffer buf(1000, path.string(), {}, SpillLimits{8192, 1 << 20});
+  CAF_CHECK_EQUAL(buf.append_room(64), 1000u);
+  buf.append(std::string(600, 'a'));
+  CAF_CHECK_EQUAL(buf.append_room(64), 400u);
+  buf.append(std::string(400, 'b'));
+  CAF_CHECK_EQUAL(on_disk(), -1); // within the room: no file yet
+  CAF_CHECK_EQUAL(buf.append_room(64), 0u);
+  buf.append(std::string_view("c")); // past it: the file is made and its head written
+  CAF_CHECK_EQUAL(on_disk(), 1001);
+  CAF_CHECK_EQUAL(buf.append_room(64), 64u); // the head: a small write at a time
+  buf.append(std::string(2000, 'd'));
+  CAF_CHECK_EQUAL(buf.append_room(64), 64u); // 3001 of the head's 4032
+  buf.append(std::string(2000, 'e'));     // fills the head; the rest is the tail
+  CAF_CHECK_EQUAL(on_disk(), 4032);
+  CAF_CHECK_EQUAL(buf.append_room(64), UINT64_MAX);
+  buf.append(std::string(100000, 'f'));
+  CAF_CHECK_EQUAL(on_disk(), 4032); // nothing more on disk until close
+  buf.close();
+  CAF_CHECK_GREATER(on_disk(), 4032);
+  CAF_CHECK_EQUAL(buf.append_room(64), UINT64_MAX);
+  OutputBuffer unspilled(1000, "");
+  CAF_CHECK_EQUAL(unspilled.append_room(64), UINT64_MAX);
+}

@@ -185,6 +185,15 @@ void OutputBuffer::append(std::string_view chunk, std::string* owned) {
   }
 }
 
+uint64_t OutputBuffer::append_room(uint64_t small) const {
+  if (spill_done_ || spill_path_.empty())
+    return UINT64_MAX;
+  if (spill_fd_ < 0) // the file is made once what is kept in memory outgrows the cap
+    return early_.size() < cap_ ? cap_ - early_.size() : 0;
+  // Past the file's head, the rest is its tail, kept in memory until close().
+  return spill_tail_.empty() && spill_written_ < spill_head_cap_ ? small : UINT64_MAX;
+}
+
 OutputBuffer::Taken OutputBuffer::take() {
   Taken t;
   if (!cut_) {

@@ -43,6 +43,11 @@ public:
   /// The output since the previous take, and start a new window.
   Taken take();
 
+  /// Bytes append() takes now with no file made and at most `small` bytes written
+  /// to disk: the room left before the spill file is made; `small` while its head
+  /// is written; UINT64_MAX once nothing more is written before close().
+  uint64_t append_room(uint64_t small) const;
+
   uint64_t total() const { return total_; }
   uint64_t pending() const { return pending_; }
   /// The last bytes of the pending window (for previews), at most n.
