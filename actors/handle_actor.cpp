@@ -1,5 +1,6 @@
 #include "actors/handle_actor.hpp"
 #include "actors/io_thread_send.hpp"
+#include "actors/output_route.hpp"
 #include "actors/send_after_queued.hpp"
 #include "runtime/process/chunk_pool.hpp"
 
@@ -83,10 +84,7 @@ struct handle_state {
   supervisor_actor registry;
   std::shared_ptr<Process> proc;
   std::unique_ptr<OutputBuffer> out;
-  // What `out` takes with no file made and little written (out_room), for the io
-  // thread's callback: a chunk within it may run on the io thread
-  // (io_thread_run_output), which must not wait on the disk.
-  std::shared_ptr<std::atomic<uint64_t>> out_room = std::make_shared<std::atomic<uint64_t>>(0);
+  std::shared_ptr<OutputRoute> route = std::make_shared<OutputRoute>();
   std::string stdout_capture; // for structured output, while it fits the cap
   bool stdout_overflow = false; // the capture is given up for good, whatever the phase
   std::string stderr_tail;
@@ -303,9 +301,19 @@ void apply_resize(handle_actor_t* self, const LookOptions& o) {
 /// a worker alongside the reads (W4 at 256 MiB was slower with it on the io thread),
 /// a chatty tool's lines are not.
 constexpr uint64_t io_thread_write_max = 64 * 1024;
+/// A terminal's text may be longer than its chunk by what it held back before (a
+/// lone CR, a split character).
+constexpr uint64_t terminal_held_max = 8;
 
 void note_out_room(handle_state& st) {
-  st.out_room->store(st.out->append_room(io_thread_write_max));
+  st.route->set_room(st.out->append_room(io_thread_write_max));
+}
+
+/// A chunk of `bytes` handled (or dropped): on the io thread, with a chunk behind it
+/// sent for a worker, the handle leaves the io thread before that chunk.
+void output_handled(handle_state& st, uint64_t bytes) {
+  if (st.route->handled(bytes, io_thread_running() != nullptr))
+    io_thread_leave();
 }
 
 /// One step of the control channel: a question ends a wait (the registry hears of
@@ -410,13 +418,15 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
   note_out_room(st);
   auto me = process_handle_actor{self};
   ProcessEvents events;
-  events.on_output = [me, room = st.out_room](stream_kind s, std::string_view chunk) {
-    if (s == stream_kind::control)
+  events.on_output = [me, route = st.route](stream_kind s, std::string_view chunk) {
+    if (s == stream_kind::control) { // what it says may be output: a worker's
+      route->send_for_worker();
       io_thread_send(me, control_atom::value, std::string(chunk));
-    else if (chunk.size() <= room->load()) // no file made, a small write at most
+    } else if (route->send(chunk.size(), terminal_held_max)) {
       io_thread_run_output(me, output_atom::value, s == stream_kind::err, chunk_copy(chunk));
-    else
+    } else {
       io_thread_send(me, output_atom::value, s == stream_kind::err, chunk_copy(chunk));
+    }
   };
   events.on_exit = [me](const ExitInfo& info) {
     io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal);
@@ -437,7 +447,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     [self](output_atom, bool is_err, std::string& chunk) {
       auto& st = self->state;
       if (has_exited(st.at))
-        return;
+        return output_handled(st, chunk.size());
       // The first output since the assistant last looked: the registry may notify.
       if (st.spec.notify_content && st.out->pending() == 0)
         self->send(st.registry, content_atom::value, st.id);
@@ -482,6 +492,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       // settle_ms = 0: a wait ends at the first new output, not after a quiet spell.
       if (st.spec.settle_ms == 0 && (st.probe_due || !st.looks.empty()))
         settle_looks(self);
+      output_handled(st, consumed);
     },
     [self](control_atom, std::string& chunk) {
       auto& st = self->state;

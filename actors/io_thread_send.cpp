@@ -32,6 +32,10 @@ public:
     here_ = here;
   }
   bool draining() const { return draining_; }
+  void leave() {
+    if (draining_)
+      leave_ = true;
+  }
 
   void exec_later(caf::resumable* job) override {
     auto& sch = system_->scheduler();
@@ -93,7 +97,7 @@ private:
       auto& from = jobs_.empty() ? later_ : jobs_;
       auto* job = from.front();
       from.pop_front();
-      switch (job->resume(this, kMessages)) {
+      switch (run(job)) {
         case caf::resumable::resume_later:
           // send_after_queued's job (a handle's end after its answer) asks to run
           // behind what is queued: here once this event's chain has run (the
@@ -122,10 +126,25 @@ private:
     sys->dec_detached_threads();
   }
 
+  /// Runs an actor for up to kMessages messages, one at a time: one that asks to
+  /// leave (io_thread_leave) stops after the message it asked in, and a worker
+  /// runs the rest. A function object runs as it asks.
+  caf::resumable::resume_result run(caf::resumable* job) {
+    if (job->subtype() == caf::resumable::function_object)
+      return job->resume(this, kMessages);
+    leave_ = false;
+    auto r = caf::resumable::resume_later;
+    for (size_t i = 0; i < kMessages && r == caf::resumable::resume_later && !leave_; ++i)
+      r = job->resume(this, 1);
+    leave_ = false;
+    return r;
+  }
+
   size_t next_ = 0;
   run_here here_ = run_here::never; // whether the message being sent may run here
   bool posted_ = false;   // drain() is posted
   bool draining_ = false; // drain() runs
+  bool leave_ = false;    // the actor running asked to go on on a worker
   size_t budget_ = 0;     // jobs drain() may still take
   std::deque<caf::resumable*> jobs_;
   std::deque<caf::resumable*> later_; // send_after_queued's jobs: run once jobs_ is empty
@@ -147,6 +166,10 @@ caf::execution_unit* io_thread_unit(caf::actor_system& sys, run_here here) {
 caf::execution_unit* io_thread_running() {
   auto& unit = unit_of_this_thread();
   return unit.draining() ? &unit : nullptr;
+}
+
+void io_thread_leave() {
+  unit_of_this_thread().leave();
 }
 
 } // namespace jp

@@ -34,6 +34,10 @@ caf::execution_unit* io_thread_unit(caf::actor_system& sys, run_here here = run_
 /// The io thread's unit while it runs actors itself (io_thread_run), else nullptr.
 caf::execution_unit* io_thread_running();
 
+/// Called by an actor the io thread runs (io_thread_running()): after the message
+/// it handles now, it goes on on a worker. A no-op elsewhere.
+void io_thread_leave();
+
 namespace detail {
 
 /// `dest` to enqueue to, with the message checked as caf::anon_send checks it.
@@ -75,10 +79,13 @@ void io_thread_run(const Dest& dest, Ts&&... xs) {
 /// the only one live and the first worker is asleep with nothing queued. A worker
 /// woken for every chunk cost a flood a fifth of its rate on two cores, and a
 /// waiting look its answer's wake-up (bench/README.md, "A tool's output on the io
-/// thread"); with no other tool live nothing else waits on the io thread meanwhile.
-/// Output its handle writes to disk (its spill file's head) is sent, not run here:
-/// the io thread must not wait on the disk, and a worker writes it alongside the
-/// reads (the handle says which, OutputBuffer::memory_room).
+/// thread"); with no other tool live, only the io thread's few other users (an MCP
+/// server's connections, an MCP client's timers) wait on it meanwhile, each event's
+/// work bounded (32 jobs, 16 messages each).
+/// Output its handle writes to disk (its spill file's head) goes to a worker: the
+/// io thread must not wait on the disk, and a worker writes it alongside the reads
+/// (the handle sends it with io_thread_send, and leaves the io thread before it
+/// with io_thread_leave; OutputBuffer::append_room).
 template <class Dest, class... Ts>
 void io_thread_run_output(const Dest& dest, Ts&&... xs) {
   if (auto* a = detail::receiver_of<Ts...>(dest))

@@ -377,6 +377,32 @@ CAF_TEST(with another tool live a tool output goes to the worker) {
   CAF_CHECK_EQUAL(reported_path(), "worker,worker,worker");
 }
 
+CAF_TEST(an actor that asks to leave the io thread goes on on the worker after that message) {
+  // As a handle does when a chunk behind the one it handles is for a worker.
+  caf::actor test = caf::actor_cast<caf::actor>(self);
+  auto leaver = sys.spawn<caf::lazy_init>([test](caf::event_based_actor* s) -> caf::behavior {
+    return {[=](int32_t i) {
+      bool on_io = io_thread_running() != nullptr;
+      if (i == 1)
+        io_thread_leave();
+      s->send(test, std::to_string(i) + (on_io ? ":io" : ":worker"));
+    }};
+  });
+  auto first = sys.spawn<caf::lazy_init>([leaver](caf::event_based_actor* s) -> caf::behavior {
+    return {[=](std::string) {
+      for (int32_t i = 0; i < 4; ++i)
+        s->send(leaver, i);
+    }};
+  });
+  CAF_REQUIRE(asleep());
+  io.post([first] { io_thread_run(first, std::string{}); });
+  std::string reports;
+  for (int i = 0; i < 4; ++i)
+    reports += (i ? "," : "") + reported_path();
+  CAF_CHECK_EQUAL(reports, "0:io,1:io,2:worker,3:worker");
+  io_thread_leave(); // elsewhere than on the io thread running actors: nothing
+}
+
 CAF_TEST(what an actor sends itself behind the queued runs on the io thread after them) {
   // As a handle does with its end after its answer (send_after_queued): the job
   // asks to run again behind what is queued; here that is behind the chain, on
