@@ -2,13 +2,14 @@
 // the tests' own MCP client (tests/mcp_client.hpp), and over Streamable HTTP (--listen)
 // with raw HTTP requests (tests/http_exchange.hpp). The handshake, tools/list in the
 // flat dialect, calls through the same registry (a spawn and a later await meet),
-// progress, cancellation, permissions, the session's end leaving nothing running, and
-// what the HTTP server refuses.
+// progress, cancellation, permissions, the session's end leaving nothing running, a
+// client slow to read holding no call up, and what the HTTP server refuses.
 #define CAF_SUITE mcp_server
 #include <caf/test/unit_test.hpp>
 
 #include <fmt/format.h>
 #include <fstream>
+#include <thread>
 
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
@@ -264,6 +265,25 @@ CAF_TEST(the end of the session ends what still runs) {
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(a client slow to read its answers does not hold the session calls up) {
+  auto c = session();
+  // Answers left unread, more than a pipe holds (tools/list is a few KiB).
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 100; ++i)
+    ids.push_back(c->request("tools/list"));
+  ids.push_back(c->request("tools/call", tool_call("shell", shell("touch ran"))));
+  // The call runs with nothing read: no actor waits on stdout.
+  auto ran = std::filesystem::path(ws) / "ran";
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20); // against a hang only
+  while (!std::filesystem::exists(ran) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(std::filesystem::exists(ran));
+  for (auto id : ids) // every answer, in order
+    CAF_CHECK(!c->response(id).is_null());
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }
 
 CAF_TEST(a tool that would ask is refused naming the key unless allowed) {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <iostream>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 #include "messages/error_category.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
+#include "runtime/cli/stdout_lines.hpp"
 #include "runtime/mcp/mcp_http_server.hpp"
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_token.hpp"
@@ -77,16 +78,11 @@ int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen, 
     ::pause();
 }
 
-/// One session over stdin and stdout, until stdin ends.
-int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter)> spawn_session) {
-  // stdout is the protocol's: one message per line, whole, in the order sent.
-  auto out = std::make_shared<std::mutex>();
-  auto server = spawn_session([out](const std::string& line) {
-    std::lock_guard lock(*out);
-    std::fwrite(line.data(), 1, line.size(), stdout);
-    std::fputc('\n', stdout);
-    std::fflush(stdout);
-  });
+/// One session over stdin and stdout, until stdin ends. stdout is the protocol's:
+/// one message per line, whole, in the order sent (`out`, which outlives the actors).
+int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter)> spawn_session,
+                StdoutLines& out) {
+  auto server = spawn_session([&out](const std::string& line) { out.push(line); });
   std::string line;
   while (std::getline(std::cin, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos)
@@ -115,6 +111,8 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   install_signal_shutdown(config->runtime.abort_grace_secs);
   RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                          client_tls(*config)};
+  // Before the system: what its actors still say as it ends is written after it.
+  std::optional<StdoutLines> stdout_lines;
   caf::actor_system sys{cfg};
   // The calls are a model's: permissions apply, asked through the client if it can.
   // Each session has a turn of its own: its handles are its own.
@@ -133,7 +131,7 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   };
   if (!listen.empty())
     return serve_http(sys, io, listen, idle_secs, spawn_session);
-  return serve_stdio(sys, spawn_session);
+  return serve_stdio(sys, spawn_session, stdout_lines.emplace());
 }
 
 } // namespace jp
