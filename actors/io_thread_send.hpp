@@ -50,13 +50,19 @@ caf::abstract_actor* receiver_of(const Dest& dest) {
   return caf::actor_cast<caf::abstract_actor*>(dest);
 }
 
+/// Enqueues to `dest` through the io thread's unit, which may run it here as `here` says.
+template <class Dest, class... Ts>
+void enqueue_from_io_thread(const Dest& dest, run_here here, Ts&&... xs) {
+  if (auto* a = receiver_of<Ts...>(dest))
+    a->eq_impl(caf::make_message_id(), nullptr, io_thread_unit(a->home_system(), here), std::forward<Ts>(xs)...);
+}
+
 } // namespace detail
 
 /// caf::anon_send, from the io thread's unit.
 template <class Dest, class... Ts>
 void io_thread_send(const Dest& dest, Ts&&... xs) {
-  if (auto* a = detail::receiver_of<Ts...>(dest))
-    a->eq_impl(caf::make_message_id(), nullptr, io_thread_unit(a->home_system()), std::forward<Ts>(xs)...);
+  detail::enqueue_from_io_thread(dest, run_here::never, std::forward<Ts>(xs)...);
 }
 
 /// io_thread_send for what ends a handle's work (its exit, its group gone): when
@@ -70,9 +76,7 @@ void io_thread_send(const Dest& dest, Ts&&... xs) {
 /// slower here when it was not).
 template <class Dest, class... Ts>
 void io_thread_run(const Dest& dest, Ts&&... xs) {
-  if (auto* a = detail::receiver_of<Ts...>(dest))
-    a->eq_impl(caf::make_message_id(), nullptr, io_thread_unit(a->home_system(), run_here::none_live),
-               std::forward<Ts>(xs)...);
+  detail::enqueue_from_io_thread(dest, run_here::none_live, std::forward<Ts>(xs)...);
 }
 
 /// io_thread_run for a live tool's output: run on the io thread when that tool is
@@ -88,9 +92,7 @@ void io_thread_run(const Dest& dest, Ts&&... xs) {
 /// with io_thread_leave; OutputBuffer::append_room).
 template <class Dest, class... Ts>
 void io_thread_run_output(const Dest& dest, Ts&&... xs) {
-  if (auto* a = detail::receiver_of<Ts...>(dest))
-    a->eq_impl(caf::make_message_id(), nullptr, io_thread_unit(a->home_system(), run_here::sender_live),
-               std::forward<Ts>(xs)...);
+  detail::enqueue_from_io_thread(dest, run_here::sender_live, std::forward<Ts>(xs)...);
 }
 
 /// caf::anon_send from code an actor runs outside its own context (an embedder's

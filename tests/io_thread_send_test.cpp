@@ -309,6 +309,42 @@ struct one_worker {
     return got.wait_for(bound) == std::future_status::ready && got.get();
   }
 
+  /// A tool's process, live until dropped (its group is killed then).
+  std::shared_ptr<Process> live_tool() {
+    auto p = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", "exec sleep 30"}}, ProcessEvents{});
+    if (!p.ok())
+      CAF_FAIL("no tool process: " << p.error());
+    return *p;
+  }
+
+  /// An actor that gets `n` numbers from one that the io thread runs (io_thread_run),
+  /// and reports where it handled each ("0:io,1:io,..."); it asks to leave the io
+  /// thread while it handles `leave_at`.
+  std::string numbered_run(int32_t n, int32_t leave_at = -1) {
+    caf::actor test = caf::actor_cast<caf::actor>(self);
+    auto counter = sys.spawn<caf::lazy_init>([test, leave_at](caf::event_based_actor* s) -> caf::behavior {
+      return {[=](int32_t i) {
+        bool on_io = IoThread::current() != nullptr;
+        if (i == leave_at)
+          io_thread_leave();
+        s->send(test, std::to_string(i) + (on_io ? ":io" : ":worker"));
+      }};
+    });
+    auto first = sys.spawn<caf::lazy_init>([counter, n](caf::event_based_actor* s) -> caf::behavior {
+      return {[=](std::string) {
+        for (int32_t i = 0; i < n; ++i)
+          s->send(counter, i);
+      }};
+    });
+    if (!asleep())
+      CAF_FAIL("the worker is not asleep");
+    io.post([first] { io_thread_run(first, std::string{}); });
+    std::string reports;
+    for (int32_t i = 0; i < n; ++i)
+      reports += (i ? "," : "") + reported_path();
+    return reports;
+  }
+
   static std::string times(const char* where, int n) {
     std::string s;
     for (int i = 0; i < n; ++i)
@@ -346,8 +382,7 @@ CAF_TEST(a callback run on the io thread sends on from there) {
 }
 
 CAF_TEST(with a tool process live the io thread leaves the chain to the worker) {
-  auto live = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", "exec sleep 30"}}, ProcessEvents{});
-  CAF_REQUIRE(live.ok());
+  auto live = live_tool();
   CAF_REQUIRE_EQUAL(live_process_group_count(), 1u);
   auto first = chain(3);
   CAF_REQUIRE(asleep());
@@ -356,8 +391,7 @@ CAF_TEST(with a tool process live the io thread leaves the chain to the worker) 
 }
 
 CAF_TEST(a live tool output runs on the io thread when no other tool is live) {
-  auto live = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", "exec sleep 30"}}, ProcessEvents{});
-  CAF_REQUIRE(live.ok());
+  auto live = live_tool();
   CAF_REQUIRE_EQUAL(live_process_group_count(), 1u);
   auto first = chain(3);
   CAF_REQUIRE(asleep());
@@ -367,9 +401,8 @@ CAF_TEST(a live tool output runs on the io thread when no other tool is live) {
 }
 
 CAF_TEST(with another tool live a tool output goes to the worker) {
-  auto one = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", "exec sleep 30"}}, ProcessEvents{});
-  auto two = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", "exec sleep 30"}}, ProcessEvents{});
-  CAF_REQUIRE(one.ok() && two.ok());
+  auto one = live_tool();
+  auto two = live_tool();
   CAF_REQUIRE_EQUAL(live_process_group_count(), 2u);
   auto first = chain(3);
   CAF_REQUIRE(asleep());
@@ -379,27 +412,7 @@ CAF_TEST(with another tool live a tool output goes to the worker) {
 
 CAF_TEST(an actor that asks to leave the io thread goes on on the worker after that message) {
   // As a handle does when a chunk behind the one it handles is for a worker.
-  caf::actor test = caf::actor_cast<caf::actor>(self);
-  auto leaver = sys.spawn<caf::lazy_init>([test](caf::event_based_actor* s) -> caf::behavior {
-    return {[=](int32_t i) {
-      bool on_io = io_thread_running() != nullptr;
-      if (i == 1)
-        io_thread_leave();
-      s->send(test, std::to_string(i) + (on_io ? ":io" : ":worker"));
-    }};
-  });
-  auto first = sys.spawn<caf::lazy_init>([leaver](caf::event_based_actor* s) -> caf::behavior {
-    return {[=](std::string) {
-      for (int32_t i = 0; i < 4; ++i)
-        s->send(leaver, i);
-    }};
-  });
-  CAF_REQUIRE(asleep());
-  io.post([first] { io_thread_run(first, std::string{}); });
-  std::string reports;
-  for (int i = 0; i < 4; ++i)
-    reports += (i ? "," : "") + reported_path();
-  CAF_CHECK_EQUAL(reports, "0:io,1:io,2:worker,3:worker");
+  CAF_CHECK_EQUAL(numbered_run(4, 1), "0:io,1:io,2:worker,3:worker");
   io_thread_leave(); // elsewhere than on the io thread running actors: nothing
 }
 
@@ -429,27 +442,10 @@ CAF_TEST(what an actor sends itself behind the queued runs on the io thread afte
 
 CAF_TEST(an actor past its share of messages on the io thread goes on on the worker) {
   // The io thread stays an io thread: 16 messages of one actor, the rest a worker's.
-  caf::actor test = caf::actor_cast<caf::actor>(self);
-  auto counter = sys.spawn<caf::lazy_init>([test](caf::event_based_actor* s) -> caf::behavior {
-    return {[=](int32_t i) {
-      s->send(test, std::to_string(i) + (IoThread::current() != nullptr ? ":io" : ":worker"));
-    }};
-  });
-  auto first = sys.spawn<caf::lazy_init>([counter](caf::event_based_actor* s) -> caf::behavior {
-    return {[=](std::string) {
-      for (int32_t i = 0; i < 20; ++i)
-        s->send(counter, i);
-    }};
-  });
-  CAF_REQUIRE(asleep());
-  io.post([first] { io_thread_run(first, std::string{}); });
-  std::string reports;
-  for (int i = 0; i < 20; ++i)
-    reports += (i ? "," : "") + reported_path();
   std::string expected;
   for (int i = 0; i < 20; ++i)
     expected += (i ? "," : "") + std::to_string(i) + (i < 16 ? ":io" : ":worker");
-  CAF_CHECK_EQUAL(reports, expected);
+  CAF_CHECK_EQUAL(numbered_run(20), expected);
 }
 
 CAF_TEST(a plain io thread message still goes to the worker) {
