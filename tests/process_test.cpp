@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sstream>
@@ -31,6 +32,7 @@
 #include "runtime/process/kept_file.hpp"
 #include "runtime/process/proc_stat.hpp"
 #include "runtime/process/process.hpp"
+#include "runtime/process/vfork_exec.hpp"
 #include "owned_children.hpp"
 #include "temp_dir.hpp"
 
@@ -915,9 +917,14 @@ CAF_TEST(every launcher starts a child alike) {
   auto boost = start_report(launcher_kind::boost_v2, piped);
   auto spawn = start_report(launcher_kind::posix_spawn, piped);
   auto vfork = start_report(launcher_kind::vfork, piped);
+  // Our launcher where the kernel has no clone3: every handler reset in the child.
+  use_clone3(false);
+  auto vfork_clone = start_report(launcher_kind::vfork, piped);
+  use_clone3(true);
   ::close(stray);
   CAF_CHECK_EQUAL(boost, spawn);
   CAF_CHECK_EQUAL(boost, vfork);
+  CAF_CHECK_EQUAL(boost, vfork_clone);
   // argv[0] as given; its group's leader, and its session's when we have a
   // terminal it must not reach; nothing blocked or ignored; only 0-2 and the control
   // channel (3) open (4 is the listing's own): not the stray fd above, nor one this
@@ -993,6 +1000,61 @@ CAF_TEST(every launcher gives a child its own session or only its own group) {
     CAF_CHECK_NOT_EQUAL(own.substr(own.find("sid ")), ours);
     CAF_CHECK_EQUAL(launched_report(kind, false, probe), "group\n" + ours);
   }
+}
+
+CAF_TEST(our launcher hands over the pidfd of the child made with it where clone3 is there) {
+  int p[2];
+  CAF_REQUIRE_EQUAL(::pipe2(p, O_CLOEXEC), 0);
+  ChildLaunch l;
+  l.argv = {"sh", "-c", "read -r line; echo \"got $line\""};
+  l.env = spawn_environment({}, {}, {});
+  int in[2];
+  CAF_REQUIRE_EQUAL(::pipe2(in, O_CLOEXEC), 0);
+  l.in = in[0];
+  l.out = l.err = p[1];
+  l.session = false;
+  l.want_pidfd = true;
+  auto launched = launch_child(l, launcher_kind::vfork);
+  ::close(p[1]);
+  ::close(in[0]);
+  CAF_REQUIRE_EQUAL(launched.error, 0);
+  own_child(launched.pid, SIGKILL);
+  if (!clone3_in_use()) {
+    CAF_MESSAGE("no clone3 here (refused or missing): the caller opens the pidfd");
+    CAF_CHECK_EQUAL(launched.pidfd, -1);
+  } else {
+    // The child's own pidfd: /proc says whose, and it is not readable until it ends.
+    CAF_REQUIRE(launched.pidfd >= 0);
+    std::ifstream info("/proc/self/fdinfo/" + std::to_string(launched.pidfd));
+    std::string line, pid_line;
+    while (std::getline(info, line))
+      if (line.starts_with("Pid:"))
+        pid_line = line;
+    CAF_CHECK_EQUAL(pid_line, "Pid:\t" + std::to_string(launched.pid));
+    pollfd running{launched.pidfd, POLLIN, 0};
+    CAF_CHECK_EQUAL(::poll(&running, 1, 0), 0);
+  }
+  CAF_REQUIRE_EQUAL(::write(in[1], "x\n", 2), 2);
+  ::close(in[1]);
+  if (launched.pidfd >= 0) {
+    pollfd ended{launched.pidfd, POLLIN, 0};
+    CAF_CHECK_EQUAL(::poll(&ended, 1, -1), 1);
+    ::close(launched.pidfd);
+  }
+  std::string out;
+  char buf[64];
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) != 0;)
+    if (n > 0)
+      out.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR)
+      break;
+  ::close(p[0]);
+  int status = 0;
+  CAF_CHECK_EQUAL(::waitpid(launched.pid, &status, 0), launched.pid);
+  disown_child(launched.pid);
+  CAF_CHECK_EQUAL(out, "got x\n");
+  // SIGPIPE, ignored by the process layer, is always among what the child resets.
+  CAF_CHECK(ignored_signals_reset() >> (SIGPIPE - 1) & 1);
 }
 
 CAF_TEST(a process without a controlling terminal is told so and one with a terminal is not) {

@@ -298,9 +298,11 @@ Launched launch_vfork(const ChildLaunch& l) {
   plan.err = l.err;
   plan.control = l.control;
   plan.session = l.session;
+  plan.want_pidfd = l.want_pidfd;
   Launched r;
   r.pid = vfork_exec(plan);
   r.error = r.pid >= 0 ? 0 : plan.error != 0 ? plan.error : EINVAL;
+  r.pidfd = r.pid >= 0 ? plan.pidfd : -1;
   return r;
 }
 

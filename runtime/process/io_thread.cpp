@@ -51,7 +51,7 @@ void init_process_settings() {
     // them and know when a process group is really gone.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     // A child that closes its stdin must give us EPIPE, not kill us. (Children get
-    // SIGPIPE back to default through POSIX_SPAWN_SETSIGDEF.)
+    // SIGPIPE back at its default from every launcher: vfork_exec.hpp.)
     ::signal(SIGPIPE, SIG_IGN);
     // Each live child holds 3-4 of our fds: allow as many as the system lets us
     // (the soft limit is often 1024, the hard one much higher).

@@ -933,6 +933,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   launch.out = out_w.fd;
   launch.err = err_w.fd;
   launch.control = spec.control_channel && !spec.pty ? ctl_w.fd : -1;
+  launch.want_pidfd = true;
   // The child's start time lies between these: the crash-sweep record says so at
   // once, without reading /proc (which waits while the child is still in execve).
   auto earliest = boot_ticks_now();
@@ -940,6 +941,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   if (launched.error != 0)
     return Error{spawn_error(spec, launched.error)};
   pid_t pid = launched.pid;
+  Fd pidfd; // the launcher's (clone3 gives it with the child), else opened below
+  pidfd.fd = launched.pidfd;
 
   auto slot = add_slot(pid);
   auto latest = boot_ticks_now();
@@ -956,8 +959,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     remove_slot(slot, pid);
     return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
   };
-  Fd pidfd;
-  pidfd.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd.fd < 0)
+    pidfd.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd.fd < 0)
     return abandon("pidfd_open", errno);
 

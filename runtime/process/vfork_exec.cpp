@@ -1,5 +1,6 @@
 #include "runtime/process/vfork_exec.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 // The child runs on our memory until it execs, on a stack of its own, with every
 // signal blocked. So it only makes raw system calls: no libc function a sanitizer
@@ -126,9 +128,11 @@ int out_of_the_way(VforkPlan* p, int fd) {
 int child_main(void* arg) {
   auto* p = static_cast<VforkPlan*>(arg);
   // No handler of ours may run here (ours would kill every tool's group from our
-  // memory): every signal back to its default while all are still blocked.
+  // memory): every signal back to its default while all are still blocked. After
+  // clone3 the kernel has reset the handled ones; the ignored ones are left.
   for (long s = 1; s <= 64; ++s)
-    sys(SYS_rt_sigaction, s, reinterpret_cast<long>(kDefaultAction), 0, kKernelSigsetSize);
+    if (!p->handlers_cleared || (p->reset >> (s - 1) & 1))
+      sys(SYS_rt_sigaction, s, reinterpret_cast<long>(kDefaultAction), 0, kKernelSigsetSize);
   long r = p->session ? sys(SYS_setsid) : sys(SYS_setpgid, 0, 0);
   if (r < 0)
     fail(p, r);
@@ -168,24 +172,120 @@ int child_main(void* arg) {
   exec_searching(p);
 }
 
+std::atomic<bool> g_clone3{true}; // off once clone3 is found missing or refused
+
+#if defined(__x86_64__)
+constexpr uint64_t kClonePidfd = 0x1000;              // CLONE_PIDFD
+constexpr uint64_t kCloneClearSighand = 0x100000000;  // CLONE_CLEAR_SIGHAND
+
+/// The kernel's struct clone_args up to `tls` (CLONE_ARGS_SIZE_VER0): ours, as
+/// kDefaultAction is, so no header's version of it matters.
+struct CloneArgs {
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};
+
+/// clone3, the child starting on a stack of its own with no frame to return to:
+/// it calls fn(arg) from here and ends with its result if fn ever returns. The
+/// parent gets the pid or -errno.
+long clone3_calling(CloneArgs* args, int (*fn)(void*), void* arg) {
+  register long rax asm("rax") = SYS_clone3;
+  register CloneArgs* rdi asm("rdi") = args;
+  register unsigned long rsi asm("rsi") = sizeof(CloneArgs);
+  register int (*r12)(void*) asm("r12") = fn; // kept across syscall, in the child too
+  register void* r13 asm("r13") = arg;
+  asm volatile("syscall\n\t"
+               "test %%rax, %%rax\n\t"
+               "jnz 1f\n\t"
+               "xor %%ebp, %%ebp\n\t"
+               "mov %%r13, %%rdi\n\t"
+               "call *%%r12\n\t"
+               "mov %%eax, %%edi\n\t"
+               "mov %[exit_group], %%eax\n\t"
+               "syscall\n\t"
+               "hlt\n\t"
+               "1:"
+               : "+r"(rax)
+               : "r"(rdi), "r"(rsi), "r"(r12), "r"(r13), [exit_group] "i"(SYS_exit_group)
+               : "rcx", "r11", "memory");
+  return rax;
+}
+#endif
+
 } // namespace
+
+uint64_t ignored_signals_reset() noexcept {
+  // Asked once, here in the parent (64 system calls, the cost this saves per spawn).
+  static const uint64_t reset = [] {
+    uint64_t bits = uint64_t{1} << (SIGPIPE - 1);
+    for (int s = 1; s <= 64; ++s) {
+      struct sigaction old{};
+      if (::sigaction(s, nullptr, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+        bits |= uint64_t{1} << (s - 1);
+    }
+    return bits;
+  }();
+  return reset;
+}
+
+void use_clone3(bool on) noexcept {
+  g_clone3 = on;
+}
+
+bool clone3_in_use() noexcept {
+#if defined(__x86_64__)
+  return g_clone3.load();
+#else
+  return false;
+#endif
+}
 
 pid_t vfork_exec(VforkPlan& plan) noexcept {
   // The child's stack: in our frame, which stays put while we wait for it (vfork).
   alignas(64) char stack[kChildStack];
   uint64_t saved = 0;
+  plan.reset = ignored_signals_reset();
+  plan.pidfd = -1;
   // Blocked raw, the libc-internal signals too: none may reach the child before it
   // has set every handler to its default.
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &kAllSignals, &saved, kKernelSigsetSize);
   plan.error = 0;
-  pid_t pid = __clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
-  int clone_errno = errno;
+  pid_t pid = -1;
+  int clone_errno = 0;
+  bool cloned = false;
+#if defined(__x86_64__)
+  if (g_clone3.load(std::memory_order_relaxed)) {
+    int pidfd = -1;
+    CloneArgs args{};
+    args.flags = CLONE_VM | CLONE_VFORK | kCloneClearSighand | (plan.want_pidfd ? kClonePidfd : 0);
+    args.pidfd = reinterpret_cast<uint64_t>(&pidfd);
+    args.exit_signal = SIGCHLD;
+    args.stack = reinterpret_cast<uint64_t>(stack);
+    args.stack_size = sizeof stack;
+    plan.handlers_cleared = true;
+    long r = clone3_calling(&args, child_main, &plan);
+    if (r == -ENOSYS || r == -EINVAL || r == -EPERM) {
+      g_clone3 = false; // an older kernel, or a sandbox refusing it: clone from now on
+    } else {
+      cloned = true;
+      pid = r < 0 ? -1 : static_cast<pid_t>(r);
+      clone_errno = r < 0 ? static_cast<int>(-r) : 0;
+      plan.pidfd = r > 0 && plan.want_pidfd ? pidfd : -1;
+    }
+  }
+#endif
+  if (!cloned) {
+    plan.handlers_cleared = false;
+    pid = __clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+    clone_errno = errno;
+  }
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, nullptr, kKernelSigsetSize);
   if (pid < 0) {
     plan.error = clone_errno;
     return -1;
   }
   if (plan.error != 0) { // it has exited (vfork): reap it
+    if (plan.pidfd >= 0)
+      ::close(std::exchange(plan.pidfd, -1));
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
     return -1;

@@ -3,10 +3,15 @@
 // launch_posix_spawn) with one difference glibc's file actions cannot express: the
 // child marks our fds close-on-exec instead of closing them one by one, so execve
 // closes them after it has released the spawning thread (bench/README.md, "the
-// spawn path"). Built without sanitizers (CMakeLists.txt): the child shares our
-// memory and the spawning thread's sanitizer state.
+// spawn path"). Where the kernel has clone3 (5.5+, x86-64 here) the kernel resets
+// the child's signal handlers as it makes it (CLONE_CLEAR_SIGHAND) and hands us its
+// pidfd (CLONE_PIDFD): the child then resets only the signals we ignore, not all 64
+// one by one while the spawning thread waits. Built without sanitizers
+// (CMakeLists.txt): the child shares our memory and the spawning thread's
+// sanitizer state.
 #pragma once
 
+#include <cstdint>
 #include <sys/types.h>
 
 namespace jp {
@@ -23,12 +28,30 @@ struct VforkPlan {
   int in = -1, out = -1, err = -1; // become 0, 1, 2 (in = -1: /dev/null)
   int control = -1;                // becomes 3
   bool session = true;             // its own session, else its own process group
+  bool want_pidfd = false;         // ask the kernel for the child's pidfd (clone3)
   volatile int error = 0;          // set by a child that could not exec
+  int pidfd = -1;                  // the child's pidfd, ours to close, when asked and given
+  // Set by vfork_exec for the child: the kernel has reset its handlers already, and
+  // these signals (bit s-1) are the ones it still has to reset (ignored ones).
+  bool handlers_cleared = false;
+  uint64_t reset = 0;
 };
 
-/// Starts the child in its own session (or process group), every signal at its default and none
-/// blocked, only 0-2 (and 3) open once it has exec'd. Its pid, or -1 with
-/// plan.error set (the failed child already reaped).
+/// Starts the child in its own session (or process group), every signal at its
+/// default and none blocked, only 0-2 (and 3) open once it has exec'd. Its pid, or
+/// -1 with plan.error set (the failed child already reaped). "Every signal": those
+/// with a handler here, and those ignored here at the first spawn (SIGPIPE always);
+/// one ignored only later is inherited, as across fork and exec.
 pid_t vfork_exec(VforkPlan& plan) noexcept;
+
+/// The signals (bit s-1) a child gets back at their default from vfork_exec besides
+/// the handled ones: those ignored at the first spawn, and SIGPIPE.
+uint64_t ignored_signals_reset() noexcept;
+
+/// Whether vfork_exec tries clone3 (the default; it falls back to clone by itself
+/// where clone3 is missing or refused). Off: the clone path, for its tests.
+void use_clone3(bool on) noexcept;
+/// Whether the next spawn goes through clone3 (false once it was refused).
+bool clone3_in_use() noexcept;
 
 } // namespace jp
