@@ -173,6 +173,7 @@ int child_main(void* arg) {
 }
 
 std::atomic<bool> g_clone3{true}; // off once clone3 is found missing or refused
+std::atomic<int> g_clone3_refusal{0}; // the errno it was refused with
 
 #if defined(__x86_64__)
 constexpr uint64_t kClonePidfd = 0x1000;              // CLONE_PIDFD
@@ -214,12 +215,18 @@ long clone3_calling(CloneArgs* args, int (*fn)(void*), void* arg) {
 } // namespace
 
 uint64_t ignored_signals_reset() noexcept {
-  // Asked once, here in the parent (64 system calls, the cost this saves per spawn).
+  // The standard signals always: a program may ignore one for a while (glibc's
+  // system() ignores SIGINT and SIGQUIT while it runs) and a child must not
+  // inherit that. SIGKILL and SIGSTOP cannot be ignored. The real-time ones
+  // ignored at the first spawn, asked once here in the parent (raw, as the
+  // kernel has them: a handler field of SIG_IGN whatever the flags, glibc's own
+  // signals too).
   static const uint64_t reset = [] {
-    uint64_t bits = uint64_t{1} << (SIGPIPE - 1);
-    for (int s = 1; s <= 64; ++s) {
-      struct sigaction old{};
-      if (::sigaction(s, nullptr, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+    uint64_t bits = ((uint64_t{1} << 31) - 1) & ~(uint64_t{1} << (SIGKILL - 1)) & ~(uint64_t{1} << (SIGSTOP - 1));
+    for (long s = 32; s <= 64; ++s) {
+      uint64_t old[4] = {0, 0, 0, 0};
+      if (::syscall(SYS_rt_sigaction, s, nullptr, old, kKernelSigsetSize) == 0 &&
+          old[0] == reinterpret_cast<uint64_t>(SIG_IGN))
         bits |= uint64_t{1} << (s - 1);
     }
     return bits;
@@ -229,6 +236,10 @@ uint64_t ignored_signals_reset() noexcept {
 
 void use_clone3(bool on) noexcept {
   g_clone3 = on;
+}
+
+int clone3_refusal() noexcept {
+  return g_clone3_refusal.load();
 }
 
 bool clone3_in_use() noexcept {
@@ -264,7 +275,9 @@ pid_t vfork_exec(VforkPlan& plan) noexcept {
     plan.handlers_cleared = true;
     long r = clone3_calling(&args, child_main, &plan);
     if (r == -ENOSYS || r == -EINVAL || r == -EPERM) {
-      g_clone3 = false; // an older kernel, or a sandbox refusing it: clone from now on
+      // An older kernel, or a sandbox refusing it: clone from now on.
+      g_clone3_refusal = static_cast<int>(-r);
+      g_clone3 = false;
     } else {
       cloned = true;
       pid = r < 0 ? -1 : static_cast<pid_t>(r);

@@ -5,8 +5,9 @@
 // closes them after it has released the spawning thread (bench/README.md, "the
 // spawn path"). Where the kernel has clone3 (5.5+, x86-64 here) the kernel resets
 // the child's signal handlers as it makes it (CLONE_CLEAR_SIGHAND) and hands us its
-// pidfd (CLONE_PIDFD): the child then resets only the signals we ignore, not all 64
-// one by one while the spawning thread waits. Built without sanitizers
+// pidfd (CLONE_PIDFD): the child then resets only the standard signals (which a
+// handler-free process may still ignore), not all 64 one by one while the spawning
+// thread waits. Built without sanitizers
 // (CMakeLists.txt): the child shares our memory and the spawning thread's
 // sanitizer state.
 #pragma once
@@ -39,13 +40,14 @@ struct VforkPlan {
 
 /// Starts the child in its own session (or process group), every signal at its
 /// default and none blocked, only 0-2 (and 3) open once it has exec'd. Its pid, or
-/// -1 with plan.error set (the failed child already reaped). "Every signal": those
-/// with a handler here, and those ignored here at the first spawn (SIGPIPE always);
-/// one ignored only later is inherited, as across fork and exec.
+/// -1 with plan.error set (the failed child already reaped). "Every signal" but
+/// for one case: a real-time signal first ignored here after the first spawn stays
+/// ignored in the child through clone3, as it would across fork and exec.
 pid_t vfork_exec(VforkPlan& plan) noexcept;
 
-/// The signals (bit s-1) a child gets back at their default from vfork_exec besides
-/// the handled ones: those ignored at the first spawn, and SIGPIPE.
+/// The signals (bit s-1) the child resets itself after clone3 (the kernel resets
+/// the handled ones): every standard signal but SIGKILL and SIGSTOP, and the
+/// real-time ones ignored at the first spawn.
 uint64_t ignored_signals_reset() noexcept;
 
 /// Whether vfork_exec tries clone3 (the default; it falls back to clone by itself
@@ -53,5 +55,7 @@ uint64_t ignored_signals_reset() noexcept;
 void use_clone3(bool on) noexcept;
 /// Whether the next spawn goes through clone3 (false once it was refused).
 bool clone3_in_use() noexcept;
+/// The errno clone3 was refused with (ENOSYS, EINVAL, EPERM), or 0.
+int clone3_refusal() noexcept;
 
 } // namespace jp
