@@ -83,6 +83,10 @@ int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen, 
 int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter)> spawn_session,
                 StdoutLines& out) {
   auto server = spawn_session([&out](const std::string& line) { out.push(line); });
+  // Reading stdin must not flush stdout, as std::cin does through its tie to
+  // std::cout: `out`'s thread may be blocked writing to a client slow to read,
+  // holding stdout's lock, and the requests after it would go unread.
+  std::cin.tie(nullptr);
   std::string line;
   while (std::getline(std::cin, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos)
