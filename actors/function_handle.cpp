@@ -283,9 +283,9 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
 } // namespace
 
 HandleFactory function_handle_factory(FunctionTool fn) {
-  return [fn](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+  return [fn](caf::local_actor* parent, const std::string& id, LaunchSpec& spec,
               const supervisor_actor& supervisor) -> handle_actor {
-    return caf::actor_cast<handle_actor>(parent->spawn(function_behavior, id, spec, fn, supervisor));
+    return caf::actor_cast<handle_actor>(parent->spawn(function_behavior, id, std::move(spec), fn, supervisor));
   };
 }
 

@@ -617,9 +617,9 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
 
 } // namespace
 
-handle_actor spawn_process_handle(caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+handle_actor spawn_process_handle(caf::local_actor* parent, const std::string& id, LaunchSpec spec,
                                   IoThread& io, const supervisor_actor& supervisor) {
-  return parent->spawn(handle_behavior, id, spec, &io, supervisor);
+  return parent->spawn(handle_behavior, id, std::move(spec), &io, supervisor);
 }
 
 } // namespace jp

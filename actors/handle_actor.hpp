@@ -21,7 +21,7 @@ class IoThread;
 /// Spawns a handle for `spec` as a child of `parent` (the registry); the handle tells
 /// `supervisor` (stopped_atom, HandleReport) once its process group is gone, and quits
 /// on (retire_atom). If the actor dies, it kills its process group on the way out.
-handle_actor spawn_process_handle(caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+handle_actor spawn_process_handle(caf::local_actor* parent, const std::string& id, LaunchSpec spec,
                                   IoThread& io, const supervisor_actor& supervisor);
 
 } // namespace jp

@@ -200,7 +200,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     self->state.entries.erase(it);
 }
 
-void start(registry_actor_t* self, const std::string& id, entry& e, const LaunchSpec& spec) {
+void start(registry_actor_t* self, const std::string& id, entry& e, LaunchSpec& spec) {
   e.tool = spec.tool;
   e.node = spec.node;
   e.phase = entry_phase::live;
@@ -215,6 +215,7 @@ void start(registry_actor_t* self, const std::string& id, entry& e, const Launch
     ++st.counts.spawned;
     st.counts.peak_live = std::max(st.counts.peak_live, ++st.live);
   }
+  // Last use of `spec` here and in the callers: the factory may take it.
   e.handle = self->state.factory(self, id, spec, supervisor_actor{self});
   self->monitor(e.handle);
   self->state.by_actor[e.handle.address()] = id;
@@ -344,7 +345,7 @@ void abort_handle(registry_actor_t* self, const std::string& id) {
           });
 }
 
-caf::result<HandleReport> spawn_handle(registry_actor_t* self, const std::string& id, const LaunchSpec& spec,
+caf::result<HandleReport> spawn_handle(registry_actor_t* self, const std::string& id, LaunchSpec& spec,
                                        const LookOptions& look) {
   auto it = self->state.entries.find(id);
   if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped) {
@@ -365,7 +366,7 @@ caf::result<HandleReport> spawn_handle(registry_actor_t* self, const std::string
 }
 
 /// A one-shot run under `id`: answered with its final report (or its question).
-caf::result<HandleReport> start_oneshot(registry_actor_t* self, const std::string& id, const LaunchSpec& spec) {
+caf::result<HandleReport> start_oneshot(registry_actor_t* self, const std::string& id, LaunchSpec& spec) {
   auto& e = self->state.entries[id];
   auto rp = self->make_response_promise();
   e.oneshot = true;
@@ -433,16 +434,16 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
         mark_stopped(self, id,
                      HandleReport{id, ToolState::failure(ToolError{reason, {}, false}), 0, {}});
     },
-    [self](spawn_atom, const std::string& id, const LaunchSpec& spec) {
+    [self](spawn_atom, const std::string& id, LaunchSpec& spec) {
       return spawn_handle(self, id, spec, LookOptions{});
     },
-    [self](spawn_atom, const std::string& id, const LaunchSpec& spec, const LookOptions& look) {
+    [self](spawn_atom, const std::string& id, LaunchSpec& spec, const LookOptions& look) {
       return spawn_handle(self, id, spec, look);
     },
-    [self](oneshot_atom, const LaunchSpec& spec) -> caf::result<HandleReport> {
+    [self](oneshot_atom, LaunchSpec& spec) -> caf::result<HandleReport> {
       return start_oneshot(self, fmt::format("#{}", ++self->state.next_internal), spec);
     },
-    [self](oneshot_atom, const LaunchSpec& spec, const std::string& id) -> caf::result<HandleReport> {
+    [self](oneshot_atom, LaunchSpec& spec, const std::string& id) -> caf::result<HandleReport> {
       // The caller's id, so that it can abort the run: one no assistant can choose.
       if (id.empty() || id[0] != '#' || self->state.entries.count(id))
         return make_error(error_code::handle_exists, fmt::format("one-shot id `{}` is taken or not internal", cut_text(id)));
@@ -597,9 +598,9 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
 } // namespace
 
 HandleFactory process_handle_factory(IoThread& io) {
-  return [&io](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+  return [&io](caf::local_actor* parent, const std::string& id, LaunchSpec& spec,
                const supervisor_actor& supervisor) {
-    return spawn_process_handle(parent, id, spec, io, supervisor);
+    return spawn_process_handle(parent, id, std::move(spec), io, supervisor);
   };
 }
 

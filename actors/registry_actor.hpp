@@ -46,9 +46,11 @@ namespace jp {
 class IoThread;
 
 /// Starts the actor owning one handle, spawned by `parent` (the registry), which
-/// tells `supervisor` (the registry) how its work went.
+/// tells `supervisor` (the registry) how its work went. The registry is done with
+/// `spec` when it calls: a factory may move what it keeps out of it (a copy of a
+/// spec is dozens of allocations a spawn); one taking `const LaunchSpec&` fits too.
 using HandleFactory = std::function<handle_actor(caf::local_actor* parent, const std::string& id,
-                                                 const LaunchSpec& spec, const supervisor_actor& supervisor)>;
+                                                 LaunchSpec& spec, const supervisor_actor& supervisor)>;
 
 /// Handles over real processes on `io`.
 HandleFactory process_handle_factory(IoThread& io);

@@ -837,7 +837,7 @@ HandleFactory handle_factory(const TurnContext& ctx) {
     executors[name] = [why](caf::local_actor* parent, const std::string& id, const LaunchSpec&,
                             const supervisor_actor& supervisor) { return spawn_stopped(parent, id, why, supervisor); };
   }
-  return [processes, agents, executors](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+  return [processes, agents, executors](caf::local_actor* parent, const std::string& id, LaunchSpec& spec,
                                         const supervisor_actor& supervisor) {
     if (spec.subagent)
       return agents(parent, id, spec, supervisor);

@@ -30,7 +30,7 @@ struct foreach_fixture : registry_fixture {
       return h;
     };
     registry = spawn_registry(sys, [this, fakes, start](caf::local_actor* parent, const std::string& id,
-                                                        const LaunchSpec& spec, const supervisor_actor& sup) {
+                                                        LaunchSpec& spec, const supervisor_actor& sup) {
       if (!spec.subagent || !spec.agent.foreach)
         return fakes(parent, id, spec, sup);
       return foreaches[id] = spawn_foreach(parent, id, spec.agent, start, sup);

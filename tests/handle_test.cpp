@@ -165,7 +165,7 @@ struct recorded_runtime : real_runtime {
     self->send_exit(registry, caf::exit_reason::user_shutdown);
     auto inner = process_handle_factory(io);
     registry = spawn_registry(sys, [inner, actors = actors](caf::local_actor* parent, const std::string& id,
-                                                            const LaunchSpec& spec,
+                                                            LaunchSpec& spec,
                                                             const supervisor_actor& supervisor) {
       auto h = inner(parent, id, spec, supervisor);
       (*actors)[id] = h;
