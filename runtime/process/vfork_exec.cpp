@@ -129,7 +129,8 @@ int child_main(void* arg) {
   auto* p = static_cast<VforkPlan*>(arg);
   // No handler of ours may run here (ours would kill every tool's group from our
   // memory): every signal back to its default while all are still blocked. After
-  // clone3 the kernel has reset the handled ones; the ignored ones are left.
+  // clone3 the kernel has reset the handled ones: only those that may be ignored
+  // are left to reset here (p->reset).
   for (long s = 1; s <= 64; ++s)
     if (!p->handlers_cleared || (p->reset >> (s - 1) & 1))
       sys(SYS_rt_sigaction, s, reinterpret_cast<long>(kDefaultAction), 0, kKernelSigsetSize);
