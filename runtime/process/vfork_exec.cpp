@@ -132,7 +132,7 @@ int child_main(void* arg) {
   // clone3 the kernel has reset the handled ones: only those that may be ignored
   // are left to reset here (p->reset).
   for (long s = 1; s <= 64; ++s)
-    if (!p->handlers_cleared || (p->reset >> (s - 1) & 1))
+    if (p->reset >> (s - 1) & 1)
       sys(SYS_rt_sigaction, s, reinterpret_cast<long>(kDefaultAction), 0, kKernelSigsetSize);
   long r = p->session ? sys(SYS_setsid) : sys(SYS_setpgid, 0, 0);
   if (r < 0)
@@ -255,7 +255,6 @@ pid_t vfork_exec(VforkPlan& plan) noexcept {
   // The child's stack: in our frame, which stays put while we wait for it (vfork).
   alignas(64) char stack[kChildStack];
   uint64_t saved = 0;
-  plan.reset = ignored_signals_reset();
   plan.pidfd = -1;
   // Blocked raw, the libc-internal signals too: none may reach the child before it
   // has set every handler to its default.
@@ -273,7 +272,7 @@ pid_t vfork_exec(VforkPlan& plan) noexcept {
     args.exit_signal = SIGCHLD;
     args.stack = reinterpret_cast<uint64_t>(stack);
     args.stack_size = sizeof stack;
-    plan.handlers_cleared = true;
+    plan.reset = ignored_signals_reset();
     long r = clone3_calling(&args, child_main, &plan);
     if (r == -ENOSYS || r == -EINVAL || r == -EPERM) {
       // An older kernel, or a sandbox refusing it: clone from now on.
@@ -288,7 +287,7 @@ pid_t vfork_exec(VforkPlan& plan) noexcept {
   }
 #endif
   if (!cloned) {
-    plan.handlers_cleared = false;
+    plan.reset = ~uint64_t{0};
     pid = __clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
     clone_errno = errno;
   }

@@ -7,9 +7,8 @@
 // the child's signal handlers as it makes it (CLONE_CLEAR_SIGHAND) and hands us its
 // pidfd (CLONE_PIDFD): the child then resets only the standard signals (which a
 // handler-free process may still ignore), not all 64 one by one while the spawning
-// thread waits. Built without sanitizers
-// (CMakeLists.txt): the child shares our memory and the spawning thread's
-// sanitizer state.
+// thread waits. Built without sanitizers (CMakeLists.txt): the child shares our
+// memory and the spawning thread's sanitizer state.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +31,8 @@ struct VforkPlan {
   bool want_pidfd = false;         // ask the kernel for the child's pidfd (clone3)
   volatile int error = 0;          // set by a child that could not exec
   int pidfd = -1;                  // the child's pidfd, ours to close, when asked and given
-  // Set by vfork_exec for the child: the kernel has reset its handlers already, and
-  // these signals (bit s-1) are the ones it still has to reset (ignored ones).
-  bool handlers_cleared = false;
+  // Set by vfork_exec for the child: the signals (bit s-1) it resets to their
+  // default; all of them unless the kernel has reset the handled ones (clone3).
   uint64_t reset = 0;
 };
 
