@@ -984,6 +984,27 @@ CAF_TEST(every launcher starts a child alike) {
 
 namespace {
 
+/// Everything a child of ours wrote to `fd` until its end; `fd` closed after.
+std::string read_to_end(int fd) {
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;)
+    if (n > 0)
+      out.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR)
+      break;
+  ::close(fd);
+  return out;
+}
+
+/// The status of `pid`, a child own_child made ours, reaped and let go.
+int reaped_status(pid_t pid) {
+  int status = 0;
+  CAF_CHECK_EQUAL(::waitpid(pid, &status, 0), pid);
+  disown_child(pid);
+  return status;
+}
+
 /// What `probe` printed when launch_child started it under `kind`, in its own
 /// session or only its own group; the child reaped (killed if it hangs).
 std::string launched_report(launcher_kind kind, bool session, const char* probe) {
@@ -998,17 +1019,8 @@ std::string launched_report(launcher_kind kind, bool session, const char* probe)
   ::close(p[1]);
   CAF_REQUIRE_EQUAL(launched.error, 0);
   own_child(launched.pid, SIGKILL);
-  std::string out;
-  char buf[512];
-  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) != 0;)
-    if (n > 0)
-      out.append(buf, static_cast<size_t>(n));
-    else if (errno != EINTR)
-      break;
-  ::close(p[0]);
-  int status = 0;
-  CAF_CHECK_EQUAL(::waitpid(launched.pid, &status, 0), launched.pid);
-  disown_child(launched.pid);
+  auto out = read_to_end(p[0]);
+  int status = reaped_status(launched.pid);
   CAF_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   return out;
 }
@@ -1085,17 +1097,8 @@ CAF_TEST(our launcher hands over the pidfd of the child made with it where clone
     pollfd ended{launched.pidfd, POLLIN, 0};
     CAF_CHECK_EQUAL(::poll(&ended, 1, 30000), 1);
   }
-  std::string out;
-  char buf[64];
-  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) != 0;)
-    if (n > 0)
-      out.append(buf, static_cast<size_t>(n));
-    else if (errno != EINTR)
-      break;
-  ::close(p[0]);
-  int status = 0;
-  CAF_CHECK_EQUAL(::waitpid(launched.pid, &status, 0), launched.pid);
-  disown_child(launched.pid);
+  auto out = read_to_end(p[0]);
+  reaped_status(launched.pid);
   CAF_CHECK_EQUAL(out, "got x\n");
   // What the child resets itself: every standard signal a process can ignore.
   auto reset = ignored_signals_reset();
