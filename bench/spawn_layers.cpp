@@ -9,7 +9,7 @@
 #include <memory>
 #include <utility>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
+#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,10 +65,14 @@ Result<double> launcher_round(long n, bool session) {
     auto child = launch_child(l, launcher_kind::vfork);
     ::close(out[1]);
     ::close(err[1]);
-    int pidfd = child.error != 0 ? -1 : child.pidfd >= 0 ? child.pidfd : static_cast<int>(::syscall(SYS_pidfd_open, child.pid, 0));
+    int pidfd = child.pidfd;
     if (pidfd < 0) {
+      if (child.error == 0) { // started but not to be watched: ended here
+        ::kill(-child.pid, SIGKILL);
+        ::waitpid(child.pid, nullptr, 0);
+      }
       ::close(out[0]), ::close(err[0]), ::close(ep);
-      return Error{fmt::format("launch: {}", std::strerror(child.error ? child.error : errno))};
+      return Error{fmt::format("launch: {}", std::strerror(child.error ? child.error : child.pidfd_error))};
     }
     int fds[3] = {pidfd, out[0], err[0]};
     for (int k = 0; k < 3; ++k) {

@@ -1052,19 +1052,23 @@ CAF_TEST(every launcher gives a child its own session or only its own group) {
   }
 }
 
-CAF_TEST(our launcher hands over the pidfd of the child made with it where clone3 is there) {
-  int p[2];
+namespace {
+
+/// A child waiting for a line, launched by `kind` with its pidfd asked for: the
+/// pidfd is the child's (/proc says whose), not readable while it waits, readable
+/// once it ended.
+void check_pidfd(launcher_kind kind) {
+  int p[2], in[2];
   CAF_REQUIRE_EQUAL(::pipe2(p, O_CLOEXEC), 0);
+  CAF_REQUIRE_EQUAL(::pipe2(in, O_CLOEXEC), 0);
   ChildLaunch l;
   l.argv = {"sh", "-c", "read -r line; echo \"got $line\""};
   l.env = spawn_environment({}, {}, {});
-  int in[2];
-  CAF_REQUIRE_EQUAL(::pipe2(in, O_CLOEXEC), 0);
   l.in = in[0];
   l.out = l.err = p[1];
   l.session = false;
   l.want_pidfd = true;
-  auto launched = launch_child(l, launcher_kind::vfork);
+  auto launched = launch_child(l, kind);
   ::close(p[1]);
   ::close(in[0]);
   CAF_REQUIRE_EQUAL(launched.error, 0);
@@ -1074,32 +1078,73 @@ CAF_TEST(our launcher hands over the pidfd of the child made with it where clone
     if (*fd >= 0)
       ::close(std::exchange(*fd, -1));
   });
-  if (clone3_expected())
-    CAF_CHECK_EQUAL(clone3_refusal(), 0); // not a mistake of ours hidden by the fallback
-  if (!clone3_in_use()) {
-    CAF_MESSAGE("no clone3 here (refused with errno " << clone3_refusal() << "): the caller opens the pidfd");
-    CAF_CHECK_EQUAL(launched.pidfd, -1);
-  } else {
-    // The child's own pidfd: /proc says whose, and it is not readable until it ends.
-    CAF_REQUIRE(launched.pidfd >= 0);
-    std::ifstream info("/proc/self/fdinfo/" + std::to_string(launched.pidfd));
-    std::string line, pid_line;
-    while (std::getline(info, line))
-      if (line.starts_with("Pid:"))
-        pid_line = line;
-    CAF_CHECK_EQUAL(pid_line, "Pid:\t" + std::to_string(launched.pid));
-    pollfd running{launched.pidfd, POLLIN, 0};
-    CAF_CHECK_EQUAL(::poll(&running, 1, 0), 0);
-  }
+  CAF_CHECK_EQUAL(launched.pidfd_error, 0);
+  CAF_REQUIRE(launched.pidfd >= 0);
+  std::ifstream info("/proc/self/fdinfo/" + std::to_string(launched.pidfd));
+  std::string line, pid_line;
+  while (std::getline(info, line))
+    if (line.starts_with("Pid:"))
+      pid_line = line;
+  CAF_CHECK_EQUAL(pid_line, "Pid:\t" + std::to_string(launched.pid));
+  pollfd running{launched.pidfd, POLLIN, 0};
+  CAF_CHECK_EQUAL(::poll(&running, 1, 0), 0);
   CAF_REQUIRE_EQUAL(::write(in[1], "x\n", 2), 2);
   ::close(in[1]);
-  if (launched.pidfd >= 0) {
-    pollfd ended{launched.pidfd, POLLIN, 0};
-    CAF_CHECK_EQUAL(::poll(&ended, 1, 30000), 1);
-  }
+  pollfd ended{launched.pidfd, POLLIN, 0};
+  CAF_CHECK_EQUAL(::poll(&ended, 1, 30000), 1);
   auto out = read_to_end(p[0]);
   reaped_status(launched.pid);
   CAF_CHECK_EQUAL(out, "got x\n");
+}
+
+/// The pidfd our launcher gets from the kernel with the child (clone3's or clone's
+/// CLONE_PIDFD), not one opened after: vfork_exec itself, a child that exits at once.
+void check_pidfd_from_clone() {
+  char file[] = "/bin/true";
+  char* argv[] = {file, nullptr};
+  char* envp[] = {nullptr};
+  VforkPlan plan;
+  plan.file = file;
+  plan.path = "/bin";
+  plan.argv = argv;
+  plan.envp = envp;
+  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  CAF_REQUIRE(null_fd >= 0);
+  plan.in = plan.out = plan.err = null_fd;
+  plan.session = false;
+  plan.want_pidfd = true;
+  pid_t pid = vfork_exec(plan);
+  ::close(null_fd);
+  int error = plan.error;
+  CAF_REQUIRE_EQUAL(error, 0);
+  CAF_REQUIRE(pid > 0);
+  own_child(pid, SIGKILL);
+  CAF_CHECK(plan.pidfd >= 0);
+  if (plan.pidfd >= 0) {
+    pollfd ended{plan.pidfd, POLLIN, 0};
+    CAF_CHECK_EQUAL(::poll(&ended, 1, 30000), 1);
+    ::close(plan.pidfd);
+  }
+  CAF_CHECK_EQUAL(reaped_status(pid), 0);
+}
+
+} // namespace
+
+CAF_TEST(every launcher hands over the pidfd of its child) {
+  check_pidfd(launcher_kind::boost_v2);
+  check_pidfd(launcher_kind::posix_spawn);
+  check_pidfd(launcher_kind::vfork);
+  check_pidfd_from_clone();
+  if (clone3_expected())
+    CAF_CHECK_EQUAL(clone3_refusal(), 0); // not a mistake of ours hidden by the fallback
+  CAF_MESSAGE((clone3_in_use() ? "through clone3" : "through clone (clone3 refused here)"));
+  // Where clone3 is missing or refused: clone's pidfd.
+  Clone3As off(false);
+  check_pidfd(launcher_kind::vfork);
+  check_pidfd_from_clone();
+}
+
+CAF_TEST(the child resets every standard signal it may inherit ignored) {
   // What the child resets itself: every standard signal a process can ignore.
   auto reset = ignored_signals_reset();
   for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGCHLD, SIGUSR1, SIGTTOU, SIGSYS})

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -306,11 +307,7 @@ Launched launch_vfork(const ChildLaunch& l) {
   return r;
 }
 
-} // namespace
-
-Launched launch_child(const ChildLaunch& l, launcher_kind kind) {
-  if (!l.terminal.empty() && !l.session)
-    return Launched{-1, EINVAL}; // a terminal becomes the controlling one of a new session only
+Launched launched_by(const ChildLaunch& l, launcher_kind kind) {
   switch (kind) {
     case launcher_kind::boost_v2:
       return launch_boost(l);
@@ -320,6 +317,21 @@ Launched launch_child(const ChildLaunch& l, launcher_kind kind) {
       break;
   }
   return launch_vfork(l);
+}
+
+} // namespace
+
+Launched launch_child(const ChildLaunch& l, launcher_kind kind) {
+  if (!l.terminal.empty() && !l.session)
+    return Launched{-1, EINVAL}; // a terminal becomes the controlling one of a new session only
+  auto r = launched_by(l, kind);
+  // A launcher that did not get the pidfd with the child: it cannot be another
+  // process's yet, since the child is not reaped before we watch it.
+  if (l.want_pidfd && r.error == 0 && r.pidfd < 0) {
+    r.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, r.pid, 0));
+    r.pidfd_error = r.pidfd < 0 ? errno : 0;
+  }
+  return r;
 }
 
 } // namespace jp

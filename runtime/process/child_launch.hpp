@@ -28,18 +28,19 @@ struct ChildLaunch {
   int control = -1;                   // becomes 3
   bool session = true;                // its own session, else only its own process
                                       // group in ours (a terminal needs a session)
-  bool want_pidfd = false;            // the child's pidfd too, where the launcher gets
-                                      // it from the kernel with the child (vfork: clone3)
+  bool want_pidfd = false;            // the child's pidfd too: from the kernel with the
+                                      // child where the launcher can (vfork), else opened
 };
 
 /// The child: in its own process group (leading its own session with `session`),
 /// every signal at its default and none blocked, only fds 0-2 (and 3) open. Its pid,
-/// or the errno of what failed; the caller watches it through a pidfd: the one it
-/// asked for (the caller's to close), or where none came, one of its own.
+/// or the errno of what failed. With want_pidfd, its pidfd (the caller's to close),
+/// or -1 and why (pidfd_error) when none could be had: the child runs all the same.
 struct Launched {
   pid_t pid = -1;
   int error = 0;
   int pidfd = -1;
+  int pidfd_error = 0;
 };
 
 enum class launcher_kind { boost_v2, posix_spawn, vfork };

@@ -16,7 +16,6 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -941,7 +940,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   if (launched.error != 0)
     return Error{spawn_error(spec, launched.error)};
   pid_t pid = launched.pid;
-  Fd pidfd; // the launcher's (clone3 gives it with the child), else opened below
+  Fd pidfd; // ours to close, whatever happens below
   pidfd.fd = launched.pidfd;
 
   auto slot = add_slot(pid);
@@ -960,9 +959,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
   };
   if (pidfd.fd < 0)
-    pidfd.fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd.fd < 0)
-    return abandon("pidfd_open", errno);
+    return abandon("pidfd_open", launched.pidfd_error);
 
   bool has_stdin = spec.stdin_pipe || spec.pty;
   auto st = std::make_shared<ProcState>(io, pid, slot, has_stdin, spec.pty, std::move(mark), std::move(events));

@@ -287,9 +287,15 @@ pid_t vfork_exec(VforkPlan& plan) noexcept {
   }
 #endif
   if (!cloned) {
+    // clone has CLONE_PIDFD too (5.2+; an older kernel ignores the flag and leaves
+    // -1 here): a sandbox refusing clone3 (Docker's default seccomp profile) or a
+    // 5.3-5.4 kernel without CLONE_CLEAR_SIGHAND still gives the pidfd with the child.
+    int pidfd = -1;
     plan.reset = ~uint64_t{0};
-    pid = __clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+    pid = __clone(child_main, stack + sizeof stack,
+                  CLONE_VM | CLONE_VFORK | SIGCHLD | (plan.want_pidfd ? CLONE_PIDFD : 0), &plan, &pidfd);
     clone_errno = errno;
+    plan.pidfd = pid > 0 && plan.want_pidfd ? pidfd : -1;
   }
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, nullptr, kKernelSigsetSize);
   if (pid < 0) {

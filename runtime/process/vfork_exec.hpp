@@ -28,7 +28,7 @@ struct VforkPlan {
   int in = -1, out = -1, err = -1; // become 0, 1, 2 (in = -1: /dev/null)
   int control = -1;                // becomes 3
   bool session = true;             // its own session, else its own process group
-  bool want_pidfd = false;         // ask the kernel for the child's pidfd (clone3)
+  bool want_pidfd = false;         // ask the kernel for the child's pidfd (CLONE_PIDFD)
   volatile int error = 0;          // set by a child that could not exec
   int pidfd = -1;                  // the child's pidfd, ours to close, when asked and given
   // Set by vfork_exec for the child: the signals (bit s-1) it resets to their
