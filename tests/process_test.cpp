@@ -641,6 +641,29 @@ CAF_TEST(destroying the io thread kills and reaps its groups) {
   CAF_CHECK_EQUAL(c->exits, 1);
 }
 
+namespace {
+
+/// How many pidfds this process holds.
+int open_pidfds() {
+  int n = 0;
+  for (auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    n += std::filesystem::read_symlink(e.path(), ec).string().find("pidfd") != std::string::npos;
+  }
+  return n;
+}
+
+/// The pid a pidfd of ours refers to, as /proc says ("" if none).
+std::string pid_of_pidfd(int fd) {
+  std::ifstream info("/proc/self/fdinfo/" + std::to_string(fd));
+  for (std::string line; std::getline(info, line);)
+    if (line.starts_with("Pid:\t"))
+      return line.substr(5);
+  return {};
+}
+
+} // namespace
+
 CAF_TEST(an io thread destroyed right after an exit still closes its descriptors and tells gone) {
   // A group's descriptors are closed after its owner hears of the exit (let_go,
   // queued behind what the news made ready): ~IoThread must not stop its loop in
@@ -648,14 +671,6 @@ CAF_TEST(an io thread destroyed right after an exit still closes its descriptors
   // on_gone told once; the handle outlives the io thread (ASan: no use of its
   // destroyed context when the handle goes). The pauses only make the old window
   // likely (a review's repro: 50 of 50 rounds left the pidfd open).
-  auto pidfds = [] {
-    int n = 0;
-    for (auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-      std::error_code ec;
-      n += std::filesystem::read_symlink(e.path(), ec).string().find("pidfd") != std::string::npos;
-    }
-    return n;
-  };
   GroupGuard guard;
   for (int round = 0; round < 20; ++round) {
     std::shared_ptr<Process> keep;
@@ -672,7 +687,7 @@ CAF_TEST(an io thread destroyed right after an exit still closes its descriptors
       keep->terminate(10s, [gone] { ++*gone; }); // SIGTERM ends sleep at once
       std::this_thread::sleep_for(100us);
     }
-    CAF_CHECK_EQUAL(pidfds(), 0);
+    CAF_CHECK_EQUAL(open_pidfds(), 0);
     CAF_CHECK_EQUAL(gone->load(), 1);
     CAF_CHECK(group_gone(guard.pgid));
     keep.reset();
@@ -1080,18 +1095,14 @@ void check_pidfd(launcher_kind kind) {
   });
   CAF_CHECK_EQUAL(launched.pidfd_error, 0);
   CAF_REQUIRE(launched.pidfd >= 0);
-  std::ifstream info("/proc/self/fdinfo/" + std::to_string(launched.pidfd));
-  std::string line, pid_line;
-  while (std::getline(info, line))
-    if (line.starts_with("Pid:"))
-      pid_line = line;
-  CAF_CHECK_EQUAL(pid_line, "Pid:\t" + std::to_string(launched.pid));
+  CAF_CHECK_EQUAL(pid_of_pidfd(launched.pidfd), std::to_string(launched.pid));
   pollfd running{launched.pidfd, POLLIN, 0};
   CAF_CHECK_EQUAL(::poll(&running, 1, 0), 0);
   CAF_REQUIRE_EQUAL(::write(in[1], "x\n", 2), 2);
   ::close(in[1]);
   pollfd ended{launched.pidfd, POLLIN, 0};
   CAF_CHECK_EQUAL(::poll(&ended, 1, 30000), 1);
+  CAF_CHECK_EQUAL(ended.revents, POLLIN);
   auto out = read_to_end(p[0]);
   reaped_status(launched.pid);
   CAF_CHECK_EQUAL(out, "got x\n");
@@ -1121,8 +1132,10 @@ void check_pidfd_from_clone() {
   own_child(pid, SIGKILL);
   CAF_CHECK(plan.pidfd >= 0);
   if (plan.pidfd >= 0) {
+    CAF_CHECK_EQUAL(pid_of_pidfd(plan.pidfd), std::to_string(pid));
     pollfd ended{plan.pidfd, POLLIN, 0};
     CAF_CHECK_EQUAL(::poll(&ended, 1, 30000), 1);
+    CAF_CHECK_EQUAL(ended.revents, POLLIN);
     ::close(plan.pidfd);
   }
   CAF_CHECK_EQUAL(reaped_status(pid), 0);
@@ -1297,6 +1310,7 @@ CAF_TEST(a kept file is opened once and again only when its number is no longer 
 }
 
 CAF_TEST(every launcher names a missing program and a bad cwd) {
+  int pidfds_before = open_pidfds();
   for (auto kind : {launcher_kind::boost_v2, launcher_kind::posix_spawn, launcher_kind::vfork}) {
     use_launcher(kind);
     IoThread io;
@@ -1313,6 +1327,46 @@ CAF_TEST(every launcher names a missing program and a bad cwd) {
     CAF_CHECK_EQUAL(not_exec.error(), "cannot start '/tmp': Permission denied");
   }
   use_launcher(launcher_kind::vfork);
+  CAF_CHECK_EQUAL(open_pidfds(), pidfds_before); // none kept of a child that never ran
+}
+
+namespace {
+
+/// What tests/process/sandboxed_spawn printed: a child started by our default
+/// launcher where a seccomp filter refuses `call` with `err`.
+std::string sandboxed_spawn(const char* call, const char* err) {
+  int p[2];
+  CAF_REQUIRE_EQUAL(::pipe2(p, O_CLOEXEC), 0);
+  ChildLaunch l;
+  l.argv = {JP_SANDBOXED_SPAWN, call, err};
+  l.env = spawn_environment({}, {}, {});
+  l.out = l.err = p[1];
+  l.session = false;
+  auto launched = launch_child(l, launcher_kind::vfork);
+  ::close(p[1]);
+  CAF_REQUIRE_EQUAL(launched.error, 0);
+  own_child(launched.pid, SIGKILL);
+  auto out = read_to_end(p[0]);
+  int status = reaped_status(launched.pid);
+  CAF_CHECK(WIFEXITED(status));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+    CAF_FAIL("no seccomp filter to be had here: " << out);
+  return out;
+}
+
+} // namespace
+
+CAF_TEST(our launcher starts children where a sandbox refuses clone3 or close_range) {
+  // Only 0-2 reach the child (3 is its listing's own), never our fd without O_CLOEXEC.
+  // clone3 refused: clone, the pidfd with the child all the same.
+  CAF_CHECK_EQUAL(sandboxed_spawn("clone3", "ENOSYS"), "started, exit status 0\npidfd: the child's\n"
+                                                         "vfork usable: yes, clone3 refused with: 38\nfds: 0 1 2 3\n");
+  CAF_CHECK_EQUAL(sandboxed_spawn("clone3", "EPERM"), "started, exit status 0\npidfd: the child's\n"
+                                                        "vfork usable: yes, clone3 refused with: 1\nfds: 0 1 2 3\n");
+  // close_range refused (or before 5.9): glibc's posix_spawn, which closes our fds itself.
+  for (auto err : {"ENOSYS", "EPERM"})
+    CAF_CHECK_EQUAL(sandboxed_spawn("close_range", err), "started, exit status 0\npidfd: the child's\n"
+                                                         "vfork usable: no, clone3 refused with: 0\nfds: 0 1 2 3\n");
 }
 
 CAF_TEST(the launchers that search PATH search it as execvp does) {

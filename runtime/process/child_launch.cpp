@@ -129,12 +129,13 @@ struct other_fds_closed {
     std::sort(keep, keep + n);
     unsigned from = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (static_cast<unsigned>(keep[i]) > from)
-        ::close_range(from, static_cast<unsigned>(keep[i]) - 1, 0);
+      // Where close_range is missing (before 5.9) or refused, the child fails
+      // rather than start with our fds.
+      if (static_cast<unsigned>(keep[i]) > from && ::close_range(from, static_cast<unsigned>(keep[i]) - 1, 0) < 0)
+        return last_error();
       from = static_cast<unsigned>(keep[i]) + 1;
     }
-    ::close_range(from, ~0U, 0);
-    return {};
+    return ::close_range(from, ~0U, 0) < 0 ? last_error() : error_code{};
   }
 };
 
@@ -316,7 +317,10 @@ Launched launched_by(const ChildLaunch& l, launcher_kind kind) {
     case launcher_kind::vfork:
       break;
   }
-  return launch_vfork(l);
+  // Ours marks the fds it must not pass on with close_range (5.9+); where that is
+  // missing or refused (an older kernel, a sandbox's filter), glibc's posix_spawn
+  // closes them through /proc/self/fd instead.
+  return vfork_exec_usable() ? launch_vfork(l) : launch_posix_spawn(l);
 }
 
 } // namespace

@@ -402,8 +402,11 @@ public:
   /// Reaps what signal_escaped killed that was reparented to us; whether all is gone.
   bool escaped_gone() {
     std::erase_if(escaped_, [](const ProcStat& e) {
-      ::waitpid(e.pid, nullptr, WNOHANG);
       auto now = read_proc_stat(e.pid);
+      // Reaped only when it is still that process and ours: a pid reused by a
+      // child of ours that just exited is its watcher's to reap, with its status.
+      if (now && now->start == e.start && now->ppid == ::getpid() && ::waitpid(e.pid, nullptr, WNOHANG) == e.pid)
+        now = read_proc_stat(e.pid);
       // Gone, or a zombie of someone else's (dead; its parent reaps it), or the pid reused.
       return !now || now->start != e.start || (now->state == 'Z' && now->ppid != ::getpid());
     });

@@ -235,6 +235,12 @@ uint64_t ignored_signals_reset() noexcept {
   return reset;
 }
 
+bool vfork_exec_usable() noexcept {
+  // An empty range past any fd: 0 where the call is there and allowed.
+  static const bool usable = ::syscall(SYS_close_range, ~0U, ~0U, 0) == 0;
+  return usable;
+}
+
 void use_clone3(bool on) noexcept {
   g_clone3 = on;
 }

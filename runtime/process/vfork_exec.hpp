@@ -43,6 +43,10 @@ struct VforkPlan {
 /// ignored in the child through clone3, as it would across fork and exec.
 pid_t vfork_exec(VforkPlan& plan) noexcept;
 
+/// Whether this system lets vfork_exec's child keep our fds from the program it
+/// runs: close_range (5.9+) is there and not refused. Asked once.
+bool vfork_exec_usable() noexcept;
+
 /// The signals (bit s-1) the child resets itself after clone3 (the kernel resets
 /// the handled ones): every standard signal but SIGKILL and SIGSTOP, and the
 /// real-time ones ignored at the first spawn.
