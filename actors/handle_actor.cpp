@@ -306,7 +306,7 @@ constexpr uint64_t io_thread_write_max = 64 * 1024;
 constexpr uint64_t terminal_held_max = 8;
 
 void note_out_room(handle_state& st) {
-  st.route->set_room(st.out->append_room(io_thread_write_max));
+  st.route->set_room(st.out->append_room(io_thread_write_max), st.out->close_room());
 }
 
 /// A chunk of `bytes` handled (or dropped): on the io thread, with a chunk behind it
@@ -428,8 +428,13 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       io_thread_send(me, output_atom::value, s == stream_kind::err, chunk_copy(chunk));
     }
   };
-  events.on_exit = [me](const ExitInfo& info) {
-    io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal);
+  // The handle's end writes the spill file's tail and appends a terminal's held
+  // text: on the io thread only when that writes nothing to disk.
+  events.on_exit = [me, route = st.route, slack = st.term ? terminal_held_max : 0](const ExitInfo& info) {
+    if (route->exit_here(slack))
+      io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal);
+    else
+      io_thread_send(me, exited_atom::value, info.signaled, info.code, info.signal);
   };
   SpawnSpec ps{st.spec.argv, st.spec.cwd,      st.spec.env,  st.spec.stdin_pipe, st.spec.control_channel,
                st.spec.pty,  st.spec.rows, st.spec.cols, st.spec.env_pass, st.spec.env_drop};
@@ -498,11 +503,12 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       auto& st = self->state;
       if (st.proc)
         st.proc->ack(chunk.size());
-      if (has_exited(st.at) || !st.control)
-        return;
-      st.control->feed(chunk);
-      while (auto step = st.control->next())
-        adopt(self, *step);
+      if (!has_exited(st.at) && st.control) {
+        st.control->feed(chunk);
+        while (auto step = st.control->next())
+          adopt(self, *step); // sets the room for what it appends
+      }
+      st.route->other_handled();
     },
     [self](exited_atom, bool signaled, int code, int signal) {
       auto& st = self->state;

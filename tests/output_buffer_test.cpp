@@ -356,3 +356,32 @@ CAF_TEST(append_room says what append takes with no file made and little written
   OutputBuffer unspilled(1000, "");
   CAF_CHECK_EQUAL(unspilled.append_room(64), UINT64_MAX);
 }
+
+CAF_TEST(close_room says what append takes before close has a spill tail to write) {
+  temp_dir dir;
+  auto path = dir.path / "out.log";
+  auto on_disk = [&] {
+    std::error_code ec;
+    auto n = std::filesystem::file_size(path, ec);
+    return ec ? -1 : static_cast<long long>(n);
+  };
+  // A head of 8192 - 4096 - 64 = 4032 bytes, then the tail kept until close.
+  OutputBuffer buf(1000, path.string(), {}, SpillLimits{8192, 1 << 20});
+  CAF_CHECK_EQUAL(buf.close_room(), 4032u);
+  buf.append(std::string(600, 'a'));
+  CAF_CHECK_EQUAL(buf.close_room(), 3432u); // kept in memory, but the head's once the file is made
+  buf.append(std::string(1000, 'b')); // the file made, its head written
+  CAF_CHECK_EQUAL(on_disk(), 1600);
+  CAF_CHECK_EQUAL(buf.close_room(), 2432u);
+  buf.append(std::string(2432, 'c')); // the head full, no tail yet
+  CAF_CHECK_EQUAL(buf.close_room(), 0u);
+  buf.close();
+  CAF_CHECK_EQUAL(on_disk(), 4032); // nothing more: close wrote no tail
+  CAF_CHECK_EQUAL(buf.close_room(), UINT64_MAX);
+
+  OutputBuffer flooded(1000, (dir.path / "flood.log").string(), {}, SpillLimits{8192, 1 << 20});
+  flooded.append(std::string(5000, 'd'));
+  CAF_CHECK_EQUAL(flooded.close_room(), 0u); // a tail to write at close
+  OutputBuffer unspilled(1000, "");
+  CAF_CHECK_EQUAL(unspilled.close_room(), UINT64_MAX);
+}

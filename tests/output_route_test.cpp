@@ -71,3 +71,36 @@ CAF_TEST(a control channel chunk is a worker one) {
   route.send_for_worker();
   CAF_CHECK(route.handled(10, true));
 }
+
+CAF_TEST(no chunk runs on the io thread while a control channel chunk is on its way) {
+  // Its lines may append more than its size (one completes a line held before):
+  // the room after it is known only once the handle took it.
+  OutputRoute route;
+  route.set_room(1000);
+  route.send_for_worker();
+  CAF_CHECK(!route.send(10));
+  CAF_CHECK(!route.exit_here());
+  route.set_room(990);
+  route.other_handled();
+  CAF_CHECK(!route.handled(10, false));
+  CAF_CHECK(route.send(10));
+  CAF_CHECK(route.exit_here());
+}
+
+CAF_TEST(an exit runs the handle on the io thread only when its end writes nothing to disk) {
+  OutputRoute route;
+  route.set_room(1000, 5000);
+  CAF_CHECK(route.exit_here());
+  CAF_CHECK(route.exit_here(8));
+  CAF_CHECK(route.send(600));
+  CAF_CHECK(route.exit_here(8)); // the chunk ahead and a terminal's held text fit
+  route.set_room(1000, 600);
+  CAF_CHECK(!route.exit_here(8)); // close() would write the spill file's tail
+  route.set_room(UINT64_MAX, UINT64_MAX);
+  CAF_CHECK(route.exit_here(8));
+  route.set_room(UINT64_MAX, 0); // the tail held for close()
+  CAF_CHECK(!route.exit_here());
+  route.set_room(604, UINT64_MAX);
+  CAF_CHECK(!route.exit_here(8)); // the held text would make the spill file
+  CAF_CHECK(route.exit_here(4));
+}

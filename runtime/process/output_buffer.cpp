@@ -194,6 +194,13 @@ uint64_t OutputBuffer::append_room(uint64_t small) const {
   return spill_tail_.empty() && spill_written_ < spill_head_cap_ ? small : UINT64_MAX;
 }
 
+uint64_t OutputBuffer::close_room() const {
+  if (spill_done_ || spill_path_.empty())
+    return UINT64_MAX;
+  uint64_t headed = spill_fd_ < 0 ? early_.size() : spill_written_; // the head's bytes so far
+  return spill_tail_.empty() && headed < spill_head_cap_ ? spill_head_cap_ - headed : 0;
+}
+
 OutputBuffer::Taken OutputBuffer::take() {
   Taken t;
   if (!cut_) {

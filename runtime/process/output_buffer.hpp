@@ -48,6 +48,11 @@ public:
   /// is written; UINT64_MAX once nothing more is written before close().
   uint64_t append_room(uint64_t small) const;
 
+  /// Bytes append() takes now and close() then writes nothing to disk: the spill
+  /// file's head still has room for them (a file made by them writes its head at
+  /// once, its tail only at close); 0 once the file has a tail to write.
+  uint64_t close_room() const;
+
   uint64_t total() const { return total_; }
   uint64_t pending() const { return pending_; }
   /// The last bytes of the pending window (for previews), at most n.
