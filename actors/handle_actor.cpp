@@ -431,10 +431,12 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
   // The handle's end writes the spill file's tail and appends a terminal's held
   // text: on the io thread only when that writes nothing to disk.
   events.on_exit = [me, route = st.route, slack = st.term ? terminal_held_max : 0](const ExitInfo& info) {
-    if (route->exit_here(slack))
+    if (route->exit_here(slack)) {
       io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal);
-    else
+    } else {
+      route->exit_for_worker();
       io_thread_send(me, exited_atom::value, info.signaled, info.code, info.signal);
+    }
   };
   SpawnSpec ps{st.spec.argv, st.spec.cwd,      st.spec.env,  st.spec.stdin_pipe, st.spec.control_channel,
                st.spec.pty,  st.spec.rows, st.spec.cols, st.spec.env_pass, st.spec.env_drop};

@@ -44,8 +44,13 @@ public:
   bool exit_here(uint64_t slack = 0) const {
     auto others = others_in_flight_.load();
     auto ahead = in_flight_.load();
-    return others == 0 && ahead + slack <= room_.load() && ahead + slack <= close_room_.load();
+    // Strictly below close_room: at 0 the file's tail may wait for close().
+    return others == 0 && ahead + slack <= room_.load() && ahead + slack < close_room_.load();
   }
+
+  /// io thread: the exit is sent for a worker (exit_here said no). A handle the io
+  /// thread runs now (a chunk just before the exit) leaves it before the exit.
+  void exit_for_worker() { to_worker_ = true; }
 
   /// The handle: `room` is what its buffer takes now (append_room), `close_room`
   /// what it takes before close() would write to disk (OutputBuffer::close_room).

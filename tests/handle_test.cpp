@@ -2,6 +2,8 @@
 #define CAF_SUITE handle
 #include <caf/test/unit_test.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
 
 #include "messages/json_codec.hpp"
@@ -15,6 +17,23 @@ namespace {
 
 pid_t leading_pid(const std::string& content) {
   return static_cast<pid_t>(std::stol(content.substr(content.find("pid=") + 4)));
+}
+
+/// Bytes the io threads of this process ("jp.io") have passed to write() so far,
+/// by the kernel's count per thread.
+uint64_t io_thread_written() {
+  uint64_t total = 0;
+  for (auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name != "jp.io")
+      continue;
+    std::ifstream io(task.path() / "io");
+    for (std::string line; std::getline(io, line);)
+      if (line.starts_with("wchar: "))
+        total += std::stoull(line.substr(7));
+  }
+  return total;
 }
 
 } // namespace
@@ -122,6 +141,28 @@ CAF_TEST(a program that cannot start is a stopped error naming it) {
   CAF_CHECK_EQUAL(err, "");
   CAF_REQUIRE(r.state.stopped());
   CAF_CHECK(contains(r.state.error.message, "/nonexistent/tool-xyz"));
+}
+
+CAF_TEST(the spill file tail is written at the end of a handle on a worker not on the io thread) {
+  // 2 MiB into a spill file of at most 1 MiB: its head written by a worker when
+  // the output outgrows the cap (as big as the head here, so no other write to the
+  // file is the io thread's to make), its last 512 KiB at the handle's end. The io
+  // thread runs an exit's work itself when no other tool is live and the worker is
+  // asleep (the pause lets it fall asleep), but only work that writes nothing to
+  // disk: its own writes, by the kernel's count, do not grow by the tail.
+  LaunchSpec s = shell("head -c 2097152 /dev/zero; sleep 0.3");
+  s.output_cap = 1 << 20;
+  s.spill_max_bytes = 1 << 20;
+  auto before = io_thread_written();
+  ask<HandleReport>(registry, spawn_atom::value, std::string("flood"), s);
+  auto res = await_all(*this, {"flood"});
+  auto written = io_thread_written() - before;
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto spill = res.completed[0].output_file;
+  CAF_REQUIRE(!spill.empty());
+  std::error_code ec;
+  CAF_CHECK_GREATER(std::filesystem::file_size(spill, ec), (1u << 20) - 256); // head, marker, tail
+  CAF_CHECK_LESS(written, 64u * 1024);
 }
 
 CAF_TEST(ending the registry kills every live process group) {

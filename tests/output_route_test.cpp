@@ -94,13 +94,27 @@ CAF_TEST(an exit runs the handle on the io thread only when its end writes nothi
   CAF_CHECK(route.exit_here(8));
   CAF_CHECK(route.send(600));
   CAF_CHECK(route.exit_here(8)); // the chunk ahead and a terminal's held text fit
-  route.set_room(1000, 600);
+  route.set_room(1000, 608);
   CAF_CHECK(!route.exit_here(8)); // close() would write the spill file's tail
+  route.set_room(1000, 609);
+  CAF_CHECK(route.exit_here(8));
   route.set_room(UINT64_MAX, UINT64_MAX);
   CAF_CHECK(route.exit_here(8));
-  route.set_room(UINT64_MAX, 0); // the tail held for close()
+  CAF_CHECK(!route.handled(600, true));
+  route.set_room(UINT64_MAX, 0); // the head full: a tail held for close()
   CAF_CHECK(!route.exit_here());
-  route.set_room(604, UINT64_MAX);
+  route.set_room(7, UINT64_MAX);
   CAF_CHECK(!route.exit_here(8)); // the held text would make the spill file
   CAF_CHECK(route.exit_here(4));
+}
+
+CAF_TEST(a handle the io thread runs leaves it before an exit sent for a worker) {
+  // The last chunk is the io thread's, the exit behind it a worker's: the handle
+  // runs the chunk there and leaves before the exit.
+  OutputRoute route;
+  route.set_room(UINT64_MAX, 0);
+  CAF_CHECK(route.send(100));
+  CAF_CHECK(!route.exit_here());
+  route.exit_for_worker();
+  CAF_CHECK(route.handled(100, true));
 }

@@ -319,7 +319,8 @@ Launched launched_by(const ChildLaunch& l, launcher_kind kind) {
   }
   // Ours marks the fds it must not pass on with close_range (5.9+); where that is
   // missing or refused (an older kernel, a sandbox's filter), glibc's posix_spawn
-  // closes them through /proc/self/fd instead.
+  // closes them through /proc/self/fd instead. (A sandbox that also refuses clone3
+  // with EPERM, not ENOSYS, fails it too: glibc goes back to clone on ENOSYS only.)
   return vfork_exec_usable() ? launch_vfork(l) : launch_posix_spawn(l);
 }
 

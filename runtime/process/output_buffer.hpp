@@ -50,7 +50,8 @@ public:
 
   /// Bytes append() takes now and close() then writes nothing to disk: the spill
   /// file's head still has room for them (a file made by them writes its head at
-  /// once, its tail only at close); 0 once the file has a tail to write.
+  /// once, its tail only at close); 0 once the head is full (close() writes the
+  /// tail that any more bytes make, or has one to write already).
   uint64_t close_room() const;
 
   uint64_t total() const { return total_; }
