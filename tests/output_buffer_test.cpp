@@ -256,6 +256,28 @@ CAF_TEST(a chunk tail gives the big chunks it drops to the pool) {
   empty_chunk_pool();
 }
 
+CAF_TEST(a spill file tail starts on a character even where that skips a whole chunk) {
+  // 4096 bytes at most: a head of 1984, a tail of 2048 kept as the chunks came. The
+  // tail's window starts on the last byte of the first chunk, the second half of
+  // an 'é': the file's tail is the second chunk, from its first character.
+  temp_dir dir;
+  auto path = dir.path / "out.log";
+  std::string first, second;
+  for (int i = 0; i < 35000; ++i)
+    first += "é";
+  for (int i = 0; i < 1023; ++i)
+    second += "é";
+  second += "a";
+  {
+    OutputBuffer buf(1024, path.string(), "", SpillLimits{4096, 1 << 30});
+    buf.append(std::string(first));
+    buf.append(std::string(second));
+    buf.close();
+  }
+  auto omitted = first.size() + second.size() - 1984 - second.size();
+  CAF_CHECK_EQUAL(read_file(path), first.substr(0, 1984) + fmt::format("\n…[{} bytes omitted]…\n", omitted) + second);
+}
+
 CAF_TEST(an output that fits spill_max_bytes is spilled whole) {
   temp_dir dir;
   auto path = dir.path / "out.log";

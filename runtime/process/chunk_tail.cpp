@@ -31,19 +31,9 @@ void ChunkTail::trim() {
 }
 
 std::string ChunkTail::last(std::size_t n) const {
-  if (n > held_)
-    n = held_;
   std::string out;
-  out.reserve(n);
-  std::size_t skip = held_ - n;
-  for (const auto& c : chunks_) {
-    if (skip >= c.size()) {
-      skip -= c.size();
-      continue;
-    }
-    out.append(c, skip);
-    skip = 0;
-  }
+  out.reserve(n < held_ ? n : held_);
+  each_last(n, [&](std::string_view piece) { out.append(piece); });
   return out;
 }
 

@@ -26,6 +26,20 @@ public:
   std::size_t held() const { return held_; }
   /// The last min(n, held()) bytes, in one string.
   std::string last(std::size_t n) const;
+  /// Calls fn(std::string_view) with the last min(n, held()) bytes, piece by piece
+  /// in order, without copying them.
+  template <class Fn>
+  void each_last(std::size_t n, Fn&& fn) const {
+    std::size_t skip = held_ - (n < held_ ? n : held_);
+    for (const auto& c : chunks_) {
+      if (skip >= c.size()) {
+        skip -= c.size();
+        continue;
+      }
+      fn(std::string_view(c).substr(skip));
+      skip = 0;
+    }
+  }
   void clear();
 
 private:

@@ -71,13 +71,23 @@ OutputBuffer::~OutputBuffer() {
 
 void OutputBuffer::close() {
   if (spill_fd_ >= 0 && !spill_done_ && !spill_tail_.empty()) {
-    // The file's tail: its last bytes, after a marker saying how much was left out.
-    auto last = spill_tail_.last(spill_tail_cap_);
-    std::string_view tail(last);
-    tail.remove_prefix(utf8_skip(tail));
-    uint64_t omitted = spilled_ - spill_written_ - tail.size();
+    // The file's tail: its last bytes from a character's start, after a marker
+    // saying how much was left out; written from the chunks that hold it, not
+    // joined into a copy first (up to a MiB).
+    size_t n = std::min(spill_tail_cap_, spill_tail_.held());
+    char first[3];
+    size_t have = 0;
+    spill_tail_.each_last(n, [&](std::string_view piece) {
+      for (size_t i = 0; i < piece.size() && have < sizeof first; ++i)
+        first[have++] = piece[i];
+    });
+    size_t skip = utf8_skip(std::string_view(first, have));
+    uint64_t omitted = spilled_ - spill_written_ - (n - skip);
     if (omitted == 0 || write_spill(omission_marker(omitted)))
-      write_spill(tail);
+      spill_tail_.each_last(n - skip, [&](std::string_view piece) {
+        if (!spill_done_)
+          write_spill(piece);
+      });
   }
   spill_tail_.clear();
   if (spill_fd_ >= 0)

@@ -2,8 +2,9 @@
 // call, as a container's seccomp filter does (Docker's default profile answers
 // clone3 with ENOSYS; older profiles and kernels before 5.9 lack close_range).
 // A process of its own, so the launcher decides afresh what this system allows.
-// Usage: sandboxed_spawn clone3|close_range ENOSYS|EPERM. Prints what the child got
-// (tests/process_test.cpp checks it); exit status 2 when the filter could not be set.
+// Usage: sandboxed_spawn clone3|close_range ENOSYS|EPERM [boost]. Prints what the
+// child got (tests/process_test.cpp checks it), started by our default launcher or
+// by Boost.Process's (the benchmark's); exit status 2 when the filter could not be set.
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
@@ -51,8 +52,9 @@ std::string pid_of(int pidfd) {
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3)
-    return std::fprintf(stderr, "usage: sandboxed_spawn clone3|close_range ENOSYS|EPERM\n"), 64;
+  if (argc != 3 && !(argc == 4 && std::strcmp(argv[3], "boost") == 0))
+    return std::fprintf(stderr, "usage: sandboxed_spawn clone3|close_range ENOSYS|EPERM [boost]\n"), 64;
+  auto kind = argc == 4 ? jp::launcher_kind::boost_v2 : jp::launcher_kind::vfork;
   long nr = std::strcmp(argv[1], "clone3") == 0 ? SYS_clone3 : SYS_close_range;
   int err = std::strcmp(argv[2], "EPERM") == 0 ? EPERM : ENOSYS;
   if (!refuse(nr, err))
@@ -68,7 +70,7 @@ int main(int argc, char** argv) {
   l.out = l.err = out[1];
   l.session = false;
   l.want_pidfd = true;
-  auto child = jp::launch_child(l, jp::launcher_kind::vfork);
+  auto child = jp::launch_child(l, kind);
   ::close(out[1]);
   if (child.error != 0)
     return std::printf("not started: %s\n", std::strerror(child.error)), 0;
