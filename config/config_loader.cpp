@@ -349,8 +349,10 @@ private:
     return read_fields(t, "assistant", {
       {"provider", choice(a.provider, {"scripted", "openai", "anthropic"})},
       {"model", text(a.model)},
-      {"base_url", text(a.base_url)},
-      {"api_key_env", text(a.api_key_env)},
+      // Where your key goes, and which variable is sent as the key: a repository
+      // naming either could have your key (or any secret) sent to its own server.
+      {"base_url", users_only("where your provider key is sent", text(a.base_url))},
+      {"api_key_env", users_only("which of your variables is sent as the provider key", text(a.api_key_env))},
       {"system_prompt", text(a.system_prompt)},
       {"inquiry_model", text(a.inquiry_model)},
       {"script", text(a.script)},

@@ -549,6 +549,9 @@ CAF_TEST(a workspace config cannot choose where jp-actors writes or which secret
     {"[nodes.evil]\naddress = \"127.0.0.1:9\"\n", "nodes"},
     {"[node]\nlisten = \"0.0.0.0:9\"\n", "node"},
     {std::string(tool_x) + "node = \"box\"\n", "conversation.tools.x.node"},
+    // Nor have your provider key, or any variable as the key, sent where it says.
+    {"[assistant]\nbase_url = \"http://127.0.0.1:9\"\n", "assistant.base_url"},
+    {"[assistant]\napi_key_env = \"AWS_SECRET_ACCESS_KEY\"\n", "assistant.api_key_env"},
   };
   for (auto& test : cases) {
     auto ws = box.workspace_config(test.toml);
