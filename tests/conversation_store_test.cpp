@@ -4,6 +4,7 @@
 #define CAF_SUITE conversation_store
 #include <caf/test/unit_test.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -289,6 +290,83 @@ CAF_TEST(bad ids are refused with a message naming them) {
   auto missing = store.load("20200101-000000-abcd");
   CAF_CHECK(contains(missing.error(), "jp-actors conversations ls"));
   CAF_CHECK(!tmp.has("etc"));
+}
+
+CAF_TEST(links planted in the workspace do not point the store at other files) {
+  // The workspace is someone's repository: it may hold `.jp/conversations/active`
+  // naming a conversation whose events.jsonl is a link to a file of yours, or links
+  // at `.jp`, `conversations` or a conversation's directory. The store neither
+  // appends to, cuts nor reads what they point at.
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto ws = tmp.path / "ws";
+  auto victim = tmp.path / "victim.txt";
+  const std::string precious = "precious\nno newline at the end";
+  auto root = ws / ".jp" / "conversations";
+  const std::string id = "20260101-000000-abcd";
+  auto reset = [&] {
+    fs::remove_all(ws);
+    std::ofstream(victim) << precious;
+    fs::create_directories(root);
+  };
+  auto untouched = [&] { return read_text(victim.string()) == precious; };
+  Json event = testing::parse(R"({"event":"system_notification","text":"hi"})");
+
+  reset(); // the conversation's file, a link
+  fs::create_directories(root / id);
+  fs::create_symlink(victim, root / id / "events.jsonl");
+  std::ofstream(root / "active") << id << "\n";
+  {
+    FileConversationStore store(root.string(), ws.string());
+    auto appended = store.append(id, event);
+    CAF_CHECK(!appended);
+    CAF_CHECK(contains(appended.error, "is a link"));
+    CAF_CHECK(!store.load(id).ok());
+    CAF_CHECK(untouched());
+  }
+  reset(); // a second name of it (a hard link)
+  fs::create_directories(root / id);
+  fs::create_hard_link(victim, root / id / "events.jsonl");
+  {
+    FileConversationStore store(root.string(), ws.string());
+    auto appended = store.append(id, event);
+    CAF_CHECK(contains(appended.error, "not a conversation file of yours"));
+    CAF_CHECK(untouched());
+  }
+  fs::remove(root / id / "events.jsonl");
+  reset(); // the conversation's directory, a link
+  fs::create_directories(tmp.path / "elsewhere");
+  std::ofstream(tmp.path / "elsewhere" / "events.jsonl") << precious;
+  fs::create_directory_symlink(tmp.path / "elsewhere", root / id);
+  {
+    FileConversationStore store(root.string(), ws.string());
+    CAF_CHECK(contains(store.append(id, event).error, "is a link"));
+    CAF_CHECK_EQUAL(read_text((tmp.path / "elsewhere" / "events.jsonl").string()), precious);
+  }
+  for (auto at : {ws / ".jp", root}) { // `.jp` or `conversations`, a link
+    reset();
+    fs::remove_all(at);
+    fs::create_directories(tmp.path / "target");
+    fs::create_directory_symlink(tmp.path / "target", at);
+    FileConversationStore store(root.string(), ws.string());
+    auto made = store.create();
+    CAF_REQUIRE(!made.ok());
+    CAF_CHECK(contains(made.error(), at.string() + " is a link"));
+    CAF_CHECK(fs::is_empty(tmp.path / "target"));
+    fs::remove(at);
+    fs::remove_all(tmp.path / "target");
+  }
+  reset(); // `active`, a link: not read
+  fs::create_symlink(victim, root / "active");
+  {
+    FileConversationStore store(root.string(), ws.string());
+    CAF_CHECK(!store.active().ok());
+    auto made = store.create(); // a new conversation made active replaces the link itself
+    CAF_REQUIRE(made.ok());
+    CAF_CHECK(store.set_active(*made));
+    CAF_CHECK(!fs::is_symlink(root / "active"));
+    CAF_CHECK(untouched());
+  }
 }
 
 CAF_TEST(the memory store behaves the same) {

@@ -130,7 +130,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
     return fail(assistant.error());
   std::shared_ptr<ConversationStore> store;
   if (options.keep_conversation)
-    store = std::make_shared<FileConversationStore>(state_path(*config, "conversations"));
+    store = std::make_shared<FileConversationStore>(state_path(*config, "conversations"), config->workspace);
   else
     store = std::make_shared<MemoryConversationStore>();
   auto id = conversation_for(*store, options.new_conversation);
@@ -198,7 +198,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
 }
 
 int list_conversations(const Config& config) {
-  FileConversationStore store(state_path(config, "conversations"));
+  FileConversationStore store(state_path(config, "conversations"), config.workspace);
   auto list = store.list();
   if (!list)
     return fail(list.error());
@@ -213,7 +213,7 @@ int list_conversations(const Config& config) {
 }
 
 int show_conversation(const Config& config, const std::string& id, bool json) {
-  FileConversationStore store(state_path(config, "conversations"));
+  FileConversationStore store(state_path(config, "conversations"), config.workspace);
   auto loaded = store.load(id);
   if (!loaded)
     return fail(loaded.error());

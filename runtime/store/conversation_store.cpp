@@ -13,8 +13,10 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 #include "messages/conversation_event_codec.hpp"
+#include "runtime/process/private_file.hpp"
 
 namespace jp {
 
@@ -274,14 +276,56 @@ FileConversationStore::~FileConversationStore() {
   close_appender();
 }
 
+Status FileConversationStore::unlinked(const std::string& id) const {
+  // The workspace is someone's repository: a link it holds at `.jp`, at
+  // `conversations` or at a conversation's directory must not point the store at
+  // your files (it appends to them, and cuts a last unfinished line).
+  std::vector<std::string> paths;
+  if (!trusted_.empty() && root_.starts_with(trusted_ + "/"))
+    for (auto at = root_.find('/', trusted_.size() + 1);; at = root_.find('/', at + 1)) {
+      paths.push_back(root_.substr(0, at));
+      if (at == std::string::npos)
+        break;
+    }
+  if (!id.empty())
+    paths.push_back(dir(id));
+  for (auto& path : paths) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      return Status::fail(fmt::format("{} is a link: conversations are not kept through a link in the "
+                                      "workspace (it could point at any file of yours); remove it",
+                                      path));
+  }
+  return Status::ok();
+}
+
+Result<int> FileConversationStore::open_own(const std::string& path, int flags) const {
+  int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return Error{errno == ELOOP ? fmt::format("{} is a link: conversations are not kept through a link "
+                                              "(it could point at any file of yours); remove it",
+                                              path)
+                                : fmt::format("cannot open {}: {}", path, errno_text())};
+  struct stat st {};
+  if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1) {
+    ::close(fd);
+    return Error{fmt::format("{} is not a conversation file of yours (a regular file with no other "
+                             "name): not used; remove it",
+                             path)};
+  }
+  return fd;
+}
+
 // A conversation is a directory holding events.jsonl (a crash between the two
 // steps of create() leaves a directory that is none).
 bool FileConversationStore::exists(const std::string& id) const {
   struct stat st {};
-  return ::stat(events_path(id).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return unlinked(id) && ::lstat(events_path(id).c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 Result<std::string> FileConversationStore::create() {
+  if (auto ok = unlinked(); !ok)
+    return Error{ok.error};
   std::error_code ec;
   std::filesystem::create_directories(root_, ec);
   if (ec)
@@ -308,15 +352,18 @@ Result<std::string> FileConversationStore::create() {
 Result<LoadedConversation> FileConversationStore::load(const std::string& id) {
   if (auto valid = check_id(id); !valid)
     return Error{valid.error};
+  if (auto ok = unlinked(id); !ok)
+    return Error{ok.error};
   auto path = events_path(id);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT)
-      return Error{fmt::format("there is no conversation {} in {}; `jp-actors conversations ls` "
-                               "lists the existing ones",
-                               id, root_)};
-    return Error{fmt::format("cannot open {}: {}", path, errno_text())};
-  }
+  struct stat there {};
+  if (::lstat(path.c_str(), &there) < 0 && errno == ENOENT)
+    return Error{fmt::format("there is no conversation {} in {}; `jp-actors conversations ls` "
+                             "lists the existing ones",
+                             id, root_)};
+  auto opened = open_own(path, O_RDONLY);
+  if (!opened)
+    return Error{opened.error()};
+  int fd = *opened;
   // Shared lock: an append in progress elsewhere is waited for, not mistaken for a
   // line a crash cut short.
   lock(fd, LOCK_SH);
@@ -345,16 +392,19 @@ Status FileConversationStore::open_for_append(const std::string& id) {
       return Status::ok();
   }
   close_appender();
+  if (auto ok = unlinked(id); !ok)
+    return ok;
   auto path = events_path(id);
+  struct stat there {};
+  if (::lstat(path.c_str(), &there) < 0 && errno == ENOENT)
+    return Status::fail(fmt::format("there is no conversation {} in {}; `jp-actors "
+                                    "conversations ls` lists the existing ones",
+                                    id, root_));
   // Read access too: append_line reads the file's end to find an unfinished line.
-  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT)
-      return Status::fail(fmt::format("there is no conversation {} in {}; `jp-actors "
-                                      "conversations ls` lists the existing ones",
-                                      id, root_));
-    return Status::fail(fmt::format("cannot open {}: {}", path, errno_text()));
-  }
+  auto opened = open_own(path, O_RDWR | O_APPEND);
+  if (!opened)
+    return Status::fail(opened.error());
+  int fd = *opened;
   fd_ = fd;
   open_id_ = id;
   return Status::ok();
@@ -386,6 +436,8 @@ Status FileConversationStore::append(const std::string& id, const Json& event) {
 
 Result<std::vector<ConversationInfo>> FileConversationStore::list() {
   std::vector<ConversationInfo> out;
+  if (auto ok = unlinked(); !ok)
+    return Error{ok.error};
   std::error_code ec;
   if (!std::filesystem::exists(root_, ec))
     return out; // no conversation was ever created here
@@ -417,13 +469,16 @@ Result<std::vector<ConversationInfo>> FileConversationStore::list() {
 }
 
 Result<std::string> FileConversationStore::active() {
+  if (auto ok = unlinked(); !ok)
+    return Error{ok.error};
   auto path = root_ + "/active";
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT)
-      return std::string{};
-    return Error{fmt::format("cannot open {}: {}", path, errno_text())};
-  }
+  struct stat there {};
+  if (::lstat(path.c_str(), &there) < 0 && errno == ENOENT)
+    return std::string{};
+  auto opened = open_own(path, O_RDONLY);
+  if (!opened)
+    return Error{opened.error()};
+  int fd = *opened;
   char buf[128];
   ssize_t n;
   while ((n = ::read(fd, buf, sizeof buf)) < 0 && errno == EINTR) {
@@ -452,9 +507,13 @@ Status FileConversationStore::set_active(const std::string& id) {
                                     id, root_));
   // Written aside and renamed over: a reader sees the old id or the new, never half.
   std::lock_guard<std::mutex> guard(mutex_); // one temporary file per process
+  if (auto ok = unlinked(); !ok)
+    return ok;
   auto path = root_ + "/active";
-  auto temp = fmt::format("{}/.active.{}.tmp", root_, ::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  // Anew under a name nobody can plant a link at beforehand (renamed over a link
+  // at `active`, it replaces the link, not what it points at).
+  auto temp = fmt::format("{}/.active.{}.{}.tmp", root_, ::getpid(), random_name_part());
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0)
     return Status::fail(fmt::format("cannot create {}: {}", temp, errno_text()));
   auto status = write_all(fd, id + "\n", temp);

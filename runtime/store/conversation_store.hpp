@@ -68,10 +68,13 @@ public:
 
 /// Conversations as files under `root` (created when the first conversation is).
 /// Thread-safe; other processes appending to the same conversation are excluded by
-/// a lock on its file.
+/// a lock on its file. `root` below `trusted` (the workspace: someone's repository)
+/// is reached through no link, and so is everything the store reads or writes
+/// under it: its files must be regular files of this user's with no other name.
 class FileConversationStore : public ConversationStore {
 public:
-  explicit FileConversationStore(std::string root) : root_(std::move(root)) {}
+  explicit FileConversationStore(std::string root, std::string trusted = {})
+    : root_(std::move(root)), trusted_(std::move(trusted)) {}
   ~FileConversationStore() override;
   FileConversationStore(const FileConversationStore&) = delete;
   FileConversationStore& operator=(const FileConversationStore&) = delete;
@@ -91,8 +94,13 @@ private:
   bool exists(const std::string& id) const;
   Status open_for_append(const std::string& id);
   void close_appender();
+  /// Whether `root` and `id`'s directory (when given) are reached through no link.
+  Status unlinked(const std::string& id = {}) const;
+  /// Opens a file of the store's: not through a link at its name, and one of ours.
+  Result<int> open_own(const std::string& path, int flags) const;
 
   std::string root_;
+  std::string trusted_;
   std::mutex mutex_;    // guards the appender below
   std::string open_id_; // the conversation whose events.jsonl fd_ is ("" = none open)
   int fd_ = -1;         // kept open between appends: the loop appends to one conversation
