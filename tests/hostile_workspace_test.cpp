@@ -153,11 +153,19 @@ CAF_TEST(a tool cannot read the provider key from the environment of jp-actors) 
 CAF_TEST(secret looking names are recognised and plain ones are not) {
   for (auto name : {"OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "api_key", "TOKEN",
                     "NPM_AUTH", "SECRET_SAUCE", "GPG_PASSPHRASE", "Db_Password", "my_secret_thing", "Secret_Sauce",
-                    "SECRET_", "x_Tokens"})
+                    "SECRET_", "x_Tokens",
+                    // Found passing by a review: a key, a password with no '_', a personal
+                    // access token, a DSN, a cookie, a credential, Docker's auth.
+                    "STRIPE_KEY", "AZURE_OPENAI_KEY", "PGPASSWORD", "MYSQL_PWD", "GITHUB_PAT", "OPENAIAPIKEY",
+                    "SENTRY_DSN", "COOKIE", "MY_CREDENTIAL", "DOCKER_AUTH_CONFIG"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
-                    "SECRETARY", "mysecret", "AUTHOR", ""})
+                    "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? name : "", "");
+  for (auto value : {"postgres://user:pw@db/app", "https://ghp_x@github.com/o/r", "redis://:pw@cache:6379"})
+    CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
+  for (auto value : {"https://example.com/a@b", "/usr/bin", "user@host", "http://host/?x=a@b", ""})
+    CAF_CHECK_EQUAL(secret_looking_value(value) ? value : "", "");
 }
 
 namespace {
@@ -172,9 +180,10 @@ struct TestVariables {
   TestVariables() {
     ::setenv("JP_TEST_KEPT_TOKEN", "tok-1", 1);
     ::setenv("JP_TEST_KEPT_PLAIN", "one", 1);
+    ::setenv("JP_TEST_KEPT_URL", "postgres://app:pw@db/app", 1);
   }
   ~TestVariables() {
-    for (auto name : {"JP_TEST_KEPT_TOKEN", "JP_TEST_KEPT_PLAIN", "JP_TEST_KEPT_INPLACE"})
+    for (auto name : {"JP_TEST_KEPT_TOKEN", "JP_TEST_KEPT_PLAIN", "JP_TEST_KEPT_INPLACE", "JP_TEST_KEPT_URL"})
       ::unsetenv(name);
   }
 };
@@ -186,6 +195,7 @@ CAF_TEST(a spawn environment is kept while the runtime environment stays the sam
   auto first = spawn_environment({}, {}, {});
   CAF_CHECK(first.strings() == tool_environment(environ, {}, {}, {}));
   CAF_CHECK(!holds(first.strings(), "JP_TEST_KEPT_TOKEN=tok-1")); // secrets still left out
+  CAF_CHECK(!holds(first.strings(), "JP_TEST_KEPT_URL=postgres://app:pw@db/app")); // by value too
   CAF_CHECK(holds(first.strings(), "JP_TEST_KEPT_PLAIN=one"));
   CAF_CHECK(spawn_environment({}, {}, {}).base == first.base); // kept: nothing changed
   // A variable set since: seen.
@@ -205,6 +215,7 @@ CAF_TEST(a spawn environment is kept while the runtime environment stays the sam
   CAF_CHECK(!holds(spawn_environment({}, {}, {}).strings(), "JP_TEST_KEPT_INPLACE=b"));
   // Other pass or drop lists: filtered for them.
   CAF_CHECK(holds(spawn_environment({}, {"JP_TEST_KEPT_TOKEN"}, {}).strings(), "JP_TEST_KEPT_TOKEN=tok-1"));
+  CAF_CHECK(holds(spawn_environment({}, {"JP_TEST_KEPT_URL"}, {}).strings(), "JP_TEST_KEPT_URL=postgres://app:pw@db/app"));
   CAF_CHECK(!holds(spawn_environment({}, {}, {"JP_TEST_KEPT_PLAIN"}).strings(), "JP_TEST_KEPT_PLAIN=two"));
   // A tool's own variables lie over the runtime's in its spawn, in tool_environment's
   // order (overriding in place, new ones last, the later of two alike winning), and

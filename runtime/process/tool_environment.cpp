@@ -13,8 +13,14 @@ namespace {
 // Words that end (or are) a secret's name, in lower case. A list as data: extend it here.
 constexpr std::string_view secret_suffixes[] = {
   "api_key", "apikey", "access_key", "secret_key", "private_key", "secret", "secrets",
-  "token", "tokens", "password", "passwd", "passphrase", "credentials", "auth",
+  "token", "tokens", "password", "passwd", "passphrase", "credentials", "credential", "auth",
+  "key", "pat", "dsn", "cookie", "cookies", "auth_config",
 };
+// Words that end a secret's name even with no '_' before them (PGPASSWORD).
+constexpr std::string_view secret_endings[] = {"password", "passwd", "apikey"};
+// Words that end a secret's name only after a '_' (MYSQL_PWD; PWD itself is the
+// working directory).
+constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd"};
 
 std::string_view name_of(std::string_view kv) {
   return kv.substr(0, std::min(kv.find('='), kv.size()));
@@ -29,22 +35,46 @@ bool named_in(std::string_view name, const std::vector<std::string>& names) {
 bool secret_looking_name(std::string_view name) {
   // Compared in place: every name the environment has is looked at (once per
   // environment a thread spawns with: spawn_environment keeps the result).
-  for (auto suffix : secret_suffixes) {
-    if (name.size() < suffix.size() || !equals_nocase(name.substr(name.size() - suffix.size()), suffix))
-      continue;
+  auto ends_with = [&](std::string_view suffix) {
+    return name.size() >= suffix.size() && equals_nocase(name.substr(name.size() - suffix.size()), suffix);
+  };
+  auto after_underscore = [&](std::string_view suffix) {
+    return name.size() > suffix.size() && name[name.size() - suffix.size() - 1] == '_';
+  };
+  for (auto suffix : secret_suffixes)
     // The word itself or ..._TOKEN (..._SECRET_... inside a longer name: below)
-    if (name.size() == suffix.size() || name[name.size() - suffix.size() - 1] == '_')
+    if (ends_with(suffix) && (name.size() == suffix.size() || after_underscore(suffix)))
       return true;
-  }
+  for (auto suffix : secret_endings)
+    if (ends_with(suffix))
+      return true;
+  for (auto suffix : secret_suffixes_after_underscore)
+    if (ends_with(suffix) && after_underscore(suffix))
+      return true;
   // AWS_SECRET_ACCESS_KEY, SECRET_SAUCE
   return contains_nocase(name, "_secret_") || (name.size() >= 7 && equals_nocase(name.substr(0, 7), "secret_"));
 }
 
+bool secret_looking_value(std::string_view value) {
+  // scheme://user:password@host or scheme://token@host: credentials in a URL
+  // (DATABASE_URL, a remote with a token), whatever the variable is called.
+  auto scheme = value.find("://");
+  if (scheme == std::string_view::npos)
+    return false;
+  auto rest = value.substr(scheme + 3);
+  auto at = rest.find('@');
+  return at != std::string_view::npos && at > 0 && rest.substr(0, at).find_first_of("/?#") == std::string_view::npos;
+}
+
 namespace {
 
-/// Whether a tool gets the parent's variable `name`.
-bool given(std::string_view name, const std::vector<std::string>& pass, const std::vector<std::string>& drop) {
-  return named_in(name, pass) || !(named_in(name, drop) || secret_looking_name(name));
+/// Whether a tool gets the parent's variable `kv` ("NAME=VALUE").
+bool given(std::string_view kv, const std::vector<std::string>& pass, const std::vector<std::string>& drop) {
+  auto name = name_of(kv);
+  if (named_in(name, pass))
+    return true;
+  auto value = kv.substr(std::min(kv.size(), name.size() + 1));
+  return !(named_in(name, drop) || secret_looking_name(name) || secret_looking_value(value));
 }
 
 /// `extra` ("KEY=VALUE") laid over `env`: each overrides the entry of its name in
@@ -86,7 +116,7 @@ std::vector<std::string> tool_environment(char** parent, const std::vector<std::
                                           const std::vector<std::string>& drop) {
   std::vector<std::string> env;
   for (char** e = parent; e && *e; ++e)
-    if (given(name_of(*e), pass, drop))
+    if (given(*e, pass, drop))
       env.emplace_back(*e);
   add_extra(env, extra, [](const std::string& kv) { return kv; });
   return env;
@@ -119,7 +149,7 @@ SpawnEnvironment spawn_environment(std::vector<std::string> extra, const std::ve
     kept.drop = drop;
     std::vector<std::string> filtered; // from the copy just compared against, not a second read
     for (auto& e : kept.seen)
-      if (given(name_of(e), pass, drop))
+      if (given(e, pass, drop))
         filtered.push_back(e);
     kept.filtered = std::make_shared<const std::vector<std::string>>(std::move(filtered));
   }

@@ -16,8 +16,12 @@ namespace jp {
 /// (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY).
 bool secret_looking_name(std::string_view name);
 
-/// What a tool gets: each "KEY=VALUE" of `parent` except the names in `drop` and
-/// secret-looking names, unless named in `pass`; then `extra` ("KEY=VALUE") added
+/// Whether a variable's value carries credentials in a URL
+/// (postgres://user:password@host, https://token@host), whatever its name.
+bool secret_looking_value(std::string_view value);
+
+/// What a tool gets: each "KEY=VALUE" of `parent` except the names in `drop`,
+/// secret-looking names and values, unless named in `pass`; then `extra` ("KEY=VALUE") added
 /// or overriding.
 std::vector<std::string> tool_environment(char** parent, const std::vector<std::string>& extra,
                                           const std::vector<std::string>& pass,
