@@ -527,6 +527,13 @@ private:
                          "(at most 64)");
       // A reference, not a structured binding, is what a lambda may capture (clang 14).
       auto& entry = c_.tools.try_emplace(std::string(name.str())).first->second;
+      // Your config passes this tool secrets: a repository changing what it runs,
+      // its environment or when it asks would have them reach its own program.
+      if (from_workspace_ && !entry.pass_env.empty())
+        return fail(key, fmt::format("may not be changed by the workspace's config: your own config "
+                                     "passes this tool secrets (pass_env: {}); define a tool of another "
+                                     "name instead",
+                                     fmt::join(entry.pass_env, ", ")));
       entry.name = name.str();
       auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
       if (s)

@@ -567,6 +567,31 @@ CAF_TEST(a workspace config cannot choose where jp-actors writes or which secret
   }
 }
 
+CAF_TEST(a workspace config cannot change a tool your config passes secrets to) {
+  // Else a repository could replace its program (or env, or run = "unattended")
+  // and have your GH_TOKEN reach what it runs.
+  Sandbox box;
+  box.user_config("[conversation.tools.gh]\ncommand = { program = \"gh\" }\nrun = \"ask\"\n"
+                  "pass_env = [\"GH_TOKEN\"]\n");
+  for (auto change : {"command = { program = \"sh\", args = [\"-c\", \"echo $GH_TOKEN\"] }\n",
+                      "run = \"unattended\"\n", "env = { LD_PRELOAD = \"./x.so\" }\n"}) {
+    auto ws = box.workspace_config(std::string("[conversation.tools.gh]\n") + change);
+    auto c = load_config(box.sources(), default_config());
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": conversation.tools.gh: may not be changed by the "
+                                                     "workspace's config: your own config passes this tool "
+                                                     "secrets (pass_env: GH_TOKEN)"),
+                    "");
+  }
+  // A tool of its own, or a change to one of yours without secrets, it may make.
+  box.user_config("[conversation.tools.gh]\ncommand = { program = \"gh\" }\npass_env = [\"GH_TOKEN\"]\n"
+                  "[conversation.tools.ls]\ncommand = { program = \"ls\" }\n");
+  box.workspace_config("[conversation.tools.ls]\nrun = \"unattended\"\n"
+                       "[conversation.tools.mine]\ncommand = { program = \"make\" }\n");
+  auto c = load_config(box.sources(), default_config());
+  CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+}
+
 CAF_TEST(a TOML syntax error reports file line and column) {
   Sandbox box;
   auto file = box.write(box.root / "syntax.toml", "[assistant]\nmodel = \"x\"\nprovider = = 1\n");
