@@ -7,7 +7,10 @@ namespace jp {
 namespace {
 
 enum class frame {
-  code, substitution, backtick, arithmetic, parameter, double_quotes, single_quotes, ansi_c
+  code, substitution, backtick, arithmetic, parameter, double_quotes, single_quotes, ansi_c,
+  bracket_arithmetic, // $[ ... ], closed by ]
+  subscript,          // name[ ... ] (an array element being assigned), closed by ]
+  test,               // [[ ... ]]: -eq and the like evaluate their operands as arithmetic
 };
 
 // Where bash is in the text read so far: just enough of its grammar to tell the
@@ -18,7 +21,10 @@ public:
     bool after_dollar = dollar_;
     bool opened = just_opened_;
     bool after_paren = paren_;
-    dollar_ = just_opened_ = paren_ = false;
+    bool after_name = name_char_;
+    bool after_open_bracket = open_bracket_;
+    bool after_close_bracket = close_bracket_;
+    dollar_ = just_opened_ = paren_ = name_char_ = open_bracket_ = close_bracket_ = false;
     if (comment_) {
       comment_ = c != '\n';
       word_start_ = !comment_;
@@ -51,11 +57,13 @@ public:
           open_substitution();
         else if (c == '{' && after_dollar)
           stack_.push_back({frame::parameter});
+        else if (c == '[' && after_dollar)
+          stack_.push_back({frame::bracket_arithmetic});
         else if (c == '$')
           dollar_ = true;
         return;
       default:
-        read_code(c, after_dollar, opened, after_paren);
+        read_code(c, after_dollar, opened, after_paren, after_name, after_open_bracket, after_close_bracket);
     }
   }
 
@@ -66,6 +74,28 @@ public:
                    "space or quote before it"};
     if (comment_)
       return false;
+    // Bash evaluates arithmetic, a ${...} expansion's subscript and an assigned
+    // element's subscript as code: a value such as a[$(id)] would run. Whatever the
+    // quoting inside, and even inside a $(...) within them (its output is evaluated
+    // too), a placeholder there cannot be passed safely.
+    for (auto& f : stack_)
+      switch (f.kind) {
+        case frame::arithmetic:
+        case frame::bracket_arithmetic:
+          return Error{"a placeholder inside (( )), $(( )) or $[ ] would be evaluated as code by "
+                       "bash; pass it to a command instead"};
+        case frame::parameter:
+          return Error{"a placeholder inside ${...} cannot be passed safely (an array "
+                       "subscript is evaluated as code); write it outside"};
+        case frame::subscript:
+          return Error{"a placeholder inside an array subscript (name[...]) would be evaluated "
+                       "as code by bash; pass it to a command instead"};
+        case frame::test:
+          return Error{"a placeholder inside [[ ]] may be evaluated as code by bash (-eq and the "
+                       "like take arithmetic); use [ ] or pass it to a command instead"};
+        default:
+          break;
+      }
     switch (top()) {
       case frame::single_quotes:
       case frame::ansi_c:
@@ -99,10 +129,29 @@ private:
     just_opened_ = true;
   }
 
-  void read_code(char c, bool after_dollar, bool opened, bool after_paren) {
+  void read_code(char c, bool after_dollar, bool opened, bool after_paren, bool after_name,
+                 bool after_open_bracket, bool after_close_bracket) {
     bool starts_word = word_start_;
     word_start_ = false;
     switch (c) {
+      case '[':
+        if (after_dollar)
+          stack_.push_back({frame::bracket_arithmetic});
+        else if (after_name) // a[...]=x: the subscript is arithmetic (a glob's [...] too: refused alike)
+          stack_.push_back({frame::subscript});
+        else if (after_open_bracket) // "[[" at a word's start
+          stack_.push_back({frame::test});
+        else
+          open_bracket_ = starts_word;
+        break;
+      case ']':
+        if (top() == frame::bracket_arithmetic || top() == frame::subscript)
+          stack_.pop_back();
+        else if (top() == frame::test && after_close_bracket)
+          stack_.pop_back();
+        else
+          close_bracket_ = top() == frame::test;
+        break;
       case '\\':
         escaped_ = true;
         break;
@@ -157,6 +206,7 @@ private:
         word_start_ = true;
         break;
       default:
+        name_char_ = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
         break;
     }
   }
@@ -168,6 +218,9 @@ private:
   bool paren_ = false;       // ... a "(" opening a subshell
   bool comment_ = false;
   bool word_start_ = true;
+  bool name_char_ = false;   // ... a letter, digit or '_' read as code
+  bool open_bracket_ = false;  // ... a "[" starting a word
+  bool close_bracket_ = false; // ... a "]" inside [[ ]]
 };
 
 } // namespace
