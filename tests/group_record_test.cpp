@@ -169,6 +169,23 @@ CAF_TEST(a recorded terminal session is swept with the jobs in its other groups)
   CAF_CHECK(members().empty());
 }
 
+CAF_TEST(a recorded group whose leader is gone is left alone) {
+  // Its id may be another group's since, whose leader also ended (`sh -c 'job &
+  // exit'`): its members are not ours to kill (ours carry the owner's mark).
+  testing::temp_dir dir;
+  auto earliest = boot_ticks_now();
+  Group g("sleep 30 & exit");
+  auto latest = boot_ticks_now();
+  CAF_REQUIRE_EQUAL(g.members_when(1), 1u); // the sleep, the leader a zombie
+  reap_child(g.pid);                         // now gone
+  own_child(-g.pid, SIGKILL);                // its sleep still ours to end
+  dir.write(fmt::format("{}-77.groups", gone_pid()), fmt::format("+ {} {} {}\n", g.pid, earliest, latest));
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.processes, 0u);
+  CAF_CHECK_EQUAL(report.skipped, 1u);
+  CAF_CHECK_EQUAL(g.members_when(1), 1u);
+}
+
 CAF_TEST(a record with a window no spawn could have is not believed) {
   // A planted record matching "any start time" would let its writer kill any group.
   testing::temp_dir dir;

@@ -227,8 +227,12 @@ SweepReport sweep_group_records(const RecordDir& where) {
       if (it == by_group.end())
         continue; // gone
       auto leader_start = process_start_time(pgid);
-      if (leader_start != 0 && !window.holds(leader_start)) {
-        ++report.skipped; // the pid is someone else's now
+      if (leader_start == 0 || !window.holds(leader_start)) {
+        // The pid is someone else's now, or its leader is gone: then the group id
+        // may have been taken since by another group whose leader also ended (a
+        // pipeline's, `sh -c 'job & exit'`). Its members that are ours carry the
+        // owner's mark: the pass below finds them.
+        ++report.skipped;
         continue;
       }
       // Members started before the recorded leader cannot be ours.
@@ -239,8 +243,7 @@ SweepReport sweep_group_records(const RecordDir& where) {
           killed_here.push_back(pid);
         }
       }
-      if (leader_start != 0)
-        ::kill(-pgid, SIGKILL); // and whatever joined the group since the scan
+      ::kill(-pgid, SIGKILL); // and whatever joined the group since the scan
       if (killed > 0) {
         ++report.groups;
         report.processes += killed;
@@ -279,7 +282,7 @@ std::string SweepReport::summary() const {
   if (escaped > 0)
     text += fmt::format(" and {} process{} of its tools outside them", escaped, escaped == 1 ? "" : "es");
   if (skipped > 0)
-    text += fmt::format("; left {} recorded group{} alone: the pid now belongs to another process",
+    text += fmt::format("; left {} recorded group{} alone: its leader is gone or the pid is another process's now",
                         skipped, skipped == 1 ? "" : "s");
   if (!untrusted_text.empty())
     text += "; " + untrusted_text;
