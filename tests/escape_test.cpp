@@ -12,6 +12,7 @@
 #include <future>
 #include <memory>
 #include <sys/wait.h>
+#include <thread>
 
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
@@ -128,6 +129,43 @@ CAF_TEST(the end of a run kills what its tools left outside their group or sessi
   auto r = cli_in(ws.path.string(), fmt::format("run {}", (ws.path / "escape.toml").string()));
   CAF_CHECK_EQUAL(r.status, 0);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(a process outside jp-actors that carries a tool mark is not killed at its end) {
+  // A tool can copy its mark into environments jp-actors does not own (a service
+  // manager's, a terminal multiplexer's, a .envrc): what starts from there is not
+  // its to kill. Here the test itself starts such a process, with the mark the
+  // tool showed, while the run waits.
+  temp_dir ws;
+  marked_sleep sleeper(ws.path);
+  auto mark_file = ws.path / "mark", go = ws.path / "go";
+  write_script(ws.path / "copy.toml",
+               {fmt::format("printf %s \"$JP_ACTORS_TOOL\" > {}; while [ ! -e {} ]; do sleep 0.01; done",
+                            mark_file.string(), go.string())});
+  pid_t cli_pid = start_cli(state_home_of(ws.path.string()),
+                            {"--workspace", ws.path.string(), "run", (ws.path / "copy.toml").string()});
+  CAF_REQUIRE(cli_pid > 0);
+  std::string mark;
+  for (auto deadline = std::chrono::steady_clock::now() + 60s;
+       mark.empty() && std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(5ms))
+    std::ifstream(mark_file) >> mark;
+  CAF_REQUIRE(!mark.empty());
+  pid_t outsider = ::fork();
+  if (outsider == 0) {
+    ::setsid();
+    ::setenv("JP_ACTORS_TOOL", mark.c_str(), 1);
+    ::execl(sleeper.program.c_str(), sleeper.program.c_str(), "300", nullptr);
+    ::_exit(127);
+  }
+  own_child(outsider, SIGKILL);
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  std::ofstream(go).flush();
+  int status = 0;
+  reap_child(cli_pid, &status);
+  CAF_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CAF_CHECK_EQUAL(sleeper.alive().size(), 1u); // still running: not jp-actors' to kill
+  ::kill(outsider, SIGKILL);
+  reap_child(outsider);
 }
 
 CAF_TEST(after a kill signal the next start kills what the tools left outside their group or session) {

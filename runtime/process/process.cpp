@@ -386,7 +386,9 @@ public:
   /// The escape scan's part for this process: `sig` to what `all` says left its group.
   void signal_escaped(int sig, const std::vector<MarkedProcess>& all) {
     for (auto& p : all) {
-      bool ours = p.stat.sid == pid || p.mark == mark;
+      // Its session's members or what carries its mark, if they descend from us: a
+      // mark copied elsewhere, or a session id reused since, names someone else's.
+      bool ours = p.ours && (p.stat.sid == pid || p.mark == mark);
       if (!ours || p.stat.pgid == pid)
         continue; // not this tool's, or the group's own (kill(-pid) reaches them)
       ::kill(p.stat.pid, sig);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <unordered_map>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -73,13 +74,29 @@ std::string next_tool_mark() {
 std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_tools) {
   std::vector<MarkedProcess> out;
   auto self = ::getpid();
-  for (auto& st : all_processes()) {
+  auto all = all_processes();
+  std::unordered_map<pid_t, pid_t> parent;
+  parent.reserve(all.size());
+  for (auto& st : all)
+    parent.emplace(st.pid, st.ppid);
+  auto descends = [&](pid_t pid) {
+    for (int depth = 0; depth < 4096 && pid > 1; ++depth) { // bounded: /proc is read live
+      auto it = parent.find(pid);
+      if (it == parent.end())
+        return false;
+      if (it->second == self)
+        return true;
+      pid = it->second;
+    }
+    return false;
+  };
+  for (auto& st : all) {
     if (st.pid == self || st.state == 'Z')
       continue;
     // A tool still leading its own group (one that left it is read: it escaped).
     bool known = (st.pid == st.pgid && std::binary_search(known_tools.begin(), known_tools.end(), st.pid)) ||
                  std::binary_search(known_tools.begin(), known_tools.end(), st.sid);
-    out.push_back({st, known ? std::string() : mark_of(st.pid)});
+    out.push_back({st, known ? std::string() : mark_of(st.pid), descends(st.pid)});
   }
   return out;
 }
@@ -98,7 +115,7 @@ std::size_t signal_escaped_processes(int sig) {
   std::size_t hit = 0;
   auto self = ::getpid();
   for (auto& p : processes_with_marks()) {
-    if (p.stat.ppid == self || matches(p.mark, own_mark())) {
+    if (p.stat.ppid == self || (p.ours && matches(p.mark, own_mark()))) {
       ::kill(p.stat.pid, sig);
       ++hit;
     }

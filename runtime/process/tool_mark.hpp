@@ -35,6 +35,11 @@ std::vector<ProcStat> marked_processes(std::string_view mark);
 struct MarkedProcess {
   ProcStat stat;
   std::string mark; // "" when it has none (or we may not read its environment)
+  // Whether it descends from this process. Every descendant of our tools does,
+  // orphans too (we are a child subreaper); a mark copied elsewhere (a tool setting
+  // it in a service manager's or a terminal multiplexer's environment) does not
+  // make a process ours to signal.
+  bool ours = false;
 };
 
 /// Every live process but us, with its mark: one pass over /proc that serves many
@@ -44,9 +49,9 @@ struct MarkedProcess {
 /// own: nothing to learn).
 std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_tools = {});
 
-/// jp-actors is ending: sends `sig` to every process marked by one of its tools and
-/// to every child of its own (a tool, or an orphan of one reparented to us, the
-/// subreaper). Returns how many it signalled. Not signal-safe (reads /proc).
+/// jp-actors is ending: sends `sig` to every process of its own marked by one of its
+/// tools and to every child of its own (a tool, or an orphan of one reparented to
+/// us, the subreaper). Returns how many it signalled. Not signal-safe (reads /proc).
 std::size_t signal_escaped_processes(int sig);
 
 /// SIGKILL as signal_escaped_processes, again until it finds nothing left (bounded):
