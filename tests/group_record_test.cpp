@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <sys/file.h>
 #include <functional>
 #include <sys/wait.h>
 #include <thread>
@@ -167,6 +168,26 @@ CAF_TEST(a recorded terminal session is swept with the jobs in its other groups)
   while (!members().empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CAF_CHECK(members().empty());
+}
+
+CAF_TEST(a record its owner still holds is left alone though its pid looks gone) {
+  // An owner in another pid namespace: its pid names no process here, but it holds
+  // its record's lock while it lives.
+  testing::temp_dir dir;
+  Group g("sleep 30");
+  auto name = fmt::format("{}-77.groups", gone_pid());
+  dir.write(name, fmt::format("+ {} {}\n", g.pid, process_start_time(g.pid)));
+  int held = ::open((dir.path / name).c_str(), O_RDONLY | O_CLOEXEC);
+  CAF_REQUIRE(held >= 0);
+  CAF_REQUIRE_EQUAL(::flock(held, LOCK_EX), 0);
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.processes, 0u);
+  CAF_CHECK(g.running());
+  CAF_CHECK(std::filesystem::exists(dir.path / name));
+  ::close(held); // its owner gone: swept
+  CAF_CHECK_GREATER(sweep_group_records(dir.path.string()).processes, 0u);
+  CAF_CHECK_EQUAL(g.members_when(0), 0u);
+  CAF_CHECK(!std::filesystem::exists(dir.path / name));
 }
 
 CAF_TEST(a recorded group whose leader is gone is left alone) {

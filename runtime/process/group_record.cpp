@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace jp {
@@ -143,6 +144,10 @@ Status open_group_record(const RecordDir& where) {
   int fd = create_private_file(*dir, name, O_APPEND);
   if (fd < 0)
     return Error{fmt::format("cannot create {}: {}", path, std::strerror(errno))};
+  // Held while we live (the kernel lets it go when we die, however): a sweeper
+  // that cannot lock it leaves it alone, even one in another pid namespace, where
+  // our pid names another process or none.
+  ::flock(fd, LOCK_EX | LOCK_NB);
   close_group_record(); // one record per process
   std::memcpy(g_record_path, path.c_str(), path.size() + 1);
   g_record_fd = fd;
@@ -196,6 +201,12 @@ SweepReport sweep_group_records(const RecordDir& where) {
       continue;
     if (rec->owner_start != 0 && process_start_time(rec->owner) == rec->owner_start)
       continue; // its owner still runs: its groups are its own business
+    if (int probe = ::openat(dir->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC); probe >= 0) {
+      bool held = ::flock(probe, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+      ::close(probe);
+      if (held)
+        continue; // its owner still runs where its pid means something else (another pid namespace)
+    }
     // Claimed by renaming: of two jp-actors starting at once, one sweeps it.
     auto claimed = name + fmt::format(".sweeping-{}", ::getpid());
     if (::renameat(dir->get(), name.c_str(), dir->get(), claimed.c_str()) == 0)
