@@ -958,9 +958,9 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   // Give up on a child we cannot watch: kill and reap it right here.
   auto abandon = [&](const std::string& what, int err) -> Error {
     ::kill(-pid, SIGKILL);
+    remove_slot(slot, pid); // before the reap: the pgid names no other group while it is listed
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
-    remove_slot(slot, pid);
     return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
   };
   if (pidfd.fd < 0)
