@@ -78,6 +78,9 @@ struct ToolConfig {
   bool cwd_outside_workspace = false;
   std::map<std::string, std::string> env; // values are templates
   std::vector<std::string> pass_env;       // secret-looking variables it inherits anyway
+  // A workspace's config defined or changed it: runtime.pass_env does not reach it
+  // (a repository's program must not get the secrets you pass your own tools).
+  bool from_workspace = false;
   run_mode run = run_mode::ask;
   io_mode io = io_mode::pipe;
   std::vector<ParameterConfig> parameters;

@@ -534,6 +534,7 @@ private:
                                      "passes this tool secrets (pass_env: {}); define a tool of another "
                                      "name instead",
                                      fmt::join(entry.pass_env, ", ")));
+      entry.from_workspace = entry.from_workspace || from_workspace_;
       entry.name = name.str();
       auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
       if (s)

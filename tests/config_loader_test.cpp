@@ -11,6 +11,7 @@
 #include "config/config_loader.hpp"
 #include "messages/json_codec.hpp"
 #include "tools/builtin_tools.hpp"
+#include "tools/launch.hpp"
 
 using namespace jp;
 namespace fs = std::filesystem;
@@ -583,13 +584,23 @@ CAF_TEST(a workspace config cannot change a tool your config passes secrets to) 
                                                      "secrets (pass_env: GH_TOKEN)"),
                     "");
   }
-  // A tool of its own, or a change to one of yours without secrets, it may make.
-  box.user_config("[conversation.tools.gh]\ncommand = { program = \"gh\" }\npass_env = [\"GH_TOKEN\"]\n"
+  // A tool of its own, or a change to one of yours without secrets, it may make;
+  // what runtime.pass_env passes reaches neither.
+  box.user_config("[runtime]\npass_env = [\"NPM_TOKEN\"]\n"
+                  "[conversation.tools.gh]\ncommand = { program = \"gh\" }\npass_env = [\"GH_TOKEN\"]\n"
                   "[conversation.tools.ls]\ncommand = { program = \"ls\" }\n");
   box.workspace_config("[conversation.tools.ls]\nrun = \"unattended\"\n"
                        "[conversation.tools.mine]\ncommand = { program = \"make\" }\n");
   auto c = load_config(box.sources(), default_config());
-  CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  auto passed = [&](const char* tool) {
+    auto spec = make_launch_spec(*c, c->tools.at(tool), Json::object(), Json::object(), false);
+    CAF_REQUIRE(spec.ok());
+    return spec->env_pass;
+  };
+  CAF_CHECK_EQUAL(passed("gh"), (std::vector<std::string>{"NPM_TOKEN", "GH_TOKEN"}));
+  CAF_CHECK(passed("ls").empty());
+  CAF_CHECK(passed("mine").empty());
 }
 
 CAF_TEST(a TOML syntax error reports file line and column) {

@@ -94,8 +94,10 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   if (answers.is_object() && !answers.as_object().empty())
     spec->env.push_back("JP_TOOL_ANSWERS=" + answers.dump());
   // Secrets stay out of what a model can make a tool print: the provider's key
-  // whatever its variable is called, and secret-looking names unless passed.
-  spec->env_pass = config.runtime.pass_env;
+  // whatever its variable is called, and secret-looking names unless passed (by
+  // runtime.pass_env only to tools no workspace's config shaped).
+  if (!tool.from_workspace)
+    spec->env_pass = config.runtime.pass_env;
   spec->env_pass.insert(spec->env_pass.end(), tool.pass_env.begin(), tool.pass_env.end());
   spec->env_drop = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"};
   if (!config.assistant.api_key_env.empty())
