@@ -101,12 +101,6 @@ public:
       case frame::ansi_c:
         return Error{"a placeholder inside single quotes cannot be passed safely; write it "
                      "outside quotes or in double quotes"};
-      case frame::arithmetic:
-        return Error{"a placeholder inside (( )) or $(( )) would be evaluated as code by "
-                     "bash; pass it to a command instead"};
-      case frame::parameter:
-        return Error{"a placeholder inside ${...} cannot be passed safely (an array "
-                     "subscript is evaluated as code); write it outside"};
       case frame::double_quotes:
         return true;
       default:

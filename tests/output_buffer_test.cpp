@@ -23,6 +23,13 @@ using namespace jp::testing;
 
 namespace {
 
+/// A file's size, or -1 when there is none.
+long long size_on_disk(const std::filesystem::path& p) {
+  std::error_code ec;
+  auto n = std::filesystem::file_size(p, ec);
+  return ec ? -1 : static_cast<long long>(n);
+}
+
 std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -349,11 +356,7 @@ CAF_TEST(a spill file that could not be made or written whole says so) {
 CAF_TEST(append_room says what append takes with no file made and little written to disk) {
   temp_dir dir;
   auto path = dir.path / "out.log";
-  auto on_disk = [&] {
-    std::error_code ec;
-    auto n = std::filesystem::file_size(path, ec);
-    return ec ? -1 : static_cast<long long>(n);
-  };
+  auto on_disk = [&] { return size_on_disk(path); };
   // Spill file: a head of 8192 - 4096 - 64 bytes written at once, then its tail in memory.
   OutputBuffer buf(1000, path.string(), {}, SpillLimits{8192, 1 << 20});
   CAF_CHECK_EQUAL(buf.append_room(64), 1000u);
@@ -382,11 +385,7 @@ CAF_TEST(append_room says what append takes with no file made and little written
 CAF_TEST(close_room says what append takes before close has a spill tail to write) {
   temp_dir dir;
   auto path = dir.path / "out.log";
-  auto on_disk = [&] {
-    std::error_code ec;
-    auto n = std::filesystem::file_size(path, ec);
-    return ec ? -1 : static_cast<long long>(n);
-  };
+  auto on_disk = [&] { return size_on_disk(path); };
   // A head of 8192 - 4096 - 64 = 4032 bytes, then the tail kept until close.
   OutputBuffer buf(1000, path.string(), {}, SpillLimits{8192, 1 << 20});
   CAF_CHECK_EQUAL(buf.close_room(), 4032u);

@@ -36,12 +36,14 @@
 #include "runtime/process/process.hpp"
 #include "runtime/process/vfork_exec.hpp"
 #include "owned_children.hpp"
+#include "pidfd_pid.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
 using namespace std::chrono_literals;
 using jp::testing::disown_child;
 using jp::testing::own_child;
+using jp::testing::pid_of_pidfd;
 
 namespace {
 
@@ -651,15 +653,6 @@ int open_pidfds() {
     n += std::filesystem::read_symlink(e.path(), ec).string().find("pidfd") != std::string::npos;
   }
   return n;
-}
-
-/// The pid a pidfd of ours refers to, as /proc says ("" if none).
-std::string pid_of_pidfd(int fd) {
-  std::ifstream info("/proc/self/fdinfo/" + std::to_string(fd));
-  for (std::string line; std::getline(info, line);)
-    if (line.starts_with("Pid:\t"))
-      return line.substr(5);
-  return {};
 }
 
 } // namespace

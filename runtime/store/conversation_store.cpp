@@ -319,8 +319,10 @@ Result<int> FileConversationStore::open_own(const std::string& path, int flags) 
 // A conversation is a directory holding events.jsonl (a crash between the two
 // steps of create() leaves a directory that is none).
 bool FileConversationStore::exists(const std::string& id) const {
-  struct stat st {};
-  return unlinked(id) && ::lstat(events_path(id).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  // lstat: a link at either is none (the root's own path is checked by the callers).
+  struct stat d {}, f {};
+  return ::lstat(dir(id).c_str(), &d) == 0 && S_ISDIR(d.st_mode) && ::lstat(events_path(id).c_str(), &f) == 0 &&
+         S_ISREG(f.st_mode);
 }
 
 Result<std::string> FileConversationStore::create() {

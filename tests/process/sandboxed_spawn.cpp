@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -22,6 +21,8 @@
 
 #include "runtime/process/child_launch.hpp"
 #include "runtime/process/vfork_exec.hpp"
+#include "tests/pidfd_pid.hpp"
+#include "tests/program_assert.hpp"
 
 namespace {
 
@@ -38,15 +39,6 @@ bool refuse(long nr, int err) {
   };
   sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
   return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
-}
-
-/// The pid a pidfd refers to, as /proc says ("" if none).
-std::string pid_of(int pidfd) {
-  std::ifstream info("/proc/self/fdinfo/" + std::to_string(pidfd));
-  for (std::string line; std::getline(info, line);)
-    if (line.starts_with("Pid:\t"))
-      return line.substr(5);
-  return {};
 }
 
 } // namespace
@@ -82,13 +74,17 @@ int main(int argc, char** argv) {
     else if (errno != EINTR)
       break;
   // Asked before the child is reaped: a reaped child's pidfd names no pid.
-  bool childs = child.pidfd >= 0 && pid_of(child.pidfd) == std::to_string(child.pid);
+  bool childs = child.pidfd >= 0 && jp::testing::pid_of_pidfd(child.pidfd) == std::to_string(child.pid);
   int status = 0;
   ::waitpid(child.pid, &status, 0);
   std::printf("started, exit status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   std::printf("pidfd: %s\n", childs ? "the child's" : "wrong or none");
   std::printf("vfork usable: %s, clone3 refused with: %d\n", jp::vfork_exec_usable() ? "yes" : "no",
               jp::clone3_refusal());
+  // Whatever the launcher, sandboxed or not: the child had its pidfd, and none of
+  // our fds but 0-2 (its listing shows its own directory's fd too).
+  PROGRAM_ASSERT(childs);
+  PROGRAM_ASSERT(listing.find(' ' + std::to_string(stray)) == std::string::npos);
   std::printf("fds: %s", listing.c_str());
   return 0;
 }
