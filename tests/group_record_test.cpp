@@ -170,6 +170,29 @@ CAF_TEST(a recorded terminal session is swept with the jobs in its other groups)
   CAF_CHECK(members().empty());
 }
 
+CAF_TEST(a record of an earlier boot is removed and kills nothing) {
+  // After a reboot (a power cut leaves records behind) the recorded pids and start
+  // times name whatever this boot started there: a boot service started as early
+  // in the boot as the tool was in the last one.
+  testing::temp_dir dir;
+  Group g("sleep 30");
+  auto start = process_start_time(g.pid);
+  CAF_REQUIRE(start > 0);
+  CAF_REQUIRE(!boot_id().empty());
+  auto earlier = fmt::format("{}-77.groups", gone_pid());
+  dir.write(earlier, fmt::format("boot 00000000-0000-0000-0000-000000000000\n+ {} {}\n", g.pid, start));
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.earlier_boots, 1u);
+  CAF_CHECK_EQUAL(report.groups, 0u);
+  CAF_CHECK(report.owners.empty());
+  CAF_CHECK(g.running());
+  CAF_CHECK(!dir.has(earlier));
+  // This boot's record with the same line is swept.
+  dir.write(fmt::format("{}-78.groups", gone_pid()), fmt::format("boot {}\n+ {} {}\n", boot_id(), g.pid, start));
+  CAF_CHECK_EQUAL(sweep_group_records(dir.path.string()).groups, 1u);
+  CAF_CHECK_EQUAL(g.members_when(0), 0u);
+}
+
 CAF_TEST(a record its owner still holds is left alone though its pid looks gone) {
   // An owner in another pid namespace: its pid names no process here, but it holds
   // its record's lock while it lives.
@@ -314,6 +337,7 @@ CAF_TEST(an open record lists started groups until they end and goes on a clean 
   CAF_REQUIRE(dir.has(name));
   std::ifstream in(dir.path / name);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK_EQUAL(text.substr(0, text.find('\n') + 1), fmt::format("boot {}\n", boot_id()));
   CAF_CHECK(text.find("+ 4242 10 11\n") != std::string::npos);
   CAF_CHECK(text.find("- 4242 10 11\n") != std::string::npos);
   CAF_CHECK(text.find("+ 4343 ") != std::string::npos);

@@ -92,17 +92,28 @@ bool trusted_record(int fd) {
          (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
-/// The groups a record says are still alive, with their leaders' start windows.
-/// Takes `fd`.
-std::map<pid_t, StartWindow> live_groups(int fd) {
+/// What a record says: its boot ("" in older records) and the groups still alive,
+/// with their leaders' start windows.
+struct RecordText {
+  std::string boot;
   std::map<pid_t, StartWindow> live;
+};
+
+/// Reads a record; takes `fd`.
+RecordText read_record(int fd) {
+  RecordText text;
+  auto& live = text.live;
   FILE* f = ::fdopen(fd, "r");
   if (!f) {
     ::close(fd);
-    return live;
+    return text;
   }
   char line[128];
   while (std::fgets(line, sizeof line, f)) {
+    if (char id[64] = {}; std::sscanf(line, "boot %63s", id) == 1) {
+      text.boot = id;
+      continue;
+    }
     char op = 0;
     long long pgid = 0;
     unsigned long long earliest = 0, latest = 0;
@@ -116,7 +127,7 @@ std::map<pid_t, StartWindow> live_groups(int fd) {
         live.erase(it);
   }
   std::fclose(f);
-  return live;
+  return text;
 }
 
 } // namespace
@@ -124,6 +135,22 @@ std::map<pid_t, StartWindow> live_groups(int fd) {
 uint64_t process_start_time(pid_t pid) {
   auto st = read_proc_stat(pid);
   return st ? st->start : 0;
+}
+
+const std::string& boot_id() {
+  static const std::string id = [] {
+    char buf[64] = {};
+    int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return std::string();
+    auto n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    std::string text(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+      text.pop_back();
+    return text;
+  }();
+  return id;
 }
 
 Result<RecordDir> crash_record_dir() {
@@ -151,6 +178,8 @@ Status open_group_record(const RecordDir& where) {
   close_group_record(); // one record per process
   std::memcpy(g_record_path, path.c_str(), path.size() + 1);
   g_record_fd = fd;
+  if (!boot_id().empty())
+    append(fmt::format("boot {}\n", boot_id()));
   return {};
 }
 
@@ -225,9 +254,15 @@ SweepReport sweep_group_records(const RecordDir& where) {
       ::unlinkat(dir->get(), name.c_str(), 0);
       continue;
     }
+    auto text = read_record(fd);
+    if (!text.boot.empty() && !boot_id().empty() && text.boot != boot_id()) {
+      ++report.earlier_boots; // its processes ended with that boot
+      ::unlinkat(dir->get(), name.c_str(), 0);
+      continue;
+    }
     report.owners.push_back(rec.owner);
     std::vector<pid_t> killed_here;
-    for (auto& [pgid, window] : live_groups(fd)) {
+    for (auto& [pgid, window] : text.live) {
       if (window.earliest == 0)
         continue; // never verified: not ours to judge
       if (!plausible(pgid, window, now)) {

@@ -9,6 +9,11 @@
 // session) are not trusted.
 //
 // Record file: <dir>/<owner pid>-<owner start time>.groups, lines
+//   "boot <boot id>"                first: /proc/sys/kernel/random/boot_id when the
+//                                   record was opened. A record of an earlier boot
+//                                   names processes that ended with it, in pids and
+//                                   start times that mean others' now: it is removed
+//                                   unread (older records have no such line)
 //   "+ <pgid> <earliest> <latest>"  a group started; its leader's start time is in
 //                                   [earliest, latest] (read from the clock around
 //                                   the spawn: recorded before the spawn returns to
@@ -50,6 +55,9 @@ inline Status open_group_record(const std::string& dir) { return open_group_reco
 /// A clean end: every group is gone, so the record goes too. Signal-safe.
 void close_group_record() noexcept;
 
+/// This boot's id (/proc/sys/kernel/random/boot_id); "" where it cannot be read.
+const std::string& boot_id();
+
 /// Now, in the unit of process start times (clock ticks since boot).
 uint64_t boot_ticks_now();
 
@@ -65,6 +73,7 @@ struct SweepReport {
   size_t escaped = 0;         // processes of its tools outside them (found by their mark), killed
   size_t skipped = 0;         // recorded groups whose pid now names another process
   size_t untrusted = 0;       // records or lines not trusted (see above), left alone
+  size_t earlier_boots = 0;   // records of an earlier boot, removed without killing
   std::string refused;        // why the directory itself was not swept ("" = it was)
   /// "cleaned up after jp-actors 1234 that ended without cleaning up: killed 3
   /// process groups (5 processes)"; "" when there was nothing to sweep.
