@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "runtime/process/group_record.hpp"
+#include "runtime/process/proc_stat.hpp"
 #include "gone_pid.hpp"
 #include "owned_children.hpp"
 #include "temp_dir.hpp"
@@ -168,6 +169,21 @@ CAF_TEST(a recorded terminal session is swept with the jobs in its other groups)
   while (!members().empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CAF_CHECK(members().empty());
+}
+
+CAF_TEST(a signal by pid reaches only the process that started then) {
+  // The sweep and the escape scans signal pids read from /proc a moment before:
+  // a pid given to a later process since must not be signalled.
+  Group g("sleep 30");
+  auto start = process_start_time(g.pid);
+  CAF_REQUIRE(start > 0);
+  CAF_CHECK(!signal_if_same(g.pid, start - 1, SIGKILL));
+  CAF_CHECK(g.running());
+  CAF_CHECK(signal_if_same(g.pid, start, SIGKILL));
+  CAF_CHECK_EQUAL(g.members_when(0), 0u);
+  CAF_CHECK(signal_if_same(g.pid, start, SIGKILL)); // a zombie still is that process
+  reap_child(g.pid);
+  CAF_CHECK(!signal_if_same(g.pid, start, SIGKILL)); // gone
 }
 
 CAF_TEST(a record of an earlier boot is removed and kills nothing) {

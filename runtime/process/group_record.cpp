@@ -284,7 +284,7 @@ SweepReport sweep_group_records(const RecordDir& where) {
       // Members started before the recorded leader cannot be ours.
       size_t killed = 0;
       for (auto& [pid, pstart] : it->second) {
-        if (pstart >= window.earliest && ::kill(pid, SIGKILL) == 0) {
+        if (pstart >= window.earliest && signal_if_same(pid, pstart, SIGKILL)) {
           ++killed;
           killed_here.push_back(pid);
         }
@@ -303,7 +303,7 @@ SweepReport sweep_group_records(const RecordDir& where) {
       for (auto& st : marked_processes(owner_mark(rec.owner, rec.owner_start)))
         if (st.start >= rec.owner_start &&
             std::find(killed_here.begin(), killed_here.end(), st.pid) == killed_here.end() &&
-            ::kill(st.pid, SIGKILL) == 0)
+            signal_if_same(st.pid, st.start, SIGKILL))
           ++report.escaped;
     ::unlinkat(dir->get(), name.c_str(), 0);
   }

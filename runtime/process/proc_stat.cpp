@@ -5,6 +5,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace jp {
@@ -67,6 +68,16 @@ std::vector<ProcStat> all_processes() {
   }
   ::closedir(dir);
   return out;
+}
+
+bool signal_if_same(pid_t pid, uint64_t start, int sig) {
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0)
+    return false; // gone
+  auto now = read_proc_stat(pid); // read after the pidfd: it is still the pidfd's process
+  bool sent = now && now->start == start && ::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0;
+  ::close(fd);
+  return sent;
 }
 
 std::vector<ProcStat> session_members(pid_t sid) {

@@ -25,6 +25,12 @@ std::optional<ProcStat> read_proc_stat(pid_t pid);
 /// Every process /proc lists now.
 std::vector<ProcStat> all_processes();
 
+/// Sends `sig` to `pid` only while it names the process that started at `start`:
+/// a pidfd holds the process between that check and the signal, so a pid the kernel
+/// has given another process since (after a /proc scan) is never signalled. Whether
+/// it was sent.
+bool signal_if_same(pid_t pid, uint64_t start, int sig);
+
 /// The processes of session `sid` (a terminal handle's session: its leader's pid).
 std::vector<ProcStat> session_members(pid_t sid);
 

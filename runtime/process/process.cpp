@@ -391,7 +391,8 @@ public:
       bool ours = p.ours && (p.stat.sid == pid || p.mark == mark);
       if (!ours || p.stat.pgid == pid)
         continue; // not this tool's, or the group's own (kill(-pid) reaches them)
-      ::kill(p.stat.pid, sig);
+      if (!signal_if_same(p.stat.pid, p.stat.start, sig))
+        continue; // gone since the scan (or its pid another's now)
       auto known = std::find_if(escaped_.begin(), escaped_.end(), [&](const ProcStat& e) {
         return e.pid == p.stat.pid && e.start == p.stat.start;
       });

@@ -115,10 +115,9 @@ std::size_t signal_escaped_processes(int sig) {
   std::size_t hit = 0;
   auto self = ::getpid();
   for (auto& p : processes_with_marks()) {
-    if (p.stat.ppid == self || (p.ours && matches(p.mark, own_mark()))) {
-      ::kill(p.stat.pid, sig);
+    if ((p.stat.ppid == self || (p.ours && matches(p.mark, own_mark()))) &&
+        signal_if_same(p.stat.pid, p.stat.start, sig))
       ++hit;
-    }
   }
   return hit;
 }
