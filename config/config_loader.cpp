@@ -9,12 +9,15 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -798,16 +801,52 @@ Result<toml::table> parse_toml(std::string_view text, std::string_view origin) {
   }
 }
 
-Result<std::string> read_file(const fs::path& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    return Error{fmt::format("{}: is a directory, expected a TOML file", path.string())};
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+// Far beyond any config a person writes; a larger one (or an endless device) is
+// refused rather than read into memory.
+constexpr size_t kMaxConfigBytes = 4 << 20;
+
+/// A config file's text. A workspace's (`from_workspace`: someone's repository) must
+/// be a regular file and not a link: a link could hand jp-actors a FIFO that blocks
+/// it or a device that never ends, or pass off a file outside the workspace as its
+/// config. Your own files may be anything readable (`--config <(...)` is a pipe).
+Result<std::string> read_file(const fs::path& path, bool from_workspace) {
+  // O_NONBLOCK: opening a FIFO waits for a writer otherwise.
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (from_workspace ? O_NOFOLLOW : 0);
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    if (errno == ELOOP && from_workspace)
+      return Error{fmt::format("{}: is a symbolic link; a workspace's config must be a regular file "
+                               "(links there are not followed)", path.string())};
     return Error{fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno))};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0)
+    return Error{fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno))};
+  if (S_ISDIR(st.st_mode))
+    return Error{fmt::format("{}: is a directory, expected a TOML file", path.string())};
+  if (from_workspace && !S_ISREG(st.st_mode))
+    return Error{fmt::format("{}: is not a regular file; a workspace's config must be one", path.string())};
+  if (!S_ISREG(st.st_mode)) // a pipe or a terminal: read as it comes
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return Error{fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno))};
+    if (n == 0)
+      return text;
+    if (text.size() + static_cast<size_t>(n) > kMaxConfigBytes)
+      return Error{fmt::format("{}: larger than {} MiB; a config file is expected to be far smaller",
+                               path.string(), kMaxConfigBytes >> 20)};
+    text.append(buf, static_cast<size_t>(n));
+  }
 }
 
 // One layer of TOML text on top of `c`; `c` is untouched when the layer is refused.
@@ -824,7 +863,7 @@ Status apply_text(Config& c, std::string_view text, std::string_view origin, boo
 }
 
 Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) {
-  auto text = read_file(path);
+  auto text = read_file(path, from_workspace);
   if (!text)
     return Error{text.error()};
   return apply_text(c, *text, path.string(), from_workspace);

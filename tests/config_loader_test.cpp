@@ -1,12 +1,17 @@
 #define CAF_SUITE config_loader
 #include <caf/test/unit_test.hpp>
 
+#include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 #include <tuple>
 #include <utility>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "config/config_loader.hpp"
 #include "messages/json_codec.hpp"
@@ -601,6 +606,63 @@ CAF_TEST(a workspace config cannot change a tool your config passes secrets to) 
   CAF_CHECK_EQUAL(passed("gh"), (std::vector<std::string>{"NPM_TOKEN", "GH_TOKEN"}));
   CAF_CHECK(passed("ls").empty());
   CAF_CHECK(passed("mine").empty());
+}
+
+CAF_TEST(a workspace config is read only from a regular file of the workspace) {
+  Sandbox box;
+  // A link, even to a config that would load: it could name a FIFO, a device or a
+  // file outside the workspace.
+  auto elsewhere = box.write(box.root / "elsewhere.toml", "[assistant]\nmodel = \"m\"\n");
+  fs::create_directories(box.workspace / ".jp");
+  auto ws_config = box.workspace / ".jp" / "config.toml";
+  fs::create_symlink(elsewhere, ws_config);
+  auto c = load_config(box.sources(), default_config());
+  CAF_CHECK(!c.ok());
+  if (!c.ok())
+    CAF_CHECK_EQUAL(missing(c.error(), ws_config.string() + ": is a symbolic link"), "");
+
+  // A FIFO would block the start until something writes it. A writer here, so that
+  // a reader that opens it anyway gets a config that loads (and the check fails).
+  fs::remove(ws_config);
+  CAF_REQUIRE_EQUAL(::mkfifo(ws_config.c_str(), 0600), 0);
+  pid_t writer = ::fork();
+  if (writer == 0) {
+    int fd = ::open(ws_config.c_str(), O_WRONLY);
+    const char text[] = "[assistant]\nmodel = \"m\"\n";
+    if (fd >= 0 && ::write(fd, text, sizeof text - 1) > 0)
+      ::close(fd);
+    ::_exit(0);
+  }
+  c = load_config(box.sources(), default_config());
+  ::kill(writer, SIGKILL);
+  ::waitpid(writer, nullptr, 0);
+  CAF_CHECK(!c.ok());
+  if (!c.ok())
+    CAF_CHECK_EQUAL(missing(c.error(), ws_config.string() + ": is not a regular file"), "");
+}
+
+CAF_TEST(a config file is read up to a bound and your own may be a pipe) {
+  Sandbox box;
+  auto sources = box.sources();
+  sources.config_files.push_back("/dev/zero"); // endless: refused, not read into memory
+  auto c = load_config(sources, default_config());
+  CAF_CHECK(!c.ok());
+  if (!c.ok())
+    CAF_CHECK_EQUAL(missing(c.error(), "/dev/zero: larger than 4 MiB"), "");
+
+  // `--config <(...)`: what a shell's process substitution hands over.
+  int p[2];
+  CAF_REQUIRE_EQUAL(::pipe(p), 0);
+  const char text[] = "[assistant]\nmodel = \"from-a-pipe\"\n";
+  CAF_CHECK_EQUAL(::write(p[1], text, sizeof text - 1), static_cast<ssize_t>(sizeof text - 1));
+  ::close(p[1]);
+  sources = box.sources();
+  sources.config_files.push_back("/proc/self/fd/" + std::to_string(p[0]));
+  c = load_config(sources, default_config());
+  ::close(p[0]);
+  CAF_CHECK(c.ok());
+  if (c.ok())
+    CAF_CHECK_EQUAL(c->assistant.model, "from-a-pipe");
 }
 
 CAF_TEST(a TOML syntax error reports file line and column) {
