@@ -1,5 +1,6 @@
 #include "actors/mcp_server.hpp"
 
+#include <algorithm>
 #include <caf/all.hpp>
 #include <chrono>
 #include <cmath>
@@ -34,7 +35,9 @@ struct mcp_state {
   std::shared_ptr<const Config> config;
   McpWriter write;
   std::shared_ptr<McpRequests> requests; // ours to the client, waiting for its answers
-  // The session's end, asked for while calls were in flight: it comes after their answers.
+  // The session's end, asked for while calls were in flight: it comes after their
+  // answers. A cancelled call's is not waited for (none is sent; an await's may take
+  // hours): Streamable HTTP's end cancels every call its client still waits on.
   std::optional<caf::typed_response_promise<std::vector<HandleSummary>, std::string>> ending;
   std::map<std::string, mcp_call> calls; // by request id, as JSON text
   bool ticking = false;
@@ -92,6 +95,16 @@ void end_session(mcp_actor_t* self, caf::typed_response_promise<std::vector<Hand
           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
 }
 
+/// The session's end, if it waits and no answer is owed any more.
+void end_when_answered(mcp_actor_t* self) {
+  auto& st = self->state;
+  if (!st.ending || std::any_of(st.calls.begin(), st.calls.end(), [](auto& c) { return !c.second.cancelled; }))
+    return;
+  auto rp = std::move(*st.ending);
+  st.ending.reset();
+  end_session(self, std::move(rp));
+}
+
 /// The call's answer, unless the client cancelled it (MCP: then none is sent).
 void finish(mcp_actor_t* self, const Json& id, const std::string& key, const CallResult& r) {
   auto& st = self->state;
@@ -102,11 +115,7 @@ void finish(mcp_actor_t* self, const Json& id, const std::string& key, const Cal
   st.calls.erase(it);
   if (!cancelled)
     send(self, mcp::response(id, mcp::call_tool_result(r)));
-  if (st.calls.empty() && st.ending) {
-    auto rp = std::move(*st.ending);
-    st.ending.reset();
-    end_session(self, std::move(rp));
-  }
+  end_when_answered(self);
 }
 
 void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
@@ -152,6 +161,7 @@ void cancel(mcp_actor_t* self, const Json& params) {
     return;
   it->second.cancelled = true;
   self->send(self->state.turn, abort_atom::value, key);
+  end_when_answered(self);
 }
 
 /// Asks the person through the client, when it declared elicitation; else nobody.
@@ -230,10 +240,8 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
       st.requests->close();
       auto rp = self->make_response_promise<std::vector<HandleSummary>, std::string>();
       // The calls in flight are answered first (the client may still read them).
-      if (st.calls.empty())
-        end_session(self, rp);
-      else
-        st.ending = rp;
+      st.ending = rp;
+      end_when_answered(self);
       return rp;
     },
     [self](tick_atom) { tick(self); },

@@ -20,6 +20,7 @@ namespace jp::testing {
 
 struct HttpReply {
   int status = 0; // 0: no answer
+  bool complete = false; // read to its end
   std::map<std::string, std::string> headers; // names in lower case
   std::string body;
   /// The `data:` of each event, when the body is an event stream.
@@ -46,10 +47,11 @@ struct HttpReply {
   }
 };
 
-/// Sends `head` (request line and headers, each ending in \r\n, without the blank
-/// line) and `body`, and reads the answer (a minute at most, against a hang).
-inline HttpReply http_exchange(uint16_t port, const std::string& head, const std::string& body = "") {
-  HttpReply r;
+/// Connects to the server on `port` and sends `head` (request line and headers, each
+/// ending in \r\n, without the blank line) and `body`, with Content-Length (or
+/// `declared`, when given: a body that does not come). The socket, or -1.
+inline int http_send(uint16_t port, const std::string& head, const std::string& body = "",
+                     long declared = -1) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -57,13 +59,25 @@ inline HttpReply http_exchange(uint16_t port, const std::string& head, const std
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
-    return r;
+    return -1;
   }
-  auto out = head + "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  auto length = declared >= 0 ? std::to_string(declared) : std::to_string(body.size());
+  auto out = head + "Content-Length: " + length + "\r\nConnection: close\r\n\r\n" + body;
   if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) {
     ::close(fd);
-    return r;
+    return -1;
   }
+  return fd;
+}
+
+/// Reads the answer on `fd` (sent with http_send), a minute at most against a hang;
+/// `complete` when it was read to its end (Content-Length, or the chunked body's
+/// last chunk). `head_only`: returns once the status and headers are in. Closes `fd`
+/// unless `head_only`.
+inline HttpReply http_read(int fd, bool head_only = false) {
+  HttpReply r;
+  if (fd < 0)
+    return r;
   std::string in;
   auto read_more = [&] {
     pollfd p{fd, POLLIN, 0};
@@ -76,12 +90,15 @@ inline HttpReply http_exchange(uint16_t port, const std::string& head, const std
     in.append(buf, static_cast<size_t>(n));
     return true;
   };
+  auto done = [&] {
+    if (!head_only)
+      ::close(fd);
+    return r;
+  };
   size_t head_end;
   while ((head_end = in.find("\r\n\r\n")) == std::string::npos)
-    if (!read_more()) {
-      ::close(fd);
-      return r;
-    }
+    if (!read_more())
+      return done();
   auto status_line_end = in.find("\r\n");
   r.status = std::atoi(in.substr(in.find(' ') + 1, 3).c_str());
   for (size_t at = status_line_end + 2; at < head_end;) {
@@ -96,6 +113,8 @@ inline HttpReply http_exchange(uint16_t port, const std::string& head, const std
     value.erase(0, value.find_first_not_of(' '));
     r.headers[name] = value;
   }
+  if (head_only)
+    return r;
   auto rest = in.substr(head_end + 4);
   in = rest;
   if (r.header("transfer-encoding") == "chunked") {
@@ -114,18 +133,25 @@ inline HttpReply http_exchange(uint16_t port, const std::string& head, const std
         break;
       r.body += in.substr(line_end + 2, size);
       in.erase(0, line_end + 2 + size + 2);
-      if (size == 0)
+      if (size == 0) {
+        r.complete = true;
         break;
+      }
     }
   } else {
     auto length = r.header("content-length").empty() ? 0 : std::stoul(r.header("content-length"));
     while (in.size() < length)
       if (!read_more())
         break;
+    r.complete = in.size() >= length;
     r.body = in.substr(0, length);
   }
-  ::close(fd);
-  return r;
+  return done();
+}
+
+/// One request on a new connection and its whole answer.
+inline HttpReply http_exchange(uint16_t port, const std::string& head, const std::string& body = "") {
+  return http_read(http_send(port, head, body));
 }
 
 } // namespace jp::testing

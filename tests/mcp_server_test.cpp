@@ -497,6 +497,53 @@ CAF_TEST(over HTTP a session left idle ends with what it still runs) {
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
 }
 
+CAF_TEST(over HTTP a cancelled call has its stream ended and the session still ends when idle) {
+  // No answer comes for a cancelled call (MCP): its stream is ended, so it holds
+  // neither the connection nor the session from ending.
+  marked_sleep sleeper(dir.path);
+  extra = {"--session-idle-secs", "1"};
+  auto l = serve_http();
+  auto sid = l.open_session();
+  spawn_sleeper(l, sid, sleeper);
+  auto call = l.request("tools/call", tool_call("shell", shell("sleep 300; echo never")));
+  int fd = http_send(l.port, l.head("POST", sid), call.dump());
+  CAF_REQUIRE(fd >= 0);
+  CAF_REQUIRE_EQUAL(http_read(fd, true).status, 200); // its stream is open
+  auto cancel = Json::object().set("jsonrpc", "2.0").set("method", "notifications/cancelled").set(
+    "params", Json::object().set("requestId", *call.find("id")).set("reason", "test"));
+  CAF_CHECK_EQUAL(l.post(cancel, sid).status, 202);
+  auto rest = http_read(fd); // the rest of the stream: its end, without an answer
+  CAF_CHECK(rest.complete);
+  CAF_CHECK(!contains(rest.body, R"("result")"));
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u); // the session ended when idle, with its handle
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
+}
+
+CAF_TEST(over HTTP a client that leaves the stream of a call lets the session end when idle) {
+  marked_sleep sleeper(dir.path);
+  extra = {"--session-idle-secs", "1"};
+  auto l = serve_http();
+  auto sid = l.open_session();
+  spawn_sleeper(l, sid, sleeper);
+  int fd = http_send(l.port, l.head("POST", sid), l.request("tools/call", tool_call("shell", shell("sleep 300"))).dump());
+  CAF_REQUIRE(fd >= 0);
+  CAF_REQUIRE_EQUAL(http_read(fd, true).status, 200); // its stream is open
+  ::close(fd); // the client goes, without a cancel or a DELETE
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
+}
+
+CAF_TEST(over HTTP a request without the token is refused before its body is read) {
+  // Its body never comes: the answer does not wait for it.
+  auto l = serve_http();
+  auto head = l.head("POST", "");
+  head.replace(head.find(l.token), l.token.size(), std::string(l.token.size(), 'x'));
+  auto refused = http_read(http_send(l.port, head, "", 1000000));
+  CAF_CHECK_EQUAL(refused.status, 401);
+  CAF_CHECK(refused.complete);
+  CAF_CHECK_EQUAL(refused.header("connection"), "close");
+}
+
 CAF_TEST(mcp listen refuses an address off loopback) {
   auto r = cli_in(ws, "mcp --listen 0.0.0.0:0");
   CAF_CHECK_EQUAL(r.status, 1);

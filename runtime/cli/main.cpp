@@ -394,12 +394,12 @@ int main(int argc, char** argv) {
                   "Serve MCP's Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST:PORT, or PORT on "
                   "127.0.0.1; PORT 0 = any free port; loopback only). Prints the address, and where the token "
                   "is that clients must send as `Authorization: Bearer <token>` (made on the first start, 0600). "
-                  "Each client's session has its own handles; a client's DELETE ends its session as stdin's end "
-                  "does. Runs until a signal");
+                  "Each client's session has its own handles; a client's DELETE ends its session: its calls in "
+                  "flight are cancelled, then each handle gets its turn-end policy. Runs until a signal");
   double mcp_idle_secs = 1800;
   mcp->add_option("--session-idle-secs", mcp_idle_secs,
-                  "With --listen: a session idle this long (no request, no call running, nothing sent) ends as a "
-                  "DELETE would, its handles with it; 0 = never")
+                  "With --listen: a session idle this long (no request, no call a connected client waits on, "
+                  "nothing sent) ends as a DELETE would, its handles with it; 0 = never")
     ->default_str("1800")
     ->check(CLI::Range(0.0, 604800.0));
   auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");

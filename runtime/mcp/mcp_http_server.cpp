@@ -31,7 +31,8 @@ namespace {
 
 constexpr size_t kBodyMax = 4u << 20;     // one JSON-RPC message; a larger one is refused (413)
 constexpr size_t kHeaderMax = 16u << 10;  // (431)
-constexpr auto kReadTimeout = std::chrono::seconds(30); // a request not read by then: the connection is closed
+constexpr auto kHeaderTimeout = std::chrono::seconds(10); // a request's header not read by then: closed
+constexpr auto kReadTimeout = std::chrono::seconds(30);   // its body (read once the header is let in), likewise
 constexpr size_t kMaxConnections = 256;
 constexpr size_t kMaxSessions = 64;
 
@@ -97,6 +98,9 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
   void end_session(const std::string& sid, std::function<void()> done);
   /// Ends the sessions idle past `idle`, and looks again later.
   void sweep();
+  /// Request `key`'s stream ends without its answer (the client cancelled it: none
+  /// comes), so it no longer holds its session from ending when idle.
+  void end_stream(McpHttpSession& s, const std::string& key);
   /// Where a message that belongs to no request goes: the newest open stream.
   std::shared_ptr<McpHttpConnection> newest_stream(McpHttpSession& s);
   std::function<void(const std::string&)> writer(const std::string& sid) {
@@ -131,14 +135,33 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
   bool writing = false;
   bool keep_alive = true;
   bool streaming = false; // an event stream is open: reading waits for its end
+  bool watching = false;  // a read is out while the stream is, to notice the client leave
   bool closed = false;
 
+  /// The header first: a request is let in (loopback names, the token) before its
+  /// body is read, so a client without the token holds no body's memory.
   void read_request() {
     if (closed)
       return;
     parser.emplace();
     parser->body_limit(kBodyMax);
     parser->header_limit(kHeaderMax);
+    stream.expires_after(kHeaderTimeout);
+    http::async_read_header(stream, buffer, *parser,
+                            [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec == http::error::header_limit) {
+      keep_alive = false;
+      return respond(431, fmt::format("the headers may have at most {} KiB", kHeaderMax >> 10));
+    }
+    if (ec)
+      return close(); // the client left, went quiet, or sent what is not HTTP
+    if (!let_in(parser->get()))
+      return;
+    if (parser->is_done())
+      return on_read({});
     stream.expires_after(kReadTimeout);
     http::async_read(stream, buffer, *parser,
                      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
@@ -149,16 +172,43 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
       keep_alive = false;
       return respond(413, fmt::format("a message may have at most {} MiB", kBodyMax >> 20));
     }
-    if (ec == http::error::header_limit) {
-      keep_alive = false;
-      return respond(431, fmt::format("the headers may have at most {} KiB", kHeaderMax >> 10));
-    }
     if (ec)
-      return close(); // the client left, went quiet, or sent what is not HTTP
+      return close();
     stream.expires_never();
     auto req = parser->release();
     keep_alive = req.keep_alive();
     handle(req);
+  }
+
+  /// While a stream is open nothing else is read: a one-byte read notices the client
+  /// leave (its stream then no longer holds the session from ending when idle). A
+  /// byte that comes is the next request's, kept for it.
+  void watch_client() {
+    watching = true;
+    stream.socket().async_read_some(buffer.prepare(1), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      self->watching = false;
+      if (self->closed)
+        return;
+      if (!ec && n > 0)
+        self->buffer.commit(n);
+      else if (ec != asio::error::operation_aborted)
+        return self->close(); // gone (or half-closed: nobody reads a stream after that)
+      if (!self->streaming && !self->writing)
+        self->next_request();
+    });
+  }
+
+  /// The answer is out: the next request, or the end.
+  void next_request() {
+    if (watching) { // its end comes back here
+      beast::error_code ignored;
+      stream.socket().cancel(ignored);
+      return;
+    }
+    if (keep_alive)
+      read_request();
+    else
+      close();
   }
 
   void write(std::string bytes) {
@@ -172,12 +222,8 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
   void write_next() {
     if (out.empty()) {
       writing = false;
-      if (!streaming) { // the answer is out: the next request, or the end
-        if (keep_alive)
-          read_request();
-        else
-          close();
-      }
+      if (!streaming)
+        next_request();
       return;
     }
     writing = true;
@@ -231,6 +277,7 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
     if (!keep_alive)
       r += "Connection: close\r\n";
     write(r + "\r\n");
+    watch_client();
   }
 
   void event(const std::string& json) {
@@ -243,41 +290,63 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
     write("0\r\n\r\n");
   }
 
+  /// Whether the request's header lets it in; answers (and then closes) when not.
+  bool let_in(const http::request<http::string_body>& req);
   void handle(const http::request<http::string_body>& req);
   void handle_post(ServerState& st, const http::request<http::string_body>& req);
   void handle_delete(ServerState& st, const http::request<http::string_body>& req);
 };
 
+bool McpHttpConnection::let_in(const http::request<http::string_body>& req) {
+  auto st = server.lock();
+  if (!st || st->closed) {
+    close();
+    return false;
+  }
+  // Refused before its body is read: the connection closes after the answer.
+  keep_alive = false;
+  // DNS rebinding: a page of another site that resolves to 127.0.0.1 shows its own
+  // name in Host and Origin.
+  auto host = host_of(std::string_view(req[http::field::host]));
+  if (!is_loopback(host)) {
+    respond(403, fmt::format("Host `{}` is not a loopback name: jp-actors mcp serves this machine only "
+                             "(use 127.0.0.1, localhost or [::1])",
+                             cut_text(host, 100)));
+    return false;
+  }
+  if (auto origin = std::string_view(req[http::field::origin]); !origin.empty()) {
+    auto scheme = origin.find("://");
+    auto origin_host = scheme == std::string_view::npos ? std::string() : host_of(origin.substr(scheme + 3));
+    if (!is_loopback(origin_host)) {
+      respond(403, fmt::format("Origin `{}` is not on this machine: requests from web pages of other sites "
+                               "are refused",
+                               cut_text(std::string(origin), 100)));
+      return false;
+    }
+  }
+  auto target = std::string_view(req.target());
+  if (target != "/mcp" && !target.starts_with("/mcp?")) {
+    respond(404, "the MCP endpoint is /mcp");
+    return false;
+  }
+  auto auth = std::string_view(req[http::field::authorization]);
+  if (auth.size() < 7 || !contains_nocase(auth.substr(0, 7), "bearer ") ||
+      !same_token(std::string(auth.substr(7)), st->token)) {
+    respond(401,
+            "send `Authorization: Bearer <token>` with the token of the mcp-token file in jp-actors' state "
+            "directory ($XDG_STATE_HOME/jp-actors, ~/.local/state/jp-actors); `jp-actors mcp --listen` "
+            "prints where it is",
+            {"WWW-Authenticate: Bearer"});
+    return false;
+  }
+  keep_alive = true;
+  return true;
+}
+
 void McpHttpConnection::handle(const http::request<http::string_body>& req) {
   auto st = server.lock();
   if (!st || st->closed)
     return close();
-  // DNS rebinding: a page of another site that resolves to 127.0.0.1 shows its own
-  // name in Host and Origin.
-  auto host = host_of(std::string_view(req[http::field::host]));
-  if (!is_loopback(host))
-    return respond(403, fmt::format("Host `{}` is not a loopback name: jp-actors mcp serves this machine only "
-                                    "(use 127.0.0.1, localhost or [::1])",
-                                    cut_text(host, 100)));
-  if (auto origin = std::string_view(req[http::field::origin]); !origin.empty()) {
-    auto scheme = origin.find("://");
-    auto origin_host = scheme == std::string_view::npos ? std::string() : host_of(origin.substr(scheme + 3));
-    if (!is_loopback(origin_host))
-      return respond(403, fmt::format("Origin `{}` is not on this machine: requests from web pages of other sites "
-                                      "are refused",
-                                      cut_text(std::string(origin), 100)));
-  }
-  auto target = std::string_view(req.target());
-  if (target != "/mcp" && !target.starts_with("/mcp?"))
-    return respond(404, "the MCP endpoint is /mcp");
-  auto auth = std::string_view(req[http::field::authorization]);
-  if (auth.size() < 7 || !contains_nocase(auth.substr(0, 7), "bearer ") ||
-      !same_token(std::string(auth.substr(7)), st->token))
-    return respond(401,
-                   "send `Authorization: Bearer <token>` with the token of the mcp-token file in jp-actors' state "
-                   "directory ($XDG_STATE_HOME/jp-actors, ~/.local/state/jp-actors); `jp-actors mcp --listen` "
-                   "prints where it is",
-                   {"WWW-Authenticate: Bearer"});
   if (req.method() == http::verb::post)
     return handle_post(*st, req);
   if (req.method() == http::verb::delete_)
@@ -340,6 +409,10 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   }
   if (!request) { // a notification or a response: nothing to answer with
     respond(202, "");
+    if (method && method->is_string() && method->as_string() == "notifications/cancelled")
+      if (auto* params = msg->find("params"); params && params->is_object())
+        if (auto* cancelled = params->find("requestId"))
+          st.end_stream(session, cancelled->dump());
     return session.port.deliver(text);
   }
   auto key = id->dump();
@@ -367,6 +440,19 @@ void McpHttpConnection::handle_delete(ServerState& st, const http::request<http:
 void ServerState::end_session(const std::string& sid, std::function<void()> done) {
   auto session = sessions.at(sid);
   session->ending = true;
+  // What its client still waits on is cancelled, as the client's own cancel would
+  // (a one-shot run ended, an await let go), and its stream ended: the end waits on
+  // no call, which may run for hours.
+  std::vector<std::string> waited;
+  for (auto& [key, conn] : session->streams)
+    waited.push_back(key);
+  for (auto& key : waited) {
+    if (auto id = Json::parse(key))
+      session->port.deliver(mcp::notification("notifications/cancelled",
+                                              Json::object().set("requestId", *id).set("reason", "the session ended"))
+                              .dump());
+    end_stream(*session, key);
+  }
   session->port.end([weak = weak_from_this(), sid, done = std::move(done)] {
     if (auto st = weak.lock())
       st->io->post([weak, sid, done] {
@@ -397,6 +483,18 @@ void ServerState::sweep() {
     if (auto st = weak.lock(); st && !ec)
       st->sweep();
   });
+}
+
+void ServerState::end_stream(McpHttpSession& s, const std::string& key) {
+  auto it = s.streams.find(key);
+  if (it == s.streams.end())
+    return;
+  auto conn = it->second;
+  s.streams.erase(it);
+  std::erase(s.order, key);
+  std::erase_if(s.progress, [&](auto& p) { return p.second == key; });
+  if (!conn->closed && conn->streaming)
+    conn->end_stream();
 }
 
 std::shared_ptr<McpHttpConnection> ServerState::newest_stream(McpHttpSession& s) {
