@@ -12,6 +12,13 @@
 #include <jp/jp.hpp>
 #include <fmt/format.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "runtime/mcp/mcp_http_transport.hpp"
+#include "runtime/process/io_thread.hpp"
 #include "cli_run.hpp"
 #include "contains.hpp"
 #include "marked_processes.hpp"
@@ -298,6 +305,75 @@ CAF_TEST(a url server that cannot be reached is named with its address and the o
   JP_REQUIRE_OK(r);
   CAF_CHECK(contains(r.out, "MCP server `gone` (http://127.0.0.1:1/mcp) cannot be reached"));
   CAF_CHECK(contains(r.out, "demo__echo"));
+}
+
+CAF_TEST(a server that pages its tools without end is cut off and its tools still listed) {
+  auto pages = (dir.path / "pages").string();
+  ::setenv("JP_FAKE_MCP_ENDLESS_PAGES", pages.c_str(), 1);
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", config()));
+  ::unsetenv("JP_FAKE_MCP_ENDLESS_PAGES");
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(contains(listed.out, "demo__echo"));
+  std::ifstream in(pages);
+  int asked = 0;
+  in >> asked;
+  CAF_CHECK_EQUAL(asked, 100);
+}
+
+CAF_TEST(a request given up stops its POST over HTTP) {
+  // A cancel or a timeout gives a call up: its POST, waiting on a server that never
+  // answers, must not hold its connection and thread until the run ends.
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  CAF_REQUIRE_EQUAL(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  CAF_REQUIRE_EQUAL(::listen(listener, 4), 0);
+  CAF_REQUIRE_EQUAL(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  IoThread io;
+  McpServerConfig server;
+  server.name = "silent";
+  server.url = fmt::format("http://127.0.0.1:{}/mcp", ntohs(addr.sin_port));
+  std::atomic<int> failures{0};
+  McpHttpTransport transport(io, server, [](const std::string&, int64_t) {},
+                             [&failures](int64_t, const std::string&, bool) { ++failures; });
+  transport.send(Json::object().set("jsonrpc", "2.0").set("id", 7).set("method", "tools/call").set(
+    "params", Json::object().set("name", "x")));
+  pollfd p{listener, POLLIN, 0};
+  CAF_REQUIRE_EQUAL(::poll(&p, 1, 60000), 1);
+  int conn = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  CAF_REQUIRE(conn >= 0);
+  std::string request;
+  char buf[4096];
+  while (request.find("\r\n\r\n") == std::string::npos) { // its head: the POST is out
+    pollfd c{conn, POLLIN, 0};
+    if (::poll(&c, 1, 60000) != 1)
+      break;
+    auto n = ::read(conn, buf, sizeof buf);
+    if (n <= 0)
+      break;
+    request.append(buf, static_cast<size_t>(n));
+  }
+  CAF_CHECK(contains(request, "POST /mcp"));
+  transport.abandon(7);
+  // The connection is let go (read to its end), well before any timeout of its own.
+  bool ended = false;
+  for (;;) {
+    pollfd c{conn, POLLIN, 0};
+    if (::poll(&c, 1, 20000) != 1)
+      break;
+    auto n = ::read(conn, buf, sizeof buf);
+    if (n <= 0) {
+      ended = true;
+      break;
+    }
+  }
+  CAF_CHECK(ended);
+  transport.close();
+  CAF_CHECK_EQUAL(failures.load(), 0); // given up: nobody is told of a failure
+  ::close(conn);
+  ::close(listener);
 }
 
 CAF_TEST(a workspace cannot start MCP servers) {

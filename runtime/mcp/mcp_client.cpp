@@ -22,6 +22,7 @@ namespace {
 constexpr size_t kStderrTail = 2048;   // what an error quotes of the server's stderr
 constexpr size_t kLineMax = 64u << 20; // a longer line is the server's fault
 constexpr size_t kMaxTools = 1000;     // tools/list pages are asked for until this many
+constexpr size_t kMaxToolPages = 100;  // or until this many pages (a server paging without end)
 constexpr int64_t kTaskTtlMs = 24 * 3600 * 1000; // how long a task's result is asked to be kept
 // At the end, how long a stdio server whose stdin we closed has to exit on its own
 // before it gets TERM (and KILL 500 ms later).
@@ -110,6 +111,14 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       http->send(message);
     else if (process) // not yet only for what a server says before it was asked anything
       process->write_stdin(message.dump() + "\n");
+  }
+
+  /// Request `id`'s answer is no longer waited for: over HTTP its POST stops (its
+  /// connection and thread are let go). Not a call that may yet bring a task, which
+  /// is cancelled when it comes.
+  void abandon(int64_t id, const Pending& p) {
+    if (http && !p.task_call)
+      http->abandon(id);
   }
 
   /// A reply saying `why` on this side (the server gone, no answer in time, a
@@ -380,6 +389,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       if (p.method != "initialize") // MCP: initialize is never cancelled
         s->send(mcp::notification("notifications/cancelled",
                                   Json::object().set("requestId", id).set("reason", "timed out")));
+      s->abandon(id, p);
       p.answer(local_error(fmt::format("MCP server `{}` did not answer {} within {} s, nor report progress "
                                        "([mcp.servers.{}] timeout_secs)",
                                        s->server.name, p.method, s->server.timeout_secs, s->server.name),
@@ -476,12 +486,12 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
       return fmt::format("MCP server `{}` answered without a result: {}", st->server.name, cut_text(reply.dump(), 200));
     return "";
   };
-  auto list = std::make_shared<std::function<void(Json)>>();
-  *list = [st, finish, failed, list](Json cursor) {
+  auto list = std::make_shared<std::function<void(Json, size_t)>>();
+  *list = [st, finish, failed, list](Json cursor, size_t page) {
     Json params = Json::object();
     if (!cursor.is_null())
       params.set("cursor", cursor);
-    st->request("tools/list", std::move(params), [st, finish, failed, list, cursor](const Json& reply) {
+    st->request("tools/list", std::move(params), [st, finish, failed, list, cursor, page](const Json& reply) {
       if (auto why = failed(reply); !why.empty())
         return (*finish)(why);
       auto& result = *reply.find("result");
@@ -499,11 +509,12 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
           st->tools.push_back({name->as_string(), desc && desc->is_string() ? desc->as_string() : "",
                                schema && schema->is_object() ? *schema : Json::object(), as_task});
         }
-      // More pages, within reason: a server that never stops paging is cut off.
+      // More pages, within reason: a server that never stops paging (empty pages, or
+      // cursors that go round) is cut off.
       auto* next = result.find("nextCursor");
       if (next && next->is_string() && !next->as_string().empty() && st->tools.size() < kMaxTools &&
-          (cursor.is_null() || *next != cursor))
-        return (*list)(*next);
+          page + 1 < kMaxToolPages && (cursor.is_null() || *next != cursor))
+        return (*list)(*next, page + 1);
       (*finish)("");
     });
   };
@@ -524,7 +535,7 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
       auto* tools = requests && requests->is_object() ? requests->find("tools") : nullptr;
       st->tasks_offered = tools && tools->is_object() && tools->find("call");
       st->send(mcp::notification("notifications/initialized", Json::object()));
-      (*list)(Json());
+      (*list)(Json(), 0);
     });
   });
   auto why = started.get(); // bounded: each request has the server's timeout, and the pages a limit
@@ -628,6 +639,7 @@ void McpClient::cancel(int64_t n, std::string reason) {
       st->cancelled_calls.insert(n);
     if (st->gone.empty())
       st->send(mcp::notification("notifications/cancelled", Json::object().set("requestId", n).set("reason", reason)));
+    st->abandon(n, *p);
     p->answer(State::local_error(reason));
   });
 }

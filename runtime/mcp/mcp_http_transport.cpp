@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <future>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -41,6 +42,7 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
   std::string session_id;
   std::string version;
   std::shared_future<void> last_note; // the last notification's POST: what comes after waits for it
+  std::map<int64_t, std::shared_ptr<std::atomic<bool>>> out; // requests' POSTs out, each its stop flag
   std::list<std::thread> threads;
   std::vector<std::thread::id> finished; // threads that are done, to be joined
 
@@ -78,7 +80,7 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
 
   /// One POST and what comes back, on a thread of its own.
   void exchange(std::string body, std::shared_future<void> before, std::shared_ptr<std::promise<void>> mine,
-                int64_t request, bool initialize) {
+                int64_t request, bool initialize, std::shared_ptr<std::atomic<bool>> abandoned) {
     if (before.valid())
       before.wait();
     auto post = request_to("POST", std::move(body));
@@ -111,9 +113,16 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
       });
       return !events.overflowed();
     };
-    auto r = http_post_stream(post, limits, on_body, [this] { return closing.load(); }, on_head);
+    auto r = http_post_stream(post, limits, on_body, [this, &abandoned] { return closing || (abandoned && *abandoned); },
+                              on_head);
     if (mine)
       mine->set_value();
+    if (request) {
+      std::lock_guard lock(mtx);
+      out.erase(request);
+    }
+    if (abandoned && *abandoned)
+      return; // its caller has its answer already
     bool ok = r.failure == http_failure::none && r.status >= 200 && r.status <= 299;
     if (ok && !stream && !whole.empty())
       deliver_later(std::move(whole), request);
@@ -189,11 +198,21 @@ void McpHttpTransport::send(const Json& message) {
     mine = std::make_shared<std::promise<void>>();
     x.last_note = mine->get_future().share();
   }
-  x.threads.emplace_back([self = impl_, body = message.dump(), before, mine, request_id, initialize]() mutable {
-    self->exchange(std::move(body), std::move(before), std::move(mine), request_id, initialize);
+  std::shared_ptr<std::atomic<bool>> abandoned;
+  if (request_id != 0)
+    x.out[request_id] = abandoned = std::make_shared<std::atomic<bool>>(false);
+  x.threads.emplace_back([self = impl_, body = message.dump(), before, mine, request_id, initialize,
+                          abandoned]() mutable {
+    self->exchange(std::move(body), std::move(before), std::move(mine), request_id, initialize, std::move(abandoned));
     std::lock_guard lock(self->mtx);
     self->finished.push_back(std::this_thread::get_id());
   });
+}
+
+void McpHttpTransport::abandon(int64_t id) {
+  std::lock_guard lock(impl_->mtx);
+  if (auto it = impl_->out.find(id); it != impl_->out.end())
+    *it->second = true;
 }
 
 void McpHttpTransport::set_version(const std::string& version) {

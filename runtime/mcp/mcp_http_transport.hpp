@@ -34,6 +34,9 @@ public:
 
   /// Sends one message. Any thread.
   void send(const Json& message);
+  /// Request `id` is given up (cancelled, or no answer in time): its POST stops, and
+  /// nothing more comes of it. Any thread.
+  void abandon(int64_t id);
   /// The protocol version agreed at initialize (sent as MCP-Protocol-Version).
   void set_version(const std::string& version);
   /// Ends the session (DELETE, briefly waited for) and every POST still out; joins

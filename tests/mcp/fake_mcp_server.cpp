@@ -18,6 +18,7 @@
 //   crash {}              writes "crashing" to stderr and exits with status 3
 //   shape {data, note}    answers its arguments as JSON (data: an object; note: anyOf
 //                         a string or null)
+// With JP_FAKE_MCP_ENDLESS_PAGES set, tools/list pages without end (see there).
 // `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
 // status 3 before reading anything. With JP_FAKE_MCP_EOF set, the end of its stdin
 // writes "read to the end" to that file before it exits. With JP_FAKE_MCP_REFUSED
@@ -217,6 +218,20 @@ int main(int argc, char** argv) {
                                                      "tools", Json::object().set("call", Json::object())))))
                           .set("serverInfo", Json::object().set("name", "fake").set("version", "1"))));
       } else if (m == "tools/list") {
+        // JP_FAKE_MCP_ENDLESS_PAGES=FILE: every page names a next one, empty after
+        // the first; how many were asked for goes to FILE. Past 1,000 it gives up
+        // (exits), so that a client paging without end fails rather than hangs.
+        if (const char* pages = std::getenv("JP_FAKE_MCP_ENDLESS_PAGES")) {
+          static int asked = 0;
+          std::ofstream(pages) << ++asked;
+          if (asked > 1000)
+            return 3;
+          auto* params = msg->find("params");
+          bool first = !(params && params->find("cursor"));
+          auto page = first ? tools_list() : Json::object().set("tools", Json::array());
+          send(reply(*id, page.set("nextCursor", "p" + std::to_string(asked))));
+          continue;
+        }
         send(reply(*id, tools_list()));
       } else if (m == "tasks/get" || m == "tasks/result" || m == "tasks/cancel") {
         auto* params = msg->find("params");
