@@ -89,25 +89,28 @@ using mcp_server_actor =
                    caf::replies_to<turn_end_atom>::with<std::vector<HandleSummary>, std::string>>;
 
 /// A node's gate (actors/node_gate.hpp), published through CAF's middleman:
-/// (open_atom, token, client) -> a node session for `client`, which it watches.
+/// (open_atom, token, client) -> a node session for `client`, which it watches, and
+/// the session's key, which every message to the session carries.
 /// (list_atom, token) -> the handles still running on the node, of every session.
 using node_gate_actor =
-  caf::typed_actor<caf::replies_to<open_atom, std::string, caf::actor>::with<caf::actor>,
+  caf::typed_actor<caf::replies_to<open_atom, std::string, caf::actor>::with<caf::actor, std::string>,
                    caf::replies_to<list_atom, std::string>::with<std::vector<HandleSummary>>>;
 
 /// A turn's way to one configured node (actors/node_client.hpp): (open_atom) -> the
-/// node session every remote handle of the turn on that node shares, opened on first
-/// use and again after the node was lost.
-using node_client_actor = caf::typed_actor<caf::replies_to<open_atom>::with<caf::actor>>;
+/// node session every remote handle of the turn on that node shares, and its key;
+/// opened on first use and again after the node was lost.
+using node_client_actor = caf::typed_actor<caf::replies_to<open_atom>::with<caf::actor, std::string>>;
 
 /// One client's session on a node (actors/node_session.hpp): the node's own tools,
 /// by name, with the client's arguments; `watcher` (the client's remote handle) hears
-/// of each change as an await would.
+/// of each change as an await would. Each message's first string is the session's
+/// key (the gate's answer to open): an actor of the node is reachable by its id by
+/// any peer that can connect, token or not.
 using node_session_actor = caf::typed_actor<
-  caf::replies_to<spawn_atom, std::string, std::string, std::string, caf::actor>::with<HandleReport>,
-  caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>,
-  caf::replies_to<apply_atom, std::string, std::string, LookOptions>::with<HandleReport>,
-  caf::replies_to<abort_atom, std::string>::with<HandleReport>,
-  caf::replies_to<list_atom>::with<std::vector<HandleSummary>>>;
+  caf::replies_to<spawn_atom, std::string, std::string, std::string, std::string, caf::actor>::with<HandleReport>,
+  caf::replies_to<fetch_atom, std::string, std::string, LookOptions>::with<HandleReport>,
+  caf::replies_to<apply_atom, std::string, std::string, std::string, LookOptions>::with<HandleReport>,
+  caf::replies_to<abort_atom, std::string, std::string>::with<HandleReport>,
+  caf::replies_to<list_atom, std::string>::with<std::vector<HandleSummary>>>;
 
 } // namespace jp

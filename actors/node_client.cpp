@@ -16,8 +16,9 @@ namespace {
 
 struct node_client_state {
   NodeConfig node;
-  node_session_actor session;                                 // none: not connected
-  std::vector<caf::typed_response_promise<caf::actor>> waiting; // opens while connecting
+  node_session_actor session;                                              // none: not connected
+  std::string key;                                                         // the session's
+  std::vector<caf::typed_response_promise<caf::actor, std::string>> waiting; // opens while connecting
   static inline const char* name = "jp.node_client";
 };
 
@@ -30,14 +31,14 @@ void answer_all(node_client_t* self, const caf::error& err) {
     if (err)
       rp.deliver(err);
     else
-      rp.deliver(caf::actor_cast<caf::actor>(self->state.session));
+      rp.deliver(caf::actor_cast<caf::actor>(self->state.session), self->state.key);
   }
 }
 
 void connect(node_client_t* self) {
   auto& node = self->state.node;
   auto refused = [self](std::string why) { answer_all(self, make_error(error_code::bad_arguments, std::move(why))); };
-  auto addr = parse_node_address(node.address, fmt::format("nodes.{}.address", node.name));
+  auto addr = node_address_to_reach(node);
   if (!addr)
     return refused(addr.error());
   if (!self->system().has_middleman())
@@ -62,8 +63,9 @@ void connect(node_client_t* self) {
           return refused(fmt::format("node `{}` published no gate", self->state.node.name));
         self->request(gate, caf::infinite, open_atom::value, token, caf::actor_cast<caf::actor>(self))
           .then(
-            [self](caf::actor& session) {
+            [self](caf::actor& session, std::string& key) {
               self->state.session = caf::actor_cast<node_session_actor>(session);
+              self->state.key = std::move(key);
               self->monitor(session); // lost with the node: the next open connects again
               answer_all(self, {});
             },
@@ -88,11 +90,11 @@ node_client_actor::behavior_type node_client(node_client_t* self, NodeConfig nod
       self->state.session = node_session_actor{};
   });
   return {
-    [self](open_atom) -> caf::result<caf::actor> {
+    [self](open_atom) -> caf::result<caf::actor, std::string> {
       auto& st = self->state;
       if (st.session)
-        return caf::actor_cast<caf::actor>(st.session);
-      auto rp = self->make_response_promise<caf::actor>();
+        return {caf::actor_cast<caf::actor>(st.session), st.key};
+      auto rp = self->make_response_promise<caf::actor, std::string>();
       st.waiting.push_back(rp);
       if (st.waiting.size() == 1)
         connect(self);

@@ -9,6 +9,7 @@
 #include "messages/error_category.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/node/node_token.hpp"
+#include "runtime/process/private_file.hpp"
 
 namespace jp {
 
@@ -18,7 +19,7 @@ struct gate_state {
   std::shared_ptr<const Config> config;
   IoThread* io = nullptr;
   std::string token;
-  std::vector<node_session_actor> sessions; // live ones
+  std::vector<std::pair<node_session_actor, std::string>> sessions; // live ones, with their keys
   static inline const char* name = "jp.node_gate";
 };
 
@@ -40,19 +41,21 @@ node_gate_actor::behavior_type gate(gate_t* self, std::shared_ptr<const Config> 
   st.token = std::move(token);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& ss = self->state.sessions;
-    ss.erase(std::remove_if(ss.begin(), ss.end(), [&](auto& s) { return s.address() == dm.source; }), ss.end());
+    ss.erase(std::remove_if(ss.begin(), ss.end(), [&](auto& s) { return s.first.address() == dm.source; }),
+             ss.end());
   });
   return {
-    [self](open_atom, const std::string& shown, caf::actor client) -> caf::result<caf::actor> {
+    [self](open_atom, const std::string& shown, caf::actor client) -> caf::result<caf::actor, std::string> {
       auto& st = self->state;
       if (!st.token.empty() && !same_token(shown, st.token))
         return refused("the session");
       if (!client)
         return make_error(error_code::bad_arguments, "the node refused the session: no client to watch");
-      auto session = spawn_node_session(self->system(), st.config, *st.io, std::move(client));
+      auto key = random_name_part() + random_name_part(); // 128 bits
+      auto session = spawn_node_session(self->system(), st.config, *st.io, std::move(client), key);
       self->monitor(session);
-      st.sessions.push_back(session);
-      return caf::actor_cast<caf::actor>(session);
+      st.sessions.emplace_back(session, key);
+      return {caf::actor_cast<caf::actor>(session), key};
     },
     [self](list_atom, const std::string& shown) -> caf::result<std::vector<HandleSummary>> {
       auto& st = self->state;
@@ -68,8 +71,8 @@ node_gate_actor::behavior_type gate(gate_t* self, std::shared_ptr<const Config> 
         if (--*left == 0)
           rp.deliver(std::move(*all));
       };
-      for (auto& s : st.sessions)
-        self->request(s, caf::infinite, list_atom::value)
+      for (auto& [s, key] : st.sessions)
+        self->request(s, caf::infinite, list_atom::value, key)
           .then(
             [all, one_done](std::vector<HandleSummary>& hs) mutable {
               all->insert(all->end(), hs.begin(), hs.end());

@@ -2,7 +2,7 @@
 // hands a session (actors/node_session.hpp) to a client that shows the node token,
 // and nothing to anyone else. With mutual TLS the handshake authenticates the client
 // and no token is asked for (`token` empty).
-//   (open_atom, token, client) -> caf::actor   the client's session
+//   (open_atom, token, client) -> (caf::actor, key)   the client's session, its key
 //   (list_atom, token) -> vector<HandleSummary>  what runs here, for `nodes ls`
 #pragma once
 

@@ -6,6 +6,7 @@
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
+#include "runtime/node/node_token.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/launch.hpp"
@@ -17,8 +18,10 @@ namespace {
 
 struct node_session_state {
   std::shared_ptr<const Config> config;
+  std::string key; // every message carries it
   registry_actor registry;
   caf::actor_addr client;
+  std::map<std::string, watcher_actor> watchers; // the client's remote handle of each id
   // Which remote handle (the watcher given at spawn) owns each id: one gone while its
   // handle runs has that handle aborted. By id, so that a watcher of a reused id,
   // gone late, does not end the new owner's handle.
@@ -26,7 +29,25 @@ struct node_session_state {
   static inline const char* name = "jp.node_session";
 };
 
-using node_session_t = node_session_actor::stateful_base<node_session_state>;
+// Besides the session's interface: its registry's watch updates, passed on.
+using session_impl = node_session_actor::extend<caf::reacts_to<update_atom, HandleStatus>>;
+using node_session_t = session_impl::stateful_base<node_session_state>;
+
+caf::error not_this_session() {
+  return make_error(error_code::bad_arguments,
+                    "the node refused the message: it does not carry the session's key (open a session at the "
+                    "node's gate first)");
+}
+
+/// Asks the registry and answers the client itself: a delegated request would be
+/// answered by the registry, whose handle would then reach the client.
+template <class T, class... Ts>
+caf::result<T> relay(node_session_t* self, Ts... xs) {
+  auto rp = self->make_response_promise<T>();
+  self->request(self->state.registry, caf::infinite, xs...)
+    .then([rp](T& r) mutable { rp.deliver(std::move(r)); }, [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+  return rp;
+}
 
 /// The launch spec of `tool` on this node for `args_json`, or why it is refused.
 Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name, const std::string& args_json) {
@@ -56,11 +77,17 @@ Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name,
   return make_launch_spec(config, tool, *args, Json::object(), true);
 }
 
-node_session_actor::behavior_type node_session(node_session_t* self, std::shared_ptr<const Config> config,
-                                               IoThread* io, caf::actor client) {
+session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<const Config> config, IoThread* io,
+                                         caf::actor client, std::string key) {
   self->state.config = std::move(config);
+  self->state.key = std::move(key);
   self->state.registry = spawn_registry(self->system(), process_handle_factory(*io));
   self->link_to(self->state.registry);
+  // A normal exit does not travel a link: however the session ends, its registry
+  // (and every handle left in it) ends with it.
+  self->attach_functor([registry = self->state.registry] {
+    caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
+  });
   // The client gone: each handle gets its turn-end policy, then the session ends.
   self->state.client = client.address();
   self->monitor(client);
@@ -81,8 +108,10 @@ node_session_actor::behavior_type node_session(node_session_t* self, std::shared
       .then([self](std::vector<HandleSummary>&) { self->quit(); }, [self](caf::error&) { self->quit(); });
   });
   return {
-    [self](spawn_atom, const std::string& id, const std::string& tool, const std::string& args,
-           caf::actor watcher) -> caf::result<HandleReport> {
+    [self](spawn_atom, const std::string& key, const std::string& id, const std::string& tool,
+           const std::string& args, caf::actor watcher) -> caf::result<HandleReport> {
+      if (!same_token(key, self->state.key))
+        return not_this_session();
       auto spec = node_spec(*self->state.config, tool, args);
       if (!spec)
         return make_error(error_code::bad_arguments, spec.error());
@@ -98,10 +127,12 @@ node_session_actor::behavior_type node_session(node_session_t* self, std::shared
               self->state.owners[id] = watcher.address();
               self->monitor(watcher);
             }
-            // The watcher hears of every change from now on; a stop that came first
-            // is in the watch's answer.
+            // The watcher hears of every change from now on, through the session; a
+            // stop that came first is in the watch's answer.
             auto w = caf::actor_cast<watcher_actor>(watcher);
-            self->request(registry, caf::infinite, watch_atom::value, std::vector<std::string>{id}, w)
+            self->state.watchers[id] = w;
+            self->request(registry, caf::infinite, watch_atom::value, std::vector<std::string>{id},
+                          caf::actor_cast<watcher_actor>(self))
               .then(
                 [self, w](std::vector<HandleStatus>& now) {
                   for (auto& s : now)
@@ -114,22 +145,39 @@ node_session_actor::behavior_type node_session(node_session_t* self, std::shared
           [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
       return rp;
     },
-    [self](fetch_atom, const std::string& id, const LookOptions& look) -> caf::result<HandleReport> {
-      self->delegate(self->state.registry, fetch_atom::value, id, look);
-      return caf::delegated<HandleReport>{};
-    },
-    [self](apply_atom, const std::string& id, const std::string& input,
+    [self](fetch_atom, const std::string& key, const std::string& id,
            const LookOptions& look) -> caf::result<HandleReport> {
-      self->delegate(self->state.registry, apply_atom::value, id, input, look);
-      return caf::delegated<HandleReport>{};
+      if (!same_token(key, self->state.key))
+        return not_this_session();
+      return relay<HandleReport>(self, fetch_atom::value, id, look);
     },
-    [self](abort_atom, const std::string& id) -> caf::result<HandleReport> {
-      self->delegate(self->state.registry, abort_atom::value, id);
-      return caf::delegated<HandleReport>{};
+    [self](apply_atom, const std::string& key, const std::string& id, const std::string& input,
+           const LookOptions& look) -> caf::result<HandleReport> {
+      if (!same_token(key, self->state.key))
+        return not_this_session();
+      return relay<HandleReport>(self, apply_atom::value, id, input, look);
     },
-    [self](list_atom) -> caf::result<std::vector<HandleSummary>> {
-      self->delegate(self->state.registry, list_atom::value);
-      return caf::delegated<std::vector<HandleSummary>>{};
+    [self](abort_atom, const std::string& key, const std::string& id) -> caf::result<HandleReport> {
+      if (!same_token(key, self->state.key))
+        return not_this_session();
+      return relay<HandleReport>(self, abort_atom::value, id);
+    },
+    [self](list_atom, const std::string& key) -> caf::result<std::vector<HandleSummary>> {
+      if (!same_token(key, self->state.key))
+        return not_this_session();
+      return relay<std::vector<HandleSummary>>(self, list_atom::value);
+    },
+    [self](update_atom, const HandleStatus& s) {
+      // From the registry alone (a peer's would be local news it made up).
+      auto& st = self->state;
+      if (caf::actor_cast<caf::actor_addr>(self->current_sender()) != st.registry.address())
+        return;
+      auto it = st.watchers.find(s.id);
+      if (it == st.watchers.end())
+        return;
+      self->send(it->second, update_atom::value, s);
+      if (s.state.stopped())
+        st.watchers.erase(it);
     },
   };
 }
@@ -137,8 +185,9 @@ node_session_actor::behavior_type node_session(node_session_t* self, std::shared
 } // namespace
 
 node_session_actor spawn_node_session(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
-                                      caf::actor client) {
-  return sys.spawn(node_session, std::move(config), &io, std::move(client));
+                                      caf::actor client, std::string key) {
+  return caf::actor_cast<node_session_actor>(
+    sys.spawn(node_session, std::move(config), &io, std::move(client), std::move(key)));
 }
 
 } // namespace jp

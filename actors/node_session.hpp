@@ -3,11 +3,16 @@
 // name and its arguments, never argv: the node runs its own configuration's tool of
 // that name, under its own permissions (a tool that would ask is refused, naming the
 // node's config key), in its own workspace.
-//   (spawn_atom, id, tool, args_json, watcher) -> HandleReport   watcher hears of
-//        each change (update_atom, HandleStatus), as an await does
-//   (fetch_atom, id, LookOptions) / (apply_atom, id, input, LookOptions) /
-//   (abort_atom, id) -> HandleReport
-//   (list_atom) -> vector<HandleSummary>   its handles still running
+//   (spawn_atom, key, id, tool, args_json, watcher) -> HandleReport   watcher hears
+//        of each change (update_atom, HandleStatus), as an await does
+//   (fetch_atom, key, id, LookOptions) / (apply_atom, key, id, input, LookOptions) /
+//   (abort_atom, key, id) -> HandleReport
+//   (list_atom, key) -> vector<HandleSummary>   its handles still running
+// `key` is the session's (the gate hands it to the client that showed the token or
+// certificate): CAF delivers a message from any connected peer to any actor of ours
+// whose handle ever crossed the wire, by its id, so the session refuses a message
+// without it. Its registry (which starts whatever argv it is given) is never seen by
+// a peer: the session answers for it and passes its watch updates on.
 // When the client goes (its process died, the connection was lost, or it let go of
 // the handle), every handle of the session gets its turn-end policy (abort unless the
 // tool says otherwise) and the session ends: nothing is left running here.
@@ -23,6 +28,6 @@ namespace jp {
 class IoThread;
 
 node_session_actor spawn_node_session(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
-                                      caf::actor client);
+                                      caf::actor client, std::string key);
 
 } // namespace jp

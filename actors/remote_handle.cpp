@@ -22,6 +22,7 @@ struct remote_state {
   NodeConfig node;
   supervisor_actor supervisor;
   node_session_actor session;
+  std::string key; // the session's: every message to it carries it
   remote_phase phase = remote_phase::connecting;
   std::vector<std::function<void()>> queued; // calls that came while connecting
   HandleReport final;
@@ -93,11 +94,12 @@ void quit_if_done(remote_actor_t* self) {
     self->quit();
 }
 
-/// Forwards a look or input to the node; its answer, as this side shows it.
-template <class... Ts>
-caf::result<HandleReport> forward(remote_actor_t* self, Ts... xs) {
+/// Forwards a look or input to the node (`atom`, the session's key, `xs`); its
+/// answer, as this side shows it.
+template <class Atom, class... Ts>
+caf::result<HandleReport> forward(remote_actor_t* self, Atom atom, Ts... xs) {
   auto rp = self->make_response_promise<HandleReport>();
-  when_live(self, rp, [self, xs...](caf::typed_response_promise<HandleReport> rp) mutable {
+  when_live(self, rp, [self, atom, xs...](caf::typed_response_promise<HandleReport> rp) mutable {
     auto n = self->state.next_call++;
     self->state.in_flight.emplace(n, rp);
     // The promise of call `n`, unless the node's loss answered it already.
@@ -109,7 +111,7 @@ caf::result<HandleReport> forward(remote_actor_t* self, Ts... xs) {
       self->state.in_flight.erase(it);
       return rp;
     };
-    self->request(self->state.session, caf::infinite, xs...)
+    self->request(self->state.session, caf::infinite, atom, self->state.key, xs...)
       .then(
         [self, take](HandleReport& r) {
           auto rp = take();
@@ -138,14 +140,15 @@ caf::result<HandleReport> forward(remote_actor_t* self, Ts... xs) {
 void connect(remote_actor_t* self, const node_client_actor& client) {
   self->request(client, caf::infinite, open_atom::value)
     .then(
-      [self](caf::actor& session) {
+      [self](caf::actor& session, std::string& key) {
         auto& st = self->state;
         if (st.phase == remote_phase::stopped)
           return;
         st.session = caf::actor_cast<node_session_actor>(session);
+        st.key = std::move(key);
         // Lost with the node: the session's down message says so.
         self->monitor(session);
-        self->request(st.session, caf::infinite, spawn_atom::value, st.id, st.spec.tool, st.spec.arguments,
+        self->request(st.session, caf::infinite, spawn_atom::value, st.key, st.id, st.spec.tool, st.spec.arguments,
                       caf::actor_cast<caf::actor>(self))
           .then(
             [self](HandleReport& r) {

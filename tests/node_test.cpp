@@ -18,6 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
+
+#include "actors/interfaces.hpp"
+#include "messages/error_category.hpp"
+#include "runtime/actor_config.hpp"
+#include "runtime/node/node_address.hpp"
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
 #include "owned_children.hpp"
@@ -357,6 +364,70 @@ CAF_TEST(a node refuses a client without its token and a tool that would ask) {
   auto asked = client(one_step(call("asky", R"({ action = "spawn", id = "a" })")));
   JP_REQUIRE_OK(asked);
   CAF_CHECK(contains(content(results_of(asked), "main", 1, 0), "conversation.tools.asky.run = \\\"ask\\\""));
+}
+
+CAF_TEST(a node session answers only messages with its key and its registry never reaches a peer) {
+  // CAF delivers a peer's message to any actor of the node whose handle crossed the
+  // wire, by its id, token or not: the session must refuse one without its key, and
+  // the registry behind it (which starts whatever argv it is given) must never be
+  // the sender of anything a peer gets.
+  CAF_REQUIRE(start_node());
+  auto addr = parse_node_address(address, "address");
+  CAF_REQUIRE(addr.ok());
+  auto token = read_file(state + "/jp-actors/node-token");
+  while (!token.empty() && token.back() == '\n')
+    token.pop_back();
+  NodeServerConfig network;
+  RuntimeActorConfig cfg{1, &network};
+  caf::actor_system sys{cfg};
+  auto gate = sys.middleman().remote_actor<node_gate_actor>(addr->host, addr->port);
+  CAF_REQUIRE(gate);
+  caf::scoped_actor self{sys};
+  caf::actor session;
+  std::string key;
+  self->request(*gate, std::chrono::seconds(30), open_atom::value, token, caf::actor_cast<caf::actor>(self))
+    .receive([&](caf::actor& s, std::string& k) { session = s, key = k; },
+             [&](caf::error& err) { CAF_FAIL("open: " << error_text(err)); });
+  CAF_REQUIRE(session && key.size() >= 32);
+  auto typed = caf::actor_cast<node_session_actor>(session);
+  auto me = caf::actor_cast<caf::actor>(self);
+  auto args = std::string(R"({"script":"echo hi"})");
+  // Without the key: refused, and nothing runs.
+  for (auto wrong : {std::string(), std::string(key.size(), '0')}) {
+    self->request(typed, std::chrono::seconds(30), spawn_atom::value, wrong, std::string("x"), std::string("far"), args, me)
+      .receive([&](HandleReport&) { CAF_FAIL("spawned without the session's key"); },
+               [&](caf::error& err) { CAF_CHECK(contains(error_text(err), "does not carry the session's key")); });
+    self->request(typed, std::chrono::seconds(30), list_atom::value, wrong)
+      .receive([&](std::vector<HandleSummary>&) { CAF_FAIL("listed without the session's key"); },
+               [&](caf::error& err) { CAF_CHECK(contains(error_text(err), "does not carry the session's key")); });
+  }
+  // With it: every answer and the watch's news come from the session itself.
+  auto from_session = [&] { return caf::actor_cast<caf::actor_addr>(self->current_sender()) == session.address(); };
+  self->request(typed, std::chrono::seconds(30), spawn_atom::value, key, std::string("r"), std::string("far"), args, me)
+    .receive([&](HandleReport&) { CAF_CHECK(from_session()); },
+             [&](caf::error& err) { CAF_FAIL("spawn: " << error_text(err)); });
+  bool stopped = false;
+  while (!stopped)
+    self->receive(
+      [&](update_atom, HandleStatus& s) {
+        CAF_CHECK(from_session());
+        stopped = s.state.stopped();
+      },
+      caf::after(std::chrono::seconds(30)) >> [&] { CAF_FAIL("no update of the handle's stop"); });
+  self->request(typed, std::chrono::seconds(30), fetch_atom::value, key, std::string("r"), LookOptions{})
+    .receive([&](HandleReport& r) { CAF_CHECK(from_session()); CAF_CHECK(contains(r.state.content, "hi")); },
+             [&](caf::error& err) { CAF_FAIL("fetch: " << error_text(err)); });
+  self->request(typed, std::chrono::seconds(30), list_atom::value, key)
+    .receive([&](std::vector<HandleSummary>&) { CAF_CHECK(from_session()); },
+             [&](caf::error& err) { CAF_FAIL("list: " << error_text(err)); });
+}
+
+CAF_TEST(a client configured with a node off loopback without TLS is refused before the token is sent) {
+  auto cfg = fmt::format("[nodes.far]\naddress = \"192.0.2.1:4242\"\n[conversation.tools.x]\nnode = \"far\"\n"
+                         "run = \"unattended\"\nspawn.stateful = true\n");
+  dir.write("far.toml", cfg);
+  auto r = cli_in(client_ws, fmt::format("--config '{}' nodes ls", (dir.path / "far.toml").string()));
+  CAF_CHECK(contains(r.out, "is off loopback, and node `far` has no [nodes.far.tls]"));
 }
 
 CAF_TEST(a node refuses to listen off loopback without mutual TLS) {

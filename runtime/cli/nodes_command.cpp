@@ -27,7 +27,7 @@ struct NodeStatus {
 };
 
 NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeConfig& node) {
-  auto addr = parse_node_address(node.address, fmt::format("nodes.{}.address", node.name));
+  auto addr = node_address_to_reach(node);
   if (!addr)
     return {addr.error(), {}};
   std::string token;

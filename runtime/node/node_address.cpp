@@ -4,6 +4,8 @@
 #include <charconv>
 #include <fmt/format.h>
 
+#include "config/config.hpp"
+
 namespace jp {
 
 std::string NodeAddress::text() const {
@@ -42,6 +44,17 @@ bool is_loopback(const std::string& host) {
   if (::inet_pton(AF_INET6, host.c_str(), &v6) == 1)
     return IN6_IS_ADDR_LOOPBACK(&v6);
   return false;
+}
+
+Result<NodeAddress> node_address_to_reach(const NodeConfig& node) {
+  auto key = fmt::format("nodes.{}.address", node.name);
+  auto addr = parse_node_address(node.address, key);
+  if (addr && !node.tls.enabled() && !is_loopback(addr->host))
+    return Error{fmt::format("{} = \"{}\" is off loopback, and node `{}` has no [nodes.{}.tls]: a node off "
+                             "loopback is reached only with mutual TLS (without it the node token would cross "
+                             "the network in the clear)",
+                             key, node.address, node.name, node.name)};
+  return addr;
 }
 
 } // namespace jp

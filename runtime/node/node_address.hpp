@@ -22,4 +22,10 @@ Result<NodeAddress> parse_node_address(std::string_view text, std::string_view k
 /// 127.0.0.0/8, ::1 and "localhost": only this machine can connect or be reached.
 bool is_loopback(const std::string& host);
 
+struct NodeConfig;
+
+/// Where a client reaches `node` ([nodes.NAME] address): refused off loopback
+/// without TLS, where the token would cross a network in the clear.
+Result<NodeAddress> node_address_to_reach(const NodeConfig& node);
+
 } // namespace jp
