@@ -332,6 +332,10 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
   st.ctx.observer = std::make_shared<ReportingObserver>(st.ctx.observer, subagent_actor{self});
   st.asks = std::make_shared<AskBox>();
   st.asks->set_handle(self->address());
+  // However it ends (an exit from its registry or its turn too, not only stop or
+  // abort), a question its turn's asker blocks on ends unanswered: else that thread
+  // waits forever, and the actor system's end with it.
+  self->attach_functor([asks = st.asks] { asks->close(); });
   st.ctx.prompts = std::make_shared<HandlePrompts>(st.ctx.prompts, st.asks);
   run_turn(self, spec.prompt);
   return {

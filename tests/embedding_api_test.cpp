@@ -474,6 +474,61 @@ CAF_TEST(a sub-agent whose observer cannot be made is refused with the reason) {
   CAF_CHECK(seen->contents[0].find("no display for it") != std::string::npos);
 }
 
+CAF_TEST(a turn dropped while a sub-agent waits on a question lets the runtime end) {
+  // The sub-agent's permission question blocks a thread of its turn on the handle's
+  // answer. Dropping the turn ends the sub-agent by an exit (not an abort): the
+  // question must still end unanswered, else that thread and ~Runtime wait forever.
+  // One provider answers both: the sub-agent's request takes the second step while
+  // its parent awaits it, the parent's next request the third.
+  ws.write("script.toml", R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "w", prompt = "x" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "clean"
+  arguments = {}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "sleep 30" }
+)");
+  auto c = config_from_toml("[conversation.tools.clean]\nsummary = \"Cleans\"\ncommand = { program = \"true\" }\n");
+  CAF_REQUIRE(c.ok());
+  c->workspace = ws.path.string();
+  c->assistant.provider = "scripted";
+  c->assistant.script = (ws.path / "script.toml").string();
+  struct WaitingSeen : TurnObserver {
+    std::promise<std::string> awaited;
+    void tool_result(int, int, const std::string& tool, bool, const std::string& content, double) override {
+      if (tool == "await")
+        awaited.set_value(content);
+    }
+  };
+  auto seen = std::make_shared<WaitingSeen>();
+  auto awaited = seen->awaited.get_future();
+  auto rt = std::make_unique<Runtime>(*c);
+  {
+    TurnHooks hooks;
+    hooks.observer = seen;
+    auto turn = rt->run_turn("go", hooks);
+    auto said = get(std::move(awaited));
+    CAF_CHECK(said.find(R"("state":"waiting")") != std::string::npos);
+    CAF_MESSAGE(said);
+  } // dropped in its second step
+  auto ended = std::async(std::launch::async, [&] { rt.reset(); });
+  bool in_time = ended.wait_for(hang_guard) == std::future_status::ready;
+  CAF_CHECK(in_time);
+  if (!in_time)
+    std::_Exit(1); // the hung thread would keep the runner from ending at all
+}
+
 CAF_TEST(a runtime in a given actor system ends its handles before the system) {
   RuntimeActorConfig cfg;
   caf::actor_system sys{cfg};
