@@ -1,9 +1,14 @@
 #include "runtime/attachments.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
+#include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "messages/json.hpp"
 
@@ -55,25 +60,69 @@ Result<std::string> listing(const fs::path& dir, const std::string& shown, size_
   return out;
 }
 
-Result<std::string> file_text(const fs::path& path, const std::string& shown, size_t room, size_t max_bytes) {
+/// Whether `path` is `base` or below it (both absolute and normal).
+bool is_under(const fs::path& path, const fs::path& base) {
+  auto [b, p] = std::mismatch(base.begin(), base.end(), path.begin(), path.end());
+  return b == base.end() || (std::next(b) == base.end() && b->empty()); // "base/" ends in an empty part
+}
+
+/// Why a path typed into the current directory may not be attached: its links lead
+/// out of it, and a stranger's repository can hold `notes.md -> ~/.ssh/id_ed25519`.
+/// A path typed outside it (absolute, or ../) is the user's own choice.
+std::optional<std::string> leads_out(const fs::path& path, const std::string& shown) {
   std::error_code ec;
-  auto size = fs::file_size(path, ec);
+  auto here = fs::current_path(ec);
   if (ec)
-    return Error{fmt::format("--attach {}: {}", shown, ec.message())};
+    return std::nullopt;
+  auto real_here = fs::canonical(here, ec);
+  auto typed = fs::absolute(path, ec).lexically_normal();
+  if (ec || !(is_under(typed, here) || is_under(typed, real_here)))
+    return std::nullopt;
+  auto real = fs::canonical(path, ec);
+  if (ec || is_under(real, real_here))
+    return std::nullopt;
+  return fmt::format("--attach {}: it leads out of the current directory, through a link, to {}; attach that "
+                     "path itself if you mean it",
+                     shown, real.string());
+}
+
+/// A regular file's text, read from one open of it (what the path names can change
+/// between a look and a read) and never past `room` + 1 bytes.
+Result<std::string> file_text(const fs::path& path, const std::string& shown, size_t room, size_t max_bytes) {
+  // O_NONBLOCK: a FIFO put in its place must not block the open.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return Error{fmt::format("--attach {}: {}", shown, std::strerror(errno))};
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return Error{fmt::format("--attach {}: neither a file nor a directory", shown)};
+  auto size = static_cast<uintmax_t>(st.st_size);
   if (size > room)
     return Error{fmt::format("--attach {}: it has {}, more than the {} the attachments may have together (what "
                              "is left: {}); attach a part of it instead",
                              shown, size_text(size), size_text(max_bytes), size_text(room))};
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof())
-    return Error{fmt::format("--attach {}: cannot read it", shown)};
+  std::string text;
+  char buf[65536];
+  for (;;) { // files in /proc say 0 bytes and hold more: the bound is what is read
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return Error{fmt::format("--attach {}: cannot read it: {}", shown, std::strerror(errno))};
+    if (n == 0)
+      break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > room) // it grew while being read
+      return Error{fmt::format("--attach {}: it grew past the {} the attachments may have", shown,
+                               size_text(max_bytes))};
+  }
   if (text.find('\0') != std::string::npos || sanitize_utf8(text) != text)
     return Error{fmt::format("--attach {}: a binary file (it is not UTF-8 text); only text can be attached",
                              shown)};
-  if (text.size() > room) // it grew while being read
-    return Error{fmt::format("--attach {}: it grew past the {} the attachments may have", shown,
-                             size_text(max_bytes))};
   return text;
 }
 
@@ -89,6 +138,8 @@ Result<std::string> prompt_with_attachments(const std::string& prompt, const std
     auto status = fs::status(path, ec);
     if (ec || !fs::exists(status))
       return Error{fmt::format("--attach {}: no such file or directory", shown)};
+    if (auto why = leads_out(path, shown))
+      return Error{*why};
     std::string body;
     std::string kind;
     if (fs::is_directory(status)) {

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "contains.hpp"
 #include "runtime/attachments.hpp"
@@ -74,6 +76,40 @@ CAF_TEST(a binary file or a path that is not there is refused naming it) {
   CAF_CHECK(contains(prompt_with_attachments("q", {at("latin1.txt")}).error(), "not UTF-8 text"));
   CAF_CHECK(contains(prompt_with_attachments("q", {at("nope")}).error(),
                      "--attach " + at("nope") + ": no such file or directory"));
+}
+
+CAF_TEST(a path typed into the current directory is not followed out of it) {
+  // A stranger's checkout can hold `notes.md -> ~/.ssh/id_ed25519`: attaching what
+  // looks like its own file must not send the key to the provider.
+  temp_dir outside;
+  outside.write("id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n");
+  std::filesystem::create_directories(dir.path / "repo/docs");
+  std::filesystem::create_symlink(outside.path / "id_ed25519", dir.path / "repo/docs/notes.md");
+  std::filesystem::create_directory_symlink(outside.path, dir.path / "repo/home");
+  dir.write("repo/README.md", "read me");
+  std::filesystem::create_symlink("../README.md", dir.path / "repo/docs/readme-link.md");
+  auto before = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path / "repo");
+  auto key = prompt_with_attachments("q", {"docs/notes.md"});
+  auto listed = prompt_with_attachments("q", {"home"});
+  auto inside = prompt_with_attachments("q", {"docs/readme-link.md"});
+  auto typed_out = prompt_with_attachments("q", {(outside.path / "id_ed25519").string()});
+  std::filesystem::current_path(before);
+  CAF_REQUIRE(!key.ok());
+  CAF_CHECK(contains(key.error(), "--attach docs/notes.md: it leads out of the current directory, through a link, to " +
+                                    (std::filesystem::canonical(outside.path) / "id_ed25519").string()));
+  CAF_CHECK(!listed.ok()); // a directory's listing too
+  CAF_CHECK(inside.ok());  // a link that stays inside is followed
+  if (inside.ok())
+    CAF_CHECK(contains(*inside, "read me"));
+  CAF_CHECK(typed_out.ok()); // a path typed outside it is the user's own choice
+}
+
+CAF_TEST(a FIFO in the place of a file is refused without waiting for a writer) {
+  CAF_REQUIRE_EQUAL(::mkfifo((dir.path / "pipe.txt").c_str(), 0600), 0);
+  auto p = prompt_with_attachments("q", {at("pipe.txt")});
+  CAF_REQUIRE(!p.ok());
+  CAF_CHECK(contains(p.error(), "neither a file nor a directory"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
