@@ -161,7 +161,7 @@ std::string last_line_shown(const handle_state& st) {
 /// The report of a look; with the screen when asked for (and there is one).
 HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptions& o) {
   if (o.screen && st.term)
-    r.screen = st.term->render();
+    r.screen = st.term->render(st.spec.output_cap);
   return r;
 }
 

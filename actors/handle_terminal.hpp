@@ -28,7 +28,7 @@ public:
   /// The text held back at the end of the output (the tool exited).
   std::string flush() { return text_.flush(); }
 
-  Screen render() const { return screen_.render(); }
+  Screen render(size_t max_bytes = SIZE_MAX) const { return screen_.render(max_bytes); }
   void resize(int rows, int cols) { screen_.resize(rows, cols); }
 
   /// What typing `input` sends: text with escapes (\n, \t, \x1b, ...), or

@@ -551,10 +551,10 @@ Result<LookOptions> look_options(const Json& args) {
       return wrong_type("screen", "true or false", *screen);
     o.screen = screen->as_bool();
   }
-  auto rows = int_argument(args, "rows", 2, 1000, 0, "terminal rows");
+  auto rows = int_argument(args, "rows", 2, 500, 0, "terminal rows");
   if (!rows)
     return Error{rows.error()};
-  auto cols = int_argument(args, "cols", 10, 1000, 0, "terminal columns");
+  auto cols = int_argument(args, "cols", 10, 500, 0, "terminal columns");
   if (!cols)
     return Error{cols.error()};
   if ((*rows == 0) != (*cols == 0))
@@ -680,6 +680,8 @@ std::string response_content(const HandleReport& r) {
     screen.set("size", Json::object()
                            .set("rows", int64_t{r.screen.height})
                            .set("cols", int64_t{r.screen.width}));
+    if (r.screen.omitted_bytes > 0)
+      screen.set("omitted_bytes", static_cast<int64_t>(r.screen.omitted_bytes));
     out += ",\"screen\":";
     screen.dump_to(out);
   }
@@ -732,6 +734,11 @@ Result<HandleReport> report_from_response(std::string_view content) {
     r.screen.width = number(field(*size, "cols"));
     if (r.screen.cursor_row < 0 || r.screen.cursor_col < 0 || r.screen.height <= 0 || r.screen.width <= 0)
       return Error{"`screen` cursor and size must be non-negative integers"};
+    if (auto* n = field(*screen, "omitted_bytes")) {
+      if (!n->is_int() || n->as_int() < 0)
+        return wrong_type("screen.omitted_bytes", "a non-negative integer", *n);
+      r.screen.omitted_bytes = static_cast<uint64_t>(n->as_int());
+    }
   }
   return r;
 }

@@ -123,6 +123,9 @@ struct Screen {
   int cursor_col = 0;
   int height = 0;
   int width = 0;
+  // The text of rows left out (shown empty) to keep the screen within the handle's
+  // output cap: those farthest from the cursor go first.
+  uint64_t omitted_bytes = 0;
   friend bool operator==(const Screen&, const Screen&) = default;
 };
 

@@ -192,6 +192,49 @@ name = "main"
   CAF_CHECK_EQUAL(field(response(results[3]), "state"), "stopped");
 }
 
+CAF_TEST(a screen is held to the output cap with the rows near the cursor kept) {
+  temp_dir ws;
+  sh(fmt::format("seq 1 100 | sed 's/^/a longer line /' > '{}'", (ws.path / "lines.txt").string()));
+  ws.write("page.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "pager"
+  arguments = { action = "spawn", id = "p", file = "lines.txt" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "pager"
+  arguments = { action = "fetch", id = "p", screen = true }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "pager"
+  arguments = { action = "apply", id = "p", input = "q" }
+)");
+  auto r = cli_in(ws.path.string(), fmt::format("--config {0}/tests/scripts/pager_config.toml --cfg "
+                                                "runtime.output_cap_bytes=64 run {1} --json",
+                                                JP_SOURCE_DIR, (ws.path / "page.toml").string()));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.stdout_text);
+  CAF_REQUIRE_EQUAL(results.size(), 3u);
+  auto fetched = response(results[1]);
+  auto& screen = *fetched.find("screen");
+  std::vector<std::string> rows;
+  size_t bytes = 0;
+  for (auto& row : screen.find("rows")->as_array()) {
+    rows.push_back(row.as_string());
+    bytes += rows.back().size();
+  }
+  // Ten rows, the prompt on the last with the cursor: the rows above it kept while
+  // they fit, the first ones empty and counted.
+  CAF_REQUIRE_EQUAL(rows.size(), 10u);
+  CAF_CHECK_EQUAL(rows[9], "lines.txt");
+  CAF_CHECK_EQUAL(rows[8], "a longer line 9");
+  CAF_CHECK_EQUAL(rows[0], "");
+  CAF_CHECK(bytes <= 64u);
+  CAF_REQUIRE(screen.find("omitted_bytes"));
+  CAF_CHECK_EQUAL(screen.find("omitted_bytes")->as_int() + static_cast<int64_t>(bytes), 9 * 15 + 9);
+}
+
 CAF_TEST(a control channel tool waits with its question and stops with the answer) {
   temp_dir ws;
   // The example's config names its tool relative to the repository: here, absolutely.

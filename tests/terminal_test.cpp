@@ -1,6 +1,8 @@
 #define CAF_SUITE terminal
 #include <caf/test/unit_test.hpp>
 
+#include <fmt/format.h>
+
 #include "runtime/terminal/terminal_screen.hpp"
 #include "runtime/terminal/terminal_text.hpp"
 #include "runtime/terminal/typed_input.hpp"
@@ -117,6 +119,35 @@ CAF_TEST(screen renders rows and cursor) {
   CAF_CHECK_EQUAL(r.cursor_col, 5);
   CAF_CHECK_EQUAL(r.height, 5);
   CAF_CHECK_EQUAL(r.width, 20);
+}
+
+CAF_TEST(a screen past the cap keeps the rows nearest the cursor) {
+  // Ten rows of ten bytes, the cursor on the fourth: 35 bytes keep it and the rows
+  // either side of it; the rest are left out, empty, and counted.
+  TerminalScreen s(10, 20);
+  for (int row = 0; row < 10; ++row)
+    s.feed(fmt::format("\x1b[{};1Hrow {}.....", row + 1, row));
+  s.feed("\x1b[4;1H");
+  auto whole = s.render();
+  CAF_CHECK_EQUAL(whole.omitted_bytes, 0u);
+  auto r = s.render(35);
+  CAF_REQUIRE_EQUAL(r.rows.size(), 10u);
+  CAF_CHECK_EQUAL(r.rows[3], "row 3.....");
+  CAF_CHECK_EQUAL(r.rows[2], "row 2.....");
+  CAF_CHECK_EQUAL(r.rows[4], "row 4.....");
+  CAF_CHECK_EQUAL(r.rows[0], "");
+  CAF_CHECK_EQUAL(r.rows[9], "");
+  CAF_CHECK_EQUAL(r.omitted_bytes, 70u);
+  CAF_CHECK_EQUAL(r.cursor_row, 3);
+}
+
+CAF_TEST(a cell shows its character and at most two combining marks) {
+  // A cell can hold six code points: a tool filling each with marks would make the
+  // screen six times its size.
+  TerminalScreen s(2, 10);
+  std::string mark = "\xCC\x81"; // U+0301
+  s.feed("e" + mark + mark + mark + mark + mark);
+  CAF_CHECK_EQUAL(s.render().rows, (std::vector<std::string>{"e" + mark + mark}));
 }
 
 CAF_TEST(screen clears and moves the cursor) {

@@ -162,7 +162,7 @@ void TerminalScreen::resize(int rows, int cols) {
   vterm_set_size(impl_->vt, std::max(rows, 1), std::max(cols, 1));
 }
 
-Screen TerminalScreen::render() const {
+Screen TerminalScreen::render(size_t max_bytes) const {
   Screen s;
   vterm_get_size(impl_->vt, &s.height, &s.width);
   for (int row = 0; row < s.height; ++row) {
@@ -176,8 +176,10 @@ Screen TerminalScreen::render() const {
         ++col;
         continue;
       }
-      for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && cell.chars[i] != 0; ++i)
-        append_utf8(line, cell.chars[i]); // base character plus combining marks
+      // The base character and at most two combining marks: a cell may hold six
+      // code points, 24 bytes, which a tool's output can fill every cell with.
+      for (int i = 0; i < std::min(VTERM_MAX_CHARS_PER_CELL, 3) && cell.chars[i] != 0; ++i)
+        append_utf8(line, cell.chars[i]);
       col += std::max<int>(cell.width, 1); // a wide character's second cell is skipped
     }
     line.erase(line.find_last_not_of(' ') + 1);
@@ -189,6 +191,27 @@ Screen TerminalScreen::render() const {
   vterm_state_get_cursorpos(vterm_obtain_state(impl_->vt), &pos);
   s.cursor_row = pos.row;
   s.cursor_col = pos.col;
+  size_t total = 0;
+  for (auto& row : s.rows)
+    total += row.size();
+  if (total > max_bytes) {
+    // Rows kept outward from the cursor's while they fit; the others emptied.
+    std::vector<bool> keep(s.rows.size(), false);
+    size_t used = 0;
+    int n = static_cast<int>(s.rows.size());
+    for (int d = 0; d < 2 * n; ++d) {
+      int row = pos.row + (d % 2 == 0 ? d / 2 : -(d / 2 + 1));
+      if (row < 0 || row >= n || s.rows[row].size() > max_bytes - used)
+        continue;
+      used += s.rows[row].size();
+      keep[row] = true;
+    }
+    for (int row = 0; row < n; ++row)
+      if (!keep[row]) {
+        s.omitted_bytes += s.rows[row].size();
+        s.rows[row].clear();
+      }
+  }
   return s;
 }
 

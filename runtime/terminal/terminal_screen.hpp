@@ -7,6 +7,7 @@
 #include "messages/tool_state.hpp"
 #include "messages/typed_keys.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,7 +25,9 @@ public:
   /// Raw pty output.
   void feed(std::string_view bytes);
   void resize(int rows, int cols);
-  Screen render() const;
+  /// The visible screen; rows farthest from the cursor are left out (empty, counted
+  /// in omitted_bytes) while its text passes `max_bytes`.
+  Screen render(size_t max_bytes = SIZE_MAX) const;
 
   /// What the terminal answered to queries (cursor position, device attributes)
   /// since the last call; the owner writes these bytes back to the pty.
