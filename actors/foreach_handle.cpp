@@ -10,6 +10,7 @@
 #include "messages/atoms.hpp"
 #include "messages/error_code.hpp"
 #include "messages/error_category.hpp"
+#include "messages/response_cap.hpp"
 #include "messages/json.hpp"
 
 namespace jp {
@@ -44,6 +45,7 @@ struct foreach_state {
   // told); `apply` answers it. One at a time: the next is put once it is answered.
   std::optional<size_t> surfaced;
   HandleReport final;
+  uint64_t output_cap = 0; // its result's bytes (0: no cap)
   std::vector<caf::typed_response_promise<HandleReport>> aborts;
   std::shared_ptr<std::vector<handle_actor>> live = std::make_shared<std::vector<handle_actor>>();
   static inline const char* name = "jp.foreach";
@@ -93,13 +95,20 @@ HandleReport look(foreach_actor_t* self) {
 /// Every element is done: the array of results is its result.
 void finish(foreach_actor_t* self) {
   auto& st = self->state;
+  // Past the output cap, each element's result (or error) over an even share of it
+  // keeps its tail: one per element stays, and the array stays JSON.
+  size_t total = 0;
+  for (auto& e : st.elements)
+    total += e.final.ok ? e.final.content.size() : e.final.error.message.size();
+  size_t share = st.elements.empty() ? 0 : st.output_cap / st.elements.size();
+  bool capped = st.output_cap > 0 && total > st.output_cap;
+  uint64_t omitted = 0;
   auto out = Json::array();
   for (auto& e : st.elements) {
     auto item = Json::object().set("element", e.value);
-    if (e.final.ok)
-      item.set("result", e.final.content);
-    else
-      item.set("error", e.final.error.message);
+    auto& said = e.final.ok ? e.final.content : e.final.error.message;
+    auto text = capped && said.size() > share ? keep_tail(said, share, omitted) : said;
+    item.set(e.final.ok ? "result" : "error", std::move(text));
     out.push(std::move(item));
   }
   st.stopped = true;
@@ -108,7 +117,7 @@ void finish(foreach_actor_t* self) {
                                                           {}, false},
                                                 out.dump())
                            : ToolState::success(out.dump());
-  st.final = HandleReport{st.id, std::move(state), 0, {}, {}};
+  st.final = HandleReport{st.id, std::move(state), omitted, {}, {}};
   self->send(st.supervisor, stopped_atom::value, st.final);
   for (auto& rp : st.aborts)
     rp.deliver(st.final);
@@ -180,9 +189,11 @@ void element_done(foreach_actor_t* self, size_t i, ToolState state) {
 }
 
 foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string id, AgentSpec spec,
-                                              SubAgentStarter start, supervisor_actor supervisor) {
+                                              SubAgentStarter start, supervisor_actor supervisor,
+                                              uint64_t output_cap) {
   auto& st = self->state;
   st.id = std::move(id);
+  st.output_cap = output_cap;
   st.spec = std::move(spec);
   st.start = std::move(start);
   st.supervisor = std::move(supervisor);
@@ -273,8 +284,8 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
 } // namespace
 
 handle_actor spawn_foreach(caf::local_actor* spawner, const std::string& id, const AgentSpec& spec,
-                           SubAgentStarter start, const supervisor_actor& supervisor) {
-  return spawner->spawn(foreach_behavior, id, spec, std::move(start), supervisor);
+                           SubAgentStarter start, const supervisor_actor& supervisor, uint64_t output_cap) {
+  return spawner->spawn(foreach_behavior, id, spec, std::move(start), supervisor, output_cap);
 }
 
 } // namespace jp

@@ -146,7 +146,8 @@ struct subagent_state {
   supervisor_actor supervisor;
   TurnLoopContext ctx;          // each of its turns runs a loop from this
   caf::actor loop;              // the turn running now (none between turns)
-  std::string said;             // what it said since the last look
+  std::string said;             // what it said since the last look (its tail, past the output cap)
+  uint64_t said_omitted = 0;    // ... and how much of it was cut
   std::string last_line;
   int rounds_before = 0;        // assistant responses of its earlier turns
   int rounds = 0;               // ... and of this one
@@ -241,6 +242,7 @@ HandleReport look(subagent_actor_t* self) {
     return st.final;
   auto content = std::move(st.said);
   st.said.clear();
+  auto omitted = std::exchange(st.said_omitted, 0);
   if (!content.empty() && content.back() != '\n')
     content += '\n';
   content += fmt::format("[progress: {} responses, {} tool calls{}]", st.rounds_before + st.rounds, st.calls,
@@ -249,7 +251,7 @@ HandleReport look(subagent_actor_t* self) {
     content += fmt::format("\n[handle {} ({}): {}, {:.1f} s{}{}]", h.id, h.tool, to_string(h.state.kind),
                            h.elapsed_secs, h.progress.last_line.empty() ? "" : ": ", cut_text(h.progress.last_line, 120));
   auto state = st.asking ? ToolState::waiting(st.question, std::move(content)) : ToolState::running(std::move(content));
-  return HandleReport{st.id, std::move(state), 0, {}, {}};
+  return HandleReport{st.id, std::move(state), omitted, {}, {}};
 }
 
 /// Answers the waiting looks: something changed.
@@ -395,6 +397,15 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
       st.said += text;
       if (!st.said.empty() && st.said.back() != '\n')
         st.said += '\n';
+      // What nobody looked at yet is held to the output cap, as a process's is: its
+      // tail kept (a sub-agent may say rounds x max_tokens between looks).
+      if (auto cap = st.ctx.config ? st.ctx.config->runtime.output_cap_bytes : 0; cap > 0 && st.said.size() > cap) {
+        size_t cut = st.said.size() - cap;
+        while (cut < st.said.size() && (static_cast<unsigned char>(st.said[cut]) & 0xC0) == 0x80)
+          ++cut; // a whole character
+        st.said.erase(0, cut);
+        st.said_omitted += cut;
+      }
       if (auto line = last_line_of(text); !line.empty())
         st.last_line = line;
       answer_looks(self);
@@ -526,7 +537,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
                                        live->load(), max),
                            supervisor);
     ++*live;
-    auto handle = spec.agent.foreach ? spawn_foreach(spawner, id, spec.agent, start, supervisor)
+    auto handle = spec.agent.foreach ? spawn_foreach(spawner, id, spec.agent, start, supervisor, spec.output_cap)
                                      : start(spawner, id, spec.agent, supervisor);
     handle->attach_functor([live] { --*live; });
     return handle;

@@ -36,7 +36,8 @@ std::string omission(uint64_t n) {
   return fmt::format("…[{} bytes omitted]…", n);
 }
 
-// s cut to its last characters that fit `budget` bytes of JSON text, marked.
+} // namespace
+
 std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted) {
   budget = budget > marker_room ? budget - marker_room : 0;
   size_t start = s.size();
@@ -50,6 +51,8 @@ std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted) {
   omitted += start;
   return omission(start) + "\n" + s.substr(start);
 }
+
+namespace {
 
 // What a completed result costs in the response beyond its fixed part.
 size_t cost(const HandleStatus& s) {

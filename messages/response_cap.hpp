@@ -17,6 +17,10 @@ namespace jp {
 /// `omitted_bytes` says how much was left out in all.
 AwaitResult cap_response(AwaitResult r, uint64_t cap);
 
+/// `s` cut to its last characters that fit `budget` bytes of JSON text, after
+/// "…[N bytes omitted]…\n"; N is added to `omitted`.
+std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted);
+
 /// The await's answer as the assistant reads it: await_result_text of `r`, capped
 /// as above. (Written once when it fits, which it mostly does; `r` is not copied.)
 std::string await_answer_text(const AwaitResult& r, uint64_t cap);

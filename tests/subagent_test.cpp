@@ -552,6 +552,83 @@ name = "worker"
   CAF_CHECK(contains(content(res, "main", 2, 2), "`max_concurrent` is 9; it must be from 1 to 8 ([agents] max_concurrent)"));
 }
 
+CAF_TEST(a foreach result past the output cap keeps each element with its tail) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { elements = ["a", "b", "c"], prompt = "handle {{element}} as the long description of this task says, which goes on and on about what to do and what not to do, and then some more", script = "worker" }
+
+[[subagents]]
+name = "worker"
+  [[subagents.steps]]
+  text = "did {{prompt}}, all of it, for {{element}}"
+)",
+                           "--cfg runtime.output_cap_bytes=256");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto report = Json::parse(content(res, "main", 1, 0));
+  CAF_REQUIRE(report.ok());
+  auto items = Json::parse(report->is_object() && report->find("result") ? report->find("result")->as_string()
+                                                                          : content(res, "main", 1, 0));
+  CAF_REQUIRE(items.ok() && items->is_array());
+  CAF_REQUIRE_EQUAL(items->as_array().size(), 3u); // still one per element, still JSON
+  for (auto& item : items->as_array()) {
+    auto said = item.find("result")->as_string();
+    CAF_CHECK(contains(said, "bytes omitted]"));
+    CAF_CHECK(said.ends_with("for " + item.find("element")->as_string()));
+  }
+}
+
+CAF_TEST(what a sub-agent said between looks is held to the output cap) {
+  temp_dir ws;
+  auto gate = (ws.path / "gate").string();
+  std::string longer(400, 'x');
+  ws.write("script.toml", fmt::format(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "spawn", id = "w", prompt = "x", script = "talker" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "fetch", id = "w", wait_ms = 30000 }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "touch '{0}'" }}
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["w"] }}
+
+[[subagents]]
+name = "talker"
+  [[subagents.steps]]
+  text = "start {1} end"
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "until [ -e '{0}' ]; do sleep 0.01; done" }}
+  [[subagents.steps]]
+  text = "done"
+)",
+                                      gate, longer));
+  auto r = cli_in(ws.path.string(),
+                  fmt::format("--cfg runtime.output_cap_bytes=256 run {}/script.toml --json", ws.path.string()));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto fetched = Json::parse(content(res, "main", 2, 0));
+  CAF_REQUIRE(fetched.ok());
+  auto said = fetched->find("content")->as_string();
+  CAF_CHECK(!contains(said, "start"));
+  CAF_CHECK(contains(said, "x end"));
+  CAF_REQUIRE(fetched->find("omitted_bytes"));
+  CAF_CHECK_GREATER(fetched->find("omitted_bytes")->as_int(), 0);
+}
+
 CAF_TEST(a question of a foreach element makes the foreach waiting and apply answers it) {
   auto r = run_script_text(R"(
 [[agents]]

@@ -141,6 +141,7 @@ Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig
   LaunchSpec spec;
   spec.tool = tool.name;
   spec.subagent = true;
+  spec.output_cap = config.runtime.output_cap_bytes; // a foreach's result is held to it
   auto& a = spec.agent;
   a.depth = parent_depth + 1;
   if (static_cast<uint64_t>(a.depth) > config.agents.max_depth)
