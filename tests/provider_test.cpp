@@ -264,15 +264,15 @@ CAF_TEST(a missing API key for the official endpoint names the variable) {
   CAF_CHECK(contains(make_http_provider(c).error(), "unknown provider \"gemini\""));
 }
 
-CAF_TEST(the retry count starts again after a good event) {
+CAF_TEST(the retry count starts again when an attempt gets further than any before) {
   KeyEnv key;
   FakeProviderServer server;
   auto stream = provider_fixture("openai_text.sse");
-  // Three cuts in a row, each after some good events: with max_retries 1 this only
-  // succeeds because every good event resets the count.
-  for (int i = 0; i < 3; ++i) {
+  // Three cuts in a row, each later in the stream: with max_retries 1 this only
+  // succeeds because an attempt that gets further resets the count.
+  for (int i = 1; i <= 3; ++i) {
     FakeResponse cut{200, stream};
-    cut.cut_after = stream.size() / 2;
+    cut.cut_after = stream.size() * i / 4;
     server.push(cut);
   }
   server.push({200, stream});
@@ -283,6 +283,55 @@ CAF_TEST(the retry count starts again after a good event) {
   CAF_CHECK_EQUAL(got.retries.size(), 3u);
   CAF_CHECK(contains(got.retries.back(), "(retry 1 of 1)"));
   CAF_CHECK_EQUAL(got.done, 1);
+}
+
+CAF_TEST(a stream cut at the same place again and again gives up after max_retries) {
+  // Each attempt starts the response anew: one that gets no further than the last
+  // is a failure however many good events it had (else: retried, and billed, forever).
+  KeyEnv key;
+  FakeProviderServer server;
+  auto stream = provider_fixture("openai_text.sse");
+  for (int i = 0; i < 3; ++i) {
+    FakeResponse cut{200, stream};
+    cut.cut_after = stream.size() / 2;
+    server.push(cut);
+  }
+  server.push({200, stream});
+  auto config = config_for(server, "openai");
+  config.retry.max_retries = 1;
+  auto got = run(config);
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK(contains(got.status.error, "gave up after 1 retries"));
+  CAF_CHECK_EQUAL(got.retries.size(), 1u);
+}
+
+CAF_TEST(a whole response is taken at its end though the connection stays open) {
+  // [DONE] and then silence: the response is complete, not an idle stream to retry.
+  KeyEnv key;
+  FakeProviderServer server;
+  auto stream = provider_fixture("openai_text.sse");
+  FakeResponse held{200, stream};
+  held.stall_after = stream.size();
+  server.push(held);
+  server.push({200, stream});
+  auto got = run(config_for(server, "openai"));
+  CAF_REQUIRE(got.status);
+  CAF_CHECK(got.retries.empty());
+  CAF_CHECK_EQUAL(got.done, 1);
+}
+
+CAF_TEST(an error whose body does not end is answered from its start) {
+  KeyEnv key;
+  FakeProviderServer server;
+  std::string body = R"({"error":{"message":"overloaded"}})" + std::string(1 << 20, ' ');
+  FakeResponse endless{503, body};
+  endless.stall_after = body.size(); // and then never ends
+  server.push(endless);
+  auto config = config_for(server, "openai");
+  config.retry.max_retries = 0;
+  auto got = run(config);
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK(contains(got.status.error, "HTTP 503"));
 }
 
 CAF_TEST(a Retry-After longer than the longest backoff fails at once saying so) {

@@ -40,6 +40,8 @@ public:
 
   /// `done` was emitted. A stream that ends before is incomplete.
   bool finished() const { return finished_; }
+  /// Nothing more is to come (message_stop).
+  bool ended() const { return finished_; }
 
 private:
   struct ToolUse {

@@ -57,13 +57,18 @@ public:
                   config_.provider == "anthropic" ? anthropic_request_body(request)
                                                   : openai_request_body(request)};
     std::mt19937_64 rng(std::random_device{}());
-    int failures = 0; // since the last good event
+    // Failures since an attempt last got further than every one before (each starts
+    // the response anew): a stream cut again and again at the same place gives up
+    // after max_retries, one that gets further each time goes on.
+    int failures = 0;
+    size_t furthest = 0;        // the most events any attempt decoded
+    std::string retry_after;    // the last answer's Retry-After (this call's own)
     for (;;) {
       std::string why;
       error_code code = error_code::none; // the kind of `why`
       auto attempt = config_.provider == "anthropic"
-                       ? once<AnthropicStream>(post, request, hooks, failures, why, code)
-                       : once<OpenAiStream>(post, request, hooks, failures, why, code);
+                       ? once<AnthropicStream>(post, request, hooks, failures, furthest, retry_after, why, code)
+                       : once<OpenAiStream>(post, request, hooks, failures, furthest, retry_after, why, code);
       kind = code; // until a later attempt succeeds
       if (attempt == outcome::done)
         return Status::ok();
@@ -72,12 +77,12 @@ public:
       if (++failures > config_.retry.max_retries)
         return Error{fmt::format("gave up after {} retries: {}", config_.retry.max_retries, why)};
       // A server asking for a longer pause than we would ever wait: say so now.
-      if (auto asked = retry_after_secs(last_retry_after_, std::chrono::system_clock::now());
+      if (auto asked = retry_after_secs(retry_after, std::chrono::system_clock::now());
           asked > config_.retry.max_backoff_secs)
         return Error{fmt::format("{}; the provider asks to retry after {:.0f} s, more than "
                                  "assistant.request.max_backoff_secs ({:.0f} s): try again later",
                                  why, asked, config_.retry.max_backoff_secs)};
-      auto delay = retry_delay(config_.retry, failures, last_retry_after_, rng);
+      auto delay = retry_delay(config_.retry, failures, retry_after, rng);
       if (hooks.on_retry)
         hooks.on_retry(fmt::format("{}; retrying in {:.1f} s (retry {} of {})", why,
                                    static_cast<double>(delay.count()) / 1000, failures,
@@ -94,30 +99,41 @@ private:
 
   template <class Decoder>
   outcome once(const HttpPost& post, const ChatRequest& request, const StreamHooks& hooks, int& failures,
-               std::string& why, error_code& code) {
+               size_t& furthest, std::string& retry_after, std::string& why, error_code& code) {
     SseParser sse;
     Decoder decoder;
     Status decoded; // the stream so far made sense
+    size_t events = 0;
     auto on_body = [&](std::string_view chunk) {
       sse.feed(chunk, [&](const SseEvent& e) {
         if (decoded)
           decoded = decoder.on_event(e, [&](ChatEvent ev) {
-            failures = 0; // a good event: the next failure starts the count again
+            if (++events > furthest) { // further than any attempt: the count starts again
+              furthest = events;
+              failures = 0;
+            }
             hooks.emit(std::move(ev));
           });
       });
       if (sse.overflowed())
         decoded = Error{fmt::format("the provider sent an event larger than {} MiB; stopped reading",
                                     SseParser::default_max_event_bytes >> 20)};
-      return static_cast<bool>(decoded); // false: stop reading
+      // false: stop reading (also at the stream's end: a connection held open after
+      // it is not waited on)
+      return decoded && !decoder.ended();
     };
     auto r = http_post_stream(post, config_.limits, on_body, hooks.cancelled);
-    last_retry_after_ = r.retry_after;
+    retry_after = r.retry_after;
     if (!decoded) {
       why = decoded.error;
       code = error_code::provider_stream;
       return outcome::fail;
     }
+    // The whole response came: a connection that broke, went quiet or was let go
+    // after its end takes nothing from it.
+    bool user_cancelled = hooks.cancelled && hooks.cancelled();
+    if (!user_cancelled && r.status >= 200 && r.status <= 299 && decoder.finished())
+      return outcome::done;
     switch (r.failure) {
       case http_failure::cancelled:
         why = "cancelled";
@@ -189,8 +205,8 @@ private:
   HttpProviderConfig config_;
   std::string url_;
   std::vector<std::string> headers_;
-  std::string last_retry_after_;
   bool sends_key_ = false;
+  // Nothing of one call's is kept here: sub-agents stream through one provider at once.
 };
 
 } // namespace

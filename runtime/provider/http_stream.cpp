@@ -61,7 +61,12 @@ std::size_t on_data(char* data, std::size_t size, std::size_t n, void* user) {
   if (x.result.status < 200 || x.result.status > 299) {
     auto room = kErrorBodyMax - std::min(kErrorBodyMax, x.result.error_body.size());
     x.result.error_body.append(data, std::min(room, len));
-    return len;
+    if (len < room)
+      return len;
+    // An error's body is kept to its start: the rest is not waited for (a body that
+    // never ends would hold the request).
+    x.stopped_by_us = true;
+    return 0;
   }
   if (!x.head_seen) {
     x.head_seen = true;

@@ -92,6 +92,7 @@ Status OpenAiStream::on_event(const SseEvent& event,
   if (event.data.empty() || (finished_ && usage_seen_))
     return Status::ok();
   if (event.data == "[DONE]") {
+    ended_ = true;
     // A server that never sent a finish_reason: infer it.
     if (!finished_)
       finish(calls_.empty() ? "stop" : "tool_calls", emit);

@@ -42,6 +42,8 @@ public:
 
   /// `done` was emitted. A stream that ends before is incomplete.
   bool finished() const { return finished_; }
+  /// Nothing more is to come: [DONE], or the usage after `done`.
+  bool ended() const { return ended_ || (finished_ && usage_seen_); }
 
 private:
   struct PartialCall {
@@ -58,6 +60,7 @@ private:
   std::vector<PartialCall> calls_; // in order of first appearance
   bool finished_ = false;
   bool usage_seen_ = false;
+  bool ended_ = false; // [DONE] came
 };
 
 } // namespace jp
