@@ -7,6 +7,7 @@
 
 #include "fake_provider_server.hpp"
 #include "messages/json.hpp"
+#include "runtime/provider/llm_inquiry.hpp"
 #include "runtime/provider/provider.hpp"
 #include "contains.hpp"
 
@@ -354,4 +355,31 @@ CAF_TEST(a 401 when no key was sent says which variable to set) {
   auto got = run(config_for(server, "openai"));
   CAF_CHECK(contains(got.status.error, "the provider wants an API key (HTTP 401): missing key; export "
                                        "$JP_TEST_PROVIDER_KEY with it"));
+}
+
+CAF_TEST(an inquiry cancelled once still answers the questions asked after) {
+  // One inquiry serves the main loop and every sub-agent: a sub-agent's turn
+  // interrupted (aborted) cancels what is asked then, not every later question.
+  struct Answering : Provider {
+    bool blocking() const override { return false; }
+    Status stream(const ChatRequest&, const StreamHooks& hooks) override {
+      if (hooks.cancelled && hooks.cancelled())
+        return Error{"cancelled"};
+      ChatEvent text{chat_event_kind::text};
+      text.text = R"({"inquiry_id":"go","answer":true})";
+      hooks.emit(std::move(text));
+      hooks.emit(ChatEvent{chat_event_kind::done});
+      return Status::ok();
+    }
+  };
+  auto inquiry = make_llm_inquiry(std::make_shared<Answering>(), "m");
+  Question q;
+  q.id = "go";
+  q.text = "Go on?";
+  q.answer_type.kind = answer_kind::boolean;
+  CAF_CHECK(inquiry->answer("t", q).has_value());
+  inquiry->cancel();
+  auto later = inquiry->answer("t", q);
+  CAF_REQUIRE(later.has_value());
+  CAF_CHECK(later->as_bool());
 }

@@ -151,7 +151,9 @@ public:
   }
 
 private:
-  void cancel() override { cancelled_ = true; }
+  // One backend serves the main loop and every sub-agent: a cancel (a turn, or a
+  // sub-agent's, interrupted) ends the questions being asked now, not every later one.
+  void cancel() override { ++cancels_; }
 
   /// One request with no tools; the answer's text. `schema`: what it must match,
   /// enforced where the provider can (OpenAI's structured outputs).
@@ -171,7 +173,7 @@ private:
         text += e.text;
     };
     hooks.on_retry = [&](const std::string&) { text.clear(); };
-    hooks.cancelled = [this] { return cancelled_.load(); };
+    hooks.cancelled = [this, asked_at = cancels_.load()] { return cancels_.load() != asked_at; };
     if (auto s = provider_->stream(req, hooks); !s)
       return Error{s.error};
     return text;
@@ -179,7 +181,7 @@ private:
 
   std::shared_ptr<Provider> provider_;
   std::string model_;
-  std::atomic<bool> cancelled_{false};
+  std::atomic<uint64_t> cancels_{0};
 };
 
 } // namespace
