@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <sys/stat.h>
 #include <regex>
 #include <sstream>
 
@@ -171,6 +173,39 @@ CAF_TEST(the active id is set and persists across stores) {
   // An active file naming a conversation that is gone: none is active.
   std::filesystem::remove_all(root + "/" + id);
   CAF_CHECK_EQUAL(active_of(again), "");
+}
+
+CAF_TEST(a conversation is readable by its owner alone) {
+  // Prompts, attachments and whole tool outputs: as private as the spill files.
+  testing::temp_dir tmp;
+  auto old_mask = ::umask(022);
+  FileConversationStore store((tmp.path / "conversations").string());
+  auto id = store.create();
+  ::umask(old_mask);
+  CAF_REQUIRE(id.ok());
+  CAF_REQUIRE(store.set_active(*id));
+  auto root = tmp.path / "conversations";
+  for (auto path : {root / *id, root / *id / "events.jsonl", root / "active"}) {
+    struct stat st {};
+    CAF_REQUIRE_EQUAL(::stat(path.c_str(), &st), 0);
+    CAF_CHECK_EQUAL(st.st_mode & 077, 0u);
+  }
+}
+
+CAF_TEST(a FIFO planted as the active file is refused without waiting for a writer) {
+  testing::temp_dir tmp;
+  auto root = (tmp.path / "conversations").string();
+  std::filesystem::create_directories(root);
+  CAF_REQUIRE_EQUAL(::mkfifo((root + "/active").c_str(), 0600), 0);
+  FileConversationStore store(root);
+  auto asked = std::async(std::launch::async, [&] { return store.active(); });
+  if (asked.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    CAF_ERROR("active() blocked on the FIFO");
+    std::_Exit(1); // its thread would keep the runner from ending
+  }
+  auto active = asked.get();
+  CAF_REQUIRE(!active.ok());
+  CAF_CHECK(contains(active.error(), "is not a conversation file of yours"));
 }
 
 CAF_TEST(list gives first prompts and counts sorted by id) {

@@ -300,7 +300,9 @@ Status FileConversationStore::unlinked(const std::string& id) const {
 }
 
 Result<int> FileConversationStore::open_own(const std::string& path, int flags) const {
-  int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO planted in the workspace must not block the open (refused
+  // below as not a regular file); cleared again for what is read and written.
+  int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     return Error{errno == ELOOP ? fmt::format("{} is a link: conversations are not kept through a link "
                                               "(it could point at any file of yours); remove it",
@@ -313,6 +315,7 @@ Result<int> FileConversationStore::open_own(const std::string& path, int flags) 
                              "name): not used; remove it",
                              path)};
   }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
 }
 
@@ -335,12 +338,13 @@ Result<std::string> FileConversationStore::create() {
   for (int attempt = 0; attempt < 100; ++attempt) {
     auto id = new_id();
     // mkdir is the claim: two creators (even in two processes) never share an id.
-    if (::mkdir(dir(id).c_str(), 0777) < 0) {
+    // Yours alone, as spill files are: prompts, attachments and tools' output.
+    if (::mkdir(dir(id).c_str(), 0700) < 0) {
       if (errno == EEXIST)
         continue;
       return Error{fmt::format("cannot create {}: {}", dir(id), errno_text())};
     }
-    int fd = ::open(events_path(id).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = ::open(events_path(id).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
       return Error{fmt::format("cannot create {}: {}", events_path(id), errno_text())};
     ::close(fd);
@@ -515,7 +519,7 @@ Status FileConversationStore::set_active(const std::string& id) {
   // Anew under a name nobody can plant a link at beforehand (renamed over a link
   // at `active`, it replaces the link, not what it points at).
   auto temp = fmt::format("{}/.active.{}.{}.tmp", root_, ::getpid(), random_name_part());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return Status::fail(fmt::format("cannot create {}: {}", temp, errno_text()));
   auto status = write_all(fd, id + "\n", temp);
