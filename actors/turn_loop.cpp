@@ -1,6 +1,7 @@
 #include "actors/turn_loop.hpp"
 
 #include <atomic>
+#include <algorithm>
 #include <caf/all.hpp>
 #include <chrono>
 #include <fmt/format.h>
@@ -735,9 +736,25 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
           st.response.text += e.text;
           show(self, e.text);
           break;
-        case chat_event_kind::tool_call:
-          st.response.calls.push_back(std::move(e.call));
+        case chat_event_kind::tool_call: {
+          // Each call's id names its result: one a provider repeats (or gives none,
+          // or makes up as call_0 in every response) would pair two calls with one
+          // result, and the APIs refuse a history with two calls of one id.
+          auto& calls = st.response.calls;
+          auto in = [](const std::vector<ToolCall>& cs, const std::string& id) {
+            return std::any_of(cs.begin(), cs.end(), [&](const ToolCall& c) { return c.id == id; });
+          };
+          auto taken = [&](const std::string& id) {
+            return in(calls, id) || std::any_of(st.messages.begin(), st.messages.end(),
+                                                [&](const ChatMessage& m) { return in(m.tool_calls, id); });
+          };
+          auto base = e.call.id.empty() ? std::string("call") : e.call.id;
+          e.call.id = base;
+          for (int k = 2; e.call.id.empty() || taken(e.call.id); ++k)
+            e.call.id = fmt::format("{}_{}", base, k);
+          calls.push_back(std::move(e.call));
           break;
+        }
         case chat_event_kind::done:
           st.response.finish_reason = e.finish_reason;
           break;

@@ -3,6 +3,8 @@
 #define CAF_SUITE turn_loop
 #include <caf/test/unit_test.hpp>
 
+#include "contains.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <fmt/format.h>
@@ -167,6 +169,35 @@ CAF_TEST(a turn streams text runs the tool calls of a response and ends on an an
   CAF_CHECK_EQUAL(kinds(events), (std::vector<std::string>{"turn_start", "chat_request", "chat_response",
                                                           "tool_call_request", "tool_call_response", "chat_request",
                                                           "chat_response", "turn_end"}));
+}
+
+CAF_TEST(calls a provider gives one id are each given their own with their own result) {
+  // Two calls named c1 (and one with none): each result must answer its own call,
+  // and no id may be used twice in the history.
+  provider->replies.push_back({{}, {ToolCall{"c1", "describe_tools", R"({"tools":["shell"]})"},
+                                    ToolCall{"c1", "describe_tools", R"({"tools":["await"]})"},
+                                    ToolCall{"", "describe_tools", R"({"tools":["shell"]})"}}, {}});
+  provider->replies.push_back({{"Done."}, {}, {}});
+  CAF_CHECK_EQUAL(turn("what can they do?"), "");
+  CAF_REQUIRE_EQUAL(provider->requests.size(), 2u);
+  auto& second = provider->requests[1].messages;
+  CAF_REQUIRE_EQUAL(second.size(), 5u);
+  CAF_REQUIRE_EQUAL(second[1].tool_calls.size(), 3u);
+  std::vector<std::string> ids;
+  for (auto& c : second[1].tool_calls)
+    ids.push_back(c.id);
+  CAF_CHECK_EQUAL(ids, (std::vector<std::string>{"c1", "c1_2", "call"}));
+  for (size_t i = 0; i < 3; ++i)
+    CAF_CHECK_EQUAL(second[2 + i].tool_call_id, ids[i]);
+  CAF_CHECK(contains(second[3].text, "await"));
+  // The next response's c1 is another call again.
+  provider->replies.push_back({{}, {ToolCall{"c1", "describe_tools", R"({"tools":["shell"]})"}}, {}});
+  provider->replies.push_back({{"Done."}, {}, {}});
+  CAF_CHECK_EQUAL(turn("and again?"), "");
+  CAF_REQUIRE_EQUAL(provider->requests.size(), 4u);
+  auto& fourth = provider->requests[3].messages;
+  CAF_REQUIRE(fourth.size() >= 2u);
+  CAF_CHECK_EQUAL(fourth[fourth.size() - 2].tool_calls.at(0).id, "c1_3");
 }
 
 CAF_TEST(a retry voids the partial response and the renderer is reset) {
