@@ -201,7 +201,7 @@ typename Inspector::result_type inspect(Inspector& f, ToolCommand& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Screen& x) {
-  return f(x.rows, x.cursor_row, x.cursor_col, x.height, x.width);
+  return f(x.rows, x.cursor_row, x.cursor_col, x.height, x.width, x.omitted_bytes);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleReport& x) {

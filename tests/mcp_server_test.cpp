@@ -525,7 +525,11 @@ CAF_TEST(over HTTP a client that leaves the stream of a call lets the session en
   auto l = serve_http();
   auto sid = l.open_session();
   spawn_sleeper(l, sid, sleeper);
-  int fd = http_send(l.port, l.head("POST", sid), l.request("tools/call", tool_call("shell", shell("sleep 300"))).dump());
+  // With a progress token: its progress every second reaches nobody once the client
+  // is gone, and keeps nothing alive.
+  auto params = tool_call("shell", shell("sleep 300"));
+  params.set("_meta", Json::object().set("progressToken", "tok"));
+  int fd = http_send(l.port, l.head("POST", sid), l.request("tools/call", params).dump());
   CAF_REQUIRE(fd >= 0);
   CAF_REQUIRE_EQUAL(http_read(fd, true).status, 200); // its stream is open
   ::close(fd); // the client goes, without a cancel or a DELETE
@@ -542,6 +546,14 @@ CAF_TEST(over HTTP a request without the token is refused before its body is rea
   CAF_CHECK_EQUAL(refused.status, 401);
   CAF_CHECK(refused.complete);
   CAF_CHECK_EQUAL(refused.header("connection"), "close");
+}
+
+CAF_TEST(over HTTP a message longer than 4 MiB is refused by its Content-Length) {
+  auto l = serve_http();
+  auto sid = l.open_session();
+  auto big = http_read(http_send(l.port, l.head("POST", sid), "", 5 << 20));
+  CAF_CHECK_EQUAL(big.status, 413);
+  CAF_CHECK(contains(big.body, "at most 4 MiB"));
 }
 
 CAF_TEST(mcp listen refuses an address off loopback) {

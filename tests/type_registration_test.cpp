@@ -54,7 +54,7 @@ CAF_TEST(every protocol type crosses serialization unchanged) {
   CAF_CHECK(round_trip(sys, cmd) == cmd);
   HandleReport rep{"check", failed, 12, "/tmp/x.log"};
   CAF_CHECK(round_trip(sys, rep) == rep);
-  HandleReport with_screen{"less", ToolState::running(), 0, "", Screen{{"line 1", "", "~"}, 2, 5, 24, 80}};
+  HandleReport with_screen{"less", ToolState::running(), 0, "", Screen{{"line 1", "", "~"}, 2, 5, 24, 80, 9}};
   CAF_CHECK(round_trip(sys, with_screen) == with_screen);
   AwaitRequest req{{"a"}, {"b", "c"}, 2.5};
   CAF_CHECK(round_trip(sys, req) == req);

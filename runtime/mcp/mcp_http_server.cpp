@@ -156,6 +156,10 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
       keep_alive = false;
       return respond(431, fmt::format("the headers may have at most {} KiB", kHeaderMax >> 10));
     }
+    if (ec == http::error::body_limit) { // its Content-Length says so already
+      keep_alive = false;
+      return respond(413, fmt::format("a message may have at most {} MiB", kBodyMax >> 20));
+    }
     if (ec)
       return close(); // the client left, went quiet, or sent what is not HTTP
     if (!let_in(parser->get()))
@@ -509,7 +513,9 @@ void ServerState::route(const std::string& sid, const std::string& text) {
   if (it == sessions.end())
     return;
   auto& s = *it->second;
-  s.active = std::chrono::steady_clock::now();
+  // What reaches a connected client keeps the session from ending when idle; what
+  // reaches nobody (progress of a call whose client left) does not.
+  auto reached = [&s] { s.active = std::chrono::steady_clock::now(); };
   auto msg = Json::parse(text);
   if (!msg || !msg->is_object())
     return;
@@ -532,6 +538,7 @@ void ServerState::route(const std::string& sid, const std::string& text) {
     std::erase(s.order, key);
     std::erase_if(s.progress, [&](auto& p) { return p.second == key; });
     if (conn && !conn->closed) {
+      reached();
       conn->event(text);
       conn->end_stream();
     }
@@ -539,8 +546,10 @@ void ServerState::route(const std::string& sid, const std::string& text) {
   }
   if (!conn || conn->closed)
     conn = newest_stream(s);
-  if (conn)
+  if (conn) {
+    reached();
     return conn->event(text);
+  }
   // A question with no stream to ask it on is answered "no" on the client's behalf.
   if (method && id)
     s.port.deliver(
