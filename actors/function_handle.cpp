@@ -229,6 +229,9 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
       } catch (const std::exception& e) {
         return make_error(error_code::input_refused,
                           fmt::format("Handle `{}` ({}) refused the input: {}", st.id, st.tool, e.what()));
+      } catch (...) {
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}` ({}) refused the input (its code threw)", st.id, st.tool));
       }
       return look_with(self, opts);
     },

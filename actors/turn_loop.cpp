@@ -694,8 +694,15 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       std::vector<Json> history;
       if (st.ctx.store) {
         auto loaded = st.ctx.store->load(st.ctx.conversation_id);
-        if (!loaded)
-          return TurnResult{turn_outcome::failed, error_code::store, loaded.error()};
+        if (!loaded) {
+          // Answered as the turn's end is: its turn actor and the loop go too (else
+          // they lingered until the program let go of the turn).
+          st.done = self->make_response_promise();
+          st.error = loaded.error();
+          st.code = error_code::store;
+          conclude(self);
+          return st.done;
+        }
         history = std::move(loaded->events);
         // Its sub-agents' events are kept beside its own; they are not its turns.
         std::erase_if(history, is_subagent_event);

@@ -123,6 +123,49 @@ bool json_has_type(const Json& v, std::string_view type) {
 const std::vector<std::string_view> parameter_types = {"string", "integer", "number",
                                                        "boolean", "array", "object"};
 
+} // namespace
+
+Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
+  auto in = [](const std::string& type) {
+    return std::find(parameter_types.begin(), parameter_types.end(), type) != parameter_types.end();
+  };
+  std::set<std::string> seen;
+  for (auto& p : tool.parameters) {
+    auto pkey = fmt::format("{}.parameters.{}", prefix, p.name);
+    if (!is_identifier(p.name))
+      return Status::fail(fmt::format("{}: a parameter name may contain only letters, digits, '_' and '-' "
+                                      "(1 to 64)", pkey));
+    if (!seen.insert(p.name).second)
+      return Status::fail(fmt::format("{}: declared twice", pkey));
+    if (!in(p.type))
+      return Status::fail(fmt::format("{}.type: expected one of {}, got \"{}\"", pkey, join(parameter_types),
+                                      cut_text(p.type, 40)));
+    if (!p.items_type.empty() && !in(p.items_type))
+      return Status::fail(fmt::format("{}.items.type: expected one of {}, got \"{}\"", pkey,
+                                      join(parameter_types), cut_text(p.items_type, 40)));
+    if (tool.stateful && (p.name == "action" || p.name == "id" || p.name == "input" || p.name == "wait_ms" ||
+                          p.name == "screen" || p.name == "rows" || p.name == "cols"))
+      return Status::fail(fmt::format("{}: the names action, id, input, wait_ms, screen, rows and cols are "
+                                      "reserved for the stateful protocol (spawn.stateful = true)",
+                                      pkey));
+    if (!p.enum_values.empty() && p.type != "string")
+      return Status::fail(fmt::format("{}.enum: only for parameters of type string, got type {}", pkey, p.type));
+    if (!p.items_type.empty() && p.type != "array")
+      return Status::fail(fmt::format("{}.items: only for parameters of type array, got type {}", pkey, p.type));
+    if (!p.default_value.is_null() && !json_has_type(p.default_value, p.type))
+      return Status::fail(fmt::format("{}.default: expected a value of type {}, got {}", pkey, p.type,
+                                      p.default_value.type_name()));
+  }
+  for (auto& name : tool.one_of_required)
+    if (!seen.count(name))
+      return Status::fail(fmt::format("{}.one_of_required: expected names of declared parameters, got \"{}\"",
+                                      prefix, name));
+  return Status::ok();
+}
+
+namespace {
+
+
 /// One source being applied to a Config. Every error starts with the origin.
 // std::regex builds one state per repetition, and libstdc++ overflows on counts
 // past 2^63 (undefined behaviour found by the config fuzz target): counts in
@@ -743,35 +786,13 @@ private:
     if (tool.shell)
       if (auto scan = scan_shell_template(tool.program, tool.args); !scan)
         return Error{fmt::format("{}: {}.{}", origin_, prefix, scan.error())};
-    for (auto& p : tool.parameters) {
-      auto pkey = fmt::format("{}.parameters.{}", prefix, p.name);
-      if (tool.stateful && (p.name == "action" || p.name == "id" || p.name == "input" ||
-                            p.name == "wait_ms" || p.name == "screen" || p.name == "rows" ||
-                            p.name == "cols"))
-        return fail(pkey, "the names action, id, input, wait_ms, screen, rows and cols are "
-                          "reserved for the stateful protocol (spawn.stateful = true)");
-      if (!p.enum_values.empty() && p.type != "string")
-        return fail(pkey + ".enum", fmt::format("only for parameters of type string, "
-                                                "got type {}", p.type));
-      if (!p.items_type.empty() && p.type != "array")
-        return fail(pkey + ".items", fmt::format("only for parameters of type array, "
-                                                 "got type {}", p.type));
-      if (!p.default_value.is_null() && !json_has_type(p.default_value, p.type))
-        return fail(pkey + ".default", fmt::format("expected a value of type {}, got {}",
-                                                   p.type, p.default_value.type_name()));
-    }
+    if (auto s = check_tool_parameters(tool, prefix); !s)
+      return Error{fmt::format("{}: {}", origin_, s.error)};
     // A terminal's wait for input is told by probing once its output settled; at
     // the first output it is still writing, so a wait would last to its deadline.
     if (tool.settle_ms == 0 && tool.io == io_mode::pty)
       return fail(prefix + ".settle_ms", "0 (a wait ends at the first new output) is for tools with io = \"pipe\" "
                                          "or \"control\"; a terminal's waits need its output to settle: 1 or more");
-    for (auto& name : tool.one_of_required) {
-      bool declared = std::any_of(tool.parameters.begin(), tool.parameters.end(),
-                                  [&](auto& p) { return p.name == name; });
-      if (!declared)
-        return fail(prefix + ".one_of_required",
-                    fmt::format("expected names of declared parameters, got \"{}\"", name));
-    }
     return Status::ok();
   }
 

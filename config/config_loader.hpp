@@ -23,6 +23,12 @@ struct ConfigSources {
 /// only where `defaults` has a built-in of that name.
 Result<Config> load_config(const ConfigSources& sources, Config defaults);
 
+/// Whether `tool`'s parameters make a schema every provider takes: names, types,
+/// enum/items/default against the type, none twice, none of the stateful protocol's
+/// own names, one_of_required naming declared ones. Errors start with `prefix`
+/// (the tool's key, "conversation.tools.NAME").
+Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix);
+
 /// Parses one TOML document's text into a Config on top of `base` (for tests and
 /// scripts that embed config). `origin` names the text in errors.
 Result<Config> apply_config_text(Config base, std::string_view toml_text,

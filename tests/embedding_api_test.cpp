@@ -17,6 +17,7 @@
 
 #include "actors/function_handle.hpp"
 #include "runtime/actor_config.hpp"
+#include "runtime/store/conversation_store.hpp"
 #include "tools/schema.hpp"
 #include <caf/actor_system.hpp>
 #include "temp_dir.hpp"
@@ -320,6 +321,18 @@ CAF_TEST(a function tool is refused what it cannot do with a message saying why)
     return Invocation{};
   });
   CAF_CHECK(bad.error.find("expected 1 to 64 of A-Z a-z 0-9 _ -") != std::string::npos);
+  // Parameters as the config loader checks them: a type no provider knows, a name
+  // the stateful protocol uses itself.
+  auto typo = number("x");
+  typo.type = "numbr";
+  auto mistyped = rt.add_function_tool(function_tool_config("typo", "Mine", {typo}),
+                                       [](const Json&, const Progress&) { return Invocation{}; });
+  CAF_CHECK(mistyped.error.find("function tool `typo`: definition.parameters.x.type: expected one of") !=
+            std::string::npos);
+  auto reserved = rt.add_function_tool(function_tool_config("mine", "Mine", {number("id")}),
+                                       [](const Json&, const Progress&) { return Invocation{}; });
+  CAF_CHECK(reserved.error.find("reserved for the stateful protocol") != std::string::npos);
+  CAF_CHECK_EQUAL(rt.config().tools.count("typo") + rt.config().tools.count("mine"), 0u);
   CAF_REQUIRE(rt.add_function_tool(function_tool_config("boom", "Throws", {}),
                                    [](const Json&, const Progress&) -> Invocation {
                                      throw std::runtime_error("no disk");
@@ -337,6 +350,41 @@ CAF_TEST(a function tool is refused what it cannot do with a message saying why)
   auto typed = get(s.apply("sum", Json("more\n")));
   CAF_CHECK(!typed.ok);
   CAF_CHECK(typed.content.find("apply") != std::string::npos);
+}
+
+CAF_TEST(turns given a store and no conversation continue the runtime conversation there) {
+  Runtime rt(scripted(done_script));
+  auto store = std::make_shared<MemoryConversationStore>();
+  TurnHooks hooks;
+  hooks.store = store;
+  CAF_CHECK_EQUAL(to_string(get(std::move(rt.run_turn("first", hooks).result())).outcome), std::string("completed"));
+  CAF_CHECK_EQUAL(to_string(get(std::move(rt.run_turn("second", hooks).result())).outcome), std::string("completed"));
+  auto listed = store->list();
+  CAF_REQUIRE(listed.ok());
+  CAF_REQUIRE_EQUAL(listed->size(), 1u); // one conversation, both turns in it
+  auto loaded = store->load(listed->at(0).id);
+  CAF_REQUIRE(loaded.ok());
+  int turns = 0;
+  for (auto& e : loaded->events)
+    turns += e.find("event") && e.find("event")->as_string() == "turn_start";
+  CAF_CHECK_EQUAL(turns, 2);
+}
+
+CAF_TEST(a store that throws fails the turn instead of the call) {
+  struct Throwing : MemoryConversationStore {
+    Result<std::string> create() override { throw std::runtime_error("disk on fire"); }
+  };
+  Runtime rt(scripted(done_script));
+  TurnHooks hooks;
+  hooks.store = std::make_shared<Throwing>();
+  TurnResult r;
+  try {
+    r = get(std::move(rt.run_turn("go", hooks).result()));
+  } catch (const std::exception& e) {
+    CAF_FAIL("run_turn threw: " << e.what());
+  }
+  CAF_CHECK_EQUAL(to_string(r.outcome), std::string("failed"));
+  CAF_CHECK(r.error.find("disk on fire") != std::string::npos);
 }
 
 CAF_TEST(a turn on the scripted provider calls a function tool and awaits it) {

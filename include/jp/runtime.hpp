@@ -55,8 +55,9 @@ public:
   Status add_function_tool(ToolConfig definition, FunctionTool fn);
 
   /// The configuration sessions and turns started now get (tools included, those of
-  /// its MCP servers among them: [mcp.servers.NAME], started with the runtime).
-  const Config& config() const;
+  /// its MCP servers among them: [mcp.servers.NAME], started with the runtime): a
+  /// copy, as add_function_tool may change it meanwhile.
+  Config config() const;
 
   /// What could not be set up, a sentence each: an MCP server that did not start
   /// (with the end of its stderr), a tool of one that is not offered.

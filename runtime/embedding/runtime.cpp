@@ -101,6 +101,10 @@ Status Runtime::add_function_tool(ToolConfig definition, FunctionTool fn) {
                              json_quote_cut(name))};
   if (!fn)
     return Error{fmt::format("function tool `{}`: no function given", name)};
+  // What the config loader asks of a tool's parameters: else the schema goes to the
+  // provider as it is, and every turn is refused for it, naming no tool.
+  if (auto ok = check_tool_parameters(definition, "definition"); !ok)
+    return Error{fmt::format("function tool `{}`: {}", name, ok.error)};
   definition.source = function_tool_source;
   std::lock_guard lock(impl_->mtx);
   if (impl_->config.tools.count(name))
@@ -122,7 +126,8 @@ Status set_executor(Runtime& runtime, const std::string& tool, HandleFactory fac
   return Status::ok();
 }
 
-const Config& Runtime::config() const {
+Config Runtime::config() const {
+  std::lock_guard lock(impl_->mtx); // add_function_tool may change it on another thread
   return impl_->config;
 }
 

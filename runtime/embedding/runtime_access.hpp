@@ -40,6 +40,8 @@ struct Runtime::Impl {
   std::map<std::string, HandleFactory> executors;
   std::shared_ptr<ConversationStore> store;
   std::string conversation; // the runtime's own ("": not yet created)
+  // ... and its own in each store a program gave its turns (hooks.store, no id)
+  std::vector<std::pair<std::weak_ptr<ConversationStore>, std::string>> store_conversations;
   std::vector<caf::actor_addr> started; // turns and loops: ended before the io thread
 
   std::shared_ptr<const Config> snapshot();

@@ -97,28 +97,38 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
   ctx.agent_path = "assistant";
   // The `agent` tool's sub-agents: the same provider answers them.
   ctx.subagents = std::make_shared<ProviderSubAgents>(ctx.provider, ctx.inquiry, hooks.subagent_observer);
-  if (hooks.store) {
-    ctx.store = hooks.store;
+  // The conversation: the one named, else the runtime's own in the store (made on
+  // its first turn there, then continued). The program's store may throw.
+  {
+    std::lock_guard lock(impl_->mtx);
+    ctx.store = hooks.store ? hooks.store : impl_->store;
     ctx.conversation_id = hooks.conversation_id;
     if (ctx.conversation_id.empty()) {
-      auto id = ctx.store->create();
-      if (!id)
-        return failed_turn(impl_, error_code::store, id.error());
-      ctx.conversation_id = *id;
-    }
-  } else {
-    std::lock_guard lock(impl_->mtx);
-    ctx.store = impl_->store;
-    if (!hooks.conversation_id.empty()) {
-      ctx.conversation_id = hooks.conversation_id;
-    } else {
-      if (impl_->conversation.empty()) {
-        auto id = impl_->store->create();
+      auto& list = impl_->store_conversations;
+      std::erase_if(list, [](auto& e) { return e.first.expired(); });
+      auto same = [&](auto& e) { return !e.first.owner_before(ctx.store) && !ctx.store.owner_before(e.first); };
+      auto own = hooks.store ? std::find_if(list.begin(), list.end(), same) : list.end();
+      if (!hooks.store && !impl_->conversation.empty())
+        ctx.conversation_id = impl_->conversation;
+      else if (own != list.end())
+        ctx.conversation_id = own->second;
+      else {
+        Result<std::string> id = Error{""};
+        try {
+          id = ctx.store->create();
+        } catch (const std::exception& e) {
+          id = Error{fmt::format("the conversation store threw: {}", e.what())};
+        } catch (...) {
+          id = Error{"the conversation store threw"};
+        }
         if (!id)
           return failed_turn(impl_, error_code::store, id.error());
-        impl_->conversation = *id;
+        ctx.conversation_id = *id;
+        if (hooks.store)
+          list.emplace_back(hooks.store, *id);
+        else
+          impl_->conversation = *id;
       }
-      ctx.conversation_id = impl_->conversation;
     }
   }
   auto t = std::make_shared<Turn::Impl>();
