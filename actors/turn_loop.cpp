@@ -220,7 +220,9 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code, 
   auto calls_now = std::make_shared<std::vector<ToolCall>>(r.calls);
   std::vector<Json> args;
   for (auto& c : *calls_now) {
-    auto parsed = Json::parse(c.arguments);
+    // As the call itself is read (turn_actor's run_call): arguments it refuses (a
+    // key twice) reserve no id, which nothing would release.
+    auto parsed = Json::parse(c.arguments, duplicate_keys::refuse);
     args.push_back(parsed ? *parsed : Json::object());
   }
   auto results = std::make_shared<std::vector<CallResult>>(calls_now->size());

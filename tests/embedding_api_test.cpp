@@ -370,6 +370,39 @@ CAF_TEST(turns given a store and no conversation continue the runtime conversati
   CAF_CHECK_EQUAL(turns, 2);
 }
 
+CAF_TEST(a spawn refused for a key given twice leaves no id reserved) {
+  // The batch reserves each spawn's id before its calls run; a call refused as it is
+  // read must not leave one behind that an await would see as running forever.
+  struct Raw : Provider {
+    int round = 0;
+    bool blocking() const override { return false; }
+    Status stream(const ChatRequest&, const StreamHooks& hooks) override {
+      if (round++ == 0) {
+        hooks.emit(ChatEvent{chat_event_kind::tool_call, {},
+                             ToolCall{"c1", "shell", R"({"action":"spawn","id":"b","id":"b","command":"echo hi"})"}});
+        hooks.emit(ChatEvent{chat_event_kind::tool_call, {},
+                             ToolCall{"c2", "await", R"({"all":["b"],"timeout_secs":1})"}});
+        hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "tool_calls"});
+      } else {
+        hooks.emit(ChatEvent{chat_event_kind::text, "Done.", {}, {}});
+        hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "stop"});
+      }
+      return Status::ok();
+    }
+  };
+  Runtime rt(config());
+  auto seen = std::make_shared<RecordedResults>();
+  TurnHooks hooks;
+  hooks.provider = std::make_shared<Raw>();
+  hooks.observer = seen;
+  get(std::move(rt.run_turn("go", hooks).result()));
+  std::lock_guard lock(seen->mtx);
+  CAF_REQUIRE_EQUAL(seen->contents.size(), 2u);
+  CAF_CHECK(seen->contents[0].find("appears twice") != std::string::npos);
+  CAF_CHECK(seen->contents[1].find(R"("state":"running")") == std::string::npos);
+  CAF_MESSAGE(seen->contents[1]);
+}
+
 CAF_TEST(a store that throws fails the turn instead of the call) {
   struct Throwing : MemoryConversationStore {
     Result<std::string> create() override { throw std::runtime_error("disk on fire"); }
