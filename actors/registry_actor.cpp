@@ -53,8 +53,14 @@ struct registry_state {
   HandleCounts counts;
   int64_t live = 0; // handles (not one-shot runs) started and not yet stopped
   notification_sink sink; // none: no notifications
-  // Handles a turn end waits for (await, inquire:wait): called when they stop.
-  std::map<std::string, std::function<void(const ToolState&)>> turn_end_waits;
+  // Handles a turn end waits for (await, inquire:wait): called when they stop. Each
+  // wait is numbered: its timer, which is not cancelled, ends no later wait on the id.
+  struct TurnEndWait {
+    std::function<void(const ToolState&)> done;
+    uint64_t number = 0;
+  };
+  std::map<std::string, TurnEndWait> turn_end_waits;
+  uint64_t turn_end_waits_made = 0;
   // Watchers (turns, this one's and those of agents that share), each monitored
   // once: one that ends is dropped from every handle it watched (down handler).
   std::set<caf::actor_addr> watchers;
@@ -65,7 +71,7 @@ struct registry_state {
 };
 
 // The registry's own timer (a turn-end wait ran out) is no one else's business.
-using registry_impl = registry_actor::extend<caf::reacts_to<timeout_atom, std::string>>;
+using registry_impl = registry_actor::extend<caf::reacts_to<timeout_atom, std::string, uint64_t>>;
 using registry_actor_t = registry_impl::stateful_base<registry_state>;
 
 caf::error not_found(const std::string& id) {
@@ -174,7 +180,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     e.final.state = exited_without_stopping(id, e.final.state);
   notify_stop(self, id, e, died);
   if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end()) {
-    auto complete = std::move(w->second);
+    auto complete = std::move(w->second.done);
     self->state.turn_end_waits.erase(w);
     complete(e.final.state);
   }
@@ -309,12 +315,14 @@ caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self, const I
     HandleSummary summary{id, e.tool, {}, e.child.on_turn_end, elapsed_secs(e), {}, outcome};
     if (waited(outcome)) {
       // Completed by mark_stopped: it stops by itself, or the timeout aborts it.
-      self->state.turn_end_waits[id] = [done, summary](const ToolState& st) mutable {
-        summary.state = st;
-        done(summary);
-      };
+      auto number = ++self->state.turn_end_waits_made;
+      self->state.turn_end_waits[id] = {[done, summary](const ToolState& st) mutable {
+                                          summary.state = st;
+                                          done(summary);
+                                        },
+                                        number};
       auto ns = std::chrono::nanoseconds(static_cast<int64_t>(std::min(e.child.await_timeout_secs, 3.2e9) * 1e9));
-      self->delayed_send(self, ns, timeout_atom::value, id);
+      self->delayed_send(self, ns, timeout_atom::value, id, number);
       continue;
     }
     self->request(e.handle, caf::infinite, abort_atom::value)
@@ -587,9 +595,10 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       for (auto& id : live)
         abort_handle(self, id);
     },
-    [self](timeout_atom, const std::string& id) {
-      // A turn-end wait ran out: abort; its stop completes the wait.
-      if (self->state.turn_end_waits.count(id))
+    [self](timeout_atom, const std::string& id, uint64_t number) {
+      // A turn-end wait ran out: abort; its stop completes the wait. (Not a later
+      // wait on the id: a handle spawned again under it, waited for at a later end.)
+      if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end() && w->second.number == number)
         abort_handle(self, id);
     },
   };

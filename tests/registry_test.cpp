@@ -217,6 +217,34 @@ CAF_TEST(turn end aborts live handles and lists them) {
   CAF_CHECK(list[0].state.stopped());
 }
 
+CAF_TEST(a turn end wait runs out by its own timer alone) {
+  // Waited for at one turn end, stopped in time, spawned again and waited for at
+  // the next: the first wait's timer (never cancelled) must not cut the second short.
+  LaunchSpec waited;
+  waited.child.on_turn_end = turn_end_policy::await;
+  waited.child.await_timeout_secs = 4;
+  auto turn_end = [&] { return self->request(registry, caf::infinite, turn_end_atom::value, InquiryAnswers{}); };
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), waited);
+  auto first = turn_end(); // its timer: at 4 s
+  settle();
+  finish("a", "in time");
+  first.receive([](std::vector<HandleSummary>& l) { CAF_CHECK_EQUAL(l.at(0).state.content, "in time"); },
+                [](caf::error& e) { CAF_FAIL(error_text(e)); });
+  sched.advance_time(std::chrono::seconds(2));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), waited);
+  auto second = turn_end(); // its timer: at 6 s
+  settle();
+  sched.advance_time(std::chrono::seconds(2)); // 4 s: the first timer fires
+  settle();
+  auto [now, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("a"), LookOptions{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(!now.state.stopped());
+  sched.advance_time(std::chrono::seconds(2)); // 6 s: its own
+  settle();
+  second.receive([](std::vector<HandleSummary>& l) { CAF_CHECK(l.at(0).state.stopped()); },
+                 [](caf::error& e) { CAF_FAIL(error_text(e)); });
+}
+
 CAF_TEST(counts say how many handles started and the most live at once) {
   auto counts = [&] { return ask<HandleCounts>(registry, counts_atom::value).first; };
   CAF_CHECK(counts() == (HandleCounts{0, 0}));
