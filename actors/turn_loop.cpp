@@ -451,14 +451,21 @@ void finish_turn(loop_actor_t* self) {
           st.ending = false;
           return request_response(self);
         }
+        // The handles before this index had their results in the turn's one synthetic
+        // await (waited for at an earlier end of this turn, as the inquiry chose).
+        size_t answered = st.waited_after_inquiry ? st.ended.size() : 0;
         self->request(st.turn, caf::infinite, pending_atom::value)
-          .then([self, handles](std::vector<Notification>& undelivered) {
+          .then([self, handles, answered](std::vector<Notification>& undelivered) {
             auto& st = self->state;
             // For the next turn: what no response carried, and what the turn end
-            // waited for without the assistant (policy await).
+            // waited for without the assistant (policy await, or the inquiry's
+            // wait when the turn's await answered earlier ones or none).
             auto carry = undelivered;
-            for (auto& h : handles) {
-              if (h.outcome != turn_end_outcome::awaited || !h.state.stopped())
+            for (size_t i = 0; i < handles.size(); ++i) {
+              auto& h = handles[i];
+              bool waited_unseen = h.outcome == turn_end_outcome::awaited ||
+                                   (h.outcome == turn_end_outcome::inquired_wait && i >= answered);
+              if (!waited_unseen || !h.state.stopped())
                 continue;
               auto what = h.state.ok ? fmt::format("finished after the turn ended: {}", h.state.content)
                                      : fmt::format("failed after the turn ended: {}", h.state.error.message);

@@ -403,6 +403,65 @@ CAF_TEST(a spawn refused for a key given twice leaves no id reserved) {
   CAF_MESSAGE(seen->contents[1]);
 }
 
+CAF_TEST(what a later turn end waited for as the inquiry chose reaches the next turn) {
+  // The turn's one synthetic await answers the first end's waits; a handle spawned
+  // after it and waited for at the turn's next end must still reach the assistant.
+  struct Script : Provider {
+    int round = 0;
+    std::vector<std::string> seen; // every request's messages, joined
+    bool blocking() const override { return false; }
+    Status stream(const ChatRequest& req, const StreamHooks& hooks) override {
+      std::string all;
+      for (auto& m : req.messages)
+        all += m.text + "\n";
+      seen.push_back(all);
+      auto call = [&](const char* args) {
+        hooks.emit(ChatEvent{chat_event_kind::tool_call, {}, ToolCall{fmt::format("c{}", round), "job", args}});
+        hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "tool_calls"});
+      };
+      auto text = [&](const char* t) {
+        hooks.emit(ChatEvent{chat_event_kind::text, t, {}, {}});
+        hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "stop"});
+      };
+      switch (round++) {
+        case 0: call(R"({"action":"spawn","id":"a","script":"sleep 0.2; echo first-done","wait_ms":0})"); break;
+        case 2: call(R"({"action":"spawn","id":"a","script":"sleep 0.2; echo second-done","wait_ms":0})"); break;
+        default: text("ok"); break;
+      }
+      return Status::ok();
+    }
+  };
+  struct Wait : InquiryBackend {
+    Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
+                                    const std::vector<ChatMessage>&) override {
+      InquiryAnswers out;
+      for (auto& h : outstanding)
+        out[h.id] = inquiry_answer::wait;
+      return out;
+    }
+    std::optional<Json> answer(const std::string&, const Question&) override { return std::nullopt; }
+  };
+  auto c = config_from_toml(R"([conversation.tools.job]
+summary = "Runs a script"
+command = { program = "/bin/sh", args = ["-c", "{{tool.arguments.script}}"] }
+run = "unattended"
+spawn.stateful = true
+spawn.lifecycle.on_turn_end = "inquire"
+parameters.script = { type = "string", required = true }
+)");
+  CAF_REQUIRE(c.ok());
+  c->workspace = ws.path.string();
+  Runtime rt(*c);
+  auto provider = std::make_shared<Script>();
+  TurnHooks hooks;
+  hooks.provider = provider;
+  hooks.inquiry = std::make_shared<Wait>();
+  get(std::move(rt.run_turn("go", hooks).result()));
+  get(std::move(rt.run_turn("next", hooks).result()));
+  CAF_REQUIRE(!provider->seen.empty());
+  CAF_CHECK(provider->seen.back().find("second-done") != std::string::npos);
+}
+
 CAF_TEST(a store that throws fails the turn instead of the call) {
   struct Throwing : MemoryConversationStore {
     Result<std::string> create() override { throw std::runtime_error("disk on fire"); }
