@@ -2,11 +2,13 @@
 #include "messages/duration.hpp"
 #include "messages/launch_spec.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace jp {
 
@@ -587,6 +589,22 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
   if (!valid_id(id->as_string()))
     return Error{fmt::format("`id` must be 1 to {} characters of A-Z a-z 0-9 _ . : -, got {}",
                              max_id_length, json_quote_cut(id->as_string()))};
+  // A look, input or abort takes its own keys: one meant for another action (input
+  // on a fetch) would be dropped without a word, and the model think it typed.
+  // Null is absent: a flat schema's caller sends every field.
+  if (*kind != action_kind::spawn) {
+    std::vector<std::string_view> takes = {"action", "id"};
+    if (*kind != action_kind::abort)
+      takes.insert(takes.end(), {"wait_ms", "screen", "rows", "cols"});
+    if (*kind == action_kind::apply)
+      takes.push_back("input");
+    for (auto& [key, value] : args.as_object())
+      if (!value.is_null() && std::find(takes.begin(), takes.end(), key) == takes.end())
+        return Error{fmt::format("action `{}` takes {}; `{}` is not one of them{}", *action, fmt::join(takes, ", "),
+                                 cut_text(key, 40),
+                                 key == "input" ? " (`input` is for action `apply`)"
+                                                : " (a tool's parameters are for action `spawn`)")};
+  }
   ToolCommand c;
   c.action = *kind;
   c.id = id->as_string();

@@ -378,6 +378,20 @@ CAF_TEST(handle ids accept the allowed characters up to 64) {
   CAF_CHECK(contains(c.error(), "1 to 64 characters"));
 }
 
+CAF_TEST(a look input or abort refuses keys that are not its own) {
+  // input on a fetch would be dropped without a word: the model would think it typed.
+  auto said = command_error(R"({"action":"fetch","id":"k","input":"hello\n"})");
+  CAF_CHECK(said.find("action `fetch` takes action, id, wait_ms, screen, rows, cols; `input` is not one of them "
+                      "(`input` is for action `apply`)") != std::string::npos);
+  CAF_CHECK(command_error(R"({"action":"abort","id":"k","wait_ms":100})").find("action `abort` takes action, id;") !=
+            std::string::npos);
+  CAF_CHECK(command_error(R"({"action":"apply","id":"k","input":"y","message":"x"})")
+              .find("(a tool's parameters are for action `spawn`)") != std::string::npos);
+  // Null is absent (a flat schema's caller sends every field).
+  auto flat = command_from_arguments("git", parse(R"({"action":"fetch","id":"k","input":null,"message":null})"));
+  CAF_CHECK(flat.ok());
+}
+
 CAF_TEST(argument errors name the field and what is expected) {
   CAF_CHECK(contains(command_error(R"({"action":"fetch"})"), "missing `id`"));
   CAF_CHECK(contains(command_error(R"({"action":"fetch","id":null})"), "missing `id`"));
