@@ -130,3 +130,20 @@ CAF_TEST(shell takes env as JSON text too) {
   CAF_REQUIRE(spec.ok());
   CAF_CHECK(std::find(spec->env.begin(), spec->env.end(), "A=1") != spec->env.end());
 }
+
+CAF_TEST(shell env names may not be empty or hold an equals sign and null is absent) {
+  // {"B=C":"x"} would set B to "C=x"; a null value came as the text "null".
+  auto config = default_config();
+  auto spec_of = [&](const char* args) {
+    return make_launch_spec(config, config.tools["shell"], parse(args), Json::object(), false);
+  };
+  auto with_equals = spec_of(R"({"command":"env","env":{"B=C":"x"}})");
+  CAF_REQUIRE(!with_equals.ok());
+  CAF_CHECK(with_equals.error().find("`env` entry \"B=C\": a variable's name may not be empty or hold '='") !=
+            std::string::npos);
+  CAF_CHECK(!spec_of(R"({"command":"env","env":{"":"v"}})").ok());
+  auto with_null = spec_of(R"({"command":"env","env":{"C":null,"D":"1"}})");
+  CAF_REQUIRE(with_null.ok());
+  CAF_CHECK(std::none_of(with_null->env.begin(), with_null->env.end(), [](auto& e) { return e.rfind("C=", 0) == 0; }));
+  CAF_CHECK(std::find(with_null->env.begin(), with_null->env.end(), "D=1") != with_null->env.end());
+}

@@ -139,6 +139,13 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   auto args = cli(R"(call shell '{"cmd":"x"}')");
   CAF_CHECK_NOT_EQUAL(args.status, 0);
   CAF_CHECK(args.out.find("command") != std::string::npos);
+  // A key no parameter has is named, by await and describe_tools too.
+  auto await_typo = cli(R"(call await '{"al":["x"]}')");
+  CAF_CHECK_NOT_EQUAL(await_typo.status, 0);
+  CAF_CHECK(await_typo.out.find("unknown parameter `al` (allowed: `any`, `all`, `timeout_secs`)") != std::string::npos);
+  auto describe_typo = cli(R"(call describe_tools '{"tool":["shell"]}')");
+  CAF_CHECK_NOT_EQUAL(describe_typo.status, 0);
+  CAF_CHECK(describe_typo.out.find("unknown parameter `tool` (allowed: `tools`)") != std::string::npos);
 }
 
 CAF_TEST(shell spawn answers in one call when the command is quick and takes wait_ms) {

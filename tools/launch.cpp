@@ -41,6 +41,12 @@ Result<LaunchSpec> shell_spec(const Json& args) {
   // The object, or the JSON text of one (the gemini dialect's form).
   if (auto* given = args.find("env"); auto env = given ? object_argument(*given) : std::nullopt)
     for (auto& [k, v] : env->as_object()) {
+      if (v.is_null())
+        continue; // absent, as a null key is everywhere
+      // "B=C": x would set B to "C=x"; "" a nameless entry.
+      if (k.empty() || k.find('=') != std::string::npos)
+        return Error{fmt::format("shell: `env` entry {}: a variable's name may not be empty or hold '='",
+                                 json_quote_cut(k))};
       auto entry = k + "=" + (v.is_string() ? v.as_string() : v.dump());
       if (auto s = refuse_nul(entry, fmt::format("`env` entry {}", json_quote_cut(k))); !s)
         return Error{s.error};
