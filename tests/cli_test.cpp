@@ -148,6 +148,27 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   CAF_CHECK(describe_typo.out.find("unknown parameter `tool` (allowed: `tools`)") != std::string::npos);
 }
 
+CAF_TEST(a misspelt command and options that mean nothing where given are named) {
+  auto bogus = cli("bogus");
+  CAF_CHECK_EQUAL(bogus.status, 2);
+  CAF_CHECK(bogus.out.find("unknown command `bogus`; expected one of: run, report, call") != std::string::npos);
+  auto nested = cli("conversations lss");
+  CAF_CHECK_EQUAL(nested.status, 2);
+  CAF_CHECK(nested.out.find("unknown command `lss` for conversations; expected one of: ls, show") != std::string::npos);
+  auto unasked = cli(R"(call --allow shell shell '{"command":"true"}')");
+  CAF_CHECK_NOT_EQUAL(unasked.status, 0);
+  CAF_CHECK(unasked.out.find("--allow shell applies with --ask") != std::string::npos);
+  auto nosuch = cli(R"(call --ask --allow nosuch shell '{"command":"true"}')");
+  CAF_CHECK_NOT_EQUAL(nosuch.status, 0);
+  CAF_CHECK(nosuch.out.find("--allow nosuch: no such tool (the tools: ") != std::string::npos);
+  auto idle = cli("mcp --session-idle-secs 5 </dev/null");
+  CAF_CHECK_NOT_EQUAL(idle.status, 0);
+  CAF_CHECK(idle.out.find("--session-idle-secs applies with --listen") != std::string::npos);
+  auto provider = cli("query --provider foo hello </dev/null");
+  CAF_CHECK_NOT_EQUAL(provider.status, 0);
+  CAF_CHECK(provider.out.find("--provider foo: assistant.provider: expected one of") != std::string::npos);
+}
+
 CAF_TEST(shell spawn answers in one call when the command is quick and takes wait_ms) {
   auto quick = cli(R"(call shell '{"action":"spawn","id":"x","command":"echo hi"}')");
   CAF_CHECK_EQUAL(quick.status, 0);

@@ -444,15 +444,45 @@ int main(int argc, char** argv) {
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini, mcp or json-schema (oneOf)")
     ->default_str("openai");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // A misspelt command comes back as "a subcommand is required": name it, and
+    // the commands there are (at the level it was given at).
+    if (dynamic_cast<const CLI::RequiredError*>(&e))
+      for (auto* level : {&app, app.get_subcommands().empty() ? nullptr : app.get_subcommands().back()}) {
+        if (!level || level->get_require_subcommand_min() == 0 || !level->get_subcommands().empty())
+          continue;
+        auto extra = level->remaining();
+        if (extra.empty())
+          extra = app.remaining(); // a subcommand's fall through to the top
+        if (extra.empty() || extra.front().starts_with("-"))
+          continue;
+        std::string names;
+        for (auto* s : level->get_subcommands({}))
+          names += (names.empty() ? "" : ", ") + s->get_name();
+        std::fprintf(stderr, "jp-actors: unknown command `%s`%s%s; expected one of: %s (see --help)\n",
+                     extra.front().c_str(), level == &app ? "" : " for ", level == &app ? "" : level->get_name().c_str(),
+                     names.c_str());
+        return 2;
+      }
+    return app.exit(e);
+  }
   if (!model.empty())
     sources.overrides.push_back("assistant.model=" + model);
   if (!provider.empty())
     sources.overrides.push_back("assistant.provider=" + provider);
 
   auto loaded = load_config(sources, default_config());
-  if (!loaded)
-    return fail(loaded.error());
+  if (!loaded) {
+    // --provider and --model come as overrides: the error names the option given.
+    auto why = loaded.error();
+    for (auto [flag, key, value] : {std::tuple{"--provider", "assistant.provider", &provider},
+                                    std::tuple{"--model", "assistant.model", &model}})
+      if (auto as = fmt::format("--cfg {}={}", key, *value); !value->empty() && why.starts_with(as))
+        why.replace(0, as.size(), fmt::format("{} {}", flag, *value));
+    return fail(why);
+  }
   if (*run || *call || *query || *conversations) {
     // A read-only workspace still runs: its state goes where it can be written.
     auto where = choose_state_location(*loaded);
@@ -463,6 +493,27 @@ int main(int argc, char** argv) {
     query_options.keep_conversation = !where.dir.empty();
   }
   auto config = std::make_shared<const Config>(std::move(*loaded));
+  // Options that only mean something with another, or name a tool: said, not ignored.
+  if (!allow.empty() && !ask && (*run || *call))
+    return fail(fmt::format("--allow {} applies with --ask (the tools' permissions); without --ask every tool "
+                            "runs unasked: add --ask, or leave --allow out",
+                            allow.front()));
+  if (mcp->count("--session-idle-secs") > 0 && mcp_listen.empty() && *mcp)
+    return fail("--session-idle-secs applies with --listen (sessions over HTTP); over stdio the session ends "
+                "with stdin");
+  // An MCP server's tools (NAME__tool) are known once it started: its name will do.
+  auto of_mcp_server = [&](const std::string& name) {
+    auto sep = name.find("__");
+    return sep != std::string::npos && config->mcp_servers.count(name.substr(0, sep));
+  };
+  for (auto* names : {&allow, &query_options.allow, &mcp_allow})
+    for (auto& name : *names)
+      if (!config->tools.count(name) && !of_mcp_server(name)) {
+        std::string known;
+        for (auto& [n, _] : config->tools)
+          known += (known.empty() ? "" : ", ") + n;
+        return fail(fmt::format("--allow {}: no such tool (the tools: {})", name, known));
+      }
   if (uses_nodes(*config))
     if (auto why = check_node_tls(*config); !why.empty())
       return fail(why);
