@@ -53,6 +53,9 @@ struct loop_state {
   int responses = 0;          // responses of this turn so far
   uint64_t stream_gen = 0;    // events of an abandoned stream are dropped
   std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+  // Set once the turn is interrupted: its questions to the assistant stop, and no
+  // new one is asked (this loop's alone: the inquiry serves its sub-agents too).
+  std::shared_ptr<std::atomic<bool>> asking_stopped = std::make_shared<std::atomic<bool>>(false);
   bool streaming = false;
   bool running_tools = false;
   bool interrupted = false;
@@ -510,8 +513,9 @@ void finish_turn(loop_actor_t* self) {
 void stop_asking(loop_actor_t* self) {
   auto& st = self->state;
   st.cancel->store(true);
+  st.asking_stopped->store(true); // the inquiry's questions of this loop alone
   if (st.ctx.inquiry)
-    st.ctx.inquiry->cancel();
+    st.ctx.inquiry->cancel(); // a program's own backend may stop its questions here
   if (st.ctx.prompts)
     st.ctx.prompts->cancel();
 }
@@ -521,6 +525,7 @@ void interrupt_turn(loop_actor_t* self) {
   auto& st = self->state;
   if (st.interrupted) {
     // Again, later: whatever the turn end still waits for stops now.
+    stop_asking(self);
     if (st.ending)
       self->send(st.turn, abort_all_atom::value);
     return;
@@ -652,8 +657,9 @@ TurnContext turn_context_of(loop_actor_t* self) {
     auto store = ctx.store;
     auto id = ctx.conversation_id;
     auto recent = self->state.recent;
+    auto stopped = [flag = self->state.asking_stopped] { return flag->load(); };
     // Recorded around the call: the inquiry is part of the conversation.
-    t.inquire = [inquiry, store, id, recent](const std::vector<HandleSummary>& outstanding)
+    t.inquire = [inquiry, store, id, recent, stopped](const std::vector<HandleSummary>& outstanding)
       -> Result<InquiryAnswers> {
       if (store)
         store->append(id, to_json(InquiryRequestEvent{outstanding}));
@@ -662,16 +668,16 @@ TurnContext turn_context_of(loop_actor_t* self) {
         std::lock_guard lock(recent->mtx);
         context = recent->messages;
       }
-      auto answers = inquiry->turn_end(outstanding, context);
+      auto answers = inquiry->turn_end(outstanding, context, stopped);
       if (store)
         store->append(id, to_json(InquiryResponseEvent{answers ? *answers : InquiryAnswers{},
                                                        answers ? std::string() : answers.error()}));
       return answers;
     };
-    t.ask_assistant = [inquiry, store, id](const std::string& tool, const Question& q) {
+    t.ask_assistant = [inquiry, store, id, stopped](const std::string& tool, const Question& q) {
       if (store)
         store->append(id, to_json(InquiryRequestEvent{{}, tool, q}));
-      auto a = inquiry->answer(tool, q);
+      auto a = inquiry->answer(tool, q, stopped);
       if (store)
         store->append(id, to_json(InquiryResponseEvent{std::nullopt, "", q.id, a ? *a : Json()}));
       return a;

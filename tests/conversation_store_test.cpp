@@ -192,6 +192,22 @@ CAF_TEST(a conversation is readable by its owner alone) {
   }
 }
 
+CAF_TEST(a conversation an older version left open to others is closed to them when it is used) {
+  testing::temp_dir tmp;
+  auto root = tmp.path / "conversations";
+  FileConversationStore store(root.string());
+  auto id = store.create();
+  CAF_REQUIRE(id.ok());
+  ::chmod((root / *id).c_str(), 0755);
+  ::chmod((root / *id / "events.jsonl").c_str(), 0644);
+  CAF_REQUIRE(store.append(*id, Json::object().set("event", "turn_start").set("prompt", "hi")));
+  for (auto path : {root / *id, root / *id / "events.jsonl"}) {
+    struct stat st {};
+    CAF_REQUIRE_EQUAL(::stat(path.c_str(), &st), 0);
+    CAF_CHECK_EQUAL(st.st_mode & 077, 0u);
+  }
+}
+
 CAF_TEST(a FIFO planted as the active file is refused without waiting for a writer) {
   testing::temp_dir tmp;
   auto root = (tmp.path / "conversations").string();

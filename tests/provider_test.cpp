@@ -382,4 +382,12 @@ CAF_TEST(an inquiry cancelled once still answers the questions asked after) {
   auto later = inquiry->answer("t", q);
   CAF_REQUIRE(later.has_value());
   CAF_CHECK(later->as_bool());
+  // Each turn stops its own questions: one interrupted is asked nothing (its turn
+  // end's inquiry included), another still is.
+  std::atomic<bool> interrupted{true};
+  auto stopped = [&] { return interrupted.load(); };
+  CAF_CHECK(!inquiry->answer("t", q, stopped).has_value());
+  CAF_CHECK(!inquiry->turn_end({HandleSummary{"h", "shell"}}, {}, stopped).ok());
+  interrupted = false;
+  CAF_CHECK(inquiry->answer("t", q, stopped).has_value());
 }

@@ -3,6 +3,8 @@
 // implement it, so the providers need nothing from the actors.
 #pragma once
 
+#include <functional>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -28,7 +30,24 @@ public:
   virtual Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
                                           const std::vector<ChatMessage>& recent) = 0;
   virtual std::optional<Json> answer(const std::string& tool, const Question& q) = 0;
-  /// The turn was interrupted: a question being asked ends now (unanswered).
+  /// As above, for one turn: `stopped` says its turn was interrupted (the question
+  /// then ends unanswered, or is not asked). One backend serves a turn and all its
+  /// sub-agents at once: this is how one of them stops its own questions alone. By
+  /// default the plain forms, after a look at `stopped` (cancel() is told too).
+  virtual Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
+                                          const std::vector<ChatMessage>& recent,
+                                          const std::function<bool()>& stopped) {
+    if (stopped && stopped())
+      return Error{"cancelled"};
+    return turn_end(outstanding, recent);
+  }
+  virtual std::optional<Json> answer(const std::string& tool, const Question& q,
+                                     const std::function<bool()>& stopped) {
+    if (stopped && stopped())
+      return std::nullopt;
+    return answer(tool, q);
+  }
+  /// A turn was interrupted: a question being asked ends now (unanswered).
   virtual void cancel() {}
 };
 

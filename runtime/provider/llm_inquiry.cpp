@@ -81,6 +81,12 @@ public:
 
   Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
                                   const std::vector<ChatMessage>& recent) override {
+    return turn_end(outstanding, recent, {});
+  }
+
+  Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
+                                  const std::vector<ChatMessage>& recent,
+                                  const std::function<bool()>& stopped) override {
     auto list = Json::array();
     for (auto& h : outstanding) {
       auto item = Json::object()
@@ -98,7 +104,7 @@ public:
       "\"wait\" (it runs on and its result comes back to you as a tool response) or \"abort\" (it is "
       "stopped now and its result is lost). Reply with only a JSON object that matches this JSON "
       "schema (an entry for every handle):\n{}",
-      conversation_excerpt(recent), list.dump(), schema.dump()), schema);
+      conversation_excerpt(recent), list.dump(), schema.dump()), stopped, schema);
     if (!text)
       return Error{fmt::format("turn end: the inquiry got no answer ({}); every handle was aborted", text.error())};
     auto parsed = json_in_answer(*text);
@@ -123,11 +129,14 @@ public:
     return out;
   }
 
-  std::optional<Json> answer(const std::string& tool, const Question& q) override {
+  std::optional<Json> answer(const std::string& tool, const Question& q) override { return answer(tool, q, {}); }
+
+  std::optional<Json> answer(const std::string& tool, const Question& q,
+                             const std::function<bool()>& stopped) override {
     auto text = ask(fmt::format(
       "The tool `{}` asks a question (its answer_type says what an answer may be):\n{}\nReply with "
       "only a JSON object {{\"inquiry_id\": \"{}\", \"answer\": <your answer>}}.",
-      tool, to_json(q).dump(), q.id));
+      tool, to_json(q).dump(), q.id), stopped);
     if (!text)
       return std::nullopt;
     auto parsed = json_in_answer(*text);
@@ -151,13 +160,17 @@ public:
   }
 
 private:
-  // One backend serves the main loop and every sub-agent: a cancel (a turn, or a
-  // sub-agent's, interrupted) ends the questions being asked now, not every later one.
-  void cancel() override { ++cancels_; }
+  // One backend serves the main loop and every sub-agent: each loop stops its own
+  // questions (`stopped`), and a cancel, which does not say whose, stops none (it
+  // once ended every later question, then every one in flight, a sibling's too).
+  void cancel() override {}
 
   /// One request with no tools; the answer's text. `schema`: what it must match,
   /// enforced where the provider can (OpenAI's structured outputs).
-  Result<std::string> ask(const std::string& prompt, const Json& schema = Json()) {
+  Result<std::string> ask(const std::string& prompt, const std::function<bool()>& stopped,
+                          const Json& schema = Json()) {
+    if (stopped && stopped())
+      return Error{"cancelled"};
     ChatRequest req;
     req.model = model_;
     if (schema.is_object()) {
@@ -173,7 +186,7 @@ private:
         text += e.text;
     };
     hooks.on_retry = [&](const std::string&) { text.clear(); };
-    hooks.cancelled = [this, asked_at = cancels_.load()] { return cancels_.load() != asked_at; };
+    hooks.cancelled = [stopped] { return stopped && stopped(); };
     if (auto s = provider_->stream(req, hooks); !s)
       return Error{s.error};
     return text;
@@ -181,7 +194,7 @@ private:
 
   std::shared_ptr<Provider> provider_;
   std::string model_;
-  std::atomic<uint64_t> cancels_{0};
+
 };
 
 } // namespace

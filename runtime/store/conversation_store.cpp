@@ -316,6 +316,8 @@ Result<int> FileConversationStore::open_own(const std::string& path, int flags) 
                              path)};
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (st.st_mode & 077) // made by an older jp-actors: its owner's alone from now on
+    ::fchmod(fd, st.st_mode & 0700);
   return fd;
 }
 
@@ -410,6 +412,11 @@ Status FileConversationStore::open_for_append(const std::string& id) {
   auto opened = open_own(path, O_RDWR | O_APPEND);
   if (!opened)
     return Status::fail(opened.error());
+  // Its directory too, where an older jp-actors made it open to others (lstat: a
+  // link there was refused by unlinked() already).
+  if (struct stat d {}; ::lstat(dir(id).c_str(), &d) == 0 && S_ISDIR(d.st_mode) && d.st_uid == ::geteuid() &&
+                        (d.st_mode & 077))
+    ::chmod(dir(id).c_str(), d.st_mode & 0700);
   int fd = *opened;
   fd_ = fd;
   open_id_ = id;
