@@ -173,6 +173,21 @@ CAF_TEST(a repeated experiment reports min median and max of each figure) {
   CAF_CHECK(contains(repeated_report_table(runs), "20.0 [10.0–30.0]"));
 }
 
+CAF_TEST(a count whose median falls between two runs is shown as the json has it) {
+  ReportBuilder b;
+  for (int calls : {1, 2}) {
+    b.add(at(0, "turn_start", {{"agent", "main"}}));
+    for (int i = 0; i < calls; ++i)
+      b.add(at(1, "tool_call", {{"agent", "main"}, {"tool", "shell"}, {"arguments", Json::object()}}));
+    b.add(at(10, "turn_end", {{"agent", "main"}}));
+    b.add(at(10, "run_end", {{"elapsed_ms", 10.0}}));
+  }
+  auto runs = b.reports();
+  CAF_CHECK_EQUAL(repeated_report_json(runs).find("agents")->as_array().front().find("tool_calls")->find("median")->as_number(),
+                  1.5);
+  CAF_CHECK(contains(repeated_report_table(runs), "1.5 [1–2]"));
+}
+
 CAF_TEST(run writes the report its json log rebuilds and the figures are the events) {
   temp_dir ws;
   ws.write("script.toml", kScript);

@@ -30,3 +30,33 @@ CAF_TEST(non finite numbers in arguments are refused naming the key) {
   auto fine = parse_script(await_step("0.5"), "t.toml");
   CAF_CHECK(fine.ok());
 }
+
+CAF_TEST(a name or text of the wrong type is refused naming the key) {
+  auto agent = [](const std::string& name_line, const std::string& text_line) {
+    return "[[agents]]\n" + name_line + "  [[agents.steps]]\n" + text_line;
+  };
+  auto numbered = parse_script(agent("name = 5\n", "  text = \"x\"\n"), "t.toml");
+  CAF_REQUIRE(!numbered.ok());
+  CAF_CHECK(numbered.error().find("t.toml: agents[0].name: expected a non-empty string without '/'") !=
+            std::string::npos);
+  // "/" joins an agent's path to its sub-agents' in the log and the report.
+  CAF_CHECK(!parse_script(agent("name = \"a/#1\"\n", "  text = \"x\"\n"), "t.toml").ok());
+  CAF_CHECK(!parse_script(agent("name = \"\"\n", "  text = \"x\"\n"), "t.toml").ok());
+  auto texts = parse_script(agent("name = \"a\"\n", "  text = 7\n"), "t.toml");
+  CAF_REQUIRE(!texts.ok());
+  CAF_CHECK(texts.error().find("t.toml: agents[0].steps[0].text: expected a string, got 7") != std::string::npos);
+  auto experiment = parse_script("[experiment]\nname = 5\n" + agent("name = \"a\"\n", "  text = \"x\"\n"), "t.toml");
+  CAF_REQUIRE(!experiment.ok());
+  CAF_CHECK(experiment.error().find("t.toml: experiment.name: expected a string") != std::string::npos);
+}
+
+CAF_TEST(a foreach of a scripted sub-agent keeps the element mark of its own prompt) {
+  auto s = parse_script("[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  text = \"x\"\n"
+                        "[[subagents]]\nname = \"outer\"\n  [[subagents.steps]]\n  [[subagents.steps.calls]]\n"
+                        "  tool = \"foreach\"\n  arguments = { elements = [\"x\"], prompt = \"{{prompt}}: item {{element}}\" }\n",
+                        "t.toml");
+  CAF_REQUIRE(s.ok());
+  auto outer = scripted_subagent(*s, "outer", "sort", "");
+  CAF_REQUIRE(outer.ok());
+  CAF_CHECK_EQUAL(outer->steps.at(0).calls.at(0).arguments.find("prompt")->as_string(), "sort: item {{element}}");
+}

@@ -112,16 +112,20 @@ constexpr Column kColumns[] = {
 /// Rows of cells (the first row the titles), aligned: the first column and the
 /// last to the left, the others to the right.
 std::string render(const std::vector<std::vector<std::string>>& rows) {
+  // Widths in characters, not bytes: "–" in a range is three bytes, one column.
+  auto columns = [](const std::string& s) {
+    return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+  };
   std::vector<size_t> width(rows.front().size(), 0);
   for (auto& r : rows)
     for (size_t i = 0; i < r.size(); ++i)
-      width[i] = std::max(width[i], r[i].size());
+      width[i] = std::max(width[i], columns(r[i]));
   std::string out;
   for (auto& r : rows) {
     std::string line;
     for (size_t i = 0; i < r.size(); ++i) {
       bool left = i == 0 || i + 1 == r.size();
-      auto pad = std::string(width[i] - r[i].size(), ' ');
+      auto pad = std::string(width[i] - columns(r[i]), ' ');
       line += (i ? "  " : "") + (left ? r[i] + (i + 1 == r.size() ? "" : pad) : pad + r[i]);
     }
     while (!line.empty() && line.back() == ' ')
@@ -132,7 +136,10 @@ std::string render(const std::vector<std::vector<std::string>>& rows) {
 }
 
 std::string number_text(double v, bool ms) {
-  return ms ? fmt::format("{:.1f}", v) : fmt::format("{}", static_cast<int64_t>(v));
+  // A count's median over runs may fall between two (1.5): shown as it is.
+  if (ms || v != static_cast<double>(static_cast<int64_t>(v)))
+    return fmt::format("{:.1f}", v);
+  return fmt::format("{}", static_cast<int64_t>(v));
 }
 
 /// A table with a row per agent and the totals: `cell(agent index or -1, figure)`

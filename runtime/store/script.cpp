@@ -94,6 +94,10 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
   if (auto* exp = root["experiment"].as_table()) {
     if (!r.known_keys(*exp, "experiment", {"name", "description", "repeat", "shared_registry"}))
       return Error{r.error};
+    if (auto* name = exp->get("name"); name && !name->is_string()) {
+      r.fail("experiment.name", fmt::format("expected a string, got {}", toml_to_json(*name).dump()));
+      return Error{r.error};
+    }
     script.name = (*exp)["name"].value_or(std::string{});
     if (auto* repeat = exp->get("repeat")) {
       auto n = repeat->value<int64_t>();
@@ -118,6 +122,12 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
       if (!r.known_keys(at, ak, {"name", "steps", "on_turn_end", "questions"}))
         return false;
       ScriptAgent agent;
+      // A name tells agents apart in the log and the report, where "/" joins an
+      // agent's path to its sub-agents'.
+      if (auto* name = at.get("name"); name && (!name->is_string() || name->value_or(std::string{}).empty() ||
+                                               name->value_or(std::string{}).find('/') != std::string::npos))
+        return r.fail(ak + ".name", fmt::format("expected a non-empty string without '/', got {}",
+                                                toml_to_json(*name).dump()));
       agent.name = at["name"].value_or(fmt::format("{}{}", key == std::string_view("agents") ? "agent" : "subagent", into.size() + 1));
       if (auto* qs = at.get("questions")) {
         auto* t = qs->as_table();
@@ -142,6 +152,8 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
         if (!r.known_keys(stt, sk, {"text", "calls"}))
           return false;
         ScriptStep step;
+        if (auto* text = stt.get("text"); text && !text->is_string())
+          return r.fail(sk + ".text", fmt::format("expected a string, got {}", toml_to_json(*text).dump()));
         step.text = stt["text"].value_or(std::string{});
         bool ok = r.each_table(stt, sk, "calls", [&](const toml::table& ct, const std::string& ck) {
           if (!r.known_keys(ct, ck, {"tool", "arguments"}))
@@ -236,8 +248,14 @@ Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& n
       auto agent = sub;
       for (auto& step : agent.steps) {
         step.text = filled(step.text, marks);
-        for (auto& call : step.calls)
+        for (auto& call : step.calls) {
+          // A foreach's own prompt keeps its {{element}}: each of its sub-agents fills it.
+          auto* own = call.tool == "foreach" ? call.arguments.find("prompt") : nullptr;
+          auto kept = own && own->is_string() ? std::optional<std::string>(own->as_string()) : std::nullopt;
           call.arguments = filled(call.arguments, marks);
+          if (kept)
+            call.arguments.set("prompt", filled(*kept, Marks{{"{{prompt}}", prompt}}));
+        }
       }
       return agent;
     }
