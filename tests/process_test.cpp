@@ -475,6 +475,38 @@ CAF_TEST(a leader exiting while a grandchild holds stdout reports exit promptly)
   CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
 }
 
+CAF_TEST(what left a tool and exited after it is reaped and a child of our own group is left to us) {
+  // We are a subreaper: a tool's setsid children are handed to us when it exits.
+  // Those that then exit must not stay zombies until jp-actors ends; a child the
+  // program forked itself (in our own group) is its own to reap.
+  pid_t mine = ::fork();
+  if (mine == 0)
+    ::_exit(7);
+  IoThread io;
+  Spawned s;
+  start(io, s, sh("for i in 1 2 3; do setsid sh -c 'sleep 0.3' </dev/null >/dev/null 2>&1 & done; echo $!"));
+  CAF_REQUIRE(s.c->wait_exit());
+  auto zombies_of_others = [] {
+    size_t n = 0;
+    for (auto& p : all_processes())
+      n += p.ppid == ::getpid() && p.state == 'Z' && p.pgid != ::getpgrp();
+    return n;
+  };
+  auto adopted = [] {
+    size_t n = 0;
+    for (auto& p : all_processes())
+      n += p.ppid == ::getpid() && p.pgid != ::getpgrp();
+    return n;
+  };
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while ((adopted() > 0 || zombies_of_others() > 0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
+  CAF_CHECK_EQUAL(adopted(), 0u); // the three sleeps exited and were reaped
+  int status = 0;
+  CAF_CHECK_EQUAL(::waitpid(mine, &status, 0), mine); // ours, left for us
+  CAF_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+}
+
 CAF_TEST(output written before exit is never lost while a grandchild holds the pipe) {
   IoThread io;
   Spawned s;

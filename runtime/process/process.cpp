@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include <boost/asio.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "runtime/process/child_launch.hpp"
 #include "runtime/process/controlling_terminal.hpp"
@@ -713,6 +715,60 @@ std::vector<pid_t> live_tools() {
   return out; // a std::map's keys: sorted
 }
 
+// ---- orphans: what we adopted as a subreaper reaped when it exits
+
+/// Our children now (every thread's: a child is its spawning thread's).
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream in(task.path() / "children");
+    for (pid_t pid; in >> pid;)
+      out.push_back(pid);
+  }
+  return out;
+}
+
+thread_local bool t_orphan_reap_due = false;
+// After a group's exit, once: what left a tool's group (setsid, a double fork) and
+// was handed to us when its parent died is reaped at the latest this long after it
+// exits, not after jp-actors (a long mcp, node or query session gathered zombies).
+constexpr auto kOrphanReapDelay = std::chrono::seconds(1);
+
+/// Reaps our zombie children that are no live tool's leader and were never ours to
+/// start: a tool's escapees are in a session or group of the tool's or their own,
+/// never ours (what a program embedding us forks itself stays in ours, its to reap).
+void reap_orphans() {
+  t_orphan_reap_due = false;
+  auto children = own_children();
+  // A spawn under way may have a leader not yet registered: next time (a spawn
+  // that starts after this check makes a pid not among `children`).
+  if (g_spawns_under_way.load() > 0)
+    return;
+  auto leaders = live_tools();
+  auto self_pgid = ::getpgrp(), self_sid = ::getsid(0);
+  for (auto pid : children) {
+    if (std::binary_search(leaders.begin(), leaders.end(), pid))
+      continue;
+    auto st = read_proc_stat(pid);
+    if (st && st->state == 'Z' && st->ppid == ::getpid() && st->pgid != self_pgid && st->sid != self_sid)
+      ::waitpid(pid, nullptr, WNOHANG);
+  }
+}
+
+void schedule_orphan_reap(IoThread& io) {
+  if (t_orphan_reap_due)
+    return;
+  t_orphan_reap_due = true;
+  auto timer = std::make_shared<asio::steady_timer>(io.context(), kOrphanReapDelay);
+  timer->async_wait([timer](error_code ec) {
+    if (!ec)
+      reap_orphans();
+    else
+      t_orphan_reap_due = false;
+  });
+}
+
 // ---- escape scans: one pass over /proc serves every abort queued on the io thread
 
 struct EscapeRequest {
@@ -797,6 +853,7 @@ void ProcState::let_go() {
   // A crash before this line leaves a record of a group that is gone: the sweep
   // skips it.
   record_group_ended(pid, started.first, started.second);
+  schedule_orphan_reap(io);
   auto& reg = registry();
   {
     std::lock_guard lock(reg.mtx);
