@@ -325,6 +325,29 @@ CAF_TEST(a new spill file removes the oldest of ours until the directory fits it
   CAF_CHECK_EQUAL(read_file(outside.path / "victim.log"), "keep me");
 }
 
+CAF_TEST(a spill file still being written counts as what it may grow to) {
+  // Made while another is young (small yet), a new file must not take the budget
+  // the other will fill: the oldest finished file goes, the growing one stays.
+  temp_dir dir;
+  auto out = dir.path / "output";
+  std::filesystem::create_directory(out);
+  ::chmod(out.c_str(), 0700);
+  std::ofstream(out / "old.log") << std::string(1500, 'o');
+  age(out / "old.log", 1000);
+  SpillLimits limits{2000, 4200};
+  OutputBuffer growing(64, (out / "growing.log").string(), "", limits);
+  growing.append(std::string(100, 'g')); // its file: 100 bytes now, up to 2000
+  CAF_CHECK(std::filesystem::exists(out / "old.log")); // 1.5 kB + 2 kB to come fit 4.2 kB
+  {
+    OutputBuffer next(64, (out / "next.log").string(), "", limits);
+    next.append(std::string(100, 'n'));
+  }
+  // 1.5 kB finished + 2 kB growing + 2 kB to come passes 4.2 kB: the finished one goes.
+  CAF_CHECK(!std::filesystem::exists(out / "old.log"));
+  CAF_CHECK(std::filesystem::exists(out / "growing.log"));
+  CAF_CHECK(std::filesystem::exists(out / "next.log"));
+}
+
 CAF_TEST(a spill file that could not be made or written whole says so) {
   temp_dir dir;
   dir.write("file", "a file where the directory should be");

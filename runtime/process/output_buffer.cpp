@@ -90,8 +90,10 @@ void OutputBuffer::close() {
       });
   }
   spill_tail_.clear();
-  if (spill_fd_ >= 0)
+  if (spill_fd_ >= 0) {
+    spill_file_closed(spill_fd_);
     ::close(spill_fd_);
+  }
   spill_fd_ = -1;
   spill_done_ = true;
 }
@@ -111,6 +113,8 @@ bool OutputBuffer::open_spill() {
   if (dir) {
     enforce_spill_budget(*dir, limits_.budget_bytes, limits_.max_bytes);
     spill_fd_ = create_private_file(*dir, file.filename().string());
+    if (spill_fd_ >= 0)
+      spill_file_open(spill_fd_, limits_.max_bytes);
   }
   if (spill_fd_ < 0) {
     spill_done_ = true;

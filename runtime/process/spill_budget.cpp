@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <dirent.h>
+#include <map>
+#include <mutex>
 #include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
@@ -16,7 +18,19 @@ struct SpillFile {
   std::string name;
   timespec mtime{};
   uint64_t size = 0;
+  std::pair<dev_t, ino_t> id{};
 };
+
+// Spill files being written, every handle's (any thread): each counts as what it
+// may grow to. Counted at their size when a new one was made, several growing at
+// once took many times the budget.
+std::mutex g_open_mtx;
+std::map<std::pair<dev_t, ino_t>, uint64_t> g_open; // file -> its max bytes
+
+std::pair<dev_t, ino_t> file_id(int fd) {
+  struct stat st{};
+  return ::fstat(fd, &st) == 0 ? std::pair{st.st_dev, st.st_ino} : std::pair<dev_t, ino_t>{};
+}
 
 bool older(const SpillFile& a, const SpillFile& b) {
   if (a.mtime.tv_sec != b.mtime.tv_sec)
@@ -46,7 +60,7 @@ std::vector<SpillFile> spill_files(const DirFd& dir) {
       continue;
     if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
       continue;
-    files.push_back({std::move(name), st.st_mtim, static_cast<uint64_t>(st.st_size)});
+    files.push_back({std::move(name), st.st_mtim, static_cast<uint64_t>(st.st_size), {st.st_dev, st.st_ino}});
   }
   ::closedir(d);
   return files;
@@ -57,19 +71,41 @@ std::vector<SpillFile> spill_files(const DirFd& dir) {
 int enforce_spill_budget(const DirFd& dir, uint64_t budget, uint64_t incoming) {
   auto files = spill_files(dir);
   uint64_t used = 0;
-  for (auto& f : files)
-    used += f.size;
+  {
+    std::lock_guard lock(g_open_mtx);
+    for (auto& f : files) {
+      auto open = g_open.find(f.id);
+      if (open != g_open.end()) {
+        used += std::max(f.size, open->second);
+        f.size = UINT64_MAX; // being written: not removed
+      } else {
+        used += f.size;
+      }
+    }
+  }
   std::sort(files.begin(), files.end(), older);
   int removed = 0;
   for (auto& f : files) {
     if (used + incoming <= budget)
       break;
+    if (f.size == UINT64_MAX)
+      continue;
     if (::unlinkat(dir.get(), f.name.c_str(), 0) == 0) {
       used -= f.size;
       ++removed;
     }
   }
   return removed;
+}
+
+void spill_file_open(int fd, uint64_t max_bytes) {
+  std::lock_guard lock(g_open_mtx);
+  g_open[file_id(fd)] = max_bytes;
+}
+
+void spill_file_closed(int fd) {
+  std::lock_guard lock(g_open_mtx);
+  g_open.erase(file_id(fd));
 }
 
 } // namespace jp
