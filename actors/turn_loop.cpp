@@ -610,6 +610,7 @@ void on_menu_choice(loop_actor_t* self, InterruptChoice choice) {
     case InterruptChoice::action::stop:
       if (would_end) {
         st.interrupted = true;
+        stop_asking(self); // as interrupt_turn does: no turn-end inquiry is asked
         return finish_turn(self);
       }
       return interrupt_turn(self);

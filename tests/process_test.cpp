@@ -507,6 +507,28 @@ CAF_TEST(what left a tool and exited after it is reaped and a child of our own g
   CAF_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 7);
 }
 
+CAF_TEST(the CLI reaps what left a tool for a group of its own in the session of the CLI) {
+  // Without a terminal a tool shares jp-actors' session; a job of its own group
+  // there (set -m, timeout) handed to us must be reaped too where every child is a
+  // tool's (the CLI says so), or it stays a zombie until jp-actors ends.
+  reap_orphans_in_own_session(true);
+  IoThread io;
+  Spawned s;
+  start(io, s, sh("timeout 10 sleep 0.3 </dev/null >/dev/null 2>&1 & echo $!")); // timeout: a group of its own
+  CAF_REQUIRE(s.c->wait_exit());
+  auto adopted = [] {
+    size_t n = 0;
+    for (auto& p : all_processes())
+      n += p.ppid == ::getpid() && p.pgid != ::getpgrp();
+    return n;
+  };
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (adopted() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
+  CAF_CHECK_EQUAL(adopted(), 0u);
+  reap_orphans_in_own_session(false);
+}
+
 CAF_TEST(output written before exit is never lost while a grandchild holds the pipe) {
   IoThread io;
   Spawned s;

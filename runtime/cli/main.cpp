@@ -531,6 +531,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "jp-actors: note: %s: the processes of this run cannot be cleaned up by the next "
                            "start if it crashes\n", recorded.error.c_str());
   }
+  // Every child of the CLI is a tool's: what left one and was handed to us is
+  // ours to reap, in our own session too (where tools stay without a terminal).
+  reap_orphans_in_own_session(true);
   int rc = 0;
   try {
     PermissionPolicy permissions{ask, {allow.begin(), allow.end()}};

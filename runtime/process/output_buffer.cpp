@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <mutex>
 #include <unistd.h>
 
 namespace jp {
@@ -111,6 +112,10 @@ bool OutputBuffer::open_spill() {
     root = dir_path;
   auto dir = open_private_dir(root, below);
   if (dir) {
+    // Budget, file and its registration at once: handles crossing their caps
+    // together on several threads would each see the others not made yet.
+    static std::mutex opening;
+    std::lock_guard lock(opening);
     enforce_spill_budget(*dir, limits_.budget_bytes, limits_.max_bytes);
     spill_fd_ = create_private_file(*dir, file.filename().string());
     if (spill_fd_ >= 0)

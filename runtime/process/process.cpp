@@ -717,43 +717,61 @@ std::vector<pid_t> live_tools() {
 
 // ---- orphans: what we adopted as a subreaper reaped when it exits
 
-/// Our children now (every thread's: a child is its spawning thread's).
+std::atomic<bool> g_reap_own_session{false}; // reap_orphans_in_own_session
+
+/// Our children now (every thread's: a child is its spawning thread's); from a pass
+/// over /proc where the kernel lists no children (CONFIG_PROC_CHILDREN off).
 std::vector<pid_t> own_children() {
   std::vector<pid_t> out;
   std::error_code ec;
+  bool listed = false;
   for (auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     std::ifstream in(task.path() / "children");
+    listed = listed || in.is_open();
     for (pid_t pid; in >> pid;)
       out.push_back(pid);
   }
+  if (!listed)
+    for (auto& st : all_processes())
+      if (st.ppid == ::getpid())
+        out.push_back(st.pid);
   return out;
 }
 
 thread_local bool t_orphan_reap_due = false;
-// After a group's exit, once: what left a tool's group (setsid, a double fork) and
-// was handed to us when its parent died is reaped at the latest this long after it
-// exits, not after jp-actors (a long mcp, node or query session gathered zombies).
+// What left a tool's group (setsid, a double fork, a job of its own) and was handed
+// to us when its parent died is reaped within about this long of its exit, not when
+// jp-actors ends (a long mcp, node or query session gathered zombies): a pass runs
+// this long after a group's exit, and again while such a process still lives.
 constexpr auto kOrphanReapDelay = std::chrono::seconds(1);
 
-/// Reaps our zombie children that are no live tool's leader and were never ours to
-/// start: a tool's escapees are in a session or group of the tool's or their own,
-/// never ours (what a program embedding us forks itself stays in ours, its to reap).
-void reap_orphans() {
-  t_orphan_reap_due = false;
+void schedule_orphan_reap(IoThread& io);
+
+/// Reaps our zombie children that lead no live tool and are not in our own group
+/// (nor our session, unless reap_orphans_in_own_session): what a program embedding
+/// us forks itself stays there, its own to reap. Whether one such still lives.
+bool reap_orphans() {
   auto children = own_children();
   // A spawn under way may have a leader not yet registered: next time (a spawn
   // that starts after this check makes a pid not among `children`).
   if (g_spawns_under_way.load() > 0)
-    return;
+    return true;
   auto leaders = live_tools();
   auto self_pgid = ::getpgrp(), self_sid = ::getsid(0);
+  bool own_session = g_reap_own_session.load();
+  bool living = false;
   for (auto pid : children) {
     if (std::binary_search(leaders.begin(), leaders.end(), pid))
       continue;
     auto st = read_proc_stat(pid);
-    if (st && st->state == 'Z' && st->ppid == ::getpid() && st->pgid != self_pgid && st->sid != self_sid)
+    if (!st || st->ppid != ::getpid() || st->pgid == self_pgid || (!own_session && st->sid == self_sid))
+      continue;
+    if (st->state == 'Z')
       ::waitpid(pid, nullptr, WNOHANG);
+    else
+      living = true;
   }
+  return living;
 }
 
 void schedule_orphan_reap(IoThread& io) {
@@ -761,11 +779,10 @@ void schedule_orphan_reap(IoThread& io) {
     return;
   t_orphan_reap_due = true;
   auto timer = std::make_shared<asio::steady_timer>(io.context(), kOrphanReapDelay);
-  timer->async_wait([timer](error_code ec) {
-    if (!ec)
-      reap_orphans();
-    else
-      t_orphan_reap_due = false;
+  timer->async_wait([timer, &io](error_code ec) {
+    t_orphan_reap_due = false;
+    if (!ec && reap_orphans())
+      schedule_orphan_reap(io); // one still lives: its exit is looked for too
   });
 }
 
@@ -1073,6 +1090,10 @@ void use_launcher(launcher_kind kind) noexcept {
 
 void use_own_sessions(bool always) noexcept {
   g_always_session.store(always);
+}
+
+void reap_orphans_in_own_session(bool own_session) noexcept {
+  g_reap_own_session.store(own_session);
 }
 
 void refuse_new_processes() noexcept {

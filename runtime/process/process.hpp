@@ -140,6 +140,12 @@ void use_launcher(launcher_kind kind) noexcept;
 /// benchmark compares the two (`bench/run --child-session`).
 void use_own_sessions(bool always) noexcept;
 
+/// What exited after leaving a tool's group is reaped (we are a subreaper) when it
+/// is outside our own process group and session (a program embedding us keeps the
+/// children it forks there); `own_session`: also in our session (the CLI, whose every
+/// child is a tool's: without a terminal its tools share its session).
+void reap_orphans_in_own_session(bool own_session) noexcept;
+
 namespace detail {
 /// Used by ~IoThread: SIGKILL the groups `io` watches and wait (bounded) until the
 /// io thread has reaped them.
