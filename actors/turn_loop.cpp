@@ -62,7 +62,16 @@ struct loop_state {
   bool ending = false;        // the turn-end strategies are being applied
   bool waited_after_inquiry = false;
   std::vector<HandleSummary> ended; // handles an earlier turn end of this turn ended
-  std::map<std::string, std::string> unanswered; // calls running now: id -> tool name
+  // Calls running now, by id: their tool, and where and when they started (an
+  // interrupt answers them, and the observer hears of it as of any result).
+  struct Running {
+    std::string tool;
+    int response = 0;
+    int index = 0;
+    clock_type::time_point started;
+  };
+  std::map<std::string, Running> unanswered;
+  bool unanswered_recorded = false; // the turn's end answered them: a late answer is not recorded
   std::shared_ptr<RecentMessages> recent = std::make_shared<RecentMessages>();
   bool ticking = false;       // a progress timer is armed
   std::string answer;         // the assistant's last words, or what it yielded
@@ -161,11 +170,15 @@ void on_tick(loop_actor_t* self) {
 /// never ran is later replayed as "not run".
 void record_unanswered(loop_actor_t* self) {
   auto& st = self->state;
-  for (auto& [id, name] : st.unanswered)
-    record(self, ToolCallResponseEvent{id, name, false,
-                                       "interrupted: the turn ended while this call ran, before it "
-                                       "answered; whatever it started was ended with the turn"});
+  const std::string said = "interrupted: the turn ended while this call ran, before it answered; whatever it "
+                           "started was ended with the turn";
+  for (auto& [id, run] : st.unanswered) {
+    record(self, ToolCallResponseEvent{id, run.tool, false, said});
+    if (st.ctx.observer) // its time counts, in the report too
+      st.ctx.observer->tool_result(run.response, run.index, run.tool, false, said, ms_since(run.started));
+  }
   st.unanswered.clear();
+  st.unanswered_recorded = true;
 }
 
 /// How the turn ended, for the caller: interrupted wins over failed (the user
@@ -269,17 +282,20 @@ void on_stream_end(loop_actor_t* self, const std::string& err, error_code code, 
       if (st.ctx.observer)
         st.ctx.observer->tool_call(n, static_cast<int>(i), c);
       auto t0 = clock_type::now();
-      st.unanswered[c.id] = c.name;
+      st.unanswered[c.id] = {c.name, n, static_cast<int>(i), t0};
       auto finished = [self, results, left, i, n, id = c.id, name = c.name, t0, all_done](CallResult r) {
         auto& st = self->state;
-        // Recorded as it finishes: an interrupt later must not undo what it did.
-        st.unanswered.erase(id);
-        record(self, ToolCallResponseEvent{id, name, r.ok, r.content});
-        for (auto& note : r.notifications)
+        // Recorded as it finishes: an interrupt later must not undo what it did. One
+        // the turn's end answered already ("interrupted") is not answered twice.
+        bool answered = st.unanswered.erase(id) == 0 && st.unanswered_recorded;
+        if (!answered) {
+          record(self, ToolCallResponseEvent{id, name, r.ok, r.content});
+          for (auto& note : r.notifications)
+            if (st.ctx.observer)
+              st.ctx.observer->notification(note);
           if (st.ctx.observer)
-            st.ctx.observer->notification(note);
-        if (st.ctx.observer)
-          st.ctx.observer->tool_result(n, static_cast<int>(i), name, r.ok, r.content, ms_since(t0));
+            st.ctx.observer->tool_result(n, static_cast<int>(i), name, r.ok, r.content, ms_since(t0));
+        }
         (*results)[i] = std::move(r);
         if (--*left == 0)
           all_done();

@@ -3,6 +3,8 @@
 #define CAF_SUITE turn_loop
 #include <caf/test/unit_test.hpp>
 
+#include <thread>
+
 #include "contains.hpp"
 
 #include <algorithm>
@@ -314,6 +316,32 @@ CAF_TEST(calls of a batch whose turn ends while its spawns are registered never 
   auto said = events[3].find("content");
   CAF_CHECK(said && said->is_string() && said->as_string().rfind("not run:", 0) == 0);
   CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end"}));
+  h.receive([&](TurnResult& r) { last = r; }, [&](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
+  CAF_CHECK(last.outcome == turn_outcome::interrupted);
+}
+
+CAF_TEST(a call running when its turn is aborted is reported with its result interrupted) {
+  // The observer (and the report it feeds) hears of every call's end, an
+  // interrupted one too: else its time was left out.
+  provider->replies.push_back({{}, {ToolCall{"c1", "shell", R"({"command":"exec sleep 600"})"}}, {}});
+  auto loop = spawn_turn_loop(sys, context());
+  auto h = self->request(loop, caf::infinite, run_atom::value, std::string("go"));
+  // Run until the call is under way (its process lives on the io thread).
+  while (std::find(observer->log.begin(), observer->log.end(), "call 1.0 shell") == observer->log.end())
+    CAF_REQUIRE(sched.try_run_once());
+  sched.run();
+  // Twice, as a sub-agent's abort does: the turn ends at once, the call unanswered.
+  self->send(loop, interrupt_atom::value);
+  self->send(loop, interrupt_atom::value);
+  // The turn's end waits for the process's (the io thread's news, in real time).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::find(observer->log.begin(), observer->log.end(), "turn_end") == observer->log.end() &&
+         std::chrono::steady_clock::now() < deadline) {
+    if (!sched.try_run_once())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  sched.run();
+  CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"call 1.0 shell", "result 1.0 shell failed", "turn_end"}));
   h.receive([&](TurnResult& r) { last = r; }, [&](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
   CAF_CHECK(last.outcome == turn_outcome::interrupted);
 }
