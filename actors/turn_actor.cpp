@@ -663,13 +663,8 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
   if (tool.source == "builtin" && name == "await") {
     // A key of no parameter is named first (`al` for `all`); the rest of the errors
     // are RFD 037's exact texts.
-    bool unknown_key = std::any_of(args->as_object().begin(), args->as_object().end(), [&](auto& kv) {
-      return std::none_of(tool.parameters.begin(), tool.parameters.end(),
-                          [&](const ParameterConfig& p) { return p.name == kv.first; });
-    });
-    if (unknown_key)
-      if (auto ok = validate_arguments(tool, *args); !ok)
-        return reply(failed(ok.error));
+    if (auto ok = refuse_unknown_keys(tool, *args); !ok)
+      return reply(failed(ok.error));
     auto req = await_request_from_json(*args);
     if (!req)
       return reply(failed(req.error()));

@@ -80,11 +80,7 @@ std::optional<Json> object_argument(const Json& value) {
   return std::move(*parsed);
 }
 
-Status validate_arguments(const ToolConfig& tool, const Json& args) {
-  if (!args.is_object())
-    return Status::fail(fmt::format("{}: arguments must be an object, got {}", tool.name,
-                                    args.type_name()));
-
+Status refuse_unknown_keys(const ToolConfig& tool, const Json& args) {
   for (auto& field : args.as_object()) {
     auto& key = field.first; // a name, not a binding: clang before 16 captures no bindings
     bool known = std::any_of(tool.parameters.begin(), tool.parameters.end(),
@@ -98,6 +94,15 @@ Status validate_arguments(const ToolConfig& tool, const Json& args) {
                                     declared.empty() ? std::string("the tool takes no parameters")
                                                      : fmt::format("allowed: {}", join_names(declared))));
   }
+  return Status::ok();
+}
+
+Status validate_arguments(const ToolConfig& tool, const Json& args) {
+  if (!args.is_object())
+    return Status::fail(fmt::format("{}: arguments must be an object, got {}", tool.name,
+                                    args.type_name()));
+  if (auto known = refuse_unknown_keys(tool, args); !known)
+    return known;
 
   // A null counts as absent: models often spell "not given" as null.
   auto given = [&](std::string_view name) {

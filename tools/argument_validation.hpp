@@ -18,6 +18,10 @@ namespace jp {
 /// "shell: parameter `command` is required" / "shell: `cwd` must be a string, got integer".
 Status validate_arguments(const ToolConfig& tool, const Json& args);
 
+/// Its first check alone: a key that names none of the tool's parameters is
+/// refused, naming the allowed ones (`args` an object).
+Status refuse_unknown_keys(const ToolConfig& tool, const Json& args);
+
 /// The value of an `object` parameter: the object itself, or a string holding one as
 /// JSON (how the gemini dialect declares a free-form object: Gemini refuses an object
 /// schema without properties). nullopt for anything else.
