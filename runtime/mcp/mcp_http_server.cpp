@@ -98,6 +98,8 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
   void end_session(const std::string& sid, std::function<void()> done);
   /// Ends the sessions idle past `idle`, and looks again later.
   void sweep();
+  /// Request `key` is done: its stream (if still held) leaves the session.
+  std::shared_ptr<McpHttpConnection> take_stream(McpHttpSession& s, const std::string& key);
   /// Request `key`'s stream ends without its answer (the client cancelled it: none
   /// comes), so it no longer holds its session from ending when idle.
   void end_stream(McpHttpSession& s, const std::string& key);
@@ -489,15 +491,19 @@ void ServerState::sweep() {
   });
 }
 
-void ServerState::end_stream(McpHttpSession& s, const std::string& key) {
-  auto it = s.streams.find(key);
-  if (it == s.streams.end())
-    return;
-  auto conn = it->second;
-  s.streams.erase(it);
+std::shared_ptr<McpHttpConnection> ServerState::take_stream(McpHttpSession& s, const std::string& key) {
+  std::shared_ptr<McpHttpConnection> conn;
+  if (auto it = s.streams.find(key); it != s.streams.end()) {
+    conn = it->second;
+    s.streams.erase(it);
+  }
   std::erase(s.order, key);
   std::erase_if(s.progress, [&](auto& p) { return p.second == key; });
-  if (!conn->closed && conn->streaming)
+  return conn;
+}
+
+void ServerState::end_stream(McpHttpSession& s, const std::string& key) {
+  if (auto conn = take_stream(s, key); conn && !conn->closed && conn->streaming)
     conn->end_stream();
 }
 
@@ -529,14 +535,8 @@ void ServerState::route(const std::string& sid, const std::string& text) {
       if (auto* token = params->find("progressToken"))
         if (auto p = s.progress.find(token->dump()); p != s.progress.end())
           key = p->second;
-  std::shared_ptr<McpHttpConnection> conn;
-  if (!key.empty())
-    if (auto open = s.streams.find(key); open != s.streams.end())
-      conn = open->second;
   if (!method && id) { // the request is done, whether its client still listens or not
-    s.streams.erase(key);
-    std::erase(s.order, key);
-    std::erase_if(s.progress, [&](auto& p) { return p.second == key; });
+    auto conn = take_stream(s, key);
     if (conn && !conn->closed) {
       reached();
       conn->event(text);
@@ -544,6 +544,10 @@ void ServerState::route(const std::string& sid, const std::string& text) {
     }
     return;
   }
+  std::shared_ptr<McpHttpConnection> conn;
+  if (!key.empty())
+    if (auto open = s.streams.find(key); open != s.streams.end())
+      conn = open->second;
   if (!conn || conn->closed)
     conn = newest_stream(s);
   if (conn) {
