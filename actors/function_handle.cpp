@@ -12,6 +12,7 @@
 #include "messages/atoms.hpp"
 #include "messages/json.hpp"
 #include "messages/error_category.hpp"
+#include "messages/thrown_text.hpp"
 
 namespace jp {
 
@@ -226,12 +227,9 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
       auto input = Json::parse(input_json);
       try {
         st.input(input ? *input : Json(input_json));
-      } catch (const std::exception& e) {
-        return make_error(error_code::input_refused,
-                          fmt::format("Handle `{}` ({}) refused the input: {}", st.id, st.tool, e.what()));
       } catch (...) {
         return make_error(error_code::input_refused,
-                          fmt::format("Handle `{}` ({}) refused the input (its code threw)", st.id, st.tool));
+                          fmt::format("Handle `{}` ({}) refused the input: {}", st.id, st.tool, thrown_text()));
       }
       return look_with(self, opts);
     },

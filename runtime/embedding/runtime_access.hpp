@@ -39,9 +39,9 @@ struct Runtime::Impl {
   Config config;
   std::map<std::string, HandleFactory> executors;
   std::shared_ptr<ConversationStore> store;
-  std::string conversation; // the runtime's own ("": not yet created)
-  // ... and its own in each store a program gave its turns (hooks.store, no id)
-  std::vector<std::pair<std::weak_ptr<ConversationStore>, std::string>> store_conversations;
+  // The runtime's own conversation in each store its turns used without naming one
+  // (its own store's, and each a program gave: hooks.store), made on the first.
+  std::vector<std::pair<std::weak_ptr<ConversationStore>, std::string>> conversations;
   std::vector<caf::actor_addr> started; // turns and loops: ended before the io thread
 
   std::shared_ptr<const Config> snapshot();

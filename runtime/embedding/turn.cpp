@@ -7,6 +7,7 @@
 #include "actors/turn_loop.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
+#include "messages/thrown_text.hpp"
 #include "runtime/embedding/caller_thread_guard.hpp"
 #include "runtime/provider/assistant.hpp"
 #include "runtime/provider/scripted_provider.hpp"
@@ -104,30 +105,22 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
     ctx.store = hooks.store ? hooks.store : impl_->store;
     ctx.conversation_id = hooks.conversation_id;
     if (ctx.conversation_id.empty()) {
-      auto& list = impl_->store_conversations;
+      auto& list = impl_->conversations;
       std::erase_if(list, [](auto& e) { return e.first.expired(); });
       auto same = [&](auto& e) { return !e.first.owner_before(ctx.store) && !ctx.store.owner_before(e.first); };
-      auto own = hooks.store ? std::find_if(list.begin(), list.end(), same) : list.end();
-      if (!hooks.store && !impl_->conversation.empty())
-        ctx.conversation_id = impl_->conversation;
-      else if (own != list.end())
+      if (auto own = std::find_if(list.begin(), list.end(), same); own != list.end())
         ctx.conversation_id = own->second;
       else {
         Result<std::string> id = Error{""};
         try {
           id = ctx.store->create();
-        } catch (const std::exception& e) {
-          id = Error{fmt::format("the conversation store threw: {}", e.what())};
         } catch (...) {
-          id = Error{"the conversation store threw"};
+          id = Error{fmt::format("the conversation store threw: {}", thrown_text())};
         }
         if (!id)
           return failed_turn(impl_, error_code::store, id.error());
         ctx.conversation_id = *id;
-        if (hooks.store)
-          list.emplace_back(hooks.store, *id);
-        else
-          impl_->conversation = *id;
+        list.emplace_back(ctx.store, *id);
       }
     }
   }
