@@ -833,7 +833,25 @@ constexpr size_t kMaxConfigBytes = 4 << 20;
 Result<std::string> read_file(const fs::path& path, bool from_workspace) {
   // O_NONBLOCK: opening a FIFO waits for a writer otherwise.
   int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (from_workspace ? O_NOFOLLOW : 0);
-  int fd = ::open(path.c_str(), flags);
+  int fd = -1;
+  if (from_workspace) {
+    // The directory it is in (`.jp`) is the workspace's too: a link there is refused
+    // as well, so that no part of the path is chosen by a link.
+    auto dir_path = path.parent_path();
+    int dir = ::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0 && (errno == ELOOP || errno == ENOTDIR))
+      return Error{fmt::format("{}: is a symbolic link or not a directory; the workspace's config "
+                               "directory must be a real one (links there are not followed)",
+                               dir_path.string())};
+    if (dir >= 0) {
+      fd = ::openat(dir, path.filename().c_str(), flags);
+      int saved = errno;
+      ::close(dir);
+      errno = saved;
+    }
+  } else {
+    fd = ::open(path.c_str(), flags);
+  }
   if (fd < 0) {
     if (errno == ELOOP && from_workspace)
       return Error{fmt::format("{}: is a symbolic link; a workspace's config must be a regular file "

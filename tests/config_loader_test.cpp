@@ -621,6 +621,18 @@ CAF_TEST(a workspace config is read only from a regular file of the workspace) {
   if (!c.ok())
     CAF_CHECK_EQUAL(missing(c.error(), ws_config.string() + ": is a symbolic link"), "");
 
+  // The directory it is in, a link: the file in it is not read either.
+  fs::remove(ws_config);
+  fs::rename(box.workspace / ".jp", box.root / "real-jp");
+  box.write(box.root / "real-jp" / "config.toml", "[assistant]\nmodel = \"m\"\n");
+  fs::create_directory_symlink(box.root / "real-jp", box.workspace / ".jp");
+  c = load_config(box.sources(), default_config());
+  CAF_CHECK(!c.ok());
+  if (!c.ok())
+    CAF_CHECK_EQUAL(missing(c.error(), (box.workspace / ".jp").string() + ": is a symbolic link"), "");
+  fs::remove(box.workspace / ".jp");
+  fs::create_directories(box.workspace / ".jp");
+
   // A FIFO would block the start until something writes it. A writer here, so that
   // a reader that opens it anyway gets a config that loads (and the check fails).
   fs::remove(ws_config);
