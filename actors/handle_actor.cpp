@@ -560,6 +560,14 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (!st.spec.stdin_pipe)
         return make_error(error_code::input_refused,
                           fmt::format("Handle `{}` ({}) does not read input", st.id, st.spec.tool));
+      auto closed = [&] {
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}`: the tool closed its input; it reads no more "
+                                      "(it still runs: fetch or await it, or abort it)",
+                                      st.id));
+      };
+      if (st.proc->input_closed())
+        return closed();
       std::string bytes;
       if (st.term) {
         auto input = Json::parse(input_json);
@@ -598,6 +606,8 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
                                       "input; not queueing more ({})",
                                       st.id, queued, limit));
       }
+      if (st.proc->input_closed()) // found by this write: the input went nowhere
+        return closed();
       set_input_wait(self, false); // answered
       st.input_unanswered = true;
       return look(self, o);

@@ -124,6 +124,23 @@ CAF_TEST(apply to a tool that never reads stdin is refused once its input queue 
   CAF_CHECK(group_gone(leading_pid(out)));
 }
 
+CAF_TEST(apply to a tool that closed its stdin is refused saying so) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("shut"),
+                    shell("exec 0<&-; echo pid=$$; exec sleep 1000", 100));
+  auto out = fetch_until("shut", [](auto& s) { return contains(s, "pid="); });
+  CAF_REQUIRE(contains(out, "pid="));
+  // Twice: the write that finds the pipe closed, and one after it.
+  for (int i = 0; i < 2; ++i) {
+    auto err = ask<HandleReport>(registry, apply_atom::value, std::string("shut"),
+                                 std::string(R"("hello\n")"), LookOptions{}).second;
+    CAF_CHECK_EQUAL(err, "Handle `shut`: the tool closed its input; it reads no more "
+                         "(it still runs: fetch or await it, or abort it)");
+  }
+  auto [r, err] = ask<HandleReport>(registry, abort_atom::value, std::string("shut"));
+  CAF_CHECK(r.state.stopped());
+  CAF_CHECK(group_gone(leading_pid(out)));
+}
+
 CAF_TEST(invalid UTF-8 output still yields valid JSON for the assistant) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("bin"), shell("printf 'ok\\377\\376 end'"));
   await_all(*this, {"bin"});

@@ -219,6 +219,7 @@ public:
   std::mutex stdin_mtx;
   int stdin_fd = -1; // while stdin_ is open; guarded by stdin_mtx
   std::atomic<bool> stdin_closing{false}; // the caller closed it: later input is dropped
+  std::atomic<bool> stdin_gone{false};    // the child closed it (EPIPE): input is dropped
 
   /// Caller's thread: `bytes` (reserved by the caller) go into the pipe now, as
   /// far as it takes them, unless something is queued before them; the rest is
@@ -232,6 +233,10 @@ public:
       if (n > 0) {
         stdin_queued -= static_cast<std::size_t>(n);
         bytes.erase(0, static_cast<std::size_t>(n));
+      } else if (n < 0 && errno == EPIPE) {
+        stdin_gone = true; // told to the caller now (Process::input_closed); the fd is the io thread's to close
+        stdin_queued -= bytes.size();
+        return;
       }
     }
     if (!bytes.empty())
@@ -608,6 +613,8 @@ private:
       return; // dropped while this completion was queued; its bytes were uncounted then
     if (ec) {
       // EPIPE: the child closed its stdin, nothing more can go in. (Or we closed.)
+      if (ec == asio::error::broken_pipe)
+        stdin_gone = true;
       drop_stdin();
       return;
     }
@@ -901,6 +908,8 @@ public:
   }
 
   std::size_t stdin_queued() const override { return st_->stdin_queued.load(); }
+
+  bool input_closed() const override { return st_->stdin_gone.load(); }
 
   void ack(std::size_t bytes) override {
     if (!st_->finished && bytes > 0)

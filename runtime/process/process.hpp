@@ -91,6 +91,10 @@ public:
   virtual bool write_stdin(std::string bytes) = 0;
   /// Bytes passed to write_stdin and not yet written to the pipe (or dropped).
   virtual std::size_t stdin_queued() const = 0;
+  /// The child closed its stdin: a write found no reader (EPIPE), so that write and
+  /// every later one were dropped. Known at the first write after the close: one
+  /// that went into the pipe at once (nothing queued before it) is refused at once.
+  virtual bool input_closed() const = 0;
   virtual void close_stdin() = 0;
   /// The owner consumed `bytes` more of the output delivered through on_output (see
   /// kOutputAckLimit). Any thread; no-op once the process is finished.
