@@ -537,6 +537,26 @@ CAF_TEST(over HTTP a client that leaves the stream of a call lets the session en
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
 }
 
+CAF_TEST(over HTTP a client that sent more while its stream was open is still seen to leave) {
+  marked_sleep sleeper(dir.path);
+  extra = {"--session-idle-secs", "1"};
+  auto l = serve_http();
+  auto sid = l.open_session();
+  spawn_sleeper(l, sid, sleeper);
+  auto params = tool_call("shell", shell("sleep 300"));
+  int fd = http_send(l.port, l.head("POST", sid), l.request("tools/call", params).dump());
+  CAF_REQUIRE(fd >= 0);
+  CAF_REQUIRE_EQUAL(http_read(fd, true).status, 200); // its stream is open
+  // The start of a next request (pipelined), then the client's end of the
+  // connection closes: the server reads what came and then finds the end.
+  const char next[] = "POST /mcp HTTP/1.1\r\n";
+  CAF_REQUIRE_EQUAL(::send(fd, next, sizeof next - 1, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof next - 1));
+  ::shutdown(fd, SHUT_WR);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
+  ::close(fd);
+}
+
 CAF_TEST(over HTTP a request without the token is refused before its body is read) {
   // Its body never comes: the answer does not wait for it.
   auto l = serve_http();

@@ -186,19 +186,27 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
     handle(req);
   }
 
-  /// While a stream is open nothing else is read: a one-byte read notices the client
-  /// leave (its stream then no longer holds the session from ending when idle). A
-  /// byte that comes is the next request's, kept for it.
+  /// While a stream is open no request is read: a read notices the client leave (its
+  /// stream then no longer holds the session from ending when idle). What comes is
+  /// the next request's (pipelined), kept for it while the watch goes on, up to a
+  /// request's header: a client that sends more waits for the stream's end.
   void watch_client() {
+    auto room = kHeaderMax > buffer.size() ? kHeaderMax - buffer.size() : 0;
+    if (room == 0)
+      return;
     watching = true;
-    stream.socket().async_read_some(buffer.prepare(1), [self = shared_from_this()](beast::error_code ec, size_t n) {
+    stream.socket().async_read_some(buffer.prepare(std::min<size_t>(room, 4096)),
+                                    [self = shared_from_this()](beast::error_code ec, size_t n) {
       self->watching = false;
       if (self->closed)
         return;
-      if (!ec && n > 0)
+      if (!ec && n > 0) {
         self->buffer.commit(n);
-      else if (ec != asio::error::operation_aborted)
+        if (self->streaming)
+          return self->watch_client();
+      } else if (ec != asio::error::operation_aborted) {
         return self->close(); // gone (or half-closed: nobody reads a stream after that)
+      }
       if (!self->streaming && !self->writing)
         self->next_request();
     });
