@@ -182,6 +182,31 @@ CAF_TEST(a function tool and a process tool are spawned and awaited together) {
   CAF_CHECK_EQUAL(once.content, "1.5");
 }
 
+CAF_TEST(every session call that answers a call result also takes a callback) {
+  Runtime rt(config());
+  auto s = rt.session();
+  auto by_callback = [](auto start) {
+    std::promise<CallResult> p;
+    auto f = p.get_future();
+    start([&p](CallResult r) { p.set_value(std::move(r)); });
+    return get(std::move(f));
+  };
+  auto spawned = by_callback([&](auto done) { s.spawn("shell", "r", obj(R"({"command": "read a; echo got $a"})"), 0, done); });
+  CAF_CHECK(spawned.ok);
+  auto typed = by_callback([&](auto done) { s.apply("r", Json("x\n"), 0, done); });
+  CAF_CHECK(typed.ok);
+  auto any = parsed(by_callback([&](auto done) { s.await_any({"r"}, 30, done); }));
+  CAF_CHECK_EQUAL(str(completed(any, "r"), "result"), "got x\n");
+  auto looked = by_callback([&](auto done) { s.fetch("r", 0, done); });
+  CAF_CHECK(looked.ok);
+  auto ended = by_callback([&](auto done) { s.abort("r", done); });
+  CAF_CHECK(ended.ok);
+  // An id this session never spawned: answered at once, on this thread.
+  auto unknown = by_callback([&](auto done) { s.fetch("nope", 0, done); });
+  CAF_CHECK(!unknown.ok);
+  CAF_CHECK_EQUAL(unknown.content, "Handle `nope` not found: this session spawned no handle of that id");
+}
+
 CAF_TEST(a session callback that throws leaves the session working) {
   Runtime rt(config());
   CAF_REQUIRE(add_adder(rt));

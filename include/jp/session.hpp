@@ -5,9 +5,11 @@
 // when the call itself failed; `content` the JSON text of the handle's state or the
 // await result; `notifications` carried by that answer).
 //
-// Each call returns a std::future, or takes a callback. Any thread may call; a
-// callback runs on a runtime thread and must not block (nor wait on a future of
-// this runtime). An exception a callback throws is dropped: the session goes on.
+// Each call that answers a CallResult returns a std::future, or takes a callback;
+// list() and end() return futures. Any thread may call; a callback runs on a
+// runtime thread and must not block (nor wait on a future of this runtime) --
+// except the answer to fetch, apply or abort of an id this session never spawned,
+// which is given at once, on the calling thread. An exception a callback throws is dropped: the session goes on.
 // Destroying the session ends its handles at once (aborted); end() first applies
 // each handle's turn-end policy (await, abort, inquire) as a turn does.
 #pragma once
@@ -40,16 +42,22 @@ public:
   /// first look (`wait_ms` < 0: the tool's default wait).
   std::future<CallResult> spawn(const std::string& tool, const std::string& id, const Json& params,
                                 int64_t wait_ms = -1);
+  void spawn(const std::string& tool, const std::string& id, const Json& params, int64_t wait_ms,
+             std::function<void(CallResult)> done);
   /// Output since the last look (waits up to `wait_ms` for some while it runs).
   std::future<CallResult> fetch(const std::string& id, int64_t wait_ms = 0);
+  void fetch(const std::string& id, int64_t wait_ms, std::function<void(CallResult)> done);
   /// Input for the handle (a string is typed as it is; end lines with "\n").
   std::future<CallResult> apply(const std::string& id, const Json& input, int64_t wait_ms = 0);
+  void apply(const std::string& id, const Json& input, int64_t wait_ms, std::function<void(CallResult)> done);
   std::future<CallResult> abort(const std::string& id);
+  void abort(const std::string& id, std::function<void(CallResult)> done);
   /// RFD 037's await: until all (or any) of `ids` stopped, or `timeout_secs` passed
   /// (< 0: no timeout).
   std::future<CallResult> await_all(const std::vector<std::string>& ids, double timeout_secs = -1);
-  std::future<CallResult> await_any(const std::vector<std::string>& ids, double timeout_secs = -1);
   void await_all(const std::vector<std::string>& ids, double timeout_secs, std::function<void(CallResult)> done);
+  std::future<CallResult> await_any(const std::vector<std::string>& ids, double timeout_secs = -1);
+  void await_any(const std::vector<std::string>& ids, double timeout_secs, std::function<void(CallResult)> done);
 
   /// The handles still running.
   std::future<std::vector<HandleSummary>> list();

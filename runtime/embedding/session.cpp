@@ -128,12 +128,6 @@ void call_text(Session::Impl& impl, const std::string& tool, std::string args, s
     call_atom::value, tool, std::move(args));
 }
 
-std::future<CallResult> call_text(Session::Impl& impl, const std::string& tool, std::string args) {
-  auto [p, f] = promise_pair<CallResult>();
-  call_text(impl, tool, std::move(args), [p](CallResult r) { p->set_value(std::move(r)); });
-  return std::move(f);
-}
-
 } // namespace
 
 Session::Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {
@@ -161,53 +155,79 @@ void Session::call(const std::string& tool, const Json& arguments, std::function
   call_text(*impl_, tool, arguments.dump(), std::move(done));
 }
 
-std::future<CallResult> Session::call(const std::string& tool, const Json& arguments) {
+
+namespace {
+
+/// The future of a call whose other form takes a callback.
+template <class Start>
+std::future<CallResult> future_of(Start start) {
   auto [p, f] = promise_pair<CallResult>();
-  call(tool, arguments, [p](CallResult r) { p->set_value(std::move(r)); });
+  start([p](CallResult r) { p->set_value(std::move(r)); });
   return std::move(f);
 }
 
-std::future<CallResult> Session::spawn(const std::string& tool, const std::string& id, const Json& params,
-                                       int64_t wait_ms) {
+} // namespace
+
+std::future<CallResult> Session::call(const std::string& tool, const Json& arguments) {
+  return future_of([&](auto done) { call(tool, arguments, std::move(done)); });
+}
+
+void Session::spawn(const std::string& tool, const std::string& id, const Json& params, int64_t wait_ms,
+                    std::function<void(CallResult)> done) {
   Json args = params.is_object() ? params : Json::object();
   args.set("action", "spawn");
   args.set("id", id);
   if (wait_ms >= 0)
     args.set("wait_ms", wait_ms);
-  return call(tool, args);
+  call(tool, args, std::move(done));
+}
+
+std::future<CallResult> Session::spawn(const std::string& tool, const std::string& id, const Json& params,
+                                       int64_t wait_ms) {
+  return future_of([&](auto done) { spawn(tool, id, params, wait_ms, std::move(done)); });
 }
 
 namespace {
 
 /// A look at handle `id` through the tool it was spawned with; `args` its arguments.
-std::future<CallResult> look(Session::Impl& impl, const std::string& id, std::string args) {
+void look(Session::Impl& impl, const std::string& id, std::string args, std::function<void(CallResult)> done) {
   std::string tool;
   {
     std::lock_guard lock(impl.mtx);
     if (auto it = impl.tools.find(id); it != impl.tools.end())
       tool = it->second;
   }
-  if (tool.empty()) {
-    std::promise<CallResult> p;
-    p.set_value(CallResult{false, fmt::format("Handle `{}` not found: this session spawned no handle of that id",
+  if (tool.empty())
+    return done(CallResult{false, fmt::format("Handle `{}` not found: this session spawned no handle of that id",
                                               cut_text(id))});
-    return p.get_future();
-  }
-  return call_text(impl, tool, std::move(args));
+  call_text(impl, tool, std::move(args), std::move(done));
 }
 
 } // namespace
 
+void Session::fetch(const std::string& id, int64_t wait_ms, std::function<void(CallResult)> done) {
+  look(*impl_, id, look_args("fetch", id, wait_ms), std::move(done));
+}
+
 std::future<CallResult> Session::fetch(const std::string& id, int64_t wait_ms) {
-  return look(*impl_, id, look_args("fetch", id, wait_ms));
+  return future_of([&](auto done) { fetch(id, wait_ms, std::move(done)); });
+}
+
+void Session::apply(const std::string& id, const Json& input, int64_t wait_ms,
+                    std::function<void(CallResult)> done) {
+  look(*impl_, id, look_args("apply", id, wait_ms, &input), std::move(done));
 }
 
 std::future<CallResult> Session::apply(const std::string& id, const Json& input, int64_t wait_ms) {
-  return look(*impl_, id, look_args("apply", id, wait_ms, &input));
+  return future_of([&](auto done) { apply(id, input, wait_ms, std::move(done)); });
+}
+
+void Session::abort(const std::string& id, std::function<void(CallResult)> done) {
+  look(*impl_, id, look_args("abort", id, -1), std::move(done));
 }
 
 std::future<CallResult> Session::abort(const std::string& id) {
-  return look(*impl_, id, look_args("abort", id, -1));
+  return future_of([&](auto done) { abort(id, std::move(done)); });
 }
 
 void Session::await_all(const std::vector<std::string>& ids, double timeout_secs,
@@ -216,11 +236,16 @@ void Session::await_all(const std::vector<std::string>& ids, double timeout_secs
 }
 
 std::future<CallResult> Session::await_all(const std::vector<std::string>& ids, double timeout_secs) {
-  return call_text(*impl_, "await", await_args("all", ids, timeout_secs));
+  return future_of([&](auto done) { await_all(ids, timeout_secs, std::move(done)); });
+}
+
+void Session::await_any(const std::vector<std::string>& ids, double timeout_secs,
+                        std::function<void(CallResult)> done) {
+  call_text(*impl_, "await", await_args("any", ids, timeout_secs), std::move(done));
 }
 
 std::future<CallResult> Session::await_any(const std::vector<std::string>& ids, double timeout_secs) {
-  return call_text(*impl_, "await", await_args("any", ids, timeout_secs));
+  return future_of([&](auto done) { await_any(ids, timeout_secs, std::move(done)); });
 }
 
 std::future<std::vector<HandleSummary>> Session::list() {
