@@ -114,6 +114,17 @@ struct ToolConfig {
   std::string node;
 };
 
+/// The permission a call of `tool` runs under (`action` empty: a one-shot call): spawn
+/// and one-shot calls follow `run`, fetch/apply/abort run unattended, and
+/// [spawn.permissions] overrides either per action.
+inline run_mode permission_mode(const ToolConfig& tool, const action_kind* action) {
+  if (!action)
+    return tool.run;
+  if (auto it = tool.action_permissions.find(*action); it != tool.action_permissions.end())
+    return it->second;
+  return *action == action_kind::spawn ? tool.run : run_mode::unattended;
+}
+
 /// Limits of the runtime itself ([runtime] table).
 struct RuntimeConfig {
   uint64_t output_cap_bytes = 32 * 1024; // per response, head/tail cut beyond

@@ -571,8 +571,9 @@ private:
       if (!is_identifier(name.str()))
         return fail(key, "a tool name may contain only letters, digits, '_' and '-' "
                          "(at most 64)");
+      auto [at, added] = c_.tools.try_emplace(std::string(name.str()));
       // A reference, not a structured binding, is what a lambda may capture (clang 14).
-      auto& entry = c_.tools.try_emplace(std::string(name.str())).first->second;
+      auto& entry = at->second;
       // Your config passes this tool secrets: a repository changing what it runs,
       // its environment or when it asks would have them reach its own program.
       if (from_workspace_ && !entry.pass_env.empty())
@@ -580,14 +581,70 @@ private:
                                      "passes this tool secrets (pass_env: {}); define a tool of another "
                                      "name instead",
                                      fmt::join(entry.pass_env, ", ")));
-      entry.from_workspace = entry.from_workspace || from_workspace_;
+      // A tool a repository shaped gets none of your secrets, whichever layer says so.
+      if (!from_workspace_ && entry.from_workspace && v.as_table() && v.as_table()->contains("pass_env"))
+        return fail(join_key(key, "pass_env"),
+                    "the workspace's config defined or changed this tool, so it gets none of your "
+                    "secrets; pass them to a tool of your own config instead");
+      // Yours or built in: a repository may describe it and make it ask more, not
+      // change what it runs or let it run without asking.
+      bool yours = from_workspace_ && !added && !entry.from_workspace;
+      if (yours)
+        if (auto s = only_tightened_keys(v, key); !s)
+          return s;
+      auto before = entry;
+      entry.from_workspace = entry.from_workspace || (from_workspace_ && !yours);
       entry.name = name.str();
       auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
       if (s)
         s = check_tool(entry, key);
+      if (s && yours)
+        s = not_looser(before, entry, key);
       if (!s)
         return s;
     }
+    return Status::ok();
+  }
+
+  /// What the workspace's config may set on a tool your config or jp-actors defines.
+  Status only_tightened_keys(const toml::node& v, const std::string& key) const {
+    static const std::set<std::string, std::less<>> allowed = {"summary", "description", "run", "spawn",
+                                                               "wait_ms", "settle_ms", "rows", "cols"};
+    auto* t = v.as_table();
+    if (!t)
+      return Status::ok(); // with_table names the mismatch
+    auto refuse = [&](std::string_view k) {
+      return fail(join_key(key, k), fmt::format("may not be set by the workspace's config on a tool your own "
+                                                "config or jp-actors defines (it may set only {} and "
+                                                "spawn.permissions, and make it ask more); define a tool of "
+                                                "another name instead",
+                                                fmt::join(allowed, ", ")));
+    };
+    for (auto&& [k, _] : *t)
+      if (!allowed.count(k.str()))
+        return refuse(k.str());
+    if (auto* spawn = t->get_as<toml::table>("spawn"))
+      for (auto&& [k, _] : *spawn)
+        if (k.str() != "permissions")
+          return refuse(fmt::format("spawn.{}", k.str()));
+    return Status::ok();
+  }
+
+  /// The workspace's layer left no call of your (or a built-in) tool less guarded.
+  Status not_looser(const ToolConfig& before, const ToolConfig& after, const std::string& key) const {
+    auto strictness = [](run_mode m) { return m == run_mode::skip ? 2 : m == run_mode::ask ? 1 : 0; };
+    const action_kind all[] = {action_kind::spawn, action_kind::fetch, action_kind::apply, action_kind::abort};
+    std::vector<const action_kind*> calls = {nullptr};
+    for (auto& a : all)
+      calls.push_back(&a);
+    for (auto* call : calls)
+      if (strictness(permission_mode(after, call)) < strictness(permission_mode(before, call)))
+        return fail(key, fmt::format("the workspace's config may not let {} of this tool (your own config's "
+                                     "or built in) run with less asking than before ({} instead of {}); "
+                                     "set that in your own config",
+                                     call ? fmt::format("`{}`", to_string(*call)) : std::string("a one-shot call"),
+                                     to_string(permission_mode(after, call)),
+                                     to_string(permission_mode(before, call))));
     return Status::ok();
   }
 

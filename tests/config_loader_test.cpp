@@ -158,8 +158,7 @@ env = { A = "1" }
 [assistant]
 model = "workspace"
 [conversation.tools.x]
-run = "unattended"
-env = { B = "2" }
+run = "skip"
 )");
   {
     auto c = load_config(sources, default_config());
@@ -170,8 +169,7 @@ env = { B = "2" }
     auto& x = c->tools["x"];
     CAF_CHECK_EQUAL(x.summary, "from user");                 // tables merge
     CAF_CHECK_EQUAL(x.program, "echo");
-    CAF_CHECK(x.run == run_mode::unattended);
-    CAF_CHECK_EQUAL(x.env.size(), 2u);                       // env merges too
+    CAF_CHECK(x.run == run_mode::skip);
   }
 
   sources.config_files.push_back(box.write(box.root / "one.toml", R"(
@@ -179,6 +177,7 @@ env = { B = "2" }
 model = "file one"
 [conversation.tools.x]
 command = { args = ["b", "c"] }
+env = { B = "2" }
 )").string());
   sources.config_files.push_back(box.write(box.root / "two.toml", R"(
 [assistant]
@@ -190,6 +189,7 @@ model = "file two"
     CAF_REQUIRE(c.ok());
     CAF_CHECK_EQUAL(c->assistant.model, "file two");
     CAF_CHECK_EQUAL(c->tools["x"].args, (std::vector<std::string>{"b", "c"})); // arrays replace
+    CAF_CHECK_EQUAL(c->tools["x"].env.size(), 2u);                               // env merges
     CAF_CHECK_EQUAL(c->runtime.state_dir, "user-state");
   }
 
@@ -589,12 +589,12 @@ CAF_TEST(a workspace config cannot change a tool your config passes secrets to) 
                                                      "secrets (pass_env: GH_TOKEN)"),
                     "");
   }
-  // A tool of its own, or a change to one of yours without secrets, it may make;
-  // what runtime.pass_env passes reaches neither.
+  // A tool of its own it may define, and make one of yours ask more; what
+  // runtime.pass_env passes reaches yours, not its own.
   box.user_config("[runtime]\npass_env = [\"NPM_TOKEN\"]\n"
                   "[conversation.tools.gh]\ncommand = { program = \"gh\" }\npass_env = [\"GH_TOKEN\"]\n"
                   "[conversation.tools.ls]\ncommand = { program = \"ls\" }\n");
-  box.workspace_config("[conversation.tools.ls]\nrun = \"unattended\"\n"
+  box.workspace_config("[conversation.tools.ls]\nrun = \"skip\"\n"
                        "[conversation.tools.mine]\ncommand = { program = \"make\" }\n");
   auto c = load_config(box.sources(), default_config());
   CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
@@ -604,8 +604,61 @@ CAF_TEST(a workspace config cannot change a tool your config passes secrets to) 
     return spec->env_pass;
   };
   CAF_CHECK_EQUAL(passed("gh"), (std::vector<std::string>{"NPM_TOKEN", "GH_TOKEN"}));
-  CAF_CHECK(passed("ls").empty());
+  CAF_CHECK_EQUAL(passed("ls"), (std::vector<std::string>{"NPM_TOKEN"}));
   CAF_CHECK(passed("mine").empty());
+  // Nor does a later layer of yours pass secrets to a tool the workspace defined.
+  auto sources = box.sources();
+  sources.overrides.push_back("conversation.tools.mine.pass_env=[\"GH_TOKEN\"]");
+  c = load_config(sources, default_config());
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), "conversation.tools.mine.pass_env: the workspace's config defined or "
+                                     "changed this tool, so it gets none of your secrets"),
+                  "");
+}
+
+CAF_TEST(a workspace config may make your tools ask more but not less nor run something else) {
+  Sandbox box;
+  box.user_config("[conversation.tools.x]\ncommand = { program = \"echo\" }\nrun = \"ask\"\n"
+                  "[conversation.tools.shell]\nrun = \"ask\"\n");
+  struct Case {
+    const char* toml;
+    const char* error; // "" = loads
+  };
+  const Case cases[] = {
+    {"[conversation.tools.x]\nrun = \"unattended\"\n",
+     "conversation.tools.x: the workspace's config may not let a one-shot call of this tool (your own "
+     "config's or built in) run with less asking than before (unattended instead of ask)"},
+    {"[conversation.tools.shell]\nrun = \"unattended\"\n", "conversation.tools.shell: the workspace's config "
+                                                            "may not let a one-shot call"},
+    {"[conversation.tools.shell.spawn.permissions]\nspawn = \"unattended\"\n",
+     "conversation.tools.shell: the workspace's config may not let `spawn` of this tool"},
+    {"[conversation.tools.x]\ncommand = { program = \"sh\" }\n",
+     "conversation.tools.x.command: may not be set by the workspace's config on a tool your own config or "
+     "jp-actors defines"},
+    {"[conversation.tools.shell]\nenv = { LD_PRELOAD = \"./x.so\" }\n", "conversation.tools.shell.env: may not be set"},
+    {"[conversation.tools.shell.questions.q]\nanswer = true\n", "conversation.tools.shell.questions: may not be set"},
+    {"[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\n",
+     "conversation.tools.shell.spawn.lifecycle: may not be set"},
+    {"[conversation.tools.x]\nrun = \"skip\"\nsummary = \"Echo, here\"\n", ""},
+    {"[conversation.tools.shell.spawn.permissions]\napply = \"ask\"\nfetch = \"unattended\"\n", ""},
+    {"[conversation.tools.mine]\ncommand = { program = \"make\" }\nrun = \"unattended\"\n", ""},
+  };
+  for (auto& test : cases) {
+    auto ws = box.workspace_config(test.toml);
+    auto c = load_config(box.sources(), default_config());
+    if (!*test.error) {
+      CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+      continue;
+    }
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": " + test.error), "");
+    // Yours to set, in your own config.
+    auto sources = box.sources();
+    sources.config_files.push_back(box.write(box.root / "own.toml", test.toml).string());
+    fs::remove(ws);
+    auto own = load_config(sources, default_config());
+    CAF_CHECK_EQUAL(own.ok() ? "" : own.error(), "");
+  }
 }
 
 CAF_TEST(a workspace config is read only from a regular file of the workspace) {

@@ -12,19 +12,12 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
   if (!policy.enforce)
     return {};
   // The mode, and the config key it comes from (a refusal names it).
-  run_mode mode = run_mode::unattended;
+  run_mode mode = permission_mode(tool, action ? &*action : nullptr);
   std::string key = fmt::format("conversation.tools.{}.run", tool.name);
   std::string setting = "run";
-  if (action) {
-    if (auto it = tool.action_permissions.find(*action); it != tool.action_permissions.end()) {
-      mode = it->second;
-      setting = std::string(to_string(*action));
-      key = fmt::format("conversation.tools.{}.spawn.permissions.{}", tool.name, setting);
-    } else if (*action == action_kind::spawn) {
-      mode = tool.run;
-    }
-  } else {
-    mode = tool.run;
+  if (action && tool.action_permissions.count(*action)) {
+    setting = std::string(to_string(*action));
+    key = fmt::format("conversation.tools.{}.spawn.permissions.{}", tool.name, setting);
   }
   switch (mode) {
     case run_mode::unattended: return {};
