@@ -83,7 +83,9 @@ private:
 
 /// A sub-agent's person to ask: the terminal where there is one (its questions for
 /// the user are asked there, as its parent's are); else its handle, which then waits
-/// with the question until `apply` answers it.
+/// with a tool's question until `apply` answers it. A permission is the user's to
+/// give, never its parent's (which may be the model that wants the call to run):
+/// without a terminal it is refused as the top level's is (--allow lets it run).
 class HandlePrompts final : public PromptBackend {
 public:
   HandlePrompts(std::shared_ptr<PromptBackend> terminal, std::shared_ptr<AskBox> box)
@@ -96,17 +98,11 @@ public:
     return parsed ? std::optional<Json>(*parsed) : std::nullopt;
   }
   std::optional<PermissionReply> permit(const std::string& tool, const Json& args) override {
-    if (terminal_)
-      return on_terminal([&] { return terminal_->permit(tool, args); });
-    Question q;
-    q.id = "permission";
-    q.text = fmt::format("May `{}` run with {}? (answer true or false)", tool, cut_text(args.dump(), 400));
-    q.answer_type.kind = answer_kind::boolean;
-    auto answer = put(q);
-    auto parsed = answer ? Json::parse(*answer) : Result<Json>(Error{"no answer"});
-    bool yes = parsed && parsed->is_bool() && parsed->as_bool();
-    return PermissionReply{yes ? permission_answer::yes : permission_answer::no, {}};
+    if (!terminal_)
+      return std::nullopt; // not called: asks_permission() is false
+    return on_terminal([&] { return terminal_->permit(tool, args); });
   }
+  bool asks_permission() const override { return terminal_ && terminal_->asks_permission(); }
   void cancel() override {
     // Its turn ended: its own question ends, and it asks no more. The terminal is
     // its parent's too, and serves on (cancelling it would end the parent's

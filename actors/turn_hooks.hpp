@@ -57,6 +57,9 @@ public:
   virtual ~PromptBackend() = default;
   virtual std::optional<Json> ask(const std::string& tool, const Question& q) = 0;
   virtual std::optional<PermissionReply> permit(const std::string& tool, const Json& args) = 0;
+  /// Whether permit() asks a person. When not, an `ask` call is refused as it is
+  /// where nobody can be asked (naming --allow).
+  virtual bool asks_permission() const { return true; }
   /// The interrupt menu: stop, continue or reply. nullopt (the default: no menu
   /// here) stops the turn, as an interrupt without a menu does. While it is open,
   /// the response's text is held back from the renderer; a second interrupt aborts

@@ -448,24 +448,17 @@ name = "asker"
   CAF_CHECK(contains(content(res, "main", 3, 0), R"("id":"w","state":"stopped","result":"cleaned")"));
 }
 
-CAF_TEST(a permission a sub-agent needs is asked through its handle) {
+CAF_TEST(a permission a sub-agent needs is not its parent to give) {
   // With --ask and no terminal, `clean` (run = "ask", the default for a local tool)
-  // needs a yes: the sub-agent's handle waits with the question until apply gives it.
-  auto r = run_script_text(R"(
+  // is refused in the sub-agent as it is at the top level: its parent may be the
+  // model that wants it run. --allow lets it run.
+  auto script = R"(
 [[agents]]
 name = "main"
   [[agents.steps]]
   [[agents.steps.calls]]
   tool = "agent"
   arguments = { action = "spawn", id = "w", prompt = "x", script = "asker" }
-  [[agents.steps.calls]]
-  tool = "await"
-  arguments = { all = ["w"] }
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "agent"
-  arguments = { action = "apply", id = "w", input = true }
-  [[agents.steps]]
   [[agents.steps.calls]]
   tool = "await"
   arguments = { all = ["w"] }
@@ -476,18 +469,20 @@ name = "asker"
   [[subagents.steps.calls]]
   tool = "clean"
   arguments = {}
-)",
-                           fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
-                                       "--cfg conversation.tools.clean.questions.proceed.answer=true",
-                                       JP_SOURCE_DIR),
-                           "--ask");
+)";
+  auto cfg = fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
+                         "--cfg conversation.tools.clean.questions.proceed.answer=true",
+                         JP_SOURCE_DIR);
+  auto r = run_script_text(script, cfg, "--ask");
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
-  auto first = content(res, "main", 1, 1);
-  CAF_CHECK(contains(first, R"("state":"waiting","question":{"id":"permission")"));
-  CAF_CHECK(contains(first, "May `clean` run with {}?"));
+  CAF_CHECK(contains(content(res, "main/w", 1, 0), "`clean` needs the user's permission to run (run = \"ask\") "
+                                                   "and there is no terminal to ask on; nothing was run"));
+  CAF_CHECK(!contains(content(res, "main", 1, 1), R"("id":"permission")"));
+  r = run_script_text(script, cfg, "--ask --allow clean");
+  JP_REQUIRE_OK(r);
+  res = results_of(r);
   CAF_CHECK_EQUAL(content(res, "main/w", 1, 0), "deleted (pretend)");
-  CAF_CHECK(contains(content(res, "main", 3, 0), R"("id":"w","state":"stopped")"));
 }
 
 CAF_TEST(foreach runs one sub-agent per element and never more than its limit at once) {
