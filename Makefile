@@ -11,8 +11,9 @@ DEBIAN_PACKAGES = g++ cmake make pkg-config libcaf-dev libcaf-openssl0.17 \
   libsimdjson-dev libfmt-dev libboost1.81-dev libboost-filesystem1.81-dev \
   libtomlplusplus-dev libcli11-dev libcurl4-openssl-dev libvterm-dev libssl-dev libmd4c-dev \
   git bc less
-# What only the tests need: clang and its runtime for the libFuzzer targets.
-TEST_PACKAGES = clang libclang-rt-14-dev
+# What only the tests need: clang and its runtime for the libFuzzer targets, and the
+# openssl command that makes the node tests' TLS certificates.
+TEST_PACKAGES = clang libclang-rt-14-dev openssl
 
 .PHONY: all deps test-deps configure build run test check test-asan test-tsan bench fuzz clean
 
