@@ -727,12 +727,13 @@ std::string terminal_probe_call() {
 }
 
 /// jp-actors (after `prefix`, a command that runs it) on a terminal it leads the
-/// session of, calling the probe: what the terminal showed. Ended and reaped.
-std::string probe_on_terminal(const std::vector<std::string>& prefix) {
+/// session of, calling the shell with `call` (the probe unless given; it ends by
+/// printing "end"): what the terminal showed. Ended and reaped.
+std::string probe_on_terminal(const std::vector<std::string>& prefix, const std::string& call = terminal_probe_call()) {
   testing::temp_dir ws;
   auto state = testing::state_home_of(ws.path.string()); // no other run's crash record to sweep
   std::vector<std::string> args = prefix;
-  args.insert(args.end(), {JP_CLI_BINARY, "--workspace", ws.path.string(), "call", "shell", terminal_probe_call()});
+  args.insert(args.end(), {JP_CLI_BINARY, "--workspace", ws.path.string(), "call", "shell", call});
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -764,6 +765,14 @@ void check_kept_from_terminal(const std::string& seen) {
 }
 
 } // namespace
+
+CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
+  auto call = Json::object();
+  call.set("command", "printf 'A\\033]0;PWNED\\007B\\n'; echo end");
+  auto seen = probe_on_terminal({}, call.dump());
+  CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
+  CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
+}
 
 CAF_TEST(a tool cannot open the terminal jp-actors runs on) {
   // One with a terminal to keep from leads a session of its own (which has none);

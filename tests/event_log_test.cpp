@@ -57,6 +57,18 @@ CAF_TEST(a live transcript shows the progress lines and clears them before the n
   std::fclose(f);
 }
 
+CAF_TEST(a transcript on a terminal shows no control bytes of what tools printed and a pipe gets them) {
+  for (bool live : {true, false}) {
+    std::FILE* f = std::tmpfile();
+    EventLog log(f, false, live);
+    log.tool_result("main", 1, 0, "shell", true, "A\x1b]0;PWNED\x07" "B\xc2\x9b" "2J\tC\xE2\x80\xAE" "D", 5);
+    auto out = contents(f);
+    CAF_CHECK_EQUAL(out, live ? "[main] ← shell (5.0 ms): A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B\xEF\xBF\xBD" "2J\tC\xEF\xBF\xBD" "D\n"
+                              : "[main] ← shell (5.0 ms): A\x1b]0;PWNED\x07" "B\xc2\x9b" "2J\tC\xE2\x80\xAE" "D\n");
+    std::fclose(f);
+  }
+}
+
 CAF_TEST(json output is never live) {
   std::FILE* f = std::tmpfile();
   EventLog log(f, true, true);

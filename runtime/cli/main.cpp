@@ -20,6 +20,7 @@
 #include "config/config_loader.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
+#include "messages/terminal_safe.hpp"
 #include "actors/mcp_tools.hpp"
 #include "runtime/cli/control_endpoint.hpp"
 #include "runtime/cli/handles_command.hpp"
@@ -259,6 +260,9 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
                             error_text(err).c_str());
              });
   self->send_exit(turn, caf::exit_reason::user_shutdown);
+  // On a terminal, what the tool printed cannot drive it; a pipe gets it as it came.
+  if (isatty(STDOUT_FILENO))
+    result.content = terminal_safe(result.content);
   if (!result.ok) {
     auto first_line = result.content.substr(0, result.content.find('\n'));
     if (first_line != result.content)

@@ -1,5 +1,5 @@
 #include "runtime/cli/markdown_renderer.hpp"
-#include "runtime/cli/terminal_safe.hpp"
+#include "messages/terminal_safe.hpp"
 
 #include <md4c.h>
 

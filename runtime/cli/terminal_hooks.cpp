@@ -6,7 +6,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "runtime/cli/terminal_safe.hpp"
+#include "messages/terminal_safe.hpp"
 #include "runtime/cli/tty_prompt.hpp"
 
 namespace jp {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/cli/terminal_safe.hpp"
+#include "messages/terminal_safe.hpp"
 
 namespace jp {
 

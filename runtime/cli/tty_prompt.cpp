@@ -3,7 +3,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <poll.h>
+
+#include "messages/terminal_safe.hpp"
 
 namespace jp {
 
@@ -39,15 +42,18 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
     return std::nullopt;
   std::optional<Json> answer;
   auto deflt = q.default_json.empty() ? Result<Json>(Error{""}) : Json::parse(q.default_json);
+  // What a tool asks, and a model's arguments, cannot drive the terminal or
+  // disguise what is asked.
+  auto text = terminal_safe(q.text);
   if (!q.pre_amble.empty())
-    fmt::print(tty, "{}\n", q.pre_amble);
+    fmt::print(tty, "{}\n", terminal_safe(q.pre_amble));
   for (int tries = 0; tries < 5 && !answer; ++tries) {
     switch (q.answer_type.kind) {
-      case answer_kind::boolean: fmt::print(tty, "[{}] {} [y/n] ", tool, q.text); break;
+      case answer_kind::boolean: fmt::print(tty, "[{}] {} [y/n] ", tool, text); break;
       case answer_kind::select:
-        fmt::print(tty, "[{}] {} ({}) ", tool, q.text, fmt::join(q.answer_type.options, "/"));
+        fmt::print(tty, "[{}] {} ({}) ", tool, text, terminal_safe(fmt::format("{}", fmt::join(q.answer_type.options, "/"))));
         break;
-      case answer_kind::text: fmt::print(tty, "[{}] {} ", tool, q.text); break;
+      case answer_kind::text: fmt::print(tty, "[{}] {} ", tool, text); break;
     }
     std::fflush(tty);
     auto line = read_line(tty, cancel_fd);
@@ -81,7 +87,7 @@ std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const
   if (!tty)
     return std::nullopt;
   std::optional<PermissionReply> reply;
-  fmt::print(tty, "[{}] wants to run with {}\n", tool, args.dump());
+  fmt::print(tty, "[{}] wants to run with {}\n", tool, terminal_safe(args.dump()));
   for (int tries = 0; tries < 5 && !reply; ++tries) {
     fmt::print(tty, "Allow? [y]es / yes for this [t]urn / [n]o / no, and tell the assistant [w]hy: ");
     std::fflush(tty);

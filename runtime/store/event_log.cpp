@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "messages/json_codec.hpp"
+#include "messages/terminal_safe.hpp"
 #include "runtime/store/conversation_store.hpp"
 
 namespace jp {
@@ -50,7 +51,10 @@ Json EventLog::event(const char* kind) const {
   return e;
 }
 
-void EventLog::write(const std::string& line) {
+void EventLog::write(const std::string& raw) {
+  // On a terminal, what a tool printed or a model wrote cannot drive it; a pipe
+  // gets the bytes as they came.
+  auto line = live_ ? terminal_safe(raw) : raw;
   std::lock_guard<std::mutex> guard(mutex_);
   clear_progress(); // the progress lines give way
   std::fwrite(line.data(), 1, line.size(), out_);

@@ -20,8 +20,8 @@ class EventLog {
 public:
   /// What stamps each JSON event's "time" (RFC 3339 UTC, ms).
   using Clock = std::function<std::string()>;
-  /// `live`: a transcript on a terminal also shows a progress line of the handles
-  /// that are running while a step waits. `now`: the clock (default: the system's).
+  /// `live`: a transcript on a terminal: it also shows a progress line of the handles
+  /// that are running while a step waits, and its lines are made terminal-safe. `now`: the clock (default: the system's).
   EventLog(std::FILE* out, bool json, bool live = false, Clock now = {});
 
   bool live() const { return live_; }

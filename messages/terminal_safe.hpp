@@ -1,12 +1,19 @@
 // Text from a model or a tool, made safe to print on a terminal: control characters
 // (C0 but newline and tab, DEL, and C1 as UTF-8) become U+FFFD, so the text cannot
-// move the cursor, retitle the window or start an escape sequence.
+// move the cursor, retitle the window or start an escape sequence; so do the
+// bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069), so it
+// cannot show itself in another order than it is (a command asked about included).
 #pragma once
 
 #include <string>
 #include <string_view>
 
 namespace jp {
+
+/// The second and third bytes of U+202A..U+202E or U+2066..U+2069 (after 0xE2).
+inline bool is_bidi_control(unsigned char b1, unsigned char b2) {
+  return (b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE) || (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);
+}
 
 inline std::string terminal_safe(std::string_view text) {
   constexpr std::string_view replacement = "\xEF\xBF\xBD";
@@ -20,6 +27,10 @@ inline std::string terminal_safe(std::string_view text) {
                static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
       out += replacement; // U+0080..U+009F: the C1 controls, CSI among them
       ++i;
+    } else if (c == 0xE2 && i + 2 < text.size() && is_bidi_control(static_cast<unsigned char>(text[i + 1]),
+                                                                    static_cast<unsigned char>(text[i + 2]))) {
+      out += replacement;
+      i += 2;
     } else {
       out += static_cast<char>(c);
     }
