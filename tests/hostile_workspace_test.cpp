@@ -157,10 +157,14 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
                     // Found passing by a review: a key, a password with no '_', a personal
                     // access token, a DSN, a cookie, a credential, Docker's auth.
                     "STRIPE_KEY", "AZURE_OPENAI_KEY", "PGPASSWORD", "MYSQL_PWD", "GITHUB_PAT", "OPENAIAPIKEY",
-                    "SENTRY_DSN", "COOKIE", "MY_CREDENTIAL", "DOCKER_AUTH_CONFIG"})
+                    "SENTRY_DSN", "COOKIE", "MY_CREDENTIAL", "DOCKER_AUTH_CONFIG",
+                    // And by another: such words inside a name, and two more endings.
+                    "OPENAI_API_KEY_2", "ANTHROPIC_API_KEY_OLD", "GITHUB_TOKEN_RO", "DB_PASS", "SMTP_PASS",
+                    "CI_JOB_JWT", "SLACK_WEBHOOK_URL", "MY_PASSWORD_FILE", "AWS_SECRET_ACCESS_KEY_ID"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
-                    "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY"})
+                    "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY",
+                    "BYPASS", "PASS_THROUGH_MODE", "KEY_LAYOUT", "API_VERSION", "TOKENIZER_PATH"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? name : "", "");
   for (auto value : {"postgres://user:pw@db/app", "https://ghp_x@github.com/o/r", "redis://:pw@cache:6379"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");

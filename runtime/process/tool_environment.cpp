@@ -18,9 +18,35 @@ constexpr std::string_view secret_suffixes[] = {
 };
 // Words that end a secret's name even with no '_' before them (PGPASSWORD).
 constexpr std::string_view secret_endings[] = {"password", "passwd", "apikey"};
-// Words that end a secret's name only after a '_' (MYSQL_PWD; PWD itself is the
-// working directory).
-constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd"};
+// Words that end a secret's name only after a '_' (MYSQL_PWD, SMTP_PASS; PWD itself
+// is the working directory).
+constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd", "pass"};
+// Words that make a secret's name wherever they stand between '_'s (GITHUB_TOKEN_RO,
+// CI_JOB_JWT, SLACK_WEBHOOK_URL), and word pairs alike (OPENAI_API_KEY_2). Not "key"
+// or "auth" alone: PATH_KEYS and SSH_AUTH_SOCK are no secrets.
+constexpr std::string_view secret_words[] = {"token", "tokens", "secret", "secrets", "password", "passwd",
+                                             "passphrase", "credential", "credentials", "apikey", "jwt",
+                                             "webhook"};
+constexpr std::pair<std::string_view, std::string_view> secret_word_pairs[] = {
+  {"api", "key"}, {"access", "key"}, {"secret", "key"}, {"private", "key"}};
+
+/// Whether a '_'-separated word of `name` (or two in a row) names a secret.
+bool has_secret_word(std::string_view name) {
+  std::string_view last;
+  for (size_t start = 0; start <= name.size();) {
+    auto end = std::min(name.find('_', start), name.size());
+    auto word = name.substr(start, end - start);
+    for (auto w : secret_words)
+      if (equals_nocase(word, w))
+        return true;
+    for (auto [a, b] : secret_word_pairs)
+      if (equals_nocase(last, a) && equals_nocase(word, b))
+        return true;
+    last = word;
+    start = end + 1;
+  }
+  return false;
+}
 
 std::string_view name_of(std::string_view kv) {
   return kv.substr(0, std::min(kv.find('='), kv.size()));
@@ -51,8 +77,8 @@ bool secret_looking_name(std::string_view name) {
   for (auto suffix : secret_suffixes_after_underscore)
     if (ends_with(suffix) && after_underscore(suffix))
       return true;
-  // AWS_SECRET_ACCESS_KEY, SECRET_SAUCE
-  return contains_nocase(name, "_secret_") || (name.size() >= 7 && equals_nocase(name.substr(0, 7), "secret_"));
+  // AWS_SECRET_ACCESS_KEY, SECRET_SAUCE, GITHUB_TOKEN_RO
+  return has_secret_word(name);
 }
 
 bool secret_looking_value(std::string_view value) {
