@@ -165,6 +165,49 @@ Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
 
 namespace {
 
+/// Every {{...}} of a local tool's command, cwd and env names what a call can give:
+/// a declared parameter or a question's answer. Else it would expand to nothing at
+/// every call (`rm -rf build/{{tool.arguments.subdir}}` with `sub` declared).
+/// Checked on the whole config: a later layer may declare what an earlier one names.
+Status check_placeholders(const ToolConfig& tool, std::string_view prefix) {
+  std::vector<std::pair<std::string, const std::string*>> templates{{"command.program", &tool.program}};
+  for (size_t i = 0; i < tool.args.size(); ++i)
+    templates.emplace_back(fmt::format("command.args[{}]", i), &tool.args[i]);
+  templates.emplace_back("cwd", &tool.cwd);
+  for (auto& [name, value] : tool.env)
+    templates.emplace_back(fmt::format("env.{}", name), &value);
+  std::vector<std::string> declared;
+  for (auto& p : tool.parameters)
+    declared.push_back(p.name);
+  for (auto& [key, text] : templates) {
+    std::string_view t = *text;
+    for (auto open = t.find("{{"); open != std::string_view::npos; open = t.find("{{", open + 2)) {
+      auto close = t.find("}}", open + 2);
+      if (close == std::string_view::npos)
+        return Status::fail(fmt::format("{}.{}: unterminated `{{{{` (a placeholder is {{{{tool.arguments.NAME}}}} "
+                                        "or {{{{tool.answers.ID}}}})",
+                                        prefix, key));
+      auto expr = placeholder_expression(t.substr(open + 2, close - open - 2));
+      constexpr std::string_view arguments = "tool.arguments.", answers = "tool.answers.";
+      if (expr.starts_with(answers) && expr.size() > answers.size())
+        continue;
+      if (!expr.starts_with(arguments) || expr.size() == arguments.size())
+        return Status::fail(fmt::format("{}.{}: `{{{{{}}}}}` is not a placeholder (expected "
+                                        "{{{{tool.arguments.NAME}}}} or {{{{tool.answers.ID}}}})",
+                                        prefix, key, cut_text(std::string(expr), 64)));
+      auto name = expr.substr(arguments.size());
+      name = name.substr(0, name.find('.'));
+      if (std::find(declared.begin(), declared.end(), name) == declared.end())
+        return Status::fail(fmt::format("{}.{}: `{{{{{}}}}}` names no declared parameter ({}); declare it "
+                                        "under {}.parameters",
+                                        prefix, key, cut_text(std::string(expr), 64),
+                                        declared.empty() ? std::string("none is declared")
+                                                         : fmt::format("declared: {}", fmt::join(declared, ", ")),
+                                        prefix));
+    }
+  }
+  return Status::ok();
+}
 
 /// One source being applied to a Config. Every error starts with the origin.
 // std::regex builds one state per repetition, and libstdc++ overflows on counts
@@ -485,7 +528,7 @@ private:
         return read_fields(st, key, {
           {"command", texts(server.command)},
           {"url", text(server.url)},
-          {"env", table([this, &server](auto& et, auto& k) { return string_map(server.env, et, k); })},
+          {"env", table([this, &server](auto& et, auto& k) { return env_map(server.env, et, k); })},
           {"headers", table([this, &server](auto& ht, auto& k) { return string_map(server.headers, ht, k); })},
           {"timeout_secs", seconds(server.timeout_secs, 3600)},
           {"run", [this, &server](auto& v, auto& k) {
@@ -534,12 +577,23 @@ private:
     return Status::ok();
   }
 
-  /// A table of strings (a tool's or a server's env).
+  /// A table of strings (a server's headers).
   Status string_map(std::map<std::string, std::string>& out, const toml::table& t, const std::string& prefix) {
     for (auto&& [k, v] : t)
       if (auto s = assign(string_of(v, join_key(prefix, k.str())), out[std::string(k.str())]); !s)
         return s;
     return Status::ok();
+  }
+
+  /// An environment table (a tool's or a server's): its names are variables' names.
+  Status env_map(std::map<std::string, std::string>& out, const toml::table& t, const std::string& prefix) {
+    for (auto&& [k, v] : t) {
+      auto name = k.str();
+      if (name.empty() || name.find_first_of("= \t\n") != std::string_view::npos || name.find('\0') != std::string_view::npos)
+        return fail(join_key(prefix, name), "not a variable's name: it may not be empty or hold '=', "
+                                            "a space or a control character");
+    }
+    return string_map(out, t, prefix);
   }
 
   Status node(const toml::table& t) {
@@ -668,7 +722,7 @@ private:
        }},
       {"cwd", text(tool.cwd)},
       {"cwd_outside_workspace", flag(tool.cwd_outside_workspace)},
-      {"env", table([this, &tool](auto& et, auto& key) { return string_map(tool.env, et, key); })},
+      {"env", table([this, &tool](auto& et, auto& key) { return env_map(tool.env, et, key); })},
       {"parameters", table([this, &tool](auto& pt, auto& key) { return parameters(tool, pt, key); })},
       {"one_of_required", texts(tool.one_of_required)},
       {"spawn", table([this, &tool](auto& st, auto& key) { return spawn(tool, st, key); })},
@@ -836,9 +890,16 @@ private:
       return fail(prefix + ".command.program",
                   "missing: a local tool needs command = { program = \"...\" } (or node = \"NAME\": "
                   "it runs on that node)");
-    if (tool.source == "builtin" && !tool.program.empty())
+    if (tool.source == "builtin" && (!tool.program.empty() || !tool.args.empty() || tool.shell))
       return fail(prefix + ".command", "a built-in tool runs no command; remove it or set "
                                        "source = \"local\" under another name");
+    // Built-ins take these from the call (the shell's `cwd` and `env`), never from a config.
+    if (tool.source == "builtin" && !tool.cwd.empty())
+      return fail(prefix + ".cwd", "a built-in tool takes no cwd from the config (the shell's calls give "
+                                   "their own `cwd`); remove it");
+    if (tool.source == "builtin" && !tool.env.empty())
+      return fail(prefix + ".env", "a built-in tool takes no env from the config (the shell's calls give "
+                                   "their own `env`); remove it");
     // Refused here rather than at the first call: a placeholder bash would not expand.
     if (tool.shell)
       if (auto scan = scan_shell_template(tool.program, tool.args); !scan)
@@ -1019,10 +1080,21 @@ fs::path user_config_path() {
 
 } // namespace
 
+/// What only the whole config can tell (every layer applied).
+Status check_config(const Config& c) {
+  for (auto& [name, tool] : c.tools)
+    if (tool.source == "local")
+      if (auto s = check_placeholders(tool, join_key("conversation.tools", name)); !s)
+        return s;
+  return Status::ok();
+}
+
 Result<Config> apply_config_text(Config base, std::string_view toml_text,
                                  std::string_view origin) {
   if (auto s = apply_text(base, toml_text, origin, false); !s)
     return Error{s.error};
+  if (auto s = check_config(base); !s)
+    return Error{fmt::format("{}: {}", origin, s.error)};
   return base;
 }
 
@@ -1062,6 +1134,8 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
     if (auto s = apply_override(c, spec); !s)
       return Error{s.error};
 
+  if (auto s = check_config(c); !s)
+    return Error{s.error};
   return c;
 }
 

@@ -83,6 +83,7 @@ CAF_TEST(a templated cwd is confined and cwd_outside_workspace lets it out) {
 [conversation.tools.where]
 command = { program = "pwd" }
 cwd = "{{tool.arguments.dir}}"
+parameters.dir = { type = "string" }
 [conversation.tools.fixed]
 command = { program = "pwd" }
 cwd = "/tmp"

@@ -635,7 +635,7 @@ CAF_TEST(a workspace config may make your tools ask more but not less nor run so
     {"[conversation.tools.x]\ncommand = { program = \"sh\" }\n",
      "conversation.tools.x.command: may not be set by the workspace's config on a tool your own config or "
      "jp-actors defines"},
-    {"[conversation.tools.shell]\nenv = { LD_PRELOAD = \"./x.so\" }\n", "conversation.tools.shell.env: may not be set"},
+    {"[conversation.tools.x]\nenv = { LD_PRELOAD = \"./x.so\" }\n", "conversation.tools.x.env: may not be set"},
     {"[conversation.tools.shell.questions.q]\nanswer = true\n", "conversation.tools.shell.questions: may not be set"},
     {"[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\n",
      "conversation.tools.shell.spawn.lifecycle: may not be set"},
@@ -658,6 +658,66 @@ CAF_TEST(a workspace config may make your tools ask more but not less nor run so
     fs::remove(ws);
     auto own = load_config(sources, default_config());
     CAF_CHECK_EQUAL(own.ok() ? "" : own.error(), "");
+  }
+}
+
+CAF_TEST(a placeholder must name a declared parameter or an answer) {
+  struct Case {
+    const char* toml;
+    const char* error; // "" = loads
+  };
+  const Case cases[] = {
+    {"[conversation.tools.clean]\ncommand = { program = \"rm\", args = [\"-rf\", \"build/{{tool.arguments.subdir}}\"] }\n"
+     "parameters.sub = { type = \"string\" }\n",
+     "conversation.tools.clean.command.args[1]: `{{tool.arguments.subdir}}` names no declared parameter "
+     "(declared: sub); declare it under conversation.tools.clean.parameters"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { A = \"{{oops}}\" }\n",
+     "conversation.tools.t.env.A: `{{oops}}` is not a placeholder (expected {{tool.arguments.NAME}} or "
+     "{{tool.answers.ID}})"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\ncwd = \"{{tool.argument.x}}\"\n",
+     "conversation.tools.t.cwd: `{{tool.argument.x}}` is not a placeholder"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{tool.arguments.x\"] }\n",
+     "conversation.tools.t.command.args[0]: unterminated `{{`"},
+    {"[conversation.tools.t]\ncommand = { program = \"{{tool.arguments.p}}\" }\n",
+     "conversation.tools.t.command.program: `{{tool.arguments.p}}` names no declared parameter (none is declared)"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{ tool.arguments.o.level }}\", "
+     "\"{{tool.answers.confirm}}\"] }\nparameters.o = { type = \"object\" }\n",
+     ""},
+  };
+  for (auto& test : cases) {
+    auto c = apply_config_text(default_config(), test.toml, "c.toml");
+    if (!*test.error) {
+      CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+      continue;
+    }
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), std::string("c.toml: ") + test.error), "");
+  }
+  // A later layer may declare what an earlier one names.
+  Sandbox box;
+  box.user_config("[conversation.tools.say]\ncommand = { program = \"echo\", args = [\"{{tool.arguments.text}}\"] }\n");
+  auto sources = box.sources();
+  sources.overrides.push_back("conversation.tools.say.parameters.text={type=\"string\"}");
+  auto c = load_config(sources, default_config());
+  CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+}
+
+CAF_TEST(a config is refused what a built-in tool would ignore and env names that are no names) {
+  const std::pair<const char*, const char*> cases[] = {
+    {"[conversation.tools.shell]\nenv = { FOO = \"1\" }\n", "conversation.tools.shell.env: a built-in tool takes no env"},
+    {"[conversation.tools.shell]\ncwd = \"sub\"\n", "conversation.tools.shell.cwd: a built-in tool takes no cwd"},
+    {"[conversation.tools.shell]\ncommand = { shell = true, args = [\"x\"] }\n",
+     "conversation.tools.shell.command: a built-in tool runs no command"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { \"HOME=/evil\" = \"x\" }\n",
+     "conversation.tools.t.env.HOME=/evil: not a variable's name"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { \"FOO BAR\" = \"1\" }\n",
+     "conversation.tools.t.env.FOO BAR: not a variable's name"},
+    {"[mcp.servers.m]\ncommand = [\"x\"]\nenv = { \"\" = \"1\" }\n", "mcp.servers.m.env.: not a variable's name"},
+  };
+  for (auto& [toml, error] : cases) {
+    auto c = apply_config_text(default_config(), toml, "c.toml");
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), std::string("c.toml: ") + error), "");
   }
 }
 
@@ -779,6 +839,8 @@ default = "jp"
 [conversation.tools.cargo_check.parameters.features]
 type = "array"
 items = { type = "string" }
+[conversation.tools.cargo_check.parameters.dir]
+type = "string"
 [conversation.tools.cargo_check.spawn]
 stateful = true
 actions = ["spawn", "fetch", "abort"]
@@ -807,9 +869,12 @@ answer = { level = 2, tags = ["a", true] }
   CAF_CHECK(t.io == io_mode::pty);
   CAF_CHECK_EQUAL(t.cwd, "{{tool.arguments.dir}}");
   CAF_CHECK_EQUAL(t.env["RUST_LOG"], "warn");
-  CAF_REQUIRE_EQUAL(t.parameters.size(), 2u);
-  auto& features = t.parameters[0].name == "features" ? t.parameters[0] : t.parameters[1];
-  auto& package = t.parameters[0].name == "package" ? t.parameters[0] : t.parameters[1];
+  CAF_REQUIRE_EQUAL(t.parameters.size(), 3u);
+  auto named = [&](const char* name) -> const ParameterConfig& {
+    return *std::find_if(t.parameters.begin(), t.parameters.end(), [&](auto& p) { return p.name == name; });
+  };
+  auto& features = named("features");
+  auto& package = named("package");
   CAF_CHECK_EQUAL(package.type, "string");
   CAF_CHECK(package.required);
   CAF_CHECK_EQUAL(package.enum_values, (std::vector<std::string>{"jp", "jp_cli"}));

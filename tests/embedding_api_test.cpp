@@ -640,7 +640,7 @@ CAF_TEST(a sub-agent whose observer cannot be made is refused with the reason) {
 }
 
 CAF_TEST(a turn dropped while a sub-agent waits on a question lets the runtime end) {
-  // The sub-agent's permission question blocks a thread of its turn on the handle's
+  // The question of the sub-agent's tool blocks a thread of its turn on the handle's
   // answer. Dropping the turn ends the sub-agent by an exit (not an abort): the
   // question must still end unanswered, else that thread and ~Runtime wait forever.
   // One provider answers both: the sub-agent's request takes the second step while
@@ -664,7 +664,9 @@ name = "main"
   tool = "shell"
   arguments = { command = "sleep 30" }
 )");
-  auto c = config_from_toml("[conversation.tools.clean]\nsummary = \"Cleans\"\ncommand = { program = \"true\" }\n");
+  auto c = config_from_toml(fmt::format("[conversation.tools.clean]\nsummary = \"Cleans\"\nrun = \"unattended\"\n"
+                                        "command = {{ program = \"{}/examples/tools/confirm.sh\" }}\n",
+                                        JP_SOURCE_DIR));
   CAF_REQUIRE(c.ok());
   c->workspace = ws.path.string();
   c->assistant.provider = "scripted";

@@ -134,7 +134,8 @@ CAF_TEST(a single-quoted placeholder is refused when the config loads naming the
   // Without shell = true nothing is shell, so quotes are the program's business.
   auto plain = apply_config_text(default_config(),
                                  "[conversation.tools.T]\n"
-                                 "command = { program = \"echo\", args = [\"'{{tool.arguments.x}}'\"] }\n",
+                                 "command = { program = \"echo\", args = [\"'{{tool.arguments.x}}'\"] }\n"
+                                 "parameters.x = { type = \"string\" }\n",
                                  "c.toml");
   CAF_CHECK(plain.ok());
 }
