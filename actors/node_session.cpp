@@ -6,6 +6,7 @@
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
+#include "messages/json_codec.hpp"
 #include "runtime/node/node_token.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "tools/argument_validation.hpp"
@@ -26,6 +27,7 @@ struct node_session_state {
   // handle runs has that handle aborted. By id, so that a watcher of a reused id,
   // gone late, does not end the new owner's handle.
   std::map<std::string, caf::actor_addr> owners;
+  std::map<std::string, std::string> tools; // the tool of each id spawned: its permissions
   static inline const char* name = "jp.node_session";
 };
 
@@ -49,6 +51,34 @@ caf::result<T> relay(node_session_t* self, Ts... xs) {
   return rp;
 }
 
+/// Nobody can be asked on a node: why `action` of `tool` is refused there, naming
+/// the node's key that says so; nullopt when it runs.
+std::optional<std::string> node_refusal(const ToolConfig& tool, action_kind action) {
+  auto mode = permission_mode(tool, &action);
+  if (mode == run_mode::unattended)
+    return std::nullopt;
+  auto key = tool.action_permissions.count(action)
+               ? fmt::format("conversation.tools.{}.spawn.permissions.{}", tool.name, to_string(action))
+               : fmt::format("conversation.tools.{}.run", tool.name);
+  auto what = action == action_kind::spawn ? fmt::format("run `{}` for clients", tool.name)
+                                           : fmt::format("let clients {} `{}`", to_string(action), tool.name);
+  return fmt::format("this node does not {}: its config says {} = \"{}\" and nobody can be asked on a node; "
+                     "set it to \"unattended\" in the node's config to allow it",
+                     what, key, to_string(mode));
+}
+
+/// `action` on handle `id` through the registry, unless the node's config refuses it
+/// for the handle's tool.
+template <class... Ts>
+caf::result<HandleReport> relay_action(node_session_t* self, action_kind action, const std::string& id, Ts... xs) {
+  auto& st = self->state;
+  if (auto t = st.tools.find(id); t != st.tools.end())
+    if (auto tool = st.config->tools.find(t->second); tool != st.config->tools.end())
+      if (auto why = node_refusal(tool->second, action))
+        return make_error(error_code::bad_arguments, *why);
+  return relay<HandleReport>(self, xs...);
+}
+
 /// The launch spec of `tool` on this node for `args_json`, or why it is refused.
 Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name, const std::string& args_json) {
   auto it = config.tools.find(tool_name);
@@ -62,13 +92,8 @@ Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name,
   auto& tool = it->second;
   if (tool.source == "builtin" && tool.name != "shell")
     return Error{fmt::format("`{}` is a built-in of the client's own runtime, not a tool a node runs", tool.name)};
-  // Nobody can be asked here: what would ask is refused, naming the node's key.
-  auto decision = decide_permission(tool, action_kind::spawn, PermissionPolicy{true, {}}, {});
-  if (decision.kind != permission_kind::run)
-    return Error{fmt::format("this node does not run `{}` for clients: its config says "
-                             "conversation.tools.{}.run = \"{}\" and nobody can be asked on a node; set "
-                             "it to \"unattended\" in the node's config to allow it",
-                             tool.name, tool.name, to_string(tool.run))};
+  if (auto why = node_refusal(tool, action_kind::spawn))
+    return Error{*why};
   auto args = Json::parse(args_json, duplicate_keys::refuse);
   if (!args || !args->is_object())
     return Error{fmt::format("{}: the arguments are not a JSON object", tool.name)};
@@ -121,8 +146,9 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
       now.wait_ms = 0;
       self->request(registry, caf::infinite, spawn_atom::value, id, *spec, now)
         .then(
-          [self, rp, registry, id, watcher](HandleReport& r) mutable {
+          [self, rp, registry, id, tool, watcher](HandleReport& r) mutable {
             // Spawned: its remote handle owns it from now on.
+            self->state.tools[id] = tool;
             if (watcher) {
               self->state.owners[id] = watcher.address();
               self->monitor(watcher);
@@ -149,18 +175,18 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
            const LookOptions& look) -> caf::result<HandleReport> {
       if (!same_token(key, self->state.key))
         return not_this_session();
-      return relay<HandleReport>(self, fetch_atom::value, id, look);
+      return relay_action(self, action_kind::fetch, id, fetch_atom::value, id, look);
     },
     [self](apply_atom, const std::string& key, const std::string& id, const std::string& input,
            const LookOptions& look) -> caf::result<HandleReport> {
       if (!same_token(key, self->state.key))
         return not_this_session();
-      return relay<HandleReport>(self, apply_atom::value, id, input, look);
+      return relay_action(self, action_kind::apply, id, apply_atom::value, id, input, look);
     },
     [self](abort_atom, const std::string& key, const std::string& id) -> caf::result<HandleReport> {
       if (!same_token(key, self->state.key))
         return not_this_session();
-      return relay<HandleReport>(self, abort_atom::value, id);
+      return relay_action(self, action_kind::abort, id, abort_atom::value, id);
     },
     [self](list_atom, const std::string& key) -> caf::result<std::vector<HandleSummary>> {
       if (!same_token(key, self->state.key))

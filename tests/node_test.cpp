@@ -131,6 +131,12 @@ summary = "Asks first"
 command = { program = "true" }
 run = "ask"
 spawn.stateful = true
+[conversation.tools.guarded]
+summary = "Runs, but its abort asks"
+command = { program = "sleep", args = ["300"] }
+run = "unattended"
+spawn.stateful = true
+spawn.permissions.abort = "ask"
 )";
   }
   std::string node_toml;
@@ -176,6 +182,12 @@ summary = "Asks first, on the node"
 node = "box"
 run = "unattended"
 spawn.stateful = true
+[conversation.tools.guarded]
+summary = "Runs on the node, its abort asks there"
+node = "box"
+run = "unattended"
+spawn.stateful = true
+spawn.lifecycle.on_turn_end = "abort"
 {}
 )",
                        address, tls.empty() ? "" : "[nodes.box.tls]\n" + tls);
@@ -364,6 +376,14 @@ CAF_TEST(a node refuses a client without its token and a tool that would ask) {
   auto asked = client(one_step(call("asky", R"({ action = "spawn", id = "a" })")));
   JP_REQUIRE_OK(asked);
   CAF_CHECK(contains(content(results_of(asked), "main", 1, 0), "conversation.tools.asky.run = \\\"ask\\\""));
+  // Each action under its own permission: the node's config makes this abort ask.
+  auto guarded = client(one_step(call("guarded", R"({ action = "spawn", id = "g", wait_ms = 0 })") +
+                                 call("guarded", R"({ action = "abort", id = "g" })")));
+  JP_REQUIRE_OK(guarded);
+  CAF_CHECK(contains(content(results_of(guarded), "main", 1, 0), R"("state":"running")"));
+  CAF_CHECK(contains(content(results_of(guarded), "main", 1, 1),
+                     "this node does not let clients abort `guarded`: its config says "
+                     "conversation.tools.guarded.spawn.permissions.abort = \"ask\""));
 }
 
 CAF_TEST(a node session answers only messages with its key and its registry never reaches a peer) {
