@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -37,6 +38,22 @@ inline int wait_exit(pid_t& pid) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return -1;
+}
+
+/// Ends a jp-actors CLI the test started, if it still runs: SIGTERM, so that it ends
+/// its tools as it does for a user (a SIGKILL would leave them running), then, past
+/// 20 s, SIGKILL to it and its group. `pid` becomes -1.
+inline void end_cli(pid_t& pid) {
+  if (pid <= 0)
+    return;
+  pid_t was = pid;
+  ::kill(was, SIGTERM);
+  if (wait_exit(pid) >= 0)
+    return;
+  ::kill(-was, SIGKILL);
+  ::kill(was, SIGKILL);
+  reap_child(was);
+  pid = -1;
 }
 
 } // namespace jp::testing

@@ -24,6 +24,8 @@
 #include "runtime/process/controlling_terminal.hpp"
 #include "cli_run.hpp"
 #include "owned_children.hpp"
+#include "child_wait.hpp"
+#include "marked_processes.hpp"
 #include "temp_dir.hpp"
 #include "terminal_io.hpp"
 
@@ -399,9 +401,12 @@ CAF_TEST(a second terminate signal cuts the grace short) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CAF_CHECK(ws.has("termed"));
   ::kill(cli_pid, SIGTERM);
-  int status = 0;
-  reap_child(cli_pid, &status); // within the test's timeout, not the hour of grace
-  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  // Within 20 s, not the hour of grace; else it and its tool are killed here.
+  CAF_CHECK_EQUAL(testing::wait_exit(cli_pid), 128 + SIGTERM);
+  if (cli_pid > 0) {
+    ::kill(cli_pid, SIGKILL);
+    reap_child(cli_pid);
+  }
   while (!process_dead(tool) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CAF_CHECK(process_dead(tool));
@@ -409,8 +414,8 @@ CAF_TEST(a second terminate signal cuts the grace short) {
 }
 
 CAF_TEST(after jp-actors is killed the next start kills every process it left) {
-  char tmpl[] = "/tmp/jp-actors-sweep-XXXXXX";
-  std::filesystem::path dir = ::mkdtemp(tmpl);
+  testing::temp_dir sweep;
+  auto dir = sweep.path;
   // Three handles, two with grandchildren; each process writes its pid to a file.
   auto spawn = [&](const std::string& id, int grandchildren) {
     std::string cmd;
@@ -456,6 +461,8 @@ CAF_TEST(after jp-actors is killed the next start kills every process it left) {
   }
   ::kill(cli_pid, SIGKILL); // no chance to clean up
   reap_child(cli_pid);
+  for (auto p : pids) // orphans now: killed here if a check below ends the runner
+    own_child(p, SIGKILL);
   CAF_REQUIRE_EQUAL(pids.size(), files.size());
   for (auto p : pids)
     CAF_CHECK(!process_dead(p)); // orphaned, still running
@@ -474,10 +481,10 @@ CAF_TEST(after jp-actors is killed the next start kills every process it left) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     CAF_CHECK(process_dead(p));
   }
-  for (auto p : pids) // whatever the checks said, nothing outlives the test
+  for (auto p : pids) { // whatever the checks said, nothing outlives the test
     ::kill(p, SIGKILL);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+    disown_child(p);
+  }
 }
 
 /// The tool_result events of a run, by tool name (each tool called once).
@@ -580,15 +587,16 @@ CAF_TEST(turn end applies the strategy of each tool - abort or await or inquire)
 }
 
 CAF_TEST(an inquiry without an answer fails the run naming the handle and leaves nothing running) {
-  char tmpl[] = "/tmp/jp-actors-inquiry-XXXXXX";
-  std::filesystem::path dir = ::mkdtemp(tmpl);
-  std::ofstream(dir / "unanswered.toml") << R"([[agents]]
+  testing::temp_dir inquiry;
+  auto dir = inquiry.path;
+  testing::marked_sleep sleeper(dir);
+  std::ofstream(dir / "unanswered.toml") << fmt::format(R"([[agents]]
 name = "main"
   [[agents.steps]]
   [[agents.steps.calls]]
   tool = "asked"
-  arguments = { action = "spawn", id = "pending", script = "exec sleep 300" }
-)";
+  arguments = {{ action = "spawn", id = "pending", script = "exec {} 300" }}
+)", sleeper.program.string());
   auto r = cli(fmt::format("--config {}/tests/scripts/turn_end_config.toml run {} --json", JP_SOURCE_DIR,
                            (dir / "unanswered.toml").string()));
   CAF_CHECK_NOT_EQUAL(r.status, 0);
@@ -604,8 +612,7 @@ name = "main"
       CAF_CHECK(e.find("error")->as_string().find("has no answer for it") != std::string::npos);
     }
   CAF_CHECK(turn_end);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u); // not only said: nothing runs
 }
 
 CAF_TEST(a question with target assistant is answered from the script) {
@@ -749,9 +756,8 @@ std::string probe_on_terminal(const std::vector<std::string>& prefix, const std:
   own_child(pid, SIGTERM);
   std::string seen;
   CAF_CHECK(read_until(master, seen, "\nend\r\n"));
-  int status = 0;
-  CAF_CHECK_EQUAL(::waitpid(pid, &status, 0), pid);
-  disown_child(pid);
+  CAF_CHECK_EQUAL(testing::wait_exit(pid), 0); // bounded; else ended below
+  testing::end_cli(pid);
   ::close(master);
   return seen;
 }

@@ -59,10 +59,7 @@ struct fixture {
   std::string runner_runtime = std::getenv("XDG_RUNTIME_DIR") ? std::getenv("XDG_RUNTIME_DIR") : "";
   fixture() { ::setenv("XDG_RUNTIME_DIR", runtime.path.c_str(), 1); } // this test's sockets alone
   ~fixture() {
-    if (run > 0) {
-      ::kill(run, SIGKILL);
-      reap_child(run);
-    }
+    end_cli(run);
     if (runner_runtime.empty())
       ::unsetenv("XDG_RUNTIME_DIR");
     else

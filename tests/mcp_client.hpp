@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "child_wait.hpp"
 #include "marked_processes.hpp"
 #include "messages/json.hpp"
 
@@ -47,10 +48,7 @@ struct McpClient {
     close_input();
     if (from >= 0)
       ::close(from);
-    if (pid > 0) {
-      ::kill(-pid, SIGKILL);
-      reap_child(pid);
-    }
+    end_cli(pid);
   }
 
   void send(const Json& message) {

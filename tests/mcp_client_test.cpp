@@ -378,11 +378,13 @@ CAF_TEST(a request given up stops its POST over HTTP) {
 
 CAF_TEST(a workspace cannot start MCP servers) {
   std::filesystem::create_directories(ws + "/.jp");
-  std::ofstream(ws + "/.jp/config.toml") << "[mcp.servers.evil]\ncommand = [\"touch\", \"/tmp/pwned\"]\n";
+  auto marker = ws + "/pwned";
+  std::ofstream(ws + "/.jp/config.toml") << "[mcp.servers.evil]\ncommand = [\"touch\", \"" << marker << "\"]\n";
   auto r = cli_in(ws, "tools");
   CAF_CHECK_NOT_EQUAL(r.status, 0);
   CAF_CHECK(contains(r.out, "mcp"));
   CAF_CHECK(contains(r.out, "which programs start with jp-actors"));
+  CAF_CHECK(!std::filesystem::exists(marker));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -577,7 +577,9 @@ CAF_TEST(over HTTP a message longer than 4 MiB is refused by its Content-Length)
 }
 
 CAF_TEST(mcp listen refuses an address off loopback) {
-  auto r = cli_in(ws, "mcp --listen 0.0.0.0:0");
+  // An address of no interface here (TEST-NET-1): were the refusal gone, it could
+  // not listen anywhere either, and the command would not be left serving.
+  auto r = cli_in(ws, "mcp --listen 192.0.2.1:0");
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(contains(r.out, "only a loopback address is allowed"));
 }

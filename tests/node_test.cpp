@@ -27,6 +27,7 @@
 #include "runtime/node/node_address.hpp"
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
+#include "child_wait.hpp"
 #include "owned_children.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
@@ -58,13 +59,7 @@ struct Child {
     }
     own_child(-pid, SIGTERM); // a jp-actors node: it ends its tools
   }
-  ~Child() {
-    if (pid > 0) {
-      disown_child(pid);
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
+  ~Child() { end_cli(pid); }
   void kill9() {
     disown_child(pid);
     ::kill(-pid, SIGKILL);
@@ -451,7 +446,9 @@ CAF_TEST(a client configured with a node off loopback without TLS is refused bef
 }
 
 CAF_TEST(a node refuses to listen off loopback without mutual TLS) {
-  auto r = run_command(fmt::format("XDG_STATE_HOME='{}' '{}' --workspace '{}' node --listen 0.0.0.0:0", state,
+  // An address of no interface here (TEST-NET-1): were the refusal gone, it could
+  // not listen anywhere either, and the command would not be left serving.
+  auto r = run_command(fmt::format("XDG_STATE_HOME='{}' '{}' --workspace '{}' node --listen 192.0.2.1:0", state,
                                    JP_CLI_BINARY, node_ws));
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(contains(r.out, "off loopback a node requires mutual TLS"));
