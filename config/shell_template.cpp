@@ -11,20 +11,30 @@ enum class frame {
   bracket_arithmetic, // $[ ... ], closed by ]
   subscript,          // name[ ... ] (an array element being assigned), closed by ]
   test,               // [[ ... ]]: -eq and the like evaluate their operands as arithmetic
+  compound,           // name=( ... ): an array's elements, [i]=v among them
 };
+
+bool is_quotes(frame f) {
+  return f == frame::double_quotes || f == frame::single_quotes || f == frame::ansi_c;
+}
 
 // Where bash is in the text read so far: just enough of its grammar to tell the
 // quoting around the next placeholder.
 class ShellLexer {
 public:
   void read(char c) {
-    bool after_dollar = dollar_;
-    bool opened = just_opened_;
-    bool after_paren = paren_;
-    bool after_name = name_char_;
-    bool after_open_bracket = open_bracket_;
-    bool after_close_bracket = close_bracket_;
-    dollar_ = just_opened_ = paren_ = name_char_ = open_bracket_ = close_bracket_ = false;
+    After prev = after_;
+    after_ = {};
+    // Bash ends a backtick body at the first backtick no backslash escapes, whatever
+    // quotes or comments are open inside it.
+    if (c == '`' && !escaped_ && backtick_ > 0) {
+      stack_.erase(stack_.begin() + static_cast<std::ptrdiff_t>(backtick_), stack_.end());
+      backtick_ = 0;
+      backtick_backslash_ = false;
+      comment_ = word_start_ = false; // the word goes on after it
+      word_char(c);
+      return;
+    }
     if (comment_) {
       comment_ = c != '\n';
       word_start_ = !comment_;
@@ -32,46 +42,70 @@ public:
     }
     if (escaped_) {
       escaped_ = false;
+      if (c == '\n') { // a line continuation: bash reads on as if neither were there
+        after_ = escape_after_;
+        word_start_ = escape_word_start_;
+        return;
+      }
       word_start_ = false;
+      word_char(c);
+      return;
+    }
+    if (c == '\\' && backtick_ > 0) {
+      // Bash strips some backslashes from a backtick body before reading it, so its
+      // quoting is not what it looks like: placeholders after one are refused. Finding
+      // the body's end, a backslash escapes the next character, in '...' too.
+      backtick_backslash_ = true;
+      escape(prev, word_start_);
       return;
     }
     switch (top()) {
       case frame::single_quotes:
         if (c == '\'')
           stack_.pop_back();
+        else
+          word_char(c);
         return;
       case frame::ansi_c:
         if (c == '\\')
-          escaped_ = true;
+          escape(prev);
         else if (c == '\'')
           stack_.pop_back();
+        else
+          word_char(c);
         return;
       case frame::double_quotes:
         if (c == '\\')
-          escaped_ = true;
+          escape(prev);
         else if (c == '"')
           stack_.pop_back();
         else if (c == '`')
-          stack_.push_back({frame::backtick});
-        else if (c == '(' && after_dollar)
+          open_backtick();
+        else if (c == '(' && prev.dollar)
           open_substitution();
-        else if (c == '{' && after_dollar)
+        else if (c == '{' && prev.dollar)
           stack_.push_back({frame::parameter});
-        else if (c == '[' && after_dollar)
+        else if (c == '[' && prev.dollar)
           stack_.push_back({frame::bracket_arithmetic});
-        else if (c == '$')
-          dollar_ = true;
+        else {
+          after_.dollar = c == '$';
+          word_char(c);
+        }
         return;
       default:
-        read_code(c, after_dollar, opened, after_paren, after_name, after_open_bracket, after_close_bracket);
+        read_code(c, prev);
     }
   }
 
   // The quoting of a placeholder that starts here, or why it cannot be passed safely.
   Result<bool> placeholder_double_quoted() const {
-    if (escaped_ || dollar_)
+    if (escaped_ || after_.dollar)
       return Error{"a placeholder right after `\\` or `$` cannot be passed safely; put a "
                    "space or quote before it"};
+    if (after_.less == 2)
+      return Error{std::string(heredoc_error)};
+    if (!unsure_.empty())
+      return Error{std::string(unsure_)};
     if (comment_)
       return false;
     // Bash evaluates arithmetic, a ${...} expansion's subscript and an assigned
@@ -96,6 +130,17 @@ public:
         default:
           break;
       }
+    // unset "a[$1]", printf -v "a[$1]", read, test -v, declare "a=([$1]=x)" and a
+    // name=( [$1]=x ) evaluate the subscript they are given, quoted or not.
+    for (auto& f : stack_)
+      if (f.bracket)
+        return Error{"a placeholder in a word after `name[` (as in \"a[...]\" or a=([...]=v)) may "
+                     "be evaluated as code by bash: unset, printf -v, read and declare evaluate a "
+                     "subscript, quoted or not; make the placeholder a word of its own (a `[` "
+                     "starting a word or after `=` or a blank is fine)"};
+    if (backtick_backslash_)
+      return Error{"a placeholder inside `...` after a `\\` cannot be passed safely (bash strips "
+                   "backslashes there before reading the command); use $(...) instead"};
     switch (top()) {
       case frame::single_quotes:
       case frame::ansi_c:
@@ -108,113 +153,238 @@ public:
     }
   }
 
-  void after_placeholder() { dollar_ = just_opened_ = paren_ = word_start_ = false; }
+  void after_placeholder() {
+    after_ = {};
+    word_start_ = false;
+    word_char('}'); // the value may be a name: "{{a}}[{{i}}]" is a subscript
+  }
 
 private:
+  // What the previous character was, unescaped and outside quotes unless said.
+  struct After {
+    bool dollar = false;        // `$` (in double quotes too)
+    bool opened = false;        // the "(" of "$("
+    bool paren = false;         // a "(" opening a subshell
+    bool name = false;          // a letter, digit or '_'
+    bool open_bracket = false;  // a "[" starting a word
+    bool close_bracket = false; // a "]" inside [[ ]]
+    int less = 0;               // the count of "<" ending here: 2 is a here-document
+  };
+
   struct Frame {
     frame kind;
     int parens = 0; // open "(" of subshells and case patterns inside this frame
+    bool command = false; // (( )) as a command, not $(( ))
+    // The word being read here (quoted parts belong to the frame below the quotes):
+    std::string text;      // its first characters, to spot `case`
+    char last = 0;         // its last character, quotes and backslashes aside; 0 at its start
+    bool compound = false; // it holds "=(", as in declare "a=([i]=x)"
+    bool bracket = false;  // it holds a "[" bash may read as a subscript's
   };
+
+  static constexpr std::string_view heredoc_error =
+    "a placeholder after a here-document (<<) cannot be passed safely (the scan does not "
+    "read here-document bodies); use a here-string (<<<) or put the placeholder before the <<";
+
+  static constexpr std::string_view compound_error =
+    "a placeholder after `(`, `;`, `&`, `|`, `<` or `>` inside name=( ... ) cannot be passed "
+    "safely (bash drops the rest of that line); write them outside name=( ... )";
 
   frame top() const { return stack_.back().kind; }
 
-  void open_substitution() {
-    stack_.push_back({frame::substitution});
-    just_opened_ = true;
+  Frame& word_frame() {
+    auto i = stack_.size() - 1;
+    while (is_quotes(stack_[i].kind))
+      --i;
+    return stack_[i];
   }
 
-  void read_code(char c, bool after_dollar, bool opened, bool after_paren, bool after_name,
-                 bool after_open_bracket, bool after_close_bracket) {
+  // A character of the current word, as bash will pass it on (quotes aside).
+  void word_char(char c) {
+    auto& w = word_frame();
+    // A "[" at a word's start, after `=` or after a blank names no array element (x=[1],
+    // "[info] msg"); anywhere else it might, as it does in a compound assignment.
+    bool plain = w.last == 0 || w.last == '=' || w.last == ' ' || w.last == '\t' || w.last == '\n';
+    if (c == '[' && (!plain || w.compound || w.kind == frame::compound))
+      w.bracket = true;
+    if (c == '(' && w.last == '=')
+      w.compound = true;
+    w.last = c;
+    if (w.text.size() < 5)
+      w.text += c;
+  }
+
+  // At a word's end, outside quotes.
+  void end_word(Frame& f) {
+    // A `case` pattern's ")" would end a $(...) early to this scan (`case` as an
+    // argument is caught too: refusing more is safe).
+    if (f.kind == frame::substitution && f.text == "case")
+      unsure_ = "a placeholder after `case` inside $(...) cannot be passed safely (the scan "
+                "does not match its patterns' `)`); write the case outside $(...) or put the "
+                "placeholder before it";
+    f.text.clear();
+    f.last = 0;
+    f.compound = f.bracket = false;
+  }
+
+  void escape(const After& prev, bool starts_word = false) {
+    escaped_ = true;
+    escape_after_ = prev;
+    escape_word_start_ = starts_word;
+  }
+
+  void open_substitution() {
+    stack_.push_back({frame::substitution});
+    after_.opened = true;
+  }
+
+  void open_backtick() {
+    stack_.push_back({frame::backtick});
+    backtick_ = stack_.size() - 1;
+    backtick_backslash_ = false;
+  }
+
+  void read_code(char c, const After& prev) {
     bool starts_word = word_start_;
     word_start_ = false;
+    auto kind = top();
+    // Bash reads no here-document or comment inside arithmetic or ${...}; in name[...]
+    // and [[ ]] it may (as an argument), so those count.
+    bool code_like = kind != frame::arithmetic && kind != frame::bracket_arithmetic && kind != frame::parameter;
+    if (prev.less == 2 && c != '<')
+      unsure_ = heredoc_error;
     switch (c) {
       case '[':
-        if (after_dollar)
+        if (prev.dollar) {
           stack_.push_back({frame::bracket_arithmetic});
-        else if (after_name) // a[...]=x: the subscript is arithmetic (a glob's [...] too: refused alike)
+          break;
+        }
+        word_char(c);
+        if (prev.name) // a[...]=x: the subscript is arithmetic (a glob's [...] too: refused alike)
           stack_.push_back({frame::subscript});
-        else if (after_open_bracket) // "[[" at a word's start
+        else if (prev.open_bracket) // "[[" at a word's start
           stack_.push_back({frame::test});
         else
-          open_bracket_ = starts_word;
+          after_.open_bracket = starts_word;
         break;
       case ']':
-        if (top() == frame::bracket_arithmetic || top() == frame::subscript)
+        if (kind == frame::bracket_arithmetic || kind == frame::subscript)
           stack_.pop_back();
-        else if (top() == frame::test && after_close_bracket)
+        else if (kind == frame::test && prev.close_bracket)
           stack_.pop_back();
         else
-          close_bracket_ = top() == frame::test;
+          after_.close_bracket = kind == frame::test;
+        word_char(c);
         break;
       case '\\':
-        escaped_ = true;
+        escape(prev, starts_word);
         break;
       case '\'':
-        stack_.push_back({after_dollar ? frame::ansi_c : frame::single_quotes});
+        stack_.push_back({prev.dollar ? frame::ansi_c : frame::single_quotes});
         break;
       case '"':
         stack_.push_back({frame::double_quotes});
         break;
       case '`':
-        if (top() == frame::backtick)
-          stack_.pop_back();
-        else
-          stack_.push_back({frame::backtick});
+        open_backtick();
         break;
       case '(':
-        if (opened) { // "$((": arithmetic, closed by "))"
-          stack_.back() = {frame::arithmetic, 1};
-        } else if (after_dollar) {
+        if (prev.opened) { // "$((": arithmetic, closed by "))"
+          stack_.back() = {.kind = frame::arithmetic, .parens = 1};
+        } else if (prev.dollar) {
           open_substitution();
-        } else if (after_paren) { // "((": arithmetic too
+        } else if (prev.paren) { // "((": arithmetic too
           --stack_.back().parens;
-          stack_.push_back({frame::arithmetic, 1});
+          stack_.push_back({.kind = frame::arithmetic, .parens = 1, .command = true});
+        } else if (stack_.back().last == '=' &&
+                   (kind == frame::code || kind == frame::substitution || kind == frame::backtick)) {
+          stack_.push_back({frame::compound}); // name=( ... )
         } else {
+          if (kind == frame::compound)
+            unsure_ = compound_error;
           ++stack_.back().parens;
-          paren_ = true;
+          end_word(stack_.back());
+          after_.paren = true;
         }
         word_start_ = true;
         break;
       case ')':
-        if (stack_.back().parens > 0)
+        if (stack_.back().parens > 0) {
           --stack_.back().parens;
-        else if (top() == frame::substitution || top() == frame::arithmetic)
+          end_word(stack_.back());
+        } else if (kind == frame::substitution || kind == frame::arithmetic || kind == frame::compound) {
+          // The word goes on after $(...), $((...)) and a=(...): a "#" next starts no
+          // comment. After the "))" of a (( )) command it does.
+          bool command = stack_.back().command;
+          end_word(stack_.back());
           stack_.pop_back();
+          word_char(c);
+          word_start_ = command;
+          break;
+        } else if (kind == frame::subscript || kind == frame::test) {
+          // As an argument (echo a[ ) or echo [[ ) ), bash ends the word there, and
+          // the ")" may end a $(...) this scan stays in.
+          unsure_ = "a placeholder after a `)` inside [[ ]] or name[...] cannot be passed safely "
+                    "(bash reads it differently in a command's arguments); write it in quotes";
+        }
         word_start_ = true;
         break;
       case '{':
-        if (after_dollar)
+        if (prev.dollar)
           stack_.push_back({frame::parameter});
+        else
+          word_char(c);
         break;
       case '}':
-        if (top() == frame::parameter)
+        if (kind == frame::parameter)
           stack_.pop_back();
+        word_char(c);
         break;
       case '$':
-        dollar_ = true;
+        after_.dollar = true;
+        word_char(c);
         break;
       case '#':
-        comment_ = starts_word;
+        // No comment inside arithmetic or ${...}; inside name[...] bash reads one only
+        // as an argument (echo a[ #]), so the scan cannot tell.
+        if (starts_word && kind == frame::subscript)
+          unsure_ = "a placeholder after a `#` inside name[...] cannot be passed safely (bash "
+                    "reads a comment there only in a command's arguments); write it in quotes";
+        else if (starts_word && code_like)
+          comment_ = true;
+        else
+          word_char(c);
         break;
-      case ' ': case '\t': case '\n': case ';': case '&': case '|': case '<': case '>':
+      case '<':
+        after_.less = code_like ? prev.less + 1 : 0;
+        [[fallthrough]];
+      case ';': case '&': case '|': case '>':
+        // In name=( ... ) these are syntax errors after which bash drops the rest of
+        // the line and reads on: its quotes are not the scan's.
+        if (kind == frame::compound)
+          unsure_ = compound_error;
+        [[fallthrough]];
+      case ' ': case '\t': case '\n':
+        end_word(stack_.back());
         word_start_ = true;
         break;
       default:
-        name_char_ = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        after_.name = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        word_char(c);
         break;
     }
   }
 
   std::vector<Frame> stack_{Frame{frame::code}};
-  bool escaped_ = false;     // the previous character was an unescaped backslash
-  bool dollar_ = false;      // ... an unescaped `$`
-  bool just_opened_ = false; // ... the "(" of "$("
-  bool paren_ = false;       // ... a "(" opening a subshell
+  After after_;
+  After escape_after_;            // after_ before the last `\`: a line continuation restores it
+  bool escape_word_start_ = false;
+  bool escaped_ = false;          // the previous character was an unescaped backslash
   bool comment_ = false;
   bool word_start_ = true;
-  bool name_char_ = false;   // ... a letter, digit or '_' read as code
-  bool open_bracket_ = false;  // ... a "[" starting a word
-  bool close_bracket_ = false; // ... a "]" inside [[ ]]
+  size_t backtick_ = 0;           // the index of the open `...` frame (at most one), or 0
+  bool backtick_backslash_ = false; // it holds a `\`
+  std::string_view unsure_;       // why no later placeholder can be passed: the scan may be lost
 };
 
 } // namespace

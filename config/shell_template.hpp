@@ -4,12 +4,15 @@
 // ("${N}" unquoted, ${N} inside "..."), and the value is passed after `bash -c`. Inside
 // single quotes ('...' or $'...') a parameter would not expand, so a placeholder there
 // is refused -- when the config loads, naming the key. So is one where bash evaluates
-// a parameter's value as code: (( )), $(( )) and ${...} (array subscripts).
+// a parameter's value as code: (( )), $(( )), $[ ], ${...}, [[ ]] and array subscripts,
+// name[...] and a word with a `[` after a name or an expansion ("a[$1]", which unset,
+// printf -v, read and declare evaluate, quoted or not) or in name=( ... ).
 //
-// The scan knows quotes, backslashes, comments, $(...), backticks, (( )) and ${...};
-// not here-documents. A wrong guess can only cost the value its exact form (word
-// splitting), never run it: the value is not in the script. What the author's script
-// does with "$1" (eval, [[ $1 -eq 0 ]], let) is the author's.
+// The scan knows quotes, backslashes and line continuations, comments, $(...),
+// backticks, (( )), ${...} and [[ ]]; not here-documents, case patterns inside $(...)
+// or backslashes inside backticks: a placeholder after those is refused, as a wrong
+// guess about quoting could put a value where bash evaluates it. What the author's
+// script does with "$1" (eval, let, declare -i, unset "$1") is the author's.
 #pragma once
 
 #include <string>

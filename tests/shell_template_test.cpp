@@ -72,6 +72,8 @@ std::vector<Case> cases() {
     {shell_tool("printf", {"'%s'", "{{tool.arguments.x}}"}), "", ""},
     // Command substitution drops trailing newlines: the "." keeps them.
     {shell_tool(R"sh(printf '%s' "$(printf '%s.' "{{tool.arguments.x}}")" # it's {{tool.arguments.x}})sh"), "", "."},
+    // A "[" that names no array element, and a line continuation before the placeholder.
+    {shell_tool("printf '%s' \\\n \"[{{tool.arguments.x}}]\""), "[", "]"},
   };
 }
 
@@ -120,6 +122,64 @@ CAF_TEST(a placeholder bash would evaluate as arithmetic is refused whatever the
   using P = std::vector<std::pair<std::string, bool>>;
   CAF_CHECK_EQUAL(placeholders("[ \"{{a}}\" = x ] && echo \"[{{b}}]\"; [[ -n x ]] && echo {{c}}; x=[{{d}}]"),
                   (P{{"a", true}, {"b", true}, {"c", false}, {"d", false}}));
+}
+
+CAF_TEST(a placeholder in a word bash may read as an array element is refused) {
+  // unset, printf -v, read, test -v and declare evaluate the subscript of the name they
+  // are given, quoted or not, as does a compound assignment: a value such as
+  // x[$(id)] can run through each of these.
+  for (auto program : {"a=([{{a}}]=v)", "a+=( [{{a}}]=v )", "a=(1 2); unset \"a[{{a}}]\"",
+                       "printf -v \"a[{{a}}]\" x", "read \"a[{{a}}]\" <<< x", "test -v \"a[{{a}}]\"",
+                       "declare -a \"a=([{{a}}]=1)\"", "declare -a a=\"( [{{a}}]=1)\"",
+                       "x=\"a[{{a}}]\"; echo \"${!x}\"", "unset a'['{{a}}']'", "unset a\\[{{a}}\\]",
+                       "unset \"${n}[{{a}}]\"", "unset \"$(echo a)[{{a}}]\"", "unset \"{{b}}[{{a}}]\""})
+    CAF_CHECK_EQUAL(scan_error(program).find("a word of its own") == std::string::npos ? program : "", "");
+  // A "[" at a word's start, after `=` or after a blank names no element; nor do a
+  // compound assignment's elements without one.
+  using P = std::vector<std::pair<std::string, bool>>;
+  CAF_CHECK_EQUAL(placeholders("echo \"[{{a}}] level [{{b}}]\" [{{c}}] x=[{{d}}]; a=( {{e}} \"{{f}}\" [0]=x )"),
+                  (P{{"a", true}, {"b", true}, {"c", false}, {"d", false}, {"e", false}, {"f", true}}));
+}
+
+CAF_TEST(placeholders after text the scan cannot follow are refused) {
+  // A case pattern's ")" inside $(...) and a here-document's body (here with one `"`)
+  // would mislead the scan about what comes after: a review ran code through both.
+  CAF_CHECK(scan_error("echo \"$(case x in a) :;; esac; (( {{n}} > 3 )))\"").find("after `case` inside $(...)")
+            != std::string::npos);
+  CAF_CHECK(scan_error("cat <<EOF\n27\" monitor\nEOF\n(( {{n}} ))").find("after a here-document")
+            != std::string::npos);
+  CAF_CHECK(scan_error("cat <\\\n<EOF\nx\nEOF\necho {{a}}").find("after a here-document") != std::string::npos);
+  CAF_CHECK(scan_error("cat <<{{a}}").find("after a here-document") != std::string::npos);
+  // As an argument bash ends name[ and [[ at a blank: a ")" or "#" there may end a
+  // $(...) or start a comment the scan would miss.
+  CAF_CHECK(!scan_error("echo \"$(echo a[ )\" \"]\" ; (( {{n}} )) #\"").empty());
+  CAF_CHECK(!scan_error("echo \"$(echo [[ )\" \"]]\" ; (( {{n}} )) #\"").empty());
+  CAF_CHECK(!scan_error("a[1 #]=x echo \"\n] \"; (( {{n}} ))").empty());
+  // After a syntax error inside name=( ... ) bash drops the rest of the line, quotes too.
+  CAF_CHECK(scan_error("x=( a; b )\"\n(( {{n}} ))").find("inside name=( ... )") != std::string::npos);
+  CAF_CHECK(scan_error("declare -a x=(@()\"\n(( {{n}} ))").find("inside name=( ... )") != std::string::npos);
+  // Placeholders before them, here-strings and case outside $(...) are fine.
+  using P = std::vector<std::pair<std::string, bool>>;
+  CAF_CHECK_EQUAL(placeholders("echo {{a}}; cat <<EOF\nx\nEOF"), (P{{"a", false}}));
+  CAF_CHECK_EQUAL(placeholders("cat <<< \"{{a}}\"; case {{b}} in x) echo \"{{c}}\";; esac; echo $((1 << 2)) {{d}}"),
+                  (P{{"a", true}, {"b", false}, {"c", true}, {"d", false}}));
+}
+
+CAF_TEST(line continuations comments and backticks are read as bash reads them) {
+  // Each of these put a value where bash evaluates it, the scan thinking otherwise.
+  for (auto program : {"(\\\n( {{n}} ))", "echo \"$\\\n{a[{{n}}]}\"", "echo \"$\\\n(( {{n}} ))\"",
+                       "a\\\n[{{n}}]=1",
+                       "echo ${x:- #} ; (( {{n}} ))", "echo \"${x:- #}\"; (( {{n}} ))",
+                       "(( 1 # )); echo \"\n))\"; (( {{n}} ))", "echo $(echo)# ; (( {{n}} ))",
+                       "echo $((1))# ; (( {{n}} ))", "a=(1)# ; (( {{n}} ))",
+                       "echo `echo # ` ; (( {{n}} ))", "echo `echo \"` `(( {{n}} ))`",
+                       "echo `echo \"\\$(( {{n}} ))\"`", "echo \"`\\\" \"; (( {{n}} )) #\\\"`\""})
+    CAF_CHECK_EQUAL(scan_error(program).empty() ? program : "", "");
+  CAF_CHECK(scan_error("echo `echo \"\\$(( {{n}} ))\"`").find("use $(...) instead") != std::string::npos);
+  // Comments after a (( )) command or a subshell, and backticks without backslashes.
+  using P = std::vector<std::pair<std::string, bool>>;
+  CAF_CHECK_EQUAL(placeholders("(( 1 ))# \"{{a}}\n(echo)# '{{b}}\necho `echo {{c}}` \"{{d}}\" \\\n {{e}}"),
+                  (P{{"a", false}, {"b", false}, {"c", false}, {"d", true}, {"e", false}}));
 }
 
 CAF_TEST(a single-quoted placeholder is refused when the config loads naming the key) {
