@@ -49,6 +49,8 @@ CMAKE
 if cmake -S "$tmp/newer" -B "$tmp/newer/b" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/newer.log" 2>&1; then
   fail "find_package(jp_actors 0.3) accepted a 0.2 install" "$tmp/newer.log"
 fi
+grep -q 'compatible with requested version "0.3"' "$tmp/newer.log" ||
+  fail "find_package(jp_actors 0.3) failed, but not for its version" "$tmp/newer.log"
 
 # add_subdirectory: the library and the CLI, no tests, no benchmark.
 mkdir -p "$tmp/sub"
