@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "messages/tool_state.hpp"
+#include "../messages/tool_state.hpp"
 
 namespace jp {
 

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "actors/await_condition.hpp"
-#include "messages/id_hash.hpp"
+#include "await_condition.hpp"
+#include "../messages/id_hash.hpp"
 
 namespace jp {
 

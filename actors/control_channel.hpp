@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "messages/tool_state.hpp"
+#include "../messages/tool_state.hpp"
 
 namespace jp {
 

@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
-#include "actors/interfaces.hpp"
-#include "messages/agent_spec.hpp"
+#include "interfaces.hpp"
+#include "../messages/agent_spec.hpp"
 
 namespace jp {
 

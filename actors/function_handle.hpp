@@ -11,8 +11,8 @@
 // A handle that goes away while the work runs (its registry ended) aborts the work.
 #pragma once
 
-#include "actors/registry_actor.hpp"
-#include "tools/function_tool.hpp"
+#include "registry_actor.hpp"
+#include "../tools/function_tool.hpp"
 
 namespace jp {
 

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "actors/interfaces.hpp"
+#include "interfaces.hpp"
 
 namespace jp {
 

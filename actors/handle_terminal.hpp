@@ -6,11 +6,11 @@
 #include <string>
 #include <string_view>
 
-#include "messages/json.hpp"
-#include "messages/result.hpp"
-#include "messages/tool_state.hpp"
-#include "runtime/terminal/terminal_screen.hpp"
-#include "runtime/terminal/terminal_text.hpp"
+#include "../messages/json.hpp"
+#include "../messages/result.hpp"
+#include "../messages/tool_state.hpp"
+#include "../runtime/terminal/terminal_screen.hpp"
+#include "../runtime/terminal/terminal_text.hpp"
 
 namespace jp {
 

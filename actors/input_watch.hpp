@@ -9,7 +9,7 @@
 #include <string_view>
 #include <sys/types.h>
 
-#include "messages/tool_state.hpp"
+#include "../messages/tool_state.hpp"
 
 namespace jp {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "messages/atoms.hpp"
-#include "messages/call_result.hpp"
-#include "messages/handle_summary.hpp"
-#include "messages/launch_spec.hpp"
-#include "messages/notification.hpp"
-#include "messages/tool_state.hpp"
+#include "../messages/atoms.hpp"
+#include "../messages/call_result.hpp"
+#include "../messages/handle_summary.hpp"
+#include "../messages/launch_spec.hpp"
+#include "../messages/notification.hpp"
+#include "../messages/tool_state.hpp"
 
 namespace jp {
 

@@ -16,8 +16,8 @@
 #include <memory>
 #include <string>
 
-#include "actors/interfaces.hpp"
-#include "tools/permission.hpp"
+#include "interfaces.hpp"
+#include "../tools/permission.hpp"
 
 namespace caf {
 class actor_system;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "actors/registry_actor.hpp"
-#include "config/config.hpp"
-#include "runtime/mcp/mcp_client.hpp"
+#include "registry_actor.hpp"
+#include "../config/config.hpp"
+#include "../runtime/mcp/mcp_client.hpp"
 
 namespace jp {
 

@@ -10,8 +10,8 @@
 //        bad_arguments when it refused (token, TLS) or the config cannot work
 #pragma once
 
-#include "actors/interfaces.hpp"
-#include "config/config.hpp"
+#include "interfaces.hpp"
+#include "../config/config.hpp"
 
 namespace jp {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "actors/interfaces.hpp"
-#include "config/config.hpp"
+#include "interfaces.hpp"
+#include "../config/config.hpp"
 
 namespace jp {
 

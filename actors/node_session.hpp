@@ -20,8 +20,8 @@
 
 #include <memory>
 
-#include "actors/interfaces.hpp"
-#include "config/config.hpp"
+#include "interfaces.hpp"
+#include "../config/config.hpp"
 
 namespace jp {
 

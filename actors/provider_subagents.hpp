@@ -7,9 +7,9 @@
 #include <functional>
 #include <memory>
 
-#include "actors/subagent_handle.hpp"
-#include "runtime/provider/inquiry_backend.hpp"
-#include "runtime/provider/provider.hpp"
+#include "subagent_handle.hpp"
+#include "../runtime/provider/inquiry_backend.hpp"
+#include "../runtime/provider/provider.hpp"
 
 namespace jp {
 

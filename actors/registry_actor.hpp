@@ -38,8 +38,8 @@
 #include <functional>
 #include <string>
 
-#include "actors/interfaces.hpp"
-#include "messages/error_category.hpp"
+#include "interfaces.hpp"
+#include "../messages/error_category.hpp"
 
 namespace jp {
 

@@ -11,8 +11,8 @@
 // client goes, the node ends every handle of the session by its turn-end policy.
 #pragma once
 
-#include "actors/registry_actor.hpp"
-#include "config/config.hpp"
+#include "registry_actor.hpp"
+#include "../config/config.hpp"
 
 namespace jp {
 

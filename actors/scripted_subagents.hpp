@@ -7,8 +7,8 @@
 #include <functional>
 #include <memory>
 
-#include "actors/subagent_handle.hpp"
-#include "runtime/store/script.hpp"
+#include "subagent_handle.hpp"
+#include "../runtime/store/script.hpp"
 
 namespace jp {
 

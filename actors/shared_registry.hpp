@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/interfaces.hpp"
+#include "interfaces.hpp"
 
 namespace caf {
 class actor_system;

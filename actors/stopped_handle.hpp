@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "actors/interfaces.hpp"
+#include "interfaces.hpp"
 
 namespace jp {
 

@@ -13,9 +13,9 @@
 #include <memory>
 #include <string>
 
-#include "actors/registry_actor.hpp"
-#include "actors/turn_loop.hpp"
-#include "messages/agent_spec.hpp"
+#include "registry_actor.hpp"
+#include "turn_loop.hpp"
+#include "../messages/agent_spec.hpp"
 
 namespace jp {
 

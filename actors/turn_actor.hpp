@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "actors/interfaces.hpp"
-#include "actors/registry_actor.hpp"
-#include "config/config.hpp"
-#include "messages/chat.hpp"
-#include "messages/json.hpp"
-#include "tools/permission.hpp"
+#include "interfaces.hpp"
+#include "registry_actor.hpp"
+#include "../config/config.hpp"
+#include "../messages/chat.hpp"
+#include "../messages/json.hpp"
+#include "../tools/permission.hpp"
 
 namespace jp {
 

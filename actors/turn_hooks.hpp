@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "messages/chat.hpp"
-#include "messages/handle_summary.hpp"
-#include "messages/json.hpp"
-#include "messages/notification.hpp"
-#include "messages/result.hpp"
-#include "runtime/provider/inquiry_backend.hpp"
-#include "tools/permission.hpp"
+#include "../messages/chat.hpp"
+#include "../messages/handle_summary.hpp"
+#include "../messages/json.hpp"
+#include "../messages/notification.hpp"
+#include "../messages/result.hpp"
+#include "../runtime/provider/inquiry_backend.hpp"
+#include "../tools/permission.hpp"
 
 namespace jp {
 

@@ -23,15 +23,15 @@
 #include <string>
 #include <vector>
 
-#include "actors/turn_actor.hpp"
-#include "actors/turn_hooks.hpp"
-#include "messages/chat.hpp"
-#include "messages/handle_summary.hpp"
-#include "messages/notification.hpp"
-#include "messages/turn_result.hpp"
-#include "runtime/store/conversation_store.hpp"
-#include "runtime/provider/provider.hpp"
-#include "tools/schema.hpp"
+#include "turn_actor.hpp"
+#include "turn_hooks.hpp"
+#include "../messages/chat.hpp"
+#include "../messages/handle_summary.hpp"
+#include "../messages/notification.hpp"
+#include "../messages/turn_result.hpp"
+#include "../runtime/store/conversation_store.hpp"
+#include "../runtime/provider/provider.hpp"
+#include "../tools/schema.hpp"
 
 namespace jp {
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "messages/tool_state.hpp"
+#include "../messages/tool_state.hpp"
 
 namespace jp {
 

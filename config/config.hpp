@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "messages/child_spec.hpp"
-#include "messages/json.hpp"
-#include "messages/tool_state.hpp"
+#include "../messages/child_spec.hpp"
+#include "../messages/json.hpp"
+#include "../messages/tool_state.hpp"
 
 namespace jp {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
-#include "messages/result.hpp"
+#include "config.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

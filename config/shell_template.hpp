@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "messages/result.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

@@ -5,7 +5,7 @@
 
 #include <toml++/toml.h>
 
-#include "messages/json.hpp"
+#include "../messages/json.hpp"
 
 namespace jp {
 

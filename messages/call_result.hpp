@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "messages/notification.hpp"
+#include "notification.hpp"
 
 namespace jp {
 

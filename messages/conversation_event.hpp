@@ -12,12 +12,12 @@
 #include <variant>
 #include <vector>
 
-#include "messages/chat.hpp"
-#include "messages/child_spec.hpp"
-#include "messages/handle_summary.hpp"
-#include "messages/json.hpp"
-#include "messages/notification.hpp"
-#include "messages/tool_state.hpp"
+#include "chat.hpp"
+#include "child_spec.hpp"
+#include "handle_summary.hpp"
+#include "json.hpp"
+#include "notification.hpp"
+#include "tool_state.hpp"
 
 namespace jp {
 

@@ -2,9 +2,9 @@
 // keys in the order the file has always had them; "time" is left to the store.
 #pragma once
 
-#include "messages/conversation_event.hpp"
-#include "messages/json.hpp"
-#include "messages/result.hpp"
+#include "conversation_event.hpp"
+#include "json.hpp"
+#include "result.hpp"
 
 namespace jp {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "messages/result.hpp"
+#include "result.hpp"
 
 namespace jp {
 

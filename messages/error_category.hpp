@@ -5,7 +5,7 @@
 #include <caf/fwd.hpp>
 #include <string>
 
-#include "messages/error_code.hpp"
+#include "error_code.hpp"
 
 namespace jp {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "messages/child_spec.hpp"
-#include "messages/tool_state.hpp"
+#include "child_spec.hpp"
+#include "tool_state.hpp"
 
 namespace jp {
 

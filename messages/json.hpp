@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "messages/result.hpp"
+#include "result.hpp"
 
 namespace jp {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <string_view>
 
-#include "messages/child_spec.hpp"
-#include "messages/handle_summary.hpp"
-#include "messages/json.hpp"
-#include "messages/notification.hpp"
-#include "messages/result.hpp"
-#include "messages/tool_state.hpp"
+#include "child_spec.hpp"
+#include "handle_summary.hpp"
+#include "json.hpp"
+#include "notification.hpp"
+#include "result.hpp"
+#include "tool_state.hpp"
 
 namespace jp {
 

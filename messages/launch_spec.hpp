@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "messages/agent_spec.hpp"
-#include "messages/child_spec.hpp"
-#include "messages/tool_state.hpp"
+#include "agent_spec.hpp"
+#include "child_spec.hpp"
+#include "tool_state.hpp"
 
 namespace jp {
 

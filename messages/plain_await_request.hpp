@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "messages/tool_state.hpp"
+#include "tool_state.hpp"
 
 namespace jp {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "messages/tool_state.hpp"
+#include "tool_state.hpp"
 
 namespace jp {
 

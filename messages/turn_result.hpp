@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "messages/error_code.hpp"
+#include "error_code.hpp"
 
 namespace jp {
 

@@ -17,7 +17,7 @@
 #include <mutex>
 #include <thread>
 
-#include "runtime/timeout_clock.hpp"
+#include "timeout_clock.hpp"
 
 namespace jp {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "messages/result.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

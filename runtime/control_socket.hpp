@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "messages/json.hpp"
-#include "messages/result.hpp"
+#include "../messages/json.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

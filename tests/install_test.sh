@@ -25,6 +25,17 @@ cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || fail "cm
 config=$(find "$prefix" -name jp_actorsConfigVersion.cmake)
 [ -n "$config" ] || fail "no jp_actorsConfigVersion.cmake" "$tmp/install.log"
 
+# Each installed header finds what it includes beside it, by a path relative to
+# itself, never through the include path, where a program's own config/config.hpp or
+# messages/json.hpp would come first.
+find "$prefix/include/jp" -name '*.hpp' | sort >"$tmp/headers"
+while read -r header; do
+  while read -r included; do
+    [ -f "$(dirname "$header")/$included" ] ||
+      fail "${header#"$prefix"/} includes \"$included\", which is not beside it (include it by a relative path)"
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$header")
+done <"$tmp/headers"
+
 # find_package alone: nothing of the source tree is on any path. Built with the
 # flags the library was (a sanitized library needs its runtime in the program too).
 cache_value() { sed -n "s/^$1:STRING=//p" "$build/CMakeCache.txt"; }

@@ -5,9 +5,9 @@
 
 #include <optional>
 
-#include "config/config.hpp"
-#include "messages/json.hpp"
-#include "messages/result.hpp"
+#include "../config/config.hpp"
+#include "../messages/json.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
-#include "messages/json.hpp"
-#include "messages/result.hpp"
+#include "../config/config.hpp"
+#include "../messages/json.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

@@ -3,7 +3,7 @@
 // takes them as its base and never names a built-in tool itself.
 #pragma once
 
-#include "config/config.hpp"
+#include "../config/config.hpp"
 
 namespace jp {
 

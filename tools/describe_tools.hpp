@@ -2,9 +2,9 @@
 // for stateful ones, their actions.
 #pragma once
 
-#include "config/config.hpp"
-#include "messages/json.hpp"
-#include "messages/result.hpp"
+#include "../config/config.hpp"
+#include "../messages/json.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
-#include "messages/json.hpp"
-#include "messages/tool_state.hpp"
+#include "../config/config.hpp"
+#include "../messages/json.hpp"
+#include "../messages/tool_state.hpp"
 
 namespace jp {
 

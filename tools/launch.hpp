@@ -2,10 +2,10 @@
 // for one), cwd, environment, stdin and output limits.
 #pragma once
 
-#include "config/config.hpp"
-#include "messages/json.hpp"
-#include "messages/launch_spec.hpp"
-#include "messages/result.hpp"
+#include "../config/config.hpp"
+#include "../messages/json.hpp"
+#include "../messages/launch_spec.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

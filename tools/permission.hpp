@@ -11,9 +11,9 @@
 #include <set>
 #include <string>
 
-#include "config/config.hpp"
-#include "messages/json.hpp"
-#include "messages/permission_reply.hpp"
+#include "../config/config.hpp"
+#include "../messages/json.hpp"
+#include "../messages/permission_reply.hpp"
 
 namespace jp {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "config/config.hpp"
+#include "../config/config.hpp"
 
 namespace jp {
 

@@ -8,9 +8,9 @@
 
 #include <string_view>
 
-#include "config/config.hpp"
-#include "messages/json.hpp"
-#include "messages/result.hpp"
+#include "../config/config.hpp"
+#include "../messages/json.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "messages/result.hpp"
+#include "../messages/result.hpp"
 
 namespace jp {
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
-#include "messages/json.hpp"
-#include "messages/result.hpp"
-#include "messages/tool_state.hpp"
+#include "../../config/config.hpp"
+#include "../../messages/json.hpp"
+#include "../../messages/result.hpp"
+#include "../../messages/tool_state.hpp"
 
 namespace jp {
 

@@ -22,7 +22,7 @@
 #include <memory>
 #include <string>
 
-#include "messages/result.hpp"
+#include "../../messages/result.hpp"
 
 namespace jp {
 

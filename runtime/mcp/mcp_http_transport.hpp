@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "config/config.hpp"
-#include "messages/json.hpp"
+#include "../../config/config.hpp"
+#include "../../messages/json.hpp"
 
 namespace jp {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-#include "config/config.hpp"
-#include "messages/call_result.hpp"
-#include "messages/json.hpp"
-#include "messages/permission_reply.hpp"
+#include "../../config/config.hpp"
+#include "../../messages/call_result.hpp"
+#include "../../messages/json.hpp"
+#include "../../messages/permission_reply.hpp"
 
 namespace jp::mcp {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "messages/json.hpp"
+#include "../../messages/json.hpp"
 
 namespace jp {
 

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "runtime/process/tool_environment.hpp"
+#include "tool_environment.hpp"
 
 namespace jp {
 

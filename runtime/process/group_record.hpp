@@ -31,8 +31,8 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "messages/result.hpp"
-#include "runtime/store/state_location.hpp"
+#include "../../messages/result.hpp"
+#include "../store/state_location.hpp"
 
 namespace jp {
 

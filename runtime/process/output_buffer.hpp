@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/process/chunk_tail.hpp"
+#include "chunk_tail.hpp"
 
 namespace jp {
 

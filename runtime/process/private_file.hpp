@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "messages/result.hpp"
+#include "../../messages/result.hpp"
 
 namespace jp {
 

@@ -14,8 +14,8 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "messages/result.hpp"
-#include "runtime/process/child_launch.hpp"
+#include "../../messages/result.hpp"
+#include "child_launch.hpp"
 
 namespace jp {
 

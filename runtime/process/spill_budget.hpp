@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "runtime/process/private_file.hpp"
+#include "private_file.hpp"
 
 namespace jp {
 

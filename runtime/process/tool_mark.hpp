@@ -16,7 +16,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "runtime/process/proc_stat.hpp"
+#include "proc_stat.hpp"
 
 namespace jp {
 

@@ -8,9 +8,9 @@
 #include <map>
 #include <string>
 
-#include "messages/chat.hpp"
-#include "messages/result.hpp"
-#include "runtime/provider/sse.hpp"
+#include "../../messages/chat.hpp"
+#include "../../messages/result.hpp"
+#include "sse.hpp"
 
 namespace jp {
 

@@ -5,11 +5,11 @@
 
 #include <memory>
 
-#include "config/config.hpp"
-#include "messages/result.hpp"
-#include "runtime/provider/inquiry_backend.hpp"
-#include "runtime/provider/provider.hpp"
-#include "tools/schema.hpp"
+#include "../../config/config.hpp"
+#include "../../messages/result.hpp"
+#include "inquiry_backend.hpp"
+#include "provider.hpp"
+#include "../../tools/schema.hpp"
 
 namespace jp {
 

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "messages/chat.hpp"
-#include "messages/child_spec.hpp"
-#include "messages/handle_summary.hpp"
-#include "messages/json.hpp"
-#include "messages/result.hpp"
-#include "messages/tool_state.hpp"
+#include "../../messages/chat.hpp"
+#include "../../messages/child_spec.hpp"
+#include "../../messages/handle_summary.hpp"
+#include "../../messages/json.hpp"
+#include "../../messages/result.hpp"
+#include "../../messages/tool_state.hpp"
 
 namespace jp {
 

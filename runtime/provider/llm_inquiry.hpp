@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/provider/inquiry_backend.hpp"
-#include "runtime/provider/provider.hpp"
+#include "inquiry_backend.hpp"
+#include "provider.hpp"
 
 namespace jp {
 

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "messages/chat.hpp"
-#include "messages/result.hpp"
-#include "runtime/provider/sse.hpp"
+#include "../../messages/chat.hpp"
+#include "../../messages/result.hpp"
+#include "sse.hpp"
 
 namespace jp {
 

@@ -7,11 +7,11 @@
 #include <memory>
 #include <string>
 
-#include "messages/chat.hpp"
-#include "messages/error_code.hpp"
-#include "messages/result.hpp"
-#include "runtime/provider/http_stream.hpp"
-#include "runtime/provider/retry_policy.hpp"
+#include "../../messages/chat.hpp"
+#include "../../messages/error_code.hpp"
+#include "../../messages/result.hpp"
+#include "http_stream.hpp"
+#include "retry_policy.hpp"
 
 namespace jp {
 

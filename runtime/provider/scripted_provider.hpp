@@ -7,9 +7,9 @@
 
 #include <memory>
 
-#include "runtime/provider/inquiry_backend.hpp"
-#include "runtime/provider/provider.hpp"
-#include "runtime/store/script.hpp"
+#include "inquiry_backend.hpp"
+#include "provider.hpp"
+#include "../store/script.hpp"
 
 namespace jp {
 

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "messages/result.hpp"
+#include "../../messages/result.hpp"
 
 namespace jp {
 

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "messages/chat.hpp"
+#include "../../messages/chat.hpp"
 
 namespace jp {
 

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "messages/json.hpp"
-#include "messages/result.hpp"
+#include "../../messages/json.hpp"
+#include "../../messages/result.hpp"
 
 namespace jp {
 

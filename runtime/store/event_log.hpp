@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "messages/chat.hpp"
-#include "messages/json.hpp"
-#include "messages/handle_summary.hpp"
-#include "messages/notification.hpp"
+#include "../../messages/chat.hpp"
+#include "../../messages/json.hpp"
+#include "../../messages/handle_summary.hpp"
+#include "../../messages/notification.hpp"
 
 namespace jp {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "messages/json.hpp"
+#include "../../messages/json.hpp"
 
 namespace jp {
 

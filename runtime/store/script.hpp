@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "messages/child_spec.hpp"
-#include "messages/json.hpp"
-#include "messages/result.hpp"
+#include "../../messages/child_spec.hpp"
+#include "../../messages/json.hpp"
+#include "../../messages/result.hpp"
 
 namespace jp {
 

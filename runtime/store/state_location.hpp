@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "messages/result.hpp"
+#include "../../messages/result.hpp"
 
 namespace jp {
 

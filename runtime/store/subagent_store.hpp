@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/store/conversation_store.hpp"
+#include "conversation_store.hpp"
 
 namespace jp {
 

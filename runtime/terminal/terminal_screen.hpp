@@ -3,9 +3,9 @@
 // in the terminal's current modes. <vterm.h> stays in the .cpp (pimpl).
 #pragma once
 
-#include "messages/result.hpp"
-#include "messages/tool_state.hpp"
-#include "messages/typed_keys.hpp"
+#include "../../messages/result.hpp"
+#include "../../messages/tool_state.hpp"
+#include "../../messages/typed_keys.hpp"
 
 #include <cstdint>
 #include <memory>
