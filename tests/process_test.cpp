@@ -1360,6 +1360,12 @@ CAF_TEST(every launcher names a missing program and a bad cwd) {
     CAF_REQUIRE(!bad_cwd.ok());
     CAF_CHECK_EQUAL(bad_cwd.error(),
                     "cannot start 'true': cannot change to directory '/nonexistent/jp-dir': No such file or directory");
+    // A long one (a model chose it) is echoed as far as a path needs, no further.
+    auto long_cwd = spawn_process(io, SpawnSpec{{"true"}, "/nonexistent/" + std::string(3000, 'c'), {}, false},
+                                  c->events(c));
+    CAF_REQUIRE(!long_cwd.ok());
+    CAF_CHECK_LESS(long_cwd.error().size(), 400u);
+    CAF_CHECK(long_cwd.error().find("(3013 bytes)") != std::string::npos);
     auto not_exec = spawn_process(io, SpawnSpec{{"/tmp"}, "", {}, false}, c->events(c)); // a directory
     CAF_REQUIRE(!not_exec.ok());
     CAF_CHECK_EQUAL(not_exec.error(), "cannot start '/tmp': Permission denied");

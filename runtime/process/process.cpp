@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "messages/json.hpp"
 #include "runtime/process/child_launch.hpp"
 #include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/group_record.hpp"
@@ -142,19 +143,21 @@ bool make_pipe(Fd& read_end, Fd& write_end) {
 }
 
 /// A launch reports a bad cwd and a missing program alike; say which it was.
+/// (Both may come from a model's arguments: echoed as far as a path needs, no more.)
 std::string spawn_error(const SpawnSpec& spec, int err) {
-  const std::string& prog = spec.argv[0];
+  auto prog = cut_text(spec.argv[0], 200);
   if (!spec.cwd.empty()) {
+    auto cd_error = [&](int e) {
+      return "cannot start '" + prog + "': cannot change to directory '" + cut_text(spec.cwd, 200) + "': " +
+             errno_text(e);
+    };
     struct stat st{};
     if (::stat(spec.cwd.c_str(), &st) != 0)
-      return "cannot start '" + prog + "': cannot change to directory '" + spec.cwd +
-             "': " + errno_text(errno);
+      return cd_error(errno);
     if (!S_ISDIR(st.st_mode))
-      return "cannot start '" + prog + "': cannot change to directory '" + spec.cwd +
-             "': " + errno_text(ENOTDIR);
+      return cd_error(ENOTDIR);
     if (::access(spec.cwd.c_str(), X_OK) != 0)
-      return "cannot start '" + prog + "': cannot change to directory '" + spec.cwd +
-             "': " + errno_text(errno);
+      return cd_error(errno);
   }
   return "cannot start '" + prog + "': " + errno_text(err);
 }
