@@ -306,6 +306,7 @@ CAF_TEST(a tool that would ask is refused naming the key unless allowed) {
   auto refused = c->call("tools/call", tool_call("asky", Json::object()));
   CAF_CHECK(is_error(refused));
   CAF_CHECK(contains(text_of(refused), "conversation.tools.asky.run = \"unattended\""));
+  CAF_CHECK(contains(text_of(refused), "this MCP client declared no elicitation to ask the user through"));
   CAF_CHECK(!contains(text_of(refused), "asked and ran"));
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);

@@ -33,11 +33,10 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
   return {};
 }
 
-std::string no_one_to_ask(const std::string& tool) {
-  return fmt::format("`{}` needs the user's permission to run (run = \"ask\") and there is no "
-                     "terminal to ask on; nothing was run. Allow it with --allow {}, or set "
-                     "conversation.tools.{}.run = \"unattended\"",
-                     tool, tool, tool);
+std::string no_one_to_ask(const std::string& tool, const std::string& why_nobody) {
+  return fmt::format("`{}` needs the user's permission to run (run = \"ask\") and {}; nothing "
+                     "was run. Allow it with --allow {}, or set conversation.tools.{}.run = \"unattended\"",
+                     tool, why_nobody, tool, tool);
 }
 
 std::string denied(const std::string& tool, const PermissionReply& reply) {

@@ -20,6 +20,8 @@ namespace jp {
 struct PermissionPolicy {
   bool enforce = true;           // false: every call is the user's own (a script without --ask)
   std::set<std::string> allowed; // --allow TOOL: asked-for tools that may run
+  // Why nobody can be asked where nobody can (what a refusal says).
+  std::string why_nobody = "there is no terminal to ask on";
 };
 
 /// Asks the person whether `tool` may run with `args`. Blocking (called on a
@@ -40,7 +42,7 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
                                      const std::set<std::string>& allowed_this_turn);
 
 /// The tool error when a call must be asked for and nobody can be asked.
-std::string no_one_to_ask(const std::string& tool);
+std::string no_one_to_ask(const std::string& tool, const std::string& why_nobody = PermissionPolicy{}.why_nobody);
 
 /// The tool error when the user said no.
 std::string denied(const std::string& tool, const PermissionReply& reply);

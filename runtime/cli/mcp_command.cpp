@@ -126,6 +126,7 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
     ctx.io = &io;
     ctx.executors = mcp.executors;
     ctx.permissions = permissions;
+    ctx.permissions.why_nobody = "this MCP client declared no elicitation to ask the user through";
     ctx.ask_permission = std::move(ask);
     ctx.agent = "mcp";
     return spawn_turn(sys, std::move(ctx));
