@@ -25,6 +25,7 @@
 #include "cli_run.hpp"
 #include "owned_children.hpp"
 #include "child_wait.hpp"
+#include "contains.hpp"
 #include "marked_processes.hpp"
 #include "temp_dir.hpp"
 #include "terminal_io.hpp"
@@ -653,7 +654,7 @@ CAF_TEST(edge cases of batches and await end without hanging) {
   CAF_CHECK_EQUAL(typo->find("completed")->as_array().size(), 1u);
   CAF_CHECK(!ok("edges", 2, 0) && !ok("edges", 2, 1));
   CAF_CHECK_EQUAL(content("edges", 2, 0), "Batch rejected: handle id `dup` is spawned twice in one batch");
-  CAF_CHECK_EQUAL(content("edges", 3, 0), "At least one handle ID required");
+  CAF_CHECK_EQUAL(content("edges", 3, 0), "await needs at least one handle id: `all` or `any`, an array of ids");
   auto quick = Json::parse(content("edges", 3, 2));
   CAF_REQUIRE(quick.ok());
   CAF_CHECK(quick->find("timed_out") == nullptr);
@@ -671,7 +672,18 @@ CAF_TEST(describe_tools explains a tool and its actions) {
   CAF_CHECK(r.out.find("- command (string, required)") != std::string::npos);
   auto bad = cli(R"(call describe_tools '{"tools":["nope"]}')");
   CAF_CHECK_NOT_EQUAL(bad.status, 0);
-  CAF_CHECK(bad.out.find("unknown tool `nope`") != std::string::npos);
+  CAF_CHECK(bad.out.find("unknown tool `nope`; the tools are agent, await, describe_tools, foreach, shell") !=
+            std::string::npos);
+  // What else a user may get wrong is named too, with what is allowed.
+  auto bare = cli("");
+  CAF_CHECK_EQUAL(bare.status, 2);
+  CAF_CHECK(testing::contains(bare.out, "jp-actors: a command is required; expected one of: "));
+  auto nodes = cli("nodes");
+  CAF_CHECK(testing::contains(nodes.out, "jp-actors: a command is required for nodes; expected one of: ls"));
+  auto no_script = cli("run /nonexistent/script.toml");
+  CAF_CHECK(testing::contains(no_script.out, "/nonexistent/script.toml: cannot read the script file: No such file or directory"));
+  auto dir_report = cli("report /tmp");
+  CAF_CHECK(testing::contains(dir_report.out, "/tmp is a directory; give the events file itself"));
 }
 
 using testing::read_until;

@@ -1,6 +1,7 @@
 #include "tools/describe_tools.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "messages/json_codec.hpp"
 #include "tools/schema.hpp"
@@ -56,8 +57,13 @@ Result<std::string> describe_tools(const Config& config, const Json& args) {
     if (!n.is_string())
       return Error{"describe_tools: `tools` must contain strings"};
     auto it = config.tools.find(n.as_string());
-    if (it == config.tools.end())
-      return Error{fmt::format("describe_tools: unknown tool `{}`", cut_text(n.as_string()))};
+    if (it == config.tools.end()) {
+      std::vector<std::string> known;
+      for (auto& [name, _] : config.tools)
+        known.push_back(name);
+      return Error{fmt::format("describe_tools: unknown tool `{}`; the tools are {}", cut_text(n.as_string()),
+                               fmt::join(known, ", "))};
+    }
     out += describe(it->second) + "\n";
   }
   return out;

@@ -225,7 +225,11 @@ int report_file(const std::string& path, bool json) {
   }
   auto runs = builder.reports();
   if (runs.empty())
-    return fail(fmt::format("{} holds no events", path));
+    return fail(std::filesystem::is_directory(path)
+                  ? fmt::format("{} is a directory; give the events file itself (the output of `run --json` or "
+                                "`query --json`, or a conversation's events.jsonl)",
+                                path)
+                  : fmt::format("{} holds no events", path));
   if (json)
     std::printf("%s\n", runs_report_json(runs).dump().c_str());
   else
@@ -460,14 +464,15 @@ int main(int argc, char** argv) {
         auto extra = level->remaining();
         if (extra.empty())
           extra = app.remaining(); // a subcommand's fall through to the top
-        if (extra.empty() || extra.front().starts_with("-"))
+        if (!extra.empty() && extra.front().starts_with("-"))
           continue;
         std::string names;
         for (auto* s : level->get_subcommands({}))
           names += (names.empty() ? "" : ", ") + s->get_name();
-        std::fprintf(stderr, "jp-actors: unknown command `%s`%s%s; expected one of: %s (see --help)\n",
-                     extra.front().c_str(), level == &app ? "" : " for ", level == &app ? "" : level->get_name().c_str(),
-                     names.c_str());
+        auto what = extra.empty() ? std::string("a command is required")
+                                  : fmt::format("unknown command `{}`", extra.front());
+        std::fprintf(stderr, "jp-actors: %s%s%s; expected one of: %s (see --help)\n", what.c_str(),
+                     level == &app ? "" : " for ", level == &app ? "" : level->get_name().c_str(), names.c_str());
         return 2;
       }
     return app.exit(e);

@@ -1,7 +1,9 @@
 #include "runtime/store/script.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
@@ -271,7 +273,7 @@ Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& n
 Result<Script> load_script(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return Error{fmt::format("{}: cannot read the script file", path)};
+    return Error{fmt::format("{}: cannot read the script file: {}", path, std::strerror(errno))};
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_script(ss.str(), path);
