@@ -313,6 +313,7 @@ pid_t start_run(const std::filesystem::path& ws, const std::filesystem::path& sc
                 std::vector<std::string> flags = {}) {
   pid_t pid = ::fork();
   if (pid == 0) {
+    ::setpgid(0, 0); // its own group: no signal meant for the runner's reaches it
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);

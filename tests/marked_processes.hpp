@@ -117,6 +117,7 @@ struct marked_sleep {
 inline pid_t start_cli(const std::string& state_home, const std::vector<std::string>& args) {
   pid_t pid = ::fork();
   if (pid == 0) {
+    ::setpgid(0, 0); // its own group: no signal meant for the runner's reaches it
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
