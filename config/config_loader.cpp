@@ -589,7 +589,9 @@ private:
   Status env_map(std::map<std::string, std::string>& out, const toml::table& t, const std::string& prefix) {
     for (auto&& [k, v] : t) {
       auto name = k.str();
-      if (name.empty() || name.find_first_of("= \t\n") != std::string_view::npos || name.find('\0') != std::string_view::npos)
+      auto control = [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; };
+      if (name.empty() || name.find_first_of("= ") != std::string_view::npos ||
+          std::any_of(name.begin(), name.end(), control))
         return fail(join_key(prefix, name), "not a variable's name: it may not be empty or hold '=', "
                                             "a space or a control character");
     }
@@ -640,6 +642,13 @@ private:
         return fail(join_key(key, "pass_env"),
                     "the workspace's config defined or changed this tool, so it gets none of your "
                     "secrets; pass them to a tool of your own config instead");
+      // Nor does a command of yours (--config, --cfg) take on the rest of the settings
+      // of the repository's tool of that name (its run, args, env...).
+      if (!from_workspace_ && entry.from_workspace && v.as_table() && v.as_table()->contains("command"))
+        return fail(join_key(key, "command"),
+                    fmt::format("the workspace's config defines a tool `{}` too, and yours would run with the "
+                                "rest of its settings (run, args, env, ...); give yours another name",
+                                name.str()));
       // Yours or built in: a repository may describe it and make it ask more, not
       // change what it runs or let it run without asking.
       bool yours = from_workspace_ && !added && !entry.from_workspace;
@@ -668,11 +677,10 @@ private:
     if (!t)
       return Status::ok(); // with_table names the mismatch
     auto refuse = [&](std::string_view k) {
-      return fail(join_key(key, k), fmt::format("may not be set by the workspace's config on a tool your own "
-                                                "config or jp-actors defines (it may set only {} and "
-                                                "spawn.permissions, and make it ask more); define a tool of "
-                                                "another name instead",
-                                                fmt::join(allowed, ", ")));
+      return fail(join_key(key, k), "may not be set by the workspace's config on a tool your own config or "
+                                    "jp-actors defines (it may set only summary, description, run, "
+                                    "spawn.permissions, wait_ms, settle_ms, rows and cols, and make it ask "
+                                    "more); define a tool of another name instead");
     };
     for (auto&& [k, _] : *t)
       if (!allowed.count(k.str()))

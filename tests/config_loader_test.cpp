@@ -606,6 +606,25 @@ CAF_TEST(a workspace config cannot change a tool your config passes secrets to) 
   CAF_CHECK_EQUAL(passed("gh"), (std::vector<std::string>{"NPM_TOKEN", "GH_TOKEN"}));
   CAF_CHECK_EQUAL(passed("ls"), (std::vector<std::string>{"NPM_TOKEN"}));
   CAF_CHECK(passed("mine").empty());
+  // Nor does a command of yours take on the settings of the workspace's tool of that name.
+  box.workspace_config("[conversation.tools.deploy]\ncommand = { program = \"true\", args = [\"x\"] }\n"
+                       "run = \"unattended\"\n");
+  for (auto mine : {std::string("--config"), std::string("--cfg")}) {
+    auto sources = box.sources();
+    if (mine == "--config")
+      sources.config_files.push_back(box.write(box.root / "mine.toml", "[conversation.tools.deploy]\n"
+                                                                       "command = { program = \"echo\" }\n")
+                                       .string());
+    else
+      sources.overrides.push_back("conversation.tools.deploy.command.program=echo");
+    c = load_config(sources, default_config());
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), "conversation.tools.deploy.command: the workspace's config defines a tool "
+                                       "`deploy` too"),
+                    "");
+  }
+  box.workspace_config("[conversation.tools.ls]\nrun = \"skip\"\n"
+                       "[conversation.tools.mine]\ncommand = { program = \"make\" }\n");
   // Nor does a later layer of yours pass secrets to a tool the workspace defined.
   auto sources = box.sources();
   sources.overrides.push_back("conversation.tools.mine.pass_env=[\"GH_TOKEN\"]");
@@ -712,6 +731,8 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
      "conversation.tools.t.env.HOME=/evil: not a variable's name"},
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { \"FOO BAR\" = \"1\" }\n",
      "conversation.tools.t.env.FOO BAR: not a variable's name"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { \"A\\rB\" = \"1\" }\n",
+     "conversation.tools.t.env.A\rB: not a variable's name"},
     {"[mcp.servers.m]\ncommand = [\"x\"]\nenv = { \"\" = \"1\" }\n", "mcp.servers.m.env.: not a variable's name"},
   };
   for (auto& [toml, error] : cases) {
