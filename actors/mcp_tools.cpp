@@ -156,10 +156,17 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
                            name, tool.name, p.name));
           t.stateful = false;
         }
-      if (with->tools.count(t.name)) {
-        warn(fmt::format("MCP server `{}`: a tool named `{}` exists already; `{}` is not offered", name, t.name,
-                         tool.name));
-        continue;
+      if (auto same = with->tools.find(t.name); same != with->tools.end()) {
+        // A repository's tool does not stand in for your server's (and its permission).
+        if (same->second.from_workspace) {
+          warn(fmt::format("MCP server `{}`: the workspace's config defines a tool named `{}` too; the server's "
+                           "is offered",
+                           name, t.name));
+        } else {
+          warn(fmt::format("MCP server `{}`: a tool named `{}` exists already; `{}` is not offered", name, t.name,
+                           tool.name));
+          continue;
+        }
       }
       out.executors[t.name] = function_handle_factory(call_of(*client, name, tool.name, params));
       with->tools[t.name] = std::move(t);
