@@ -1,6 +1,7 @@
 #include "actors/node_session.hpp"
 
 #include <caf/all.hpp>
+#include <set>
 #include <fmt/format.h>
 
 #include "actors/registry_actor.hpp"
@@ -28,6 +29,7 @@ struct node_session_state {
   // gone late, does not end the new owner's handle.
   std::map<std::string, caf::actor_addr> owners;
   std::map<std::string, std::string> tools; // the tool of each id spawned: its permissions
+  std::set<std::string> starting;           // ids whose spawn is not answered yet
   static inline const char* name = "jp.node_session";
 };
 
@@ -72,6 +74,11 @@ std::optional<std::string> node_refusal(const ToolConfig& tool, action_kind acti
 template <class... Ts>
 caf::result<HandleReport> relay_action(node_session_t* self, action_kind action, const std::string& id, Ts... xs) {
   auto& st = self->state;
+  // Its tool (and so its permissions) is known once its spawn is answered.
+  if (st.starting.count(id))
+    return make_error(error_code::bad_arguments,
+                      fmt::format("Handle `{}` is still starting on this node; {} it once its spawn is answered",
+                                  cut_text(id), to_string(action)));
   if (auto t = st.tools.find(id); t != st.tools.end())
     if (auto tool = st.config->tools.find(t->second); tool != st.config->tools.end())
       if (auto why = node_refusal(tool->second, action))
@@ -144,10 +151,12 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
       auto registry = self->state.registry;
       LookOptions now;
       now.wait_ms = 0;
+      self->state.starting.insert(id);
       self->request(registry, caf::infinite, spawn_atom::value, id, *spec, now)
         .then(
           [self, rp, registry, id, tool, watcher](HandleReport& r) mutable {
             // Spawned: its remote handle owns it from now on.
+            self->state.starting.erase(id);
             self->state.tools[id] = tool;
             if (watcher) {
               self->state.owners[id] = watcher.address();
@@ -168,7 +177,10 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
                 [](caf::error&) {});
             rp.deliver(std::move(r));
           },
-          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+          [self, rp, id](caf::error& err) mutable {
+            self->state.starting.erase(id);
+            rp.deliver(std::move(err));
+          });
       return rp;
     },
     [self](fetch_atom, const std::string& key, const std::string& id,

@@ -435,6 +435,19 @@ CAF_TEST(a node session answers only messages with its key and its registry neve
   self->request(typed, std::chrono::seconds(30), list_atom::value, key)
     .receive([&](std::vector<HandleSummary>&) { CAF_CHECK(from_session()); },
              [&](caf::error& err) { CAF_FAIL("list: " << error_text(err)); });
+  // An abort sent right behind its spawn is checked against its tool too (here it
+  // asks, so it is refused), not let through while the spawn is unanswered.
+  auto spawned = self->request(typed, std::chrono::seconds(30), spawn_atom::value, key, std::string("g"),
+                               std::string("guarded"), std::string("{}"), me);
+  auto aborted = self->request(typed, std::chrono::seconds(30), abort_atom::value, key, std::string("g"));
+  spawned.receive([&](HandleReport& r) { CAF_CHECK(!r.state.stopped()); },
+                  [&](caf::error& err) { CAF_FAIL("spawn: " << error_text(err)); });
+  aborted.receive([&](HandleReport&) { CAF_FAIL("aborted although the node's config says it asks"); },
+                  [&](caf::error& err) {
+                    auto why = error_text(err);
+                    CAF_CHECK(contains(why, "is still starting on this node") ||
+                              contains(why, "does not let clients abort `guarded`"));
+                  });
 }
 
 CAF_TEST(a client configured with a node off loopback without TLS is refused before the token is sent) {
