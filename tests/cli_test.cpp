@@ -749,7 +749,8 @@ std::string terminal_probe_call() {
 /// jp-actors (after `prefix`, a command that runs it) on a terminal it leads the
 /// session of, calling the shell with `call` (the probe unless given; it ends by
 /// printing "end"): what the terminal showed. Ended and reaped.
-std::string probe_on_terminal(const std::vector<std::string>& prefix, const std::string& call = terminal_probe_call()) {
+std::string probe_on_terminal(const std::vector<std::string>& prefix, const std::string& call = terminal_probe_call(),
+                              int status = 0) {
   testing::temp_dir ws;
   auto state = testing::state_home_of(ws.path.string()); // no other run's crash record to sweep
   std::vector<std::string> args = prefix;
@@ -769,7 +770,7 @@ std::string probe_on_terminal(const std::vector<std::string>& prefix, const std:
   own_child(pid, SIGTERM);
   std::string seen;
   CAF_CHECK(read_until(master, seen, "\nend\r\n"));
-  CAF_CHECK_EQUAL(testing::wait_exit(pid), 0); // bounded; else ended below
+  CAF_CHECK_EQUAL(testing::wait_exit(pid), status); // bounded; else ended below
   testing::end_cli(pid);
   ::close(master);
   return seen;
@@ -789,6 +790,11 @@ CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
   auto call = Json::object();
   call.set("command", "printf 'A\\033]0;PWNED\\007B\\n'; echo end");
   auto seen = probe_on_terminal({}, call.dump());
+  CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
+  CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
+  // Nor of what a failed call said (its first line on stderr, the rest on stdout).
+  call.set("command", "printf 'A\\033]0;PWNED\\007B\\n'; echo end; exit 3");
+  seen = probe_on_terminal({}, call.dump(), 1);
   CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
   CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
 }

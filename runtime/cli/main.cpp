@@ -265,7 +265,8 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
              });
   self->send_exit(turn, caf::exit_reason::user_shutdown);
   // On a terminal, what the tool printed cannot drive it; a pipe gets it as it came.
-  if (isatty(STDOUT_FILENO))
+  // (A failure's first line goes to stderr, the rest to stdout.)
+  if (isatty(STDOUT_FILENO) || (!result.ok && isatty(STDERR_FILENO)))
     result.content = terminal_safe(result.content);
   if (!result.ok) {
     auto first_line = result.content.substr(0, result.content.find('\n'));

@@ -17,6 +17,7 @@
 #include "actors/turn_loop.hpp"
 #include "messages/atoms.hpp"
 #include "messages/conversation_event_codec.hpp"
+#include "messages/terminal_safe.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/attachments.hpp"
 #include "runtime/cli/control_endpoint.hpp"
@@ -219,6 +220,7 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
     return fail(loaded.error());
   for (auto& w : loaded->warnings)
     std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());
+  bool tty = isatty(STDOUT_FILENO) != 0;
   for (auto& e : loaded->events) {
     if (json) {
       std::printf("%s\n", e.dump().c_str());
@@ -231,21 +233,25 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
     std::string who;
     if (auto* agent = e.find("agent"); agent && agent->is_string())
       who = "[" + agent->as_string() + "] ";
-    auto* by = who.c_str();
+    // On a terminal, what a model or a tool wrote cannot drive it.
+    auto show = [tty](const std::string& line) {
+      auto text = tty ? terminal_safe(line) : line;
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    };
     if (auto* start = std::get_if<TurnStartEvent>(&*event))
-      std::printf("\n%s> %s\n", by, start->prompt.c_str());
+      show(fmt::format("\n{}> {}\n", who, start->prompt));
     else if (auto* reply = std::get_if<UserReplyEvent>(&*event))
-      std::printf("%s> (interrupting) %s\n", by, reply->text.c_str());
+      show(fmt::format("{}> (interrupting) {}\n", who, reply->text));
     else if (auto* response = std::get_if<ChatResponseEvent>(&*event); response && !response->text.empty())
-      std::printf("%s%s\n", by, response->text.c_str());
+      show(fmt::format("{}{}\n", who, response->text));
     else if (auto* request = std::get_if<ToolCallRequestEvent>(&*event))
-      std::printf("%s→ %s %s\n", by, request->call.name.c_str(), one_line(request->call.arguments, 200).c_str());
+      show(fmt::format("{}→ {} {}\n", who, request->call.name, one_line(request->call.arguments, 200)));
     else if (auto* result = std::get_if<ToolCallResponseEvent>(&*event))
-      std::printf("%s← %s%s\n", by, result->ok ? "" : "(failed) ", one_line(result->content, 200).c_str());
+      show(fmt::format("{}← {}{}\n", who, result->ok ? "" : "(failed) ", one_line(result->content, 200)));
     else if (auto* note = std::get_if<SystemNotificationEvent>(&*event))
-      std::printf("%s[%s] %s\n", by, note->notification.level.c_str(), note->notification.message.c_str());
+      show(fmt::format("{}[{}] {}\n", who, note->notification.level, note->notification.message));
     else if (auto* end = std::get_if<TurnEndEvent>(&*event); end && !end->error.empty())
-      std::printf("%s(turn ended: %s)\n", by, end->error.c_str());
+      show(fmt::format("{}(turn ended: {})\n", who, end->error));
   }
   return 0;
 }
