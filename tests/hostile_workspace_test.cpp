@@ -160,7 +160,8 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
                     "SENTRY_DSN", "COOKIE", "MY_CREDENTIAL", "DOCKER_AUTH_CONFIG",
                     // And by another: such words inside a name, and two more endings.
                     "OPENAI_API_KEY_2", "ANTHROPIC_API_KEY_OLD", "GITHUB_TOKEN_RO", "DB_PASS", "SMTP_PASS",
-                    "CI_JOB_JWT", "SLACK_WEBHOOK_URL", "MY_PASSWORD_FILE", "AWS_SECRET_ACCESS_KEY_ID"})
+                    "CI_JOB_JWT", "SLACK_WEBHOOK_URL", "MY_PASSWORD_FILE", "AWS_SECRET_ACCESS_KEY_ID",
+                    "GITHUB_TOKEN2", "DB_PASSWORD1", "GH_PAT_RO", "SENTRY_DSN_PROD", "SESSION_COOKIE_VALUE"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
                     "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY",

@@ -1,6 +1,7 @@
 #include "runtime/process/tool_environment.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 #include <unistd.h>
 
@@ -21,12 +22,14 @@ constexpr std::string_view secret_endings[] = {"password", "passwd", "apikey"};
 // Words that end a secret's name only after a '_' (MYSQL_PWD, SMTP_PASS; PWD itself
 // is the working directory).
 constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd", "pass"};
-// Words that make a secret's name wherever they stand between '_'s (GITHUB_TOKEN_RO,
-// CI_JOB_JWT, SLACK_WEBHOOK_URL), and word pairs alike (OPENAI_API_KEY_2). Not "key"
+// Words that make a secret's name wherever they stand between '_'s, digits after them
+// aside (GITHUB_TOKEN_RO, GITHUB_TOKEN2, CI_JOB_JWT, SLACK_WEBHOOK_URL, GH_PAT_RO), and
+// word pairs alike (OPENAI_API_KEY_2). Not "key"
 // or "auth" alone: PATH_KEYS and SSH_AUTH_SOCK are no secrets.
-constexpr std::string_view secret_words[] = {"token", "tokens", "secret", "secrets", "password", "passwd",
-                                             "passphrase", "credential", "credentials", "apikey", "jwt",
-                                             "webhook"};
+constexpr std::string_view secret_words[] = {"token",      "tokens",      "secret", "secrets", "password",
+                                             "passwd",     "passphrase",  "credential", "credentials", "apikey",
+                                             "jwt",        "webhook",     "pat",    "dsn",     "cookie",
+                                             "cookies"};
 constexpr std::pair<std::string_view, std::string_view> secret_word_pairs[] = {
   {"api", "key"}, {"access", "key"}, {"secret", "key"}, {"private", "key"}};
 
@@ -36,6 +39,8 @@ bool has_secret_word(std::string_view name) {
   for (size_t start = 0; start <= name.size();) {
     auto end = std::min(name.find('_', start), name.size());
     auto word = name.substr(start, end - start);
+    while (!word.empty() && std::isdigit(static_cast<unsigned char>(word.back())))
+      word.remove_suffix(1); // GITHUB_TOKEN2, DB_PASSWORD1
     for (auto w : secret_words)
       if (equals_nocase(word, w))
         return true;
