@@ -569,6 +569,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (st.proc->input_closed())
         return closed();
       std::string bytes;
+      bool answering = false;
       if (st.term) {
         auto input = Json::parse(input_json);
         auto typed = st.term->typed_bytes(input.ok() ? *input : Json(input_json));
@@ -577,10 +578,9 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         bytes = std::move(*typed);
       } else if (asked(st)) {
         // The answer to the pending question (the control channel's other half); the
-        // tool runs on.
+        // tool runs on. Answered once it went in (below).
         bytes = ControlChannel::answer_line(input_json);
-        st.control->answered();
-        self->send(st.registry, waiting_atom::value, st.id, Question{}, false);
+        answering = true;
       } else {
         bytes = pipe_input(input_json);
       }
@@ -608,6 +608,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       }
       if (st.proc->input_closed()) // found by this write: the input went nowhere
         return closed();
+      if (answering) {
+        st.control->answered();
+        self->send(st.registry, waiting_atom::value, st.id, Question{}, false);
+      }
       set_input_wait(self, false); // answered
       st.input_unanswered = true;
       return look(self, o);

@@ -141,6 +141,31 @@ CAF_TEST(apply to a tool that closed its stdin is refused saying so) {
   CAF_CHECK(group_gone(leading_pid(out)));
 }
 
+CAF_TEST(an answer to a tool that closed its stdin is refused and its question still waits) {
+  LaunchSpec spec = shell("");
+  spec.tool = "deafq";
+  spec.argv = {"bash", "-c",
+               "exec 0<&-; echo '{\"type\":\"waiting\",\"question\":{\"id\":\"q\",\"text\":\"Which?\","
+               "\"answer_type\":{\"type\":\"text\"}}}' >&3; exec sleep 1000"};
+  spec.control_channel = true;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("dq"), spec);
+  HandleReport r;
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  do {
+    r = ask<HandleReport>(registry, fetch_atom::value, std::string("dq"), LookOptions{}).first;
+  } while (r.state.kind != state_kind::waiting && !r.state.stopped() && std::chrono::steady_clock::now() < deadline);
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  auto err = ask<HandleReport>(registry, apply_atom::value, std::string("dq"), std::string("\"x\""), LookOptions{}).second;
+  CAF_CHECK(contains(err, "the tool closed its input"));
+  // The question was not answered: it still waits, as the registry sees it too.
+  auto [st, serr] = ask<std::vector<HandleStatus>>(registry, status_atom::value, std::vector<std::string>{"dq"});
+  CAF_REQUIRE_EQUAL(st.size(), 1u);
+  CAF_CHECK(st[0].state.kind == state_kind::waiting);
+  r = ask<HandleReport>(registry, fetch_atom::value, std::string("dq"), LookOptions{}).first;
+  CAF_CHECK(r.state.kind == state_kind::waiting);
+  ask<HandleReport>(registry, abort_atom::value, std::string("dq"));
+}
+
 CAF_TEST(invalid UTF-8 output still yields valid JSON for the assistant) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("bin"), shell("printf 'ok\\377\\376 end'"));
   await_all(*this, {"bin"});
