@@ -658,6 +658,7 @@ private:
       auto before = entry;
       entry.from_workspace = entry.from_workspace || (from_workspace_ && !yours);
       entry.name = name.str();
+      entry.origin = origin_;
       auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
       if (s)
         s = check_tool(entry, key);
@@ -1093,7 +1094,7 @@ Status check_config(const Config& c) {
   for (auto& [name, tool] : c.tools)
     if (tool.source == "local")
       if (auto s = check_placeholders(tool, join_key("conversation.tools", name)); !s)
-        return s;
+        return tool.origin.empty() ? s : Status::fail(fmt::format("{}: {}", tool.origin, s.error));
   return Status::ok();
 }
 
@@ -1102,7 +1103,7 @@ Result<Config> apply_config_text(Config base, std::string_view toml_text,
   if (auto s = apply_text(base, toml_text, origin, false); !s)
     return Error{s.error};
   if (auto s = check_config(base); !s)
-    return Error{fmt::format("{}: {}", origin, s.error)};
+    return Error{s.error};
   return base;
 }
 

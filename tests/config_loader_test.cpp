@@ -714,11 +714,17 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
   }
   // A later layer may declare what an earlier one names.
   Sandbox box;
-  box.user_config("[conversation.tools.say]\ncommand = { program = \"echo\", args = [\"{{tool.arguments.text}}\"] }\n");
+  auto user = box.user_config("[conversation.tools.say]\ncommand = { program = \"echo\", args = [\"{{tool.arguments.text}}\"] }\n");
   auto sources = box.sources();
   sources.overrides.push_back("conversation.tools.say.parameters.text={type=\"string\"}");
   auto c = load_config(sources, default_config());
   CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+  // Else the error names the source that set the tool last.
+  c = load_config(box.sources(), default_config());
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), user.string() + ": conversation.tools.say.command.args[0]: "
+                                                     "`{{tool.arguments.text}}` names no declared parameter"),
+                  "");
 }
 
 CAF_TEST(a config is refused what a built-in tool would ignore and env names that are no names) {
