@@ -306,6 +306,30 @@ CAF_TEST(a fetch that finds the output of a function tool still coming gets what
   settle();
 }
 
+CAF_TEST(a waiting look at a quiet handle answers at its deadline and not before) {
+  auto functions = spawn_registry(sys, function_handle_factory([](const Json&, const Progress&) {
+                                    return Invocation{}; // runs, silent, until the test ends
+                                  }));
+  settle();
+  LaunchSpec spec;
+  spec.tool = "quiet";
+  auto [r, err] = ask<HandleReport>(functions, spawn_atom::value, std::string("q"), spec);
+  CAF_REQUIRE_EQUAL(err, "");
+  LookOptions wait;
+  wait.wait_ms = 60000;
+  auto look = self->request(functions, caf::infinite, fetch_atom::value, std::string("q"), wait);
+  settle();
+  CAF_CHECK(self->mailbox().empty()); // nothing came, and its deadline has not
+  CAF_REQUIRE(sched.has_pending_timeout());
+  sched.trigger_timeout();
+  settle();
+  CAF_CHECK(!self->mailbox().empty());
+  look.receive([&](HandleReport& rep) { CAF_CHECK(rep.state.kind == state_kind::running); },
+               [&](caf::error& e) { CAF_FAIL(error_text(e)); });
+  anon_send_exit(functions, caf::exit_reason::user_shutdown);
+  settle();
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
 
 CAF_TEST_FIXTURE_SCOPE(registry_exit_tests, registry_fixture)
