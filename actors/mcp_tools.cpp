@@ -45,17 +45,6 @@ std::pair<std::string, std::string> split_description(const std::string& d) {
   return {d.substr(0, nl), d.substr(nl + 1)};
 }
 
-/// The arguments as the server's schema has them: an object parameter that came as
-/// a string of JSON (how the gemini dialect declares one) becomes the object.
-Json as_declared(const Json& args, const std::vector<ParameterConfig>& params) {
-  Json out = args;
-  for (auto& p : params)
-    if (auto* v = out.find(p.name); v && p.type == "object" && v->is_string())
-      if (auto o = object_argument(*v))
-        *v = std::move(*o);
-  return out;
-}
-
 /// The function that calls `tool` of `client`: a call's result, progress and abort.
 /// It holds the client weakly: the server goes with its McpTools, whoever still
 /// holds an executor.
@@ -68,7 +57,7 @@ FunctionTool call_of(std::weak_ptr<McpClient> weak, std::string server, std::str
                           ToolError{fmt::format("MCP server `{}` was stopped with its runtime", server), {}, false})),
                         {}, {}};
     FunctionResult result;
-    auto n = client->call(tool, as_declared(args, params), progress, [result](ToolState s) { result.set(std::move(s)); });
+    auto n = client->call(tool, objects_as_declared(args, params), progress, [result](ToolState s) { result.set(std::move(s)); });
     Invocation inv;
     inv.result = result;
     inv.abort = [weak, n] {

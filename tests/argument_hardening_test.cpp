@@ -77,6 +77,21 @@ CAF_TEST(a cwd chosen by the assistant stays inside the workspace) {
   CAF_CHECK_EQUAL(none->cwd, config.workspace);
 }
 
+CAF_TEST(an object parameter sent as JSON text reaches a template as the object) {
+  // The gemini dialect declares a free-form object as a string of JSON.
+  auto config = apply_config_text(default_config(), R"(
+[conversation.tools.t]
+command = { program = "echo", args = ["{{tool.arguments.o.level}}"] }
+parameters.o = { type = "object" }
+)", "c.toml");
+  CAF_REQUIRE(config.ok());
+  for (auto o : {Json::object().set("level", "3"), Json(R"({"level":"3"})")}) {
+    auto spec = make_launch_spec(*config, config->tools.at("t"), Json::object().set("o", o), Json::object(), false);
+    CAF_REQUIRE(spec.ok());
+    CAF_CHECK_EQUAL(spec->argv, (std::vector<std::string>{"echo", "3"}));
+  }
+}
+
 CAF_TEST(a templated cwd is confined and cwd_outside_workspace lets it out) {
   Workspace w;
   auto config = apply_config_text(default_config(), R"(

@@ -69,6 +69,15 @@ Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json&
 
 } // namespace
 
+Json objects_as_declared(const Json& args, const std::vector<ParameterConfig>& params) {
+  Json out = args;
+  for (auto& p : params)
+    if (auto* v = out.find(p.name); v && p.type == "object" && v->is_string())
+      if (auto o = object_argument(*v))
+        *v = std::move(*o);
+  return out;
+}
+
 std::optional<Json> object_argument(const Json& value) {
   if (value.is_object())
     return value;

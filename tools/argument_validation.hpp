@@ -27,6 +27,10 @@ Status refuse_unknown_keys(const ToolConfig& tool, const Json& args);
 /// schema without properties). nullopt for anything else.
 std::optional<Json> object_argument(const Json& value);
 
+/// `args` with each declared object parameter given as such a string made the object
+/// (what a server's schema or a template's {{tool.arguments.NAME.field}} expects).
+Json objects_as_declared(const Json& args, const std::vector<ParameterConfig>& params);
+
 /// A stateful call (arguments contain "action"): the tool is stateful and declares the
 /// action, or the message says which actions it has.
 Status validate_action(const ToolConfig& tool, action_kind action);

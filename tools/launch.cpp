@@ -55,7 +55,8 @@ Result<LaunchSpec> shell_spec(const Json& args) {
   return spec;
 }
 
-Result<LaunchSpec> local_spec(const ToolConfig& tool, const Json& args, const Json& answers) {
+Result<LaunchSpec> local_spec(const ToolConfig& tool, const Json& given, const Json& answers) {
+  auto args = objects_as_declared(given, tool.parameters); // {{tool.arguments.o.field}} of a gemini call
   TemplateContext ctx{args, answers};
   auto argv = expand_argv(tool, ctx);
   if (!argv)
