@@ -73,4 +73,5 @@ CMAKE
 cmake -S "$tmp/sub" -B "$tmp/sub/b" >"$tmp/sub.log" 2>&1 || fail "add_subdirectory of jp-actors failed" "$tmp/sub.log"
 [ -e "$tmp/sub/b/jp/tests" ] && fail "add_subdirectory built jp-actors' tests" "$tmp/sub.log"
 [ -e "$tmp/sub/b/jp/bench" ] && fail "add_subdirectory built jp-actors' benchmark" "$tmp/sub.log"
-echo "install_test: installed, found, built and ran examples/embed; add_subdirectory adds no tests"
+grep -q 'jp_actorsConfig' "$tmp/sub/b/jp/cmake_install.cmake" && fail "add_subdirectory installs jp-actors' files" "$tmp/sub.log"
+echo "install_test: installed, found, built and ran examples/embed; add_subdirectory adds no tests and installs nothing of ours"
