@@ -151,7 +151,11 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
       auto registry = self->state.registry;
       LookOptions now;
       now.wait_ms = 0;
-      self->state.starting.insert(id);
+      // One spawn of an id at a time: a second one's answer would end the first's
+      // `starting` while it is still unanswered.
+      if (!self->state.starting.insert(id).second)
+        return make_error(error_code::handle_exists,
+                          fmt::format("Handle `{}` is still starting on this node", cut_text(id)));
       self->request(registry, caf::infinite, spawn_atom::value, id, *spec, now)
         .then(
           [self, rp, registry, id, tool, watcher](HandleReport& r) mutable {
