@@ -81,7 +81,7 @@ struct ToolConfig {
   // A workspace's config defined or changed it: runtime.pass_env does not reach it
   // (a repository's program must not get the secrets you pass your own tools).
   bool from_workspace = false;
-  std::string origin; // the config source that last set it ("" in code): errors name it
+  std::string origin; // the config source that last set its command, cwd or env ("" in code)
   run_mode run = run_mode::ask;
   io_mode io = io_mode::pipe;
   std::vector<ParameterConfig> parameters;

@@ -658,7 +658,9 @@ private:
       auto before = entry;
       entry.from_workspace = entry.from_workspace || (from_workspace_ && !yours);
       entry.name = name.str();
-      entry.origin = origin_;
+      // What a placeholder error names: the source that last set what holds them.
+      if (auto* t = v.as_table(); t && (t->contains("command") || t->contains("cwd") || t->contains("env")))
+        entry.origin = origin_;
       auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
       if (s)
         s = check_tool(entry, key);
