@@ -161,11 +161,12 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
                     // And by another: such words inside a name, and two more endings.
                     "OPENAI_API_KEY_2", "ANTHROPIC_API_KEY_OLD", "GITHUB_TOKEN_RO", "DB_PASS", "SMTP_PASS",
                     "CI_JOB_JWT", "SLACK_WEBHOOK_URL", "MY_PASSWORD_FILE", "AWS_SECRET_ACCESS_KEY_ID",
-                    "GITHUB_TOKEN2", "DB_PASSWORD1", "GH_PAT_RO", "SENTRY_DSN_PROD", "SESSION_COOKIE_VALUE"})
+                    "GITHUB_TOKEN2", "DB_PASSWORD1", "GH_PAT_RO", "SENTRY_DSN_PROD", "SESSION_COOKIE_VALUE",
+                    "DB_PASS1", "MYSQL_PWD2", "PGPASSWORD2", "STRIPE_KEY2", "AWS_KEY_1"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
                     "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY",
-                    "BYPASS", "PASS_THROUGH_MODE", "KEY_LAYOUT", "API_VERSION", "TOKENIZER_PATH"})
+                    "BYPASS", "PASS_THROUGH_MODE", "KEY_LAYOUT", "API_VERSION", "TOKENIZER_PATH", "PWD2", "X11"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? name : "", "");
   for (auto value : {"postgres://user:pw@db/app", "https://ghp_x@github.com/o/r", "redis://:pw@cache:6379"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");

@@ -63,9 +63,17 @@ bool named_in(std::string_view name, const std::vector<std::string>& names) {
 
 } // namespace
 
-bool secret_looking_name(std::string_view name) {
+bool secret_looking_name(std::string_view full) {
   // Compared in place: every name the environment has is looked at (once per
   // environment a thread spawns with: spawn_environment keeps the result).
+  // Digits at the end aside (DB_PASS1, STRIPE_KEY_2): the name before them counts.
+  auto name = full;
+  while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back())))
+    name.remove_suffix(1);
+  if (name.size() < full.size() && !name.empty() && name.back() == '_')
+    name.remove_suffix(1);
+  if (name.empty())
+    return false;
   auto ends_with = [&](std::string_view suffix) {
     return name.size() >= suffix.size() && equals_nocase(name.substr(name.size() - suffix.size()), suffix);
   };
@@ -83,7 +91,7 @@ bool secret_looking_name(std::string_view name) {
     if (ends_with(suffix) && after_underscore(suffix))
       return true;
   // AWS_SECRET_ACCESS_KEY, SECRET_SAUCE, GITHUB_TOKEN_RO
-  return has_secret_word(name);
+  return has_secret_word(full);
 }
 
 bool secret_looking_value(std::string_view value) {
