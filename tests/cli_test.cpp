@@ -746,15 +746,16 @@ std::string terminal_probe_call() {
   return probe.dump();
 }
 
-/// jp-actors (after `prefix`, a command that runs it) on a terminal it leads the
-/// session of, calling the shell with `call` (the probe unless given; it ends by
-/// printing "end"): what the terminal showed. Ended and reaped.
-std::string probe_on_terminal(const std::vector<std::string>& prefix, const std::string& call = terminal_probe_call(),
-                              int status = 0) {
+/// jp-actors (after `prefix`, a command that runs it) with `args` on a terminal it
+/// leads the session of, until the terminal shows `until`: what it showed, and then
+/// its exit status is `status`. Ended and reaped.
+std::string cli_on_terminal(const std::vector<std::string>& prefix, const std::vector<std::string>& cli_args,
+                            const std::string& until, int status) {
   testing::temp_dir ws;
   auto state = testing::state_home_of(ws.path.string()); // no other run's crash record to sweep
   std::vector<std::string> args = prefix;
-  args.insert(args.end(), {JP_CLI_BINARY, "--workspace", ws.path.string(), "call", "shell", call});
+  args.insert(args.end(), {JP_CLI_BINARY, "--workspace", ws.path.string()});
+  args.insert(args.end(), cli_args.begin(), cli_args.end());
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -769,11 +770,17 @@ std::string probe_on_terminal(const std::vector<std::string>& prefix, const std:
   CAF_REQUIRE(pid > 0);
   own_child(pid, SIGTERM);
   std::string seen;
-  CAF_CHECK(read_until(master, seen, "\nend\r\n"));
+  CAF_CHECK(read_until(master, seen, until));
   CAF_CHECK_EQUAL(testing::wait_exit(pid), status); // bounded; else ended below
   testing::end_cli(pid);
   ::close(master);
   return seen;
+}
+
+/// The same, calling the shell with `call` (the probe unless given), which ends by
+/// printing "end".
+std::string probe_on_terminal(const std::vector<std::string>& prefix, const std::string& call = terminal_probe_call()) {
+  return cli_on_terminal(prefix, {"call", "shell", call}, "\nend\r\n", 0);
 }
 
 /// The tool kept from the terminal: its own session, which has none.
@@ -792,9 +799,11 @@ CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
   auto seen = probe_on_terminal({}, call.dump());
   CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
   CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
-  // Nor of what a failed call said (its first line on stderr, the rest on stdout).
-  call.set("command", "printf 'A\\033]0;PWNED\\007B\\n'; echo end; exit 3");
-  seen = probe_on_terminal({}, call.dump(), 1);
+  // Nor in what a failed call says on stderr (here its program's name), stdout elsewhere.
+  seen = cli_on_terminal({"/bin/sh", "-c", "exec \"$@\" >/dev/null", "sh"},
+                         {"--cfg", "conversation.tools.x.command={program=\"A\\u001b]0;PWNED\\u0007B\"}", "--cfg",
+                          "conversation.tools.x.run=\"unattended\"", "call", "x"},
+                         "directory\r\n", 1);
   CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
   CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
 }

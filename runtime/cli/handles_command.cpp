@@ -1,8 +1,10 @@
 #include "runtime/cli/handles_command.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <vector>
 
+#include "messages/terminal_safe.hpp"
 #include "runtime/cli/tool_views.hpp"
 #include "runtime/control_socket.hpp"
 
@@ -11,7 +13,9 @@ namespace jp {
 namespace {
 
 int fail(const std::string& reason) {
-  std::fprintf(stderr, "jp-actors: %s\n", reason.c_str());
+  // A reason may quote a tool or a model: on a terminal it cannot drive it.
+  auto text = isatty(STDERR_FILENO) ? terminal_safe(reason) : reason;
+  std::fprintf(stderr, "jp-actors: %s\n", text.c_str());
   return 1;
 }
 

@@ -51,7 +51,9 @@ using namespace jp;
 namespace {
 
 int fail(const std::string& reason) {
-  std::fprintf(stderr, "jp-actors: %s\n", reason.c_str());
+  // A reason may quote a tool or a model: on a terminal it cannot drive it.
+  auto text = isatty(STDERR_FILENO) ? terminal_safe(reason) : reason;
+  std::fprintf(stderr, "jp-actors: %s\n", text.c_str());
   return 1;
 }
 
@@ -265,8 +267,8 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
              });
   self->send_exit(turn, caf::exit_reason::user_shutdown);
   // On a terminal, what the tool printed cannot drive it; a pipe gets it as it came.
-  // (A failure's first line goes to stderr, the rest to stdout.)
-  if (isatty(STDOUT_FILENO) || (!result.ok && isatty(STDERR_FILENO)))
+  // (A failure's first line goes to stderr through fail(), which sees to its own.)
+  if (isatty(STDOUT_FILENO))
     result.content = terminal_safe(result.content);
   if (!result.ok) {
     auto first_line = result.content.substr(0, result.content.find('\n'));

@@ -207,9 +207,12 @@ int list_conversations(const Config& config) {
     std::printf("no conversations yet: `jp-actors query \"...\"` starts one\n");
     return 0;
   }
-  for (auto& c : *list)
+  bool tty = isatty(STDOUT_FILENO) != 0;
+  for (auto& c : *list) {
+    auto prompt = one_line(c.first_prompt, 60);
     std::printf("%s %s  %-24s %5zu events  %s\n", c.active ? "*" : " ", c.id.c_str(), c.created.c_str(), c.events,
-                one_line(c.first_prompt, 60).c_str());
+                (tty ? terminal_safe(prompt) : prompt).c_str());
+  }
   return 0;
 }
 
