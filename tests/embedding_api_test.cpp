@@ -207,6 +207,25 @@ CAF_TEST(every session call that answers a call result also takes a callback) {
   CAF_CHECK_EQUAL(unknown.content, "Handle `nope` not found: this session spawned no handle of that id");
 }
 
+CAF_TEST(a function tool gets an object parameter sent as JSON text as the object) {
+  // The gemini dialect declares a free-form object as a string of JSON.
+  Runtime rt(config());
+  ParameterConfig o;
+  o.name = "o";
+  o.type = "object";
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("level", "Its level", {o}),
+                                   [](const Json& args, const Progress&) {
+                                     auto* obj = args.find("o");
+                                     auto* level = obj && obj->is_object() ? obj->find("level") : nullptr;
+                                     return Invocation{FunctionResult::ready(ToolState::success(
+                                       level && level->is_string() ? level->as_string() : "no object"))};
+                                   }));
+  auto s = rt.session();
+  auto r = get(s.call("level", obj(R"({"o": "{\"level\": \"3\"}"})")));
+  CAF_CHECK(r.ok);
+  CAF_CHECK_EQUAL(r.content, "3");
+}
+
 CAF_TEST(a session callback that throws leaves the session working) {
   Runtime rt(config());
   CAF_REQUIRE(add_adder(rt));

@@ -55,8 +55,7 @@ Result<LaunchSpec> shell_spec(const Json& args) {
   return spec;
 }
 
-Result<LaunchSpec> local_spec(const ToolConfig& tool, const Json& given, const Json& answers) {
-  auto args = objects_as_declared(given, tool.parameters); // {{tool.arguments.o.field}} of a gemini call
+Result<LaunchSpec> local_spec(const ToolConfig& tool, const Json& args, const Json& answers) {
   TemplateContext ctx{args, answers};
   auto argv = expand_argv(tool, ctx);
   if (!argv)
@@ -81,8 +80,11 @@ Result<LaunchSpec> local_spec(const ToolConfig& tool, const Json& given, const J
 
 } // namespace
 
-Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,
+Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool, const Json& given,
                                     const Json& answers, bool stateful) {
+  // A gemini call's object parameters come as JSON text: its template, function or
+  // server gets the objects ({{tool.arguments.o.field}} included).
+  auto args = objects_as_declared(given, tool.parameters);
   // Function and MCP tools' executors, and nodes, are given the arguments themselves: no argv.
   bool executor = tool.source == function_tool_source || tool.source.rfind("mcp.", 0) == 0 || !tool.node.empty();
   auto spec = executor ? Result<LaunchSpec>(LaunchSpec{})
