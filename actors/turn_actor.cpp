@@ -355,6 +355,12 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
     return answer(failed(ok.error));
   }
   auto id = cmd->id;
+  // A handle is driven through the tool that spawned it: the permissions checked
+  // below are that tool's (`shell apply` on a `calc` handle skipped calc's).
+  if (cmd->action != action_kind::spawn)
+    if (auto h = st.handle_tools.find(id); h != st.handle_tools.end() && h->second != tool.name)
+      return answer(failed(fmt::format("Handle `{}` is a `{}` handle: {} it with `{}`", cut_text(id), h->second,
+                                       to_string(cmd->action), h->second)));
   // An apply on its way holds back awaits' questions of that handle (apply_settled).
   bool applying = cmd->action == action_kind::apply;
   if (applying)
@@ -391,9 +397,22 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
         return answer(failed(spec.error()));
       }
       go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error] {
-        self->state.handle_tools[id] = spec.tool;
+        auto& tools = self->state.handle_tools;
+        std::optional<std::string> before;
+        if (auto it = tools.find(id); it != tools.end())
+          before = it->second;
+        tools[id] = spec.tool;
         self->state.awaits.forget(id); // a new handle under the id
-        self->request(registry, caf::infinite, spawn_atom::value, id, spec, look).then(reply, reply_error);
+        self->request(registry, caf::infinite, spawn_atom::value, id, spec, look)
+          .then(reply, [self, id, before, reply_error](caf::error& err) mutable {
+            // Refused (its id in use, a limit): what runs under the id is what ran.
+            auto& tools = self->state.handle_tools;
+            if (before)
+              tools[id] = *before;
+            else
+              tools.erase(id);
+            reply_error(err);
+          });
       };
       break;
     }

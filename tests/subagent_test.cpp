@@ -485,6 +485,41 @@ name = "asker"
   CAF_CHECK_EQUAL(content(res, "main/w", 1, 0), "deleted (pretend)");
 }
 
+CAF_TEST(a handle is driven only through the tool that spawned it) {
+  // `apply` of this tool is "skip": another tool's apply (the shell's, the agent's)
+  // must not type into its handle either.
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "typist"
+  arguments = { action = "spawn", id = "c", wait_ms = 0 }
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "apply", id = "c", input = "x\n" }
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "apply", id = "c", input = "x\n" }
+  [[agents.steps.calls]]
+  tool = "typist"
+  arguments = { action = "apply", id = "c", input = "x\n" }
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "abort", id = "c" }
+)",
+                           "--cfg 'conversation.tools.typist={command={program=\"cat\"},run=\"unattended\","
+                           "spawn={stateful=true,lifecycle={on_turn_end=\"abort\"},permissions={apply=\"skip\"}}}'",
+                           "--ask");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 1, 0), R"("state":"running")"));
+  CAF_CHECK(contains(content(res, "main", 1, 1), "Handle `c` is a `typist` handle: apply it with `typist`"));
+  CAF_CHECK(contains(content(res, "main", 1, 2), "Handle `c` is a `typist` handle: apply it with `typist`"));
+  CAF_CHECK(contains(content(res, "main", 1, 3), "spawn.permissions.apply"));
+  CAF_CHECK(contains(content(res, "main", 1, 4), "Handle `c` is a `typist` handle: abort it with `typist`"));
+}
+
 CAF_TEST(foreach runs one sub-agent per element and never more than its limit at once) {
   auto r = run_script_text(R"(
 [[agents]]
