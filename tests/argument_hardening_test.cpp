@@ -67,7 +67,14 @@ CAF_TEST(a cwd chosen by the assistant stays inside the workspace) {
     CAF_CHECK(has(spec.error(), "outside the workspace"));
     CAF_CHECK(has(spec.error(), "cwd_outside_workspace = true"));
   }
-  for (auto [cwd, where] : {std::pair{"sub", "sub"}, {"sub/../sub", "sub"}, {".", ""}, {"new/dir", "new/dir"}}) {
+  // A directory that is not there (chdir would fail), or a path through one: a
+  // missing part kept a link after it unresolved ("nope/../link" is ws/link, textually).
+  for (auto cwd : {"new/dir", "nope/../link", "nope/../link/x"}) {
+    auto spec = shell_spec(config, fmt::format(R"({{"command":"pwd","cwd":"{}"}})", cwd));
+    CAF_REQUIRE(!spec.ok());
+    CAF_CHECK(spec.error().starts_with(fmt::format("shell: cwd \"{}\": no such directory in the workspace", cwd)));
+  }
+  for (auto [cwd, where] : {std::pair{"sub", "sub"}, {"sub/../sub", "sub"}, {".", ""}}) {
     auto spec = shell_spec(config, fmt::format(R"({{"command":"pwd","cwd":"{}"}})", cwd));
     CAF_REQUIRE(spec.ok());
     CAF_CHECK_EQUAL(fs::path(spec->cwd), fs::weakly_canonical(w.ws / where));

@@ -26,14 +26,29 @@ Result<std::string> working_directory(const std::string& workspace, std::string_
     return Error{fmt::format("cwd {}: cannot be resolved: {}", json_quote_cut(requested, 200), ec.message())};
   // Relative to the workspace, a path inside it neither starts with ".." nor is empty
   // (empty: no relation, e.g. another root).
-  auto relative = resolved.lexically_relative(root);
-  if (relative.empty() || *relative.begin() == "..")
+  auto outside = [&](const fs::path& p) {
+    auto relative = p.lexically_relative(root);
+    return relative.empty() || *relative.begin() == "..";
+  };
+  auto refuse = [&](const fs::path& p) {
     return Error{fmt::format("cwd {} resolves to {}, outside the workspace {}; a cwd the "
                              "assistant chooses must be inside the workspace (a tool whose "
                              "config sets cwd_outside_workspace = true may leave it)",
-                             json_quote_cut(requested, 200), json_quote_cut(resolved.string(), 200),
+                             json_quote_cut(requested, 200), json_quote_cut(p.string(), 200),
                              json_quote(root.string()))};
-  return resolved.string();
+  };
+  if (outside(resolved))
+    return refuse(resolved);
+  // Then with every link resolved, which needs the directory to exist (as chdir
+  // does): a path resolved only in part ("nope/../link/x") kept a link for chdir to
+  // follow out of the workspace.
+  auto real = fs::canonical(path, ec);
+  if (ec)
+    return Error{fmt::format("cwd {}: no such directory in the workspace ({})", json_quote_cut(requested, 200),
+                             ec.message())};
+  if (outside(real))
+    return refuse(real);
+  return real.string();
 }
 
 } // namespace jp
