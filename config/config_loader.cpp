@@ -436,7 +436,10 @@ private:
   Status assistant(const toml::table& t) {
     auto& a = c_.assistant;
     return read_fields(t, "assistant", {
-      {"provider", choice(a.provider, {"scripted", "openai", "anthropic"})},
+      // Who answers as the assistant, and so which key is sent where: a repository's
+      // own script as your model, or your Anthropic key sent to your OpenAI base_url.
+      {"provider", users_only("which provider gets your key, or who plays your model",
+                              choice(a.provider, {"scripted", "openai", "anthropic"}))},
       {"model", text(a.model)},
       // Where your key goes, and which variable is sent as the key: a repository
       // naming either could have your key (or any secret) sent to its own server.
@@ -444,7 +447,7 @@ private:
       {"api_key_env", users_only("which of your variables is sent as the provider key", text(a.api_key_env))},
       {"system_prompt", text(a.system_prompt)},
       {"inquiry_model", text(a.inquiry_model)},
-      {"script", text(a.script)},
+      {"script", users_only("which script plays your model", text(a.script))},
       {"max_tokens", integer(a.max_tokens, 0, 10000000)},
       {"request", table([this, &a](auto& rt, auto& key) { return request(a.request, rt, key); })},
     });

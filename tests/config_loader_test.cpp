@@ -558,6 +558,8 @@ CAF_TEST(a workspace config cannot choose where jp-actors writes or which secret
     // Nor have your provider key, or any variable as the key, sent where it says.
     {"[assistant]\nbase_url = \"http://127.0.0.1:9\"\n", "assistant.base_url"},
     {"[assistant]\napi_key_env = \"AWS_SECRET_ACCESS_KEY\"\n", "assistant.api_key_env"},
+    {"[assistant]\nprovider = \"anthropic\"\n", "assistant.provider"},
+    {"[assistant]\nscript = \".jp/model.toml\"\n", "assistant.script"},
   };
   for (auto& test : cases) {
     auto ws = box.workspace_config(test.toml);
