@@ -162,7 +162,10 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
                     "OPENAI_API_KEY_2", "ANTHROPIC_API_KEY_OLD", "GITHUB_TOKEN_RO", "DB_PASS", "SMTP_PASS",
                     "CI_JOB_JWT", "SLACK_WEBHOOK_URL", "MY_PASSWORD_FILE", "AWS_SECRET_ACCESS_KEY_ID",
                     "GITHUB_TOKEN2", "DB_PASSWORD1", "GH_PAT_RO", "SENTRY_DSN_PROD", "SESSION_COOKIE_VALUE",
-                    "DB_PASS1", "MYSQL_PWD2", "PGPASSWORD2", "STRIPE_KEY2", "AWS_KEY_1"})
+                    "DB_PASS1", "MYSQL_PWD2", "PGPASSWORD2", "STRIPE_KEY2", "AWS_KEY_1",
+                    // And by a third: tokens and keys run into a word, a connection string.
+                    "SSHPASS", "NGROK_AUTHTOKEN", "TS_AUTHKEY", "npm_config__authToken",
+                    "AZURE_STORAGE_CONNECTION_STRING"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
                     "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY",

@@ -17,8 +17,10 @@ constexpr std::string_view secret_suffixes[] = {
   "token", "tokens", "password", "passwd", "passphrase", "credentials", "credential", "auth",
   "key", "pat", "dsn", "cookie", "cookies", "auth_config",
 };
-// Words that end a secret's name even with no '_' before them (PGPASSWORD).
-constexpr std::string_view secret_endings[] = {"password", "passwd", "apikey"};
+// Words that end a secret's name even with no '_' before them (PGPASSWORD,
+// NGROK_AUTHTOKEN, TS_AUTHKEY, npm_config__authToken, SSHPASS).
+constexpr std::string_view secret_endings[] = {"password", "passwd", "apikey", "authtoken", "authkey", "sshpass",
+                                               "connection_string"};
 // Words that end a secret's name only after a '_' (MYSQL_PWD, SMTP_PASS; PWD itself
 // is the working directory).
 constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd", "pass"};
