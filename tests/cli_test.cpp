@@ -799,6 +799,12 @@ CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
   auto seen = probe_on_terminal({}, call.dump());
   CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
   CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
+  // Nor in a tool's summary that `tools` lists (a repository's text).
+  seen = cli_on_terminal({}, {"--cfg", "conversation.tools.x={command={program=\"true\"},summary=\"s\\u001b]0;PWNED\\u0007RED\"}",
+                              "tools"},
+                         "RED\r\n", 0);
+  CAF_CHECK(seen.find("s\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBDRED") != std::string::npos);
+  CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
   // Nor in what a failed call says on stderr (here its program's name), stdout elsewhere.
   seen = cli_on_terminal({"/bin/sh", "-c", "exec \"$@\" >/dev/null", "sh"},
                          {"--cfg", "conversation.tools.x.command={program=\"A\\u001b]0;PWNED\\u0007B\"}", "--cfg",

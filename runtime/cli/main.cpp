@@ -294,13 +294,16 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
     std::printf("%s\n", tool_declarations(config, *d).dump().c_str());
     return 0;
   }
+  // A summary is a repository's or an MCP server's text: on a terminal it cannot drive it.
+  bool tty = isatty(STDOUT_FILENO) != 0;
+  auto shown = [tty](const std::string& text) { return tty ? terminal_safe(text) : text; };
   for (auto& [name, t] : config.tools) {
     std::string kind = t.stateful ? "stateful" : "one-shot";
     std::printf("%-16s %-9s %-8s %s\n", name.c_str(), kind.c_str(), t.source.c_str(),
-                t.summary.c_str());
+                shown(t.summary).c_str());
   }
   for (auto& why : mcp.unavailable)
-    std::printf("(unavailable) %s\n", why.c_str());
+    std::printf("(unavailable) %s\n", shown(why).c_str());
   return 0;
 }
 
