@@ -420,6 +420,28 @@ CAF_TEST(links planted in the workspace do not point the store at other files) {
   }
 }
 
+CAF_TEST(a conversation file too large to be one is refused without being read) {
+  // Planted in the workspace (sparse: it takes no disk), it was read into memory
+  // until that ran out, by `conversations ls` and `query` alike.
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto root = tmp.path / "ws" / ".jp" / "conversations";
+  const std::string id = "20260101-000000-abcd";
+  fs::create_directories(root / id);
+  {
+    std::ofstream(root / id / "events.jsonl") << R"({"event":"system_notification","text":"hi"})" << "\n";
+  }
+  fs::resize_file(root / id / "events.jsonl", 2ull << 30);
+  FileConversationStore store(root.string(), (tmp.path / "ws").string());
+  auto loaded = store.load(id);
+  CAF_REQUIRE(!loaded.ok());
+  CAF_CHECK(loaded.error().find("is larger than 256 MiB, more than a conversation holds: not read") !=
+            std::string::npos);
+  auto listed = store.list();
+  CAF_REQUIRE(listed.ok());
+  CAF_CHECK(listed->empty()); // not listed, and no memory spent on it
+}
+
 CAF_TEST(the memory store behaves the same) {
   MemoryConversationStore store;
   check_round_trip(store);

@@ -357,6 +357,11 @@ Result<std::string> FileConversationStore::create() {
   return Error{fmt::format("cannot find a free conversation id in {} after 100 tries", root_)};
 }
 
+namespace {
+// Far beyond a conversation's events (each output is capped, spills go elsewhere).
+constexpr uint64_t kMaxConversationBytes = 256ull << 20;
+} // namespace
+
 Result<LoadedConversation> FileConversationStore::load(const std::string& id) {
   if (auto valid = check_id(id); !valid)
     return Error{valid.error};
@@ -375,6 +380,17 @@ Result<LoadedConversation> FileConversationStore::load(const std::string& id) {
   // Shared lock: an append in progress elsewhere is waited for, not mistaken for a
   // line a crash cut short.
   lock(fd, LOCK_SH);
+  // Read whole, so bounded: a file planted in the workspace (or grown past any
+  // conversation's size) is refused, not read into memory until it runs out.
+  auto too_large = [&] {
+    ::close(fd);
+    return Error{fmt::format("{} is larger than {} MiB, more than a conversation holds: not read (start a "
+                             "new conversation, or remove it)",
+                             path, kMaxConversationBytes >> 20)};
+  };
+  struct stat size {};
+  if (::fstat(fd, &size) == 0 && static_cast<uint64_t>(size.st_size) > kMaxConversationBytes)
+    return too_large();
   std::string text;
   char buf[65536];
   ssize_t n;
@@ -386,6 +402,8 @@ Result<LoadedConversation> FileConversationStore::load(const std::string& id) {
       ::close(fd);
       return Error{fmt::format("cannot read {}: {}", path, err)};
     }
+    if (text.size() + static_cast<size_t>(n) > kMaxConversationBytes)
+      return too_large();
     text.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
