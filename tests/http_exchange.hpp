@@ -47,11 +47,8 @@ struct HttpReply {
   }
 };
 
-/// Connects to the server on `port` and sends `head` (request line and headers, each
-/// ending in \r\n, without the blank line) and `body`, with Content-Length (or
-/// `declared`, when given: a body that does not come). The socket, or -1.
-inline int http_send(uint16_t port, const std::string& head, const std::string& body = "",
-                     long declared = -1) {
+/// A socket connected to the server on `port` (127.0.0.1), or -1.
+inline int http_connect(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -61,6 +58,17 @@ inline int http_send(uint16_t port, const std::string& head, const std::string& 
     ::close(fd);
     return -1;
   }
+  return fd;
+}
+
+/// Connects to the server on `port` and sends `head` (request line and headers, each
+/// ending in \r\n, without the blank line) and `body`, with Content-Length (or
+/// `declared`, when given: a body that does not come). The socket, or -1.
+inline int http_send(uint16_t port, const std::string& head, const std::string& body = "",
+                     long declared = -1) {
+  int fd = http_connect(port);
+  if (fd < 0)
+    return -1;
   auto length = declared >= 0 ? std::to_string(declared) : std::to_string(body.size());
   auto out = head + "Content-Length: " + length + "\r\nConnection: close\r\n\r\n" + body;
   if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) {

@@ -558,6 +558,23 @@ CAF_TEST(over HTTP a client that sent more while its stream was open is still se
   ::close(fd);
 }
 
+CAF_TEST(over HTTP connections that never show the token do not keep a client with it out) {
+  // Each sends a byte and no more, as a local user without the token could, more
+  // of them than the server takes connections.
+  auto l = serve_http();
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) {
+    int fd = http_connect(l.port);
+    CAF_REQUIRE(fd >= 0);
+    CAF_REQUIRE_EQUAL(::send(fd, "P", 1, MSG_NOSIGNAL), 1);
+    idle.push_back(fd);
+  }
+  auto sid = l.open_session(); // would be closed at once with every slot held
+  CAF_CHECK(!sid.empty());
+  for (int fd : idle)
+    ::close(fd);
+}
+
 CAF_TEST(over HTTP a request without the token is refused before its body is read) {
   // Its body never comes: the answer does not wait for it.
   auto l = serve_http();

@@ -34,6 +34,10 @@ constexpr size_t kHeaderMax = 16u << 10;  // (431)
 constexpr auto kHeaderTimeout = std::chrono::seconds(10); // a request's header not read by then: closed
 constexpr auto kReadTimeout = std::chrono::seconds(30);   // its body (read once the header is let in), likewise
 constexpr size_t kMaxConnections = 256;
+// Connections that have not shown the token yet: past this many the oldest is
+// closed, so that nobody without the token holds every slot by sending nothing (a
+// client with it shows it in its first header, at once).
+constexpr size_t kMaxUnproven = 32;
 constexpr size_t kMaxSessions = 64;
 
 std::string_view reason_of(int status) {
@@ -90,6 +94,7 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
   // -- on the io thread only --
   std::map<std::string, std::shared_ptr<McpHttpSession>> sessions; // by Mcp-Session-Id
   size_t connections = 0;
+  std::deque<std::weak_ptr<McpHttpConnection>> unproven; // accepted, no token shown yet
   bool closed = false;
 
   void accept();
@@ -138,6 +143,7 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
   bool keep_alive = true;
   bool streaming = false; // an event stream is open: reading waits for its end
   bool watching = false;  // a read is out while the stream is, to notice the client leave
+  bool proven = false;    // it showed the token (let in once)
   bool closed = false;
 
   /// The header first: a request is let in (loopback names, the token) before its
@@ -354,6 +360,7 @@ bool McpHttpConnection::let_in(const http::request<http::string_body>& req) {
     return false;
   }
   keep_alive = true;
+  proven = true;
   return true;
 }
 
@@ -577,7 +584,19 @@ void ServerState::accept() {
         beast::error_code ignored;
         socket.close(ignored);
       } else {
-        std::make_shared<McpHttpConnection>(std::move(socket), self)->read_request();
+        auto c = std::make_shared<McpHttpConnection>(std::move(socket), self);
+        auto& unproven = self->unproven;
+        std::erase_if(unproven, [](auto& w) {
+          auto u = w.lock();
+          return !u || u->proven || u->closed;
+        });
+        unproven.push_back(c);
+        if (unproven.size() > kMaxUnproven) {
+          if (auto oldest = unproven.front().lock())
+            oldest->close();
+          unproven.pop_front();
+        }
+        c->read_request();
       }
     }
     self->accept();
