@@ -56,17 +56,14 @@ caf::result<T> relay(node_session_t* self, Ts... xs) {
 /// Nobody can be asked on a node: why `action` of `tool` is refused there, naming
 /// the node's key that says so; nullopt when it runs.
 std::optional<std::string> node_refusal(const ToolConfig& tool, action_kind action) {
-  auto mode = permission_mode(tool, &action);
+  auto mode = permission_mode(tool, action);
   if (mode == run_mode::unattended)
     return std::nullopt;
-  auto key = tool.action_permissions.count(action)
-               ? fmt::format("conversation.tools.{}.spawn.permissions.{}", tool.name, to_string(action))
-               : fmt::format("conversation.tools.{}.run", tool.name);
   auto what = action == action_kind::spawn ? fmt::format("run `{}` for clients", tool.name)
                                            : fmt::format("let clients {} `{}`", to_string(action), tool.name);
   return fmt::format("this node does not {}: its config says {} = \"{}\" and nobody can be asked on a node; "
                      "set it to \"unattended\" in the node's config to allow it",
-                     what, key, to_string(mode));
+                     what, permission_key(tool, action), to_string(mode));
 }
 
 /// `action` on handle `id` through the registry, unless the node's config refuses it

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,7 +119,7 @@ struct ToolConfig {
 /// The permission a call of `tool` runs under (`action` empty: a one-shot call): spawn
 /// and one-shot calls follow `run`, fetch/apply/abort run unattended, and
 /// [spawn.permissions] overrides either per action.
-inline run_mode permission_mode(const ToolConfig& tool, const action_kind* action) {
+inline run_mode permission_mode(const ToolConfig& tool, std::optional<action_kind> action) {
   if (!action)
     return tool.run;
   if (auto it = tool.action_permissions.find(*action); it != tool.action_permissions.end())

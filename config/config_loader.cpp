@@ -640,14 +640,16 @@ private:
                                      "passes this tool secrets (pass_env: {}); define a tool of another "
                                      "name instead",
                                      fmt::join(entry.pass_env, ", ")));
+      auto* table = v.as_table(); // not one: with_table below names the mismatch
+      auto sets = [table](const char* k) { return table && table->contains(k); };
       // A tool a repository shaped gets none of your secrets, whichever layer says so.
-      if (!from_workspace_ && entry.from_workspace && v.as_table() && v.as_table()->contains("pass_env"))
+      if (!from_workspace_ && entry.from_workspace && sets("pass_env"))
         return fail(join_key(key, "pass_env"),
                     "the workspace's config defined or changed this tool, so it gets none of your "
                     "secrets; pass them to a tool of your own config instead");
       // Nor does a command of yours (--config, --cfg) take on the rest of the settings
       // of the repository's tool of that name (its run, args, env...).
-      if (!from_workspace_ && entry.from_workspace && v.as_table() && v.as_table()->contains("command"))
+      if (!from_workspace_ && entry.from_workspace && sets("command"))
         return fail(join_key(key, "command"),
                     fmt::format("the workspace's config defines a tool `{}` too, and yours would run with the "
                                 "rest of its settings (run, args, env, ...); give yours another name",
@@ -658,17 +660,19 @@ private:
       if (yours)
         if (auto s = only_tightened_keys(v, key); !s)
           return s;
-      auto before = entry;
+      std::optional<ToolConfig> before; // what not_looser compares with
+      if (yours)
+        before = entry;
       entry.from_workspace = entry.from_workspace || (from_workspace_ && !yours);
       entry.name = name.str();
       // What a placeholder error names: the source that last set what holds them.
-      if (auto* t = v.as_table(); t && (t->contains("command") || t->contains("cwd") || t->contains("env")))
+      if (sets("command") || sets("cwd") || sets("env"))
         entry.origin = origin_;
       auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
       if (s)
         s = check_tool(entry, key);
       if (s && yours)
-        s = not_looser(before, entry, key);
+        s = not_looser(*before, entry, key);
       if (!s)
         return s;
     }
@@ -701,11 +705,9 @@ private:
   /// The workspace's layer left no call of your (or a built-in) tool less guarded.
   Status not_looser(const ToolConfig& before, const ToolConfig& after, const std::string& key) const {
     auto strictness = [](run_mode m) { return m == run_mode::skip ? 2 : m == run_mode::ask ? 1 : 0; };
-    const action_kind all[] = {action_kind::spawn, action_kind::fetch, action_kind::apply, action_kind::abort};
-    std::vector<const action_kind*> calls = {nullptr};
-    for (auto& a : all)
-      calls.push_back(&a);
-    for (auto* call : calls)
+    const std::optional<action_kind> calls[] = {std::nullopt, action_kind::spawn, action_kind::fetch,
+                                                action_kind::apply, action_kind::abort};
+    for (auto call : calls)
       if (strictness(permission_mode(after, call)) < strictness(permission_mode(before, call)))
         return fail(key, fmt::format("the workspace's config may not let {} of this tool (your own config's "
                                      "or built in) run with less asking than before ({} instead of {}); "

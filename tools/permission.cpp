@@ -6,25 +6,26 @@
 
 namespace jp {
 
+std::string permission_key(const ToolConfig& tool, std::optional<action_kind> action) {
+  if (action && tool.action_permissions.count(*action))
+    return fmt::format("conversation.tools.{}.spawn.permissions.{}", tool.name, to_string(*action));
+  return fmt::format("conversation.tools.{}.run", tool.name);
+}
+
 PermissionDecision decide_permission(const ToolConfig& tool, std::optional<action_kind> action,
                                      const PermissionPolicy& policy,
                                      const std::set<std::string>& allowed_this_turn) {
   if (!policy.enforce)
     return {};
-  // The mode, and the config key it comes from (a refusal names it).
-  run_mode mode = permission_mode(tool, action ? &*action : nullptr);
-  std::string key = fmt::format("conversation.tools.{}.run", tool.name);
-  std::string setting = "run";
-  if (action && tool.action_permissions.count(*action)) {
-    setting = std::string(to_string(*action));
-    key = fmt::format("conversation.tools.{}.spawn.permissions.{}", tool.name, setting);
-  }
-  switch (mode) {
+  switch (permission_mode(tool, action)) {
     case run_mode::unattended: return {};
-    case run_mode::skip:
+    case run_mode::skip: {
+      // The key, and its last part as the setting ("run", "apply").
+      auto key = permission_key(tool, action);
       return {permission_kind::refuse,
               fmt::format("`{}` was not run: its configuration says {} = \"skip\" ({})", tool.name,
-                          setting, key)};
+                          key.substr(key.rfind('.') + 1), key)};
+    }
     case run_mode::ask:
       if (policy.allowed.count(tool.name) || allowed_this_turn.count(tool.name))
         return {};

@@ -36,6 +36,11 @@ struct PermissionDecision {
   std::string message; // refuse: why, for the assistant
 };
 
+/// The config key that sets the permission of a call of `tool` (`action` empty: a
+/// one-shot call): conversation.tools.T.spawn.permissions.ACTION where that is set,
+/// else conversation.tools.T.run. What a refusal names.
+std::string permission_key(const ToolConfig& tool, std::optional<action_kind> action);
+
 /// What a call of `tool` needs; `action` is empty for a one-shot call.
 PermissionDecision decide_permission(const ToolConfig& tool, std::optional<action_kind> action,
                                      const PermissionPolicy& policy,
