@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <unistd.h>
 
 namespace jp {
 
@@ -36,6 +37,12 @@ inline std::string terminal_safe(std::string_view text) {
     }
   }
   return out;
+}
+
+/// `text` as it goes to `fd`: terminal-safe when `fd` is a terminal, as it came
+/// otherwise (a pipe or a file gets the bytes).
+inline std::string shown_on(int fd, std::string text) {
+  return ::isatty(fd) ? terminal_safe(text) : std::move(text);
 }
 
 } // namespace jp

@@ -14,8 +14,7 @@ namespace {
 
 int fail(const std::string& reason) {
   // A reason may quote a tool or a model: on a terminal it cannot drive it.
-  auto text = isatty(STDERR_FILENO) ? terminal_safe(reason) : reason;
-  std::fprintf(stderr, "jp-actors: %s\n", text.c_str());
+  std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, reason).c_str());
   return 1;
 }
 

@@ -52,8 +52,7 @@ namespace {
 
 int fail(const std::string& reason) {
   // A reason may quote a tool or a model: on a terminal it cannot drive it.
-  auto text = isatty(STDERR_FILENO) ? terminal_safe(reason) : reason;
-  std::fprintf(stderr, "jp-actors: %s\n", text.c_str());
+  std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, reason).c_str());
   return 1;
 }
 
@@ -268,8 +267,7 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
   self->send_exit(turn, caf::exit_reason::user_shutdown);
   // On a terminal, what the tool printed cannot drive it; a pipe gets it as it came.
   // (A failure's first line goes to stderr through fail(), which sees to its own.)
-  if (isatty(STDOUT_FILENO))
-    result.content = terminal_safe(result.content);
+  result.content = shown_on(STDOUT_FILENO, std::move(result.content));
   if (!result.ok) {
     auto first_line = result.content.substr(0, result.content.find('\n'));
     if (first_line != result.content)
@@ -295,15 +293,13 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
     return 0;
   }
   // A summary is a repository's or an MCP server's text: on a terminal it cannot drive it.
-  bool tty = isatty(STDOUT_FILENO) != 0;
-  auto shown = [tty](const std::string& text) { return tty ? terminal_safe(text) : text; };
   for (auto& [name, t] : config.tools) {
     std::string kind = t.stateful ? "stateful" : "one-shot";
     std::printf("%-16s %-9s %-8s %s\n", name.c_str(), kind.c_str(), t.source.c_str(),
-                shown(t.summary).c_str());
+                shown_on(STDOUT_FILENO, t.summary).c_str());
   }
   for (auto& why : mcp.unavailable)
-    std::printf("(unavailable) %s\n", shown(why).c_str());
+    std::printf("(unavailable) %s\n", shown_on(STDOUT_FILENO, why).c_str());
   return 0;
 }
 

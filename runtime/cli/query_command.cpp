@@ -207,12 +207,9 @@ int list_conversations(const Config& config) {
     std::printf("no conversations yet: `jp-actors query \"...\"` starts one\n");
     return 0;
   }
-  bool tty = isatty(STDOUT_FILENO) != 0;
-  for (auto& c : *list) {
-    auto prompt = one_line(c.first_prompt, 60);
+  for (auto& c : *list)
     std::printf("%s %s  %-24s %5zu events  %s\n", c.active ? "*" : " ", c.id.c_str(), c.created.c_str(), c.events,
-                (tty ? terminal_safe(prompt) : prompt).c_str());
-  }
+                shown_on(STDOUT_FILENO, one_line(c.first_prompt, 60)).c_str());
   return 0;
 }
 
@@ -223,7 +220,6 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
     return fail(loaded.error());
   for (auto& w : loaded->warnings)
     std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());
-  bool tty = isatty(STDOUT_FILENO) != 0;
   for (auto& e : loaded->events) {
     if (json) {
       std::printf("%s\n", e.dump().c_str());
@@ -237,8 +233,8 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
     if (auto* agent = e.find("agent"); agent && agent->is_string())
       who = "[" + agent->as_string() + "] ";
     // On a terminal, what a model or a tool wrote cannot drive it.
-    auto show = [tty](const std::string& line) {
-      auto text = tty ? terminal_safe(line) : line;
+    auto show = [](std::string line) {
+      auto text = shown_on(STDOUT_FILENO, std::move(line));
       std::fwrite(text.data(), 1, text.size(), stdout);
     };
     if (auto* start = std::get_if<TurnStartEvent>(&*event))
