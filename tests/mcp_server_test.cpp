@@ -521,41 +521,33 @@ CAF_TEST(over HTTP a cancelled call has its stream ended and the session still e
 }
 
 CAF_TEST(over HTTP a client that leaves the stream of a call lets the session end when idle) {
-  marked_sleep sleeper(dir.path);
-  extra = {"--session-idle-secs", "1"};
-  auto l = serve_http();
-  auto sid = l.open_session();
-  spawn_sleeper(l, sid, sleeper);
-  // With a progress token: its progress every second reaches nobody once the client
-  // is gone, and keeps nothing alive.
-  auto params = tool_call("shell", shell("sleep 300"));
-  params.set("_meta", Json::object().set("progressToken", "tok"));
-  int fd = http_send(l.port, l.head("POST", sid), l.request("tools/call", params).dump());
-  CAF_REQUIRE(fd >= 0);
-  CAF_REQUIRE_EQUAL(http_read(fd, true).status, 200); // its stream is open
-  ::close(fd); // the client goes, without a cancel or a DELETE
-  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
-  CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
-}
-
-CAF_TEST(over HTTP a client that sent more while its stream was open is still seen to leave) {
-  marked_sleep sleeper(dir.path);
-  extra = {"--session-idle-secs", "1"};
-  auto l = serve_http();
-  auto sid = l.open_session();
-  spawn_sleeper(l, sid, sleeper);
-  auto params = tool_call("shell", shell("sleep 300"));
-  int fd = http_send(l.port, l.head("POST", sid), l.request("tools/call", params).dump());
-  CAF_REQUIRE(fd >= 0);
-  CAF_REQUIRE_EQUAL(http_read(fd, true).status, 200); // its stream is open
-  // The start of a next request (pipelined), then the client's end of the
-  // connection closes: the server reads what came and then finds the end.
-  const char next[] = "POST /mcp HTTP/1.1\r\n";
-  CAF_REQUIRE_EQUAL(::send(fd, next, sizeof next - 1, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof next - 1));
-  ::shutdown(fd, SHUT_WR);
-  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
-  CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
-  ::close(fd);
+  // It closes the connection; or it sends the start of a next request (pipelined)
+  // and then closes its end: the server reads what came and then finds the end.
+  for (bool pipelined : {false, true}) {
+    marked_sleep sleeper(dir.path);
+    extra = {"--session-idle-secs", "1"}; // serve_http adds --listen to it
+    auto l = serve_http();
+    auto sid = l.open_session();
+    spawn_sleeper(l, sid, sleeper);
+    // With a progress token: its progress every second reaches nobody once the client
+    // is gone, and keeps nothing alive.
+    auto params = tool_call("shell", shell("sleep 300"));
+    params.set("_meta", Json::object().set("progressToken", "tok"));
+    int fd = http_send(l.port, l.head("POST", sid), l.request("tools/call", params).dump());
+    CAF_REQUIRE(fd >= 0);
+    CAF_REQUIRE_EQUAL(http_read(fd, true).status, 200); // its stream is open
+    if (pipelined) {
+      const char next[] = "POST /mcp HTTP/1.1\r\n";
+      CAF_REQUIRE_EQUAL(::send(fd, next, sizeof next - 1, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof next - 1));
+      ::shutdown(fd, SHUT_WR);
+    } else {
+      ::close(fd); // the client goes, without a cancel or a DELETE
+    }
+    CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+    CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
+    if (pipelined)
+      ::close(fd);
+  }
 }
 
 CAF_TEST(over HTTP connections that never show the token do not keep a client with it out) {
