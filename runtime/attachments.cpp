@@ -1,6 +1,7 @@
 #include "runtime/attachments.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -26,6 +27,60 @@ std::string size_text(uintmax_t bytes) {
   return fmt::format("{:.1f} MiB", bytes / 1048576.0);
 }
 
+/// A file name as one line of a listing: its control characters (a newline among
+/// them) as `\xNN` and bytes that are not UTF-8 as U+FFFD, so a name cannot add lines.
+std::string shown_name(std::string_view name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
+  }
+  return sanitize_utf8(out);
+}
+
+/// `text` with the `<` of every `<attachment` and `</attachment` (any case) written
+/// `&lt;`: what is attached cannot end its own block or fake another.
+std::string without_tags(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '<') {
+      auto rest = text.substr(i + 1);
+      if (rest.starts_with('/'))
+        rest.remove_prefix(1);
+      constexpr std::string_view tag = "attachment";
+      if (rest.size() >= tag.size() && std::equal(tag.begin(), tag.end(), rest.begin(), [](char a, char b) {
+            return a == std::tolower(static_cast<unsigned char>(b));
+          })) {
+        out += "&lt;";
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+/// A path as the value of the `path="..."` attribute.
+std::string attribute(std::string_view path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (c == '"')
+      out += "&quot;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("&#x{:x};", c);
+    else
+      out += static_cast<char>(c);
+  }
+  return sanitize_utf8(out);
+}
+
 /// A directory's entries below it, sorted, `.git` left out: "sub/", "sub/a.txt (12 bytes)".
 Result<std::string> listing(const fs::path& dir, const std::string& shown, size_t max_entries) {
   std::vector<std::string> lines;
@@ -45,8 +100,11 @@ Result<std::string> listing(const fs::path& dir, const std::string& shown, size_
       return Error{fmt::format("--attach {}: the directory holds more than {} entries; attach a smaller one, "
                                "or the files themselves",
                                shown, max_entries)};
+    rel = shown_name(rel);
     std::error_code size_ec;
-    if (it->is_directory(size_ec) && !it->is_symlink(size_ec))
+    if (it->is_symlink(size_ec)) // neither followed nor sized: its target may be outside
+      lines.push_back(rel + " (link)");
+    else if (it->is_directory(size_ec))
       lines.push_back(rel + "/");
     else if (auto size = it->file_size(size_ec); !size_ec)
       lines.push_back(fmt::format("{} ({})", rel, size_text(size)));
@@ -163,7 +221,8 @@ Result<std::string> prompt_with_attachments(const std::string& prompt, const std
     used += body.size();
     if (!body.empty() && body.back() != '\n')
       body += "\n";
-    out += fmt::format("\n\n<attachment path=\"{}\"{}>\n{}</attachment>", shown, kind, body);
+    out += fmt::format("\n\n<attachment path=\"{}\"{}>\n{}</attachment>", attribute(shown), kind,
+                       without_tags(body));
   }
   return out;
 }

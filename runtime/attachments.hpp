@@ -20,7 +20,10 @@ struct AttachLimits {
 
 /// The prompt with each attachment after it, as
 ///   <attachment path="PATH">CONTENT</attachment>
-/// (a directory: `kind="directory"`, one line per entry below it, `.git` left out).
+/// (a directory: `kind="directory"`, one line per entry below it, `.git` left out,
+/// a link shown as `NAME (link)`, neither followed nor sized). Inside, the `<` of
+/// `<attachment` and `</attachment` is written `&lt;`, so a file cannot end its block
+/// or fake another; a name's control characters are written `\xNN`.
 Result<std::string> prompt_with_attachments(const std::string& prompt, const std::vector<std::string>& paths,
                                             const AttachLimits& limits = {});
 
