@@ -50,6 +50,20 @@ grep -q '"id":"sq","state":"stopped","result":"49.0"' "$tmp/run.log" || fail "ex
 grep -q '"id":"seq","state":"stopped","result":"1\\n2\\n3\\n"' "$tmp/run.log" || fail "examples/embed: no result of the process tool" "$tmp/run.log"
 grep -q '^turn completed: 12 squared is 144.$' "$tmp/run.log" || fail "examples/embed: the turn did not complete" "$tmp/run.log"
 
+# pkg-config alone, as a Makefile would: the same program, built and run.
+pc=$(find "$prefix" -name jp_actors.pc)
+[ -n "$pc" ] || fail "no jp_actors.pc" "$tmp/install.log"
+pc_version=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --modversion jp_actors)
+[ "$pc_version" = "$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")" ] ||
+  fail "jp_actors.pc says version $pc_version"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+c++ $(cache_value CMAKE_CXX_FLAGS) "$src/examples/embed/main.cpp" -o "$tmp/embed-pc" \
+  $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs jp_actors) $(cache_value CMAKE_EXE_LINKER_FLAGS) \
+  >"$tmp/pc.log" 2>&1 || fail "building examples/embed with pkg-config's flags failed" "$tmp/pc.log"
+(cd "$tmp" && "$tmp/embed-pc") >"$tmp/pc-run.log" 2>&1 || fail "examples/embed built with pkg-config failed" "$tmp/pc-run.log"
+grep -q '^turn completed: 12 squared is 144.$' "$tmp/pc-run.log" ||
+  fail "examples/embed built with pkg-config: the turn did not complete" "$tmp/pc-run.log"
+
 # A version this install is not: refused.
 mkdir -p "$tmp/newer"
 cat >"$tmp/newer/CMakeLists.txt" <<'CMAKE'
@@ -74,4 +88,4 @@ cmake -S "$tmp/sub" -B "$tmp/sub/b" >"$tmp/sub.log" 2>&1 || fail "add_subdirecto
 [ -e "$tmp/sub/b/jp/tests" ] && fail "add_subdirectory built jp-actors' tests" "$tmp/sub.log"
 [ -e "$tmp/sub/b/jp/bench" ] && fail "add_subdirectory built jp-actors' benchmark" "$tmp/sub.log"
 grep -q 'jp_actorsConfig' "$tmp/sub/b/jp/cmake_install.cmake" && fail "add_subdirectory installs jp-actors' files" "$tmp/sub.log"
-echo "install_test: installed, found, built and ran examples/embed; add_subdirectory adds no tests and installs nothing of ours"
+echo "install_test: installed, found, built and ran examples/embed (CMake and pkg-config); add_subdirectory adds no tests and installs nothing of ours"
