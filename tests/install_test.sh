@@ -77,6 +77,26 @@ fi
 grep -q 'compatible with requested version "0.3"' "$tmp/newer.log" ||
   fail "find_package(jp_actors 0.3) failed, but not for its version" "$tmp/newer.log"
 
+# A CAF that is not 0.17 (a fake 0.18's headers): not found, saying why, and the
+# caller's module path left as it was.
+mkdir -p "$tmp/caf18/caf" "$tmp/oldcaf"
+touch "$tmp/caf18/caf/all.hpp"
+echo '#define CAF_VERSION 1800' >"$tmp/caf18/caf/config.hpp"
+cat >"$tmp/oldcaf/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(oldcaf LANGUAGES CXX)
+find_package(jp_actors 0.2 QUIET)
+if(jp_actors_FOUND)
+  message(FATAL_ERROR "jp_actors was found with CAF 0.18")
+endif()
+message(STATUS "why: ${jp_actors_NOT_FOUND_MESSAGE}")
+message(STATUS "module path: [${CMAKE_MODULE_PATH}]")
+CMAKE
+cmake -S "$tmp/oldcaf" -B "$tmp/oldcaf/b" -DCMAKE_PREFIX_PATH="$prefix" -DCAF_INCLUDE_DIR="$tmp/caf18" \
+  >"$tmp/oldcaf.log" 2>&1 || fail "find_package(jp_actors) with CAF 0.18 failed the configure" "$tmp/oldcaf.log"
+grep -q 'why: jp_actors needs CAF 0.17.x' "$tmp/oldcaf.log" || fail "no reason given for CAF 0.18" "$tmp/oldcaf.log"
+grep -q 'module path: \[\]' "$tmp/oldcaf.log" || fail "a failed find_package(jp_actors) changed CMAKE_MODULE_PATH" "$tmp/oldcaf.log"
+
 # add_subdirectory: the library and the CLI, no tests, no benchmark.
 mkdir -p "$tmp/sub"
 cat >"$tmp/sub/CMakeLists.txt" <<CMAKE
