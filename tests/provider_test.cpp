@@ -218,6 +218,47 @@ CAF_TEST(errors a user can act on name what to fix) {
   CAF_CHECK(malformed.retries.empty());
 }
 
+CAF_TEST(an overload reported inside the stream is retried as its status would be) {
+  // Anthropic: "during periods of high usage, you may receive an overloaded_error,
+  // which would normally correspond to an HTTP 529" (its streaming docs).
+  KeyEnv key;
+  FakeProviderServer server;
+  auto text = provider_fixture("anthropic_text.sse");
+  auto start = text.substr(0, text.find("event: content_block_delta"));
+  server.push({200, start + "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+                            "\"message\":\"Overloaded\"}}\n\n"});
+  server.push({200, text});
+  auto got = run(config_for(server, "anthropic"));
+  CAF_REQUIRE(got.status);
+  CAF_REQUIRE_EQUAL(got.retries.size(), 1u);
+  CAF_CHECK(contains(got.retries[0], "provider error: overloaded_error: Overloaded; retrying"));
+  CAF_CHECK_EQUAL(got.done, 1);
+  // OpenAI's server_error alike; a request the stream says is invalid is not retried.
+  server.push({200, "data: {\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}\n\n"});
+  server.push({200, provider_fixture("openai_text.sse")});
+  auto again = run(config_for(server, "openai"));
+  CAF_REQUIRE(again.status);
+  CAF_CHECK_EQUAL(again.retries.size(), 1u);
+  server.push({200, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+                    "\"message\":\"bad\"}}\n\n"});
+  auto invalid = run(config_for(server, "anthropic"));
+  CAF_CHECK(contains(invalid.status.error, "provider error: invalid_request_error: bad"));
+  CAF_CHECK(invalid.retries.empty());
+}
+
+CAF_TEST(a 429 for a used up quota is not retried and says what to check) {
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({429, R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})"});
+  auto got = run(config_for(server, "openai"));
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK(got.retries.empty());
+  CAF_CHECK(contains(got.status.error, "quota is used up (HTTP 429"));
+  CAF_CHECK(contains(got.status.error, "You exceeded your current quota; waiting will not help: check the plan and "
+                                       "billing of the key in $JP_TEST_PROVIDER_KEY"));
+  CAF_CHECK_EQUAL(server.requests().size(), 1u);
+}
+
 /// An openai provider config whose base_url is a loopback port nobody listens on.
 std::pair<HttpProviderConfig, int> closed_port_config() {
   int port;

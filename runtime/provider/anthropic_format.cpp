@@ -206,8 +206,10 @@ Status AnthropicStream::on_event(const SseEvent& event,
     auto* err = object_member(ev, "error");
     if (!err)
       return provider_stream_error(event.data);
-    return provider_stream_error(std::string(string_member(*err, "type")) + ": " +
-                                 std::string(string_member(*err, "message")));
+    auto kind = string_member(*err, "type");
+    error_transient_ = kind == "overloaded_error" || kind == "api_error" || kind == "rate_limit_error" ||
+                       kind == "timeout_error";
+    return provider_stream_error(std::string(kind) + ": " + std::string(string_member(*err, "message")));
   }
   // ping, and types added later: nothing to emit.
   return Status::ok();

@@ -42,6 +42,10 @@ public:
   bool finished() const { return finished_; }
   /// Nothing more is to come (message_stop).
   bool ended() const { return finished_; }
+  /// The stream's `error` event is one a new request may not meet (overloaded_error,
+  /// api_error, rate_limit_error, timeout_error: the statuses 529, 500, 429 and 504
+  /// that a request would have got before its stream began).
+  bool error_transient() const { return error_transient_; }
 
 private:
   struct ToolUse {
@@ -58,6 +62,7 @@ private:
   int64_t tokens_out_ = -1; // the last message_delta's usage (cumulative)
   bool called_ = false; // a tool call was emitted
   bool finished_ = false;
+  bool error_transient_ = false;
 };
 
 } // namespace jp

@@ -41,6 +41,19 @@ std::string error_message(const std::string& body) {
   return text.empty() ? "(no message)" : text;
 }
 
+/// A 429 that waiting does not cure: OpenAI's for an account whose quota or credit
+/// is used up ({"error":{"type":"insufficient_quota",...}}).
+bool quota_exhausted(const std::string& body) {
+  auto j = Json::parse(body);
+  auto* err = j && j->is_object() ? j->find("error") : nullptr;
+  if (!err || !err->is_object())
+    return false;
+  for (auto key : {"type", "code"})
+    if (auto* v = err->find(key); v && v->is_string() && v->as_string() == "insufficient_quota")
+      return true;
+  return false;
+}
+
 class HttpProvider final : public Provider {
 public:
   HttpProvider(HttpProviderConfig config, std::string url, std::vector<std::string> headers, bool sends_key)
@@ -127,7 +140,8 @@ private:
     if (!decoded) {
       why = decoded.error;
       code = error_code::provider_stream;
-      return outcome::fail;
+      // An overload reported inside the stream is the 529 it would have been before it.
+      return decoder.error_transient() ? outcome::retry : outcome::fail;
     }
     // The whole response came: a connection that broke, went quiet or was let go
     // after its end takes nothing from it.
@@ -171,6 +185,12 @@ private:
     }
     auto message = error_message(r.error_body);
     code = r.status == 401 || r.status == 403 ? error_code::provider_auth : error_code::provider_http;
+    if (r.status == 429 && quota_exhausted(r.error_body)) {
+      why = fmt::format("the provider says the account's quota is used up (HTTP 429 from {}): {}; waiting "
+                        "will not help: check the plan and billing of the key{}",
+                        url_, message, config_.api_key_env.empty() ? "" : " in $" + config_.api_key_env);
+      return outcome::fail;
+    }
     if (retryable_status(r.status)) {
       why = fmt::format("HTTP {} from {}: {}", r.status, url_, message);
       return outcome::retry;

@@ -112,6 +112,8 @@ Status OpenAiStream::on_event(const SseEvent& event,
     if (err->is_string())
       return provider_stream_error(err->as_string());
     auto message = err->is_object() ? string_member(*err, "message") : std::string_view();
+    error_transient_ = err->is_object() && (string_member(*err, "type") == "server_error" ||
+                                            string_member(*err, "code") == "server_error");
     return provider_stream_error(message.empty() ? err->dump() : std::string(message));
   }
   emit_usage(*chunk, emit);

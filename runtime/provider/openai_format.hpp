@@ -44,6 +44,9 @@ public:
   bool finished() const { return finished_; }
   /// Nothing more is to come: [DONE], or the usage after `done`.
   bool ended() const { return ended_ || (finished_ && usage_seen_); }
+  /// The stream's `error` is the server's own (type or code `server_error`): a new
+  /// request may not meet it.
+  bool error_transient() const { return error_transient_; }
 
 private:
   struct PartialCall {
@@ -61,6 +64,7 @@ private:
   bool finished_ = false;
   bool usage_seen_ = false;
   bool ended_ = false; // [DONE] came
+  bool error_transient_ = false;
 };
 
 } // namespace jp
