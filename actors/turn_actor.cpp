@@ -102,6 +102,10 @@ std::string error_content(const ToolState& s) {
     out += "\n(transient: the same call may succeed if retried)";
   if (!s.content.empty())
     out += "\n\n" + s.content;
+  // An empty failure tells the model nothing (and Anthropic refuses an error result
+  // without content).
+  if (out.find_first_not_of(" \t\r\n") == std::string::npos)
+    out = "the tool failed and said nothing";
   return out;
 }
 

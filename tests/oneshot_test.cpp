@@ -58,3 +58,11 @@ CAF_TEST(a transient one-shot failure tells the model it may retry) {
   CAF_CHECK_EQUAL(p.status, 1);
   CAF_CHECK(!contains(p.out, "transient"));
 }
+
+CAF_TEST(a one-shot failure that says nothing tells the model so) {
+  // An empty error result tells the model nothing, and Anthropic refuses it.
+  ToolWorkspace w(R"(printf '{"type":"error","message":""}\n')");
+  auto r = w.call();
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "the tool failed and said nothing"));
+}

@@ -264,6 +264,10 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
       auto type = string_of(blocks[k], "type");
       if (type == "text" && string_of(blocks[k], "text").empty())
         return Violation{fmt::format("messages.{}.content.{}.text: text content blocks must be non-empty", i, k)};
+      if (type == "text" && string_of(blocks[k], "text").find_first_not_of(" \t\r\n") == std::string::npos)
+        return Violation{fmt::format("messages.{}.content.{}.text: text content blocks must contain non-whitespace "
+                                     "text",
+                                     i, k)};
       if (type == "tool_result") {
         if (role != "user")
           return Violation{fmt::format("messages.{}.content.{}: tool_result blocks are only allowed in user messages",
@@ -278,9 +282,15 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
           return Violation{fmt::format("messages.{}.content.{}: each tool_use must have a single result. Found "
                                        "multiple `tool_result` blocks with id: {}",
                                        i, k, id)};
-        if (other_content) // results after other content do not count as "immediately after"
-          break;
-        answered.push_back(id);
+        if (auto* err = blocks[k].find("is_error"); err && err->is_bool() && err->as_bool()) {
+          auto* c = blocks[k].find("content");
+          if (!c || (c->is_string() && c->as_string().empty()) || (c->is_array() && c->as_array().empty()))
+            return Violation{fmt::format("messages.{}.content.{}.tool_result: content cannot be empty if `is_error` "
+                                         "is true",
+                                         i, k)};
+        }
+        if (!other_content) // results after other content do not count as "immediately after"
+          answered.push_back(id);
       } else {
         other_content = true;
       }
@@ -288,7 +298,14 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
         if (role != "assistant")
           return Violation{fmt::format("messages.{}.content.{}: tool_use blocks are only allowed in assistant messages",
                                        i, k)};
-        uses.push_back(string_of(blocks[k], "id"));
+        auto* input = blocks[k].find("input");
+        if (!input || !input->is_object())
+          return Violation{fmt::format("messages.{}.content.{}.tool_use.input: Input should be a valid dictionary", i,
+                                       k)};
+        auto id = string_of(blocks[k], "id");
+        if (std::find(uses.begin(), uses.end(), id) != uses.end())
+          return Violation{fmt::format("messages.{}.content.{}: `tool_use` ids must be unique", i, k)};
+        uses.push_back(id);
       }
     }
     std::string missing;

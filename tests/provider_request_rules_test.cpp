@@ -191,6 +191,34 @@ CAF_TEST(anthropic rules want max_tokens alternating roles and tool results firs
   CAF_CHECK(contains(tools(R"({"name":"a.b","input_schema":{"type":"object"}})")->message, "String should match pattern"));
 }
 
+CAF_TEST(anthropic rules refuse blank text empty error results and malformed tool uses) {
+  auto body = [](const std::string& messages) {
+    return message_of(
+      anthropic_request_violation(parsed(R"({"model":"m","max_tokens":10,"messages":[)" + messages + "]}")));
+  };
+  const std::string use = R"({"role":"user","content":"go"},{"role":"assistant","content":[)"
+                          R"({"type":"tool_use","id":"t1","name":"shell","input":{}}]},)";
+  CAF_CHECK_EQUAL(body(R"({"role":"user","content":"go"},{"role":"assistant","content":"\n\n"},)"
+                       R"({"role":"user","content":"again"})"),
+                  "messages.1.content.0.text: text content blocks must contain non-whitespace text");
+  CAF_CHECK_EQUAL(body(use + R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"",)"
+                             R"("is_error":true}]})"),
+                  "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true");
+  CAF_CHECK_EQUAL(body(use + R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":""}]})"),
+                  ""); // empty is allowed when it is not an error
+  CAF_CHECK(contains(body(R"({"role":"user","content":"go"},{"role":"assistant","content":[)"
+                          R"({"type":"tool_use","id":"t1","name":"shell","input":"{}"}]})"),
+                     "tool_use.input: Input should be a valid dictionary"));
+  CAF_CHECK(contains(body(R"({"role":"user","content":"go"},{"role":"assistant","content":[)"
+                          R"({"type":"tool_use","id":"t1","name":"a","input":{}},)"
+                          R"({"type":"tool_use","id":"t1","name":"b","input":{}}]})"),
+                     "`tool_use` ids must be unique"));
+  // A result after other content does not count, and what follows it is still read.
+  CAF_CHECK_EQUAL(body(use + R"({"role":"user","content":[{"type":"text","text":"note"},)"
+                             R"({"type":"tool_result","tool_use_id":"t1","content":"ok"},{"type":"text","text":" "}]})"),
+                  "messages.2.content.2.text: text content blocks must contain non-whitespace text");
+}
+
 // ---- What we send passes -------------------------------------------------------
 
 CAF_TEST(requests with the default tools and a real conversation pass both services) {
@@ -271,6 +299,25 @@ CAF_TEST(results without a call and calls without a result still make a valid re
   r.messages.erase(r.messages.begin(), r.messages.begin() + 2);
   v = anthropic_request_violation(parsed(anthropic_request_body(r)));
   CAF_CHECK_EQUAL(message_of(v), "");
+}
+
+CAF_TEST(a blank text and an empty failure make a request anthropic accepts) {
+  // A response cut after "\n\n" keeps its text; a tool may fail saying nothing.
+  ChatRequest r;
+  r.model = "m";
+  r.max_tokens = 100;
+  r.messages.push_back(ChatMessage{chat_role::user, "go"});
+  r.messages.push_back(ChatMessage{chat_role::assistant, "\n\n"});
+  r.messages.push_back(ChatMessage{chat_role::user, "again"});
+  ChatMessage said{chat_role::assistant, " "};
+  said.tool_calls = {call("a", "shell", "{}")};
+  r.messages.push_back(said);
+  auto failed = result("a", "");
+  failed.tool_error = true;
+  r.messages.push_back(failed);
+  auto body = parsed(anthropic_request_body(r));
+  CAF_CHECK_EQUAL(message_of(anthropic_request_violation(body)), "");
+  CAF_CHECK(contains(body.dump(), R"("content":"the tool failed and said nothing","is_error":true)"));
 }
 
 // ---- A refusal reaches the user verbatim -------------------------------------------

@@ -50,16 +50,22 @@ Json text_block(const std::string& text) {
   return JsonObject{{"type", "text"}, {"text", text}};
 }
 
+/// The API refuses a text block of whitespace alone ("text content blocks must
+/// contain non-whitespace text"), as it refuses an empty one.
+bool blank(const std::string& text) {
+  return text.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
 /// The content blocks of one message.
 JsonArray content_blocks(const ChatMessage& m) {
   JsonArray blocks;
   switch (m.role) {
     case chat_role::user:
-      if (!m.text.empty())
+      if (!blank(m.text))
         blocks.push_back(text_block(m.text));
       break;
     case chat_role::assistant:
-      if (!m.text.empty())
+      if (!blank(m.text))
         blocks.push_back(text_block(m.text));
       for (const auto& c : m.tool_calls)
         blocks.push_back(JsonObject{{"type", "tool_use"},
@@ -71,8 +77,13 @@ JsonArray content_blocks(const ChatMessage& m) {
       Json block = JsonObject{{"type", "tool_result"},
                               {"tool_use_id", m.tool_call_id},
                               {"content", m.text}};
-      if (m.tool_error)
+      // "content cannot be empty if is_error is true" (a conversation kept from
+      // before error results were never empty).
+      if (m.tool_error) {
         block.set("is_error", true);
+        if (blank(m.text))
+          block.set("content", "the tool failed and said nothing");
+      }
       blocks.push_back(std::move(block));
       break;
     }
