@@ -70,10 +70,17 @@ CAF_TEST(without enforcement every call is the users own) {
 }
 
 CAF_TEST(refusal texts tell the assistant and the user what to do) {
-  CAF_CHECK_EQUAL(no_one_to_ask("deploy"),
+  CAF_CHECK_EQUAL(no_one_to_ask(tool(run_mode::ask), std::nullopt),
                   "`deploy` needs the user's permission to run (run = \"ask\") and there is no terminal "
                   "to ask on; nothing was run. Allow it with --allow deploy, or set "
                   "conversation.tools.deploy.run = \"unattended\"");
+  // An action that asks by its own key names that key, not `run`.
+  auto repl = tool(run_mode::unattended);
+  repl.action_permissions[action_kind::abort] = run_mode::ask;
+  CAF_CHECK_EQUAL(no_one_to_ask(repl, action_kind::abort),
+                  "`deploy` needs the user's permission to abort it (abort = \"ask\") and there is no terminal "
+                  "to ask on; nothing was done. Allow it with --allow deploy, or set "
+                  "conversation.tools.deploy.spawn.permissions.abort = \"unattended\"");
   CAF_CHECK_EQUAL(denied("deploy", {permission_answer::no, {}}),
                   "The user did not allow `deploy` to run; nothing was run");
   CAF_CHECK_EQUAL(denied("deploy", {permission_answer::no_with_reason, "use staging"}),

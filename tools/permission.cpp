@@ -34,10 +34,15 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
   return {};
 }
 
-std::string no_one_to_ask(const std::string& tool, const std::string& why_nobody) {
-  return fmt::format("`{}` needs the user's permission to run (run = \"ask\") and {}; nothing "
-                     "was run. Allow it with --allow {}, or set conversation.tools.{}.run = \"unattended\"",
-                     tool, why_nobody, tool, tool);
+std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> action, const std::string& why_nobody) {
+  // The key that asks: `run`, or the action's own where spawn.permissions sets it.
+  auto key = permission_key(tool, action);
+  auto setting = key.substr(key.rfind('.') + 1);
+  auto what = setting == "run" ? std::string("run") : fmt::format("{} it", setting);
+  return fmt::format("`{}` needs the user's permission to {} ({} = \"ask\") and {}; nothing "
+                     "was {}. Allow it with --allow {}, or set {} = \"unattended\"",
+                     tool.name, what, setting, why_nobody, setting == "run" || setting == "spawn" ? "run" : "done",
+                     tool.name, key);
 }
 
 std::string denied(const std::string& tool, const PermissionReply& reply) {

@@ -47,7 +47,9 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
                                      const std::set<std::string>& allowed_this_turn);
 
 /// The tool error when a call must be asked for and nobody can be asked.
-std::string no_one_to_ask(const std::string& tool, const std::string& why_nobody = PermissionPolicy{}.why_nobody);
+/// It names the key that asks (permission_key).
+std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> action,
+                          const std::string& why_nobody = PermissionPolicy{}.why_nobody);
 
 /// The tool error when the user said no.
 std::string denied(const std::string& tool, const PermissionReply& reply);
