@@ -558,7 +558,7 @@ void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
     return begin_await(self, key, req, std::move(reply), std::move(*fx));
   auto ids = distinct_ids(req);
   if (ids.empty())
-    return reply(failed("await needs at least one handle id: `all` or `any`, an array of ids"));
+    return reply(failed("At least one handle ID required: `all` or `any`, an array of ids"));
   if (auto text = st.awaits.stopped_answer(ids, response_cap(self)))
     return reply(await_reply(std::move(*text)));
   if (auto fx = st.awaits.add_known(key, req, ids))

@@ -776,7 +776,7 @@ Result<AwaitRequest> await_request_from_json(const Json& j) {
     return Error{all.error()};
   r.all = std::move(*all);
   if (r.any.empty() && r.all.empty())
-    return Error{"await needs at least one handle id: `all` or `any`, an array of ids"};
+    return Error{"At least one handle ID required: `all` or `any`, an array of ids"};
   if (auto* t = field(j, "timeout_secs")) {
     if (!t->is_number())
       return wrong_type("timeout_secs", "a number", *t);

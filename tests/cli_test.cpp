@@ -655,7 +655,7 @@ CAF_TEST(edge cases of batches and await end without hanging) {
   CAF_CHECK_EQUAL(typo->find("completed")->as_array().size(), 1u);
   CAF_CHECK(!ok("edges", 2, 0) && !ok("edges", 2, 1));
   CAF_CHECK_EQUAL(content("edges", 2, 0), "Batch rejected: handle id `dup` is spawned twice in one batch");
-  CAF_CHECK_EQUAL(content("edges", 3, 0), "await needs at least one handle id: `all` or `any`, an array of ids");
+  CAF_CHECK_EQUAL(content("edges", 3, 0), "At least one handle ID required: `all` or `any`, an array of ids");
   auto quick = Json::parse(content("edges", 3, 2));
   CAF_REQUIRE(quick.ok());
   CAF_CHECK(quick->find("timed_out") == nullptr);

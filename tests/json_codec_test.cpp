@@ -447,9 +447,9 @@ CAF_TEST(await request round trips) {
 }
 
 CAF_TEST(await request errors) {
-  CAF_CHECK_EQUAL(await_error("{}"), "await needs at least one handle id: `all` or `any`, an array of ids");
-  CAF_CHECK_EQUAL(await_error(R"({"any":[],"all":[]})"), "await needs at least one handle id: `all` or `any`, an array of ids");
-  CAF_CHECK_EQUAL(await_error(R"({"timeout_secs":5})"), "await needs at least one handle id: `all` or `any`, an array of ids");
+  CAF_CHECK_EQUAL(await_error("{}"), "At least one handle ID required: `all` or `any`, an array of ids");
+  CAF_CHECK_EQUAL(await_error(R"({"any":[],"all":[]})"), "At least one handle ID required: `all` or `any`, an array of ids");
+  CAF_CHECK_EQUAL(await_error(R"({"timeout_secs":5})"), "At least one handle ID required: `all` or `any`, an array of ids");
   CAF_CHECK_EQUAL(await_error(R"({"any":"check"})"),
                   "`any` must be an array of handle ID strings, got string");
   CAF_CHECK_EQUAL(await_error(R"({"all":["a",2]})"), "`all[1]` must be a string, got integer");
