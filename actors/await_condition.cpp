@@ -99,6 +99,17 @@ const HandleStatus& AwaitCondition::update(size_t i, const HandleStatus& s) {
   return cur;
 }
 
+bool AwaitCondition::reachable(const std::vector<char>& blocked) const {
+  bool any_left = any_hit_;
+  for (size_t i = 0; i < statuses_.size(); ++i) {
+    if (statuses_[i].state.stopped() || !blocked[i])
+      any_left = any_left || in_any_[i];
+    else if (in_all_[i])
+      return false;
+  }
+  return any_left;
+}
+
 const HandleStatus* AwaitCondition::find(std::string_view id) const {
   auto it = std::find_if(statuses_.begin(), statuses_.end(), [&](const HandleStatus& s) { return s.id == id; });
   return it == statuses_.end() ? nullptr : &*it;

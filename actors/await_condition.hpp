@@ -28,6 +28,10 @@ public:
 
   const std::vector<HandleStatus>& statuses() const { return statuses_; }
 
+  /// Whether the condition can still be met if the handles marked in `blocked` (by
+  /// position) never stop: their questions wait on the assistant, which waits here.
+  bool reachable(const std::vector<char>& blocked) const;
+
   /// The answer: stopped handles completed, the rest pending, in request order.
   AwaitResult result(bool timed_out) &&;
 

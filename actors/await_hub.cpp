@@ -235,8 +235,8 @@ AwaitHub::Effects AwaitHub::start(Key key, const AwaitRequest& request, std::vec
       std::erase_if(list, [this](const Watching& w) { return !groups_.count(w.group); });
     list.push_back({key, i});
   }
-  for (auto& s : kept)
-    consider_waiting(key, group, s, fx);
+  for (size_t i = 0; i < kept.size(); ++i)
+    consider_waiting(key, group, i, kept[i], fx);
   return fx;
 }
 
@@ -270,7 +270,7 @@ AwaitHub::Effects AwaitHub::update(std::span<const HandleStatus> batch) {
       auto& cur = cond.update(w.at, s);
       if (!cur.state.stopped()) {
         kept.push_back(w);
-        consider_waiting(w.group, g->second, cur, fx);
+        consider_waiting(w.group, g->second, w.at, cur, fx);
       } else if (!was_met && cond.met()) {
         met.push_back(w.group);
       }
@@ -293,9 +293,17 @@ AwaitHub::Effects AwaitHub::resolved(Key key, const std::string& id, const Quest
   auto g = groups_.find(key);
   if (answered || g == groups_.end())
     return fx;
-  auto* cur = g->second.cond.find(id);
-  if (cur && cur->state.kind == state_kind::waiting && cur->state.question == question)
-    finish(key, std::make_shared<const AwaitResult>(std::move(g->second.cond).result(false)), fx);
+  // Only the assistant can answer it, and it waits here: the await ends now if the
+  // rest cannot meet its condition (`any` of another handle still can).
+  auto& group = g->second;
+  auto* cur = group.cond.find(id);
+  if (!cur || cur->state.kind != state_kind::waiting || !(cur->state.question == question))
+    return fx;
+  if (group.blocked.empty())
+    group.blocked.assign(group.cond.statuses().size(), 0);
+  group.blocked[static_cast<size_t>(cur - group.cond.statuses().data())] = 1;
+  if (!group.cond.reachable(group.blocked))
+    finish(key, std::make_shared<const AwaitResult>(std::move(group.cond).result(false)), fx);
   return fx;
 }
 
@@ -324,15 +332,19 @@ void AwaitHub::leave(const AwaitRequest& request, const std::shared_ptr<AwaitRes
   }
 }
 
-void AwaitHub::consider_waiting(GroupId g, Group& group, const HandleStatus& s, Effects& fx) {
+void AwaitHub::consider_waiting(GroupId g, Group& group, size_t at, const HandleStatus& s, Effects& fx) {
   if (s.state.kind != state_kind::waiting) {
     if (!group.asked.empty())
       group.asked.erase(s.id); // answered: a later question is a new one
+    if (!group.blocked.empty())
+      group.blocked[at] = 0;
     return;
   }
   auto [it, made] = group.asked.try_emplace(s.id, s.state.question);
   if (!made && it->second == s.state.question)
     return; // already put
+  if (!group.blocked.empty())
+    group.blocked[at] = 0; // a new question: put to the resolver again
   it->second = s.state.question;
   fx.asks.push_back({g, s.id, s.state.question});
 }

@@ -144,6 +144,7 @@ private:
     AwaitCondition cond;
     std::vector<Key> keys; // in the order they came
     std::map<std::string, Question> asked; // handle id -> the question put while it still asks it
+    std::vector<char> blocked; // by position: asks what only the assistant can answer (empty: none)
   };
   using GroupId = Key; // the key of the await it began with
   /// A hash of a request's ids (any, all): groups are found by it, and told apart
@@ -152,7 +153,8 @@ private:
 
   /// Puts a pending handle's question to the resolver, once per group and question
   /// asked (a handle that asks again, even the same, is asked about again).
-  void consider_waiting(GroupId g, Group& group, const HandleStatus& s, Effects& fx);
+  /// `at`: the handle's position in the group's condition.
+  void consider_waiting(GroupId g, Group& group, size_t at, const HandleStatus& s, Effects& fx);
   /// An answer to an `any` await that leaves handles pending: what a re-issued await
   /// of the rest would start from (add_rest), whether a stop answered it or it was
   /// answered at once (a stop heard before the await came).

@@ -306,6 +306,39 @@ CAF_TEST(a question nobody else answers ends the await at once with it pending) 
   CAF_CHECK(r.pending[1].state.kind == state_kind::running);
 }
 
+CAF_TEST(a question nobody else answers leaves an any await waiting on the others) {
+  // DESIGN: it returns at once only when the rest can be unblocked by the assistant
+  // alone; `slow` can still meet `any` by itself.
+  AwaitHub hub;
+  hub.add(1, AwaitRequest{{"asker", "slow"}, {}, -1}, {running("asker"), running("slow")});
+  hub.update(asking("asker", "name"));
+  CAF_CHECK(hub.resolved(1, "asker", name_q(), false).answers.empty());
+  auto fx = hub.update(done("slow", "late"));
+  CAF_REQUIRE_EQUAL(keys_of(fx), keys({1}));
+  CAF_CHECK_EQUAL(fx.answers[0].result->completed[0].id, "slow");
+  CAF_CHECK(fx.answers[0].result->pending[0].state.kind == state_kind::waiting);
+  // A handle only in `any` when `any` is met already cannot hold up `all`.
+  hub.add(2, AwaitRequest{{"a", "q"}, {"s"}, -1}, {done("a", "x"), running("q"), running("s")});
+  hub.update(asking("q", "name"));
+  CAF_CHECK(hub.resolved(2, "q", name_q(), false).answers.empty());
+  CAF_CHECK_EQUAL(keys_of(hub.update(done("s", "y"))), keys({2}));
+  // Every one of `any` blocked: the await ends with the second.
+  hub.add(3, AwaitRequest{{"b", "c"}, {}, -1}, {running("b"), running("c")});
+  hub.update(asking("b", "name"));
+  CAF_CHECK(hub.resolved(3, "b", name_q(), false).answers.empty());
+  hub.update(asking("c", "name"));
+  CAF_CHECK_EQUAL(keys_of(hub.resolved(3, "c", name_q(), false)), keys({3}));
+  // A blocked handle asked something new is no longer counted blocked until it is
+  // refused again; one that changed on its own (answered through apply) neither.
+  hub.add(4, AwaitRequest{{"d", "e"}, {}, -1}, {running("d"), running("e")});
+  hub.update(asking("d", "name"));
+  CAF_CHECK(hub.resolved(4, "d", name_q(), false).answers.empty());
+  hub.update(running("d"));
+  hub.update(asking("e", "name"));
+  CAF_CHECK(hub.resolved(4, "e", name_q(), false).answers.empty());
+  CAF_CHECK_EQUAL(keys_of(hub.update(done("d", "z"))), keys({4}));
+}
+
 CAF_TEST(a handle already waiting when the await starts is put to the resolver) {
   AwaitHub hub;
   auto fx = hub.add(1, AwaitRequest{{}, {"asker"}, -1}, {asking("asker", "name")});
