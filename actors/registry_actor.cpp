@@ -109,7 +109,10 @@ caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
   out.reserve(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
     auto& e = *found[i];
-    e.observed = true; // awaited: its news reach the assistant through the await
+    // Awaited by its own agent (the sink's turn), whose news then come through the
+    // await; another agent's await, or a look that is no one's, leaves them on.
+    if (watcher && self->state.sink && watcher.address() == self->state.sink.address())
+      e.observed = true;
     // Once per watcher: a turn watches for all its awaits, each stop is told once.
     if (e.phase != entry_phase::stopped && watcher && std::find(e.watchers.begin(), e.watchers.end(), watcher) == e.watchers.end()) {
       e.watchers.push_back(watcher);
@@ -478,7 +481,8 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       return rp;
     },
     [self](fetch_atom, const std::string& id, const LookOptions& look) {
-      observed(self, id);
+      if (look.by_owner)
+        observed(self, id);
       return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
         if (e.phase == entry_phase::stopped)
           return e.final;

@@ -155,7 +155,10 @@ handle_view_actor::behavior_type view_behavior(view_actor_t* self, std::string a
           rp.deliver(std::move(where.error()));
           return;
         }
-        self->request(where->front().first, caf::infinite, fetch_atom::value, id, look)
+        auto registry = where->front().first;
+        auto as_seen = look;
+        as_seen.by_owner = registry == self->state.own;
+        self->request(registry, caf::infinite, fetch_atom::value, id, as_seen)
           .then([rp](HandleReport& r) mutable { rp.deliver(std::move(r)); },
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
       });

@@ -38,6 +38,7 @@ using turn_actor_t = turn_impl::stateful_base<turn_state>;
 
 void forget_call(turn_actor_t* self, const std::string& tag);
 void carry_notifications(turn_actor_t* self, CallResult& r);
+void shown_stopped(turn_actor_t* self, const std::string& id);
 
 /// Where one call's answer goes: to its caller, carrying the notifications queued by
 /// then (the one place they are attached), its tag forgotten. Called once, on this
@@ -55,6 +56,9 @@ struct turn_state {
   handle_view_actor view; // what awaits and looks ask: the registry, or a shared view
   std::set<std::string> allowed_this_turn; // "yes for this turn" answers
   std::vector<Notification> notifications; // not yet carried by a response
+  // Handles an answer showed stopped: no news of them is carried (RFD 037: they are
+  // for handles the assistant has not looked at), until the id is spawned again.
+  std::set<std::string> stop_shown;
   std::map<std::string, std::string> handle_tools; // handle id -> its tool's name
   // Tagged calls (an MCP request): the one-shot run each has going, the handle each
   // names (spawn, fetch, apply), and the tags aborted before or while they ran.
@@ -376,13 +380,22 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
     if (applying)
       apply_settled(self, id);
   };
-  auto reply = [answer, settled](HandleReport& r) mutable {
+  auto reply = [self, answer, settled](HandleReport& r) mutable {
     settled();
+    if (r.state.stopped())
+      shown_stopped(self, r.id);
     answer(CallResult{true, response_content(r), true, {}});
   };
-  auto reply_error = [answer, settled](caf::error& err) mutable {
+  auto reply_error = [self, answer, settled, id, action = cmd->action](caf::error& err) mutable {
     settled();
-    answer(failed(error_text(err)));
+    auto text = error_text(err);
+    // Sharing a registry, the other agents' handles can be awaited, not driven.
+    bool drives = action == action_kind::apply || action == action_kind::abort;
+    if (self->state.ctx.shared_registry && drives && code_of(err) == error_code::unknown_handle)
+      text += fmt::format(" among this agent's handles; one another agent spawned can be awaited and fetched, "
+                          "but only that agent can {} it",
+                          to_string(action));
+    answer(failed(std::move(text)));
   };
   auto registry = st.registry;
   std::function<void()> go;
@@ -407,6 +420,7 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
           before = it->second;
         tools[id] = spec.tool;
         self->state.awaits.forget(id); // a new handle under the id
+        self->state.stop_shown.erase(id); // its news are new
         self->request(registry, caf::infinite, spawn_atom::value, id, spec, look)
           .then(reply, [self, id, before, reply_error](caf::error& err) mutable {
             // Refused (its id in use, a limit): what runs under the id is what ran.
@@ -458,6 +472,8 @@ CallResult await_reply(std::string text) {
 }
 
 CallResult await_reply(turn_actor_t* self, const AwaitResult& r) {
+  for (auto& s : r.completed)
+    shown_stopped(self, s.id);
   auto cap = response_cap(self);
   auto text = self->state.awaits.answer_text(r, cap);
   return await_reply(text ? std::move(*text) : await_answer_text(r, cap));
@@ -559,8 +575,11 @@ void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
   auto ids = distinct_ids(req);
   if (ids.empty())
     return reply(failed("At least one handle ID required: `all` or `any`, an array of ids"));
-  if (auto text = st.awaits.stopped_answer(ids, response_cap(self)))
+  if (auto text = st.awaits.stopped_answer(ids, response_cap(self))) {
+    for (auto& id : ids) // all of them stopped
+      shown_stopped(self, id);
     return reply(await_reply(std::move(*text)));
+  }
   if (auto fx = st.awaits.add_known(key, req, ids))
     return begin_await(self, key, req, std::move(reply), std::move(*fx));
   st.awaits.watching(ids);
@@ -766,9 +785,20 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
     [reply](std::string msg) mutable { reply(failed(std::move(msg))); });
 }
 
+/// An answer shows the assistant that `id` stopped: the tool's news of it, queued or
+/// still on its way (the registry's notice may come after the handle's answer), would
+/// tell it again. (What the user did to it is still news.)
+void shown_stopped(turn_actor_t* self, const std::string& id) {
+  auto& st = self->state;
+  std::erase_if(st.notifications, [&](const Notification& n) { return n.source == "tool" && n.handle == id; });
+  st.stop_shown.insert(id);
+}
+
 /// Queues a notification until a response carries it; output news are coalesced
 /// (one per handle).
 void queue_notification(turn_actor_t* self, Notification n) {
+  if (n.source == "tool" && self->state.stop_shown.count(n.handle))
+    return;
   auto& q = self->state.notifications;
   if (n.name == "tool.output")
     for (auto& old : q)

@@ -99,6 +99,9 @@ struct LookOptions {
   bool screen = false;
   int rows = 0;
   int cols = 0;
+  // The handle's own agent looks (its news then come through the look); false for
+  // another agent's look through a shared registry, which leaves them on.
+  bool by_owner = true;
   friend bool operator==(const LookOptions&, const LookOptions&) = default;
 };
 
@@ -193,7 +196,7 @@ typename Inspector::result_type inspect(Inspector& f, Outcome& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, LookOptions& x) {
-  return f(x.wait_ms, x.screen, x.rows, x.cols);
+  return f(x.wait_ms, x.screen, x.rows, x.cols, x.by_owner);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ToolCommand& x) {

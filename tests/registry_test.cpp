@@ -156,9 +156,36 @@ CAF_TEST(awaited handles and one-shot calls are not notified) {
   LaunchSpec spec;
   spec.notify_success = true;
   ask<HandleReport>(reg, spawn_atom::value, std::string("awaited"), spec);
-  ask<std::vector<HandleStatus>>(reg, status_atom::value, std::vector<std::string>{"awaited"});
+  // Awaited by its own agent: the turn, the sink, watches it.
+  ask<std::vector<HandleStatus>>(reg, watch_atom::value, std::vector<std::string>{"awaited"},
+                                 caf::actor_cast<watcher_actor>(self));
   finish("awaited", "ok");
+  self->receive([](update_atom, HandleStatus& s) { CAF_CHECK(s.state.stopped()); });
   CAF_CHECK(self->mailbox().empty());
+  anon_send_exit(reg, caf::exit_reason::user_shutdown);
+  settle();
+}
+
+CAF_TEST(another agent watching or fetching a handle leaves its owner the news) {
+  // A shared registry: the other agent's await watches with its own turn, and its
+  // fetch comes marked as not the owner's.
+  auto reg = spawn_registry(sys, fake_factory(), caf::actor_cast<notification_sink>(self));
+  caf::scoped_actor other{sys};
+  LaunchSpec spec;
+  spec.tool = "build";
+  spec.notify_success = true;
+  ask<HandleReport>(reg, spawn_atom::value, std::string("theirs"), spec);
+  ask<std::vector<HandleStatus>>(reg, watch_atom::value, std::vector<std::string>{"theirs"},
+                                 caf::actor_cast<watcher_actor>(other));
+  LookOptions not_owner;
+  not_owner.by_owner = false;
+  ask<HandleReport>(reg, fetch_atom::value, std::string("theirs"), not_owner);
+  finish("theirs", "built");
+  settle();
+  Notification got;
+  self->receive([&](notify_atom, Notification& n) { got = n; },
+                caf::after(std::chrono::seconds(10)) >> [] { CAF_FAIL("the owner was not told"); });
+  CAF_CHECK_EQUAL(got.message, "Handle `theirs` (build) finished: built");
   anon_send_exit(reg, caf::exit_reason::user_shutdown);
   settle();
 }

@@ -90,6 +90,64 @@ CAF_TEST(with a shared registry one agent fetches and awaits a handle another sp
   CAF_CHECK(contains(content(res, "builder", 1, 1), R"("result":"built\n")"));
 }
 
+CAF_TEST(another agent looking at a handle leaves its owner the news and cannot drive it) {
+  // The owner never looks at `build`; the tester fetches and awaits it, then tries
+  // to abort it. The owner still hears it finished (README: each agent alone hears
+  // its handles' notifications), and the abort is refused saying whose it is.
+  auto r = run_in_workspace(R"(
+[experiment]
+shared_registry = true
+
+[[agents]]
+name = "builder"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "build", wait_ms = 0, command = "touch started; until [ -e go ]; do sleep 0.01; done; echo built" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "until [ -e tested ]; do sleep 0.01; done; echo over" }
+
+[[agents]]
+name = "tester"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "until [ -e started ]; do sleep 0.01; done; echo seen" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "fetch", id = "build" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "touch go" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["build"], timeout_secs = 60 }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "abort", id = "build" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "touch tested" }
+)");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_REQUIRE(contains(content(res, "tester", 4, 0), R"({"id":"build","state":"stopped","result":"built\n"})"));
+  auto over = content(res, "builder", 2, 0);
+  if (!contains(over, "Handle `build` (shell) finished: built"))
+    CAF_FAIL("the owner was not told: " << over << "\nrun:\n" << r.stdout_text);
+  CAF_CHECK(!ok(res, "tester", 5, 0));
+  CAF_CHECK(contains(content(res, "tester", 5, 0), "Handle `build` not found among this agent's handles; one another "
+                                                   "agent spawned can be awaited and fetched, but only that agent can "
+                                                   "abort it"));
+}
+
 CAF_TEST(without a shared registry the handles of another agent are not found) {
   // The tester cannot see `build`, so it opens the gate itself after its failed fetch.
   auto r = run_in_workspace(two_agents("name = \"apart\""));

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "contains.hpp"
 #include "marked_processes.hpp"
 #include "real_turn.hpp"
 
@@ -93,11 +94,13 @@ CAF_TEST(what no answer carried is handed over at the end) {
 
 CAF_TEST(a handle nobody looks at is notified when it stops) {
   // End to end through the registry: spawn, never fetch, and the next answer says so.
-  auto s = call("shell", R"({"action":"spawn","id":"bg","command":"echo done"})");
+  // It stops once the spawn has answered (an answer that shows the stop is news enough).
+  auto s = call("shell", R"({"action":"spawn","id":"bg","wait_ms":0,"command":"until [ -e go ]; do sleep 0.01; done; echo done"})");
   CAF_REQUIRE(s.ok);
-  // Wait (bounded) for the stop by asking for the turn's queue through calls. A
-  // quick stop may already ride on the spawn's own answer.
-  std::string seen = s.content;
+  CAF_REQUIRE(contains(s.content, R"("state":"running")"));
+  dir.write("go", "");
+  // Wait (bounded) for the stop by asking for the turn's queue through calls.
+  std::string seen;
   auto deadline = std::chrono::steady_clock::now() + bound;
   while (seen.find("Handle `bg` (shell) finished: done") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
@@ -192,6 +195,34 @@ CAF_TEST(awaits on one handle are answered alike when it stops and a timeout end
   for (auto& a : answers)
     CAF_CHECK_EQUAL(a, answers[0]);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(an answer that shows a handle stopped is not followed by news of its stop) {
+  // RFD 037: notifications are for handles the assistant has not looked at. The
+  // spawn's look waits for the stop of a tool that prints nothing; the registry's
+  // notice of the stop reaches the turn before the fetch's answer, and is dropped.
+  auto s = call("shell", R"({"action":"spawn","id":"t","wait_ms":30000,"command":"true"})");
+  CAF_REQUIRE(contains(s.content, R"({"id":"t","state":"stopped")"));
+  auto f = call("shell", R"({"action":"fetch","id":"t"})");
+  CAF_CHECK(f.notifications.empty());
+  // A notice queued before an await that shows the stop is dropped (queued here by
+  // hand: whether the registry's own comes first is the stop's race with the await).
+  CAF_REQUIRE(call("shell", R"({"action":"spawn","id":"q","wait_ms":0,"command":"until [ -e q.go ]; do sleep 0.01; done"})").ok);
+  notify("tool.stopped", "q", "Handle `q` (shell) finished");
+  dir.write("q.go", "");
+  auto a = call("await", R"({"all":["q"]})");
+  CAF_CHECK(contains(a.content, R"({"completed":[{"id":"q","state":"stopped")"));
+  CAF_CHECK(a.notifications.empty());
+  auto [left, err] = ask<std::vector<Notification>>(turn, pending_atom::value);
+  CAF_CHECK(left.empty());
+  // Spawned again under its id, the new handle's news are news.
+  CAF_REQUIRE(call("shell", R"({"action":"spawn","id":"t","wait_ms":0,"command":"until [ -e t.go ]; do sleep 0.01; done"})").ok);
+  dir.write("t.go", "");
+  std::string seen;
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!contains(seen, "Handle `t` (shell) finished") && std::chrono::steady_clock::now() < deadline)
+    seen += call("shell", R"({"command":"sleep 0.01"})").content;
+  CAF_CHECK(contains(seen, "Handle `t` (shell) finished"));
 }
 
 CAF_TEST(an assistant awaiting the rest after each stop hears every stop once) {
