@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -182,6 +183,26 @@ bool terminate_and_wait(Process& p, std::chrono::milliseconds grace) {
   auto gone = std::make_shared<std::promise<void>>();
   auto fut = gone->get_future();
   p.terminate(grace, [gone] { gone->set_value(); });
+  return fut.wait_for(kWait) == std::future_status::ready;
+}
+
+/// Whether `pid` is blocked in a write(2) to its `fd`, by the kernel's own record
+/// (/proc/PID/syscall names the call only while the process sleeps in it).
+bool blocked_writing(pid_t pid, int fd) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/syscall");
+  long nr = -1;
+  std::string arg0;
+  return in >> nr >> arg0 && nr == SYS_write && std::stol(arg0, nullptr, 16) == fd;
+}
+
+/// Returns once the io thread has gone round its loop since this call: Asio queues
+/// its poll of the descriptors behind the handlers posted before it, so a post that
+/// posts again runs after a poll begun since the first (what was readable then has
+/// had its handler run). False after the bound.
+bool io_went_round(IoThread& io) {
+  auto done = std::make_shared<std::promise<void>>();
+  auto fut = done->get_future();
+  io.post([&io, done] { io.post([done] { done->set_value(); }); });
   return fut.wait_for(kWait) == std::future_status::ready;
 }
 
@@ -740,11 +761,29 @@ CAF_TEST(an owner that does not ack stalls the output at the limit; acks let it 
   constexpr std::size_t total = 256u << 20;
   start(io, s, SpawnSpec{{"head", "-c", std::to_string(total), "/dev/zero"}, "", {}, false});
   CAF_REQUIRE(s.c->wait_delivered(kOutputAckLimit));
-  std::this_thread::sleep_for(200ms); // room to overshoot, were reading not paused
+  // Paused: head ends up blocked on its full pipe, and the io thread, gone round
+  // its loop since with that pipe readable, reads none of it. Were reading not
+  // paused, head would run to its end instead, or the round would deliver more.
+  auto deadline = std::chrono::steady_clock::now() + kWait;
+  auto exited = [&] {
+    std::lock_guard lock(s.c->mtx);
+    return s.c->exit.has_value();
+  };
+  while (!blocked_writing(s.p->pid(), 1) && !exited() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  if (!blocked_writing(s.p->pid(), 1))
+    CAF_FAIL("head is not blocked writing to its pipe (exited: " << exited() << "): reading was not paused");
+  std::size_t seen = 0;
   {
     std::lock_guard lock(s.c->mtx);
+    seen = s.c->delivered;
+  }
+  CAF_REQUIRE(io_went_round(io));
+  {
+    std::lock_guard lock(s.c->mtx);
+    CAF_CHECK_EQUAL(s.c->delivered, seen);
     CAF_CHECK_LESS_OR_EQUAL(s.c->delivered, kOutputAckLimit + kOutputChunkMax);
-    CAF_CHECK(!s.c->exit.has_value()); // head is blocked on the full pipe
+    CAF_CHECK(!s.c->exit.has_value());
   }
   s.c->start_acking();
   CAF_REQUIRE(s.c->wait_exit());
