@@ -14,6 +14,7 @@
 #include <caf/resumable.hpp>
 #include <caf/detail/set_thread_name.hpp>
 #include <caf/scheduler/coordinator.hpp>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 
@@ -22,6 +23,14 @@
 namespace jp {
 
 struct wake_after_unlock : caf::policy::work_stealing {
+  /// CAF's, and how often the worker was woken for a job (under waitdata.lock): a
+  /// test tells a worker that slept throughout from one woken and asleep again.
+  /// Counted under the lock taken here anyway: an add, nothing more.
+  struct worker_data : caf::policy::work_stealing::worker_data {
+    using caf::policy::work_stealing::worker_data::worker_data;
+    uint64_t wakeups = 0;
+  };
+
   /// Not lost: the worker looks at its queue under the lock before it sleeps, and
   /// the job is queued before the lock is taken here.
   template <class Worker>
@@ -32,6 +41,7 @@ struct wake_after_unlock : caf::policy::work_stealing {
     {
       std::lock_guard guard(d.waitdata.lock);
       asleep = d.waitdata.sleeping;
+      d.wakeups += asleep;
     }
     if (asleep)
       d.waitdata.cv.notify_one();

@@ -89,6 +89,15 @@ bool worker_asleep(actor_scheduler& sch, size_t i) {
   return false;
 }
 
+/// How often worker `i` was woken for a job (actor_scheduler.hpp): unchanged over
+/// a span, it slept throughout (it leaves its sleep only for a job, or after the
+/// hour set above).
+uint64_t worker_wakeups(actor_scheduler& sch, size_t i) {
+  auto& d = sch.worker_by_id(i)->data();
+  std::lock_guard guard(d.waitdata.lock);
+  return d.wakeups;
+}
+
 struct held_workers {
   // Before the system: its end joins the workers, which use these until released.
   Gate gate;
@@ -258,6 +267,8 @@ struct one_worker {
 
   bool asleep() { return worker_asleep(sch, 0); }
 
+  uint64_t wakeups() { return worker_wakeups(sch, 0); }
+
   enum class passing { send, callback, spawning }; // how each actor of a chain goes on
 
   /// `n` actors in a row, each adding where it ran ("io" or "worker") to the path
@@ -361,8 +372,10 @@ CAF_TEST(with nothing else to watch and the worker asleep the io thread runs the
   CAF_REQUIRE_EQUAL(live_process_group_count(), 0u);
   auto first = chain(3);
   CAF_REQUIRE(asleep());
+  auto woken = wakeups();
   CAF_CHECK_EQUAL(run_from_io(first), "io,io,io");
-  CAF_CHECK(asleep()); // never woken for it
+  CAF_REQUIRE(on_io([] { return true; })); // what the io thread gave the worker is counted
+  CAF_CHECK_EQUAL(wakeups(), woken); // never woken for it
 }
 
 CAF_TEST(the io thread runs an exit and the 32 jobs it makes ready and the workers the rest) {
@@ -395,9 +408,11 @@ CAF_TEST(a live tool output runs on the io thread when no other tool is live) {
   CAF_REQUIRE_EQUAL(live_process_group_count(), 1u);
   auto first = chain(3);
   CAF_REQUIRE(asleep());
+  auto woken = wakeups();
   io.post([first] { io_thread_run_output(first, std::string{}); });
   CAF_CHECK_EQUAL(reported_path(), "io,io,io");
-  CAF_CHECK(asleep()); // never woken for it
+  CAF_REQUIRE(on_io([] { return true; })); // what the io thread gave the worker is counted
+  CAF_CHECK_EQUAL(wakeups(), woken); // never woken for it
 }
 
 CAF_TEST(with another tool live a tool output goes to the worker) {
@@ -451,8 +466,10 @@ CAF_TEST(an actor past its share of messages on the io thread goes on on the wor
 CAF_TEST(a plain io thread message still goes to the worker) {
   auto first = chain(2);
   CAF_REQUIRE(asleep());
+  auto woken = wakeups();
   io.post([first] { io_thread_send(first, std::string{}); });
   CAF_CHECK_EQUAL(reported_path(), "worker,worker");
+  CAF_CHECK_GREATER(wakeups(), woken); // counted, else "never woken" above could not fail
 }
 
 CAF_TEST(the io thread lets go of the system logger a spawn there took) {
