@@ -2,11 +2,18 @@
 #define CAF_SUITE handle
 #include <caf/test/unit_test.hpp>
 
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "messages/json_codec.hpp"
+#include "runtime/actor_scheduler.hpp"
+#include "runtime/process/proc_stat.hpp"
 #include "real_runtime.hpp"
 #include "contains.hpp"
 
@@ -19,14 +26,15 @@ pid_t leading_pid(const std::string& content) {
   return static_cast<pid_t>(std::stol(content.substr(content.find("pid=") + 4)));
 }
 
-/// Bytes the io threads of this process ("jp.io") have passed to write() so far,
-/// by the kernel's count per thread.
-uint64_t io_thread_written() {
+/// Bytes the threads of this process named `thread` have passed to write() so far,
+/// by the kernel's count per thread: "jp.io", the io threads; CAF 0.17 names its
+/// workers "caf.multiplexer".
+uint64_t written_by(const std::string& thread) {
   uint64_t total = 0;
   for (auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
-    if (!std::getline(comm, name) || name != "jp.io")
+    if (!std::getline(comm, name) || name != thread)
       continue;
     std::ifstream io(task.path() / "io");
     for (std::string line; std::getline(io, line);)
@@ -34,6 +42,62 @@ uint64_t io_thread_written() {
         total += std::stoull(line.substr(7));
   }
   return total;
+}
+
+/// The child of this process whose command line holds `word`; 0 if none.
+pid_t child_with(const std::string& word) {
+  for (auto& p : all_processes()) {
+    if (p.ppid != ::getpid())
+      continue;
+    std::ifstream in("/proc/" + std::to_string(p.pid) + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(word) != std::string::npos)
+      return p.pid;
+  }
+  return 0;
+}
+
+/// Whether `pid` sleeps in system call `nr`, by the kernel's record.
+bool blocked_in(pid_t pid, long nr) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/syscall");
+  long at = -1;
+  return in >> at && at == nr;
+}
+
+/// Bytes in the pipe that is `pid`'s `fd`, not yet read (-1: not known).
+int unread_in_pipe(pid_t pid, int fd) {
+  int p = ::open(("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd)).c_str(),
+                 O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (p < 0)
+    return -1;
+  int n = -1;
+  if (::ioctl(p, FIONREAD, &n) != 0)
+    n = -1;
+  ::close(p);
+  return n;
+}
+
+/// Whether every worker sleeps with nothing queued (the io thread's test for
+/// running an exit itself asks it of the first).
+bool workers_asleep_and_idle(caf::actor_system& sys) {
+  auto& sch = dynamic_cast<actor_scheduler&>(sys.scheduler());
+  for (size_t i = 0; i < sch.num_workers(); ++i) {
+    auto& d = sch.worker_by_id(i)->data();
+    std::lock_guard guard(d.waitdata.lock);
+    if (!d.waitdata.sleeping || !d.queue.empty())
+      return false;
+  }
+  return true;
+}
+
+/// Returns once the io thread has gone round its loop since this call (a post that
+/// posts again runs after a poll of its descriptors begun since, and after what a
+/// handler running now posts, as a drain of actors it keeps); false after the bound.
+bool io_went_round(IoThread& io) {
+  auto done = std::make_shared<std::promise<void>>();
+  auto fut = done->get_future();
+  io.post([&io, done] { io.post([done] { done->set_value(); }); });
+  return fut.wait_for(bound) == std::future_status::ready;
 }
 
 } // namespace
@@ -189,22 +253,50 @@ CAF_TEST(the spill file tail is written at the end of a handle on a worker not o
   // 2 MiB into a spill file of at most 1 MiB: its head written by a worker when
   // the output outgrows the cap (as big as the head here, so no other write to the
   // file is the io thread's to make), its last 512 KiB at the handle's end. The io
-  // thread runs an exit's work itself when no other tool is live and the worker is
-  // asleep (the pause lets it fall asleep), but only work that writes nothing to
-  // disk: its own writes, by the kernel's count, do not grow by the tail.
-  LaunchSpec s = shell("head -c 2097152 /dev/zero; sleep 0.3");
+  // thread runs an exit's work itself when no other tool is live and the first
+  // worker is asleep with nothing queued, but only work that writes nothing to
+  // disk: its own writes, by the kernel's count, do not grow by the tail; the
+  // workers' do. The child exits when told to through a FIFO, once all its output
+  // is taken in and every worker sleeps: no message is on its way to one then.
+  auto go = dir.path / "go";
+  CAF_REQUIRE_EQUAL(::mkfifo(go.c_str(), 0600), 0);
+  LaunchSpec s = shell("head -c 2097152 /dev/zero; read line < '" + go.string() + "'");
   s.output_cap = 1 << 20;
   s.spill_max_bytes = 1 << 20;
-  auto before = io_thread_written();
+  auto before = written_by("jp.io");
   ask<HandleReport>(registry, spawn_atom::value, std::string("flood"), s);
-  auto res = await_all(*this, {"flood"});
-  auto written = io_thread_written() - before;
+  auto statuses = watch_handles(*this, {"flood"}); // now: asked later, a worker would wake as the child exits
+  auto pid = child_with(go.string());
+  CAF_REQUIRE(pid > 0);
+  // head is done when the shell waits to open the FIFO; then its pipe empties.
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  auto all_read = [&] { return blocked_in(pid, SYS_openat) && unread_in_pipe(pid, 1) == 0; };
+  while (!all_read() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!all_read())
+    CAF_FAIL("the output was not all read (the shell waits at the FIFO: " << blocked_in(pid, SYS_openat) << ")");
+  // What the io thread read is handed on (to actors it runs, or to workers), and
+  // the workers have handled it all once every one sleeps with nothing queued.
+  CAF_REQUIRE(io_went_round(io));
+  while (!workers_asleep_and_idle(sys) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!workers_asleep_and_idle(sys))
+    CAF_FAIL("the workers did not fall asleep");
+  auto workers_before = written_by("caf.multiplexer");
+  int fifo = ::open(go.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC); // the shell opens it for reading
+  CAF_REQUIRE(fifo >= 0);
+  CAF_CHECK_EQUAL(::write(fifo, "\n", 1), 1);
+  ::close(fifo);
+  auto res = await_watched(*this, {"flood"}, std::move(statuses));
+  auto written = written_by("jp.io") - before;
   CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK(res.completed[0].state.ok);
   auto spill = res.completed[0].output_file;
   CAF_REQUIRE(!spill.empty());
   std::error_code ec;
   CAF_CHECK_GREATER(std::filesystem::file_size(spill, ec), (1u << 20) - 256); // head, marker, tail
   CAF_CHECK_LESS(written, 64u * 1024);
+  CAF_CHECK_GREATER_OR_EQUAL(written_by("caf.multiplexer") - workers_before, 512u * 1024); // the tail
 }
 
 CAF_TEST(ending the registry kills every live process group) {

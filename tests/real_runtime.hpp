@@ -74,17 +74,28 @@ struct real_runtime {
   }
 };
 
-/// `await all` as a turn runs it: this test's actor watches, a hub answers.
-inline AwaitResult await_all(real_runtime& rt, std::vector<std::string> ids) {
+/// The handles' statuses now; this test's actor hears of their changes from now on.
+inline std::vector<HandleStatus> watch_handles(real_runtime& rt, const std::vector<std::string>& ids) {
   auto [statuses, err] =
     rt.ask<std::vector<HandleStatus>>(rt.registry, watch_atom::value, ids, caf::actor_cast<watcher_actor>(rt.self));
   CAF_REQUIRE_EQUAL(err, "");
+  return std::move(statuses);
+}
+
+/// `await all` over handles watched since `statuses` (watch_handles): a hub answers.
+inline AwaitResult await_watched(real_runtime& rt, std::vector<std::string> ids, std::vector<HandleStatus> statuses) {
   AwaitHub hub;
   auto fx = hub.add(1, AwaitRequest{{}, std::move(ids), -1}, std::move(statuses));
   while (fx.answers.empty())
     rt.self->receive([&](update_atom, HandleStatus& s) { fx = hub.update(s); },
                      caf::after(std::chrono::seconds(30)) >> [] { CAF_FAIL("no handle stopped within 30 s"); });
   return *fx.answers[0].result;
+}
+
+/// `await all` as a turn runs it: this test's actor watches, a hub answers.
+inline AwaitResult await_all(real_runtime& rt, std::vector<std::string> ids) {
+  auto statuses = watch_handles(rt, ids);
+  return await_watched(rt, std::move(ids), std::move(statuses));
 }
 
 inline bool group_gone(pid_t pgid) {
