@@ -23,6 +23,7 @@
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
+#include "config/placeholder.hpp"
 #include "config/shell_template.hpp"
 #include "config/toml_json.hpp"
 #include "messages/duration.hpp"
@@ -180,14 +181,13 @@ Status check_placeholders(const ToolConfig& tool, std::string_view prefix) {
   for (auto& p : tool.parameters)
     declared.push_back(p.name);
   for (auto& [key, text] : templates) {
-    std::string_view t = *text;
-    for (auto open = t.find("{{"); open != std::string_view::npos; open = t.find("{{", open + 2)) {
-      auto close = t.find("}}", open + 2);
-      if (close == std::string_view::npos)
-        return Status::fail(fmt::format("{}.{}: unterminated `{{{{` (a placeholder is {{{{tool.arguments.NAME}}}} "
-                                        "or {{{{tool.answers.ID}}}})",
-                                        prefix, key));
-      auto expr = placeholder_expression(t.substr(open + 2, close - open - 2));
+    auto found = find_placeholders(*text);
+    if (!found)
+      return Status::fail(fmt::format("{}.{}: unterminated `{{{{` (a placeholder is {{{{tool.arguments.NAME}}}} "
+                                      "or {{{{tool.answers.ID}}}})",
+                                      prefix, key));
+    for (auto& p : *found) {
+      auto expr = p.expression;
       constexpr std::string_view arguments = "tool.arguments.", answers = "tool.answers.";
       if (expr.starts_with(answers) && expr.size() > answers.size())
         continue;

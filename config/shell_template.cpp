@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "config/placeholder.hpp"
+
 namespace jp {
 
 namespace {
@@ -389,14 +391,6 @@ private:
 
 } // namespace
 
-std::string_view placeholder_expression(std::string_view inner) {
-  while (!inner.empty() && (inner.front() == ' ' || inner.front() == '\t'))
-    inner.remove_prefix(1);
-  while (!inner.empty() && (inner.back() == ' ' || inner.back() == '\t'))
-    inner.remove_suffix(1);
-  return inner;
-}
-
 std::string shell_element_key(size_t element) {
   return element == 0 ? "command.program" : fmt::format("command.args[{}]", element - 1);
 }
@@ -411,28 +405,27 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
       out.push_back({element, " ", false, false});
       lexer.read(' ');
     }
-    size_t pos = 0;
-    while (pos < text.size()) {
-      auto open = text.find("{{", pos);
-      auto plain = text.substr(pos, open == std::string_view::npos ? std::string_view::npos : open - pos);
+    auto found = find_placeholders(text);
+    if (!found)
+      return Error{fmt::format("{}: {}", shell_element_key(element), found.error())};
+    auto read_plain = [&](std::string_view plain) {
       for (char c : plain)
         lexer.read(c);
       if (!plain.empty())
         out.push_back({element, plain, false, false});
-      if (open == std::string_view::npos)
-        break;
-      auto close = text.find("}}", open + 2);
-      if (close == std::string_view::npos)
-        return Error{fmt::format("{}: unterminated `{{{{` in template `{}`",
-                                 shell_element_key(element), text)};
+    };
+    size_t pos = 0;
+    for (auto& p : *found) {
+      read_plain(text.substr(pos, p.offset - pos));
       auto quoted = lexer.placeholder_double_quoted();
       if (!quoted)
         return Error{fmt::format("{}: {} (in `{}`)", shell_element_key(element), quoted.error(),
-                                 text.substr(open, close + 2 - open))};
-      out.push_back({element, placeholder_expression(text.substr(open + 2, close - open - 2)), true, *quoted});
+                                 text.substr(p.offset, p.length))};
+      out.push_back({element, p.expression, true, *quoted});
       lexer.after_placeholder();
-      pos = close + 2;
+      pos = p.offset + p.length;
     }
+    read_plain(text.substr(pos));
   }
   return out;
 }

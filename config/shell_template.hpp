@@ -35,9 +35,6 @@ struct ShellSegment {
 Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
                                                       const std::vector<std::string>& args);
 
-/// What is inside "{{ }}", without the blanks around it: the expression.
-std::string_view placeholder_expression(std::string_view inner);
-
 /// The config key of element i: "command.program" or "command.args[i - 1]".
 std::string shell_element_key(size_t element);
 

@@ -106,6 +106,22 @@ CAF_TEST(a value with spaces and semicolons stays one argv element) {
   CAF_CHECK_EQUAL(*argv, (Argv{"grep", "-e", "a b; rm -rf / && echo $(id) `x` | y > z", "--", "."}));
 }
 
+CAF_TEST(a value holding a placeholder is passed as it is and never expanded) {
+  // Only the author's template is read for placeholders: a value naming another
+  // argument must not reach it, and one with a lone "{{" is no template error.
+  auto args = parse(R"({"x":"{{tool.arguments.y}}","y":"secret","open":"{{tool.arguments.y"})");
+  auto answers = Json::object();
+  TemplateContext ctx{args, answers};
+  auto argv = expand_argv(tool("echo", {"{{tool.arguments.x}}", "-v={{tool.arguments.x}}",
+                                        "{{tool.arguments.open}}"}), ctx);
+  CAF_REQUIRE(argv.ok());
+  CAF_CHECK_EQUAL(*argv, (Argv{"echo", "{{tool.arguments.y}}", "-v={{tool.arguments.y}}",
+                               "{{tool.arguments.y"}));
+  auto env = expand_template("A={{tool.arguments.x}}", ctx);
+  CAF_REQUIRE(env.ok());
+  CAF_CHECK_EQUAL(*env, "A={{tool.arguments.y}}");
+}
+
 CAF_TEST(an optional missing element is dropped) {
   auto args = parse(R"({"package":"jp","features":null})");
   auto answers = Json::object();

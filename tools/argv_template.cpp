@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <iterator>
 
+#include "config/placeholder.hpp"
 #include "config/shell_template.hpp"
 
 namespace jp {
@@ -39,12 +40,10 @@ Result<const Json*> resolve(std::string_view expr, const TemplateContext& ctx,
 
 // The expression of an element that is exactly one "{{...}}", if it is one.
 std::optional<std::string_view> sole_placeholder(std::string_view element) {
-  if (element.size() < 4 || !element.starts_with("{{") || !element.ends_with("}}"))
+  auto found = find_placeholders(element);
+  if (!found || found->size() != 1 || found->front().length != element.size())
     return std::nullopt;
-  auto inner = element.substr(2, element.size() - 4);
-  if (inner.find("{{") != std::string_view::npos || inner.find("}}") != std::string_view::npos)
-    return std::nullopt;
-  return placeholder_expression(inner);
+  return found->front().expression;
 }
 
 // A value as text: strings as-is, anything else as compact JSON. A NUL byte would
@@ -58,32 +57,29 @@ Result<std::string> value_text(const Json& v, std::string_view expr) {
   return text;
 }
 
-// Expands the {{...}} of tmpl.
+// Expands the {{...}} of tmpl. Only tmpl is scanned: a value is never read for
+// placeholders, whatever it holds.
 Result<std::string> expand(std::string_view tmpl, const TemplateContext& ctx) {
+  auto found = find_placeholders(tmpl);
+  if (!found)
+    return Error{found.error()};
   std::string out;
   size_t pos = 0;
-  for (;;) {
-    auto open = tmpl.find("{{", pos);
-    if (open == std::string_view::npos) {
-      out += tmpl.substr(pos);
-      return out;
-    }
-    out += tmpl.substr(pos, open - pos);
-    auto close = tmpl.find("}}", open + 2);
-    if (close == std::string_view::npos)
-      return Error{fmt::format("unterminated `{{{{` in template `{}`", tmpl)};
-    auto expr = placeholder_expression(tmpl.substr(open + 2, close - open - 2));
-    auto value = resolve(expr, ctx, tmpl);
+  for (auto& p : *found) {
+    out += tmpl.substr(pos, p.offset - pos);
+    auto value = resolve(p.expression, ctx, tmpl);
     if (!value)
       return Error{value.error()};
     if (const Json* v = *value; v && !v->is_null()) {
-      auto text = value_text(*v, expr);
+      auto text = value_text(*v, p.expression);
       if (!text)
         return Error{text.error()};
       out += *text;
     }
-    pos = close + 2;
+    pos = p.offset + p.length;
   }
+  out += tmpl.substr(pos);
+  return out;
 }
 
 // Whether args element `element` is one placeholder whose value is absent (or null):

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "config/placeholder.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/argv_template.hpp"
 #include "tools/function_tool.hpp"
@@ -95,7 +96,10 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   spec->tool = tool.name;
   spec->node = tool.node;
   spec->arguments = args.dump();
-  bool cwd_from_assistant = tool.source == "builtin" || tool.cwd.find("{{") != std::string::npos;
+  // A cwd with a placeholder is the assistant's choice (an unterminated one counts: the
+  // check is kept where unsure).
+  auto cwd_placeholders = find_placeholders(tool.cwd);
+  bool cwd_from_assistant = tool.source == "builtin" || !cwd_placeholders || !cwd_placeholders->empty();
   auto cwd = working_directory(config.workspace, spec->cwd, cwd_from_assistant && !tool.cwd_outside_workspace);
   if (!cwd)
     return Error{fmt::format("{}: {}", tool.name, cwd.error())};

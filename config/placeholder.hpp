@@ -1,0 +1,24 @@
+// The {{...}} placeholders of a local tool's command, cwd and env: found here once for
+// the loader's checks, the shell scan and the expansion, so the three never disagree
+// about where one starts or ends.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "../messages/result.hpp"
+
+namespace jp {
+
+struct Placeholder {
+  size_t offset = 0;           // where its "{{" starts in the text
+  size_t length = 0;           // from "{{" through "}}"
+  std::string_view expression; // what is between them, without the blanks around it
+};
+
+/// The placeholders of `text`, in order. A "{{" with no "}}" after it is the error
+/// "unterminated `{{` in template `TEXT`".
+Result<std::vector<Placeholder>> find_placeholders(std::string_view text);
+
+} // namespace jp
