@@ -1,6 +1,10 @@
 // The {{...}} placeholders of a local tool's command, cwd and env: found here once for
 // the loader's checks, the shell scan and the expansion, so the three never disagree
 // about where one starts or ends.
+//
+// A placeholder is a "{{" whose text, blanks aside, starts with `tool.`
+// ({{tool.arguments.NAME}}, {{ tool.answers.ID }}). Any other "{{" is literal text, so
+// a program's own templates pass through: docker ps --format '{{.Names}}'.
 #pragma once
 
 #include <cstddef>
@@ -17,8 +21,8 @@ struct Placeholder {
   std::string_view expression; // what is between them, without the blanks around it
 };
 
-/// The placeholders of `text`, in order. A "{{" with no "}}" after it is the error
-/// "unterminated `{{` in template `TEXT`".
+/// The placeholders of `text`, in order. A placeholder's "{{" with no "}}" after it is
+/// the error "unterminated `{{` in template `TEXT`".
 Result<std::vector<Placeholder>> find_placeholders(std::string_view text);
 
 } // namespace jp

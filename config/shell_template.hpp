@@ -1,5 +1,6 @@
 // The command of a `shell = true` tool as bash will read it: its shell text and, for
-// each {{...}} placeholder, whether it sits unquoted or inside double quotes. A value
+// each {{tool.arguments.NAME}} or {{tool.answers.ID}} placeholder (any other "{{" is
+// shell text like the rest), whether it sits unquoted or inside double quotes. A value
 // never becomes shell text: the placeholder is replaced by a positional parameter
 // ("${N}" unquoted, ${N} inside "..."), and the value is passed after `bash -c`. Inside
 // single quotes ('...' or $'...') a parameter would not expand, so a placeholder there

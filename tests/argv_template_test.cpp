@@ -46,15 +46,36 @@ CAF_TEST(bad templates are errors naming the template) {
   auto args = Json::object();
   auto answers = Json::object();
   TemplateContext ctx{args, answers};
-  auto unknown = expand_template("a{{env.HOME}}", ctx);
+  auto unknown = expand_template("a{{tool.env.HOME}}", ctx);
   CAF_REQUIRE(!unknown.ok());
-  CAF_CHECK(unknown.error().find("`{{env.HOME}}`") != std::string::npos);
-  CAF_CHECK(unknown.error().find("`a{{env.HOME}}`") != std::string::npos);
+  CAF_CHECK(unknown.error().find("`{{tool.env.HOME}}`") != std::string::npos);
+  CAF_CHECK(unknown.error().find("`a{{tool.env.HOME}}`") != std::string::npos);
   auto bare = expand_template("{{tool.arguments}}", ctx);
   CAF_CHECK(!bare.ok());
   auto open = expand_template("x{{tool.arguments.a", ctx);
   CAF_REQUIRE(!open.ok());
   CAF_CHECK_EQUAL(open.error(), "unterminated `{{` in template `x{{tool.arguments.a`");
+  CAF_CHECK(!expand_template("{{ tool.arguments.a", ctx).ok());
+}
+
+CAF_TEST(double braces not opening with tool are literal text) {
+  // Programs have templates of their own: docker --format, gh --template, helm.
+  auto args = parse(R"({"name":"jp"})");
+  auto answers = Json::object();
+  TemplateContext ctx{args, answers};
+  auto argv = expand_argv(tool("docker", {"ps", "--format", "{{.Names}}"}), ctx);
+  CAF_REQUIRE(argv.ok());
+  CAF_CHECK_EQUAL(*argv, (Argv{"docker", "ps", "--format", "{{.Names}}"}));
+  auto expand = [&](std::string_view t) {
+    auto r = expand_template(t, ctx);
+    CAF_REQUIRE(r.ok());
+    return *r;
+  };
+  CAF_CHECK_EQUAL(expand("{{range .}}{{.title}} {{ tool.arguments.name }}{{end}}"),
+                  "{{range .}}{{.title}} jp{{end}}");
+  CAF_CHECK_EQUAL(expand("{{{tool.arguments.name}}}"), "{jp}");
+  CAF_CHECK_EQUAL(expand("{{ .x"), "{{ .x");
+  CAF_CHECK_EQUAL(expand("{{tool}}"), "{{tool}}");
 }
 
 CAF_TEST(no shell unless shell is true) {
@@ -139,9 +160,9 @@ CAF_TEST(argv errors name the tool) {
   auto args = Json::object();
   auto answers = Json::object();
   TemplateContext ctx{args, answers};
-  auto bad = expand_argv(tool("ls", {"{{nope}}"}), ctx);
+  auto bad = expand_argv(tool("ls", {"{{tool.nope}}"}), ctx);
   CAF_REQUIRE(!bad.ok());
-  CAF_CHECK(bad.error().starts_with("t: command.args: unknown template variable `{{nope}}`"));
+  CAF_CHECK(bad.error().starts_with("t: command.args: unknown template variable `{{tool.nope}}`"));
   auto empty = expand_argv(tool("{{tool.arguments.prog}}", {}), ctx);
   CAF_REQUIRE(!empty.ok());
   CAF_CHECK(empty.error().find("expanded to an empty string") != std::string::npos);

@@ -692,13 +692,25 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
      "parameters.sub = { type = \"string\" }\n",
      "conversation.tools.clean.command.args[1]: `{{tool.arguments.subdir}}` names no declared parameter "
      "(declared: sub); declare it under conversation.tools.clean.parameters"},
-    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { A = \"{{oops}}\" }\n",
-     "conversation.tools.t.env.A: `{{oops}}` is not a placeholder (expected {{tool.arguments.NAME}} or "
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { A = \"{{tool.oops}}\" }\n",
+     "conversation.tools.t.env.A: `{{tool.oops}}` is not a placeholder (expected {{tool.arguments.NAME}} or "
      "{{tool.answers.ID}})"},
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\ncwd = \"{{tool.argument.x}}\"\n",
      "conversation.tools.t.cwd: `{{tool.argument.x}}` is not a placeholder"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{tool.argumnts.x}}\"] }\n"
+     "parameters.x = { type = \"string\" }\n",
+     "conversation.tools.t.command.args[0]: `{{tool.argumnts.x}}` is not a placeholder"},
     {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{tool.arguments.x\"] }\n",
      "conversation.tools.t.command.args[0]: unterminated `{{`"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{{{ tool.arguments.x\"] }\n",
+     "conversation.tools.t.command.args[0]: unterminated `{{`"},
+    // Any other {{ is the program's own template, passed as it is.
+    {"[conversation.tools.t]\ncommand = { program = \"docker\", args = [\"ps\", \"--format\", \"{{.Names}}\", "
+     "\"{{\"] }\nenv = { A = \"{{oops}}\" }\ncwd = \"{{ .dir }}\"\n",
+     ""},
+    {"[conversation.tools.t]\ncommand = { program = \"docker ps --format '{{.Names}}' {{range .}}\", "
+     "shell = true }\n",
+     ""},
     {"[conversation.tools.t]\ncommand = { program = \"{{tool.arguments.p}}\" }\n",
      "conversation.tools.t.command.program: `{{tool.arguments.p}}` names no declared parameter (none is declared)"},
     {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{ tool.arguments.o.level }}\", "

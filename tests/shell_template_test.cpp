@@ -26,20 +26,33 @@ ToolConfig shell_tool(std::string program, std::vector<std::string> args = {}) {
   return ToolConfig{.name = "t", .program = std::move(program), .args = std::move(args), .shell = true};
 }
 
-// The placeholders of a template: their expression and whether they are double-quoted.
+// The scan's cases below write {{a}} for {{tool.arguments.a}}: this spells it out.
+std::string spelled(std::string_view shorthand) {
+  std::string out(shorthand);
+  for (auto at = out.find("{{"); at != std::string::npos; at = out.find("{{", at + 2))
+    out.insert(at + 2, "tool.arguments.");
+  return out;
+}
+
+// The placeholders of a template: their name and whether they are double-quoted.
 std::vector<std::pair<std::string, bool>> placeholders(std::string_view program,
                                                        std::vector<std::string> args = {}) {
-  auto scan = scan_shell_template(program, args);
+  auto text = spelled(program);
+  for (auto& a : args)
+    a = spelled(a);
+  auto scan = scan_shell_template(text, args); // its segments view text and args
   CAF_REQUIRE(scan.ok());
   std::vector<std::pair<std::string, bool>> out;
   for (auto& s : *scan)
     if (s.placeholder)
-      out.emplace_back(std::string(s.text), s.double_quoted);
+      out.emplace_back(std::string(s.text.substr(std::string_view("tool.arguments.").size())), s.double_quoted);
   return out;
 }
 
 std::string scan_error(std::string_view program, std::vector<std::string> args = {}) {
-  auto scan = scan_shell_template(program, args);
+  for (auto& a : args)
+    a = spelled(a);
+  auto scan = scan_shell_template(spelled(program), args);
   return scan.ok() ? "" : scan.error();
 }
 
@@ -182,6 +195,32 @@ CAF_TEST(line continuations comments and backticks are read as bash reads them) 
                   (P{{"a", false}, {"b", false}, {"c", false}, {"d", true}, {"e", false}}));
 }
 
+CAF_TEST(double braces not opening with tool are shell text) {
+  // A program's own template (docker --format, gh --template), quoted as bash wants it.
+  temp_dir dir;
+  auto tool = shell_tool("printf '%s|' '{{.Names}}' \"{{ json . }}\" {{.Names}} \"{{tool.arguments.x}}\"",
+                         {"'{{range .}}'"});
+  CAF_CHECK_EQUAL(run_with(tool, "v", dir), "{{.Names}}|{{ json . }}|{{.Names}}|v|{{range .}}|");
+  // Read as shell text, they leave the quoting of the placeholders after them as it is.
+  auto quoting = [](std::string program) {
+    auto scan = scan_shell_template(program, {});
+    std::vector<std::string> out;
+    if (!scan)
+      return std::vector<std::string>{scan.error()};
+    for (auto& s : *scan)
+      if (s.placeholder)
+        out.push_back(s.double_quoted ? "quoted" : "unquoted");
+    return out;
+  };
+  using S = std::vector<std::string>;
+  CAF_CHECK_EQUAL(quoting("echo '{{.a}}' {{tool.arguments.a}} \"{{.b}}{{tool.arguments.b}}\""),
+                  (S{"unquoted", "quoted"}));
+  CAF_CHECK_EQUAL(quoting("echo '{{.a}} {{ tool.arguments.a }}'"),
+                  (S{"command.program: a placeholder inside single quotes cannot be passed safely; write it "
+                     "outside quotes or in double quotes (in `{{ tool.arguments.a }}`)"}));
+  CAF_CHECK(quoting("echo $(( {{.a}} + {{tool.arguments.a}} ))").front().find("inside (( ))") != std::string::npos);
+}
+
 CAF_TEST(a single-quoted placeholder is refused when the config loads naming the key) {
   auto c = apply_config_text(default_config(),
                              "[conversation.tools.T]\n"
@@ -275,4 +314,15 @@ CAF_TEST(the CLI runs the quoted template of the issue without running the value
   CAF_CHECK_NOT_EQUAL(refused.status, 0);
   CAF_CHECK(refused.out.find("conversation.tools.T.command.program: a placeholder inside single quotes")
             != std::string::npos);
+}
+
+CAF_TEST(the CLI loads and runs a shell template holding a program template) {
+  temp_dir dir;
+  dir.write("c.toml", "[conversation.tools.T]\n"
+                      "command = { program = \"printf '%s|' '{{.Names}}' {{tool.arguments.x}}\", shell = true }\n"
+                      "run = \"unattended\"\n"
+                      "[conversation.tools.T.parameters.x]\ntype = \"string\"\n");
+  auto r = cli_in(dir.path.string(), fmt::format(R"(--config {}/c.toml call T '{{"x":"v"}}')", dir.path.string()));
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(r.out, "{{.Names}}|v|\n");
 }

@@ -21,8 +21,9 @@ struct TemplateContext {
 /// Expands one template. Strings are inserted as-is, other JSON values as compact
 /// JSON. A reference to a missing value expands to "" -- but see expand_argv. A value
 /// holding a NUL byte is an error naming the placeholder (it would cut the string).
-/// Unknown roots (anything but tool.arguments / tool.answers) or unterminated
-/// "{{" are errors naming the template.
+/// A "{{" not opening with `tool.` is literal text (config/placeholder.hpp); under
+/// `tool.`, unknown roots (anything but tool.arguments / tool.answers) and an
+/// unterminated "{{" are errors naming the template.
 Result<std::string> expand_template(std::string_view tmpl, const TemplateContext& ctx);
 
 /// Expands program + args. An element that is exactly one {{...}} whose value is
