@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <mutex>
+#include <tuple>
 
 #include "actors/registry_actor.hpp"
 #include "actors/subagent_handle.hpp"
@@ -201,13 +202,58 @@ void conclude(loop_actor_t* self) {
 
 // -- one response -----------------------------------------------------------------------
 
+/// Why the turn fails when the provider ended response `r` short of its end (the
+/// token limit, a refusal, a content filter), and its code; {"", none} when it ended
+/// as the model chose.
+std::pair<std::string, error_code> cut_off_failure(const TurnLoopContext& ctx, const Response& r) {
+  auto kind = cut_off_of(r.finish_reason);
+  if (kind == cut_off::none)
+    return {"", error_code::none};
+  std::string names;
+  for (auto& c : r.calls)
+    names += (names.empty() ? "" : ", ") + c.name;
+  auto not_run = fmt::format(": none of its tool calls ran ({})", names);
+  if (kind == cut_off::token_limit) {
+    auto limit = ctx.max_tokens > 0 ? fmt::format("assistant.max_tokens = {}", ctx.max_tokens)
+                 : ctx.tool_dialect == dialect::anthropic
+                   ? std::string("assistant.max_tokens = 0, so 4096 was sent")
+                   : std::string("assistant.max_tokens = 0, so none was sent and the model's own limit applied");
+    auto what = !r.calls.empty() ? fmt::format(" before its tool calls were complete: none of them ran ({})", names)
+                : !r.text.empty() ? std::string(": the answer is incomplete")
+                                  : std::string(" before it gave any answer (a reasoning model can spend the "
+                                                "whole limit on its hidden reasoning)");
+    return {fmt::format("the response was cut off at the token limit ({}){}; raise assistant.max_tokens (e.g. to "
+                        "{}, up to what the model allows) and ask again",
+                        limit, what, ctx.max_tokens > 0 ? ctx.max_tokens * 2 : 16384),
+            error_code::limit_reached};
+  }
+  if (kind == cut_off::refused)
+    return {fmt::format("the provider refused to answer (stop reason \"{}\"){}; rephrase the request",
+                        r.finish_reason, r.calls.empty() ? std::string() : not_run),
+            error_code::provider_refused};
+  auto what = !r.calls.empty() ? not_run
+              : !r.text.empty() ? std::string(": the answer is incomplete")
+                                : std::string(" before it gave any answer");
+  return {fmt::format("the provider's content filter stopped the response (finish reason \"{}\"){}; rephrase the "
+                      "request",
+                      r.finish_reason, what),
+          error_code::provider_refused};
+}
+
 /// `for_reply`: the person cut the response to reply (the turn goes on with the
 /// reply); otherwise an interrupt or an error cut it, or it ended.
-void on_stream_end(loop_actor_t* self, const std::string& err, error_code code, bool for_reply = false) {
+void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool for_reply = false) {
   auto& st = self->state;
   st.streaming = false;
   flush_shown(self);
   auto& r = st.response;
+  // The provider cut the response short (the token limit, a refusal, a filter): the
+  // turn fails, as it does when a stream ends before its end or passes the size cap,
+  // since the answer asked for did not come whole (and a caller must not read it as
+  // one). Its text is kept and shown; none of its calls runs: a batch cut short is
+  // not run in part, and the last call's arguments are cut.
+  if (err.empty() && !st.interrupted && !for_reply)
+    std::tie(err, code) = cut_off_failure(st.ctx, r);
   // A cut response keeps its text; its tool calls never run (and are not kept).
   bool cut = st.interrupted || for_reply || !err.empty();
   bool interrupted = st.interrupted || for_reply;

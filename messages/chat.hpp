@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace jp {
@@ -67,6 +68,21 @@ struct ChatEvent {
   int64_t tokens_out = -1; // usage: the response's tokens (-1: not reported)
   friend bool operator==(const ChatEvent&, const ChatEvent&) = default;
 };
+
+/// How a response ended on the provider's side when it did not end as the model
+/// chose (a stop, tool calls): at the token limit, as a refusal, or stopped by a
+/// content filter. Read from `finish_reason` in either dialect.
+enum class cut_off : uint8_t { none, token_limit, refused, filtered };
+
+inline cut_off cut_off_of(std::string_view finish_reason) {
+  if (finish_reason == "length" || finish_reason == "max_tokens") // OpenAI, Anthropic
+    return cut_off::token_limit;
+  if (finish_reason == "refusal") // Anthropic
+    return cut_off::refused;
+  if (finish_reason == "content_filter") // OpenAI
+    return cut_off::filtered;
+  return cut_off::none;
+}
 
 /// One assistant response, for the experiment report: how long the model took (from
 /// the request to the end of its stream, retries included) and the tokens the

@@ -21,8 +21,11 @@ enum class error_code : uint8_t {
   store,             // the conversation store could not be read or written
   interrupted,       // the user interrupted; what waited ended with the turn
   inquiry_failed,    // the turn-end inquiry gave no answers
-  limit_reached,     // a limit of [agents] (depth, concurrency, rounds) was reached
+  limit_reached,     // a limit was reached: of [agents] (depth, concurrency, rounds), or
+                     // assistant.max_tokens (a response cut off there)
   node_unreachable,  // a node could not be reached, or was lost (worth trying again)
+  provider_refused,  // the provider refused or filtered the answer (a refusal, a content
+                     // filter): asking again as before will not help
 };
 
 /// The enumerator's name ("provider_auth"), for logs and CAF's to_string.
@@ -43,6 +46,7 @@ inline const char* to_string(error_code code) {
     case error_code::inquiry_failed: return "inquiry_failed";
     case error_code::limit_reached: return "limit_reached";
     case error_code::node_unreachable: return "node_unreachable";
+    case error_code::provider_refused: return "provider_refused";
   }
   return "unknown";
 }

@@ -272,6 +272,34 @@ CAF_TEST(openai parallel tool calls fixture with interleaved deltas) {
   CAF_CHECK_EQUAL(d.done_reason(), "tool_calls");
 }
 
+CAF_TEST(openai refusal deltas are the answer text) {
+  // Structured outputs: a refusal comes as delta.refusal, content null.
+  auto d = decode<OpenAiStream>(fixture("openai_refusal.sse"));
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK_EQUAL(d.text(), "I'm sorry, I can't help with that.");
+  CAF_CHECK_EQUAL(d.done_reason(), "stop");
+}
+
+CAF_TEST(streams cut at the token limit keep their calls and say why they ended) {
+  // The decoders pass every call on, the cut one too: the loop runs none of them.
+  auto o = decode<OpenAiStream>(fixture("openai_length_tool_calls.sse"));
+  CAF_REQUIRE_EQUAL(o.error, "");
+  auto calls = o.calls();
+  CAF_REQUIRE_EQUAL(calls.size(), 2u);
+  CAF_CHECK_EQUAL(calls[1].arguments, R"({"action":"spawn","id":"bu)");
+  CAF_CHECK_EQUAL(o.done_reason(), "length");
+  CAF_CHECK(cut_off_of(o.done_reason()) == cut_off::token_limit);
+  auto a = decode<AnthropicStream>(fixture("anthropic_max_tokens_tool_use.sse"));
+  CAF_REQUIRE_EQUAL(a.error, "");
+  CAF_REQUIRE_EQUAL(a.calls().size(), 2u);
+  CAF_CHECK_EQUAL(a.done_reason(), "max_tokens");
+  CAF_CHECK(cut_off_of(a.done_reason()) == cut_off::token_limit);
+  CAF_CHECK(cut_off_of("refusal") == cut_off::refused);
+  CAF_CHECK(cut_off_of("content_filter") == cut_off::filtered);
+  for (auto done : {"stop", "tool_calls", "end_turn", "tool_use", "stop_sequence", ""})
+    CAF_CHECK(cut_off_of(done) == cut_off::none);
+}
+
 CAF_TEST(openai calls are emitted in index order and text right away) {
   auto d = decode_data<OpenAiStream>({
     R"({"choices":[{"index":0,"delta":{"content":"Running"},"finish_reason":null}]})",

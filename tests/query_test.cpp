@@ -998,3 +998,73 @@ CAF_TEST(the tokens the provider reports reach the events and the report) {
   CAF_CHECK_EQUAL(assistant.find("tokens_out")->as_int(), 12);
   CAF_CHECK_EQUAL(assistant.find("round_trips")->as_int(), 1);
 }
+
+CAF_TEST(a response cut at the token limit runs none of its calls and says to raise assistant.max_tokens) {
+  // Each dialect's own words: OpenAI finish_reason "length", Anthropic stop_reason
+  // "max_tokens". The first call (touch ran) is complete, the second's arguments cut.
+  for (auto [provider, fixture, text] :
+       {std::tuple{"openai", "openai_length_tool_calls.sse", ""},
+        std::tuple{"anthropic", "anthropic_max_tokens_tool_use.sse", "I'll mark the start and begin the build."}}) {
+    FakeProviderServer server;
+    Workspace ws(server, provider);
+    server.push({200, provider_fixture(fixture)});
+    auto r = ws.query("--json 'build it'");
+    CAF_CHECK_EQUAL(r.status, 1);
+    auto said = "the response was cut off at the token limit (assistant.max_tokens = 4096) before its tool calls "
+                "were complete: none of them ran (shell, shell); raise assistant.max_tokens (e.g. to 8192, up to "
+                "what the model allows) and ask again";
+    CAF_CHECK(contains(r.out, fmt::format("jp-actors: {}\n", said)));
+    CAF_CHECK(!std::filesystem::exists(ws.path("ran")));
+    CAF_CHECK(results_of(r.stdout_text).empty());
+    std::optional<Json> end;
+    std::string response;
+    for (auto& e : events(r.stdout_text)) {
+      if (e.find("event")->as_string() == "turn_end")
+        end = e;
+      if (e.find("event")->as_string() == "response")
+        response = e.find("text")->as_string();
+    }
+    CAF_REQUIRE(end.has_value());
+    CAF_CHECK_EQUAL(end->find("error")->as_string(), said);
+    CAF_CHECK_EQUAL(response, text);
+    CAF_CHECK_EQUAL(server.requests().size(), 1u);
+    // The conversation goes on: what was kept makes a history the provider takes.
+    server.push({200, provider == std::string("openai") ? openai_text("Done.") : provider_fixture("anthropic_text.sse")});
+    JP_REQUIRE_OK(ws.query("'go on'"));
+    CAF_CHECK(server.refused().empty());
+  }
+}
+
+CAF_TEST(a text answer cut at the token limit is shown with a line naming assistant.max_tokens) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  server.push({200, provider_fixture("openai_length_text.sse")});
+  auto r = ws.query("'list the steps'");
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.stdout_text, "The steps are: 1. Open the file. 2. Edit"));
+  CAF_CHECK(contains(r.out, "jp-actors: the response was cut off at the token limit (assistant.max_tokens = 4096): "
+                            "the answer is incomplete; raise assistant.max_tokens (e.g. to 8192, up to what the model "
+                            "allows) and ask again\n"));
+}
+
+CAF_TEST(a refusal is shown as the answer or said in a line) {
+  FakeProviderServer server;
+  {
+    // OpenAI's refusal text (structured outputs) is the answer.
+    Workspace ws(server);
+    server.push({200, provider_fixture("openai_refusal.sse")});
+    auto r = ws.query("'do it'");
+    JP_REQUIRE_OK(r);
+    CAF_CHECK(contains(r.stdout_text, "I'm sorry, I can't help with that."));
+  }
+  {
+    // Anthropic's stop_reason refusal: its text, and a line saying the provider refused.
+    Workspace ws(server, "anthropic");
+    server.push({200, provider_fixture("anthropic_refusal.sse")});
+    auto r = ws.query("'do it'");
+    CAF_CHECK_EQUAL(r.status, 1);
+    CAF_CHECK(contains(r.stdout_text, "I can't help with that request."));
+    CAF_CHECK(contains(r.out, "jp-actors: the provider refused to answer (stop reason \"refusal\"); rephrase the "
+                              "request\n"));
+  }
+}

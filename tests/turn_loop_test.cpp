@@ -30,6 +30,7 @@ struct FakeProvider final : Provider {
     std::vector<ToolCall> calls;
     std::string retry_first; // a retry (and its void partial text) before the reply
     std::vector<std::string> reasoning; // streamed before the text
+    std::string finish; // the finish reason ("": stop, or tool_calls after calls)
   };
   std::deque<Reply> replies;
   std::vector<ChatRequest> requests;
@@ -50,7 +51,7 @@ struct FakeProvider final : Provider {
       hooks.emit(ChatEvent{chat_event_kind::text, t, {}, {}});
     for (auto& c : r.calls)
       hooks.emit(ChatEvent{chat_event_kind::tool_call, {}, c, {}});
-    hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, r.calls.empty() ? "stop" : "tool_calls"});
+    hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, !r.finish.empty() ? r.finish : r.calls.empty() ? "stop" : "tool_calls"});
     return Status::ok();
   }
   bool blocking() const override { return false; }
@@ -109,6 +110,7 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
   std::string id = *store->create();
 
   TurnResult last; // how the last turn ended
+  int64_t max_tokens = 4096; // assistant.max_tokens, as the loop is told it
 
   /// A loop on the fakes above, recording into `store` under `id`.
   TurnLoopContext context() {
@@ -121,6 +123,7 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
     ctx.conversation_id = id;
     ctx.renderer = renderer;
     ctx.observer = observer;
+    ctx.max_tokens = max_tokens;
     return ctx;
   }
 
@@ -371,6 +374,92 @@ CAF_TEST(messages of a turn cut short answer every call) {
   CAF_CHECK_EQUAL(msgs[2].tool_call_id, "c9");
   CAF_CHECK(msgs[2].tool_error);
   CAF_CHECK_EQUAL(msgs[3].text, "again");
+}
+
+CAF_TEST(a response cut at the token limit runs none of its calls and the turn fails naming assistant.max_tokens) {
+  // The first call is complete, the last one's arguments were cut: a batch cut short
+  // is not run in part.
+  FakeProvider::Reply cut{{"Let me look."}, {ToolCall{"c1", "describe_tools", R"({"tools":["shell"]})"},
+                                             ToolCall{"c2", "describe_tools", R"({"tools":["aw)"}}};
+  cut.finish = "length";
+  provider->replies.push_back(cut);
+  auto said = "the response was cut off at the token limit (assistant.max_tokens = 4096) before its tool calls "
+              "were complete: none of them ran (describe_tools, describe_tools); raise assistant.max_tokens (e.g. to "
+              "8192, up to what the model allows) and ask again";
+  CAF_CHECK_EQUAL(turn("what can shell do?"), said);
+  CAF_CHECK(last.outcome == turn_outcome::failed);
+  CAF_CHECK(last.code == error_code::limit_reached);
+  CAF_CHECK_EQUAL(last.answer, "Let me look.");
+  CAF_CHECK_EQUAL(renderer->log, (std::vector<std::string>{"render:Let me look.", "flush"}));
+  CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end"}));
+  CAF_CHECK_EQUAL(provider->requests.size(), 1u);
+  // Recorded without its calls (none ran, none is replayed), with the error.
+  auto events = store->load(id)->events;
+  CAF_CHECK_EQUAL(kinds(events), (std::vector<std::string>{"turn_start", "chat_request", "chat_response", "turn_end"}));
+  CAF_CHECK_EQUAL(events[2].find("tool_calls")->as_array().size(), 0u);
+  CAF_CHECK_EQUAL(events[2].find("finish_reason")->as_string(), "length");
+  CAF_CHECK_EQUAL(events[2].find("error")->as_string(), said);
+  CAF_CHECK_EQUAL(events[3].find("error")->as_string(), said);
+  // Anthropic says it as max_tokens.
+  cut.finish = "max_tokens";
+  provider->replies.push_back(cut);
+  CAF_CHECK_EQUAL(turn("again"), said);
+  CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end", "turn_end"}));
+}
+
+CAF_TEST(a text answer cut at the token limit is kept and shown with the note) {
+  FakeProvider::Reply cut{{"The steps are: 1. Open"}, {}};
+  cut.finish = "length";
+  provider->replies.push_back(cut);
+  CAF_CHECK_EQUAL(turn("steps?"), "the response was cut off at the token limit (assistant.max_tokens = 4096): the "
+                                  "answer is incomplete; raise assistant.max_tokens (e.g. to 8192, up to what the "
+                                  "model allows) and ask again");
+  CAF_CHECK_EQUAL(renderer->log, (std::vector<std::string>{"render:The steps are: 1. Open", "flush"}));
+  CAF_CHECK_EQUAL(last.answer, "The steps are: 1. Open");
+  // The next turn carries what it said.
+  provider->replies.push_back({{"2. Save it."}, {}});
+  CAF_CHECK_EQUAL(turn("go on"), "");
+  auto& sent = provider->requests.back().messages;
+  CAF_REQUIRE_EQUAL(sent.size(), 3u);
+  CAF_CHECK_EQUAL(sent[1].text, "The steps are: 1. Open");
+}
+
+CAF_TEST(a reasoning model that spent the whole limit before answering is told apart) {
+  // Nothing to show: the line alone says what happened. With no limit sent, the
+  // model's own applied.
+  max_tokens = 0;
+  FakeProvider::Reply cut{{}, {}};
+  cut.reasoning = {"Let me think"};
+  cut.finish = "length";
+  provider->replies.push_back(cut);
+  CAF_CHECK_EQUAL(turn("hard question"),
+                  "the response was cut off at the token limit (assistant.max_tokens = 0, so none was sent and the "
+                  "model's own limit applied) before it gave any answer (a reasoning model can spend the whole limit "
+                  "on its hidden reasoning); raise assistant.max_tokens (e.g. to 16384, up to what the model allows) "
+                  "and ask again");
+  CAF_CHECK(last.code == error_code::limit_reached);
+}
+
+CAF_TEST(a refusal or a content filter fails the turn saying so and runs no call) {
+  FakeProvider::Reply refused{{"I can't help with that request."}, {}};
+  refused.finish = "refusal";
+  provider->replies.push_back(refused);
+  CAF_CHECK_EQUAL(turn("x"), R"(the provider refused to answer (stop reason "refusal"); rephrase the request)");
+  CAF_CHECK(last.outcome == turn_outcome::failed);
+  CAF_CHECK(last.code == error_code::provider_refused);
+  CAF_CHECK_EQUAL(last.answer, "I can't help with that request.");
+  CAF_CHECK_EQUAL(renderer->log, (std::vector<std::string>{"render:I can't help with that request.", "flush"}));
+  FakeProvider::Reply filtered{{}, {ToolCall{"c1", "describe_tools", R"({"tools":["shell"]})"}}};
+  filtered.finish = "content_filter";
+  provider->replies.push_back(filtered);
+  CAF_CHECK_EQUAL(turn("y"), R"(the provider's content filter stopped the response (finish reason )"
+                             R"("content_filter"): none of its tool calls ran (describe_tools); rephrase the request)");
+  CAF_CHECK(last.code == error_code::provider_refused);
+  CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end", "turn_end"}));
+  filtered.calls.clear();
+  provider->replies.push_back(filtered);
+  CAF_CHECK_EQUAL(turn("z"), R"(the provider's content filter stopped the response (finish reason )"
+                             R"("content_filter") before it gave any answer; rephrase the request)");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

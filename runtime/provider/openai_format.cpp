@@ -125,8 +125,11 @@ Status OpenAiStream::on_event(const SseEvent& event,
   if (!choice.is_object())
     return malformed_stream_error("choices[0] is not an object", event.data);
   if (auto* delta = choice.find("delta"); delta && delta->is_object()) {
-    if (auto text = string_member(*delta, "content"); !text.empty())
-      emit(ChatEvent{chat_event_kind::text, std::string(text)});
+    // A refusal (structured outputs) comes as `refusal` instead of `content`: it is
+    // the answer the user gets, so it is shown and kept as its text.
+    for (auto key : {"content", "refusal"})
+      if (auto text = string_member(*delta, key); !text.empty())
+        emit(ChatEvent{chat_event_kind::text, std::string(text)});
     // OpenAI-compatible servers that stream the model's reasoning name it one of
     // two ways (DeepSeek and vLLM: reasoning_content; Ollama and OpenRouter: reasoning).
     for (auto key : {"reasoning_content", "reasoning"})

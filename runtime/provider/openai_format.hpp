@@ -29,10 +29,10 @@ std::string_view max_tokens_parameter(std::string_view model);
 /// sent as a string, so the provider names the problem ("tools" must be an array).
 std::string openai_request_body(const ChatRequest& request);
 
-/// Decodes one streamed response: text as it comes, each tool call once its
-/// arguments are complete, then `done` (exactly once), and `usage` (at most once)
-/// where the server reports it: OpenAI sends it in a chunk of its own after the
-/// finish_reason, so it may come after `done`.
+/// Decodes one streamed response: text as it comes (a `refusal` as text too), each
+/// tool call once its arguments are complete, then `done` (exactly once), and `usage`
+/// (at most once) where the server reports it: OpenAI sends it in a chunk of its own
+/// after the finish_reason, so it may come after `done`.
 class OpenAiStream {
 public:
   /// Feeds one SSE event. Errors: "provider error: <message>" for an `error` object
