@@ -432,3 +432,52 @@ CAF_TEST(an inquiry cancelled once still answers the questions asked after) {
   interrupted = false;
   CAF_CHECK(inquiry->answer("t", q, stopped).has_value());
 }
+
+CAF_TEST(an inquiry whose response_format the server refuses is asked again without it) {
+  // DeepSeek's answer to structured outputs. The prompt asks for JSON anyway: the
+  // inquiry goes on without response_format, and later ones never send it.
+  KeyEnv key;
+  FakeProviderServer server;
+  auto answer = [](const std::string& json) {
+    auto delta = Json::object().set("content", json);
+    auto choice = [](Json d, Json finish) {
+      return "data: " +
+             Json::object().set("choices", Json(JsonArray{Json::object().set("index", 0).set("delta", std::move(d))
+                                                            .set("finish_reason", std::move(finish))})).dump() +
+             "\n\n";
+    };
+    return choice(delta, Json()) + choice(Json::object(), Json("stop")) + "data: [DONE]\n\n";
+  };
+  server.push({400, R"({"error":{"message":"This response_format type is unavailable now","type":)"
+                    R"("invalid_request_error","param":null,"code":"invalid_request_error"}})"});
+  server.push({200, answer(R"({"inquiry_id":"turn_end","answer":{"h":"wait"}})")});
+  server.push({200, answer(R"({"inquiry_id":"turn_end","answer":{"h":"abort"}})")});
+  auto provider = make_http_provider(config_for(server, "openai"));
+  CAF_REQUIRE(provider.ok());
+  auto inquiry = make_llm_inquiry(std::shared_ptr<Provider>(std::move(*provider)), "deepseek-chat");
+  auto first = inquiry->turn_end({HandleSummary{"h", "shell"}}, {});
+  CAF_REQUIRE(first.ok());
+  CAF_CHECK(first->at("h") == inquiry_answer::wait);
+  auto second = inquiry->turn_end({HandleSummary{"h", "shell"}}, {});
+  CAF_REQUIRE(second.ok());
+  CAF_CHECK(second->at("h") == inquiry_answer::abort);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  CAF_CHECK(Json::parse(seen[0].body)->find("response_format") != nullptr);
+  CAF_CHECK(Json::parse(seen[1].body)->find("response_format") == nullptr);
+  CAF_CHECK(Json::parse(seen[2].body)->find("response_format") == nullptr);
+  CAF_CHECK(contains(Json::parse(seen[1].body)->find("messages")->dump(), "Reply with only a JSON object"));
+}
+
+CAF_TEST(an inquiry refused for another reason is not asked again) {
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({400, R"({"error":{"message":"Invalid value for 'model'"}})"});
+  auto provider = make_http_provider(config_for(server, "openai"));
+  CAF_REQUIRE(provider.ok());
+  auto inquiry = make_llm_inquiry(std::shared_ptr<Provider>(std::move(*provider)), "m");
+  auto got = inquiry->turn_end({HandleSummary{"h", "shell"}}, {});
+  CAF_REQUIRE(!got.ok());
+  CAF_CHECK(contains(got.error(), "Invalid value for 'model'"));
+  CAF_CHECK_EQUAL(server.requests().size(), 1u);
+}

@@ -1068,3 +1068,27 @@ CAF_TEST(a refusal is shown as the answer or said in a line) {
                               "request\n"));
   }
 }
+
+CAF_TEST(a server that refuses response_format still gets the turn end inquiry answered) {
+  // DeepSeek answers structured outputs with HTTP 400: the inquiry is asked again
+  // without them, and its answer applies (before, every handle was aborted).
+  FakeProviderServer server;
+  Workspace ws(server, "openai",
+               fmt::format("[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"inquire\"\n{}", kSentinel));
+  server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "b")
+                                                        .set("wait_ms", 0).set("command", ws.gated("echo done"))},
+                                  spawn_sentinel("call_2")})});
+  server.push({200, openai_text("I will leave it running.")});
+  server.push({400, R"({"error":{"message":"This response_format type is unavailable now","type":)"
+                    R"("invalid_request_error","param":null,"code":"invalid_request_error"}})"});
+  server.push({200, openai_text(R"({"b": "wait"})")});
+  server.push({200, openai_text("It finished.")});
+  auto r = ws.query("--json 'start b'");
+  JP_REQUIRE_OK(r);
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 5u);
+  CAF_CHECK(Json::parse(seen[2].body)->find("response_format") != nullptr);
+  CAF_CHECK(Json::parse(seen[3].body)->find("response_format") == nullptr);
+  CAF_CHECK(contains(r.out, R"("policy":"inquire:wait")"));
+  CAF_CHECK(contains(messages_sent(seen[4]).back().find("content")->as_string(), R"("result":"done\n")"));
+}

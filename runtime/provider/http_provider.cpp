@@ -204,7 +204,7 @@ private:
     else if (r.status == 404)
       why = fmt::format("HTTP 404 from {}: {}; check assistant.model (`{}`) and assistant.base_url", url_,
                         message, request.model);
-    else
+    else // llm_inquiry.cpp reads a 400's message after "): " (a refused response_format)
       why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
     return outcome::fail;
   }

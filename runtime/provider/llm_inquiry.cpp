@@ -1,6 +1,7 @@
 #include "runtime/provider/llm_inquiry.hpp"
 
 #include <atomic>
+#include <cctype>
 #include <fmt/format.h>
 
 #include "messages/json_codec.hpp"
@@ -173,7 +174,7 @@ private:
       return Error{"cancelled"};
     ChatRequest req;
     req.model = model_;
-    if (schema.is_object()) {
+    if (schema.is_object() && !schema_refused_) {
       req.response_schema = schema.dump();
       req.response_schema_name = "inquiry_answer";
     }
@@ -187,13 +188,43 @@ private:
     };
     hooks.on_retry = [&](const std::string&) { text.clear(); };
     hooks.cancelled = [stopped] { return stopped && stopped(); };
-    if (auto s = provider_->stream(req, hooks); !s)
+    error_code kind = error_code::none;
+    auto s = provider_->stream_classified(req, hooks, kind);
+    // Some OpenAI-compatible servers refuse structured outputs (DeepSeek: HTTP 400
+    // "This response_format type is unavailable now"). The prompt asks for JSON
+    // anyway: ask again without it, and from then on never send it to this provider.
+    if (!s && !req.response_schema.empty() && refuses_response_format(s.error, kind)) {
+      schema_refused_ = true;
+      req.response_schema.clear();
+      req.response_schema_name.clear();
+      text.clear();
+      s = provider_->stream_classified(req, hooks, kind);
+    }
+    if (!s)
       return Error{s.error};
     return text;
   }
 
+  /// An HTTP 400 whose message names the response_format we sent.
+  static bool refuses_response_format(const std::string& error, error_code kind) {
+    if (kind != error_code::provider_http)
+      return false;
+    auto at = error.find("(HTTP 400 ");
+    if (at == std::string::npos)
+      return false;
+    // The provider's words follow "(HTTP 400 from <url>): ".
+    auto words = error.find("): ", at);
+    auto message = error.substr(words == std::string::npos ? at : words);
+    for (auto& c : message)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return message.find("response_format") != std::string::npos || message.find("json_schema") != std::string::npos;
+  }
+
   std::shared_ptr<Provider> provider_;
   std::string model_;
+  // The provider refused response_format once: the inquiries after go without it.
+  // One backend serves the main loop and its sub-agents, on their own threads.
+  std::atomic<bool> schema_refused_{false};
 
 };
 
