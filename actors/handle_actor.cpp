@@ -15,6 +15,7 @@
 #include "actors/handle_terminal.hpp"
 #include "actors/input_watch.hpp"
 #include "actors/pipe_input.hpp"
+#include "messages/answer_check.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
 #include "messages/json.hpp"
@@ -578,7 +579,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         bytes = std::move(*typed);
       } else if (asked(st)) {
         // The answer to the pending question (the control channel's other half); the
-        // tool runs on. Answered once it went in (below).
+        // tool runs on. Answered once it went in (below). It reads what it declared.
+        auto answer = Json::parse(input_json);
+        if (auto fits = answer_fits(*st.control->question(), answer.ok() ? *answer : Json(input_json)); !fits)
+          return make_error(error_code::bad_arguments, fmt::format("Handle `{}`: {}", st.id, fits.error));
         bytes = ControlChannel::answer_line(input_json);
         answering = true;
       } else {

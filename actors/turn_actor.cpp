@@ -303,8 +303,8 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
     // It spoke the protocol but ended mid-way: nothing can continue a one-shot call.
     reply(failed(fmt::format(
       "{}: the tool exited after reporting state `{}`, which only a handle can continue; "
-      "a tool called without `action` must end with a stopped state or an Outcome. It "
-      "printed: {}",
+      "a tool called without `action` must end with a stopped state or an Outcome. Its "
+      "last state, as read from its output: {}",
       tool.name, to_string(s.kind), to_json(s).dump())));
     return;
   }

@@ -230,6 +230,29 @@ CAF_TEST(an answer to a tool that closed its stdin is refused and its question s
   ask<HandleReport>(registry, abort_atom::value, std::string("dq"));
 }
 
+CAF_TEST(an answer that is not what the question takes is refused naming what it takes) {
+  LaunchSpec spec = shell("");
+  spec.tool = "stager";
+  spec.argv = {"bash", "-c",
+               "echo '{\"type\":\"waiting\",\"question\":{\"id\":\"confirm\",\"text\":\"Stage it?\","
+               "\"answer_type\":{\"type\":\"boolean\"}}}' >&3; read a; echo \"got $a\""};
+  spec.control_channel = true;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("st"), spec);
+  HandleReport r;
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  do {
+    r = ask<HandleReport>(registry, fetch_atom::value, std::string("st"), LookOptions{}).first;
+  } while (r.state.kind != state_kind::waiting && !r.state.stopped() && std::chrono::steady_clock::now() < deadline);
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  auto refused = ask<HandleReport>(registry, apply_atom::value, std::string("st"), std::string("\"maybe\""), LookOptions{});
+  CAF_CHECK_EQUAL(refused.second, "Handle `st`: question `confirm` (\"Stage it?\") takes true or false; got \"maybe\"");
+  // Still asking; a boolean goes in.
+  ask<HandleReport>(registry, apply_atom::value, std::string("st"), std::string("true"), LookOptions{});
+  auto res = await_all(*this, {"st"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK(contains(res.completed[0].state.content, "got true"));
+}
+
 CAF_TEST(invalid UTF-8 output still yields valid JSON for the assistant) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("bin"), shell("printf 'ok\\377\\376 end'"));
   await_all(*this, {"bin"});

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "messages/answer_check.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/plain_await_request.hpp"
 #include "tools/argument_validation.hpp"
@@ -577,4 +578,17 @@ CAF_TEST(state kinds print as their wire names) {
   CAF_CHECK_EQUAL(to_string(state_kind::running), "running");
   CAF_CHECK_EQUAL(to_string(state_kind::waiting), "waiting");
   CAF_CHECK_EQUAL(to_string(state_kind::stopped), "stopped");
+}
+
+CAF_TEST(an answer fits its question by the type the question declared) {
+  Question pick{"env", "Where?", "", AnswerType{answer_kind::select, {"staging", "prod"}}, ""};
+  CAF_CHECK(answer_fits(pick, Json("staging")));
+  CAF_CHECK_EQUAL(answer_fits(pick, Json("dev")).error,
+                  "question `env` (\"Where?\") takes one of \"staging\", \"prod\"; got \"dev\"");
+  Question text{"name", "Whom?", "", AnswerType{answer_kind::text, {}}, ""};
+  CAF_CHECK(answer_fits(text, Json("Ada")));
+  CAF_CHECK_EQUAL(answer_fits(text, Json(int64_t{3})).error, "question `name` (\"Whom?\") takes a string; got 3");
+  Question yes_no{"ok", "Go?", "", AnswerType{answer_kind::boolean, {}}, ""};
+  CAF_CHECK(answer_fits(yes_no, Json(false)));
+  CAF_CHECK(!answer_fits(yes_no, Json("true")));
 }
