@@ -213,11 +213,7 @@ CAF_TEST(an answer to a tool that closed its stdin is refused and its question s
                "\"answer_type\":{\"type\":\"text\"}}}' >&3; exec sleep 1000"};
   spec.control_channel = true;
   ask<HandleReport>(registry, spawn_atom::value, std::string("dq"), spec);
-  HandleReport r;
-  auto deadline = std::chrono::steady_clock::now() + bound;
-  do {
-    r = ask<HandleReport>(registry, fetch_atom::value, std::string("dq"), LookOptions{}).first;
-  } while (r.state.kind != state_kind::waiting && !r.state.stopped() && std::chrono::steady_clock::now() < deadline);
+  auto r = fetch_until_asked("dq");
   CAF_REQUIRE(r.state.kind == state_kind::waiting);
   auto err = ask<HandleReport>(registry, apply_atom::value, std::string("dq"), std::string("\"x\""), LookOptions{}).second;
   CAF_CHECK(contains(err, "the tool closed its input"));
@@ -238,12 +234,7 @@ CAF_TEST(an answer that is not what the question takes is refused naming what it
                "\"answer_type\":{\"type\":\"boolean\"}}}' >&3; read a; echo \"got $a\""};
   spec.control_channel = true;
   ask<HandleReport>(registry, spawn_atom::value, std::string("st"), spec);
-  HandleReport r;
-  auto deadline = std::chrono::steady_clock::now() + bound;
-  do {
-    r = ask<HandleReport>(registry, fetch_atom::value, std::string("st"), LookOptions{}).first;
-  } while (r.state.kind != state_kind::waiting && !r.state.stopped() && std::chrono::steady_clock::now() < deadline);
-  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  CAF_REQUIRE(fetch_until_asked("st").state.kind == state_kind::waiting);
   auto refused = ask<HandleReport>(registry, apply_atom::value, std::string("st"), std::string("\"maybe\""), LookOptions{});
   CAF_CHECK_EQUAL(refused.second, "Handle `st`: question `confirm` (\"Stage it?\") takes true or false; got \"maybe\"");
   // Still asking; a boolean goes in.

@@ -72,6 +72,16 @@ struct real_runtime {
     }
     return seen;
   }
+
+  /// Fetches `id` until it asks a question or stops, or the bound passes; the last report.
+  HandleReport fetch_until_asked(const std::string& id) {
+    HandleReport r;
+    auto deadline = std::chrono::steady_clock::now() + bound;
+    do {
+      r = ask<HandleReport>(registry, fetch_atom::value, id, LookOptions{}).first;
+    } while (r.state.kind != state_kind::waiting && !r.state.stopped() && std::chrono::steady_clock::now() < deadline);
+    return r;
+  }
 };
 
 /// The handles' statuses now; this test's actor hears of their changes from now on.
