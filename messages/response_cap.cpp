@@ -32,14 +32,15 @@ size_t escaped_size(std::string_view s) {
   return n;
 }
 
-std::string omission(uint64_t n) {
-  return fmt::format("…[{} bytes omitted]…", n);
+std::string omission(uint64_t n, std::string_view hint = {}) {
+  return fmt::format("…[{} bytes omitted{}]…", n, hint);
 }
 
 } // namespace
 
-std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted) {
-  budget = budget > marker_room ? budget - marker_room : 0;
+std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted, std::string_view hint) {
+  auto room = marker_room + escaped_size(hint);
+  budget = budget > room ? budget - room : 0;
   size_t start = s.size();
   for (size_t used = 0; start > 0; --start) {
     used += escaped_size(static_cast<unsigned char>(s[start - 1]));
@@ -49,7 +50,7 @@ std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted) {
   while (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80)
     ++start; // a whole character
   omitted += start;
-  return omission(start) + "\n" + s.substr(start);
+  return omission(start, hint) + "\n" + s.substr(start);
 }
 
 namespace {
@@ -67,20 +68,23 @@ size_t cost(const HandleStatus& s) {
 // Fits a result into `budget` bytes, keeping its tail: an error its message's tail, or
 // its message and as many last trace lines as fit.
 void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
+  // Without a spill file (its output was under the output cap) the whole result is
+  // the handle's own: the marker says where to read it.
+  auto hint = s.output_file.empty() ? fmt::format("; fetch `{}` for all of it", s.id) : std::string();
   if (s.state.ok) {
-    s.state.content = keep_tail(s.state.content, budget, omitted);
+    s.state.content = keep_tail(s.state.content, budget, omitted, hint);
     return;
   }
   auto& e = s.state.error;
   size_t message = escaped_size(e.message);
-  if (message + marker_room >= budget) {
-    e.message = keep_tail(e.message, budget, omitted);
+  if (message + marker_room + escaped_size(hint) >= budget) {
+    e.message = keep_tail(e.message, budget, omitted, hint);
     for (auto& line : e.trace)
       omitted += line.size();
     e.trace.clear();
     return;
   }
-  size_t room = budget - message - marker_room;
+  size_t room = budget - message - marker_room - escaped_size(hint);
   size_t first = e.trace.size(); // the first trace line kept
   for (size_t used = 0; first > 0; --first) {
     used += escaped_size(e.trace[first - 1]) + 3;
@@ -91,7 +95,7 @@ void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
   for (size_t i = 0; i < first; ++i)
     left_out += e.trace[i].size();
   e.trace.erase(e.trace.begin(), e.trace.begin() + static_cast<std::ptrdiff_t>(first));
-  e.trace.insert(e.trace.begin(), omission(left_out));
+  e.trace.insert(e.trace.begin(), omission(left_out, hint));
   omitted += left_out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "tool_state.hpp"
 
@@ -13,13 +14,14 @@ namespace jp {
 /// `r` with its completed results cut so that await_result_text(r) fits `cap` bytes
 /// (as long as the ids, states and questions alone do): results that fit their
 /// share stay whole, larger ones keep their tails after "…[N bytes omitted]…\n"
-/// (an error keeps its message's tail or its last trace lines), and
+/// (an error keeps its message's tail or its last trace lines; a result with no
+/// spill file says "…[N bytes omitted; fetch `ID` for all of it]…"), and
 /// `omitted_bytes` says how much was left out in all.
 AwaitResult cap_response(AwaitResult r, uint64_t cap);
 
 /// `s` cut to its last characters that fit `budget` bytes of JSON text, after
-/// "…[N bytes omitted]…\n"; N is added to `omitted`.
-std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted);
+/// "…[N bytes omitted<hint>]…\n"; N is added to `omitted`.
+std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted, std::string_view hint = {});
 
 /// The await's answer as the assistant reads it: await_result_text of `r`, capped
 /// as above. (Written once when it fits, which it mostly does; `r` is not copied.)

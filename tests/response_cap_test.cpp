@@ -94,6 +94,10 @@ CAF_TEST(small results stay whole while large ones share the rest) {
   auto text = await_result_text(capped);
   CAF_CHECK_LESS_OR_EQUAL(text.size(), 4096u);
   CAF_CHECK_EQUAL(capped.completed[0].state.content, "tiny");
+  // No spill file: the marker says where the whole result is.
+  CAF_CHECK(capped.completed[1].state.content.starts_with("…[") &&
+            capped.completed[1].state.content.find("bytes omitted; fetch `big1` for all of it]…\n") !=
+              std::string::npos);
   CAF_CHECK(capped.completed[1].state.content.ends_with("tail1"));
   CAF_CHECK(capped.completed[2].state.content.ends_with("tail2"));
   // Both big ones got about half of what was left.
