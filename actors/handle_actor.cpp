@@ -321,7 +321,13 @@ void output_handled(handle_state& st, uint64_t bytes) {
 /// it), content is output.
 void adopt(handle_actor_t* self, const ControlChannel::Step& step) {
   auto& st = self->state;
+  // A line the tool meant for jp-actors and got wrong: said where it is read (its
+  // output, for whoever looks) as well as in a failure's trace.
   st.stderr_tail += step.note;
+  if (!step.note.empty()) {
+    st.out->append(step.note);
+    note_out_room(st);
+  }
   if (step.answer && st.proc)
     st.proc->write_stdin(*step.answer);
   if (step.asks) {
@@ -580,10 +586,11 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       } else if (asked(st)) {
         // The answer to the pending question (the control channel's other half); the
         // tool runs on. Answered once it went in (below). It reads what it declared.
-        auto answer = Json::parse(input_json);
-        if (auto fits = answer_fits(*st.control->question(), answer.ok() ? *answer : Json(input_json)); !fits)
-          return make_error(error_code::bad_arguments, fmt::format("Handle `{}`: {}", st.id, fits.error));
-        bytes = ControlChannel::answer_line(input_json);
+        auto input = Json::parse(input_json);
+        auto answer = answer_as_declared(*st.control->question(), input.ok() ? *input : Json(input_json));
+        if (!answer)
+          return make_error(error_code::bad_arguments, fmt::format("Handle `{}`: {}", st.id, answer.error()));
+        bytes = ControlChannel::answer_line(answer->dump());
         answering = true;
       } else {
         bytes = pipe_input(input_json);

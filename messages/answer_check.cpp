@@ -5,29 +5,33 @@
 
 namespace jp {
 
-Status answer_fits(const Question& q, const Json& answer) {
+Result<Json> answer_as_declared(const Question& q, const Json& answer) {
   auto refuse = [&](std::string_view takes) {
     auto got = answer.dump();
     if (got.size() > 80)
       got = got.substr(0, 80) + "…";
-    return Status::fail(fmt::format("question `{}` (\"{}\") takes {}; got {}", q.id, q.text, takes, got));
+    return Error{fmt::format("question `{}` (\"{}\") takes {}; got {}", q.id, q.text, takes, got)};
   };
   switch (q.answer_type.kind) {
     case answer_kind::boolean:
-      return answer.is_bool() ? Status::ok() : refuse("true or false");
+      if (answer.is_bool())
+        return answer;
+      if (answer.is_string() && (answer.as_string() == "true" || answer.as_string() == "false"))
+        return Json(answer.as_string() == "true");
+      return refuse("true or false");
     case answer_kind::select: {
       auto& opts = q.answer_type.options;
       if (answer.is_string() && std::find(opts.begin(), opts.end(), answer.as_string()) != opts.end())
-        return Status::ok();
+        return answer;
       std::string listed;
       for (auto& o : opts)
         listed += (listed.empty() ? "" : ", ") + Json(o).dump();
       return refuse(fmt::format("one of {}", listed));
     }
     case answer_kind::text:
-      return answer.is_string() ? Status::ok() : refuse("a string");
+      return answer.is_string() ? Result<Json>(answer) : refuse("a string");
   }
-  return Status::ok();
+  return answer;
 }
 
 } // namespace jp

@@ -1,6 +1,7 @@
-// Whether an answer fits the question it answers: a tool that declared a boolean or
-// a choice of options reads what it declared, whoever answers (the assistant's
-// `apply` above all), and a wrong one is refused naming what the question takes.
+// An answer to a tool's question as the tool declared it takes: what the
+// assistant's `apply` sends is checked against the question's answer_type, and a
+// wrong one is refused naming what the question takes. (A config's fixed answer
+// and a one-shot tool's answers are the config's and the tool's own.)
 #pragma once
 
 #include "json.hpp"
@@ -9,8 +10,9 @@
 
 namespace jp {
 
-/// ok when `answer` is what `q`'s answer_type takes: a JSON boolean, one of the
-/// options as a string, or a string for text.
-Status answer_fits(const Question& q, const Json& answer);
+/// `answer` as `q`'s answer_type takes it: a boolean (the strings "true" and "false"
+/// too: a dialect whose `input` is a string sends them so), one of the options as a
+/// string, or a string for text; else why not.
+Result<Json> answer_as_declared(const Question& q, const Json& answer);
 
 } // namespace jp

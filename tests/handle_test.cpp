@@ -237,11 +237,25 @@ CAF_TEST(an answer that is not what the question takes is refused naming what it
   CAF_REQUIRE(fetch_until_asked("st").state.kind == state_kind::waiting);
   auto refused = ask<HandleReport>(registry, apply_atom::value, std::string("st"), std::string("\"maybe\""), LookOptions{});
   CAF_CHECK_EQUAL(refused.second, "Handle `st`: question `confirm` (\"Stage it?\") takes true or false; got \"maybe\"");
-  // Still asking; a boolean goes in.
-  ask<HandleReport>(registry, apply_atom::value, std::string("st"), std::string("true"), LookOptions{});
+  // Still asking; a boolean goes in, also as the string a string-typed `input` sends.
+  ask<HandleReport>(registry, apply_atom::value, std::string("st"), std::string("\"true\""), LookOptions{});
   auto res = await_all(*this, {"st"});
   CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
   CAF_CHECK(contains(res.completed[0].state.content, "got true"));
+}
+
+CAF_TEST(a control line that is not a tool state is said in the output not dropped) {
+  LaunchSpec spec = shell("");
+  spec.tool = "sloppy";
+  spec.argv = {"bash", "-c", "echo '{\"type\":\"stopped\",\"result\":\"broken \"quote\"\"}' >&3; echo some stdout"};
+  spec.control_channel = true;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("sl"), spec);
+  auto res = await_all(*this, {"sl"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto& s = res.completed[0].state;
+  CAF_CHECK(s.ok);
+  CAF_CHECK(contains(s.content, "[control channel] ignored a line that is not a ToolState"));
+  CAF_CHECK(contains(s.content, "some stdout"));
 }
 
 CAF_TEST(invalid UTF-8 output still yields valid JSON for the assistant) {

@@ -580,15 +580,19 @@ CAF_TEST(state kinds print as their wire names) {
   CAF_CHECK_EQUAL(to_string(state_kind::stopped), "stopped");
 }
 
-CAF_TEST(an answer fits its question by the type the question declared) {
+CAF_TEST(an answer is taken as its question declared) {
   Question pick{"env", "Where?", "", AnswerType{answer_kind::select, {"staging", "prod"}}, ""};
-  CAF_CHECK(answer_fits(pick, Json("staging")));
-  CAF_CHECK_EQUAL(answer_fits(pick, Json("dev")).error,
+  CAF_CHECK_EQUAL(answer_as_declared(pick, Json("staging"))->dump(), "\"staging\"");
+  auto dev = answer_as_declared(pick, Json("dev"));
+  CAF_CHECK_EQUAL(dev.error(),
                   "question `env` (\"Where?\") takes one of \"staging\", \"prod\"; got \"dev\"");
   Question text{"name", "Whom?", "", AnswerType{answer_kind::text, {}}, ""};
-  CAF_CHECK(answer_fits(text, Json("Ada")));
-  CAF_CHECK_EQUAL(answer_fits(text, Json(int64_t{3})).error, "question `name` (\"Whom?\") takes a string; got 3");
+  CAF_CHECK(answer_as_declared(text, Json("Ada")).ok());
+  auto three = answer_as_declared(text, Json(int64_t{3}));
+  CAF_CHECK_EQUAL(three.error(), "question `name` (\"Whom?\") takes a string; got 3");
+  // A boolean: true or false, as JSON or as the strings a string-typed `input` sends.
   Question yes_no{"ok", "Go?", "", AnswerType{answer_kind::boolean, {}}, ""};
-  CAF_CHECK(answer_fits(yes_no, Json(false)));
-  CAF_CHECK(!answer_fits(yes_no, Json("true")));
+  CAF_CHECK_EQUAL(answer_as_declared(yes_no, Json(false))->dump(), "false");
+  CAF_CHECK_EQUAL(answer_as_declared(yes_no, Json("true"))->dump(), "true");
+  CAF_CHECK(!answer_as_declared(yes_no, Json("yes")).ok());
 }
