@@ -392,8 +392,8 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
     // Sharing a registry, the other agents' handles can be awaited, not driven.
     bool drives = action == action_kind::apply || action == action_kind::abort;
     if (self->state.ctx.shared_registry && drives && code_of(err) == error_code::unknown_handle)
-      text += fmt::format(" among this agent's handles; one another agent spawned can be awaited and fetched, "
-                          "but only that agent can {} it",
+      text += fmt::format(" among this agent's handles (if another agent spawned it, it can be awaited and "
+                          "fetched, but only that agent can {} it)",
                           to_string(action));
     answer(failed(std::move(text)));
   };
@@ -603,6 +603,11 @@ void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
 void resolve_question(turn_actor_t* self, const std::string& id, const Question& q, std::function<void(bool)> done) {
   auto& st = self->state;
   auto tool_name = st.handle_tools.find(id);
+  // Another agent's handle (a shared registry): its owner answers, not this
+  // assistant, so it is not blocked on this one; the await waits on (its timeout
+  // bounds it).
+  if (tool_name == st.handle_tools.end() && st.ctx.shared_registry)
+    return;
   if (tool_name == st.handle_tools.end() || q.id == "input")
     return done(false);
   auto tool = st.ctx.config->tools.find(tool_name->second);

@@ -143,9 +143,69 @@ name = "tester"
   if (!contains(over, "Handle `build` (shell) finished: built"))
     CAF_FAIL("the owner was not told: " << over << "\nrun:\n" << r.stdout_text);
   CAF_CHECK(!ok(res, "tester", 5, 0));
-  CAF_CHECK(contains(content(res, "tester", 5, 0), "Handle `build` not found among this agent's handles; one another "
-                                                   "agent spawned can be awaited and fetched, but only that agent can "
-                                                   "abort it"));
+  CAF_CHECK(contains(content(res, "tester", 5, 0), "Handle `build` not found among this agent's handles (if another "
+                                                   "agent spawned it, it can be awaited and fetched, but only that "
+                                                   "agent can abort it)"));
+}
+
+CAF_TEST(an await on another agents handle that asks waits for its owner to answer) {
+  // Only the owner can apply to it: the tester is not blocked by the question (an
+  // await whose handles only this assistant could unblock returns at once; this
+  // one times out instead).
+  temp_dir ws;
+  ws.write("tools.toml", R"(
+[conversation.tools.asker]
+summary = "asks whom"
+command = { program = "bash", args = ["-c", "echo '{\"type\":\"waiting\",\"question\":{\"id\":\"who\",\"text\":\"Whom?\"}}' >&3; touch asked; read a; echo hello $a"] }
+io = "control"
+run = "unattended"
+[conversation.tools.asker.spawn]
+stateful = true
+)");
+  ws.write("script.toml", R"(
+[experiment]
+shared_registry = true
+
+[[agents]]
+name = "owner"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "asker"
+  arguments = { action = "spawn", id = "q", wait_ms = 0 }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "until [ -e tested ]; do sleep 0.01; done; echo over" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "asker"
+  arguments = { action = "apply", id = "q", input = "Ada" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["q"], timeout_secs = 60 }
+
+[[agents]]
+name = "tester"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "until [ -e asked ]; do sleep 0.01; done; echo seen" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["q"], timeout_secs = 2 }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "touch tested" }
+)");
+  auto r = cli_in(ws.path.string(), fmt::format("--config {0}/tools.toml run {0}/script.toml --json", ws.path.string()));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto awaited = content(res, "tester", 2, 0);
+  CAF_CHECK(contains(awaited, R"("timed_out":true)"));
+  CAF_CHECK(contains(awaited, R"({"id":"q","state":"waiting")"));
 }
 
 CAF_TEST(without a shared registry the handles of another agent are not found) {
