@@ -77,14 +77,16 @@ fi
 grep -q 'compatible with requested version "0.3"' "$tmp/newer.log" ||
   fail "find_package(jp_actors 0.3) failed, but not for its version" "$tmp/newer.log"
 
-# A CAF that is not 0.17 (a fake 0.18's headers): not found, saying why, and the
-# caller's module path left as it was.
+# A CAF that is not 0.17 (a fake 0.18's headers), in a project that has a CAF::core
+# target of its own: not found, saying why, and the caller's module path left as it
+# was.
 mkdir -p "$tmp/caf18/caf" "$tmp/oldcaf"
 touch "$tmp/caf18/caf/all.hpp"
 echo '#define CAF_VERSION 1800' >"$tmp/caf18/caf/config.hpp"
 cat >"$tmp/oldcaf/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.25)
 project(oldcaf LANGUAGES CXX)
+add_library(CAF::core INTERFACE IMPORTED) # the project's own CAF
 find_package(jp_actors 0.2 QUIET)
 if(jp_actors_FOUND)
   message(FATAL_ERROR "jp_actors was found with CAF 0.18")
