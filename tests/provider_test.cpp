@@ -480,4 +480,11 @@ CAF_TEST(an inquiry refused for another reason is not asked again) {
   CAF_REQUIRE(!got.ok());
   CAF_CHECK(contains(got.error(), "Invalid value for 'model'"));
   CAF_CHECK_EQUAL(server.requests().size(), 1u);
+  // A schema the server read and found wrong is a bug of ours: said, not hidden.
+  server.push({400, R"({"error":{"message":"Invalid schema for response_format 'inquiry_answer': In context=(), )"
+                    R"('additionalProperties' is required to be supplied and to be false."}})"});
+  auto schema = inquiry->turn_end({HandleSummary{"h", "shell"}}, {});
+  CAF_REQUIRE(!schema.ok());
+  CAF_CHECK(contains(schema.error(), "Invalid schema for response_format"));
+  CAF_CHECK_EQUAL(server.requests().size(), 2u);
 }

@@ -205,7 +205,8 @@ private:
     return text;
   }
 
-  /// An HTTP 400 whose message names the response_format we sent.
+  /// An HTTP 400 whose message names the response_format we sent, but for a schema
+  /// the server read and found wrong: that is ours to fix, not to stop sending.
   static bool refuses_response_format(const std::string& error, error_code kind) {
     if (kind != error_code::provider_http)
       return false;
@@ -217,6 +218,8 @@ private:
     auto message = error.substr(words == std::string::npos ? at : words);
     for (auto& c : message)
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (message.find("invalid schema") != std::string::npos)
+      return false;
     return message.find("response_format") != std::string::npos || message.find("json_schema") != std::string::npos;
   }
 
