@@ -181,6 +181,11 @@ Status check_placeholders(const ToolConfig& tool, std::string_view prefix) {
   for (auto& p : tool.parameters)
     declared.push_back(p.name);
   for (auto& [key, text] : templates) {
+    if (auto near = mistyped_placeholder(*text); !near.empty())
+      return Status::fail(fmt::format("{}.{}: `{{{{{}}}}}` is not a placeholder and would be passed as it is "
+                                      "(a placeholder is {{{{tool.arguments.NAME}}}} or {{{{tool.answers.ID}}}}; "
+                                      "any other `{{{{` is literal text)",
+                                      prefix, key, cut_text(std::string(near), 64)));
     auto found = find_placeholders(*text);
     if (!found)
       return Status::fail(fmt::format("{}.{}: unterminated `{{{{` (a placeholder is {{{{tool.arguments.NAME}}}} "

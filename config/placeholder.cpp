@@ -1,6 +1,9 @@
 #include "config/placeholder.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
+#include <string>
 
 namespace jp {
 
@@ -20,7 +23,29 @@ bool opens_placeholder(std::string_view after) {
   return start != std::string_view::npos && after.substr(start).starts_with("tool.");
 }
 
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 } // namespace
+
+std::string_view mistyped_placeholder(std::string_view text) {
+  for (auto open = text.find("{{"); open != std::string_view::npos; open = text.find("{{", open + 1)) {
+    auto after = text.substr(open + 2);
+    if (opens_placeholder(after))
+      continue; // a placeholder, judged as one
+    auto start = after.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos)
+      break;
+    auto head = lower(after.substr(start, 16));
+    if (head.starts_with("tool.") || head.starts_with("arguments.") || head.starts_with("answers."))
+      return after.substr(0, std::min(after.find("}}"), after.size()));
+  }
+  return {};
+}
 
 Result<std::vector<Placeholder>> find_placeholders(std::string_view text) {
   std::vector<Placeholder> out;

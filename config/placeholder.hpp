@@ -25,4 +25,10 @@ struct Placeholder {
 /// the error "unterminated `{{` in template `TEXT`".
 Result<std::vector<Placeholder>> find_placeholders(std::string_view text);
 
+/// The text after the first literal "{{" of `text` that looks like a mistyped
+/// placeholder (`{{arguments.dir}}`, `{{Tool.arguments.x}}`, "{{" and a line break
+/// before `tool.`), up to its "}}"; empty when none does. Literal, it would be
+/// passed as it is, where a placeholder's value was meant.
+std::string_view mistyped_placeholder(std::string_view text);
+
 } // namespace jp

@@ -704,6 +704,14 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
      "conversation.tools.t.command.args[0]: unterminated `{{`"},
     {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{{{ tool.arguments.x\"] }\n",
      "conversation.tools.t.command.args[0]: unterminated `{{`"},
+    // One that looks like a placeholder mistyped is refused, not passed as text.
+    {"[conversation.tools.t]\ncommand = { program = \"rm\", args = [\"-rf\", \"build/{{arguments.dir}}\"] }\n",
+     "conversation.tools.t.command.args[1]: `{{arguments.dir}}` is not a placeholder and would be passed as it is "
+     "(a placeholder is {{tool.arguments.NAME}} or {{tool.answers.ID}}; any other `{{` is literal text)"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { A = \"{{Tool.arguments.x}}\" }\n",
+     "conversation.tools.t.env.A: `{{Tool.arguments.x}}` is not a placeholder"},
+    {"[conversation.tools.t]\ncommand = { program = \"echo {{\\n tool.answers.a}}\", shell = true }\n",
+     "conversation.tools.t.command.program: `{{\n tool.answers.a}}` is not a placeholder"},
     // Any other {{ is the program's own template, passed as it is.
     {"[conversation.tools.t]\ncommand = { program = \"docker\", args = [\"ps\", \"--format\", \"{{.Names}}\", "
      "\"{{\"] }\nenv = { A = \"{{oops}}\" }\ncwd = \"{{ .dir }}\"\n",
