@@ -14,6 +14,8 @@
 #include "messages/json_codec.hpp"
 #include "runtime/actor_scheduler.hpp"
 #include "runtime/process/proc_stat.hpp"
+#include "io_round.hpp"
+#include "proc_syscall.hpp"
 #include "real_runtime.hpp"
 #include "contains.hpp"
 
@@ -59,9 +61,8 @@ pid_t child_with(const std::string& word) {
 
 /// Whether `pid` sleeps in system call `nr`, by the kernel's record.
 bool blocked_in(pid_t pid, long nr) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/syscall");
-  long at = -1;
-  return in >> at && at == nr;
+  auto s = sleeping_in(pid);
+  return s && s->nr == nr;
 }
 
 /// Bytes in the pipe that is `pid`'s `fd`, not yet read (-1: not known).
@@ -88,16 +89,6 @@ bool workers_asleep_and_idle(caf::actor_system& sys) {
       return false;
   }
   return true;
-}
-
-/// Returns once the io thread has gone round its loop since this call (a post that
-/// posts again runs after a poll of its descriptors begun since, and after what a
-/// handler running now posts, as a drain of actors it keeps); false after the bound.
-bool io_went_round(IoThread& io) {
-  auto done = std::make_shared<std::promise<void>>();
-  auto fut = done->get_future();
-  io.post([&io, done] { io.post([done] { done->set_value(); }); });
-  return fut.wait_for(bound) == std::future_status::ready;
 }
 
 } // namespace
@@ -305,7 +296,7 @@ CAF_TEST(the spill file tail is written at the end of a handle on a worker not o
     CAF_FAIL("the output was not all read (the shell waits at the FIFO: " << blocked_in(pid, SYS_openat) << ")");
   // What the io thread read is handed on (to actors it runs, or to workers), and
   // the workers have handled it all once every one sleeps with nothing queued.
-  CAF_REQUIRE(io_went_round(io));
+  CAF_REQUIRE(io_went_round(io, bound));
   while (!workers_asleep_and_idle(sys) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   if (!workers_asleep_and_idle(sys))

@@ -36,8 +36,10 @@
 #include "runtime/process/proc_stat.hpp"
 #include "runtime/process/process.hpp"
 #include "runtime/process/vfork_exec.hpp"
+#include "io_round.hpp"
 #include "owned_children.hpp"
 #include "pidfd_pid.hpp"
+#include "proc_syscall.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -186,24 +188,10 @@ bool terminate_and_wait(Process& p, std::chrono::milliseconds grace) {
   return fut.wait_for(kWait) == std::future_status::ready;
 }
 
-/// Whether `pid` is blocked in a write(2) to its `fd`, by the kernel's own record
-/// (/proc/PID/syscall names the call only while the process sleeps in it).
+/// Whether `pid` is blocked in a write(2) to its `fd`, by the kernel's own record.
 bool blocked_writing(pid_t pid, int fd) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/syscall");
-  long nr = -1;
-  std::string arg0;
-  return in >> nr >> arg0 && nr == SYS_write && std::stol(arg0, nullptr, 16) == fd;
-}
-
-/// Returns once the io thread has gone round its loop since this call: Asio queues
-/// its poll of the descriptors behind the handlers posted before it, so a post that
-/// posts again runs after a poll begun since the first (what was readable then has
-/// had its handler run). False after the bound.
-bool io_went_round(IoThread& io) {
-  auto done = std::make_shared<std::promise<void>>();
-  auto fut = done->get_future();
-  io.post([&io, done] { io.post([done] { done->set_value(); }); });
-  return fut.wait_for(kWait) == std::future_status::ready;
+  auto s = jp::testing::sleeping_in(pid);
+  return s && s->nr == SYS_write && s->arg0 == fd;
 }
 
 bool group_gone(pid_t pgid) {
@@ -778,7 +766,7 @@ CAF_TEST(an owner that does not ack stalls the output at the limit; acks let it 
     std::lock_guard lock(s.c->mtx);
     seen = s.c->delivered;
   }
-  CAF_REQUIRE(io_went_round(io));
+  CAF_REQUIRE(jp::testing::io_went_round(io, kWait));
   {
     std::lock_guard lock(s.c->mtx);
     CAF_CHECK_EQUAL(s.c->delivered, seen);
