@@ -12,6 +12,7 @@
 #include "actors/remote_handle.hpp"
 #include "actors/send_after_queued.hpp"
 #include "actors/stopped_handle.hpp"
+#include "messages/blank.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
@@ -108,8 +109,8 @@ std::string error_content(const ToolState& s) {
     out += "\n\n" + s.content;
   // An empty failure tells the model nothing (and Anthropic refuses an error result
   // without content).
-  if (out.find_first_not_of(" \t\r\n") == std::string::npos)
-    out = "the tool failed and said nothing";
+  if (is_blank(out))
+    out = failed_saying_nothing;
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "actors/registry_actor.hpp"
 #include "actors/subagent_handle.hpp"
+#include "messages/blank.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/conversation_event_codec.hpp"
@@ -664,7 +665,7 @@ void on_menu_choice(loop_actor_t* self, InterruptChoice choice) {
   st.held.clear();
   st.flush_held = false;
   bool would_end = std::exchange(st.end_after_menu, false);
-  if (choice.what == InterruptChoice::action::reply && choice.text.find_first_not_of(" \t\r\n") == std::string::npos)
+  if (choice.what == InterruptChoice::action::reply && is_blank(choice.text))
     choice.what = InterruptChoice::action::resume; // nothing to say: as if continued
   if (st.ctx.observer)
     st.ctx.observer->interrupt_choice(choice);

@@ -18,6 +18,10 @@ struct AnswerType {
   friend bool operator==(const AnswerType&, const AnswerType&) = default;
 };
 
+/// What a failure that gave no words of its own says (an empty error result tells
+/// the model nothing, and Anthropic refuses one).
+inline constexpr const char* failed_saying_nothing = "the tool failed and said nothing";
+
 /// A structured question a tool asks (JP's inquiry). `default_json` is the default
 /// answer as JSON text ("" when there is none).
 struct Question {

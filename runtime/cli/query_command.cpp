@@ -15,6 +15,7 @@
 
 #include "actors/registry_actor.hpp"
 #include "actors/turn_loop.hpp"
+#include "messages/blank.hpp"
 #include "messages/atoms.hpp"
 #include "messages/conversation_event_codec.hpp"
 #include "messages/terminal_safe.hpp"
@@ -121,7 +122,7 @@ std::string one_line(std::string s, size_t max) {
 } // namespace
 
 int run_query(std::shared_ptr<const Config> config, const QueryOptions& options) {
-  if (options.prompt.find_first_not_of(" \t\r\n") == std::string::npos)
+  if (is_blank(options.prompt))
     return fail("the prompt is empty: say what to ask, e.g. jp-actors query \"run the tests\"");
   auto prompt = prompt_with_attachments(options.prompt, options.attach);
   if (!prompt)

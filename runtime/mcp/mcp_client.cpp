@@ -48,7 +48,7 @@ ToolState call_state(const Json& result) {
       text = structured->dump();
   auto* is_error = result.find("isError");
   if (is_error && is_error->is_bool() && is_error->as_bool())
-    return ToolState::failure(ToolError{text.empty() ? "the tool failed and said nothing" : text, {}, false});
+    return ToolState::failure(ToolError{text.empty() ? std::string(failed_saying_nothing) : text, {}, false});
   return ToolState::success(std::move(text));
 }
 

@@ -4,7 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include "messages/blank.hpp"
 #include "messages/json.hpp"
+#include "messages/tool_state.hpp"
 #include "runtime/provider/stream_error.hpp"
 #include "runtime/provider/tool_result_pairing.hpp"
 
@@ -50,22 +52,17 @@ Json text_block(const std::string& text) {
   return JsonObject{{"type", "text"}, {"text", text}};
 }
 
-/// The API refuses a text block of whitespace alone ("text content blocks must
-/// contain non-whitespace text"), as it refuses an empty one.
-bool blank(const std::string& text) {
-  return text.find_first_not_of(" \t\r\n") == std::string::npos;
-}
 
 /// The content blocks of one message.
 JsonArray content_blocks(const ChatMessage& m) {
   JsonArray blocks;
   switch (m.role) {
     case chat_role::user:
-      if (!blank(m.text))
+      if (!is_blank(m.text)) // refused: "text content blocks must contain non-whitespace text"
         blocks.push_back(text_block(m.text));
       break;
     case chat_role::assistant:
-      if (!blank(m.text))
+      if (!is_blank(m.text))
         blocks.push_back(text_block(m.text));
       for (const auto& c : m.tool_calls)
         blocks.push_back(JsonObject{{"type", "tool_use"},
@@ -81,8 +78,8 @@ JsonArray content_blocks(const ChatMessage& m) {
       // before error results were never empty).
       if (m.tool_error) {
         block.set("is_error", true);
-        if (blank(m.text))
-          block.set("content", "the tool failed and said nothing");
+        if (is_blank(m.text))
+          block.set("content", failed_saying_nothing);
       }
       blocks.push_back(std::move(block));
       break;
