@@ -197,12 +197,8 @@ CAF_TEST(apply to a tool that closed its stdin is refused saying so) {
 }
 
 CAF_TEST(an answer to a tool that closed its stdin is refused and its question still waits) {
-  LaunchSpec spec = shell("");
-  spec.tool = "deafq";
-  spec.argv = {"bash", "-c",
-               "exec 0<&-; echo '{\"type\":\"waiting\",\"question\":{\"id\":\"q\",\"text\":\"Which?\","
-               "\"answer_type\":{\"type\":\"text\"}}}' >&3; exec sleep 1000"};
-  spec.control_channel = true;
+  auto spec = control_tool("deafq", "exec 0<&-; echo '{\"type\":\"waiting\",\"question\":{\"id\":\"q\",\"text\":\"Which?\","
+               "\"answer_type\":{\"type\":\"text\"}}}' >&3; exec sleep 1000");
   ask<HandleReport>(registry, spawn_atom::value, std::string("dq"), spec);
   auto r = fetch_until_asked("dq");
   CAF_REQUIRE(r.state.kind == state_kind::waiting);
@@ -218,12 +214,8 @@ CAF_TEST(an answer to a tool that closed its stdin is refused and its question s
 }
 
 CAF_TEST(an answer that is not what the question takes is refused naming what it takes) {
-  LaunchSpec spec = shell("");
-  spec.tool = "stager";
-  spec.argv = {"bash", "-c",
-               "echo '{\"type\":\"waiting\",\"question\":{\"id\":\"confirm\",\"text\":\"Stage it?\","
-               "\"answer_type\":{\"type\":\"boolean\"}}}' >&3; read a; echo \"got $a\""};
-  spec.control_channel = true;
+  auto spec = control_tool("stager", "echo '{\"type\":\"waiting\",\"question\":{\"id\":\"confirm\",\"text\":\"Stage it?\","
+               "\"answer_type\":{\"type\":\"boolean\"}}}' >&3; read a; echo \"got $a\"");
   ask<HandleReport>(registry, spawn_atom::value, std::string("st"), spec);
   CAF_REQUIRE(fetch_until_asked("st").state.kind == state_kind::waiting);
   auto refused = ask<HandleReport>(registry, apply_atom::value, std::string("st"), std::string("\"maybe\""), LookOptions{});
@@ -236,10 +228,7 @@ CAF_TEST(an answer that is not what the question takes is refused naming what it
 }
 
 CAF_TEST(a control line that is not a tool state is said in the output not dropped) {
-  LaunchSpec spec = shell("");
-  spec.tool = "sloppy";
-  spec.argv = {"bash", "-c", "echo '{\"type\":\"stopped\",\"result\":\"broken \"quote\"\"}' >&3; echo some stdout"};
-  spec.control_channel = true;
+  auto spec = control_tool("sloppy", "echo '{\"type\":\"stopped\",\"result\":\"broken \"quote\"\"}' >&3; echo some stdout");
   ask<HandleReport>(registry, spawn_atom::value, std::string("sl"), spec);
   auto res = await_all(*this, {"sl"});
   CAF_REQUIRE_EQUAL(res.completed.size(), 1u);

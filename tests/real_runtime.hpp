@@ -73,6 +73,15 @@ struct real_runtime {
     return seen;
   }
 
+  /// A tool that speaks the control channel: bash running `script` (fd 3 is the channel).
+  LaunchSpec control_tool(const std::string& tool, const std::string& script) {
+    LaunchSpec s = shell("");
+    s.tool = tool;
+    s.argv = {"bash", "-c", script};
+    s.control_channel = true;
+    return s;
+  }
+
   /// Fetches `id` until it asks a question or stops, or the bound passes; the last report.
   HandleReport fetch_until_asked(const std::string& id) {
     HandleReport r;
