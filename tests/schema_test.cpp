@@ -122,7 +122,9 @@ CAF_TEST(json-schema stateful schema is RFD 009 oneOf with only the declared act
       R"(output to settle: the answer comes as soon as the tool waits for input, has been )"
       R"(quiet after new output, or stopped."}},"required":["action","id"]},)"
       R"({"properties":{"action":{"const":"abort"},"id":{"type":"string","description":)"
-      R"("Handle ID of a handle you spawned earlier."}},"required":["action","id"]}]})");
+      R"("Handle ID of a handle you spawned earlier."}},"required":["action","id"]},)"
+      // Without `action`: the tool run to completion.
+      R"({"properties":{"package":{"type":"string"}},"required":[],"not":{"required":["action"]}}]})");
 
   // All four: apply requires input; a required tool parameter is required on spawn.
   auto t = cargo_check_tool();
@@ -130,11 +132,15 @@ CAF_TEST(json-schema stateful schema is RFD 009 oneOf with only the declared act
   t.parameters[0].required = true;
   auto full = parameters_schema(t, dialect::json_schema);
   auto& branches = full.find("oneOf")->as_array();
-  CAF_REQUIRE_EQUAL(branches.size(), 4u);
+  CAF_REQUIRE_EQUAL(branches.size(), 5u);
   CAF_CHECK_EQUAL(branches[0].find("required")->dump(), R"(["action","id","package"])");
   CAF_CHECK_EQUAL(branches[2].find("properties")->find("action")->dump(), R"({"const":"apply"})");
   CAF_CHECK(branches[2].find("properties")->find("input") != nullptr);
   CAF_CHECK_EQUAL(branches[2].find("required")->dump(), R"(["action","id","input"])");
+  CAF_CHECK_EQUAL(branches[4].find("required")->dump(), R"(["package"])");
+  // A terminal's tool runs only as a handle: no branch without `action`.
+  t.io = io_mode::pty;
+  CAF_CHECK_EQUAL(parameters_schema(t, dialect::json_schema).find("oneOf")->as_array().size(), 4u);
 }
 
 CAF_TEST(openai anthropic and gemini stateful schemas are flat with an action enum) {
@@ -143,12 +149,16 @@ CAF_TEST(openai anthropic and gemini stateful schemas are flat with an action en
     for (auto key : {"oneOf", "anyOf", "allOf"})
       CAF_CHECK(s.find(key) == nullptr);
     CAF_CHECK_EQUAL(s.find("type")->as_string(), "object");
-    CAF_CHECK_EQUAL(s.find("required")->dump(), R"(["action","id"])");
+    // A call without `action` runs it to completion: nothing is required, and the
+    // descriptions say so.
+    CAF_CHECK_EQUAL(s.find("required")->dump(), "[]");
     auto& props = *s.find("properties");
     CAF_CHECK_EQUAL(props.find("action")->find("enum")->dump(), R"(["spawn","fetch","abort"])");
+    CAF_CHECK(props.find("action")->find("description")->as_string().ends_with(
+      "Omit `action` (and `id`) to run the tool to completion and get its result in one answer."));
     CAF_CHECK(props.find("input") == nullptr); // no apply declared
     auto& package = *props.find("package");
-    CAF_CHECK(package.find("description")->as_string().starts_with("spawn only"));
+    CAF_CHECK(package.find("description")->as_string().starts_with("spawn, or without `action`"));
     // Spawn waits like fetch (apply is not declared here).
     CAF_CHECK(props.find("wait_ms")->find("description")->as_string().starts_with("spawn and fetch only."));
   }
@@ -156,6 +166,11 @@ CAF_TEST(openai anthropic and gemini stateful schemas are flat with an action en
   t.actions.clear();
   auto gem = parameters_schema(t, dialect::gemini);
   CAF_CHECK_EQUAL(gem.find("properties")->find("input")->find("type")->as_string(), "string");
+  // A terminal's tool runs only as a handle: action and id are required.
+  t.io = io_mode::pty;
+  auto pty = parameters_schema(t, dialect::openai);
+  CAF_CHECK_EQUAL(pty.find("required")->dump(), R"(["action","id"])");
+  CAF_CHECK(pty.find("properties")->find("package")->find("description")->as_string().starts_with("spawn only"));
 }
 
 CAF_TEST(a pty tool documents typing keys the screen and resizing) {

@@ -1,9 +1,12 @@
 // Schema generation per dialect. Three shapes:
 //  - flat:        {"type":"object","properties":{..},"required":[..]} (one-shot tools)
-//  - oneOf:       RFD 009's one branch per declared action (stateful tools, json-schema)
-//  - flat action: action enum + id + input + the tool's params, only action and id
-//                 required, descriptions saying which action uses which field
-//                 (stateful tools, openai, anthropic and gemini)
+//  - oneOf:       RFD 009's one branch per declared action, and one without `action`
+//                 (stateful tools, json-schema)
+//  - flat action: action enum + id + input + the tool's params, descriptions saying
+//                 which action uses which field (stateful tools, openai, anthropic
+//                 and gemini); nothing required, since a call without `action` runs
+//                 the tool to completion, but on a terminal (pty): there action and
+//                 id are required
 // Whatever a schema cannot express is checked at call time (argument_validation.hpp).
 #include "tools/schema.hpp"
 
@@ -149,7 +152,14 @@ Json one_shot_schema(const ToolConfig& t, dialect d) {
   return s;
 }
 
-// RFD 009: {"type":"object","oneOf":[one branch per declared action]}.
+/// Whether a call of stateful tool `t` without `action` runs it to completion (RFD
+/// 009's one-shot wrapping; DESIGN: `agent` blocks without it): all but a terminal's.
+bool runs_without_action(const ToolConfig& t) {
+  return t.io != io_mode::pty;
+}
+
+// RFD 009: {"type":"object","oneOf":[one branch per declared action]}, and one for a
+// call without `action`.
 Json one_of_schema(const ToolConfig& t, dialect d) {
   auto branches = Json::array();
   for (auto a : declared_actions(t)) {
@@ -173,6 +183,20 @@ Json one_of_schema(const ToolConfig& t, dialect d) {
       set_look_properties(properties, t, {});
     branches.push(Json::object().set("properties", std::move(properties)).set("required", std::move(required)));
   }
+  if (runs_without_action(t)) {
+    // Without `action`: the tool's own parameters, run to completion.
+    auto properties = Json::object();
+    auto required = Json::array();
+    for (auto& p : t.parameters) {
+      properties.set(p.name, property_schema(p, d));
+      if (p.required)
+        required.push(Json(p.name));
+    }
+    branches.push(Json::object()
+                    .set("properties", std::move(properties))
+                    .set("required", std::move(required))
+                    .set("not", Json::object().set("required", Json(JsonArray{Json("action")}))));
+  }
   return Json::object().set("type", "object").set("oneOf", std::move(branches));
 }
 
@@ -193,10 +217,13 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
   }
 
   auto properties = Json::object();
+  bool oneshot = runs_without_action(t);
   properties.set("action", Json::object()
                                .set("type", "string")
                                .set("enum", std::move(names))
-                               .set("description", how + "."));
+                               .set("description", how + (oneshot ? ". Omit `action` (and `id`) to run the tool to "
+                                                                     "completion and get its result in one answer."
+                                                                   : ".")));
   properties.set("id", Json::object().set("type", "string").set(
                            "description",
                            "Handle ID. spawn: a new name you choose, unique across active "
@@ -215,13 +242,14 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
     auto which = looking.empty() ? last : fmt::format("{} and {}", fmt::join(looking, ", "), last);
     set_look_properties(properties, t, which + " only");
   }
+  auto used_by = oneshot ? "spawn, or without `action`" : "spawn only";
   for (auto& p : t.parameters)
-    properties.set(p.name, property_schema(p, d, p.required ? "spawn only (required there)"
-                                                            : "spawn only"));
+    properties.set(p.name, property_schema(p, d, p.required ? fmt::format("{} (required there)", used_by)
+                                                            : std::string(used_by)));
   return Json::object()
       .set("type", "object")
       .set("properties", std::move(properties))
-      .set("required", Json(JsonArray{Json("action"), Json("id")}));
+      .set("required", oneshot ? Json::array() : Json(JsonArray{Json("action"), Json("id")}));
 }
 
 std::string full_description(const ToolConfig& t) {
