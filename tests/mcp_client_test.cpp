@@ -110,6 +110,18 @@ CAF_TEST(the tools of a server are listed as NAME__tool with their schema and ca
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(every kind of content reaches the assistant as text it can read) {
+  // An embedded resource's text is shown, binary data named with its size.
+  auto r = run(steps({call("demo__mixed", "{}")}));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0),
+                  "plain\n[resource file:///notes.md]\nRESOURCE TEXT\n"
+                  "[resource file:///logo.png (image/png), 8 bytes of base64, not shown]\n"
+                  "[resource link: big.log file:///big.log]\n"
+                  "[image (image/png), 12 bytes of base64, not shown]");
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
 CAF_TEST(an input schema becomes parameters and an object sent as JSON text reaches the server as an object) {
   // Gemini is offered a free-form object as a string of JSON: the server gets the object.
   auto schema = cli_in(ws, fmt::format("--config '{}' tools --schema --dialect gemini", config()));

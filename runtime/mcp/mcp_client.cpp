@@ -28,20 +28,44 @@ constexpr int64_t kTaskTtlMs = 24 * 3600 * 1000; // how long a task's result is 
 // before it gets TERM (and KILL 500 ms later).
 constexpr auto kOwnExit = std::chrono::milliseconds(1000);
 
-/// A tools/call result as the assistant sees it: its text content (other kinds
-/// named), an error when isError.
+std::string string_field(const Json& j, const char* key) {
+  auto* v = j.is_object() ? j.find(key) : nullptr;
+  return v && v->is_string() ? v->as_string() : std::string();
+}
+
+/// One item of a result's content as text: text as it is, an embedded resource's
+/// text after its URI, a link's name and URI; binary data (images, audio, blobs)
+/// named with its type and size, not shown.
+std::string content_text(const Json& item) {
+  auto kind = string_field(item, "type");
+  if (kind == "text")
+    return string_field(item, "text");
+  if (kind == "resource") {
+    auto* r = item.find("resource");
+    auto uri = r ? string_field(*r, "uri") : std::string();
+    if (auto* t = r && r->is_object() ? r->find("text") : nullptr; t && t->is_string())
+      return fmt::format("[resource {}]\n{}", uri, t->as_string());
+    auto blob = r ? string_field(*r, "blob") : std::string();
+    return fmt::format("[resource {} ({}), {} bytes of base64, not shown]", uri,
+                       r ? string_field(*r, "mimeType") : std::string(), blob.size());
+  }
+  if (kind == "resource_link")
+    return fmt::format("[resource link: {} {}]", string_field(item, "name"), string_field(item, "uri"));
+  if (kind == "image" || kind == "audio")
+    return fmt::format("[{} ({}), {} bytes of base64, not shown]", kind, string_field(item, "mimeType"),
+                       string_field(item, "data").size());
+  return fmt::format("[{} content]", kind.empty() ? std::string("?") : kind);
+}
+
+/// A tools/call result as the assistant sees it: its content as text, an error when
+/// isError.
 ToolState call_state(const Json& result) {
   std::string text;
   if (auto* content = result.find("content"); content && content->is_array())
     for (auto& item : content->as_array()) {
-      auto* type = item.find("type");
-      auto kind = type && type->is_string() ? type->as_string() : std::string("?");
       if (!text.empty())
         text += "\n";
-      if (auto* t = item.find("text"); kind == "text" && t && t->is_string())
-        text += t->as_string();
-      else
-        text += fmt::format("[{} content]", kind);
+      text += content_text(item);
     }
   if (text.empty())
     if (auto* structured = result.find("structuredContent"))

@@ -112,6 +112,7 @@ Json tools_list() {
                                                             .push(Json::object().set("type", "string"))
                                                             .push(Json::object().set("type", "null"))));
   tools.push(tool("shape", "Says what it was given", shape, Json::array().push(Json("data"))));
+  tools.push(tool("mixed", "Answers with every kind of content", Json::object(), Json::array()));
   return Json::object().set("tools", std::move(tools));
 }
 
@@ -299,6 +300,17 @@ int main(int argc, char** argv) {
           jobs[task_id] = std::move(w);
         } else if (name == "shape") {
           send(reply(*id, text_result(args.dump())));
+        } else if (name == "mixed") {
+          auto item = [](const char* type) { return Json::object().set("type", type); };
+          auto content = Json::array()
+            .push(item("text").set("text", "plain"))
+            .push(item("resource").set("resource", Json::object().set("uri", "file:///notes.md")
+                                                      .set("mimeType", "text/markdown").set("text", "RESOURCE TEXT")))
+            .push(item("resource").set("resource", Json::object().set("uri", "file:///logo.png")
+                                                      .set("mimeType", "image/png").set("blob", "iVBORw0K")))
+            .push(item("resource_link").set("uri", "file:///big.log").set("name", "big.log"))
+            .push(item("image").set("mimeType", "image/png").set("data", "iVBORw0KGgo="));
+          send(reply(*id, Json::object().set("content", std::move(content))));
         } else if (name == "crash") {
           std::fprintf(stderr, "crashing\n");
           return 3;
