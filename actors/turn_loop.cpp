@@ -512,6 +512,11 @@ void finish_turn(loop_actor_t* self) {
           auto cap = st.ctx.config->runtime.response_cap_bytes;
           auto content = await_answer_text(result, cap);
           record(self, ToolCallResponseEvent{call.id, call.name, true, content});
+          // The log shows what the assistant sees (DESIGN: a tool_result is exactly that).
+          if (st.ctx.observer) {
+            st.ctx.observer->tool_call(st.responses, 0, call);
+            st.ctx.observer->tool_result(st.responses, 0, call.name, true, content, 0);
+          }
           st.messages.push_back(ChatMessage{chat_role::assistant, "", {call}});
           st.messages.push_back(ChatMessage{chat_role::tool, content, {}, call.id, call.name});
           st.ending = false;

@@ -801,6 +801,12 @@ CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result come
   CAF_CHECK_EQUAL(last.find("role")->as_string(), "tool");
   CAF_CHECK(contains(last.find("content")->as_string(), R"("result":"done\n")"));
   CAF_CHECK(contains(r.out, R"("policy":"inquire:wait")"));
+  // The log shows that tool response as the assistant saw it.
+  bool logged = false;
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "tool_result" && e.find("tool")->as_string() == "await")
+      logged = contains(e.find("content")->as_string(), R"("result":"done\n")");
+  CAF_CHECK(logged);
   std::vector<std::string> kinds;
   for (auto& e : stored_events(ws))
     kinds.push_back(e.find("event")->as_string());
