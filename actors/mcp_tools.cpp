@@ -105,6 +105,8 @@ std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
       p.items_type = type_of(*items);
     if (auto* d = schema.find("default"))
       p.default_value = *d;
+    if (schema.is_object())
+      p.declared_schema = schema;
     out.push_back(std::move(p));
   }
   return out;

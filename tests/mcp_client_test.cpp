@@ -110,6 +110,18 @@ CAF_TEST(the tools of a server are listed as NAME__tool with their schema and ca
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(a server schema reaches the model as the server declared it but in gemini) {
+  auto anthropic = cli_in(ws, fmt::format("--config '{}' tools --schema --dialect anthropic", config()));
+  JP_REQUIRE_OK(anthropic);
+  CAF_CHECK(contains(anthropic.out, R"("cfg":{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})"));
+  CAF_CHECK(contains(anthropic.out, R"("mode":{"type":"integer","enum":[1,2]})"));
+  // Gemini's subset: the flat form (an object as JSON text, no enum of numbers).
+  auto gemini = cli_in(ws, fmt::format("--config '{}' tools --schema --dialect gemini", config()));
+  JP_REQUIRE_OK(gemini);
+  CAF_CHECK(contains(gemini.out, R"("mode":{"type":"integer"})"));
+  CAF_CHECK(!contains(gemini.out, R"("properties":{"a")"));
+}
+
 CAF_TEST(every kind of content reaches the assistant as text it can read) {
   // An embedded resource's text is shown, binary data named with its size.
   auto r = run(steps({call("demo__mixed", "{}")}));

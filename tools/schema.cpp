@@ -112,6 +112,15 @@ Json property_schema(const ParameterConfig& p, dialect d, std::string_view note 
                               : fmt::format("{}. {}", note, p.description);
   if (as_json_text(p.type, d))
     description += fmt::format("{}{}.", description.empty() ? "" : ". ", json_text_note);
+  // A server's own schema, as it declared it, but to gemini (its subset refuses much
+  // of JSON Schema) and for an array without items (openai requires them).
+  if (p.declared_schema.is_object() && d != dialect::gemini &&
+      !(p.type == "array" && !p.declared_schema.find("items"))) {
+    auto declared = p.declared_schema;
+    if (!description.empty())
+      declared.set("description", description);
+    return declared;
+  }
   // Gemini's Schema has no reliable `default`; say it in words instead.
   if (d == dialect::gemini && !p.default_value.is_null())
     description += fmt::format("{}(default: {})", description.empty() ? "" : " ",

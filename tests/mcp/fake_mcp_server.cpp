@@ -113,6 +113,14 @@ Json tools_list() {
                                                             .push(Json::object().set("type", "null"))));
   tools.push(tool("shape", "Says what it was given", shape, Json::array().push(Json("data"))));
   tools.push(tool("mixed", "Answers with every kind of content", Json::object(), Json::array()));
+  // What a flat parameter cannot say: a nested object's own fields, an enum of numbers.
+  auto nested = Json::object()
+                  .set("cfg", Json::object()
+                                .set("type", "object")
+                                .set("properties", Json::object().set("a", Json::object().set("type", "integer")))
+                                .set("required", Json::array().push(Json("a"))))
+                  .set("mode", Json::object().set("type", "integer").set("enum", Json::array().push(Json(int64_t{1})).push(Json(int64_t{2}))));
+  tools.push(tool("nested", "Takes nested arguments", nested, Json::array().push(Json("cfg"))));
   return Json::object().set("tools", std::move(tools));
 }
 
