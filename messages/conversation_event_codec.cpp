@@ -57,8 +57,17 @@ Json encode(const InquiryRequestEvent& e) {
   if (e.question)
     return head(e.kind).set("tool", e.tool).set("question", to_json(*e.question));
   auto handles = Json::array();
-  for (auto& h : e.handles)
-    handles.push(Json::object().set("id", h.id).set("tool", h.tool).set("elapsed_secs", h.elapsed_secs));
+  // As the inquiry was asked (llm_inquiry): its state and output's last line too.
+  for (auto& h : e.handles) {
+    auto item = Json::object()
+                  .set("id", h.id)
+                  .set("tool", h.tool)
+                  .set("state", std::string(to_string(h.state.kind)))
+                  .set("elapsed_secs", h.elapsed_secs);
+    if (!h.progress.last_line.empty())
+      item.set("output_preview", h.progress.last_line);
+    handles.push(std::move(item));
+  }
   return head(e.kind).set("handles", std::move(handles));
 }
 
@@ -182,6 +191,9 @@ Result<ConversationEvent> decode(const Json& j, std::string_view kind) {
       s.tool = string_at(h, "tool");
       if (auto* secs = h.find("elapsed_secs"); secs && secs->is_number())
         s.elapsed_secs = secs->as_number();
+      if (auto kind = state_kind_from(string_at(h, "state")))
+        s.state.kind = *kind;
+      s.progress.last_line = string_at(h, "output_preview");
       e.handles.push_back(std::move(s));
     }
     return ConversationEvent{std::move(e)};

@@ -53,8 +53,12 @@ CAF_TEST(every kind is written in the order of its keys and read back) {
   running.id = "h";
   running.tool = "shell";
   running.elapsed_secs = 1.5;
+  running.state = ToolState::running("");
+  running.progress.last_line = "Compiling jp";
+  // As the inquiry was asked: its state and output's last line too.
   check_line(InquiryRequestEvent{{running}},
-             R"({"event":"inquiry_request","handles":[{"id":"h","tool":"shell","elapsed_secs":1.5}]})");
+             R"({"event":"inquiry_request","handles":[{"id":"h","tool":"shell","state":"running",)"
+             R"("elapsed_secs":1.5,"output_preview":"Compiling jp"}]})");
   Question q;
   q.id = "confirm";
   q.text = "Stage this hunk?";
