@@ -142,15 +142,15 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
   st.calls.emplace(key, std::move(c));
   if (progress)
     tick_later(self);
-  // Tagged with its request id: a cancel ends its one-shot run.
+  // Tagged with its request id: a cancel ends its one-shot run or the handle it spawned.
   self->request(st.turn, caf::infinite, call_atom::value, name->as_string(), args.dump(), key)
     .then([self, id, key](CallResult& r) { finish(self, id, key, r); },
           [self, id, key](caf::error& err) { finish(self, id, key, CallResult{false, error_text(err)}); });
 }
 
-/// notifications/cancelled: the call's answer is dropped, and the turn ends its work
-/// by its tag (its one-shot run, or the handle it spawned or looks at). An await owns
-/// nothing.
+/// notifications/cancelled: the call's answer is dropped, and the turn ends what the
+/// call started by its tag (its one-shot run, or the handle its spawn started). A
+/// fetch, apply, abort or await started nothing: its handle runs on.
 void cancel(mcp_actor_t* self, const Json& params) {
   auto* request = params.find("requestId");
   if (!request)

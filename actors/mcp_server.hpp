@@ -4,8 +4,11 @@
 // protocol the assistant gets -- so a client's `spawn` and its later `fetch` or
 // `await` meet. Calls run concurrently, each answered when it ends. A call given a
 // progress token gets notifications/progress each second while it runs;
-// notifications/cancelled drops the call's answer and ends its work: its one-shot
-// run, or the handle it spawned or looks at.
+// notifications/cancelled drops the call's answer and ends only what the call itself
+// started: its one-shot run, or the handle its `spawn` started. A cancelled fetch,
+// apply, abort or await just goes unanswered and leaves the handle running: clients
+// cancel on their own (a request timing out while a fetch waits), and that must not
+// kill the build the fetch was looking at.
 // At the session's end (turn_end), the calls in flight are answered first; then each
 // handle still running gets its turn-end policy.
 // The session's turn is made at initialize: a client that declares elicitation is

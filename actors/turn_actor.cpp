@@ -62,7 +62,7 @@ struct turn_state {
   std::set<std::string> stop_shown;
   std::map<std::string, std::string> handle_tools; // handle id -> its tool's name
   // Tagged calls (an MCP request): the one-shot run each has going, the handle each
-  // names (spawn, fetch, apply), and the tags aborted before or while they ran.
+  // spawned, and the tags aborted before or while they ran.
   std::map<std::string, std::string> oneshot_of_call;
   std::map<std::string, std::string> handle_of_call;
   std::set<std::string> aborted_calls;
@@ -754,19 +754,14 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
   }
   if (auto* action = takes_action_protocol(tool) ? args->find("action") : nullptr) {
     if (!tag.empty()) {
-      // Aborted by its tag, the handle it names ends with it (forget_call); a spawn
-      // aborted before it ran spawns nothing.
+      // Aborted by its tag, a spawn ends the handle it started (forget_call). A fetch,
+      // apply or abort only looks at a handle someone else started (a client times
+      // its requests out while a build runs): aborting one drops its wait, never the
+      // handle. Aborted before it ran, none of them runs.
+      if (self->state.aborted_calls.count(tag))
+        return reply(fail_call(fmt::format("`{}` was aborted before it ran; nothing was done", name)));
       auto* id = args->find("id");
-      auto what = action->is_string() ? action->as_string() : std::string();
-      bool names = id && id->is_string() && what != "abort";
-      if (self->state.aborted_calls.count(tag)) {
-        if (!names || what == "spawn")
-          return reply(fail_call(fmt::format("`{}` was aborted before it ran; nothing was run", name)));
-        self->state.handle_of_call[tag] = id->as_string();
-        return reply(
-          failed(fmt::format("`{}` was aborted before it ran; handle `{}` is aborted", name, id->as_string())));
-      }
-      if (names)
+      if (action->is_string() && action->as_string() == "spawn" && id && id->is_string())
         self->state.handle_of_call[tag] = id->as_string();
     }
     return run_stateful(self, tool, *args, reply);
@@ -846,7 +841,7 @@ void carry_notifications(turn_actor_t* self, CallResult& r) {
   q.erase(q.begin(), end);
 }
 
-/// Aborts the handle tagged call `tag` names, if it names one.
+/// Aborts the handle tagged call `tag` spawned, if it spawned one.
 void abort_handle_of(turn_actor_t* self, const std::string& tag) {
   auto& st = self->state;
   if (auto it = st.handle_of_call.find(tag); it != st.handle_of_call.end())
@@ -950,8 +945,8 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
       return call(self, tool, args, tag);
     },
     [self](abort_atom, const std::string& tag) {
-      // Before its run starts, it will not; while it runs, it is aborted, and so is
-      // the handle it names.
+      // Before its run starts, it will not; while it runs, its one-shot run is
+      // aborted, and so is the handle it spawned (not one it only looks at).
       auto& st = self->state;
       st.aborted_calls.insert(tag);
       if (auto it = st.oneshot_of_call.find(tag); it != st.oneshot_of_call.end())

@@ -5,8 +5,8 @@
 //   (call_atom, tool, args_json)           -> CallResult
 //   (call_atom, tool, args_json, tag)      -> CallResult  the same, tagged by its caller
 //   (abort_atom, tag)                      -> void   ends the tagged call's one-shot run
-//        and aborts the handle it names (spawn, fetch, apply), or keeps it from
-//        starting; its answer says how it ended
+//        and aborts the handle it spawned (not one it fetches, applies to or
+//        aborts), or keeps it from starting; its answer says how it ended
 //   (list_atom)                            -> vector<HandleSummary>  handles still running
 //   (user_abort_atom, id)                  -> HandleReport  a person aborts a handle
 //        (`handles abort`, from another terminal): as the assistant's abort would

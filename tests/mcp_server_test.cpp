@@ -257,6 +257,31 @@ CAF_TEST(a cancelled call has its work ended and gets no answer) {
       CAF_FAIL("a cancelled call was answered: " << m.dump());
 }
 
+CAF_TEST(a cancelled fetch or await leaves the handle it waits on running) {
+  // Clients cancel on their own (a request that timed out): a fetch waiting on a
+  // build must not kill the build when it is cancelled; only its answer goes.
+  auto c = session();
+  auto spawned = c->call("tools/call", tool_call("shell", shell(R"(read x; echo "got $x")",
+                                                                Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
+  CAF_REQUIRE(!is_error(spawned));
+  // Both wait (the handle says nothing until it reads a line) and are cancelled while they do.
+  auto fetch = c->request("tools/call", tool_call("shell", Json::object().set("action", "fetch").set("id", "s").set("wait_ms", 60000)));
+  auto await = c->request("tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("s")}))));
+  c->notify("notifications/cancelled", Json::object().set("requestId", fetch).set("reason", "timed out"));
+  c->notify("notifications/cancelled", Json::object().set("requestId", await).set("reason", "timed out"));
+  // Had a cancel aborted `s`, the abort would reach it before this input.
+  auto applied = c->call("tools/call", tool_call("shell", Json::object().set("action", "apply").set("id", "s").set("input", "hello\n")));
+  CAF_CHECK(!is_error(applied));
+  auto awaited = c->call("tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("s")}))));
+  CAF_CHECK(contains(text_of(awaited) + text_of(applied), "got hello"));
+  CAF_CHECK(!contains(text_of(awaited), "aborted"));
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+  for (auto& m : c->seen)
+    if (auto* i = m.find("id"); i && i->is_int() && (i->as_int() == fetch || i->as_int() == await))
+      CAF_FAIL("a cancelled call was answered: " << m.dump());
+}
+
 CAF_TEST(the end of the session ends what still runs) {
   marked_sleep sleeper(dir.path);
   auto c = session();

@@ -137,36 +137,48 @@ CAF_TEST(a tagged one shot call is ended by its tag) {
   CAF_CHECK_EQUAL(again.content, "ran\n");
 }
 
-CAF_TEST(a tagged call that names a handle has it aborted by its tag) {
+CAF_TEST(a tagged spawn has its handle aborted by its tag) {
   marked_sleep sleeper(dir.path);
-  auto spawn = sleeper_spawn(sleeper, "h");
-  CAF_REQUIRE(call("shell", spawn.dump()).ok);
-  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
-  // A long look at it, tagged: its abort while it waits stops the handle, and the
-  // look answers so. (The call after it has run once it answers: the turn runs calls
-  // through its mailbox in order, so the look is waiting by then.)
-  auto look = std::string(R"({"action":"fetch","id":"h","wait_ms":60000})");
-  auto pending = self->request(turn, caf::infinite, call_atom::value, std::string("shell"), look, std::string("f1"));
+  // A spawn that waits, tagged: its abort while it waits stops the handle it started.
+  // (The call after it has run once it answers: the turn runs calls through its
+  // mailbox in order, so the spawn is waiting by then.)
+  auto spawn = sleeper_spawn(sleeper, "h").set("wait_ms", 60000);
+  auto pending = self->request(turn, caf::infinite, call_atom::value, std::string("shell"), spawn.dump(), std::string("s1"));
   CAF_REQUIRE_EQUAL(call("shell", R"({"command":"echo in between"})").content, "in between\n");
-  self->send(turn, abort_atom::value, std::string("f1"));
+  self->send(turn, abort_atom::value, std::string("s1"));
   CallResult r;
   pending.receive([&](CallResult& x) { r = std::move(x); }, [&](caf::error& err) { r = {false, to_string(err)}; });
   CAF_CHECK(r.content.find(R"("state":"stopped")") != std::string::npos);
-  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
-  // A look aborted before it ran aborts its handle all the same.
-  CAF_REQUIRE(call("shell", spawn.dump()).ok);
-  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
-  self->send(turn, abort_atom::value, std::string("f2"));
-  auto before = ask<CallResult>(turn, call_atom::value, std::string("shell"), look, std::string("f2")).first;
-  CAF_CHECK_EQUAL(before.content, "`shell` was aborted before it ran; handle `h` is aborted");
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
   // A tagged spawn aborted before it came is not run.
   self->send(turn, abort_atom::value, std::string("s2"));
   spawn.set("id", "h2");
   auto early = ask<CallResult>(turn, call_atom::value, std::string("shell"), spawn.dump(), std::string("s2")).first;
   CAF_CHECK(!early.ok);
-  CAF_CHECK_EQUAL(early.content, "`shell` was aborted before it ran; nothing was run");
+  CAF_CHECK_EQUAL(early.content, "`shell` was aborted before it ran; nothing was done");
   CAF_CHECK(sleeper.alive().empty());
+}
+
+CAF_TEST(a tagged look aborted by its tag leaves the handle running) {
+  // A fetch only looks at a handle it did not start (an MCP client cancels one that
+  // timed out while a build runs): its abort must not end the handle.
+  auto spawn = Json::object().set("action", "spawn").set("id", "h").set("command", R"(read x; echo "got $x")").set("wait_ms", 0);
+  CAF_REQUIRE(call("shell", spawn.dump()).ok);
+  auto look = std::string(R"({"action":"fetch","id":"h","wait_ms":60000})");
+  // Aborted before it ran, it does not run.
+  self->send(turn, abort_atom::value, std::string("f1"));
+  auto before = ask<CallResult>(turn, call_atom::value, std::string("shell"), look, std::string("f1")).first;
+  CAF_CHECK_EQUAL(before.content, "`shell` was aborted before it ran; nothing was done");
+  // Aborted while it waits (the handle says nothing until it reads a line).
+  auto pending = self->request(turn, caf::infinite, call_atom::value, std::string("shell"), look, std::string("f2"));
+  self->send(turn, abort_atom::value, std::string("f2"));
+  // Had either abort reached the handle, it would be ended before this input.
+  CAF_CHECK(call("shell", R"({"action":"apply","id":"h","input":"hello\n","wait_ms":0})").ok);
+  CallResult r;
+  pending.receive([&](CallResult& x) { r = std::move(x); }, [&](caf::error& err) { r = {false, to_string(err)}; });
+  auto done = call("await", R"({"all":["h"],"timeout_secs":60})");
+  CAF_CHECK((r.content + done.content).find("got hello") != std::string::npos);
+  CAF_CHECK(done.content.find("abort") == std::string::npos);
 }
 
 CAF_TEST(awaits on one handle are answered alike when it stops and a timeout ends only its own) {
