@@ -13,6 +13,7 @@
 #include "messages/json.hpp"
 #include "runtime/mcp/mcp_protocol.hpp"
 #include "runtime/mcp/mcp_requests.hpp"
+#include "tools/describe_tools.hpp"
 
 namespace jp {
 
@@ -123,6 +124,9 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
   auto* name = params.find("name");
   if (!name || !name->is_string())
     return fail(self, id, mcp::invalid_params, "tools/call needs params.name, a tool's name (tools/list lists them)");
+  // MCP (server/tools, Error Handling): an unknown tool is a protocol error, not a tool's.
+  if (!st.config->tools.count(name->as_string()))
+    return fail(self, id, mcp::invalid_params, unknown_tool(*st.config, name->as_string()));
   auto args = Json::object();
   if (auto* a = params.find("arguments"); a && !a->is_null()) {
     if (!a->is_object())

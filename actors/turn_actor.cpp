@@ -114,13 +114,6 @@ std::string error_content(const ToolState& s) {
   return out;
 }
 
-std::string unknown_tool(const Config& c, const std::string& name) {
-  std::vector<std::string> names;
-  for (auto& [n, t] : c.tools)
-    names.push_back(n);
-  return fmt::format("Unknown tool `{}`; available tools: {}", cut_text(name), fmt::join(names, ", "));
-}
-
 void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
                  CallReply reply, std::string tag);
 

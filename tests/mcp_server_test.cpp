@@ -135,6 +135,13 @@ std::string text_of(const Json& response) {
   return result->find("content")->as_array().at(0).find("text")->as_string();
 }
 
+/// The code of an error response (0 when it is none).
+int64_t error_code(const Json& response) {
+  auto* error = response.find("error");
+  auto* code = error && error->is_object() ? error->find("code") : nullptr;
+  return code && code->is_int() ? code->as_int() : 0;
+}
+
 bool is_error(const Json& response) {
   auto* result = response.find("result");
   return result && result->find("isError") && result->find("isError")->as_bool();
@@ -188,6 +195,11 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   CAF_CHECK_EQUAL(bad.find("error")->find("code")->as_int(), -32600);
   auto no_name = c->call("tools/call", Json::object());
   CAF_CHECK_EQUAL(no_name.find("error")->find("code")->as_int(), -32602);
+  // An unknown tool is a protocol error (MCP server/tools), naming the tools there are.
+  auto nope = c->call("tools/call", tool_call("nope", Json::object()));
+  CAF_CHECK_EQUAL(error_code(nope), -32602);
+  CAF_CHECK(contains(nope.dump(), "Unknown tool `nope`; available tools:"));
+  CAF_CHECK(contains(nope.dump(), "shell"));
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }

@@ -69,4 +69,11 @@ Result<std::string> describe_tools(const Config& config, const Json& args) {
   return out;
 }
 
+std::string unknown_tool(const Config& config, const std::string& name) {
+  std::vector<std::string> names;
+  for (auto& [n, t] : config.tools)
+    names.push_back(n);
+  return fmt::format("Unknown tool `{}`; available tools: {}", cut_text(name), fmt::join(names, ", "));
+}
+
 } // namespace jp
