@@ -157,9 +157,10 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
 /// fetch, apply, abort or await started nothing: its handle runs on.
 void cancel(mcp_actor_t* self, const Json& params) {
   auto* request = params.find("requestId");
-  if (!request)
+  auto valid = request ? mcp::request_id(*request) : std::nullopt;
+  if (!valid)
     return;
-  auto key = request->dump();
+  auto key = valid->dump();
   auto it = self->state.calls.find(key);
   if (it == self->state.calls.end() || it->second.cancelled)
     return;
@@ -196,6 +197,12 @@ void on_message(mcp_actor_t* self, const std::string& text) {
     st.requests->answered(*msg); // a response to one of ours; any other is ignored
     return;
   }
+  // JSON-RPC answers a request whose id it cannot echo with id null.
+  std::optional<Json> request_id;
+  if (id && !(request_id = mcp::request_id(*id)))
+    return fail(self, Json(), mcp::invalid_request, mcp::bad_id_message(*id));
+  if (request_id)
+    id = &*request_id;
   if (!method->is_string())
     return fail(self, id ? *id : Json(), mcp::invalid_request, "`method` must be a string");
   auto params = Json::object();

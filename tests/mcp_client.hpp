@@ -51,8 +51,10 @@ struct McpClient {
     end_cli(pid);
   }
 
-  void send(const Json& message) {
-    auto line = message.dump() + "\n";
+  void send(const Json& message) { send_line(message.dump()); }
+  /// A line as it is (what Json would write otherwise, such as 1e2).
+  void send_line(const std::string& text) {
+    auto line = text + "\n";
     if (to >= 0 && ::write(to, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
       close_input();
   }

@@ -142,6 +142,13 @@ int64_t error_code(const Json& response) {
   return code && code->is_int() ? code->as_int() : 0;
 }
 
+/// The message of an error response ("" when it is none).
+std::string error_message(const Json& response) {
+  auto* error = response.find("error");
+  auto* message = error && error->is_object() ? error->find("message") : nullptr;
+  return message && message->is_string() ? message->as_string() : "";
+}
+
 bool is_error(const Json& response) {
   auto* result = response.find("result");
   return result && result->find("isError") && result->find("isError")->as_bool();
@@ -200,6 +207,22 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   CAF_CHECK_EQUAL(error_code(nope), -32602);
   CAF_CHECK(contains(nope.dump(), "Unknown tool `nope`; available tools:"));
   CAF_CHECK(contains(nope.dump(), "shell"));
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
+CAF_TEST(a request whose id is not a string or an integer is refused with id null) {
+  auto c = session();
+  for (std::string id : {"null", "2.5", "true", R"({"a":1})", "[1]"}) {
+    c->send_line(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})");
+    auto refused = c->next();
+    CAF_CHECK_EQUAL(error_code(refused), -32600);
+    CAF_CHECK(refused.find("id") && refused.find("id")->is_null());
+    CAF_CHECK(contains(error_message(refused), "must be a string or an integer, got " + id));
+  }
+  // An integral number written otherwise is an integer, and is echoed as one.
+  c->send_line(R"({"jsonrpc":"2.0","id":1e2,"method":"ping"})");
+  CAF_CHECK_EQUAL(c->next_line(), R"({"jsonrpc":"2.0","id":100,"result":{}})");
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }
@@ -498,6 +521,13 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   CAF_CHECK_EQUAL(l.post(ping, "0123456789abcdef0123456789abcdef").status, 404);
   CAF_CHECK_EQUAL(l.post(ping, sid, "MCP-Protocol-Version: 2024-01-01\r\n").status, 400);
   CAF_CHECK_EQUAL(l.post(ping, sid, "MCP-Protocol-Version: 2025-06-18\r\n").status, 200);
+  // Ids: one that is not a string or an integer is refused; 1e2 is the integer 100.
+  auto fraction = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"2.0","id":2.5,"method":"ping"})");
+  CAF_CHECK_EQUAL(fraction.status, 400);
+  CAF_CHECK(contains(fraction.body, R"("id":null,"error":{"code":-32600)"));
+  auto hundred = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"2.0","id":1e2,"method":"ping"})");
+  CAF_REQUIRE_EQUAL(hundred.events().size(), 1u);
+  CAF_CHECK_EQUAL(hundred.events()[0].dump(), R"({"jsonrpc":"2.0","id":100,"result":{}})");
   // No batches, no other path, no stream outside a request.
   CAF_CHECK_EQUAL(http_exchange(l.port, l.head("POST", sid), "[" + ping.dump() + "]").status, 400);
   CAF_CHECK_EQUAL(http_exchange(l.port, l.head("GET", sid)).status, 405);

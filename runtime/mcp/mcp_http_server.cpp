@@ -394,6 +394,12 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   auto* method = msg->find("method");
   auto* id = msg->find("id");
   bool request = method && id;
+  // Its stream is found by its id as the session answers it (1e2 as 100).
+  std::optional<Json> request_id;
+  if (request && !(request_id = mcp::request_id(*id)))
+    return respond_rpc_error(400, Json(), mcp::invalid_request, mcp::bad_id_message(*id));
+  if (request)
+    id = &*request_id;
   if (request && method->is_string() && method->as_string() == "initialize") {
     if (st.sessions.size() >= kMaxSessions)
       return respond_rpc_error(503, *id, mcp::invalid_request,
@@ -433,7 +439,8 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
     if (method && method->is_string() && method->as_string() == "notifications/cancelled")
       if (auto* params = msg->find("params"); params && params->is_object())
         if (auto* cancelled = params->find("requestId"))
-          st.end_stream(session, cancelled->dump());
+          if (auto valid = mcp::request_id(*cancelled))
+            st.end_stream(session, valid->dump());
     return session.port.deliver(text);
   }
   auto key = id->dump();

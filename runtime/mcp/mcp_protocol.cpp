@@ -1,5 +1,6 @@
 #include "runtime/mcp/mcp_protocol.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include "tools/schema.hpp"
@@ -11,6 +12,19 @@ std::string_view negotiate_version(std::string_view requested) {
     if (v == requested)
       return v;
   return versions[0];
+}
+
+std::optional<Json> request_id(const Json& id) {
+  if (id.is_string() || id.is_int())
+    return id;
+  // Below 2^63 in magnitude: the integer is exact, and fits.
+  if (id.is_double() && std::floor(id.as_number()) == id.as_number() && std::fabs(id.as_number()) < 9.2e18)
+    return Json(static_cast<int64_t>(id.as_number()));
+  return std::nullopt;
+}
+
+std::string bad_id_message(const Json& id) {
+  return fmt::format("a request's `id` must be a string or an integer, got {}", cut_text(id.dump()));
 }
 
 Json response(const Json& id, Json result) {

@@ -3,6 +3,7 @@
 // Plain functions over Json; the server actor (actors/mcp_server) decides when.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,14 @@ inline constexpr int parse_error = -32700;
 inline constexpr int invalid_request = -32600;
 inline constexpr int method_not_found = -32601;
 inline constexpr int invalid_params = -32602;
+
+/// A request's id as MCP allows it: a string or an integer; an integral number written
+/// otherwise (1e2, 100.0) is that integer, as the codec keeps no number's text. None
+/// for null, a fraction, a boolean, an array or an object.
+std::optional<Json> request_id(const Json& id);
+
+/// The error for a request whose id request_id refuses.
+std::string bad_id_message(const Json& id);
 
 Json response(const Json& id, Json result);
 Json error_response(const Json& id, int code, std::string message);
