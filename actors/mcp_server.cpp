@@ -228,8 +228,16 @@ void on_message(mcp_actor_t* self, const std::string& text) {
     return send(self, mcp::response(*id, Json::object()));
   if (!st.turn)
     return fail(self, *id, mcp::invalid_request, fmt::format("`{}` before initialize: send initialize first", cut_text(m)));
-  if (m == "tools/list")
+  if (m == "tools/list") {
+    // The whole list comes at once, with no nextCursor: any cursor is none of ours
+    // (MCP pagination: an invalid cursor is -32602).
+    if (auto* cursor = params.find("cursor"); cursor && !cursor->is_null())
+      return fail(self, *id, mcp::invalid_params,
+                  fmt::format("tools/list: cursor {} is not one this server gave; it lists every tool at once "
+                              "and gives no cursor, so send tools/list without one",
+                              cut_text(cursor->dump())));
     return send(self, mcp::response(*id, mcp::tools_list_result(*st.config)));
+  }
   if (m == "tools/call")
     return call_tool(self, *id, params);
   fail(self, *id, mcp::method_not_found,

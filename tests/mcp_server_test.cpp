@@ -187,6 +187,11 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   CAF_REQUIRE(tools.count("shell"));
   CAF_REQUIRE(tools.count("await"));
   CAF_REQUIRE(tools.count("asky"));
+  // The list is whole, with no cursor to go on from: any cursor sent is not ours.
+  CAF_CHECK(list.find("result")->find("nextCursor") == nullptr);
+  auto paged = c->call("tools/list", Json::object().set("cursor", "page2"));
+  CAF_CHECK_EQUAL(error_code(paged), -32602);
+  CAF_CHECK(contains(error_message(paged), "cursor \"page2\" is not one this server gave"));
   // The flat form: one object schema, the actions an enum, no top-level oneOf.
   auto& schema = *tools["shell"].find("inputSchema");
   CAF_CHECK_EQUAL(schema.find("type")->as_string(), "object");
