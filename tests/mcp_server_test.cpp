@@ -554,6 +554,11 @@ CAF_TEST(over HTTP DELETE ends the session and what it still runs) {
   auto l = serve_http();
   auto sid = l.open_session();
   spawn_sleeper(l, sid, sleeper);
+  // Without the session's header it is a bad request (as a POST is), not an unknown session.
+  auto unnamed = http_exchange(l.port, l.head("DELETE", ""));
+  CAF_CHECK_EQUAL(unnamed.status, 400);
+  CAF_CHECK(contains(unnamed.body, "no Mcp-Session-Id header"));
+  CAF_CHECK_EQUAL(http_exchange(l.port, l.head("DELETE", "0123456789abcdef0123456789abcdef")).status, 404);
   CAF_CHECK_EQUAL(http_exchange(l.port, l.head("DELETE", sid)).status, 200);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);

@@ -458,7 +458,10 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
 }
 
 void McpHttpConnection::handle_delete(ServerState& st, const http::request<http::string_body>& req) {
-  auto it = st.sessions.find(std::string(req["Mcp-Session-Id"]));
+  auto sid = std::string(req["Mcp-Session-Id"]);
+  if (sid.empty()) // as for a POST: the required header missing is a bad request, not an unknown session
+    return respond(400, "no Mcp-Session-Id header: DELETE ends the session it names");
+  auto it = st.sessions.find(sid);
   if (it == st.sessions.end() || it->second->ending)
     return respond(404, "no session with this Mcp-Session-Id (it ended, or the server restarted)");
   // Answered once the session's calls are answered and its handles dealt with.
