@@ -27,6 +27,14 @@ struct mcp_call {
   Json progress_token; // null: the client asked for no progress
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   bool cancelled = false;
+  uint64_t batch = 0; // the batch it came in (0: none)
+};
+
+/// A batch's responses (protocol 2025-03-26), sent as one array once each of its
+/// requests is answered.
+struct mcp_batch {
+  JsonArray responses;
+  size_t owed = 0; // its calls still running
 };
 
 struct mcp_state {
@@ -41,6 +49,10 @@ struct mcp_state {
   // hours): Streamable HTTP's end cancels every call its client still waits on.
   std::optional<caf::typed_response_promise<std::vector<HandleSummary>, std::string>> ending;
   std::map<std::string, mcp_call> calls; // by request id, as JSON text
+  std::string version;                   // agreed at initialize
+  std::map<uint64_t, mcp_batch> batches;
+  uint64_t next_batch = 1;
+  uint64_t reading = 0; // the batch whose messages are being read (0: none)
   bool ticking = false;
   static inline const char* name = "jp.mcp_server";
 };
@@ -53,8 +65,32 @@ void send(mcp_actor_t* self, const Json& message) {
   self->state.write(message.dump());
 }
 
+/// Sends batch `batch`'s array once it is read and each of its calls answered; none
+/// when it held only notifications.
+void send_batch_if_done(mcp_actor_t* self, uint64_t batch) {
+  auto& st = self->state;
+  auto it = st.batches.find(batch);
+  if (it == st.batches.end() || it->second.owed > 0 || st.reading == batch)
+    return;
+  if (!it->second.responses.empty())
+    send(self, Json(std::move(it->second.responses)));
+  st.batches.erase(it);
+}
+
+/// A response: into its batch's array when it came in one, else out at once.
+void respond(mcp_actor_t* self, Json message, uint64_t batch) {
+  if (batch == 0)
+    return send(self, message);
+  self->state.batches[batch].responses.push_back(std::move(message));
+}
+
+/// A response to the message being read.
+void respond(mcp_actor_t* self, Json message) {
+  respond(self, std::move(message), self->state.reading);
+}
+
 void fail(mcp_actor_t* self, const Json& id, int code, std::string message) {
-  send(self, mcp::error_response(id, code, std::move(message)));
+  respond(self, mcp::error_response(id, code, std::move(message)));
 }
 
 void tick_later(mcp_actor_t* self) {
@@ -113,9 +149,14 @@ void finish(mcp_actor_t* self, const Json& id, const std::string& key, const Cal
   if (it == st.calls.end())
     return;
   bool cancelled = it->second.cancelled;
+  auto batch = it->second.batch;
   st.calls.erase(it);
   if (!cancelled)
-    send(self, mcp::response(id, mcp::call_tool_result(r)));
+    respond(self, mcp::response(id, mcp::call_tool_result(r)), batch);
+  if (batch != 0) {
+    --st.batches[batch].owed;
+    send_batch_if_done(self, batch);
+  }
   end_when_answered(self);
 }
 
@@ -139,6 +180,9 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
     return fail(self, id, mcp::invalid_request,
                 fmt::format("request id {} is already used by a call in flight", cut_text(key)));
   mcp_call c{name->as_string(), Json()};
+  c.batch = st.reading;
+  if (c.batch != 0)
+    ++st.batches[c.batch].owed;
   if (auto* meta = params.find("_meta"); meta && meta->is_object())
     if (auto* token = meta->find("progressToken"); token && (token->is_string() || token->is_int()))
       c.progress_token = *token;
@@ -183,14 +227,12 @@ AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, con
   };
 }
 
-void on_message(mcp_actor_t* self, const std::string& text) {
+/// One JSON-RPC message, on its own or of a batch.
+void on_one(mcp_actor_t* self, Json* msg) {
   auto& st = self->state;
-  auto msg = Json::parse(text);
-  if (!msg)
-    return fail(self, Json(), mcp::parse_error, "not JSON: " + msg.error());
   if (!msg->is_object())
     return fail(self, Json(), mcp::invalid_request,
-                "a message must be one JSON-RPC 2.0 object (MCP has no batches since 2025-06-18)");
+                fmt::format("a message must be a JSON-RPC 2.0 object, got {}", msg->type_name()));
   auto* method = msg->find("method");
   auto* id = msg->find("id");
   if (!method) {
@@ -216,16 +258,15 @@ void on_message(mcp_actor_t* self, const std::string& text) {
   }
   if (m == "initialize") {
     auto* version = params.find("protocolVersion");
+    st.version = mcp::negotiate_version(version && version->is_string() ? version->as_string() : std::string());
     if (!st.turn) {
       st.turn = st.make_turn(permission_asker(st.requests, params));
       self->link_to(st.turn); // the session's turn ends with it
     }
-    return send(self, mcp::response(*id, mcp::initialize_result(version && version->is_string()
-                                                                   ? version->as_string()
-                                                                   : std::string())));
+    return respond(self, mcp::response(*id, mcp::initialize_result(st.version)));
   }
   if (m == "ping")
-    return send(self, mcp::response(*id, Json::object()));
+    return respond(self, mcp::response(*id, Json::object()));
   if (!st.turn)
     return fail(self, *id, mcp::invalid_request, fmt::format("`{}` before initialize: send initialize first", cut_text(m)));
   if (m == "tools/list") {
@@ -236,12 +277,41 @@ void on_message(mcp_actor_t* self, const std::string& text) {
                   fmt::format("tools/list: cursor {} is not one this server gave; it lists every tool at once "
                               "and gives no cursor, so send tools/list without one",
                               cut_text(cursor->dump())));
-    return send(self, mcp::response(*id, mcp::tools_list_result(*st.config)));
+    return respond(self, mcp::response(*id, mcp::tools_list_result(*st.config)));
   }
   if (m == "tools/call")
     return call_tool(self, *id, params);
   fail(self, *id, mcp::method_not_found,
        fmt::format("unknown method `{}`: this server offers initialize, ping, tools/list and tools/call", cut_text(m)));
+}
+
+/// A batch (an array of messages): part of protocol 2025-03-26 only, where receiving
+/// one is a MUST; 2025-06-18 dropped them. Its responses go out as one array.
+void on_batch(mcp_actor_t* self, JsonArray& messages) {
+  auto& st = self->state;
+  if (st.version != mcp::batch_version)
+    return fail(self, Json(), mcp::invalid_request,
+                fmt::format("a message must be one JSON-RPC 2.0 object: batches (arrays) belong to protocol {} "
+                            "only, and this session agreed on {}",
+                            mcp::batch_version, st.version.empty() ? "none yet (send initialize first)" : st.version));
+  if (messages.empty())
+    return fail(self, Json(), mcp::invalid_request, "an empty batch: a batch holds one message or more");
+  auto batch = st.next_batch++;
+  st.batches[batch];
+  st.reading = batch;
+  for (auto& m : messages)
+    on_one(self, &m);
+  st.reading = 0;
+  send_batch_if_done(self, batch);
+}
+
+void on_message(mcp_actor_t* self, const std::string& text) {
+  auto msg = Json::parse(text);
+  if (!msg)
+    return fail(self, Json(), mcp::parse_error, "not JSON: " + msg.error());
+  if (msg->is_array())
+    return on_batch(self, msg->as_array());
+  on_one(self, &*msg);
 }
 
 mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, std::shared_ptr<const Config> config,

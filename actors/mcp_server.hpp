@@ -1,5 +1,6 @@
 // `jp-actors mcp`'s server (DESIGN.md "MCP"): one MCP session over JSON-RPC 2.0. It
-// answers initialize, ping, tools/list and tools/call; each tools/call goes through
+// answers initialize, ping, tools/list and tools/call (with protocol 2025-03-26 also
+// in a batch, answered with one array); each tools/call goes through
 // the session's turn -- the same registry, schema checks, permissions and stateful
 // protocol the assistant gets -- so a client's `spawn` and its later `fetch` or
 // `await` meet. Calls run concurrently, each answered when it ends. A call given a

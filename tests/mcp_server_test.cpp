@@ -232,6 +232,40 @@ CAF_TEST(a request whose id is not a string or an integer is refused with id nul
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }
 
+CAF_TEST(with protocol 2025-03-26 a batch is answered with one array of its responses) {
+  auto c = start();
+  // Before a version is agreed a batch is refused.
+  c->send_line(R"([{"jsonrpc":"2.0","id":"early","method":"ping"}])");
+  CAF_CHECK_EQUAL(error_code(c->next()), -32600);
+  auto init = c->call("initialize", Json::object().set("protocolVersion", "2025-03-26"));
+  CAF_REQUIRE(init.find("result"));
+  CAF_REQUIRE_EQUAL(init.find("result")->find("protocolVersion")->as_string(), "2025-03-26");
+  c->notify("notifications/initialized");
+  // A request, a notification (no response), a call, a refused call and a message that is no object.
+  c->send_line(R"([{"jsonrpc":"2.0","id":"p","method":"ping"},)"
+               R"({"jsonrpc":"2.0","method":"notifications/initialized"},)"
+               R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"shell","arguments":{"command":"echo batched"}}},)"
+               R"({"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":"nope"}},7])");
+  auto batch = c->next();
+  CAF_REQUIRE(batch.is_array());
+  std::map<std::string, Json> by_id;
+  for (auto& r : batch.as_array())
+    by_id[r.find("id")->is_string() ? r.find("id")->as_string() : r.find("id")->dump()] = r;
+  CAF_CHECK_EQUAL(batch.as_array().size(), 4u);
+  CAF_CHECK(by_id["p"].find("result") != nullptr);
+  CAF_CHECK(contains(text_of(by_id["c"]), "batched"));
+  CAF_CHECK_EQUAL(error_code(by_id["n"]), -32602);
+  CAF_CHECK_EQUAL(error_code(by_id["null"]), -32600);
+  // Notifications only: nothing is answered. An empty batch is an invalid request.
+  c->send_line(R"([{"jsonrpc":"2.0","method":"notifications/initialized"}])");
+  c->send_line("[]");
+  auto empty = c->next();
+  CAF_CHECK_EQUAL(error_code(empty), -32600);
+  CAF_CHECK(contains(error_message(empty), "an empty batch"));
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
 CAF_TEST(a spawn and a later await meet in the session and one shot calls answer whole) {
   auto c = session();
   auto spawned = c->call("tools/call", tool_call("shell", shell("echo from the handle",
@@ -539,6 +573,33 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   auto elsewhere = l.head("POST", sid);
   elsewhere.replace(0, 9, "POST /other");
   CAF_CHECK_EQUAL(http_exchange(l.port, elsewhere, ping.dump()).status, 404);
+}
+
+CAF_TEST(over HTTP with protocol 2025-03-26 a batch is answered on one event stream) {
+  auto l = serve_http();
+  auto init = l.post(l.request("initialize", Json::object()
+                                               .set("protocolVersion", "2025-03-26")
+                                               .set("capabilities", Json::object())
+                                               .set("clientInfo", Json::object().set("name", "t").set("version", "1"))));
+  auto sid = init.header("mcp-session-id");
+  CAF_REQUIRE(!sid.empty());
+  auto initialized = Json::object().set("jsonrpc", "2.0").set("method", "notifications/initialized");
+  auto ping = l.request("ping");
+  auto call = l.request("tools/call", tool_call("shell", shell("echo batched")));
+  auto answered = l.post(Json(JsonArray{ping, initialized, call}), sid);
+  CAF_REQUIRE_EQUAL(answered.status, 200);
+  auto events = answered.events();
+  CAF_REQUIRE_EQUAL(events.size(), 2u);
+  std::map<int64_t, Json> by_id;
+  for (auto& e : events)
+    by_id[e.find("id")->as_int()] = e;
+  CAF_CHECK(by_id[ping.find("id")->as_int()].find("result") != nullptr);
+  CAF_CHECK(contains(text_of(by_id[call.find("id")->as_int()]), "batched"));
+  // Notifications only: accepted with no body. An empty batch is refused.
+  CAF_CHECK_EQUAL(l.post(Json(JsonArray{initialized}), sid).status, 202);
+  auto empty = l.post(Json::array(), sid);
+  CAF_CHECK_EQUAL(empty.status, 400);
+  CAF_CHECK(contains(empty.body, "an empty batch"));
 }
 
 /// Spawns handle `s` running `sleeper` in session `sid`; it is running when this returns.

@@ -73,10 +73,12 @@ struct McpHttpConnection;
 /// A session: its port, and the event streams open for its requests.
 struct McpHttpSession {
   McpSessionPort port;
+  std::string version; // agreed at initialize
   bool ending = false;
   std::chrono::steady_clock::time_point active = std::chrono::steady_clock::now(); // its last request or message
   // Open event streams by request id (JSON text): held here, as no read or write of
-  // theirs is pending while they wait for the session's next message.
+  // theirs is pending while they wait for the session's next message. A batch's
+  // requests share one.
   std::map<std::string, std::shared_ptr<McpHttpConnection>> streams;
   std::map<std::string, std::string> progress;                     // progress token (JSON text) -> request id
   std::vector<std::string> order;                                  // request ids, oldest first
@@ -108,6 +110,10 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
   /// Request `key`'s stream ends without its answer (the client cancelled it: none
   /// comes), so it no longer holds its session from ending when idle.
   void end_stream(McpHttpSession& s, const std::string& key);
+  /// Whether `conn`'s stream still owes a response (a batch's has several).
+  bool owes(McpHttpSession& s, const McpHttpConnection& conn) {
+    return std::any_of(s.streams.begin(), s.streams.end(), [&](auto& c) { return c.second.get() == &conn; });
+  }
   /// Where a message that belongs to no request goes: the newest open stream.
   std::shared_ptr<McpHttpConnection> newest_stream(McpHttpSession& s);
   std::function<void(const std::string&)> writer(const std::string& sid) {
@@ -315,6 +321,7 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
   void handle(const http::request<http::string_body>& req);
   void handle_post(ServerState& st, const http::request<http::string_body>& req);
   void handle_delete(ServerState& st, const http::request<http::string_body>& req);
+  void handle_batch(ServerState& st, McpHttpSession& session, const JsonArray& messages);
 };
 
 bool McpHttpConnection::let_in(const http::request<http::string_body>& req) {
@@ -388,9 +395,11 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   auto msg = Json::parse(text);
   if (!msg)
     return respond_rpc_error(400, Json(), mcp::parse_error, "not JSON: " + msg.error());
-  if (!msg->is_object())
+  if (!msg->is_object() && !msg->is_array())
     return respond_rpc_error(400, Json(), mcp::invalid_request,
-                             "a message must be one JSON-RPC 2.0 object (MCP has no batches since 2025-06-18)");
+                             fmt::format("a message must be a JSON-RPC 2.0 object (or with protocol {} an array "
+                                         "of them, a batch), got {}",
+                                         mcp::batch_version, msg->type_name()));
   auto* method = msg->find("method");
   auto* id = msg->find("id");
   bool request = method && id;
@@ -407,6 +416,9 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
                                            kMaxSessions));
     auto sid = random_name_part() + random_name_part();
     auto session = std::make_shared<McpHttpSession>();
+    auto* params = msg->find("params");
+    auto* version = params && params->is_object() ? params->find("protocolVersion") : nullptr;
+    session->version = mcp::negotiate_version(version && version->is_string() ? version->as_string() : "");
     session->port = st.open(st.writer(sid));
     st.sessions[sid] = session;
     auto key = id->dump();
@@ -434,6 +446,8 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
                                            cut_text(std::string(version), 40), mcp::versions[0], mcp::versions[1],
                                            mcp::versions[2]));
   }
+  if (msg->is_array())
+    return handle_batch(st, session, msg->as_array());
   if (!request) { // a notification or a response: nothing to answer with
     respond(202, "");
     if (method && method->is_string() && method->as_string() == "notifications/cancelled")
@@ -455,6 +469,63 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
         session.progress[token->dump()] = key;
   start_stream({});
   session.port.deliver(text);
+}
+
+/// A batch (protocol 2025-03-26 only): its requests are answered on one event stream,
+/// each response an event, and the session reads its messages one by one. A batch
+/// with a message that is not an object, or a request with an id not allowed, is
+/// refused whole: an answer with id null would find no stream.
+void McpHttpConnection::handle_batch(ServerState& st, McpHttpSession& session, const JsonArray& messages) {
+  if (session.version != mcp::batch_version)
+    return respond_rpc_error(400, Json(), mcp::invalid_request,
+                             fmt::format("a batch (an array) belongs to protocol {} only, and this session agreed "
+                                         "on {}: POST one message at a time",
+                                         mcp::batch_version, session.version));
+  if (messages.empty())
+    return respond_rpc_error(400, Json(), mcp::invalid_request, "an empty batch: a batch holds one message or more");
+  std::vector<std::string> keys;
+  for (auto& m : messages) {
+    if (!m.is_object())
+      return respond_rpc_error(400, Json(), mcp::invalid_request,
+                               fmt::format("each message of a batch must be a JSON-RPC 2.0 object, got {}",
+                                           m.type_name()));
+    auto* id = m.find("id");
+    if (!m.find("method") || !id)
+      continue;
+    auto valid = mcp::request_id(*id);
+    if (!valid)
+      return respond_rpc_error(400, Json(), mcp::invalid_request, mcp::bad_id_message(*id));
+    auto key = valid->dump();
+    auto open = session.streams.find(key);
+    if ((open != session.streams.end() && !open->second->closed) || std::find(keys.begin(), keys.end(), key) != keys.end())
+      return respond_rpc_error(400, *valid, mcp::invalid_request,
+                               fmt::format("request id {} is already used by a request in flight", cut_text(key)));
+    keys.push_back(key);
+  }
+  for (auto& key : keys) {
+    session.streams[key] = shared_from_this();
+    session.order.push_back(key);
+  }
+  if (keys.empty())
+    respond(202, "");
+  else
+    start_stream({});
+  for (auto& m : messages) {
+    auto* method = m.find("method");
+    auto* params = m.find("params");
+    if (!params || !params->is_object())
+      continue;
+    auto* id = m.find("id");
+    if (auto* meta = params->find("_meta"); method && id && meta && meta->is_object())
+      if (auto* token = meta->find("progressToken"))
+        session.progress[token->dump()] = mcp::request_id(*id)->dump();
+    if (!id && method && method->is_string() && method->as_string() == "notifications/cancelled")
+      if (auto* cancelled = params->find("requestId"))
+        if (auto valid = mcp::request_id(*cancelled))
+          st.end_stream(session, valid->dump());
+  }
+  for (auto& m : messages)
+    session.port.deliver(m.dump());
 }
 
 void McpHttpConnection::handle_delete(ServerState& st, const http::request<http::string_body>& req) {
@@ -528,7 +599,7 @@ std::shared_ptr<McpHttpConnection> ServerState::take_stream(McpHttpSession& s, c
 }
 
 void ServerState::end_stream(McpHttpSession& s, const std::string& key) {
-  if (auto conn = take_stream(s, key); conn && !conn->closed && conn->streaming)
+  if (auto conn = take_stream(s, key); conn && !conn->closed && conn->streaming && !owes(s, *conn))
     conn->end_stream();
 }
 
@@ -565,7 +636,8 @@ void ServerState::route(const std::string& sid, const std::string& text) {
     if (conn && !conn->closed) {
       reached();
       conn->event(text);
-      conn->end_stream();
+      if (!owes(s, *conn))
+        conn->end_stream();
     }
     return;
   }

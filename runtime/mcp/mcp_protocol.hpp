@@ -17,6 +17,9 @@ namespace jp::mcp {
 /// The versions this server speaks, newest first.
 inline constexpr std::string_view versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
 
+/// The one version with JSON-RPC batches (a receiver MUST take them; 2025-06-18 dropped them).
+inline constexpr std::string_view batch_version = "2025-03-26";
+
 /// The version to answer an `initialize` asking for `requested` with: that one when
 /// this server speaks it, else the newest (MCP: the client then stays or leaves).
 std::string_view negotiate_version(std::string_view requested);
