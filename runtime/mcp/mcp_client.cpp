@@ -97,7 +97,9 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     std::function<void(std::string)> progress;
     std::shared_ptr<boost::asio::steady_timer> timer;
     std::string method;
+    Json params;            // kept to send it again in a new session (HTTP)
     bool task_call = false; // a tools/call asked to be made a task
+    bool resent = false;    // sent again in a new session: a second 404 fails it
   };
   // By request id. Answers may hold the state: they are all let go of when the
   // server exits (fail_all), which the client's end brings about.
@@ -116,6 +118,89 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   std::map<int64_t, TaskCall> tasks; // by the call's number
   std::set<int64_t> cancelled_calls;  // cancelled before their answer came (a task may still)
   std::atomic<int64_t> next_id{1};
+  // HTTP: the server forgot our session (404), and a new one is being started. What
+  // is asked meanwhile waits for it, with the requests the 404 answered.
+  bool renewing = false;
+  std::vector<int64_t> awaiting_session;
+
+  static Json initialize_params() {
+    return Json::object()
+      .set("protocolVersion", std::string(mcp::versions[0]))
+      .set("capabilities", Json::object())
+      .set("clientInfo", Json::object().set("name", "jp-actors").set("version", "0.2.0"));
+  }
+
+  /// What is wrong with `reply` to a request of the start ("" nothing: it has a result).
+  std::string refusal(const Json& reply) const {
+    if (auto* e = reply.find("error")) {
+      auto* m = e->find("message");
+      auto text = m && m->is_string() ? m->as_string() : e->dump();
+      return e->find("local") ? text : fmt::format("MCP server `{}`: {}", server.name, text);
+    }
+    if (!reply.find("result") || !reply.find("result")->is_object())
+      return fmt::format("MCP server `{}` answered without a result: {}", server.name, cut_text(reply.dump(), 200));
+    return "";
+  }
+
+  /// initialize's result taken in: the version agreed, what the server offers.
+  void agree(const Json& result) {
+    if (auto* v = result.find("protocolVersion"); v && v->is_string() && http)
+      http->set_version(v->as_string());
+    auto* caps = result.find("capabilities");
+    auto* tasks = caps && caps->is_object() ? caps->find("tasks") : nullptr;
+    auto* requests = tasks && tasks->is_object() ? tasks->find("requests") : nullptr;
+    auto* tools = requests && requests->is_object() ? requests->find("tools") : nullptr;
+    tasks_offered = tools && tools->is_object() && tools->find("call");
+  }
+
+  /// Request `id`, sent in `session`, got HTTP 404: the server forgot that session and
+  /// did not run it (MCP: the client starts a new session). It is sent again, once, in
+  /// a new session -- one for all the requests the 404 hit.
+  void on_session_lost(int64_t id, const std::string& session, const std::string& why) {
+    auto it = pending.find(id);
+    if (it == pending.end())
+      return; // given up meanwhile
+    if (it->second.resent)
+      return on_failed(id,
+                       fmt::format("{}, nor the new session jp-actors started for this request: the server "
+                                   "forgets its sessions at once; look into the server",
+                                   why),
+                       false);
+    it->second.resent = true;
+    awaiting_session.push_back(id);
+    if (renewing)
+      return; // sent when the new session is there
+    if (http->session() != session)
+      return resend_awaiting(); // a new session was started since it went out
+    renewing = true;
+    http->new_session(); // initialize goes without the dead session's id
+    request("initialize", initialize_params(), [weak = weak_from_this(), why](const Json& reply) {
+      auto s = weak.lock();
+      if (!s)
+        return;
+      s->renewing = false;
+      if (auto failed = s->refusal(reply); !failed.empty()) {
+        auto* e = reply.find("error");
+        bool transient = e && e->find("transient");
+        auto ids = std::exchange(s->awaiting_session, {});
+        for (auto waiting : ids)
+          s->on_failed(waiting, fmt::format("{}, and a new session could not be started: {}", why, failed),
+                       transient);
+        return;
+      }
+      s->agree(*reply.find("result"));
+      s->send(mcp::notification("notifications/initialized", Json::object()));
+      s->resend_awaiting();
+    });
+  }
+
+  /// Sends the requests that waited for a new session (those still out) in it.
+  void resend_awaiting() {
+    auto ids = std::exchange(awaiting_session, {});
+    for (auto id : ids)
+      if (auto it = pending.find(id); it != pending.end())
+        send(mcp::request(id, it->second.method, it->second.params));
+  }
 
   std::string stderr_said() const {
     if (http)
@@ -131,6 +216,13 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   }
 
   void send(const Json& message) {
+    if (http && renewing) {
+      // Only the new session's initialize goes now: a notification or answer of the
+      // forgotten session means nothing in the new one, and requests wait (request).
+      auto* method = message.find("method");
+      if (!method || !method->is_string() || method->as_string() != "initialize")
+        return;
+    }
     if (http)
       http->send(message);
     else if (process) // not yet only for what a server says before it was asked anything
@@ -175,6 +267,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   /// Ends every request out with `why` (the server is gone).
   void fail_all(const std::string& why) {
     gone = why;
+    awaiting_session.clear();
     line.clear();
     auto out = std::move(pending);
     pending.clear();
@@ -389,8 +482,12 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       id = next_id++;
     if (!gone.empty())
       return answer(local_error(gone));
-    auto& p = pending[id] = Pending{std::move(answer), std::move(progress), nullptr, method};
+    auto& p = pending[id] = Pending{std::move(answer), std::move(progress), nullptr, method, params};
     arm(id, p);
+    if (renewing && method != "initialize") {
+      awaiting_session.push_back(id); // sent once the new session is there
+      return;
+    }
     send(mcp::request(id, method, std::move(params)));
   }
 
@@ -480,6 +577,10 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
       [weak](int64_t id, const std::string& why, bool transient) {
         if (auto s = weak.lock())
           s->on_failed(id, why, transient);
+      },
+      [weak](int64_t id, const std::string& session, const std::string& why) {
+        if (auto s = weak.lock())
+          s->on_session_lost(id, session, why);
       });
   else if (auto started = start_process(io, st, cwd); !started)
     return Error{started.error};
@@ -500,16 +601,7 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
         why += "; " + said;
       outcome->set_value(std::move(why));
     });
-  auto failed = [st](const Json& reply) -> std::string {
-    if (auto* e = reply.find("error")) {
-      auto* m = e->find("message");
-      auto text = m && m->is_string() ? m->as_string() : e->dump();
-      return e->find("local") ? text : fmt::format("MCP server `{}`: {}", st->server.name, text);
-    }
-    if (!reply.find("result") || !reply.find("result")->is_object())
-      return fmt::format("MCP server `{}` answered without a result: {}", st->server.name, cut_text(reply.dump(), 200));
-    return "";
-  };
+  auto failed = [st](const Json& reply) { return st->refusal(reply); };
   auto list = std::make_shared<std::function<void(Json, size_t)>>();
   *list = [st, finish, failed, list](Json cursor, size_t page) {
     Json params = Json::object();
@@ -543,21 +635,10 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
     });
   };
   io.post([st, finish, failed, list] {
-    auto params = Json::object()
-                    .set("protocolVersion", std::string(mcp::versions[0]))
-                    .set("capabilities", Json::object())
-                    .set("clientInfo", Json::object().set("name", "jp-actors").set("version", "0.2.0"));
-    st->request("initialize", std::move(params), [st, finish, failed, list](const Json& reply) {
+    st->request("initialize", State::initialize_params(), [st, finish, failed, list](const Json& reply) {
       if (auto why = failed(reply); !why.empty())
         return (*finish)(why);
-      auto& result = *reply.find("result");
-      if (auto* v = result.find("protocolVersion"); v && v->is_string() && st->http)
-        st->http->set_version(v->as_string());
-      auto* caps = result.find("capabilities");
-      auto* tasks = caps && caps->is_object() ? caps->find("tasks") : nullptr;
-      auto* requests = tasks && tasks->is_object() ? tasks->find("requests") : nullptr;
-      auto* tools = requests && requests->is_object() ? requests->find("tools") : nullptr;
-      st->tasks_offered = tools && tools->is_object() && tools->find("call");
+      st->agree(*reply.find("result"));
       st->send(mcp::notification("notifications/initialized", Json::object()));
       (*list)(Json(), 0);
     });

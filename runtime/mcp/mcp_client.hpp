@@ -7,6 +7,8 @@
 // tool (MCP 2025-11-25's experimental tasks), the call is made a task: tools/call
 // answers with the task at once, its status is polled (tasks/get; its status message
 // is progress), its result fetched (tasks/result), and cancel() is tasks/cancel.
+// A url server that forgot our session (HTTP 404) is given a new one (initialize
+// again), and what the 404 answered is sent again in it, once.
 // A server that exits or never answers fails what is out at it with an error naming
 // the server and the tail of its stderr. No CAF here: callbacks come on the io thread.
 #pragma once

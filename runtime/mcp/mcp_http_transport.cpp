@@ -37,6 +37,7 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
   McpServerConfig server;
   Deliver deliver;
   Failed failed;
+  SessionLost lost;
   std::atomic<bool> closing{false};
   std::mutex mtx; // guards what follows
   std::string session_id;
@@ -60,7 +61,8 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     });
   }
 
-  HttpPost request_to(std::string method, std::string body) {
+  /// `sent_session`: the session id it goes with ("" none).
+  HttpPost request_to(std::string method, std::string body, std::string* sent_session = nullptr) {
     HttpPost p;
     p.method = std::move(method);
     p.url = server.url;
@@ -70,6 +72,8 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
       std::lock_guard lock(mtx);
       if (!session_id.empty())
         p.headers.push_back("Mcp-Session-Id: " + session_id);
+      if (sent_session)
+        *sent_session = session_id;
       if (!version.empty())
         p.headers.push_back("MCP-Protocol-Version: " + version);
     }
@@ -83,7 +87,8 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
                 int64_t request, bool initialize, std::shared_ptr<std::atomic<bool>> abandoned) {
     if (before.valid())
       before.wait();
-    auto post = request_to("POST", std::move(body));
+    std::string sent_session;
+    auto post = request_to("POST", std::move(body), &sent_session);
     HttpLimits limits;
     limits.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(server.timeout_secs * 1000));
     // A request's answer may be a long quiet stream: its own timer bounds the wait. A
@@ -133,12 +138,16 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     case http_failure::none:
       if (ok)
         return fail_later(request, fmt::format("{} ended its answer without the response", where), true);
-      if (r.status == 404 && !initialize)
-        return fail_later(request,
-                          fmt::format("{} no longer knows this session (HTTP 404: {}); it is started anew when "
-                                      "jp-actors starts again",
-                                      where, refusal_text(r.error_body)),
-                          true);
+      if (r.status == 404 && !initialize && !sent_session.empty()) {
+        auto why = fmt::format("{} no longer knows the session jp-actors had with it (HTTP 404: {})", where,
+                               refusal_text(r.error_body));
+        if (!lost)
+          return fail_later(request, why, false);
+        return io->post([self = shared_from_this(), request, sent_session, why] {
+          if (!self->closing)
+            self->lost(request, sent_session, why);
+        });
+      }
       return fail_later(request, fmt::format("{} refused the request: HTTP {}: {}", where, r.status,
                                              refusal_text(r.error_body)),
                         r.status >= 500 || r.status == 429);
@@ -169,12 +178,14 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
   }
 };
 
-McpHttpTransport::McpHttpTransport(IoThread& io, const McpServerConfig& server, Deliver deliver, Failed failed)
+McpHttpTransport::McpHttpTransport(IoThread& io, const McpServerConfig& server, Deliver deliver, Failed failed,
+                                   SessionLost lost)
     : impl_(std::make_shared<Impl>()) {
   impl_->io = &io;
   impl_->server = server;
   impl_->deliver = std::move(deliver);
   impl_->failed = std::move(failed);
+  impl_->lost = std::move(lost);
 }
 
 McpHttpTransport::~McpHttpTransport() {
@@ -218,6 +229,17 @@ void McpHttpTransport::abandon(int64_t id) {
 void McpHttpTransport::set_version(const std::string& version) {
   std::lock_guard lock(impl_->mtx);
   impl_->version = version;
+}
+
+std::string McpHttpTransport::session() const {
+  std::lock_guard lock(impl_->mtx);
+  return impl_->session_id;
+}
+
+void McpHttpTransport::new_session() {
+  std::lock_guard lock(impl_->mtx);
+  impl_->session_id.clear();
+  impl_->version.clear();
 }
 
 void McpHttpTransport::close() {

@@ -5,6 +5,8 @@
 // message by message, on the io thread, with the id of the request it came for.
 // The session id the server gives with its answer to `initialize` goes with every
 // later message, with the protocol version agreed; close() ends the session (DELETE).
+// A 404 to a message of a session means the server forgot it: McpClient is told, and
+// starts a new one (new_session, initialize) and sends the request again.
 // Notifications keep their order with what is sent after them.
 #pragma once
 
@@ -28,8 +30,13 @@ public:
   /// Request `id` got no answer: why, and whether trying later may work. On the io
   /// thread, after everything its POST delivered (a no-op when its answer came).
   using Failed = std::function<void(int64_t id, const std::string& why, bool transient)>;
+  /// Request `id`, sent in session `session`, was answered HTTP 404: the server no
+  /// longer knows that session, so it did not run the request. `why` says so. On the
+  /// io thread. Without it, such a request fails (Failed).
+  using SessionLost = std::function<void(int64_t id, const std::string& session, const std::string& why)>;
 
-  McpHttpTransport(IoThread& io, const McpServerConfig& server, Deliver deliver, Failed failed);
+  McpHttpTransport(IoThread& io, const McpServerConfig& server, Deliver deliver, Failed failed,
+                   SessionLost lost = {});
   ~McpHttpTransport(); // close()
 
   /// Sends one message. Any thread.
@@ -39,6 +46,11 @@ public:
   void abandon(int64_t id);
   /// The protocol version agreed at initialize (sent as MCP-Protocol-Version).
   void set_version(const std::string& version);
+  /// The session id messages go with now ("" before initialize's answer).
+  std::string session() const;
+  /// Forgets the session id and version: what is sent next (initialize) starts a new
+  /// session.
+  void new_session();
   /// Ends the session (DELETE, briefly waited for) and every POST still out; joins
   /// their threads. Nothing is delivered after it.
   void close();

@@ -1,0 +1,170 @@
+// The MCP client over Streamable HTTP against a scripted server (fake_provider_server.hpp
+// answers each POST with the next scripted response and keeps what it was sent): a
+// server that forgets its session (HTTP 404) gets a new one, and the request again.
+#define CAF_SUITE mcp_client_http
+#include <caf/test/unit_test.hpp>
+
+#include <future>
+
+#include "fake_provider_server.hpp"
+#include "runtime/mcp/mcp_client.hpp"
+#include "runtime/process/io_thread.hpp"
+#include "contains.hpp"
+
+using namespace jp;
+using namespace jp::testing;
+
+namespace {
+
+/// The answer to request `id`, as an event stream; `session`: the session it starts.
+FakeResponse answer(int64_t id, Json result, const std::string& session = "") {
+  FakeResponse r;
+  r.body = "event: message\ndata: " +
+           Json::object().set("jsonrpc", "2.0").set("id", id).set("result", std::move(result)).dump() + "\n\n";
+  if (!session.empty())
+    r.headers.push_back("Mcp-Session-Id: " + session);
+  return r;
+}
+
+FakeResponse initialized(int64_t id, const std::string& session, const std::string& version = "2025-06-18") {
+  return answer(id,
+                Json::object()
+                  .set("protocolVersion", version)
+                  .set("capabilities", Json::object().set("tools", Json::object()))
+                  .set("serverInfo", Json::object().set("name", "scripted").set("version", "1")),
+                session);
+}
+
+FakeResponse accepted() { // a notification's answer
+  FakeResponse r;
+  r.status = 202;
+  return r;
+}
+
+FakeResponse text(int64_t id, const std::string& said) {
+  return answer(id, Json::object().set("content", Json::array().push(
+                                                    Json::object().set("type", "text").set("text", said))));
+}
+
+FakeResponse session_not_found() {
+  FakeResponse r;
+  r.status = 404;
+  r.body = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}})";
+  return r;
+}
+
+/// A server's start: initialize (session s1), notifications/initialized, tools/list
+/// with one tool. Requests 1 and 2.
+void script_start(FakeProviderServer& fake) {
+  fake.push(initialized(1, "s1"));
+  fake.push(accepted());
+  fake.push(answer(2, Json::object().set(
+                        "tools", Json::array().push(Json::object()
+                                                      .set("name", "echo")
+                                                      .set("inputSchema", Json::object().set("type", "object"))))));
+}
+
+McpServerConfig server_at(FakeProviderServer& fake) {
+  McpServerConfig server;
+  server.name = "web";
+  server.url = fake.base_url() + "/mcp";
+  server.timeout_secs = 60; // against a hang only
+  return server;
+}
+
+ToolState call(jp::McpClient& client) {
+  std::promise<ToolState> done;
+  auto state = done.get_future();
+  client.call("echo", Json::object(), {}, [&done](ToolState s) { done.set_value(std::move(s)); });
+  return state.get();
+}
+
+std::string method_of(const FakeProviderServer::Seen& seen) {
+  auto body = Json::parse(seen.body);
+  auto* m = body && body->is_object() ? body->find("method") : nullptr;
+  return m && m->is_string() ? m->as_string() : "";
+}
+
+std::string header(const FakeProviderServer::Seen& seen, const std::string& name) {
+  auto it = seen.headers.find(name);
+  return it == seen.headers.end() ? "(none)" : it->second;
+}
+
+} // namespace
+
+CAF_TEST(a server that forgot the session is given a new one and the call is sent again in it) {
+  FakeProviderServer fake;
+  script_start(fake);
+  fake.push(text(3, "first"));
+  fake.push(session_not_found()); // request 4: the server forgot session s1
+  fake.push(initialized(5, "s2"));
+  fake.push(accepted());
+  fake.push(text(4, "second"));
+  fake.push(text(6, "third"));
+  std::vector<FakeProviderServer::Seen> seen;
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server_at(fake), ".");
+    CAF_REQUIRE(client);
+    auto first = call(**client);
+    CAF_CHECK(first.ok);
+    CAF_CHECK_EQUAL(first.content, "first");
+    auto second = call(**client);
+    CAF_CHECK(second.ok);
+    CAF_CHECK_EQUAL(second.content, "second");
+    CAF_CHECK_EQUAL(second.error.message, "");
+    auto third = call(**client);
+    CAF_CHECK_EQUAL(third.content, "third");
+    seen = fake.requests();
+  }
+  CAF_REQUIRE_GREATER_OR_EQUAL(seen.size(), 9u);
+  CAF_CHECK_EQUAL(method_of(seen[4]), "tools/call");
+  CAF_CHECK_EQUAL(header(seen[4], "mcp-session-id"), "s1");
+  // A new initialize, without the dead session's id or version.
+  CAF_CHECK_EQUAL(method_of(seen[5]), "initialize");
+  CAF_CHECK_EQUAL(header(seen[5], "mcp-session-id"), "(none)");
+  CAF_CHECK_EQUAL(header(seen[5], "mcp-protocol-version"), "(none)");
+  CAF_CHECK_EQUAL(method_of(seen[6]), "notifications/initialized");
+  CAF_CHECK_EQUAL(header(seen[6], "mcp-session-id"), "s2");
+  // The call again, and the next one, in the new session.
+  for (size_t i : {7u, 8u}) {
+    CAF_CHECK_EQUAL(method_of(seen[i]), "tools/call");
+    CAF_CHECK_EQUAL(header(seen[i], "mcp-session-id"), "s2");
+    CAF_CHECK_EQUAL(header(seen[i], "mcp-protocol-version"), "2025-06-18");
+  }
+}
+
+CAF_TEST(a call the new session does not know either fails saying so) {
+  FakeProviderServer fake;
+  script_start(fake);
+  fake.push(session_not_found()); // request 3
+  fake.push(initialized(4, "s2"));
+  fake.push(accepted());
+  fake.push(session_not_found()); // request 3 again
+  IoThread io;
+  auto client = jp::McpClient::start(io, server_at(fake), ".");
+  CAF_REQUIRE(client);
+  auto r = call(**client);
+  CAF_CHECK(!r.ok);
+  CAF_CHECK(contains(r.error.message, "no longer knows the session jp-actors had with it (HTTP 404: Session not found)"));
+  CAF_CHECK(contains(r.error.message, "nor the new session jp-actors started for this request"));
+  CAF_CHECK(!r.error.transient);
+  CAF_CHECK_EQUAL(fake.requests().size(), 7u); // once again only, in one new session
+}
+
+CAF_TEST(a call fails naming why when no new session can be started) {
+  FakeProviderServer fake;
+  script_start(fake);
+  fake.push(session_not_found()); // request 3
+  FakeResponse refused;
+  refused.status = 403;
+  refused.body = R"({"jsonrpc":"2.0","id":4,"error":{"code":-32000,"message":"no more sessions"}})";
+  fake.push(refused);
+  IoThread io;
+  auto client = jp::McpClient::start(io, server_at(fake), ".");
+  CAF_REQUIRE(client);
+  auto r = call(**client);
+  CAF_CHECK(!r.ok);
+  CAF_CHECK(contains(r.error.message, "a new session could not be started"));
+  CAF_CHECK(contains(r.error.message, "HTTP 403: no more sessions"));
+}
