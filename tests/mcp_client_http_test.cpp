@@ -168,3 +168,21 @@ CAF_TEST(a call fails naming why when no new session can be started) {
   CAF_CHECK(contains(r.error.message, "a new session could not be started"));
   CAF_CHECK(contains(r.error.message, "HTTP 403: no more sessions"));
 }
+
+CAF_TEST(a url server answering a protocol version jp-actors does not speak does not start) {
+  FakeProviderServer fake;
+  fake.push(initialized(1, "s1", "1999-01-01"));
+  std::vector<FakeProviderServer::Seen> seen;
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server_at(fake), ".");
+    CAF_REQUIRE(!client);
+    CAF_CHECK(contains(client.error(), "MCP server `web` answered initialize with protocol version 1999-01-01, "
+                                       "which jp-actors does not speak (it speaks 2025-06-18, 2025-03-26, "
+                                       "2024-11-05)"));
+    seen = fake.requests();
+  }
+  // Nothing went with the version it answered (its session's end neither).
+  for (auto& r : seen)
+    CAF_CHECK_EQUAL(header(r, "mcp-protocol-version"), "(none)");
+}

@@ -1,9 +1,11 @@
 #include "runtime/mcp/mcp_client.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <future>
 #include <map>
 #include <optional>
@@ -24,6 +26,9 @@ constexpr size_t kLineMax = 64u << 20; // a longer line is the server's fault
 constexpr size_t kMaxTools = 1000;     // tools/list pages are asked for until this many
 constexpr size_t kMaxToolPages = 100;  // or until this many pages (a server paging without end)
 constexpr int64_t kTaskTtlMs = 24 * 3600 * 1000; // how long a task's result is asked to be kept
+// Tasks are MCP 2025-11-25's: under an older version agreed, a server's offer of
+// them is not part of the protocol spoken, and is not taken up.
+constexpr std::string_view kTasksSince = "2025-11-25";
 // At the end, how long a stdio server whose stdin we closed has to exit on its own
 // before it gets TERM (and KILL 500 ms later).
 constexpr auto kOwnExit = std::chrono::milliseconds(1000);
@@ -142,15 +147,24 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     return "";
   }
 
-  /// initialize's result taken in: the version agreed, what the server offers.
-  void agree(const Json& result) {
-    if (auto* v = result.find("protocolVersion"); v && v->is_string() && http)
-      http->set_version(v->as_string());
+  /// initialize's result taken in: the version agreed, what the server offers. Why
+  /// the server cannot be used ("" it can): a version jp-actors does not speak (MCP:
+  /// the client then disconnects).
+  std::string agree(const Json& result) {
+    auto* v = result.find("protocolVersion");
+    auto version = v && v->is_string() ? v->as_string() : std::string();
+    if (std::find(std::begin(mcp::versions), std::end(mcp::versions), version) == std::end(mcp::versions))
+      return fmt::format("MCP server `{}` answered initialize with protocol version {}, which jp-actors does not "
+                         "speak (it speaks {}); use a version of the server that speaks one of these",
+                         server.name, v && v->is_string() ? version : v ? v->dump() : "(none)", fmt::join(mcp::versions, ", "));
+    if (http)
+      http->set_version(version);
     auto* caps = result.find("capabilities");
     auto* tasks = caps && caps->is_object() ? caps->find("tasks") : nullptr;
     auto* requests = tasks && tasks->is_object() ? tasks->find("requests") : nullptr;
     auto* tools = requests && requests->is_object() ? requests->find("tools") : nullptr;
-    tasks_offered = tools && tools->is_object() && tools->find("call");
+    tasks_offered = version >= kTasksSince && tools && tools->is_object() && tools->find("call");
+    return "";
   }
 
   /// Request `id`, sent in `session`, got HTTP 404: the server forgot that session and
@@ -179,7 +193,10 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       if (!s)
         return;
       s->renewing = false;
-      if (auto failed = s->refusal(reply); !failed.empty()) {
+      auto failed = s->refusal(reply);
+      if (failed.empty())
+        failed = s->agree(*reply.find("result"));
+      if (!failed.empty()) {
         auto* e = reply.find("error");
         bool transient = e && e->find("transient");
         auto ids = std::exchange(s->awaiting_session, {});
@@ -188,7 +205,6 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
                        transient);
         return;
       }
-      s->agree(*reply.find("result"));
       s->send(mcp::notification("notifications/initialized", Json::object()));
       s->resend_awaiting();
     });
@@ -638,7 +654,8 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
     st->request("initialize", State::initialize_params(), [st, finish, failed, list](const Json& reply) {
       if (auto why = failed(reply); !why.empty())
         return (*finish)(why);
-      st->agree(*reply.find("result"));
+      if (auto why = st->agree(*reply.find("result")); !why.empty())
+        return (*finish)(why); // the client's end closes the server
       st->send(mcp::notification("notifications/initialized", Json::object()));
       (*list)(Json(), 0);
     });

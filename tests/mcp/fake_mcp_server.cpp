@@ -19,7 +19,8 @@
 //   shape {data, note}    answers its arguments as JSON (data: an object; note: anyOf
 //                         a string or null)
 // With JP_FAKE_MCP_ENDLESS_PAGES set, tools/list pages without end (see there).
-// `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
+// `fake_mcp_server --version V` answers initialize with protocol version V (else
+// 2025-06-18). `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
 // status 3 before reading anything. With JP_FAKE_MCP_EOF set, the end of its stdin
 // writes "read to the end" to that file before it exits. With JP_FAKE_MCP_REFUSED
 // set, every message it refuses (a client's breach of JSON-RPC or MCP) is appended to
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot start: no config\n");
     return 3;
   }
+  std::string version = argc > 2 && std::string(argv[1]) == "--version" ? argv[2] : "2025-06-18";
   std::map<std::string, Waiting> waiting; // by request id, dumped
   std::map<std::string, Waiting> jobs;    // tasks, by task id
   int next_task = 0;
@@ -219,7 +221,7 @@ int main(int argc, char** argv) {
       if (m == "initialize") {
         initialized = true;
         send(reply(*id, Json::object()
-                          .set("protocolVersion", "2025-06-18")
+                          .set("protocolVersion", version)
                           .set("capabilities", Json::object()
                                                  .set("tools", Json::object())
                                                  .set("tasks", Json::object().set(
