@@ -229,15 +229,29 @@ CAF_TEST(an embedded runtime offers the tools of its MCP servers and notes the o
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
-CAF_TEST(a tool offered as a task by a server that agreed to 2025-06-18 is called without a task) {
-  // Tasks are MCP 2025-11-25's: the fake server offers them (capabilities.tasks, and
-  // `job` with taskSupport "required") but answers initialize with 2025-06-18, so
-  // they are not part of the protocol agreed. The call goes as a plain tools/call,
-  // which `job` refuses. (As a task it would end at once: UNTIL exists.)
-  auto r = run(steps({call("demo__job", fmt::format(R"({{ until = "{}", log = "{}/log" }})", dir.path.string(),
-                                                    dir.path.string()))}));
+CAF_TEST(a tool the server offers as a task is called as one with its status in fetch and tasks cancel on abort) {
+  auto until = (dir.path / "go").string();
+  auto log = (dir.path / "cancelled.log").string();
+  // A spawn's look waits for the task's first status.
+  auto r = run(steps({call("demo__job", fmt::format(R"({{ action = "spawn", id = "j", until = "{}", log = "{}", wait_ms = 10000 }})", until, log)),
+                      call("shell", fmt::format(R"({{ command = "touch '{}'" }})", until)) +
+                        call("await", R"({ all = ["j"], timeout_secs = 60 })"),
+                      call("demo__job", fmt::format(R"({{ action = "spawn", id = "k", until = "{}/nothing", log = "{}", wait_ms = 10000 }})",
+                                                    dir.path.string(), log)),
+                      call("demo__job", R"({ action = "abort", id = "k" })")}),
+               "[mcp.servers.demo.tools.job]\nstateful = true\n");
   JP_REQUIRE_OK(r);
-  CAF_CHECK(contains(content(results_of(r), "main", 1, 0), "job runs only as a task"));
+  auto res = results_of(r);
+  // The task's status message is its progress; its result comes by tasks/result.
+  CAF_CHECK(contains(content(res, "main", 1, 0), "job waiting for " + until));
+  CAF_CHECK(contains(content(res, "main", 2, 1), R"({"id":"j","state":"stopped","result":"job done"})"));
+  CAF_CHECK(contains(content(res, "main", 3, 0), "job waiting for"));
+  CAF_CHECK(contains(content(res, "main", 4, 0), "aborted"));
+  // The abort was tasks/cancel for the task, and ended once the server answered it.
+  std::ifstream in(log);
+  std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK(contains(said, "task-cancelled task-2"));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
 CAF_TEST(a server answering a protocol version jp-actors does not speak does not start and is named) {

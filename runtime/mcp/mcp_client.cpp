@@ -26,9 +26,6 @@ constexpr size_t kLineMax = 64u << 20; // a longer line is the server's fault
 constexpr size_t kMaxTools = 1000;     // tools/list pages are asked for until this many
 constexpr size_t kMaxToolPages = 100;  // or until this many pages (a server paging without end)
 constexpr int64_t kTaskTtlMs = 24 * 3600 * 1000; // how long a task's result is asked to be kept
-// Tasks are MCP 2025-11-25's: under an older version agreed, a server's offer of
-// them is not part of the protocol spoken, and is not taken up.
-constexpr std::string_view kTasksSince = "2025-11-25";
 // At the end, how long a stdio server whose stdin we closed has to exit on its own
 // before it gets TERM (and KILL 500 ms later).
 constexpr auto kOwnExit = std::chrono::milliseconds(1000);
@@ -163,7 +160,10 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     auto* tasks = caps && caps->is_object() ? caps->find("tasks") : nullptr;
     auto* requests = tasks && tasks->is_object() ? tasks->find("requests") : nullptr;
     auto* tools = requests && requests->is_object() ? requests->find("tools") : nullptr;
-    tasks_offered = version >= kTasksSince && tools && tools->is_object() && tools->find("call");
+    // Tasks are MCP 2025-11-25's; a server that offers them while agreeing to an older
+    // version (ours is 2025-06-18) is taken at its word: a tool it runs only as a task
+    // could not be called otherwise, and a server that keeps to its version offers none.
+    tasks_offered = tools && tools->is_object() && tools->find("call");
     return "";
   }
 

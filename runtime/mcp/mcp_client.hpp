@@ -4,10 +4,9 @@
 // mcp_http_transport). start() initializes it and lists its tools; call() runs one
 // tools/call with a progress token, passing the server's progress and log messages
 // on; cancel() sends notifications/cancelled. Where the server offers tasks for a
-// tool (MCP 2025-11-25's experimental tasks) and that version was agreed, the call
-// is made a task: tools/call answers with the task at once, its status is polled
-// (tasks/get; its status message is progress), its result fetched (tasks/result),
-// and cancel() is tasks/cancel. A server answering initialize with a protocol
+// tool (MCP 2025-11-25's experimental tasks), the call is made a task: tools/call
+// answers with the task at once, its status is polled (tasks/get; its status message
+// is progress), its result fetched (tasks/result), and cancel() is tasks/cancel. A server answering initialize with a protocol
 // version jp-actors does not speak (mcp::versions) does not start. A url server that
 // forgot our session (HTTP 404) is given a new one (initialize again), and what the
 // 404 answered is sent again in it, once.
