@@ -57,17 +57,8 @@ Json encode(const InquiryRequestEvent& e) {
   if (e.question)
     return head(e.kind).set("tool", e.tool).set("question", to_json(*e.question));
   auto handles = Json::array();
-  // As the inquiry was asked (llm_inquiry): its state and output's last line too.
-  for (auto& h : e.handles) {
-    auto item = Json::object()
-                  .set("id", h.id)
-                  .set("tool", h.tool)
-                  .set("state", std::string(to_string(h.state.kind)))
-                  .set("elapsed_secs", h.elapsed_secs);
-    if (!h.progress.last_line.empty())
-      item.set("output_preview", h.progress.last_line);
-    handles.push(std::move(item));
-  }
+  for (auto& h : e.handles) // as the inquiry was asked about them
+    handles.push(inquiry_handle_json(h));
   return head(e.kind).set("handles", std::move(handles));
 }
 

@@ -1024,6 +1024,17 @@ std::optional<turn_end_outcome> turn_end_outcome_from(std::string_view s) {
 
 namespace jp {
 
+Json inquiry_handle_json(const HandleSummary& h) {
+  auto item = Json::object()
+                .set("id", h.id)
+                .set("tool", h.tool)
+                .set("state", std::string(to_string(h.state.kind)))
+                .set("elapsed_secs", h.elapsed_secs);
+  if (!h.progress.last_line.empty())
+    item.set("output_preview", h.progress.last_line);
+  return item;
+}
+
 Json turn_end_json(const HandleSummary& h) {
   Json x = Json::object();
   x.set("id", h.id).set("tool", h.tool).set("policy", std::string(to_string(h.outcome)));

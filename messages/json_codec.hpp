@@ -75,6 +75,10 @@ Result<Notification> notification_from_json(const Json& j);
 /// outcome), plus "result" or "error" when the turn end waited for it (its result
 /// is the assistant's).
 Json turn_end_json(const HandleSummary& h);
+/// A handle still running as a turn end's inquiry asks about it (and the stored
+/// inquiry_request records it): {"id","tool","state","elapsed_secs"}, and
+/// "output_preview" (its output's last line) when there is one.
+Json inquiry_handle_json(const HandleSummary& h);
 /// The await result as the assistant sees it, written directly: an await over
 /// hundreds of handles answers without building a tree first (to_json reads it back).
 std::string await_result_text(const AwaitResult& r);

@@ -141,7 +141,8 @@ Json property_schema(const ParameterConfig& p, dialect d, std::string_view note 
   return s;
 }
 
-Json one_shot_schema(const ToolConfig& t, dialect d) {
+/// The tool's own parameters as a schema's `properties` and `required`.
+std::pair<Json, Json> parameter_properties(const ToolConfig& t, dialect d) {
   auto properties = Json::object();
   auto required = Json::array();
   for (auto& p : t.parameters) {
@@ -149,6 +150,11 @@ Json one_shot_schema(const ToolConfig& t, dialect d) {
     if (p.required)
       required.push(Json(p.name));
   }
+  return {std::move(properties), std::move(required)};
+}
+
+Json one_shot_schema(const ToolConfig& t, dialect d) {
+  auto [properties, required] = parameter_properties(t, d);
   auto s = Json::object();
   s.set("type", "object").set("properties", std::move(properties)).set("required", std::move(required));
   // RFD 037's "at least one of any/all"; elsewhere validated at call time only.
@@ -194,13 +200,7 @@ Json one_of_schema(const ToolConfig& t, dialect d) {
   }
   if (runs_without_action(t)) {
     // Without `action`: the tool's own parameters, run to completion.
-    auto properties = Json::object();
-    auto required = Json::array();
-    for (auto& p : t.parameters) {
-      properties.set(p.name, property_schema(p, d));
-      if (p.required)
-        required.push(Json(p.name));
-    }
+    auto [properties, required] = parameter_properties(t, d);
     branches.push(Json::object()
                     .set("properties", std::move(properties))
                     .set("required", std::move(required))

@@ -89,16 +89,8 @@ public:
                                   const std::vector<ChatMessage>& recent,
                                   const std::function<bool()>& stopped) override {
     auto list = Json::array();
-    for (auto& h : outstanding) {
-      auto item = Json::object()
-                    .set("id", h.id)
-                    .set("tool", h.tool)
-                    .set("state", std::string(to_string(h.state.kind)))
-                    .set("elapsed_secs", h.elapsed_secs);
-      if (!h.progress.last_line.empty())
-        item.set("output_preview", h.progress.last_line);
-      list.push(std::move(item));
-    }
+    for (auto& h : outstanding)
+      list.push(inquiry_handle_json(h));
     auto schema = turn_end_answer_schema(outstanding);
     auto text = ask(fmt::format(
       "{}Your turn is ending, but these tool handles are still running:\n{}\n\nFor each one, choose "
