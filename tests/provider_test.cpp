@@ -469,6 +469,27 @@ CAF_TEST(an inquiry whose response_format the server refuses is asked again with
   CAF_CHECK(contains(Json::parse(seen[1].body)->find("messages")->dump(), "Reply with only a JSON object"));
 }
 
+CAF_TEST(an inquiry answer cut off at the token limit says so) {
+  // A reasoning model can spend the whole limit before the JSON is complete.
+  KeyEnv key;
+  FakeProviderServer server;
+  auto chunk = [](Json delta, Json finish) {
+    return "data: " +
+           Json::object().set("choices", Json(JsonArray{Json::object().set("index", 0).set("delta", std::move(delta))
+                                                          .set("finish_reason", std::move(finish))})).dump() +
+           "\n\n";
+  };
+  server.push({200, chunk(Json::object().set("content", R"({"inquiry_id":"turn_end","ans)"), Json()) +
+                      chunk(Json::object(), Json("length")) + "data: [DONE]\n\n"});
+  auto provider = make_http_provider(config_for(server, "openai"));
+  CAF_REQUIRE(provider.ok());
+  auto inquiry = make_llm_inquiry(std::shared_ptr<Provider>(std::move(*provider)), "o3");
+  auto got = inquiry->turn_end({HandleSummary{"h", "shell"}}, {});
+  CAF_REQUIRE(!got.ok());
+  CAF_CHECK(contains(got.error(), "the inquiry model's answer was cut off at the token limit before it was complete"));
+  CAF_CHECK(contains(got.error(), "assistant.inquiry_model"));
+}
+
 CAF_TEST(an inquiry refused for another reason is not asked again) {
   KeyEnv key;
   FakeProviderServer server;

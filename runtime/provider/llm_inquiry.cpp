@@ -173,10 +173,13 @@ private:
     req.system = "You answer questions from the runtime that runs your tools. Answer with JSON only.";
     req.messages.push_back(ChatMessage{chat_role::user, prompt});
     std::string text;
+    std::string finish; // how the answer ended
     StreamHooks hooks;
     hooks.emit = [&](ChatEvent e) {
       if (e.kind == chat_event_kind::text)
         text += e.text;
+      else if (e.kind == chat_event_kind::done)
+        finish = e.finish_reason;
     };
     hooks.on_retry = [&](const std::string&) { text.clear(); };
     hooks.cancelled = [stopped] { return stopped && stopped(); };
@@ -194,6 +197,18 @@ private:
     }
     if (!s)
       return Error{s.error};
+    // An answer the provider cut short is no answer (it would read as "not JSON").
+    switch (cut_off_of(finish)) {
+      case cut_off::none: return text;
+      case cut_off::token_limit:
+        return Error{fmt::format("the inquiry model's answer was cut off at the token limit before it was "
+                                 "complete (finish reason \"{}\"; a reasoning model can spend the limit on its "
+                                 "hidden reasoning); set assistant.inquiry_model to a model that answers at once",
+                                 finish)};
+      case cut_off::refused:
+      case cut_off::filtered:
+        return Error{fmt::format("the inquiry model did not answer (finish reason \"{}\")", finish)};
+    }
     return text;
   }
 
