@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "messages/answer_check.hpp"
 #include "messages/json.hpp"
 #include "messages/json_codec.hpp"
 
@@ -30,10 +31,18 @@ ControlChannel::Step ControlChannel::read(std::string_view line) {
   }
   switch (state->kind) {
     case state_kind::waiting:
-      // A question the config answers is answered at once: nobody is asked.
+      // A question the config answers is answered at once: nobody is asked. An
+      // answer that is not what the question takes is not given: it is asked, and
+      // the output says why.
       if (auto it = fixed_answers_.find(state->question.id); it != fixed_answers_.end()) {
-        step.answer = it->second + "\n";
-        break;
+        auto fixed = Json::parse(it->second);
+        auto fits = answer_as_declared(state->question, fixed.ok() ? *fixed : Json(it->second));
+        if (fits) {
+          step.answer = fits->dump() + "\n";
+          break;
+        }
+        step.note = fmt::format("[control channel] the configured answer to `{}` was not given: {}\n",
+                                state->question.id, fits.error());
       }
       question_ = state->question;
       step.asks = true;

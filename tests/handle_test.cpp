@@ -227,6 +227,26 @@ CAF_TEST(an answer that is not what the question takes is refused naming what it
   CAF_CHECK(contains(res.completed[0].state.content, "got true"));
 }
 
+CAF_TEST(a configured answer that is not what the question takes is not given and it is asked) {
+  auto script = "echo '{\"type\":\"waiting\",\"question\":{\"id\":\"confirm\",\"text\":\"Stage it?\","
+                "\"answer_type\":{\"type\":\"boolean\"}}}' >&3; read a; echo \"got $a\"";
+  auto fitting = control_tool("stager", script);
+  fitting.fixed_answers["confirm"] = "true";
+  ask<HandleReport>(registry, spawn_atom::value, std::string("fit"), fitting);
+  auto wrong = control_tool("stager", script);
+  wrong.fixed_answers["confirm"] = "\"yes\"";
+  ask<HandleReport>(registry, spawn_atom::value, std::string("wrong"), wrong);
+  auto asked = fetch_until_asked("wrong");
+  CAF_REQUIRE(asked.state.kind == state_kind::waiting);
+  CAF_CHECK(contains(asked.state.content, "[control channel] the configured answer to `confirm` was not given: "
+                                          "question `confirm` (\"Stage it?\") takes true or false; got \"yes\""));
+  ask<HandleReport>(registry, apply_atom::value, std::string("wrong"), std::string("false"), LookOptions{});
+  auto res = await_all(*this, {"fit", "wrong"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 2u);
+  for (auto& s : res.completed)
+    CAF_CHECK(contains(s.state.content, s.id == "fit" ? "got true" : "got false"));
+}
+
 CAF_TEST(a control line that is not a tool state is said in the output not dropped) {
   auto spec = control_tool("sloppy", "echo '{\"type\":\"stopped\",\"result\":\"broken \"quote\"\"}' >&3; echo some stdout");
   ask<HandleReport>(registry, spawn_atom::value, std::string("sl"), spec);
