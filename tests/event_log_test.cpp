@@ -93,6 +93,14 @@ CAF_TEST(notification events and undelivered notifications at turn end) {
                   R"("name":"tool.stopped"},"level":"info","message":"Handle `b` (shell) finished: ok"}]})"
                   "\n");
   std::fclose(f);
+  // Every notification carried: an empty list, as DESIGN shows the event.
+  std::FILE* none = std::tmpfile();
+  EventLog quiet(none, true, false, fixed_clock);
+  quiet.turn_end("main", {}, {});
+  CAF_CHECK_EQUAL(contents(none), R"({"event":"turn_end","time":"2026-11-23T01:02:03.456Z","agent":"main",)"
+                                  R"("handles":[],"undelivered":[]})"
+                                  "\n");
+  std::fclose(none);
   std::FILE* t = std::tmpfile();
   EventLog transcript(t, false);
   transcript.notification("main", n);

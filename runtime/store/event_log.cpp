@@ -167,13 +167,11 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
   for (auto& h : handles)
     list.push(turn_end_json(h));
   Json e = event("turn_end");
-  e.set("agent", agent).set("handles", std::move(list));
-  if (!undelivered.empty()) {
-    Json notes = Json::array();
-    for (auto& n : undelivered)
-      notes.push(to_json(n));
-    e.set("undelivered", std::move(notes));
-  }
+  // Always there (DESIGN's shape), an empty list when every notification was carried.
+  Json notes = Json::array();
+  for (auto& n : undelivered)
+    notes.push(to_json(n));
+  e.set("agent", agent).set("handles", std::move(list)).set("undelivered", std::move(notes));
   if (!error.empty())
     e.set("error", error);
   if (counts)
