@@ -67,6 +67,11 @@ public:
   /// Object member or nullptr (also when this is not an object).
   const Json* find(std::string_view key) const;
   Json* find(std::string_view key);
+  /// Object member as a string; "" when absent, not a string, or this is not an object.
+  std::string_view string_at(std::string_view key) const {
+    auto* v = find(key);
+    return v && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
+  }
   /// Object member, inserted as null if absent (this must be an object).
   Json& operator[](std::string_view key);
   /// Object: set key (replacing an existing one, keeping its position). Returns *this.

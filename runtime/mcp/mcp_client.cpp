@@ -30,33 +30,28 @@ constexpr int64_t kTaskTtlMs = 24 * 3600 * 1000; // how long a task's result is 
 // before it gets TERM (and KILL 500 ms later).
 constexpr auto kOwnExit = std::chrono::milliseconds(1000);
 
-std::string string_field(const Json& j, const char* key) {
-  auto* v = j.is_object() ? j.find(key) : nullptr;
-  return v && v->is_string() ? v->as_string() : std::string();
-}
-
 /// One item of a result's content as text: text as it is, an embedded resource's
 /// text after its URI, a link's name and URI; binary data (images, audio, blobs)
 /// named with its type and size, not shown.
 std::string content_text(const Json& item) {
-  auto kind = string_field(item, "type");
+  auto kind = item.string_at("type");
   if (kind == "text")
-    return string_field(item, "text");
+    return std::string(item.string_at("text"));
   if (kind == "resource") {
-    auto* r = item.find("resource");
-    auto uri = r ? string_field(*r, "uri") : std::string();
-    if (auto* t = r && r->is_object() ? r->find("text") : nullptr; t && t->is_string())
-      return fmt::format("[resource {}]\n{}", uri, t->as_string());
-    auto blob = r ? string_field(*r, "blob") : std::string();
-    return fmt::format("[resource {} ({}), {} bytes of base64, not shown]", uri,
-                       r ? string_field(*r, "mimeType") : std::string(), blob.size());
+    static const Json none;
+    auto* found = item.find("resource");
+    const Json& r = found ? *found : none;
+    if (auto* t = r.find("text"); t && t->is_string())
+      return fmt::format("[resource {}]\n{}", r.string_at("uri"), t->as_string());
+    return fmt::format("[resource {} ({}), {} bytes of base64, not shown]", r.string_at("uri"),
+                       r.string_at("mimeType"), r.string_at("blob").size());
   }
   if (kind == "resource_link")
-    return fmt::format("[resource link: {} {}]", string_field(item, "name"), string_field(item, "uri"));
+    return fmt::format("[resource link: {} {}]", item.string_at("name"), item.string_at("uri"));
   if (kind == "image" || kind == "audio")
-    return fmt::format("[{} ({}), {} bytes of base64, not shown]", kind, string_field(item, "mimeType"),
-                       string_field(item, "data").size());
-  return fmt::format("[{} content]", kind.empty() ? std::string("?") : kind);
+    return fmt::format("[{} ({}), {} bytes of base64, not shown]", kind, item.string_at("mimeType"),
+                       item.string_at("data").size());
+  return fmt::format("[{} content]", kind.empty() ? std::string_view("?") : kind);
 }
 
 /// A tools/call result as the assistant sees it: its content as text, an error when

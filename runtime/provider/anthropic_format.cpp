@@ -14,12 +14,6 @@ namespace jp {
 
 namespace {
 
-/// The member as a string, "" when absent, null or not a string.
-std::string_view string_member(const Json& obj, std::string_view key) {
-  auto* v = obj.find(key);
-  return v && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
-}
-
 /// The member if it is an object, else nullptr.
 const Json* object_member(const Json& obj, std::string_view key) {
   auto* v = obj.find(key);
@@ -137,7 +131,7 @@ Status AnthropicStream::on_event(const SseEvent& event,
   const Json& ev = *parsed;
   if (!ev.is_object())
     return malformed_stream_error("expected a JSON object", event.data);
-  auto type = string_member(ev, "type");
+  auto type = ev.string_at("type");
   if (type.empty())
     type = event.event; // the SSE event name mirrors it
 
@@ -146,28 +140,28 @@ Status AnthropicStream::on_event(const SseEvent& event,
     if (!block)
       return malformed_stream_error("content_block_start without a content_block",
                                     event.data);
-    auto block_type = string_member(*block, "type");
+    auto block_type = block->string_at("type");
     if (block_type == "tool_use") {
-      tool_uses_[index_member(ev)] = ToolUse{std::string(string_member(*block, "id")),
-                                             std::string(string_member(*block, "name"))};
+      tool_uses_[index_member(ev)] = ToolUse{std::string(block->string_at("id")),
+                                             std::string(block->string_at("name"))};
     } else if (block_type == "text") {
-      if (auto text = string_member(*block, "text"); !text.empty())
+      if (auto text = block->string_at("text"); !text.empty())
         emit(ChatEvent{chat_event_kind::text, std::string(text)});
     }
   } else if (type == "content_block_delta") {
     auto* delta = object_member(ev, "delta");
     if (!delta)
       return malformed_stream_error("content_block_delta without a delta", event.data);
-    auto delta_type = string_member(*delta, "type");
+    auto delta_type = delta->string_at("type");
     if (delta_type == "text_delta") {
-      if (auto text = string_member(*delta, "text"); !text.empty())
+      if (auto text = delta->string_at("text"); !text.empty())
         emit(ChatEvent{chat_event_kind::text, std::string(text)});
     } else if (delta_type == "thinking_delta") {
-      if (auto thought = string_member(*delta, "thinking"); !thought.empty())
+      if (auto thought = delta->string_at("thinking"); !thought.empty())
         emit(ChatEvent{chat_event_kind::reasoning, std::string(thought)});
     } else if (delta_type == "input_json_delta") {
       if (auto it = tool_uses_.find(index_member(ev)); it != tool_uses_.end())
-        it->second.arguments += string_member(*delta, "partial_json");
+        it->second.arguments += delta->string_at("partial_json");
     }
   } else if (type == "content_block_stop") {
     if (auto it = tool_uses_.find(index_member(ev)); it != tool_uses_.end()) {
@@ -187,7 +181,7 @@ Status AnthropicStream::on_event(const SseEvent& event,
       }
   } else if (type == "message_delta") {
     if (auto* delta = object_member(ev, "delta"))
-      if (auto reason = string_member(*delta, "stop_reason"); !reason.empty())
+      if (auto reason = delta->string_at("stop_reason"); !reason.empty())
         stop_reason_ = reason;
     if (auto* usage = object_member(ev, "usage"))
       if (auto n = usage_count(*usage, "output_tokens"); n >= 0)
@@ -214,10 +208,10 @@ Status AnthropicStream::on_event(const SseEvent& event,
     auto* err = object_member(ev, "error");
     if (!err)
       return provider_stream_error(event.data);
-    auto kind = string_member(*err, "type");
+    auto kind = err->string_at("type");
     error_transient_ = kind == "overloaded_error" || kind == "api_error" || kind == "rate_limit_error" ||
                        kind == "timeout_error";
-    return provider_stream_error(std::string(kind) + ": " + std::string(string_member(*err, "message")));
+    return provider_stream_error(std::string(kind) + ": " + std::string(err->string_at("message")));
   }
   // ping, and types added later: nothing to emit.
   return Status::ok();

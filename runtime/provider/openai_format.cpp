@@ -11,12 +11,6 @@ namespace jp {
 
 namespace {
 
-/// The member as a string, "" when absent, null or not a string.
-std::string_view string_member(const Json& obj, std::string_view key) {
-  auto* v = obj.find(key);
-  return v && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
-}
-
 Json tools_value(const std::string& tools_json) {
   auto parsed = Json::parse(tools_json);
   return parsed ? std::move(*parsed) : Json(tools_json);
@@ -111,9 +105,9 @@ Status OpenAiStream::on_event(const SseEvent& event,
   if (auto* err = chunk->find("error"); err && !err->is_null()) {
     if (err->is_string())
       return provider_stream_error(err->as_string());
-    auto message = err->is_object() ? string_member(*err, "message") : std::string_view();
-    error_transient_ = err->is_object() && (string_member(*err, "type") == "server_error" ||
-                                            string_member(*err, "code") == "server_error");
+    auto message = err->is_object() ? err->string_at("message") : std::string_view();
+    error_transient_ = err->is_object() && (err->string_at("type") == "server_error" ||
+                                            err->string_at("code") == "server_error");
     return provider_stream_error(message.empty() ? err->dump() : std::string(message));
   }
   emit_usage(*chunk, emit);
@@ -128,25 +122,25 @@ Status OpenAiStream::on_event(const SseEvent& event,
     // A refusal (structured outputs) comes as `refusal` instead of `content`: it is
     // the answer the user gets, so it is shown and kept as its text.
     for (auto key : {"content", "refusal"})
-      if (auto text = string_member(*delta, key); !text.empty())
+      if (auto text = delta->string_at(key); !text.empty())
         emit(ChatEvent{chat_event_kind::text, std::string(text)});
     // OpenAI-compatible servers that stream the model's reasoning name it one of
     // two ways (DeepSeek and vLLM: reasoning_content; Ollama and OpenRouter: reasoning).
     for (auto key : {"reasoning_content", "reasoning"})
-      if (auto thought = string_member(*delta, key); !thought.empty())
+      if (auto thought = delta->string_at(key); !thought.empty())
         emit(ChatEvent{chat_event_kind::reasoning, std::string(thought)});
     if (auto* calls = delta->find("tool_calls"); calls && calls->is_array())
       for (const auto& call : calls->as_array())
         if (call.is_object())
           add_tool_call_delta(call);
   }
-  if (auto reason = string_member(choice, "finish_reason"); !reason.empty())
+  if (auto reason = choice.string_at("finish_reason"); !reason.empty())
     finish(std::string(reason), emit);
   return Status::ok();
 }
 
 void OpenAiStream::add_tool_call_delta(const Json& delta) {
-  auto id = string_member(delta, "id");
+  auto id = delta.string_at("id");
   // The call this fragment belongs to: the latest one at its index. Some servers
   // omit `index`, or reuse index 0 for every call of a parallel batch; an id not
   // seen at that index then starts a new call.
@@ -169,9 +163,9 @@ void OpenAiStream::add_tool_call_delta(const Json& delta) {
     it->id = id;
   if (auto* function = delta.find("function"); function && function->is_object()) {
     // The name comes whole in the first fragment; some servers repeat it.
-    if (auto name = string_member(*function, "name"); it->name.empty())
+    if (auto name = function->string_at("name"); it->name.empty())
       it->name = name;
-    it->arguments += string_member(*function, "arguments");
+    it->arguments += function->string_at("arguments");
   }
 }
 
