@@ -22,6 +22,7 @@
 #include "tools/argument_validation.hpp"
 #include "tools/describe_tools.hpp"
 #include "tools/permission.hpp"
+#include "tools/schema.hpp"
 #include "tools/launch.hpp"
 
 namespace jp {
@@ -759,7 +760,7 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
     }
     return run_stateful(self, tool, *args, reply);
   }
-  if (tool.io == io_mode::pty) {
+  if (!runs_without_action(tool)) {
     // A terminal program may wait for input forever; only a handle can type into it.
     if (!tool.stateful)
       return reply(failed(fmt::format("`{}` runs on a terminal (io = \"pty\") and may wait for input, so "

@@ -167,12 +167,6 @@ Json one_shot_schema(const ToolConfig& t, dialect d) {
   return s;
 }
 
-/// Whether a call of stateful tool `t` without `action` runs it to completion (RFD
-/// 009's one-shot wrapping; DESIGN: `agent` blocks without it): all but a terminal's.
-bool runs_without_action(const ToolConfig& t) {
-  return t.io != io_mode::pty;
-}
-
 // RFD 009: {"type":"object","oneOf":[one branch per declared action]}, and one for a
 // call without `action`.
 Json one_of_schema(const ToolConfig& t, dialect d) {
@@ -271,6 +265,10 @@ std::string full_description(const ToolConfig& t) {
 }
 
 } // namespace
+
+bool runs_without_action(const ToolConfig& t) {
+  return t.io != io_mode::pty;
+}
 
 Result<dialect> parse_dialect(std::string_view name) {
   for (auto d : {dialect::openai, dialect::anthropic, dialect::gemini, dialect::json_schema, dialect::mcp})

@@ -22,6 +22,11 @@ std::string_view to_string(dialect d);
 
 /// The actions a stateful tool exposes (all four when none are declared).
 std::vector<action_kind> declared_actions(const ToolConfig& t);
+/// Whether a call of `t` without `action` runs it to completion (RFD 009's one-shot
+/// wrapping; DESIGN: `agent` blocks without it): all but a terminal's tool, which may
+/// wait for input forever and so runs only as a handle. The schema says so, the turn
+/// acts on it.
+bool runs_without_action(const ToolConfig& t);
 
 /// The JSON schema of the tool's arguments in dialect d.
 Json parameters_schema(const ToolConfig& t, dialect d);
