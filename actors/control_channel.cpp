@@ -35,8 +35,7 @@ ControlChannel::Step ControlChannel::read(std::string_view line) {
       // answer that is not what the question takes is not given: it is asked, and
       // the output says why.
       if (auto it = fixed_answers_.find(state->question.id); it != fixed_answers_.end()) {
-        auto fixed = Json::parse(it->second);
-        auto fits = answer_as_declared(state->question, fixed.ok() ? *fixed : Json(it->second));
+        auto fits = answer_text_as_declared(state->question, it->second);
         if (fits) {
           step.answer = fits->dump() + "\n";
           break;
@@ -56,11 +55,6 @@ ControlChannel::Step ControlChannel::read(std::string_view line) {
   if (!state->content.empty() && state->kind != state_kind::stopped)
     step.content = std::move(state->content);
   return step;
-}
-
-std::string ControlChannel::answer_line(const std::string& input_json) {
-  auto input = Json::parse(input_json);
-  return (input.ok() ? input->dump() : Json(input_json).dump()) + "\n";
 }
 
 } // namespace jp

@@ -40,9 +40,6 @@ public:
   /// The final state the tool declared (adopted when it exits).
   const std::optional<ToolState>& declared() const { return declared_; }
 
-  /// The answer to the pending question as the tool reads it: one JSON line.
-  static std::string answer_line(const std::string& input_json);
-
 private:
   Step read(std::string_view line);
 

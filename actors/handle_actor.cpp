@@ -586,11 +586,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       } else if (asked(st)) {
         // The answer to the pending question (the control channel's other half); the
         // tool runs on. Answered once it went in (below). It reads what it declared.
-        auto input = Json::parse(input_json);
-        auto answer = answer_as_declared(*st.control->question(), input.ok() ? *input : Json(input_json));
+        auto answer = answer_text_as_declared(*st.control->question(), input_json);
         if (!answer)
           return make_error(error_code::bad_arguments, fmt::format("Handle `{}`: {}", st.id, answer.error()));
-        bytes = ControlChannel::answer_line(answer->dump());
+        bytes = answer->dump() + "\n"; // one line, as the channel's answers are
         answering = true;
       } else {
         bytes = pipe_input(input_json);

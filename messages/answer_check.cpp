@@ -34,4 +34,9 @@ Result<Json> answer_as_declared(const Question& q, const Json& answer) {
   return answer;
 }
 
+Result<Json> answer_text_as_declared(const Question& q, const std::string& json_text) {
+  auto parsed = Json::parse(json_text);
+  return answer_as_declared(q, parsed.ok() ? *parsed : Json(json_text));
+}
+
 } // namespace jp

@@ -14,5 +14,7 @@ namespace jp {
 /// too: a dialect whose `input` is a string sends them so), one of the options as a
 /// string, or a string for text; else why not.
 Result<Json> answer_as_declared(const Question& q, const Json& answer);
+/// The same for an answer as JSON text (text that is not JSON is taken as a string).
+Result<Json> answer_text_as_declared(const Question& q, const std::string& json_text);
 
 } // namespace jp
