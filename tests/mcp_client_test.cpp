@@ -67,6 +67,12 @@ struct fixture {
     return (dir.path / "config.toml").string();
   }
 
+  /// `tools`, with a second server `name` beside demo: the fake server given `args`.
+  Run tools_beside(const std::string& name, const std::string& args) {
+    auto cfg = config(fmt::format("[mcp.servers.{}]\ncommand = [\"{}\", {}]\n", name, server, args));
+    return cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  }
+
   Run run(const std::string& script, const std::string& extra = "") {
     auto cfg = config(extra);
     dir.write("script.toml", script);
@@ -192,8 +198,7 @@ CAF_TEST(a stdio server at the end of a run has its stdin closed and exits on it
 }
 
 CAF_TEST(a server that does not start is named with its stderr and the other servers still serve) {
-  auto cfg = config(fmt::format("[mcp.servers.bad]\ncommand = [\"{}\", \"--die\"]\n", server));
-  auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  auto listed = tools_beside("bad", R"("--die")");
   JP_REQUIRE_OK(listed);
   CAF_CHECK(contains(listed.out, "MCP server `bad` exited (exit status 3); its stderr ended with: cannot start: "
                                  "no config"));
@@ -255,8 +260,7 @@ CAF_TEST(a tool the server offers as a task is called as one with its status in 
 }
 
 CAF_TEST(a server answering a protocol version jp-actors does not speak does not start and is named) {
-  auto cfg = config(fmt::format("[mcp.servers.old]\ncommand = [\"{}\", \"--version\", \"1999-01-01\"]\n", server));
-  auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  auto listed = tools_beside("old", R"("--version", "1999-01-01")");
   JP_REQUIRE_OK(listed);
   CAF_CHECK(contains(listed.out, "MCP server `old` answered initialize with protocol version 1999-01-01, which "
                                  "jp-actors does not speak (it speaks 2025-06-18, 2025-03-26, 2024-11-05)"));
