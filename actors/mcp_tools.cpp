@@ -7,35 +7,13 @@
 #include <fmt/format.h>
 
 #include "actors/function_handle.hpp"
+#include "runtime/mcp/mcp_input_schema.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/function_tool.hpp"
 
 namespace jp {
 
 namespace {
-
-const std::vector<std::string_view> kTypes = {"string", "integer", "number", "boolean", "array", "object"};
-
-/// A schema's type: the first known one of "type" (a name or a list of them), else
-/// of its anyOf / oneOf branches (how `Optional[str]` comes: a string or null).
-std::string type_of(const Json& schema) {
-  auto* t = schema.find("type");
-  auto known = [](const Json& j) {
-    return j.is_string() && std::find(kTypes.begin(), kTypes.end(), j.as_string()) != kTypes.end();
-  };
-  if (t && known(*t))
-    return t->as_string();
-  if (t && t->is_array())
-    for (auto& x : t->as_array())
-      if (known(x))
-        return x.as_string();
-  for (auto key : {"anyOf", "oneOf"})
-    if (auto* branches = schema.find(key); branches && branches->is_array())
-      for (auto& b : branches->as_array())
-        if (auto bt = type_of(b); !bt.empty())
-          return bt;
-  return "";
-}
 
 /// The summary line and the rest of a description.
 std::pair<std::string, std::string> split_description(const std::string& d) {
@@ -76,40 +54,6 @@ std::string mcp_tool_name(const std::string& server, const std::string& tool) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-')
       c = '_';
   return name.substr(0, 64);
-}
-
-std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
-  std::vector<ParameterConfig> out;
-  auto* props = input_schema.find("properties");
-  if (!props || !props->is_object())
-    return out;
-  std::vector<std::string> required;
-  if (auto* r = input_schema.find("required"); r && r->is_array())
-    for (auto& x : r->as_array())
-      if (x.is_string())
-        required.push_back(x.as_string());
-  for (auto& [name, schema] : props->as_object()) {
-    ParameterConfig p;
-    p.name = name;
-    p.type = type_of(schema);
-    if (p.type.empty()) // no type, or one we do not know: any JSON, as an object says
-      p.type = "object";
-    if (auto* d = schema.find("description"); d && d->is_string())
-      p.description = d->as_string();
-    p.required = std::find(required.begin(), required.end(), name) != required.end();
-    if (auto* e = schema.find("enum"); e && e->is_array() && p.type == "string")
-      for (auto& v : e->as_array())
-        if (v.is_string())
-          p.enum_values.push_back(v.as_string());
-    if (auto* items = schema.find("items"); items && p.type == "array")
-      p.items_type = type_of(*items);
-    if (auto* d = schema.find("default"))
-      p.default_value = *d;
-    if (schema.is_object())
-      p.declared_schema = schema;
-    out.push_back(std::move(p));
-  }
-  return out;
 }
 
 McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,

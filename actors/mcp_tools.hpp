@@ -40,8 +40,4 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
 /// NAME__tool, made valid for every provider ([A-Za-z0-9_-], at most 64).
 std::string mcp_tool_name(const std::string& server, const std::string& tool);
 
-/// A tool's parameters from its MCP input schema (a JSON Schema object); nested
-/// schemas keep their type only.
-std::vector<ParameterConfig> mcp_parameters(const Json& input_schema);
-
 } // namespace jp

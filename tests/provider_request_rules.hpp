@@ -69,6 +69,51 @@ inline std::optional<std::string> array_without_items(const Json& schema, const 
   return std::nullopt;
 }
 
+/// Where a JSON-schema object (a function's `parameters`) has a `$ref` that names
+/// nothing in `root`, or a `properties` entry that is not a schema; the reason in
+/// OpenAI's words ("" = nowhere).
+inline std::optional<std::string> unresolved_schema(const Json& schema, const Json& root) {
+  if (!schema.is_object())
+    return std::nullopt;
+  if (auto* ref = member(schema, "$ref")) {
+    // Only a pointer into this document: "#" or "#/a/b" (~0 and ~1 escapes).
+    const Json* at = ref->is_string() && (ref->as_string() == "#" || ref->as_string().starts_with("#/")) ? &root
+                                                                                                       : nullptr;
+    std::string path = at ? ref->as_string().substr(1) : "";
+    while (at && !path.empty()) {
+      auto end = path.find('/', 1);
+      auto token = path.substr(1, end == std::string::npos ? std::string::npos : end - 1);
+      path = end == std::string::npos ? "" : path.substr(end);
+      for (auto [from, to] : {std::pair{"~1", "/"}, std::pair{"~0", "~"}})
+        for (size_t i; (i = token.find(from)) != std::string::npos;)
+          token.replace(i, 2, to);
+      at = member(*at, token);
+    }
+    if (!at)
+      return fmt::format("reference {} can't be resolved", ref->is_string() ? ref->as_string() : ref->dump());
+  }
+  for (auto& [key, value] : schema.as_object()) {
+    if (key == "enum" || key == "const" || key == "default" || key == "examples")
+      continue;
+    if (key == "properties" && value.is_object()) {
+      for (auto& [name, sub] : value.as_object()) {
+        if (!sub.is_object() && !sub.is_bool())
+          return fmt::format("In context=('properties', '{}'), {} is not of type 'object', 'boolean'", name,
+                             sub.dump());
+        if (auto at = unresolved_schema(sub, root))
+          return at;
+      }
+    } else if (value.is_array()) {
+      for (auto& sub : value.as_array())
+        if (auto at = unresolved_schema(sub, root))
+          return at;
+    } else if (auto at = unresolved_schema(value, root)) {
+      return at;
+    }
+  }
+  return std::nullopt;
+}
+
 /// OpenAI's reasoning models (o1, o3, o4 series, gpt-5*), which refuse `max_tokens`.
 inline bool openai_reasoning_model(std::string model) {
   model = model.substr(model.rfind('/') == std::string::npos ? 0 : model.rfind('/') + 1);
@@ -106,6 +151,9 @@ inline std::optional<Violation> openai_tools_violation(const Json& tools) {
       return Violation{fmt::format("Invalid schema for function '{}': schema must have type 'object' and not have "
                                    "'oneOf'/'anyOf'/'allOf'/'enum'/'const'/'not' at the top level.",
                                    name),
+                       fmt::format("tools[{}].function.parameters", i), "invalid_function_parameters"};
+    if (auto why = unresolved_schema(*params, *params))
+      return Violation{fmt::format("Invalid schema for function '{}': {}.", name, *why),
                        fmt::format("tools[{}].function.parameters", i), "invalid_function_parameters"};
     if (auto at = array_without_items(*params, "()"))
       return Violation{fmt::format("Invalid schema for function '{}': In context={}, array schema missing items.",

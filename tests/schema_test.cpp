@@ -1,11 +1,13 @@
 #define CAF_SUITE schema
 #include <caf/test/unit_test.hpp>
 
+#include <fmt/format.h>
 #include <functional>
 
 #include "config/config_loader.hpp"
 #include "tools/builtin_tools.hpp"
 #include "provider_request_rules.hpp"
+#include "runtime/mcp/mcp_input_schema.hpp"
 #include "tools/schema.hpp"
 
 using namespace jp;
@@ -370,4 +372,116 @@ CAF_TEST(the gemini check refuses what gemini refuses) {
   CAF_CHECK(problems.find("properties[env].properties: should be non-empty for OBJECT type") != std::string::npos);
   CAF_CHECK(problems.find("properties[xs].items: missing field.") != std::string::npos);
   CAF_CHECK(problems.find("Unknown name \"const\"") != std::string::npos);
+}
+
+// ---- An MCP server's input schema ---------------------------------------------------
+
+namespace {
+
+/// A config with one MCP tool `t` whose input schema is `schema` (JSON text).
+Config with_mcp_tool(const std::string& schema) {
+  auto c = default_config();
+  auto parsed = Json::parse(schema);
+  CAF_REQUIRE(parsed.ok());
+  ToolConfig t;
+  t.name = "demo__t";
+  t.summary = "An MCP tool";
+  t.source = "mcp.demo";
+  t.parameters = mcp_parameters(*parsed);
+  c.tools.emplace(t.name, t);
+  return c;
+}
+
+const ParameterConfig& parameter(const Config& c, const std::string& name) {
+  for (auto& p : c.tools.at("demo__t").parameters)
+    if (p.name == name)
+      return p;
+  CAF_FAIL("no parameter " << name);
+}
+
+std::string openai_violation(const Config& c) {
+  auto v = jp::testing::openai_tools_violation(tool_declarations(c, dialect::openai));
+  return v ? v->message : "";
+}
+
+// As pydantic writes a model's nested types: definitions at the root, referred to.
+const char* const pydantic_schema = R"({"type":"object","properties":{
+  "query":{"$ref":"#/$defs/Query","description":"What to look for"},
+  "color":{"$ref":"#/$defs/Color"},
+  "default":{"$ref":"#/$defs/Color"}},
+  "required":["query"],
+  "$defs":{
+    "Query":{"type":"object","properties":{"text":{"type":"string"},
+      "tags":{"type":"array","items":{"$ref":"#/$defs/Color"}}},"required":["text"]},
+    "Color":{"type":"string","enum":["red","green"],"default":{"$ref":"data, not a reference"}}}})";
+
+} // namespace
+
+CAF_TEST(a server schema with references to its definitions reaches the model written out) {
+  auto c = with_mcp_tool(pydantic_schema);
+  auto& query = parameter(c, "query");
+  CAF_CHECK_EQUAL(query.type, "object");
+  CAF_CHECK(query.required);
+  CAF_CHECK_EQUAL(query.declared_schema.dump(),
+                  R"({"description":"What to look for","type":"object","properties":{"text":{"type":"string"},)"
+                  R"("tags":{"type":"array","items":{"type":"string","enum":["red","green"],)"
+                  R"("default":{"$ref":"data, not a reference"}}}},"required":["text"]})");
+  // What jp-actors checks comes from the definition too.
+  auto& color = parameter(c, "color");
+  CAF_CHECK_EQUAL(color.type, "string");
+  CAF_CHECK_EQUAL(color.enum_values.size(), 2u);
+  // A property named as a keyword is a schema all the same.
+  CAF_CHECK_EQUAL(parameter(c, "default").declared_schema, color.declared_schema);
+  CAF_CHECK_EQUAL(openai_violation(c), "");
+  auto body = Json::object()
+                .set("model", "m")
+                .set("max_tokens", 1)
+                .set("messages", Json(JsonArray{Json::object().set("role", "user").set("content", "hi")}))
+                .set("tools", tool_declarations(c, dialect::anthropic));
+  auto v = jp::testing::anthropic_request_violation(body);
+  CAF_CHECK_EQUAL(v ? v->message : "", "");
+}
+
+CAF_TEST(the openai check refuses a reference that names nothing and a property that is not a schema) {
+  auto c = with_mcp_tool(R"({"type":"object","properties":{"x":{"type":"string"}}})");
+  auto& x = c.tools.at("demo__t").parameters.at(0);
+  x.declared_schema = *Json::parse(R"({"$ref":"#/$defs/X"})");
+  CAF_CHECK_EQUAL(openai_violation(c), "Invalid schema for function 'demo__t': reference #/$defs/X can't be resolved.");
+  x.declared_schema = *Json::parse(R"({"type":"object","properties":{"type":"object"}})");
+  CAF_CHECK_EQUAL(openai_violation(c), "Invalid schema for function 'demo__t': In context=('properties', 'type'), "
+                                       "\"object\" is not of type 'object', 'boolean'.");
+}
+
+CAF_TEST(a server schema that cannot be written out is sent as its type says) {
+  // A cycle (a tree), another document, a reference to nothing, a property that is
+  // no schema, and definitions referring to each other twice over (2^40 nodes).
+  std::string doubling = R"("$defs":{"Node":{"type":"object","properties":{)"
+                         R"("children":{"type":"array","items":{"$ref":"#/$defs/Node"}}}},"D0":{"type":"string"})";
+  for (int i = 1; i <= 40; ++i)
+    doubling += fmt::format(R"(,"D{}":{{"type":"object","properties":{{"l":{{"$ref":"#/$defs/D{}"}},)"
+                            R"("r":{{"$ref":"#/$defs/D{}"}}}}}})",
+                            i, i - 1, i - 1);
+  doubling += "}";
+  auto c = with_mcp_tool(R"({"type":"object","properties":{
+    "tree":{"$ref":"#/$defs/Node"},
+    "remote":{"$ref":"https://example.com/schema.json"},
+    "missing":{"$ref":"#/$defs/Nothing"},
+    "bad":{"type":"object","properties":{"type":"object"}},
+    "huge":{"$ref":"#/$defs/D40"},
+    "fine":{"$ref":"#/$defs/D1"}},)" +
+                         doubling + "}");
+  for (auto name : {"tree", "remote", "missing", "bad", "huge"}) {
+    CAF_MESSAGE(name);
+    CAF_CHECK(parameter(c, name).declared_schema.is_null());
+    CAF_CHECK_EQUAL(parameter(c, name).type, "object");
+  }
+  CAF_CHECK(parameter(c, "fine").declared_schema.is_object());
+  CAF_CHECK_EQUAL(openai_violation(c), "");
+}
+
+CAF_TEST(a server schema whose root refers to its definition gives that definition s parameters) {
+  auto c = with_mcp_tool(R"({"$ref":"#/$defs/Args","$defs":{"Args":{"type":"object",
+    "properties":{"n":{"type":"integer"}},"required":["n"]}}})");
+  CAF_CHECK_EQUAL(parameter(c, "n").type, "integer");
+  CAF_CHECK(parameter(c, "n").required);
 }

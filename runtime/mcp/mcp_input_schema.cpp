@@ -1,0 +1,200 @@
+#include "runtime/mcp/mcp_input_schema.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+namespace jp {
+
+namespace {
+
+const std::vector<std::string_view> kTypes = {"string", "integer", "number", "boolean", "array", "object"};
+
+// A property's schema written out past about this many bytes is not passed on as
+// declared: a few definitions referring to each other twice over grow it exponentially.
+constexpr size_t kMaxWrittenBytes = 256 * 1024;
+constexpr int kMaxDepth = 64;
+
+/// A schema's type: the first known one of "type" (a name or a list of them), else
+/// of its anyOf / oneOf branches (how `Optional[str]` comes: a string or null).
+std::string type_of(const Json& schema, int depth = 0) {
+  auto* t = schema.find("type");
+  auto known = [](const Json& j) {
+    return j.is_string() && std::find(kTypes.begin(), kTypes.end(), j.as_string()) != kTypes.end();
+  };
+  if (t && known(*t))
+    return t->as_string();
+  if (t && t->is_array())
+    for (auto& x : t->as_array())
+      if (known(x))
+        return x.as_string();
+  if (depth < kMaxDepth)
+    for (auto key : {"anyOf", "oneOf"})
+      if (auto* branches = schema.find(key); branches && branches->is_array())
+        for (auto& b : branches->as_array())
+          if (auto bt = type_of(b, depth + 1); !bt.empty())
+            return bt;
+  return "";
+}
+
+/// What `pointer` ("#/$defs/Item", RFC 6901 in a URI fragment) names in `root`; null
+/// when it names nothing there (or another document).
+const Json* resolve(const Json& root, std::string_view pointer) {
+  if (pointer == "#")
+    return &root;
+  if (!pointer.starts_with("#/"))
+    return nullptr;
+  const Json* at = &root;
+  pointer.remove_prefix(1);
+  while (!pointer.empty() && at) {
+    pointer.remove_prefix(1); // the '/'
+    auto end = pointer.find('/');
+    auto raw = pointer.substr(0, end);
+    pointer = end == std::string_view::npos ? std::string_view() : pointer.substr(end);
+    std::string token;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1'))
+        token += raw[++i] == '0' ? '~' : '/';
+      else
+        token += raw[i];
+    }
+    if (at->is_object()) {
+      at = at->find(token);
+    } else if (at->is_array() && !token.empty() && token.size() < 10 &&
+               std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      auto i = std::strtoul(token.c_str(), nullptr, 10);
+      at = i < at->as_array().size() ? &at->as_array()[i] : nullptr;
+    } else {
+      at = nullptr;
+    }
+  }
+  return at;
+}
+
+/// Writes a property's schema out with its references in place (see the header).
+struct References {
+  const Json& root;
+  std::vector<std::string> open; // the references being written out: one met again is a cycle
+  size_t bytes = 0; // about what has been written out so far
+
+  /// `schema` written out; a value (`data`: an enum's, a default) is copied, counted
+  /// as well.
+  std::optional<Json> write_out(const Json& schema, int depth, bool data = false) {
+    bytes += 1 + (schema.is_string() ? schema.as_string().size() : 0);
+    if (bytes > kMaxWrittenBytes || depth > kMaxDepth)
+      return std::nullopt;
+    if (schema.is_array()) {
+      auto out = Json::array();
+      for (auto& x : schema.as_array()) {
+        auto y = write_out(x, depth + 1, data);
+        if (!y)
+          return std::nullopt;
+        out.push(std::move(*y));
+      }
+      return out;
+    }
+    if (!schema.is_object())
+      return schema;
+    auto out = Json::object();
+    for (auto& [key, value] : schema.as_object()) {
+      bytes += key.size();
+      if (!data && (key == "$ref" || key == "$defs" || key == "definitions"))
+        continue; // written out below, or the definitions only references used
+      // Values, not schemas: a `$ref` in them is data.
+      bool value_data = data || key == "const" || key == "enum" || key == "default" || key == "examples";
+      // Schemas by name: a property may be named "default" or "$ref".
+      bool by_name = !data && (key == "properties" || key == "patternProperties" || key == "dependentSchemas");
+      auto y = by_name ? write_named(value, depth + 1) : write_out(value, depth + 1, value_data);
+      if (!y)
+        return std::nullopt;
+      out.as_object().emplace_back(key, std::move(*y));
+    }
+    auto* ref = data ? nullptr : schema.find("$ref");
+    if (!ref)
+      return out;
+    if (!ref->is_string() || std::find(open.begin(), open.end(), ref->as_string()) != open.end())
+      return std::nullopt;
+    auto* target = resolve(root, ref->as_string());
+    if (!target || !target->is_object())
+      return std::nullopt;
+    open.push_back(ref->as_string());
+    auto written = write_out(*target, depth + 1);
+    open.pop_back();
+    if (!written)
+      return std::nullopt;
+    // What stands beside the reference (a description) applies too, over what it names.
+    std::unordered_set<std::string> beside;
+    for (auto& [key, value] : out.as_object())
+      beside.insert(key);
+    for (auto& [key, value] : written->as_object())
+      if (!beside.contains(key))
+        out.as_object().emplace_back(key, std::move(value));
+    return out;
+  }
+
+  /// An object of schemas by name (`properties`), each written out; one that is not
+  /// a schema (an object or a boolean) is a schema services refuse.
+  std::optional<Json> write_named(const Json& schemas, int depth) {
+    if (!schemas.is_object())
+      return std::nullopt;
+    auto out = Json::object();
+    for (auto& [name, schema] : schemas.as_object()) {
+      bytes += name.size();
+      if (!schema.is_object() && !schema.is_bool())
+        return std::nullopt;
+      auto y = write_out(schema, depth + 1);
+      if (!y)
+        return std::nullopt;
+      out.as_object().emplace_back(name, std::move(*y));
+    }
+    return out;
+  }
+};
+
+} // namespace
+
+std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
+  std::vector<ParameterConfig> out;
+  // The root itself may be a reference to the definition of the arguments.
+  const Json* root = &input_schema;
+  if (auto* ref = input_schema.find("$ref"); ref && ref->is_string() && !input_schema.find("properties"))
+    if (auto* target = resolve(input_schema, ref->as_string()); target && target->is_object())
+      root = target;
+  auto* props = root->find("properties");
+  if (!props || !props->is_object())
+    return out;
+  std::vector<std::string> required;
+  if (auto* r = root->find("required"); r && r->is_array())
+    for (auto& x : r->as_array())
+      if (x.is_string())
+        required.push_back(x.as_string());
+  for (auto& [name, declared] : props->as_object()) {
+    auto written = References{input_schema}.write_out(declared, 0);
+    const Json& schema = written ? *written : declared;
+    ParameterConfig p;
+    p.name = name;
+    p.type = type_of(schema);
+    if (p.type.empty()) // no type, or one we do not know: any JSON, as an object says
+      p.type = "object";
+    if (auto* d = schema.find("description"); d && d->is_string())
+      p.description = d->as_string();
+    p.required = std::find(required.begin(), required.end(), name) != required.end();
+    if (auto* e = schema.find("enum"); e && e->is_array() && p.type == "string")
+      for (auto& v : e->as_array())
+        if (v.is_string())
+          p.enum_values.push_back(v.as_string());
+    if (auto* items = schema.find("items"); items && p.type == "array")
+      p.items_type = type_of(*items);
+    if (auto* d = schema.find("default"))
+      p.default_value = *d;
+    if (written && written->is_object())
+      p.declared_schema = std::move(*written);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+} // namespace jp

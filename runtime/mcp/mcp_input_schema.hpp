@@ -1,0 +1,24 @@
+// An MCP tool's input schema, as its server declares it, read as a tool config's
+// parameters (DESIGN.md "MCP"). The server is not trusted to declare a sensible
+// schema: whatever it sends ends as parameters or as none, never as a crash, and a
+// property's own schema is passed on only when it stands alone.
+#pragma once
+
+#include <vector>
+
+#include "../../config/config.hpp"
+#include "../../messages/json.hpp"
+
+namespace jp {
+
+/// A tool's parameters from its MCP input schema (a JSON Schema object); what
+/// jp-actors checks (type, enum, items, default) is read from each property, and the
+/// property's schema is kept whole (`declared_schema`) for the dialects that take
+/// any JSON Schema. A property's local references (`$ref` "#/$defs/Item", as pydantic
+/// and zod write nested types) are written out in place, since the property's schema
+/// is sent without the root they point into; a property whose references cannot be
+/// (another document, a cycle, a schema that grows past a bound) keeps no declared
+/// schema and is sent as its type says.
+std::vector<ParameterConfig> mcp_parameters(const Json& input_schema);
+
+} // namespace jp
