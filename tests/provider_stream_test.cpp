@@ -391,6 +391,15 @@ CAF_TEST(openai calls that reuse an index or lack one stay apart) {
                                                 call("z", "shell", R"({"command":"c"})")}));
 }
 
+CAF_TEST(openai arguments sent as an object are the call s arguments) {
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"shell","arguments":{"command":"a"}}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK(d.calls() == (std::vector<ToolCall>{call("x", "shell", R"({"command":"a"})")}));
+}
+
 CAF_TEST(openai error object in the stream) {
   auto d = decode_data<OpenAiStream>({
     R"({"choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]})",

@@ -165,7 +165,12 @@ void OpenAiStream::add_tool_call_delta(const Json& delta) {
     // The name comes whole in the first fragment; some servers repeat it.
     if (auto name = function->string_at("name"); it->name.empty())
       it->name = name;
-    it->arguments += function->string_at("arguments");
+    // Arguments come as JSON text in pieces; some compatible servers send the object
+    // itself, whole.
+    if (auto* args = function->find("arguments"); args && args->is_object())
+      it->arguments += args->dump();
+    else
+      it->arguments += function->string_at("arguments");
   }
 }
 
