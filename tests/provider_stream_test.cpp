@@ -1,6 +1,7 @@
 #define CAF_SUITE provider_stream
 #include <caf/test/unit_test.hpp>
 
+#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -88,13 +89,13 @@ struct Decoded {
     CAF_CHECK(last->kind == chat_event_kind::done);
     return last->finish_reason;
   }
-  /// The usage reported (tokens in, out); (-2, -2) if none was.
+  /// The usage reported last (tokens in, out); (-2, -2) if none was.
   std::pair<int64_t, int64_t> usage() const {
-    CAF_CHECK(count(chat_event_kind::usage) <= 1u);
+    std::pair<int64_t, int64_t> last{-2, -2};
     for (const auto& e : events)
       if (e.kind == chat_event_kind::usage)
-        return {e.tokens_in, e.tokens_out};
-    return {-2, -2};
+        last = {e.tokens_in, e.tokens_out};
+    return last;
   }
 };
 
@@ -398,6 +399,47 @@ CAF_TEST(openai arguments sent as an object are the call s arguments) {
   });
   CAF_REQUIRE_EQUAL(d.error, "");
   CAF_CHECK(d.calls() == (std::vector<ToolCall>{call("x", "shell", R"({"command":"a"})")}));
+}
+
+CAF_TEST(openai usage counted in every chunk is the last count) {
+  // Gemini's OpenAI endpoint: each chunk counts the response so far, the finish too.
+  OpenAiStream stream;
+  std::vector<ChatEvent> events;
+  auto feed = [&](std::string data) {
+    CAF_CHECK(stream.on_event(SseEvent{"", std::move(data)}, [&](ChatEvent e) { events.push_back(std::move(e)); }));
+  };
+  feed(R"({"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":9,"completion_tokens":1}})");
+  CAF_CHECK(!stream.ended());
+  feed(R"({"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":7}})");
+  CAF_CHECK(stream.ended()); // counted with the finish: nothing more to wait for
+  Decoded d;
+  d.events = events;
+  CAF_CHECK(d.usage() == std::make_pair<int64_t, int64_t>(9, 7));
+}
+
+CAF_TEST(openai reasoning sent in both fields is shown once) {
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"reasoning_content":"think","reasoning":"think"}}]})",
+    R"({"choices":[{"index":0,"delta":{"reasoning":"more"}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
+  });
+  std::string shown;
+  for (auto& e : d.events)
+    if (e.kind == chat_event_kind::reasoning)
+      shown += e.text + "|";
+  CAF_CHECK_EQUAL(shown, "think|more|");
+}
+
+CAF_TEST(openai errors in the stream with an HTTP status as their code are transient as that status is) {
+  // OpenRouter: {"error":{"code":502,"message":"..."}} once the stream has begun.
+  for (auto [code, transient] : {std::pair{"502", true}, std::pair{"429", true}, std::pair{"408", true},
+                                 std::pair{"400", false}, std::pair{"\"invalid_request_error\"", false}}) {
+    OpenAiStream stream;
+    auto st = stream.on_event(SseEvent{"", fmt::format(R"({{"error":{{"code":{},"message":"down"}}}})", code)},
+                              [](ChatEvent) {});
+    CAF_CHECK(!st);
+    CAF_CHECK_EQUAL(stream.error_transient(), transient);
+  }
 }
 
 CAF_TEST(openai error object in the stream) {

@@ -95,7 +95,7 @@ Status OpenAiStream::on_event(const SseEvent& event,
   auto chunk = Json::parse(event.data);
   if (finished_) { // only the usage chunk may follow; anything else is ignored
     if (chunk && chunk->is_object())
-      emit_usage(*chunk, emit);
+      usage_seen_ = emit_usage(*chunk, emit);
     return Status::ok();
   }
   if (!chunk)
@@ -106,11 +106,18 @@ Status OpenAiStream::on_event(const SseEvent& event,
     if (err->is_string())
       return provider_stream_error(err->as_string());
     auto message = err->is_object() ? err->string_at("message") : std::string_view();
+    // OpenAI says `server_error`; OpenRouter gives the HTTP status the error would
+    // have had (502: the model is down, 429: rate-limited), as a number.
+    auto* code = err->is_object() ? err->find("code") : nullptr;
+    bool transient_status = code && code->is_int() &&
+                            (code->as_int() == 408 || code->as_int() == 429 || code->as_int() >= 500);
     error_transient_ = err->is_object() && (err->string_at("type") == "server_error" ||
-                                            err->string_at("code") == "server_error");
+                                            err->string_at("code") == "server_error" || transient_status);
     return provider_stream_error(message.empty() ? err->dump() : std::string(message));
   }
-  emit_usage(*chunk, emit);
+  // Some servers (Gemini's OpenAI endpoint) count in every chunk, each count the
+  // response's so far: the last one stands.
+  bool usage = emit_usage(*chunk, emit);
   // No choices: a usage chunk (stream_options.include_usage) or a keep-alive.
   auto* choices = chunk->find("choices");
   if (!choices || !choices->is_array() || choices->as_array().empty())
@@ -125,10 +132,13 @@ Status OpenAiStream::on_event(const SseEvent& event,
       if (auto text = delta->string_at(key); !text.empty())
         emit(ChatEvent{chat_event_kind::text, std::string(text)});
     // OpenAI-compatible servers that stream the model's reasoning name it one of
-    // two ways (DeepSeek and vLLM: reasoning_content; Ollama and OpenRouter: reasoning).
-    for (auto key : {"reasoning_content", "reasoning"})
-      if (auto thought = delta->string_at(key); !thought.empty())
-        emit(ChatEvent{chat_event_kind::reasoning, std::string(thought)});
+    // two ways (DeepSeek and vLLM: reasoning_content; Ollama and OpenRouter:
+    // reasoning); some send both, the same text: it is shown once.
+    auto thought = delta->string_at("reasoning_content");
+    if (thought.empty())
+      thought = delta->string_at("reasoning");
+    if (!thought.empty())
+      emit(ChatEvent{chat_event_kind::reasoning, std::string(thought)});
     if (auto* calls = delta->find("tool_calls"); calls && calls->is_array())
       for (const auto& call : calls->as_array())
         if (call.is_object())
@@ -136,6 +146,7 @@ Status OpenAiStream::on_event(const SseEvent& event,
   }
   if (auto reason = choice.string_at("finish_reason"); !reason.empty())
     finish(std::string(reason), emit);
+  usage_seen_ = finished_ && usage; // counted with the finish: nothing more to wait for
   return Status::ok();
 }
 
@@ -174,19 +185,19 @@ void OpenAiStream::add_tool_call_delta(const Json& delta) {
   }
 }
 
-void OpenAiStream::emit_usage(const Json& chunk, const std::function<void(ChatEvent)>& emit) {
+bool OpenAiStream::emit_usage(const Json& chunk, const std::function<void(ChatEvent)>& emit) {
   auto* usage = chunk.find("usage");
-  if (usage_seen_ || !usage || !usage->is_object())
-    return;
+  if (!usage || !usage->is_object())
+    return false;
   auto count = [&](std::string_view key) -> int64_t {
     auto* v = usage->find(key);
     return v && v->is_int() && v->as_int() >= 0 ? v->as_int() : -1;
   };
-  usage_seen_ = true;
   ChatEvent e{chat_event_kind::usage};
   e.tokens_in = count("prompt_tokens");
   e.tokens_out = count("completion_tokens");
   emit(std::move(e));
+  return true;
 }
 
 void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent)>& emit) {

@@ -31,8 +31,9 @@ std::string openai_request_body(const ChatRequest& request);
 
 /// Decodes one streamed response: text as it comes (a `refusal` as text too), each
 /// tool call once its arguments are complete, then `done` (exactly once), and `usage`
-/// (at most once) where the server reports it: OpenAI sends it in a chunk of its own
-/// after the finish_reason, so it may come after `done`.
+/// where the server reports it, each time it does (the last stands: some servers count
+/// in every chunk): OpenAI sends it in a chunk of its own after the finish_reason, so
+/// it may come after `done`.
 class OpenAiStream {
 public:
   /// Feeds one SSE event. Errors: "provider error: <message>" for an `error` object
@@ -44,8 +45,9 @@ public:
   bool finished() const { return finished_; }
   /// Nothing more is to come: [DONE], or the usage after `done`.
   bool ended() const { return ended_ || (finished_ && usage_seen_); }
-  /// The stream's `error` is the server's own (type or code `server_error`): a new
-  /// request may not meet it.
+  /// The stream's `error` is the server's own (type or code `server_error`, or a
+  /// code that is an HTTP status retried as one: 408, 429, 5xx): a new request may
+  /// not meet it.
   bool error_transient() const { return error_transient_; }
 
 private:
@@ -57,12 +59,13 @@ private:
   };
 
   void add_tool_call_delta(const Json& delta);
-  void emit_usage(const Json& chunk, const std::function<void(ChatEvent)>& emit);
+  /// Emits the chunk's `usage`, if it has one (then true).
+  bool emit_usage(const Json& chunk, const std::function<void(ChatEvent)>& emit);
   void finish(std::string reason, const std::function<void(ChatEvent)>& emit);
 
   std::vector<PartialCall> calls_; // in order of first appearance
   bool finished_ = false;
-  bool usage_seen_ = false;
+  bool usage_seen_ = false; // counted at or after `done`
   bool ended_ = false; // [DONE] came
   bool error_transient_ = false;
 };
