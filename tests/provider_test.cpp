@@ -127,6 +127,37 @@ CAF_TEST(anthropic tool use streams with its key header and version) {
   CAF_CHECK_EQUAL(seen[0].headers["anthropic-version"], "2023-06-01");
 }
 
+CAF_TEST(a server that refuses stream_options is asked again without it and never again with it) {
+  // Mistral: HTTP 422 from pydantic's extra_forbidden.
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({422, R"({"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body",)"
+                    R"("stream_options","include_usage"],"msg":"Extra inputs are not permitted","input":true}]},)"
+                    R"("type":"invalid_request_error","param":null,"code":null})"});
+  server.push({200, provider_fixture("openai_text.sse")});
+  server.push({200, provider_fixture("openai_text.sse")});
+  auto provider = make_http_provider(config_for(server, "openai"));
+  CAF_REQUIRE(provider.ok());
+  ChatRequest request;
+  request.model = "mistral-large-latest";
+  request.messages.push_back(ChatMessage{chat_role::user, "hi"});
+  std::vector<std::string> retries;
+  StreamHooks hooks;
+  hooks.emit = [](ChatEvent) {};
+  hooks.on_retry = [&](const std::string& why) { retries.push_back(why); };
+  CAF_CHECK((*provider)->stream(request, hooks));
+  CAF_CHECK((*provider)->stream(request, hooks));
+  CAF_CHECK(retries.empty()); // not a failure to wait on
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  CAF_CHECK(Json::parse(seen[0].body)->find("stream_options") != nullptr);
+  CAF_CHECK(Json::parse(seen[1].body)->find("stream_options") == nullptr);
+  CAF_CHECK(Json::parse(seen[2].body)->find("stream_options") == nullptr);
+  // Another 422 is the request's own: it fails, as before.
+  server.push({422, R"({"object":"error","message":"Extra inputs are not permitted: stream_options","type":"x"})"});
+  CAF_CHECK(!(*provider)->stream(request, hooks));
+}
+
 CAF_TEST(the reasoning a provider streams comes apart from the answer) {
   KeyEnv key;
   for (auto [provider, fixture] : {std::pair{"anthropic", "anthropic_thinking.sse"},

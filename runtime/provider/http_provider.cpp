@@ -2,6 +2,7 @@
 // dialect, retries with backoff, and errors that say what to do.
 #include "runtime/provider/provider.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <random>
@@ -66,9 +67,9 @@ public:
 
   Status stream_classified(const ChatRequest& request, const StreamHooks& hooks, error_code& kind) override {
     kind = error_code::none;
+    bool anthropic = config_.provider == "anthropic";
     HttpPost post{url_, headers_,
-                  config_.provider == "anthropic" ? anthropic_request_body(request)
-                                                  : openai_request_body(request)};
+                  anthropic ? anthropic_request_body(request) : openai_request_body(request, !usage_refused_)};
     std::mt19937_64 rng(std::random_device{}());
     // Failures since an attempt last got further than every one before (each starts
     // the response anew): a stream cut again and again at the same place gives up
@@ -79,12 +80,19 @@ public:
     for (;;) {
       std::string why;
       error_code code = error_code::none; // the kind of `why`
-      auto attempt = config_.provider == "anthropic"
+      auto attempt = anthropic
                        ? once<AnthropicStream>(post, request, hooks, failures, furthest, retry_after, why, code)
                        : once<OpenAiStream>(post, request, hooks, failures, furthest, retry_after, why, code);
       kind = code; // until a later attempt succeeds
       if (attempt == outcome::done)
         return Status::ok();
+      if (attempt == outcome::without_usage) {
+        // Asked again at once without it, and never again of this server: the
+        // report then counts what the server says of itself, or nothing.
+        usage_refused_ = true;
+        post.body = openai_request_body(request, false);
+        continue;
+      }
       if (attempt == outcome::fail)
         return Error{why};
       if (++failures > config_.retry.max_retries)
@@ -108,7 +116,8 @@ public:
   }
 
 private:
-  enum class outcome { done, retry, fail };
+  // without_usage: the server refused stream_options (HTTP 400 or 422 naming it).
+  enum class outcome { done, retry, fail, without_usage };
 
   template <class Decoder>
   outcome once(const HttpPost& post, const ChatRequest& request, const StreamHooks& hooks, int& failures,
@@ -195,6 +204,11 @@ private:
       why = fmt::format("HTTP {} from {}: {}", r.status, url_, message);
       return outcome::retry;
     }
+    if ((r.status == 400 || r.status == 422) && config_.provider != "anthropic" && !usage_refused_ &&
+        r.error_body.find("stream_options") != std::string::npos) {
+      why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
+      return outcome::without_usage;
+    }
     if ((r.status == 401 || r.status == 403) && !sends_key_)
       why = fmt::format("the provider wants an API key (HTTP {}): {}; export {} with it", r.status, message,
                         config_.api_key_env.empty() ? std::string("the key") : "$" + config_.api_key_env);
@@ -227,6 +241,8 @@ private:
   std::vector<std::string> headers_;
   bool sends_key_ = false;
   // Nothing of one call's is kept here: sub-agents stream through one provider at once.
+  // What is learnt of the server is: it refused stream_options once.
+  std::atomic<bool> usage_refused_{false};
 };
 
 } // namespace

@@ -55,12 +55,13 @@ std::string_view max_tokens_parameter(std::string_view model) {
   return "max_tokens";
 }
 
-std::string openai_request_body(const ChatRequest& request) {
+std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
   Json body = Json::object();
   body.set("model", request.model);
   body.set("stream", true);
   // The last chunk then says how many tokens the response took (the report's).
-  body.set("stream_options", JsonObject{{"include_usage", true}});
+  if (ask_usage)
+    body.set("stream_options", JsonObject{{"include_usage", true}});
   Json messages = Json::array();
   if (!request.system.empty())
     messages.push(JsonObject{{"role", "system"}, {"content", request.system}});

@@ -27,7 +27,9 @@ std::string_view max_tokens_parameter(std::string_view model);
 /// is followed by its `tool` messages (pair_tool_results).
 /// request.tools_json is our own output and trusted to be JSON; if it is not, it is
 /// sent as a string, so the provider names the problem ("tools" must be an array).
-std::string openai_request_body(const ChatRequest& request);
+/// `ask_usage`: stream_options.include_usage, which some servers refuse (Mistral:
+/// HTTP 422 "extra_forbidden").
+std::string openai_request_body(const ChatRequest& request, bool ask_usage = true);
 
 /// Decodes one streamed response: text as it comes (a `refusal` as text too), each
 /// tool call once its arguments are complete, then `done` (exactly once), and `usage`
