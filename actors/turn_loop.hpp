@@ -49,7 +49,7 @@ struct TurnLoopContext {
   std::shared_ptr<const std::string> tools_json;
   std::string model;
   std::string system_prompt;
-  int64_t max_tokens = 4096; // 0: none sent
+  int64_t max_tokens = 0; // 0: none sent (Anthropic: 4096)
   std::shared_ptr<ConversationStore> store;
   std::string conversation_id;
   std::shared_ptr<ResponseRenderer> renderer;  // null: the text is not shown

@@ -36,10 +36,11 @@ struct AssistantConfig {
   // `model`): a cheaper one will do.
   std::string inquiry_model;
   std::string script;        // provider = "scripted": the script whose first agent answers
-  // The most tokens a response may have (0: not sent). Sent to OpenAI's reasoning
-  // models as max_completion_tokens, to others as max_tokens (openai_format.hpp).
-  // Anthropic requires one: 0 sends 4096 there.
-  int64_t max_tokens = 4096;
+  // The most tokens a response may have (0: not sent, the model's own limit). Sent to
+  // OpenAI's reasoning models as max_completion_tokens, to others as max_tokens
+  // (openai_format.hpp). Anthropic requires one: 0 sends 4096 there. Not sent by
+  // default: a reasoning model spends a limit on hidden reasoning first.
+  int64_t max_tokens = 0;
   RequestConfig request;
 };
 

@@ -1008,17 +1008,21 @@ CAF_TEST(the tokens the provider reports reach the events and the report) {
 CAF_TEST(a response cut at the token limit runs none of its calls and says to raise assistant.max_tokens) {
   // Each dialect's own words: OpenAI finish_reason "length", Anthropic stop_reason
   // "max_tokens". The first call (touch ran) is complete, the second's arguments cut.
-  for (auto [provider, fixture, text] :
-       {std::tuple{"openai", "openai_length_tool_calls.sse", ""},
-        std::tuple{"anthropic", "anthropic_max_tokens_tool_use.sse", "I'll mark the start and begin the build."}}) {
+  // assistant.max_tokens is 0 by default: not sent to OpenAI, 4096 to Anthropic.
+  for (auto [provider, fixture, text, limit] :
+       {std::tuple{"openai", "openai_length_tool_calls.sse", "",
+                   "assistant.max_tokens = 0, so none was sent and the model's own limit applied"},
+        std::tuple{"anthropic", "anthropic_max_tokens_tool_use.sse", "I'll mark the start and begin the build.",
+                   "assistant.max_tokens = 0, so 4096 was sent"}}) {
     FakeProviderServer server;
     Workspace ws(server, provider);
     server.push({200, provider_fixture(fixture)});
     auto r = ws.query("--json 'build it'");
     CAF_CHECK_EQUAL(r.status, 1);
-    auto said = "the response was cut off at the token limit (assistant.max_tokens = 4096) before its tool calls "
-                "were complete: none of them ran (shell, shell); raise assistant.max_tokens (e.g. to 8192, up to "
-                "what the model allows) and ask again";
+    auto said = fmt::format("the response was cut off at the token limit ({}) before its tool calls were complete: "
+                            "none of them ran (shell, shell); raise assistant.max_tokens (e.g. to 16384, up to what "
+                            "the model allows) and ask again",
+                            limit);
     CAF_CHECK(contains(r.out, fmt::format("jp-actors: {}\n", said)));
     CAF_CHECK(!std::filesystem::exists(ws.path("ran")));
     CAF_CHECK(results_of(r.stdout_text).empty());
@@ -1043,7 +1047,7 @@ CAF_TEST(a response cut at the token limit runs none of its calls and says to ra
 
 CAF_TEST(a text answer cut at the token limit is shown with a line naming assistant.max_tokens) {
   FakeProviderServer server;
-  Workspace ws(server);
+  Workspace ws(server, "openai", "max_tokens = 4096\n");
   server.push({200, provider_fixture("openai_length_text.sse")});
   auto r = ws.query("'list the steps'");
   CAF_CHECK_EQUAL(r.status, 1);
@@ -1051,6 +1055,7 @@ CAF_TEST(a text answer cut at the token limit is shown with a line naming assist
   CAF_CHECK(contains(r.out, "jp-actors: the response was cut off at the token limit (assistant.max_tokens = 4096): "
                             "the answer is incomplete; raise assistant.max_tokens (e.g. to 8192, up to what the model "
                             "allows) and ask again\n"));
+  CAF_CHECK_EQUAL(Json::parse(server.requests().at(0).body)->find("max_tokens")->as_int(), 4096);
 }
 
 CAF_TEST(a refusal is shown as the answer or said in a line) {
