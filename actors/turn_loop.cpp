@@ -203,6 +203,25 @@ void conclude(loop_actor_t* self) {
 
 // -- one response -----------------------------------------------------------------------
 
+bool id_taken_in(const std::vector<ToolCall>& calls, const std::string& id) {
+  return std::any_of(calls.begin(), calls.end(), [&](const ToolCall& c) { return c.id == id; });
+}
+
+/// Whether a call of the conversation `messages` has id `id`.
+bool id_taken(const std::vector<ChatMessage>& messages, const std::string& id) {
+  return std::any_of(messages.begin(), messages.end(), [&](const ChatMessage& m) { return id_taken_in(m.tool_calls, id); });
+}
+
+/// An id for a call of ours, or of the provider's without one or with one used
+/// already: the first of jp0000000, jp0000001, ... no call of `messages` (or of
+/// `calls`, the response so far) has. Nine letters and digits: the form every
+/// provider takes (Mistral takes no other).
+std::string own_call_id(const std::vector<ChatMessage>& messages, const std::vector<ToolCall>& calls = {}) {
+  for (int k = 0;; ++k)
+    if (auto id = fmt::format("jp{:07}", k); !id_taken(messages, id) && !id_taken_in(calls, id))
+      return id;
+}
+
 /// Why the turn fails when the provider ended response `r` short of its end (the
 /// token limit, a refusal, a content filter), and its code; {"", none} when it ended
 /// as the model chose.
@@ -504,9 +523,8 @@ void finish_turn(loop_actor_t* self) {
           for (auto& id : waited)
             all.push(Json(id));
           args.set("all", std::move(all));
-          // Once per turn, so the turn and its response number make the id unique in
-          // the conversation (providers refuse a history with two calls of one id).
-          ToolCall call{fmt::format("turn_end_await_{}_{}", st.turn_number, st.responses), "await", args.dump()};
+          // An id of its own (providers refuse a history with two calls of one id).
+          ToolCall call{own_call_id(st.messages), "await", args.dump()};
           record(self, ChatResponseEvent{"", {call}, "turn_end_inquiry"});
           record(self, ToolCallRequestEvent{call});
           auto cap = st.ctx.config->runtime.response_cap_bytes;
@@ -833,17 +851,8 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
           // or makes up as call_0 in every response) would pair two calls with one
           // result, and the APIs refuse a history with two calls of one id.
           auto& calls = st.response.calls;
-          auto in = [](const std::vector<ToolCall>& cs, const std::string& id) {
-            return std::any_of(cs.begin(), cs.end(), [&](const ToolCall& c) { return c.id == id; });
-          };
-          auto taken = [&](const std::string& id) {
-            return in(calls, id) || std::any_of(st.messages.begin(), st.messages.end(),
-                                                [&](const ChatMessage& m) { return in(m.tool_calls, id); });
-          };
-          auto base = e.call.id.empty() ? std::string("call") : e.call.id;
-          e.call.id = base;
-          for (int k = 2; e.call.id.empty() || taken(e.call.id); ++k)
-            e.call.id = fmt::format("{}_{}", base, k);
+          if (e.call.id.empty() || id_taken(st.messages, e.call.id) || id_taken_in(calls, e.call.id))
+            e.call.id = own_call_id(st.messages, calls);
           calls.push_back(std::move(e.call));
           break;
         }

@@ -1102,4 +1102,9 @@ CAF_TEST(a server that refuses response_format still gets the turn end inquiry a
   CAF_CHECK(Json::parse(seen[3].body)->find("response_format") == nullptr);
   CAF_CHECK(contains(r.out, R"("policy":"inquire:wait")"));
   CAF_CHECK(contains(messages_sent(seen[4]).back().find("content")->as_string(), R"("result":"done\n")"));
+  // The turn end's await is a call of ours, with an id every provider takes (Mistral:
+  // nine letters and digits), and its result answers it.
+  auto sent = messages_sent(seen[4]);
+  CAF_CHECK(contains(sent.at(sent.size() - 2).dump(), R"("id":"jp0000000","type":"function")"));
+  CAF_CHECK_EQUAL(sent.back().find("tool_call_id")->as_string(), "jp0000000");
 }

@@ -207,8 +207,8 @@ void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent
   for (size_t i = 0; i < calls_.size(); ++i) {
     auto& c = calls_[i];
     ChatEvent ev{chat_event_kind::tool_call};
-    // Without an id the tool response could not name its call.
-    ev.call.id = c.id.empty() ? "call_" + std::to_string(i) : std::move(c.id);
+    // Without one, the turn gives the call an id of its own (its result names it).
+    ev.call.id = std::move(c.id);
     ev.call.name = std::move(c.name);
     ev.call.arguments = c.arguments.empty() ? "{}" : std::move(c.arguments);
     emit(std::move(ev));
