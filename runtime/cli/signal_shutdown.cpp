@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <fcntl.h>
+#include <mutex>
 #include <poll.h>
 #include <thread>
 #include <unistd.h>
@@ -22,12 +24,35 @@ int g_pipe[2] = {-1, -1};
 std::atomic<int64_t> g_grace_ms{2000};
 std::atomic<bool> g_underway{false};
 
+// The program's own stop (StopOnSignal), and whether the shutdown asked for it.
+std::mutex g_stop_mutex;
+std::function<void()> g_stop;
+bool g_stop_asked = false;
+// The program was stopped: the shutdown waits for it to reach await_signal_shutdown().
+std::atomic<bool> g_program_stops{false};
+std::atomic<bool> g_program_ended{false};
+
 void on_signal(int sig) {
   g_underway = true; // lock-free: safe here
   auto saved = errno;
   char c = static_cast<char>(sig);
   (void)!::write(g_pipe[1], &c, 1);
   errno = saved;
+}
+
+/// Has the program stop its own work, if it set a stop (StopOnSignal).
+void stop_program() {
+  std::lock_guard lock(g_stop_mutex);
+  g_stop_asked = true;
+  if (!g_stop)
+    return;
+  g_program_stops = true;
+  g_stop();
+}
+
+/// The tools' groups are reaped and a program that stops itself wrote what it writes.
+bool all_ended() {
+  return !any_process_group_alive() && (!g_program_stops || g_program_ended);
 }
 
 /// Waits up to `ms` for a byte on the pipe (another signal); true if one came.
@@ -46,6 +71,9 @@ void watch() {
   }
   int sig = static_cast<unsigned char>(c);
   g_underway = true;
+  // The program stops its work first: a script's later steps would only meet the
+  // refusal of new processes.
+  stop_program();
   refuse_new_processes(); // returns once a spawn under way has recorded its group
   signal_all_process_groups(SIGTERM);
   signal_escaped_processes(SIGTERM); // what left its tool's group or session
@@ -53,11 +81,20 @@ void watch() {
   signal_escaped_processes(SIGCONT);
   // Each tool's exit is reaped by the io thread, which frees its group's slot.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_grace_ms.load());
-  while (any_process_group_alive() && std::chrono::steady_clock::now() < deadline)
-    if (another_signal(10))
+  bool again = false;
+  while (!all_ended() && std::chrono::steady_clock::now() < deadline)
+    if (another_signal(10)) {
+      again = true;
       break;
+    }
   kill_all_process_groups();
   kill_escaped_processes();
+  // Tools killed at the grace's end: a moment for the program's turns to end with
+  // them and say so. A second signal wants the end now.
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (!again && !all_ended() && std::chrono::steady_clock::now() < deadline)
+    if (another_signal(10))
+      break;
   close_group_record(); // nothing of ours is left for the next start to sweep
   std::signal(sig, SIG_DFL);
   ::kill(::getpid(), sig);
@@ -83,8 +120,26 @@ void install_signal_shutdown(double grace_secs) {
 }
 
 void await_signal_shutdown() {
-  while (g_underway)
+  if (!g_underway)
+    return;
+  std::fflush(nullptr); // dying of the signal flushes no stdio
+  g_program_ended = true;
+  while (g_underway) // until the shutdown's thread ends the process
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+StopOnSignal::StopOnSignal(std::function<void()> stop) {
+  std::lock_guard lock(g_stop_mutex);
+  g_stop = std::move(stop);
+  if (!g_stop_asked)
+    return;
+  g_program_stops = true;
+  g_stop();
+}
+
+StopOnSignal::~StopOnSignal() {
+  std::lock_guard lock(g_stop_mutex); // not while the shutdown runs it
+  g_stop = nullptr;
 }
 
 } // namespace jp

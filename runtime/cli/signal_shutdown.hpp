@@ -4,6 +4,8 @@
 // writes to a pipe (async-signal-safe); a thread of its own does the rest.
 #pragma once
 
+#include <functional>
+
 namespace jp {
 
 /// Installs the handlers (once; a later call only updates the grace).
@@ -13,5 +15,19 @@ void install_signal_shutdown(double grace_secs);
 /// way, waits for it to end the process (bounded by the grace), so the exit status
 /// is the signal's.
 void await_signal_shutdown();
+
+/// While it lives, a signal's shutdown first has the program stop its own work
+/// with `stop` (a script's turns end: none of their later steps is attempted),
+/// before the tools get their TERM, and then waits, within the grace, for the
+/// program to reach await_signal_shutdown(), so that what it writes as it stops is
+/// written. `stop` runs on the shutdown's thread, at most once, and must not block;
+/// a shutdown under way already runs it at once. One at a time.
+class StopOnSignal {
+public:
+  explicit StopOnSignal(std::function<void()> stop);
+  ~StopOnSignal();
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+};
 
 } // namespace jp
