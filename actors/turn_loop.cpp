@@ -906,6 +906,8 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
     [self](menu_atom, int what, std::string& text) {
       on_menu_choice(self, InterruptChoice{static_cast<InterruptChoice::action>(what), std::move(text)});
     },
+    // jp-actors is ending (a signal): nobody is asked what the interrupt means.
+    [self](stop_atom) { interrupt_turn(self); },
     [self](quit_atom) { abort_everything(self); },
     // Delegated: the turn answers the asker itself, even once this loop has ended
     // (an abort can end the turn's last wait before its own answer comes).

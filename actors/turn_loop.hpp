@@ -11,6 +11,7 @@
 //   (run_atom, prompt)  -> TurnResult    how the turn ended: completed, interrupted
 //                                        or failed (its error_code and sentence)
 //   (interrupt_atom)    -> void          stop the turn cleanly (first Ctrl-C)
+//   (stop_atom)         -> void          the same, with no interrupt menu (jp-actors is ending)
 //   (quit_atom)         -> void          abort every handle and end now (second Ctrl-C)
 //   (list_atom)         -> vector<HandleSummary>  the turn's handles still running
 //   (user_abort_atom, id) -> HandleReport a person aborts one (the control socket)

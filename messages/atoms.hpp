@@ -42,6 +42,7 @@ using retry_atom = caf::atom_constant<caf::atom("retry")>;     // provider retri
 using streamed_atom = caf::atom_constant<caf::atom("streamed")>; // provider: the response ended
 using interrupt_atom = caf::atom_constant<caf::atom("interrupt")>; // stop the turn cleanly
 using quit_atom = caf::atom_constant<caf::atom("quit")>;       // abort everything, now
+using stop_atom = caf::atom_constant<caf::atom("stop")>;       // stop the turn cleanly, asking nobody
 using user_abort_atom = caf::atom_constant<caf::atom("user_abort")>; // a person aborts a handle (control socket)
 using menu_atom = caf::atom_constant<caf::atom("menu")>;       // turn loop: the interrupt menu's choice
 using peek_atom = caf::atom_constant<caf::atom("peek")>;       // handle: its progress (HandleProgress)
