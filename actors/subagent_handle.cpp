@@ -212,10 +212,10 @@ public:
       inner_->notification(n);
   }
   void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,
-                const std::string& error) override {
+                const std::string& error, bool interrupted) override {
     caf::anon_send(handle_, list_atom::value, std::vector<HandleSummary>{});
     if (inner_)
-      inner_->turn_end(handles, undelivered, error);
+      inner_->turn_end(handles, undelivered, error, interrupted);
   }
   // Its live handles, every half second while its tools run: what fetch lists.
   bool wants_progress() const override { return true; }

@@ -95,10 +95,10 @@ public:
   /// The turn's handles: how many it started, and the most that ran at once
   /// (called just before turn_end; not when the turn end itself failed).
   virtual void handle_counts(const HandleCounts& counts) {}
-  /// The turn ended: what became of its handles, what no response carried, and why
-  /// it failed ("" = it did not).
+  /// The turn ended: what became of its handles, what no response carried, why it
+  /// failed ("" = it did not), and whether it was interrupted.
   virtual void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,
-                        const std::string& error) {}
+                        const std::string& error, bool interrupted) {}
   /// A live display: while tools run, progress() is called every half second with
   /// the handles still running.
   virtual bool wants_progress() const { return false; }

@@ -570,11 +570,13 @@ void finish_turn(loop_actor_t* self) {
             self->request(st.turn, caf::infinite, counts_atom::value)
               .then([self, handles, undelivered](HandleCounts& counts) {
                       self->state.ctx.observer->handle_counts(counts);
-                      self->state.ctx.observer->turn_end(handles, undelivered, self->state.error);
+                      self->state.ctx.observer->turn_end(handles, undelivered, self->state.error,
+                                                         self->state.interrupted);
                       conclude(self);
                     },
                     [self, handles, undelivered](caf::error&) {
-                      self->state.ctx.observer->turn_end(handles, undelivered, self->state.error);
+                      self->state.ctx.observer->turn_end(handles, undelivered, self->state.error,
+                                                         self->state.interrupted);
                       conclude(self);
                     });
           });
@@ -586,9 +588,9 @@ void finish_turn(loop_actor_t* self) {
           st.code = code_of(err);
         }
         record_unanswered(self);
-        record(self, TurnEndEvent{std::nullopt, false, st.error});
+        record(self, TurnEndEvent{std::nullopt, st.interrupted, st.error});
         if (st.ctx.observer)
-          st.ctx.observer->turn_end({}, {}, st.error);
+          st.ctx.observer->turn_end({}, {}, st.error, st.interrupted);
         conclude(self);
       });
 }
@@ -642,7 +644,7 @@ void abort_everything(loop_actor_t* self) {
   record_unanswered(self);
   record(self, TurnEndEvent{std::nullopt, true, st.error});
   if (st.ctx.observer)
-    st.ctx.observer->turn_end({}, {}, st.error);
+    st.ctx.observer->turn_end({}, {}, st.error, true);
   // Killing the turn takes its registry and every handle's process group with it.
   self->send_exit(st.turn, caf::exit_reason::kill);
   st.done.deliver(result_of(st, true));

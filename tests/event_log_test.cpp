@@ -111,6 +111,22 @@ CAF_TEST(notification events and undelivered notifications at turn end) {
   std::fclose(t);
 }
 
+CAF_TEST(an interrupted turn end says so) {
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, true, false, fixed_clock);
+  log.turn_end("main", {}, {}, "", true);
+  CAF_CHECK_EQUAL(contents(f), R"({"event":"turn_end","time":"2026-11-23T01:02:03.456Z","agent":"main",)"
+                               R"("handles":[],"undelivered":[],"interrupted":true})"
+                               "\n");
+  std::fclose(f);
+  std::FILE* t = std::tmpfile();
+  EventLog transcript(t, false);
+  transcript.turn_end("main", {}, {}, "", true);
+  CAF_CHECK_EQUAL(contents(t), "[main] turn end: interrupted\n"
+                               "[main] turn end: no handle left running\n");
+  std::fclose(t);
+}
+
 CAF_TEST(json events are stamped with the time as RFC 3339 UTC with milliseconds) {
   std::FILE* f = std::tmpfile();
   EventLog log(f, true);

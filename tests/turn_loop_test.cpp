@@ -75,7 +75,8 @@ struct CapturingObserver final : TurnObserver {
     log.push_back(fmt::format("result {}.{} {} {}", n, index, tool, ok ? "ok" : "failed"));
   }
   void retry(const std::string& why) override { log.push_back("retry " + why); }
-  void turn_end(const std::vector<HandleSummary>&, const std::vector<Notification>&, const std::string&) override {
+  void turn_end(const std::vector<HandleSummary>&, const std::vector<Notification>&, const std::string&,
+                bool) override {
     log.push_back("turn_end");
   }
 };

@@ -204,8 +204,9 @@ void EventLogObserver::notification(const Notification& n) {
 }
 
 void EventLogObserver::turn_end(const std::vector<HandleSummary>& handles,
-                                const std::vector<Notification>& undelivered, const std::string& error) {
-  log_->turn_end(agent_, handles, undelivered, error, counts_);
+                                const std::vector<Notification>& undelivered, const std::string& error,
+                                bool interrupted) {
+  log_->turn_end(agent_, handles, undelivered, error, interrupted, counts_);
 }
 
 void EventLogObserver::progress(const std::vector<HandleSummary>& running) {

@@ -107,7 +107,7 @@ public:
   void notification(const Notification& n) override;
   void handle_counts(const HandleCounts& counts) override { counts_ = counts; }
   void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,
-                const std::string& error) override;
+                const std::string& error, bool interrupted) override;
   bool wants_progress() const override { return log_->live(); }
   void progress(const std::vector<HandleSummary>& running) override;
 

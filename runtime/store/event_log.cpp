@@ -162,7 +162,7 @@ void EventLog::notification(const std::string& agent, const Notification& n) {
 
 void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummary>& handles,
                         const std::vector<Notification>& undelivered, const std::string& error,
-                        const std::optional<HandleCounts>& counts) {
+                        bool interrupted, const std::optional<HandleCounts>& counts) {
   Json list = Json::array();
   for (auto& h : handles)
     list.push(turn_end_json(h));
@@ -172,6 +172,8 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
   for (auto& n : undelivered)
     notes.push(to_json(n));
   e.set("agent", agent).set("handles", std::move(list)).set("undelivered", std::move(notes));
+  if (interrupted) // as the conversation's turn_end says it
+    e.set("interrupted", true);
   if (!error.empty())
     e.set("error", error);
   if (counts)
@@ -179,6 +181,8 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
   emit(e);
   if (json_)
     return;
+  if (interrupted)
+    write(fmt::format("[{}] turn end: interrupted", agent));
   if (!error.empty())
     write(fmt::format("[{}] turn end: {}", agent, error));
   if (handles.empty())

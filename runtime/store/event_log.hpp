@@ -49,11 +49,12 @@ public:
   /// A notification a tool response carried (logged before that response).
   void notification(const std::string& agent, const Notification& n);
   /// `undelivered`: notifications no response carried before the turn ended.
-  /// `error`: why the turn failed ("" = it did not). `counts`: the turn's handles
-  /// started and most at once (none: unknown).
+  /// `error`: why the turn failed ("" = it did not). `interrupted`: the user (or a
+  /// signal) stopped it. `counts`: the turn's handles started and most at once
+  /// (none: unknown).
   void turn_end(const std::string& agent, const std::vector<HandleSummary>& handles,
                 const std::vector<Notification>& undelivered = {}, const std::string& error = {},
-                const std::optional<HandleCounts>& counts = std::nullopt);
+                bool interrupted = false, const std::optional<HandleCounts>& counts = std::nullopt);
   void run_end(size_t agents, double elapsed_ms, size_t handles_left);
 
   /// Every event, JSON or not, also goes to `sink` (the experiment report's builder).
