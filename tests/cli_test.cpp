@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <pty.h>
 #include <tuple>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "messages/json.hpp"
@@ -308,18 +309,19 @@ name = "a"
 
 namespace {
 
-/// jp-actors running `run SCRIPT` (with `flags` before it), stdin/stdout on /dev/null.
+/// jp-actors running `run SCRIPT` (with `flags` after it), stdin on /dev/null, stdout
+/// there too or in the file `out`.
 pid_t start_run(const std::filesystem::path& ws, const std::filesystem::path& script,
-                std::vector<std::string> flags = {}) {
+                std::vector<std::string> flags = {}, const std::filesystem::path& out = {}) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0); // its own group: no signal meant for the runner's reaches it
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, 0);
-    ::dup2(devnull, 1);
+    ::dup2(out.empty() ? devnull : ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 1);
     std::vector<std::string> args = {JP_CLI_BINARY, "--workspace", ws.string()};
-    args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"run", script.string()});
+    args.insert(args.end(), flags.begin(), flags.end()); // run's own (--json) and global ones
     std::vector<char*> argv;
     for (auto& a : args)
       argv.push_back(a.data());
@@ -385,34 +387,107 @@ CAF_TEST(a terminate signal gives the tools a TERM and the grace before a KILL) 
 }
 
 CAF_TEST(a second terminate signal cuts the grace short) {
-  testing::temp_dir ws;
-  auto dir = ws.path.string();
-  // It notes TERM and runs on; the grace is far longer than the test may take.
-  write_held_script(ws.path / "deaf.toml",
-                    fmt::format("trap 'echo > {0}/termed' TERM; echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; "
-                                "while :; do sleep 0.05; done",
-                                dir));
-  pid_t cli_pid = start_run(ws.path, ws.path / "deaf.toml", {"--cfg", "runtime.abort_grace_secs=3600"});
-  CAF_REQUIRE(cli_pid > 0);
-  pid_t tool = pid_from(ws.path / "pid");
-  CAF_REQUIRE(tool > 0);
-  ::kill(cli_pid, SIGTERM);
-  // The second only once the first was acted on (two pending signals are one).
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!ws.has("termed") && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  CAF_CHECK(ws.has("termed"));
-  ::kill(cli_pid, SIGTERM);
-  // Within 20 s, not the hour of grace; else it and its tool are killed here.
-  CAF_CHECK_EQUAL(testing::wait_exit(cli_pid), 128 + SIGTERM);
-  if (cli_pid > 0) {
-    ::kill(cli_pid, SIGKILL);
-    reap_child(cli_pid);
+  // Ctrl-C's as well: its first stops the script's turn, which then waits for the tool.
+  for (int sig : {SIGTERM, SIGINT}) {
+    testing::temp_dir ws;
+    auto dir = ws.path.string();
+    // It notes TERM and runs on; the grace is far longer than the test may take.
+    write_held_script(ws.path / "deaf.toml",
+                      fmt::format("trap 'echo > {0}/termed' TERM; echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; "
+                                  "while :; do sleep 0.05; done",
+                                  dir));
+    pid_t cli_pid = start_run(ws.path, ws.path / "deaf.toml", {"--cfg", "runtime.abort_grace_secs=3600"});
+    CAF_REQUIRE(cli_pid > 0);
+    pid_t tool = pid_from(ws.path / "pid");
+    CAF_REQUIRE(tool > 0);
+    ::kill(cli_pid, sig);
+    // The second only once the first was acted on (two pending signals are one).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!ws.has("termed") && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CAF_CHECK(ws.has("termed"));
+    ::kill(cli_pid, sig);
+    // Within 20 s, not the hour of grace; else it and its tool are killed here.
+    CAF_CHECK_EQUAL(testing::wait_exit(cli_pid), 128 + sig);
+    if (cli_pid > 0) {
+      ::kill(cli_pid, SIGKILL);
+      reap_child(cli_pid);
+    }
+    while (!process_dead(tool) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CAF_CHECK(process_dead(tool));
+    ::kill(-tool, SIGKILL);
   }
-  while (!process_dead(tool) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  CAF_CHECK(process_dead(tool));
-  ::kill(-tool, SIGKILL);
+}
+
+CAF_TEST(ctrl-c stops a script at once and its turn ends interrupted) {
+  for (bool json : {true, false}) {
+    CAF_MESSAGE((json ? "--json" : "transcript"));
+    testing::temp_dir ws;
+    // Step 1's tool says it runs (its pid, its group's id) and sleeps; step 2 must
+    // never be tried.
+    auto ready = ws.path / "ready";
+    CAF_REQUIRE_EQUAL(::mkfifo(ready.c_str(), 0600), 0);
+    ws.write("steps.toml", fmt::format(R"([[agents]]
+name = "a"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "spawn", id = "t", wait_ms = 0, command = "echo $$ > {}; exec sleep 1000" }}
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["t"] }}
+  [[agents.steps]]
+  text = "Later."
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "echo later" }}
+)",
+                                       ready.string()));
+    // Open before the tool writes (its open waits for a reader); read with a bound.
+    int fifo = ::open(ready.c_str(), O_RDONLY | O_NONBLOCK);
+    CAF_REQUIRE(fifo >= 0);
+    auto flags = json ? std::vector<std::string>{"--json"} : std::vector<std::string>{};
+    pid_t cli_pid = start_run(ws.path, ws.path / "steps.toml", flags, ws.path / "out");
+    CAF_REQUIRE(cli_pid > 0);
+    std::string line;
+    bool up = testing::read_until(fifo, line, "\n");
+    ::close(fifo);
+    pid_t group = up ? std::atoi(line.c_str()) : 0;
+    if (group > 0)
+      own_child(-group, SIGKILL); // killed here should a check end the runner
+    CAF_REQUIRE(group > 0);
+    ::kill(cli_pid, SIGINT);
+    CAF_CHECK_EQUAL(testing::wait_exit(cli_pid), 128 + SIGINT);
+    testing::end_cli(cli_pid); // should it still run
+    // Nothing of the tool's is left: its group was reaped.
+    bool gone = ::kill(-group, 0) == -1 && errno == ESRCH;
+    CAF_CHECK(gone);
+    if (!gone)
+      ::kill(-group, SIGKILL);
+    disown_child(-group);
+    std::ifstream written(ws.path / "out");
+    std::string out((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+    CAF_CHECK(out.find("is ending") == std::string::npos);
+    CAF_CHECK(out.find("later") == std::string::npos && out.find("Later") == std::string::npos);
+    if (!json) {
+      if (out.find("[a] turn end: interrupted\n") == std::string::npos)
+        CAF_FAIL("no interrupted turn end in:\n" << out);
+      continue;
+    }
+    const Json* turn_end = nullptr;
+    auto evs = events(out);
+    for (auto& e : evs) {
+      if (e.find("event")->as_string() == "tool_call")
+        CAF_CHECK_EQUAL(e.find("step")->as_int(), 1);
+      if (e.find("event")->as_string() == "turn_end")
+        turn_end = &e;
+    }
+    if (!turn_end)
+      CAF_FAIL("no turn_end in:\n" << out);
+    auto* interrupted = turn_end->find("interrupted");
+    CAF_CHECK(interrupted && interrupted->as_bool());
+  }
 }
 
 CAF_TEST(after jp-actors is killed the next start kills every process it left) {

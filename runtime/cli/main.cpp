@@ -139,6 +139,12 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
   auto control = start_control_endpoint(sys, std::move(named),
                                         ControlHolder{"run", config->workspace, "script " + script_path},
                                         config->runtime.abort_grace_secs + 20);
+  // A signal ends the turns at once, interrupted: a script attempts none of its
+  // later steps (jp-actors refuses them anyway), and the log says where it stopped.
+  StopOnSignal stop([&agents] {
+    for (auto& a : agents)
+      caf::anon_send(a, stop_atom::value);
+  });
   std::vector<decltype(self->request(agents[0], caf::infinite, run_atom::value, std::string()))> replies;
   for (auto& a : agents)
     replies.push_back(self->request(a, caf::infinite, run_atom::value, script.name));
