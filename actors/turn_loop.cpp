@@ -223,8 +223,8 @@ std::string own_call_id(const std::vector<ChatMessage>& messages, const std::vec
 }
 
 /// Why the turn fails when the provider ended response `r` short of its end (the
-/// token limit, a refusal, a content filter), and its code; {"", none} when it ended
-/// as the model chose.
+/// token limit, a full context window, a refusal, a content filter), and its code;
+/// {"", none} when it ended as the model chose.
 std::pair<std::string, error_code> cut_off_failure(const TurnLoopContext& ctx, const Response& r) {
   auto kind = cut_off_of(r.finish_reason);
   if (kind == cut_off::none)
@@ -245,6 +245,17 @@ std::pair<std::string, error_code> cut_off_failure(const TurnLoopContext& ctx, c
     return {fmt::format("the response was cut off at the token limit ({}){}; raise assistant.max_tokens (e.g. to "
                         "{}, up to what the model allows) and ask again",
                         limit, what, ctx.max_tokens > 0 ? ctx.max_tokens * 2 : 16384),
+            error_code::limit_reached};
+  }
+  if (kind == cut_off::context_full) {
+    // The conversation and the response filled the model's context window: a higher
+    // token limit cannot help, less in the window can.
+    auto what = !r.calls.empty() ? fmt::format(" before its tool calls were complete: none of them ran ({})", names)
+                : !r.text.empty() ? std::string(": the answer is incomplete")
+                                  : std::string(" before it gave any answer");
+    return {fmt::format("the response was cut off because the model's context window was full (stop reason "
+                        "\"{}\"){}; start a new conversation (or ask for a shorter answer) and ask again",
+                        r.finish_reason, what),
             error_code::limit_reached};
   }
   if (kind == cut_off::refused)

@@ -70,13 +70,16 @@ struct ChatEvent {
 };
 
 /// How a response ended on the provider's side when it did not end as the model
-/// chose (a stop, tool calls): at the token limit, as a refusal, or stopped by a
-/// content filter. Read from `finish_reason` in either dialect.
-enum class cut_off : uint8_t { none, token_limit, refused, filtered };
+/// chose (a stop, tool calls): at the token limit, with the context window full, as
+/// a refusal, or stopped by a content filter. Read from `finish_reason` in either
+/// dialect.
+enum class cut_off : uint8_t { none, token_limit, context_full, refused, filtered };
 
 inline cut_off cut_off_of(std::string_view finish_reason) {
   if (finish_reason == "length" || finish_reason == "max_tokens") // OpenAI, Anthropic
     return cut_off::token_limit;
+  if (finish_reason == "model_context_window_exceeded") // Anthropic
+    return cut_off::context_full;
   if (finish_reason == "refusal") // Anthropic
     return cut_off::refused;
   if (finish_reason == "content_filter") // OpenAI

@@ -1045,6 +1045,29 @@ CAF_TEST(a response cut at the token limit runs none of its calls and says to ra
   }
 }
 
+CAF_TEST(a response cut at a full context window runs none of its calls and says to start a new conversation) {
+  // Anthropic's stop_reason "model_context_window_exceeded": the first call (touch
+  // ran) is complete, the second's arguments cut, as at the token limit.
+  FakeProviderServer server;
+  Workspace ws(server, "anthropic");
+  server.push({200, provider_fixture("anthropic_context_window_exceeded_tool_use.sse")});
+  auto r = ws.query("--json 'build it'");
+  CAF_CHECK_EQUAL(r.status, 1);
+  auto said = "the response was cut off because the model's context window was full (stop reason "
+              "\"model_context_window_exceeded\") before its tool calls were complete: none of them ran (shell, "
+              "shell); start a new conversation (or ask for a shorter answer) and ask again";
+  CAF_CHECK(contains(r.out, fmt::format("jp-actors: {}\n", said)));
+  CAF_CHECK(!std::filesystem::exists(ws.path("ran")));
+  CAF_CHECK(results_of(r.stdout_text).empty());
+  std::optional<Json> end;
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "turn_end")
+      end = e;
+  CAF_REQUIRE(end.has_value());
+  CAF_CHECK_EQUAL(end->find("error")->as_string(), said);
+  CAF_CHECK_EQUAL(server.requests().size(), 1u);
+}
+
 CAF_TEST(a text answer cut at the token limit is shown with a line naming assistant.max_tokens) {
   FakeProviderServer server;
   Workspace ws(server, "openai", "max_tokens = 4096\n");

@@ -442,6 +442,37 @@ CAF_TEST(a reasoning model that spent the whole limit before answering is told a
   CAF_CHECK(last.code == error_code::limit_reached);
 }
 
+CAF_TEST(a response cut at a full context window runs none of its calls and the turn fails saying so) {
+  // Anthropic's stop reason: the conversation filled the window, so a higher token
+  // limit would not help and the sentence does not ask for one.
+  FakeProvider::Reply cut{{"Let me look."}, {ToolCall{"c1", "describe_tools", R"({"tools":["shell"]})"},
+                                             ToolCall{"c2", "describe_tools", R"({"tools":["aw)"}}};
+  cut.finish = "model_context_window_exceeded";
+  provider->replies.push_back(cut);
+  auto said = "the response was cut off because the model's context window was full (stop reason "
+              "\"model_context_window_exceeded\") before its tool calls were complete: none of them ran "
+              "(describe_tools, describe_tools); start a new conversation (or ask for a shorter answer) and ask again";
+  CAF_CHECK_EQUAL(turn("what can shell do?"), said);
+  CAF_CHECK(last.outcome == turn_outcome::failed);
+  CAF_CHECK(last.code == error_code::limit_reached);
+  CAF_CHECK_EQUAL(last.answer, "Let me look.");
+  CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end"}));
+  CAF_CHECK_EQUAL(provider->requests.size(), 1u);
+  auto events = store->load(id)->events;
+  CAF_CHECK_EQUAL(kinds(events), (std::vector<std::string>{"turn_start", "chat_request", "chat_response", "turn_end"}));
+  CAF_CHECK_EQUAL(events[2].find("tool_calls")->as_array().size(), 0u);
+  CAF_CHECK_EQUAL(events[3].find("error")->as_string(), said);
+  // A text answer it cut is kept, said to be incomplete.
+  FakeProvider::Reply text{{"The steps are: 1. Open"}, {}};
+  text.finish = "model_context_window_exceeded";
+  provider->replies.push_back(text);
+  CAF_CHECK_EQUAL(turn("steps?"), "the response was cut off because the model's context window was full (stop "
+                                  "reason \"model_context_window_exceeded\"): the answer is incomplete; start a new "
+                                  "conversation (or ask for a shorter answer) and ask again");
+  CAF_CHECK(last.code == error_code::limit_reached);
+  CAF_CHECK_EQUAL(last.answer, "The steps are: 1. Open");
+}
+
 CAF_TEST(a refusal or a content filter fails the turn saying so and runs no call) {
   FakeProvider::Reply refused{{"I can't help with that request."}, {}};
   refused.finish = "refusal";

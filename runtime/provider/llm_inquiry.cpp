@@ -205,6 +205,10 @@ private:
                                  "complete (finish reason \"{}\"; a reasoning model can spend the limit on its "
                                  "hidden reasoning); set assistant.inquiry_model to a model that answers at once",
                                  finish)};
+      case cut_off::context_full:
+        return Error{fmt::format("the inquiry model's answer was cut off because its context window was full "
+                                 "(finish reason \"{}\"); set assistant.inquiry_model to a model with a larger one",
+                                 finish)};
       case cut_off::refused:
       case cut_off::filtered:
         return Error{fmt::format("the inquiry model did not answer (finish reason \"{}\")", finish)};
