@@ -38,6 +38,7 @@ struct entry {
   bool observed = false;
   bool notify_success = false, notify_failure = false, notify_content = false, notify_waiting = false;
   std::optional<Question> waiting; // the question its tool waits on (control channel)
+  std::set<std::string> configured_answers; // the ids of its questions the config answers
   ChildSpec child;
   uint64_t seq = 0; // registry_state::changes at its last change (HandleStatus::seq)
 };
@@ -124,15 +125,22 @@ caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
   return out;
 }
 
-ToolState exited_without_stopping(const std::string& id, const ToolState& last) {
+ToolState exited_without_stopping(const std::string& id, const entry& e, const ToolState& last) {
   if (last.kind == state_kind::running)
     return ToolState::success(last.content);
+  auto& q = last.question;
+  // Configured, its answer went at most to the control channel while the tool ran:
+  // a handle that exits asking is not run again with it, as a one-shot call is.
+  auto what = e.configured_answers.count(q.id)
+                ? fmt::format("a handle is not run again with its configured answer (questions.{}.answer): "
+                              "call the tool without `action`, which runs it again with that answer",
+                              q.id)
+                : fmt::format("call the tool without `action` to have the question answered, or configure "
+                              "questions.{}.answer",
+                              q.id);
   return ToolState::failure(
-    ToolError{fmt::format("handle `{}` asked \"{}\" (question `{}`) and exited; call the tool "
-                          "without `action` to have the question answered, or configure "
-                          "questions.{}.answer",
-                          id, last.question.text, last.question.id, last.question.id),
-              {}, false},
+    ToolError{fmt::format("handle `{}` asked \"{}\" (question `{}`) and exited; {}", id, q.text, q.id, what), {},
+              false},
     last.content);
 }
 
@@ -180,7 +188,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   // A stateful handle whose process exited is stopped, whatever its last words: a
   // question it printed can no longer be answered through `apply`.
   if (!e.oneshot && !e.final.state.stopped())
-    e.final.state = exited_without_stopping(id, e.final.state);
+    e.final.state = exited_without_stopping(id, e, e.final.state);
   notify_stop(self, id, e, died);
   if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end()) {
     auto complete = std::move(w->second.done);
@@ -218,6 +226,8 @@ void start(registry_actor_t* self, const std::string& id, entry& e, LaunchSpec& 
   e.notify_content = spec.notify_content;
   e.notify_waiting = spec.notify_waiting;
   e.child = spec.child;
+  for (auto& [question, answer] : spec.fixed_answers)
+    e.configured_answers.insert(question);
   e.started = std::chrono::steady_clock::now();
   if (!e.oneshot) {
     auto& st = self->state;

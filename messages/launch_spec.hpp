@@ -37,7 +37,8 @@ struct LaunchSpec {
   int64_t wait_ms = 0;            // spawn/fetch/apply wait this long by default ...
   int64_t settle_ms = 100;        // ... for output to be quiet this long
   // questions.<id>.answer from config (JSON text by question id): a control-channel
-  // question with one is answered at once instead of waiting.
+  // question with one is answered at once instead of waiting; a handle that exits
+  // asking one is not told to configure it.
   std::map<std::string, std::string> fixed_answers;
   bool structured_output = false; // read stdout as Outcome/ToolState JSON at exit
   uint64_t output_cap = 32 * 1024;

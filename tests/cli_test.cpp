@@ -253,6 +253,35 @@ CAF_TEST(a question of a one-shot tool is answered from config and the tool re-r
   CAF_CHECK_EQUAL(no.out, "kept the build directory\n");
 }
 
+CAF_TEST(a handle that exits asking a question is told what answers it) {
+  // confirm.sh spawned: it prints its question and exits. Configured or not, only a
+  // call without `action` runs it again with an answer; the advice says which applies.
+  testing::temp_dir dir;
+  std::ofstream(dir.path / "spawn.toml") << R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "clean"
+  arguments = { action = "spawn", id = "c" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["c"] }
+)";
+  auto spawned = confirm_tool() + "--cfg conversation.tools.clean.run=\\\"unattended\\\" "
+                                  "--cfg conversation.tools.clean.spawn.stateful=true ";
+  auto run = fmt::format("run {} --json", (dir.path / "spawn.toml").string());
+  auto configured = cli(spawned + "--cfg conversation.tools.clean.questions.proceed.answer=true " + run);
+  CAF_CHECK(testing::contains(configured.stdout_text, "(question `proceed`) and exited; a handle is not run again "
+                                                      "with its configured answer (questions.proceed.answer): call "
+                                                      "the tool without `action`, which runs it again with that "
+                                                      "answer"));
+  CAF_CHECK(!testing::contains(configured.stdout_text, "or configure questions.proceed.answer"));
+  auto unconfigured = cli(spawned + run);
+  CAF_CHECK(testing::contains(unconfigured.stdout_text, "(question `proceed`) and exited; call the tool without "
+                                                        "`action` to have the question answered, or configure "
+                                                        "questions.proceed.answer"));
+}
+
 CAF_TEST(without a terminal and no configured answer the call fails naming the question) {
   auto r = cli(confirm_tool() + "call clean");
   CAF_CHECK_NOT_EQUAL(r.status, 0);

@@ -372,6 +372,25 @@ CAF_TEST(a stateful handle that exits asking a question is stopped with an error
   CAF_REQUIRE(f.state.stopped());
   CAF_CHECK(!f.state.ok);
   CAF_CHECK(f.state.error.message.find("question `proceed`") != std::string::npos);
+  CAF_CHECK(f.state.error.message.find("or configure questions.proceed.answer") != std::string::npos);
+}
+
+CAF_TEST(a stateful handle that exits asking a configured question is not told to configure it) {
+  // Its configured answer went to no rerun: a handle is not run again, a call
+  // without `action` is.
+  LaunchSpec spec;
+  spec.fixed_answers["proceed"] = "true";
+  ask<HandleReport>(registry, spawn_atom::value, std::string("q"), spec);
+  auto waiting = ToolState::waiting(Question{"proceed", "Go on?", "", {}, ""});
+  anon_send(registry, stopped_atom::value, HandleReport{"q", waiting, 0, {}});
+  settle();
+  auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("q"), LookOptions{});
+  CAF_REQUIRE(f.state.stopped());
+  CAF_CHECK(!f.state.ok);
+  CAF_CHECK_EQUAL(f.state.error.message,
+                  "handle `q` asked \"Go on?\" (question `proceed`) and exited; a handle is not run again with its "
+                  "configured answer (questions.proceed.answer): call the tool without `action`, which runs it "
+                  "again with that answer");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

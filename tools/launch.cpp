@@ -133,9 +133,11 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   if (tool.io == io_mode::control) {
     spec->control_channel = true;
     spec->stdin_pipe = true; // answers arrive on stdin
-    for (auto& [id, answer] : tool.answers)
-      spec->fixed_answers[id] = answer.dump();
   }
+  // Any io: the registry tells a handle that exits asking a configured question
+  // from one that asks what nothing answers.
+  for (auto& [id, answer] : tool.answers)
+    spec->fixed_answers[id] = answer.dump();
   if (stateful) {
     spec->notify_success = tool.notifications.on_success;
     spec->notify_failure = tool.notifications.on_failure;
