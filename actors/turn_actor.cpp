@@ -12,6 +12,7 @@
 #include "actors/remote_handle.hpp"
 #include "actors/send_after_queued.hpp"
 #include "actors/stopped_handle.hpp"
+#include "messages/answer_check.hpp"
 #include "messages/blank.hpp"
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
@@ -189,15 +190,26 @@ void with_permission(turn_actor_t* self, const ToolConfig& tool, std::optional<a
 }
 
 // A one-shot tool asked a question: answer from config, else from a person, else fail.
-// `answered` gets the answer; `fail` why there is none.
+// `given` gets the answer as the question declared it takes; `fail` why there is none.
 void answer_question(turn_actor_t* self, const ToolConfig& tool, int round, const Question& q,
-                     std::function<void(Json)> answered, std::function<void(std::string)> fail) {
+                     std::function<void(Json)> given, std::function<void(std::string)> fail) {
   if (round >= max_question_rounds) {
     fail(fmt::format("{}: gave up after {} rounds of questions", tool.name, round));
     return;
   }
+  // Whoever gave it, the answer is checked as `apply`'s and a control channel's
+  // configured answers are: the tool gets (in JP_TOOL_ANSWERS, {{tool.answers}} or
+  // on stdin) only what its question takes. `by`: who gave it, for the refusal.
+  auto checked = [name = tool.name, q, given, fail](std::string by) {
+    return [=](Json answer) mutable {
+      auto fits = answer_as_declared(q, answer);
+      if (!fits)
+        return fail(fmt::format("{}: {} is not an answer the tool takes: {}", name, by, fits.error()));
+      given(std::move(*fits));
+    };
+  };
   if (auto it = tool.answers.find(q.id); it != tool.answers.end())
-    return answered(it->second);
+    return checked(fmt::format("conversation.tools.{}.questions.{}.answer", tool.name, q.id))(it->second);
   auto target = tool.question_targets.count(q.id) ? tool.question_targets.at(q.id) : "user";
   if (target == "assistant") {
     auto assistant = self->state.ctx.ask_assistant;
@@ -214,7 +226,7 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, int round, cons
         auto a = assistant(name, q);
         return a ? a->dump() : std::string{};
       },
-      [tool, q, answered, fail](std::string& answer) mutable {
+      [tool, q, answered = checked("the assistant's answer"), fail](std::string& answer) mutable {
         auto parsed = Json::parse(answer);
         if (answer.empty() || !parsed) {
           fail(fmt::format("{}: the tool asks \"{}\" (question `{}`, target = \"assistant\") "
@@ -241,7 +253,7 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, int round, cons
       auto a = ask(name, q);
       return a ? a->dump() : std::string{};
     },
-    [tool, q, answered, fail](std::string& answer) mutable {
+    [tool, q, answered = checked("the answer given"), fail](std::string& answer) mutable {
       auto parsed = Json::parse(answer);
       if (answer.empty() || !parsed) {
         fail(fmt::format("{}: question `{}` was not answered", tool.name, q.id));

@@ -1,7 +1,8 @@
 // An answer to a tool's question as the tool declared it takes: what the
-// assistant's `apply` sends is checked against the question's answer_type, and a
-// wrong one is refused naming what the question takes. (A config's fixed answer
-// and a one-shot tool's answers are the config's and the tool's own.)
+// assistant's `apply` sends, a configured answer on a control channel, and every
+// answer a one-shot tool is given (configured, the assistant's or a person's) is
+// checked against the question's answer_type, and a wrong one is refused naming
+// what the question takes.
 #pragma once
 
 #include "json.hpp"

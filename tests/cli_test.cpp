@@ -253,6 +253,20 @@ CAF_TEST(a question of a one-shot tool is answered from config and the tool re-r
   CAF_CHECK_EQUAL(no.out, "kept the build directory\n");
 }
 
+CAF_TEST(a configured answer a one-shot tool does not take fails the call naming the question) {
+  // Checked against the question's answer_type before the tool is run again with it.
+  auto wrong = cli(confirm_tool() + R"(--cfg 'conversation.tools.clean.questions.proceed.answer="yes"' call clean)");
+  CAF_CHECK_NOT_EQUAL(wrong.status, 0);
+  CAF_CHECK(testing::contains(wrong.out, "clean: conversation.tools.clean.questions.proceed.answer is not an answer the tool "
+                                "takes: question `proceed` (\"Delete the build directory?\") takes true or false; "
+                                "got \"yes\""));
+  CAF_CHECK(!testing::contains(wrong.out, "kept the build directory")); // not run again with it
+  // As checked, the answer goes in JP_TOOL_ANSWERS: "true" is the boolean true.
+  auto text = cli(confirm_tool() + R"(--cfg 'conversation.tools.clean.questions.proceed.answer="true"' call clean)");
+  CAF_CHECK_EQUAL(text.status, 0);
+  CAF_CHECK_EQUAL(text.out, "deleted (pretend)\n");
+}
+
 CAF_TEST(a handle that exits asking a question is told what answers it) {
   // confirm.sh spawned: it prints its question and exits. Configured or not, only a
   // call without `action` runs it again with an answer; the advice says which applies.
@@ -953,6 +967,12 @@ CAF_TEST(a control tool called one-shot gets fd 3 and its question answered whil
   auto answered = cli(greet_tool() + R"(--cfg 'conversation.tools.greet.questions.name.answer="world"' call greet)");
   CAF_CHECK_EQUAL(answered.status, 0);
   CAF_CHECK_EQUAL(answered.out, "hello, world\n"); // the stopped ToolState it wrote on fd 3
+  // One the question does not take is not given, on the channel nor by the turn.
+  auto wrong = cli(greet_tool() + "--cfg conversation.tools.greet.questions.name.answer=3 call greet");
+  CAF_CHECK_NOT_EQUAL(wrong.status, 0);
+  CAF_CHECK(testing::contains(wrong.out, "greet: conversation.tools.greet.questions.name.answer is not an answer the tool "
+                                "takes: question `name` (\"Whom shall I greet?\") takes a string; got 3"));
+  CAF_CHECK(!testing::contains(wrong.out, "hello, 3"));
   auto unanswered = cli(greet_tool() + "call greet");
   CAF_CHECK_NOT_EQUAL(unanswered.status, 0);
   CAF_CHECK(unanswered.out.find("Whom shall I greet?") != std::string::npos);
