@@ -78,7 +78,7 @@ enum class cut_off : uint8_t { none, token_limit, context_full, refused, filtere
 inline cut_off cut_off_of(std::string_view finish_reason) {
   if (finish_reason == "length" || finish_reason == "max_tokens") // OpenAI, Anthropic
     return cut_off::token_limit;
-  if (finish_reason == "model_context_window_exceeded") // Anthropic
+  if (finish_reason == "model_context_window_exceeded" || finish_reason == "model_length") // Anthropic, Mistral
     return cut_off::context_full;
   if (finish_reason == "refusal") // Anthropic
     return cut_off::refused;

@@ -301,6 +301,7 @@ CAF_TEST(streams cut at the token limit keep their calls and say why they ended)
   CAF_REQUIRE_EQUAL(full.calls().size(), 2u);
   CAF_CHECK_EQUAL(full.done_reason(), "model_context_window_exceeded");
   CAF_CHECK(cut_off_of(full.done_reason()) == cut_off::context_full);
+  CAF_CHECK(cut_off_of("model_length") == cut_off::context_full); // Mistral's
   CAF_CHECK(cut_off_of("refusal") == cut_off::refused);
   CAF_CHECK(cut_off_of("content_filter") == cut_off::filtered);
   for (auto done : {"stop", "tool_calls", "end_turn", "tool_use", "stop_sequence", ""})
