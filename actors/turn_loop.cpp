@@ -32,6 +32,7 @@ struct Response {
   std::string text;
   std::vector<ToolCall> calls;
   std::string finish_reason;
+  std::string provider_extra; // what the provider wants back on the message (ChatMessage's)
   std::chrono::steady_clock::time_point requested; // when its request went out
   int64_t tokens_in = -1;
   int64_t tokens_out = -1;
@@ -288,9 +289,13 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
   // A cut response keeps its text; its tool calls never run (and are not kept).
   bool cut = st.interrupted || for_reply || !err.empty();
   bool interrupted = st.interrupted || for_reply;
+  // What the provider wants back belongs to the calls (DeepSeek's reasoning): a cut
+  // response keeps none.
+  auto extra = cut ? std::string() : r.provider_extra;
   record(self, ChatResponseEvent{r.text, cut ? std::vector<ToolCall>{} : r.calls, r.finish_reason, interrupted,
-                                 interrupted ? std::string() : err});
+                                 interrupted ? std::string() : err, extra});
   ChatMessage said{chat_role::assistant, r.text, cut ? std::vector<ToolCall>{} : r.calls};
+  said.provider_extra = extra;
   if (!said.text.empty() || !said.tool_calls.empty())
     st.messages.push_back(said);
   if (st.ctx.observer)
@@ -871,6 +876,7 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
         }
         case chat_event_kind::done:
           st.response.finish_reason = e.finish_reason;
+          st.response.provider_extra = e.provider_extra;
           break;
         case chat_event_kind::usage:
           st.response.tokens_in = e.tokens_in;
@@ -980,8 +986,10 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
       settle_calls();
       for (auto& c : response->tool_calls)
         unanswered.push_back(c.id);
-      if (!response->text.empty() || !response->tool_calls.empty())
+      if (!response->text.empty() || !response->tool_calls.empty()) {
         out.push_back(ChatMessage{chat_role::assistant, response->text, response->tool_calls});
+        out.back().provider_extra = response->provider_extra;
+      }
     } else if (auto* reply = std::get_if<UserReplyEvent>(&*event)) {
       settle_calls();
       out.push_back(ChatMessage{chat_role::user, reply->text});

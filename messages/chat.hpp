@@ -11,10 +11,14 @@
 namespace jp {
 
 /// One tool call the assistant made: `arguments` is a JSON object as text.
+/// `provider_extra`: what the provider wants back with the call in later requests, a
+/// JSON object as text of the fields to send with it ("" = none; Gemini's OpenAI
+/// endpoint: {"extra_content":{"google":{"thought_signature":...}}}).
 struct ToolCall {
   std::string id;
   std::string name;
   std::string arguments = "{}";
+  std::string provider_extra;
   friend bool operator==(const ToolCall&, const ToolCall&) = default;
 };
 
@@ -22,7 +26,9 @@ enum class chat_role : uint8_t { user, assistant, tool };
 
 /// One message of the conversation as providers see it.
 ///  - user: `text`
-///  - assistant: `text` and/or `tool_calls`
+///  - assistant: `text` and/or `tool_calls`; `provider_extra`, what the provider
+///    wants back on the message, a JSON object as text of its fields ("" = none;
+///    DeepSeek's thinking mode: {"reasoning_content": ...} of a response with calls)
 ///  - tool: the response to `tool_call_id` (of tool `tool_name`) in `text`;
 ///    `tool_error` when the call failed
 struct ChatMessage {
@@ -32,6 +38,7 @@ struct ChatMessage {
   std::string tool_call_id;
   std::string tool_name;
   bool tool_error = false;
+  std::string provider_extra;
   friend bool operator==(const ChatMessage&, const ChatMessage&) = default;
 };
 
@@ -53,7 +60,8 @@ struct ChatRequest {
 enum class chat_event_kind : uint8_t {
   text,      // a piece of the assistant's text, to render as it comes
   tool_call, // a complete tool call (its arguments assembled from the deltas)
-  done,      // the response ended; `finish_reason` says why
+  done,      // the response ended; `finish_reason` says why, `provider_extra` what
+             // the provider wants back on the message (ChatMessage's)
   usage,     // the tokens the response took, as the provider counts them
   reasoning, // a piece of the model's reasoning (thinking): shown apart or not at
              // all ([style] reasoning), never part of the answer or the history
@@ -64,6 +72,7 @@ struct ChatEvent {
   std::string text;
   ToolCall call;
   std::string finish_reason;
+  std::string provider_extra;
   int64_t tokens_in = -1;  // usage: the prompt's tokens (-1: not reported)
   int64_t tokens_out = -1; // usage: the response's tokens (-1: not reported)
   friend bool operator==(const ChatEvent&, const ChatEvent&) = default;
@@ -98,11 +107,11 @@ struct ModelRound {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ToolCall& x) {
-  return f(x.id, x.name, x.arguments);
+  return f(x.id, x.name, x.arguments, x.provider_extra);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ChatMessage& x) {
-  return f(x.role, x.text, x.tool_calls, x.tool_call_id, x.tool_name, x.tool_error);
+  return f(x.role, x.text, x.tool_calls, x.tool_call_id, x.tool_name, x.tool_error, x.provider_extra);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ChatRequest& x) {
@@ -111,7 +120,7 @@ typename Inspector::result_type inspect(Inspector& f, ChatRequest& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ChatEvent& x) {
-  return f(x.kind, x.text, x.call, x.finish_reason, x.tokens_in, x.tokens_out);
+  return f(x.kind, x.text, x.call, x.finish_reason, x.provider_extra, x.tokens_in, x.tokens_out);
 }
 
 } // namespace jp

@@ -45,6 +45,7 @@ struct ChatResponseEvent {
   std::string finish_reason;
   bool interrupted = false;
   std::string error; // "" = none
+  std::string provider_extra; // ChatMessage's: what the provider wants back on it ("" = none)
 };
 
 struct ToolCallRequestEvent {

@@ -13,9 +13,20 @@ Json head(std::string_view kind) {
   return Json::object().set("event", kind);
 }
 
+/// `extra` (a provider_extra: a JSON object as text) as it is logged; null when none.
+Json extra_json(const std::string& extra) {
+  if (extra.empty())
+    return Json();
+  auto parsed = Json::parse(extra);
+  return parsed && parsed->is_object() ? std::move(*parsed) : Json();
+}
+
 Json call_json(const ToolCall& c) {
   auto args = Json::parse(c.arguments);
-  return Json::object().set("id", c.id).set("name", c.name).set("arguments", args ? *args : Json(c.arguments));
+  auto j = Json::object().set("id", c.id).set("name", c.name).set("arguments", args ? *args : Json(c.arguments));
+  if (auto extra = extra_json(c.provider_extra); !extra.is_null())
+    j.set("provider_extra", std::move(extra));
+  return j;
 }
 
 Json encode(const TurnStartEvent& e) {
@@ -42,6 +53,8 @@ Json encode(const ChatResponseEvent& e) {
     j.set("interrupted", true);
   if (!e.error.empty())
     j.set("error", e.error);
+  if (auto extra = extra_json(e.provider_extra); !extra.is_null())
+    j.set("provider_extra", std::move(extra));
   return j;
 }
 
@@ -115,10 +128,16 @@ const JsonArray& array_at(const Json& j, std::string_view key) {
   return v && v->is_array() ? v->as_array() : none;
 }
 
+/// A logged provider_extra as the message carries it ("" = none).
+std::string extra_from(const Json& j) {
+  auto* extra = j.find("provider_extra");
+  return extra && extra->is_object() ? extra->dump() : std::string();
+}
+
 ToolCall call_from(const Json& c) {
   auto* args = c.find("arguments");
   return ToolCall{string_at(c, "id"), string_at(c, "name"),
-                  args ? (args->is_string() ? args->as_string() : args->dump()) : "{}"};
+                  args ? (args->is_string() ? args->as_string() : args->dump()) : "{}", extra_from(c)};
 }
 
 bool names_call(const Json& c) {
@@ -156,7 +175,7 @@ Result<ConversationEvent> decode(const Json& j, std::string_view kind) {
   }
   if (kind == ChatResponseEvent::kind) {
     ChatResponseEvent e{string_at(j, "text"), {}, string_at(j, "finish_reason"), true_at(j, "interrupted"),
-                        string_at(j, "error")};
+                        string_at(j, "error"), extra_from(j)};
     for (auto& c : array_at(j, "tool_calls"))
       if (names_call(c))
         e.tool_calls.push_back(call_from(c));

@@ -163,13 +163,71 @@ inline std::optional<Violation> openai_tools_violation(const Json& tools) {
   return std::nullopt;
 }
 
-/// A POST /v1/chat/completions body, as api.openai.com checks it.
+/// What the other services behind the same API (known by their models' names) refuse
+/// of a Chat Completions body beyond what api.openai.com does: DeepSeek's thinking
+/// mode wants each response's reasoning back with its calls, Gemini 3 each step's
+/// thought signature with its first call, Mistral no stream_options and only ids of
+/// nine letters and digits.
+inline std::optional<Violation> compatible_service_violation(const Json& body) {
+  using namespace rules_detail;
+  auto model = string_of(body, "model");
+  bool deepseek_thinking = model == "deepseek-reasoner";
+  bool gemini3 = model.starts_with("gemini-3");
+  bool mistral = model.starts_with("mistral") || model.starts_with("devstral") || model.starts_with("codestral");
+  if (mistral && member(body, "stream_options"))
+    return Violation{"Extra inputs are not permitted: stream_options", "stream_options", "extra_forbidden"};
+  auto* messages = member(body, "messages");
+  if (!messages || !messages->is_array())
+    return std::nullopt;
+  static const std::regex mistral_id("^[a-zA-Z0-9]{9}$");
+  auto& msgs = messages->as_array();
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    auto* calls = member(msgs[i], "tool_calls");
+    if (mistral && string_of(msgs[i], "role") == "tool" &&
+        !std::regex_match(string_of(msgs[i], "tool_call_id"), mistral_id))
+      return Violation{fmt::format("Tool call id was {} but must be a-z, A-Z, 0-9, with a length of 9.",
+                                   string_of(msgs[i], "tool_call_id")),
+                       "", "3280"};
+    if (!calls || !calls->is_array() || calls->as_array().empty())
+      continue;
+    auto* reasoning = member(msgs[i], "reasoning_content");
+    if (deepseek_thinking && (!reasoning || !reasoning->is_string()))
+      return Violation{fmt::format("Missing `reasoning_content` field in the assistant message at message index {}",
+                                   i),
+                       "", "invalid_request_error"};
+    auto& first = calls->as_array().front();
+    auto* extra = member(first, "extra_content");
+    auto* google = extra && extra->is_object() ? member(*extra, "google") : nullptr;
+    auto* signature = google && google->is_object() ? member(*google, "thought_signature") : nullptr;
+    if (gemini3 && (!signature || !signature->is_string()))
+      return Violation{fmt::format("Function call is missing a thought_signature in functionCall parts. This is "
+                                   "required for tools to work correctly. Additional data, function call "
+                                   "`default_api:{}`, position {}.",
+                                   first.is_object() && member(first, "function")
+                                     ? string_of(*member(first, "function"), "name")
+                                     : std::string(),
+                                   i + 1),
+                       "", "INVALID_ARGUMENT"};
+    if (mistral)
+      for (auto& c : calls->as_array())
+        if (!std::regex_match(string_of(c, "id"), mistral_id))
+          return Violation{fmt::format("Tool call id was {} but must be a-z, A-Z, 0-9, with a length of 9.",
+                                       string_of(c, "id")),
+                           "", "3280"};
+  }
+  return std::nullopt;
+}
+
+/// A POST /v1/chat/completions body, as api.openai.com checks it (and the services
+/// compatible_service_violation knows).
 inline std::optional<Violation> openai_request_violation(const Json& body) {
   using namespace rules_detail;
   if (!body.is_object())
     return Violation{"We could not parse the JSON body of your request.", "", ""};
   if (string_of(body, "model").empty())
     return Violation{"you must provide a model parameter", "", ""};
+  if (auto v = compatible_service_violation(body))
+    return v;
   if (member(body, "max_tokens") && openai_reasoning_model(string_of(body, "model")))
     return Violation{"Unsupported parameter: 'max_tokens' is not supported with this model. Use "
                      "'max_completion_tokens' instead.",

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "contains.hpp"
 #include "messages/chat.hpp"
 #include "runtime/provider/anthropic_format.hpp"
 #include "runtime/provider/openai_format.hpp"
@@ -587,6 +588,42 @@ CAF_TEST(openai request body) {
     R"json({"role":"user","content":"Thanks. Now wait for the build."}],)json"
     R"json("tools":[{"type":"function","function":{"name":"shell","parameters":{"type":"object"}}}],)json"
     R"json("max_tokens":1000})json");
+}
+
+CAF_TEST(openai what the provider wants back goes back with its message and call and takes nothing of ours) {
+  ChatRequest r;
+  r.model = "m";
+  r.max_tokens = 0;
+  ChatMessage said{chat_role::assistant};
+  said.tool_calls = {call("c", "shell", "{}")};
+  said.tool_calls[0].provider_extra = R"({"extra_content":{"google":{"thought_signature":"s"}},"id":"not ours"})";
+  said.provider_extra = R"({"reasoning_content":"think","role":"user"})";
+  ChatMessage result{chat_role::tool, "ok"};
+  result.tool_call_id = "c";
+  r.messages = {ChatMessage{chat_role::user, "hi"}, said, result};
+  CAF_CHECK(jp::testing::contains(openai_request_body(r),
+    R"json({"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"shell",)json"
+    R"json("arguments":"{}"},"extra_content":{"google":{"thought_signature":"s"}}}],"reasoning_content":"think"})json"));
+  // And the decoder keeps them: a call's extra_content, the reasoning of a response with calls.
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","extra_content":{"google":{"thought_signature":"s"}},"function":{"name":"shell","arguments":"{}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+  });
+  auto calls = d.calls();
+  CAF_REQUIRE_EQUAL(calls.size(), 1u);
+  CAF_CHECK_EQUAL(calls[0].provider_extra, R"({"extra_content":{"google":{"thought_signature":"s"}}})");
+  for (auto& e : d.events)
+    if (e.kind == chat_event_kind::done)
+      CAF_CHECK_EQUAL(e.provider_extra, R"({"reasoning_content":"think"})");
+  // Without calls, the reasoning is not asked back.
+  auto text = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"reasoning_content":"think","content":"hi"}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
+  });
+  for (auto& e : text.events)
+    if (e.kind == chat_event_kind::done)
+      CAF_CHECK_EQUAL(e.provider_extra, "");
 }
 
 CAF_TEST(openai request body minimal) {

@@ -92,6 +92,11 @@ struct Workspace {
   Run query(const std::string& args) {
     return cli_in(dir.path.string(), fmt::format("--config {}/config.toml query {}", dir.path.string(), args));
   }
+  /// query, asking `model` (a service known by its models' names: provider_request_rules.hpp).
+  Run query_model(const std::string& model, const std::string& args) {
+    return cli_in(dir.path.string(), fmt::format("--config {}/config.toml --cfg assistant.model={} query {}",
+                                                 dir.path.string(), model, args));
+  }
   std::string path(const std::string& name) const { return (dir.path / name).string(); }
   // A command that runs only once the gate is open: a test decides when a tool ends
   // instead of hoping a sleep outlasts the turn on a loaded machine.
@@ -750,6 +755,94 @@ CAF_TEST(the reasoning a provider streams is shown dimmed on a terminal or hidde
     CAF_CHECK_EQUAL(t.wait(), 0);
     CAF_CHECK(!contains(t.seen, "Two and two"));
   }
+}
+
+namespace {
+
+/// An OpenAI stream with one call of describe_tools (id `id`), its delta carrying
+/// `extra` beside it, after `reasoning` streamed as reasoning_content.
+std::string reasoned_call(const std::string& reasoning, const std::string& id, Json extra = Json::object()) {
+  auto call = Json::object().set("index", 0).set("id", id).set("type", "function");
+  call.set("function", Json::object().set("name", "describe_tools").set("arguments", R"({"tools":["shell"]})"));
+  for (auto& [k, v] : extra.as_object())
+    call.set(k, v);
+  std::string out;
+  if (!reasoning.empty())
+    out += chunk(Json::object().set("role", "assistant").set("reasoning_content", reasoning));
+  return out + chunk(Json::object().set("tool_calls", Json(JsonArray{call}))) + chunk(Json::object(), "tool_calls") +
+         "data: [DONE]\n\n";
+}
+
+/// The assistant message with tool calls in what `seen` sent.
+Json assistant_with_calls(const FakeProviderServer::Seen& seen) {
+  for (auto& m : messages_sent(seen))
+    if (m.find("tool_calls"))
+      return m;
+  CAF_FAIL("no assistant message with tool calls was sent");
+}
+
+} // namespace
+
+CAF_TEST(deepseek thinking mode gets a response s reasoning back with its tool calls in every later request) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  server.push({200, reasoned_call("I should look at the shell tool.", "call_a")});
+  server.push({200, openai_text("It runs commands.")});
+  JP_REQUIRE_OK(ws.query_model("deepseek-reasoner", "'what does shell do?'"));
+  // The next turn (the conversation read back from its log) sends it too.
+  server.push({200, openai_text("Yes.")});
+  JP_REQUIRE_OK(ws.query_model("deepseek-reasoner", "'sure?'"));
+  CAF_CHECK_EQUAL(server.refused(), std::vector<std::string>{});
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  for (size_t i : {1u, 2u}) {
+    auto said = assistant_with_calls(seen[i]);
+    CAF_REQUIRE(said.find("reasoning_content"));
+    CAF_CHECK_EQUAL(said.find("reasoning_content")->as_string(), "I should look at the shell tool.");
+  }
+  // Shown, not answered: the reasoning is no part of the answer the user gets.
+  for (auto& m : messages_sent(seen[2]))
+    if (auto* c = m.find("content"); c && c->is_string())
+      CAF_CHECK(!contains(c->as_string(), "I should look"));
+}
+
+CAF_TEST(gemini 3 gets each call s thought signature back with it) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  auto extra = Json::object().set(
+    "extra_content", Json::object().set("google", Json::object().set("thought_signature", "c2lnbmF0dXJl")));
+  server.push({200, reasoned_call("", "call_g", extra)});
+  server.push({200, openai_text("It runs commands.")});
+  JP_REQUIRE_OK(ws.query_model("gemini-3-flash-preview", "'what does shell do?'"));
+  server.push({200, openai_text("Yes.")});
+  JP_REQUIRE_OK(ws.query_model("gemini-3-flash-preview", "'sure?'"));
+  CAF_CHECK_EQUAL(server.refused(), std::vector<std::string>{});
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  for (size_t i : {1u, 2u}) {
+    auto call = assistant_with_calls(seen[i]).find("tool_calls")->as_array().at(0);
+    CAF_CHECK_EQUAL(call.find("extra_content")->dump(), R"({"google":{"thought_signature":"c2lnbmF0dXJl"}})");
+  }
+}
+
+CAF_TEST(mistral is asked without stream_options and gets ids of nine letters and digits) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  // Its own call id (9 alphanumerics), and one it sends twice: ours then.
+  server.push({200, openai_calls({{"abcDEF123", "describe_tools", Json::object().set("tools", JsonArray{Json("shell")})},
+                                  {"abcDEF123", "describe_tools", Json::object().set("tools", JsonArray{Json("await")})}})});
+  server.push({200, openai_text("They run commands and wait.")});
+  JP_REQUIRE_OK(ws.query_model("mistral-large-latest", "'what do shell and await do?'"));
+  // The first request was refused for stream_options (Mistral's 422), the rest went.
+  auto refused = server.refused();
+  CAF_REQUIRE_EQUAL(refused.size(), 1u);
+  CAF_CHECK(contains(refused[0], "stream_options"));
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  auto calls = assistant_with_calls(seen[2]).find("tool_calls")->as_array();
+  CAF_REQUIRE_EQUAL(calls.size(), 2u);
+  CAF_CHECK_EQUAL(calls[0].find("id")->as_string(), "abcDEF123");
+  CAF_CHECK_EQUAL(calls[1].find("id")->as_string(), "jp0000000");
 }
 
 CAF_TEST(the turn end inquiry goes to the inquiry model and a waited result comes back as a tool response) {

@@ -16,6 +16,19 @@ Json tools_value(const std::string& tools_json) {
   return parsed ? std::move(*parsed) : Json(tools_json);
 }
 
+/// Adds the fields of `extra` (what the provider asked back: a JSON object as text;
+/// "" or anything else adds nothing) to `j`; ours stand.
+void add_provider_extra(Json& j, const std::string& extra) {
+  if (extra.empty())
+    return;
+  auto fields = Json::parse(extra);
+  if (!fields || !fields->is_object())
+    return;
+  for (auto& [key, value] : fields->as_object())
+    if (!j.find(key))
+      j.set(key, value);
+}
+
 Json openai_message(const ChatMessage& m) {
   switch (m.role) {
     case chat_role::user:
@@ -34,10 +47,13 @@ Json openai_message(const ChatMessage& m) {
     for (const auto& c : m.tool_calls) {
       Json function = JsonObject{{"name", c.name},
                                  {"arguments", c.arguments.empty() ? "{}" : c.arguments}};
-      calls.push(JsonObject{{"id", c.id}, {"type", "function"}, {"function", std::move(function)}});
+      Json call = JsonObject{{"id", c.id}, {"type", "function"}, {"function", std::move(function)}};
+      add_provider_extra(call, c.provider_extra);
+      calls.push(std::move(call));
     }
     msg.set("tool_calls", std::move(calls));
   }
+  add_provider_extra(msg, m.provider_extra);
   return msg;
 }
 
@@ -136,6 +152,7 @@ Status OpenAiStream::on_event(const SseEvent& event,
     // two ways (DeepSeek and vLLM: reasoning_content; Ollama and OpenRouter:
     // reasoning); some send both, the same text: it is shown once.
     auto thought = delta->string_at("reasoning_content");
+    reasoning_content_ += thought;
     if (thought.empty())
       thought = delta->string_at("reasoning");
     if (!thought.empty())
@@ -173,6 +190,9 @@ void OpenAiStream::add_tool_call_delta(const Json& delta) {
   }
   if (it->id.empty())
     it->id = id;
+  // Gemini's thought signature, which it wants back with the call.
+  if (auto* extra = delta.find("extra_content"); extra && extra->is_object())
+    it->extra = Json::object().set("extra_content", *extra).dump();
   if (auto* function = delta.find("function"); function && function->is_object()) {
     // The name comes whole in the first fragment; some servers repeat it.
     if (auto name = function->string_at("name"); it->name.empty())
@@ -211,11 +231,16 @@ void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent
     ev.call.id = std::move(c.id);
     ev.call.name = std::move(c.name);
     ev.call.arguments = c.arguments.empty() ? "{}" : std::move(c.arguments);
+    ev.call.provider_extra = std::move(c.extra);
     emit(std::move(ev));
   }
+  ChatEvent done{chat_event_kind::done};
+  // DeepSeek's thinking mode wants a response's reasoning back with its tool calls
+  // (HTTP 400 "reasoning_content ... must be passed back" otherwise).
+  if (!calls_.empty() && !reasoning_content_.empty())
+    done.provider_extra = Json::object().set("reasoning_content", reasoning_content_).dump();
   calls_.clear();
   finished_ = true;
-  ChatEvent done{chat_event_kind::done};
   done.finish_reason = std::move(reason);
   emit(std::move(done));
 }

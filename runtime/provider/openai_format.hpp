@@ -35,7 +35,10 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage = tru
 /// tool call once its arguments are complete, then `done` (exactly once), and `usage`
 /// where the server reports it, each time it does (the last stands: some servers count
 /// in every chunk): OpenAI sends it in a chunk of its own after the finish_reason, so
-/// it may come after `done`.
+/// it may come after `done`. What the server wants back is kept as provider_extra:
+/// a call's `extra_content` (Gemini's thought signature) on its call, and the
+/// reasoning streamed as `reasoning_content` of a response with calls on `done`
+/// (DeepSeek's thinking mode); openai_request_body sends both back.
 class OpenAiStream {
 public:
   /// Feeds one SSE event. Errors: "provider error: <message>" for an `error` object
@@ -58,6 +61,7 @@ private:
     std::string id;
     std::string name;
     std::string arguments;
+    std::string extra; // ToolCall::provider_extra
   };
 
   void add_tool_call_delta(const Json& delta);
@@ -66,6 +70,7 @@ private:
   void finish(std::string reason, const std::function<void(ChatEvent)>& emit);
 
   std::vector<PartialCall> calls_; // in order of first appearance
+  std::string reasoning_content_;  // streamed as reasoning_content (DeepSeek, vLLM)
   bool finished_ = false;
   bool usage_seen_ = false; // counted at or after `done`
   bool ended_ = false; // [DONE] came
