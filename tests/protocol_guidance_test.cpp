@@ -33,8 +33,12 @@ std::string system_sent(const std::string& extra_config) {
   CAF_REQUIRE_EQUAL(seen.size(), 1u);
   auto body = Json::parse(seen[0].body);
   CAF_REQUIRE(body.ok());
+  // One text block, the cache's first breakpoint.
   auto* system = body->find("system");
-  return system && system->is_string() ? system->as_string() : std::string();
+  CAF_REQUIRE(system && system->is_array() && system->as_array().size() == 1u);
+  auto& block = system->as_array()[0];
+  CAF_CHECK_EQUAL(block.find("cache_control")->dump(), R"({"type":"ephemeral"})");
+  return block.find("text")->as_string();
 }
 
 } // namespace

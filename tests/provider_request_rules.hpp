@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <set>
@@ -309,6 +310,40 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
     return Violation{"There was an error parsing the body of your request."};
   if (string_of(body, "model").empty())
     return Violation{"model: Field required"};
+  // The system prompt: a string, or text blocks; cache_control only as the API knows
+  // it, on at most four blocks anywhere.
+  if (auto* system = member(body, "system"); system && !system->is_string()) {
+    if (!system->is_array())
+      return Violation{"system: Input should be a valid list"};
+    for (size_t k = 0; k < system->as_array().size(); ++k)
+      if (string_of(system->as_array()[k], "type") != "text")
+        return Violation{fmt::format("system.{}.type: Input should be 'text'", k)};
+  }
+  size_t breakpoints = 0;
+  std::optional<Violation> bad_cache;
+  std::function<void(const Json&, const std::string&)> walk = [&](const Json& j, const std::string& at) {
+    if (j.is_array()) {
+      for (size_t k = 0; k < j.as_array().size(); ++k)
+        walk(j.as_array()[k], fmt::format("{}.{}", at, k));
+      return;
+    }
+    if (!j.is_object())
+      return;
+    if (auto* cc = member(j, "cache_control")) {
+      ++breakpoints;
+      auto type = cc->is_object() ? string_of(*cc, "type") : std::string();
+      if (type != "ephemeral" && !bad_cache)
+        bad_cache = Violation{fmt::format("{}.cache_control.type: Input should be 'ephemeral'", at)};
+    }
+    for (auto key : {"system", "messages", "content", "tools"})
+      if (auto* sub = member(j, key))
+        walk(*sub, at.empty() ? key : fmt::format("{}.{}", at, key));
+  };
+  walk(body, "");
+  if (bad_cache)
+    return bad_cache;
+  if (breakpoints > 4)
+    return Violation{fmt::format("A maximum of 4 blocks with cache_control may be provided. Found {}.", breakpoints)};
   auto* max_tokens = member(body, "max_tokens");
   if (!max_tokens)
     return Violation{"max_tokens: Field required"};

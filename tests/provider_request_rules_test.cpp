@@ -154,6 +154,28 @@ CAF_TEST(openai rules want every tool call answered by tool messages right after
   CAF_CHECK(contains(twice->message, "must be a response to a preceeding message with 'tool_calls'"));
 }
 
+CAF_TEST(anthropic rules take four cache breakpoints of type ephemeral and a system of text blocks) {
+  auto body = [](const std::string& system, const std::string& content) {
+    return anthropic_request_violation(parsed(fmt::format(
+      R"({{"model":"m","max_tokens":10,"system":{},"messages":[{{"role":"user","content":[{}]}}]}})", system, content)));
+  };
+  auto block = [](const char* type) {
+    return fmt::format(R"({{"type":"text","text":"x","cache_control":{{"type":"{}"}}}})", type);
+  };
+  auto blocks = [&](int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i)
+      out += (i ? "," : "") + block("ephemeral");
+    return out;
+  };
+  CAF_CHECK(!body("[" + block("ephemeral") + "]", blocks(3)));
+  CAF_CHECK_EQUAL(message_of(body("[" + block("ephemeral") + "]", blocks(4))),
+                  "A maximum of 4 blocks with cache_control may be provided. Found 5.");
+  CAF_CHECK_EQUAL(message_of(body(R"("s")", block("forever"))),
+                  "messages.0.content.0.cache_control.type: Input should be 'ephemeral'");
+  CAF_CHECK_EQUAL(message_of(body(R"([{"type":"image"}])", blocks(1))), "system.0.type: Input should be 'text'");
+}
+
 CAF_TEST(anthropic rules want max_tokens alternating roles and tool results first and paired) {
   auto body = [](const std::string& messages, bool max_tokens = true) {
     return anthropic_request_violation(parsed(fmt::format(R"({{"model":"m",{}"messages":[{}]}})",

@@ -645,7 +645,8 @@ CAF_TEST(anthropic request body merges roles) {
   auto body = anthropic_request_body(conversation("claude-sonnet-4-5", tools));
   CAF_CHECK_EQUAL(body,
     R"json({"model":"claude-sonnet-4-5","max_tokens":1000,"stream":true,)json"
-    R"json("system":"You run tools for the user.","messages":[)json"
+    R"json("system":[{"type":"text","text":"You run tools for the user.","cache_control":{"type":"ephemeral"}}],)json"
+    R"json("messages":[)json"
     R"json({"role":"user","content":[{"type":"text","text":"Build it and say hi."}]},)json"
     R"json({"role":"assistant","content":[{"type":"text","text":"On it."},)json"
       R"json({"type":"tool_use","id":"call_1","name":"shell","input":{"action":"spawn","id":"build","command":"sleep 1"}},)json"
@@ -653,7 +654,7 @@ CAF_TEST(anthropic request body merges roles) {
     R"json({"role":"user","content":[)json"
       R"json({"type":"tool_result","tool_use_id":"call_1","content":"{\"id\":\"build\",\"state\":\"running\"}"},)json"
       R"json({"type":"tool_result","tool_use_id":"call_2","content":"refused: the user said no","is_error":true},)json"
-      R"json({"type":"text","text":"Thanks. Now wait for the build."}]}],)json"
+      R"json({"type":"text","text":"Thanks. Now wait for the build.","cache_control":{"type":"ephemeral"}}]}],)json"
     R"json("tools":[{"name":"shell","input_schema":{"type":"object"}}]})json");
 }
 
@@ -673,5 +674,6 @@ CAF_TEST(anthropic request body defaults and odd input) {
     R"json({"type":"tool_use","id":"u","name":"shell","input":{}}]},)json"
     R"json({"role":"user","content":[)json"
       R"json({"type":"tool_result","tool_use_id":"t","content":"no result was recorded for this call","is_error":true},)json"
-      R"json({"type":"tool_result","tool_use_id":"u","content":"no result was recorded for this call","is_error":true}]}]})json");
+      R"json({"type":"tool_result","tool_use_id":"u","content":"no result was recorded for this call","is_error":true,)json"
+      R"json("cache_control":{"type":"ephemeral"}}]}]})json");
 }
