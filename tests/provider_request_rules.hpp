@@ -50,7 +50,11 @@ inline bool valid_tool_name(const std::string& name) {
 inline std::optional<std::string> array_without_items(const Json& schema, const std::string& context) {
   if (!schema.is_object())
     return std::nullopt;
-  if (string_of(schema, "type") == "array" && !member(schema, "items"))
+  auto* type = member(schema, "type");
+  bool array = type && ((type->is_string() && type->as_string() == "array") ||
+                        (type->is_array() && std::any_of(type->as_array().begin(), type->as_array().end(),
+                                                         [](const Json& t) { return t.is_string() && t.as_string() == "array"; })));
+  if (array && !member(schema, "items"))
     return context;
   for (auto& [key, value] : schema.as_object()) {
     if (key == "properties" && value.is_object()) {

@@ -8,6 +8,7 @@
 #include "tools/builtin_tools.hpp"
 #include "provider_request_rules.hpp"
 #include "runtime/mcp/mcp_input_schema.hpp"
+#include "tools/argument_validation.hpp"
 #include "tools/schema.hpp"
 
 using namespace jp;
@@ -484,4 +485,32 @@ CAF_TEST(a server schema whose root refers to its definition gives that definiti
     "properties":{"n":{"type":"integer"}},"required":["n"]}}})");
   CAF_CHECK_EQUAL(parameter(c, "n").type, "integer");
   CAF_CHECK(parameter(c, "n").required);
+}
+
+CAF_TEST(a server parameter of a union of types or of none takes what the server takes) {
+  // pydantic's Union[str, dict] and Any, zod's z.union and z.unknown(), a list of types.
+  auto c = with_mcp_tool(R"({"type":"object","properties":{
+    "fields":{"anyOf":[{"type":"string"},{"type":"object"},{"type":"null"}]},
+    "anyval":{"title":"Anyval"},
+    "multi":{"type":["integer","string"]},
+    "n":{"type":"integer"}}})");
+  auto& tool = c.tools.at("demo__t");
+  auto ok = [&](const char* args) {
+    auto s = validate_arguments(tool, *Json::parse(args));
+    return s ? std::string() : s.error;
+  };
+  CAF_CHECK_EQUAL(ok(R"({"fields":{"a":1},"anyval":"hello","multi":"abc","n":3})"), "");
+  CAF_CHECK_EQUAL(ok(R"({"fields":"text","anyval":{"a":[1]},"multi":7})"), "");
+  // One type declared: checked here as before.
+  CAF_CHECK_EQUAL(ok(R"({"n":"three"})"), "demo__t: `n` must be an integer, got string");
+}
+
+CAF_TEST(an array without items anywhere in a server schema gets any items) {
+  // OpenAI refuses an array schema without items at any depth.
+  auto c = with_mcp_tool(R"({"type":"object","properties":{"meta":{"type":"object","properties":{
+    "tags":{"type":"array"},"value":{"type":["string","array"]},"kept":{"type":"array","items":{"type":"integer"}}}}}})");
+  CAF_CHECK_EQUAL(parameter(c, "meta").declared_schema.dump(),
+                  R"({"type":"object","properties":{"tags":{"type":"array","items":{}},)"
+                  R"("value":{"type":["string","array"],"items":{}},"kept":{"type":"array","items":{"type":"integer"}}}})");
+  CAF_CHECK_EQUAL(openai_violation(c), "");
 }

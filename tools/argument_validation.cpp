@@ -36,7 +36,19 @@ std::string article(std::string_view type) {
   return (type == "integer" || type == "array" || type == "object") ? "an" : "a";
 }
 
+/// Whether an MCP server declared `p` as more than its one type: a union (anyOf,
+/// oneOf, a list of types) or no type at all. Its value is then the server's to check:
+/// `type` is only the first type jp-actors could read (what gemini is told).
+bool declared_beyond_type(const ParameterConfig& p) {
+  if (!p.declared_schema.is_object())
+    return false;
+  auto* type = p.declared_schema.find("type");
+  return !type || !type->is_string() || p.declared_schema.find("anyOf") || p.declared_schema.find("oneOf");
+}
+
 Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json& v) {
+  if (declared_beyond_type(p))
+    return Status::ok();
   if (p.type == "object" && v.is_string() && !object_argument(v))
     return Status::fail(fmt::format("{}: `{}` must be an object, or a string holding one as JSON; "
                                     "got a string that is not a JSON object",

@@ -40,6 +40,18 @@ std::string type_of(const Json& schema, int depth = 0) {
   return "";
 }
 
+/// Whether `schema`'s own `type` is "array" or a list holding it.
+bool admits_array(const Json& schema) {
+  auto* type = schema.find("type");
+  if (type && type->is_string())
+    return type->as_string() == "array";
+  if (type && type->is_array())
+    for (auto& t : type->as_array())
+      if (t.is_string() && t.as_string() == "array")
+        return true;
+  return false;
+}
+
 /// What `pointer` ("#/$defs/Item", RFC 6901 in a URI fragment) names in `root`; null
 /// when it names nothing there (or another document).
 const Json* resolve(const Json& root, std::string_view pointer) {
@@ -112,9 +124,16 @@ struct References {
         return std::nullopt;
       out.as_object().emplace_back(key, std::move(*y));
     }
+    // OpenAI refuses an array schema without items at any depth ("array schema
+    // missing items"); any item is what the server's schema said.
+    auto with_items = [data](Json written) {
+      if (!data && !written.find("items") && admits_array(written))
+        written.as_object().emplace_back("items", Json::object());
+      return written;
+    };
     auto* ref = data ? nullptr : schema.find("$ref");
     if (!ref)
-      return out;
+      return with_items(std::move(out));
     if (!ref->is_string() || std::find(open.begin(), open.end(), ref->as_string()) != open.end())
       return std::nullopt;
     auto* target = resolve(root, ref->as_string());
@@ -132,7 +151,7 @@ struct References {
     for (auto& [key, value] : written->as_object())
       if (!beside.contains(key))
         out.as_object().emplace_back(key, std::move(value));
-    return out;
+    return with_items(std::move(out));
   }
 
   /// An object of schemas by name (`properties`), each written out; one that is not

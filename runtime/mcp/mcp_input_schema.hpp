@@ -12,9 +12,11 @@
 namespace jp {
 
 /// A tool's parameters from its MCP input schema (a JSON Schema object); what
-/// jp-actors checks (type, enum, items, default) is read from each property, and the
-/// property's schema is kept whole (`declared_schema`) for the dialects that take
-/// any JSON Schema. A property's local references (`$ref` "#/$defs/Item", as pydantic
+/// jp-actors checks (type, enum, items, default; a property of a union of types or
+/// of none is the server's to check) is read from each property, and the property's
+/// schema is kept whole (`declared_schema`) for the dialects that take any JSON
+/// Schema. An array anywhere in it without `items` gets `"items": {}` (OpenAI
+/// refuses an array schema without items, at any depth). A property's local references (`$ref` "#/$defs/Item", as pydantic
 /// and zod write nested types) are written out in place, since the property's schema
 /// is sent without the root they point into; a property whose references cannot be
 /// (another document, a cycle, a schema that grows past a bound) keeps no declared
