@@ -186,3 +186,43 @@ CAF_TEST(a url server answering a protocol version jp-actors does not speak does
   for (auto& r : seen)
     CAF_CHECK_EQUAL(header(r, "mcp-protocol-version"), "(none)");
 }
+
+CAF_TEST(a server mounted at mcp slash is followed there on its origin and asked there from then on) {
+  // Starlette answers a POST to /mcp of an app mounted at /mcp/ with a 307.
+  FakeProviderServer fake;
+  FakeResponse moved;
+  moved.status = 307;
+  moved.headers.push_back("Location: /mcp/");
+  fake.push(moved);
+  script_start(fake);
+  fake.push(text(3, "there"));
+  std::vector<FakeProviderServer::Seen> seen;
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server_at(fake), ".");
+    CAF_REQUIRE(client);
+    auto r = call(**client);
+    CAF_CHECK_EQUAL(r.content, "there");
+    seen = fake.requests();
+  }
+  CAF_REQUIRE_GREATER_OR_EQUAL(seen.size(), 5u);
+  CAF_CHECK_EQUAL(seen[0].path, "/mcp");
+  CAF_CHECK_EQUAL(method_of(seen[1]), "initialize"); // the same POST, where it was sent
+  for (size_t i = 1; i < seen.size(); ++i)
+    CAF_CHECK_EQUAL(seen[i].path, "/mcp/");
+}
+
+CAF_TEST(a redirect to another origin is not followed and says where it pointed) {
+  // Another host would be handed the headers, a token among them.
+  FakeProviderServer fake;
+  FakeResponse moved;
+  moved.status = 307;
+  moved.headers.push_back("Location: http://127.0.0.2:9/mcp");
+  fake.push(moved);
+  IoThread io;
+  auto client = jp::McpClient::start(io, server_at(fake), ".");
+  CAF_REQUIRE(!client);
+  CAF_CHECK(contains(client.error(), "redirected the request (HTTP 307) to `http://127.0.0.2:9/mcp`, which jp-actors "
+                                     "follows only to the same scheme, host and port with 307 or 308"));
+  CAF_CHECK_EQUAL(fake.requests().size(), 1u);
+}

@@ -30,6 +30,25 @@ std::string refusal_text(const std::string& body) {
   return body.empty() ? "(no body)" : cut_text(body, 300);
 }
 
+/// `url`'s scheme and authority ("http://127.0.0.1:8000"); "" when it has none.
+std::string origin_of(const std::string& url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos)
+    return "";
+  return url.substr(0, url.find('/', scheme_end + 3));
+}
+
+/// Where a 307/308 answer to a POST to `url` sends it: `location` made absolute when
+/// it stays on `url`'s origin; "" otherwise (another host could be handed the
+/// headers, the token among them).
+std::string same_origin_redirect(const std::string& url, const std::string& location) {
+  auto origin = origin_of(url);
+  if (origin.empty() || location.empty())
+    return "";
+  auto target = location.starts_with("/") && !location.starts_with("//") ? origin + location : location;
+  return origin_of(target) == origin ? target : "";
+}
+
 } // namespace
 
 struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::Impl> {
@@ -40,6 +59,7 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
   SessionLost lost;
   std::atomic<bool> closing{false};
   std::mutex mtx; // guards what follows
+  std::string url; // server.url, or where it redirected a POST to (307/308, same origin)
   std::string session_id;
   std::string version;
   std::shared_future<void> last_note; // the last notification's POST: what comes after waits for it
@@ -65,11 +85,11 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
   HttpPost request_to(std::string method, std::string body, std::string* sent_session = nullptr) {
     HttpPost p;
     p.method = std::move(method);
-    p.url = server.url;
     p.body = std::move(body);
     p.headers = {"Content-Type: application/json", "Accept: application/json, text/event-stream"};
     {
       std::lock_guard lock(mtx);
+      p.url = url;
       if (!session_id.empty())
         p.headers.push_back("Mcp-Session-Id: " + session_id);
       if (sent_session)
@@ -118,8 +138,27 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
       });
       return !events.overflowed();
     };
-    auto r = http_post_stream(post, limits, on_body, [this, &abandoned] { return closing || (abandoned && *abandoned); },
-                              on_head);
+    auto stop = [this, &abandoned] { return closing || (abandoned && *abandoned); };
+    auto r = http_post_stream(post, limits, on_body, stop, on_head);
+    // A server mounted at `/mcp/` answers `/mcp` with a redirect (Starlette's 307):
+    // followed on the same origin, a few times at most, and kept for what follows.
+    auto location_of = [](const HttpResult& answer) {
+      for (auto& [name, value] : answer.headers)
+        if (name == "location")
+          return value;
+      return std::string();
+    };
+    for (int hops = 0; (r.status == 307 || r.status == 308) && hops < 5 && !stop(); ++hops) {
+      auto target = same_origin_redirect(post.url, location_of(r));
+      if (target.empty())
+        break;
+      post.url = target;
+      {
+        std::lock_guard lock(mtx);
+        url = target;
+      }
+      r = http_post_stream(post, limits, on_body, stop, on_head);
+    }
     if (mine)
       mine->set_value();
     if (request) {
@@ -148,6 +187,12 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
             self->lost(request, sent_session, why);
         });
       }
+      if (r.status >= 300 && r.status <= 399)
+        return fail_later(request, fmt::format("{} redirected the request (HTTP {}) to `{}`, which jp-actors "
+                                               "follows only to the same scheme, host and port with 307 or 308: "
+                                               "set the server's url to where it points",
+                                               where, r.status, cut_text(location_of(r), 200)),
+                          false);
       return fail_later(request, fmt::format("{} refused the request: HTTP {}: {}", where, r.status,
                                              refusal_text(r.error_body)),
                         r.status >= 500 || r.status == 429);
@@ -183,6 +228,7 @@ McpHttpTransport::McpHttpTransport(IoThread& io, const McpServerConfig& server, 
     : impl_(std::make_shared<Impl>()) {
   impl_->io = &io;
   impl_->server = server;
+  impl_->url = server.url;
   impl_->deliver = std::move(deliver);
   impl_->failed = std::move(failed);
   impl_->lost = std::move(lost);
