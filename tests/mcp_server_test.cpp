@@ -636,6 +636,21 @@ CAF_TEST(over HTTP a session left idle ends with what it still runs) {
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
 }
 
+CAF_TEST(over HTTP sessions do not end when idle by default and the sixty fifth ends the one used least recently) {
+  // Claude Code never opens a new session when its own is gone: none ends on its own.
+  auto l = serve_http();
+  std::vector<std::string> sids;
+  for (int i = 0; i < 64; ++i)
+    sids.push_back(l.open_session());
+  CAF_REQUIRE_EQUAL(sids.size(), 64u);
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sids[0]).status, 200); // sids[1] is now the least recent
+  auto newest = l.open_session();
+  CAF_REQUIRE(!newest.empty());
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sids[1]).status, 404);
+  for (auto& sid : {sids[0], sids[2], sids[63], newest})
+    CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 200);
+}
+
 CAF_TEST(over HTTP a cancelled call has its stream ended and the session still ends when idle) {
   // No answer comes for a cancelled call (MCP): its stream is ended, so it holds
   // neither the connection nor the session from ending.

@@ -413,11 +413,13 @@ int main(int argc, char** argv) {
                   "is that clients must send as `Authorization: Bearer <token>` (made on the first start, 0600). "
                   "Each client's session has its own handles; a client's DELETE ends its session: its calls in "
                   "flight are cancelled, then each handle gets its turn-end policy. Runs until a signal");
-  double mcp_idle_secs = 1800;
+  double mcp_idle_secs = 0;
   mcp->add_option("--session-idle-secs", mcp_idle_secs,
                   "With --listen: a session idle this long (no request, no call a connected client waits on, "
-                  "nothing sent) ends as a DELETE would, its handles with it; 0 = never")
-    ->default_str("1800")
+                  "nothing sent) ends as a DELETE would, its handles with it; 0 = never, the default (some clients "
+                  "never open a new session when theirs ends). With 64 sessions open, a new one ends the one used "
+                  "least recently that has no call in flight")
+    ->default_str("0")
     ->check(CLI::Range(0.0, 604800.0));
   auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");
   nodes->require_subcommand(1);

@@ -105,6 +105,10 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
   void end_session(const std::string& sid, std::function<void()> done);
   /// Ends the sessions idle past `idle`, and looks again later.
   void sweep();
+  /// Whether a new session may open: fewer than kMaxSessions are open, or one of them
+  /// (the one used least recently with no call in flight) is ended to make room.
+  /// Clients that never DELETE (a restarted one starts anew) so do not fill the server.
+  bool room_for_a_session();
   /// Request `key` is done: its stream (if still held) leaves the session.
   std::shared_ptr<McpHttpConnection> take_stream(McpHttpSession& s, const std::string& key);
   /// Request `key`'s stream ends without its answer (the client cancelled it: none
@@ -410,9 +414,10 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   if (request)
     id = &*request_id;
   if (request && method->is_string() && method->as_string() == "initialize") {
-    if (st.sessions.size() >= kMaxSessions)
+    if (!st.room_for_a_session())
       return respond_rpc_error(503, *id, mcp::invalid_request,
-                               fmt::format("this server holds {} sessions already: end one (DELETE) first",
+                               fmt::format("this server holds {} sessions already, each with a call in flight: end "
+                                           "one (DELETE) first",
                                            kMaxSessions));
     auto sid = random_name_part() + random_name_part();
     auto session = std::make_shared<McpHttpSession>();
@@ -565,16 +570,37 @@ void ServerState::end_session(const std::string& sid, std::function<void()> done
   });
 }
 
+/// Whether a call of `s` is in flight (a client waits on its stream).
+static bool streaming(const McpHttpSession& s) {
+  return std::any_of(s.streams.begin(), s.streams.end(), [](auto& c) { return !c.second->closed; });
+}
+
+bool ServerState::room_for_a_session() {
+  size_t open = 0;
+  const std::string* least = nullptr;
+  for (auto& [sid, s] : sessions) {
+    if (s->ending)
+      continue;
+    ++open;
+    if (!streaming(*s) && (!least || s->active < sessions.at(*least)->active))
+      least = &sid;
+  }
+  if (open < kMaxSessions)
+    return true;
+  if (!least)
+    return false;
+  end_session(*least, [] {});
+  return true;
+}
+
 void ServerState::sweep() {
   if (closed || idle.count() <= 0)
     return;
   auto now = std::chrono::steady_clock::now();
   std::vector<std::string> idle_ones;
-  for (auto& [sid, s] : sessions) {
-    bool streaming = std::any_of(s->streams.begin(), s->streams.end(), [](auto& c) { return !c.second->closed; });
-    if (!s->ending && !streaming && now - s->active >= idle)
+  for (auto& [sid, s] : sessions)
+    if (!s->ending && !streaming(*s) && now - s->active >= idle)
       idle_ones.push_back(sid);
-  }
   for (auto& sid : idle_ones)
     end_session(sid, [] {});
   // Looks twice per limit (between 50 ms and a minute apart): a session ends at
