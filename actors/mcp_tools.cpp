@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <future>
 #include <tuple>
 #include <fmt/format.h>
 
@@ -66,8 +67,16 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
     return out;
   }
   auto with = std::make_shared<Config>(*config);
+  // All at once: each start may take a while (npx and uvx fetch the server first),
+  // and the tools are added in the config's order whatever order they start in.
+  std::vector<std::future<Result<std::shared_ptr<McpClient>>>> starts;
+  for (auto& [name, server] : config->mcp_servers)
+    starts.push_back(std::async(std::launch::async, [&io, &server, &config] {
+      return McpClient::start(io, server, config->workspace);
+    }));
+  size_t next = 0;
   for (auto& [name, server] : config->mcp_servers) {
-    auto client = McpClient::start(io, server, config->workspace);
+    auto client = starts[next++].get();
     if (!client) {
       out.unavailable.push_back(client.error());
       warn(client.error() + "; its tools are not offered");

@@ -190,7 +190,8 @@ struct McpServerConfig {
   std::map<std::string, std::string> env; // added to its environment (secrets are not inherited)
   std::string url;                        // or Streamable HTTP: its endpoint, http(s)://...
   std::map<std::string, std::string> headers; // sent with each request to `url` (e.g. Authorization)
-  double timeout_secs = 30;               // for its start (initialize, tools/list) and each call
+  double start_timeout_secs = 120;        // for its start (initialize, tools/list): npx/uvx may download it first
+  double timeout_secs = 300;              // for each call, without an answer or progress
   run_mode run = run_mode::ask;           // its tools' permission, as a tool's `run`
   bool stateful = false;                  // its tools take spawn/fetch/abort (a call as a handle)
   std::map<std::string, bool> tool_stateful; // [mcp.servers.NAME.tools.TOOL] stateful, by the server's name

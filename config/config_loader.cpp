@@ -538,7 +538,8 @@ private:
           {"url", text(server.url)},
           {"env", table([this, &server](auto& et, auto& k) { return env_map(server.env, et, k); })},
           {"headers", table([this, &server](auto& ht, auto& k) { return string_map(server.headers, ht, k); })},
-          {"timeout_secs", seconds(server.timeout_secs, 3600)},
+          {"start_timeout_secs", seconds(server.start_timeout_secs, 3600)},
+          {"timeout_secs", seconds(server.timeout_secs, 86400)},
           {"run", [this, &server](auto& v, auto& k) {
              std::string m;
              auto s = assign(choice_of(v, k, {"ask", "unattended", "skip"}), m);
@@ -568,6 +569,8 @@ private:
       }
       if (server.timeout_secs <= 0)
         return fail(key + ".timeout_secs", "must be more than 0");
+      if (server.start_timeout_secs <= 0)
+        return fail(key + ".start_timeout_secs", "must be more than 0");
     }
     return Status::ok();
   }

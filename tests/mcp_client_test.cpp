@@ -206,6 +206,21 @@ CAF_TEST(a server that does not start is named with its stderr and the other ser
   CAF_CHECK(!contains(listed.out, "bad__echo"));
 }
 
+CAF_TEST(servers start at once so one that starts as long as another takes does not wait for it) {
+  // `a` answers initialize once `b` has started: one after the other, `a` would
+  // wait out its start timeout (and `b` after it).
+  auto started = (dir.path / "b-started").string();
+  auto cfg = config(fmt::format("[mcp.servers.a]\ncommand = [\"{0}\", \"--start-after\", \"{1}\"]\n"
+                                "start_timeout_secs = 60\n"
+                                "[mcp.servers.b]\ncommand = [\"{0}\", \"--touch\", \"{1}\"]\n",
+                                server, started));
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  JP_REQUIRE_OK(listed);
+  for (auto name : {"a__echo", "b__echo", "demo__echo"})
+    CAF_CHECK(contains(listed.out, name));
+  CAF_CHECK(!contains(listed.out, "did not answer"));
+}
+
 CAF_TEST(a server that dies during a call fails the call naming the server) {
   auto r = run(steps({call("demo__crash", "{}")}));
   JP_REQUIRE_OK(r);

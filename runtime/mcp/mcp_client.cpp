@@ -460,13 +460,17 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     send(mcp::request(id, method, std::move(params)));
   }
 
-  /// (Re)starts request `id`'s timeout: the server's timeout_secs from now.
+  /// Whether `method` is one of the server's start (its timeout is start_timeout_secs).
+  static bool starting(const std::string& method) { return method == "initialize" || method == "tools/list"; }
+
+  /// (Re)starts request `id`'s timeout: the server's start_timeout_secs or timeout_secs
+  /// from now.
   void arm(int64_t id, Pending& p) {
     if (p.timer)
       p.timer->cancel();
     p.timer = std::make_shared<boost::asio::steady_timer>(io->context());
     p.timer->expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(server.timeout_secs)));
+      std::chrono::duration<double>(starting(p.method) ? server.start_timeout_secs : server.timeout_secs)));
     p.timer->async_wait([weak = weak_from_this(), id, timer = p.timer.get()](const boost::system::error_code& ec) {
       auto s = weak.lock();
       if (ec || !s)
@@ -480,9 +484,12 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
         s->send(mcp::notification("notifications/cancelled",
                                   Json::object().set("requestId", id).set("reason", "timed out")));
       s->abandon(id, p);
+      bool start = starting(p.method);
       p.answer(local_error(fmt::format("MCP server `{}` did not answer {} within {} s, nor report progress "
-                                       "([mcp.servers.{}] timeout_secs)",
-                                       s->server.name, p.method, s->server.timeout_secs, s->server.name),
+                                       "([mcp.servers.{}] {})",
+                                       s->server.name, p.method,
+                                       start ? s->server.start_timeout_secs : s->server.timeout_secs,
+                                       s->server.name, start ? "start_timeout_secs" : "timeout_secs"),
                            true));
     });
   }

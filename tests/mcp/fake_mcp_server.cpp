@@ -159,6 +159,15 @@ int main(int argc, char** argv) {
     return 3;
   }
   std::string version = argc > 2 && std::string(argv[1]) == "--version" ? argv[2] : "2025-06-18";
+  // --touch FILE: made at once (a start others wait on); --start-after FILE: initialize
+  // is answered once FILE exists (a start that takes as long as another's).
+  std::string start_after;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--touch")
+      std::ofstream(argv[i + 1]) << "started\n";
+    if (std::string(argv[i]) == "--start-after")
+      start_after = argv[i + 1];
+  }
   std::map<std::string, Waiting> waiting; // by request id, dumped
   std::map<std::string, Waiting> jobs;    // tasks, by task id
   int next_task = 0;
@@ -219,6 +228,8 @@ int main(int argc, char** argv) {
       auto* id = msg->find("id");
       auto m = method && method->is_string() ? method->as_string() : "";
       if (m == "initialize") {
+        while (!start_after.empty() && !exists(start_after))
+          ::poll(nullptr, 0, 10);
         initialized = true;
         send(reply(*id, Json::object()
                           .set("protocolVersion", version)
