@@ -226,3 +226,42 @@ CAF_TEST(a redirect to another origin is not followed and says where it pointed)
                                      "follows only to the same scheme, host and port with 307 or 308"));
   CAF_CHECK_EQUAL(fake.requests().size(), 1u);
 }
+
+CAF_TEST(a header value takes a variable of the environment and an unset one is named) {
+  ::setenv("JP_TEST_MCP_TOKEN", "tok-123", 1);
+  FakeProviderServer fake;
+  script_start(fake);
+  auto server = server_at(fake);
+  server.headers["Authorization"] = "Bearer ${JP_TEST_MCP_TOKEN}";
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server, ".");
+    CAF_REQUIRE(client);
+  }
+  auto seen = fake.requests();
+  CAF_REQUIRE(!seen.empty());
+  CAF_CHECK_EQUAL(header(seen[0], "authorization"), "Bearer tok-123");
+  ::unsetenv("JP_TEST_MCP_TOKEN");
+  IoThread io;
+  auto unset = jp::McpClient::start(io, server, ".");
+  CAF_REQUIRE(!unset);
+  CAF_CHECK_EQUAL(unset.error(), "MCP server `web`: headers.Authorization names ${JP_TEST_MCP_TOKEN}, which is not "
+                                 "set in jp-actors' environment: export it, or write the value itself");
+  CAF_CHECK_EQUAL(fake.requests().size(), seen.size()); // nothing sent without it
+}
+
+CAF_TEST(a server that wants OAuth is named with what will reach it) {
+  FakeProviderServer fake;
+  FakeResponse unauthorized;
+  unauthorized.status = 401;
+  unauthorized.headers.push_back(R"(WWW-Authenticate: Bearer resource_metadata="https://example.com/.well-known/oauth-protected-resource")");
+  unauthorized.body = R"({"error":"invalid_token"})";
+  fake.push(unauthorized);
+  IoThread io;
+  auto client = jp::McpClient::start(io, server_at(fake), ".");
+  CAF_REQUIRE(!client);
+  CAF_CHECK(contains(client.error(), "wants authorization (HTTP 401: "));
+  CAF_CHECK(contains(client.error(), " by OAuth (https://example.com/.well-known/oauth-protected-resource); "
+                                     "jp-actors does not do MCP's OAuth: give a token in its headers"));
+  CAF_CHECK(contains(client.error(), R"(command = ["npx", "mcp-remote", ")" + server_at(fake).url + R"("])"));
+}

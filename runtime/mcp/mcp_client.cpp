@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <fmt/format.h>
@@ -534,10 +535,40 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
   return Status::ok();
 }
 
+/// A url server's header value with each `${NAME}` replaced by jp-actors' own
+/// environment variable NAME (a token kept out of the config file); an error naming
+/// the header and the variable when it is not set.
+Result<std::string> header_value(const McpServerConfig& server, const std::string& header, const std::string& value) {
+  std::string out;
+  size_t at = 0;
+  for (size_t open; (open = value.find("${", at)) != std::string::npos;) {
+    auto close = value.find('}', open + 2);
+    if (close == std::string::npos)
+      break;
+    auto name = value.substr(open + 2, close - open - 2);
+    const char* set = name.empty() ? nullptr : std::getenv(name.c_str());
+    if (!set)
+      return Error{fmt::format("MCP server `{}`: headers.{} names ${{{}}}, which is not set in jp-actors' "
+                               "environment: export it, or write the value itself",
+                               server.name, header, cut_text(name, 60))};
+    out += value.substr(at, open - at);
+    out += set;
+    at = close + 1;
+  }
+  return out + value.substr(at);
+}
+
 } // namespace
 
-Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServerConfig& server,
+Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServerConfig& config,
                                                     const std::string& cwd) {
+  auto server = config;
+  for (auto& [name, value] : server.headers) {
+    auto expanded = header_value(server, name, value);
+    if (!expanded)
+      return Error{expanded.error()};
+    value = std::move(*expanded);
+  }
   auto st = std::make_shared<State>();
   st->io = &io;
   st->server = server;

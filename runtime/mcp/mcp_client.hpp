@@ -38,8 +38,10 @@ struct McpTool {
 
 class McpClient {
 public:
-  /// Starts `server` in `cwd` and waits (at most its timeout) for initialize and
-  /// tools/list. The error names the server, and says what its stderr said.
+  /// Starts `server` in `cwd` and waits (at most its start timeout) for initialize and
+  /// tools/list. The error names the server, and says what its stderr said. A url
+  /// server's header values have each `${NAME}` replaced by the environment's NAME
+  /// (unset: an error naming it).
   static Result<std::shared_ptr<McpClient>> start(IoThread& io, const McpServerConfig& server, const std::string& cwd);
   /// A stdio server: its stdin closed, up to 1 s to exit on its own (this waits),
   /// then TERM and KILL to its group. A url server: its session ended.

@@ -187,6 +187,24 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
             self->lost(request, sent_session, why);
         });
       }
+      if (r.status == 401) {
+        // OAuth (MCP's authorization) is not done here: say what will do.
+        std::string metadata;
+        for (auto& [name, value] : r.headers)
+          if (name == "www-authenticate")
+            if (auto at = value.find("resource_metadata=\""); at != std::string::npos)
+              metadata = value.substr(at + 19, value.find('"', at + 19) - at - 19);
+        return fail_later(request, fmt::format("{} wants authorization (HTTP 401: {}){}; jp-actors does not do "
+                                               "MCP's OAuth: give a token in its headers (e.g. Authorization = "
+                                               "\"Bearer ${{MY_TOKEN}}\", from your environment), or reach it "
+                                               "through a local proxy that does (e.g. command = [\"npx\", "
+                                               "\"mcp-remote\", \"{}\"])",
+                                               where, refusal_text(r.error_body),
+                                               metadata.empty() ? std::string()
+                                                                : fmt::format(" by OAuth ({})", cut_text(metadata, 200)),
+                                               server.url),
+                          false);
+      }
       if (r.status >= 300 && r.status <= 399)
         return fail_later(request, fmt::format("{} redirected the request (HTTP {}) to `{}`, which jp-actors "
                                                "follows only to the same scheme, host and port with 307 or 308: "
