@@ -453,7 +453,7 @@ CAF_TEST(the openai check refuses a reference that names nothing and a property 
                                        "\"object\" is not of type 'object', 'boolean'.");
 }
 
-CAF_TEST(a server schema that cannot be written out is sent as its type says) {
+CAF_TEST(a server schema that cannot be written out is declared as any value for the server to check) {
   // A cycle (a tree), another document, a reference to nothing, a property that is
   // no schema, and definitions referring to each other twice over (2^40 nodes).
   std::string doubling = R"("$defs":{"Node":{"type":"object","properties":{)"
@@ -471,12 +471,59 @@ CAF_TEST(a server schema that cannot be written out is sent as its type says) {
     "huge":{"$ref":"#/$defs/D40"},
     "fine":{"$ref":"#/$defs/D1"}},)" +
                          doubling + "}");
+  // Its first type alone would tell the model less than nothing (a tree as a string);
+  // gemini is told the type, as it is of every property.
   for (auto name : {"tree", "remote", "missing", "bad", "huge"}) {
     CAF_MESSAGE(name);
-    CAF_CHECK(parameter(c, name).declared_schema.is_null());
+    CAF_CHECK_EQUAL(parameter(c, name).declared_schema, Json::object());
     CAF_CHECK_EQUAL(parameter(c, name).type, "object");
   }
-  CAF_CHECK(parameter(c, "fine").declared_schema.is_object());
+  CAF_CHECK(parameter(c, "fine").declared_schema.find("properties"));
+  CAF_CHECK_EQUAL(openai_violation(c), "");
+  // Any value goes to the server, which checks it.
+  auto s = validate_arguments(c.tools.at("demo__t"), *Json::parse(R"({"tree":{"children":[]},"remote":"x"})"));
+  CAF_CHECK_EQUAL(s ? std::string() : s.error, "");
+}
+
+CAF_TEST(a server schema s properties written out together stay within a bound) {
+  // 200 properties, each naming a definition of 2^8 nodes: 7 KB declared, megabytes
+  // written out. What is kept stays near 64 KiB; the rest is any value.
+  std::string defs = R"("$defs":{"D0":{"type":"string"})";
+  for (int i = 1; i <= 8; ++i)
+    defs += fmt::format(R"(,"D{}":{{"type":"object","properties":{{"l":{{"$ref":"#/$defs/D{}"}},)"
+                        R"("r":{{"$ref":"#/$defs/D{}"}}}}}})",
+                        i, i - 1, i - 1);
+  std::string props;
+  for (int i = 0; i < 200; ++i)
+    props += fmt::format(R"({}"p{}":{{"$ref":"#/$defs/D8"}})", i ? "," : "", i);
+  auto c = with_mcp_tool(R"({"type":"object","properties":{)" + props + "}," + defs + "}}");
+  size_t declared = 0, written_out = 0;
+  for (auto& p : c.tools.at("demo__t").parameters) {
+    declared += p.declared_schema.dump().size();
+    written_out += p.declared_schema.find("properties") != nullptr;
+  }
+  CAF_CHECK_LESS_OR_EQUAL(declared, 96u * 1024);
+  CAF_CHECK_GREATER(written_out, 0u);
+  CAF_CHECK_LESS(written_out, 200u);
+}
+
+CAF_TEST(what stands beside a reference is merged with what it names) {
+  auto c = with_mcp_tool(R"({"type":"object","properties":{"q":{"$ref":"#/$defs/A","description":"The query",
+    "properties":{"x":{"type":"string"}},"required":["x"]}},
+    "$defs":{"A":{"type":"object","properties":{"y":{"type":"integer"}},"required":["y"]}}})");
+  CAF_CHECK_EQUAL(parameter(c, "q").declared_schema.dump(),
+                  R"({"description":"The query","properties":{"x":{"type":"string"},"y":{"type":"integer"}},)"
+                  R"("required":["x","y"],"type":"object"})");
+}
+
+CAF_TEST(an optional list of models reaches openai as declared) {
+  // pydantic's Optional[List[Item]]: a union with an array of references.
+  auto c = with_mcp_tool(R"({"type":"object","properties":{"items":{"anyOf":[
+    {"type":"array","items":{"$ref":"#/$defs/Item"}},{"type":"null"}]}},
+    "$defs":{"Item":{"type":"object","properties":{"n":{"type":"integer"}}}}})");
+  auto declared = *parameters_schema(c.tools.at("demo__t"), dialect::openai).find("properties")->find("items");
+  CAF_CHECK_EQUAL(declared.dump(), R"({"anyOf":[{"type":"array","items":{"type":"object","properties":)"
+                                   R"({"n":{"type":"integer"}}}},{"type":"null"}]})");
   CAF_CHECK_EQUAL(openai_violation(c), "");
 }
 

@@ -112,10 +112,9 @@ Json property_schema(const ParameterConfig& p, dialect d, std::string_view note 
                               : fmt::format("{}. {}", note, p.description);
   if (as_json_text(p.type, d))
     description += fmt::format("{}{}.", description.empty() ? "" : ". ", json_text_note);
-  // A server's own schema, as it declared it, but to gemini (its subset refuses much
-  // of JSON Schema) and for an array without items (openai requires them).
-  if (p.declared_schema.is_object() && d != dialect::gemini &&
-      !(p.type == "array" && !p.declared_schema.find("items"))) {
+  // A server's own schema, as it declared it (its arrays given items: mcp_parameters),
+  // but to gemini, whose subset refuses much of JSON Schema.
+  if (p.declared_schema.is_object() && d != dialect::gemini) {
     auto declared = p.declared_schema;
     if (!description.empty())
       declared.set("description", description);

@@ -13,9 +13,12 @@ namespace {
 
 const std::vector<std::string_view> kTypes = {"string", "integer", "number", "boolean", "array", "object"};
 
-// A property's schema written out past about this many bytes is not passed on as
-// declared: a few definitions referring to each other twice over grow it exponentially.
-constexpr size_t kMaxWrittenBytes = 256 * 1024;
+// A tool's properties written out past about this many bytes together are not
+// passed on as declared: a few definitions referring to each other twice over grow
+// a schema exponentially, and it goes with every request to the model. Writing out
+// stops past kMaxWork for the whole tool, whatever was kept.
+constexpr size_t kMaxWrittenBytes = 64 * 1024;
+constexpr size_t kMaxWork = 1024 * 1024;
 constexpr int kMaxDepth = 64;
 
 /// A schema's type: the first known one of "type" (a name or a list of them), else
@@ -90,13 +93,21 @@ const Json* resolve(const Json& root, std::string_view pointer) {
 struct References {
   const Json& root;
   std::vector<std::string> open; // the references being written out: one met again is a cycle
-  size_t bytes = 0; // about what has been written out so far
+  size_t bytes = 0; // about what this property's writing out has come to
+  size_t limit = 0; // what it may come to
+  size_t work = 0;  // about what the whole tool's has taken
+
+  /// Counts `n` bytes written out; false past this property's limit or the tool's work.
+  bool spend(size_t n) {
+    bytes += n;
+    work += n;
+    return bytes <= limit && work <= kMaxWork;
+  }
 
   /// `schema` written out; a value (`data`: an enum's, a default) is copied, counted
   /// as well.
   std::optional<Json> write_out(const Json& schema, int depth, bool data = false) {
-    bytes += 1 + (schema.is_string() ? schema.as_string().size() : 0);
-    if (bytes > kMaxWrittenBytes || depth > kMaxDepth)
+    if (!spend(1 + (schema.is_string() ? schema.as_string().size() : 0)) || depth > kMaxDepth)
       return std::nullopt;
     if (schema.is_array()) {
       auto out = Json::array();
@@ -112,7 +123,8 @@ struct References {
       return schema;
     auto out = Json::object();
     for (auto& [key, value] : schema.as_object()) {
-      bytes += key.size();
+      if (!spend(key.size()))
+        return std::nullopt;
       if (!data && (key == "$ref" || key == "$defs" || key == "definitions"))
         continue; // written out below, or the definitions only references used
       // Values, not schemas: a `$ref` in them is data.
@@ -136,6 +148,8 @@ struct References {
       return with_items(std::move(out));
     if (!ref->is_string() || std::find(open.begin(), open.end(), ref->as_string()) != open.end())
       return std::nullopt;
+    if (!spend(ref->as_string().size())) // looking it up is work too
+      return std::nullopt;
     auto* target = resolve(root, ref->as_string());
     if (!target || !target->is_object())
       return std::nullopt;
@@ -144,13 +158,34 @@ struct References {
     open.pop_back();
     if (!written)
       return std::nullopt;
-    // What stands beside the reference (a description) applies too, over what it names.
+    // What stands beside the reference (a description) applies too, over what it
+    // names; properties and required of both hold together.
     std::unordered_set<std::string> beside;
     for (auto& [key, value] : out.as_object())
       beside.insert(key);
-    for (auto& [key, value] : written->as_object())
-      if (!beside.contains(key))
+    for (auto& [key, value] : written->as_object()) {
+      if (!beside.contains(key)) {
         out.as_object().emplace_back(key, std::move(value));
+        continue;
+      }
+      auto* ours = out.find(key);
+      if (key == "properties" && ours->is_object() && value.is_object()) {
+        std::unordered_set<std::string> named;
+        for (auto& [name, schema] : ours->as_object())
+          named.insert(name);
+        for (auto& [name, schema] : value.as_object())
+          if (named.insert(name).second)
+            ours->as_object().emplace_back(name, std::move(schema));
+      } else if (key == "required" && ours->is_array() && value.is_array()) {
+        std::unordered_set<std::string> named;
+        for (auto& name : ours->as_array())
+          if (name.is_string())
+            named.insert(name.as_string());
+        for (auto& name : value.as_array())
+          if (name.is_string() && named.insert(name.as_string()).second)
+            ours->push(std::move(name));
+      }
+    }
     return with_items(std::move(out));
   }
 
@@ -161,7 +196,8 @@ struct References {
       return std::nullopt;
     auto out = Json::object();
     for (auto& [name, schema] : schemas.as_object()) {
-      bytes += name.size();
+      if (!spend(name.size()))
+        return std::nullopt;
       if (!schema.is_object() && !schema.is_bool())
         return std::nullopt;
       auto y = write_out(schema, depth + 1);
@@ -190,8 +226,14 @@ std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
     for (auto& x : r->as_array())
       if (x.is_string())
         required.push_back(x.as_string());
+  References references{input_schema}; // one budget for the whole tool
+  size_t kept = 0;                      // bytes of the properties written out
   for (auto& [name, declared] : props->as_object()) {
-    auto written = References{input_schema}.write_out(declared, 0);
+    references.bytes = 0;
+    references.limit = kMaxWrittenBytes - kept;
+    auto written = references.write_out(declared, 0);
+    if (written)
+      kept += references.bytes;
     const Json& schema = written ? *written : declared;
     ParameterConfig p;
     p.name = name;
@@ -209,8 +251,10 @@ std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
       p.items_type = type_of(*items);
     if (auto* d = schema.find("default"))
       p.default_value = *d;
-    if (written && written->is_object())
-      p.declared_schema = std::move(*written);
+    // One that cannot be written out is declared as any value, for the server to
+    // check: its first type alone would tell the model less than nothing (a tree of
+    // nodes as a string). Gemini gets the type, as it does every property.
+    p.declared_schema = written && written->is_object() ? std::move(*written) : Json::object();
     out.push_back(std::move(p));
   }
   return out;
