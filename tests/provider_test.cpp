@@ -156,6 +156,18 @@ CAF_TEST(a server that refuses stream_options is asked again without it and neve
   // Another 422 is the request's own: it fails, as before.
   server.push({422, R"({"object":"error","message":"Extra inputs are not permitted: stream_options","type":"x"})"});
   CAF_CHECK(!(*provider)->stream(request, hooks));
+  // A refusal of something else that echoes the request (pydantic's `input`) is not
+  // one of stream_options: it fails, and the next request still asks for usage.
+  auto fresh = make_http_provider(config_for(server, "openai"));
+  CAF_REQUIRE(fresh.ok());
+  server.push({422, R"({"detail":[{"type":"missing","loc":["body","messages",0,"content"],"msg":"Field required",)"
+                    R"("input":{"model":"m","stream":true,"stream_options":{"include_usage":true}}}]})"});
+  server.push({200, provider_fixture("openai_text.sse")});
+  CAF_CHECK(!(*fresh)->stream(request, hooks));
+  CAF_CHECK((*fresh)->stream(request, hooks));
+  seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 6u);
+  CAF_CHECK(Json::parse(seen[5].body)->find("stream_options") != nullptr);
 }
 
 CAF_TEST(the reasoning a provider streams comes apart from the answer) {

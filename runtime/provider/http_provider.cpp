@@ -2,8 +2,10 @@
 // dialect, retries with backoff, and errors that say what to do.
 #include "runtime/provider/provider.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <fmt/format.h>
 #include <random>
 #include <thread>
@@ -42,6 +44,28 @@ std::string error_message(const std::string& body) {
   return text.empty() ? "(no message)" : text;
 }
 
+/// Whether a refusal's body names stream_options as what it refuses: in its message,
+/// its param, or a pydantic error's loc (Mistral: "loc":["body","stream_options",...])
+/// -- not in an echo of the request, which pydantic servers put in `input`.
+bool refuses_stream_options(const std::string& body) {
+  auto j = Json::parse(body);
+  if (!j)
+    return body.find("stream_options") != std::string::npos;
+  std::function<bool(const Json&, int)> names = [&](const Json& v, int depth) {
+    if (depth > 8)
+      return false;
+    if (v.is_string())
+      return v.as_string().find("stream_options") != std::string::npos;
+    if (v.is_array())
+      return std::any_of(v.as_array().begin(), v.as_array().end(), [&](const Json& x) { return names(x, depth + 1); });
+    if (v.is_object())
+      return std::any_of(v.as_object().begin(), v.as_object().end(),
+                         [&](const auto& kv) { return kv.first != "input" && names(kv.second, depth + 1); });
+    return false;
+  };
+  return names(*j, 0);
+}
+
 /// A 429 that waiting does not cure: OpenAI's for an account whose quota or credit
 /// is used up ({"error":{"type":"insufficient_quota",...}}).
 bool quota_exhausted(const std::string& body) {
@@ -68,8 +92,9 @@ public:
   Status stream_classified(const ChatRequest& request, const StreamHooks& hooks, error_code& kind) override {
     kind = error_code::none;
     bool anthropic = config_.provider == "anthropic";
+    bool asks_usage = !anthropic && !usage_refused_; // this request's stream_options
     HttpPost post{url_, headers_,
-                  anthropic ? anthropic_request_body(request) : openai_request_body(request, !usage_refused_)};
+                  anthropic ? anthropic_request_body(request) : openai_request_body(request, asks_usage)};
     std::mt19937_64 rng(std::random_device{}());
     // Failures since an attempt last got further than every one before (each starts
     // the response anew): a stream cut again and again at the same place gives up
@@ -81,8 +106,9 @@ public:
       std::string why;
       error_code code = error_code::none; // the kind of `why`
       auto attempt = anthropic
-                       ? once<AnthropicStream>(post, request, hooks, failures, furthest, retry_after, why, code)
-                       : once<OpenAiStream>(post, request, hooks, failures, furthest, retry_after, why, code);
+                       ? once<AnthropicStream>(post, request, hooks, failures, furthest, retry_after, why, code, false)
+                       : once<OpenAiStream>(post, request, hooks, failures, furthest, retry_after, why, code,
+                                            asks_usage);
       kind = code; // until a later attempt succeeds
       if (attempt == outcome::done)
         return Status::ok();
@@ -90,6 +116,7 @@ public:
         // Asked again at once without it, and never again of this server: the
         // report then counts what the server says of itself, or nothing.
         usage_refused_ = true;
+        asks_usage = false;
         post.body = openai_request_body(request, false);
         continue;
       }
@@ -121,7 +148,7 @@ private:
 
   template <class Decoder>
   outcome once(const HttpPost& post, const ChatRequest& request, const StreamHooks& hooks, int& failures,
-               size_t& furthest, std::string& retry_after, std::string& why, error_code& code) {
+               size_t& furthest, std::string& retry_after, std::string& why, error_code& code, bool asked_usage) {
     SseParser sse;
     Decoder decoder;
     Status decoded; // the stream so far made sense
@@ -204,8 +231,7 @@ private:
       why = fmt::format("HTTP {} from {}: {}", r.status, url_, message);
       return outcome::retry;
     }
-    if ((r.status == 400 || r.status == 422) && config_.provider != "anthropic" && !usage_refused_ &&
-        r.error_body.find("stream_options") != std::string::npos) {
+    if ((r.status == 400 || r.status == 422) && asked_usage && refuses_stream_options(r.error_body)) {
       why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
       return outcome::without_usage;
     }
