@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
+#include "child_wait.hpp"
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
 #include "http_exchange.hpp"
@@ -649,6 +650,41 @@ CAF_TEST(over HTTP sessions do not end when idle by default and the sixty fifth 
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sids[1]).status, 404);
   for (auto& sid : {sids[0], sids[2], sids[63], newest})
     CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 200);
+}
+
+CAF_TEST(over HTTP the session ended for the sixty fifth is never one with a call in flight) {
+  auto l = serve_http();
+  std::vector<std::string> sids;
+  for (int i = 0; i < 64; ++i)
+    sids.push_back(l.open_session());
+  // sids[0] calls a tool that runs until the gate opens: its stream stays open.
+  auto started = (dir.path / "started").string(), gate = (dir.path / "gate").string();
+  auto busy = l.request("tools/call", tool_call("shell", shell(fmt::format(
+                                                  "touch '{}'; until [ -e '{}' ]; do sleep 0.01; done; echo let through",
+                                                  started, gate))));
+  std::string answered;
+  std::thread caller([&] {
+    auto events = l.post(busy, sids[0]).events();
+    answered = events.empty() ? "" : text_of(events.back());
+  });
+  struct Join { // the call ends with the test, passed or not
+    std::thread& t;
+    std::string gate;
+    ~Join() {
+      std::ofstream(gate) << "open\n";
+      if (t.joinable())
+        t.join();
+    }
+  } join{caller, gate};
+  CAF_REQUIRE(wait_for([&] { return std::filesystem::exists(started); }));
+  for (int i = 1; i < 64; ++i) // each used after sids[0]: sids[1] is the least recent idle one
+    CAF_CHECK_EQUAL(l.post(l.request("ping"), sids[i]).status, 200);
+  CAF_REQUIRE(!l.open_session().empty());
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sids[1]).status, 404);
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sids[0]).status, 200);
+  std::ofstream(gate) << "open\n";
+  caller.join();
+  CAF_CHECK(contains(answered, "let through"));
 }
 
 CAF_TEST(over HTTP a cancelled call has its stream ended and the session still ends when idle) {

@@ -576,6 +576,10 @@ static bool streaming(const McpHttpSession& s) {
 }
 
 bool ServerState::room_for_a_session() {
+  // Sessions still ending (their handles getting their turn-end policies) count too,
+  // up to twice the limit: a client opening sessions in a loop is refused.
+  if (sessions.size() >= 2 * kMaxSessions)
+    return false;
   size_t open = 0;
   const std::string* least = nullptr;
   for (auto& [sid, s] : sessions) {

@@ -113,8 +113,10 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     limits.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(server.start_timeout_secs * 1000));
     // A request's answer may be a long quiet stream: its own timer bounds the wait. A
     // notification's is a 202 at once, and what comes after it waits for it.
-    limits.idle_timeout = request ? std::chrono::milliseconds(std::chrono::hours(24 * 7))
-                                  : std::chrono::milliseconds(static_cast<int64_t>(server.timeout_secs * 1000));
+    limits.idle_timeout =
+      request ? std::chrono::milliseconds(std::chrono::hours(24 * 7))
+              : std::chrono::milliseconds(
+                  static_cast<int64_t>(std::min(server.start_timeout_secs, server.timeout_secs) * 1000));
     bool stream = false;
     std::string whole;
     SseParser events;
