@@ -610,7 +610,12 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
     });
   auto failed = [st](const Json& reply) { return st->refusal(reply); };
   auto list = std::make_shared<std::function<void(Json, size_t)>>();
-  *list = [st, finish, failed, list](Json cursor, size_t page) {
+  // It holds itself weakly (a strong hold would be a cycle, freed only if the io
+  // thread ran once more); what is waiting on its answer holds it meanwhile.
+  *list = [st, finish, failed, weak_list = std::weak_ptr(list)](Json cursor, size_t page) {
+    auto list = weak_list.lock();
+    if (!list)
+      return;
     Json params = Json::object();
     if (!cursor.is_null())
       params.set("cursor", cursor);
@@ -652,7 +657,6 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
     });
   });
   auto why = started.get(); // bounded: each request has the server's timeout, and the pages a limit
-  io.post([list] { *list = nullptr; }); // its capture of itself, let go of
   if (!why.empty())
     return Error{why};
   return client;
