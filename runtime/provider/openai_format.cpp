@@ -71,6 +71,20 @@ std::string_view max_tokens_parameter(std::string_view model) {
   return "max_tokens";
 }
 
+std::string_view model_name(std::string_view model) {
+  auto slash = model.rfind('/');
+  return slash == std::string_view::npos ? model : model.substr(slash + 1);
+}
+
+bool takes_no_user_after_tool(std::string_view model) {
+  auto name = model_name(model);
+  for (auto family : {"mistral", "magistral", "ministral", "devstral", "codestral", "pixtral", "open-mistral",
+                      "open-mixtral", "mixtral"})
+    if (name.starts_with(family))
+      return true;
+  return false;
+}
+
 std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
   Json body = Json::object();
   body.set("model", request.model);
@@ -81,8 +95,18 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
   Json messages = Json::array();
   if (!request.system.empty())
     messages.push(JsonObject{{"role", "system"}, {"content", request.system}});
-  for (const auto& m : pair_tool_results(request.messages))
+  // Mistral's models refuse a user message right after tool results ("Unexpected
+  // role 'user' after role 'tool'"): there its text goes with the last result.
+  bool fold_user = takes_no_user_after_tool(request.model);
+  for (const auto& m : pair_tool_results(request.messages)) {
+    auto& sent = messages.as_array();
+    if (fold_user && m.role == chat_role::user && !sent.empty() && sent.back().string_at("role") == "tool") {
+      auto& content = *sent.back().find("content");
+      content = Json(content.as_string() + "\n\n" + m.text);
+      continue;
+    }
     messages.push(openai_message(m));
+  }
   body.set("messages", std::move(messages));
   if (!request.tools_json.empty())
     body.set("tools", tools_value(request.tools_json));

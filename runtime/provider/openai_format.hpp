@@ -22,13 +22,18 @@ class Json;
 /// prefix), which refuse `max_tokens`; "max_tokens" for every other model.
 std::string_view max_tokens_parameter(std::string_view model);
 
+/// Whether `model` (also behind a "vendor/" prefix) is one of Mistral's, whose API
+/// refuses a user message right after tool messages.
+bool takes_no_user_after_tool(std::string_view model);
+
 /// The JSON body of a streaming POST /v1/chat/completions. The token limit is sent
 /// when request.max_tokens > 0, named as max_tokens_parameter says. Every tool call
 /// is followed by its `tool` messages (pair_tool_results).
 /// request.tools_json is our own output and trusted to be JSON; if it is not, it is
 /// sent as a string, so the provider names the problem ("tools" must be an array).
 /// `ask_usage`: stream_options.include_usage, which some servers refuse (Mistral:
-/// HTTP 422 "extra_forbidden").
+/// HTTP 422 "extra_forbidden"). To Mistral's models (takes_no_user_after_tool), a
+/// user message right after tool results goes in the last result's content.
 std::string openai_request_body(const ChatRequest& request, bool ask_usage = true);
 
 /// Decodes one streamed response: text as it comes (a `refusal` as text too), each
