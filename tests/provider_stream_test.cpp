@@ -629,7 +629,7 @@ CAF_TEST(openai what the provider wants back goes back with its message and call
 
 CAF_TEST(openai to a mistral model a user message after tool results goes with the last result) {
   // Mistral: "Unexpected role 'user' after role 'tool'" (HTTP 400).
-  for (auto model : {"mistral-large-latest", "mistralai/devstral-small", "gpt-4o"}) {
+  for (auto model : {"mistral-large-latest", "mistralai/Devstral-Small-2505", "gpt-4o"}) {
     auto r = conversation(model, "");
     auto body = *Json::parse(openai_request_body(r));
     auto v = jp::testing::openai_request_violation(body);
@@ -638,7 +638,8 @@ CAF_TEST(openai to a mistral model a user message after tool results goes with t
     bool mistral = model != std::string("gpt-4o");
     CAF_CHECK_EQUAL(sent.back().string_at("role"), mistral ? "tool" : "user");
     if (mistral)
-      CAF_CHECK_EQUAL(sent.back().string_at("content"), "refused: the user said no\n\nThanks. Now wait for the build.");
+      CAF_CHECK_EQUAL(sent.back().string_at("content"), "refused: the user said no\n\n[The user, after these "
+                                                        "results:]\nThanks. Now wait for the build.");
   }
 }
 

@@ -168,6 +168,15 @@ CAF_TEST(a server that refuses stream_options is asked again without it and neve
   seen = server.requests();
   CAF_REQUIRE_EQUAL(seen.size(), 6u);
   CAF_CHECK(Json::parse(seen[5].body)->find("stream_options") != nullptr);
+  // A refusal that names it by a key of its own is one of stream_options.
+  auto keyed = make_http_provider(config_for(server, "openai"));
+  CAF_REQUIRE(keyed.ok());
+  server.push({400, R"({"errors":{"stream_options":["Unknown field."]}})"});
+  server.push({200, provider_fixture("openai_text.sse")});
+  CAF_CHECK((*keyed)->stream(request, hooks));
+  seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 8u);
+  CAF_CHECK(Json::parse(seen[7].body)->find("stream_options") == nullptr);
 }
 
 CAF_TEST(the reasoning a provider streams comes apart from the answer) {

@@ -505,6 +505,10 @@ CAF_TEST(a server schema s properties written out together stay within a bound) 
   CAF_CHECK_LESS_OR_EQUAL(declared, 96u * 1024);
   CAF_CHECK_GREATER(written_out, 0u);
   CAF_CHECK_LESS(written_out, 200u);
+  // A property without references keeps its schema whatever the others took.
+  auto after = with_mcp_tool(R"({"type":"object","properties":{)" + props +
+                             R"(,"path":{"type":"string","enum":["a","b"]}},)" + defs + "}}");
+  CAF_CHECK_EQUAL(parameter(after, "path").declared_schema.dump(), R"({"type":"string","enum":["a","b"]})");
 }
 
 CAF_TEST(what stands beside a reference is merged with what it names) {

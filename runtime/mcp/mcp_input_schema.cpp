@@ -232,8 +232,15 @@ std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
     references.bytes = 0;
     references.limit = kMaxWrittenBytes - kept;
     auto written = references.write_out(declared, 0);
-    if (written)
+    if (written) {
       kept += references.bytes;
+    } else if (declared.dump().find("\"$ref\"") == std::string::npos) {
+      // Without references it is no bigger than the server made it: kept whole,
+      // whatever the others took, rather than lose its type.
+      References plain{input_schema};
+      plain.limit = kMaxWork;
+      written = plain.write_out(declared, 0);
+    }
     const Json& schema = written ? *written : declared;
     ParameterConfig p;
     p.name = name;

@@ -19,8 +19,8 @@ namespace jp {
 /// refuses an array schema without items, at any depth). A property's local references (`$ref` "#/$defs/Item", as pydantic
 /// and zod write nested types) are written out in place, since the property's schema
 /// is sent without the root they point into; a property whose references cannot be
-/// (another document, a cycle, a schema that grows past a bound) keeps no declared
-/// schema and is sent as its type says.
+/// (another document, a cycle, a tool's properties growing past a bound together) is
+/// declared as any value ({}) for the server to check, and gemini is told its type.
 std::vector<ParameterConfig> mcp_parameters(const Json& input_schema);
 
 } // namespace jp

@@ -45,8 +45,9 @@ std::string error_message(const std::string& body) {
 }
 
 /// Whether a refusal's body names stream_options as what it refuses: in its message,
-/// its param, or a pydantic error's loc (Mistral: "loc":["body","stream_options",...])
-/// -- not in an echo of the request, which pydantic servers put in `input`.
+/// its param, a pydantic error's loc (Mistral: "loc":["body","stream_options",...]) or
+/// a key of its own ({"errors":{"stream_options":...}}) -- not in an echo of the
+/// request, which pydantic servers put in `input` and FastAPI's handlers in `body`.
 bool refuses_stream_options(const std::string& body) {
   auto j = Json::parse(body);
   if (!j)
@@ -59,8 +60,11 @@ bool refuses_stream_options(const std::string& body) {
     if (v.is_array())
       return std::any_of(v.as_array().begin(), v.as_array().end(), [&](const Json& x) { return names(x, depth + 1); });
     if (v.is_object())
-      return std::any_of(v.as_object().begin(), v.as_object().end(),
-                         [&](const auto& kv) { return kv.first != "input" && names(kv.second, depth + 1); });
+      return std::any_of(v.as_object().begin(), v.as_object().end(), [&](const auto& kv) {
+        if (kv.first == "input" || kv.first == "body")
+          return false;
+        return kv.first.find("stream_options") != std::string::npos || names(kv.second, depth + 1);
+      });
     return false;
   };
   return names(*j, 0);

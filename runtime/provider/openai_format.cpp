@@ -1,6 +1,7 @@
 #include "runtime/provider/openai_format.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "messages/json.hpp"
@@ -77,7 +78,9 @@ std::string_view model_name(std::string_view model) {
 }
 
 bool takes_no_user_after_tool(std::string_view model) {
-  auto name = model_name(model);
+  std::string name(model_name(model));
+  for (auto& c : name) // vLLM serves mistralai/Mistral-Small-...
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (auto family : {"mistral", "magistral", "ministral", "devstral", "codestral", "pixtral", "open-mistral",
                       "open-mixtral", "mixtral"})
     if (name.starts_with(family))
@@ -102,7 +105,8 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
     auto& sent = messages.as_array();
     if (fold_user && m.role == chat_role::user && !sent.empty() && sent.back().string_at("role") == "tool") {
       auto& content = *sent.back().find("content");
-      content = Json(content.as_string() + "\n\n" + m.text);
+      // Said as the user's, so it is not read as the tool's output.
+      content = Json(content.as_string() + "\n\n[The user, after these results:]\n" + m.text);
       continue;
     }
     messages.push(openai_message(m));
