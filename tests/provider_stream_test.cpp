@@ -597,26 +597,39 @@ CAF_TEST(openai what the provider wants back goes back with its message and call
   r.max_tokens = 0;
   ChatMessage said{chat_role::assistant};
   said.tool_calls = {call("c", "shell", "{}")};
-  said.tool_calls[0].provider_extra = R"({"extra_content":{"google":{"thought_signature":"s"}},"id":"not ours"})";
-  said.provider_extra = R"({"reasoning_content":"think","role":"user"})";
+  said.tool_calls[0].provider_extra = R"({"extra_content":{"google":{"thought_signature":"s"}},"id":"not ours",)"
+                                      R"("jp_model":"m"})";
+  said.provider_extra = R"({"reasoning_content":"think","role":"user","jp_model":"m"})";
   ChatMessage result{chat_role::tool, "ok"};
   result.tool_call_id = "c";
   r.messages = {ChatMessage{chat_role::user, "hi"}, said, result};
   CAF_CHECK(jp::testing::contains(openai_request_body(r),
     R"json({"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"shell",)json"
     R"json("arguments":"{}"},"extra_content":{"google":{"thought_signature":"s"}}}],"reasoning_content":"think"})json"));
-  // And the decoder keeps them: a call's extra_content, the reasoning of a response with calls.
-  auto d = decode_data<OpenAiStream>({
-    R"({"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]})",
-    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","extra_content":{"google":{"thought_signature":"s"}},"function":{"name":"shell","arguments":"{}"}}]}}]})",
-    R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
-  });
+  // Another model, or another server behind the same API, may refuse them: they go
+  // back to the model that asked alone.
+  r.model = "other";
+  auto to_other = openai_request_body(r);
+  CAF_CHECK(!jp::testing::contains(to_other, "extra_content"));
+  CAF_CHECK(!jp::testing::contains(to_other, "reasoning_content"));
+  CAF_CHECK(!jp::testing::contains(to_other, "jp_model"));
+  // And the decoder keeps them: a call's extra_content, the reasoning of a response
+  // with calls, each naming the model asked.
+  OpenAiStream stream("m");
+  std::vector<ChatEvent> events;
+  for (auto data : {
+         R"({"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]})",
+         R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","extra_content":{"google":{"thought_signature":"s"}},"function":{"name":"shell","arguments":"{}"}}]}}]})",
+         R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})"})
+    CAF_CHECK(stream.on_event(SseEvent{"", data}, [&](ChatEvent e) { events.push_back(std::move(e)); }));
+  Decoded d;
+  d.events = events;
   auto calls = d.calls();
   CAF_REQUIRE_EQUAL(calls.size(), 1u);
-  CAF_CHECK_EQUAL(calls[0].provider_extra, R"({"extra_content":{"google":{"thought_signature":"s"}}})");
+  CAF_CHECK_EQUAL(calls[0].provider_extra, R"({"extra_content":{"google":{"thought_signature":"s"}},"jp_model":"m"})");
   for (auto& e : d.events)
     if (e.kind == chat_event_kind::done)
-      CAF_CHECK_EQUAL(e.provider_extra, R"({"reasoning_content":"think"})");
+      CAF_CHECK_EQUAL(e.provider_extra, R"({"reasoning_content":"think","jp_model":"m"})");
   // Without calls, the reasoning is not asked back.
   auto text = decode_data<OpenAiStream>({
     R"({"choices":[{"index":0,"delta":{"reasoning_content":"think","content":"hi"}}]})",

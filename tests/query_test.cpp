@@ -804,6 +804,11 @@ CAF_TEST(deepseek thinking mode gets a response s reasoning back with its tool c
   for (auto& m : messages_sent(seen[2]))
     if (auto* c = m.find("content"); c && c->is_string())
       CAF_CHECK(!contains(c->as_string(), "I should look"));
+  // The conversation goes on with another model (OpenAI refuses fields it does not
+  // know in a message): nothing of DeepSeek's goes to it.
+  server.push({200, openai_text("Yes, it does.")});
+  JP_REQUIRE_OK(ws.query_model("gpt-4o", "'and now?'"));
+  CAF_CHECK(!contains(server.requests().back().body, "reasoning_content"));
 }
 
 CAF_TEST(gemini 3 gets each call s thought signature back with it) {

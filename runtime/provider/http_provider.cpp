@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <random>
 #include <thread>
+#include <type_traits>
 
 #include "messages/json.hpp"
 #include "runtime/provider/anthropic_format.hpp"
@@ -147,6 +148,14 @@ public:
   }
 
 private:
+  template <class Decoder>
+  static Decoder make_decoder(const std::string& model) {
+    if constexpr (std::is_constructible_v<Decoder, std::string>)
+      return Decoder(model);
+    else
+      return Decoder();
+  }
+
   // without_usage: the server refused stream_options (HTTP 400 or 422 naming it).
   enum class outcome { done, retry, fail, without_usage };
 
@@ -154,7 +163,7 @@ private:
   outcome once(const HttpPost& post, const ChatRequest& request, const StreamHooks& hooks, int& failures,
                size_t& furthest, std::string& retry_after, std::string& why, error_code& code, bool asked_usage) {
     SseParser sse;
-    Decoder decoder;
+    Decoder decoder = make_decoder<Decoder>(request.model);
     Status decoded; // the stream so far made sense
     size_t events = 0;
     auto on_body = [&](std::string_view chunk) {

@@ -17,20 +17,26 @@ Json tools_value(const std::string& tools_json) {
   return parsed ? std::move(*parsed) : Json(tools_json);
 }
 
+// In a provider_extra: the model that asked for it back (not sent).
+constexpr std::string_view kExtraModel = "jp_model";
+
 /// Adds the fields of `extra` (what the provider asked back: a JSON object as text;
-/// "" or anything else adds nothing) to `j`; ours stand.
-void add_provider_extra(Json& j, const std::string& extra) {
+/// "" or anything else adds nothing) to `j`, when it was `model` that asked (another
+/// model, or another server behind the same API, may refuse them); ours stand.
+void add_provider_extra(Json& j, const std::string& extra, std::string_view model) {
   if (extra.empty())
     return;
   auto fields = Json::parse(extra);
   if (!fields || !fields->is_object())
     return;
+  if (auto* from = fields->find(kExtraModel); from && (!from->is_string() || from->as_string() != model))
+    return;
   for (auto& [key, value] : fields->as_object())
-    if (!j.find(key))
+    if (key != kExtraModel && !j.find(key))
       j.set(key, value);
 }
 
-Json openai_message(const ChatMessage& m) {
+Json openai_message(const ChatMessage& m, std::string_view model) {
   switch (m.role) {
     case chat_role::user:
       return JsonObject{{"role", "user"}, {"content", m.text}};
@@ -49,12 +55,12 @@ Json openai_message(const ChatMessage& m) {
       Json function = JsonObject{{"name", c.name},
                                  {"arguments", c.arguments.empty() ? "{}" : c.arguments}};
       Json call = JsonObject{{"id", c.id}, {"type", "function"}, {"function", std::move(function)}};
-      add_provider_extra(call, c.provider_extra);
+      add_provider_extra(call, c.provider_extra, model);
       calls.push(std::move(call));
     }
     msg.set("tool_calls", std::move(calls));
   }
-  add_provider_extra(msg, m.provider_extra);
+  add_provider_extra(msg, m.provider_extra, model);
   return msg;
 }
 
@@ -109,7 +115,7 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
       content = Json(content.as_string() + "\n\n[The user, after these results:]\n" + m.text);
       continue;
     }
-    messages.push(openai_message(m));
+    messages.push(openai_message(m, request.model));
   }
   body.set("messages", std::move(messages));
   if (!request.tools_json.empty())
@@ -220,7 +226,7 @@ void OpenAiStream::add_tool_call_delta(const Json& delta) {
     it->id = id;
   // Gemini's thought signature, which it wants back with the call.
   if (auto* extra = delta.find("extra_content"); extra && extra->is_object())
-    it->extra = Json::object().set("extra_content", *extra).dump();
+    it->extra = Json::object().set("extra_content", *extra).set(kExtraModel, model_).dump();
   if (auto* function = delta.find("function"); function && function->is_object()) {
     // The name comes whole in the first fragment; some servers repeat it.
     if (auto name = function->string_at("name"); it->name.empty())
@@ -266,7 +272,7 @@ void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent
   // DeepSeek's thinking mode wants a response's reasoning back with its tool calls
   // (HTTP 400 "reasoning_content ... must be passed back" otherwise).
   if (!calls_.empty() && !reasoning_content_.empty())
-    done.provider_extra = Json::object().set("reasoning_content", reasoning_content_).dump();
+    done.provider_extra = Json::object().set("reasoning_content", reasoning_content_).set(kExtraModel, model_).dump();
   calls_.clear();
   finished_ = true;
   done.finish_reason = std::move(reason);

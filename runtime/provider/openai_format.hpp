@@ -46,6 +46,10 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage = tru
 /// (DeepSeek's thinking mode); openai_request_body sends both back.
 class OpenAiStream {
 public:
+  OpenAiStream() = default;
+  /// `model`: the model asked, named in what it wants back (sent back to it alone).
+  explicit OpenAiStream(std::string model) : model_(std::move(model)) {}
+
   /// Feeds one SSE event. Errors: "provider error: <message>" for an `error` object
   /// in the stream, "malformed stream from the provider: ..." for data that is not
   /// a JSON object. Events after `done` are ignored, but for its usage.
@@ -76,6 +80,7 @@ private:
 
   std::vector<PartialCall> calls_; // in order of first appearance
   std::string reasoning_content_;  // streamed as reasoning_content (DeepSeek, vLLM)
+  std::string model_;
   bool finished_ = false;
   bool usage_seen_ = false; // counted at or after `done`
   bool ended_ = false; // [DONE] came
