@@ -248,6 +248,13 @@ CAF_TEST(a header value takes a variable of the environment and an unset one is 
   CAF_CHECK_EQUAL(unset.error(), "MCP server `web`: headers.Authorization names ${JP_TEST_MCP_TOKEN}, which is not "
                                  "set in jp-actors' environment: export it, or write the value itself");
   CAF_CHECK_EQUAL(fake.requests().size(), seen.size()); // nothing sent without it
+  // A value is one line: a variable holding a line break would add headers of its own.
+  ::setenv("JP_TEST_MCP_TOKEN", "tok\r\nX-Injected: 1", 1);
+  auto broken = jp::McpClient::start(io, server, ".");
+  ::unsetenv("JP_TEST_MCP_TOKEN");
+  CAF_REQUIRE(!broken);
+  CAF_CHECK(contains(broken.error(), "holds a line break: a header value is one line"));
+  CAF_CHECK_EQUAL(fake.requests().size(), seen.size());
 }
 
 CAF_TEST(a server that wants OAuth is named with what will reach it) {

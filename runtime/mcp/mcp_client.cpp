@@ -551,6 +551,10 @@ Result<std::string> header_value(const McpServerConfig& server, const std::strin
       return Error{fmt::format("MCP server `{}`: headers.{} names ${{{}}}, which is not set in jp-actors' "
                                "environment: export it, or write the value itself",
                                server.name, header, cut_text(name, 60))};
+    if (std::string_view(set).find_first_of("\r\n") != std::string_view::npos)
+      return Error{fmt::format("MCP server `{}`: headers.{} names ${{{}}}, which holds a line break: a header "
+                               "value is one line",
+                               server.name, header, cut_text(name, 60))};
     out += value.substr(at, open - at);
     out += set;
     at = close + 1;
