@@ -96,6 +96,7 @@ struct References {
   size_t bytes = 0; // about what this property's writing out has come to
   size_t limit = 0; // what it may come to
   size_t work = 0;  // about what the whole tool's has taken
+  bool follow = true; // false: a reference fails the writing out
 
   /// Counts `n` bytes written out; false past this property's limit or the tool's work.
   bool spend(size_t n) {
@@ -146,7 +147,7 @@ struct References {
     auto* ref = data ? nullptr : schema.find("$ref");
     if (!ref)
       return with_items(std::move(out));
-    if (!ref->is_string() || std::find(open.begin(), open.end(), ref->as_string()) != open.end())
+    if (!follow || !ref->is_string() || std::find(open.begin(), open.end(), ref->as_string()) != open.end())
       return std::nullopt;
     if (!spend(ref->as_string().size())) // looking it up is work too
       return std::nullopt;
@@ -234,11 +235,12 @@ std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
     auto written = references.write_out(declared, 0);
     if (written) {
       kept += references.bytes;
-    } else if (declared.dump().find("\"$ref\"") == std::string::npos) {
+    } else {
       // Without references it is no bigger than the server made it: kept whole,
       // whatever the others took, rather than lose its type.
       References plain{input_schema};
       plain.limit = kMaxWork;
+      plain.follow = false;
       written = plain.write_out(declared, 0);
     }
     const Json& schema = written ? *written : declared;
