@@ -1,16 +1,22 @@
 #include "runtime/provider/openai_format.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <utility>
 
 #include "messages/json.hpp"
 #include "runtime/provider/stream_error.hpp"
+#include "runtime/text_nocase.hpp"
 #include "runtime/provider/tool_result_pairing.hpp"
 
 namespace jp {
 
 namespace {
+
+/// `model` without a "vendor/" prefix.
+std::string_view model_name(std::string_view model) {
+  auto slash = model.rfind('/');
+  return slash == std::string_view::npos ? model : model.substr(slash + 1);
+}
 
 Json tools_value(const std::string& tools_json) {
   auto parsed = Json::parse(tools_json);
@@ -70,7 +76,7 @@ std::string_view max_tokens_parameter(std::string_view model) {
   // api.openai.com's reasoning models refuse `max_tokens` ("Use 'max_completion_tokens'
   // instead"); every other model and compatible server reads `max_tokens`.
   static constexpr std::string_view reasoning_families[] = {"o1", "o3", "o4", "gpt-5"};
-  auto name = model.substr(model.rfind('/') == std::string_view::npos ? 0 : model.rfind('/') + 1);
+  auto name = model_name(model);
   for (auto family : reasoning_families)
     if (name.starts_with(family) &&
         (name.size() == family.size() || std::string_view("-._").find(name[family.size()]) != std::string_view::npos))
@@ -78,18 +84,11 @@ std::string_view max_tokens_parameter(std::string_view model) {
   return "max_tokens";
 }
 
-std::string_view model_name(std::string_view model) {
-  auto slash = model.rfind('/');
-  return slash == std::string_view::npos ? model : model.substr(slash + 1);
-}
-
 bool takes_no_user_after_tool(std::string_view model) {
-  std::string name(model_name(model));
-  for (auto& c : name) // vLLM serves mistralai/Mistral-Small-...
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (auto family : {"mistral", "magistral", "ministral", "devstral", "codestral", "pixtral", "open-mistral",
-                      "open-mixtral", "mixtral"})
-    if (name.starts_with(family))
+  auto name = model_name(model);
+  for (std::string_view family : {"mistral", "magistral", "ministral", "devstral", "codestral", "pixtral",
+                                  "open-mistral", "open-mixtral", "mixtral"})
+    if (equals_nocase(name.substr(0, family.size()), family)) // vLLM serves mistralai/Mistral-Small-...
       return true;
   return false;
 }
@@ -258,8 +257,7 @@ bool OpenAiStream::emit_usage(const Json& chunk, const std::function<void(ChatEv
 void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent)>& emit) {
   std::stable_sort(calls_.begin(), calls_.end(),
                    [](const PartialCall& a, const PartialCall& b) { return a.index < b.index; });
-  for (size_t i = 0; i < calls_.size(); ++i) {
-    auto& c = calls_[i];
+  for (auto& c : calls_) {
     ChatEvent ev{chat_event_kind::tool_call};
     // Without one, the turn gives the call an id of its own (its result names it).
     ev.call.id = std::move(c.id);
