@@ -234,15 +234,19 @@ std::pair<std::string, error_code> cut_off_failure(const TurnLoopContext& ctx, c
   for (auto& c : r.calls)
     names += (names.empty() ? "" : ", ") + c.name;
   auto not_run = fmt::format(": none of its tool calls ran ({})", names);
+  // What the cut left: calls not run (`calls`), an incomplete answer, or none at all.
+  auto left = [&](const std::string& calls, std::string_view no_answer = " before it gave any answer") {
+    return !r.calls.empty() ? calls : !r.text.empty() ? std::string(": the answer is incomplete")
+                                                      : std::string(no_answer);
+  };
+  auto not_complete = fmt::format(" before its tool calls were complete: none of them ran ({})", names);
   if (kind == cut_off::token_limit) {
     auto limit = ctx.max_tokens > 0 ? fmt::format("assistant.max_tokens = {}", ctx.max_tokens)
                  : ctx.tool_dialect == dialect::anthropic
                    ? std::string("assistant.max_tokens = 0, so 4096 was sent")
                    : std::string("assistant.max_tokens = 0, so none was sent and the model's own limit applied");
-    auto what = !r.calls.empty() ? fmt::format(" before its tool calls were complete: none of them ran ({})", names)
-                : !r.text.empty() ? std::string(": the answer is incomplete")
-                                  : std::string(" before it gave any answer (a reasoning model can spend the "
-                                                "whole limit on its hidden reasoning)");
+    auto what = left(not_complete, " before it gave any answer (a reasoning model can spend the whole limit on "
+                                   "its hidden reasoning)");
     return {fmt::format("the response was cut off at the token limit ({}){}; raise assistant.max_tokens (e.g. to "
                         "{}, up to what the model allows) and ask again",
                         limit, what, ctx.max_tokens > 0 ? ctx.max_tokens * 2 : 16384),
@@ -251,9 +255,7 @@ std::pair<std::string, error_code> cut_off_failure(const TurnLoopContext& ctx, c
   if (kind == cut_off::context_full) {
     // The conversation and the response filled the model's context window: a higher
     // token limit cannot help, less in the window can.
-    auto what = !r.calls.empty() ? fmt::format(" before its tool calls were complete: none of them ran ({})", names)
-                : !r.text.empty() ? std::string(": the answer is incomplete")
-                                  : std::string(" before it gave any answer");
+    auto what = left(not_complete);
     return {fmt::format("the response was cut off because the model's context window was full (stop reason "
                         "\"{}\"){}; start a new conversation (or ask for a shorter answer) and ask again",
                         r.finish_reason, what),
@@ -263,9 +265,7 @@ std::pair<std::string, error_code> cut_off_failure(const TurnLoopContext& ctx, c
     return {fmt::format("the provider refused to answer (stop reason \"{}\"){}; rephrase the request",
                         r.finish_reason, r.calls.empty() ? std::string() : not_run),
             error_code::provider_refused};
-  auto what = !r.calls.empty() ? not_run
-              : !r.text.empty() ? std::string(": the answer is incomplete")
-                                : std::string(" before it gave any answer");
+  auto what = left(not_run);
   return {fmt::format("the provider's content filter stopped the response (finish reason \"{}\"){}; rephrase the "
                       "request",
                       r.finish_reason, what),
