@@ -461,8 +461,13 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     send(mcp::request(id, method, std::move(params)));
   }
 
-  /// Whether `method` is one of the server's start (its timeout is start_timeout_secs).
-  static bool starting(const std::string& method) { return method == "initialize" || method == "tools/list"; }
+  /// Request `method`'s timeout and the key that sets it: the server's start
+  /// (initialize, tools/list) has its own.
+  std::pair<double, const char*> timeout_of(const std::string& method) const {
+    if (method == "initialize" || method == "tools/list")
+      return {server.start_timeout_secs, "start_timeout_secs"};
+    return {server.timeout_secs, "timeout_secs"};
+  }
 
   /// (Re)starts request `id`'s timeout: the server's start_timeout_secs or timeout_secs
   /// from now.
@@ -471,7 +476,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       p.timer->cancel();
     p.timer = std::make_shared<boost::asio::steady_timer>(io->context());
     p.timer->expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(starting(p.method) ? server.start_timeout_secs : server.timeout_secs)));
+      std::chrono::duration<double>(timeout_of(p.method).first)));
     p.timer->async_wait([weak = weak_from_this(), id, timer = p.timer.get()](const boost::system::error_code& ec) {
       auto s = weak.lock();
       if (ec || !s)
@@ -485,12 +490,10 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
         s->send(mcp::notification("notifications/cancelled",
                                   Json::object().set("requestId", id).set("reason", "timed out")));
       s->abandon(id, p);
-      bool start = starting(p.method);
+      auto [secs, key] = s->timeout_of(p.method);
       p.answer(local_error(fmt::format("MCP server `{}` did not answer {} within {} s, nor report progress "
                                        "([mcp.servers.{}] {})",
-                                       s->server.name, p.method,
-                                       start ? s->server.start_timeout_secs : s->server.timeout_secs,
-                                       s->server.name, start ? "start_timeout_secs" : "timeout_secs"),
+                                       s->server.name, p.method, secs, s->server.name, key),
                            true));
     });
   }

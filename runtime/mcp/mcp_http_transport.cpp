@@ -122,12 +122,10 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     SseParser events;
     auto on_head = [&](const HttpResult& head) {
       stream = contains_nocase(head.content_type, "text/event-stream");
-      if (initialize)
-        for (auto& [name, value] : head.headers)
-          if (name == "mcp-session-id") {
-            std::lock_guard lock(mtx);
-            session_id = value;
-          }
+      if (auto sid = head.header("mcp-session-id"); initialize && !sid.empty()) {
+        std::lock_guard lock(mtx);
+        session_id = sid;
+      }
     };
     auto on_body = [&](std::string_view bytes) {
       if (!stream) {
@@ -144,14 +142,8 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     auto r = http_post_stream(post, limits, on_body, stop, on_head);
     // A server mounted at `/mcp/` answers `/mcp` with a redirect (Starlette's 307):
     // followed on the same origin, a few times at most, and kept for what follows.
-    auto location_of = [](const HttpResult& answer) {
-      for (auto& [name, value] : answer.headers)
-        if (name == "location")
-          return value;
-      return std::string();
-    };
     for (int hops = 0; (r.status == 307 || r.status == 308) && hops < 5 && !stop(); ++hops) {
-      auto target = same_origin_redirect(post.url, location_of(r));
+      auto target = same_origin_redirect(post.url, std::string(r.header("location")));
       if (target.empty())
         break;
       post.url = target;
@@ -191,11 +183,10 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
       }
       if (r.status == 401) {
         // OAuth (MCP's authorization) is not done here: say what will do.
-        std::string metadata;
-        for (auto& [name, value] : r.headers)
-          if (name == "www-authenticate")
-            if (auto at = value.find("resource_metadata=\""); at != std::string::npos)
-              metadata = value.substr(at + 19, value.find('"', at + 19) - at - 19);
+        std::string_view metadata = r.header("www-authenticate");
+        auto at = metadata.find("resource_metadata=\"");
+        metadata = at == std::string_view::npos ? std::string_view() : metadata.substr(at + 19);
+        metadata = metadata.substr(0, metadata.find('"'));
         return fail_later(request, fmt::format("{} wants authorization (HTTP 401: {}){}; jp-actors does not do "
                                                "MCP's OAuth: give a token in its headers (e.g. Authorization = "
                                                "\"Bearer ${{MY_TOKEN}}\", from your environment), or reach it "
@@ -211,7 +202,7 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
         return fail_later(request, fmt::format("{} redirected the request (HTTP {}) to `{}`, which jp-actors "
                                                "follows only to the same scheme, host and port with 307 or 308: "
                                                "set the server's url to where it points",
-                                               where, r.status, cut_text(location_of(r), 200)),
+                                               where, r.status, cut_text(r.header("location"), 200)),
                           false);
       return fail_later(request, fmt::format("{} refused the request: HTTP {}: {}", where, r.status,
                                              refusal_text(r.error_body)),

@@ -44,6 +44,14 @@ struct HttpResult {
   http_failure failure = http_failure::none;
   std::string failure_text; // curl's words for it
   std::size_t body_bytes = 0;
+
+  /// The value of header `lower_name` (its first), "" when there is none.
+  std::string_view header(std::string_view lower_name) const {
+    for (auto& [name, value] : headers)
+      if (name == lower_name)
+        return value;
+    return {};
+  }
 };
 
 /// POSTs `post`. A 2xx response's body goes to `on_body` as it arrives (return
