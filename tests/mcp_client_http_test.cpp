@@ -64,6 +64,13 @@ void script_start(FakeProviderServer& fake) {
                                                       .set("inputSchema", Json::object().set("type", "object"))))));
 }
 
+FakeResponse redirect(const std::string& location) { // as Starlette answers a POST to /mcp
+  FakeResponse r;
+  r.status = 307;
+  r.headers.push_back("Location: " + location);
+  return r;
+}
+
 McpServerConfig server_at(FakeProviderServer& fake) {
   McpServerConfig server;
   server.name = "web";
@@ -190,10 +197,7 @@ CAF_TEST(a url server answering a protocol version jp-actors does not speak does
 CAF_TEST(a server mounted at mcp slash is followed there on its origin and asked there from then on) {
   // Starlette answers a POST to /mcp of an app mounted at /mcp/ with a 307.
   FakeProviderServer fake;
-  FakeResponse moved;
-  moved.status = 307;
-  moved.headers.push_back("Location: /mcp/");
-  fake.push(moved);
+  fake.push(redirect("/mcp/"));
   script_start(fake);
   fake.push(text(3, "there"));
   std::vector<FakeProviderServer::Seen> seen;
@@ -215,10 +219,7 @@ CAF_TEST(a server mounted at mcp slash is followed there on its origin and asked
 CAF_TEST(a redirect to another origin is not followed and says where it pointed) {
   // Another host would be handed the headers, a token among them.
   FakeProviderServer fake;
-  FakeResponse moved;
-  moved.status = 307;
-  moved.headers.push_back("Location: http://127.0.0.2:9/mcp");
-  fake.push(moved);
+  fake.push(redirect("http://127.0.0.2:9/mcp"));
   IoThread io;
   auto client = jp::McpClient::start(io, server_at(fake), ".");
   CAF_REQUIRE(!client);

@@ -378,13 +378,22 @@ CAF_TEST(messages of a turn cut short answer every call) {
   CAF_CHECK_EQUAL(msgs[3].text, "again");
 }
 
+namespace {
+
+/// Text and two calls, the second's arguments cut, ended with `finish`.
+FakeProvider::Reply cut_batch(std::string finish) {
+  FakeProvider::Reply cut{{"Let me look."}, {ToolCall{"c1", "describe_tools", R"({"tools":["shell"]})"},
+                                             ToolCall{"c2", "describe_tools", R"({"tools":["aw)"}}};
+  cut.finish = std::move(finish);
+  return cut;
+}
+
+} // namespace
+
 CAF_TEST(a response cut at the token limit runs none of its calls and the turn fails naming assistant.max_tokens) {
   // The first call is complete, the last one's arguments were cut: a batch cut short
   // is not run in part.
-  FakeProvider::Reply cut{{"Let me look."}, {ToolCall{"c1", "describe_tools", R"({"tools":["shell"]})"},
-                                             ToolCall{"c2", "describe_tools", R"({"tools":["aw)"}}};
-  cut.finish = "length";
-  provider->replies.push_back(cut);
+  provider->replies.push_back(cut_batch("length"));
   auto said = "the response was cut off at the token limit (assistant.max_tokens = 4096) before its tool calls "
               "were complete: none of them ran (describe_tools, describe_tools); raise assistant.max_tokens (e.g. to "
               "8192, up to what the model allows) and ask again";
@@ -403,8 +412,7 @@ CAF_TEST(a response cut at the token limit runs none of its calls and the turn f
   CAF_CHECK_EQUAL(events[2].find("error")->as_string(), said);
   CAF_CHECK_EQUAL(events[3].find("error")->as_string(), said);
   // Anthropic says it as max_tokens.
-  cut.finish = "max_tokens";
-  provider->replies.push_back(cut);
+  provider->replies.push_back(cut_batch("max_tokens"));
   CAF_CHECK_EQUAL(turn("again"), said);
   CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end", "turn_end"}));
 }
@@ -445,10 +453,7 @@ CAF_TEST(a reasoning model that spent the whole limit before answering is told a
 CAF_TEST(a response cut at a full context window runs none of its calls and the turn fails saying so) {
   // Anthropic's stop reason: the conversation filled the window, so a higher token
   // limit would not help and the sentence does not ask for one.
-  FakeProvider::Reply cut{{"Let me look."}, {ToolCall{"c1", "describe_tools", R"({"tools":["shell"]})"},
-                                             ToolCall{"c2", "describe_tools", R"({"tools":["aw)"}}};
-  cut.finish = "model_context_window_exceeded";
-  provider->replies.push_back(cut);
+  provider->replies.push_back(cut_batch("model_context_window_exceeded"));
   auto said = "the response was cut off because the model's context window was full (stop reason "
               "\"model_context_window_exceeded\") before its tool calls were complete: none of them ran "
               "(describe_tools, describe_tools); start a new conversation (or ask for a shorter answer) and ask again";
