@@ -168,6 +168,27 @@ CAF_TEST(a server that refuses stream_options is asked again without it and neve
   seen = server.requests();
   CAF_REQUIRE_EQUAL(seen.size(), 6u);
   CAF_CHECK(Json::parse(seen[5].body)->find("stream_options") != nullptr);
+  // Nor is one whose text echoes it (vLLM: pydantic's `input_value=`), while the same
+  // text naming it outside the echo is.
+  auto echoed = make_http_provider(config_for(server, "openai"));
+  CAF_REQUIRE(echoed.ok());
+  server.push({400, R"({"object":"error","message":"1 validation error for ChatCompletionRequest\n  Value error, )"
+                    R"(bad tools [type=value_error, input_value={'model': 'm', 'stream_options': {'include_usage': )"
+                    R"(True}}, input_type=dict]","type":"BadRequestError","param":null,"code":400})"});
+  server.push({200, provider_fixture("openai_text.sse")});
+  CAF_CHECK(!(*echoed)->stream(request, hooks));
+  CAF_CHECK((*echoed)->stream(request, hooks));
+  seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 8u);
+  CAF_CHECK(Json::parse(seen[7].body)->find("stream_options") != nullptr);
+  server.push({400, R"({"object":"error","message":"1 validation error for ChatCompletionRequest\nstream_options\n  )"
+                    R"(Extra inputs are not permitted [type=extra_forbidden, input_value={'include_usage': True}, )"
+                    R"(input_type=dict]","type":"BadRequestError","param":null,"code":400})"});
+  server.push({200, provider_fixture("openai_text.sse")});
+  CAF_CHECK((*echoed)->stream(request, hooks));
+  seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 10u);
+  CAF_CHECK(Json::parse(seen[9].body)->find("stream_options") == nullptr);
   // A refusal that names it by a key of its own is one of stream_options.
   auto keyed = make_http_provider(config_for(server, "openai"));
   CAF_REQUIRE(keyed.ok());
@@ -175,8 +196,8 @@ CAF_TEST(a server that refuses stream_options is asked again without it and neve
   server.push({200, provider_fixture("openai_text.sse")});
   CAF_CHECK((*keyed)->stream(request, hooks));
   seen = server.requests();
-  CAF_REQUIRE_EQUAL(seen.size(), 8u);
-  CAF_CHECK(Json::parse(seen[7].body)->find("stream_options") == nullptr);
+  CAF_REQUIRE_EQUAL(seen.size(), 12u);
+  CAF_CHECK(Json::parse(seen[11].body)->find("stream_options") == nullptr);
 }
 
 CAF_TEST(the reasoning a provider streams comes apart from the answer) {

@@ -48,16 +48,29 @@ std::string error_message(const std::string& body) {
 /// Whether a refusal's body names stream_options as what it refuses: in its message,
 /// its param, a pydantic error's loc (Mistral: "loc":["body","stream_options",...]) or
 /// a key of its own ({"errors":{"stream_options":...}}) -- not in an echo of the
-/// request, which pydantic servers put in `input` and FastAPI's handlers in `body`.
+/// request, which pydantic servers put in `input` and FastAPI's handlers in `body`,
+/// and vLLM in its message's text as `input_value=...` (up to `input_type=`).
 bool refuses_stream_options(const std::string& body) {
+  auto says_it = [](std::string_view text) { // outside the echoes
+    constexpr auto none = std::string_view::npos;
+    for (;;) {
+      auto echo = text.find("input_value=");
+      if (text.substr(0, echo).find("stream_options") != none)
+        return true;
+      auto after = echo == none ? none : text.find("input_type=", echo);
+      if (after == none)
+        return false;
+      text.remove_prefix(after);
+    }
+  };
   auto j = Json::parse(body);
   if (!j)
-    return body.find("stream_options") != std::string::npos;
+    return says_it(body);
   std::function<bool(const Json&, int)> names = [&](const Json& v, int depth) {
     if (depth > 8)
       return false;
     if (v.is_string())
-      return v.as_string().find("stream_options") != std::string::npos;
+      return says_it(v.as_string());
     if (v.is_array())
       return std::any_of(v.as_array().begin(), v.as_array().end(), [&](const Json& x) { return names(x, depth + 1); });
     if (v.is_object())
