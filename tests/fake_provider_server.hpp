@@ -47,6 +47,9 @@ struct FakeResponse {
   // Runs once this response's request is recorded, before the response is sent: a
   // test orders what its tools do against the requests (e.g. lets a gated tool end).
   std::function<void()> before;
+  // On a kept-alive server: the connection is closed after this response without
+  // saying so first, as a server does whose idle timeout has passed.
+  bool then_close = false;
 };
 
 class FakeProviderServer {
@@ -57,7 +60,9 @@ public:
     std::string body;
   };
 
-  FakeProviderServer() {
+  /// keep_alive: responses carry their length and the connection stays open for the
+  /// next request, as the real services' do; otherwise each is closed after one.
+  explicit FakeProviderServer(bool keep_alive = false) : keep_alive_(keep_alive) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -93,6 +98,9 @@ public:
     return seen_;
   }
 
+  /// The connections accepted so far.
+  int connections() const { return connections_; }
+
   /// The messages of the 400s it answered, in order.
   std::vector<std::string> refused() {
     std::lock_guard lock(mtx_);
@@ -108,16 +116,38 @@ private:
   }
 
   void serve() {
-    while (wait_readable(listen_fd_)) {
-      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        answer(fd);
-        ::close(fd);
+    std::vector<int> kept; // connections open for their next request
+    for (;;) {
+      std::vector<pollfd> fds{{stop_pipe_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+      for (int fd : kept)
+        fds.push_back({fd, POLLIN, 0});
+      while (::poll(fds.data(), fds.size(), -1) < 0) {
       }
+      if (fds[0].revents & POLLIN)
+        break;
+      for (std::size_t i = 2; i < fds.size(); ++i)
+        if (fds[i].revents && !answer(fds[i].fd)) {
+          ::close(fds[i].fd);
+          std::erase(kept, fds[i].fd);
+        }
+      if (!(fds[1].revents & POLLIN))
+        continue;
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0)
+        continue;
+      ++connections_;
+      if (answer(fd))
+        kept.push_back(fd);
+      else
+        ::close(fd);
     }
+    for (int fd : kept)
+      ::close(fd);
   }
 
-  void answer(int fd) {
+  /// Reads one request from `fd` and answers it; true when the connection stays
+  /// open for another.
+  bool answer(int fd) {
     std::string in;
     char buf[65536];
     std::size_t header_end = std::string::npos;
@@ -131,10 +161,10 @@ private:
       if (header_end != std::string::npos && in.size() >= header_end + 4 + content_length)
         break;
       if (!wait_readable(fd))
-        return;
+        return false;
       auto n = ::read(fd, buf, sizeof buf);
       if (n <= 0)
-        return;
+        return false;
       in.append(buf, static_cast<std::size_t>(n));
     }
     Seen seen;
@@ -171,8 +201,10 @@ private:
     }
     if (r.before)
       r.before();
-    std::string head = fmt::format("HTTP/1.1 {} X\r\nContent-Type: {}\r\nConnection: close\r\n", r.status,
+    bool keep = keep_alive_ && r.cut_after == std::string::npos && r.stall_after == std::string::npos;
+    std::string head = fmt::format("HTTP/1.1 {} X\r\nContent-Type: {}\r\n", r.status,
                                    r.status == 200 ? "text/event-stream" : "application/json");
+    head += keep ? fmt::format("Content-Length: {}\r\n", r.body.size()) : "Connection: close\r\n";
     for (auto& h : r.headers)
       head += h + "\r\n";
     head += "\r\n";
@@ -187,6 +219,7 @@ private:
       while (wait_readable(fd) && ::read(fd, buf, sizeof buf) > 0) {
       }
     }
+    return keep && !r.then_close;
   }
 
   /// The 400 body and message the real service would answer `seen` with, if any.
@@ -223,6 +256,8 @@ private:
   int listen_fd_ = -1;
   int stop_pipe_[2] = {-1, -1};
   int port_ = 0;
+  bool keep_alive_ = false;
+  std::atomic<int> connections_{0};
   std::atomic<bool> stopping_{false};
   std::thread thread_;
   std::mutex mtx_;

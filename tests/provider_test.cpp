@@ -200,6 +200,37 @@ CAF_TEST(a server that refuses stream_options is asked again without it and neve
   CAF_CHECK(Json::parse(seen[11].body)->find("stream_options") == nullptr);
 }
 
+CAF_TEST(requests to one server go over the connection the last one left open) {
+  // The real services keep a connection open after a response: the next round of a
+  // tool loop must not pay a new TCP and TLS handshake.
+  KeyEnv key;
+  for (auto [provider, fixture] : {std::pair{"openai", "openai_text.sse"},
+                                   std::pair{"anthropic", "anthropic_text.sse"}}) {
+    FakeProviderServer server(true);
+    for (int i = 0; i < 3; ++i)
+      server.push({200, provider_fixture(fixture)});
+    for (int i = 0; i < 3; ++i) {
+      auto got = run(config_for(server, provider));
+      CAF_REQUIRE(got.status);
+      CAF_CHECK_EQUAL(got.done, 1);
+    }
+    CAF_CHECK_EQUAL(server.requests().size(), 3u);
+    CAF_CHECK_EQUAL(server.connections(), 1);
+    // A server that closed the kept connection (its idle timeout) gets a new one,
+    // and the request goes through: nothing the user sees.
+    FakeResponse closing{200, provider_fixture(fixture)};
+    closing.then_close = true;
+    server.push(std::move(closing));
+    server.push({200, provider_fixture(fixture)});
+    auto before = run(config_for(server, provider));
+    auto after = run(config_for(server, provider));
+    CAF_CHECK(before.status);
+    CAF_CHECK(after.status);
+    CAF_CHECK(after.retries.empty());
+    CAF_CHECK_EQUAL(server.connections(), 2);
+  }
+}
+
 CAF_TEST(the reasoning a provider streams comes apart from the answer) {
   KeyEnv key;
   for (auto [provider, fixture] : {std::pair{"anthropic", "anthropic_thinking.sse"},

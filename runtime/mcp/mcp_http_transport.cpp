@@ -130,13 +130,13 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     auto on_body = [&](std::string_view bytes) {
       if (!stream) {
         whole.append(bytes);
-        return true;
+        return body_next::more;
       }
       events.feed(bytes, [&](const SseEvent& e) {
         if (!e.data.empty())
           deliver_later(e.data, request);
       });
-      return !events.overflowed();
+      return events.overflowed() ? body_next::stop : body_next::more;
     };
     auto stop = [this, &abandoned] { return closing || (abandoned && *abandoned); };
     auto r = http_post_stream(post, limits, on_body, stop, on_head);
@@ -317,7 +317,7 @@ void McpHttpTransport::close() {
   limits.connect_timeout = kDeleteWait;
   limits.idle_timeout = kDeleteWait;
   // Best effort: a server that is gone has ended the session already.
-  http_post_stream(x.request_to("DELETE", ""), limits, [](std::string_view) { return true; }, [] { return false; });
+  http_post_stream(x.request_to("DELETE", ""), limits, [](std::string_view) { return body_next::more; }, [] { return false; });
 }
 
 } // namespace jp

@@ -193,9 +193,9 @@ private:
       if (sse.overflowed())
         decoded = Error{fmt::format("the provider sent an event larger than {} MiB; stopped reading",
                                     SseParser::default_max_event_bytes >> 20)};
-      // false: stop reading (also at the stream's end: a connection held open after
-      // it is not waited on)
-      return decoded && !decoder.ended();
+      if (!decoded)
+        return body_next::stop;
+      return decoder.ended() ? body_next::done : body_next::more;
     };
     auto r = http_post_stream(post, config_.limits, on_body, hooks.cancelled);
     retry_after = r.retry_after;

@@ -4,6 +4,9 @@
 #include <cctype>
 #include <curl/curl.h>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace jp {
 
@@ -15,14 +18,18 @@ using clock = std::chrono::steady_clock;
 
 struct Exchange {
   const HttpLimits& limits;
-  const std::function<bool(std::string_view)>& on_body;
+  const std::function<body_next(std::string_view)>& on_body;
   const std::function<bool()>& cancelled;
   const std::function<void(const HttpResult&)>& on_head;
   HttpResult result;
   bool head_seen = false;
   clock::time_point last_data = clock::now();
   bool stopped_by_us = false;
+  std::optional<clock::time_point> done_at; // the reader said body_next::done
 };
+
+// How long the body's end may take after the reader has all it wants.
+constexpr auto kEndGrace = std::chrono::milliseconds(200);
 
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   auto& x = *static_cast<Exchange*>(user);
@@ -78,7 +85,12 @@ std::size_t on_data(char* data, std::size_t size, std::size_t n, void* user) {
     x.stopped_by_us = true;
     return 0; // anything but len aborts the transfer
   }
-  if (!x.on_body(std::string_view(data, len))) {
+  if (x.done_at)
+    return len; // past what the reader wanted: only the body's end is waited for
+  switch (x.on_body(std::string_view(data, len))) {
+  case body_next::more: break;
+  case body_next::done: x.done_at = clock::now(); break;
+  case body_next::stop:
     x.result.failure = http_failure::cancelled;
     x.stopped_by_us = true;
     return 0;
@@ -88,7 +100,7 @@ std::size_t on_data(char* data, std::size_t size, std::size_t n, void* user) {
 
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto& x = *static_cast<Exchange*>(user);
-  if (x.cancelled && x.cancelled()) {
+  if ((x.cancelled && x.cancelled()) || (x.done_at && clock::now() - *x.done_at > kEndGrace)) {
     x.result.failure = http_failure::cancelled;
     x.stopped_by_us = true;
     return 1;
@@ -106,15 +118,73 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+/// Idle easy handles by origin, so the next request to a server goes over the
+/// connection (and TLS session) the last one left open instead of a new TCP and
+/// TLS handshake: one or two round trips and a certificate check saved per round of
+/// a tool loop. libcurl keeps a handle's connections in the handle; sharing one
+/// connection cache between threads is unsupported, so a handle is used by one
+/// request at a time and put back after it. Never destroyed: the OS closes what is
+/// left at exit, after OpenSSL may have been torn down.
+class HandlePool {
+public:
+  static HandlePool& instance() {
+    static auto* pool = new HandlePool;
+    return *pool;
+  }
+
+  CURL* take(const std::string& origin) {
+    {
+      std::lock_guard lock(mtx_);
+      for (auto it = idle_.rbegin(); it != idle_.rend(); ++it)
+        if (it->first == origin) {
+          CURL* curl = it->second;
+          idle_.erase(std::next(it).base());
+          return curl;
+        }
+    }
+    return curl_easy_init();
+  }
+
+  /// `curl`'s options reset (nothing of the request's is pointed to any longer), its
+  /// connections kept; the oldest idle handle goes past kMaxIdle.
+  void put_back(const std::string& origin, CURL* curl) {
+    curl_easy_reset(curl);
+    CURL* evicted = nullptr;
+    {
+      std::lock_guard lock(mtx_);
+      idle_.emplace_back(origin, curl);
+      if (idle_.size() > kMaxIdle) {
+        evicted = idle_.front().second;
+        idle_.erase(idle_.begin());
+      }
+    }
+    if (evicted)
+      curl_easy_cleanup(evicted);
+  }
+
+private:
+  static constexpr std::size_t kMaxIdle = 16;
+  std::mutex mtx_;
+  std::vector<std::pair<std::string, CURL*>> idle_; // oldest first
+};
+
+/// scheme://host:port of `url` (what a kept connection is good for).
+std::string origin_of(const std::string& url) {
+  auto scheme = url.find("://");
+  auto end = scheme == std::string::npos ? std::string::npos : url.find_first_of("/?#", scheme + 3);
+  return url.substr(0, end);
+}
+
 } // namespace
 
 HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
-                            const std::function<bool(std::string_view)>& on_body,
+                            const std::function<body_next(std::string_view)>& on_body,
                             const std::function<bool()>& cancelled,
                             const std::function<void(const HttpResult&)>& on_head) {
   global_init();
   Exchange x{limits, on_body, cancelled, on_head, {}};
-  CURL* curl = curl_easy_init();
+  auto origin = origin_of(post.url);
+  CURL* curl = HandlePool::instance().take(origin);
   if (!curl) {
     x.result.failure = http_failure::transport;
     x.result.failure_text = "cannot initialise libcurl";
@@ -145,6 +215,9 @@ HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, ""); // whatever curl can decode
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  // A connection idle longer is not used again: a NAT or proxy may have dropped it
+  // without a word, and the request would wait out idle_timeout on it.
+  curl_easy_setopt(curl, CURLOPT_MAXAGE_CONN, 30L);
   auto rc = curl_easy_perform(curl);
   if (rc != CURLE_OK && !x.stopped_by_us) {
     x.result.failure_text = error[0] ? error : curl_easy_strerror(rc);
@@ -154,8 +227,8 @@ HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
                            ? http_failure::connect
                            : http_failure::transport;
   }
+  HandlePool::instance().put_back(origin, curl);
   curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
   return x.result;
 }
 

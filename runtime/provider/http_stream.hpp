@@ -54,12 +54,24 @@ struct HttpResult {
   }
 };
 
-/// POSTs `post`. A 2xx response's body goes to `on_body` as it arrives (return
-/// false to stop: failure = cancelled); other bodies are kept in error_body.
+/// What the reader of a response's body wants after a piece of it.
+enum class body_next : uint8_t {
+  more, // go on
+  stop, // stop now: failure = cancelled
+  // It has all it wants (the stream's last event came): the body's own end is read
+  // when it follows at once, so the connection can serve the next request; a server
+  // that holds the body open past that is let go of (failure = cancelled) within a
+  // second.
+  done,
+};
+
+/// POSTs `post`. A 2xx response's body goes to `on_body` as it arrives; other
+/// bodies are kept in error_body. The connection is kept for the next request to
+/// the same scheme, host and port (if the server keeps it, for up to 30 s idle).
 /// `cancelled` is polled while waiting (at least once a second). `on_head`, if given,
 /// sees a 2xx response's status and headers before its first body byte.
 HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
-                            const std::function<bool(std::string_view)>& on_body,
+                            const std::function<body_next(std::string_view)>& on_body,
                             const std::function<bool()>& cancelled,
                             const std::function<void(const HttpResult&)>& on_head = {});
 
