@@ -108,6 +108,7 @@ struct handle_state {
   // (a pty hands input to its reader from a kernel work queue, later under load),
   // so its old prompt and its blocked read say nothing about waiting now.
   bool input_unanswered = false;
+  bool input_ended = false; // an apply ended its input (Ctrl-D): its stdin is closed
 
   static inline const char* name = "jp.handle";
 };
@@ -575,8 +576,15 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       };
       if (st.proc->input_closed())
         return closed();
+      if (st.input_ended)
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}`: its input was ended (an apply ending in Ctrl-D, "
+                                      "\\u0004); it reads no more (it still runs: fetch or await it, "
+                                      "or abort it)",
+                                      st.id));
       std::string bytes;
       bool answering = false;
+      bool ending = false;
       if (st.term) {
         auto input = Json::parse(input_json);
         auto typed = st.term->typed_bytes(input.ok() ? *input : Json(input_json));
@@ -593,6 +601,11 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         answering = true;
       } else {
         bytes = pipe_input(input_json);
+        // Ctrl-D last, as a terminal takes it: end of input. The pipe is closed after
+        // the text before it, so `sort`, `wc` or `sys.stdin.read()` can finish.
+        ending = bytes.ends_with('\x04');
+        if (ending)
+          bytes.pop_back();
       }
       // The size first, as the schema says: the input may run something that asks for it.
       apply_resize(self, o);
@@ -618,6 +631,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       }
       if (st.proc->input_closed()) // found by this write: the input went nowhere
         return closed();
+      if (ending) {
+        st.proc->close_stdin();
+        st.input_ended = true;
+      }
       if (answering) {
         st.control->answered();
         self->send(st.registry, waiting_atom::value, st.id, Question{}, false);

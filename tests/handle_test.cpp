@@ -196,6 +196,35 @@ CAF_TEST(apply to a tool that closed its stdin is refused saying so) {
   CAF_CHECK(group_gone(leading_pid(out)));
 }
 
+CAF_TEST(apply ending in ctrl-d writes its text then ends the input so the tool finishes) {
+  // `sort` prints nothing until its input ends; a terminal's Ctrl-D is how a person
+  // ends it, and the model writes the same.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("srt"), shell("sort", 100));
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("srt"),
+                                     std::string(R"("b\na\n\u0004")"), LookOptions{});
+  CAF_CHECK_EQUAL(aerr, "");
+  auto res = await_all(*this, {"srt"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto& st = res.completed[0].state;
+  CAF_CHECK(st.ok);
+  CAF_CHECK_EQUAL(a.state.content + st.content, "a\nb\n");
+  // Input after the end is refused, not dropped without a word.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("ended"),
+                    shell("cat; echo pid=$$; exec sleep 1000", 100));
+  auto [e, eerr] = ask<HandleReport>(registry, apply_atom::value, std::string("ended"),
+                                     std::string(R"("\u0004")"), LookOptions{});
+  CAF_CHECK_EQUAL(eerr, "");
+  auto out = e.state.content + fetch_until("ended", [&](auto& s) { return contains(e.state.content + s, "pid="); });
+  CAF_REQUIRE(contains(out, "pid="));
+  auto late = ask<HandleReport>(registry, apply_atom::value, std::string("ended"),
+                                std::string(R"("more\n")"), LookOptions{}).second;
+  CAF_CHECK_EQUAL(late, "Handle `ended`: its input was ended (an apply ending in Ctrl-D, \\u0004); it "
+                        "reads no more (it still runs: fetch or await it, or abort it)");
+  auto [r, rerr] = ask<HandleReport>(registry, abort_atom::value, std::string("ended"));
+  CAF_CHECK(r.state.stopped());
+  CAF_CHECK(group_gone(leading_pid(out)));
+}
+
 CAF_TEST(an answer to a tool that closed its stdin is refused and its question still waits) {
   auto spec = control_tool("deafq", "exec 0<&-; echo '{\"type\":\"waiting\",\"question\":{\"id\":\"q\",\"text\":\"Which?\","
                "\"answer_type\":{\"type\":\"text\"}}}' >&3; exec sleep 1000");

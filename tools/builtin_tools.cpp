@@ -44,7 +44,8 @@ ToolConfig shell_tool() {
       "most `wait_ms` (default 1000).\n"
       "- fetch: the state (running | waiting | stopped with result or error) and the "
       "output produced since your last fetch or apply.\n"
-      "- apply: write `input` to the command's stdin (end lines with \"\\n\").\n"
+      "- apply: write `input` to the command's stdin (end lines with \"\\n\"; end with "
+      "\"\\u0004\" (Ctrl-D) to close its stdin: end of input).\n"
       "- abort: stop the command and its children.\n"
       "Use the `await` tool to wait for handles instead of polling with fetch.";
   t.parameters = {
