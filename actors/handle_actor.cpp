@@ -209,7 +209,8 @@ bool quiet(const handle_state& st, clock::time_point now) {
 
 /// Whether a look has waited enough: the handle stopped or asks, its time is up,
 /// or its output settled (quiet) where the tool now waits for input, or, when that
-/// cannot be told, where some output came since the look began.
+/// cannot be told or a busy tool looks the same (a pipe without a prompt pattern),
+/// where some output came since the look began.
 bool look_done(const handle_state& st, const Look& look, clock::time_point now) {
   if (has_exited(st.at) || asked(st) || now >= look.deadline)
     return true;
@@ -217,7 +218,7 @@ bool look_done(const handle_state& st, const Look& look, clock::time_point now) 
     return false;
   if (st.watch.waiting)
     return true;
-  return !detects_input_wait(st) && st.output_seq > look.output_seq;
+  return (!detects_input_wait(st) || st.watch.settles_on_output()) && st.output_seq > look.output_seq;
 }
 
 void schedule_tick(handle_actor_t* self);
@@ -422,7 +423,8 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     st.term = std::make_unique<HandleTerminal>(st.spec.rows, st.spec.cols);
   else if (st.spec.control_channel) // the process opens fd 3 only without a pty
     st.control = std::make_unique<ControlChannel>(st.spec.output_cap, st.spec.fixed_answers);
-  st.watch = InputWatch(st.spec.prompt_pattern, st.spec.pty);
+  st.watch = InputWatch(st.spec.prompt_pattern, st.spec.pty,
+                        st.spec.stdin_pipe && !st.spec.control_channel && st.spec.settle_ms > 0);
   note_out_room(st);
   auto me = process_handle_actor{self};
   ProcessEvents events;

@@ -24,7 +24,8 @@ std::string current_line(std::string_view text) {
 
 } // namespace
 
-InputWatch::InputWatch(const std::string& prompt_pattern, bool terminal) : terminal_(terminal) {
+InputWatch::InputWatch(const std::string& prompt_pattern, bool terminal, bool pipe)
+  : terminal_(terminal), pipe_(pipe && !terminal) {
   if (!prompt_pattern.empty()) {
     try {
       prompt_.emplace(prompt_pattern);
@@ -45,8 +46,8 @@ bool InputWatch::probe(pid_t pid) const {
     auto nl = recent_.rfind('\n');
     waits = std::regex_search(nl == std::string::npos ? recent_ : recent_.substr(nl + 1), *prompt_);
   }
-  if (!waits && terminal_)
-    waits = waits_for_input(pid, true);
+  if (!waits && (terminal_ || pipe_))
+    waits = waits_for_input(pid, terminal_);
   return waits;
 }
 

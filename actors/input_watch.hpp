@@ -1,6 +1,8 @@
 // Knowing when a handle's tool waits for input: the last lines of its plain text
-// (where a prompt shows), the tool's prompt pattern, and for a terminal whether the
-// tool is reading it. Pipe and control tools are watched only with a prompt pattern.
+// (where a prompt shows), the tool's prompt pattern, and for a terminal or a stdin
+// pipe whether the tool is reading it. Control tools (whose stdin is the answers'
+// channel) and pipe tools with settle_ms = 0 (a probe would follow every chunk) are
+// watched only with a prompt pattern.
 #pragma once
 
 #include <optional>
@@ -16,10 +18,14 @@ namespace jp {
 class InputWatch {
 public:
   InputWatch() = default; // watches nothing
-  InputWatch(const std::string& prompt_pattern, bool terminal);
+  /// `pipe`: the tool's stdin is a pipe of ours, whose reading is watched.
+  InputWatch(const std::string& prompt_pattern, bool terminal, bool pipe = false);
 
   /// Whether waiting can be told for this tool at all.
-  bool enabled() const { return terminal_ || prompt_.has_value(); }
+  bool enabled() const { return terminal_ || pipe_ || prompt_.has_value(); }
+  /// Whether a wait also ends when output came and settled (the tool may be busy, not
+  /// asking): a pipe without a prompt pattern, whose probe finds only a read.
+  bool settles_on_output() const { return pipe_ && !terminal_ && !prompt_; }
   /// New plain text from the tool.
   void saw(std::string_view text);
   /// Whether the tool (group leader `pid`) waits now: its last line matches the
@@ -35,6 +41,7 @@ public:
 
 private:
   bool terminal_ = false;
+  bool pipe_ = false;
   std::optional<std::regex> prompt_;
   std::string recent_;
 };

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <thread>
 #include <unistd.h>
 
 #include "messages/json_codec.hpp"
@@ -585,6 +586,61 @@ CAF_TEST(a prompt pattern makes a pipe tool waiting and apply types the answer) 
   CAF_CHECK_EQUAL(aerr, "");
   CAF_CHECK(a.state.stopped());
   CAF_CHECK_EQUAL(a.state.content, "hi bob\n");
+}
+
+CAF_TEST(a pipe tool blocked reading its stdin is waiting though no prompt pattern says so) {
+  // A model's `await` on it would otherwise run to its timeout (or forever).
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("ask"),
+                                    shell("echo pid=$$; printf 'Proceed? [y/N] '; read a; echo \"got $a\""));
+  CAF_REQUIRE_EQUAL(err, "");
+  auto out = r.state.content + fetch_until("ask", [&](auto& s) { return contains(r.state.content + s, "pid="); });
+  auto pid = leading_pid(out);
+  auto [f, ferr] = fetch_once_blocked("ask", pid, SYS_read);
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_REQUIRE(f.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(f.state.question.text, "Proceed? [y/N]");
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("ask"), std::string(R"("y\n")"),
+                                     LookOptions{10000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK_EQUAL(a.state.content, "got y\n");
+}
+
+CAF_TEST(a pipe tool whose child reads its stdin while it waits for the child is waiting) {
+  // `git commit`'s editor, `cd x && python3 ask.py`: the leader sleeps in wait4.
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("kid"),
+                                    shell("sh -c 'echo child=$$; read a; echo \"got $a\"'; echo after"));
+  CAF_REQUIRE_EQUAL(err, "");
+  auto out = r.state.content + fetch_until("kid", [&](auto& s) { return contains(r.state.content + s, "child="); });
+  auto child = static_cast<pid_t>(std::stol(out.substr(out.find("child=") + 6)));
+  auto [f, ferr] = fetch_once_blocked("kid", child, SYS_read);
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK(f.state.kind == state_kind::waiting);
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("kid"), std::string(R"("z\n")"),
+                                     LookOptions{10000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK_EQUAL(a.state.content, "got z\nafter\n");
+}
+
+CAF_TEST(a pipe tool polling its stdin among other fds is running not waiting) {
+  // An event loop (a node or Go server) polls stdin with its sockets: it is busy.
+  auto [r, err] = ask<HandleReport>(
+    registry, spawn_atom::value, std::string("loop"),
+    shell("echo pid=$$; exec perl -e 'vec($r = q(), 0, 1) = 1; select($r, undef, undef, undef)'"));
+  CAF_REQUIRE_EQUAL(err, "");
+  auto out = r.state.content + fetch_until("loop", [&](auto& s) { return contains(r.state.content + s, "pid="); });
+  auto pid = leading_pid(out);
+  auto until = std::chrono::steady_clock::now() + bound; // against a hang only
+  while (!blocked_in(pid, SYS_pselect6) && !blocked_in(pid, SYS_select) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  CAF_REQUIRE(blocked_in(pid, SYS_pselect6) || blocked_in(pid, SYS_select));
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("loop"), LookOptions{300});
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK(f.state.kind == state_kind::running);
+  auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("loop"));
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK(group_gone(pid));
 }
 
 CAF_TEST(screen and resize are refused for a handle without a terminal) {

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "actors/await_hub.hpp"
 #include "actors/registry_actor.hpp"
@@ -16,6 +17,7 @@
 #include "runtime/actor_config.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
+#include "proc_syscall.hpp"
 #include "temp_dir.hpp"
 
 namespace jp::testing {
@@ -80,6 +82,19 @@ struct real_runtime {
     s.argv = {"bash", "-c", script};
     s.control_channel = true;
     return s;
+  }
+
+  /// Fetches `id` (a look of up to 10 s) once `pid` sleeps in system call `nr`.
+  std::pair<HandleReport, std::string> fetch_once_blocked(const std::string& id, pid_t pid, long nr) {
+    auto blocked = [&] {
+      auto s = sleeping_in(pid);
+      return s && s->nr == nr;
+    };
+    auto until = std::chrono::steady_clock::now() + bound; // against a hang only
+    while (!blocked() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    CAF_REQUIRE(blocked());
+    return ask<HandleReport>(registry, fetch_atom::value, id, LookOptions{10000});
   }
 
   /// Fetches `id` until it asks a question or stops, or the bound passes; the last report.

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <dirent.h>
+#include <vector>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -74,6 +76,48 @@ bool is_poll(long nr) {
   }
 }
 
+/// Whether `pid` sleeps in a read of what `leader`'s fd 0 is.
+bool reads_input(pid_t pid, pid_t leader, bool terminal) {
+  long nr = 0, arg0 = 0;
+  return blocked_syscall(pid, nr, arg0) && is_read(nr) && same_file(pid, static_cast<int>(arg0), leader, 0, terminal);
+}
+
+/// Up to `max` descendants of `pid` (its children first), by the kernel's lists of
+/// each thread's children.
+std::vector<pid_t> descendants(pid_t pid, size_t max) {
+  std::vector<pid_t> found;
+  for (size_t next = 0;; pid = found[next++]) {
+    char dir[64];
+    std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
+    if (DIR* d = ::opendir(dir)) {
+      while (auto* e = ::readdir(d)) {
+        if (e->d_name[0] == '.')
+          continue;
+        char path[352];
+        std::snprintf(path, sizeof path, "%s/%s/children", dir, e->d_name);
+        int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+          continue;
+        char buf[512];
+        auto n = ::read(fd, buf, sizeof buf - 1);
+        ::close(fd);
+        buf[n > 0 ? n : 0] = '\0';
+        for (char* at = buf; found.size() < max;) {
+          char* end = nullptr;
+          long child = std::strtol(at, &end, 10);
+          if (end == at)
+            break;
+          found.push_back(static_cast<pid_t>(child));
+          at = end;
+        }
+      }
+      ::closedir(d);
+    }
+    if (next >= found.size() || found.size() >= max)
+      return found;
+  }
+}
+
 } // namespace
 
 bool waits_for_input(pid_t leader, bool terminal) {
@@ -86,14 +130,21 @@ bool waits_for_input(pid_t leader, bool terminal) {
       reader = st->tpgid; // the foreground job's leader reads the terminal
   }
   long nr = 0, arg0 = 0;
-  if (!blocked_syscall(reader, nr, arg0))
-    return false;
-  if (is_read(nr))
-    return same_file(reader, static_cast<int>(arg0), leader, 0, terminal);
-  // Which fds a poll waits on is not in /proc: count it when the poller's stdin is
-  // the tool's input (a REPL waiting for a line, e.g. Python's readline).
-  if (is_poll(nr))
-    return same_file(reader, 0, leader, 0, terminal);
+  if (blocked_syscall(reader, nr, arg0)) {
+    if (is_read(nr))
+      return same_file(reader, static_cast<int>(arg0), leader, 0, terminal);
+    // Which fds a poll waits on is not in /proc: count it, on a terminal, when the
+    // poller's stdin is the tool's input (a REPL waiting for a line, e.g. Python's
+    // readline). Not on a pipe: every event loop (a node or Go server) polls its
+    // stdin among its sockets.
+    if (terminal && is_poll(nr))
+      return same_file(reader, 0, leader, 0, terminal);
+  }
+  // A child reading it while its parent waits: `git commit`'s editor, a shell's
+  // `cd x && python3 ask.py`, `seq 300 | less`. A read only: see the poll above.
+  for (pid_t child : descendants(leader, 32))
+    if (child != reader && reads_input(child, leader, terminal))
+      return true;
   return false;
 }
 
