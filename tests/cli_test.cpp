@@ -129,6 +129,16 @@ CAF_TEST(quickstart transcript is readable) {
   CAF_CHECK(r.out.find("turn end: `watch` (shell) was still running: aborted") != std::string::npos);
 }
 
+CAF_TEST(the shell gives git no editor to wait for unless the call names one) {
+  // git commit without -m waited forever for an editor that had no terminal.
+  ::setenv("GIT_EDITOR", "vim", 1); // the user's, for their terminal
+  auto plain = cli(R"(call shell '{"command":"printf %s \"$GIT_EDITOR\""}')");
+  ::unsetenv("GIT_EDITOR");
+  CAF_CHECK_EQUAL(plain.out, "true\n"); // call ends what it prints with a newline
+  auto named = cli(R"(call shell '{"command":"printf %s \"$GIT_EDITOR\"","env":{"GIT_EDITOR":"ed"}}')");
+  CAF_CHECK_EQUAL(named.out, "ed\n");
+}
+
 CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   auto ok = cli(R"(call shell '{"command":"echo hi"}')");
   CAF_CHECK_EQUAL(ok.status, 0);

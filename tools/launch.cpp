@@ -37,6 +37,10 @@ Result<LaunchSpec> shell_spec(const Json& args) {
   if (auto s = refuse_nul(cmd->as_string(), "parameter `command`"); !s)
     return Error{s.error};
   spec.argv = {"bash", "-c", cmd->as_string()};
+  // No editor can work without a terminal: `git commit` (no -m), `git merge` and
+  // `rebase --continue` would wait for one forever. With `true` git takes the message
+  // it has or stops ("empty commit message"). The call's own `env` may set another.
+  spec.env.push_back("GIT_EDITOR=true");
   if (auto* cwd = args.find("cwd"); cwd && cwd->is_string())
     spec.cwd = cwd->as_string();
   // The object, or the JSON text of one (the gemini dialect's form).
