@@ -117,7 +117,7 @@ struct handle_state {
 using process_handle_actor = handle_actor::extend<
   caf::reacts_to<output_atom, bool, std::string>, // stderr?, a chunk
   caf::reacts_to<control_atom, std::string>,      // fd 3 bytes
-  caf::reacts_to<exited_atom, bool, int, int>,    // signaled, code, signal
+  caf::reacts_to<exited_atom, bool, int, int, std::string>, // signaled, code, signal, left_running_note
   caf::reacts_to<gone_atom>,                      // its whole group is gone (after an abort)
   caf::reacts_to<leave_atom>,                     // retired: what was queued with the retire ran
   caf::reacts_to<tick_atom>>;                     // settle timer
@@ -342,6 +342,36 @@ void adopt(handle_actor_t* self, const ControlChannel::Step& step) {
   }
 }
 
+/// What the model is told when the command's exit killed what it left running in
+/// the background (ExitInfo::left_running): without it, it believes the server it
+/// started with `&` runs, and debugs why it does not answer. "" when nothing was.
+std::string left_running_note(const ExitInfo& info) {
+  if (info.left_running == 0)
+    return {};
+  auto n = info.left_running;
+  std::string names;
+  for (size_t i = 0; i < info.left_commands.size(); ++i) {
+    if (i > 0)
+      names += i + 1 == info.left_commands.size() && n == info.left_commands.size() ? " and " : ", ";
+    names += "`" + info.left_commands[i] + "`";
+  }
+  if (n > info.left_commands.size())
+    names += fmt::format(" and {} more", n - info.left_commands.size());
+  return fmt::format("[jp-actors: the command exited, and the {} {} it left running in the background {} "
+                     "killed with it: {}. A handle's processes end with it: to keep a server running, "
+                     "spawn it as a handle of its own (in the foreground, no `&`) and leave that handle running.]",
+                     n, n == 1 ? "process" : "processes", n == 1 ? "was" : "were", names);
+}
+
+/// `content` with `note` as its last line.
+std::string with_last_line(std::string content, const std::string& note) {
+  if (note.empty())
+    return content;
+  if (!content.empty() && content.back() != '\n')
+    content += '\n';
+  return content + note;
+}
+
 // The final state once the process ended: what the tool said on stdout when it
 // speaks the protocol, else plain text judged by the exit status.
 ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string content) {
@@ -442,10 +472,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
   // text: on the io thread only when that writes nothing to disk.
   events.on_exit = [me, route = st.route, slack = st.term ? terminal_held_max : 0](const ExitInfo& info) {
     if (route->exit_here(slack)) {
-      io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal);
+      io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal, left_running_note(info));
     } else {
       route->exit_for_worker();
-      io_thread_send(me, exited_atom::value, info.signaled, info.code, info.signal);
+      io_thread_send(me, exited_atom::value, info.signaled, info.code, info.signal, left_running_note(info));
     }
   };
   SpawnSpec ps{st.spec.argv, st.spec.cwd,      st.spec.env,  st.spec.stdin_pipe, st.spec.control_channel,
@@ -522,7 +552,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       }
       st.route->other_handled();
     },
-    [self](exited_atom, bool signaled, int code, int signal) {
+    [self](exited_atom, bool signaled, int code, int signal, const std::string& left_note) {
       auto& st = self->state;
       if (has_exited(st.at))
         return;
@@ -531,6 +561,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       st.out->close(); // first: the report says whether its spill file was written whole
       auto taken = st.out->take();
       auto state = final_state(self, ExitInfo{signaled, code, signal}, std::move(taken.content));
+      // Its last line, past the output cap (bounded: a few short command lines): the
+      // model must see it whatever the output was. Not after an abort: asked for.
+      if (st.at != phase::stopping)
+        state.content = with_last_line(std::move(state.content), left_note);
       finish(self, std::move(state), taken.omitted, std::move(taken.spill_path));
       advance(self, event::exit);
       settle_looks(self);

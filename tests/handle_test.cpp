@@ -151,6 +151,62 @@ CAF_TEST(a leader that exits while a grandchild holds its pipe stops at once; no
   CAF_CHECK(group_gone(leading_pid(st.content)));
 }
 
+CAF_TEST(what a command left running is killed at its exit and its result says so as its last line) {
+  // nohup keeps nothing alive: it is in the group still (and execs its command).
+  // `ready` waits for each job's exec: named before it, a job is the forked shell.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("left"),
+                    shell("ready() { until read -r -d '' a < /proc/$1/cmdline && [ \"$a\" = sleep ]; do :; done; }; "
+                          "sleep 1000 & ready $!; nohup sleep 1001 >/dev/null 2>&1 & ready $!; echo pid=$$"));
+  auto res = await_all(*this, {"left"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto& st = res.completed[0].state;
+  CAF_CHECK(st.ok);
+  auto pgid = leading_pid(st.content);
+  CAF_CHECK(group_gone(pgid));
+  auto last = st.content.substr(st.content.find('\n') + 1);
+  CAF_CHECK_EQUAL(st.content.substr(0, st.content.find('\n') + 1), "pid=" + std::to_string(pgid) + "\n");
+  CAF_CHECK(last.starts_with("[jp-actors: "));
+  CAF_CHECK(last.ends_with("]"));
+  CAF_CHECK(last.find('\n') == std::string::npos);
+  CAF_CHECK(contains(last, "the 2 processes it left running in the background were killed"));
+  CAF_CHECK(contains(last, "`sleep 1000`"));
+  CAF_CHECK(contains(last, "`sleep 1001`"));
+  CAF_CHECK(contains(last, "spawn it as a handle of its own"));
+  // The final state a fetch gives says the same.
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("left"), LookOptions{});
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK_EQUAL(f.state.content, st.content);
+}
+
+CAF_TEST(a command that leaves nothing running or is aborted gets no note of what was killed) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("plain"), shell("echo quiet"));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("done"), shell("true & sleep 0 & wait; echo done"));
+  // `true` exited, and perhaps is not yet reaped by the shell: a zombie is not running.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("zombie"),
+                    shell("true & p=$!; until [ ! -e /proc/$p ] || "
+                          "[ \"$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)\" = Z ]; do :; done; echo zombie"));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("cut"),
+                    shell("sleep 1000 & echo pid=$$; wait", 100));
+  auto out = fetch_until("cut", [](auto& s) { return contains(s, "pid="); });
+  CAF_REQUIRE(contains(out, "pid="));
+  auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("cut"));
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(group_gone(leading_pid(out)));
+  auto res = await_all(*this, {"plain", "done", "zombie", "cut"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 4u);
+  auto content = [&](const std::string& id) {
+    for (auto& c : res.completed)
+      if (c.id == id)
+        return c.state.content;
+    return std::string("(not completed)");
+  };
+  CAF_CHECK_EQUAL(content("plain"), "quiet\n");
+  CAF_CHECK_EQUAL(content("done"), "done\n");
+  CAF_CHECK_EQUAL(content("zombie"), "zombie\n");
+  CAF_CHECK(!contains(content("cut"), "jp-actors"));
+  CAF_CHECK(!contains(a.state.content, "jp-actors"));
+}
+
 CAF_TEST(a child that never reads stdin does not block apply) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("deaf"), shell("echo pid=$$; exec sleep 1000", 100));
   auto out = fetch_until("deaf", [](auto& s) { return contains(s, "pid="); });

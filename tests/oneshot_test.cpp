@@ -66,3 +66,17 @@ CAF_TEST(a one-shot failure that says nothing tells the model so) {
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(contains(r.out, "the tool failed and said nothing"));
 }
+
+CAF_TEST(a one-shot tool that leaves a process running is told it was killed at its exit) {
+  // The loop waits for the job's exec: named before it, it is the forked shell.
+  ToolWorkspace w("sleep 1000 & until grep -q '^sleep' /proc/$!/cmdline; do :; done; echo started");
+  auto r = w.call();
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK(contains(r.out, "started\n[jp-actors: the command exited, and the 1 process it left running in the "
+                            "background was killed with it: `sleep 1000`."));
+  ToolWorkspace quiet("sleep 0 & wait; echo done");
+  auto q = quiet.call();
+  CAF_CHECK_EQUAL(q.status, 0);
+  CAF_CHECK(contains(q.out, "done"));
+  CAF_CHECK(!contains(q.out, "jp-actors:"));
+}

@@ -499,6 +499,70 @@ CAF_TEST(a leader exiting while a grandchild holds stdout reports exit promptly)
   CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
 }
 
+/// bash's `ready PID ARGV0`: waits until the job PID has exec'd (its argv[0] is
+/// ARGV0), so its command line is its program's, not the forked shell's.
+constexpr const char* kReadyFunction =
+  "ready() { until read -r -d '' a < /proc/$1/cmdline && [ \"$a\" = \"$2\" ]; do :; done; }; ";
+
+CAF_TEST(what the leader left running is killed at its exit and counted with the first few named) {
+  IoThread io;
+  Spawned s;
+  start(io, s, SpawnSpec{{"bash", "-c", std::string(kReadyFunction) +
+                                          "for i in 1 2 3 4 5; do sleep 100$i & ready $! sleep; done; echo up"},
+                         "", {}, false});
+  CAF_REQUIRE(s.c->wait_exit());
+  CAF_CHECK(group_gone(s.p->pid())); // told once the group is reaped
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK(s.c->exit->success());
+  CAF_CHECK_EQUAL(s.c->exit->left_running, 5u);
+  CAF_REQUIRE_EQUAL(s.c->exit->left_commands.size(), kLeftNamedMax);
+  for (auto& c : s.c->exit->left_commands)
+    CAF_CHECK(c.starts_with("sleep 100") && c.size() == 10);
+}
+
+CAF_TEST(a command line left running is named on one short line with its control characters escaped) {
+  IoThread io;
+  Spawned s;
+  // exec -a: what its command line says is the script's to choose.
+  start(io, s, SpawnSpec{{"bash", "-c",
+                          std::string(kReadyFunction) +
+                            "evil=$'evil\\e[31m\\nname\\x7f'; long=$(printf 'y%.0s' {1..200}); "
+                            "(exec -a \"$evil\" sleep 1000) & ready $! \"$evil\"; "
+                            "(exec -a \"$long\" sleep 1001) & ready $! \"$long\"; echo up"},
+                         "", {}, false});
+  CAF_REQUIRE(s.c->wait_exit());
+  std::lock_guard lock(s.c->mtx);
+  CAF_CHECK_EQUAL(s.c->exit->left_running, 2u);
+  auto& named = s.c->exit->left_commands;
+  auto has = [&](const std::string& c) { return std::find(named.begin(), named.end(), c) != named.end(); };
+  CAF_CHECK(has("evil\\x1b[31m\\nname\\x7f 1000"));
+  CAF_CHECK(has(std::string(kLeftCommandMax, 'y') + "…"));
+}
+
+CAF_TEST(a leader that leaves nothing running or is terminated reports nothing left running) {
+  IoThread io;
+  // The third leaves `true` exited and perhaps not yet reaped by the shell: a
+  // zombie is not running.
+  for (auto script : {"echo quiet", "true & sleep 0 & wait; echo done",
+                      "true & p=$!; until [ ! -e /proc/$p ] || "
+                      "[ \"$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)\" = Z ]; do :; done; echo zombie"}) {
+    Spawned s;
+    start(io, s, sh(script));
+    CAF_REQUIRE(s.c->wait_exit());
+    std::lock_guard lock(s.c->mtx);
+    CAF_CHECK_EQUAL(s.c->exit->left_running, 0u);
+    CAF_CHECK(s.c->exit->left_commands.empty());
+  }
+  Spawned t;
+  start(io, t, sh("sleep 1000 & echo ready; wait"));
+  CAF_REQUIRE(t.c->wait_out_contains("ready\n"));
+  CAF_REQUIRE(terminate_and_wait(*t.p, 5000ms));
+  CAF_CHECK(group_gone(t.p->pid()));
+  std::lock_guard lock(t.c->mtx);
+  CAF_REQUIRE(t.c->exit.has_value());
+  CAF_CHECK_EQUAL(t.c->exit->left_running, 0u);
+}
+
 CAF_TEST(what left a tool and exited after it is reaped and a child of our own group is left to us) {
   // We are a subreaper: a tool's setsid children are handed to us when it exits.
   // Those that then exit must not stay zombies until jp-actors ends; a child the

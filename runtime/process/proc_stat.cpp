@@ -80,6 +80,45 @@ bool signal_if_same(pid_t pid, uint64_t start, int sig) {
   return sent;
 }
 
+namespace {
+/// Up to `max_bytes` of /proc/<pid>/<what>.
+std::string read_proc_file(pid_t pid, const char* what, std::size_t max_bytes) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/%s", static_cast<int>(pid), what);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return {};
+  std::string out(max_bytes, '\0');
+  std::size_t got = 0;
+  while (got < max_bytes) {
+    auto n = ::read(fd, out.data() + got, max_bytes - got);
+    if (n <= 0)
+      break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  out.resize(got);
+  return out;
+}
+} // namespace
+
+std::string read_proc_cmdline(pid_t pid, std::size_t max_bytes) {
+  auto text = read_proc_file(pid, "cmdline", max_bytes);
+  while (!text.empty() && text.back() == '\0')
+    text.pop_back(); // the last argument's end
+  for (auto& c : text)
+    if (c == '\0')
+      c = ' ';
+  return text;
+}
+
+std::string read_proc_comm(pid_t pid) {
+  auto text = read_proc_file(pid, "comm", 64);
+  if (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  return text;
+}
+
 std::vector<ProcStat> session_members(pid_t sid) {
   std::vector<ProcStat> out;
   for (auto& st : all_processes())

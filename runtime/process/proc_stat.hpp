@@ -3,8 +3,10 @@
 // read it; plain read(2), no allocation but the result.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <sys/types.h>
 #include <vector>
 
@@ -30,6 +32,14 @@ std::vector<ProcStat> all_processes();
 /// has given another process since (after a /proc scan) is never signalled. Whether
 /// it was sent.
 bool signal_if_same(pid_t pid, uint64_t start, int sig);
+
+/// The command line of `pid` as /proc shows it: its arguments joined by spaces, at
+/// most `max_bytes` of it (more means it was longer); "" when it has none (a zombie,
+/// a kernel thread) or is gone.
+std::string read_proc_cmdline(pid_t pid, std::size_t max_bytes);
+
+/// Its name (/proc/<pid>/comm, at most 15 bytes); "" when gone.
+std::string read_proc_comm(pid_t pid);
 
 /// The processes of session `sid` (a terminal handle's session: its leader's pid).
 std::vector<ProcStat> session_members(pid_t sid);

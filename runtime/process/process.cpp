@@ -142,6 +142,43 @@ bool make_pipe(Fd& read_end, Fd& write_end) {
   return true;
 }
 
+/// A process's command line as one short line for a model to read: control
+/// characters escaped, invalid UTF-8 replaced, at most kLeftCommandMax bytes (cut
+/// at a character, "…" after); its name in brackets when it shows no command line.
+std::string command_shown(pid_t pid) {
+  auto raw = read_proc_cmdline(pid, 4 * kLeftCommandMax);
+  if (raw.empty())
+    raw = "[" + read_proc_comm(pid) + "]";
+  auto text = sanitize_utf8(raw);
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02x", c);
+      out += esc;
+    } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      char esc[8]; // a C1 control
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(text[++i])));
+      out += esc;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (out.size() > kLeftCommandMax) {
+    auto cut = kLeftCommandMax;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80)
+      --cut; // not inside a character
+    out.resize(cut);
+    out += "…";
+  }
+  return out;
+}
+
 /// A launch reports a bad cwd and a missing program alike; say which it was.
 /// (Both may come from a model's arguments: echoed as far as a path needs, no more.)
 std::string spawn_error(const SpawnSpec& spec, int err) {
@@ -543,9 +580,17 @@ private:
   void on_leader_exit(error_code ec) {
     if (ec == asio::error::operation_aborted)
       return; // torn down by ~IoThread
-    // The leader is a zombie, so its pid (our pgid) cannot be reused yet: kill the
-    // rest of its group now, while the pgid still surely names it.
-    signal_all({SIGKILL}, false);
+    // The leader is a zombie, so its pid (our pgid) cannot be reused yet. After an
+    // abort (the user asked: no news) and for a pty's session (its every group),
+    // kill the rest of its group now, while the pgid still surely names it.
+    // Otherwise stop it instead, to be named before it is killed (kill_left): what
+    // the command left running in the background dies with it, and the model is
+    // told so, or it believes its server runs.
+    bool name_left = !terminating_ && !session;
+    if (name_left)
+      ::kill(-pid, SIGSTOP);
+    else
+      signal_all({SIGKILL}, false);
     if (terminating_)
       signal_escaped(SIGKILL); // aborted: no grace is left for what left the group
     remove_slot(slot, pid);
@@ -563,6 +608,8 @@ private:
       exit_.code = -1; // someone else reaped it (a stray waitpid(-1))
     }
     leader_reaped_ = true;
+    if (name_left)
+      kill_left();
     if (grace_timer_)
       grace_timer_->cancel();
     // Wake the readers: their handlers drain what is left (keeping chunk order) and
@@ -581,6 +628,32 @@ private:
     }
     any_paused_ = false; // nothing reads on after the exit: acks need not post
     maybe_finish();
+  }
+
+  /// The leader is reaped; what was left in its group was stopped at its exit
+  /// (on_leader_exit). Nothing left (the common case: one system call, no scan):
+  /// done. Else the members it stopped still hold the group's id, so the pid cannot
+  /// be reused (the kernel hands out no pid that is a group's id) and kill(-pid)
+  /// still names our group: stopped, they can neither exit nor fork nor leave it of
+  /// themselves. They are listed (one pass over /proc), the first few named in the
+  /// exit's news (ExitInfo::left_commands), and killed.
+  void kill_left() {
+    if (::kill(-pid, 0) != 0)
+      return;
+    std::vector<ProcStat> left;
+    for (auto& p : all_processes()) {
+      // A zombie was not running; one we may not signal (a setuid program) was
+      // neither stopped nor is killed.
+      if (p.pgid == pid && p.state != 'Z' && p.state != 'X' && ::kill(p.pid, 0) == 0)
+        left.push_back(p);
+    }
+    std::sort(left.begin(), left.end(), [](const ProcStat& a, const ProcStat& b) {
+      return a.start != b.start ? a.start < b.start : a.pid < b.pid;
+    });
+    for (std::size_t i = 0; i < left.size() && i < kLeftNamedMax; ++i)
+      exit_.left_commands.push_back(command_shown(left[i].pid));
+    exit_.left_running = left.size();
+    ::kill(-pid, SIGKILL); // wakes the stopped, to die; reap_group reaps them
   }
 
   void maybe_finish() {

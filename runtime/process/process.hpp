@@ -40,11 +40,22 @@ struct SpawnSpec {
   std::vector<std::string> env_drop;
 };
 
+/// ExitInfo::left_commands: how many are named, and how long each may be.
+inline constexpr std::size_t kLeftNamedMax = 3;
+inline constexpr std::size_t kLeftCommandMax = 80;
+
 /// How a process ended.
 struct ExitInfo {
   bool signaled = false;
   int code = 0;   // exit status when !signaled
   int signal = 0; // signal number when signaled
+  /// Processes of its group still running when it exited, killed then (nothing
+  /// outlives its handle): how many, and the command lines of the first few
+  /// (kLeftNamedMax, oldest first, each one line of at most kLeftCommandMax bytes,
+  /// control characters escaped). Never set for an abort's kill (terminate), nor
+  /// for a pty's session.
+  std::size_t left_running = 0;
+  std::vector<std::string> left_commands;
   bool success() const { return !signaled && code == 0; }
   /// "exit status 3" / "killed by signal 9 (SIGKILL)"
   std::string describe() const;
@@ -114,7 +125,7 @@ public:
 /// Starts a child in its own process group, leading its own session when it has a
 /// pty or we have a controlling terminal (child_launch.hpp, controlling_terminal.hpp),
 /// marked (runtime/process/tool_mark.hpp), and watches it on `io`. When the leader exits, any process left in its group is
-/// killed (nothing outlives its handle) and the pipes are drained.
+/// killed (nothing outlives its handle; on_exit's ExitInfo says what was) and the pipes are drained.
 Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events);
 
 /// Signal-safe: SIGKILL every live process group started by spawn_process.
