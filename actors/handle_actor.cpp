@@ -638,8 +638,9 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       } else {
         bytes = pipe_input(input_json);
         // Ctrl-D last, as a terminal takes it: end of input. The pipe is closed after
-        // the text before it, so `sort`, `wc` or `sys.stdin.read()` can finish.
-        ending = bytes.ends_with('\x04');
+        // the text before it, so `sort`, `wc` or `sys.stdin.read()` can finish. Not a
+        // control tool's: its stdin is where its questions' answers go.
+        ending = !st.control && bytes.ends_with('\x04');
         if (ending)
           bytes.pop_back();
       }

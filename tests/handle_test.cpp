@@ -282,6 +282,22 @@ CAF_TEST(apply ending in ctrl-d writes its text then ends the input so the tool 
   CAF_CHECK(group_gone(leading_pid(out)));
 }
 
+CAF_TEST(a control tool takes ctrl-d as a byte since its stdin carries its answers) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("ctl"),
+                    control_tool("ctl", "head -c 2 | od -An -tx1; read -r more; echo \"more=$more\""));
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("ctl"),
+                                     std::string(R"("a\u0004")"), LookOptions{});
+  CAF_CHECK_EQUAL(aerr, "");
+  auto [b, berr] = ask<HandleReport>(registry, apply_atom::value, std::string("ctl"),
+                                     std::string(R"("b\n")"), LookOptions{});
+  CAF_CHECK_EQUAL(berr, "");
+  auto res = await_all(*this, {"ctl"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto all = a.state.content + b.state.content + res.completed[0].state.content;
+  CAF_CHECK(contains(all, "61 04"));
+  CAF_CHECK(contains(all, "more=b"));
+}
+
 CAF_TEST(an answer to a tool that closed its stdin is refused and its question still waits) {
   auto spec = control_tool("deafq", "exec 0<&-; echo '{\"type\":\"waiting\",\"question\":{\"id\":\"q\",\"text\":\"Which?\","
                "\"answer_type\":{\"type\":\"text\"}}}' >&3; exec sleep 1000");
@@ -677,6 +693,24 @@ CAF_TEST(a pipe tool whose child reads its stdin while it waits for the child is
   CAF_CHECK_EQUAL(aerr, "");
   CAF_CHECK(a.state.stopped());
   CAF_CHECK_EQUAL(a.state.content, "got z\nafter\n");
+}
+
+CAF_TEST(a pipe tool whose child reads its stdin while it reads the child is waiting) {
+  // A command substitution: the leader reads the child's output, not its stdin.
+  auto [r, err] = ask<HandleReport>(
+    registry, spawn_atom::value, std::string("sub"),
+    shell("x=$(sh -c 'echo child=$$ >&2; exec head -n1'); echo \"got $x\""));
+  CAF_REQUIRE_EQUAL(err, "");
+  auto out = r.state.content + fetch_until("sub", [&](auto& s) { return contains(r.state.content + s, "child="); });
+  auto child = static_cast<pid_t>(std::stol(out.substr(out.find("child=") + 6)));
+  auto [f, ferr] = fetch_once_blocked("sub", child, SYS_read);
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK(f.state.kind == state_kind::waiting);
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("sub"), std::string(R"("v\n")"),
+                                     LookOptions{10000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK(contains(a.state.content, "got v"));
 }
 
 CAF_TEST(a pipe tool polling its stdin among other fds is running not waiting) {

@@ -35,11 +35,16 @@ const char* const id_spawn_description =
     "Handle ID for this tool instance. Must be unique across active handles.";
 const char* const id_other_description = "Handle ID of a handle you spawned earlier.";
 const char* const input_description =
+    "Text to write to the tool's stdin (end lines with \"\\n\"), or the answer to the "
+    "question of a waiting handle.";
+const char* const pipe_input_description =
     "Text to write to the tool's stdin (end lines with \"\\n\"; end with \"\\u0004\", Ctrl-D, to "
     "close its stdin after the text: end of input), or the answer to the question of a "
     "waiting handle.";
 
 std::string input_text(const ToolConfig& t) {
+  if (t.io == io_mode::pipe)
+    return pipe_input_description;
   if (t.io != io_mode::pty)
     return input_description;
   return fmt::format("What to type into the terminal: text, where \\n is Enter and escapes "

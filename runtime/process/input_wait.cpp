@@ -83,9 +83,11 @@ bool reads_input(pid_t pid, pid_t leader, bool terminal) {
 }
 
 /// Up to `max` descendants of `pid` (its children first), by the kernel's lists of
-/// each thread's children.
-std::vector<pid_t> descendants(pid_t pid, size_t max) {
+/// each thread's children: at most `max_lists` of them read, so a process of many
+/// threads costs no more than a few.
+std::vector<pid_t> descendants(pid_t pid, size_t max, size_t max_lists) {
   std::vector<pid_t> found;
+  size_t lists = 0;
   for (size_t next = 0;; pid = found[next++]) {
     char dir[64];
     std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
@@ -93,6 +95,8 @@ std::vector<pid_t> descendants(pid_t pid, size_t max) {
       while (auto* e = ::readdir(d)) {
         if (e->d_name[0] == '.')
           continue;
+        if (++lists > max_lists)
+          break;
         char path[352];
         std::snprintf(path, sizeof path, "%s/%s/children", dir, e->d_name);
         int fd = ::open(path, O_RDONLY | O_CLOEXEC);
@@ -113,7 +117,7 @@ std::vector<pid_t> descendants(pid_t pid, size_t max) {
       }
       ::closedir(d);
     }
-    if (next >= found.size() || found.size() >= max)
+    if (next >= found.size() || found.size() >= max || lists > max_lists)
       return found;
   }
 }
@@ -131,18 +135,19 @@ bool waits_for_input(pid_t leader, bool terminal) {
   }
   long nr = 0, arg0 = 0;
   if (blocked_syscall(reader, nr, arg0)) {
-    if (is_read(nr))
-      return same_file(reader, static_cast<int>(arg0), leader, 0, terminal);
+    if (is_read(nr) && same_file(reader, static_cast<int>(arg0), leader, 0, terminal))
+      return true;
     // Which fds a poll waits on is not in /proc: count it, on a terminal, when the
     // poller's stdin is the tool's input (a REPL waiting for a line, e.g. Python's
     // readline). Not on a pipe: every event loop (a node or Go server) polls its
     // stdin among its sockets.
-    if (terminal && is_poll(nr))
-      return same_file(reader, 0, leader, 0, terminal);
+    if (terminal && is_poll(nr) && same_file(reader, 0, leader, 0, terminal))
+      return true;
   }
-  // A child reading it while its parent waits: `git commit`'s editor, a shell's
-  // `cd x && python3 ask.py`, `seq 300 | less`. A read only: see the poll above.
-  for (pid_t child : descendants(leader, 32))
+  // A child reading it while its parent waits for it, or reads what it writes:
+  // `git commit`'s editor, a shell's `cd x && python3 ask.py` or `x=$(head -n1)`,
+  // `seq 300 | less`. A read only: see the poll above.
+  for (pid_t child : descendants(leader, 32, 64))
     if (child != reader && reads_input(child, leader, terminal))
       return true;
   return false;
