@@ -263,6 +263,7 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
       return p;
     },
     [](answer_atom, const std::string&) {},
+    [self](rename_atom, std::string& id) { self->state.id = std::move(id); },
     [self](retire_atom) { self->quit(); },
     [self](stopped_atom, HandleReport& r) {
       auto& st = self->state;

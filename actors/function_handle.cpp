@@ -259,6 +259,7 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
     [](answer_atom, const std::string&) {
       // One-shot questions are the process handles'; a function asks nothing.
     },
+    [self](rename_atom, std::string& id) { self->state.id = std::move(id); },
     [self](retire_atom) { self->quit(); },
     [self](content_atom, const std::string& text) { add_output(self, text); },
     [self](stopped_atom, ToolState& s) { stop(self, result_of(self->state, std::move(s))); },

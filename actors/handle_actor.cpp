@@ -680,6 +680,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       st.input_unanswered = true;
       return look(self, o);
     },
+    [self](rename_atom, std::string& id) {
+      // A one-shot run that ran long goes on as a handle (the turn's background_after).
+      self->state.id = std::move(id);
+    },
     [self](answer_atom, const std::string& answer_json) {
       // A one-shot run's question, answered by the turn: the tool reads it and runs on;
       // its output is left for the final result.

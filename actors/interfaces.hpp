@@ -26,6 +26,7 @@ using handle_actor = caf::typed_actor<
   caf::replies_to<abort_atom>::with<HandleReport>,                           // once its work is gone
   caf::replies_to<peek_atom>::with<HandleProgress>,                          // what it reports of itself
   caf::reacts_to<answer_atom, std::string>, // a one-shot run's question, answered (JSON text)
+  caf::reacts_to<rename_atom, std::string>, // a one-shot run goes on as a handle of this id
   caf::reacts_to<retire_atom>>;             // the supervisor has the final state: go
 
 /// What a handle tells its supervisor (the registry).
@@ -50,6 +51,9 @@ using registry_actor = supervisor_actor::extend<
   caf::replies_to<spawn_atom, std::string, LaunchSpec, LookOptions>::with<HandleReport>,
   caf::replies_to<oneshot_atom, LaunchSpec>::with<HandleReport>,
   caf::replies_to<oneshot_atom, LaunchSpec, std::string>::with<HandleReport>, // under the caller's id ("#...")
+  // One-shot run "#..." goes on as a handle, under the first free id "NAME-N": its
+  // report so far (its waiters hear it running under that id).
+  caf::replies_to<detach_atom, std::string, std::string>::with<HandleReport>,
   caf::replies_to<answer_atom, std::string, std::string>::with<HandleReport>,
   caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>,
   caf::replies_to<apply_atom, std::string, std::string, LookOptions>::with<HandleReport>,

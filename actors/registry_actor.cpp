@@ -68,6 +68,9 @@ struct registry_state {
   // Every change of every handle counts one (an entry made, a question asked or
   // answered, a stop): statuses carry it so that watchers can order them.
   uint64_t changes = 0;
+  // One-shot runs gone on as handles (detach): their old id -> their handle's. What
+  // they sent before they heard of it comes under the old one.
+  std::map<std::string, std::string> renamed;
   static inline const char* name = "jp.registry";
 };
 
@@ -181,6 +184,8 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   auto& e = it->second;
   if (e.phase == entry_phase::live && !e.oneshot)
     --self->state.live;
+  if (!self->state.renamed.empty()) // its old id, if it was a one-shot run, says nothing more
+    std::erase_if(self->state.renamed, [&](const auto& kv) { return kv.second == id; });
   e.phase = entry_phase::stopped;
   e.seq = ++self->state.changes;
   e.final = std::move(report);
@@ -386,6 +391,55 @@ caf::result<HandleReport> spawn_handle(registry_actor_t* self, const std::string
   return caf::delegated<HandleReport>{};
 }
 
+/// `id` as the registry knows it now (a detached one-shot run's old id: its new one).
+const std::string& current_id(registry_actor_t* self, const std::string& id) {
+  auto it = self->state.renamed.find(id);
+  return it == self->state.renamed.end() ? id : it->second;
+}
+
+/// One-shot run `old_id` goes on as a handle under the first free id "BASE-N": the
+/// turn gave it long enough (its tool's background_after_secs). Its waiters hear it
+/// running under that id; the reply is its report so far (its output since it
+/// began), as a spawn's would be.
+caf::result<HandleReport> detach(registry_actor_t* self, const std::string& old_id, const std::string& base) {
+  auto& st = self->state;
+  auto it = st.entries.find(old_id);
+  if (it == st.entries.end() || !it->second.oneshot || it->second.control || it->second.phase != entry_phase::live ||
+      !it->second.handle)
+    return make_error(error_code::unknown_handle, fmt::format("no one-shot run `{}` is running", cut_text(old_id)));
+  auto taken = [&](const std::string& id) {
+    auto found = st.entries.find(id);
+    return found != st.entries.end() && found->second.phase != entry_phase::stopped;
+  };
+  std::string id;
+  for (int n = 1; id.empty() || taken(id); ++n)
+    id = fmt::format("{}-{}", base, n);
+  auto e = std::move(it->second);
+  st.entries.erase(it);
+  e.oneshot = false;
+  e.seq = ++st.changes;
+  ++st.counts.spawned;
+  st.counts.peak_live = std::max(st.counts.peak_live, ++st.live);
+  st.by_actor[e.handle.address()] = id;
+  st.renamed[old_id] = id;
+  auto waiters = std::move(e.oneshot_waiters);
+  auto handle = e.handle;
+  st.entries[id] = std::move(e);
+  self->send(handle, rename_atom::value, id);
+  for (auto& rp : waiters)
+    rp.deliver(HandleReport{id, ToolState::running(), 0, {}});
+  // Under its new id, whichever it had when it answered (it may have exited first).
+  auto rp = self->make_response_promise<HandleReport>();
+  self->request(handle, caf::infinite, fetch_atom::value, LookOptions{0})
+    .then(
+      [rp, id](HandleReport& r) mutable {
+        r.id = id;
+        rp.deliver(std::move(r));
+      },
+      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+  return rp;
+}
+
 /// A one-shot run under `id`: answered with its final report (or its question).
 caf::result<HandleReport> start_oneshot(registry_actor_t* self, const std::string& id, LaunchSpec& spec) {
   auto& e = self->state.entries[id];
@@ -470,6 +524,7 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
         return make_error(error_code::handle_exists, fmt::format("one-shot id `{}` is taken or not internal", cut_text(id)));
       return start_oneshot(self, id, spec);
     },
+    [self](detach_atom, const std::string& id, const std::string& base) { return detach(self, id, base); },
     [self](answer_atom, const std::string& id, const std::string& answer) -> caf::result<HandleReport> {
       // The answer (JSON) to a one-shot control tool's question, or "" when none
       // comes (it is ended); replies as above.
@@ -523,8 +578,9 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
     [self](status_atom, const std::vector<std::string>& ids) {
       return statuses(self, ids, watcher_actor{});
     },
-    [self](waiting_atom, const std::string& id, const Question& q, bool in_response) {
+    [self](waiting_atom, const std::string& sent_id, const Question& q, bool in_response) {
       // Its tool asks (q) or was answered (empty q).
+      auto& id = current_id(self, sent_id);
       auto* e = find_entry(self, id);
       if (!e || e->phase != entry_phase::live)
         return;
@@ -553,8 +609,9 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
                                 fmt::format("Handle `{}` ({}) asks: {} (answer with apply)", id, e->tool, q.text),
                                 id});
     },
-    [self](content_atom, const std::string& id) {
+    [self](content_atom, const std::string& sent_id) {
       // New output from a handle nobody looks at: once, until the assistant does.
+      auto& id = current_id(self, sent_id);
       auto* e = find_entry(self, id);
       if (!e || e->observed || !e->notify_content || e->phase != entry_phase::live || !self->state.sink)
         return;
@@ -564,7 +621,7 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
                               id});
     },
     [self](stopped_atom, HandleReport& report) {
-      auto id = report.id;
+      auto id = current_id(self, report.id);
       mark_stopped(self, id, std::move(report));
     },
     [self](counts_atom) { return self->state.counts; },

@@ -202,6 +202,7 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
     [](answer_atom, const std::string&) {
       // One-shot questions are answered on the node, by its configuration.
     },
+    [self](rename_atom, std::string& id) { self->state.id = std::move(id); },
     [self](retire_atom) {
       self->state.retired = true;
       quit_if_done(self);

@@ -15,6 +15,7 @@ handle_actor spawn_stopped(caf::local_actor* spawner, const std::string& id, con
       [final](abort_atom) { return final; },
       [](peek_atom) { return HandleProgress{}; },
       [](answer_atom, const std::string&) {},
+      [](rename_atom, const std::string&) {}, // only a running one-shot run is renamed
       [self](retire_atom) { self->quit(); },
     };
   });

@@ -386,6 +386,7 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
     [](answer_atom, const std::string&) {
       // One-shot questions are the process handles'; a sub-agent asks through its turn.
     },
+    [self](rename_atom, std::string& id) { self->state.id = std::move(id); },
     [self](retire_atom) { self->quit(); },
     [self](content_atom, int n, const std::string& text) {
       auto& st = self->state;

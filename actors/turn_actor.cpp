@@ -35,8 +35,8 @@ constexpr int max_question_rounds = 16;
 
 struct turn_state;
 // As its awaits' watcher it hears what their handles do (update), and their timers.
-using turn_impl =
-  turn_actor::extend<caf::reacts_to<timeout_atom, uint64_t>, caf::reacts_to<settle_atom>>::extend_with<watcher_actor>;
+using turn_impl = turn_actor::extend<caf::reacts_to<timeout_atom, uint64_t>, caf::reacts_to<settle_atom>,
+                                     caf::reacts_to<background_atom, std::string>>::extend_with<watcher_actor>;
 using turn_actor_t = turn_impl::stateful_base<turn_state>;
 
 void forget_call(turn_actor_t* self, const std::string& tag);
@@ -69,6 +69,13 @@ struct turn_state {
   std::map<std::string, std::string> handle_of_call;
   std::set<std::string> aborted_calls;
   uint64_t next_oneshot = 0;
+  // One-shot runs that may go on as handles (their tool's background_after_secs), by
+  // run id: the call's reply, until the run ends or the detach answers it.
+  struct LongRun {
+    CallReply reply;
+    const ToolConfig* tool; // an entry of the turn's config, which is its own
+  };
+  std::map<std::string, LongRun> long_runs;
   // Waiting questions being answered for awaits, by "id\nquestion id": who hears.
   std::map<std::string, std::vector<std::function<void(bool)>>> resolving;
   // Its awaits: the turn is the one watcher of their handles (AwaitHub), and holds
@@ -336,16 +343,84 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
     oneshot_reply(self, *tp, std::move(args), std::move(answers), round, reply, r, tag);
   };
   auto fail = [reply](caf::error& err) mutable { reply(failed(error_text(err))); };
-  if (tag.empty()) {
+  auto after_secs = background_after_secs(tool);
+  bool may_go_on = after_secs > 0;
+  if (tag.empty() && !may_go_on) {
     self->request(st.registry, caf::infinite, oneshot_atom::value, std::move(*spec)).then(std::move(ended), std::move(fail));
     return;
   }
-  // A tagged call can be aborted by its tag: its run goes under an id of ours.
-  if (st.aborted_calls.count(tag))
+  // A tagged call can be aborted by its tag, and a run that may go on as a handle is
+  // detached by its id: its run goes under an id of ours.
+  if (!tag.empty() && st.aborted_calls.count(tag))
     return reply(failed(fmt::format("`{}` was aborted before it ran; nothing was run", tool.name)));
   auto id = fmt::format("#call{}", ++st.next_oneshot);
-  st.oneshot_of_call[tag] = id;
-  self->request(st.registry, caf::infinite, oneshot_atom::value, std::move(*spec), id).then(std::move(ended), std::move(fail));
+  if (!tag.empty())
+    st.oneshot_of_call[tag] = id;
+  if (!may_go_on) {
+    self->request(st.registry, caf::infinite, oneshot_atom::value, std::move(*spec), id).then(std::move(ended), std::move(fail));
+    return;
+  }
+  // Should it go on as a handle, it is one of its tool's, as a spawn's would be.
+  set_handle_settings(*spec, tool);
+  st.long_runs.emplace(id, turn_state::LongRun{reply, &tool});
+  // Whoever comes first answers the call: the run's end, or the detach (background).
+  auto reply_of = [self, id]() -> std::optional<CallReply> {
+    auto it = self->state.long_runs.find(id);
+    if (it == self->state.long_runs.end())
+      return std::nullopt;
+    auto r = std::move(it->second.reply);
+    self->state.long_runs.erase(it);
+    return r;
+  };
+  self->request(st.registry, caf::infinite, oneshot_atom::value, std::move(*spec), id)
+    .then(
+      [self, tp = &tool, args, answers, round, tag, id, reply_of](HandleReport& r) mutable {
+        if (r.id != id)
+          return; // it went on as handle r.id: the detach answers the call
+        if (auto reply = reply_of())
+          oneshot_reply(self, *tp, std::move(args), std::move(answers), round, *reply, r, tag);
+      },
+      [reply_of](caf::error& err) mutable {
+        if (auto reply = reply_of())
+          (*reply)(failed(error_text(err)));
+      });
+  self->delayed_send(self, std::chrono::nanoseconds(static_cast<int64_t>(after_secs * 1e9)),
+                     background_atom::value, id);
+}
+
+/// One-shot run `id` ran its tool's background_after_secs: it goes on as a handle,
+/// and its call answers now with the handle's id and its output so far.
+void go_on_in_background(turn_actor_t* self, const std::string& id) {
+  auto& st = self->state;
+  auto it = st.long_runs.find(id);
+  if (it == st.long_runs.end())
+    return; // it ended first
+  auto* tool = it->second.tool;
+  auto base = tool->name.substr(0, 56); // ids are at most 64: "-N" follows
+  self->request(st.registry, caf::infinite, detach_atom::value, id, base)
+    .then(
+      [self, id, tool](HandleReport& r) {
+        auto it = self->state.long_runs.find(id);
+        if (it == self->state.long_runs.end())
+          return;
+        auto reply = std::move(it->second.reply);
+        self->state.long_runs.erase(it);
+        self->state.handle_tools[r.id] = tool->name;
+        auto policy = tool->lifecycle.on_turn_end;
+        auto note = fmt::format(
+          "[jp-actors: still running after {:g} s, so it goes on in the background as handle `{}`: fetch it for "
+          "its output, await it, or abort it{}. At the turn's end it is {}.]",
+          background_after_secs(*tool), r.id, r.state.kind == state_kind::waiting ? ", or apply its input" : "",
+          policy == turn_end_policy::abort   ? "aborted"
+          : policy == turn_end_policy::await ? "awaited"
+                                             : "asked about");
+        auto& content = r.state.content;
+        if (!content.empty() && content.back() != '\n')
+          content += '\n';
+        content += note;
+        reply(CallResult{true, response_content(r), true, {}});
+      },
+      [](caf::error&) {}); // it ended before: its end answers the call
 }
 
 void resolve_question(turn_actor_t* self, const std::string& id, const Question& q, std::function<void(bool)> done);
@@ -950,6 +1025,7 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
     [self](call_atom, const std::string& tool, const std::string& args, const std::string& tag) {
       return call(self, tool, args, tag);
     },
+    [self](background_atom, const std::string& id) { go_on_in_background(self, id); },
     [self](abort_atom, const std::string& tag) {
       // Before its run starts, it will not; while it runs, its one-shot run is
       // aborted, and so is the handle it spawned (not one it only looks at).

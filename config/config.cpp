@@ -28,6 +28,21 @@ int64_t default_wait_ms(const ToolConfig& tool) {
   return tool.wait_ms >= 0 ? tool.wait_ms : tool.io == io_mode::pty ? 1000 : 0;
 }
 
+bool can_go_on_as_handle(const ToolConfig& tool) {
+  auto declares = [&](action_kind a) {
+    return tool.actions.empty() || std::find(tool.actions.begin(), tool.actions.end(), a) != tool.actions.end();
+  };
+  return tool.stateful && tool.io == io_mode::pipe && tool.node.empty() && declares(action_kind::fetch) &&
+         declares(action_kind::abort);
+}
+
+double background_after_secs(const ToolConfig& tool) {
+  if (tool.background_after_secs >= 0)
+    return tool.background_after_secs;
+  // A server or a watcher run without `action` would hold the turn up for good.
+  return tool.source == "builtin" && tool.name == "shell" && can_go_on_as_handle(tool) ? 120 : 0;
+}
+
 size_t worker_threads_for_cores(unsigned cores) {
   return std::clamp<size_t>(cores / 4, 1, 4);
 }

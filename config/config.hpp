@@ -116,6 +116,12 @@ struct ToolConfig {
   std::string prompt_pattern;
   int64_t wait_ms = -1;
   int64_t settle_ms = 100;
+  // A call without `action` still running after this long goes on as a handle (the
+  // call answers with its id and output so far) instead of holding the turn up: a
+  // model that runs a server or a watcher one-shot. 0: never; -1: the tool's default
+  // (background_after_secs()). Only a stateful pipe tool here that can be fetched
+  // and aborted may set it.
+  double background_after_secs = -1;
   // Runs on this configured node ([nodes.NAME]) instead of here ("": here). The node
   // runs its own configuration's tool of the same name; only the call's arguments
   // are sent.
@@ -234,6 +240,13 @@ std::string check_node_tls(const Config& config);
 
 /// How long spawn, fetch and apply of `tool` wait for output to settle unless told.
 int64_t default_wait_ms(const ToolConfig& tool);
+/// Whether a call of `tool` without `action` can go on as a handle: one the
+/// assistant can fetch and abort (stateful, those actions declared), run here on a pipe.
+bool can_go_on_as_handle(const ToolConfig& tool);
+/// How long a call of `tool` without `action` runs before it goes on as a handle (0:
+/// it never does): its background_after_secs, or by default 120 for the built-in
+/// shell while it can go on as one (its actions narrowed to no fetch or abort: never).
+double background_after_secs(const ToolConfig& tool);
 
 /// runtime.worker_threads when not set: one thread per four cores, from 1 to 4.
 /// One keeps a tool call's messages on one thread (latency, W5); more spawn and

@@ -756,6 +756,7 @@ private:
       {"prompt_pattern", [this, &tool](auto& v, auto& key) { return assign(regex_of(v, key), tool.prompt_pattern); }},
       {"wait_ms", integer(tool.wait_ms, 0, kMaxWaitMs)},
       {"settle_ms", integer(tool.settle_ms, 0, 10000)},
+      {"background_after_secs", seconds(tool.background_after_secs, 86400)},
       {"pass_env", users_only("which of your secrets its tools see", texts(tool.pass_env))},
       {"node", users_only("which machines run your tools", text(tool.node))},
     });
@@ -935,6 +936,12 @@ private:
     if (tool.settle_ms == 0 && tool.io == io_mode::pty)
       return fail(prefix + ".settle_ms", "0 (a wait ends at the first new output) is for tools with io = \"pipe\" "
                                          "or \"control\"; a terminal's waits need its output to settle: 1 or more");
+    // What goes on as a handle must be one the model can fetch and abort, here.
+    if (tool.background_after_secs > 0 && !can_go_on_as_handle(tool))
+      return fail(prefix + ".background_after_secs",
+                  "is for a tool that runs here with io = \"pipe\", spawn.stateful = true and the fetch and abort "
+                  "actions (what goes on as a handle must be one the assistant can fetch and abort); remove it "
+                  "or set it to 0");
     return Status::ok();
   }
 

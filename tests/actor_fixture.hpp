@@ -56,6 +56,7 @@ fake_handle(fake_handle_actor::stateful_pointer<fake_handle_state> self, std::st
     [self](answer_atom, const std::string& answer) { self->state.answers.push_back(answer); },
     [stop](finish_atom, const std::string& result) { stop(ToolState::success(result)); },
     [self](peek_atom) { return HandleProgress{"last line of " + self->state.id}; },
+    [self](rename_atom, const std::string& id) { self->state.id = id; },
     [self](retire_atom) { self->quit(); },
     [self, stop](abort_atom) {
       stop(ToolState::failure(ToolError{"aborted", {}, false}));

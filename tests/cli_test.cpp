@@ -716,6 +716,47 @@ CAF_TEST(turn end applies the strategy of each tool - abort or await or inquire)
   CAF_CHECK_EQUAL(run_end.find("handles_left")->as_int(), 0);
 }
 
+CAF_TEST(a one-shot shell call still running after background_after_secs goes on as a handle) {
+  // A server run without `action` held the turn up for good.
+  testing::temp_dir scripts;
+  testing::marked_sleep sleeper(scripts.path);
+  std::ofstream(scripts.path / "bg.toml") << fmt::format(R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "echo serving; exec {} 300" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "fetch", id = "shell-1" }}
+)", sleeper.program.string());
+  auto r = cli(fmt::format("--cfg conversation.tools.shell.background_after_secs=0.2 run {} --json",
+                           (scripts.path / "bg.toml").string()));
+  CAF_CHECK_EQUAL(r.status, 0);
+  std::vector<Json> results;
+  Json turn_end;
+  for (auto& e : events(r.stdout_text)) {
+    if (e.find("event")->as_string() == "tool_result")
+      results.push_back(e);
+    if (e.find("event")->as_string() == "turn_end")
+      turn_end = e;
+  }
+  CAF_REQUIRE_EQUAL(results.size(), 2u);
+  auto first = Json::parse(results[0].find("content")->as_string());
+  CAF_REQUIRE(first.ok());
+  CAF_CHECK_EQUAL(first->string_at("id"), "shell-1");
+  CAF_CHECK_EQUAL(first->string_at("state"), "running");
+  CAF_CHECK(testing::contains(first->string_at("content"), "serving\n[jp-actors: still running after 0.2 s, so it goes on in "
+                                                  "the background as handle `shell-1`"));
+  // A handle like any: fetched, and aborted at the turn's end by the shell's policy.
+  CAF_CHECK(results[1].find("ok")->as_bool());
+  CAF_CHECK(testing::contains(results[1].find("content")->as_string(), R"("state":"running")"));
+  CAF_REQUIRE(turn_end.is_object());
+  CAF_CHECK(testing::contains(turn_end.find("handles")->dump(), R"("id":"shell-1","tool":"shell","policy":"abort")"));
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
 CAF_TEST(an inquiry without an answer fails the run naming the handle and leaves nothing running) {
   testing::temp_dir inquiry;
   auto dir = inquiry.path;

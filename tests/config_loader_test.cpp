@@ -287,6 +287,27 @@ CAF_TEST(cfg values are TOML values or else strings) {
   CAF_CHECK_EQUAL(shell.answers["confirm"].dump(), "true");
   CAF_CHECK_EQUAL(c->tools["y"].program, "ls");
   CAF_CHECK_EQUAL(c->tools["y"].source, "local");
+  // Its actions narrowed to no abort, the shell's one-shot calls never go on as handles.
+  CAF_CHECK_EQUAL(background_after_secs(shell), 0.0);
+}
+
+CAF_TEST(background_after_secs is 120 for the shell by default and refused where nothing could go on) {
+  Sandbox box;
+  auto plain = load_config(box.sources(), default_config());
+  CAF_REQUIRE(plain.ok());
+  CAF_CHECK_EQUAL(background_after_secs(plain->tools["shell"]), 120.0);
+  auto sources = box.sources();
+  sources.overrides = {"conversation.tools.shell.background_after_secs=0"};
+  auto never = load_config(sources, default_config());
+  CAF_REQUIRE(never.ok());
+  CAF_CHECK_EQUAL(background_after_secs(never->tools["shell"]), 0.0);
+  // A one-shot tool: nothing the assistant could fetch or abort.
+  sources.overrides = {"conversation.tools.y.command={program=\"ls\"}", "conversation.tools.y.background_after_secs=5"};
+  auto refused = load_config(sources, default_config());
+  CAF_REQUIRE(!refused.ok());
+  CAF_CHECK_EQUAL(missing(refused.error(), "conversation.tools.y.background_after_secs: is for a tool that runs here "
+                                           "with io = \"pipe\", spawn.stateful = true and the fetch and abort actions"),
+                  "");
 }
 
 CAF_TEST(cfg errors name the override and the key) {

@@ -231,6 +231,61 @@ CAF_TEST(one-shot replies once the handle stopped and leaves no entry) {
   CAF_CHECK_EQUAL(err, "Handle `#1` not found");
 }
 
+CAF_TEST(a one-shot run detached goes on as a handle under the first free id) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("shell-1"), LaunchSpec{}); // taken
+  auto run_call = self->request(registry, caf::infinite, oneshot_atom::value, LaunchSpec{}, std::string("#call1"));
+  run();
+  auto [r, err] = ask<HandleReport>(registry, detach_atom::value, std::string("#call1"), std::string("shell"));
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK_EQUAL(r.id, "shell-2");
+  CAF_CHECK(r.state.kind == state_kind::running);
+  // Its caller hears it running under that id (and answers its call from the detach).
+  bool got = false;
+  run_call.receive([&](HandleReport& w) { got = w.id == "shell-2" && w.state.kind == state_kind::running; },
+                   [&](caf::error& e) { CAF_FAIL(error_text(e)); });
+  CAF_CHECK(got);
+  // A handle now: fetched, listed, counted, ended by its stop under its new id.
+  CAF_CHECK_EQUAL(ask<HandleReport>(registry, fetch_atom::value, std::string("shell-2"), LookOptions{}).second, "");
+  CAF_CHECK_EQUAL(ask<HandleReport>(registry, fetch_atom::value, std::string("#call1"), LookOptions{}).second,
+                  "Handle `#call1` not found");
+  CAF_CHECK(ask<HandleCounts>(registry, counts_atom::value).first == (HandleCounts{2, 2}));
+  finish("#call1", "done");
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("shell-2"), LookOptions{});
+  CAF_CHECK(f.state.stopped());
+  CAF_CHECK_EQUAL(f.state.content, "done");
+}
+
+CAF_TEST(a one-shot run that stops as it is detached is answered once by its stop) {
+  // Its stop comes first: the detach finds no run, and the call has its result.
+  auto run_call = self->request(registry, caf::infinite, oneshot_atom::value, LaunchSpec{}, std::string("#call1"));
+  run();
+  finish("#call1", "out");
+  auto [r, err] = ask<HandleReport>(registry, detach_atom::value, std::string("#call1"), std::string("shell"));
+  CAF_CHECK_EQUAL(err, "no one-shot run `#call1` is running");
+  bool got = false;
+  run_call.receive([&](HandleReport& w) { got = w.id == "#call1" && w.state.content == "out"; },
+                   [&](caf::error& e) { CAF_FAIL(error_text(e)); });
+  CAF_CHECK(got);
+}
+
+CAF_TEST(a detached run whose stop was sent under its old id is stopped under its new one) {
+  auto run_call = self->request(registry, caf::infinite, oneshot_atom::value, LaunchSpec{}, std::string("#call1"));
+  run();
+  // The handle stops (its report under "#call1") while the detach is on its way.
+  anon_send(handles.at("#call1"), finish_atom::value, std::string("late"));
+  auto detached = self->request(registry, caf::infinite, detach_atom::value, std::string("#call1"),
+                                std::string("shell"));
+  settle();
+  detached.receive([](HandleReport& r) { CAF_CHECK_EQUAL(r.id, "shell-1"); },
+                   [](caf::error& e) { CAF_FAIL(error_text(e)); });
+  run_call.receive([](HandleReport& r) { CAF_CHECK_EQUAL(r.id, "shell-1"); },
+                   [](caf::error& e) { CAF_FAIL(error_text(e)); });
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("shell-1"), LookOptions{});
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK(f.state.stopped());
+  CAF_CHECK_EQUAL(f.id, "shell-1");
+}
+
 CAF_TEST(turn end aborts live handles and lists them) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("a"), LaunchSpec{});
   ask<HandleReport>(registry, spawn_atom::value, std::string("b"), LaunchSpec{});

@@ -47,7 +47,9 @@ ToolConfig shell_tool() {
       "- apply: write `input` to the command's stdin (end lines with \"\\n\"; end with "
       "\"\\u0004\" (Ctrl-D) to close its stdin: end of input).\n"
       "- abort: stop the command and its children.\n"
-      "Use the `await` tool to wait for handles instead of polling with fetch.";
+      "Use the `await` tool to wait for handles instead of polling with fetch. Without "
+      "`action` the command runs to its end and you get its output; one still running "
+      "after 120 s goes on as a handle, whose id the answer gives.";
   t.parameters = {
       parameter("command", "string", "Shell command, run with bash -c", true),
       parameter("cwd", "string", "Working directory, relative to the workspace and inside it"),

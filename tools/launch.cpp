@@ -142,17 +142,20 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   // from one that asks what nothing answers.
   for (auto& [id, answer] : tool.answers)
     spec->fixed_answers[id] = answer.dump();
-  if (stateful) {
-    spec->notify_success = tool.notifications.on_success;
-    spec->notify_failure = tool.notifications.on_failure;
-    spec->notify_content = tool.notifications.on_content;
-    spec->notify_waiting = tool.notifications.on_waiting;
-    spec->prompt_pattern = tool.prompt_pattern;
-    spec->settle_ms = tool.settle_ms;
-    spec->wait_ms = default_wait_ms(tool);
-    spec->child = tool.lifecycle;
-  }
+  if (stateful)
+    set_handle_settings(*spec, tool);
   return spec;
+}
+
+void set_handle_settings(LaunchSpec& spec, const ToolConfig& tool) {
+  spec.notify_success = tool.notifications.on_success;
+  spec.notify_failure = tool.notifications.on_failure;
+  spec.notify_content = tool.notifications.on_content;
+  spec.notify_waiting = tool.notifications.on_waiting;
+  spec.prompt_pattern = tool.prompt_pattern;
+  spec.settle_ms = tool.settle_ms;
+  spec.wait_ms = default_wait_ms(tool);
+  spec.child = tool.lifecycle;
 }
 
 Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,

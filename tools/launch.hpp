@@ -15,6 +15,11 @@ namespace jp {
 Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool, const Json& args,
                                     const Json& answers, bool stateful);
 
+/// What a handle of `tool` is given besides its run: its notifications, prompt
+/// pattern, waits and turn-end policy (a spawn's, or a one-shot run that may go on
+/// as a handle).
+void set_handle_settings(LaunchSpec& spec, const ToolConfig& tool);
+
 /// A sub-agent's spawn (the `agent` tool): its AgentSpec from `args`, one level below
 /// `parent_depth` (0: a top-level agent). Refused, naming the limit or the tool, when
 /// it would sit deeper than [agents] max_depth or asks for a tool its parent lacks.
