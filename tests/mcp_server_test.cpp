@@ -685,6 +685,37 @@ CAF_TEST(over HTTP the session ended for the sixty fifth is never one with a cal
   CAF_CHECK(contains(answered, "let through"));
 }
 
+CAF_TEST(over HTTP sessions still ending count against twice the limit and past it a new session is refused) {
+  // A handle whose turn-end policy awaits it keeps its session ending until it stops:
+  // each of the first 64 sessions has one, and each of the next 64 ends one of them.
+  marked_sleep sleeper(dir.path);
+  std::ofstream(dir.path / "config.toml", std::ios::app)
+    << "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\n";
+  auto l = serve_http();
+  std::vector<std::string> first;
+  for (int i = 0; i < 64; ++i) {
+    first.push_back(l.open_session());
+    auto spawned = l.call(first.back(), "tools/call",
+                          tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()),
+                                                   Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
+    CAF_REQUIRE(!is_error(spawned));
+  }
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(64), 64u);
+  for (int i = 0; i < 64; ++i)
+    CAF_REQUIRE(!l.open_session().empty());
+  for (auto& sid : first) // each ended to make room...
+    CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
+  CAF_CHECK_EQUAL(sleeper.alive().size(), 64u); // ...and still ending: its handle runs
+  // 64 open and 64 ending: the next is refused, saying why.
+  auto refused = l.post(l.request("initialize", Json::object().set("protocolVersion", "2025-06-18")));
+  CAF_CHECK_EQUAL(refused.status, 503);
+  CAF_CHECK(contains(refused.body, "of which 64 are still ending"));
+  CAF_CHECK(refused.header("mcp-session-id").empty());
+  // Once they have ended there is room again.
+  sleeper.kill_all();
+  CAF_CHECK(wait_for([&] { return l.post(l.request("ping"), l.open_session()).status == 200; }));
+}
+
 CAF_TEST(over HTTP a cancelled call has its stream ended and the session still ends when idle) {
   // No answer comes for a cancelled call (MCP): its stream is ended, so it holds
   // neither the connection nor the session from ending.

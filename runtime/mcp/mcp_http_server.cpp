@@ -105,10 +105,11 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
   void end_session(const std::string& sid, std::function<void()> done);
   /// Ends the sessions idle past `idle`, and looks again later.
   void sweep();
-  /// Whether a new session may open: fewer than kMaxSessions are open, or one of them
-  /// (the one used least recently with no call in flight) is ended to make room.
-  /// Clients that never DELETE (a restarted one starts anew) so do not fill the server.
-  bool room_for_a_session();
+  /// Whether a new session may open (else why not): fewer than kMaxSessions are open,
+  /// or one of them (the one used least recently with no call in flight) is ended to
+  /// make room. Clients that never DELETE (a restarted one starts anew) so do not fill
+  /// the server.
+  Status room_for_a_session();
   /// Request `key` is done: its stream (if still held) leaves the session.
   std::shared_ptr<McpHttpConnection> take_stream(McpHttpSession& s, const std::string& key);
   /// Request `key`'s stream ends without its answer (the client cancelled it: none
@@ -414,11 +415,8 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   if (request)
     id = &*request_id;
   if (request && method->is_string() && method->as_string() == "initialize") {
-    if (!st.room_for_a_session())
-      return respond_rpc_error(503, *id, mcp::invalid_request,
-                               fmt::format("this server holds {} sessions already, each with a call in flight: end "
-                                           "one (DELETE) first",
-                                           kMaxSessions));
+    if (auto room = st.room_for_a_session(); !room)
+      return respond_rpc_error(503, *id, mcp::invalid_request, room.error);
     auto sid = random_name_part() + random_name_part();
     auto session = std::make_shared<McpHttpSession>();
     auto* params = msg->find("params");
@@ -575,11 +573,15 @@ static bool streaming(const McpHttpSession& s) {
   return std::any_of(s.streams.begin(), s.streams.end(), [](auto& c) { return !c.second->closed; });
 }
 
-bool ServerState::room_for_a_session() {
+Status ServerState::room_for_a_session() {
   // Sessions still ending (their handles getting their turn-end policies) count too,
   // up to twice the limit: a client opening sessions in a loop is refused.
   if (sessions.size() >= 2 * kMaxSessions)
-    return false;
+    return Status::fail(fmt::format("this server holds {} sessions, of which {} are still ending (their handles "
+                                    "getting their turn-end policies): try again once they have ended",
+                                    sessions.size(),
+                                    std::count_if(sessions.begin(), sessions.end(),
+                                                  [](auto& s) { return s.second->ending; })));
   size_t open = 0;
   const std::string* least = nullptr;
   for (auto& [sid, s] : sessions) {
@@ -590,11 +592,13 @@ bool ServerState::room_for_a_session() {
       least = &sid;
   }
   if (open < kMaxSessions)
-    return true;
+    return Status::ok();
   if (!least)
-    return false;
+    return Status::fail(fmt::format("this server holds {} sessions already, each with a call in flight: end one "
+                                    "(DELETE) first",
+                                    kMaxSessions));
   end_session(*least, [] {});
-  return true;
+  return Status::ok();
 }
 
 void ServerState::sweep() {
