@@ -7,6 +7,7 @@
 #define CAF_SUITE mcp_server
 #include <caf/test/unit_test.hpp>
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fstream>
 #include <thread>
@@ -51,9 +52,9 @@ struct Listener {
     return Json::object().set("jsonrpc", "2.0").set("id", ++next_id).set("method", method).set("params", std::move(params));
   }
   /// initialize, then notifications/initialized: the session's id.
-  std::string open_session() {
+  std::string open_session(const std::string& version = "2025-06-18") {
     auto r = post(request("initialize", Json::object()
-                                          .set("protocolVersion", "2025-06-18")
+                                          .set("protocolVersion", version)
                                           .set("capabilities", Json::object())
                                           .set("clientInfo", Json::object().set("name", "test").set("version", "1"))));
     auto sid = r.header("mcp-session-id");
@@ -599,6 +600,57 @@ CAF_TEST(over HTTP with protocol 2025-03-26 a batch is answered on one event str
   auto empty = l.post(Json::array(), sid);
   CAF_CHECK_EQUAL(empty.status, 400);
   CAF_CHECK(contains(empty.body, "an empty batch"));
+}
+
+CAF_TEST(over HTTP a batch answers each invalid message with an error of its own and runs the rest) {
+  // JSON-RPC 2.0: a message that is no valid request gets Invalid Request with id
+  // null, on the batch's stream; the valid ones are answered as ever.
+  auto l = serve_http();
+  auto sid = l.open_session("2025-03-26");
+  CAF_REQUIRE(!sid.empty());
+  auto initialized = Json::object().set("jsonrpc", "2.0").set("method", "notifications/initialized");
+  auto ping = l.request("ping");
+  auto call = l.request("tools/call", tool_call("shell", shell("echo batched")));
+  auto fraction = Json::object().set("jsonrpc", "2.0").set("id", 2.5).set("method", "ping");
+  auto answered = l.post(Json(JsonArray{ping, Json(7), fraction, initialized, call}), sid);
+  CAF_REQUIRE_EQUAL(answered.status, 200);
+  CAF_CHECK(answered.complete);
+  std::map<std::string, Json> by_id;
+  std::vector<std::string> refusals;
+  for (auto& e : answered.events()) {
+    if (e.find("id")->is_null()) {
+      CAF_CHECK_EQUAL(error_code(e), -32600);
+      refusals.push_back(error_message(e));
+    } else {
+      by_id[e.find("id")->dump()] = e;
+    }
+  }
+  CAF_CHECK_EQUAL(by_id.size(), 2u);
+  CAF_CHECK(by_id[ping.find("id")->dump()].find("result") != nullptr);
+  CAF_CHECK(contains(text_of(by_id[call.find("id")->dump()]), "batched"));
+  CAF_REQUIRE_EQUAL(refusals.size(), 2u);
+  std::sort(refusals.begin(), refusals.end());
+  CAF_CHECK(contains(refusals[0], "must be a string or an integer, got 2.5"));
+  CAF_CHECK(contains(refusals[1], "each message of a batch must be a JSON-RPC 2.0 object, got integer"));
+  // No request but an invalid message: its error alone, and the stream's end.
+  auto alone = l.post(Json(JsonArray{initialized, Json("x")}), sid);
+  CAF_REQUIRE_EQUAL(alone.status, 200);
+  CAF_CHECK(alone.complete);
+  CAF_REQUIRE_EQUAL(alone.events().size(), 1u);
+  CAF_CHECK_EQUAL(error_code(alone.events()[0]), -32600);
+  CAF_CHECK(alone.events()[0].find("id")->is_null());
+  // An empty batch is one Invalid Request (not an array of them); notifications only get no body.
+  auto empty = l.post(Json::array(), sid);
+  CAF_CHECK_EQUAL(empty.status, 400);
+  auto error = Json::parse(empty.body);
+  CAF_REQUIRE(error.ok());
+  CAF_CHECK(error->is_object());
+  CAF_CHECK_EQUAL(error_code(*error), -32600);
+  auto notes = l.post(Json(JsonArray{initialized, initialized}), sid);
+  CAF_CHECK_EQUAL(notes.status, 202);
+  CAF_CHECK_EQUAL(notes.body, "");
+  // The session went on through all of it.
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 200);
 }
 
 /// Spawns handle `s` running `sleeper` in session `sid`; it is running when this returns.

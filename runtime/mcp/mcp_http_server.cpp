@@ -474,10 +474,25 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   session.port.deliver(text);
 }
 
+/// Why batch member `m` is not a valid JSON-RPC message, one the session could answer
+/// only with id null ("" when it is valid).
+static std::string invalid_member(const Json& m) {
+  if (!m.is_object())
+    return fmt::format("each message of a batch must be a JSON-RPC 2.0 object, got {}", m.type_name());
+  auto* method = m.find("method");
+  auto* id = m.find("id");
+  if (method && id && !mcp::request_id(*id))
+    return mcp::bad_id_message(*id);
+  if (method && !method->is_string() && !id)
+    return "`method` must be a string";
+  return "";
+}
+
 /// A batch (protocol 2025-03-26 only): its requests are answered on one event stream,
-/// each response an event, and the session reads its messages one by one. A batch
-/// with a message that is not an object, or a request with an id not allowed, is
-/// refused whole: an answer with id null would find no stream.
+/// each response an event, and the session reads its messages one by one. An invalid
+/// message gets its Invalid Request (id null, JSON-RPC 2.0) here, on the stream: the
+/// session's answer with id null would find no stream. A request id already in flight
+/// refuses the batch whole: two answers with one id could not be told apart.
 void McpHttpConnection::handle_batch(ServerState& st, McpHttpSession& session, const JsonArray& messages) {
   if (session.version != mcp::batch_version)
     return respond_rpc_error(400, Json(), mcp::invalid_request,
@@ -487,21 +502,22 @@ void McpHttpConnection::handle_batch(ServerState& st, McpHttpSession& session, c
   if (messages.empty())
     return respond_rpc_error(400, Json(), mcp::invalid_request, "an empty batch: a batch holds one message or more");
   std::vector<std::string> keys;
+  std::vector<const Json*> valid;
+  std::vector<std::string> refusals;
   for (auto& m : messages) {
-    if (!m.is_object())
-      return respond_rpc_error(400, Json(), mcp::invalid_request,
-                               fmt::format("each message of a batch must be a JSON-RPC 2.0 object, got {}",
-                                           m.type_name()));
+    if (auto why = invalid_member(m); !why.empty()) {
+      refusals.push_back(mcp::error_response(Json(), mcp::invalid_request, why).dump());
+      continue;
+    }
+    valid.push_back(&m);
     auto* id = m.find("id");
     if (!m.find("method") || !id)
       continue;
-    auto valid = mcp::request_id(*id);
-    if (!valid)
-      return respond_rpc_error(400, Json(), mcp::invalid_request, mcp::bad_id_message(*id));
-    auto key = valid->dump();
+    auto request = *mcp::request_id(*id); // invalid_member let it through
+    auto key = request.dump();
     auto open = session.streams.find(key);
     if ((open != session.streams.end() && !open->second->closed) || std::find(keys.begin(), keys.end(), key) != keys.end())
-      return respond_rpc_error(400, *valid, mcp::invalid_request,
+      return respond_rpc_error(400, request, mcp::invalid_request,
                                fmt::format("request id {} is already used by a request in flight", cut_text(key)));
     keys.push_back(key);
   }
@@ -509,26 +525,30 @@ void McpHttpConnection::handle_batch(ServerState& st, McpHttpSession& session, c
     session.streams[key] = shared_from_this();
     session.order.push_back(key);
   }
-  if (keys.empty())
+  if (keys.empty() && refusals.empty())
     respond(202, "");
   else
     start_stream({});
-  for (auto& m : messages) {
-    auto* method = m.find("method");
-    auto* params = m.find("params");
+  for (auto& r : refusals)
+    event(r);
+  if (keys.empty() && !refusals.empty())
+    end_stream(); // no response comes
+  for (auto* m : valid) {
+    auto* method = m->find("method");
+    auto* params = m->find("params");
     if (!params || !params->is_object())
       continue;
-    auto* id = m.find("id");
+    auto* id = m->find("id");
     if (auto* meta = params->find("_meta"); method && id && meta && meta->is_object())
       if (auto* token = meta->find("progressToken"))
         session.progress[token->dump()] = mcp::request_id(*id)->dump();
     if (!id && method && method->is_string() && method->as_string() == "notifications/cancelled")
       if (auto* cancelled = params->find("requestId"))
-        if (auto valid = mcp::request_id(*cancelled))
-          st.end_stream(session, valid->dump());
+        if (auto request = mcp::request_id(*cancelled))
+          st.end_stream(session, request->dump());
   }
-  for (auto& m : messages)
-    session.port.deliver(m.dump());
+  for (auto* m : valid)
+    session.port.deliver(m->dump());
 }
 
 void McpHttpConnection::handle_delete(ServerState& st, const http::request<http::string_body>& req) {
