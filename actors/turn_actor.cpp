@@ -40,6 +40,7 @@ using turn_impl = turn_actor::extend<caf::reacts_to<timeout_atom, uint64_t>, caf
 using turn_actor_t = turn_impl::stateful_base<turn_state>;
 
 void forget_call(turn_actor_t* self, const std::string& tag);
+void handle_started_by(turn_actor_t* self, const std::string& tag, const std::string& id);
 void carry_notifications(turn_actor_t* self, CallResult& r);
 void shown_stopped(turn_actor_t* self, const std::string& id);
 
@@ -64,7 +65,8 @@ struct turn_state {
   std::set<std::string> stop_shown;
   std::map<std::string, std::string> handle_tools; // handle id -> its tool's name
   // Tagged calls (an MCP request): the one-shot run each has going, the handle each
-  // spawned, and the tags aborted before or while they ran.
+  // spawned (once the registry took the spawn), and the tags aborted before or while
+  // they ran.
   std::map<std::string, std::string> oneshot_of_call;
   std::map<std::string, std::string> handle_of_call;
   std::set<std::string> aborted_calls;
@@ -495,7 +497,7 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
         self->send(st.registry, cancel_atom::value, cmd->id, spec.error());
         return answer(failed(spec.error()));
       }
-      go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error] {
+      go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error, tag = answer.tag] {
         auto& tools = self->state.handle_tools;
         std::optional<std::string> before;
         if (auto it = tools.find(id); it != tools.end())
@@ -503,16 +505,34 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
         tools[id] = spec.tool;
         self->state.awaits.forget(id); // a new handle under the id
         self->state.stop_shown.erase(id); // its news are new
+        // Whether the registry took the spawn is settled once: by its refusal, or by
+        // anything that comes after it (the refusal comes at once).
+        auto settled = std::make_shared<bool>(false);
+        auto taken = [self, id, tag, settled] {
+          if (!std::exchange(*settled, true))
+            handle_started_by(self, tag, id);
+        };
         self->request(registry, caf::infinite, spawn_atom::value, id, spec, look)
-          .then(reply, [self, id, before, reply_error](caf::error& err) mutable {
-            // Refused (its id in use, a limit): what runs under the id is what ran.
-            auto& tools = self->state.handle_tools;
-            if (before)
-              tools[id] = *before;
-            else
-              tools.erase(id);
-            reply_error(err);
-          });
+          .then([reply, taken](HandleReport& r) mutable {
+                  taken();
+                  reply(r);
+                },
+                [self, id, before, reply_error, settled](caf::error& err) mutable {
+                  // Refused (its id in use, a limit): what runs under the id is what
+                  // ran, and none of this call's to abort.
+                  *settled = true;
+                  auto& tools = self->state.handle_tools;
+                  if (before)
+                    tools[id] = *before;
+                  else
+                    tools.erase(id);
+                  reply_error(err);
+                });
+        // Its answer waits for the spawn's look (wait_ms): an abort of the call must
+        // not. The registry answers in order, so this comes after any refusal.
+        if (!tag.empty())
+          self->request(registry, caf::infinite, status_atom::value, std::vector<std::string>{id})
+            .then([taken](std::vector<HandleStatus>&) { taken(); }, [](caf::error&) {});
       };
       break;
     }
@@ -833,18 +853,13 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
     auto text = describe_tools(config, *args);
     return reply(text ? CallResult{true, *text, false, {}} : failed(text.error()));
   }
-  if (auto* action = takes_action_protocol(tool) ? args->find("action") : nullptr) {
-    if (!tag.empty()) {
-      // Aborted by its tag, a spawn ends the handle it started (forget_call). A fetch,
-      // apply or abort only looks at a handle someone else started (a client times
-      // its requests out while a build runs): aborting one drops its wait, never the
-      // handle. Aborted before it ran, none of them runs.
-      if (self->state.aborted_calls.count(tag))
-        return reply(fail_call(fmt::format("`{}` was aborted before it ran; nothing was done", name)));
-      auto* id = args->find("id");
-      if (action->is_string() && action->as_string() == "spawn" && id && id->is_string())
-        self->state.handle_of_call[tag] = id->as_string();
-    }
+  if (takes_action_protocol(tool) && args->find("action")) {
+    // Aborted by its tag, a spawn ends the handle it started (run_stateful). A fetch,
+    // apply or abort only looks at a handle someone else started (a client times its
+    // requests out while a build runs): aborting one drops its wait, never the handle.
+    // Aborted before it ran, none of them runs.
+    if (!tag.empty() && self->state.aborted_calls.count(tag))
+      return reply(fail_call(fmt::format("`{}` was aborted before it ran; nothing was done", name)));
     return run_stateful(self, tool, *args, reply);
   }
   if (!runs_without_action(tool)) {
@@ -928,6 +943,17 @@ void abort_handle_of(turn_actor_t* self, const std::string& tag) {
   if (auto it = st.handle_of_call.find(tag); it != st.handle_of_call.end())
     self->request(st.registry, caf::infinite, abort_atom::value, it->second)
       .then([](HandleReport&) {}, [](caf::error&) {}); // the call answers with how it ended
+}
+
+/// Tagged call `tag`'s spawn of `id` was taken by the registry: the handle is the
+/// call's, aborted with it (at once when the call already was).
+void handle_started_by(turn_actor_t* self, const std::string& tag, const std::string& id) {
+  if (tag.empty())
+    return;
+  auto& st = self->state;
+  st.handle_of_call[tag] = id;
+  if (st.aborted_calls.count(tag))
+    abort_handle_of(self, tag);
 }
 
 /// A tagged call answered: its run (which may have asked and gone on, under the same

@@ -434,12 +434,15 @@ CAF_TEST(the example session piped in gets every call answered before the sessio
   CAF_CHECK_EQUAL(results["test"], "tested\n");
 }
 
-/// Answers the next elicitation/create with `result`; the question it asked.
-std::string answer_elicitation(McpClient& c, Json result) {
+/// Answers the next elicitation/create with `result` (`first` runs once it came, before
+/// the answer); the question it asked.
+std::string answer_elicitation(McpClient& c, Json result, const std::function<void()>& first = {}) {
   for (auto m = c.next(); !m.is_null(); m = c.next()) {
     auto* method = m.find("method");
     if (!method || method->as_string() != "elicitation/create")
       continue;
+    if (first)
+      first();
     c.send(Json::object().set("jsonrpc", "2.0").set("id", *m.find("id")).set("result", std::move(result)));
     return m.find("params")->find("message")->as_string();
   }
@@ -491,6 +494,51 @@ CAF_TEST(a client that offers elicitation is asked whether a tool may run) {
   for (auto& m : left->seen)
     if (auto* i = m.find("id"); i && i->is_int() && i->as_int() == id && !m.find("method"))
       CAF_CHECK(!contains(text_of(m), "asked and ran"));
+}
+
+CAF_TEST(a spawn cancelled before the registry refuses its id in use leaves the handle under that id running) {
+  // The cancel comes while the spawn waits for the person's answer: after the call
+  // went to the turn, before the registry refused the id. The handle under it is
+  // another call's; a cancelled spawn that is accepted is still aborted.
+  std::ofstream(dir.path / "config.toml", std::ios::app) << "[conversation.tools.shell.spawn.permissions]\n"
+                                                            "spawn = \"ask\"\n";
+  marked_sleep sleeper(dir.path);
+  auto c = session(Json::object().set("elicitation", Json::object()));
+  auto spawn = [&](const std::string& id, const std::string& command, int wait_ms) {
+    return c->request("tools/call", tool_call("shell", shell(command, Json::object()
+                                                                        .set("action", "spawn")
+                                                                        .set("id", id)
+                                                                        .set("wait_ms", wait_ms))));
+  };
+  auto cancel = [&](int64_t request) {
+    c->notify("notifications/cancelled", Json::object().set("requestId", request).set("reason", "timed out"));
+  };
+  auto first = spawn("s", R"(read x; echo "got $x")", 0);
+  answer_elicitation(*c, accept("yes"));
+  CAF_REQUIRE(!is_error(c->response(first)));
+  auto again = spawn("s", "echo never", 0);
+  answer_elicitation(*c, accept("yes"), [&] { cancel(again); });
+  // Had the cancel aborted `s`, the abort would reach it before this input.
+  auto applied = c->call("tools/call", tool_call("shell", Json::object().set("action", "apply").set("id", "s").set("input", "hello\n")));
+  CAF_CHECK(!is_error(applied));
+  auto awaited = c->call("tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("s")}))));
+  CAF_CHECK(contains(text_of(awaited) + text_of(applied), "got hello"));
+  CAF_CHECK(!contains(text_of(awaited), "aborted"));
+  // Under a free id it is taken, and aborted then: its look (a minute) is not waited out.
+  auto other = spawn("t", fmt::format("exec {} 300", sleeper.program.string()), 60000);
+  answer_elicitation(*c, accept("yes"), [&] { cancel(other); });
+  // The allowance reaches the turn its own way: until it has, `t` is not found.
+  Json ended;
+  CAF_REQUIRE(wait_for([&] {
+    ended = c->call("tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("t")}))));
+    return !contains(text_of(ended), "Handle `t` not found");
+  }));
+  CAF_CHECK(contains(text_of(ended), "aborted"));
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+  for (auto& m : c->seen)
+    if (auto* i = m.find("id"); i && i->is_int() && (i->as_int() == again || i->as_int() == other) && !m.find("method"))
+      CAF_FAIL("a cancelled call was answered: " << m.dump());
 }
 
 CAF_TEST(over HTTP initialize opens a session whose requests are answered as event streams) {
