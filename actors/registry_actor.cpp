@@ -328,9 +328,11 @@ caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self, const I
   for (auto& id : live) {
     auto& e = self->state.entries[id];
     auto answer = answers.find(id);
-    auto outcome = outcome_of(e.child.on_turn_end, answer == answers.end() ? std::nullopt
-                                                                           : std::optional(answer->second));
-    HandleSummary summary{id, e.tool, {}, e.child.on_turn_end, elapsed_secs(e), {}, outcome};
+    // A one-shot run still going (its call unanswered) is aborted: its tool's policy
+    // is for the handle it might have gone on as.
+    auto policy = e.oneshot ? turn_end_policy::abort : e.child.on_turn_end;
+    auto outcome = outcome_of(policy, answer == answers.end() ? std::nullopt : std::optional(answer->second));
+    HandleSummary summary{id, e.tool, {}, policy, elapsed_secs(e), {}, outcome};
     if (waited(outcome)) {
       // Completed by mark_stopped: it stops by itself, or the timeout aborts it.
       auto number = ++self->state.turn_end_waits_made;
@@ -405,12 +407,10 @@ caf::result<HandleReport> detach(registry_actor_t* self, const std::string& old_
   auto& st = self->state;
   auto it = st.entries.find(old_id);
   if (it == st.entries.end() || !it->second.oneshot || it->second.control || it->second.phase != entry_phase::live ||
-      !it->second.handle)
+      !it->second.handle || st.turn_end_waits.count(old_id))
     return make_error(error_code::unknown_handle, fmt::format("no one-shot run `{}` is running", cut_text(old_id)));
-  auto taken = [&](const std::string& id) {
-    auto found = st.entries.find(id);
-    return found != st.entries.end() && found->second.phase != entry_phase::stopped;
-  };
+  // Not even a stopped handle's id: its final result is the assistant's to fetch.
+  auto taken = [&](const std::string& id) { return st.entries.count(id) > 0; };
   std::string id;
   for (int n = 1; id.empty() || taken(id); ++n)
     id = fmt::format("{}-{}", base, n);
@@ -613,7 +613,8 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       // New output from a handle nobody looks at: once, until the assistant does.
       auto& id = current_id(self, sent_id);
       auto* e = find_entry(self, id);
-      if (!e || e->observed || !e->notify_content || e->phase != entry_phase::live || !self->state.sink)
+      if (!e || e->oneshot || e->observed || !e->notify_content || e->phase != entry_phase::live ||
+          !self->state.sink)
         return;
       self->send(self->state.sink, notify_atom::value,
                  Notification{"tool", "tool.output", "info",

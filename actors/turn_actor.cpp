@@ -407,7 +407,14 @@ void go_on_in_background(turn_actor_t* self, const std::string& id) {
           return;
         auto reply = std::move(it->second.reply);
         self->state.long_runs.erase(it);
-        self->state.handle_tools[r.id] = tool->name;
+        auto& st = self->state;
+        st.handle_tools[r.id] = tool->name;
+        st.awaits.forget(r.id); // a new handle under the id, as a spawn's
+        st.stop_shown.erase(r.id);
+        // A tagged call's handle: aborted with the call (forget_call), though the
+        // abort came while the run was being detached.
+        if (!reply.tag.empty())
+          st.handle_of_call[reply.tag] = r.id;
         auto policy = tool->lifecycle.on_turn_end;
         auto note = fmt::format(
           "[jp-actors: still running after {:g} s, so it goes on in the background as handle `{}`: fetch it for "
@@ -422,7 +429,15 @@ void go_on_in_background(turn_actor_t* self, const std::string& id) {
         content += note;
         reply(CallResult{true, response_content(r), true, {}});
       },
-      [](caf::error&) {}); // it ended before: its end answers the call
+      [self, id](caf::error& err) {
+        // It ended before (its end answered the call), or its look failed.
+        auto it = self->state.long_runs.find(id);
+        if (it == self->state.long_runs.end())
+          return;
+        auto reply = std::move(it->second.reply);
+        self->state.long_runs.erase(it);
+        reply(failed(error_text(err)));
+      });
 }
 
 void resolve_question(turn_actor_t* self, const std::string& id, const Question& q, std::function<void(bool)> done);

@@ -731,7 +731,9 @@ name = "main"
   tool = "shell"
   arguments = {{ action = "fetch", id = "shell-1" }}
 )", sleeper.program.string());
-  auto r = cli(fmt::format("--cfg conversation.tools.shell.background_after_secs=0.2 run {} --json",
+  // With news of new output on: none of a one-shot run's (its id is no handle's).
+  auto r = cli(fmt::format("--cfg conversation.tools.shell.background_after_secs=0.2 "
+                           "--cfg conversation.tools.shell.spawn.notifications.on_content=true run {} --json",
                            (scripts.path / "bg.toml").string()));
   CAF_CHECK_EQUAL(r.status, 0);
   std::vector<Json> results;
@@ -754,6 +756,7 @@ name = "main"
   CAF_CHECK(testing::contains(results[1].find("content")->as_string(), R"("state":"running")"));
   CAF_REQUIRE(turn_end.is_object());
   CAF_CHECK(testing::contains(turn_end.find("handles")->dump(), R"("id":"shell-1","tool":"shell","policy":"abort")"));
+  CAF_CHECK(!testing::contains(r.stdout_text, "#call"));
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 

@@ -233,26 +233,44 @@ CAF_TEST(one-shot replies once the handle stopped and leaves no entry) {
 
 CAF_TEST(a one-shot run detached goes on as a handle under the first free id) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("shell-1"), LaunchSpec{}); // taken
+  ask<HandleReport>(registry, spawn_atom::value, std::string("shell-2"), LaunchSpec{});
+  finish("shell-2", "kept"); // stopped, its result still the assistant's to fetch: taken too
   auto run_call = self->request(registry, caf::infinite, oneshot_atom::value, LaunchSpec{}, std::string("#call1"));
   run();
   auto [r, err] = ask<HandleReport>(registry, detach_atom::value, std::string("#call1"), std::string("shell"));
   CAF_CHECK_EQUAL(err, "");
-  CAF_CHECK_EQUAL(r.id, "shell-2");
+  CAF_CHECK_EQUAL(r.id, "shell-3");
   CAF_CHECK(r.state.kind == state_kind::running);
   // Its caller hears it running under that id (and answers its call from the detach).
   bool got = false;
-  run_call.receive([&](HandleReport& w) { got = w.id == "shell-2" && w.state.kind == state_kind::running; },
+  run_call.receive([&](HandleReport& w) { got = w.id == "shell-3" && w.state.kind == state_kind::running; },
                    [&](caf::error& e) { CAF_FAIL(error_text(e)); });
   CAF_CHECK(got);
   // A handle now: fetched, listed, counted, ended by its stop under its new id.
-  CAF_CHECK_EQUAL(ask<HandleReport>(registry, fetch_atom::value, std::string("shell-2"), LookOptions{}).second, "");
+  CAF_CHECK_EQUAL(ask<HandleReport>(registry, fetch_atom::value, std::string("shell-3"), LookOptions{}).second, "");
   CAF_CHECK_EQUAL(ask<HandleReport>(registry, fetch_atom::value, std::string("#call1"), LookOptions{}).second,
                   "Handle `#call1` not found");
-  CAF_CHECK(ask<HandleCounts>(registry, counts_atom::value).first == (HandleCounts{2, 2}));
+  CAF_CHECK(ask<HandleCounts>(registry, counts_atom::value).first == (HandleCounts{3, 2}));
   finish("#call1", "done");
-  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("shell-2"), LookOptions{});
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("shell-3"), LookOptions{});
   CAF_CHECK(f.state.stopped());
   CAF_CHECK_EQUAL(f.state.content, "done");
+}
+
+CAF_TEST(a one-shot run still going at the turn end is aborted whatever its tool policy) {
+  // Its spec carries its tool's policy for the handle it might go on as; the run
+  // itself (its call unanswered) ends with the turn, as it always did.
+  LaunchSpec spec;
+  spec.child.on_turn_end = turn_end_policy::await;
+  self->request(registry, caf::infinite, oneshot_atom::value, spec, std::string("#call1"));
+  run();
+  auto [list, err] = ask<std::vector<HandleSummary>>(registry, turn_end_atom::value, InquiryAnswers{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE_EQUAL(list.size(), 1u);
+  CAF_CHECK_EQUAL(std::string(to_string(list[0].outcome)), "abort");
+  CAF_CHECK(list[0].state.stopped());
+  auto [r, derr] = ask<HandleReport>(registry, detach_atom::value, std::string("#call1"), std::string("shell"));
+  CAF_CHECK_EQUAL(derr, "no one-shot run `#call1` is running");
 }
 
 CAF_TEST(a one-shot run that stops as it is detached is answered once by its stop) {

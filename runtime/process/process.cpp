@@ -593,7 +593,10 @@ private:
       signal_all({SIGKILL}, false);
     if (terminating_)
       signal_escaped(SIGKILL); // aborted: no grace is left for what left the group
-    remove_slot(slot, pid);
+    // Stopped members stay in the kill-all's reach (a signal to jp-actors) until they
+    // are killed: they hold the pgid, so it names no one else meanwhile.
+    if (!name_left)
+      remove_slot(slot, pid);
     int status = 0;
     pid_t r;
     do
@@ -608,8 +611,10 @@ private:
       exit_.code = -1; // someone else reaped it (a stray waitpid(-1))
     }
     leader_reaped_ = true;
-    if (name_left)
+    if (name_left) {
       kill_left();
+      remove_slot(slot, pid);
+    }
     if (grace_timer_)
       grace_timer_->cancel();
     // Wake the readers: their handlers drain what is left (keeping chunk order) and
