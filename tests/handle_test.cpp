@@ -678,39 +678,28 @@ CAF_TEST(a pipe tool blocked reading its stdin is waiting though no prompt patte
   CAF_CHECK_EQUAL(a.state.content, "got y\n");
 }
 
-CAF_TEST(a pipe tool whose child reads its stdin while it waits for the child is waiting) {
-  // `git commit`'s editor, `cd x && python3 ask.py`: the leader sleeps in wait4.
-  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("kid"),
-                                    shell("sh -c 'echo child=$$; read a; echo \"got $a\"'; echo after"));
-  CAF_REQUIRE_EQUAL(err, "");
-  auto out = r.state.content + fetch_until("kid", [&](auto& s) { return contains(r.state.content + s, "child="); });
-  auto child = static_cast<pid_t>(std::stol(out.substr(out.find("child=") + 6)));
-  auto [f, ferr] = fetch_once_blocked("kid", child, SYS_read);
-  CAF_CHECK_EQUAL(ferr, "");
-  CAF_CHECK(f.state.kind == state_kind::waiting);
-  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("kid"), std::string(R"("z\n")"),
-                                     LookOptions{10000});
-  CAF_CHECK_EQUAL(aerr, "");
-  CAF_CHECK(a.state.stopped());
-  CAF_CHECK_EQUAL(a.state.content, "got z\nafter\n");
-}
-
-CAF_TEST(a pipe tool whose child reads its stdin while it reads the child is waiting) {
-  // A command substitution: the leader reads the child's output, not its stdin.
-  auto [r, err] = ask<HandleReport>(
-    registry, spawn_atom::value, std::string("sub"),
-    shell("x=$(sh -c 'echo child=$$ >&2; exec head -n1'); echo \"got $x\""));
-  CAF_REQUIRE_EQUAL(err, "");
-  auto out = r.state.content + fetch_until("sub", [&](auto& s) { return contains(r.state.content + s, "child="); });
-  auto child = static_cast<pid_t>(std::stol(out.substr(out.find("child=") + 6)));
-  auto [f, ferr] = fetch_once_blocked("sub", child, SYS_read);
-  CAF_CHECK_EQUAL(ferr, "");
-  CAF_CHECK(f.state.kind == state_kind::waiting);
-  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("sub"), std::string(R"("v\n")"),
-                                     LookOptions{10000});
-  CAF_CHECK_EQUAL(aerr, "");
-  CAF_CHECK(a.state.stopped());
-  CAF_CHECK(contains(a.state.content, "got v"));
+CAF_TEST(a pipe tool whose child reads its stdin is waiting while the leader waits for the child or reads it) {
+  // `git commit`'s editor, `cd x && python3 ask.py`: the leader sleeps in wait4. A
+  // command substitution: the leader reads the child's output, not its stdin.
+  struct Case {
+    std::string id, command, input, said;
+  };
+  for (auto& c : {Case{"kid", "sh -c 'echo child=$$ >&2; read a; echo \"got $a\"'; echo after", R"("z\n")",
+                       "got z\nafter\n"},
+                  Case{"sub", "x=$(sh -c 'echo child=$$ >&2; exec head -n1'); echo \"got $x\"", R"("v\n")",
+                       "got v\n"}}) {
+    auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, c.id, shell(c.command));
+    CAF_REQUIRE_EQUAL(err, "");
+    auto out = r.state.content + fetch_until(c.id, [&](auto& s) { return contains(r.state.content + s, "child="); });
+    auto child = static_cast<pid_t>(std::stol(out.substr(out.find("child=") + 6)));
+    auto [f, ferr] = fetch_once_blocked(c.id, child, SYS_read);
+    CAF_CHECK_EQUAL(ferr, "");
+    CAF_CHECK(f.state.kind == state_kind::waiting);
+    auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, c.id, c.input, LookOptions{10000});
+    CAF_CHECK_EQUAL(aerr, "");
+    CAF_CHECK(a.state.stopped());
+    CAF_CHECK(contains(a.state.content, c.said));
+  }
 }
 
 CAF_TEST(a pipe tool polling its stdin among other fds is running not waiting) {
