@@ -84,7 +84,7 @@ CAF_TEST(enum values are checked) {
 
 CAF_TEST(unknown keys are rejected naming the allowed ones) {
   CAF_CHECK_EQUAL(error_of(tool("shell"), R"({"command":"ls","cmd":"x"})"),
-                  "shell: unknown parameter `cmd` (allowed: `command`, `cwd`, `env`)");
+                  "shell: unknown parameter `cmd` (allowed: `command`, `cwd`, `env`, `tty`)");
   ToolConfig none;
   none.name = "none";
   CAF_CHECK_EQUAL(error_of(none, R"({"x":1})"),

@@ -760,6 +760,39 @@ name = "main"
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 
+CAF_TEST(a shell spawn with tty runs on a terminal of its own whose prompts are typed into) {
+  // sudo's and ssh's password prompts read a terminal; a pipe has none.
+  testing::temp_dir scripts;
+  std::ofstream(scripts.path / "tty.toml") << R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "t", tty = true, wait_ms = 20000, command = "[ -t 0 ] && echo on-a-tty; read -p 'Password: ' -s pw; echo; echo got ${#pw} chars" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "apply", id = "t", input = "secret\n", wait_ms = 20000 }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { tty = true, command = "echo hi" }
+)";
+  auto r = cli(fmt::format("run {} --json", (scripts.path / "tty.toml").string()));
+  std::vector<Json> results;
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "tool_result")
+      results.push_back(e);
+  CAF_REQUIRE_EQUAL(results.size(), 3u);
+  auto spawned = Json::parse(results[0].find("content")->as_string());
+  CAF_REQUIRE(spawned.ok());
+  CAF_CHECK_EQUAL(spawned->string_at("content"), "on-a-tty\nPassword: ");
+  CAF_CHECK(testing::contains(results[1].find("content")->as_string(), "got 6 chars"));
+  // Without a handle nothing could type into it.
+  CAF_CHECK(!results[2].find("ok")->as_bool());
+  CAF_CHECK(testing::contains(results[2].find("content")->as_string(), "`tty` is for a handle (action spawn)"));
+}
+
 CAF_TEST(an inquiry without an answer fails the run naming the handle and leaves nothing running) {
   testing::temp_dir inquiry;
   auto dir = inquiry.path;
