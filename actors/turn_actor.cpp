@@ -889,6 +889,13 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
                                     "\"<a name>\", ...}}, then type with `apply` and read with `fetch`",
                                     name)));
   }
+  // Before anyone is asked to allow it: what only a handle can use is refused.
+  for (auto& p : tool.parameters)
+    if (auto* given = p.spawn_only ? args->find(p.name) : nullptr; given && !given->is_null() &&
+                                                                  !(given->is_bool() && !given->as_bool()))
+      return reply(failed(fmt::format("`{}`: `{}` is for a handle: call it with {{\"action\": \"spawn\", \"id\": "
+                                      "\"<a name>\", ...}}, then type with `apply` and read with `fetch`",
+                                      name, p.name)));
   if (auto ok = validate_arguments(tool, *args); !ok)
     return reply(failed(ok.error));
   with_permission(

@@ -53,6 +53,7 @@ struct ParameterConfig {
   std::vector<std::string> enum_values; // "enum" in TOML
   std::string items_type;                // for arrays: "string", ...
   Json default_value;                    // null = none
+  bool spawn_only = false;               // a handle's (the shell's tty): refused without `action`
   // An MCP server's own schema of it, declared as it came where the dialect takes
   // any JSON Schema (nested objects, unions, enums of any type survive); null for
   // a config's parameters. The fields above are what jp-actors checks and what

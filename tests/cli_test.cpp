@@ -788,9 +788,35 @@ name = "main"
   CAF_REQUIRE(spawned.ok());
   CAF_CHECK_EQUAL(spawned->string_at("content"), "on-a-tty\nPassword: ");
   CAF_CHECK(testing::contains(results[1].find("content")->as_string(), "got 6 chars"));
-  // Without a handle nothing could type into it.
+  // Without a handle nothing could type into it: refused before anyone is asked.
   CAF_CHECK(!results[2].find("ok")->as_bool());
-  CAF_CHECK(testing::contains(results[2].find("content")->as_string(), "`tty` is for a handle (action spawn)"));
+  CAF_CHECK(testing::contains(results[2].find("content")->as_string(), "`shell`: `tty` is for a handle: call it "
+                                                                       "with {\"action\": \"spawn\""));
+  // The shell's configured size is its terminal's.
+  std::ofstream(scripts.path / "size.toml") << R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "s", tty = true, wait_ms = 20000, command = "stty size" }
+)";
+  auto sized = cli(fmt::format("--cfg conversation.tools.shell.rows=50 --cfg conversation.tools.shell.cols=132 "
+                               "run {} --json",
+                               (scripts.path / "size.toml").string()));
+  CAF_CHECK(testing::contains(sized.stdout_text, R"(\"result\":\"50 132\\n\")"));
+  // Its schema says so: tty for a spawn only, screen and a size for its looks.
+  auto schema = cli("tools --schema --dialect json-schema");
+  auto tools = Json::parse(schema.stdout_text);
+  CAF_REQUIRE(tools.ok());
+  for (auto& t : tools->as_array()) {
+    if (t.string_at("name") != "shell")
+      continue;
+    auto text = t.dump();
+    CAF_CHECK(testing::contains(text, R"("screen")"));
+    for (auto& branch : t.find("parameters")->find("oneOf")->as_array())
+      if (branch.find("not")) // the branch without `action`
+        CAF_CHECK(branch.find("properties")->find("tty") == nullptr);
+  }
 }
 
 CAF_TEST(an inquiry without an answer fails the run naming the handle and leaves nothing running) {

@@ -55,11 +55,12 @@ ToolConfig shell_tool() {
       parameter("cwd", "string", "Working directory, relative to the workspace and inside it"),
       parameter("env", "object", "Extra environment variables (name -> string value)"),
       parameter("tty", "boolean",
-                "spawn only: run it on a terminal (24x80) of its own, for a program that needs one "
+                "Run it on a terminal of its own, for a program that needs one "
                 "(a password prompt, a full-screen program, a REPL's line editing). Its output is "
                 "then the terminal's text, and `input` is typed: \\n is Enter, \\u0003 Ctrl-C, "
                 "\\u0004 Ctrl-D; fetch or apply with \"screen\": true also returns its screen."),
   };
+  t.parameters.back().spawn_only = true; // tty: only a handle can type into it
   t.stateful = true;
   t.actions = {action_kind::spawn, action_kind::fetch, action_kind::apply,
                action_kind::abort};

@@ -10,6 +10,7 @@
 // Whatever a schema cannot express is checked at call time (argument_validation.hpp).
 #include "tools/schema.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "messages/json_codec.hpp"
@@ -31,6 +32,12 @@ bool top_level_combinators(dialect d) {
   return d == dialect::json_schema;
 }
 
+/// Whether a spawn of `t` may ask for a terminal (the built-in shell's `tty`).
+bool takes_tty(const ToolConfig& t) {
+  return std::any_of(t.parameters.begin(), t.parameters.end(), [](auto& p) { return p.name == "tty" && p.spawn_only; }) &&
+         t.source == "builtin";
+}
+
 const char* const id_spawn_description =
     "Handle ID for this tool instance. Must be unique across active handles.";
 const char* const id_other_description = "Handle ID of a handle you spawned earlier.";
@@ -43,6 +50,9 @@ const char* const pipe_input_description =
     "waiting handle.";
 
 std::string input_text(const ToolConfig& t) {
+  if (takes_tty(t))
+    return std::string(pipe_input_description) +
+           " With `tty`: typed as on a terminal (\\n is Enter, \\u0003 Ctrl-C, \\u0004 Ctrl-D).";
   if (t.io == io_mode::pipe)
     return pipe_input_description;
   if (t.io != io_mode::pty)
@@ -67,18 +77,19 @@ void set_look_properties(Json& properties, const ToolConfig& t, std::string_view
                          "output to settle: the answer comes as soon as the tool waits for "
                          "input, has been quiet after new output, or stopped.",
                          kMaxWaitMs, default_wait_ms(t)))));
-  if (t.io != io_mode::pty)
+  if (t.io != io_mode::pty && !takes_tty(t))
     return;
+  auto tty_only = [&](std::string text) { return takes_tty(t) ? "With `tty`: " + text : text; };
   properties.set("screen", Json::object().set("type", "boolean").set(
                                "description",
-                               with_note("Also return the terminal's screen as text rows, "
-                                         "with the cursor position.")));
+                               with_note(tty_only("Also return the terminal's screen as text rows, "
+                                                  "with the cursor position."))));
   for (auto [name, what] : {std::pair{"rows", "rows"}, std::pair{"cols", "columns"}})
     properties.set(name, Json::object().set("type", "integer").set(
                              "description",
-                             with_note(fmt::format("Resize the terminal to this many {} first "
-                                                   "(give rows and cols together; now {}x{}).",
-                                                   what, t.rows, t.cols))));
+                             with_note(tty_only(fmt::format("Resize the terminal to this many {} first "
+                                                            "(give rows and cols together; now {}x{}).",
+                                                            what, t.rows, t.cols)))));
 }
 
 std::string_view action_summary(action_kind a) {
@@ -147,10 +158,13 @@ Json property_schema(const ParameterConfig& p, dialect d, std::string_view note 
 }
 
 /// The tool's own parameters as a schema's `properties` and `required`.
+/// A call's own parameters without `action` (a spawn-only one left out).
 std::pair<Json, Json> parameter_properties(const ToolConfig& t, dialect d) {
   auto properties = Json::object();
   auto required = Json::array();
   for (auto& p : t.parameters) {
+    if (p.spawn_only)
+      continue;
     properties.set(p.name, property_schema(p, d));
     if (p.required)
       required.push(Json(p.name));
@@ -250,10 +264,11 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
     auto which = looking.empty() ? last : fmt::format("{} and {}", fmt::join(looking, ", "), last);
     set_look_properties(properties, t, which + " only");
   }
-  auto used_by = oneshot ? "spawn, or without `action`" : "spawn only";
-  for (auto& p : t.parameters)
+  for (auto& p : t.parameters) {
+    auto used_by = oneshot && !p.spawn_only ? "spawn, or without `action`" : "spawn only";
     properties.set(p.name, property_schema(p, d, p.required ? fmt::format("{} (required there)", used_by)
                                                             : std::string(used_by)));
+  }
   return Json::object()
       .set("type", "object")
       .set("properties", std::move(properties))
