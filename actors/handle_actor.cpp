@@ -207,6 +207,17 @@ bool quiet(const handle_state& st, clock::time_point now) {
   return now - st.last_output >= std::chrono::milliseconds(st.spec.settle_ms);
 }
 
+// How often a handle nobody looks at is probed: an await (which asks the registry,
+// not the handle) learns so that its tool sits reading input it will not get, though
+// the tool said nothing first (a silent `read`, `cat` waiting for its input).
+constexpr auto kIdleProbe = std::chrono::seconds(1);
+
+/// Whether the tool is probed now and then while it runs: it can be told to wait,
+/// does not yet, and its output settles (settle_ms 0 probes at every chunk already).
+bool probes_when_idle(const handle_state& st) {
+  return detects_input_wait(st) && !st.watch.waiting && !asked(st) && st.spec.settle_ms > 0;
+}
+
 /// Whether a look has waited enough: the handle stopped or asks, its time is up,
 /// or its output settled (quiet) where the tool now waits for input, or, when that
 /// cannot be told or a busy tool looks the same (a pipe without a prompt pattern),
@@ -227,7 +238,7 @@ void schedule_tick(handle_actor_t* self);
 void settle_looks(handle_actor_t* self) {
   auto& st = self->state;
   auto now = clock::now();
-  if (!has_exited(st.at) && (st.probe_due || !st.looks.empty()) && quiet(st, now))
+  if (!has_exited(st.at) && (st.probe_due || !st.looks.empty() || probes_when_idle(st)) && quiet(st, now))
     probe_input_wait(self);
   for (size_t i = 0; i < st.looks.size();) {
     if (!look_done(st, st.looks[i], now)) {
@@ -248,7 +259,8 @@ void schedule_tick(handle_actor_t* self) {
   if (st.tick_pending || has_exited(st.at))
     return;
   bool probe = st.probe_due && detects_input_wait(st);
-  if (st.looks.empty() && !probe)
+  bool idle = st.looks.empty() && !probe;
+  if (idle && !probes_when_idle(st))
     return;
   auto now = clock::now();
   // Without a settle time (0) output settles looks as it comes: the timer is for
@@ -259,6 +271,8 @@ void schedule_tick(handle_actor_t* self) {
   auto at = clock::time_point::max();
   if (settle.count() > 0)
     at = st.last_output + settle > now ? st.last_output + settle : now + settle;
+  if (idle)
+    at = std::max(at, now + kIdleProbe);
   for (auto& look : st.looks)
     at = std::min(at, look.deadline);
   st.tick_pending = true;
@@ -489,6 +503,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     // If this actor dies, its process group goes with it.
     auto p = st.proc;
     self->attach_functor([p] { p->terminate(std::chrono::milliseconds(0), {}); });
+    schedule_tick(self); // its first idle probe, if it has them
   }
   return {
     [self](output_atom, bool is_err, std::string& chunk) {

@@ -702,6 +702,33 @@ CAF_TEST(a pipe tool whose child reads its stdin is waiting while the leader wai
   }
 }
 
+CAF_TEST(a handle that reads its stdin silently is found waiting by an await alone) {
+  // No look was pending when it began to read, and it said nothing first: only the
+  // handle's own probe, now and then, can tell an await.
+  auto spec = shell("exec -a silent-reader cat");
+  spec.wait_ms = 0;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("quiet"), spec);
+  CAF_REQUIRE_EQUAL(err, "");
+  pid_t pid = 0;
+  auto until = std::chrono::steady_clock::now() + bound; // against a hang only
+  while ((pid = child_with("silent-reader")) == 0 || !blocked_in(pid, SYS_read)) {
+    CAF_REQUIRE(std::chrono::steady_clock::now() < until);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // What an await is told: the registry's status, which no look of ours touches.
+  auto status = [&] {
+    auto [st, serr] = ask<std::vector<HandleStatus>>(registry, status_atom::value, std::vector<std::string>{"quiet"});
+    return st.size() == 1 ? st[0].state.kind : state_kind::stopped;
+  };
+  until = std::chrono::steady_clock::now() + bound; // against a hang only
+  while (status() != state_kind::waiting && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_CHECK(status() == state_kind::waiting);
+  auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("quiet"));
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK(group_gone(pid));
+}
+
 CAF_TEST(a pipe tool polling its stdin among other fds is running not waiting) {
   // An event loop (a node or Go server) polls stdin with its sockets: it is busy.
   auto [r, err] = ask<HandleReport>(
