@@ -20,6 +20,7 @@
 #include "messages/error_category.hpp"
 #include "messages/json.hpp"
 #include "messages/json_codec.hpp"
+#include "messages/last_line.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/output_buffer.hpp"
 #include "runtime/process/private_file.hpp"
@@ -377,15 +378,6 @@ std::string left_running_note(const ExitInfo& info) {
                      n, n == 1 ? "process" : "processes", n == 1 ? "was" : "were", names);
 }
 
-/// `content` with `note` as its last line.
-std::string with_last_line(std::string content, const std::string& note) {
-  if (note.empty())
-    return content;
-  if (!content.empty() && content.back() != '\n')
-    content += '\n';
-  return content + note;
-}
-
 // The final state once the process ended: what the tool said on stdout when it
 // speaks the protocol, else plain text judged by the exit status.
 ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string content) {
@@ -485,11 +477,12 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
   // The handle's end writes the spill file's tail and appends a terminal's held
   // text: on the io thread only when that writes nothing to disk.
   events.on_exit = [me, route = st.route, slack = st.term ? terminal_held_max : 0](const ExitInfo& info) {
+    auto left = left_running_note(info);
     if (route->exit_here(slack)) {
-      io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal, left_running_note(info));
+      io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal, std::move(left));
     } else {
       route->exit_for_worker();
-      io_thread_send(me, exited_atom::value, info.signaled, info.code, info.signal, left_running_note(info));
+      io_thread_send(me, exited_atom::value, info.signaled, info.code, info.signal, std::move(left));
     }
   };
   SpawnSpec ps{st.spec.argv, st.spec.cwd,      st.spec.env,  st.spec.stdin_pipe, st.spec.control_channel,

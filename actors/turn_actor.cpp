@@ -17,6 +17,7 @@
 #include "messages/atoms.hpp"
 #include "messages/call_result.hpp"
 #include "messages/json_codec.hpp"
+#include "messages/last_line.hpp"
 #include "messages/plain_await_request.hpp"
 #include "messages/response_cap.hpp"
 #include "messages/thrown_text.hpp"
@@ -330,6 +331,25 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
   reply(CallResult{s.ok, std::move(content)});
 }
 
+/// One-shot run `id`'s call, taken to be answered once: by the run's end or by its
+/// detach, whichever comes first (nothing for the other).
+std::optional<turn_state::LongRun> take_long_run(turn_actor_t* self, const std::string& id) {
+  auto it = self->state.long_runs.find(id);
+  if (it == self->state.long_runs.end())
+    return std::nullopt;
+  auto run = std::move(it->second);
+  self->state.long_runs.erase(it);
+  return run;
+}
+
+/// A new handle of `tool` under `id` (a spawn's, or a run gone on as a handle): the
+/// calls that drive it go through that tool; what the turn knew of the id is old.
+void new_handle(turn_actor_t* self, const std::string& id, const std::string& tool) {
+  self->state.handle_tools[id] = tool;
+  self->state.awaits.forget(id);
+  self->state.stop_shown.erase(id); // its news are new
+}
+
 // RFD 009 one-shot wrapping: spawn, wait for Stopped, one response.
 void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
                  CallReply reply, std::string tag) {
@@ -366,25 +386,17 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   set_handle_settings(*spec, tool);
   st.long_runs.emplace(id, turn_state::LongRun{reply, &tool});
   // Whoever comes first answers the call: the run's end, or the detach (background).
-  auto reply_of = [self, id]() -> std::optional<CallReply> {
-    auto it = self->state.long_runs.find(id);
-    if (it == self->state.long_runs.end())
-      return std::nullopt;
-    auto r = std::move(it->second.reply);
-    self->state.long_runs.erase(it);
-    return r;
-  };
   self->request(st.registry, caf::infinite, oneshot_atom::value, std::move(*spec), id)
     .then(
-      [self, tp = &tool, args, answers, round, tag, id, reply_of](HandleReport& r) mutable {
+      [self, tp = &tool, args, answers, round, tag, id](HandleReport& r) mutable {
         if (r.id != id)
           return; // it went on as handle r.id: the detach answers the call
-        if (auto reply = reply_of())
-          oneshot_reply(self, *tp, std::move(args), std::move(answers), round, *reply, r, tag);
+        if (auto reply = take_long_run(self, id))
+          oneshot_reply(self, *tp, std::move(args), std::move(answers), round, reply->reply, r, tag);
       },
-      [reply_of](caf::error& err) mutable {
-        if (auto reply = reply_of())
-          (*reply)(failed(error_text(err)));
+      [self, id](caf::error& err) {
+        if (auto reply = take_long_run(self, id))
+          reply->reply(failed(error_text(err)));
       });
   self->delayed_send(self, std::chrono::nanoseconds(static_cast<int64_t>(after_secs * 1e9)),
                      background_atom::value, id);
@@ -397,46 +409,35 @@ void go_on_in_background(turn_actor_t* self, const std::string& id) {
   auto it = st.long_runs.find(id);
   if (it == st.long_runs.end())
     return; // it ended first
-  auto* tool = it->second.tool;
-  auto base = tool->name.substr(0, 56); // ids are at most 64: "-N" follows
+  auto base = it->second.tool->name.substr(0, 56); // ids are at most 64: "-N" follows
   self->request(st.registry, caf::infinite, detach_atom::value, id, base)
     .then(
-      [self, id, tool](HandleReport& r) {
-        auto it = self->state.long_runs.find(id);
-        if (it == self->state.long_runs.end())
+      [self, id](HandleReport& r) {
+        auto run = take_long_run(self, id);
+        if (!run)
           return;
-        auto reply = std::move(it->second.reply);
-        self->state.long_runs.erase(it);
-        auto& st = self->state;
-        st.handle_tools[r.id] = tool->name;
-        st.awaits.forget(r.id); // a new handle under the id, as a spawn's
-        st.stop_shown.erase(r.id);
+        auto& tool = *run->tool;
+        new_handle(self, r.id, tool.name);
         // A tagged call's handle: aborted with the call (forget_call), though the
         // abort came while the run was being detached.
-        if (!reply.tag.empty())
-          st.handle_of_call[reply.tag] = r.id;
-        auto policy = tool->lifecycle.on_turn_end;
-        auto note = fmt::format(
-          "[jp-actors: still running after {:g} s, so it goes on in the background as handle `{}`: fetch it for "
-          "its output, await it, or abort it{}. At the turn's end it is {}.]",
-          background_after_secs(*tool), r.id, r.state.kind == state_kind::waiting ? ", or apply its input" : "",
-          policy == turn_end_policy::abort   ? "aborted"
-          : policy == turn_end_policy::await ? "awaited"
-                                             : "asked about");
-        auto& content = r.state.content;
-        if (!content.empty() && content.back() != '\n')
-          content += '\n';
-        content += note;
-        reply(CallResult{true, response_content(r), true, {}});
+        if (!run->reply.tag.empty())
+          self->state.handle_of_call[run->reply.tag] = r.id;
+        auto policy = tool.lifecycle.on_turn_end;
+        r.state.content = with_last_line(
+          std::move(r.state.content),
+          fmt::format("[jp-actors: still running after {:g} s, so it goes on in the background as handle `{}`: "
+                      "fetch it for its output, await it, or abort it{}. At the turn's end it is {}.]",
+                      background_after_secs(tool), r.id,
+                      r.state.kind == state_kind::waiting ? ", or apply its input" : "",
+                      policy == turn_end_policy::abort   ? "aborted"
+                      : policy == turn_end_policy::await ? "awaited"
+                                                         : "asked about"));
+        run->reply(CallResult{true, response_content(r), true, {}});
       },
       [self, id](caf::error& err) {
         // It ended before (its end answered the call), or its look failed.
-        auto it = self->state.long_runs.find(id);
-        if (it == self->state.long_runs.end())
-          return;
-        auto reply = std::move(it->second.reply);
-        self->state.long_runs.erase(it);
-        reply(failed(error_text(err)));
+        if (auto run = take_long_run(self, id))
+          run->reply(failed(error_text(err)));
       });
 }
 
@@ -517,9 +518,7 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
         std::optional<std::string> before;
         if (auto it = tools.find(id); it != tools.end())
           before = it->second;
-        tools[id] = spec.tool;
-        self->state.awaits.forget(id); // a new handle under the id
-        self->state.stop_shown.erase(id); // its news are new
+        new_handle(self, id, spec.tool);
         // Whether the registry took the spawn is settled once: by its refusal, or by
         // anything that comes after it (the refusal comes at once).
         auto settled = std::make_shared<bool>(false);
@@ -890,12 +889,8 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
                                     name)));
   }
   // Before anyone is asked to allow it: what only a handle can use is refused.
-  for (auto& p : tool.parameters)
-    if (auto* given = p.spawn_only ? args->find(p.name) : nullptr; given && !given->is_null() &&
-                                                                  !(given->is_bool() && !given->as_bool()))
-      return reply(failed(fmt::format("`{}`: `{}` is for a handle: call it with {{\"action\": \"spawn\", \"id\": "
-                                      "\"<a name>\", ...}}, then type with `apply` and read with `fetch`",
-                                      name, p.name)));
+  if (auto ok = refuse_spawn_only(tool, *args); !ok)
+    return reply(failed(ok.error));
   if (auto ok = validate_arguments(tool, *args); !ok)
     return reply(failed(ok.error));
   with_permission(

@@ -101,6 +101,16 @@ std::optional<Json> object_argument(const Json& value) {
   return std::move(*parsed);
 }
 
+Status refuse_spawn_only(const ToolConfig& tool, const Json& args) {
+  for (auto& p : tool.parameters)
+    if (auto* given = p.spawn_only ? args.find(p.name) : nullptr;
+        given && !given->is_null() && !(given->is_bool() && !given->as_bool()))
+      return Status::fail(fmt::format("`{}`: `{}` is for a handle: call it with {{\"action\": \"spawn\", "
+                                         "\"id\": \"<a name>\", ...}}, then type with `apply` and read with `fetch`",
+                                         tool.name, p.name));
+  return Status::ok();
+}
+
 Status refuse_unknown_keys(const ToolConfig& tool, const Json& args) {
   for (auto& field : args.as_object()) {
     auto& key = field.first; // a name, not a binding: clang before 16 captures no bindings

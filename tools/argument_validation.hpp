@@ -18,6 +18,10 @@ namespace jp {
 /// "shell: parameter `command` is required" / "shell: `cwd` must be a string, got integer".
 Status validate_arguments(const ToolConfig& tool, const Json& args);
 
+/// A call without `action`: a spawn-only parameter given (set, not false) is refused
+/// before anything runs or anyone is asked, saying how to call it (the shell's `tty`).
+Status refuse_spawn_only(const ToolConfig& tool, const Json& args);
+
 /// Its first check alone: a key that names none of the tool's parameters is
 /// refused, naming the allowed ones (`args` an object).
 Status refuse_unknown_keys(const ToolConfig& tool, const Json& args);

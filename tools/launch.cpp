@@ -29,7 +29,7 @@ Status refuse_nul(std::string_view text, std::string_view what) {
 }
 
 // The built-in `shell`: its `command` argument is the one place a shell is asked for.
-Result<LaunchSpec> shell_spec(const Json& args, bool stateful) {
+Result<LaunchSpec> shell_spec(const Json& args) {
   LaunchSpec spec;
   auto* cmd = args.find("command");
   if (!cmd || !cmd->is_string())
@@ -37,13 +37,10 @@ Result<LaunchSpec> shell_spec(const Json& args, bool stateful) {
   if (auto s = refuse_nul(cmd->as_string(), "parameter `command`"); !s)
     return Error{s.error};
   spec.argv = {"bash", "-c", cmd->as_string()};
-  // `tty`: a terminal of its own, as an io = "pty" tool has (typed input, a screen).
-  if (auto* tty = args.find("tty"); tty && tty->is_bool() && tty->as_bool()) {
-    if (!stateful)
-      return Error{"shell: `tty` is for a handle (action spawn): a program on a terminal may wait for "
-                   "input, which only a handle can be given"};
+  // `tty`: a terminal of its own, as an io = "pty" tool has (typed input, a screen);
+  // a spawn's only (refuse_spawn_only).
+  if (auto* tty = args.find("tty"); tty && tty->is_bool() && tty->as_bool())
     spec.pty = true;
-  }
   // No editor can work without a terminal: `git commit` (no -m), `git merge` and
   // `rebase --continue` would wait for one forever. With `true` git takes the message
   // it has or stops ("empty commit message"). The call's own `env` may set another.
@@ -100,7 +97,7 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   // Function and MCP tools' executors, and nodes, are given the arguments themselves: no argv.
   bool executor = tool.source == function_tool_source || tool.source.rfind("mcp.", 0) == 0 || !tool.node.empty();
   auto spec = executor ? Result<LaunchSpec>(LaunchSpec{})
-              : tool.source == "builtin" && tool.name == "shell" ? shell_spec(args, stateful)
+              : tool.source == "builtin" && tool.name == "shell" ? shell_spec(args)
                                                                  : local_spec(tool, args, answers);
   if (!spec)
     return spec;

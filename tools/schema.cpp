@@ -10,7 +10,6 @@
 // Whatever a schema cannot express is checked at call time (argument_validation.hpp).
 #include "tools/schema.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
 
 #include "messages/json_codec.hpp"
@@ -32,10 +31,9 @@ bool top_level_combinators(dialect d) {
   return d == dialect::json_schema;
 }
 
-/// Whether a spawn of `t` may ask for a terminal (the built-in shell's `tty`).
+/// Whether a spawn of `t` may ask for a terminal: the built-in shell's `tty`.
 bool takes_tty(const ToolConfig& t) {
-  return std::any_of(t.parameters.begin(), t.parameters.end(), [](auto& p) { return p.name == "tty" && p.spawn_only; }) &&
-         t.source == "builtin";
+  return t.source == "builtin" && t.name == "shell";
 }
 
 const char* const id_spawn_description =
