@@ -736,24 +736,21 @@ name = "main"
                            "--cfg conversation.tools.shell.spawn.notifications.on_content=true run {} --json",
                            (scripts.path / "bg.toml").string()));
   CAF_CHECK_EQUAL(r.status, 0);
-  std::vector<Json> results;
+  auto results = results_of(r);
   Json turn_end;
-  for (auto& e : events(r.stdout_text)) {
-    if (e.find("event")->as_string() == "tool_result")
-      results.push_back(e);
+  for (auto& e : events(r.stdout_text))
     if (e.find("event")->as_string() == "turn_end")
       turn_end = e;
-  }
   CAF_REQUIRE_EQUAL(results.size(), 2u);
-  auto first = Json::parse(results[0].find("content")->as_string());
+  auto first = Json::parse(testing::content(results, "main", 1, 0));
   CAF_REQUIRE(first.ok());
   CAF_CHECK_EQUAL(first->string_at("id"), "shell-1");
   CAF_CHECK_EQUAL(first->string_at("state"), "running");
   CAF_CHECK(testing::contains(first->string_at("content"), "serving\n[jp-actors: still running after 0.2 s, so it goes on in "
                                                   "the background as handle `shell-1`"));
   // A handle like any: fetched, and aborted at the turn's end by the shell's policy.
-  CAF_CHECK(results[1].find("ok")->as_bool());
-  CAF_CHECK(testing::contains(results[1].find("content")->as_string(), R"("state":"running")"));
+  CAF_CHECK(results.at({"main", 2, 0}).find("ok")->as_bool());
+  CAF_CHECK(testing::contains(testing::content(results, "main", 2, 0), R"("state":"running")"));
   CAF_REQUIRE(turn_end.is_object());
   CAF_CHECK(testing::contains(turn_end.find("handles")->dump(), R"("id":"shell-1","tool":"shell","policy":"abort")"));
   CAF_CHECK(!testing::contains(r.stdout_text, "#call"));
@@ -779,18 +776,15 @@ name = "main"
   arguments = { tty = true, command = "echo hi" }
 )";
   auto r = cli(fmt::format("run {} --json", (scripts.path / "tty.toml").string()));
-  std::vector<Json> results;
-  for (auto& e : events(r.stdout_text))
-    if (e.find("event")->as_string() == "tool_result")
-      results.push_back(e);
+  auto results = results_of(r);
   CAF_REQUIRE_EQUAL(results.size(), 3u);
-  auto spawned = Json::parse(results[0].find("content")->as_string());
+  auto spawned = Json::parse(testing::content(results, "main", 1, 0));
   CAF_REQUIRE(spawned.ok());
   CAF_CHECK_EQUAL(spawned->string_at("content"), "on-a-tty\nPassword: ");
-  CAF_CHECK(testing::contains(results[1].find("content")->as_string(), "got 6 chars"));
+  CAF_CHECK(testing::contains(testing::content(results, "main", 2, 0), "got 6 chars"));
   // Without a handle nothing could type into it: refused before anyone is asked.
-  CAF_CHECK(!results[2].find("ok")->as_bool());
-  CAF_CHECK(testing::contains(results[2].find("content")->as_string(), "`shell`: `tty` is for a handle: call it "
+  CAF_CHECK(!results.at({"main", 3, 0}).find("ok")->as_bool());
+  CAF_CHECK(testing::contains(testing::content(results, "main", 3, 0), "`shell`: `tty` is for a handle: call it "
                                                                        "with {\"action\": \"spawn\""));
   // The shell's configured size is its terminal's.
   std::ofstream(scripts.path / "size.toml") << R"([[agents]]
