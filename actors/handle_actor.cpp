@@ -612,23 +612,20 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (!st.spec.stdin_pipe)
         return make_error(error_code::input_refused,
                           fmt::format("Handle `{}` ({}) does not read input", st.id, st.spec.tool));
+      // What is left to do with a tool that reads no more: Ctrl-C where it is a signal.
+      auto still = (st.control || st.term) ? "fetch or await it, or abort it"
+                                            : "fetch or await it, interrupt it with \\u0003 "
+                                              "(Ctrl-C), or abort it";
       auto closed = [&] {
         return make_error(error_code::input_refused,
                           fmt::format("Handle `{}`: the tool closed its input; it reads no more "
-                                      "(it still runs: fetch or await it, or abort it)",
-                                      st.id));
+                                      "(it still runs: {})",
+                                      st.id, still));
       };
-      if (st.proc->input_closed())
-        return closed();
-      if (st.input_ended)
-        return make_error(error_code::input_refused,
-                          fmt::format("Handle `{}`: its input was ended (an apply ending in Ctrl-D, "
-                                      "\\u0004); it reads no more (it still runs: fetch or await it, "
-                                      "or abort it)",
-                                      st.id));
       std::string bytes;
       bool answering = false;
       bool ending = false;
+      bool interrupting = false;
       if (st.term) {
         auto input = Json::parse(input_json);
         auto typed = st.term->typed_bytes(input.ok() ? *input : Json(input_json));
@@ -649,13 +646,25 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         // the text before it, so `sort`, `wc` or `sys.stdin.read()` can finish. Not a
         // control tool's: its stdin is where its questions' answers go.
         ending = !st.control && bytes.ends_with('\x04');
-        if (ending)
+        // Ctrl-C last: SIGINT to the tool's group once the text before it went in, as a
+        // terminal interrupts its job (a server's clean shutdown, a test run's summary).
+        interrupting = !st.control && bytes.ends_with('\x03');
+        if (ending || interrupting)
           bytes.pop_back();
       }
+      // Ctrl-C alone is a signal, not input: it reaches a tool whose input is over too.
+      bool signal_only = interrupting && bytes.empty();
+      if (!signal_only && st.proc->input_closed())
+        return closed();
+      if (!signal_only && st.input_ended)
+        return make_error(error_code::input_refused,
+                          fmt::format("Handle `{}`: its input was ended (an apply ending in Ctrl-D, "
+                                      "\\u0004); it reads no more (it still runs: {})",
+                                      st.id, still));
       // The size first, as the schema says: the input may run something that asks for it.
       apply_resize(self, o);
       auto size = bytes.size();
-      if (!st.proc->write_stdin(std::move(bytes))) {
+      if (!signal_only && !st.proc->write_stdin(std::move(bytes))) {
         // Refused, not queued: the caller may retry once the tool has read more.
         auto queued = st.proc->stdin_queued();
         auto limit = fmt::format("limit {} MiB", kStdinQueueLimit >> 20);
@@ -674,12 +683,14 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
                                       "input; not queueing more ({})",
                                       st.id, queued, limit));
       }
-      if (st.proc->input_closed()) // found by this write: the input went nowhere
+      if (!signal_only && st.proc->input_closed()) // found by this write: the input went nowhere
         return closed();
       if (ending) {
         st.proc->close_stdin();
         st.input_ended = true;
       }
+      if (interrupting)
+        st.proc->interrupt();
       if (answering) {
         st.control->answered();
         self->send(st.registry, waiting_atom::value, st.id, Question{}, false);

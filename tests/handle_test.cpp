@@ -246,7 +246,8 @@ CAF_TEST(apply to a tool that closed its stdin is refused saying so) {
     auto err = ask<HandleReport>(registry, apply_atom::value, std::string("shut"),
                                  std::string(R"("hello\n")"), LookOptions{}).second;
     CAF_CHECK_EQUAL(err, "Handle `shut`: the tool closed its input; it reads no more "
-                         "(it still runs: fetch or await it, or abort it)");
+                         "(it still runs: fetch or await it, interrupt it with \\u0003 (Ctrl-C), "
+                         "or abort it)");
   }
   auto [r, err] = ask<HandleReport>(registry, abort_atom::value, std::string("shut"));
   CAF_CHECK(r.state.stopped());
@@ -276,10 +277,59 @@ CAF_TEST(apply ending in ctrl-d writes its text then ends the input so the tool 
   auto late = ask<HandleReport>(registry, apply_atom::value, std::string("ended"),
                                 std::string(R"("more\n")"), LookOptions{}).second;
   CAF_CHECK_EQUAL(late, "Handle `ended`: its input was ended (an apply ending in Ctrl-D, \\u0004); it "
-                        "reads no more (it still runs: fetch or await it, or abort it)");
+                        "reads no more (it still runs: fetch or await it, interrupt it with \\u0003 "
+                        "(Ctrl-C), or abort it)");
   auto [r, rerr] = ask<HandleReport>(registry, abort_atom::value, std::string("ended"));
   CAF_CHECK(r.state.stopped());
   CAF_CHECK(group_gone(leading_pid(out)));
+}
+
+CAF_TEST(apply ending in ctrl-c interrupts a pipe tool as a terminal would) {
+  // Without a terminal the byte would reach `head`, which prints it (03) and ends well.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("intr"),
+                    shell("trap 'echo interrupted; exit 5' INT; echo ready; head -c 1 | od -An -tx1"));
+  auto out = fetch_until("intr", [](auto& s) { return contains(s, "ready"); });
+  CAF_REQUIRE(contains(out, "ready"));
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("intr"),
+                                     std::string(R"("\u0003")"), LookOptions{});
+  CAF_CHECK_EQUAL(aerr, "");
+  auto res = await_all(*this, {"intr"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto& st = res.completed[0].state;
+  CAF_CHECK_EQUAL(st.error.message, "exit status 5");
+  auto said = a.state.content + st.content;
+  CAF_CHECK(contains(said, "interrupted"));
+  CAF_CHECK(!contains(said, "03"));
+}
+
+CAF_TEST(apply with text before ctrl-c writes the text and interrupts even after ctrl-d) {
+  // The trap reads what went in before the interrupt; a terminal's Ctrl-C reaches a job
+  // whose input has ended, so the handle's does too.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("txt"),
+                    shell("trap 'echo \"after=$(head -c 3)\"; exit 5' INT; echo ready; sleep 1000"));
+  auto out = fetch_until("txt", [](auto& s) { return contains(s, "ready"); });
+  CAF_REQUIRE(contains(out, "ready"));
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("txt"),
+                                     std::string(R"("abc\u0003")"), LookOptions{});
+  CAF_CHECK_EQUAL(aerr, "");
+  auto res = await_all(*this, {"txt"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK(contains(a.state.content + res.completed[0].state.content, "after=abc"));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("over"),
+                    shell("trap 'echo interrupted; exit 5' INT; cat >/dev/null; echo ready; sleep 1000"));
+  auto [e, eerr] = ask<HandleReport>(registry, apply_atom::value, std::string("over"),
+                                     std::string(R"("\u0004")"), LookOptions{});
+  CAF_CHECK_EQUAL(eerr, "");
+  auto seen = e.state.content + fetch_until("over", [&](auto& s) { return contains(e.state.content + s, "ready"); });
+  CAF_REQUIRE(contains(seen, "ready"));
+  auto [c, cerr] = ask<HandleReport>(registry, apply_atom::value, std::string("over"),
+                                     std::string(R"("\u0003")"), LookOptions{});
+  CAF_CHECK_EQUAL(cerr, "");
+  auto done = await_all(*this, {"over"});
+  CAF_REQUIRE_EQUAL(done.completed.size(), 1u);
+  auto& st = done.completed[0].state;
+  CAF_CHECK_EQUAL(st.error.message, "exit status 5");
+  CAF_CHECK(contains(c.state.content + st.content, "interrupted"));
 }
 
 CAF_TEST(a control tool takes ctrl-d as a byte since its stdin carries its answers) {

@@ -397,21 +397,19 @@ public:
       signal_all({SIGKILL});
   }
 
+  /// Ctrl-C for a pipe tool: SIGINT to its group, as a terminal sends it to its
+  /// foreground job (not to the session's other groups: those are background jobs).
+  void interrupt() {
+    if (!leader_reaped_ && !terminating_)
+      signal_group({SIGINT});
+  }
+
   /// `sigs`, in turn, to the group, and for a session to every group of it (its
   /// members read once). Only while the leader is unreaped (its pid names our
   /// group) or, for a session, while members remain (they keep the session id from
   /// being reused).
   void signal_all(std::initializer_list<int> sigs, bool leader_running = true) {
-    auto to = [&sigs](pid_t target) {
-      for (int sig : sigs)
-        ::kill(target, sig);
-    };
-    to(-pid);
-    // A running leader may have left its group for another of our session (a
-    // session's leader cannot): by its pid then, which is ours while it is unreaped.
-    // Not as well when it is still there: a second TERM is a second signal.
-    if (!session && leader_running && !leader_reaped_ && ::getpgid(pid) != pid)
-      to(pid);
+    signal_group(sigs, leader_running);
     if (!session)
       return;
     std::vector<pid_t> done{pid};
@@ -419,8 +417,21 @@ public:
       if (std::find(done.begin(), done.end(), m.pgid) != done.end())
         continue;
       done.push_back(m.pgid);
-      to(-m.pgid);
+      for (int sig : sigs)
+        ::kill(-m.pgid, sig);
     }
+  }
+
+  /// `sigs`, in turn, to the leader's group (signal_all's first part).
+  void signal_group(std::initializer_list<int> sigs, bool leader_running = true) {
+    for (int sig : sigs)
+      ::kill(-pid, sig);
+    // A running leader may have left its group for another of our session (a
+    // session's leader cannot): by its pid then, which is ours while it is unreaped.
+    // Not as well when it is still there: a second TERM is a second signal.
+    if (!session && leader_running && !leader_reaped_ && ::getpgid(pid) != pid)
+      for (int sig : sigs)
+        ::kill(pid, sig);
   }
 
   /// An abort reaches what left the group too: the session's other groups (`set -m`
@@ -1006,6 +1017,11 @@ public:
   void resize(int rows, int cols) override {
     if (!st_->finished)
       st_->io.post([st = st_, rows, cols] { st->resize(rows, cols); });
+  }
+
+  void interrupt() override {
+    if (!st_->finished)
+      st_->io.post([st = st_] { st->interrupt(); });
   }
 
   void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) override {
