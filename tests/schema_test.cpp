@@ -169,6 +169,9 @@ CAF_TEST(openai anthropic and gemini stateful schemas are flat with an action en
   t.actions.clear();
   auto gem = parameters_schema(t, dialect::gemini);
   CAF_CHECK_EQUAL(gem.find("properties")->find("input")->find("type")->as_string(), "string");
+  auto served = parameters_schema(t, dialect::mcp); // for any MCP client, Gemini CLI's too
+  CAF_CHECK_EQUAL(served.find("properties")->find("input")->find("type")->as_string(), "string");
+  CAF_CHECK(parameters_schema(t, dialect::openai).find("properties")->find("input")->find("type") == nullptr);
   // A terminal's tool runs only as a handle: action and id are required.
   t.io = io_mode::pty;
   auto pty = parameters_schema(t, dialect::openai);

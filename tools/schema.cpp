@@ -250,8 +250,9 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
                            "handles; other actions: the handle to act on."));
   if (has_apply) {
     auto input = Json::object();
-    // Gemini wants a type on every property; the runtime takes a string answer too.
-    if (d == dialect::gemini)
+    // Gemini wants a type on every property, and so did Gemini CLI as an MCP client
+    // (it skipped a tool with an untyped one); the runtime takes a string answer too.
+    if (d == dialect::gemini || d == dialect::mcp)
       input.set("type", "string");
     input.set("description", fmt::format("apply only (required there). {}", input_text(t)));
     properties.set("input", std::move(input));
