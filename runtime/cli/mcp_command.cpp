@@ -87,10 +87,17 @@ int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter
   // std::cout: `out`'s thread may be blocked writing to a client slow to read,
   // holding stdout's lock, and the requests after it would go unread.
   std::cin.tie(nullptr);
+  // A client that stops reading our answers gets its next requests read once it reads
+  // again: what it leaves unread stays bounded (some 256 answers at the response cap).
+  constexpr size_t kUnreadLimit = 16u << 20;
   std::string line;
-  while (std::getline(std::cin, line))
+  for (;;) {
+    out.wait_room(kUnreadLimit);
+    if (!std::getline(std::cin, line))
+      break;
     if (line.find_first_not_of(" \t\r") != std::string::npos)
       caf::anon_send(server, message_atom::value, line);
+  }
   // The session is over: what still runs gets its turn-end policy.
   int rc = 0;
   caf::scoped_actor self{sys};
