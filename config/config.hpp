@@ -31,6 +31,9 @@ struct AssistantConfig {
   std::string model;
   std::string base_url;
   std::string api_key_env;   // "" = OPENAI_API_KEY / ANTHROPIC_API_KEY
+  // openai only: sent as the query's api-version (Azure OpenAI's deployment URLs,
+  // .../openai/deployments/NAME, need one); "" = none.
+  std::string api_version;
   std::string system_prompt;
   // The model for the turn-end inquiry and tools' questions to the assistant ("" =
   // `model`): a cheaper one will do.

@@ -335,6 +335,24 @@ private:
   Reader choice(std::string& out, std::vector<std::string_view> choices) const {
     return [this, &out, choices](auto& v, auto& key) { return assign(choice_of(v, key, choices), out); };
   }
+  /// An API version for a URL's query (Azure OpenAI's api-version): "2024-10-21",
+  /// "2025-04-01-preview", "preview"; nothing the query would read otherwise.
+  Reader api_version(std::string& out) const {
+    return [this, &out](auto& v, auto& key) -> Status {
+      auto s = string_of(v, key);
+      if (!s)
+        return Error{s.error()};
+      bool valid = !s->empty() && s->size() <= 64 && std::all_of(s->begin(), s->end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+      });
+      if (!valid)
+        return fail(key, fmt::format("expected an API version such as \"2024-10-21\" or \"2025-04-01-preview\" "
+                                     "(letters, digits, '.', '-', '_'), got {}",
+                                     json_quote_cut(*s)));
+      out = std::move(*s);
+      return Status::ok();
+    };
+  }
   /// A value that must be a table, read by f(table, key).
   template <class F>
   Reader table(F f) {
@@ -450,6 +468,7 @@ private:
       // naming either could have your key (or any secret) sent to its own server.
       {"base_url", users_only("where your provider key is sent", text(a.base_url))},
       {"api_key_env", users_only("which of your variables is sent as the provider key", text(a.api_key_env))},
+      {"api_version", api_version(a.api_version)},
       {"system_prompt", text(a.system_prompt)},
       {"inquiry_model", text(a.inquiry_model)},
       {"script", users_only("which script plays your model", text(a.script))},

@@ -503,7 +503,12 @@ CAF_TEST(every validation error names the file and the key) {
       {"[assistant]\nprovider = \"gemini\"\n",
        "assistant.provider: expected one of scripted, openai, anthropic, got \"gemini\""},
       {"[assistant]\nmodle = \"x\"\n",
-       "assistant.modle: unknown key (allowed: provider, model, base_url, api_key_env, system_prompt, inquiry_model, script, max_tokens, request)"},
+       "assistant.modle: unknown key (allowed: provider, model, base_url, api_key_env, api_version, system_prompt, inquiry_model, script, max_tokens, request)"},
+      {"[assistant]\napi_version = \"2024-10-21&api-key=x\"\n",
+       "assistant.api_version: expected an API version such as \"2024-10-21\" or \"2025-04-01-preview\" (letters, "
+       "digits, '.', '-', '_'), got \"2024-10-21&api-key=x\""},
+      {"[assistant]\napi_version = \"\"\n", "assistant.api_version: expected an API version"},
+      {"[assistant]\napi_version = 20241021\n", "assistant.api_version: expected a string"},
       {"[assistant.request]\nmax_retries = -1\n", "assistant.request.max_retries: expected an integer from 0 to 100, got integer -1"},
       {"[assistant.request]\nidle_timeout = 5\n", "assistant.request.idle_timeout: unknown key (allowed: max_retries, base_backoff_ms, max_backoff_secs, idle_timeout_secs, max_response_bytes)"},
       {"[runtime]\noutput_cap_bytes = -5\n",

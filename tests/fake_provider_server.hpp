@@ -2,9 +2,10 @@
 // scripted response (an SSE stream replayed from tests/providers/, an error status,
 // a stream cut mid-event, or one that stalls), and keeps what it was sent.
 // Like the real services it first checks the request (provider_request_rules.hpp;
-// the path tells which service it imitates: /chat/completions is OpenAI, /messages
-// Anthropic) and answers a request they would refuse with their HTTP 400 and error
-// body, leaving the scripted response for the next request.
+// the path tells which service it imitates: /chat/completions is OpenAI, and Azure
+// OpenAI under /openai/deployments/, /messages Anthropic) and answers a request they
+// would refuse with their status (400; Azure's 401 and 404) and error body, leaving
+// the scripted response for the next request.
 #pragma once
 
 #include <arpa/inet.h>
@@ -55,7 +56,8 @@ struct FakeResponse {
 class FakeProviderServer {
 public:
   struct Seen {
-    std::string path;
+    std::string path;  // without the query
+    std::string query; // after '?', "" when none
     std::map<std::string, std::string> headers; // names in lower case
     std::string body;
   };
@@ -172,6 +174,10 @@ private:
     auto first = in.substr(0, first_line_end);
     auto sp1 = first.find(' ');
     seen.path = first.substr(sp1 + 1, first.find(' ', sp1 + 1) - sp1 - 1);
+    if (auto q = seen.path.find('?'); q != std::string::npos) {
+      seen.query = seen.path.substr(q + 1);
+      seen.path.resize(q);
+    }
     std::size_t pos = first_line_end + 2;
     while (pos < header_end) {
       auto eol = in.find("\r\n", pos);
@@ -188,9 +194,9 @@ private:
       std::lock_guard lock(mtx_);
       seen_.push_back(std::move(seen));
       if (refusal) {
-        refused_.push_back(refusal->second);
-        r.status = 400;
-        r.body = std::move(refusal->first);
+        refused_.push_back(refusal->message);
+        r.status = refusal->status;
+        r.body = std::move(refusal->body);
       } else if (queue_.empty()) {
         r.status = 500;
         r.body = R"({"error":{"message":"the fake provider has no response scripted"}})";
@@ -222,8 +228,16 @@ private:
     return keep && !r.then_close;
   }
 
-  /// The 400 body and message the real service would answer `seen` with, if any.
-  static std::optional<std::pair<std::string, std::string>> check(const Seen& seen) {
+  struct Refusal {
+    int status = 400;
+    std::string body;
+    std::string message;
+  };
+
+  /// The refusal the real service would answer `seen` with, if any.
+  static std::optional<Refusal> check(const Seen& seen) {
+    if (auto v = azure_request_violation(seen.path, seen.query, seen.headers))
+      return Refusal{v->status, azure_error_body(*v), v->message};
     bool openai = seen.path.ends_with("/chat/completions");
     bool anthropic = seen.path.ends_with("/messages");
     if (!openai && !anthropic)
@@ -234,7 +248,7 @@ private:
                       : anthropic_request_violation(*body);
     if (!v)
       return std::nullopt;
-    return std::pair{openai ? openai_error_body(*v) : anthropic_error_body(*v), v->message};
+    return Refusal{v->status, openai ? openai_error_body(*v) : anthropic_error_body(*v), v->message};
   }
 
   static void send_all(int fd, const std::string& data) {

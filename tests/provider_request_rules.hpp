@@ -10,6 +10,7 @@
 #include <cctype>
 #include <fmt/format.h>
 #include <functional>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
@@ -21,11 +22,12 @@
 namespace jp::testing {
 
 /// One refused request: the message the service answers with, and for openai the
-/// `param` and `code` of its error object.
+/// `param` and `code` of its error object; the HTTP status it comes with.
 struct Violation {
   std::string message;
   std::string param;
   std::string code;
+  int status = 400;
 };
 
 namespace rules_detail {
@@ -488,6 +490,37 @@ inline std::string openai_error_body(const Violation& v) {
                     .set("param", opt(v.param))
                     .set("code", opt(v.code)))
     .dump();
+}
+
+/// What Azure OpenAI refuses of a request to a deployment URL (`path` without its
+/// query, `query`, `headers` with lower-case names) before it reads the body: the
+/// path must be /openai/deployments/NAME/chat/completions with an api-version in the
+/// query (else 404 "Resource not found"), and the key must come in `api-key`: an
+/// `Authorization` header carries an Entra ID token, which an API key is not (401).
+/// std::nullopt for a request that is not to a deployment, or passes.
+inline std::optional<Violation> azure_request_violation(const std::string& path, const std::string& query,
+                                                        const std::map<std::string, std::string>& headers) {
+  static const std::regex deployment("^/openai/deployments/[^/]+/chat/completions$");
+  static const std::regex version("(^|&)api-version=[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?(&|$)");
+  if (!path.starts_with("/openai/deployments/"))
+    return std::nullopt;
+  if (!std::regex_match(path, deployment) || !std::regex_search(query, version))
+    return Violation{"Resource not found", "", "404", 404};
+  if (headers.count("authorization"))
+    return Violation{"Unauthorized. Access token is missing, invalid, audience is incorrect "
+                     "(https://cognitiveservices.azure.com), or have expired.",
+                     "", "401", 401};
+  if (auto key = headers.find("api-key"); key == headers.end() || key->second.empty())
+    return Violation{"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a "
+                     "valid key for an active subscription and use a correct regional API endpoint for your "
+                     "resource.",
+                     "", "401", 401};
+  return std::nullopt;
+}
+
+/// Azure OpenAI's error body.
+inline std::string azure_error_body(const Violation& v) {
+  return Json::object().set("error", Json::object().set("code", v.code).set("message", v.message)).dump();
 }
 
 /// Anthropic's error body.

@@ -4,6 +4,8 @@
 #include <caf/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <map>
+#include <tuple>
 
 #include "fake_provider_server.hpp"
 #include "messages/json.hpp"
@@ -500,6 +502,137 @@ CAF_TEST(a 401 when no key was sent says which variable to set) {
   auto got = run(config_for(server, "openai"));
   CAF_CHECK(contains(got.status.error, "the provider wants an API key (HTTP 401): missing key; export "
                                        "$JP_TEST_PROVIDER_KEY with it"));
+}
+
+// ---- Azure OpenAI's deployment URLs -------------------------------------------------
+
+namespace {
+
+/// A config for the fake server as an Azure OpenAI resource: base_url its deployment
+/// `gpt-4o-prod` + `suffix`.
+HttpProviderConfig azure_config(const FakeProviderServer& server, const std::string& suffix,
+                                const std::string& api_version) {
+  auto c = config_for(server, "openai");
+  c.base_url = server.base_url() + "/openai/deployments/gpt-4o-prod" + suffix;
+  c.api_version = api_version;
+  return c;
+}
+
+} // namespace
+
+CAF_TEST(an azure deployment gets the api version after the path and the key in api-key alone) {
+  KeyEnv key;
+  FakeProviderServer server; // refuses what Azure refuses: no api-version, Authorization, no api-key
+  // As the config says it, and as Azure's portal shows the endpoint (its Target URI).
+  for (auto [suffix, version, expected] :
+       {std::tuple{"", "2024-10-21", "api-version=2024-10-21"},
+        std::tuple{"/", "2024-10-21", "api-version=2024-10-21"},
+        std::tuple{"/chat/completions?api-version=2025-01-01-preview", "", "api-version=2025-01-01-preview"},
+        std::tuple{"?api-version=2024-10-21", "2024-10-21", "api-version=2024-10-21"}}) {
+    server.push({200, provider_fixture("openai_tool_call.sse")});
+    auto got = run(azure_config(server, suffix, version));
+    CAF_CHECK_EQUAL(got.status ? "" : got.status.error, "");
+    CAF_CHECK_EQUAL(got.calls.size(), 1u);
+    auto seen = server.requests().back();
+    CAF_CHECK_EQUAL(seen.path, "/openai/deployments/gpt-4o-prod/chat/completions");
+    CAF_CHECK_EQUAL(seen.query, expected);
+    CAF_CHECK_EQUAL(seen.headers["api-key"], "sk-test-123");
+    CAF_CHECK(!seen.headers.count("authorization"));
+  }
+  CAF_CHECK_EQUAL(server.refused(), std::vector<std::string>{});
+  // A key Azure refuses: the error names the variable, never the key.
+  server.push({401, R"({"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API )"
+                    R"(endpoint."}})"});
+  auto refused = run(azure_config(server, "", "2024-10-21"));
+  CAF_CHECK(contains(refused.status.error, "refused the API key in $JP_TEST_PROVIDER_KEY (HTTP 401): Access denied"));
+  CAF_CHECK(!contains(refused.status.error, "sk-test-123"));
+  // A deployment Azure does not know: the deployment names the model, not assistant.model.
+  server.push({404, R"({"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does )"
+                    R"(not exist."}})"});
+  auto unknown = run(azure_config(server, "", "2024-10-21"));
+  CAF_CHECK(contains(unknown.status.error, "/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21: "
+                                           "The API deployment for this resource does not exist.; check the "
+                                           "deployment's name in assistant.base_url and assistant.api_version"));
+}
+
+CAF_TEST(an azure deployment without a key is refused by the service as azure refuses it) {
+  ::unsetenv("JP_TEST_PROVIDER_KEY");
+  FakeProviderServer server;
+  auto got = run(azure_config(server, "", "2024-10-21"));
+  CAF_CHECK(contains(got.status.error, "the provider wants an API key (HTTP 401): Access denied due to invalid "
+                                       "subscription key"));
+  CAF_CHECK(contains(got.status.error, "export $JP_TEST_PROVIDER_KEY with it"));
+  CAF_REQUIRE_EQUAL(server.refused().size(), 1u);
+}
+
+CAF_TEST(the fake refuses what azure refuses of a deployment request) {
+  std::map<std::string, std::string> keyed{{"api-key", "k"}};
+  auto path = "/openai/deployments/d/chat/completions";
+  CAF_CHECK(!azure_request_violation(path, "api-version=2024-10-21", keyed));
+  CAF_CHECK(!azure_request_violation("/v1/chat/completions", "", {})); // not Azure's
+  auto no_version = azure_request_violation(path, "", keyed);
+  CAF_REQUIRE(no_version);
+  CAF_CHECK_EQUAL(no_version->status, 404);
+  CAF_CHECK_EQUAL(no_version->message, "Resource not found");
+  CAF_CHECK_EQUAL(azure_request_violation(path, "api=2024-10-21", keyed)->status, 404);
+  CAF_CHECK_EQUAL(azure_request_violation("/openai/deployments/chat/completions", "api-version=2024-10-21", keyed)
+                    ->status,
+                  404);
+  auto bearer = azure_request_violation(path, "api-version=2024-10-21",
+                                        {{"api-key", "k"}, {"authorization", "Bearer k"}});
+  CAF_REQUIRE(bearer);
+  CAF_CHECK_EQUAL(bearer->status, 401);
+  CAF_CHECK(contains(bearer->message, "Access token is missing, invalid"));
+  auto keyless = azure_request_violation(path, "api-version=2024-10-21", {});
+  CAF_REQUIRE(keyless);
+  CAF_CHECK_EQUAL(keyless->status, 401);
+  CAF_CHECK(contains(keyless->message, "Access denied due to invalid subscription key"));
+}
+
+CAF_TEST(an azure base_url or api_version that makes no request url is refused naming what to set) {
+  KeyEnv key;
+  FakeProviderServer server;
+  auto error_of = [](const HttpProviderConfig& c) {
+    auto p = make_http_provider(c);
+    return p ? std::string() : p.error();
+  };
+  auto missing = error_of(azure_config(server, "", ""));
+  CAF_CHECK(contains(missing, "is an Azure OpenAI deployment URL, which needs an API version: set "
+                              "assistant.api_version, e.g. \"2024-10-21\""));
+  CAF_CHECK(contains(missing, "https://RESOURCE.openai.azure.com/openai/v1"));
+  auto no_name = azure_config(server, "", "2024-10-21");
+  no_name.base_url = server.base_url() + "/openai/deployments/";
+  CAF_CHECK(contains(error_of(no_name), "is not an Azure OpenAI deployment URL: expected "
+                                        "https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT"));
+  CAF_CHECK(contains(error_of(azure_config(server, "/extensions/chat/completions", "2024-10-21")),
+                     "is not an Azure OpenAI deployment URL"));
+  CAF_CHECK(contains(error_of(azure_config(server, "", "2024-10-21&x=1")),
+                     "assistant.api_version (\"2024-10-21&x=1\") is not an API version: expected one such as "
+                     "\"2024-10-21\" or \"2025-04-01-preview\""));
+  CAF_CHECK(contains(error_of(azure_config(server, "?api-version=2024-06-01", "2024-10-21")),
+                     "the api-version is given twice, differently: 2024-06-01 in assistant.base_url and "
+                     "\"2024-10-21\" in assistant.api_version; keep one"));
+  auto anthropic = config_for(server, "anthropic");
+  anthropic.api_version = "2024-10-21";
+  CAF_CHECK(contains(error_of(anthropic), "assistant.api_version (\"2024-10-21\") is for provider openai"));
+}
+
+CAF_TEST(an api_version goes in the query of any openai server and the key stays in the bearer header) {
+  // Other servers take an api-version too (Azure AI Foundry's models endpoint); a
+  // query in base_url is kept after the path.
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({200, provider_fixture("openai_text.sse")});
+  auto c = config_for(server, "openai");
+  c.base_url += "?tenant=a";
+  c.api_version = "2024-05-01-preview";
+  auto got = run(c);
+  CAF_REQUIRE(got.status);
+  auto seen = server.requests().back();
+  CAF_CHECK_EQUAL(seen.path, "/v1/chat/completions");
+  CAF_CHECK_EQUAL(seen.query, "tenant=a&api-version=2024-05-01-preview");
+  CAF_CHECK_EQUAL(seen.headers["authorization"], "Bearer sk-test-123");
+  CAF_CHECK(!seen.headers.count("api-key"));
 }
 
 CAF_TEST(an inquiry cancelled once still answers the questions asked after) {

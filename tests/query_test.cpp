@@ -83,11 +83,13 @@ std::string openai_call(const std::string& id, const std::string& name, const Js
 /// A workspace whose config points the assistant at `server`.
 struct Workspace {
   temp_dir dir;
+  /// `base_path`: the server's path of base_url ("" = the provider's usual one).
   explicit Workspace(const FakeProviderServer& server, const std::string& provider = "openai",
-                     const std::string& extra = "") {
+                     const std::string& extra = "", const std::string& base_path = "") {
+    auto path = !base_path.empty() ? base_path : provider == "openai" ? "/v1" : "";
     dir.write("config.toml", fmt::format("[assistant]\nprovider = \"{}\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n"
                                          "api_key_env = \"JP_QUERY_TEST_KEY\"\n{}",
-                                         provider, server.base_url() + (provider == "openai" ? "/v1" : ""), extra));
+                                         provider, server.base_url() + path, extra));
   }
   Run query(const std::string& args) {
     return cli_in(dir.path.string(), fmt::format("--config {}/config.toml query {}", dir.path.string(), args));
@@ -828,6 +830,37 @@ CAF_TEST(gemini 3 gets each call s thought signature back with it) {
     auto call = assistant_with_calls(seen[i]).find("tool_calls")->as_array().at(0);
     CAF_CHECK_EQUAL(call.find("extra_content")->dump(), R"({"google":{"thought_signature":"c2lnbmF0dXJl"}})");
   }
+}
+
+CAF_TEST(an azure deployment gets its api version and the key in api-key and no tool or log sees the key) {
+  FakeProviderServer server; // refuses what Azure refuses: no api-version, Authorization, no api-key
+  Workspace ws(server, "openai", "api_version = \"2024-10-21\"\n", "/openai/deployments/gpt-4o-prod");
+  struct Key {
+    Key() { ::setenv("JP_QUERY_TEST_KEY", "azure-key-5f3e9d17", 1); }
+    ~Key() { ::unsetenv("JP_QUERY_TEST_KEY"); }
+  } key;
+  server.push({200, openai_call("call_1", "shell", Json::object().set("command", "env"))});
+  server.push({200, openai_text("That is the environment.")});
+  auto r = ws.query("--json 'show the environment'");
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(server.refused(), std::vector<std::string>{});
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  for (auto& s : seen) {
+    CAF_CHECK_EQUAL(s.path, "/openai/deployments/gpt-4o-prod/chat/completions");
+    CAF_CHECK_EQUAL(s.query, "api-version=2024-10-21");
+    CAF_CHECK_EQUAL(s.headers["api-key"], "azure-key-5f3e9d17");
+    CAF_CHECK(!s.headers.count("authorization"));
+  }
+  // The tool ran `env`; its output went to the assistant without the key.
+  auto results = results_of(r.stdout_text);
+  CAF_REQUIRE_EQUAL(results.size(), 1u);
+  CAF_CHECK(contains(results[0].find("content")->as_string(), "PATH="));
+  CAF_CHECK(!contains(seen[1].body, "azure-key-5f3e9d17"));
+  CAF_CHECK(!contains(seen[1].body, "JP_QUERY_TEST_KEY"));
+  CAF_CHECK(!contains(r.out, "azure-key-5f3e9d17"));
+  for (auto& e : stored_events(ws))
+    CAF_CHECK(!contains(e.dump(), "azure-key-5f3e9d17"));
 }
 
 CAF_TEST(mistral is asked without stream_options and gets ids of nine letters and digits) {

@@ -34,6 +34,7 @@ Result<Assistant> make_assistant(const Config& config) {
   HttpProviderConfig h;
   h.provider = a.provider;
   h.base_url = a.base_url;
+  h.api_version = a.api_version;
   h.api_key_env = !a.api_key_env.empty() ? a.api_key_env
                   : a.provider == "anthropic" ? "ANTHROPIC_API_KEY"
                                               : "OPENAI_API_KEY";

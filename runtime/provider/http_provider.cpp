@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cctype>
 #include <functional>
+#include <optional>
 #include <fmt/format.h>
 #include <random>
 #include <thread>
@@ -24,6 +26,80 @@ std::string trim_slash(std::string s) {
   while (!s.empty() && s.back() == '/')
     s.pop_back();
   return s;
+}
+
+struct OpenAiEndpoint {
+  std::string url;
+  bool azure_deployment = false; // an Azure OpenAI deployment URL: the key goes in `api-key`
+};
+
+/// The value of `name` in a URL query ("a=1&b=2"), if it is there.
+std::optional<std::string_view> query_value(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    auto eq = pair.find('=');
+    if (pair.substr(0, eq) == name)
+      return eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+  }
+  return std::nullopt;
+}
+
+/// What an api-version may be: a date and maybe a suffix ("2024-10-21",
+/// "2025-04-01-preview"), or a word ("preview", "latest"): letters, digits, '.', '-'
+/// and '_', nothing a query or URL would read otherwise.
+bool valid_api_version(std::string_view v) {
+  return !v.empty() && v.size() <= 64 && std::all_of(v.begin(), v.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  });
+}
+
+/// The Chat Completions URL of an openai `base_url` ("" = api.openai.com's): the base,
+/// /chat/completions, then the base's query and the api-version. A base that already
+/// ends in /chat/completions (Azure's portal shows the whole endpoint) is taken as
+/// the endpoint. An Azure OpenAI deployment URL (.../openai/deployments/NAME) must
+/// name its deployment and have an api-version, which goes in the URL's query.
+Result<OpenAiEndpoint> openai_endpoint(const std::string& base_url, const std::string& api_version) {
+  constexpr std::string_view azure_form = "https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT";
+  std::string_view whole = base_url;
+  auto q = whole.find('?');
+  std::string base = trim_slash(std::string(whole.substr(0, q)));
+  std::string query(q == std::string_view::npos ? std::string_view() : whole.substr(q + 1));
+  if (base.ends_with("/chat/completions"))
+    base = trim_slash(base.substr(0, base.size() - std::string_view("/chat/completions").size()));
+  OpenAiEndpoint out;
+  constexpr std::string_view deployments = "/openai/deployments/";
+  // (base + "/": .../openai/deployments/ alone is one, naming no deployment.)
+  if (auto at = (base + "/").find(deployments); at != std::string::npos) {
+    out.azure_deployment = true;
+    auto name = at + deployments.size() < base.size() ? std::string_view(base).substr(at + deployments.size())
+                                                      : std::string_view();
+    if (name.empty() || name.find('/') != std::string_view::npos)
+      return Error{fmt::format("assistant.base_url (\"{}\") is not an Azure OpenAI deployment URL: expected {} "
+                               "(the deployment's name, and nothing after it but /chat/completions)",
+                               base_url, azure_form)};
+  }
+  if (!api_version.empty() && !valid_api_version(api_version))
+    return Error{fmt::format("assistant.api_version (\"{}\") is not an API version: expected one such as "
+                             "\"2024-10-21\" or \"2025-04-01-preview\" (letters, digits, '.', '-', '_')",
+                             api_version)};
+  auto in_url = query_value(query, "api-version");
+  if (in_url && !api_version.empty() && *in_url != api_version)
+    return Error{fmt::format("the api-version is given twice, differently: {} in assistant.base_url and \"{}\" "
+                             "in assistant.api_version; keep one",
+                             *in_url, api_version)};
+  if (!api_version.empty() && !in_url)
+    query += (query.empty() ? "" : "&") + ("api-version=" + api_version);
+  if (out.azure_deployment && !query_value(query, "api-version"))
+    return Error{fmt::format("assistant.base_url (\"{}\") is an Azure OpenAI deployment URL, which needs an API "
+                             "version: set assistant.api_version, e.g. \"2024-10-21\" (the latest GA version of "
+                             "these URLs); or use the v1 endpoint, base_url = "
+                             "\"https://RESOURCE.openai.azure.com/openai/v1\", with model = the deployment's name",
+                             base_url)};
+  out.url = (base.empty() ? std::string("https://api.openai.com/v1") : base) + "/chat/completions" +
+            (query.empty() ? "" : "?" + query);
+  return out;
 }
 
 /// The provider's own words from an error body ({"error":{"message":..}} in both
@@ -267,6 +343,11 @@ private:
     else if (r.status == 401 || r.status == 403)
       why = fmt::format("the provider refused the API key{} (HTTP {}): {}",
                         config_.api_key_env.empty() ? "" : " in $" + config_.api_key_env, r.status, message);
+    else if (r.status == 404 && url_.find("/openai/deployments/") != std::string::npos)
+      // Azure names the model by the deployment in the URL, and 404s an api-version it lacks.
+      why = fmt::format("HTTP 404 from {}: {}; check the deployment's name in assistant.base_url and "
+                        "assistant.api_version",
+                        url_, message);
     else if (r.status == 404)
       why = fmt::format("HTTP 404 from {}: {}; check assistant.model (`{}`) and assistant.base_url", url_,
                         message, request.model);
@@ -303,11 +384,23 @@ Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& c
   bool anthropic = config.provider == "anthropic";
   if (!anthropic && config.provider != "openai")
     return Error{fmt::format("unknown provider \"{}\" (expected openai or anthropic)", config.provider)};
-  auto base = trim_slash(config.base_url);
-  bool official = base.empty();
-  std::string url = anthropic ? (official ? "https://api.anthropic.com" : base) +
-                                  (base.ends_with("/v1") ? "/messages" : "/v1/messages")
-                              : (official ? "https://api.openai.com/v1" : base) + "/chat/completions";
+  if (anthropic && !config.api_version.empty())
+    return Error{fmt::format("assistant.api_version (\"{}\") is for provider openai (Azure OpenAI's api-version); "
+                             "Anthropic's version goes in its own header: remove it",
+                             config.api_version)};
+  std::string url;
+  bool azure_deployment = false;
+  if (anthropic) {
+    auto base = trim_slash(config.base_url);
+    url = (base.empty() ? "https://api.anthropic.com" : base) + (base.ends_with("/v1") ? "/messages" : "/v1/messages");
+  } else {
+    auto endpoint = openai_endpoint(config.base_url, config.api_version);
+    if (!endpoint)
+      return Error{endpoint.error()};
+    url = std::move(endpoint->url);
+    azure_deployment = endpoint->azure_deployment;
+  }
+  bool official = trim_slash(config.base_url).empty();
   const char* key = config.api_key_env.empty() ? nullptr : std::getenv(config.api_key_env.c_str());
   if ((!key || !*key) && official)
     return Error{fmt::format("{} is not set: export it with your {} API key, or set "
@@ -316,8 +409,11 @@ Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& c
                                                         : config.api_key_env,
                              anthropic ? "Anthropic" : "OpenAI")};
   std::vector<std::string> headers{"Content-Type: application/json", "Accept: text/event-stream"};
+  // The key goes in a header only (never in the URL, which errors name).
   if (key && *key)
-    headers.push_back(anthropic ? fmt::format("x-api-key: {}", key) : fmt::format("Authorization: Bearer {}", key));
+    headers.push_back(anthropic          ? fmt::format("x-api-key: {}", key)
+                      : azure_deployment ? fmt::format("api-key: {}", key)
+                                         : fmt::format("Authorization: Bearer {}", key));
   if (anthropic)
     headers.push_back("anthropic-version: 2023-06-01");
   bool sends_key = key && *key;

@@ -47,12 +47,18 @@ struct HttpProviderConfig {
   std::string provider;     // openai | anthropic
   std::string base_url;     // "" = the provider's own
   std::string api_key_env;  // the variable holding the key ("" = none needed)
+  std::string api_version;  // openai: the query's api-version ("" = none; Azure's deployments need one)
   RetryPolicy retry;
   HttpLimits limits;
 };
 
 /// An openai (Chat Completions) or anthropic (Messages) provider over libcurl. Fails
-/// when the key's variable is unset where a key is needed (naming the variable).
+/// when the key's variable is unset where a key is needed (naming the variable), and
+/// for a base_url or api_version it cannot make a request URL of (naming the key).
+/// An openai base_url may carry a query (kept after the endpoint's path) and may end
+/// in /chat/completions (the endpoint itself). An Azure OpenAI deployment URL
+/// (path .../openai/deployments/NAME) needs an api-version and gets the key in
+/// `api-key`; every other openai server gets `Authorization: Bearer`.
 Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& config);
 
 } // namespace jp
