@@ -248,7 +248,9 @@ private:
                       : anthropic_request_violation(*body);
     if (!v)
       return std::nullopt;
-    return Refusal{v->status, openai ? openai_error_body(*v) : anthropic_error_body(*v), v->message};
+    // As a user reads it: OpenRouter's message, then the model's own service's words.
+    return Refusal{v->status, openai ? openai_error_body(*v) : anthropic_error_body(*v),
+                   v->raw.empty() ? v->message : v->message + ": " + v->raw};
   }
 
   static void send_all(int fd, const std::string& data) {

@@ -22,12 +22,15 @@
 namespace jp::testing {
 
 /// One refused request: the message the service answers with, and for openai the
-/// `param` and `code` of its error object; the HTTP status it comes with.
+/// `param` and `code` of its error object; the HTTP status it comes with. `raw`: what
+/// the model's own service said, where OpenRouter refuses on its behalf (message
+/// "Provider returned error", the words in error.metadata.raw).
 struct Violation {
   std::string message;
   std::string param;
   std::string code;
   int status = 400;
+  std::string raw;
 };
 
 namespace rules_detail {
@@ -128,6 +131,23 @@ inline bool openai_reasoning_model(std::string model) {
   return std::regex_match(model, pattern);
 }
 
+/// Whether an assistant message with calls carries, as OpenRouter wants it for
+/// Gemini 3, a thought signature in its reasoning_details: a reasoning.encrypted entry
+/// with data, naming one of the message's calls by its id or naming none.
+inline bool openrouter_signature(const Json& message) {
+  auto* details = member(message, "reasoning_details");
+  auto* calls = member(message, "tool_calls");
+  if (!details || !details->is_array() || !calls || !calls->is_array())
+    return false;
+  return std::any_of(details->as_array().begin(), details->as_array().end(), [&](const Json& d) {
+    auto* id = member(d, "id");
+    bool names_a_call = !id || id->is_null() ||
+                        std::any_of(calls->as_array().begin(), calls->as_array().end(),
+                                    [&](const Json& c) { return id->is_string() && string_of(c, "id") == id->as_string(); });
+    return string_of(d, "type") == "reasoning.encrypted" && !string_of(d, "data").empty() && names_a_call;
+  });
+}
+
 } // namespace rules_detail
 
 /// The tools of a Chat Completions request (`tools` array), as api.openai.com checks
@@ -173,13 +193,15 @@ inline std::optional<Violation> openai_tools_violation(const Json& tools) {
 /// What the other services behind the same API (known by their models' names) refuse
 /// of a Chat Completions body beyond what api.openai.com does: DeepSeek's thinking
 /// mode wants each response's reasoning back with its calls, Gemini 3 each step's
-/// thought signature with its first call, Mistral no stream_options and only ids of
-/// nine letters and digits.
+/// thought signature with its first call (on OpenRouter, google/gemini-3*: in the
+/// message's reasoning_details, a reasoning.encrypted entry naming one of its calls
+/// or none), Mistral no stream_options and only ids of nine letters and digits.
 inline std::optional<Violation> compatible_service_violation(const Json& body) {
   using namespace rules_detail;
   auto model = string_of(body, "model");
   bool deepseek_thinking = model == "deepseek-reasoner";
   bool gemini3 = model.starts_with("gemini-3");
+  bool openrouter_gemini3 = model.starts_with("google/gemini-3");
   bool mistral = model.starts_with("mistral") || model.starts_with("devstral") || model.starts_with("codestral");
   if (mistral && member(body, "stream_options"))
     return Violation{"Extra inputs are not permitted: stream_options", "stream_options", "extra_forbidden"};
@@ -208,6 +230,20 @@ inline std::optional<Violation> compatible_service_violation(const Json& body) {
     auto* extra = member(first, "extra_content");
     auto* google = extra && extra->is_object() ? member(*extra, "google") : nullptr;
     auto* signature = google && google->is_object() ? member(*google, "thought_signature") : nullptr;
+    if (openrouter_gemini3 && !openrouter_signature(msgs[i])) {
+      Violation v{"Provider returned error", "", "400"};
+      v.raw = fmt::format(
+        "Gemini models require OpenRouter reasoning details to be preserved in each request. Please refer to our "
+        "docs: https://openrouter.ai/docs/guides/best-practices/reasoning-tokens#preserving-reasoning-blocks. "
+        "Upstream error: {{\n  \"error\": {{\n    \"code\": 400,\n    \"message\": \"Function call is missing a "
+        "thought_signature in functionCall parts. This is required for tools to work correctly, and missing "
+        "thought_signature may lead to degraded model performance. Additional data, function call `default_api:{}` , "
+        "position {}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more "
+        "details.\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }}\n}}\n",
+        first.is_object() && member(first, "function") ? string_of(*member(first, "function"), "name") : std::string(),
+        i + 1);
+      return v;
+    }
     if (gemini3 && (!signature || !signature->is_string()))
       return Violation{fmt::format("Function call is missing a thought_signature in functionCall parts. This is "
                                    "required for tools to work correctly. Additional data, function call "
@@ -480,9 +516,17 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
   return std::nullopt;
 }
 
-/// api.openai.com's error body.
+/// api.openai.com's error body; OpenRouter's for a refusal on a model's behalf (`raw`).
 inline std::string openai_error_body(const Violation& v) {
   auto opt = [](const std::string& s) { return s.empty() ? Json() : Json(s); };
+  if (!v.raw.empty())
+    return Json::object()
+      .set("error", Json::object()
+                      .set("message", v.message)
+                      .set("code", v.status)
+                      .set("metadata", Json::object().set("raw", v.raw).set("provider_name", "Google AI Studio")))
+      .set("user_id", "user_fake")
+      .dump();
   return Json::object()
     .set("error", Json::object()
                     .set("message", v.message)

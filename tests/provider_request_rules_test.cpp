@@ -361,6 +361,34 @@ CAF_TEST(a 400 message from either service reaches the user unchanged) {
   }
 }
 
+CAF_TEST(openrouter refuses a gemini 3 tool loop without the reasoning_details and the user reads why) {
+  KeyEnv key;
+  FakeProviderServer server;
+  auto r = conversation("google/gemini-3-pro-preview", dialect::openai);
+  auto s = send(server, "openai", r);
+  CAF_REQUIRE(!s);
+  CAF_CHECK(contains(s.error, "the provider rejected the request (HTTP 400 from "));
+  // OpenRouter's message, then Google's words it carries (error.metadata.raw).
+  CAF_CHECK(contains(s.error, "): Provider returned error: Gemini models require OpenRouter reasoning details to be "
+                              "preserved in each request."));
+  CAF_CHECK(contains(s.error, "Function call is missing a thought_signature in functionCall parts."));
+  // With a thought signature for its calls, the same conversation goes.
+  for (auto& m : r.messages)
+    if (!m.tool_calls.empty())
+      m.provider_extra = R"({"reasoning_details":[{"type":"reasoning.encrypted","data":"c2ln","id":")" +
+                         m.tool_calls[0].id + R"(","format":"google-gemini-v1","index":0}],)"
+                         R"("jp_model":"google/gemini-3-pro-preview"})";
+  server.push({200, text_stream("openai")});
+  s = send(server, "openai", r);
+  CAF_CHECK_EQUAL(s ? "" : s.error, "");
+  // A signature naming no call of the message is no signature for it.
+  for (auto& m : r.messages)
+    if (!m.tool_calls.empty())
+      m.provider_extra = R"({"reasoning_details":[{"type":"reasoning.encrypted","data":"c2ln","id":"other"}]})";
+  CAF_CHECK(!send(server, "openai", r));
+  CAF_CHECK_EQUAL(server.refused().size(), 2u);
+}
+
 CAF_TEST(jp-actors query shows a 400 message from either service unchanged) {
   for (auto provider : {"openai", "anthropic"}) {
     FakeProviderServer server;

@@ -640,6 +640,82 @@ CAF_TEST(openai what the provider wants back goes back with its message and call
       CAF_CHECK_EQUAL(e.provider_extra, "");
 }
 
+CAF_TEST(openai reasoning_details streamed in pieces are merged by index and type) {
+  Json merged = Json::array();
+  for (auto pieces : {
+         // Anthropic behind OpenRouter: the text in pieces, the signature last.
+         R"([{"type":"reasoning.text","text":"Let me ","signature":null,"id":null,"format":"anthropic-claude-v1","index":0}])",
+         R"([{"type":"reasoning.text","text":"check.","index":0}])",
+         R"([{"type":"reasoning.text","text":"","signature":"sig-1","index":0}])",
+         // Gemini's signature at the same index as its text: another entry.
+         R"([{"type":"reasoning.encrypted","data":"ENC","id":"call_1","format":"google-gemini-v1","index":0}])",
+         // Two at once, a summary in pieces, and entries without an index: each whole.
+         R"([{"type":"reasoning.summary","summary":"Plan ","index":1},{"type":"reasoning.summary","summary":"made.","index":1}])",
+         R"([{"type":"reasoning.encrypted","data":"A"},{"type":"reasoning.encrypted","data":"B"},"not an object"])"}) {
+    auto parsed = Json::parse(pieces);
+    CAF_REQUIRE(parsed.ok());
+    merge_reasoning_details(merged, *parsed);
+  }
+  CAF_CHECK_EQUAL(merged.dump(),
+    R"json([{"type":"reasoning.text","text":"Let me check.","signature":"sig-1","id":null,"format":"anthropic-claude-v1","index":0},)json"
+    R"json({"type":"reasoning.encrypted","data":"ENC","id":"call_1","format":"google-gemini-v1","index":0},)json"
+    R"json({"type":"reasoning.summary","summary":"Plan made.","index":1},)json"
+    R"json({"type":"reasoning.encrypted","data":"A"},{"type":"reasoning.encrypted","data":"B"}])json");
+}
+
+CAF_TEST(openai reasoning_details of a response with calls come on done and go back to that model alone) {
+  // OpenRouter's stream (Gemini 3 behind it): the reasoning text in two deltas, the
+  // thought signature beside the call.
+  auto d = decode<OpenAiStream>(fixture("openrouter_gemini3_reasoning_details.sse"));
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK_EQUAL(d.done_reason(), "tool_calls");
+  CAF_CHECK(d.count(chat_event_kind::reasoning) == 2u);
+  auto calls = d.calls();
+  CAF_REQUIRE_EQUAL(calls.size(), 1u);
+  CAF_CHECK_EQUAL(calls[0].id, "tool_describe_tools_Kq2bW7");
+  std::string extra;
+  for (auto& e : d.events)
+    if (e.kind == chat_event_kind::done)
+      extra = e.provider_extra;
+  // Decoded without a model (decode<> makes its stream so): named "" as the model.
+  auto details = R"json([{"type":"reasoning.text","text":"**Choosing the tool**\n\nThe user asks what the shell tool )json"
+                 R"json(does. Describing it will tell me.","format":"google-gemini-v1","index":0},)json"
+                 R"json({"id":"tool_describe_tools_Kq2bW7","format":"google-gemini-v1","index":0,)json"
+                 R"json("type":"reasoning.encrypted","data":"CiQBjz1rX2Zha2UtdGhvdWdodC1zaWduYXR1cmUtZm9yLXRlc3Rz"}])json";
+  CAF_CHECK_EQUAL(extra, fmt::format(R"({{"reasoning_details":{},"jp_model":""}})", details));
+  // Back on the assistant message, unmodified, to the model that sent them.
+  ChatRequest r;
+  r.model = "google/gemini-3-pro-preview";
+  r.max_tokens = 0;
+  ChatMessage said{chat_role::assistant};
+  said.tool_calls = calls;
+  said.provider_extra = fmt::format(R"({{"reasoning_details":{},"jp_model":"google/gemini-3-pro-preview"}})", details);
+  ChatMessage result{chat_role::tool, "ok"};
+  result.tool_call_id = calls[0].id;
+  r.messages = {ChatMessage{chat_role::user, "what does shell do?"}, said, result};
+  auto body = *Json::parse(openai_request_body(r));
+  auto accepted = jp::testing::openai_request_violation(body);
+  CAF_CHECK_EQUAL(accepted ? accepted->message : "", "");
+  auto& sent = body.find("messages")->as_array().at(1);
+  CAF_REQUIRE(sent.find("reasoning_details"));
+  CAF_CHECK_EQUAL(sent.find("reasoning_details")->dump(), details);
+  // Without them, OpenRouter refuses it for Gemini 3, in Google's words.
+  r.model = "google/gemini-3-flash-preview"; // another model: they are not its own
+  auto v = jp::testing::openai_request_violation(*Json::parse(openai_request_body(r)));
+  CAF_REQUIRE(v);
+  CAF_CHECK_EQUAL(v->message, "Provider returned error");
+  CAF_CHECK(jp::testing::contains(v->raw, "Gemini models require OpenRouter reasoning details to be preserved"));
+  CAF_CHECK(jp::testing::contains(v->raw, "function call `default_api:describe_tools`"));
+  // A response without calls keeps none.
+  auto text = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"content":"hi","reasoning_details":[{"type":"reasoning.text","text":"t","index":0}]}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
+  });
+  for (auto& e : text.events)
+    if (e.kind == chat_event_kind::done)
+      CAF_CHECK_EQUAL(e.provider_extra, "");
+}
+
 CAF_TEST(openai to a mistral model a user message after tool results goes with the last result) {
   // Mistral: "Unexpected role 'user' after role 'tool'" (HTTP 400).
   for (auto model : {"mistral-large-latest", "mistralai/Devstral-Small-2505", "gpt-4o"}) {

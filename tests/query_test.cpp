@@ -832,6 +832,41 @@ CAF_TEST(gemini 3 gets each call s thought signature back with it) {
   }
 }
 
+CAF_TEST(openrouter gets a gemini 3 response s merged reasoning_details back with its tool calls in every later request) {
+  FakeProviderServer server; // refuses a Gemini 3 tool loop without them, as OpenRouter does
+  Workspace ws(server, "openai", "", "/api/v1");
+  // Its reasoning text in two pieces of one entry, and its thought signature beside
+  // the call: one entry each.
+  server.push({200, provider_fixture("openrouter_gemini3_reasoning_details.sse")});
+  server.push({200, openai_text("It runs commands.")});
+  JP_REQUIRE_OK(ws.query_model("google/gemini-3-pro-preview", "'what does shell do?'"));
+  // The next turn (the conversation read back from its log) sends them too.
+  server.push({200, openai_text("Yes.")});
+  JP_REQUIRE_OK(ws.query_model("google/gemini-3-pro-preview", "'sure?'"));
+  CAF_CHECK_EQUAL(server.refused(), std::vector<std::string>{});
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  CAF_CHECK_EQUAL(seen[0].path, "/api/v1/chat/completions");
+  for (size_t i : {1u, 2u}) {
+    auto said = assistant_with_calls(seen[i]);
+    CAF_CHECK_EQUAL(said.find("tool_calls")->as_array().at(0).string_at("id"), "tool_describe_tools_Kq2bW7");
+    CAF_REQUIRE(said.find("reasoning_details"));
+    CAF_CHECK_EQUAL(said.find("reasoning_details")->dump(),
+                    R"json([{"type":"reasoning.text","text":"**Choosing the tool**\n\nThe user asks what the shell )json"
+                    R"json(tool does. Describing it will tell me.","format":"google-gemini-v1","index":0},)json"
+                    R"json({"id":"tool_describe_tools_Kq2bW7","format":"google-gemini-v1","index":0,)json"
+                    R"json("type":"reasoning.encrypted","data":"CiQBjz1rX2Zha2UtdGhvdWdodC1zaWduYXR1cmUtZm9yLXRlc3Rz"}])json");
+  }
+  // Another model is not sent another's reasoning: OpenRouter refuses it for Gemini 3,
+  // and the user reads why, in OpenRouter's and Google's words.
+  auto other = ws.query_model("google/gemini-3-flash-preview", "'and now?'");
+  CAF_CHECK_NOT_EQUAL(other.status, 0);
+  CAF_CHECK(!contains(server.requests().back().body, "reasoning_details"));
+  CAF_CHECK(contains(other.out, "HTTP 400"));
+  CAF_CHECK(contains(other.out, "Provider returned error: Gemini models require OpenRouter reasoning details to be "
+                                "preserved in each request."));
+}
+
 CAF_TEST(an azure deployment gets its api version and the key in api-key and no tool or log sees the key) {
   FakeProviderServer server; // refuses what Azure refuses: no api-version, Authorization, no api-key
   Workspace ws(server, "openai", "api_version = \"2024-10-21\"\n", "/openai/deployments/gpt-4o-prod");

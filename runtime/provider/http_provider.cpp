@@ -103,12 +103,18 @@ Result<OpenAiEndpoint> openai_endpoint(const std::string& base_url, const std::s
 }
 
 /// The provider's own words from an error body ({"error":{"message":..}} in both
-/// dialects), else the body itself, shortened.
+/// dialects), else the body itself, shortened. OpenRouter says "Provider returned
+/// error" and puts what the model's own service said in error.metadata.raw: both.
 std::string error_message(const std::string& body) {
   if (auto j = Json::parse(body); j && j->is_object()) {
     if (auto* err = j->find("error")) {
-      if (auto* msg = err->find("message"); msg && msg->is_string())
+      if (auto* msg = err->find("message"); msg && msg->is_string()) {
+        auto* metadata = err->find("metadata");
+        auto* raw = metadata && metadata->is_object() ? metadata->find("raw") : nullptr;
+        if (raw && raw->is_string() && !raw->as_string().empty())
+          return msg->as_string() + ": " + raw->as_string();
         return msg->as_string();
+      }
       if (err->is_string())
         return err->as_string();
     }

@@ -131,6 +131,38 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
   return body.dump();
 }
 
+void merge_reasoning_details(Json& merged, const Json& pieces) {
+  if (!merged.is_array() || !pieces.is_array())
+    return;
+  auto& entries = merged.as_array();
+  for (const auto& piece : pieces.as_array()) {
+    if (!piece.is_object())
+      continue;
+    auto* index = piece.find("index");
+    auto type = piece.string_at("type");
+    // The entry this piece continues: the latest of its index and type. A piece
+    // without an index is whole.
+    auto it = index && index->is_int()
+                ? std::find_if(entries.rbegin(), entries.rend(),
+                               [&](const Json& e) {
+                                 auto* i = e.find("index");
+                                 return i && *i == *index && e.string_at("type") == type;
+                               })
+                : entries.rend();
+    if (it == entries.rend()) {
+      entries.push_back(piece);
+      continue;
+    }
+    for (auto& [key, value] : piece.as_object()) {
+      auto* have = it->find(key);
+      if ((key == "text" || key == "summary") && value.is_string() && have && have->is_string())
+        have->as_string() += value.as_string();
+      else if (!value.is_null() || !have)
+        it->set(key, value);
+    }
+  }
+}
+
 Status OpenAiStream::on_event(const SseEvent& event,
                               const std::function<void(ChatEvent)>& emit) {
   if (event.data.empty() || (finished_ && usage_seen_))
@@ -186,6 +218,10 @@ Status OpenAiStream::on_event(const SseEvent& event,
     // reasoning); some send both, the same text: it is shown once.
     auto thought = delta->string_at("reasoning_content");
     reasoning_content_ += thought;
+    // OpenRouter's structured reasoning (text, summaries, encrypted blocks and their
+    // signatures), which it wants back unmodified with the calls.
+    if (auto* details = delta->find("reasoning_details"); details && details->is_array())
+      merge_reasoning_details(reasoning_details_, *details);
     if (thought.empty())
       thought = delta->string_at("reasoning");
     if (!thought.empty())
@@ -268,9 +304,16 @@ void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent
   }
   ChatEvent done{chat_event_kind::done};
   // DeepSeek's thinking mode wants a response's reasoning back with its tool calls
-  // (HTTP 400 "reasoning_content ... must be passed back" otherwise).
+  // (HTTP 400 "reasoning_content ... must be passed back" otherwise); OpenRouter its
+  // reasoning_details (Gemini 3 behind it: HTTP 400 "Gemini models require OpenRouter
+  // reasoning details to be preserved in each request").
+  Json extra = Json::object();
   if (!calls_.empty() && !reasoning_content_.empty())
-    done.provider_extra = Json::object().set("reasoning_content", reasoning_content_).set(kExtraModel, model_).dump();
+    extra.set("reasoning_content", reasoning_content_);
+  if (!calls_.empty() && !reasoning_details_.as_array().empty())
+    extra.set("reasoning_details", reasoning_details_);
+  if (!extra.as_object().empty())
+    done.provider_extra = extra.set(kExtraModel, model_).dump();
   calls_.clear();
   finished_ = true;
   done.finish_reason = std::move(reason);

@@ -10,12 +10,11 @@
 #include <vector>
 
 #include "../../messages/chat.hpp"
+#include "../../messages/json.hpp"
 #include "../../messages/result.hpp"
 #include "sse.hpp"
 
 namespace jp {
-
-class Json;
 
 /// The name of the token limit `model` takes: "max_completion_tokens" for OpenAI's
 /// reasoning models (the o1, o3 and o4 series and gpt-5*, also behind a "vendor/"
@@ -36,14 +35,23 @@ bool takes_no_user_after_tool(std::string_view model);
 /// user message right after tool results goes in the last result's content.
 std::string openai_request_body(const ChatRequest& request, bool ask_usage = true);
 
+/// Adds the entries of one streamed `reasoning_details` array (OpenRouter: each
+/// delta carries pieces of the response's array) to `merged`: a piece with the
+/// `index` and `type` of an entry already there continues it (its `text` and
+/// `summary` appended, any other field it has not null taking that field: the
+/// signature comes last), any other piece is an entry of its own, in the order
+/// they came. What is not an object is dropped.
+void merge_reasoning_details(Json& merged, const Json& pieces);
+
 /// Decodes one streamed response: text as it comes (a `refusal` as text too), each
 /// tool call once its arguments are complete, then `done` (exactly once), and `usage`
 /// where the server reports it, each time it does (the last stands: some servers count
 /// in every chunk): OpenAI sends it in a chunk of its own after the finish_reason, so
 /// it may come after `done`. What the server wants back is kept as provider_extra:
-/// a call's `extra_content` (Gemini's thought signature) on its call, and the
-/// reasoning streamed as `reasoning_content` of a response with calls on `done`
-/// (DeepSeek's thinking mode); openai_request_body sends both back.
+/// a call's `extra_content` (Gemini's thought signature) on its call, and on `done`
+/// of a response with calls the reasoning streamed as `reasoning_content` (DeepSeek's
+/// thinking mode) and OpenRouter's `reasoning_details` (its fragments merged:
+/// merge_reasoning_details); openai_request_body sends them back.
 class OpenAiStream {
 public:
   OpenAiStream() = default;
@@ -80,6 +88,7 @@ private:
 
   std::vector<PartialCall> calls_; // in order of first appearance
   std::string reasoning_content_;  // streamed as reasoning_content (DeepSeek, vLLM)
+  Json reasoning_details_ = Json::array(); // OpenRouter's, merged as they stream
   std::string model_;
   bool finished_ = false;
   bool usage_seen_ = false; // counted at or after `done`
