@@ -21,6 +21,7 @@
 #include "child_wait.hpp"
 #include "cli_run.hpp"
 #include "fake_provider_server.hpp"
+#include "openai_stream.hpp"
 #include "messages/json.hpp"
 #include "runtime/cli/markdown_renderer.hpp"
 #include "temp_dir.hpp"
@@ -31,54 +32,6 @@ using namespace jp;
 using namespace jp::testing;
 
 namespace {
-
-std::string chunk(const Json& delta, const char* finish = nullptr) {
-  auto choice = Json::object().set("index", 0).set("delta", delta);
-  choice.set("finish_reason", finish ? Json(finish) : Json());
-  auto j = Json::object()
-             .set("id", "chatcmpl-test")
-             .set("object", "chat.completion.chunk")
-             .set("model", "test-model")
-             .set("choices", Json(JsonArray{choice}));
-  return "data: " + j.dump() + "\n\n";
-}
-
-/// An OpenAI stream saying `text`, in two deltas.
-std::string openai_text(const std::string& text) {
-  auto half = text.size() / 2;
-  return chunk(Json::object().set("role", "assistant").set("content", text.substr(0, half))) +
-         chunk(Json::object().set("content", text.substr(half))) + chunk(Json::object(), "stop") + "data: [DONE]\n\n";
-}
-
-/// An OpenAI stream saying each of `deltas` in turn.
-std::string openai_deltas(const std::vector<std::string>& deltas) {
-  std::string out;
-  for (size_t i = 0; i < deltas.size(); ++i) {
-    auto delta = Json::object().set("content", deltas[i]);
-    if (i == 0)
-      delta.set("role", "assistant");
-    out += chunk(delta);
-  }
-  return out + chunk(Json::object(), "stop") + "data: [DONE]\n\n";
-}
-
-/// An OpenAI stream making one tool call, its arguments in two deltas.
-std::string openai_call(const std::string& id, const std::string& name, const Json& args) {
-  auto text = args.dump();
-  auto half = text.size() / 2;
-  auto call = [&](Json fn, bool first) {
-    auto c = Json::object().set("index", 0);
-    if (first)
-      c.set("id", id).set("type", "function");
-    c.set("function", std::move(fn));
-    return Json(JsonArray{c});
-  };
-  return chunk(Json::object().set("role", "assistant").set("tool_calls",
-                                                           call(Json::object().set("name", name).set("arguments", ""), true))) +
-         chunk(Json::object().set("tool_calls", call(Json::object().set("arguments", text.substr(0, half)), false))) +
-         chunk(Json::object().set("tool_calls", call(Json::object().set("arguments", text.substr(half)), false))) +
-         chunk(Json::object(), "tool_calls") + "data: [DONE]\n\n";
-}
 
 /// A workspace whose config points the assistant at `server`.
 struct Workspace {
@@ -225,9 +178,9 @@ std::string openai_calls(const std::vector<std::tuple<std::string, std::string, 
   for (auto& [id, name, args] : calls) {
     auto c = Json::object().set("index", index++).set("id", id).set("type", "function");
     c.set("function", Json::object().set("name", name).set("arguments", args.dump()));
-    out += chunk(Json::object().set("tool_calls", Json(JsonArray{c})));
+    out += openai_chunk(Json::object().set("tool_calls", Json(JsonArray{c})));
   }
-  return out + chunk(Json::object(), "tool_calls") + "data: [DONE]\n\n";
+  return out + openai_chunk(Json::object(), "tool_calls") + "data: [DONE]\n\n";
 }
 
 /// Config: examples/tools/greet.sh as a control-channel tool whose question goes to
@@ -731,8 +684,9 @@ CAF_TEST(a handle aborted from another terminal ends the await and the assistant
 
 CAF_TEST(the reasoning a provider streams is shown dimmed on a terminal or hidden by style) {
   FakeProviderServer server;
-  auto reasoning = chunk(Json::object().set("role", "assistant").set("reasoning_content", "Two and two make four.")) +
-                   chunk(Json::object().set("content", "It is 4.")) + chunk(Json::object(), "stop") +
+  auto reasoning =
+    openai_chunk(Json::object().set("role", "assistant").set("reasoning_content", "Two and two make four.")) +
+    openai_chunk(Json::object().set("content", "It is 4.")) + openai_chunk(Json::object(), "stop") +
                    "data: [DONE]\n\n";
   {
     Workspace ws(server);
@@ -770,8 +724,9 @@ std::string reasoned_call(const std::string& reasoning, const std::string& id, J
     call.set(k, v);
   std::string out;
   if (!reasoning.empty())
-    out += chunk(Json::object().set("role", "assistant").set("reasoning_content", reasoning));
-  return out + chunk(Json::object().set("tool_calls", Json(JsonArray{call}))) + chunk(Json::object(), "tool_calls") +
+    out += openai_chunk(Json::object().set("role", "assistant").set("reasoning_content", reasoning));
+  return out + openai_chunk(Json::object().set("tool_calls", Json(JsonArray{call}))) +
+         openai_chunk(Json::object(), "tool_calls") +
          "data: [DONE]\n\n";
 }
 
