@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <future>
+#include <mutex>
 #include <tuple>
 #include <fmt/format.h>
 
@@ -24,19 +25,31 @@ std::pair<std::string, std::string> split_description(const std::string& d) {
   return {d.substr(0, nl), d.substr(nl + 1)};
 }
 
-/// The function that calls `tool` of `client`: a call's result, progress and abort.
-/// It holds the client weakly: the server goes with its McpTools, whoever still
-/// holds an executor.
-FunctionTool call_of(std::weak_ptr<McpClient> weak, std::string server, std::string tool,
-                     std::vector<ParameterConfig> params) {
-  return [weak, server, tool, params](const Json& args, const Progress& progress) {
+/// What a call of `tool`, which `server` offered and offers no longer, is told.
+std::string no_longer_offered(const std::string& server, const std::string& tool) {
+  return fmt::format("`{}` is no longer offered: MCP server `{}` dropped its tool `{}` when it changed its tools "
+                     "(notifications/tools/list_changed); call one of the tools offered now",
+                     mcp_tool_name(server, tool), server, tool);
+}
+
+/// The function that calls `tool` of `client`, with the input schema the server
+/// lists for it now: a call's result, progress and abort. It holds the client
+/// weakly: the server goes with its McpTools, whoever still holds an executor.
+FunctionTool call_of(std::weak_ptr<McpClient> weak, std::string server, std::string tool) {
+  return [weak, server, tool](const Json& args, const Progress& progress) {
     auto client = weak.lock();
     if (!client)
       return Invocation{FunctionResult::ready(ToolState::failure(
                           ToolError{fmt::format("MCP server `{}` was stopped with its runtime", server), {}, false})),
                         {}, {}};
+    auto listed = client->tools();
+    auto it = std::find_if(listed->begin(), listed->end(), [&](const McpTool& t) { return t.name == tool; });
+    if (it == listed->end())
+      return Invocation{FunctionResult::ready(ToolState::failure(ToolError{no_longer_offered(server, tool), {}, false})),
+                        {}, {}};
     FunctionResult result;
-    auto n = client->call(tool, objects_as_declared(args, params), progress, [result](ToolState s) { result.set(std::move(s)); });
+    auto n = client->call(tool, objects_as_declared(args, mcp_parameters(it->input_schema)), progress,
+                          [result](ToolState s) { result.set(std::move(s)); });
     Invocation inv;
     inv.result = result;
     inv.abort = [weak, n] {
@@ -46,6 +59,119 @@ FunctionTool call_of(std::weak_ptr<McpClient> weak, std::string server, std::str
     return inv;
   };
 }
+
+/// The tools of the servers that started, as each lists them, added to the config
+/// they were started with; made anew when a server's list is not the one it was
+/// made from. Any thread.
+class McpToolSets {
+public:
+  McpToolSets(std::shared_ptr<const Config> base, std::function<void(const std::string&)> warn)
+    : base_(std::move(base)), warn_(std::move(warn)) {}
+
+  /// Server `name` started as `client` (in the config's order).
+  void add(const std::string& name, const std::shared_ptr<McpClient>& client) {
+    servers_.push_back({name, client, nullptr});
+  }
+
+  /// The set as the servers list their tools now.
+  std::shared_ptr<const ToolSet> now() {
+    std::lock_guard lock(mtx_);
+    bool changed = !now_;
+    for (auto& s : servers_)
+      if (auto client = s.client.lock(); client && client->tools() != s.listed)
+        changed = true;
+    if (changed)
+      make();
+    return now_;
+  }
+
+private:
+  struct Server {
+    std::string name;
+    std::weak_ptr<McpClient> client;
+    std::shared_ptr<const std::vector<McpTool>> listed; // what the set was made from
+  };
+
+  void make() {
+    auto with = std::make_shared<Config>(*base_);
+    auto set = std::make_shared<ToolSet>();
+    for (auto& s : servers_) {
+      auto client = s.client.lock();
+      auto listed = client ? client->tools() : s.listed;
+      if (!listed)
+        continue;
+      for (auto& tool : *listed) {
+        bool known = s.listed && std::find(s.listed->begin(), s.listed->end(), tool) != s.listed->end();
+        add_tool(*with, s, tool, known ? std::function<void(const std::string&)>([](const std::string&) {}) : warn_);
+      }
+      s.listed = std::move(listed);
+    }
+    // A tool a server offered before and not now is told so when called; the
+    // workspace's tool of that name, if any, does not stand in for it then either.
+    for (auto& [name, from] : origin_) {
+      auto t = with->tools.find(name);
+      if (t != with->tools.end() && t->second.source == "mcp." + from.first)
+        continue;
+      if (t != with->tools.end() && t->second.from_workspace)
+        with->tools.erase(t);
+      if (!with->tools.count(name))
+        set->withdrawn[name] = no_longer_offered(from.first, from.second);
+    }
+    set->config = std::move(with);
+    set->executors = executors_;
+    now_ = std::move(set);
+  }
+
+  /// `tool` of server `s` offered in `with` as NAME__tool, or `warn` told why not.
+  void add_tool(Config& with, const Server& s, const McpTool& tool,
+                const std::function<void(const std::string&)>& warn) {
+    auto& name = s.name;
+    auto& server = base_->mcp_servers.at(name);
+    auto params = mcp_parameters(tool.input_schema);
+    auto t = function_tool_config(mcp_tool_name(name, tool.name), "", params);
+    std::tie(t.summary, t.description) = split_description(tool.description);
+    if (t.summary.empty())
+      t.summary = fmt::format("{} (MCP server {})", tool.name, name);
+    t.source = "mcp." + name;
+    t.run = server.run;
+    auto stateful = server.tool_stateful.find(tool.name);
+    t.stateful = stateful != server.tool_stateful.end() ? stateful->second : server.stateful;
+    // The protocol's own parameter names cannot be a stateful tool's.
+    for (auto& p : params)
+      if (t.stateful && (p.name == "action" || p.name == "id" || p.name == "input" || p.name == "wait_ms")) {
+        warn(fmt::format("MCP server `{}`: tool `{}` has a parameter `{}`, which the stateful protocol uses; "
+                         "it is offered without spawn/fetch/abort",
+                         name, tool.name, p.name));
+        t.stateful = false;
+      }
+    if (auto same = with.tools.find(t.name); same != with.tools.end()) {
+      // A repository's tool does not stand in for your server's (and its permission).
+      if (same->second.from_workspace) {
+        warn(fmt::format("MCP server `{}`: the workspace's config defines a tool named `{}` too; the server's "
+                         "is offered",
+                         name, t.name));
+      } else {
+        warn(fmt::format("MCP server `{}`: a tool named `{}` exists already; `{}` is not offered", name, t.name,
+                         tool.name));
+        return;
+      }
+    }
+    // Every tool ever offered keeps its executor: one no longer offered says so.
+    if (auto at = origin_.find(t.name); at == origin_.end() || at->second != std::pair(name, tool.name)) {
+      executors_[t.name] = function_handle_factory(call_of(s.client, name, tool.name));
+      origin_[t.name] = {name, tool.name};
+    }
+    with.tools[t.name] = std::move(t);
+  }
+
+  std::mutex mtx_; // guards what follows
+  std::shared_ptr<const Config> base_;
+  std::function<void(const std::string&)> warn_;
+  std::vector<Server> servers_;
+  std::map<std::string, HandleFactory> executors_;                    // by tool name
+  std::map<std::string, std::pair<std::string, std::string>> origin_; // tool name -> server, its name there
+  std::shared_ptr<const ToolSet> now_;
+};
 
 } // namespace
 
@@ -66,7 +192,6 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
     out.config = std::move(config);
     return out;
   }
-  auto with = std::make_shared<Config>(*config);
   // All at once: each start may take a while (npx and uvx fetch the server first),
   // and the tools are added in the config's order whatever order they start in.
   std::vector<std::future<Result<std::shared_ptr<McpClient>>>> starts;
@@ -74,6 +199,7 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
     starts.push_back(std::async(std::launch::async, [&io, &server, &config] {
       return McpClient::start(io, server, config->workspace);
     }));
+  auto sets = std::make_shared<McpToolSets>(config, warn);
   size_t next = 0;
   for (auto& [name, server] : config->mcp_servers) {
     auto client = starts[next++].get();
@@ -82,42 +208,13 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
       warn(client.error() + "; its tools are not offered");
       continue;
     }
-    for (auto& tool : (*client)->tools()) {
-      auto params = mcp_parameters(tool.input_schema);
-      auto t = function_tool_config(mcp_tool_name(name, tool.name), "", params);
-      std::tie(t.summary, t.description) = split_description(tool.description);
-      if (t.summary.empty())
-        t.summary = fmt::format("{} (MCP server {})", tool.name, name);
-      t.source = "mcp." + name;
-      t.run = server.run;
-      auto stateful = server.tool_stateful.find(tool.name);
-      t.stateful = stateful != server.tool_stateful.end() ? stateful->second : server.stateful;
-      // The protocol's own parameter names cannot be a stateful tool's.
-      for (auto& p : params)
-        if (t.stateful && (p.name == "action" || p.name == "id" || p.name == "input" || p.name == "wait_ms")) {
-          warn(fmt::format("MCP server `{}`: tool `{}` has a parameter `{}`, which the stateful protocol uses; "
-                           "it is offered without spawn/fetch/abort",
-                           name, tool.name, p.name));
-          t.stateful = false;
-        }
-      if (auto same = with->tools.find(t.name); same != with->tools.end()) {
-        // A repository's tool does not stand in for your server's (and its permission).
-        if (same->second.from_workspace) {
-          warn(fmt::format("MCP server `{}`: the workspace's config defines a tool named `{}` too; the server's "
-                           "is offered",
-                           name, t.name));
-        } else {
-          warn(fmt::format("MCP server `{}`: a tool named `{}` exists already; `{}` is not offered", name, t.name,
-                           tool.name));
-          continue;
-        }
-      }
-      out.executors[t.name] = function_handle_factory(call_of(*client, name, tool.name, params));
-      with->tools[t.name] = std::move(t);
-    }
+    sets->add(name, *client);
     out.clients.push_back(std::move(*client));
   }
-  out.config = std::move(with);
+  auto first = sets->now();
+  out.config = first->config;
+  out.executors = first->executors;
+  out.now = [sets] { return sets->now(); };
   return out;
 }
 

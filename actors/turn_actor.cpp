@@ -57,6 +57,11 @@ struct CallReply {
 
 struct turn_state {
   TurnContext ctx;
+  // The tools on offer as last read (ctx.tools_now; null: they never change), and
+  // the configs the turn had before: a call in flight may point into one (an entry
+  // of its tools), so each is kept while the turn lives -- one per change.
+  std::shared_ptr<const ToolSet> tools;
+  std::vector<std::shared_ptr<const Config>> earlier_configs;
   registry_actor registry;
   handle_view_actor view; // what awaits and looks ask: the registry, or a shared view
   std::set<std::string> allowed_this_turn; // "yes for this turn" answers
@@ -794,9 +799,51 @@ bool builtin_await_schema(const ToolConfig& tool) {
                     builtin.parameters.end(), same);
 }
 
+/// The tools on offer now (ctx.tools_now) made the turn's config, where they changed.
+void read_tools(turn_actor_t* self) {
+  auto& st = self->state;
+  if (!st.ctx.tools_now)
+    return;
+  st.tools = st.ctx.tools_now();
+  if (!st.tools || st.tools->config == st.ctx.config)
+    return;
+  st.earlier_configs.push_back(std::move(st.ctx.config));
+  st.ctx.config = st.tools->config;
+}
+
+/// `name`'s entry among the tools on offer; or, for a fetch, apply or abort of a
+/// handle it started, the entry it was offered with then, when it is no longer
+/// offered (its MCP server dropped it while the handle ran). Null: neither.
+const ToolConfig* tool_of_call(turn_actor_t* self, const std::string& name, const Json& args) {
+  auto& st = self->state;
+  if (auto it = st.ctx.config->tools.find(name); it != st.ctx.config->tools.end())
+    return &it->second;
+  auto* action = args.find("action");
+  auto* id = args.find("id");
+  if (!action || !action->is_string() || action->as_string() == "spawn" || !id || !id->is_string())
+    return nullptr;
+  if (auto h = st.handle_tools.find(id->as_string()); h == st.handle_tools.end() || h->second != name)
+    return nullptr;
+  for (auto c = st.earlier_configs.rbegin(); c != st.earlier_configs.rend(); ++c)
+    if (auto it = (*c)->tools.find(name); it != (*c)->tools.end())
+      return &it->second;
+  return nullptr;
+}
+
+/// What a call of `name`, a tool not on offer, is told: why it no longer is, where
+/// it was once (an MCP server dropped it), else which tools are.
+std::string not_offered(turn_actor_t* self, const std::string& name) {
+  auto& st = self->state;
+  if (st.tools)
+    if (auto w = st.tools->withdrawn.find(name); w != st.tools->withdrawn.end())
+      return w->second;
+  return unknown_tool(*st.ctx.config, name);
+}
+
 /// One call, answered through `reply` (at once, or when its work is done).
 void run_call(turn_actor_t* self, const std::string& name, const std::string& args_json, const std::string& tag,
               CallReply reply) {
+  read_tools(self);
   auto& config = *self->state.ctx.config;
   // An await as its schema has it, read straight into its request (no Json tree):
   // an assistant re-issues one naming every pending handle after each stop.
@@ -816,10 +863,10 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
       self->send(self->state.registry, cancel_atom::value, *spawn_id, msg);
     return failed(std::move(msg));
   };
-  auto it = config.tools.find(name);
-  if (it == config.tools.end())
-    return reply(fail_call(unknown_tool(config, name)));
-  auto& tool = it->second;
+  auto* found = tool_of_call(self, name, *args);
+  if (!found)
+    return reply(fail_call(not_offered(self, name)));
+  auto& tool = *found;
   if (args->find("action") && takes_action_protocol(tool) && !tool.stateful)
     if (auto ok = validate_action(tool, action_kind::spawn); !ok)
       return reply(fail_call(ok.error));
@@ -1021,10 +1068,14 @@ HandleFactory handle_factory(const TurnContext& ctx) {
     executors[name] = [why](caf::local_actor* parent, const std::string& id, const LaunchSpec&,
                             const supervisor_actor& supervisor) { return spawn_stopped(parent, id, why, supervisor); };
   }
-  return [processes, agents, executors](caf::local_actor* parent, const std::string& id, LaunchSpec& spec,
-                                        const supervisor_actor& supervisor) {
+  return [processes, agents, executors, now = ctx.tools_now](caf::local_actor* parent, const std::string& id,
+                                                              LaunchSpec& spec, const supervisor_actor& supervisor) {
     if (spec.subagent)
       return agents(parent, id, spec, supervisor);
+    // The tools on offer now first: a tool an MCP server added since has its executor there.
+    if (auto set = now ? now() : nullptr)
+      if (auto it = set->executors.find(spec.tool); it != set->executors.end())
+        return it->second(parent, id, spec, supervisor);
     if (auto it = executors.find(spec.tool); it != executors.end())
       return it->second(parent, id, spec, supervisor);
     if (spec.argv.empty())

@@ -28,6 +28,7 @@
 
 #include "interfaces.hpp"
 #include "registry_actor.hpp"
+#include "tool_set.hpp"
 #include "../config/config.hpp"
 #include "../messages/chat.hpp"
 #include "../messages/json.hpp"
@@ -65,6 +66,10 @@ struct TurnContext {
   // Who runs a tool's handles instead of a process, by tool name (function tools, an
   // embedder's own executors).
   std::map<std::string, HandleFactory> executors;
+  // The tools on offer as they change (an MCP server's list_changed): read before
+  // each call, and replacing `config` and `executors` where they differ. Empty:
+  // `config` for the turn's life.
+  ToolsNow tools_now;
   // [experiment] shared_registry: the registries of the agents that share, and this
   // agent's name there (none: its handles are its own alone).
   std::shared_ptr<RegistryDirectory> shared_registry;

@@ -449,7 +449,13 @@ void send_request(loop_actor_t* self) {
   req.system = st.ctx.system_prompt;
   req.max_tokens = st.ctx.max_tokens;
   req.messages = st.messages;
-  // The config does not change during a turn: its declarations are made once.
+  // The tools as they are now (an MCP server may have changed its own): declared
+  // anew when they changed, else as for the request before.
+  if (st.ctx.tools_now)
+    if (auto set = st.ctx.tools_now(); set && set->config != st.ctx.config) {
+      st.ctx.config = set->config;
+      st.ctx.tools_json = nullptr;
+    }
   if (!st.ctx.tools_json)
     st.ctx.tools_json = std::make_shared<const std::string>(tool_declarations(*st.ctx.config, st.ctx.tool_dialect).dump());
   req.tools_json = *st.ctx.tools_json;
@@ -752,6 +758,7 @@ TurnContext turn_context_of(loop_actor_t* self) {
   t.shared_registry = ctx.shared_registry;
   t.agent = ctx.agent_path;
   t.executors = ctx.executors;
+  t.tools_now = ctx.tools_now;
   if (ctx.subagents)
     t.subagents = subagent_factory(ctx);
   if (auto prompts = ctx.prompts) {

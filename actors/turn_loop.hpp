@@ -61,6 +61,10 @@ struct TurnLoopContext {
   // Who runs the tools that are not processes, by tool name (function tools, an
   // embedder's own executors); sub-agents get the same.
   std::map<std::string, HandleFactory> executors;
+  // The tools on offer as they change (an MCP server's list_changed): read before
+  // each request, whose tools they are, and by the turn before each call. Empty:
+  // `config` for the loop's life. Sub-agents keep the tools they started with.
+  ToolsNow tools_now;
   // Sub-agents (actors/subagent_handle.hpp): who provides their assistants (null:
   // the `agent` tool is refused here), this agent's path in events ("main",
   // "main/worker1"), how deep it sits (0: a top-level agent), and the most assistant

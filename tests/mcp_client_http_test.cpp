@@ -1,6 +1,7 @@
 // The MCP client over Streamable HTTP against a scripted server (fake_provider_server.hpp
 // answers each POST with the next scripted response and keeps what it was sent): a
-// server that forgets its session (HTTP 404) gets a new one, and the request again.
+// server that forgets its session (HTTP 404) gets a new one, and the request again;
+// one that changes its tools has them listed again.
 #define CAF_SUITE mcp_client_http
 #include <caf/test/unit_test.hpp>
 
@@ -98,6 +99,38 @@ std::string header(const FakeProviderServer::Seen& seen, const std::string& name
 }
 
 } // namespace
+
+CAF_TEST(a list change on a call s event stream has the tools listed again before the call is answered) {
+  FakeProviderServer fake;
+  script_start(fake);
+  // Request 3, the call: its stream says the tools changed, then answers.
+  auto changed = text(3, "changed");
+  changed.body = "event: message\ndata: " +
+                 Json::object().set("jsonrpc", "2.0").set("method", "notifications/tools/list_changed").dump() +
+                 "\n\n" + changed.body;
+  fake.push(changed);
+  fake.push(answer(4, Json::object().set(
+                        "tools", Json::array().push(Json::object()
+                                                      .set("name", "shout")
+                                                      .set("inputSchema", Json::object().set("type", "object"))))));
+  IoThread io;
+  auto client = jp::McpClient::start(io, server_at(fake), ".");
+  CAF_REQUIRE(client);
+  auto before = (*client)->tools();
+  CAF_REQUIRE_EQUAL(before->size(), 1u);
+  CAF_CHECK_EQUAL(before->front().name, "echo");
+  auto r = call(**client);
+  CAF_CHECK_EQUAL(r.content, "changed");
+  // Answered once the new list was in: tools/list went out after the call.
+  auto after = (*client)->tools();
+  CAF_REQUIRE_EQUAL(after->size(), 1u);
+  CAF_CHECK_EQUAL(after->front().name, "shout");
+  auto seen = fake.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 5u);
+  CAF_CHECK_EQUAL(method_of(seen[3]), "tools/call");
+  CAF_CHECK_EQUAL(method_of(seen[4]), "tools/list");
+  CAF_CHECK_EQUAL(header(seen[4], "mcp-session-id"), "s1");
+}
 
 CAF_TEST(a server that forgot the session is given a new one and the call is sent again in it) {
   FakeProviderServer fake;

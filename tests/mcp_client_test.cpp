@@ -21,8 +21,10 @@
 #include "runtime/process/io_thread.hpp"
 #include "cli_run.hpp"
 #include "contains.hpp"
+#include "fake_provider_server.hpp"
 #include "marked_processes.hpp"
 #include "mcp_client.hpp"
+#include "openai_stream.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -271,6 +273,84 @@ CAF_TEST(a tool the server offers as a task is called as one with its status in 
   std::ifstream in(log);
   std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CAF_CHECK(contains(said, "task-cancelled task-2"));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(a server that changes its tools has them offered anew and a call of a dropped one told so) {
+  // `retool` changes the fake's tools and says so before it answers: the calls of
+  // the next response are checked against the new list.
+  auto until = (dir.path / "go").string();
+  auto spawn_w = fmt::format(R"({{ action = "spawn", id = "w", until = "{}", wait_ms = 0 }})", until);
+  auto r = run(steps({call("demo__echo", R"({ text = "hi", times = 2 })") + call("demo__wait", spawn_w),
+                      call("demo__retool", "{}"),
+                      call("demo__shout", R"({ text = "hey" })") + call("demo__echo", R"({ text = "hi", times = 2 })") +
+                        call("demo__fail", R"({ text = "no" })") +
+                        call("demo__wait", fmt::format(R"({{ action = "spawn", id = "v", until = "{}" }})", until)) +
+                        call("demo__wait", R"({ action = "fetch", id = "w", wait_ms = 0 })"),
+                      call("shell", fmt::format(R"({{ command = "touch '{}'" }})", until)) +
+                        call("await", R"({ all = ["w"], timeout_secs = 60 })")}));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  // Before: echo takes no `times`.
+  CAF_CHECK(!ok(res, "main", 1, 0));
+  CAF_CHECK(contains(content(res, "main", 1, 0), "unknown parameter `times`"));
+  CAF_CHECK_EQUAL(content(res, "main", 2, 0), "tools changed");
+  // After: the new tool, and echo's new parameter.
+  CAF_CHECK_EQUAL(content(res, "main", 3, 0), "HEY");
+  CAF_CHECK_EQUAL(content(res, "main", 3, 1), "hihi");
+  // A dropped tool is named, one-shot and spawned alike.
+  CAF_CHECK(!ok(res, "main", 3, 2));
+  CAF_CHECK(contains(content(res, "main", 3, 2), "`demo__fail` is no longer offered: MCP server `demo` dropped its "
+                                                 "tool `fail` when it changed its tools"));
+  CAF_CHECK(!ok(res, "main", 3, 3));
+  CAF_CHECK(contains(content(res, "main", 3, 3), "`demo__wait` is no longer offered"));
+  // The handle it started before runs on: fetched through it, and awaited.
+  CAF_CHECK(contains(content(res, "main", 3, 4), R"("id":"w","state":"running")"));
+  CAF_CHECK(contains(content(res, "main", 4, 1), R"({"id":"w","state":"stopped","result":"done"})"));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(the request after a call that changed the server tools offers the new list) {
+  FakeProviderServer provider;
+  provider.push({200, openai_call("call_1", "demo__retool", Json::object())});
+  provider.push({200, openai_call("call_2", "demo__fail", Json::object().set("text", "no"))});
+  provider.push({200, openai_text("Done.")});
+  auto cfg = config(fmt::format("[assistant]\nprovider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}/v1\"\n",
+                                provider.base_url()));
+  auto r = cli_in(ws, fmt::format("--config '{}' query --json 'change your tools'", cfg));
+  JP_REQUIRE_OK(r);
+  auto seen = provider.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  auto tools = [&](size_t i) { return Json::parse(seen[i].body)->find("tools")->dump(); };
+  CAF_CHECK(contains(tools(0), R"("name":"demo__fail")"));
+  CAF_CHECK(!contains(tools(0), R"("name":"demo__shout")"));
+  CAF_CHECK(!contains(tools(0), R"("times")"));
+  // The very next request: shout added, fail and wait gone, echo's new parameter.
+  for (size_t i : {1u, 2u}) {
+    CAF_CHECK(contains(tools(i), R"("name":"demo__shout")"));
+    CAF_CHECK(!contains(tools(i), R"("name":"demo__fail")"));
+    CAF_CHECK(!contains(tools(i), R"("name":"demo__wait")"));
+    CAF_CHECK(contains(tools(i), R"("times":{"type":"integer")"));
+  }
+  // The model's call of the tool it was no longer offered is answered so.
+  CAF_CHECK(contains(seen[2].body, "`demo__fail` is no longer offered: MCP server `demo` dropped its tool `fail`"));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(an embedded runtime keeps the tools of its start and a call of one its server dropped is told so) {
+  auto toml = std::ifstream(config());
+  std::string text((std::istreambuf_iterator<char>(toml)), std::istreambuf_iterator<char>());
+  auto cfg = jp::config_from_toml(text, "embedded config");
+  CAF_REQUIRE(cfg.ok());
+  cfg->workspace = ws;
+  {
+    jp::Runtime rt(std::move(*cfg));
+    auto session = rt.session();
+    CAF_CHECK(session.call("demo__retool", Json::object()).get().ok);
+    auto dropped = session.call("demo__fail", *Json::parse(R"({"text":"no"})")).get();
+    CAF_CHECK(!dropped.ok);
+    CAF_CHECK(contains(dropped.content, "`demo__fail` is no longer offered: MCP server `demo` dropped its tool"));
+  }
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 

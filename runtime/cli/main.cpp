@@ -122,6 +122,7 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     ctx.config = config;
     ctx.io = &io;
     ctx.executors = mcp.executors;
+    ctx.tools_now = mcp.now;
     ctx.provider = make_scripted_provider(agent);
     ctx.inquiry = make_scripted_inquiry(agent);
     if (isatty(STDIN_FILENO))

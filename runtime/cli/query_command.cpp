@@ -154,6 +154,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   ctx.config = config;
   ctx.io = &io;
   ctx.executors = mcp.executors;
+  ctx.tools_now = mcp.now;
   ctx.provider = assistant->provider;
   ctx.tool_dialect = assistant->tool_dialect;
   ctx.model = config->assistant.model;

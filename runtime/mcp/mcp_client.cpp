@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <future>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <utility>
@@ -37,7 +39,8 @@ constexpr auto kOwnExit = std::chrono::milliseconds(1000);
 struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   IoThread* io = nullptr;
   McpServerConfig server;
-  std::vector<McpTool> tools;
+  mutable std::mutex tools_mutex; // guards `tools`, which any thread reads
+  std::shared_ptr<const std::vector<McpTool>> tools = std::make_shared<const std::vector<McpTool>>();
   std::shared_ptr<McpHttpTransport> http; // a url server's; else it is a process over stdio
   // -- on the io thread only --
   std::shared_ptr<Process> process; // set there, first of all (start)
@@ -78,6 +81,11 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   // is asked meanwhile waits for it, with the requests the 404 answered.
   bool renewing = false;
   std::vector<int64_t> awaiting_session;
+  // tools/list is out (at the start, or after a list_changed): what comes meanwhile
+  // about anything else -- the server's messages, a POST's failure -- is held, in
+  // order, until the list is in (listed).
+  bool listing = false;
+  std::deque<std::function<void()>> held;
 
   static Json initialize_params() {
     return Json::object()
@@ -125,6 +133,8 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   /// did not run it (MCP: the client starts a new session). It is sent again, once, in
   /// a new session -- one for all the requests the 404 hit.
   void on_session_lost(int64_t id, const std::string& session, const std::string& why) {
+    if (held_back(id, [this, id, session, why] { on_session_lost(id, session, why); }))
+      return;
     auto it = pending.find(id);
     if (it == pending.end())
       return; // given up meanwhile
@@ -230,6 +240,8 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
 
   /// Request `id` failed on the way (HTTP): answered with `why`.
   void on_failed(int64_t id, const std::string& why, bool transient) {
+    if (held_back(id, [this, id, why, transient] { on_failed(id, why, transient); }))
+      return;
     if (auto p = take(id))
       p->answer(local_error(why, transient));
   }
@@ -347,6 +359,9 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       return; // not JSON-RPC: a server's stray print is no answer to anything
     auto* id = msg->find("id");
     auto* method = msg->find("method");
+    bool answer = !method && id && id->is_int();
+    if (held_back(answer ? id->as_int() : 0, [this, text, related] { on_line(text, related); }))
+      return;
     if (method && method->is_string()) {
       if (id) // a request of the server's own: only ping is answered with a result
         send(method->as_string() == "ping" ? mcp::response(*id, Json::object())
@@ -357,6 +372,8 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
         on_progress(msg->find("params"));
       else if (method->as_string() == "notifications/message")
         on_log(msg->find("params"), related);
+      else if (method->as_string() == "notifications/tools/list_changed")
+        list_tools([](const std::string&) {}); // one that cannot be listed leaves the last list
       return;
     }
     if (!id || !id->is_int())
@@ -365,6 +382,82 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       p->answer(*msg);
     else if (cancelled_calls.erase(id->as_int())) // cancelled before this answer came
       cancel_late_task(*msg);
+  }
+
+  /// Whether what came about request `id` (0: no request's answer) waits for the
+  /// tools being listed: then `later` takes it in once they are. Not what the list
+  /// itself waits on: its tools/list, and a new session's initialize (HTTP).
+  bool held_back(int64_t id, std::function<void()> later) {
+    if (!listing)
+      return false;
+    if (auto it = pending.find(id); it != pending.end())
+      if (it->second.method == "tools/list" || it->second.method == "initialize")
+        return false;
+    held.push_back(std::move(later));
+    return true;
+  }
+
+  /// The server's tools asked for (tools/list, page by page, within reason: a server
+  /// that never stops paging -- empty pages, cursors that go round -- is cut off) and
+  /// made tools(), unless they are the same; `done` gets why they could not be ("":
+  /// they could). What comes meanwhile is held (held_back). On the io thread.
+  void list_tools(std::function<void(const std::string&)> done) {
+    if (listing) // a list_changed taken in while listing: cannot be, it is held
+      return;
+    listing = true;
+    list_page(std::make_shared<std::vector<McpTool>>(), Json(), 0, std::move(done));
+  }
+
+  void list_page(std::shared_ptr<std::vector<McpTool>> found, Json cursor, size_t page,
+                 std::function<void(const std::string&)> done) {
+    Json params = Json::object();
+    if (!cursor.is_null())
+      params.set("cursor", cursor);
+    auto on_page = [weak = weak_from_this(), found, cursor, page, done](const Json& reply) {
+      auto s = weak.lock();
+      if (!s)
+        return;
+      if (auto why = s->refusal(reply); !why.empty())
+        return s->listed(why, done);
+      auto& result = *reply.find("result");
+      if (auto* tools = result.find("tools"); tools && tools->is_array())
+        for (auto& t : tools->as_array()) {
+          auto* name = t.find("name");
+          if (!name || !name->is_string())
+            continue;
+          auto* desc = t.find("description");
+          auto* schema = t.find("inputSchema");
+          auto* execution = t.find("execution");
+          auto* support = execution && execution->is_object() ? execution->find("taskSupport") : nullptr;
+          bool as_task = s->tasks_offered && support && support->is_string() &&
+                         (support->as_string() == "optional" || support->as_string() == "required");
+          found->push_back({name->as_string(), desc && desc->is_string() ? desc->as_string() : "",
+                            schema && schema->is_object() ? *schema : Json::object(), as_task});
+        }
+      auto* next = result.find("nextCursor");
+      if (next && next->is_string() && !next->as_string().empty() && found->size() < kMaxTools &&
+          page + 1 < kMaxToolPages && (cursor.is_null() || *next != cursor))
+        return s->list_page(found, *next, page + 1, done);
+      {
+        std::lock_guard lock(s->tools_mutex);
+        if (*found != *s->tools)
+          s->tools = std::move(found);
+      }
+      s->listed("", done);
+    };
+    request("tools/list", std::move(params), std::move(on_page));
+  }
+
+  /// The tools are listed (or could not be, `why`): what was held is taken in, in
+  /// order, until a list_changed among it has them listed again.
+  void listed(const std::string& why, const std::function<void(const std::string&)>& done) {
+    listing = false;
+    done(why);
+    while (!listing && !held.empty()) {
+      auto next = std::move(held.front());
+      held.pop_front();
+      next();
+    }
   }
 
   void on_progress(const Json* params) {
@@ -601,7 +694,7 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
   auto client = std::shared_ptr<McpClient>(new McpClient());
   client->state_ = st;
 
-  // initialize, notifications/initialized, then tools/list page by page; all on the
+  // initialize, notifications/initialized, then tools/list (list_tools); all on the
   // io thread, this thread waiting for the outcome.
   auto outcome = std::make_shared<std::promise<std::string>>(); // "" = started
   auto started = outcome->get_future();
@@ -616,51 +709,14 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
       outcome->set_value(std::move(why));
     });
   auto failed = [st](const Json& reply) { return st->refusal(reply); };
-  auto list = std::make_shared<std::function<void(Json, size_t)>>();
-  // It holds itself weakly (a strong hold would be a cycle, freed only if the io
-  // thread ran once more); what is waiting on its answer holds it meanwhile.
-  *list = [st, finish, failed, weak_list = std::weak_ptr(list)](Json cursor, size_t page) {
-    auto list = weak_list.lock();
-    if (!list)
-      return;
-    Json params = Json::object();
-    if (!cursor.is_null())
-      params.set("cursor", cursor);
-    st->request("tools/list", std::move(params), [st, finish, failed, list, cursor, page](const Json& reply) {
-      if (auto why = failed(reply); !why.empty())
-        return (*finish)(why);
-      auto& result = *reply.find("result");
-      if (auto* tools = result.find("tools"); tools && tools->is_array())
-        for (auto& t : tools->as_array()) {
-          auto* name = t.find("name");
-          if (!name || !name->is_string())
-            continue;
-          auto* desc = t.find("description");
-          auto* schema = t.find("inputSchema");
-          auto* execution = t.find("execution");
-          auto* support = execution && execution->is_object() ? execution->find("taskSupport") : nullptr;
-          bool as_task = st->tasks_offered && support && support->is_string() &&
-                         (support->as_string() == "optional" || support->as_string() == "required");
-          st->tools.push_back({name->as_string(), desc && desc->is_string() ? desc->as_string() : "",
-                               schema && schema->is_object() ? *schema : Json::object(), as_task});
-        }
-      // More pages, within reason: a server that never stops paging (empty pages, or
-      // cursors that go round) is cut off.
-      auto* next = result.find("nextCursor");
-      if (next && next->is_string() && !next->as_string().empty() && st->tools.size() < kMaxTools &&
-          page + 1 < kMaxToolPages && (cursor.is_null() || *next != cursor))
-        return (*list)(*next, page + 1);
-      (*finish)("");
-    });
-  };
-  io.post([st, finish, failed, list] {
-    st->request("initialize", State::initialize_params(), [st, finish, failed, list](const Json& reply) {
+  io.post([st, finish, failed] {
+    st->request("initialize", State::initialize_params(), [st, finish, failed](const Json& reply) {
       if (auto why = failed(reply); !why.empty())
         return (*finish)(why);
       if (auto why = st->agree(*reply.find("result")); !why.empty())
         return (*finish)(why); // the client's end closes the server
       st->send(mcp::notification("notifications/initialized", Json::object()));
-      (*list)(Json(), 0);
+      st->list_tools([finish](const std::string& why) { (*finish)(why); });
     });
   });
   auto why = started.get(); // bounded: each request has the server's timeout, and the pages a limit
@@ -693,7 +749,8 @@ const std::string& McpClient::name() const {
   return state_->server.name;
 }
 
-const std::vector<McpTool>& McpClient::tools() const {
+std::shared_ptr<const std::vector<McpTool>> McpClient::tools() const {
+  std::lock_guard lock(state_->tools_mutex);
   return state_->tools;
 }
 
@@ -702,7 +759,7 @@ int64_t McpClient::call(const std::string& tool, Json args, std::function<void(s
   auto st = state_;
   int64_t id = st->next_id++;
   bool as_task = false;
-  for (auto& t : st->tools) // as listed at the start, never changed since
+  for (auto& t : *tools()) // as the server lists it now
     if (t.name == tool)
       as_task = t.as_task;
   st->io->post([st, id, tool, as_task, args = std::move(args), progress = std::move(progress),

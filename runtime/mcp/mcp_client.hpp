@@ -3,7 +3,10 @@
 // client goes), spoken to in JSON-RPC 2.0 lines -- or at its url (Streamable HTTP,
 // mcp_http_transport). start() initializes it and lists its tools; call() runs one
 // tools/call with a progress token, passing the server's progress and log messages
-// on; cancel() sends notifications/cancelled. Where the server offers tasks for a
+// on; cancel() sends notifications/cancelled. A notifications/tools/list_changed
+// has the tools listed again (tools()); what the server says after it waits until
+// the new list is in, so a call's answer sent after the notification is seen with
+// the list it brought. Where the server offers tasks for a
 // tool (MCP 2025-11-25's experimental tasks), the call is made a task: tools/call
 // answers with the task at once, its status is polled (tasks/get; its status message
 // is progress), its result fetched (tasks/result), and cancel() is tasks/cancel. A server answering initialize with a protocol
@@ -34,6 +37,7 @@ struct McpTool {
   std::string description;
   Json input_schema; // a JSON Schema object
   bool as_task = false; // called as a task (MCP 2025-11-25): the server offers it for this tool
+  friend bool operator==(const McpTool&, const McpTool&) = default;
 };
 
 class McpClient {
@@ -48,7 +52,10 @@ public:
   ~McpClient();
 
   const std::string& name() const;
-  const std::vector<McpTool>& tools() const;
+  /// The tools the server offers now: as listed at the start, and as listed again
+  /// after each notifications/tools/list_changed (a list that did not change is kept,
+  /// the same pointer; one that could not be listed leaves the last). Any thread.
+  std::shared_ptr<const std::vector<McpTool>> tools() const;
 
   /// Calls `tool` with `args`; `progress` gets each progress message the server sends
   /// for it, `done` the final state once (a failure when the server errs, exits or

@@ -18,6 +18,10 @@
 //   crash {}              writes "crashing" to stderr and exits with status 3
 //   shape {data, note}    answers its arguments as JSON (data: an object; note: anyOf
 //                         a string or null)
+//   retool {}             changes the tools: shout {text} (answers it in capitals)
+//                         comes, fail and wait go, echo takes times (how often to
+//                         say it) too; sends notifications/tools/list_changed, then
+//                         answers "tools changed" (the server declares listChanged)
 // With JP_FAKE_MCP_ENDLESS_PAGES set, tools/list pages without end (see there).
 // `fake_mcp_server --version V` answers initialize with protocol version V (else
 // 2025-06-18). `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
@@ -26,6 +30,7 @@
 // set, every message it refuses (a client's breach of JSON-RPC or MCP) is appended to
 // that file too, which the tests check is empty: the refusal alone (an error reply,
 // as a real server gives) could go unnoticed by a test that does not read it.
+#include <cctype>
 #include <cstdlib>
 #include <chrono>
 #include <cstdio>
@@ -91,17 +96,26 @@ Json tool(const std::string& name, const std::string& description, Json properti
          Json::object().set("type", "object").set("properties", std::move(properties)).set("required", std::move(required)));
 }
 
-Json tools_list() {
+/// The tools, before or after a `retool`.
+Json tools_list(bool retooled) {
   auto text = Json::object().set("text", Json::object().set("type", "string").set("description", "What to say"));
   auto wait = Json::object()
                 .set("until", Json::object().set("type", "string").set("description", "A file to wait for"))
                 .set("log", Json::object().set("type", "string").set("description", "Where cancellations go"))
                 .set("tick_ms", Json::object().set("type", "integer").set("description", "Progress this often"));
   auto tools = Json::array();
-  tools.push(tool("echo", "Says its text back.\nA second line of description.", text,
+  auto echo = text;
+  if (retooled)
+    echo.set("times", Json::object().set("type", "integer").set("description", "How often to say it"));
+  tools.push(tool("echo", "Says its text back.\nA second line of description.", echo,
                   Json::array().push(Json("text"))));
-  tools.push(tool("fail", "Fails with its text", text, Json::array().push(Json("text"))));
-  tools.push(tool("wait", "Waits for a file", wait, Json::array().push(Json("until"))));
+  if (retooled) {
+    tools.push(tool("shout", "Says its text back in capitals", text, Json::array().push(Json("text"))));
+  } else {
+    tools.push(tool("fail", "Fails with its text", text, Json::array().push(Json("text"))));
+    tools.push(tool("wait", "Waits for a file", wait, Json::array().push(Json("until"))));
+  }
+  tools.push(tool("retool", "Changes the tools", Json::object(), Json::array()));
   tools.push(tool("crash", "Exits", Json::object(), Json::array()));
   auto job = tool("job", "A job run as a task", wait, Json::array().push(Json("until")));
   job.set("execution", Json::object().set("taskSupport", "required"));
@@ -172,6 +186,7 @@ int main(int argc, char** argv) {
   std::map<std::string, Waiting> jobs;    // tasks, by task id
   int next_task = 0;
   bool initialized = false;
+  bool retooled = false; // tools/list answers the tools after `retool`
   auto task_json = [&](const std::string& task_id, const Waiting& w, const std::string& status) {
     return Json::object()
       .set("taskId", task_id)
@@ -234,7 +249,7 @@ int main(int argc, char** argv) {
         send(reply(*id, Json::object()
                           .set("protocolVersion", version)
                           .set("capabilities", Json::object()
-                                                 .set("tools", Json::object())
+                                                 .set("tools", Json::object().set("listChanged", true))
                                                  .set("tasks", Json::object().set(
                                                    "requests", Json::object().set(
                                                      "tools", Json::object().set("call", Json::object())))))
@@ -250,11 +265,11 @@ int main(int argc, char** argv) {
             return 3;
           auto* params = msg->find("params");
           bool first = !(params && params->find("cursor"));
-          auto page = first ? tools_list() : Json::object().set("tools", Json::array());
+          auto page = first ? tools_list(retooled) : Json::object().set("tools", Json::array());
           send(reply(*id, page.set("nextCursor", "p" + std::to_string(asked))));
           continue;
         }
-        send(reply(*id, tools_list()));
+        send(reply(*id, tools_list(retooled)));
       } else if (m == "tasks/get" || m == "tasks/result" || m == "tasks/cancel") {
         auto* params = msg->find("params");
         auto* tid = params ? params->find("taskId") : nullptr;
@@ -289,8 +304,26 @@ int main(int argc, char** argv) {
         auto name = params.find("name")->as_string();
         auto* a = params.find("arguments");
         Json args = a ? *a : Json::object();
-        if (name == "echo") {
-          send(reply(*id, text_result(arg(args, "text"))));
+        // A tool of the other list is not there to call.
+        bool offered = !(retooled ? name == "fail" || name == "wait" : name == "shout");
+        if (!offered) {
+          send(Json::object().set("jsonrpc", "2.0").set("id", *id).set(
+            "error", Json::object().set("code", -32602).set("message", "no longer a tool: " + name)));
+        } else if (name == "echo") {
+          auto* times = args.find("times");
+          std::string said;
+          for (int64_t i = 0; i < (times && times->is_int() ? times->as_int() : 1); ++i)
+            said += arg(args, "text");
+          send(reply(*id, text_result(said)));
+        } else if (name == "shout") {
+          auto said = arg(args, "text");
+          for (auto& c : said)
+            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+          send(reply(*id, text_result(said)));
+        } else if (name == "retool") {
+          retooled = true;
+          send(Json::object().set("jsonrpc", "2.0").set("method", "notifications/tools/list_changed"));
+          send(reply(*id, text_result("tools changed")));
         } else if (name == "fail") {
           send(reply(*id, text_result(arg(args, "text"), true)));
         } else if (name == "wait") {
