@@ -333,7 +333,9 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
   std::string content = s.ok ? s.content : error_content(s);
   if (!r.output_file.empty())
     content += fmt::format("\n[full output: {}]", r.output_file);
-  reply(CallResult{s.ok, std::move(content)});
+  CallResult result{s.ok, std::move(content)};
+  result.images = std::move(s.images);
+  reply(std::move(result));
 }
 
 /// One-shot run `id`'s call, taken to be answered once: by the run's end or by its

@@ -15,6 +15,7 @@
 #include "messages/call_result.hpp"
 #include "messages/conversation_event_codec.hpp"
 #include "messages/json_codec.hpp"
+#include "messages/last_line.hpp"
 #include "messages/response_cap.hpp"
 #include "messages/thrown_text.hpp"
 #include "messages/turn_result.hpp"
@@ -333,6 +334,7 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
       auto& c = (*calls_now)[i];
       auto& res = (*results)[i];
       st.messages.push_back(ChatMessage{chat_role::tool, res.content, {}, c.id, c.name, !res.ok});
+      st.messages.back().images = res.images;
       // A sub-agent handing back its result ends its turn (a normal tool whose name
       // the loop knows, as tool-to-promise has it).
       // A user's own tool of that name, in a top-level agent, ends nothing.
@@ -367,11 +369,18 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
       st.unanswered[c.id] = {c.name, n, static_cast<int>(i), t0};
       auto finished = [self, results, left, i, n, id = c.id, name = c.name, t0, all_done](CallResult r) {
         auto& st = self->state;
+        // A model that takes no images is told what it was not shown.
+        if (!r.images.empty() && !st.ctx.config->assistant.images) {
+          r.content = with_last_line(std::move(r.content),
+                                     fmt::format("[jp-actors: {} image(s) not shown: assistant.images is false]",
+                                                 r.images.size()));
+          r.images.clear();
+        }
         // Recorded as it finishes: an interrupt later must not undo what it did. One
         // the turn's end answered already ("interrupted") is not answered twice.
         bool answered = st.unanswered.erase(id) == 0 && st.unanswered_recorded;
         if (!answered) {
-          record(self, ToolCallResponseEvent{id, name, r.ok, r.content});
+          record(self, ToolCallResponseEvent{id, name, r.ok, r.content, r.images});
           for (auto& note : r.notifications)
             if (st.ctx.observer)
               st.ctx.observer->notification(note);
@@ -1006,6 +1015,7 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
     } else if (auto* result = std::get_if<ToolCallResponseEvent>(&*event)) {
       std::erase(unanswered, result->id);
       out.push_back(ChatMessage{chat_role::tool, result->content, {}, result->id, result->name, !result->ok});
+      out.back().images = result->images;
     }
   }
   settle_calls();

@@ -44,6 +44,9 @@ struct AssistantConfig {
   // (openai_format.hpp). Anthropic requires one: 0 sends 4096 there. Not sent by
   // default: a reasoning model spends a limit on hidden reasoning first.
   int64_t max_tokens = 0;
+  // A tool's images (an MCP tool's screenshot) go to the model with its result;
+  // false for a model that takes no images (the provider would refuse the request).
+  bool images = true;
   RequestConfig request;
 };
 

@@ -473,6 +473,7 @@ private:
       {"inquiry_model", text(a.inquiry_model)},
       {"script", users_only("which script plays your model", text(a.script))},
       {"max_tokens", integer(a.max_tokens, 0, 10000000)},
+      {"images", flag(a.images)},
       {"request", table([this, &a](auto& rt, auto& key) { return request(a.request, rt, key); })},
     });
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "notification.hpp"
+#include "tool_image.hpp"
 
 namespace jp {
 
@@ -15,12 +16,13 @@ struct CallResult {
   bool json = false; // content is a JSON object (stateful and await answers)
   // Notifications this answer carries (already in `content`, listed for the log).
   std::vector<Notification> notifications;
+  std::vector<ToolImage> images; // what the tool's result showed (ToolState's)
   friend bool operator==(const CallResult&, const CallResult&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, CallResult& x) {
-  return f(x.ok, x.content, x.json, x.notifications);
+  return f(x.ok, x.content, x.json, x.notifications, x.images);
 }
 
 } // namespace jp

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tool_image.hpp"
+
 namespace jp {
 
 /// One tool call the assistant made: `arguments` is a JSON object as text.
@@ -30,7 +32,7 @@ enum class chat_role : uint8_t { user, assistant, tool };
 ///    wants back on the message, a JSON object as text of its fields ("" = none;
 ///    DeepSeek's thinking mode: {"reasoning_content": ...} of a response with calls)
 ///  - tool: the response to `tool_call_id` (of tool `tool_name`) in `text`;
-///    `tool_error` when the call failed
+///    `tool_error` when the call failed; `images` that went with it
 struct ChatMessage {
   chat_role role = chat_role::user;
   std::string text;
@@ -39,6 +41,7 @@ struct ChatMessage {
   std::string tool_name;
   bool tool_error = false;
   std::string provider_extra;
+  std::vector<ToolImage> images;
   friend bool operator==(const ChatMessage&, const ChatMessage&) = default;
 };
 
@@ -111,7 +114,7 @@ typename Inspector::result_type inspect(Inspector& f, ToolCall& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ChatMessage& x) {
-  return f(x.role, x.text, x.tool_calls, x.tool_call_id, x.tool_name, x.tool_error, x.provider_extra);
+  return f(x.role, x.text, x.tool_calls, x.tool_call_id, x.tool_name, x.tool_error, x.provider_extra, x.images);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ChatRequest& x) {

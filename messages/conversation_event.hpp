@@ -59,6 +59,7 @@ struct ToolCallResponseEvent {
   std::string name;
   bool ok = true;
   std::string content;
+  std::vector<ToolImage> images; // shown to the model with `content`
 };
 
 /// The assistant is asked on the user's behalf: at a turn's end, what to do with

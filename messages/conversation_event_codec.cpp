@@ -63,7 +63,14 @@ Json encode(const ToolCallRequestEvent& e) {
 }
 
 Json encode(const ToolCallResponseEvent& e) {
-  return head(e.kind).set("id", e.id).set("name", e.name).set("ok", e.ok).set("content", e.content);
+  auto j = head(e.kind).set("id", e.id).set("name", e.name).set("ok", e.ok).set("content", e.content);
+  if (!e.images.empty()) {
+    auto images = Json::array();
+    for (auto& image : e.images)
+      images.push(Json::object().set("media_type", image.media_type).set("data", image.base64));
+    j.set("images", std::move(images));
+  }
+  return j;
 }
 
 Json encode(const InquiryRequestEvent& e) {
@@ -115,6 +122,16 @@ Json encode(const UserReplyEvent& e) {
 std::string string_at(const Json& j, std::string_view key) {
   auto* v = j.find(key);
   return v && v->is_string() ? v->as_string() : std::string();
+}
+
+/// A response's images as encode wrote them; any that is not is left out.
+std::vector<ToolImage> images_from(const Json& j) {
+  std::vector<ToolImage> out;
+  if (auto* images = j.find("images"); images && images->is_array())
+    for (auto& image : images->as_array())
+      if (image.is_object() && !string_at(image, "data").empty())
+        out.push_back(ToolImage{string_at(image, "media_type"), string_at(image, "data")});
+  return out;
 }
 
 bool true_at(const Json& j, std::string_view key) {
@@ -186,7 +203,8 @@ Result<ConversationEvent> decode(const Json& j, std::string_view kind) {
   if (kind == ToolCallResponseEvent::kind) {
     auto* ok = j.find("ok");
     return ConversationEvent{ToolCallResponseEvent{string_at(j, "id"), string_at(j, "name"),
-                                                   !(ok && ok->is_bool() && !ok->as_bool()), string_at(j, "content")}};
+                                                   !(ok && ok->is_bool() && !ok->as_bool()), string_at(j, "content"),
+                                                   images_from(j)}};
   }
   if (kind == InquiryRequestEvent::kind) {
     InquiryRequestEvent e;

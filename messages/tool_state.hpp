@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tool_image.hpp"
+
 namespace jp {
 
 /// What kind of answer a Question expects.
@@ -51,6 +53,7 @@ struct ToolState {
   Question question;    // Waiting only
   bool ok = true;       // Stopped only
   ToolError error;      // Stopped && !ok
+  std::vector<ToolImage> images; // Stopped ok: images that go with the result
 
   static ToolState running(std::string content = {}) {
     return {state_kind::running, std::move(content), {}, true, {}};
@@ -192,7 +195,7 @@ typename Inspector::result_type inspect(Inspector& f, ToolError& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ToolState& x) {
-  return f(x.kind, x.content, x.question, x.ok, x.error);
+  return f(x.kind, x.content, x.question, x.ok, x.error, x.images);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Outcome& x) {

@@ -19,6 +19,7 @@ namespace jp {
 void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<ToolState>("jp.ToolState")
     .add_message_type<ToolError>("jp.ToolError")
+    .add_message_type<ToolImage>("jp.ToolImage")
     .add_message_type<Question>("jp.Question")
     .add_message_type<AnswerType>("jp.AnswerType")
     .add_message_type<Outcome>("jp.Outcome")

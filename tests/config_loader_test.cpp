@@ -503,7 +503,7 @@ CAF_TEST(every validation error names the file and the key) {
       {"[assistant]\nprovider = \"gemini\"\n",
        "assistant.provider: expected one of scripted, openai, anthropic, got \"gemini\""},
       {"[assistant]\nmodle = \"x\"\n",
-       "assistant.modle: unknown key (allowed: provider, model, base_url, api_key_env, api_version, system_prompt, inquiry_model, script, max_tokens, request)"},
+       "assistant.modle: unknown key (allowed: provider, model, base_url, api_key_env, api_version, system_prompt, inquiry_model, script, max_tokens, images, request)"},
       {"[assistant]\napi_version = \"2024-10-21&api-key=x\"\n",
        "assistant.api_version: expected an API version such as \"2024-10-21\" or \"2025-04-01-preview\" (letters, "
        "digits, '.', '-', '_'), got \"2024-10-21&api-key=x\""},

@@ -24,6 +24,7 @@
 #include "fake_provider_server.hpp"
 #include "marked_processes.hpp"
 #include "mcp_client.hpp"
+#include "anthropic_stream.hpp"
 #include "openai_stream.hpp"
 #include "temp_dir.hpp"
 
@@ -131,14 +132,108 @@ CAF_TEST(a server schema reaches the model as the server declared it but in gemi
 }
 
 CAF_TEST(every kind of content reaches the assistant as text it can read) {
-  // An embedded resource's text is shown, binary data named with its size.
+  // An embedded resource's text is shown, binary data named with its size; the image
+  // goes to the model beside the text (below), named where it was.
   auto r = run(steps({call("demo__mixed", "{}")}));
   JP_REQUIRE_OK(r);
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0),
                   "plain\n[resource file:///notes.md]\nRESOURCE TEXT\n"
                   "[resource file:///logo.png (image/png), 8 bytes of base64, not shown]\n"
                   "[resource link: big.log file:///big.log]\n"
-                  "[image (image/png), 12 bytes of base64, not shown]");
+                  "[image (image/png), 12 bytes of base64: image 1 of this result]");
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(a tool s image reaches an openai model in a user message after the results and again next turn) {
+  FakeProviderServer provider;
+  provider.push({200, openai_call("call_1", "demo__mixed", Json::object())});
+  provider.push({200, openai_text("A PNG.")});
+  provider.push({200, openai_text("Still a PNG.")});
+  auto cfg = config(fmt::format("[assistant]\nprovider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}/v1\"\n",
+                                provider.base_url()));
+  JP_REQUIRE_OK(cli_in(ws, fmt::format("--config '{}' query 'what does it show?'", cfg)));
+  JP_REQUIRE_OK(cli_in(ws, fmt::format("--config '{}' query 'sure?'", cfg))); // read back from the store
+  CAF_CHECK_EQUAL(provider.refused(), std::vector<std::string>{});
+  auto seen = provider.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  for (size_t i : {1u, 2u}) {
+    auto body = Json::parse(seen[i].body);
+    CAF_REQUIRE(body);
+    auto& msgs = body->find("messages")->as_array();
+    size_t tool = 0;
+    while (tool < msgs.size() && msgs[tool].string_at("role") != "tool")
+      ++tool;
+    CAF_REQUIRE_LESS(tool + 1, msgs.size());
+    CAF_CHECK(contains(msgs[tool].find("content")->as_string(), ": image 1 of this result]"));
+    auto& shown = msgs[tool + 1];
+    CAF_CHECK_EQUAL(shown.string_at("role"), "user");
+    CAF_CHECK_EQUAL(shown.find("content")->dump(),
+                    R"([{"type":"text","text":"The image(s) of tool call `call_1` (demo__mixed):"},)"
+                    R"({"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}])");
+  }
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(a tool s image reaches an anthropic model in its tool result) {
+  FakeProviderServer provider;
+  provider.push({200, anthropic_call("toolu_1", "demo__mixed", Json::object())});
+  provider.push({200, provider_fixture("anthropic_text.sse")});
+  auto cfg = config(fmt::format("[assistant]\nprovider = \"anthropic\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+                                provider.base_url()));
+  JP_REQUIRE_OK(cli_in(ws, fmt::format("--config '{}' query 'what does it show?'", cfg)));
+  CAF_CHECK_EQUAL(provider.refused(), std::vector<std::string>{});
+  auto seen = provider.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  auto body = Json::parse(seen[1].body);
+  CAF_REQUIRE(body);
+  auto& msgs = body->find("messages")->as_array();
+  CAF_REQUIRE_EQUAL(msgs.size(), 3u);
+  auto& result = msgs[2].find("content")->as_array().at(0);
+  CAF_CHECK_EQUAL(result.string_at("type"), "tool_result");
+  auto& blocks = result.find("content")->as_array();
+  CAF_REQUIRE_EQUAL(blocks.size(), 2u);
+  CAF_CHECK(contains(std::string(blocks[0].string_at("text")), ": image 1 of this result]"));
+  CAF_CHECK_EQUAL(blocks[1].dump(),
+                  R"({"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}})");
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(jp-actors mcp serves a server s tool with its image as image content) {
+  dir.write("session.jsonl",
+            R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+            R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"
+            "\n"
+            R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+            "\n"
+            R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__mixed","arguments":{}}})"
+            "\n");
+  auto r = cli_in(ws, fmt::format("--config '{}' mcp < '{}'", config(), (dir.path / "session.jsonl").string()));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK(contains(r.out, R"({"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"})"));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(a model that takes no images is told what it was not shown) {
+  // assistant.images = false, and Mistral, whose API takes no user message after tool
+  // results: each request passes the fake's checks and says why the image is missing.
+  for (auto [model, extra, said] :
+       {std::tuple{"test-model", "images = false\n", "[jp-actors: 1 image(s) not shown: assistant.images is false]"},
+        std::tuple{"mistral-small-latest", "",
+                   "[1 image(s) not shown: this API takes no user message after tool results, where images go]"}}) {
+    FakeProviderServer provider;
+    provider.push({200, openai_call("call1abcd", "demo__mixed", Json::object())});
+    provider.push({200, openai_text("No image.")});
+    auto cfg = config(fmt::format("[assistant]\nprovider = \"openai\"\nmodel = \"{}\"\nbase_url = \"{}/v1\"\n{}",
+                                  model, provider.base_url(), extra));
+    JP_REQUIRE_OK(cli_in(ws, fmt::format("--config '{}' query --new 'what does it show?'", cfg)));
+    // Only Mistral's refusal of stream_options (a 422 its first request gets, as ever).
+    for (auto& refusal : provider.refused())
+      CAF_CHECK(contains(refusal, "stream_options"));
+    auto seen = provider.requests();
+    CAF_REQUIRE_GREATER_OR_EQUAL(seen.size(), 2u);
+    CAF_CHECK(!contains(seen.back().body, "image_url"));
+    CAF_CHECK(contains(seen.back().body, said));
+  }
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 

@@ -148,6 +148,66 @@ inline bool openrouter_signature(const Json& message) {
   });
 }
 
+/// An image's media type both APIs take.
+inline bool image_media_type(std::string_view type) {
+  return type == "image/png" || type == "image/jpeg" || type == "image/gif" || type == "image/webp";
+}
+
+/// What api.openai.com refuses of message `i`'s content parts: images anywhere but in
+/// a user message, an image URL that is neither http(s) nor a base64 data URL of an
+/// image type, a part of a type it does not know.
+inline std::optional<Violation> openai_content_violation(const Json& message, size_t i) {
+  auto* content = member(message, "content");
+  if (!content || !content->is_array())
+    return std::nullopt;
+  auto role = string_of(message, "role");
+  for (size_t k = 0; k < content->as_array().size(); ++k) {
+    auto& part = content->as_array()[k];
+    auto type = string_of(part, "type");
+    if (type == "text")
+      continue;
+    if (type != "image_url")
+      return Violation{fmt::format("Invalid value: '{}'. Supported values are: 'text', 'image_url', "
+                                   "'input_audio', 'refusal', 'audio', and 'file'.",
+                                   type),
+                       fmt::format("messages[{}].content[{}].type", i, k), "invalid_value"};
+    if (role != "user")
+      return Violation{fmt::format("Invalid 'messages[{}]'. Image URLs are only allowed for messages with role "
+                                   "'user', but this message with role '{}' contains an image URL.",
+                                   i, role),
+                       fmt::format("messages[{}]", i), "invalid_value"};
+    auto* image = member(part, "image_url");
+    auto url = image ? string_of(*image, "url") : std::string();
+    auto comma = url.find(";base64,");
+    bool data = url.starts_with("data:") && comma != std::string::npos &&
+                image_media_type(std::string_view(url).substr(5, comma - 5)) && url.size() > comma + 8;
+    if (!data && !url.starts_with("https://") && !url.starts_with("http://"))
+      return Violation{fmt::format("Invalid image URL: 'messages[{}].content[{}].image_url.url'. Expected a "
+                                   "base64-encoded data URL with an image MIME type (e.g. "
+                                   "'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an invalid value.",
+                                   i, k),
+                       fmt::format("messages[{}].content[{}].image_url.url", i, k), "invalid_value"};
+  }
+  return std::nullopt;
+}
+
+/// What Anthropic refuses of an image block at `at`: a source other than base64
+/// data of an image type it takes.
+inline std::optional<Violation> anthropic_image_violation(const Json& block, const std::string& at) {
+  auto* source = member(block, "source");
+  if (!source || string_of(*source, "type") != "base64")
+    return Violation{fmt::format("{}.image.source: Input tag found using 'type' does not match any of the expected "
+                                 "tags: 'base64', 'url', 'file'",
+                                 at)};
+  if (!image_media_type(string_of(*source, "media_type")))
+    return Violation{fmt::format("{}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', "
+                                 "'image/gif' or 'image/webp'",
+                                 at)};
+  if (string_of(*source, "data").empty())
+    return Violation{fmt::format("{}.image.source.base64.data: image cannot be empty", at)};
+  return std::nullopt;
+}
+
 } // namespace rules_detail
 
 /// The tools of a Chat Completions request (`tools` array), as api.openai.com checks
@@ -302,6 +362,8 @@ inline std::optional<Violation> openai_request_violation(const Json& body) {
   size_t open_at = 0;                    // the assistant message they belong to
   for (size_t i = 0; i < msgs.size(); ++i) {
     auto role = string_of(msgs[i], "role");
+    if (auto v = openai_content_violation(msgs[i], i))
+      return v;
     if (role == "tool") {
       auto id = string_of(msgs[i], "tool_call_id");
       if (!answerable.erase(id))
@@ -467,6 +529,22 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
           return Violation{fmt::format("messages.{}.content.{}: each tool_use must have a single result. Found "
                                        "multiple `tool_result` blocks with id: {}",
                                        i, k, id)};
+        if (auto* c = blocks[k].find("content"); c && c->is_array())
+          for (size_t b = 0; b < c->as_array().size(); ++b) {
+            auto& inner = c->as_array()[b];
+            auto at = fmt::format("messages.{}.content.{}.tool_result.content.{}", i, k, b);
+            auto inner_type = string_of(inner, "type");
+            if (inner_type == "image") {
+              if (auto v = anthropic_image_violation(inner, at))
+                return v;
+            } else if (inner_type != "text") {
+              return Violation{fmt::format("{}: Input tag '{}' found using 'type' does not match any of the expected "
+                                           "tags: 'text', 'image', 'search_result', 'document'",
+                                           at, inner_type)};
+            } else if (string_of(inner, "text").find_first_not_of(" \t\r\n") == std::string::npos) {
+              return Violation{fmt::format("{}.text: text content blocks must contain non-whitespace text", at)};
+            }
+          }
         if (auto* err = blocks[k].find("is_error"); err && err->is_bool() && err->as_bool()) {
           auto* c = blocks[k].find("content");
           if (!c || (c->is_string() && c->as_string().empty()) || (c->is_array() && c->as_array().empty()))

@@ -342,6 +342,49 @@ CAF_TEST(a blank text and an empty failure make a request anthropic accepts) {
   CAF_CHECK(contains(body.dump(), R"("content":"the tool failed and said nothing","is_error":true)"));
 }
 
+CAF_TEST(a tool s images go where each service takes them and nowhere it refuses them) {
+  // OpenAI: images only in a user message, after the run of results; Anthropic: in the
+  // tool_result, after its text (a blank text left out). Both pass the services' rules.
+  ChatRequest r;
+  r.model = "m";
+  r.max_tokens = 100;
+  r.messages.push_back(ChatMessage{chat_role::user, "look"});
+  ChatMessage said{chat_role::assistant, ""};
+  said.tool_calls = {call("a", "shot", "{}"), call("b", "shell", "{}")};
+  r.messages.push_back(said);
+  auto shot = result("a", " ");
+  shot.tool_name = "shot";
+  shot.images = {ToolImage{"image/png", "iVBORw0KGgo="}, ToolImage{"image/webp", "UklGRg=="}};
+  r.messages.push_back(shot);
+  r.messages.push_back(result("b", "ok"));
+  auto openai = parsed(openai_request_body(r));
+  CAF_CHECK_EQUAL(message_of(openai_request_violation(openai)), "");
+  auto& sent = openai.find("messages")->as_array();
+  CAF_REQUIRE_EQUAL(sent.size(), 5u);
+  CAF_CHECK_EQUAL(sent[3].string_at("role"), "tool");
+  CAF_CHECK_EQUAL(sent[4].find("content")->dump(),
+                  R"([{"type":"text","text":"The image(s) of tool call `a` (shot):"},)"
+                  R"({"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},)"
+                  R"({"type":"image_url","image_url":{"url":"data:image/webp;base64,UklGRg=="}}])");
+  auto anthropic = parsed(anthropic_request_body(r));
+  CAF_CHECK_EQUAL(message_of(anthropic_request_violation(anthropic)), "");
+  auto& results = anthropic.find("messages")->as_array().at(2).find("content")->as_array();
+  CAF_CHECK_EQUAL(results.at(0).find("content")->dump(),
+                  R"([{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},)"
+                  R"({"type":"image","source":{"type":"base64","media_type":"image/webp","data":"UklGRg=="}}])");
+  // What the services refuse, the rules refuse: an image in a tool message, a type
+  // they do not take.
+  auto in_tool = openai;
+  auto image_part = sent[4].find("content")->as_array().at(1);
+  in_tool.find("messages")->as_array().at(3).set("content", Json(JsonArray{image_part}));
+  CAF_CHECK(contains(message_of(openai_request_violation(in_tool)), "Image URLs are only allowed for messages with role 'user'"));
+  auto bmp = r;
+  bmp.messages[2].images = {ToolImage{"image/bmp", "Qk0="}};
+  CAF_CHECK(contains(message_of(anthropic_request_violation(parsed(anthropic_request_body(bmp)))),
+                     "media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"));
+  CAF_CHECK(contains(message_of(openai_request_violation(parsed(openai_request_body(bmp)))), "Invalid image URL"));
+}
+
 // ---- A refusal reaches the user verbatim -------------------------------------------
 
 CAF_TEST(a 400 message from either service reaches the user unchanged) {

@@ -50,6 +50,9 @@ CAF_TEST(every protocol type crosses serialization unchanged) {
   auto failed = ToolState::failure(ToolError{"exit status 101", {"a", "b"}, true}, "out");
   CAF_CHECK(round_trip(sys, waiting) == waiting);
   CAF_CHECK(round_trip(sys, failed) == failed);
+  auto shown = ToolState::success("a chart");
+  shown.images = {ToolImage{"image/png", "iVBORw0KGgo="}};
+  CAF_CHECK(round_trip(sys, shown) == shown); // a remote MCP tool's image crosses a node
   ToolCommand cmd{action_kind::apply, "staging", "git", "{}", "true", LookOptions{1500, true, 40, 120}};
   CAF_CHECK(round_trip(sys, cmd) == cmd);
   HandleReport rep{"check", failed, 12, "/tmp/x.log"};

@@ -6,10 +6,20 @@ namespace jp {
 
 namespace {
 
+// What the providers take of an image (Anthropic's limits, the stricter): these
+// types, and at most 5 MiB of base64 each. A result's first few go to the model.
+constexpr size_t kImageBase64Max = 5u << 20;
+constexpr size_t kImagesMax = 8;
+
+bool image_type_taken(std::string_view type) {
+  return type == "image/png" || type == "image/jpeg" || type == "image/gif" || type == "image/webp";
+}
+
 /// One item of a result's content as text: text as it is, an embedded resource's
-/// text after its URI, a link's name and URI; binary data (images, audio, blobs)
-/// named with its type and size, not shown.
-std::string content_text(const Json& item) {
+/// text after its URI, a link's name and URI; binary data (audio, blobs) named with
+/// its type and size, not shown. An image the model can be shown goes to `images`,
+/// named in the text where it was.
+std::string content_text(const Json& item, std::vector<ToolImage>& images) {
   auto kind = item.string_at("type");
   if (kind == "text")
     return std::string(item.string_at("text"));
@@ -24,9 +34,21 @@ std::string content_text(const Json& item) {
   }
   if (kind == "resource_link")
     return fmt::format("[resource link: {} {}]", item.string_at("name"), item.string_at("uri"));
-  if (kind == "image" || kind == "audio")
-    return fmt::format("[{} ({}), {} bytes of base64, not shown]", kind, item.string_at("mimeType"),
-                       item.string_at("data").size());
+  if (kind == "image" || kind == "audio") {
+    auto type = item.string_at("mimeType");
+    auto data = item.string_at("data");
+    auto named = fmt::format("[{} ({}), {} bytes of base64", kind, type, data.size());
+    if (kind == "audio")
+      return named + ", not shown]";
+    if (!image_type_taken(type))
+      return named + ", not shown: the model is shown png, jpeg, gif or webp]";
+    if (data.empty() || data.size() > kImageBase64Max)
+      return named + fmt::format(", not shown: the model is shown 1 byte to {} MiB]", kImageBase64Max >> 20);
+    if (images.size() == kImagesMax)
+      return named + fmt::format(", not shown: the model is shown a result's first {}]", kImagesMax);
+    images.push_back(ToolImage{std::string(type), std::string(data)});
+    return named + fmt::format(": image {} of this result]", images.size());
+  }
   return fmt::format("[{} content]", kind.empty() ? std::string_view("?") : kind);
 }
 
@@ -34,11 +56,12 @@ std::string content_text(const Json& item) {
 
 ToolState mcp_call_state(const Json& result) {
   std::string text;
+  std::vector<ToolImage> images;
   if (auto* content = result.find("content"); content && content->is_array())
     for (auto& item : content->as_array()) {
       if (!text.empty())
         text += "\n";
-      text += content_text(item);
+      text += content_text(item, images);
     }
   if (text.empty())
     if (auto* structured = result.find("structuredContent"))
@@ -46,7 +69,9 @@ ToolState mcp_call_state(const Json& result) {
   auto* is_error = result.find("isError");
   if (is_error && is_error->is_bool() && is_error->as_bool())
     return ToolState::failure(ToolError{text.empty() ? std::string(failed_saying_nothing) : text, {}, false});
-  return ToolState::success(std::move(text));
+  auto state = ToolState::success(std::move(text));
+  state.images = std::move(images);
+  return state;
 }
 
 } // namespace jp

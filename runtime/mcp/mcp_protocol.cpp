@@ -63,8 +63,10 @@ Json tools_list_result(const Config& config) {
 }
 
 Json call_tool_result(const CallResult& r) {
-  auto text = Json::object().set("type", "text").set("text", r.content);
-  return Json::object().set("content", Json(JsonArray{std::move(text)})).set("isError", !r.ok);
+  JsonArray content{Json::object().set("type", "text").set("text", r.content)};
+  for (auto& image : r.images) // a tool's images (its own MCP server's) go on to the client
+    content.push_back(Json::object().set("type", "image").set("data", image.base64).set("mimeType", image.media_type));
+  return Json::object().set("content", Json(std::move(content))).set("isError", !r.ok);
 }
 
 namespace {

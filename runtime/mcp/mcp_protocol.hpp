@@ -51,8 +51,8 @@ Json initialize_result(std::string_view requested_version);
 /// among them when a tool is stateful.
 Json tools_list_result(const Config& config);
 
-/// `tools/call`'s result for what the assistant would see: its text, `isError` when
-/// the call itself failed.
+/// `tools/call`'s result for what the assistant would see: its text, then its images,
+/// `isError` when the call itself failed.
 Json call_tool_result(const CallResult& r);
 
 /// elicitation/create's params asking the person whether `tool` may run with `args`

@@ -75,6 +75,18 @@ JsonArray content_blocks(const ChatMessage& m) {
         if (is_blank(m.text))
           block.set("content", failed_saying_nothing);
       }
+      if (!m.images.empty()) {
+        // Its images as blocks of its content, after the text.
+        JsonArray content;
+        if (auto text = std::string(block.string_at("content")); !is_blank(text))
+          content.push_back(text_block(text));
+        for (auto& image : m.images)
+          content.push_back(JsonObject{{"type", "image"},
+                                       {"source", JsonObject{{"type", "base64"},
+                                                             {"media_type", image.media_type},
+                                                             {"data", image.base64}}}});
+        block.set("content", std::move(content));
+      }
       blocks.push_back(std::move(block));
       break;
     }

@@ -1,6 +1,7 @@
 #include "runtime/provider/openai_format.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <utility>
 
 #include "messages/json.hpp"
@@ -106,7 +107,17 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
   // Mistral's models refuse a user message right after tool results ("Unexpected
   // role 'user' after role 'tool'"): there its text goes with the last result.
   bool fold_user = takes_no_user_after_tool(request.model);
+  // Images go in user messages only: a run of tool results is followed by one with
+  // their images, each call's named (Mistral's models take no user message there).
+  JsonArray shown;
+  auto show = [&] {
+    if (!shown.empty())
+      messages.push(JsonObject{{"role", "user"}, {"content", std::move(shown)}});
+    shown.clear();
+  };
   for (const auto& m : pair_tool_results(request.messages)) {
+    if (m.role != chat_role::tool)
+      show();
     auto& sent = messages.as_array();
     if (fold_user && m.role == chat_role::user && !sent.empty() && sent.back().string_at("role") == "tool") {
       auto& content = *sent.back().find("content");
@@ -115,7 +126,24 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
       continue;
     }
     messages.push(openai_message(m, request.model));
+    if (m.images.empty())
+      continue;
+    if (fold_user) {
+      auto& content = *messages.as_array().back().find("content");
+      content = Json(content.as_string() + fmt::format("\n[{} image(s) not shown: this API takes no user message "
+                                                       "after tool results, where images go]",
+                                                       m.images.size()));
+      continue;
+    }
+    shown.push_back(JsonObject{{"type", "text"},
+                               {"text", fmt::format("The image(s) of tool call `{}` ({}):", m.tool_call_id,
+                                                    m.tool_name)}});
+    for (auto& image : m.images)
+      shown.push_back(JsonObject{
+        {"type", "image_url"},
+        {"image_url", JsonObject{{"url", fmt::format("data:{};base64,{}", image.media_type, image.base64)}}}});
   }
+  show();
   body.set("messages", std::move(messages));
   if (!request.tools_json.empty())
     body.set("tools", tools_value(request.tools_json));
