@@ -491,7 +491,9 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
     settled();
     if (r.state.stopped())
       shown_stopped(self, r.id);
-    answer(CallResult{true, response_content(r), true, {}});
+    CallResult result{true, response_content(r), true, {}};
+    result.images = std::move(r.state.images); // a stopped one's, named in its result
+    answer(std::move(result));
   };
   auto reply_error = [self, answer, settled, id, action = cmd->action](caf::error& err) mutable {
     settled();
@@ -599,7 +601,10 @@ CallResult await_reply(turn_actor_t* self, const AwaitResult& r) {
     shown_stopped(self, s.id);
   auto cap = response_cap(self);
   auto text = self->state.awaits.answer_text(r, cap);
-  return await_reply(text ? std::move(*text) : await_answer_text(r, cap));
+  auto result = await_reply(text ? std::move(*text) : await_answer_text(r, cap));
+  for (auto& s : r.completed) // their images, in their order, each named in its result
+    result.images.insert(result.images.end(), s.state.images.begin(), s.state.images.end());
+  return result;
 }
 
 /// Does what the await hub says: answers (one text per shared result: awaits

@@ -174,6 +174,23 @@ CAF_TEST(a tool s image reaches an openai model in a user message after the resu
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(a stateful tool s image reaches the model with the answer that shows it stopped) {
+  FakeProviderServer provider;
+  provider.push({200, openai_call("call_1", "demo__mixed", Json::object().set("action", "spawn").set("id", "m"))});
+  provider.push({200, openai_call("call_2", "await", Json::object().set("all", Json(JsonArray{Json("m")})))});
+  provider.push({200, openai_text("A PNG.")});
+  auto cfg = config(fmt::format("[assistant]\nprovider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}/v1\"\n"
+                                "[mcp.servers.demo.tools.mixed]\nstateful = true\n",
+                                provider.base_url()));
+  JP_REQUIRE_OK(cli_in(ws, fmt::format("--config '{}' query 'what does it show?'", cfg)));
+  CAF_CHECK_EQUAL(provider.refused(), std::vector<std::string>{});
+  auto seen = provider.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  // The spawn's answer or the await's (whichever showed it stopped) brought it.
+  CAF_CHECK(contains(seen[2].body, R"("url":"data:image/png;base64,iVBORw0KGgo=")"));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
 CAF_TEST(a tool s image reaches an anthropic model in its tool result) {
   FakeProviderServer provider;
   provider.push({200, anthropic_call("toolu_1", "demo__mixed", Json::object())});
