@@ -388,6 +388,27 @@ CAF_TEST(a tool the server offers as a task is called as one with its status in 
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(a server busy with its list starts and its answers wait for the new list without timing out) {
+  // It says list_changed before initialize's answer (the start lists anyway), 50 times
+  // before a call's answer (listed once more for them all, not 50 times), and pings
+  // while it lists (answered, not held: it waits on the pong). The call's answer held
+  // meanwhile (1.5 s) does not time out at timeout_secs = 1: the wait is ours.
+  auto lists = (dir.path / "lists").string();
+  auto busy = fmt::format("[mcp.servers.busy]\ncommand = [\"{}\", \"--busy-lists\", \"{}\"]\nrun = \"unattended\"\n"
+                          "timeout_secs = 1\n",
+                          server, lists);
+  auto r = run(steps({call("busy__retool", "{}"), call("busy__shout", R"({ text = "hey" })")}), busy);
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK_EQUAL(content(res, "main", 1, 0), "tools changed");
+  CAF_CHECK_EQUAL(content(res, "main", 2, 0), "HEY");
+  std::ifstream in(lists);
+  int listed = 0;
+  in >> listed;
+  CAF_CHECK_EQUAL(listed, 3); // the start's, the first change's, one for the other 49
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
 CAF_TEST(a server that changes its tools has them offered anew and a call of a dropped one told so) {
   // `retool` changes the fake's tools and says so before it answers: the calls of
   // the next response are checked against the new list.

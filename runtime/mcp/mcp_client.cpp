@@ -81,10 +81,14 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   // is asked meanwhile waits for it, with the requests the 404 answered.
   bool renewing = false;
   std::vector<int64_t> awaiting_session;
-  // tools/list is out (at the start, or after a list_changed): what comes meanwhile
-  // about anything else -- the server's messages, a POST's failure -- is held, in
-  // order, until the list is in (listed).
+  // tools/list is out (at the start, or after a list_changed): the answers to other
+  // requests that come meanwhile, and their POSTs' failures, are held, in order, until
+  // the list is in (listed), so a call that changed the tools answers with them in
+  // place. Not the server's own requests (a ping it waits on while it lists) or its
+  // notifications. List changes that come while listing make one listing after it.
   bool listing = false;
+  bool relist = false;      // a list_changed came while listing
+  bool tools_asked = false; // the start's listing began: list changes are followed from then
   std::deque<std::function<void()>> held;
 
   static Json initialize_params() {
@@ -133,8 +137,6 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   /// did not run it (MCP: the client starts a new session). It is sent again, once, in
   /// a new session -- one for all the requests the 404 hit.
   void on_session_lost(int64_t id, const std::string& session, const std::string& why) {
-    if (held_back(id, [this, id, session, why] { on_session_lost(id, session, why); }))
-      return;
     auto it = pending.find(id);
     if (it == pending.end())
       return; // given up meanwhile
@@ -240,7 +242,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
 
   /// Request `id` failed on the way (HTTP): answered with `why`.
   void on_failed(int64_t id, const std::string& why, bool transient) {
-    if (held_back(id, [this, id, why, transient] { on_failed(id, why, transient); }))
+    if (held_back(id, [why, transient](Pending& p) { p.answer(local_error(why, transient)); }))
       return;
     if (auto p = take(id))
       p->answer(local_error(why, transient));
@@ -360,7 +362,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     auto* id = msg->find("id");
     auto* method = msg->find("method");
     bool answer = !method && id && id->is_int();
-    if (held_back(answer ? id->as_int() : 0, [this, text, related] { on_line(text, related); }))
+    if (answer && held_back(id->as_int(), [msg = *msg](Pending& p) { p.answer(msg); }))
       return;
     if (method && method->is_string()) {
       if (id) // a request of the server's own: only ping is answered with a result
@@ -373,7 +375,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       else if (method->as_string() == "notifications/message")
         on_log(msg->find("params"), related);
       else if (method->as_string() == "notifications/tools/list_changed")
-        list_tools([](const std::string&) {}); // one that cannot be listed leaves the last list
+        list_changed();
       return;
     }
     if (!id || !id->is_int())
@@ -384,27 +386,38 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       cancel_late_task(*msg);
   }
 
-  /// Whether what came about request `id` (0: no request's answer) waits for the
-  /// tools being listed: then `later` takes it in once they are. Not what the list
+  /// Whether the answer to request `id` (or its failure) waits for the tools being
+  /// listed: then the request is taken off those out (its timer stopped: the wait is
+  /// ours, not the server's) and `deliver` gets it once they are. Not what the list
   /// itself waits on: its tools/list, and a new session's initialize (HTTP).
-  bool held_back(int64_t id, std::function<void()> later) {
+  bool held_back(int64_t id, std::function<void(Pending&)> deliver) {
     if (!listing)
       return false;
-    if (auto it = pending.find(id); it != pending.end())
-      if (it->second.method == "tools/list" || it->second.method == "initialize")
-        return false;
-    held.push_back(std::move(later));
+    auto it = pending.find(id);
+    if (it == pending.end() || it->second.method == "tools/list" || it->second.method == "initialize")
+      return false;
+    auto p = std::make_shared<Pending>(std::move(*take(id)));
+    held.push_back([p, deliver = std::move(deliver)] { deliver(*p); });
     return true;
+  }
+
+  /// notifications/tools/list_changed: the tools listed again, once for all that come
+  /// while they are being listed. Not before the start lists them anyway.
+  void list_changed() {
+    if (listing)
+      relist = true;
+    else if (tools_asked)
+      list_tools([](const std::string&) {}); // one that cannot be listed leaves the last list
   }
 
   /// The server's tools asked for (tools/list, page by page, within reason: a server
   /// that never stops paging -- empty pages, cursors that go round -- is cut off) and
   /// made tools(), unless they are the same; `done` gets why they could not be ("":
-  /// they could). What comes meanwhile is held (held_back). On the io thread.
+  /// they could). Answers that come meanwhile are held (held_back). On the io thread,
+  /// never while listing (list_changed).
   void list_tools(std::function<void(const std::string&)> done) {
-    if (listing) // a list_changed taken in while listing: cannot be, it is held
-      return;
     listing = true;
+    tools_asked = true;
     list_page(std::make_shared<std::vector<McpTool>>(), Json(), 0, std::move(done));
   }
 
@@ -448,16 +461,17 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     request("tools/list", std::move(params), std::move(on_page));
   }
 
-  /// The tools are listed (or could not be, `why`): what was held is taken in, in
-  /// order, until a list_changed among it has them listed again.
+  /// The tools are listed (or could not be, `why`): the answers held are delivered,
+  /// in order, and the tools listed again if they changed meanwhile (after, so that a
+  /// server announcing changes without end cannot hold answers up for good).
   void listed(const std::string& why, const std::function<void(const std::string&)>& done) {
     listing = false;
     done(why);
-    while (!listing && !held.empty()) {
-      auto next = std::move(held.front());
-      held.pop_front();
-      next();
-    }
+    auto ready = std::exchange(held, {});
+    for (auto& deliver : ready)
+      deliver();
+    if (std::exchange(relist, false) && !listing)
+      list_tools([](const std::string&) {});
   }
 
   void on_progress(const Json* params) {

@@ -23,6 +23,10 @@
 //                         say it) too; sends notifications/tools/list_changed, then
 //                         answers "tools changed" (the server declares listChanged)
 // With JP_FAKE_MCP_ENDLESS_PAGES set, tools/list pages without end (see there).
+// `--busy-lists FILE`: a server busy with its list, as some are: it says
+// list_changed before answering initialize, `retool` says it 50 times before its
+// answer, and each tools/list after the first pings the client and answers after the
+// pong (the second 1.5 s after it); FILE gets how many tools/list came.
 // `fake_mcp_server --version V` answers initialize with protocol version V (else
 // 2025-06-18). `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
 // status 3 before reading anything. With JP_FAKE_MCP_EOF set, the end of its stdin
@@ -176,12 +180,20 @@ int main(int argc, char** argv) {
   // --touch FILE: made at once (a start others wait on); --start-after FILE: initialize
   // is answered once FILE exists (a start that takes as long as another's).
   std::string start_after;
+  std::string busy_lists; // --busy-lists FILE
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--touch")
       std::ofstream(argv[i + 1]) << "started\n";
     if (std::string(argv[i]) == "--start-after")
       start_after = argv[i + 1];
+    if (std::string(argv[i]) == "--busy-lists")
+      busy_lists = argv[i + 1];
   }
+  int lists = 0;        // tools/list requests so far
+  Json list_after_pong; // the id of a tools/list answered once the client answers our ping
+  auto list_changed = [] {
+    send(Json::object().set("jsonrpc", "2.0").set("method", "notifications/tools/list_changed"));
+  };
   std::map<std::string, Waiting> waiting; // by request id, dumped
   std::map<std::string, Waiting> jobs;    // tasks, by task id
   int next_task = 0;
@@ -242,10 +254,19 @@ int main(int argc, char** argv) {
       auto* method = msg->find("method");
       auto* id = msg->find("id");
       auto m = method && method->is_string() ? method->as_string() : "";
+      if (!method && !list_after_pong.is_null()) { // the client's pong
+        if (lists == 2) // the first list after the start: long enough to outlast a call's timeout
+          ::poll(nullptr, 0, 1500);
+        send(reply(list_after_pong, tools_list(retooled)));
+        list_after_pong = Json();
+        continue;
+      }
       if (m == "initialize") {
         while (!start_after.empty() && !exists(start_after))
           ::poll(nullptr, 0, 10);
         initialized = true;
+        if (!busy_lists.empty())
+          list_changed();
         send(reply(*id, Json::object()
                           .set("protocolVersion", version)
                           .set("capabilities", Json::object()
@@ -268,6 +289,14 @@ int main(int argc, char** argv) {
           auto page = first ? tools_list(retooled) : Json::object().set("tools", Json::array());
           send(reply(*id, page.set("nextCursor", "p" + std::to_string(asked))));
           continue;
+        }
+        if (!busy_lists.empty()) {
+          std::ofstream(busy_lists) << ++lists;
+          if (lists > 1) {
+            list_after_pong = *id;
+            send(Json::object().set("jsonrpc", "2.0").set("id", "ping-" + std::to_string(lists)).set("method", "ping"));
+            continue;
+          }
         }
         send(reply(*id, tools_list(retooled)));
       } else if (m == "tasks/get" || m == "tasks/result" || m == "tasks/cancel") {
@@ -322,7 +351,8 @@ int main(int argc, char** argv) {
           send(reply(*id, text_result(said)));
         } else if (name == "retool") {
           retooled = true;
-          send(Json::object().set("jsonrpc", "2.0").set("method", "notifications/tools/list_changed"));
+          for (int i = 0, times = busy_lists.empty() ? 1 : 50; i < times; ++i)
+            list_changed();
           send(reply(*id, text_result("tools changed")));
         } else if (name == "fail") {
           send(reply(*id, text_result(arg(args, "text"), true)));
