@@ -43,7 +43,7 @@ using turn_actor_t = turn_impl::stateful_base<turn_state>;
 void forget_call(turn_actor_t* self, const std::string& tag);
 void handle_started_by(turn_actor_t* self, const std::string& tag, const std::string& id);
 void carry_notifications(turn_actor_t* self, CallResult& r);
-void shown_stopped(turn_actor_t* self, const std::string& id);
+bool shown_stopped(turn_actor_t* self, const std::string& id);
 
 /// Where one call's answer goes: to its caller, carrying the notifications queued by
 /// then (the one place they are attached), its tag forgotten. Called once, on this
@@ -489,10 +489,10 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
   };
   auto reply = [self, answer, settled](HandleReport& r) mutable {
     settled();
-    if (r.state.stopped())
-      shown_stopped(self, r.id);
+    bool first_shown = r.state.stopped() && shown_stopped(self, r.id);
     CallResult result{true, response_content(r), true, {}};
-    result.images = std::move(r.state.images); // a stopped one's, named in its result
+    if (first_shown) // its images, named in its result; once, not at every look
+      result.images = std::move(r.state.images);
     answer(std::move(result));
   };
   auto reply_error = [self, answer, settled, id, action = cmd->action](caf::error& err) mutable {
@@ -597,13 +597,14 @@ CallResult await_reply(std::string text) {
 }
 
 CallResult await_reply(turn_actor_t* self, const AwaitResult& r) {
+  std::vector<ToolImage> images; // of those shown stopped for the first time, in order
   for (auto& s : r.completed)
-    shown_stopped(self, s.id);
+    if (shown_stopped(self, s.id))
+      images.insert(images.end(), s.state.images.begin(), s.state.images.end());
   auto cap = response_cap(self);
   auto text = self->state.awaits.answer_text(r, cap);
   auto result = await_reply(text ? std::move(*text) : await_answer_text(r, cap));
-  for (auto& s : r.completed) // their images, in their order, each named in its result
-    result.images.insert(result.images.end(), s.state.images.begin(), s.state.images.end());
+  result.images = std::move(images);
   return result;
 }
 
@@ -956,10 +957,10 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
 /// An answer shows the assistant that `id` stopped: the tool's news of it, queued or
 /// still on its way (the registry's notice may come after the handle's answer), would
 /// tell it again. (What the user did to it is still news.)
-void shown_stopped(turn_actor_t* self, const std::string& id) {
+bool shown_stopped(turn_actor_t* self, const std::string& id) {
   auto& st = self->state;
   std::erase_if(st.notifications, [&](const Notification& n) { return n.source == "tool" && n.handle == id; });
-  st.stop_shown.insert(id);
+  return st.stop_shown.insert(id).second;
 }
 
 /// Queues a notification until a response carries it; output news are coalesced

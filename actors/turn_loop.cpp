@@ -19,6 +19,7 @@
 #include "messages/response_cap.hpp"
 #include "messages/thrown_text.hpp"
 #include "messages/turn_result.hpp"
+#include "runtime/provider/provider_images.hpp"
 #include "runtime/store/subagent_store.hpp"
 #include "tools/builtin_tools.hpp"
 
@@ -369,11 +370,10 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
       st.unanswered[c.id] = {c.name, n, static_cast<int>(i), t0};
       auto finished = [self, results, left, i, n, id = c.id, name = c.name, t0, all_done](CallResult r) {
         auto& st = self->state;
-        // A model that takes no images is told what it was not shown.
+        // A model that takes no images is told what it was not shown (and the
+        // conversation does not keep them).
         if (!r.images.empty() && !st.ctx.config->assistant.images) {
-          r.content = with_last_line(std::move(r.content),
-                                     fmt::format("[jp-actors: {} image(s) not shown: assistant.images is false]",
-                                                 r.images.size()));
+          r.content = with_last_line(std::move(r.content), images_left_out(r.images.size(), false));
           r.images.clear();
         }
         // Recorded as it finishes: an interrupt later must not undo what it did. One
@@ -458,6 +458,8 @@ void send_request(loop_actor_t* self) {
   req.system = st.ctx.system_prompt;
   req.max_tokens = st.ctx.max_tokens;
   req.messages = st.messages;
+  // Those kept from earlier results too: the newest, within what a request carries.
+  keep_images_within(req.messages, ImageBudget{st.ctx.config->assistant.images});
   // The tools as they are now (an MCP server may have changed its own): declared
   // anew when they changed, else as for the request before.
   if (st.ctx.tools_now)

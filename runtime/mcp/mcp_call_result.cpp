@@ -2,18 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "runtime/provider/provider_images.hpp"
+
 namespace jp {
 
 namespace {
-
-// What the providers take of an image (Anthropic's limits, the stricter): these
-// types, and at most 5 MiB of base64 each. A result's first few go to the model.
-constexpr size_t kImageBase64Max = 5u << 20;
-constexpr size_t kImagesMax = 8;
-
-bool image_type_taken(std::string_view type) {
-  return type == "image/png" || type == "image/jpeg" || type == "image/gif" || type == "image/webp";
-}
 
 /// One item of a result's content as text: text as it is, an embedded resource's
 /// text after its URI, a link's name and URI; binary data (audio, blobs) named with
@@ -40,12 +33,14 @@ std::string content_text(const Json& item, std::vector<ToolImage>& images) {
     auto named = fmt::format("[{} ({}), {} bytes of base64", kind, type, data.size());
     if (kind == "audio")
       return named + ", not shown]";
-    if (!image_type_taken(type))
-      return named + ", not shown: the model is shown png, jpeg, gif or webp]";
-    if (data.empty() || data.size() > kImageBase64Max)
-      return named + fmt::format(", not shown: the model is shown 1 byte to {} MiB]", kImageBase64Max >> 20);
-    if (images.size() == kImagesMax)
-      return named + fmt::format(", not shown: the model is shown a result's first {}]", kImagesMax);
+    if (auto why = image_refusal(type, data); !why.empty())
+      return named + ", not shown: " + why + "]";
+    size_t bytes = 0;
+    for (auto& image : images)
+      bytes += image.base64.size();
+    if (images.size() == kResultImagesMax || bytes + data.size() > kResultImageBytesMax)
+      return named + fmt::format(", not shown: the model is shown a result's first {} images, {} MiB at most]",
+                                 kResultImagesMax, kResultImageBytesMax >> 20);
     images.push_back(ToolImage{std::string(type), std::string(data)});
     return named + fmt::format(": image {} of this result]", images.size());
   }

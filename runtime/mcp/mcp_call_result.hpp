@@ -11,8 +11,8 @@ namespace jp {
 /// `result`'s content as text (text as it is, an embedded resource's text after its
 /// URI, a link's name and URI, binary data named with its type and size, not shown;
 /// its structuredContent when it has no content); a failure when isError. Its images
-/// in a type the providers take (png, jpeg, gif, webp; up to 5 MiB of base64, the
-/// first 8) go with a success as images, named in the text where they were.
+/// the providers take (provider_images.hpp) go with a success as images, named in
+/// the text where they were.
 ToolState mcp_call_state(const Json& result);
 
 } // namespace jp
