@@ -646,8 +646,8 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         // the text before it, so `sort`, `wc` or `sys.stdin.read()` can finish. Not a
         // control tool's: its stdin is where its questions' answers go.
         ending = !st.control && bytes.ends_with('\x04');
-        // Ctrl-C last: SIGINT to the tool's group once the text before it went in, as a
-        // terminal interrupts its job (a server's clean shutdown, a test run's summary).
+        // Ctrl-C last: SIGINT to the tool's group once the text before it is queued, as
+        // a terminal interrupts its job (a server's clean shutdown, a test run's summary).
         interrupting = !st.control && bytes.ends_with('\x03');
         if (ending || interrupting)
           bytes.pop_back();

@@ -45,7 +45,7 @@ const char* const input_description =
 const char* const pipe_input_description =
     "Text to write to the tool's stdin (end lines with \"\\n\"; end with \"\\u0004\", Ctrl-D, to "
     "close its stdin after the text: end of input; end with \"\\u0003\", Ctrl-C, to interrupt "
-    "it with SIGINT after the text), or the answer to the question of a waiting handle.";
+    "it with SIGINT once the text is queued), or the answer to the question of a waiting handle.";
 
 std::string input_text(const ToolConfig& t) {
   if (takes_tty(t))

@@ -88,7 +88,7 @@ int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter
   // holding stdout's lock, and the requests after it would go unread.
   std::cin.tie(nullptr);
   // A client that stops reading our answers gets its next requests read once it reads
-  // again: what it leaves unread stays bounded (some 256 answers at the response cap).
+  // again: what it leaves unread stays bounded (by this, and what one answer may hold).
   constexpr size_t kUnreadLimit = 16u << 20;
   std::string line;
   for (;;) {
