@@ -6,10 +6,16 @@
 // OpenAI under /openai/deployments/, /messages Anthropic) and answers a request they
 // would refuse with their status (400; Azure's 401 and 404) and error body, leaving
 // the scripted response for the next request.
+// A GET is answered from a script of its own (push_get; nothing scripted: 405, as a
+// server without the stream says) and kept apart (gets()); its answer may be an
+// event stream held open (FakeEventStream), on which the test sends when it chooses.
 #pragma once
 
 #include <arpa/inet.h>
 #include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
@@ -36,6 +42,77 @@ inline std::string provider_fixture(const std::string& name) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+/// An event stream a GET is answered with and held open (an MCP server's own
+/// messages): the test waits until it is open, sends on it, and ends it.
+class FakeEventStream {
+public:
+  ~FakeEventStream() { end(); }
+
+  /// Waits until a GET is answered with it (its head and body sent).
+  void wait_open() {
+    std::unique_lock lock(mtx_);
+    changed_.wait(lock, [this] { return fd_ >= 0 || ended_; });
+  }
+
+  /// Sends `bytes` (whole events) on it; nothing once it ended or the client left.
+  void send(const std::string& bytes) {
+    std::lock_guard lock(mtx_);
+    for (std::size_t off = 0; fd_ >= 0 && off < bytes.size();) {
+      auto n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+      if (n <= 0)
+        break;
+      off += static_cast<std::size_t>(n);
+    }
+  }
+
+  /// Ends it: the connection is closed, as a server ends a stream.
+  void end() {
+    std::lock_guard lock(mtx_);
+    if (fd_ >= 0) {
+      ::shutdown(fd_, SHUT_RDWR);
+      ::close(fd_);
+    }
+    fd_ = -1;
+    ended_ = true;
+    changed_.notify_all();
+  }
+
+  /// Whether the client closed its end (waiting until it is open, and up to `ms`
+  /// for that).
+  bool client_left(int ms = 30000) {
+    wait_open();
+    int fd;
+    {
+      std::lock_guard lock(mtx_);
+      fd = fd_;
+    }
+    if (fd < 0)
+      return false;
+    pollfd p{fd, POLLIN, 0};
+    char c;
+    if (::poll(&p, 1, ms) != 1)
+      return false;
+    // Its end closed (0), or reset: a client that leaves unread what was sent last.
+    auto n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+  }
+
+  /// The server's: the connection it goes on (its own copy of it).
+  void attach(int fd) {
+    std::lock_guard lock(mtx_);
+    if (ended_)
+      return;
+    fd_ = ::dup(fd);
+    changed_.notify_all();
+  }
+
+private:
+  std::mutex mtx_;
+  std::condition_variable changed_;
+  int fd_ = -1;
+  bool ended_ = false;
+};
+
 struct FakeResponse {
   int status = 200;
   std::string body;
@@ -51,6 +128,9 @@ struct FakeResponse {
   // On a kept-alive server: the connection is closed after this response without
   // saying so first, as a server does whose idle timeout has passed.
   bool then_close = false;
+  // A GET's: after the head and `body`, the connection is held open for what the
+  // test sends on it (status 200: an event stream).
+  std::shared_ptr<FakeEventStream> stream;
 };
 
 class FakeProviderServer {
@@ -95,9 +175,22 @@ public:
     queue_.push_back(std::move(r));
   }
 
+  /// The answer to the next GET.
+  void push_get(FakeResponse r) {
+    std::lock_guard lock(mtx_);
+    get_queue_.push_back(std::move(r));
+  }
+
+  /// What was sent but GETs, in order.
   std::vector<Seen> requests() {
     std::lock_guard lock(mtx_);
     return seen_;
+  }
+
+  /// The GETs, in order.
+  std::vector<Seen> gets() {
+    std::lock_guard lock(mtx_);
+    return gets_;
   }
 
   /// The connections accepted so far.
@@ -188,12 +281,18 @@ private:
       pos = eol + 2;
     }
     seen.body = in.substr(header_end + 4, content_length);
-    auto refusal = check(seen);
+    bool get = first.starts_with("GET ");
+    auto refusal = get ? std::nullopt : check(seen);
     FakeResponse r;
     {
       std::lock_guard lock(mtx_);
-      seen_.push_back(std::move(seen));
-      if (refusal) {
+      (get ? gets_ : seen_).push_back(std::move(seen));
+      if (get && get_queue_.empty()) {
+        r.status = 405; // what a server says that offers no GET stream
+      } else if (get) {
+        r = std::move(get_queue_.front());
+        get_queue_.pop_front();
+      } else if (refusal) {
         refused_.push_back(refusal->message);
         r.status = refusal->status;
         r.body = std::move(refusal->body);
@@ -207,7 +306,7 @@ private:
     }
     if (r.before)
       r.before();
-    bool keep = keep_alive_ && r.cut_after == std::string::npos && r.stall_after == std::string::npos;
+    bool keep = keep_alive_ && r.cut_after == std::string::npos && r.stall_after == std::string::npos && !r.stream;
     std::string head = fmt::format("HTTP/1.1 {} X\r\nContent-Type: {}\r\n", r.status,
                                    r.status == 200 ? "text/event-stream" : "application/json");
     head += keep ? fmt::format("Content-Length: {}\r\n", r.body.size()) : "Connection: close\r\n";
@@ -217,6 +316,10 @@ private:
     send_all(fd, head);
     auto limit = std::min({r.body.size(), r.cut_after, r.stall_after});
     send_all(fd, r.body.substr(0, limit));
+    if (r.stream) { // held open, the test's to send on and end
+      r.stream->attach(fd);
+      return false;
+    }
     if (r.stall_after != std::string::npos && limit == r.stall_after && r.resume) {
       r.resume();
       send_all(fd, r.body.substr(limit));
@@ -278,7 +381,9 @@ private:
   std::thread thread_;
   std::mutex mtx_;
   std::deque<FakeResponse> queue_;
+  std::deque<FakeResponse> get_queue_;
   std::vector<Seen> seen_;
+  std::vector<Seen> gets_;
   std::vector<std::string> refused_;
 };
 

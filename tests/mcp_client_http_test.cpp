@@ -1,7 +1,8 @@
 // The MCP client over Streamable HTTP against a scripted server (fake_provider_server.hpp
 // answers each POST with the next scripted response and keeps what it was sent): a
 // server that forgets its session (HTTP 404) gets a new one, and the request again;
-// one that changes its tools has them listed again.
+// one that changes its tools has them listed again, also when it says so on its own
+// GET stream, between requests.
 #define CAF_SUITE mcp_client_http
 #include <caf/test/unit_test.hpp>
 
@@ -9,6 +10,7 @@
 
 #include "fake_provider_server.hpp"
 #include "runtime/mcp/mcp_client.hpp"
+#include "runtime/mcp/mcp_url.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "contains.hpp"
 
@@ -96,6 +98,36 @@ std::string method_of(const FakeProviderServer::Seen& seen) {
 std::string header(const FakeProviderServer::Seen& seen, const std::string& name) {
   auto it = seen.headers.find(name);
   return it == seen.headers.end() ? "(none)" : it->second;
+}
+
+/// `message` as an event of a stream.
+std::string event(const Json& message) {
+  return "event: message\ndata: " + message.dump() + "\n\n";
+}
+
+Json notification(const std::string& method, Json params = Json::object()) {
+  return Json::object().set("jsonrpc", "2.0").set("method", method).set("params", std::move(params));
+}
+
+Json tool_list(const std::string& name) {
+  return Json::object().set(
+    "tools", Json::array().push(Json::object().set("name", name).set("inputSchema", Json::object().set("type", "object"))));
+}
+
+/// A GET answered with `events`, held open.
+FakeResponse held(const std::shared_ptr<FakeEventStream>& events, std::string first = "") {
+  FakeResponse r;
+  r.body = std::move(first);
+  r.stream = events;
+  return r;
+}
+
+/// A GET refused with 405 (a server without the stream); `asked` kept when it is.
+FakeResponse no_stream(std::promise<void>& asked) {
+  FakeResponse r;
+  r.status = 405;
+  r.before = [&asked] { asked.set_value(); };
+  return r;
 }
 
 } // namespace
@@ -305,4 +337,100 @@ CAF_TEST(a server that wants OAuth is named with what will reach it) {
   CAF_CHECK(contains(client.error(), " by OAuth (https://example.com/.well-known/oauth-protected-resource); "
                                      "jp-actors does not do MCP's OAuth: give a token in its headers"));
   CAF_CHECK(contains(client.error(), R"(command = ["npx", "mcp-remote", ")" + server_at(fake).url + R"("])"));
+}
+
+CAF_TEST(a list change on the server s GET stream is followed between requests and the stream opened again) {
+  FakeProviderServer fake;
+  script_start(fake);
+  auto events = std::make_shared<FakeEventStream>();
+  fake.push_get(held(events));
+  std::promise<void> reopened;
+  fake.push_get(no_stream(reopened)); // the second GET: the server has none now
+  std::promise<void> relisting;
+  auto list = answer(3, tool_list("shout"));
+  list.before = [&relisting] { relisting.set_value(); };
+  fake.push(list);
+  fake.push(text(4, "after"));
+  std::vector<FakeProviderServer::Seen> gets;
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server_at(fake), ".");
+    CAF_REQUIRE(client);
+    events->wait_open(); // after initialize: notifications/initialized was answered
+    CAF_CHECK_EQUAL((*client)->tools()->front().name, "echo");
+    // No request is out: the server says so on its own stream.
+    events->send(event(notification("notifications/tools/list_changed")));
+    relisting.get_future().wait(); // tools/list is out: the next request is answered with its list
+    auto r = call(**client);
+    CAF_CHECK_EQUAL(r.content, "after");
+    auto after = (*client)->tools();
+    CAF_REQUIRE_EQUAL(after->size(), 1u);
+    CAF_CHECK_EQUAL(after->front().name, "shout");
+    events->end(); // the server ends its stream: it is opened again
+    reopened.get_future().wait();
+    gets = fake.gets();
+  }
+  auto seen = fake.requests();
+  CAF_REQUIRE_GREATER_OR_EQUAL(seen.size(), 5u);
+  CAF_CHECK_EQUAL(method_of(seen[2]), "tools/list");
+  CAF_CHECK_EQUAL(method_of(seen[3]), "tools/list");
+  CAF_CHECK_EQUAL(method_of(seen[4]), "tools/call");
+  CAF_REQUIRE_EQUAL(gets.size(), 2u);
+  for (auto& g : gets) {
+    CAF_CHECK_EQUAL(g.path, "/mcp");
+    CAF_CHECK_EQUAL(header(g, "accept"), "text/event-stream");
+    CAF_CHECK_EQUAL(header(g, "mcp-session-id"), "s1");
+    CAF_CHECK_EQUAL(header(g, "mcp-protocol-version"), "2025-06-18");
+  }
+  CAF_CHECK_EQUAL(fake.gets().size(), 2u); // none after the 405
+}
+
+CAF_TEST(the GET stream is closed with the client) {
+  FakeProviderServer fake;
+  script_start(fake);
+  auto events = std::make_shared<FakeEventStream>();
+  fake.push_get(held(events));
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server_at(fake), ".");
+    CAF_REQUIRE(client);
+    events->wait_open();
+    // A log message of the server's own, with no call out: heard, and nothing breaks.
+    events->send(event(notification("notifications/message", Json::object().set("level", "info").set("data", "hi"))));
+  }
+  CAF_CHECK(events->client_left());
+  CAF_CHECK_EQUAL(fake.gets().size(), 1u);
+  auto seen = fake.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 4u); // the start, then the session's end
+  CAF_CHECK_EQUAL(seen[3].headers.count("mcp-session-id"), 1u);
+  CAF_CHECK_EQUAL(seen[3].body, ""); // DELETE
+}
+
+CAF_TEST(a server that answers the GET with 405 is left alone and works) {
+  FakeProviderServer fake;
+  script_start(fake);
+  std::promise<void> asked;
+  fake.push_get(no_stream(asked));
+  fake.push(text(3, "fine"));
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server_at(fake), ".");
+    CAF_REQUIRE(client);
+    asked.get_future().wait();
+    auto r = call(**client);
+    CAF_CHECK(r.ok);
+    CAF_CHECK_EQUAL(r.content, "fine");
+  }
+  CAF_CHECK_EQUAL(fake.gets().size(), 1u);
+}
+
+CAF_TEST(a url a server hands back is made absolute and kept on its origin) {
+  std::string sse = "http://127.0.0.1:8000/mcp/sse?x=1";
+  CAF_CHECK_EQUAL(same_origin_target(sse, "/messages/?session_id=a"), "http://127.0.0.1:8000/messages/?session_id=a");
+  CAF_CHECK_EQUAL(same_origin_target(sse, "messages?sessionId=a"), "http://127.0.0.1:8000/mcp/messages?sessionId=a");
+  CAF_CHECK_EQUAL(same_origin_target(sse, "http://127.0.0.1:8000/m"), "http://127.0.0.1:8000/m");
+  CAF_CHECK_EQUAL(same_origin_target("http://h:1", "m"), "http://h:1/m");
+  for (auto* elsewhere : {"//evil.example/m", "https://127.0.0.1:8000/m", "http://127.0.0.1:8001/m",
+                          "http://127.0.0.1:8000@evil.example/m", "/\\evil.example/m", "/m x", ""})
+    CAF_CHECK_EQUAL(same_origin_target(sse, elsewhere), "");
 }

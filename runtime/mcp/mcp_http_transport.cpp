@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <cstdio>
 #include <fmt/format.h>
 #include <future>
 #include <list>
@@ -10,10 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/mcp/mcp_event_stream.hpp"
+#include "runtime/mcp/mcp_url.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/provider/http_stream.hpp"
-#include "runtime/text_nocase.hpp"
 #include "runtime/provider/sse.hpp"
+#include "runtime/text_nocase.hpp"
 
 namespace jp {
 
@@ -30,24 +34,9 @@ std::string refusal_text(const std::string& body) {
   return body.empty() ? "(no body)" : cut_text(body, 300);
 }
 
-/// `url`'s scheme and authority ("http://127.0.0.1:8000"); "" when it has none.
-std::string origin_of(const std::string& url) {
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string::npos)
-    return "";
-  return url.substr(0, url.find('/', scheme_end + 3));
-}
-
-/// Where a 307/308 answer to a POST to `url` sends it: `location` made absolute when
-/// it stays on `url`'s origin; "" otherwise (another host could be handed the
-/// headers, the token among them).
-std::string same_origin_redirect(const std::string& url, const std::string& location) {
-  auto origin = origin_of(url);
-  if (origin.empty() || location.empty())
-    return "";
-  auto target = location.starts_with("/") && !location.starts_with("//") ? origin + location : location;
-  return origin_of(target) == origin ? target : "";
-}
+// A GET stream that lasted this long worked, though it brought nothing (a quiet
+// server's stream that a proxy cuts after a while).
+constexpr auto kStreamWorked = std::chrono::seconds(10);
 
 } // namespace
 
@@ -58,6 +47,9 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
   Failed failed;
   SessionLost lost;
   std::atomic<bool> closing{false};
+  std::atomic<uint64_t> session_gen{0}; // a new session (new_session) ends the last one's GET stream
+  std::condition_variable wake;         // the GET stream's wait to reopen, cut short by both
+  std::atomic<bool> gave_up{false};     // its giving up is said once
   std::mutex mtx; // guards what follows
   std::string url; // server.url, or where it redirected a POST to (307/308, same origin)
   std::string session_id;
@@ -86,7 +78,8 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     HttpPost p;
     p.method = std::move(method);
     p.body = std::move(body);
-    p.headers = {"Content-Type: application/json", "Accept: application/json, text/event-stream"};
+    if (p.method != "GET") // a GET says what it accepts itself (open_event_stream)
+      p.headers = {"Content-Type: application/json", "Accept: application/json, text/event-stream"};
     {
       std::lock_guard lock(mtx);
       p.url = url;
@@ -143,7 +136,7 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     // A server mounted at `/mcp/` answers `/mcp` with a redirect (Starlette's 307):
     // followed on the same origin, a few times at most, and kept for what follows.
     for (int hops = 0; (r.status == 307 || r.status == 308) && hops < 5 && !stop(); ++hops) {
-      auto target = same_origin_redirect(post.url, std::string(r.header("location")));
+      auto target = same_origin_target(post.url, std::string(r.header("location")));
       if (target.empty())
         break;
       post.url = target;
@@ -220,6 +213,64 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     }
   }
 
+  /// The server's own event stream (GET) for session `gen`, opened once `before` (the
+  /// notifications/initialized POST) is done, and again each time it ends, until the
+  /// session does, the server has none (405), or it failed too often. On a thread
+  /// of its own.
+  void listen(uint64_t gen, std::shared_future<void> before) {
+    before.wait();
+    auto over = [this, gen] { return closing || session_gen != gen; };
+    HttpLimits limits;
+    limits.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(server.start_timeout_secs * 1000));
+    limits.idle_timeout = std::chrono::hours(24 * 7); // a server may have nothing to say for long
+    ReopenBackoff backoff;
+    while (!over()) {
+      auto opened = std::chrono::steady_clock::now();
+      auto end = open_event_stream(
+        request_to("GET", ""), limits,
+        [this](const SseEvent& e) {
+          if (!e.data.empty() && (e.event.empty() || e.event == "message"))
+            deliver_later(e.data, 0);
+        },
+        over);
+      if (end.stopped || over())
+        return;
+      // 405: the server offers no such stream (MCP lets it). 404: it forgot the
+      // session, which the next request finds out, starting a new one, and a stream.
+      if (!end.not_stream && (end.http.status == 405 || end.http.status == 404))
+        return;
+      // Another refusal (4xx), or no event stream: asking again changes nothing.
+      if (end.not_stream || (end.http.status / 100 == 4 && end.http.status != 429))
+        return note_given_up(fmt::format("it refused the stream ({})", describe_end(end)));
+      bool worked = end.delivered || std::chrono::steady_clock::now() - opened >= kStreamWorked;
+      auto wait = backoff.after(worked);
+      if (!wait)
+        return note_given_up(fmt::format("it failed {} times in a row (last: {})", ReopenBackoff::kMaxFailures,
+                                         describe_end(end)));
+      std::unique_lock lock(mtx);
+      wake.wait_for(lock, *wait, over);
+    }
+  }
+
+  /// Says once, on stderr, that the server's own stream is no longer listened to.
+  void note_given_up(const std::string& why) {
+    if (gave_up.exchange(true))
+      return;
+    std::fprintf(stderr,
+                 "jp-actors: note: MCP server `%s` (%s): its event stream (GET): %s; what the server says "
+                 "outside of an answer (a list change, a log message) is not heard in this session\n",
+                 server.name.c_str(), server.url.c_str(), why.c_str());
+  }
+
+  /// Runs `work` on a thread of its own, joined once done (reap) or at close (mtx held).
+  void start_thread(std::function<void()> work) {
+    threads.emplace_back([self = shared_from_this(), work = std::move(work)] {
+      work();
+      std::lock_guard lock(self->mtx);
+      self->finished.push_back(std::this_thread::get_id());
+    });
+  }
+
   /// Joins the threads that are done (mtx held).
   void reap() {
     for (auto it = threads.begin(); it != threads.end();) {
@@ -269,12 +320,15 @@ void McpHttpTransport::send(const Json& message) {
   std::shared_ptr<std::atomic<bool>> abandoned;
   if (request_id != 0)
     x.out[request_id] = abandoned = std::make_shared<std::atomic<bool>>(false);
-  x.threads.emplace_back([self = impl_, body = message.dump(), before, mine, request_id, initialize,
-                          abandoned]() mutable {
+  x.start_thread([self = impl_.get(), body = message.dump(), before, mine, request_id, initialize,
+                  abandoned]() mutable {
     self->exchange(std::move(body), std::move(before), std::move(mine), request_id, initialize, std::move(abandoned));
-    std::lock_guard lock(self->mtx);
-    self->finished.push_back(std::this_thread::get_id());
   });
+  // The session is initialized once this is out: the server's own stream opens then.
+  if (!request && method && method->is_string() && method->as_string() == "notifications/initialized")
+    x.start_thread([self = impl_.get(), gen = x.session_gen.load(), done = x.last_note] {
+      self->listen(gen, done);
+    });
 }
 
 void McpHttpTransport::abandon(int64_t id) {
@@ -297,6 +351,8 @@ void McpHttpTransport::new_session() {
   std::lock_guard lock(impl_->mtx);
   impl_->session_id.clear();
   impl_->version.clear();
+  ++impl_->session_gen; // its GET stream ends
+  impl_->wake.notify_all();
 }
 
 void McpHttpTransport::close() {
@@ -306,7 +362,8 @@ void McpHttpTransport::close() {
     std::lock_guard lock(x.mtx);
     if (x.closing)
       return;
-    x.closing = true; // each POST out stops within a second
+    x.closing = true; // each POST out, and the GET stream, stops within a second
+    x.wake.notify_all();
     all.swap(x.threads);
   }
   for (auto& t : all)

@@ -8,6 +8,13 @@
 // A 404 to a message of a session means the server forgot it: McpClient is told, and
 // starts a new one (new_session, initialize) and sends the request again.
 // Notifications keep their order with what is sent after them.
+// Once the session is initialized (notifications/initialized sent), a GET opens the
+// server's own event stream: what it says outside of any answer (a list change, a
+// log message, a request) comes there, delivered with request 0. A server without
+// one answers 405, which is taken as it is; a stream that ends is opened again
+// (ReopenBackoff), and given up after failing again and again, or a refusal of
+// another kind (4xx), said once on stderr.
+// It ends with the session (new_session, close).
 #pragma once
 
 #include <cstdint>
@@ -17,43 +24,32 @@
 
 #include "../../config/config.hpp"
 #include "../../messages/json.hpp"
+#include "mcp_url_transport.hpp"
 
 namespace jp {
 
 class IoThread;
 
-class McpHttpTransport {
+class McpHttpTransport : public McpUrlTransport {
 public:
-  /// A message from the server, and the id of our request whose answer carried it
-  /// (0: none). On the io thread.
-  using Deliver = std::function<void(const std::string& message, int64_t request)>;
-  /// Request `id` got no answer: why, and whether trying later may work. On the io
-  /// thread, after everything its POST delivered (a no-op when its answer came).
-  using Failed = std::function<void(int64_t id, const std::string& why, bool transient)>;
-  /// Request `id`, sent in session `session`, was answered HTTP 404: the server no
-  /// longer knows that session, so it did not run the request. `why` says so. On the
-  /// io thread. Without it, such a request fails (Failed).
-  using SessionLost = std::function<void(int64_t id, const std::string& session, const std::string& why)>;
-
   McpHttpTransport(IoThread& io, const McpServerConfig& server, Deliver deliver, Failed failed,
                    SessionLost lost = {});
-  ~McpHttpTransport(); // close()
+  ~McpHttpTransport() override; // close()
 
-  /// Sends one message. Any thread.
-  void send(const Json& message);
-  /// Request `id` is given up (cancelled, or no answer in time): its POST stops, and
-  /// nothing more comes of it. Any thread.
-  void abandon(int64_t id);
-  /// The protocol version agreed at initialize (sent as MCP-Protocol-Version).
-  void set_version(const std::string& version);
-  /// The session id messages go with now ("" before initialize's answer).
-  std::string session() const;
-  /// Forgets the session id and version: what is sent next (initialize) starts a new
-  /// session.
-  void new_session();
-  /// Ends the session (DELETE, briefly waited for) and every POST still out; joins
-  /// their threads. Nothing is delivered after it.
-  void close();
+  /// Sends one message (a POST of its own). Any thread.
+  void send(const Json& message) override;
+  /// Request `id` is given up: its POST stops, and nothing more comes of it.
+  void abandon(int64_t id) override;
+  /// Sent as MCP-Protocol-Version from now on.
+  void set_version(const std::string& version) override;
+  /// The Mcp-Session-Id messages go with now ("" before initialize's answer).
+  std::string session() const override;
+  /// Forgets the session id and version, and ends the GET stream: what is sent next
+  /// (initialize) starts a new session.
+  void new_session() override;
+  /// Ends the session (DELETE, briefly waited for), every POST still out and the GET
+  /// stream; joins their threads. Nothing is delivered after it.
+  void close() override;
 
   struct Impl;
 

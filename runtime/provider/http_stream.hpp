@@ -1,4 +1,4 @@
-// One HTTP request (a POST, or a body-less DELETE) whose response body streams in (libcurl, blocking: run it off the
+// One HTTP request (a POST, or a body-less DELETE or GET) whose response body streams in (libcurl, blocking: run it off the
 // actor threads). The caller gets the body chunk by chunk as it arrives, and a
 // result that says how the exchange ended, in terms it can act on.
 #pragma once
@@ -17,7 +17,7 @@ struct HttpPost {
   std::string url;
   std::vector<std::string> headers; // "Name: value"
   std::string body;
-  std::string method = "POST"; // or "DELETE" (no body is sent)
+  std::string method = "POST"; // or "DELETE" or "GET" (no body is sent)
 };
 
 struct HttpLimits {
