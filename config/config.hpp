@@ -203,6 +203,9 @@ struct McpServerConfig {
   std::map<std::string, std::string> env; // added to its environment (secrets are not inherited)
   std::string url;                        // or Streamable HTTP: its endpoint, http(s)://...
   std::map<std::string, std::string> headers; // sent with each request to `url` (e.g. Authorization)
+  // How `url` is spoken to: "http" (Streamable HTTP, 2025-06-18) or "sse" (the legacy
+  // HTTP+SSE transport of 2024-11-05: `url` is its event stream, which names where to POST).
+  std::string transport = "http";
   double start_timeout_secs = 120;        // for its start (initialize, tools/list): npx/uvx may download it first
   double timeout_secs = 300;              // for each call, without an answer or progress
   run_mode run = run_mode::ask;           // its tools' permission, as a tool's `run`

@@ -552,10 +552,15 @@ private:
                          "most 30 (its tools are named NAME__tool)");
       auto& server = c_.mcp_servers.try_emplace(std::string(name.str())).first->second;
       server.name = name.str();
+      bool transport_given = false;
       auto s = with_table(v, key, [&](auto& st) {
         return read_fields(st, key, {
           {"command", texts(server.command)},
           {"url", text(server.url)},
+          {"transport", [this, &server, &transport_given](auto& v, auto& k) {
+             transport_given = true;
+             return assign(choice_of(v, k, {"http", "sse"}), server.transport);
+           }},
           {"env", table([this, &server](auto& et, auto& k) { return env_map(server.env, et, k); })},
           {"headers", table([this, &server](auto& ht, auto& k) { return string_map(server.headers, ht, k); })},
           {"start_timeout_secs", seconds(server.start_timeout_secs, 3600)},
@@ -586,6 +591,9 @@ private:
                                         "[\"my-server\", \"--stdio\"]");
         if (!server.headers.empty())
           return fail(key + ".headers", "are sent to a url server; a command's server takes env instead");
+        if (transport_given)
+          return fail(key + ".transport", "is how a url server is spoken to (\"http\": Streamable HTTP, "
+                                          "\"sse\": the legacy HTTP+SSE); a command's server speaks over stdio");
       }
       if (server.timeout_secs <= 0)
         return fail(key + ".timeout_secs", "must be more than 0");

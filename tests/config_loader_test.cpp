@@ -541,6 +541,10 @@ CAF_TEST(every validation error names the file and the key) {
       {"[mcp.servers.x]\ncommand = [\"s\"]\nheaders = {A = \"1\"}\n",
        "mcp.servers.x.headers: are sent to a url server"},
       {"[mcp.servers.x]\nurl = \"http://h/mcp\"\nheaders = {A = 1}\n", "mcp.servers.x.headers.A: expected"},
+      {"[mcp.servers.x]\nurl = \"http://h/sse\"\ntransport = \"websocket\"\n",
+       "mcp.servers.x.transport: expected one of http, sse, got \"websocket\""},
+      {"[mcp.servers.x]\ncommand = [\"s\"]\ntransport = \"sse\"\n",
+       "mcp.servers.x.transport: is how a url server is spoken to"},
       {"[mcp.servers.a__b]\ncommand = [\"s\"]\n", "mcp.servers.a__b: a server name may contain only"},
       {"[mcp.servers.x]\ncommand = [\"s\"]\nrun = \"always\"\n", "mcp.servers.x.run: expected one of ask"},
       {"[mcp.servers.x]\ncommand = [\"s\"]\ntimeout_secs = 0\n", "mcp.servers.x.timeout_secs: must be more than 0"},
@@ -985,6 +989,16 @@ CAF_TEST(a later source can adjust one field of a parameter) {
   CAF_CHECK_EQUAL(p[0].type, "integer");
   CAF_CHECK(p[0].required);
   CAF_CHECK_EQUAL(p[0].description, "count");
+}
+
+CAF_TEST(an mcp url server is spoken to over Streamable HTTP unless its transport says sse) {
+  Sandbox box;
+  box.user_config("[mcp.servers.a]\nurl = \"http://127.0.0.1:9/mcp\"\n"
+                  "[mcp.servers.b]\nurl = \"http://127.0.0.1:9/sse\"\ntransport = \"sse\"\n");
+  auto c = load_config(box.sources(), default_config());
+  CAF_REQUIRE(c.ok());
+  CAF_CHECK_EQUAL(c->mcp_servers["a"].transport, "http");
+  CAF_CHECK_EQUAL(c->mcp_servers["b"].transport, "sse");
 }
 
 CAF_TEST(to_string spells enums as the config does) {

@@ -2,7 +2,8 @@
 // answers each POST with the next scripted response and keeps what it was sent): a
 // server that forgets its session (HTTP 404) gets a new one, and the request again;
 // one that changes its tools has them listed again, also when it says so on its own
-// GET stream, between requests.
+// GET stream, between requests. And the legacy HTTP+SSE transport (transport = "sse"):
+// every answer on the GET stream, POSTs where its endpoint event says, on its origin.
 #define CAF_SUITE mcp_client_http
 #include <caf/test/unit_test.hpp>
 
@@ -128,6 +129,23 @@ FakeResponse no_stream(std::promise<void>& asked) {
   r.status = 405;
   r.before = [&asked] { asked.set_value(); };
   return r;
+}
+
+/// The legacy transport's answer to a POST: 202, the answer (`said`, each an event)
+/// sent on the stream once the POST is in.
+FakeResponse on_stream(const std::shared_ptr<FakeEventStream>& events, std::vector<Json> said) {
+  FakeResponse r;
+  r.status = 202;
+  r.body = "Accepted";
+  r.before = [events, said] {
+    for (auto& m : said)
+      events->send(event(m));
+  };
+  return r;
+}
+
+Json result_of(int64_t id, Json result) {
+  return Json::object().set("jsonrpc", "2.0").set("id", id).set("result", std::move(result));
 }
 
 } // namespace
@@ -422,6 +440,138 @@ CAF_TEST(a server that answers the GET with 405 is left alone and works) {
     CAF_CHECK_EQUAL(r.content, "fine");
   }
   CAF_CHECK_EQUAL(fake.gets().size(), 1u);
+}
+
+CAF_TEST(a legacy sse server is spoken to on its stream and where its endpoint event says) {
+  FakeProviderServer fake;
+  auto events = std::make_shared<FakeEventStream>();
+  fake.push_get(held(events, "event: endpoint\ndata: /messages/?session_id=abc\n\n"));
+  fake.push(on_stream(events, {result_of(1, Json::object()
+                                              .set("protocolVersion", "2024-11-05")
+                                              .set("capabilities", Json::object().set("tools", Json::object()))
+                                              .set("serverInfo", Json::object().set("name", "old").set("version", "1")))}));
+  fake.push(accepted()); // notifications/initialized
+  fake.push(on_stream(events, {result_of(2, tool_list("echo"))}));
+  fake.push(on_stream(events, {notification("notifications/progress", Json::object()
+                                                                         .set("progressToken", 3)
+                                                                         .set("progress", 1)
+                                                                         .set("message", "halfway")),
+                               result_of(3, Json::object().set("content", Json::array().push(Json::object()
+                                                                                              .set("type", "text")
+                                                                                              .set("text", "done"))))}));
+  ::setenv("JP_TEST_SSE_TOKEN", "tok-sse", 1);
+  auto server = server_at(fake);
+  server.url = fake.base_url() + "/sse";
+  server.transport = "sse";
+  server.headers["Authorization"] = "Bearer ${JP_TEST_SSE_TOKEN}";
+  std::vector<std::string> progress;
+  ToolState state;
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server, ".");
+    ::unsetenv("JP_TEST_SSE_TOKEN");
+    CAF_REQUIRE(client);
+    auto tools = (*client)->tools();
+    CAF_REQUIRE_EQUAL(tools->size(), 1u);
+    CAF_CHECK_EQUAL(tools->front().name, "echo");
+    std::promise<ToolState> done;
+    (*client)->call("echo", Json::object(), [&progress](std::string p) { progress.push_back(std::move(p)); },
+                    [&done](ToolState s) { done.set_value(std::move(s)); });
+    state = done.get_future().get();
+  }
+  CAF_CHECK(events->client_left()); // the stream, the session, closed with the client
+  CAF_CHECK(state.ok);
+  CAF_CHECK_EQUAL(state.content, "done");
+  CAF_REQUIRE_EQUAL(progress.size(), 1u);
+  CAF_CHECK_EQUAL(progress[0], "halfway\n");
+  auto gets = fake.gets();
+  CAF_REQUIRE_EQUAL(gets.size(), 1u);
+  CAF_CHECK_EQUAL(gets[0].path, "/sse");
+  CAF_CHECK_EQUAL(header(gets[0], "accept"), "text/event-stream");
+  CAF_CHECK_EQUAL(header(gets[0], "authorization"), "Bearer tok-sse");
+  auto seen = fake.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 4u); // no DELETE: the stream was the session
+  std::vector<std::string> methods{"initialize", "notifications/initialized", "tools/list", "tools/call"};
+  for (size_t i = 0; i < seen.size(); ++i) {
+    CAF_CHECK_EQUAL(method_of(seen[i]), methods[i]);
+    CAF_CHECK_EQUAL(seen[i].path, "/messages/");
+    CAF_CHECK_EQUAL(seen[i].query, "session_id=abc");
+    CAF_CHECK_EQUAL(header(seen[i], "authorization"), "Bearer tok-sse");
+    CAF_CHECK_EQUAL(header(seen[i], "mcp-session-id"), "(none)");
+  }
+  auto init = Json::parse(seen[0].body);
+  CAF_REQUIRE(init);
+  CAF_CHECK_EQUAL(init->find("params")->find("protocolVersion")->as_string(), "2024-11-05");
+}
+
+CAF_TEST(a legacy sse server that ends its stream fails the call out and the next starts a new session) {
+  FakeProviderServer fake;
+  auto first = std::make_shared<FakeEventStream>();
+  auto second = std::make_shared<FakeEventStream>();
+  auto init = [](int64_t id) {
+    return result_of(id, Json::object()
+                           .set("protocolVersion", "2024-11-05")
+                           .set("capabilities", Json::object())
+                           .set("serverInfo", Json::object().set("name", "old").set("version", "1")));
+  };
+  fake.push_get(held(first, "event: endpoint\ndata: /messages/?session_id=abc\n\n"));
+  fake.push(on_stream(first, {init(1)}));
+  fake.push(accepted());
+  fake.push(on_stream(first, {result_of(2, tool_list("echo"))}));
+  auto ends = accepted(); // call 3 is taken, and the stream, the session, ends
+  ends.before = [first] { first->end(); };
+  fake.push(ends);
+  // Call 4 was not sent in the ended session: a new one, and it there.
+  fake.push_get(held(second, "event: endpoint\ndata: /messages/?session_id=def\n\n"));
+  fake.push(on_stream(second, {init(5)}));
+  fake.push(accepted());
+  fake.push(on_stream(second, {result_of(4, Json::object().set("content", Json::array().push(Json::object()
+                                                                                          .set("type", "text")
+                                                                                          .set("text", "again"))))}));
+  auto server = server_at(fake);
+  server.url = fake.base_url() + "/sse";
+  server.transport = "sse";
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server, ".");
+    CAF_REQUIRE(client);
+    auto cut = call(**client);
+    CAF_CHECK(!cut.ok);
+    CAF_CHECK(cut.error.transient);
+    CAF_CHECK(contains(cut.error.message, "ended its event stream, which was the session"));
+    auto again = call(**client);
+    CAF_CHECK(again.ok);
+    CAF_CHECK_EQUAL(again.content, "again");
+  }
+  CAF_CHECK(second->client_left());
+  CAF_CHECK_EQUAL(fake.gets().size(), 2u);
+  auto seen = fake.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 7u);
+  std::vector<std::string> methods{"initialize", "notifications/initialized", "tools/list", "tools/call",
+                                   "initialize", "notifications/initialized", "tools/call"};
+  for (size_t i = 0; i < methods.size(); ++i) {
+    CAF_CHECK_EQUAL(method_of(seen[i]), methods[i]);
+    CAF_CHECK_EQUAL(seen[i].query, i < 4 ? "session_id=abc" : "session_id=def");
+  }
+}
+
+CAF_TEST(a legacy sse server naming an endpoint on another origin is refused) {
+  FakeProviderServer fake;
+  auto events = std::make_shared<FakeEventStream>();
+  fake.push_get(held(events, "event: endpoint\ndata: http://127.0.0.2:9/messages/?session_id=abc\n\n"));
+  auto server = server_at(fake);
+  server.url = fake.base_url() + "/sse";
+  server.transport = "sse";
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server, ".");
+    CAF_REQUIRE(!client);
+    CAF_CHECK(contains(client.error(), "MCP server `web` (" + server.url + ") named "
+                                       "`http://127.0.0.2:9/messages/?session_id=abc` as where to send its messages, "
+                                       "which is not on its own scheme, host and port: jp-actors sends nothing there"));
+  }
+  CAF_CHECK(events->client_left());
+  CAF_CHECK_EQUAL(fake.requests().size(), 0u); // nothing was POSTed anywhere
 }
 
 CAF_TEST(a url a server hands back is made absolute and kept on its origin) {

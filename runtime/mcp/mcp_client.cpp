@@ -17,6 +17,7 @@
 
 #include "runtime/mcp/mcp_call_result.hpp"
 #include "runtime/mcp/mcp_http_transport.hpp"
+#include "runtime/mcp/mcp_sse_transport.hpp"
 #include "runtime/mcp/mcp_protocol.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
@@ -41,7 +42,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   McpServerConfig server;
   mutable std::mutex tools_mutex; // guards `tools`, which any thread reads
   std::shared_ptr<const std::vector<McpTool>> tools = std::make_shared<const std::vector<McpTool>>();
-  std::shared_ptr<McpHttpTransport> http; // a url server's; else it is a process over stdio
+  std::shared_ptr<McpUrlTransport> http; // a url server's; else it is a process over stdio
   // -- on the io thread only --
   std::shared_ptr<Process> process; // set there, first of all (start)
   bool exited = false;               // the process has (on_exit)
@@ -91,9 +92,11 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   bool tools_asked = false; // the start's listing began: list changes are followed from then
   std::deque<std::function<void()>> held;
 
-  static Json initialize_params() {
+  /// The legacy HTTP+SSE transport is 2024-11-05's: that version is asked for over it.
+  Json initialize_params() const {
+    bool legacy = http && server.transport == "sse";
     return Json::object()
-      .set("protocolVersion", std::string(mcp::versions[0]))
+      .set("protocolVersion", std::string(legacy ? mcp::versions[std::size(mcp::versions) - 1] : mcp::versions[0]))
       .set("capabilities", Json::object())
       .set("clientInfo", Json::object().set("name", "jp-actors").set("version", "0.2.0"));
   }
@@ -645,6 +648,26 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
   return Status::ok();
 }
 
+/// The transport `server.transport` names, its messages going to the state.
+std::shared_ptr<McpUrlTransport> url_transport(IoThread& io, const McpServerConfig& server,
+                                               std::weak_ptr<McpClient::State> weak) {
+  McpUrlTransport::Deliver deliver = [weak](const std::string& text, int64_t request) {
+    if (auto s = weak.lock())
+      s->on_line(text, request);
+  };
+  McpUrlTransport::Failed failed = [weak](int64_t id, const std::string& why, bool transient) {
+    if (auto s = weak.lock())
+      s->on_failed(id, why, transient);
+  };
+  McpUrlTransport::SessionLost lost = [weak](int64_t id, const std::string& session, const std::string& why) {
+    if (auto s = weak.lock())
+      s->on_session_lost(id, session, why);
+  };
+  if (server.transport == "sse")
+    return std::make_shared<McpSseTransport>(io, server, std::move(deliver), std::move(failed), std::move(lost));
+  return std::make_shared<McpHttpTransport>(io, server, std::move(deliver), std::move(failed), std::move(lost));
+}
+
 /// A url server's header value with each `${NAME}` replaced by jp-actors' own
 /// environment variable NAME (a token kept out of the config file); an error naming
 /// the header and the variable when it is not set.
@@ -689,20 +712,7 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
   // Callbacks hold the state weakly: it goes with the client, and the server with it.
   std::weak_ptr<State> weak = st;
   if (!server.url.empty())
-    st->http = std::make_shared<McpHttpTransport>(
-      io, server,
-      [weak](const std::string& text, int64_t request) {
-        if (auto s = weak.lock())
-          s->on_line(text, request);
-      },
-      [weak](int64_t id, const std::string& why, bool transient) {
-        if (auto s = weak.lock())
-          s->on_failed(id, why, transient);
-      },
-      [weak](int64_t id, const std::string& session, const std::string& why) {
-        if (auto s = weak.lock())
-          s->on_session_lost(id, session, why);
-      });
+    st->http = url_transport(io, server, weak);
   else if (auto started = start_process(io, st, cwd); !started)
     return Error{started.error};
   auto client = std::shared_ptr<McpClient>(new McpClient());
@@ -724,7 +734,7 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
     });
   auto failed = [st](const Json& reply) { return st->refusal(reply); };
   io.post([st, finish, failed] {
-    st->request("initialize", State::initialize_params(), [st, finish, failed](const Json& reply) {
+    st->request("initialize", st->initialize_params(), [st, finish, failed](const Json& reply) {
       if (auto why = failed(reply); !why.empty())
         return (*finish)(why);
       if (auto why = st->agree(*reply.find("result")); !why.empty())

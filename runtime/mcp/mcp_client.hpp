@@ -1,7 +1,8 @@
 // The client side of MCP (DESIGN.md "MCP"): one server, over stdio -- a process owned
 // as a tool's process is (its own session, in the crash record, killed when the
 // client goes), spoken to in JSON-RPC 2.0 lines -- or at its url (Streamable HTTP,
-// mcp_http_transport). start() initializes it and lists its tools; call() runs one
+// mcp_http_transport; or the legacy HTTP+SSE, mcp_sse_transport, which asks for
+// protocol version 2024-11-05). start() initializes it and lists its tools; call() runs one
 // tools/call with a progress token, passing the server's progress and log messages
 // on; cancel() sends notifications/cancelled. A notifications/tools/list_changed
 // has the tools listed again (tools()); what the server says after it waits until

@@ -197,8 +197,13 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
                                                "set the server's url to where it points",
                                                where, r.status, cut_text(r.header("location"), 200)),
                           false);
-      return fail_later(request, fmt::format("{} refused the request: HTTP {}: {}", where, r.status,
-                                             refusal_text(r.error_body)),
+      // A server of the legacy transport takes no POST at its stream's url.
+      return fail_later(request, fmt::format("{} refused the request: HTTP {}: {}{}", where, r.status,
+                                             refusal_text(r.error_body),
+                                             initialize && (r.status == 404 || r.status == 405)
+                                               ? "; if it speaks the legacy HTTP+SSE transport (MCP 2024-11-05, "
+                                                 "an `/sse` url), give transport = \"sse\""
+                                               : ""),
                         r.status >= 500 || r.status == 429);
     case http_failure::connect:
       return fail_later(request, fmt::format("{} cannot be reached: {}", where, r.failure_text), true);
