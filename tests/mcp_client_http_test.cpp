@@ -555,6 +555,54 @@ CAF_TEST(a legacy sse server that ends its stream fails the call out and the nex
   }
 }
 
+CAF_TEST(a legacy sse server down when a new session was started is reached again once it is back) {
+  FakeProviderServer fake;
+  auto first = std::make_shared<FakeEventStream>();
+  auto third = std::make_shared<FakeEventStream>();
+  auto init = [](int64_t id) {
+    return result_of(id, Json::object()
+                           .set("protocolVersion", "2024-11-05")
+                           .set("capabilities", Json::object())
+                           .set("serverInfo", Json::object().set("name", "old").set("version", "1")));
+  };
+  fake.push_get(held(first, "event: endpoint\ndata: /messages/?session_id=abc\n\n"));
+  fake.push(on_stream(first, {init(1)}));
+  fake.push(accepted());
+  fake.push(on_stream(first, {result_of(2, tool_list("echo"))}));
+  auto ends = accepted(); // call 3 is taken, and the stream, the session, ends
+  ends.before = [first] { first->end(); };
+  fake.push(ends);
+  FakeResponse down; // call 4's new session: the server is down for it
+  down.status = 503;
+  down.body = "restarting";
+  fake.push_get(down);
+  // Call 6 starts another (initialize 7), and the server is back.
+  fake.push_get(held(third, "event: endpoint\ndata: /messages/?session_id=ghi\n\n"));
+  fake.push(on_stream(third, {init(7)}));
+  fake.push(accepted());
+  fake.push(on_stream(third, {result_of(6, Json::object().set("content", Json::array().push(Json::object()
+                                                                                          .set("type", "text")
+                                                                                          .set("text", "back"))))}));
+  auto server = server_at(fake);
+  server.url = fake.base_url() + "/sse";
+  server.transport = "sse";
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server, ".");
+    CAF_REQUIRE(client);
+    CAF_CHECK(!call(**client).ok); // the session ended under it
+    auto during = call(**client);
+    CAF_CHECK(!during.ok);
+    CAF_CHECK(during.error.transient);
+    CAF_CHECK(contains(during.error.message, "HTTP 503"));
+    auto back = call(**client);
+    CAF_CHECK_EQUAL(back.error.message, "");
+    CAF_CHECK_EQUAL(back.content, "back");
+  }
+  CAF_CHECK(third->client_left());
+  CAF_CHECK_EQUAL(fake.gets().size(), 3u);
+}
+
 CAF_TEST(a legacy sse server naming an endpoint on another origin is refused) {
   FakeProviderServer fake;
   auto events = std::make_shared<FakeEventStream>();

@@ -14,8 +14,11 @@ EventStreamEnd open_event_stream(HttpPost get, const HttpLimits& limits,
   get.method = "GET";
   get.body.clear();
   get.headers.push_back("Accept: text/event-stream");
+  // A stream lasts as long as its session: its events are bounded, not their sum.
+  auto stream_limits = limits;
+  stream_limits.max_body_bytes = SIZE_MAX;
   EventStreamEnd end;
-  SseParser parser;
+  SseParser parser(kMaxEventBytes);
   auto on_head = [&](const HttpResult& head) {
     end.not_stream = !contains_nocase(head.content_type, "text/event-stream");
   };
@@ -28,12 +31,12 @@ EventStreamEnd open_event_stream(HttpPost get, const HttpLimits& limits,
     });
     return parser.overflowed() || stop() ? body_next::stop : body_next::more;
   };
-  end.http = http_post_stream(get, limits, on_body, stop, on_head);
+  end.http = http_post_stream(get, stream_limits, on_body, stop, on_head);
   end.stopped = stop();
   if (end.not_stream)
     end.http.failure = http_failure::none; // told as what it was, not as a cancel
   else if (parser.overflowed())
-    end.http.failure_text = "an event larger than 8 MiB";
+    end.http.failure_text = fmt::format("an event larger than {} MiB", kMaxEventBytes >> 20);
   return end;
 }
 
@@ -53,14 +56,13 @@ std::string describe_end(const EventStreamEnd& end) {
   }
 }
 
-std::optional<std::chrono::milliseconds> ReopenBackoff::after(bool worked) {
+std::chrono::milliseconds ReopenBackoff::after(bool worked) {
   if (worked) {
     failures_ = 0;
     return kAfterWorking;
   }
-  if (++failures_ >= kMaxFailures)
-    return std::nullopt;
-  return std::min(kLongest, kFirstFailure * (1 << (failures_ - 1)));
+  failures_ = std::min(failures_ + 1, 16);
+  return std::min<std::chrono::milliseconds>(kLongest, kFirstFailure * (1 << (failures_ - 1)));
 }
 
 } // namespace jp

@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <functional>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -23,10 +25,13 @@ struct EventStreamEnd {
   bool stopped = false;    // `stop` said so
 };
 
+/// The largest event a stream takes: what one answer may be (a Streamable HTTP POST's).
+inline constexpr size_t kMaxEventBytes = size_t{64} << 20;
+
 /// GETs `get.url` with `get.headers` (plus Accept: text/event-stream) and hands each
 /// event on as it comes, until the server ends the stream, it breaks, it passes
-/// `limits` (an event over 8 MiB ends it too), or `stop` (polled at least once a
-/// second) says so.
+/// `limits`' timeouts (its body is as long as its session; an event over
+/// kMaxEventBytes ends it), or `stop` (polled at least once a second) says so.
 EventStreamEnd open_event_stream(HttpPost get, const HttpLimits& limits,
                                  const std::function<void(const SseEvent&)>& on_event,
                                  const std::function<bool()>& stop);
@@ -34,19 +39,18 @@ EventStreamEnd open_event_stream(HttpPost get, const HttpLimits& limits,
 /// What went wrong with a stream that ended, in a user's words ("HTTP 500: ...").
 std::string describe_end(const EventStreamEnd& end);
 
-/// When to open a stream again after it ended: soon after one that worked (it gave
-/// events, or stayed open a while), later and later after each that did not, and
-/// never again after kMaxFailures of those in a row -- a server that refuses the
-/// stream, or drops it at once, is not asked in a loop.
+/// When to open a stream again after it ended: soon after one that worked (it stayed
+/// open a while), later and later after each that did not, up to kLongest -- a server
+/// that drops the stream at once is not asked in a loop, and one down for a while
+/// is heard again once it is back.
 class ReopenBackoff {
 public:
-  static constexpr int kMaxFailures = 5;
   static constexpr auto kAfterWorking = std::chrono::milliseconds(500);
   static constexpr auto kFirstFailure = std::chrono::milliseconds(1000); // doubled after each
   static constexpr auto kLongest = std::chrono::milliseconds(30000);
 
-  /// How long to wait before opening it again; none: give up.
-  std::optional<std::chrono::milliseconds> after(bool worked);
+  /// How long to wait before opening it again.
+  std::chrono::milliseconds after(bool worked);
 
 private:
   int failures_ = 0;

@@ -60,8 +60,10 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
   std::vector<std::thread::id> finished; // threads that are done, to be joined
 
   void deliver_later(std::string text, int64_t request) {
-    io->post([self = shared_from_this(), text = std::move(text), request] {
-      if (!self->closing)
+    // What the server says of its own (request 0) not once its session is over: a
+    // request of the old one means nothing in a new one. An answer is still one.
+    io->post([self = shared_from_this(), text = std::move(text), request, gen = session_gen.load()] {
+      if (!self->closing && (request != 0 || self->session_gen == gen))
         self->deliver(text, request);
     });
   }
@@ -244,16 +246,17 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
       // session, which the next request finds out, starting a new one, and a stream.
       if (!end.not_stream && (end.http.status == 405 || end.http.status == 404))
         return;
-      // Another refusal (4xx), or no event stream: asking again changes nothing.
-      if (end.not_stream || (end.http.status / 100 == 4 && end.http.status != 429))
+      // Another refusal (4xx), or no event stream: asking again changes nothing. Not
+      // a timeout, a stream of the session still open on its side (409: the SDKs
+      // allow one), or too many requests: those pass.
+      auto status = end.http.status;
+      if (end.not_stream || (status / 100 == 4 && status != 408 && status != 409 && status != 429))
         return note_given_up(fmt::format("it refused the stream ({})", describe_end(end)));
-      bool worked = end.delivered || std::chrono::steady_clock::now() - opened >= kStreamWorked;
-      auto wait = backoff.after(worked);
-      if (!wait)
-        return note_given_up(fmt::format("it failed {} times in a row (last: {})", ReopenBackoff::kMaxFailures,
-                                         describe_end(end)));
+      // Worked: it stayed open a while (one that says a thing and ends is asked again
+      // later and later, as one that fails).
+      bool worked = std::chrono::steady_clock::now() - opened >= kStreamWorked;
       std::unique_lock lock(mtx);
-      wake.wait_for(lock, *wait, over);
+      wake.wait_for(lock, backoff.after(worked), over);
     }
   }
 
@@ -373,8 +376,11 @@ void McpHttpTransport::close() {
   }
   for (auto& t : all)
     t.join();
-  if (x.session_id.empty())
-    return;
+  {
+    std::lock_guard lock(x.mtx); // new_session may clear it on the io thread meanwhile
+    if (x.session_id.empty())
+      return;
+  }
   HttpLimits limits;
   limits.connect_timeout = kDeleteWait;
   limits.idle_timeout = kDeleteWait;

@@ -12,8 +12,8 @@
 // server's own event stream: what it says outside of any answer (a list change, a
 // log message, a request) comes there, delivered with request 0. A server without
 // one answers 405, which is taken as it is; a stream that ends is opened again
-// (ReopenBackoff), and given up after failing again and again, or a refusal of
-// another kind (4xx), said once on stderr.
+// (ReopenBackoff, up to every 30 s); a refusal of another kind (4xx but 408, 409 and
+// 429) is given up, said once on stderr.
 // It ends with the session (new_session, close).
 #pragma once
 

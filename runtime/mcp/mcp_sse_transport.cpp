@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "runtime/mcp/mcp_event_stream.hpp"
 #include "runtime/mcp/mcp_url.hpp"
@@ -54,6 +55,7 @@ struct McpSseTransport::Impl : std::enable_shared_from_this<McpSseTransport::Imp
     std::string body;
     int64_t request = 0; // its id; 0: a notification or response
     uint64_t gen = 0;    // the session it was sent in
+    bool initialize = false;
   };
   std::deque<Outgoing> queue; // not POSTed yet, in order
   // -- the stream of session `gen` --
@@ -62,8 +64,22 @@ struct McpSseTransport::Impl : std::enable_shared_from_this<McpSseTransport::Imp
   std::string ended;       // why it can no longer be used ("" it can)
   bool ended_transient = true;
   std::set<int64_t> out;   // requests POSTed in it whose answer has not come
-  std::list<std::thread> streams; // every session's, joined at close
+  std::list<std::thread> streams; // every session's, joined once done (reap) or at close
+  std::vector<std::thread::id> finished; // streams whose thread is done
   std::thread sender;
+
+  /// Joins the stream threads that are done (mtx held).
+  void reap() {
+    for (auto it = streams.begin(); it != streams.end();) {
+      if (std::find(finished.begin(), finished.end(), it->get_id()) != finished.end()) {
+        it->join();
+        it = streams.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    finished.clear();
+  }
 
   std::string where() const { return fmt::format("MCP server `{}` ({})", server.name, server.url); }
 
@@ -188,7 +204,10 @@ struct McpSseTransport::Impl : std::enable_shared_from_this<McpSseTransport::Imp
         // (McpClient, told it is lost); one the session never took fails with why.
         if (!next.request)
           continue;
-        if (next.gen == gen && endpoint.empty())
+        // The session's initialize fails with why; any other request is lost, and the
+        // client starts a new session (and stream) for it once -- a server down when
+        // the last one was started is reached again once it is back.
+        if (next.gen == gen && endpoint.empty() && next.initialize)
           fail_later(next.request, ended, ended_transient);
         else
           lost_later(next.request, next.gen == gen ? endpoint : "",
@@ -226,7 +245,8 @@ struct McpSseTransport::Impl : std::enable_shared_from_this<McpSseTransport::Imp
     p.headers.push_back("Content-Type: application/json");
     HttpLimits limits;
     limits.connect_timeout = millis(server.start_timeout_secs);
-    limits.idle_timeout = millis(std::min(server.start_timeout_secs, server.timeout_secs));
+    // A server may run a request before its 202: the request's own timer bounds that.
+    limits.idle_timeout = std::chrono::hours(24 * 7);
     return http_post_stream(p, limits, [](std::string_view) { return body_next::more; },
                             [this] { return closing.load(); });
   }
@@ -257,9 +277,15 @@ void McpSseTransport::send(const Json& message) {
     return;
   if (!x.opened) { // the session's stream, which names where this goes
     x.opened = true;
-    x.streams.emplace_back([self = impl_, g = x.gen.load()] { self->stream(g); });
+    x.reap();
+    x.streams.emplace_back([self = impl_, g = x.gen.load()] {
+      self->stream(g);
+      std::lock_guard lock(self->mtx);
+      self->finished.push_back(std::this_thread::get_id());
+    });
   }
-  x.queue.push_back({message.dump(), request, x.gen});
+  bool initialize = method && method->is_string() && method->as_string() == "initialize";
+  x.queue.push_back({message.dump(), request, x.gen, initialize});
   x.ready.notify_all();
 }
 
