@@ -504,26 +504,34 @@ CAF_TEST(a legacy sse server is spoken to on its stream and where its endpoint e
   CAF_CHECK_EQUAL(init->find("params")->find("protocolVersion")->as_string(), "2024-11-05");
 }
 
+/// A legacy server's answer to initialize `id`.
+Json legacy_initialized(int64_t id) {
+  return result_of(id, Json::object()
+                         .set("protocolVersion", "2024-11-05")
+                         .set("capabilities", Json::object())
+                         .set("serverInfo", Json::object().set("name", "old").set("version", "1")));
+}
+
+/// A legacy server's start on `first` (initialize 1, initialized, tools/list 2), and
+/// its stream -- the session -- ended as call 3 is taken.
+void script_legacy_start_then_end(FakeProviderServer& fake, const std::shared_ptr<FakeEventStream>& first) {
+  fake.push_get(held(first, "event: endpoint\ndata: /messages/?session_id=abc\n\n"));
+  fake.push(on_stream(first, {legacy_initialized(1)}));
+  fake.push(accepted());
+  fake.push(on_stream(first, {result_of(2, tool_list("echo"))}));
+  auto ends = accepted();
+  ends.before = [first] { first->end(); };
+  fake.push(ends);
+}
+
 CAF_TEST(a legacy sse server that ends its stream fails the call out and the next starts a new session) {
   FakeProviderServer fake;
   auto first = std::make_shared<FakeEventStream>();
   auto second = std::make_shared<FakeEventStream>();
-  auto init = [](int64_t id) {
-    return result_of(id, Json::object()
-                           .set("protocolVersion", "2024-11-05")
-                           .set("capabilities", Json::object())
-                           .set("serverInfo", Json::object().set("name", "old").set("version", "1")));
-  };
-  fake.push_get(held(first, "event: endpoint\ndata: /messages/?session_id=abc\n\n"));
-  fake.push(on_stream(first, {init(1)}));
-  fake.push(accepted());
-  fake.push(on_stream(first, {result_of(2, tool_list("echo"))}));
-  auto ends = accepted(); // call 3 is taken, and the stream, the session, ends
-  ends.before = [first] { first->end(); };
-  fake.push(ends);
+  script_legacy_start_then_end(fake, first);
   // Call 4 was not sent in the ended session: a new one, and it there.
   fake.push_get(held(second, "event: endpoint\ndata: /messages/?session_id=def\n\n"));
-  fake.push(on_stream(second, {init(5)}));
+  fake.push(on_stream(second, {legacy_initialized(5)}));
   fake.push(accepted());
   fake.push(on_stream(second, {result_of(4, Json::object().set("content", Json::array().push(Json::object()
                                                                                           .set("type", "text")
@@ -559,26 +567,14 @@ CAF_TEST(a legacy sse server down when a new session was started is reached agai
   FakeProviderServer fake;
   auto first = std::make_shared<FakeEventStream>();
   auto third = std::make_shared<FakeEventStream>();
-  auto init = [](int64_t id) {
-    return result_of(id, Json::object()
-                           .set("protocolVersion", "2024-11-05")
-                           .set("capabilities", Json::object())
-                           .set("serverInfo", Json::object().set("name", "old").set("version", "1")));
-  };
-  fake.push_get(held(first, "event: endpoint\ndata: /messages/?session_id=abc\n\n"));
-  fake.push(on_stream(first, {init(1)}));
-  fake.push(accepted());
-  fake.push(on_stream(first, {result_of(2, tool_list("echo"))}));
-  auto ends = accepted(); // call 3 is taken, and the stream, the session, ends
-  ends.before = [first] { first->end(); };
-  fake.push(ends);
+  script_legacy_start_then_end(fake, first);
   FakeResponse down; // call 4's new session: the server is down for it
   down.status = 503;
   down.body = "restarting";
   fake.push_get(down);
   // Call 6 starts another (initialize 7), and the server is back.
   fake.push_get(held(third, "event: endpoint\ndata: /messages/?session_id=ghi\n\n"));
-  fake.push(on_stream(third, {init(7)}));
+  fake.push(on_stream(third, {legacy_initialized(7)}));
   fake.push(accepted());
   fake.push(on_stream(third, {result_of(6, Json::object().set("content", Json::array().push(Json::object()
                                                                                           .set("type", "text")

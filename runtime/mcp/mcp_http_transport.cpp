@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/mcp/mcp_event_stream.hpp"
+#include "runtime/mcp/worker_threads.hpp"
 #include "runtime/mcp/mcp_url.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/provider/http_stream.hpp"
@@ -56,8 +57,7 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
   std::string version;
   std::shared_future<void> last_note; // the last notification's POST: what comes after waits for it
   std::map<int64_t, std::shared_ptr<std::atomic<bool>>> out; // requests' POSTs out, each its stop flag
-  std::list<std::thread> threads;
-  std::vector<std::thread::id> finished; // threads that are done, to be joined
+  WorkerThreads threads; // the POSTs' and the GET stream's
 
   void deliver_later(std::string text, int64_t request) {
     // What the server says of its own (request 0) not once its session is over: a
@@ -270,26 +270,13 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
                  server.name.c_str(), server.url.c_str(), why.c_str());
   }
 
-  /// Runs `work` on a thread of its own, joined once done (reap) or at close (mtx held).
+  /// Runs `work` on a thread of its own, joined once done or at close (mtx held).
   void start_thread(std::function<void()> work) {
-    threads.emplace_back([self = shared_from_this(), work = std::move(work)] {
+    threads.start([self = shared_from_this(), work = std::move(work)] {
       work();
       std::lock_guard lock(self->mtx);
-      self->finished.push_back(std::this_thread::get_id());
+      self->threads.done();
     });
-  }
-
-  /// Joins the threads that are done (mtx held).
-  void reap() {
-    for (auto it = threads.begin(); it != threads.end();) {
-      if (std::find(finished.begin(), finished.end(), it->get_id()) != finished.end()) {
-        it->join();
-        it = threads.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    finished.clear();
   }
 };
 
@@ -318,7 +305,6 @@ void McpHttpTransport::send(const Json& message) {
   std::lock_guard lock(x.mtx);
   if (x.closing)
     return;
-  x.reap();
   auto before = x.last_note;
   std::shared_ptr<std::promise<void>> mine;
   if (!request) { // what comes after a notification or response waits for it
@@ -372,7 +358,7 @@ void McpHttpTransport::close() {
       return;
     x.closing = true; // each POST out, and the GET stream, stops within a second
     x.wake.notify_all();
-    all.swap(x.threads);
+    all = x.threads.take_all();
   }
   for (auto& t : all)
     t.join();

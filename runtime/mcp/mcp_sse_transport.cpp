@@ -13,6 +13,7 @@
 
 #include "runtime/mcp/mcp_event_stream.hpp"
 #include "runtime/mcp/mcp_url.hpp"
+#include "runtime/mcp/worker_threads.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/provider/http_stream.hpp"
 
@@ -64,22 +65,8 @@ struct McpSseTransport::Impl : std::enable_shared_from_this<McpSseTransport::Imp
   std::string ended;       // why it can no longer be used ("" it can)
   bool ended_transient = true;
   std::set<int64_t> out;   // requests POSTed in it whose answer has not come
-  std::list<std::thread> streams; // every session's, joined once done (reap) or at close
-  std::vector<std::thread::id> finished; // streams whose thread is done
+  WorkerThreads streams; // every session's, joined once done or at close
   std::thread sender;
-
-  /// Joins the stream threads that are done (mtx held).
-  void reap() {
-    for (auto it = streams.begin(); it != streams.end();) {
-      if (std::find(finished.begin(), finished.end(), it->get_id()) != finished.end()) {
-        it->join();
-        it = streams.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    finished.clear();
-  }
 
   std::string where() const { return fmt::format("MCP server `{}` ({})", server.name, server.url); }
 
@@ -277,11 +264,10 @@ void McpSseTransport::send(const Json& message) {
     return;
   if (!x.opened) { // the session's stream, which names where this goes
     x.opened = true;
-    x.reap();
-    x.streams.emplace_back([self = impl_, g = x.gen.load()] {
+    x.streams.start([self = impl_, g = x.gen.load()] {
       self->stream(g);
       std::lock_guard lock(self->mtx);
-      self->finished.push_back(std::this_thread::get_id());
+      self->streams.done();
     });
   }
   bool initialize = method && method->is_string() && method->as_string() == "initialize";
@@ -322,7 +308,7 @@ void McpSseTransport::close() {
       return;
     x.closing = true; // the stream and the POST out stop within a second
     x.ready.notify_all();
-    streams.swap(x.streams);
+    streams = x.streams.take_all();
   }
   for (auto& t : streams)
     t.join();
