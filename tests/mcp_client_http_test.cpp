@@ -403,6 +403,35 @@ CAF_TEST(a list change on the server s GET stream is followed between requests a
   CAF_CHECK_EQUAL(fake.gets().size(), 2u); // none after the 405
 }
 
+CAF_TEST(a GET stream answered 409 is asked again and a list change on it then followed) {
+  // The SDKs answer 409 while a stream of the session is still open on their side (a
+  // reconnect before they noticed the break): it passes, the stream is asked again.
+  FakeProviderServer fake;
+  script_start(fake);
+  FakeResponse conflict;
+  conflict.status = 409;
+  conflict.body = "Conflict: Only one SSE stream is allowed per session";
+  fake.push_get(conflict);
+  auto events = std::make_shared<FakeEventStream>();
+  fake.push_get(held(events));
+  std::promise<void> relisting;
+  auto list = answer(3, tool_list("shout"));
+  list.before = [&relisting] { relisting.set_value(); };
+  fake.push(list);
+  fake.push(text(4, "after"));
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server_at(fake), ".");
+    CAF_REQUIRE(client);
+    events->wait_open(); // the second GET
+    events->send(event(notification("notifications/tools/list_changed")));
+    relisting.get_future().wait(); // tools/list is out: the call is answered once it is in
+    CAF_CHECK_EQUAL(call(**client).content, "after");
+    CAF_CHECK_EQUAL((*client)->tools()->front().name, "shout");
+  }
+  CAF_CHECK_EQUAL(fake.gets().size(), 2u);
+}
+
 CAF_TEST(the GET stream is closed with the client) {
   FakeProviderServer fake;
   script_start(fake);
@@ -597,6 +626,36 @@ CAF_TEST(a legacy sse server down when a new session was started is reached agai
   }
   CAF_CHECK(third->client_left());
   CAF_CHECK_EQUAL(fake.gets().size(), 3u);
+}
+
+CAF_TEST(a legacy sse answer larger than a default event is taken and the session goes on) {
+  // An answer may be as large on the legacy stream as in a POST's (64 MiB): one over
+  // the event parser's default (8 MiB) used to end the stream, and the session.
+  FakeProviderServer fake;
+  auto events = std::make_shared<FakeEventStream>();
+  fake.push_get(held(events, "event: endpoint\ndata: /messages/?session_id=abc\n\n"));
+  fake.push(on_stream(events, {legacy_initialized(1)}));
+  fake.push(accepted());
+  fake.push(on_stream(events, {result_of(2, tool_list("echo"))}));
+  std::string big(9u << 20, 'x');
+  auto content = [](const std::string& said) {
+    return Json::object().set("content", Json::array().push(Json::object().set("type", "text").set("text", said)));
+  };
+  fake.push(on_stream(events, {result_of(3, content(big))}));
+  fake.push(on_stream(events, {result_of(4, content("small"))}));
+  auto server = server_at(fake);
+  server.url = fake.base_url() + "/sse";
+  server.transport = "sse";
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, server, ".");
+    CAF_REQUIRE(client);
+    auto large = call(**client);
+    CAF_CHECK_EQUAL(large.error.message, "");
+    CAF_CHECK_EQUAL(large.content.size(), big.size());
+    CAF_CHECK_EQUAL(call(**client).content, "small");
+  }
+  CAF_CHECK_EQUAL(fake.gets().size(), 1u); // one stream, one session
 }
 
 CAF_TEST(a legacy sse server naming an endpoint on another origin is refused) {
