@@ -418,6 +418,20 @@ CAF_TEST(a server busy with its list starts and its answers wait for the new lis
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(a server whose tools cannot be listed again after a change keeps its last list and the user is told) {
+  ::setenv("JP_FAKE_MCP_RELIST_FAILS", "1", 1); // passed on to the CLI and its server
+  auto r = run(steps({call("demo__retool", "{}"), call("demo__echo", R"({ text = "still" })")}));
+  ::unsetenv("JP_FAKE_MCP_RELIST_FAILS");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK_EQUAL(content(res, "main", 1, 0), "tools changed");
+  CAF_CHECK_EQUAL(content(res, "main", 2, 0), "still"); // the tools it offered before
+  CAF_CHECK(contains(r.out, "jp-actors: note: MCP server `demo` changed its tools, but they could not be listed "
+                            "again (MCP server `demo`: the tool index is being rebuilt); the tools it offered "
+                            "before are offered still"));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
 CAF_TEST(a server that changes its tools has them offered anew and a call of a dropped one told so) {
   // `retool` changes the fake's tools and says so before it answers: the calls of
   // the next response are checked against the new list.

@@ -1,5 +1,6 @@
 #include "runtime/mcp/mcp_client.hpp"
 
+#include <cstdio>
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -404,13 +405,24 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     return true;
   }
 
+  /// What a listing after a list change does when it fails: the last list stays (the
+  /// tools the model is offered still work as they did), and the user is told why.
+  std::function<void(const std::string&)> relisted() const {
+    return [name = server.name](const std::string& why) {
+      if (!why.empty())
+        std::fprintf(stderr, "jp-actors: note: MCP server `%s` changed its tools, but they could not be listed "
+                     "again (%s); the tools it offered before are offered still\n",
+                     name.c_str(), why.c_str());
+    };
+  }
+
   /// notifications/tools/list_changed: the tools listed again, once for all that come
   /// while they are being listed. Not before the start lists them anyway.
   void list_changed() {
     if (listing)
       relist = true;
     else if (tools_asked)
-      list_tools([](const std::string&) {}); // one that cannot be listed leaves the last list
+      list_tools(relisted());
   }
 
   /// The server's tools asked for (tools/list, page by page, within reason: a server
@@ -474,7 +486,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     for (auto& deliver : ready)
       deliver();
     if (std::exchange(relist, false) && !listing)
-      list_tools([](const std::string&) {});
+      list_tools(relisted());
   }
 
   void on_progress(const Json* params) {

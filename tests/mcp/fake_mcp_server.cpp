@@ -22,7 +22,8 @@
 //                         comes, fail and wait go, echo takes times (how often to
 //                         say it) too; sends notifications/tools/list_changed, then
 //                         answers "tools changed" (the server declares listChanged)
-// With JP_FAKE_MCP_ENDLESS_PAGES set, tools/list pages without end (see there).
+// With JP_FAKE_MCP_ENDLESS_PAGES set, tools/list pages without end (see there). With
+// JP_FAKE_MCP_RELIST_FAILS set, tools/list after a `retool` answers an error.
 // `--busy-lists FILE`: a server busy with its list, as some are: it says
 // list_changed before answering initialize, `retool` says it 50 times before its
 // answer, and each tools/list after the first pings the client and answers after the
@@ -288,6 +289,10 @@ int main(int argc, char** argv) {
           bool first = !(params && params->find("cursor"));
           auto page = first ? tools_list(retooled) : Json::object().set("tools", Json::array());
           send(reply(*id, page.set("nextCursor", "p" + std::to_string(asked))));
+          continue;
+        }
+        if (retooled && std::getenv("JP_FAKE_MCP_RELIST_FAILS")) {
+          send(rpc_error(*id, -32603, "the tool index is being rebuilt"));
           continue;
         }
         if (!busy_lists.empty()) {
