@@ -45,9 +45,13 @@ FakeResponse accepted() { // a notification's answer
   return r;
 }
 
+/// A tools/call result saying `said`.
+Json text_result(const std::string& said) {
+  return Json::object().set("content", Json::array().push(Json::object().set("type", "text").set("text", said)));
+}
+
 FakeResponse text(int64_t id, const std::string& said) {
-  return answer(id, Json::object().set("content", Json::array().push(
-                                                    Json::object().set("type", "text").set("text", said))));
+  return answer(id, text_result(said));
 }
 
 FakeResponse session_not_found() {
@@ -80,6 +84,14 @@ McpServerConfig server_at(FakeProviderServer& fake) {
   server.name = "web";
   server.url = fake.base_url() + "/mcp";
   server.timeout_secs = 60; // against a hang only
+  return server;
+}
+
+/// The fake as a legacy HTTP+SSE server: its event stream at /sse.
+McpServerConfig legacy_server_at(FakeProviderServer& fake) {
+  auto server = server_at(fake);
+  server.url = fake.base_url() + "/sse";
+  server.transport = "sse";
   return server;
 }
 
@@ -485,13 +497,9 @@ CAF_TEST(a legacy sse server is spoken to on its stream and where its endpoint e
                                                                          .set("progressToken", 3)
                                                                          .set("progress", 1)
                                                                          .set("message", "halfway")),
-                               result_of(3, Json::object().set("content", Json::array().push(Json::object()
-                                                                                              .set("type", "text")
-                                                                                              .set("text", "done"))))}));
+                               result_of(3, text_result("done"))}));
   ::setenv("JP_TEST_SSE_TOKEN", "tok-sse", 1);
-  auto server = server_at(fake);
-  server.url = fake.base_url() + "/sse";
-  server.transport = "sse";
+  auto server = legacy_server_at(fake);
   server.headers["Authorization"] = "Bearer ${JP_TEST_SSE_TOKEN}";
   std::vector<std::string> progress;
   ToolState state;
@@ -562,12 +570,8 @@ CAF_TEST(a legacy sse server that ends its stream fails the call out and the nex
   fake.push_get(held(second, "event: endpoint\ndata: /messages/?session_id=def\n\n"));
   fake.push(on_stream(second, {legacy_initialized(5)}));
   fake.push(accepted());
-  fake.push(on_stream(second, {result_of(4, Json::object().set("content", Json::array().push(Json::object()
-                                                                                          .set("type", "text")
-                                                                                          .set("text", "again"))))}));
-  auto server = server_at(fake);
-  server.url = fake.base_url() + "/sse";
-  server.transport = "sse";
+  fake.push(on_stream(second, {result_of(4, text_result("again"))}));
+  auto server = legacy_server_at(fake);
   {
     IoThread io;
     auto client = jp::McpClient::start(io, server, ".");
@@ -605,12 +609,8 @@ CAF_TEST(a legacy sse server down when a new session was started is reached agai
   fake.push_get(held(third, "event: endpoint\ndata: /messages/?session_id=ghi\n\n"));
   fake.push(on_stream(third, {legacy_initialized(7)}));
   fake.push(accepted());
-  fake.push(on_stream(third, {result_of(6, Json::object().set("content", Json::array().push(Json::object()
-                                                                                          .set("type", "text")
-                                                                                          .set("text", "back"))))}));
-  auto server = server_at(fake);
-  server.url = fake.base_url() + "/sse";
-  server.transport = "sse";
+  fake.push(on_stream(third, {result_of(6, text_result("back"))}));
+  auto server = legacy_server_at(fake);
   {
     IoThread io;
     auto client = jp::McpClient::start(io, server, ".");
@@ -638,14 +638,9 @@ CAF_TEST(a legacy sse answer larger than a default event is taken and the sessio
   fake.push(accepted());
   fake.push(on_stream(events, {result_of(2, tool_list("echo"))}));
   std::string big(9u << 20, 'x');
-  auto content = [](const std::string& said) {
-    return Json::object().set("content", Json::array().push(Json::object().set("type", "text").set("text", said)));
-  };
-  fake.push(on_stream(events, {result_of(3, content(big))}));
-  fake.push(on_stream(events, {result_of(4, content("small"))}));
-  auto server = server_at(fake);
-  server.url = fake.base_url() + "/sse";
-  server.transport = "sse";
+  fake.push(on_stream(events, {result_of(3, text_result(big))}));
+  fake.push(on_stream(events, {result_of(4, text_result("small"))}));
+  auto server = legacy_server_at(fake);
   {
     IoThread io;
     auto client = jp::McpClient::start(io, server, ".");
@@ -662,9 +657,7 @@ CAF_TEST(a legacy sse server naming an endpoint on another origin is refused) {
   FakeProviderServer fake;
   auto events = std::make_shared<FakeEventStream>();
   fake.push_get(held(events, "event: endpoint\ndata: http://127.0.0.2:9/messages/?session_id=abc\n\n"));
-  auto server = server_at(fake);
-  server.url = fake.base_url() + "/sse";
-  server.transport = "sse";
+  auto server = legacy_server_at(fake);
   {
     IoThread io;
     auto client = jp::McpClient::start(io, server, ".");
