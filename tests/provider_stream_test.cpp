@@ -641,7 +641,7 @@ CAF_TEST(openai what the provider wants back goes back with its message and call
 }
 
 CAF_TEST(openai reasoning_details streamed in pieces are merged by index and type) {
-  Json merged = Json::array();
+  ReasoningDetails merged;
   for (auto pieces : {
          // Anthropic behind OpenRouter: the text in pieces, the signature last.
          R"([{"type":"reasoning.text","text":"Let me ","signature":null,"id":null,"format":"anthropic-claude-v1","index":0}])",
@@ -654,9 +654,9 @@ CAF_TEST(openai reasoning_details streamed in pieces are merged by index and typ
          R"([{"type":"reasoning.encrypted","data":"A"},{"type":"reasoning.encrypted","data":"B"},"not an object"])"}) {
     auto parsed = Json::parse(pieces);
     CAF_REQUIRE(parsed.ok());
-    merge_reasoning_details(merged, *parsed);
+    merged.add(*parsed);
   }
-  CAF_CHECK_EQUAL(merged.dump(),
+  CAF_CHECK_EQUAL(merged.merged().dump(),
     R"json([{"type":"reasoning.text","text":"Let me check.","signature":"sig-1","id":null,"format":"anthropic-claude-v1","index":0},)json"
     R"json({"type":"reasoning.encrypted","data":"ENC","id":"call_1","format":"google-gemini-v1","index":0},)json"
     R"json({"type":"reasoning.summary","summary":"Plan made.","index":1},)json"

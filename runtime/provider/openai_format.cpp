@@ -159,34 +159,30 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
   return body.dump();
 }
 
-void merge_reasoning_details(Json& merged, const Json& pieces) {
-  if (!merged.is_array() || !pieces.is_array())
+void ReasoningDetails::add(const Json& pieces) {
+  if (!pieces.is_array())
     return;
-  auto& entries = merged.as_array();
+  auto& entries = merged_.as_array();
   for (const auto& piece : pieces.as_array()) {
     if (!piece.is_object())
       continue;
     auto* index = piece.find("index");
-    auto type = piece.string_at("type");
-    // The entry this piece continues: the latest of its index and type. A piece
-    // without an index is whole.
-    auto it = index && index->is_int()
-                ? std::find_if(entries.rbegin(), entries.rend(),
-                               [&](const Json& e) {
-                                 auto* i = e.find("index");
-                                 return i && *i == *index && e.string_at("type") == type;
-                               })
-                : entries.rend();
-    if (it == entries.rend()) {
+    if (!index || !index->is_int()) { // whole
       entries.push_back(piece);
       continue;
     }
+    auto [at, fresh] = latest_.try_emplace({index->as_int(), std::string(piece.string_at("type"))}, entries.size());
+    if (fresh) {
+      entries.push_back(piece);
+      continue;
+    }
+    auto& entry = entries[at->second];
     for (auto& [key, value] : piece.as_object()) {
-      auto* have = it->find(key);
+      auto* have = entry.find(key);
       if ((key == "text" || key == "summary") && value.is_string() && have && have->is_string())
         have->as_string() += value.as_string();
       else if (!value.is_null() || !have)
-        it->set(key, value);
+        entry.set(key, value);
     }
   }
 }
@@ -249,7 +245,7 @@ Status OpenAiStream::on_event(const SseEvent& event,
     // OpenRouter's structured reasoning (text, summaries, encrypted blocks and their
     // signatures), which it wants back unmodified with the calls.
     if (auto* details = delta->find("reasoning_details"); details && details->is_array())
-      merge_reasoning_details(reasoning_details_, *details);
+      reasoning_details_.add(*details);
     if (thought.empty())
       thought = delta->string_at("reasoning");
     if (!thought.empty())
@@ -338,8 +334,8 @@ void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent
   Json extra = Json::object();
   if (!calls_.empty() && !reasoning_content_.empty())
     extra.set("reasoning_content", reasoning_content_);
-  if (!calls_.empty() && !reasoning_details_.as_array().empty())
-    extra.set("reasoning_details", reasoning_details_);
+  if (!calls_.empty() && !reasoning_details_.merged().as_array().empty())
+    extra.set("reasoning_details", reasoning_details_.merged());
   if (!extra.as_object().empty())
     done.provider_extra = extra.set(kExtraModel, model_).dump();
   calls_.clear();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,13 +36,24 @@ bool takes_no_user_after_tool(std::string_view model);
 /// user message right after tool results goes in the last result's content.
 std::string openai_request_body(const ChatRequest& request, bool ask_usage = true);
 
-/// Adds the entries of one streamed `reasoning_details` array (OpenRouter: each
-/// delta carries pieces of the response's array) to `merged`: a piece with the
-/// `index` and `type` of an entry already there continues it (its `text` and
-/// `summary` appended, any other field it has not null taking that field: the
-/// signature comes last), any other piece is an entry of its own, in the order
-/// they came. What is not an object is dropped.
-void merge_reasoning_details(Json& merged, const Json& pieces);
+/// OpenRouter's `reasoning_details` as they stream: each delta carries pieces of the
+/// response's array. A piece with the `index` and `type` of an entry already there
+/// continues the latest such entry (its `text` and `summary` appended, any other
+/// field it has not null taking that field: the signature comes last); any other
+/// piece is an entry of its own, in the order they came. What is not an object is
+/// dropped.
+class ReasoningDetails {
+public:
+  /// Adds one streamed `reasoning_details` array.
+  void add(const Json& pieces);
+  const Json& merged() const { return merged_; }
+
+private:
+  Json merged_ = Json::array();
+  // (index, type) -> the latest entry of that index and type: found at once, so a
+  // stream of many entries costs no search through them.
+  std::map<std::pair<int64_t, std::string>, size_t> latest_;
+};
 
 /// Decodes one streamed response: text as it comes (a `refusal` as text too), each
 /// tool call once its arguments are complete, then `done` (exactly once), and `usage`
@@ -51,7 +63,7 @@ void merge_reasoning_details(Json& merged, const Json& pieces);
 /// a call's `extra_content` (Gemini's thought signature) on its call, and on `done`
 /// of a response with calls the reasoning streamed as `reasoning_content` (DeepSeek's
 /// thinking mode) and OpenRouter's `reasoning_details` (its fragments merged:
-/// merge_reasoning_details); openai_request_body sends them back.
+/// ReasoningDetails); openai_request_body sends them back.
 class OpenAiStream {
 public:
   OpenAiStream() = default;
@@ -88,7 +100,7 @@ private:
 
   std::vector<PartialCall> calls_; // in order of first appearance
   std::string reasoning_content_;  // streamed as reasoning_content (DeepSeek, vLLM)
-  Json reasoning_details_ = Json::array(); // OpenRouter's, merged as they stream
+  ReasoningDetails reasoning_details_; // OpenRouter's
   std::string model_;
   bool finished_ = false;
   bool usage_seen_ = false; // counted at or after `done`
