@@ -344,6 +344,7 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
         st.answer = res.content;
       }
     }
+    forget_old_images(st.messages);
     if (st.interrupted || !st.error.empty() || st.yielded)
       return finish_turn(self);
     request_response(self);
@@ -1023,6 +1024,7 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
   settle_calls();
   if (!delivered.empty())
     out.push_back(ChatMessage{chat_role::user, notifications_block(delivered)});
+  forget_old_images(out);
   return out;
 }
 

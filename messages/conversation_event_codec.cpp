@@ -66,8 +66,12 @@ Json encode(const ToolCallResponseEvent& e) {
   auto j = head(e.kind).set("id", e.id).set("name", e.name).set("ok", e.ok).set("content", e.content);
   if (!e.images.empty()) {
     auto images = Json::array();
-    for (auto& image : e.images)
-      images.push(Json::object().set("media_type", image.media_type).set("data", image.base64));
+    for (auto& image : e.images) {
+      auto entry = Json::object().set("media_type", image.media_type);
+      if (!image.base64.empty()) // else forgotten: none left to keep
+        entry.set("data", image.base64);
+      images.push(std::move(entry));
+    }
     j.set("images", std::move(images));
   }
   return j;
@@ -124,12 +128,14 @@ std::string string_at(const Json& j, std::string_view key) {
   return v && v->is_string() ? v->as_string() : std::string();
 }
 
-/// A response's images as encode wrote them; any that is not is left out.
+/// A response's images as encode wrote them. One without its data (the store read
+/// only the newest) is kept with none, so a request says it was left out; one with
+/// no media type is left out.
 std::vector<ToolImage> images_from(const Json& j) {
   std::vector<ToolImage> out;
   if (auto* images = j.find("images"); images && images->is_array())
     for (auto& image : images->as_array())
-      if (image.is_object() && !string_at(image, "data").empty())
+      if (image.is_object() && !string_at(image, "media_type").empty())
         out.push_back(ToolImage{string_at(image, "media_type"), string_at(image, "data")});
   return out;
 }

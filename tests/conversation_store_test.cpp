@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "json_helpers.hpp"
+#include "messages/conversation_event_codec.hpp"
+#include "messages/tool_image.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
@@ -440,6 +442,146 @@ CAF_TEST(a conversation file too large to be one is refused without being read) 
   auto listed = store.list();
   CAF_REQUIRE(listed.ok());
   CAF_CHECK(listed->empty()); // not listed, and no memory spent on it
+}
+
+namespace {
+
+const std::string png = "iVBORw0KGgo=";  // the PNG signature
+const std::string jpeg = "/9j/4AAQ";     // FF D8 FF E0 00 10
+
+/// A tool's result with these images, as the turn records it.
+Json result_with(const std::vector<std::pair<std::string, std::string>>& images) {
+  auto list = Json::array();
+  for (auto& [type, data] : images)
+    list.push(Json::object().set("media_type", type).set("data", data));
+  auto event = testing::parse(R"({"event":"tool_call_response","id":"c","name":"shot","ok":true,"content":"here"})");
+  event.set("images", std::move(list));
+  return event;
+}
+
+/// The data of the stored result's image `i` as loaded; "<none>" when it was not read.
+std::string data_of(const Json& event, size_t i) {
+  auto* images = event.find("images");
+  if (!images || !images->is_array() || images->as_array().size() <= i)
+    return "<no image>";
+  auto* data = images->as_array()[i].find("data");
+  return data && data->is_string() ? data->as_string() : "<none>";
+}
+
+} // namespace
+
+CAF_TEST(a tool s images are kept beside the events and only the newest are read back) {
+  // A long session of screenshots: in the file of events they reached its 256 MiB
+  // and the conversation could no longer be continued.
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto root = tmp.path / "conversations";
+  FileConversationStore store(root.string());
+  auto id = store.create();
+  CAF_REQUIRE(id.ok());
+  CAF_REQUIRE(store.append(*id, result_with({{"image/png", png}, {"image/jpeg", jpeg}})));
+  auto text = read_text((root / *id / "events.jsonl").string());
+  CAF_CHECK(!contains(text, png));
+  CAF_CHECK(contains(text, R"("media_type":"image/jpeg","file":")"));
+  std::vector<std::string> kept;
+  for (auto& file : fs::directory_iterator(root / *id / "images")) {
+    kept.push_back(read_text(file.path().string()));
+    struct stat st {};
+    CAF_REQUIRE_EQUAL(::stat(file.path().c_str(), &st), 0);
+    CAF_CHECK_EQUAL(st.st_mode & 077, 0u); // as private as the events
+  }
+  std::sort(kept.begin(), kept.end());
+  CAF_CHECK_EQUAL(kept, (std::vector<std::string>{jpeg, png}));
+  auto loaded = store.load(*id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_CHECK(loaded->warnings.empty());
+  CAF_REQUIRE_EQUAL(loaded->events.size(), 1u);
+  CAF_CHECK_EQUAL(data_of(loaded->events[0], 0), png);
+  CAF_CHECK_EQUAL(data_of(loaded->events[0], 1), jpeg);
+
+  // Past what a request carries (the newest 20), the older are left unread.
+  for (size_t i = 0; i + 1 < kRequestImagesMax; ++i)
+    CAF_REQUIRE(store.append(*id, result_with({{"image/png", png}})));
+  auto later = FileConversationStore(root.string()).load(*id);
+  CAF_REQUIRE(later.ok());
+  CAF_CHECK(later->warnings.empty());
+  CAF_CHECK_EQUAL(data_of(later->events[0], 0), png);
+  CAF_CHECK_EQUAL(data_of(later->events[0], 1), "<none>");
+  CAF_CHECK_EQUAL(data_of(later->events.back(), 0), png);
+  // Such an image reads as one the model is told was not sent again.
+  auto event = conversation_event_from(later->events[0]);
+  auto* response = event ? std::get_if<ToolCallResponseEvent>(&*event) : nullptr;
+  CAF_REQUIRE(response != nullptr);
+  CAF_REQUIRE_EQUAL(response->images.size(), 2u);
+  CAF_CHECK_EQUAL(response->images[1].media_type, "image/jpeg");
+  CAF_CHECK(response->images[1].base64.empty());
+}
+
+CAF_TEST(images an older version kept in the events still load) {
+  testing::temp_dir tmp;
+  auto root = tmp.path / "conversations";
+  FileConversationStore store(root.string());
+  auto id = store.create();
+  CAF_REQUIRE(id.ok());
+  append_text((root / *id / "events.jsonl").string(), result_with({{"image/png", png}}).dump() + "\n");
+  auto loaded = store.load(*id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_CHECK_EQUAL(data_of(loaded->events[0], 0), png);
+}
+
+CAF_TEST(image files a workspace planted are not read) {
+  // The workspace is someone's repository: its conversation may name any file, or
+  // hold a link, or data the services refuse (every later request would fail).
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto ws = tmp.path / "ws";
+  auto root = ws / ".jp" / "conversations";
+  const std::string id = "20260101-000000-abcd";
+  fs::create_directories(root / id / "images");
+  std::ofstream(tmp.path / "secret.b64") << png;
+  fs::create_symlink(tmp.path / "secret.b64", root / id / "images" / "00000000000000aa.b64");
+  std::ofstream(root / id / "images" / "00000000000000bb.b64") << "not an image";
+  std::ofstream(root / id / "images" / "00000000000000cc.b64") << png;
+  std::string events;
+  for (auto file : {"../../../../secret.b64", "00000000000000aa.b64", "00000000000000bb.b64", "00000000000000cc.b64"})
+    events += Json::object()
+                .set("event", "tool_call_response")
+                .set("id", "c")
+                .set("name", "shot")
+                .set("ok", true)
+                .set("content", "here")
+                .set("images", Json(JsonArray{Json::object().set("media_type", "image/png").set("file", file)}))
+                .dump() +
+              "\n";
+  std::ofstream(root / id / "events.jsonl") << events;
+  FileConversationStore store(root.string(), ws.string());
+  auto loaded = store.load(id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_REQUIRE_EQUAL(loaded->events.size(), 4u);
+  CAF_CHECK_EQUAL(data_of(loaded->events[0], 0), "<none>");
+  CAF_CHECK_EQUAL(data_of(loaded->events[1], 0), "<none>");
+  CAF_CHECK_EQUAL(data_of(loaded->events[2], 0), "<none>");
+  CAF_CHECK_EQUAL(data_of(loaded->events[3], 0), png); // one of ours, as we write them
+  std::string warnings;
+  for (auto& w : loaded->warnings)
+    warnings += w + "\n";
+  CAF_CHECK(contains(warnings, "\"../../../../secret.b64\": not the name of an image file jp-actors keeps"));
+  CAF_CHECK(contains(warnings, "00000000000000aa.b64: Too many levels of symbolic links"));
+  CAF_CHECK(contains(warnings, "00000000000000bb.b64: its data is not base64"));
+  CAF_CHECK_EQUAL(loaded->warnings.size(), 3u);
+  // A link at `images` itself is not followed either.
+  fs::remove_all(root / id / "images");
+  fs::create_directories(tmp.path / "elsewhere");
+  std::ofstream(tmp.path / "elsewhere" / "00000000000000cc.b64") << png;
+  fs::create_directory_symlink(tmp.path / "elsewhere", root / id / "images");
+  auto linked = store.load(id);
+  CAF_REQUIRE(linked.ok());
+  CAF_CHECK_EQUAL(data_of(linked->events[3], 0), "<none>");
+  // Nor is one made there by an append.
+  auto appended = store.append(id, result_with({{"image/png", png}}));
+  CAF_CHECK(!appended);
+  CAF_CHECK(contains(appended.error, "cannot keep a tool's image"));
+  CAF_CHECK_EQUAL(std::distance(fs::directory_iterator(tmp.path / "elsewhere"), fs::directory_iterator()), 1);
 }
 
 CAF_TEST(the memory store behaves the same) {

@@ -1,6 +1,9 @@
 #include "runtime/provider/provider_images.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <fmt/format.h>
+#include <optional>
 
 #include "messages/last_line.hpp"
 
@@ -35,7 +38,8 @@ bool is_base64(std::string_view s) {
   return true;
 }
 
-/// The first bytes `s` (valid base64) decodes to: enough for a type's signature.
+/// The first bytes `s` (valid base64) decodes to, from its first `chars` characters:
+/// enough for a type's signature, or (all of it) a JPEG's size.
 std::string decoded_head(std::string_view s, size_t chars = 16) {
   std::string out;
   uint32_t bits = 0;
@@ -63,6 +67,58 @@ bool signature_matches(std::string_view type, std::string_view head) {
   return false;
 }
 
+uint32_t big_endian(std::string_view b, size_t at, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; ++i)
+    v = (v << 8) | static_cast<unsigned char>(b[at + i]);
+  return v;
+}
+
+uint32_t little_endian(std::string_view b, size_t at, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = n; i-- > 0;)
+    v = (v << 8) | static_cast<unsigned char>(b[at + i]);
+  return v;
+}
+
+struct PixelSize {
+  uint32_t width = 0;
+  uint32_t height = 0;
+};
+
+/// The size an image's header gives, where `base64` (of `type`, its signature
+/// checked) has one whole; none otherwise.
+std::optional<PixelSize> pixel_size(std::string_view type, std::string_view base64) {
+  if (type == "image/png") { // IHDR, the first chunk
+    auto b = decoded_head(base64, 32);
+    if (b.size() >= 24 && b.substr(12, 4) == "IHDR")
+      return PixelSize{big_endian(b, 16, 4), big_endian(b, 20, 4)};
+  } else if (type == "image/gif") { // the logical screen
+    auto b = decoded_head(base64, 16);
+    if (b.size() >= 10)
+      return PixelSize{little_endian(b, 6, 2), little_endian(b, 8, 2)};
+  } else if (type == "image/webp") { // the first chunk: lossy, lossless or extended
+    auto b = decoded_head(base64, 40);
+    if (b.size() >= 30 && b.substr(12, 4) == "VP8 ")
+      return PixelSize{little_endian(b, 26, 2) & 0x3fff, little_endian(b, 28, 2) & 0x3fff};
+    if (b.size() >= 25 && b.substr(12, 4) == "VP8L") {
+      auto bits = little_endian(b, 21, 4);
+      return PixelSize{(bits & 0x3fff) + 1, ((bits >> 14) & 0x3fff) + 1};
+    }
+    if (b.size() >= 30 && b.substr(12, 4) == "VP8X")
+      return PixelSize{little_endian(b, 24, 3) + 1, little_endian(b, 27, 3) + 1};
+  } else if (type == "image/jpeg") { // the frame header, after any EXIF and the like
+    auto b = decoded_head(base64, base64.size());
+    for (size_t at = 2; at + 9 <= b.size() && static_cast<unsigned char>(b[at]) == 0xff;) {
+      auto marker = static_cast<unsigned char>(b[at + 1]);
+      if (marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc)
+        return PixelSize{big_endian(b, at + 7, 2), big_endian(b, at + 5, 2)};
+      at += 2 + big_endian(b, at + 2, 2);
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 std::string image_refusal(std::string_view media_type, std::string_view base64) {
@@ -75,6 +131,11 @@ std::string image_refusal(std::string_view media_type, std::string_view base64) 
     return "its data is not base64";
   if (!signature_matches(media_type, decoded_head(base64)))
     return fmt::format("its data is not {}", media_type);
+  // Anthropic refuses a request with a larger one, and every later request would
+  // carry it (a full-page screenshot of a long page is one).
+  if (auto size = pixel_size(media_type, base64); size && std::max(size->width, size->height) > kImagePixelsMax)
+    return fmt::format("it is {}x{} pixels, and the model is shown up to {} a side (a smaller or cropped one is)",
+                       size->width, size->height, kImagePixelsMax);
   return "";
 }
 
@@ -86,23 +147,23 @@ std::string images_left_out(size_t n, bool enabled) {
 }
 
 void keep_images_within(std::vector<ChatMessage>& messages, const ImageBudget& budget) {
-  size_t count = 0;
-  size_t bytes = 0;
+  NewestImages newest(budget.max_images, budget.max_base64_bytes);
   for (auto m = messages.rbegin(); m != messages.rend(); ++m) {
-    if (m->images.empty())
-      continue;
     size_t before = m->images.size();
     std::erase_if(m->images, [&](const ToolImage& image) {
-      bool fits = budget.enabled && count < budget.max_images && bytes + image.base64.size() <= budget.max_base64_bytes;
-      if (fits) {
-        ++count;
-        bytes += image.base64.size();
-      }
-      return !fits;
+      return !budget.enabled || image.base64.empty() || !newest.take(image.base64.size());
     });
     if (auto lost = before - m->images.size(); lost > 0)
       m->text = with_last_line(std::move(m->text), images_left_out(lost, budget.enabled));
   }
+}
+
+void forget_old_images(std::vector<ChatMessage>& messages) {
+  NewestImages newest;
+  for (auto m = messages.rbegin(); m != messages.rend(); ++m)
+    for (auto& image : m->images)
+      if (!image.base64.empty() && !newest.take(image.base64.size()))
+        image.base64 = std::string(); // frees it, where clear() would keep its capacity
 }
 
 } // namespace jp

@@ -15,7 +15,6 @@
 
 namespace jp {
 
-inline constexpr size_t kImageBase64Max = 5u << 20; // one image
 inline constexpr size_t kResultImagesMax = 8;         // one result's
 inline constexpr size_t kResultImageBytesMax = 8u << 20;
 
@@ -23,19 +22,22 @@ inline constexpr size_t kResultImageBytesMax = 8u << 20;
 /// take, data that is not base64 or not an image of that type, or too much of it.
 std::string image_refusal(std::string_view media_type, std::string_view base64);
 
-/// What one request carries of the conversation's images: the newest first, at most
-/// `max_images` and `max_base64_bytes` in all (Anthropic refuses a request over
-/// 32 MB, and more than 20 images unless each is small), none when not `enabled`
-/// (assistant.images = false).
+/// What one request carries of the conversation's images: the newest
+/// (NewestImages), none when not `enabled` (assistant.images = false).
 struct ImageBudget {
   bool enabled = true;
-  size_t max_images = 20;
-  size_t max_base64_bytes = 16u << 20;
+  size_t max_images = kRequestImagesMax;
+  size_t max_base64_bytes = kRequestImageBytesMax;
 };
 
-/// `messages` with the images beyond `budget` left out, each message that lost some
-/// saying how many and why, on its last line.
+/// `messages` with the images beyond `budget` left out, and those forgotten (no
+/// data), each message that lost some saying how many and why, on its last line.
 void keep_images_within(std::vector<ChatMessage>& messages, const ImageBudget& budget);
+
+/// Forgets the data of the images no request will carry again (past the newest a
+/// request takes), keeping their place: a long session of screenshots holds the
+/// newest only, and a request still says which results' images were left out.
+void forget_old_images(std::vector<ChatMessage>& messages);
 
 /// The line a result that lost `n` images says, when not `enabled` or past the budget.
 std::string images_left_out(size_t n, bool enabled);

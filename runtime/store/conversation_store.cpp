@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <sys/file.h>
@@ -16,7 +17,10 @@
 #include <vector>
 
 #include "messages/conversation_event_codec.hpp"
+#include "messages/tool_image.hpp"
 #include "runtime/process/private_file.hpp"
+#include "runtime/provider/provider_images.hpp"
+#include "runtime/store/subagent_store.hpp"
 
 namespace jp {
 
@@ -268,6 +272,27 @@ Status append_line(int fd, const std::string& line, const std::string& path) {
   return Status::ok();
 }
 
+// -- a tool result's images: beside the events, each in a file of its own ----------
+
+constexpr const char* kImagesDir = "images";
+
+/// The images of a stored tool result (a tool_call_response's "images"); null for
+/// any other event.
+JsonArray* images_of(Json& event) {
+  auto* kind = event.find("event");
+  auto* images = event.find("images");
+  if (!kind || !kind->is_string() || kind->as_string() != "tool_call_response" || !images || !images->is_array())
+    return nullptr;
+  return &images->as_array();
+}
+
+/// "3f9a0c1d2e3f4a5b.b64": the names image files are given, and the only ones read
+/// (an event in a planted file could name any other).
+bool is_image_file_name(std::string_view name) {
+  return name.size() == 20 && name.ends_with(".b64") &&
+         std::all_of(name.begin(), name.end() - 4, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 } // namespace
 
 // --- FileConversationStore --------------------------------------------------
@@ -363,6 +388,13 @@ constexpr uint64_t kMaxConversationBytes = 256ull << 20;
 } // namespace
 
 Result<LoadedConversation> FileConversationStore::load(const std::string& id) {
+  auto loaded = read_events(id);
+  if (loaded)
+    read_newest_images(id, *loaded);
+  return loaded;
+}
+
+Result<LoadedConversation> FileConversationStore::read_events(const std::string& id) {
   if (auto valid = check_id(id); !valid)
     return Error{valid.error};
   if (auto ok = unlinked(id); !ok)
@@ -410,6 +442,116 @@ Result<LoadedConversation> FileConversationStore::load(const std::string& id) {
   return parse_events(path, text);
 }
 
+Status FileConversationStore::put_images_aside(const std::string& id, Json& event) {
+  auto* images = images_of(event);
+  if (!images)
+    return Status::ok();
+  std::optional<DirFd> dir;
+  auto where = this->dir(id) + "/" + kImagesDir;
+  for (auto& image : *images) {
+    auto* data = image.is_object() ? image.find("data") : nullptr;
+    if (!data || !data->is_string())
+      continue;
+    if (!dir) {
+      auto opened = open_private_dir(this->dir(id), kImagesDir);
+      if (!opened)
+        return Status::fail(fmt::format("cannot keep a tool's image: {}", opened.error()));
+      dir = std::move(*opened);
+    }
+    auto name = random_name_part() + ".b64";
+    auto path = where + "/" + name;
+    int fd = create_private_file(*dir, name);
+    if (fd < 0)
+      return Status::fail(fmt::format("cannot create {}: {}", path, errno_text()));
+    auto written = write_all(fd, data->as_string(), path);
+    if (written && ::fdatasync(fd) < 0)
+      written = Status::fail(fmt::format("cannot flush {} to disk: {}", path, errno_text()));
+    ::close(fd);
+    if (!written) {
+      ::unlinkat(dir->get(), name.c_str(), 0);
+      return written;
+    }
+    image.erase("data");
+    image.set("file", name);
+  }
+  if (dir)
+    ::fsync(dir->get()); // the files' names, before the event that refers to them
+  return Status::ok();
+}
+
+void FileConversationStore::read_newest_images(const std::string& id, LoadedConversation& loaded) const {
+  NewestImages newest;
+  std::optional<DirFd> dir;
+  auto where = this->dir(id) + "/" + kImagesDir;
+  auto unread = [&](const std::string& name, const std::string& why) {
+    loaded.warnings.push_back(fmt::format("{}/{}: {}; the model is told this image was not sent", where, name, why));
+  };
+  for (auto e = loaded.events.rbegin(); e != loaded.events.rend() && !newest.full(); ++e) {
+    auto* images = images_of(*e);
+    if (!images || is_subagent_event(*e)) // a sub-agent's never reach a request of this conversation
+      continue;
+    for (auto& image : *images) {
+      if (!image.is_object() || newest.full())
+        continue;
+      if (auto* data = image.find("data"); data && data->is_string()) { // kept in the line by an older jp-actors
+        if (!newest.take(data->as_string().size()))
+          image.erase("data");
+        continue;
+      }
+      auto* file = image.find("file");
+      if (!file || !file->is_string())
+        continue;
+      auto name = file->as_string();
+      if (!is_image_file_name(name)) {
+        unread(json_quote(name), "not the name of an image file jp-actors keeps");
+        continue;
+      }
+      if (!dir) {
+        // Below a conversation directory that unlinked() checked: no link at `images`.
+        int fd = ::openat(AT_FDCWD, where.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+          unread(name, errno == ELOOP || errno == ENOTDIR ? "its directory is not one (a link?)" : errno_text());
+          continue;
+        }
+        dir.emplace(fd);
+      }
+      int fd = ::openat(dir->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+      if (fd < 0) {
+        unread(name, errno_text());
+        continue;
+      }
+      struct stat st {};
+      auto size = ::fstat(fd, &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
+      if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1 || size > kImageBase64Max) {
+        ::close(fd);
+        unread(name, fmt::format("not an image file of yours (a regular file with no other name, up to {} MiB)",
+                                 kImageBase64Max >> 20));
+        continue;
+      }
+      if (!newest.take(size)) {
+        ::close(fd);
+        continue;
+      }
+      std::string text(size, '\0');
+      ssize_t got;
+      while ((got = ::pread(fd, text.data(), size, 0)) < 0 && errno == EINTR) {
+      }
+      ::close(fd);
+      if (got != static_cast<ssize_t>(size)) {
+        unread(name, got < 0 ? errno_text() : "it changed while being read");
+        continue;
+      }
+      // As a tool's result was checked: data the services refuse would fail every
+      // later request of the conversation.
+      if (auto refused = image_refusal(image.string_at("media_type"), text); !refused.empty()) {
+        unread(name, refused);
+        continue;
+      }
+      image.set("data", std::move(text));
+    }
+  }
+}
+
 Status FileConversationStore::open_for_append(const std::string& id) {
   if (fd_ >= 0 && open_id_ == id) {
     // Keep the open file unless the conversation was deleted meanwhile.
@@ -453,10 +595,13 @@ Status FileConversationStore::append(const std::string& id, const Json& event) {
     return valid;
   if (auto valid = check_event(event); !valid)
     return valid;
-  std::string line = stamped(event).dump() + "\n";
   std::lock_guard<std::mutex> guard(mutex_);
   if (auto opened = open_for_append(id); !opened)
     return opened;
+  auto stored = stamped(event);
+  if (auto aside = put_images_aside(id, stored); !aside)
+    return aside;
+  std::string line = stored.dump() + "\n";
   lock(fd_, LOCK_EX);
   auto status = append_line(fd_, line, events_path(id));
   ::flock(fd_, LOCK_UN);
@@ -485,7 +630,7 @@ Result<std::vector<ConversationInfo>> FileConversationStore::list() {
   auto current = active();
   std::string active_id = current ? *current : "";
   for (auto& id : ids) {
-    auto loaded = load(id);
+    auto loaded = read_events(id); // not its images: a listing shows none
     if (!loaded)
       continue; // deleted meanwhile
     struct stat st {};

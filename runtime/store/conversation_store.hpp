@@ -11,6 +11,9 @@
 //                              (RFC 3339 UTC with milliseconds); each kind's fields
 //                              are messages/conversation_event.hpp, its JSON the codec
 //                              beside it
+//   <root>/<id>/images/NAME.b64  a tool result's image, its base64 (the event names
+//                              it as "file"): only the newest a request carries are
+//                              read back
 //   <root>/active              the active conversation's id (one line)
 // Ids are the UTC creation time and 4 random hex digits (20261122-061234-3f9a), so
 // they sort by age and name a directory safely.
@@ -98,6 +101,16 @@ private:
   Status unlinked(const std::string& id = {}) const;
   /// Opens a file of the store's: not through a link at its name, and one of ours.
   Result<int> open_own(const std::string& path, int flags) const;
+  /// The events of conversation `id`, without their images' data.
+  Result<LoadedConversation> read_events(const std::string& id);
+  /// Writes the data of `event`'s images (a tool's result) to files of their own in
+  /// the conversation's `images/`, leaving their names in the event: the file of
+  /// events stays small however many screenshots a session takes.
+  Status put_images_aside(const std::string& id, Json& event);
+  /// Reads into `loaded` the data of the newest images a request carries
+  /// (NewestImages); older ones are left as their names, which the model is told
+  /// were not sent again.
+  void read_newest_images(const std::string& id, LoadedConversation& loaded) const;
 
   std::string root_;
   std::string trusted_;
