@@ -331,11 +331,13 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
   auto all_done = [self, calls_now, results]() {
     auto& st = self->state;
     st.running_tools = false;
+    bool images = false;
     for (size_t i = 0; i < calls_now->size(); ++i) {
       auto& c = (*calls_now)[i];
       auto& res = (*results)[i];
       st.messages.push_back(ChatMessage{chat_role::tool, res.content, {}, c.id, c.name, !res.ok});
       st.messages.back().images = res.images;
+      images = images || !res.images.empty();
       // A sub-agent handing back its result ends its turn (a normal tool whose name
       // the loop knows, as tool-to-promise has it).
       // A user's own tool of that name, in a top-level agent, ends nothing.
@@ -344,7 +346,8 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
         st.answer = res.content;
       }
     }
-    forget_old_images(st.messages);
+    if (images) // older ones may now be past what a request carries
+      forget_old_images(st.messages);
     if (st.interrupted || !st.error.empty() || st.yielded)
       return finish_turn(self);
     request_response(self);
