@@ -7,7 +7,11 @@
 #define CAF_SUITE mcp_client_http
 #include <caf/test/unit_test.hpp>
 
+#include <chrono>
+#include <cstdio>
 #include <future>
+#include <thread>
+#include <unistd.h>
 
 #include "fake_provider_server.hpp"
 #include "runtime/mcp/mcp_client.hpp"
@@ -159,6 +163,49 @@ FakeResponse on_stream(const std::shared_ptr<FakeEventStream>& events, std::vect
 Json result_of(int64_t id, Json result) {
   return Json::object().set("jsonrpc", "2.0").set("id", id).set("result", std::move(result));
 }
+
+/// What the process writes to stderr while this lives goes to a file instead, for
+/// the test to read. At its end stderr is back and what was caught is written there
+/// too, a failed check's report among it.
+class StderrCaught {
+public:
+  StderrCaught() : file_(std::tmpfile()), saved_(::dup(STDERR_FILENO)) {
+    std::fflush(stderr);
+    ::dup2(::fileno(file_), STDERR_FILENO);
+  }
+  ~StderrCaught() {
+    std::fflush(stderr);
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+    auto text = said();
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fclose(file_);
+  }
+  StderrCaught(const StderrCaught&) = delete;
+  StderrCaught& operator=(const StderrCaught&) = delete;
+
+  /// What was written so far (read at offsets: the writes' own offset stays).
+  std::string said() const {
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::pread(::fileno(file_), buf, sizeof buf, static_cast<off_t>(out.size()))) > 0)
+      out.append(buf, static_cast<size_t>(n));
+    return out;
+  }
+
+  /// Waits until `part` was written (what a thread of the client's says, unordered
+  /// with anything the fake server sees), for 30 s at most.
+  bool wait_for(const std::string& part) const {
+    for (int i = 0; i < 3000 && !contains(said(), part); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return contains(said(), part);
+  }
+
+private:
+  std::FILE* file_;
+  int saved_;
+};
 
 } // namespace
 
@@ -457,6 +504,37 @@ CAF_TEST(a GET stream answered 503 is asked again and a list change on it then f
   down.status = 503;
   down.body = "Service Unavailable";
   check_stream_asked_again_after(down);
+}
+
+CAF_TEST(a GET stream refused with 403 is given up once said on stderr and requests go on) {
+  // Asking again changes nothing: the stream is let go, and the user told so.
+  FakeProviderServer fake;
+  script_start(fake);
+  FakeResponse forbidden;
+  forbidden.status = 403;
+  forbidden.body = "Forbidden";
+  fake.push_get(forbidden);
+  fake.push(text(3, "fine"));
+  std::string said;
+  {
+    StderrCaught err; // (no CAF_REQUIRE while it lives: its abort would lose what it caught)
+    {
+      IoThread io;
+      auto client = jp::McpClient::start(io, server_at(fake), ".");
+      CAF_CHECK(client);
+      if (!client)
+        return;
+      // Said once given up: the stream's thread asks nothing more.
+      CAF_CHECK(err.wait_for("jp-actors: note: MCP server `web` (" + server_at(fake).url + "): its event stream "
+                             "(GET): it refused the stream (HTTP 403: Forbidden); what the server says outside of "
+                             "an answer (a list change, a log message) is not heard in this session\n"));
+      CAF_CHECK_EQUAL(call(**client).content, "fine");
+    }
+    said = err.said();
+  }
+  auto first = said.find("its event stream (GET)");
+  CAF_CHECK(first != std::string::npos && said.find("its event stream (GET)", first + 1) == std::string::npos);
+  CAF_CHECK_EQUAL(fake.gets().size(), 1u);
 }
 
 CAF_TEST(the GET stream is closed with the client) {
