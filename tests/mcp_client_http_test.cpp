@@ -642,16 +642,43 @@ Json legacy_initialized(int64_t id) {
                          .set("serverInfo", Json::object().set("name", "old").set("version", "1")));
 }
 
-/// A legacy server's start on `first` (initialize 1, initialized, tools/list 2), and
-/// its stream -- the session -- ended as call 3 is taken.
-void script_legacy_start_then_end(FakeProviderServer& fake, const std::shared_ptr<FakeEventStream>& first) {
-  fake.push_get(held(first, "event: endpoint\ndata: /messages/?session_id=abc\n\n"));
-  fake.push(on_stream(first, {legacy_initialized(1)}));
+/// A legacy server's session on `events`: its endpoint (`/messages/?session_id=` and
+/// `session`), and its answers to initialize `initialize` and to initialized.
+void script_legacy_session(FakeProviderServer& fake, const std::shared_ptr<FakeEventStream>& events,
+                           const std::string& session, int64_t initialize) {
+  fake.push_get(held(events, "event: endpoint\ndata: /messages/?session_id=" + session + "\n\n"));
+  fake.push(on_stream(events, {legacy_initialized(initialize)}));
   fake.push(accepted());
+}
+
+/// A legacy server's start on `first`: session abc, initialize 1, initialized,
+/// tools/list 2 (echo).
+void script_legacy_start(FakeProviderServer& fake, const std::shared_ptr<FakeEventStream>& first) {
+  script_legacy_session(fake, first, "abc", 1);
   fake.push(on_stream(first, {result_of(2, tool_list("echo"))}));
+}
+
+/// A legacy server's start on `first` (script_legacy_start), and its stream -- the
+/// session -- ended as call 3 is taken.
+void script_legacy_start_then_end(FakeProviderServer& fake, const std::shared_ptr<FakeEventStream>& first) {
+  script_legacy_start(fake, first);
   auto ends = accepted();
   ends.before = [first] { first->end(); };
   fake.push(ends);
+}
+
+/// What a legacy server saw of a start (script_legacy_start) and a call that went
+/// again in a new session, def: two streams, and the call sent in each session.
+void check_call_again_in_session_def(FakeProviderServer& fake) {
+  CAF_CHECK_EQUAL(fake.gets().size(), 2u);
+  auto seen = fake.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 7u);
+  std::vector<std::string> methods{"initialize", "notifications/initialized", "tools/list", "tools/call",
+                                   "initialize", "notifications/initialized", "tools/call"};
+  for (size_t i = 0; i < methods.size(); ++i) {
+    CAF_CHECK_EQUAL(method_of(seen[i]), methods[i]);
+    CAF_CHECK_EQUAL(seen[i].query, i < 4 ? "session_id=abc" : "session_id=def");
+  }
 }
 
 CAF_TEST(a legacy sse server that ends its stream fails the call out and the next starts a new session) {
@@ -660,9 +687,7 @@ CAF_TEST(a legacy sse server that ends its stream fails the call out and the nex
   auto second = std::make_shared<FakeEventStream>();
   script_legacy_start_then_end(fake, first);
   // Call 4 was not sent in the ended session: a new one, and it there.
-  fake.push_get(held(second, "event: endpoint\ndata: /messages/?session_id=def\n\n"));
-  fake.push(on_stream(second, {legacy_initialized(5)}));
-  fake.push(accepted());
+  script_legacy_session(fake, second, "def", 5);
   fake.push(on_stream(second, {result_of(4, text_result("again"))}));
   auto server = legacy_server_at(fake);
   {
@@ -678,15 +703,7 @@ CAF_TEST(a legacy sse server that ends its stream fails the call out and the nex
     CAF_CHECK_EQUAL(again.content, "again");
   }
   CAF_CHECK(second->client_left());
-  CAF_CHECK_EQUAL(fake.gets().size(), 2u);
-  auto seen = fake.requests();
-  CAF_REQUIRE_EQUAL(seen.size(), 7u);
-  std::vector<std::string> methods{"initialize", "notifications/initialized", "tools/list", "tools/call",
-                                   "initialize", "notifications/initialized", "tools/call"};
-  for (size_t i = 0; i < methods.size(); ++i) {
-    CAF_CHECK_EQUAL(method_of(seen[i]), methods[i]);
-    CAF_CHECK_EQUAL(seen[i].query, i < 4 ? "session_id=abc" : "session_id=def");
-  }
+  check_call_again_in_session_def(fake);
 }
 
 CAF_TEST(a legacy sse server down when a new session was started is reached again once it is back) {
@@ -699,9 +716,7 @@ CAF_TEST(a legacy sse server down when a new session was started is reached agai
   down.body = "restarting";
   fake.push_get(down);
   // Call 6 starts another (initialize 7), and the server is back.
-  fake.push_get(held(third, "event: endpoint\ndata: /messages/?session_id=ghi\n\n"));
-  fake.push(on_stream(third, {legacy_initialized(7)}));
-  fake.push(accepted());
+  script_legacy_session(fake, third, "ghi", 7);
   fake.push(on_stream(third, {result_of(6, text_result("back"))}));
   auto server = legacy_server_at(fake);
   {
@@ -721,15 +736,35 @@ CAF_TEST(a legacy sse server down when a new session was started is reached agai
   CAF_CHECK_EQUAL(fake.gets().size(), 3u);
 }
 
+CAF_TEST(a legacy sse server that answers a call with 404 has it sent again in a new session) {
+  // The Python SDK answers 404 to a POST for a session it does not know (restarted):
+  // the call was not run, and goes again, once, in a new session on a new stream.
+  FakeProviderServer fake;
+  auto first = std::make_shared<FakeEventStream>();
+  auto second = std::make_shared<FakeEventStream>();
+  script_legacy_start(fake, first);
+  fake.push(session_not_found()); // call 3
+  script_legacy_session(fake, second, "def", 4);
+  fake.push(on_stream(second, {result_of(3, text_result("again"))}));
+  {
+    IoThread io;
+    auto client = jp::McpClient::start(io, legacy_server_at(fake), ".");
+    CAF_REQUIRE(client);
+    auto r = call(**client);
+    CAF_CHECK_EQUAL(r.error.message, "");
+    CAF_CHECK_EQUAL(r.content, "again");
+    CAF_CHECK(first->client_left()); // the forgotten session's stream is let go
+  }
+  CAF_CHECK(second->client_left());
+  check_call_again_in_session_def(fake);
+}
+
 CAF_TEST(a legacy sse answer larger than a default event is taken and the session goes on) {
   // An answer may be as large on the legacy stream as in a POST's (64 MiB): one over
   // the event parser's default (8 MiB) used to end the stream, and the session.
   FakeProviderServer fake;
   auto events = std::make_shared<FakeEventStream>();
-  fake.push_get(held(events, "event: endpoint\ndata: /messages/?session_id=abc\n\n"));
-  fake.push(on_stream(events, {legacy_initialized(1)}));
-  fake.push(accepted());
-  fake.push(on_stream(events, {result_of(2, tool_list("echo"))}));
+  script_legacy_start(fake, events);
   std::string big(9u << 20, 'x');
   fake.push(on_stream(events, {result_of(3, text_result(big))}));
   fake.push(on_stream(events, {result_of(4, text_result("small"))}));
