@@ -99,6 +99,13 @@ McpServerConfig legacy_server_at(FakeProviderServer& fake) {
   return server;
 }
 
+/// Why a client of `server` did not start; "(it started)" when it did.
+std::string start_error(const McpServerConfig& server) {
+  IoThread io;
+  auto client = jp::McpClient::start(io, server, ".");
+  return client ? "(it started)" : std::string(client.error());
+}
+
 ToolState call(jp::McpClient& client) {
   std::promise<ToolState> done;
   auto state = done.get_future();
@@ -796,6 +803,38 @@ CAF_TEST(a legacy sse server naming an endpoint on another origin is refused) {
   }
   CAF_CHECK(events->client_left());
   CAF_CHECK_EQUAL(fake.requests().size(), 0u); // nothing was POSTed anywhere
+}
+
+CAF_TEST(an http client pointed at a legacy sse server is told to give transport sse) {
+  // A legacy server's stream url takes GETs only (Starlette's route answers a POST 405).
+  FakeProviderServer fake;
+  FakeResponse get_only;
+  get_only.status = 405;
+  get_only.body = "Method Not Allowed";
+  fake.push(get_only);
+  auto server = legacy_server_at(fake);
+  server.transport = "http";
+  CAF_CHECK(contains(start_error(server), "refused the request: HTTP 405: Method Not Allowed; if it speaks the "
+                                          "legacy HTTP+SSE transport (MCP 2024-11-05, an `/sse` url), give "
+                                          "transport = \"sse\""));
+}
+
+CAF_TEST(an sse client pointed at a streamable http server is told to give transport http) {
+  FakeProviderServer fake;
+  auto server = server_at(fake);
+  server.transport = "sse";
+  // A server without a GET stream: 405 (the fake's answer to a GET not scripted).
+  CAF_CHECK(contains(start_error(server), "did not open its event stream (GET): HTTP 405: (no body); a server of "
+                                          "Streamable HTTP takes transport = \"http\""));
+  // One whose stream names no endpoint and ends.
+  FakeResponse no_endpoint;
+  no_endpoint.body = ": nothing to say\n\n";
+  fake.push_get(no_endpoint);
+  CAF_CHECK(contains(start_error(server), "ended its event stream without naming where to send messages (no "
+                                          "`endpoint` event): it may not speak the legacy HTTP+SSE transport "
+                                          "(transport = \"sse\"); for Streamable HTTP give transport = \"http\""));
+  CAF_CHECK_EQUAL(fake.gets().size(), 2u);
+  CAF_CHECK_EQUAL(fake.requests().size(), 0u); // nothing was POSTed
 }
 
 CAF_TEST(a url a server hands back is made absolute and kept on its origin) {
