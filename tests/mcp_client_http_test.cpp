@@ -847,3 +847,27 @@ CAF_TEST(a url a server hands back is made absolute and kept on its origin) {
                           "http://127.0.0.1:8000@evil.example/m", "/\\evil.example/m", "/m x", ""})
     CAF_CHECK_EQUAL(same_origin_target(sse, elsewhere), "");
 }
+
+CAF_TEST(an origin is the same however its scheme host and default port are written) {
+  // Scheme and host know no case, and a default port is no other port.
+  CAF_CHECK_EQUAL(url_origin("HTTP://Host:80/sse"), "http://host");
+  CAF_CHECK_EQUAL(url_origin("https://H:443"), "https://h");
+  CAF_CHECK_EQUAL(url_origin("https://h:80/x"), "https://h:80"); // not https's own
+  CAF_CHECK_EQUAL(url_origin("http://User:PW@Host:8000?q"), "http://User:PW@host:8000");
+  CAF_CHECK_EQUAL(url_origin("http://[::1]:80/sse"), "http://[::1]");
+  CAF_CHECK_EQUAL(url_origin("http://[::1]:8000/sse"), "http://[::1]:8000");
+  CAF_CHECK_EQUAL(same_origin_target("http://h/sse", "http://h:80/m"), "http://h:80/m");
+  CAF_CHECK_EQUAL(same_origin_target("http://h:80/sse", "/m?s=1"), "http://h/m?s=1");
+  CAF_CHECK_EQUAL(same_origin_target("HTTP://Host/sse", "http://host/m"), "http://host/m");
+  CAF_CHECK_EQUAL(same_origin_target("https://h/sse", "https://H:443/m"), "https://H:443/m");
+  CAF_CHECK_EQUAL(same_origin_target("http://H:80/mcp/sse?x=1", "messages"), "http://h/mcp/messages");
+  CAF_CHECK_EQUAL(same_origin_target("http://[::1]:8000/sse", "/m"), "http://[::1]:8000/m");
+  CAF_CHECK_EQUAL(same_origin_target("http://[::1]/sse", "http://[::1]:80/m"), "http://[::1]:80/m");
+  // Still not another host, port or scheme, however written.
+  for (auto* elsewhere : {"http://evil/m", "HTTP://EVIL/m", "//evil/m", "//h@evil/m", "http://h@evil/m",
+                          "http://h:80@evil/m", "http://h:8080/m", "http://h:443/m", "https://h/m",
+                          "https://h:80/m", "http://h.evil/m", "http://evil#@h/m"})
+    CAF_CHECK_EQUAL(same_origin_target("http://h/sse", elsewhere), "");
+  CAF_CHECK_EQUAL(same_origin_target("http://[::1]:8000/sse", "http://[::1]:8001/m"), "");
+  CAF_CHECK_EQUAL(same_origin_target("http://[::1]/sse", "http://[::2]/m"), "");
+}

@@ -8,7 +8,9 @@
 
 namespace jp {
 
-/// `url`'s scheme and authority ("http://127.0.0.1:8000"); "" when it has none.
+/// `url`'s scheme and authority ("http://127.0.0.1:8000"), written one way to be
+/// compared: scheme and host in lower case, the scheme's default port (http 80,
+/// https 443) left out, a userinfo as written; "" when it has none.
 std::string url_origin(const std::string& url);
 
 /// `ref` (absolute, or relative: "/messages?sessionId=1", "messages", "//host/x")
