@@ -833,8 +833,30 @@ CAF_TEST(an sse client pointed at a streamable http server is told to give trans
   CAF_CHECK(contains(start_error(server), "ended its event stream without naming where to send messages (no "
                                           "`endpoint` event): it may not speak the legacy HTTP+SSE transport "
                                           "(transport = \"sse\"); for Streamable HTTP give transport = \"http\""));
-  CAF_CHECK_EQUAL(fake.gets().size(), 2u);
+  // One that wants its session on a GET: 400 (the SDKs' answer).
+  FakeResponse no_session;
+  no_session.status = 400;
+  no_session.body = "Bad Request: Missing session ID";
+  fake.push_get(no_session);
+  CAF_CHECK(contains(start_error(server), "did not open its event stream (GET): HTTP 400: Bad Request: Missing "
+                                          "session ID; a server of Streamable HTTP takes transport = \"http\""));
+  CAF_CHECK_EQUAL(fake.gets().size(), 3u);
   CAF_CHECK_EQUAL(fake.requests().size(), 0u); // nothing was POSTed
+}
+
+CAF_TEST(a legacy sse server whose endpoint answers initialize 404 is refused saying so) {
+  // An endpoint that is none: a new session would meet it again (before, the 404
+  // was taken as a session the server forgot, and the start waited out its timeout).
+  FakeProviderServer fake;
+  auto events = std::make_shared<FakeEventStream>();
+  fake.push_get(held(events, "event: endpoint\ndata: /nowhere\n\n"));
+  FakeResponse missing;
+  missing.status = 404;
+  missing.body = "Not Found";
+  fake.push(missing);
+  CAF_CHECK(contains(start_error(legacy_server_at(fake)), "refused the request: HTTP 404: Not Found"));
+  CAF_CHECK(events->client_left());
+  CAF_CHECK_EQUAL(fake.gets().size(), 1u); // no second session
 }
 
 CAF_TEST(a url a server hands back is made absolute and kept on its origin) {

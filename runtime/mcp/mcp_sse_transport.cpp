@@ -159,7 +159,10 @@ struct McpSseTransport::Impl : std::enable_shared_from_this<McpSseTransport::Imp
                                 "for Streamable HTTP give transport = \"http\"",
                                 where())
                   : fmt::format("{} did not open its event stream (GET): {}{}", where(), describe_end(end),
-                                end.http.status == 405 || end.http.status == 404 || end.not_stream
+                                // A Streamable HTTP server refuses a GET without its
+                                // session: 405, or 400 (the SDKs), or 404.
+                                end.http.status == 405 || end.http.status == 404 || end.http.status == 400 ||
+                                    end.not_stream
                                   ? "; a server of Streamable HTTP takes transport = \"http\""
                                   : "");
       ended_transient = end.http.failure != http_failure::none || end.http.status >= 500;
@@ -210,7 +213,10 @@ struct McpSseTransport::Impl : std::enable_shared_from_this<McpSseTransport::Imp
       bool ok = r.failure == http_failure::none && r.status / 100 == 2;
       if (ok || !next.request || closing || !out.erase(next.request))
         continue; // a refused notification has nobody to tell
-      if (r.status == 404) // the server forgot the session (the Python SDK says so)
+      // The server forgot the session (the Python SDK says so); not for initialize,
+      // which begins one: a 404 there is an endpoint that is none, and a new session
+      // would meet it again.
+      if (r.status == 404 && !next.initialize)
         lost_later(next.request, url,
                    fmt::format("{} no longer knows the session jp-actors had with it (HTTP 404: {})", where(),
                                r.error_body.empty() ? "(no body)" : cut_text(r.error_body, 300)));
