@@ -544,6 +544,29 @@ CAF_TEST(a GET stream refused with 403 is given up once said on stderr and reque
   CAF_CHECK_EQUAL(fake.gets().size(), 1u);
 }
 
+CAF_TEST(a GET answered 2xx without a body or an event stream is given up) {
+  // Before, only a body's first bytes told what it was: an empty answer read as a
+  // stream the server ended, asked again for the session's life.
+  FakeProviderServer fake;
+  script_start(fake);
+  FakeResponse empty;
+  empty.status = 202; // application/json, no body
+  fake.push_get(empty);
+  fake.push(text(3, "fine"));
+  {
+    StderrCaught err; // (no CAF_REQUIRE while it lives: its abort would lose what it caught)
+    IoThread io;
+    auto client = jp::McpClient::start(io, server_at(fake), ".");
+    CAF_CHECK(client);
+    if (!client)
+      return;
+    CAF_CHECK(err.wait_for("its event stream (GET): it refused the stream (HTTP 202 with Content-Type "
+                           "`application/json`, not an event stream)"));
+    CAF_CHECK_EQUAL(call(**client).content, "fine");
+  }
+  CAF_CHECK_EQUAL(fake.gets().size(), 1u);
+}
+
 CAF_TEST(the GET stream is closed with the client) {
   FakeProviderServer fake;
   script_start(fake);

@@ -32,6 +32,10 @@ EventStreamEnd open_event_stream(HttpPost get, const HttpLimits& limits,
     return parser.overflowed() || stop() ? body_next::stop : body_next::more;
   };
   end.http = http_post_stream(get, stream_limits, on_body, stop, on_head);
+  // A 2xx without a body has no head told (that comes with the body's first bytes):
+  // one that is no event stream (a 202, an empty JSON answer) is one all the same.
+  if (end.http.failure == http_failure::none && end.http.status / 100 == 2 && end.http.body_bytes == 0)
+    end.not_stream = !contains_nocase(end.http.content_type, "text/event-stream");
   end.stopped = stop();
   if (end.not_stream)
     end.http.failure = http_failure::none; // told as what it was, not as a cancel
