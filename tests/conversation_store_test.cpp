@@ -5,6 +5,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <future>
 #include <sys/stat.h>
@@ -529,59 +530,157 @@ CAF_TEST(images an older version kept in the events still load) {
   CAF_CHECK_EQUAL(data_of(loaded->events[0], 0), png);
 }
 
+/// A tool_call_response naming image `file` (of `type`), as a line of events.jsonl.
+std::string result_naming(const std::string& file, const std::string& type = "image/png") {
+  return Json::object()
+           .set("event", "tool_call_response")
+           .set("id", "c")
+           .set("name", "shot")
+           .set("ok", true)
+           .set("content", "here")
+           .set("images", Json(JsonArray{Json::object().set("media_type", type).set("file", file)}))
+           .dump() +
+         "\n";
+}
+
+/// A sub-agent's tool result with an image, as its parent's conversation keeps it
+/// ("agent": its path): never in a request of the parent's.
+Json subagent_result() {
+  auto event = result_with({{"image/png", png}});
+  event.set("agent", "helper");
+  return event;
+}
+
+std::string warnings_of(const LoadedConversation& loaded) {
+  std::string out;
+  for (auto& w : loaded.warnings)
+    out += w + "\n";
+  return out;
+}
+
 CAF_TEST(image files a workspace planted are not read) {
   // The workspace is someone's repository: its conversation may name any file, or
-  // hold a link, or data the services refuse (every later request would fail).
+  // hold a link, a FIFO, a second name of a file of yours, or data the services
+  // refuse (every later request would fail).
   namespace fs = std::filesystem;
   testing::temp_dir tmp;
   auto ws = tmp.path / "ws";
   auto root = ws / ".jp" / "conversations";
   const std::string id = "20260101-000000-abcd";
-  fs::create_directories(root / id / "images");
+  auto images = root / id / "images";
+  fs::create_directories(images);
   std::ofstream(tmp.path / "secret.b64") << png;
-  fs::create_symlink(tmp.path / "secret.b64", root / id / "images" / "00000000000000aa.b64");
-  std::ofstream(root / id / "images" / "00000000000000bb.b64") << "not an image";
-  std::ofstream(root / id / "images" / "00000000000000cc.b64") << png;
+  fs::create_symlink(tmp.path / "secret.b64", images / "00000000000000aa.b64");
+  std::ofstream(images / "00000000000000bb.b64") << "not an image";
+  CAF_REQUIRE_EQUAL(::mkfifo((images / "00000000000000dd.b64").c_str(), 0600), 0);
+  fs::create_hard_link(tmp.path / "secret.b64", images / "00000000000000ee.b64");
+  std::ofstream(images / "00000000000000ff.b64") << png + std::string(kImageBase64Max, 'A');
+  std::ofstream(images / "00000000000000cc.b64") << png;
   std::string events;
-  for (auto file : {"../../../../secret.b64", "00000000000000aa.b64", "00000000000000bb.b64", "00000000000000cc.b64"})
-    events += Json::object()
-                .set("event", "tool_call_response")
-                .set("id", "c")
-                .set("name", "shot")
-                .set("ok", true)
-                .set("content", "here")
-                .set("images", Json(JsonArray{Json::object().set("media_type", "image/png").set("file", file)}))
-                .dump() +
-              "\n";
+  for (auto file : {"00000000000000aa.b64", "00000000000000bb.b64", "00000000000000dd.b64", "00000000000000ee.b64",
+                    "00000000000000ff.b64", "00000000000000cc.b64"})
+    events += result_naming(file);
   std::ofstream(root / id / "events.jsonl") << events;
   FileConversationStore store(root.string(), ws.string());
   auto loaded = store.load(id);
   CAF_REQUIRE(loaded.ok());
-  CAF_REQUIRE_EQUAL(loaded->events.size(), 4u);
-  CAF_CHECK_EQUAL(data_of(loaded->events[0], 0), "<none>");
-  CAF_CHECK_EQUAL(data_of(loaded->events[1], 0), "<none>");
-  CAF_CHECK_EQUAL(data_of(loaded->events[2], 0), "<none>");
-  CAF_CHECK_EQUAL(data_of(loaded->events[3], 0), png); // one of ours, as we write them
-  std::string warnings;
-  for (auto& w : loaded->warnings)
-    warnings += w + "\n";
-  CAF_CHECK(contains(warnings, "\"../../../../secret.b64\": not the name of an image file jp-actors keeps"));
-  CAF_CHECK(contains(warnings, "00000000000000aa.b64: Too many levels of symbolic links"));
+  CAF_REQUIRE_EQUAL(loaded->events.size(), 6u);
+  for (size_t i = 0; i < 6; ++i)
+    CAF_CHECK_EQUAL(data_of(loaded->events[i], 0), i == 5 ? png : "<none>"); // one of ours, as we write them
+  auto warnings = warnings_of(*loaded);
+  CAF_CHECK(contains(warnings, "00000000000000aa.b64 is a link"));
   CAF_CHECK(contains(warnings, "00000000000000bb.b64: its data is not base64"));
-  CAF_CHECK_EQUAL(loaded->warnings.size(), 3u);
+  CAF_CHECK(contains(warnings, "00000000000000dd.b64 is not a conversation file of yours"));
+  CAF_CHECK(contains(warnings, "00000000000000ee.b64 is not a conversation file of yours"));
+  CAF_CHECK(contains(warnings, "00000000000000ff.b64: the model is shown up to 5 MiB of it"));
+  CAF_CHECK_EQUAL(loaded->warnings.size(), 5u);
+  // A name of another shape, and inline data of the wrong type (as an older
+  // jp-actors kept images); past the first five, the rest are counted.
+  const std::string other = "20260101-000000-abce";
+  fs::create_directories(root / other / "images");
+  std::string more = result_naming("../../../../secret.b64") + result_with({{"image/png", jpeg}}).dump() + "\n";
+  for (int i = 0; i < 5; ++i)
+    more += result_naming(fmt::format("{:016x}.b64", i));
+  std::ofstream(root / other / "events.jsonl") << more;
+  auto told = store.load(other);
+  CAF_REQUIRE(told.ok());
+  auto said = warnings_of(*told);
+  CAF_CHECK(!contains(said, "secret.b64"));
+  CAF_CHECK(contains(said, "2 more images of " + other + " could not be read"));
+  CAF_CHECK_EQUAL(told->warnings.size(), 6u);
+  auto first = FileConversationStore(root.string(), ws.string());
+  std::ofstream(root / other / "events.jsonl") << result_naming("../../../../secret.b64") +
+                                                     result_with({{"image/png", jpeg}}).dump() + "\n";
+  said = warnings_of(*first.load(other));
+  CAF_CHECK(contains(said, "\"../../../../secret.b64\" is not the name of an image file jp-actors keeps"));
+  CAF_CHECK(contains(said, "an image kept in " + (root / other / "events.jsonl").string() + ": its data is not image/png"));
   // A link at `images` itself is not followed either.
-  fs::remove_all(root / id / "images");
+  fs::remove_all(images);
   fs::create_directories(tmp.path / "elsewhere");
   std::ofstream(tmp.path / "elsewhere" / "00000000000000cc.b64") << png;
-  fs::create_directory_symlink(tmp.path / "elsewhere", root / id / "images");
+  fs::create_directory_symlink(tmp.path / "elsewhere", images);
   auto linked = store.load(id);
   CAF_REQUIRE(linked.ok());
-  CAF_CHECK_EQUAL(data_of(linked->events[3], 0), "<none>");
+  CAF_CHECK_EQUAL(data_of(linked->events[5], 0), "<none>");
   // Nor is one made there by an append.
   auto appended = store.append(id, result_with({{"image/png", png}}));
   CAF_CHECK(!appended);
   CAF_CHECK(contains(appended.error, "cannot keep a tool's image"));
   CAF_CHECK_EQUAL(std::distance(fs::directory_iterator(tmp.path / "elsewhere"), fs::directory_iterator()), 1);
+}
+
+CAF_TEST(a conversation whose images are gone says so once and loads) {
+  // Copied without its images/, or planted naming a great many: one warning, and
+  // not one open per image.
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto root = tmp.path / "conversations";
+  const std::string id = "20260101-000000-abcd";
+  fs::create_directories(root / id);
+  std::string events;
+  for (int i = 0; i < 1000; ++i)
+    events += result_naming(fmt::format("{:016x}.b64", i));
+  std::ofstream(root / id / "events.jsonl") << events;
+  auto loaded = FileConversationStore(root.string()).load(id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_CHECK_EQUAL(loaded->events.size(), 1000u);
+  CAF_REQUIRE_EQUAL(loaded->warnings.size(), 1u);
+  CAF_CHECK(contains(loaded->warnings[0], (root / id / "images").string() + ": No such file or directory"));
+}
+
+CAF_TEST(a load reads the images a request carries by their bytes too and none of a sub agent) {
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto root = tmp.path / "conversations";
+  FileConversationStore store(root.string());
+  auto id = store.create();
+  CAF_REQUIRE(id.ok());
+  // Four of 5 MiB: the newest three fit a request's 16 MiB.
+  std::string big = "iVBORw0KGgoA" + std::string(kImageBase64Max - 12, 'A');
+  for (int i = 0; i < 4; ++i)
+    CAF_REQUIRE(store.append(*id, result_with({{"image/png", big}})));
+  CAF_REQUIRE(store.append(*id, subagent_result())); // never read
+  auto loaded = store.load(*id);
+  CAF_REQUIRE(loaded.ok());
+  CAF_CHECK(loaded->warnings.empty());
+  CAF_CHECK_EQUAL(data_of(loaded->events[0], 0), "<none>");
+  for (size_t i = 1; i < 4; ++i)
+    CAF_CHECK_EQUAL(data_of(loaded->events[i], 0).size(), big.size());
+  CAF_CHECK_EQUAL(data_of(loaded->events[4], 0), "<none>");
+}
+
+CAF_TEST(the memory store keeps the data of the newest images only) {
+  // As a long session does (embedding, a sub-agent's own conversation).
+  MemoryConversationStore store;
+  auto id = store.create();
+  CAF_REQUIRE(id.ok());
+  for (size_t i = 0; i < kRequestImagesMax + 2; ++i)
+    CAF_REQUIRE(store.append(*id, result_with({{"image/png", png}})));
+  CAF_REQUIRE(store.append(*id, subagent_result()));
+  auto loaded = store.load(*id);
+  CAF_REQUIRE(loaded.ok());
+  for (size_t i = 0; i < loaded->events.size(); ++i)
+    CAF_CHECK_EQUAL(data_of(loaded->events[i], 0), i < 2 || i == kRequestImagesMax + 2 ? "<none>" : png);
 }
 
 CAF_TEST(the memory store behaves the same) {

@@ -65,9 +65,11 @@ std::string gif_of(uint32_t w, uint32_t h) {
 std::string webp_of(const std::string& chunk, const std::string& data) {
   return base64_of("RIFF" + le(100, 4) + "WEBP" + chunk + le(static_cast<uint32_t>(data.size()), 4) + data);
 }
-std::string jpeg_of(uint32_t w, uint32_t h) {
-  std::string app0 = std::string("\xff\xe0", 2) + be(16, 2) + "JFIF" + std::string(10, '\0');
-  std::string sof0 = std::string("\xff\xc0", 2) + be(17, 2) + "\x08" + be(h, 2) + be(w, 2) + std::string(10, '\0');
+/// `fill` 0xff bytes before each marker after the first (JPEG allows any number).
+std::string jpeg_of(uint32_t w, uint32_t h, size_t fill = 0) {
+  std::string app0 = std::string(fill, '\xff') + std::string("\xff\xe0", 2) + be(16, 2) + "JFIF" + std::string(10, '\0');
+  std::string sof0 = std::string(fill, '\xff') + std::string("\xff\xc0", 2) + be(17, 2) + "\x08" + be(h, 2) + be(w, 2) +
+                     std::string(10, '\0');
   return base64_of(std::string("\xff\xd8", 2) + app0 + sof0);
 }
 
@@ -83,6 +85,8 @@ CAF_TEST(an image larger than the services take is not shown) {
   CAF_CHECK_EQUAL(image_refusal("image/gif", gif_of(640, 480)), "");
   CAF_CHECK_EQUAL(image_refusal("image/jpeg", jpeg_of(1280, 12000)), why);
   CAF_CHECK_EQUAL(image_refusal("image/jpeg", jpeg_of(4000, 3000)), "");
+  CAF_CHECK_EQUAL(image_refusal("image/jpeg", jpeg_of(1280, 12000, 1)), why); // fill bytes hide nothing
+  CAF_CHECK_EQUAL(image_refusal("image/jpeg", jpeg_of(1280, 12000, 3)), why);
   // WebP's three kinds: extended, lossless, lossy.
   CAF_CHECK_EQUAL(image_refusal("image/webp", webp_of("VP8X", std::string(4, '\0') + le(1279, 3) + le(11999, 3))), why);
   CAF_CHECK_EQUAL(image_refusal("image/webp", webp_of("VP8L", "\x2f" + le(1279 | (11999u << 14), 4))), why);

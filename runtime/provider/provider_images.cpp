@@ -109,8 +109,19 @@ std::optional<PixelSize> pixel_size(std::string_view type, std::string_view base
       return PixelSize{little_endian(b, 24, 3) + 1, little_endian(b, 27, 3) + 1};
   } else if (type == "image/jpeg") { // the frame header, after any EXIF and the like
     auto b = decoded_head(base64, base64.size());
-    for (size_t at = 2; at + 9 <= b.size() && static_cast<unsigned char>(b[at]) == 0xff;) {
-      auto marker = static_cast<unsigned char>(b[at + 1]);
+    auto byte = [&](size_t i) { return static_cast<unsigned char>(b[i]); };
+    for (size_t at = 2; at + 1 < b.size() && byte(at) == 0xff;) {
+      auto marker = byte(at + 1);
+      if (marker == 0xff) { // a fill byte before a marker
+        ++at;
+        continue;
+      }
+      if (marker == 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { // no length
+        at += 2;
+        continue;
+      }
+      if (marker == 0xd9 || marker == 0xda || at + 9 > b.size()) // the image's end or its data: no frame header
+        break;
       if (marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc)
         return PixelSize{big_endian(b, at + 7, 2), big_endian(b, at + 5, 2)};
       at += 2 + big_endian(b, at + 2, 2);

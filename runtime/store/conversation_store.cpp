@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string_view>
@@ -272,6 +273,30 @@ Status append_line(int fd, const std::string& line, const std::string& path) {
   return Status::ok();
 }
 
+/// Opens `name` in `dirfd` (shown as `path`), a file of the store's: not through a
+/// link at its name, and one of ours.
+Result<int> open_own_at(int dirfd, const std::string& name, const std::string& path, int flags) {
+  // O_NONBLOCK: a FIFO planted in the workspace must not block the open (refused
+  // below as not a regular file); cleared again for what is read and written.
+  int fd = ::openat(dirfd, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return Error{errno == ELOOP ? fmt::format("{} is a link: conversations are not kept through a link "
+                                              "(it could point at any file of yours); remove it",
+                                              path)
+                                : fmt::format("cannot open {}: {}", path, errno_text())};
+  struct stat st {};
+  if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1) {
+    ::close(fd);
+    return Error{fmt::format("{} is not a conversation file of yours (a regular file with no other "
+                             "name): not used; remove it",
+                             path)};
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (st.st_mode & 077) // made by an older jp-actors: its owner's alone from now on
+    ::fchmod(fd, st.st_mode & 0700);
+  return fd;
+}
+
 // -- a tool result's images: beside the events, each in a file of its own ----------
 
 constexpr const char* kImagesDir = "images";
@@ -291,6 +316,28 @@ JsonArray* images_of(Json& event) {
 bool is_image_file_name(std::string_view name) {
   return name.size() == 20 && name.ends_with(".b64") &&
          std::all_of(name.begin(), name.end() - 4, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+/// Keeps the data of the images a request of the conversation carries (NewestImages:
+/// its newest, in its own events) and drops the others', so neither a long session
+/// in memory nor a load holds more. `ready` readies an image within them to be
+/// carried (the file store reads its file and checks it), or says it cannot be.
+void keep_newest_image_data(std::vector<Json>& events, const std::function<bool(Json& image)>& ready) {
+  NewestImages newest;
+  for (auto e = events.rbegin(); e != events.rend(); ++e) {
+    auto* images = images_of(*e);
+    if (!images)
+      continue;
+    bool subagent = is_subagent_event(*e); // a sub-agent's never reach a request here
+    for (auto& image : *images) {
+      if (!image.is_object())
+        continue;
+      bool kept = !subagent && !newest.full() && ready(image);
+      auto* data = kept ? image.find("data") : nullptr;
+      if (!data || !data->is_string() || data->as_string().empty() || !newest.take(data->as_string().size()))
+        image.erase("data");
+    }
+  }
 }
 
 } // namespace
@@ -325,25 +372,7 @@ Status FileConversationStore::unlinked(const std::string& id) const {
 }
 
 Result<int> FileConversationStore::open_own(const std::string& path, int flags) const {
-  // O_NONBLOCK: a FIFO planted in the workspace must not block the open (refused
-  // below as not a regular file); cleared again for what is read and written.
-  int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0)
-    return Error{errno == ELOOP ? fmt::format("{} is a link: conversations are not kept through a link "
-                                              "(it could point at any file of yours); remove it",
-                                              path)
-                                : fmt::format("cannot open {}: {}", path, errno_text())};
-  struct stat st {};
-  if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1) {
-    ::close(fd);
-    return Error{fmt::format("{} is not a conversation file of yours (a regular file with no other "
-                             "name): not used; remove it",
-                             path)};
-  }
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  if (st.st_mode & 077) // made by an older jp-actors: its owner's alone from now on
-    ::fchmod(fd, st.st_mode & 0700);
-  return fd;
+  return open_own_at(AT_FDCWD, path, path, flags);
 }
 
 // A conversation is a directory holding events.jsonl (a crash between the two
@@ -442,12 +471,17 @@ Result<LoadedConversation> FileConversationStore::read_events(const std::string&
   return parse_events(path, text);
 }
 
-Status FileConversationStore::put_images_aside(const std::string& id, Json& event) {
+Result<std::vector<std::string>> FileConversationStore::put_images_aside(const std::string& id, Json& event) {
+  std::vector<std::string> made;
   auto* images = images_of(event);
   if (!images)
-    return Status::ok();
+    return made;
   std::optional<DirFd> dir;
   auto where = this->dir(id) + "/" + kImagesDir;
+  auto fail = [&](Status why) -> Result<std::vector<std::string>> {
+    remove_images(id, made);
+    return Error{why.error};
+  };
   for (auto& image : *images) {
     auto* data = image.is_object() ? image.find("data") : nullptr;
     if (!data || !data->is_string())
@@ -455,101 +489,102 @@ Status FileConversationStore::put_images_aside(const std::string& id, Json& even
     if (!dir) {
       auto opened = open_private_dir(this->dir(id), kImagesDir);
       if (!opened)
-        return Status::fail(fmt::format("cannot keep a tool's image: {}", opened.error()));
+        return fail(Status::fail(fmt::format("cannot keep a tool's image: {}", opened.error())));
       dir = std::move(*opened);
+      sync_dir(this->dir(id)); // `images` itself, made the first time
     }
     auto name = random_name_part() + ".b64";
     auto path = where + "/" + name;
     int fd = create_private_file(*dir, name);
     if (fd < 0)
-      return Status::fail(fmt::format("cannot create {}: {}", path, errno_text()));
+      return fail(Status::fail(fmt::format("cannot create {}: {}", path, errno_text())));
+    made.push_back(name);
     auto written = write_all(fd, data->as_string(), path);
     if (written && ::fdatasync(fd) < 0)
       written = Status::fail(fmt::format("cannot flush {} to disk: {}", path, errno_text()));
     ::close(fd);
-    if (!written) {
-      ::unlinkat(dir->get(), name.c_str(), 0);
-      return written;
-    }
+    if (!written)
+      return fail(written);
     image.erase("data");
     image.set("file", name);
   }
-  if (dir)
-    ::fsync(dir->get()); // the files' names, before the event that refers to them
-  return Status::ok();
+  // The files' names, before the event that names them.
+  if (dir && ::fsync(dir->get()) < 0)
+    return fail(Status::fail(fmt::format("cannot flush {} to disk: {}", where, errno_text())));
+  return made;
 }
 
+void FileConversationStore::remove_images(const std::string& id, const std::vector<std::string>& names) const {
+  for (auto& name : names)
+    ::unlink((dir(id) + "/" + kImagesDir + "/" + name).c_str());
+}
+
+namespace {
+// Warnings a load gives for images it cannot read, one each; the rest are counted.
+constexpr size_t kUnreadImagesTold = 5;
+} // namespace
+
 void FileConversationStore::read_newest_images(const std::string& id, LoadedConversation& loaded) const {
-  NewestImages newest;
-  std::optional<DirFd> dir;
   auto where = this->dir(id) + "/" + kImagesDir;
-  auto unread = [&](const std::string& name, const std::string& why) {
-    loaded.warnings.push_back(fmt::format("{}/{}: {}; the model is told this image was not sent", where, name, why));
+  std::optional<DirFd> dir;
+  bool no_dir = false;
+  size_t unread = 0;
+  auto cannot = [&](const std::string& why) {
+    if (++unread <= kUnreadImagesTold)
+      loaded.warnings.push_back(why + "; the model is told this image was not sent");
+    return false;
   };
-  for (auto e = loaded.events.rbegin(); e != loaded.events.rend() && !newest.full(); ++e) {
-    auto* images = images_of(*e);
-    if (!images || is_subagent_event(*e)) // a sub-agent's never reach a request of this conversation
-      continue;
-    for (auto& image : *images) {
-      if (!image.is_object() || newest.full())
-        continue;
-      if (auto* data = image.find("data"); data && data->is_string()) { // kept in the line by an older jp-actors
-        if (!newest.take(data->as_string().size()))
-          image.erase("data");
-        continue;
-      }
-      auto* file = image.find("file");
-      if (!file || !file->is_string())
-        continue;
-      auto name = file->as_string();
-      if (!is_image_file_name(name)) {
-        unread(json_quote(name), "not the name of an image file jp-actors keeps");
-        continue;
-      }
-      if (!dir) {
-        // Below a conversation directory that unlinked() checked: no link at `images`.
-        int fd = ::openat(AT_FDCWD, where.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-          unread(name, errno == ELOOP || errno == ENOTDIR ? "its directory is not one (a link?)" : errno_text());
-          continue;
-        }
+  // At most as many tries as a request carries images, and as many again: a planted
+  // conversation naming a million files is not a million opens.
+  auto read = [&](Json& image) {
+    auto type = std::string(image.string_at("media_type"));
+    if (type.empty() || unread >= kRequestImagesMax * 2)
+      return false;
+    if (auto* data = image.find("data"); data && data->is_string()) { // kept in the line by an older jp-actors
+      auto refused = image_refusal(type, data->as_string());
+      return refused.empty() || cannot(fmt::format("an image kept in {}: {}", events_path(id), refused));
+    }
+    auto name = std::string(image.string_at("file"));
+    if (!is_image_file_name(name))
+      return cannot(fmt::format("{}: {} is not the name of an image file jp-actors keeps", where, json_quote(name)));
+    if (!dir && !no_dir) {
+      // Below a conversation directory that unlinked() checked: no link at `images`.
+      int fd = ::open(where.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) {
+        no_dir = true;
+        cannot(fmt::format("{}: {}", where, errno == ELOOP || errno == ENOTDIR ? "not a directory (a link?)" : errno_text()));
+      } else {
         dir.emplace(fd);
       }
-      int fd = ::openat(dir->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-      if (fd < 0) {
-        unread(name, errno_text());
-        continue;
-      }
-      struct stat st {};
-      auto size = ::fstat(fd, &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
-      if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1 || size > kImageBase64Max) {
-        ::close(fd);
-        unread(name, fmt::format("not an image file of yours (a regular file with no other name, up to {} MiB)",
-                                 kImageBase64Max >> 20));
-        continue;
-      }
-      if (!newest.take(size)) {
-        ::close(fd);
-        continue;
-      }
-      std::string text(size, '\0');
-      ssize_t got;
-      while ((got = ::pread(fd, text.data(), size, 0)) < 0 && errno == EINTR) {
-      }
-      ::close(fd);
-      if (got != static_cast<ssize_t>(size)) {
-        unread(name, got < 0 ? errno_text() : "it changed while being read");
-        continue;
-      }
-      // As a tool's result was checked: data the services refuse would fail every
-      // later request of the conversation.
-      if (auto refused = image_refusal(image.string_at("media_type"), text); !refused.empty()) {
-        unread(name, refused);
-        continue;
-      }
-      image.set("data", std::move(text));
     }
-  }
+    if (!dir)
+      return false;
+    auto path = where + "/" + name;
+    auto opened = open_own_at(dir->get(), name, path, O_RDONLY);
+    if (!opened)
+      return cannot(opened.error());
+    int fd = *opened;
+    struct stat st {};
+    auto size = ::fstat(fd, &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
+    std::string text(std::min(size, kImageBase64Max + 1), '\0');
+    ssize_t got;
+    while ((got = ::pread(fd, text.data(), text.size(), 0)) < 0 && errno == EINTR) {
+    }
+    ::close(fd);
+    if (got != static_cast<ssize_t>(text.size()))
+      return cannot(fmt::format("{}: {}", path, got < 0 ? errno_text() : "it changed while being read"));
+    // As a tool's result was checked: data the services refuse would fail every
+    // later request of the conversation.
+    if (auto refused = image_refusal(type, text); !refused.empty())
+      return cannot(fmt::format("{}: {}", path, refused));
+    image.set("data", std::move(text));
+    return true;
+  };
+  keep_newest_image_data(loaded.events, read);
+  if (unread > kUnreadImagesTold)
+    loaded.warnings.push_back(fmt::format("{} more images of {} could not be read (the model is told they were "
+                                          "not sent)",
+                                          unread - kUnreadImagesTold, id));
 }
 
 Status FileConversationStore::open_for_append(const std::string& id) {
@@ -599,14 +634,17 @@ Status FileConversationStore::append(const std::string& id, const Json& event) {
   if (auto opened = open_for_append(id); !opened)
     return opened;
   auto stored = stamped(event);
-  if (auto aside = put_images_aside(id, stored); !aside)
-    return aside;
+  auto images = put_images_aside(id, stored);
+  if (!images)
+    return Status::fail(images.error());
   std::string line = stored.dump() + "\n";
   lock(fd_, LOCK_EX);
   auto status = append_line(fd_, line, events_path(id));
   ::flock(fd_, LOCK_UN);
-  if (!status)
+  if (!status) {
+    remove_images(id, *images); // no event names them
     close_appender(); // the next append starts over with a fresh descriptor
+  }
   return status;
 }
 
@@ -746,6 +784,8 @@ Status MemoryConversationStore::append(const std::string& id, const Json& event)
   if (it == conversations_.end())
     return missing_in_memory(id);
   it->second.events.push_back(stamped(event));
+  if (images_of(it->second.events.back()))
+    keep_newest_image_data(it->second.events, [](Json&) { return true; }); // checked as the tool answered
   return Status::ok();
 }
 

@@ -105,8 +105,10 @@ private:
   Result<LoadedConversation> read_events(const std::string& id);
   /// Writes the data of `event`'s images (a tool's result) to files of their own in
   /// the conversation's `images/`, leaving their names in the event: the file of
-  /// events stays small however many screenshots a session takes.
-  Status put_images_aside(const std::string& id, Json& event);
+  /// events stays small however many screenshots a session takes. The names made.
+  Result<std::vector<std::string>> put_images_aside(const std::string& id, Json& event);
+  /// Removes image files of `id` that no event names (an append that failed).
+  void remove_images(const std::string& id, const std::vector<std::string>& names) const;
   /// Reads into `loaded` the data of the newest images a request carries
   /// (NewestImages); older ones are left as their names, which the model is told
   /// were not sent again.
