@@ -52,16 +52,17 @@ struct CallReply {
   turn_actor_t* self;
   caf::typed_response_promise<CallResult> rp;
   std::string tag;
+  // The config the call's tool is an entry of: the call's continuations point into
+  // it, so it lives as long as one of them can answer (an MCP server may change its
+  // tools meanwhile, and the turn's config with them).
+  std::shared_ptr<const Config> config;
   void operator()(CallResult r);
 };
 
 struct turn_state {
   TurnContext ctx;
-  // The tools on offer as last read (ctx.tools_now; null: they never change), and
-  // the configs the turn had before: a call in flight may point into one (an entry
-  // of its tools), so each is kept while the turn lives -- one per change.
+  // The tools on offer as last read (ctx.tools_now; null: they never change).
   std::shared_ptr<const ToolSet> tools;
-  std::vector<std::shared_ptr<const Config>> earlier_configs;
   registry_actor registry;
   handle_view_actor view; // what awaits and looks ask: the registry, or a shared view
   std::set<std::string> allowed_this_turn; // "yes for this turn" answers
@@ -69,7 +70,13 @@ struct turn_state {
   // Handles an answer showed stopped: no news of them is carried (RFD 037: they are
   // for handles the assistant has not looked at), until the id is spawned again.
   std::set<std::string> stop_shown;
-  std::map<std::string, std::string> handle_tools; // handle id -> its tool's name
+  // A handle's tool: its name, and the config it was spawned under (a fetch, apply
+  // or abort of it is run with that entry once its MCP server dropped the tool).
+  struct HandleTool {
+    std::string name;
+    std::shared_ptr<const Config> config;
+  };
+  std::map<std::string, HandleTool> handle_tools; // by handle id
   // Tagged calls (an MCP request): the one-shot run each has going, the handle each
   // spawned (once the registry took the spawn), and the tags aborted before or while
   // they ran.
@@ -81,7 +88,7 @@ struct turn_state {
   // run id: the call's reply, until the run ends or the detach answers it.
   struct LongRun {
     CallReply reply;
-    const ToolConfig* tool; // an entry of the turn's config, which is its own
+    const ToolConfig* tool; // an entry of the config `reply` holds
   };
   std::map<std::string, LongRun> long_runs;
   // Waiting questions being answered for awaits, by "id\nquestion id": who hears.
@@ -351,8 +358,9 @@ std::optional<turn_state::LongRun> take_long_run(turn_actor_t* self, const std::
 
 /// A new handle of `tool` under `id` (a spawn's, or a run gone on as a handle): the
 /// calls that drive it go through that tool; what the turn knew of the id is old.
-void new_handle(turn_actor_t* self, const std::string& id, const std::string& tool) {
-  self->state.handle_tools[id] = tool;
+void new_handle(turn_actor_t* self, const std::string& id, const std::string& tool,
+                std::shared_ptr<const Config> config) {
+  self->state.handle_tools[id] = {tool, std::move(config)};
   self->state.awaits.forget(id);
   self->state.stop_shown.erase(id); // its news are new
 }
@@ -364,10 +372,11 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   auto spec = make_launch_spec(*st.ctx.config, tool, args, answers, false);
   if (!spec)
     return reply(failed(spec.error()));
-  // The tool by its address: `tool` is always an entry of the turn's config, which
-  // is its own for its life, as the permission's wait before this already relies on
-  // (a copy is a few thousand instructions per call). Every continuation of a
-  // one-shot run (its questions' too) passes that entry on, never a copy.
+  // The tool by its address: `tool` is always an entry of the config the call's
+  // reply holds (CallReply::config), as the permission's wait before this already
+  // relies on (a copy is a few thousand instructions per call). Every continuation
+  // of a one-shot run (its questions' too) passes that entry on with the reply,
+  // never a copy.
   auto ended = [self, tp = &tool, args, answers, round, reply, tag](HandleReport& r) mutable {
     oneshot_reply(self, *tp, std::move(args), std::move(answers), round, reply, r, tag);
   };
@@ -424,7 +433,7 @@ void go_on_in_background(turn_actor_t* self, const std::string& id) {
         if (!run)
           return;
         auto& tool = *run->tool;
-        new_handle(self, r.id, tool.name);
+        new_handle(self, r.id, tool.name, run->reply.config);
         // A tagged call's handle: aborted with the call (forget_call), though the
         // abort came while the run was being detached.
         if (!run->reply.tag.empty())
@@ -473,9 +482,9 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
   // A handle is driven through the tool that spawned it: the permissions checked
   // below are that tool's (`shell apply` on a `calc` handle skipped calc's).
   if (cmd->action != action_kind::spawn)
-    if (auto h = st.handle_tools.find(id); h != st.handle_tools.end() && h->second != tool.name)
-      return answer(failed(fmt::format("Handle `{}` is a `{}` handle: {} it with `{}`", cut_text(id), h->second,
-                                       to_string(cmd->action), h->second)));
+    if (auto h = st.handle_tools.find(id); h != st.handle_tools.end() && h->second.name != tool.name)
+      return answer(failed(fmt::format("Handle `{}` is a `{}` handle: {} it with `{}`", cut_text(id), h->second.name,
+                                       to_string(cmd->action), h->second.name)));
   // An apply on its way holds back awaits' questions of that handle (apply_settled).
   bool applying = cmd->action == action_kind::apply;
   if (applying)
@@ -522,12 +531,13 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
         self->send(st.registry, cancel_atom::value, cmd->id, spec.error());
         return answer(failed(spec.error()));
       }
-      go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error, tag = answer.tag] {
+      go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error, tag = answer.tag,
+            config = answer.config] {
         auto& tools = self->state.handle_tools;
-        std::optional<std::string> before;
+        std::optional<turn_state::HandleTool> before;
         if (auto it = tools.find(id); it != tools.end())
           before = it->second;
-        new_handle(self, id, spec.tool);
+        new_handle(self, id, spec.tool, config);
         // Whether the registry took the spawn is settled once: by its refusal, or by
         // anything that comes after it (the refusal comes at once).
         auto settled = std::make_shared<bool>(false);
@@ -739,8 +749,9 @@ void resolve_question(turn_actor_t* self, const std::string& id, const Question&
     return;
   if (tool_name == st.handle_tools.end() || q.id == "input")
     return done(false);
-  auto tool = st.ctx.config->tools.find(tool_name->second);
-  if (tool == st.ctx.config->tools.end())
+  auto& config = *tool_name->second.config; // the handle's tool as it was spawned
+  auto tool = config.tools.find(tool_name->second.name);
+  if (tool == config.tools.end())
     return done(false);
   auto target = tool->second.question_targets.find(q.id);
   if (target == tool->second.question_targets.end())
@@ -815,27 +826,29 @@ void read_tools(turn_actor_t* self) {
   st.tools = st.ctx.tools_now();
   if (!st.tools || st.tools->config == st.ctx.config)
     return;
-  st.earlier_configs.push_back(std::move(st.ctx.config));
   st.ctx.config = st.tools->config;
 }
 
-/// `name`'s entry among the tools on offer; or, for a fetch, apply or abort of a
-/// handle it started, the entry it was offered with then, when it is no longer
-/// offered (its MCP server dropped it while the handle ran). Null: neither.
-const ToolConfig* tool_of_call(turn_actor_t* self, const std::string& name, const Json& args) {
+/// `name`'s entry among the tools on offer, and the config it is in; or, for a
+/// fetch, apply or abort of a handle it started, the entry it was offered with then,
+/// when it is no longer offered (its MCP server dropped it while the handle ran).
+/// Null: neither.
+std::pair<const ToolConfig*, std::shared_ptr<const Config>> tool_of_call(turn_actor_t* self, const std::string& name,
+                                                                        const Json& args) {
   auto& st = self->state;
   if (auto it = st.ctx.config->tools.find(name); it != st.ctx.config->tools.end())
-    return &it->second;
+    return {&it->second, st.ctx.config};
   auto* action = args.find("action");
   auto* id = args.find("id");
   if (!action || !action->is_string() || action->as_string() == "spawn" || !id || !id->is_string())
-    return nullptr;
-  if (auto h = st.handle_tools.find(id->as_string()); h == st.handle_tools.end() || h->second != name)
-    return nullptr;
-  for (auto c = st.earlier_configs.rbegin(); c != st.earlier_configs.rend(); ++c)
-    if (auto it = (*c)->tools.find(name); it != (*c)->tools.end())
-      return &it->second;
-  return nullptr;
+    return {};
+  auto h = st.handle_tools.find(id->as_string());
+  if (h == st.handle_tools.end() || h->second.name != name)
+    return {};
+  auto& config = h->second.config;
+  if (auto it = config->tools.find(name); it != config->tools.end())
+    return {&it->second, config};
+  return {};
 }
 
 /// What a call of `name`, a tool not on offer, is told: why it no longer is, where
@@ -871,9 +884,10 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
       self->send(self->state.registry, cancel_atom::value, *spawn_id, msg);
     return failed(std::move(msg));
   };
-  auto* found = tool_of_call(self, name, *args);
+  auto [found, owner] = tool_of_call(self, name, *args);
   if (!found)
     return reply(fail_call(not_offered(self, name)));
+  reply.config = std::move(owner);
   auto& tool = *found;
   if (args->find("action") && takes_action_protocol(tool) && !tool.stateful)
     if (auto ok = validate_action(tool, action_kind::spawn); !ok)
