@@ -176,6 +176,13 @@ CAF_TEST(a tool s image reaches an openai model in a user message after the resu
                     R"([{"type":"text","text":"The image(s) of tool call `call_1` (demo__mixed):"},)"
                     R"({"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}])");
   }
+  // Kept beside the events, which name its file; a transcript shows the name.
+  std::string active;
+  std::ifstream(ws + "/.jp/conversations/active") >> active;
+  auto shown = cli_in(ws, "conversations show --json " + active);
+  JP_REQUIRE_OK(shown);
+  CAF_CHECK(contains(shown.out, R"("images":[{"media_type":"image/png","file":")"));
+  CAF_CHECK(!contains(shown.out, "iVBORw0KGgo="));
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 

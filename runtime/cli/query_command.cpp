@@ -217,7 +217,7 @@ int list_conversations(const Config& config) {
 
 int show_conversation(const Config& config, const std::string& id, bool json) {
   FileConversationStore store(state_path(config, "conversations"), config.workspace);
-  auto loaded = store.load(id);
+  auto loaded = store.read_events(id); // a transcript: images as their files' names, not their data
   if (!loaded)
     return fail(loaded.error());
   for (auto& w : loaded->warnings)

@@ -90,6 +90,9 @@ public:
   Result<std::vector<ConversationInfo>> list() override;
   Result<std::string> active() override;
   Status set_active(const std::string& id) override;
+  /// The events of conversation `id` as its file has them: images named by their
+  /// files, none read (a listing, a transcript).
+  Result<LoadedConversation> read_events(const std::string& id);
 
 private:
   std::string dir(const std::string& id) const { return root_ + "/" + id; }
@@ -101,8 +104,6 @@ private:
   Status unlinked(const std::string& id = {}) const;
   /// Opens a file of the store's: not through a link at its name, and one of ours.
   Result<int> open_own(const std::string& path, int flags) const;
-  /// The events of conversation `id`, without their images' data.
-  Result<LoadedConversation> read_events(const std::string& id);
   /// Writes the data of `event`'s images (a tool's result) to files of their own in
   /// the conversation's `images/`, leaving their names in the event: the file of
   /// events stays small however many screenshots a session takes. The names made.
