@@ -102,9 +102,13 @@ struct handle_state {
   uint64_t output_seq = 0;
   clock::time_point last_output = clock::now();
   // Bookkeeping of the settle timer, not of the lifecycle: output came since the
-  // last probe, and a tick is on its way.
+  // last probe; and the tick on its way (its number, 0: none) and when it comes. One
+  // needed sooner (a look's deadline before an idle probe's) is sent anew: the one
+  // before it is then passed over when it comes.
   bool probe_due = false;
-  bool tick_pending = false;
+  uint64_t tick = 0;
+  uint64_t ticks_sent = 0;
+  clock::time_point tick_at;
   // Input was written and no output came since: the tool may not have read it yet
   // (a pty hands input to its reader from a kernel work queue, later under load),
   // so its old prompt and its blocked read say nothing about waiting now.
@@ -121,7 +125,7 @@ using process_handle_actor = handle_actor::extend<
   caf::reacts_to<exited_atom, bool, int, int, std::string>, // signaled, code, signal, left_running_note
   caf::reacts_to<gone_atom>,                      // its whole group is gone (after an abort)
   caf::reacts_to<leave_atom>,                     // retired: what was queued with the retire ran
-  caf::reacts_to<tick_atom>>;                     // settle timer
+  caf::reacts_to<tick_atom, uint64_t>>;           // settle timer (its number)
 using handle_actor_t = process_handle_actor::stateful_base<handle_state>;
 
 std::vector<std::string> last_lines(std::string_view text, size_t n) {
@@ -254,10 +258,11 @@ void settle_looks(handle_actor_t* self) {
   schedule_tick(self);
 }
 
-/// One timer at a time: when output should have settled, or the next look's deadline.
+/// One timer at a time: when output should have settled, or the next look's deadline,
+/// or (nobody looking) the next idle probe.
 void schedule_tick(handle_actor_t* self) {
   auto& st = self->state;
-  if (st.tick_pending || has_exited(st.at))
+  if (has_exited(st.at))
     return;
   bool probe = st.probe_due && detects_input_wait(st);
   bool idle = st.looks.empty() && !probe;
@@ -276,10 +281,13 @@ void schedule_tick(handle_actor_t* self) {
     at = std::max(at, now + kIdleProbe);
   for (auto& look : st.looks)
     at = std::min(at, look.deadline);
-  st.tick_pending = true;
+  if (st.tick != 0 && st.tick_at <= at)
+    return; // the one on its way comes soon enough
+  st.tick = ++st.ticks_sent;
+  st.tick_at = at;
   auto delay = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(at - now),
                         std::chrono::milliseconds(1));
-  self->delayed_send(self, delay, tick_atom::value);
+  self->delayed_send(self, delay, tick_atom::value, st.tick);
 }
 
 /// A look that may wait (wait_ms, else the tool's default) for output to settle.
@@ -577,8 +585,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       advance(self, event::exit);
       settle_looks(self);
     },
-    [self](tick_atom) {
-      self->state.tick_pending = false;
+    [self](tick_atom, uint64_t tick) {
+      if (tick != self->state.tick)
+        return; // one sent before the one now on its way
+      self->state.tick = 0;
       settle_looks(self);
     },
     [self](peek_atom) { return HandleProgress{last_line_shown(self->state)}; },
