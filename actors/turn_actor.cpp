@@ -527,6 +527,15 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
       Result<LaunchSpec> spec = !valid ? Result<LaunchSpec>(Error{valid.error})
                                 : agent ? make_agent_launch_spec(*st.ctx.config, tool, params, st.ctx.depth, true)
                                         : make_launch_spec(*st.ctx.config, tool, params, Json::object(), true);
+      // A first look the handle would refuse is refused before anything runs.
+      if (spec && (cmd->look.screen || cmd->look.rows > 0) && !spec->pty)
+        spec = Error{fmt::format("`screen`, `rows` and `cols` are for a handle on a terminal, and `{}` would "
+                                 "run this one on pipes{}; nothing was run",
+                                 tool.name,
+                                 std::any_of(tool.parameters.begin(), tool.parameters.end(),
+                                             [](const ParameterConfig& p) { return p.name == "tty"; })
+                                   ? " (give \"tty\": true for a terminal)"
+                                   : "")};
       if (!spec) {
         self->send(st.registry, cancel_atom::value, cmd->id, spec.error());
         return answer(failed(spec.error()));

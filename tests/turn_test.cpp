@@ -5,6 +5,7 @@
 #define CAF_SUITE turn
 #include <caf/test/unit_test.hpp>
 
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "contains.hpp"
@@ -299,6 +300,26 @@ CAF_TEST(an await on an id spawned again waits for the new handle) {
   CAF_REQUIRE(call("shell", R"({"action":"spawn","id":"x","command":"echo third","wait_ms":0})").ok);
   auto third = call("await", R"({"all":["x"]})");
   CAF_CHECK(third.content.starts_with(R"({"completed":[{"id":"x","state":"stopped","result":"third)"));
+}
+
+CAF_TEST(a spawn whose first look asks for a screen on pipes runs nothing) {
+  // Refused by the handle once it ran, the call answered an error while its
+  // command went on (a model told it failed would run it again).
+  auto marker = dir.path / "started";
+  auto args = Json::object()
+                .set("action", "spawn")
+                .set("id", "x")
+                .set("command", "touch '" + marker.string() + "'")
+                .set("screen", true)
+                .dump();
+  auto r = call("shell", args);
+  CAF_CHECK(!r.ok);
+  CAF_CHECK(contains(r.content, "`screen`, `rows` and `cols` are for a handle on a terminal, and `shell` would run "
+                                "this one on pipes (give \"tty\": true for a terminal); nothing was run"));
+  // Nothing runs under its id.
+  auto awaited = call("await", R"({"all":["x"],"timeout_secs":30})");
+  CAF_CHECK_EQUAL(awaited.content, "Handle `x` not found");
+  CAF_CHECK(!std::filesystem::exists(marker));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
