@@ -849,6 +849,9 @@ void append_status_json(std::string& out, const HandleStatus& s, bool with_resul
     } else {
       out += ",\"error\":";
       to_json(s.state.error).dump_to(out);
+      // Its output, as a fetch shows it: a failed build's or test run's says why.
+      if (!s.state.content.empty())
+        append_string_member(out, "content", s.state.content);
     }
   } else if (s.state.kind == state_kind::waiting) {
     // What it waits for: the assistant answers it with apply.

@@ -55,14 +55,21 @@ std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted, st
 
 namespace {
 
+// Room for a failure's ,"content":"" around its output.
+constexpr size_t content_room = 14;
+
+size_t error_cost(const ToolError& e) {
+  size_t n = escaped_size(e.message);
+  for (auto& line : e.trace)
+    n += escaped_size(line) + 3; // quotes and comma
+  return n;
+}
+
 // What a completed result costs in the response beyond its fixed part.
 size_t cost(const HandleStatus& s) {
   if (s.state.ok)
     return escaped_size(s.state.content);
-  size_t n = escaped_size(s.state.error.message);
-  for (auto& line : s.state.error.trace)
-    n += escaped_size(line) + 3; // quotes and comma
-  return n;
+  return error_cost(s.state.error) + (s.state.content.empty() ? 0 : escaped_size(s.state.content) + content_room);
 }
 
 // Fits a result into `budget` bytes, keeping its tail: an error its message's tail, or
@@ -76,6 +83,17 @@ void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
     return;
   }
   auto& e = s.state.error;
+  // A failure's output gives way first: its message and the tail of its stderr
+  // (the trace) say what failed; the output gets what they leave.
+  if (!s.state.content.empty()) {
+    size_t error = error_cost(e) + content_room;
+    if (error + marker_room + escaped_size(hint) < budget) {
+      s.state.content = keep_tail(s.state.content, budget - error, omitted, hint);
+      return;
+    }
+    omitted += s.state.content.size();
+    s.state.content.clear();
+  }
   size_t message = escaped_size(e.message);
   if (message + marker_room + escaped_size(hint) >= budget) {
     e.message = keep_tail(e.message, budget, omitted, hint);

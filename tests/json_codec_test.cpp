@@ -521,15 +521,17 @@ CAF_TEST(non finite durations are refused not taken as no timeout) {
 }
 
 CAF_TEST(await result JSON as RFD 037) {
+  // A failure carries its output too, as a fetch shows it: a failed test run's
+  // says which tests failed.
   AwaitResult done{{{"check", ToolState::success("ok, 0 warnings")},
-                    {"test", ToolState::failure({"exit status 101", {}, false})}},
+                    {"test", ToolState::failure({"exit status 101", {}, false}, "3 passed, 1 failed: t4")}},
                    {},
                    false};
   auto text = to_json(done).dump();
   CAF_CHECK_EQUAL(text, R"({"completed":[{"id":"check","state":"stopped","result":)"
                         R"("ok, 0 warnings"},{"id":"test","state":"stopped","error":)"
-                        R"({"message":"exit status 101","trace":[],"transient":false}}],)"
-                        R"("pending":[]})");
+                        R"({"message":"exit status 101","trace":[],"transient":false},)"
+                        R"("content":"3 passed, 1 failed: t4"}],"pending":[]})");
   auto back = await_result_from_json(parse(text));
   CAF_REQUIRE(back.ok());
   CAF_CHECK(*back == done);

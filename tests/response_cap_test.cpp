@@ -105,3 +105,24 @@ CAF_TEST(small results stay whole while large ones share the rest) {
   CAF_CHECK_GREATER(capped.completed[2].state.content.size(), 1500u);
   CAF_CHECK_EQUAL(await_result_text(capped), to_json(capped).dump());
 }
+
+CAF_TEST(a failure keeps its message and stderr tail and its output gets what they leave) {
+  AwaitResult r;
+  auto failed = ToolState::failure({"exit status 1", {"error: t4 failed"}, false},
+                                   std::string(20000, 'o') + "FAILED t4");
+  r.completed.push_back(HandleStatus{"test", failed, ""});
+  auto capped = cap_response(r, 2048);
+  auto text = await_result_text(capped);
+  CAF_CHECK_LESS_OR_EQUAL(text.size(), 2048u);
+  auto& s = capped.completed[0].state;
+  CAF_CHECK_EQUAL(s.error.message, "exit status 1");
+  CAF_CHECK_EQUAL(s.error.trace, std::vector<std::string>{"error: t4 failed"});
+  CAF_CHECK(s.content.starts_with("…[") && s.content.ends_with("FAILED t4"));
+  CAF_CHECK_GREATER(s.content.size(), 1500u);
+  auto kept = s.content.size() - (s.content.find('\n') + 1); // after the marker's line
+  CAF_CHECK_EQUAL(capped.omitted_bytes + kept, 20009u);          // what was cut is counted
+  // With no room beside the error, the output goes first.
+  auto tight = cap_response(r, 200);
+  CAF_CHECK(tight.completed[0].state.content.empty());
+  CAF_CHECK_LESS_OR_EQUAL(await_result_text(tight).size(), 200u);
+}
