@@ -190,6 +190,8 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   CAF_REQUIRE(tools.count("shell"));
   CAF_REQUIRE(tools.count("await"));
   CAF_REQUIRE(tools.count("asky"));
+  // Not those that start sub-agents: a client's calls are no agent loop.
+  CAF_CHECK(!tools.count("agent") && !tools.count("foreach"));
   // The list is whole, with no cursor to go on from: any cursor sent is not ours.
   CAF_CHECK(list.find("result")->find("nextCursor") == nullptr);
   auto paged = c->call("tools/list", Json::object().set("cursor", "page2"));
