@@ -35,6 +35,7 @@ using namespace jp;
 
 namespace {
 
+using testing::contains;
 using testing::Run;
 using testing::cli;
 using testing::cli_in;
@@ -147,6 +148,12 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   CAF_CHECK_NOT_EQUAL(bad.status, 0);
   CAF_CHECK(bad.out.find("exit status 3") != std::string::npos);
   CAF_CHECK(bad.out.find("boom") != std::string::npos);
+  // A handle a call spawned ends with it, and the user is told.
+  auto spawned = cli(R"(call shell '{"action":"spawn","id":"srv","command":"sleep 100","wait_ms":0}')");
+  CAF_CHECK_EQUAL(spawned.status, 0);
+  CAF_CHECK(contains(spawned.stdout_text, R"({"id":"srv","state":"running"})"));
+  CAF_CHECK(contains(spawned.out, "jp-actors: note: handle `srv` (shell) was aborted as the call ended"));
+  CAF_CHECK(!contains(ok.out, "note:"));
   auto unknown = cli(R"(call nosuchtool '{}')");
   CAF_CHECK_NOT_EQUAL(unknown.status, 0);
   CAF_CHECK(unknown.out.find("Unknown tool `nosuchtool`") != std::string::npos);
@@ -190,10 +197,10 @@ CAF_TEST(shell spawn answers in one call when the command is quick and takes wai
   // A long one answers running once the bound (1 s) passes; the call's end aborts it.
   auto slow = cli(R"(call shell '{"action":"spawn","id":"x","command":"exec sleep 30"}')");
   CAF_CHECK_EQUAL(slow.status, 0);
-  CAF_CHECK_EQUAL(slow.out, "{\"id\":\"x\",\"state\":\"running\"}\n");
+  CAF_CHECK_EQUAL(slow.stdout_text, "{\"id\":\"x\",\"state\":\"running\"}\n");
   auto now = cli(R"(call shell '{"action":"spawn","id":"x","command":"exec sleep 30","wait_ms":0}')");
   CAF_CHECK_EQUAL(now.status, 0);
-  CAF_CHECK_EQUAL(now.out, "{\"id\":\"x\",\"state\":\"running\"}\n");
+  CAF_CHECK_EQUAL(now.stdout_text, "{\"id\":\"x\",\"state\":\"running\"}\n");
   auto bad = cli(R"(call shell '{"action":"spawn","id":"x","command":"true","wait_ms":-5}')");
   CAF_CHECK_NOT_EQUAL(bad.status, 0);
   CAF_CHECK(bad.out.find("`wait_ms` must be") != std::string::npos);

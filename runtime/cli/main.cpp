@@ -265,7 +265,18 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
              [&](caf::error& err) { result = CallResult{false, error_text(err)}; });
   // One process, one turn: whatever the call left running ends with it.
   self->request(turn, caf::infinite, turn_end_atom::value)
-    .receive([](std::vector<HandleSummary>&, std::string&) {},
+    .receive(
+      [](std::vector<HandleSummary>& ended, std::string&) {
+        // A spawn answered "running", and the handle is gone once this returns:
+        // said, so nobody fetches it next and finds nothing.
+        for (auto& h : ended)
+          if (h.outcome != turn_end_outcome::none)
+            std::fprintf(stderr,
+                         "jp-actors: note: handle `%s` (%s) was %s as the call ended: a handle lives only as "
+                         "long as the command that started it (`run` a script, or `query`, to drive it on)\n",
+                         shown_on(STDERR_FILENO, h.id).c_str(), shown_on(STDERR_FILENO, h.tool).c_str(),
+                         waited(h.outcome) ? "awaited" : "aborted");
+      },
              [](caf::error& err) {
                // The turn is killed next, and its handles with it: say why, and go on.
                std::fprintf(stderr, "jp-actors: ending the call's handles failed: %s\n",
@@ -351,7 +362,8 @@ int main(int argc, char** argv) {
   report->add_option("EVENTS", events_path, "The events, one JSON object per line")->required();
   report->add_flag("--json", report_as_json, "Print the report as JSON instead of a table");
 
-  auto* call = app.add_subcommand("call", "Call one tool by hand and print what the assistant would see");
+  auto* call = app.add_subcommand("call", "Call one tool by hand and print what the assistant would see (a handle "
+                                          "it spawns ends with it)");
   std::string tool, args = "{}";
   call->add_option("TOOL", tool, "Tool name (see `jp-actors tools`)")->required();
   call->add_option("JSON_ARGS", args, "Arguments as a JSON object (default {})");
