@@ -651,6 +651,14 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         bytes = answer->dump() + "\n"; // one line, as the channel's answers are
         answering = true;
       } else {
+        // Keys are a terminal's: on a pipe the object would go in as a JSON line,
+        // and the model believe it pressed them.
+        if (auto input = Json::parse(input_json); input && input->is_object() && input->find("keys"))
+          return make_error(error_code::bad_arguments,
+                            fmt::format("Handle `{}` ({}) runs on pipes: `keys` are for a handle on a terminal; "
+                                        "send its input as text (\"\\n\" for Enter, \"\\u0003\" for Ctrl-C, "
+                                        "\"\\u0004\" for Ctrl-D)",
+                                        st.id, st.spec.tool));
         bytes = pipe_input(input_json);
         // Ctrl-D last, as a terminal takes it: end of input. The pipe is closed after
         // the text before it, so `sort`, `wc` or `sys.stdin.read()` can finish. Not a
