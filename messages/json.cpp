@@ -346,6 +346,10 @@ simdjson::dom::parser& thread_json_parser() {
 Result<Json> Json::parse(std::string_view text, duplicate_keys dup) {
   simdjson::padded_string padded(text);
   auto doc = thread_json_parser().parse(padded);
+  // A number out of range is valid JSON all the same: said as what it is.
+  if (doc.error() == simdjson::NUMBER_ERROR)
+    return Error{"invalid JSON, or a number in it out of range: numbers are read as 64-bit integers, or as "
+                 "doubles up to about 1.8e308"};
   if (doc.error())
     return Error{fmt::format("invalid JSON: {}", simdjson::error_message(doc.error()))};
   auto json = from_element(doc.value_unsafe());

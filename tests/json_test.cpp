@@ -49,3 +49,13 @@ CAF_TEST(last_line_of gives the last non empty line without its newlines) {
   CAF_CHECK_EQUAL(last_line_of("\n\n"), "");
   CAF_CHECK_EQUAL(last_line_of(""), "");
 }
+
+CAF_TEST(a number out of range is said as such) {
+  // Valid JSON all the same (a model's 1e309 or 99999999999999999999): not "invalid".
+  for (auto text : {R"({"wait_ms":99999999999999999999})", R"({"wait_ms":1e309})"}) {
+    auto parsed = Json::parse(text);
+    CAF_REQUIRE(!parsed.ok());
+    CAF_CHECK_EQUAL(parsed.error(), "invalid JSON, or a number in it out of range: numbers are read as 64-bit "
+                                    "integers, or as doubles up to about 1.8e308");
+  }
+}
