@@ -6,6 +6,8 @@
 #include <caf/test/unit_test.hpp>
 
 #include <atomic>
+#include <csignal>
+#include <future>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -18,6 +20,20 @@ using namespace jp;
 
 CAF_TEST(a spawn under way when new processes are refused is still killed) {
   IoThread io;
+  // A command whose leader ends by the shutdown's TERM while the rest of its group
+  // (ignoring TERM) still runs: those were not left behind by the command, and its
+  // end says nothing of them (before, "the processes it left running").
+  std::promise<ExitInfo> stubborn_end;
+  std::promise<void> trapped;
+  auto stubborn = spawn_process(
+    io, SpawnSpec{.argv = {"sh", "-c", "(trap '' TERM; echo up; exec sleep 300) & sleep 300"}},
+    ProcessEvents{.on_output = [&, said = std::make_shared<std::atomic<bool>>(false)](stream_kind, std::string_view) {
+                    if (!said->exchange(true)) // "up"
+                      trapped.set_value();
+                  },
+                  .on_exit = [&](const ExitInfo& e) { stubborn_end.set_value(e); }});
+  CAF_REQUIRE(stubborn);
+  trapped.get_future().wait();
   std::atomic<size_t> started{0}, exited{0};
   std::vector<std::shared_ptr<Process>> handles; // the spawner's until joined; they kill what runs when dropped
   std::thread spawner([&] {
@@ -35,6 +51,10 @@ CAF_TEST(a spawn under way when new processes are refused is still killed) {
   while (started < 20 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   refuse_new_processes();
+  ::kill(-(*stubborn)->pid(), SIGTERM); // the shutdown's first signal
+  auto end = stubborn_end.get_future().get();
+  CAF_CHECK(end.signaled && end.signal == SIGTERM);
+  CAF_CHECK_EQUAL(end.left_running, 0u);
   kill_all_process_groups(); // what a signal's shutdown does after the grace
   spawner.join();
   CAF_REQUIRE(started >= 20);

@@ -656,6 +656,12 @@ private:
   void kill_left() {
     if (::kill(-pid, 0) != 0)
       return;
+    // Not while the program shuts down (a signal's): it ends every group, so what
+    // still runs of this one was not left behind by the command.
+    if (g_refuse_new.load()) {
+      ::kill(-pid, SIGKILL);
+      return;
+    }
     std::vector<ProcStat> left;
     for (auto& p : all_processes()) {
       // A zombie was not running; one we may not signal (a setuid program) was
