@@ -342,6 +342,13 @@ CAF_TEST(errors name what to fix) {
   auto r = cli_in(ws.dir.path.string(), fmt::format("--config {} query hi", ws.path("nomodel.toml")));
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(contains(r.out, "no model for provider \"openai\": pass --model NAME or set assistant.model"));
+  // Nothing configured at all: the default provider is named, and how to choose one.
+  ws.dir.write("none.toml", "[assistant]\nprovider = \"scripted\"\n");
+  r = cli_in(ws.dir.path.string(), fmt::format("--config {} query hi", ws.path("none.toml")));
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "no assistant to ask: assistant.provider is \"scripted\" (the default), which needs "
+                            "assistant.script"));
+  CAF_CHECK(contains(r.out, "--provider openai | anthropic and --model NAME"));
   server.push({404, R"({"error":{"message":"The model `nope` does not exist"}})"});
   r = ws.query("--model nope hi");
   CAF_CHECK_EQUAL(r.status, 1);

@@ -14,8 +14,9 @@ Result<Assistant> make_assistant(const Config& config) {
   Assistant out;
   if (a.provider == "scripted") {
     if (a.script.empty())
-      return Error{"provider \"scripted\" needs a script: set assistant.script = \"path/to/script.toml\" "
-                   "(its first agent answers), or choose --provider openai | anthropic"};
+      return Error{"no assistant to ask: assistant.provider is \"scripted\" (the default), which needs "
+                   "assistant.script = \"path/to/script.toml\" (its first agent answers); for a model, give "
+                   "--provider openai | anthropic and --model NAME (or assistant.provider and assistant.model)"};
     // Relative to the workspace, as every path of the config.
     auto path = std::filesystem::path(a.script).is_relative()
                   ? (std::filesystem::path(config.workspace) / a.script).string()
