@@ -176,6 +176,13 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   auto nested = cli("conversations lss");
   CAF_CHECK_EQUAL(nested.status, 2);
   CAF_CHECK(nested.out.find("unknown command `lss` for conversations; expected one of: ls, show") != std::string::npos);
+  // An option unknown, or one without the option it goes with: a usage error, 2.
+  auto unknown_option = cli("run examples/quickstart.toml --bogus");
+  CAF_CHECK_EQUAL(unknown_option.status, 2);
+  CAF_CHECK(contains(unknown_option.out, "--bogus"));
+  auto dialect_alone = cli("tools --dialect gemini");
+  CAF_CHECK_EQUAL(dialect_alone.status, 2);
+  CAF_CHECK(contains(dialect_alone.out, "--dialect requires --schema"));
   auto unasked = cli(R"(call --allow shell shell '{"command":"true"}')");
   CAF_CHECK_NOT_EQUAL(unasked.status, 0);
   CAF_CHECK(unasked.out.find("--allow shell applies with --ask") != std::string::npos);

@@ -271,6 +271,12 @@ CAF_TEST(repeat runs the experiment n times and reports the spread) {
   CAF_CHECK_EQUAL(calls->find("min")->as_number(), 5.0);
   CAF_CHECK_EQUAL(calls->find("max")->as_number(), 5.0);
   CAF_CHECK(main.find("wall_ms")->find("min")->as_number() <= main.find("wall_ms")->find("median")->as_number());
+  // A report that could not be written is said before anything runs.
+  auto nowhere = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json --report {}/no/such/dir/r.json",
+                                                      ws.path.string(), ws.path.string()));
+  CAF_CHECK_EQUAL(nowhere.status, 1);
+  CAF_CHECK(contains(nowhere.out, "is not a directory you may write to; nothing was run"));
+  CAF_CHECK(nowhere.stdout_text.empty()); // not one event
   // A repeat out of range names the key and the range.
   ws.write("bad.toml", "[experiment]\nrepeat = 0\n[[agents]]\nname = \"a\"\n");
   auto bad = cli_in(ws.path.string(), fmt::format("run {}/bad.toml", ws.path.string()));

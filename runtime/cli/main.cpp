@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
 #include <iostream>
@@ -186,6 +187,14 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   auto script = load_script(path);
   if (!script)
     return fail(script.error());
+  // Where the report goes is checked before anything runs (a run with a model costs).
+  if (!report_path.empty()) {
+    auto dir = std::filesystem::absolute(report_path).parent_path();
+    if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
+      return fail(fmt::format("cannot write the report to {}: {} is not a directory you may write to; "
+                              "nothing was run",
+                              report_path, dir.string()));
+  }
   IoThread io{io_poll(config->runtime)};
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);
@@ -471,9 +480,10 @@ int main(int argc, char** argv) {
     sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)")
       ->allow_extra_args(false);
   }
-  tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
+  auto* schema_flag = tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini, mcp or json-schema (oneOf)")
-    ->default_str("openai");
+    ->default_str("openai")
+    ->needs(schema_flag);
 
   try {
     app.parse(argc, argv);
@@ -498,7 +508,9 @@ int main(int argc, char** argv) {
                      level == &app ? "" : " for ", level == &app ? "" : level->get_name().c_str(), names.c_str());
         return 2;
       }
-    return app.exit(e);
+    // A usage error exits 2, as the misspelt command above (CLI11's own codes, 106
+    // to 115, say nothing to a script); --help and --version still exit 0.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   if (!model.empty())
     sources.overrides.push_back("assistant.model=" + model);
