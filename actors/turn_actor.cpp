@@ -52,10 +52,10 @@ struct CallReply {
   turn_actor_t* self;
   caf::typed_response_promise<CallResult> rp;
   std::string tag;
-  // The config the call's tool is an entry of: the call's continuations point into
-  // it, so it lives as long as one of them can answer (an MCP server may change its
-  // tools meanwhile, and the turn's config with them).
-  std::shared_ptr<const Config> config;
+  // The call's tool: its continuations point at it, so it lives as long as one of
+  // them can answer (an MCP server may change its tools meanwhile, and the turn's
+  // config with them). Shares its config's ownership: no copy.
+  std::shared_ptr<const ToolConfig> tool;
   void operator()(CallResult r);
 };
 
@@ -70,11 +70,14 @@ struct turn_state {
   // Handles an answer showed stopped: no news of them is carried (RFD 037: they are
   // for handles the assistant has not looked at), until the id is spawned again.
   std::set<std::string> stop_shown;
-  // A handle's tool: its name, and the config it was spawned under (a fetch, apply
-  // or abort of it is run with that entry once its MCP server dropped the tool).
+  // A handle's tool: its name, and its entry as it was spawned (a fetch, apply or
+  // abort of it is run with that entry once its MCP server dropped the tool). The
+  // entry shares the turn's config while that has the tool (read_tools), so old
+  // configs are not kept for it.
   struct HandleTool {
     std::string name;
-    std::shared_ptr<const Config> config;
+    std::shared_ptr<const ToolConfig> entry;
+    bool own = false; // `entry` is a copy, of a tool since dropped (not a config's)
   };
   std::map<std::string, HandleTool> handle_tools; // by handle id
   // Tagged calls (an MCP request): the one-shot run each has going, the handle each
@@ -359,8 +362,8 @@ std::optional<turn_state::LongRun> take_long_run(turn_actor_t* self, const std::
 /// A new handle of `tool` under `id` (a spawn's, or a run gone on as a handle): the
 /// calls that drive it go through that tool; what the turn knew of the id is old.
 void new_handle(turn_actor_t* self, const std::string& id, const std::string& tool,
-                std::shared_ptr<const Config> config) {
-  self->state.handle_tools[id] = {tool, std::move(config)};
+                std::shared_ptr<const ToolConfig> entry) {
+  self->state.handle_tools[id] = {tool, std::move(entry), false};
   self->state.awaits.forget(id);
   self->state.stop_shown.erase(id); // its news are new
 }
@@ -373,7 +376,7 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   if (!spec)
     return reply(failed(spec.error()));
   // The tool by its address: `tool` is always an entry of the config the call's
-  // reply holds (CallReply::config), as the permission's wait before this already
+  // reply holds (CallReply::tool), as the permission's wait before this already
   // relies on (a copy is a few thousand instructions per call). Every continuation
   // of a one-shot run (its questions' too) passes that entry on with the reply,
   // never a copy.
@@ -433,7 +436,7 @@ void go_on_in_background(turn_actor_t* self, const std::string& id) {
         if (!run)
           return;
         auto& tool = *run->tool;
-        new_handle(self, r.id, tool.name, run->reply.config);
+        new_handle(self, r.id, tool.name, run->reply.tool);
         // A tagged call's handle: aborted with the call (forget_call), though the
         // abort came while the run was being detached.
         if (!run->reply.tag.empty())
@@ -527,8 +530,9 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
       Result<LaunchSpec> spec = !valid ? Result<LaunchSpec>(Error{valid.error})
                                 : agent ? make_agent_launch_spec(*st.ctx.config, tool, params, st.ctx.depth, true)
                                         : make_launch_spec(*st.ctx.config, tool, params, Json::object(), true);
-      // A first look the handle would refuse is refused before anything runs.
-      if (spec && (cmd->look.screen || cmd->look.rows > 0) && !spec->pty)
+      // A first look the handle would refuse is refused before anything runs. (A
+      // node's tool: the node has its terminal, or says so itself.)
+      if (spec && (cmd->look.screen || cmd->look.rows > 0) && !spec->pty && tool.node.empty())
         spec = Error{fmt::format("`screen`, `rows` and `cols` are for a handle on a terminal, and `{}` would "
                                  "run this one on pipes{}; nothing was run",
                                  tool.name,
@@ -541,12 +545,12 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
         return answer(failed(spec.error()));
       }
       go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error, tag = answer.tag,
-            config = answer.config] {
+            entry = answer.tool] {
         auto& tools = self->state.handle_tools;
         std::optional<turn_state::HandleTool> before;
         if (auto it = tools.find(id); it != tools.end())
           before = it->second;
-        new_handle(self, id, spec.tool, config);
+        new_handle(self, id, spec.tool, entry);
         // Whether the registry took the spawn is settled once: by its refusal, or by
         // anything that comes after it (the refusal comes at once).
         auto settled = std::make_shared<bool>(false);
@@ -758,12 +762,11 @@ void resolve_question(turn_actor_t* self, const std::string& id, const Question&
     return;
   if (tool_name == st.handle_tools.end() || q.id == "input")
     return done(false);
-  auto& config = *tool_name->second.config; // the handle's tool as it was spawned
-  auto tool = config.tools.find(tool_name->second.name);
-  if (tool == config.tools.end())
+  if (!tool_name->second.entry)
     return done(false);
-  auto target = tool->second.question_targets.find(q.id);
-  if (target == tool->second.question_targets.end())
+  auto& tool_config = *tool_name->second.entry; // the handle's tool as it was spawned
+  auto target = tool_config.question_targets.find(q.id);
+  if (target == tool_config.question_targets.end())
     return done(false);
   AskUser ask = target->second == "assistant" ? st.ctx.ask_assistant
                 : target->second == "user"    ? st.ctx.ask_user
@@ -783,7 +786,7 @@ void resolve_question(turn_actor_t* self, const std::string& id, const Question&
   };
   ask_detached(
     self,
-    [ask, name = tool->second.name, q] {
+    [ask, name = tool_config.name, q] {
       auto a = ask(name, q);
       return a ? a->dump() : std::string{};
     },
@@ -836,28 +839,32 @@ void read_tools(turn_actor_t* self) {
   if (!st.tools || st.tools->config == st.ctx.config)
     return;
   st.ctx.config = st.tools->config;
+  // Each handle's entry from the config now, where it still has the tool; a copy of
+  // its own where the tool was dropped. The config before goes once no call needs it.
+  for (auto& [id, h] : st.handle_tools) {
+    if (auto it = st.ctx.config->tools.find(h.name); it != st.ctx.config->tools.end())
+      h = {h.name, std::shared_ptr<const ToolConfig>(st.ctx.config, &it->second), false};
+    else if (h.entry && !h.own)
+      h = {h.name, std::make_shared<const ToolConfig>(*h.entry), true};
+  }
 }
 
-/// `name`'s entry among the tools on offer, and the config it is in; or, for a
-/// fetch, apply or abort of a handle it started, the entry it was offered with then,
-/// when it is no longer offered (its MCP server dropped it while the handle ran).
-/// Null: neither.
-std::pair<const ToolConfig*, std::shared_ptr<const Config>> tool_of_call(turn_actor_t* self, const std::string& name,
-                                                                        const Json& args) {
+/// `name`'s entry among the tools on offer (sharing the config's ownership); or, for
+/// a fetch, apply or abort of a handle it started, the entry it was offered with
+/// then, when it is no longer offered (its MCP server dropped it while the handle
+/// ran). Null: neither.
+std::shared_ptr<const ToolConfig> tool_of_call(turn_actor_t* self, const std::string& name, const Json& args) {
   auto& st = self->state;
   if (auto it = st.ctx.config->tools.find(name); it != st.ctx.config->tools.end())
-    return {&it->second, st.ctx.config};
+    return std::shared_ptr<const ToolConfig>(st.ctx.config, &it->second);
   auto* action = args.find("action");
   auto* id = args.find("id");
   if (!action || !action->is_string() || action->as_string() == "spawn" || !id || !id->is_string())
-    return {};
+    return nullptr;
   auto h = st.handle_tools.find(id->as_string());
   if (h == st.handle_tools.end() || h->second.name != name)
-    return {};
-  auto& config = h->second.config;
-  if (auto it = config->tools.find(name); it != config->tools.end())
-    return {&it->second, config};
-  return {};
+    return nullptr;
+  return h->second.entry;
 }
 
 /// What a call of `name`, a tool not on offer, is told: why it no longer is, where
@@ -893,10 +900,10 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
       self->send(self->state.registry, cancel_atom::value, *spawn_id, msg);
     return failed(std::move(msg));
   };
-  auto [found, owner] = tool_of_call(self, name, *args);
+  auto found = tool_of_call(self, name, *args);
   if (!found)
     return reply(fail_call(not_offered(self, name)));
-  reply.config = std::move(owner);
+  reply.tool = found;
   auto& tool = *found;
   if (args->find("action") && takes_action_protocol(tool) && !tool.stateful)
     if (auto ok = validate_action(tool, action_kind::spawn); !ok)
