@@ -302,6 +302,18 @@ caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o) {
   return rp;
 }
 
+/// Whether `input` is a terminal's typing ({"keys": [...]}, perhaps with "text"), as
+/// handle_terminal takes it.
+bool is_terminal_keys(const Json& input) {
+  auto* keys = input.is_object() ? input.find("keys") : nullptr;
+  if (!keys || !keys->is_array())
+    return false;
+  for (auto& [key, value] : input.as_object())
+    if (key != "keys" && key != "text")
+      return false;
+  return std::all_of(keys->as_array().begin(), keys->as_array().end(), [](const Json& k) { return k.is_string(); });
+}
+
 caf::error look_error(const handle_state& st, const LookOptions& o) {
   if ((o.screen || o.rows > 0) && !st.term)
     return make_error(error_code::bad_arguments,
@@ -652,8 +664,9 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         answering = true;
       } else {
         // Keys are a terminal's: on a pipe the object would go in as a JSON line,
-        // and the model believe it pressed them.
-        if (auto input = Json::parse(input_json); input && input->is_object() && input->find("keys"))
+        // and the model believe it pressed them. (Only that form: a JSON-lines tool's
+        // own object may have a "keys" member.)
+        if (auto input = Json::parse(input_json); input && is_terminal_keys(*input))
           return make_error(error_code::bad_arguments,
                             fmt::format("Handle `{}` ({}) runs on pipes: `keys` are for a handle on a terminal; "
                                         "send its input as text (\"\\n\" for Enter, \"\\u0003\" for Ctrl-C, "

@@ -93,6 +93,8 @@ void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
     }
     omitted += s.state.content.size();
     s.state.content.clear();
+    if (error_cost(e) <= budget)
+      return; // the error whole; the answer's omitted_bytes counts the output
   }
   size_t message = escaped_size(e.message);
   if (message + marker_room + escaped_size(hint) >= budget) {
@@ -127,6 +129,15 @@ std::string await_answer_text(const AwaitResult& r, uint64_t cap) {
 AwaitResult cap_response(AwaitResult r, uint64_t cap) {
   if (await_result_text(r).size() <= cap)
     return r;
+  // The texts as they will be written: a byte that starts no UTF-8 sequence becomes
+  // U+FFFD (3 bytes), which the sizes below would count as 1 (a binary output's
+  // answer grew to about 3 times the cap).
+  for (auto& s : r.completed) {
+    s.state.content = sanitize_utf8(s.state.content);
+    s.state.error.message = sanitize_utf8(s.state.error.message);
+    for (auto& line : s.state.error.trace)
+      line = sanitize_utf8(line);
+  }
   // What always stays: the response without any result text.
   AwaitResult bare = r;
   for (auto& s : bare.completed) {

@@ -277,6 +277,14 @@ CAF_TEST(repeat runs the experiment n times and reports the spread) {
   CAF_CHECK_EQUAL(nowhere.status, 1);
   CAF_CHECK(contains(nowhere.out, "is not a directory you may write to; nothing was run"));
   CAF_CHECK(nowhere.stdout_text.empty()); // not one event
+  auto a_dir = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json --report {}", ws.path.string(),
+                                                    ws.path.string()));
+  CAF_CHECK_EQUAL(a_dir.status, 1);
+  CAF_CHECK(contains(a_dir.out, ws.path.string() + " is a directory; nothing was run"));
+  // A file you may write, wherever it is, is taken (stderr: /dev is not yours).
+  auto to_stderr = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json --report /dev/stderr",
+                                                        ws.path.string()));
+  JP_REQUIRE_OK(to_stderr);
   // A repeat out of range names the key and the range.
   ws.write("bad.toml", "[experiment]\nrepeat = 0\n[[agents]]\nname = \"a\"\n");
   auto bad = cli_in(ws.path.string(), fmt::format("run {}/bad.toml", ws.path.string()));

@@ -126,3 +126,25 @@ CAF_TEST(a failure keeps its message and stderr tail and its output gets what th
   CAF_CHECK(tight.completed[0].state.content.empty());
   CAF_CHECK_LESS_OR_EQUAL(await_result_text(tight).size(), 200u);
 }
+
+CAF_TEST(a binary output is capped as it will be written) {
+  // Each byte that starts no UTF-8 sequence is written as U+FFFD, 3 bytes.
+  AwaitResult r;
+  r.completed.push_back(HandleStatus{"bin", ToolState::success(std::string(30000, '\xff')), ""});
+  r.completed.push_back(HandleStatus{"bad", ToolState::failure({"exit status 1", {}, false}, std::string(30000, '\xfe')), ""});
+  auto text = await_result_text(cap_response(r, 4096));
+  CAF_CHECK_LESS_OR_EQUAL(text.size(), 4096u);
+}
+
+CAF_TEST(a failure whose output is left out keeps its error as it was) {
+  // Whatever room is left, no marker of nothing omitted goes into its trace.
+  AwaitResult r;
+  r.completed.push_back(
+    HandleStatus{"t", ToolState::failure({"exit status 1", {"error: boom"}, false}, std::string(5000, 'o')), ""});
+  for (uint64_t cap = 200; cap < 600; ++cap) { // from what always stays (ids, states, the marker)
+    auto capped = cap_response(r, cap);
+    CAF_CHECK_LESS_OR_EQUAL(await_result_text(capped).size(), cap);
+    for (auto& line : capped.completed[0].state.error.trace)
+      CAF_CHECK(line.find("…[0 bytes omitted") == std::string::npos);
+  }
+}

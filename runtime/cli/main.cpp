@@ -189,11 +189,17 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
     return fail(script.error());
   // Where the report goes is checked before anything runs (a run with a model costs).
   if (!report_path.empty()) {
-    auto dir = std::filesystem::absolute(report_path).parent_path();
-    if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0)
-      return fail(fmt::format("cannot write the report to {}: {} is not a directory you may write to; "
-                              "nothing was run",
-                              report_path, dir.string()));
+    std::error_code ec;
+    auto path = std::filesystem::absolute(report_path);
+    auto why = std::filesystem::exists(path, ec)
+                 ? std::filesystem::is_directory(path, ec) ? fmt::format("{} is a directory", report_path)
+                   : ::access(path.c_str(), W_OK) != 0     ? fmt::format("you may not write {}", report_path)
+                                                            : std::string()
+               : !std::filesystem::is_directory(path.parent_path(), ec) || ::access(path.parent_path().c_str(), W_OK) != 0
+                 ? fmt::format("{} is not a directory you may write to", path.parent_path().string())
+                 : std::string();
+    if (!why.empty())
+      return fail(fmt::format("cannot write the report to {}: {}; nothing was run", report_path, why));
   }
   IoThread io{io_poll(config->runtime)};
   install_signal_handlers(*config);
