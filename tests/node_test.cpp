@@ -126,6 +126,12 @@ summary = "Asks first"
 command = { program = "true" }
 run = "ask"
 spawn.stateful = true
+[conversation.tools.term]
+summary = "Runs on a terminal on the node"
+command = { program = "/bin/sh", args = ["-c", "echo on a terminal; exec sleep 300"] }
+io = "pty"
+run = "unattended"
+spawn.stateful = true
 [conversation.tools.guarded]
 summary = "Runs, but its abort asks"
 command = { program = "sleep", args = ["300"] }
@@ -174,6 +180,11 @@ spawn.stateful = true
 parameters.script = {{ type = "string", required = true }}
 [conversation.tools.asky]
 summary = "Asks first, on the node"
+node = "box"
+run = "unattended"
+spawn.stateful = true
+[conversation.tools.term]
+summary = "Runs on a terminal on the node"
 node = "box"
 run = "unattended"
 spawn.stateful = true
@@ -307,6 +318,17 @@ CAF_TEST(a remote handle and a local one are awaited together and driven like lo
   auto aborted = content(res, "main", 3, 2);
   CAF_CHECK(contains(aborted, R"("state":"stopped")"));
   CAF_CHECK(contains(aborted, "aborted"));
+}
+
+CAF_TEST(a node s terminal tool shows its screen to the spawn that asks) {
+  // The terminal is the node's: the client's config knows nothing of it.
+  CAF_REQUIRE(start_node());
+  auto r = client(one_step(call("term", R"({ action = "spawn", id = "t", screen = true, wait_ms = 5000 })"))
+                  + "  [[agents.steps]]\n" + call("term", R"({ action = "abort", id = "t" })"));
+  JP_REQUIRE_OK(r);
+  auto spawned = content(results_of(r), "main", 1, 0);
+  CAF_CHECK(contains(spawned, R"("screen":{)"));
+  CAF_CHECK(contains(spawned, "on a terminal"));
 }
 
 CAF_TEST(a sub-agent reaches the node as its parent does) {
