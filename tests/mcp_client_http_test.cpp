@@ -513,14 +513,12 @@ CAF_TEST(a GET stream answered 503 is asked again and a list change on it then f
   check_stream_asked_again_after(down);
 }
 
-CAF_TEST(a GET stream refused with 403 is given up once said on stderr and requests go on) {
-  // Asking again changes nothing: the stream is let go, and the user told so.
+/// A GET stream answered `refusal` is given up: the client says so once on stderr
+/// (`note`, waited for), asks for no second stream, and its requests go on.
+void check_stream_given_up(FakeResponse refusal, const std::string& note) {
   FakeProviderServer fake;
   script_start(fake);
-  FakeResponse forbidden;
-  forbidden.status = 403;
-  forbidden.body = "Forbidden";
-  fake.push_get(forbidden);
+  fake.push_get(std::move(refusal));
   fake.push(text(3, "fine"));
   std::string said;
   {
@@ -532,9 +530,7 @@ CAF_TEST(a GET stream refused with 403 is given up once said on stderr and reque
       if (!client)
         return;
       // Said once given up: the stream's thread asks nothing more.
-      CAF_CHECK(err.wait_for("jp-actors: note: MCP server `web` (" + server_at(fake).url + "): its event stream "
-                             "(GET): it refused the stream (HTTP 403: Forbidden); what the server says outside of "
-                             "an answer (a list change, a log message) is not heard in this session\n"));
+      CAF_CHECK(err.wait_for(note));
       CAF_CHECK_EQUAL(call(**client).content, "fine");
     }
     said = err.said();
@@ -544,27 +540,23 @@ CAF_TEST(a GET stream refused with 403 is given up once said on stderr and reque
   CAF_CHECK_EQUAL(fake.gets().size(), 1u);
 }
 
+CAF_TEST(a GET stream refused with 403 is given up once said on stderr and requests go on) {
+  // Asking again changes nothing: the stream is let go, and the user told so.
+  FakeResponse forbidden;
+  forbidden.status = 403;
+  forbidden.body = "Forbidden";
+  check_stream_given_up(forbidden, "its event stream (GET): it refused the stream (HTTP 403: Forbidden); what the "
+                                   "server says outside of an answer (a list change, a log message) is not heard in "
+                                   "this session\n");
+}
+
 CAF_TEST(a GET answered 2xx without a body or an event stream is given up) {
   // Before, only a body's first bytes told what it was: an empty answer read as a
   // stream the server ended, asked again for the session's life.
-  FakeProviderServer fake;
-  script_start(fake);
   FakeResponse empty;
   empty.status = 202; // application/json, no body
-  fake.push_get(empty);
-  fake.push(text(3, "fine"));
-  {
-    StderrCaught err; // (no CAF_REQUIRE while it lives: its abort would lose what it caught)
-    IoThread io;
-    auto client = jp::McpClient::start(io, server_at(fake), ".");
-    CAF_CHECK(client);
-    if (!client)
-      return;
-    CAF_CHECK(err.wait_for("its event stream (GET): it refused the stream (HTTP 202 with Content-Type "
-                           "`application/json`, not an event stream)"));
-    CAF_CHECK_EQUAL(call(**client).content, "fine");
-  }
-  CAF_CHECK_EQUAL(fake.gets().size(), 1u);
+  check_stream_given_up(empty, "its event stream (GET): it refused the stream (HTTP 202 with Content-Type "
+                               "`application/json`, not an event stream)");
 }
 
 CAF_TEST(the GET stream is closed with the client) {
