@@ -217,6 +217,12 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   CAF_CHECK_EQUAL(error_code(nope), -32602);
   CAF_CHECK(contains(nope.dump(), "Unknown tool `nope`; available tools:"));
   CAF_CHECK(contains(nope.dump(), "shell"));
+  // Those that start sub-agents are none of this session's, and not described.
+  auto agent = c->call("tools/call", tool_call("agent", Json::object()));
+  CAF_CHECK(contains(agent.dump(), "Unknown tool `agent`"));
+  auto described = text_of(c->call("tools/call", tool_call("describe_tools", Json::object())));
+  CAF_CHECK(contains(described, "shell"));
+  CAF_CHECK(!contains(described, "foreach"));
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }

@@ -19,6 +19,7 @@
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_token.hpp"
 #include "runtime/process/io_thread.hpp"
+#include "tools/builtin_tools.hpp"
 
 namespace jp {
 
@@ -118,7 +119,13 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
             double idle_secs) {
   IoThread io{io_poll(config->runtime)};
   auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
-  config = mcp.config;
+  // Not the tools that start sub-agents: a client's calls are no agent loop, so each
+  // call of them could only fail (and describe_tools would name them).
+  auto served = std::make_shared<Config>(*mcp.config);
+  for (auto name : {agent_tool_name, foreach_tool_name})
+    if (auto it = served->tools.find(name); it != served->tools.end() && it->second.source == "builtin")
+      served->tools.erase(it);
+  config = served;
   install_signal_shutdown(config->runtime.abort_grace_secs);
   RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                          client_tls(*config)};

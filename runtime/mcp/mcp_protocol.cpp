@@ -1,10 +1,8 @@
 #include "runtime/mcp/mcp_protocol.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "tools/builtin_tools.hpp"
 #include "tools/schema.hpp"
 
 namespace jp::mcp {
@@ -61,15 +59,7 @@ Json initialize_result(std::string_view requested_version) {
 }
 
 Json tools_list_result(const Config& config) {
-  // Not the tools that start sub-agents: a client's calls are no agent loop, so
-  // each of their calls could only fail.
-  auto tools = tool_declarations(config, dialect::mcp);
-  std::erase_if(tools.as_array(), [&](const Json& t) {
-    auto it = config.tools.find(std::string(t.string_at("name")));
-    return it != config.tools.end() && it->second.source == "builtin" &&
-           (it->first == agent_tool_name || it->first == foreach_tool_name);
-  });
-  return Json::object().set("tools", std::move(tools));
+  return Json::object().set("tools", tool_declarations(config, dialect::mcp));
 }
 
 Json call_tool_result(const CallResult& r) {
