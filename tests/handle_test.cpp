@@ -322,6 +322,37 @@ CAF_TEST(keys sent to a pipe tool are refused and nothing is written) {
   CAF_CHECK(!contains(said, "Enter"));
 }
 
+CAF_TEST(ctrl-c after a line reaches the tool once it read the line) {
+  // As a terminal's: the line typed before Ctrl-C is read first. The tool reads it
+  // only once the test opens a FIFO; before, the signal came while it waited there,
+  // and the line was lost.
+  auto go = dir.path / "go";
+  CAF_REQUIRE_EQUAL(::mkfifo(go.c_str(), 0600), 0);
+  ask<HandleReport>(registry, spawn_atom::value, std::string("line"),
+                    shell("trap 'echo \"interrupted after $line\"; exit 5' INT; read x < '" + go.string() +
+                          "'; read line; sleep 1000 & wait"));
+  pid_t pid = 0;
+  auto until = std::chrono::steady_clock::now() + bound; // against a hang only
+  while ((pid = child_with(go.string())) == 0 || !blocked_in(pid, SYS_openat)) {
+    CAF_REQUIRE(std::chrono::steady_clock::now() < until);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  LookOptions now;
+  now.wait_ms = 0;
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("line"),
+                                     std::string(R"("abc\n\u0003")"), now);
+  CAF_CHECK_EQUAL(aerr, "");
+  // Within the second a Ctrl-C waits for the input before it. (Without a reader, the
+  // tool ended by the signal, nothing is written, and the check below says so.)
+  if (int fd = ::open(go.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC); fd >= 0) {
+    (void)!::write(fd, "\n", 1);
+    ::close(fd);
+  }
+  auto res = await_all(*this, {"line"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK(contains(a.state.content + res.completed[0].state.content, "interrupted after abc"));
+}
+
 CAF_TEST(apply with text before ctrl-c writes the text and interrupts even after ctrl-d) {
   // The trap reads what went in before the interrupt; a terminal's Ctrl-C reaches a job
   // whose input has ended, so the handle's does too.

@@ -58,6 +58,10 @@ constexpr auto kReapRetry = std::chrono::milliseconds(2);
 constexpr int kReapTries = 5000;
 // How long ~IoThread waits for its killed groups to be reaped.
 constexpr auto kShutdownWait = std::chrono::seconds(10);
+// A Ctrl-C waits for the input before it to be read: looked at this often, for at
+// most this long (a tool that reads no more gets it then).
+constexpr auto kInterruptPoll = std::chrono::milliseconds(2);
+constexpr auto kInterruptWait = std::chrono::seconds(1);
 
 std::string errno_text(int err) {
   return std::strerror(err);
@@ -398,10 +402,38 @@ public:
   }
 
   /// Ctrl-C for a pipe tool: SIGINT to its group, as a terminal sends it to its
-  /// foreground job (not to the session's other groups: those are background jobs).
+  /// foreground job (not to the session's other groups: those are background jobs),
+  /// once the tool has read the input given before it (a terminal's line is read
+  /// before its Ctrl-C), or after kInterruptWait if it reads no more.
   void interrupt() {
-    if (!leader_reaped_ && !terminating_)
+    if (leader_reaped_ || terminating_)
+      return;
+    if (interrupts_++ == 0)
+      interrupt_by_ = asio::steady_timer::clock_type::now() + kInterruptWait;
+    send_interrupts();
+  }
+
+  void send_interrupts() {
+    if (interrupts_ == 0 || leader_reaped_ || terminating_)
+      return;
+    if (input_unread() && asio::steady_timer::clock_type::now() < interrupt_by_) {
+      interrupt_timer_.emplace(io.context());
+      interrupt_timer_->expires_after(kInterruptPoll);
+      interrupt_timer_->async_wait([self = shared_from_this()](error_code ec) {
+        if (!ec)
+          self->send_interrupts();
+      });
+      return;
+    }
+    for (; interrupts_ > 0; --interrupts_)
       signal_group({SIGINT});
+  }
+
+  /// Whether input given is not read yet: queued here, or still in the pipe.
+  bool input_unread() {
+    int in_pipe = 0;
+    return !stdin_queue_.empty() || stdin_queued.load() > 0 ||
+           (stdin_ && ::ioctl(stdin_->native_handle(), FIONREAD, &in_pipe) == 0 && in_pipe > 0);
   }
 
   /// `sigs`, in turn, to the group, and for a session to every group of it (its
@@ -783,6 +815,11 @@ private:
   int reap_tries_ = 0;
   std::optional<asio::steady_timer> grace_timer_;
   std::optional<asio::steady_timer> reap_timer_;
+  // Ctrl-Cs asked and not sent yet (they wait for the input before them to be read),
+  // and until when they wait.
+  int interrupts_ = 0;
+  asio::steady_timer::time_point interrupt_by_;
+  std::optional<asio::steady_timer> interrupt_timer_;
   std::vector<std::function<void()>> on_gone_;
   std::vector<ProcStat> escaped_; // killed by an abort outside the group, not yet gone
   int escape_scans_pending_ = 0;  // signal_escaped calls the scan has not served yet
