@@ -429,3 +429,19 @@ CAF_TEST(close_room says what append takes before close has a spill tail to writ
   OutputBuffer unspilled(1000, "");
   CAF_CHECK_EQUAL(unspilled.close_room(), UINT64_MAX);
 }
+
+CAF_TEST(a cut output s tail starts at a line where one begins near) {
+  // A line's end alone ("96490" of 196490) would read as a line of its own.
+  temp_dir dir;
+  OutputBuffer buf(1000, (dir.path / "spill.log").string());
+  auto text = numbered(0, 1000); // 12 bytes a line
+  feed(buf, text, 4096);
+  auto taken = buf.take();
+  const std::string marker_end = "]…\n";
+  auto tail = taken.content.substr(taken.content.find(marker_end) + marker_end.size());
+  CAF_CHECK(tail.starts_with("line "));
+  CAF_CHECK(text.ends_with(tail));
+  // What was left out is counted to the byte.
+  CAF_CHECK_EQUAL(text.size() - taken.omitted, taken.content.substr(0, taken.content.find("\n…[")).size() + tail.size());
+  buf.close();
+}

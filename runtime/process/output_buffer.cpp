@@ -11,8 +11,20 @@
 #include <fmt/format.h>
 #include <mutex>
 #include <unistd.h>
+#include <atomic>
+#include <cctype>
 
 namespace jp {
+
+std::string spill_path_for(const std::string& dir, const std::string& id) {
+  static std::atomic<uint64_t> seq{0};
+  if (dir.empty())
+    return {};
+  std::string safe;
+  for (char c : id)
+    safe += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  return fmt::format("{}/{}-{}-{}-{}.log", dir, safe, ::getpid(), ++seq, random_name_part());
+}
 
 namespace {
 
@@ -229,6 +241,10 @@ OutputBuffer::Taken OutputBuffer::take() {
     if (tail.size() > tail_cap_)
       tail.remove_prefix(tail.size() - tail_cap_);
     tail.remove_prefix(utf8_skip(tail));
+    // From a line's start where one begins near: a line's end alone reads as a line
+    // of its own ("96490" of 196490).
+    if (auto nl = tail.find('\n'); nl != std::string_view::npos && nl < tail.size() / 8)
+      tail.remove_prefix(nl + 1);
     t.omitted = pending_ - head_.size() - tail.size();
     t.content = fmt::format("{}\n…[{} bytes omitted]…\n{}", head_, t.omitted, tail);
     t.spill_path = spill_path_;
