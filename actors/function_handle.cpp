@@ -13,6 +13,7 @@
 #include "messages/json.hpp"
 #include "messages/error_category.hpp"
 #include "messages/thrown_text.hpp"
+#include "runtime/process/output_buffer.hpp"
 
 namespace jp {
 
@@ -105,7 +106,21 @@ void stop(function_actor_t* self, ToolState state) {
   st.work->done = true;
   st.input = nullptr;
   state.kind = state_kind::stopped;
-  st.final = HandleReport{st.id, std::move(state), 0, {}, {}};
+  // Held to the output cap as a process's output is (its head and tail, the whole in
+  // a spill file): an MCP tool's megabyte would otherwise reach the model whole.
+  uint64_t omitted = 0;
+  std::string file;
+  if (st.spec.output_cap > 0 && state.content.size() > st.spec.output_cap) {
+    OutputBuffer out(st.spec.output_cap, spill_path_for(st.spec.spill_dir, st.id), st.spec.spill_root,
+                     SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes});
+    out.append(std::move(state.content));
+    out.close();
+    auto taken = out.take();
+    state.content = std::move(taken.content);
+    omitted = taken.omitted;
+    file = std::move(taken.spill_path);
+  }
+  st.final = HandleReport{st.id, std::move(state), omitted, std::move(file), {}};
   // The supervisor hears first: an abort's answer comes after its stopped report.
   self->send(st.supervisor, stopped_atom::value, st.final);
   answer_looks(self);

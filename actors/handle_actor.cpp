@@ -455,17 +455,6 @@ void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string
   self->send(st.registry, stopped_atom::value, st.final);
 }
 
-// Unique per handle ever started by this process: ids repeat across turns and agents.
-std::string spill_path(const LaunchSpec& spec, const std::string& id) {
-  static std::atomic<uint64_t> seq{0};
-  if (spec.spill_dir.empty())
-    return {};
-  std::string safe;
-  for (char c : id)
-    safe += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
-  // A random part: nobody can plant a file or link at the name before it is made.
-  return fmt::format("{}/{}-{}-{}-{}.log", spec.spill_dir, safe, ::getpid(), ++seq, random_name_part());
-}
 
 process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::string id, LaunchSpec spec,
                                                     IoThread* io, supervisor_actor registry) {
@@ -473,7 +462,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
   st.id = std::move(id);
   st.spec = std::move(spec);
   st.registry = std::move(registry);
-  st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, spill_path(st.spec, st.id), st.spec.spill_root,
+  st.out = std::make_unique<OutputBuffer>(st.spec.output_cap, spill_path_for(st.spec.spill_dir, st.id), st.spec.spill_root,
                                           SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes});
   if (st.spec.pty)
     st.term = std::make_unique<HandleTerminal>(st.spec.rows, st.spec.cols);

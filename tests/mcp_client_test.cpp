@@ -131,6 +131,23 @@ CAF_TEST(a server schema reaches the model as the server declared it but in gemi
   CAF_CHECK(!contains(gemini.out, R"("properties":{"a")"));
 }
 
+CAF_TEST(a big result is held to the output cap with the whole in a spill file) {
+  // As a process's output is: 100 kB from a server reached the model whole.
+  std::string big = std::string(100000, 'x') + "END";
+  auto r = run(steps({call("demo__echo", fmt::format(R"({{ text = "{}" }})", big))}));
+  JP_REQUIRE_OK(r);
+  auto said = content(results_of(r), "main", 1, 0);
+  CAF_CHECK_LESS(said.size(), 40000u);
+  CAF_CHECK(contains(said, "bytes omitted]…"));
+  CAF_CHECK(contains(said, "END\n[full output: "));
+  auto file = said.substr(said.find("[full output: ") + 14);
+  file.pop_back(); // ]
+  std::ifstream in(file);
+  std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK_EQUAL(whole, big);
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
 CAF_TEST(every kind of content reaches the assistant as text it can read) {
   // An embedded resource's text is shown, binary data named with its size; the image
   // goes to the model beside the text (below), named where it was.

@@ -13,6 +13,11 @@
 
 namespace jp {
 
+/// A new spill file's path in `dir` for handle `id` ("" when `dir` is): unique per
+/// handle ever started by this process (ids repeat across turns and agents), with a
+/// random part, so nobody can plant a file or link at the name before it is made.
+std::string spill_path_for(const std::string& dir, const std::string& id);
+
 struct SpillLimits {
   uint64_t max_bytes = 64ull << 20;     // one file: head and tail kept beyond, omission marked
   uint64_t budget_bytes = 512ull << 20; // its directory: the oldest files go first
