@@ -589,6 +589,16 @@ void finish_turn(loop_actor_t* self) {
             auto carry = undelivered;
             for (size_t i = 0; i < handles.size(); ++i) {
               auto& h = handles[i];
+              // Ended by the turn's end: the next turn's model would find it gone
+              // ("not found") with nothing saying why.
+              if (h.outcome == turn_end_outcome::aborted || h.outcome == turn_end_outcome::inquired_abort) {
+                carry.push_back(Notification{"tool", "tool.stopped", "info",
+                                             fmt::format("Handle `{}` ({}) was aborted as the turn ended (its "
+                                                         "tool's turn-end policy): it no longer runs",
+                                                         h.id, h.tool),
+                                             h.id});
+                continue;
+              }
               bool waited_unseen = h.outcome == turn_end_outcome::awaited ||
                                    (h.outcome == turn_end_outcome::inquired_wait && i >= answered);
               if (!waited_unseen || !h.state.stopped())

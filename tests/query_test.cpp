@@ -266,6 +266,26 @@ CAF_TEST(a stateful spawn and an await run across two rounds and the answer ends
                                                   "chat_response", "turn_end"}));
 }
 
+CAF_TEST(a handle the turn end aborted is named to the next turn) {
+  // Before, the next turn's model found it "not found", with nothing saying why.
+  FakeProviderServer server;
+  Workspace ws(server);
+  server.push({200, openai_call("call_1", "shell",
+                                Json::object().set("action", "spawn").set("id", "srv").set("wait_ms", 0).set("command",
+                                                                                                              "exec sleep 300"))});
+  server.push({200, openai_text("Started.")});
+  JP_REQUIRE_OK(ws.query("'start it'"));
+  server.push({200, openai_text("It is gone.")});
+  JP_REQUIRE_OK(ws.query("'is it up?'"));
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  auto msgs = messages_sent(seen[2]);
+  auto last = msgs.back().find("content")->as_string();
+  CAF_CHECK(contains(last, "Handle `srv` (shell) was aborted as the turn ended (its tool's turn-end policy): it no "
+                           "longer runs"));
+  CAF_CHECK(contains(last, "is it up?"));
+}
+
 CAF_TEST(a second query continues the conversation and new starts another) {
   FakeProviderServer server;
   Workspace ws(server, "anthropic");
