@@ -380,6 +380,12 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
           r.content = with_last_line(std::move(r.content), images_left_out(r.images.size(), false));
           r.images.clear();
         }
+        // Stopped by the user's interrupt, which ended what it ran: not a failure of
+        // its own, which the next turn's model might try again as it was.
+        if (st.interrupted && !r.ok)
+          r.content = with_last_line(std::move(r.content),
+                                     "[jp-actors: interrupted: the user ended the turn while this call ran, and what "
+                                     "it ran was ended with it]");
         // Recorded as it finishes: an interrupt later must not undo what it did. One
         // the turn's end answered already ("interrupted") is not answered twice.
         bool answered = st.unanswered.erase(id) == 0 && st.unanswered_recorded;

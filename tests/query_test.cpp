@@ -465,6 +465,27 @@ CAF_TEST(an interrupted turn keeps the responses of calls that ran and says whic
   CAF_CHECK(!contains(replayed, "not run"));
 }
 
+CAF_TEST(a one-shot call cut by an interrupt says so and not only that it was killed) {
+  // "aborted (killed by signal 15)" alone reads as a command that crashed, which the
+  // next turn's model might run again as it was.
+  FakeProviderServer server;
+  Workspace ws(server);
+  auto pidfile = ws.path("oneshot.pid");
+  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  server.push({200, openai_call("call_1", "shell", Json::object().set("command", command))});
+  Background q(ws, "run it");
+  pid_t child = 0;
+  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> child && child > 0; }));
+  ::kill(q.pid, SIGINT);
+  CAF_CHECK_EQUAL(q.wait(), 0);
+  std::string said;
+  for (auto& e : stored_events(ws))
+    if (e.find("event")->as_string() == "tool_call_response")
+      said = e.find("content")->as_string();
+  CAF_CHECK(contains(said, "[jp-actors: interrupted: the user ended the turn while this call ran, and what it ran "
+                           "was ended with it]"));
+}
+
 CAF_TEST(a question routed to the user is asked on the terminal while the assistant awaits) {
   FakeProviderServer server;
   Workspace ws(server, "openai", greet_asking_user());
