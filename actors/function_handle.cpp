@@ -134,7 +134,10 @@ ToolState result_of(const function_state& st, ToolState r) {
   if (!st.aborting)
     return r;
   auto said = r.ok ? r.content : r.error.message;
-  return ToolState::failure(ToolError{said.empty() ? "aborted" : "aborted: " + said, r.error.trace, false});
+  // "aborted" already (an MCP call's cancel): not said twice.
+  return ToolState::failure(
+    ToolError{said.empty() || said.starts_with("aborted") ? (said.empty() ? "aborted" : said) : "aborted: " + said,
+              r.error.trace, false});
 }
 
 void add_output(function_actor_t* self, const std::string& text) {

@@ -301,4 +301,11 @@ CAF_TEST(report names what it cannot read) {
   auto missing = cli_in(ws.path.string(), fmt::format("report {}/none.jsonl", ws.path.string()));
   CAF_CHECK_EQUAL(missing.status, 1);
   CAF_CHECK(contains(missing.out, "cannot read"));
+  // A last line cut short (a crash, a killed pipe) is dropped with a warning, as the
+  // conversation store drops it: the rest is reported.
+  ws.write("torn.jsonl", "{\"event\":\"turn_start\",\"agent\":\"a\"}\n{\"event\":\"turn_end\",\"agent\":\"a\"}\n"
+                         "{\"event\":\"tool_call_resp");
+  auto torn = cli_in(ws.path.string(), fmt::format("report {}/torn.jsonl", ws.path.string()));
+  CAF_CHECK_EQUAL(torn.status, 0);
+  CAF_CHECK(contains(torn.out, "torn.jsonl:3: dropped the last line: it has no newline"));
 }

@@ -324,6 +324,7 @@ CAF_TEST(a stateful MCP call is a handle with progress in fetch and awaited with
   auto aborted = content(res, "main", 4, 1);
   CAF_CHECK(contains(aborted, R"("state":"stopped")"));
   CAF_CHECK(contains(aborted, "aborted"));
+  CAF_CHECK(!contains(aborted, "aborted: aborted"));
   CAF_CHECK(contains(content(res, "main", 5, 0), "after the cancel"));
   // The server heard of it: notifications/cancelled for that request.
   std::ifstream in(log);

@@ -239,6 +239,14 @@ int report_file(const std::string& path, bool json) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     auto e = Json::parse(line);
+    // A last line without its newline is one a crash (or a killed pipe) cut short,
+    // as the conversation store takes it: the report is of the rest.
+    if ((!e || !e->is_object() || !e->find("event")) && in.eof()) {
+      std::fprintf(stderr, "jp-actors: warning: %s:%zu: dropped the last line: it has no newline, so it was cut "
+                           "short while it was written\n",
+                   path.c_str(), n);
+      break;
+    }
     if (!e || !e->is_object() || !e->find("event"))
       return fail(fmt::format("{}:{}: not an event (a JSON object with \"event\"): expected the output of "
                               "`run --json` or `query --json`, or a conversation's events.jsonl",
