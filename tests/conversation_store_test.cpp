@@ -697,3 +697,33 @@ CAF_TEST(the memory store behaves the same) {
   CAF_CHECK_EQUAL((*list)[with_events].first_prompt, "list the files");
   CAF_CHECK((*list)[1 - with_events].active);
 }
+
+CAF_TEST(a conversation is held by one process at a time and a planted in use file is refused) {
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto root = tmp.path / "ws" / ".jp" / "conversations";
+  FileConversationStore store(root.string(), (tmp.path / "ws").string());
+  auto id = store.create();
+  CAF_REQUIRE(id.ok());
+  {
+    auto first = store.hold(*id);
+    CAF_REQUIRE(first.ok());
+    auto second = FileConversationStore(root.string()).hold(*id);
+    CAF_REQUIRE(!second.ok());
+    CAF_CHECK(contains(second.error(), "conversation " + *id + " is in use by another jp-actors"));
+  }
+  CAF_CHECK(store.hold(*id).ok()); // let go with the first
+  // The workspace's: a link there is not followed, nor a second name of a file used.
+  fs::remove(root / *id / "in-use");
+  std::ofstream(tmp.path / "victim") << "precious";
+  fs::create_symlink(tmp.path / "victim", root / *id / "in-use");
+  auto linked = store.hold(*id);
+  CAF_REQUIRE(!linked.ok());
+  CAF_CHECK(contains(linked.error(), "is a link"));
+  fs::remove(root / *id / "in-use");
+  fs::create_hard_link(tmp.path / "victim", root / *id / "in-use");
+  auto named = store.hold(*id);
+  CAF_REQUIRE(!named.ok());
+  CAF_CHECK(contains(named.error(), "not a conversation file of yours"));
+  CAF_CHECK_EQUAL(read_text((tmp.path / "victim").string()), "precious");
+}

@@ -486,6 +486,28 @@ CAF_TEST(a one-shot call cut by an interrupt says so and not only that it was ki
                            "was ended with it]"));
 }
 
+CAF_TEST(a conversation in use by one query is refused to another) {
+  // Two at once each took the other's prompts and calls for its own history.
+  FakeProviderServer server;
+  Workspace ws(server);
+  auto pidfile = ws.path("busy.pid");
+  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  server.push({200, openai_call("call_1", "shell", Json::object().set("command", command))});
+  server.push({200, openai_text("Stopped.")});
+  Background q(ws, "run it");
+  pid_t child = 0;
+  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> child && child > 0; }));
+  auto second = ws.query("'me too'");
+  CAF_CHECK_EQUAL(second.status, 1);
+  CAF_CHECK(contains(second.out, "is in use by another jp-actors (a query still running in it); wait for it to "
+                                 "end, or ask in a new conversation with --new"));
+  CAF_CHECK_EQUAL(server.requests().size(), 1u); // the second asked nothing
+  ::kill(q.pid, SIGINT);
+  CAF_CHECK_EQUAL(q.wait(), 0);
+  // Once it ended, the conversation is free again.
+  JP_REQUIRE_OK(ws.query("'now?'"));
+}
+
 CAF_TEST(a question routed to the user is asked on the terminal while the assistant awaits) {
   FakeProviderServer server;
   Workspace ws(server, "openai", greet_asking_user());

@@ -131,13 +131,22 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   if (!assistant)
     return fail(assistant.error());
   std::shared_ptr<ConversationStore> store;
+  std::shared_ptr<FileConversationStore> files;
   if (options.keep_conversation)
-    store = std::make_shared<FileConversationStore>(state_path(*config, "conversations"), config->workspace);
+    store = files = std::make_shared<FileConversationStore>(state_path(*config, "conversations"), config->workspace);
   else
     store = std::make_shared<MemoryConversationStore>();
   auto id = conversation_for(*store, options.new_conversation);
   if (!id)
     return fail(id.error());
+  // One query at a time continues a conversation (held until this returns).
+  ConversationHold held;
+  if (files) {
+    auto hold = files->hold(*id);
+    if (!hold)
+      return fail(hold.error());
+    held = std::move(*hold);
+  }
   if (auto loaded = store->load(*id); loaded)
     for (auto& w : loaded->warnings)
       std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());

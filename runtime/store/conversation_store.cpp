@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include "messages/conversation_event_codec.hpp"
@@ -742,6 +743,50 @@ Status FileConversationStore::set_active(const std::string& id) {
   }
   sync_dir(root_);
   return Status::ok();
+}
+
+ConversationHold& ConversationHold::operator=(ConversationHold&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
+}
+
+ConversationHold::~ConversationHold() {
+  if (fd_ >= 0)
+    ::close(fd_); // and the lock with it
+}
+
+Result<ConversationHold> FileConversationStore::hold(const std::string& id) {
+  if (auto valid = check_id(id); !valid)
+    return Error{valid.error};
+  if (auto ok = unlinked(id); !ok)
+    return Error{ok.error};
+  auto path = dir(id) + "/in-use";
+  // Made if missing, never through a link; only locked, never written.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
+  if (fd < 0)
+    return Error{errno == ELOOP ? fmt::format("{} is a link: not used; remove it", path)
+                                : fmt::format("cannot open {}: {}", path, errno_text())};
+  struct stat st {};
+  if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1) {
+    ::close(fd);
+    return Error{fmt::format("{} is not a conversation file of yours (a regular file with no other name): not "
+                             "used; remove it",
+                             path)};
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    auto busy = errno == EWOULDBLOCK;
+    auto why = errno_text();
+    ::close(fd);
+    return Error{busy ? fmt::format("conversation {} is in use by another jp-actors (a query still running in "
+                                    "it); wait for it to end, or ask in a new conversation with --new",
+                                    id)
+                      : fmt::format("cannot lock {}: {}", path, why)};
+  }
+  return ConversationHold(fd);
 }
 
 // --- MemoryConversationStore ------------------------------------------------

@@ -69,6 +69,22 @@ public:
   virtual Status set_active(const std::string& id) = 0;
 };
 
+/// A conversation held by one process while it continues it (FileConversationStore::
+/// hold): let go when this goes.
+class ConversationHold {
+public:
+  ConversationHold() = default;
+  explicit ConversationHold(int fd) : fd_(fd) {}
+  ConversationHold(ConversationHold&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  ConversationHold& operator=(ConversationHold&& o) noexcept;
+  ConversationHold(const ConversationHold&) = delete;
+  ConversationHold& operator=(const ConversationHold&) = delete;
+  ~ConversationHold();
+
+private:
+  int fd_ = -1;
+};
+
 /// Conversations as files under `root` (created when the first conversation is).
 /// Thread-safe; other processes appending to the same conversation are excluded by
 /// a lock on its file. `root` below `trusted` (the workspace: someone's repository)
@@ -93,6 +109,10 @@ public:
   /// The events of conversation `id` as its file has them: images named by their
   /// files, none read (a listing, a transcript).
   Result<LoadedConversation> read_events(const std::string& id);
+  /// Holds conversation `id` for this process (a lock on its `in-use` file), or says
+  /// another process holds it: two queries continuing one conversation at once each
+  /// took the other's prompts and calls for its own history.
+  Result<ConversationHold> hold(const std::string& id);
 
 private:
   std::string dir(const std::string& id) const { return root_ + "/" + id; }
