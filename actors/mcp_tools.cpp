@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <chrono>
 #include <future>
 #include <mutex>
 #include <tuple>
@@ -185,6 +186,7 @@ std::string mcp_tool_name(const std::string& server, const std::string& tool) {
 
 McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
                          std::function<void(const std::string&)> warn) {
+  bool on_stderr = !warn; // the CLI's: a slow start is said there too
   if (!warn)
     warn = [](const std::string& text) { std::fprintf(stderr, "jp-actors: %s\n", text.c_str()); };
   McpTools out;
@@ -199,6 +201,22 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
     starts.push_back(std::async(std::launch::async, [&io, &server, &config] {
       return McpClient::start(io, server, config->workspace);
     }));
+  // A server that takes more than a second (one that hangs takes its whole
+  // start_timeout_secs, 120 by default) is named, so nobody waits on a silent command.
+  if (on_stderr) {
+    auto said_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    for (auto& start : starts)
+      if (start.wait_until(said_at) != std::future_status::ready)
+        break;
+    std::string slow;
+    size_t i = 0;
+    for (auto& [name, server] : config->mcp_servers)
+      if (starts[i++].wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+        slow += fmt::format("{}`{}` ({} s)", slow.empty() ? "" : ", ", name, server.start_timeout_secs);
+    if (!slow.empty())
+      std::fprintf(stderr, "jp-actors: waiting for MCP server %s to start (its start_timeout_secs; Ctrl-C stops)\n",
+                   slow.c_str());
+  }
   auto sets = std::make_shared<McpToolSets>(config, warn);
   size_t next = 0;
   for (auto& [name, server] : config->mcp_servers) {

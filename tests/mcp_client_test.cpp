@@ -354,6 +354,17 @@ CAF_TEST(a server that does not start is named with its stderr and the other ser
   CAF_CHECK(!contains(listed.out, "bad__echo"));
 }
 
+CAF_TEST(a server slow to start is named while the command waits for it) {
+  // One that never answers holds every command for its start_timeout_secs (120 by
+  // default): said after a second, not waited out in silence.
+  auto cfg = config("[mcp.servers.hangs]\ncommand = [\"sleep\", \"1000\"]\nstart_timeout_secs = 3\n");
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(contains(listed.out, "jp-actors: waiting for MCP server `hangs` (3 s) to start (its start_timeout_secs; "
+                                 "Ctrl-C stops)"));
+  CAF_CHECK(contains(listed.out, "demo__echo"));
+}
+
 CAF_TEST(servers start at once so one that starts as long as another takes does not wait for it) {
   // `a` answers initialize once `b` has started: one after the other, `a` would
   // wait out its start timeout (and `b` after it).
