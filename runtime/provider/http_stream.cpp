@@ -118,13 +118,20 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-/// Idle easy handles by origin, so the next request to a server goes over the
+/// A request's libcurl handles: its easy handle, run by a multi handle of its own,
+/// which keeps the connections (a request is waited on in slices, kPollSliceMs).
+struct CurlPair {
+  CURL* easy = nullptr;
+  CURLM* multi = nullptr;
+};
+
+/// Idle handles by origin, so the next request to a server goes over the
 /// connection (and TLS session) the last one left open instead of a new TCP and
 /// TLS handshake: one or two round trips and a certificate check saved per round of
-/// a tool loop. libcurl keeps a handle's connections in the handle; sharing one
-/// connection cache between threads is unsupported, so a handle is used by one
-/// request at a time and put back after it. Never destroyed: the OS closes what is
-/// left at exit, after OpenSSL may have been torn down.
+/// a tool loop. The multi handle keeps the connections; sharing one connection cache
+/// between threads is unsupported, so a pair is used by one request at a time and
+/// put back after it. Never destroyed: the OS closes what is left at exit, after
+/// OpenSSL may have been torn down.
 class HandlePool {
 public:
   static HandlePool& instance() {
@@ -132,41 +139,84 @@ public:
     return *pool;
   }
 
-  CURL* take(const std::string& origin) {
+  CurlPair take(const std::string& origin) {
     {
       std::lock_guard lock(mtx_);
       for (auto it = idle_.rbegin(); it != idle_.rend(); ++it)
         if (it->first == origin) {
-          CURL* curl = it->second;
+          auto pair = it->second;
           idle_.erase(std::next(it).base());
-          return curl;
+          return pair;
         }
     }
-    return curl_easy_init();
+    CurlPair pair{curl_easy_init(), curl_multi_init()};
+    if (!pair.easy || !pair.multi) {
+      cleanup(pair);
+      return {};
+    }
+    return pair;
   }
 
-  /// `curl`'s options reset (nothing of the request's is pointed to any longer), its
-  /// connections kept; the oldest idle handle goes past kMaxIdle.
-  void put_back(const std::string& origin, CURL* curl) {
-    curl_easy_reset(curl);
-    CURL* evicted = nullptr;
+  /// `pair`'s options reset (nothing of the request's is pointed to any longer), its
+  /// connections kept; the oldest idle pair goes past kMaxIdle.
+  void put_back(const std::string& origin, CurlPair pair) {
+    curl_easy_reset(pair.easy);
+    CurlPair evicted;
     {
       std::lock_guard lock(mtx_);
-      idle_.emplace_back(origin, curl);
+      idle_.emplace_back(origin, pair);
       if (idle_.size() > kMaxIdle) {
         evicted = idle_.front().second;
         idle_.erase(idle_.begin());
       }
     }
-    if (evicted)
-      curl_easy_cleanup(evicted);
+    cleanup(evicted);
   }
 
 private:
+  static void cleanup(CurlPair pair) {
+    if (pair.easy)
+      curl_easy_cleanup(pair.easy);
+    if (pair.multi)
+      curl_multi_cleanup(pair.multi);
+  }
+
   static constexpr std::size_t kMaxIdle = 16;
   std::mutex mtx_;
-  std::vector<std::pair<std::string, CURL*>> idle_; // oldest first
+  std::vector<std::pair<std::string, CurlPair>> idle_; // oldest first
 };
+
+/// How long a request waits for its socket before its own checks run again (a
+/// cancel, its idle timeout): libcurl's progress callback runs about once a second
+/// on an idle connection, so a Ctrl-C during a model's silence waited up to that.
+constexpr int kPollSliceMs = 50;
+
+/// curl_easy_perform, in slices: the request's checks (on_progress) run after each.
+CURLcode perform(CurlPair pair, Exchange& x) {
+  if (curl_multi_add_handle(pair.multi, pair.easy) != CURLM_OK)
+    return CURLE_FAILED_INIT;
+  CURLcode rc = CURLE_OK;
+  for (int running = 1;;) {
+    if (curl_multi_perform(pair.multi, &running) != CURLM_OK) {
+      rc = CURLE_FAILED_INIT;
+      break;
+    }
+    if (!running) {
+      int left = 0;
+      while (CURLMsg* m = curl_multi_info_read(pair.multi, &left))
+        if (m->msg == CURLMSG_DONE && m->easy_handle == pair.easy)
+          rc = m->data.result;
+      break;
+    }
+    if (on_progress(&x, 0, 0, 0, 0) != 0) {
+      rc = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
+    curl_multi_poll(pair.multi, nullptr, 0, kPollSliceMs, nullptr);
+  }
+  curl_multi_remove_handle(pair.multi, pair.easy);
+  return rc;
+}
 
 /// scheme://host:port of `url` (what a kept connection is good for).
 std::string origin_of(const std::string& url) {
@@ -184,7 +234,8 @@ HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
   global_init();
   Exchange x{limits, on_body, cancelled, on_head, {}};
   auto origin = origin_of(post.url);
-  CURL* curl = HandlePool::instance().take(origin);
+  auto pair = HandlePool::instance().take(origin);
+  CURL* curl = pair.easy;
   if (!curl) {
     x.result.failure = http_failure::transport;
     x.result.failure_text = "cannot initialise libcurl";
@@ -218,7 +269,7 @@ HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
   // A connection idle longer is not used again: a NAT or proxy may have dropped it
   // without a word, and the request would wait out idle_timeout on it.
   curl_easy_setopt(curl, CURLOPT_MAXAGE_CONN, 30L);
-  auto rc = curl_easy_perform(curl);
+  auto rc = perform(pair, x);
   if (rc != CURLE_OK && !x.stopped_by_us) {
     x.result.failure_text = error[0] ? error : curl_easy_strerror(rc);
     x.result.failure = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
@@ -227,7 +278,7 @@ HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
                            ? http_failure::connect
                            : http_failure::transport;
   }
-  HandlePool::instance().put_back(origin, curl);
+  HandlePool::instance().put_back(origin, pair);
   curl_slist_free_all(headers);
   return x.result;
 }
