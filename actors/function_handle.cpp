@@ -108,17 +108,21 @@ void stop(function_actor_t* self, ToolState state) {
   state.kind = state_kind::stopped;
   // Held to the output cap as a process's output is (its head and tail, the whole in
   // a spill file): an MCP tool's megabyte would otherwise reach the model whole.
+  // A failure's text is its error's message (an MCP result marked isError).
   uint64_t omitted = 0;
   std::string file;
-  if (st.spec.output_cap > 0 && state.content.size() > st.spec.output_cap) {
-    OutputBuffer out(st.spec.output_cap, spill_path_for(st.spec.spill_dir, st.id), st.spec.spill_root,
-                     SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes});
-    out.append(std::move(state.content));
+  for (auto* text : {&state.content, &state.error.message}) {
+    if (st.spec.output_cap == 0 || text->size() <= st.spec.output_cap)
+      continue;
+    OutputBuffer out(st.spec.output_cap, file.empty() ? spill_path_for(st.spec.spill_dir, st.id) : std::string(),
+                     st.spec.spill_root, SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes});
+    out.append(std::move(*text));
     out.close();
     auto taken = out.take();
-    state.content = std::move(taken.content);
-    omitted = taken.omitted;
-    file = std::move(taken.spill_path);
+    *text = std::move(taken.content);
+    omitted += taken.omitted;
+    if (file.empty())
+      file = std::move(taken.spill_path);
   }
   st.final = HandleReport{st.id, std::move(state), omitted, std::move(file), {}};
   // The supervisor hears first: an abort's answer comes after its stopped report.
@@ -136,8 +140,7 @@ ToolState result_of(const function_state& st, ToolState r) {
   auto said = r.ok ? r.content : r.error.message;
   // "aborted" already (an MCP call's cancel): not said twice.
   return ToolState::failure(
-    ToolError{said.empty() || said.starts_with("aborted") ? (said.empty() ? "aborted" : said) : "aborted: " + said,
-              r.error.trace, false});
+    ToolError{said.empty() || said == "aborted" ? "aborted" : "aborted: " + said, r.error.trace, false});
 }
 
 void add_output(function_actor_t* self, const std::string& text) {

@@ -380,12 +380,12 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
           r.content = with_last_line(std::move(r.content), images_left_out(r.images.size(), false));
           r.images.clear();
         }
-        // Stopped by the user's interrupt, which ended what it ran: not a failure of
-        // its own, which the next turn's model might try again as it was.
-        if (st.interrupted && !r.ok)
+        // Ended by the turn's interrupt (its abort): not a failure of its own, which
+        // the next turn's model might try again as it was.
+        if (st.interrupted && !r.ok && r.content.starts_with("aborted"))
           r.content = with_last_line(std::move(r.content),
-                                     "[jp-actors: interrupted: the user ended the turn while this call ran, and what "
-                                     "it ran was ended with it]");
+                                     "[jp-actors: interrupted: the turn was ended while this call ran, and what it "
+                                     "ran was ended with it]");
         // Recorded as it finishes: an interrupt later must not undo what it did. One
         // the turn's end answered already ("interrupted") is not answered twice.
         bool answered = st.unanswered.erase(id) == 0 && st.unanswered_recorded;
@@ -597,10 +597,13 @@ void finish_turn(loop_actor_t* self) {
               auto& h = handles[i];
               // Ended by the turn's end: the next turn's model would find it gone
               // ("not found") with nothing saying why.
-              if (h.outcome == turn_end_outcome::aborted || h.outcome == turn_end_outcome::inquired_abort) {
+              // (Not a one-shot run's, "#callN": no handle the model knew; its call
+              // says how it ended.)
+              if ((h.outcome == turn_end_outcome::aborted || h.outcome == turn_end_outcome::inquired_abort) &&
+                  !h.id.starts_with('#')) {
                 carry.push_back(Notification{"tool", "tool.stopped", "info",
-                                             fmt::format("Handle `{}` ({}) was aborted as the turn ended (its "
-                                                         "tool's turn-end policy): it no longer runs",
+                                             fmt::format("Handle `{}` ({}) was aborted as the turn ended: it no "
+                                                         "longer runs",
                                                          h.id, h.tool),
                                              h.id});
                 continue;

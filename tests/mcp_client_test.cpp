@@ -145,6 +145,13 @@ CAF_TEST(a big result is held to the output cap with the whole in a spill file) 
   std::ifstream in(file);
   std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CAF_CHECK_EQUAL(whole, big);
+  // A failure's text (isError) too.
+  auto failed = run(steps({call("demo__fail", fmt::format(R"({{ text = "{}" }})", big))}));
+  JP_REQUIRE_OK(failed);
+  auto failure = content(results_of(failed), "main", 1, 0);
+  CAF_CHECK_LESS(failure.size(), 40000u);
+  CAF_CHECK(contains(failure, "bytes omitted]…"));
+  CAF_CHECK(contains(failure, "END"));
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 

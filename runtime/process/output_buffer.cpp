@@ -242,7 +242,8 @@ OutputBuffer::Taken OutputBuffer::take() {
       tail.remove_prefix(tail.size() - tail_cap_);
     tail.remove_prefix(utf8_skip(tail));
     // From a line's start where one begins near: a line's end alone reads as a line
-    // of its own ("96490" of 196490).
+    // of its own ("96490" of 196490). (A tail that starts a line loses that line:
+    // what came before it is not always at hand, and the omission counts it.)
     if (auto nl = tail.find('\n'); nl != std::string_view::npos && nl < tail.size() / 8)
       tail.remove_prefix(nl + 1);
     t.omitted = pending_ - head_.size() - tail.size();

@@ -251,6 +251,9 @@ public:
   /// Bytes accepted by write_stdin and not yet written or dropped. Counted up on the
   /// caller's thread (so the limit holds without a round trip), down on the io thread.
   std::atomic<std::size_t> stdin_queued{0};
+  /// Bytes accepted by write_stdin ever (counted after stdin_queued): with it, what
+  /// the tool has read (input_read).
+  std::atomic<uint64_t> stdin_accepted{0};
 
   std::optional<descriptor> pidfd_;
   std::optional<descriptor> stdin_;
@@ -315,6 +318,7 @@ public:
       if (n > kStdinQueueLimit - queued)
         return false;
     } while (!stdin_queued.compare_exchange_weak(queued, queued + n));
+    stdin_accepted += n;
     return true;
   }
 
@@ -404,36 +408,48 @@ public:
   /// Ctrl-C for a pipe tool: SIGINT to its group, as a terminal sends it to its
   /// foreground job (not to the session's other groups: those are background jobs),
   /// once the tool has read the input given before it (a terminal's line is read
-  /// before its Ctrl-C), or after kInterruptWait if it reads no more.
-  void interrupt() {
+  /// before its Ctrl-C) -- not what came after it -- or after kInterruptWait if it
+  /// reads no more.
+  /// `input_before`: stdin_accepted when it was asked, on the asker's thread.
+  void interrupt(uint64_t input_before) {
     if (leader_reaped_ || terminating_)
       return;
-    if (interrupts_++ == 0)
-      interrupt_by_ = asio::steady_timer::clock_type::now() + kInterruptWait;
+    interrupts_.push_back({input_before, asio::steady_timer::clock_type::now() + kInterruptWait});
     send_interrupts();
   }
 
   void send_interrupts() {
-    if (interrupts_ == 0 || leader_reaped_ || terminating_)
-      return;
-    if (input_unread() && asio::steady_timer::clock_type::now() < interrupt_by_) {
-      interrupt_timer_.emplace(io.context());
-      interrupt_timer_->expires_after(kInterruptPoll);
-      interrupt_timer_->async_wait([self = shared_from_this()](error_code ec) {
-        if (!ec)
-          self->send_interrupts();
-      });
+    if (leader_reaped_ || terminating_) {
+      interrupts_.clear();
       return;
     }
-    for (; interrupts_ > 0; --interrupts_)
+    auto now = asio::steady_timer::clock_type::now();
+    auto read = input_read();
+    while (!interrupts_.empty() && (read >= interrupts_.front().input_before || now >= interrupts_.front().by)) {
       signal_group({SIGINT});
+      interrupts_.pop_front();
+    }
+    if (interrupts_.empty())
+      return;
+    interrupt_timer_.emplace(io.context());
+    interrupt_timer_->expires_after(kInterruptPoll);
+    interrupt_timer_->async_wait([self = shared_from_this()](error_code ec) {
+      if (!ec)
+        self->send_interrupts();
+    });
   }
 
-  /// Whether input given is not read yet: queued here, or still in the pipe.
-  bool input_unread() {
+  /// Bytes of input the tool has read, or that were dropped: all accepted but those
+  /// queued here and those still in the pipe. (Read in this order, a write racing it
+  /// makes it less, never more: a Ctrl-C waits, never comes early.) Once its stdin is
+  /// closed, what is left in the pipe cannot be told: all counts as read.
+  uint64_t input_read() {
+    auto accepted = stdin_accepted.load();
+    uint64_t pending = stdin_queued.load();
     int in_pipe = 0;
-    return !stdin_queue_.empty() || stdin_queued.load() > 0 ||
-           (stdin_ && ::ioctl(stdin_->native_handle(), FIONREAD, &in_pipe) == 0 && in_pipe > 0);
+    if (stdin_ && ::ioctl(stdin_->native_handle(), FIONREAD, &in_pipe) == 0 && in_pipe > 0)
+      pending += static_cast<uint64_t>(in_pipe);
+    return accepted > pending ? accepted - pending : 0;
   }
 
   /// `sigs`, in turn, to the group, and for a session to every group of it (its
@@ -518,6 +534,7 @@ public:
     ctl_.d.reset();
     grace_timer_.reset();
     reap_timer_.reset();
+    interrupt_timer_.reset();
     finished = true;
     if (told_not_closed)
       record_group_ended(pid, started.first, started.second); // reaped, only its let_go never ran
@@ -815,10 +832,13 @@ private:
   int reap_tries_ = 0;
   std::optional<asio::steady_timer> grace_timer_;
   std::optional<asio::steady_timer> reap_timer_;
-  // Ctrl-Cs asked and not sent yet (they wait for the input before them to be read),
-  // and until when they wait.
-  int interrupts_ = 0;
-  asio::steady_timer::time_point interrupt_by_;
+  // Ctrl-Cs asked and not sent yet, in order: each waits for the input before it to
+  // be read (input_read), until `by`.
+  struct PendingInterrupt {
+    uint64_t input_before;
+    asio::steady_timer::time_point by;
+  };
+  std::deque<PendingInterrupt> interrupts_;
   std::optional<asio::steady_timer> interrupt_timer_;
   std::vector<std::function<void()>> on_gone_;
   std::vector<ProcStat> escaped_; // killed by an abort outside the group, not yet gone
@@ -1004,6 +1024,7 @@ void ProcState::let_go() {
   pidfd_.reset();
   grace_timer_.reset();
   reap_timer_.reset();
+  interrupt_timer_.reset();
   gone_ = true;
   auto callbacks = std::move(on_gone_);
   on_gone_.clear();
@@ -1064,7 +1085,7 @@ public:
 
   void interrupt() override {
     if (!st_->finished)
-      st_->io.post([st = st_] { st->interrupt(); });
+      st_->io.post([st = st_, before = st_->stdin_accepted.load()] { st->interrupt(before); });
   }
 
   void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) override {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <curl/curl.h>
 #include <mutex>
 #include <optional>
@@ -189,16 +190,21 @@ private:
 /// How long a request waits for its socket before its own checks run again (a
 /// cancel, its idle timeout): libcurl's progress callback runs about once a second
 /// on an idle connection, so a Ctrl-C during a model's silence waited up to that.
-constexpr int kPollSliceMs = 50;
+constexpr int kPollSliceMs = 100;
 
 /// curl_easy_perform, in slices: the request's checks (on_progress) run after each.
-CURLcode perform(CurlPair pair, Exchange& x) {
-  if (curl_multi_add_handle(pair.multi, pair.easy) != CURLM_OK)
+/// A failure of the multi handle itself is said in `error`.
+CURLcode perform(CurlPair pair, Exchange& x, char* error) {
+  auto failed = [&](CURLMcode mc) {
+    std::snprintf(error, CURL_ERROR_SIZE, "libcurl: %s", curl_multi_strerror(mc));
     return CURLE_FAILED_INIT;
+  };
+  if (auto mc = curl_multi_add_handle(pair.multi, pair.easy); mc != CURLM_OK)
+    return failed(mc);
   CURLcode rc = CURLE_OK;
   for (int running = 1;;) {
-    if (curl_multi_perform(pair.multi, &running) != CURLM_OK) {
-      rc = CURLE_FAILED_INIT;
+    if (auto mc = curl_multi_perform(pair.multi, &running); mc != CURLM_OK) {
+      rc = failed(mc);
       break;
     }
     if (!running) {
@@ -212,7 +218,10 @@ CURLcode perform(CurlPair pair, Exchange& x) {
       rc = CURLE_ABORTED_BY_CALLBACK;
       break;
     }
-    curl_multi_poll(pair.multi, nullptr, 0, kPollSliceMs, nullptr);
+    if (auto mc = curl_multi_poll(pair.multi, nullptr, 0, kPollSliceMs, nullptr); mc != CURLM_OK) {
+      rc = failed(mc); // not polled again at once, at full speed
+      break;
+    }
   }
   curl_multi_remove_handle(pair.multi, pair.easy);
   return rc;
@@ -269,7 +278,7 @@ HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
   // A connection idle longer is not used again: a NAT or proxy may have dropped it
   // without a word, and the request would wait out idle_timeout on it.
   curl_easy_setopt(curl, CURLOPT_MAXAGE_CONN, 30L);
-  auto rc = perform(pair, x);
+  auto rc = perform(pair, x, error);
   if (rc != CURLE_OK && !x.stopped_by_us) {
     x.result.failure_text = error[0] ? error : curl_easy_strerror(rc);
     x.result.failure = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||

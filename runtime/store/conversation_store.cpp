@@ -777,14 +777,13 @@ Result<ConversationHold> FileConversationStore::hold(const std::string& id) {
                              "used; remove it",
                              path)};
   }
-  if (::flock(fd, LOCK_EX | LOCK_NB) < 0) {
-    auto busy = errno == EWOULDBLOCK;
-    auto why = errno_text();
+  // Only another holder refuses: a file system without locks (some NFS, FUSE) holds
+  // nothing, as the store's appends then lock nothing.
+  if (::flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
     ::close(fd);
-    return Error{busy ? fmt::format("conversation {} is in use by another jp-actors (a query still running in "
-                                    "it); wait for it to end, or ask in a new conversation with --new",
-                                    id)
-                      : fmt::format("cannot lock {}: {}", path, why)};
+    return Error{fmt::format("conversation {} is in use by another jp-actors (a query still running in it); wait "
+                             "for it to end, or ask in a new conversation with --new",
+                             id)};
   }
   return ConversationHold(fd);
 }
