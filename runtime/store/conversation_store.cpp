@@ -275,11 +275,11 @@ Status append_line(int fd, const std::string& line, const std::string& path) {
 }
 
 /// Opens `name` in `dirfd` (shown as `path`), a file of the store's: not through a
-/// link at its name, and one of ours.
+/// link at its name, and one of ours (made 0600 with O_CREAT in `flags`).
 Result<int> open_own_at(int dirfd, const std::string& name, const std::string& path, int flags) {
   // O_NONBLOCK: a FIFO planted in the workspace must not block the open (refused
   // below as not a regular file); cleared again for what is read and written.
-  int fd = ::openat(dirfd, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  int fd = ::openat(dirfd, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
   if (fd < 0)
     return Error{errno == ELOOP ? fmt::format("{} is a link: conversations are not kept through a link "
                                               "(it could point at any file of yours); remove it",
@@ -766,17 +766,10 @@ Result<ConversationHold> FileConversationStore::hold(const std::string& id) {
     return Error{ok.error};
   auto path = dir(id) + "/in-use";
   // Made if missing, never through a link; only locked, never written.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
-  if (fd < 0)
-    return Error{errno == ELOOP ? fmt::format("{} is a link: not used; remove it", path)
-                                : fmt::format("cannot open {}: {}", path, errno_text())};
-  struct stat st {};
-  if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1) {
-    ::close(fd);
-    return Error{fmt::format("{} is not a conversation file of yours (a regular file with no other name): not "
-                             "used; remove it",
-                             path)};
-  }
+  auto opened = open_own_at(AT_FDCWD, path, path, O_RDONLY | O_CREAT);
+  if (!opened)
+    return Error{opened.error()};
+  int fd = *opened;
   // Only another holder refuses: a file system without locks (some NFS, FUSE) holds
   // nothing, as the store's appends then lock nothing.
   if (::flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
