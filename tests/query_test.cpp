@@ -1138,7 +1138,14 @@ CAF_TEST(a sub-agent runs on the query's provider and its answer is the agent ca
   auto msgs = messages_sent(seen[2]);
   CAF_CHECK_EQUAL(msgs.back().find("role")->as_string(), "tool");
   CAF_CHECK_EQUAL(msgs.back().find("content")->as_string(), "There are 3 files.");
-  // Its events are logged under its path.
+  // A transcript (not --json) shows the sub-agent's own answer under its path.
+  server.push({200, openai_call("call_2", "agent", Json::object().set("prompt", "count again"))});
+  server.push({200, openai_text("Still 3 files here.")});
+  server.push({200, openai_text("Same.")});
+  Workspace piped(server);
+  auto transcript = piped.query("'ask again'");
+  JP_REQUIRE_OK(transcript);
+  CAF_CHECK(contains(transcript.out, "[assistant/#1] step 1: Still 3 files here."));
   if (!contains(r.stdout_text, R"("agent":"assistant/#1")"))
     CAF_FAIL("no event of the sub-agent in:\n" << r.stdout_text);
   // ...and kept in the parent's conversation, linked by that path, in order.
