@@ -235,6 +235,9 @@ void on_one(mcp_actor_t* self, Json* msg) {
                 fmt::format("a message must be a JSON-RPC 2.0 object, got {}", msg->type_name()));
   auto* method = msg->find("method");
   auto* id = msg->find("id");
+  if (auto* version = msg->find("jsonrpc"); version && !(version->is_string() && version->as_string() == "2.0"))
+    return fail(self, id && mcp::request_id(*id) ? *mcp::request_id(*id) : Json(), mcp::invalid_request,
+                fmt::format("\"jsonrpc\" must be \"2.0\", got {}", cut_text(version->dump(), 40)));
   if (!method) {
     st.requests->answered(*msg); // a response to one of ours; any other is ignored
     return;
@@ -257,12 +260,17 @@ void on_one(mcp_actor_t* self, Json* msg) {
     return;
   }
   if (m == "initialize") {
+    // Once: a second would change the version (batches, elicitation) under the
+    // session's calls and handles.
+    if (st.turn)
+      return fail(self, *id, mcp::invalid_request,
+                  fmt::format("this session is initialized already (protocol version {}); a new session is a new "
+                              "connection (stdio) or an initialize without Mcp-Session-Id (HTTP)",
+                              st.version));
     auto* version = params.find("protocolVersion");
     st.version = mcp::negotiate_version(version && version->is_string() ? version->as_string() : std::string());
-    if (!st.turn) {
-      st.turn = st.make_turn(permission_asker(st.requests, params));
-      self->link_to(st.turn); // the session's turn ends with it
-    }
+    st.turn = st.make_turn(permission_asker(st.requests, params));
+    self->link_to(st.turn); // the session's turn ends with it
     return respond(self, mcp::response(*id, mcp::initialize_result(st.version)));
   }
   if (m == "ping")

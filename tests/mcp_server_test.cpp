@@ -172,16 +172,31 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   auto early = c->call("tools/list");
   CAF_CHECK(contains(early.dump(), "send initialize first"));
   CAF_CHECK(c->call("ping").find("result") != nullptr);
-  for (auto [asked, answered] : {std::pair{"2024-11-05", "2024-11-05"}, std::pair{"2025-06-18", "2025-06-18"},
-                                 std::pair{"1999-01-01", "2025-06-18"}}) {
-    auto init = c->call("initialize", Json::object().set("protocolVersion", asked));
+  // A session each: one is initialized once.
+  for (auto [asked, answered] : {std::pair{"2024-11-05", "2024-11-05"}, std::pair{"1999-01-01", "2025-06-18"}}) {
+    auto other = start();
+    auto init = other->call("initialize", Json::object().set("protocolVersion", asked));
     CAF_REQUIRE(init.find("result"));
-    auto& r = *init.find("result");
-    CAF_CHECK_EQUAL(r.find("protocolVersion")->as_string(), answered);
-    CAF_CHECK_EQUAL(r.find("serverInfo")->find("name")->as_string(), "jp-actors");
-    CAF_CHECK(r.find("capabilities")->find("tools") != nullptr);
-    CAF_CHECK(contains(r.find("instructions")->as_string(), "await"));
+    CAF_CHECK_EQUAL(init.find("result")->find("protocolVersion")->as_string(), answered);
+    other->close_input();
+    CAF_CHECK_EQUAL(other->wait_exit(), 0);
   }
+  auto init = c->call("initialize", Json::object().set("protocolVersion", "2025-06-18"));
+  CAF_REQUIRE(init.find("result"));
+  auto& r = *init.find("result");
+  CAF_CHECK_EQUAL(r.find("protocolVersion")->as_string(), "2025-06-18");
+  CAF_CHECK_EQUAL(r.find("serverInfo")->find("name")->as_string(), "jp-actors");
+  CAF_CHECK(r.find("capabilities")->find("tools") != nullptr);
+  CAF_CHECK(contains(r.find("instructions")->as_string(), "await"));
+  // Once: a second would change the version under the session's calls.
+  auto again = c->call("initialize", Json::object().set("protocolVersion", "2024-11-05"));
+  CAF_CHECK_EQUAL(error_code(again), -32600);
+  CAF_CHECK(contains(error_message(again), "this session is initialized already (protocol version 2025-06-18)"));
+  // JSON-RPC 2.0 alone.
+  c->send(Json::object().set("jsonrpc", "1.0").set("id", 99).set("method", "ping"));
+  auto old = c->next();
+  CAF_CHECK_EQUAL(error_code(old), -32600);
+  CAF_CHECK(contains(error_message(old), "\"jsonrpc\" must be \"2.0\""));
   auto list = c->call("tools/list");
   CAF_REQUIRE(list.find("result"));
   std::map<std::string, Json> tools;
