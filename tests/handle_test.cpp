@@ -353,6 +353,37 @@ CAF_TEST(ctrl-c after a line reaches the tool once it read the line) {
   CAF_CHECK(contains(a.state.content + res.completed[0].state.content, "interrupted after abc"));
 }
 
+CAF_TEST(ctrl-c after ctrl-d reaches the tool once it read the line before) {
+  // Its input ended (the pipe's writer closed), the line is still in the pipe: the
+  // Ctrl-C waits for it to be read as before the end.
+  auto go = dir.path / "go";
+  CAF_REQUIRE_EQUAL(::mkfifo(go.c_str(), 0600), 0);
+  ask<HandleReport>(registry, spawn_atom::value, std::string("ended"),
+                    shell("trap 'echo \"interrupted after $line\"; exit 5' INT; read x < '" + go.string() +
+                          "'; read line; sleep 1000 & wait"));
+  pid_t pid = 0;
+  auto until = std::chrono::steady_clock::now() + bound; // against a hang only
+  while ((pid = child_with(go.string())) == 0 || !blocked_in(pid, SYS_openat)) {
+    CAF_REQUIRE(std::chrono::steady_clock::now() < until);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  LookOptions now;
+  now.wait_ms = 0;
+  auto [e, eerr] = ask<HandleReport>(registry, apply_atom::value, std::string("ended"),
+                                     std::string(R"("abc\n\u0004")"), now);
+  CAF_CHECK_EQUAL(eerr, "");
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("ended"), std::string(R"("\u0003")"),
+                                     now);
+  CAF_CHECK_EQUAL(aerr, "");
+  if (int fd = ::open(go.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC); fd >= 0) {
+    (void)!::write(fd, "\n", 1);
+    ::close(fd);
+  }
+  auto res = await_all(*this, {"ended"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK(contains(e.state.content + a.state.content + res.completed[0].state.content, "interrupted after abc"));
+}
+
 CAF_TEST(apply with text before ctrl-c writes the text and interrupts even after ctrl-d) {
   // The trap reads what went in before the interrupt; a terminal's Ctrl-C reaches a job
   // whose input has ended, so the handle's does too.

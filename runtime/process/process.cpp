@@ -442,14 +442,30 @@ public:
   /// Bytes of input the tool has read, or that were dropped: all accepted but those
   /// queued here and those still in the pipe. (Read in this order, a write racing it
   /// makes it less, never more: a Ctrl-C waits, never comes early.) Once its stdin is
-  /// closed, what is left in the pipe cannot be told: all counts as read.
+  /// closed (Ctrl-D), the pipe is looked at through the probe kept then.
   uint64_t input_read() {
     auto accepted = stdin_accepted.load();
     uint64_t pending = stdin_queued.load();
     int in_pipe = 0;
-    if (stdin_ && ::ioctl(stdin_->native_handle(), FIONREAD, &in_pipe) == 0 && in_pipe > 0)
+    int fd = stdin_ ? stdin_->native_handle() : stdin_probe_;
+    if (fd >= 0 && ::ioctl(fd, FIONREAD, &in_pipe) == 0 && in_pipe > 0)
       pending += static_cast<uint64_t>(in_pipe);
     return accepted > pending ? accepted - pending : 0;
+  }
+
+  /// Before the caller's close of stdin (Ctrl-D): a read end of the same pipe, never
+  /// read, so a later Ctrl-C can still tell what the tool has not read (FIONREAD).
+  /// The tool sees its end of input all the same: that is the writers' closing.
+  void keep_stdin_probe() {
+    if (stdin_probe_ < 0 && stdin_ && !session) // (a terminal's master would open a new terminal)
+      stdin_probe_ = ::open(fmt::format("/proc/self/fd/{}", stdin_->native_handle()).c_str(),
+                            O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  }
+
+  void close_stdin_probe() {
+    if (stdin_probe_ >= 0)
+      ::close(stdin_probe_);
+    stdin_probe_ = -1;
   }
 
   /// `sigs`, in turn, to the group, and for a session to every group of it (its
@@ -535,6 +551,7 @@ public:
     grace_timer_.reset();
     reap_timer_.reset();
     interrupt_timer_.reset();
+    close_stdin_probe();
     finished = true;
     if (told_not_closed)
       record_group_ended(pid, started.first, started.second); // reaped, only its let_go never ran
@@ -743,8 +760,10 @@ private:
     if (!stdin_ || stdin_writing_)
       return;
     if (stdin_queue_.empty()) {
-      if (stdin_close_requested_)
+      if (stdin_close_requested_) {
+        keep_stdin_probe();
         close_stdin_fd();
+      }
       return;
     }
     stdin_writing_ = true;
@@ -840,6 +859,7 @@ private:
   };
   std::deque<PendingInterrupt> interrupts_;
   std::optional<asio::steady_timer> interrupt_timer_;
+  int stdin_probe_ = -1; // keep_stdin_probe's, while the group lives
   std::vector<std::function<void()>> on_gone_;
   std::vector<ProcStat> escaped_; // killed by an abort outside the group, not yet gone
   int escape_scans_pending_ = 0;  // signal_escaped calls the scan has not served yet
@@ -1025,6 +1045,7 @@ void ProcState::let_go() {
   grace_timer_.reset();
   reap_timer_.reset();
   interrupt_timer_.reset();
+  close_stdin_probe();
   gone_ = true;
   auto callbacks = std::move(on_gone_);
   on_gone_.clear();
