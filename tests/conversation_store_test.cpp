@@ -471,21 +471,32 @@ std::string data_of(const Json& event, size_t i) {
 
 } // namespace
 
+/// A file store in a temporary directory, holding one conversation.
+struct OneConversation {
+  testing::temp_dir tmp;
+  std::filesystem::path root = tmp.path / "conversations";
+  FileConversationStore store{root.string()};
+  std::string id = made(store);
+
+  static std::string made(FileConversationStore& store) {
+    auto id = store.create();
+    CAF_REQUIRE(id.ok());
+    return *id;
+  }
+};
+
 CAF_TEST(a tool s images are kept beside the events and only the newest are read back) {
   // A long session of screenshots: in the file of events they reached its 256 MiB
   // and the conversation could no longer be continued.
   namespace fs = std::filesystem;
-  testing::temp_dir tmp;
-  auto root = tmp.path / "conversations";
-  FileConversationStore store(root.string());
-  auto id = store.create();
-  CAF_REQUIRE(id.ok());
-  CAF_REQUIRE(store.append(*id, result_with({{"image/png", png}, {"image/jpeg", jpeg}})));
-  auto text = read_text((root / *id / "events.jsonl").string());
+  OneConversation c;
+  auto& [tmp, root, store, id] = c;
+  CAF_REQUIRE(store.append(id, result_with({{"image/png", png}, {"image/jpeg", jpeg}})));
+  auto text = read_text((root / id / "events.jsonl").string());
   CAF_CHECK(!contains(text, png));
   CAF_CHECK(contains(text, R"("media_type":"image/jpeg","file":")"));
   std::vector<std::string> kept;
-  for (auto& file : fs::directory_iterator(root / *id / "images")) {
+  for (auto& file : fs::directory_iterator(root / id / "images")) {
     kept.push_back(read_text(file.path().string()));
     struct stat st {};
     CAF_REQUIRE_EQUAL(::stat(file.path().c_str(), &st), 0);
@@ -493,7 +504,7 @@ CAF_TEST(a tool s images are kept beside the events and only the newest are read
   }
   std::sort(kept.begin(), kept.end());
   CAF_CHECK_EQUAL(kept, (std::vector<std::string>{jpeg, png}));
-  auto loaded = store.load(*id);
+  auto loaded = store.load(id);
   CAF_REQUIRE(loaded.ok());
   CAF_CHECK(loaded->warnings.empty());
   CAF_REQUIRE_EQUAL(loaded->events.size(), 1u);
@@ -502,8 +513,8 @@ CAF_TEST(a tool s images are kept beside the events and only the newest are read
 
   // Past what a request carries (the newest 20), the older are left unread.
   for (size_t i = 0; i + 1 < kRequestImagesMax; ++i)
-    CAF_REQUIRE(store.append(*id, result_with({{"image/png", png}})));
-  auto later = FileConversationStore(root.string()).load(*id);
+    CAF_REQUIRE(store.append(id, result_with({{"image/png", png}})));
+  auto later = FileConversationStore(root.string()).load(id);
   CAF_REQUIRE(later.ok());
   CAF_CHECK(later->warnings.empty());
   CAF_CHECK_EQUAL(data_of(later->events[0], 0), png);
@@ -519,13 +530,10 @@ CAF_TEST(a tool s images are kept beside the events and only the newest are read
 }
 
 CAF_TEST(images an older version kept in the events still load) {
-  testing::temp_dir tmp;
-  auto root = tmp.path / "conversations";
-  FileConversationStore store(root.string());
-  auto id = store.create();
-  CAF_REQUIRE(id.ok());
-  append_text((root / *id / "events.jsonl").string(), result_with({{"image/png", png}}).dump() + "\n");
-  auto loaded = store.load(*id);
+  OneConversation c;
+  auto& [tmp, root, store, id] = c;
+  append_text((root / id / "events.jsonl").string(), result_with({{"image/png", png}}).dump() + "\n");
+  auto loaded = store.load(id);
   CAF_REQUIRE(loaded.ok());
   CAF_CHECK_EQUAL(data_of(loaded->events[0], 0), png);
 }
@@ -650,17 +658,14 @@ CAF_TEST(a conversation whose images are gone says so once and loads) {
 
 CAF_TEST(a load reads the images a request carries by their bytes too and none of a sub agent) {
   namespace fs = std::filesystem;
-  testing::temp_dir tmp;
-  auto root = tmp.path / "conversations";
-  FileConversationStore store(root.string());
-  auto id = store.create();
-  CAF_REQUIRE(id.ok());
+  OneConversation c;
+  auto& [tmp, root, store, id] = c;
   // Four of 5 MiB: the newest three fit a request's 16 MiB.
   std::string big = "iVBORw0KGgoA" + std::string(kImageBase64Max - 12, 'A');
   for (int i = 0; i < 4; ++i)
-    CAF_REQUIRE(store.append(*id, result_with({{"image/png", big}})));
-  CAF_REQUIRE(store.append(*id, subagent_result())); // never read
-  auto loaded = store.load(*id);
+    CAF_REQUIRE(store.append(id, result_with({{"image/png", big}})));
+  CAF_REQUIRE(store.append(id, subagent_result())); // never read
+  auto loaded = store.load(id);
   CAF_REQUIRE(loaded.ok());
   CAF_CHECK(loaded->warnings.empty());
   CAF_CHECK_EQUAL(data_of(loaded->events[0], 0), "<none>");

@@ -322,15 +322,15 @@ CAF_TEST(keys sent to a pipe tool are refused and nothing is written) {
   CAF_CHECK(!contains(said, "Enter"));
 }
 
-CAF_TEST(ctrl-c after a line reaches the tool once it read the line) {
-  // As a terminal's: the line typed before Ctrl-C is read first. The tool reads it
-  // only once the test opens a FIFO; before, the signal came while it waited there,
-  // and the line was lost.
-  auto go = dir.path / "go";
+/// Handle `id` of a tool that reads a line only once the test opens FIFO `go`, and
+/// whose Ctrl-C trap says what it read: `inputs` are applied (each answered at once)
+/// while it waits at the FIFO, then it is let read. What it said in all.
+std::string interrupted_reader(real_runtime& rt, const std::string& id, const std::vector<std::string>& inputs) {
+  auto go = rt.dir.path / "go";
   CAF_REQUIRE_EQUAL(::mkfifo(go.c_str(), 0600), 0);
-  ask<HandleReport>(registry, spawn_atom::value, std::string("line"),
-                    shell("trap 'echo \"interrupted after $line\"; exit 5' INT; read x < '" + go.string() +
-                          "'; read line; sleep 1000 & wait"));
+  rt.ask<HandleReport>(rt.registry, spawn_atom::value, id,
+                       rt.shell("trap 'echo \"interrupted after $line\"; exit 5' INT; read x < '" + go.string() +
+                                "'; read line; sleep 1000 & wait"));
   pid_t pid = 0;
   auto until = std::chrono::steady_clock::now() + bound; // against a hang only
   while ((pid = child_with(go.string())) == 0 || !blocked_in(pid, SYS_openat)) {
@@ -339,49 +339,34 @@ CAF_TEST(ctrl-c after a line reaches the tool once it read the line) {
   }
   LookOptions now;
   now.wait_ms = 0;
-  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("line"),
-                                     std::string(R"("abc\n\u0003")"), now);
-  CAF_CHECK_EQUAL(aerr, "");
+  std::string said;
+  for (auto& input : inputs) {
+    auto [r, err] = rt.ask<HandleReport>(rt.registry, apply_atom::value, id, input, now);
+    CAF_CHECK_EQUAL(err, "");
+    said += r.state.content;
+  }
   // Within the second a Ctrl-C waits for the input before it. (Without a reader, the
-  // tool ended by the signal, nothing is written, and the check below says so.)
+  // tool ended by the signal, nothing is written, and the caller's check says so.)
   if (int fd = ::open(go.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC); fd >= 0) {
     (void)!::write(fd, "\n", 1);
     ::close(fd);
   }
-  auto res = await_all(*this, {"line"});
+  auto res = await_all(rt, {id});
   CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
-  CAF_CHECK(contains(a.state.content + res.completed[0].state.content, "interrupted after abc"));
+  return said + res.completed[0].state.content;
+}
+
+CAF_TEST(ctrl-c after a line reaches the tool once it read the line) {
+  // As a terminal's: the line typed before Ctrl-C is read first. Before, the signal
+  // came while the tool waited at the FIFO, and the line was lost.
+  CAF_CHECK(contains(interrupted_reader(*this, "line", {R"("abc\n\u0003")"}), "interrupted after abc"));
 }
 
 CAF_TEST(ctrl-c after ctrl-d reaches the tool once it read the line before) {
   // Its input ended (the pipe's writer closed), the line is still in the pipe: the
   // Ctrl-C waits for it to be read as before the end.
-  auto go = dir.path / "go";
-  CAF_REQUIRE_EQUAL(::mkfifo(go.c_str(), 0600), 0);
-  ask<HandleReport>(registry, spawn_atom::value, std::string("ended"),
-                    shell("trap 'echo \"interrupted after $line\"; exit 5' INT; read x < '" + go.string() +
-                          "'; read line; sleep 1000 & wait"));
-  pid_t pid = 0;
-  auto until = std::chrono::steady_clock::now() + bound; // against a hang only
-  while ((pid = child_with(go.string())) == 0 || !blocked_in(pid, SYS_openat)) {
-    CAF_REQUIRE(std::chrono::steady_clock::now() < until);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  LookOptions now;
-  now.wait_ms = 0;
-  auto [e, eerr] = ask<HandleReport>(registry, apply_atom::value, std::string("ended"),
-                                     std::string(R"("abc\n\u0004")"), now);
-  CAF_CHECK_EQUAL(eerr, "");
-  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("ended"), std::string(R"("\u0003")"),
-                                     now);
-  CAF_CHECK_EQUAL(aerr, "");
-  if (int fd = ::open(go.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC); fd >= 0) {
-    (void)!::write(fd, "\n", 1);
-    ::close(fd);
-  }
-  auto res = await_all(*this, {"ended"});
-  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
-  CAF_CHECK(contains(e.state.content + a.state.content + res.completed[0].state.content, "interrupted after abc"));
+  CAF_CHECK(contains(interrupted_reader(*this, "ended", {R"("abc\n\u0004")", R"("\u0003")"}),
+                     "interrupted after abc"));
 }
 
 CAF_TEST(apply with text before ctrl-c writes the text and interrupts even after ctrl-d) {

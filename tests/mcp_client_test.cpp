@@ -134,9 +134,12 @@ CAF_TEST(a server schema reaches the model as the server declared it but in gemi
 CAF_TEST(a big result is held to the output cap with the whole in a spill file) {
   // As a process's output is: 100 kB from a server reached the model whole.
   std::string big = std::string(100000, 'x') + "END";
-  auto r = run(steps({call("demo__echo", fmt::format(R"({{ text = "{}" }})", big))}));
-  JP_REQUIRE_OK(r);
-  auto said = content(results_of(r), "main", 1, 0);
+  auto answer_of = [&](const std::string& tool) {
+    auto r = run(steps({call(tool, fmt::format(R"({{ text = "{}" }})", big))}));
+    JP_REQUIRE_OK(r);
+    return content(results_of(r), "main", 1, 0);
+  };
+  auto said = answer_of("demo__echo");
   CAF_CHECK_LESS(said.size(), 40000u);
   CAF_CHECK(contains(said, "bytes omitted]…"));
   CAF_CHECK(contains(said, "END\n[full output: "));
@@ -146,9 +149,7 @@ CAF_TEST(a big result is held to the output cap with the whole in a spill file) 
   std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CAF_CHECK_EQUAL(whole, big);
   // A failure's text (isError) too.
-  auto failed = run(steps({call("demo__fail", fmt::format(R"({{ text = "{}" }})", big))}));
-  JP_REQUIRE_OK(failed);
-  auto failure = content(results_of(failed), "main", 1, 0);
+  auto failure = answer_of("demo__fail");
   CAF_CHECK_LESS(failure.size(), 40000u);
   CAF_CHECK(contains(failure, "bytes omitted]…"));
   CAF_CHECK(contains(failure, "END"));
