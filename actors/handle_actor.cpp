@@ -455,7 +455,6 @@ void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string
   self->send(st.registry, stopped_atom::value, st.final);
 }
 
-
 process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::string id, LaunchSpec spec,
                                                     IoThread* io, supervisor_actor registry) {
   auto& st = self->state;

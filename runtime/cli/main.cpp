@@ -182,25 +182,31 @@ int report_runs(const ReportBuilder& builder, bool json, const std::string& repo
   return 0;
 }
 
+/// Why `path` cannot be written ("" it can): an existing file you may write, or a new
+/// one in a directory you may write to.
+std::string unwritable(const std::string& path) {
+  std::error_code ec;
+  auto at = std::filesystem::absolute(path, ec);
+  if (std::filesystem::exists(at, ec)) {
+    if (std::filesystem::is_directory(at, ec))
+      return fmt::format("{} is a directory", path);
+    return ::access(at.c_str(), W_OK) == 0 ? "" : fmt::format("you may not write {}", path);
+  }
+  auto dir = at.parent_path();
+  if (!std::filesystem::is_directory(dir, ec) || ::access(dir.c_str(), W_OK) != 0)
+    return fmt::format("{} is not a directory you may write to", dir.string());
+  return "";
+}
+
 int run_script(std::shared_ptr<const Config> config, const std::string& path, bool json,
                const PermissionPolicy& permissions, const std::string& report_path) {
   auto script = load_script(path);
   if (!script)
     return fail(script.error());
   // Where the report goes is checked before anything runs (a run with a model costs).
-  if (!report_path.empty()) {
-    std::error_code ec;
-    auto path = std::filesystem::absolute(report_path);
-    auto why = std::filesystem::exists(path, ec)
-                 ? std::filesystem::is_directory(path, ec) ? fmt::format("{} is a directory", report_path)
-                   : ::access(path.c_str(), W_OK) != 0     ? fmt::format("you may not write {}", report_path)
-                                                            : std::string()
-               : !std::filesystem::is_directory(path.parent_path(), ec) || ::access(path.parent_path().c_str(), W_OK) != 0
-                 ? fmt::format("{} is not a directory you may write to", path.parent_path().string())
-                 : std::string();
-    if (!why.empty())
+  if (!report_path.empty())
+    if (auto why = unwritable(report_path); !why.empty())
       return fail(fmt::format("cannot write the report to {}: {}; nothing was run", report_path, why));
-  }
   IoThread io{io_poll(config->runtime)};
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);

@@ -11,7 +11,7 @@
 
 namespace jp {
 
-DirFd& DirFd::operator=(DirFd&& o) noexcept {
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0)
       ::close(fd_);
@@ -21,7 +21,7 @@ DirFd& DirFd::operator=(DirFd&& o) noexcept {
   return *this;
 }
 
-DirFd::~DirFd() {
+UniqueFd::~UniqueFd() {
   if (fd_ >= 0)
     ::close(fd_);
 }

@@ -10,21 +10,24 @@
 
 namespace jp {
 
-/// An open directory (closed with the object).
-class DirFd {
+/// An open file descriptor, closed with the object.
+class UniqueFd {
 public:
-  DirFd() = default;
-  explicit DirFd(int fd) : fd_(fd) {}
-  DirFd(DirFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  DirFd& operator=(DirFd&& o) noexcept;
-  DirFd(const DirFd&) = delete;
-  DirFd& operator=(const DirFd&) = delete;
-  ~DirFd();
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
   int get() const { return fd_; }
 
 private:
   int fd_ = -1;
 };
+
+/// An open directory.
+using DirFd = UniqueFd;
 
 /// Opens `root`/`relative`, creating what is missing (mode 0700 below `root`).
 /// `root` is trusted as it is; below it no component may be a link, and the last one must be a

@@ -15,7 +15,6 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <utility>
 #include <vector>
 
 #include "messages/conversation_event_codec.hpp"
@@ -743,20 +742,6 @@ Status FileConversationStore::set_active(const std::string& id) {
   }
   sync_dir(root_);
   return Status::ok();
-}
-
-ConversationHold& ConversationHold::operator=(ConversationHold&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0)
-      ::close(fd_);
-    fd_ = std::exchange(o.fd_, -1);
-  }
-  return *this;
-}
-
-ConversationHold::~ConversationHold() {
-  if (fd_ >= 0)
-    ::close(fd_); // and the lock with it
 }
 
 Result<ConversationHold> FileConversationStore::hold(const std::string& id) {

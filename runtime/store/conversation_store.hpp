@@ -28,6 +28,7 @@
 
 #include "../../messages/json.hpp"
 #include "../../messages/result.hpp"
+#include "../process/private_file.hpp"
 
 namespace jp {
 
@@ -70,20 +71,8 @@ public:
 };
 
 /// A conversation held by one process while it continues it (FileConversationStore::
-/// hold): let go when this goes.
-class ConversationHold {
-public:
-  ConversationHold() = default;
-  explicit ConversationHold(int fd) : fd_(fd) {}
-  ConversationHold(ConversationHold&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  ConversationHold& operator=(ConversationHold&& o) noexcept;
-  ConversationHold(const ConversationHold&) = delete;
-  ConversationHold& operator=(const ConversationHold&) = delete;
-  ~ConversationHold();
-
-private:
-  int fd_ = -1;
-};
+/// hold): its locked `in-use` file, let go when this goes.
+using ConversationHold = UniqueFd;
 
 /// Conversations as files under `root` (created when the first conversation is).
 /// Thread-safe; other processes appending to the same conversation are excluded by
