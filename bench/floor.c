@@ -3,7 +3,7 @@
 // non-blocking pipes and one epoll. Whatever jp-actors measures is compared
 // against the figures this program prints.
 //
-//   jp-floor W1..W7|W9 [--n N] [--bytes B]   one JSON line on stdout
+//   jp-floor W1..W7|W9|W10 [--n N] [--bytes B]   one JSON line on stdout
 //   jp-floor stamp DELAY_MS               child helper: sleep, print CLOCK_MONOTONIC ns
 //   jp-floor write BYTES                  child helper: write BYTES of 'x' to stdout
 //
@@ -715,6 +715,83 @@ static void w9(size_t n)
     free(lat);
 }
 
+// W10: how late a look answers. A look waits up to wait_ms, or less where the tool
+// waits for input, as an agent's `fetch` and `spawn` do: the floor is one poll() with
+// that timeout, and for a prompt the same rule as a handle's (quiet for SETTLE_MS
+// after the prompt, and the child blocked reading its stdin) tested as often as one
+// can.
+#define W10_WAIT_MS 20
+#define W10_SETTLE_MS 100
+
+// Whether pid sleeps in a read of its fd 0 (/proc/PID/syscall: "NR ARG0 ...").
+static bool reads_stdin(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0)
+        return false;
+    buf[r] = 0;
+    char *end;
+    long nr = strtol(buf, &end, 10);
+    return end != buf && nr == SYS_read && strtol(end, NULL, 16) == 0;
+}
+
+static void w10(size_t n)
+{
+    static const char *const argv_silent[] = { "/bin/sleep", "600", NULL };
+    static const char *const argv_prompt[] = { "/bin/sh", "-c", "printf 'name? '; read x; exit 0", NULL };
+    size_t prompts = n / 5 ? n / 5 : 1;
+    struct loop lp;
+    loop_init(&lp, 1 + prompts);
+    double *late = xcalloc(n, sizeof(double)), *prompt = xcalloc(prompts, sizeof(double));
+
+    spawn(&lp, 0, argv_silent, true);
+    struct child *s = &lp.kids[0];
+    for (size_t i = 0; i < n; i++) {
+        struct pollfd p = { .fd = s->out, .events = POLLIN };
+        uint64_t t0 = now_ns();
+        if (poll(&p, 1, W10_WAIT_MS) != 0)
+            die("W10: sleep's stdout woke a poll");
+        late[i] = us_since(t0) - W10_WAIT_MS * 1000.0;
+    }
+    sys(kill(-s->pid, SIGKILL), "kill");
+    next_exit(&lp);
+
+    for (size_t i = 0; i < prompts; i++) {
+        uint64_t t0 = now_ns();
+        spawn(&lp, 1 + i, argv_prompt, true);
+        struct child *c = &lp.kids[1 + i];
+        size_t seen = 0, want = strlen("name? ");
+        for (;;) {   // the prompt, then SETTLE_MS without output
+            struct pollfd p = { .fd = c->out, .events = POLLIN };
+            int r = poll(&p, 1, seen < want ? -1 : W10_SETTLE_MS);
+            if (r == 0)
+                break;
+            if (r < 0 && errno != EINTR)
+                die("poll: %s", strerror(errno));
+            ssize_t k = r > 0 ? read(c->out, g_buf, sizeof g_buf) : 0;
+            if (r > 0 && k <= 0)
+                die("W10: the prompt's child closed its stdout");
+            seen += r > 0 ? (size_t)k : 0;
+        }
+        while (!reads_stdin(c->pid))   // then whether it reads, every millisecond
+            poll(NULL, 0, 1);
+        prompt[i] = us_since(t0);
+        close_fd(&c->in);   // EOF: read fails, sh exits
+        expect_success(next_exit(&lp), "W10");
+    }
+    emit("W10", "late_p50_us", pct(late, n, 0.5), "late_p99_us", pct(late, n, 0.99), "prompt_p50_us",
+         pct(prompt, prompts, 0.5), "prompt_p99_us", pct(prompt, prompts, 0.99), NULL);
+    free(late);
+    free(prompt);
+    loop_done(&lp);
+}
+
 // ---------------------------------------------------------------- child helpers
 
 static int stamp_mode(long ms)
@@ -850,12 +927,13 @@ static const struct {
 } workloads[] = {
     { "W1", w1, 2000 }, { "W2", w2, 1000 }, { "W3", w3, 200 }, { "W4", w4, 1 },
     { "W5", w5, 2000 }, { "W6", w6, 5000 }, { "W7", w7, 10000 }, { "W9", w9, 2000 },
+    { "W10", w10, 100 },
 };
 
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        die("usage: jp-floor W1..W7|W9 [--n N] [--bytes B] [--samples FILE] [--cpu FILE] | stamp DELAY_MS | write BYTES");
+        die("usage: jp-floor W1..W7|W9|W10 [--n N] [--bytes B] [--samples FILE] [--cpu FILE] | stamp DELAY_MS | write BYTES");
     const char *mode = argv[1];
     if (strcmp(mode, "stamp") == 0 || strcmp(mode, "write") == 0) {
         if (argc != 3)

@@ -63,6 +63,9 @@ inline const std::vector<WorkloadSpec>& workload_specs() {
       {"spawn_rate_ratio", "×", abs_min, 0.5},
       {"local_spawns_per_s", "/s"},
       {"remote_spawns_per_s", "/s"}}},
+    // Not BENCH.md's: how late a look answers, after its wait_ms (20) on a silent tool,
+    // and from a prompt's spawn to its answer (waiting; settle_ms 100 included).
+    {"W10", {{"late_p50_us", "µs", abs_max, 1000}, {"late_p99_us", "µs"}, {"prompt_p50_us", "µs", ratio_max, 1.10}, {"prompt_p99_us", "µs"}}},
   };
   return specs;
 }

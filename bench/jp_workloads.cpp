@@ -74,6 +74,22 @@ required = true
 stateful = true
 actions = ["spawn", "fetch", "abort"]
 
+# W10: a silent tool that takes input (probed while idle, as a REPL is), and a
+# prompt; the floor runs the same commands.
+[conversation.tools.silent]
+summary = "sleep 600, stdin a pipe"
+command = {{ program = "/bin/sleep", args = ["600"] }}
+run = "unattended"
+[conversation.tools.silent.spawn]
+stateful = true
+
+[conversation.tools.asker]
+summary = "A prompt that waits for a line"
+command = {{ program = "/bin/sh", args = ["-c", "printf 'name? '; read x; exit 0"] }}
+run = "unattended"
+[conversation.tools.asker.spawn]
+stateful = true
+
 # W8: up to 1,000 sub-agents of the bench's turn at once (a foreach counts as one).
 [agents]
 max_concurrent = 1000
@@ -596,6 +612,74 @@ void w5(Driver& d, long n, Done done) {
   });
 }
 
+// W10's wait and the settle time it leaves to the tools' default (settle_ms 100), as
+// the floor's W10_WAIT_MS and W10_SETTLE_MS.
+constexpr long kW10WaitMs = 20;
+
+/// `n` fetches of a silent handle with wait_ms 20: how late each answers.
+void w10_deadlines(Driver& d, long n, std::shared_ptr<std::vector<double>> late, Then done) {
+  d.repeat(
+    n,
+    [&d, late](long, Then next) {
+      auto t0 = now_ns();
+      d.call("silent", fmt::format(R"({{"action":"fetch","id":"s","wait_ms":{}}})", kW10WaitMs),
+             [t0, late, next](Reply r) {
+               if (!r)
+                 return next(Error{r.error()});
+               late->push_back(us_between(t0, now_ns()) - kW10WaitMs * 1000.0);
+               next({});
+             });
+    },
+    done);
+}
+
+/// `n` spawns of a prompt, each answered once it is seen waiting for input; then
+/// its handle aborted. Microseconds from the call to the answer, into `us`.
+void w10_prompts(Driver& d, long n, std::shared_ptr<std::vector<double>> us, Then done) {
+  d.repeat(
+    n,
+    [&d, us](long i, Then next) {
+      auto id = fmt::format("a{}", i);
+      auto t0 = now_ns();
+      d.call("asker", spawn_args(id, R"("wait_ms":10000)"), [&d, id, t0, us, next](Reply r) {
+        us->push_back(us_between(t0, now_ns()));
+        auto report = r ? report_from_response(*r) : Result<HandleReport>(Error{r.error()});
+        if (!report)
+          return next(Error{report.error()});
+        if (report->state.kind != state_kind::waiting)
+          return next(Error{"W10: the prompt's spawn answered before it was seen waiting: " + *r});
+        d.call("asker", fmt::format(R"({{"action":"abort","id":"{}"}})", id),
+               [next](Reply r) { next(r ? Status{} : Status{Error{r.error()}}); });
+      });
+    },
+    done);
+}
+
+void w10(Driver& d, long n, Done done) {
+  auto late = std::make_shared<std::vector<double>>();
+  auto prompts = std::make_shared<std::vector<double>>();
+  d.call("silent", spawn_args("s", R"("wait_ms":0)"), [&d, n, late, prompts, done](Reply r) {
+    if (!r)
+      return done(Error{r.error()});
+    w10_deadlines(d, n, late, [&d, n, late, prompts, done](Status st) {
+      if (!st)
+        return done(Error{st.error});
+      d.call("silent", R"({"action":"abort","id":"s"})", [&d, n, late, prompts, done](Reply r) {
+        if (!r)
+          return done(Error{r.error()});
+        w10_prompts(d, std::max(n / 5, 1L), prompts, [late, prompts, done](Status st) {
+          if (!st)
+            return done(Error{st.error});
+          done(Figures{{"late_p50_us", percentile(*late, 0.5)},
+                       {"late_p99_us", percentile(*late, 0.99)},
+                       {"prompt_p50_us", percentile(*prompts, 0.5)},
+                       {"prompt_p99_us", percentile(*prompts, 0.99)}});
+        });
+      });
+    });
+  });
+}
+
 void w6(Driver& d, long n, Done done) {
   auto ids = numbered_ids("z", n);
   auto rss = std::make_shared<RssGrowth>();
@@ -890,8 +974,10 @@ Result<Figures> run_jp_workload(const WorkloadParams& p) {
     run = std::bind(w8, _1, ops = or_default(p.n, 1000), _2);
   else if (w == "W9")
     return w9(p, or_default(p.n, 1000));
+  else if (w == "W10")
+    run = std::bind(w10, _1, ops = or_default(p.n, 100), _2);
   else
-    return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7 W8 W9", w)};
+    return Error{fmt::format("unknown workload `{}`; expected one of W1 W2 W3 W4 W5 W6 W7 W8 W9 W10", w)};
   Runtime rt(p.floor_path);
   std::ofstream cpu_out; // opened first: a path that cannot be written fails before the round
   if (!p.cpu_path.empty()) {

@@ -1,4 +1,4 @@
-// The jp-actors side of BENCH.md's workloads W1-W9. Every operation is a tool call
+// The jp-actors side of BENCH.md's workloads W1-W9, and W10 (a look's latency, ours). Every operation is a tool call
 // sent to a turn actor, as the agent loop sends it: JSON arguments in, the
 // assistant's JSON response out (turn -> registry -> handle actor -> process ->
 // state -> response; `await` through the await actor).
@@ -12,7 +12,7 @@
 namespace jp::bench {
 
 struct WorkloadParams {
-  std::string workload;   // "W1" .. "W9"
+  std::string workload;   // "W1" .. "W10"
   long n = 0;             // count (0 = the workload's default)
   long long bytes = 0;    // W4 output size (0 = default)
   std::string floor_path; // the floor binary: its `stamp` and `write` modes are children

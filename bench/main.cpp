@@ -205,7 +205,7 @@ int run(bool quick, int rounds, const std::string& json_file, const std::string&
 } // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"jp-bench: BENCH.md's workloads W1-W9, jp-actors against the OS floor"};
+  CLI::App app{"jp-bench: BENCH.md's workloads W1-W9 and W10, jp-actors against the OS floor"};
   app.require_subcommand(1);
 
   bool quick = false;
@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
     "pairs", "Sum up alternating pairs of JSON runs (old, new, old, new ...): each figure's medians over the pairs "
              "and in how many the new run was better and worse");
   pairs_cmd->add_option("files", paired, "OLD1.json NEW1.json [OLD2.json NEW2.json ...]")->required();
-  run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W9");
+  run_cmd->add_option("workloads", selected, "Workloads to run (default: all): W1 ... W10");
   std::string launcher = "vfork";
   run_cmd->add_option("--launcher", launcher,
                       "How jp-actors starts children: vfork (ours, the default), posix_spawn (glibc's) or boost "
@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
 
   WorkloadParams p;
   auto* worker_cmd = app.add_subcommand("worker", "One jp-actors round of one workload (used by run)");
-  worker_cmd->add_option("workload", p.workload, "W1 ... W9")->required();
+  worker_cmd->add_option("workload", p.workload, "W1 ... W10")->required();
   worker_cmd->add_option("--n", p.n, "Count (default: BENCH.md's)");
   worker_cmd->add_option("--bytes", p.bytes, "W4: bytes the child writes");
   worker_cmd->add_option("--floor", p.floor_path, "The jp-floor binary (its child modes)")->required();

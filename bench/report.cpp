@@ -162,6 +162,7 @@ Result<std::vector<Case>> select_cases(const std::vector<std::string>& selected,
     {"W7", "W7", quick ? 1000 : 0},
     {"W8", "W8", quick ? 100 : 0},
     {"W9", "W9", quick ? 100 : 0},
+    {"W10", "W10", quick ? 25 : 0},
   };
   if (quick) { // labels say what ran
     all[3].label = "W4 32MiB";
@@ -172,7 +173,7 @@ Result<std::vector<Case>> select_cases(const std::vector<std::string>& selected,
   std::vector<Case> out;
   for (auto& w : selected) {
     if (!spec_of(w))
-      return Error{fmt::format("unknown workload `{}`; expected some of W1 W2 W3 W4 W5 W6 W7 W8 W9", w)};
+      return Error{fmt::format("unknown workload `{}`; expected some of W1 W2 W3 W4 W5 W6 W7 W8 W9 W10", w)};
     for (auto& c : all)
       if (c.workload == w)
         out.push_back(c);
