@@ -258,6 +258,20 @@ CAF_TEST(a request whose id is not a string or an integer is refused with id nul
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }
 
+CAF_TEST(a line longer than 4 MiB is refused unparsed and the session goes on) {
+  auto c = session();
+  // A valid request: parsed, it would be answered as one.
+  c->send_line(R"({"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":")" + std::string(5u << 20, 'x') + R"("}})");
+  auto refused = c->next();
+  CAF_CHECK_EQUAL(error_code(refused), -32600);
+  CAF_CHECK(refused.find("id") && refused.find("id")->is_null());
+  CAF_CHECK_EQUAL(error_message(refused), "a message may have at most 4 MiB; one of 5242940 bytes was not read");
+  auto pong = c->call("ping");
+  CAF_CHECK(pong.find("result") && pong.find("result")->is_object());
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
 CAF_TEST(with protocol 2025-03-26 a batch is answered with one array of its responses) {
   auto c = start();
   // Before a version is agreed a batch is refused.

@@ -16,6 +16,7 @@
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/cli/stdout_lines.hpp"
 #include "runtime/mcp/mcp_http_server.hpp"
+#include "runtime/mcp/mcp_protocol.hpp"
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_token.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -79,6 +80,22 @@ int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen, 
     ::pause();
 }
 
+/// Reads one line of `in` into `line`, whole when it has at most `max` bytes; of a
+/// longer one only the first `max` are kept, the rest read past. Its length, or none
+/// at the end of `in`.
+std::optional<size_t> read_line_up_to(std::istream& in, std::string& line, size_t max) {
+  line.clear();
+  size_t n = 0;
+  auto* buf = in.rdbuf();
+  for (int c; (c = buf->sbumpc()) != std::char_traits<char>::eof(); ++n) {
+    if (c == '\n')
+      return n;
+    if (n < max)
+      line.push_back(static_cast<char>(c));
+  }
+  return n > 0 ? std::optional<size_t>(n) : std::nullopt;
+}
+
 /// One session over stdin and stdout, until stdin ends. stdout is the protocol's:
 /// one message per line, whole, in the order sent (`out`, which outlives the actors).
 int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter)> spawn_session,
@@ -94,9 +111,15 @@ int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter
   std::string line;
   for (;;) {
     out.wait_room(kUnreadLimit);
-    if (!std::getline(std::cin, line))
+    auto length = read_line_up_to(std::cin, line, mcp::message_max);
+    if (!length)
       break;
-    if (line.find_first_not_of(" \t\r") != std::string::npos)
+    if (*length > mcp::message_max) // refused unparsed, so its id is unknown
+      out.push(mcp::error_response(Json(), mcp::invalid_request,
+                                   fmt::format("a message may have at most {} MiB; one of {} bytes was not read",
+                                               mcp::message_max >> 20, *length))
+                 .dump());
+    else if (line.find_first_not_of(" \t\r") != std::string::npos)
       caf::anon_send(server, message_atom::value, line);
   }
   // The session is over: what still runs gets its turn-end policy.

@@ -29,7 +29,7 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr size_t kBodyMax = 4u << 20;     // one JSON-RPC message; a larger one is refused (413)
+constexpr size_t kBodyMax = mcp::message_max; // a larger one is refused (413)
 constexpr size_t kHeaderMax = 16u << 10;  // (431)
 constexpr auto kHeaderTimeout = std::chrono::seconds(10); // a request's header not read by then: closed
 constexpr auto kReadTimeout = std::chrono::seconds(30);   // its body (read once the header is let in), likewise

@@ -24,6 +24,10 @@ inline constexpr std::string_view batch_version = "2025-03-26";
 /// this server speaks it, else the newest (MCP: the client then stays or leaves).
 std::string_view negotiate_version(std::string_view requested);
 
+/// The most one JSON-RPC message may have, on either transport: a larger one is
+/// refused before it is parsed (a parse takes several times its size).
+inline constexpr size_t message_max = 4u << 20;
+
 // JSON-RPC 2.0 error codes.
 inline constexpr int parse_error = -32700;
 inline constexpr int invalid_request = -32600;
