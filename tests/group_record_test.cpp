@@ -317,8 +317,27 @@ CAF_TEST(records of running owners and ended groups are left alone) {
   auto report = sweep_group_records(dir.path.string());
   CAF_CHECK_EQUAL(report.owners.size(), 1u);
   CAF_CHECK_EQUAL(report.groups, 0u);
+  CAF_CHECK_EQUAL(report.summary(), ""); // nothing was killed: nothing to say
   CAF_CHECK(g.running());
   CAF_CHECK(dir.has(live_record));
+}
+
+CAF_TEST(the groups of an owner that ended but is not reaped yet are swept) {
+  testing::temp_dir dir;
+  Group owner("exit 0"); // a zombie until the end of the test: nobody reaps it before
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20); // against a hang only
+  while (read_proc_stat(owner.pid) && read_proc_stat(owner.pid)->state != 'Z' &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto zombie = read_proc_stat(owner.pid);
+  CAF_REQUIRE(zombie && zombie->state == 'Z');
+  Group g("sleep 30");
+  dir.write(fmt::format("{}-{}.groups", owner.pid, process_start_time(owner.pid)),
+            fmt::format("+ {} {}\n", g.pid, process_start_time(g.pid)));
+  auto report = sweep_group_records(dir.path.string());
+  CAF_CHECK_EQUAL(report.owners.size(), 1u);
+  CAF_CHECK_EQUAL(report.groups, 1u);
+  CAF_CHECK_EQUAL(g.members_when(0), 0u);
 }
 
 CAF_TEST(a group ended in a record ends only the start it names) {

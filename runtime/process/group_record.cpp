@@ -137,6 +137,13 @@ uint64_t process_start_time(pid_t pid) {
   return st ? st->start : 0;
 }
 
+bool runs_since(pid_t pid, uint64_t start) {
+  auto st = read_proc_stat(pid);
+  // A zombie has ended (its parent has not reaped it yet): after a kill -9 it may
+  // stay one for a while, and its groups are nobody's.
+  return st && st->start == start && st->state != 'Z' && st->state != 'X';
+}
+
 const std::string& boot_id() {
   static const std::string id = [] {
     char buf[64] = {};
@@ -228,7 +235,7 @@ SweepReport sweep_group_records(const RecordDir& where) {
     auto rec = parse_record_name(name);
     if (!rec || rec->owner == ::getpid() || rec->owner <= 1)
       continue;
-    if (rec->owner_start != 0 && process_start_time(rec->owner) == rec->owner_start)
+    if (rec->owner_start != 0 && runs_since(rec->owner, rec->owner_start))
       continue; // its owner still runs: its groups are its own business
     if (int probe = ::openat(dir->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC); probe >= 0) {
       bool held = ::flock(probe, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
@@ -317,7 +324,9 @@ std::string SweepReport::summary() const {
     untrusted == 0 ? std::string()
                    : fmt::format("ignored {} implausible or untrusted record entr{} (nothing killed for {})",
                                  untrusted, untrusted == 1 ? "y" : "ies", untrusted == 1 ? "it" : "them");
-  if (owners.empty())
+  // An owner that left nothing running (killed before its first tool, or after its
+  // last ended) is not news.
+  if (owners.empty() || (groups == 0 && escaped == 0 && skipped == 0))
     return untrusted_text;
   std::string who;
   for (size_t i = 0; i < owners.size(); ++i)

@@ -38,6 +38,9 @@ namespace jp {
 
 /// The start time of `pid` (field 22 of /proc/<pid>/stat); 0 when there is none.
 uint64_t process_start_time(pid_t pid);
+/// Whether the process that started at `start` (process_start_time) still runs:
+/// there, not ended (a zombie has).
+bool runs_since(pid_t pid, uint64_t start);
 
 /// Where records live: `root` (trusted as it is) / `relative` (created 0700, no
 /// link followed, owned by this user and written by nobody else).
