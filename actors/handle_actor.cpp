@@ -113,6 +113,7 @@ struct handle_state {
   // (a pty hands input to its reader from a kernel work queue, later under load),
   // so its old prompt and its blocked read say nothing about waiting now.
   bool input_unanswered = false;
+  InputWatch::ReaderMark unanswered_reader; // who read the input as it went in (input_unanswered)
   bool input_ended = false; // an apply ended its input (Ctrl-D): its stdin is closed
 
   static inline const char* name = "jp.handle";
@@ -203,8 +204,16 @@ void set_input_wait(handle_actor_t* self, bool waiting) {
 void probe_input_wait(handle_actor_t* self) {
   auto& st = self->state;
   st.probe_due = false;
-  if (!detects_input_wait(st) || asked(st) || st.input_unanswered)
+  if (!detects_input_wait(st) || asked(st))
     return;
+  if (st.input_unanswered) {
+    // No output since the input went in: it waits again once it took the input.
+    if (st.watch.reads_again(st.proc->pid(), st.unanswered_reader)) {
+      st.input_unanswered = false;
+      set_input_wait(self, true);
+    }
+    return;
+  }
   set_input_wait(self, st.watch.probe(st.proc->pid()));
 }
 
@@ -683,6 +692,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       // The size first, as the schema says: the input may run something that asks for it.
       apply_resize(self, o);
       auto size = bytes.size();
+      if (size == 0 && !ending && !interrupting)
+        return look(self, o); // nothing typed: nothing answered
+      // Who reads the input, before it goes in: whether it took it is told by that.
+      auto reader = detects_input_wait(st) ? st.watch.mark_reader(st.proc->pid()) : InputWatch::ReaderMark{};
       if (!signal_only && !st.proc->write_stdin(std::move(bytes))) {
         // Refused, not queued: the caller may retry once the tool has read more.
         auto queued = st.proc->stdin_queued();
@@ -716,6 +729,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       }
       set_input_wait(self, false); // answered
       st.input_unanswered = true;
+      st.unanswered_reader = reader;
       return look(self, o);
     },
     [self](rename_atom, std::string& id) {

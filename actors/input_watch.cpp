@@ -2,6 +2,7 @@
 
 #include "messages/json.hpp"
 #include "runtime/process/input_wait.hpp"
+#include "runtime/process/proc_stat.hpp"
 #include "runtime/process/text_tail.hpp"
 
 namespace jp {
@@ -47,8 +48,29 @@ bool InputWatch::probe(pid_t pid) const {
     waits = std::regex_search(nl == std::string::npos ? recent_ : recent_.substr(nl + 1), *prompt_);
   }
   if (!waits && (terminal_ || pipe_))
-    waits = waits_for_input(pid, terminal_);
+    waits = input_reader(pid, terminal_) != 0;
   return waits;
+}
+
+InputWatch::ReaderMark InputWatch::mark_reader(pid_t leader) const {
+  if (!terminal_ && !pipe_)
+    return {};
+  pid_t reader = input_reader(leader, terminal_);
+  if (reader == 0)
+    reader = leader; // busy: once it reads the input it sleeps again, and has run
+  return {reader, run_count(reader)};
+}
+
+bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark) const {
+  if (mark.pid == 0)
+    return false;
+  pid_t reader = input_reader(leader, terminal_);
+  if (reader == 0)
+    return false;
+  if (reader != mark.pid)
+    return true;
+  auto runs = run_count(reader);
+  return runs != 0 && runs > mark.runs;
 }
 
 Question InputWatch::question() const {

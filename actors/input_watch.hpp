@@ -5,6 +5,7 @@
 // watched only with a prompt pattern.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <regex>
 #include <string>
@@ -31,6 +32,19 @@ public:
   /// Whether the tool (group leader `pid`) waits now: its last line matches the
   /// prompt, or it reads its terminal.
   bool probe(pid_t pid) const;
+  /// Who reads the tool's input now (else `leader`) and how often it has run: taken
+  /// as input goes in, to tell later that the tool took it without a word.
+  struct ReaderMark {
+    pid_t pid = 0;
+    uint64_t runs = 0;
+  };
+  ReaderMark mark_reader(pid_t leader) const;
+  /// Whether the tool reads its input again after taking what came since `mark`
+  /// without output (a filter such as `sort`, a silent `read`, a password typed
+  /// unechoed): blocked reading it, and another process than the marked one, or the
+  /// marked one woken since. (Its blocked read alone says nothing: it may not have
+  /// been handed the input yet.)
+  bool reads_again(pid_t leader, const ReaderMark& mark) const;
   /// The question of a tool found waiting: its current line, if it shows one.
   Question question() const;
   /// The last non-empty line of its output, at most 200 bytes of its end.

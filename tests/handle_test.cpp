@@ -795,6 +795,30 @@ CAF_TEST(a pipe tool blocked reading its stdin is waiting though no prompt patte
   CAF_CHECK_EQUAL(a.state.content, "got y\n");
 }
 
+CAF_TEST(a pipe tool that takes a line without a word is waiting again once it reads the next) {
+  // `sort`, `read a; read b`: no output says the input was taken, only that the
+  // reader woke and reads again. An await on it would otherwise run to its timeout.
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("two"),
+                                    shell("echo pid=$$; read a; read b; echo \"got $a$b\""));
+  CAF_REQUIRE_EQUAL(err, "");
+  auto out = r.state.content + fetch_until("two", [&](auto& s) { return contains(r.state.content + s, "pid="); });
+  auto [f, ferr] = fetch_once_blocked("two", leading_pid(out), SYS_read);
+  CAF_REQUIRE(f.state.kind == state_kind::waiting);
+  // Nothing typed is nothing answered: it still waits.
+  auto [e, eerr] = ask<HandleReport>(registry, apply_atom::value, std::string("two"), std::string(R"("")"),
+                                     LookOptions{10000});
+  CAF_CHECK_EQUAL(eerr, "");
+  CAF_CHECK(e.state.kind == state_kind::waiting);
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("two"), std::string(R"("x\n")"),
+                                     LookOptions{10000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.kind == state_kind::waiting);
+  auto [b, berr] = ask<HandleReport>(registry, apply_atom::value, std::string("two"), std::string(R"("y\n")"),
+                                     LookOptions{10000});
+  CAF_CHECK(b.state.stopped());
+  CAF_CHECK_EQUAL(b.state.content, "got xy\n");
+}
+
 CAF_TEST(a pipe tool whose child reads its stdin is waiting while the leader waits for the child or reads it) {
   // `git commit`'s editor, `cd x && python3 ask.py`: the leader sleeps in wait4. A
   // command substitution: the leader reads the child's output, not its stdin.
@@ -910,6 +934,34 @@ CAF_TEST(a pty handle gives plain text and renders its screen) {
   CAF_CHECK_EQUAL(aerr, "");
   CAF_CHECK(a.state.stopped());
   CAF_CHECK(contains(a.state.content, "got a\tb"));
+}
+
+CAF_TEST(a pty handle that takes a line unechoed is waiting again once it reads the next) {
+  // A password typed without echo: no output at all says it was taken.
+  auto spec = pty_spec(*this, {"bash", "-c", R"(stty -echo; read a; read b; echo "got $a$b")"});
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("pw"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("pw"), std::string(R"("x\n")"),
+                                     LookOptions{20000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.kind == state_kind::waiting);
+  auto [b, berr] = ask<HandleReport>(registry, apply_atom::value, std::string("pw"), std::string(R"("y\n")"),
+                                     LookOptions{20000});
+  CAF_CHECK(b.state.stopped());
+  CAF_CHECK(contains(b.state.content, "got xy"));
+}
+
+CAF_TEST(a pty program polling its terminal is waiting though a shell started it in its own job) {
+  // `sh -c 'vim x; make'`: without job control vim is in the shell's group, whose
+  // leader waits for it; vim polls the terminal.
+  auto spec = pty_spec(*this, {"bash", "-c",
+                               "perl -e 'vec($r = q(), 0, 1) = 1; select($r, undef, undef, undef)'; echo after"});
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("poller"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(r.state.kind == state_kind::waiting);
+  auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("poller"));
+  CAF_CHECK(a.state.stopped());
 }
 
 CAF_TEST(a pty handle is resized and named keys reach it) {

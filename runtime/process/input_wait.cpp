@@ -76,10 +76,18 @@ bool is_poll(long nr) {
   }
 }
 
-/// Whether `pid` sleeps in a read of what `leader`'s fd 0 is.
-bool reads_input(pid_t pid, pid_t leader, bool terminal) {
+/// Whether `pid` sleeps in a read of what `leader`'s fd 0 is, or, where `polls`, in
+/// a poll / select with that as its own stdin. Which fds a poll waits on is not in
+/// /proc: it is counted on a terminal only, when the poller's stdin is the tool's
+/// input (a REPL waiting for a line, e.g. Python's readline; vim). Not on a pipe:
+/// every event loop (a node or Go server) polls its stdin among its sockets.
+bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls) {
   long nr = 0, arg0 = 0;
-  return blocked_syscall(pid, nr, arg0) && is_read(nr) && same_file(pid, static_cast<int>(arg0), leader, 0, terminal);
+  if (!blocked_syscall(pid, nr, arg0))
+    return false;
+  if (is_read(nr))
+    return same_file(pid, static_cast<int>(arg0), leader, 0, terminal);
+  return polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal);
 }
 
 /// Up to `max` descendants of `pid` (its children first), by the kernel's lists of
@@ -124,33 +132,34 @@ std::vector<pid_t> descendants(pid_t pid, size_t max, size_t max_lists) {
 
 } // namespace
 
-bool waits_for_input(pid_t leader, bool terminal) {
+pid_t input_reader(pid_t leader, bool terminal) {
   pid_t reader = leader;
+  pid_t foreground = 0;
   if (terminal) {
     auto st = read_proc_stat(leader);
     if (!st)
-      return false;
+      return 0;
     if (st->tpgid > 0)
-      reader = st->tpgid; // the foreground job's leader reads the terminal
+      reader = foreground = st->tpgid; // the foreground job's leader reads the terminal
   }
-  long nr = 0, arg0 = 0;
-  if (blocked_syscall(reader, nr, arg0)) {
-    if (is_read(nr) && same_file(reader, static_cast<int>(arg0), leader, 0, terminal))
-      return true;
-    // Which fds a poll waits on is not in /proc: count it, on a terminal, when the
-    // poller's stdin is the tool's input (a REPL waiting for a line, e.g. Python's
-    // readline). Not on a pipe: every event loop (a node or Go server) polls its
-    // stdin among its sockets.
-    if (terminal && is_poll(nr) && same_file(reader, 0, leader, 0, terminal))
-      return true;
-  }
+  if (reads_input(reader, leader, terminal, terminal))
+    return reader;
   // A child reading it while its parent waits for it, or reads what it writes:
   // `git commit`'s editor, a shell's `cd x && python3 ask.py` or `x=$(head -n1)`,
-  // `seq 300 | less`. A read only: see the poll above.
-  for (pid_t child : descendants(leader, 32, 64))
-    if (child != reader && reads_input(child, leader, terminal))
-      return true;
-  return false;
+  // `seq 300 | less`. Polling it too in the foreground job: `sh -c 'vim x; make'`,
+  // whose vim is no job of its own.
+  for (pid_t child : descendants(leader, 32, 64)) {
+    if (child == reader)
+      continue;
+    bool in_foreground = false;
+    if (terminal) {
+      auto st = read_proc_stat(child);
+      in_foreground = st && st->pgid == foreground;
+    }
+    if (reads_input(child, leader, terminal, in_foreground))
+      return child;
+  }
+  return 0;
 }
 
 } // namespace jp

@@ -8,11 +8,11 @@
 
 namespace jp {
 
-/// True when the process that reads the tool's input is blocked in a read (on a
-/// terminal, or a poll / select) on it: for a terminal, the foreground job of
-/// `leader`'s session, else `leader` itself, reading what `leader`'s fd 0 is; or one
-/// of `leader`'s descendants (the first 32) is blocked reading it. False when that
-/// cannot be told.
-bool waits_for_input(pid_t leader, bool terminal);
+/// The process blocked reading the tool's input, if one is: for a terminal, the
+/// foreground job of `leader`'s session (in a read, or a poll / select), else
+/// `leader` itself, reading what `leader`'s fd 0 is; or one of `leader`'s
+/// descendants (the first 32) blocked reading it (on a terminal, polling it too when
+/// in the foreground job). 0 when none is, or that cannot be told.
+pid_t input_reader(pid_t leader, bool terminal);
 
 } // namespace jp

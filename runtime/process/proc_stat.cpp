@@ -70,6 +70,22 @@ std::vector<ProcStat> all_processes() {
   return out;
 }
 
+uint64_t run_count(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/schedstat", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  char buf[128];
+  auto n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  unsigned long long on_cpu = 0, waited = 0, runs = 0; // "ns ns count"
+  return std::sscanf(buf, "%llu %llu %llu", &on_cpu, &waited, &runs) == 3 ? runs : 0;
+}
+
 bool signal_if_same(pid_t pid, uint64_t start, int sig) {
   int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (fd < 0)

@@ -24,6 +24,11 @@ struct ProcStat {
 
 std::optional<ProcStat> read_proc_stat(pid_t pid);
 
+/// How often `pid` was put on a CPU (/proc/<pid>/schedstat's third field): it grows
+/// each time the process wakes, so a reader that was asleep and is again has run
+/// between. 0 when gone or not told (a kernel without schedstats).
+uint64_t run_count(pid_t pid);
+
 /// Every process /proc lists now.
 std::vector<ProcStat> all_processes();
 
