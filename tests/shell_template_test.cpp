@@ -261,6 +261,33 @@ CAF_TEST(hostile values run nothing and arrive byte for byte) {
     }
 }
 
+CAF_TEST(an absent value joins no text around it and a hostile one next to it runs nothing) {
+  // Gone, `({{x}}(` would be `((`: arithmetic, in which bash runs a subscript's $(...).
+  temp_dir dir;
+  auto marker = (dir.path / "p").string();
+  for (auto program : {"({{tool.arguments.x}}(0+{{tool.arguments.y}})); echo done",
+                       "[{{tool.arguments.x}}[ {{tool.arguments.y}} -eq 1 ]]; echo done"}) {
+    auto args = Json::object().set("y", fmt::format("a[$(touch {})]", marker));
+    auto answers = Json::object();
+    auto argv = expand_argv(shell_tool(program), TemplateContext{args, answers});
+    CAF_REQUIRE(argv.ok());
+    run_argv(*argv, dir.path.string());
+    CAF_CHECK(empty_dir(dir));
+  }
+  // A word of its own still goes: no empty argument in its place.
+  auto args = Json::object();
+  auto answers = Json::object();
+  for (auto [tool, said] : {std::pair{shell_tool("printf '<%s>' a {{tool.arguments.x}} b"), "<a><b>"},
+                            std::pair{shell_tool("printf", {"'<%s>'", "a", "{{tool.arguments.x}}", "b"}), "<a><b>"},
+                            std::pair{shell_tool("printf '<%s>' a --x={{tool.arguments.x}} b"), "<a><--x=><b>"},
+                            std::pair{shell_tool("printf '<%s>' a{{tool.arguments.x}}b"), "<ab>"},
+                            std::pair{shell_tool("printf '<%s>' {{tool.arguments.x}}"), "<>"}}) {
+    auto argv = expand_argv(tool, TemplateContext{args, answers});
+    CAF_REQUIRE(argv.ok());
+    CAF_CHECK_EQUAL(run_argv(*argv, dir.path.string()).out, said);
+  }
+}
+
 CAF_TEST(generated hostile values arrive verbatim through real bash) {
   // Deterministic: the same 200 values every run.
   std::mt19937 rng(12345);

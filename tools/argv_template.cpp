@@ -94,6 +94,10 @@ Result<bool> absent_sole_placeholder(std::string_view element, const TemplateCon
   return !*value || (*value)->is_null();
 }
 
+bool is_blank_char(char c) {
+  return c == ' ' || c == '\t' || c == '\n';
+}
+
 // shell = true is the tool author's explicit choice of a shell: program and args are
 // joined for bash to parse, but no value is ever shell text. Each placeholder becomes a
 // positional parameter and its value an argv element after `bash -c SCRIPT NAME`.
@@ -110,7 +114,18 @@ Result<std::vector<std::string>> expand_shell(const ToolConfig& tool, const Temp
   }
   std::string script;
   std::vector<std::string> values;
-  for (auto& seg : *segments) {
+  // Whether the text after segment i starts with a blank (or nothing comes).
+  auto blank_after = [&](size_t i) {
+    for (size_t j = i + 1; j < segments->size(); ++j) {
+      auto& next = (*segments)[j];
+      if (dropped[next.element])
+        continue;
+      return !next.placeholder && is_blank_char(next.text.front());
+    }
+    return true;
+  };
+  for (size_t i = 0; i < segments->size(); ++i) {
+    auto& seg = (*segments)[i];
     if (dropped[seg.element])
       continue;
     if (!seg.placeholder) {
@@ -121,8 +136,15 @@ Result<std::vector<std::string>> expand_shell(const ToolConfig& tool, const Temp
     auto value = resolve(seg.text, ctx, element);
     if (!value)
       return Error{fmt::format("{}: {}: {}", tool.name, shell_element_key(seg.element), value.error())};
-    if (!*value || (*value)->is_null())
+    if (!*value || (*value)->is_null()) {
+      // Gone where it is a word of its own. Between other text it stays an empty word
+      // (""), so that what the template checked stays what bash reads: with nothing,
+      // `({{x}}(` or `[{{x}}[` would join into arithmetic, where a value is code.
+      bool own_word = (script.empty() || is_blank_char(script.back())) && blank_after(i);
+      if (!seg.double_quoted && !own_word)
+        script += "\"\"";
       continue;
+    }
     auto text = value_text(**value, seg.text);
     if (!text)
       return Error{fmt::format("{}: {}: {}", tool.name, shell_element_key(seg.element), text.error())};
