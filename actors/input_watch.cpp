@@ -27,13 +27,10 @@ std::string current_line(std::string_view text) {
 
 InputWatch::InputWatch(const std::string& prompt_pattern, bool terminal, bool pipe)
   : terminal_(terminal), pipe_(pipe && !terminal) {
-  if (!prompt_pattern.empty()) {
-    try {
-      prompt_.emplace(prompt_pattern);
-    } catch (const std::regex_error&) {
-      // Checked when the config was loaded; a spec from elsewhere just has none.
-    }
-  }
+  // Checked when the config was loaded; a spec from elsewhere that is wrong has none.
+  if (!prompt_pattern.empty())
+    if (auto p = PromptPattern::compile(prompt_pattern))
+      prompt_ = std::move(*p);
 }
 
 void InputWatch::saw(std::string_view text) {
@@ -45,7 +42,8 @@ bool InputWatch::probe(pid_t pid) const {
   bool waits = false;
   if (prompt_) {
     auto nl = recent_.rfind('\n');
-    waits = std::regex_search(nl == std::string::npos ? recent_ : recent_.substr(nl + 1), *prompt_);
+    waits = prompt_->found_in(nl == std::string::npos ? std::string_view(recent_)
+                                                      : std::string_view(recent_).substr(nl + 1));
   }
   if (!waits && (terminal_ || pipe_))
     waits = input_reader(pid, terminal_) != 0;

@@ -7,11 +7,11 @@
 
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
 
+#include "../config/prompt_pattern.hpp"
 #include "../messages/tool_state.hpp"
 
 namespace jp {
@@ -56,7 +56,7 @@ public:
 private:
   bool terminal_ = false;
   bool pipe_ = false;
-  std::optional<std::regex> prompt_;
+  std::optional<PromptPattern> prompt_;
   std::string recent_;
 };
 

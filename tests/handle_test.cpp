@@ -777,6 +777,22 @@ CAF_TEST(a prompt pattern makes a pipe tool waiting and apply types the answer) 
   CAF_CHECK_EQUAL(a.state.content, "hi bob\n");
 }
 
+CAF_TEST(a prompt pattern that backtracks without end on a line holds nothing up) {
+  // `^(a|aa)+$` on 60 a's and a `!`: std::regex tried for hours on the handle's thread,
+  // and every look and abort of it waited.
+  auto spec = shell("printf 'a%.0s' $(seq 1 60); printf '!'; exec sleep 600");
+  spec.prompt_pattern = "^(a|aa)+$";
+  spec.wait_ms = 300;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("slow"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(r.state.kind == state_kind::running);
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("slow"), LookOptions{300});
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK(contains(r.state.content + f.state.content, "aaa!"));
+  auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("slow"));
+  CAF_CHECK(a.state.stopped());
+}
+
 CAF_TEST(a pipe tool blocked reading its stdin is waiting though no prompt pattern says so) {
   // A model's `await` on it would otherwise run to its timeout (or forever).
   auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("ask"),
