@@ -502,6 +502,9 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
   auto reply = [self, answer, settled](HandleReport& r) mutable {
     settled();
     bool first_shown = r.state.stopped() && shown_stopped(self, r.id);
+    if (r.state.kind == state_kind::waiting) // it shows what its question would tell
+      std::erase_if(self->state.notifications,
+                    [&](const Notification& n) { return n.name == "tool.waiting" && n.handle == r.id; });
     CallResult result{true, response_content(r), true, {}};
     if (first_shown) // its images, named in its result; once, not at every look
       result.images = std::move(r.state.images);
@@ -993,16 +996,18 @@ bool shown_stopped(turn_actor_t* self, const std::string& id) {
   return st.stop_shown.insert(id).second;
 }
 
-/// Queues a notification until a response carries it; output news are coalesced
-/// (one per handle).
+/// Queues a notification until a response carries it; a handle's news of output or
+/// of a question are coalesced (one of each: the first output's, the newest question,
+/// as a tool printing while it waits asks anew each time it goes quiet).
 void queue_notification(turn_actor_t* self, Notification n) {
   if (n.source == "tool" && self->state.stop_shown.count(n.handle))
     return;
   auto& q = self->state.notifications;
-  if (n.name == "tool.output")
-    for (auto& old : q)
-      if (old.name == n.name && old.handle == n.handle)
-        return;
+  auto same = [&](const Notification& old) { return old.name == n.name && old.handle == n.handle; };
+  if (n.name == "tool.output" && std::any_of(q.begin(), q.end(), same))
+    return;
+  if (n.name == "tool.waiting")
+    std::erase_if(q, same);
   q.push_back(std::move(n));
 }
 

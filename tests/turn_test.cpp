@@ -47,6 +47,24 @@ CAF_TEST(notifications ride on the next answer once and output news are coalesce
   CAF_CHECK(again.notifications.empty());
 }
 
+CAF_TEST(a handle s questions are coalesced to the newest and dropped by an answer showing it waiting) {
+  // A tool printing while it waits asks anew each time it goes quiet.
+  notify("tool.waiting", "w", "Handle `w` (shell) asks: one (answer with apply)");
+  notify("tool.waiting", "v", "Handle `v` (shell) asks: x (answer with apply)");
+  notify("tool.waiting", "w", "Handle `w` (shell) asks: two (answer with apply)");
+  auto r = call("shell", R"({"command":"echo hi"})");
+  CAF_CHECK_EQUAL(r.content, "hi\n\n<notifications>\n"
+                             "[info] tool.waiting: Handle `v` (shell) asks: x (answer with apply)\n"
+                             "[info] tool.waiting: Handle `w` (shell) asks: two (answer with apply)\n"
+                             "</notifications>");
+  // The answer that shows it waiting says it all.
+  notify("tool.waiting", "q", "Handle `q` (shell) asks: name? (answer with apply)");
+  auto spawned = call("shell", R"({"action":"spawn","id":"q","command":"printf 'name? '; read x","wait_ms":20000})");
+  CAF_CHECK(contains(spawned.content, R"("state":"waiting")"));
+  CAF_CHECK(spawned.notifications.empty());
+  call("shell", R"({"action":"abort","id":"q"})");
+}
+
 CAF_TEST(a JSON answer carries them as a notifications array) {
   notify("tool.stopped", "b", "Handle `b` (shell) finished: ok");
   auto r = call("shell", R"({"action":"spawn","id":"s","command":"true"})");
