@@ -730,6 +730,14 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       set_input_wait(self, false); // answered
       st.input_unanswered = true;
       st.unanswered_reader = reader;
+      // A wait counts from the Ctrl-C, which may wait for the input before it: one
+      // that ended with the wait would show the tool running, just before the signal.
+      auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
+      if (interrupting && wait > 0) {
+        auto longer = o;
+        longer.wait_ms = wait + kInterruptWait.count();
+        return look(self, longer);
+      }
       return look(self, o);
     },
     [self](rename_atom, std::string& id) {

@@ -362,6 +362,19 @@ CAF_TEST(ctrl-c after a line reaches the tool once it read the line) {
   CAF_CHECK(contains(interrupted_reader(*this, "line", {R"("abc\n\u0003")"}), "interrupted after abc"));
 }
 
+CAF_TEST(an apply ending in ctrl-c to a tool that reads nothing waits from the signal) {
+  // The Ctrl-C waits up to a second for the line before it, which `sleep` never
+  // reads: an apply's wait (the shell's default is a second) ending first showed it
+  // running just before the signal stopped it. Its wait now counts from the Ctrl-C's
+  // latest moment, a second on, and the signal's stop ends it early.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("deaf"), shell("exec sleep 600", 0));
+  auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("deaf"), std::string(R"("abc\n\u0003")"),
+                                    LookOptions{700});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK(contains(r.state.error.message, "SIGINT"));
+}
+
 CAF_TEST(ctrl-c after ctrl-d reaches the tool once it read the line before) {
   // Its input ended (the pipe's writer closed), the line is still in the pipe: the
   // Ctrl-C waits for it to be read as before the end.

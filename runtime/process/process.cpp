@@ -59,9 +59,8 @@ constexpr int kReapTries = 5000;
 // How long ~IoThread waits for its killed groups to be reaped.
 constexpr auto kShutdownWait = std::chrono::seconds(10);
 // A Ctrl-C waits for the input before it to be read: looked at this often, for at
-// most this long (a tool that reads no more gets it then).
+// most kInterruptWait (process.hpp).
 constexpr auto kInterruptPoll = std::chrono::milliseconds(2);
-constexpr auto kInterruptWait = std::chrono::seconds(1);
 
 std::string errno_text(int err) {
   return std::strerror(err);

@@ -19,6 +19,9 @@
 
 namespace jp {
 
+/// How long a pipe tool's Ctrl-C waits at most for the input before it to be read.
+inline constexpr std::chrono::milliseconds kInterruptWait{1000};
+
 class IoThread;
 
 struct SpawnSpec {
@@ -112,9 +115,9 @@ public:
   virtual void ack(std::size_t bytes) = 0;
   /// A terminal's new size (pty only; the foreground job gets SIGWINCH).
   virtual void resize(int rows, int cols) = 0;
-  /// Ctrl-C without a terminal: SIGINT to the group, once what write_stdin queued
-  /// before it is on the io thread (not necessarily read, or in the pipe, yet: a
-  /// signal must get through to a tool that reads nothing). No-op once the leader is gone.
+  /// Ctrl-C without a terminal: SIGINT to the group, once the tool has read what
+  /// write_stdin queued before it, or after kInterruptWait (a signal must get through
+  /// to a tool that reads nothing). No-op once the leader is gone.
   virtual void interrupt() = 0;
   /// SIGTERM to the group, then SIGKILL to the group after `grace`; `on_gone` runs
   /// (io thread) once the leader is reaped and no process of the group is left.
