@@ -26,6 +26,7 @@
 #include "config/prompt_pattern.hpp"
 #include "config/shell_template.hpp"
 #include "config/toml_json.hpp"
+#include "config/workspace_limits.hpp"
 #include "messages/duration.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/launch_spec.hpp"
@@ -493,8 +494,10 @@ private:
       {"spill_budget_bytes", count(r.spill_budget_bytes, 4096, kMaxSpillBytes)},
       {"abort_grace_secs", seconds(r.abort_grace_secs, kMaxAbortGraceSecs)},
       {"state_dir", users_only("where jp-actors writes", text(r.state_dir))},
-      {"worker_threads", count(r.worker_threads, 1, 64)},
-      {"io_poll_us", integer(r.io_poll_us, 0, 10000)},
+      // Both tune this machine's cores, which a repository knows nothing of (and
+      // polling spins one): not a limit it could lower (workspace_limits.cpp).
+      {"worker_threads", users_only("how this machine's cores are used", count(r.worker_threads, 1, 64))},
+      {"io_poll_us", users_only("how this machine's cores are used", integer(r.io_poll_us, 0, 10000))},
       {"pass_env", users_only("which of your secrets its tools see", texts(r.pass_env))},
     });
   }
@@ -1070,6 +1073,10 @@ Status apply_text(Config& c, std::string_view text, std::string_view origin, boo
   Layer layer(next, origin, from_workspace);
   if (auto s = layer.apply(*root); !s)
     return s;
+  // Someone's repository may lower the limits that bound a run, not raise them.
+  if (from_workspace)
+    if (auto s = workspace_only_lowered(c, next, origin); !s)
+      return s;
   c = std::move(next);
   return Status::ok();
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <thread>
 #include <tuple>
@@ -709,6 +710,101 @@ CAF_TEST(a workspace config may make your tools ask more but not less nor run so
     fs::remove(ws);
     auto own = load_config(sources, default_config());
     CAF_CHECK_EQUAL(own.ok() ? "" : own.error(), "");
+  }
+}
+
+CAF_TEST(a workspace config may lower the limits that bound a run but not raise them) {
+  // Else a repository could make every abort of a tool ignoring SIGTERM wait an hour,
+  // fill the disk with spill files or memory with responses, or run sub-agents by
+  // the thousand.
+  Sandbox box;
+  struct Case {
+    const char* toml;
+    const char* key;
+    const char* limit; // what the layers before it set
+  };
+  const Case raised[] = {
+    {"[runtime]\nabort_grace_secs = 3600\n", "runtime.abort_grace_secs", "2"},
+    {"[runtime]\noutput_cap_bytes = 16777216\n", "runtime.output_cap_bytes", "32768"},
+    {"[runtime]\nresponse_cap_bytes = 67108864\n", "runtime.response_cap_bytes", "65536"},
+    {"[runtime]\nspill_max_bytes = 1099511627776\n", "runtime.spill_max_bytes", "67108864"},
+    {"[runtime]\nspill_budget_bytes = 1099511627776\n", "runtime.spill_budget_bytes", "536870912"},
+    {"[agents]\nmax_concurrent = 10000\n", "agents.max_concurrent", "8"},
+    {"[agents]\nmax_depth = 16\n", "agents.max_depth", "3"},
+    {"[agents]\nmax_rounds = 100000\n", "agents.max_rounds", "50"},
+    {"[assistant.request]\nmax_response_bytes = 4294967296\n", "assistant.request.max_response_bytes", "67108864"},
+    {"[assistant.request]\nmax_retries = 100\n", "assistant.request.max_retries", "5"},
+    {"[assistant.request]\nbase_backoff_ms = 600000\n", "assistant.request.base_backoff_ms", "1000"},
+    {"[assistant.request]\nmax_backoff_secs = 3600\n", "assistant.request.max_backoff_secs", "60"},
+    {"[assistant.request]\nidle_timeout_secs = 86400\n", "assistant.request.idle_timeout_secs", "60"},
+    // Of a built-in tool: how long a spawn waits by default (the shell's, 1000 ms).
+    {"[conversation.tools.shell]\nwait_ms = 60000\n", "conversation.tools.shell.wait_ms", "1000"},
+    {"[conversation.tools.shell]\nsettle_ms = 10000\n", "conversation.tools.shell.settle_ms", "100"},
+  };
+  for (auto& test : raised) {
+    auto ws = box.workspace_config(test.toml);
+    auto c = load_config(box.sources(), default_config());
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), fmt::format("{}: {}: ", ws.string(), test.key)), "");
+    CAF_CHECK_EQUAL(missing(c.error(), fmt::format("is more than the limit the layers before it set ({}, built in "
+                                                   "or from your own config); a workspace's config may only lower "
+                                                   "it: to raise it, set it in your own config",
+                                                   test.limit)),
+                    "");
+    // Yours to raise, in your own config.
+    fs::remove(ws);
+    box.user_config(test.toml);
+    auto own = load_config(box.sources(), default_config());
+    CAF_CHECK_EQUAL(own.ok() ? "" : own.error(), "");
+    fs::remove(box.xdg / "jp-actors" / "config.toml");
+  }
+  // Lowered, or kept as it was: taken.
+  box.workspace_config("[runtime]\nabort_grace_secs = 0.5\noutput_cap_bytes = 4096\nspill_budget_bytes = 65536\n"
+                       "[agents]\nmax_concurrent = 2\nmax_depth = 3\n"
+                       "[assistant.request]\nmax_retries = 1\nidle_timeout_secs = 30\n"
+                       "[conversation.tools.shell]\nwait_ms = 0\nsettle_ms = 50\n"
+                       "[conversation.tools.mine]\ncommand = { program = \"make\" }\nwait_ms = 60000\n");
+  auto c = load_config(box.sources(), default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 0.5);
+  CAF_CHECK_EQUAL(c->runtime.output_cap_bytes, 4096u);
+  CAF_CHECK_EQUAL(c->agents.max_concurrent, 2u);
+  CAF_CHECK_EQUAL(c->tools.at("shell").settle_ms, 50);
+  // The limit is what your own config set: up to it, not past it.
+  box.user_config("[runtime]\nabort_grace_secs = 10\n");
+  box.workspace_config("[runtime]\nabort_grace_secs = 10\n");
+  c = load_config(box.sources(), default_config());
+  CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+  auto ws = box.workspace_config("[runtime]\nabort_grace_secs = 11\n");
+  c = load_config(box.sources(), default_config());
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": runtime.abort_grace_secs: 11 is more than the limit the "
+                                                   "layers before it set (10,"),
+                  "");
+  // A later layer of yours raises it past the workspace's.
+  auto sources = box.sources();
+  box.workspace_config("[runtime]\nabort_grace_secs = 1\n");
+  sources.overrides.push_back("runtime.abort_grace_secs=30");
+  c = load_config(sources, default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 30.0);
+}
+
+CAF_TEST(a workspace config cannot tune how this machine runs its threads) {
+  // Polling spins a core; neither is a limit to lower, both are about this machine.
+  Sandbox box;
+  for (auto [toml, key] : {std::pair{"[runtime]\nio_poll_us = 10000\n", "runtime.io_poll_us"},
+                           std::pair{"[runtime]\nio_poll_us = 0\n", "runtime.io_poll_us"},
+                           std::pair{"[runtime]\nworker_threads = 64\n", "runtime.worker_threads"}}) {
+    auto ws = box.workspace_config(toml);
+    auto c = load_config(box.sources(), default_config());
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": " + key + ": may be set only in your own config"), "");
+    fs::remove(ws);
+    box.user_config(toml);
+    auto own = load_config(box.sources(), default_config());
+    CAF_CHECK_EQUAL(own.ok() ? "" : own.error(), "");
+    fs::remove(box.xdg / "jp-actors" / "config.toml");
   }
 }
 

@@ -1,0 +1,90 @@
+#include "config/workspace_limits.hpp"
+
+#include <fmt/format.h>
+
+namespace jp {
+
+namespace {
+
+// A limit and how to read it: every one here is safe when lower (a shorter wait, a
+// smaller cap, fewer retries) and is what a workspace may only lower. A table as
+// data, checked in one place (workspace_only_lowered); add a limit here.
+//
+// Not here, and why:
+// - runtime.io_poll_us, runtime.worker_threads: tune this machine (its cores, what a
+//   wake-up costs on it), which a repository knows nothing of; polling spins a core.
+//   Your own config's alone (config_loader.cpp, users_only).
+// - assistant.max_tokens: costs tokens, but neither holds a run nor fills memory
+//   (assistant.request.max_response_bytes bounds the response).
+// - the timeouts of a tool the workspace defines itself (await_timeout_secs,
+//   background_after_secs): its own program can hold a call as long as it likes
+//   anyway, and an abort still ends it within runtime.abort_grace_secs. Of your
+//   tools it may set only wait_ms and settle_ms (below) among the limits.
+struct Limit {
+  std::string_view key;
+  double (*value)(const Config&);
+};
+
+constexpr Limit limits[] = {
+  // Memory per response and per await, disk per spill file and per workspace.
+  {"runtime.output_cap_bytes", [](const Config& c) { return double(c.runtime.output_cap_bytes); }},
+  {"runtime.response_cap_bytes", [](const Config& c) { return double(c.runtime.response_cap_bytes); }},
+  {"runtime.spill_max_bytes", [](const Config& c) { return double(c.runtime.spill_max_bytes); }},
+  {"runtime.spill_budget_bytes", [](const Config& c) { return double(c.runtime.spill_budget_bytes); }},
+  // How long every abort (and Ctrl-C, and exit) waits for a tool ignoring SIGTERM.
+  {"runtime.abort_grace_secs", [](const Config& c) { return c.runtime.abort_grace_secs; }},
+  // Sub-agents: how many live at once, how deep, how many responses each.
+  {"agents.max_depth", [](const Config& c) { return double(c.agents.max_depth); }},
+  {"agents.max_concurrent", [](const Config& c) { return double(c.agents.max_concurrent); }},
+  {"agents.max_rounds", [](const Config& c) { return double(c.agents.max_rounds); }},
+  // A provider request: how often and how long it is retried or waited for, and
+  // how large a response is read into memory. 0 is never "unbounded" here (an idle
+  // timeout of 0 gives up at once).
+  {"assistant.request.max_retries", [](const Config& c) { return double(c.assistant.request.max_retries); }},
+  {"assistant.request.base_backoff_ms", [](const Config& c) { return double(c.assistant.request.base_backoff_ms); }},
+  {"assistant.request.max_backoff_secs", [](const Config& c) { return c.assistant.request.max_backoff_secs; }},
+  {"assistant.request.idle_timeout_secs", [](const Config& c) { return c.assistant.request.idle_timeout_secs; }},
+  {"assistant.request.max_response_bytes",
+   [](const Config& c) { return double(c.assistant.request.max_response_bytes); }},
+};
+
+struct ToolLimit {
+  std::string_view key;
+  double (*value)(const ToolConfig&);
+};
+
+// Of a tool that was there before the workspace's layer: how long a spawn, fetch or
+// apply that names no wait_ms waits (default_wait_ms: as the call sees it, the
+// io's default when not set), and how long output must be quiet to end a wait.
+constexpr ToolLimit tool_limits[] = {
+  {"wait_ms", [](const ToolConfig& t) { return double(default_wait_ms(t)); }},
+  {"settle_ms", [](const ToolConfig& t) { return double(t.settle_ms); }},
+};
+
+Status refuse(std::string_view origin, std::string_view key, double wanted, double limit) {
+  return Status::fail(fmt::format("{}: {}: {} is more than the limit the layers before it set ({}, built in or "
+                                  "from your own config); a workspace's config may only lower it: to raise it, "
+                                  "set it in your own config ($XDG_CONFIG_HOME/jp-actors/config.toml, --config "
+                                  "or --cfg)",
+                                  origin, key, wanted, limit));
+}
+
+} // namespace
+
+Status workspace_only_lowered(const Config& before, const Config& after, std::string_view origin) {
+  for (auto& limit : limits)
+    if (limit.value(after) > limit.value(before))
+      return refuse(origin, limit.key, limit.value(after), limit.value(before));
+  for (auto& [name, tool] : before.tools) {
+    auto now = after.tools.find(name);
+    if (now == after.tools.end())
+      continue; // a layer adds tools, never removes one
+    for (auto& limit : tool_limits)
+      if (limit.value(now->second) > limit.value(tool))
+        return refuse(origin, fmt::format("conversation.tools.{}.{}", name, limit.key), limit.value(now->second),
+                      limit.value(tool));
+  }
+  return Status::ok();
+}
+
+} // namespace jp
