@@ -109,7 +109,11 @@ CAF_TEST(tools never see the provider key or secret-looking variables unless pas
   temp_dir ws;
   auto with = [](const std::string& cmd) {
     return "OPENAI_API_KEY=sk-1 ANTHROPIC_API_KEY=sk-2 MY_PROVIDER_KEY=sk-3 GITHUB_TOKEN=gh-4 "
-           "AWS_SECRET_ACCESS_KEY=aws-5 DB_PASSWORD=pw-6 PLAIN_SETTING=visible " + cmd;
+           "AWS_SECRET_ACCESS_KEY=aws-5 DB_PASSWORD=pw-6 PLAIN_SETTING=visible "
+           // Secrets in values under plain names, as an audit found them passing.
+           "DB_CONN='Server=db;Password=SECRETa' SLACK_HOOK=https://hooks.slack.com/services/T0/B0/SECRETb "
+           "APP_CALLBACK='https://api.example.com/v1?api_key=SECRETc' "
+           "GIT_CONFIG_PARAMETERS=\"'http.extraheader=AUTHORIZATION: bearer SECRETe'\" " + cmd;
   };
   // The variables are jp-actors' own (set on its command line); the tool runs `env`.
   auto run = [&](const std::string& flags) {
@@ -129,7 +133,7 @@ CAF_TEST(tools never see the provider key or secret-looking variables unless pas
   };
   auto plain = run("");
   CAF_CHECK(contains(plain, "PLAIN_SETTING=visible"));
-  for (auto secret : {"sk-1", "sk-2", "sk-3", "gh-4", "aws-5", "pw-6"})
+  for (auto secret : {"sk-1", "sk-2", "sk-3", "gh-4", "aws-5", "pw-6", "SECRETa", "SECRETb", "SECRETc", "SECRETe"})
     CAF_CHECK_EQUAL(contains(plain, secret) ? secret : "", "");
   // Passed by name, in [runtime] or per tool: there.
   auto passed = run(R"(--cfg 'runtime.pass_env=["GITHUB_TOKEN"]' --cfg 'conversation.tools.shell.pass_env=["DB_PASSWORD"]')");
@@ -175,6 +179,53 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
   for (auto value : {"https://example.com/a@b", "/usr/bin", "user@host", "http://host/?x=a@b", ""})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? value : "", "");
+}
+
+CAF_TEST(secrets in connection strings queries headers and webhook URLs are left out) {
+  // Found passing by an audit (the first four), whatever the variable is called.
+  for (auto value : {"Server=db;Password=SECRETa", "https://hooks.slack.com/services/T0/B0/SECRETb",
+                     "https://api.example.com/v1?api_key=SECRETc", "'http.extraheader=AUTHORIZATION: bearer SECRETe'",
+                     "Data Source=db; User ID=sa; Pwd=x", "AccountName=a;AccountKey=b;EndpointSuffix=core.windows.net",
+                     "https://a.blob.core.windows.net/c?sv=2020-08-04&sig=x", "https://app/cb#access_token=x",
+                     "https://s3/o?X-Amz-Credential=a&X-Amz-Signature=b", "https://h/?clientSecret=x", "Bearer eyJx",
+                     "Proxy-Authorization: Basic x", "https://discord.com/api/webhooks/1/x"})
+    CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
+}
+
+namespace {
+
+/// `vars` ("NAME=VALUE") as an environment tool_environment takes.
+std::vector<char*> environ_of(std::vector<std::string>& vars) {
+  std::vector<char*> env;
+  for (auto& kv : vars)
+    env.push_back(kv.data());
+  env.push_back(nullptr);
+  return env;
+}
+
+} // namespace
+
+CAF_TEST(common harmless variables reach a tool) {
+  // As a shell on a desktop or over ssh has them: neither name nor value may look
+  // secret (values with ';', '?', '=' or "key" in them included).
+  std::vector<std::string> vars = {
+    "PATH=/usr/local/bin:/usr/bin:/bin", "PWD=/home/u/src", "OLDPWD=/home/u", "LANG=en_US.UTF-8",
+    "LC_ALL=C.UTF-8", "TERM=xterm-256color", "COLORTERM=truecolor", "HOME=/home/u", "EDITOR=vim",
+    "VISUAL=code --wait", "PAGER=less", "LESS=-R", "LESSOPEN=| /usr/bin/lesspipe %s", "SHELL=/bin/bash",
+    "USER=u", "LOGNAME=u", "HOSTNAME=box", "MAIL=/var/mail/u", "TZ=Europe/Berlin", "DISPLAY=:0",
+    R"(PS1=\[\e]0;\u@\h: \w\a\]${debian_chroot:+($debian_chroot)}\u@\h:\w\$ )",
+    "PROMPT_COMMAND=history -a; history -n", "HISTCONTROL=ignoreboth",
+    "LS_COLORS=rs=0:di=01;34:ln=01;36:pi=40;33:bd=40;33;01:*.tar=01;31:*.key=01;32",
+    "GREP_COLORS=ms=01;31:mc=01;31:sl=:cx=:fn=35", "MAKEFLAGS=-j4 --jobserver-auth=fifo:/tmp/GMfifo1",
+    "XDG_RUNTIME_DIR=/run/user/1000", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus",
+    "SSH_AUTH_SOCK=/run/user/1000/keyring/ssh", "SSH_CONNECTION=10.0.0.2 51234 10.0.0.1 22", "SSH_TTY=/dev/pts/1",
+    "XAUTHORITY=/run/user/1000/gdm/Xauthority", "GPG_TTY=/dev/pts/1", "http_proxy=http://proxy:3128",
+    "NO_PROXY=localhost,127.0.0.1,.example.com", "DOCKER_HOST=unix:///var/run/docker.sock",
+    "NODE_OPTIONS=--max-old-space-size=4096", "RUSTFLAGS=-C target-cpu=native", "JAVA_HOME=/usr/lib/jvm/java-17",
+    "VIRTUAL_ENV=/home/u/.venv", "KUBECONFIG=/home/u/.kube/config", "XMODIFIERS=@im=ibus", "TMUX_PANE=%1",
+    "GIT_EDITOR=vim", "SSH_ASKPASS=/usr/bin/ksshaskpass", "DOCS_URL=https://example.com/search?q=x&sort=key"};
+  auto env = environ_of(vars);
+  CAF_CHECK_EQUAL(tool_environment(env.data(), {}, {}, {}), vars);
 }
 
 namespace {

@@ -96,17 +96,6 @@ bool secret_looking_name(std::string_view full) {
   return has_secret_word(full);
 }
 
-bool secret_looking_value(std::string_view value) {
-  // scheme://user:password@host or scheme://token@host: credentials in a URL
-  // (DATABASE_URL, a remote with a token), whatever the variable is called.
-  auto scheme = value.find("://");
-  if (scheme == std::string_view::npos)
-    return false;
-  auto rest = value.substr(scheme + 3);
-  auto at = rest.find('@');
-  return at != std::string_view::npos && at > 0 && rest.substr(0, at).find_first_of("/?#") == std::string_view::npos;
-}
-
 namespace {
 
 /// Whether a tool gets the parent's variable `kv` ("NAME=VALUE").

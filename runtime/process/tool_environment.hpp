@@ -9,16 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "secret_value.hpp" // secret_looking_value
+
 namespace jp {
 
 /// Whether a variable's name looks like it holds a secret (case-insensitive):
 /// API_KEY, TOKEN, SECRET, PASSWORD, ... alone or as the end of the name
 /// (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY).
 bool secret_looking_name(std::string_view name);
-
-/// Whether a variable's value carries credentials in a URL
-/// (postgres://user:password@host, https://token@host), whatever its name.
-bool secret_looking_value(std::string_view value);
 
 /// What a tool gets: each "KEY=VALUE" of `parent` except the names in `drop`,
 /// secret-looking names and values, unless named in `pass`; then `extra` ("KEY=VALUE") added

@@ -1,0 +1,121 @@
+#include "runtime/process/secret_value.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "runtime/process/tool_environment.hpp"
+#include "runtime/text_nocase.hpp"
+
+namespace jp {
+
+namespace {
+
+// Words that end a parameter's name (after '_', '-', '.' or ' ', or alone) and make
+// it a secret, besides what makes a variable's name one (secret_looking_name):
+// Azure's SAS `sig`, an ODBC `Pwd`, an Authorization passed as a query parameter.
+constexpr std::string_view secret_parameter_words[] = {"sig", "signature", "pwd", "pass", "authorization"};
+// Endings that make a parameter's name a secret even run into a word (AccountKey,
+// SharedAccessKey, accessToken, clientSecret; a query is no environment, where
+// KEYBOARD or MONKEY must pass).
+constexpr std::string_view secret_parameter_endings[] = {"key", "token", "secret", "password", "signature"};
+// A webhook URL of these services is itself the credential: whoever has it may post.
+constexpr std::string_view webhook_urls[] = {"hooks.slack.com/", "discord.com/api/webhooks/",
+                                             "discordapp.com/api/webhooks/", "webhook.office.com/",
+                                             "outlook.office.com/webhook"};
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/// scheme://user:password@host or scheme://token@host: credentials in a URL
+/// (DATABASE_URL, a remote with a token).
+bool url_credentials(std::string_view value) {
+  auto scheme = value.find("://");
+  if (scheme == std::string_view::npos)
+    return false;
+  auto rest = value.substr(scheme + 3);
+  auto at = rest.find('@');
+  return at != std::string_view::npos && at > 0 && rest.substr(0, at).find_first_of("/?#") == std::string_view::npos;
+}
+
+/// Whether `raw`, the NAME of a NAME=VALUE in a query or a connection string, names
+/// a secret. Only a name as such parameters have (letters, digits, '_', '-', '.',
+/// inner spaces as in "User Password", not starting with '-': "--jobserver-auth="
+/// in MAKEFLAGS is an option).
+bool secret_parameter_name(std::string_view raw) {
+  while (!raw.empty() && (is_space(raw.front()) || raw.front() == '\'' || raw.front() == '"'))
+    raw.remove_prefix(1);
+  while (!raw.empty() && is_space(raw.back()))
+    raw.remove_suffix(1);
+  if (raw.empty() || raw.front() == '-')
+    return false;
+  std::string name; // lower case, words joined by '_'
+  for (char c : raw) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == ' '))
+      return false;
+    name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+  }
+  if (secret_looking_name(name))
+    return true;
+  auto last = std::string_view(name).substr(name.rfind('_') == std::string::npos ? 0 : name.rfind('_') + 1);
+  auto is = [&](std::string_view w) { return last == w; };
+  auto ends = [&](std::string_view w) { return last.ends_with(w); };
+  return std::any_of(std::begin(secret_parameter_words), std::end(secret_parameter_words), is) ||
+         std::any_of(std::begin(secret_parameter_endings), std::end(secret_parameter_endings), ends);
+}
+
+/// A NAME=VALUE among the parts of `value` (split at ';', '&', '?', '#' and
+/// whitespace: a connection string's, a URL query's or fragment's, a command
+/// line's) whose NAME names a secret.
+bool secret_parameter(std::string_view value) {
+  constexpr std::string_view separators = ";&?# \t\n\r";
+  for (size_t start = 0; start < value.size();) {
+    auto end = std::min(value.find_first_of(separators, start), value.size());
+    auto part = value.substr(start, end - start);
+    if (auto eq = part.find('='); eq != std::string_view::npos && secret_parameter_name(part.substr(0, eq)))
+      return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+/// Where `lower` is in `s` from `from` on, letters compared without case; npos if not.
+size_t find_nocase(std::string_view s, std::string_view lower, size_t from) {
+  auto at = std::search(s.begin() + static_cast<std::ptrdiff_t>(std::min(from, s.size())), s.end(), lower.begin(),
+                        lower.end(), same_nocase);
+  return at == s.end() ? std::string_view::npos : static_cast<size_t>(at - s.begin());
+}
+
+/// An Authorization (or Proxy-Authorization) header, "Authorization: Basic ...", or a
+/// bearer token, "Bearer eyJ...": what a program is handed to send (git's
+/// http.extraheader, a curl -H).
+bool authorization(std::string_view value) {
+  for (size_t at = find_nocase(value, "authorization", 0); at != std::string_view::npos;
+       at = find_nocase(value, "authorization", at + 1)) {
+    auto after = value.find_first_not_of(" \t", at + 13);
+    if (after != std::string_view::npos && value[after] == ':')
+      return true;
+  }
+  for (size_t at = find_nocase(value, "bearer", 0); at != std::string_view::npos;
+       at = find_nocase(value, "bearer", at + 1)) {
+    bool word = at == 0 || !std::isalnum(static_cast<unsigned char>(value[at - 1]));
+    auto token = value.find_first_not_of(" \t", at + 6);
+    if (word && token != std::string_view::npos && token > at + 6)
+      return true;
+  }
+  return false;
+}
+
+bool webhook_url(std::string_view value) {
+  return std::any_of(std::begin(webhook_urls), std::end(webhook_urls),
+                     [&](std::string_view url) { return contains_nocase(value, url); });
+}
+
+} // namespace
+
+bool secret_looking_value(std::string_view value) {
+  return url_credentials(value) || secret_parameter(value) || authorization(value) || webhook_url(value);
+}
+
+} // namespace jp
