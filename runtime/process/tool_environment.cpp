@@ -27,7 +27,9 @@ constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd", "pass"};
 // Words that make a secret's name wherever they stand between '_'s, digits after them
 // aside (GITHUB_TOKEN_RO, GITHUB_TOKEN2, CI_JOB_JWT, SLACK_WEBHOOK_URL, GH_PAT_RO), and
 // word pairs alike (OPENAI_API_KEY_2). Not "key"
-// or "auth" alone: PATH_KEYS and SSH_AUTH_SOCK are no secrets.
+// or "auth" alone: PATH_KEYS and SSH_AUTH_SOCK are no secrets. SSH_AUTH_SOCK is
+// passed on purpose: a tool's git and ssh use your agent, which signs for them and
+// never hands out a key (README.md, "Security model", says how to withhold it).
 constexpr std::string_view secret_words[] = {"token",      "tokens",      "secret", "secrets", "password",
                                              "passwd",     "passphrase",  "credential", "credentials", "apikey",
                                              "jwt",        "webhook",     "pat",    "dsn",     "cookie",
