@@ -1034,10 +1034,13 @@ void check_kept_from_terminal(const std::string& seen) {
 
 CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
   auto call = Json::object();
-  call.set("command", "printf 'A\\033]0;PWNED\\007B\\n'; echo end");
+  // 0x9B (octal 233) alone: CSI to a terminal reading 8-bit controls.
+  call.set("command", "printf 'A\\033]0;PWNED\\007B\\n'; printf 'C\\23331mD\\n'; echo end");
   auto seen = probe_on_terminal({}, call.dump());
   CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
   CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
+  CAF_CHECK(seen.find("C\xEF\xBF\xBD" "31mD") != std::string::npos);
+  CAF_CHECK(seen.find('\x9b') == std::string::npos);
   // Nor in a tool's summary that `tools` lists (a repository's text).
   seen = cli_on_terminal({}, {"--cfg", "conversation.tools.x={command={program=\"true\"},summary=\"s\\u001b]0;PWNED\\u0007RED\"}",
                               "tools"},

@@ -7,6 +7,7 @@
 
 #include "file_contents.hpp"
 #include "json_helpers.hpp"
+#include "messages/terminal_safe.hpp"
 #include "runtime/store/event_log.hpp"
 
 using namespace jp;
@@ -67,6 +68,23 @@ CAF_TEST(a transcript on a terminal shows no control bytes of what tools printed
                               : "[main] ← shell (5.0 ms): A\x1b]0;PWNED\x07" "B\xc2\x9b" "2J\tC\xE2\x80\xAE" "D\n");
     std::fclose(f);
   }
+}
+
+CAF_TEST(on a terminal a byte that is no part of valid UTF-8 shows as U+FFFD) {
+  // 0x80..0x9F alone are the 8-bit C1 controls (0x9B is CSI) to a terminal that
+  // reads them; the UTF-8 form of C1 was caught, the single byte passed.
+  CAF_CHECK_EQUAL(terminal_safe("A\x9b" "31mB\n"), "A\xEF\xBF\xBD" "31mB\n");
+  CAF_CHECK_EQUAL(terminal_safe("\x80\x9f\xff\xc3"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  // Overlong forms and surrogates too (0xC0 0x9B would read as CSI to a lax decoder).
+  CAF_CHECK_EQUAL(terminal_safe("\xC0\x9b" "x\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD" "x\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  // Valid UTF-8 as it is.
+  CAF_CHECK_EQUAL(terminal_safe("caf\xC3\xA9 \xE2\x9C\x93 \xF0\x9F\x98\x80\n\tx"), "caf\xC3\xA9 \xE2\x9C\x93 \xF0\x9F\x98\x80\n\tx");
+  // What a tool printed, in a transcript on a terminal.
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, false, true);
+  log.tool_result("main", 1, 0, "shell", true, "A\x9b" "31mB", 5);
+  CAF_CHECK_EQUAL(contents(f), "[main] ← shell (5.0 ms): A\xEF\xBF\xBD" "31mB\n");
+  std::fclose(f);
 }
 
 CAF_TEST(json output is never live) {
