@@ -489,6 +489,20 @@ CAF_TEST(a node refuses to listen off loopback without mutual TLS) {
   CAF_CHECK(contains(r.out, "off loopback a node requires mutual TLS"));
 }
 
+CAF_TEST(a node listens on a bare port of loopback as mcp does) {
+  CAF_REQUIRE(start_node("0"));
+  CAF_CHECK(address.starts_with("127.0.0.1:"));
+}
+
+CAF_TEST(a node whose address is in use says so) {
+  CAF_REQUIRE(start_node());
+  auto r = run_command(fmt::format("XDG_STATE_HOME='{}' '{}' --workspace '{}' node --listen {}", state,
+                                   JP_CLI_BINARY, node_ws, address));
+  CAF_CHECK_EQUAL(r.status, 1);
+  if (!contains(r.out, fmt::format("cannot listen on {}: the address is in use", address)))
+    CAF_FAIL("the second node said: " << r.out);
+}
+
 CAF_TEST(with mutual TLS a client certified by the CA is served and one of another CA is refused) {
   Pki pki{dir.path.string()};
   pki.ca("ca");

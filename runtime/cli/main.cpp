@@ -435,8 +435,8 @@ int main(int argc, char** argv) {
             "[node] listen, heartbeat_secs (1), timeout_secs (5: a silent peer is lost after it), tls. Runs "
             "until a signal, then ends its tools (TERM, grace, KILL).");
   std::string listen;
-  node->add_option("--listen", listen, "HOST:PORT to listen on (default: [node] listen, 127.0.0.1:0 = any free "
-                                       "port); prints the address it listens on");
+  node->add_option("--listen", listen, "HOST:PORT to listen on, or PORT on 127.0.0.1 (default: [node] listen, "
+                                       "127.0.0.1:0 = any free port); prints the address it listens on");
   auto* mcp = app.add_subcommand(
     "mcp", "Serve this workspace's tools to an MCP client over stdio (JSON-RPC 2.0, one message per line), or "
            "over Streamable HTTP on loopback with --listen (MCP "

@@ -52,8 +52,7 @@ void end_session(caf::actor_system& sys, mcp_server_actor server, std::function<
 /// Streamable HTTP on loopback until a signal.
 int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen, double idle_secs,
                std::function<mcp_server_actor(McpWriter)> spawn_session) {
-  auto text = listen.find(':') == std::string::npos ? "127.0.0.1:" + listen : listen;
-  auto addr = parse_node_address(text, "--listen");
+  auto addr = parse_listen_address(listen, "--listen");
   if (!addr)
     return fail(addr.error());
   auto token = mcp_token(true);

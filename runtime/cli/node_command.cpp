@@ -28,8 +28,8 @@ int fail(const std::string& reason) {
 } // namespace
 
 int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
-  auto addr = parse_node_address(listen.empty() ? config->node.listen : listen,
-                                 listen.empty() ? "node.listen" : "--listen");
+  auto addr = parse_listen_address(listen.empty() ? config->node.listen : listen,
+                                   listen.empty() ? "node.listen" : "--listen");
   if (!addr)
     return fail(addr.error());
   auto& tls = config->node.tls;
@@ -60,7 +60,8 @@ int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
                             : sys.middleman().publish(gate, addr->port, addr->host.c_str(), true);
   if (!port) {
     caf::anon_send_exit(gate, caf::exit_reason::user_shutdown);
-    return fail(fmt::format("cannot listen on {}: {}", addr->text(), error_text(port.error())));
+    auto why = why_cannot_bind(*addr);
+    return fail(fmt::format("cannot listen on {}: {}", addr->text(), why.empty() ? error_text(port.error()) : why));
   }
   addr->port = *port;
   if (tls.enabled())

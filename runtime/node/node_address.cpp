@@ -1,8 +1,13 @@
 #include "runtime/node/node_address.hpp"
 
 #include <arpa/inet.h>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fmt/format.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "config/config.hpp"
 
@@ -32,6 +37,51 @@ Result<NodeAddress> parse_node_address(std::string_view text, std::string_view k
   if (ec != std::errc{} || end != port_text.data() + port_text.size() || port > 65535)
     return bad("the port is not a number from 0 to 65535");
   return NodeAddress{std::string(host), static_cast<uint16_t>(port)};
+}
+
+Result<NodeAddress> parse_listen_address(std::string_view text, std::string_view key) {
+  if (text.find(':') == std::string_view::npos && !text.empty()) {
+    auto addr = parse_node_address(fmt::format("127.0.0.1:{}", text), key);
+    if (!addr)
+      return Error{fmt::format("{}: expected host:port (e.g. 127.0.0.1:4242, [::1]:4242) or a port (4242, on "
+                               "127.0.0.1), got \"{}\": the port is not a number from 0 to 65535",
+                               key, text.substr(0, 80))};
+    return addr;
+  }
+  return parse_node_address(text, key);
+}
+
+std::string why_cannot_bind(const NodeAddress& addr) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  auto port = std::to_string(addr.port);
+  if (int rc = ::getaddrinfo(addr.host.c_str(), port.c_str(), &hints, &found); rc != 0)
+    return fmt::format("the host `{}` cannot be resolved: {}", addr.host, ::gai_strerror(rc));
+  std::string why;
+  for (auto* ai = found; ai; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int on = 1; // as CAF binds it: a port left in TIME_WAIT is not "in use"
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    int rc = ::bind(fd, ai->ai_addr, ai->ai_addrlen);
+    int err = errno;
+    ::close(fd);
+    if (rc == 0) {
+      why.clear();
+      break;
+    }
+    why = err == EADDRINUSE ? "the address is in use: another program listens there (another jp-actors node?); "
+                              "stop it, or pick another port (0: any free one)"
+        : err == EADDRNOTAVAIL ? "no interface of this machine has that address"
+                               : std::strerror(err);
+  }
+  ::freeaddrinfo(found);
+  return why;
 }
 
 bool is_loopback(const std::string& host) {

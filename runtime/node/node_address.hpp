@@ -19,6 +19,14 @@ struct NodeAddress {
 /// Errors name `key` (the config key or flag it came from) and the form expected.
 Result<NodeAddress> parse_node_address(std::string_view text, std::string_view key);
 
+/// An address to listen on: host:port as above, or a bare port, meaning that port
+/// of 127.0.0.1 (`node --listen 4242`, `mcp --listen 8808`).
+Result<NodeAddress> parse_listen_address(std::string_view text, std::string_view key);
+
+/// Why listening on `addr` fails, found by binding it here as a listener would
+/// (CAF's own error says only "tcp socket creation failed"); "" if it can be bound.
+std::string why_cannot_bind(const NodeAddress& addr);
+
 /// 127.0.0.0/8, ::1 and "localhost": only this machine can connect or be reached.
 bool is_loopback(const std::string& host);
 
