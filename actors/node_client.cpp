@@ -45,8 +45,12 @@ void connect(node_client_t* self) {
     return refused(fmt::format("node `{}`: this runtime was started without networking", node.name));
   // With TLS the certificates authenticate both sides; without, the token does.
   bool tls = node.tls.enabled();
-  if (tls && !self->system().has_openssl_manager())
-    return refused(fmt::format("node `{}` takes TLS, and this runtime was started without it", node.name));
+  if (tls && !self->system().has_openssl_manager()) {
+    // Its files, when they are why (RuntimeActorConfig leaves TLS off for them).
+    auto why = check_tls(node.tls, fmt::format("nodes.{}.tls", node.name));
+    return refused(why.empty() ? fmt::format("node `{}` takes TLS, and this runtime was started without it", node.name)
+                               : fmt::format("node `{}`: {}", node.name, why));
+  }
   std::string token;
   if (!tls) {
     auto t = node_token(false);

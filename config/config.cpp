@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "config/tls_files.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -109,13 +110,8 @@ const TlsConfig* client_tls(const Config& config) {
 }
 
 std::string check_tls(const TlsConfig& tls, const std::string& where) {
-  for (auto [key, path] : {std::pair{"certificate", &tls.certificate}, std::pair{"key", &tls.key}, std::pair{"ca", &tls.ca}}) {
-    if (path->empty())
-      return fmt::format("{}.{} is missing: mutual TLS needs certificate, key and ca (PEM files)", where, key);
-    if (::access(path->c_str(), R_OK) != 0)
-      return fmt::format("{}.{}: cannot read {}: {}", where, key, *path, std::strerror(errno));
-  }
-  return {};
+  auto pinned = PinnedTls::pin(tls, where);
+  return pinned ? std::string() : pinned.error();
 }
 
 std::string check_node_tls(const Config& config) {

@@ -244,7 +244,8 @@ bool uses_nodes(const Config& config);
 const TlsConfig* client_tls(const Config& config);
 
 /// Why the TLS settings of `where` cannot be used ("" = they can): all three of
-/// certificate, key and ca, each a readable file; and one client identity.
+/// certificate, key and ca, as OpenSSL loads them (config/tls_files.hpp); and one
+/// client identity.
 std::string check_tls(const TlsConfig& tls, const std::string& where);
 std::string check_node_tls(const Config& config);
 

@@ -30,12 +30,18 @@ RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerCo
     set("middleman.heartbeat-interval", span(network->heartbeat_secs));
     set("middleman.connection-timeout", span(network->timeout_secs));
     if (tls && tls->enabled()) {
+      auto pinned = PinnedTls::pin(*tls, "tls");
+      if (!pinned) {
+        tls_refused = pinned.error();
+        return;
+      }
+      tls_pinned.emplace(std::move(*pinned));
       // Both a certificate and a CA: CAF then verifies the peer's certificate on both
       // sides (mutual TLS); its anonymous fallback (no certificate) is never used.
       load<caf::openssl::manager>();
-      openssl_certificate = tls->certificate;
-      openssl_key = tls->key;
-      openssl_cafile = tls->ca;
+      openssl_certificate = tls_pinned->certificate();
+      openssl_key = tls_pinned->key();
+      openssl_cafile = tls_pinned->ca();
     }
   }
 }

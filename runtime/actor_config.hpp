@@ -5,6 +5,10 @@
 
 #include <caf/actor_system_config.hpp>
 #include <cstddef>
+#include <optional>
+#include <string>
+
+#include "../config/tls_files.hpp"
 
 namespace jp {
 
@@ -17,9 +21,14 @@ struct RuntimeActorConfig : caf::actor_system_config {
   /// `network`: a node, or a client of one: CAF's middleman is loaded, with
   /// heartbeats so that a silent peer is lost after its timeout.
   /// `tls`: this process's certificate, key and CA for mutual TLS (CAF's openssl
-  /// module); none: plain transport only.
+  /// module, given the files as checked now: config/tls_files.hpp); none: plain
+  /// transport only. Files that cannot be used leave TLS off, and say why in
+  /// tls_refused.
   explicit RuntimeActorConfig(size_t worker_threads = 0, const NodeServerConfig* network = nullptr,
                               const TlsConfig* tls = nullptr);
+
+  std::optional<PinnedTls> tls_pinned; // what CAF loads; it lives as long as the system
+  std::string tls_refused;             // why TLS was asked for and is off ("": it is not)
 };
 
 } // namespace jp

@@ -537,6 +537,51 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   CAF_CHECK(contains(broken.out, "nodes.box.tls.certificate: cannot read /nonexistent.pem"));
 }
 
+CAF_TEST(TLS files that OpenSSL cannot load are refused at start naming the file and what is wrong) {
+  // CAF loads them only at a connection and throws what it cannot load: the node
+  // died at its first client, the client hung.
+  Pki pki{dir.path.string()};
+  pki.ca("ca");
+  pki.cert("node", "ca");
+  pki.cert("client", "ca");
+  dir.write("not.pem", "box\n"); // as /etc/hostname
+  auto p = [&](const std::string& f) { return fmt::format("{}/{}", pki.dir, f); };
+  auto tls = [&](const std::string& cert, const std::string& key, const std::string& ca) {
+    return fmt::format("certificate = \"{}\"\nkey = \"{}\"\nca = \"{}\"\n", p(cert), p(key), p(ca));
+  };
+  auto base = node_toml;
+  // Bounded: without the check the node serves (and dies at the first client).
+  auto node_says = [&](const std::string& node_tls) {
+    node_toml = base + "[node.tls]\n" + node_tls;
+    dir.write("node.toml", node_toml);
+    auto out = (dir.path / "bad-node.out").string();
+    Child n({JP_CLI_BINARY, "--workspace", node_ws, "--config", (dir.path / "node.toml").string(), "node",
+             "--listen", "127.0.0.1:0"},
+            state, out);
+    CAF_CHECK_EQUAL(n.wait(), 1);
+    return read_file(out);
+  };
+  auto said = node_says(tls("node.pem", "client.key", "ca.pem"));
+  CAF_CHECK(contains(said, fmt::format("node.tls.key: {} is not the key of the certificate {}", p("client.key"),
+                                       p("node.pem"))));
+  CAF_CHECK(!contains(said, "listening"));
+  said = node_says(tls("not.pem", "node.key", "ca.pem"));
+  CAF_CHECK(contains(said, fmt::format("node.tls.certificate: {} holds no PEM certificate", p("not.pem"))));
+  said = node_says(tls("node.pem", "not.pem", "ca.pem"));
+  CAF_CHECK(contains(said, fmt::format("node.tls.key: {} holds no PEM private key", p("not.pem"))));
+  said = node_says(tls("node.pem", "node.key", "not.pem"));
+  CAF_CHECK(contains(said, fmt::format("node.tls.ca: {} holds no PEM certificate", p("not.pem"))));
+  // A client's likewise, before it connects.
+  node_toml = base + "[node.tls]\n" + pki.tls("node", "ca");
+  CAF_REQUIRE(start_node());
+  client_tls = tls("client.pem", "node.key", "ca.pem");
+  auto out = (dir.path / "client.out").string();
+  Child c(client_argv(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo hi" })"))), state, out);
+  CAF_CHECK_EQUAL(c.wait(), 1);
+  CAF_CHECK(contains(read_file(out), fmt::format("nodes.box.tls.key: {} is not the key of the certificate {}",
+                                                 p("node.key"), p("client.pem"))));
+}
+
 CAF_TEST(nodes ls lists each configured node reachable or not with what runs there) {
   marked_sleep sleeper(dir.path);
   CAF_REQUIRE(start_node());

@@ -54,6 +54,8 @@ int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
   IoThread io{io_poll(config->runtime)};
   install_signal_shutdown(config->runtime.abort_grace_secs);
   RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node, tls.enabled() ? &tls : nullptr};
+  if (tls.enabled() && !cfg.tls_pinned) // changed since checked above
+    return fail(cfg.tls_refused);
   caf::actor_system sys{cfg};
   auto gate = spawn_node_gate(sys, config, io, token);
   auto port = tls.enabled() ? caf::openssl::publish(gate, addr->port, addr->host.c_str(), true)

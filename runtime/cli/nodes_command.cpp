@@ -37,6 +37,8 @@ NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeC
       return {t.error(), {}};
     token = *t;
   }
+  if (node.tls.enabled() && !sys.has_openssl_manager()) // its files changed since checked
+    return {check_tls(node.tls, "nodes." + node.name + ".tls"), {}};
   auto mm = node.tls.enabled() ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
   NodeStatus out;
   self->request(mm, reach_timeout, caf::connect_atom::value, addr->host, addr->port)
