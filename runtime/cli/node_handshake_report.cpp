@@ -50,6 +50,15 @@ std::string reasons_of(const SSL* ssl) {
   return why.empty() ? "the client closed the connection (it may not trust this node's certificate)" : why;
 }
 
+/// Whether the client's Finished message came: the handshake was done, and a failure
+/// now is the connection's end (a served client's EOF), not a refusal. Not
+/// SSL_is_init_finished: any fatal error, that EOF included, puts OpenSSL's state
+/// machine back "in init".
+bool handshake_done(const SSL* ssl) {
+  unsigned char finished[EVP_MAX_MD_SIZE];
+  return SSL_get_peer_finished(ssl, finished, sizeof finished) > 0;
+}
+
 } // namespace
 
 namespace jp {
@@ -67,7 +76,12 @@ extern "C" int SSL_get_error(const SSL* ssl, int ret) {
   static const auto real = reinterpret_cast<real_fn>(::dlsym(RTLD_NEXT, "SSL_get_error"));
   int err = real(ssl, ret);
   if ((err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) && g_report.load(std::memory_order_relaxed) &&
-      SSL_is_server(ssl) && !SSL_is_init_finished(ssl)) {
+      SSL_is_server(ssl)) {
+    // Served, and now ended: nothing to report, but the queue is emptied all the same.
+    if (handshake_done(ssl)) {
+      ERR_clear_error();
+      return err;
+    }
     std::fprintf(stderr,
                  "jp-actors node: refused a connection from %s at the TLS handshake: %s; a client needs a "
                  "certificate signed by the CA of [node.tls] ca, and its own [nodes.NAME.tls]\n",
