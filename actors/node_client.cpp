@@ -8,6 +8,7 @@
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
 #include "runtime/node/node_address.hpp"
+#include "runtime/node/node_reach_failure.hpp"
 #include "runtime/node/node_token.hpp"
 
 namespace jp {
@@ -76,9 +77,10 @@ void connect(node_client_t* self) {
             [refused](caf::error& err) { refused(error_text(err)); });
       },
       [self, addr = *addr](caf::error& err) {
-        answer_all(self, make_error(error_code::node_unreachable,
-                                    fmt::format("node `{}` ({}) cannot be reached: {}", self->state.node.name,
-                                                addr.text(), error_text(err))));
+        auto failure = reach_failure(self->state.node, err);
+        answer_all(self, make_error(failure.transient ? error_code::node_unreachable : error_code::bad_arguments,
+                                    fmt::format("node `{}` ({}) {}", self->state.node.name, addr.text(),
+                                                failure.why)));
       });
 }
 

@@ -525,6 +525,9 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   auto said = content(results_of(refused), "main", 1, 0);
   CAF_CHECK(contains(said, "node `box`"));
   CAF_CHECK(!contains(said, "over tls"));
+  // Said as the configuration error it is, not as a blip worth retrying.
+  CAF_CHECK(contains(said, "the TLS handshake failed"));
+  CAF_CHECK(contains(said, R"("transient":false)"));
   // The node says so too, with OpenSSL's reason.
   auto node_out = (dir.path / "node.out").string();
   if (!said_within(node_out, "the client's certificate: unable to get local issuer certificate"))
@@ -535,6 +538,13 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   for (std::string line; std::getline(lines, line);)
     if (contains(line, "refused a connection") && !contains(line, "unable to get local issuer certificate"))
       CAF_ERROR("a false refusal: " << line);
+  // A client that does not trust the node's CA: likewise.
+  client_tls = pki.tls("client", "other");
+  auto distrusting = client(spawn, (dir.path / "nobody").string());
+  JP_REQUIRE_OK(distrusting);
+  said = content(results_of(distrusting), "main", 1, 0);
+  CAF_CHECK(contains(said, "the TLS handshake failed"));
+  CAF_CHECK(contains(said, R"("transient":false)"));
   // TLS settings that cannot be used are refused before anything runs.
   client_tls = "certificate = \"/nonexistent.pem\"\n";
   auto broken = client(spawn);

@@ -11,6 +11,7 @@
 #include "messages/json_codec.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/node/node_address.hpp"
+#include "runtime/node/node_reach_failure.hpp"
 #include "runtime/node/node_token.hpp"
 
 namespace jp {
@@ -58,7 +59,10 @@ NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeC
             [&](caf::error& err) { out.status = "reachable, but: " + error_text(err); });
       },
       [&](caf::error& err) {
-        out.status = "unreachable: " + error_text(err) + " (is `jp-actors node` listening there?)";
+        auto failure = reach_failure(node, err);
+        out.status = failure.transient
+                       ? "unreachable: " + error_text(err) + " (is `jp-actors node` listening there?)"
+                       : "refused: it " + failure.why;
       });
   return out;
 }
