@@ -18,6 +18,7 @@ namespace {
 struct gate_state {
   std::shared_ptr<const Config> config;
   IoThread* io = nullptr;
+  std::shared_ptr<NodeStopping> stopping;
   std::string token;
   std::vector<std::pair<node_session_actor, std::string>> sessions; // live ones, with their keys
   static inline const char* name = "jp.node_gate";
@@ -34,10 +35,11 @@ caf::error refused(const char* what) {
 }
 
 node_gate_actor::behavior_type gate(gate_t* self, std::shared_ptr<const Config> config, IoThread* io,
-                                    std::string token) {
+                                    std::shared_ptr<NodeStopping> stopping, std::string token) {
   auto& st = self->state;
   st.config = std::move(config);
   st.io = io;
+  st.stopping = std::move(stopping);
   st.token = std::move(token);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& ss = self->state.sessions;
@@ -52,7 +54,7 @@ node_gate_actor::behavior_type gate(gate_t* self, std::shared_ptr<const Config> 
       if (!client)
         return make_error(error_code::bad_arguments, "the node refused the session: no client to watch");
       auto key = random_name_part() + random_name_part(); // 128 bits
-      auto session = spawn_node_session(self->system(), st.config, *st.io, std::move(client), key);
+      auto session = spawn_node_session(self->system(), st.config, *st.io, st.stopping, std::move(client), key);
       self->monitor(session);
       st.sessions.emplace_back(session, key);
       return {caf::actor_cast<caf::actor>(session), key};
@@ -87,8 +89,8 @@ node_gate_actor::behavior_type gate(gate_t* self, std::shared_ptr<const Config> 
 } // namespace
 
 node_gate_actor spawn_node_gate(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
-                                std::string token) {
-  return sys.spawn(gate, std::move(config), &io, std::move(token));
+                                std::shared_ptr<NodeStopping> stopping, std::string token) {
+  return sys.spawn(gate, std::move(config), &io, std::move(stopping), std::move(token));
 }
 
 } // namespace jp

@@ -15,8 +15,10 @@
 namespace jp {
 
 class IoThread;
+class NodeStopping;
 
+/// `stopping`: the node's shutdown, which its sessions tell their clients of.
 node_gate_actor spawn_node_gate(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
-                                std::string token);
+                                std::shared_ptr<NodeStopping> stopping, std::string token);
 
 } // namespace jp

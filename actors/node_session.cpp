@@ -4,6 +4,7 @@
 #include <set>
 #include <fmt/format.h>
 
+#include "actors/node_stopping.hpp"
 #include "actors/registry_actor.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
@@ -18,8 +19,24 @@ namespace jp {
 
 namespace {
 
+/// How many of the session's handles the node's shutdown waits for: those watched
+/// whose stop is not passed on yet; let go with the session.
+struct WatchCount {
+  std::shared_ptr<NodeStopping> stopping;
+  int n = 0;
+  void add(int delta) {
+    n += delta;
+    stopping->watching(delta);
+  }
+  ~WatchCount() {
+    if (stopping && n != 0)
+      stopping->watching(-n);
+  }
+};
+
 struct node_session_state {
   std::shared_ptr<const Config> config;
+  WatchCount watched;
   std::string key; // every message carries it
   registry_actor registry;
   caf::actor_addr client;
@@ -49,8 +66,26 @@ template <class T, class... Ts>
 caf::result<T> relay(node_session_t* self, Ts... xs) {
   auto rp = self->make_response_promise<T>();
   self->request(self->state.registry, caf::infinite, xs...)
-    .then([rp](T& r) mutable { rp.deliver(std::move(r)); }, [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+    .then(
+      [self, rp](T& r) mutable {
+        if constexpr (std::is_same_v<T, HandleReport>)
+          r.state = self->state.watched.stopping->as_told(std::move(r.state));
+        rp.deliver(std::move(r));
+      },
+      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
   return rp;
+}
+
+/// Tells watcher `w` of handle `s.id`'s stop, as the client is told of it; the
+/// session watches it no more.
+void pass_on_stop(node_session_t* self, const watcher_actor& w, HandleStatus s) {
+  auto& st = self->state;
+  s.state = st.watched.stopping->as_told(std::move(s.state));
+  self->send(w, update_atom::value, s);
+  if (auto it = st.watchers.find(s.id); it != st.watchers.end() && it->second == w) {
+    st.watchers.erase(it);
+    st.watched.add(-1);
+  }
 }
 
 /// Nobody can be asked on a node: why `action` of `tool` is refused there, naming
@@ -107,8 +142,9 @@ Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name,
 }
 
 session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<const Config> config, IoThread* io,
-                                         caf::actor client, std::string key) {
+                                         std::shared_ptr<NodeStopping> stopping, caf::actor client, std::string key) {
   self->state.config = std::move(config);
+  self->state.watched.stopping = std::move(stopping);
   self->state.key = std::move(key);
   self->state.registry = spawn_registry(self->system(), process_handle_factory(*io));
   self->link_to(self->state.registry);
@@ -166,16 +202,18 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
             // The watcher hears of every change from now on, through the session; a
             // stop that came first is in the watch's answer.
             auto w = caf::actor_cast<watcher_actor>(watcher);
-            self->state.watchers[id] = w;
+            if (self->state.watchers.insert_or_assign(id, w).second)
+              self->state.watched.add(1);
             self->request(registry, caf::infinite, watch_atom::value, std::vector<std::string>{id},
                           caf::actor_cast<watcher_actor>(self))
               .then(
                 [self, w](std::vector<HandleStatus>& now) {
                   for (auto& s : now)
                     if (s.state.stopped())
-                      self->send(w, update_atom::value, s);
+                      pass_on_stop(self, w, std::move(s));
                 },
                 [](caf::error&) {});
+            r.state = self->state.watched.stopping->as_told(std::move(r.state));
             rp.deliver(std::move(r));
           },
           [self, rp, id](caf::error& err) mutable {
@@ -214,9 +252,9 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
       auto it = st.watchers.find(s.id);
       if (it == st.watchers.end())
         return;
-      self->send(it->second, update_atom::value, s);
       if (s.state.stopped())
-        st.watchers.erase(it);
+        return pass_on_stop(self, it->second, s);
+      self->send(it->second, update_atom::value, s);
     },
   };
 }
@@ -224,9 +262,9 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
 } // namespace
 
 node_session_actor spawn_node_session(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
-                                      caf::actor client, std::string key) {
+                                      std::shared_ptr<NodeStopping> stopping, caf::actor client, std::string key) {
   return caf::actor_cast<node_session_actor>(
-    sys.spawn(node_session, std::move(config), &io, std::move(client), std::move(key)));
+    sys.spawn(node_session, std::move(config), &io, std::move(stopping), std::move(client), std::move(key)));
 }
 
 } // namespace jp

@@ -16,6 +16,7 @@
 // When the client goes (its process died, the connection was lost, or it let go of
 // the handle), every handle of the session gets its turn-end policy (abort unless the
 // tool says otherwise) and the session ends: nothing is left running here.
+// While the node stops, a handle's failure is told as the node's (node_stopping.hpp).
 #pragma once
 
 #include <memory>
@@ -26,8 +27,9 @@
 namespace jp {
 
 class IoThread;
+class NodeStopping;
 
 node_session_actor spawn_node_session(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
-                                      caf::actor client, std::string key);
+                                      std::shared_ptr<NodeStopping> stopping, caf::actor client, std::string key);
 
 } // namespace jp

@@ -645,6 +645,22 @@ CAF_TEST(a node killed stops its remote handles with a transient error and its r
     CAF_FAIL("after the node came back, the spawn said: " << again);
 }
 
+CAF_TEST(a node stopped by SIGTERM tells the client its handles stopped with it as transient) {
+  marked_sleep sleeper(dir.path);
+  CAF_REQUIRE(start_node());
+  auto out = (dir.path / "client.out").string();
+  Child client_run(client_argv(remote_sleep(sleeper)), state, out);
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  ::kill(node->pid, SIGTERM);
+  CAF_CHECK_EQUAL(node->wait(), 128 + SIGTERM);
+  CAF_CHECK_EQUAL(client_run.wait(), 0);
+  auto text = read_file(out);
+  if (!contains(text, "the node stopped (it got a terminate signal) and ended its tools as it shut down")
+      || !contains(text, R"(\"transient\":true)"))
+    CAF_FAIL("the client said:\n" << text);
+  CAF_CHECK_EQUAL(sleeper.alive().size(), 0u);
+}
+
 CAF_TEST(a client killed has its handles on the node aborted) {
   marked_sleep sleeper(dir.path);
   CAF_REQUIRE(start_node());

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "actors/node_gate.hpp"
+#include "actors/node_stopping.hpp"
 #include "messages/error_category.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/cli/node_handshake_report.hpp"
@@ -57,7 +58,8 @@ int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
   if (tls.enabled() && !cfg.tls_pinned) // changed since checked above
     return fail(cfg.tls_refused);
   caf::actor_system sys{cfg};
-  auto gate = spawn_node_gate(sys, config, io, token);
+  auto stopping = std::make_shared<NodeStopping>();
+  auto gate = spawn_node_gate(sys, config, io, stopping, token);
   auto port = tls.enabled() ? caf::openssl::publish(gate, addr->port, addr->host.c_str(), true)
                             : sys.middleman().publish(gate, addr->port, addr->host.c_str(), true);
   if (!port) {
@@ -70,7 +72,12 @@ int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
     report_refused_handshakes();
   std::printf("jp-actors node: listening on %s\n", addr->text().c_str());
   std::fflush(stdout);
-  // Until a signal: its shutdown ends the tools (TERM, grace, KILL), then the process.
+  // Until a signal: its shutdown ends the tools (TERM, grace, KILL), then the
+  // process, once the sessions told their clients of each tool's end (bounded by
+  // the grace: await_signal_shutdown).
+  StopOnSignal stop_on_signal{[stopping] { stopping->begin(); }};
+  stopping->wait_passed_on();
+  await_signal_shutdown();
   for (;;)
     ::pause();
 }

@@ -1,0 +1,37 @@
+#include "actors/node_stopping.hpp"
+
+#include <fmt/format.h>
+
+namespace jp {
+
+void NodeStopping::begin() {
+  std::lock_guard lock(mutex_);
+  begun_ = true;
+  changed_.notify_all();
+}
+
+void NodeStopping::watching(int delta) {
+  std::lock_guard lock(mutex_);
+  watched_ += delta;
+  changed_.notify_all();
+}
+
+void NodeStopping::wait_passed_on() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [this] { return begun_ && watched_ <= 0; });
+}
+
+ToolState NodeStopping::as_told(ToolState state) const {
+  {
+    std::lock_guard lock(mutex_);
+    if (!begun_ || !state.stopped() || state.ok)
+      return state;
+  }
+  state.error.message = fmt::format("the node stopped (it got a terminate signal) and ended its tools as it shut "
+                                    "down: {}; use it again once it is back",
+                                    state.error.message);
+  state.error.transient = true;
+  return state;
+}
+
+} // namespace jp
