@@ -48,6 +48,16 @@ HandleReport from_node(const remote_state& st, HandleReport r) {
   return r;
 }
 
+/// Why the node's session went, in words (CAF's "exit_reason(remote_link_unreachable)"
+/// is the common one).
+std::string loss_of(const caf::error& reason) {
+  if (reason == caf::exit_reason::remote_link_unreachable)
+    return "the connection to it broke, or it was silent past [node] timeout_secs";
+  if (reason == caf::exit_reason::user_shutdown || reason == caf::exit_reason::kill)
+    return "it ended the session";
+  return error_text(reason);
+}
+
 void run_queued(remote_actor_t* self) {
   auto queued = std::move(self->state.queued);
   self->state.queued.clear();
@@ -178,7 +188,7 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
       return;
     fail(self,
          fmt::format("node `{}` was lost ({}): the handle's work there ended with it or is being ended",
-                     st.node.name, caf::to_string(dm.reason)),
+                     st.node.name, loss_of(dm.reason)),
          true);
     // What was out at the node will never be answered by it.
     auto out = std::move(st.in_flight);

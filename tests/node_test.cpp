@@ -628,6 +628,9 @@ CAF_TEST(a node killed stops its remote handles with a transient error and its r
   node->kill9();
   CAF_REQUIRE(said_within(out, "node `box` was lost"));
   CAF_CHECK(contains(read_file(out), R"(\"transient\":true)"));
+  // In words, not CAF's exit_reason(remote_link_unreachable).
+  CAF_CHECK(contains(read_file(out), "node `box` was lost (the connection to it broke"));
+  CAF_CHECK(!contains(read_file(out), "exit_reason"));
   // Its tool outlived it; the next start of the node kills it.
   CAF_CHECK_EQUAL(sleeper.alive().size(), 1u);
   CAF_REQUIRE(start_node(address));
