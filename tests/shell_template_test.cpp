@@ -281,7 +281,11 @@ CAF_TEST(an absent value joins no text around it and a hostile one next to it ru
                             std::pair{shell_tool("printf", {"'<%s>'", "a", "{{tool.arguments.x}}", "b"}), "<a><b>"},
                             std::pair{shell_tool("printf '<%s>' a --x={{tool.arguments.x}} b"), "<a><--x=><b>"},
                             std::pair{shell_tool("printf '<%s>' a{{tool.arguments.x}}b"), "<ab>"},
-                            std::pair{shell_tool("printf '<%s>' {{tool.arguments.x}}"), "<>"}}) {
+                            std::pair{shell_tool("printf '<%s>' {{tool.arguments.x}}"), "<>"},
+                            // Beside an operator a word ends too.
+                            std::pair{shell_tool("(printf '<%s>' a {{tool.arguments.x}})"), "<a>"},
+                            std::pair{shell_tool("printf '<%s>' a {{tool.arguments.x}}; printf '<%s>' b"), "<a><b>"},
+                            std::pair{shell_tool("printf '<%s>' a {{tool.arguments.x}}|cat"), "<a>"}}) {
     auto argv = expand_argv(tool, TemplateContext{args, answers});
     CAF_REQUIRE(argv.ok());
     CAF_CHECK_EQUAL(run_argv(*argv, dir.path.string()).out, said);

@@ -98,6 +98,20 @@ bool is_blank_char(char c) {
   return c == ' ' || c == '\t' || c == '\n';
 }
 
+bool is_operator_char(char c) {
+  return c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '<' || c == '>';
+}
+
+/// Whether nothing between `left` and `right` leaves them as bash read them with a
+/// word between: a blank on one side and a blank or an operator on the other (`make
+/// {{x}})`, `{{x}};`). Two operators would join (`((`, `&&`, `>>`), as two word
+/// characters would.
+bool ends_word_alone(char left, char right) {
+  if (is_blank_char(left))
+    return is_blank_char(right) || is_operator_char(right);
+  return is_blank_char(right) && is_operator_char(left);
+}
+
 // shell = true is the tool author's explicit choice of a shell: program and args are
 // joined for bash to parse, but no value is ever shell text. Each placeholder becomes a
 // positional parameter and its value an argv element after `bash -c SCRIPT NAME`.
@@ -114,15 +128,15 @@ Result<std::vector<std::string>> expand_shell(const ToolConfig& tool, const Temp
   }
   std::string script;
   std::vector<std::string> values;
-  // Whether the text after segment i starts with a blank (or nothing comes).
-  auto blank_after = [&](size_t i) {
+  // What follows segment i: its first character, ' ' when nothing does, and 'x' (a
+  // word's) for a placeholder, whose value is unknown here.
+  auto char_after = [&](size_t i) {
     for (size_t j = i + 1; j < segments->size(); ++j) {
       auto& next = (*segments)[j];
-      if (dropped[next.element])
-        continue;
-      return !next.placeholder && is_blank_char(next.text.front());
+      if (!dropped[next.element])
+        return next.placeholder ? 'x' : next.text.front();
     }
-    return true;
+    return ' ';
   };
   for (size_t i = 0; i < segments->size(); ++i) {
     auto& seg = (*segments)[i];
@@ -140,8 +154,7 @@ Result<std::vector<std::string>> expand_shell(const ToolConfig& tool, const Temp
       // Gone where it is a word of its own. Between other text it stays an empty word
       // (""), so that what the template checked stays what bash reads: with nothing,
       // `({{x}}(` or `[{{x}}[` would join into arithmetic, where a value is code.
-      bool own_word = (script.empty() || is_blank_char(script.back())) && blank_after(i);
-      if (!seg.double_quoted && !own_word)
+      if (!seg.double_quoted && !ends_word_alone(script.empty() ? ' ' : script.back(), char_after(i)))
         script += "\"\"";
       continue;
     }
