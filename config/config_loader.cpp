@@ -417,7 +417,7 @@ private:
                                    "references go up to {})",
                                    big, kMaxRegexCount));
     if (auto compiled = PromptPattern::compile(*s); !compiled)
-      return fail(key, fmt::format("not a valid regular expression (ECMAScript syntax): {}", compiled.error()));
+      return fail(key, compiled.error());
     return s;
   }
   Result<std::vector<std::string>> strings_of(const toml::node& n, std::string_view key) const {

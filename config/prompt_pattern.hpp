@@ -18,10 +18,10 @@ namespace jp {
 
 class PromptPattern {
 public:
-  /// The pattern compiled, or why it is no regular expression.
+  /// The pattern compiled (at most 200 characters), or why it is none.
   static Result<PromptPattern> compile(const std::string& pattern);
 
-  /// Whether `line` holds a match; false where the matcher gave up.
+  /// Whether `line`'s last 200 bytes hold a match; false where the matcher gave up.
   bool found_in(std::string_view line) const;
 
 private:

@@ -806,6 +806,24 @@ CAF_TEST(a prompt pattern that backtracks without end on a line holds nothing up
   CAF_CHECK(a.state.stopped());
 }
 
+CAF_TEST(a prompt pattern is looked for in the end of a long line only) {
+  // The matcher's bound grows with the line: its last 200 bytes are searched, and `^`
+  // is not their start. The longest pattern taken, backtracking on a 2 KiB line, and
+  // a pattern anchored at a line's start that the tail would match.
+  auto longest = "^(" + std::string(90, 'b') + "|a|aa)+$";
+  longest.resize(200, ' ');
+  for (auto& [id, pattern] : {std::pair{std::string("long"), longest}, std::pair{std::string("anchored"), std::string("^a+!$")}}) {
+    auto spec = shell("printf 'a%.0s' $(seq 1 2000); printf '!'; exec sleep 600");
+    spec.prompt_pattern = pattern;
+    spec.wait_ms = 300;
+    auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, id, spec);
+    CAF_CHECK_EQUAL(err, "");
+    if (r.state.kind != state_kind::running)
+      CAF_FAIL(id << ": " << to_string(r.state.kind) << " " << r.state.question.text.size());
+    ask<HandleReport>(registry, abort_atom::value, id);
+  }
+}
+
 CAF_TEST(a pipe tool blocked reading its stdin is waiting though no prompt pattern says so) {
   // A model's `await` on it would otherwise run to its timeout (or forever).
   auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("ask"),
