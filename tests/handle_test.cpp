@@ -1009,6 +1009,21 @@ CAF_TEST(a pty program polling its terminal is waiting though a shell started it
   CAF_CHECK(r.state.kind == state_kind::waiting);
   auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("poller"));
   CAF_CHECK(a.state.stopped());
+  // One holding a socket is a server (`sh -c 'npm run dev'`): its poll waits on clients.
+  auto server = pty_spec(*this, {"bash", "-c",
+                                 "perl -MSocket -e 'socket(S, PF_INET, SOCK_STREAM, 0) or die; "
+                                 "vec($r = q(), 0, 1) = 1; print qq(serving\n); select($r, undef, undef, undef)'; "
+                                 "echo after"});
+  server.wait_ms = 300;
+  auto [s, serr] = ask<HandleReport>(registry, spawn_atom::value, std::string("server"), server);
+  CAF_CHECK_EQUAL(serr, "");
+  auto seen = s.state.content;
+  auto until = std::chrono::steady_clock::now() + bound; // against a hang only
+  while (!contains(seen, "serving") && std::chrono::steady_clock::now() < until)
+    seen += ask<HandleReport>(registry, fetch_atom::value, std::string("server"), LookOptions{300}).first.state.content;
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("server"), LookOptions{300});
+  CAF_CHECK(f.state.kind == state_kind::running);
+  ask<HandleReport>(registry, abort_atom::value, std::string("server"));
 }
 
 CAF_TEST(a pty handle is resized and named keys reach it) {

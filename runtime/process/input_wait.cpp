@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <dirent.h>
 #include <vector>
 #include <fcntl.h>
@@ -76,18 +77,43 @@ bool is_poll(long nr) {
   }
 }
 
+/// Whether `pid` has a socket open (or more fds than are looked at): an event loop,
+/// a server, whose poll waits on its clients, not on its stdin.
+bool holds_socket(pid_t pid) {
+  char dir[64];
+  std::snprintf(dir, sizeof dir, "/proc/%d/fd", static_cast<int>(pid));
+  DIR* d = ::opendir(dir);
+  if (!d)
+    return true;
+  bool found = false;
+  size_t seen = 0;
+  while (auto* e = ::readdir(d)) {
+    if (e->d_name[0] == '.')
+      continue;
+    char link[64];
+    auto n = ::readlinkat(::dirfd(d), e->d_name, link, sizeof link - 1);
+    if (++seen > 256 || (n > 0 && std::string_view(link, static_cast<size_t>(n)).starts_with("socket:"))) {
+      found = true;
+      break;
+    }
+  }
+  ::closedir(d);
+  return found;
+}
+
 /// Whether `pid` sleeps in a read of what `leader`'s fd 0 is, or, where `polls`, in
 /// a poll / select with that as its own stdin. Which fds a poll waits on is not in
 /// /proc: it is counted on a terminal only, when the poller's stdin is the tool's
-/// input (a REPL waiting for a line, e.g. Python's readline; vim). Not on a pipe:
-/// every event loop (a node or Go server) polls its stdin among its sockets.
+/// input and it holds no socket (a REPL waiting for a line, e.g. Python's readline;
+/// vim). Not on a pipe, nor a server on a terminal: an event loop polls its stdin
+/// among its sockets.
 bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls) {
   long nr = 0, arg0 = 0;
   if (!blocked_syscall(pid, nr, arg0))
     return false;
   if (is_read(nr))
     return same_file(pid, static_cast<int>(arg0), leader, 0, terminal);
-  return polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal);
+  return polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal) && !holds_socket(pid);
 }
 
 /// Up to `max` descendants of `pid` (its children first), by the kernel's lists of
