@@ -24,7 +24,8 @@ void NodeStopping::wait_passed_on() {
 ToolState NodeStopping::as_told(ToolState state) const {
   {
     std::lock_guard lock(mutex_);
-    if (!begun_ || !state.stopped() || state.ok)
+    // A failure of its own (an exit status, one before the stop) is told as it is.
+    if (!begun_ || !state.stopped() || state.ok || !state.error.message.starts_with("killed by signal"))
       return state;
   }
   state.error.message = fmt::format("the node stopped (it got a terminate signal) and ended its tools as it shut "

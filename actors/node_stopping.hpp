@@ -23,8 +23,9 @@ public:
   void watching(int delta);
   /// After begin(): returns once no watched handle's stop is left to pass on.
   void wait_passed_on();
-  /// `state` as a client is told of it: while the node stops, a failure is the
-  /// node's stop, worth trying again once the node is back.
+  /// `state` as a client is told of it: while the node stops, a tool killed by a
+  /// signal was killed by the node's stop, worth trying again once the node is back.
+  /// (One that ends well on its TERM stays a success.)
   ToolState as_told(ToolState state) const;
 
 private:

@@ -22,6 +22,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "actors/interfaces.hpp"
+#include "actors/node_stopping.hpp"
 #include "messages/error_category.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/node/node_address.hpp"
@@ -702,3 +703,17 @@ CAF_TEST(a client gone silent has its handles on the node aborted after the time
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST(while a node stops only a tool killed by a signal is told as stopped with it) {
+  // A failure of its own, or a fetch of one that failed before, is told as it is.
+  jp::NodeStopping stopping;
+  auto killed = jp::ToolState::failure(jp::ToolError{"killed by signal 15 (SIGTERM)", {}, false});
+  auto failed = jp::ToolState::failure(jp::ToolError{"exit status 1", {}, false});
+  CAF_CHECK_EQUAL(stopping.as_told(killed), killed); // not stopping yet
+  stopping.begin();
+  auto told = stopping.as_told(killed);
+  CAF_CHECK(told.error.transient);
+  CAF_CHECK(contains(told.error.message, "the node stopped"));
+  CAF_CHECK_EQUAL(stopping.as_told(failed), failed);
+  CAF_CHECK_EQUAL(stopping.as_told(jp::ToolState::success("ok")), jp::ToolState::success("ok"));
+}
