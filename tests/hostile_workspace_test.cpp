@@ -188,7 +188,10 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      "Data Source=db; User ID=sa; Pwd=x", "AccountName=a;AccountKey=b;EndpointSuffix=core.windows.net",
                      "https://a.blob.core.windows.net/c?sv=2020-08-04&sig=x", "https://app/cb#access_token=x",
                      "https://s3/o?X-Amz-Credential=a&X-Amz-Signature=b", "https://h/?clientSecret=x", "Bearer eyJx",
-                     "Proxy-Authorization: Basic x", "https://discord.com/api/webhooks/1/x"})
+                     "Proxy-Authorization: Basic x", "https://discord.com/api/webhooks/1/x",
+                     // Found passing by a review: other headers, a JVM's options.
+                     "'http.extraheader'='PRIVATE-TOKEN: glpat-x'", "X-Api-Key: x",
+                     "-Xmx1g -Djavax.net.ssl.keyStorePassword=x"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
 }
 

@@ -48,6 +48,8 @@ bool secret_parameter_name(std::string_view raw) {
     raw.remove_prefix(1);
   while (!raw.empty() && is_space(raw.back()))
     raw.remove_suffix(1);
+  if (raw.starts_with("-D")) // a JVM's -Dname=value (JAVA_TOOL_OPTIONS)
+    raw.remove_prefix(2);
   if (raw.empty() || raw.front() == '-')
     return false;
   std::string name; // lower case, words joined by '_'
@@ -107,6 +109,23 @@ bool authorization(std::string_view value) {
   return false;
 }
 
+/// A header whose name names a secret, "PRIVATE-TOKEN: glpat-...", "X-Api-Key: ..."
+/// (git's http.extraheader, a curl -H): a name as a variable's is judged, before ": ".
+bool secret_header(std::string_view value) {
+  for (size_t at = value.find(": "); at != std::string_view::npos; at = value.find(": ", at + 1)) {
+    size_t start = at;
+    while (start > 0 && (std::isalnum(static_cast<unsigned char>(value[start - 1])) || value[start - 1] == '-' ||
+                         value[start - 1] == '_'))
+      --start;
+    std::string name;
+    for (char c : value.substr(start, at - start))
+      name += c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!name.empty() && secret_looking_name(name))
+      return true;
+  }
+  return false;
+}
+
 bool webhook_url(std::string_view value) {
   return std::any_of(std::begin(webhook_urls), std::end(webhook_urls),
                      [&](std::string_view url) { return contains_nocase(value, url); });
@@ -115,7 +134,8 @@ bool webhook_url(std::string_view value) {
 } // namespace
 
 bool secret_looking_value(std::string_view value) {
-  return url_credentials(value) || secret_parameter(value) || authorization(value) || webhook_url(value);
+  return url_credentials(value) || secret_parameter(value) || authorization(value) || secret_header(value) ||
+         webhook_url(value);
 }
 
 } // namespace jp
