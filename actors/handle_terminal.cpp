@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "runtime/terminal/typed_input.hpp"
 
 namespace jp {
 
@@ -18,8 +17,11 @@ HandleTerminal::Fed HandleTerminal::feed(std::string_view chunk) {
 }
 
 Result<std::string> HandleTerminal::typed_bytes(const Json& input) {
+  // Text goes as written: a JSON string shows every byte already (\u001b is Esc), and
+  // a backslash is code's (`printf 'a\n'`, a regex), which escapes of our own would
+  // have turned into an Enter or a backspace.
   if (input.is_string())
-    return unescape_typed_text(input.as_string());
+    return input.as_string();
   if (input.is_object()) {
     std::string bytes;
     auto* text = input.find("text");
@@ -29,7 +31,7 @@ Result<std::string> HandleTerminal::typed_bytes(const Json& input) {
       if (text && !text->is_string())
         return Error{"`input.text` must be a string"};
       if (text)
-        bytes = unescape_typed_text(text->as_string());
+        bytes = text->as_string();
       if (keys) {
         std::vector<std::string> names;
         if (keys->is_array())
@@ -46,8 +48,8 @@ Result<std::string> HandleTerminal::typed_bytes(const Json& input) {
       return bytes;
     }
   }
-  return Error{fmt::format("a terminal takes `input` as text (escapes such as \\n, \\t, \\x1b "
-                           "work) or as {{\"keys\": [\"Up\", \"Enter\", \"C-c\"]}} (optionally "
+  return Error{fmt::format("a terminal takes `input` as text (typed as written: \"\\n\" is Enter, "
+                           "\"\\u0003\" Ctrl-C) or as {{\"keys\": [\"Up\", \"Enter\", \"C-c\"]}} (optionally "
                            "with \"text\" typed first), got {}",
                            input.type_name())};
 }

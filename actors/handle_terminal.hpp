@@ -1,6 +1,6 @@
 // The terminal of a handle with io = "pty": the tool's output becomes the plain text
 // the assistant reads, the screen is kept for `"screen": true`, and what the assistant
-// types (text with escapes, or named keys) becomes the bytes the terminal sends.
+// types (text as written, or named keys) becomes the bytes the terminal sends.
 #pragma once
 
 #include <string>
@@ -31,8 +31,8 @@ public:
   Screen render(size_t max_bytes = SIZE_MAX) const { return screen_.render(max_bytes); }
   void resize(int rows, int cols) { screen_.resize(rows, cols); }
 
-  /// What typing `input` sends: text with escapes (\n, \t, \x1b, ...), or
-  /// {"keys": [..]} optionally with "text" typed first.
+  /// What typing `input` sends: text as written (a JSON string's own escapes are
+  /// its bytes), or {"keys": [..]} optionally with "text" typed first.
   Result<std::string> typed_bytes(const Json& input);
 
 private:

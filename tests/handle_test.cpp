@@ -959,7 +959,7 @@ LaunchSpec pty_spec(real_runtime& rt, std::vector<std::string> argv) {
 } // namespace
 
 CAF_TEST(a pty handle gives plain text and renders its screen) {
-  auto spec = pty_spec(*this, {"bash", "-c", R"(printf '\033]0;title\007\033[1;31mred\033[0m\r\nnext\n'; read x; echo "got $x")"});
+  auto spec = pty_spec(*this, {"bash", "-c", R"(printf '\033]0;title\007\033[1;31mred\033[0m\r\nnext\n'; read -r x; echo "got $x")"});
   spec.rows = 5;
   spec.cols = 20;
   auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("t"), spec);
@@ -975,12 +975,13 @@ CAF_TEST(a pty handle gives plain text and renders its screen) {
   CAF_CHECK_EQUAL(f.screen.cursor_col, 0);
   CAF_CHECK_EQUAL(f.screen.height, 5);
   CAF_CHECK_EQUAL(f.screen.width, 20);
-  // Escapes in typed text: \t reaches the program as a tab.
+  // Typed text goes as written: a backslash in it (code's, a regex's) is one, and
+  // a JSON string's own escapes (\t) are their bytes.
   auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("t"),
-                                     std::string(R"("a\\tb\n")"), LookOptions{20000});
+                                     std::string(R"("a\\nb\\tc\td\n")"), LookOptions{20000});
   CAF_CHECK_EQUAL(aerr, "");
   CAF_CHECK(a.state.stopped());
-  CAF_CHECK(contains(a.state.content, "got a\tb"));
+  CAF_CHECK(contains(a.state.content, "got a\\nb\\tc\td"));
 }
 
 CAF_TEST(a pty handle that takes a line unechoed is waiting again once it reads the next) {

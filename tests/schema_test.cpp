@@ -185,7 +185,7 @@ CAF_TEST(a pty tool documents typing keys the screen and resizing) {
   t.io = io_mode::pty;
   for (auto d : all_dialects) {
     auto text = parameters_schema(t, d).dump();
-    for (auto word : {"\\\\x1b", "\"keys\\\"", "C-c", "\"screen\"", "\"rows\"", "\"cols\"",
+    for (auto word : {"a backslash is a backslash", "\"keys\\\"", "C-c", "\"screen\"", "\"rows\"", "\"cols\"",
                       "default 1000"})
       CAF_CHECK_EQUAL(text.find(word) != std::string::npos ? "" : std::string(word) + " missing in " + text, "");
   }

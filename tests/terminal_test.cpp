@@ -5,7 +5,6 @@
 
 #include "runtime/terminal/terminal_screen.hpp"
 #include "runtime/terminal/terminal_text.hpp"
-#include "runtime/terminal/typed_input.hpp"
 
 #include <string>
 
@@ -249,19 +248,4 @@ CAF_TEST(unknown key is an error naming it) {
   }
   CAF_CHECK_EQUAL(s.take_replies(), "");
   CAF_CHECK(key_help().find("PageUp") != std::string::npos);
-}
-
-CAF_TEST(typed text escapes) {
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(ls\n)"), "ls\n");
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(\r\t\e\a\b\\)"), "\r\t\x1b\a\b\\");
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(a\0b)"), "a\0b"s);
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(\x03\x1B[A)"), "\x03\x1b[A");
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(\u00e9\u20AC)"), "\xC3\xA9\xE2\x82\xAC");
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(\uD83D\uDE00)"), "\xF0\x9F\x98\x80");
-  // Anything else stays as written.
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(C:\dir\q)"), R"(C:\dir\q)");
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(\xZ1 \x4)"), R"(\xZ1 \x4)");
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(\u12 \uD800x)"), R"(\u12 \uD800x)");
-  CAF_CHECK_EQUAL(unescape_typed_text("end\\"), "end\\");
-  CAF_CHECK_EQUAL(unescape_typed_text(R"(\\n)"), R"(\n)");
 }

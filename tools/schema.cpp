@@ -55,10 +55,9 @@ std::string input_text(const ToolConfig& t) {
     return pipe_input_description;
   if (t.io != io_mode::pty)
     return input_description;
-  return fmt::format("What to type into the terminal: text, where \\n is Enter and escapes "
-                     "such as \\t, \\x1b, \\e, \\xHH, \\uXXXX work (a literal backslash is "
-                     "\\\\); or {{\"keys\": [..]}} for named keys ({}), with an optional "
-                     "\"text\" typed first.",
+  return fmt::format("What to type into the terminal: text, typed as written (\\n is Enter, "
+                     "\\u0003 Ctrl-C, \\u001b Esc; a backslash is a backslash); or {{\"keys\": [..]}} "
+                     "for named keys ({}), with an optional \"text\" typed first.",
                      key_help());
 }
 
