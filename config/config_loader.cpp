@@ -1187,7 +1187,7 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
 
   for (auto& file : sources.config_files) {
     if (!fs::exists(file, ec))
-      return Error{fmt::format("{}: no such config file (given with --config)", file)};
+      return Error{fmt::format("{}: no such config file", file)};
     if (auto s = apply_file(c, file); !s)
       return Error{s.error};
   }

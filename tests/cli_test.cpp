@@ -922,6 +922,8 @@ CAF_TEST(describe_tools explains a tool and its actions) {
   CAF_CHECK(testing::contains(nodes.out, "jp-actors: a command is required for nodes; expected one of: ls"));
   auto no_script = cli("run /nonexistent/script.toml");
   CAF_CHECK(testing::contains(no_script.out, "/nonexistent/script.toml: cannot read the script file: No such file or directory"));
+  auto dir_script = cli("run /tmp");
+  CAF_CHECK(testing::contains(dir_script.out, "/tmp: is a directory; give a script file"));
   auto dir_report = cli("report /tmp");
   CAF_CHECK(testing::contains(dir_report.out, "/tmp is a directory; give the events file itself"));
 }

@@ -99,10 +99,10 @@ public:
       "schema (an entry for every handle):\n{}",
       conversation_excerpt(recent), list.dump(), schema.dump()), stopped, schema);
     if (!text)
-      return Error{fmt::format("turn end: the inquiry got no answer ({}); every handle was aborted", text.error())};
+      return Error{fmt::format("the turn-end inquiry got no answer ({}); every handle was aborted", text.error())};
     auto parsed = json_in_answer(*text);
     if (!parsed)
-      return Error{fmt::format("turn end: the assistant's answer to the inquiry is not a JSON object "
+      return Error{fmt::format("the assistant's answer to the turn-end inquiry is not a JSON object "
                                "({}); every handle was aborted. It said: {}",
                                parsed.error(), text->substr(0, 300))};
     // {inquiry_id, answer: {...}}; a bare map of answers is taken too.
@@ -114,7 +114,7 @@ public:
       auto* choice = answer.find(h.id);
       auto a = choice && choice->is_string() ? inquiry_answer_from(choice->as_string()) : std::nullopt;
       if (!a)
-        return Error{fmt::format("turn end: the assistant did not answer \"wait\" or \"abort\" for handle "
+        return Error{fmt::format("the assistant did not answer \"wait\" or \"abort\" for handle "
                                  "`{}` ({}); it was aborted",
                                  h.id, h.tool)};
       out[h.id] = *a;

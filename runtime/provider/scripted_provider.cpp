@@ -59,7 +59,7 @@ public:
     for (auto& h : outstanding) {
       auto it = agent_.on_turn_end.find(h.id);
       if (it == agent_.on_turn_end.end())
-        return Error{fmt::format("turn end: handle `{}` ({}) is still running and its tool says "
+        return Error{fmt::format("handle `{}` ({}) is still running at the turn's end and its tool says "
                                  "on_turn_end = \"inquire\", but [agents.on_turn_end] has no answer for "
                                  "it; add {} = \"wait\" or \"abort\" (it was aborted)",
                                  h.id, h.tool, h.id)};

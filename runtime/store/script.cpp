@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <toml++/toml.h>
@@ -271,6 +272,9 @@ Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& n
 }
 
 Result<Script> load_script(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) // it opens, and reads as nothing
+    return Error{fmt::format("{}: is a directory; give a script file (a .toml with [[agents]])", path)};
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Error{fmt::format("{}: cannot read the script file: {}", path, std::strerror(errno))};
