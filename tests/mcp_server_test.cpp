@@ -188,6 +188,8 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   CAF_CHECK_EQUAL(r.find("serverInfo")->find("name")->as_string(), "jp-actors");
   CAF_CHECK(r.find("capabilities")->find("tools") != nullptr);
   CAF_CHECK(contains(r.find("instructions")->as_string(), "await"));
+  // What a spawn answers is what the tools do: the shell waits for its output by default.
+  CAF_CHECK(contains(r.find("instructions")->as_string(), "within `wait_ms` (0: at once)"));
   // Once: a second would change the version under the session's calls.
   auto again = c->call("initialize", Json::object().set("protocolVersion", "2024-11-05"));
   CAF_CHECK_EQUAL(error_code(again), -32600);

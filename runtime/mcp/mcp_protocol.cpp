@@ -48,7 +48,7 @@ Json initialize_result(std::string_view requested_version) {
   // What none of MCP's own task polling offers, said once for the client's model.
   static constexpr const char* how =
     "Tools with an `action` parameter are stateful: `spawn` starts work under an id you choose and answers "
-    "at once (or after `wait_ms`); `fetch` shows its output since the last look; `apply` types input into "
+    "once its output settles or it waits for input, within `wait_ms` (0: at once); `fetch` shows its output since the last look; `apply` types input into "
     "it; `abort` ends it. `await` waits for any or all of your handles -- processes and other calls alike "
     "-- with a timeout. Handles live for this MCP session: when it ends, what still runs is ended.";
   return Json::object()
