@@ -169,6 +169,9 @@ CAF_TEST(a repeated experiment reports min median and max of each figure) {
   CAF_CHECK_EQUAL(calls->find("min")->as_number(), 1.0);
   CAF_CHECK_EQUAL(calls->find("median")->as_number(), 2.0);
   CAF_CHECK_EQUAL(calls->find("max")->as_number(), 3.0);
+  // Calls by tool as one run's report has them, each a spread.
+  CAF_CHECK_EQUAL(main.find("calls_by_tool")->dump(), R"({"shell":{"min":1.0,"median":2.0,"max":3.0}})");
+  CAF_CHECK(main.find("calls.shell") == nullptr);
   CAF_CHECK_EQUAL(j.find("total")->find("wall_ms")->find("median")->as_number(), 20.0);
   CAF_CHECK(contains(repeated_report_table(runs), "20.0 [10.0–30.0]"));
 }

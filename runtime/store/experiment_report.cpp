@@ -383,16 +383,21 @@ std::string report_table(const ExperimentReport& report) {
 
 Json repeated_report_json(const std::vector<ExperimentReport>& runs) {
   auto g = gather(runs);
+  // Shaped as one run's report is: each figure a spread, calls under calls_by_tool.
   auto entry = [&](const std::string& key) {
     auto j = Json::object();
+    auto by_tool = Json::object();
     for (auto& [name, values] : g.values[key]) {
       auto [lo, mid, hi] = spread(values);
       auto s = Json::object().set("min", lo).set("median", mid).set("max", hi);
       if (values.size() < runs.size())
         s.set("runs", static_cast<int64_t>(values.size())); // not known in every run
-      j.set(name, std::move(s));
+      if (name.starts_with("calls."))
+        by_tool.set(name.substr(6), std::move(s));
+      else
+        j.set(name, std::move(s));
     }
-    return j;
+    return j.set("calls_by_tool", std::move(by_tool));
   };
   auto agents = Json::array();
   for (auto& path : g.agents)
