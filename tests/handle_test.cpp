@@ -1027,6 +1027,23 @@ CAF_TEST(a pty program polling its terminal is waiting though a shell started it
   ask<HandleReport>(registry, abort_atom::value, std::string("server"));
 }
 
+CAF_TEST(what a pty command left running is killed at its exit and its result says so) {
+  // A job of the shell's group (nohup: the session leader's exit hangs its
+  // foreground group up), and one of a group of its own in the session (set -m).
+  auto spec = pty_spec(*this, {"bash", "-c",
+                               "ready() { until read -r -d '' a < /proc/$1/cmdline && [ \"$a\" = sleep ]; do :; done; }; "
+                               "nohup sleep 1000 >/dev/null 2>&1 & ready $!; set -m; sleep 1001 & ready $!; echo started"});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("ptyleft"), spec);
+  auto res = await_all(*this, {"ptyleft"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto& st = res.completed[0].state;
+  CAF_CHECK(st.ok);
+  CAF_CHECK(contains(st.content, "started"));
+  CAF_CHECK(contains(st.content, "the 2 processes it left running in the background were killed"));
+  CAF_CHECK(contains(st.content, "`sleep 1000`"));
+  CAF_CHECK(contains(st.content, "`sleep 1001`"));
+}
+
 CAF_TEST(a pty handle is resized and named keys reach it) {
   auto spec = pty_spec(*this, {"bash", "--norc", "--noprofile", "-i"});
   spec.env = {"PS1=$ "};

@@ -657,16 +657,14 @@ private:
     if (ec == asio::error::operation_aborted)
       return; // torn down by ~IoThread
     // The leader is a zombie, so its pid (our pgid) cannot be reused yet. After an
-    // abort (the user asked: no news) and for a pty's session (its every group),
-    // kill the rest of its group now, while the pgid still surely names it.
-    // Otherwise stop it instead, to be named before it is killed (kill_left): what
-    // the command left running in the background dies with it, and the model is
-    // told so, or it believes its server runs.
-    bool name_left = !terminating_ && !session;
-    if (name_left)
-      ::kill(-pid, SIGSTOP);
-    else
-      signal_all({SIGKILL}, false);
+    // abort (the user asked: no news), kill the rest of its group (a pty's: its
+    // session's every group) now, while the pgid still surely names it. Otherwise
+    // stop it instead, to be named before it is killed (kill_left): what the command
+    // left running in the background dies with it, and the model is told so, or it
+    // believes its server runs. (A stopped group's id is not reused either: its
+    // members hold it.)
+    bool name_left = !terminating_;
+    signal_all({name_left ? SIGSTOP : SIGKILL}, false);
     if (terminating_)
       signal_escaped(SIGKILL); // aborted: no grace is left for what left the group
     // Stopped members stay in the kill-all's reach (a signal to jp-actors) until they
@@ -719,19 +717,19 @@ private:
   /// themselves. They are listed (one pass over /proc), the first few named in the
   /// exit's news (ExitInfo::left_commands), and killed.
   void kill_left() {
-    if (::kill(-pid, 0) != 0)
+    if (!session && ::kill(-pid, 0) != 0)
       return;
     // Not while the program shuts down (a signal's): it ends every group, so what
     // still runs of this one was not left behind by the command.
     if (g_refuse_new.load()) {
-      ::kill(-pid, SIGKILL);
+      signal_all({SIGKILL}, false);
       return;
     }
     std::vector<ProcStat> left;
-    for (auto& p : all_processes()) {
+    for (auto& p : session ? session_members(pid) : all_processes()) {
       // A zombie was not running; one we may not signal (a setuid program) was
       // neither stopped nor is killed.
-      if (p.pgid == pid && p.state != 'Z' && p.state != 'X' && ::kill(p.pid, 0) == 0)
+      if ((session || p.pgid == pid) && p.state != 'Z' && p.state != 'X' && ::kill(p.pid, 0) == 0)
         left.push_back(p);
     }
     std::sort(left.begin(), left.end(), [](const ProcStat& a, const ProcStat& b) {
@@ -740,7 +738,7 @@ private:
     for (std::size_t i = 0; i < left.size() && i < kLeftNamedMax; ++i)
       exit_.left_commands.push_back(command_shown(left[i].pid));
     exit_.left_running = left.size();
-    ::kill(-pid, SIGKILL); // wakes the stopped, to die; reap_group reaps them
+    signal_all({SIGKILL}, false); // wakes the stopped, to die; reap_group reaps them
   }
 
   void maybe_finish() {
