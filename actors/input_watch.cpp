@@ -10,12 +10,13 @@ namespace jp {
 namespace {
 
 constexpr size_t recent_text_bytes = 2048; // where a prompt is looked for
+constexpr size_t line_shown_bytes = 200;   // of a question, or a last line
 
 /// What a waiting tool shows on its current line (its prompt), if anything: a line
-/// already ended is output, not a question.
+/// already ended is output, not a question. Its end, if long.
 std::string current_line(std::string_view text) {
   auto nl = text.rfind('\n');
-  auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
+  auto line = utf8_tail(nl == std::string_view::npos ? text : text.substr(nl + 1), line_shown_bytes);
   auto first = line.find_first_not_of(" \t");
   if (first == std::string_view::npos)
     return {};
@@ -81,10 +82,7 @@ std::string InputWatch::last_line() const {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
     text.remove_suffix(1);
   auto nl = text.find_last_of('\n');
-  auto line = nl == std::string_view::npos ? text : text.substr(nl + 1);
-  if (line.size() > 200)
-    line = line.substr(line.size() - 200);
-  return sanitize_utf8(line);
+  return sanitize_utf8(utf8_tail(nl == std::string_view::npos ? text : text.substr(nl + 1), line_shown_bytes));
 }
 
 } // namespace jp

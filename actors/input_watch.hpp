@@ -45,9 +45,11 @@ public:
   /// marked one woken since. (Its blocked read alone says nothing: it may not have
   /// been handed the input yet.)
   bool reads_again(pid_t leader, const ReaderMark& mark) const;
-  /// The question of a tool found waiting: its current line, if it shows one.
+  /// The question of a tool found waiting: its current line (its last 200 bytes,
+  /// whole characters), if it shows one.
   Question question() const;
-  /// The last non-empty line of its output, at most 200 bytes of its end.
+  /// The last non-empty line of its output, at most 200 bytes of its end (whole
+  /// characters).
   std::string last_line() const;
 
   /// What the last probe found: the tool waits on this.

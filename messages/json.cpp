@@ -282,6 +282,15 @@ std::string cut_text(std::string_view s, size_t max_bytes) {
   return fmt::format("{}…({} bytes)", s.substr(0, cut_point(s, max_bytes)), s.size());
 }
 
+std::string_view utf8_tail(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes)
+    return s;
+  auto start = s.size() - max_bytes;
+  while (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80)
+    ++start;
+  return s.substr(start);
+}
+
 std::string json_quote_cut(std::string_view s, size_t max_bytes) {
   if (s.size() <= max_bytes)
     return json_quote(s);

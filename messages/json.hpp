@@ -112,6 +112,9 @@ std::string json_quote(std::string_view s);
 /// first `max_bytes` (cut at a character) followed by "…(N bytes)", so a hostile
 /// 100 KB value is never echoed whole.
 std::string cut_text(std::string_view s, size_t max_bytes = 64);
+/// The end of `s`: at most its last `max_bytes`, from a character's start on (a cut
+/// never leaves half a UTF-8 sequence to show as U+FFFD).
+std::string_view utf8_tail(std::string_view s, size_t max_bytes);
 
 /// The same, as a JSON string literal: "first bytes"…(N bytes).
 std::string json_quote_cut(std::string_view s, size_t max_bytes = 64);

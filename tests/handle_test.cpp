@@ -842,6 +842,21 @@ CAF_TEST(a pipe tool blocked reading its stdin is waiting though no prompt patte
   CAF_CHECK_EQUAL(a.state.content, "got y\n");
 }
 
+CAF_TEST(a long prompt is asked as its end in whole characters) {
+  // 3,000 bytes of é, then a read: the question is its last 200 bytes, from a
+  // character's start (a cut through one showed as U+FFFD).
+  auto spec = shell("printf '%.0s\xc3\xa9' $(seq 1 1500); printf '?'; read x");
+  spec.wait_ms = 20000;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("wide"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  auto& q = r.state.question.text;
+  CAF_CHECK(q.size() <= 200);
+  CAF_CHECK(q.starts_with("\xc3\xa9"));
+  CAF_CHECK(q.ends_with("\xc3\xa9?"));
+  ask<HandleReport>(registry, abort_atom::value, std::string("wide"));
+}
+
 CAF_TEST(a pipe tool that takes a line without a word is waiting again once it reads the next) {
   // `sort`, `read a; read b`: no output says the input was taken, only that the
   // reader woke and reads again. An await on it would otherwise run to its timeout.
