@@ -78,6 +78,7 @@ struct Look {
   LookOptions options;
   clock::time_point deadline;
   uint64_t output_seq = 0; // output chunks seen when it began
+  bool for_news = false;   // a waiting tool's: it ends at new output, not at the wait
 };
 
 struct handle_state {
@@ -241,6 +242,8 @@ bool look_done(const handle_state& st, const Look& look, clock::time_point now) 
     return true;
   if (!quiet(st, now))
     return false;
+  if (look.for_news)
+    return st.output_seq > look.output_seq;
   if (st.watch.waiting)
     return true;
   return (!detects_input_wait(st) || st.watch.settles_on_output()) && st.output_seq > look.output_seq;
@@ -300,13 +303,18 @@ void schedule_tick(handle_actor_t* self) {
 }
 
 /// A look that may wait (wait_ms, else the tool's default) for output to settle.
-caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o) {
+/// `for_news`: a fetch that asked to wait (its own wait_ms) at a tool that waits
+/// already, with nothing new to show, waits for its next output (a screen that
+/// redraws, a REPL's job printing later) rather than answer the same at once.
+caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool for_news = false) {
   auto& st = self->state;
   auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
-  if (wait <= 0 || asked(st) || (st.watch.waiting && quiet(st, clock::now())))
+  bool waits_already = st.watch.waiting && quiet(st, clock::now());
+  for_news = for_news && waits_already && o.wait_ms > 0 && st.out->pending() == 0;
+  if (wait <= 0 || asked(st) || (waits_already && !for_news))
     return running_report(self, o);
   auto rp = self->make_response_promise<HandleReport>();
-  st.looks.push_back(Look{rp, o, clock::now() + std::chrono::milliseconds(wait), st.output_seq});
+  st.looks.push_back(Look{rp, o, clock::now() + std::chrono::milliseconds(wait), st.output_seq, for_news});
   schedule_tick(self);
   return rp;
 }
@@ -619,7 +627,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (has_exited(st.at))
         return with_screen(st, st.final, o);
       apply_resize(self, o);
-      return look(self, o);
+      return look(self, o, true);
     },
     [self](apply_atom, const std::string& input_json, const LookOptions& o) -> caf::result<HandleReport> {
       auto& st = self->state;

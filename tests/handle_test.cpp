@@ -842,6 +842,29 @@ CAF_TEST(a pipe tool blocked reading its stdin is waiting though no prompt patte
   CAF_CHECK_EQUAL(a.state.content, "got y\n");
 }
 
+CAF_TEST(a fetch that asks to wait at a waiting tool waits for its next output) {
+  // A REPL at its prompt whose job prints later, a screen that redraws: answered at
+  // once with nothing new, a model polls. A job of the tool prints once the test
+  // opens FIFO `go`, after the fetch was asked.
+  auto go = dir.path / "go";
+  CAF_REQUIRE_EQUAL(::mkfifo(go.c_str(), 0600), 0);
+  auto spec = shell("(read t < '" + go.string() + "'; echo tick) & printf '> '; read x");
+  spec.wait_ms = 20000;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("repl"), spec);
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  auto pending = self->request(registry, bound, fetch_atom::value, std::string("repl"), LookOptions{20000});
+  if (int fd = ::open(go.c_str(), O_WRONLY | O_CLOEXEC); fd >= 0) { // once the job opens it
+    (void)!::write(fd, "\n", 1);
+    ::close(fd);
+  }
+  pending.receive([](HandleReport& f) { CAF_CHECK_EQUAL(f.state.content, "tick\n"); },
+                  [](caf::error& e) { CAF_FAIL(error_text(e)); });
+  // Without its own wait_ms a fetch answers at once, as before.
+  auto [now, nerr] = ask<HandleReport>(registry, fetch_atom::value, std::string("repl"), LookOptions{});
+  CAF_CHECK(now.state.kind == state_kind::waiting);
+  ask<HandleReport>(registry, abort_atom::value, std::string("repl"));
+}
+
 CAF_TEST(a long prompt is asked as its end in whole characters) {
   // 3,000 bytes of é, then a read: the question is its last 200 bytes, from a
   // character's start (a cut through one showed as U+FFFD).
