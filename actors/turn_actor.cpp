@@ -265,10 +265,14 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, int round, cons
   }
   auto& ask = self->state.ctx.ask_user;
   if (!ask) {
+    // What the model can do itself comes first: where nobody is asked (an MCP
+    // client, a pipe), a handle's question is answered with apply.
     fail(fmt::format(
-      "{}: the tool asks \"{}\" (question `{}`) and no answer is configured; set "
+      "{}: the tool asks \"{}\" (question `{}`) and nobody here answers a one-shot call's question; {}set "
       "conversation.tools.{}.questions.{}.answer, or run on a terminal to be asked",
-      tool.name, q.text, q.id, tool.name, q.id));
+      tool.name, q.text, q.id,
+      tool.stateful ? "spawn it as a handle (action \"spawn\") and answer its question with apply, or " : "",
+      tool.name, q.id));
     return;
   }
   // Asking a person blocks: do it on a detached actor, never on this one.

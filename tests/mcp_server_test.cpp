@@ -88,6 +88,13 @@ abort_grace_secs = 0.2
 summary = "Needs the user's permission"
 command = { program = "echo", args = ["asked and ran"] }
 run = "ask"
+[conversation.tools.greet]
+summary = "Asks whom to greet on its control channel"
+command = { program = ")" + std::string(JP_SOURCE_DIR) + R"(/examples/tools/greet.sh" }
+io = "control"
+run = "unattended"
+[conversation.tools.greet.spawn]
+stateful = true
 )");
   }
 
@@ -435,6 +442,16 @@ CAF_TEST(a client slow to read its answers does not hold the session calls up) {
   CAF_CHECK(std::filesystem::exists(ran));
   for (auto id : ids) // every answer, in order
     CAF_CHECK(!c->response(id).is_null());
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
+CAF_TEST(a one shot call whose tool asks is told to spawn it and answer with apply) {
+  // Nobody answers a one-shot call's question here: what the model can do is first.
+  auto c = session();
+  auto r = c->call("tools/call", tool_call("greet", Json::object()));
+  CAF_CHECK(is_error(r));
+  CAF_CHECK(contains(text_of(r), "spawn it as a handle (action \"spawn\") and answer its question with apply"));
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }
