@@ -5,6 +5,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <fmt/format.h>
 #include <random>
 
@@ -289,6 +290,17 @@ CAF_TEST(an absent value joins no text around it and a hostile one next to it ru
     auto argv = expand_argv(tool, TemplateContext{args, answers});
     CAF_REQUIRE(argv.ok());
     CAF_CHECK_EQUAL(run_argv(*argv, dir.path.string()).out, said);
+  }
+  // A redirection's target stays an empty word: gone, the next word would be the
+  // file written (`sort -u >{{out}} {{file}}` truncating its input).
+  dir.write("keep", "kept\n");
+  for (auto program : {"echo x >{{tool.arguments.x}} keep", "echo x > {{tool.arguments.x}} keep",
+                       "echo x 2>&{{tool.arguments.x}} keep", "cat <<<{{tool.arguments.x}} keep"}) {
+    auto argv = expand_argv(shell_tool(program), TemplateContext{args, answers});
+    CAF_REQUIRE(argv.ok());
+    run_argv(*argv, dir.path.string());
+    std::ifstream kept(dir.path / "keep");
+    CAF_CHECK_EQUAL(std::string(std::istreambuf_iterator<char>(kept), {}), "kept\n");
   }
 }
 

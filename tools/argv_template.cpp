@@ -102,11 +102,23 @@ bool is_operator_char(char c) {
   return c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '<' || c == '>';
 }
 
-/// Whether nothing between `left` and `right` leaves them as bash read them with a
-/// word between: a blank on one side and a blank or an operator on the other (`make
-/// {{x}})`, `{{x}};`). Two operators would join (`((`, `&&`, `>>`), as two word
-/// characters would.
-bool ends_word_alone(char left, char right) {
+/// Whether the end of `script` is a redirection waiting for its target (`>`, `2>&`,
+/// `<<<`, blanks after them): an absent target there would take the next word.
+bool awaits_redirect_target(std::string_view script) {
+  for (auto c = script.rbegin(); c != script.rend() && (is_blank_char(*c) || is_operator_char(*c)); ++c)
+    if (*c == '<' || *c == '>')
+      return true;
+  return false;
+}
+
+/// Whether nothing in place of a value between `script` and `right` leaves them as
+/// bash read them with a word between: a blank on one side and a blank or an
+/// operator on the other (`make {{x}})`, `{{x}};`), and no redirection before it.
+/// Two operators would join (`((`, `&&`, `>>`), as two word characters would.
+bool ends_word_alone(std::string_view script, char right) {
+  char left = script.empty() ? ' ' : script.back();
+  if (awaits_redirect_target(script))
+    return false;
   if (is_blank_char(left))
     return is_blank_char(right) || is_operator_char(right);
   return is_blank_char(right) && is_operator_char(left);
@@ -154,7 +166,7 @@ Result<std::vector<std::string>> expand_shell(const ToolConfig& tool, const Temp
       // Gone where it is a word of its own. Between other text it stays an empty word
       // (""), so that what the template checked stays what bash reads: with nothing,
       // `({{x}}(` or `[{{x}}[` would join into arithmetic, where a value is code.
-      if (!seg.double_quoted && !ends_word_alone(script.empty() ? ' ' : script.back(), char_after(i)))
+      if (!seg.double_quoted && !ends_word_alone(script, char_after(i)))
         script += "\"\"";
       continue;
     }

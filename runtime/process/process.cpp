@@ -671,6 +671,13 @@ private:
     // are killed: they hold the pgid, so it names no one else meanwhile.
     if (!name_left)
       remove_slot(slot, pid);
+    // A pty's session is named and killed before its leader is reaped: its other
+    // groups' ids are its members', but nothing else keeps the leader's own group id
+    // (the session's) from being reused once it is reaped, and kill_left signals it.
+    if (name_left && session) {
+      kill_left();
+      remove_slot(slot, pid);
+    }
     int status = 0;
     pid_t r;
     do
@@ -685,7 +692,7 @@ private:
       exit_.code = -1; // someone else reaped it (a stray waitpid(-1))
     }
     leader_reaped_ = true;
-    if (name_left) {
+    if (name_left && !session) {
       kill_left();
       remove_slot(slot, pid);
     }
@@ -709,13 +716,14 @@ private:
     maybe_finish();
   }
 
-  /// The leader is reaped; what was left in its group was stopped at its exit
-  /// (on_leader_exit). Nothing left (the common case: one system call, no scan):
-  /// done. Else the members it stopped still hold the group's id, so the pid cannot
-  /// be reused (the kernel hands out no pid that is a group's id) and kill(-pid)
-  /// still names our group: stopped, they can neither exit nor fork nor leave it of
-  /// themselves. They are listed (one pass over /proc), the first few named in the
-  /// exit's news (ExitInfo::left_commands), and killed.
+  /// The leader is reaped (a pty's: not yet, a zombie); what was left in its group
+  /// (a pty's: its session) was stopped at its exit (on_leader_exit). Nothing left
+  /// (the common case: one system call, no scan): done. Else the members it stopped
+  /// still hold the group's id, so the pid cannot be reused (the kernel hands out no
+  /// pid that is a group's id) and kill(-pid) still names our group: stopped, they
+  /// can neither exit nor fork nor leave it of themselves. They are listed (one pass
+  /// over /proc), the first few named in the exit's news
+  /// (ExitInfo::left_commands), and killed.
   void kill_left() {
     if (!session && ::kill(-pid, 0) != 0)
       return;
@@ -729,7 +737,7 @@ private:
     for (auto& p : session ? session_members(pid) : all_processes()) {
       // A zombie was not running; one we may not signal (a setuid program) was
       // neither stopped nor is killed.
-      if ((session || p.pgid == pid) && p.state != 'Z' && p.state != 'X' && ::kill(p.pid, 0) == 0)
+      if ((session || p.pgid == pid) && p.pid != pid && p.state != 'Z' && p.state != 'X' && ::kill(p.pid, 0) == 0)
         left.push_back(p);
     }
     std::sort(left.begin(), left.end(), [](const ProcStat& a, const ProcStat& b) {
