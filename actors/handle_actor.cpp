@@ -116,6 +116,7 @@ struct handle_state {
   bool input_unanswered = false;
   InputWatch::ReaderMark unanswered_reader; // who read the input as it went in (input_unanswered)
   bool input_ended = false; // an apply ended its input (Ctrl-D): its stdin is closed
+  bool waiting_shown = false; // a look answered with the tool's present wait for input
 
   static inline const char* name = "jp.handle";
 };
@@ -181,6 +182,7 @@ HandleReport running_report(handle_actor_t* self, const LookOptions& o = {}) {
   auto state = question         ? ToolState::waiting(*question, std::move(taken.content))
                : st.watch.waiting ? ToolState::waiting(*st.watch.waiting, std::move(taken.content))
                                   : ToolState::running(std::move(taken.content));
+  st.waiting_shown = st.watch.waiting.has_value();
   return with_screen(st, {st.id, std::move(state), taken.omitted, std::move(taken.spill_path)}, o);
 }
 
@@ -190,6 +192,7 @@ void set_input_wait(handle_actor_t* self, bool waiting) {
   auto& st = self->state;
   if (waiting == st.watch.waiting.has_value())
     return;
+  st.waiting_shown = false;
   if (waiting) {
     st.watch.waiting = st.watch.question();
     // A look waiting now answers with it: no notification needed then.
@@ -303,14 +306,15 @@ void schedule_tick(handle_actor_t* self) {
 }
 
 /// A look that may wait (wait_ms, else the tool's default) for output to settle.
-/// `for_news`: a fetch that asked to wait (its own wait_ms) at a tool that waits
-/// already, with nothing new to show, waits for its next output (a screen that
-/// redraws, a REPL's job printing later) rather than answer the same at once.
+/// `for_news`: a fetch that asked to wait (its own wait_ms) at a tool whose wait
+/// for input a look has shown already, with nothing new to show, waits for its next
+/// output (a screen that redraws, a REPL's job printing later) rather than answer
+/// the same at once. (The first look at a new question answers at once.)
 caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool for_news = false) {
   auto& st = self->state;
   auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
   bool waits_already = st.watch.waiting && quiet(st, clock::now());
-  for_news = for_news && waits_already && o.wait_ms > 0 && st.out->pending() == 0;
+  for_news = for_news && waits_already && st.waiting_shown && o.wait_ms > 0 && st.out->pending() == 0;
   if (wait <= 0 || asked(st) || (waits_already && !for_news))
     return running_report(self, o);
   auto rp = self->make_response_promise<HandleReport>();
@@ -738,6 +742,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       set_input_wait(self, false); // answered
       st.input_unanswered = true;
       st.unanswered_reader = reader;
+      schedule_tick(self); // probed while idle again: an await learns it waits anew
       // A wait counts from the Ctrl-C, which may wait for the input before it: one
       // that ended with the wait would show the tool running, just before the signal.
       auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;

@@ -72,7 +72,8 @@ void set_look_properties(Json& properties, const ToolConfig& t, std::string_view
                      with_note(fmt::format(
                          "Wait up to this many milliseconds (0 to {}, default {}) for the "
                          "output to settle: the answer comes as soon as the tool waits for "
-                         "input, has been quiet after new output, or stopped.",
+                         "input (a fetch given wait_ms at a wait already shown: at its next "
+                         "output), has been quiet after new output, or stopped.",
                          kMaxWaitMs, default_wait_ms(t)))));
   if (t.io != io_mode::pty && !takes_tty(t))
     return;
