@@ -1053,16 +1053,19 @@ CAF_TEST(a pty handle that takes a line unechoed is waiting again once it reads 
 CAF_TEST(a pty program polling its terminal is waiting though a shell started it in its own job) {
   // `sh -c 'vim x; make'`: without job control vim is in the shell's group, whose
   // leader waits for it; vim polls the terminal.
+  // It holds a socket pair, as an asyncio REPL does to wake itself: no server.
   auto spec = pty_spec(*this, {"bash", "-c",
-                               "perl -e 'vec($r = q(), 0, 1) = 1; select($r, undef, undef, undef)'; echo after"});
+                               "perl -MSocket -e 'socketpair(A, B, AF_UNIX, SOCK_STREAM, 0) or die; "
+                               "vec($r = q(), 0, 1) = 1; select($r, undef, undef, undef)'; echo after"});
   auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("poller"), spec);
   CAF_CHECK_EQUAL(err, "");
   CAF_CHECK(r.state.kind == state_kind::waiting);
   auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("poller"));
   CAF_CHECK(a.state.stopped());
-  // One holding a socket is a server (`sh -c 'npm run dev'`): its poll waits on clients.
+  // One listening on a port is a server (`sh -c 'npm run dev'`): its poll waits on clients.
   auto server = pty_spec(*this, {"bash", "-c",
                                  "perl -MSocket -e 'socket(S, PF_INET, SOCK_STREAM, 0) or die; "
+                                 "bind(S, pack_sockaddr_in(0, INADDR_LOOPBACK)) or die; listen(S, 1) or die; "
                                  "vec($r = q(), 0, 1) = 1; print qq(serving\n); select($r, undef, undef, undef)'; "
                                  "echo after"});
   server.wait_ms = 300;

@@ -1,5 +1,6 @@
 #include "runtime/process/input_wait.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -77,43 +78,74 @@ bool is_poll(long nr) {
   }
 }
 
-/// Whether `pid` has a socket open (or more fds than are looked at): an event loop,
-/// a server, whose poll waits on its clients, not on its stdin.
-bool holds_socket(pid_t pid) {
+/// The inodes of the sockets `pid` has open (its first 256 fds looked at).
+std::vector<unsigned long> socket_inodes(pid_t pid) {
+  std::vector<unsigned long> out;
   char dir[64];
   std::snprintf(dir, sizeof dir, "/proc/%d/fd", static_cast<int>(pid));
   DIR* d = ::opendir(dir);
   if (!d)
-    return true;
-  bool found = false;
+    return out;
   size_t seen = 0;
   while (auto* e = ::readdir(d)) {
     if (e->d_name[0] == '.')
       continue;
+    if (++seen > 256)
+      break;
     char link[64];
     auto n = ::readlinkat(::dirfd(d), e->d_name, link, sizeof link - 1);
-    if (++seen > 256 || (n > 0 && std::string_view(link, static_cast<size_t>(n)).starts_with("socket:"))) {
-      found = true;
-      break;
-    }
+    unsigned long inode = 0;
+    if (n > 0 && (link[n] = '\0', std::sscanf(link, "socket:[%lu]", &inode) == 1))
+      out.push_back(inode);
   }
   ::closedir(d);
-  return found;
+  return out;
+}
+
+/// Whether `pid` listens on a TCP port: a server (`python3 -m http.server`, a dev
+/// server), whose poll waits on its clients, not on its stdin. (Any socket would be
+/// too much: an asyncio REPL holds a socket pair to wake itself, a client a
+/// database's connection.)
+bool listens(pid_t pid) {
+  auto mine = socket_inodes(pid);
+  if (mine.empty())
+    return false;
+  for (auto table : {"tcp", "tcp6"}) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/net/%s", static_cast<int>(pid), table);
+    std::FILE* f = std::fopen(path, "re");
+    if (!f)
+      continue;
+    char line[512];
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, f)) {
+      // "sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...": 0A is LISTEN.
+      char state[8] = {};
+      unsigned long inode = 0;
+      if (std::sscanf(line, "%*s %*s %*s %7s %*s %*s %*s %*s %*s %lu", state, &inode) == 2 &&
+          std::string_view(state) == "0A")
+        found = std::find(mine.begin(), mine.end(), inode) != mine.end();
+    }
+    std::fclose(f);
+    if (found)
+      return true;
+  }
+  return false;
 }
 
 /// Whether `pid` sleeps in a read of what `leader`'s fd 0 is, or, where `polls`, in
 /// a poll / select with that as its own stdin. Which fds a poll waits on is not in
 /// /proc: it is counted on a terminal only, when the poller's stdin is the tool's
-/// input and it holds no socket (a REPL waiting for a line, e.g. Python's readline;
-/// vim). Not on a pipe, nor a server on a terminal: an event loop polls its stdin
-/// among its sockets.
+/// input and it listens on no port (a REPL waiting for a line, e.g. Python's
+/// readline; vim). Not on a pipe, nor a server on a terminal: an event loop polls its
+/// stdin among its sockets.
 bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls) {
   long nr = 0, arg0 = 0;
   if (!blocked_syscall(pid, nr, arg0))
     return false;
   if (is_read(nr))
     return same_file(pid, static_cast<int>(arg0), leader, 0, terminal);
-  return polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal) && !holds_socket(pid);
+  return polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal) && !listens(pid);
 }
 
 /// Up to `max` descendants of `pid` (its children first), by the kernel's lists of
