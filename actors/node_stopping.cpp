@@ -21,11 +21,25 @@ void NodeStopping::wait_passed_on() {
   changed_.wait(lock, [this] { return begun_ && watched_ <= 0; });
 }
 
+namespace {
+
+/// Whether a tool's failure is what the stop's signals (HUP, TERM, then KILL) make:
+/// killed by one, or exited as a shell or a JVM does on one (128 + it).
+bool ended_by_stop(const std::string& failure) {
+  for (int sig : {1, 9, 15})
+    if (failure.starts_with(fmt::format("killed by signal {} ", sig)) ||
+        failure.starts_with(fmt::format("exit status {}", 128 + sig)))
+      return true;
+  return false;
+}
+
+} // namespace
+
 ToolState NodeStopping::as_told(ToolState state) const {
   {
     std::lock_guard lock(mutex_);
-    // A failure of its own (an exit status, one before the stop) is told as it is.
-    if (!begun_ || !state.stopped() || state.ok || !state.error.message.starts_with("killed by signal"))
+    // A failure of its own (an exit status, a SIGSEGV) is told as it is.
+    if (!begun_ || !state.stopped() || state.ok || !ended_by_stop(state.error.message))
       return state;
   }
   state.error.message = fmt::format("the node stopped (it got a terminate signal) and ended its tools as it shut "

@@ -709,11 +709,15 @@ CAF_TEST(while a node stops only a tool killed by a signal is told as stopped wi
   jp::NodeStopping stopping;
   auto killed = jp::ToolState::failure(jp::ToolError{"killed by signal 15 (SIGTERM)", {}, false});
   auto failed = jp::ToolState::failure(jp::ToolError{"exit status 1", {}, false});
+  auto crashed = jp::ToolState::failure(jp::ToolError{"killed by signal 11 (SIGSEGV)", {}, false});
+  auto trapped = jp::ToolState::failure(jp::ToolError{"exit status 143", {}, false}); // a JVM's on TERM
   CAF_CHECK_EQUAL(stopping.as_told(killed), killed); // not stopping yet
   stopping.begin();
   auto told = stopping.as_told(killed);
   CAF_CHECK(told.error.transient);
   CAF_CHECK(contains(told.error.message, "the node stopped"));
   CAF_CHECK_EQUAL(stopping.as_told(failed), failed);
+  CAF_CHECK_EQUAL(stopping.as_told(crashed), crashed);
+  CAF_CHECK(stopping.as_told(trapped).error.transient);
   CAF_CHECK_EQUAL(stopping.as_told(jp::ToolState::success("ok")), jp::ToolState::success("ok"));
 }
