@@ -176,6 +176,20 @@ CAF_TEST(a repeated experiment reports min median and max of each figure) {
   CAF_CHECK(contains(repeated_report_table(runs), "20.0 [10.0–30.0]"));
 }
 
+CAF_TEST(a tool not called in a run counts as called 0 times there) {
+  ReportBuilder b;
+  for (int calls : {0, 0, 5}) {
+    b.add(at(0, "turn_start", {{"agent", "main"}}));
+    for (int i = 0; i < calls; ++i)
+      b.add(at(1, "tool_call", {{"agent", "main"}, {"tool", "shell"}, {"arguments", Json::object()}}));
+    b.add(at(10, "turn_end", {{"agent", "main"}}));
+    b.add(at(10, "run_end", {{"elapsed_ms", 10.0}}));
+  }
+  auto j = repeated_report_json(b.reports());
+  CAF_CHECK_EQUAL(j.find("agents")->as_array().front().find("calls_by_tool")->dump(),
+                  R"({"shell":{"min":0.0,"median":0.0,"max":5.0}})");
+}
+
 CAF_TEST(a count whose median falls between two runs is shown as the json has it) {
   ReportBuilder b;
   for (int calls : {1, 2}) {

@@ -187,16 +187,24 @@ struct Gathered {
 Gathered gather(const std::vector<ExperimentReport>& runs) {
   Gathered g;
   std::set<std::string> seen;
+  std::map<std::string, size_t> runs_of; // of each agent ("": the total)
   for (auto& run : runs) {
     for (auto& a : run.agents) {
       if (seen.insert(a.agent).second)
         g.agents.push_back(a.agent);
+      ++runs_of[a.agent];
       for (auto& [name, v] : numbers_of(a))
         g.values[a.agent][name].push_back(v);
     }
+    ++runs_of[""];
     for (auto& [name, v] : numbers_of(run.total))
       g.values[""][name].push_back(v);
   }
+  // A tool not called in a run was called 0 times there, a count as known as any.
+  for (auto& [key, figures] : g.values)
+    for (auto& [name, values] : figures)
+      if (name.starts_with("calls."))
+        values.resize(runs_of[key], 0);
   return g;
 }
 
