@@ -397,9 +397,7 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
       // What nobody looked at yet is held to the output cap, as a process's is: its
       // tail kept (a sub-agent may say rounds x max_tokens between looks).
       if (auto cap = st.ctx.config ? st.ctx.config->runtime.output_cap_bytes : 0; cap > 0 && st.said.size() > cap) {
-        size_t cut = st.said.size() - cap;
-        while (cut < st.said.size() && (static_cast<unsigned char>(st.said[cut]) & 0xC0) == 0x80)
-          ++cut; // a whole character
+        size_t cut = st.said.size() - utf8_tail(st.said, cap).size(); // whole characters
         st.said.erase(0, cut);
         st.said_omitted += cut;
       }

@@ -47,8 +47,7 @@ std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted, st
     if (used > budget)
       break;
   }
-  while (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80)
-    ++start; // a whole character
+  start = s.size() - utf8_tail(s, s.size() - start).size(); // a whole character
   omitted += start;
   return omission(start, hint) + "\n" + s.substr(start);
 }
