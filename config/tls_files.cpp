@@ -53,10 +53,15 @@ Result<std::string> read_whole(const std::string& path, const std::string& key) 
   return bytes;
 }
 
+/// The first certificate of `pem`, if it has one.
+Cert first_certificate(const std::string& pem) {
+  auto bio = bio_of(pem);
+  return Cert(PEM_read_bio_X509_AUX(bio.get(), nullptr, no_passphrase, nullptr), X509_free);
+}
+
 /// Why the three files' contents cannot be used as CAF uses them, or "".
 std::string check(const std::string (&pem)[3], const TlsConfig& tls, const std::string& where) {
-  auto cert_bio = bio_of(pem[0]);
-  Cert cert(PEM_read_bio_X509_AUX(cert_bio.get(), nullptr, no_passphrase, nullptr), X509_free);
+  auto cert = first_certificate(pem[0]);
   if (!cert)
     return fmt::format("{}.certificate: {} holds no PEM certificate (\"-----BEGIN CERTIFICATE-----\"): {}", where,
                        tls.certificate, openssl_reasons());
@@ -72,9 +77,7 @@ std::string check(const std::string (&pem)[3], const TlsConfig& tls, const std::
                        "with)",
                        where, tls.key, tls.certificate);
   }
-  auto ca_bio = bio_of(pem[2]);
-  Cert ca(PEM_read_bio_X509_AUX(ca_bio.get(), nullptr, no_passphrase, nullptr), X509_free);
-  if (!ca)
+  if (!first_certificate(pem[2]))
     return fmt::format("{}.ca: {} holds no PEM certificate (the CA that signs the peers' certificates, "
                        "\"-----BEGIN CERTIFICATE-----\"): {}",
                        where, tls.ca, openssl_reasons());
