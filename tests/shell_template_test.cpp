@@ -294,9 +294,11 @@ CAF_TEST(an absent value joins no text around it and a hostile one next to it ru
   // A redirection's target stays an empty word: gone, the next word would be the
   // file written (`sort -u >{{out}} {{file}}` truncating its input).
   dir.write("keep", "kept\n");
-  for (auto program : {"echo x >{{tool.arguments.x}} keep", "echo x > {{tool.arguments.x}} keep",
-                       "echo x 2>&{{tool.arguments.x}} keep", "cat <<<{{tool.arguments.x}} keep"}) {
-    auto argv = expand_argv(shell_tool(program), TemplateContext{args, answers});
+  for (auto tool : {shell_tool("echo x >{{tool.arguments.x}} keep"), shell_tool("echo x > {{tool.arguments.x}} keep"),
+                    shell_tool("echo x 2>&{{tool.arguments.x}} keep"), shell_tool("cat <<<{{tool.arguments.x}} keep"),
+                    // the target an args element of its own
+                    shell_tool("echo", {"x", ">", "{{tool.arguments.x}}", "keep"}), shell_tool("echo x >", {"{{tool.arguments.x}}", "keep"})}) {
+    auto argv = expand_argv(tool, TemplateContext{args, answers});
     CAF_REQUIRE(argv.ok());
     run_argv(*argv, dir.path.string());
     std::ifstream kept(dir.path / "keep");

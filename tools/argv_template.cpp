@@ -152,6 +152,10 @@ Result<std::vector<std::string>> expand_shell(const ToolConfig& tool, const Temp
   };
   for (size_t i = 0; i < segments->size(); ++i) {
     auto& seg = (*segments)[i];
+    // An args element of an absent value alone, as a redirection's target, is kept:
+    // it becomes "" below, where gone the next word would be the file written.
+    if (dropped[seg.element] && awaits_redirect_target(script))
+      dropped[seg.element] = false;
     if (dropped[seg.element])
       continue;
     if (!seg.placeholder) {
