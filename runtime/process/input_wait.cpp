@@ -78,8 +78,9 @@ bool is_poll(long nr) {
   }
 }
 
-/// The inodes of the sockets `pid` has open (its first 256 fds looked at).
-std::vector<unsigned long> socket_inodes(pid_t pid) {
+/// The inodes of the sockets `pid` has open; none when it cannot be told, and
+/// `too_many` when it has more than 256 fds (not all looked at).
+std::vector<unsigned long> socket_inodes(pid_t pid, bool& too_many) {
   std::vector<unsigned long> out;
   char dir[64];
   std::snprintf(dir, sizeof dir, "/proc/%d/fd", static_cast<int>(pid));
@@ -90,8 +91,10 @@ std::vector<unsigned long> socket_inodes(pid_t pid) {
   while (auto* e = ::readdir(d)) {
     if (e->d_name[0] == '.')
       continue;
-    if (++seen > 256)
+    if (++seen > 256) {
+      too_many = true;
       break;
+    }
     char link[64];
     auto n = ::readlinkat(::dirfd(d), e->d_name, link, sizeof link - 1);
     unsigned long inode = 0;
@@ -107,7 +110,10 @@ std::vector<unsigned long> socket_inodes(pid_t pid) {
 /// too much: an asyncio REPL holds a socket pair to wake itself, a client a
 /// database's connection.)
 bool listens(pid_t pid) {
-  auto mine = socket_inodes(pid);
+  bool too_many = false;
+  auto mine = socket_inodes(pid, too_many);
+  if (too_many)
+    return true; // a JVM, a dev server watching files: taken for a server, not asking
   if (mine.empty())
     return false;
   for (auto table : {"tcp", "tcp6"}) {
