@@ -814,9 +814,14 @@ private:
   /// reaped the pgid could in theory name someone else's group.
   void reap_group() {
     int status;
-    while (::waitpid(-pid, &status, WNOHANG) > 0) {
+    // Once the group was found empty its id is free, and may be another's by the
+    // next try (waiting on what escaped it): it is not asked about again.
+    if (!group_empty_) {
+      while (::waitpid(-pid, &status, WNOHANG) > 0) {
+      }
+      group_empty_ = ::kill(-pid, 0) != 0 && errno == ESRCH;
     }
-    bool empty = ::kill(-pid, 0) != 0 && errno == ESRCH;
+    bool empty = group_empty_;
     if (session) {
       // The session's other groups: members whose parent died are ours to reap now
       // (we are a subreaper); the session id cannot be reused while any is left.
@@ -854,6 +859,7 @@ private:
   std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
   std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
   int reap_tries_ = 0;
+  bool group_empty_ = false; // reap_group found the leader's group gone: its id is free since
   std::optional<asio::steady_timer> grace_timer_;
   std::optional<asio::steady_timer> reap_timer_;
   // Ctrl-Cs asked and not sent yet, in order: each waits for the input before it to
