@@ -154,6 +154,10 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   CAF_CHECK(contains(spawned.stdout_text, R"({"id":"srv","state":"running"})"));
   CAF_CHECK(contains(spawned.out, "jp-actors: note: handle `srv` (shell) was aborted as the call ended"));
   CAF_CHECK(!contains(ok.out, "note:"));
+  // A call without action runs to its end: nothing could fetch it as a handle.
+  auto long_one = cli(R"(--cfg conversation.tools.shell.background_after_secs=0.2 call shell '{"command":"sleep 0.6; echo done"}')");
+  CAF_CHECK_EQUAL(long_one.status, 0);
+  CAF_CHECK_EQUAL(long_one.out, "done\n");
   auto unknown = cli(R"(call nosuchtool '{}')");
   CAF_CHECK_NOT_EQUAL(unknown.status, 0);
   CAF_CHECK(unknown.out.find("Unknown tool `nosuchtool`") != std::string::npos);

@@ -276,6 +276,12 @@ int report_file(const std::string& path, bool json) {
 
 int call_tool(std::shared_ptr<const Config> config, const std::string& tool, const std::string& args,
               const PermissionPolicy& permissions) {
+  // A call without action runs to its end here: gone on as a handle after
+  // background_after_secs, nothing could fetch it, and it would end with the command.
+  auto own = std::make_shared<Config>(*config);
+  for (auto& [name, t] : own->tools)
+    t.background_after_secs = 0;
+  config = own;
   IoThread io{io_poll(config->runtime)};
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);
