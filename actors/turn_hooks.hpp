@@ -86,6 +86,9 @@ public:
   virtual void model_round(int n, const ModelRound& r) {}
   virtual void response(int n, const std::string& text) {}
   virtual void retry(const std::string& why) {}
+  /// What loading the conversation found wrong and passed over (a torn line, an
+  /// image file gone), before the turn began.
+  virtual void warning(const std::string& text) {}
   /// The loop took the person's choice at the interrupt menu (and acts on it now).
   virtual void interrupt_choice(const InterruptChoice& choice) {}
   virtual void tool_call(int n, int index, const ToolCall& call) {}

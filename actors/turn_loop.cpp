@@ -865,6 +865,9 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
           conclude(self);
           return st.done;
         }
+        if (st.ctx.observer)
+          for (auto& w : loaded->warnings)
+            st.ctx.observer->warning(w);
         history = std::move(loaded->events);
         // Its sub-agents' events are kept beside its own; they are not its turns.
         std::erase_if(history, is_subagent_event);

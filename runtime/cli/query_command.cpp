@@ -147,10 +147,6 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
       return fail(hold.error());
     held = std::move(*hold);
   }
-  if (auto loaded = store->load(*id); loaded)
-    for (auto& w : loaded->warnings)
-      std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());
-
   IoThread io{io_poll(config->runtime)};
   auto mcp = start_mcp_tools(config, io);
   config = mcp.config;

@@ -156,6 +156,10 @@ void EventLogObserver::retry(const std::string& why) {
   std::fprintf(stderr, "jp-actors: %s\n", why.c_str());
 }
 
+void EventLogObserver::warning(const std::string& text) {
+  std::fprintf(stderr, "jp-actors: warning: %s\n", text.c_str());
+}
+
 void EventLogObserver::interrupt_choice(const InterruptChoice& choice) {
   switch (choice.what) {
     case InterruptChoice::action::stop:

@@ -100,6 +100,7 @@ public:
   void model_round(int n, const ModelRound& r) override;
   void response(int n, const std::string& text) override;
   void retry(const std::string& why) override;
+  void warning(const std::string& text) override;
   void interrupt_choice(const InterruptChoice& choice) override;
   void tool_call(int n, int index, const ToolCall& call) override;
   void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
