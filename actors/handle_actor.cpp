@@ -115,6 +115,7 @@ struct handle_state {
   // so its old prompt and its blocked read say nothing about waiting now.
   bool input_unanswered = false;
   InputWatch::ReaderMark unanswered_reader; // who read the input as it went in (input_unanswered)
+  bool unanswered_line_open = false;        // ... typed on a terminal without a line's end
   bool input_ended = false; // an apply ended its input (Ctrl-D): its stdin is closed
   bool waiting_shown = false; // a look answered with the tool's present wait for input
 
@@ -212,7 +213,7 @@ void probe_input_wait(handle_actor_t* self) {
     return;
   if (st.input_unanswered) {
     // No output since the input went in: it waits again once it took the input.
-    if (st.watch.reads_again(st.proc->pid(), st.unanswered_reader)) {
+    if (st.watch.reads_again(st.proc->pid(), st.unanswered_reader, st.unanswered_line_open)) {
       st.input_unanswered = false;
       set_input_wait(self, true);
     }
@@ -704,6 +705,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       // The size first, as the schema says: the input may run something that asks for it.
       apply_resize(self, o);
       auto size = bytes.size();
+      bool line_ends = bytes.find_first_of("\r\n\x04") != std::string::npos; // Enter, or Ctrl-D
       if (size == 0 && !ending && !interrupting)
         return look(self, o); // nothing typed: nothing answered
       // Who reads the input, before it goes in: whether it took it is told by that.
@@ -742,11 +744,15 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       set_input_wait(self, false); // answered
       st.input_unanswered = true;
       st.unanswered_reader = reader;
+      // A terminal hands a line to its reader at its end: text without one leaves
+      // the reader asleep, waiting for the rest (raw mode wakes it: counted then).
+      st.unanswered_line_open = st.term && !line_ends;
       schedule_tick(self); // probed while idle again: an await learns it waits anew
       // A wait counts from the Ctrl-C, which may wait for the input before it: one
       // that ended with the wait would show the tool running, just before the signal.
+      // (A Ctrl-C alone goes at once.)
       auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
-      if (interrupting && wait > 0) {
+      if (interrupting && !signal_only && wait > 0) {
         auto longer = o;
         longer.wait_ms = wait + kInterruptWait.count();
         return look(self, longer);

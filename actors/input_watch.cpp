@@ -60,13 +60,13 @@ InputWatch::ReaderMark InputWatch::mark_reader(pid_t leader) const {
   return {reader, run_count(reader)};
 }
 
-bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark) const {
+bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark, bool line_open) const {
   if (mark.pid == 0)
     return false;
   pid_t reader = input_reader(leader, terminal_);
   if (reader == 0)
     return false;
-  if (reader != mark.pid)
+  if (reader != mark.pid || line_open)
     return true;
   auto runs = run_count(reader);
   return runs != 0 && runs > mark.runs;

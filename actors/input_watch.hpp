@@ -43,8 +43,10 @@ public:
   /// without output (a filter such as `sort`, a silent `read`, a password typed
   /// unechoed): blocked reading it, and another process than the marked one, or the
   /// marked one woken since. (Its blocked read alone says nothing: it may not have
-  /// been handed the input yet.)
-  bool reads_again(pid_t leader, const ReaderMark& mark) const;
+  /// been handed the input yet.) `line_open`: the input was text without a line's
+  /// end, typed on a terminal, which keeps it until the line ends: the marked
+  /// reader, still asleep, waits for the rest.
+  bool reads_again(pid_t leader, const ReaderMark& mark, bool line_open = false) const;
   /// The question of a tool found waiting: its current line (its last 200 bytes,
   /// whole characters), if it shows one.
   Question question() const;

@@ -1050,6 +1050,21 @@ CAF_TEST(a pty handle that takes a line unechoed is waiting again once it reads 
   CAF_CHECK(contains(b.state.content, "got xy"));
 }
 
+CAF_TEST(a pty handle typed part of a line unechoed is waiting for the rest) {
+  // A password without its Enter: the terminal keeps it, the reader sleeps on.
+  auto spec = pty_spec(*this, {"bash", "-c", R"(read -s -p 'Password: ' a; echo; echo "ok $a")"});
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("part"), spec);
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("part"), std::string(R"("sec")"),
+                                     LookOptions{20000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.kind == state_kind::waiting);
+  auto [b, berr] = ask<HandleReport>(registry, apply_atom::value, std::string("part"), std::string(R"("ret\n")"),
+                                     LookOptions{20000});
+  CAF_CHECK(b.state.stopped());
+  CAF_CHECK(contains(b.state.content, "ok secret"));
+}
+
 CAF_TEST(a pty program polling its terminal is waiting though a shell started it in its own job) {
   // `sh -c 'vim x; make'`: without job control vim is in the shell's group, whose
   // leader waits for it; vim polls the terminal.
