@@ -24,7 +24,7 @@ struct PromptPattern::Compiled {
 
 Result<PromptPattern> PromptPattern::compile(const std::string& pattern) {
   if (pattern.size() > kPatternMax)
-    return Error{fmt::format("a prompt pattern may have up to {} characters (this one has {}); a prompt is short",
+    return Error{fmt::format("a prompt pattern may have up to {} bytes (this one has {}); a prompt is short",
                              kPatternMax, pattern.size())};
   try {
     // no_mod_m: ^ and $ at the line's ends only, as std::regex's ECMAScript has them.

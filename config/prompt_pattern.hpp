@@ -18,7 +18,7 @@ namespace jp {
 
 class PromptPattern {
 public:
-  /// The pattern compiled (at most 200 characters), or why it is none.
+  /// The pattern compiled (at most 200 bytes), or why it is none.
   static Result<PromptPattern> compile(const std::string& pattern);
 
   /// Whether `line`'s last 200 bytes hold a match; false where the matcher gave up.

@@ -450,7 +450,7 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "prompt_pattern = \"(unclosed\"\n",
        "conversation.tools.x.prompt_pattern: not a valid regular expression"},
       {x + "prompt_pattern = '" + std::string(201, 'a') + "'\n",
-       "conversation.tools.x.prompt_pattern: a prompt pattern may have up to 200 characters (this one has 201)"},
+       "conversation.tools.x.prompt_pattern: a prompt pattern may have up to 200 bytes (this one has 201)"},
       {x + "prompt_pattern = 'a{2,1001}'\n",
        "conversation.tools.x.prompt_pattern: the count `1001` is too large for a prompt pattern"},
       // libstdc++'s regex compiler overflowed on this back reference (found by fuzzing).
