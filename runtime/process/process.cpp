@@ -735,9 +735,11 @@ private:
     }
     std::vector<ProcStat> left;
     for (auto& p : session ? session_members(pid) : all_processes()) {
-      // A zombie was not running; one we may not signal (a setuid program) was
-      // neither stopped nor is killed.
-      if ((session || p.pgid == pid) && p.pid != pid && p.state != 'Z' && p.state != 'X' && ::kill(p.pid, 0) == 0)
+      // A zombie was not running, nor one exiting (its command line gone: a shell's
+      // job that the terminal's hangup is ending); one we may not signal (a setuid
+      // program) was neither stopped nor is killed.
+      if ((session || p.pgid == pid) && p.pid != pid && p.state != 'Z' && p.state != 'X' &&
+          ::kill(p.pid, 0) == 0 && !read_proc_cmdline(p.pid, 1).empty())
         left.push_back(p);
     }
     std::sort(left.begin(), left.end(), [](const ProcStat& a, const ProcStat& b) {
