@@ -37,6 +37,7 @@ struct entry {
   // Notifications (RFD 037): only while the assistant neither fetched nor awaited it.
   bool observed = false;
   bool notify_success = false, notify_failure = false, notify_content = false, notify_waiting = false;
+  bool waiting_notified = false; // a tool.waiting went to the sink since it last waited no more
   std::optional<Question> waiting; // the question its tool waits on (control channel)
   std::set<std::string> configured_answers; // the ids of its questions the config answers
   ChildSpec child;
@@ -601,13 +602,20 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       // Awaits show a pending handle's current state (waiting, or running again).
       for (auto& w : e->watchers)
         self->send(w, update_atom::value, status_of(id, *e));
-      if (q.id.empty())
+      if (q.id.empty()) {
+        // A question not carried yet is no longer asked: the turn drops it.
+        if (std::exchange(e->waiting_notified, false) && self->state.sink)
+          self->send(self->state.sink, notify_atom::value,
+                     Notification{"tool", std::string(waiting_over_notification), "info", "", id});
         return;
-      if (!e->observed && !in_response && e->notify_waiting && self->state.sink)
+      }
+      if (!e->observed && !in_response && e->notify_waiting && self->state.sink) {
+        e->waiting_notified = true;
         self->send(self->state.sink, notify_atom::value,
                    Notification{"tool", "tool.waiting", "info",
                                 fmt::format("Handle `{}` ({}) asks: {} (answer with apply)", id, e->tool, q.text),
                                 id});
+      }
     },
     [self](content_atom, const std::string& sent_id) {
       // New output from a handle nobody looks at: once, until the assistant does.

@@ -70,6 +70,10 @@ struct turn_state {
   // Handles an answer showed stopped: no news of them is carried (RFD 037: they are
   // for handles the assistant has not looked at), until the id is spawned again.
   std::set<std::string> stop_shown;
+  // The question each handle's last carried tool.waiting told: the same again, with
+  // no apply between, is no news (a tool printing while it waits asks anew each time
+  // it goes quiet).
+  std::map<std::string, std::string> waiting_told;
   // A handle's tool: its name, and its entry as it was spawned (a fetch, apply or
   // abort of it is run with that entry once its MCP server dropped the tool). The
   // entry shares the turn's config while that has the tool (read_tools), so old
@@ -370,6 +374,7 @@ void new_handle(turn_actor_t* self, const std::string& id, const std::string& to
   self->state.handle_tools[id] = {tool, std::move(entry), false};
   self->state.awaits.forget(id);
   self->state.stop_shown.erase(id); // its news are new
+  self->state.waiting_told.erase(id);
 }
 
 // RFD 009 one-shot wrapping: spawn, wait for Stopped, one response.
@@ -494,8 +499,10 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
                                        to_string(cmd->action), h->second.name)));
   // An apply on its way holds back awaits' questions of that handle (apply_settled).
   bool applying = cmd->action == action_kind::apply;
-  if (applying)
+  if (applying) {
     ++st.applying[id];
+    st.waiting_told.erase(id); // answered: the same question again is news
+  }
   auto settled = [self, id, applying] {
     // The handle answered before the registry told this turn what changed: what
     // the hub knew of it may be older than this answer (the registry is asked again).
@@ -506,9 +513,9 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
   auto reply = [self, answer, settled](HandleReport& r) mutable {
     settled();
     bool first_shown = r.state.stopped() && shown_stopped(self, r.id);
-    if (r.state.kind == state_kind::waiting) // it shows what its question would tell
-      std::erase_if(self->state.notifications,
-                    [&](const Notification& n) { return n.name == "tool.waiting" && n.handle == r.id; });
+    // It shows the handle as it is now: a question held for it is told, or stale.
+    std::erase_if(self->state.notifications,
+                  [&](const Notification& n) { return n.name == "tool.waiting" && n.handle == r.id; });
     CallResult result{true, response_content(r), true, {}};
     if (first_shown) // its images, named in its result; once, not at every look
       result.images = std::move(r.state.images);
@@ -1004,14 +1011,23 @@ bool shown_stopped(turn_actor_t* self, const std::string& id) {
 /// of a question are coalesced (one of each: the first output's, the newest question,
 /// as a tool printing while it waits asks anew each time it goes quiet).
 void queue_notification(turn_actor_t* self, Notification n) {
+  auto& q = self->state.notifications;
+  auto waiting_of = [&](const Notification& old) { return old.name == "tool.waiting" && old.handle == n.handle; };
+  if (n.name == waiting_over_notification) { // not news itself: its question is none now
+    std::erase_if(q, waiting_of);
+    return;
+  }
   if (n.source == "tool" && self->state.stop_shown.count(n.handle))
     return;
-  auto& q = self->state.notifications;
   auto same = [&](const Notification& old) { return old.name == n.name && old.handle == n.handle; };
   if (n.name == "tool.output" && std::any_of(q.begin(), q.end(), same))
     return;
-  if (n.name == "tool.waiting")
+  if (n.name == "tool.waiting") {
+    if (auto told = self->state.waiting_told.find(n.handle);
+        told != self->state.waiting_told.end() && told->second == n.message)
+      return;
     std::erase_if(q, same);
+  }
   q.push_back(std::move(n));
 }
 
@@ -1044,6 +1060,9 @@ void carry_notifications(turn_actor_t* self, CallResult& r) {
     r.content.pop_back();
   r.content.append(open).append(block).append(close);
   auto end = q.begin() + static_cast<std::ptrdiff_t>(carried);
+  for (auto it = q.begin(); it != end; ++it)
+    if (it->name == "tool.waiting")
+      self->state.waiting_told[it->handle] = it->message;
   r.notifications.assign(std::make_move_iterator(q.begin()), std::make_move_iterator(end));
   q.erase(q.begin(), end);
 }

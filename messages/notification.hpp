@@ -16,6 +16,10 @@ struct Notification {
   friend bool operator==(const Notification&, const Notification&) = default;
 };
 
+/// Not shown: the registry's word to the turn that a handle whose tool.waiting it
+/// sent asks no more (a question not carried yet is dropped).
+inline constexpr const char* waiting_over_notification = "tool.waiting_over";
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Notification& x) {
   return f(x.source, x.name, x.level, x.message, x.handle);

@@ -147,6 +147,15 @@ CAF_TEST(a handle nobody looks at that asks a question is notified) {
   self->receive([&](notify_atom, Notification& n) { got = n; });
   CAF_CHECK_EQUAL(got.name, "tool.waiting");
   CAF_CHECK_EQUAL(got.message, "Handle `g` (greet) asks: Whom? (answer with apply)");
+  // It asks no more (answered, or it printed and runs on): the turn is told, once,
+  // to drop the question if no answer carried it yet.
+  anon_send(reg, waiting_atom::value, std::string("g"), Question{}, false);
+  anon_send(reg, waiting_atom::value, std::string("g"), Question{}, false);
+  settle();
+  self->receive([&](notify_atom, Notification& n) { got = n; });
+  CAF_CHECK_EQUAL(got.name, waiting_over_notification);
+  CAF_CHECK_EQUAL(got.handle, "g");
+  CAF_CHECK(self->mailbox().empty());
   anon_send_exit(reg, caf::exit_reason::user_shutdown);
   settle();
 }

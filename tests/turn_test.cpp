@@ -65,6 +65,21 @@ CAF_TEST(a handle s questions are coalesced to the newest and dropped by an answ
   call("shell", R"({"action":"abort","id":"q"})");
 }
 
+CAF_TEST(a question no longer asked is dropped and the same one again is no news until it is answered) {
+  notify("tool.waiting", "w", "Handle `w` (shell) asks: q (answer with apply)");
+  notify(waiting_over_notification, "w", ""); // it printed and runs on: not carried
+  CAF_CHECK(call("shell", R"({"command":"echo a"})").notifications.empty());
+  notify("tool.waiting", "w", "Handle `w` (shell) asks: q (answer with apply)");
+  CAF_CHECK_EQUAL(call("shell", R"({"command":"echo b"})").notifications.size(), 1u);
+  // Asked again as it went quiet again, nothing answered between: not told twice.
+  notify(waiting_over_notification, "w", "");
+  notify("tool.waiting", "w", "Handle `w` (shell) asks: q (answer with apply)");
+  CAF_CHECK(call("shell", R"({"command":"echo c"})").notifications.empty());
+  // Another question is news.
+  notify("tool.waiting", "w", "Handle `w` (shell) asks: r (answer with apply)");
+  CAF_CHECK_EQUAL(call("shell", R"({"command":"echo d"})").notifications.size(), 1u);
+}
+
 CAF_TEST(a JSON answer carries them as a notifications array) {
   notify("tool.stopped", "b", "Handle `b` (shell) finished: ok");
   auto r = call("shell", R"({"action":"spawn","id":"s","command":"true"})");
