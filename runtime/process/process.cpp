@@ -829,8 +829,10 @@ private:
       // (we are a subreaper); the session id cannot be reused while any is left.
       auto members = session_members(pid);
       for (auto& m : members) {
+        // By its start: one whose parent is not us may be reaped by it and its pid
+        // reused since the scan.
         if (m.state != 'Z')
-          ::kill(m.pid, SIGKILL);
+          signal_if_same(m.pid, m.start, SIGKILL);
         ::waitpid(m.pid, &status, WNOHANG);
       }
       empty = empty && session_members(pid).empty();
