@@ -112,10 +112,9 @@ struct handle_state {
   clock::time_point tick_at;
   // Input was written and no output came since: the tool may not have read it yet
   // (a pty hands input to its reader from a kernel work queue, later under load),
-  // so its old prompt and its blocked read say nothing about waiting now.
-  bool input_unanswered = false;
-  InputWatch::ReaderMark unanswered_reader; // who read the input as it went in (input_unanswered)
-  bool unanswered_line_open = false;        // ... typed on a terminal without a line's end
+  // so its old prompt and its blocked read say nothing about waiting now; who read
+  // it as it went in tells (InputWatch::reads_again).
+  std::optional<InputWatch::ReaderMark> unanswered;
   bool input_ended = false; // an apply ended its input (Ctrl-D): its stdin is closed
   bool waiting_shown = false; // a look answered with the tool's present wait for input
 
@@ -211,10 +210,10 @@ void probe_input_wait(handle_actor_t* self) {
   st.probe_due = false;
   if (!detects_input_wait(st) || asked(st))
     return;
-  if (st.input_unanswered) {
+  if (st.unanswered) {
     // No output since the input went in: it waits again once it took the input.
-    if (st.watch.reads_again(st.proc->pid(), st.unanswered_reader, st.unanswered_line_open)) {
-      st.input_unanswered = false;
+    if (st.watch.reads_again(st.proc->pid(), *st.unanswered)) {
+      st.unanswered.reset();
       set_input_wait(self, true);
     }
     return;
@@ -564,7 +563,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       note_out_room(st);
       ++st.output_seq;
       st.last_output = clock::now();
-      st.input_unanswered = false; // the echo at least: the input was taken
+      st.unanswered.reset(); // the echo at least: the input was taken
       if (detects_input_wait(st)) {
         st.probe_due = true;
         set_input_wait(self, false); // it talks: whatever it waited for came
@@ -705,11 +704,13 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       // The size first, as the schema says: the input may run something that asks for it.
       apply_resize(self, o);
       auto size = bytes.size();
-      bool line_ends = bytes.find_first_of("\r\n\x04") != std::string::npos; // Enter, or Ctrl-D
       if (size == 0 && !ending && !interrupting)
         return look(self, o); // nothing typed: nothing answered
       // Who reads the input, before it goes in: whether it took it is told by that.
+      // A terminal hands a line to its reader at its end (Enter, Ctrl-D): text without
+      // one leaves the reader asleep, waiting for the rest (raw mode wakes it).
       auto reader = detects_input_wait(st) ? st.watch.mark_reader(st.proc->pid()) : InputWatch::ReaderMark{};
+      reader.line_open = st.term && bytes.find_first_of("\r\n\x04") == std::string::npos;
       if (!signal_only && !st.proc->write_stdin(std::move(bytes))) {
         // Refused, not queued: the caller may retry once the tool has read more.
         auto queued = st.proc->stdin_queued();
@@ -742,11 +743,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         self->send(st.registry, waiting_atom::value, st.id, Question{}, false);
       }
       set_input_wait(self, false); // answered
-      st.input_unanswered = true;
-      st.unanswered_reader = reader;
-      // A terminal hands a line to its reader at its end: text without one leaves
-      // the reader asleep, waiting for the rest (raw mode wakes it: counted then).
-      st.unanswered_line_open = st.term && !line_ends;
+      st.unanswered = reader;
       schedule_tick(self); // probed while idle again: an await learns it waits anew
       // A wait counts from the Ctrl-C, which may wait for the input before it: one
       // that ended with the wait would show the tool running, just before the signal.

@@ -12,11 +12,16 @@ namespace {
 constexpr size_t recent_text_bytes = 2048; // where a prompt is looked for
 constexpr size_t line_shown_bytes = 200;   // of a question, or a last line
 
+/// The text after its last line break: the line the tool is on.
+std::string_view after_last_line(std::string_view text) {
+  auto nl = text.rfind('\n');
+  return nl == std::string_view::npos ? text : text.substr(nl + 1);
+}
+
 /// What a waiting tool shows on its current line (its prompt), if anything: a line
 /// already ended is output, not a question. Its end, if long.
 std::string current_line(std::string_view text) {
-  auto nl = text.rfind('\n');
-  auto line = utf8_tail(nl == std::string_view::npos ? text : text.substr(nl + 1), line_shown_bytes);
+  auto line = utf8_tail(after_last_line(text), line_shown_bytes);
   auto first = line.find_first_not_of(" \t");
   if (first == std::string_view::npos)
     return {};
@@ -41,11 +46,8 @@ void InputWatch::saw(std::string_view text) {
 
 bool InputWatch::probe(pid_t pid) const {
   bool waits = false;
-  if (prompt_) {
-    auto nl = recent_.rfind('\n');
-    waits = prompt_->found_in(nl == std::string::npos ? std::string_view(recent_)
-                                                      : std::string_view(recent_).substr(nl + 1));
-  }
+  if (prompt_)
+    waits = prompt_->found_in(after_last_line(recent_));
   if (!waits && (terminal_ || pipe_))
     waits = input_reader(pid, terminal_) != 0;
   return waits;
@@ -60,13 +62,13 @@ InputWatch::ReaderMark InputWatch::mark_reader(pid_t leader) const {
   return {reader, run_count(reader)};
 }
 
-bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark, bool line_open) const {
+bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark) const {
   if (mark.pid == 0)
     return false;
   pid_t reader = input_reader(leader, terminal_);
   if (reader == 0)
     return false;
-  if (reader != mark.pid || line_open)
+  if (reader != mark.pid || mark.line_open)
     return true;
   auto runs = run_count(reader);
   return runs != 0 && runs > mark.runs;
@@ -81,8 +83,7 @@ std::string InputWatch::last_line() const {
   std::string_view text = recent_;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
     text.remove_suffix(1);
-  auto nl = text.find_last_of('\n');
-  return sanitize_utf8(utf8_tail(nl == std::string_view::npos ? text : text.substr(nl + 1), line_shown_bytes));
+  return sanitize_utf8(utf8_tail(after_last_line(text), line_shown_bytes));
 }
 
 } // namespace jp

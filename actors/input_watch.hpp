@@ -37,16 +37,16 @@ public:
   struct ReaderMark {
     pid_t pid = 0;
     uint64_t runs = 0;
+    bool line_open = false; // the input: text without a line's end, on a terminal
   };
   ReaderMark mark_reader(pid_t leader) const;
   /// Whether the tool reads its input again after taking what came since `mark`
   /// without output (a filter such as `sort`, a silent `read`, a password typed
   /// unechoed): blocked reading it, and another process than the marked one, or the
   /// marked one woken since. (Its blocked read alone says nothing: it may not have
-  /// been handed the input yet.) `line_open`: the input was text without a line's
-  /// end, typed on a terminal, which keeps it until the line ends: the marked
-  /// reader, still asleep, waits for the rest.
-  bool reads_again(pid_t leader, const ReaderMark& mark, bool line_open = false) const;
+  /// been handed the input yet.) With `mark.line_open` the terminal keeps the text
+  /// until its line ends: the marked reader, still asleep, waits for the rest.
+  bool reads_again(pid_t leader, const ReaderMark& mark) const;
   /// The question of a tool found waiting: its current line (its last 200 bytes,
   /// whole characters), if it shows one.
   Question question() const;
