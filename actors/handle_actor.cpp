@@ -26,6 +26,7 @@
 #include "runtime/process/private_file.hpp"
 #include "runtime/process/process.hpp"
 #include "runtime/process/text_tail.hpp"
+#include "runtime/terminal/readable_text.hpp"
 
 namespace jp {
 
@@ -139,7 +140,7 @@ std::vector<std::string> last_lines(std::string_view text, size_t n) {
     auto pos = text.rfind('\n');
     auto line = pos == std::string_view::npos ? text : text.substr(pos + 1);
     if (!line.empty() || !lines.empty())
-      lines.push_back(sanitize_utf8(line));
+      lines.push_back(sanitize_utf8(readable_text(line)));
     text = pos == std::string_view::npos ? std::string_view{} : text.substr(0, pos + 1);
   }
   return {lines.rbegin(), lines.rend()};
@@ -175,9 +176,18 @@ HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptio
   return r;
 }
 
+/// The output since the last look: a pipe's as a terminal would show its lines (a
+/// terminal's is plain text already).
+OutputBuffer::Taken take_output(handle_state& st) {
+  auto taken = st.out->take();
+  if (!st.term)
+    taken.content = readable_text(taken.content);
+  return taken;
+}
+
 HandleReport running_report(handle_actor_t* self, const LookOptions& o = {}) {
   auto& st = self->state;
-  auto taken = st.out->take();
+  auto taken = take_output(st);
   auto& question = asked(st);
   auto state = question         ? ToolState::waiting(*question, std::move(taken.content))
                : st.watch.waiting ? ToolState::waiting(*st.watch.waiting, std::move(taken.content))
@@ -596,7 +606,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (st.term)
         st.out->append(st.term->flush());
       st.out->close(); // first: the report says whether its spill file was written whole
-      auto taken = st.out->take();
+      auto taken = take_output(st);
       auto state = final_state(self, ExitInfo{signaled, code, signal}, std::move(taken.content));
       // Its last line, past the output cap (bounded: a few short command lines): the
       // model must see it whatever the output was. Not after an abort: asked for.

@@ -4,6 +4,7 @@
 #include "runtime/process/input_wait.hpp"
 #include "runtime/process/proc_stat.hpp"
 #include "runtime/process/text_tail.hpp"
+#include "runtime/terminal/readable_text.hpp"
 
 namespace jp {
 
@@ -12,16 +13,18 @@ namespace {
 constexpr size_t recent_text_bytes = 2048; // where a prompt is looked for
 constexpr size_t line_shown_bytes = 200;   // of a question, or a last line
 
-/// The text after its last line break: the line the tool is on.
-std::string_view after_last_line(std::string_view text) {
+/// The line the tool is on (the text after its last line break), as a terminal shows
+/// it: a pipe's line may be redrawn, coloured.
+std::string after_last_line(std::string_view text) {
   auto nl = text.rfind('\n');
-  return nl == std::string_view::npos ? text : text.substr(nl + 1);
+  return readable_text(nl == std::string_view::npos ? text : text.substr(nl + 1));
 }
 
 /// What a waiting tool shows on its current line (its prompt), if anything: a line
 /// already ended is output, not a question. Its end, if long.
 std::string current_line(std::string_view text) {
-  auto line = utf8_tail(after_last_line(text), line_shown_bytes);
+  auto shown = after_last_line(text);
+  auto line = utf8_tail(shown, line_shown_bytes);
   auto first = line.find_first_not_of(" \t");
   if (first == std::string_view::npos)
     return {};

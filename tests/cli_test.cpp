@@ -1043,7 +1043,9 @@ CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
   // 0x9B (octal 233) alone: CSI to a terminal reading 8-bit controls.
   call.set("command", "printf 'A\\033]0;PWNED\\007B\\n'; printf 'C\\23331mD\\n'; echo end");
   auto seen = probe_on_terminal({}, call.dump());
-  CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
+  // A pipe's output is read as a terminal shows it: the sequence is gone before the
+  // model or the user sees it; the lone 0x9B is no character, made visible.
+  CAF_CHECK(seen.find("AB\r\n") != std::string::npos);
   CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
   CAF_CHECK(seen.find("C\xEF\xBF\xBD" "31mD") != std::string::npos);
   CAF_CHECK(seen.find('\x9b') == std::string::npos);

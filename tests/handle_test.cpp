@@ -500,6 +500,27 @@ CAF_TEST(invalid UTF-8 output still yields valid JSON for the assistant) {
   CAF_CHECK_EQUAL(parsed->find("result")->as_string(), "ok\xEF\xBF\xBD\xEF\xBF\xBD end");
 }
 
+CAF_TEST(a pipe tool output reads as a terminal shows it) {
+  // A progress bar redrawn with CR and erase-line, and colours: the model reads each
+  // line's last frame, uncoloured, as a person at a terminal would.
+  auto spec = shell("printf ' 10%%\\r 60%%\\r\\033[K100%%\\n\\033[1;31merror\\033[0m: x\\n'");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("bar"), spec);
+  await_all(*this, {"bar"});
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("bar"), LookOptions{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK_EQUAL(r.state.content, "100%\nerror: x\n");
+  // A coloured prompt is matched and asked as its text.
+  auto prompt = shell("printf '\\033[1mName?\\033[0m '; read n; echo \"hi $n\"");
+  prompt.prompt_pattern = "\\? $";
+  prompt.wait_ms = 20000; // the spawn's answer waits for the prompt
+  auto [w, werr] = ask<HandleReport>(registry, spawn_atom::value, std::string("colour"), prompt);
+  CAF_CHECK_EQUAL(werr, "");
+  CAF_REQUIRE(w.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(w.state.question.text, "Name?");
+  CAF_CHECK_EQUAL(w.state.content, "Name? ");
+  ask<HandleReport>(registry, abort_atom::value, std::string("colour"));
+}
+
 CAF_TEST(a program that cannot start is a stopped error naming it) {
   LaunchSpec s = shell("");
   s.argv = {"/nonexistent/tool-xyz"};

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "runtime/terminal/terminal_screen.hpp"
+#include "runtime/terminal/readable_text.hpp"
 #include "runtime/terminal/terminal_text.hpp"
 
 #include <string>
@@ -107,6 +108,50 @@ CAF_TEST(a runaway OSC is dropped after the cap) {
   CAF_CHECK(out.ends_with("\nafter"));
   // A bad sequence does not stick: the next one is parsed normally.
   CAF_CHECK_EQUAL(t.feed("\x1b[31mred\x1b[m"), "red");
+}
+
+CAF_TEST(the output of a pipe reads as a terminal shows its lines) {
+  // Plain text is handed over as it is, tabs and invalid UTF-8 included.
+  CAF_CHECK_EQUAL(readable_text("a\tb\n\xFF\xC3\xA9\n"), "a\tb\n\xFF\xC3\xA9\n");
+  // Colours, titles, hyperlinks and the rest of a coloured diff are dropped.
+  auto diff = readable_text(colored_diff);
+  CAF_CHECK_EQUAL(diff, "diff --git a/x b/x\n+added \xC3\xA9t\xC3\xA9\n-removed\nlink\n100%\n");
+  // A progress bar leaves its last frame: redrawn after CR, erased to the line's end
+  // (CSI K), moved to its first column (CSI G), backed up (CSI D, backspace).
+  CAF_CHECK_EQUAL(readable_text("  5% [>    ]\r 50% [==>  ]\r100% [=====]\ndone\n"), "100% [=====]\ndone\n");
+  CAF_CHECK_EQUAL(readable_text("Downloading big.tar\r\x1b[Kdone\n"), "done\n");
+  CAF_CHECK_EQUAL(readable_text("Downloading big.tar\r\x1b[2Kdone\n"), "done\n");
+  CAF_CHECK_EQUAL(readable_text("Downloading big.tar\x1b[1Gdone\x1b[0K\n"), "done\n");
+  CAF_CHECK_EQUAL(readable_text("12%\x1b[3D99%\n"), "99%\n");
+  CAF_CHECK_EQUAL(readable_text("ab\bc\n"), "ac\n");
+  // What a CR redraws, and what it leaves of a longer line, as a terminal would.
+  CAF_CHECK_EQUAL(readable_text("hello\rHE\n"), "HEllo\n");
+  CAF_CHECK_EQUAL(readable_text("windows\r\nline\r\n"), "windows\nline\n");
+  // Characters, not bytes, are redrawn.
+  CAF_CHECK_EQUAL(readable_text("\xC3\xA9t\xC3\xA9\rE\n"), "Et\xC3\xA9\n");
+  // The line not ended yet is shown as it is now.
+  CAF_CHECK_EQUAL(readable_text("10%\r20%\r"), "20%");
+  // BEL and other controls show nothing.
+  CAF_CHECK_EQUAL(readable_text("a\x07" "b\x00" "c\x7f\n"s), "abc\n");
+}
+
+CAF_TEST(the output of a pipe cut inside a sequence or with hostile moves stays bounded) {
+  // A sequence cut short (a head cut from its tail) is dropped as far as it was read.
+  CAF_CHECK_EQUAL(readable_text("a\x1b[3"), "a");
+  CAF_CHECK_EQUAL(readable_text("a\x1b[3\n\xE2\x80\xA6[9 bytes omitted]\n"), "a\n\xE2\x80\xA6[9 bytes omitted]\n");
+  CAF_CHECK_EQUAL(readable_text("a\x1b"), "a");
+  // A string (OSC) not ended on its line is no string: only its introducer goes.
+  CAF_CHECK_EQUAL(readable_text("a\x1b]0;title\nb\n"), "a0;title\nb\n");
+  CAF_CHECK_EQUAL(readable_text("a\x1b]0;t\x1b[31mb\n"), "ab\n");
+  // Moves past the line's end pad nothing: what is shown is never longer than what
+  // was written.
+  CAF_CHECK_EQUAL(readable_text("a\x1b[99999999Cb\x1b[99999999G\n"), "ab\n");
+  std::string flood;
+  for (int i = 0; i < 1000; ++i)
+    flood += "\x1b[200C\x1b[2Kx";
+  CAF_CHECK_LESS_OR_EQUAL(readable_text(flood).size(), flood.size());
+  // Private sequences (a cursor hidden) and moves to other lines show nothing.
+  CAF_CHECK_EQUAL(readable_text("\x1b[?25lup\x1b[2Aok\x1b[?25h\n"), "upok\n");
 }
 
 CAF_TEST(screen renders rows and cursor) {

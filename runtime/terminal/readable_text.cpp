@@ -1,0 +1,161 @@
+#include "runtime/terminal/readable_text.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace jp {
+
+namespace {
+
+constexpr char ESC = '\x1b';
+// An OSC or DCS string longer than this, or not ended on its line, is not one: only
+// its introducer is dropped, so a stray ESC ] cannot swallow the output.
+constexpr size_t max_string = 4096;
+
+bool control(unsigned char c) {
+  return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
+}
+
+bool in(char c, unsigned char lo, unsigned char hi) {
+  auto u = static_cast<unsigned char>(c);
+  return u >= lo && u <= hi;
+}
+
+/// The bytes of the character at `i`: a whole UTF-8 character, else one byte.
+size_t char_length(std::string_view s, size_t i) {
+  auto lead = static_cast<unsigned char>(s[i]);
+  size_t n = lead < 0xC2 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : lead < 0xF5 ? 4 : 1;
+  if (n > s.size() - i)
+    return 1;
+  for (size_t k = 1; k < n; ++k)
+    if (!in(s[i + k], 0x80, 0xBF))
+      return 1;
+  return n;
+}
+
+/// One line as a terminal shows it: a cell per character, and the cursor's column.
+/// The cursor never moves past the line's end (a terminal would pad with blanks),
+/// so what is shown is never longer than what was written.
+class Line {
+public:
+  void put(std::string_view cell) {
+    if (cursor_ == cells_.size())
+      cells_.push_back(cell);
+    else
+      cells_[cursor_] = cell;
+    ++cursor_;
+  }
+  void to_column(size_t col) { cursor_ = std::min(col, cells_.size()); }
+  size_t column() const { return cursor_; }
+  /// CSI K: 0 erases from the cursor to the end, 1 from the start to the cursor, 2 all.
+  void erase(int mode) {
+    if (mode == 1) {
+      std::fill_n(cells_.begin(), std::min(cursor_ + 1, cells_.size()), blank);
+    } else if (mode == 0 || mode == 2) {
+      cells_.resize(std::min(cursor_, cells_.size()));
+      if (mode == 2)
+        std::fill(cells_.begin(), cells_.end(), blank);
+    }
+  }
+  void end(std::string& out) {
+    for (auto cell : cells_)
+      out += cell;
+    cells_.clear();
+    cursor_ = 0;
+  }
+
+private:
+  static constexpr std::string_view blank = " ";
+  std::vector<std::string_view> cells_;
+  size_t cursor_ = 0;
+};
+
+/// A CSI sequence's effect on the line: erasing it and moving along it; the rest
+/// (colours, modes, moves to other lines) shows nothing.
+void apply_csi(Line& line, std::string_view params, char final) {
+  if (!params.empty() && !in(params[0], '0', '9') && params[0] != ';')
+    return; // a private sequence (CSI ? 25 l)
+  int n = 0;
+  for (size_t i = 0; i < params.size() && in(params[i], '0', '9') && n < 100000; ++i)
+    n = n * 10 + (params[i] - '0');
+  size_t count = std::max(n, 1);
+  switch (final) {
+    case 'K': line.erase(n); break;
+    case 'G': line.to_column(count - 1); break;
+    case 'C': line.to_column(line.column() + count); break;
+    case 'D': line.to_column(line.column() - std::min(count, line.column())); break;
+    default: break;
+  }
+}
+
+/// The sequence that starts at `i` (an ESC): applied to the line; where the text
+/// goes on. A sequence cut short (a head cut from its tail) is dropped as far as
+/// it was read.
+size_t sequence(std::string_view s, size_t i, Line& line) {
+  if (i + 1 == s.size())
+    return s.size();
+  char kind = s[i + 1];
+  size_t j = i + 2;
+  if (kind == '[') {
+    while (j < s.size() && in(s[j], 0x30, 0x3F))
+      ++j;
+    auto params = s.substr(i + 2, j - i - 2);
+    size_t intermediates = j;
+    while (j < s.size() && in(s[j], 0x20, 0x2F))
+      ++j;
+    if (j == s.size() || !in(s[j], 0x40, 0x7E))
+      return j;
+    if (j == intermediates)
+      apply_csi(line, params, s[j]);
+    return j + 1;
+  }
+  if (kind == ']' || kind == 'P' || kind == 'X' || kind == '^' || kind == '_') {
+    for (; j < s.size() && j - i <= max_string && s[j] != '\n'; ++j) {
+      if (s[j] == '\a' && kind == ']')
+        return j + 1;
+      if (s[j] == ESC) // ST, or a new sequence that ends the string
+        return j + 1 < s.size() && s[j + 1] == '\\' ? j + 2 : j;
+    }
+    return i + 2;
+  }
+  j = i + 1;
+  while (j < s.size() && in(s[j], 0x20, 0x2F))
+    ++j;
+  return j < s.size() && in(s[j], 0x30, 0x7E) ? j + 1 : j;
+}
+
+} // namespace
+
+std::string readable_text(std::string_view s) {
+  if (std::none_of(s.begin(), s.end(), [](char c) { return control(static_cast<unsigned char>(c)); }))
+    return std::string(s);
+  std::string out;
+  out.reserve(s.size());
+  Line line;
+  for (size_t i = 0; i < s.size();) {
+    char c = s[i];
+    if (c == '\n') {
+      line.end(out);
+      out += '\n';
+      ++i;
+    } else if (c == '\r') {
+      line.to_column(0);
+      ++i;
+    } else if (c == '\b') {
+      line.to_column(line.column() - std::min<size_t>(1, line.column()));
+      ++i;
+    } else if (c == ESC) {
+      i = sequence(s, i, line);
+    } else if (control(static_cast<unsigned char>(c))) {
+      ++i; // BEL and the other controls show nothing
+    } else {
+      auto n = char_length(s, i);
+      line.put(s.substr(i, n));
+      i += n;
+    }
+  }
+  line.end(out);
+  return out;
+}
+
+} // namespace jp
