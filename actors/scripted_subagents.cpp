@@ -20,7 +20,7 @@ Status ScriptedSubAgents::prepare(const std::string& path, const AgentSpec& spec
   if (!agent)
     return Error{agent.error()};
   ctx.provider = make_scripted_provider(*agent);
-  ctx.inquiry = make_scripted_inquiry(*agent);
+  ctx.inquiry = make_scripted_inquiry(*agent, true);
   if (observe_)
     ctx.observer = observe_(path);
   return Status::ok();

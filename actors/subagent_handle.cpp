@@ -445,11 +445,14 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
 
 Config subagent_config(const Config& parent, const AgentSpec& spec) {
   Config c = parent;
-  if (!spec.tools.empty()) {
+  if (spec.narrowed) {
     c.tools.clear();
     for (auto& name : spec.tools)
       if (auto it = parent.tools.find(name); it != parent.tools.end())
         c.tools.emplace(name, it->second);
+    // A tool's handles are waited for with `await`: it comes with any tool given.
+    if (auto it = parent.tools.find("await"); !c.tools.empty() && it != parent.tools.end())
+      c.tools.emplace(it->first, it->second);
   }
   auto yield = yield_to_parent_tool();
   c.tools[yield.name] = std::move(yield);
@@ -471,7 +474,7 @@ public:
 
   Made get(const TurnLoopContext& parent, const AgentSpec& a) {
     std::lock_guard lock(mutex_); // starters may run on any actor thread
-    auto [it, fresh] = made_.try_emplace(a.tools);
+    auto [it, fresh] = made_.try_emplace(std::pair{a.narrowed, a.tools});
     if (fresh) {
       auto config = std::make_shared<const Config>(subagent_config(*parent.config, a));
       it->second = {config, std::make_shared<const std::string>(tool_declarations(*config, parent.tool_dialect).dump())};
@@ -481,7 +484,7 @@ public:
 
 private:
   std::mutex mutex_;
-  std::map<std::vector<std::string>, Made> made_;
+  std::map<std::pair<bool, std::vector<std::string>>, Made> made_; // by (narrowed, tools)
 };
 
 } // namespace

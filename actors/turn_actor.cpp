@@ -495,7 +495,7 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
   // below are that tool's (`shell apply` on a `calc` handle skipped calc's).
   if (cmd->action != action_kind::spawn)
     if (auto h = st.handle_tools.find(id); h != st.handle_tools.end() && h->second.name != tool.name)
-      return answer(failed(fmt::format("Handle `{}` is a `{}` handle: {} it with `{}`", cut_text(id), h->second.name,
+      return answer(failed(fmt::format("Handle `{}` was spawned with `{}`: {} it with `{}`", cut_text(id), h->second.name,
                                        to_string(cmd->action), h->second.name)));
   // An apply on its way holds back awaits' questions of that handle (apply_settled).
   bool applying = cmd->action == action_kind::apply;

@@ -10,7 +10,9 @@ namespace jp {
 
 struct AgentSpec {
   std::string prompt;               // its first user message
-  std::vector<std::string> tools;   // narrows the parent's tools (empty: all of them)
+  // The parent's tools it may use, when `narrowed` (an empty list: none); else all.
+  bool narrowed = false;
+  std::vector<std::string> tools;
   std::string model;                // "": the parent's
   std::string system_prompt;        // "": the parent's
   std::string script;               // a script's [[subagents]] entry ("": none)
@@ -26,7 +28,7 @@ struct AgentSpec {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AgentSpec& x) {
-  return f(x.prompt, x.tools, x.model, x.system_prompt, x.script, x.depth, x.foreach, x.elements, x.max_concurrent,
+  return f(x.prompt, x.narrowed, x.tools, x.model, x.system_prompt, x.script, x.depth, x.foreach, x.elements, x.max_concurrent,
            x.element);
 }
 

@@ -835,13 +835,14 @@ CAF_TEST(an inquiry without an answer fails the run naming the handle and leaves
   testing::temp_dir inquiry;
   auto dir = inquiry.path;
   testing::marked_sleep sleeper(dir);
-  std::ofstream(dir / "unanswered.toml") << fmt::format(R"([[agents]]
+  auto unanswered = fmt::format(R"([[agents]]
 name = "main"
   [[agents.steps]]
   [[agents.steps.calls]]
   tool = "asked"
   arguments = {{ action = "spawn", id = "pending", script = "exec {} 300" }}
 )", sleeper.program.string());
+  std::ofstream(dir / "unanswered.toml") << unanswered;
   auto r = cli(fmt::format("--config {}/tests/scripts/turn_end_config.toml run {} --json", JP_SOURCE_DIR,
                            (dir / "unanswered.toml").string()));
   CAF_CHECK_NOT_EQUAL(r.status, 0);
@@ -858,6 +859,34 @@ name = "main"
     }
   CAF_CHECK(turn_end);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u); // not only said: nothing runs
+  // Repeated, the failed run is the last: the error says so.
+  std::ofstream(dir / "repeated.toml") << "[experiment]\nrepeat = 3\n" << unanswered;
+  r = cli(fmt::format("--config {}/tests/scripts/turn_end_config.toml run {}", JP_SOURCE_DIR,
+                      (dir / "repeated.toml").string()));
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(r.out.find("(run 1 of 3: the 2 runs after it were not started; the report is of that run)") !=
+            std::string::npos);
+  CAF_CHECK(r.out.find("run 2 of 3") == std::string::npos);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  // A sub-agent's answers are its [[subagents]] entry's: the error names that table.
+  std::ofstream(dir / "sub.toml") << fmt::format(R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ prompt = "go", script = "leaver" }}
+[[subagents]]
+name = "leaver"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "asked"
+  arguments = {{ action = "spawn", id = "inner", script = "exec {} 300" }}
+)", sleeper.program.string());
+  r = cli(fmt::format("--config {}/tests/scripts/turn_end_config.toml run {} --json", JP_SOURCE_DIR,
+                      (dir / "sub.toml").string()));
+  CAF_CHECK(r.out.find("handle `inner` (asked) is still running") != std::string::npos);
+  CAF_CHECK(r.out.find("[subagents.on_turn_end] has no answer for it") != std::string::npos);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 
 CAF_TEST(a question with target assistant is answered from the script) {

@@ -146,6 +146,32 @@ CAF_TEST(handles ls lists a running run and handles abort ends one of its handle
   CAF_CHECK(!std::filesystem::exists(socket));
 }
 
+CAF_TEST(handles ls shows what a foreach reports of itself as its last line) {
+  ws.write("each.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { action = "spawn", id = "f", prompt = "do {{element}}", elements = ["x"], script = "sleeper" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["f"], timeout_secs = 600 }
+[[subagents]]
+name = "sleeper"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "echo $$ > s.tmp && mv s.tmp s.pid && exec sleep 1000" }
+)");
+  auto ws_path = ws.path.string();
+  run = start_cli(state_home_of(ws_path), {"--workspace", ws_path, "run", (ws.path / "each.toml").string()});
+  CAF_REQUIRE(wait_for([&] { return pid_in(ws.path / "s.pid") > 0; }));
+  auto handles = live(ws_path);
+  CAF_REQUIRE_EQUAL(ids_of(handles), (std::vector<std::string>{"f"}));
+  CAF_CHECK_EQUAL(handles.front().find("last_line")->as_string(), "0/1 done, 1 running");
+}
+
 CAF_TEST(a control directory others may enter is refused) {
   std::filesystem::create_directories(control());
   ::chmod(control().c_str(), 0755);

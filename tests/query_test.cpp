@@ -1104,13 +1104,16 @@ CAF_TEST(each sub-agent is offered the tools it was given) {
   auto seen = server.requests();
   CAF_REQUIRE_EQUAL(seen.size(), 7u);
   auto tools = [&](size_t i) { return Json::parse(seen[i].body)->find("tools")->dump(); };
-  // Narrowed to shell (the first and the third, alike), or all of the parent's.
+  // Narrowed to shell (the first and the third, alike; await comes with it), or all
+  // of the parent's.
   for (size_t i : {1u, 5u}) {
     CAF_CHECK(contains(tools(i), R"("name":"shell")"));
     CAF_CHECK(contains(tools(i), R"("name":"yield_to_parent")"));
-    CAF_CHECK(!contains(tools(i), R"("name":"await")"));
+    CAF_CHECK(contains(tools(i), R"("name":"await")"));
+    CAF_CHECK(!contains(tools(i), R"("name":"foreach")"));
   }
   CAF_CHECK(contains(tools(3), R"("name":"await")"));
+  CAF_CHECK(contains(tools(3), R"("name":"foreach")"));
   CAF_CHECK(contains(tools(3), R"("name":"yield_to_parent")"));
 }
 

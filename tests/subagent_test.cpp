@@ -233,6 +233,9 @@ name = "main"
   arguments = { prompt = "go", script = "awaiter", tools = ["shell"] }
   [[agents.steps.calls]]
   tool = "agent"
+  arguments = { prompt = "go", script = "awaiter", tools = [] }
+  [[agents.steps.calls]]
+  tool = "agent"
   arguments = { prompt = "go", script = "awaiter", tools = ["rm_rf"] }
   [[agents.steps.calls]]
   tool = "agent"
@@ -250,13 +253,15 @@ name = "awaiter"
 )");
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
-  // Narrowed to shell: await is not among its tools (its call fails, its turn goes on).
-  CAF_CHECK(contains(content(res, "main/#1", 1, 0), "Unknown tool `await`; available tools: shell, yield_to_parent"));
+  // Narrowed to shell: await comes with it, as the way to wait for its handles.
+  CAF_CHECK(contains(content(res, "main/#1", 1, 0), "Handle `x` not found"));
   CAF_CHECK(contains(content(res, "main/#2", 1, 0), "Handle `x` not found"));
-  CAF_CHECK(contains(content(res, "main/#3", 1, 0), "Unknown tool `await`; available tools: shell, yield_to_parent"));
-  CAF_CHECK(contains(content(res, "main", 1, 3), "`tools` names `rm_rf`, which is not one of your tools"));
-  CAF_CHECK(contains(content(res, "main", 1, 4), "script `nobody` names no [[subagents]] entry; the script has `awaiter`"));
-  CAF_CHECK(contains(content(res, "main", 1, 5), "give `script` naming one (`awaiter`)"));
+  CAF_CHECK(contains(content(res, "main/#3", 1, 0), "Handle `x` not found"));
+  // Given none: it has none (not all of its parent's), its call fails, its turn goes on.
+  CAF_CHECK(contains(content(res, "main/#4", 1, 0), "Unknown tool `await`; available tools: yield_to_parent"));
+  CAF_CHECK(contains(content(res, "main", 1, 4), "`tools` names `rm_rf`, which is not one of your tools"));
+  CAF_CHECK(contains(content(res, "main", 1, 5), "script `nobody` names no [[subagents]] entry; the script has `awaiter`"));
+  CAF_CHECK(contains(content(res, "main", 1, 6), "give `script` naming one (`awaiter`)"));
 }
 
 CAF_TEST(outside an agent loop the agent tool says why it cannot run) {
@@ -514,10 +519,10 @@ name = "main"
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   CAF_CHECK(contains(content(res, "main", 1, 0), R"("state":"running")"));
-  CAF_CHECK(contains(content(res, "main", 1, 1), "Handle `c` is a `typist` handle: apply it with `typist`"));
-  CAF_CHECK(contains(content(res, "main", 1, 2), "Handle `c` is a `typist` handle: apply it with `typist`"));
+  CAF_CHECK(contains(content(res, "main", 1, 1), "Handle `c` was spawned with `typist`: apply it with `typist`"));
+  CAF_CHECK(contains(content(res, "main", 1, 2), "Handle `c` was spawned with `typist`: apply it with `typist`"));
   CAF_CHECK(contains(content(res, "main", 1, 3), "spawn.permissions.apply"));
-  CAF_CHECK(contains(content(res, "main", 1, 4), "Handle `c` is a `typist` handle: abort it with `typist`"));
+  CAF_CHECK(contains(content(res, "main", 1, 4), "Handle `c` was spawned with `typist`: abort it with `typist`"));
 }
 
 CAF_TEST(foreach runs one sub-agent per element and never more than its limit at once) {

@@ -110,7 +110,7 @@ ToolConfig agent_tool() {
       "Use `await` to wait for sub-agents and other handles together.";
   t.parameters = {
       parameter("prompt", "string", "The task: the sub-agent's first message", true),
-      string_array("tools", "Names of the tools it may use (a subset of yours); omit for all of yours"),
+      string_array("tools", "Names of the tools it may use (a subset of yours; await comes with any); [] for none, omit for all of yours"),
       parameter("model", "string", "Model to use instead of yours"),
       parameter("system_prompt", "string", "System prompt instead of yours"),
       parameter("script", "string", "In a scripted run: the [[subagents]] entry it plays"),
@@ -135,7 +135,7 @@ ToolConfig foreach_tool() {
       string_array("elements", "The elements, one sub-agent each"),
       parameter("prompt", "string", "The task for each element; {{element}} is replaced by it", true),
       parameter("max_concurrent", "integer", "How many run at once (default and most: [agents] max_concurrent)"),
-      string_array("tools", "Names of the tools they may use (a subset of yours); omit for all of yours"),
+      string_array("tools", "Names of the tools they may use (a subset of yours; await comes with any); [] for none, omit for all of yours"),
       parameter("model", "string", "Model to use instead of yours"),
       parameter("script", "string", "In a scripted run: the [[subagents]] entry each plays"),
   };

@@ -200,7 +200,8 @@ Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig
   a.model = text("model");
   a.system_prompt = text("system_prompt");
   a.script = text("script");
-  if (auto* tools = args.find("tools"); tools && tools->is_array())
+  if (auto* tools = args.find("tools"); tools && tools->is_array()) {
+    a.narrowed = true;
     for (auto& t : tools->as_array()) {
       auto& name = t.as_string();
       if (!config.tools.count(name) || name == yield_tool_name) {
@@ -214,6 +215,7 @@ Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig
       }
       a.tools.push_back(name);
     }
+  }
   if (stateful) {
     spec.notify_success = tool.notifications.on_success;
     spec.notify_failure = tool.notifications.on_failure;

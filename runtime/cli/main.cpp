@@ -221,14 +221,22 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   auto builder = std::make_shared<ReportBuilder>();
   log->set_sink([builder](const Json& e) { builder->add(e); });
   RunOutcome outcome;
-  for (int i = 0; i < script->repeat && outcome.error.empty() && !outcome.interrupted; ++i) {
+  int runs = 0;
+  while (runs < script->repeat && outcome.error.empty() && !outcome.interrupted) {
     if (!json && script->repeat > 1)
-      std::printf("%srun %d of %d\n", i ? "\n" : "", i + 1, script->repeat);
+      std::printf("%srun %d of %d\n", runs ? "\n" : "", runs + 1, script->repeat);
     outcome = run_agents(sys, config, io, mcp, *script, path, log, json, permissions);
+    ++runs;
   }
   int rc = report_runs(*builder, json, report_path);
+  // A repeat stops at a failed run: the report is of the runs made, and says so.
+  auto skipped = script->repeat - runs;
   if (!outcome.error.empty())
-    return fail(outcome.error);
+    return fail(skipped == 0 ? outcome.error
+                             : fmt::format("{} (run {} of {}: the {} {} after it {} not started; the report is of {})",
+                                           outcome.error, runs, script->repeat, skipped,
+                                           skipped == 1 ? "run" : "runs", skipped == 1 ? "was" : "were",
+                                           runs == 1 ? "that run" : fmt::format("those {} runs", runs)));
   return rc;
 }
 

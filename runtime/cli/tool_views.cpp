@@ -63,6 +63,15 @@ std::string terminal_line(const std::string& line, size_t width) {
 }
 
 
+std::string progress_counts(const HandleProgress& p) {
+  if (p.total >= 0)
+    return fmt::format("{}/{} done, {} running", p.done, p.total, p.running);
+  if (p.rounds >= 0)
+    return fmt::format("{} response{}, {} tool call{}", p.rounds, p.rounds == 1 ? "" : "s", p.calls,
+                       p.calls == 1 ? "" : "s");
+  return {};
+}
+
 std::string in_flight_line(const HandleSummary& h, const HandleOrigin& origin, size_t width) {
   auto& p = h.progress;
   auto line = "⋯ " + label(h.tool, h.id);
@@ -70,12 +79,10 @@ std::string in_flight_line(const HandleSummary& h, const HandleOrigin& origin, s
     line += " on " + p.node;
   line += " " + duration_text(h.elapsed_secs * 1000);
   std::string last = p.last_line;
-  if (p.total >= 0) {
-    line += fmt::format(" · {}/{} done, {} running", p.done, p.total, p.running);
-    last.clear(); // its elements' lines are theirs
-  } else if (p.rounds >= 0) {
-    line += fmt::format(" · {} response{}, {} tool call{}", p.rounds, p.rounds == 1 ? "" : "s", p.calls,
-                        p.calls == 1 ? "" : "s");
+  if (auto counts = progress_counts(p); !counts.empty()) {
+    line += " · " + counts;
+    if (p.total >= 0)
+      last.clear(); // its elements' lines are theirs
   } else if (!p.message.empty()) {
     last = p.message;
   } else if (origin.terminal) {

@@ -25,6 +25,10 @@ std::string terminal_line(const std::string& text, size_t width);
 /// A duration as the views write it: 3.1 ms, 4.2 s, 1m15s.
 std::string duration_text(double ms);
 
+/// What a sub-agent or a foreach has done so far ("3 responses, 5 tool calls",
+/// "3/10 done, 2 running"); "" for other handles.
+std::string progress_counts(const HandleProgress& p);
+
 /// A running handle's live line, by its kind:
 ///   shell/process  ⋯ shell `w` 4.2 s $ make test │ last output line
 ///   terminal       ⋯ repl `r` 4.2 s ▌ last screen line

@@ -51,7 +51,7 @@ private:
 
 class ScriptedInquiry final : public InquiryBackend {
 public:
-  explicit ScriptedInquiry(ScriptAgent agent) : agent_(std::move(agent)) {}
+  ScriptedInquiry(ScriptAgent agent, std::string table) : agent_(std::move(agent)), table_(std::move(table)) {}
 
   Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
                                   const std::vector<ChatMessage>&) override {
@@ -60,9 +60,9 @@ public:
       auto it = agent_.on_turn_end.find(h.id);
       if (it == agent_.on_turn_end.end())
         return Error{fmt::format("handle `{}` ({}) is still running at the turn's end and its tool says "
-                                 "on_turn_end = \"inquire\", but [agents.on_turn_end] has no answer for "
+                                 "on_turn_end = \"inquire\", but [{}.on_turn_end] has no answer for "
                                  "it; add {} = \"wait\" or \"abort\" (it was aborted)",
-                                 h.id, h.tool, h.id)};
+                                 h.id, h.tool, table_, h.id)};
       out[h.id] = it->second;
     }
     return out;
@@ -77,6 +77,7 @@ public:
 
 private:
   ScriptAgent agent_;
+  std::string table_; // where its answers are written: agents, or subagents
 };
 
 } // namespace
@@ -85,8 +86,8 @@ std::shared_ptr<Provider> make_scripted_provider(ScriptAgent agent) {
   return std::make_shared<ScriptedProvider>(std::move(agent));
 }
 
-std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent) {
-  return std::make_shared<ScriptedInquiry>(std::move(agent));
+std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent, bool subagent) {
+  return std::make_shared<ScriptedInquiry>(std::move(agent), subagent ? "subagents" : "agents");
 }
 
 } // namespace jp

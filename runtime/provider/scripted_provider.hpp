@@ -17,6 +17,6 @@ namespace jp {
 std::shared_ptr<Provider> make_scripted_provider(ScriptAgent agent);
 
 /// The script's answers: a missing turn-end answer is an error naming the handle.
-std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent);
+std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent, bool subagent = false);
 
 } // namespace jp
