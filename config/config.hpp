@@ -22,7 +22,8 @@ struct RequestConfig {
   int64_t max_retries = 5;
   int64_t base_backoff_ms = 1000;
   double max_backoff_secs = 60;
-  double idle_timeout_secs = 60;          // a stream quiet this long is retried
+  // A stream quiet this long is retried; < 0: by the model (idle_timeout_for).
+  double idle_timeout_secs = -1;
   uint64_t max_response_bytes = 64u << 20; // a larger response is an error
 };
 

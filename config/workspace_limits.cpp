@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "config/assistant_model.hpp"
+
 namespace jp {
 
 namespace {
@@ -43,7 +45,9 @@ constexpr Limit limits[] = {
   {"assistant.request.max_retries", [](const Config& c) { return double(c.assistant.request.max_retries); }},
   {"assistant.request.base_backoff_ms", [](const Config& c) { return double(c.assistant.request.base_backoff_ms); }},
   {"assistant.request.max_backoff_secs", [](const Config& c) { return c.assistant.request.max_backoff_secs; }},
-  {"assistant.request.idle_timeout_secs", [](const Config& c) { return c.assistant.request.idle_timeout_secs; }},
+  // Not set: by the model, at most kModelIdleTimeoutSecs (a workspace may name the model).
+  {"assistant.request.idle_timeout_secs",
+   [](const Config& c) { return c.assistant.request.idle_timeout_secs < 0 ? kModelIdleTimeoutSecs : c.assistant.request.idle_timeout_secs; }},
   {"assistant.request.max_response_bytes",
    [](const Config& c) { return double(c.assistant.request.max_response_bytes); }},
 };

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config/assistant_model.hpp"
 #include "config/config_loader.hpp"
 #include "messages/json_codec.hpp"
 #include "tools/builtin_tools.hpp"
@@ -738,7 +739,7 @@ CAF_TEST(a workspace config may lower the limits that bound a run but not raise 
     {"[assistant.request]\nmax_retries = 100\n", "assistant.request.max_retries", "5"},
     {"[assistant.request]\nbase_backoff_ms = 600000\n", "assistant.request.base_backoff_ms", "1000"},
     {"[assistant.request]\nmax_backoff_secs = 3600\n", "assistant.request.max_backoff_secs", "60"},
-    {"[assistant.request]\nidle_timeout_secs = 86400\n", "assistant.request.idle_timeout_secs", "60"},
+    {"[assistant.request]\nidle_timeout_secs = 86400\n", "assistant.request.idle_timeout_secs", "300"},
     // Of a built-in tool: how long a spawn waits by default (the shell's, 1000 ms).
     {"[conversation.tools.shell]\nwait_ms = 60000\n", "conversation.tools.shell.wait_ms", "1000"},
     {"[conversation.tools.shell]\nsettle_ms = 10000\n", "conversation.tools.shell.settle_ms", "100"},
@@ -1120,4 +1121,23 @@ CAF_TEST(state_path joins the workspace the state directory and the part as path
       expected = std::filesystem::path(workspace) / expected;
     CAF_CHECK_EQUAL(state_path(config, sub), (expected / sub).string());
   }
+}
+
+CAF_TEST(a stream may be silent longer for a reasoning model unless the config says how long) {
+  // OpenAI's reasoning models send nothing while they think, a minute and more.
+  AssistantConfig a;
+  a.provider = "openai";
+  for (auto model : {"o3", "o4-mini", "gpt-5", "openrouter/openai/gpt-5.1"}) {
+    a.model = model;
+    CAF_CHECK_EQUAL(idle_timeout_for(a), 300);
+  }
+  for (auto model : {"gpt-4o", "o3x", "omni"}) {
+    a.model = model;
+    CAF_CHECK_EQUAL(idle_timeout_for(a), 60);
+  }
+  a.provider = "anthropic";
+  a.model = "o3";
+  CAF_CHECK_EQUAL(idle_timeout_for(a), 60);
+  a.request.idle_timeout_secs = 10;
+  CAF_CHECK_EQUAL(idle_timeout_for(a), 10);
 }

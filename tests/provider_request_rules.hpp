@@ -228,6 +228,11 @@ inline std::optional<Violation> openai_tools_violation(const Json& tools) {
                                    "string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
                                    i),
                        fmt::format("tools[{}].function.name", i), "invalid_value"};
+    if (auto description = string_of(*fn, "description"); description.size() > 1024)
+      return Violation{fmt::format("Invalid 'tools[{}].function.description': string too long. Expected a string "
+                                   "with maximum length 1024, but got a string with length {} instead.",
+                                   i, description.size()),
+                       fmt::format("tools[{}].function.description", i), "string_above_max_length"};
     auto* params = member(*fn, "parameters");
     if (!params)
       continue; // a function without parameters
@@ -566,6 +571,11 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
           return Violation{fmt::format("messages.{}.content.{}.tool_use.input: Input should be a valid dictionary", i,
                                        k)};
         auto id = string_of(blocks[k], "id");
+        static const std::regex id_pattern("^[a-zA-Z0-9_-]+$");
+        if (!std::regex_match(id, id_pattern))
+          return Violation{fmt::format("messages.{}.content.{}.tool_use.id: String should match pattern "
+                                       "'^[a-zA-Z0-9_-]+$'",
+                                       i, k)};
         if (std::find(uses.begin(), uses.end(), id) != uses.end())
           return Violation{fmt::format("messages.{}.content.{}: `tool_use` ids must be unique", i, k)};
         uses.push_back(id);

@@ -235,6 +235,9 @@ CAF_TEST(anthropic rules refuse blank text empty error results and malformed too
                           R"({"type":"tool_use","id":"t1","name":"a","input":{}},)"
                           R"({"type":"tool_use","id":"t1","name":"b","input":{}}]})"),
                      "`tool_use` ids must be unique"));
+  CAF_CHECK(contains(body(R"({"role":"user","content":"go"},{"role":"assistant","content":[)"
+                          R"({"type":"tool_use","id":"functions.Bash:0","name":"a","input":{}}]})"),
+                     "tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"));
   // A result after other content does not count, and what follows it is still read.
   CAF_CHECK_EQUAL(body(use + R"({"role":"user","content":[{"type":"text","text":"note"},)"
                              R"({"type":"tool_result","tool_use_id":"t1","content":"ok"},{"type":"text","text":" "}]})"),
@@ -252,6 +255,33 @@ CAF_TEST(requests with the default tools and a real conversation pass both servi
     CAF_CHECK_EQUAL(s ? "" : s.error, "");
     CAF_CHECK(server.refused().empty());
   }
+}
+
+CAF_TEST(a long tool description and another service s call ids still make requests both services take) {
+  // An MCP server's description past OpenAI's 1,024 characters is cut, saying so; a
+  // conversation begun on a service whose call ids Anthropic refuses (Kimi's
+  // `functions.Bash:0`) is sent with ids it takes, each call's and its result's alike.
+  KeyEnv key;
+  auto config = default_config();
+  auto long_tool = config.tools.at("shell");
+  long_tool.name = "srv__long";
+  long_tool.description = std::string(3000, 'd');
+  config.tools[long_tool.name] = long_tool;
+  for (auto [provider, d] : {std::pair{"openai", dialect::openai}, std::pair{"anthropic", dialect::anthropic}}) {
+    auto r = conversation("test-model", d);
+    r.tools_json = tool_declarations(config, d).dump();
+    r.messages[1].tool_calls[0].id = "functions.Bash:0";
+    r.messages[1].tool_calls[1].id = "functions.Bash;0";
+    r.messages[2].tool_call_id = "functions.Bash:0";
+    r.messages[4].tool_call_id = "functions.Bash;0";
+    FakeProviderServer server;
+    server.push({200, text_stream(provider)});
+    auto s = send(server, provider, r);
+    CAF_CHECK_EQUAL(s ? "" : s.error, "");
+    CAF_CHECK(server.refused().empty());
+  }
+  auto declared = tool_declarations(config, dialect::openai).dump();
+  CAF_CHECK(contains(declared, "…(30"));
 }
 
 CAF_TEST(a reasoning model gets max_completion_tokens and others max_tokens) {

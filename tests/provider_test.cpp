@@ -302,7 +302,7 @@ CAF_TEST(a stream that stalls hits the idle timeout and is retried) {
   auto got = run(config_for(server, "openai"));
   CAF_REQUIRE(got.status);
   CAF_REQUIRE_EQUAL(got.retries.size(), 1u);
-  CAF_CHECK(contains(got.retries[0], "stream idle timeout"));
+  CAF_CHECK(contains(got.retries[0], "(assistant.request.idle_timeout_secs)"));
   CAF_CHECK_EQUAL(got.calls.size(), 1u);
 }
 
@@ -493,6 +493,24 @@ CAF_TEST(a Retry-After longer than the longest backoff fails at once saying so) 
   CAF_CHECK(contains(got.status.error, "the provider asks to retry after 100000 s, more than "
                                        "assistant.request.max_backoff_secs (2 s): try again later"));
   CAF_CHECK(got.retries.empty());
+}
+
+CAF_TEST(retry-after-ms is the wait asked before Retry-After) {
+  // OpenAI's and Azure's finer header, which their SDKs read first.
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({429, R"({"error":{"message":"quota"}})", {"Retry-After: 0", "retry-after-ms: 100000000"}});
+  auto config = config_for(server, "openai");
+  config.retry.max_backoff_secs = 2;
+  auto got = run(config);
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK(contains(got.status.error, "the provider asks to retry after 100000 s"));
+  server.push({429, R"({"error":{"message":"slow down"}})", {"retry-after-ms: 20", "Retry-After: 100000"}});
+  server.push({200, provider_fixture("openai_text.sse")});
+  got = run(config);
+  CAF_REQUIRE(got.status);
+  CAF_REQUIRE_EQUAL(got.retries.size(), 1u);
+  CAF_CHECK(contains(got.retries[0], "retrying in 0.0 s (retry 1 of 3)"));
 }
 
 CAF_TEST(a 401 when no key was sent says which variable to set) {

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "messages/json.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/typed_keys.hpp"
@@ -274,6 +275,9 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
       .set("required", oneshot ? Json::array() : Json(JsonArray{Json("action"), Json("id")}));
 }
 
+// The description's bytes kept before cut_text's marker, which ends it by 1,024.
+constexpr size_t kOpenAiDescriptionCut = 1000;
+
 std::string full_description(const ToolConfig& t) {
   if (t.summary.empty())
     return t.description;
@@ -327,10 +331,12 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
   auto params = parameters_schema(t, d);
   switch (d) {
     case dialect::openai:
+      // api.openai.com refuses a description past 1,024 characters (an MCP server's
+      // may be longer): it is cut, saying so, rather than failing every request.
       return Json::object().set("type", "function").set(
           "function", Json::object()
                           .set("name", t.name)
-                          .set("description", full_description(t))
+                          .set("description", cut_text(full_description(t), kOpenAiDescriptionCut))
                           .set("parameters", std::move(params)));
     case dialect::anthropic:
       return Json::object()

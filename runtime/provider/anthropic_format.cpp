@@ -1,6 +1,9 @@
 #include "runtime/provider/anthropic_format.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <fmt/format.h>
 #include <utility>
 #include <vector>
 
@@ -47,6 +50,21 @@ Json text_block(const std::string& text) {
 }
 
 
+/// A call's id as Anthropic takes it (`^[a-zA-Z0-9_-]+$`): another service's
+/// (`functions.Bash:0`, a conversation begun elsewhere) with each other byte made `_`
+/// and its own hash added, so two ids never become one; the same in its result.
+std::string anthropic_call_id(const std::string& id) {
+  auto allowed = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+  if (!id.empty() && std::all_of(id.begin(), id.end(), allowed))
+    return id;
+  std::string out = id;
+  std::replace_if(out.begin(), out.end(), [&](char c) { return !allowed(c); }, '_');
+  uint32_t hash = 2166136261u; // FNV-1a: the same in every request of the conversation
+  for (unsigned char c : id)
+    hash = (hash ^ c) * 16777619u;
+  return fmt::format("{}_{:08x}", out, hash);
+}
+
 /// The content blocks of one message.
 JsonArray content_blocks(const ChatMessage& m) {
   JsonArray blocks;
@@ -60,13 +78,13 @@ JsonArray content_blocks(const ChatMessage& m) {
         blocks.push_back(text_block(m.text));
       for (const auto& c : m.tool_calls)
         blocks.push_back(JsonObject{{"type", "tool_use"},
-                                    {"id", c.id},
+                                    {"id", anthropic_call_id(c.id)},
                                     {"name", c.name},
                                     {"input", tool_input(c.arguments)}});
       break;
     case chat_role::tool: {
       Json block = JsonObject{{"type", "tool_result"},
-                              {"tool_use_id", m.tool_call_id},
+                              {"tool_use_id", anthropic_call_id(m.tool_call_id)},
                               {"content", m.text}};
       // "content cannot be empty if is_error is true" (a conversation kept from
       // before error results were never empty).

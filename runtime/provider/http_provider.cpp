@@ -309,7 +309,7 @@ private:
         code = error_code::provider_stream;
         return outcome::fail;
       case http_failure::idle:
-        why = fmt::format("{} sent nothing for {} s (stream idle timeout)", url_,
+        why = fmt::format("{} sent nothing for {} s (assistant.request.idle_timeout_secs)", url_,
                           config_.limits.idle_timeout.count() / 1000.0);
         code = error_code::provider_network;
         return outcome::retry;

@@ -26,6 +26,7 @@ struct Exchange {
   bool head_seen = false;
   clock::time_point last_data = clock::now();
   bool stopped_by_us = false;
+  bool retry_after_ms = false; // retry-after-ms came: it is the finer, and wins
   std::optional<clock::time_point> done_at; // the reader said body_next::done
 };
 
@@ -40,6 +41,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
     auto sp = line.find(' ');
     x.result.status = sp == std::string_view::npos ? 0 : std::atol(std::string(line.substr(sp + 1, 3)).c_str());
     x.result.retry_after.clear();
+    x.retry_after_ms = false;
     x.result.content_type.clear();
     x.result.headers.clear();
   } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
@@ -51,8 +53,13 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
       value.remove_prefix(1);
     while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' '))
       value.remove_suffix(1);
-    if (name == "retry-after")
+    // OpenAI's and Azure's retry-after-ms, as their SDKs read it: before Retry-After.
+    if (name == "retry-after-ms" && !value.empty() && value.find_first_not_of("0123456789.") == value.npos) {
+      x.result.retry_after = std::to_string(std::atof(std::string(value).c_str()) / 1000);
+      x.retry_after_ms = true;
+    } else if (name == "retry-after" && !x.retry_after_ms) {
       x.result.retry_after = std::string(value);
+    }
     else if (name == "content-type")
       x.result.content_type = std::string(value);
     if (x.result.headers.size() < 100)

@@ -37,7 +37,7 @@ enum class http_failure : uint8_t {
 
 struct HttpResult {
   long status = 0;          // 0 when no response came
-  std::string retry_after;  // the Retry-After header, if any
+  std::string retry_after;  // the wait asked for: Retry-After, or retry-after-ms in seconds
   std::string content_type; // the Content-Type header, if any
   std::vector<std::pair<std::string, std::string>> headers; // every header, names in lower case
   std::string error_body;   // the body of a non-2xx response (first 64 KiB)

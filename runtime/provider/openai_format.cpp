@@ -7,17 +7,12 @@
 #include "messages/json.hpp"
 #include "runtime/provider/stream_error.hpp"
 #include "runtime/text_nocase.hpp"
+#include "config/assistant_model.hpp"
 #include "runtime/provider/tool_result_pairing.hpp"
 
 namespace jp {
 
 namespace {
-
-/// `model` without a "vendor/" prefix.
-std::string_view model_name(std::string_view model) {
-  auto slash = model.rfind('/');
-  return slash == std::string_view::npos ? model : model.substr(slash + 1);
-}
 
 Json tools_value(const std::string& tools_json) {
   auto parsed = Json::parse(tools_json);
@@ -76,13 +71,7 @@ Json openai_message(const ChatMessage& m, std::string_view model) {
 std::string_view max_tokens_parameter(std::string_view model) {
   // api.openai.com's reasoning models refuse `max_tokens` ("Use 'max_completion_tokens'
   // instead"); every other model and compatible server reads `max_tokens`.
-  static constexpr std::string_view reasoning_families[] = {"o1", "o3", "o4", "gpt-5"};
-  auto name = model_name(model);
-  for (auto family : reasoning_families)
-    if (name.starts_with(family) &&
-        (name.size() == family.size() || std::string_view("-._").find(name[family.size()]) != std::string_view::npos))
-      return "max_completion_tokens";
-  return "max_tokens";
+  return openai_reasoning_model(model) ? "max_completion_tokens" : "max_tokens";
 }
 
 bool takes_no_user_after_tool(std::string_view model) {

@@ -18,8 +18,8 @@
 namespace jp {
 
 /// The name of the token limit `model` takes: "max_completion_tokens" for OpenAI's
-/// reasoning models (the o1, o3 and o4 series and gpt-5*, also behind a "vendor/"
-/// prefix), which refuse `max_tokens`; "max_tokens" for every other model.
+/// reasoning models (openai_reasoning_model), which refuse `max_tokens`; "max_tokens"
+/// for every other model.
 std::string_view max_tokens_parameter(std::string_view model);
 
 /// Whether `model` (also behind a "vendor/" prefix) is one of Mistral's, whose API
