@@ -264,7 +264,8 @@ std::pair<std::string, error_code> cut_off_failure(const TurnLoopContext& ctx, c
             error_code::limit_reached};
   }
   if (kind == cut_off::refused)
-    return {fmt::format("the provider refused to answer (stop reason \"{}\"){}; rephrase the request",
+    return {fmt::format("the provider refused to answer (stop reason \"{}\"){}; rephrase the request (this "
+                        "turn is left out of what the model is sent next)",
                         r.finish_reason, r.calls.empty() ? std::string() : not_run),
             error_code::provider_refused};
   auto what = left(not_run);
@@ -997,6 +998,7 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
   std::vector<ChatMessage> out;
   std::vector<std::string> unanswered; // tool call ids still without a response
   std::vector<Notification> delivered; // notifications a request carried, not yet placed
+  size_t turn_start = 0;               // where the current turn's messages begin
   auto settle_calls = [&] {
     // Providers insist on a response for every call; a turn cut short left none.
     for (auto& id : unanswered)
@@ -1022,12 +1024,21 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
       continue;
     if (auto* start = std::get_if<TurnStartEvent>(&*event)) {
       settle_calls();
+      turn_start = out.size();
       std::string text = start->prompt;
       if (!start->notifications.empty())
         text = notifications_block(start->notifications) + "\n\n" + text;
       out.push_back(ChatMessage{chat_role::user, text});
     } else if (auto* response = std::get_if<ChatResponseEvent>(&*event)) {
       settle_calls();
+      // A turn the provider refused is left out whole: Anthropic refuses again every
+      // request that still holds it (its prompt, and what its tools brought in).
+      if (cut_off_of(response->finish_reason) == cut_off::refused) {
+        out.resize(turn_start);
+        unanswered.clear();
+        delivered.clear();
+        continue;
+      }
       for (auto& c : response->tool_calls)
         unanswered.push_back(c.id);
       if (!response->text.empty() || !response->tool_calls.empty()) {

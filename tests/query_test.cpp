@@ -1306,7 +1306,7 @@ CAF_TEST(a refusal is shown as the answer or said in a line) {
     CAF_CHECK_EQUAL(r.status, 1);
     CAF_CHECK(contains(r.stdout_text, "I can't help with that request."));
     CAF_CHECK(contains(r.out, "jp-actors: the provider refused to answer (stop reason \"refusal\"); rephrase the "
-                              "request\n"));
+                              "request (this turn is left out of what the model is sent next)\n"));
   }
 }
 

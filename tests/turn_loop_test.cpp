@@ -482,7 +482,8 @@ CAF_TEST(a refusal or a content filter fails the turn saying so and runs no call
   FakeProvider::Reply refused{{"I can't help with that request."}, {}};
   refused.finish = "refusal";
   provider->replies.push_back(refused);
-  CAF_CHECK_EQUAL(turn("x"), R"(the provider refused to answer (stop reason "refusal"); rephrase the request)");
+  CAF_CHECK_EQUAL(turn("x"), R"(the provider refused to answer (stop reason "refusal"); rephrase the request )"
+                             R"((this turn is left out of what the model is sent next))");
   CAF_CHECK(last.outcome == turn_outcome::failed);
   CAF_CHECK(last.code == error_code::provider_refused);
   CAF_CHECK_EQUAL(last.answer, "I can't help with that request.");
@@ -492,12 +493,17 @@ CAF_TEST(a refusal or a content filter fails the turn saying so and runs no call
   provider->replies.push_back(filtered);
   CAF_CHECK_EQUAL(turn("y"), R"(the provider's content filter stopped the response (finish reason )"
                              R"("content_filter"): none of its tool calls ran (describe_tools); rephrase the request)");
+  // The refused turn is not sent again (Anthropic would refuse every later request
+  // that holds it); the filtered one is.
+  CAF_REQUIRE_EQUAL(provider->requests.back().messages.size(), 1u);
+  CAF_CHECK_EQUAL(provider->requests.back().messages[0].text, "y");
   CAF_CHECK(last.code == error_code::provider_refused);
   CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end", "turn_end"}));
   filtered.calls.clear();
   provider->replies.push_back(filtered);
   CAF_CHECK_EQUAL(turn("z"), R"(the provider's content filter stopped the response (finish reason )"
                              R"("content_filter") before it gave any answer; rephrase the request)");
+  CAF_CHECK_EQUAL(provider->requests.back().messages.front().text, "y");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
