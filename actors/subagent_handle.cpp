@@ -507,6 +507,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
     ctx.permissions = parent.permissions;
     ctx.subagents = parent.subagents;
     ctx.executors = parent.executors;
+    ctx.live_loops = parent.live_loops;
     ctx.agent_path = parent.agent_path + "/" + id;
     ctx.depth = a.depth;
     ctx.max_rounds = static_cast<int64_t>(parent.config->agents.max_rounds);

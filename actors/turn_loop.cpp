@@ -1,3 +1,4 @@
+#include "actors/live_loops.hpp"
 #include "actors/turn_loop.hpp"
 
 #include <atomic>
@@ -991,7 +992,12 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
 } // namespace
 
 caf::actor spawn_turn_loop(caf::actor_system& sys, TurnLoopContext ctx) {
-  return sys.spawn(loop_behavior, std::move(ctx));
+  auto live = ctx.live_loops;
+  auto path = ctx.agent_path;
+  auto loop = sys.spawn(loop_behavior, std::move(ctx));
+  if (live)
+    live->add(std::move(path), loop);
+  return loop;
 }
 
 std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {

@@ -38,6 +38,7 @@ namespace jp {
 
 class SubAgentHost;
 class RegistryDirectory;
+class LiveLoops;
 
 struct TurnLoopContext {
   std::shared_ptr<const Config> config;
@@ -74,6 +75,9 @@ struct TurnLoopContext {
   // [experiment] shared_registry: the top-level agents' registries (none: not shared;
   // sub-agents never share).
   std::shared_ptr<RegistryDirectory> shared_registry;
+  // Where this loop, and its sub-agents' loops, are added by agent_path for `handles
+  // ls/abort` (actors/live_loops.hpp); null: nobody asks.
+  std::shared_ptr<LiveLoops> live_loops;
   int depth = 0;
   int64_t max_rounds = 0;
 };

@@ -172,6 +172,56 @@ name = "sleeper"
   CAF_CHECK_EQUAL(handles.front().find("last_line")->as_string(), "0/1 done, 1 running");
 }
 
+CAF_TEST(handles ls and abort reach the handles a sub-agent holds) {
+  // The sub-agent `w` spawns `bg`, and so does main: the same id, two agents.
+  ws.write("nested.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "w", prompt = "go", script = "worker" }
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "bg", wait_ms = 0, command = "echo $$ > m.tmp && mv m.tmp m.pid && exec sleep 1000" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w", "bg"], timeout_secs = 600 }
+[[subagents]]
+name = "worker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "bg", wait_ms = 0, command = "echo $$ > s.tmp && mv s.tmp s.pid && exec sleep 1000" }
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["bg"], timeout_secs = 600 }
+)");
+  auto ws_path = ws.path.string();
+  run = start_cli(state_home_of(ws_path), {"--workspace", ws_path, "run", (ws.path / "nested.toml").string()});
+  CAF_REQUIRE(wait_for([&] { return pid_in(ws.path / "s.pid") > 0 && pid_in(ws.path / "m.pid") > 0; }));
+  pid_t inner = pid_in(ws.path / "s.pid"), outer = pid_in(ws.path / "m.pid");
+  std::vector<std::string> held;
+  for (auto& h : live(ws_path))
+    held.push_back(h.find("agent")->as_string() + ":" + h.find("id")->as_string());
+  std::sort(held.begin(), held.end());
+  CAF_CHECK_EQUAL(held, (std::vector<std::string>{"main/w:bg", "main:bg", "main:w"}));
+  // The id two agents hold is refused without saying whose; with it, that one goes.
+  auto which = cli_in(ws_path, "handles abort bg");
+  CAF_CHECK_EQUAL(which.status, 1);
+  CAF_CHECK(contains(which.out, "several agents hold a handle `bg` (main, main/w): say which with --agent"));
+  auto aborted = cli_in(ws_path, "handles abort bg --agent main/w");
+  JP_REQUIRE_OK(aborted);
+  CAF_CHECK(contains(aborted.out, "aborted `bg`"));
+  CAF_CHECK(wait_for([&] { return ::kill(inner, 0) != 0; }));
+  CAF_CHECK_EQUAL(::kill(outer, 0), 0); // main's runs on
+  // The sub-agent heard of it and ended; main's `bg` is the last.
+  CAF_CHECK(wait_for([&] { return ids_of(live(ws_path)) == std::vector<std::string>{"bg"}; }));
+  JP_REQUIRE_OK(cli_in(ws_path, "handles abort bg"));
+  CAF_CHECK_EQUAL(wait_exit(run), 0);
+}
+
 CAF_TEST(a control directory others may enter is refused) {
   std::filesystem::create_directories(control());
   ::chmod(control().c_str(), 0755);

@@ -10,6 +10,7 @@
 #include "messages/json_codec.hpp"
 #include "messages/tool_state.hpp"
 #include "messages/error_category.hpp"
+#include "actors/live_loops.hpp"
 #include "runtime/cli/tool_views.hpp"
 
 namespace jp {
@@ -39,24 +40,26 @@ Json handle_json(const HandleSummary& h, const std::string& agent) {
 
 } // namespace
 
-std::unique_ptr<ControlServer> start_control_endpoint(caf::actor_system& sys,
-                                                      std::vector<std::pair<std::string, caf::actor>> loops,
+std::unique_ptr<ControlServer> start_control_endpoint(caf::actor_system& sys, std::shared_ptr<LiveLoops> loops,
                                                       ControlHolder holder, double abort_secs) {
   auto abort_timeout = std::chrono::milliseconds(static_cast<int64_t>(abort_secs * 1000));
   auto handler = [&sys, loops, holder, abort_timeout](const Json& request) -> Json {
     auto* op = request.find("op");
     std::string what = op && op->is_string() ? op->as_string() : "";
     caf::scoped_actor self{sys};
+    // Each live loop's handles, by its agent; a loop that ended holds nothing.
+    auto listed = [&](auto&& each) {
+      for (auto& [agent, loop] : loops->alive())
+        self->request(loop, ask_timeout, list_atom::value)
+          .receive([&, &agent = agent, &loop = loop](std::vector<HandleSummary>& running) { each(agent, loop, running); },
+                   [](caf::error&) {});
+    };
     if (what == "ls") {
       auto handles = Json::array();
-      for (auto& [agent, loop] : loops)
-        self->request(loop, ask_timeout, list_atom::value)
-          .receive(
-            [&, &agent = agent](std::vector<HandleSummary>& running) {
-              for (auto& h : running)
-                handles.push(handle_json(h, agent));
-            },
-            [](caf::error&) {}); // a loop that ended holds nothing
+      listed([&](const std::string& agent, const caf::actor&, std::vector<HandleSummary>& running) {
+        for (auto& h : running)
+          handles.push(handle_json(h, agent));
+      });
       return Json::object()
         .set("ok", true)
         .set("pid", static_cast<int64_t>(::getpid()))
@@ -69,26 +72,34 @@ std::unique_ptr<ControlServer> start_control_endpoint(caf::actor_system& sys,
       auto* id = request.find("id");
       if (!id || !id->is_string() || id->as_string().empty())
         return Json::object().set("ok", false).set("error", "abort needs the handle's \"id\"");
-      // The agent whose turn holds it answers; the others do not know the id.
-      std::string refusal = fmt::format("no running handle `{}` here", id->as_string());
-      for (auto& [agent, loop] : loops) {
-        std::optional<Json> answer;
-        self->request(loop, ask_timeout, list_atom::value)
-          .receive(
-            [&](std::vector<HandleSummary>& running) {
-              for (auto& h : running)
-                if (h.id == id->as_string())
-                  answer = Json();
-            },
-            [](caf::error&) {});
-        if (!answer)
-          continue;
-        self->request(loop, abort_timeout, user_abort_atom::value, id->as_string())
-          .receive([&](HandleReport& report) { answer = Json::object().set("ok", true).set("state", to_json(report.state)); },
-                   [&](caf::error& err) { answer = Json::object().set("ok", false).set("error", error_text(err)); });
-        return *answer;
+      // The agent whose turn holds it answers (a sub-agent's too); the others do not
+      // know the id. Ids are an agent's own: two may hold the same one.
+      auto* only = request.find("agent");
+      std::string agent_wanted = only && only->is_string() ? only->as_string() : "";
+      std::vector<std::pair<std::string, caf::actor>> holding;
+      listed([&](const std::string& agent, const caf::actor& loop, std::vector<HandleSummary>& running) {
+        if (!agent_wanted.empty() && agent != agent_wanted)
+          return;
+        for (auto& h : running)
+          if (h.id == id->as_string())
+            holding.emplace_back(agent, loop);
+      });
+      if (holding.empty())
+        return Json::object().set("ok", false).set(
+          "error", fmt::format("no running handle `{}` here{}", id->as_string(),
+                               agent_wanted.empty() ? "" : fmt::format(" held by agent {}", agent_wanted)));
+      if (holding.size() > 1) {
+        std::string agents;
+        for (auto& [agent, _] : holding)
+          agents += (agents.empty() ? "" : ", ") + agent;
+        return Json::object().set("ok", false).set(
+          "error", fmt::format("several agents hold a handle `{}` ({}): say which with --agent", id->as_string(), agents));
       }
-      return Json::object().set("ok", false).set("error", refusal);
+      Json answer;
+      self->request(holding.front().second, abort_timeout, user_abort_atom::value, id->as_string())
+        .receive([&](HandleReport& report) { answer = Json::object().set("ok", true).set("state", to_json(report.state)); },
+                 [&](caf::error& err) { answer = Json::object().set("ok", false).set("error", error_text(err)); });
+      return answer;
     }
     return Json::object().set("ok", false).set("error",
                                                fmt::format("unknown op {}: ls or abort", json_quote(what)));

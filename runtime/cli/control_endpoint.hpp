@@ -13,6 +13,8 @@
 
 namespace jp {
 
+class LiveLoops;
+
 /// Who holds the handles, for `handles ls`.
 struct ControlHolder {
   std::string command;   // "query" or "run"
@@ -20,13 +22,12 @@ struct ControlHolder {
   std::string holder;    // e.g. "conversation 3f2a..." or "script examples/x.toml"
 };
 
-/// Listens for `handles ls` / `handles abort` on behalf of `loops` (agent name,
-/// turn loop). An abort is waited for `abort_secs` at most (a handle's grace, and
-/// then some): an answer lost with an ending turn must not hold up the exit.
-/// nullptr when it cannot listen: a note says why on stderr, and the run goes on
-/// without it.
-std::unique_ptr<ControlServer> start_control_endpoint(caf::actor_system& sys,
-                                                      std::vector<std::pair<std::string, caf::actor>> loops,
+/// Listens for `handles ls` / `handles abort` on behalf of `loops`: the agents'
+/// turn loops, their sub-agents' too. An abort is waited for `abort_secs` at most (a
+/// handle's grace, and then some): an answer lost with an ending turn must not hold
+/// up the exit. nullptr when it cannot listen: a note says why on stderr, and the run
+/// goes on without it.
+std::unique_ptr<ControlServer> start_control_endpoint(caf::actor_system& sys, std::shared_ptr<LiveLoops> loops,
                                                       ControlHolder holder, double abort_secs);
 
 } // namespace jp

@@ -85,7 +85,7 @@ int list_live_handles(const Config& config, bool all, bool json) {
   return 0;
 }
 
-int abort_live_handle(const Config& config, const std::string& id, int64_t pid) {
+int abort_live_handle(const Config& config, const std::string& id, int64_t pid, const std::string& agent) {
   auto found = holders(config, false);
   if (!found)
     return fail(found.error());
@@ -95,12 +95,15 @@ int abort_live_handle(const Config& config, const std::string& id, int64_t pid) 
       continue;
     if (auto* handles = h.find("handles"); handles && handles->is_array())
       for (auto& handle : handles->as_array())
-        if (text_at(handle, "id") == id)
+        if (text_at(handle, "id") == id && (agent.empty() || text_at(handle, "agent") == agent)) {
           holding.push_back(&h);
+          break; // a process once, whichever of its agents hold it
+        }
   }
   if (holding.empty())
-    return fail(fmt::format("no running handle `{}` in {}{}: `jp-actors handles ls` lists them", id,
-                            config.workspace, pid ? fmt::format(" held by pid {}", pid) : std::string()));
+    return fail(fmt::format("no running handle `{}` in {}{}{}: `jp-actors handles ls` lists them", id,
+                            config.workspace, pid ? fmt::format(" held by pid {}", pid) : std::string(),
+                            agent.empty() ? std::string() : fmt::format(" held by agent {}", agent)));
   if (holding.size() > 1) {
     std::string pids;
     for (auto* h : holding)
@@ -109,8 +112,10 @@ int abort_live_handle(const Config& config, const std::string& id, int64_t pid) 
   }
   // An abort waits for the handle's end: its grace, and then some.
   int timeout_ms = static_cast<int>((config.runtime.abort_grace_secs + 25) * 1000);
-  auto answer = ask_control_socket(text_at(*holding.front(), "socket"),
-                                   Json::object().set("op", "abort").set("id", id), timeout_ms);
+  auto request = Json::object().set("op", "abort").set("id", id);
+  if (!agent.empty())
+    request.set("agent", agent);
+  auto answer = ask_control_socket(text_at(*holding.front(), "socket"), request, timeout_ms);
   if (!answer)
     return fail(answer.error());
   if (auto* ok = answer->find("ok"); !ok || !ok->is_bool() || !ok->as_bool())

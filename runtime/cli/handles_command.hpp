@@ -15,7 +15,8 @@ namespace jp {
 int list_live_handles(const Config& config, bool all, bool json);
 
 /// Aborts handle `id` of this workspace's running jp-actors (of process `pid`
-/// when several hold that id; 0 = whichever holds it) and prints how it ended.
-int abort_live_handle(const Config& config, const std::string& id, int64_t pid);
+/// when several hold that id; 0 = whichever holds it; of `agent` when several agents
+/// of one do, "" = whichever) and prints how it ended.
+int abort_live_handle(const Config& config, const std::string& id, int64_t pid, const std::string& agent = {});
 
 } // namespace jp

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "actors/live_loops.hpp"
 #include "actors/turn_loop.hpp"
 #include "actors/registry_actor.hpp"
 #include "actors/turn_actor.hpp"
@@ -117,6 +118,7 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     });
   // One directory per run: a repeat's agents see only their own run's.
   auto shared = script.shared_registry ? std::make_shared<RegistryDirectory>() : nullptr;
+  auto live = std::make_shared<LiveLoops>(); // theirs and their sub-agents', for `handles`
   std::vector<caf::actor> agents;
   for (auto& agent : script.agents) {
     TurnLoopContext ctx;
@@ -133,12 +135,10 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     ctx.subagents = subagents;
     ctx.agent_path = agent.name;
     ctx.shared_registry = shared;
+    ctx.live_loops = live;
     agents.push_back(spawn_turn_loop(sys, std::move(ctx)));
   }
-  std::vector<std::pair<std::string, caf::actor>> named;
-  for (size_t i = 0; i < agents.size(); ++i)
-    named.emplace_back(script.agents[i].name, agents[i]);
-  auto control = start_control_endpoint(sys, std::move(named),
+  auto control = start_control_endpoint(sys, live,
                                         ControlHolder{"run", config->workspace, "script " + script_path},
                                         config->runtime.abort_grace_secs + 20);
   // A signal ends the turns at once, interrupted: a script attempts none of its
@@ -497,8 +497,11 @@ int main(int argc, char** argv) {
                                                          "goes on and hears of it");
   std::string abort_id;
   int64_t abort_pid = 0;
+  std::string abort_agent;
   handles_abort->add_option("id", abort_id, "The handle's id (as `handles ls` shows it)")->required();
   handles_abort->add_option("--pid", abort_pid, "The process holding it, when several hold that id");
+  handles_abort->add_option("--agent", abort_agent, "The agent holding it (as `handles ls` shows it: main, "
+                                                    "main/w1), when several agents of one process hold that id");
   auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema; the tools of "
                                             "[mcp.servers.NAME] too (each server is started to be asked), as "
                                             "NAME__tool, and the servers that did not start, with why");
@@ -630,7 +633,7 @@ int main(int argc, char** argv) {
     else if (*handles_ls)
       rc = list_live_handles(*config, handles_all, handles_json);
     else if (*handles_abort)
-      rc = abort_live_handle(*config, abort_id, abort_pid);
+      rc = abort_live_handle(*config, abort_id, abort_pid, abort_agent);
     else if (*query) {
       install_signal_handlers(*config); // SIGINT: the query's own (first ends the turn, second aborts)
       rc = run_query(config, query_options);

@@ -1,5 +1,6 @@
 #include "runtime/cli/query_command.hpp"
 
+#include "actors/live_loops.hpp"
 #include "actors/mcp_tools.hpp"
 #include "actors/provider_subagents.hpp"
 
@@ -187,8 +188,10 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   // The assistant's calls are not the user's: tools' permissions apply.
   ctx.permissions = PermissionPolicy{true, {options.allow.begin(), options.allow.end()}};
   auto t0 = std::chrono::steady_clock::now();
+  auto live = std::make_shared<LiveLoops>(); // its and its sub-agents', for `handles`
+  ctx.live_loops = live;
   auto loop = spawn_turn_loop(sys, ctx);
-  auto control = start_control_endpoint(sys, {{"assistant", loop}},
+  auto control = start_control_endpoint(sys, live,
                                         ControlHolder{"query", config->workspace, "conversation " + *id},
                                         config->runtime.abort_grace_secs + 20);
   std::string error;
