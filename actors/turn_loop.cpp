@@ -541,9 +541,10 @@ void finish_turn(loop_actor_t* self) {
     auto from = st.messages.size() > RecentMessages::kept ? st.messages.size() - RecentMessages::kept : 0;
     st.recent->messages.assign(st.messages.begin() + static_cast<std::ptrdiff_t>(from), st.messages.end());
   }
+  auto asked = clock_type::now(); // a wait the inquiry chose is the synthetic await's time
   self->request(st.turn, caf::infinite, turn_end_atom::value)
     .then(
-      [self](std::vector<HandleSummary>& ended_now, std::string& inquiry_failure) {
+      [self, asked](std::vector<HandleSummary>& ended_now, std::string& inquiry_failure) {
         auto& st = self->state;
         if (!inquiry_failure.empty() && st.error.empty() && !st.interrupted) {
           st.error = std::move(inquiry_failure);
@@ -578,7 +579,7 @@ void finish_turn(loop_actor_t* self) {
           // The log shows what the assistant sees (DESIGN: a tool_result is exactly that).
           if (st.ctx.observer) {
             st.ctx.observer->tool_call(st.responses, 0, call);
-            st.ctx.observer->tool_result(st.responses, 0, call.name, true, content, 0);
+            st.ctx.observer->tool_result(st.responses, 0, call.name, true, content, ms_since(asked));
           }
           st.messages.push_back(ChatMessage{chat_role::assistant, "", {call}});
           st.messages.push_back(ChatMessage{chat_role::tool, content, {}, call.id, call.name});

@@ -714,14 +714,20 @@ CAF_TEST(turn end applies the strategy of each tool - abort or await or inquire)
   auto r = cli(fmt::format("--config {0}/tests/scripts/turn_end_config.toml run {0}/tests/scripts/turn_end.toml --json",
                            JP_SOURCE_DIR));
   CAF_REQUIRE_EQUAL(r.status, 0);
-  Json turn_end, run_end;
+  Json turn_end, run_end, waited;
   for (auto& e : events(r.stdout_text)) {
     auto kind = e.find("event")->as_string();
     if (kind == "turn_end")
       turn_end = e;
     else if (kind == "run_end")
       run_end = e;
+    else if (kind == "tool_result" && e.find("tool")->as_string() == "await")
+      waited = e;
   }
+  // The wait the inquiry chose is told as an await, taking the time the turn's end
+  // took (the report's tools ms), not none.
+  CAF_REQUIRE(waited.is_object());
+  CAF_CHECK_GREATER(waited.find("elapsed_ms")->as_number(), 0.0);
   CAF_REQUIRE(turn_end.is_object());
   CAF_CHECK_EQUAL(turn_end.find("handles")->dump(),
                   R"([{"id":"a1","tool":"asked","policy":"inquire:wait","state":"stopped","result":"waited\n"},)"

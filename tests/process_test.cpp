@@ -203,18 +203,23 @@ bool pid_gone(pid_t pid) {
 }
 
 /// Children of ours outside our own group (alive or zombies: handed to us, we are a
-/// subreaper) once none is left, or how many are still there after a bound.
+/// subreaper) once none is left, or how many are still there after a bound (shorter
+/// than the test's watchdog, so what was left is said: pid, state, group, session).
 size_t adopted_left() {
   auto adopted = [] {
-    size_t n = 0;
+    std::vector<ProcStat> out;
     for (auto& p : all_processes())
-      n += p.ppid == ::getpid() && p.pgid != ::getpgrp();
-    return n;
+      if (p.ppid == ::getpid() && p.pgid != ::getpgrp())
+        out.push_back(p);
+    return out;
   };
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (adopted() > 0 && std::chrono::steady_clock::now() < deadline)
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!adopted().empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(20ms);
-  return adopted();
+  auto left = adopted();
+  for (auto& p : left)
+    CAF_MESSAGE("left: pid " << p.pid << " state " << p.state << " pgid " << p.pgid << " sid " << p.sid);
+  return left.size();
 }
 
 } // namespace
