@@ -2,9 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "actors/scripted_subagents.hpp"
 #include "messages/thrown_text.hpp"
 
 namespace jp {
+
+std::shared_ptr<SubAgentHost> subagent_host(std::shared_ptr<Provider> provider,
+                                            std::shared_ptr<InquiryBackend> inquiry,
+                                            std::shared_ptr<const Script> script, ProviderSubAgents::Observe observe) {
+  if (script)
+    return std::make_shared<ScriptedSubAgents>(std::move(script), std::move(observe));
+  return std::make_shared<ProviderSubAgents>(std::move(provider), std::move(inquiry), std::move(observe));
+}
 
 Status ProviderSubAgents::prepare(const std::string& path, const AgentSpec& spec, TurnLoopContext& ctx) {
   if (!spec.script.empty())

@@ -27,4 +27,12 @@ private:
   Observe observe_;
 };
 
+struct Script;
+
+/// Who plays the sub-agents of a turn: a scripted assistant's `script` ([[subagents]],
+/// as in `run`: its provider plays its first agent's steps alone), else `provider`.
+std::shared_ptr<SubAgentHost> subagent_host(std::shared_ptr<Provider> provider,
+                                            std::shared_ptr<InquiryBackend> inquiry,
+                                            std::shared_ptr<const Script> script, ProviderSubAgents::Observe observe);
+
 } // namespace jp

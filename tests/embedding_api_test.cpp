@@ -662,26 +662,27 @@ CAF_TEST(a turn dropped while a sub-agent waits on a question lets the runtime e
   // The question of the sub-agent's tool blocks a thread of its turn on the handle's
   // answer. Dropping the turn ends the sub-agent by an exit (not an abort): the
   // question must still end unanswered, else that thread and ~Runtime wait forever.
-  // One provider answers both: the sub-agent's request takes the second step while
-  // its parent awaits it, the parent's next request the third.
+  // The sub-agent plays the script's [[subagents]] entry, its parent the first agent.
   ws.write("script.toml", R"(
 [[agents]]
 name = "main"
   [[agents.steps]]
   [[agents.steps.calls]]
   tool = "agent"
-  arguments = { action = "spawn", id = "w", prompt = "x" }
+  arguments = { action = "spawn", id = "w", prompt = "x", script = "cleaner" }
   [[agents.steps.calls]]
   tool = "await"
   arguments = { all = ["w"] }
   [[agents.steps]]
   [[agents.steps.calls]]
-  tool = "clean"
-  arguments = {}
-  [[agents.steps]]
-  [[agents.steps.calls]]
   tool = "shell"
   arguments = { command = "sleep 30" }
+[[subagents]]
+name = "cleaner"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {}
 )");
   auto c = config_from_toml(fmt::format("[conversation.tools.clean]\nsummary = \"Cleans\"\nrun = \"unattended\"\n"
                                         "command = {{ program = \"{}/examples/tools/confirm.sh\" }}\n",

@@ -377,6 +377,35 @@ CAF_TEST(errors name what to fix) {
   CAF_CHECK(contains(r.out, "assistant.model (`nope`)"));
 }
 
+CAF_TEST(a scripted query plays its sub-agents from the script s subagents) {
+  // The provider plays the first agent's steps alone: before, the sub-agent took the
+  // parent's next step, and the parent never said its answer.
+  FakeProviderServer server;
+  Workspace ws(server, "openai");
+  ws.dir.write("q.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "go", script = "sub" }
+  [[agents.steps]]
+  text = "final answer"
+[[subagents]]
+name = "sub"
+  [[subagents.steps]]
+  text = "sub answer"
+)");
+  auto r = cli_in(ws.dir.path.string(), fmt::format("--config {} --cfg assistant.provider=\\\"scripted\\\" "
+                                                    "--cfg assistant.script=\\\"{}\\\" query --json go",
+                                                    ws.path("config.toml"), ws.path("q.toml")));
+  JP_REQUIRE_OK(r);
+  auto results = results_of(r.out);
+  CAF_REQUIRE_EQUAL(results.size(), 1u);
+  CAF_CHECK(contains(results[0].dump(), "sub answer"));
+  CAF_CHECK(contains(r.out, "final answer"));
+  CAF_CHECK_EQUAL(server.requests().size(), 0u);
+}
+
 CAF_TEST(ctrl-c while streaming ends the turn and keeps the partial answer) {
   FakeProviderServer server;
   Workspace ws(server);

@@ -199,6 +199,16 @@ CAF_TEST(a pty tool documents typing keys the screen and resizing) {
   CAF_CHECK(text.find("spawn, fetch and apply only.") != std::string::npos);
 }
 
+CAF_TEST(a sub-agent s input is its next message not stdin) {
+  auto c = default_config();
+  auto agent = parameters_schema(c.tools.at("agent"), dialect::openai).dump();
+  CAF_CHECK(agent.find("Its next message") != std::string::npos);
+  CAF_CHECK(agent.find("stdin") == std::string::npos);
+  auto each = parameters_schema(c.tools.at("foreach"), dialect::openai).dump();
+  CAF_CHECK(each.find("one of its sub-agents waits on") != std::string::npos);
+  CAF_CHECK(each.find("stdin") == std::string::npos);
+}
+
 CAF_TEST(gemini never gets anyOf oneOf const or additionalProperties anywhere) {
   auto c = default_config();
   c.tools.emplace("cargo_check", cargo_check_tool());

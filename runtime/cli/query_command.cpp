@@ -180,10 +180,10 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   ctx.observer = std::make_shared<EventLogObserver>(log, "assistant", text, terminal_tools, views);
   // A sub-agent's text has no renderer: the transcript shows it as a script's step.
   auto sub_text = options.json ? text : EventLogObserver::text_mode::step_line;
-  ctx.subagents = std::make_shared<ProviderSubAgents>(
-    assistant->provider, assistant->inquiry, [log, sub_text, terminal_tools, views](const std::string& path) {
-      return std::make_shared<EventLogObserver>(log, path, sub_text, terminal_tools, views);
-    });
+  ctx.subagents = subagent_host(assistant->provider, assistant->inquiry, assistant->script,
+                                [log, sub_text, terminal_tools, views](const std::string& path) {
+                                  return std::make_shared<EventLogObserver>(log, path, sub_text, terminal_tools, views);
+                                });
   ctx.agent_path = "assistant";
   // The assistant's calls are not the user's: tools' permissions apply.
   ctx.permissions = PermissionPolicy{true, {options.allow.begin(), options.allow.end()}};

@@ -74,6 +74,7 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
   TurnLoopContext ctx;
   ctx.config = config;
   ctx.io = &impl_->io;
+  std::shared_ptr<const Script> script; // a scripted assistant's: its [[subagents]]
   if (hooks.provider) {
     ctx.provider = hooks.provider;
     ctx.inquiry = hooks.inquiry;
@@ -85,6 +86,7 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
     ctx.provider = assistant->provider;
     ctx.inquiry = hooks.inquiry ? hooks.inquiry : assistant->inquiry;
     ctx.tool_dialect = assistant->tool_dialect;
+    script = assistant->script;
   }
   ctx.model = config->assistant.model;
   ctx.system_prompt = system_prompt_with_guidance(*config);
@@ -97,7 +99,7 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
   ctx.executors = impl_->executors_now();
   ctx.agent_path = "assistant";
   // The `agent` tool's sub-agents: the same provider answers them.
-  ctx.subagents = std::make_shared<ProviderSubAgents>(ctx.provider, ctx.inquiry, hooks.subagent_observer);
+  ctx.subagents = subagent_host(ctx.provider, ctx.inquiry, script, hooks.subagent_observer);
   // The conversation: the one named, else the runtime's own in the store (made on
   // its first turn there, then continued). The program's store may throw.
   {

@@ -29,6 +29,7 @@ Result<Assistant> make_assistant(const Config& config) {
       return Error{fmt::format("{}: the script has no [[agents]]", a.script)};
     out.provider = make_scripted_provider(script->agents.front());
     out.inquiry = make_scripted_inquiry(script->agents.front());
+    out.script = std::make_shared<const Script>(std::move(*script));
     return out;
   }
   if (a.model.empty())

@@ -13,10 +13,15 @@
 
 namespace jp {
 
+struct Script;
+
 struct Assistant {
   std::shared_ptr<Provider> provider;
   std::shared_ptr<InquiryBackend> inquiry;
   dialect tool_dialect = dialect::openai;
+  // provider = "scripted": the script, whose [[subagents]] play the sub-agents (the
+  // provider's steps are its first agent's alone).
+  std::shared_ptr<const Script> script;
 };
 
 /// provider = "scripted": the first agent of assistant.script (relative to the
