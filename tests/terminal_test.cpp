@@ -150,6 +150,9 @@ CAF_TEST(the output of a pipe cut inside a sequence or with hostile moves stays 
   for (int i = 0; i < 1000; ++i)
     flood += "\x1b[200C\x1b[2Kx";
   CAF_CHECK_LESS_OR_EQUAL(readable_text(flood).size(), flood.size());
+  // A long line is redrawn within its last 16,384 characters; what came before stays.
+  std::string long_line(20000, 'a');
+  CAF_CHECK_EQUAL(readable_text(long_line + "\r\x1b[Kb\n"), std::string(16384, 'a') + "b\n");
   // Private sequences (a cursor hidden) and moves to other lines show nothing.
   CAF_CHECK_EQUAL(readable_text("\x1b[?25lup\x1b[2Aok\x1b[?25h\n"), "upok\n");
 }

@@ -11,6 +11,10 @@ constexpr char ESC = '\x1b';
 // An OSC or DCS string longer than this, or not ended on its line, is not one: only
 // its introducer is dropped, so a stray ESC ] cannot swallow the output.
 constexpr size_t max_string = 4096;
+// A line is redrawn within its last this many characters: past them, what came before
+// is handed over as it is (a look's content may be 16 MiB on one line: its cells
+// would take 16 times that).
+constexpr size_t max_cells = 16384;
 
 bool control(unsigned char c) {
   return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
@@ -46,6 +50,8 @@ public:
     ++cursor_;
   }
   void to_column(size_t col) { cursor_ = std::min(col, cells_.size()); }
+  /// At the line's end, and as long as a line is kept: what it holds goes on as written.
+  bool full() const { return cursor_ == cells_.size() && cells_.size() >= max_cells; }
   size_t column() const { return cursor_; }
   /// CSI K: 0 erases from the cursor to the end, 1 from the start to the cursor, 2 all.
   void erase(int mode) {
@@ -149,6 +155,8 @@ std::string readable_text(std::string_view s) {
     } else if (control(static_cast<unsigned char>(c))) {
       ++i; // BEL and the other controls show nothing
     } else {
+      if (line.full())
+        line.end(out);
       auto n = char_length(s, i);
       line.put(s.substr(i, n));
       i += n;
