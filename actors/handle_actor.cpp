@@ -92,6 +92,7 @@ struct handle_state {
   std::string stdout_capture; // for structured output, while it fits the cap
   bool stdout_overflow = false; // the capture is given up for good, whatever the phase
   std::string stderr_tail;
+  std::string held_sequence; // a pipe's escape sequence cut by a look's end (take_output)
   phase at = phase::running;
   HandleReport final;
   std::vector<caf::response_promise> abort_waiters;
@@ -177,11 +178,15 @@ HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptio
 }
 
 /// The output since the last look: a pipe's as a terminal would show its lines (a
-/// terminal's is plain text already).
-OutputBuffer::Taken take_output(handle_state& st) {
+/// terminal's is plain text already). A sequence cut by the look's end is shown with
+/// the next look, once whole; at the end, dropped.
+OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
   auto taken = st.out->take();
-  if (!st.term)
-    taken.content = readable_text(taken.content);
+  if (!st.term) {
+    auto bytes = std::move(st.held_sequence) + taken.content;
+    st.held_sequence.clear();
+    taken.content = readable_text(bytes, last ? nullptr : &st.held_sequence);
+  }
   return taken;
 }
 
@@ -606,7 +611,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (st.term)
         st.out->append(st.term->flush());
       st.out->close(); // first: the report says whether its spill file was written whole
-      auto taken = take_output(st);
+      auto taken = take_output(st, true);
       auto state = final_state(self, ExitInfo{signaled, code, signal}, std::move(taken.content));
       // Its last line, past the output cap (bounded: a few short command lines): the
       // model must see it whatever the output was. Not after an abort: asked for.

@@ -36,8 +36,8 @@ public:
 /// config, provider settings, path and host).
 HandleFactory subagent_factory(const TurnLoopContext& parent);
 
-/// The parent's config narrowed for a sub-agent: only `spec.tools` (all when empty),
-/// and yield_to_parent added.
+/// The parent's config narrowed for a sub-agent: only `spec.tools` where narrowed
+/// (none for an empty list; await comes with any), else all; yield_to_parent added.
 Config subagent_config(const Config& parent, const AgentSpec& spec);
 
 } // namespace jp

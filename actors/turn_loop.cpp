@@ -1006,6 +1006,7 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
   std::vector<std::string> unanswered; // tool call ids still without a response
   std::vector<Notification> delivered; // notifications a request carried, not yet placed
   size_t turn_start = 0;               // where the current turn's messages begin
+  std::vector<Notification> turn_notes; // the notifications the current turn carried
   auto settle_calls = [&] {
     // Providers insist on a response for every call; a turn cut short left none.
     for (auto& id : unanswered)
@@ -1025,6 +1026,7 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
     if (!delivered.empty() && !a_notification) {
       settle_calls();
       out.push_back(ChatMessage{chat_role::user, notifications_block(delivered)});
+      turn_notes.insert(turn_notes.end(), delivered.begin(), delivered.end());
       delivered.clear();
     }
     if (!event)
@@ -1032,18 +1034,25 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
     if (auto* start = std::get_if<TurnStartEvent>(&*event)) {
       settle_calls();
       turn_start = out.size();
+      turn_notes = start->notifications;
       std::string text = start->prompt;
       if (!start->notifications.empty())
         text = notifications_block(start->notifications) + "\n\n" + text;
       out.push_back(ChatMessage{chat_role::user, text});
     } else if (auto* response = std::get_if<ChatResponseEvent>(&*event)) {
       settle_calls();
-      // A turn the provider refused is left out whole: Anthropic refuses again every
-      // request that still holds it (its prompt, and what its tools brought in).
+      // A turn the provider refused is left out (Anthropic refuses again every request
+      // that still holds it: its prompt, and what its tools brought in), said so; the
+      // notifications it carried (handles' news) are kept.
       if (cut_off_of(response->finish_reason) == cut_off::refused) {
         out.resize(turn_start);
         unanswered.clear();
-        delivered.clear();
+        std::string said = "[A turn here was refused by the provider and is left out: its prompt, its tool calls "
+                           "and their results.]";
+        if (!turn_notes.empty())
+          said = notifications_block(turn_notes) + "\n\n" + said;
+        out.push_back(ChatMessage{chat_role::user, said});
+        turn_notes.clear();
         continue;
       }
       for (auto& c : response->tool_calls)

@@ -17,10 +17,14 @@ bool openai_reasoning_model(std::string_view model) {
   return false;
 }
 
+double idle_timeout_for(std::string_view provider, std::string_view model, double configured) {
+  if (configured >= 0)
+    return configured;
+  return provider == "openai" && openai_reasoning_model(model) ? 300 : 60;
+}
+
 double idle_timeout_for(const AssistantConfig& a) {
-  if (a.request.idle_timeout_secs >= 0)
-    return a.request.idle_timeout_secs;
-  return a.provider == "openai" && openai_reasoning_model(a.model) ? kModelIdleTimeoutSecs : 60;
+  return idle_timeout_for(a.provider, a.model, a.request.idle_timeout_secs);
 }
 
 } // namespace jp

@@ -15,11 +15,12 @@ std::string_view model_name(std::string_view model);
 /// gpt-5*, also behind a "vendor/" prefix).
 bool openai_reasoning_model(std::string_view model);
 
-/// How long a response's stream may be silent before it is retried: the config's
-/// `idle_timeout_secs` where set; else 300 s for OpenAI's reasoning models, which
-/// send nothing while they think (a minute and more at high effort), 60 s for the rest.
+/// How long a response's stream may be silent before it is retried: `configured`
+/// where set (>= 0); else 300 s for OpenAI's reasoning models, which send nothing
+/// while they think (a minute and more at high effort), 60 s for the rest. By the
+/// request's model: a sub-agent's may be another than its parent's.
+double idle_timeout_for(std::string_view provider, std::string_view model, double configured);
+/// The same for a config's own model.
 double idle_timeout_for(const AssistantConfig& a);
-/// The longest idle_timeout_for gives where the config sets none.
-constexpr double kModelIdleTimeoutSecs = 300;
 
 } // namespace jp

@@ -45,9 +45,6 @@ constexpr Limit limits[] = {
   {"assistant.request.max_retries", [](const Config& c) { return double(c.assistant.request.max_retries); }},
   {"assistant.request.base_backoff_ms", [](const Config& c) { return double(c.assistant.request.base_backoff_ms); }},
   {"assistant.request.max_backoff_secs", [](const Config& c) { return c.assistant.request.max_backoff_secs; }},
-  // Not set: by the model, at most kModelIdleTimeoutSecs (a workspace may name the model).
-  {"assistant.request.idle_timeout_secs",
-   [](const Config& c) { return c.assistant.request.idle_timeout_secs < 0 ? kModelIdleTimeoutSecs : c.assistant.request.idle_timeout_secs; }},
   {"assistant.request.max_response_bytes",
    [](const Config& c) { return double(c.assistant.request.max_response_bytes); }},
 };
@@ -79,6 +76,13 @@ Status workspace_only_lowered(const Config& before, const Config& after, std::st
   for (auto& limit : limits)
     if (limit.value(after) > limit.value(before))
       return refuse(origin, limit.key, limit.value(after), limit.value(before));
+  // The stream's idle timeout, where none is set, is the model's (assistant_model.hpp):
+  // the limit is what the layers before give for the model now named, which a
+  // workspace may choose.
+  auto& a = after.assistant;
+  auto limit = idle_timeout_for(a.provider, a.model, before.assistant.request.idle_timeout_secs);
+  if (idle_timeout_for(a) > limit)
+    return refuse(origin, "assistant.request.idle_timeout_secs", idle_timeout_for(a), limit);
   for (auto& [name, tool] : before.tools) {
     auto now = after.tools.find(name);
     if (now == after.tools.end())

@@ -739,7 +739,8 @@ CAF_TEST(a workspace config may lower the limits that bound a run but not raise 
     {"[assistant.request]\nmax_retries = 100\n", "assistant.request.max_retries", "5"},
     {"[assistant.request]\nbase_backoff_ms = 600000\n", "assistant.request.base_backoff_ms", "1000"},
     {"[assistant.request]\nmax_backoff_secs = 3600\n", "assistant.request.max_backoff_secs", "60"},
-    {"[assistant.request]\nidle_timeout_secs = 86400\n", "assistant.request.idle_timeout_secs", "300"},
+    {"[assistant.request]\nidle_timeout_secs = 86400\n", "assistant.request.idle_timeout_secs", "60"},
+    {"[assistant.request]\nidle_timeout_secs = 300\n", "assistant.request.idle_timeout_secs", "60"},
     // Of a built-in tool: how long a spawn waits by default (the shell's, 1000 ms).
     {"[conversation.tools.shell]\nwait_ms = 60000\n", "conversation.tools.shell.wait_ms", "1000"},
     {"[conversation.tools.shell]\nsettle_ms = 10000\n", "conversation.tools.shell.settle_ms", "100"},
@@ -773,6 +774,13 @@ CAF_TEST(a workspace config may lower the limits that bound a run but not raise 
   CAF_CHECK_EQUAL(c->runtime.output_cap_bytes, 4096u);
   CAF_CHECK_EQUAL(c->agents.max_concurrent, 2u);
   CAF_CHECK_EQUAL(c->tools.at("shell").settle_ms, 50);
+  // A workspace naming a reasoning model gets its longer silence: not a raise of its own.
+  box.user_config("[assistant]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\n");
+  box.workspace_config("[assistant]\nmodel = \"o3\"\n");
+  c = load_config(box.sources(), default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK_EQUAL(idle_timeout_for(c->assistant), 300);
+  fs::remove(box.xdg / "jp-actors" / "config.toml");
   // The limit is what your own config set: up to it, not past it.
   box.user_config("[runtime]\nabort_grace_secs = 10\n");
   box.workspace_config("[runtime]\nabort_grace_secs = 10\n");

@@ -519,6 +519,19 @@ CAF_TEST(a pipe tool output reads as a terminal shows it) {
   CAF_CHECK_EQUAL(w.state.question.text, "Name?");
   CAF_CHECK_EQUAL(w.state.content, "Name? ");
   ask<HandleReport>(registry, abort_atom::value, std::string("colour"));
+  // A colour cut by a look's end is shown whole with the next look.
+  auto cut = shell("printf 'abc\\033[3'; read x; printf '1mred\\n'");
+  cut.prompt_pattern = "abc$";
+  cut.wait_ms = 20000;
+  auto [c, cerr] = ask<HandleReport>(registry, spawn_atom::value, std::string("cut"), cut);
+  CAF_CHECK_EQUAL(cerr, "");
+  CAF_REQUIRE(c.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(c.state.content, "abc");
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("cut"), std::string(R"("\n")"),
+                                     LookOptions{20000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK_EQUAL(a.state.content, "red\n");
 }
 
 CAF_TEST(a program that cannot start is a stopped error naming it) {

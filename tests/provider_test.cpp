@@ -37,7 +37,7 @@ HttpProviderConfig config_for(const FakeProviderServer& server, const std::strin
   c.api_key_env = "JP_TEST_PROVIDER_KEY";
   c.retry.max_retries = 3;
   c.retry.base_backoff_ms = 1; // no real waiting in tests
-  c.limits.idle_timeout = std::chrono::milliseconds(500);
+  c.idle_timeout_secs = 0.5;
   return c;
 }
 

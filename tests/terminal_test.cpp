@@ -150,9 +150,26 @@ CAF_TEST(the output of a pipe cut inside a sequence or with hostile moves stays 
   for (int i = 0; i < 1000; ++i)
     flood += "\x1b[200C\x1b[2Kx";
   CAF_CHECK_LESS_OR_EQUAL(readable_text(flood).size(), flood.size());
-  // A long line is redrawn within its last 16,384 characters; what came before stays.
+  // A longer line is handed over in blocks of 16,384 characters, a redraw reaching
+  // back to its block's start.
   std::string long_line(20000, 'a');
   CAF_CHECK_EQUAL(readable_text(long_line + "\r\x1b[Kb\n"), std::string(16384, 'a') + "b\n");
+  // Erasing to the cursor, or the whole line, blanks what it erases.
+  CAF_CHECK_EQUAL(readable_text("abcdef\x1b[3D\x1b[1K\n"), "    ef\n");
+  CAF_CHECK_EQUAL(readable_text("abcdef\x1b[3D\x1b[2Kx\n"), "   x\n");
+  CAF_CHECK_EQUAL(readable_text("abcdef\x1b[3D\x1b[2K\x1b[2K\x1b[1Kxy\x1b[1K\n"), "     \n");
+  // A sequence cut by the end of the bytes so far is held for the next ones, where
+  // asked: a look's end cuts output anywhere.
+  std::string held;
+  CAF_CHECK_EQUAL(readable_text("abc\x1b[3", &held), "abc");
+  CAF_CHECK_EQUAL(held, "\x1b[3");
+  CAF_CHECK_EQUAL(readable_text(held + "1mred\n"), "red\n");
+  held.clear();
+  CAF_CHECK_EQUAL(readable_text("a\x1b]8;;http://x", &held), "a");
+  CAF_CHECK_EQUAL(readable_text(held + "\x1b\\link\n"), "link\n");
+  held.clear();
+  CAF_CHECK_EQUAL(readable_text("a\x1b[31mb", &held), "ab");
+  CAF_CHECK_EQUAL(held, "");
   // Private sequences (a cursor hidden) and moves to other lines show nothing.
   CAF_CHECK_EQUAL(readable_text("\x1b[?25lup\x1b[2Aok\x1b[?25h\n"), "upok\n");
 }

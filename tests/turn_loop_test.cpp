@@ -13,6 +13,7 @@
 
 #include "actor_fixture.hpp"
 #include "actors/turn_loop.hpp"
+#include "messages/conversation_event_codec.hpp"
 #include "config/config_loader.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
@@ -362,6 +363,30 @@ CAF_TEST(a turn the store failed ends with the store error code) {
   CAF_CHECK(last.code == error_code::store);
 }
 
+CAF_TEST(messages of a refused turn leave it out but keep the notifications it carried) {
+  auto note = [](const std::string& text) { return Notification{"tool", "tool.stopped", "info", text, "b"}; };
+  auto call = ToolCall{"c1", "shell", "{}"};
+  std::vector<Json> events{
+    to_json(TurnStartEvent{"first", "m", {}}),
+    to_json(ChatResponseEvent{"ok", {}, "stop"}),
+    to_json(TurnStartEvent{"bad", "m", {note("Handle `a` stopped")}}),
+    to_json(ChatResponseEvent{"", {call}, "tool_calls"}),
+    to_json(ToolCallResponseEvent{"c1", "shell", true, "out"}),
+    to_json(SystemNotificationEvent{note("Handle `b` stopped"), true}),
+    to_json(ChatResponseEvent{"I can't", {}, "refusal"}),
+    to_json(TurnStartEvent{"next", "m", {}}),
+  };
+  auto msgs = messages_of(events);
+  CAF_REQUIRE_EQUAL(msgs.size(), 4u);
+  CAF_CHECK_EQUAL(msgs[0].text, "first");
+  CAF_CHECK_EQUAL(msgs[1].text, "ok");
+  CAF_CHECK(contains(msgs[2].text, "Handle `a` stopped"));
+  CAF_CHECK(contains(msgs[2].text, "Handle `b` stopped"));
+  CAF_CHECK(contains(msgs[2].text, "refused by the provider and is left out"));
+  CAF_CHECK(!contains(msgs[2].text, "bad"));
+  CAF_CHECK_EQUAL(msgs[3].text, "next");
+}
+
 CAF_TEST(messages of a turn cut short answer every call) {
   auto call = Json::object().set("id", "c9").set("name", "shell").set("arguments", Json::object());
   std::vector<Json> events{
@@ -494,16 +519,17 @@ CAF_TEST(a refusal or a content filter fails the turn saying so and runs no call
   CAF_CHECK_EQUAL(turn("y"), R"(the provider's content filter stopped the response (finish reason )"
                              R"("content_filter"): none of its tool calls ran (describe_tools); rephrase the request)");
   // The refused turn is not sent again (Anthropic would refuse every later request
-  // that holds it); the filtered one is.
-  CAF_REQUIRE_EQUAL(provider->requests.back().messages.size(), 1u);
-  CAF_CHECK_EQUAL(provider->requests.back().messages[0].text, "y");
+  // that holds it), only said to be left out; the filtered one is.
+  CAF_REQUIRE_EQUAL(provider->requests.back().messages.size(), 2u);
+  CAF_CHECK(contains(provider->requests.back().messages[0].text, "refused by the provider and is left out"));
+  CAF_CHECK_EQUAL(provider->requests.back().messages[1].text, "y");
   CAF_CHECK(last.code == error_code::provider_refused);
   CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"turn_end", "turn_end"}));
   filtered.calls.clear();
   provider->replies.push_back(filtered);
   CAF_CHECK_EQUAL(turn("z"), R"(the provider's content filter stopped the response (finish reason )"
                              R"("content_filter") before it gave any answer; rephrase the request)");
-  CAF_CHECK_EQUAL(provider->requests.back().messages.front().text, "y");
+  CAF_CHECK_EQUAL(provider->requests.back().messages[1].text, "y");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "runtime/provider/llm_inquiry.hpp"
-#include "config/assistant_model.hpp"
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/store/script.hpp"
 
@@ -43,7 +42,7 @@ Result<Assistant> make_assistant(const Config& config) {
                                               : "OPENAI_API_KEY";
   h.retry = RetryPolicy{static_cast<int>(a.request.max_retries), a.request.base_backoff_ms,
                         a.request.max_backoff_secs};
-  h.limits.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(idle_timeout_for(a) * 1000));
+  h.idle_timeout_secs = a.request.idle_timeout_secs;
   h.limits.max_body_bytes = a.request.max_response_bytes;
   auto provider = make_http_provider(h);
   if (!provider)

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "messages/json.hpp"
+#include "config/assistant_model.hpp"
 #include "runtime/provider/anthropic_format.hpp"
 #include "runtime/provider/openai_format.hpp"
 #include "runtime/provider/sse.hpp"
@@ -279,7 +280,10 @@ private:
         return body_next::stop;
       return decoder.ended() ? body_next::done : body_next::more;
     };
-    auto r = http_post_stream(post, config_.limits, on_body, hooks.cancelled);
+    auto limits = config_.limits;
+    limits.idle_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(idle_timeout_for(config_.provider, request.model, config_.idle_timeout_secs) * 1000));
+    auto r = http_post_stream(post, limits, on_body, hooks.cancelled);
     retry_after = r.retry_after;
     if (!decoded) {
       why = decoded.error;
@@ -310,7 +314,7 @@ private:
         return outcome::fail;
       case http_failure::idle:
         why = fmt::format("{} sent nothing for {} s (assistant.request.idle_timeout_secs)", url_,
-                          config_.limits.idle_timeout.count() / 1000.0);
+                          limits.idle_timeout.count() / 1000.0);
         code = error_code::provider_network;
         return outcome::retry;
       case http_failure::transport:

@@ -49,7 +49,8 @@ struct HttpProviderConfig {
   std::string api_key_env;  // the variable holding the key ("" = none needed)
   std::string api_version;  // openai: the query's api-version ("" = none; Azure's deployments need one)
   RetryPolicy retry;
-  HttpLimits limits;
+  HttpLimits limits;        // but its idle_timeout, which is idle_timeout_secs's:
+  double idle_timeout_secs = -1; // [assistant.request]'s (< 0: by each request's model)
 };
 
 /// An openai (Chat Completions) or anthropic (Messages) provider over libcurl. Fails

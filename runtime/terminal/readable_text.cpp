@@ -11,9 +11,9 @@ constexpr char ESC = '\x1b';
 // An OSC or DCS string longer than this, or not ended on its line, is not one: only
 // its introducer is dropped, so a stray ESC ] cannot swallow the output.
 constexpr size_t max_string = 4096;
-// A line is redrawn within its last this many characters: past them, what came before
-// is handed over as it is (a look's content may be 16 MiB on one line: its cells
-// would take 16 times that).
+// A longer line is handed over in blocks of this many characters, a redraw reaching
+// back to its block's start only (a look's content may be 16 MiB on one line: its
+// cells would take 16 times that).
 constexpr size_t max_cells = 16384;
 
 bool control(unsigned char c) {
@@ -47,6 +47,7 @@ public:
       cells_.push_back(cell);
     else
       cells_[cursor_] = cell;
+    blank_to_ = std::min(blank_to_, cursor_);
     ++cursor_;
   }
   void to_column(size_t col) { cursor_ = std::min(col, cells_.size()); }
@@ -54,26 +55,32 @@ public:
   bool full() const { return cursor_ == cells_.size() && cells_.size() >= max_cells; }
   size_t column() const { return cursor_; }
   /// CSI K: 0 erases from the cursor to the end, 1 from the start to the cursor, 2 all.
+  /// Cells already blank are not blanked again: a flood of erases costs what its
+  /// text does.
   void erase(int mode) {
-    if (mode == 1) {
-      std::fill_n(cells_.begin(), std::min(cursor_ + 1, cells_.size()), blank);
-    } else if (mode == 0 || mode == 2) {
+    if (mode == 0 || mode == 2)
       cells_.resize(std::min(cursor_, cells_.size()));
-      if (mode == 2)
-        std::fill(cells_.begin(), cells_.end(), blank);
-    }
+    if (mode == 1 || mode == 2)
+      blank_through(std::min(mode == 1 ? cursor_ + 1 : cursor_, cells_.size()));
   }
   void end(std::string& out) {
     for (auto cell : cells_)
       out += cell;
     cells_.clear();
-    cursor_ = 0;
+    cursor_ = blank_to_ = 0;
   }
 
 private:
+  void blank_through(size_t n) {
+    if (n > blank_to_)
+      std::fill(cells_.begin() + static_cast<std::ptrdiff_t>(blank_to_), cells_.begin() + static_cast<std::ptrdiff_t>(n), blank);
+    blank_to_ = std::max(blank_to_, n);
+  }
+
   static constexpr std::string_view blank = " ";
   std::vector<std::string_view> cells_;
   size_t cursor_ = 0;
+  size_t blank_to_ = 0; // cells_ before it are blank
 };
 
 /// A CSI sequence's effect on the line: erasing it and moving along it; the rest
@@ -94,12 +101,17 @@ void apply_csi(Line& line, std::string_view params, char final) {
   }
 }
 
-/// The sequence that starts at `i` (an ESC): applied to the line; where the text
-/// goes on. A sequence cut short (a head cut from its tail) is dropped as far as
-/// it was read.
-size_t sequence(std::string_view s, size_t i, Line& line) {
+/// Where the text goes on after a sequence, and whether the bytes ended inside it.
+struct Sequence {
+  size_t end;
+  bool cut = false;
+};
+
+/// The sequence that starts at `i` (an ESC), applied to the line. A malformed one is
+/// dropped as far as it was read; an unended string (OSC) keeps its text.
+Sequence sequence(std::string_view s, size_t i, Line& line) {
   if (i + 1 == s.size())
-    return s.size();
+    return {s.size(), true};
   char kind = s[i + 1];
   size_t j = i + 2;
   if (kind == '[') {
@@ -110,29 +122,34 @@ size_t sequence(std::string_view s, size_t i, Line& line) {
     while (j < s.size() && in(s[j], 0x20, 0x2F))
       ++j;
     if (j == s.size() || !in(s[j], 0x40, 0x7E))
-      return j;
+      return {j, j == s.size()};
     if (j == intermediates)
       apply_csi(line, params, s[j]);
-    return j + 1;
+    return {j + 1};
   }
   if (kind == ']' || kind == 'P' || kind == 'X' || kind == '^' || kind == '_') {
     for (; j < s.size() && j - i <= max_string && s[j] != '\n'; ++j) {
       if (s[j] == '\a' && kind == ']')
-        return j + 1;
-      if (s[j] == ESC) // ST, or a new sequence that ends the string
-        return j + 1 < s.size() && s[j + 1] == '\\' ? j + 2 : j;
+        return {j + 1};
+      if (s[j] == ESC) { // ST, or a new sequence that ends the string
+        if (j + 1 == s.size())
+          return {i + 2, true};
+        return {s[j + 1] == '\\' ? j + 2 : j};
+      }
     }
-    return i + 2;
+    return {i + 2, j == s.size()};
   }
   j = i + 1;
   while (j < s.size() && in(s[j], 0x20, 0x2F))
     ++j;
-  return j < s.size() && in(s[j], 0x30, 0x7E) ? j + 1 : j;
+  if (j == s.size())
+    return {j, true};
+  return {in(s[j], 0x30, 0x7E) ? j + 1 : j};
 }
 
 } // namespace
 
-std::string readable_text(std::string_view s) {
+std::string readable_text(std::string_view s, std::string* held) {
   if (std::none_of(s.begin(), s.end(), [](char c) { return control(static_cast<unsigned char>(c)); }))
     return std::string(s);
   std::string out;
@@ -151,7 +168,13 @@ std::string readable_text(std::string_view s) {
       line.to_column(line.column() - std::min<size_t>(1, line.column()));
       ++i;
     } else if (c == ESC) {
-      i = sequence(s, i, line);
+      auto seq = sequence(s, i, line);
+      // Cut by the end of what was written so far: its rest comes with the next look.
+      if (seq.cut && held && s.size() - i <= max_string) {
+        held->assign(s.substr(i));
+        break;
+      }
+      i = seq.end;
     } else if (control(static_cast<unsigned char>(c))) {
       ++i; // BEL and the other controls show nothing
     } else {

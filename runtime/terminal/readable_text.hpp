@@ -10,6 +10,8 @@
 
 namespace jp {
 
-std::string readable_text(std::string_view bytes);
+/// `held`: where a sequence the bytes end inside of is kept, for the caller to put
+/// before the next bytes (else it is dropped as far as it was read).
+std::string readable_text(std::string_view bytes, std::string* held = nullptr);
 
 } // namespace jp
