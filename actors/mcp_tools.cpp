@@ -118,6 +118,15 @@ private:
       if (!with->tools.count(name))
         set->withdrawn[name] = no_longer_offered(from.first, from.second);
     }
+    // OpenAI's API refuses a request with more tools (and Azure's): said once, with
+    // what to do, rather than as every turn's HTTP 400.
+    if (with->assistant.provider == "openai" && with->tools.size() > kOpenAiMaxTools && !told_too_many_) {
+      told_too_many_ = true;
+      warn_(fmt::format("{} tools are offered, your MCP servers' among them: more than the {} OpenAI's API takes "
+                        "in a request (it refuses the request; a compatible server may take more); leave some out "
+                        "with [mcp.servers.NAME.tools.TOOL] enabled = false",
+                        with->tools.size(), kOpenAiMaxTools));
+    }
     set->config = std::move(with);
     set->executors = executors_;
     now_ = std::move(set);
@@ -128,6 +137,8 @@ private:
                 const std::function<void(const std::string&)>& warn) {
     auto& name = s.name;
     auto& server = base_->mcp_servers.at(name);
+    if (server.tools_off.count(tool.name))
+      return; // enabled = false: yours to leave out (a model takes so many tools)
     auto params = mcp_parameters(tool.input_schema);
     auto t = function_tool_config(mcp_tool_name(name, tool.name), "", params);
     std::tie(t.summary, t.description) = split_description(tool.description);
@@ -168,6 +179,8 @@ private:
   std::mutex mtx_; // guards what follows
   std::shared_ptr<const Config> base_;
   std::function<void(const std::string&)> warn_;
+  bool told_too_many_ = false;
+  static constexpr size_t kOpenAiMaxTools = 128;
   std::vector<Server> servers_;
   std::map<std::string, HandleFactory> executors_;                    // by tool name
   std::map<std::string, std::pair<std::string, std::string>> origin_; // tool name -> server, its name there

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -212,6 +213,7 @@ struct McpServerConfig {
   run_mode run = run_mode::ask;           // its tools' permission, as a tool's `run`
   bool stateful = false;                  // its tools take spawn/fetch/abort (a call as a handle)
   std::map<std::string, bool> tool_stateful; // [mcp.servers.NAME.tools.TOOL] stateful, by the server's name
+  std::set<std::string> tools_off;           // [mcp.servers.NAME.tools.TOOL] enabled = false: not offered
 };
 
 /// How the CLI shows what it shows ([style]).

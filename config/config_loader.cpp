@@ -606,11 +606,15 @@ private:
   Status mcp_tools(McpServerConfig& server, const toml::table& t, const std::string& prefix) {
     for (auto&& [tool, v] : t) {
       auto key = join_key(prefix, tool.str());
-      bool stateful = server.stateful;
-      auto s = with_table(v, key, [&](auto& tt) { return read_fields(tt, key, {{"stateful", flag(stateful)}}); });
+      bool stateful = server.stateful, enabled = true;
+      auto s = with_table(v, key, [&](auto& tt) {
+        return read_fields(tt, key, {{"stateful", flag(stateful)}, {"enabled", flag(enabled)}});
+      });
       if (!s)
         return s;
       server.tool_stateful[std::string(tool.str())] = stateful;
+      if (!enabled)
+        server.tools_off.insert(std::string(tool.str()));
     }
     return Status::ok();
   }

@@ -98,6 +98,19 @@ std::string steps(std::initializer_list<std::string> each) {
 
 CAF_TEST_FIXTURE_SCOPE(mcp_client_tests, fixture)
 
+CAF_TEST(a server tool turned off is not offered and too many tools for openai are said once) {
+  std::string extra = "[mcp.servers.demo.tools.echo]\nenabled = false\n"
+                      "[assistant]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\n";
+  for (int i = 0; i < 130; ++i)
+    extra += fmt::format("[conversation.tools.t{}]\ncommand = {{ program = \"true\" }}\n", i);
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", config(extra)));
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(!contains(listed.out, "demo__echo"));
+  CAF_CHECK(contains(listed.out, "demo__wait"));
+  CAF_CHECK(contains(listed.out, "more than the 128 OpenAI's API takes in a request"));
+  CAF_CHECK(contains(listed.out, "[mcp.servers.NAME.tools.TOOL] enabled = false"));
+}
+
 CAF_TEST(the tools of a server are listed as NAME__tool with their schema and called) {
   auto listed = cli_in(ws, fmt::format("--config '{}' tools", config()));
   JP_REQUIRE_OK(listed);
