@@ -402,10 +402,25 @@ CAF_TEST(servers start at once so one that starts as long as another takes does 
 }
 
 CAF_TEST(a server that dies during a call fails the call naming the server) {
-  auto r = run(steps({call("demo__crash", "{}")}));
+  auto r = run(steps({call("demo__crash", "{}"), call("demo__echo", R"({ text = "again" })")}));
+  JP_REQUIRE_OK(r);
+  auto results = results_of(r);
+  auto said = content(results, "main", 1, 0);
+  CAF_CHECK(contains(said, "MCP server `demo` exited (exit status 3); its stderr ended with: crashing"));
+  // Not started again: not transient, and said so, for this call and the next.
+  CAF_CHECK(contains(said, "It is not started again until jp-actors starts again"));
+  CAF_CHECK(!contains(said, "transient"));
+  CAF_CHECK(contains(content(results, "main", 2, 0), "It is not started again until jp-actors starts again"));
+}
+
+CAF_TEST(a server answering with a line that is not JSON is told so when the call times out) {
+  auto r = run(steps({call("g__garble", "{}")}),
+               fmt::format("[mcp.servers.g]\ncommand = [\"{}\"]\ntimeout_secs = 1\n", server));
   JP_REQUIRE_OK(r);
   auto said = content(results_of(r), "main", 1, 0);
-  CAF_CHECK(contains(said, "MCP server `demo` exited (exit status 3); its stderr ended with: crashing"));
+  CAF_CHECK(contains(said, "did not answer tools/call within 1 s"));
+  CAF_CHECK(contains(said, "it sent a line that is no JSON-RPC message"));
+  CAF_CHECK(contains(said, "result\\\": oops"));
 }
 
 CAF_TEST(an embedded runtime offers the tools of its MCP servers and notes the ones that did not start) {

@@ -966,6 +966,10 @@ CAF_TEST(mcp listen refuses an address off loopback) {
   auto r = cli_in(ws, "mcp --listen 192.0.2.1:0");
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(contains(r.out, "only a loopback address is allowed"));
+  // An address without its host is told so, not that it has no port.
+  auto hostless = cli_in(ws, "mcp --listen :0");
+  CAF_CHECK_EQUAL(hostless.status, 1);
+  CAF_CHECK(contains(hostless.out, "got \":0\": no host before the port"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -53,6 +53,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   size_t unacked = 0;     // output taken before `process` was set
   std::string stderr_tail;
   std::string gone;       // why the server can no longer be used ("" = it can)
+  std::string not_jsonrpc; // the last line it sent that was no JSON-RPC message (its start)
   struct Pending {
     std::function<void(const Json&)> answer; // result, or {"error": ...}
     std::function<void(std::string)> progress;
@@ -252,7 +253,8 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       p->answer(local_error(why, transient));
   }
 
-  /// Ends every request out with `why` (the server is gone).
+  /// Ends every request out with `why` (the server is gone, and is not started again
+  /// while this client lives: not transient).
   void fail_all(const std::string& why) {
     gone = why;
     awaiting_session.clear();
@@ -262,14 +264,14 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     for (auto& [id, p] : out) {
       if (p.timer)
         p.timer->cancel();
-      p.answer(local_error(why, true));
+      p.answer(local_error(why));
     }
     auto out_tasks = std::move(tasks);
     tasks.clear();
     for (auto& [n, t] : out_tasks) {
       if (t.timer)
         t.timer->cancel();
-      t.answer(local_error(why, true));
+      t.answer(local_error(why));
     }
   }
 
@@ -361,8 +363,12 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   /// A message from the server; `related`: the request whose answer carried it (HTTP).
   void on_line(const std::string& text, int64_t related = 0) {
     auto msg = Json::parse(text);
-    if (!msg || !msg->is_object())
-      return; // not JSON-RPC: a server's stray print is no answer to anything
+    if (!msg || !msg->is_object()) {
+      // Not JSON-RPC: a server's stray print (or a broken answer) is no answer to
+      // anything, but a request it leaves unanswered says so.
+      not_jsonrpc = cut_text(text, 120);
+      return;
+    }
     auto* id = msg->find("id");
     auto* method = msg->find("method");
     bool answer = !method && id && id->is_int();
@@ -613,9 +619,14 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
                                   Json::object().set("requestId", id).set("reason", "timed out")));
       s->abandon(id, p);
       auto [secs, key] = s->timeout_of(p.method);
+      auto stray = s->not_jsonrpc.empty()
+                     ? std::string()
+                     : fmt::format("; it sent a line that is no JSON-RPC message, which MCP does not allow (a "
+                                   "broken answer, or a print to stdout): {}",
+                                   json_quote(s->not_jsonrpc));
       p.answer(local_error(fmt::format("MCP server `{}` did not answer {} within {} s, nor report progress "
-                                       "([mcp.servers.{}] {})",
-                                       s->server.name, p.method, secs, s->server.name, key),
+                                       "([mcp.servers.{}] {}){}",
+                                       s->server.name, p.method, secs, s->server.name, key, stray),
                            true));
     });
   }
@@ -642,7 +653,9 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
     auto s = weak.lock();
     if (!s)
       return;
-    s->fail_all(fmt::format("MCP server `{}` exited ({}); {}", s->server.name, info.describe(), s->stderr_said()));
+    s->fail_all(fmt::format("MCP server `{}` exited ({}); {}. It is not started again until jp-actors starts "
+                            "again: its tools fail until then",
+                            s->server.name, info.describe(), s->stderr_said()));
     if (!std::exchange(s->exited, true))
       s->exit_promise.set_value();
   };

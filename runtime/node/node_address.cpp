@@ -23,8 +23,10 @@ Result<NodeAddress> parse_node_address(std::string_view text, std::string_view k
                              text.substr(0, 80), why)};
   };
   auto colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0)
+  if (colon == std::string_view::npos)
     return bad("no port");
+  if (colon == 0)
+    return bad("no host before the port");
   auto host = text.substr(0, colon);
   if (host.front() == '[') {
     if (host.size() < 3 || host.back() != ']')

@@ -122,6 +122,7 @@ Json tools_list(bool retooled) {
   }
   tools.push(tool("retool", "Changes the tools", Json::object(), Json::array()));
   tools.push(tool("crash", "Exits", Json::object(), Json::array()));
+  tools.push(tool("garble", "Answers with a line that is not JSON", Json::object(), Json::array()));
   auto job = tool("job", "A job run as a task", wait, Json::array().push(Json("until")));
   job.set("execution", Json::object().set("taskSupport", "required"));
   tools.push(std::move(job));
@@ -400,6 +401,9 @@ int main(int argc, char** argv) {
             .push(item("resource_link").set("uri", "file:///big.log").set("name", "big.log"))
             .push(item("image").set("mimeType", "image/png").set("data", "iVBORw0KGgo="));
           send(reply(*id, Json::object().set("content", std::move(content))));
+        } else if (name == "garble") {
+          std::printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\": oops\n", id->dump().c_str());
+          std::fflush(stdout);
         } else if (name == "crash") {
           std::fprintf(stderr, "crashing\n");
           return 3;
