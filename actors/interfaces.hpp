@@ -90,6 +90,7 @@ using turn_actor = caf::typed_actor<
 /// line of text); turn_end ends the MCP session's handles by their policies.
 using mcp_server_actor =
   caf::typed_actor<caf::reacts_to<message_atom, std::string>,
+                   caf::reacts_to<cancel_atom>, // the client is gone: every call in flight is cancelled
                    caf::replies_to<turn_end_atom>::with<std::vector<HandleSummary>, std::string>>;
 
 /// A node's gate (actors/node_gate.hpp), published through CAF's middleman:

@@ -213,6 +213,17 @@ void cancel(mcp_actor_t* self, const Json& params) {
   end_when_answered(self);
 }
 
+/// The client is gone (it reads no answer): every call in flight is cancelled, as
+/// notifications/cancelled of each would.
+void cancel_all(mcp_actor_t* self) {
+  for (auto& [key, call] : self->state.calls)
+    if (!call.cancelled) {
+      call.cancelled = true;
+      self->send(self->state.turn, abort_atom::value, key);
+    }
+  end_when_answered(self);
+}
+
 /// Asks the person through the client, when it declared elicitation; else nobody.
 AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, const Json& initialize_params) {
   auto* caps = initialize_params.find("capabilities");
@@ -331,6 +342,7 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
   st.write = std::move(write);
   return {
     [self](message_atom, const std::string& text) { on_message(self, text); },
+    [self](cancel_atom) { cancel_all(self); },
     [self](turn_end_atom) -> caf::result<std::vector<HandleSummary>, std::string> {
       auto& st = self->state;
       // Nobody answers now: a question still out is a no.

@@ -73,6 +73,12 @@ struct McpClient {
       ::close(to);
     to = -1;
   }
+  /// Reads no more: the server's stdout has no reader.
+  void close_output() {
+    if (from >= 0)
+      ::close(from);
+    from = -1;
+  }
 
   /// The next line of its output; "" at its end, or after a minute with none (bounded
   /// only against a hang).
@@ -115,7 +121,7 @@ struct McpClient {
   }
   /// The process's exit status once its output ended (-1: it did not end).
   int wait_exit() {
-    while (!next().is_null()) {
+    while (from >= 0 && !next().is_null()) { // what it said last, unless nobody reads it
     }
     int st = 0;
     if (reap_child(pid, &st) != pid)

@@ -417,6 +417,21 @@ CAF_TEST(the end of the session ends what still runs) {
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 
+CAF_TEST(a client gone from both ends has the calls in flight ended with their processes) {
+  // Nothing could read their answers: an await of 600 s is not waited out.
+  marked_sleep sleeper(dir.path);
+  auto c = session();
+  auto spawned = c->call("tools/call", tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()),
+                                                                Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
+  CAF_CHECK(!is_error(spawned));
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  c->request("tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("s")})).set("timeout_secs", 600)));
+  c->close_output();
+  c->close_input();
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
 CAF_TEST(a client slow to read its answers does not hold the session calls up) {
   auto c = session();
   // Answers left unread, more than a pipe holds (tools/list is a few KiB).

@@ -4,8 +4,12 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <iostream>
+#include <cerrno>
 #include <optional>
+#include <poll.h>
 #include <string>
+#include <sys/eventfd.h>
+#include <thread>
 #include <unistd.h>
 
 #include "actors/mcp_server.hpp"
@@ -95,6 +99,34 @@ std::optional<size_t> read_line_up_to(std::istream& in, std::string& line, size_
   return n > 0 ? std::optional<size_t>(n) : std::nullopt;
 }
 
+/// Calls `gone` once the reader of stdout has gone (a pipe's, a socket's or a
+/// terminal's other end closed), until destroyed; a file's never goes.
+class StdoutReaderWatch {
+public:
+  explicit StdoutReaderWatch(std::function<void()> gone) : wake_(::eventfd(0, EFD_CLOEXEC)) {
+    thread_ = std::thread([this, gone = std::move(gone)] {
+      // No events asked of stdout: poll says only its error or hang-up.
+      pollfd fds[2] = {{STDOUT_FILENO, 0, 0}, {wake_, POLLIN, 0}};
+      while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
+      }
+      if (fds[0].revents & (POLLERR | POLLHUP))
+        gone();
+    });
+  }
+  ~StdoutReaderWatch() {
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_, &one, sizeof one);
+    thread_.join();
+    ::close(wake_);
+  }
+  StdoutReaderWatch(const StdoutReaderWatch&) = delete;
+  StdoutReaderWatch& operator=(const StdoutReaderWatch&) = delete;
+
+private:
+  int wake_;
+  std::thread thread_;
+};
+
 /// One session over stdin and stdout, until stdin ends. stdout is the protocol's:
 /// one message per line, whole, in the order sent (`out`, which outlives the actors).
 int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter)> spawn_session,
@@ -121,8 +153,11 @@ int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter
     else if (line.find_first_not_of(" \t\r") != std::string::npos)
       caf::anon_send(server, message_atom::value, line);
   }
-  // The session is over: what still runs gets its turn-end policy.
+  // The session is over: what still runs gets its turn-end policy, once the calls in
+  // flight are answered. A client that closed our stdout too reads no answer: its
+  // calls are cancelled then, as it could have.
   int rc = 0;
+  StdoutReaderWatch watch([server] { caf::anon_send(server, cancel_atom::value); });
   caf::scoped_actor self{sys};
   self->request(server, caf::infinite, turn_end_atom::value)
     .receive([](std::vector<HandleSummary>&, std::string&) {},
