@@ -53,7 +53,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   size_t unacked = 0;     // output taken before `process` was set
   std::string stderr_tail;
   std::string gone;       // why the server can no longer be used ("" = it can)
-  std::string not_jsonrpc; // the last line it sent that was no JSON-RPC message (its start)
+  std::string not_jsonrpc; // the last line it sent that was no JSON-RPC message (cut)
   struct Pending {
     std::function<void(const Json&)> answer; // result, or {"error": ...}
     std::function<void(std::string)> progress;
