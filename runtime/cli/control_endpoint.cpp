@@ -20,21 +20,16 @@ namespace {
 // A loop busy for longer than this answers nothing: `handles ls` must not hang.
 constexpr auto ask_timeout = std::chrono::seconds(3);
 
-/// Its last line, else what it reports of itself: a foreach's count, a sub-agent's
-/// rounds before it says anything, an MCP call's progress message.
-std::string shown_line(const HandleProgress& p) {
-  if (!p.last_line.empty() && p.total < 0)
-    return p.last_line;
-  return !p.message.empty() ? p.message : progress_counts(p);
-}
-
 Json handle_json(const HandleSummary& h, const std::string& agent) {
   return Json::object()
     .set("id", h.id)
     .set("tool", h.tool)
     .set("state", std::string(to_string(h.state.kind)))
     .set("elapsed_secs", h.elapsed_secs)
-    .set("last_line", shown_line(h.progress))
+    .set("last_line", h.progress.last_line)
+    // What it reports of itself: an MCP call's progress message, a foreach's or a
+    // sub-agent's counts ("" for a process).
+    .set("progress", !h.progress.message.empty() ? h.progress.message : progress_counts(h.progress))
     .set("agent", agent);
 }
 

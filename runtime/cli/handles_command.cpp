@@ -76,9 +76,14 @@ int list_live_handles(const Config& config, bool all, bool json) {
     auto* secs = r.find("elapsed_secs");
     auto held = fmt::format("pid {} {} {} ({})", int_at(r, "pid"), text_at(r, "command"), text_at(r, "holder"),
                             text_at(r, "agent"));
+    // Its last line, else what it reports of itself (a foreach's counts; an MCP
+    // call's progress message).
+    auto shown = text_at(r, "last_line");
+    if (shown.empty())
+      shown = text_at(r, "progress");
     std::printf("%-16s %-14s %-8s %-8s %-40s %s\n", text_at(r, "id").c_str(), text_at(r, "tool").c_str(),
                 text_at(r, "state").c_str(), duration_text(secs && secs->is_number() ? secs->as_number() * 1000 : 0).c_str(),
-                terminal_line(held, 40).c_str(), terminal_line(text_at(r, "last_line"), 60).c_str());
+                terminal_line(held, 40).c_str(), terminal_line(shown, 60).c_str());
     if (all)
       std::printf("%-16s in %s\n", "", text_at(r, "workspace").c_str());
   }
