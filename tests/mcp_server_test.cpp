@@ -397,7 +397,16 @@ CAF_TEST(a cancelled fetch or await leaves the handle it waits on running) {
   CAF_CHECK(!is_error(applied));
   auto awaited = c->call("tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("s")}))));
   CAF_CHECK(contains(text_of(awaited) + text_of(applied), "got hello"));
-  CAF_CHECK(!contains(text_of(awaited), "aborted"));
+  // `s` itself ended well (a notification riding with the answer may name an abort).
+  auto answer = Json::parse(text_of(awaited));
+  CAF_REQUIRE(answer.ok());
+  bool s_ended_well = false;
+  if (auto* done = answer->find("completed"); done && done->is_array())
+    for (auto& h : done->as_array())
+      s_ended_well = s_ended_well || (h.find("id")->as_string() == "s" && !h.find("error"));
+  if (!s_ended_well)
+    CAF_MESSAGE("await answered: " << text_of(awaited));
+  CAF_CHECK(s_ended_well);
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
   for (auto& m : c->seen)
