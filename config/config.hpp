@@ -85,6 +85,7 @@ struct ToolConfig {
   std::string source = "local";   // local | builtin
   std::string summary;            // one line
   std::string description;        // longer text, optional
+  std::string input_description;  // what apply's `input` is ("" = as its io takes it)
   // local tools: argv templates ({{tool.arguments.x}}, {{tool.answers.y}})
   std::string program;
   std::vector<std::string> args;

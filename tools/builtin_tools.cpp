@@ -115,6 +115,7 @@ ToolConfig agent_tool() {
       parameter("system_prompt", "string", "System prompt instead of yours"),
       parameter("script", "string", "In a scripted run: the [[subagents]] entry it plays"),
   };
+  t.input_description = "Its next message (queued while it works), or the answer to the question it waits on.";
   t.stateful = true;
   t.actions = {action_kind::spawn, action_kind::fetch, action_kind::apply, action_kind::abort};
   t.wait_ms = 0;
@@ -139,6 +140,8 @@ ToolConfig foreach_tool() {
       parameter("model", "string", "Model to use instead of yours"),
       parameter("script", "string", "In a scripted run: the [[subagents]] entry each plays"),
   };
+  t.input_description =
+    "The answer to the question one of its sub-agents waits on (the handle's question names the element).";
   t.parameters[0].required = true;
   t.stateful = true;
   t.actions = {action_kind::spawn, action_kind::fetch, action_kind::apply, action_kind::abort};

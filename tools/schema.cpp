@@ -16,7 +16,6 @@
 #include "messages/json_codec.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/typed_keys.hpp"
-#include "tools/builtin_tools.hpp"
 
 namespace jp {
 
@@ -50,10 +49,8 @@ const char* const pipe_input_description =
     "it with SIGINT once the text is queued), or the answer to the question of a waiting handle.";
 
 std::string input_text(const ToolConfig& t) {
-  if (t.source == "builtin" && t.name == agent_tool_name)
-    return "Its next message (queued while it works), or the answer to the question it waits on.";
-  if (t.source == "builtin" && t.name == foreach_tool_name)
-    return "The answer to the question one of its sub-agents waits on (the handle's question names the element).";
+  if (!t.input_description.empty())
+    return t.input_description;
   if (takes_tty(t))
     return std::string(pipe_input_description) +
            " With `tty`: typed as on a terminal (\\n is Enter, \\u0003 Ctrl-C, \\u0004 Ctrl-D).";
