@@ -216,6 +216,10 @@ inline std::optional<Violation> openai_tools_violation(const Json& tools) {
   using namespace rules_detail;
   if (!tools.is_array())
     return Violation{"Invalid type for 'tools': expected an array.", "tools", "invalid_type"};
+  if (tools.as_array().empty())
+    return Violation{"Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty "
+                     "array instead.",
+                     "tools", "empty_array"};
   for (size_t i = 0; i < tools.as_array().size(); ++i) {
     auto& tool = tools.as_array()[i];
     auto* fn = member(tool, "function");

@@ -284,6 +284,26 @@ CAF_TEST(a long tool description and another service s call ids still make reque
   CAF_CHECK(contains(declared, "…(30"));
 }
 
+CAF_TEST(an agent without tools sends no tools array) {
+  // A sub-agent given `tools = []` declares none: OpenAI refuses an empty `tools`.
+  KeyEnv key;
+  auto config = default_config();
+  config.tools.clear();
+  for (auto [provider, d] : {std::pair{"openai", dialect::openai}, std::pair{"anthropic", dialect::anthropic}}) {
+    auto r = conversation("test-model", d);
+    r.messages.resize(1);
+    r.tools_json = tool_declarations(config, d).dump();
+    CAF_CHECK_EQUAL(r.tools_json, "[]");
+    FakeProviderServer server;
+    server.push({200, text_stream(provider)});
+    auto s = send(server, provider, r);
+    CAF_CHECK_EQUAL(s ? "" : s.error, "");
+    CAF_CHECK(server.refused().empty());
+    CAF_REQUIRE_EQUAL(server.requests().size(), 1u);
+    CAF_CHECK(!contains(server.requests()[0].body, R"("tools")"));
+  }
+}
+
 CAF_TEST(a reasoning model gets max_completion_tokens and others max_tokens) {
   CAF_CHECK_EQUAL(max_tokens_parameter("gpt-5-mini"), "max_completion_tokens");
   CAF_CHECK_EQUAL(max_tokens_parameter("o3"), "max_completion_tokens");

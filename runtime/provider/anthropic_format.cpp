@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <fmt/format.h>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -34,9 +35,16 @@ int64_t index_member(const Json& obj) {
   return v && v->is_int() ? v->as_int() : 0;
 }
 
-Json tools_value(const std::string& tools_json) {
+/// The `tools` to send: none for no tools (an empty array is refused by OpenAI).
+std::optional<Json> tools_value(const std::string& tools_json) {
+  if (tools_json.empty())
+    return std::nullopt;
   auto parsed = Json::parse(tools_json);
-  return parsed ? std::move(*parsed) : Json(tools_json);
+  if (!parsed)
+    return Json(tools_json);
+  if (parsed->is_array() && parsed->as_array().empty())
+    return std::nullopt;
+  return std::move(*parsed);
 }
 
 /// A tool call's arguments as the `input` object the API requires.
@@ -154,8 +162,8 @@ std::string anthropic_request_body(const ChatRequest& request) {
   for (auto& t : turns)
     messages.push(JsonObject{{"role", t.role}, {"content", std::move(t.content)}});
   body.set("messages", std::move(messages));
-  if (!request.tools_json.empty())
-    body.set("tools", tools_value(request.tools_json));
+  if (auto tools = tools_value(request.tools_json))
+    body.set("tools", std::move(*tools));
   return body.dump();
 }
 

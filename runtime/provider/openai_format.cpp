@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 #include <utility>
 
 #include "messages/json.hpp"
@@ -14,9 +15,16 @@ namespace jp {
 
 namespace {
 
-Json tools_value(const std::string& tools_json) {
+/// The `tools` to send: none for no tools (an empty array is refused by OpenAI).
+std::optional<Json> tools_value(const std::string& tools_json) {
+  if (tools_json.empty())
+    return std::nullopt;
   auto parsed = Json::parse(tools_json);
-  return parsed ? std::move(*parsed) : Json(tools_json);
+  if (!parsed)
+    return Json(tools_json);
+  if (parsed->is_array() && parsed->as_array().empty())
+    return std::nullopt;
+  return std::move(*parsed);
 }
 
 // In a provider_extra: the model that asked for it back (not sent).
@@ -134,8 +142,8 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
   }
   show();
   body.set("messages", std::move(messages));
-  if (!request.tools_json.empty())
-    body.set("tools", tools_value(request.tools_json));
+  if (auto tools = tools_value(request.tools_json))
+    body.set("tools", std::move(*tools));
   if (request.max_tokens > 0)
     body.set(max_tokens_parameter(request.model), request.max_tokens);
   // Structured outputs: the service holds the answer to the schema.
