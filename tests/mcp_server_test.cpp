@@ -681,6 +681,12 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   CAF_CHECK_EQUAL(rebound.status, 403);
   CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://evil.example\r\n").status, 403);
   CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://localhost:3000\r\n").status, 200);
+  // Two of a header the checks read: a second Host, Origin or token is refused.
+  auto twice = l.post(ping, sid, fmt::format("Host: evil.example:{}\r\n", l.port));
+  CAF_CHECK_EQUAL(twice.status, 400);
+  CAF_CHECK(contains(twice.body, "more than one `Host` header"));
+  CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://localhost\r\nOrigin: http://evil.example\r\n").status, 400);
+  CAF_CHECK_EQUAL(l.post(ping, sid, fmt::format("Authorization: Bearer {}\r\n", l.token)).status, 400);
   // Sessions: none named, one unknown, a version it does not speak.
   auto no_session = l.post(ping);
   CAF_CHECK_EQUAL(no_session.status, 400);

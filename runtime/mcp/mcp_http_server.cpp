@@ -337,6 +337,13 @@ bool McpHttpConnection::let_in(const http::request<http::string_body>& req) {
   }
   // Refused before its body is read: the connection closes after the answer.
   keep_alive = false;
+  // One of each: with two, the check below and a proxy in front could read different ones.
+  for (auto field : {http::field::host, http::field::origin, http::field::authorization})
+    if (req.count(field) > 1) {
+      respond(400, fmt::format("the request has more than one `{}` header: send it once",
+                               std::string_view(http::to_string(field))));
+      return false;
+    }
   // DNS rebinding: a page of another site that resolves to 127.0.0.1 shows its own
   // name in Host and Origin.
   auto host = host_of(std::string_view(req[http::field::host]));
