@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <set>
+#include <sstream>
 #include <poll.h>
 #include <pty.h>
 #include <tuple>
@@ -239,6 +241,16 @@ CAF_TEST(tools lists and prints schemas per dialect) {
     if (std::string(d) == "gemini")
       CAF_CHECK(s.out.find("oneOf") == std::string::npos && s.out.find("anyOf") == std::string::npos);
   }
+  // A long name (an MCP server's server__tool) widens the name column for every line.
+  auto wide = cli(R"(--cfg 'conversation.tools.a_rather_long_tool_name.command={program="true"}' tools)");
+  CAF_CHECK_EQUAL(wide.status, 0);
+  std::set<size_t> kind_at;
+  std::istringstream lines(wide.out);
+  for (std::string line; std::getline(lines, line);)
+    if (auto at = std::min(line.find(" one-shot "), line.find(" stateful ")); at != std::string::npos)
+      kind_at.insert(at);
+  CAF_CHECK_EQUAL(kind_at.size(), 1u);
+  CAF_CHECK(contains(wide.out, "a_rather_long_tool_name one-shot"));
   auto bad = cli("tools --schema --dialect cohere");
   CAF_CHECK_NOT_EQUAL(bad.status, 0);
   CAF_CHECK(bad.out.find("openai") != std::string::npos);

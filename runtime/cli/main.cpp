@@ -1,4 +1,5 @@
 // jp-actors: the command line. Orchestration only: the work is done by the actors.
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <caf/all.hpp>
 #include <chrono>
@@ -353,10 +354,15 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
     std::printf("%s\n", tool_declarations(config, *d).dump().c_str());
     return 0;
   }
+  // Columns as wide as the longest name (an MCP server's are server__tool), up to a
+  // bound past which one long name would push every summary off the screen.
+  int width = 16;
+  for (auto& [name, t] : config.tools)
+    width = std::max(width, static_cast<int>(std::min<size_t>(name.size(), 40)));
   // A summary is a repository's or an MCP server's text: on a terminal it cannot drive it.
   for (auto& [name, t] : config.tools) {
     std::string kind = t.stateful ? "stateful" : "one-shot";
-    std::printf("%-16s %-9s %-8s %s\n", name.c_str(), kind.c_str(), t.source.c_str(),
+    std::printf("%-*s %-9s %-8s %s\n", width, name.c_str(), kind.c_str(), t.source.c_str(),
                 shown_on(STDOUT_FILENO, t.summary).c_str());
   }
   for (auto& why : mcp.unavailable)
