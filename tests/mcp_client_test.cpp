@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <jp/jp.hpp>
 #include <fmt/format.h>
 
@@ -639,7 +640,7 @@ run = "unattended"
                            l.url, l.token);
   auto listed = cli_in(ws, fmt::format("--config '{}' tools", config(extra)));
   JP_REQUIRE_OK(listed);
-  CAF_CHECK(contains(listed.out, "web__slow        stateful  mcp.web  Takes a while"));
+  CAF_CHECK(std::regex_search(listed.out, std::regex("web__slow +stateful  mcp.web  Takes a while")));
   CAF_CHECK(contains(listed.out, "web__shell"));
   auto r = run(steps({call("web__shell", R"({ action = "spawn", id = "e", command = "echo over http", wait_ms = 30000 })") +
                         call("web__slow", R"({ action = "spawn", id = "w", wait_ms = 0 })") +
