@@ -119,6 +119,8 @@ struct Background {
       ::dup2(out, 2);
       auto config = ws.path("config.toml");
       auto dir = ws.path("");
+      // The user's state of the workspace's runs (which conversations are its own).
+      ::setenv("XDG_STATE_HOME", testing::state_home_of(dir).c_str(), 1);
       ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "--config", config.c_str(), "query",
               prompt.c_str(), nullptr);
       ::_exit(127);
@@ -313,6 +315,44 @@ CAF_TEST(a second query continues the conversation and new starts another) {
   CAF_CHECK_EQUAL(show.status, 0);
   CAF_CHECK(contains(show.out, "> first question"));
   CAF_CHECK(contains(show.out, "> second question"));
+}
+
+CAF_TEST(a conversation the user did not start here is not continued unless named) {
+  // A repository may commit .jp/conversations with an `active` file: its turns would be
+  // taken as the user's own. One not in the user's record (here: the record removed)
+  // starts a new conversation, saying so; --continue ID continues it.
+  FakeProviderServer server;
+  Workspace ws(server);
+  server.push({200, openai_text("one")});
+  JP_REQUIRE_OK(ws.query("'planted question'"));
+  auto record = testing::state_home_of(ws.dir.path.string()) + "/jp-actors/own-conversations";
+  CAF_REQUIRE(std::filesystem::exists(record));
+  std::filesystem::remove(record);
+  auto planted = conversation_id_of(ws);
+  server.push({200, openai_text("two")});
+  auto r = ws.query("'my question'");
+  JP_REQUIRE_OK(r);
+  CAF_CHECK(contains(r.out, "active conversation " + planted + " was not started by you here"));
+  CAF_CHECK(contains(r.out, "query --continue " + planted));
+  CAF_CHECK_EQUAL(messages_sent(server.requests()[1]).size(), 1u);
+  // The new one is the user's: the next query continues it without a word.
+  server.push({200, openai_text("three")});
+  auto next = ws.query("'my next question'");
+  JP_REQUIRE_OK(next);
+  CAF_CHECK(!contains(next.out, "not started by you"));
+  CAF_CHECK_EQUAL(messages_sent(server.requests()[2]).size(), 3u);
+  // Named, the planted one is continued, and is the user's from then on.
+  server.push({200, openai_text("four")});
+  JP_REQUIRE_OK(ws.query("--continue " + planted + " 'on the planted one'"));
+  auto sent = messages_sent(server.requests()[3]);
+  CAF_REQUIRE_EQUAL(sent.size(), 3u);
+  CAF_CHECK(contains(sent[0].dump(), "planted question"));
+  server.push({200, openai_text("five")});
+  JP_REQUIRE_OK(ws.query("'again'"));
+  CAF_CHECK_EQUAL(messages_sent(server.requests()[4]).size(), 5u);
+  auto unknown = ws.query("--continue 20200101-000000-abcd 'x'");
+  CAF_CHECK_NOT_EQUAL(unknown.status, 0);
+  CAF_CHECK(contains(unknown.out, "there is no conversation 20200101-000000-abcd"));
 }
 
 CAF_TEST(a torn last line of the store is dropped with a warning and the query goes on) {

@@ -422,7 +422,12 @@ int main(int argc, char** argv) {
   QueryOptions query_options;
   std::string model, provider;
   query->add_option("PROMPT", query_options.prompt, "What to ask")->required();
-  query->add_flag("--new", query_options.new_conversation, "Start a new conversation (it becomes the active one)");
+  auto* fresh = query->add_flag("--new", query_options.new_conversation,
+                                 "Start a new conversation (it becomes the active one)");
+  query->add_option("--continue", query_options.continue_id,
+                    "Continue conversation ID (see `conversations ls`): it becomes the active one. Without it, "
+                    "the active conversation is continued only when you started it here")
+    ->excludes(fresh);
   query->add_option("--model", model, "Model (sets assistant.model)");
   query->add_option("--provider", provider, "scripted, openai or anthropic (sets assistant.provider)");
   query->add_flag("--json", query_options.json, "Write one JSON event per line (as run --json) instead of a transcript");

@@ -25,6 +25,7 @@
 #include "runtime/cli/control_endpoint.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/store/conversation_store.hpp"
+#include "runtime/store/own_conversations.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
 #include "runtime/provider/assistant.hpp"
@@ -93,22 +94,38 @@ private:
   void (*previous_)(int) = SIG_DFL;
 };
 
-/// The conversation this query continues: the active one, else a new one (--new:
-/// always new). It becomes the active one.
-Result<std::string> conversation_for(ConversationStore& store, bool fresh) {
-  if (!fresh) {
-    auto active = store.active();
-    if (!active)
-      return Error{active.error()};
-    if (!active->empty())
-      return *active;
+/// The conversation this query continues: --continue's; else the active one when it
+/// is the user's own (`root`: the file store's; "" for one in memory, all its own);
+/// else a new one (--new: always new). It becomes the active one, and the user's own.
+Result<std::string> conversation_for(ConversationStore& store, const std::string& root, const QueryOptions& options) {
+  auto active = store.active();
+  if (!active)
+    return Error{active.error()};
+  std::string id = options.continue_id;
+  if (id.empty() && !options.new_conversation && !active->empty()) {
+    if (root.empty() || own_conversation(root, *active))
+      id = *active;
+    else
+      std::fprintf(stderr,
+                   "jp-actors: note: this workspace's active conversation %s was not started by you here (a "
+                   "repository may hold one, and its earlier turns would be taken as yours): a new conversation "
+                   "is started; `jp-actors conversations show %s` shows it, `jp-actors query --continue %s "
+                   "\"...\"` continues it\n",
+                   active->c_str(), active->c_str(), active->c_str());
   }
-  auto id = store.create();
-  if (!id)
-    return id;
-  if (auto s = store.set_active(*id); !s)
-    return Error{s.error};
-  return *id;
+  if (id.empty()) {
+    auto made = store.create();
+    if (!made)
+      return made;
+    id = *made;
+  }
+  if (id != *active)
+    if (auto s = store.set_active(id); !s)
+      return Error{s.error};
+  if (!root.empty())
+    if (auto s = remember_own_conversation(root, id); !s)
+      std::fprintf(stderr, "jp-actors: warning: %s: the next query starts a new conversation\n", s.error.c_str());
+  return id;
 }
 
 std::string one_line(std::string s, size_t max) {
@@ -137,7 +154,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
     store = files = std::make_shared<FileConversationStore>(state_path(*config, "conversations"), config->workspace);
   else
     store = std::make_shared<MemoryConversationStore>();
-  auto id = conversation_for(*store, options.new_conversation);
+  auto id = conversation_for(*store, files ? files->root() : std::string(), options);
   if (!id)
     return fail(id.error());
   // One query at a time continues a conversation (held until this returns).

@@ -13,6 +13,7 @@ namespace jp {
 struct QueryOptions {
   std::string prompt;
   bool new_conversation = false;
+  std::string continue_id; // --continue: this conversation, made the active one and the user's own
   bool json = false;
   std::vector<std::string> allow; // tools that run without asking
   std::vector<std::string> attach; // files and directories added to the prompt (runtime/attachments)
