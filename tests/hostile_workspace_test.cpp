@@ -169,7 +169,10 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
                     "DB_PASS1", "MYSQL_PWD2", "PGPASSWORD2", "STRIPE_KEY2", "AWS_KEY_1",
                     // And by a third: tokens and keys run into a word, a connection string.
                     "SSHPASS", "NGROK_AUTHTOKEN", "TS_AUTHKEY", "npm_config__authToken",
-                    "AZURE_STORAGE_CONNECTION_STRING"})
+                    "AZURE_STORAGE_CONNECTION_STRING",
+                    // And by a new user: keys run into a word, credentials shortened.
+                    "ACCESSKEY", "SECRETKEY", "MYAPP_SECRETKEY", "MINIO_SECRETKEY", "PRIVATEKEY", "DB_CREDS",
+                    "GOOGLE_CREDS_FILE", "FB_ACCESSTOKEN"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
                     "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY",
@@ -191,8 +194,17 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      "Proxy-Authorization: Basic x", "https://discord.com/api/webhooks/1/x",
                      // Found passing by a review: other headers, a JVM's options.
                      "'http.extraheader'='PRIVATE-TOKEN: glpat-x'", "X-Api-Key: x",
-                     "-Xmx1g -Djavax.net.ssl.keyStorePassword=x"})
+                     "-Xmx1g -Djavax.net.ssl.keyStorePassword=x",
+                     // And by a new user: tokens of known forms under any name.
+                     "ghp_AAAAbbbbCCCCddddEEEEffffGGGGhhhh1234", "xoxb-1234-5678-abcdefgh",
+                     "sk_live_abcdefghijklmnopqrstuvwx", "AKIAIOSFODNN7EXAMPLE", "glpat-abcdefghij0123456789",
+                     "sk-ant-api03-abcdefghijklmnop", "token: github_pat_11ABCDEFG0123456789_abcdef",
+                     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
+  // Prefixes inside a word, or followed by too little, are no tokens.
+  for (auto value : {"desk-top", "task-runner-for-everything-here", "npm_config_user_agent", "ghp_short", "AKIAx",
+                     "MASKIA0123456789ABCDEF", "hf_home", "-----BEGIN CERTIFICATE-----"})
+    CAF_CHECK_EQUAL(secret_looking_value(value) ? value : "", "");
 }
 
 namespace {

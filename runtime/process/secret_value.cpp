@@ -24,6 +24,46 @@ constexpr std::string_view webhook_urls[] = {"hooks.slack.com/", "discord.com/ap
                                              "discordapp.com/api/webhooks/", "webhook.office.com/",
                                              "outlook.office.com/webhook"};
 
+// Tokens whose form says what they are, whatever variable holds them (NOTES=ghp_...):
+// the prefix at a word's start, then at least `length` of the token's characters
+// (letters and digits; `dashes`: '_' and '-' too).
+struct TokenForm {
+  std::string_view prefix;
+  size_t length;
+  bool dashes;
+};
+constexpr TokenForm token_forms[] = {
+  {"ghp_", 30, false},  {"gho_", 30, false},  {"ghu_", 30, false},    {"ghs_", 30, false},
+  {"ghr_", 30, false},  {"github_pat_", 20, true}, {"glpat-", 20, true}, // GitHub, GitLab
+  {"xoxb-", 10, true},  {"xoxp-", 10, true},  {"xoxa-", 10, true},    {"xoxr-", 10, true},
+  {"xoxs-", 10, true},  {"xapp-", 10, true},                             // Slack
+  {"sk_live_", 20, false}, {"rk_live_", 20, false},                      // Stripe
+  {"sk-", 20, true},                                                      // OpenAI, Anthropic
+  {"AKIA", 16, false},  {"ASIA", 16, false},                             // AWS access key ids
+  {"hf_", 30, false},   {"npm_", 30, false},  {"pypi-", 30, true},
+};
+
+bool token_char(char c, bool dashes) {
+  return std::isalnum(static_cast<unsigned char>(c)) || (dashes && (c == '_' || c == '-'));
+}
+
+/// A token of a known form in `value`, or a PEM private key.
+bool known_token(std::string_view value) {
+  if (value.find("PRIVATE KEY-----") != std::string_view::npos)
+    return true;
+  for (auto& form : token_forms)
+    for (size_t at = value.find(form.prefix); at != std::string_view::npos; at = value.find(form.prefix, at + 1)) {
+      if (at > 0 && token_char(value[at - 1], true))
+        continue; // inside a word
+      size_t n = 0;
+      for (size_t i = at + form.prefix.size(); i < value.size() && token_char(value[i], form.dashes); ++i)
+        ++n;
+      if (n >= form.length)
+        return true;
+    }
+  return false;
+}
+
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
@@ -135,7 +175,7 @@ bool webhook_url(std::string_view value) {
 
 bool secret_looking_value(std::string_view value) {
   return url_credentials(value) || secret_parameter(value) || authorization(value) || secret_header(value) ||
-         webhook_url(value);
+         webhook_url(value) || known_token(value);
 }
 
 } // namespace jp

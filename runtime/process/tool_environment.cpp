@@ -14,13 +14,14 @@ namespace {
 // Words that end (or are) a secret's name, in lower case. A list as data: extend it here.
 constexpr std::string_view secret_suffixes[] = {
   "api_key", "apikey", "access_key", "secret_key", "private_key", "secret", "secrets",
-  "token", "tokens", "password", "passwd", "passphrase", "credentials", "credential", "auth",
+  "token", "tokens", "password", "passwd", "passphrase", "credentials", "credential", "creds", "auth",
   "key", "pat", "dsn", "cookie", "cookies", "auth_config",
 };
 // Words that end a secret's name even with no '_' before them (PGPASSWORD,
-// NGROK_AUTHTOKEN, TS_AUTHKEY, npm_config__authToken, SSHPASS).
-constexpr std::string_view secret_endings[] = {"password", "passwd", "apikey", "authtoken", "authkey", "sshpass",
-                                               "connection_string"};
+// NGROK_AUTHTOKEN, TS_AUTHKEY, npm_config__authToken, SSHPASS, MINIO_SECRETKEY).
+constexpr std::string_view secret_endings[] = {"password", "passwd",    "apikey",     "authtoken",
+                                               "authkey",  "sshpass",   "secretkey",  "accesskey",
+                                               "privatekey", "accesstoken", "connection_string"};
 // Words that end a secret's name only after a '_' (MYSQL_PWD, SMTP_PASS; PWD itself
 // is the working directory).
 constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd", "pass"};
@@ -31,7 +32,7 @@ constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd", "pass"};
 // passed on purpose: a tool's git and ssh use your agent, which signs for them and
 // never hands out a key (README.md, "Security model", says how to withhold it).
 constexpr std::string_view secret_words[] = {"token",      "tokens",      "secret", "secrets", "password",
-                                             "passwd",     "passphrase",  "credential", "credentials", "apikey",
+                                             "passwd",     "passphrase",  "credential", "credentials", "creds", "apikey",
                                              "jwt",        "webhook",     "pat",    "dsn",     "cookie",
                                              "cookies"};
 constexpr std::pair<std::string_view, std::string_view> secret_word_pairs[] = {
