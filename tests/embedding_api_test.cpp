@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <fmt/format.h>
 #include <future>
 #include <jp/executor.hpp>
@@ -201,10 +202,47 @@ CAF_TEST(every session call that answers a call result also takes a callback) {
   CAF_CHECK(looked.ok);
   auto ended = by_callback([&](auto done) { s.abort("r", done); });
   CAF_CHECK(ended.ok);
-  // An id this session never spawned: answered at once, on this thread.
+  // An id this session has no handle of.
   auto unknown = by_callback([&](auto done) { s.fetch("nope", 0, done); });
   CAF_CHECK(!unknown.ok);
-  CAF_CHECK_EQUAL(unknown.content, "Handle `nope` not found: this session spawned no handle of that id");
+  CAF_CHECK_EQUAL(unknown.content, "Handle `nope` not found: this session has no handle of that id");
+}
+
+CAF_TEST(a one-shot call moved to the background is fetched and aborted by its id) {
+  auto c = config();
+  c.tools.at("shell").background_after_secs = 0.2;
+  Runtime rt(c);
+  auto s = rt.session();
+  auto moved = parsed(get(s.call("shell", obj(R"({"command": "echo start; exec sleep 300"})"))));
+  auto id = str(&moved, "id");
+  CAF_REQUIRE(!id.empty());
+  CAF_CHECK_EQUAL(str(&moved, "state"), "running");
+  auto looked = get(s.fetch(id, 0));
+  CAF_CHECK_EQUAL(looked.ok ? "" : looked.content, "");
+  auto ended = get(s.abort(id));
+  CAF_CHECK_EQUAL(ended.ok ? "" : ended.content, "");
+  auto after = parsed(get(s.await_all({id}, 30)));
+  CAF_CHECK(completed(after, id) != nullptr);
+  // A spawn that failed leaves its id naming nothing, not the tool it named.
+  CAF_CHECK(!get(s.spawn("nosuch", "x", obj("{}"))).ok);
+  auto x = get(s.fetch("x", 0));
+  CAF_CHECK_EQUAL(x.content, "Handle `x` not found: this session has no handle of that id");
+}
+
+CAF_TEST(a spawn whose params are no object and an await whose timeout is no number are refused) {
+  Runtime rt(config());
+  auto s = rt.session();
+  auto text = get(s.spawn("shell", "t", Json("echo hi")));
+  CAF_CHECK(!text.ok);
+  CAF_CHECK(text.content.find("params must be a JSON object") != std::string::npos);
+  for (double t : {std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+    auto r = get(s.await_all({"t"}, t));
+    CAF_CHECK(!r.ok);
+    CAF_CHECK(r.content.find("expected a finite number of seconds") != std::string::npos);
+  }
+  // null is no parameters: the tool's own check speaks (the shell needs a command).
+  auto none = get(s.spawn("shell", "n", Json(), 0));
+  CAF_CHECK_EQUAL(none.content, "shell: parameter `command` is required");
 }
 
 CAF_TEST(a function tool gets an object parameter sent as JSON text as the object) {

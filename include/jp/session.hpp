@@ -8,10 +8,16 @@
 // Each call that answers a CallResult returns a std::future, or takes a callback;
 // list() and end() return futures. Any thread may call; a callback runs on a
 // runtime thread and must not block (nor wait on a future of this runtime) --
-// except the answer to fetch, apply or abort of an id this session never spawned,
-// which is given at once, on the calling thread. An exception a callback throws is dropped: the session goes on.
+// except the answer to a call refused before it is made (spawn's params not an
+// object, an await's timeout not a finite number), which is given at once, on the
+// calling thread. An exception a callback throws is dropped: the session goes on.
+// fetch, apply and abort reach any handle of the session: one it spawned, and one a
+// one-shot call moved to the background (its answer names its id).
 // Destroying the session ends its handles at once (aborted); end() first applies
-// each handle's turn-end policy (await, abort, inquire) as a turn does.
+// each handle's turn-end policy (await, abort, inquire) as a turn does. A session
+// keeps its runtime's state alive: its handles end with the session, not with the
+// Runtime object. A moved-from session (or runtime) may only be destroyed or
+// assigned to.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +44,8 @@ public:
   std::future<CallResult> call(const std::string& tool, const Json& arguments);
   void call(const std::string& tool, const Json& arguments, std::function<void(CallResult)> done);
 
-  /// Starts a handle `id` of `tool` with its own parameters; answers after its
-  /// first look (`wait_ms` < 0: the tool's default wait).
+  /// Starts a handle `id` of `tool` with its own parameters (a JSON object; null:
+  /// none); answers after its first look (`wait_ms` < 0: the tool's default wait).
   std::future<CallResult> spawn(const std::string& tool, const std::string& id, const Json& params,
                                 int64_t wait_ms = -1);
   void spawn(const std::string& tool, const std::string& id, const Json& params, int64_t wait_ms,
@@ -53,7 +59,7 @@ public:
   std::future<CallResult> abort(const std::string& id);
   void abort(const std::string& id, std::function<void(CallResult)> done);
   /// RFD 037's await: until all (or any) of `ids` stopped, or `timeout_secs` passed
-  /// (< 0: no timeout).
+  /// (< 0: no timeout; NaN and infinities are refused).
   std::future<CallResult> await_all(const std::vector<std::string>& ids, double timeout_secs = -1);
   void await_all(const std::vector<std::string>& ids, double timeout_secs, std::function<void(CallResult)> done);
   std::future<CallResult> await_any(const std::vector<std::string>& ids, double timeout_secs = -1);

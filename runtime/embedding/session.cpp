@@ -1,6 +1,7 @@
 #include "runtime/embedding/runtime_access.hpp"
 
 #include <caf/all.hpp>
+#include <cmath>
 #include <fmt/format.h>
 
 #include "actors/io_thread_send.hpp"
@@ -146,12 +147,17 @@ Session::~Session() {
 }
 
 void Session::call(const std::string& tool, const Json& arguments, std::function<void(CallResult)> done) {
-  // fetch, apply and abort name the handle only: remember which tool it is of.
+  // fetch, apply and abort name the handle only: remember which tool it is of, once
+  // its spawn took (a failed one's id names no handle of that tool).
   if (auto* action = arguments.find("action"); action && action->is_string() && action->as_string() == "spawn")
-    if (auto* id = arguments.find("id"); id && id->is_string()) {
-      std::lock_guard lock(impl_->mtx);
-      impl_->tools[id->as_string()] = tool;
-    }
+    if (auto* id = arguments.find("id"); id && id->is_string())
+      done = [impl = impl_, tool, id = id->as_string(), done = std::move(done)](CallResult r) {
+        if (r.ok) {
+          std::lock_guard lock(impl->mtx);
+          impl->tools[id] = tool;
+        }
+        done(std::move(r));
+      };
   call_text(*impl_, tool, arguments.dump(), std::move(done));
 }
 
@@ -174,6 +180,11 @@ std::future<CallResult> Session::call(const std::string& tool, const Json& argum
 
 void Session::spawn(const std::string& tool, const std::string& id, const Json& params, int64_t wait_ms,
                     std::function<void(CallResult)> done) {
+  // A JSON text that did not parse must not become a spawn with no parameters.
+  if (!params.is_object() && !params.is_null())
+    return done(CallResult{false, fmt::format("spawn `{}` of {}: params must be a JSON object of the tool's "
+                                              "parameters, got {}",
+                                              cut_text(id), tool, cut_text(params.dump(), 100))});
   Json args = params.is_object() ? params : Json::object();
   args.set("action", "spawn");
   args.set("id", id);
@@ -190,23 +201,45 @@ std::future<CallResult> Session::spawn(const std::string& tool, const std::strin
 namespace {
 
 /// A look at handle `id` through the tool it was spawned with; `args` its arguments.
-void look(Session::Impl& impl, const std::string& id, std::string args, std::function<void(CallResult)> done) {
+/// A handle the session did not spawn by name (a one-shot call moved to the
+/// background, a `call` the program wrote) is looked up among the turn's handles.
+void look(const std::shared_ptr<Session::Impl>& impl, const std::string& id, std::string args,
+          std::function<void(CallResult)> done) {
   std::string tool;
   {
-    std::lock_guard lock(impl.mtx);
-    if (auto it = impl.tools.find(id); it != impl.tools.end())
+    std::lock_guard lock(impl->mtx);
+    if (auto it = impl->tools.find(id); it != impl->tools.end())
       tool = it->second;
   }
-  if (tool.empty())
-    return done(CallResult{false, fmt::format("Handle `{}` not found: this session spawned no handle of that id",
-                                              cut_text(id))});
-  call_text(impl, tool, std::move(args), std::move(done));
+  if (!tool.empty())
+    return call_text(*impl, tool, std::move(args), std::move(done));
+  send_call(
+    *impl,
+    // Weak: the session holds its waiters, and one ending with no answer must not keep it.
+    [weak = std::weak_ptr(impl), id, args = std::move(args), done = std::move(done)](SessionReply& r) mutable {
+      auto impl = weak.lock();
+      if (!impl)
+        return;
+      if (!r.error.empty())
+        return done(CallResult{false, std::move(r.error)});
+      for (auto& h : r.handles)
+        if (h.id == id) {
+          {
+            std::lock_guard lock(impl->mtx);
+            impl->tools[id] = h.tool;
+          }
+          return call_text(*impl, h.tool, std::move(args), std::move(done));
+        }
+      done(CallResult{false, fmt::format("Handle `{}` not found: this session has no handle of that id",
+                                         cut_text(id))});
+    },
+    list_atom::value);
 }
 
 } // namespace
 
 void Session::fetch(const std::string& id, int64_t wait_ms, std::function<void(CallResult)> done) {
-  look(*impl_, id, look_args("fetch", id, wait_ms), std::move(done));
+  look(impl_, id, look_args("fetch", id, wait_ms), std::move(done));
 }
 
 std::future<CallResult> Session::fetch(const std::string& id, int64_t wait_ms) {
@@ -215,7 +248,7 @@ std::future<CallResult> Session::fetch(const std::string& id, int64_t wait_ms) {
 
 void Session::apply(const std::string& id, const Json& input, int64_t wait_ms,
                     std::function<void(CallResult)> done) {
-  look(*impl_, id, look_args("apply", id, wait_ms, &input), std::move(done));
+  look(impl_, id, look_args("apply", id, wait_ms, &input), std::move(done));
 }
 
 std::future<CallResult> Session::apply(const std::string& id, const Json& input, int64_t wait_ms) {
@@ -223,16 +256,30 @@ std::future<CallResult> Session::apply(const std::string& id, const Json& input,
 }
 
 void Session::abort(const std::string& id, std::function<void(CallResult)> done) {
-  look(*impl_, id, look_args("abort", id, -1), std::move(done));
+  look(impl_, id, look_args("abort", id, -1), std::move(done));
 }
 
 std::future<CallResult> Session::abort(const std::string& id) {
   return future_of([&](auto done) { abort(id, std::move(done)); });
 }
 
+namespace {
+
+/// An await's call, or its refusal for a timeout that is no number of seconds.
+void await_call(Session::Impl& impl, const char* which, const std::vector<std::string>& ids, double timeout_secs,
+                std::function<void(CallResult)> done) {
+  if (!std::isfinite(timeout_secs))
+    return done(CallResult{false, fmt::format("await timeout_secs {}: expected a finite number of seconds (< 0: "
+                                              "no timeout)",
+                                              timeout_secs)});
+  call_text(impl, "await", await_args(which, ids, timeout_secs), std::move(done));
+}
+
+} // namespace
+
 void Session::await_all(const std::vector<std::string>& ids, double timeout_secs,
                         std::function<void(CallResult)> done) {
-  call_text(*impl_, "await", await_args("all", ids, timeout_secs), std::move(done));
+  await_call(*impl_, "all", ids, timeout_secs, std::move(done));
 }
 
 std::future<CallResult> Session::await_all(const std::vector<std::string>& ids, double timeout_secs) {
@@ -241,7 +288,7 @@ std::future<CallResult> Session::await_all(const std::vector<std::string>& ids, 
 
 void Session::await_any(const std::vector<std::string>& ids, double timeout_secs,
                         std::function<void(CallResult)> done) {
-  call_text(*impl_, "await", await_args("any", ids, timeout_secs), std::move(done));
+  await_call(*impl_, "any", ids, timeout_secs, std::move(done));
 }
 
 std::future<CallResult> Session::await_any(const std::vector<std::string>& ids, double timeout_secs) {
