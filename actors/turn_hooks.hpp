@@ -31,7 +31,7 @@ public:
   virtual void reset() = 0;
   /// A piece of the model's reasoning, where the provider streams it (the default:
   /// not shown). It is no part of the answer.
-  virtual void render_reasoning(const std::string& chunk) {}
+  virtual void render_reasoning(const std::string& /*chunk*/) {}
 };
 
 /// What the person chose when they interrupted the turn (RFD 026's interrupt menu).
@@ -64,7 +64,7 @@ public:
   /// here) stops the turn, as an interrupt without a menu does. While it is open,
   /// the response's text is held back from the renderer; a second interrupt aborts
   /// everything (and cancel() ends the menu).
-  virtual std::optional<InterruptChoice> interrupt_menu(interrupted_while what) { return std::nullopt; }
+  virtual std::optional<InterruptChoice> interrupt_menu(interrupted_while /*what*/) { return std::nullopt; }
   /// Whether interrupt_menu() asks anyone: without a menu an interrupt stops the
   /// turn at once, and a second one aborts what the turn end waits for.
   virtual bool offers_menu() const { return false; }
@@ -83,29 +83,29 @@ public:
   /// The turn began (before its first request).
   virtual void turn_start() {}
   /// Response `n` ended (every response, with text or not; before response()).
-  virtual void model_round(int n, const ModelRound& r) {}
-  virtual void response(int n, const std::string& text) {}
-  virtual void retry(const std::string& why) {}
+  virtual void model_round(int /*n*/, const ModelRound& /*r*/) {}
+  virtual void response(int /*n*/, const std::string& /*text*/) {}
+  virtual void retry(const std::string& /*why*/) {}
   /// What loading the conversation found wrong and passed over (a torn line, an
   /// image file gone), before the turn began.
-  virtual void warning(const std::string& text) {}
+  virtual void warning(const std::string& /*text*/) {}
   /// The loop took the person's choice at the interrupt menu (and acts on it now).
-  virtual void interrupt_choice(const InterruptChoice& choice) {}
-  virtual void tool_call(int n, int index, const ToolCall& call) {}
-  virtual void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
-                           double elapsed_ms) {}
-  virtual void notification(const Notification& n) {}
+  virtual void interrupt_choice(const InterruptChoice& /*choice*/) {}
+  virtual void tool_call(int /*n*/, int /*index*/, const ToolCall& /*call*/) {}
+  virtual void tool_result(int /*n*/, int /*index*/, const std::string& /*tool*/, bool /*ok*/, const std::string& /*content*/,
+                           double /*elapsed_ms*/) {}
+  virtual void notification(const Notification& /*n*/) {}
   /// The turn's handles: how many it started, and the most that ran at once
   /// (called just before turn_end; not when the turn end itself failed).
-  virtual void handle_counts(const HandleCounts& counts) {}
+  virtual void handle_counts(const HandleCounts& /*counts*/) {}
   /// The turn ended: what became of its handles, what no response carried, why it
   /// failed ("" = it did not), and whether it was interrupted.
-  virtual void turn_end(const std::vector<HandleSummary>& handles, const std::vector<Notification>& undelivered,
-                        const std::string& error, bool interrupted) {}
+  virtual void turn_end(const std::vector<HandleSummary>& /*handles*/, const std::vector<Notification>& /*undelivered*/,
+                        const std::string& /*error*/, bool /*interrupted*/) {}
   /// A live display: while tools run, progress() is called every half second with
   /// the handles still running.
   virtual bool wants_progress() const { return false; }
-  virtual void progress(const std::vector<HandleSummary>& running) {}
+  virtual void progress(const std::vector<HandleSummary>& /*running*/) {}
 };
 
 } // namespace jp

@@ -56,16 +56,16 @@ struct ToolState {
   std::vector<ToolImage> images; // Stopped ok: images that go with the result
 
   static ToolState running(std::string content = {}) {
-    return {state_kind::running, std::move(content), {}, true, {}};
+    return {state_kind::running, std::move(content), {}, true, {}, {}};
   }
   static ToolState waiting(Question q, std::string content = {}) {
-    return {state_kind::waiting, std::move(content), std::move(q), true, {}};
+    return {state_kind::waiting, std::move(content), std::move(q), true, {}, {}};
   }
   static ToolState success(std::string result) {
-    return {state_kind::stopped, std::move(result), {}, true, {}};
+    return {state_kind::stopped, std::move(result), {}, true, {}, {}};
   }
   static ToolState failure(ToolError e, std::string content = {}) {
-    return {state_kind::stopped, std::move(content), {}, false, std::move(e)};
+    return {state_kind::stopped, std::move(content), {}, false, std::move(e), {}};
   }
   bool stopped() const { return kind == state_kind::stopped; }
   friend bool operator==(const ToolState&, const ToolState&) = default;

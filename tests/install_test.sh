@@ -64,6 +64,15 @@ c++ $(cache_value CMAKE_CXX_FLAGS) "$src/examples/embed/main.cpp" -o "$tmp/embed
 grep -q '^turn completed: 12 squared is 144.$' "$tmp/pc-run.log" ||
   fail "examples/embed built with pkg-config: the turn did not complete" "$tmp/pc-run.log"
 
+# The public headers as a program with warnings on sees them (pkg-config's -I, no
+# -isystem): not one warning. Only <prefix>/include is on the path.
+cflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags jp_actors)
+case " $cflags " in *"/include/jp "*) fail "pkg-config puts include/jp on the include path: $cflags" ;; esac
+printf '#include <jp/jp.hpp>\n#include <jp/executor.hpp>\n#include <jp/runtime/actor_config.hpp>\n' >"$tmp/headers.cpp"
+# shellcheck disable=SC2086 # pkg-config's flags are words
+c++ $cflags -Wall -Wextra -Werror -fsyntax-only "$tmp/headers.cpp" >"$tmp/warnings.log" 2>&1 ||
+  fail "the public headers are not warning-free under -Wall -Wextra" "$tmp/warnings.log"
+
 # A version this install is not: refused.
 mkdir -p "$tmp/newer"
 cat >"$tmp/newer/CMakeLists.txt" <<'CMAKE'

@@ -14,11 +14,15 @@ int main() {
   if (!config)
     return std::fprintf(stderr, "%s\n", config.error().c_str()), 1;
   jp::Runtime rt(*config);
-  rt.add_function_tool(jp::function_tool_config("square", "Square a number", {{.name = "x", .type = "number"}}),
-                       [](const jp::Json& args, const jp::Progress&) {
-                         double x = args.find("x")->as_number();
-                         return jp::Invocation{jp::FunctionResult::ready(jp::ToolState::success(jp::Json(x * x).dump()))};
-                       });
+  // `x` is required: a call without it is refused before the function runs.
+  auto added = rt.add_function_tool(
+    jp::function_tool_config("square", "Square a number", {{.name = "x", .type = "number", .required = true}}),
+    [](const jp::Json& args, const jp::Progress&) {
+      double x = args.find("x")->as_number();
+      return jp::Invocation{jp::FunctionResult::ready(jp::ToolState::success(jp::Json(x * x).dump()))};
+    });
+  if (!added)
+    return std::fprintf(stderr, "%s\n", added.error.c_str()), 1;
 
   auto session = rt.session();
   session.spawn("square", "sq", jp::Json::parse(R"({"x": 7})").value_or(jp::Json()));

@@ -6,7 +6,9 @@
 //
 // Thread safety: every member may be called from any thread. Sessions and turns keep
 // the runtime's state alive; destroy them (or let them end) before the actor system
-// a runtime was given. Processes a runtime started are gone when it is.
+// a runtime was given. The processes of a session or turn are gone when it is; the
+// last of the runtime and its sessions and turns to go takes the rest (its MCP
+// servers). A moved-from runtime may only be destroyed or assigned to.
 #pragma once
 
 #include <memory>
@@ -41,7 +43,7 @@ public:
   /// With an actor system of its own (runtime.worker_threads threads; not set: by the cores).
   explicit Runtime(Config config);
   /// In `system`, which must outlive the runtime and every session and turn of it.
-  /// Its config should be a jp::RuntimeActorConfig (runtime/actor_config.hpp), or
+  /// Its config should be a jp::RuntimeActorConfig (<jp/runtime/actor_config.hpp>), or
   /// register jp's message types and error category the same way.
   Runtime(Config config, caf::actor_system& system);
   ~Runtime();

@@ -58,7 +58,7 @@ public:
   Turn& operator=(Turn&&) noexcept;
 
   /// How the turn ended: completed (with the assistant's last answer),
-  /// interrupted, or failed (an error_code and a sentence saying what to do).
+  /// interrupted, or failed (an error code in `code` and a sentence saying what to do).
   std::future<TurnResult>& result();
   /// Stops the turn cleanly, as a first Ctrl-C does (handles get their turn-end
   /// policy); a second call aborts every handle at once. With hooks.prompts that
