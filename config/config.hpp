@@ -53,20 +53,22 @@ struct AssistantConfig {
 };
 
 /// One parameter of a tool (a JSON-schema property).
+// Built with designated initializers in code ({.name = "x", .type = "number"}): every
+// member has an initializer, so those left out raise no -Wextra warning.
 struct ParameterConfig {
-  std::string name;
+  std::string name{};
   std::string type = "string"; // string | integer | number | boolean | array | object
-  std::string description;
+  std::string description{};
   bool required = false;
-  std::vector<std::string> enum_values; // "enum" in TOML
-  std::string items_type;                // for arrays: "string", ...
-  Json default_value;                    // null = none
+  std::vector<std::string> enum_values{}; // "enum" in TOML
+  std::string items_type{};                // for arrays: "string", ...
+  Json default_value{};                    // null = none
   bool spawn_only = false;               // a handle's (the shell's tty): refused without `action`
   // An MCP server's own schema of it, declared as it came where the dialect takes
   // any JSON Schema (nested objects, unions, enums of any type survive); null for
   // a config's parameters. The fields above are what jp-actors checks and what
   // gemini's subset gets.
-  Json declared_schema;
+  Json declared_schema{};
 };
 
 enum class run_mode : uint8_t { ask, unattended, skip };

@@ -72,6 +72,10 @@ printf '#include <jp/jp.hpp>\n#include <jp/executor.hpp>\n#include <jp/runtime/a
 # shellcheck disable=SC2086 # pkg-config's flags are words
 c++ $cflags -Wall -Wextra -Werror -fsyntax-only "$tmp/headers.cpp" >"$tmp/warnings.log" 2>&1 ||
   fail "the public headers are not warning-free under -Wall -Wextra" "$tmp/warnings.log"
+# So is the example, the docs' code (designated initializers leave members out).
+# shellcheck disable=SC2086
+c++ $cflags -Wall -Wextra -Werror -fsyntax-only "$src/examples/embed/main.cpp" >"$tmp/warnings.log" 2>&1 ||
+  fail "examples/embed is not warning-free under -Wall -Wextra" "$tmp/warnings.log"
 
 # A version this install is not: refused.
 mkdir -p "$tmp/newer"

@@ -53,6 +53,7 @@ private:
 using Progress = std::function<void(const std::string& text)>;
 
 /// A started call of a function tool.
+// Members left out of a designated initializer are empty ({}: no -Wextra warning).
 struct Invocation {
   FunctionResult result;
   /// Stops the work early (`abort`, a turn end that aborts, the runtime going away).
@@ -60,10 +61,10 @@ struct Invocation {
   /// then end soon and set its result; a result that has not come after the tool's
   /// grace (runtime.abort_grace_secs) is no longer waited for. Empty: the work runs
   /// to its end and abort only stops waiting for it.
-  std::function<void()> abort;
+  std::function<void()> abort{};
   /// `apply` sends input (any JSON value) to the work. Empty: apply is refused.
   /// Called on a runtime thread: it must not block.
-  std::function<void(const Json& input)> input;
+  std::function<void(const Json& input)> input{};
 };
 
 /// A function tool: starts the work for `args` (the tool's own parameters, already
