@@ -58,6 +58,20 @@ CAF_TEST(a live transcript shows the progress lines and clears them before the n
   std::fclose(f);
 }
 
+CAF_TEST(progress lines are held while a dialog is open on the terminal) {
+  // Redrawn every half second, they wrote over a permission's question and its answer.
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, false, true);
+  log.progress({"shell 0.5 s"});
+  log.hold_progress(true); // erases the line shown
+  log.progress({"shell 1.0 s"});
+  log.progress({"shell 1.5 s"});
+  log.hold_progress(false);
+  log.progress({"shell 2.0 s"});
+  CAF_CHECK_EQUAL(contents(f), "shell 0.5 s\r\x1b[Kshell 2.0 s");
+  std::fclose(f);
+}
+
 CAF_TEST(a transcript on a terminal shows no control bytes of what tools printed and a pipe gets them) {
   for (bool live : {true, false}) {
     std::FILE* f = std::tmpfile();

@@ -130,7 +130,7 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     ctx.provider = make_scripted_provider(agent);
     ctx.inquiry = make_scripted_inquiry(agent);
     if (isatty(STDIN_FILENO))
-      ctx.prompts = std::make_shared<TtyPromptBackend>();
+      ctx.prompts = std::make_shared<TtyPromptBackend>(log);
     ctx.observer = std::make_shared<EventLogObserver>(log, agent.name, text, terminal_tools_of(*config));
     ctx.permissions = permissions;
     ctx.subagents = subagents;

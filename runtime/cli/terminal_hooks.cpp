@@ -88,7 +88,8 @@ std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out, const StyleCon
   return std::make_shared<MarkdownRenderer>(out, !(no_color && *no_color), style.reasoning == "show");
 }
 
-TtyPromptBackend::TtyPromptBackend() : cancel_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+TtyPromptBackend::TtyPromptBackend(std::shared_ptr<EventLog> log)
+  : log_(std::move(log)), cancel_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 TtyPromptBackend::~TtyPromptBackend() {
   if (cancel_fd_ >= 0)
@@ -103,6 +104,14 @@ auto TtyPromptBackend::dialog(std::unique_lock<std::mutex>& lock, F run) -> decl
   (void)!::read(cancel_fd_, &ended, sizeof ended);
   if (cancelled_)
     return std::nullopt;
+  if (!log_)
+    return run();
+  // The live lines would be drawn over the dialog while it waits for its answer.
+  log_->hold_progress(true);
+  struct Release {
+    EventLog& log;
+    ~Release() { log.hold_progress(false); }
+  } release{*log_};
   return run();
 }
 

@@ -64,7 +64,9 @@ std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out, const StyleCon
 /// tty_ask / tty_ask_permission.
 class TtyPromptBackend final : public PromptBackend {
 public:
-  TtyPromptBackend();
+  /// `log`: the transcript on the same terminal, whose progress lines are held
+  /// while a dialog is open (none: nothing to hold).
+  explicit TtyPromptBackend(std::shared_ptr<EventLog> log = nullptr);
   ~TtyPromptBackend() override;
   std::optional<Json> ask(const std::string& tool, const Question& q) override;
   std::optional<PermissionReply> permit(const std::string& tool, const Json& args) override;
@@ -77,6 +79,7 @@ private:
   /// Runs one dialog: none once cancelled; one at a time.
   template <class F>
   auto dialog(std::unique_lock<std::mutex>& lock, F run) -> decltype(run());
+  std::shared_ptr<EventLog> log_;
   int cancel_fd_ = -1; // an eventfd: readable while the dialog shown must end
   std::atomic<bool> cancelled_{false}; // ... and every later one too
   // One dialog on the terminal at a time: the menu and a tool's question must not

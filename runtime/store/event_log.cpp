@@ -67,10 +67,25 @@ void EventLog::progress(const std::vector<std::string>& lines) {
     return;
   std::lock_guard<std::mutex> guard(mutex_);
   clear_progress();
+  if (progress_held_ > 0) {
+    std::fflush(out_);
+    return;
+  }
   for (size_t i = 0; i < lines.size(); ++i)
     std::fprintf(out_, "%s%s", i ? "\n" : "", sanitize_utf8(lines[i]).c_str());
   std::fflush(out_);
   progress_lines_ = lines.size();
+}
+
+void EventLog::hold_progress(bool held) {
+  if (!live_)
+    return;
+  std::lock_guard<std::mutex> guard(mutex_);
+  progress_held_ += held ? 1 : -1;
+  if (held) {
+    clear_progress();
+    std::fflush(out_);
+  }
 }
 
 void EventLog::line(const std::string& text) {

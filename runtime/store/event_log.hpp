@@ -28,6 +28,10 @@ public:
   /// A live transcript's progress lines (what the handles running now look like:
   /// the CLI's views draw them), replacing the last ones; the next line erases them.
   void progress(const std::vector<std::string>& lines);
+  /// While a dialog is open on the terminal (a permission, a question, the interrupt
+  /// menu) no progress lines are drawn: redrawn every half second, they wrote over it
+  /// and its answer. Holding erases those shown; nested holds count.
+  void hold_progress(bool held);
   /// A line of the transcript, as the display words it (not in JSON).
   void line(const std::string& text);
   /// Whether tool_call and tool_result also write their transcript lines (a display
@@ -76,6 +80,7 @@ private:
   Clock now_;
   Sink sink_;
   size_t progress_lines_ = 0; // progress lines on screen (the last without a newline)
+  int progress_held_ = 0;     // dialogs open (hold_progress)
   bool call_lines_ = true;
 };
 
