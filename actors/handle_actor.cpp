@@ -177,16 +177,14 @@ HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptio
   return r;
 }
 
-/// The output since the last look: a pipe's as a terminal would show its lines (a
-/// terminal's is plain text already). A sequence cut by the look's end is shown with
-/// the next look, once whole; at the end, dropped.
+/// The output since the last look, as a terminal would show its lines: a pipe's
+/// bytes, or a terminal's text (its line redraws kept: terminal_text.hpp). A sequence
+/// cut by the look's end is shown with the next look, once whole; at the end, dropped.
 OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
   auto taken = st.out->take();
-  if (!st.term) {
-    auto bytes = std::move(st.held_sequence) + taken.content;
-    st.held_sequence.clear();
-    taken.content = readable_text(bytes, last ? nullptr : &st.held_sequence);
-  }
+  auto bytes = std::move(st.held_sequence) + taken.content;
+  st.held_sequence.clear();
+  taken.content = readable_text(bytes, last ? nullptr : &st.held_sequence);
   return taken;
 }
 

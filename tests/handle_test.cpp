@@ -1068,6 +1068,18 @@ CAF_TEST(a pty handle gives plain text and renders its screen) {
   CAF_CHECK(contains(a.state.content, "got a\\nb\\tc\td"));
 }
 
+CAF_TEST(a pty handle shows a progress bar s last frame) {
+  // A program that sees a terminal draws its progress bar there, redrawing a line
+  // with CR and erase-line: the look reads what the line was left as, not a line
+  // per frame (which filled the output cap).
+  auto spec = pty_spec(*this, {"bash", "-c", R"(for i in 1 2 3 4 5; do printf '\r\033[K%d%%' $((i*20)); done; printf '\nA\rB\n')"});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("bar"), spec);
+  await_all(*this, {"bar"});
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("bar"), LookOptions{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK_EQUAL(r.state.content, "100%\nB\n");
+}
+
 CAF_TEST(a pty handle that takes a line unechoed is waiting again once it reads the next) {
   // A password typed without echo: no output at all says it was taken.
   auto spec = pty_spec(*this, {"bash", "-c", R"(stty -echo; read a; read b; echo "got $a$b")"});

@@ -27,6 +27,11 @@ std::string plain_bytewise(std::string_view bytes) {
   return out + t.flush();
 }
 
+/// What a look shows of a terminal's text: its line redraws applied.
+std::string shown(std::string_view bytes) {
+  return readable_text(plain(bytes));
+}
+
 // Colors, a title, a charset designation, a DCS, keypad mode, a progress bar and
 // a multi-byte character, as a colored `git diff` in a pty might print them.
 const std::string colored_diff = "\x1b]0;git diff\x07"
@@ -35,13 +40,17 @@ const std::string colored_diff = "\x1b]0;git diff\x07"
                                  "\x1b[31m-removed\x1b[m\r\n"
                                  "\x1bP1$r0m\x1b\\\x1b=\x1b]8;;http://x\x1b\\link\x1b[0K\r\n"
                                  "10%\r50%\r100%\r\n";
-const std::string diff_text = "diff --git a/x b/x\n+added \xC3\xA9t\xC3\xA9\n-removed\nlink\n"
-                              "10%\n50%\n100%\n";
+// The text, with what redraws a line kept (erase in line, a lone CR)...
+const std::string diff_text = "diff --git a/x b/x\n+added \xC3\xA9t\xC3\xA9\n-removed\nlink\x1b[0K\n"
+                              "10%\r50%\r100%\n";
+// ... and what a look shows of it: the progress bar's last frame.
+const std::string diff_shown = "diff --git a/x b/x\n+added \xC3\xA9t\xC3\xA9\n-removed\nlink\n100%\n";
 
 } // namespace
 
 CAF_TEST(control sequences are removed) {
   CAF_CHECK_EQUAL(plain(colored_diff), diff_text);
+  CAF_CHECK_EQUAL(shown(colored_diff), diff_shown);
 }
 
 CAF_TEST(sequences split at every byte give the same text) {
@@ -61,15 +70,24 @@ CAF_TEST(a sequence interrupted by another or cancelled leaves no residue) {
   CAF_CHECK_EQUAL(plain("\x1b[1\n;2Hx"), "\nx"); // C0 inside CSI still acts
 }
 
-CAF_TEST(CRLF and lone CR become one line break) {
-  CAF_CHECK_EQUAL(plain("a\r\nb\rc\r\r\nd"), "a\nb\nc\nd");
+CAF_TEST(CRLF becomes one line break and a lone CR redraws the line) {
+  CAF_CHECK_EQUAL(plain("a\r\nb\rc\r\r\nd"), "a\nb\rc\nd");
+  CAF_CHECK_EQUAL(shown("a\r\nb\rc\r\r\nd"), "a\nc\nd");
   TerminalText t;
   CAF_CHECK_EQUAL(t.feed("progress 1\r"), "progress 1");
   CAF_CHECK_EQUAL(t.feed("\n"), "\n");
   CAF_CHECK_EQUAL(t.feed("x\r"), "x");
-  CAF_CHECK_EQUAL(t.feed("y"), "\ny");
+  CAF_CHECK_EQUAL(t.feed("y"), "\ry");
   CAF_CHECK_EQUAL(t.feed("\r"), "");
-  CAF_CHECK_EQUAL(t.flush(), "\n");
+  CAF_CHECK_EQUAL(t.flush(), "\r");
+  // A progress bar on a terminal (a program that sees one draws it): its last frame,
+  // its erase-line and cursor-to-column kept for the look, other sequences not.
+  auto bar = std::string("\x1b[1m");
+  for (int i = 1; i <= 50; ++i)
+    bar += fmt::format("\r\x1b[2K{}% \x1b[32m{}\x1b[m", i * 2, std::string(i / 5, '#'));
+  CAF_CHECK_EQUAL(shown(bar + "\r\nA\rB\nx\x1b[2Ky\nETA 10s\rETA 9s\x1b[K\n"),
+                  "100% ##########\nB\n y\nETA 9s\n");
+  CAF_CHECK_EQUAL(plain("a\x1b[3;5Kb\x1b[?25lc"), "abc"); // not digits alone: dropped
 }
 
 CAF_TEST(a CR at the start of a line adds no empty line) {

@@ -26,21 +26,38 @@ std::size_t incomplete_utf8_tail(const std::string& s) {
 
 } // namespace
 
-// Emits one character; a held CR becomes a line break first (CR LF is one break,
-// a lone CR - a progress bar redrawing its line - is one too), unless the line is
-// still empty: a CR at the start of a line (after CR LF and a mode change, as
-// readline writes) moves nothing.
+// Emits one character; a held CR is decided first: CR LF is one line break; a lone
+// CR after text on the line (a progress bar redrawing it) is kept, for the look to
+// redraw the line (readable_text); at the start of a line (after CR LF and a mode
+// change, as readline writes) it moves nothing.
 void TerminalText::put(std::string& out, char c) {
   if (pending_cr_) {
     pending_cr_ = false;
-    if (c == '\n' || !at_line_start_)
+    if (c == '\n') {
       out += '\n';
-    at_line_start_ = true;
-    if (c == '\n')
+      at_line_start_ = true;
       return;
+    }
+    if (!at_line_start_)
+      out += '\r';
   }
   out += c;
   at_line_start_ = c == '\n';
+}
+
+// A CSI that redraws the line (erase in line K, cursor to column G), kept whole for
+// the look to apply; its parameters are digits only.
+void TerminalText::put_line_edit(std::string& out, unsigned char final_byte) {
+  if (csi_.find_first_not_of("0123456789") != std::string::npos)
+    return;
+  if (pending_cr_) {
+    pending_cr_ = false;
+    if (!at_line_start_)
+      out += '\r';
+  }
+  out += "\x1b[";
+  out += csi_;
+  out += static_cast<char>(final_byte);
 }
 
 void TerminalText::text_byte(std::string& out, unsigned char c) {
@@ -93,6 +110,7 @@ void TerminalText::step(std::string& out, unsigned char c) {
     case st::esc_intermediate:
       if (state_ == st::esc && c == '[') {
         state_ = st::csi;
+        csi_.clear();
       } else if (state_ == st::esc && c == ']') {
         state_ = st::string;
         osc_ = true;
@@ -108,10 +126,15 @@ void TerminalText::step(std::string& out, unsigned char c) {
       }
       return;
     case st::csi:
-      if (c >= 0x40 && c <= 0x7e)
+      if (c >= 0x40 && c <= 0x7e) {
         state_ = st::text;
-      else if (c < 0x20 || c > 0x3f) // not a parameter or intermediate byte
+        if (c == 'K' || c == 'G')
+          put_line_edit(out, c);
+      } else if (c < 0x20 || c > 0x3f) { // not a parameter or intermediate byte
         in_sequence_other(out, c);
+      } else {
+        csi_ += static_cast<char>(c); // bounded by max_sequence
+      }
       return;
     case st::string:
       if (c == ESC)
@@ -158,7 +181,7 @@ std::string TerminalText::flush() {
   std::string out = std::move(held_utf8_);
   held_utf8_.clear();
   if (pending_cr_ && !at_line_start_)
-    out += '\n';
+    out += '\r';
   pending_cr_ = false;
   at_line_start_ = true;
   state_ = st::text;

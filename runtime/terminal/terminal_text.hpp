@@ -1,6 +1,9 @@
-// Raw pty output -> plain text for an LLM: drops terminal control sequences, turns
-// CR/CRLF into LF and applies backspace. Streaming: pty output arrives in arbitrary
-// chunks, so any sequence may be split across feed() calls.
+// Raw pty output -> text for an LLM: drops terminal control sequences, turns CRLF
+// into LF and applies backspace. What redraws a line -- a lone CR after text, erase
+// in line (CSI K), cursor to column (CSI G) -- is kept, for a look to show the line
+// as it was left (readable_text: a progress bar's last frame, not every frame).
+// Streaming: pty output arrives in arbitrary chunks, so any sequence may be split
+// across feed() calls.
 #pragma once
 
 #include <cstddef>
@@ -27,12 +30,14 @@ private:
   void in_sequence_other(std::string& out, unsigned char c);
   void text_byte(std::string& out, unsigned char c);
   void put(std::string& out, char c);
+  void put_line_edit(std::string& out, unsigned char final_byte);
 
   st state_ = st::text;
   bool osc_ = false;        // the string may also end with BEL
   bool pending_cr_ = false; // a CR whose meaning depends on the next byte
   bool at_line_start_ = true; // nothing emitted since the last line break
   std::size_t seq_len_ = 0;
+  std::string csi_;         // the parameters of the CSI being read
   std::string held_utf8_;   // a character split across chunks
 };
 
