@@ -175,6 +175,17 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   CAF_CHECK(describe_typo.out.find("unknown parameter `tool` (allowed: `tools`)") != std::string::npos);
 }
 
+CAF_TEST(version prints the version and a command s help names the global options) {
+  auto v = cli("--version");
+  CAF_CHECK_EQUAL(v.status, 0);
+  CAF_CHECK(std::regex_search(v.out, std::regex("^[0-9]+\\.[0-9]+\\.[0-9]+\n$")));
+  for (auto command : {"run --help", "handles ls --help", "query --help"}) {
+    auto h = cli(command);
+    CAF_CHECK_EQUAL(h.status, 0);
+    CAF_CHECK(contains(h.out, "--config FILE, --cfg key=value, --workspace DIR"));
+  }
+}
+
 CAF_TEST(a misspelt command and options that mean nothing where given are named) {
   auto bogus = cli("bogus");
   CAF_CHECK_EQUAL(bogus.status, 2);

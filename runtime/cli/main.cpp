@@ -37,6 +37,7 @@
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/provider/scripted_provider.hpp"
 #include "runtime/cli/tty_prompt.hpp"
+#include "runtime/version.hpp"
 #include "runtime/store/event_log.hpp"
 #include "runtime/store/experiment_report.hpp"
 #include "runtime/process/group_record.hpp"
@@ -385,6 +386,7 @@ int main(int argc, char** argv) {
                "Configuration: built-in defaults, $XDG_CONFIG_HOME/jp-actors/config.toml,\n"
                "<workspace>/.jp/config.toml, --config FILE, --cfg key=value (later wins)."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version());
   app.fallthrough(); // global options may also follow the subcommand
   ConfigSources sources;
   // Repeatable options take one value each: a vector option would otherwise eat the
@@ -532,6 +534,16 @@ int main(int argc, char** argv) {
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini, mcp or json-schema (oneOf)")
     ->default_str("openai")
     ->needs(schema_flag);
+
+  // A command's --help shows its own options: name the global ones there too.
+  std::function<void(CLI::App*)> add_footer = [&](CLI::App* level) {
+    for (auto* sub : level->get_subcommands({})) {
+      sub->footer("Global options, before or after the command: --config FILE, --cfg key=value, --workspace DIR "
+                  "(jp-actors --help)");
+      add_footer(sub);
+    }
+  };
+  add_footer(&app);
 
   try {
     app.parse(argc, argv);

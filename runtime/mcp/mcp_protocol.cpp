@@ -1,5 +1,7 @@
 #include "runtime/mcp/mcp_protocol.hpp"
 
+#include "runtime/version.hpp"
+
 #include <cmath>
 #include <fmt/format.h>
 
@@ -54,7 +56,7 @@ Json initialize_result(std::string_view requested_version) {
   return Json::object()
     .set("protocolVersion", negotiate_version(requested_version))
     .set("capabilities", Json::object().set("tools", Json::object().set("listChanged", false)))
-    .set("serverInfo", Json::object().set("name", "jp-actors").set("version", JP_ACTORS_VERSION))
+    .set("serverInfo", Json::object().set("name", "jp-actors").set("version", version()))
     .set("instructions", how);
 }
 
