@@ -561,6 +561,25 @@ CAF_TEST(a one-shot call cut by an interrupt says so and not only that it was ki
   CAF_CHECK(!contains(server.requests().back().body, "#call"));
 }
 
+CAF_TEST(sigterm while a tool runs ends the query without another request) {
+  // The tool's result (killed by the signal) was sent on to the provider: a paid
+  // request after the user asked jp-actors to end.
+  FakeProviderServer server;
+  Workspace ws(server);
+  auto pidfile = ws.path("term.pid");
+  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  server.push({200, openai_call("call_1", "shell", Json::object().set("command", command))});
+  server.push({200, openai_text("should not be asked")});
+  Background q(ws, "run it");
+  pid_t child = 0;
+  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> child && child > 0; }));
+  ::kill(q.pid, SIGTERM);
+  CAF_CHECK_EQUAL(q.wait(), 128 + SIGTERM);
+  CAF_CHECK_EQUAL(server.requests().size(), 1u);
+  CAF_CHECK(!contains(q.output(), "should not be asked"));
+  CAF_CHECK(wait_for([&] { return ::kill(child, 0) != 0; }));
+}
+
 CAF_TEST(a conversation in use by one query is refused to another) {
   // Two at once each took the other's prompts and calls for its own history.
   FakeProviderServer server;

@@ -24,6 +24,7 @@
 #include "runtime/attachments.hpp"
 #include "runtime/cli/control_endpoint.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
+#include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "runtime/store/own_conversations.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -213,6 +214,9 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
                                         config->runtime.abort_grace_secs + 20);
   std::string error;
   {
+    // SIGTERM or SIGHUP ends the turn at once, as in `run`: no request is made with
+    // the results of the tools the signal ended.
+    StopOnSignal stop([loop] { caf::anon_send(loop, stop_atom::value); });
     InterruptWatch watch(loop, ctx.prompts != nullptr);
     caf::scoped_actor self{sys};
     self->request(loop, caf::infinite, run_atom::value, *prompt)
