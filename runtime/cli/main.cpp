@@ -313,9 +313,10 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
     .receive(
       [](std::vector<HandleSummary>& ended, std::string&) {
         // A spawn answered "running", and the handle is gone once this returns:
-        // said, so nobody fetches it next and finds nothing.
+        // said, so nobody fetches it next and finds nothing. A one-shot call's own
+        // run ("#1") is no handle anyone was told of: its failure says it all.
         for (auto& h : ended)
-          if (h.outcome != turn_end_outcome::none)
+          if (h.outcome != turn_end_outcome::none && !h.id.starts_with('#'))
             std::fprintf(stderr,
                          "jp-actors: note: handle `%s` (%s) was %s as the call ended: a handle lives only as "
                          "long as the command that started it (`run` a script, or `query`, to drive it on)\n",
