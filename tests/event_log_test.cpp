@@ -58,6 +58,16 @@ CAF_TEST(a live transcript shows the progress lines and clears them before the n
   std::fclose(f);
 }
 
+CAF_TEST(a transcript cuts a long argument as it cuts a long result) {
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, false);
+  log.tool_call("main", 1, 0, "write", Json::object().set("text", std::string(200000, 'x')));
+  auto out = contents(f);
+  CAF_CHECK_LESS(out.size(), 2100u);
+  CAF_CHECK(out.ends_with("… (200011 bytes)\n"));
+  std::fclose(f);
+}
+
 CAF_TEST(progress lines are held while a dialog is open on the terminal) {
   // Redrawn every half second, they wrote over a permission's question and its answer.
   std::FILE* f = std::tmpfile();

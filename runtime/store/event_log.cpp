@@ -150,7 +150,8 @@ void EventLog::tool_call(const std::string& agent, int step, int index, const st
   e.set("tool", tool).set("arguments", arguments);
   emit(e);
   if (!json_ && call_lines_)
-    write(fmt::format("[{}] → {} {}", agent, tool, arguments.dump()));
+    // Cut, as results are: a model's 200-KB argument (a file's text) was a 200-KB line.
+    write(fmt::format("[{}] → {} {}", agent, tool, shorten(arguments.dump(), 2000)));
 }
 
 void EventLog::tool_result(const std::string& agent, int step, int index, const std::string& tool,
