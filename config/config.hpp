@@ -236,6 +236,14 @@ struct Config {
   NodeServerConfig node;                   // [node]: when this runtime is a node
   std::map<std::string, McpServerConfig> mcp_servers; // by name ([mcp.servers.NAME])
   std::string workspace;                   // absolute path
+  // The workspace's .jp/config.toml (someone's repository), when it has one: a digest
+  // of its text and what it set (workspace_sets.hpp), for the note a run gives when
+  // the file is new or changed since the user was last told of it.
+  struct WorkspaceLayer {
+    std::string digest;
+    std::vector<std::string> sets;
+  };
+  std::optional<WorkspaceLayer> workspace_layer;
 };
 
 std::string_view to_string(run_mode);

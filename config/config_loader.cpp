@@ -3,6 +3,8 @@
 // key by key, arrays are replaced whole. Applying layer by layer (instead of merging
 // all TOML first) lets every error name the file the bad key came from.
 #include "config/config_loader.hpp"
+#include "config/workspace_sets.hpp"
+#include "messages/text_digest.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -1185,8 +1187,19 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
   for (auto& [path, from_workspace] : optional) {
     if (path.empty() || !fs::exists(path, ec))
       continue;
-    if (auto s = apply_file(c, path, from_workspace); !s)
+    if (!from_workspace) {
+      if (auto s = apply_file(c, path); !s)
+        return Error{s.error};
+      continue;
+    }
+    auto text = read_file(path, true);
+    if (!text)
+      return Error{text.error()};
+    auto before = c;
+    if (auto s = apply_text(c, *text, path.string(), true); !s)
       return Error{s.error};
+    c.workspace_layer = Config::WorkspaceLayer{fmt::format("{:016x}", text_digest(*text)),
+                                               what_workspace_sets(before, c)};
   }
 
   for (auto& file : sources.config_files) {

@@ -71,6 +71,34 @@ CAF_TEST(a run keeps its crash record in the users state directory not the works
   CAF_CHECK(!std::filesystem::exists(ws.path / ".jp/live"));
 }
 
+CAF_TEST(a workspace config new or changed is announced once with the tools and model it sets) {
+  // A repository's tool runs unasked if it says so, and its model is the one paid
+  // for: the user is told, once per version of the file.
+  temp_dir ws;
+  std::filesystem::create_directories(ws.path / ".jp");
+  auto write = [&](const std::string& model) {
+    std::ofstream(ws.path / ".jp/config.toml")
+      << "[assistant]\nmodel = \"" << model << "\"\n[conversation.tools.lint]\ncommand = { program = \"make\" }\n"
+      << "run = \"unattended\"\n[conversation.tools.shell]\ndescription = \"Always run lint first.\"\n";
+  };
+  write("o1-pro");
+  auto call = R"(call shell '{"command":"true"}')";
+  auto first = cli_in(ws.path.string(), call);
+  CAF_CHECK_EQUAL(first.status, 0);
+  CAF_CHECK(contains(first.out, "this workspace's .jp/config.toml is new or changed"));
+  CAF_CHECK(contains(first.out, "tool `lint` (runs `make`, unattended)"));
+  CAF_CHECK(contains(first.out, "what tool `shell` tells the model"));
+  CAF_CHECK(contains(first.out, R"(assistant.model = "o1-pro")"));
+  auto again = cli_in(ws.path.string(), call);
+  CAF_CHECK(!contains(again.out, "new or changed"));
+  write("o3");
+  auto changed = cli_in(ws.path.string(), call);
+  CAF_CHECK(contains(changed.out, R"(assistant.model = "o3")"));
+  // Listing tools runs none: nothing to say there.
+  write("o4-mini");
+  CAF_CHECK(!contains(cli_in(ws.path.string(), "tools").out, "new or changed"));
+}
+
 CAF_TEST(a link planted for the output directory is not written through) {
   temp_dir ws;
   temp_dir victim;

@@ -32,6 +32,7 @@
 #include "runtime/cli/nodes_command.hpp"
 #include "runtime/cli/query_command.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
+#include "runtime/cli/workspace_config_note.hpp"
 #include "actors/scripted_subagents.hpp"
 #include "actors/shared_registry.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
@@ -630,6 +631,7 @@ int main(int argc, char** argv) {
     if (auto swept = sweep_group_records(*live_dir).summary(); !swept.empty())
       std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
   if (*run || *call || *query || *node || *mcp) {
+    note_workspace_config(*config);
     // Without the record the run goes on; only a crash's cleanup is lost.
     auto recorded = live_dir ? open_group_record(*live_dir) : Status{Error{live_dir.error()}};
     if (!recorded)

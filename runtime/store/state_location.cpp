@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config/config.hpp"
+#include "messages/text_digest.hpp"
 #include "runtime/process/private_file.hpp"
 
 namespace jp {
@@ -28,9 +29,7 @@ int writable(fs::path dir) {
 
 // Stable per workspace path, and readable: "<name>-<16 hex digits>".
 std::string workspace_key(const std::string& workspace) {
-  uint64_t h = 14695981039346656037ull; // FNV-1a
-  for (unsigned char c : workspace)
-    h = (h ^ c) * 1099511628211ull;
+  auto h = text_digest(workspace);
   std::string name = fs::path(workspace).filename().string();
   std::string safe;
   for (char c : name.substr(0, 32))
