@@ -1465,6 +1465,12 @@ CAF_TEST(every launcher names a missing program and a bad cwd) {
     auto not_exec = spawn_process(io, SpawnSpec{{"/tmp"}, "", {}, false}, c->events(c)); // a directory
     CAF_REQUIRE(!not_exec.ok());
     CAF_CHECK_EQUAL(not_exec.error(), "cannot start '/tmp': Permission denied");
+    // An argument past Linux's 128 KiB (a model's file text): which limit, and what instead.
+    auto too_long = spawn_process(io, SpawnSpec{{"echo", std::string(200000, 'x')}, "", {}, false}, c->events(c));
+    CAF_REQUIRE(!too_long.ok());
+    CAF_CHECK_EQUAL(too_long.error(), "cannot start 'echo': Argument list too long: its longest argument is 200000 "
+                                      "bytes (at most 131,072 each), 200006 bytes in all; pass long text through "
+                                      "a file or stdin instead");
   }
   use_launcher(launcher_kind::vfork);
   CAF_CHECK_EQUAL(open_pidfds(), pidfds_before); // none kept of a child that never ran

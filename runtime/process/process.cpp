@@ -1,6 +1,7 @@
 #include "runtime/process/process.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -198,6 +199,18 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
       return cd_error(ENOTDIR);
     if (::access(spec.cwd.c_str(), X_OK) != 0)
       return cd_error(errno);
+  }
+  if (err == E2BIG) {
+    // Linux takes an argument (or variable) of at most 128 KiB, and about a quarter
+    // of the stack limit for all of them together: say which, and what to do instead.
+    size_t longest = 0, total = 0;
+    for (auto& a : spec.argv) {
+      longest = std::max(longest, a.size());
+      total += a.size() + 1;
+    }
+    return fmt::format("cannot start '{}': Argument list too long: its longest argument is {} bytes (at most "
+                       "131,072 each), {} bytes in all; pass long text through a file or stdin instead",
+                       prog, longest, total);
   }
   return "cannot start '" + prog + "': " + errno_text(err);
 }
