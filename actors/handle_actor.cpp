@@ -180,10 +180,19 @@ HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptio
 /// The output since the last look, as a terminal would show its lines: a pipe's
 /// bytes, or a terminal's text (its line redraws kept: terminal_text.hpp). A sequence
 /// cut by the look's end is shown with the next look, once whole; at the end, dropped.
+/// Output that is mostly no text (a binary file a command printed) is left out,
+/// saying so: each of its bytes was a U+FFFD, three times its size in the model's
+/// context, telling it nothing.
 OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
   auto taken = st.out->take();
   auto bytes = std::move(st.held_sequence) + taken.content;
   st.held_sequence.clear();
+  if (bytes.size() >= 64 && invalid_utf8_bytes(bytes) * 4 >= bytes.size()) {
+    taken.content = fmt::format("[jp-actors: {} bytes of binary output left out (not UTF-8 text): to look at it, "
+                                "pipe it through `od -c | head` or write it to a file and run `file` on it]\n",
+                                bytes.size());
+    return taken;
+  }
   taken.content = readable_text(bytes, last ? nullptr : &st.held_sequence);
   return taken;
 }

@@ -221,6 +221,20 @@ std::string sanitize_utf8(std::string_view s) {
   return out;
 }
 
+size_t invalid_utf8_bytes(std::string_view s) {
+  size_t invalid = 0;
+  for (size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    auto n = utf8_sequence_length(s, i);
+    invalid += n == 0;
+    i += n == 0 ? 1 : n;
+  }
+  return invalid;
+}
+
 void append_json_string(std::string& out, std::string_view s) {
   out.reserve(out.size() + s.size() + 2);
   out += '"';

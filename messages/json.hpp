@@ -126,6 +126,10 @@ std::string last_line_of(std::string_view text);
 /// Replaces invalid UTF-8 sequences by U+FFFD.
 std::string sanitize_utf8(std::string_view s);
 
+/// How many bytes of `s` start no valid UTF-8 sequence (each one U+FFFD in
+/// sanitize_utf8): most of a binary file's, few of a text's.
+size_t invalid_utf8_bytes(std::string_view s);
+
 /// Appends code point `c` (at most U+10FFFF) encoded as UTF-8.
 void append_utf8(std::string& out, uint32_t c);
 

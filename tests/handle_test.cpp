@@ -534,6 +534,23 @@ CAF_TEST(a pipe tool output reads as a terminal shows it) {
   CAF_CHECK_EQUAL(a.state.content, "red\n");
 }
 
+CAF_TEST(binary output is left out saying so and text with a few stray bytes is not) {
+  auto spec = shell("for i in $(seq 300); do printf '\\200\\377\\376\\375abcd'; done");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("bin"), spec);
+  await_all(*this, {"bin"});
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("bin"), LookOptions{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK_EQUAL(r.state.content, "[jp-actors: 2400 bytes of binary output left out (not UTF-8 text): to look at "
+                                   "it, pipe it through `od -c | head` or write it to a file and run `file` on it]\n");
+  // Latin-1 text: a few bytes that are no UTF-8 in a line of text, shown as they come.
+  auto latin = shell("printf 'caf\\351 cr\\350me br\\373l\\351e, and enough other words to make a line of it\\n'");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("latin"), latin);
+  await_all(*this, {"latin"});
+  auto [l, lerr] = ask<HandleReport>(registry, fetch_atom::value, std::string("latin"), LookOptions{});
+  CAF_CHECK_EQUAL(lerr, "");
+  CAF_CHECK(contains(l.state.content, "enough other words"));
+}
+
 CAF_TEST(a program that cannot start is a stopped error naming it) {
   LaunchSpec s = shell("");
   s.argv = {"/nonexistent/tool-xyz"};
