@@ -147,6 +147,20 @@ CAF_TEST(figures come from the events of a stored conversation) {
   CAF_CHECK_EQUAL(a->round_trips, 2);
   CAF_CHECK_EQUAL(a->handles_spawned, 1);
   CAF_CHECK_EQUAL(a->peak_handles, -1); // a conversation does not say
+  CAF_CHECK_EQUAL(runs.front().total.wall_ms, 40.0);
+}
+
+CAF_TEST(a stored conversation s total wall time is its turns not the time between them) {
+  ReportBuilder b;
+  b.add(at(0, "turn_start", {{"prompt", "one"}, {"model", "m"}}));
+  b.add(at(10, "turn_end", {{"handles", Json::array()}}));
+  // Later (50 s here; hours in use), the next question.
+  b.add(at(50000, "turn_start", {{"prompt", "two"}, {"model", "m"}}));
+  b.add(at(50006, "turn_end", {{"handles", Json::array()}}));
+  auto runs = b.reports();
+  CAF_REQUIRE_EQUAL(runs.size(), 1u);
+  CAF_CHECK_EQUAL(find_agent(runs.front(), "assistant")->wall_ms, 16.0);
+  CAF_CHECK_EQUAL(runs.front().total.wall_ms, 16.0);
 }
 
 CAF_TEST(a repeated experiment reports min median and max of each figure) {

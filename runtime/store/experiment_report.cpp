@@ -296,8 +296,10 @@ void ReportBuilder::add(const Json& e) {
       ++f.handles_spawned;
   } else if (kind == "turn_end") {
     double from = a.turn_started >= 0 ? a.turn_started : a.first;
-    if (t >= 0 && from >= 0)
+    if (t >= 0 && from >= 0) {
       f.wall_ms += t - from;
+      a.turn_spans.push_back({from, t});
+    }
     a.turn_started = -1;
     f.errors += !string_at(e, "error").empty();
     if (auto spawned = number_at(e, "handles_spawned"); spawned >= 0) {
@@ -316,14 +318,19 @@ ExperimentReport ReportBuilder::finish(const Run& run) const {
   total.agent = "total";
   total.peak_handles = -1;
   double first = -1, last = -1;
+  std::vector<std::pair<double, double>> turns; // every agent's
   for (auto& path : run.order) {
     auto a = run.agents.at(path);
     std::vector<std::pair<double, double>> spans;
     for (auto& s : a.tool_spans)
       spans.emplace_back(s.start, s.end);
     // A turn that never ended (a log cut short): up to its last event.
-    if (a.turn_started >= 0 && a.last >= a.turn_started)
+    if (a.turn_started >= 0 && a.last >= a.turn_started) {
       a.figures.wall_ms += a.last - a.turn_started;
+      a.turn_spans.push_back({a.turn_started, a.last});
+    }
+    for (auto& s : a.turn_spans)
+      turns.emplace_back(s.start, s.end);
     // Times are stamped to the ms, tool calls timed finer: a span may seem to start
     // before its turn did. An agent's tools never took longer than it did.
     a.figures.tools_ms = covered(std::move(spans));
@@ -345,7 +352,9 @@ ExperimentReport ReportBuilder::finish(const Run& run) const {
     last = std::max(last, a.last);
     r.agents.push_back(std::move(f));
   }
-  total.wall_ms = run.run_ms >= 0 ? run.run_ms : first >= 0 ? last - first : 0;
+  // Without run_end (a stored conversation, a log cut short): the time some turn ran,
+  // not the hours between a conversation's turns.
+  total.wall_ms = run.run_ms >= 0 ? run.run_ms : !turns.empty() ? covered(std::move(turns)) : first >= 0 ? last - first : 0;
   return r;
 }
 

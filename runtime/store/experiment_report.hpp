@@ -60,6 +60,7 @@ private:
     std::map<std::string, double> calls_at; // a stored conversation's open tool calls
     std::map<std::string, std::string> call_actions; // call id -> action, for spawns
     std::vector<Interval> tool_spans;
+    std::vector<Interval> turn_spans; // a run's wall without run_end: its turns, not the time between
   };
   struct Run {
     std::vector<std::string> order;
