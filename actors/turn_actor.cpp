@@ -1105,7 +1105,23 @@ void forget_call(turn_actor_t* self, const std::string& tag) {
 caf::result<CallResult> call(turn_actor_t* self, const std::string& tool, const std::string& args,
                              const std::string& tag) {
   auto rp = self->make_response_promise<CallResult>();
-  run_call(self, tool, args, tag, CallReply{self, rp, tag});
+  if (!tool.empty()) {
+    run_call(self, tool, args, tag, CallReply{self, rp, tag});
+    return rp;
+  }
+  // No tool named (Session::fetch, apply, abort: a program names the handle only):
+  // the tool the handle was spawned with, or went on as a handle of -- a stopped
+  // one's too, and in the order the calls came.
+  auto parsed = Json::parse(args);
+  auto* id = parsed ? parsed->find("id") : nullptr;
+  auto& tools = self->state.handle_tools;
+  auto h = id && id->is_string() ? tools.find(id->as_string()) : tools.end();
+  if (h == tools.end()) {
+    rp.deliver(failed(fmt::format("Handle `{}` not found: this session has no handle of that id",
+                                  id && id->is_string() ? cut_text(id->as_string()) : std::string("(no id)"))));
+    return rp;
+  }
+  run_call(self, h->second.name, args, tag, CallReply{self, rp, tag});
   return rp;
 }
 

@@ -2,7 +2,8 @@
 // messages -- one-shot wrapping, stateful dispatch, `await`, `describe_tools`.
 // Its interface is turn_actor (actors/interfaces.hpp):
 //   (batch_atom, vector<string> spawn_ids) -> bool       pre-register a batch's spawns
-//   (call_atom, tool, args_json)           -> CallResult
+//   (call_atom, tool, args_json)           -> CallResult  tool "": a fetch, apply or
+//        abort through the tool handle `id` was spawned with (a program's look)
 //   (call_atom, tool, args_json, tag)      -> CallResult  the same, tagged by its caller
 //   (abort_atom, tag)                      -> void   ends the tagged call's one-shot run
 //        and aborts the handle it spawned (not one it fetches, applies to or

@@ -223,10 +223,41 @@ CAF_TEST(a one-shot call moved to the background is fetched and aborted by its i
   CAF_CHECK_EQUAL(ended.ok ? "" : ended.content, "");
   auto after = parsed(get(s.await_all({id}, 30)));
   CAF_CHECK(completed(after, id) != nullptr);
+  // Stopped, it is still looked at through its tool: the fetch says how it ended.
+  auto stopped = get(s.fetch(id, 0));
+  CAF_CHECK(stopped.ok);
+  CAF_CHECK(stopped.content.find("stopped") != std::string::npos);
+  // One first looked at once it stopped: its result.
+  auto later = parsed(get(s.call("shell", obj(R"({"command": "sleep 1; echo finished"})"))));
+  auto later_id = str(&later, "id");
+  CAF_REQUIRE(!later_id.empty());
+  CAF_REQUIRE(completed(parsed(get(s.await_all({later_id}, 30))), later_id) != nullptr);
+  auto result = get(s.fetch(later_id, 0));
+  CAF_CHECK_EQUAL(result.ok ? "" : result.content, "");
+  CAF_CHECK(result.content.find("finished") != std::string::npos);
   // A spawn that failed leaves its id naming nothing, not the tool it named.
   CAF_CHECK(!get(s.spawn("nosuch", "x", obj("{}"))).ok);
   auto x = get(s.fetch("x", 0));
   CAF_CHECK_EQUAL(x.content, "Handle `x` not found: this session has no handle of that id");
+}
+
+CAF_TEST(a session dropped while its spawn is pending lets its runtime end) {
+  // The spawn's answer never comes: its future breaks, and nothing of the session's
+  // (its callbacks) keeps the runtime from ending.
+  auto rt = std::make_unique<Runtime>(config());
+  std::future<CallResult> pending;
+  {
+    auto s = rt->session();
+    pending = s.spawn("shell", "slow", obj(R"({"command": "exec sleep 300"})"), 600000);
+  }
+  bool broken = false;
+  try {
+    get(std::move(pending));
+  } catch (const std::future_error&) {
+    broken = true;
+  }
+  CAF_CHECK(broken);
+  rt.reset(); // returns: the session's state went with it
 }
 
 CAF_TEST(a spawn whose params are no object and an await whose timeout is no number are refused) {

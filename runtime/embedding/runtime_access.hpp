@@ -69,8 +69,6 @@ struct Session::Impl {
     std::map<uint64_t, std::function<void(SessionReply&)>> waiting;
   };
   std::shared_ptr<Pending> pending = std::make_shared<Pending>();
-  std::mutex mtx;
-  std::map<std::string, std::string> tools; // handle id -> the tool it was spawned with
 };
 
 struct Turn::Impl {

@@ -147,17 +147,6 @@ Session::~Session() {
 }
 
 void Session::call(const std::string& tool, const Json& arguments, std::function<void(CallResult)> done) {
-  // fetch, apply and abort name the handle only: remember which tool it is of, once
-  // its spawn took (a failed one's id names no handle of that tool).
-  if (auto* action = arguments.find("action"); action && action->is_string() && action->as_string() == "spawn")
-    if (auto* id = arguments.find("id"); id && id->is_string())
-      done = [impl = impl_, tool, id = id->as_string(), done = std::move(done)](CallResult r) {
-        if (r.ok) {
-          std::lock_guard lock(impl->mtx);
-          impl->tools[id] = tool;
-        }
-        done(std::move(r));
-      };
   call_text(*impl_, tool, arguments.dump(), std::move(done));
 }
 
@@ -200,46 +189,17 @@ std::future<CallResult> Session::spawn(const std::string& tool, const std::strin
 
 namespace {
 
-/// A look at handle `id` through the tool it was spawned with; `args` its arguments.
-/// A handle the session did not spawn by name (a one-shot call moved to the
-/// background, a `call` the program wrote) is looked up among the turn's handles.
-void look(const std::shared_ptr<Session::Impl>& impl, const std::string& id, std::string args,
-          std::function<void(CallResult)> done) {
-  std::string tool;
-  {
-    std::lock_guard lock(impl->mtx);
-    if (auto it = impl->tools.find(id); it != impl->tools.end())
-      tool = it->second;
-  }
-  if (!tool.empty())
-    return call_text(*impl, tool, std::move(args), std::move(done));
-  send_call(
-    *impl,
-    // Weak: the session holds its waiters, and one ending with no answer must not keep it.
-    [weak = std::weak_ptr(impl), id, args = std::move(args), done = std::move(done)](SessionReply& r) mutable {
-      auto impl = weak.lock();
-      if (!impl)
-        return;
-      if (!r.error.empty())
-        return done(CallResult{false, std::move(r.error)});
-      for (auto& h : r.handles)
-        if (h.id == id) {
-          {
-            std::lock_guard lock(impl->mtx);
-            impl->tools[id] = h.tool;
-          }
-          return call_text(*impl, h.tool, std::move(args), std::move(done));
-        }
-      done(CallResult{false, fmt::format("Handle `{}` not found: this session has no handle of that id",
-                                         cut_text(id))});
-    },
-    list_atom::value);
+/// A look at handle `id`: the turn sends it through the tool the handle was spawned
+/// with (a call naming no tool), one the session spawned or a one-shot call moved to
+/// the background, running or stopped.
+void look(Session::Impl& impl, std::string args, std::function<void(CallResult)> done) {
+  call_text(impl, "", std::move(args), std::move(done));
 }
 
 } // namespace
 
 void Session::fetch(const std::string& id, int64_t wait_ms, std::function<void(CallResult)> done) {
-  look(impl_, id, look_args("fetch", id, wait_ms), std::move(done));
+  look(*impl_, look_args("fetch", id, wait_ms), std::move(done));
 }
 
 std::future<CallResult> Session::fetch(const std::string& id, int64_t wait_ms) {
@@ -248,7 +208,7 @@ std::future<CallResult> Session::fetch(const std::string& id, int64_t wait_ms) {
 
 void Session::apply(const std::string& id, const Json& input, int64_t wait_ms,
                     std::function<void(CallResult)> done) {
-  look(impl_, id, look_args("apply", id, wait_ms, &input), std::move(done));
+  look(*impl_, look_args("apply", id, wait_ms, &input), std::move(done));
 }
 
 std::future<CallResult> Session::apply(const std::string& id, const Json& input, int64_t wait_ms) {
@@ -256,7 +216,7 @@ std::future<CallResult> Session::apply(const std::string& id, const Json& input,
 }
 
 void Session::abort(const std::string& id, std::function<void(CallResult)> done) {
-  look(impl_, id, look_args("abort", id, -1), std::move(done));
+  look(*impl_, look_args("abort", id, -1), std::move(done));
 }
 
 std::future<CallResult> Session::abort(const std::string& id) {
