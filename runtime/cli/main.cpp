@@ -570,6 +570,20 @@ int main(int argc, char** argv) {
                      level == &app ? "" : " for ", level == &app ? "" : level->get_name().c_str(), names.c_str());
         return 2;
       }
+    // An option of a command given before it (`--provider x query`): say where it goes.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e))
+      for (auto& extra : app.remaining()) {
+        if (!extra.starts_with("--"))
+          continue;
+        auto name = extra.substr(0, extra.find('='));
+        for (auto* sub : app.get_subcommands({}))
+          if (sub->get_option_no_throw(name) && !app.get_option_no_throw(name)) {
+            std::fprintf(stderr, "jp-actors: %s is an option of `%s`: give it after the command (jp-actors %s %s "
+                                 "...)\n",
+                         name.c_str(), sub->get_name().c_str(), sub->get_name().c_str(), name.c_str());
+            return 2;
+          }
+      }
     // A usage error exits 2, as the misspelt command above (CLI11's own codes, 106
     // to 115, say nothing to a script); --help and --version still exit 0.
     return app.exit(e) == 0 ? 0 : 2;
