@@ -197,6 +197,10 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   auto unknown_option = cli("run examples/quickstart.toml --bogus");
   CAF_CHECK_EQUAL(unknown_option.status, 2);
   CAF_CHECK(contains(unknown_option.out, "--bogus"));
+  // A command's option before the command: where it goes.
+  auto before = cli("--provider scripted query hi");
+  CAF_CHECK_EQUAL(before.status, 2);
+  CAF_CHECK(contains(before.out, "--provider is an option of `query`: give it after the command"));
   auto dialect_alone = cli("tools --dialect gemini");
   CAF_CHECK_EQUAL(dialect_alone.status, 2);
   CAF_CHECK(contains(dialect_alone.out, "--dialect requires --schema"));
