@@ -6,7 +6,7 @@
 
 namespace jp {
 
-HandleTerminal::HandleTerminal(int rows, int cols) : screen_(rows, cols) {
+HandleTerminal::HandleTerminal(int rows, int cols) : text_(cols), screen_(rows, cols) {
 }
 
 HandleTerminal::Fed HandleTerminal::feed(std::string_view chunk) {

@@ -29,7 +29,10 @@ public:
   std::string flush() { return text_.flush(); }
 
   Screen render(size_t max_bytes = SIZE_MAX) const { return screen_.render(max_bytes); }
-  void resize(int rows, int cols) { screen_.resize(rows, cols); }
+  void resize(int rows, int cols) {
+    screen_.resize(rows, cols);
+    text_.set_cols(cols);
+  }
 
   /// What typing `input` sends: text as written (a JSON string's own escapes are
   /// its bytes), or {"keys": [..]} optionally with "text" typed first.

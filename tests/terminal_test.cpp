@@ -101,14 +101,28 @@ CAF_TEST(a CR at the start of a line adds no empty line) {
   CAF_CHECK_EQUAL(t.flush(), "");
 }
 
-CAF_TEST(backspace removes the previous character) {
-  CAF_CHECK_EQUAL(plain("abc\b\bX"), "aX");
-  CAF_CHECK_EQUAL(plain("\bz"), "z");
-  CAF_CHECK_EQUAL(plain("a\xC3\xA9\b"), "a");      // a whole code point
-  CAF_CHECK_EQUAL(plain("a\xE2\x82\xAC\b!"), "a!"); // three-byte code point
-  CAF_CHECK_EQUAL(plain("a\n\bb"), "a\nb");        // not past a line break
-  CAF_CHECK_EQUAL(plain("bell\x07\x01\x7f"), "bell");
-  CAF_CHECK_EQUAL(plain("a\tb"), "a\tb");
+CAF_TEST(backspace moves back a character as on a terminal) {
+  CAF_CHECK_EQUAL(shown("abc\b\bX"), "aXc");
+  CAF_CHECK_EQUAL(shown("\bz"), "z");
+  CAF_CHECK_EQUAL(shown("a\xE2\x82\xAC\b!"), "a!"); // over a whole code point
+  CAF_CHECK_EQUAL(shown("a\n\bb"), "a\nb");         // not past a line break
+  CAF_CHECK_EQUAL(shown("ab\b \b\r\n"), "a \n");    // a shell erasing a typed character
+  CAF_CHECK_EQUAL(shown("x\x1b[K\by"), "y");         // after a kept erase-line: still the line's
+  CAF_CHECK_EQUAL(shown("bell\x07\x01\x7f"), "bell");
+  CAF_CHECK_EQUAL(shown("a\tb"), "a\tb");
+}
+
+CAF_TEST(a CR past the terminal s width ends the row a long line wrapped to) {
+  // readline wraps a long input line by writing a space past the margin and a CR:
+  // on a terminal the CR returns to the new row, not over the line's start.
+  auto echoed = "$ echo aaaaa \raaaaa\r\n";
+  TerminalText narrow(10);
+  CAF_CHECK_EQUAL(readable_text(narrow.feed(echoed) + narrow.flush()), "$ echo aaaaa \naaaaa\n");
+  // Within the width a CR redraws the line, and a cursor-to-column sets where it is.
+  TerminalText wide(80);
+  CAF_CHECK_EQUAL(readable_text(wide.feed("50%\r100%\r\n") + wide.flush()), "100%\n");
+  TerminalText moved(10);
+  CAF_CHECK_EQUAL(readable_text(moved.feed("0123456789\x1b[1Gab\r\n") + moved.flush()), "ab23456789\n");
 }
 
 CAF_TEST(a UTF-8 character split across chunks is held until complete) {

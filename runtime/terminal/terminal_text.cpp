@@ -1,5 +1,8 @@
 #include "runtime/terminal/terminal_text.hpp"
 
+#include <algorithm>
+#include <string>
+
 namespace jp {
 
 namespace {
@@ -36,13 +39,33 @@ void TerminalText::put(std::string& out, char c) {
     if (c == '\n') {
       out += '\n';
       at_line_start_ = true;
+      column_ = 0;
       return;
     }
-    if (!at_line_start_)
-      out += '\r';
+    resolve_cr(out);
   }
   out += c;
   at_line_start_ = c == '\n';
+  if (c == '\n')
+    column_ = 0;
+  else if (c == '\t')
+    column_ = (column_ / 8 + 1) * 8;
+  else if (c == '\b')
+    column_ -= column_ > 0;
+  else if (!continuation(static_cast<unsigned char>(c)))
+    ++column_;
+}
+
+// A lone CR after text: back to the line's start, for the look to redraw it -- unless
+// the text ran past the terminal's width, where a terminal had wrapped it to a new row
+// and the CR returns to that row (readline's way of wrapping a long input line).
+void TerminalText::resolve_cr(std::string& out) {
+  if (at_line_start_)
+    return;
+  bool wrapped = cols_ > 0 && column_ >= static_cast<std::size_t>(cols_);
+  out += wrapped ? '\n' : '\r';
+  at_line_start_ = wrapped;
+  column_ = 0;
 }
 
 // A CSI that redraws the line (erase in line K, cursor to column G), kept whole for
@@ -52,12 +75,13 @@ void TerminalText::put_line_edit(std::string& out, unsigned char final_byte) {
     return;
   if (pending_cr_) {
     pending_cr_ = false;
-    if (!at_line_start_)
-      out += '\r';
+    resolve_cr(out);
   }
   out += "\x1b[";
   out += csi_;
   out += static_cast<char>(final_byte);
+  if (final_byte == 'G') // cursor to column N (1 when none)
+    column_ = csi_.empty() || csi_.size() > 4 ? 0 : std::max(1, std::stoi(csi_)) - 1;
 }
 
 void TerminalText::text_byte(std::string& out, unsigned char c) {
@@ -74,14 +98,9 @@ void TerminalText::text_byte(std::string& out, unsigned char c) {
       put(out, static_cast<char>(c));
       return;
     case '\b':
-      // A terminal backs up within the line only: never past a line break.
-      if (pending_cr_ || out.empty() || out.back() == '\n')
-        return;
-      while (out.size() > 1 && continuation(static_cast<unsigned char>(out.back())))
-        out.pop_back();
-      out.pop_back();
-      if (!out.empty())
-        at_line_start_ = out.back() == '\n';
+      // Kept, for the look to move back within the line (readable_text): what came
+      // before it may be a kept CR or erase-line, no character to take away here.
+      put(out, '\b');
       return;
     default:
       if (c < 0x20 || c == 0x7f)
@@ -183,6 +202,7 @@ std::string TerminalText::flush() {
   if (pending_cr_ && !at_line_start_)
     out += '\r';
   pending_cr_ = false;
+  column_ = 0;
   at_line_start_ = true;
   state_ = st::text;
   seq_len_ = 0;

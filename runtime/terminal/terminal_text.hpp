@@ -1,6 +1,6 @@
-// Raw pty output -> text for an LLM: drops terminal control sequences, turns CRLF
-// into LF and applies backspace. What redraws a line -- a lone CR after text, erase
-// in line (CSI K), cursor to column (CSI G) -- is kept, for a look to show the line
+// Raw pty output -> text for an LLM: drops terminal control sequences and turns CRLF
+// into LF. What redraws a line -- a lone CR after text, backspace, erase in line
+// (CSI K), cursor to column (CSI G) -- is kept, for a look to show the line
 // as it was left (readable_text: a progress bar's last frame, not every frame).
 // Streaming: pty output arrives in arbitrary chunks, so any sequence may be split
 // across feed() calls.
@@ -14,6 +14,9 @@ namespace jp {
 
 class TerminalText {
 public:
+  /// `cols`: the terminal's width (0: unknown), where a long line wraps.
+  explicit TerminalText(int cols = 0) : cols_(cols) {}
+  void set_cols(int cols) { cols_ = cols; }
   /// The plain text of these bytes (what can be decided so far).
   std::string feed(std::string_view bytes);
   /// Whatever is held back (a trailing lone CR, a partial UTF-8 character); resets.
@@ -31,6 +34,7 @@ private:
   void text_byte(std::string& out, unsigned char c);
   void put(std::string& out, char c);
   void put_line_edit(std::string& out, unsigned char final_byte);
+  void resolve_cr(std::string& out);
 
   st state_ = st::text;
   bool osc_ = false;        // the string may also end with BEL
@@ -38,6 +42,8 @@ private:
   bool at_line_start_ = true; // nothing emitted since the last line break
   std::size_t seq_len_ = 0;
   std::string csi_;         // the parameters of the CSI being read
+  int cols_ = 0;
+  std::size_t column_ = 0;  // the cursor's column on its row, as far as the text says
   std::string held_utf8_;   // a character split across chunks
 };
 
