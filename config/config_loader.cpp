@@ -4,7 +4,8 @@
 // all TOML first) lets every error name the file the bad key came from.
 #include "config/config_loader.hpp"
 #include "config/workspace_sets.hpp"
-#include "messages/text_digest.hpp"
+
+#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cctype>
@@ -1166,6 +1167,23 @@ Result<Config> apply_config_text(Config base, std::string_view toml_text,
   return base;
 }
 
+namespace {
+
+/// Which text of a workspace's config the user was told of: a digest the repository
+/// cannot make another text of (it writes the text, comments and all).
+std::string sha256_hex(std::string_view text) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (EVP_Digest(text.data(), text.size(), md, &n, EVP_sha256(), nullptr) != 1)
+    return {}; // no digest: never recorded as told
+  std::string hex;
+  for (unsigned int i = 0; i < n; ++i)
+    hex += fmt::format("{:02x}", md[i]);
+  return hex;
+}
+
+} // namespace
+
 Result<Config> load_config(const ConfigSources& sources, Config defaults) {
   auto c = std::move(defaults);
 
@@ -1181,6 +1199,7 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
 
   // Optional locations: absent is fine, present but broken is an error.
   std::vector<std::pair<fs::path, bool>> optional; // path, from the workspace
+  std::optional<Config> workspace_before, workspace_after; // around the workspace's layer
   if (sources.use_user_config)
     optional.emplace_back(user_config_path(), false);
   optional.emplace_back(fs::path(c.workspace) / ".jp" / "config.toml", true);
@@ -1195,11 +1214,11 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
     auto text = read_file(path, true);
     if (!text)
       return Error{text.error()};
-    auto before = c;
+    workspace_before = c;
     if (auto s = apply_text(c, *text, path.string(), true); !s)
       return Error{s.error};
-    c.workspace_layer = Config::WorkspaceLayer{fmt::format("{:016x}", text_digest(*text)),
-                                               what_workspace_sets(before, c)};
+    workspace_after = c;
+    c.workspace_layer = Config::WorkspaceLayer{sha256_hex(*text), {}};
   }
 
   for (auto& file : sources.config_files) {
@@ -1215,6 +1234,8 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
 
   if (auto s = check_config(c); !s)
     return Error{s.error};
+  if (c.workspace_layer)
+    c.workspace_layer->sets = what_workspace_sets(*workspace_before, *workspace_after, c);
   return c;
 }
 

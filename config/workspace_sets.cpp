@@ -6,27 +6,48 @@
 
 namespace jp {
 
-std::vector<std::string> what_workspace_sets(const Config& before, const Config& after) {
+namespace {
+
+/// How its calls run, at the least asking: a spawn's own permission may be looser
+/// than `run` ([spawn.permissions]).
+run_mode loosest(const ToolConfig& tool) {
+  auto mode = permission_mode(tool, std::nullopt);
+  if (tool.stateful)
+    for (auto action : {action_kind::spawn, action_kind::fetch, action_kind::apply, action_kind::abort}) {
+      auto m = permission_mode(tool, action);
+      if (m == run_mode::unattended || (m == run_mode::ask && mode == run_mode::skip))
+        mode = m;
+    }
+  return mode;
+}
+
+} // namespace
+
+std::vector<std::string> what_workspace_sets(const Config& before, const Config& after, const Config& final) {
   std::vector<std::string> sets;
   for (auto& [name, tool] : after.tools) {
+    auto now = final.tools.find(name);
+    if (now == final.tools.end() || now->second.program != tool.program || now->second.node != tool.node)
+      continue; // a later layer of the user's own replaced it
     auto was = before.tools.find(name);
     if (was == before.tools.end()) {
-      auto where = tool.node.empty() ? fmt::format("runs `{}`", cut_text(tool.program, 60))
+      auto where = tool.node.empty() ? fmt::format("runs `{}`{}", cut_text(tool.program, 60), tool.shell ? " as a shell script" : "")
                                      : fmt::format("runs on node {}", tool.node);
-      sets.push_back(fmt::format("tool `{}` ({}, {})", name, where, to_string(tool.run)));
+      sets.push_back(fmt::format("tool `{}` ({}, {})", name, where, to_string(loosest(now->second))));
     } else if (tool.description != was->second.description || tool.summary != was->second.summary) {
       sets.push_back(fmt::format("what tool `{}` tells the model", name));
     }
   }
-  auto& a = after.assistant;
-  auto& b = before.assistant;
-  if (a.model != b.model)
+  // What it chose and no later layer (--model, --cfg, --config) chose over it.
+  auto chose = [](const auto& b, const auto& a, const auto& f) { return a != b && f == a; };
+  auto &a = after.assistant, &b = before.assistant, &f = final.assistant;
+  if (chose(b.model, a.model, f.model))
     sets.push_back(fmt::format("assistant.model = {}", json_quote_cut(a.model)));
-  if (a.inquiry_model != b.inquiry_model)
+  if (chose(b.inquiry_model, a.inquiry_model, f.inquiry_model))
     sets.push_back(fmt::format("assistant.inquiry_model = {}", json_quote_cut(a.inquiry_model)));
-  if (a.max_tokens != b.max_tokens)
+  if (chose(b.max_tokens, a.max_tokens, f.max_tokens))
     sets.push_back(fmt::format("assistant.max_tokens = {}", a.max_tokens));
-  if (a.system_prompt != b.system_prompt)
+  if (chose(b.system_prompt, a.system_prompt, f.system_prompt))
     sets.push_back("assistant.system_prompt");
   return sets;
 }

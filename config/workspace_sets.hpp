@@ -12,9 +12,11 @@
 
 namespace jp {
 
-/// What the workspace layer set: `before` is the config without it, `after` with it.
+/// What the workspace layer set and no later layer (the user's --config, --cfg) set
+/// over: `before` is the config without it, `after` with it, `final` with every layer.
 /// A phrase each ("tool `lint` (runs `make`, unattended)", "assistant.model = \"o3\"");
-/// none for what it only lowered or left alone.
-std::vector<std::string> what_workspace_sets(const Config& before, const Config& after);
+/// none for what it only lowered or left alone. A tool's mode is its calls' least
+/// asking (a spawn may run unattended under `run = "ask"`).
+std::vector<std::string> what_workspace_sets(const Config& before, const Config& after, const Config& final);
 
 } // namespace jp

@@ -1,6 +1,6 @@
 // A stable digest of a text (FNV-1a, 64 bits): the same on every machine and run, for
-// names and records (a workspace's state directory, which config text a user was told
-// of). Not for security: anyone can make two texts of one digest.
+// names (a workspace's state directory). Not for security: anyone can make two texts
+// of one digest.
 #pragma once
 
 #include <cstdint>

@@ -97,6 +97,15 @@ CAF_TEST(a workspace config new or changed is announced once with the tools and 
   // Listing tools runs none: nothing to say there.
   write("o4-mini");
   CAF_CHECK(!contains(cli_in(ws.path.string(), "tools").out, "new or changed"));
+  // A tool that asks to run but not to spawn runs unasked; a model the user chose
+  // over the workspace's is not the workspace's choice.
+  std::ofstream(ws.path / ".jp/config.toml")
+    << "[assistant]\nmodel = \"o1-pro\"\n[conversation.tools.serve]\ncommand = { program = \"make\" }\n"
+    << "run = \"ask\"\n[conversation.tools.serve.spawn]\nstateful = true\n"
+    << "[conversation.tools.serve.spawn.permissions]\nspawn = \"unattended\"\n";
+  auto chosen = cli_in(ws.path.string(), std::string("--cfg assistant.model=gpt-4o-mini ") + call);
+  CAF_CHECK(contains(chosen.out, "tool `serve` (runs `make`, unattended)"));
+  CAF_CHECK(!contains(chosen.out, "assistant.model"));
 }
 
 CAF_TEST(a link planted for the output directory is not written through) {
@@ -224,14 +233,18 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      "'http.extraheader'='PRIVATE-TOKEN: glpat-x'", "X-Api-Key: x",
                      "-Xmx1g -Djavax.net.ssl.keyStorePassword=x",
                      // And by a new user: tokens of known forms under any name.
-                     "ghp_AAAAbbbbCCCCddddEEEEffffGGGGhhhh1234", "xoxb-1234-5678-abcdefgh",
-                     "sk_live_abcdefghijklmnopqrstuvwx", "AKIAIOSFODNN7EXAMPLE", "glpat-abcdefghij0123456789",
-                     "sk-ant-api03-abcdefghijklmnop", "token: github_pat_11ABCDEFG0123456789_abcdef",
+                     "ghp_AAAAbbbbCCCCddddEEEEffffGGGGhhhh1234", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp",
+                     "sk_live_abcdefghijklmnopqrstuvwx12", "AKIAIOSFODNN7EXAMPLE", "glpat-abcdefghij0123456789",
+                     "sk-ant-api03-abcdefghijklmnop0123456789ABCDEFGH", "token: github_pat_11ABCDEFG0123456789_abcdefghijk",
                      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
   // Prefixes inside a word, or followed by too little, are no tokens.
   for (auto value : {"desk-top", "task-runner-for-everything-here", "npm_config_user_agent", "ghp_short", "AKIAx",
-                     "MASKIA0123456789ABCDEF", "hf_home", "-----BEGIN CERTIFICATE-----"})
+                     "MASKIA0123456789ABCDEF", "hf_home", "-----BEGIN CERTIFICATE-----",
+                     // Found by a review: prefixes in paths and names.
+                     "/usr/bin:/home/u/.local/share/virtualenvs/sk-image-tools-AbCdEf12/bin",
+                     "feature/sk-1234-add-login-page-support-for-everyone-here", "/opt/xoxb-bridge-tools/bin",
+                     "sk-payments-api-7d9f8b6c4-x2v9p", "sk-the-long-name-of-some-project-without-numbers"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? value : "", "");
 }
 

@@ -332,14 +332,14 @@ CAF_TEST(a conversation the user did not start here is not continued unless name
   server.push({200, openai_text("two")});
   auto r = ws.query("'my question'");
   JP_REQUIRE_OK(r);
-  CAF_CHECK(contains(r.out, "active conversation " + planted + " was not started by you here"));
+  CAF_CHECK(contains(r.out, "active conversation " + planted + " is not recorded as yours"));
   CAF_CHECK(contains(r.out, "query --continue " + planted));
   CAF_CHECK_EQUAL(messages_sent(server.requests()[1]).size(), 1u);
   // The new one is the user's: the next query continues it without a word.
   server.push({200, openai_text("three")});
   auto next = ws.query("'my next question'");
   JP_REQUIRE_OK(next);
-  CAF_CHECK(!contains(next.out, "not started by you"));
+  CAF_CHECK(!contains(next.out, "not recorded as yours"));
   CAF_CHECK_EQUAL(messages_sent(server.requests()[2]).size(), 3u);
   // Named, the planted one is continued, and is the user's from then on.
   server.push({200, openai_text("four")});

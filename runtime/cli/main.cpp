@@ -644,8 +644,10 @@ int main(int argc, char** argv) {
   if (live_dir)
     if (auto swept = sweep_group_records(*live_dir).summary(); !swept.empty())
       std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
-  if (*run || *call || *query || *node || *mcp) {
+  // Where a person reads stderr: an MCP client's or a node's goes to a log.
+  if (*run || *call || *query)
     note_workspace_config(*config);
+  if (*run || *call || *query || *node || *mcp) {
     // Without the record the run goes on; only a crash's cleanup is lost.
     auto recorded = live_dir ? open_group_record(*live_dir) : Status{Error{live_dir.error()}};
     if (!recorded)

@@ -108,10 +108,11 @@ Result<std::string> conversation_for(ConversationStore& store, const std::string
       id = *active;
     else
       std::fprintf(stderr,
-                   "jp-actors: note: this workspace's active conversation %s was not started by you here (a "
-                   "repository may hold one, and its earlier turns would be taken as yours): a new conversation "
-                   "is started; `jp-actors conversations show %s` shows it, `jp-actors query --continue %s "
-                   "\"...\"` continues it\n",
+                   "jp-actors: note: this workspace's active conversation %s is not recorded as yours (it was "
+                   "started before jp-actors kept that record, or a repository committed it, or the record in "
+                   "your state directory could not be read), and its turns would be taken as yours: a new "
+                   "conversation is started; `jp-actors conversations show %s` shows it, `jp-actors query "
+                   "--continue %s \"...\"` continues it\n",
                    active->c_str(), active->c_str(), active->c_str());
   }
   if (id.empty()) {

@@ -14,7 +14,7 @@ void note_workspace_config(const Config& config) {
     return;
   auto& layer = *config.workspace_layer;
   auto line = config.workspace + "\t" + layer.digest;
-  if (in_user_record("workspace-configs-seen", line))
+  if (!layer.digest.empty() && in_user_record("workspace-configs-seen", line))
     return;
   if (!layer.sets.empty()) {
     std::string sets;
@@ -27,7 +27,8 @@ void note_workspace_config(const Config& config) {
                  "version of the file)\n",
                  shown_on(STDERR_FILENO, sets).c_str());
   }
-  (void)add_to_user_record("workspace-configs-seen", line); // unrecorded: said again next time
+  if (!layer.digest.empty())
+    (void)add_to_user_record("workspace-configs-seen", line); // unrecorded: said again next time
 }
 
 } // namespace jp

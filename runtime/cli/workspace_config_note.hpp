@@ -3,6 +3,7 @@
 // how they run, and which model, prompt and token limit it chose
 // (config/workspace_sets.hpp). Once per text and workspace, recorded in the user's
 // state (workspace-configs-seen), so a config read once is not announced every run.
+// Given by run, call and query, whose stderr a person reads.
 #pragma once
 
 #include "config/config.hpp"

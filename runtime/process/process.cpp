@@ -201,16 +201,22 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
       return cd_error(errno);
   }
   if (err == E2BIG) {
-    // Linux takes an argument (or variable) of at most 128 KiB, and about a quarter
-    // of the stack limit for all of them together: say which, and what to do instead.
+    // Linux takes an argument or variable of at most 128 KiB, and about a quarter of
+    // the stack limit for all of them together: say which, and what to do instead.
     size_t longest = 0, total = 0;
-    for (auto& a : spec.argv) {
-      longest = std::max(longest, a.size());
-      total += a.size() + 1;
-    }
-    return fmt::format("cannot start '{}': Argument list too long: its longest argument is {} bytes (at most "
-                       "131,072 each), {} bytes in all; pass long text through a file or stdin instead",
-                       prog, longest, total);
+    const char* what = "argument";
+    for (auto [list, kind] : {std::pair{&spec.argv, "argument"}, std::pair{&spec.env, "variable (env)"}})
+      for (auto& a : *list) {
+        if (a.size() > longest) {
+          longest = a.size();
+          what = kind;
+        }
+        total += a.size() + 1;
+      }
+    return fmt::format("cannot start '{}': Argument list too long: its longest {} is {} bytes (at most 131,072 "
+                       "each), {} bytes in all with the variables it sets; pass long text through a file or stdin "
+                       "instead",
+                       prog, what, longest, total);
   }
   return "cannot start '" + prog + "': " + errno_text(err);
 }

@@ -25,22 +25,24 @@ constexpr std::string_view webhook_urls[] = {"hooks.slack.com/", "discord.com/ap
                                              "outlook.office.com/webhook"};
 
 // Tokens whose form says what they are, whatever variable holds them (NOTES=ghp_...):
-// the prefix at a word's start, then at least `length` of the token's characters
-// (letters and digits; `dashes`: '_' and '-' too).
+// the prefix where a word starts, then at least `length` of the token's characters
+// (letters and digits; `dashes`: '_' and '-' too). A prefix inside a path or a name
+// ("/opt/xoxb-bridge", "feature/sk-1234-login", a pod "sk-payments-7d9f") is none:
+// '/', '.', '_' and '-' before it, or a token of no digit, too short or too plain.
 struct TokenForm {
   std::string_view prefix;
   size_t length;
   bool dashes;
 };
 constexpr TokenForm token_forms[] = {
-  {"ghp_", 30, false},  {"gho_", 30, false},  {"ghu_", 30, false},    {"ghs_", 30, false},
-  {"ghr_", 30, false},  {"github_pat_", 20, true}, {"glpat-", 20, true}, // GitHub, GitLab
-  {"xoxb-", 10, true},  {"xoxp-", 10, true},  {"xoxa-", 10, true},    {"xoxr-", 10, true},
-  {"xoxs-", 10, true},  {"xapp-", 10, true},                             // Slack
-  {"sk_live_", 20, false}, {"rk_live_", 20, false},                      // Stripe
-  {"sk-", 20, true},                                                      // OpenAI, Anthropic
+  {"ghp_", 36, false},  {"gho_", 36, false},  {"ghu_", 36, false},    {"ghs_", 36, false},
+  {"ghr_", 36, false},  {"github_pat_", 40, true}, {"glpat-", 20, true}, // GitHub, GitLab
+  {"xoxb-", 40, true},  {"xoxp-", 40, true},  {"xoxa-", 40, true},    {"xoxr-", 40, true},
+  {"xoxs-", 40, true},  {"xapp-", 40, true},                             // Slack
+  {"sk_live_", 24, false}, {"rk_live_", 24, false},                      // Stripe
+  {"sk-", 40, true},                                                      // OpenAI, Anthropic
   {"AKIA", 16, false},  {"ASIA", 16, false},                             // AWS access key ids
-  {"hf_", 30, false},   {"npm_", 30, false},  {"pypi-", 30, true},
+  {"hf_", 30, false},   {"npm_", 36, false},  {"pypi-", 50, true},
 };
 
 bool token_char(char c, bool dashes) {
@@ -53,12 +55,13 @@ bool known_token(std::string_view value) {
     return true;
   for (auto& form : token_forms)
     for (size_t at = value.find(form.prefix); at != std::string_view::npos; at = value.find(form.prefix, at + 1)) {
-      if (at > 0 && token_char(value[at - 1], true))
-        continue; // inside a word
+      if (at > 0 && (token_char(value[at - 1], true) || value[at - 1] == '/' || value[at - 1] == '.'))
+        continue; // inside a word, a path or a name
       size_t n = 0;
-      for (size_t i = at + form.prefix.size(); i < value.size() && token_char(value[i], form.dashes); ++i)
-        ++n;
-      if (n >= form.length)
+      bool digit = false;
+      for (size_t i = at + form.prefix.size(); i < value.size() && token_char(value[i], form.dashes); ++i, ++n)
+        digit |= std::isdigit(static_cast<unsigned char>(value[i])) != 0;
+      if (n >= form.length && digit)
         return true;
     }
   return false;

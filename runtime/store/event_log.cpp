@@ -25,6 +25,8 @@ double round_ms(double ms) {
 std::string shorten(const std::string& s, size_t max = 400) {
   if (s.size() <= max)
     return s;
+  while (max > 0 && (static_cast<unsigned char>(s[max]) & 0xC0) == 0x80)
+    --max; // not inside a character
   return s.substr(0, max) + fmt::format("… ({} bytes)", s.size());
 }
 

@@ -11,13 +11,6 @@
 
 namespace jp {
 
-namespace {
-
-// Read up to this much: a line per conversation or workspace config, ever.
-constexpr size_t kMaxRecordBytes = 4u << 20;
-
-} // namespace
-
 bool in_user_record(std::string_view name, const std::string& line) {
   if (line.find('\n') != std::string::npos)
     return false;
@@ -30,11 +23,17 @@ bool in_user_record(std::string_view name, const std::string& line) {
   UniqueFd fd{::openat(dir->get(), std::string(name).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
   if (fd.get() < 0)
     return false;
+  // Read whole: a line per conversation or workspace config, ever (about 100 bytes).
   std::string text;
   char buf[65536];
-  ssize_t n;
-  while (text.size() < kMaxRecordBytes && (n = ::read(fd.get(), buf, sizeof buf)) > 0)
+  for (;;) {
+    auto n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
     text.append(buf, static_cast<size_t>(n));
+  }
   auto wanted = line + "\n";
   return text.starts_with(wanted) || text.find("\n" + wanted) != std::string::npos;
 }
