@@ -442,7 +442,11 @@ CAF_TEST(a conversation file too large to be one is refused without being read) 
             std::string::npos);
   auto listed = store.list();
   CAF_REQUIRE(listed.ok());
-  CAF_CHECK(listed->empty()); // not listed, and no memory spent on it
+  // Listed with why it was not read, and no memory spent on it.
+  CAF_REQUIRE_EQUAL(listed->size(), 1u);
+  CAF_CHECK_EQUAL((*listed)[0].events, 0u);
+  CAF_CHECK((*listed)[0].first_prompt.find("(not read: ") == 0);
+  CAF_CHECK((*listed)[0].first_prompt.find("larger than 256 MiB") != std::string::npos);
 }
 
 namespace {

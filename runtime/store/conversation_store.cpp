@@ -669,7 +669,7 @@ Result<std::vector<ConversationInfo>> FileConversationStore::list() {
   std::string active_id = current ? *current : "";
   for (auto& id : ids) {
     auto loaded = read_events(id); // not its images: a listing shows none
-    if (!loaded)
+    if (!loaded && !exists(id))
       continue; // deleted meanwhile
     struct stat st {};
     std::string made;
@@ -677,6 +677,17 @@ Result<std::vector<ConversationInfo>> FileConversationStore::list() {
       made = rfc3339(std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec))));
+    if (!loaded) {
+      // Listed with why it cannot be read (one too large to be a conversation): a
+      // listing that left it out said there were none.
+      auto info = info_of(id, {}, made, id == active_id);
+      auto why = loaded.error();
+      if (why.starts_with(events_path(id) + " ")) // the line names the conversation already
+        why.erase(0, events_path(id).size() + 1);
+      info.first_prompt = "(not read: " + why + ")";
+      out.push_back(std::move(info));
+      continue;
+    }
     out.push_back(info_of(id, loaded->events, made, id == active_id));
   }
   return out;
