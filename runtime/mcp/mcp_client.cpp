@@ -35,6 +35,10 @@ constexpr int64_t kTaskTtlMs = 24 * 3600 * 1000; // how long a task's result is 
 // At the end, how long a stdio server whose stdin we closed has to exit on its own
 // before it gets TERM (and KILL 500 ms later).
 constexpr auto kOwnExit = std::chrono::milliseconds(1000);
+// A stdio server that exited is started again at its next call, up to this many
+// times a minute: one that keeps crashing is given up on.
+constexpr size_t kMaxRestarts = 3;
+constexpr auto kRestartWindow = std::chrono::minutes(1);
 
 } // namespace
 
@@ -47,8 +51,14 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   // -- on the io thread only --
   std::shared_ptr<Process> process; // set there, first of all (start)
   bool exited = false;               // the process has (on_exit)
-  std::promise<void> exit_promise;   // kept when it has: the client's end waits on it
-  std::shared_future<void> exit_seen = exit_promise.get_future().share();
+  std::string cwd;                   // where its process starts, and starts again
+  bool closing = false;              // the client is ending: not started again
+  // The process exited and a call came: a new one is starting (initialize,
+  // tools/list), and the requests made meanwhile wait for it, in order.
+  bool restarting = false;
+  std::vector<int64_t> awaiting_restart;
+  std::deque<std::chrono::steady_clock::time_point> restarts; // within the last minute
+  std::shared_ptr<std::promise<void>> exit_waiter; // the client's end, waiting for the exit
   std::string line;       // stdout not yet a whole line
   size_t unacked = 0;     // output taken before `process` was set
   std::string stderr_tail;
@@ -257,23 +267,67 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   /// while this client lives: not transient).
   void fail_all(const std::string& why) {
     gone = why;
+    end_all(why, false);
+  }
+
+  /// Ends every request and task out with `why` (`transient`: a call later may work).
+  void end_all(const std::string& why, bool transient) {
     awaiting_session.clear();
+    awaiting_restart.clear();
     line.clear();
     auto out = std::move(pending);
     pending.clear();
     for (auto& [id, p] : out) {
       if (p.timer)
         p.timer->cancel();
-      p.answer(local_error(why));
+      p.answer(local_error(why, transient));
     }
     auto out_tasks = std::move(tasks);
     tasks.clear();
     for (auto& [n, t] : out_tasks) {
       if (t.timer)
         t.timer->cancel();
-      t.answer(local_error(why));
+      t.answer(local_error(why, transient));
     }
   }
+
+  /// initialize, notifications/initialized, then tools/list: `done` gets "" once the
+  /// server can be called, else why not (at the start, and when started again).
+  void handshake(std::function<void(std::string)> done) {
+    request("initialize", initialize_params(), [weak = weak_from_this(), done](const Json& reply) {
+      auto s = weak.lock();
+      if (!s)
+        return;
+      if (auto why = s->refusal(reply); !why.empty())
+        return done(why);
+      if (auto why = s->agree(*reply.find("result")); !why.empty())
+        return done(why); // the client's end closes the server
+      s->send(mcp::notification("notifications/initialized", Json::object()));
+      s->list_tools([done](const std::string& why) { done(why); });
+    });
+  }
+
+  /// A stdio server's process exited (`how`): what is out fails; it is started again
+  /// at the next call, unless the client is ending or it exited this often lately.
+  void on_exit(const std::string& how) {
+    exited = true;
+    if (auto w = std::exchange(exit_waiter, nullptr))
+      w->set_value();
+    auto why = fmt::format("MCP server `{}` exited ({}); {}", server.name, how, stderr_said());
+    auto now = std::chrono::steady_clock::now();
+    while (!restarts.empty() && now - restarts.front() > kRestartWindow)
+      restarts.pop_front();
+    if (closing)
+      return fail_all(why);
+    if (restarts.size() >= kMaxRestarts)
+      return fail_all(fmt::format("{}. It exited {} times within a minute, so it is not started again until "
+                                  "jp-actors starts again: its tools fail until then",
+                                  why, restarts.size() + 1));
+    end_all(why + ". It is started again at its next call", true);
+  }
+
+  /// Starts a stdio server's process again, for the requests waiting for it.
+  void restart();
 
   /// A task made for a call cancelled before the server's answer came is cancelled too.
   void cancel_late_task(const Json& reply) {
@@ -580,10 +634,21 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       id = next_id++;
     if (!gone.empty())
       return answer(local_error(gone));
+    if (!http && closing && exited)
+      return answer(local_error(fmt::format("MCP server `{}` was closed", server.name)));
     auto& p = pending[id] = Pending{std::move(answer), std::move(progress), nullptr, method, params};
     arm(id, p);
     if (renewing && method != "initialize") {
       awaiting_session.push_back(id); // sent once the new session is there
+      return;
+    }
+    // A stdio server that exited is started again for it; while it starts, only its
+    // start's own requests go out.
+    bool starts_it = method == "initialize" || method == "tools/list";
+    if (!http && (exited || (restarting && !starts_it))) {
+      awaiting_restart.push_back(id);
+      if (!restarting)
+        restart();
       return;
     }
     send(mcp::request(id, method, std::move(params)));
@@ -650,14 +715,8 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
       s->on_output(kind, bytes);
   };
   events.on_exit = [weak](const ExitInfo& info) {
-    auto s = weak.lock();
-    if (!s)
-      return;
-    s->fail_all(fmt::format("MCP server `{}` exited ({}); {}. It is not started again until jp-actors starts "
-                            "again: its tools fail until then",
-                            s->server.name, info.describe(), s->stderr_said()));
-    if (!std::exchange(s->exited, true))
-      s->exit_promise.set_value();
+    if (auto s = weak.lock())
+      s->on_exit(info.describe());
   };
   auto process = spawn_process(io, spec, std::move(events));
   if (!process)
@@ -672,6 +731,49 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
   });
   return Status::ok();
 }
+
+} // namespace
+
+void McpClient::State::restart() {
+  restarting = true;
+  restarts.push_back(std::chrono::steady_clock::now());
+  exited = false;
+  process = nullptr;
+  line.clear();
+  stderr_tail.clear();
+  not_jsonrpc.clear();
+  unacked = 0;
+  if (auto started = start_process(*io, shared_from_this(), cwd); !started) {
+    restarting = false;
+    exited = true;
+    return fail_all(fmt::format("{} (started again after it exited)", started.error));
+  }
+  // After the process is set (start_process posts that): its start, then what waited.
+  io->post([weak = weak_from_this()] {
+    auto s = weak.lock();
+    if (!s)
+      return;
+    s->handshake([weak](std::string why) {
+      auto s = weak.lock();
+      if (!s)
+        return;
+      s->restarting = false;
+      auto ids = std::exchange(s->awaiting_restart, {});
+      for (auto id : ids) {
+        if (why.empty()) {
+          if (auto it = s->pending.find(id); it != s->pending.end())
+            s->send(mcp::request(id, it->second.method, it->second.params));
+        } else if (auto p = s->take(id)) {
+          p->answer(local_error(fmt::format("MCP server `{}` exited and could not be started again: {}",
+                                            s->server.name, why),
+                                true));
+        }
+      }
+    });
+  });
+}
+
+namespace {
 
 /// The transport `server.transport` names, its messages going to the state.
 std::shared_ptr<McpUrlTransport> url_transport(IoThread& io, const McpServerConfig& server,
@@ -734,6 +836,7 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
   auto st = std::make_shared<State>();
   st->io = &io;
   st->server = server;
+  st->cwd = cwd;
   // Callbacks hold the state weakly: it goes with the client, and the server with it.
   std::weak_ptr<State> weak = st;
   if (!server.url.empty())
@@ -757,17 +860,7 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
         why += "; " + said;
       outcome->set_value(std::move(why));
     });
-  auto failed = [st](const Json& reply) { return st->refusal(reply); };
-  io.post([st, finish, failed] {
-    st->request("initialize", st->initialize_params(), [st, finish, failed](const Json& reply) {
-      if (auto why = failed(reply); !why.empty())
-        return (*finish)(why);
-      if (auto why = st->agree(*reply.find("result")); !why.empty())
-        return (*finish)(why); // the client's end closes the server
-      st->send(mcp::notification("notifications/initialized", Json::object()));
-      st->list_tools([finish](const std::string& why) { (*finish)(why); });
-    });
-  });
+  io.post([st, finish] { st->handshake([finish](std::string why) { (*finish)(std::move(why)); }); });
   auto why = started.get(); // bounded: each request has the server's timeout, and the pages a limit
   if (!why.empty())
     return Error{why};
@@ -783,11 +876,16 @@ McpClient::~McpClient() {
   // MCP's stdio shutdown: the server's stdin is closed, and it has a moment to exit
   // on its own (it still reads what it was sent last: a cancel, for one); then TERM,
   // and KILL after another moment. Its owner (a run's end, a Runtime) waits here.
-  state_->io->post([st = state_] {
-    if (auto p = st->process)
-      p->close_stdin();
+  auto exited = std::make_shared<std::promise<void>>();
+  auto exit_seen = exited->get_future();
+  state_->io->post([st = state_, exited] {
+    st->closing = true; // not started again
+    if (!st->process || st->exited)
+      return exited->set_value();
+    st->exit_waiter = exited;
+    st->process->close_stdin();
   });
-  state_->exit_seen.wait_for(kOwnExit);
+  exit_seen.wait_for(kOwnExit);
   state_->io->post([st = state_] {
     if (auto p = st->process; p && !st->exited)
       p->terminate(std::chrono::milliseconds(500), [p] {}); // held until its group is gone

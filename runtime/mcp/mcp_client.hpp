@@ -15,7 +15,9 @@
 // forgot our session (HTTP 404) is given a new one (initialize again), and what the
 // 404 answered is sent again in it, once.
 // A server that exits or never answers fails what is out at it with an error naming
-// the server and the tail of its stderr. No CAF here: callbacks come on the io thread.
+// the server and the tail of its stderr. A stdio server that exited is started again
+// at its next call (initialize and tools/list again; what is called meanwhile waits
+// for it), up to 3 times a minute. No CAF here: callbacks come on the io thread.
 #pragma once
 
 #include <functional>
