@@ -414,6 +414,25 @@ CAF_TEST(a server that dies during a call fails the call naming the server and i
   CAF_CHECK_EQUAL(content(results, "main", 2, 0), "again");
 }
 
+CAF_TEST(a server whose start again is refused fails the waiting call and is not called uninitialized) {
+  auto flag = (dir.path / "crashed").string();
+  auto extra = fmt::format("[mcp.servers.r]\ncommand = [\"{}\", \"--refuse-restart\", \"{}\"]\n", server, flag);
+  auto r = run(steps({call("r__crash", "{}"), call("r__echo", R"({ text = "again" })"),
+                      call("r__echo", R"({ text = "and again" })")}),
+               extra);
+  JP_REQUIRE_OK(r);
+  auto results = results_of(r);
+  CAF_CHECK(contains(content(results, "main", 1, 0), "It is started again at its next call"));
+  // Each call after starts it again, and is refused with why: never sent to a server
+  // that did not agree to a version.
+  for (int step : {2, 3}) {
+    auto said = content(results, "main", step, 0);
+    CAF_CHECK_EQUAL(contains(said, "MCP server `r` exited and could not be started again") ? "" : said, "");
+    CAF_CHECK(contains(said, "protocol version 1999-01-01"));
+  }
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
 CAF_TEST(a server that keeps dying is given up on after three starts a minute) {
   auto crash = call("demo__crash", "{}");
   auto r = run(steps({crash, crash, crash, crash, call("demo__echo", R"({ text = "again" })")}));

@@ -56,8 +56,10 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   // The process exited and a call came: a new one is starting (initialize,
   // tools/list), and the requests made meanwhile wait for it, in order.
   bool restarting = false;
+  bool started = false; // its first start succeeded: an exit before is the start's failure
+  int generation = 0;   // its processes so far: one given up on says no more (start_process)
   std::vector<int64_t> awaiting_restart;
-  std::deque<std::chrono::steady_clock::time_point> restarts; // within the last minute
+  std::deque<std::chrono::steady_clock::time_point> exits; // within the last minute
   std::shared_ptr<std::promise<void>> exit_waiter; // the client's end, waiting for the exit
   std::string line;       // stdout not yet a whole line
   size_t unacked = 0;     // output taken before `process` was set
@@ -274,6 +276,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   void end_all(const std::string& why, bool transient) {
     awaiting_session.clear();
     awaiting_restart.clear();
+    relist = false; // a listing's end must not start the server again
     line.clear();
     auto out = std::move(pending);
     pending.clear();
@@ -314,16 +317,23 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     if (auto w = std::exchange(exit_waiter, nullptr))
       w->set_value();
     auto why = fmt::format("MCP server `{}` exited ({}); {}", server.name, how, stderr_said());
-    auto now = std::chrono::steady_clock::now();
-    while (!restarts.empty() && now - restarts.front() > kRestartWindow)
-      restarts.pop_front();
-    if (closing)
+    bool too_often = count_exit();
+    if (closing || !started) // ending, or its start failed (McpClient::start says so)
       return fail_all(why);
-    if (restarts.size() >= kMaxRestarts)
+    if (too_often)
       return fail_all(fmt::format("{}. It exited {} times within a minute, so it is not started again until "
                                   "jp-actors starts again: its tools fail until then",
-                                  why, restarts.size() + 1));
+                                  why, exits.size()));
     end_all(why + ". It is started again at its next call", true);
+  }
+
+  /// Counts an exit (or a start again refused); whether it was one too many this minute.
+  bool count_exit() {
+    auto now = std::chrono::steady_clock::now();
+    exits.push_back(now);
+    while (now - exits.front() > kRestartWindow)
+      exits.pop_front();
+    return exits.size() > kMaxRestarts;
   }
 
   /// Starts a stdio server's process again, for the requests waiting for it.
@@ -637,18 +647,19 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     if (!http && closing && exited)
       return answer(local_error(fmt::format("MCP server `{}` was closed", server.name)));
     auto& p = pending[id] = Pending{std::move(answer), std::move(progress), nullptr, method, params};
-    arm(id, p);
-    if (renewing && method != "initialize") {
-      awaiting_session.push_back(id); // sent once the new session is there
-      return;
-    }
     // A stdio server that exited is started again for it; while it starts, only its
-    // start's own requests go out.
+    // start's own requests go out, and the others wait (their timeouts run from when
+    // they are sent: the start has its own).
     bool starts_it = method == "initialize" || method == "tools/list";
     if (!http && (exited || (restarting && !starts_it))) {
       awaiting_restart.push_back(id);
       if (!restarting)
         restart();
+      return;
+    }
+    arm(id, p);
+    if (renewing && method != "initialize") {
+      awaiting_session.push_back(id); // sent once the new session is there
       return;
     }
     send(mcp::request(id, method, std::move(params)));
@@ -709,13 +720,15 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
   for (auto& [k, v] : server.env)
     spec.env.push_back(k + "=" + v);
   std::weak_ptr<McpClient::State> weak = st;
+  // What a process given up on (a start again refused) says or does after is nothing.
+  int generation = ++st->generation;
   ProcessEvents events;
-  events.on_output = [weak](stream_kind kind, std::string_view bytes) {
-    if (auto s = weak.lock())
+  events.on_output = [weak, generation](stream_kind kind, std::string_view bytes) {
+    if (auto s = weak.lock(); s && s->generation == generation)
       s->on_output(kind, bytes);
   };
-  events.on_exit = [weak](const ExitInfo& info) {
-    if (auto s = weak.lock())
+  events.on_exit = [weak, generation](const ExitInfo& info) {
+    if (auto s = weak.lock(); s && s->generation == generation)
       s->on_exit(info.describe());
   };
   auto process = spawn_process(io, spec, std::move(events));
@@ -728,6 +741,8 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
       p->ack(st->unacked);
       st->unacked = 0;
     }
+    if (st->closing) // the client ended while it was started again
+      p->close_stdin();
   });
   return Status::ok();
 }
@@ -736,7 +751,6 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
 
 void McpClient::State::restart() {
   restarting = true;
-  restarts.push_back(std::chrono::steady_clock::now());
   exited = false;
   process = nullptr;
   line.clear();
@@ -758,17 +772,35 @@ void McpClient::State::restart() {
       if (!s)
         return;
       s->restarting = false;
+      // A start refused (initialize, tools/list) with the process running: ended, so
+      // the next call starts it again (or its exits give it up), never one that was
+      // not initialized.
+      bool too_often = false;
+      if (!why.empty() && !s->exited && s->process) {
+        s->process->terminate(std::chrono::milliseconds(0), [p = s->process] {}); // held until it is gone
+        ++s->generation; // given up on now: the next call starts another
+        s->exited = true;
+        if (auto w = std::exchange(s->exit_waiter, nullptr))
+          w->set_value();
+        too_often = s->count_exit();
+      }
       auto ids = std::exchange(s->awaiting_restart, {});
       for (auto id : ids) {
         if (why.empty()) {
-          if (auto it = s->pending.find(id); it != s->pending.end())
+          if (auto it = s->pending.find(id); it != s->pending.end()) {
+            s->arm(id, it->second);
             s->send(mcp::request(id, it->second.method, it->second.params));
+          }
         } else if (auto p = s->take(id)) {
           p->answer(local_error(fmt::format("MCP server `{}` exited and could not be started again: {}",
                                             s->server.name, why),
                                 true));
         }
       }
+      if (too_often)
+        s->fail_all(fmt::format("MCP server `{}` could not be started again: {}; it failed {} times within a "
+                                "minute, so it is not started again until jp-actors starts again",
+                                s->server.name, why, s->exits.size()));
     });
   });
 }
@@ -860,7 +892,12 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
         why += "; " + said;
       outcome->set_value(std::move(why));
     });
-  io.post([st, finish] { st->handshake([finish](std::string why) { (*finish)(std::move(why)); }); });
+  io.post([st, finish] {
+    st->handshake([st, finish](std::string why) {
+      st->started = why.empty();
+      (*finish)(std::move(why));
+    });
+  });
   auto why = started.get(); // bounded: each request has the server's timeout, and the pages a limit
   if (!why.empty())
     return Error{why};
@@ -880,6 +917,10 @@ McpClient::~McpClient() {
   auto exit_seen = exited->get_future();
   state_->io->post([st = state_, exited] {
     st->closing = true; // not started again
+    if (st->restarting) { // its process is being set: its stdin is closed then
+      st->exit_waiter = exited;
+      return;
+    }
     if (!st->process || st->exited)
       return exited->set_value();
     st->exit_waiter = exited;
@@ -965,7 +1006,9 @@ void McpClient::cancel(int64_t n, std::string reason) {
       return;
     if (p->task_call) // its answer may still bring a task, which is cancelled then
       st->cancelled_calls.insert(n);
-    if (st->gone.empty())
+    // One waiting for the server's new start was never sent: nothing to tell it.
+    bool never_sent = std::erase(st->awaiting_restart, n) > 0;
+    if (st->gone.empty() && !never_sent)
       st->send(mcp::notification("notifications/cancelled", Json::object().set("requestId", n).set("reason", reason)));
     st->abandon(n, *p);
     p->answer(State::local_error(reason));

@@ -28,6 +28,8 @@
 // list_changed before answering initialize, `retool` says it 50 times before its
 // answer, and each tools/list after the first pings the client and answers after the
 // pong (the second 1.5 s after it); FILE gets how many tools/list came.
+// `--refuse-restart FILE`: `crash` makes FILE, and a server started while it exists
+// answers initialize with a version no client speaks (a start again that is refused).
 // `fake_mcp_server --version V` answers initialize with protocol version V (else
 // 2025-06-18). `fake_mcp_server --die` writes "cannot start: no config" to stderr and exits with
 // status 3 before reading anything. With JP_FAKE_MCP_EOF set, the end of its stdin
@@ -183,7 +185,13 @@ int main(int argc, char** argv) {
   // is answered once FILE exists (a start that takes as long as another's).
   std::string start_after;
   std::string busy_lists; // --busy-lists FILE
+  std::string refuse_restart; // --refuse-restart FILE: `crash` makes FILE; started with it, a bad version
   for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--refuse-restart") {
+      refuse_restart = argv[i + 1];
+      if (std::ifstream(refuse_restart))
+        version = "1999-01-01";
+    }
     if (std::string(argv[i]) == "--touch")
       std::ofstream(argv[i + 1]) << "started\n";
     if (std::string(argv[i]) == "--start-after")
@@ -405,6 +413,8 @@ int main(int argc, char** argv) {
           std::printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\": oops\n", id->dump().c_str());
           std::fflush(stdout);
         } else if (name == "crash") {
+          if (!refuse_restart.empty())
+            std::ofstream(refuse_restart) << "crashed\n";
           std::fprintf(stderr, "crashing\n");
           return 3;
         } else {
