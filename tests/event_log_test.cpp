@@ -75,10 +75,11 @@ CAF_TEST(progress lines are held while a dialog is open on the terminal) {
   log.progress({"shell 0.5 s"});
   log.hold_progress(true); // erases the line shown
   log.progress({"shell 1.0 s"});
+  log.line("another call ended"); // waits until the dialog closes
   log.progress({"shell 1.5 s"});
   log.hold_progress(false);
   log.progress({"shell 2.0 s"});
-  CAF_CHECK_EQUAL(contents(f), "shell 0.5 s\r\x1b[Kshell 2.0 s");
+  CAF_CHECK_EQUAL(contents(f), "shell 0.5 s\r\x1b[Kanother call ended\nshell 2.0 s");
   std::fclose(f);
 }
 

@@ -58,6 +58,10 @@ void EventLog::write(const std::string& raw) {
   // gets the bytes as they came.
   auto line = live_ ? terminal_safe(raw) : raw;
   std::lock_guard<std::mutex> guard(mutex_);
+  if (progress_held_ > 0) { // a dialog is open: written once it closes, not over it
+    held_lines_ += line + '\n';
+    return;
+  }
   clear_progress(); // the progress lines give way
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fputc('\n', out_);
@@ -84,10 +88,13 @@ void EventLog::hold_progress(bool held) {
     return;
   std::lock_guard<std::mutex> guard(mutex_);
   progress_held_ += held ? 1 : -1;
-  if (held) {
+  if (held)
     clear_progress();
-    std::fflush(out_);
+  else if (progress_held_ == 0 && !held_lines_.empty()) {
+    std::fwrite(held_lines_.data(), 1, held_lines_.size(), out_);
+    held_lines_.clear();
   }
+  std::fflush(out_);
 }
 
 void EventLog::line(const std::string& text) {

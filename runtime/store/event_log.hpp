@@ -29,8 +29,9 @@ public:
   /// the CLI's views draw them), replacing the last ones; the next line erases them.
   void progress(const std::vector<std::string>& lines);
   /// While a dialog is open on the terminal (a permission, a question, the interrupt
-  /// menu) no progress lines are drawn: redrawn every half second, they wrote over it
-  /// and its answer. Holding erases those shown; nested holds count.
+  /// menu) no progress lines are drawn -- redrawn every half second, they wrote over
+  /// it and its answer -- and transcript lines wait until it closes. Holding erases
+  /// the progress lines shown; nested holds count.
   void hold_progress(bool held);
   /// A line of the transcript, as the display words it (not in JSON).
   void line(const std::string& text);
@@ -81,6 +82,7 @@ private:
   Sink sink_;
   size_t progress_lines_ = 0; // progress lines on screen (the last without a newline)
   int progress_held_ = 0;     // dialogs open (hold_progress)
+  std::string held_lines_;    // transcript lines written while one was
   bool call_lines_ = true;
 };
 
