@@ -421,8 +421,8 @@ int main(int argc, char** argv) {
   call->add_option("TOOL", tool, "Tool name (see `jp-actors tools`)")->required();
   call->add_option("JSON_ARGS", args, "Arguments as a JSON object (default {})");
 
-  auto* query = app.add_subcommand("query", "Ask the assistant (assistant.provider) in the active conversation; "
-                                            "its tool calls run here");
+  auto* query = app.add_subcommand("query", "Ask the assistant (assistant.provider) in the active conversation when "
+                                            "it is yours (else a new one); its tool calls run here");
   QueryOptions query_options;
   std::string model, provider;
   query->add_option("PROMPT", query_options.prompt, "What to ask")->required();
@@ -431,6 +431,7 @@ int main(int argc, char** argv) {
   query->add_option("--continue", query_options.continue_id,
                     "Continue conversation ID (see `conversations ls`): it becomes the active one. Without it, "
                     "the active conversation is continued only when you started it here")
+    ->option_text("ID")
     ->excludes(fresh);
   query->add_option("--model", model, "Model (sets assistant.model)");
   query->add_option("--provider", provider, "scripted, openai or anthropic (sets assistant.provider)");
