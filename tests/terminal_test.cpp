@@ -123,6 +123,9 @@ CAF_TEST(a CR past the terminal s width ends the row a long line wrapped to) {
   CAF_CHECK_EQUAL(readable_text(wide.feed("50%\r100%\r\n") + wide.flush()), "100%\n");
   TerminalText moved(10);
   CAF_CHECK_EQUAL(readable_text(moved.feed("0123456789\x1b[1Gab\r\n") + moved.flush()), "ab23456789\n");
+  // Cursor left and right redraw within the line too, as on a pipe.
+  CAF_CHECK_EQUAL(shown("abc\x1b[2Dx\r\n"), "axc\n");
+  CAF_CHECK_EQUAL(shown("abc\r\x1b[2Cx\r\n"), "abx\n");
 }
 
 CAF_TEST(a UTF-8 character split across chunks is held until complete) {

@@ -68,8 +68,8 @@ void TerminalText::resolve_cr(std::string& out) {
   column_ = 0;
 }
 
-// A CSI that redraws the line (erase in line K, cursor to column G), kept whole for
-// the look to apply; its parameters are digits only.
+// A CSI that redraws the line (erase in line K; cursor to column G, right C, left D),
+// kept whole for the look to apply; its parameters are digits only.
 void TerminalText::put_line_edit(std::string& out, unsigned char final_byte) {
   if (csi_.find_first_not_of("0123456789") != std::string::npos)
     return;
@@ -80,8 +80,14 @@ void TerminalText::put_line_edit(std::string& out, unsigned char final_byte) {
   out += "\x1b[";
   out += csi_;
   out += static_cast<char>(final_byte);
-  if (final_byte == 'G') // cursor to column N (1 when none)
-    column_ = csi_.empty() || csi_.size() > 4 ? 0 : std::max(1, std::stoi(csi_)) - 1;
+  // N, 1 when none (or past what a line could be)
+  std::size_t n = csi_.empty() || csi_.size() > 4 ? 1 : std::max(1, std::stoi(csi_));
+  if (final_byte == 'G')
+    column_ = n - 1;
+  else if (final_byte == 'C')
+    column_ += n;
+  else if (final_byte == 'D')
+    column_ -= std::min(n, column_);
 }
 
 void TerminalText::text_byte(std::string& out, unsigned char c) {
@@ -147,7 +153,7 @@ void TerminalText::step(std::string& out, unsigned char c) {
     case st::csi:
       if (c >= 0x40 && c <= 0x7e) {
         state_ = st::text;
-        if (c == 'K' || c == 'G')
+        if (c == 'K' || c == 'G' || c == 'C' || c == 'D')
           put_line_edit(out, c);
       } else if (c < 0x20 || c > 0x3f) { // not a parameter or intermediate byte
         in_sequence_other(out, c);

@@ -1,6 +1,6 @@
 // Raw pty output -> text for an LLM: drops terminal control sequences and turns CRLF
 // into LF. What redraws a line -- a lone CR after text, backspace, erase in line
-// (CSI K), cursor to column (CSI G) -- is kept, for a look to show the line
+// (CSI K), cursor to column, right and left (CSI G, C, D) -- is kept, for a look to show the line
 // as it was left (readable_text: a progress bar's last frame, not every frame).
 // Streaming: pty output arrives in arbitrary chunks, so any sequence may be split
 // across feed() calls.
