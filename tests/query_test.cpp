@@ -201,13 +201,25 @@ FakeResponse greet_and_await() {
                              {"call_2", "await", Json::object().set("all", Json(JsonArray{Json("g")}))}})};
 }
 
+/// A shell command that writes its pid to `pidfile` (whole, once) and runs on.
+std::string lingering_command(const std::string& pidfile) {
+  return fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+}
+
+/// The pid lingering_command wrote to `pidfile`, once it did.
+pid_t pid_written_to(const std::string& pidfile) {
+  pid_t pid = 0;
+  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> pid && pid > 0; }));
+  return pid;
+}
+
 /// Config: the shell's handles are awaited at turn end (for a long time).
 const char* const kAwaitShell =
   "[conversation.tools.shell.spawn.lifecycle]\non_turn_end = \"await\"\nawait_timeout_secs = 600\n";
 
 /// A response spawning shell handle `w` that writes its pid to `pidfile` and runs on.
 FakeResponse spawn_lingering_handle(const std::string& pidfile) {
-  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  auto command = lingering_command(pidfile);
   return {200, openai_call("call_1", "shell",
                            Json::object().set("action", "spawn").set("id", "w").set("command", command))};
 }
@@ -480,8 +492,7 @@ CAF_TEST(a second ctrl-c aborts every handle and exits) {
   stall.stall_after = 0;
   server.push(stall);
   Background q(ws, "start it");
-  pid_t handle = 0;
-  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> handle && handle > 0; }));
+  auto handle = pid_written_to(pidfile);
   CAF_REQUIRE(wait_for([&] { return server.requests().size() == 2u; }));
   ::kill(q.pid, SIGINT); // ends the turn: the turn end now waits for `w`
   CAF_REQUIRE(wait_for([&] { return contains(q.output(), "interrupted: ending the turn"); }));
@@ -497,12 +508,11 @@ CAF_TEST(an interrupted turn keeps the responses of calls that ran and says whic
   Workspace ws(server, "openai", kAwaitShell);
   auto pidfile = ws.path("handle.pid");
   // One response, two calls: the spawn (answers `running`) and an await on it.
-  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  auto command = lingering_command(pidfile);
   server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "w").set("command", command)},
                                   {"call_2", "await", Json::object().set("all", Json(JsonArray{Json("w")}))}})});
   Background q(ws, "start and wait");
-  pid_t handle = 0;
-  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> handle && handle > 0; }));
+  auto handle = pid_written_to(pidfile);
   auto response_of = [&](const std::string& id) -> std::optional<std::string> {
     for (auto& e : stored_events(ws))
       if (e.find("event")->as_string() == "tool_call_response" && e.find("id")->as_string() == id)
@@ -541,11 +551,10 @@ CAF_TEST(a one-shot call cut by an interrupt says so and not only that it was ki
   FakeProviderServer server;
   Workspace ws(server);
   auto pidfile = ws.path("oneshot.pid");
-  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  auto command = lingering_command(pidfile);
   server.push({200, openai_call("call_1", "shell", Json::object().set("command", command))});
   Background q(ws, "run it");
-  pid_t child = 0;
-  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> child && child > 0; }));
+  pid_written_to(pidfile); // the tool runs
   ::kill(q.pid, SIGINT);
   CAF_CHECK_EQUAL(q.wait(), 0);
   std::string said;
@@ -567,12 +576,11 @@ CAF_TEST(sigterm while a tool runs ends the query without another request) {
   FakeProviderServer server;
   Workspace ws(server);
   auto pidfile = ws.path("term.pid");
-  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  auto command = lingering_command(pidfile);
   server.push({200, openai_call("call_1", "shell", Json::object().set("command", command))});
   server.push({200, openai_text("should not be asked")});
   Background q(ws, "run it");
-  pid_t child = 0;
-  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> child && child > 0; }));
+  auto child = pid_written_to(pidfile);
   ::kill(q.pid, SIGTERM);
   CAF_CHECK_EQUAL(q.wait(), 128 + SIGTERM);
   CAF_CHECK_EQUAL(server.requests().size(), 1u);
@@ -585,12 +593,11 @@ CAF_TEST(a conversation in use by one query is refused to another) {
   FakeProviderServer server;
   Workspace ws(server);
   auto pidfile = ws.path("busy.pid");
-  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  auto command = lingering_command(pidfile);
   server.push({200, openai_call("call_1", "shell", Json::object().set("command", command))});
   server.push({200, openai_text("Stopped.")});
   Background q(ws, "run it");
-  pid_t child = 0;
-  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> child && child > 0; }));
+  pid_written_to(pidfile); // the tool runs
   auto second = ws.query("'me too'");
   CAF_CHECK_EQUAL(second.status, 1);
   CAF_CHECK(contains(second.out, "is in use by another jp-actors (a query still running in it); wait for it to "
@@ -822,13 +829,12 @@ CAF_TEST(a handle aborted from another terminal ends the await and the assistant
   Workspace ws(server);
   // The runner's own runtime directory (tests/test_main.cpp): its control sockets.
   auto pidfile = ws.path("w.pid");
-  auto command = fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 1000", pidfile);
+  auto command = lingering_command(pidfile);
   server.push({200, openai_calls({{"call_1", "shell", Json::object().set("action", "spawn").set("id", "w").set("wait_ms", 0).set("command", command)},
                                   {"call_2", "await", Json::object().set("all", Json(JsonArray{Json("w")}))}})});
   server.push({200, openai_text("Noted.")});
   Background q(ws, "start and wait");
-  pid_t handle = 0;
-  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> handle && handle > 0; }));
+  auto handle = pid_written_to(pidfile);
   auto listed = cli_in(ws.path(""), "handles ls");
   JP_REQUIRE_OK(listed);
   CAF_CHECK(contains(listed.out, fmt::format("pid {} query conversation", q.pid)));
@@ -1156,8 +1162,7 @@ CAF_TEST(ctrl-c while the turn end waits for a handle stops the wait) {
   server.push(spawn_lingering_handle(pidfile));
   server.push({200, openai_text("Leaving it running.")});
   Background q(ws, "start it");
-  pid_t handle = 0;
-  CAF_REQUIRE(wait_for([&] { return std::ifstream(pidfile) >> handle && handle > 0; }));
+  auto handle = pid_written_to(pidfile);
   // The response is recorded in the same step that starts the turn end.
   CAF_REQUIRE(wait_for([&] {
     for (auto& e : stored_events(ws))
