@@ -103,10 +103,12 @@ Result<std::string> conversation_for(ConversationStore& store, const std::string
   if (!active)
     return Error{active.error()};
   std::string id = options.continue_id;
+  bool recorded = root.empty(); // the user's own already (the record read once)
   if (id.empty() && !options.new_conversation && !active->empty()) {
-    if (root.empty() || own_conversation(root, *active))
+    if (recorded || own_conversation(root, *active)) {
       id = *active;
-    else
+      recorded = true;
+    } else
       std::fprintf(stderr,
                    "jp-actors: note: this workspace's active conversation %s is not recorded as yours (it was "
                    "started before jp-actors kept that record, or a repository committed it, or the record in "
@@ -124,7 +126,7 @@ Result<std::string> conversation_for(ConversationStore& store, const std::string
   if (id != *active)
     if (auto s = store.set_active(id); !s)
       return Error{s.error};
-  if (!root.empty())
+  if (!recorded)
     if (auto s = remember_own_conversation(root, id); !s)
       std::fprintf(stderr, "jp-actors: warning: %s: the next query starts a new conversation\n", s.error.c_str());
   return id;
