@@ -12,6 +12,7 @@
 #include "messages/json.hpp"
 #include "messages/tool_state.hpp"
 #include "runtime/provider/stream_error.hpp"
+#include "runtime/provider/request_tools.hpp"
 #include "runtime/provider/tool_result_pairing.hpp"
 
 namespace jp {
@@ -33,18 +34,6 @@ int64_t usage_count(const Json& usage, std::string_view key) {
 int64_t index_member(const Json& obj) {
   auto* v = obj.find("index");
   return v && v->is_int() ? v->as_int() : 0;
-}
-
-/// The `tools` to send: none for no tools (an empty array is refused by OpenAI).
-std::optional<Json> tools_value(const std::string& tools_json) {
-  if (tools_json.empty())
-    return std::nullopt;
-  auto parsed = Json::parse(tools_json);
-  if (!parsed)
-    return Json(tools_json);
-  if (parsed->is_array() && parsed->as_array().empty())
-    return std::nullopt;
-  return std::move(*parsed);
 }
 
 /// A tool call's arguments as the `input` object the API requires.
@@ -162,7 +151,7 @@ std::string anthropic_request_body(const ChatRequest& request) {
   for (auto& t : turns)
     messages.push(JsonObject{{"role", t.role}, {"content", std::move(t.content)}});
   body.set("messages", std::move(messages));
-  if (auto tools = tools_value(request.tools_json))
+  if (auto tools = request_tools(request.tools_json))
     body.set("tools", std::move(*tools));
   return body.dump();
 }

@@ -9,23 +9,12 @@
 #include "runtime/provider/stream_error.hpp"
 #include "runtime/text_nocase.hpp"
 #include "config/assistant_model.hpp"
+#include "runtime/provider/request_tools.hpp"
 #include "runtime/provider/tool_result_pairing.hpp"
 
 namespace jp {
 
 namespace {
-
-/// The `tools` to send: none for no tools (an empty array is refused by OpenAI).
-std::optional<Json> tools_value(const std::string& tools_json) {
-  if (tools_json.empty())
-    return std::nullopt;
-  auto parsed = Json::parse(tools_json);
-  if (!parsed)
-    return Json(tools_json);
-  if (parsed->is_array() && parsed->as_array().empty())
-    return std::nullopt;
-  return std::move(*parsed);
-}
 
 // In a provider_extra: the model that asked for it back (not sent).
 constexpr std::string_view kExtraModel = "jp_model";
@@ -142,7 +131,7 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
   }
   show();
   body.set("messages", std::move(messages));
-  if (auto tools = tools_value(request.tools_json))
+  if (auto tools = request_tools(request.tools_json))
     body.set("tools", std::move(*tools));
   if (request.max_tokens > 0)
     body.set(max_tokens_parameter(request.model), request.max_tokens);
