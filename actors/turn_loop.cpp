@@ -808,28 +808,32 @@ TurnContext turn_context_of(loop_actor_t* self) {
     auto id = ctx.conversation_id;
     auto recent = self->state.recent;
     auto stopped = [flag = self->state.asking_stopped] { return flag->load(); };
-    // Recorded around the call: the inquiry is part of the conversation.
-    t.inquire = [inquiry, store, id, recent, stopped](const std::vector<HandleSummary>& outstanding)
+    // Recorded around the call: the inquiry is part of the conversation. One whose
+    // record fails has no answer (its handles are then aborted, as with no one to
+    // ask): what the store holds must say why what came after it happened.
+    auto record = [store, id](const Json& event) { return store ? store->append(id, event) : Status::ok(); };
+    t.inquire = [inquiry, record, recent, stopped](const std::vector<HandleSummary>& outstanding)
       -> Result<InquiryAnswers> {
-      if (store)
-        store->append(id, to_json(InquiryRequestEvent{outstanding}));
+      if (auto s = record(to_json(InquiryRequestEvent{outstanding})); !s)
+        return Error{"cannot record the turn-end inquiry: " + s.error};
       std::vector<ChatMessage> context;
       {
         std::lock_guard lock(recent->mtx);
         context = recent->messages;
       }
       auto answers = inquiry->turn_end(outstanding, context, stopped);
-      if (store)
-        store->append(id, to_json(InquiryResponseEvent{answers ? *answers : InquiryAnswers{},
+      if (auto s = record(to_json(InquiryResponseEvent{answers ? *answers : InquiryAnswers{},
                                                        answers ? std::string() : answers.error()}));
+          !s)
+        return Error{"cannot record the answer to the turn-end inquiry: " + s.error};
       return answers;
     };
-    t.ask_assistant = [inquiry, store, id, stopped](const std::string& tool, const Question& q) {
-      if (store)
-        store->append(id, to_json(InquiryRequestEvent{{}, tool, q}));
+    t.ask_assistant = [inquiry, record, stopped](const std::string& tool, const Question& q) -> std::optional<Json> {
+      if (!record(to_json(InquiryRequestEvent{{}, tool, q})))
+        return std::nullopt;
       auto a = inquiry->answer(tool, q, stopped);
-      if (store)
-        store->append(id, to_json(InquiryResponseEvent{std::nullopt, "", q.id, a ? *a : Json()}));
+      if (!record(to_json(InquiryResponseEvent{std::nullopt, "", q.id, a ? *a : Json()})))
+        return std::nullopt;
       return a;
     };
   }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <jp/jp.hpp>
 #include <mutex>
+#include <stdexcept>
 #include <vector>
 
 #include "actors/await_condition.hpp"
@@ -153,7 +154,8 @@ struct FunctionRig {
   Session session;
   FunctionRig(ToolConfig tool, FunctionTool fn) : session(make(rt, std::move(tool), std::move(fn))) {}
   static Session make(Runtime& rt, ToolConfig tool, FunctionTool fn) {
-    rt.add_function_tool(std::move(tool), std::move(fn));
+    if (auto added = rt.add_function_tool(std::move(tool), std::move(fn)); !added)
+      throw std::runtime_error("counted_paths: " + added.error);
     return rt.session();
   }
 };

@@ -13,7 +13,7 @@ struct Error {
 };
 
 template <class T>
-class Result {
+class [[nodiscard]] Result {
 public:
   Result(T value) : value_(std::move(value)) {}
   Result(Error err) : error_(std::move(err.message)) {}
@@ -34,7 +34,7 @@ private:
 };
 
 /// Result<void>: success or a message.
-struct Status {
+struct [[nodiscard]] Status {
   std::string error; // "" = ok
   explicit operator bool() const { return error.empty(); }
   static Status ok() { return {}; }
