@@ -334,7 +334,11 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
   // abort), a question its turn's asker blocks on ends unanswered: else that thread
   // waits forever, and the actor system's end with it.
   self->attach_functor([asks = st.asks] { asks->close(); });
-  st.ctx.prompts = std::make_shared<HandlePrompts>(st.ctx.prompts, st.asks);
+  // A blocking call's sub-agent has no handle anyone can apply to: with no terminal,
+  // its tools' questions have nobody to answer them, and are told so at once
+  // (waiting, they would hold the call forever).
+  if (!spec.blocking || st.ctx.prompts)
+    st.ctx.prompts = std::make_shared<HandlePrompts>(st.ctx.prompts, st.asks);
   run_turn(self, spec.prompt);
   return {
     [self](fetch_atom, const LookOptions& opts) { return look_with(self, opts); },

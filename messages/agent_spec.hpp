@@ -23,13 +23,16 @@ struct AgentSpec {
   std::vector<std::string> elements;
   int max_concurrent = 0;
   std::string element; // a foreach's sub-agent: its element
+  // Called without `action`: its caller waits for its result, and nobody can apply
+  // to its handle (nor to a foreach's sub-agents then).
+  bool blocking = false;
   friend bool operator==(const AgentSpec&, const AgentSpec&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AgentSpec& x) {
   return f(x.prompt, x.narrowed, x.tools, x.model, x.system_prompt, x.script, x.depth, x.foreach, x.elements, x.max_concurrent,
-           x.element);
+           x.element, x.blocking);
 }
 
 } // namespace jp

@@ -74,13 +74,17 @@ name = "main"
                      pidfile, last_call, holder_subagent(pidfile));
 }
 
-/// examples/subagents.toml as its header says to run it (with examples/confirm.toml's
-/// tool, found from any workspace), no terminal on stdin.
+/// Options giving examples/confirm.toml's tool `clean` (it asks "Delete the build
+/// directory?"), found from any workspace.
+std::string confirm_config() {
+  return fmt::format("--config {0}/examples/confirm.toml "
+                     "--cfg 'conversation.tools.clean.command={{program=\"{0}/examples/tools/confirm.sh\"}}'",
+                     JP_SOURCE_DIR);
+}
+
+/// examples/subagents.toml as its header says to run it, no terminal on stdin.
 Run run_subagents_example() {
-  return cli(fmt::format("--config {0}/examples/confirm.toml "
-                         "--cfg 'conversation.tools.clean.command={{program=\"{0}/examples/tools/confirm.sh\"}}' "
-                         "run {0}/examples/subagents.toml --json",
-                         JP_SOURCE_DIR));
+  return cli(fmt::format("{} run {}/examples/subagents.toml --json", confirm_config(), JP_SOURCE_DIR));
 }
 
 } // namespace
@@ -795,4 +799,36 @@ name = "main"
   auto res = results_of(r);
   CAF_CHECK_EQUAL(content(res, "main", 1, 0), "mine\n");
   CAF_CHECK_EQUAL(content(res, "main", 2, 0), "still here\n");
+}
+
+CAF_TEST(a blocking sub-agent whose tool asks with nobody to answer is told so and ends) {
+  // Its handle is nobody's to apply to: a question waiting there held the call (and
+  // the run) forever. Its own call is refused as a one-shot question is at the top.
+  for (auto call : {R"(tool = "agent"
+  arguments = { prompt = "p", script = "asker" })",
+                    R"(tool = "foreach"
+  arguments = { prompt = "{{element}}", elements = ["a"], script = "asker" })"}) {
+    auto r = run_script_text(fmt::format(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  {}
+[[subagents]]
+name = "asker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {{}}
+  [[subagents.steps]]
+  text = "nobody answered"
+)",
+                                         call),
+                             confirm_config());
+    JP_REQUIRE_OK(r);
+    auto res = results_of(r);
+    CAF_CHECK(contains(content(res, "main", 1, 0), "nobody answered"));
+    CAF_CHECK(contains(r.stdout_text, "nobody here answers a one-shot call"));
+    CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
+  }
 }

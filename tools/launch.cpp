@@ -171,6 +171,7 @@ Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig
   spec.output_cap = config.runtime.output_cap_bytes; // a foreach's result is held to it
   auto& a = spec.agent;
   a.depth = parent_depth + 1;
+  a.blocking = !stateful;
   if (static_cast<uint64_t>(a.depth) > config.agents.max_depth)
     return Error{fmt::format("a sub-agent here would be {} levels deep, beyond the limit ([agents] max_depth = {}); "
                              "do the work yourself or hand it back to your parent",
