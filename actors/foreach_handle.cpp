@@ -45,7 +45,7 @@ struct foreach_state {
   // told); `apply` answers it. One at a time: the next is put once it is answered.
   std::optional<size_t> surfaced;
   HandleReport final;
-  uint64_t output_cap = 0; // its result's bytes (0: no cap)
+  uint64_t output_cap = 0; // its looks' and result's bytes (0: no cap)
   std::vector<caf::typed_response_promise<HandleReport>> aborts;
   std::shared_ptr<std::vector<handle_actor>> live = std::make_shared<std::vector<handle_actor>>();
   static inline const char* name = "jp.foreach";
@@ -62,61 +62,94 @@ std::string with_element(std::string text, const std::string& element) {
   return text;
 }
 
-const char* phase_name(element_phase p) {
-  switch (p) {
-    case element_phase::queued: return "queued";
-    case element_phase::running: return "running";
-    case element_phase::done: return "done";
-  }
-  return "queued";
-}
-
 HandleReport look(foreach_actor_t* self) {
   auto& st = self->state;
   if (st.stopped)
     return st.final;
-  size_t done = 0;
-  std::string lines;
-  for (size_t i = 0; i < st.elements.size(); ++i) {
-    auto& e = st.elements[i];
+  size_t done = 0, failed = 0;
+  for (auto& e : st.elements) {
     done += e.phase == element_phase::done;
-    std::string state = phase_name(e.phase);
-    if (e.phase == element_phase::done)
-      state = e.final.ok ? "done" : "failed: " + e.final.error.message;
-    else if (!e.question.id.empty())
-      state = fmt::format("waiting: {}", e.question.text);
-    lines += fmt::format("\n[{}] {}: {}", i, cut_text(e.value, 80), state);
+    failed += e.phase == element_phase::done && !e.final.ok;
   }
-  auto content = fmt::format("{} of {} done, {} running (at most {}){}", done, st.elements.size(), st.running,
-                             st.spec.max_concurrent, lines);
+  auto content = fmt::format("{} of {} done{}, {} running (at most {}), {} queued", done, st.elements.size(),
+                             failed ? fmt::format(" ({} failed)", failed) : "", st.running, st.spec.max_concurrent,
+                             st.elements.size() - done - static_cast<size_t>(st.running));
+  // A line per element started, while the look stays within the output cap (a
+  // foreach of thousands listed each): the running ones first (what to wait on or
+  // answer), then the failed, then the done.
+  size_t room = st.output_cap > 0 ? st.output_cap : SIZE_MAX;
+  size_t not_shown = 0;
+  auto show = [&](size_t i, const std::string& state) {
+    auto line = fmt::format("\n[{}] {}: {}", i, cut_text(st.elements[i].value, 80), state);
+    if (content.size() + line.size() > room)
+      ++not_shown;
+    else
+      content += line;
+  };
+  for (size_t i = 0; i < st.elements.size(); ++i)
+    if (auto& e = st.elements[i]; e.phase == element_phase::running)
+      show(i, e.question.id.empty() ? "running" : fmt::format("waiting: {}", e.question.text));
+  for (size_t i = 0; i < st.elements.size(); ++i)
+    if (auto& e = st.elements[i]; e.phase == element_phase::done && !e.final.ok)
+      show(i, "failed: " + e.final.error.message);
+  for (size_t i = 0; i < st.elements.size(); ++i)
+    if (auto& e = st.elements[i]; e.phase == element_phase::done && e.final.ok)
+      show(i, "done");
+  if (not_shown)
+    content += fmt::format("\n[{} more not shown, past the output cap: its result lists every element]", not_shown);
   return HandleReport{st.id, ToolState::running(std::move(content)), 0, {}, {}};
 }
 
-/// Every element is done: the array of results is its result.
+const std::string& said(const Element& e) {
+  return e.final.ok ? e.final.content : e.final.error.message;
+}
+
+/// Every element's result (or error), in element order, as a JSON array; its text
+/// for element i from `text(i)`.
+template <class Text>
+std::string results_array(const std::vector<Element>& elements, Text text) {
+  auto out = Json::array();
+  for (size_t i = 0; i < elements.size(); ++i) {
+    auto item = Json::object().set("element", elements[i].value);
+    item.set(elements[i].final.ok ? "result" : "error", text(i));
+    out.push(std::move(item));
+  }
+  return out.dump();
+}
+
+/// Every element is done: the array of results is its result. Past the output cap
+/// each element keeps the tail of its result within a fair share of the room the
+/// array leaves: every element stays, and the array stays JSON. (Each sub-agent's
+/// whole answer is in its conversation, under its path.)
 void finish(foreach_actor_t* self) {
   auto& st = self->state;
-  // Past the output cap, each element's result (or error) over an even share of it
-  // keeps its tail: one per element stays, and the array stays JSON.
-  size_t total = 0;
-  for (auto& e : st.elements)
-    total += e.final.ok ? e.final.content.size() : e.final.error.message.size();
-  size_t share = st.elements.empty() ? 0 : st.output_cap / st.elements.size();
-  bool capped = st.output_cap > 0 && total > st.output_cap;
+  auto& els = st.elements;
+  auto whole = results_array(els, [&](size_t i) { return said(els[i]); });
   uint64_t omitted = 0;
-  auto out = Json::array();
-  for (auto& e : st.elements) {
-    auto item = Json::object().set("element", e.value);
-    auto& said = e.final.ok ? e.final.content : e.final.error.message;
-    auto text = capped && said.size() > share ? keep_tail(said, share, omitted) : said;
-    item.set(e.final.ok ? "result" : "error", std::move(text));
-    out.push(std::move(item));
+  if (st.output_cap > 0 && whole.size() > st.output_cap) {
+    auto bare = results_array(els, [](size_t) { return std::string(); }).size();
+    std::vector<size_t> costs;
+    for (auto& e : els)
+      costs.push_back(json_string_size(said(e)));
+    auto shares = fair_shares(costs, st.output_cap > bare ? static_cast<size_t>(st.output_cap - bare) : 0);
+    whole = results_array(els, [&](size_t i) {
+      if (costs[i] <= shares[i])
+        return said(els[i]);
+      // Cut only where that makes it shorter: the omission's note outweighs a short text.
+      uint64_t left_out = 0;
+      auto tail = keep_tail(said(els[i]), shares[i], left_out);
+      if (tail.size() >= said(els[i]).size())
+        return said(els[i]);
+      omitted += left_out;
+      return tail;
+    });
   }
   st.stopped = true;
   auto state = st.aborting ? ToolState::failure(ToolError{"aborted: its running sub-agents were aborted and the "
                                                           "elements not yet started never ran",
                                                           {}, false},
-                                                out.dump())
-                           : ToolState::success(out.dump());
+                                                std::move(whole))
+                           : ToolState::success(std::move(whole));
   st.final = HandleReport{st.id, std::move(state), omitted, {}, {}};
   self->send(st.supervisor, stopped_atom::value, st.final);
   for (auto& rp : st.aborts)

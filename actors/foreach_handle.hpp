@@ -19,8 +19,9 @@ using SubAgentStarter = std::function<handle_actor(caf::local_actor* spawner, co
                                                    const AgentSpec& spec, const supervisor_actor& supervisor)>;
 
 /// Runs `spec.elements` (spec.foreach) through `start`, each with {{element}} in
-/// spec.prompt replaced by its element. Its result is held to `output_cap` bytes
-/// (0: none): past it, each element's result over its share keeps its tail.
+/// spec.prompt replaced by its element. Its looks and result are held to
+/// `output_cap` bytes (0: none): past it, each element's result over its share
+/// keeps its tail.
 handle_actor spawn_foreach(caf::local_actor* spawner, const std::string& id, const AgentSpec& spec,
                            SubAgentStarter start, const supervisor_actor& supervisor, uint64_t output_cap = 0);
 

@@ -20,6 +20,7 @@
 #include "runtime/store/conversation_store.hpp"
 #include "runtime/store/subagent_store.hpp"
 #include "tools/builtin_tools.hpp"
+#include "tools/launch.hpp"
 
 namespace jp {
 
@@ -274,7 +275,10 @@ void stop(subagent_actor_t* self, ToolState state) {
   st.loop = nullptr;
   st.asks->close();
   st.asking = 0;
-  st.final = HandleReport{st.id, std::move(state), 0, {}, {}};
+  // Its answer is held to the output cap as a process's output is.
+  auto held = held_result(st.ctx.config ? result_hold(*st.ctx.config) : ResultHold{}, st.id, std::move(state.content));
+  state.content = std::move(held.content);
+  st.final = HandleReport{st.id, std::move(state), held.omitted, std::move(held.spill_path), {}};
   // The supervisor hears first: an abort's answer comes after its stopped report.
   self->send(st.supervisor, stopped_atom::value, st.final);
   answer_looks(self);
@@ -531,7 +535,8 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
   // max_concurrent.
   auto live = std::make_shared<std::atomic<int>>(0);
   auto max = parent.config->agents.max_concurrent;
-  return [start, live, max](caf::local_actor* spawner, const std::string& id, const LaunchSpec& spec,
+  auto hold = result_hold(*parent.config);
+  return [start, live, max, hold](caf::local_actor* spawner, const std::string& id, const LaunchSpec& spec,
                             const supervisor_actor& supervisor) -> handle_actor {
     if (static_cast<uint64_t>(live->load()) >= max)
       return spawn_stopped(spawner, id,
@@ -540,7 +545,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
                                        live->load(), max),
                            supervisor);
     ++*live;
-    auto handle = spec.agent.foreach ? spawn_foreach(spawner, id, spec.agent, start, supervisor, spec.output_cap)
+    auto handle = spec.agent.foreach ? spawn_foreach(spawner, id, spec.agent, start, supervisor, hold.cap)
                                      : start(spawner, id, spec.agent, supervisor);
     handle->attach_functor([live] { --*live; });
     return handle;

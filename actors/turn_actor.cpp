@@ -296,6 +296,15 @@ void answer_question(turn_actor_t* self, const ToolConfig& tool, int round, cons
     });
 }
 
+/// What the caller of a one-shot run reads at its end: its result or error, and
+/// where its whole output went when it was cut.
+std::string ended_content(const HandleReport& r) {
+  auto content = r.state.ok ? r.state.content : error_content(r.state);
+  if (!r.output_file.empty())
+    content += fmt::format("\n[full output: {}]", r.output_file);
+  return content;
+}
+
 /// The end of a one-shot run: its result, or its question answered and the run
 /// continued. A tool with io = "control" asks on fd 3 while it runs: the answer goes
 /// to its stdin (`id` is its one-shot entry). Any other asks by exiting with
@@ -348,10 +357,7 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
       tool.name, to_string(s.kind), to_json(s).dump())));
     return;
   }
-  std::string content = s.ok ? s.content : error_content(s);
-  if (!r.output_file.empty())
-    content += fmt::format("\n[full output: {}]", r.output_file);
-  CallResult result{s.ok, std::move(content)};
+  CallResult result{s.ok, ended_content(r)};
   result.images = std::move(s.images);
   reply(std::move(result));
 }
@@ -953,10 +959,7 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
     // Blocking: the sub-agent runs as a one-shot handle; its result is the answer.
     self->request(self->state.registry, caf::infinite, oneshot_atom::value, *spec)
       .then(
-        [reply](HandleReport& r) mutable {
-          auto& s = r.state;
-          reply(CallResult{s.ok, s.ok ? s.content : error_content(s)});
-        },
+        [reply](HandleReport& r) mutable { reply(CallResult{r.state.ok, ended_content(r)}); },
         [reply](caf::error& err) mutable { reply(failed(error_text(err))); });
     return;
   }

@@ -146,23 +146,33 @@ AwaitResult cap_response(AwaitResult r, uint64_t cap) {
   }
   size_t fixed = await_result_text(bare).size() + total_room;
   size_t left = cap > fixed ? static_cast<size_t>(cap - fixed) : 0;
-  // Smallest first: each takes its whole text while that fits an equal share of
-  // what is left; the rest split what remains equally and keep their tails.
+  // Results within their share stay whole; the rest keep their tails.
   auto& done = r.completed;
-  std::vector<size_t> order(done.size());
-  std::iota(order.begin(), order.end(), size_t{0});
   std::vector<size_t> costs(done.size());
   for (size_t i = 0; i < done.size(); ++i)
     costs[i] = cost(done[i]);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs[a] < costs[b]; });
-  for (size_t k = 0; k < order.size(); ++k) {
-    size_t share = left / (order.size() - k);
-    auto i = order[k];
-    if (costs[i] > share)
-      cut(done[i], share, r.omitted_bytes);
-    left -= std::min(left, std::min(costs[i], share));
-  }
+  auto shares = fair_shares(costs, left);
+  for (size_t i = 0; i < done.size(); ++i)
+    if (costs[i] > shares[i])
+      cut(done[i], shares[i], r.omitted_bytes);
   return r;
+}
+
+std::vector<size_t> fair_shares(const std::vector<size_t>& costs, size_t room) {
+  std::vector<size_t> order(costs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs[a] < costs[b]; });
+  std::vector<size_t> shares(costs.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    auto i = order[k];
+    shares[i] = std::min(costs[i], room / (order.size() - k));
+    room -= shares[i];
+  }
+  return shares;
+}
+
+size_t json_string_size(std::string_view s) {
+  return escaped_size(s);
 }
 
 } // namespace jp

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tool_state.hpp"
 
@@ -22,6 +23,14 @@ AwaitResult cap_response(AwaitResult r, uint64_t cap);
 /// `s` cut to its last characters that fit `budget` bytes of JSON text, after
 /// "…[N bytes omitted<hint>]…\n"; N is added to `omitted`.
 std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted, std::string_view hint = {});
+
+/// Bytes for each of `costs` out of `room`, smallest first: each gets its whole cost
+/// while that fits an equal share of what is left; the rest split what remains
+/// equally.
+std::vector<size_t> fair_shares(const std::vector<size_t>& costs, size_t room);
+
+/// The size of `s` as the text of a JSON string (its escapes counted, no quotes).
+size_t json_string_size(std::string_view s);
 
 /// The await's answer as the assistant reads it: await_result_text of `r`, capped
 /// as above. (Written once when it fits, which it mostly does; `r` is not copied.)

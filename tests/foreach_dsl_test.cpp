@@ -7,6 +7,7 @@
 
 #include "actors/foreach_handle.hpp"
 #include "messages/json.hpp"
+#include "contains.hpp"
 
 using namespace jp;
 using namespace jp::testing;
@@ -16,6 +17,7 @@ namespace {
 struct foreach_fixture : registry_fixture {
   std::map<std::string, std::string> prompts; // sub-agent id -> the prompt it was started with
   std::map<std::string, handle_actor> foreaches; // by id
+  uint64_t output_cap = 0;                       // what the foreaches started next are held to
 
   foreach_fixture() {
     // Replaces the fixture's registry: a foreach for sub-agent specs, fakes otherwise.
@@ -33,7 +35,7 @@ struct foreach_fixture : registry_fixture {
                                                         LaunchSpec& spec, const supervisor_actor& sup) {
       if (!spec.subagent || !spec.agent.foreach)
         return fakes(parent, id, spec, sup);
-      return foreaches[id] = spawn_foreach(parent, id, spec.agent, start, sup);
+      return foreaches[id] = spawn_foreach(parent, id, spec.agent, start, sup, output_cap);
     });
     settle();
   }
@@ -53,6 +55,12 @@ struct foreach_fixture : registry_fixture {
     CAF_REQUIRE_EQUAL(err, "");
     CAF_REQUIRE_EQUAL(s.size(), 1u);
     return s.front();
+  }
+
+  HandleReport fetch(const std::string& id) {
+    auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, id, LookOptions{});
+    CAF_REQUIRE_EQUAL(err, "");
+    return r;
   }
 
   /// Whether fake `id` is still alive (a request to a dead actor fails).
@@ -134,6 +142,62 @@ CAF_TEST(a question of a running sub-agent is the foreach question until it is a
   // With nothing waiting, input is refused, saying what it is for.
   auto [r2, err2] = ask<HandleReport>(registry, apply_atom::value, std::string("each"), std::string("true"), LookOptions{});
   CAF_CHECK(err2.find("it takes input only to answer the question one of its sub-agents waits on") != std::string::npos);
+}
+
+CAF_TEST(a foreach look lists what it can within the output cap and counts the rest) {
+  // A foreach of thousands listed every element, queued ones too, in every look.
+  output_cap = 400;
+  std::vector<std::string> elements;
+  for (int i = 0; i < 300; ++i)
+    elements.push_back(fmt::format("element-{}", i));
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of(elements, 2));
+  CAF_REQUIRE_EQUAL(err, "");
+  CAF_CHECK(contains(r.state.content, "0 of 300 done, 2 running (at most 2), 298 queued"));
+  CAF_CHECK(contains(r.state.content, "[1] element-1: running"));
+  CAF_CHECK(!contains(r.state.content, ": queued")); // counted, not listed
+  for (int i = 0; i < 40; ++i)
+    finish(fmt::format("each[{}]", i), "did it");
+  auto look = fetch("each");
+  CAF_CHECK(contains(look.state.content, "40 of 300 done, 2 running (at most 2), 258 queued"));
+  CAF_CHECK(contains(look.state.content, "[40] element-40: running")); // running ones first
+  CAF_CHECK(contains(look.state.content, "more not shown, past the output cap"));
+  CAF_CHECK_LESS_OR_EQUAL(look.state.content.size(), 400u + 100u); // the cap and its note
+}
+
+CAF_TEST(a foreach result past the output cap cuts only the long results) {
+  output_cap = 512;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a", "b", "c"}, 3));
+  finish("each[0]", "short");
+  finish("each[1]", std::string(3000, 'x') + "END-b");
+  finish("each[2]", std::string(3000, 'y') + "END-c");
+  auto r = fetch("each");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK_LESS_OR_EQUAL(r.state.content.size(), 512u);
+  auto results = Json::parse(r.state.content);
+  CAF_REQUIRE(results.ok()); // still JSON
+  auto& items = results->as_array();
+  CAF_REQUIRE_EQUAL(items.size(), 3u);
+  CAF_CHECK_EQUAL(items[0].find("result")->as_string(), "short");
+  auto b = items[1].find("result")->as_string();
+  CAF_CHECK(contains(b, "bytes omitted") && b.ends_with("END-b"));
+  CAF_CHECK(r.omitted_bytes > 5000u);
+}
+
+CAF_TEST(a foreach result past the output cap never makes a short result longer) {
+  // Many short results: their array alone is past the cap. Each cut to an omission
+  // note made the result longer than it was.
+  output_cap = 256;
+  std::vector<std::string> elements;
+  for (int i = 0; i < 40; ++i)
+    elements.push_back(fmt::format("e{}", i));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of(elements, 40));
+  for (int i = 0; i < 40; ++i)
+    finish(fmt::format("each[{}]", i), fmt::format("r{}", i));
+  auto r = fetch("each");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK(!contains(r.state.content, "omitted"));
+  CAF_CHECK(contains(r.state.content, R"({"element":"e39","result":"r39"})"));
+  CAF_CHECK_EQUAL(r.omitted_bytes, 0u);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

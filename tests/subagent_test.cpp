@@ -15,6 +15,7 @@
 #include "messages/json.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
+#include "file_contents.hpp"
 #include "terminal_io.hpp"
 
 using namespace jp;
@@ -831,4 +832,49 @@ name = "asker"
     CAF_CHECK(contains(r.stdout_text, "nobody here answers a one-shot call"));
     CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
   }
+}
+
+CAF_TEST(a sub-agent answer past the output cap keeps its head and tail and spills the whole) {
+  // Its answer went to the parent whole, however long (a 2 MB prompt echoed back).
+  auto answer = "HEAD" + std::string(5000, 'A') + "TAIL";
+  temp_dir ws; // the spill file is in it
+  ws.write("script.toml", fmt::format(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ prompt = "p", script = "big" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "spawn", id = "w", prompt = "p", script = "big" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["w"] }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "fetch", id = "w" }}
+[[subagents]]
+name = "big"
+  [[subagents.steps]]
+  text = "{}"
+)",
+                                      answer));
+  auto r = cli_in(ws.path.string(),
+                  fmt::format("--cfg runtime.output_cap_bytes=1024 run {}/script.toml --json", ws.path.string()));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto blocking = content(res, "main", 1, 0);
+  CAF_CHECK_LESS(blocking.size(), 1500u);
+  CAF_CHECK(blocking.starts_with("HEAD") && contains(blocking, "bytes omitted"));
+  CAF_CHECK(contains(blocking, "TAIL\n[full output: "));
+  auto file = blocking.substr(blocking.find("[full output: ") + 14);
+  file.pop_back(); // its ]
+  CAF_CHECK(contents(file) == answer);
+  auto fetched = content(res, "main", 4, 0);
+  CAF_CHECK_LESS(fetched.size(), 1800u);
+  CAF_CHECK(contains(fetched, R"("output_file":")"));
 }

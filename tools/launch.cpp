@@ -18,6 +18,11 @@ std::string spill_dir(const Config& config) {
   return state_path(config, "output");
 }
 
+ResultHold result_hold(const Config& config) {
+  return {config.runtime.output_cap_bytes, spill_dir(config), config.workspace,
+          SpillLimits{config.runtime.spill_max_bytes, config.runtime.spill_budget_bytes}};
+}
+
 namespace {
 
 // A NUL byte would silently cut an argv element or environment entry.
@@ -168,7 +173,6 @@ Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig
   LaunchSpec spec;
   spec.tool = tool.name;
   spec.subagent = true;
-  spec.output_cap = config.runtime.output_cap_bytes; // a foreach's result is held to it
   auto& a = spec.agent;
   a.depth = parent_depth + 1;
   a.blocking = !stateful;

@@ -6,6 +6,7 @@
 #include "../messages/json.hpp"
 #include "../messages/launch_spec.hpp"
 #include "../messages/result.hpp"
+#include "../runtime/process/held_result.hpp"
 
 namespace jp {
 
@@ -28,5 +29,9 @@ Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig
 
 /// Where full outputs are spilled: <workspace>/<state_dir>/output.
 std::string spill_dir(const Config& config);
+
+/// What a sub-agent's answer and a foreach's results are held to: the output cap,
+/// the whole spilled as a process's output is.
+ResultHold result_hold(const Config& config);
 
 } // namespace jp
