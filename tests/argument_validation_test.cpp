@@ -147,3 +147,18 @@ CAF_TEST(shell env names may not be empty or hold an equals sign and null is abs
   CAF_CHECK(std::none_of(with_null->env.begin(), with_null->env.end(), [](auto& e) { return e.rfind("C=", 0) == 0; }));
   CAF_CHECK(std::find(with_null->env.begin(), with_null->env.end(), "D=1") != with_null->env.end());
 }
+
+CAF_TEST(a foreach max_concurrent written with a fraction is taken when whole) {
+  // Models write 2.0 for 2: it was ignored, and the default of 8 ran at once.
+  auto config = default_config();
+  CAF_REQUIRE(config.tools.count("foreach"));
+  auto spec_of = [&](const char* args) {
+    return make_agent_launch_spec(config, config.tools["foreach"], parse(args), 0, true);
+  };
+  auto spec = spec_of(R"({"elements":["a"],"prompt":"{{element}}","max_concurrent":2.0})");
+  CAF_REQUIRE(spec.ok());
+  CAF_CHECK_EQUAL(spec->agent.max_concurrent, 2);
+  auto half = spec_of(R"({"elements":["a"],"prompt":"{{element}}","max_concurrent":2.5})");
+  CAF_REQUIRE(!half.ok());
+  CAF_CHECK(half.error().find("must be a whole number from 1 to 8") != std::string::npos);
+}

@@ -589,7 +589,7 @@ name = "worker"
   // Blocking, and what is refused.
   CAF_CHECK_EQUAL(content(res, "main", 2, 0), R"([{"element":"x","result":"did x for x"}])");
   CAF_CHECK(contains(content(res, "main", 2, 1), "`prompt` has no {{element}}"));
-  CAF_CHECK(contains(content(res, "main", 2, 2), "`max_concurrent` is 9; it must be from 1 to 8 ([agents] max_concurrent)"));
+  CAF_CHECK(contains(content(res, "main", 2, 2), "`max_concurrent` is 9; it must be a whole number from 1 to 8 ([agents] max_concurrent)"));
 }
 
 CAF_TEST(a foreach result past the output cap keeps each element with its tail) {

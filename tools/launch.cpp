@@ -2,6 +2,7 @@
 #include "tools/builtin_tools.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -192,10 +193,13 @@ Result<LaunchSpec> make_agent_launch_spec(const Config& config, const ToolConfig
         a.elements.push_back(e.as_string());
     auto most = static_cast<int64_t>(config.agents.max_concurrent);
     a.max_concurrent = static_cast<int>(most);
-    if (auto* m = args.find("max_concurrent"); m && m->is_int()) {
-      auto n = m->as_int();
-      if (n < 1 || n > most)
-        return Error{fmt::format("`max_concurrent` is {}; it must be from 1 to {} ([agents] max_concurrent)", n, most)};
+    // A number, as models write it: 2.0 is 2 (it was ignored, and 8 ran at once).
+    if (auto* m = args.find("max_concurrent"); m && m->is_number()) {
+      auto n = m->as_number();
+      if (n < 1 || n > static_cast<double>(most) || n != std::floor(n))
+        return Error{fmt::format("`max_concurrent` is {}; it must be a whole number from 1 to {} ([agents] "
+                                 "max_concurrent)",
+                                 n, most)};
       a.max_concurrent = static_cast<int>(n);
     }
     if (a.prompt.find("{{element}}") == std::string::npos)
