@@ -140,8 +140,15 @@ Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() {
   if (!impl_)
     return;
-  // Its turn takes its registry, and so every handle, with it. Calls still
-  // unanswered end with it: their futures hold a broken promise.
+  // Calls still unanswered end with it: their callbacks are dropped here (futures
+  // hold a broken promise), not when its client goes (its turn, ending, could answer
+  // them first: an aborted spawn's report).
+  decltype(impl_->pending->waiting) unanswered;
+  {
+    std::lock_guard lock(impl_->pending->mtx);
+    unanswered.swap(impl_->pending->waiting);
+  }
+  // Its turn takes its registry, and so every handle, with it.
   caf::anon_send_exit(impl_->client, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->turn, caf::exit_reason::user_shutdown);
 }
