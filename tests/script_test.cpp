@@ -60,3 +60,17 @@ CAF_TEST(a foreach of a scripted sub-agent keeps the element mark of its own pro
   CAF_REQUIRE(outer.ok());
   CAF_CHECK_EQUAL(outer->steps.at(0).calls.at(0).arguments.find("prompt")->as_string(), "sort: item {{element}}");
 }
+
+CAF_TEST(end_turn is a flag of a step without calls) {
+  auto step = [](const std::string& lines) { return parse_script("[[agents]]\nname = \"a\"\n  [[agents.steps]]\n" + lines, "t.toml"); };
+  auto ends = step("  text = \"done\"\n  end_turn = true\n");
+  CAF_REQUIRE(ends.ok());
+  CAF_CHECK(ends->agents.at(0).steps.at(0).end_turn);
+  auto worded = step("  end_turn = \"yes\"\n");
+  CAF_REQUIRE(!worded.ok());
+  CAF_CHECK(worded.error().find("t.toml: agents[0].steps[0].end_turn: expected true or false, got \"yes\"") !=
+            std::string::npos);
+  auto with_calls = step("  end_turn = true\n  [[agents.steps.calls]]\n  tool = \"shell\"\n");
+  CAF_REQUIRE(!with_calls.ok());
+  CAF_CHECK(with_calls.error().find("a step that ends the turn answers without calls") != std::string::npos);
+}

@@ -324,7 +324,13 @@ name = "holder"
   CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
 }
 
-CAF_TEST(fetch shows progress and apply queues the next message of a working sub-agent) {
+namespace {
+
+/// main spawns the scripted sub-agent `w` held at a gate (its first call waits for a
+/// file), fetches it, sends it a message with apply (queued: it works), opens the
+/// gate, awaits it, and sends another message. `after_gate`: its steps after the
+/// gated call, as TOML.
+Run run_gated_subagent(const std::string& after_gate) {
   temp_dir ws;
   auto gate = (ws.path / "gate").string();
   ws.write("script.toml", fmt::format(R"(
@@ -361,25 +367,38 @@ name = "gated"
   [[subagents.steps.calls]]
   tool = "shell"
   arguments = {{ command = "until [ -e '{0}' ]; do sleep 0.01; done" }}
+{1}
+)",
+                                      gate, after_gate));
+  return cli_in(ws.path.string(), fmt::format("run {}/script.toml --json", ws.path.string()));
+}
+
+size_t turns_of(const Run& r, const std::string& agent) {
+  size_t turns = 0;
+  for (auto& e : events(r.stdout_text))
+    if (e.find("event")->as_string() == "turn_end" && e.find("agent")->as_string() == agent)
+      ++turns;
+  return turns;
+}
+
+} // namespace
+
+CAF_TEST(fetch shows progress and apply queues the next message of a working sub-agent) {
+  auto r = run_gated_subagent(R"(
   [[subagents.steps]]
   text = "turn one"
-)",
-                                      gate));
-  auto r = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json", ws.path.string()));
+  end_turn = true
+  [[subagents.steps]]
+  text = "turn two"
+)");
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   CAF_CHECK(contains(content(res, "main", 2, 0), R"("state":"running")"));
   CAF_CHECK(contains(content(res, "main", 2, 0), "[progress: "));
   CAF_CHECK(contains(content(res, "main", 3, 0), "1 messages queued"));
-  // The queued message was its second turn: its answer is that turn's (the script
-  // has nothing left to say), not the first's.
-  auto awaited = content(res, "main", 5, 0);
-  CAF_CHECK(contains(awaited, R"("id":"w","state":"stopped","result":"")"));
-  size_t turns = 0;
-  for (auto& e : events(r.stdout_text))
-    if (e.find("event")->as_string() == "turn_end" && e.find("agent")->as_string() == "main/w")
-      ++turns;
-  CAF_CHECK_EQUAL(turns, 2u);
+  // The queued message was its second turn: its answer is that turn's, not the first's.
+  CAF_CHECK(contains(content(res, "main", 5, 0), R"("id":"w","state":"stopped","result":"turn two")"));
+  CAF_CHECK_EQUAL(turns_of(r, "main/w"), 2u);
   CAF_CHECK(contains(content(res, "main", 6, 0), "Handle `w` has stopped; it takes no more input"));
 }
 

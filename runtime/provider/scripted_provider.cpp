@@ -14,19 +14,25 @@ public:
   Status stream(const ChatRequest&, const StreamHooks& hooks) override {
     std::lock_guard lock(mtx_);
     // A step without calls is narration: its text goes with the next response (an
-    // answer without calls would end the turn).
+    // answer without calls would end the turn), unless it ends the turn itself.
     std::string text;
-    while (next_ < agent_.steps.size() && agent_.steps[next_].calls.empty()) {
-      auto& t = agent_.steps[next_++].text;
-      if (!t.empty())
-        text += (text.empty() ? "" : "\n") + t;
-    }
-    if (next_ >= agent_.steps.size()) {
+    auto answer = [&] {
       if (!text.empty())
         hooks.emit(ChatEvent{chat_event_kind::text, text, {}, {}});
       hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "stop"});
       return Status::ok();
+    };
+    while (next_ < agent_.steps.size() && agent_.steps[next_].calls.empty()) {
+      auto& step = agent_.steps[next_++];
+      if (!step.text.empty())
+        text += (text.empty() ? "" : "\n") + step.text;
+      if (step.end_turn)
+        return answer();
     }
+    // Past its last step, it answers with nothing more (a turn goes on after its
+    // answer when the turn end waits for handles, as the inquiry chose).
+    if (next_ >= agent_.steps.size())
+      return answer();
     auto n = ++next_;
     auto& step = agent_.steps[n - 1];
     if (!step.text.empty())

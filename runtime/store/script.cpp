@@ -152,12 +152,20 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
         }
       }
       bool ok = r.each_table(at, ak, "steps", [&](const toml::table& stt, const std::string& sk) {
-        if (!r.known_keys(stt, sk, {"text", "calls"}))
+        if (!r.known_keys(stt, sk, {"text", "calls", "end_turn"}))
           return false;
         ScriptStep step;
         if (auto* text = stt.get("text"); text && !text->is_string())
           return r.fail(sk + ".text", fmt::format("expected a string, got {}", toml_to_json(*text).dump()));
         step.text = stt["text"].value_or(std::string{});
+        if (auto* end = stt.get("end_turn")) {
+          if (!end->is_boolean())
+            return r.fail(sk + ".end_turn", fmt::format("expected true or false, got {}", toml_to_json(*end).dump()));
+          step.end_turn = end->as_boolean()->get();
+          if (step.end_turn && stt.contains("calls"))
+            return r.fail(sk + ".end_turn", "a step that ends the turn answers without calls: put its calls in "
+                                            "a step before it");
+        }
         bool ok = r.each_table(stt, sk, "calls", [&](const toml::table& ct, const std::string& ck) {
           if (!r.known_keys(ct, ck, {"tool", "arguments"}))
             return false;

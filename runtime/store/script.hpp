@@ -20,6 +20,10 @@ struct ScriptCall {
 struct ScriptStep {
   std::string text;
   std::vector<ScriptCall> calls;
+  // A step without calls answers with its text (and the narration before it),
+  // ending the turn; what the agent says next (to a sub-agent's apply, or after a
+  // turn end that waited for handles) plays the steps after it.
+  bool end_turn = false;
 };
 
 struct ScriptAgent {
