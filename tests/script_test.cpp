@@ -74,3 +74,21 @@ CAF_TEST(end_turn is a flag of a step without calls) {
   CAF_REQUIRE(!with_calls.ok());
   CAF_CHECK(with_calls.error().find("a step that ends the turn answers without calls") != std::string::npos);
 }
+
+CAF_TEST(a sub-agent script that names no subagents entry is refused when the script loads) {
+  // It was found only when the call ran, as a call error in a run that exited 0.
+  auto calling = [](const std::string& tool, const std::string& name) {
+    return parse_script("[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"" + tool +
+                          "\"\n  arguments = { prompt = \"{{element}}\", script = \"" + name +
+                          "\" }\n[[subagents]]\nname = \"worker\"\n",
+                        "t.toml");
+  };
+  CAF_CHECK(calling("agent", "worker").ok());
+  auto typo = calling("agent", "wroker");
+  CAF_REQUIRE(!typo.ok());
+  CAF_CHECK_EQUAL(typo.error(), "t.toml: agents[0].steps[0].calls[0].arguments.script: no [[subagents]] entry is "
+                                "named `wroker` (`worker`)");
+  CAF_CHECK(!calling("foreach", "wroker").ok());
+  CAF_CHECK(calling("shell", "wroker").ok()); // another tool's argument of that name is its own
+  CAF_CHECK(calling("foreach", "{{element}}").ok()); // filled in when it runs
+}

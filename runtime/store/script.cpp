@@ -13,6 +13,7 @@
 #include "config/toml_json.hpp"
 #include "messages/duration.hpp"
 #include "messages/json_codec.hpp"
+#include "tools/builtin_tools.hpp"
 
 namespace jp {
 
@@ -208,6 +209,32 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
     if (std::count_if(script.subagents.begin(), script.subagents.end(), [&](auto& o) { return o.name == sub.name; }) > 1)
       return Error{fmt::format("{}: subagents: two [[subagents]] are named `{}`; `script` picks one by name",
                                origin, sub.name)};
+  // A sub-agent's `script` names one of them: a typo found now, not when the call
+  // runs (a name filled in then, from {{element}} or {{prompt}}, is checked then).
+  auto names = [&] {
+    std::vector<std::string> all;
+    for (auto& sub : script.subagents)
+      all.push_back("`" + sub.name + "`");
+    return all.empty() ? std::string("this script has none") : fmt::format("{}", fmt::join(all, ", "));
+  };
+  for (auto* table : {"agents", "subagents"}) {
+    auto& agents = std::string(table) == "agents" ? script.agents : script.subagents;
+    for (size_t k = 0; k < agents.size(); ++k)
+      for (size_t i = 0; i < agents[k].steps.size(); ++i)
+        for (size_t j = 0; j < agents[k].steps[i].calls.size(); ++j) {
+          auto& call = agents[k].steps[i].calls[j];
+          auto* named = call.tool == agent_tool_name || call.tool == foreach_tool_name
+                          ? call.arguments.find("script")
+                          : nullptr;
+          if (!named || !named->is_string() || named->as_string().find("{{") != std::string::npos)
+            continue;
+          auto& name = named->as_string();
+          if (std::none_of(script.subagents.begin(), script.subagents.end(), [&](auto& s) { return s.name == name; }))
+            return Error{fmt::format("{}: {}[{}].steps[{}].calls[{}].arguments.script: no [[subagents]] entry is "
+                                     "named `{}` ({})",
+                                     origin, table, k, i, j, name, names())};
+        }
+  }
   return script;
 }
 
