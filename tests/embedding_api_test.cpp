@@ -248,7 +248,7 @@ CAF_TEST(a session dropped while its spawn is pending lets its runtime end) {
   std::future<CallResult> pending;
   {
     auto s = rt->session();
-    pending = s.spawn("shell", "slow", obj(R"({"command": "exec sleep 300"})"), 600000);
+    pending = s.spawn("shell", "slow", obj(R"({"command": "exec sleep 300"})"), 60000);
   }
   bool broken = false;
   try {
