@@ -33,6 +33,18 @@ std::string no_longer_offered(const std::string& server, const std::string& tool
                      mcp_tool_name(server, tool), server, tool);
 }
 
+/// `args` under the names the server declared (mcp_parameters offers a name the
+/// services refuse by one they take).
+Json by_server_names(Json args, const std::vector<ParameterConfig>& params) {
+  if (args.is_object())
+    for (auto& [key, value] : args.as_object()) {
+      auto p = std::find_if(params.begin(), params.end(), [&](const ParameterConfig& q) { return q.name == key; });
+      if (p != params.end() && !p->declared_name.empty())
+        key = p->declared_name;
+    }
+  return args;
+}
+
 /// The function that calls `tool` of `client`, with the input schema the server
 /// lists for it now: a call's result, progress and abort. It holds the client
 /// weakly: the server goes with its McpTools, whoever still holds an executor.
@@ -49,7 +61,8 @@ FunctionTool call_of(std::weak_ptr<McpClient> weak, std::string server, std::str
       return Invocation{FunctionResult::ready(ToolState::failure(ToolError{no_longer_offered(server, tool), {}, false})),
                         {}, {}};
     FunctionResult result;
-    auto n = client->call(tool, objects_as_declared(args, mcp_parameters(it->input_schema)), progress,
+    auto params = mcp_parameters(it->input_schema);
+    auto n = client->call(tool, by_server_names(objects_as_declared(args, params), params), progress,
                           [result](ToolState s) { result.set(std::move(s)); });
     Invocation inv;
     inv.result = result;

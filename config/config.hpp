@@ -69,6 +69,9 @@ struct ParameterConfig {
   // a config's parameters. The fields above are what jp-actors checks and what
   // gemini's subset gets.
   Json declared_schema{};
+  // An MCP server's own name of it where that is not one the services take (`name`
+  // is then made to fit); its arguments go to the server by this name. "" = `name`.
+  std::string declared_name{};
 };
 
 enum class run_mode : uint8_t { ask, unattended, skip };

@@ -270,6 +270,26 @@ CAF_TEST(a tool s image reaches an anthropic model in its tool result) {
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(a server parameter named as anthropic refuses is offered by a name it takes and sent by the server s) {
+  // `filter[id]` and `$top`, as web APIs name query parameters: the request passes the
+  // service's check, and the server gets the arguments by its own names.
+  FakeProviderServer provider;
+  provider.push({200, anthropic_call("toolu_1", "demo__query", Json::object().set("filter_id_", "7").set("_top", 2))});
+  provider.push({200, provider_fixture("anthropic_text.sse")});
+  auto cfg = config(fmt::format("[assistant]\nprovider = \"anthropic\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+                                provider.base_url()));
+  JP_REQUIRE_OK(cli_in(ws, fmt::format("--config '{}' query 'find it'", cfg)));
+  CAF_CHECK_EQUAL(provider.refused(), std::vector<std::string>{});
+  auto seen = provider.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  CAF_CHECK(contains(seen[0].body, R"("properties":{"filter_id_":{"type":"string"},"_top":{"type":"integer"}})"));
+  auto body = Json::parse(seen[1].body);
+  CAF_REQUIRE(body);
+  auto& result = body->find("messages")->as_array().at(2).find("content")->as_array().at(0);
+  CAF_CHECK_EQUAL(result.find("content")->dump(), R"("{\"filter[id]\":\"7\",\"$top\":2}")");
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
 CAF_TEST(jp-actors mcp serves a server s tool with its image as image content) {
   dir.write("session.jsonl",
             R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"

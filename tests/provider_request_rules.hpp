@@ -481,6 +481,14 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
           return Violation{fmt::format("tools.{}.custom.input_schema: input_schema does not support oneOf, allOf, or "
                                        "anyOf at the top level",
                                        i)};
+      // Its own properties' names only: a nested object's are not checked.
+      static const std::regex property_key("^[a-zA-Z0-9_.-]{1,64}$");
+      if (auto* props = member(*schema, "properties"); props && props->is_object())
+        for (auto& [key, value] : props->as_object())
+          if (!std::regex_match(key, property_key))
+            return Violation{fmt::format("tools.{}.custom.input_schema.properties: Property keys should match "
+                                         "pattern '^[a-zA-Z0-9_.-]{{1,64}}$'",
+                                         i)};
     }
   }
   auto* messages = member(body, "messages");

@@ -176,6 +176,21 @@ CAF_TEST(anthropic rules take four cache breakpoints of type ephemeral and a sys
   CAF_CHECK_EQUAL(message_of(body(R"([{"type":"image"}])", blocks(1))), "system.0.type: Input should be 'text'");
 }
 
+CAF_TEST(anthropic rules refuse a tool property name outside its pattern but not a nested one) {
+  auto tools = [](const std::string& properties) {
+    return message_of(anthropic_request_violation(parsed(
+      R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":"go"}],"tools":[{"name":"t",)"
+      R"("input_schema":{"type":"object","properties":)" + properties + "}}]}")));
+  };
+  const std::string refused = "tools.0.custom.input_schema.properties: Property keys should match pattern "
+                              "'^[a-zA-Z0-9_.-]{1,64}$'";
+  CAF_CHECK_EQUAL(tools(R"({"filter.id-1_x":{"type":"string"}})"), "");
+  CAF_CHECK_EQUAL(tools(R"({"filter[id]":{"type":"string"}})"), refused);
+  CAF_CHECK_EQUAL(tools(R"({"$top":{"type":"integer"}})"), refused);
+  CAF_CHECK_EQUAL(tools(R"({")" + std::string(65, 'n') + R"(":{"type":"string"}})"), refused);
+  CAF_CHECK_EQUAL(tools(R"({"o":{"type":"object","properties":{"$top":{"type":"integer"}}}})"), "");
+}
+
 CAF_TEST(anthropic rules want max_tokens alternating roles and tool results first and paired) {
   auto body = [](const std::string& messages, bool max_tokens = true) {
     return anthropic_request_violation(parsed(fmt::format(R"({{"model":"m",{}"messages":[{}]}})",

@@ -1,10 +1,13 @@
 #define CAF_SUITE schema
 #include <caf/test/unit_test.hpp>
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <functional>
+#include <regex>
 
 #include "config/config_loader.hpp"
+#include "contains.hpp"
 #include "tools/builtin_tools.hpp"
 #include "provider_request_rules.hpp"
 #include "runtime/mcp/mcp_input_schema.hpp"
@@ -456,6 +459,45 @@ CAF_TEST(a server schema with references to its definitions reaches the model wr
                 .set("tools", tool_declarations(c, dialect::anthropic));
   auto v = jp::testing::anthropic_request_violation(body);
   CAF_CHECK_EQUAL(v ? v->message : "", "");
+}
+
+CAF_TEST(server parameter names anthropic refuses are offered by names it takes and keep the server s) {
+  // Anthropic refuses the whole request for one property named outside
+  // ^[a-zA-Z0-9_.-]{1,64}$; servers write query parameters (`filter[id]`, `$top`).
+  std::string long_name(70, 'n');
+  auto c = with_mcp_tool(R"({"type":"object","properties":{"filter[id]":{"type":"string"},"filter_id_":{"type":"string"},
+    "$top":{"type":"integer"},"has space":{"type":"string"},"@odata.x":{"type":"string"},")" + long_name +
+                         R"(":{"type":"string"},"fine.name-1":{"type":"string"}},"required":["filter[id]","$top"]})");
+  std::vector<std::string> names;
+  for (auto& p : c.tools.at("demo__t").parameters) {
+    CAF_MESSAGE(p.name << " from " << p.declared_name);
+    static const std::regex pattern("^[a-zA-Z0-9_.-]{1,64}$");
+    CAF_CHECK(std::regex_match(p.name, pattern));
+    CAF_CHECK(std::find(names.begin(), names.end(), p.name) == names.end()); // no two alike
+    names.push_back(p.name);
+  }
+  // One that fits keeps its name, and one like it made another.
+  CAF_CHECK_EQUAL(parameter(c, "filter_id_").declared_name, "");
+  CAF_CHECK_EQUAL(parameter(c, "fine.name-1").declared_name, "");
+  CAF_CHECK_EQUAL(parameter(c, "_top").declared_name, "$top");
+  CAF_CHECK(parameter(c, "_top").required);
+  CAF_CHECK_EQUAL(parameter(c, "has_space").declared_name, "has space");
+  CAF_CHECK_EQUAL(parameter(c, "_odata.x").declared_name, "@odata.x");
+  CAF_CHECK_EQUAL(c.tools.at("demo__t").parameters.at(0).declared_name, "filter[id]");
+  CAF_CHECK(c.tools.at("demo__t").parameters.at(0).required);
+  CAF_CHECK(c.tools.at("demo__t").parameters.at(0).name.starts_with("filter_id__"));
+  CAF_CHECK_EQUAL(c.tools.at("demo__t").parameters.at(5).declared_name, long_name);
+  CAF_CHECK_EQUAL(c.tools.at("demo__t").parameters.at(5).name.size(), 64u);
+  // The service takes the tool, and its required names what is offered.
+  auto tools = tool_declarations(c, dialect::anthropic);
+  auto body = Json::object()
+                .set("model", "m")
+                .set("max_tokens", 1)
+                .set("messages", Json(JsonArray{Json::object().set("role", "user").set("content", "hi")}))
+                .set("tools", tools);
+  auto v = jp::testing::anthropic_request_violation(body);
+  CAF_CHECK_EQUAL(v ? v->message : "", "");
+  CAF_CHECK(jp::testing::contains(tools.dump(), R"("required":[")" + c.tools.at("demo__t").parameters.at(0).name + R"(","_top"])"));
 }
 
 CAF_TEST(the openai check refuses a reference that names nothing and a property that is not a schema) {

@@ -1,11 +1,15 @@
 #include "runtime/mcp/mcp_input_schema.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
+
+#include "messages/with_digest.hpp"
 
 namespace jp {
 
@@ -210,6 +214,32 @@ struct References {
   }
 };
 
+/// Each parameter named as Anthropic takes a tool's property (`^[a-zA-Z0-9_.-]{1,64}$`;
+/// it refuses the whole request for one, and servers write `filter[id]`, `$top`, ...):
+/// each other byte made `_`, cut to 64 with a digest where too long or like another
+/// parameter's name. The server's name is kept in declared_name to call it with.
+/// Only the top level: the service checks no nested object's keys.
+void fit_names(std::vector<ParameterConfig>& params) {
+  auto allowed = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; };
+  auto fits = [&](const std::string& name) {
+    return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), allowed);
+  };
+  std::unordered_set<std::string> taken;
+  for (auto& p : params)
+    if (fits(p.name))
+      taken.insert(p.name);
+  for (auto& p : params) {
+    if (fits(p.name))
+      continue;
+    auto made = p.name;
+    std::replace_if(made.begin(), made.end(), [&](char c) { return !allowed(c); }, '_');
+    if (made.empty() || made.size() > 64 || taken.contains(made))
+      made = with_digest(made, p.name, 64);
+    taken.insert(made);
+    p.declared_name = std::exchange(p.name, std::move(made));
+  }
+}
+
 } // namespace
 
 std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
@@ -266,6 +296,7 @@ std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
     p.declared_schema = written && written->is_object() ? std::move(*written) : Json::object();
     out.push_back(std::move(p));
   }
+  fit_names(out);
   return out;
 }
 

@@ -21,6 +21,8 @@ namespace jp {
 /// is sent without the root they point into; a property whose references cannot be
 /// (another document, a cycle, a tool's properties growing past a bound together) is
 /// declared as any value ({}) for the server to check, and gemini is told its type.
+/// A property whose name a service refuses (`filter[id]`, `$top`) is offered by one
+/// it takes, and keeps the server's in declared_name.
 std::vector<ParameterConfig> mcp_parameters(const Json& input_schema);
 
 } // namespace jp

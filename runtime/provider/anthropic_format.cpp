@@ -10,6 +10,7 @@
 
 #include "messages/blank.hpp"
 #include "messages/json.hpp"
+#include "messages/with_digest.hpp"
 #include "messages/tool_state.hpp"
 #include "runtime/provider/stream_error.hpp"
 #include "runtime/provider/request_tools.hpp"
@@ -56,10 +57,7 @@ std::string anthropic_call_id(const std::string& id) {
     return id;
   std::string out = id;
   std::replace_if(out.begin(), out.end(), [&](char c) { return !allowed(c); }, '_');
-  uint32_t hash = 2166136261u; // FNV-1a: the same in every request of the conversation
-  for (unsigned char c : id)
-    hash = (hash ^ c) * 16777619u;
-  return fmt::format("{}_{:08x}", out, hash);
+  return with_digest(out, id);
 }
 
 /// The content blocks of one message.

@@ -18,6 +18,9 @@
 //   crash {}              writes "crashing" to stderr and exits with status 3
 //   shape {data, note}    answers its arguments as JSON (data: an object; note: anyOf
 //                         a string or null)
+//   query {filter[id], $top}
+//                         answers its arguments as JSON: parameters named as web
+//                         APIs name theirs, which Anthropic refuses as property names
 //   retool {}             changes the tools: shout {text} (answers it in capitals)
 //                         comes, fail and wait go, echo takes times (how often to
 //                         say it) too; sends notifications/tools/list_changed, then
@@ -135,6 +138,11 @@ Json tools_list(bool retooled) {
                                                             .push(Json::object().set("type", "string"))
                                                             .push(Json::object().set("type", "null"))));
   tools.push(tool("shape", "Says what it was given", shape, Json::array().push(Json("data"))));
+  tools.push(tool("query", "Says what it was given",
+                  Json::object()
+                    .set("filter[id]", Json::object().set("type", "string"))
+                    .set("$top", Json::object().set("type", "integer")),
+                  Json::array().push(Json("filter[id]"))));
   tools.push(tool("mixed", "Answers with every kind of content", Json::object(), Json::array()));
   // What a flat parameter cannot say: a nested object's own fields, an enum of numbers.
   auto nested = Json::object()
@@ -396,7 +404,7 @@ int main(int argc, char** argv) {
           Waiting w{*id, arg(args, "until"), arg(args, "log")};
           send(reply(*id, Json::object().set("task", task_json(task_id, w, "working"))));
           jobs[task_id] = std::move(w);
-        } else if (name == "shape") {
+        } else if (name == "shape" || name == "query") {
           send(reply(*id, text_result(args.dump())));
         } else if (name == "mixed") {
           auto item = [](const char* type) { return Json::object().set("type", type); };
