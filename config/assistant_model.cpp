@@ -20,7 +20,11 @@ bool openai_reasoning_model(std::string_view model) {
 double idle_timeout_for(std::string_view provider, std::string_view model, double configured) {
   if (configured >= 0)
     return configured;
-  return provider == "openai" && openai_reasoning_model(model) ? 300 : 60;
+  // Anthropic's too: a tool call's input streams one whole value at a time, and a
+  // long one (a file's body) can leave the stream silent for minutes; retrying it
+  // pays for the whole response again to meet the same silence.
+  bool slow = provider == "anthropic" || (provider == "openai" && openai_reasoning_model(model));
+  return slow ? 300 : 60;
 }
 
 double idle_timeout_for(const AssistantConfig& a) {

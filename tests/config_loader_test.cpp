@@ -1131,8 +1131,9 @@ CAF_TEST(state_path joins the workspace the state directory and the part as path
   }
 }
 
-CAF_TEST(a stream may be silent longer for a reasoning model unless the config says how long) {
-  // OpenAI's reasoning models send nothing while they think, a minute and more.
+CAF_TEST(a stream may be silent longer for a reasoning model or anthropic unless the config says how long) {
+  // OpenAI's reasoning models send nothing while they think, a minute and more;
+  // Anthropic's stream nothing while a tool call's long value is made.
   AssistantConfig a;
   a.provider = "openai";
   for (auto model : {"o3", "o4-mini", "gpt-5", "openrouter/openai/gpt-5.1"}) {
@@ -1143,9 +1144,15 @@ CAF_TEST(a stream may be silent longer for a reasoning model unless the config s
     a.model = model;
     CAF_CHECK_EQUAL(idle_timeout_for(a), 60);
   }
+  for (auto provider : {"scripted", "openai"}) {
+    a.provider = provider;
+    a.model = "claude-sonnet-4-5";
+    CAF_CHECK_EQUAL(idle_timeout_for(a), 60);
+  }
   a.provider = "anthropic";
+  CAF_CHECK_EQUAL(idle_timeout_for(a), 300);
   a.model = "o3";
-  CAF_CHECK_EQUAL(idle_timeout_for(a), 60);
+  CAF_CHECK_EQUAL(idle_timeout_for(a), 300);
   a.request.idle_timeout_secs = 10;
   CAF_CHECK_EQUAL(idle_timeout_for(a), 10);
 }
