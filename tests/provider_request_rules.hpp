@@ -568,6 +568,12 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
             return Violation{fmt::format("messages.{}.content.{}.tool_result: content cannot be empty if `is_error` "
                                          "is true",
                                          i, k)};
+          if (c->is_array())
+            for (auto& inner : c->as_array())
+              if (string_of(inner, "type") != "text")
+                return Violation{fmt::format("messages.{}.content.{}.tool_result: all content must be type 'text' if "
+                                             "'is_error' is true",
+                                             i, k)};
         }
         if (!other_content) // results after other content do not count as "immediately after"
           answered.push_back(id);

@@ -450,6 +450,32 @@ CAF_TEST(a tool s images go where each service takes them and nowhere it refuses
   CAF_CHECK(contains(message_of(openai_request_violation(parsed(openai_request_body(bmp)))), "Invalid image URL"));
 }
 
+CAF_TEST(a failed tool s images are told of in words to anthropic which takes only text in an error result) {
+  ChatRequest r;
+  r.model = "m";
+  r.max_tokens = 100;
+  r.messages.push_back(ChatMessage{chat_role::user, "look"});
+  ChatMessage said{chat_role::assistant, ""};
+  said.tool_calls = {call("a", "shot", "{}")};
+  r.messages.push_back(said);
+  auto shot = result("a", "the page did not load");
+  shot.tool_error = true;
+  shot.images = {ToolImage{"image/png", "iVBORw0KGgo="}, ToolImage{"image/webp", "UklGRg=="}};
+  r.messages.push_back(shot);
+  auto body = parsed(anthropic_request_body(r));
+  CAF_CHECK_EQUAL(message_of(anthropic_request_violation(body)), "");
+  auto& sent = body.find("messages")->as_array().at(2).find("content")->as_array().at(0);
+  CAF_CHECK_EQUAL(sent.find("content")->dump(),
+                  R"("the page did not load\n[2 image(s) not shown: the API takes no images in a failed tool's result]")");
+  // What the service refuses, the rules refuse.
+  auto with_image = body;
+  with_image.find("messages")->as_array().at(2).find("content")->as_array().at(0).set(
+    "content", parsed(R"([{"type":"text","text":"failed"},{"type":"image","source":{"type":"base64",)"
+                      R"("media_type":"image/png","data":"iVBORw0KGgo="}}])"));
+  CAF_CHECK_EQUAL(message_of(anthropic_request_violation(with_image)),
+                  "messages.2.content.0.tool_result: all content must be type 'text' if 'is_error' is true");
+}
+
 // ---- A refusal reaches the user verbatim -------------------------------------------
 
 CAF_TEST(a 400 message from either service reaches the user unchanged) {

@@ -88,7 +88,12 @@ JsonArray content_blocks(const ChatMessage& m) {
         if (is_blank(m.text))
           block.set("content", failed_saying_nothing);
       }
-      if (!m.images.empty()) {
+      if (!m.images.empty() && m.tool_error) {
+        // "all content must be type 'text' if 'is_error' is true": said instead.
+        block.set("content", fmt::format("{}\n[{} image(s) not shown: the API takes no images in a failed tool's "
+                                         "result]",
+                                         block.string_at("content"), m.images.size()));
+      } else if (!m.images.empty()) {
         // Its images as blocks of its content, after the text.
         JsonArray content;
         if (auto text = std::string(block.string_at("content")); !is_blank(text))

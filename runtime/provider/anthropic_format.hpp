@@ -21,7 +21,8 @@ namespace jp {
 /// alternate and a user turn starts with the tool_result blocks; empty texts are left
 /// out (the API rejects empty text blocks), a message left without content is
 /// dropped, and a conversation that would start with the assistant gets a user turn
-/// "(continued)" first. The system prompt (a text block) and the last message's last
+/// "(continued)" first. A failed tool's images are told of in its result's text: the
+/// API takes only text in a result with is_error. The system prompt (a text block) and the last message's last
 /// block are cache breakpoints (cache_control ephemeral): prompt caching.
 /// request.tools_json is trusted to be JSON; if it is not, it is sent as a string,
 /// so the provider names the problem.
