@@ -399,7 +399,13 @@ inline std::optional<Violation> openai_request_violation(const Json& body) {
                                    role),
                        fmt::format("messages[{}].role", i), "invalid_value"};
     if (auto* calls = member(msgs[i], "tool_calls"); calls && calls->is_array())
-      for (auto& c : calls->as_array()) {
+      for (size_t k = 0; k < calls->as_array().size(); ++k) {
+        auto& c = calls->as_array()[k];
+        if (auto id = string_of(c, "id"); id.size() > 40)
+          return Violation{fmt::format("Invalid 'messages[{}].tool_calls[{}].id': string too long. Expected a string "
+                                       "with maximum length 40, but got a string with length {} instead.",
+                                       i, k, id.size()),
+                           fmt::format("messages[{}].tool_calls[{}].id", i, k), "string_above_max_length"};
         open.push_back(string_of(c, "id"));
         answerable.insert(string_of(c, "id"));
         open_at = i;

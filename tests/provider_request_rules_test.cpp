@@ -299,6 +299,42 @@ CAF_TEST(a long tool description and another service s call ids still make reque
   CAF_CHECK(contains(declared, "…(30"));
 }
 
+CAF_TEST(call ids longer than openai takes are sent short and alike in the call and its result) {
+  // A conversation begun on vLLM (`chatcmpl-tool-` and 32 hex digits) goes on at
+  // api.openai.com, which refuses an id past 40 characters; OpenRouter's reasoning
+  // details name their call by the id sent.
+  auto r = conversation("google/gemini-3-pro-preview", dialect::openai);
+  const std::string first = "chatcmpl-tool-" + std::string(31, 'a') + "1";
+  const std::string second = "chatcmpl-tool-" + std::string(31, 'a') + "2";
+  r.messages[1].tool_calls[0].id = first;
+  r.messages[1].tool_calls[1].id = second;
+  r.messages[2].tool_call_id = first;
+  r.messages[4].tool_call_id = second;
+  r.messages[1].provider_extra = R"({"reasoning_details":[{"type":"reasoning.encrypted","data":"c2ln","id":")" +
+                                 second + R"("}],"jp_model":"google/gemini-3-pro-preview"})";
+  auto body = parsed(openai_request_body(r));
+  CAF_CHECK_EQUAL(message_of(openai_request_violation(body)), "");
+  auto& sent = body.find("messages")->as_array();
+  auto& calls = sent.at(2).find("tool_calls")->as_array();
+  auto one = std::string(calls.at(0).string_at("id"));
+  auto two = std::string(calls.at(1).string_at("id"));
+  CAF_CHECK_LESS_OR_EQUAL(one.size(), 40u);
+  CAF_CHECK_NOT_EQUAL(one, two);
+  CAF_CHECK_EQUAL(sent.at(3).string_at("tool_call_id"), one);
+  CAF_CHECK_EQUAL(sent.at(4).string_at("tool_call_id"), two);
+  CAF_CHECK_EQUAL(sent.at(2).find("reasoning_details")->as_array().at(0).string_at("id"), two);
+  // One of 40 is sent as it is; the rules refuse one longer, as the service does.
+  r.messages[1].tool_calls[0].id = r.messages[2].tool_call_id = std::string(40, 'c');
+  CAF_CHECK(contains(openai_request_body(r), R"("id":")" + std::string(40, 'c') + R"(")"));
+  auto long_id = body;
+  long_id.find("messages")->as_array().at(2).find("tool_calls")->as_array().at(0).set("id", std::string(41, 'c'));
+  auto v = openai_request_violation(long_id);
+  CAF_REQUIRE(v);
+  CAF_CHECK_EQUAL(v->message, "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with "
+                              "maximum length 40, but got a string with length 41 instead.");
+  CAF_CHECK_EQUAL(v->code, "string_above_max_length");
+}
+
 CAF_TEST(an agent without tools sends no tools array) {
   // A sub-agent given `tools = []` declares none: OpenAI refuses an empty `tools`.
   KeyEnv key;

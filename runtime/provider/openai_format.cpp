@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "messages/json.hpp"
+#include "messages/with_digest.hpp"
 #include "runtime/provider/stream_error.hpp"
 #include "runtime/text_nocase.hpp"
 #include "config/assistant_model.hpp"
@@ -35,13 +36,22 @@ void add_provider_extra(Json& j, const std::string& extra, std::string_view mode
       j.set(key, value);
 }
 
+/// A call's id as api.openai.com takes it: at most 40 bytes, else it refuses the
+/// request (string_above_max_length). Another server's longer one (vLLM's
+/// `chatcmpl-tool-` and 32 hex digits, a conversation begun there) is cut, with its
+/// digest; the same in its result.
+std::string openai_call_id(const std::string& id) {
+  constexpr size_t kMaxCallId = 40;
+  return id.size() <= kMaxCallId ? id : with_digest(id, id, kMaxCallId);
+}
+
 Json openai_message(const ChatMessage& m, std::string_view model) {
   switch (m.role) {
     case chat_role::user:
       return JsonObject{{"role", "user"}, {"content", m.text}};
     case chat_role::tool:
       // The dialect has no error flag: the text says what failed.
-      return JsonObject{{"role", "tool"}, {"tool_call_id", m.tool_call_id}, {"content", m.text}};
+      return JsonObject{{"role", "tool"}, {"tool_call_id", openai_call_id(m.tool_call_id)}, {"content", m.text}};
     case chat_role::assistant:
       break;
   }
@@ -53,13 +63,22 @@ Json openai_message(const ChatMessage& m, std::string_view model) {
     for (const auto& c : m.tool_calls) {
       Json function = JsonObject{{"name", c.name},
                                  {"arguments", c.arguments.empty() ? "{}" : c.arguments}};
-      Json call = JsonObject{{"id", c.id}, {"type", "function"}, {"function", std::move(function)}};
+      Json call = JsonObject{{"id", openai_call_id(c.id)}, {"type", "function"}, {"function", std::move(function)}};
       add_provider_extra(call, c.provider_extra, model);
       calls.push(std::move(call));
     }
     msg.set("tool_calls", std::move(calls));
   }
   add_provider_extra(msg, m.provider_extra, model);
+  // OpenRouter's reasoning details name the call they go with by its id.
+  if (auto* details = msg.find("reasoning_details"); details && details->is_array())
+    for (auto& d : details->as_array())
+      if (auto* id = d.is_object() ? d.find("id") : nullptr; id && id->is_string())
+        for (const auto& c : m.tool_calls)
+          if (c.id == id->as_string()) {
+            *id = Json(openai_call_id(c.id));
+            break;
+          }
   return msg;
 }
 
@@ -122,7 +141,7 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage) {
       continue;
     }
     shown.push_back(JsonObject{{"type", "text"},
-                               {"text", fmt::format("The image(s) of tool call `{}` ({}):", m.tool_call_id,
+                               {"text", fmt::format("The image(s) of tool call `{}` ({}):", openai_call_id(m.tool_call_id),
                                                     m.tool_name)}});
     for (auto& image : m.images)
       shown.push_back(JsonObject{

@@ -28,7 +28,8 @@ bool takes_no_user_after_tool(std::string_view model);
 
 /// The JSON body of a streaming POST /v1/chat/completions. The token limit is sent
 /// when request.max_tokens > 0, named as max_tokens_parameter says. Every tool call
-/// is followed by its `tool` messages (pair_tool_results).
+/// is followed by its `tool` messages (pair_tool_results). A call id longer than
+/// api.openai.com takes (40) is sent cut, with its digest, alike in its result.
 /// request.tools_json is our own output and trusted to be JSON; if it is not, it is
 /// sent as a string, so the provider names the problem ("tools" must be an array).
 /// `ask_usage`: stream_options.include_usage, which some servers refuse (Mistral:
