@@ -3,9 +3,10 @@
 // a stream cut mid-event, or one that stalls), and keeps what it was sent.
 // Like the real services it first checks the request (provider_request_rules.hpp;
 // the path tells which service it imitates: /chat/completions is OpenAI, and Azure
-// OpenAI under /openai/deployments/, /messages Anthropic) and answers a request they
-// would refuse with their status (400; Azure's 401 and 404) and error body, leaving
-// the scripted response for the next request.
+// OpenAI under /openai/deployments/, /messages Anthropic), its key and version
+// headers too (but the key where the test runs without one: takes_no_key), and
+// answers a request they would refuse with their status (400, 401; Azure's 404) and
+// error body, leaving the scripted response for the next request.
 // A GET is answered from a script of its own (push_get; nothing scripted: 405, as a
 // server without the stream says) and kept apart (gets()); its answer may be an
 // event stream held open (FakeEventStream), on which the test sends when it chooses.
@@ -193,6 +194,10 @@ public:
     return gets_;
   }
 
+  /// Requests without a key are taken, as a local server takes them (a test that
+  /// runs without one).
+  void takes_no_key() { keyless_ = true; }
+
   /// The connections accepted so far.
   int connections() const { return connections_; }
 
@@ -282,7 +287,7 @@ private:
     }
     seen.body = in.substr(header_end + 4, content_length);
     bool get = first.starts_with("GET ");
-    auto refusal = get ? std::nullopt : check(seen);
+    auto refusal = get ? std::nullopt : check(seen, keyless_);
     FakeResponse r;
     {
       std::lock_guard lock(mtx_);
@@ -337,18 +342,24 @@ private:
     std::string message;
   };
 
-  /// The refusal the real service would answer `seen` with, if any.
-  static std::optional<Refusal> check(const Seen& seen) {
+  /// The refusal the real service would answer `seen` with, if any (`keyless`:
+  /// whatever its key).
+  static std::optional<Refusal> check(const Seen& seen, bool keyless) {
     if (auto v = azure_request_violation(seen.path, seen.query, seen.headers))
       return Refusal{v->status, azure_error_body(*v), v->message};
     bool openai = seen.path.ends_with("/chat/completions");
     bool anthropic = seen.path.ends_with("/messages");
     if (!openai && !anthropic)
       return std::nullopt;
+    bool azure = seen.path.starts_with("/openai/deployments/"); // its key was checked above
     auto body = Json::parse(seen.body);
-    auto v = !body ? std::optional<Violation>(Violation{"We could not parse the JSON body of your request."})
-             : openai ? openai_request_violation(*body)
-                      : anthropic_request_violation(*body);
+    auto v = anthropic             ? anthropic_header_violation(seen.headers, keyless)
+             : !keyless && !azure ? openai_header_violation(seen.headers)
+                                  : std::nullopt;
+    if (!v)
+      v = !body    ? std::optional<Violation>(Violation{"We could not parse the JSON body of your request."})
+          : openai ? openai_request_violation(*body)
+                   : anthropic_request_violation(*body);
     if (!v)
       return std::nullopt;
     // As a user reads it: OpenRouter's message, then the model's own service's words.
@@ -376,6 +387,7 @@ private:
   int stop_pipe_[2] = {-1, -1};
   int port_ = 0;
   bool keep_alive_ = false;
+  std::atomic<bool> keyless_{false};
   std::atomic<int> connections_{0};
   std::atomic<bool> stopping_{false};
   std::thread thread_;

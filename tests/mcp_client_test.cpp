@@ -48,10 +48,15 @@ struct fixture {
     // Passed on to the CLI and its servers: what they refused as a breach of the
     // protocol (tests/mcp/fake_mcp_server.cpp).
     ::setenv("JP_FAKE_MCP_REFUSED", refused().c_str(), 1);
+    // The keys the fake provider wants, where a test's config names none.
+    ::setenv("OPENAI_API_KEY", "sk-test", 1);
+    ::setenv("ANTHROPIC_API_KEY", "sk-ant-test", 1);
   }
 
   ~fixture() {
     ::unsetenv("JP_FAKE_MCP_REFUSED");
+    ::unsetenv("OPENAI_API_KEY");
+    ::unsetenv("ANTHROPIC_API_KEY");
     std::ifstream in(refused());
     std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CAF_CHECK_EQUAL(said, ""); // the client kept to JSON-RPC 2.0 and MCP's lifecycle

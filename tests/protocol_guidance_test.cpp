@@ -3,6 +3,7 @@
 #define CAF_SUITE protocol_guidance
 #include <caf/test/unit_test.hpp>
 
+#include <cstdlib>
 #include <fmt/format.h>
 
 #include "cli_run.hpp"
@@ -21,6 +22,10 @@ namespace {
 
 /// The `system` field of the one request `query` sends an Anthropic-style provider.
 std::string system_sent(const std::string& extra_config) {
+  struct Key { // the fake wants one, as the service does
+    Key() { ::setenv("JP_QUERY_TEST_KEY", "sk-ant-test", 1); }
+    ~Key() { ::unsetenv("JP_QUERY_TEST_KEY"); }
+  } key;
   FakeProviderServer server;
   temp_dir dir;
   dir.write("config.toml", fmt::format("[assistant]\nprovider = \"anthropic\"\nmodel = \"test-model\"\n"

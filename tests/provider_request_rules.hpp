@@ -674,6 +674,30 @@ inline std::optional<Violation> azure_request_violation(const std::string& path,
   return std::nullopt;
 }
 
+/// What api.openai.com refuses of a request's headers (names in lower case) before it
+/// reads the body: no key in `Authorization: Bearer KEY` (401).
+inline std::optional<Violation> openai_header_violation(const std::map<std::string, std::string>& headers) {
+  auto auth = headers.find("authorization");
+  if (auth == headers.end() || !auth->second.starts_with("Bearer ") || auth->second.size() == 7)
+    return Violation{"You didn't provide an API key. You need to provide your API key in an Authorization header "
+                     "using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank "
+                     "username) if you're accessing the API from your browser and are prompted for a username. You "
+                     "can obtain an API key from https://platform.openai.com/account/api-keys.",
+                     "", "", 401};
+  return std::nullopt;
+}
+
+/// What Anthropic refuses of a request's headers (names in lower case): no
+/// `anthropic-version` (400), no key in `x-api-key` (401; `keyless`: not checked).
+inline std::optional<Violation> anthropic_header_violation(const std::map<std::string, std::string>& headers,
+                                                           bool keyless = false) {
+  if (auto version = headers.find("anthropic-version"); version == headers.end() || version->second.empty())
+    return Violation{"anthropic-version: header is required"};
+  if (auto key = headers.find("x-api-key"); !keyless && (key == headers.end() || key->second.empty()))
+    return Violation{"x-api-key header is required", "", "", 401};
+  return std::nullopt;
+}
+
 /// Azure OpenAI's error body.
 inline std::string azure_error_body(const Violation& v) {
   return Json::object().set("error", Json::object().set("code", v.code).set("message", v.message)).dump();
@@ -683,7 +707,9 @@ inline std::string azure_error_body(const Violation& v) {
 inline std::string anthropic_error_body(const Violation& v) {
   return Json::object()
     .set("type", "error")
-    .set("error", Json::object().set("type", "invalid_request_error").set("message", v.message))
+    .set("error", Json::object()
+                    .set("type", v.status == 401 ? "authentication_error" : "invalid_request_error")
+                    .set("message", v.message))
     .dump();
 }
 

@@ -259,6 +259,31 @@ CAF_TEST(anthropic rules refuse blank text empty error results and malformed too
                   "messages.2.content.2.text: text content blocks must contain non-whitespace text");
 }
 
+CAF_TEST(a request without its key or anthropic s version is refused as the services refuse it) {
+  // Without the key's variable set no key is sent: 401, in each service's words.
+  for (auto [provider, d] : {std::pair{"openai", dialect::openai}, std::pair{"anthropic", dialect::anthropic}}) {
+    FakeProviderServer server;
+    auto s = send(server, provider, conversation("test-model", d));
+    CAF_REQUIRE(!s);
+    CAF_CHECK(contains(s.error, "the provider wants an API key (HTTP 401): "));
+    CAF_CHECK(contains(s.error, "export $JP_TEST_RULES_KEY with it"));
+    CAF_CHECK(contains(s.error, std::string(provider) == "openai" ? "You didn't provide an API key."
+                                                                  : "x-api-key header is required"));
+    // A local server that wants no key takes it.
+    server.takes_no_key();
+    server.push({200, text_stream(provider)});
+    s = send(server, provider, conversation("test-model", d));
+    CAF_CHECK_EQUAL(s ? "" : s.error, "");
+  }
+  std::map<std::string, std::string> headers{{"x-api-key", "sk-test"}};
+  CAF_CHECK_EQUAL(message_of(anthropic_header_violation(headers)), "anthropic-version: header is required");
+  headers["anthropic-version"] = "2023-06-01";
+  CAF_CHECK_EQUAL(message_of(anthropic_header_violation(headers)), "");
+  CAF_CHECK_EQUAL(message_of(openai_header_violation({{"authorization", "Bearer "}})).substr(0, 30),
+                  "You didn't provide an API key.");
+  CAF_CHECK_EQUAL(message_of(openai_header_violation({{"authorization", "Bearer sk-test"}})), "");
+}
+
 // ---- What we send passes -------------------------------------------------------
 
 CAF_TEST(requests with the default tools and a real conversation pass both services) {
@@ -562,6 +587,7 @@ CAF_TEST(openrouter refuses a gemini 3 tool loop without the reasoning_details a
 CAF_TEST(jp-actors query shows a 400 message from either service unchanged) {
   for (auto provider : {"openai", "anthropic"}) {
     FakeProviderServer server;
+    server.takes_no_key();
     temp_dir ws;
     ws.write("config.toml", fmt::format("[assistant]\nprovider = \"{}\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n"
                                         "api_key_env = \"JP_TEST_RULES_UNSET\"\n",

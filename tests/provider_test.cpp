@@ -516,6 +516,7 @@ CAF_TEST(retry-after-ms is the wait asked before Retry-After) {
 CAF_TEST(a 401 when no key was sent says which variable to set) {
   ::unsetenv("JP_TEST_PROVIDER_KEY");
   FakeProviderServer server;
+  server.takes_no_key(); // its own 401 says it
   server.push({401, R"({"error":{"message":"missing key"}})"});
   auto got = run(config_for(server, "openai"));
   CAF_CHECK(contains(got.status.error, "the provider wants an API key (HTTP 401): missing key; export "

@@ -43,7 +43,9 @@ struct Workspace {
     dir.write("config.toml", fmt::format("[assistant]\nprovider = \"{}\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n"
                                          "api_key_env = \"JP_QUERY_TEST_KEY\"\n{}",
                                          provider, server.base_url() + path, extra));
+    ::setenv("JP_QUERY_TEST_KEY", "sk-query-test", 1); // the fake wants a key, as the services do
   }
+  ~Workspace() { ::unsetenv("JP_QUERY_TEST_KEY"); }
   Run query(const std::string& args) {
     return cli_in(dir.path.string(), fmt::format("--config {}/config.toml query {}", dir.path.string(), args));
   }
