@@ -358,7 +358,9 @@ Result<std::vector<HandleStatus>> read_statuses(const Json& obj, std::string_vie
 
 constexpr size_t max_id_length = 64;
 
-bool valid_id(std::string_view id) {
+} // namespace
+
+bool valid_handle_id(std::string_view id) {
   if (id.empty() || id.size() > max_id_length)
     return false;
   for (char c : id) {
@@ -370,6 +372,7 @@ bool valid_id(std::string_view id) {
   return true;
 }
 
+namespace {
 
 Result<std::vector<std::string>> await_ids(const Json& j, std::string_view key) {
   auto* v = field(j, key);
@@ -377,7 +380,16 @@ Result<std::vector<std::string>> await_ids(const Json& j, std::string_view key) 
     return std::vector<std::string>{};
   if (!v->is_array())
     return wrong_type(key, "an array of handle ID strings", *v);
-  return string_array(*v, key);
+  auto ids = string_array(*v, key);
+  // No handle has another id (the runtime's own, "#1" of a blocking call, are not
+  // the assistant's to wait on).
+  if (ids)
+    for (auto& id : *ids)
+      if (!valid_handle_id(id))
+        return Error{fmt::format("`{}` holds {}, which is no handle's id: ids are 1 to {} characters of A-Z a-z "
+                                 "0-9 _ . : -",
+                                 key, json_quote_cut(id), max_id_length)};
+  return ids;
 }
 
 } // namespace
@@ -586,7 +598,7 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
                              *action)};
   if (!id->is_string())
     return wrong_type("id", "a handle ID string", *id);
-  if (!valid_id(id->as_string()))
+  if (!valid_handle_id(id->as_string()))
     return Error{fmt::format("`id` must be 1 to {} characters of A-Z a-z 0-9 _ . : -, got {}",
                              max_id_length, json_quote_cut(id->as_string()))};
   // A look, input or abort takes its own keys: one meant for another action (input

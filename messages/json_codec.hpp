@@ -42,6 +42,10 @@ Result<Outcome> outcome_from_json(const Json& j);
 Result<ToolState> parse_tool_output(std::string_view stdout_text);
 
 // -- Stateful calls ---------------------------------------------------------------------
+/// Whether `id` can name a handle: 1 to 64 characters of [A-Za-z0-9_.:-] (the
+/// runtime's own ids, "#1", cannot).
+bool valid_handle_id(std::string_view id);
+
 /// Call arguments -> command. `action` must be present (callers check that first:
 /// no action = one-shot). Validates: action is one of spawn|fetch|apply|abort, `id` is
 /// a non-empty string of [A-Za-z0-9_.:-] (at most 64 chars), apply has `input`.

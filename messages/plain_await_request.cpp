@@ -1,13 +1,14 @@
 #include "messages/plain_await_request.hpp"
 
 #include "messages/duration.hpp"
+#include "messages/json_codec.hpp"
 #include "messages/json_parser.hpp"
 
 namespace jp {
 
 namespace {
 
-/// `value`'s strings appended to `ids`; false when it is not an array of strings.
+/// `value`'s strings appended to `ids`; false when it is not an array of handle ids.
 bool read_ids(simdjson::dom::element value, std::vector<std::string>& ids) {
   simdjson::dom::array array;
   if (value.get_array().get(array))
@@ -15,7 +16,7 @@ bool read_ids(simdjson::dom::element value, std::vector<std::string>& ids) {
   ids.reserve(array.size());
   for (auto item : array) {
     std::string_view id;
-    if (item.get_string().get(id))
+    if (item.get_string().get(id) || !valid_handle_id(id))
       return false;
     ids.emplace_back(id);
   }

@@ -433,6 +433,15 @@ CAF_TEST(await requests parse any all and both) {
   CAF_CHECK_EQUAL(zero->timeout_secs, 0.0);
 }
 
+CAF_TEST(await takes only ids a handle can have) {
+  // "#1" is the runtime's own id of a blocking call: it was awaited as any handle.
+  auto internal = await_request_from_json(parse(R"({"all":["a","#1"]})"));
+  CAF_REQUIRE(!internal.ok());
+  CAF_CHECK_EQUAL(internal.error(),
+                  R"(`all` holds "#1", which is no handle's id: ids are 1 to 64 characters of A-Z a-z 0-9 _ . : -)");
+  CAF_CHECK(!await_request_from_json(parse(R"({"any":[""]})")).ok());
+}
+
 CAF_TEST(await request round trips) {
   for (auto& r : {AwaitRequest{{"a"}, {}, -1}, AwaitRequest{{}, {"b", "c"}, 30},
                   AwaitRequest{{"a"}, {"b"}, 1.5}}) {
@@ -482,8 +491,8 @@ CAF_TEST(an await read straight from its text takes exactly what the usual path 
   for (auto text : {R"({"any":["a","b"]})", R"({"all":["check","test"],"timeout_secs":30})",
                     R"({"any":["a"],"all":[],"timeout_secs":null})", R"({"any":["a"],"all":["b","c"]})",
                     R"({"all":["x"],"timeout_secs":0.5})", R"({"all":["x"],"timeout_secs":0})",
-                    R"( {"any" : ["a\"b", "\u00e9"], "all": null} )", R"({"an\u0079":["a"]})",
-                    R"({"any":["a"],"timeout_secs":18446744073709551615})", R"({"any":["a","a",""]})"}) {
+                    R"( {"any" : ["a\u0062", "x"], "all": null} )", R"({"an\u0079":["a"]})",
+                    R"({"any":["a"],"timeout_secs":18446744073709551615})", R"({"any":["a","a"]})"}) {
     CAF_MESSAGE(text);
     auto plain = plain_await_request(text);
     CAF_REQUIRE(plain.has_value());
@@ -496,7 +505,8 @@ CAF_TEST(an await read straight from its text takes exactly what the usual path 
                     R"({"all":["a"],"timeout_secs":true})", R"({"any":["a"],"any":["b"]})",
                     R"({"any":["a"],"timeout_secs":1,"timeout_secs":2})", R"({"any":["a"],"all":null,"all":null})",
                     R"({"any":["a"],"id":"x"})", R"({"any":["a"],"action":"spawn"})", R"({"any":["a"]} x)",
-                    "{\"any\":[\"\xff\"]}"}) {
+                    "{\"any\":[\"\xff\"]}", R"({"any":["a\"b"]})", R"({"any":["\u00e9"]})", R"({"any":["a",""]})",
+                    R"({"all":["#1"]})"}) {
     CAF_MESSAGE(text);
     CAF_CHECK(!plain_await_request(text));
     CAF_CHECK(!usual(text));
