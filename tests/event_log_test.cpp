@@ -58,13 +58,18 @@ CAF_TEST(a live transcript shows the progress lines and clears them before the n
   std::fclose(f);
 }
 
-CAF_TEST(a transcript cuts a long argument as it cuts a long result) {
+CAF_TEST(a transcript cuts a long argument and a long step text as it cuts a long result) {
   std::FILE* f = std::tmpfile();
   EventLog log(f, false);
   log.tool_call("main", 1, 0, "write", Json::object().set("text", std::string(200000, 'x')));
   auto out = contents(f);
   CAF_CHECK_LESS(out.size(), 2100u);
   CAF_CHECK(out.ends_with("… (200011 bytes)\n"));
+  // A step's text too (a sub-agent's 2-MB answer was one line).
+  log.step("main", 2, std::string(200000, 'y'));
+  auto more = contents(f).substr(out.size());
+  CAF_CHECK_LESS(more.size(), 2100u);
+  CAF_CHECK(more.ends_with("… (200000 bytes)\n"));
   std::fclose(f);
 }
 

@@ -141,7 +141,7 @@ void EventLog::model_round(const std::string& agent, int step, const ModelRound&
 void EventLog::step(const std::string& agent, int step, const std::string& text) {
   if (json_ || text.empty())
     return;
-  write(fmt::format("[{}] step {}: {}", agent, step, text));
+  write(fmt::format("[{}] step {}: {}", agent, step, shorten(text, 2000)));
 }
 
 void EventLog::response(const std::string& agent, int step, const std::string& text) {
