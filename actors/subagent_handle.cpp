@@ -499,9 +499,23 @@ private:
 
 HandleFactory subagent_factory(const TurnLoopContext& parent) {
   auto configs = std::make_shared<SubAgentConfigs>();
+  auto tree = parent.live_subagents ? parent.live_subagents : std::make_shared<std::atomic<uint64_t>>(0);
+  auto max_live = parent.config->agents.max_live;
   // One sub-agent of this agent (or of a foreach of its), as its own handle.
-  SubAgentStarter start = [parent, configs](caf::local_actor* spawner, const std::string& id, const AgentSpec& a,
-                                            const supervisor_actor& supervisor) -> handle_actor {
+  SubAgentStarter start = [parent, configs, tree, max_live](caf::local_actor* spawner, const std::string& id,
+                                                            const AgentSpec& a,
+                                                            const supervisor_actor& supervisor) -> handle_actor {
+    // However the tree grows (sub-agents of sub-agents, foreaches in foreaches), so
+    // many run at once at most: each level's max_concurrent multiplies.
+    if (tree->fetch_add(1) >= max_live) {
+      --*tree;
+      return spawn_stopped(spawner, id,
+                           fmt::format("{} sub-agents are running under this top-level agent, the limit ([agents] "
+                                       "max_live = {}); await some of them first",
+                                       max_live, max_live),
+                           supervisor);
+    }
+    auto release = [tree] { --*tree; };
     TurnLoopContext ctx;
     auto made = configs->get(parent, a);
     ctx.config = std::move(made.config);
@@ -516,6 +530,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
     ctx.subagents = parent.subagents;
     ctx.executors = parent.executors;
     ctx.live_loops = parent.live_loops;
+    ctx.live_subagents = tree;
     ctx.agent_path = parent.agent_path + "/" + id;
     ctx.depth = a.depth;
     ctx.max_rounds = static_cast<int64_t>(parent.config->agents.max_rounds);
@@ -527,9 +542,13 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
     ctx.conversation_id = created ? *created : std::string("sub");
     Status ready = parent.subagents ? parent.subagents->prepare(ctx.agent_path, a, ctx)
                                     : Status{Error{"no assistant can run sub-agents here"}};
-    if (!ready)
+    if (!ready) {
+      release();
       return spawn_stopped(spawner, id, ready.error, supervisor);
-    return spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor);
+    }
+    auto handle = spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor);
+    handle->attach_functor(release);
+    return handle;
   };
   // Live sub-agents (a foreach counts as one) of this agent's turn, for [agents]
   // max_concurrent.

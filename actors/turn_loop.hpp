@@ -17,6 +17,8 @@
 //   (user_abort_atom, id) -> HandleReport a person aborts one (the control socket)
 #pragma once
 
+#include <atomic>
+
 #include <caf/fwd.hpp>
 #include <map>
 #include <memory>
@@ -78,6 +80,9 @@ struct TurnLoopContext {
   // Where this loop, and its sub-agents' loops, are added by agent_path for `handles
   // ls/abort` (actors/live_loops.hpp); null: nobody asks.
   std::shared_ptr<LiveLoops> live_loops;
+  // The live sub-agents under this agent's top-level agent, at every depth, for
+  // [agents] max_live (null at the top: its sub-agents make it).
+  std::shared_ptr<std::atomic<uint64_t>> live_subagents;
   int depth = 0;
   int64_t max_rounds = 0;
 };

@@ -90,9 +90,11 @@ run = "unattended"
 [conversation.tools.asker.spawn]
 stateful = true
 
-# W8: up to 1,000 sub-agents of the bench's turn at once (a foreach counts as one).
+# W8: up to 1,000 sub-agents of the bench's turn at once (a foreach counts as one;
+# its elements count in max_live).
 [agents]
 max_concurrent = 1000
+max_live = 1000
 )";
 
 // `sleep SECS` and `/bin/true` as handles: here under the names W6-W9 use, and for W9

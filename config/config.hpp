@@ -176,6 +176,7 @@ struct RuntimeConfig {
 struct AgentsConfig {
   uint64_t max_depth = 3;      // a sub-agent of a sub-agent ... at most this deep
   uint64_t max_concurrent = 8; // live sub-agents of one parent
+  uint64_t max_live = 64;      // live sub-agents under one top-level agent, at every depth
   uint64_t max_rounds = 50;    // assistant responses in one sub-agent turn
 };
 

@@ -510,6 +510,7 @@ private:
     return read_fields(t, "agents", {
       {"max_depth", count(a.max_depth, 1, 16)},
       {"max_concurrent", count(a.max_concurrent, 1, 10000)},
+      {"max_live", count(a.max_live, 1, 10000)},
       {"max_rounds", count(a.max_rounds, 1, 100000)},
     });
   }

@@ -38,6 +38,7 @@ constexpr Limit limits[] = {
   // Sub-agents: how many live at once, how deep, how many responses each.
   {"agents.max_depth", [](const Config& c) { return double(c.agents.max_depth); }},
   {"agents.max_concurrent", [](const Config& c) { return double(c.agents.max_concurrent); }},
+  {"agents.max_live", [](const Config& c) { return double(c.agents.max_live); }},
   {"agents.max_rounds", [](const Config& c) { return double(c.agents.max_rounds); }},
   // A provider request: how often and how long it is retried or waited for, and
   // how large a response is read into memory. 0 is never "unbounded" here (an idle

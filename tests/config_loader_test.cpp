@@ -554,7 +554,7 @@ CAF_TEST(every validation error names the file and the key) {
       {"[mcp.servers.x]\ncommand = [\"s\"]\ntimeout_secs = 0\n", "mcp.servers.x.timeout_secs: must be more than 0"},
       {"[mcp.servers.x]\ncommand = [\"s\"]\n[mcp.servers.x.tools.t]\nstateful = \"yes\"\n",
        "mcp.servers.x.tools.t.stateful: expected a boolean"},
-      {"[agents]\nmax_depht = 2\n", "agents.max_depht: unknown key (allowed: max_depth, max_concurrent, max_rounds)"},
+      {"[agents]\nmax_depht = 2\n", "agents.max_depht: unknown key (allowed: max_depth, max_concurrent, max_live, max_rounds)"},
       {"[agents]\nmax_depth = 0\n", "agents.max_depth: expected"},
       {"[agents]\nmax_rounds = \"many\"\n", "agents.max_rounds: expected"},
   };

@@ -320,6 +320,49 @@ name = "holder"
   CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
 }
 
+CAF_TEST(more live sub-agents under one top-level agent than max_live are refused naming the limit) {
+  // Each level's max_concurrent multiplies (8 x 8 x ...): max_live bounds the tree.
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "x", script = "mid" }
+
+[[subagents]]
+name = "mid"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "leaf1", prompt = "x", script = "holder" }
+  [[subagents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "leaf2", prompt = "x", script = "holder" }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { any = ["leaf2"] }
+
+[[subagents]]
+name = "holder"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "long", command = "exec sleep 600" }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["long"] }
+)",
+                           "--cfg agents.max_live=2");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  // mid and leaf1 live: leaf2, one level down from mid, is the third.
+  auto awaited = content(res, "main/#1", 1, 2);
+  CAF_CHECK(contains(awaited, R"("id":"leaf2","state":"stopped")"));
+  CAF_CHECK(contains(awaited, "2 sub-agents are running under this top-level agent, the limit ([agents] max_live = 2)"));
+  CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
+}
+
 namespace {
 
 /// main spawns the scripted sub-agent `w` held at a gate (its first call waits for a
