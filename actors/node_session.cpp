@@ -47,6 +47,7 @@ struct node_session_state {
   std::map<std::string, caf::actor_addr> owners;
   std::map<std::string, std::string> tools; // the tool of each id spawned: its permissions
   std::set<std::string> starting;           // ids whose spawn is not answered yet
+  std::set<std::string> spawn_looks;        // ids spawned whose first fetch is not in yet
   static inline const char* name = "jp.node_session";
 };
 
@@ -111,7 +112,10 @@ caf::result<HandleReport> relay_action(node_session_t* self, action_kind action,
     return make_error(error_code::bad_arguments,
                       fmt::format("Handle `{}` is still starting on this node; {} it once its spawn is answered",
                                   cut_text(id), to_string(action)));
-  if (auto t = st.tools.find(id); t != st.tools.end())
+  // A spawn's own look (wait_ms) is the client's first fetch of the handle, as a local
+  // spawn answers with it: part of the spawn, which was allowed, not a fetch.
+  bool spawn_look = st.spawn_looks.erase(id) > 0 && action == action_kind::fetch;
+  if (auto t = st.tools.find(id); t != st.tools.end() && !spawn_look)
     if (auto tool = st.config->tools.find(t->second); tool != st.config->tools.end())
       if (auto why = node_refusal(tool->second, action))
         return make_error(error_code::bad_arguments, *why);
@@ -195,6 +199,7 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
             // Spawned: its remote handle owns it from now on.
             self->state.starting.erase(id);
             self->state.tools[id] = tool;
+            self->state.spawn_looks.insert(id);
             if (watcher) {
               self->state.owners[id] = watcher.address();
               self->monitor(watcher);

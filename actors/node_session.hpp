@@ -7,6 +7,7 @@
 //        of each change (update_atom, HandleStatus), as an await does
 //   (fetch_atom, key, id, LookOptions) / (apply_atom, key, id, input, LookOptions) /
 //   (abort_atom, key, id) -> HandleReport
+//        a handle's first fetch is its spawn's look (wait_ms), allowed with the spawn
 //   (list_atom, key) -> vector<HandleSummary>   its handles still running
 // `key` is the session's (the gate hands it to the client that showed the token or
 // certificate): CAF delivers a message from any connected peer to any actor of ours

@@ -202,9 +202,10 @@ spawn.lifecycle.on_turn_end = "abort"
 
   std::string client_tls;       // [nodes.box.tls] of the clients this test runs
   std::string client_heartbeat; // their [node] table, if any
+  std::string client_tools;     // tables of tools of their own test, if any
 
   std::vector<std::string> client_argv(const std::string& script) {
-    dir.write("client.toml", client_config(client_tls) + client_heartbeat);
+    dir.write("client.toml", client_config(client_tls) + client_heartbeat + client_tools);
     dir.write("script.toml", script);
     return {JP_CLI_BINARY, "--workspace", client_ws, "--config", (dir.path / "client.toml").string(), "run",
             "--json", (dir.path / "script.toml").string()};
@@ -402,6 +403,35 @@ CAF_TEST(a node refuses a client without its token and a tool that would ask) {
   CAF_CHECK(contains(content(results_of(guarded), "main", 1, 1),
                      "this node does not let clients abort `guarded`: its config says "
                      "conversation.tools.guarded.spawn.permissions.abort = \"ask\""));
+}
+
+CAF_TEST(a spawn on a node whose fetch is refused is answered with its own look) {
+  // The spawn's look (its wait_ms) is part of the spawn: a refused fetch must not make
+  // a spawn that started its process report an error.
+  node_toml += R"(
+[conversation.tools.nofetch]
+summary = "Runs, but clients may not fetch it"
+command = { program = "sleep", args = ["300"] }
+run = "unattended"
+spawn.stateful = true
+spawn.permissions.fetch = "skip"
+)";
+  CAF_REQUIRE(start_node());
+  client_tools = R"(
+[conversation.tools.nofetch]
+summary = "Runs on the node, not fetched"
+node = "box"
+run = "unattended"
+spawn.stateful = true
+)";
+  auto r = client(one_step(call("nofetch", R"({ action = "spawn", id = "n", wait_ms = 0 })") +
+                           call("nofetch", R"({ action = "fetch", id = "n" })") +
+                           call("nofetch", R"({ action = "abort", id = "n" })")));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 1, 0), R"("state":"running")"));
+  CAF_CHECK(contains(content(res, "main", 1, 1), "this node does not let clients fetch `nofetch`"));
+  CAF_CHECK(contains(content(res, "main", 1, 2), "signal 15"));
 }
 
 CAF_TEST(a node session answers only messages with its key and its registry never reaches a peer) {
