@@ -4,13 +4,13 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <fstream>
 #include <memory>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
 
@@ -43,14 +43,42 @@ std::string openssl_reasons() {
   return why.empty() ? "no reason given" : why;
 }
 
+// A PEM certificate chain, key or CA bundle is a few KiB; a system's whole CA bundle
+// is well under 1 MiB. Anything larger is not one (or a device that never ends).
+constexpr size_t kMaxPemBytes = 4 << 20;
+
+/// The bytes of regular file `path`, named by config key `key`: a FIFO would block
+/// the start and a device could fill memory, so only a bounded regular file is read.
 Result<std::string> read_whole(const std::string& path, const std::string& key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  // O_NONBLOCK: opening a FIFO waits for a writer otherwise.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
     return Error{fmt::format("{}: cannot read {}: {}", key, path, std::strerror(errno))};
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad())
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0)
     return Error{fmt::format("{}: cannot read {}: {}", key, path, std::strerror(errno))};
-  return bytes;
+  if (!S_ISREG(st.st_mode))
+    return Error{fmt::format("{}: {} is not a regular file; give the path of a PEM file", key, path)};
+  std::string bytes;
+  char buf[65536];
+  for (;;) {
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return Error{fmt::format("{}: cannot read {}: {}", key, path, std::strerror(errno))};
+    if (n == 0)
+      return bytes;
+    if (bytes.size() + static_cast<size_t>(n) > kMaxPemBytes)
+      return Error{fmt::format("{}: {} is larger than {} MiB; a PEM file is far smaller (give the certificate, "
+                               "key or CA file itself)",
+                               key, path, kMaxPemBytes >> 20)};
+    bytes.append(buf, static_cast<size_t>(n));
+  }
 }
 
 /// The first certificate of `pem`, if it has one.

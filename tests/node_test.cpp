@@ -620,6 +620,13 @@ CAF_TEST(TLS files that OpenSSL cannot load are refused at start naming the file
   CAF_CHECK(contains(said, fmt::format("node.tls.key: {} holds no PEM private key", p("not.pem"))));
   said = node_says(tls("node.pem", "node.key", "not.pem"));
   CAF_CHECK(contains(said, fmt::format("node.tls.ca: {} holds no PEM certificate", p("not.pem"))));
+  // Only a bounded regular file is read: a FIFO blocked the start, a device filled memory.
+  CAF_REQUIRE_EQUAL(::mkfifo(p("fifo.pem").c_str(), 0600), 0);
+  said = node_says(tls("node.pem", "node.key", "fifo.pem"));
+  CAF_CHECK(contains(said, fmt::format("node.tls.ca: {} is not a regular file", p("fifo.pem"))));
+  dir.write("huge.pem", std::string(5 << 20, 'x'));
+  said = node_says(tls("node.pem", "node.key", "huge.pem"));
+  CAF_CHECK(contains(said, fmt::format("node.tls.ca: {} is larger than 4 MiB", p("huge.pem"))));
   // A client's likewise, before it connects.
   node_toml = base + "[node.tls]\n" + pki.tls("node", "ca");
   CAF_REQUIRE(start_node());
