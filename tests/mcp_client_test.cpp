@@ -134,6 +134,8 @@ CAF_TEST(the tools of a server are listed as NAME__tool with their schema and ca
   CAF_CHECK_EQUAL(content(res, "main", 1, 0), "hello over MCP");
   CAF_CHECK(!ok(res, "main", 1, 1));
   CAF_CHECK(contains(content(res, "main", 1, 1), "no"));
+  // The server's own process is no handle left over.
+  CAF_CHECK(contains(r.stdout_text, R"("handles_left":0)"));
   // The server went with the run.
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }

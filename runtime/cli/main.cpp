@@ -164,7 +164,7 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
           outcome.error = std::move(t.error);
       },
       [&](caf::error& err) { outcome.error = error_text(err); });
-  log->run_end(agents.size(), ms_since(t0), live_process_group_count());
+  log->run_end(agents.size(), ms_since(t0), live_handle_group_count());
   return outcome;
 }
 

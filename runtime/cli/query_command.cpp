@@ -228,7 +228,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   }
   if (options.json)
     log->run_end(1, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
-                 live_process_group_count());
+                 live_handle_group_count());
   if (!error.empty())
     return fail(error);
   return 0;

@@ -717,6 +717,7 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
   spec.argv = server.command;
   spec.cwd = cwd;
   spec.stdin_pipe = true;
+  spec.server = true;
   for (auto& [k, v] : server.env)
     spec.env.push_back(k + "=" + v);
   std::weak_ptr<McpClient::State> weak = st;

@@ -264,6 +264,7 @@ public:
   const bool session; // a pty's child: its session's every group is ours (shell jobs)
   const std::string mark; // in its environment (runtime/process/tool_mark.hpp)
   std::pair<uint64_t, uint64_t> started; // the crash record's start window (group_record.hpp)
+  bool server = false;                   // SpawnSpec::server
   /// Set once no request needs the io thread (group gone, or forgotten by ~IoThread).
   std::atomic<bool> finished{false};
   /// Bytes accepted by write_stdin and not yet written or dropped. Counted up on the
@@ -1269,6 +1270,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   bool has_stdin = spec.stdin_pipe || spec.pty;
   auto st = std::make_shared<ProcState>(io, pid, slot, has_stdin, spec.pty, std::move(mark), std::move(events));
   st->started = {earliest, latest};
+  st->server = spec.server;
   error_code ec;
   if (!wrap(io, st->pidfd_, pidfd, ec, false) || !wrap(io, st->out_.d, out_r, ec) ||
       (!spec.pty && !wrap(io, st->err_.d, err_r, ec)) ||
@@ -1390,6 +1392,12 @@ size_t live_process_group_count() {
   auto& reg = registry();
   std::lock_guard lock(reg.mtx);
   return reg.live.size();
+}
+
+size_t live_handle_group_count() {
+  auto& reg = registry();
+  std::lock_guard lock(reg.mtx);
+  return static_cast<size_t>(std::count_if(reg.live.begin(), reg.live.end(), [](auto& e) { return !e.second->server; }));
 }
 
 } // namespace jp

@@ -41,6 +41,9 @@ struct SpawnSpec {
   // these names pass anyway, and these are left out whatever they are called.
   std::vector<std::string> env_pass;
   std::vector<std::string> env_drop;
+  // A server jp-actors talks to itself (an MCP server), not a tool's: no handle's
+  // group, so live_handle_group_count leaves it out.
+  bool server = false;
 };
 
 /// ExitInfo::left_commands: how many are named, and how long each may be.
@@ -152,6 +155,9 @@ void refuse_new_processes() noexcept;
 
 /// How many process groups started by spawn_process are still alive.
 size_t live_process_group_count();
+
+/// How many of them are tools' (handles'): those of servers (SpawnSpec::server) left out.
+size_t live_handle_group_count();
 
 /// How spawn_process starts children from now on (child_launch.hpp); the
 /// benchmark compares them.
