@@ -77,10 +77,10 @@ void connect(node_client_t* self) {
             [refused](caf::error& err) { refused(error_text(err)); });
       },
       [self, addr = *addr](caf::error& err) {
-        auto failure = reach_failure(self->state.node, err);
+        auto failure = reach_failure(self->state.node, err, addr.host);
         answer_all(self, make_error(failure.transient ? error_code::node_unreachable : error_code::bad_arguments,
                                     fmt::format("node `{}` ({}) {}", self->state.node.name, addr.text(),
-                                                failure.why)));
+                                                failure.text())));
       });
 }
 

@@ -586,6 +586,20 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   CAF_CHECK(contains(broken.out, "nodes.box.tls.certificate: cannot read /nonexistent.pem"));
 }
 
+CAF_TEST(a TLS client of a node without TLS is told so and not as transient) {
+  Pki pki{dir.path.string()};
+  pki.ca("ca");
+  pki.cert("client", "ca");
+  CAF_REQUIRE(start_node());
+  client_tls = pki.tls("client", "ca");
+  auto r = client(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo hi" })")));
+  JP_REQUIRE_OK(r);
+  auto said = content(results_of(r), "main", 1, 0);
+  CAF_CHECK(contains(said, "node `box`"));
+  CAF_CHECK(contains(said, "the TLS handshake failed. Likely the node has no TLS"));
+  CAF_CHECK(contains(said, R"("transient":false)"));
+}
+
 CAF_TEST(TLS files that OpenSSL cannot load are refused at start naming the file and what is wrong) {
   // CAF loads them only at a connection and throws what it cannot load: the node
   // died at its first client, the client hung.
@@ -643,13 +657,18 @@ CAF_TEST(nodes ls lists each configured node reachable or not with what runs the
   CAF_REQUIRE(start_node());
   Child client_run(client_argv(remote_sleep(sleeper)), state, (dir.path / "client.out").string());
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
-  // Nothing listens on port 1 of loopback.
-  dir.write("ls.toml", client_config() + "[nodes.gone]\naddress = \"127.0.0.1:1\"\n");
+  // Nothing listens on port 1 of loopback, nor on the node's port of ::1 (it listens
+  // on 127.0.0.1): each is told as nothing accepting the connection, not as CAF's
+  // "ip_connect failed" or "no such host".
+  auto six = "[::1]" + address.substr(address.rfind(':'));
+  dir.write("ls.toml", client_config() + "[nodes.gone]\naddress = \"127.0.0.1:1\"\n[nodes.six]\naddress = \"" +
+                         six + "\"\n");
   auto r = run_command(fmt::format("XDG_STATE_HOME='{}' '{}' --workspace '{}' --config '{}' nodes ls", state,
                                    JP_CLI_BINARY, client_ws, (dir.path / "ls.toml").string()));
   JP_REQUIRE_OK(r);
   if (!contains(r.out, "box  " + address + "  (token)  reachable, 1 handle running\n  s  far  running  ")
-      || !contains(r.out, "gone  127.0.0.1:1  (token)  unreachable: "))
+      || !contains(r.out, "gone  127.0.0.1:1  (token)  unreachable: nothing accepted a connection there")
+      || !contains(r.out, "six  " + six + "  (token)  unreachable: nothing accepted a connection there"))
     CAF_FAIL("nodes ls said:\n" << r.out);
 }
 

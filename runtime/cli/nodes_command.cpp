@@ -59,10 +59,8 @@ NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeC
             [&](caf::error& err) { out.status = "reachable, but: " + error_text(err); });
       },
       [&](caf::error& err) {
-        auto failure = reach_failure(node, err);
-        out.status = failure.transient
-                       ? "unreachable: " + error_text(err) + " (is `jp-actors node` listening there?)"
-                       : "refused: it " + failure.why;
+        auto failure = reach_failure(node, err, addr->host);
+        out.status = failure.transient ? "unreachable: " + failure.why : "refused: it " + failure.text();
       });
   return out;
 }

@@ -1,5 +1,6 @@
 #include "runtime/node/node_reach_failure.hpp"
 
+#include <arpa/inet.h>
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
 #include <caf/sec.hpp>
@@ -10,22 +11,67 @@
 
 namespace jp {
 
-ReachFailure reach_failure(const NodeConfig& node, const caf::error& err) {
-  if (err.category() != caf::atom("system") || err.code() != static_cast<uint8_t>(caf::sec::disconnect_during_handshake))
-    return {fmt::format("cannot be reached: {}", error_text(err)), true};
-  if (node.tls.enabled())
-    return {fmt::format("closed the connection during the handshake: the TLS handshake failed. Likely the "
-                        "certificates and CAs do not match (the node's [node.tls] ca must have signed "
-                        "[nodes.{0}.tls] certificate, and [nodes.{0}.tls] ca the node's certificate), or the node "
-                        "has no TLS; the node's log says why it refused. Trying again will not help until the "
-                        "configuration changes",
+namespace {
+
+bool is_sec(const caf::error& err, caf::sec code) {
+  return err.category() == caf::atom("system") && err.code() == static_cast<uint8_t>(code);
+}
+
+/// The sentence CAF put first in `err`'s context ("ip_connect failed"), or "".
+std::string caf_sentence(const caf::error& err) {
+  const auto& ctx = err.context();
+  return !ctx.empty() && ctx.match_element<std::string>(0) ? ctx.get_as<std::string>(0) : std::string();
+}
+
+/// `host` is an IP address, not a name to look up.
+bool is_ip_literal(const std::string& host) {
+  unsigned char buf[16];
+  return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+std::string tls_mismatch(const NodeConfig& node) {
+  return fmt::format("the TLS handshake failed. Likely the node has no TLS (its [node.tls]), or the certificates "
+                     "and CAs do not match (the node's [node.tls] ca must have signed [nodes.{0}.tls] certificate, "
+                     "and [nodes.{0}.tls] ca the node's certificate); the node's log says why it refused. Trying "
+                     "again will not help until the configuration changes",
+                     node.name);
+}
+
+} // namespace
+
+ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const std::string& host) {
+  if (is_sec(err, caf::sec::disconnect_during_handshake)) {
+    if (node.tls.enabled())
+      return {"closed the connection during the handshake", tls_mismatch(node), false};
+    return {"closed the connection during the handshake",
+            fmt::format("likely the node takes TLS ([node.tls]) and "
+                        "[nodes.{0}] has no [nodes.{0}.tls]; the node's log says why it refused. Trying again will "
+                        "not help until the configuration changes",
                         node.name),
             false};
-  return {fmt::format("closed the connection during the handshake: likely the node takes TLS ([node.tls]) and "
-                      "[nodes.{0}] has no [nodes.{0}.tls]; the node's log says why it refused. Trying again will "
-                      "not help until the configuration changes",
-                      node.name),
-          false};
+  }
+  if (!is_sec(err, caf::sec::cannot_connect_to_node))
+    return {"cannot be reached", error_text(err), true};
+  auto sentence = caf_sentence(err);
+  // CAF's TLS connect says nothing more when the connection was made and its TLS
+  // session was not: the node answered, not in TLS (or refused our certificate).
+  if (sentence.empty() && node.tls.enabled())
+    return {"did not complete the TLS handshake", tls_mismatch(node), false};
+  // CAF tries an IPv6 address, then the host again as IPv4: an IPv6 address that
+  // refused the connection comes back as "no such host".
+  if (sentence == "ip_connect failed" || (sentence == "no such host" && is_ip_literal(host)))
+    return {"cannot be reached",
+            "nothing accepted a connection there (connection refused or no route). Check that `jp-actors node "
+            "--listen` runs there on that address and port (a node listening on 127.0.0.1 is not reached as [::1], "
+            "nor one on [::1] as 127.0.0.1), and that no firewall is in the way",
+            true};
+  if (sentence == "no such host")
+    return {"cannot be reached",
+            fmt::format("no address was found for `{}`, or none of its addresses accepted a "
+                        "connection; check the host name in [nodes.{}] address",
+                        host, node.name),
+            true};
+  return {"cannot be reached", error_text(err), true};
 }
 
 } // namespace jp
