@@ -351,6 +351,15 @@ name = "main"
                                                         "questions.proceed.answer"));
 }
 
+CAF_TEST(a failed call says its first line on stderr and the rest on stdout once each) {
+  auto r = cli("--cfg 'conversation.tools.x={command={program=\"sh\",args=[\"-c\",\"echo its output; exit 3\"]},"
+               "run=\"unattended\"}' call x");
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(testing::contains(r.out, "jp-actors: x failed: exit status 3"));
+  CAF_CHECK_EQUAL(r.out.find("exit status 3"), r.out.rfind("exit status 3"));
+  CAF_CHECK(testing::contains(r.stdout_text, "its output"));
+}
+
 CAF_TEST(without a terminal and no configured answer the call fails naming the question) {
   auto r = cli(confirm_tool() + "call clean");
   CAF_CHECK_NOT_EQUAL(r.status, 0);

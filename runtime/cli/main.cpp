@@ -334,10 +334,13 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
   // (A failure's first line goes to stderr through fail(), which sees to its own.)
   result.content = shown_on(STDOUT_FILENO, std::move(result.content));
   if (!result.ok) {
-    auto first_line = result.content.substr(0, result.content.find('\n'));
-    if (first_line != result.content)
-      std::fprintf(stdout, "%s\n", result.content.c_str());
-    return fail(fmt::format("{} failed: {}", tool, first_line));
+    // The first line goes to stderr; the rest (its trace, whether it is transient,
+    // the tool's output) to stdout, each once.
+    auto nl = result.content.find('\n');
+    auto rest = nl == std::string::npos ? nl : result.content.find_first_not_of('\n', nl);
+    if (rest != std::string::npos)
+      std::fprintf(stdout, "%s\n", result.content.c_str() + rest);
+    return fail(fmt::format("{} failed: {}", tool, result.content.substr(0, nl)));
   }
   std::fwrite(result.content.data(), 1, result.content.size(), stdout);
   if (!result.content.empty() && result.content.back() != '\n')
