@@ -152,6 +152,8 @@ private:
     auto& server = base_->mcp_servers.at(name);
     if (server.tools_off.count(tool.name))
       return; // enabled = false: yours to leave out (a model takes so many tools)
+    if (!tool.refused.empty())
+      return warn(fmt::format("MCP server `{}`: {}; it is not offered", name, tool.refused));
     auto params = mcp_parameters(tool.input_schema);
     auto t = function_tool_config(mcp_tool_name(name, tool.name), "", params);
     std::tie(t.summary, t.description) = split_description(tool.description);

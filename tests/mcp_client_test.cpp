@@ -394,6 +394,28 @@ CAF_TEST(a stdio server at the end of a run has its stdin closed and exits on it
   CAF_CHECK_EQUAL(said, "read to the end\n");
 }
 
+CAF_TEST(a tools list that breaks MCP is told naming the server and what is wrong and its usable tools are offered) {
+  auto r = tools_beside("odd", R"("--tools-list", '{"tools":[{"name":5},{"description":"none"},)"
+                               R"({"name":"flat","inputSchema":"notobj"},{"name":"bare"},)"
+                               R"({"name":"good","inputSchema":{"type":"object"}}]}')");
+  JP_REQUIRE_OK(r);
+  CAF_CHECK(contains(r.out, R"(MCP server `odd`: entry 1 of its tools/list has no `name` string, which MCP )"
+                            R"(requires: {"name":5}; it is not offered)"));
+  CAF_CHECK(contains(r.out, "MCP server `odd`: entry 2 of its tools/list has no `name` string"));
+  CAF_CHECK(contains(r.out, "MCP server `odd`: tool `flat` has no `inputSchema` object, which MCP requires"));
+  CAF_CHECK(contains(r.out, "MCP server `odd`: tool `bare` has no `inputSchema` object"));
+  CAF_CHECK(!contains(r.out, "odd__flat "));
+  CAF_CHECK(!contains(r.out, "odd__bare "));
+  CAF_CHECK(contains(r.out, "odd__good "));
+  // No tools array at all: the server does not start, and says why.
+  auto none = tools_beside("nope", R"("--tools-list", '{"tools":"nope"}')");
+  JP_REQUIRE_OK(none);
+  CAF_CHECK(contains(none.out, R"(MCP server `nope` answered tools/list without a `tools` array, which MCP )"
+                               R"(requires: {"tools":"nope"})"));
+  CAF_CHECK(contains(none.out, "demo__echo "));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
 CAF_TEST(a server that does not start is named with its stderr and the other servers still serve) {
   auto listed = tools_beside("bad", R"("--die")");
   JP_REQUIRE_OK(listed);

@@ -518,20 +518,36 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       if (auto why = s->refusal(reply); !why.empty())
         return s->listed(why, done);
       auto& result = *reply.find("result");
-      if (auto* tools = result.find("tools"); tools && tools->is_array())
-        for (auto& t : tools->as_array()) {
-          auto* name = t.find("name");
-          if (!name || !name->is_string())
-            continue;
-          auto* desc = t.find("description");
-          auto* schema = t.find("inputSchema");
-          auto* execution = t.find("execution");
-          auto* support = execution && execution->is_object() ? execution->find("taskSupport") : nullptr;
-          bool as_task = s->tasks_offered && support && support->is_string() &&
-                         (support->as_string() == "optional" || support->as_string() == "required");
-          found->push_back({name->as_string(), desc && desc->is_string() ? desc->as_string() : "",
-                            schema && schema->is_object() ? *schema : Json::object(), as_task});
+      auto* tools = result.find("tools");
+      if (!tools || !tools->is_array())
+        return s->listed(fmt::format("MCP server `{}` answered tools/list without a `tools` array, which MCP "
+                                     "requires: {}",
+                                     s->server.name, cut_text(result.dump(), 200)),
+                         done);
+      for (size_t i = 0; i < tools->as_array().size(); ++i) {
+        auto& t = tools->as_array()[i];
+        auto* name = t.is_object() ? t.find("name") : nullptr;
+        if (!name || !name->is_string()) {
+          found->push_back({"", "", Json::object(), false,
+                            fmt::format("entry {} of its tools/list has no `name` string, which MCP requires: {}",
+                                        i + 1, cut_text(t.dump(), 200))});
+          continue;
         }
+        auto* schema = t.find("inputSchema");
+        if (!schema || !schema->is_object()) {
+          found->push_back({name->as_string(), "", Json::object(), false,
+                            fmt::format("tool `{}` has no `inputSchema` object, which MCP requires (one that "
+                                        "takes no arguments: {{\"type\":\"object\"}})",
+                                        cut_text(name->as_string(), 60))});
+          continue;
+        }
+        auto* desc = t.find("description");
+        auto* execution = t.find("execution");
+        auto* support = execution && execution->is_object() ? execution->find("taskSupport") : nullptr;
+        bool as_task = s->tasks_offered && support && support->is_string() &&
+                       (support->as_string() == "optional" || support->as_string() == "required");
+        found->push_back({name->as_string(), desc && desc->is_string() ? desc->as_string() : "", *schema, as_task});
+      }
       auto* next = result.find("nextCursor");
       if (next && next->is_string() && !next->as_string().empty() && found->size() < kMaxTools &&
           page + 1 < kMaxToolPages && (cursor.is_null() || *next != cursor))

@@ -40,6 +40,9 @@ struct McpTool {
   std::string description;
   Json input_schema; // a JSON Schema object
   bool as_task = false; // called as a task (MCP 2025-11-25): the server offers it for this tool
+  // Why the server's entry cannot be offered ("": it can), naming what MCP requires
+  // of it: listed so that the user is told, once, with the usable tools.
+  std::string refused;
   friend bool operator==(const McpTool&, const McpTool&) = default;
 };
 

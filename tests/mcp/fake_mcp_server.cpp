@@ -194,6 +194,7 @@ int main(int argc, char** argv) {
   std::string start_after;
   std::string busy_lists; // --busy-lists FILE
   std::string refuse_restart; // --refuse-restart FILE: `crash` makes FILE; started with it, a bad version
+  std::string tools_answer;   // --tools-list JSON: tools/list answered with this result, as it is
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--refuse-restart") {
       refuse_restart = argv[i + 1];
@@ -206,6 +207,8 @@ int main(int argc, char** argv) {
       start_after = argv[i + 1];
     if (std::string(argv[i]) == "--busy-lists")
       busy_lists = argv[i + 1];
+    if (std::string(argv[i]) == "--tools-list")
+      tools_answer = argv[i + 1];
   }
   int lists = 0;        // tools/list requests so far
   Json list_after_pong; // the id of a tools/list answered once the client answers our ping
@@ -294,6 +297,10 @@ int main(int argc, char** argv) {
                                                      "tools", Json::object().set("call", Json::object())))))
                           .set("serverInfo", Json::object().set("name", "fake").set("version", "1"))));
       } else if (m == "tools/list") {
+        if (auto answer = Json::parse(tools_answer); !tools_answer.empty() && answer) {
+          send(reply(*id, *answer));
+          continue;
+        }
         // JP_FAKE_MCP_ENDLESS_PAGES=FILE: every page names a next one, empty after
         // the first; how many were asked for goes to FILE. Past 1,000 it gives up
         // (exits), so that a client paging without end fails rather than hangs.
