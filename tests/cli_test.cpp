@@ -201,6 +201,16 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   auto before = cli("--provider scripted query hi");
   CAF_CHECK_EQUAL(before.status, 2);
   CAF_CHECK(contains(before.out, "--provider is an option of `query`: give it after the command"));
+  // The command typed is named when the option is one of its own (`run` has it too).
+  auto allow_before = cli("--allow far mcp");
+  CAF_CHECK_EQUAL(allow_before.status, 2);
+  CAF_CHECK(contains(allow_before.out, "--allow is an option of `mcp`: give it after the command (jp-actors mcp "
+                                       "--allow ...)"));
+  // After the command, it is none of that command's.
+  auto json_after = cli("nodes ls --json");
+  CAF_CHECK_EQUAL(json_after.status, 2);
+  CAF_CHECK(contains(json_after.out, "`nodes ls` has no option --json (jp-actors nodes ls --help lists its options)"));
+  CAF_CHECK(!contains(json_after.out, "option of `run`"));
   auto dialect_alone = cli("tools --dialect gemini");
   CAF_CHECK_EQUAL(dialect_alone.status, 2);
   CAF_CHECK(contains(dialect_alone.out, "--dialect requires --schema"));

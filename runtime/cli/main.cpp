@@ -574,20 +574,39 @@ int main(int argc, char** argv) {
                      level == &app ? "" : " for ", level == &app ? "" : level->get_name().c_str(), names.c_str());
         return 2;
       }
-    // An option of a command given before it (`--provider x query`): say where it goes.
-    if (dynamic_cast<const CLI::ExtrasError*>(&e))
+    // An option of a command given before it (`--provider x query`): say where it goes,
+    // naming the command typed when it is one of its options. After the command
+    // typed, it is not one of its options at all.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+      std::vector<CLI::App*> typed; // the command typed: `nodes`, then `ls`
+      for (auto* at = &app; !at->get_subcommands().empty();)
+        typed.push_back(at = at->get_subcommands().back());
+      std::string typed_name;
+      for (auto* c : typed)
+        typed_name += (typed_name.empty() ? "" : " ") + c->get_name();
+      auto at_arg = [&](const std::string& word) { return std::find(argv + 1, argv + argc, word) - argv; };
+      auto command_at = typed.empty() ? argc : at_arg(typed.front()->get_name());
       for (auto& extra : app.remaining()) {
-        if (!extra.starts_with("--"))
-          continue;
         auto name = extra.substr(0, extra.find('='));
+        if (!extra.starts_with("--") || app.get_option_no_throw(name))
+          continue;
+        if (at_arg(extra) > command_at) {
+          std::fprintf(stderr, "jp-actors: `%s` has no option %s (jp-actors %s --help lists its options)\n",
+                       typed_name.c_str(), name.c_str(), typed_name.c_str());
+          return 2;
+        }
+        auto owner = !typed.empty() && typed.back()->get_option_no_throw(name) ? typed_name : std::string();
         for (auto* sub : app.get_subcommands({}))
-          if (sub->get_option_no_throw(name) && !app.get_option_no_throw(name)) {
-            std::fprintf(stderr, "jp-actors: %s is an option of `%s`: give it after the command (jp-actors %s %s "
-                                 "...)\n",
-                         name.c_str(), sub->get_name().c_str(), sub->get_name().c_str(), name.c_str());
-            return 2;
-          }
+          if (owner.empty() && sub->get_option_no_throw(name))
+            owner = sub->get_name();
+        if (!owner.empty()) {
+          std::fprintf(stderr, "jp-actors: %s is an option of `%s`: give it after the command (jp-actors %s %s "
+                               "...)\n",
+                       name.c_str(), owner.c_str(), owner.c_str(), name.c_str());
+          return 2;
+        }
       }
+    }
     // A usage error exits 2, as the misspelt command above (CLI11's own codes, 106
     // to 115, say nothing to a script); --help and --version still exit 0.
     return app.exit(e) == 0 ? 0 : 2;
