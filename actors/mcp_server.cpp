@@ -278,8 +278,10 @@ void on_one(mcp_actor_t* self, Json* msg) {
                   fmt::format("this session is initialized already (protocol version {}); a new session is a new "
                               "connection (stdio) or an initialize without Mcp-Session-Id (HTTP)",
                               st.version));
-    auto* version = params.find("protocolVersion");
-    st.version = mcp::negotiate_version(version && version->is_string() ? version->as_string() : std::string());
+    auto version = mcp::requested_version(&params);
+    if (!version)
+      return fail(self, *id, mcp::invalid_params, version.error());
+    st.version = mcp::negotiate_version(*version);
     st.turn = st.make_turn(permission_asker(st.requests, params));
     self->link_to(st.turn); // the session's turn ends with it
     return respond(self, mcp::response(*id, mcp::initialize_result(st.version)));

@@ -188,6 +188,12 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
     other->close_input();
     CAF_CHECK_EQUAL(other->wait_exit(), 0);
   }
+  // MCP requires the version the client speaks: none, or one not a string, is invalid.
+  for (auto params : {Json::object(), Json::object().set("protocolVersion", 5)}) {
+    auto versionless = c->call("initialize", params);
+    CAF_CHECK_EQUAL(error_code(versionless), -32602);
+    CAF_CHECK(contains(error_message(versionless), "initialize: `protocolVersion` is required, a string"));
+  }
   auto init = c->call("initialize", Json::object().set("protocolVersion", "2025-06-18"));
   CAF_REQUIRE(init.find("result"));
   auto& r = *init.find("result");
@@ -681,6 +687,19 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   CAF_CHECK_EQUAL(rebound.status, 403);
   CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://evil.example\r\n").status, 403);
   CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://localhost:3000\r\n").status, 200);
+  // A host name's case is no part of it.
+  auto upper = l.head("POST", sid);
+  upper.replace(upper.find("127.0.0.1"), 9, "LOCALHOST");
+  CAF_CHECK_EQUAL(http_exchange(l.port, upper, ping.dump()).status, 200);
+  // What is not HTTP is answered so, not dropped.
+  auto garbage = http_exchange(l.port, "GARBAGE\r\n");
+  CAF_CHECK_EQUAL(garbage.status, 400);
+  CAF_CHECK(contains(garbage.body, "not an HTTP/1.1 request"));
+  // An initialize without its version opens no session.
+  auto versionless = l.post(l.request("initialize", Json::object()));
+  CAF_CHECK_EQUAL(versionless.status, 400);
+  CAF_CHECK(contains(versionless.body, R"("code":-32602)"));
+  CAF_CHECK(versionless.header("mcp-session-id").empty());
   // Two of a header the checks read: a second Host, Origin or token is refused.
   auto twice = l.post(ping, sid, fmt::format("Host: evil.example:{}\r\n", l.port));
   CAF_CHECK_EQUAL(twice.status, 400);

@@ -179,8 +179,15 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
       keep_alive = false;
       return respond(413, fmt::format("a message may have at most {} MiB", kBodyMax >> 20));
     }
+    // What is not HTTP (a garbage request line) is told so; a client that left or went
+    // quiet is not (nobody would read it).
+    if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      keep_alive = false;
+      return respond(400, fmt::format("not an HTTP/1.1 request ({}): MCP's Streamable HTTP is POST /mcp", ec.message()));
+    }
     if (ec)
-      return close(); // the client left, went quiet, or sent what is not HTTP
+      return close(); // the client left or went quiet
     if (!let_in(parser->get()))
       return;
     if (parser->is_done())
@@ -424,11 +431,13 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   if (request && method->is_string() && method->as_string() == "initialize") {
     if (auto room = st.room_for_a_session(); !room)
       return respond_rpc_error(503, *id, mcp::invalid_request, room.error);
+    // Refused before a session is made for it.
+    auto version = mcp::requested_version(msg->find("params"));
+    if (!version)
+      return respond_rpc_error(400, *id, mcp::invalid_params, version.error());
     auto sid = random_name_part() + random_name_part();
     auto session = std::make_shared<McpHttpSession>();
-    auto* params = msg->find("params");
-    auto* version = params && params->is_object() ? params->find("protocolVersion") : nullptr;
-    session->version = mcp::negotiate_version(version && version->is_string() ? version->as_string() : "");
+    session->version = mcp::negotiate_version(*version);
     session->port = st.open(st.writer(sid));
     st.sessions[sid] = session;
     auto key = id->dump();
@@ -756,7 +765,7 @@ Result<std::unique_ptr<McpHttpServer>> McpHttpServer::listen(IoThread& io, const
                              "does not offer",
                              where)};
   beast::error_code ec;
-  auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+  auto address = asio::ip::make_address(equals_nocase(host, "localhost") ? "127.0.0.1" : host, ec);
   if (ec)
     return Error{fmt::format("cannot serve MCP on {}: `{}` is not an IP address", where, host)};
   auto st = std::make_shared<State>(io);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tools/schema.hpp"
 
@@ -14,6 +15,15 @@ std::string_view negotiate_version(std::string_view requested) {
     if (v == requested)
       return v;
   return versions[0];
+}
+
+Result<std::string> requested_version(const Json* params) {
+  auto* v = params && params->is_object() ? params->find("protocolVersion") : nullptr;
+  if (!v || !v->is_string())
+    return Error{fmt::format("initialize: `protocolVersion` is required, a string naming the protocol version the "
+                             "client speaks (this server speaks {}); got {}",
+                             fmt::join(versions, ", "), v ? cut_text(v->dump(), 40) : "none")};
+  return v->as_string();
 }
 
 std::optional<Json> request_id(const Json& id) {

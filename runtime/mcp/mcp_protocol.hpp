@@ -11,6 +11,7 @@
 #include "../../messages/call_result.hpp"
 #include "../../messages/json.hpp"
 #include "../../messages/permission_reply.hpp"
+#include "../../messages/result.hpp"
 
 namespace jp::mcp {
 
@@ -23,6 +24,10 @@ inline constexpr std::string_view batch_version = "2025-03-26";
 /// The version to answer an `initialize` asking for `requested` with: that one when
 /// this server speaks it, else the newest (MCP: the client then stays or leaves).
 std::string_view negotiate_version(std::string_view requested);
+
+/// The version an `initialize` with `params` asks for, or why it asks for none: MCP
+/// requires `protocolVersion`, a string (answered with invalid_params).
+Result<std::string> requested_version(const Json* params);
 
 /// The most one JSON-RPC message may have, on either transport: a larger one is
 /// refused before it is parsed (a parse takes several times its size).

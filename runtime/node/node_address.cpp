@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config/config.hpp"
+#include "runtime/text_nocase.hpp"
 
 namespace jp {
 
@@ -87,7 +88,7 @@ std::string why_cannot_bind(const NodeAddress& addr) {
 }
 
 bool is_loopback(const std::string& host) {
-  if (host == "localhost")
+  if (equals_nocase(host, "localhost")) // a host name's case is no part of it
     return true;
   in_addr v4{};
   if (::inet_pton(AF_INET, host.c_str(), &v4) == 1)
