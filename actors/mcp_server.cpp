@@ -151,6 +151,7 @@ void finish(mcp_actor_t* self, const Json& id, const std::string& key, const Cal
   bool cancelled = it->second.cancelled;
   auto batch = it->second.batch;
   st.calls.erase(it);
+  st.requests->forget(key);
   if (!cancelled)
     respond(self, mcp::response(id, mcp::call_tool_result(r)), batch);
   if (batch != 0) {
@@ -210,6 +211,7 @@ void cancel(mcp_actor_t* self, const Json& params) {
     return;
   it->second.cancelled = true;
   self->send(self->state.turn, abort_atom::value, key);
+  self->state.requests->withdraw(key, "the tools/call it asks for was cancelled");
   end_when_answered(self);
 }
 
@@ -220,6 +222,7 @@ void cancel_all(mcp_actor_t* self) {
     if (!call.cancelled) {
       call.cancelled = true;
       self->send(self->state.turn, abort_atom::value, key);
+      self->state.requests->withdraw(key, "the tools/call it asks for was cancelled");
     }
   end_when_answered(self);
 }
@@ -230,8 +233,8 @@ AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, con
   auto* elicitation = caps && caps->is_object() ? caps->find("elicitation") : nullptr;
   if (!elicitation || !elicitation->is_object())
     return {};
-  return [requests](const std::string& tool, const Json& args) -> std::optional<PermissionReply> {
-    auto response = requests->ask("elicitation/create", mcp::permission_elicitation(tool, args));
+  return [requests](const std::string& tool, const Json& args, const std::string& tag) -> std::optional<PermissionReply> {
+    auto response = requests->ask("elicitation/create", mcp::permission_elicitation(tool, args), tag);
     if (!response)
       return std::nullopt; // the session ended first
     return mcp::permission_from_elicitation(*response);

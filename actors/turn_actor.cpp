@@ -189,7 +189,8 @@ void ask_detached(turn_actor_t* self, std::function<std::string()> blocking, std
 /// `go` runs it, `refuse` returns the tool error instead. Asks the user when the
 /// policy says so and someone can be asked.
 void with_permission(turn_actor_t* self, const ToolConfig& tool, std::optional<action_kind> action,
-                     const Json& args, std::function<void()> go, std::function<void(std::string)> refuse) {
+                     const Json& args, const std::string& tag, std::function<void()> go,
+                     std::function<void(std::string)> refuse) {
   auto& st = self->state;
   auto decision = decide_permission(tool, action, st.ctx.permissions, st.allowed_this_turn);
   if (decision.kind == permission_kind::run)
@@ -202,8 +203,8 @@ void with_permission(turn_actor_t* self, const ToolConfig& tool, std::optional<a
   // No answer (the question could not be put) is a no.
   ask_detached<PermissionReply>(
     self,
-    [ask, name = tool.name, args]() -> caf::expected<PermissionReply> {
-      auto r = ask(name, args);
+    [ask, name = tool.name, args, tag]() -> caf::expected<PermissionReply> {
+      auto r = ask(name, args, tag);
       return r ? *r : PermissionReply{};
     },
     [self, name = tool.name, go, refuse](PermissionReply& reply) {
@@ -619,7 +620,7 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
       break;
   }
   bool spawning = cmd->action == action_kind::spawn;
-  with_permission(self, tool, cmd->action, args, go,
+  with_permission(self, tool, cmd->action, args, answer.tag, go,
                   [self, registry, id, spawning, settled, answer](std::string msg) mutable {
                     if (spawning) // a refused spawn of a batch must still release its reservation
                       self->send(registry, cancel_atom::value, id, msg);
@@ -996,7 +997,7 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
   if (auto ok = validate_arguments(tool, *args); !ok)
     return reply(failed(ok.error));
   with_permission(
-    self, tool, std::nullopt, *args,
+    self, tool, std::nullopt, *args, tag,
     [self, tp = &tool, a = *args, reply, tag]() mutable { run_oneshot(self, *tp, a, Json::object(), 0, reply, tag); },
     [reply](std::string msg) mutable { reply(failed(std::move(msg))); });
 }

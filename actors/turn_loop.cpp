@@ -801,7 +801,9 @@ TurnContext turn_context_of(loop_actor_t* self) {
   if (auto prompts = ctx.prompts) {
     t.ask_user = [prompts](const std::string& tool, const Question& q) { return prompts->ask(tool, q); };
     if (prompts->asks_permission())
-      t.ask_permission = [prompts](const std::string& tool, const Json& args) { return prompts->permit(tool, args); };
+      t.ask_permission = [prompts](const std::string& tool, const Json& args, const std::string&) {
+        return prompts->permit(tool, args);
+      };
   }
   if (auto inquiry = ctx.inquiry) {
     auto store = ctx.store;

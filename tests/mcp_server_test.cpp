@@ -582,6 +582,37 @@ CAF_TEST(a client that offers elicitation is asked whether a tool may run) {
       CAF_CHECK(!contains(text_of(m), "asked and ran"));
 }
 
+CAF_TEST(a call cancelled while its permission is asked withdraws the question) {
+  std::ofstream(dir.path / "config.toml", std::ios::app) << "[conversation.tools.asky.parameters.what]\n"
+                                                            "type = \"string\"\n";
+  auto c = session(Json::object().set("elicitation", Json::object()));
+  auto id = c->request("tools/call", tool_call("asky", Json::object().set("what", "x0")));
+  // The next message with `method` (null if none came).
+  auto next_of = [&](const std::string& method) {
+    for (auto m = c->next(); !m.is_null(); m = c->next())
+      if (m.find("method") && m.find("method")->as_string() == method)
+        return m;
+    return Json();
+  };
+  auto asked = next_of("elicitation/create");
+  CAF_REQUIRE(!asked.is_null());
+  // The arguments shown once, as the JSON they are.
+  CAF_CHECK(contains(asked.find("params")->find("message")->as_string(), R"(`asky` with {"what":"x0"}. Allow it?)"));
+  c->notify("notifications/cancelled", Json::object().set("requestId", id).set("reason", "the user went away"));
+  // MCP: either side cancels a request of its own it no longer waits on.
+  auto withdrawn = next_of("notifications/cancelled");
+  CAF_REQUIRE(!withdrawn.is_null());
+  CAF_CHECK_EQUAL(withdrawn.find("params")->find("requestId")->dump(), asked.find("id")->dump());
+  CAF_CHECK(contains(withdrawn.find("params")->find("reason")->as_string(), "was cancelled"));
+  // No answer to the cancelled call; the session goes on.
+  CAF_CHECK(c->call("ping").find("result") != nullptr);
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+  for (auto& m : c->seen)
+    if (auto* i = m.find("id"); i && i->is_int() && i->as_int() == id && !m.find("method"))
+      CAF_ERROR("the cancelled call was answered: " << m.dump());
+}
+
 CAF_TEST(a spawn cancelled before the registry refuses its id in use leaves the handle under that id running) {
   // The cancel comes while the spawn waits for the person's answer: after the call
   // went to the turn, before the registry refused the id. The handle under it is
@@ -602,8 +633,10 @@ CAF_TEST(a spawn cancelled before the registry refuses its id in use leaves the 
   auto first = spawn("s", R"(read x; echo "got $x")", 0);
   answer_elicitation(*c, accept("yes"));
   CAF_REQUIRE(!is_error(c->response(first)));
+  // Each cancel comes after the answer: one before it withdraws the question instead.
   auto again = spawn("s", "echo never", 0);
-  answer_elicitation(*c, accept("yes"), [&] { cancel(again); });
+  answer_elicitation(*c, accept("yes"));
+  cancel(again);
   // Had the cancel aborted `s`, the abort would reach it before this input.
   auto applied = c->call("tools/call", tool_call("shell", Json::object().set("action", "apply").set("id", "s").set("input", "hello\n")));
   CAF_CHECK(!is_error(applied));
@@ -612,7 +645,8 @@ CAF_TEST(a spawn cancelled before the registry refuses its id in use leaves the 
   CAF_CHECK(!contains(text_of(awaited), "aborted"));
   // Under a free id it is taken, and aborted then: its look (a minute) is not waited out.
   auto other = spawn("t", fmt::format("exec {} 300", sleeper.program.string()), 60000);
-  answer_elicitation(*c, accept("yes"), [&] { cancel(other); });
+  answer_elicitation(*c, accept("yes"));
+  cancel(other);
   // The allowance reaches the turn its own way: until it has, `t` is not found.
   Json ended;
   CAF_REQUIRE(wait_for([&] {

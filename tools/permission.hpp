@@ -26,8 +26,10 @@ struct PermissionPolicy {
 
 /// Asks the person whether `tool` may run with `args`. Blocking (called on a
 /// detached actor); nullopt when the question could not be put or was not answered.
-using AskPermission =
-  std::function<std::optional<PermissionReply>(const std::string& tool, const Json& args)>;
+/// `tag`: the call's (an MCP request's id; "" none), so that its cancel can withdraw
+/// the question.
+using AskPermission = std::function<std::optional<PermissionReply>(const std::string& tool, const Json& args,
+                                                                   const std::string& tag)>;
 
 enum class permission_kind { run, ask, refuse };
 

@@ -91,7 +91,9 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 TurnContext turn_context(std::shared_ptr<const Config> config, IoThread& io, PermissionPolicy permissions) {
   bool tty = isatty(STDIN_FILENO) != 0;
   auto ask = [](const std::string& tool, const Question& q) { return tty_ask(tool, q); };
-  auto permit = [](const std::string& tool, const Json& args) { return tty_ask_permission(tool, args); };
+  auto permit = [](const std::string& tool, const Json& args, const std::string&) {
+    return tty_ask_permission(tool, args);
+  };
   return TurnContext{std::move(config), &io, tty ? AskUser(ask) : AskUser{}, std::move(permissions),
                      tty ? AskPermission(permit) : AskPermission{}};
 }

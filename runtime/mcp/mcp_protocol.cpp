@@ -97,7 +97,7 @@ Json permission_elicitation(const std::string& tool, const Json& args) {
                   .set("title", "If not, why")
                   .set("description", "What the model is told");
   return Json::object()
-    .set("message", fmt::format("The model wants to run `{}` with {}. Allow it?", tool, json_quote_cut(args.dump(), 2000)))
+    .set("message", fmt::format("The model wants to run `{}` with {}. Allow it?", tool, cut_text(args.dump(), 2000)))
     .set("requestedSchema", Json::object()
                               .set("type", "object")
                               .set("properties", Json::object().set("allow", std::move(allow)).set("reason", std::move(reason)))

@@ -4,15 +4,17 @@
 
 namespace jp {
 
-std::optional<Json> McpRequests::ask(std::string_view method, Json params) {
+std::optional<Json> McpRequests::ask(std::string_view method, Json params, std::string owner) {
   std::future<std::optional<Json>> answer;
   int64_t id;
   {
     std::lock_guard lock(mtx_);
-    if (closed_)
+    if (closed_ || (!owner.empty() && withdrawn_.count(owner)))
       return std::nullopt;
     id = ++next_;
-    answer = waiting_[id].get_future();
+    auto& w = waiting_[id];
+    w.owner = std::move(owner);
+    answer = w.answer.get_future();
   }
   write_(mcp::request(id, method, std::move(params)).dump());
   return answer.get();
@@ -26,16 +28,39 @@ bool McpRequests::answered(const Json& message) {
   auto it = waiting_.find(id->as_int());
   if (it == waiting_.end())
     return false;
-  it->second.set_value(message);
+  it->second.answer.set_value(message);
   waiting_.erase(it);
   return true;
+}
+
+void McpRequests::withdraw(const std::string& owner, const std::string& reason) {
+  std::lock_guard lock(mtx_);
+  if (owner.empty())
+    return;
+  withdrawn_.insert(owner);
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (it->second.owner != owner) {
+      ++it;
+      continue;
+    }
+    // MCP: either side may cancel a request it sent that is still in progress.
+    write_(mcp::notification("notifications/cancelled", Json::object().set("requestId", it->first).set("reason", reason))
+             .dump());
+    it->second.answer.set_value(std::nullopt);
+    it = waiting_.erase(it);
+  }
+}
+
+void McpRequests::forget(const std::string& owner) {
+  std::lock_guard lock(mtx_);
+  withdrawn_.erase(owner);
 }
 
 void McpRequests::close() {
   std::lock_guard lock(mtx_);
   closed_ = true;
-  for (auto& [id, p] : waiting_)
-    p.set_value(std::nullopt);
+  for (auto& [id, w] : waiting_)
+    w.answer.set_value(std::nullopt);
   waiting_.clear();
 }
 

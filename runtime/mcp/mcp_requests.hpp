@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -21,8 +22,15 @@ public:
   explicit McpRequests(std::function<void(const std::string&)> write) : write_(std::move(write)) {}
 
   /// Sends request `method` and blocks until the client answers it: the whole
-  /// response message, or nullopt once the session ended.
-  std::optional<Json> ask(std::string_view method, Json params);
+  /// response message, or nullopt once the session ended or `owner` (the request id
+  /// of the call it asks for) withdrew it.
+  std::optional<Json> ask(std::string_view method, Json params, std::string owner = "");
+  /// `owner`'s requests still unanswered are withdrawn: the client is told
+  /// (notifications/cancelled naming each, with `reason`), their asks get nullopt,
+  /// and so do its later ones (a cancel can come before the ask it ends).
+  void withdraw(const std::string& owner, const std::string& reason);
+  /// `owner`'s call is over: its id may name another call from now on.
+  void forget(const std::string& owner);
   /// A response from the client (a message with an id and no method); false when it
   /// answers no request of ours.
   bool answered(const Json& message);
@@ -32,7 +40,12 @@ public:
 private:
   std::function<void(const std::string&)> write_;
   std::mutex mtx_;
-  std::map<int64_t, std::promise<std::optional<Json>>> waiting_;
+  struct Waiting {
+    std::promise<std::optional<Json>> answer;
+    std::string owner;
+  };
+  std::map<int64_t, Waiting> waiting_;
+  std::set<std::string> withdrawn_; // owners whose asks get nullopt
   int64_t next_ = 0;
   bool closed_ = false;
 };
