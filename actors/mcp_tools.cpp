@@ -178,8 +178,17 @@ private:
                          "is offered",
                          name, t.name));
       } else {
-        warn(fmt::format("MCP server `{}`: a tool named `{}` exists already; `{}` is not offered", name, t.name,
-                         tool.name));
+        auto first = origin_.find(t.name);
+        if (same->second.source == t.source && first != origin_.end() && first->second.second == tool.name)
+          warn(fmt::format("MCP server `{}`: it lists the tool `{}` twice; the second is not offered", name,
+                           tool.name));
+        else if (same->second.source == t.source && first != origin_.end())
+          warn(fmt::format("MCP server `{}`: its tools `{}` and `{}` are both named `{}` here; the second is not "
+                           "offered",
+                           name, first->second.second, tool.name, t.name));
+        else
+          warn(fmt::format("MCP server `{}`: a tool named `{}` exists already; the server's `{}` is not offered",
+                           name, t.name, tool.name));
         return;
       }
     }

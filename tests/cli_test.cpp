@@ -220,6 +220,11 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   auto nosuch = cli(R"(call --ask --allow nosuch shell '{"command":"true"}')");
   CAF_CHECK_NOT_EQUAL(nosuch.status, 0);
   CAF_CHECK(nosuch.out.find("--allow nosuch: no such tool (the tools: ") != std::string::npos);
+  // `mcp` names the tools it serves: not those that start sub-agents.
+  auto not_served = cli("mcp --allow agent </dev/null");
+  CAF_CHECK_NOT_EQUAL(not_served.status, 0);
+  CAF_CHECK(contains(not_served.out, "--allow agent: no such tool (the tools: "));
+  CAF_CHECK(!contains(not_served.out, "foreach"));
   auto idle = cli("mcp --session-idle-secs 5 </dev/null");
   CAF_CHECK_NOT_EQUAL(idle.status, 0);
   CAF_CHECK(idle.out.find("--session-idle-secs applies with --listen") != std::string::npos);

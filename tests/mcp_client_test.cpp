@@ -416,6 +416,18 @@ CAF_TEST(a tools list that breaks MCP is told naming the server and what is wron
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(a server that lists a tool twice is told that the second is not offered) {
+  auto r = tools_beside("dup", R"("--tools-list", '{"tools":[{"name":"echo","inputSchema":{"type":"object"}},)"
+                               R"({"name":"echo","inputSchema":{"type":"object"}},)"
+                               R"({"name":"a.b","inputSchema":{"type":"object"}},)"
+                               R"({"name":"a_b","inputSchema":{"type":"object"}}]}')");
+  JP_REQUIRE_OK(r);
+  CAF_CHECK(contains(r.out, "MCP server `dup`: it lists the tool `echo` twice; the second is not offered"));
+  CAF_CHECK(contains(r.out, "MCP server `dup`: its tools `a.b` and `a_b` are both named `dup__a_b` here; the "
+                            "second is not offered"));
+  CAF_CHECK(contains(r.out, "dup__echo "));
+}
+
 CAF_TEST(a server that does not start is named with its stderr and the other servers still serve) {
   auto listed = tools_beside("bad", R"("--die")");
   JP_REQUIRE_OK(listed);

@@ -1049,6 +1049,10 @@ CAF_TEST(mcp listen refuses an address off loopback) {
   auto r = cli_in(ws, "mcp --listen 192.0.2.1:0");
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(contains(r.out, "only a loopback address is allowed"));
+  // An IPv6 address is written as a node writes it, in brackets.
+  auto any6 = cli_in(ws, "mcp --listen '[::]:0'");
+  CAF_CHECK_EQUAL(any6.status, 1);
+  CAF_CHECK(contains(any6.out, "cannot serve MCP on [::]:0: only a loopback address"));
   // An address without its host is told so, not that it has no port.
   auto hostless = cli_in(ws, "mcp --listen :0");
   CAF_CHECK_EQUAL(hostless.status, 1);

@@ -392,6 +392,16 @@ CAF_TEST(a node refuses a client without its token and a tool that would ask) {
   JP_REQUIRE_OK(refused);
   auto said = content(results_of(refused), "main", 1, 0);
   CAF_CHECK(contains(said, "the token does not match"));
+  // A token that is a link is refused as one, not as a file missing.
+  auto linked = (dir.path / "linked").string();
+  std::filesystem::create_directories(linked + "/jp-actors");
+  ::chmod(linked.c_str(), 0700);
+  ::chmod((linked + "/jp-actors").c_str(), 0700);
+  std::filesystem::create_symlink(other + "/jp-actors/node-token", linked + "/jp-actors/node-token");
+  auto link_refused = client(spawn, linked);
+  JP_REQUIRE_OK(link_refused);
+  CAF_CHECK(contains(content(results_of(link_refused), "main", 1, 0),
+                     "/jp-actors/node-token is a symbolic link, which is refused: remove it"));
   auto asked = client(one_step(call("asky", R"({ action = "spawn", id = "a" })")));
   JP_REQUIRE_OK(asked);
   CAF_CHECK(contains(content(results_of(asked), "main", 1, 0), "conversation.tools.asky.run = \\\"ask\\\""));

@@ -651,14 +651,18 @@ int main(int argc, char** argv) {
     auto sep = name.find("__");
     return sep != std::string::npos && config->mcp_servers.count(name.substr(0, sep));
   };
-  for (auto* names : {&allow, &query_options.allow, &mcp_allow})
+  for (auto* names : {&allow, &query_options.allow, &mcp_allow}) {
+    // `mcp` names only the tools it serves.
+    auto offered = [&](const ToolConfig& t) { return names != &mcp_allow || mcp_serves(t); };
     for (auto& name : *names)
-      if (!config->tools.count(name) && !of_mcp_server(name)) {
+      if (auto t = config->tools.find(name); (t == config->tools.end() || !offered(t->second)) && !of_mcp_server(name)) {
         std::string known;
-        for (auto& [n, _] : config->tools)
-          known += (known.empty() ? "" : ", ") + n;
+        for (auto& [n, each] : config->tools)
+          if (offered(each))
+            known += (known.empty() ? "" : ", ") + n;
         return fail(fmt::format("--allow {}: no such tool (the tools: {})", name, known));
       }
+  }
   if (uses_nodes(*config))
     if (auto why = check_node_tls(*config); !why.empty())
       return fail(why);

@@ -172,16 +172,17 @@ int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter
 
 } // namespace
 
+bool mcp_serves(const ToolConfig& tool) {
+  return tool.source != "builtin" || (tool.name != agent_tool_name && tool.name != foreach_tool_name);
+}
+
 int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, const std::string& listen,
             double idle_secs) {
   IoThread io{io_poll(config->runtime)};
   auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
-  // Not the tools that start sub-agents: a client's calls are no agent loop, so each
-  // call of them could only fail (and describe_tools would name them).
+  // Not the tools that start sub-agents (and describe_tools would name them).
   auto served = std::make_shared<Config>(*mcp.config);
-  for (auto name : {agent_tool_name, foreach_tool_name})
-    if (auto it = served->tools.find(name); it != served->tools.end() && it->second.source == "builtin")
-      served->tools.erase(it);
+  std::erase_if(served->tools, [](auto& t) { return !mcp_serves(t.second); });
   config = served;
   install_signal_shutdown(config->runtime.abort_grace_secs);
   RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,

@@ -15,6 +15,10 @@
 
 namespace jp {
 
+/// Whether `jp-actors mcp` serves `tool`: not the built-ins that start sub-agents (a
+/// client's calls are no agent loop, so each call of them could only fail).
+bool mcp_serves(const ToolConfig& tool);
+
 /// Tools whose `run` is "ask" are asked about through a client that offers
 /// elicitation, else refused (naming the key to change) unless `permissions.allowed`
 /// names them: there is no terminal to ask on. `listen` empty: stdio; else

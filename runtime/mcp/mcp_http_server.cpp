@@ -758,7 +758,7 @@ void ServerState::accept() {
 Result<std::unique_ptr<McpHttpServer>> McpHttpServer::listen(IoThread& io, const std::string& host, uint16_t port,
                                                              std::string token, McpSessionOpener open,
                                                              std::chrono::milliseconds idle) {
-  auto where = fmt::format("{}:{}", host, port);
+  auto where = NodeAddress{host, port}.text(); // as a node says its address: [::1]:8808
   if (!is_loopback(host))
     return Error{fmt::format("cannot serve MCP on {}: only a loopback address is allowed (127.0.0.1, ::1, "
                              "localhost), since off loopback needs mutual TLS, which MCP's HTTP transport here "

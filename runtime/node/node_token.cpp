@@ -25,6 +25,9 @@ constexpr TokenKind mcp_kind{"mcp-token", "MCP token", "`jp-actors mcp --listen`
 
 Result<std::string> read_token(const DirFd& dir, const TokenKind& kind, const std::string& where) {
   int fd = ::openat(dir.get(), kind.file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ELOOP) // O_NOFOLLOW: a link could lead to anyone's file
+    return Error{fmt::format("the {} at {} is a symbolic link, which is refused: remove it ({})", kind.what,
+                             where, kind.maker)};
   if (fd < 0)
     return Error{fmt::format("no {} at {}: {} ({})", kind.what, where, std::strerror(errno), kind.maker)};
   struct stat st {};
