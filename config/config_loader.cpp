@@ -25,6 +25,7 @@
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
+#include "config/bounded_read.hpp"
 #include "config/placeholder.hpp"
 #include "config/prompt_pattern.hpp"
 #include "config/shell_template.hpp"
@@ -1055,21 +1056,13 @@ Result<std::string> read_file(const fs::path& path, bool from_workspace) {
     return Error{fmt::format("{}: is not a regular file; a workspace's config must be one", path.string())};
   if (!S_ISREG(st.st_mode)) // a pipe or a terminal: read as it comes
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    auto n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return Error{fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno))};
-    if (n == 0)
-      return text;
-    if (text.size() + static_cast<size_t>(n) > kMaxConfigBytes)
-      return Error{fmt::format("{}: larger than {} MiB; a config file is expected to be far smaller",
-                               path.string(), kMaxConfigBytes >> 20)};
-    text.append(buf, static_cast<size_t>(n));
-  }
+  auto read = read_bounded(fd, kMaxConfigBytes);
+  if (read.error)
+    return Error{fmt::format("{}: cannot read: {}", path.string(), std::strerror(read.error))};
+  if (read.too_large)
+    return Error{fmt::format("{}: larger than {} MiB; a config file is expected to be far smaller", path.string(),
+                             kMaxConfigBytes >> 20)};
+  return std::move(read.bytes);
 }
 
 // One layer of TOML text on top of `c`; `c` is untouched when the layer is refused.

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <utility>
 
+#include "config/bounded_read.hpp"
 #include "config/config.hpp"
 
 namespace jp {
@@ -63,22 +64,14 @@ Result<std::string> read_whole(const std::string& path, const std::string& key) 
     return Error{fmt::format("{}: cannot read {}: {}", key, path, std::strerror(errno))};
   if (!S_ISREG(st.st_mode))
     return Error{fmt::format("{}: {} is not a regular file; give the path of a PEM file", key, path)};
-  std::string bytes;
-  char buf[65536];
-  for (;;) {
-    auto n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return Error{fmt::format("{}: cannot read {}: {}", key, path, std::strerror(errno))};
-    if (n == 0)
-      return bytes;
-    if (bytes.size() + static_cast<size_t>(n) > kMaxPemBytes)
-      return Error{fmt::format("{}: {} is larger than {} MiB; a PEM file is far smaller (give the certificate, "
-                               "key or CA file itself)",
-                               key, path, kMaxPemBytes >> 20)};
-    bytes.append(buf, static_cast<size_t>(n));
-  }
+  auto read = read_bounded(fd, kMaxPemBytes);
+  if (read.error)
+    return Error{fmt::format("{}: cannot read {}: {}", key, path, std::strerror(read.error))};
+  if (read.too_large)
+    return Error{fmt::format("{}: {} is larger than {} MiB; a PEM file is far smaller (give the certificate, "
+                             "key or CA file itself)",
+                             key, path, kMaxPemBytes >> 20)};
+  return std::move(read.bytes);
 }
 
 /// The first certificate of `pem`, if it has one.
