@@ -26,6 +26,7 @@ struct Element {
   handle_actor handle;
   Question question; // what it waits on (id "": nothing)
   ToolState final;
+  std::string output_file; // where its whole answer went when it was cut
 };
 
 struct foreach_state {
@@ -112,6 +113,8 @@ std::string results_array(const std::vector<Element>& elements, Text text) {
   for (size_t i = 0; i < elements.size(); ++i) {
     auto item = Json::object().set("element", elements[i].value);
     item.set(elements[i].final.ok ? "result" : "error", text(i));
+    if (!elements[i].output_file.empty())
+      item.set("output_file", elements[i].output_file);
     out.push(std::move(item));
   }
   return out.dump();
@@ -119,8 +122,9 @@ std::string results_array(const std::vector<Element>& elements, Text text) {
 
 /// Every element is done: the array of results is its result. Past the output cap
 /// each element keeps the tail of its result within a fair share of the room the
-/// array leaves: every element stays, and the array stays JSON. (Each sub-agent's
-/// whole answer is in its conversation, under its path.)
+/// array leaves (none left: the result is left out): every element stays, and the
+/// array stays JSON. (Each sub-agent's whole answer is in its conversation, under
+/// its path, and in its output_file when its own answer was cut.)
 void finish(foreach_actor_t* self) {
   auto& st = self->state;
   auto& els = st.elements;
@@ -133,15 +137,21 @@ void finish(foreach_actor_t* self) {
       costs.push_back(json_string_size(said(e)));
     auto shares = fair_shares(costs, st.output_cap > bare ? static_cast<size_t>(st.output_cap - bare) : 0);
     whole = results_array(els, [&](size_t i) {
+      auto& text = said(els[i]);
       if (costs[i] <= shares[i])
-        return said(els[i]);
-      // Cut only where that makes it shorter: the omission's note outweighs a short text.
+        return text;
       uint64_t left_out = 0;
-      auto tail = keep_tail(said(els[i]), shares[i], left_out);
-      if (tail.size() >= said(els[i]).size())
-        return said(els[i]);
-      omitted += left_out;
-      return tail;
+      auto tail = keep_tail(text, shares[i], left_out);
+      if (json_string_size(tail) <= shares[i]) {
+        omitted += left_out;
+        return tail;
+      }
+      // No room even for the omission's note (the array alone fills the cap): a
+      // text no longer than the note stays, a longer one is left out whole.
+      if (tail.size() >= text.size())
+        return text;
+      omitted += text.size();
+      return std::string();
     });
   }
   st.stopped = true;
@@ -203,14 +213,16 @@ void surface(foreach_actor_t* self) {
   self->send(st.supervisor, waiting_atom::value, st.id, q, next.has_value());
 }
 
-/// Element `i` ended with `state` (its stop, or its actor's death).
-void element_done(foreach_actor_t* self, size_t i, ToolState state) {
+/// Element `i` ended with `state` (its stop, or its actor's death), its whole answer
+/// in `output_file` when that was cut.
+void element_done(foreach_actor_t* self, size_t i, ToolState state, std::string output_file = {}) {
   auto& st = self->state;
   auto& e = st.elements[i];
   if (e.phase != element_phase::running)
     return;
   e.phase = element_phase::done;
   e.final = std::move(state);
+  e.output_file = std::move(output_file);
   e.question = {};
   --st.running;
   self->demonitor(e.handle.address());
@@ -301,7 +313,7 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
     [self](stopped_atom, HandleReport& r) {
       auto& st = self->state;
       if (auto it = st.by_child.find(r.id); it != st.by_child.end())
-        element_done(self, it->second, std::move(r.state));
+        element_done(self, it->second, std::move(r.state), std::move(r.output_file));
     },
     [self](waiting_atom, const std::string& child, Question& q, bool) {
       auto& st = self->state;

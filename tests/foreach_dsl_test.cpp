@@ -200,4 +200,36 @@ CAF_TEST(a foreach result past the output cap never makes a short result longer)
   CAF_CHECK_EQUAL(r.omitted_bytes, 0u);
 }
 
+CAF_TEST(a foreach result whose array alone fills the cap leaves long results out and stays JSON) {
+  // Each long result cut to an omission note made the "capped" result 2.5 times the
+  // cap (its notes alone), and await's cap then cut it into something not JSON.
+  output_cap = 4096;
+  std::vector<std::string> elements;
+  for (int i = 0; i < 200; ++i)
+    elements.push_back(fmt::format("src/module_{:03}/file_{:03}.cpp", i, i));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of(elements, 200));
+  for (int i = 0; i < 200; ++i)
+    finish(fmt::format("each[{}]", i), std::string(300, 'r'));
+  auto r = fetch("each");
+  CAF_REQUIRE(r.state.stopped());
+  auto results = Json::parse(r.state.content);
+  CAF_REQUIRE(results.ok());
+  CAF_REQUIRE_EQUAL(results->as_array().size(), 200u);
+  CAF_CHECK_EQUAL(results->as_array()[7].find("result")->as_string(), "");
+  CAF_CHECK(!contains(r.state.content, "omitted"));
+  CAF_CHECK_EQUAL(r.omitted_bytes, 200u * 300u);
+}
+
+CAF_TEST(a foreach result names where an element whole answer went when it was cut) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a"}, 1));
+  // As a sub-agent whose answer passed the output cap reports its stop.
+  auto foreach_as_supervisor = caf::actor_cast<supervisor_actor>(foreaches.at("each"));
+  anon_send(foreach_as_supervisor, stopped_atom::value,
+            HandleReport{"each[0]", ToolState::success("head…tail"), 100, "/spill/each_0.log", {}});
+  settle();
+  auto r = fetch("each");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK_EQUAL(r.state.content, R"([{"element":"a","result":"head…tail","output_file":"/spill/each_0.log"}])");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
