@@ -13,7 +13,7 @@
 #include "messages/json.hpp"
 #include "messages/error_category.hpp"
 #include "messages/thrown_text.hpp"
-#include "runtime/process/output_buffer.hpp"
+#include "runtime/process/held_result.hpp"
 
 namespace jp {
 
@@ -112,13 +112,10 @@ void stop(function_actor_t* self, ToolState state) {
   uint64_t omitted = 0;
   std::string file;
   for (auto* text : {&state.content, &state.error.message}) {
-    if (st.spec.output_cap == 0 || text->size() <= st.spec.output_cap)
-      continue;
-    OutputBuffer out(st.spec.output_cap, file.empty() ? spill_path_for(st.spec.spill_dir, st.id) : std::string(),
-                     st.spec.spill_root, SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes});
-    out.append(std::move(*text));
-    out.close();
-    auto taken = out.take();
+    // One spill file: the first text cut has it.
+    ResultHold hold{st.spec.output_cap, file.empty() ? st.spec.spill_dir : std::string(), st.spec.spill_root,
+                    SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes}};
+    auto taken = held_result(hold, st.id, std::move(*text));
     *text = std::move(taken.content);
     omitted += taken.omitted;
     if (file.empty())
