@@ -56,7 +56,9 @@ FunctionTool call_of(std::weak_ptr<McpClient> weak, std::string server, std::str
                           ToolError{fmt::format("MCP server `{}` was stopped with its runtime", server), {}, false})),
                         {}, {}};
     auto listed = client->tools();
-    auto it = std::find_if(listed->begin(), listed->end(), [&](const McpTool& t) { return t.name == tool; });
+    // The entry offered: one the server listed twice and refused is not it.
+    auto it = std::find_if(listed->begin(), listed->end(),
+                           [&](const McpTool& t) { return t.name == tool && t.refused.empty(); });
     if (it == listed->end())
       return Invocation{FunctionResult::ready(ToolState::failure(ToolError{no_longer_offered(server, tool), {}, false})),
                         {}, {}};

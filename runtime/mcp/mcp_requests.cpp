@@ -15,8 +15,10 @@ std::optional<Json> McpRequests::ask(std::string_view method, Json params, std::
     auto& w = waiting_[id];
     w.owner = std::move(owner);
     answer = w.answer.get_future();
+    // Written under the lock: a withdraw's notifications/cancelled must not reach
+    // the client before the request it cancels (the writer only queues the line).
+    write_(mcp::request(id, method, std::move(params)).dump());
   }
-  write_(mcp::request(id, method, std::move(params)).dump());
   return answer.get();
 }
 
