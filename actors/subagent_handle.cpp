@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <caf/all.hpp>
 #include <deque>
 #include <fmt/format.h>
@@ -515,7 +516,15 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
                                        max_live, max_live),
                            supervisor);
     }
-    auto release = [tree] { --*tree; };
+    // The slot is the handle's once it is spawned (given back when it goes); until
+    // then any way out (a refusal, a throw from an embedder's store) gives it back.
+    struct Slot {
+      std::shared_ptr<std::atomic<uint64_t>> tree;
+      ~Slot() {
+        if (tree)
+          --*tree;
+      }
+    } slot{tree};
     TurnLoopContext ctx;
     auto made = configs->get(parent, a);
     ctx.config = std::move(made.config);
@@ -542,12 +551,10 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
     ctx.conversation_id = created ? *created : std::string("sub");
     Status ready = parent.subagents ? parent.subagents->prepare(ctx.agent_path, a, ctx)
                                     : Status{Error{"no assistant can run sub-agents here"}};
-    if (!ready) {
-      release();
+    if (!ready)
       return spawn_stopped(spawner, id, ready.error, supervisor);
-    }
     auto handle = spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor);
-    handle->attach_functor(release);
+    handle->attach_functor([tree = std::exchange(slot.tree, nullptr)] { --*tree; });
     return handle;
   };
   // Live sub-agents (a foreach counts as one) of this agent's turn, for [agents]
