@@ -1,5 +1,7 @@
 #include "actors/node_session.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <caf/all.hpp>
 #include <set>
 #include <fmt/format.h>
@@ -47,7 +49,9 @@ struct node_session_state {
   std::map<std::string, caf::actor_addr> owners;
   std::map<std::string, std::string> tools; // the tool of each id spawned: its permissions
   std::set<std::string> starting;           // ids whose spawn is not answered yet
-  std::set<std::string> spawn_looks;        // ids spawned whose first fetch is not in yet
+  // Ids spawned whose first fetch (the spawn's own look) is not in yet, with when
+  // that look must have ended: a spawn waits kMaxWaitMs at most.
+  std::map<std::string, std::chrono::steady_clock::time_point> spawn_looks;
   static inline const char* name = "jp.node_session";
 };
 
@@ -113,8 +117,14 @@ caf::result<HandleReport> relay_action(node_session_t* self, action_kind action,
                       fmt::format("Handle `{}` is still starting on this node; {} it once its spawn is answered",
                                   cut_text(id), to_string(action)));
   // A spawn's own look (wait_ms) is the client's first fetch of the handle, as a local
-  // spawn answers with it: part of the spawn, which was allowed, not a fetch.
-  bool spawn_look = st.spawn_looks.erase(id) > 0 && action == action_kind::fetch;
+  // spawn answers with it: part of the spawn, which was allowed, not a fetch. Only
+  // as long as a spawn's look could wait: a client holding it back to read the whole
+  // run's output once is refused as any fetch.
+  bool spawn_look = false;
+  if (auto look = st.spawn_looks.find(id); look != st.spawn_looks.end()) {
+    spawn_look = action == action_kind::fetch && std::chrono::steady_clock::now() < look->second;
+    st.spawn_looks.erase(look);
+  }
   if (auto t = st.tools.find(id); t != st.tools.end() && !spawn_look)
     if (auto tool = st.config->tools.find(t->second); tool != st.config->tools.end())
       if (auto why = node_refusal(tool->second, action))
@@ -199,7 +209,7 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
             // Spawned: its remote handle owns it from now on.
             self->state.starting.erase(id);
             self->state.tools[id] = tool;
-            self->state.spawn_looks.insert(id);
+            self->state.spawn_looks[id] = std::chrono::steady_clock::now() + std::chrono::milliseconds(kMaxWaitMs);
             if (watcher) {
               self->state.owners[id] = watcher.address();
               self->monitor(watcher);
@@ -231,7 +241,14 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
            const LookOptions& look) -> caf::result<HandleReport> {
       if (!same_token(key, self->state.key))
         return not_this_session();
-      return relay_action(self, action_kind::fetch, id, fetch_atom::value, id, look);
+      // A spawn's own look waits no longer than a spawn's may, from the spawn's answer.
+      auto bounded = look;
+      if (auto spawned = self->state.spawn_looks.find(id); spawned != self->state.spawn_looks.end()) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(spawned->second -
+                                                                          std::chrono::steady_clock::now());
+        bounded.wait_ms = std::min<int64_t>(bounded.wait_ms, std::max<int64_t>(0, left.count()));
+      }
+      return relay_action(self, action_kind::fetch, id, fetch_atom::value, id, bounded);
     },
     [self](apply_atom, const std::string& key, const std::string& id, const std::string& input,
            const LookOptions& look) -> caf::result<HandleReport> {
