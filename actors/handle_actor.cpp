@@ -119,6 +119,7 @@ struct handle_state {
   std::optional<InputWatch::ReaderMark> unanswered;
   bool input_ended = false; // an apply ended its input (Ctrl-D): its stdin is closed
   bool waiting_shown = false; // a look answered with the tool's present wait for input
+  std::string input_note;     // said once with the next look: what typing may not have done
 
   static inline const char* name = "jp.handle";
 };
@@ -197,9 +198,30 @@ OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
   return taken;
 }
 
+/// What to tell of a typed line longer than a terminal's line buffer: a program
+/// that reads whole lines (`read`, `input()` without readline) gets only its first
+/// 4095 bytes, and the kernel drops the rest without a word ("": none is).
+std::string long_line_note(std::string_view typed) {
+  constexpr size_t kMaxCanonLine = 4095; // N_TTY's buffer, less the line's end
+  size_t longest = 0;
+  for (size_t at = 0; at < typed.size();) {
+    auto end = typed.find_first_of("\r\n", at);
+    auto line = (end == std::string_view::npos ? typed.size() : end) - at;
+    longest = std::max(longest, line);
+    at = end == std::string_view::npos ? typed.size() : end + 1;
+  }
+  if (longest <= kMaxCanonLine)
+    return {};
+  return fmt::format("[jp-actors: a line of {} bytes was typed; a program reading whole lines from its terminal "
+                     "gets only the first {} (the kernel drops the rest): for longer text, write it to a file the "
+                     "program reads]\n",
+                     longest, kMaxCanonLine);
+}
+
 HandleReport running_report(handle_actor_t* self, const LookOptions& o = {}) {
   auto& st = self->state;
   auto taken = take_output(st);
+  taken.content += std::exchange(st.input_note, {});
   auto& question = asked(st);
   auto state = question         ? ToolState::waiting(*question, std::move(taken.content))
                : st.watch.waiting ? ToolState::waiting(*st.watch.waiting, std::move(taken.content))
@@ -685,6 +707,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         if (!typed)
           return make_error(error_code::bad_arguments, fmt::format("Handle `{}`: {}", st.id, typed.error()));
         bytes = std::move(*typed);
+        st.input_note = long_line_note(bytes);
       } else if (asked(st)) {
         // The answer to the pending question (the control channel's other half); the
         // tool runs on. Answered once it went in (below). It reads what it declared.

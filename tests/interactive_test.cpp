@@ -347,3 +347,28 @@ name = "main"
     CAF_CHECK(::kill(job, 0) == -1 && errno == ESRCH);
   CAF_CHECK(contains(r.out, R"("policy":"abort")"));
 }
+
+CAF_TEST(a typed line longer than a terminal line buffer is told of) {
+  // The kernel keeps 4095 bytes of a line a program reads whole, and drops the rest
+  // without a word: `read` got 4095 of 5000 bytes, and nothing said so.
+  temp_dir ws;
+  ws.write("long.toml", fmt::format(R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "spawn", id = "r", tty = true, command = "read x; echo len=${{#x}}; read y", wait_ms = 0 }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "apply", id = "r", input = "{}\n" }}
+)",
+                                   std::string(5000, 'x')));
+  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "long.toml").string());
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.stdout_text);
+  CAF_REQUIRE_EQUAL(results.size(), 2u);
+  CAF_CHECK(contains(field(response(results[1]), "content"),
+                     "[jp-actors: a line of 5000 bytes was typed; a program reading whole lines from its terminal "
+                     "gets only the first 4095"));
+}
