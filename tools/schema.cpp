@@ -53,7 +53,8 @@ std::string input_text(const ToolConfig& t) {
     return t.input_description;
   if (takes_tty(t))
     return std::string(pipe_input_description) +
-           " With `tty`: typed as on a terminal (\\n is Enter, \\u0003 Ctrl-C, \\u0004 Ctrl-D).";
+           " With `tty`: typed as on a terminal (\\n is Enter, \\u0003 Ctrl-C, \\u0004 Ctrl-D), or "
+           "{\"keys\": [\"Up\", \"Enter\", \"C-c\"]} for named keys.";
   if (t.io == io_mode::pipe)
     return pipe_input_description;
   if (t.io != io_mode::pty)
