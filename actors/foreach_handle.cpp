@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <caf/all.hpp>
+#include <chrono>
 #include <fmt/format.h>
 #include <map>
 #include <memory>
@@ -52,8 +53,13 @@ struct foreach_state {
   static inline const char* name = "jp.foreach";
 };
 
-// Its sub-agents report to it as handles report to the registry.
-using foreach_actor = handle_actor::extend_with<supervisor_actor>;
+// Its sub-agents report to it as handles report to the registry; a tick retries
+// the elements no room was left for.
+using foreach_actor = handle_actor::extend_with<supervisor_actor>::extend<caf::reacts_to<tick_atom>>;
+
+// How soon a foreach with nothing of its own running tries again to start an element
+// the tree had no room for (one of its own ending retries at once).
+constexpr auto kRoomRetry = std::chrono::milliseconds(200);
 using foreach_actor_t = foreach_actor::stateful_base<foreach_state>;
 
 std::string with_element(std::string text, const std::string& element) {
@@ -180,9 +186,19 @@ void launch_more(foreach_actor_t* self) {
     e.child_id = fmt::format("{}[{}]", st.id, i);
     e.phase = element_phase::running;
     st.by_child[e.child_id] = i;
+    e.handle = st.start(self, e.child_id, child, supervisor_actor{self});
+    if (!e.handle) {
+      // No room under the top-level agent now ([agents] max_live): the element waits,
+      // for one of its own to end, or for the retry when none of its own runs.
+      e.phase = element_phase::queued;
+      st.by_child.erase(e.child_id);
+      st.next = i;
+      if (st.running == 0)
+        self->delayed_send(self, kRoomRetry, tick_atom::value);
+      break;
+    }
     ++st.running;
     st.peak = std::max(st.peak, st.running);
-    e.handle = st.start(self, e.child_id, child, supervisor_actor{self});
     st.live->push_back(e.handle);
     self->monitor(e.handle);
   }
@@ -324,6 +340,7 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
       }
     },
     [](content_atom, const std::string&) {},
+    [self](tick_atom) { launch_more(self); },
   };
 }
 

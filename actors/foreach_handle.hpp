@@ -14,7 +14,8 @@
 
 namespace jp {
 
-/// Starts one sub-agent under `id`, spawned by `spawner`, reporting to `supervisor`.
+/// Starts one sub-agent under `id`, spawned by `spawner`, reporting to `supervisor`;
+/// none (an invalid handle) while no more may run at once ([agents] max_live).
 using SubAgentStarter = std::function<handle_actor(caf::local_actor* spawner, const std::string& id,
                                                    const AgentSpec& spec, const supervisor_actor& supervisor)>;
 

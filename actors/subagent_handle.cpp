@@ -510,11 +510,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
     // many run at once at most: each level's max_concurrent multiplies.
     if (tree->fetch_add(1) >= max_live) {
       --*tree;
-      return spawn_stopped(spawner, id,
-                           fmt::format("{} sub-agents are running under this top-level agent, the limit ([agents] "
-                                       "max_live = {}); await some of them first",
-                                       max_live, max_live),
-                           supervisor);
+      return handle_actor{};
     }
     // The slot is the handle's once it is spawned (given back when it goes); until
     // then any way out (a refusal, a throw from an embedder's store) gives it back.
@@ -562,7 +558,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
   auto live = std::make_shared<std::atomic<int>>(0);
   auto max = parent.config->agents.max_concurrent;
   auto hold = result_hold(*parent.config);
-  return [start, live, max, hold](caf::local_actor* spawner, const std::string& id, const LaunchSpec& spec,
+  return [start, live, max, max_live, hold](caf::local_actor* spawner, const std::string& id, const LaunchSpec& spec,
                             const supervisor_actor& supervisor) -> handle_actor {
     if (static_cast<uint64_t>(live->load()) >= max)
       return spawn_stopped(spawner, id,
@@ -573,6 +569,14 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
     ++*live;
     auto handle = spec.agent.foreach ? spawn_foreach(spawner, id, spec.agent, start, supervisor, hold.cap)
                                      : start(spawner, id, spec.agent, supervisor);
+    if (!handle) {
+      --*live;
+      return spawn_stopped(spawner, id,
+                           fmt::format("{} sub-agents are running under this top-level agent, the limit ([agents] "
+                                       "max_live = {}); await some of them first",
+                                       max_live, max_live),
+                           supervisor);
+    }
     handle->attach_functor([live] { --*live; });
     return handle;
   };

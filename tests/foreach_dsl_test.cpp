@@ -18,6 +18,7 @@ struct foreach_fixture : registry_fixture {
   std::map<std::string, std::string> prompts; // sub-agent id -> the prompt it was started with
   std::map<std::string, handle_actor> foreaches; // by id
   uint64_t output_cap = 0;                       // what the foreaches started next are held to
+  bool room = true; // whether the tree has room for another sub-agent ([agents] max_live)
 
   foreach_fixture() {
     // Replaces the fixture's registry: a foreach for sub-agent specs, fakes otherwise.
@@ -26,6 +27,8 @@ struct foreach_fixture : registry_fixture {
     auto fakes = fake_factory();
     SubAgentStarter start = [this](caf::local_actor* spawner, const std::string& id, const AgentSpec& spec,
                                    const supervisor_actor& supervisor) -> handle_actor {
+      if (!room)
+        return handle_actor{};
       prompts[id] = spec.prompt;
       auto h = spawner->spawn(fake_handle, id, supervisor);
       handles[id] = h;
@@ -230,6 +233,32 @@ CAF_TEST(a foreach result names where an element whole answer went when it was c
   auto r = fetch("each");
   CAF_REQUIRE(r.state.stopped());
   CAF_CHECK_EQUAL(r.state.content, R"([{"element":"a","result":"head…tail","output_file":"/spill/each_0.log"}])");
+}
+
+CAF_TEST(a foreach element with no room under the top-level agent waits instead of failing) {
+  // At [agents] max_live each element failed at once, the foreach going through all.
+  room = false;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a", "b", "c"}, 2));
+  CAF_CHECK_EQUAL(handles.count("each[0]"), 0u);
+  CAF_CHECK(contains(fetch("each").state.content, "0 of 3 done, 0 running (at most 2), 3 queued"));
+  // Nothing of its own runs to wake it: it tries again after a while.
+  room = true;
+  sched.advance_time(std::chrono::milliseconds(200));
+  settle();
+  CAF_REQUIRE_EQUAL(handles.count("each[0]"), 1u);
+  CAF_REQUIRE_EQUAL(handles.count("each[1]"), 1u);
+  // One of its own ending tries at once.
+  room = false;
+  finish("each[0]", "did a");
+  CAF_CHECK_EQUAL(handles.count("each[2]"), 0u);
+  room = true;
+  finish("each[1]", "did b");
+  CAF_REQUIRE_EQUAL(handles.count("each[2]"), 1u);
+  finish("each[2]", "did c");
+  auto r = fetch("each");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK(r.state.ok);
+  CAF_CHECK(contains(r.state.content, R"({"element":"c","result":"did c"})"));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
