@@ -40,6 +40,7 @@ struct foreach_state {
   std::map<std::string, size_t> by_child; // child id -> element index
   size_t next = 0;
   int running = 0;
+  std::optional<caf::actor_clock::time_point> no_room_since; // the next element waits for room
   int peak = 0;
   bool aborting = false;
   bool stopped = false;
@@ -58,8 +59,10 @@ struct foreach_state {
 using foreach_actor = handle_actor::extend_with<supervisor_actor>::extend<caf::reacts_to<tick_atom>>;
 
 // How soon a foreach with nothing of its own running tries again to start an element
-// the tree had no room for (one of its own ending retries at once).
+// the tree had no room for (one of its own ending retries at once), and for how long:
+// sub-agents that each await a foreach could fill the tree, and wait on each other.
 constexpr auto kRoomRetry = std::chrono::milliseconds(200);
+constexpr auto kRoomWait = std::chrono::seconds(30);
 using foreach_actor_t = foreach_actor::stateful_base<foreach_state>;
 
 std::string with_element(std::string text, const std::string& element) {
@@ -190,13 +193,27 @@ void launch_more(foreach_actor_t* self) {
     if (!e.handle) {
       // No room under the top-level agent now ([agents] max_live): the element waits,
       // for one of its own to end, or for the retry when none of its own runs.
-      e.phase = element_phase::queued;
       st.by_child.erase(e.child_id);
+      auto now = self->clock().now();
+      if (st.running == 0 && st.no_room_since && now - *st.no_room_since >= kRoomWait) {
+        e.phase = element_phase::done;
+        e.final = ToolState::failure(ToolError{
+          fmt::format("no room for its sub-agent for {} s: the sub-agents running under the top-level agent are "
+                      "at the limit ([agents] max_live) and none of them ended",
+                      kRoomWait.count()),
+          {}, false});
+        st.no_room_since.reset();
+        continue;
+      }
+      e.phase = element_phase::queued;
       st.next = i;
+      if (!st.no_room_since)
+        st.no_room_since = now;
       if (st.running == 0)
         self->delayed_send(self, kRoomRetry, tick_atom::value);
       break;
     }
+    st.no_room_since.reset();
     ++st.running;
     st.peak = std::max(st.peak, st.running);
     st.live->push_back(e.handle);

@@ -261,4 +261,16 @@ CAF_TEST(a foreach element with no room under the top-level agent waits instead 
   CAF_CHECK(contains(r.state.content, R"({"element":"c","result":"did c"})"));
 }
 
+CAF_TEST(a foreach element that finds no room for long fails naming the limit) {
+  // Sub-agents that each await a foreach can fill the tree and wait on each other.
+  room = false;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a"}, 1));
+  sched.advance_time(std::chrono::seconds(31));
+  settle();
+  auto r = fetch("each");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK(contains(r.state.content, "no room for its sub-agent for 30 s"));
+  CAF_CHECK(contains(r.state.content, "([agents] max_live)"));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
