@@ -41,6 +41,7 @@ struct foreach_state {
   size_t next = 0;
   int running = 0;
   std::optional<caf::actor_clock::time_point> no_room_since; // the next element waits for room
+  bool retry_pending = false;                                  // a tick is on its way
   int peak = 0;
   bool aborting = false;
   bool stopped = false;
@@ -202,15 +203,16 @@ void launch_more(foreach_actor_t* self) {
                       "at the limit ([agents] max_live) and none of them ended",
                       kRoomWait.count()),
           {}, false});
-        st.no_room_since.reset();
-        continue;
+        continue; // and the next ones as well while there is none
       }
       e.phase = element_phase::queued;
       st.next = i;
       if (!st.no_room_since)
         st.no_room_since = now;
-      if (st.running == 0)
+      if (st.running == 0 && !st.retry_pending) {
+        st.retry_pending = true;
         self->delayed_send(self, kRoomRetry, tick_atom::value);
+      }
       break;
     }
     st.no_room_since.reset();
@@ -357,7 +359,10 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
       }
     },
     [](content_atom, const std::string&) {},
-    [self](tick_atom) { launch_more(self); },
+    [self](tick_atom) {
+      self->state.retry_pending = false;
+      launch_more(self);
+    },
   };
 }
 
