@@ -6,14 +6,17 @@
 #define CAF_SUITE node
 #include <caf/test/unit_test.hpp>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <netinet/in.h>
 #include <jp/jp.hpp>
 #include <sstream>
 #include <thread>
 #include <signal.h>
 #include <string>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -671,14 +674,29 @@ CAF_TEST(nodes ls lists each configured node reachable or not with what runs the
   // on 127.0.0.1): each is told as nothing accepting the connection, not as CAF's
   // "ip_connect failed" or "no such host".
   auto six = "[::1]" + address.substr(address.rfind(':'));
+  // A port that takes connections and never answers: told as that, not CAF's
+  // "request_timeout".
+  int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof at;
+  CAF_REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0 && ::listen(silent, 4) == 0 &&
+              ::getsockname(silent, reinterpret_cast<sockaddr*>(&at), &len) == 0);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{silent};
   dir.write("ls.toml", client_config() + "[nodes.gone]\naddress = \"127.0.0.1:1\"\n[nodes.six]\naddress = \"" +
-                         six + "\"\n");
+                         six + "\"\n[nodes.silent]\naddress = \"127.0.0.1:" + std::to_string(ntohs(at.sin_port)) +
+                         "\"\n");
   auto r = run_command(fmt::format("XDG_STATE_HOME='{}' '{}' --workspace '{}' --config '{}' nodes ls", state,
                                    JP_CLI_BINARY, client_ws, (dir.path / "ls.toml").string()));
   JP_REQUIRE_OK(r);
   if (!contains(r.out, "box  " + address + "  (token)  reachable, 1 handle running\n  s  far  running  ")
       || !contains(r.out, "gone  127.0.0.1:1  (token)  unreachable: nothing accepted a connection there")
-      || !contains(r.out, "six  " + six + "  (token)  unreachable: nothing accepted a connection there"))
+      || !contains(r.out, "six  " + six + "  (token)  unreachable: nothing accepted a connection there")
+      || !contains(r.out, "(token)  unreachable: no answer in time"))
     CAF_FAIL("nodes ls said:\n" << r.out);
 }
 

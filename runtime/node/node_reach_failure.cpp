@@ -50,6 +50,11 @@ ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const 
                         node.name),
             false};
   }
+  if (is_sec(err, caf::sec::request_timeout) || is_sec(err, caf::sec::connection_timeout))
+    return {"did not answer",
+            "no answer in time: a firewall dropping the connection, something there that is not a node, or a "
+            "node stopped or overloaded. Check that `jp-actors node --listen` runs at that address",
+            true};
   if (!is_sec(err, caf::sec::cannot_connect_to_node))
     return {"cannot be reached", error_text(err), true};
   auto sentence = caf_sentence(err);
