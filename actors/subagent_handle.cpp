@@ -137,6 +137,19 @@ private:
   std::shared_ptr<AskBox> box_;
 };
 
+/// A sub-agent's place among the live sub-agents under its top-level agent ([agents]
+/// max_live): given back once, when it stops (a stopped one waiting to be retired
+/// holds none: the foreach that retires it starts the next at once) or goes.
+struct LiveSlot {
+  std::shared_ptr<std::atomic<uint64_t>> tree;
+  std::atomic<bool> held{true};
+  explicit LiveSlot(std::shared_ptr<std::atomic<uint64_t>> t) : tree(std::move(t)) {}
+  void release() {
+    if (held.exchange(false))
+      --*tree;
+  }
+};
+
 struct subagent_state {
   subagent_state() = default; // not aggregate-built from the actor pointer
   std::string id;
@@ -157,6 +170,7 @@ struct subagent_state {
   std::vector<caf::typed_response_promise<HandleReport>> aborts;
   WaitingLooks looks;
   std::vector<HandleSummary> handles; // its live handles, as of its turn's last tick
+  std::shared_ptr<LiveSlot> slot; // its place under [agents] max_live (none: not counted)
   std::shared_ptr<AskBox> asks;   // its turn's questions to whoever drives it
   uint64_t asking = 0;            // the question it waits on (0: none)
   Question question;
@@ -273,6 +287,8 @@ void stop(subagent_actor_t* self, ToolState state) {
   if (st.stopped)
     return;
   st.stopped = true;
+  if (st.slot)
+    st.slot->release(); // before its stop is told: the next may start then
   st.loop = nullptr;
   st.asks->close();
   st.asking = 0;
@@ -326,9 +342,15 @@ void run_turn(subagent_actor_t* self, std::string prompt) {
 }
 
 subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::string id, AgentSpec spec,
-                                                TurnLoopContext ctx, supervisor_actor supervisor) {
+                                                TurnLoopContext ctx, supervisor_actor supervisor,
+                                                std::shared_ptr<LiveSlot> slot) {
   auto& st = self->state;
   st.id = std::move(id);
+  st.slot = slot;
+  self->attach_functor([slot] {
+    if (slot)
+      slot->release();
+  });
   st.path = ctx.agent_path;
   st.supervisor = std::move(supervisor);
   st.ctx = std::move(ctx);
@@ -512,7 +534,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
       --*tree;
       return handle_actor{};
     }
-    // The slot is the handle's once it is spawned (given back when it goes); until
+    // The slot is the handle's once it is spawned (given back when it stops or goes); until
     // then any way out (a refusal, a throw from an embedder's store) gives it back.
     struct Slot {
       std::shared_ptr<std::atomic<uint64_t>> tree;
@@ -549,9 +571,8 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
                                     : Status{Error{"no assistant can run sub-agents here"}};
     if (!ready)
       return spawn_stopped(spawner, id, ready.error, supervisor);
-    auto handle = spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor);
-    handle->attach_functor([tree = std::exchange(slot.tree, nullptr)] { --*tree; });
-    return handle;
+    return spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor,
+                          std::make_shared<LiveSlot>(std::exchange(slot.tree, nullptr)));
   };
   // Live sub-agents (a foreach counts as one) of this agent's turn, for [agents]
   // max_concurrent.
