@@ -460,7 +460,8 @@ int main(int argc, char** argv) {
 
   auto* node = app.add_subcommand(
     "node", "Serve this machine's tools to other jp-actors: a client's tool with node = \"NAME\" (and [nodes.NAME] "
-            "address) runs here, as this config defines it, in this workspace; a tool whose run is \"ask\" is "
+            "address) runs here, as this config defines it, in this workspace (the built-in shell too, "
+            "unattended, unless its run is \"skip\" here); a tool whose run is \"ask\" or \"skip\" is "
             "refused. On loopback it may run plain, letting in clients that show the node token "
             "($XDG_STATE_HOME/jp-actors/node-token, made on first start; clients of the same user read it). "
             "Anywhere else it needs mutual TLS: [node.tls] certificate, key and ca (PEM), and clients whose "
