@@ -646,6 +646,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       // model must see it whatever the output was. Not after an abort: asked for.
       if (st.at != phase::stopping)
         state.content = with_last_line(std::move(state.content), left_note);
+      state.content += std::exchange(st.input_note, {}); // a long typed line it read in part
       finish(self, std::move(state), taken.omitted, std::move(taken.spill_path));
       advance(self, event::exit);
       settle_looks(self);

@@ -358,17 +358,33 @@ name = "main"
   [[agents.steps.calls]]
   tool = "shell"
   arguments = {{ action = "spawn", id = "r", tty = true, command = "read x; echo len=${{#x}}; read y", wait_ms = 0 }}
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "spawn", id = "e", tty = true, command = "read x; echo len=${{#x}}", wait_ms = 0 }}
   [[agents.steps]]
   [[agents.steps.calls]]
   tool = "shell"
-  arguments = {{ action = "apply", id = "r", input = "{}\n" }}
+  arguments = {{ action = "apply", id = "r", input = "{0}\n" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "apply", id = "e", input = "{0}\n" }}
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["e"] }}
 )",
                                    std::string(5000, 'x')));
   auto r = run_script(ws, "examples/interactive.toml", (ws.path / "long.toml").string());
   CAF_REQUIRE_EQUAL(r.status, 0);
   auto results = tool_results(r.stdout_text);
-  CAF_REQUIRE_EQUAL(results.size(), 2u);
-  CAF_CHECK(contains(field(response(results[1]), "content"),
-                     "[jp-actors: a line of 5000 bytes was typed; a program reading whole lines from its terminal "
-                     "gets only the first 4095"));
+  CAF_REQUIRE_EQUAL(results.size(), 5u);
+  auto note = "[jp-actors: a line of 5000 bytes was typed; a program reading whole lines from its terminal gets "
+              "only the first 4095";
+  // Told while it runs, and by its result when it ended with the line.
+  CAF_CHECK(contains(field(response(results[2]), "content"), note));
+  CAF_CHECK(contains(r.stdout_text, "len=4095"));
+  bool in_result = false;
+  for (size_t i = 3; i < results.size(); ++i)
+    in_result = in_result || contains(results[i].dump(), "a line of 5000 bytes was typed");
+  CAF_CHECK(in_result);
 }
