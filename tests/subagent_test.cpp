@@ -284,6 +284,24 @@ name = "w"
   CAF_CHECK(contains(r.out, "two [[subagents]] are named `w`"));
 }
 
+namespace {
+
+/// A scripted sub-agent `holder` that stays live: it awaits a shell handle sleeping
+/// 600 s (its turn end, or its parent's, ends it).
+constexpr const char* kSleepingHolder = R"(
+[[subagents]]
+name = "holder"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "long", command = "exec sleep 600" }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["long"] }
+)";
+
+} // namespace
+
 CAF_TEST(more live sub-agents than max_concurrent are refused naming the limit) {
   auto r = run_script_text(R"(
 [[agents]]
@@ -299,16 +317,7 @@ name = "main"
   tool = "await"
   arguments = { any = ["second"] }
 
-[[subagents]]
-name = "holder"
-  [[subagents.steps]]
-  [[subagents.steps.calls]]
-  tool = "shell"
-  arguments = { action = "spawn", id = "long", command = "exec sleep 600" }
-  [[subagents.steps.calls]]
-  tool = "await"
-  arguments = { all = ["long"] }
-)",
+)" + std::string(kSleepingHolder),
                            "--cfg agents.max_concurrent=1");
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
@@ -343,16 +352,7 @@ name = "mid"
   tool = "await"
   arguments = { any = ["leaf2"] }
 
-[[subagents]]
-name = "holder"
-  [[subagents.steps]]
-  [[subagents.steps.calls]]
-  tool = "shell"
-  arguments = { action = "spawn", id = "long", command = "exec sleep 600" }
-  [[subagents.steps.calls]]
-  tool = "await"
-  arguments = { all = ["long"] }
-)",
+)" + std::string(kSleepingHolder),
                            "--cfg agents.max_live=2");
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
