@@ -139,11 +139,15 @@ private:
 
 /// A sub-agent's place among the live sub-agents under its top-level agent ([agents]
 /// max_live): given back once, when it stops (a stopped one waiting to be retired
-/// holds none: the foreach that retires it starts the next at once) or goes.
+/// holds none: the foreach that retires it starts the next at once), or when the last
+/// holder drops it (its actor went, or it never started: a refusal, a throw).
 struct LiveSlot {
   std::shared_ptr<std::atomic<uint64_t>> tree;
   std::atomic<bool> held{true};
   explicit LiveSlot(std::shared_ptr<std::atomic<uint64_t>> t) : tree(std::move(t)) {}
+  LiveSlot(const LiveSlot&) = delete;
+  LiveSlot& operator=(const LiveSlot&) = delete;
+  ~LiveSlot() { release(); }
   void release() {
     if (held.exchange(false))
       --*tree;
@@ -534,15 +538,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
       --*tree;
       return handle_actor{};
     }
-    // The slot is the handle's once it is spawned (given back when it stops or goes); until
-    // then any way out (a refusal, a throw from an embedder's store) gives it back.
-    struct Slot {
-      std::shared_ptr<std::atomic<uint64_t>> tree;
-      ~Slot() {
-        if (tree)
-          --*tree;
-      }
-    } slot{tree};
+    auto slot = std::make_shared<LiveSlot>(tree); // the handle's once it is spawned
     TurnLoopContext ctx;
     auto made = configs->get(parent, a);
     ctx.config = std::move(made.config);
@@ -571,8 +567,7 @@ HandleFactory subagent_factory(const TurnLoopContext& parent) {
                                     : Status{Error{"no assistant can run sub-agents here"}};
     if (!ready)
       return spawn_stopped(spawner, id, ready.error, supervisor);
-    return spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor,
-                          std::make_shared<LiveSlot>(std::exchange(slot.tree, nullptr)));
+    return spawner->spawn(subagent_behavior, id, a, std::move(ctx), supervisor, std::move(slot));
   };
   // Live sub-agents (a foreach counts as one) of this agent's turn, for [agents]
   // max_concurrent.
