@@ -171,9 +171,10 @@ std::string last_line_shown(const handle_state& st) {
   return {};
 }
 
-/// The report of a look; with the screen when asked for (and there is one).
+/// The report of a look; with the screen when asked for, or while a full-screen
+/// program has the terminal (its output is no text then: terminal_text.hpp).
 HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptions& o) {
-  if (o.screen && st.term)
+  if (st.term && (o.screen || st.term->full_screen()))
     r.screen = st.term->render(st.spec.output_cap);
   return r;
 }

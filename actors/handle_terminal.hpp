@@ -29,6 +29,8 @@ public:
   std::string flush() { return text_.flush(); }
 
   Screen render(size_t max_bytes = SIZE_MAX) const { return screen_.render(max_bytes); }
+  /// A full-screen program (vi, top) has it: its screen, not its text, tells what it shows.
+  bool full_screen() const { return text_.full_screen(); }
   void resize(int rows, int cols) {
     screen_.resize(rows, cols);
     text_.set_cols(cols);

@@ -1097,6 +1097,29 @@ CAF_TEST(a pty handle shows a progress bar s last frame) {
   CAF_CHECK_EQUAL(r.state.content, "100%\nB\n");
 }
 
+CAF_TEST(a pty handle shows a full screen program s screen not its redraws) {
+  // What `top`, `watch` or `vi` do: switch to the alternate screen and redraw it.
+  // Its text would be the frames glued together; a look shows the screen instead,
+  // unasked, until the program leaves it.
+  auto spec = pty_spec(*this, {"bash", "-c", R"(printf 'before\n\033[?1049h'; )"
+                                             R"(for i in 1 2 3; do printf '\033[H\033[2Jframe %d\r\nsecond row' $i; done; )"
+                                             R"(read -r x; printf '\033[?1049lafter %s\n' "$x")"});
+  spec.rows = 4;
+  spec.cols = 20;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("full"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(r.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(r.state.content, "before\n[jp-actors: a full-screen program took the terminal; a look shows its "
+                                   "screen (`screen`) until it leaves]\n");
+  CAF_CHECK_EQUAL(r.screen.rows, (std::vector<std::string>{"frame 3", "second row"}));
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("full"), std::string(R"("q\n")"),
+                                     LookOptions{20000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK_EQUAL(a.state.content, "[jp-actors: the full-screen program left the terminal]\nafter q\n");
+  CAF_CHECK(a.screen.rows.empty()); // back on the normal screen: only when asked for
+}
+
 CAF_TEST(a pty handle that takes a line unechoed is waiting again once it reads the next) {
   // A password typed without echo: no output at all says it was taken.
   auto spec = pty_spec(*this, {"bash", "-c", R"(stty -echo; read a; read b; echo "got $a$b")"});

@@ -128,6 +128,24 @@ CAF_TEST(a CR past the terminal s width ends the row a long line wrapped to) {
   CAF_CHECK_EQUAL(shown("abc\r\x1b[2Cx\r\n"), "abx\n");
 }
 
+CAF_TEST(a full screen program s text is left out between its screen switches) {
+  const std::string took = "[jp-actors: a full-screen program took the terminal; a look shows its screen "
+                           "(`screen`) until it leaves]\n";
+  const std::string left = "[jp-actors: the full-screen program left the terminal]\n";
+  CAF_CHECK_EQUAL(plain("$ top\r\n\x1b[?1049h\x1b[Hframe 1\r\x1b[Hframe 2\x1b[?1049l$ "), "$ top\n" + took + left + "$ ");
+  // Any of its modes, among others set at once; a line not ended is ended first.
+  CAF_CHECK_EQUAL(plain("a\x1b[?1;47hx\x1b[?47lb"), "a\n" + took + left + "b");
+  CAF_CHECK_EQUAL(plain("\x1b[?1047hx\x1b[?1047l\x1b[?1049hy\x1b[?1049l"), took + left + took + left);
+  // Other private modes (cursor keys, bracketed paste) switch nothing.
+  CAF_CHECK_EQUAL(plain("\x1b[?1h\x1b[?2004hx\x1b[?10490h"), "x");
+  CAF_CHECK_EQUAL(plain_bytewise("\x1b[?1049hx\ry\x1b[2K\x1b[?1049lz"), took + left + "z");
+  TerminalText t;
+  t.feed("\x1b[?1049h");
+  CAF_CHECK(t.full_screen());
+  t.feed("\x1b[?1049l");
+  CAF_CHECK(!t.full_screen());
+}
+
 CAF_TEST(a UTF-8 character split across chunks is held until complete) {
   TerminalText t;
   CAF_CHECK_EQUAL(t.feed("x\xE2\x82"), "x");

@@ -85,7 +85,8 @@ void set_look_properties(Json& properties, const ToolConfig& t, std::string_view
   properties.set("screen", Json::object().set("type", "boolean").set(
                                "description",
                                with_note(tty_only("Also return the terminal's screen as text rows, "
-                                                  "with the cursor position."))));
+                                                  "with the cursor position (returned unasked while a full-screen "
+                                                  "program such as vi or top has the terminal)."))));
   for (auto [name, what] : {std::pair{"rows", "rows"}, std::pair{"cols", "columns"}})
     properties.set(name, Json::object().set("type", "integer").set(
                              "description",

@@ -34,6 +34,10 @@ std::size_t incomplete_utf8_tail(const std::string& s) {
 // redraw the line (readable_text); at the start of a line (after CR LF and a mode
 // change, as readline writes) it moves nothing.
 void TerminalText::put(std::string& out, char c) {
+  if (alt_screen_) {
+    pending_cr_ = false;
+    return;
+  }
   if (pending_cr_) {
     pending_cr_ = false;
     if (c == '\n') {
@@ -71,7 +75,7 @@ void TerminalText::resolve_cr(std::string& out) {
 // A CSI that redraws the line (erase in line K; cursor to column G, right C, left D),
 // kept whole for the look to apply; its parameters are digits only.
 void TerminalText::put_line_edit(std::string& out, unsigned char final_byte) {
-  if (csi_.find_first_not_of("0123456789") != std::string::npos)
+  if (alt_screen_ || csi_.find_first_not_of("0123456789") != std::string::npos)
     return;
   if (pending_cr_) {
     pending_cr_ = false;
@@ -155,6 +159,8 @@ void TerminalText::step(std::string& out, unsigned char c) {
         state_ = st::text;
         if (c == 'K' || c == 'G' || c == 'C' || c == 'D')
           put_line_edit(out, c);
+        else if (c == 'h' || c == 'l')
+          switch_screen(out, c);
       } else if (c < 0x20 || c > 0x3f) { // not a parameter or intermediate byte
         in_sequence_other(out, c);
       } else {
@@ -174,6 +180,40 @@ void TerminalText::step(std::string& out, unsigned char c) {
         step(out, c);
       }
       return;
+  }
+}
+
+// CSI ? 1049 h (or 47, 1047; among other modes set at once): the alternate screen
+// is shown; `l`: the normal one again.
+void TerminalText::switch_screen(std::string& out, unsigned char final_byte) {
+  if (csi_.empty() || csi_[0] != '?')
+    return;
+  bool alternate = false;
+  for (std::size_t at = 1; at <= csi_.size();) {
+    auto end = std::min(csi_.find(';', at), csi_.size());
+    auto mode = csi_.substr(at, end - at);
+    alternate = alternate || mode == "47" || mode == "1047" || mode == "1049";
+    at = end + 1;
+  }
+  bool to_alt = final_byte == 'h';
+  if (!alternate || to_alt == alt_screen_)
+    return;
+  if (to_alt) {
+    if (pending_cr_) {
+      pending_cr_ = false;
+      resolve_cr(out);
+    }
+    if (!at_line_start_)
+      put(out, '\n');
+    for (char ch : std::string_view("[jp-actors: a full-screen program took the terminal; a look shows its screen "
+                                    "(`screen`) until it leaves]\n"))
+      put(out, ch);
+    alt_screen_ = true;
+  } else {
+    alt_screen_ = false;
+    pending_cr_ = false;
+    for (char ch : std::string_view("[jp-actors: the full-screen program left the terminal]\n"))
+      put(out, ch);
   }
 }
 
@@ -210,6 +250,7 @@ std::string TerminalText::flush() {
   pending_cr_ = false;
   column_ = 0;
   at_line_start_ = true;
+  alt_screen_ = false;
   state_ = st::text;
   seq_len_ = 0;
   return out;

@@ -2,6 +2,10 @@
 // into LF. What redraws a line -- a lone CR after text, backspace, erase in line
 // (CSI K), cursor to column, right and left (CSI G, C, D) -- is kept, for a look to show the line
 // as it was left (readable_text: a progress bar's last frame, not every frame).
+// A full-screen program's output (between switching to the alternate screen and
+// back: vi, less, top, watch) is no line of text; a terminal keeps none of it in its
+// scrollback, and neither does this: one line says the program took the screen, one
+// that it left, and a look shows the screen meanwhile.
 // Streaming: pty output arrives in arbitrary chunks, so any sequence may be split
 // across feed() calls.
 #pragma once
@@ -21,6 +25,8 @@ public:
   std::string feed(std::string_view bytes);
   /// Whatever is held back (a trailing lone CR, a partial UTF-8 character); resets.
   std::string flush();
+  /// A full-screen program has the terminal (the alternate screen is shown).
+  bool full_screen() const { return alt_screen_; }
 
   /// An unterminated sequence longer than this is dropped, so a stray ESC ] cannot
   /// swallow the rest of the output.
@@ -35,11 +41,13 @@ private:
   void put(std::string& out, char c);
   void put_line_edit(std::string& out, unsigned char final_byte);
   void resolve_cr(std::string& out);
+  void switch_screen(std::string& out, unsigned char final_byte);
 
   st state_ = st::text;
   bool osc_ = false;        // the string may also end with BEL
   bool pending_cr_ = false; // a CR whose meaning depends on the next byte
   bool at_line_start_ = true; // nothing emitted since the last line break
+  bool alt_screen_ = false;   // the alternate screen is shown: its text is dropped
   std::size_t seq_len_ = 0;
   std::string csi_;         // the parameters of the CSI being read
   int cols_ = 0;
