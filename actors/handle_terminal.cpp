@@ -51,7 +51,7 @@ Result<std::string> HandleTerminal::typed_bytes(const Json& input) {
   return Error{fmt::format("a terminal takes `input` as text (typed as written: \"\\n\" is Enter, "
                            "\"\\u0003\" Ctrl-C) or as {{\"keys\": [\"Up\", \"Enter\", \"C-c\"]}} (optionally "
                            "with \"text\" typed first), got {}",
-                           input.type_name())};
+                           input.described())};
 }
 
 } // namespace jp

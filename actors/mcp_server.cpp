@@ -173,7 +173,7 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
   if (auto* a = params.find("arguments"); a && !a->is_null()) {
     if (!a->is_object())
       return fail(self, id, mcp::invalid_params,
-                  fmt::format("tools/call: params.arguments must be an object, got {}", a->type_name()));
+                  fmt::format("tools/call: params.arguments must be an object, got {}", a->described()));
     args = *a;
   }
   auto key = id.dump();

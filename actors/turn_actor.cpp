@@ -912,7 +912,7 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
   if (!args)
     return reply(failed(fmt::format("{}: arguments are not valid JSON: {}", name, args.error())));
   if (!args->is_object())
-    return reply(failed(fmt::format("{}: arguments must be a JSON object, got {}", name, args->type_name())));
+    return reply(failed(fmt::format("{}: arguments must be a JSON object, got {}", name, args->described())));
   // A spawn of this batch that fails before it reaches the registry must still
   // release its reservation, or an await on it would wait forever.
   auto spawn_id = spawn_id_of(config, &name, *args);

@@ -160,7 +160,7 @@ Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
       return Status::fail(fmt::format("{}.items: only for parameters of type array, got type {}", pkey, p.type));
     if (!p.default_value.is_null() && !json_has_type(p.default_value, p.type))
       return Status::fail(fmt::format("{}.default: expected a value of type {}, got {}", pkey, p.type,
-                                      p.default_value.type_name()));
+                                      p.default_value.described()));
   }
   for (auto& name : tool.one_of_required)
     if (!seen.count(name))

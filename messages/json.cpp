@@ -59,6 +59,12 @@ std::string_view Json::type_name() const {
   }
 }
 
+std::string Json::described() const {
+  if (is_array() || is_object() || is_null())
+    return std::string(type_name());
+  return std::string(type_name()) + " " + cut_text(dump(), 40);
+}
+
 namespace {
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.

@@ -83,6 +83,9 @@ public:
 
   /// Name of the type for error messages: "null", "boolean", "integer", ...
   std::string_view type_name() const;
+  /// Its type and, for a scalar, its value (cut): `number 3.5`, `string "yes"`;
+  /// for what a wrong value was, in an error message.
+  std::string described() const;
 
   /// Compact JSON text.
   std::string dump() const;

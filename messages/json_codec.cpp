@@ -27,7 +27,7 @@ std::string join_path(std::string_view path, std::string_view key) {
 }
 
 Error wrong_type(std::string_view name, std::string_view expected, const Json& got) {
-  return Error{fmt::format("`{}` must be {}, got {}", name, expected, got.type_name())};
+  return Error{fmt::format("`{}` must be {}, got {}", name, expected, got.described())};
 }
 
 Error missing(std::string_view name, std::string_view expected) {

@@ -46,16 +46,16 @@ CAF_TEST(required parameters must be present) {
 CAF_TEST(types are checked and named) {
   auto shell = tool("shell");
   CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","cwd":3})"),
-                  "shell: `cwd` must be a string, got integer");
+                  "shell: `cwd` must be a string, got integer 3");
   CAF_CHECK_EQUAL(error_of(shell, R"({"command":"ls","env":[]})"),
                   "shell: `env` must be an object, got array");
   auto await = tool("await");
   CAF_CHECK_EQUAL(error_of(await, R"({"any":["a"],"timeout_secs":"5"})"),
-                  "await: `timeout_secs` must be a number, got string");
+                  "await: `timeout_secs` must be a number, got string \"5\"");
   CAF_CHECK_EQUAL(error_of(await, R"({"any":["a"],"timeout_secs":0.5})"), "");
   CAF_CHECK_EQUAL(error_of(await, R"({"any":["a", 2]})"),
-                  "await: `any[1]` must be a string, got integer");
-  CAF_CHECK_EQUAL(error_of(await, R"({"all":"a"})"), "await: `all` must be an array, got string");
+                  "await: `any[1]` must be a string, got integer 2");
+  CAF_CHECK_EQUAL(error_of(await, R"({"all":"a"})"), "await: `all` must be an array, got string \"a\"");
 
   ToolConfig t;
   t.name = "t";
@@ -65,9 +65,9 @@ CAF_TEST(types are checked and named) {
   t.parameters = {n};
   CAF_CHECK_EQUAL(error_of(t, R"({"n":3})"), "");
   CAF_CHECK_EQUAL(error_of(t, R"({"n":3.0})"), ""); // integral number
-  CAF_CHECK_EQUAL(error_of(t, R"({"n":3.5})"), "t: `n` must be an integer, got number");
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":3.5})"), "t: `n` must be an integer, got number 3.5");
   t.parameters[0].type = "boolean";
-  CAF_CHECK_EQUAL(error_of(t, R"({"n":"yes"})"), "t: `n` must be a boolean, got string");
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":"yes"})"), "t: `n` must be a boolean, got string \"yes\"");
 }
 
 CAF_TEST(enum values are checked) {

@@ -1232,7 +1232,7 @@ CAF_TEST(an await tool whose schema a config changed checks its calls against th
   CAF_REQUIRE(call("fake", R"({"action":"spawn","id":"x"})").ok);
   auto fractional = call("await", R"({"any":["x"],"timeout_secs":0.5,"reason":"why"})");
   CAF_CHECK(!fractional.ok);
-  CAF_CHECK_EQUAL(fractional.content, "await: `timeout_secs` must be an integer, got number");
+  CAF_CHECK_EQUAL(fractional.content, "await: `timeout_secs` must be an integer, got number 0.5");
   auto unreasoned = call("await", R"({"any":["x"],"timeout_secs":0})");
   CAF_CHECK(!unreasoned.ok);
   CAF_CHECK_EQUAL(unreasoned.content, "await: parameter `reason` is required");

@@ -123,7 +123,7 @@ CAF_TEST(question errors name the field) {
   CAF_CHECK_EQUAL(no_text.error(), "missing `question.text` (expected a string)");
   auto bad_id = question_from_json(parse(R"({"id":3,"text":"?"})"));
   CAF_REQUIRE(!bad_id.ok());
-  CAF_CHECK_EQUAL(bad_id.error(), "`question.id` must be a string, got integer");
+  CAF_CHECK_EQUAL(bad_id.error(), "`question.id` must be a string, got integer 3");
   auto bad_type = question_from_json(parse(R"({"id":"a","text":"?","answer_type":"Number"})"));
   CAF_REQUIRE(!bad_type.ok());
   CAF_CHECK(contains(bad_type.error(), "`question.answer_type` must be"));
@@ -137,7 +137,7 @@ CAF_TEST(question errors name the field) {
     parse(R"({"id":"a","text":"?","answer_type":{"Select":{"options":["x",1]}}})"));
   CAF_REQUIRE(!bad_option.ok());
   CAF_CHECK_EQUAL(bad_option.error(),
-                  "`question.answer_type.Select.options[1]` must be a string, got integer");
+                  "`question.answer_type.Select.options[1]` must be a string, got integer 1");
 }
 
 CAF_TEST(tool error round trips and defaults trace and transient) {
@@ -152,7 +152,7 @@ CAF_TEST(tool error round trips and defaults trace and transient) {
   CAF_CHECK(*minimal == (ToolError{"boom", {}, false}));
   auto bad = tool_error_from_json(parse(R"({"message":"boom","transient":"yes"})"));
   CAF_REQUIRE(!bad.ok());
-  CAF_CHECK_EQUAL(bad.error(), "`error.transient` must be a boolean, got string");
+  CAF_CHECK_EQUAL(bad.error(), "`error.transient` must be a boolean, got string \"yes\"");
 }
 
 // -- ToolState / Outcome -------------------------------------------------------------------
@@ -313,7 +313,7 @@ CAF_TEST(response content reports the spill file when the cap cut the content) {
                                R"("cursor":{"row":1,"col":3},"size":{"rows":24,"cols":80}}})");
   auto bad = report_from_response(R"({"id":"x","state":"running","omitted_bytes":-1})");
   CAF_REQUIRE(!bad.ok());
-  CAF_CHECK_EQUAL(bad.error(), "`omitted_bytes` must be a non-negative integer, got integer");
+  CAF_CHECK_EQUAL(bad.error(), "`omitted_bytes` must be a non-negative integer, got integer -1");
   auto no_state = report_from_response(R"({"id":"x"})");
   CAF_REQUIRE(!no_state.ok());
   CAF_CHECK_EQUAL(no_state.error(), "missing `state` (expected a string)");
@@ -397,7 +397,7 @@ CAF_TEST(argument errors name the field and what is expected) {
   CAF_CHECK(contains(command_error(R"({"action":"fetch"})"), "missing `id`"));
   CAF_CHECK(contains(command_error(R"({"action":"fetch","id":null})"), "missing `id`"));
   CAF_CHECK_EQUAL(command_error(R"({"action":"fetch","id":7})"),
-                  "`id` must be a handle ID string, got integer");
+                  "`id` must be a handle ID string, got integer 7");
   CAF_CHECK_EQUAL(command_error(R"({"action":"fetch","id":"my id"})"),
                   R"(`id` must be 1 to 64 characters of A-Z a-z 0-9 _ . : -, got "my id")");
   CAF_CHECK(contains(command_error(R"({"action":"fetch","id":""})"), "1 to 64 characters"));
@@ -405,7 +405,7 @@ CAF_TEST(argument errors name the field and what is expected) {
                   "unknown action `run` for tool `git`; expected one of "
                   "spawn, fetch, apply, abort");
   CAF_CHECK_EQUAL(command_error(R"({"action":1,"id":"x"})"),
-                  "`action` must be a string, got integer");
+                  "`action` must be a string, got integer 1");
   CAF_CHECK(contains(command_error(R"({"action":"apply","id":"x"})"), "missing `input`"));
   CAF_CHECK_EQUAL(command_error("[1]"), "`arguments` must be an object, got array");
 }
@@ -461,10 +461,10 @@ CAF_TEST(await request errors) {
   CAF_CHECK_EQUAL(await_error(R"({"any":[],"all":[]})"), "At least one handle ID required: `all` or `any`, an array of ids");
   CAF_CHECK_EQUAL(await_error(R"({"timeout_secs":5})"), "At least one handle ID required: `all` or `any`, an array of ids");
   CAF_CHECK_EQUAL(await_error(R"({"any":"check"})"),
-                  "`any` must be an array of handle ID strings, got string");
-  CAF_CHECK_EQUAL(await_error(R"({"all":["a",2]})"), "`all[1]` must be a string, got integer");
+                  "`any` must be an array of handle ID strings, got string \"check\"");
+  CAF_CHECK_EQUAL(await_error(R"({"all":["a",2]})"), "`all[1]` must be a string, got integer 2");
   CAF_CHECK_EQUAL(await_error(R"({"all":["a"],"timeout_secs":"10"})"),
-                  "`timeout_secs` must be a number, got string");
+                  "`timeout_secs` must be a number, got string \"10\"");
   CAF_CHECK_EQUAL(await_error(R"({"all":["a"],"timeout_secs":-1})"),
                   "`timeout_secs` must be a finite number of seconds >= 0 (NaN, infinities and "
                   "negative numbers are not durations), got -1");

@@ -55,7 +55,7 @@ Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json&
                                     tool.name, p.name));
   if (!has_type(v, p.type))
     return Status::fail(fmt::format("{}: `{}` must be {} {}, got {}", tool.name, p.name,
-                                    article(p.type), p.type, v.type_name()));
+                                    article(p.type), p.type, v.described()));
   if (!p.enum_values.empty()) {
     bool allowed = false;
     for (auto& e : p.enum_values)
@@ -74,7 +74,7 @@ Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json&
       if (!has_type(items[i], p.items_type))
         return Status::fail(fmt::format("{}: `{}[{}]` must be {} {}, got {}", tool.name,
                                         p.name, i, article(p.items_type), p.items_type,
-                                        items[i].type_name()));
+                                        items[i].described()));
   }
   return Status::ok();
 }
@@ -131,7 +131,7 @@ Status refuse_unknown_keys(const ToolConfig& tool, const Json& args) {
 Status validate_arguments(const ToolConfig& tool, const Json& args) {
   if (!args.is_object())
     return Status::fail(fmt::format("{}: arguments must be an object, got {}", tool.name,
-                                    args.type_name()));
+                                    args.described()));
   if (auto known = refuse_unknown_keys(tool, args); !known)
     return known;
 

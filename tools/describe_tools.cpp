@@ -52,7 +52,7 @@ Result<std::string> describe_tools(const Config& config, const Json& args) {
   }
   if (!names->is_array())
     return Error{fmt::format("describe_tools: `tools` must be an array of tool names, got {}",
-                             names->type_name())};
+                             names->described())};
   for (auto& n : names->as_array()) {
     if (!n.is_string())
       return Error{"describe_tools: `tools` must contain strings"};
