@@ -29,7 +29,7 @@ Status ProviderSubAgents::prepare(const std::string& path, const AgentSpec& spec
     } catch (...) {
       return Error{fmt::format("the program's observer for sub-agent {} could not be made: {}", path, thrown_text())};
     }
-  return Status::ok();
+  return Status::success();
 }
 
 } // namespace jp

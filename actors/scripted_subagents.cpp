@@ -23,7 +23,7 @@ Status ScriptedSubAgents::prepare(const std::string& path, const AgentSpec& spec
   ctx.inquiry = make_scripted_inquiry(*agent, true);
   if (observe_)
     ctx.observer = observe_(path);
-  return Status::ok();
+  return Status::success();
 }
 
 } // namespace jp

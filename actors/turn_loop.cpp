@@ -813,7 +813,7 @@ TurnContext turn_context_of(loop_actor_t* self) {
     // Recorded around the call: the inquiry is part of the conversation. One whose
     // record fails has no answer (its handles are then aborted, as with no one to
     // ask): what the store holds must say why what came after it happened.
-    auto record = [store, id](const Json& event) { return store ? store->append(id, event) : Status::ok(); };
+    auto record = [store, id](const Json& event) { return store ? store->append(id, event) : Status::success(); };
     t.inquire = [inquiry, record, recent, stopped](const std::vector<HandleSummary>& outstanding)
       -> Result<InquiryAnswers> {
       if (auto s = record(to_json(InquiryRequestEvent{outstanding})); !s)

@@ -96,7 +96,7 @@ Result<Parsed> parse(const std::string& text) {
 
 Status check_caf_setting(const std::string& text) {
   auto parsed = parse(text);
-  return parsed ? Status::ok() : Status(Error{parsed.error()});
+  return parsed ? Status::success() : Status(Error{parsed.error()});
 }
 
 caf::actor_system_config& with_bench_caf_settings(caf::actor_system_config& cfg) {

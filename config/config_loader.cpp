@@ -166,7 +166,7 @@ Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
     if (!seen.count(name))
       return Status::fail(fmt::format("{}.one_of_required: expected names of declared parameters, got \"{}\"",
                                       prefix, name));
-  return Status::ok();
+  return Status::success();
 }
 
 namespace {
@@ -216,7 +216,7 @@ Status check_placeholders(const ToolConfig& tool, std::string_view prefix) {
                                         prefix));
     }
   }
-  return Status::ok();
+  return Status::success();
 }
 
 /// One source being applied to a Config. Every error starts with the origin.
@@ -315,7 +315,7 @@ private:
           break;
         }
     }
-    return Status::ok();
+    return Status::success();
   }
 
   Reader text(std::string& out) const {
@@ -355,7 +355,7 @@ private:
                                      "(letters, digits, '.', '-', '_'), got {}",
                                      json_quote_cut(*s)));
       out = std::move(*s);
-      return Status::ok();
+      return Status::success();
     };
   }
   /// A value that must be a table, read by f(table, key).
@@ -452,7 +452,7 @@ private:
     if (!r)
       return Error{r.error()};
     out = std::move(*r);
-    return Status::ok();
+    return Status::success();
   }
 
   // -- tables --------------------------------------------------------------------------
@@ -539,7 +539,7 @@ private:
       if (!s)
         return s;
     }
-    return Status::ok();
+    return Status::success();
   }
 
   /// [mcp]: its servers ([mcp.servers.NAME]), one table each.
@@ -604,7 +604,7 @@ private:
       if (server.start_timeout_secs <= 0)
         return fail(key + ".start_timeout_secs", "must be more than 0");
     }
-    return Status::ok();
+    return Status::success();
   }
 
   /// [mcp.servers.NAME.tools.TOOL]: per tool of the server, by its own name.
@@ -621,7 +621,7 @@ private:
       if (!enabled)
         server.tools_off.insert(std::string(tool.str()));
     }
-    return Status::ok();
+    return Status::success();
   }
 
   /// A table of strings (a server's headers).
@@ -629,7 +629,7 @@ private:
     for (auto&& [k, v] : t)
       if (auto s = assign(string_of(v, join_key(prefix, k.str())), out[std::string(k.str())]); !s)
         return s;
-    return Status::ok();
+    return Status::success();
   }
 
   /// An environment table (a tool's or a server's): its names are variables' names.
@@ -720,7 +720,7 @@ private:
       if (!s)
         return s;
     }
-    return Status::ok();
+    return Status::success();
   }
 
   /// What the workspace's config may set on a tool your config or jp-actors defines.
@@ -729,7 +729,7 @@ private:
                                                                "wait_ms", "settle_ms", "rows", "cols"};
     auto* t = v.as_table();
     if (!t)
-      return Status::ok(); // with_table names the mismatch
+      return Status::success(); // with_table names the mismatch
     auto refuse = [&](std::string_view k) {
       return fail(join_key(key, k), "may not be set by the workspace's config on a tool your own config or "
                                     "jp-actors defines (it may set only summary, description, run, "
@@ -743,7 +743,7 @@ private:
       for (auto&& [k, _] : *spawn)
         if (k.str() != "permissions")
           return refuse(fmt::format("spawn.{}", k.str()));
-    return Status::ok();
+    return Status::success();
   }
 
   /// The workspace's layer left no call of your (or a built-in) tool less guarded.
@@ -759,7 +759,7 @@ private:
                                      call ? fmt::format("`{}`", to_string(*call)) : std::string("a one-shot call"),
                                      to_string(permission_mode(after, call)),
                                      to_string(permission_mode(before, call))));
-    return Status::ok();
+    return Status::success();
   }
 
   Status tool(ToolConfig& tool, const toml::table& t, const std::string& prefix) {
@@ -823,7 +823,7 @@ private:
       if (auto s = with_table(v, key, [&](auto& pt) { return parameter(*it, pt, key); }); !s)
         return s;
     }
-    return Status::ok();
+    return Status::success();
   }
 
   Status parameter(ParameterConfig& p, const toml::table& t, const std::string& prefix) {
@@ -837,7 +837,7 @@ private:
        })},
       {"default", [&p](auto& v, auto&) {
          p.default_value = toml_to_json(v);
-         return Status::ok();
+         return Status::success();
        }},
     });
   }
@@ -889,7 +889,7 @@ private:
       return fail(key, "expected the actions to include \"spawn\" (nothing else can "
                        "create a handle)");
     tool.actions = std::move(out);
-    return Status::ok();
+    return Status::success();
   }
 
   Status notifications(NotificationConfig& n, const toml::table& t, const std::string& prefix) {
@@ -922,7 +922,7 @@ private:
         return read_fields(qt, key, {
           {"answer", [&tool, &id](auto& answer, auto&) {
              tool.answers[id] = toml_to_json(answer);
-             return Status::ok();
+             return Status::success();
            }},
           {"target", [this, &tool, &id](auto& target, auto& tkey) {
              std::string t2;
@@ -936,7 +936,7 @@ private:
       if (!s)
         return s;
     }
-    return Status::ok();
+    return Status::success();
   }
 
   // -- whole-tool consistency, after the layer's keys are applied ---------------------
@@ -978,7 +978,7 @@ private:
                   "is for a tool that runs here with io = \"pipe\", spawn.stateful = true and the fetch and abort "
                   "actions (what goes on as a handle must be one the assistant can fetch and abort); remove it "
                   "or set it to 0");
-    return Status::ok();
+    return Status::success();
   }
 
   Config& c_;
@@ -990,7 +990,7 @@ private:
 
   Status users_own(std::string_view key, std::string_view why) const {
     if (!from_workspace_)
-      return Status::ok();
+      return Status::success();
     return fail(key, fmt::format("may be set only in your own config ($XDG_CONFIG_HOME/jp-actors/config.toml, "
                                  "--config or --cfg), not by the workspace's: a repository does not choose {}",
                                  why));
@@ -1079,7 +1079,7 @@ Status apply_text(Config& c, std::string_view text, std::string_view origin, boo
     if (auto s = workspace_only_lowered(c, next, origin); !s)
       return s;
   c = std::move(next);
-  return Status::ok();
+  return Status::success();
 }
 
 Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) {
@@ -1149,7 +1149,7 @@ Status check_config(const Config& c) {
     if (tool.source == "local")
       if (auto s = check_placeholders(tool, join_key("conversation.tools", name)); !s)
         return tool.origin.empty() ? s : Status::fail(fmt::format("{}: {}", tool.origin, s.error));
-  return Status::ok();
+  return Status::success();
 }
 
 Result<Config> apply_config_text(Config base, std::string_view toml_text,

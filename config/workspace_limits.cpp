@@ -93,7 +93,7 @@ Status workspace_only_lowered(const Config& before, const Config& after, std::st
         return refuse(origin, fmt::format("conversation.tools.{}.{}", name, limit.key), limit.value(now->second),
                       limit.value(tool));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 } // namespace jp

@@ -15,7 +15,7 @@ std::string duration_rule(std::string_view unit) {
 
 Status check_duration(std::string_view key, double value, std::string_view unit) {
   if (is_duration(value))
-    return Status::ok();
+    return Status::success();
   return Error{fmt::format("`{}` must be {} (NaN, infinities and negative numbers are not "
                            "durations), got {}",
                            key, duration_rule(unit), value)};

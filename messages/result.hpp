@@ -37,7 +37,9 @@ private:
 struct [[nodiscard]] Status {
   std::string error; // "" = ok
   explicit operator bool() const { return error.empty(); }
-  static Status ok() { return {}; }
+  /// Whether it succeeded, as Result<T>::ok() (the factory is success()).
+  bool ok() const { return error.empty(); }
+  static Status success() { return {}; }
   static Status fail(std::string msg) { return {std::move(msg)}; }
   Status() = default;
   Status(Error e) : error(std::move(e.message)) {}

@@ -433,6 +433,7 @@ CAF_TEST(a function tool is refused what it cannot do with a message saying why)
   });
   CAF_CHECK_EQUAL(taken.error, "function tool `shell`: a tool of that name exists already (builtin); choose "
                                "another name");
+  CAF_CHECK(!taken.ok()); // a check, as Result's: not the factory (Status::success())
   auto bad = rt.add_function_tool(function_tool_config("a b", "Mine", {}), [](const Json&, const Progress&) {
     return Invocation{};
   });
@@ -503,7 +504,7 @@ CAF_TEST(a spawn refused for a key given twice leaves no id reserved) {
         hooks.emit(ChatEvent{chat_event_kind::text, "Done.", {}, {}});
         hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "stop"});
       }
-      return Status::ok();
+      return Status::success();
     }
   };
   Runtime rt(config());
@@ -544,7 +545,7 @@ CAF_TEST(what a later turn end waited for as the inquiry chose reaches the next 
         case 2: call(R"({"action":"spawn","id":"a","script":"sleep 0.2; echo second-done","wait_ms":0})"); break;
         default: text("ok"); break;
       }
-      return Status::ok();
+      return Status::success();
     }
   };
   struct Wait : InquiryBackend {

@@ -669,7 +669,7 @@ CAF_TEST(an inquiry cancelled once still answers the questions asked after) {
       text.text = R"({"inquiry_id":"go","answer":true})";
       hooks.emit(std::move(text));
       hooks.emit(ChatEvent{chat_event_kind::done});
-      return Status::ok();
+      return Status::success();
     }
   };
   auto inquiry = make_llm_inquiry(std::make_shared<Answering>(), "m");

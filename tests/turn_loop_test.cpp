@@ -53,7 +53,7 @@ struct FakeProvider final : Provider {
     for (auto& c : r.calls)
       hooks.emit(ChatEvent{chat_event_kind::tool_call, {}, c, {}});
     hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, !r.finish.empty() ? r.finish : r.calls.empty() ? "stop" : "tool_calls"});
-    return Status::ok();
+    return Status::success();
   }
   bool blocking() const override { return false; }
 };

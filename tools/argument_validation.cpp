@@ -48,7 +48,7 @@ bool declared_beyond_type(const ParameterConfig& p) {
 
 Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json& v) {
   if (declared_beyond_type(p))
-    return Status::ok();
+    return Status::success();
   if (p.type == "object" && v.is_string() && !object_argument(v))
     return Status::fail(fmt::format("{}: `{}` must be an object, or a string holding one as JSON; "
                                     "got a string that is not a JSON object",
@@ -76,7 +76,7 @@ Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json&
                                         p.name, i, article(p.items_type), p.items_type,
                                         items[i].described()));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 } // namespace
@@ -108,7 +108,7 @@ Status refuse_spawn_only(const ToolConfig& tool, const Json& args) {
       return Status::fail(fmt::format("`{}`: `{}` is for a handle: call it with {{\"action\": \"spawn\", "
                                          "\"id\": \"<a name>\", ...}}, then type with `apply` and read with `fetch`",
                                          tool.name, p.name));
-  return Status::ok();
+  return Status::success();
 }
 
 Status refuse_unknown_keys(const ToolConfig& tool, const Json& args) {
@@ -125,7 +125,7 @@ Status refuse_unknown_keys(const ToolConfig& tool, const Json& args) {
                                     declared.empty() ? std::string("the tool takes no parameters")
                                                      : fmt::format("allowed: {}", join_names(declared))));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Status validate_arguments(const ToolConfig& tool, const Json& args) {
@@ -158,7 +158,7 @@ Status validate_arguments(const ToolConfig& tool, const Json& args) {
       return Status::fail(fmt::format("{}: at least one of {} is required", tool.name,
                                       join_names(tool.one_of_required)));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Status validate_action(const ToolConfig& tool, action_kind action) {
@@ -168,7 +168,7 @@ Status validate_action(const ToolConfig& tool, action_kind action) {
   auto actions = declared_actions(tool);
   for (auto a : actions)
     if (a == action)
-      return Status::ok();
+      return Status::success();
   std::string list;
   for (auto a : actions)
     list += fmt::format("{}{}", list.empty() ? "" : ", ", to_string(a));

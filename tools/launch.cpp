@@ -29,7 +29,7 @@ namespace {
 // A NUL byte would silently cut an argv element or environment entry.
 Status refuse_nul(std::string_view text, std::string_view what) {
   if (text.find('\0') == std::string_view::npos)
-    return Status::ok();
+    return Status::success();
   return Error{fmt::format("shell: {} holds a NUL byte (\\u0000), which cannot be passed to a "
                            "process; send it without NUL bytes", what)};
 }

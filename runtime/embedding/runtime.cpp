@@ -112,7 +112,7 @@ Status Runtime::add_function_tool(ToolConfig definition, FunctionTool fn) {
                              name, impl_->config.tools.at(name).source)};
   impl_->executors[name] = function_handle_factory(std::move(fn));
   impl_->config.tools[name] = std::move(definition);
-  return Status::ok();
+  return Status::success();
 }
 
 Status set_executor(Runtime& runtime, const std::string& tool, HandleFactory factory) {
@@ -123,7 +123,7 @@ Status set_executor(Runtime& runtime, const std::string& tool, HandleFactory fac
   if (!factory)
     return Error{fmt::format("set_executor: no executor given for `{}`", tool)};
   impl->executors[tool] = std::move(factory);
-  return Status::ok();
+  return Status::success();
 }
 
 Config Runtime::config() const {

@@ -761,7 +761,7 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
     if (st->closing) // the client ended while it was started again
       p->close_stdin();
   });
-  return Status::ok();
+  return Status::success();
 }
 
 } // namespace

@@ -628,13 +628,13 @@ Status ServerState::room_for_a_session() {
       least = &sid;
   }
   if (open < kMaxSessions)
-    return Status::ok();
+    return Status::success();
   if (!least)
     return Status::fail(fmt::format("this server holds {} sessions already, each with a call in flight: end one "
                                     "(DELETE) first",
                                     kMaxSessions));
   end_session(*least, [] {});
-  return Status::ok();
+  return Status::success();
 }
 
 void ServerState::sweep() {

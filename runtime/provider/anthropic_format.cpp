@@ -162,7 +162,7 @@ std::string anthropic_request_body(const ChatRequest& request) {
 Status AnthropicStream::on_event(const SseEvent& event,
                                  const std::function<void(ChatEvent)>& emit) {
   if (finished_ || event.data.empty())
-    return Status::ok();
+    return Status::success();
   auto parsed = Json::parse(event.data);
   if (!parsed)
     return malformed_stream_error(parsed.error(), event.data);
@@ -252,7 +252,7 @@ Status AnthropicStream::on_event(const SseEvent& event,
     return provider_stream_error(std::string(kind) + ": " + std::string(err->string_at("message")));
   }
   // ping, and types added later: nothing to emit.
-  return Status::ok();
+  return Status::success();
 }
 
 void AnthropicStream::emit_call(ToolUse& block, const std::function<void(ChatEvent)>& emit) {

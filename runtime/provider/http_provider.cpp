@@ -212,7 +212,7 @@ public:
                                             asks_usage);
       kind = code; // until a later attempt succeeds
       if (attempt == outcome::done)
-        return Status::ok();
+        return Status::success();
       if (attempt == outcome::without_usage) {
         // Asked again at once without it, and never again of this server: the
         // report then counts what the server says of itself, or nothing.

@@ -195,19 +195,19 @@ void ReasoningDetails::add(const Json& pieces) {
 Status OpenAiStream::on_event(const SseEvent& event,
                               const std::function<void(ChatEvent)>& emit) {
   if (event.data.empty() || (finished_ && usage_seen_))
-    return Status::ok();
+    return Status::success();
   if (event.data == "[DONE]") {
     ended_ = true;
     // A server that never sent a finish_reason: infer it.
     if (!finished_)
       finish(calls_.empty() ? "stop" : "tool_calls", emit);
-    return Status::ok();
+    return Status::success();
   }
   auto chunk = Json::parse(event.data);
   if (finished_) { // only the usage chunk may follow; anything else is ignored
     if (chunk && chunk->is_object())
       usage_seen_ = emit_usage(*chunk, emit);
-    return Status::ok();
+    return Status::success();
   }
   if (!chunk)
     return malformed_stream_error(chunk.error(), event.data);
@@ -232,7 +232,7 @@ Status OpenAiStream::on_event(const SseEvent& event,
   // No choices: a usage chunk (stream_options.include_usage) or a keep-alive.
   auto* choices = chunk->find("choices");
   if (!choices || !choices->is_array() || choices->as_array().empty())
-    return Status::ok();
+    return Status::success();
   const Json& choice = choices->as_array().front();
   if (!choice.is_object())
     return malformed_stream_error("choices[0] is not an object", event.data);
@@ -263,7 +263,7 @@ Status OpenAiStream::on_event(const SseEvent& event,
   if (auto reason = choice.string_at("finish_reason"); !reason.empty())
     finish(std::string(reason), emit);
   usage_seen_ = finished_ && usage; // counted with the finish: nothing more to wait for
-  return Status::ok();
+  return Status::success();
 }
 
 void OpenAiStream::add_tool_call_delta(const Json& delta) {

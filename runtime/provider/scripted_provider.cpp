@@ -20,7 +20,7 @@ public:
       if (!text.empty())
         hooks.emit(ChatEvent{chat_event_kind::text, text, {}, {}});
       hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "stop"});
-      return Status::ok();
+      return Status::success();
     };
     while (next_ < agent_.steps.size() && agent_.steps[next_].calls.empty()) {
       auto& step = agent_.steps[next_++];
@@ -44,7 +44,7 @@ public:
       hooks.emit(ChatEvent{chat_event_kind::tool_call, {}, std::move(call), {}});
     }
     hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "tool_calls"});
-    return Status::ok();
+    return Status::success();
   }
 
   bool blocking() const override { return false; }

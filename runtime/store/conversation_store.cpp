@@ -72,7 +72,7 @@ bool is_id(std::string_view id) {
 // Ids become directory names: only our own shape, so never "..", "/" or a surprise.
 Status check_id(const std::string& id) {
   if (is_id(id))
-    return Status::ok();
+    return Status::success();
   return Status::fail(fmt::format(
     "{} is not a conversation id: ids look like 20261122-061234-3f9a (UTC time, then 4 hex "
     "digits); `jp-actors conversations ls` lists the existing ones",
@@ -96,7 +96,7 @@ Status check_event(const Json& event) {
       conversation_event_kinds.end())
     return Status::fail(fmt::format("unknown conversation event {}: expected one of {}",
                                     json_quote(kind->as_string()), kinds_list()));
-  return Status::ok();
+  return Status::success();
 }
 
 /// `event` with a "time" (right after "event", where people reading the file look).
@@ -225,7 +225,7 @@ Status write_all(int fd, std::string_view data, const std::string& path) {
                                       n < 0 ? errno_text() : "nothing was written"));
     done += static_cast<size_t>(n);
   }
-  return Status::ok();
+  return Status::success();
 }
 
 /// Where the file's whole lines end: just after its last newline (0 when it has none).
@@ -270,7 +270,7 @@ Status append_line(int fd, const std::string& line, const std::string& path) {
     return Status::fail(fmt::format("cannot flush {} to disk: {} (the last event may be lost on "
                                     "a crash)",
                                     path, errno_text()));
-  return Status::ok();
+  return Status::success();
 }
 
 /// Opens `name` in `dirfd` (shown as `path`), a file of the store's: not through a
@@ -368,7 +368,7 @@ Status FileConversationStore::unlinked(const std::string& id) const {
                                       "workspace (it could point at any file of yours); remove it",
                                       path));
   }
-  return Status::ok();
+  return Status::success();
 }
 
 Result<int> FileConversationStore::open_own(const std::string& path, int flags) const {
@@ -592,7 +592,7 @@ Status FileConversationStore::open_for_append(const std::string& id) {
     // Keep the open file unless the conversation was deleted meanwhile.
     struct stat st {};
     if (::fstat(fd_, &st) == 0 && st.st_nlink > 0)
-      return Status::ok();
+      return Status::success();
   }
   close_appender();
   if (auto ok = unlinked(id); !ok)
@@ -615,7 +615,7 @@ Status FileConversationStore::open_for_append(const std::string& id) {
   int fd = *opened;
   fd_ = fd;
   open_id_ = id;
-  return Status::ok();
+  return Status::success();
 }
 
 void FileConversationStore::close_appender() {
@@ -752,7 +752,7 @@ Status FileConversationStore::set_active(const std::string& id) {
     return status;
   }
   sync_dir(root_);
-  return Status::ok();
+  return Status::success();
 }
 
 Result<ConversationHold> FileConversationStore::hold(const std::string& id) {
@@ -819,7 +819,7 @@ Status MemoryConversationStore::append(const std::string& id, const Json& event)
   it->second.events.push_back(stamped(event));
   if (images_of(it->second.events.back()))
     keep_newest_image_data(it->second.events, [](Json&) { return true; }); // checked as the tool answered
-  return Status::ok();
+  return Status::success();
 }
 
 Result<std::vector<ConversationInfo>> MemoryConversationStore::list() {
@@ -842,7 +842,7 @@ Status MemoryConversationStore::set_active(const std::string& id) {
   if (!conversations_.count(id))
     return missing_in_memory(id);
   active_ = id;
-  return Status::ok();
+  return Status::success();
 }
 
 std::string now_rfc3339() {

@@ -28,7 +28,7 @@ bool own_conversation(const std::string& root, const std::string& id) {
 Status remember_own_conversation(const std::string& root, const std::string& id) {
   if (auto s = add_to_user_record(kRecord, line_of(root, id)); !s)
     return Status::fail(fmt::format("cannot record conversation {} as yours: {}", id, s.error));
-  return Status::ok();
+  return Status::success();
 }
 
 } // namespace jp

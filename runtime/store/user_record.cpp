@@ -42,7 +42,7 @@ Status add_to_user_record(std::string_view name, const std::string& line) {
   if (line.find('\n') != std::string::npos)
     return Status::fail(fmt::format("cannot keep a line break in {}", name));
   if (in_user_record(name, line))
-    return Status::ok();
+    return Status::success();
   auto state = user_state_dir("");
   if (!state)
     return Status::fail(state.error());
@@ -55,7 +55,7 @@ Status add_to_user_record(std::string_view name, const std::string& line) {
   auto text = line + "\n";
   if (fd.get() < 0 || ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
     return Status::fail(fmt::format("cannot write {}/{}: {}", state->path(), name, std::strerror(errno)));
-  return Status::ok();
+  return Status::success();
 }
 
 } // namespace jp

@@ -130,19 +130,19 @@ struct TerminalScreen::Impl {
           if (mod & VTERM_MOD_ALT)
             keys += '\x1b';
           keys += *b;
-          return Status::ok();
+          return Status::success();
         }
       }
       vterm_keyboard_unichar(vt, *c, vmod);
-      return Status::ok();
+      return Status::success();
     }
     if (lower(rest) == "space") {
       vterm_keyboard_unichar(vt, ' ', vmod);
-      return Status::ok();
+      return Status::success();
     }
     if (auto k = named_key(rest)) {
       vterm_keyboard_key(vt, *k, vmod);
-      return Status::ok();
+      return Status::success();
     }
     return Status::fail("unknown key \"" + std::string(name) + "\". " + key_help());
   }
