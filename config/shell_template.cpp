@@ -1,6 +1,9 @@
 #include "config/shell_template.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <span>
+#include <utility>
 
 #include "config/placeholder.hpp"
 
@@ -140,6 +143,10 @@ public:
                      "be evaluated as code by bash: unset, printf -v, read and declare evaluate a "
                      "subscript, quoted or not; make the placeholder a word of its own (a `[` "
                      "starting a word or after `=` or a blank is fine)"};
+    if (!positional_.empty())
+      return Error{std::string(positional_)};
+    if (auto why = name_operand(); !why.empty())
+      return Error{std::string(why)};
     if (backtick_backslash_)
       return Error{"a placeholder inside `...` after a `\\` cannot be passed safely (bash strips "
                    "backslashes there before reading the command); use $(...) instead"};
@@ -158,6 +165,7 @@ public:
   void after_placeholder() {
     after_ = {};
     word_start_ = false;
+    word_frame().has_placeholder = true;
     word_char('}'); // the value may be a name: "{{a}}[{{i}}]" is a subscript
   }
 
@@ -171,6 +179,13 @@ private:
     bool open_bracket = false;  // a "[" starting a word
     bool close_bracket = false; // a "]" inside [[ ]]
     int less = 0;               // the count of "<" ending here: 2 is a here-document
+    bool redirect = false;      // a "<" or ">"
+  };
+
+  struct Word {
+    std::string text;
+    bool assignment = false;  // NAME=...
+    bool placeholder = false; // holds a placeholder: any value, an option too
   };
 
   struct Frame {
@@ -182,11 +197,35 @@ private:
     char last = 0;         // its last character, quotes and backslashes aside; 0 at its start
     bool compound = false; // it holds "=(", as in declare "a=([i]=x)"
     bool bracket = false;  // it holds a "[" bash may read as a subscript's
+    bool assigns = false;  // it is NAME= so far: what follows is a value
+    bool name_so_far = true; // letters, digits and '_' alone so far (quotes aside)
+    bool has_placeholder = false;
+    // The simple command being read here: its words so far (within-limits: the first
+    // 16 characters of each, the first 32 words), and whether the next word is a
+    // redirection's target (a file, no argument).
+    std::vector<Word> words;
+    bool redirect = false;
   };
 
   static constexpr std::string_view heredoc_error =
     "a placeholder after a here-document (<<) cannot be passed safely (the scan does not "
     "read here-document bodies); use a here-string (<<<) or put the placeholder before the <<";
+
+  static constexpr std::string_view function_error =
+    "a placeholder after a function's definition cannot be passed safely: a placeholder becomes a "
+    "positional parameter (\"${1}\"), and in a function's body those are the function's own arguments; "
+    "assign the values to variables before the definition (v={{tool.arguments.NAME}}) and use those";
+
+  static constexpr std::string_view set_error =
+    "a placeholder after `shift` or `set` with arguments cannot be passed safely: a placeholder becomes "
+    "a positional parameter (\"${1}\"), which they change; assign the values to variables before it "
+    "(v={{tool.arguments.NAME}}) and use those";
+
+  static constexpr std::string_view name_operand_error =
+    "a placeholder as an argument of read, mapfile, unset, getopts, let, eval, trap, declare, local, "
+    "export (but as the value in NAME=value), printf -v, test -v or wait -p cannot be passed safely: "
+    "these take a variable's name (or code), and bash evaluates a name's subscript, as in a[$(id)], as "
+    "code; assign the value to a variable first (v={{tool.arguments.NAME}}) and pass \"$v\"";
 
   static constexpr std::string_view compound_error =
     "a placeholder after `(`, `;`, `&`, `|`, `<` or `>` inside name=( ... ) cannot be passed "
@@ -211,8 +250,12 @@ private:
       w.bracket = true;
     if (c == '(' && w.last == '=')
       w.compound = true;
+    if (c == '=' && w.name_so_far && w.last != 0)
+      w.assigns = true;
+    bool name_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    w.name_so_far = w.name_so_far && name_char;
     w.last = c;
-    if (w.text.size() < 5)
+    if (w.text.size() < 16)
       w.text += c;
   }
 
@@ -224,9 +267,116 @@ private:
       unsure_ = "a placeholder after `case` inside $(...) cannot be passed safely (the scan "
                 "does not match its patterns' `)`); write the case outside $(...) or put the "
                 "placeholder before it";
+    bool empty = f.last == 0 && !f.has_placeholder;
+    if (!empty && std::exchange(f.redirect, false)) {
+      // A redirection's file: no word of the command.
+    } else if (!empty) {
+      if (f.words.size() < 32)
+        f.words.push_back({f.text, f.assigns, f.has_placeholder});
+      note_positional_change(f);
+    }
     f.text.clear();
     f.last = 0;
-    f.compound = f.bracket = false;
+    f.compound = f.bracket = f.assigns = f.has_placeholder = false;
+    f.name_so_far = true;
+  }
+
+  // At a command's end (`;`, `&`, `|`, a line's end, a subshell's parentheses).
+  void end_command(Frame& f) {
+    end_word(f);
+    f.words.clear();
+    f.redirect = false;
+  }
+
+  // Where a simple command's name is among its words: after reserved words,
+  // assignments and `command` / `builtin` / `time` (and their options); words.size()
+  // when none is yet.
+  static size_t command_at(const std::vector<Word>& words) {
+    size_t i = 0;
+    for (; i < words.size(); ++i) {
+      auto& w = words[i].text;
+      bool prefix = w == "!" || w == "{" || w == "if" || w == "then" || w == "else" || w == "elif" || w == "do" ||
+                    w == "while" || w == "until" || w == "time" || w == "command" || w == "builtin";
+      bool prefix_option = i > 0 && !w.empty() && w[0] == '-' &&
+                           (words[i - 1].text == "command" || words[i - 1].text == "time");
+      if (!prefix && !prefix_option && !words[i].assignment)
+        break;
+    }
+    return i;
+  }
+
+  // A placeholder is a positional parameter ("${1}"): a function's body has its own,
+  // and `set` with arguments and `shift` change them.
+  void note_positional_change(const Frame& f) {
+    if (!positional_.empty())
+      return;
+    auto at = command_at(f.words);
+    if (at >= f.words.size())
+      return;
+    auto& name = f.words[at].text;
+    if (name == "function" && at + 1 == f.words.size()) {
+      positional_ = function_error;
+    } else if (name == "shift" && at + 1 == f.words.size()) {
+      positional_ = set_error;
+    } else if (name == "set" && at + 1 < f.words.size()) {
+      // set -e, set -o pipefail keep them; set -- x, set x replace them.
+      auto& arg = f.words.back();
+      auto& before = f.words[f.words.size() - 2].text;
+      bool option_name = before.size() >= 2 && (before[0] == '-' || before[0] == '+') && before != "--" &&
+                         before.back() == 'o'; // -o pipefail, -euo pipefail
+      if (arg.text == "--" || arg.text == "-" || arg.placeholder ||
+          (!option_name && arg.text[0] != '-' && arg.text[0] != '+'))
+        positional_ = set_error;
+    }
+  }
+
+  // Why a placeholder starting here would be a variable's name to the command it is
+  // an argument of (bash evaluates a name's subscript, a[$(id)], as code), if it
+  // may be.
+  std::string_view name_operand() const {
+    auto i = stack_.size() - 1;
+    while (is_quotes(stack_[i].kind))
+      --i;
+    auto& f = stack_[i];
+    if (f.redirect)
+      return {};
+    auto at = command_at(f.words);
+    if (at >= f.words.size())
+      return {};
+    auto& name = f.words[at].text;
+    std::span<const Word> args(f.words.begin() + static_cast<std::ptrdiff_t>(at) + 1, f.words.end());
+    auto has = [&](auto pred) { return std::any_of(args.begin(), args.end(), pred); };
+    bool after_placeholder = !args.empty() && args.back().placeholder;
+    if (name == "read" || name == "mapfile" || name == "readarray" || name == "unset" || name == "getopts" ||
+        name == "let" || name == "eval" || name == "trap")
+      return name_operand_error;
+    if (name == "declare" || name == "typeset" || name == "local" || name == "readonly" || name == "export") {
+      // A value assigned (export X={{v}}) is a value, unless an option (-i, -n, or
+      // a placeholder, which may be one) makes it evaluated or a name.
+      bool evaluating = has([](const Word& w) {
+        return w.placeholder ||
+               ((w.text[0] == '-' || w.text[0] == '+') && w.text.find_first_of("in") != std::string::npos);
+      });
+      return f.assigns && !evaluating ? std::string_view() : name_operand_error;
+    }
+    if (name == "printf") {
+      // printf -v NAME; or a first argument that may be "-v".
+      bool options_only = std::all_of(args.begin(), args.end(), [](const Word& w) {
+        return w.placeholder || (w.text[0] == '-' && w.text != "--");
+      });
+      if (has([](const Word& w) { return w.text.starts_with("-v"); }) || f.text.starts_with("-v") ||
+          (after_placeholder && options_only))
+        return name_operand_error;
+    }
+    if (name == "test" || name == "[") {
+      // test -v NAME, test -R NAME; or after a placeholder, which may be "-v".
+      auto& before = args.empty() ? f.words[at].text : args.back().text;
+      if (before == "-v" || before == "-R" || after_placeholder)
+        return name_operand_error;
+    }
+    if (name == "wait" && has([](const Word& w) { return w.placeholder || (w.text[0] == '-' && w.text.find('p') != std::string::npos); }))
+      return name_operand_error;
+    return {};
   }
 
   void escape(const After& prev, bool starts_word = false) {
@@ -305,7 +455,7 @@ private:
           if (kind == frame::compound)
             unsure_ = compound_error;
           ++stack_.back().parens;
-          end_word(stack_.back());
+          end_command(stack_.back());
           after_.paren = true;
         }
         word_start_ = true;
@@ -313,7 +463,9 @@ private:
       case ')':
         if (stack_.back().parens > 0) {
           --stack_.back().parens;
-          end_word(stack_.back());
+          if (prev.paren && positional_.empty()) // name(): a function's definition
+            positional_ = function_error;
+          end_command(stack_.back());
         } else if (kind == frame::substitution || kind == frame::arithmetic || kind == frame::compound) {
           // The word goes on after $(...), $((...)) and a=(...): a "#" next starts no
           // comment. After the "))" of a (( )) command it does.
@@ -365,8 +517,20 @@ private:
         // the line and reads on: its quotes are not the scan's.
         if (kind == frame::compound)
           unsure_ = compound_error;
-        [[fallthrough]];
-      case ' ': case '\t': case '\n':
+        after_.redirect = c == '<' || c == '>';
+        if (c == '<' || c == '>' || (c == '&' && prev.redirect)) { // 2>&1: still the redirection
+          end_word(stack_.back());
+          stack_.back().redirect = true;
+        } else {
+          end_command(stack_.back());
+        }
+        word_start_ = true;
+        break;
+      case '\n':
+        end_command(stack_.back());
+        word_start_ = true;
+        break;
+      case ' ': case '\t':
         end_word(stack_.back());
         word_start_ = true;
         break;
@@ -387,6 +551,7 @@ private:
   size_t backtick_ = 0;           // the index of the open `...` frame (at most one), or 0
   bool backtick_backslash_ = false; // it holds a `\`
   std::string_view unsure_;       // why no later placeholder can be passed: the scan may be lost
+  std::string_view positional_;   // why no later one can: the positional parameters may have changed
 };
 
 } // namespace

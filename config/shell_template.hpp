@@ -7,13 +7,16 @@
 // is refused -- when the config loads, naming the key. So is one where bash evaluates
 // a parameter's value as code: (( )), $(( )), $[ ], ${...}, [[ ]] and array subscripts,
 // name[...] and a word with a `[` after a name or an expansion ("a[$1]", which unset,
-// printf -v, read and declare evaluate, quoted or not) or in name=( ... ).
+// printf -v, read and declare evaluate, quoted or not) or in name=( ... ); and one
+// those builtins may take as a name (`read {{x}}`, `printf -v {{x}}`, `export {{x}}`
+// but not `export X={{x}}`), or that follows a function's definition, `shift` or
+// `set` with arguments (which make "${N}" another value).
 //
 // The scan knows quotes, backslashes and line continuations, comments, $(...),
 // backticks, (( )), ${...} and [[ ]]; not here-documents, case patterns inside $(...)
 // or backslashes inside backticks: a placeholder after those is refused, as a wrong
 // guess about quoting could put a value where bash evaluates it. What the author's
-// script does with "$1" (eval, let, declare -i, unset "$1") is the author's.
+// script does with "$1" or a variable (eval "$v", read "$v") is the author's.
 #pragma once
 
 #include <string>

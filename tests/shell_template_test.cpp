@@ -42,6 +42,8 @@ std::vector<std::pair<std::string, bool>> placeholders(std::string_view program,
   for (auto& a : args)
     a = spelled(a);
   auto scan = scan_shell_template(text, args); // its segments view text and args
+  if (!scan.ok())
+    CAF_MESSAGE(scan.error());
   CAF_REQUIRE(scan.ok());
   std::vector<std::pair<std::string, bool>> out;
   for (auto& s : *scan)
@@ -88,6 +90,11 @@ std::vector<Case> cases() {
     {shell_tool(R"sh(printf '%s' "$(printf '%s.' "{{tool.arguments.x}}")" # it's {{tool.arguments.x}})sh"), "", "."},
     // A "[" that names no array element, and a line continuation before the placeholder.
     {shell_tool("printf '%s' \\\n \"[{{tool.arguments.x}}]\""), "[", "]"},
+    // A value assigned by export, and a function given one through a variable (the
+    // ways the scan's refusals below point to), a test's operand.
+    {shell_tool("export X={{tool.arguments.x}}; printf '%s' \"$X\""), "", ""},
+    {shell_tool("v={{tool.arguments.x}}; f() { printf '%s' \"$1\"; }; f \"$v\""), "", ""},
+    {shell_tool("[ -n {{tool.arguments.x}} ] || [ -z \"{{tool.arguments.x}}\" ] && printf '%s' {{tool.arguments.x}}"), "", ""},
   };
 }
 
@@ -146,13 +153,43 @@ CAF_TEST(a placeholder in a word bash may read as an array element is refused) {
                        "printf -v \"a[{{a}}]\" x", "read \"a[{{a}}]\" <<< x", "test -v \"a[{{a}}]\"",
                        "declare -a \"a=([{{a}}]=1)\"", "declare -a a=\"( [{{a}}]=1)\"",
                        "x=\"a[{{a}}]\"; echo \"${!x}\"", "unset a'['{{a}}']'", "unset a\\[{{a}}\\]",
-                       "unset \"${n}[{{a}}]\"", "unset \"$(echo a)[{{a}}]\"", "unset \"{{b}}[{{a}}]\""})
+                       "unset \"${n}[{{a}}]\"", "unset \"$(echo a)[{{a}}]\"", "echo \"{{b}}[{{a}}]\""})
     CAF_CHECK_EQUAL(scan_error(program).find("a word of its own") == std::string::npos ? program : "", "");
   // A "[" at a word's start, after `=` or after a blank names no element; nor do a
   // compound assignment's elements without one.
   using P = std::vector<std::pair<std::string, bool>>;
   CAF_CHECK_EQUAL(placeholders("echo \"[{{a}}] level [{{b}}]\" [{{c}}] x=[{{d}}]; a=( {{e}} \"{{f}}\" [0]=x )"),
                   (P{{"a", true}, {"b", true}, {"c", false}, {"d", false}, {"e", false}, {"f", true}}));
+}
+
+CAF_TEST(a placeholder bash may take as a variable s name is refused) {
+  // read, printf -v, test -v, declare and the like take a name and evaluate its
+  // subscript: a value such as a[$(id)] ran through each of these in a review. So
+  // may a placeholder after another (printf {{fmt}} {{x}} with "-v" as the first).
+  for (auto program : {"[ -v {{a}} ]", "test -v \"{{a}}\"", "printf -v {{a}} %s hi", "printf -v\"{{a}}\" x",
+                       "echo x | { read -r {{a}}; }", "read -p {{a}} x", "mapfile -t {{a}} < f", "unset {{a}}",
+                       "unset -v \"{{a}}\"", "declare {{a}}", "declare -i x={{a}}", "local -n r={{a}}",
+                       "export {{a}}", "export {{a}} X={{b}}", "getopts ab {{a}}", "let {{a}}", "eval \"{{a}}\"",
+                       "trap {{a}} EXIT", "printf {{a}} {{b}}", "[ {{a}} {{b}} ]", "test {{a}} \"{{b}}\"",
+                       "command read {{a}}", "X=1 read {{a}}", "if read {{a}}; then :; fi", "echo \"$(read {{a}})\"",
+                       "echo `unset {{a}}`", "wait -p {{a}}", "x=1; ! read {{a}}", "cat f | readarray {{a}}"})
+    CAF_CHECK_EQUAL(scan_error(program).find("take a variable's name") == std::string::npos ? program : "", "");
+  // A placeholder is "${N}": a function's body has its own, set and shift change them.
+  for (auto program : {"f() { echo \"{{a}}\"; }", "function f { echo {{a}}; }", "f () { :; }; f {{a}}",
+                       "set -- x; echo {{a}}", "shift; echo {{a}}", "set x y; echo {{a}}", "set -e -- {{a}}",
+                       "set {{b}}; echo {{a}}"})
+    CAF_CHECK_EQUAL(scan_error(program).find("positional parameter") == std::string::npos ? program : "", "");
+  CAF_CHECK(scan_error("read {{a}}").starts_with("command.program: a placeholder as an argument of read"));
+  // A value, an operand, a file, an argument of another command are fine.
+  using P = std::vector<std::pair<std::string, bool>>;
+  CAF_CHECK_EQUAL(placeholders("export X={{a}}; declare -r Y=\"{{b}}\"; [ -n {{c}} ] && [ {{c}} = {{d}} ]; "
+                               "read -r line < {{e}}; while read -r l; do :; done < \"{{f}}\"; "
+                               "printf '%s' {{g}} {{h}}; echo read {{i}} shift {{j}}"),
+                  (P{{"a", false}, {"b", true}, {"c", false}, {"c", false}, {"d", false}, {"e", false},
+                     {"f", true}, {"g", false}, {"h", false}, {"i", false}, {"j", false}}));
+  CAF_CHECK_EQUAL(placeholders("set -euo pipefail; set -o errexit +o nounset; grep {{a}} f 2>&1 | sort; "
+                               "test -f {{b}}; x=$(printf '%s' {{c}})"),
+                  (P{{"a", false}, {"b", false}, {"c", false}}));
 }
 
 CAF_TEST(placeholders after text the scan cannot follow are refused) {
