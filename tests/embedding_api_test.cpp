@@ -21,7 +21,11 @@
 #include "runtime/store/conversation_store.hpp"
 #include "tools/schema.hpp"
 #include <caf/actor_system.hpp>
+#include "run_argv.hpp"
 #include "temp_dir.hpp"
+#include <csignal>
+#include <fstream>
+#include <sstream>
 
 using namespace jp;
 using namespace jp::testing;
@@ -891,3 +895,50 @@ CAF_TEST(an executor supplied for a tool runs its calls instead of a process) {
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+namespace {
+
+/// Whether `pid` is gone: no process, or one that died and waits to be reaped.
+bool pid_gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line))
+    return true;
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+/// The command line of `pid` ("" when gone).
+std::string cmdline(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+} // namespace
+
+CAF_TEST(an embedder that ends without ending its runtime leaves no tool running) {
+  // std::exit, a runtime never destroyed, an uncaught exception: the library's own
+  // exit hooks kill the tools; a signal: the embedder's handler, with kill_all_tools.
+  for (auto [mode, status] : {std::pair{"exit", 0}, std::pair{"leak", 0}, std::pair{"throw", 128 + SIGABRT},
+                              std::pair{"signal", 128 + SIGTERM}}) {
+    CAF_MESSAGE("mode " << mode);
+    temp_dir ws;
+    auto r = run_argv({JP_ENDING_EMBEDDER, mode}, ws.path.string());
+    CAF_CHECK_EQUAL(r.status, status);
+    std::istringstream said(r.out.substr(std::min(r.out.size(), r.out.find("pids "))));
+    std::string word;
+    pid_t background = 0, leader = 0;
+    said >> word >> background >> leader;
+    CAF_REQUIRE(background > 0 && leader > 0);
+    // SIGKILL was sent before the embedder ended; its death may take a moment.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!(pid_gone(background) && pid_gone(leader)) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (auto pid : {background, leader}) {
+      CAF_CHECK(pid_gone(pid));
+      if (!pid_gone(pid) && cmdline(pid).starts_with("sleep")) // the test's own to end
+        ::kill(pid, SIGKILL);
+    }
+  }
+}
+

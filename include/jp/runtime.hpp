@@ -38,6 +38,15 @@ Result<Config> config_from_file(const std::string& path);
 /// builtin_config() with TOML text applied on top; `origin` names it in errors.
 Result<Config> config_from_toml(std::string_view toml, std::string_view origin = "config");
 
+/// Kills (SIGKILL) every process group the runtimes of this process started, now:
+/// for a program's own signal handler (async-signal-safe), before the program dies
+/// of its signal. What left its group by setsid is not reached from a handler.
+/// Without it a signal kills the program and leaves its tools running. The
+/// program's other ends need no call: std::exit, returning from main with a runtime
+/// never destroyed, and std::terminate (an uncaught exception) kill them all,
+/// setsid's included.
+void kill_all_tools() noexcept;
+
 class Runtime {
 public:
   /// With an actor system of its own (runtime.worker_threads threads; not set: by the cores).

@@ -10,6 +10,7 @@
 #include "config/config_loader.hpp"
 #include "jp/executor.hpp"
 #include "runtime/embedding/caller_thread_guard.hpp"
+#include "runtime/process/process.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "tools/builtin_tools.hpp"
 
@@ -83,6 +84,10 @@ void Runtime::Impl::track(const caf::actor_addr& a) {
   // Forget the ones that ended: a long-lived runtime starts many.
   std::erase_if(started, [](const caf::actor_addr& x) { return !caf::actor_cast<caf::actor>(x); });
   started.push_back(a);
+}
+
+void kill_all_tools() noexcept {
+  kill_all_process_groups();
 }
 
 Runtime::Runtime(Config config) : impl_(std::make_shared<Impl>(std::move(config), nullptr)) {}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <fcntl.h>
 #include <cstdio>
 #include <exception>
@@ -14,6 +15,7 @@
 #include <boost/asio.hpp>
 
 #include "runtime/process/process.hpp"
+#include "runtime/process/tool_mark.hpp"
 
 namespace jp {
 
@@ -43,6 +45,14 @@ void reserve_fd_table() {
   ::close(any);
 }
 
+// At the program's end: what its runtimes still run, and what left their groups.
+void kill_all_tools_and_escapees() {
+  if (!any_process_group_alive())
+    return; // all ended (the usual end): no /proc scan for escapees at every exit
+  kill_all_process_groups();
+  kill_escaped_processes();
+}
+
 // Process-wide settings the process layer relies on, made once.
 void init_process_settings() {
   static std::once_flag once;
@@ -61,6 +71,19 @@ void init_process_settings() {
       ::setrlimit(RLIMIT_NOFILE, &fds);
     }
     reserve_fd_table();
+    // A program that ends without ending its runtimes (std::exit, a runtime never
+    // destroyed, an uncaught exception) would leave their tools running: its end
+    // kills them. Not a child it forks: those inherit the hooks, not the tools.
+    static const pid_t owner = ::getpid();
+    std::atexit([] {
+      if (::getpid() == owner)
+        kill_all_tools_and_escapees();
+    });
+    static const std::terminate_handler previous = std::set_terminate([] {
+      if (::getpid() == owner)
+        kill_all_tools_and_escapees();
+      (previous ? previous : std::abort)();
+    });
   });
 }
 

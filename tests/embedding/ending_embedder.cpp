@@ -1,0 +1,38 @@
+// An embedder that ends without ending its runtime: `exit` (std::exit), `leak` (returns
+// from main, the runtime never destroyed), `throw` (an uncaught exception) or `signal`
+// (its own SIGTERM handler calls jp::kill_all_tools() and dies of the signal). Its tool
+// prints the pids of two processes of its group, which this prints before it ends;
+// tests/embedding_api_test.cpp checks they are gone once it is.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include <jp/jp.hpp>
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  auto* rt = new jp::Runtime(jp::builtin_config());
+  auto* session = new jp::Session(rt->session());
+  // One write: the look that answers the spawn holds both.
+  auto params = jp::Json::parse(R"({"command":"sleep 301 & echo \"pids $! $$\"; exec sleep 300"})");
+  auto spawned = session->spawn("shell", "sleepers", *params, 20000).get();
+  auto state = jp::Json::parse(spawned.content);
+  auto* content = state ? state->find("content") : nullptr;
+  std::printf("%s\n", content && content->is_string() ? content->as_string().c_str() : spawned.content.c_str());
+  std::fflush(stdout);
+  if (mode == "exit")
+    std::exit(0);
+  if (mode == "throw")
+    throw std::runtime_error("not caught");
+  if (mode == "signal") {
+    std::signal(SIGTERM, [](int sig) {
+      jp::kill_all_tools();
+      std::signal(sig, SIG_DFL);
+      std::raise(sig);
+    });
+    std::raise(SIGTERM);
+  }
+  return 0; // `leak`
+}
