@@ -29,6 +29,7 @@
 #include "config/placeholder.hpp"
 #include "config/prompt_pattern.hpp"
 #include "config/shell_template.hpp"
+#include "config/toml_depth.hpp"
 #include "config/toml_json.hpp"
 #include "config/workspace_limits.hpp"
 #include "messages/duration.hpp"
@@ -998,6 +999,8 @@ private:
 };
 
 Result<toml::table> parse_toml(std::string_view text, std::string_view origin) {
+  if (auto deep = check_toml_depth(text, origin); !deep)
+    return Error{deep.error};
   try {
     return toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
@@ -1112,6 +1115,8 @@ Status apply_override(Config& c, std::string_view spec) {
     start = dot + 1;
   }
 
+  if (auto deep = check_toml_depth(spec, origin); !deep)
+    return Error{deep.error};
   toml::table root;
   toml::table* leaf_parent = &root;
   for (size_t i = 0; i + 1 < path.size(); ++i)

@@ -16,6 +16,7 @@
 
 #include "config/assistant_model.hpp"
 #include "config/config_loader.hpp"
+#include "config/toml_depth.hpp"
 #include "messages/json_codec.hpp"
 #include "tools/builtin_tools.hpp"
 #include "tools/launch.hpp"
@@ -985,6 +986,33 @@ CAF_TEST(a TOML syntax error reports file line and column) {
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), file.string() + ":3:"), "");
   CAF_CHECK_EQUAL(missing(c.error(), "TOML syntax error"), "");
+}
+
+CAF_TEST(a config nesting deeper than the parser can take is refused naming the line) {
+  // 50,000 parts of a dotted key crashed toml++ (its stack) and every command run in
+  // the workspace holding it.
+  std::string parts;
+  for (int i = 0; i < 50000; ++i)
+    parts += "a.";
+  for (auto [text, line] : {std::pair{"[assistant]\nmodel = \"x\"\n" + parts + "a = 1\n", 3},
+                            std::pair{"[" + parts + "a]\n", 1},
+                            std::pair{"[" + parts.substr(0, 600) + "a]\n" + parts.substr(0, 600) + "b = 1\n", 2},
+                            std::pair{"x = " + std::string(600, '[') + std::string(600, ']') + "\n", 1}}) {
+    Sandbox box;
+    box.workspace_config(text);
+    auto c = load_config(box.sources(), default_config());
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), fmt::format("config.toml:{}: keys, tables and arrays nest more than 512 deep", line)), "");
+  }
+  // Dots in strings, comments and numbers are no key's parts.
+  std::string dots(5000, '.');
+  std::string floats;
+  for (int i = 0; i < 2000; ++i)
+    floats += "1.5, ";
+  for (auto text : {"k = \"" + dots + "\"\n", "k = '" + dots + "'\n", "k = \"\"\"\n\\\"\"\"" + dots + "\n\"\"\"\n",
+                    "k = '''\n" + dots + "'''\n", "# " + dots + "\nk = 1\n", "k = [" + floats + "1.5]\n",
+                    "\"" + dots + "\".b = 1\n"})
+    CAF_CHECK_EQUAL(check_toml_depth(text, "t.toml").error, "");
 }
 
 CAF_TEST(a missing config file is an error but missing optional files are not) {

@@ -31,6 +31,15 @@ CAF_TEST(non finite numbers in arguments are refused naming the key) {
   CAF_CHECK(fine.ok());
 }
 
+CAF_TEST(a script nesting deeper than the parser can take is refused naming the line) {
+  std::string parts;
+  for (int i = 0; i < 50000; ++i)
+    parts += "a.";
+  auto s = parse_script("[experiment]\nname = \"x\"\n" + parts + "a = 1\n", "t.toml");
+  CAF_REQUIRE(!s.ok());
+  CAF_CHECK_EQUAL(s.error().rfind("t.toml:3: keys, tables and arrays nest more than 512 deep", 0), 0u);
+}
+
 CAF_TEST(a name or text of the wrong type is refused naming the key) {
   auto agent = [](const std::string& name_line, const std::string& text_line) {
     return "[[agents]]\n" + name_line + "  [[agents.steps]]\n" + text_line;

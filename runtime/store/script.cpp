@@ -10,6 +10,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "config/toml_depth.hpp"
 #include "config/toml_json.hpp"
 #include "messages/duration.hpp"
 #include "messages/json_codec.hpp"
@@ -85,6 +86,8 @@ struct Reader {
 
 Result<Script> parse_script(std::string_view text, std::string_view origin) {
   toml::table root;
+  if (auto deep = check_toml_depth(text, origin); !deep)
+    return Error{deep.error};
   try {
     root = toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
