@@ -1148,6 +1148,19 @@ CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
                          "directory\r\n", 1);
   CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
   CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
+  // Nor in a report of a log (a repository's own events.jsonl) naming an agent and a
+  // tool so; through a pipe the report keeps the names' bytes.
+  testing::temp_dir logs;
+  auto log = (logs.path / "events.jsonl").string();
+  std::ofstream(log) << R"({"event":"turn_start","time":"2026-11-23T12:00:00.000Z","agent":"ag\u001b[2Jent"})" "\n"
+                     << R"({"event":"tool_call","time":"2026-11-23T12:00:00.100Z","agent":"ag\u001b[2Jent","tool":"sh\u001b]52;c;eA==\u0007ell"})" "\n"
+                     << R"({"event":"turn_end","time":"2026-11-23T12:00:00.200Z","agent":"ag\u001b[2Jent"})" "\n";
+  seen = cli_on_terminal({}, {"report", log}, "ell", 0);
+  CAF_CHECK(seen.find("ag\xEF\xBF\xBD[2Jent") != std::string::npos);
+  CAF_CHECK(seen.find("sh\xEF\xBF\xBD]52;c;eA==\xEF\xBF\xBD" "ell") != std::string::npos);
+  CAF_CHECK(seen.find('\x1b') == std::string::npos);
+  auto piped = cli("report " + log);
+  CAF_CHECK(piped.out.find("sh\x1b]52;c;eA==\x07" "ell") != std::string::npos);
 }
 
 CAF_TEST(a tool cannot open the terminal jp-actors runs on) {

@@ -177,7 +177,7 @@ int report_runs(const ReportBuilder& builder, bool json, const std::string& repo
   if (runs.empty())
     return 0;
   if (!json)
-    std::printf("\nreport:\n%s", runs_report_table(runs).c_str());
+    std::printf("\nreport:\n%s", shown_on(STDOUT_FILENO, runs_report_table(runs)).c_str());
   if (report_path.empty())
     return 0;
   auto body = runs_report_json(runs);
@@ -282,8 +282,8 @@ int report_file(const std::string& path, bool json) {
                   : fmt::format("{} holds no events", path));
   if (json)
     std::printf("%s\n", runs_report_json(runs).dump().c_str());
-  else
-    std::printf("%s", runs_report_table(runs).c_str());
+  else // its names are a log's: a repository's own events.jsonl may hold escapes
+    std::printf("%s", shown_on(STDOUT_FILENO, runs_report_table(runs)).c_str());
   return 0;
 }
 
