@@ -209,11 +209,16 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
                     "AZURE_STORAGE_CONNECTION_STRING",
                     // And by a new user: keys run into a word, credentials shortened.
                     "ACCESSKEY", "SECRETKEY", "MYAPP_SECRETKEY", "MINIO_SECRETKEY", "PRIVATEKEY", "DB_CREDS",
-                    "GOOGLE_CREDS_FILE", "FB_ACCESSTOKEN"})
+                    "GOOGLE_CREDS_FILE", "FB_ACCESSTOKEN",
+                    // And by a red team: keys written encoded, signing and encryption keys,
+                    // OAuth, a short password.
+                    "ENCRYPTION_KEY_BASE64", "SIGNING_KEY_B64", "MYAPP_SIGNING_KEYS", "MASTER_KEY_FILE",
+                    "GOOGLE_OAUTH", "MY_PW", "STRIPE_KEY_B64", "TLS_PRIVATE_KEY_PEM", "APP_SECRET_HEX"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
                     "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY",
-                    "BYPASS", "PASS_THROUGH_MODE", "KEY_LAYOUT", "API_VERSION", "TOKENIZER_PATH", "PWD2", "X11"})
+                    "BYPASS", "PASS_THROUGH_MODE", "KEY_LAYOUT", "API_VERSION", "TOKENIZER_PATH", "PWD2", "X11",
+                    "PW", "COLOR_HEX", "CA_BUNDLE_PEM", "B64", "KEYS_B64"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? name : "", "");
   for (auto value : {"postgres://user:pw@db/app", "https://ghp_x@github.com/o/r", "redis://:pw@cache:6379"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");

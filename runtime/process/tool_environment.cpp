@@ -15,7 +15,7 @@ namespace {
 constexpr std::string_view secret_suffixes[] = {
   "api_key", "apikey", "access_key", "secret_key", "private_key", "secret", "secrets",
   "token", "tokens", "password", "passwd", "passphrase", "credentials", "credential", "creds", "auth",
-  "key", "pat", "dsn", "cookie", "cookies", "auth_config",
+  "key", "pat", "dsn", "cookie", "cookies", "auth_config", "oauth",
 };
 // Words that end a secret's name even with no '_' before them (PGPASSWORD,
 // NGROK_AUTHTOKEN, TS_AUTHKEY, npm_config__authToken, SSHPASS, MINIO_SECRETKEY).
@@ -24,7 +24,10 @@ constexpr std::string_view secret_endings[] = {"password", "passwd",    "apikey"
                                                "privatekey", "accesstoken", "connection_string"};
 // Words that end a secret's name only after a '_' (MYSQL_PWD, SMTP_PASS; PWD itself
 // is the working directory).
-constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd", "pass"};
+constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd", "pass", "pw"};
+// How a secret's value may be written, after its name (SIGNING_KEY_B64, TLS_KEY_PEM):
+// the name before counts.
+constexpr std::string_view encodings[] = {"b64", "base64", "hex", "pem"};
 // Words that make a secret's name wherever they stand between '_'s, digits after them
 // aside (GITHUB_TOKEN_RO, GITHUB_TOKEN2, CI_JOB_JWT, SLACK_WEBHOOK_URL, GH_PAT_RO), and
 // word pairs alike (OPENAI_API_KEY_2). Not "key"
@@ -36,7 +39,9 @@ constexpr std::string_view secret_words[] = {"token",      "tokens",      "secre
                                              "jwt",        "webhook",     "pat",    "dsn",     "cookie",
                                              "cookies"};
 constexpr std::pair<std::string_view, std::string_view> secret_word_pairs[] = {
-  {"api", "key"}, {"access", "key"}, {"secret", "key"}, {"private", "key"}};
+  {"api", "key"},     {"access", "key"},     {"secret", "key"},     {"private", "key"},     {"signing", "key"},
+  {"encryption", "key"}, {"master", "key"},  {"api", "keys"},       {"access", "keys"},     {"secret", "keys"},
+  {"private", "keys"}, {"signing", "keys"}, {"encryption", "keys"}};
 
 /// Whether a '_'-separated word of `name` (or two in a row) names a secret.
 bool has_secret_word(std::string_view name) {
@@ -73,6 +78,13 @@ bool secret_looking_name(std::string_view full) {
   // environment a thread spawns with: spawn_environment keeps the result).
   // Digits at the end aside (DB_PASS1, STRIPE_KEY_2): the name before them counts.
   auto name = full;
+  for (auto encoding : encodings) // before the digits: B64
+    if (name.size() > encoding.size() + 1 && name[name.size() - encoding.size() - 1] == '_' &&
+        equals_nocase(name.substr(name.size() - encoding.size()), encoding)) {
+      name.remove_suffix(encoding.size() + 1);
+      full = name;
+      break;
+    }
   while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back())))
     name.remove_suffix(1);
   if (name.size() < full.size() && !name.empty() && name.back() == '_')
@@ -85,6 +97,7 @@ bool secret_looking_name(std::string_view full) {
   auto after_underscore = [&](std::string_view suffix) {
     return name.size() > suffix.size() && name[name.size() - suffix.size() - 1] == '_';
   };
+
   for (auto suffix : secret_suffixes)
     // The word itself or ..._TOKEN (..._SECRET_... inside a longer name: below)
     if (ends_with(suffix) && (name.size() == suffix.size() || after_underscore(suffix)))
