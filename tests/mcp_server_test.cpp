@@ -582,6 +582,36 @@ CAF_TEST(a client that offers elicitation is asked whether a tool may run) {
       CAF_CHECK(!contains(text_of(m), "asked and ran"));
 }
 
+CAF_TEST(a tool the workspace defines asks over MCP whatever it says unless allowed) {
+  // An editor starts `jp-actors mcp` in any repository it opens: a repository's own
+  // tool set to run unattended must not run unasked there.
+  std::filesystem::create_directories(ws + "/.jp");
+  std::ofstream(ws + "/.jp/config.toml") << R"([conversation.tools.lint]
+summary = "Lints"
+command = { program = "echo", args = ["workspace code ran"] }
+run = "unattended"
+)";
+  auto c = session();
+  auto refused = c->call("tools/call", tool_call("lint", Json::object()));
+  CAF_CHECK(is_error(refused));
+  CAF_CHECK(contains(text_of(refused), "it is a tool this workspace's .jp/config.toml defines or changes"));
+  CAF_CHECK(contains(text_of(refused), "Allow it with --allow lint"));
+  CAF_CHECK(!contains(text_of(refused), "unattended"));
+  CAF_CHECK(!contains(text_of(refused), "workspace code ran"));
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+  // Asked through a client that can, it runs once the user says yes.
+  auto asking = session(Json::object().set("elicitation", Json::object()));
+  auto id = asking->request("tools/call", tool_call("lint", Json::object()));
+  CAF_CHECK(contains(answer_elicitation(*asking, accept("yes")), "`lint`"));
+  CAF_CHECK(contains(text_of(asking->response(id)), "workspace code ran"));
+  asking->close_input();
+  CAF_CHECK_EQUAL(asking->wait_exit(), 0);
+  extra = {"--allow", "lint"};
+  auto allowed = session();
+  CAF_CHECK(contains(text_of(allowed->call("tools/call", tool_call("lint", Json::object()))), "workspace code ran"));
+}
+
 CAF_TEST(a call cancelled while its permission is asked withdraws the question) {
   std::ofstream(dir.path / "config.toml", std::ios::app) << "[conversation.tools.asky.parameters.what]\n"
                                                             "type = \"string\"\n";

@@ -39,10 +39,16 @@ std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> act
   auto key = permission_key(tool, action);
   auto setting = key.substr(key.rfind('.') + 1);
   auto what = setting == "run" ? std::string("run") : fmt::format("{} it", setting);
+  auto done = setting == "run" || setting == "spawn" ? "run" : "done";
+  // Not "set it unattended" in a repository's own config: that would let it run
+  // itself unasked.
+  if (tool.from_workspace)
+    return fmt::format("`{}` needs the user's permission to {} (it is a tool this workspace's .jp/config.toml "
+                       "defines or changes) and {}; nothing was {}. Allow it with --allow {}",
+                       tool.name, what, why_nobody, done, tool.name);
   return fmt::format("`{}` needs the user's permission to {} ({} = \"ask\") and {}; nothing "
                      "was {}. Allow it with --allow {}, or set {} = \"unattended\"",
-                     tool.name, what, setting, why_nobody, setting == "run" || setting == "spawn" ? "run" : "done",
-                     tool.name, key);
+                     tool.name, what, setting, why_nobody, done, tool.name, key);
 }
 
 std::string denied(const std::string& tool, const PermissionReply& reply) {

@@ -478,8 +478,8 @@ int main(int argc, char** argv) {
            "over Streamable HTTP on loopback with --listen (MCP "
            "2025-06-18, 2025-03-26 or 2024-11-05): tools/list offers the configured tools in the flat schema "
            "dialect plus await, and tools/call runs them here, stateful ones as handles that live for the "
-           "session. A tool whose run is \"ask\" is asked about through the client when it offers elicitation, "
-           "else refused unless --allow names it. When stdin ends, the calls in flight are "
+           "session. A tool whose run is \"ask\", and any tool the workspace's .jp/config.toml defines, is asked "
+           "about through the client when it offers elicitation, else refused unless --allow names it. When stdin ends, the calls in flight are "
            "answered, then each handle still running gets its turn-end policy (abort by default) and jp-actors "
            "exits; SIGTERM ends everything at once");
   std::vector<std::string> mcp_allow;

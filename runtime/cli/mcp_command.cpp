@@ -183,6 +183,18 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   // Not the tools that start sub-agents (and describe_tools would name them).
   auto served = std::make_shared<Config>(*mcp.config);
   std::erase_if(served->tools, [](auto& t) { return !mcp_serves(t.second); });
+  // An editor starts this in any repository it opens, and nobody reads the note on
+  // what the workspace's .jp/config.toml sets (stderr goes to the client's log): the
+  // tools it defines or changes ask through the client, whatever it says, unless
+  // --allow names them.
+  for (auto& [name, tool] : served->tools)
+    if (tool.from_workspace && !permissions.allowed.count(name)) {
+      if (tool.run == run_mode::unattended)
+        tool.run = run_mode::ask;
+      for (auto& [action, mode] : tool.action_permissions)
+        if (mode == run_mode::unattended && action == action_kind::spawn)
+          mode = run_mode::ask;
+    }
   config = served;
   install_signal_shutdown(config->runtime.abort_grace_secs);
   RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
