@@ -260,6 +260,14 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
       if (!st.aborting) {
         st.aborting = true;
         st.input = nullptr;
+        if (!st.work->abort) {
+          // Nothing stops it: it runs on to its end, and abort only stops waiting for
+          // it -- now, not after a grace its result has no reason to come within.
+          stop(self, ToolState::failure(ToolError{"aborted: the tool has no way to stop its work, which runs on "
+                                                  "to its end; its result is no longer waited for",
+                                                  {}, false}));
+          return rp;
+        }
         st.work->abort_once();
         // Its result should come soon; after the grace it is no longer waited for.
         self->delayed_send(self, std::chrono::milliseconds(std::max<int64_t>(st.spec.grace_ms, 0)),

@@ -429,6 +429,30 @@ CAF_TEST(a function tool whose result never comes is reported aborted after the 
   CAF_CHECK_EQUAL(tool.aborts.load(), 1);
 }
 
+CAF_TEST(a function tool without an abort is no longer waited for as soon as it is aborted) {
+  // Its work runs on; the abort's answer does not wait a grace for a result that
+  // nothing asked to come (here a minute's).
+  auto c = config();
+  c.runtime.abort_grace_secs = 60;
+  Runtime rt(c);
+  FunctionResult running;
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("endless", "Runs to its end", {}),
+                                   [&running](const Json&, const Progress&) {
+                                     Invocation inv;
+                                     running = inv.result;
+                                     return inv;
+                                   }));
+  auto s = rt.session();
+  get(s.spawn("endless", "e", Json::object()));
+  auto r = parsed(get(s.abort("e")));
+  CAF_CHECK_EQUAL(str(&r, "state"), "stopped");
+  auto* err = r.find("error");
+  CAF_REQUIRE(err != nullptr);
+  CAF_CHECK_EQUAL(str(err, "message"), "aborted: the tool has no way to stop its work, which runs on to its end; "
+                                       "its result is no longer waited for");
+  CAF_CHECK(running.succeed("late")); // its own to set still; nobody waits for it
+}
+
 CAF_TEST(a function tool is refused what it cannot do with a message saying why) {
   Runtime rt(config());
   CAF_REQUIRE(add_adder(rt));

@@ -60,7 +60,7 @@ struct Invocation {
   /// Called at most once, on a runtime thread: it must not block. The work should
   /// then end soon and set its result; a result that has not come after the tool's
   /// grace (runtime.abort_grace_secs) is no longer waited for. Empty: the work runs
-  /// to its end and abort only stops waiting for it.
+  /// to its end and abort only stops waiting for it, at once.
   std::function<void()> abort{};
   /// `apply` sends input (any JSON value) to the work. Empty: apply is refused.
   /// Called on a runtime thread: it must not block.

@@ -1,9 +1,11 @@
 // jp::Session: handles driven by the program itself, with no model (from
 // Runtime::session()). Every call goes through the protocol the assistant uses --
-// the tool's schema and permissions, stateful actions, `await`, notifications --
-// and answers what the assistant would see (messages/call_result.hpp: `ok` false
-// when the call itself failed; `content` the JSON text of the handle's state or the
-// await result; `notifications` carried by that answer).
+// the tool's schema, stateful actions, `await`, notifications -- and answers what
+// the assistant would see (messages/call_result.hpp: `ok` false when the call itself
+// failed; `content` the JSON text of the handle's state or the await result;
+// `notifications` carried by that answer). Not its permissions: the calls are the
+// program's own, so a tool with run = "ask" runs unasked (a Turn's model asks,
+// through its hooks).
 //
 // Each call that answers a CallResult returns a std::future, or takes a callback;
 // list() and end() return futures. Any thread may call; a callback runs on a
@@ -13,11 +15,12 @@
 // calling thread. An exception a callback throws is dropped: the session goes on.
 // fetch, apply and abort reach any handle of the session: one it spawned, and one a
 // one-shot call moved to the background (its answer names its id).
-// Destroying the session ends its handles at once (aborted); end() first applies
-// each handle's turn-end policy (await, abort, inquire) as a turn does. A session
-// keeps its runtime's state alive: its handles end with the session, not with the
-// Runtime object. A moved-from session (or runtime) may only be destroyed or
-// assigned to.
+// end() applies each handle's turn-end policy (await, abort, inquire) as a turn does,
+// and answers once that is done. Destroying the session aborts its handles without
+// waiting: their processes are killed and reaped a moment after it returns. A
+// session keeps its runtime's state alive: its handles end with the session, not
+// with the Runtime object. A moved-from session (or runtime) may only be destroyed
+// or assigned to.
 #pragma once
 
 #include <cstdint>
