@@ -33,6 +33,7 @@
 #include "runtime/cli/query_command.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/cli/workspace_config_note.hpp"
+#include "runtime/store/named_file.hpp"
 #include "actors/scripted_subagents.hpp"
 #include "actors/shared_registry.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
@@ -247,39 +248,63 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
 
 /// `jp-actors report FILE`: the report of a --json log or a stored conversation.
 int report_file(const std::string& path, bool json) {
-  std::ifstream in(path);
-  if (!in)
-    return fail(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  auto fd = open_named_file(path, "the events file itself (the output of `run --json` or `query --json`, or a "
+                                  "conversation's events.jsonl)");
+  if (!fd)
+    return fail(fd.error());
+  // A line longer than any event (an image's is 11 MiB at most) is no log's.
+  constexpr size_t kMaxLine = 64 << 20;
   ReportBuilder builder;
-  std::string line;
-  size_t n = 0, events = 0;
-  while (std::getline(in, line)) {
+  size_t n = 0;
+  // One line; `cut`: the last, without its newline. Nonzero: the exit status.
+  auto take = [&](std::string_view line, bool cut) -> int {
     ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+      return 0;
     auto e = Json::parse(line);
+    bool event = e && e->is_object() && e->find("event");
     // A last line without its newline is one a crash (or a killed pipe) cut short,
     // as the conversation store takes it: the report is of the rest.
-    if ((!e || !e->is_object() || !e->find("event")) && in.eof()) {
+    if (!event && cut) {
       std::fprintf(stderr, "jp-actors: warning: %s:%zu: dropped the last line: it has no newline, so it was cut "
                            "short while it was written\n",
                    path.c_str(), n);
-      break;
+      return 0;
     }
-    if (!e || !e->is_object() || !e->find("event"))
+    if (!event)
       return fail(fmt::format("{}:{}: not an event (a JSON object with \"event\"): expected the output of "
                               "`run --json` or `query --json`, or a conversation's events.jsonl",
                               path, n));
     builder.add(*e);
-    ++events;
+    return 0;
+  };
+  std::string pending;
+  char buf[65536];
+  for (;;) {
+    auto got = ::read(fd->get(), buf, sizeof buf);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return fail(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    if (got == 0)
+      break;
+    pending.append(buf, static_cast<size_t>(got));
+    size_t from = 0;
+    for (size_t nl; (nl = pending.find('\n', from)) != std::string::npos; from = nl + 1)
+      if (int rc = take(std::string_view(pending).substr(from, nl - from), false))
+        return rc;
+    pending.erase(0, from);
+    if (pending.size() > kMaxLine)
+      return fail(fmt::format("{}:{}: a line longer than {} MiB: not an events file (the output of `run --json` "
+                              "or `query --json`, or a conversation's events.jsonl)",
+                              path, n + 1, kMaxLine >> 20));
   }
+  if (!pending.empty())
+    if (int rc = take(pending, true))
+      return rc;
   auto runs = builder.reports();
   if (runs.empty())
-    return fail(std::filesystem::is_directory(path)
-                  ? fmt::format("{} is a directory; give the events file itself (the output of `run --json` or "
-                                "`query --json`, or a conversation's events.jsonl)",
-                                path)
-                  : fmt::format("{} holds no events", path));
+    return fail(fmt::format("{} holds no events", path));
   if (json)
     std::printf("%s\n", runs_report_json(runs).dump().c_str());
   else // its names are a log's: a repository's own events.jsonl may hold escapes

@@ -1,4 +1,5 @@
 #include "runtime/store/script.hpp"
+#include "runtime/store/named_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "config/bounded_read.hpp"
 #include "config/toml_depth.hpp"
 #include "config/toml_json.hpp"
 #include "messages/duration.hpp"
@@ -309,16 +311,20 @@ Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& n
                                fmt::join(names, ", "))};
 }
 
+// Far beyond any script a person writes; a larger one is refused, not read into memory.
+constexpr size_t kMaxScriptBytes = 16 << 20;
+
 Result<Script> load_script(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) // it opens, and reads as nothing
-    return Error{fmt::format("{}: is a directory; give a script file (a .toml with [[agents]])", path)};
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Error{fmt::format("{}: cannot read the script file: {}", path, std::strerror(errno))};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_script(ss.str(), path);
+  auto fd = open_named_file(path, "a script file (a .toml with [[agents]])");
+  if (!fd)
+    return Error{fd.error()};
+  auto read = read_bounded(fd->get(), kMaxScriptBytes);
+  if (read.error)
+    return Error{fmt::format("{}: cannot read the script file: {}", path, std::strerror(read.error))};
+  if (read.too_large)
+    return Error{fmt::format("{}: larger than {} MiB; a script is expected to be far smaller", path,
+                             kMaxScriptBytes >> 20)};
+  return parse_script(read.bytes, path);
 }
 
 } // namespace jp

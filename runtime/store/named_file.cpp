@@ -1,0 +1,27 @@
+#include "runtime/store/named_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+namespace jp {
+
+Result<UniqueFd> open_named_file(const std::string& path, const std::string& what) {
+  // O_NONBLOCK: opening a FIFO waits for a writer otherwise; cleared below.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (fd.get() < 0)
+    return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno))};
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0)
+    return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno))};
+  if (S_ISDIR(st.st_mode))
+    return Error{fmt::format("{}: is a directory; give {}", path, what)};
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    return Error{fmt::format("{}: is not a regular file (a device, a socket); give {}", path, what)};
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+} // namespace jp
