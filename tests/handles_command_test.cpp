@@ -4,6 +4,8 @@
 #define CAF_SUITE handles_command
 #include <caf/test/unit_test.hpp>
 
+#include <sstream>
+
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -212,6 +214,20 @@ name = "worker"
     held.push_back(h.find("agent")->as_string() + ":" + h.find("id")->as_string());
   std::sort(held.begin(), held.end());
   CAF_CHECK_EQUAL(held, (std::vector<std::string>{"main/w:bg", "main:bg", "main:w"}));
+  // The table names each one's agent, as --agent takes it.
+  auto table = cli_in(ws_path, "handles ls");
+  JP_REQUIRE_OK(table);
+  std::vector<std::string> agents; // of the rows of `bg`, from the AGENT column
+  std::istringstream lines(table.out);
+  size_t column = std::string::npos;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("ID "))
+      column = line.find("AGENT");
+    else if (line.starts_with("bg ") && column < line.size())
+      agents.push_back(line.substr(column, line.find(' ', column) - column));
+  }
+  std::sort(agents.begin(), agents.end());
+  CAF_CHECK_EQUAL(agents, (std::vector<std::string>{"main", "main/w"}));
   // The id two agents hold is refused without saying whose; with it, that one goes.
   auto which = cli_in(ws_path, "handles abort bg");
   CAF_CHECK_EQUAL(which.status, 1);

@@ -71,19 +71,21 @@ int list_live_handles(const Config& config, bool all, bool json) {
                 all ? "in any workspace" : fmt::format("in {} (--all: in every workspace)", config.workspace).c_str());
     return 0;
   }
-  std::printf("%-16s %-14s %-8s %-8s %-40s %s\n", "ID", "TOOL", "STATE", "ELAPSED", "HELD BY", "LAST LINE");
+  // The agent and the holder whole: they are what --agent and --continue take.
+  std::printf("%-16s %-14s %-8s %-8s %-16s %-48s %s\n", "ID", "TOOL", "STATE", "ELAPSED", "AGENT", "HELD BY",
+              "LAST LINE");
   for (auto& r : rows.as_array()) {
     auto* secs = r.find("elapsed_secs");
-    auto held = fmt::format("pid {} {} {} ({})", int_at(r, "pid"), text_at(r, "command"), text_at(r, "holder"),
-                            text_at(r, "agent"));
+    auto held = fmt::format("pid {} {} {}", int_at(r, "pid"), text_at(r, "command"), text_at(r, "holder"));
     // Its last line, else what it reports of itself (a foreach's counts; an MCP
     // call's progress message).
     auto shown = text_at(r, "last_line");
     if (shown.empty())
       shown = text_at(r, "progress");
-    std::printf("%-16s %-14s %-8s %-8s %-40s %s\n", text_at(r, "id").c_str(), text_at(r, "tool").c_str(),
+    std::printf("%-16s %-14s %-8s %-8s %-16s %-48s %s\n", text_at(r, "id").c_str(), text_at(r, "tool").c_str(),
                 text_at(r, "state").c_str(), duration_text(secs && secs->is_number() ? secs->as_number() * 1000 : 0).c_str(),
-                terminal_line(held, 40).c_str(), terminal_line(shown, 60).c_str());
+                terminal_line(text_at(r, "agent"), 64).c_str(), terminal_line(held, 80).c_str(),
+                terminal_line(shown, 60).c_str());
     if (all)
       std::printf("%-16s in %s\n", "", text_at(r, "workspace").c_str());
   }

@@ -547,8 +547,9 @@ int main(int argc, char** argv) {
   std::string abort_agent;
   handles_abort->add_option("id", abort_id, "The handle's id (as `handles ls` shows it)")->required();
   handles_abort->add_option("--pid", abort_pid, "The process holding it, when several hold that id");
-  handles_abort->add_option("--agent", abort_agent, "The agent holding it (as `handles ls` shows it: main, "
-                                                    "main/w1), when several agents of one process hold that id");
+  handles_abort->add_option("--agent", abort_agent, "The agent holding it, as `handles ls` shows it (a "
+                                                    "script's main, main/w1; a query's assistant, assistant/w), when "
+                                                    "several agents of one process hold that id");
   auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema; the tools of "
                                             "[mcp.servers.NAME] too (each server is started to be asked), as "
                                             "NAME__tool, and the servers that did not start, with why");
