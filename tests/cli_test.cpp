@@ -1067,6 +1067,10 @@ CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
                              JP_SOURCE_DIR);
   CAF_CHECK(answered_on_terminal({"--workspace", ws.path.string(), "--cfg", program, "call", "clean"},
                                  "Delete the build directory? [y/n]", "y\n", "deleted (pretend)"));
+  // An answer that is none of those offered is told so (it was read as a whole line).
+  CAF_CHECK(answered_on_terminal({"--workspace", ws.path.string(), "--cfg", program, "call", "clean"},
+                                 "Delete the build directory? [y/n]", "sure\n",
+                                 "not one of y, n; type one, then Enter"));
 }
 
 namespace {

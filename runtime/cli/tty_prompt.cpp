@@ -12,6 +12,8 @@ namespace jp {
 
 namespace {
 
+constexpr int kTries = 5; // answers read before a prompt gives up
+
 /// A line typed on the terminal; nullopt at its end or once `cancel_fd` is readable.
 std::optional<std::string> read_line(std::FILE* tty, int cancel_fd) {
   // The terminal is line-buffered (canonical mode): readable means a whole line.
@@ -34,6 +36,15 @@ std::optional<std::string> read_line(std::FILE* tty, int cancel_fd) {
   return line;
 }
 
+/// After an answer that is none of those offered: says so, and what a last one
+/// means when no more are read (`tries` made so far of `kTries`).
+void not_an_answer(std::FILE* tty, std::string_view offered, int tries, std::string_view given_up) {
+  if (tries + 1 < kTries)
+    fmt::print(tty, "not one of {}; type one, then Enter\n", offered);
+  else
+    fmt::print(tty, "not one of {}; {}\n", offered, given_up);
+}
+
 } // namespace
 
 std::optional<Json> tty_ask(const std::string& tool, const Question& q, int cancel_fd) {
@@ -47,7 +58,7 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
   auto text = terminal_safe(q.text);
   if (!q.pre_amble.empty())
     fmt::print(tty, "{}\n", terminal_safe(q.pre_amble));
-  for (int tries = 0; tries < 5 && !answer; ++tries) {
+  for (int tries = 0; tries < kTries && !answer; ++tries) {
     switch (q.answer_type.kind) {
       case answer_kind::boolean: fmt::print(tty, "[{}] {} [y/n] ", tool, text); break;
       case answer_kind::select:
@@ -77,6 +88,12 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
         break;
       case answer_kind::text: answer = Json(*line); break;
     }
+    if (!answer)
+      not_an_answer(tty,
+                    q.answer_type.kind == answer_kind::boolean
+                      ? "y, n"
+                      : terminal_safe(fmt::format("{}", fmt::join(q.answer_type.options, ", "))),
+                    tries, "the question goes unanswered");
   }
   std::fclose(tty);
   return answer;
@@ -88,8 +105,8 @@ std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const
     return std::nullopt;
   std::optional<PermissionReply> reply;
   fmt::print(tty, "[{}] wants to run with {}\n", tool, terminal_safe(args.dump()));
-  for (int tries = 0; tries < 5 && !reply; ++tries) {
-    fmt::print(tty, "Allow? [y]es / yes for this [t]urn / [n]o / no, and tell the assistant [w]hy: ");
+  for (int tries = 0; tries < kTries && !reply; ++tries) {
+    fmt::print(tty, "Allow? [y]es / yes for this [t]urn / [n]o / no, and tell the assistant [w]hy (then Enter): ");
     std::fflush(tty);
     auto line = read_line(tty, cancel_fd);
     if (!line)
@@ -107,6 +124,8 @@ std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const
       if (!why)
         break;
       reply = PermissionReply{permission_answer::no_with_reason, *why};
+    } else {
+      not_an_answer(tty, "y, t, n, w", tries, "not allowed");
     }
   }
   std::fclose(tty);
@@ -120,8 +139,9 @@ std::optional<InterruptChoice> tty_interrupt_menu(interrupted_while what, int ca
   std::optional<InterruptChoice> choice;
   fmt::print(tty, "\n\njp-actors: interrupted while {}.\n",
              what == interrupted_while::streaming ? "the assistant answers" : "tools run");
-  for (int tries = 0; tries < 5 && !choice; ++tries) {
-    fmt::print(tty, "[s]top the turn / [c]ontinue / [r]eply to the assistant (Ctrl-C again aborts everything): ");
+  for (int tries = 0; tries < kTries && !choice; ++tries) {
+    fmt::print(tty, "[s]top the turn / [c]ontinue / [r]eply to the assistant, then Enter (Ctrl-C again aborts "
+                    "everything): ");
     std::fflush(tty);
     auto line = read_line(tty, cancel_fd);
     if (!line)
@@ -137,6 +157,8 @@ std::optional<InterruptChoice> tty_interrupt_menu(interrupted_while what, int ca
       if (!text)
         break;
       choice = InterruptChoice{InterruptChoice::action::reply, *text};
+    } else {
+      not_an_answer(tty, "s, c, r", tries, "the turn stops");
     }
   }
   if (choice)
