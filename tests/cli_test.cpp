@@ -1276,7 +1276,7 @@ CAF_TEST(on a terminal permission is asked: yes for this turn and no with a reas
   if (asked) {
     CAF_REQUIRE_EQUAL(::write(master, "t\n", 2), 2); // yes, for this turn
     CAF_CHECK(read_until(master, seen, "[holder] wants to run"));
-    CAF_CHECK(read_until(master, seen, "[w]hy: "));
+    CAF_CHECK(read_until(master, seen, "[w]hy (then Enter): "));
     CAF_REQUIRE_EQUAL(::write(master, "w\n", 2), 2);
     CAF_CHECK(read_until(master, seen, "Why (the assistant reads this): "));
     CAF_REQUIRE_EQUAL(::write(master, "not now\n", 8), 8);

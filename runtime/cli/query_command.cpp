@@ -5,6 +5,7 @@
 #include "actors/provider_subagents.hpp"
 
 #include <atomic>
+#include <csignal>
 #include <caf/all.hpp>
 #include <chrono>
 #include <csignal>
@@ -216,6 +217,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
                                         ControlHolder{"query", config->workspace, "conversation " + *id},
                                         config->runtime.abort_grace_secs + 20);
   std::string error;
+  bool interrupted = false;
   {
     // SIGTERM or SIGHUP ends the turn at once, as in `run`: no request is made with
     // the results of the tools the signal ended.
@@ -223,15 +225,21 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
     InterruptWatch watch(loop, ctx.prompts != nullptr);
     caf::scoped_actor self{sys};
     self->request(loop, caf::infinite, run_atom::value, *prompt)
-      // As run_script: an interrupted turn exits as a completed one, unless it failed too.
-      .receive([&](TurnResult& t) { error = std::move(t.error); }, [&](caf::error& e) { error = error_text(e); });
+      .receive(
+        [&](TurnResult& t) {
+          error = std::move(t.error);
+          interrupted = t.outcome == turn_outcome::interrupted;
+        },
+        [&](caf::error& e) { error = error_text(e); });
   }
   if (options.json)
     log->run_end(1, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
                  live_handle_group_count());
   if (!error.empty())
     return fail(error);
-  return 0;
+  // A turn the user ended (Ctrl-C, the menu's stop) exits as an interrupted command
+  // does, for a script to tell; its answer so far is stored all the same.
+  return interrupted ? 128 + SIGINT : 0;
 }
 
 int list_conversations(const Config& config) {
