@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -43,6 +44,8 @@ public:
     if (comment_) {
       comment_ = c != '\n';
       word_start_ = !comment_;
+      if (!comment_) // the line's end ends the command too
+        end_command(stack_.back());
       return;
     }
     if (escaped_) {
@@ -103,7 +106,7 @@ public:
   }
 
   // The quoting of a placeholder that starts here, or why it cannot be passed safely.
-  Result<bool> placeholder_double_quoted() const {
+  Result<bool> placeholder_double_quoted() {
     if (escaped_ || after_.dollar)
       return Error{"a placeholder right after `\\` or `$` cannot be passed safely; put a "
                    "space or quote before it"};
@@ -143,10 +146,12 @@ public:
                      "be evaluated as code by bash: unset, printf -v, read and declare evaluate a "
                      "subscript, quoted or not; make the placeholder a word of its own (a `[` "
                      "starting a word or after `=` or a blank is fine)"};
-    if (!positional_.empty())
-      return Error{std::string(positional_)};
-    if (auto why = name_operand(); !why.empty())
+    auto assigned = assignment::none;
+    if (auto why = context_error(assigned); !why.empty())
       return Error{std::string(why)};
+    last_assigned_ = assigned != assignment::none;
+    assigned_plain_ = assigned_plain_ || assigned == assignment::plain;
+    assigned_declared_ = assigned_declared_ || assigned == assignment::declared;
     if (backtick_backslash_)
       return Error{"a placeholder inside `...` after a `\\` cannot be passed safely (bash strips "
                    "backslashes there before reading the command); use $(...) instead"};
@@ -161,6 +166,15 @@ public:
         return false;
     }
   }
+
+  // Whether a placeholder was an assigned value, and the template gives a variable
+  // attributes anywhere (the loop of a script may come back to the assignment):
+  // bash evaluates what is assigned to an integer or a name reference, and declare
+  // reads a value assigned to an array as a compound assignment's.
+  bool assigned_value_may_be_evaluated() const {
+    return ((assigned_plain_ || assigned_declared_) && integers_) || (assigned_declared_ && arrays_);
+  }
+  bool last_assigned() const { return last_assigned_; }
 
   void after_placeholder() {
     after_ = {};
@@ -180,12 +194,16 @@ private:
     bool close_bracket = false; // a "]" inside [[ ]]
     int less = 0;               // the count of "<" ending here: 2 is a here-document
     bool redirect = false;      // a "<" or ">"
+    bool amp = false;           // an "&" not part of a redirection
   };
 
+  enum class assignment { none, plain, declared };
+
   struct Word {
-    std::string text;
-    bool assignment = false;  // NAME=...
+    std::string text;         // its first characters (kMaxWordText), quotes aside
+    bool assignment = false;  // NAME=... or NAME+=...
     bool placeholder = false; // holds a placeholder: any value, an option too
+    bool plain = false;       // written out: no quotes, escapes, expansions, braces or globs
   };
 
   struct Frame {
@@ -198,14 +216,28 @@ private:
     bool compound = false; // it holds "=(", as in declare "a=([i]=x)"
     bool bracket = false;  // it holds a "[" bash may read as a subscript's
     bool assigns = false;  // it is NAME= so far: what follows is a value
-    bool name_so_far = true; // letters, digits and '_' alone so far (quotes aside)
+    bool name_so_far = true; // letters, digits and '_' alone so far, unquoted
+    bool plus = false;       // a '+' after the name: NAME+= follows, or no name
+    bool plain = true;       // no quote, escape, expansion, brace or glob so far
     bool has_placeholder = false;
-    // The simple command being read here: its words so far (within-limits: the first
-    // 16 characters of each, the first 32 words), and whether the next word is a
-    // redirection's target (a file, no argument).
+    // The simple command being read here: its words so far (their first characters;
+    // past kMaxWords, `too_many`), and whether the next word is a redirection's
+    // target (a file, no argument).
     std::vector<Word> words;
+    bool too_many = false;
     bool redirect = false;
+    bool herestring = false; // the redirection is a here-string (<<<): its word is input
+    // Function definitions: a "(" with only blanks after it so far (name( ) {...}),
+    // a definition whose body is to come, the { } groups open at command position,
+    // and the depth of the group that is a function's body (0: none open).
+    bool empty_parens = false;
+    bool function_pending = false;
+    int groups = 0;
+    int body = 0;
   };
+
+  static constexpr size_t kMaxWords = 256;
+  static constexpr size_t kMaxWordText = 24;
 
   static constexpr std::string_view heredoc_error =
     "a placeholder after a here-document (<<) cannot be passed safely (the scan does not "
@@ -221,11 +253,34 @@ private:
     "a positional parameter (\"${1}\"), which they change; assign the values to variables before it "
     "(v={{tool.arguments.NAME}}) and use those";
 
+  static constexpr std::string_view body_error =
+    "a placeholder inside a function's body cannot be passed safely: a placeholder becomes a positional "
+    "parameter (\"${1}\"), and there those are the function's own arguments; assign the values to "
+    "variables before the definition (v={{tool.arguments.NAME}}) and use those";
+
   static constexpr std::string_view name_operand_error =
-    "a placeholder as an argument of read, mapfile, unset, getopts, let, eval, trap, declare, local, "
-    "export (but as the value in NAME=value), printf -v, test -v or wait -p cannot be passed safely: "
-    "these take a variable's name (or code), and bash evaluates a name's subscript, as in a[$(id)], as "
-    "code; assign the value to a variable first (v={{tool.arguments.NAME}}) and pass \"$v\"";
+    "a placeholder as an argument of a bash builtin that takes a variable's name or code (read, mapfile, "
+    "unset, getopts, let, eval, trap, source, declare, local, export but as the value in NAME=value, "
+    "printf -v, test -v, wait -p and the like) cannot be passed safely: bash evaluates a name's subscript, "
+    "as in a[$(id)], as code; pass it to a program, or echo, printf, test, cd; an assigned value "
+    "(v={{tool.arguments.NAME}}) is one too";
+
+  static constexpr std::string_view command_name_error =
+    "a placeholder as a command's name cannot be passed safely (a value such as `eval` would run the "
+    "next as code); write the program's name out";
+
+  static constexpr std::string_view unknown_command_error =
+    "a placeholder as an argument of a command whose name is not written out (quoted, escaped, an "
+    "expansion, braces) cannot be passed safely: the scan cannot tell which command takes it; write "
+    "the command's name as a plain word";
+
+  static constexpr std::string_view long_command_error =
+    "a placeholder in a command of more than 256 words cannot be passed safely (the scan does not "
+    "follow it); split the command";
+
+  static constexpr std::string_view evaluated_variable_error =
+    "a placeholder assigned to PS0-PS4, PROMPT_COMMAND, BASH_ENV, ENV, SHELLOPTS, BASHOPTS or "
+    "BASH_XTRACEFD cannot be passed safely: bash expands or runs what those hold";
 
   static constexpr std::string_view compound_error =
     "a placeholder after `(`, `;`, `&`, `|`, `<` or `>` inside name=( ... ) cannot be passed "
@@ -250,13 +305,28 @@ private:
       w.bracket = true;
     if (c == '(' && w.last == '=')
       w.compound = true;
-    if (c == '=' && w.name_so_far && w.last != 0)
+    if (c == '=' && w.name_so_far && w.last != 0 && !w.assigns)
       w.assigns = true;
     bool name_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    w.name_so_far = w.name_so_far && name_char;
+    if (!w.assigns) {
+      bool plus = c == '+' && w.name_so_far && w.last != 0 && !w.plus; // NAME+=
+      w.name_so_far = w.name_so_far && (name_char || plus || (c == '=' && w.last != 0)) && !(w.plus && c != '=');
+      w.plus = plus;
+    }
+    bool plain_char = name_char || c == '.' || c == '/' || c == '-' || c == '+' || c == ':' || c == ',' ||
+                      c == '@' || c == '%' || c == '=' || c == '^' || (c == '[' && w.last == 0); // `[`
+    w.plain = w.plain && plain_char;
     w.last = c;
-    if (w.text.size() < 16)
+    if (w.text.size() < kMaxWordText)
       w.text += c;
+  }
+
+  // What makes the current word not written out: a quote, an escape, an expansion.
+  void not_plain() {
+    auto& w = word_frame();
+    w.plain = false;
+    if (!w.assigns)
+      w.name_so_far = false; // "X"=1 assigns nothing: a quoted name is no name
   }
 
   // At a word's end, outside quotes.
@@ -267,25 +337,32 @@ private:
       unsure_ = "a placeholder after `case` inside $(...) cannot be passed safely (the scan "
                 "does not match its patterns' `)`); write the case outside $(...) or put the "
                 "placeholder before it";
-    bool empty = f.last == 0 && !f.has_placeholder;
+    bool empty = f.last == 0 && !f.has_placeholder && f.plain;
     if (!empty && std::exchange(f.redirect, false)) {
       // A redirection's file: no word of the command.
+      f.herestring = false;
     } else if (!empty) {
-      if (f.words.size() < 32)
-        f.words.push_back({f.text, f.assigns, f.has_placeholder});
-      note_positional_change(f);
+      if (f.words.size() < kMaxWords)
+        f.words.push_back({f.text, f.assigns, f.has_placeholder, f.plain && !f.has_placeholder});
+      else
+        f.too_many = true;
+      note_command_word(f);
     }
+    clear_word(f);
+  }
+
+  static void clear_word(Frame& f) {
     f.text.clear();
     f.last = 0;
-    f.compound = f.bracket = f.assigns = f.has_placeholder = false;
-    f.name_so_far = true;
+    f.compound = f.bracket = f.assigns = f.has_placeholder = f.plus = false;
+    f.name_so_far = f.plain = true;
   }
 
   // At a command's end (`;`, `&`, `|`, a line's end, a subshell's parentheses).
   void end_command(Frame& f) {
     end_word(f);
     f.words.clear();
-    f.redirect = false;
+    f.too_many = f.redirect = f.herestring = false;
   }
 
   // Where a simple command's name is among its words: after reserved words,
@@ -295,28 +372,63 @@ private:
     size_t i = 0;
     for (; i < words.size(); ++i) {
       auto& w = words[i].text;
-      bool prefix = w == "!" || w == "{" || w == "if" || w == "then" || w == "else" || w == "elif" || w == "do" ||
-                    w == "while" || w == "until" || w == "time" || w == "command" || w == "builtin";
+      bool prefix = w == "!" || w == "{" || w == "}" || w == "if" || w == "then" || w == "else" || w == "elif" ||
+                    w == "fi" || w == "do" || w == "done" || w == "esac" || w == "while" || w == "until" ||
+                    w == "time" || w == "command" || w == "builtin" || w == "exec" || w == "coproc";
+      auto& before = i > 0 ? words[i - 1].text : w;
       bool prefix_option = i > 0 && !w.empty() && w[0] == '-' &&
-                           (words[i - 1].text == "command" || words[i - 1].text == "time");
+                           (before == "command" || before == "time" || before == "builtin" || before == "exec");
       if (!prefix && !prefix_option && !words[i].assignment)
         break;
     }
     return i;
   }
 
-  // A placeholder is a positional parameter ("${1}"): a function's body has its own,
-  // and `set` with arguments and `shift` change them.
-  void note_positional_change(const Frame& f) {
-    if (!positional_.empty())
-      return;
+  static bool declares(std::string_view name) {
+    return name == "declare" || name == "typeset" || name == "local" || name == "readonly" || name == "export";
+  }
+
+  // A word of a command, just ended: { } groups and function bodies, what changes
+  // the positional parameters, what gives variables attributes.
+  void note_command_word(Frame& f) {
+    auto& word = f.words.back();
     auto at = command_at(f.words);
+    bool first = at + 1 == f.words.size() ||
+                 (at == f.words.size() && f.words.size() >= 1 && (word.text == "{" || word.text == "}"));
+    // A group at command position: `{` among the prefixes, `}` at a command's start.
+    if (word.text == "{" && at == f.words.size()) {
+      ++f.groups;
+      if (std::exchange(f.function_pending, false))
+        f.body = f.groups;
+    } else if (word.text == "}" && f.words.size() == 1 && f.groups > 0) {
+      if (f.body == f.groups)
+        f.body = 0;
+      --f.groups;
+    } else if (f.function_pending && first) {
+      // A body other than { ... }: not followed; every placeholder after is refused.
+      f.function_pending = false;
+      if (positional_.empty())
+        positional_ = function_error;
+    }
     if (at >= f.words.size())
       return;
     auto& name = f.words[at].text;
-    if (name == "function" && at + 1 == f.words.size()) {
-      positional_ = function_error;
-    } else if (name == "shift" && at + 1 == f.words.size()) {
+    bool option = declares(name) && at + 1 < f.words.size() && (word.text[0] == '-' || word.text[0] == '+');
+    if (option && word.text.find_first_of("in") != std::string::npos)
+      integers_ = true; // an integer, a name reference
+    if (option && word.text.find_first_of("aA") != std::string::npos)
+      arrays_ = true;
+    if ((name == "read" && at + 1 < f.words.size() && word.text.starts_with("-") &&
+         word.text.find('a') != std::string::npos) ||
+        ((name == "mapfile" || name == "readarray") && first))
+      arrays_ = true;
+    if (name == "function" && at + 1 == f.words.size())
+      f.function_pending = true;
+    // A placeholder is a positional parameter ("${1}"): `set` with arguments and
+    // `shift` change them (in a function's body, the function's own).
+    if (!positional_.empty() || f.body > 0)
+      return;
+    if (name == "shift" && at + 1 == f.words.size()) {
       positional_ = set_error;
     } else if (name == "set" && at + 1 < f.words.size()) {
       // set -e, set -o pipefail keep them; set -- x, set x replace them.
@@ -330,53 +442,118 @@ private:
     }
   }
 
-  // Why a placeholder starting here would be a variable's name to the command it is
-  // an argument of (bash evaluates a name's subscript, a[$(id)], as code), if it
-  // may be.
-  std::string_view name_operand() const {
+  static bool is_builtin_or_keyword(std::string_view name) {
+    static constexpr std::string_view names[] = {
+      ".",       ":",       "[",        "alias",   "bg",      "bind",     "break",   "builtin", "caller",
+      "cd",      "command", "compgen",  "complete", "compopt", "continue", "declare", "dirs",    "disown",
+      "echo",    "enable",  "eval",     "exec",    "exit",    "export",   "false",   "fc",      "fg",
+      "getopts", "hash",    "help",     "history", "jobs",    "kill",     "let",     "local",   "logout",
+      "mapfile", "popd",    "printf",   "pushd",   "pwd",     "read",     "readarray", "readonly", "return",
+      "set",     "shift",   "shopt",    "source",  "suspend", "test",     "times",   "trap",    "true",
+      "type",    "typeset", "ulimit",   "umask",   "unalias", "unset",    "wait",    "!",       "[[",
+      "]]",      "case",    "coproc",   "do",      "done",    "elif",     "else",    "esac",    "fi",
+      "for",     "function", "if",      "in",      "select",  "then",     "time",    "until",   "while",
+      "{",       "}"};
+    return std::find(std::begin(names), std::end(names), name) != std::end(names);
+  }
+
+  static bool evaluated_variable(std::string_view assignment) {
+    auto name = assignment.substr(0, assignment.find_first_of("+="));
+    for (std::string_view v : {"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV", "SHELLOPTS",
+                               "BASHOPTS", "BASH_XTRACEFD"})
+      if (name == v)
+        return true;
+    return false;
+  }
+
+  // Why bash may take a placeholder starting here for something else than a value:
+  // a variable's name, code, a command; "" when it is a value. Allowed: an argument
+  // of a program (a command written out that is no bash builtin), of echo, printf,
+  // test, cd and the like (printf -v and test -v aside), an assigned value, a
+  // redirection's file. `assigned`: what assigned value it is (attributes given
+  // anywhere in the template may make it evaluated: checked at the end).
+  std::string_view context_error(assignment& assigned) const {
+    assigned = assignment::none;
     auto i = stack_.size() - 1;
     while (is_quotes(stack_[i].kind))
       --i;
     auto& f = stack_[i];
-    if (f.redirect)
+    if (f.body > 0 || f.function_pending)
+      return body_error;
+    if (f.kind == frame::compound) { // name=( ... )'s element (a [i]= is refused before)
+      assigned = assignment::plain;
       return {};
+    }
+    if (!positional_.empty())
+      return positional_;
+    if (f.too_many)
+      return long_command_error;
     auto at = command_at(f.words);
-    if (at >= f.words.size())
+    if (at == f.words.size()) {
+      // No command yet: a redirection's file, an assignment's value, or the name.
+      if (f.redirect)
+        return {};
+      if (f.assigns) {
+        assigned = assignment::plain;
+        return evaluated_variable(f.text) ? evaluated_variable_error : std::string_view();
+      }
+      return command_name_error;
+    }
+    auto& command = f.words[at];
+    auto& name = command.text;
+    // A word matched (case WORD in), or iterated over (for NAME in WORDS).
+    if (command.plain && (name == "case" || name == "for" || name == "select"))
       return {};
-    auto& name = f.words[at].text;
+    if (!command.plain)
+      return unknown_command_error;
+    // read's and mapfile's input becomes a variable's value: a file's name is
+    // none, a here-string's word is (evaluated where the variable is an integer).
+    if (name == "read" || name == "mapfile" || name == "readarray") {
+      if (!f.redirect)
+        return name_operand_error;
+      if (f.herestring)
+        assigned = assignment::plain;
+      return {};
+    }
+    if (f.redirect || !is_builtin_or_keyword(name))
+      return {};
     std::span<const Word> args(f.words.begin() + static_cast<std::ptrdiff_t>(at) + 1, f.words.end());
     auto has = [&](auto pred) { return std::any_of(args.begin(), args.end(), pred); };
     bool after_placeholder = !args.empty() && args.back().placeholder;
-    if (name == "read" || name == "mapfile" || name == "readarray" || name == "unset" || name == "getopts" ||
-        name == "let" || name == "eval" || name == "trap")
-      return name_operand_error;
-    if (name == "declare" || name == "typeset" || name == "local" || name == "readonly" || name == "export") {
-      // A value assigned (export X={{v}}) is a value, unless an option (-i, -n, or
-      // a placeholder, which may be one) makes it evaluated or a name.
+    for (std::string_view safe : {"echo", ":", "true", "false", "cd", "pushd", "popd", "pwd", "dirs", "exit",
+                                  "return", "kill", "umask", "ulimit", "type", "times"})
+      if (name == safe)
+        return {};
+    if (declares(name)) {
+      // A value assigned (export X={{v}}) is a value, unless an option (-i, -n, -a,
+      // or a placeholder, which may be one) makes it evaluated or a name.
       bool evaluating = has([](const Word& w) {
-        return w.placeholder ||
-               ((w.text[0] == '-' || w.text[0] == '+') && w.text.find_first_of("in") != std::string::npos);
+        return (w.placeholder && !w.assignment) ||
+               ((w.text[0] == '-' || w.text[0] == '+') && w.text.find_first_of("inaA") != std::string::npos);
       });
-      return f.assigns && !evaluating ? std::string_view() : name_operand_error;
+      if (!f.assigns || evaluating)
+        return name_operand_error;
+      assigned = assignment::declared;
+      return evaluated_variable(f.text) ? evaluated_variable_error : std::string_view();
     }
     if (name == "printf") {
       // printf -v NAME; or a first argument that may be "-v".
       bool options_only = std::all_of(args.begin(), args.end(), [](const Word& w) {
         return w.placeholder || (w.text[0] == '-' && w.text != "--");
       });
-      if (has([](const Word& w) { return w.text.starts_with("-v"); }) || f.text.starts_with("-v") ||
-          (after_placeholder && options_only))
-        return name_operand_error;
+      bool v = has([](const Word& w) { return w.text.starts_with("-v"); }) || f.text.starts_with("-v");
+      return v || (after_placeholder && options_only) ? name_operand_error : std::string_view();
     }
     if (name == "test" || name == "[") {
       // test -v NAME, test -R NAME; or after a placeholder, which may be "-v".
-      auto& before = args.empty() ? f.words[at].text : args.back().text;
-      if (before == "-v" || before == "-R" || after_placeholder)
-        return name_operand_error;
+      auto& before = args.empty() ? name : args.back().text;
+      return before == "-v" || before == "-R" || after_placeholder ? name_operand_error : std::string_view();
     }
-    if (name == "wait" && has([](const Word& w) { return w.placeholder || (w.text[0] == '-' && w.text.find('p') != std::string::npos); }))
-      return name_operand_error;
-    return {};
+    if (name == "wait" && !has([](const Word& w) {
+          return w.placeholder || (w.text[0] == '-' && w.text.find('p') != std::string::npos);
+        }))
+      return {};
+    return name_operand_error;
   }
 
   void escape(const After& prev, bool starts_word = false) {
@@ -400,6 +577,11 @@ private:
     bool starts_word = word_start_;
     word_start_ = false;
     auto kind = top();
+    // A lone `&` (or `&&`) ended the command; `&>` is a redirection.
+    if (prev.amp && c != '>')
+      end_command(stack_.back());
+    if (c != ' ' && c != '\t' && c != '\n' && c != ')')
+      stack_.back().empty_parens = false;
     // Bash reads no here-document or comment inside arithmetic or ${...}; in name[...]
     // and [[ ]] it may (as an argument), so those count.
     bool code_like = kind != frame::arithmetic && kind != frame::bracket_arithmetic && kind != frame::parameter;
@@ -429,15 +611,19 @@ private:
         word_char(c);
         break;
       case '\\':
+        not_plain();
         escape(prev, starts_word);
         break;
       case '\'':
+        not_plain();
         stack_.push_back({prev.dollar ? frame::ansi_c : frame::single_quotes});
         break;
       case '"':
+        not_plain();
         stack_.push_back({frame::double_quotes});
         break;
       case '`':
+        not_plain();
         open_backtick();
         break;
       case '(':
@@ -451,21 +637,37 @@ private:
         } else if (stack_.back().last == '=' &&
                    (kind == frame::code || kind == frame::substitution || kind == frame::backtick)) {
           stack_.push_back({frame::compound}); // name=( ... )
+          arrays_ = true;
+        } else if (prev.redirect && kind != frame::compound) {
+          // <( ... ), >( ... ): a file's name, an argument of the command around it,
+          // whose own command is read as $( ... )'s.
+          auto& outer = stack_.back();
+          outer.redirect = false;
+          not_plain();
+          outer.last = '(';
+          open_substitution();
+          after_.opened = false;
         } else {
           if (kind == frame::compound)
             unsure_ = compound_error;
+          // name( ) {: a function's definition, once only blanks come before ")".
+          auto& words = stack_.back().words;
+          bool named = stack_.back().last != 0 ||
+                       (!words.empty() && words.back().plain && command_at(words) + 1 == words.size());
           ++stack_.back().parens;
           end_command(stack_.back());
+          stack_.back().empty_parens = named;
           after_.paren = true;
         }
         word_start_ = true;
         break;
       case ')':
         if (stack_.back().parens > 0) {
-          --stack_.back().parens;
-          if (prev.paren && positional_.empty()) // name(): a function's definition
-            positional_ = function_error;
-          end_command(stack_.back());
+          auto& f = stack_.back();
+          --f.parens;
+          if (std::exchange(f.empty_parens, false)) // name( ): a function's definition, its body next
+            f.function_pending = true;
+          end_command(f);
         } else if (kind == frame::substitution || kind == frame::arithmetic || kind == frame::compound) {
           // The word goes on after $(...), $((...)) and a=(...): a "#" next starts no
           // comment. After the "))" of a (( )) command it does.
@@ -480,6 +682,8 @@ private:
           // the ")" may end a $(...) this scan stays in.
           unsure_ = "a placeholder after a `)` inside [[ ]] or name[...] cannot be passed safely "
                     "(bash reads it differently in a command's arguments); write it in quotes";
+        } else if (kind == frame::code) {
+          end_command(stack_.back()); // a case pattern's end: a command starts
         }
         word_start_ = true;
         break;
@@ -497,6 +701,7 @@ private:
       case '$':
         after_.dollar = true;
         word_char(c);
+        not_plain();
         break;
       case '#':
         // No comment inside arithmetic or ${...}; inside name[...] bash reads one only
@@ -518,9 +723,22 @@ private:
         if (kind == frame::compound)
           unsure_ = compound_error;
         after_.redirect = c == '<' || c == '>';
-        if (c == '<' || c == '>' || (c == '&' && prev.redirect)) { // 2>&1: still the redirection
-          end_word(stack_.back());
+        if (c == '<' || c == '>') {
+          // 2>file, {fd}>file: the word before is the redirection's fd, no argument.
+          auto& f = stack_.back();
+          bool fd = !f.text.empty() && f.plain && !f.has_placeholder &&
+                    f.text.find_first_not_of("0123456789") == std::string::npos;
+          bool named_fd = f.text.size() > 2 && f.text.front() == '{' && f.text.back() == '}';
+          if (fd || named_fd)
+            clear_word(f);
+          end_word(f);
+          f.redirect = true;
+          f.herestring = c == '<' && after_.less == 3;
+        } else if (prev.redirect && (c == '&' || c == '|')) { // 2>&1, >|: still the redirection
           stack_.back().redirect = true;
+        } else if (c == '&') {
+          end_word(stack_.back()); // the command ends, unless `>` follows (&>)
+          after_.amp = true;
         } else {
           end_command(stack_.back());
         }
@@ -552,6 +770,11 @@ private:
   bool backtick_backslash_ = false; // it holds a `\`
   std::string_view unsure_;       // why no later placeholder can be passed: the scan may be lost
   std::string_view positional_;   // why no later one can: the positional parameters may have changed
+  bool integers_ = false;         // a variable is made an integer or a name reference (declare -i, -n)
+  bool arrays_ = false;           // or an array (declare -a, -A, read -a, mapfile, name=( ))
+  bool assigned_plain_ = false;   // a placeholder was the value of an assignment, or an array's element
+  bool assigned_declared_ = false; // of declare, local, export's NAME=value
+  bool last_assigned_ = false;    // the last one was
 };
 
 } // namespace
@@ -564,6 +787,7 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
                                                       const std::vector<std::string>& args) {
   std::vector<ShellSegment> out;
   ShellLexer lexer;
+  std::optional<size_t> first_assigned; // the element of the first assigned placeholder
   for (size_t element = 0; element <= args.size(); ++element) {
     std::string_view text = element == 0 ? program : std::string_view(args[element - 1]);
     if (element > 0) {
@@ -587,11 +811,20 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
         return Error{fmt::format("{}: {} (in `{}`)", shell_element_key(element), quoted.error(),
                                  text.substr(p.offset, p.length))};
       out.push_back({element, p.expression, true, *quoted});
+      if (lexer.last_assigned() && !first_assigned)
+        first_assigned = element;
       lexer.after_placeholder();
       pos = p.offset + p.length;
     }
     read_plain(text.substr(pos));
   }
+  if (lexer.assigned_value_may_be_evaluated())
+    return Error{fmt::format("{}: a placeholder assigned to a variable cannot be passed safely where the "
+                             "template gives variables attributes (declare -i, -n, -a, -A, read -a, "
+                             "mapfile, name=( ... )): bash evaluates a value assigned to an integer, a name "
+                             "reference or an array element (a[$(id)] runs); pass the value to a command "
+                             "instead",
+                             shell_element_key(first_assigned.value_or(0)))};
   return out;
 }
 

@@ -7,10 +7,14 @@
 // is refused -- when the config loads, naming the key. So is one where bash evaluates
 // a parameter's value as code: (( )), $(( )), $[ ], ${...}, [[ ]] and array subscripts,
 // name[...] and a word with a `[` after a name or an expansion ("a[$1]", which unset,
-// printf -v, read and declare evaluate, quoted or not) or in name=( ... ); and one
-// those builtins may take as a name (`read {{x}}`, `printf -v {{x}}`, `export {{x}}`
-// but not `export X={{x}}`), or that follows a function's definition, `shift` or
-// `set` with arguments (which make "${N}" another value).
+// printf -v, read and declare evaluate, quoted or not) or in name=( ... ). And beyond
+// quoting, a placeholder must be where bash takes it as a value: an argument of a
+// program (a command written out that is no bash builtin) or of a builtin that takes
+// values alone (echo, printf and test but -v, cd, ...), an assigned value (unless the
+// template gives variables attributes: an integer's value is evaluated), a
+// redirection's file; not a builtin's that takes a name or code (read, declare,
+// eval, ...), a command's name, in a function's body, or after `shift` or `set` with
+// arguments (which make "${N}" another value).
 //
 // The scan knows quotes, backslashes and line continuations, comments, $(...),
 // backticks, (( )), ${...} and [[ ]]; not here-documents, case patterns inside $(...)
