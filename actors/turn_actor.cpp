@@ -546,7 +546,7 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
       // The tool's own parameters: the arguments minus the protocol's (action, id, wait_ms, ...).
       auto parsed = Json::parse(cmd->args_json);
       Json params = parsed ? std::move(*parsed) : Json::object();
-      Status valid = validate_arguments(tool, params);
+      Status valid = validate_arguments(tool, params, call_form::spawn);
       bool agent = tool.source == "builtin" && (tool.name == agent_tool_name || tool.name == foreach_tool_name);
       Result<LaunchSpec> spec = !valid ? Result<LaunchSpec>(Error{valid.error})
                                 : agent ? make_agent_launch_spec(*st.ctx.config, tool, params, st.ctx.depth, true)

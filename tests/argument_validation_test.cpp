@@ -83,8 +83,13 @@ CAF_TEST(enum values are checked) {
 }
 
 CAF_TEST(unknown keys are rejected naming the allowed ones) {
+  // A one-shot call's (not the spawn-only `tty`), a spawn's with its own keys.
   CAF_CHECK_EQUAL(error_of(tool("shell"), R"({"command":"ls","cmd":"x"})"),
-                  "shell: unknown parameter `cmd` (allowed: `command`, `cwd`, `env`, `tty`)");
+                  "shell: unknown parameter `cmd` (allowed: `command`, `cwd`, `env`)");
+  auto spawned = validate_arguments(tool("shell"), *Json::parse(R"({"command":"ls","input":"x"})"), call_form::spawn);
+  CAF_CHECK_EQUAL(spawned.error, "shell: unknown parameter `input` (allowed: `command`, `cwd`, `env`, `tty`, "
+                                 "`action`, `id`, `wait_ms`, `screen`, `rows`, `cols`) (`input` is for action "
+                                 "`apply`, on a handle)");
   ToolConfig none;
   none.name = "none";
   CAF_CHECK_EQUAL(error_of(none, R"({"x":1})"),

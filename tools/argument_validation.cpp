@@ -111,7 +111,7 @@ Status refuse_spawn_only(const ToolConfig& tool, const Json& args) {
   return Status::success();
 }
 
-Status refuse_unknown_keys(const ToolConfig& tool, const Json& args) {
+Status refuse_unknown_keys(const ToolConfig& tool, const Json& args, call_form form) {
   for (auto& field : args.as_object()) {
     auto& key = field.first; // a name, not a binding: clang before 16 captures no bindings
     bool known = std::any_of(tool.parameters.begin(), tool.parameters.end(),
@@ -120,19 +120,29 @@ Status refuse_unknown_keys(const ToolConfig& tool, const Json& args) {
       continue;
     std::vector<std::string> declared;
     for (auto& p : tool.parameters)
-      declared.push_back(p.name);
-    return Status::fail(fmt::format("{}: unknown parameter `{}` ({})", tool.name, cut_text(key),
+      if (form == call_form::spawn || !p.spawn_only)
+        declared.push_back(p.name);
+    if (form == call_form::spawn) {
+      declared.insert(declared.end(), {"action", "id", "wait_ms"});
+      bool terminal = tool.io == io_mode::pty || std::any_of(tool.parameters.begin(), tool.parameters.end(),
+                                                             [](const ParameterConfig& p) { return p.spawn_only; });
+      if (terminal)
+        declared.insert(declared.end(), {"screen", "rows", "cols"});
+    }
+    auto note = key == "input" ? std::string(" (`input` is for action `apply`, on a handle)") : std::string();
+    return Status::fail(fmt::format("{}: unknown parameter `{}` ({}){}", tool.name, cut_text(key),
                                     declared.empty() ? std::string("the tool takes no parameters")
-                                                     : fmt::format("allowed: {}", join_names(declared))));
+                                                     : fmt::format("allowed: {}", join_names(declared)),
+                                    note));
   }
   return Status::success();
 }
 
-Status validate_arguments(const ToolConfig& tool, const Json& args) {
+Status validate_arguments(const ToolConfig& tool, const Json& args, call_form form) {
   if (!args.is_object())
     return Status::fail(fmt::format("{}: arguments must be an object, got {}", tool.name,
                                     args.described()));
-  if (auto known = refuse_unknown_keys(tool, args); !known)
+  if (auto known = refuse_unknown_keys(tool, args, form); !known)
     return known;
 
   // A null counts as absent: models often spell "not given" as null.

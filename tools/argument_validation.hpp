@@ -16,7 +16,10 @@ namespace jp {
 /// enum; unknown keys rejected naming the allowed ones; one_of_required honoured.
 /// Messages name the tool and the parameter, e.g.
 /// "shell: parameter `command` is required" / "shell: `cwd` must be a string, got integer".
-Status validate_arguments(const ToolConfig& tool, const Json& args);
+/// `form`: what the refusal of an unknown key lists as allowed (a spawn's own keys
+/// too; a one-shot call's, not the spawn-only ones).
+enum class call_form { oneshot, spawn };
+Status validate_arguments(const ToolConfig& tool, const Json& args, call_form form = call_form::oneshot);
 
 /// A call without `action`: a spawn-only parameter given (set, not false) is refused
 /// before anything runs or anyone is asked, saying how to call it (the shell's `tty`).
@@ -24,7 +27,7 @@ Status refuse_spawn_only(const ToolConfig& tool, const Json& args);
 
 /// Its first check alone: a key that names none of the tool's parameters is
 /// refused, naming the allowed ones (`args` an object).
-Status refuse_unknown_keys(const ToolConfig& tool, const Json& args);
+Status refuse_unknown_keys(const ToolConfig& tool, const Json& args, call_form form = call_form::oneshot);
 
 /// The value of an `object` parameter: the object itself, or a string holding one as
 /// JSON (how the gemini dialect declares a free-form object: Gemini refuses an object
