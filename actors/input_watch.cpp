@@ -79,6 +79,11 @@ bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark) const {
 
 Question InputWatch::question() const {
   auto prompt = current_line(recent_);
+  // A prompt printed as a line of its own (echo "Continue? [y/N]"; read): the last
+  // line, when it reads as one; not any line a tool printed before it reads.
+  if (prompt.empty())
+    if (auto last = last_line(); !last.empty() && std::string_view("?:>])").find(last.back()) != std::string_view::npos)
+      prompt = last;
   return Question{"input", prompt.empty() ? "waiting for input" : prompt, "", {}, ""};
 }
 

@@ -823,6 +823,23 @@ CAF_TEST(with settle_ms 0 a wait ends at the first new output though more keeps 
   ask<HandleReport>(registry, abort_atom::value, std::string("z"));
 }
 
+CAF_TEST(a prompt printed as a line of its own is the question of a tool found reading) {
+  // echo "Continue? [y/N]"; read: the last line reads as a prompt. A line that does
+  // not (a server's "listening") is no question.
+  int n = 0;
+  for (auto [command, question] : {std::pair{"echo 'Continue? [y/N]'; read a; echo \"got $a\"", "Continue? [y/N]"},
+                                   std::pair{"echo 'listening on 8080'; read a; echo \"got $a\"", "waiting for input"}}) {
+    auto id = fmt::format("q{}", ++n);
+    auto spec = shell(command);
+    spec.wait_ms = 20000;
+    auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, id, spec);
+    CAF_CHECK_EQUAL(err, "");
+    CAF_REQUIRE(r.state.kind == state_kind::waiting);
+    CAF_CHECK_EQUAL(r.state.question.text, question);
+    ask<HandleReport>(registry, abort_atom::value, id);
+  }
+}
+
 CAF_TEST(a prompt pattern makes a pipe tool waiting and apply types the answer) {
   auto spec = shell("printf 'name? '; read n; echo \"hi $n\"");
   spec.prompt_pattern = "\\? $";
