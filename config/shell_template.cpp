@@ -204,6 +204,7 @@ private:
     bool assignment = false;  // NAME=... or NAME+=...
     bool placeholder = false; // holds a placeholder: any value, an option too
     bool plain = false;       // written out: no quotes, escapes, expansions, braces or globs
+    bool path = false;        // holds a '/': a program's path, whatever else it holds
   };
 
   struct Frame {
@@ -219,6 +220,7 @@ private:
     bool name_so_far = true; // letters, digits and '_' alone so far, unquoted
     bool plus = false;       // a '+' after the name: NAME+= follows, or no name
     bool plain = true;       // no quote, escape, expansion, brace or glob so far
+    bool slash = false;      // a '/' in it
     bool has_placeholder = false;
     // The simple command being read here: its words so far (their first characters;
     // past kMaxWords, `too_many`), and whether the next word is a redirection's
@@ -234,10 +236,11 @@ private:
     bool function_pending = false;
     int groups = 0;
     int body = 0;
+    bool closed_body = false; // this command is a function body's `}`: its redirections are the function's
   };
 
   static constexpr size_t kMaxWords = 256;
-  static constexpr size_t kMaxWordText = 24;
+  static constexpr size_t kMaxWordText = 64;
 
   static constexpr std::string_view heredoc_error =
     "a placeholder after a here-document (<<) cannot be passed safely (the scan does not "
@@ -279,8 +282,13 @@ private:
     "follow it); split the command";
 
   static constexpr std::string_view evaluated_variable_error =
-    "a placeholder assigned to PS0-PS4, PROMPT_COMMAND, BASH_ENV, ENV, SHELLOPTS, BASHOPTS or "
-    "BASH_XTRACEFD cannot be passed safely: bash expands or runs what those hold";
+    "a placeholder assigned to PS0-PS4, PROMPT_COMMAND, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, "
+    "BASH_XTRACEFD, or to one of bash's integers (RANDOM, SRANDOM, OPTIND, HISTCMD, ...) or arrays "
+    "(DIRSTACK, BASH_ALIASES, ...) cannot be passed safely: bash expands, runs or evaluates what those hold";
+
+  static constexpr std::string_view model_error =
+    "a placeholder after coproc, alias, expand_aliases, set -o posix, set -k or extglob cannot be passed "
+    "safely: bash reads what follows those otherwise than the scan does; move the placeholder before them";
 
   static constexpr std::string_view compound_error =
     "a placeholder after `(`, `;`, `&`, `|`, `<` or `>` inside name=( ... ) cannot be passed "
@@ -314,7 +322,10 @@ private:
       w.plus = plus;
     }
     bool plain_char = name_char || c == '.' || c == '/' || c == '-' || c == '+' || c == ':' || c == ',' ||
-                      c == '@' || c == '%' || c == '=' || c == '^' || (c == '[' && w.last == 0); // `[`
+                      c == '@' || c == '%' || c == '=' || c == '^' || (c == '[' && w.last == 0) || // `[`
+                      (c == '~' && w.last == 0); // ~/bin/tool
+    // A command word with a '/' is a path, never a builtin's or a function's name.
+    w.slash = w.slash || c == '/';
     w.plain = w.plain && plain_char;
     w.last = c;
     if (w.text.size() < kMaxWordText)
@@ -343,7 +354,8 @@ private:
       f.herestring = false;
     } else if (!empty) {
       if (f.words.size() < kMaxWords)
-        f.words.push_back({f.text, f.assigns, f.has_placeholder, f.plain && !f.has_placeholder});
+        f.words.push_back({f.text, f.assigns, f.has_placeholder, f.plain && !f.has_placeholder,
+                           f.slash && !f.has_placeholder});
       else
         f.too_many = true;
       note_command_word(f);
@@ -354,7 +366,7 @@ private:
   static void clear_word(Frame& f) {
     f.text.clear();
     f.last = 0;
-    f.compound = f.bracket = f.assigns = f.has_placeholder = f.plus = false;
+    f.compound = f.bracket = f.assigns = f.has_placeholder = f.plus = f.slash = false;
     f.name_so_far = f.plain = true;
   }
 
@@ -362,7 +374,7 @@ private:
   void end_command(Frame& f) {
     end_word(f);
     f.words.clear();
-    f.too_many = f.redirect = f.herestring = false;
+    f.too_many = f.redirect = f.herestring = f.closed_body = false;
   }
 
   // Where a simple command's name is among its words: after reserved words,
@@ -401,8 +413,10 @@ private:
       if (std::exchange(f.function_pending, false))
         f.body = f.groups;
     } else if (word.text == "}" && f.words.size() == 1 && f.groups > 0) {
-      if (f.body == f.groups)
+      if (f.body == f.groups) {
         f.body = 0;
+        f.closed_body = true;
+      }
       --f.groups;
     } else if (f.function_pending && first) {
       // A body other than { ... }: not followed; every placeholder after is refused.
@@ -410,10 +424,31 @@ private:
       if (positional_.empty())
         positional_ = function_error;
     }
+    // Where the scan's model of bash ends: coproc (a named one's body is no command
+    // it reads as one), aliases, set -k (assignments anywhere on a line), extglob's
+    // !( ... ).
+    if (word.plain && (word.text == "coproc" || word.text == "alias" || word.text == "expand_aliases" ||
+                       word.text == "posix" || word.text.find("POSIXLY_CORRECT") != std::string::npos ||
+                       word.text == "extglob" || word.text == "keyword"))
+      unsure_ = model_error;
     if (at >= f.words.size())
       return;
     auto& name = f.words[at].text;
+    if (name == "set" && at + 1 < f.words.size() && word.text.size() > 1 &&
+        (word.text[0] == '-' || word.text[0] == '+') && word.text[1] != '-' &&
+        word.text.find('k') != std::string::npos)
+      unsure_ = model_error; // set -k
+    // for NAME do ...: `do` starts a command.
+    if (word.text == "do" && at + 1 < f.words.size() && (name == "for" || name == "select")) {
+      f.words.clear();
+      f.words.push_back({"do", false, false, true, false});
+      return;
+    }
     bool option = declares(name) && at + 1 < f.words.size() && (word.text[0] == '-' || word.text[0] == '+');
+    // An option not read whole, or not written out (o=-i; declare $o n): any.
+    if (declares(name) && at + 1 < f.words.size() && (!word.plain || word.text.size() >= kMaxWordText) &&
+        !word.assignment)
+      integers_ = arrays_ = true;
     if (option && word.text.find_first_of("in") != std::string::npos)
       integers_ = true; // an integer, a name reference
     if (option && word.text.find_first_of("aA") != std::string::npos)
@@ -457,12 +492,22 @@ private:
     return std::find(std::begin(names), std::end(names), name) != std::end(names);
   }
 
-  static bool evaluated_variable(std::string_view assignment) {
+  // Whether bash expands, runs or evaluates what `assignment` (NAME=..., or a NAME)
+  // assigns: prompts and startup files, its own integers; `declared` (declare, local,
+  // export): its own arrays too, whose value declare reads as a compound assignment's.
+  static bool evaluated_variable(std::string_view assignment, bool declared = false) {
     auto name = assignment.substr(0, assignment.find_first_of("+="));
     for (std::string_view v : {"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV", "SHELLOPTS",
-                               "BASHOPTS", "BASH_XTRACEFD"})
+                               "BASHOPTS", "BASH_XTRACEFD", "RANDOM", "SRANDOM", "OPTIND", "HISTCMD", "SECONDS",
+                               "BASHPID", "PPID", "UID", "EUID"})
       if (name == v)
         return true;
+    if (declared)
+      for (std::string_view v : {"DIRSTACK", "BASH_ALIASES", "BASH_CMDS", "BASH_ARGV", "BASH_ARGC", "BASH_LINENO",
+                                 "BASH_SOURCE", "BASH_VERSINFO", "FUNCNAME", "GROUPS", "PIPESTATUS", "BASH_REMATCH",
+                                 "COMP_WORDS", "COMPREPLY"})
+        if (name == v)
+          return true;
     return false;
   }
 
@@ -478,7 +523,7 @@ private:
     while (is_quotes(stack_[i].kind))
       --i;
     auto& f = stack_[i];
-    if (f.body > 0 || f.function_pending)
+    if (f.body > 0 || f.function_pending || f.closed_body)
       return body_error;
     if (f.kind == frame::compound) { // name=( ... )'s element (a [i]= is refused before)
       assigned = assignment::plain;
@@ -501,21 +546,30 @@ private:
     }
     auto& command = f.words[at];
     auto& name = command.text;
-    // A word matched (case WORD in), or iterated over (for NAME in WORDS).
-    if (command.plain && (name == "case" || name == "for" || name == "select"))
+    // A word matched (case WORD in), or assigned in turn (for NAME in WORDS).
+    if (command.plain && name == "case")
       return {};
-    if (!command.plain)
+    if (command.plain && (name == "for" || name == "select")) {
+      assigned = assignment::plain;
+      bool named = at + 1 < f.words.size();
+      return named && evaluated_variable(f.words[at + 1].text) ? evaluated_variable_error : std::string_view();
+    }
+    if (!command.plain && !command.path)
       return unknown_command_error;
     // read's and mapfile's input becomes a variable's value: a file's name is
     // none, a here-string's word is (evaluated where the variable is an integer).
-    if (name == "read" || name == "mapfile" || name == "readarray") {
+    if (!command.path && (name == "read" || name == "mapfile" || name == "readarray")) {
       if (!f.redirect)
         return name_operand_error;
-      if (f.herestring)
+      if (f.herestring) {
         assigned = assignment::plain;
+        for (auto w = f.words.begin() + static_cast<std::ptrdiff_t>(at) + 1; w != f.words.end(); ++w)
+          if (evaluated_variable(w->text, true))
+            return evaluated_variable_error;
+      }
       return {};
     }
-    if (f.redirect || !is_builtin_or_keyword(name))
+    if (f.redirect || command.path || !is_builtin_or_keyword(name))
       return {};
     std::span<const Word> args(f.words.begin() + static_cast<std::ptrdiff_t>(at) + 1, f.words.end());
     auto has = [&](auto pred) { return std::any_of(args.begin(), args.end(), pred); };
@@ -534,26 +588,22 @@ private:
       if (!f.assigns || evaluating)
         return name_operand_error;
       assigned = assignment::declared;
-      return evaluated_variable(f.text) ? evaluated_variable_error : std::string_view();
+      return evaluated_variable(f.text, true) ? evaluated_variable_error : std::string_view();
     }
     if (name == "printf") {
-      // printf -v NAME; or a first argument that may be "-v".
+      // printf -v NAME; or where an option may still be (-vNAME), no -- before.
       bool options_only = std::all_of(args.begin(), args.end(), [](const Word& w) {
         return w.placeholder || (w.text[0] == '-' && w.text != "--");
       });
       bool v = has([](const Word& w) { return w.text.starts_with("-v"); }) || f.text.starts_with("-v");
-      return v || (after_placeholder && options_only) ? name_operand_error : std::string_view();
+      return v || options_only ? name_operand_error : std::string_view();
     }
     if (name == "test" || name == "[") {
       // test -v NAME, test -R NAME; or after a placeholder, which may be "-v".
       auto& before = args.empty() ? name : args.back().text;
       return before == "-v" || before == "-R" || after_placeholder ? name_operand_error : std::string_view();
     }
-    if (name == "wait" && !has([](const Word& w) {
-          return w.placeholder || (w.text[0] == '-' && w.text.find('p') != std::string::npos);
-        }))
-      return {};
-    return name_operand_error;
+    return name_operand_error; // wait too: -pNAME may be its value
   }
 
   void escape(const After& prev, bool starts_word = false) {
@@ -594,8 +644,10 @@ private:
           break;
         }
         word_char(c);
-        if (prev.name) // a[...]=x: the subscript is arithmetic (a glob's [...] too: refused alike)
+        if (prev.name) { // a[...]=x: the subscript is arithmetic (a glob's [...] too: refused alike)
           stack_.push_back({frame::subscript});
+          arrays_ = true; // a[0]=x makes an array (a glob too, to this scan)
+        }
         else if (prev.open_bracket) // "[[" at a word's start
           stack_.push_back({frame::test});
         else

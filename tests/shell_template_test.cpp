@@ -177,12 +177,14 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                        "cat f | readarray {{a}}",
                        // Where the command was found wrongly: after a case pattern, an fd's
                        // redirection, >|, a process substitution, coproc, builtin --.
-                       "case x in x) read {{a}};; esac", "2>/dev/null read {{a}}", "2>/dev/null printf -v {{a}} x",
+                       "case x in x) read {{a}};; esac", "2>/dev/null read {{a}}", "for x do eval {{a}}; done",
+                       "select x do eval {{a}}; done <<< 1", "2>/dev/null printf -v {{a}} x",
                        "3>&- [ -v {{a}} ]", "{fd}>/dev/null read {{a}}", "read >|/dev/null {{a}}",
-                       "printf -v >|/dev/null {{a}} x", "[ -e <(:) -a -v {{a}} ]", "coproc printf -v {{a}} x",
-                       "coproc { read {{a}}; }", "builtin -- read {{a}}", "read &>/dev/null {{a}}",
+                       "printf -v >|/dev/null {{a}} x", "[ -e <(:) -a -v {{a}} ]", "builtin -- read {{a}}", "read &>/dev/null {{a}}",
                        "source {{a}}", ". {{a}}", "enable -f {{a}} x", "hash -p {{a}} ls",
-                       "compgen -W {{a}}", "alias x={{a}}"})
+                       "compgen -W {{a}}",
+                       // -vNAME or -pNAME as a value where an option may be.
+                       "printf {{a}} x", "printf {{a}} %s x", "sleep 0.1 & wait -n {{a}}", "wait {{a}} $!"})
     CAF_CHECK_EQUAL(scan_error(program).find("takes a variable's name or code") == std::string::npos ? program : "",
                     "");
   // A command whose name is not written out, or that is the placeholder.
@@ -194,17 +196,34 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
   // Assigned where bash expands it, or where the template gives variables attributes
   // (an integer's, a name reference's value is evaluated; declare reads an array's
   // as a compound assignment): anywhere, as a loop may come back.
-  for (auto program : {"PS4={{a}}; set -x; ls", "export BASH_ENV={{a}}; bash b.sh", "PROMPT_COMMAND={{a}}"})
-    CAF_CHECK_EQUAL(scan_error(program).find("bash expands or runs what those hold") == std::string::npos ? program : "",
+  // bash's own integers (a "seed" template), arrays, a for loop's or read's variable.
+  for (auto program : {"PS4={{a}}; set -x; ls", "export BASH_ENV={{a}}; bash b.sh", "PROMPT_COMMAND={{a}}",
+                       "RANDOM={{a}}; echo $RANDOM", "export OPTIND={{a}}", "read -r SRANDOM <<< {{a}}",
+                       "for HISTCMD in {{a}}; do :; done", "declare DIRSTACK={{a}}", "declare BASH_ALIASES={{a}}",
+                       "for PS4 in {{a}}; do set -x; :; done", "read -r PS4 <<< {{a}}; set -x; :"})
+    CAF_CHECK_EQUAL(scan_error(program).find("bash expands, runs or evaluates") == std::string::npos ? program : "",
+                    "");
+  // Where the scan's model of bash ends: coproc (a named one's body), aliases, set -k,
+  // extglob.
+  for (auto program : {"coproc printf -v {{a}} x", "coproc { read {{a}}; }", "coproc X { eval {{a}}; }; wait",
+                       "coproc X while eval {{a}}; do break; done", "alias x={{a}}",
+                       "shopt -s expand_aliases\nalias r=read\nr {{a}} <<< x", "set -o posix\nalias r=read\nr {{a}}",
+                       "set -kx; echo PS4={{a}}", "shopt -s extglob; eval !(zz) x {{a}}"})
+    CAF_CHECK_EQUAL(scan_error(program).find("reads what follows those otherwise") == std::string::npos ? program : "",
                     "");
   for (auto program : {"declare -i n; n={{a}}", "n+={{a}}; declare -i n", "declare -i n; export n={{a}}",
                        "declare -n r; r={{a}}", "X=(a); declare X={{a}}", "declare -a X=(); declare X={{a}}",
                        "declare -ai a; a=( {{a}} )", "while :; do v={{a}}; local -i v; done",
-                       "declare -i n; read -r n <<< {{a}}"})
+                       "declare -i n; read -r n <<< {{a}}", "declare -i n; for n in {{a}}; do :; done",
+                       "declare -i n; select n in {{a}}; do break; done <<< 1",
+                       "declare -n r; for r in {{a}}; do echo \"$r\"; done", "x[0]=1; declare x={{a}}",
+                       "declare -xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxi n; n={{a}}",
+                       "o=-i; declare $o n; n={{a}}"})
     CAF_CHECK_EQUAL(scan_error(program).find("gives variables attributes") == std::string::npos ? program : "", "");
   // A placeholder is "${N}": a function's body has its own, set and shift change them.
   for (auto program : {"f() { echo \"{{a}}\"; }", "function f { echo {{a}}; }", "f( ) { echo {{a}}; }",
-                       "f ( ) { echo {{a}}; }", "f (\n) { echo {{a}}; }", "f() ( echo x ); echo {{a}}"})
+                       "f ( ) { echo {{a}}; }", "f (\n) { echo {{a}}; }", "f() ( echo x ); echo {{a}}",
+                       "f() { echo x; } > {{a}}"})
     CAF_CHECK_EQUAL(scan_error(program).find("function") == std::string::npos ? program : "", "");
   for (auto program : {"set -- x; echo {{a}}", "shift; echo {{a}}", "set x y; echo {{a}}", "set -e -- {{a}}",
                        "case x in x) set -- y;; esac; echo {{a}}",
@@ -227,9 +246,10 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                      {"g", false}}));
   CAF_CHECK_EQUAL(placeholders("diff <(ls) <(ls {{a}}); case {{b}} in x) echo {{c}};; esac; for f in {{d}}; do "
                                "cat \"$f\"; done; arr=( {{e}} \"{{f}}\" ); cd {{g}} && git log --grep={{h}} "
-                               "&>/dev/null; kill {{i}}; awk -v x={{j}} 1 f"),
+                               "&>/dev/null; kill {{i}}; awk -v x={{j}} 1 f; ~/bin/tool {{k}}; \"$HOME/bin/t\" {{l}}; "
+                               "printf -- {{m}} x"),
                   (P{{"a", false}, {"b", false}, {"c", false}, {"d", false}, {"e", false}, {"f", true}, {"g", false},
-                     {"h", false}, {"i", false}, {"j", false}}));
+                     {"h", false}, {"i", false}, {"j", false}, {"k", false}, {"l", false}, {"m", false}}));
 }
 
 CAF_TEST(placeholders after text the scan cannot follow are refused) {
