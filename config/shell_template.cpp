@@ -87,17 +87,20 @@ public:
           escape(prev);
         else if (c == '"')
           stack_.pop_back();
-        else if (c == '`')
+        else if (c == '`') {
+          word_frame().expands = true;
           open_backtick();
-        else if (c == '(' && prev.dollar)
+        } else if (c == '(' && prev.dollar)
           open_substitution();
         else if (c == '{' && prev.dollar)
           stack_.push_back({frame::parameter});
         else if (c == '[' && prev.dollar)
-          stack_.push_back({frame::bracket_arithmetic});
+          push_arithmetic({frame::bracket_arithmetic});
         else {
           after_.dollar = c == '$';
           word_char(c);
+          if (c == '$')
+            word_frame().expands = true;
         }
         return;
       default:
@@ -172,8 +175,9 @@ public:
   // bash evaluates what is assigned to an integer or a name reference, and declare
   // reads a value assigned to an array as a compound assignment's.
   bool assigned_value_may_be_evaluated() const {
-    return ((assigned_plain_ || assigned_declared_) && integers_) || (assigned_declared_ && arrays_);
+    return ((assigned_plain_ || assigned_declared_) && arithmetic_) || (assigned_declared_ && arrays_);
   }
+  bool evaluates_anywhere() const { return integers_ || evaluated_assigned_; }
   bool last_assigned() const { return last_assigned_; }
 
   void after_placeholder() {
@@ -205,6 +209,7 @@ private:
     bool placeholder = false; // holds a placeholder: any value, an option too
     bool plain = false;       // written out: no quotes, escapes, expansions, braces or globs
     bool path = false;        // holds a '/': a program's path, whatever else it holds
+    bool expands = false;     // an expansion, braces or a glob: its text may be another
   };
 
   struct Frame {
@@ -221,6 +226,8 @@ private:
     bool plus = false;       // a '+' after the name: NAME+= follows, or no name
     bool plain = true;       // no quote, escape, expansion, brace or glob so far
     bool slash = false;      // a '/' in it
+    bool expands = false;    // an expansion, braces or a glob in it
+    int braces = 0;          // unquoted `{` open in it
     bool has_placeholder = false;
     // The simple command being read here: its words so far (their first characters;
     // past kMaxWords, `too_many`), and whether the next word is a redirection's
@@ -237,6 +244,9 @@ private:
     int groups = 0;
     int body = 0;
     bool closed_body = false; // this command is a function body's `}`: its redirections are the function's
+    // ${...} and name[...]: the characters read so far, the last a ':'.
+    size_t expansion_chars = 0;
+    bool expansion_colon = false;
   };
 
   static constexpr size_t kMaxWords = 256;
@@ -283,8 +293,9 @@ private:
 
   static constexpr std::string_view evaluated_variable_error =
     "a placeholder assigned to PS0-PS4, PROMPT_COMMAND, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, "
-    "BASH_XTRACEFD, or to one of bash's integers (RANDOM, SRANDOM, OPTIND, HISTCMD, ...) or arrays "
-    "(DIRSTACK, BASH_ALIASES, ...) cannot be passed safely: bash expands, runs or evaluates what those hold";
+    "BASH_XTRACEFD, PATH, HOME, LD_PRELOAD and the like, or to one of bash's integers (RANDOM, SRANDOM, "
+    "OPTIND, HISTCMD, ...) or arrays (DIRSTACK, BASH_ALIASES, ...) cannot be passed safely: bash expands, runs "
+    "or evaluates what those hold, or finds programs by them";
 
   static constexpr std::string_view model_error =
     "a placeholder after coproc, alias, expand_aliases, set -o posix, set -k or extglob cannot be passed "
@@ -355,10 +366,14 @@ private:
     } else if (!empty) {
       if (f.words.size() < kMaxWords)
         f.words.push_back({f.text, f.assigns, f.has_placeholder, f.plain && !f.has_placeholder,
-                           f.slash && !f.has_placeholder});
+                           f.slash && !f.has_placeholder, f.expands});
       else
         f.too_many = true;
-      note_command_word(f);
+      if (f.kind == frame::code || f.kind == frame::substitution || f.kind == frame::backtick)
+        note_command_word(f);
+      else if (f.kind == frame::test && (f.text == "-eq" || f.text == "-ne" || f.text == "-lt" || f.text == "-le" ||
+                                         f.text == "-gt" || f.text == "-ge"))
+        arithmetic_ = true; // [[ $n -eq 3 ]] evaluates $n
     }
     clear_word(f);
   }
@@ -366,7 +381,8 @@ private:
   static void clear_word(Frame& f) {
     f.text.clear();
     f.last = 0;
-    f.compound = f.bracket = f.assigns = f.has_placeholder = f.plus = f.slash = false;
+    f.compound = f.bracket = f.assigns = f.has_placeholder = f.plus = f.slash = f.expands = false;
+    f.braces = 0;
     f.name_so_far = f.plain = true;
   }
 
@@ -382,16 +398,21 @@ private:
   // when none is yet.
   static size_t command_at(const std::vector<Word>& words) {
     size_t i = 0;
+    bool runner = false; // after command, builtin, exec: NAME=... is a command's name
     for (; i < words.size(); ++i) {
       auto& w = words[i].text;
+      // command -v NAME: NAME is looked up, not run (`command` is the command then).
+      if (w == "command" && i + 1 < words.size() && (words[i + 1].text == "-v" || words[i + 1].text == "-V"))
+        break;
       bool prefix = w == "!" || w == "{" || w == "}" || w == "if" || w == "then" || w == "else" || w == "elif" ||
                     w == "fi" || w == "do" || w == "done" || w == "esac" || w == "while" || w == "until" ||
                     w == "time" || w == "command" || w == "builtin" || w == "exec" || w == "coproc";
       auto& before = i > 0 ? words[i - 1].text : w;
       bool prefix_option = i > 0 && !w.empty() && w[0] == '-' &&
                            (before == "command" || before == "time" || before == "builtin" || before == "exec");
-      if (!prefix && !prefix_option && !words[i].assignment)
+      if (!prefix && !prefix_option && (runner || !words[i].assignment))
         break;
+      runner = runner || w == "command" || w == "builtin" || w == "exec";
     }
     return i;
   }
@@ -434,6 +455,17 @@ private:
     if (at >= f.words.size())
       return;
     auto& name = f.words[at].text;
+    // A command whose name is not written out may be declare -i: any variable may
+    // have become an integer.
+    if (at + 1 == f.words.size() && word.expands && !word.path)
+      integers_ = arrays_ = true;
+    if (name == "let" && at + 1 == f.words.size())
+      arithmetic_ = true;
+    // read PS4, for RANDOM in ...: a value bash evaluates, from input or a list that
+    // may hold a placeholder's value (a pipe, a substitution): no placeholder anywhere.
+    if ((name == "read" || name == "for" || name == "select") && at + 1 < f.words.size() && word.plain &&
+        evaluating_variable(word.text))
+      evaluated_assigned_ = true;
     if (name == "set" && at + 1 < f.words.size() && word.text.size() > 1 &&
         (word.text[0] == '-' || word.text[0] == '+') && word.text[1] != '-' &&
         word.text.find('k') != std::string::npos)
@@ -444,10 +476,12 @@ private:
       f.words.push_back({"do", false, false, true, false});
       return;
     }
-    bool option = declares(name) && at + 1 < f.words.size() && (word.text[0] == '-' || word.text[0] == '+');
+    // export's options (-n, -f, -p) give no attributes.
+    bool option = declares(name) && name != "export" && at + 1 < f.words.size() &&
+                  (word.text[0] == '-' || word.text[0] == '+');
     // An option not read whole, or not written out (o=-i; declare $o n): any.
-    if (declares(name) && at + 1 < f.words.size() && (!word.plain || word.text.size() >= kMaxWordText) &&
-        !word.assignment)
+    if (declares(name) && name != "export" && at + 1 < f.words.size() &&
+        (!word.plain || word.text.size() >= kMaxWordText) && !word.assignment)
       integers_ = arrays_ = true;
     if (option && word.text.find_first_of("in") != std::string::npos)
       integers_ = true; // an integer, a name reference
@@ -495,11 +529,23 @@ private:
   // Whether bash expands, runs or evaluates what `assignment` (NAME=..., or a NAME)
   // assigns: prompts and startup files, its own integers; `declared` (declare, local,
   // export): its own arrays too, whose value declare reads as a compound assignment's.
-  static bool evaluated_variable(std::string_view assignment, bool declared = false) {
+  static bool evaluating_variable(std::string_view assignment) {
     auto name = assignment.substr(0, assignment.find_first_of("+="));
     for (std::string_view v : {"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV", "SHELLOPTS",
                                "BASHOPTS", "BASH_XTRACEFD", "RANDOM", "SRANDOM", "OPTIND", "HISTCMD", "SECONDS",
-                               "BASHPID", "PPID", "UID", "EUID"})
+                               "BASHPID", "PPID", "UID", "EUID", "BASH_COMPAT", "TEXTDOMAIN", "TEXTDOMAINDIR"})
+      if (name == v)
+        return true;
+    return false;
+  }
+
+  static bool evaluated_variable(std::string_view assignment, bool declared = false) {
+    auto name = assignment.substr(0, assignment.find_first_of("+="));
+    if (evaluating_variable(name))
+      return true;
+    // Where bash and programs find what they run: a model's choice of program.
+    for (std::string_view v : {"PATH", "HOME", "CDPATH", "BASH_LOADABLES_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH",
+                               "LD_AUDIT", "GCONV_PATH"})
       if (name == v)
         return true;
     if (declared)
@@ -519,6 +565,15 @@ private:
   // anywhere in the template may make it evaluated: checked at the end).
   std::string_view context_error(assignment& assigned) const {
     assigned = assignment::none;
+    // Inside $( ) or ` ` whose output is assigned to PS4, RANDOM, PATH...: the value.
+    for (size_t k = 1; k < stack_.size(); ++k)
+      if (stack_[k].kind == frame::substitution || stack_[k].kind == frame::backtick) {
+        auto j = k - 1;
+        while (j > 0 && is_quotes(stack_[j].kind))
+          --j;
+        if (stack_[j].assigns && evaluated_variable(stack_[j].text, true))
+          return evaluated_variable_error;
+      }
     auto i = stack_.size() - 1;
     while (is_quotes(stack_[i].kind))
       --i;
@@ -538,7 +593,11 @@ private:
       // No command yet: a redirection's file, an assignment's value, or the name.
       if (f.redirect)
         return {};
-      if (f.assigns) {
+      // After command, builtin or exec a NAME=... word is the command's name.
+      bool runner = std::any_of(f.words.begin(), f.words.end(), [](const Word& w) {
+        return !w.assignment && (w.text == "command" || w.text == "builtin" || w.text == "exec");
+      });
+      if (f.assigns && !runner) {
         assigned = assignment::plain;
         return evaluated_variable(f.text) ? evaluated_variable_error : std::string_view();
       }
@@ -559,7 +618,8 @@ private:
     // read's and mapfile's input becomes a variable's value: a file's name is
     // none, a here-string's word is (evaluated where the variable is an integer).
     if (!command.path && (name == "read" || name == "mapfile" || name == "readarray")) {
-      if (!f.redirect)
+      // mapfile -C runs a callback with each line: its here-string is no value.
+      if (!f.redirect || (name != "read" && f.herestring))
         return name_operand_error;
       if (f.herestring) {
         assigned = assignment::plain;
@@ -575,7 +635,8 @@ private:
     auto has = [&](auto pred) { return std::any_of(args.begin(), args.end(), pred); };
     bool after_placeholder = !args.empty() && args.back().placeholder;
     for (std::string_view safe : {"echo", ":", "true", "false", "cd", "pushd", "popd", "pwd", "dirs", "exit",
-                                  "return", "kill", "umask", "ulimit", "type", "times"})
+                                  "return", "kill", "umask", "ulimit", "type", "times",
+                                  "command"}) // command -v NAME (command_at stops there only then)
       if (name == safe)
         return {};
     if (declares(name)) {
@@ -591,17 +652,24 @@ private:
       return evaluated_variable(f.text, true) ? evaluated_variable_error : std::string_view();
     }
     if (name == "printf") {
-      // printf -v NAME; or where an option may still be (-vNAME), no -- before.
+      // printf -v NAME; or where an option may still be (-vNAME), no -- before; a
+      // word that expands may be either.
       bool options_only = std::all_of(args.begin(), args.end(), [](const Word& w) {
-        return w.placeholder || (w.text[0] == '-' && w.text != "--");
+        return w.placeholder || w.expands || (w.text[0] == '-' && w.text != "--");
       });
-      bool v = has([](const Word& w) { return w.text.starts_with("-v"); }) || f.text.starts_with("-v");
-      return v || options_only ? name_operand_error : std::string_view();
+      if (options_only)
+        return name_operand_error;
+      // printf -v x FORMAT {{v}}: x is assigned what the value makes.
+      if (has([](const Word& w) { return w.text.starts_with("-v"); }))
+        assigned = assignment::plain;
+      return {};
     }
     if (name == "test" || name == "[") {
-      // test -v NAME, test -R NAME; or after a placeholder, which may be "-v".
+      // test -v NAME, test -R NAME; or after a placeholder or a word that expands,
+      // which may be "-v".
       auto& before = args.empty() ? name : args.back().text;
-      return before == "-v" || before == "-R" || after_placeholder ? name_operand_error : std::string_view();
+      bool may_be_v = after_placeholder || (!args.empty() && args.back().expands);
+      return before == "-v" || before == "-R" || may_be_v ? name_operand_error : std::string_view();
     }
     return name_operand_error; // wait too: -pNAME may be its value
   }
@@ -610,6 +678,25 @@ private:
     escaped_ = true;
     escape_after_ = prev;
     escape_word_start_ = starts_word;
+  }
+
+  void push_arithmetic(Frame f) {
+    stack_.push_back(std::move(f));
+    arithmetic_ = true;
+  }
+
+  // Inside ${...} and a subscript: what makes bash evaluate a variable's value as
+  // arithmetic (${x:n}, ${a[i]}, ${!x}: the indirection's name may be a[i]); not
+  // ${x:-default}, ${a[@]}.
+  void note_expansion_char(Frame& f, char c) {
+    if (f.kind == frame::parameter) {
+      if ((f.expansion_chars == 0 && c == '!') || (f.expansion_colon && c != '-' && c != '=' && c != '+' && c != '?'))
+        arithmetic_ = true;
+      f.expansion_colon = c == ':';
+    } else if (f.kind == frame::subscript && f.expansion_chars == 0 && c != '@' && c != '*') {
+      arithmetic_ = true;
+    }
+    ++f.expansion_chars;
   }
 
   void open_substitution() {
@@ -630,6 +717,8 @@ private:
     // A lone `&` (or `&&`) ended the command; `&>` is a redirection.
     if (prev.amp && c != '>')
       end_command(stack_.back());
+    if ((kind == frame::parameter && c != '}') || (kind == frame::subscript && c != ']'))
+      note_expansion_char(stack_.back(), c);
     if (c != ' ' && c != '\t' && c != '\n' && c != ')')
       stack_.back().empty_parens = false;
     // Bash reads no here-document or comment inside arithmetic or ${...}; in name[...]
@@ -640,12 +729,12 @@ private:
     switch (c) {
       case '[':
         if (prev.dollar) {
-          stack_.push_back({frame::bracket_arithmetic});
+          push_arithmetic({frame::bracket_arithmetic});
           break;
         }
         word_char(c);
         if (prev.name) { // a[...]=x: the subscript is arithmetic (a glob's [...] too: refused alike)
-          stack_.push_back({frame::subscript});
+          stack_.push_back({frame::subscript}); // its index: arithmetic unless @ or * (below)
           arrays_ = true; // a[0]=x makes an array (a glob too, to this scan)
         }
         else if (prev.open_bracket) // "[[" at a word's start
@@ -676,16 +765,18 @@ private:
         break;
       case '`':
         not_plain();
+        word_frame().expands = true;
         open_backtick();
         break;
       case '(':
         if (prev.opened) { // "$((": arithmetic, closed by "))"
           stack_.back() = {.kind = frame::arithmetic, .parens = 1};
+          arithmetic_ = true;
         } else if (prev.dollar) {
           open_substitution();
         } else if (prev.paren) { // "((": arithmetic too
           --stack_.back().parens;
-          stack_.push_back({.kind = frame::arithmetic, .parens = 1, .command = true});
+          push_arithmetic({.kind = frame::arithmetic, .parens = 1, .command = true});
         } else if (stack_.back().last == '=' &&
                    (kind == frame::code || kind == frame::substitution || kind == frame::backtick)) {
           stack_.push_back({frame::compound}); // name=( ... )
@@ -740,20 +831,25 @@ private:
         word_start_ = true;
         break;
       case '{':
-        if (prev.dollar)
+        if (prev.dollar) {
           stack_.push_back({frame::parameter});
-        else
+        } else {
           word_char(c);
+          ++word_frame().braces; // {a,b} or {1..3} expand; {x} does not
+        }
         break;
       case '}':
         if (kind == frame::parameter)
           stack_.pop_back();
+        else if (word_frame().braces > 0)
+          --word_frame().braces;
         word_char(c);
         break;
       case '$':
         after_.dollar = true;
         word_char(c);
         not_plain();
+        word_frame().expands = true;
         break;
       case '#':
         // No comment inside arithmetic or ${...}; inside name[...] bash reads one only
@@ -804,10 +900,14 @@ private:
         end_word(stack_.back());
         word_start_ = true;
         break;
-      default:
+      default: {
         after_.name = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        auto& w = word_frame();
+        if (c == '*' || c == '?' || (w.braces > 0 && (c == ',' || (c == '.' && w.last == '.'))))
+          w.expands = true; // a glob, a brace expansion
         word_char(c);
         break;
+      }
     }
   }
 
@@ -823,6 +923,8 @@ private:
   std::string_view unsure_;       // why no later placeholder can be passed: the scan may be lost
   std::string_view positional_;   // why no later one can: the positional parameters may have changed
   bool integers_ = false;         // a variable is made an integer or a name reference (declare -i, -n)
+  bool evaluated_assigned_ = false; // PS4, RANDOM, PATH and the like are assigned
+  bool arithmetic_ = false;       // arithmetic anywhere: (( )), $(( )), [[ -eq ]], ${x:n}, ${a[i]}, let
   bool arrays_ = false;           // or an array (declare -a, -A, read -a, mapfile, name=( ))
   bool assigned_plain_ = false;   // a placeholder was the value of an assignment, or an array's element
   bool assigned_declared_ = false; // of declare, local, export's NAME=value
@@ -840,6 +942,7 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
   std::vector<ShellSegment> out;
   ShellLexer lexer;
   std::optional<size_t> first_assigned; // the element of the first assigned placeholder
+  std::optional<size_t> first_placeholder;
   for (size_t element = 0; element <= args.size(); ++element) {
     std::string_view text = element == 0 ? program : std::string_view(args[element - 1]);
     if (element > 0) {
@@ -863,6 +966,8 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
         return Error{fmt::format("{}: {} (in `{}`)", shell_element_key(element), quoted.error(),
                                  text.substr(p.offset, p.length))};
       out.push_back({element, p.expression, true, *quoted});
+      if (!first_placeholder)
+        first_placeholder = element;
       if (lexer.last_assigned() && !first_assigned)
         first_assigned = element;
       lexer.after_placeholder();
@@ -870,12 +975,19 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
     }
     read_plain(text.substr(pos));
   }
+  lexer.read('\n'); // the last command's last word counts too (read PS4, declare -i n)
+  if (lexer.evaluates_anywhere() && std::any_of(out.begin(), out.end(), [](auto& seg) { return seg.placeholder; }))
+    return Error{fmt::format("{}: a placeholder cannot be passed safely where the template makes a variable an "
+                             "integer or a name reference (declare -i, -n; or a command whose name is not "
+                             "written out, which may), or reads PS4, RANDOM and the like: a value may reach one "
+                             "through a substitution, a pipe or a file, and bash evaluates it (a[$(id)] runs)",
+                             shell_element_key(first_placeholder.value_or(0)))};
   if (lexer.assigned_value_may_be_evaluated())
     return Error{fmt::format("{}: a placeholder assigned to a variable cannot be passed safely where the "
-                             "template gives variables attributes (declare -i, -n, -a, -A, read -a, "
-                             "mapfile, name=( ... )): bash evaluates a value assigned to an integer, a name "
-                             "reference or an array element (a[$(id)] runs); pass the value to a command "
-                             "instead",
+                             "template evaluates arithmetic ((( )), $(( )), [[ -eq ]], ${{x:n}}, ${{a[i]}}, ${{!x}}, "
+                             "let), where bash evaluates a variable's value as code (a[$(id)] runs), or makes "
+                             "arrays (declare -a, -A, read -a, mapfile, name=( ... )), whose value declare reads "
+                             "as a compound assignment's; pass the value to a command instead",
                              shell_element_key(first_assigned.value_or(0)))};
   return out;
 }

@@ -64,7 +64,8 @@ std::string run_with(const ToolConfig& tool, const std::string& value, const tem
   auto args = Json::object().set("x", value);
   auto answers = Json::object();
   auto argv = expand_argv(tool, TemplateContext{args, answers});
-  CAF_REQUIRE(argv.ok());
+  if (!argv.ok())
+    CAF_FAIL(tool.program << ": " << argv.error());
   auto r = run_argv(*argv, dir.path.string());
   CAF_CHECK_EQUAL(r.status, 0);
   return r.out;
@@ -184,14 +185,18 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                        "source {{a}}", ". {{a}}", "enable -f {{a}} x", "hash -p {{a}} ls",
                        "compgen -W {{a}}",
                        // -vNAME or -pNAME as a value where an option may be.
-                       "printf {{a}} x", "printf {{a}} %s x", "sleep 0.1 & wait -n {{a}}", "wait {{a}} $!"})
+                       "printf {{a}} x", "printf {{a}} %s x", "sleep 0.1 & wait -n {{a}}", "wait {{a}} $!",
+                       // A word that expands may be -v; mapfile -C runs a callback.
+                       "op={{b}}; [ $op {{a}} ]", "op=-v; [ \"$op\" {{a}} ]", "[ {,-v} {{a}} ]",
+                       "printf {,-v} {{a}} x", "f=-v; printf $f {{a}} x", "mapfile -t -C unset -c 1 b <<< {{a}}"})
     CAF_CHECK_EQUAL(scan_error(program).find("takes a variable's name or code") == std::string::npos ? program : "",
                     "");
   // A command whose name is not written out, or that is the placeholder.
   for (auto program : {"$'read' {{a}}", "$\"read\" {{a}}", "{read,} {{a}}", "${x:-read} {{a}}", "r=read; $r {{a}}",
                        "\"read\" {{a}}", "\\read {{a}}"})
     CAF_CHECK_EQUAL(scan_error(program).find("whose name is not written out") == std::string::npos ? program : "", "");
-  for (auto program : {"{{a}} {{b}}", "command {{a}} {{b}}", "exec {{a}}", "X=1 {{a}}"})
+  for (auto program : {"{{a}} {{b}}", "command {{a}} {{b}}", "exec {{a}}", "X=1 {{a}}", "command x={{a}}",
+                       "exec x={{a}}"})
     CAF_CHECK_EQUAL(scan_error(program).find("as a command's name") == std::string::npos ? program : "", "");
   // Assigned where bash expands it, or where the template gives variables attributes
   // (an integer's, a name reference's value is evaluated; declare reads an array's
@@ -211,15 +216,32 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                        "set -kx; echo PS4={{a}}", "shopt -s extglob; eval !(zz) x {{a}}"})
     CAF_CHECK_EQUAL(scan_error(program).find("reads what follows those otherwise") == std::string::npos ? program : "",
                     "");
+  // A variable made an integer or a name reference anywhere: a value may reach it
+  // through a substitution, a pipe or a file, so no placeholder anywhere.
   for (auto program : {"declare -i n; n={{a}}", "n+={{a}}; declare -i n", "declare -i n; export n={{a}}",
-                       "declare -n r; r={{a}}", "X=(a); declare X={{a}}", "declare -a X=(); declare X={{a}}",
-                       "declare -ai a; a=( {{a}} )", "while :; do v={{a}}; local -i v; done",
+                       "declare -n r; r={{a}}", "declare -ai a; a=( {{a}} )", "while :; do v={{a}}; local -i v; done",
                        "declare -i n; read -r n <<< {{a}}", "declare -i n; for n in {{a}}; do :; done",
                        "declare -i n; select n in {{a}}; do break; done <<< 1",
-                       "declare -n r; for r in {{a}}; do echo \"$r\"; done", "x[0]=1; declare x={{a}}",
+                       "declare -n r; for r in {{a}}; do echo \"$r\"; done",
                        "declare -xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxi n; n={{a}}",
-                       "o=-i; declare $o n; n={{a}}"})
-    CAF_CHECK_EQUAL(scan_error(program).find("gives variables attributes") == std::string::npos ? program : "", "");
+                       "o=-i; declare $o n; n={{a}}", "declare -i n=$(echo {{a}})", "declare -i n; n=$(echo {{a}})",
+                       "declare -i n; n=\"$(cat <<< {{a}})\"", "declare -i n; read n < <(echo {{a}})",
+                       "shopt -s lastpipe; declare -i n; echo {{a}} | read n", "d=declare; $d -i n; n={{a}}",
+                       "echo {{a}} | read PS4", "for RANDOM in $(echo {{a}}); do :; done"})
+    CAF_CHECK_EQUAL(scan_error(program).find("makes a variable an integer") == std::string::npos ? program : "", "");
+  // An assigned value where the template evaluates arithmetic (bash evaluates the
+  // variable's value there), or makes arrays (declare reads the value as a compound
+  // assignment's).
+  for (auto program : {"X=(a); declare X={{a}}", "declare -a X=(); declare X={{a}}", "x[0]=1; declare x={{a}}",
+                       "n={{a}}; (( n > 5 ))", "n={{a}}; echo $((n+1))", "n={{a}}; [[ $n -gt 3 ]]",
+                       "n={{a}}; for ((i=0;i<n;i++)); do :; done", "n={{a}}; echo \"${s:n}\"",
+                       "n={{a}}; echo \"${a[n]}\"", "x={{a}}; echo \"${!x}\"", "n={{a}}; let n+1",
+                       "for n in {{a}}; do echo $((n)); done"})
+    CAF_CHECK_EQUAL(scan_error(program).find("evaluates arithmetic") == std::string::npos ? program : "", "");
+  // Through a substitution assigned to what bash evaluates.
+  for (auto program : {"RANDOM=$(echo {{a}})", "OPTIND=$(echo {{a}}); getopts a x", "PS4=$(echo {{a}}); set -x; echo",
+                       "PATH={{a}} make", "HOME={{a}}; ~/bin/tool", "export LD_PRELOAD=`echo {{a}}`"})
+    CAF_CHECK_EQUAL(scan_error(program).find("finds programs by them") == std::string::npos ? program : "", "");
   // A placeholder is "${N}": a function's body has its own, set and shift change them.
   for (auto program : {"f() { echo \"{{a}}\"; }", "function f { echo {{a}}; }", "f( ) { echo {{a}}; }",
                        "f ( ) { echo {{a}}; }", "f (\n) { echo {{a}}; }", "f() ( echo x ); echo {{a}}",
@@ -247,9 +269,12 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
   CAF_CHECK_EQUAL(placeholders("diff <(ls) <(ls {{a}}); case {{b}} in x) echo {{c}};; esac; for f in {{d}}; do "
                                "cat \"$f\"; done; arr=( {{e}} \"{{f}}\" ); cd {{g}} && git log --grep={{h}} "
                                "&>/dev/null; kill {{i}}; awk -v x={{j}} 1 f; ~/bin/tool {{k}}; \"$HOME/bin/t\" {{l}}; "
-                               "printf -- {{m}} x"),
+                               "printf -- {{m}} x; command -v {{n}}; export -n FOO; x={{o}}; printf \"%s\\n\" {{p}}; "
+                               "export PATH=\"$HOME/bin:$PATH\"; source .venv/bin/activate; pytest {{q}}; "
+                               "y={{r}}; echo \"${y}\" \"${#y}\" \"${y:-d}\"; args=( {{s}} ); cmd \"${args[@]}\""),
                   (P{{"a", false}, {"b", false}, {"c", false}, {"d", false}, {"e", false}, {"f", true}, {"g", false},
-                     {"h", false}, {"i", false}, {"j", false}, {"k", false}, {"l", false}, {"m", false}}));
+                     {"h", false}, {"i", false}, {"j", false}, {"k", false}, {"l", false}, {"m", false},
+                     {"n", false}, {"o", false}, {"p", false}, {"q", false}, {"r", false}, {"s", false}}));
 }
 
 CAF_TEST(placeholders after text the scan cannot follow are refused) {
