@@ -11,10 +11,14 @@
 
 #include <jp/jp.hpp>
 
+// Never destroyed; held here, where a leak checker sees them still reachable.
+jp::Runtime* rt = nullptr;
+jp::Session* session = nullptr;
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
-  auto* rt = new jp::Runtime(jp::builtin_config());
-  auto* session = new jp::Session(rt->session());
+  rt = new jp::Runtime(jp::builtin_config());
+  session = new jp::Session(rt->session());
   // One write: the look that answers the spawn holds both.
   auto params = jp::Json::parse(R"({"command":"sleep 301 & echo \"pids $! $$\"; exec sleep 300"})");
   auto spawned = session->spawn("shell", "sleepers", *params, 20000).get();
