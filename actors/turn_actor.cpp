@@ -131,8 +131,14 @@ CallResult failed(std::string msg) {
 // What the assistant sees when a one-shot tool fails.
 std::string error_content(const ToolState& s) {
   std::string out = s.error.message;
-  for (auto& line : s.error.trace)
-    out += "\n" + line;
+  // The trace is its stderr's last lines: said again only where the output that
+  // follows does not hold them (cut by the cap), not twice.
+  bool shown_below = !s.content.empty() && std::all_of(s.error.trace.begin(), s.error.trace.end(), [&](auto& line) {
+    return s.content.find(line) != std::string::npos;
+  });
+  if (!shown_below)
+    for (auto& line : s.error.trace)
+      out += "\n" + line;
   // The model must know a failure is worth retrying.
   if (s.error.transient)
     out += "\n(transient: the same call may succeed if retried)";

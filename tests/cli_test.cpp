@@ -367,12 +367,15 @@ name = "main"
 }
 
 CAF_TEST(a failed call says its first line on stderr and the rest on stdout once each) {
-  auto r = cli("--cfg 'conversation.tools.x={command={program=\"sh\",args=[\"-c\",\"echo its output; exit 3\"]},"
-               "run=\"unattended\"}' call x");
+  auto r = cli("--cfg 'conversation.tools.x={command={program=\"sh\",args=[\"-c\",\"echo its output; echo its "
+               "complaint >&2; exit 3\"]},run=\"unattended\"}' call x");
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(testing::contains(r.out, "jp-actors: x failed: exit status 3"));
   CAF_CHECK_EQUAL(r.out.find("exit status 3"), r.out.rfind("exit status 3"));
   CAF_CHECK(testing::contains(r.stdout_text, "its output"));
+  // Its stderr once: in its output, not again as the error's trace.
+  CAF_CHECK(testing::contains(r.stdout_text, "its complaint"));
+  CAF_CHECK_EQUAL(r.stdout_text.find("its complaint"), r.stdout_text.rfind("its complaint"));
 }
 
 CAF_TEST(without a terminal and no configured answer the call fails naming the question) {
@@ -456,6 +459,32 @@ pid_t start_run(const std::filesystem::path& ws, const std::filesystem::path& sc
   return pid;
 }
 
+/// jp-actors with `args` in workspace `ws`, in its own group, stdout and stderr to
+/// `out`; owned (ended should a check end the runner).
+pid_t start_cli_with(const std::filesystem::path& ws, const std::vector<std::string>& cli_args,
+                     const std::filesystem::path& out) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    int devnull = ::open("/dev/null", O_RDWR);
+    int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(devnull, 0);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<std::string> args = {JP_CLI_BINARY, "--workspace", ws.string()};
+    args.insert(args.end(), cli_args.begin(), cli_args.end());
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(JP_CLI_BINARY, argv.data());
+    ::_exit(127);
+  }
+  if (pid > 0)
+    own_child(pid, SIGTERM);
+  return pid;
+}
+
 /// The pid in `file` once it is there (bounded); 0 if it never came.
 pid_t pid_from(const std::filesystem::path& file) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -506,6 +535,25 @@ CAF_TEST(a terminate signal gives the tools a TERM and the grace before a KILL) 
     CAF_CHECK(process_dead(p));
     ::kill(p, SIGKILL); // whatever the checks said, nothing outlives the test
   }
+}
+
+CAF_TEST(a call ended by ctrl-c says it was interrupted not only that its tool got SIGTERM) {
+  testing::temp_dir ws;
+  auto dir = ws.path.string();
+  auto call = Json::object().set("command", fmt::format("echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; exec sleep 600",
+                                                        dir));
+  pid_t cli_pid = start_cli_with(ws.path, {"call", "shell", call.dump()}, ws.path / "said");
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t tool = pid_from(ws.path / "pid");
+  CAF_REQUIRE(tool > 0);
+  ::kill(cli_pid, SIGINT);
+  CAF_CHECK_EQUAL(testing::wait_exit(cli_pid), 128 + SIGINT);
+  testing::end_cli(cli_pid);
+  std::ifstream said_file(ws.path / "said");
+  std::string said((std::istreambuf_iterator<char>(said_file)), std::istreambuf_iterator<char>());
+  CAF_CHECK(testing::contains(said, "jp-actors: shell was interrupted (Ctrl-C): "));
+  CAF_CHECK(process_dead(tool));
+  ::kill(tool, SIGKILL);
 }
 
 CAF_TEST(a second terminate signal cuts the grace short) {
