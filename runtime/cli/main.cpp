@@ -367,6 +367,9 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
     auto rest = nl == std::string::npos ? nl : result.content.find_first_not_of('\n', nl);
     if (rest != std::string::npos)
       std::fprintf(stdout, "%s\n", result.content.c_str() + rest);
+    if (int sig = shutdown_signal())
+      return fail(fmt::format("{} was interrupted ({}): {}", tool, sig == SIGINT ? "Ctrl-C" : strsignal(sig),
+                              result.content.substr(0, nl)));
     return fail(fmt::format("{} failed: {}", tool, result.content.substr(0, nl)));
   }
   std::fwrite(result.content.data(), 1, result.content.size(), stdout);

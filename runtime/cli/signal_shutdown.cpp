@@ -23,6 +23,7 @@ namespace {
 int g_pipe[2] = {-1, -1};
 std::atomic<int64_t> g_grace_ms{2000};
 std::atomic<bool> g_underway{false};
+std::atomic<int> g_signal{0}; // the signal whose shutdown is under way
 
 // The program's own stop (StopOnSignal), and whether the shutdown asked for it.
 std::mutex g_stop_mutex;
@@ -70,6 +71,7 @@ void watch() {
   while (::read(g_pipe[0], &c, 1) != 1) {
   }
   int sig = static_cast<unsigned char>(c);
+  g_signal = sig;
   g_underway = true;
   // The program stops its work first: a script's later steps would only meet the
   // refusal of new processes.
@@ -103,6 +105,10 @@ void watch() {
 }
 
 } // namespace
+
+int shutdown_signal() {
+  return g_signal.load();
+}
 
 void install_signal_shutdown(double grace_secs) {
   g_grace_ms = static_cast<int64_t>(grace_secs * 1000);

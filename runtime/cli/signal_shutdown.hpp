@@ -11,6 +11,10 @@ namespace jp {
 /// Installs the handlers (once; a later call only updates the grace).
 void install_signal_shutdown(double grace_secs);
 
+/// The signal whose shutdown is under way (0: none): what ended a call's tool, to
+/// say so rather than only the SIGTERM the tool got.
+int shutdown_signal();
+
 /// Called where jp-actors would exit normally: while a signal's shutdown is under
 /// way, waits for it to end the process (bounded by the grace), so the exit status
 /// is the signal's.
