@@ -388,6 +388,12 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
           r.content = with_last_line(std::move(r.content),
                                      "[jp-actors: interrupted: the turn was ended while this call ran, and what it "
                                      "ran was ended with it]");
+        // An await the interrupt's ending answered (the handles it waited on ended
+        // with the turn): no plain result, which would read as their own end.
+        else if (st.interrupted && r.ok && name == "await")
+          r.content = with_last_line(std::move(r.content),
+                                     "[jp-actors: interrupted: the turn was ended while this await waited; a handle "
+                                     "it shows stopped may have been ended with the turn]");
         // Recorded as it finishes: an interrupt later must not undo what it did. One
         // the turn's end answered already ("interrupted") is not answered twice.
         bool answered = st.unanswered.erase(id) == 0 && st.unanswered_recorded;

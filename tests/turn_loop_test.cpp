@@ -352,6 +352,38 @@ CAF_TEST(a call running when its turn is aborted is reported with its result int
   CAF_CHECK(last.outcome == turn_outcome::interrupted);
 }
 
+CAF_TEST(an await running when its turn is interrupted is recorded as interrupted whichever answers first) {
+  // The turn's end aborts the handle the await waits on: the await may answer (its
+  // handle stopped) before the turn records its unanswered calls. Either way the
+  // record says the turn was interrupted, not a plain result of the handle's own.
+  provider->replies.push_back(
+    {{}, {ToolCall{"c1", "shell", R"({"action":"spawn","id":"long","wait_ms":0,"command":"exec sleep 600"})"},
+          ToolCall{"c2", "await", R"({"all":["long"]})"}}, {}});
+  auto loop = spawn_turn_loop(sys, context());
+  auto h = self->request(loop, caf::infinite, run_atom::value, std::string("go"));
+  while (std::find(observer->log.begin(), observer->log.end(), "result 1.0 shell ok") == observer->log.end())
+    CAF_REQUIRE(sched.try_run_once());
+  sched.run();
+  self->send(loop, interrupt_atom::value);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::find(observer->log.begin(), observer->log.end(), "turn_end") == observer->log.end() &&
+         std::chrono::steady_clock::now() < deadline) {
+    if (!sched.try_run_once())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  sched.run();
+  std::string said;
+  auto loaded = store->load(id);
+  CAF_REQUIRE(loaded.ok());
+  for (auto& e : loaded->events)
+    if (e.find("event")->as_string() == "tool_call_response" && e.find("id")->as_string() == "c2")
+      said = e.find("content")->as_string();
+  CAF_CHECK(said.find("interrupted") != std::string::npos);
+  h.receive([&](TurnResult& r) { last = r; }, [&](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
+  CAF_CHECK(last.outcome == turn_outcome::interrupted);
+  CAF_CHECK_EQUAL(live_process_group_count(), 0u);
+}
+
 CAF_TEST(a turn the store failed ends with the store error code) {
   auto filling = std::make_shared<FillingStore>();
   filling->fail_kind = "chat_request";
