@@ -172,6 +172,23 @@ Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
 
 namespace {
 
+/// How many single-character edits (insert, delete, replace) turn `a` into `b`.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
 /// Every {{...}} of a local tool's command, cwd and env names what a call can give:
 /// a declared parameter or a question's answer. Else it would expand to nothing at
 /// every call (`rm -rf build/{{tool.arguments.subdir}}` with `sub` declared).
@@ -948,10 +965,17 @@ private:
                   fmt::format("expected \"local\" (\"{}\" is not a built-in tool; the "
                               "built-ins are {}), got \"builtin\"",
                               tool.name, fmt::join(builtins_, ", ")));
-    if (tool.source == "local" && tool.program.empty() && tool.node.empty())
+    if (tool.source == "local" && tool.program.empty() && tool.node.empty()) {
+      // [conversation.tools.shel] run = "ask": a built-in's name mistyped.
+      std::string near;
+      for (auto& b : builtins_)
+        if (near.empty() && edit_distance(b, tool.name) <= 2 && b.size() > 2)
+          near = fmt::format("; did you mean the built-in `{}`?", b);
       return fail(prefix + ".command.program",
-                  "missing: a local tool needs command = { program = \"...\" } (or node = \"NAME\": "
-                  "it runs on that node)");
+                  fmt::format("missing: a local tool needs command = {{ program = \"...\" }} (or node = \"NAME\": "
+                              "it runs on that node){}",
+                              near));
+    }
     if (tool.source == "builtin" && (!tool.program.empty() || !tool.args.empty() || tool.shell))
       return fail(prefix + ".command", "a built-in tool runs no command; remove it or set "
                                        "source = \"local\" under another name");

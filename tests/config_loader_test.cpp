@@ -415,6 +415,10 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "rnu = \"ask\"\n", "conversation.tools.x.rnu: unknown key (allowed: source, summary"},
       {"[conversation.tools.x]\nrun = \"ask\"\n",
        "conversation.tools.x.command.program: missing"},
+      // A built-in's name mistyped: the built-in named.
+      {"[conversation.tools.shel]\nrun = \"ask\"\n",
+       "conversation.tools.shel.command.program: missing: a local tool needs command = { program = \"...\" } (or "
+       "node = \"NAME\": it runs on that node); did you mean the built-in `shell`?"},
       {"[conversation.tools.x.command]\nprogram = \"echo\"\nargs = \"a b\"\n",
        "conversation.tools.x.command.args: expected an array of strings, got \"a b\""},
       {"[conversation.tools.x.command]\nprogram = \"echo\"\nargs = [\"a\", 1]\n",
