@@ -177,7 +177,7 @@ public:
   bool assigned_value_may_be_evaluated() const {
     return ((assigned_plain_ || assigned_declared_) && arithmetic_) || (assigned_declared_ && arrays_);
   }
-  bool evaluates_anywhere() const { return integers_ || evaluated_assigned_; }
+  bool evaluates_anywhere() const { return integers_ || evaluated_assigned_ || arithmetic_; }
   bool last_assigned() const { return last_assigned_; }
 
   void after_placeholder() {
@@ -247,6 +247,12 @@ private:
     // ${...} and name[...]: the characters read so far, the last a ':'.
     size_t expansion_chars = 0;
     bool expansion_colon = false;
+    bool expansion_at = false;
+    bool offset = false; // in ${x:...}'s offset or length
+    // case ... in: the patterns up to `)` are no command's words.
+    bool case_patterns = false;
+    int cases = 0;
+    bool semicolon = false; // the last character was a ';' (;; ends an arm)
   };
 
   static constexpr size_t kMaxWords = 256;
@@ -360,6 +366,15 @@ private:
                 "does not match its patterns' `)`); write the case outside $(...) or put the "
                 "placeholder before it";
     bool empty = f.last == 0 && !f.has_placeholder && f.plain;
+    if (f.case_patterns && !empty) {
+      // A pattern (or esac, which ends the case).
+      if (f.text == "esac" && f.plain) {
+        f.case_patterns = false;
+        --f.cases;
+      }
+      clear_word(f);
+      return;
+    }
     if (!empty && std::exchange(f.redirect, false)) {
       // A redirection's file: no word of the command.
       f.herestring = false;
@@ -455,12 +470,34 @@ private:
     if (at >= f.words.size())
       return;
     auto& name = f.words[at].text;
+    if (name == "case" && word.text == "in" && word.plain && at + 2 < f.words.size() + 1 && f.words.size() == at + 3) {
+      ++f.cases;
+      f.case_patterns = true;
+      f.words.clear();
+      return;
+    }
+    if (word.text == "esac" && word.plain && at + 1 == f.words.size() && f.cases > 0)
+      --f.cases;
     // A command whose name is not written out may be declare -i: any variable may
     // have become an integer.
     if (at + 1 == f.words.size() && word.expands && !word.path)
       integers_ = arrays_ = true;
     if (name == "let" && at + 1 == f.words.size())
       arithmetic_ = true;
+    // A name or code that comes from an expansion (a variable, a substitution) may be
+    // a value's: eval $x, . <(...), export $x, read $x, printf -v $x; mapfile -C runs
+    // a callback with its input. No placeholder anywhere then.
+    bool arg = at + 1 < f.words.size();
+    bool names_taker = name == "eval" || name == "source" || name == "." || declares(name) || name == "read" ||
+                       name == "unset" || name == "getopts" || name == "trap" || name == "alias";
+    if (arg && names_taker && word.expands && !word.assignment)
+      evaluated_assigned_ = true;
+    if (arg && name == "printf" && f.words.size() >= 2 && f.words[f.words.size() - 2].text == "-v" &&
+        (word.expands || evaluated_variable(word.text)))
+      evaluated_assigned_ = true; // printf -v PS4 / -v $x
+    if (arg && (name == "mapfile" || name == "readarray") && word.text.starts_with("-") &&
+        word.text.find('C') != std::string::npos)
+      evaluated_assigned_ = true;
     // read PS4, for RANDOM in ...: a value bash evaluates, from input or a list that
     // may hold a placeholder's value (a pipe, a substitution): no placeholder anywhere.
     if ((name == "read" || name == "for" || name == "select") && at + 1 < f.words.size() && word.plain &&
@@ -565,19 +602,26 @@ private:
   // anywhere in the template may make it evaluated: checked at the end).
   std::string_view context_error(assignment& assigned) const {
     assigned = assignment::none;
-    // Inside $( ) or ` ` whose output is assigned to PS4, RANDOM, PATH...: the value.
+    // Inside $( ), ` ` or <( ): its output is a word (a file's name) of the command
+    // around it, which must take it as a value too (not export $(...), read $(...),
+    // . <(...), PS4=$(...)).
     for (size_t k = 1; k < stack_.size(); ++k)
       if (stack_[k].kind == frame::substitution || stack_[k].kind == frame::backtick) {
         auto j = k - 1;
         while (j > 0 && is_quotes(stack_[j].kind))
           --j;
-        if (stack_[j].assigns && evaluated_variable(stack_[j].text, true))
-          return evaluated_variable_error;
+        auto outer = assignment::none;
+        if (auto why = word_context(stack_[j], outer); !why.empty())
+          return why;
       }
     auto i = stack_.size() - 1;
     while (is_quotes(stack_[i].kind))
       --i;
-    auto& f = stack_[i];
+    return word_context(stack_[i], assigned);
+  }
+
+  // The command around the word being read in `f`, and where in it the word is.
+  std::string_view word_context(const Frame& f, assignment& assigned) const {
     if (f.body > 0 || f.function_pending || f.closed_body)
       return body_error;
     if (f.kind == frame::compound) { // name=( ... )'s element (a [i]= is refused before)
@@ -618,8 +662,8 @@ private:
     // read's and mapfile's input becomes a variable's value: a file's name is
     // none, a here-string's word is (evaluated where the variable is an integer).
     if (!command.path && (name == "read" || name == "mapfile" || name == "readarray")) {
-      // mapfile -C runs a callback with each line: its here-string is no value.
-      if (!f.redirect || (name != "read" && f.herestring))
+      // mapfile -C runs a callback with each line: its input is no value.
+      if (!f.redirect || name != "read")
         return name_operand_error;
       if (f.herestring) {
         assigned = assignment::plain;
@@ -680,9 +724,10 @@ private:
     escape_word_start_ = starts_word;
   }
 
+  static bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
   void push_arithmetic(Frame f) {
-    stack_.push_back(std::move(f));
-    arithmetic_ = true;
+    stack_.push_back(std::move(f)); // a name read inside it sets arithmetic_
   }
 
   // Inside ${...} and a subscript: what makes bash evaluate a variable's value as
@@ -690,11 +735,16 @@ private:
   // ${x:-default}, ${a[@]}.
   void note_expansion_char(Frame& f, char c) {
     if (f.kind == frame::parameter) {
-      if ((f.expansion_chars == 0 && c == '!') || (f.expansion_colon && c != '-' && c != '=' && c != '+' && c != '?'))
+      // ${x@P} expands the value as a prompt: its $( ) runs, as evaluated as code.
+      // ${x:n:m} evaluates n and m: a variable among them is evaluated.
+      if (f.expansion_colon && c != '-' && c != '=' && c != '+' && c != '?')
+        f.offset = true;
+      if ((f.expansion_chars == 0 && c == '!') || (f.offset && is_name_start(c)) || (f.expansion_at && c == 'P'))
         arithmetic_ = true;
       f.expansion_colon = c == ':';
-    } else if (f.kind == frame::subscript && f.expansion_chars == 0 && c != '@' && c != '*') {
-      arithmetic_ = true;
+      f.expansion_at = c == '@';
+    } else if (f.kind == frame::subscript && is_name_start(c)) {
+      arithmetic_ = true; // ${a[i]}, a[i]=: i evaluated (not ${a[0]}, ${a[@]})
     }
     ++f.expansion_chars;
   }
@@ -719,6 +769,10 @@ private:
       end_command(stack_.back());
     if ((kind == frame::parameter && c != '}') || (kind == frame::subscript && c != ']'))
       note_expansion_char(stack_.back(), c);
+    if ((kind == frame::arithmetic || kind == frame::bracket_arithmetic) && is_name_start(c))
+      arithmetic_ = true; // a variable evaluated: (( n > 5 )), $((n+1))
+    if (c != ';' && c != ' ' && c != '\t' && c != '&')
+      stack_.back().semicolon = false;
     if (c != ' ' && c != '\t' && c != '\n' && c != ')')
       stack_.back().empty_parens = false;
     // Bash reads no here-document or comment inside arithmetic or ${...}; in name[...]
@@ -771,7 +825,6 @@ private:
       case '(':
         if (prev.opened) { // "$((": arithmetic, closed by "))"
           stack_.back() = {.kind = frame::arithmetic, .parens = 1};
-          arithmetic_ = true;
         } else if (prev.dollar) {
           open_substitution();
         } else if (prev.paren) { // "((": arithmetic too
@@ -826,7 +879,12 @@ private:
           unsure_ = "a placeholder after a `)` inside [[ ]] or name[...] cannot be passed safely "
                     "(bash reads it differently in a command's arguments); write it in quotes";
         } else if (kind == frame::code) {
-          end_command(stack_.back()); // a case pattern's end: a command starts
+          // A case pattern's end: a command starts.
+          auto& f = stack_.back();
+          if (f.case_patterns)
+            clear_word(f);
+          f.case_patterns = false;
+          end_command(f);
         }
         word_start_ = true;
         break;
@@ -888,7 +946,14 @@ private:
           end_word(stack_.back()); // the command ends, unless `>` follows (&>)
           after_.amp = true;
         } else {
-          end_command(stack_.back());
+          auto& f = stack_.back();
+          end_command(f);
+          // ;; (;& ;;&) in a case: the next arm's patterns come.
+          if (c == ';' && f.semicolon && f.cases > 0)
+            f.case_patterns = true;
+          f.semicolon = c == ';';
+          word_start_ = true;
+          break;
         }
         word_start_ = true;
         break;
@@ -924,7 +989,7 @@ private:
   std::string_view positional_;   // why no later one can: the positional parameters may have changed
   bool integers_ = false;         // a variable is made an integer or a name reference (declare -i, -n)
   bool evaluated_assigned_ = false; // PS4, RANDOM, PATH and the like are assigned
-  bool arithmetic_ = false;       // arithmetic anywhere: (( )), $(( )), [[ -eq ]], ${x:n}, ${a[i]}, let
+  bool arithmetic_ = false;       // a value evaluated anywhere: (( )), $(( )), [[ -eq ]], ${x:n}, ${a[i]}, ${x@P}, let
   bool arrays_ = false;           // or an array (declare -a, -A, read -a, mapfile, name=( ))
   bool assigned_plain_ = false;   // a placeholder was the value of an assignment, or an array's element
   bool assigned_declared_ = false; // of declare, local, export's NAME=value
@@ -979,12 +1044,15 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
   if (lexer.evaluates_anywhere() && std::any_of(out.begin(), out.end(), [](auto& seg) { return seg.placeholder; }))
     return Error{fmt::format("{}: a placeholder cannot be passed safely where the template makes a variable an "
                              "integer or a name reference (declare -i, -n; or a command whose name is not "
-                             "written out, which may), or reads PS4, RANDOM and the like: a value may reach one "
-                             "through a substitution, a pipe or a file, and bash evaluates it (a[$(id)] runs)",
+                             "written out, which may), evaluates a variable as arithmetic or a prompt "
+                             "((( x )), $(( x )), [[ -eq ]], ${{x:n}}, ${{a[i]}}, ${{!x}}, ${{x@P}}, let), reads PS4, "
+                             "RANDOM and the like, or takes a name or code from an expansion (eval $x, export $x, "
+                             "read $x, printf -v $x, mapfile -C): a value may reach it through an assignment, a "
+                             "substitution, a pipe or a file, and bash evaluates it (a[$(id)] runs)",
                              shell_element_key(first_placeholder.value_or(0)))};
   if (lexer.assigned_value_may_be_evaluated())
     return Error{fmt::format("{}: a placeholder assigned to a variable cannot be passed safely where the "
-                             "template evaluates arithmetic ((( )), $(( )), [[ -eq ]], ${{x:n}}, ${{a[i]}}, ${{!x}}, "
+                             "template evaluates arithmetic ((( )), $(( )), [[ -eq ]], ${{x:n}}, ${{a[i]}}, ${{!x}}, ${{x@P}}, "
                              "let), where bash evaluates a variable's value as code (a[$(id)] runs), or makes "
                              "arrays (declare -a, -A, read -a, mapfile, name=( ... )), whose value declare reads "
                              "as a compound assignment's; pass the value to a command instead",

@@ -434,43 +434,20 @@ name = "a"
 
 namespace {
 
-/// jp-actors running `run SCRIPT` (with `flags` after it), stdin on /dev/null, stdout
-/// there too or in the file `out`.
-pid_t start_run(const std::filesystem::path& ws, const std::filesystem::path& script,
-                std::vector<std::string> flags = {}, const std::filesystem::path& out = {}) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0); // its own group: no signal meant for the runner's reaches it
-    int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 0);
-    ::dup2(out.empty() ? devnull : ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 1);
-    std::vector<std::string> args = {JP_CLI_BINARY, "--workspace", ws.string()};
-    args.insert(args.end(), {"run", script.string()});
-    args.insert(args.end(), flags.begin(), flags.end()); // run's own (--json) and global ones
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(JP_CLI_BINARY, argv.data());
-    ::_exit(127);
-  }
-  if (pid > 0)
-    own_child(pid, SIGTERM);
-  return pid;
-}
-
-/// jp-actors with `args` in workspace `ws`, in its own group, stdout and stderr to
-/// `out`; owned (ended should a check end the runner).
+/// jp-actors with `args` in workspace `ws`, in its own group (no signal meant for the
+/// runner reaches it), stdin /dev/null, stdout to `out` (none: /dev/null) and, with
+/// `with_stderr`, stderr too; owned (ended should a check end the runner).
 pid_t start_cli_with(const std::filesystem::path& ws, const std::vector<std::string>& cli_args,
-                     const std::filesystem::path& out) {
+                     const std::filesystem::path& out, bool with_stderr = true) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
     int devnull = ::open("/dev/null", O_RDWR);
-    int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int fd = out.empty() ? devnull : ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(devnull, 0);
     ::dup2(fd, 1);
-    ::dup2(fd, 2);
+    if (with_stderr)
+      ::dup2(fd, 2);
     std::vector<std::string> args = {JP_CLI_BINARY, "--workspace", ws.string()};
     args.insert(args.end(), cli_args.begin(), cli_args.end());
     std::vector<char*> argv;
@@ -483,6 +460,14 @@ pid_t start_cli_with(const std::filesystem::path& ws, const std::vector<std::str
   if (pid > 0)
     own_child(pid, SIGTERM);
   return pid;
+}
+
+/// `jp-actors run SCRIPT FLAGS...` so (stderr left as it is).
+pid_t start_run(const std::filesystem::path& ws, const std::filesystem::path& script,
+                std::vector<std::string> flags = {}, const std::filesystem::path& out = {}) {
+  std::vector<std::string> args = {"run", script.string()};
+  args.insert(args.end(), flags.begin(), flags.end()); // run's own (--json) and global ones
+  return start_cli_with(ws, args, out, false);
 }
 
 /// The pid in `file` once it is there (bounded); 0 if it never came.

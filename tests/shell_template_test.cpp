@@ -111,7 +111,7 @@ CAF_TEST(the scan tells unquoted from double-quoted placeholders) {
   CAF_CHECK_EQUAL(placeholders("echo # it's a comment {{a}}\necho {{b}}"),
                   (P{{"a", false}, {"b", false}}));
   CAF_CHECK_EQUAL(placeholders("echo \"", {"{{a}}", "\"", "{{b}}"}), (P{{"a", true}, {"b", false}}));
-  CAF_CHECK_EQUAL(placeholders("echo $(( 1 + 2 )) $(x); ((y++)); ( (z) ); echo \"${#v[@]}\" {{a}}"),
+  CAF_CHECK_EQUAL(placeholders("echo $(( 1 + 2 )) $(x); ((3 > 2)); ( (z) ); echo \"${#v[@]}\" {{a}}"),
                   (P{{"a", false}}));
 }
 
@@ -224,11 +224,14 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                        "declare -i n; select n in {{a}}; do break; done <<< 1",
                        "declare -n r; for r in {{a}}; do echo \"$r\"; done",
                        "declare -xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxi n; n={{a}}",
-                       "o=-i; declare $o n; n={{a}}", "declare -i n=$(echo {{a}})", "declare -i n; n=$(echo {{a}})",
-                       "declare -i n; n=\"$(cat <<< {{a}})\"", "declare -i n; read n < <(echo {{a}})",
+                       "o=-i; declare $o n; n={{a}}", "declare -i n; n=$(echo {{a}})",
+                       "declare -i n; n=\"$(cat <<< {{a}})\"",
                        "shopt -s lastpipe; declare -i n; echo {{a}} | read n", "d=declare; $d -i n; n={{a}}",
-                       "echo {{a}} | read PS4", "for RANDOM in $(echo {{a}}); do :; done"})
+                       "echo {{a}} | read PS4"})
     CAF_CHECK_EQUAL(scan_error(program).find("makes a variable an integer") == std::string::npos ? program : "", "");
+  for (auto program : {"declare -i n=$(echo {{a}})", "declare -i n; read n < <(echo {{a}})",
+                       "for RANDOM in $(echo {{a}}); do :; done"}) // refused as the command's word
+    CAF_CHECK_EQUAL(scan_error(program).empty() ? program : "", "");
   // An assigned value where the template evaluates arithmetic (bash evaluates the
   // variable's value there), or makes arrays (declare reads the value as a compound
   // assignment's).
@@ -236,8 +239,23 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                        "n={{a}}; (( n > 5 ))", "n={{a}}; echo $((n+1))", "n={{a}}; [[ $n -gt 3 ]]",
                        "n={{a}}; for ((i=0;i<n;i++)); do :; done", "n={{a}}; echo \"${s:n}\"",
                        "n={{a}}; echo \"${a[n]}\"", "x={{a}}; echo \"${!x}\"", "n={{a}}; let n+1",
-                       "for n in {{a}}; do echo $((n)); done"})
-    CAF_CHECK_EQUAL(scan_error(program).find("evaluates arithmetic") == std::string::npos ? program : "", "");
+                       "for n in {{a}}; do echo $((n)); done", "x={{a}}; echo \"${x@P}\""})
+    CAF_CHECK_EQUAL(scan_error(program).find("arithmetic") == std::string::npos ? program : "", "");
+  // A value reaching such a variable otherwise than by an assignment of its own: a
+  // here-string, a pipe, a substitution, a file; a name or code from an expansion.
+  for (auto program : {"while read n; do echo $((n+1)); done <<< {{a}}", "echo {{a}} | while read n; do echo $((n+1)); done",
+                       "n=$(echo {{a}}); echo $((n+1))", "x=$(echo {{a}}); [[ $x -gt 3 ]] && echo big",
+                       "exec 3<<<{{a}}; read -u 3 n; echo $((n))", "for n in $(echo {{a}}); do echo $((n)); done",
+                       "read x <<< {{a}}; echo \"${x@P}\"", "echo {{a}} | mapfile -C eval -c1 arr",
+                       "printf -v PS4 %s {{a}}; set -x; true", "printf -v PATH %s {{a}}; ls",
+                       "x=$(echo {{a}}); eval $x", "x=$(echo {{a}}); export $x; set -x; :"})
+    CAF_CHECK_EQUAL(scan_error(program).find("a value may reach it") == std::string::npos ? program : "", "");
+  // A substitution's output is a word of the command around it.
+  for (auto program : {"export $(echo {{a}}); set -x; :", "read $(echo {{a}}) <<< 5", ". <(echo {{a}})",
+                       "source <(printf %s {{a}})", "mapfile -C eval -c 1 arr < <(echo {{a}})", "eval $(echo {{a}})",
+                       "read n < <(echo {{a}})"})
+    CAF_CHECK_EQUAL(scan_error(program).find("takes a variable's name or code") == std::string::npos ? program : "",
+                    "");
   // Through a substitution assigned to what bash evaluates.
   for (auto program : {"RANDOM=$(echo {{a}})", "OPTIND=$(echo {{a}}); getopts a x", "PS4=$(echo {{a}}); set -x; echo",
                        "PATH={{a}} make", "HOME={{a}}; ~/bin/tool", "export LD_PRELOAD=`echo {{a}}`"})
@@ -271,10 +289,13 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                                "&>/dev/null; kill {{i}}; awk -v x={{j}} 1 f; ~/bin/tool {{k}}; \"$HOME/bin/t\" {{l}}; "
                                "printf -- {{m}} x; command -v {{n}}; export -n FOO; x={{o}}; printf \"%s\\n\" {{p}}; "
                                "export PATH=\"$HOME/bin:$PATH\"; source .venv/bin/activate; pytest {{q}}; "
-                               "y={{r}}; echo \"${y}\" \"${#y}\" \"${y:-d}\"; args=( {{s}} ); cmd \"${args[@]}\""),
+                               "y={{r}}; echo \"${y}\" \"${#y}\" \"${y:-d}\" \"${y:0:10}\" $((1+2)); args=( {{s}} ); "
+                               "cmd \"${args[@]}\"; case {{t}} in a) echo a;; *.py|*) echo o;; esac; "
+                               "printf '%s' \"$(cat {{u}})\""),
                   (P{{"a", false}, {"b", false}, {"c", false}, {"d", false}, {"e", false}, {"f", true}, {"g", false},
                      {"h", false}, {"i", false}, {"j", false}, {"k", false}, {"l", false}, {"m", false},
-                     {"n", false}, {"o", false}, {"p", false}, {"q", false}, {"r", false}, {"s", false}}));
+                     {"n", false}, {"o", false}, {"p", false}, {"q", false}, {"r", false}, {"s", false},
+                     {"t", false}, {"u", false}}));
 }
 
 CAF_TEST(placeholders after text the scan cannot follow are refused) {

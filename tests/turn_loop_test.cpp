@@ -129,6 +129,18 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
     return ctx;
   }
 
+  /// Runs messages until the turn ended: its end waits for its processes' (the io
+  /// thread's news, in real time), so this polls, bounded.
+  void run_until_turn_end() {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::find(observer->log.begin(), observer->log.end(), "turn_end") == observer->log.end() &&
+           std::chrono::steady_clock::now() < deadline) {
+      if (!sched.try_run_once())
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    sched.run();
+  }
+
   /// Runs one turn to its end; the sentence of the loop's answer ("" = nothing failed).
   /// `interrupted`: the user interrupts it right after it starts.
   std::string turn(const std::string& prompt, bool interrupted = false) {
@@ -340,13 +352,7 @@ CAF_TEST(a call running when its turn is aborted is reported with its result int
   self->send(loop, interrupt_atom::value);
   self->send(loop, interrupt_atom::value);
   // The turn's end waits for the process's (the io thread's news, in real time).
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::find(observer->log.begin(), observer->log.end(), "turn_end") == observer->log.end() &&
-         std::chrono::steady_clock::now() < deadline) {
-    if (!sched.try_run_once())
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  sched.run();
+  run_until_turn_end();
   CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"call 1.0 shell", "result 1.0 shell failed", "turn_end"}));
   h.receive([&](TurnResult& r) { last = r; }, [&](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
   CAF_CHECK(last.outcome == turn_outcome::interrupted);
@@ -365,13 +371,7 @@ CAF_TEST(an await running when its turn is interrupted is recorded as interrupte
     CAF_REQUIRE(sched.try_run_once());
   sched.run();
   self->send(loop, interrupt_atom::value);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::find(observer->log.begin(), observer->log.end(), "turn_end") == observer->log.end() &&
-         std::chrono::steady_clock::now() < deadline) {
-    if (!sched.try_run_once())
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  sched.run();
+  run_until_turn_end();
   std::string said;
   auto loaded = store->load(id);
   CAF_REQUIRE(loaded.ok());
