@@ -31,6 +31,13 @@ public:
   void read(char c) {
     After prev = after_;
     after_ = {};
+    // ${n}, "$n" inside $(( )), (( )), a subscript or an offset: a variable evaluated.
+    if (c == '$' && !escaped_ && !comment_) {
+      auto& w = word_frame(); // a=([$i]=x): an element's index too
+      if (in_arithmetic() ||
+          (w.kind == frame::compound && w.text.starts_with("[") && w.text.find(']') == std::string::npos))
+        arithmetic_ = true;
+    }
     // Bash ends a backtick body at the first backtick no backslash escapes, whatever
     // quotes or comments are open inside it.
     if (c == '`' && !escaped_ && backtick_ > 0) {
@@ -210,6 +217,7 @@ private:
     bool plain = false;       // written out: no quotes, escapes, expansions, braces or globs
     bool path = false;        // holds a '/': a program's path, whatever else it holds
     bool expands = false;     // an expansion, braces or a glob: its text may be another
+    bool unquoted_expansion = false;
   };
 
   struct Frame {
@@ -227,6 +235,8 @@ private:
     bool plain = true;       // no quote, escape, expansion, brace or glob so far
     bool slash = false;      // a '/' in it
     bool expands = false;    // an expansion, braces or a glob in it
+    bool unquoted_expansion = false; // $x, ${x}, $(...) outside quotes: split into words
+    bool process_substitution = false; // it is <( ... ): a file's name
     int braces = 0;          // unquoted `{` open in it
     bool has_placeholder = false;
     // The simple command being read here: its words so far (their first characters;
@@ -381,14 +391,14 @@ private:
     } else if (!empty) {
       if (f.words.size() < kMaxWords)
         f.words.push_back({f.text, f.assigns, f.has_placeholder, f.plain && !f.has_placeholder,
-                           f.slash && !f.has_placeholder, f.expands});
+                           f.slash && !f.has_placeholder, f.expands, f.unquoted_expansion});
       else
         f.too_many = true;
       if (f.kind == frame::code || f.kind == frame::substitution || f.kind == frame::backtick)
         note_command_word(f);
       else if (f.kind == frame::test && (f.text == "-eq" || f.text == "-ne" || f.text == "-lt" || f.text == "-le" ||
-                                         f.text == "-gt" || f.text == "-ge"))
-        arithmetic_ = true; // [[ $n -eq 3 ]] evaluates $n
+                                         f.text == "-gt" || f.text == "-ge" || f.text == "-v" || f.text == "-R"))
+        arithmetic_ = true; // [[ $n -eq 3 ]] evaluates $n; [[ -v $x ]] a subscript of $x's
     }
     clear_word(f);
   }
@@ -397,6 +407,7 @@ private:
     f.text.clear();
     f.last = 0;
     f.compound = f.bracket = f.assigns = f.has_placeholder = f.plus = f.slash = f.expands = false;
+    f.unquoted_expansion = f.process_substitution = false;
     f.braces = 0;
     f.name_so_far = f.plain = true;
   }
@@ -488,10 +499,24 @@ private:
     // a value's: eval $x, . <(...), export $x, read $x, printf -v $x; mapfile -C runs
     // a callback with its input. No placeholder anywhere then.
     bool arg = at + 1 < f.words.size();
-    bool names_taker = name == "eval" || name == "source" || name == "." || declares(name) || name == "read" ||
-                       name == "unset" || name == "getopts" || name == "trap" || name == "alias";
+    bool names_taker = name == "eval" || declares(name) || name == "read" || name == "unset" ||
+                       name == "getopts" || name == "trap" || name == "alias";
     if (arg && names_taker && word.expands && !word.assignment)
       evaluated_assigned_ = true;
+    // [ $v = yes ]: an unquoted expansion splits, and a value "-v a[...]" becomes a
+    // name test -v evaluates (printf's -v alike).
+    if (arg && (name == "[" || name == "test" || name == "printf") && word.unquoted_expansion)
+      evaluated_assigned_ = true;
+    // unset 'a[$i]', printf -v 'a[$i]', read 'a[i]': these evaluate the subscript of
+    // the name they get, whatever its quotes.
+    bool takes_names = names_taker || name == "printf" || name == "[" || name == "test" || name == "wait" ||
+                       name == "mapfile" || name == "readarray";
+    if (arg && takes_names)
+      for (auto at_bracket = word.text.find('['); at_bracket != std::string::npos;
+           at_bracket = word.text.find('[', at_bracket + 1))
+        if (at_bracket + 1 < word.text.size() &&
+            (word.text[at_bracket + 1] == '$' || is_name_start(word.text[at_bracket + 1])))
+          arithmetic_ = true;
     if (arg && name == "printf" && f.words.size() >= 2 && f.words[f.words.size() - 2].text == "-v" &&
         (word.expands || evaluated_variable(word.text)))
       evaluated_assigned_ = true; // printf -v PS4 / -v $x
@@ -635,7 +660,7 @@ private:
     auto at = command_at(f.words);
     if (at == f.words.size()) {
       // No command yet: a redirection's file, an assignment's value, or the name.
-      if (f.redirect)
+      if (f.redirect || f.process_substitution) // done < <(grep ...): a file
         return {};
       // After command, builtin or exec a NAME=... word is the command's name.
       bool runner = std::any_of(f.words.begin(), f.words.end(), [](const Word& w) {
@@ -662,8 +687,10 @@ private:
     // read's and mapfile's input becomes a variable's value: a file's name is
     // none, a here-string's word is (evaluated where the variable is an integer).
     if (!command.path && (name == "read" || name == "mapfile" || name == "readarray")) {
-      // mapfile -C runs a callback with each line: its input is no value.
-      if (!f.redirect || name != "read")
+      // Its names: no value. Its input: a file's name is one; a here-string is the
+      // value itself, which mapfile -C would run a callback with (and any -C
+      // refuses every placeholder).
+      if (!f.redirect || (name != "read" && f.herestring))
         return name_operand_error;
       if (f.herestring) {
         assigned = assignment::plain;
@@ -724,6 +751,13 @@ private:
     escape_word_start_ = starts_word;
   }
 
+  bool in_arithmetic() const {
+    return std::any_of(stack_.begin(), stack_.end(), [](const Frame& f) {
+      return f.kind == frame::arithmetic || f.kind == frame::bracket_arithmetic || f.kind == frame::subscript ||
+             (f.kind == frame::parameter && f.offset);
+    });
+  }
+
   static bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 
   void push_arithmetic(Frame f) {
@@ -767,6 +801,9 @@ private:
     // A lone `&` (or `&&`) ended the command; `&>` is a redirection.
     if (prev.amp && c != '>')
       end_command(stack_.back());
+    // An unquoted $x, ${x}, $(...) splits ($#, $?, $$, $! do not).
+    if (prev.dollar && c != '#' && c != '?' && c != '$' && c != '!' && c != '-')
+      word_frame().unquoted_expansion = true;
     if ((kind == frame::parameter && c != '}') || (kind == frame::subscript && c != ']'))
       note_expansion_char(stack_.back(), c);
     if ((kind == frame::arithmetic || kind == frame::bracket_arithmetic) && is_name_start(c))
@@ -819,10 +856,14 @@ private:
         break;
       case '`':
         not_plain();
-        word_frame().expands = true;
+        word_frame().expands = word_frame().unquoted_expansion = true;
         open_backtick();
         break;
       case '(':
+        if (stack_.back().case_patterns && kind == frame::code) { // (pattern): part of the pattern's syntax
+          word_start_ = true;
+          break;
+        }
         if (prev.opened) { // "$((": arithmetic, closed by "))"
           stack_.back() = {.kind = frame::arithmetic, .parens = 1};
         } else if (prev.dollar) {
@@ -839,6 +880,7 @@ private:
           // whose own command is read as $( ... )'s.
           auto& outer = stack_.back();
           outer.redirect = false;
+          outer.process_substitution = true;
           not_plain();
           outer.last = '(';
           open_substitution();

@@ -248,7 +248,18 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                        "exec 3<<<{{a}}; read -u 3 n; echo $((n))", "for n in $(echo {{a}}); do echo $((n)); done",
                        "read x <<< {{a}}; echo \"${x@P}\"", "echo {{a}} | mapfile -C eval -c1 arr",
                        "printf -v PS4 %s {{a}}; set -x; true", "printf -v PATH %s {{a}}; ls",
-                       "x=$(echo {{a}}); eval $x", "x=$(echo {{a}}); export $x; set -x; :"})
+                       "x=$(echo {{a}}); eval $x", "x=$(echo {{a}}); export $x; set -x; :",
+                       // A fifth review: ${n} and "$n" inside arithmetic, an unquoted
+                       // expansion test splits into -v NAME, a quoted 'a[$i]' given to a
+                       // name-taking builtin, (pattern) case arms, [[ -v $x ]], a=([$i]=).
+                       "n={{a}}; echo $(( ${n} * 2 ))", "n={{a}}; (( ${n} > 5 )) && echo big",
+                       "n={{a}}; echo $(( \"$n\" + 1 ))", "i={{a}}; echo \"${a[${i}]}\"", "i={{a}}; a[${i}]=q",
+                       "len={{a}}; echo \"${s:0:${len}}\"", "x={{a}}; y=$x; echo $(( ${y} ))",
+                       "v={{a}}; if [ $v = yes ]; then :; fi", "v={{a}}; [ $v ] && :", "v={{a}}; test $v",
+                       "i={{a}}; a=(x y); unset 'a[$i]'", "i={{a}}; printf -v 'a[$i]' %s x",
+                       "i={{a}}; read -r 'a[$i]' <<< x", "i={{a}}; [ -v 'a[$i]' ]",
+                       "case y in (y) declare -i n;; esac; n={{a}}", "n={{a}}; case x in (x) let n++ ;; esac",
+                       "name={{a}}; [[ -v $name ]]", "i={{a}}; a=([$i]=q)"})
     CAF_CHECK_EQUAL(scan_error(program).find("a value may reach it") == std::string::npos ? program : "", "");
   // A substitution's output is a word of the command around it.
   for (auto program : {"export $(echo {{a}}); set -x; :", "read $(echo {{a}}) <<< 5", ". <(echo {{a}})",
@@ -291,11 +302,13 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                                "export PATH=\"$HOME/bin:$PATH\"; source .venv/bin/activate; pytest {{q}}; "
                                "y={{r}}; echo \"${y}\" \"${#y}\" \"${y:-d}\" \"${y:0:10}\" $((1+2)); args=( {{s}} ); "
                                "cmd \"${args[@]}\"; case {{t}} in a) echo a;; *.py|*) echo o;; esac; "
-                               "printf '%s' \"$(cat {{u}})\""),
+                               "printf '%s' \"$(cat {{u}})\"; while read -r l; do echo \"$l\"; done < <(grep {{w}} .); "
+                               "readarray -t lines < {{x}}; source \"$HOME/.venv/bin/activate\"; [ $# -gt 0 ] && echo {{y}}; "
+                               "case {{z}} in (a) echo a;; *) echo b;; esac"),
                   (P{{"a", false}, {"b", false}, {"c", false}, {"d", false}, {"e", false}, {"f", true}, {"g", false},
                      {"h", false}, {"i", false}, {"j", false}, {"k", false}, {"l", false}, {"m", false},
                      {"n", false}, {"o", false}, {"p", false}, {"q", false}, {"r", false}, {"s", false},
-                     {"t", false}, {"u", false}}));
+                     {"t", false}, {"u", false}, {"w", false}, {"x", false}, {"y", false}, {"z", false}}));
 }
 
 CAF_TEST(placeholders after text the scan cannot follow are refused) {
