@@ -500,12 +500,17 @@ private:
     // a callback with its input. No placeholder anywhere then.
     bool arg = at + 1 < f.words.size();
     bool names_taker = name == "eval" || declares(name) || name == "read" || name == "unset" ||
-                       name == "getopts" || name == "trap" || name == "alias";
+                       name == "getopts" || name == "trap" || name == "alias" || name == "compgen" ||
+                       name == "complete" || name == "wait";
     if (arg && names_taker && word.expands && !word.assignment)
       evaluated_assigned_ = true;
     // [ $v = yes ]: an unquoted expansion splits, and a value "-v a[...]" becomes a
     // name test -v evaluates (printf's -v alike).
     if (arg && (name == "[" || name == "test" || name == "printf") && word.unquoted_expansion)
+      evaluated_assigned_ = true;
+    // [ -v "$name" ]: the name is a value's, and its subscript is evaluated.
+    if (arg && (name == "[" || name == "test") && word.expands && f.words.size() >= 2 &&
+        (f.words[f.words.size() - 2].text == "-v" || f.words[f.words.size() - 2].text == "-R"))
       evaluated_assigned_ = true;
     // unset 'a[$i]', printf -v 'a[$i]', read 'a[i]': these evaluate the subscript of
     // the name they get, whatever its quotes.
@@ -719,7 +724,8 @@ private:
       });
       if (!f.assigns || evaluating)
         return name_operand_error;
-      assigned = assignment::declared;
+      // Only declare and typeset read a value as a compound assignment's.
+      assigned = name == "declare" || name == "typeset" ? assignment::declared : assignment::plain;
       return evaluated_variable(f.text, true) ? evaluated_variable_error : std::string_view();
     }
     if (name == "printf") {
@@ -1089,7 +1095,8 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
                              "written out, which may), evaluates a variable as arithmetic or a prompt "
                              "((( x )), $(( x )), [[ -eq ]], ${{x:n}}, ${{a[i]}}, ${{!x}}, ${{x@P}}, let), reads PS4, "
                              "RANDOM and the like, or takes a name or code from an expansion (eval $x, export $x, "
-                             "read $x, printf -v $x, mapfile -C): a value may reach it through an assignment, a "
+                             "read $x, trap \"... $x\", compgen -W \"$x\", [ -v \"$x\" ], printf -v $x, mapfile -C, "
+                             "an unquoted [ $x ]): a value may reach it through an assignment, a "
                              "substitution, a pipe or a file, and bash evaluates it (a[$(id)] runs)",
                              shell_element_key(first_placeholder.value_or(0)))};
   if (lexer.assigned_value_may_be_evaluated())

@@ -14,7 +14,11 @@
 // template gives variables attributes: an integer's value is evaluated), a
 // redirection's file; not a builtin's that takes a name or code (read, declare,
 // eval, ...), a command's name, in a function's body, or after `shift` or `set` with
-// arguments (which make "${N}" another value).
+// arguments (which make "${N}" another value). A template that evaluates a variable
+// anywhere (arithmetic with a variable, ${x@P}, declare -i, [[ -eq ]], a name-taking
+// builtin given an expansion, an unquoted [ $v ]) takes no placeholder at all: a
+// value reaches variables through assignments, read, pipes and substitutions, which
+// no scan follows.
 //
 // The scan knows quotes, backslashes and line continuations, comments, $(...),
 // backticks, (( )), ${...} and [[ ]]; not here-documents, case patterns inside $(...)

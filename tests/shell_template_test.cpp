@@ -259,7 +259,11 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                        "i={{a}}; a=(x y); unset 'a[$i]'", "i={{a}}; printf -v 'a[$i]' %s x",
                        "i={{a}}; read -r 'a[$i]' <<< x", "i={{a}}; [ -v 'a[$i]' ]",
                        "case y in (y) declare -i n;; esac; n={{a}}", "n={{a}}; case x in (x) let n++ ;; esac",
-                       "name={{a}}; [[ -v $name ]]", "i={{a}}; a=([$i]=q)"})
+                       "name={{a}}; [[ -v $name ]]", "i={{a}}; a=([$i]=q)",
+                       // A sixth: [ -v "$name" ] quoted, compgen -W "$x", wait -p "$x".
+                       "name={{a}}; if [ -v \"$name\" ]; then printenv \"$name\"; fi",
+                       "for v in {{a}}; do [ -v \"$v\" ] || echo missing; done", "x={{a}}; [ ! -v \"cfg_$x\" ]",
+                       "words={{a}}; compgen -W \"$words\" -- a", "x={{a}}; sleep 0 & wait -n -p \"$x\""})
     CAF_CHECK_EQUAL(scan_error(program).find("a value may reach it") == std::string::npos ? program : "", "");
   // A substitution's output is a word of the command around it.
   for (auto program : {"export $(echo {{a}}); set -x; :", "read $(echo {{a}}) <<< 5", ". <(echo {{a}})",
@@ -304,11 +308,13 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                                "cmd \"${args[@]}\"; case {{t}} in a) echo a;; *.py|*) echo o;; esac; "
                                "printf '%s' \"$(cat {{u}})\"; while read -r l; do echo \"$l\"; done < <(grep {{w}} .); "
                                "readarray -t lines < {{x}}; source \"$HOME/.venv/bin/activate\"; [ $# -gt 0 ] && echo {{y}}; "
-                               "case {{z}} in (a) echo a;; *) echo b;; esac"),
+                               "case {{z}} in (a) echo a;; *) echo b;; esac; export AWS_PROFILE={{A}}; "
+                               "readonly R={{B}}; opts=(--region x); aws s3 ls \"${opts[@]}\""),
                   (P{{"a", false}, {"b", false}, {"c", false}, {"d", false}, {"e", false}, {"f", true}, {"g", false},
                      {"h", false}, {"i", false}, {"j", false}, {"k", false}, {"l", false}, {"m", false},
                      {"n", false}, {"o", false}, {"p", false}, {"q", false}, {"r", false}, {"s", false},
-                     {"t", false}, {"u", false}, {"w", false}, {"x", false}, {"y", false}, {"z", false}}));
+                     {"t", false}, {"u", false}, {"w", false}, {"x", false}, {"y", false}, {"z", false},
+                     {"A", false}, {"B", false}}));
 }
 
 CAF_TEST(placeholders after text the scan cannot follow are refused) {
