@@ -29,6 +29,22 @@ bool is_quotes(frame f) {
 class ShellLexer {
 public:
   void read(char c) {
+    // A quoted here-document's body: literal lines up to its delimiter's.
+    if (heredoc_body_) {
+      if (c != '\n') {
+        if (heredoc_line_.size() <= heredoc_delim_.size())
+          heredoc_line_ += c;
+        else
+          heredoc_line_ = "\n"; // longer than the delimiter: not it
+        return;
+      }
+      std::string_view line = heredoc_line_;
+      while (heredoc_strip_ && !line.empty() && line.front() == '\t')
+        line.remove_prefix(1);
+      heredoc_body_ = line != heredoc_delim_;
+      heredoc_line_.clear();
+      return;
+    }
     After prev = after_;
     after_ = {};
     // ${n}, "$n" inside $(( )), (( )), a subscript or an offset: a variable evaluated.
@@ -51,8 +67,10 @@ public:
     if (comment_) {
       comment_ = c != '\n';
       word_start_ = !comment_;
-      if (!comment_) // the line's end ends the command too
+      if (!comment_) { // the line's end ends the command too
         end_command(stack_.back());
+        start_heredoc_body();
+      }
       return;
     }
     if (escaped_) {
@@ -120,8 +138,11 @@ public:
     if (escaped_ || after_.dollar)
       return Error{"a placeholder right after `\\` or `$` cannot be passed safely; put a "
                    "space or quote before it"};
-    if (after_.less == 2)
+    if (after_.less == 2 || heredoc_word_)
       return Error{std::string(heredoc_error)};
+    if (heredoc_body_)
+      return Error{"a placeholder inside a quoted here-document (<<'EOF') is passed as its text (\"${1}\"), not "
+                   "its value: such a body expands nothing; pass the value as an argument or a here-string (<<<)"};
     if (!unsure_.empty())
       return Error{std::string(unsure_)};
     if (comment_)
@@ -386,8 +407,16 @@ private:
       return;
     }
     if (!empty && std::exchange(f.redirect, false)) {
-      // A redirection's file: no word of the command.
+      // A redirection's file: no word of the command (a here-document's delimiter).
       f.herestring = false;
+      if (std::exchange(heredoc_word_, false)) {
+        if (f.plain || f.has_placeholder)
+          unsure_ = heredoc_error; // unquoted: its body expands, which the scan does not follow
+        else {
+          heredoc_delim_ = f.text;
+          heredoc_pending_ = true;
+        }
+      }
     } else if (!empty) {
       if (f.words.size() < kMaxWords)
         f.words.push_back({f.text, f.assigns, f.has_placeholder, f.plain && !f.has_placeholder,
@@ -766,6 +795,14 @@ private:
 
   static bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 
+  // A line's end: the here-document whose delimiter was on it begins.
+  void start_heredoc_body() {
+    if (std::exchange(heredoc_pending_, false)) {
+      heredoc_body_ = true;
+      heredoc_line_.clear();
+    }
+  }
+
   void push_arithmetic(Frame f) {
     stack_.push_back(std::move(f)); // a name read inside it sets arithmetic_
   }
@@ -821,8 +858,18 @@ private:
     // Bash reads no here-document or comment inside arithmetic or ${...}; in name[...]
     // and [[ ]] it may (as an argument), so those count.
     bool code_like = kind != frame::arithmetic && kind != frame::bracket_arithmetic && kind != frame::parameter;
-    if (prev.less == 2 && c != '<')
-      unsure_ = heredoc_error;
+    if (prev.less == 2 && c != '<') {
+      // A here-document: its body is followed only when its delimiter is quoted (the
+      // body is then literal), one at a time, outside $( ) and the like.
+      if (heredoc_word_ || heredoc_pending_ || stack_.size() != 1) {
+        unsure_ = heredoc_error;
+      } else {
+        heredoc_word_ = true;
+        heredoc_strip_ = c == '-';
+        if (c == '-')
+          return; // <<-: the operator's, no part of the delimiter
+      }
+    }
     switch (c) {
       case '[':
         if (prev.dollar) {
@@ -1007,6 +1054,7 @@ private:
         break;
       case '\n':
         end_command(stack_.back());
+        start_heredoc_body();
         word_start_ = true;
         break;
       case ' ': case '\t':
@@ -1034,6 +1082,14 @@ private:
   size_t backtick_ = 0;           // the index of the open `...` frame (at most one), or 0
   bool backtick_backslash_ = false; // it holds a `\`
   std::string_view unsure_;       // why no later placeholder can be passed: the scan may be lost
+  // A quoted here-document: its delimiter word being read, read and its body next,
+  // or its body being skipped (<<- strips leading tabs from the delimiter's line).
+  bool heredoc_word_ = false;
+  bool heredoc_pending_ = false;
+  bool heredoc_body_ = false;
+  bool heredoc_strip_ = false;
+  std::string heredoc_delim_;
+  std::string heredoc_line_;
   std::string_view positional_;   // why no later one can: the positional parameters may have changed
   bool integers_ = false;         // a variable is made an integer or a name reference (declare -i, -n)
   bool evaluated_assigned_ = false; // PS4, RANDOM, PATH and the like are assigned

@@ -21,7 +21,8 @@
 // no scan follows.
 //
 // The scan knows quotes, backslashes and line continuations, comments, $(...),
-// backticks, (( )), ${...} and [[ ]]; not here-documents, case patterns inside $(...)
+// backticks, (( )), ${...}, [[ ]] and quoted here-documents (<<'EOF', whose body is
+// literal); not unquoted here-documents, case patterns inside $(...)
 // or backslashes inside backticks: a placeholder after those is refused, as a wrong
 // guess about quoting could put a value where bash evaluates it. What the author's
 // script does with "$1" or a variable (eval "$v", read "$v") is the author's.

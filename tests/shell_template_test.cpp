@@ -96,6 +96,8 @@ std::vector<Case> cases() {
     {shell_tool("export X={{tool.arguments.x}}; printf '%s' \"$X\""), "", ""},
     {shell_tool("v={{tool.arguments.x}}; f() { printf '%s' \"$1\"; }; f \"$v\""), "", ""},
     {shell_tool("[ -n {{tool.arguments.x}} ] || [ -z \"{{tool.arguments.x}}\" ] && printf '%s' {{tool.arguments.x}}"), "", ""},
+    // After a quoted here-document, whose body (quotes, $( ) and all) is literal.
+    {shell_tool("cat <<'EOF'\nit's \"$1\" $(x) `y`\nEOF\nprintf '%s' {{tool.arguments.x}}"), "it's \"$1\" $(x) `y`\n", ""},
   };
 }
 
@@ -326,6 +328,14 @@ CAF_TEST(placeholders after text the scan cannot follow are refused) {
             != std::string::npos);
   CAF_CHECK(scan_error("cat <\\\n<EOF\nx\nEOF\necho {{a}}").find("after a here-document") != std::string::npos);
   CAF_CHECK(scan_error("cat <<{{a}}").find("after a here-document") != std::string::npos);
+  // A quoted here-document's body is literal: followed up to its delimiter's line; a
+  // placeholder inside it would be its text. An unquoted one's expands: not followed.
+  CAF_CHECK(scan_error("cat <<'EOF'\nx {{a}}\nEOF").find("inside a quoted here-document") != std::string::npos);
+  CAF_CHECK(scan_error("cat <<-\"END\"\n\tEND2\n\tEND\necho {{a}}").empty());
+  CAF_CHECK(scan_error("cat <<\\EOF\nit's $(x)\nEOF\nls {{a}}").empty());
+  CAF_CHECK(scan_error("cat <<'EOF'\nEOF \nls {{a}}").find("inside a quoted here-document") != std::string::npos);
+  CAF_CHECK(scan_error("cat <<'A' <<'B'\nx\nA\ny\nB\nls {{a}}").find("after a here-document") != std::string::npos);
+  CAF_CHECK(scan_error("echo $(cat <<'A'\nx\nA\n) {{a}}").find("after a here-document") != std::string::npos);
   // As an argument bash ends name[ and [[ at a blank: a ")" or "#" there may end a
   // $(...) or start a comment the scan would miss.
   CAF_CHECK(!scan_error("echo \"$(echo a[ )\" \"]\" ; (( {{n}} )) #\"").empty());
