@@ -11,6 +11,8 @@
 
 #include <jp/jp.hpp>
 
+#include "tests/program_assert.hpp"
+
 // Never destroyed; held here, where a leak checker sees them still reachable.
 jp::Runtime* rt = nullptr;
 jp::Session* session = nullptr;
@@ -22,9 +24,13 @@ int main(int argc, char** argv) {
   // One write: the look that answers the spawn holds both.
   auto params = jp::Json::parse(R"({"command":"sleep 301 & echo \"pids $! $$\"; exec sleep 300"})");
   auto spawned = session->spawn("shell", "sleepers", *params, 20000).get();
+  PROGRAM_ASSERT(spawned.ok);
   auto state = jp::Json::parse(spawned.content);
-  auto* content = state ? state->find("content") : nullptr;
-  std::printf("%s\n", content && content->is_string() ? content->as_string().c_str() : spawned.content.c_str());
+  PROGRAM_ASSERT(state.ok());
+  auto* content = state->find("content");
+  // Both pids, running: else the test would check nothing.
+  PROGRAM_ASSERT(content && content->is_string() && content->as_string().find("pids ") != std::string::npos);
+  std::printf("%s\n", content->as_string().c_str());
   std::fflush(stdout);
   if (mode == "exit")
     std::exit(0);
