@@ -129,6 +129,14 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
     return ctx;
   }
 
+  /// Runs messages until the observer logged `entry` (it must come of them), then
+  /// what they sent.
+  void run_until_observed(const std::string& entry) {
+    while (std::find(observer->log.begin(), observer->log.end(), entry) == observer->log.end())
+      CAF_REQUIRE(sched.try_run_once());
+    sched.run();
+  }
+
   /// Runs messages until the turn ended: its end waits for its processes' (the io
   /// thread's news, in real time), so this polls, bounded.
   void run_until_turn_end() {
@@ -344,10 +352,7 @@ CAF_TEST(a call running when its turn is aborted is reported with its result int
   provider->replies.push_back({{}, {ToolCall{"c1", "shell", R"({"command":"exec sleep 600"})"}}, {}});
   auto loop = spawn_turn_loop(sys, context());
   auto h = self->request(loop, caf::infinite, run_atom::value, std::string("go"));
-  // Run until the call is under way (its process lives on the io thread).
-  while (std::find(observer->log.begin(), observer->log.end(), "call 1.0 shell") == observer->log.end())
-    CAF_REQUIRE(sched.try_run_once());
-  sched.run();
+  run_until_observed("call 1.0 shell"); // the call under way (its process lives on the io thread)
   // Twice, as a sub-agent's abort does: the turn ends at once, the call unanswered.
   self->send(loop, interrupt_atom::value);
   self->send(loop, interrupt_atom::value);
@@ -367,9 +372,7 @@ CAF_TEST(an await running when its turn is interrupted is recorded as interrupte
           ToolCall{"c2", "await", R"({"all":["long"]})"}}, {}});
   auto loop = spawn_turn_loop(sys, context());
   auto h = self->request(loop, caf::infinite, run_atom::value, std::string("go"));
-  while (std::find(observer->log.begin(), observer->log.end(), "result 1.0 shell ok") == observer->log.end())
-    CAF_REQUIRE(sched.try_run_once());
-  sched.run();
+  run_until_observed("result 1.0 shell ok");
   self->send(loop, interrupt_atom::value);
   run_until_turn_end();
   std::string said;
