@@ -2,13 +2,9 @@
 #include "runtime/store/named_file.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <toml++/toml.h>
 
 #include "config/bounded_read.hpp"
