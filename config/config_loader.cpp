@@ -25,6 +25,7 @@
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
+#include "config/code_variable.hpp"
 #include "config/bounded_read.hpp"
 #include "config/placeholder.hpp"
 #include "config/prompt_pattern.hpp"
@@ -234,6 +235,15 @@ Status check_placeholders(const ToolConfig& tool, std::string_view prefix) {
                                         prefix));
     }
   }
+  // However the command line is quoted, a call's argument in LD_PRELOAD, PYTHONPATH
+  // or GIT_SSH_COMMAND picks the code the tool runs.
+  for (auto& [name, value] : tool.env)
+    if (auto reader = code_variable_reader(name); !reader.empty())
+      if (auto found = find_placeholders(value); found && !found->empty())
+        return Status::fail(fmt::format("{}.env.{}: a placeholder here lets a call choose code that {} runs "
+                                        "({} is read as code, options or where code is found); write its "
+                                        "value in the config, or give the argument on the command line",
+                                        prefix, name, reader, name));
   return Status::success();
 }
 

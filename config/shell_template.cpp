@@ -6,6 +6,7 @@
 #include <span>
 #include <utility>
 
+#include "config/code_variable.hpp"
 #include "config/placeholder.hpp"
 
 namespace jp {
@@ -330,9 +331,10 @@ private:
 
   static constexpr std::string_view evaluated_variable_error =
     "a placeholder assigned to PS0-PS4, PROMPT_COMMAND, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, "
-    "BASH_XTRACEFD, PATH, HOME, LD_PRELOAD and the like, or to one of bash's integers (RANDOM, SRANDOM, "
+    "BASH_XTRACEFD, PATH, HOME, LD_PRELOAD and the like, to a variable that chooses code a program runs "
+    "(GIT_SSH_COMMAND, PYTHONPATH, NODE_OPTIONS, EDITOR, ...), or to one of bash's integers (RANDOM, SRANDOM, "
     "OPTIND, HISTCMD, ...) or arrays (DIRSTACK, BASH_ALIASES, ...) cannot be passed safely: bash expands, runs "
-    "or evaluates what those hold, or finds programs by them";
+    "or evaluates what those hold, or programs find or run code by them";
 
   static constexpr std::string_view model_error =
     "a placeholder after coproc, alias, expand_aliases, set -o posix, set -k or extglob cannot be passed "
@@ -639,11 +641,10 @@ private:
     auto name = assignment.substr(0, assignment.find_first_of("+="));
     if (evaluating_variable(name))
       return true;
-    // Where bash and programs find what they run: a model's choice of program.
-    for (std::string_view v : {"PATH", "HOME", "CDPATH", "BASH_LOADABLES_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH",
-                               "LD_AUDIT", "GCONV_PATH"})
-      if (name == v)
-        return true;
+    // Where bash and programs find what they run (PATH, LD_PRELOAD, GIT_SSH_COMMAND,
+    // PYTHONPATH): a model's choice of code.
+    if (!code_variable_reader(name).empty())
+      return true;
     if (declared)
       for (std::string_view v : {"DIRSTACK", "BASH_ALIASES", "BASH_CMDS", "BASH_ARGV", "BASH_ARGC", "BASH_LINENO",
                                  "BASH_SOURCE", "BASH_VERSINFO", "FUNCNAME", "GROUPS", "PIPESTATUS", "BASH_REMATCH",

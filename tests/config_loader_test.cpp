@@ -891,6 +891,45 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
                   "");
 }
 
+CAF_TEST(a call may not choose through a tool env the code the tool runs) {
+  const std::pair<const char*, const char*> cases[] = {
+    {"env = { LD_PRELOAD = \"{{tool.arguments.x}}\" }\n",
+     "conversation.tools.t.env.LD_PRELOAD: a placeholder here lets a call choose code that the dynamic loader "
+     "runs"},
+    {"env = { GIT_SSH_COMMAND = \"ssh -i {{tool.arguments.x}}\" }\n",
+     "conversation.tools.t.env.GIT_SSH_COMMAND: a placeholder here lets a call choose code that git runs"},
+    {"env = { GIT_CONFIG_VALUE_0 = \"{{tool.arguments.x}}\" }\n", "env.GIT_CONFIG_VALUE_0: a placeholder here"},
+    {"env = { PYTHONPATH = \"lib:{{tool.arguments.x}}\" }\n", "that Python runs"},
+    {"env = { NODE_OPTIONS = \"{{tool.arguments.x}}\" }\n", "that Node.js runs"},
+    {"env = { PATH = \"{{tool.arguments.x}}/bin\" }\n", "that every program that looks a command up runs"},
+    {"env = { \"BASH_FUNC_ls%%\" = \"{{tool.arguments.x}}\" }\n", "that bash runs"},
+    {"env = { EDITOR = \"{{tool.answers.e}}\" }\n", "env.EDITOR: a placeholder here"},
+    // Values such variables take from the config, and arguments in others, load.
+    {"env = { LD_PRELOAD = \"./x.so\", PATH = \"/usr/bin\" }\n", ""},
+    {"env = { GIT_AUTHOR_NAME = \"{{tool.arguments.x}}\", LANG = \"{{tool.arguments.x}}\" }\n", ""},
+  };
+  for (auto& [env, error] : cases) {
+    auto toml = std::string("[conversation.tools.t]\ncommand = { program = \"git\" }\n"
+                            "parameters.x = { type = \"string\" }\n") + env;
+    auto c = apply_config_text(default_config(), toml, "c.toml");
+    if (!*error) {
+      CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+      continue;
+    }
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), error), "");
+  }
+  // A shell template's assignment is the same variable.
+  for (auto* program : {"GIT_SSH_COMMAND={{tool.arguments.x}} git fetch", "export NODE_OPTIONS={{tool.arguments.x}}; node a.js",
+                        "PYTHONPATH=\\\"{{tool.arguments.x}}\\\" python3 -m t"}) {
+    auto toml = fmt::format("[conversation.tools.t]\ncommand = {{ program = \"{}\", shell = true }}\n"
+                            "parameters.x = {{ type = \"string\" }}\n", program);
+    auto c = apply_config_text(default_config(), toml, "c.toml");
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), "a variable that chooses code a program runs"), "");
+  }
+}
+
 CAF_TEST(a config is refused what a built-in tool would ignore and env names that are no names) {
   const std::pair<const char*, const char*> cases[] = {
     {"[conversation.tools.shell]\nenv = { FOO = \"1\" }\n", "conversation.tools.shell.env: a built-in tool takes no env"},

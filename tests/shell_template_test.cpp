@@ -276,7 +276,7 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
   // Through a substitution assigned to what bash evaluates.
   for (auto program : {"RANDOM=$(echo {{a}})", "OPTIND=$(echo {{a}}); getopts a x", "PS4=$(echo {{a}}); set -x; echo",
                        "PATH={{a}} make", "HOME={{a}}; ~/bin/tool", "export LD_PRELOAD=`echo {{a}}`"})
-    CAF_CHECK_EQUAL(scan_error(program).find("finds programs by them") == std::string::npos ? program : "", "");
+    CAF_CHECK_EQUAL(scan_error(program).find("find or run code by them") == std::string::npos ? program : "", "");
   // A placeholder is "${N}": a function's body has its own, set and shift change them.
   for (auto program : {"f() { echo \"{{a}}\"; }", "function f { echo {{a}}; }", "f( ) { echo {{a}}; }",
                        "f ( ) { echo {{a}}; }", "f (\n) { echo {{a}}; }", "f() ( echo x ); echo {{a}}",

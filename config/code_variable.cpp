@@ -1,0 +1,105 @@
+#include "config/code_variable.hpp"
+
+#include <array>
+#include <utility>
+
+namespace jp {
+
+std::string_view code_variable_reader(std::string_view name) {
+  using entry = std::pair<std::string_view, std::string_view>;
+  // Prefixes: every LD_* the loader reads (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH);
+  // bash imports BASH_FUNC_name%% as a function; git reads GIT_CONFIG_KEY_n/VALUE_n
+  // as config (core.sshCommand, core.fsmonitor run commands).
+  static constexpr std::array prefixes{
+    entry{"LD_", "the dynamic loader"},
+    entry{"BASH_FUNC_", "bash"},
+    entry{"GIT_CONFIG_KEY_", "git"},
+    entry{"GIT_CONFIG_VALUE_", "git"},
+    entry{"LUA_INIT", "Lua"},
+  };
+  for (auto& [prefix, reader] : prefixes)
+    if (name.starts_with(prefix))
+      return reader;
+  static constexpr std::array names{
+    entry{"GCONV_PATH", "glibc"},
+    entry{"GLIBC_TUNABLES", "glibc"},
+    entry{"PATH", "every program that looks a command up"},
+    entry{"HOME", "programs that run what their dotfiles say (git, bash, ssh)"},
+    entry{"XDG_CONFIG_HOME", "programs that run what their config says (git)"},
+    entry{"SHELL", "programs that start a shell (make, editors)"},
+    entry{"BASH_ENV", "bash"},
+    entry{"ENV", "sh"},
+    entry{"ZDOTDIR", "zsh"},
+    entry{"PS0", "bash"},
+    entry{"PS1", "bash"},
+    entry{"PS2", "bash"},
+    entry{"PS3", "bash"},
+    entry{"PS4", "bash"},
+    entry{"PROMPT_COMMAND", "bash"},
+    entry{"SHELLOPTS", "bash"},
+    entry{"BASHOPTS", "bash"},
+    entry{"BASH_LOADABLES_PATH", "bash"},
+    entry{"CDPATH", "bash"},
+    entry{"EDITOR", "programs that open an editor"},
+    entry{"VISUAL", "programs that open an editor"},
+    entry{"PAGER", "programs that page their output"},
+    entry{"MANPAGER", "man"},
+    entry{"LESSOPEN", "less"},
+    entry{"LESSCLOSE", "less"},
+    entry{"BROWSER", "programs that open a browser"},
+    entry{"SSH_ASKPASS", "ssh"},
+    entry{"SUDO_ASKPASS", "sudo"},
+    entry{"GIT_SSH", "git"},
+    entry{"GIT_SSH_COMMAND", "git"},
+    entry{"GIT_EXTERNAL_DIFF", "git"},
+    entry{"GIT_PAGER", "git"},
+    entry{"GIT_EDITOR", "git"},
+    entry{"GIT_SEQUENCE_EDITOR", "git"},
+    entry{"GIT_ASKPASS", "git"},
+    entry{"GIT_EXEC_PATH", "git"},
+    entry{"GIT_PROXY_COMMAND", "git"},
+    entry{"GIT_CONFIG", "git"},
+    entry{"GIT_CONFIG_GLOBAL", "git"},
+    entry{"GIT_CONFIG_SYSTEM", "git"},
+    entry{"GIT_CONFIG_PARAMETERS", "git"},
+    entry{"GIT_DIR", "git (the repository's config and hooks)"},
+    entry{"GIT_TEMPLATE_DIR", "git (its hooks)"},
+    entry{"PYTHONPATH", "Python"},
+    entry{"PYTHONHOME", "Python"},
+    entry{"PYTHONSTARTUP", "Python"},
+    entry{"PYTHONUSERBASE", "Python"},
+    entry{"PYTHONBREAKPOINT", "Python"},
+    entry{"PYTHONWARNINGS", "Python"},
+    entry{"NODE_OPTIONS", "Node.js"},
+    entry{"NODE_PATH", "Node.js"},
+    entry{"NODE_REPL_EXTERNAL_MODULE", "Node.js"},
+    entry{"PERL5OPT", "Perl"},
+    entry{"PERL5LIB", "Perl"},
+    entry{"PERLLIB", "Perl"},
+    entry{"PERL5DB", "Perl"},
+    entry{"RUBYOPT", "Ruby"},
+    entry{"RUBYLIB", "Ruby"},
+    entry{"JAVA_TOOL_OPTIONS", "Java"},
+    entry{"_JAVA_OPTIONS", "Java"},
+    entry{"JDK_JAVA_OPTIONS", "Java"},
+    entry{"CLASSPATH", "Java"},
+    entry{"LUA_PATH", "Lua"},
+    entry{"LUA_CPATH", "Lua"},
+    entry{"TCLLIBPATH", "Tcl"},
+    entry{"PHPRC", "PHP"},
+    entry{"PHP_INI_SCAN_DIR", "PHP"},
+    entry{"OPENSSL_CONF", "OpenSSL"},
+    entry{"OPENSSL_ENGINES", "OpenSSL"},
+    entry{"OPENSSL_MODULES", "OpenSSL"},
+    entry{"MAKEFLAGS", "make"},
+    entry{"MFLAGS", "make"},
+    entry{"CC", "build systems"},
+    entry{"CXX", "build systems"},
+  };
+  for (auto& [n, reader] : names)
+    if (name == n)
+      return reader;
+  return {};
+}
+
+} // namespace jp
