@@ -958,7 +958,10 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
       auto& st = self->state;
       if (gen != st.stream_gen)
         return;
+      // A new attempt at the same request: its time counts from the first.
+      auto requested = st.response.requested;
       st.response = {};
+      st.response.requested = requested;
       st.held.clear();
       st.flush_held = false;
       if (st.ctx.renderer)

@@ -76,6 +76,8 @@ struct CapturingObserver final : TurnObserver {
     log.push_back(fmt::format("result {}.{} {} {}", n, index, tool, ok ? "ok" : "failed"));
   }
   void retry(const std::string& why) override { log.push_back("retry " + why); }
+  std::vector<double> round_ms; // each model round's elapsed_ms
+  void model_round(int, const ModelRound& r) override { round_ms.push_back(r.elapsed_ms); }
   void turn_end(const std::vector<HandleSummary>&, const std::vector<Notification>&, const std::string&,
                 bool) override {
     log.push_back("turn_end");
@@ -230,7 +232,13 @@ CAF_TEST(calls a provider gives one id are each given their own with their own r
 
 CAF_TEST(a retry voids the partial response and the renderer is reset) {
   provider->replies.push_back({{"Hello."}, {}, "HTTP 429; retrying in 1.0 s"});
+  auto before = std::chrono::steady_clock::now();
   CAF_CHECK_EQUAL(turn("hi"), "");
+  // The round's time counts from its first attempt: within the turn, not since the
+  // clock's epoch (a retry once reset it).
+  auto turn_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - before).count();
+  CAF_REQUIRE_EQUAL(observer->round_ms.size(), 1u);
+  CAF_CHECK_LESS_OR_EQUAL(observer->round_ms[0], turn_ms);
   CAF_CHECK_EQUAL(renderer->log, (std::vector<std::string>{"render:partial that is void", "reset", "render:Hello.",
                                                           "flush"}));
   CAF_CHECK_EQUAL(observer->log, (std::vector<std::string>{"retry HTTP 429; retrying in 1.0 s", "turn_end"}));
