@@ -118,6 +118,7 @@ struct FakeResponse {
   int status = 200;
   std::string body;
   std::vector<std::string> headers;          // extra "Name: value" lines
+  std::string content_type;                  // "": an event stream for 200, else JSON
   std::size_t cut_after = std::string::npos;  // close after this many body bytes
   std::size_t stall_after = std::string::npos; // go quiet after this many, until stopped
   // With stall_after: the rest is sent once this returns (the test lets the stream
@@ -313,7 +314,9 @@ private:
       r.before();
     bool keep = keep_alive_ && r.cut_after == std::string::npos && r.stall_after == std::string::npos && !r.stream;
     std::string head = fmt::format("HTTP/1.1 {} X\r\nContent-Type: {}\r\n", r.status,
-                                   r.status == 200 ? "text/event-stream" : "application/json");
+                                   !r.content_type.empty() ? r.content_type
+                                   : r.status == 200       ? "text/event-stream"
+                                                           : "application/json");
     head += keep ? fmt::format("Content-Length: {}\r\n", r.body.size()) : "Connection: close\r\n";
     for (auto& h : r.headers)
       head += h + "\r\n";

@@ -275,6 +275,22 @@ CAF_TEST(server errors exhaust the retries with the last reason) {
   CAF_CHECK_EQUAL(server.requests().size(), 4u);
 }
 
+CAF_TEST(a response that is no event stream fails at once and says what the server said) {
+  KeyEnv key;
+  FakeProviderServer server;
+  // A compatible server that ignores "stream": true and answers with one JSON body.
+  FakeResponse json{200, R"({"error":{"message":"streaming is not enabled for this deployment"}})"};
+  json.content_type = "application/json";
+  server.push(json);
+  auto got = run(config_for(server, "openai"));
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK(contains(got.status.error, "answered HTTP 200 with application/json rather than an event stream: "
+                                       "streaming is not enabled for this deployment"));
+  CAF_CHECK(contains(got.status.error, "assistant.base_url"));
+  CAF_CHECK_EQUAL(got.retries.size(), 0u);
+  CAF_CHECK_EQUAL(server.requests().size(), 1u);
+}
+
 CAF_TEST(a stream cut mid event is retried and what came before is void) {
   KeyEnv key;
   FakeProviderServer server;

@@ -262,7 +262,10 @@ private:
     Decoder decoder = make_decoder<Decoder>(request.model);
     Status decoded; // the stream so far made sense
     size_t events = 0;
+    std::string head; // the body's start, shown when it is no event stream
     auto on_body = [&](std::string_view chunk) {
+      if (head.size() < 4096)
+        head.append(chunk.substr(0, 4096 - head.size()));
       sse.feed(chunk, [&](const SseEvent& e) {
         if (decoded)
           decoded = decoder.on_event(e, [&](ChatEvent ev) {
@@ -327,6 +330,16 @@ private:
     if (r.status >= 200 && r.status <= 299) {
       if (decoder.finished())
         return outcome::done;
+      // A server that ignores "stream": true (or a proxy's page) answers with a body
+      // that no retry turns into events: say what it said.
+      if (events == 0 && !head.empty() && r.content_type.find("text/event-stream") == std::string::npos) {
+        why = fmt::format("{} answered HTTP {} with {} rather than an event stream: {}; assistant.base_url must "
+                          "be a chat API that streams (OpenAI's chat/completions or Anthropic's messages)",
+                          url_, r.status, r.content_type.empty() ? std::string("no Content-Type") : r.content_type,
+                          error_message(head));
+        code = error_code::provider_stream;
+        return outcome::fail;
+      }
       why = fmt::format("the stream from {} ended before the response was complete", url_);
       code = error_code::provider_stream;
       return outcome::retry;
