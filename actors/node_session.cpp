@@ -101,9 +101,22 @@ std::optional<std::string> node_refusal(const ToolConfig& tool, action_kind acti
     return std::nullopt;
   auto what = action == action_kind::spawn ? fmt::format("run `{}` for clients", tool.name)
                                            : fmt::format("let clients {} `{}`", to_string(action), tool.name);
-  return fmt::format("this node does not {}: its config says {} = \"{}\" and nobody can be asked on a node; "
-                     "set it to \"unattended\" in the node's config to allow it",
-                     what, permission_key(tool, action), to_string(mode));
+  if (tool.from_workspace && mode == run_mode::ask)
+    return fmt::format("this node does not {}: the node's workspace config (.jp/config.toml, someone's "
+                       "repository) defines or changes it, and a node runs such a tool only when "
+                       "`jp-actors node --allow {}` names it",
+                       what, tool.name);
+  auto key = permission_key(tool, action);
+  if (mode == run_mode::ask)
+    return fmt::format("this node does not {}: {} and nobody can be asked on a node; start the node with "
+                       "--allow {}, or set it to \"unattended\" in the node's config",
+                       what,
+                       key.ends_with(".run") ? fmt::format("its {} is \"ask\" (as its config says, or by default)", key)
+                                             : fmt::format("its config says {} = \"ask\"", key),
+                       tool.name);
+  return fmt::format("this node does not {}: its config says {} = \"{}\"; set it to \"unattended\" in the "
+                     "node's config to allow it",
+                     what, key, to_string(mode));
 }
 
 /// `action` on handle `id` through the registry, unless the node's config refuses it

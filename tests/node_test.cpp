@@ -145,6 +145,7 @@ spawn.permissions.abort = "ask"
 )";
   }
   std::string node_toml;
+  std::vector<std::string> node_args; // after `node --listen ADDRESS`
 
   /// Starts the node on `listen`; false if it did not say where it listens.
   bool start_node(const std::string& listen = "127.0.0.1:0") {
@@ -153,10 +154,10 @@ spawn.permissions.abort = "ask"
     // A node started before wrote here too: its "listening on" must not be taken for
     // this one's (the child truncates the file only once it runs).
     std::filesystem::remove(out);
-    node = std::make_unique<Child>(std::vector<std::string>{JP_CLI_BINARY, "--workspace", node_ws, "--config",
-                                                            (dir.path / "node.toml").string(), "node", "--listen",
-                                                            listen},
-                                   state, out);
+    std::vector<std::string> argv{JP_CLI_BINARY, "--workspace", node_ws, "--config", (dir.path / "node.toml").string(),
+                                  "node", "--listen", listen};
+    argv.insert(argv.end(), node_args.begin(), node_args.end());
+    node = std::make_unique<Child>(argv, state, out);
     // Its first line says where; bounded only against a hang.
     for (int i = 0; i < 6000; ++i) {
       auto text = read_file(out);
@@ -407,7 +408,8 @@ CAF_TEST(a node refuses a client without its token and a tool that would ask) {
                      "/jp-actors/node-token is a symbolic link, which is refused: remove it"));
   auto asked = client(one_step(call("asky", R"({ action = "spawn", id = "a" })")));
   JP_REQUIRE_OK(asked);
-  CAF_CHECK(contains(content(results_of(asked), "main", 1, 0), "conversation.tools.asky.run = \\\"ask\\\""));
+  CAF_CHECK(contains(content(results_of(asked), "main", 1, 0),
+                     "its conversation.tools.asky.run is \\\"ask\\\" (as its config says, or by default)"));
   // Each action under its own permission: the node's config makes this abort ask.
   auto guarded = client(one_step(call("guarded", R"({ action = "spawn", id = "g", wait_ms = 0 })") +
                                  call("guarded", R"({ action = "abort", id = "g" })")));
@@ -416,6 +418,42 @@ CAF_TEST(a node refuses a client without its token and a tool that would ask) {
   CAF_CHECK(contains(content(results_of(guarded), "main", 1, 1),
                      "this node does not let clients abort `guarded`: its config says "
                      "conversation.tools.guarded.spawn.permissions.abort = \"ask\""));
+}
+
+CAF_TEST(a node runs the tools its workspace config defines and those that ask only when allow names them) {
+  // Someone's repository, served by the node: its tool runs unattended as it says.
+  std::filesystem::create_directories(node_ws + "/.jp");
+  dir.write("node/.jp/config.toml", R"(
+[conversation.tools.repo]
+summary = "The repository's own"
+command = { program = "/bin/sh", args = ["-c", "echo the repository ran this"] }
+run = "unattended"
+)");
+  client_tools = R"(
+[conversation.tools.repo]
+summary = "Runs on the node"
+node = "box"
+run = "unattended"
+)";
+  auto script = one_step(call("repo", "{}") + call("asky", R"({ action = "spawn", id = "a" })"));
+  CAF_REQUIRE(start_node());
+  auto refused = client(script);
+  JP_REQUIRE_OK(refused);
+  CAF_CHECK(contains(content(results_of(refused), "main", 1, 0),
+                     "this node does not run `repo` for clients: the node's workspace config (.jp/config.toml, "
+                     "someone's repository) defines or changes it, and a node runs such a tool only when "
+                     "`jp-actors node --allow repo` names it"));
+  CAF_CHECK(!contains(content(results_of(refused), "main", 1, 0), "the repository ran this"));
+  CAF_CHECK(contains(content(results_of(refused), "main", 1, 1), "start the node with --allow asky"));
+  // The node's stderr names what the workspace's config sets, as run does.
+  CAF_CHECK(contains(read_file((dir.path / "node.out").string()), "it sets: tool `repo` (runs `/bin/sh`, unattended)"));
+  node.reset();
+  node_args = {"--allow", "repo", "--allow", "asky"};
+  CAF_REQUIRE(start_node());
+  auto allowed = client(script);
+  JP_REQUIRE_OK(allowed);
+  CAF_CHECK(contains(content(results_of(allowed), "main", 1, 0), "the repository ran this"));
+  CAF_CHECK(!contains(content(results_of(allowed), "main", 1, 1), "this node does not"));
 }
 
 CAF_TEST(a spawn on a node whose fetch is refused is answered with its own look) {

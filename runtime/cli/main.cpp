@@ -489,8 +489,8 @@ int main(int argc, char** argv) {
   auto* node = app.add_subcommand(
     "node", "Serve this machine's tools to other jp-actors: a client's tool with node = \"NAME\" (and [nodes.NAME] "
             "address) runs here, as this config defines it, in this workspace (the built-in shell too, "
-            "unattended, unless its run is \"skip\" here); a tool whose run is \"ask\" or \"skip\" is "
-            "refused. On loopback it may run plain, letting in clients that show the node token "
+            "unattended, unless its run is \"skip\" here); a tool whose run is \"ask\" or \"skip\", or that the "
+            "workspace's .jp/config.toml defines or changes, is refused unless --allow names it (\"skip\" always). On loopback it may run plain, letting in clients that show the node token "
             "($XDG_STATE_HOME/jp-actors/node-token, made on first start; clients of the same user read it). "
             "Anywhere else it needs mutual TLS: [node.tls] certificate, key and ca (PEM), and clients whose "
             "[nodes.NAME.tls] certificate that ca signed; a connection refused at the handshake is reported on "
@@ -498,6 +498,10 @@ int main(int argc, char** argv) {
             "lost), its handles get their turn-end policy (abort unless the tool says otherwise). Settings: "
             "[node] listen, heartbeat_secs (1), timeout_secs (5: a silent peer is lost after it), tls. Runs "
             "until a signal, then ends its tools (TERM, grace, KILL).");
+  std::vector<std::string> node_allow;
+  node->add_option("--allow", node_allow, "Let clients run TOOL though its run is \"ask\", or though the "
+                                          "workspace's .jp/config.toml defines or changes it (repeatable)")
+    ->allow_extra_args(false);
   std::string listen;
   node->add_option("--listen", listen, "HOST:PORT to listen on, or PORT on 127.0.0.1 (default: [node] listen, "
                                        "127.0.0.1:0 = any free port); prints the address it listens on");
@@ -681,7 +685,7 @@ int main(int argc, char** argv) {
     auto sep = name.find("__");
     return sep != std::string::npos && config->mcp_servers.count(name.substr(0, sep));
   };
-  for (auto* names : {&allow, &query_options.allow, &mcp_allow}) {
+  for (auto* names : {&allow, &query_options.allow, &mcp_allow, &node_allow}) {
     // `mcp` names only the tools it serves.
     auto offered = [&](const ToolConfig& t) { return names != &mcp_allow || mcp_serves(t); };
     for (auto& name : *names)
@@ -703,8 +707,9 @@ int main(int argc, char** argv) {
   if (live_dir)
     if (auto swept = sweep_group_records(*live_dir).summary(); !swept.empty())
       std::fprintf(stderr, "jp-actors: %s\n", swept.c_str());
-  // Where a person reads stderr: an MCP client's or a node's goes to a log.
-  if (*run || *call || *query)
+  // Where a person reads stderr (an MCP client's goes to its log; a node's is the
+  // terminal it was started from, or a service's log).
+  if (*run || *call || *query || *node)
     note_workspace_config(*config);
   if (*run || *call || *query || *node || *mcp) {
     // Without the record the run goes on; only a crash's cleanup is lost.
@@ -726,7 +731,7 @@ int main(int argc, char** argv) {
     else if (*call)
       rc = call_tool(config, tool, args, permissions);
     else if (*node)
-      rc = run_node(config, listen);
+      rc = run_node(config, listen, {node_allow.begin(), node_allow.end()});
     else if (*mcp)
       rc = run_mcp(config, PermissionPolicy{true, {mcp_allow.begin(), mcp_allow.end()}}, mcp_listen, mcp_idle_secs);
     else if (*nodes_ls)

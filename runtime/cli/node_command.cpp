@@ -28,7 +28,25 @@ int fail(const std::string& reason) {
 
 } // namespace
 
-int run_node(std::shared_ptr<const Config> config, const std::string& listen) {
+Config node_served_config(const Config& config, const std::set<std::string>& allow) {
+  Config served = config;
+  for (auto& [name, tool] : served.tools) {
+    bool allowed = allow.count(name) > 0;
+    auto apply = [&](run_mode& mode) {
+      if (allowed && mode == run_mode::ask)
+        mode = run_mode::unattended;
+      else if (!allowed && tool.from_workspace && mode == run_mode::unattended)
+        mode = run_mode::ask; // refused on a node, saying why (node_refusal)
+    };
+    apply(tool.run);
+    for (auto& [action, mode] : tool.action_permissions)
+      apply(mode);
+  }
+  return served;
+}
+
+int run_node(std::shared_ptr<const Config> given, const std::string& listen, const std::set<std::string>& allow) {
+  auto config = std::make_shared<const Config>(node_served_config(*given, allow));
   auto addr = parse_listen_address(listen.empty() ? config->node.listen : listen,
                                    listen.empty() ? "node.listen" : "--listen");
   if (!addr)
