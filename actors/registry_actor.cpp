@@ -60,6 +60,7 @@ struct registry_state {
   struct TurnEndWait {
     std::function<void(const ToolState&)> done;
     uint64_t number = 0;
+    std::string aborted_because; // "": it stopped by itself, or its timeout ran out
   };
   std::map<std::string, TurnEndWait> turn_end_waits;
   uint64_t turn_end_waits_made = 0;
@@ -198,8 +199,12 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   notify_stop(self, id, e, died);
   if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end()) {
     auto complete = std::move(w->second.done);
+    auto because = std::move(w->second.aborted_because);
     self->state.turn_end_waits.erase(w);
-    complete(e.final.state);
+    if (because.empty() || e.final.state.ok)
+      complete(e.final.state);
+    else
+      complete(ToolState::failure(ToolError{fmt::format("{} ({})", because, e.final.state.error.message), {}, false}));
   }
   // The final state lives here now: the handle may go (after the requests already
   // delegated to it, which it still answers). Sent before the news of the stop: an
@@ -299,6 +304,23 @@ turn_end_outcome outcome_of(turn_end_policy policy, std::optional<inquiry_answer
   return turn_end_outcome::aborted;
 }
 
+void abort_handle(registry_actor_t* self, const std::string& id);
+
+/// A handle the turn's end waits for asks `q`: nobody answers after the turn (the
+/// assistant's await is over, nobody looks), so the wait would last its whole
+/// await_timeout_secs for nothing. It is aborted now, saying why.
+void abort_asking_at_turn_end(registry_actor_t* self, const std::string& id, const Question& q) {
+  auto w = self->state.turn_end_waits.find(id);
+  if (w == self->state.turn_end_waits.end() || q.id.empty() || q.id == "input" || !w->second.aborted_because.empty())
+    return;
+  w->second.aborted_because =
+    fmt::format("aborted as the turn ended: it asks \"{}\" (question `{}`), and nobody answers a question after "
+                "the turn's end; answer it with apply before the turn ends, or configure its answer "
+                "(questions.{}.answer)",
+                cut_text(q.text, 200), q.id, q.id);
+  abort_handle(self, id);
+}
+
 /// The supervisor's turn-end strategies (RFD 037), applied in one place. Each live
 /// handle gets its child spec's on_turn_end: abort now; await until it stops or
 /// await_timeout_secs pass, then abort; inquire as `answers` says (wait | abort;
@@ -344,6 +366,8 @@ caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self, const I
                                         number};
       auto ns = std::chrono::nanoseconds(static_cast<int64_t>(std::min(e.child.await_timeout_secs, 3.2e9) * 1e9));
       self->delayed_send(self, ns, timeout_atom::value, id, number);
+      if (e.waiting)
+        abort_asking_at_turn_end(self, id, *e.waiting);
       continue;
     }
     self->request(e.handle, caf::infinite, abort_atom::value)
@@ -590,6 +614,7 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       else
         e->waiting = q;
       e->seq = ++self->state.changes;
+      abort_asking_at_turn_end(self, id, q);
       if (e->oneshot) {
         // A one-shot control tool asks: the turn answers it (turn_actor's oneshot_reply).
         if (e->control && !q.id.empty()) {

@@ -354,6 +354,46 @@ CAF_TEST(a turn end wait runs out by its own timer alone) {
                  [](caf::error& e) { CAF_FAIL(error_text(e)); });
 }
 
+CAF_TEST(a handle the turn end waits for that asks a question is aborted at once saying so) {
+  // Nobody answers after the turn: the wait would last its whole timeout for nothing.
+  LaunchSpec waited;
+  waited.tool = "greet";
+  waited.child.on_turn_end = turn_end_policy::await;
+  waited.child.await_timeout_secs = 300;
+  auto turn_end = [&] { return self->request(registry, caf::infinite, turn_end_atom::value, InquiryAnswers{}); };
+  auto check_aborted = [](std::vector<HandleSummary>& l) {
+    CAF_REQUIRE_EQUAL(l.size(), 1u);
+    CAF_CHECK(l[0].state.stopped() && !l[0].state.ok);
+    CAF_CHECK_EQUAL(l[0].state.error.message,
+                    "aborted as the turn ended: it asks \"Whom?\" (question `name`), and nobody answers a question "
+                    "after the turn's end; answer it with apply before the turn ends, or configure its answer "
+                    "(questions.name.answer) (aborted)");
+  };
+  // Asking as the turn ends...
+  ask<HandleReport>(registry, spawn_atom::value, std::string("g"), waited);
+  anon_send(registry, waiting_atom::value, std::string("g"), Question{"name", "Whom?", "", {}, ""}, false);
+  settle();
+  auto asking = turn_end();
+  settle();
+  asking.receive(check_aborted, [](caf::error& e) { CAF_FAIL(error_text(e)); });
+  // ...or while the turn end waits: no time passes either way.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("h"), waited);
+  auto later = turn_end();
+  settle();
+  anon_send(registry, waiting_atom::value, std::string("h"), Question{"name", "Whom?", "", {}, ""}, false);
+  settle();
+  later.receive(check_aborted, [](caf::error& e) { CAF_FAIL(error_text(e)); });
+  // A program's prompt (the "input" a line of its output looks like) is no such question.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("p"), waited);
+  auto prompt = turn_end();
+  settle();
+  anon_send(registry, waiting_atom::value, std::string("p"), Question{"input", "Continue? [y/N]", "", {}, ""}, false);
+  settle();
+  finish("p", "went on");
+  prompt.receive([](std::vector<HandleSummary>& l) { CAF_CHECK_EQUAL(l.at(0).state.content, "went on"); },
+                 [](caf::error& e) { CAF_FAIL(error_text(e)); });
+}
+
 CAF_TEST(counts say how many handles started and the most live at once) {
   auto counts = [&] { return ask<HandleCounts>(registry, counts_atom::value).first; };
   CAF_CHECK(counts() == (HandleCounts{0, 0}));
