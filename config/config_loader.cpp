@@ -1184,6 +1184,13 @@ fs::path user_config_path() {
 
 /// What only the whole config can tell (every layer applied).
 Status check_config(const Config& c) {
+  // A peer silent for timeout_secs is lost: heartbeats must come sooner, or every
+  // connection with nothing else to say (a handle quietly running) is cut.
+  if (auto& n = c.node; n.heartbeat_secs <= 0 || n.heartbeat_secs >= n.timeout_secs)
+    return Status::fail(fmt::format("node.heartbeat_secs = {:g} must be above 0 and below node.timeout_secs = {:g}: "
+                                    "a peer silent for timeout_secs is lost, so a quiet connection (a remote handle "
+                                    "running without output) would be cut; the defaults are 1 and 5",
+                                    n.heartbeat_secs, n.timeout_secs));
   for (auto& [name, tool] : c.tools)
     if (tool.source == "local")
       if (auto s = check_placeholders(tool, join_key("conversation.tools", name)); !s)

@@ -891,6 +891,20 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
                   "");
 }
 
+CAF_TEST(node heartbeats must come before the timeout that loses a silent peer) {
+  for (auto* toml : {"[node]\nheartbeat_secs = 10\n", "[node]\nheartbeat_secs = 0\n",
+                     "[node]\nheartbeat_secs = 5\ntimeout_secs = 5\n",
+                     "[node]\nheartbeat_secs = 0\ntimeout_secs = 0\n"}) {
+    auto c = apply_config_text(default_config(), toml, "c.toml");
+    CAF_REQUIRE(!c.ok());
+    CAF_CHECK_EQUAL(missing(c.error(), "must be above 0 and below node.timeout_secs"), "");
+  }
+  for (auto* toml : {"[node]\nheartbeat_secs = 10\ntimeout_secs = 30\n", "[node]\ntimeout_secs = 1.5\n"}) {
+    auto c = apply_config_text(default_config(), toml, "c.toml");
+    CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+  }
+}
+
 CAF_TEST(a call may not choose through a tool env the code the tool runs) {
   const std::pair<const char*, const char*> cases[] = {
     {"env = { LD_PRELOAD = \"{{tool.arguments.x}}\" }\n",
