@@ -253,6 +253,9 @@ void on_one(mcp_actor_t* self, Json* msg) {
     return fail(self, id && mcp::request_id(*id) ? *mcp::request_id(*id) : Json(), mcp::invalid_request,
                 fmt::format("\"jsonrpc\" must be \"2.0\", got {}", cut_text(version->dump(), 40)));
   if (!method) {
+    if (!msg->find("result") && !msg->find("error"))
+      return fail(self, id && mcp::request_id(*id) ? *mcp::request_id(*id) : Json(), mcp::invalid_request,
+                  "a message needs `method` (a request or a notification), or `result` or `error` (a response)");
     st.requests->answered(*msg); // a response to one of ours; any other is ignored
     return;
   }

@@ -212,6 +212,12 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   auto old = c->next();
   CAF_CHECK_EQUAL(error_code(old), -32600);
   CAF_CHECK(contains(error_message(old), "\"jsonrpc\" must be \"2.0\""));
+  // Neither a request nor a response: Invalid Request, with its id.
+  c->send(Json::object().set("jsonrpc", "2.0").set("id", 11));
+  auto neither = c->next();
+  CAF_CHECK_EQUAL(error_code(neither), -32600);
+  CAF_CHECK_EQUAL(neither.find("id")->dump(), "11");
+  CAF_CHECK(contains(error_message(neither), "a message needs `method`"));
   auto list = c->call("tools/list");
   CAF_REQUIRE(list.find("result"));
   std::map<std::string, Json> tools;
@@ -582,6 +588,25 @@ CAF_TEST(a client that offers elicitation is asked whether a tool may run) {
       CAF_CHECK(!contains(text_of(m), "asked and ran"));
 }
 
+
+CAF_TEST(a client that fails to ask the user is no refusal of the user s) {
+  auto c = session(Json::object().set("elicitation", Json::object()));
+  auto id = c->request("tools/call", tool_call("asky", Json::object()));
+  for (auto m = c->next(); !m.is_null(); m = c->next()) {
+    auto* method = m.find("method");
+    if (!method || method->as_string() != "elicitation/create")
+      continue;
+    c->send(Json::object().set("jsonrpc", "2.0").set("id", *m.find("id"))
+              .set("error", Json::object().set("code", -1).set("message", "nope")));
+    break;
+  }
+  auto failed = c->response(id);
+  CAF_CHECK(is_error(failed));
+  CAF_CHECK(contains(text_of(failed), "`asky` was not run: the user's permission could not be asked (the MCP "
+                                      "client answered elicitation/create with an error: nope)"));
+  CAF_CHECK(!contains(text_of(failed), "did not allow"));
+  c->close_input();
+}
 CAF_TEST(a tool the workspace defines asks over MCP whatever it says unless allowed) {
   // An editor starts `jp-actors mcp` in any repository it opens: a repository's own
   // tool set to run unattended must not run unasked there.

@@ -52,6 +52,9 @@ std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> act
 }
 
 std::string denied(const std::string& tool, const PermissionReply& reply) {
+  if (reply.answer == permission_answer::unasked)
+    return fmt::format("`{}` was not run: the user's permission could not be asked ({}); nothing was run", tool,
+                       reply.reason);
   if (reply.answer == permission_answer::no_with_reason && !reply.reason.empty())
     return fmt::format("The user did not allow `{}` to run; nothing was run. The user says: {}", tool,
                        reply.reason);

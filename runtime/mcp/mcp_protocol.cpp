@@ -105,6 +105,14 @@ Json permission_elicitation(const std::string& tool, const Json& args) {
 }
 
 PermissionReply permission_from_elicitation(const Json& response) {
+  // The client failed to ask (an error response): nobody said no.
+  if (auto* error = response.find("error")) {
+    auto* message = error->is_object() ? error->find("message") : nullptr;
+    return {permission_answer::unasked,
+            fmt::format("the MCP client answered elicitation/create with an error: {}",
+                        message && message->is_string() ? cut_text(message->as_string(), 200)
+                                                        : cut_text(error->dump(), 200))};
+  }
   auto* result = response.find("result");
   auto* action = result ? result->find("action") : nullptr;
   auto* content = result ? result->find("content") : nullptr;
