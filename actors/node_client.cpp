@@ -8,6 +8,7 @@
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
 #include "runtime/node/node_address.hpp"
+#include "runtime/node/node_certificate_name.hpp"
 #include "runtime/node/node_reach_failure.hpp"
 #include "runtime/node/node_token.hpp"
 
@@ -59,6 +60,8 @@ void connect(node_client_t* self) {
       return refused(fmt::format("node `{}`: {}", node.name, t.error()));
     token = std::move(*t);
   }
+  if (tls)
+    expect_node_certificate_name(addr->host, addr->port);
   auto mm = tls ? self->system().openssl_manager().actor_handle() : self->system().middleman().actor_handle();
   self->request(mm, caf::infinite, caf::connect_atom::value, addr->host, addr->port)
     .then(

@@ -255,11 +255,14 @@ struct Pki {
                     "-out {0}.pem -days 1 -subj /CN={0}",
                     name));
   }
-  void cert(const std::string& name, const std::string& ca) const {
+  /// `names`: its subjectAltName ("IP:127.0.0.1", what a node's names), if any.
+  void cert(const std::string& name, const std::string& ca, const std::string& names = "") const {
+    if (!names.empty())
+      std::ofstream(dir + "/" + name + ".ext") << "subjectAltName = " << names << "\n";
     run(fmt::format("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout {0}.key -out "
                     "{0}.csr -subj /CN={0} && openssl x509 -req -in {0}.csr -CA {1}.pem -CAkey {1}.key "
-                    "-CAcreateserial -out {0}.pem -days 1",
-                    name, ca));
+                    "-CAcreateserial -out {0}.pem -days 1{2}",
+                    name, ca, names.empty() ? "" : fmt::format(" -extfile {}.ext", name)));
   }
   std::string tls(const std::string& name, const std::string& ca) const {
     return fmt::format("certificate = \"{0}/{1}.pem\"\nkey = \"{0}/{1}.key\"\nca = \"{0}/{2}.pem\"\n", dir, name, ca);
@@ -589,7 +592,7 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   Pki pki{dir.path.string()};
   pki.ca("ca");
   pki.ca("other");
-  pki.cert("node", "ca");
+  pki.cert("node", "ca", "IP:127.0.0.1");
   pki.cert("client", "ca");
   pki.cert("stranger", "other");
   node_toml += "[node.tls]\n" + pki.tls("node", "ca");
@@ -630,6 +633,23 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   said = content(results_of(distrusting), "main", 1, 0);
   CAF_CHECK(contains(said, "node `box`"));
   CAF_CHECK(!contains(said, "over tls"));
+  // A node whose certificate the CA signed for another machine, or a client's (the
+  // same CA signs both), is no proof of the node the client dialled.
+  client_tls = pki.tls("client", "ca");
+  pki.cert("elsewhere", "ca", "IP:10.9.9.9, DNS:elsewhere.example");
+  for (auto* impostor : {"elsewhere", "client"}) {
+    node.reset();
+    node_toml = node_toml.substr(0, node_toml.find("[node.tls]")) + "[node.tls]\n" + pki.tls(impostor, "ca");
+    CAF_REQUIRE(start_node());
+    auto fooled = client(spawn, (dir.path / "nobody").string());
+    JP_REQUIRE_OK(fooled);
+    said = content(results_of(fooled), "main", 1, 0);
+    CAF_CHECK(!contains(said, "over tls"));
+    CAF_CHECK(contains(said, "presented a certificate that does not name it: the node's certificate does not "
+                             "name 127.0.0.1, the address [nodes.box] dials"));
+    CAF_CHECK(contains(said, "subjectAltName holds IP:127.0.0.1"));
+    CAF_CHECK(contains(said, R"("transient":false)"));
+  }
   // TLS settings that cannot be used are refused before anything runs.
   client_tls = "certificate = \"/nonexistent.pem\"\n";
   auto broken = client(spawn);
@@ -656,7 +676,7 @@ CAF_TEST(TLS files that OpenSSL cannot load are refused at start naming the file
   // died at its first client, the client hung.
   Pki pki{dir.path.string()};
   pki.ca("ca");
-  pki.cert("node", "ca");
+  pki.cert("node", "ca", "IP:127.0.0.1");
   pki.cert("client", "ca");
   dir.write("not.pem", "box\n"); // as /etc/hostname
   auto p = [&](const std::string& f) { return fmt::format("{}/{}", pki.dir, f); };

@@ -11,6 +11,7 @@
 #include "messages/json_codec.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/node/node_address.hpp"
+#include "runtime/node/node_certificate_name.hpp"
 #include "runtime/node/node_reach_failure.hpp"
 #include "runtime/node/node_token.hpp"
 
@@ -40,6 +41,8 @@ NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeC
   }
   if (node.tls.enabled() && !sys.has_openssl_manager()) // its files changed since checked
     return {check_tls(node.tls, "nodes." + node.name + ".tls"), {}};
+  if (node.tls.enabled())
+    expect_node_certificate_name(addr->host, addr->port);
   auto mm = node.tls.enabled() ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
   NodeStatus out;
   self->request(mm, reach_timeout, caf::connect_atom::value, addr->host, addr->port)

@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "messages/error_category.hpp"
+#include "runtime/node/node_certificate_name.hpp"
 
 namespace jp {
 
@@ -40,6 +41,14 @@ std::string tls_mismatch(const NodeConfig& node) {
 } // namespace
 
 ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const std::string& host) {
+  if (node.tls.enabled() && node_certificate_names_not(host))
+    return {"presented a certificate that does not name it",
+            fmt::format("the node's certificate does not name {0}, the address [nodes.{1}] dials: a certificate "
+                        "of the same CA made for another machine (or a client's) is no proof of this node. Give "
+                        "the node a certificate whose subjectAltName holds {2}:{0}, or dial a name it holds. Trying "
+                        "again will not help until the configuration changes",
+                        host, node.name, is_ip_literal(host) ? "IP" : "DNS"),
+            false};
   if (is_sec(err, caf::sec::disconnect_during_handshake)) {
     if (node.tls.enabled())
       return {"closed the connection during the handshake", tls_mismatch(node), false};
