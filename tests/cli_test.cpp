@@ -1010,9 +1010,9 @@ CAF_TEST(edge cases of batches and await end without hanging) {
   auto ok = [&](std::string agent, int64_t step, int64_t index) {
     return res.at({agent, step, index}).find("ok")->as_bool();
   };
-  CAF_CHECK(!ok("edges", 1, 0));
-  CAF_CHECK(content("edges", 1, 0).find("Unknown tool `shel`") != std::string::npos);
-  auto typo = Json::parse(content("edges", 1, 1));
+  CAF_CHECK(!ok("edges/#1", 1, 0));
+  CAF_CHECK(content("edges/#1", 1, 0).find("Unknown tool `shell`") != std::string::npos);
+  auto typo = Json::parse(content("edges/#1", 1, 1));
   CAF_REQUIRE(typo.ok());
   CAF_CHECK_EQUAL(typo->find("completed")->as_array().size(), 1u);
   CAF_CHECK(!ok("edges", 2, 0) && !ok("edges", 2, 1));

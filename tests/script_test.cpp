@@ -2,6 +2,8 @@
 #define CAF_SUITE script
 #include <caf/test/unit_test.hpp>
 
+#include "config/config.hpp"
+#include "tools/builtin_tools.hpp"
 #include "runtime/store/script.hpp"
 
 using namespace jp;
@@ -99,5 +101,37 @@ CAF_TEST(a sub-agent script that names no subagents entry is refused when the sc
                                 "named `wroker` (`worker`)");
   CAF_CHECK(!calling("foreach", "wroker").ok());
   CAF_CHECK(calling("shell", "wroker").ok()); // another tool's argument of that name is its own
-  CAF_CHECK(calling("foreach", "{{element}}").ok()); // filled in when it runs
+  // In [[agents]] nothing fills it: a foreach fills {{element}} in its prompt, and
+  // only a sub-agent's own script has its {{element}} filled.
+  auto unfilled = calling("foreach", "{{element}}");
+  CAF_REQUIRE(!unfilled.ok());
+  CAF_CHECK(unfilled.error().find("no [[subagents]] entry is named `{{element}}`") != std::string::npos);
+  auto in_subagent = parse_script("[[agents]]\nname = \"a\"\n[[subagents]]\nname = \"w\"\n  [[subagents.steps]]\n"
+                                  "  [[subagents.steps.calls]]\n  tool = \"foreach\"\n"
+                                  "  arguments = { prompt = \"{{element}}\", script = \"{{element}}\" }\n",
+                                  "t.toml");
+  CAF_CHECK(in_subagent.ok());
+}
+
+CAF_TEST(a call of a tool the config does not offer is refused before the run) {
+  auto config = default_config();
+  auto calling = [&](const std::string& table, const std::string& tool) {
+    auto s = parse_script("[[agents]]\nname = \"a\"\n[[subagents]]\nname = \"w\"\n[[" + table + "]]\nname = \"x\"\n"
+                          "  [[" + table + ".steps]]\n  [[" + table + ".steps.calls]]\n  tool = \"" + tool + "\"\n",
+                          "t.toml");
+    CAF_REQUIRE(s.ok());
+    auto checked = check_script_tools(*s, config, "t.toml");
+    return checked ? std::string() : checked.error;
+  };
+  CAF_CHECK_EQUAL(calling("agents", "shell"), "");
+  CAF_CHECK_EQUAL(calling("subagents", "yield_to_parent"), "");
+  CAF_CHECK(calling("agents", "shel").starts_with("t.toml: agents[1].steps[0].calls[0].tool: no tool is named "
+                                                  "`shel`; the tools are agent, await,"));
+  CAF_CHECK(calling("subagents", "shel").find("yield_to_parent") != std::string::npos);
+  CAF_CHECK(calling("agents", "yield_to_parent").find("an agent of [[agents]] has no parent to yield to") !=
+            std::string::npos);
+  // An MCP server's tool is known once it started: its form is left to run time.
+  config.mcp_servers["srv"] = {};
+  CAF_CHECK_EQUAL(calling("agents", "srv__anything"), "");
+  CAF_CHECK(!calling("agents", "other__anything").empty());
 }

@@ -217,6 +217,8 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);
   config = mcp.config;
+  if (auto known = check_script_tools(*script, *config, path); !known)
+    return fail(known.error + "; nothing was run");
   actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                        client_tls(*config)};
   caf::actor_system sys{cfg};

@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "config/bounded_read.hpp"
+#include "config/config.hpp"
 #include "config/toml_depth.hpp"
 #include "config/toml_json.hpp"
 #include "messages/duration.hpp"
@@ -227,7 +228,10 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
           auto* named = call.tool == agent_tool_name || call.tool == foreach_tool_name
                           ? call.arguments.find("script")
                           : nullptr;
-          if (!named || !named->is_string() || named->as_string().find("{{") != std::string::npos)
+          // Filled in only where a sub-agent is played (its own script's {{prompt}},
+          // {{element}}): in [[agents]] the name is as written.
+          bool filled_later = std::string(table) == "subagents";
+          if (!named || !named->is_string() || (filled_later && named->as_string().find("{{") != std::string::npos))
             continue;
           auto& name = named->as_string();
           if (std::none_of(script.subagents.begin(), script.subagents.end(), [&](auto& s) { return s.name == name; }))
@@ -305,6 +309,39 @@ Result<ScriptAgent> scripted_subagent(const Script& script, const std::string& n
                  ? fmt::format("script `{}` names no [[subagents]] entry, and this script has none", cut_text(name))
                  : fmt::format("script `{}` names no [[subagents]] entry; the script has {}", cut_text(name),
                                fmt::join(names, ", "))};
+}
+
+Status check_script_tools(const Script& script, const Config& config, const std::string& origin) {
+  auto offered = [&](const std::string& tool, bool subagent) {
+    if (config.tools.count(tool) || (subagent && tool == yield_to_parent_tool().name))
+      return true;
+    auto sep = tool.find("__");
+    return sep != std::string::npos && config.mcp_servers.count(tool.substr(0, sep)) > 0;
+  };
+  for (auto* table : {"agents", "subagents"}) {
+    bool subagents = std::string(table) == "subagents";
+    auto& agents = subagents ? script.subagents : script.agents;
+    for (size_t k = 0; k < agents.size(); ++k)
+      for (size_t i = 0; i < agents[k].steps.size(); ++i)
+        for (size_t j = 0; j < agents[k].steps[i].calls.size(); ++j) {
+          auto& tool = agents[k].steps[i].calls[j].tool;
+          if (offered(tool, subagents))
+            continue;
+          auto at = fmt::format("{}: {}[{}].steps[{}].calls[{}].tool", origin, table, k, i, j);
+          if (tool == yield_to_parent_tool().name)
+            return Status::fail(fmt::format("{}: `{}` is a sub-agent's (it hands its result to the agent that "
+                                            "spawned it); an agent of [[agents]] has no parent to yield to",
+                                            at, tool));
+          std::vector<std::string> names;
+          for (auto& [name, _] : config.tools)
+            names.push_back(name);
+          if (subagents)
+            names.push_back(yield_to_parent_tool().name);
+          return Status::fail(fmt::format("{}: no tool is named `{}`; the tools are {}", at, cut_text(tool),
+                                          fmt::join(names, ", ")));
+        }
+  }
+  return Status::success();
 }
 
 // Far beyond any script a person writes; a larger one is refused, not read into memory.

@@ -53,6 +53,14 @@ struct Script {
   std::vector<ScriptAgent> subagents;
 };
 
+struct Config;
+
+/// Every call's tool is one `config` offers (after its MCP servers started): a
+/// sub-agent's also `yield_to_parent`. A typo is refused before anything runs
+/// rather than failing its call at run time in a run that exits 0. A name of a
+/// configured MCP server's form (SERVER__tool) is left to run time.
+Status check_script_tools(const Script& script, const Config& config, const std::string& origin);
+
 /// Subagent `name` of `script` with {{prompt}} replaced by `prompt`, and {{element}}
 /// by `element` (a foreach's; "" otherwise), in its steps' texts and string
 /// arguments; or why there is none (naming those there are).
