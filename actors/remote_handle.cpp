@@ -187,7 +187,9 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
     if (dm.source != st.session.address())
       return;
     fail(self,
-         fmt::format("node `{}` was lost ({}): the handle's work there ended with it or is being ended",
+         fmt::format("node `{}` was lost ({}): a node that notices its client gone ends the handle's work; "
+                     "one that crashed leaves it running until jp-actors starts there again (which ends what a "
+                     "crashed run left)",
                      st.node.name, loss_of(dm.reason)),
          true);
     // What was out at the node will never be answered by it.

@@ -536,7 +536,7 @@ int main(int argc, char** argv) {
   auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");
   nodes->require_subcommand(1);
   auto* nodes_ls = nodes->add_subcommand("ls", "Each configured node, reachable or not, with the handles running "
-                                               "on it");
+                                               "on it; exits 1 when one did not answer");
   auto* handles = app.add_subcommand("handles", "The handles that running `query` and `run` processes hold, "
                                                 "from another terminal (through their control sockets, in "
                                                 "$XDG_RUNTIME_DIR/jp-actors)");

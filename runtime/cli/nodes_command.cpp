@@ -26,6 +26,7 @@ constexpr auto reach_timeout = std::chrono::seconds(5);
 struct NodeStatus {
   std::string status;
   std::vector<HandleSummary> handles;
+  bool reached = false; // it answered with its handles
 };
 
 NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeConfig& node) {
@@ -57,6 +58,7 @@ NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeC
           .receive(
             [&](std::vector<HandleSummary>& hs) {
               out.status = fmt::format("reachable, {} handle{} running", hs.size(), hs.size() == 1 ? "" : "s");
+              out.reached = true;
               out.handles = std::move(hs);
             },
             [&](caf::error& err) { out.status = "reachable, but: " + error_text(err); });
@@ -86,15 +88,18 @@ int list_nodes(std::shared_ptr<const Config> config) {
   RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node, tls};
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
+  int rc = 0; // 1 when a node did not answer: a script's check sees it
   for (auto& [name, node] : config->nodes) {
     auto st = ask_node(sys, self, node);
+    if (!st.reached)
+      rc = 1;
     std::printf("%s  %s  (%s)  %s\n", name.c_str(), node.address.c_str(), node.tls.enabled() ? "tls" : "token",
                 st.status.c_str());
     for (auto& h : st.handles)
       std::printf("  %s  %s  %s  %.1f s%s%s\n", h.id.c_str(), h.tool.c_str(), std::string(to_string(h.state.kind)).c_str(),
                   h.elapsed_secs, h.progress.last_line.empty() ? "" : "  ", cut_text(h.progress.last_line, 100).c_str());
   }
-  return 0;
+  return rc;
 }
 
 } // namespace jp
