@@ -1452,6 +1452,11 @@ CAF_TEST(every launcher names a missing program and a bad cwd) {
     auto missing = spawn_process(io, SpawnSpec{{"jp-no-such-program-xyz"}, "", {}, false}, c->events(c));
     CAF_REQUIRE(!missing.ok());
     CAF_CHECK_EQUAL(missing.error(), "cannot start 'jp-no-such-program-xyz': No such file or directory");
+    auto relative = spawn_process(io, SpawnSpec{{"tools/jp-no-such.sh"}, "/tmp", {}, false}, c->events(c));
+    CAF_REQUIRE(!relative.ok());
+    CAF_CHECK_EQUAL(relative.error(), "cannot start 'tools/jp-no-such.sh': No such file or directory (a relative "
+                                      "path is found from the tool's working directory, '/tmp'; the workspace, "
+                                      "unless the tool sets its cwd)");
     auto bad_cwd = spawn_process(io, SpawnSpec{{"true"}, "/nonexistent/jp-dir", {}, false}, c->events(c));
     CAF_REQUIRE(!bad_cwd.ok());
     CAF_CHECK_EQUAL(bad_cwd.error(),

@@ -113,6 +113,12 @@ CAF_TEST(a sub-agent script that names no subagents entry is refused when the sc
   CAF_CHECK(in_subagent.ok());
 }
 
+CAF_TEST(a key that must hold tables names the header that makes them) {
+  auto s = parse_script("[[agents]]\nname = \"a\"\nsteps = \"x\"\n", "t.toml");
+  CAF_REQUIRE(!s.ok());
+  CAF_CHECK_EQUAL(s.error(), "t.toml: agents[0].steps: expected an array of tables ([[agents.steps]])");
+}
+
 CAF_TEST(a call of a tool the config does not offer is refused before the run) {
   auto config = default_config();
   auto calling = [&](const std::string& table, const std::string& tool) {

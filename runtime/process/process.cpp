@@ -218,6 +218,11 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
                        "instead",
                        prog, what, longest, total);
   }
+  // `examples/tools/x.sh` written in a config read from elsewhere: say where from.
+  if (err == ENOENT && spec.argv[0].find('/') != std::string::npos && !spec.argv[0].starts_with('/'))
+    return fmt::format("cannot start '{}': {} (a relative path is found from the tool's working directory, {}; "
+                       "the workspace, unless the tool sets its cwd)",
+                       prog, errno_text(err), spec.cwd.empty() ? "jp-actors' own" : "'" + cut_text(spec.cwd, 200) + "'");
   return "cannot start '" + prog + "': " + errno_text(err);
 }
 

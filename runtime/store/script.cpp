@@ -36,8 +36,16 @@ struct Reader {
     if (!node)
       return true;
     auto* arr = node->as_array();
-    if (!arr)
-      return fail(key, "expected an array of tables ([[" + key + "]])");
+    if (!arr) {
+      // The header as TOML writes it: [[agents.steps]], whichever agent it is under.
+      std::string header;
+      for (size_t i = 0; i < key.size(); ++i)
+        if (key[i] == '[')
+          i = key.find(']', i);
+        else
+          header += key[i];
+      return fail(key, "expected an array of tables ([[" + header + "]])");
+    }
     for (size_t i = 0; i < arr->size(); ++i) {
       auto* tbl = (*arr)[i].as_table();
       auto k = fmt::format("{}[{}]", key, i);
