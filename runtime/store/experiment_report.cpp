@@ -301,6 +301,8 @@ void ReportBuilder::add(const Json& e) {
       a.turn_spans.push_back({from, t});
     }
     a.turn_started = -1;
+    if (auto* i = e.find("interrupted"); i && i->is_bool() && i->as_bool())
+      open_.interrupted = true;
     f.errors += !string_at(e, "error").empty();
     if (auto spawned = number_at(e, "handles_spawned"); spawned >= 0) {
       if (f.peak_handles < 0)
@@ -329,6 +331,8 @@ ExperimentReport ReportBuilder::finish(const Run& run) const {
       a.figures.wall_ms += a.last - a.turn_started;
       a.turn_spans.push_back({a.turn_started, a.last});
     }
+    if (a.turn_started >= 0)
+      r.cut_short.push_back(path);
     for (auto& s : a.turn_spans)
       turns.emplace_back(s.start, s.end);
     // Times are stamped to the ms, tool calls timed finer: a span may seem to start
@@ -355,6 +359,7 @@ ExperimentReport ReportBuilder::finish(const Run& run) const {
   // Without run_end (a stored conversation, a log cut short): the time some turn ran,
   // not the hours between a conversation's turns.
   total.wall_ms = run.run_ms >= 0 ? run.run_ms : !turns.empty() ? covered(std::move(turns)) : first >= 0 ? last - first : 0;
+  r.interrupted = run.interrupted;
   return r;
 }
 
@@ -373,8 +378,48 @@ Json report_json(const ExperimentReport& report) {
     agents.push(figures_json(a));
   auto total = figures_json(report.total);
   total.erase("agent");
-  return Json::object().set("agents", std::move(agents)).set("total", std::move(total));
+  auto j = Json::object().set("agents", std::move(agents)).set("total", std::move(total));
+  if (!report.cut_short.empty()) {
+    auto cut = Json::array();
+    for (auto& a : report.cut_short)
+      cut.push(Json(a));
+    j.set("cut_short", std::move(cut));
+  }
+  if (report.interrupted)
+    j.set("interrupted", true);
+  return j;
 }
+
+namespace {
+
+/// What makes any of `runs` partial, together.
+ExperimentReport partial_of(const std::vector<ExperimentReport>& runs) {
+  ExperimentReport all;
+  for (auto& r : runs) {
+    for (auto& a : r.cut_short)
+      if (std::find(all.cut_short.begin(), all.cut_short.end(), a) == all.cut_short.end())
+        all.cut_short.push_back(a);
+    all.interrupted = all.interrupted || r.interrupted;
+  }
+  return all;
+}
+
+/// Lines after a table saying what makes its figures partial ("" when nothing does).
+std::string partial_notes(const std::vector<ExperimentReport>& runs) {
+  auto partial = partial_of(runs);
+  auto& cut = partial.cut_short;
+  bool interrupted = partial.interrupted;
+  std::string out;
+  if (!cut.empty())
+    out += fmt::format("note: the log ends inside a turn of {} (no turn_end): the run was killed or its log cut "
+                       "short, so these are the figures up to its last event\n",
+                       fmt::join(cut, ", "));
+  if (interrupted)
+    out += "note: a turn was interrupted (Ctrl-C or a stop): its figures are those up to the interrupt\n";
+  return out;
+}
+
+} // namespace
 
 std::string report_table(const ExperimentReport& report) {
   std::vector<std::string> names;
@@ -451,11 +496,19 @@ std::string repeated_report_table(const std::vector<ExperimentReport>& runs) {
 }
 
 Json runs_report_json(const std::vector<ExperimentReport>& runs) {
-  return runs.size() == 1 ? report_json(runs.front()) : repeated_report_json(runs);
+  if (runs.size() == 1)
+    return report_json(runs.front());
+  auto j = repeated_report_json(runs);
+  // The partial's keys, as one run's report has them.
+  auto partial = report_json(partial_of(runs));
+  for (auto* key : {"cut_short", "interrupted"})
+    if (auto* v = partial.find(key))
+      j.set(key, *v);
+  return j;
 }
 
 std::string runs_report_table(const std::vector<ExperimentReport>& runs) {
-  return runs.size() == 1 ? report_table(runs.front()) : repeated_report_table(runs);
+  return (runs.size() == 1 ? report_table(runs.front()) : repeated_report_table(runs)) + partial_notes(runs);
 }
 
 } // namespace jp

@@ -35,6 +35,10 @@ struct AgentFigures {
 struct ExperimentReport {
   std::vector<AgentFigures> agents;
   AgentFigures total;
+  // What makes the figures partial: agents whose turn the log leaves open (a run
+  // killed, a log cut short: figures so far), and a turn the user interrupted.
+  std::vector<std::string> cut_short;
+  bool interrupted = false;
   friend bool operator==(const ExperimentReport&, const ExperimentReport&) = default;
 };
 
@@ -66,6 +70,7 @@ private:
     std::vector<std::string> order;
     std::map<std::string, Agent> agents;
     double run_ms = -1; // run_end's elapsed_ms
+    bool interrupted = false; // a turn_end said so
   };
   Agent& agent(const std::string& path);
   ExperimentReport finish(const Run& run) const;
