@@ -386,6 +386,14 @@ CAF_TEST(a reasoning model gets max_completion_tokens and others max_tokens) {
   CAF_CHECK_EQUAL(max_tokens_parameter("openrouter/o4-mini"), "max_completion_tokens");
   CAF_CHECK_EQUAL(max_tokens_parameter("gpt-4o-mini"), "max_tokens");
   CAF_CHECK_EQUAL(max_tokens_parameter("llama3.1"), "max_tokens");
+  // OpenAI's own service takes the new name for every model (a new reasoning
+  // model's name is not known here).
+  CAF_CHECK_EQUAL(max_tokens_parameter("gpt-4o-mini", true), "max_completion_tokens");
+  CAF_CHECK(is_openai_service("https://api.openai.com/v1/chat/completions"));
+  CAF_CHECK(!is_openai_service("https://api.openai.com.evil.example/v1"));
+  CAF_CHECK(!is_openai_service("http://127.0.0.1:8080/v1/chat/completions"));
+  auto official = conversation("gpt-4o", dialect::openai);
+  CAF_CHECK_EQUAL(parsed(openai_request_body(official, true, true)).find("max_completion_tokens")->as_int(), 1000);
   KeyEnv key;
   FakeProviderServer server;
   for (auto model : {"gpt-5-mini", "o3", "gpt-4o"}) {

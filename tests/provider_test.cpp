@@ -379,6 +379,12 @@ CAF_TEST(a 429 for a used up quota is not retried and says what to check) {
   CAF_CHECK(contains(got.status.error, "You exceeded your current quota; waiting will not help: check the plan and "
                                        "billing of the key in $JP_TEST_PROVIDER_KEY"));
   CAF_CHECK_EQUAL(server.requests().size(), 1u);
+  // A spending limit reached: no wait cures it either.
+  server.push({429, R"({"error":{"message":"Billing hard limit has been reached","type":"requests","code":"billing_hard_limit_reached"}})"});
+  auto limit = run(config_for(server, "openai"));
+  CAF_REQUIRE(!limit.status);
+  CAF_CHECK(limit.retries.empty());
+  CAF_CHECK(contains(limit.status.error, "Billing hard limit has been reached; waiting will not help"));
 }
 
 /// An openai provider config whose base_url is a loopback port nobody listens on.

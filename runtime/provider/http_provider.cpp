@@ -167,16 +167,19 @@ bool refuses_stream_options(const std::string& body) {
   return names(*j, 0);
 }
 
-/// A 429 that waiting does not cure: OpenAI's for an account whose quota or credit
-/// is used up ({"error":{"type":"insufficient_quota",...}}).
+/// A 429 that waiting does not cure: OpenAI's for an account whose quota, credit or
+/// spending limit is used up ({"error":{"type":"insufficient_quota",...}}, or a code
+/// naming its billing).
 bool quota_exhausted(const std::string& body) {
   auto j = Json::parse(body);
   auto* err = j && j->is_object() ? j->find("error") : nullptr;
   if (!err || !err->is_object())
     return false;
   for (auto key : {"type", "code"})
-    if (auto* v = err->find(key); v && v->is_string() && v->as_string() == "insufficient_quota")
-      return true;
+    if (auto* v = err->find(key); v && v->is_string())
+      for (std::string_view said : {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
+        if (v->as_string() == said)
+          return true;
   return false;
 }
 
@@ -195,7 +198,8 @@ public:
     bool anthropic = config_.provider == "anthropic";
     bool asks_usage = !anthropic && !usage_refused_; // this request's stream_options
     HttpPost post{url_, headers_,
-                  anthropic ? anthropic_request_body(request) : openai_request_body(request, asks_usage)};
+                  anthropic ? anthropic_request_body(request)
+                              : openai_request_body(request, asks_usage, is_openai_service(url_))};
     std::mt19937_64 rng(std::random_device{}());
     // Failures since an attempt last got further than every one before (each starts
     // the response anew): a stream cut again and again at the same place gives up
@@ -218,7 +222,7 @@ public:
         // report then counts what the server says of itself, or nothing.
         usage_refused_ = true;
         asks_usage = false;
-        post.body = openai_request_body(request, false);
+        post.body = openai_request_body(request, false, is_openai_service(url_));
         continue;
       }
       if (attempt == outcome::fail)
