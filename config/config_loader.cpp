@@ -280,8 +280,11 @@ std::string oversized_regex_count(std::string_view pattern) {
 
 class Layer {
 public:
-  Layer(Config& config, std::string_view origin, bool from_workspace = false)
-      : c_(config), origin_(origin), from_workspace_(from_workspace) {
+  /// `defined_later`: tools the layers after this one define (a workspace's layer:
+  /// your --config and --cfg's).
+  Layer(Config& config, std::string_view origin, bool from_workspace = false,
+        const std::set<std::string>* defined_later = nullptr)
+      : c_(config), origin_(origin), from_workspace_(from_workspace), defined_later_(defined_later) {
     // The built-ins are those of the config this layer goes on (the loader's defaults).
     for (auto& [name, tool] : c_.tools)
       if (tool.source == "builtin")
@@ -727,8 +730,14 @@ private:
                                 "rest of its settings (run, args, env, ...); give yours another name",
                                 name.str()));
       // Yours or built in: a repository may describe it and make it ask more, not
-      // change what it runs or let it run without asking.
-      bool yours = from_workspace_ && !added && !entry.from_workspace;
+      // change what it runs or let it run without asking. Yours too when your
+      // --config or --cfg, applied after the workspace's layer, defines it: not a
+      // tool of the repository's own, missing its command.
+      // (A tool both define is a clash, refused at yours: give it another name.)
+      bool defines = sets("node") || sets("source") || (table && (*table)["command"]["program"]);
+      bool yours_later = from_workspace_ && added && !defines && defined_later_ &&
+                         defined_later_->count(std::string(name.str()));
+      bool yours = from_workspace_ && !entry.from_workspace && (!added || yours_later);
       if (yours)
         if (auto s = only_tightened_keys(v, key); !s)
           return s;
@@ -741,7 +750,7 @@ private:
       if (sets("command") || sets("cwd") || sets("env"))
         entry.origin = origin_;
       auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
-      if (s)
+      if (s && !yours_later) // its command comes with the layer that defines it
         s = check_tool(entry, key);
       if (s && yours)
         s = not_looser(*before, entry, key);
@@ -1021,6 +1030,7 @@ private:
   // The workspace is someone's repository: it does not choose where jp-actors writes
   // or which of the user's secrets reach its tools.
   bool from_workspace_ = false;
+  const std::set<std::string>* defined_later_ = nullptr;
   std::set<std::string, std::less<>> builtins_; // names of the built-in tools
 
   Status users_own(std::string_view key, std::string_view why) const {
@@ -1103,12 +1113,13 @@ Result<std::string> read_file(const fs::path& path, bool from_workspace) {
 }
 
 // One layer of TOML text on top of `c`; `c` is untouched when the layer is refused.
-Status apply_text(Config& c, std::string_view text, std::string_view origin, bool from_workspace) {
+Status apply_text(Config& c, std::string_view text, std::string_view origin, bool from_workspace,
+                  const std::set<std::string>* defined_later = nullptr) {
   auto root = parse_toml(text, origin);
   if (!root)
     return Error{root.error()};
   Config next = c;
-  Layer layer(next, origin, from_workspace);
+  Layer layer(next, origin, from_workspace, defined_later);
   if (auto s = layer.apply(*root); !s)
     return s;
   // Someone's repository may lower the limits that bound a run, not raise them.
@@ -1224,6 +1235,44 @@ std::string sha256_hex(std::string_view text) {
 
 } // namespace
 
+namespace {
+
+/// The tools your --config files and --cfg overrides define (a command, a node or a
+/// source): what they cannot read is said when they are applied.
+std::set<std::string> tools_defined_by(const ConfigSources& sources) {
+  std::set<std::string> names;
+  for (auto& file : sources.config_files) {
+    auto text = read_file(file, false);
+    auto root = text ? parse_toml(*text, file) : Result<toml::table>(Error{text.error()});
+    auto* tools = root ? (*root)["conversation"]["tools"].as_table() : nullptr;
+    if (!tools)
+      continue;
+    for (auto&& [name, v] : *tools)
+      if (auto* t = v.as_table(); t && (t->contains("node") || t->contains("source") ||
+                                       (*t)["command"]["program"].is_string()))
+        names.insert(std::string(name.str()));
+  }
+  // conversation.tools.NAME.command.program=..., .command={program=...}, .node=...
+  constexpr std::string_view prefix = "conversation.tools.";
+  for (std::string_view spec : sources.overrides) {
+    auto eq = spec.find('=');
+    auto key = spec.substr(0, eq);
+    if (!key.starts_with(prefix) || eq == std::string_view::npos)
+      continue;
+    auto rest = key.substr(prefix.size());
+    auto dot = rest.find('.');
+    if (dot == std::string_view::npos)
+      continue;
+    auto field = rest.substr(dot + 1);
+    if (field == "node" || field == "source" || field == "command.program" ||
+        (field == "command" && spec.substr(eq).find("program") != std::string_view::npos))
+      names.insert(std::string(rest.substr(0, dot)));
+  }
+  return names;
+}
+
+} // namespace
+
 Result<Config> load_config(const ConfigSources& sources, Config defaults) {
   auto c = std::move(defaults);
 
@@ -1255,7 +1304,8 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
     if (!text)
       return Error{text.error()};
     workspace_before = c;
-    if (auto s = apply_text(c, *text, path.string(), true); !s)
+    auto yours = tools_defined_by(sources);
+    if (auto s = apply_text(c, *text, path.string(), true, &yours); !s)
       return Error{s.error};
     workspace_after = c;
     c.workspace_layer = Config::WorkspaceLayer{sha256_hex(*text), {}};

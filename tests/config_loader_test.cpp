@@ -721,6 +721,45 @@ CAF_TEST(a workspace config may make your tools ask more but not less nor run so
   }
 }
 
+CAF_TEST(a workspace config may describe a tool your config file defines though its layer comes first) {
+  // The workspace's layer is applied before --config's: a summary it gives `far` was
+  // taken for a tool of its own missing its command, and jp-actors would not start.
+  Sandbox box;
+  box.workspace_config("[conversation.tools.far]\nsummary = \"The repository's words\"\n");
+  auto sources = box.sources();
+  sources.config_files.push_back(
+    box.write(box.root / "own.toml", "[conversation.tools.far]\nsummary = \"Mine\"\ncommand = { program = \"echo\" }\n"
+                                     "run = \"unattended\"\n")
+      .string());
+  auto c = load_config(sources, default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  auto& far = c->tools.at("far");
+  CAF_CHECK_EQUAL(far.summary, "Mine"); // later wins
+  CAF_CHECK(!far.from_workspace);      // yours: it keeps what you pass it
+  CAF_CHECK(far.run == run_mode::unattended);
+  // It is yours as the workspace sees it too: it may not change what it runs, nor
+  // let it ask less.
+  for (auto* toml : {"[conversation.tools.far]\ncommand = { program = \"sh\" }\n",
+                     "[conversation.tools.far]\nrun = \"unattended\"\n"}) {
+    box.workspace_config(toml);
+    auto refused = load_config(sources, default_config());
+    CAF_CHECK(!refused.ok());
+  }
+  // So with --cfg defining it.
+  box.workspace_config("[conversation.tools.cfgd]\nsummary = \"Theirs\"\n");
+  auto by_cfg = box.sources();
+  by_cfg.overrides.push_back("conversation.tools.cfgd.command={program=\"true\"}");
+  auto d = load_config(by_cfg, default_config());
+  CAF_CHECK_EQUAL(d.ok() ? "" : d.error(), "");
+  // A tool only your file tweaks (its run) is still the workspace's to define.
+  box.workspace_config("[conversation.tools.lint]\ncommand = { program = \"make\" }\n");
+  auto tweak = box.sources();
+  tweak.config_files.push_back(box.write(box.root / "tweak.toml", "[conversation.tools.lint]\nrun = \"skip\"\n").string());
+  auto e = load_config(tweak, default_config());
+  CAF_REQUIRE_EQUAL(e.ok() ? "" : e.error(), "");
+  CAF_CHECK(e->tools.at("lint").from_workspace);
+}
+
 CAF_TEST(a workspace config may lower the limits that bound a run but not raise them) {
   // Else a repository could make every abort of a tool ignoring SIGTERM wait an hour,
   // fill the disk with spill files or memory with responses, or run sub-agents by
