@@ -60,10 +60,18 @@ void connect(node_client_t* self) {
       return refused(fmt::format("node `{}`: {}", node.name, t.error()));
     token = std::move(*t);
   }
-  if (tls)
-    expect_node_certificate_name(addr->host, addr->port);
+  // With TLS: the address the node's name resolves to, which its certificate must name.
+  auto dial = addr->host;
+  if (tls) {
+    auto checked = dial_node_checking_name(addr->host, addr->port);
+    if (!checked)
+      return answer_all(self, make_error(error_code::node_unreachable,
+                                         fmt::format("node `{}` ({}) cannot be reached: {}", node.name, addr->text(),
+                                                     checked.error())));
+    dial = std::move(*checked);
+  }
   auto mm = tls ? self->system().openssl_manager().actor_handle() : self->system().middleman().actor_handle();
-  self->request(mm, caf::infinite, caf::connect_atom::value, addr->host, addr->port)
+  self->request(mm, caf::infinite, caf::connect_atom::value, dial, addr->port)
     .then(
       [self, token, refused](caf::node_id&, caf::strong_actor_ptr& gate_ptr, std::set<std::string>&) {
         auto gate = caf::actor_cast<node_gate_actor>(gate_ptr);
@@ -80,7 +88,7 @@ void connect(node_client_t* self) {
             [refused](caf::error& err) { refused(error_text(err)); });
       },
       [self, addr = *addr](caf::error& err) {
-        auto failure = reach_failure(self->state.node, err, addr.host);
+        auto failure = reach_failure(self->state.node, err, addr.host, addr.port);
         answer_all(self, make_error(failure.transient ? error_code::node_unreachable : error_code::bad_arguments,
                                     fmt::format("node `{}` ({}) {}", self->state.node.name, addr.text(),
                                                 failure.text())));

@@ -650,6 +650,22 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
     CAF_CHECK(contains(said, "subjectAltName holds IP:127.0.0.1"));
     CAF_CHECK(contains(said, R"("transient":false)"));
   }
+  // Dialled by name: a certificate naming it (DNS) is the node's; one naming only
+  // the address the name resolves to is not.
+  pki.cert("named", "ca", "DNS:localhost");
+  for (auto* cert : {"named", "node"}) {
+    node.reset();
+    node_toml = node_toml.substr(0, node_toml.find("[node.tls]")) + "[node.tls]\n" + pki.tls(cert, "ca");
+    CAF_REQUIRE(start_node());
+    address = "localhost" + address.substr(address.rfind(':'));
+    auto by_name = client(spawn, (dir.path / "nobody").string());
+    JP_REQUIRE_OK(by_name);
+    said = content(results_of(by_name), "main", 1, 0);
+    if (std::string(cert) == "named")
+      CAF_CHECK(contains(said, "over tls"));
+    else
+      CAF_CHECK(contains(said, "the node's certificate does not name localhost"));
+  }
   // TLS settings that cannot be used are refused before anything runs.
   client_tls = "certificate = \"/nonexistent.pem\"\n";
   auto broken = client(spawn);

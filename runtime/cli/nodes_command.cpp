@@ -42,11 +42,16 @@ NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeC
   }
   if (node.tls.enabled() && !sys.has_openssl_manager()) // its files changed since checked
     return {check_tls(node.tls, "nodes." + node.name + ".tls"), {}};
-  if (node.tls.enabled())
-    expect_node_certificate_name(addr->host, addr->port);
+  auto dial = addr->host;
+  if (node.tls.enabled()) {
+    auto checked = dial_node_checking_name(addr->host, addr->port);
+    if (!checked)
+      return {"unreachable: " + checked.error(), {}};
+    dial = std::move(*checked);
+  }
   auto mm = node.tls.enabled() ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
   NodeStatus out;
-  self->request(mm, reach_timeout, caf::connect_atom::value, addr->host, addr->port)
+  self->request(mm, reach_timeout, caf::connect_atom::value, dial, addr->port)
     .receive(
       [&](caf::node_id&, caf::strong_actor_ptr& gate_ptr, std::set<std::string>&) {
         auto gate = caf::actor_cast<node_gate_actor>(gate_ptr);
@@ -64,7 +69,7 @@ NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeC
             [&](caf::error& err) { out.status = "reachable, but: " + error_text(err); });
       },
       [&](caf::error& err) {
-        auto failure = reach_failure(node, err, addr->host);
+        auto failure = reach_failure(node, err, addr->host, addr->port);
         out.status = failure.transient ? "unreachable: " + failure.why : "refused: it " + failure.text();
       });
   return out;

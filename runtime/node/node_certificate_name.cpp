@@ -5,21 +5,23 @@
 #include <fmt/format.h>
 #include <map>
 #include <mutex>
-#include <set>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
+#include <set>
 #include <sys/socket.h>
+
+extern "C" int SSL_connect(SSL* ssl) __attribute__((weak));
 
 namespace {
 
 std::mutex g_mtx;
-std::map<std::string, std::string> g_expected; // "ip port" -> the host dialled
-std::set<std::string> g_refused;               // hosts whose certificate did not name them
+std::map<std::string, std::string> g_expected; // "ip port" dialled -> the host it stands for
+std::set<std::string> g_refused;               // "host port" whose certificate did not name host
 
-/// "ip port" of a socket address, as both sides of the map spell it.
+/// "ip port" of a socket address.
 std::string address_key(const sockaddr* sa) {
   char ip[INET6_ADDRSTRLEN] = {};
   if (sa->sa_family == AF_INET) {
@@ -45,44 +47,74 @@ bool is_ip_literal(const std::string& host) {
   return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
+using connect_fn = int (*)(SSL*);
+
+/// libssl's SSL_connect, when the one every caller finds is this file's; else null
+/// (the check would be skipped).
+connect_fn real_connect() {
+  static const connect_fn real = [] {
+    auto* next = ::dlsym(RTLD_NEXT, "SSL_connect");
+    auto* found = ::dlsym(RTLD_DEFAULT, "SSL_connect");
+    return next && found == reinterpret_cast<void*>(&SSL_connect) ? reinterpret_cast<connect_fn>(next) : nullptr;
+  }();
+  return real;
+}
+
 } // namespace
 
 namespace jp {
 
-void expect_node_certificate_name(const std::string& host, uint16_t port) {
+Result<std::string> dial_node_checking_name(const std::string& host, uint16_t port) {
+  if (!real_connect())
+    return Error{"this program is linked so that OpenSSL's own SSL_connect is used (fully static, or with its "
+                 "symbols hidden), so the node's certificate cannot be checked to name the address dialled; "
+                 "link OpenSSL as a shared library to reach nodes over TLS"};
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   auto service = std::to_string(port);
-  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0)
-    return; // the connect fails as well, and says why
-  std::lock_guard lock(g_mtx);
-  g_refused.erase(host);
+  if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0 || !found)
+    return Error{fmt::format("no address was found for `{}`: {}", host, rc ? ::gai_strerror(rc) : "none")};
+  // One address, IPv4 first: a node listens on one, most often IPv4's (localhost
+  // resolves to ::1 first, where a node on 127.0.0.1 is not).
+  auto* chosen = found;
   for (auto* a = found; a; a = a->ai_next)
-    if (auto key = address_key(a->ai_addr); !key.empty())
-      g_expected[key] = host;
+    if (a->ai_family == AF_INET) {
+      chosen = a;
+      break;
+    }
+  auto key = address_key(chosen->ai_addr);
   ::freeaddrinfo(found);
+  auto ip = key.substr(0, key.rfind(' '));
+  std::lock_guard lock(g_mtx);
+  g_refused.erase(fmt::format("{} {}", host, port));
+  g_expected[key] = host;
+  return ip;
 }
 
-bool node_certificate_names_not(const std::string& host) {
+bool node_certificate_names_not(const std::string& host, uint16_t port) {
   std::lock_guard lock(g_mtx);
-  return g_refused.count(host) > 0;
+  return g_refused.count(fmt::format("{} {}", host, port)) > 0;
 }
 
 } // namespace jp
 
 // Found before libssl's own by every library that calls it (CAF's openssl module
 // among them), as a definition in the executable is; libssl's is called through.
-extern "C" int SSL_connect(SSL* ssl) {
-  using real_fn = int (*)(SSL*);
-  static const auto real = reinterpret_cast<real_fn>(::dlsym(RTLD_NEXT, "SSL_connect"));
-  sockaddr_storage sa{};
-  socklen_t len = sizeof sa;
-  std::string host;
-  if (::getpeername(SSL_get_fd(ssl), reinterpret_cast<sockaddr*>(&sa), &len) == 0) {
-    std::lock_guard lock(g_mtx);
-    if (auto it = g_expected.find(address_key(reinterpret_cast<sockaddr*>(&sa))); it != g_expected.end())
-      host = it->second;
+extern "C" __attribute__((weak)) int SSL_connect(SSL* ssl) {
+  auto real = real_connect();
+  if (!real) // not reached where libssl's is found first; a dlsym that failed
+    real = reinterpret_cast<connect_fn>(::dlsym(RTLD_NEXT, "SSL_connect"));
+  std::string host, key;
+  if (int fd = SSL_get_fd(ssl); fd >= 0) {
+    sockaddr_storage sa{};
+    socklen_t len = sizeof sa;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0) {
+      key = address_key(reinterpret_cast<sockaddr*>(&sa));
+      std::lock_guard lock(g_mtx);
+      if (auto it = g_expected.find(key); it != g_expected.end())
+        host = it->second;
+    }
   }
   if (host.empty())
     return real(ssl); // not a node's connection: its caller checks what it checks
@@ -98,7 +130,7 @@ extern "C" int SSL_connect(SSL* ssl) {
     auto v = SSL_get_verify_result(ssl);
     if (v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH) {
       std::lock_guard lock(g_mtx);
-      g_refused.insert(host);
+      g_refused.insert(fmt::format("{} {}", host, key.substr(key.rfind(' ') + 1)));
     }
   }
   return rc;

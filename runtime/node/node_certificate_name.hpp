@@ -3,22 +3,29 @@
 // certificate would pass for any node's, and its holder could stand in for a node.
 // So a client's handshake also checks that the node's certificate names the address
 // it dialled: CAF calls SSL_connect, which this file defines ahead of libssl's (as
-// node_handshake_report.cpp does SSL_get_error), setting OpenSSL's host or IP check
-// for the peers expected here, and only for those (libcurl's HTTPS is left alone).
+// the CLI's node_handshake_report.cpp does SSL_get_error), setting OpenSSL's host
+// or IP check for the addresses dialled here, and only for those (libcurl's HTTPS is
+// left alone). The client resolves the node's name once and dials the address it
+// got, so the connection checked is the one made. The definition is weak: a program
+// linked so that libssl's own is used (fully static, or its symbols hidden) gets no
+// check, and is refused TLS to nodes rather than connected unchecked.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "../../messages/result.hpp"
+
 namespace jp {
 
-/// Before connecting to a node at `host`:`port` with TLS: the certificate that
-/// answers at the addresses `host` resolves to must name `host` (a DNS name, or
-/// an IP address, in its subjectAltName; a name may be its CN when it has none).
-void expect_node_certificate_name(const std::string& host, uint16_t port);
+/// Before a TLS connection to a node at `host`:`port`: the numeric address to dial
+/// (the first `host` resolves to), at which the certificate must name `host` (a DNS
+/// name, or an IP address, in its subjectAltName; a name may be its CN when it has
+/// none); or why it cannot be dialled so.
+Result<std::string> dial_node_checking_name(const std::string& host, uint16_t port);
 
-/// After a connection to `host` failed: whether it was for a certificate that does
-/// not name `host`.
-bool node_certificate_names_not(const std::string& host);
+/// After a connection to `host`:`port` failed: whether it was for a certificate that
+/// does not name `host`.
+bool node_certificate_names_not(const std::string& host, uint16_t port);
 
 } // namespace jp

@@ -40,8 +40,8 @@ std::string tls_mismatch(const NodeConfig& node) {
 
 } // namespace
 
-ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const std::string& host) {
-  if (node.tls.enabled() && node_certificate_names_not(host))
+ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const std::string& host, uint16_t port) {
+  if (node.tls.enabled() && node_certificate_names_not(host, port))
     return {"presented a certificate that does not name it",
             fmt::format("the node's certificate does not name {0}, the address [nodes.{1}] dials: a certificate "
                         "of the same CA made for another machine (or a client's) is no proof of this node. Give "

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <caf/fwd.hpp>
+#include <cstdint>
 #include <string>
 
 namespace jp {
@@ -21,7 +22,7 @@ struct ReachFailure {
   std::string text() const { return how + ": " + why; }
 };
 
-/// Why connecting to `node` at `host` failed with `err` (the middleman's answer).
-ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const std::string& host);
+/// Why connecting to `node` at `host`:`port` failed with `err` (the middleman's answer).
+ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const std::string& host, uint16_t port);
 
 } // namespace jp
