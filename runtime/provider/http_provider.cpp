@@ -266,11 +266,13 @@ private:
     Decoder decoder = make_decoder<Decoder>(request.model);
     Status decoded; // the stream so far made sense
     size_t events = 0;
-    std::string head; // the body's start, shown when it is no event stream
+    size_t sse_events = 0; // events of the stream, whether or not they made a chat event
+    std::string head;      // the body's start, shown when it is no event stream
     auto on_body = [&](std::string_view chunk) {
       if (head.size() < 4096)
         head.append(chunk.substr(0, 4096 - head.size()));
       sse.feed(chunk, [&](const SseEvent& e) {
+        ++sse_events;
         if (decoded)
           decoded = decoder.on_event(e, [&](ChatEvent ev) {
             if (++events > furthest) { // further than any attempt: the count starts again
@@ -336,7 +338,14 @@ private:
         return outcome::done;
       // A server that ignores "stream": true (or a proxy's page) answers with a body
       // that no retry turns into events: say what it said.
-      if (events == 0 && !head.empty() && r.content_type.find("text/event-stream") == std::string::npos) {
+      // (Not a stream whose type a proxy changed: one that held an event, or began as
+      // one, is retried as cut.)
+      auto type = r.content_type;
+      std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+      auto start = head.substr(std::min(head.find_first_not_of(" \t\r\n"), head.size()));
+      bool looks_sse = start.starts_with("data:") || start.starts_with("event:") || start.starts_with(":") ||
+                       start.starts_with("id:") || start.starts_with("retry:");
+      if (sse_events == 0 && !head.empty() && !looks_sse && type.find("text/event-stream") == std::string::npos) {
         why = fmt::format("{} answered HTTP {} with {} rather than an event stream: {}; assistant.base_url must "
                           "be a chat API that streams (OpenAI's chat/completions or Anthropic's messages)",
                           url_, r.status, r.content_type.empty() ? std::string("no Content-Type") : r.content_type,
