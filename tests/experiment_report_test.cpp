@@ -167,23 +167,27 @@ CAF_TEST(a log cut inside a turn or an interrupted turn is reported as partial) 
   ReportBuilder b;
   b.add(at(0, "turn_start", {{"agent", "lead"}}));
   b.add(at(5, "turn_start", {{"agent", "lead/w"}}));
-  b.add(at(9, "turn_end", {{"agent", "lead/w"}, {"handles", Json::array()}, {"interrupted", true}}));
+  b.add(at(6, "turn_start", {{"agent", "other"}}));
+  b.add(at(9, "turn_end", {{"agent", "other"}, {"handles", Json::array()}, {"interrupted", true}}));
   b.add(at(1000, "tool_call", {{"agent", "lead"}, {"tool", "shell"}})); // then SIGKILL: no turn_end, no run_end
   auto runs = b.reports();
   CAF_REQUIRE_EQUAL(runs.size(), 1u);
-  CAF_CHECK_EQUAL(runs.front().cut_short, std::vector<std::string>{"lead"});
+  CAF_CHECK_EQUAL(runs.front().cut_short, (std::vector<std::string>{"lead", "lead/w"}));
   CAF_CHECK(runs.front().interrupted);
   auto json = runs_report_json(runs);
-  CAF_CHECK_EQUAL(json.find("cut_short")->dump(), R"(["lead"])");
+  CAF_CHECK_EQUAL(json.find("cut_short")->dump(), R"(["lead","lead/w"])");
   CAF_CHECK(json.find("interrupted")->as_bool());
   auto table = runs_report_table(runs);
-  CAF_CHECK(contains(table, "note: the log ends inside a turn of lead (no turn_end): the run was killed or its log "
-                            "cut short"));
+  CAF_CHECK(contains(table, "note: the log ends inside a turn of lead, lead/w (no turn_end): the run was killed or "
+                            "its log cut short"));
   CAF_CHECK(contains(table, "note: a turn was interrupted"));
   // A whole one says nothing of the kind.
   ReportBuilder whole;
   whole.add(at(0, "turn_start", {{"agent", "lead"}}));
   whole.add(at(10, "turn_end", {{"agent", "lead"}, {"handles", Json::array()}}));
+  // A sub-agent its parent aborted ends its turn "interrupted": no interrupt of the user's.
+  whole.add(at(2, "turn_start", {{"agent", "lead/w"}}));
+  whole.add(at(3, "turn_end", {{"agent", "lead/w"}, {"handles", Json::array()}, {"interrupted", true}}));
   whole.add(at(11, "run_end", {{"elapsed_ms", 11.0}}));
   CAF_CHECK(!contains(runs_report_table(whole.reports()), "note:"));
   CAF_CHECK(!runs_report_json(whole.reports()).find("cut_short"));

@@ -301,7 +301,9 @@ void ReportBuilder::add(const Json& e) {
       a.turn_spans.push_back({from, t});
     }
     a.turn_started = -1;
-    if (auto* i = e.find("interrupted"); i && i->is_bool() && i->as_bool())
+    // A sub-agent's turn is "interrupted" by its parent's abort too: the user's
+    // interrupt is a top-level agent's.
+    if (auto* i = e.find("interrupted"); i && i->is_bool() && i->as_bool() && path.find('/') == std::string::npos)
       open_.interrupted = true;
     f.errors += !string_at(e, "error").empty();
     if (auto spawned = number_at(e, "handles_spawned"); spawned >= 0) {
