@@ -17,6 +17,7 @@
 #include <optional>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sstream>
@@ -1457,6 +1458,14 @@ CAF_TEST(every launcher names a missing program and a bad cwd) {
     CAF_CHECK_EQUAL(relative.error(), "cannot start 'tools/jp-no-such.sh': No such file or directory (a relative "
                                       "path is found from the tool's working directory, '/tmp'; the workspace, "
                                       "unless the tool sets its cwd)");
+    // There, with an interpreter that is not: not where it was looked for.
+    jp::testing::temp_dir scripts;
+    scripts.write("crlf.sh", "#!/bin/sh\r\necho hi\r\n");
+    ::chmod((scripts.path / "crlf.sh").c_str(), 0755);
+    auto crlf = spawn_process(io, SpawnSpec{{"./crlf.sh"}, scripts.path.string(), {}, false}, c->events(c));
+    CAF_REQUIRE(!crlf.ok());
+    CAF_CHECK_EQUAL(crlf.error(), "cannot start './crlf.sh': the file is there, but the interpreter its first line "
+                                  "(#!) names was not found (a line end of \\r\\n makes one), or a library it needs");
     auto bad_cwd = spawn_process(io, SpawnSpec{{"true"}, "/nonexistent/jp-dir", {}, false}, c->events(c));
     CAF_REQUIRE(!bad_cwd.ok());
     CAF_CHECK_EQUAL(bad_cwd.error(),

@@ -218,6 +218,16 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
                        "instead",
                        prog, what, longest, total);
   }
+  // The file is there and its `#!` interpreter is not (a CRLF line end, a
+  // program not installed): execve says ENOENT for both.
+  if (err == ENOENT && spec.argv[0].find('/') != std::string::npos) {
+    auto path = spec.argv[0].starts_with('/') || spec.cwd.empty() ? spec.argv[0] : spec.cwd + "/" + spec.argv[0];
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0)
+      return fmt::format("cannot start '{}': the file is there, but the interpreter its first line (#!) names "
+                         "was not found (a line end of \\r\\n makes one), or a library it needs",
+                         prog);
+  }
   // `examples/tools/x.sh` written in a config read from elsewhere: say where from.
   if (err == ENOENT && spec.argv[0].find('/') != std::string::npos && !spec.argv[0].starts_with('/'))
     return fmt::format("cannot start '{}': {} (a relative path is found from the tool's working directory, {}; "
