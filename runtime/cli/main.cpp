@@ -213,12 +213,13 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   if (!report_path.empty())
     if (auto why = unwritable(report_path); !why.empty())
       return fail(fmt::format("cannot write the report to {}: {}; nothing was run", report_path, why));
+  // Before any MCP server starts (their tools, SERVER__tool, are left to run time).
+  if (auto known = check_script_tools(*script, *config, path); !known)
+    return fail(known.error + "; nothing was run");
   IoThread io{io_poll(config->runtime)};
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);
   config = mcp.config;
-  if (auto known = check_script_tools(*script, *config, path); !known)
-    return fail(known.error + "; nothing was run");
   actor_config cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                        client_tls(*config)};
   caf::actor_system sys{cfg};

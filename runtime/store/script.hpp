@@ -55,8 +55,7 @@ struct Script {
 
 struct Config;
 
-/// Every call's tool is one `config` offers (after its MCP servers started): a
-/// sub-agent's also `yield_to_parent`. A typo is refused before anything runs
+/// Every call's tool is one `config` offers: a sub-agent's also `yield_to_parent`. A typo is refused before anything runs
 /// rather than failing its call at run time in a run that exits 0. A name of a
 /// configured MCP server's form (SERVER__tool) is left to run time.
 Status check_script_tools(const Script& script, const Config& config, const std::string& origin);
