@@ -201,10 +201,17 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     auto complete = std::move(w->second.done);
     auto because = std::move(w->second.aborted_because);
     self->state.turn_end_waits.erase(w);
-    if (because.empty() || e.final.state.ok)
+    if (because.empty()) {
       complete(e.final.state);
-    else
-      complete(ToolState::failure(ToolError{fmt::format("{} ({})", because, e.final.state.error.message), {}, false}));
+    } else {
+      // Aborted by the turn's end, however it took the signal (a server may exit 0
+      // on TERM): said so, with what it said itself.
+      auto state = e.final.state;
+      auto said = state.ok ? std::string() : state.error.message;
+      state.ok = false;
+      state.error = ToolError{said.empty() ? because : fmt::format("{} ({})", because, said), {}, false};
+      complete(state);
+    }
   }
   // The final state lives here now: the handle may go (after the requests already
   // delegated to it, which it still answers). Sent before the news of the stop: an
@@ -703,8 +710,13 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
     [self](timeout_atom, const std::string& id, uint64_t number) {
       // A turn-end wait ran out: abort; its stop completes the wait. (Not a later
       // wait on the id: a handle spawned again under it, waited for at a later end.)
-      if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end() && w->second.number == number)
+      if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end() && w->second.number == number) {
+        if (auto* e = find_entry(self, id); e && w->second.aborted_because.empty())
+          w->second.aborted_because = fmt::format("aborted as the turn ended: still running after its "
+                                                  "await_timeout_secs ({:g} s)",
+                                                  e->child.await_timeout_secs);
         abort_handle(self, id);
+      }
     },
   };
 }

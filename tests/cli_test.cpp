@@ -818,7 +818,7 @@ CAF_TEST(turn end applies the strategy of each tool - abort or await or inquire)
                   R"({"id":"a2","tool":"asked","policy":"inquire:abort","state":"stopped"},)"
                   R"({"id":"j","tool":"job","policy":"await","state":"stopped","result":"finished\n"},)"
                   R"({"id":"s","tool":"stubborn","policy":"await","state":"stopped",)"
-                  R"x("error":"aborted (killed by signal 15 (SIGTERM))"},)x"
+                  R"x("error":"aborted as the turn ended: still running after its await_timeout_secs (0.3 s) (aborted (killed by signal 15 (SIGTERM)))"},)x"
                   R"({"id":"sh","tool":"shell","policy":"abort","state":"stopped"}])");
   CAF_REQUIRE(run_end.is_object());
   CAF_CHECK_EQUAL(run_end.find("handles_left")->as_int(), 0);

@@ -350,8 +350,15 @@ CAF_TEST(a turn end wait runs out by its own timer alone) {
   CAF_CHECK(!now.state.stopped());
   sched.advance_time(std::chrono::seconds(2)); // 6 s: its own
   settle();
-  second.receive([](std::vector<HandleSummary>& l) { CAF_CHECK(l.at(0).state.stopped()); },
-                 [](caf::error& e) { CAF_FAIL(error_text(e)); });
+  // Aborted by the timeout, and said to be: not its own end.
+  second.receive(
+    [](std::vector<HandleSummary>& l) {
+      CAF_CHECK(l.at(0).state.stopped());
+      CAF_CHECK(!l.at(0).state.ok);
+      CAF_CHECK_EQUAL(l.at(0).state.error.message,
+                      "aborted as the turn ended: still running after its await_timeout_secs (4 s) (aborted)");
+    },
+    [](caf::error& e) { CAF_FAIL(error_text(e)); });
 }
 
 CAF_TEST(a handle the turn end waits for that asks a question is aborted at once saying so) {
