@@ -1,6 +1,8 @@
 #include "config/code_variable.hpp"
 
 #include <array>
+#include <cctype>
+#include <string>
 #include <utility>
 
 namespace jp {
@@ -16,10 +18,22 @@ std::string_view code_variable_reader(std::string_view name) {
     entry{"GIT_CONFIG_KEY_", "git"},
     entry{"GIT_CONFIG_VALUE_", "git"},
     entry{"LUA_INIT", "Lua"},
+    entry{"DYLD_", "the dynamic loader"},
   };
   for (auto& [prefix, reader] : prefixes)
     if (name.starts_with(prefix))
       return reader;
+  // npm reads its config from npm_config_* in any case (script-shell runs scripts).
+  if (name.size() > 11) {
+    std::string head(name.substr(0, 11));
+    for (auto& c : head)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (head == "npm_config_")
+      return "npm";
+  }
+  // CARGO_TARGET_<triple>_RUNNER and _LINKER (not CARGO_TARGET_DIR, a path).
+  if (name.starts_with("CARGO_TARGET_") && (name.ends_with("_RUNNER") || name.ends_with("_LINKER")))
+    return "cargo";
   static constexpr std::array names{
     entry{"GCONV_PATH", "glibc"},
     entry{"GLIBC_TUNABLES", "glibc"},
@@ -95,6 +109,35 @@ std::string_view code_variable_reader(std::string_view name) {
     entry{"MFLAGS", "make"},
     entry{"CC", "build systems"},
     entry{"CXX", "build systems"},
+    entry{"CFLAGS", "compilers (-fplugin, -wrapper)"},
+    entry{"CXXFLAGS", "compilers (-fplugin, -wrapper)"},
+    entry{"CPPFLAGS", "compilers (-fplugin, -wrapper)"},
+    entry{"LDFLAGS", "linkers (-wrapper)"},
+    entry{"GIT_COMMON_DIR", "git (the repository's config and hooks)"},
+    entry{"GIT_CONFIG_COUNT", "git"},
+    entry{"GOFLAGS", "go (-toolexec)"},
+    entry{"RUSTC", "cargo"},
+    entry{"RUSTC_WRAPPER", "cargo"},
+    entry{"RUSTFLAGS", "rustc (-C linker)"},
+    entry{"CARGO_BUILD_RUSTC", "cargo"},
+    entry{"CARGO_BUILD_RUSTC_WRAPPER", "cargo"},
+    entry{"MAVEN_OPTS", "Maven"},
+    entry{"GRADLE_OPTS", "Gradle"},
+    entry{"JAVA_HOME", "programs that run Java from it"},
+    entry{"PIP_INDEX_URL", "pip (the packages it installs)"},
+    entry{"PIP_EXTRA_INDEX_URL", "pip (the packages it installs)"},
+    entry{"PIP_CONFIG_FILE", "pip"},
+    entry{"BUNDLE_GEMFILE", "Bundler"},
+    entry{"GEM_HOME", "Ruby"},
+    entry{"GEM_PATH", "Ruby"},
+    entry{"VIMINIT", "vim"},
+    entry{"EXINIT", "vi"},
+    entry{"MYVIMRC", "vim"},
+    entry{"R_PROFILE_USER", "R"},
+    entry{"R_ENVIRON_USER", "R"},
+    entry{"KUBECONFIG", "kubectl (its credential plugins)"},
+    entry{"AWS_CONFIG_FILE", "the AWS CLI (its credential_process)"},
+    entry{"DOCKER_CONFIG", "docker (its credential helpers)"},
   };
   for (auto& [n, reader] : names)
     if (name == n)

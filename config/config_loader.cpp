@@ -236,13 +236,27 @@ Status check_placeholders(const ToolConfig& tool, std::string_view prefix) {
     }
   }
   // However the command line is quoted, a call's argument in LD_PRELOAD, PYTHONPATH
-  // or GIT_SSH_COMMAND picks the code the tool runs.
+  // or GIT_SSH_COMMAND picks the code the tool runs: unless its parameter takes only
+  // numbers, booleans or values the config lists (an enum), which the call is held to.
+  auto chosen_freely = [&](const Placeholder& p) {
+    constexpr std::string_view arguments = "tool.arguments.";
+    if (!p.expression.starts_with(arguments))
+      return true; // an answer: any text
+    auto name = p.expression.substr(arguments.size());
+    name = name.substr(0, name.find('.'));
+    for (auto& param : tool.parameters)
+      if (param.name == name)
+        return !(param.type == "integer" || param.type == "number" || param.type == "boolean" ||
+                 !param.enum_values.empty());
+    return true;
+  };
   for (auto& [name, value] : tool.env)
     if (auto reader = code_variable_reader(name); !reader.empty())
-      if (auto found = find_placeholders(value); found && !found->empty())
-        return Status::fail(fmt::format("{}.env.{}: a placeholder here lets a call choose code that {} runs "
-                                        "({} is read as code, options or where code is found); write its "
-                                        "value in the config, or give the argument on the command line",
+      if (auto found = find_placeholders(value); found && std::any_of(found->begin(), found->end(), chosen_freely))
+        return Status::fail(fmt::format("{}.env.{}: a placeholder here lets a call choose code run by {} ({} is "
+                                        "read as code, options or where code is found); write its value in the "
+                                        "config, give the argument on the command line, or declare the parameter "
+                                        "an enum of the values allowed",
                                         prefix, name, reader, name));
   return Status::success();
 }
@@ -1022,6 +1036,11 @@ private:
                   "is for a tool that runs here with io = \"pipe\", spawn.stateful = true and the fetch and abort "
                   "actions (what goes on as a handle must be one the assistant can fetch and abort); remove it "
                   "or set it to 0");
+    // A terminal is typed into and looked at: only a handle can be (a one-shot call
+    // of it failed at every call, saying so).
+    if (tool.io == io_mode::pty && !tool.stateful && tool.source == "local" && tool.node.empty())
+      return fail(prefix + ".io", "\"pty\" (a terminal, typed into and looked at) is for a tool that runs as a "
+                                  "handle: set spawn.stateful = true, or io = \"pipe\" for one-shot calls");
     return Status::success();
   }
 

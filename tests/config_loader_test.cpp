@@ -453,6 +453,9 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "io = \"pty\"\nsettle_ms = 0\n",
        "conversation.tools.x.settle_ms: 0 (a wait ends at the first new output) is for tools with io = \"pipe\" or "
        "\"control\"; a terminal's waits need its output to settle: 1 or more"},
+      {x + "io = \"pty\"\n",
+       "conversation.tools.x.io: \"pty\" (a terminal, typed into and looked at) is for a tool that runs as a handle: "
+       "set spawn.stateful = true"},
       {x + "prompt_pattern = \"(unclosed\"\n",
        "conversation.tools.x.prompt_pattern: not a valid regular expression"},
       {x + "prompt_pattern = '" + std::string(201, 'a') + "'\n",
@@ -947,19 +950,26 @@ CAF_TEST(node heartbeats must come before the timeout that loses a silent peer) 
 CAF_TEST(a call may not choose through a tool env the code the tool runs) {
   const std::pair<const char*, const char*> cases[] = {
     {"env = { LD_PRELOAD = \"{{tool.arguments.x}}\" }\n",
-     "conversation.tools.t.env.LD_PRELOAD: a placeholder here lets a call choose code that the dynamic loader "
-     "runs"},
+     "conversation.tools.t.env.LD_PRELOAD: a placeholder here lets a call choose code run by the dynamic loader"},
     {"env = { GIT_SSH_COMMAND = \"ssh -i {{tool.arguments.x}}\" }\n",
-     "conversation.tools.t.env.GIT_SSH_COMMAND: a placeholder here lets a call choose code that git runs"},
+     "conversation.tools.t.env.GIT_SSH_COMMAND: a placeholder here lets a call choose code run by git"},
     {"env = { GIT_CONFIG_VALUE_0 = \"{{tool.arguments.x}}\" }\n", "env.GIT_CONFIG_VALUE_0: a placeholder here"},
-    {"env = { PYTHONPATH = \"lib:{{tool.arguments.x}}\" }\n", "that Python runs"},
-    {"env = { NODE_OPTIONS = \"{{tool.arguments.x}}\" }\n", "that Node.js runs"},
-    {"env = { PATH = \"{{tool.arguments.x}}/bin\" }\n", "that every program that looks a command up runs"},
-    {"env = { \"BASH_FUNC_ls%%\" = \"{{tool.arguments.x}}\" }\n", "that bash runs"},
+    {"env = { PYTHONPATH = \"lib:{{tool.arguments.x}}\" }\n", "code run by Python"},
+    {"env = { NODE_OPTIONS = \"{{tool.arguments.x}}\" }\n", "code run by Node.js"},
+    {"env = { PATH = \"{{tool.arguments.x}}/bin\" }\n", "code run by every program that looks a command up"},
+    {"env = { \"BASH_FUNC_ls%%\" = \"{{tool.arguments.x}}\" }\n", "code run by bash"},
+    {"env = { npm_config_script_shell = \"{{tool.arguments.x}}\" }\n", "code run by npm"},
+    {"env = { CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER = \"{{tool.arguments.x}}\" }\n", "code run by cargo"},
     {"env = { EDITOR = \"{{tool.answers.e}}\" }\n", "env.EDITOR: a placeholder here"},
     // Values such variables take from the config, and arguments in others, load.
     {"env = { LD_PRELOAD = \"./x.so\", PATH = \"/usr/bin\" }\n", ""},
     {"env = { GIT_AUTHOR_NAME = \"{{tool.arguments.x}}\", LANG = \"{{tool.arguments.x}}\" }\n", ""},
+    {"env = { CARGO_TARGET_DIR = \"{{tool.arguments.x}}\" }\n", ""},
+    // A parameter the call is held to (a number, an enum of the config's values) chooses nothing.
+    {"parameters.jobs = { type = \"integer\" }\nparameters.cc = { type = \"string\", enum = [\"gcc\", \"clang\"] }\n"
+     "env = { MAKEFLAGS = \"-j{{tool.arguments.jobs}}\", CC = \"{{tool.arguments.cc}}\" }\n", ""},
+    {"parameters.jobs = { type = \"integer\" }\nenv = { MAKEFLAGS = \"-j{{tool.arguments.jobs}} {{tool.arguments.x}}\" }\n",
+     "env.MAKEFLAGS: a placeholder here"},
   };
   for (auto& [env, error] : cases) {
     auto toml = std::string("[conversation.tools.t]\ncommand = { program = \"git\" }\n"
