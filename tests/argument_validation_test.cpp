@@ -128,6 +128,30 @@ CAF_TEST(an object parameter may come as JSON text as the gemini dialect declare
   CAF_CHECK(!object_argument(parse("3")));
 }
 
+CAF_TEST(a parameter left out gets its declared default and numbers reach argv as a program reads them) {
+  auto config = apply_config_text(default_config(), R"(
+[conversation.tools.git_log]
+command = { program = "git", args = ["log", "-n", "{{tool.arguments.n}}", "--port={{tool.arguments.port}}", "{{tool.arguments.ratio}}"] }
+parameters.n = { type = "integer", default = 5 }
+parameters.port = { type = "integer" }
+parameters.ratio = { type = "number" }
+)", "c.toml");
+  CAF_REQUIRE(config.ok());
+  auto argv = [&](const char* args) {
+    auto spec = make_launch_spec(*config, config->tools["git_log"], parse(args), Json::object(), false);
+    CAF_REQUIRE(spec.ok());
+    return spec->argv;
+  };
+  // The schema told the model that n left out means 5: the tool gets 5.
+  CAF_CHECK_EQUAL(argv(R"({"port":8080,"ratio":0.5})"),
+                  (std::vector<std::string>{"git", "log", "-n", "5", "--port=8080", "0.5"}));
+  // 8080.0 for 8080 (an integer parameter takes it), 1e3 for 1000: no ".0", no exponent.
+  CAF_CHECK_EQUAL(argv(R"({"n":3.0,"port":8080.0,"ratio":1e3})"),
+                  (std::vector<std::string>{"git", "log", "-n", "3", "--port=8080", "1000"}));
+  CAF_CHECK_EQUAL(argv(R"({"n":null,"port":1,"ratio":2.25})"),
+                  (std::vector<std::string>{"git", "log", "-n", "5", "--port=1", "2.25"}));
+}
+
 CAF_TEST(shell takes env as JSON text too) {
   auto config = default_config();
   auto spec = make_launch_spec(config, config.tools["shell"], parse(R"({"command":"env","env":"{\"A\":\"1\"}"})"),

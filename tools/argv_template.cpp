@@ -1,5 +1,6 @@
 #include "tools/argv_template.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <iterator>
 
@@ -46,10 +47,23 @@ std::optional<std::string_view> sole_placeholder(std::string_view element) {
   return found->front().expression;
 }
 
-// A value as text: strings as-is, anything else as compact JSON. A NUL byte would
-// silently cut an argv element, an environment value or a path, so it is refused.
+// A number as a program reads one: a whole number without ".0" or an exponent
+// (a model sends 8080.0 for 8080, and an integer parameter takes it), others in
+// their shortest form.
+std::string number_text(const Json& v) {
+  if (v.is_int())
+    return std::to_string(v.as_int());
+  double d = v.as_number();
+  if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 9.2e18)
+    return std::to_string(static_cast<int64_t>(d));
+  return fmt::format("{}", d);
+}
+
+// A value as text: strings as-is, numbers as number_text, anything else as compact
+// JSON. A NUL byte would silently cut an argv element, an environment value or a
+// path, so it is refused.
 Result<std::string> value_text(const Json& v, std::string_view expr) {
-  auto text = v.is_string() ? v.as_string() : v.dump();
+  auto text = v.is_string() ? v.as_string() : v.is_number() ? number_text(v) : v.dump();
   if (text.find('\0') != std::string::npos)
     return Error{fmt::format("`{{{{{}}}}}`: the value holds a NUL byte (\\u0000), which "
                              "cannot be passed to a process; send it without NUL bytes",

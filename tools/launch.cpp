@@ -100,6 +100,13 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   // A gemini call's object parameters come as JSON text: its template, function or
   // server gets the objects ({{tool.arguments.o.field}} included).
   auto args = objects_as_declared(given, tool.parameters);
+  // What the model was told a parameter left out means (its schema's default) is
+  // what the tool gets.
+  if (args.is_object())
+    for (auto& p : tool.parameters)
+      if (!p.default_value.is_null())
+        if (auto* v = args.find(p.name); !v || v->is_null())
+          args.set(p.name, p.default_value);
   // Function and MCP tools' executors, and nodes, are given the arguments themselves: no argv.
   bool executor = tool.source == function_tool_source || tool.source.rfind("mcp.", 0) == 0 || !tool.node.empty();
   auto spec = executor ? Result<LaunchSpec>(LaunchSpec{})
@@ -143,6 +150,11 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   if (spec->pty) { // the tool's terminal, or the shell's `tty`
     spec->rows = tool.rows;
     spec->cols = tool.cols;
+  } else if (tool.source == "local" && tool.node.empty() && !tool.env.count("GIT_EDITOR")) {
+    // As the shell's: without a terminal, `git commit` (no -m) would wait for an
+    // editor forever; with `true` git takes the message it has or stops. The
+    // tool's own env may set another.
+    spec->env.insert(spec->env.begin(), "GIT_EDITOR=true");
   }
   // fd 3 is open on the one-shot path too: its ToolState lines count as when stateful.
   if (tool.io == io_mode::control) {
