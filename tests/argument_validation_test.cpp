@@ -150,6 +150,10 @@ parameters.ratio = { type = "number" }
                   (std::vector<std::string>{"git", "log", "-n", "3", "--port=8080", "1000"}));
   CAF_CHECK_EQUAL(argv(R"({"n":null,"port":1,"ratio":2.25})"),
                   (std::vector<std::string>{"git", "log", "-n", "5", "--port=1", "2.25"}));
+  // No terminal, so no editor: git takes the message it has or stops, as under the shell.
+  auto spec = make_launch_spec(*config, config->tools["git_log"], parse(R"({"port":1})"), Json::object(), false);
+  CAF_REQUIRE(spec.ok());
+  CAF_CHECK(std::find(spec->env.begin(), spec->env.end(), "GIT_EDITOR=true") != spec->env.end());
 }
 
 CAF_TEST(shell takes env as JSON text too) {
