@@ -259,6 +259,7 @@ private:
     bool expands = false;    // an expansion, braces or a glob in it
     bool unquoted_expansion = false; // $x, ${x}, $(...) outside quotes: split into words
     bool process_substitution = false; // it is <( ... ): a file's name
+    bool read_from = false;  // that file is a redirection's (< <( ... )): the command reads it
     int braces = 0;          // unquoted `{` open in it
     bool has_placeholder = false;
     // The simple command being read here: its words so far (their first characters;
@@ -267,6 +268,7 @@ private:
     std::vector<Word> words;
     bool too_many = false;
     bool redirect = false;
+    bool target_pending = false; // a redirection came before this one's `<`/`>` with no file yet
     bool herestring = false; // the redirection is a here-string (<<<): its word is input
     // Function definitions: a "(" with only blanks after it so far (name( ) {...}),
     // a definition whose body is to come, the { } groups open at command position,
@@ -438,7 +440,7 @@ private:
     f.text.clear();
     f.last = 0;
     f.compound = f.bracket = f.assigns = f.has_placeholder = f.plus = f.slash = f.expands = false;
-    f.unquoted_expansion = f.process_substitution = false;
+    f.unquoted_expansion = f.process_substitution = f.read_from = false;
     f.braces = 0;
     f.name_so_far = f.plain = true;
   }
@@ -670,6 +672,10 @@ private:
         auto j = k - 1;
         while (j > 0 && is_quotes(stack_[j].kind))
           --j;
+        // mapfile -t a < <( ... ): its output is what the command reads, a value
+        // (what it reads into is the global refusals' to watch).
+        if (stack_[j].process_substitution && stack_[j].read_from)
+          continue;
         auto outer = assignment::none;
         if (auto why = word_context(stack_[j], outer); !why.empty())
           return why;
@@ -935,6 +941,7 @@ private:
           auto& outer = stack_.back();
           outer.redirect = false;
           outer.process_substitution = true;
+          outer.read_from = std::exchange(outer.target_pending, false);
           not_plain();
           outer.last = '(';
           open_substitution();
@@ -1034,6 +1041,8 @@ private:
           if (fd || named_fd)
             clear_word(f);
           end_word(f);
+          // `< <(`: the first `<`'s file is the substitution (not `<<`, `<<<`).
+          f.target_pending = f.redirect && f.text.empty() && after_.less == 1;
           f.redirect = true;
           f.herestring = c == '<' && after_.less == 3;
         } else if (prev.redirect && (c == '&' || c == '|')) { // 2>&1, >|: still the redirection

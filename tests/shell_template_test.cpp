@@ -268,9 +268,9 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                        "words={{a}}; compgen -W \"$words\" -- a", "x={{a}}; sleep 0 & wait -n -p \"$x\""})
     CAF_CHECK_EQUAL(scan_error(program).find("a value may reach it") == std::string::npos ? program : "", "");
   // A substitution's output is a word of the command around it.
+  // (What a command reads from one, `read n < <(...)`, is a value: not a word.)
   for (auto program : {"export $(echo {{a}}); set -x; :", "read $(echo {{a}}) <<< 5", ". <(echo {{a}})",
-                       "source <(printf %s {{a}})", "mapfile -C eval -c 1 arr < <(echo {{a}})", "eval $(echo {{a}})",
-                       "read n < <(echo {{a}})"})
+                       "source <(printf %s {{a}})", "eval $(echo {{a}})"})
     CAF_CHECK_EQUAL(scan_error(program).find("takes a variable's name or code") == std::string::npos ? program : "",
                     "");
   // Through a substitution assigned to what bash evaluates.
@@ -317,6 +317,20 @@ CAF_TEST(a placeholder bash may take as a variable s name or as code is refused)
                      {"n", false}, {"o", false}, {"p", false}, {"q", false}, {"r", false}, {"s", false},
                      {"t", false}, {"u", false}, {"w", false}, {"x", false}, {"y", false}, {"z", false},
                      {"A", false}, {"B", false}}));
+}
+
+CAF_TEST(what a command reads from a process substitution is a value) {
+  // mapfile -t a < <(git ls-files {{a}}): the output is read, not a name (refused
+  // once as an argument of mapfile).
+  for (auto program : {"mapfile -t files < <(git ls-files {{a}})", "read -r first < <(git log --format=%s {{a}})",
+                       "readarray -t l < <(grep -- {{a}} f); printf '%s\\n' \"${l[@]}\""})
+    CAF_CHECK_EQUAL(scan_error(program), "");
+  // The command's own arguments are still its: names, and what evaluates them.
+  CAF_CHECK(!scan_error("mapfile -t files < <(git ls-files) {{a}}").empty());
+  CAF_CHECK(!scan_error("source <(echo {{a}})").empty());
+  CAF_CHECK(!scan_error("mapfile -C eval -c 1 arr < <(echo {{a}})").empty());
+  CAF_CHECK(!scan_error("read n < <(echo {{a}}); echo $((n))").empty());
+  CAF_CHECK(!scan_error("read PS4 < <(echo {{a}}); set -x; :").empty());
 }
 
 CAF_TEST(placeholders after text the scan cannot follow are refused) {
