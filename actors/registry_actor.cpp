@@ -149,12 +149,15 @@ ToolState exited_without_stopping(const std::string& id, const entry& e, const T
     last.content);
 }
 
-/// A preview of a result for a notification: its first line, shortened.
+/// A preview of a result for a notification: its last line that holds something
+/// (a build's "1 passed, 0 failed", not the command it began with), shortened.
 std::string preview(const std::string& text) {
-  auto line = text.substr(0, text.find('\n'));
-  if (line.size() > 160)
-    line = line.substr(0, 160) + "…";
-  return line;
+  auto end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos)
+    return {};
+  auto start = text.rfind('\n', end);
+  auto line = text.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+  return cut_text(line, 160);
 }
 
 /// Tells the sink about `id`'s stop when its config asks for it and the assistant is
@@ -172,7 +175,9 @@ void notify_stop(registry_actor_t* self, const std::string& id, const entry& e, 
                                   : fmt::format("Handle `{}` ({}) finished: {}", id, e.tool, preview(s.content));
   } else if (!s.ok && e.notify_failure) {
     n.level = "warning";
-    n.message = fmt::format("Handle `{}` ({}) failed: {}", id, e.tool, s.error.message);
+    n.message = s.content.empty() ? fmt::format("Handle `{}` ({}) failed: {}", id, e.tool, s.error.message)
+                                  : fmt::format("Handle `{}` ({}) failed: {}; its last line: {}", id, e.tool,
+                                                s.error.message, preview(s.content));
   } else {
     return;
   }

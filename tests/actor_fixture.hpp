@@ -21,8 +21,10 @@ struct registered_config : caf::actor_system_config {
 
 using finish_atom = caf::atom_constant<caf::atom("finish")>;
 
-/// A handle the test drives: the handle interface, and (finish_atom, result).
-using fake_handle_actor = handle_actor::extend<caf::reacts_to<finish_atom, std::string>>;
+/// A handle the test drives: the handle interface, (finish_atom, result), and
+/// (finish_atom, error, output): a failure with what it printed.
+using fake_handle_actor = handle_actor::extend<caf::reacts_to<finish_atom, std::string>,
+                                               caf::reacts_to<finish_atom, std::string, std::string>>;
 
 struct fake_handle_state {
   std::string id;
@@ -55,6 +57,9 @@ fake_handle(fake_handle_actor::stateful_pointer<fake_handle_state> self, std::st
     },
     [self](answer_atom, const std::string& answer) { self->state.answers.push_back(answer); },
     [stop](finish_atom, const std::string& result) { stop(ToolState::success(result)); },
+    [stop](finish_atom, const std::string& error, const std::string& output) {
+      stop(ToolState::failure(ToolError{error, {}, false}, output));
+    },
     [self](peek_atom) { return HandleProgress{"last line of " + self->state.id}; },
     [self](rename_atom, const std::string& id) { self->state.id = id; },
     [self](retire_atom) { self->quit(); },

@@ -110,15 +110,19 @@ CAF_TEST(stops of handles nobody looks at are notified as configured) {
   // New output of a handle nobody fetched: one notification; none once fetched.
   anon_send(reg, content_atom::value, std::string("quiet"));
   anon_send(reg, content_atom::value, std::string("fetched"));
-  finish("quiet", "all built");
+  finish("quiet", "cc -o app main.c\nall built\n\n");
   finish("fetched", "done");
   finish("silent", "done");
   anon_send(handles.at("failing"), abort_atom::value);
+  ask_reg(spawn_atom::value, std::string("red"), spec);
+  anon_send(handles.at("red"), finish_atom::value, std::string("exit status 2"),
+            std::string("make: *** [test] Error 2\n3 passed, 1 failed\n"));
   settle();
   std::vector<Notification> got;
   while (!self->mailbox().empty())
     self->receive([&](notify_atom, Notification& n) { got.push_back(n); });
-  CAF_REQUIRE_EQUAL(got.size(), 3u);
+  CAF_REQUIRE_EQUAL(got.size(), 4u);
+  CAF_CHECK_EQUAL(got[3].message, "Handle `red` (build) failed: exit status 2; its last line: 3 passed, 1 failed");
   CAF_CHECK_EQUAL(got[0].name, "tool.output");
   CAF_CHECK_EQUAL(got[0].handle, "quiet");
   CAF_CHECK_EQUAL(got[1].name, "tool.stopped");
