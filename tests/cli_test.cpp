@@ -1098,11 +1098,12 @@ CAF_TEST(on a terminal the question of a one-shot tool is put to the user) {
   testing::temp_dir ws;
   auto program = fmt::format("conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}",
                              JP_SOURCE_DIR);
+  // Its default (no) shown as prompts show it; Y as good as y.
   CAF_CHECK(answered_on_terminal({"--workspace", ws.path.string(), "--cfg", program, "call", "clean"},
-                                 "Delete the build directory? [y/n]", "y\n", "deleted (pretend)"));
+                                 "Delete the build directory? [y/N]", "Y\n", "deleted (pretend)"));
   // An answer that is none of those offered is told so (it was read as a whole line).
   CAF_CHECK(answered_on_terminal({"--workspace", ws.path.string(), "--cfg", program, "call", "clean"},
-                                 "Delete the build directory? [y/n]", "sure\n",
+                                 "Delete the build directory? [y/N]", "sure\n",
                                  "not one of y, n; type one, then Enter"));
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/cli/tty_prompt.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <fmt/format.h>
@@ -58,13 +59,25 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
   auto text = terminal_safe(q.text);
   if (!q.pre_amble.empty())
     fmt::print(tty, "{}\n", terminal_safe(q.pre_amble));
+  // What Enter alone answers, shown as a prompt shows it: [Y/n], [y/N], [default: x].
+  auto shown_default = [&]() -> std::string {
+    if (!deflt)
+      return {};
+    if (deflt->is_string())
+      return fmt::format(" [default: {}]", terminal_safe(cut_text(deflt->as_string(), 64)));
+    return fmt::format(" [default: {}]", terminal_safe(cut_text(deflt->dump(), 64)));
+  };
   for (int tries = 0; tries < kTries && !answer; ++tries) {
     switch (q.answer_type.kind) {
-      case answer_kind::boolean: fmt::print(tty, "[{}] {} [y/n] ", tool, text); break;
-      case answer_kind::select:
-        fmt::print(tty, "[{}] {} ({}) ", tool, text, terminal_safe(fmt::format("{}", fmt::join(q.answer_type.options, "/"))));
+      case answer_kind::boolean:
+        fmt::print(tty, "[{}] {} {} ", tool, text,
+                   deflt && deflt->is_bool() ? (deflt->as_bool() ? "[Y/n]" : "[y/N]") : "[y/n]");
         break;
-      case answer_kind::text: fmt::print(tty, "[{}] {} ", tool, text); break;
+      case answer_kind::select:
+        fmt::print(tty, "[{}] {} ({}){} ", tool, text,
+                   terminal_safe(fmt::format("{}", fmt::join(q.answer_type.options, "/"))), shown_default());
+        break;
+      case answer_kind::text: fmt::print(tty, "[{}] {}{} ", tool, text, shown_default()); break;
     }
     std::fflush(tty);
     auto line = read_line(tty, cancel_fd);
@@ -75,12 +88,16 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
       break;
     }
     switch (q.answer_type.kind) {
-      case answer_kind::boolean:
-        if (*line == "y" || *line == "yes")
+      case answer_kind::boolean: {
+        std::string said = *line; // Y, Yes, NO: as any y/n prompt takes them
+        for (auto& c : said)
+          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (said == "y" || said == "yes")
           answer = Json(true);
-        else if (*line == "n" || *line == "no")
+        else if (said == "n" || said == "no")
           answer = Json(false);
         break;
+      }
       case answer_kind::select:
         for (auto& o : q.answer_type.options)
           if (o == *line)
