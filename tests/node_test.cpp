@@ -565,6 +565,9 @@ CAF_TEST(a client configured with a node off loopback without TLS is refused bef
   dir.write("far.toml", cfg);
   auto r = cli_in(client_ws, fmt::format("--config '{}' nodes ls", (dir.path / "far.toml").string()));
   CAF_CHECK(contains(r.out, "is off loopback, and node `far` has no [nodes.far.tls]"));
+  // `tools` says where it runs.
+  auto listed = cli_in(client_ws, fmt::format("--config '{}' tools", (dir.path / "far.toml").string()));
+  CAF_CHECK(contains(listed.out, "stateful  node.far"));
 }
 
 CAF_TEST(a node refuses to listen off loopback without mutual TLS) {

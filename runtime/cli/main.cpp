@@ -401,7 +401,8 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
   // A summary is a repository's or an MCP server's text: on a terminal it cannot drive it.
   for (auto& [name, t] : config.tools) {
     std::string kind = t.stateful ? "stateful" : "one-shot";
-    std::printf("%-*s %-9s %-8s %s\n", width, name.c_str(), kind.c_str(), t.source.c_str(),
+    auto source = t.node.empty() ? t.source : "node." + t.node; // runs on that node, as its config has it
+    std::printf("%-*s %-9s %-8s %s\n", width, name.c_str(), kind.c_str(), source.c_str(),
                 shown_on(STDOUT_FILENO, t.summary).c_str());
   }
   for (auto& why : mcp.unavailable)
