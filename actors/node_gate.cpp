@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <caf/all.hpp>
+#include <cstdio>
 #include <fmt/format.h>
 
 #include "actors/node_session.hpp"
@@ -21,12 +22,18 @@ struct gate_state {
   std::shared_ptr<NodeStopping> stopping;
   std::string token;
   std::vector<std::pair<node_session_actor, std::string>> sessions; // live ones, with their keys
+  int refusals = 0; // told on stderr, the first ones: a client that retries cannot flood the log
   static inline const char* name = "jp.node_gate";
 };
 
 using gate_t = node_gate_actor::stateful_base<gate_state>;
 
-caf::error refused(const char* what) {
+/// The node's log says so too (its TLS refusals are, by node_handshake_report).
+caf::error refused(gate_t* self, const char* what) {
+  constexpr int told_at_most = 20;
+  if (auto n = ++self->state.refusals; n <= told_at_most)
+    std::fprintf(stderr, "jp-actors node: refused %s of a client whose token does not match the node's%s\n", what,
+                 n == told_at_most ? " (further refusals are not told)" : "");
   return make_error(error_code::bad_arguments,
                     fmt::format("the node refused {}: the token does not match the node's (a client on the node's "
                                 "machine, as the node's user, reads it from the node-token file in "
@@ -50,7 +57,7 @@ node_gate_actor::behavior_type gate(gate_t* self, std::shared_ptr<const Config> 
     [self](open_atom, const std::string& shown, caf::actor client) -> caf::result<caf::actor, std::string> {
       auto& st = self->state;
       if (!st.token.empty() && !same_token(shown, st.token))
-        return refused("the session");
+        return refused(self, "the session");
       if (!client)
         return make_error(error_code::bad_arguments, "the node refused the session: no client to watch");
       auto key = random_name_part() + random_name_part(); // 128 bits
@@ -62,7 +69,7 @@ node_gate_actor::behavior_type gate(gate_t* self, std::shared_ptr<const Config> 
     [self](list_atom, const std::string& shown) -> caf::result<std::vector<HandleSummary>> {
       auto& st = self->state;
       if (!st.token.empty() && !same_token(shown, st.token))
-        return refused("the list");
+        return refused(self, "the list");
       if (st.sessions.empty())
         return std::vector<HandleSummary>{};
       // Every session's running handles, together.

@@ -399,6 +399,9 @@ CAF_TEST(a node refuses a client without its token and a tool that would ask) {
   JP_REQUIRE_OK(refused);
   auto said = content(results_of(refused), "main", 1, 0);
   CAF_CHECK(contains(said, "the token does not match"));
+  // The node's log says so too.
+  CAF_CHECK(said_within((dir.path / "node.out").string(),
+                        "jp-actors node: refused the session of a client whose token does not match the node's"));
   // A token that is a link is refused as one, not as a file missing.
   auto linked = (dir.path / "linked").string();
   std::filesystem::create_directories(linked + "/jp-actors");
