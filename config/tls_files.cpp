@@ -1,10 +1,13 @@
 #include "config/tls_files.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
+#include <vector>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -36,12 +39,14 @@ int no_passphrase(char*, int, int, void*) {
 
 /// OpenSSL's reasons for the last failure, its error queue emptied.
 std::string openssl_reasons() {
-  std::string why;
+  std::vector<std::string> reasons; // each once: OpenSSL queues one per layer it passed
   while (auto e = ERR_get_error()) {
     const char* r = ERR_reason_error_string(e);
-    why += (why.empty() ? "" : "; ") + (r ? std::string(r) : fmt::format("error {:#x}", e));
+    auto reason = r ? std::string(r) : fmt::format("error {:#x}", e);
+    if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end())
+      reasons.push_back(std::move(reason));
   }
-  return why.empty() ? "no reason given" : why;
+  return reasons.empty() ? "no reason given" : fmt::format("{}", fmt::join(reasons, "; "));
 }
 
 // A PEM certificate chain, key or CA bundle is a few KiB; a system's whole CA bundle

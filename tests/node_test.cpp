@@ -729,6 +729,11 @@ CAF_TEST(TLS files that OpenSSL cannot load are refused at start naming the file
   CAF_CHECK(contains(said, fmt::format("node.tls.key: {} holds no PEM private key", p("not.pem"))));
   said = node_says(tls("node.pem", "node.key", "not.pem"));
   CAF_CHECK(contains(said, fmt::format("node.tls.ca: {} holds no PEM certificate", p("not.pem"))));
+  // An encrypted key: OpenSSL's reasons, each once (it queues one per layer it passed).
+  pki.run("openssl pkey -in node.key -aes256 -passout pass:x -out enc.key");
+  said = node_says(tls("node.pem", "enc.key", "ca.pem"));
+  CAF_CHECK(contains(said, "or an encrypted one"));
+  CAF_CHECK_EQUAL(said.find("bad decrypt"), said.rfind("bad decrypt"));
   // Only a bounded regular file is read: a FIFO blocked the start, a device filled memory.
   CAF_REQUIRE_EQUAL(::mkfifo(p("fifo.pem").c_str(), 0600), 0);
   said = node_says(tls("node.pem", "node.key", "fifo.pem"));
