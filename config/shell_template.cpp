@@ -206,7 +206,9 @@ public:
   bool assigned_value_may_be_evaluated() const {
     return ((assigned_plain_ || assigned_declared_) && arithmetic_) || (assigned_declared_ && arrays_);
   }
-  bool evaluates_anywhere() const { return integers_ || evaluated_assigned_ || arithmetic_; }
+  bool evaluates_anywhere() const {
+    return integers_ || evaluated_assigned_ || arithmetic_ || (declared_expansion_ && arrays_);
+  }
   bool last_assigned() const { return last_assigned_; }
 
   void after_placeholder() {
@@ -537,6 +539,10 @@ private:
                        name == "complete" || name == "wait";
     if (arg && names_taker && word.expands && !word.assignment)
       evaluated_assigned_ = true;
+    // declare y="$x" where y is (or is made) an array: declare reads the value as a
+    // compound assignment's, ([$(id)]=1), whatever its quotes.
+    if (arg && declares(name) && name != "export" && word.assignment && word.expands)
+      declared_expansion_ = true;
     // [ $v = yes ]: an unquoted expansion splits, and a value "-v a[...]" becomes a
     // name test -v evaluates (printf's -v alike).
     if (arg && (name == "[" || name == "test" || name == "printf") && word.unquoted_expansion)
@@ -672,10 +678,6 @@ private:
         auto j = k - 1;
         while (j > 0 && is_quotes(stack_[j].kind))
           --j;
-        // mapfile -t a < <( ... ): its output is what the command reads, a value
-        // (what it reads into is the global refusals' to watch).
-        if (stack_[j].process_substitution && stack_[j].read_from)
-          continue;
         auto outer = assignment::none;
         if (auto why = word_context(stack_[j], outer); !why.empty())
           return why;
@@ -731,9 +733,12 @@ private:
       // Its names: no value. Its input: a file's name is one; a here-string is the
       // value itself, which mapfile -C would run a callback with (and any -C
       // refuses every placeholder).
-      if (!f.redirect || (name != "read" && f.herestring))
+      // mapfile -t a < <( ... ): the substitution's output is input too, read as a
+      // file's is (its names checked as a here-string's).
+      bool read_from = f.process_substitution && f.read_from;
+      if (!(f.redirect || read_from) || (name != "read" && f.herestring))
         return name_operand_error;
-      if (f.herestring) {
+      if (f.herestring || read_from) {
         assigned = assignment::plain;
         for (auto w = f.words.begin() + static_cast<std::ptrdiff_t>(at) + 1; w != f.words.end(); ++w)
           if (evaluated_variable(w->text, true))
@@ -1105,6 +1110,7 @@ private:
   bool evaluated_assigned_ = false; // PS4, RANDOM, PATH and the like are assigned
   bool arithmetic_ = false;       // a value evaluated anywhere: (( )), $(( )), [[ -eq ]], ${x:n}, ${a[i]}, ${x@P}, let
   bool arrays_ = false;           // or an array (declare -a, -A, read -a, mapfile, name=( ))
+  bool declared_expansion_ = false; // declare NAME="$x": an array's is a compound assignment
   bool assigned_plain_ = false;   // a placeholder was the value of an assignment, or an array's element
   bool assigned_declared_ = false; // of declare, local, export's NAME=value
   bool last_assigned_ = false;    // the last one was
@@ -1162,7 +1168,7 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
                              "((( x )), $(( x )), [[ -eq ]], ${{x:n}}, ${{a[i]}}, ${{!x}}, ${{x@P}}, let), reads PS4, "
                              "RANDOM and the like, or takes a name or code from an expansion (eval $x, export $x, "
                              "read $x, trap \"... $x\", compgen -W \"$x\", [ -v \"$x\" ], printf -v $x, mapfile -C, "
-                             "an unquoted [ $x ]): a value may reach it through an assignment, a "
+                             "an unquoted [ $x ], declare y=\"$x\" where the template makes arrays): a value may reach it through an assignment, a "
                              "substitution, a pipe or a file, and bash evaluates it (a[$(id)] runs)",
                              shell_element_key(first_placeholder.value_or(0)))};
   if (lexer.assigned_value_may_be_evaluated())

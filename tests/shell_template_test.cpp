@@ -331,6 +331,27 @@ CAF_TEST(what a command reads from a process substitution is a value) {
   CAF_CHECK(!scan_error("mapfile -C eval -c 1 arr < <(echo {{a}})").empty());
   CAF_CHECK(!scan_error("read n < <(echo {{a}}); echo $((n))").empty());
   CAF_CHECK(!scan_error("read PS4 < <(echo {{a}}); set -x; :").empty());
+  // Only read's and mapfile's input: other commands that read one run it, or take
+  // names; and a function's body has its own positional parameters.
+  CAF_CHECK(!scan_error(". /dev/stdin < <(printf %s {{a}})").empty());
+  CAF_CHECK(!scan_error("source /dev/stdin < <(printf %s {{a}})").empty());
+  CAF_CHECK(!scan_error("read -r GIT_SSH_COMMAND < <(printf %s {{a}}); export GIT_SSH_COMMAND; git fetch").empty());
+  CAF_CHECK(!scan_error("read -r PATH < <(printf %s {{a}})").empty());
+  CAF_CHECK(!scan_error("f() { read -r x < <(printf %s {{a}}); }; f").empty());
+  CAF_CHECK(!scan_error("f() { cat < <(printf %s {{a}}); }; f").empty());
+}
+
+CAF_TEST(a value declare may read as a compound assignment is refused) {
+  // declare y="$x" where y is an array: ([$(id)]=1) runs, quoted or not.
+  for (auto program : {"x={{a}}; declare -a y=\"$x\"", "x={{a}}; y=(); declare y=\"$x\"",
+                       "x={{a}}; readonly -a y=\"$x\"", "x=$(printf %s {{a}}); declare -a y=\"$x\"",
+                       "read -r x < <(printf %s {{a}}); declare -a y=\"$x\"", "x={{a}}; local -A y=\"$x\""})
+    CAF_CHECK_EQUAL(scan_error(program).find("declare y=\"$x\" where the template makes arrays") ==
+                        std::string::npos
+                      ? program
+                      : "",
+                    "");
+  CAF_CHECK_EQUAL(scan_error("x={{a}}; declare y=\"$x\""), ""); // no array: a value
 }
 
 CAF_TEST(placeholders after text the scan cannot follow are refused) {
