@@ -13,7 +13,9 @@
 #include <set>
 #include <sys/socket.h>
 
-extern "C" int SSL_connect(SSL* ssl) __attribute__((weak));
+// The check itself, under a name of its own: SSL_connect is its weak alias, so that
+// whether callers find it (and not libssl's, when that wins the link) can be told.
+extern "C" __attribute__((visibility("hidden"))) int jp_node_ssl_connect(SSL* ssl);
 
 namespace {
 
@@ -49,13 +51,14 @@ bool is_ip_literal(const std::string& host) {
 
 using connect_fn = int (*)(SSL*);
 
-/// libssl's SSL_connect, when the one every caller finds is this file's; else null
-/// (the check would be skipped).
+/// libssl's SSL_connect, when the one every caller finds is this file's check; else
+/// null (the check would be skipped: libssl's own won the link, or is found first).
 connect_fn real_connect() {
   static const connect_fn real = [] {
     auto* next = ::dlsym(RTLD_NEXT, "SSL_connect");
     auto* found = ::dlsym(RTLD_DEFAULT, "SSL_connect");
-    return next && found == reinterpret_cast<void*>(&SSL_connect) ? reinterpret_cast<connect_fn>(next) : nullptr;
+    return next && found == reinterpret_cast<void*>(&jp_node_ssl_connect) ? reinterpret_cast<connect_fn>(next)
+                                                                           : nullptr;
   }();
   return real;
 }
@@ -99,9 +102,10 @@ bool node_certificate_names_not(const std::string& host, uint16_t port) {
 
 } // namespace jp
 
-// Found before libssl's own by every library that calls it (CAF's openssl module
-// among them), as a definition in the executable is; libssl's is called through.
-extern "C" __attribute__((weak)) int SSL_connect(SSL* ssl) {
+// As SSL_connect, found before libssl's own by every library that calls it (CAF's
+// openssl module among them), as a definition in the executable is; libssl's is
+// called through.
+extern "C" int jp_node_ssl_connect(SSL* ssl) {
   auto real = real_connect();
   if (!real) // not reached where libssl's is found first; a dlsym that failed
     real = reinterpret_cast<connect_fn>(::dlsym(RTLD_NEXT, "SSL_connect"));
@@ -135,3 +139,5 @@ extern "C" __attribute__((weak)) int SSL_connect(SSL* ssl) {
   }
   return rc;
 }
+
+extern "C" int SSL_connect(SSL* ssl) __attribute__((weak, alias("jp_node_ssl_connect")));
