@@ -163,6 +163,17 @@ Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
     if (!p.default_value.is_null() && !json_has_type(p.default_value, p.type))
       return Status::fail(fmt::format("{}.default: expected a value of type {}, got {}", pkey, p.type,
                                       p.default_value.described()));
+    // The default is what the tool gets when the call leaves the parameter out: one
+    // the call itself could give.
+    if (p.default_value.is_string() && !p.enum_values.empty() &&
+        std::find(p.enum_values.begin(), p.enum_values.end(), p.default_value.as_string()) == p.enum_values.end())
+      return Status::fail(fmt::format("{}.default: {} is not one of its enum ({})", pkey,
+                                      p.default_value.described(), fmt::join(p.enum_values, ", ")));
+    if (!p.default_value.is_null() && std::find(tool.one_of_required.begin(), tool.one_of_required.end(),
+                                                p.name) != tool.one_of_required.end())
+      return Status::fail(fmt::format("{}.default: a parameter of one_of_required has none (the call must give "
+                                      "one of them)",
+                                      pkey));
   }
   for (auto& name : tool.one_of_required)
     if (!seen.count(name))

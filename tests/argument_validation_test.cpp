@@ -150,6 +150,19 @@ parameters.ratio = { type = "number" }
                   (std::vector<std::string>{"git", "log", "-n", "3", "--port=8080", "1000"}));
   CAF_CHECK_EQUAL(argv(R"({"n":null,"port":1,"ratio":2.25})"),
                   (std::vector<std::string>{"git", "log", "-n", "5", "--port=1", "2.25"}));
+  // An MCP server's default is its own to apply (and not checked here): not sent.
+  ToolConfig served;
+  served.name = "srv__t";
+  served.source = "mcp.srv";
+  ParameterConfig flag;
+  flag.name = "flag";
+  flag.type = "boolean";
+  flag.default_value = Json("false"); // a sloppy schema's
+  flag.declared_schema = parse(R"({"type":"boolean","default":"false"})");
+  served.parameters.push_back(flag);
+  auto to_server = make_launch_spec(*config, served, parse("{}"), Json::object(), false);
+  CAF_REQUIRE(to_server.ok());
+  CAF_CHECK_EQUAL(to_server->arguments, "{}");
   // No terminal, so no editor: git takes the message it has or stops, as under the shell.
   auto spec = make_launch_spec(*config, config->tools["git_log"], parse(R"({"port":1})"), Json::object(), false);
   CAF_REQUIRE(spec.ok());

@@ -442,6 +442,11 @@ CAF_TEST(every validation error names the file and the key) {
        "conversation.tools.x.parameters.p.items.type: expected one of string"},
       {x + "parameters.p = { type = \"integer\", default = \"1\" }\n",
        "conversation.tools.x.parameters.p.default: expected a value of type integer, got string"},
+      {x + "parameters.p = { type = \"string\", enum = [\"a\", \"b\"], default = \"c\" }\n",
+       "conversation.tools.x.parameters.p.default: string \"c\" is not one of its enum (a, b)"},
+      {x + "parameters.p = { type = \"string\", default = \"a\" }\nparameters.q = { type = \"string\" }\n"
+           "one_of_required = [\"p\", \"q\"]\n",
+       "conversation.tools.x.parameters.p.default: a parameter of one_of_required has none"},
       {x + "parameters.\"a b\" = { type = \"string\" }\n",
        "conversation.tools.x.parameters.a b: a parameter name may contain only"},
       {x + "spawn.stateful = true\nparameters.id = { type = \"string\" }\n",

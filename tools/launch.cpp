@@ -100,11 +100,12 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   // A gemini call's object parameters come as JSON text: its template, function or
   // server gets the objects ({{tool.arguments.o.field}} included).
   auto args = objects_as_declared(given, tool.parameters);
-  // What the model was told a parameter left out means (its schema's default) is
-  // what the tool gets.
+  // What the model was told a parameter left out means (its config's default) is
+  // what the tool gets. Not an MCP server's (its own to apply, and not checked here),
+  // nor a spawn's own parameter's (a one-shot call takes none).
   if (args.is_object())
     for (auto& p : tool.parameters)
-      if (!p.default_value.is_null())
+      if (!p.default_value.is_null() && p.declared_schema.is_null() && !p.spawn_only)
         if (auto* v = args.find(p.name); !v || v->is_null())
           args.set(p.name, p.default_value);
   // Function and MCP tools' executors, and nodes, are given the arguments themselves: no argv.
