@@ -22,7 +22,7 @@ struct gate_state {
   std::shared_ptr<NodeStopping> stopping;
   std::string token;
   std::vector<std::pair<node_session_actor, std::string>> sessions; // live ones, with their keys
-  int refusals = 0; // told on stderr, the first ones: a client that retries cannot flood the log
+  int refusals = 0; // of clients whose token did not match (told on stderr: refused())
   static inline const char* name = "jp.node_gate";
 };
 
@@ -30,10 +30,14 @@ using gate_t = node_gate_actor::stateful_base<gate_state>;
 
 /// The node's log says so too (its TLS refusals are, by node_handshake_report).
 caf::error refused(gate_t* self, const char* what) {
-  constexpr int told_at_most = 20;
-  if (auto n = ++self->state.refusals; n <= told_at_most)
+  // The first ones, then every thousandth: a client that retries cannot flood the
+  // log, and a later one is not unseen.
+  constexpr int told_each = 20;
+  if (auto n = ++self->state.refusals; n <= told_each)
     std::fprintf(stderr, "jp-actors node: refused %s of a client whose token does not match the node's%s\n", what,
-                 n == told_at_most ? " (further refusals are not told)" : "");
+                 n == told_each ? " (from now on every 1000th is told)" : "");
+  else if (n % 1000 == 0)
+    std::fprintf(stderr, "jp-actors node: refused %d sessions or lists of clients whose token did not match\n", n);
   return make_error(error_code::bad_arguments,
                     fmt::format("the node refused {}: the token does not match the node's (a client on the node's "
                                 "machine, as the node's user, reads it from the node-token file in "

@@ -157,6 +157,9 @@ std::string preview(const std::string& text) {
     return {};
   auto start = text.rfind('\n', end);
   auto line = text.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+  // A progress line redrawn with \r ("50%\r100%"): what it shows last.
+  if (auto cr = line.find_last_of('\r'); cr != std::string::npos && cr + 1 < line.size())
+    line = line.substr(cr + 1);
   return cut_text(line, 160);
 }
 

@@ -110,7 +110,7 @@ CAF_TEST(stops of handles nobody looks at are notified as configured) {
   // New output of a handle nobody fetched: one notification; none once fetched.
   anon_send(reg, content_atom::value, std::string("quiet"));
   anon_send(reg, content_atom::value, std::string("fetched"));
-  finish("quiet", "cc -o app main.c\nall built\n\n");
+  finish("quiet", "cc -o app main.c\n50%\r100%\rall built\n\n");
   finish("fetched", "done");
   finish("silent", "done");
   anon_send(handles.at("failing"), abort_atom::value);

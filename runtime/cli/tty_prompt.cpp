@@ -1,5 +1,6 @@
 #include "runtime/cli/tty_prompt.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -54,6 +55,17 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
     return std::nullopt;
   std::optional<Json> answer;
   auto deflt = q.default_json.empty() ? Result<Json>(Error{""}) : Json::parse(q.default_json);
+  // Enter alone answers the default only where it is an answer the question takes.
+  if (deflt) {
+    auto& k = q.answer_type.kind;
+    auto& opts = q.answer_type.options;
+    bool fits = k == answer_kind::boolean ? deflt->is_bool()
+                : k == answer_kind::select
+                  ? deflt->is_string() && std::find(opts.begin(), opts.end(), deflt->as_string()) != opts.end()
+                  : deflt->is_string();
+    if (!fits)
+      deflt = Error{""};
+  }
   // What a tool asks, and a model's arguments, cannot drive the terminal or
   // disguise what is asked.
   auto text = terminal_safe(q.text);
@@ -63,9 +75,7 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
   auto shown_default = [&]() -> std::string {
     if (!deflt)
       return {};
-    if (deflt->is_string())
-      return fmt::format(" [default: {}]", terminal_safe(cut_text(deflt->as_string(), 64)));
-    return fmt::format(" [default: {}]", terminal_safe(cut_text(deflt->dump(), 64)));
+    return fmt::format(" [default: {}]", terminal_safe(deflt->as_string()));
   };
   for (int tries = 0; tries < kTries && !answer; ++tries) {
     switch (q.answer_type.kind) {
