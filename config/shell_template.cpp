@@ -8,6 +8,7 @@
 
 #include "config/code_variable.hpp"
 #include "config/placeholder.hpp"
+#include "messages/json.hpp"
 
 namespace jp {
 
@@ -53,7 +54,7 @@ public:
       auto& w = word_frame(); // a=([$i]=x): an element's index too
       if (in_arithmetic() ||
           (w.kind == frame::compound && w.text.starts_with("[") && w.text.find(']') == std::string::npos))
-        arithmetic_ = true;
+        arithmetic_ = noted("a variable in an arithmetic expression or a subscript");
     }
     // Bash ends a backtick body at the first backtick no backslash escapes, whatever
     // quotes or comments are open inside it.
@@ -206,6 +207,19 @@ public:
   bool assigned_value_may_be_evaluated() const {
     return ((assigned_plain_ || assigned_declared_) && arithmetic_) || (assigned_declared_ && arrays_);
   }
+  /// Sets a flag (true), noting the first construct that set one: the refusal names it.
+  bool noted(std::string what) {
+    if (trigger_.empty())
+      trigger_ = std::move(what);
+    return true;
+  }
+  /// noted(), where `when` holds; else leaves the flag as it may be set later.
+  bool noted_if(bool when, std::string what) {
+    if (when)
+      noted(std::move(what));
+    return true;
+  }
+  const std::string& trigger() const { return trigger_; }
   bool evaluates_anywhere() const {
     return integers_ || evaluated_assigned_ || arithmetic_ || (declared_expansion_ && arrays_);
   }
@@ -433,7 +447,7 @@ private:
         note_command_word(f);
       else if (f.kind == frame::test && (f.text == "-eq" || f.text == "-ne" || f.text == "-lt" || f.text == "-le" ||
                                          f.text == "-gt" || f.text == "-ge" || f.text == "-v" || f.text == "-R"))
-        arithmetic_ = true; // [[ $n -eq 3 ]] evaluates $n; [[ -v $x ]] a subscript of $x's
+        arithmetic_ = noted(fmt::format("`[[ ... {} ... ]]`", f.text)); // [[ $n -eq 3 ]] evaluates $n; [[ -v $x ]] a subscript
     }
     clear_word(f);
   }
@@ -527,9 +541,9 @@ private:
     // A command whose name is not written out may be declare -i: any variable may
     // have become an integer.
     if (at + 1 == f.words.size() && word.expands && !word.path)
-      integers_ = arrays_ = true;
+      integers_ = arrays_ = noted(fmt::format("the command `{}`, whose name is not written out", cut_text(word.text)));
     if (name == "let" && at + 1 == f.words.size())
-      arithmetic_ = true;
+      arithmetic_ = noted("`let`");
     // A name or code that comes from an expansion (a variable, a substitution) may be
     // a value's: eval $x, . <(...), export $x, read $x, printf -v $x; mapfile -C runs
     // a callback with its input. No placeholder anywhere then.
@@ -538,19 +552,19 @@ private:
                        name == "getopts" || name == "trap" || name == "alias" || name == "compgen" ||
                        name == "complete" || name == "wait";
     if (arg && names_taker && word.expands && !word.assignment)
-      evaluated_assigned_ = true;
+      evaluated_assigned_ = noted(fmt::format("`{} {}`", name, cut_text(word.text)));
     // declare y="$x" where y is (or is made) an array: declare reads the value as a
     // compound assignment's, ([$(id)]=1), whatever its quotes.
     if (arg && declares(name) && name != "export" && word.assignment && word.expands)
-      declared_expansion_ = true;
+      declared_expansion_ = noted_if(arrays_, fmt::format("`{} {}`", name, cut_text(word.text)));
     // [ $v = yes ]: an unquoted expansion splits, and a value "-v a[...]" becomes a
     // name test -v evaluates (printf's -v alike).
     if (arg && (name == "[" || name == "test" || name == "printf") && word.unquoted_expansion)
-      evaluated_assigned_ = true;
+      evaluated_assigned_ = noted(fmt::format("the unquoted `{}` given to `{}`", cut_text(word.text), name));
     // [ -v "$name" ]: the name is a value's, and its subscript is evaluated.
     if (arg && (name == "[" || name == "test") && word.expands && f.words.size() >= 2 &&
         (f.words[f.words.size() - 2].text == "-v" || f.words[f.words.size() - 2].text == "-R"))
-      evaluated_assigned_ = true;
+      evaluated_assigned_ = noted(fmt::format("`{} {} {}`", name, f.words[f.words.size() - 2].text, cut_text(word.text)));
     // unset 'a[$i]', printf -v 'a[$i]', read 'a[i]': these evaluate the subscript of
     // the name they get, whatever its quotes.
     bool takes_names = names_taker || name == "printf" || name == "[" || name == "test" || name == "wait" ||
@@ -560,18 +574,18 @@ private:
            at_bracket = word.text.find('[', at_bracket + 1))
         if (at_bracket + 1 < word.text.size() &&
             (word.text[at_bracket + 1] == '$' || is_name_start(word.text[at_bracket + 1])))
-          arithmetic_ = true;
+          arithmetic_ = noted(fmt::format("the subscript of `{}` given to `{}`", cut_text(word.text), name));
     if (arg && name == "printf" && f.words.size() >= 2 && f.words[f.words.size() - 2].text == "-v" &&
         (word.expands || evaluated_variable(word.text)))
-      evaluated_assigned_ = true; // printf -v PS4 / -v $x
+      evaluated_assigned_ = noted(fmt::format("`printf -v {}`", cut_text(word.text))); // printf -v PS4 / -v $x
     if (arg && (name == "mapfile" || name == "readarray") && word.text.starts_with("-") &&
         word.text.find('C') != std::string::npos)
-      evaluated_assigned_ = true;
+      evaluated_assigned_ = noted(fmt::format("`{} {}`", name, cut_text(word.text)));
     // read PS4, for RANDOM in ...: a value bash evaluates, from input or a list that
     // may hold a placeholder's value (a pipe, a substitution): no placeholder anywhere.
     if ((name == "read" || name == "for" || name == "select") && at + 1 < f.words.size() && word.plain &&
         evaluating_variable(word.text))
-      evaluated_assigned_ = true;
+      evaluated_assigned_ = noted(fmt::format("`{} {}`", name, cut_text(word.text)));
     if (name == "set" && at + 1 < f.words.size() && word.text.size() > 1 &&
         (word.text[0] == '-' || word.text[0] == '+') && word.text[1] != '-' &&
         word.text.find('k') != std::string::npos)
@@ -588,9 +602,9 @@ private:
     // An option not read whole, or not written out (o=-i; declare $o n): any.
     if (declares(name) && name != "export" && at + 1 < f.words.size() &&
         (!word.plain || word.text.size() >= kMaxWordText) && !word.assignment)
-      integers_ = arrays_ = true;
+      integers_ = arrays_ = noted(fmt::format("`{} {}`", name, cut_text(word.text)));
     if (option && word.text.find_first_of("in") != std::string::npos)
-      integers_ = true; // an integer, a name reference
+      integers_ = noted(fmt::format("`{} {}`", name, cut_text(word.text))); // an integer, a name reference
     if (option && word.text.find_first_of("aA") != std::string::npos)
       arrays_ = true;
     if ((name == "read" && at + 1 < f.words.size() && word.text.starts_with("-") &&
@@ -829,11 +843,11 @@ private:
       if (f.expansion_colon && c != '-' && c != '=' && c != '+' && c != '?')
         f.offset = true;
       if ((f.expansion_chars == 0 && c == '!') || (f.offset && is_name_start(c)) || (f.expansion_at && c == 'P'))
-        arithmetic_ = true;
+        arithmetic_ = noted("`${!x}`, `${x:n}` or `${x@P}`");
       f.expansion_colon = c == ':';
       f.expansion_at = c == '@';
     } else if (f.kind == frame::subscript && is_name_start(c)) {
-      arithmetic_ = true; // ${a[i]}, a[i]=: i evaluated (not ${a[0]}, ${a[@]})
+      arithmetic_ = noted("a variable in a subscript (`${a[i]}`, `a[i]=`)"); // not ${a[0]}, ${a[@]}
     }
     ++f.expansion_chars;
   }
@@ -862,7 +876,7 @@ private:
     if ((kind == frame::parameter && c != '}') || (kind == frame::subscript && c != ']'))
       note_expansion_char(stack_.back(), c);
     if ((kind == frame::arithmetic || kind == frame::bracket_arithmetic) && is_name_start(c))
-      arithmetic_ = true; // a variable evaluated: (( n > 5 )), $((n+1))
+      arithmetic_ = noted("a variable in `(( ))` or `$(( ))`"); // (( n > 5 )), $((n+1))
     if (c != ';' && c != ' ' && c != '\t' && c != '&')
       stack_.back().semicolon = false;
     if (c != ' ' && c != '\t' && c != '\n' && c != ')')
@@ -1111,6 +1125,7 @@ private:
   bool arithmetic_ = false;       // a value evaluated anywhere: (( )), $(( )), [[ -eq ]], ${x:n}, ${a[i]}, ${x@P}, let
   bool arrays_ = false;           // or an array (declare -a, -A, read -a, mapfile, name=( ))
   bool declared_expansion_ = false; // declare NAME="$x": an array's is a compound assignment
+  std::string trigger_;             // the first construct that set one of the flags above
   bool assigned_plain_ = false;   // a placeholder was the value of an assignment, or an array's element
   bool assigned_declared_ = false; // of declare, local, export's NAME=value
   bool last_assigned_ = false;    // the last one was
@@ -1169,8 +1184,9 @@ Result<std::vector<ShellSegment>> scan_shell_template(std::string_view program,
                              "RANDOM and the like, or takes a name or code from an expansion (eval $x, export $x, "
                              "read $x, trap \"... $x\", compgen -W \"$x\", [ -v \"$x\" ], printf -v $x, mapfile -C, "
                              "an unquoted [ $x ], declare y=\"$x\" where the template makes arrays): a value may reach it through an assignment, a "
-                             "substitution, a pipe or a file, and bash evaluates it (a[$(id)] runs)",
-                             shell_element_key(first_placeholder.value_or(0)))};
+                             "substitution, a pipe or a file, and bash evaluates it (a[$(id)] runs){}",
+                             shell_element_key(first_placeholder.value_or(0)),
+                             lexer.trigger().empty() ? std::string() : "; here: " + lexer.trigger())};
   if (lexer.assigned_value_may_be_evaluated())
     return Error{fmt::format("{}: a placeholder assigned to a variable cannot be passed safely where the "
                              "template evaluates arithmetic ((( )), $(( )), [[ -eq ]], ${{x:n}}, ${{a[i]}}, ${{!x}}, ${{x@P}}, "

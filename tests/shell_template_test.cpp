@@ -341,6 +341,14 @@ CAF_TEST(what a command reads from a process substitution is a value) {
   CAF_CHECK(!scan_error("f() { cat < <(printf %s {{a}}); }; f").empty());
 }
 
+CAF_TEST(a refusal of every placeholder names what in the template set it off) {
+  CAF_CHECK(scan_error("(( $# )); make {{a}}").ends_with("; here: a variable in an arithmetic expression or a subscript"));
+  CAF_CHECK(scan_error("let n=1; make {{a}}").ends_with("; here: `let`"));
+  CAF_CHECK(scan_error("x={{a}}; eval \"$x\"").ends_with("; here: `eval $x`")); // its quotes left out
+  CAF_CHECK(scan_error("declare -i n; make {{a}}").ends_with("; here: `declare -i`"));
+  CAF_CHECK(scan_error("x={{a}}; declare -a y=\"$x\"").ends_with("; here: `declare y=$x`"));
+}
+
 CAF_TEST(a value declare may read as a compound assignment is refused) {
   // declare y="$x" where y is an array: ([$(id)]=1) runs, quoted or not.
   for (auto program : {"x={{a}}; declare -a y=\"$x\"", "x={{a}}; y=(); declare y=\"$x\"",
