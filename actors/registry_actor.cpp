@@ -42,6 +42,7 @@ struct entry {
   std::set<std::string> configured_answers; // the ids of its questions the config answers
   ChildSpec child;
   uint64_t seq = 0; // registry_state::changes at its last change (HandleStatus::seq)
+  int64_t peak_before = 0; // the counts' peak before it started (a refused one gives its place back)
 };
 
 struct registry_state {
@@ -192,8 +193,17 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped)
     return;
   auto& e = it->second;
-  if (e.phase == entry_phase::live && !e.oneshot)
-    --self->state.live;
+  if (e.phase == entry_phase::live && !e.oneshot) {
+    auto& st = self->state;
+    --st.live;
+    // Refused before anything ran (a sub-agent past a limit): no handle was spawned,
+    // and its moment as live is no peak (unless others since made one).
+    if (report.refused) {
+      --st.counts.spawned;
+      if (st.counts.peak_live == e.peak_before + 1)
+        st.counts.peak_live = std::max(e.peak_before, st.live);
+    }
+  }
   if (!self->state.renamed.empty()) // its old id, if it was a one-shot run, says nothing more
     std::erase_if(self->state.renamed, [&](const auto& kv) { return kv.second == id; });
   e.phase = entry_phase::stopped;
@@ -257,6 +267,7 @@ void start(registry_actor_t* self, const std::string& id, entry& e, LaunchSpec& 
   e.started = std::chrono::steady_clock::now();
   if (!e.oneshot) {
     auto& st = self->state;
+    e.peak_before = st.counts.peak_live;
     ++st.counts.spawned;
     st.counts.peak_live = std::max(st.counts.peak_live, ++st.live);
   }

@@ -8,6 +8,7 @@ handle_actor spawn_stopped(caf::local_actor* spawner, const std::string& id, con
                            const supervisor_actor& supervisor) {
   return spawner->spawn([id, why, supervisor](handle_actor::pointer self) -> handle_actor::behavior_type {
     HandleReport final{id, ToolState::failure(ToolError{why, {}, false}), 0, {}, {}};
+    final.refused = true;
     self->send(supervisor, stopped_atom::value, final);
     return {
       [final](fetch_atom, const LookOptions&) { return final; },

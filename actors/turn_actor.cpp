@@ -525,6 +525,11 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
   };
   auto reply = [self, answer, settled](HandleReport& r) mutable {
     settled();
+    // A spawn refused before anything ran (a sub-agent past a limit): the call failed.
+    if (r.refused) {
+      shown_stopped(self, r.id);
+      return answer(failed(r.state.error.message));
+    }
     bool first_shown = r.state.stopped() && shown_stopped(self, r.id);
     // It shows the handle as it is now: a question held for it is told, or stale.
     std::erase_if(self->state.notifications,

@@ -148,6 +148,7 @@ struct HandleReport {
   std::string output_file; // "" unless something was cut
   Screen screen;           // only when asked for (fetch/apply with `screen`)
   std::string node;        // the configured node it runs on ("" = here)
+  bool refused = false;    // it could not start (a limit, no executor): no handle ran
   friend bool operator==(const HandleReport&, const HandleReport&) = default;
 };
 
@@ -215,7 +216,7 @@ typename Inspector::result_type inspect(Inspector& f, Screen& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleReport& x) {
-  return f(x.id, x.state, x.omitted_bytes, x.output_file, x.screen, x.node);
+  return f(x.id, x.state, x.omitted_bytes, x.output_file, x.screen, x.node, x.refused);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AwaitRequest& x) {

@@ -321,6 +321,10 @@ name = "main"
                            "--cfg agents.max_concurrent=1");
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
+  // The refused spawn is a failed call, and no handle spawned (nor live at once).
+  CAF_CHECK(!ok(res, "main", 1, 1));
+  CAF_CHECK(contains(content(res, "main", 1, 1), "1 sub-agents of this agent are running, the limit"));
+  CAF_CHECK(contains(r.stdout_text, R"("handles_spawned":1,"peak_handles":1)"));
   auto awaited = content(res, "main", 1, 2);
   CAF_CHECK(contains(awaited, R"("id":"second","state":"stopped")"));
   CAF_CHECK(contains(awaited, "1 sub-agents of this agent are running, the limit ([agents] max_concurrent = 1)"));
