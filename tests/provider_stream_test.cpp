@@ -753,7 +753,8 @@ CAF_TEST(anthropic request body merges roles) {
     R"json({"model":"claude-sonnet-4-5","max_tokens":1000,"stream":true,)json"
     R"json("system":[{"type":"text","text":"You run tools for the user.","cache_control":{"type":"ephemeral"}}],)json"
     R"json("messages":[)json"
-    R"json({"role":"user","content":[{"type":"text","text":"Build it and say hi."}]},)json"
+    // A breakpoint where the previous request ended too (its last user turn).
+    R"json({"role":"user","content":[{"type":"text","text":"Build it and say hi.","cache_control":{"type":"ephemeral"}}]},)json"
     R"json({"role":"assistant","content":[{"type":"text","text":"On it."},)json"
       R"json({"type":"tool_use","id":"call_1","name":"shell","input":{"action":"spawn","id":"build","command":"sleep 1"}},)json"
       R"json({"type":"tool_use","id":"call_2","name":"shell","input":{"command":"echo hi"}}]},)json"
@@ -775,7 +776,7 @@ CAF_TEST(anthropic request body defaults and odd input) {
                 ChatMessage{chat_role::user, "b"}, assistant};
   CAF_CHECK_EQUAL(anthropic_request_body(r),
     R"json({"model":"claude-haiku-4-5","max_tokens":4096,"stream":true,"messages":[)json"
-    R"json({"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},)json"
+    R"json({"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}]},)json"
     R"json({"role":"assistant","content":[{"type":"tool_use","id":"t","name":"shell","input":{}},)json"
     R"json({"type":"tool_use","id":"u","name":"shell","input":{}}]},)json"
     R"json({"role":"user","content":[)json"

@@ -120,8 +120,8 @@ std::string anthropic_request_body(const ChatRequest& request) {
   body.set("max_tokens", request.max_tokens > 0 ? request.max_tokens : int64_t{4096});
   body.set("stream", true);
   // Prompt caching: a breakpoint after the system prompt (and the tools before it),
-  // which every request of a conversation shares, and one at the end of the last
-  // message, so the next round of a tool loop reads all of this one from the cache
+  // which every request of a conversation shares, one at the end of the last
+  // message (and one at the end of the previous request's, below), so the next round of a tool loop reads all of this one from the cache
   // (a tenth of the price and most of the wait). Below the model's minimum (1024 or
   // 2048 tokens) the API caches nothing and says nothing.
   auto cached = [](Json block) { return block.set("cache_control", JsonObject{{"type", "ephemeral"}}); };
@@ -150,6 +150,15 @@ std::string anthropic_request_body(const ChatRequest& request) {
     turns.insert(turns.begin(), Turn{"user", {text_block("(continued)")}});
   if (!turns.empty() && !turns.back().content.empty())
     turns.back().content.back() = cached(std::move(turns.back().content.back()));
+  // And one where the previous request ended (the user turn before the last): the
+  // API looks back about 20 blocks from a breakpoint for a cached prefix, and a round
+  // of ten parallel calls adds twenty, past which the last one alone finds nothing.
+  for (auto t = turns.rbegin() + (turns.empty() ? 0 : 1); t != turns.rend(); ++t)
+    if (std::string_view(t->role) == "user") {
+      if (!t->content.empty())
+        t->content.back() = cached(std::move(t->content.back()));
+      break;
+    }
   Json messages = Json::array();
   for (auto& t : turns)
     messages.push(JsonObject{{"role", t.role}, {"content", std::move(t.content)}});
