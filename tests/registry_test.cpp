@@ -380,26 +380,29 @@ CAF_TEST(a handle the turn end waits for that asks a question is aborted at once
                     "after the turn's end; answer it with apply before the turn ends, or configure its answer "
                     "(questions.name.answer) (aborted)");
   };
+  auto spawn = [&](const char* id) { ask<HandleReport>(registry, spawn_atom::value, std::string(id), waited); };
+  auto asks = [&](const char* id, Question q) {
+    anon_send(registry, waiting_atom::value, std::string(id), std::move(q), false);
+    settle();
+  };
+  const Question whom{"name", "Whom?", "", {}, ""};
   // Asking as the turn ends...
-  ask<HandleReport>(registry, spawn_atom::value, std::string("g"), waited);
-  anon_send(registry, waiting_atom::value, std::string("g"), Question{"name", "Whom?", "", {}, ""}, false);
-  settle();
+  spawn("g");
+  asks("g", whom);
   auto asking = turn_end();
   settle();
   asking.receive(check_aborted, [](caf::error& e) { CAF_FAIL(error_text(e)); });
   // ...or while the turn end waits: no time passes either way.
-  ask<HandleReport>(registry, spawn_atom::value, std::string("h"), waited);
+  spawn("h");
   auto later = turn_end();
   settle();
-  anon_send(registry, waiting_atom::value, std::string("h"), Question{"name", "Whom?", "", {}, ""}, false);
-  settle();
+  asks("h", whom);
   later.receive(check_aborted, [](caf::error& e) { CAF_FAIL(error_text(e)); });
   // A program's prompt (the "input" a line of its output looks like) is no such question.
-  ask<HandleReport>(registry, spawn_atom::value, std::string("p"), waited);
+  spawn("p");
   auto prompt = turn_end();
   settle();
-  anon_send(registry, waiting_atom::value, std::string("p"), Question{"input", "Continue? [y/N]", "", {}, ""}, false);
-  settle();
+  asks("p", Question{"input", "Continue? [y/N]", "", {}, ""});
   finish("p", "went on");
   prompt.receive([](std::vector<HandleSummary>& l) { CAF_CHECK_EQUAL(l.at(0).state.content, "went on"); },
                  [](caf::error& e) { CAF_FAIL(error_text(e)); });
