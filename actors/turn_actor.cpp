@@ -523,10 +523,11 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
     if (applying)
       apply_settled(self, id);
   };
-  auto reply = [self, answer, settled](HandleReport& r) mutable {
+  auto reply = [self, answer, settled, spawn = cmd->action == action_kind::spawn](HandleReport& r) mutable {
     settled();
     // A spawn refused before anything ran (a sub-agent past a limit): the call failed.
-    if (r.refused) {
+    // (A later look at its id shows it stopped, as any.)
+    if (r.refused && spawn) {
       shown_stopped(self, r.id);
       return answer(failed(r.state.error.message));
     }

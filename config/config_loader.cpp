@@ -168,7 +168,8 @@ Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
     if (p.default_value.is_string() && !p.enum_values.empty() &&
         std::find(p.enum_values.begin(), p.enum_values.end(), p.default_value.as_string()) == p.enum_values.end())
       return Status::fail(fmt::format("{}.default: {} is not one of its enum ({})", pkey,
-                                      p.default_value.described(), fmt::join(p.enum_values, ", ")));
+                                      cut_text(p.default_value.described(), 40),
+                                      cut_text(fmt::format("{}", fmt::join(p.enum_values, ", ")), 200)));
     if (!p.default_value.is_null() && std::find(tool.one_of_required.begin(), tool.one_of_required.end(),
                                                 p.name) != tool.one_of_required.end())
       return Status::fail(fmt::format("{}.default: a parameter of one_of_required has none (the call must give "

@@ -555,8 +555,18 @@ private:
       evaluated_assigned_ = noted(fmt::format("`{} {}`", name, cut_text(word.text)));
     // declare y="$x" where y is (or is made) an array: declare reads the value as a
     // compound assignment's, ([$(id)]=1), whatever its quotes.
-    if (arg && declares(name) && name != "export" && word.assignment && word.expands)
+    // (export's when it is given -a or -A, which make one.) Bash's own arrays
+    // (DIRSTACK, BASH_ALIASES) are arrays whatever the template says.
+    bool export_arrays = name == "export" && std::any_of(f.words.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                                                         f.words.end(), [](const Word& w) {
+                                                           return w.text[0] == '-' &&
+                                                                  w.text.find_first_of("aA") != std::string::npos;
+                                                         });
+    if (arg && declares(name) && (name != "export" || export_arrays) && word.assignment && word.expands) {
+      if (bash_array(word.text) || export_arrays)
+        arrays_ = true;
       declared_expansion_ = noted_if(arrays_, fmt::format("`{} {}`", name, cut_text(word.text)));
+    }
     // [ $v = yes ]: an unquoted expansion splits, and a value "-v a[...]" becomes a
     // name test -v evaluates (printf's -v alike).
     if (arg && (name == "[" || name == "test" || name == "printf") && word.unquoted_expansion)
@@ -571,20 +581,36 @@ private:
                        name == "mapfile" || name == "readarray";
     if (arg && takes_names)
       for (auto at_bracket = word.text.find('['); at_bracket != std::string::npos;
-           at_bracket = word.text.find('[', at_bracket + 1))
+           at_bracket = word.text.find('[', at_bracket + 1)) {
+        arrays_ = true; // printf -v 'a[0]', read 'a[0]': a makes an array
         if (at_bracket + 1 < word.text.size() &&
             (word.text[at_bracket + 1] == '$' || is_name_start(word.text[at_bracket + 1])))
           arithmetic_ = noted(fmt::format("the subscript of `{}` given to `{}`", cut_text(word.text), name));
+      }
     if (arg && name == "printf" && f.words.size() >= 2 && f.words[f.words.size() - 2].text == "-v" &&
         (word.expands || evaluated_variable(word.text)))
       evaluated_assigned_ = noted(fmt::format("`printf -v {}`", cut_text(word.text))); // printf -v PS4 / -v $x
+    // A name joined to its option (printf -vPS4, read -raPS4): not read apart here, so
+    // taken as any name.
+    bool joined_name = (name == "printf" && word.text.starts_with("-v") && word.text.size() > 2) ||
+                       (name == "read" && word.text.starts_with("-") && word.text.find('a') != std::string::npos &&
+                        word.text.find('a') + 1 < word.text.size());
+    if (arg && joined_name)
+      evaluated_assigned_ = noted(fmt::format("`{} {}`, a name joined to its option", name, cut_text(word.text)));
+    // . /dev/stdin, source /dev/fd/3: what the template reads in is run, from a pipe
+    // or a substitution that may hold a value.
+    if (arg && (name == "." || name == "source") &&
+        (word.text.starts_with("/dev/") || word.text.starts_with("/proc/")))
+      evaluated_assigned_ = noted(fmt::format("`{} {}`", name, cut_text(word.text)));
     if (arg && (name == "mapfile" || name == "readarray") && word.text.starts_with("-") &&
         word.text.find('C') != std::string::npos)
       evaluated_assigned_ = noted(fmt::format("`{} {}`", name, cut_text(word.text)));
     // read PS4, for RANDOM in ...: a value bash evaluates, from input or a list that
     // may hold a placeholder's value (a pipe, a substitution): no placeholder anywhere.
-    if ((name == "read" || name == "for" || name == "select") && at + 1 < f.words.size() && word.plain &&
-        evaluating_variable(word.text))
+    // (read PATH, read LD_PRELOAD: what programs run by, however the read is fed.)
+    bool reads_names = name == "read" || name == "mapfile" || name == "readarray";
+    if ((reads_names || name == "for" || name == "select") && at + 1 < f.words.size() && word.plain &&
+        (reads_names ? evaluated_variable(word.text, true) : evaluating_variable(word.text)))
       evaluated_assigned_ = noted(fmt::format("`{} {}`", name, cut_text(word.text)));
     if (name == "set" && at + 1 < f.words.size() && word.text.size() > 1 &&
         (word.text[0] == '-' || word.text[0] == '+') && word.text[1] != '-' &&
@@ -596,14 +622,13 @@ private:
       f.words.push_back({"do", false, false, true, false});
       return;
     }
-    // export's options (-n, -f, -p) give no attributes.
-    bool option = declares(name) && name != "export" && at + 1 < f.words.size() &&
-                  (word.text[0] == '-' || word.text[0] == '+');
+    // export's options give no attributes, but -a and -A (bash takes declare's).
+    bool option = declares(name) && at + 1 < f.words.size() && (word.text[0] == '-' || word.text[0] == '+');
     // An option not read whole, or not written out (o=-i; declare $o n): any.
     if (declares(name) && name != "export" && at + 1 < f.words.size() &&
         (!word.plain || word.text.size() >= kMaxWordText) && !word.assignment)
       integers_ = arrays_ = noted(fmt::format("`{} {}`", name, cut_text(word.text)));
-    if (option && word.text.find_first_of("in") != std::string::npos)
+    if (option && name != "export" && word.text.find_first_of("in") != std::string::npos)
       integers_ = noted(fmt::format("`{} {}`", name, cut_text(word.text))); // an integer, a name reference
     if (option && word.text.find_first_of("aA") != std::string::npos)
       arrays_ = true;
@@ -667,12 +692,17 @@ private:
     // PYTHONPATH): a model's choice of code.
     if (!code_variable_reader(name).empty())
       return true;
-    if (declared)
-      for (std::string_view v : {"DIRSTACK", "BASH_ALIASES", "BASH_CMDS", "BASH_ARGV", "BASH_ARGC", "BASH_LINENO",
-                                 "BASH_SOURCE", "BASH_VERSINFO", "FUNCNAME", "GROUPS", "PIPESTATUS", "BASH_REMATCH",
-                                 "COMP_WORDS", "COMPREPLY"})
-        if (name == v)
-          return true;
+    return declared && bash_array(name);
+  }
+
+  /// Bash's own arrays: a value declare gives one is a compound assignment's.
+  static bool bash_array(std::string_view assignment) {
+    auto name = assignment.substr(0, assignment.find_first_of("+="));
+    for (std::string_view v : {"DIRSTACK", "BASH_ALIASES", "BASH_CMDS", "BASH_ARGV", "BASH_ARGC", "BASH_LINENO",
+                               "BASH_SOURCE", "BASH_VERSINFO", "FUNCNAME", "GROUPS", "PIPESTATUS", "BASH_REMATCH",
+                               "COMP_WORDS", "COMPREPLY"})
+      if (name == v)
+        return true;
     return false;
   }
 

@@ -360,6 +360,23 @@ CAF_TEST(a value declare may read as a compound assignment is refused) {
                       : "",
                     "");
   CAF_CHECK_EQUAL(scan_error("x={{a}}; declare y=\"$x\""), ""); // no array: a value
+  // Arrays the template makes otherwise: export -a, bash's own, a quoted subscript.
+  for (auto program : {"x={{a}}; export -a y=\"$x\"", "y={{a}}; declare DIRSTACK=\"$y\"",
+                       "printf -v 'a[0]' %s x; y={{a}}; declare a=\"$y\"", "read -r 'a[0]' <<< q; y={{a}}; declare a=\"$y\""})
+    CAF_CHECK_EQUAL(scan_error(program).find("; here: `") == std::string::npos ? program : "", "");
+}
+
+CAF_TEST(names joined to options and input read in by a loop are checked too) {
+  // A review ran code through each (bash 5.2).
+  for (auto program : {"printf -vPS4 %s {{a}}; set -x; :", "read -raPS4 <<< {{a}}; set -x; :",
+                       "read -raPS4 < <(echo {{a}}); set -x; :", "while read -r PATH; do ls; done < <(echo {{a}})",
+                       "while read -r LD_PRELOAD; do :; done < <(echo {{a}})", "{ . /dev/stdin; } < <(echo {{a}})",
+                       "while . /dev/stdin; do break; done < <(echo {{a}})", "echo {{a}} | { read -r PATH; ls; }"})
+    CAF_CHECK_EQUAL(scan_error(program).find("; here: `") == std::string::npos ? program : "", "");
+  // As written usually, they stay allowed.
+  for (auto program : {"read -ra parts <<< {{a}}", "printf -v out %s {{a}}",
+                       "while read -r f; do echo \"$f\"; done < <(git ls-files {{a}})"})
+    CAF_CHECK_EQUAL(scan_error(program), "");
 }
 
 CAF_TEST(placeholders after text the scan cannot follow are refused) {
