@@ -335,6 +335,9 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
   auto context = turn_context(config, io, permissions);
   context.executors = mcp.executors;
   auto turn = spawn_turn(sys, std::move(context));
+  // A signal's shutdown ends the tool; the call then says it was interrupted, and the
+  // shutdown waits for that (await_signal_shutdown) before it ends the process.
+  StopOnSignal said_first([] {});
   CallResult result{false, "no reply"};
   self->request(turn, caf::infinite, call_atom::value, tool, args)
     .receive([&](CallResult& r) { result = std::move(r); },
