@@ -94,6 +94,35 @@ CAF_TEST(dialect names parse and the error lists the allowed ones) {
   CAF_CHECK(bad.error().find("openai, anthropic, gemini, json-schema, mcp") != std::string::npos);
 }
 
+CAF_TEST(a tool every call of which is refused is not offered) {
+  auto names = [](const Config& c) {
+    std::vector<std::string> out;
+    auto decls = tool_declarations(c, dialect::openai); // kept: a range-for over a temporary's member dangles
+    for (auto& d : decls.as_array())
+      out.push_back(d.find("function")->find("name")->as_string());
+    return out;
+  };
+  auto c = apply_config_text(default_config(), R"(
+[conversation.tools.shell]
+run = "skip"
+[conversation.tools.lint]
+command = { program = "make", args = ["lint"] }
+run = "skip"
+[conversation.tools.server]
+command = { program = "make", args = ["serve"] }
+run = "skip"
+spawn.stateful = true
+spawn.permissions.spawn = "ask"
+)", "c.toml");
+  CAF_REQUIRE(c.ok());
+  auto offered = names(*c);
+  CAF_CHECK(std::find(offered.begin(), offered.end(), "shell") == offered.end());
+  CAF_CHECK(std::find(offered.begin(), offered.end(), "lint") == offered.end());
+  // Its spawn is allowed (asked): offered, and await with it.
+  CAF_CHECK(std::find(offered.begin(), offered.end(), "server") != offered.end());
+  CAF_CHECK(std::find(offered.begin(), offered.end(), "await") != offered.end());
+}
+
 CAF_TEST(one shot tools get a flat schema in every dialect) {
   for (auto d : all_dialects) {
     auto s = parameters_schema(grep_tool(), d);

@@ -371,11 +371,19 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
 }
 
 Json tool_declarations(const Config& c, dialect d) {
+  // A tool whose run is "skip" is refused at every call: offered, it only costs the
+  // model attention and a failed call.
+  auto offered = [](const ToolConfig& t) {
+    return permission_mode(t, std::nullopt) != run_mode::skip ||
+           (t.stateful && permission_mode(t, action_kind::spawn) != run_mode::skip);
+  };
   bool any_stateful = false;
   for (auto& [name, t] : c.tools)
-    any_stateful = any_stateful || t.stateful;
+    any_stateful = any_stateful || (t.stateful && offered(t));
   auto out = Json::array();
   for (auto& [name, t] : c.tools) { // std::map: sorted by name
+    if (!offered(t))
+      continue;
     // RFD 037 "Schema availability": nothing to await without stateful tools.
     if (name == "await" && t.source == "builtin" && !any_stateful)
       continue;
