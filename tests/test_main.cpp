@@ -3,6 +3,8 @@
 #include <caf/test/unit_test_impl.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -12,18 +14,45 @@
 
 #include "owned_children.hpp"
 
+namespace {
+
+/// The directories of runners that are gone (a failed CAF_REQUIRE aborts, and
+/// leaves its own): named with their runner's pid, removed once no such process is.
+void sweep_gone_runners_dirs() {
+  std::error_code ec;
+  for (auto& entry : std::filesystem::directory_iterator("/tmp", ec)) {
+    auto name = entry.path().filename().string();
+    for (std::string_view prefix : {"jp-actors-state-", "jp-actors-run-"}) {
+      if (!name.starts_with(prefix))
+        continue;
+      auto rest = name.substr(prefix.size());
+      auto dash = rest.find('-');
+      if (dash == std::string::npos || dash == 0 ||
+          rest.find_first_not_of("0123456789") != dash)
+        continue;
+      auto pid = static_cast<pid_t>(std::stol(rest.substr(0, dash)));
+      if (::kill(pid, 0) != 0 && errno == ESRCH)
+        std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
+  sweep_gone_runners_dirs();
   // The jp-actors runs a test starts keep their crash records (the user's state,
   // $XDG_STATE_HOME) in a directory of this runner's own: never the user's, and no
-  // runner sweeps another's.
-  char tmpl[] = "/tmp/jp-actors-state-XXXXXX";
-  std::string state = ::mkdtemp(tmpl) ? tmpl : "";
+  // runner sweeps another's while it runs.
+  auto own = std::to_string(::getpid());
+  std::string tmpl = "/tmp/jp-actors-state-" + own + "-XXXXXX";
+  std::string state = ::mkdtemp(tmpl.data()) ? tmpl : "";
   if (!state.empty())
     ::setenv("XDG_STATE_HOME", state.c_str(), 1);
   // So are their control sockets ($XDG_RUNTIME_DIR/jp-actors): a run a test kills
   // leaves its socket here, not in the user's runtime directory.
-  char run_tmpl[] = "/tmp/jp-actors-run-XXXXXX";
-  std::string run = ::mkdtemp(run_tmpl) ? run_tmpl : "";
+  std::string run_tmpl = "/tmp/jp-actors-run-" + own + "-XXXXXX";
+  std::string run = ::mkdtemp(run_tmpl.data()) ? run_tmpl : "";
   if (!run.empty())
     ::setenv("XDG_RUNTIME_DIR", run.c_str(), 1);
   // A failing CAF_REQUIRE aborts: the processes the test started go with it.
