@@ -87,6 +87,11 @@ std::string why_cannot_bind(const NodeAddress& addr) {
   return why;
 }
 
+bool is_ip_literal(const std::string& host) {
+  unsigned char buf[16];
+  return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
 bool is_loopback(const std::string& host) {
   if (equals_nocase(host, "localhost")) // a host name's case is no part of it
     return true;

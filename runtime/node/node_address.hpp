@@ -30,6 +30,9 @@ std::string why_cannot_bind(const NodeAddress& addr);
 /// 127.0.0.0/8, ::1 and "localhost": only this machine can connect or be reached.
 bool is_loopback(const std::string& host);
 
+/// `host` is an IP address (v4 or v6), not a name to look up.
+bool is_ip_literal(const std::string& host);
+
 struct NodeConfig;
 
 /// Where a client reaches `node` ([nodes.NAME] address): refused off loopback

@@ -13,6 +13,8 @@
 #include <set>
 #include <sys/socket.h>
 
+#include "runtime/node/node_address.hpp"
+
 // The check itself, under a name of its own: SSL_connect is its weak alias, so that
 // whether callers find it (and not libssl's, when that wins the link) can be told.
 extern "C" __attribute__((visibility("hidden"))) int jp_node_ssl_connect(SSL* ssl);
@@ -42,11 +44,6 @@ std::string address_key(const sockaddr* sa) {
     return fmt::format("{} {}", ip, ntohs(in6->sin6_port));
   }
   return {};
-}
-
-bool is_ip_literal(const std::string& host) {
-  unsigned char buf[16];
-  return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
 using connect_fn = int (*)(SSL*);
@@ -125,7 +122,7 @@ extern "C" int jp_node_ssl_connect(SSL* ssl) {
   // Set on each call of a handshake that goes on over several: the same, each time.
   auto* param = SSL_get0_param(ssl);
   X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-  if (is_ip_literal(host))
+  if (jp::is_ip_literal(host))
     X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
   else
     X509_VERIFY_PARAM_set1_host(param, host.c_str(), 0);

@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "messages/error_category.hpp"
+#include "runtime/node/node_address.hpp"
 #include "runtime/node/node_certificate_name.hpp"
 
 namespace jp {
@@ -22,12 +23,6 @@ bool is_sec(const caf::error& err, caf::sec code) {
 std::string caf_sentence(const caf::error& err) {
   const auto& ctx = err.context();
   return !ctx.empty() && ctx.match_element<std::string>(0) ? ctx.get_as<std::string>(0) : std::string();
-}
-
-/// `host` is an IP address, not a name to look up.
-bool is_ip_literal(const std::string& host) {
-  unsigned char buf[16];
-  return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
 std::string tls_mismatch(const NodeConfig& node) {
