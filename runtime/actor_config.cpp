@@ -9,6 +9,7 @@
 #include "messages/error_category.hpp"
 #include "messages/type_registration.hpp"
 #include "runtime/actor_scheduler.hpp"
+#include "runtime/node/node_protocol.hpp"
 
 namespace jp {
 
@@ -29,6 +30,9 @@ RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerCo
     auto span = [](double secs) { return caf::timespan{static_cast<int64_t>(secs * 1e9)}; };
     set("middleman.heartbeat-interval", span(network->heartbeat_secs));
     set("middleman.connection-timeout", span(network->timeout_secs));
+    // A node and a client of builds whose messages differ refuse each other at the
+    // handshake, said as such, rather than connecting and failing on the first message.
+    set("middleman.app-identifiers", std::vector<std::string>{node_protocol});
     if (tls && tls->enabled()) {
       auto pinned = PinnedTls::pin(*tls, "tls");
       if (!pinned) {

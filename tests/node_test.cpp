@@ -562,6 +562,33 @@ CAF_TEST(a node session answers only messages with its key and its registry neve
                   });
 }
 
+CAF_TEST(a node and a client of different node protocols refuse each other at the handshake saying why) {
+  // A CAF program that is not this build's node protocol (here CAF's default
+  // identifier, as another jp-actors version's would differ) is refused by the node...
+  CAF_REQUIRE(start_node());
+  auto addr = parse_node_address(address, "address");
+  CAF_REQUIRE(addr.ok());
+  caf::actor_system_config other_cfg;
+  other_cfg.load<caf::io::middleman>();
+  other_cfg.set("logger.console", caf::atom("none"));
+  caf::actor_system other{other_cfg};
+  auto gate = other.middleman().remote_actor<node_gate_actor>(addr->host, addr->port);
+  CAF_REQUIRE(!gate);
+  CAF_CHECK_EQUAL(gate.error(), caf::make_error(caf::sec::incompatible_application_ids));
+  // ...and a client told of such a node says what it is, not as a node to retry.
+  auto stranger = other.spawn([] { return caf::behavior{[](int) {}}; });
+  auto published = other.middleman().publish(stranger, 0, "127.0.0.1");
+  CAF_REQUIRE(published);
+  dir.write("other.toml", "[nodes.other]\naddress = \"127.0.0.1:" + std::to_string(*published) + "\"\n");
+  auto r = run_command(fmt::format("XDG_STATE_HOME='{}' '{}' --workspace '{}' --config '{}' nodes ls", state,
+                                   JP_CLI_BINARY, client_ws, (dir.path / "other.toml").string()));
+  CAF_CHECK_EQUAL(r.status, 1);
+  if (!contains(r.out, "speaks another node protocol: what answered at that address is not a jp-actors node whose "
+                       "messages this client reads"))
+    CAF_FAIL("nodes ls said:\n" << r.out);
+  caf::anon_send_exit(stranger, caf::exit_reason::user_shutdown);
+}
+
 CAF_TEST(a client configured with a node off loopback without TLS is refused before the token is sent) {
   auto cfg = fmt::format("[nodes.far]\naddress = \"192.0.2.1:4242\"\n[conversation.tools.x]\nnode = \"far\"\n"
                          "run = \"unattended\"\nspawn.stateful = true\n");

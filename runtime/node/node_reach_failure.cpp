@@ -10,6 +10,7 @@
 #include "messages/error_category.hpp"
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_certificate_name.hpp"
+#include "runtime/node/node_protocol.hpp"
 
 namespace jp {
 
@@ -54,6 +55,14 @@ ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const 
                         node.name),
             false};
   }
+  if (is_sec(err, caf::sec::incompatible_application_ids) || is_sec(err, caf::sec::incompatible_versions))
+    return {"speaks another node protocol",
+            fmt::format("what answered at that address is not a jp-actors node whose messages this client reads "
+                        "(this client speaks {}): a node of another jp-actors version, or another CAF program. "
+                        "Run the same jp-actors version on the node and here. Trying again will not help until "
+                        "one of them changes",
+                        node_protocol),
+            false};
   if (is_sec(err, caf::sec::request_timeout) || is_sec(err, caf::sec::connection_timeout))
     return {"did not answer",
             "no answer in time: a firewall dropping the connection, something there that is not a node, or a "
