@@ -124,24 +124,37 @@ bool is_under(const fs::path& path, const fs::path& base) {
   return b == base.end() || (std::next(b) == base.end() && b->empty()); // "base/" ends in an empty part
 }
 
-/// Why a path typed into the current directory may not be attached: its links lead
-/// out of it, and a stranger's repository can hold `notes.md -> ~/.ssh/id_ed25519`.
-/// A path typed outside it (absolute, or ../) is the user's own choice.
-std::optional<std::string> leads_out(const fs::path& path, const std::string& shown) {
+/// Why a path typed into the current directory or the workspace may not be
+/// attached: its links lead out of that directory, and a stranger's repository can
+/// hold `notes.md -> ../.ssh/id_ed25519` (run from $HOME, `proj/notes.md` is in the
+/// current directory and its target too). A path typed outside both (absolute, or
+/// ../) is the user's own choice.
+std::optional<std::string> leads_out(const fs::path& path, const std::string& shown, const std::string& workspace) {
   std::error_code ec;
-  auto here = fs::current_path(ec);
+  auto typed = fs::absolute(path, ec).lexically_normal();
   if (ec)
     return std::nullopt;
-  auto real_here = fs::canonical(here, ec);
-  auto typed = fs::absolute(path, ec).lexically_normal();
-  if (ec || !(is_under(typed, here) || is_under(typed, real_here)))
-    return std::nullopt;
-  auto real = fs::canonical(path, ec);
-  if (ec || is_under(real, real_here))
-    return std::nullopt;
-  return fmt::format("--attach {}: it leads out of the current directory, through a link, to {}; attach that "
-                     "path itself if you mean it",
-                     shown, real.string());
+  std::optional<fs::path> real;
+  auto check = [&](const fs::path& root, std::string_view what) -> std::optional<std::string> {
+    std::error_code ec;
+    auto real_root = fs::canonical(root, ec);
+    if (ec || !(is_under(typed, root) || is_under(typed, real_root)))
+      return std::nullopt;
+    if (!real)
+      real = fs::canonical(path, ec);
+    if (ec || is_under(*real, real_root))
+      return std::nullopt;
+    return fmt::format("--attach {}: it leads out of {}, through a link, to {}; attach that path itself if you "
+                       "mean it",
+                       shown, what, real->string());
+  };
+  if (auto here = fs::current_path(ec); !ec)
+    if (auto why = check(here, "the current directory"))
+      return why;
+  if (!workspace.empty())
+    if (auto why = check(fs::absolute(workspace, ec).lexically_normal(), "the workspace"))
+      return why;
+  return std::nullopt;
 }
 
 /// A regular file's text, read from one open of it (what the path names can change
@@ -187,7 +200,7 @@ Result<std::string> file_text(const fs::path& path, const std::string& shown, si
 } // namespace
 
 Result<std::string> prompt_with_attachments(const std::string& prompt, const std::vector<std::string>& paths,
-                                            const AttachLimits& limits) {
+                                            const std::string& workspace, const AttachLimits& limits) {
   std::string out = prompt;
   size_t used = 0;
   for (auto& shown : paths) {
@@ -196,7 +209,7 @@ Result<std::string> prompt_with_attachments(const std::string& prompt, const std
     auto status = fs::status(path, ec);
     if (ec || !fs::exists(status))
       return Error{fmt::format("--attach {}: no such file or directory", shown)};
-    if (auto why = leads_out(path, shown))
+    if (auto why = leads_out(path, shown, workspace))
       return Error{*why};
     std::string body;
     std::string kind;

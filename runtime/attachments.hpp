@@ -23,8 +23,10 @@ struct AttachLimits {
 /// (a directory: `kind="directory"`, one line per entry below it, `.git` left out,
 /// a link shown as `NAME (link)`, neither followed nor sized). Inside, the `<` of
 /// `<attachment` and `</attachment` is written `&lt;`, so a file cannot end its block
-/// or fake another; a name's control characters are written `\xNN`.
+/// or fake another; a name's control characters are written `\xNN`. A path in the
+/// current directory or in `workspace` whose links lead out of that directory is
+/// refused (a repository's `notes.md -> ../.ssh/id_ed25519`).
 Result<std::string> prompt_with_attachments(const std::string& prompt, const std::vector<std::string>& paths,
-                                            const AttachLimits& limits = {});
+                                            const std::string& workspace, const AttachLimits& limits = {});
 
 } // namespace jp

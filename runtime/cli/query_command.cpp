@@ -147,7 +147,7 @@ std::string one_line(std::string s, size_t max) {
 int run_query(std::shared_ptr<const Config> config, const QueryOptions& options) {
   if (is_blank(options.prompt))
     return fail("the prompt is empty: say what to ask, e.g. jp-actors query \"run the tests\"");
-  auto prompt = prompt_with_attachments(options.prompt, options.attach);
+  auto prompt = prompt_with_attachments(options.prompt, options.attach, config->workspace);
   if (!prompt)
     return fail(prompt.error());
   auto assistant = make_assistant(*config);
