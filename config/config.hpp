@@ -50,6 +50,15 @@ struct AssistantConfig {
   // false for a model that takes no images (the provider would refuse the request).
   bool images = true;
   RequestConfig request;
+
+  /// The variables that hold the provider's key, kept from every child's environment
+  /// (tools and MCP servers) whatever they are called.
+  std::vector<std::string> key_variables() const {
+    std::vector<std::string> names{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"};
+    if (!api_key_env.empty())
+      names.push_back(api_key_env);
+    return names;
+  }
 };
 
 /// One parameter of a tool (a JSON-schema property).

@@ -27,6 +27,7 @@
 #include "mcp_client.hpp"
 #include "anthropic_stream.hpp"
 #include "openai_stream.hpp"
+#include "file_contents.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -848,6 +849,23 @@ CAF_TEST(a workspace tool does not stand in for a tool of your MCP server) {
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "the server's");
   CAF_CHECK(!std::filesystem::exists(marker));
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
+CAF_TEST(a stdio server does not get the provider key under the name the config gives it) {
+  // MCP servers are often third-party packages (npx, uvx): the key's variable is
+  // kept from them as from tools, whatever it is called and however plain its value.
+  ::setenv("MY_LLM", "zq81ke0xm2lpw7ru5tcv", 1);
+  auto seen = (dir.path / "server.env").string();
+  auto cfg = config(fmt::format("[assistant]\napi_key_env = \"MY_LLM\"\n[mcp.servers.peek]\ncommand = [\"sh\", "
+                                "\"-c\", \"env > '{}'; exec '{}'\"]\n",
+                                seen, server));
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  ::unsetenv("MY_LLM");
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(contains(listed.out, "peek__echo"));
+  auto env = contents(seen);
+  CAF_CHECK(contains(env, "PATH="));
+  CAF_CHECK(!contains(env, "zq81ke0xm2lpw7ru5tcv"));
 }
 
 CAF_TEST(a workspace cannot start MCP servers) {

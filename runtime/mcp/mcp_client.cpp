@@ -52,6 +52,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   std::shared_ptr<Process> process; // set there, first of all (start)
   bool exited = false;               // the process has (on_exit)
   std::string cwd;                   // where its process starts, and starts again
+  std::vector<std::string> env_drop; // kept from its environment (the provider's key)
   bool closing = false;              // the client is ending: not started again
   // The process exited and a call came: a new one is starting (initialize,
   // tools/list), and the requests made meanwhile wait for it, in order.
@@ -736,6 +737,7 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
   spec.server = true;
   for (auto& [k, v] : server.env)
     spec.env.push_back(k + "=" + v);
+  spec.env_drop = st->env_drop;
   std::weak_ptr<McpClient::State> weak = st;
   // What a process given up on (a start again refused) says or does after is nothing.
   int generation = ++st->generation;
@@ -874,7 +876,7 @@ Result<std::string> header_value(const McpServerConfig& server, const std::strin
 } // namespace
 
 Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServerConfig& config,
-                                                    const std::string& cwd) {
+                                                    const std::string& cwd, const std::vector<std::string>& env_drop) {
   auto server = config;
   for (auto& [name, value] : server.headers) {
     auto expanded = header_value(server, name, value);
@@ -886,6 +888,7 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
   st->io = &io;
   st->server = server;
   st->cwd = cwd;
+  st->env_drop = env_drop;
   // Callbacks hold the state weakly: it goes with the client, and the server with it.
   std::weak_ptr<State> weak = st;
   if (!server.url.empty())

@@ -52,7 +52,10 @@ public:
   /// tools/list. The error names the server, and says what its stderr said. A url
   /// server's header values have each `${NAME}` replaced by the environment's NAME
   /// (unset: an error naming it).
-  static Result<std::shared_ptr<McpClient>> start(IoThread& io, const McpServerConfig& server, const std::string& cwd);
+  /// `env_drop`: variables kept from a stdio server's environment whatever they are
+  /// called (the provider's key: AssistantConfig::key_variables).
+  static Result<std::shared_ptr<McpClient>> start(IoThread& io, const McpServerConfig& server, const std::string& cwd,
+                                                  const std::vector<std::string>& env_drop = {});
   /// A stdio server: its stdin closed, up to 1 s to exit on its own (this waits),
   /// then TERM and KILL to its group. A url server: its session ended.
   ~McpClient();
