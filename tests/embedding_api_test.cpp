@@ -413,6 +413,48 @@ CAF_TEST(a function tool still running when its session ends is aborted) {
   CAF_CHECK_EQUAL(dropped.aborts.load(), 1);
 }
 
+CAF_TEST(a session or a turn assigned over a live one ends it as its destructor would) {
+  auto c = scripted(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "work2"
+  arguments = { action = "spawn", id = "w" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+)");
+  auto rt = std::make_unique<Runtime>(c);
+  DrivenTool in_session, in_turn;
+  CAF_REQUIRE(rt->add_function_tool(function_tool_config("work", "Works for a while", {}), in_session.fn()));
+  CAF_REQUIRE(rt->add_function_tool(function_tool_config("work2", "Works for a while", {}), in_turn.fn()));
+  {
+    auto s = rt->session();
+    get(s.spawn("work", "w", Json::object()));
+    get(in_session.started.get_future());
+    s = rt->session();
+    get(in_session.aborted.get_future());
+    auto other = rt->session();
+    s = std::move(other); // a session with no handles, replaced: its actors end too
+    CAF_CHECK(get(s.list()).empty());
+  }
+  {
+    auto t = rt->run_turn("go");
+    get(in_turn.started.get_future());
+    TurnHooks done;
+    done.provider = *scripted_provider(done_script);
+    t = rt->run_turn("go again", done);
+    get(in_turn.aborted.get_future());
+    CAF_CHECK_EQUAL(to_string(get(std::move(t.result())).outcome), std::string("completed"));
+  }
+  auto ended = std::async(std::launch::async, [&] { rt.reset(); });
+  bool in_time = ended.wait_for(hang_guard) == std::future_status::ready;
+  CAF_CHECK(in_time);
+  if (!in_time)
+    std::_Exit(1); // the hung thread would keep the runner from ending at all
+}
+
 CAF_TEST(a function tool whose result never comes is reported aborted after the grace) {
   auto c = config();
   c.runtime.abort_grace_secs = 0.05;

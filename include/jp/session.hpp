@@ -40,6 +40,7 @@ class Session {
 public:
   ~Session();
   Session(Session&&) noexcept;
+  /// The session assigned over ends first, as its destructor ends it.
   Session& operator=(Session&&) noexcept;
 
   /// Any call, as the assistant makes it: `arguments` is the JSON object of a tool

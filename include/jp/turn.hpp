@@ -55,6 +55,7 @@ class Turn {
 public:
   ~Turn();
   Turn(Turn&&) noexcept;
+  /// The turn assigned over ends first, as its destructor ends it.
   Turn& operator=(Turn&&) noexcept;
 
   /// How the turn ended: completed (with the assistant's last answer),

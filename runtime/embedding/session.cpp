@@ -135,7 +135,15 @@ Session::Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {
   impl_->client = impl_->rt->sys->spawn(session_client, impl_->turn, impl_->pending);
 }
 Session::Session(Session&&) noexcept = default;
-Session& Session::operator=(Session&&) noexcept = default;
+Session& Session::operator=(Session&& other) noexcept {
+  // The session replaced ends as its destructor ends it (a default move dropped its
+  // actors unended: its handles ran on, and ~Runtime waited for them forever).
+  if (this != &other) {
+    Session replaced(std::move(*this));
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
 
 Session::~Session() {
   if (!impl_)

@@ -43,7 +43,14 @@ Result<std::shared_ptr<Provider>> scripted_provider(std::string_view script_toml
 
 Turn::Turn(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Turn::Turn(Turn&&) noexcept = default;
-Turn& Turn::operator=(Turn&&) noexcept = default;
+Turn& Turn::operator=(Turn&& other) noexcept {
+  // The turn replaced ends as its destructor ends it, with every handle it started.
+  if (this != &other) {
+    Turn replaced(std::move(*this));
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
 
 Turn::~Turn() {
   // A turn nobody holds any more ends now, with every handle it started.
