@@ -2,11 +2,14 @@
 #include <caf/test/unit_test.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "runtime/terminal/terminal_screen.hpp"
 #include "runtime/terminal/readable_text.hpp"
 #include "runtime/terminal/terminal_text.hpp"
+#include "messages/json.hpp"
 
+#include <random>
 #include <string>
 
 using namespace jp;
@@ -236,6 +239,77 @@ CAF_TEST(screen renders rows and cursor) {
   CAF_CHECK_EQUAL(r.cursor_col, 5);
   CAF_CHECK_EQUAL(r.height, 5);
   CAF_CHECK_EQUAL(r.width, 20);
+}
+
+CAF_TEST(a flood of lines fed in chunks shows what it shows fed line by line) {
+  // The screen leaves out the plain lines of a chunk that scroll off before it ends
+  // (libvterm's cost per scrolled line): whatever was on the screen, wherever the
+  // cursor was, whatever the lines hold, what shows must not change.
+  std::mt19937 random(18);
+  auto pick = [&](int n) { return static_cast<int>(random() % static_cast<unsigned>(n)); };
+  const std::vector<std::string> pieces{"a", "b", "xyz", " ", "\t", "\r", "\b", "é", "日", "\x7e"};
+  int skipped_cases = 0;
+  for (int round = 0; round < 1000; ++round) {
+    int rows = 2 + pick(8), cols = 4 + pick(20);
+    // What was there: text anywhere, the cursor somewhere, colours on.
+    std::string before;
+    for (int i = 0; i < 6; ++i)
+      before += fmt::format("\x1b[{};{}H\x1b[3{}m{}", 1 + pick(rows), 1 + pick(cols), pick(8),
+                            std::string(static_cast<size_t>(pick(cols + 3)), static_cast<char>('A' + pick(26))));
+    // The cursor somewhere (a line end after it: a line of plain text starts).
+    before += fmt::format("\x1b[{};{}H\x1b[0m\n{}\n", 1 + pick(rows), 1 + pick(cols), std::string(pick(3), 'p'));
+    if (pick(4) == 0)
+      before += fmt::format("\x1b[{};{}H", 1 + pick(rows), 1 + pick(cols)); // or not: nothing may be left out
+    // The flood: lines of plain text, some wrapping, some coloured, a few with other sequences.
+    std::vector<std::string> lines;
+    int n = pick(6 * rows);
+    for (int i = 0; i < n; ++i) {
+      std::string line;
+      for (int k = pick(2 * cols); k > 0; --k)
+        line += pieces[static_cast<size_t>(pick(static_cast<int>(pieces.size())))];
+      if (pick(3) == 0)
+        line = fmt::format("\x1b[3{}m{}\x1b[0m", pick(8), line); // a coloured log
+      else if (pick(20) == 0) // a sequence amid the flood: nothing before it may be left out
+        line += std::vector<std::string>{fmt::format("\x1b[{}A\x1b[{}Cmoved", 1 + pick(rows), pick(cols)),
+                                         "\x1b[?7l", "\x1b[?1049h", "\x1b[?6h\x1b[2;3r", "\x1b[20h",
+                                         "\xc2\x9b?7l", "\x1b[2;3r", "\x1b[r", "\x1b[?69h\x1b[2;5s",
+                                         fmt::format("\x1b[{}H", 1 + pick(rows))}[static_cast<size_t>(pick(10))];
+      line += pick(2) == 0 ? "\r\n" : "\n";
+      lines.push_back(line);
+    }
+    if (pick(2) == 0)
+      lines.push_back("tail without end");
+    TerminalScreen whole(rows, cols), by_line(rows, cols);
+    whole.feed(before);
+    by_line.feed(before);
+    std::string chunk;
+    for (auto& line : lines) {
+      chunk += line;
+      by_line.feed(line);
+    }
+    // In pieces as a pty's reads cut them: anywhere, in a sequence or a character too.
+    for (size_t at = 0; at < chunk.size();) {
+      auto n = pick(3) == 0 ? chunk.size() : static_cast<size_t>(1 + pick(400));
+      whole.feed(std::string_view(chunk).substr(at, n));
+      at += n;
+    }
+    auto a = whole.render(), b = by_line.render();
+    if (a.rows != b.rows || a.cursor_row != b.cursor_row || a.cursor_col != b.cursor_col)
+      CAF_FAIL("round " << round << " (" << rows << "x" << cols << "): fed whole\n" << fmt::format("{}", fmt::join(a.rows, "|\n"))
+                        << "\nfed by line\n" << fmt::format("{}", fmt::join(b.rows, "|\n")) << "\nwhat was there "
+                        << json_quote(before) << "\nthe flood " << json_quote(chunk));
+    skipped_cases += n > 2 * rows + 1;
+  }
+  CAF_CHECK(skipped_cases > 200); // the floods were long enough to leave lines out
+}
+
+CAF_TEST(a character cut between two chunks shows on the screen) {
+  // A pty's read ends anywhere: libvterm alone showed "ab" + U+FFFD + "cd".
+  TerminalScreen s(4, 10);
+  s.feed("ab\xc3");
+  s.feed("\xa9" "cd\xe6\x97");
+  s.feed("\xa5");
+  CAF_CHECK_EQUAL(s.render().rows, (std::vector<std::string>{"abécd日"}));
 }
 
 CAF_TEST(a screen past the cap keeps the rows nearest the cursor) {

@@ -77,6 +77,100 @@ std::optional<char> control_byte(uint32_t c) {
   return std::nullopt;
 }
 
+/// How much of `text` is plain from its start: printable characters, \n \r \t \b,
+/// and whole colour sequences (ESC [ digits m), which set only the pen (a screen is
+/// rendered as text). No other sequence and no C1 control as UTF-8: nothing that
+/// sets a mode, a tab stop, a scroll region or the cursor's place.
+size_t plain_part(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0x1b) {
+      size_t j = i + 1;
+      if (j >= text.size() || text[j] != '[')
+        return i;
+      while (++j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == ';' || text[j] == ':'))
+        ;
+      if (j >= text.size() || text[j] != 'm')
+        return i;
+      i = j;
+    } else if (c < 0x20 ? !(c == '\n' || c == '\r' || c == '\t' || c == '\b') : c == 0x7f) {
+      return i;
+    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      return i; // U+0080..U+009F: a C1 control (CSI is U+009B)
+    }
+  }
+  return text.size();
+}
+
+/// Where feeding `bytes` may start, on a screen of `rows` rows whose parser is in a
+/// line of plain text and whose scroll region is the whole screen: libvterm moves
+/// the whole screen up for each line that scrolls (a memmove of rows x cols cells),
+/// and a flood of lines (`yes`, a build's log) cost the actor thread seconds per
+/// megabyte while every other handle waited. From there to the end of the chunk's
+/// plain part come 2 x rows + 1 line ends: the first `rows` bring the cursor to the
+/// bottom wherever it was, as the whole chunk would (not needed when it is on the
+/// last row: `at_bottom`), and the other rows + 1 scroll off all that was written
+/// before them. What is left out is plain and ends at a carriage return, so what
+/// shows is the same.
+size_t scrolled_off(std::string_view bytes, int rows, bool at_bottom) {
+  auto need = (at_bottom ? 1 : 2) * static_cast<size_t>(rows) + 1;
+  size_t at = plain_part(bytes);
+  for (; need > 0; --need) {
+    if (at == 0)
+      return 0;
+    at = bytes.rfind('\n', at - 1);
+    if (at == std::string_view::npos)
+      return 0;
+  }
+  // From a carriage return: a bare line end keeps the column, which the lines left
+  // out set, and the next line starts there.
+  at = bytes.rfind('\r', at);
+  return at == std::string_view::npos ? 0 : at;
+}
+
+/// A scroll region (top and bottom margins) or left and right margins, after which
+/// line ends do not scroll the whole screen, as far as the sequences seen tell.
+struct Margins {
+  bool rows = false; // DECSTBM with margins (ESC [ r, none, sets it back)
+  bool cols = false; // DECLRMM on (ESC [ ? 69 h; off: ESC [ ? 69 l)
+  bool any() const { return rows || cols; }
+  void note(std::string_view bytes) {
+    for (auto at = bytes.find("\x1b["); at != std::string_view::npos; at = bytes.find("\x1b[", at + 2)) {
+      auto end = bytes.find_first_not_of("0123456789;?", at + 2);
+      if (end == std::string_view::npos)
+        return;
+      auto params = bytes.substr(at + 2, end - at - 2);
+      if (bytes[end] == 'r' && params.find('?') == std::string_view::npos)
+        rows = !params.empty();
+      else if ((bytes[end] == 'h' || bytes[end] == 'l') && params == "?69")
+        cols = bytes[end] == 'h';
+    }
+  }
+};
+
+/// Whether the parser is in a line of plain text after `bytes` (`before`: it was
+/// before them): their last line is plain (a sequence or a character open at a
+/// chunk's end would take the next chunk's first bytes).
+bool ends_plain(bool before, std::string_view bytes) {
+  auto nl = bytes.rfind('\n');
+  if (nl == std::string_view::npos && !before)
+    return false;
+  auto last = nl == std::string_view::npos ? bytes : bytes.substr(nl + 1);
+  return plain_part(last) == last.size() && (last.empty() || static_cast<unsigned char>(last.back()) < 0x80);
+}
+
+/// How many bytes at the end of `bytes` begin a UTF-8 character they do not finish.
+size_t open_character(std::string_view bytes) {
+  for (size_t back = 1; back <= std::min<size_t>(3, bytes.size()); ++back) {
+    auto c = static_cast<unsigned char>(bytes[bytes.size() - back]);
+    if ((c & 0xc0) == 0x80)
+      continue; // a continuation byte: its lead is further back
+    size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
 } // namespace
 
 struct TerminalScreen::Impl {
@@ -87,6 +181,11 @@ struct TerminalScreen::Impl {
   std::string replies;
   std::string keys;
   bool typing = false;
+  bool plain_end = true; // the parser is in a line of plain text (ends_plain)
+  Margins margins;
+  // The start of a character the last chunk did not finish: libvterm 0.1.4 shows a
+  // character cut between two writes as U+FFFD when text came before it.
+  std::string held;
 
   Impl(int rows, int cols) {
     vt = vterm_new(std::max(rows, 1), std::max(cols, 1));
@@ -155,6 +254,29 @@ TerminalScreen::TerminalScreen(TerminalScreen&&) noexcept = default;
 TerminalScreen& TerminalScreen::operator=(TerminalScreen&&) noexcept = default;
 
 void TerminalScreen::feed(std::string_view bytes) {
+  std::string joined;
+  if (!impl_->held.empty()) {
+    joined = std::exchange(impl_->held, {});
+    joined += bytes;
+    bytes = joined;
+  }
+  auto open = open_character(bytes);
+  impl_->held.assign(bytes.substr(bytes.size() - open));
+  bytes.remove_suffix(open);
+  if (bytes.empty())
+    return;
+  // What is left out, and the line ends that scroll it off, come before any
+  // sequence of this chunk: the margins before it are those they meet.
+  bool margins = impl_->margins.any();
+  impl_->margins.note(bytes);
+  if (impl_->plain_end && !margins) {
+    int rows = 0, cols = 0;
+    vterm_get_size(impl_->vt, &rows, &cols);
+    VTermPos cursor;
+    vterm_state_get_cursorpos(vterm_obtain_state(impl_->vt), &cursor);
+    bytes.remove_prefix(scrolled_off(bytes, rows, cursor.row == rows - 1));
+  }
+  impl_->plain_end = ends_plain(impl_->plain_end, bytes);
   vterm_input_write(impl_->vt, bytes.data(), bytes.size());
 }
 
