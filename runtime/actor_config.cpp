@@ -23,6 +23,10 @@ RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerCo
   // an enqueue signals (profile of W1/W5 in bench/README.md).
   set("work-stealing.moderate-poll-attempts", size_t{0});
   set("scheduler.max-threads", jp::worker_threads(uint64_t{worker_threads}));
+  // CAF lets an actor run until its mailbox is empty: a handle whose output never
+  // stops (`yes` on a terminal) kept the only worker, and no other call, abort or
+  // Ctrl-C was answered. After this many messages it goes to the back of the queue.
+  set("scheduler.max-throughput", size_t{100});
   load<actor_scheduler>(); // work stealing, its sleeping workers woken after the lock is let go
   if (network) {
     load<caf::io::middleman>();

@@ -348,6 +348,42 @@ name = "main"
   CAF_CHECK(contains(r.out, R"("policy":"abort")"));
 }
 
+CAF_TEST(a terminal flooded with output still takes Ctrl-C and shows its screen) {
+  // `yes` on a terminal: its output never stops, and the calls that follow (here
+  // Ctrl-C, then a command) must still be answered, the screen showing what it
+  // shows. (It kept the only actor worker: nothing else was answered.)
+  temp_dir ws;
+  ws.write("flood.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "bash"
+  arguments = { action = "spawn", id = "sh" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "bash"
+  arguments = { action = "apply", id = "sh", input = "yes 'a flood of output'\n", wait_ms = 1000 }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "bash"
+  arguments = { action = "apply", id = "sh", input = { keys = ["C-c"] } }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "bash"
+  arguments = { action = "apply", id = "sh", input = "clear; echo done=$((6*7))\n", screen = true }
+)");
+  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "flood.toml").string());
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.stdout_text);
+  CAF_REQUIRE_EQUAL(results.size(), 4u);
+  CAF_CHECK(contains(field(response(results[1]), "content"), "a flood of output\na flood of output\n"));
+  auto last = response(results[3]);
+  CAF_CHECK(contains(field(last, "content"), "done=42"));
+  auto rows = last.find("screen")->find("rows")->as_array();
+  CAF_REQUIRE(rows.size() >= 2u);
+  CAF_CHECK_EQUAL(rows[0].as_string(), "done=42");
+}
+
 CAF_TEST(a typed line longer than a terminal line buffer is told of) {
   // The kernel keeps 4095 bytes of a line a program reads whole, and drops the rest
   // without a word: `read` got 4095 of 5000 bytes, and nothing said so.
