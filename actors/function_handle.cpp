@@ -106,6 +106,10 @@ void stop(function_actor_t* self, ToolState state) {
   st.work->done = true;
   st.input = nullptr;
   state.kind = state_kind::stopped;
+  // A failure carries what it reported since the last look, as a process's does (its
+  // last words say why: "disk full"); a result is what the function set.
+  if (!state.ok && state.content.empty())
+    state.content = std::exchange(st.output, {});
   // Held to the output cap as a process's output is (its head and tail, the whole in
   // a spill file): an MCP tool's megabyte would otherwise reach the model whole.
   // A failure's text is its error's message (an MCP result marked isError).

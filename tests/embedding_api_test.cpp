@@ -364,6 +364,23 @@ CAF_TEST(the progress of a function tool is what fetch returns and its result wh
   CAF_CHECK_EQUAL(tool.aborts.load(), 0);
 }
 
+CAF_TEST(a function tool that fails carries the progress nobody looked at yet) {
+  // As a process's failure carries its last output: the last words say why.
+  Runtime rt(config());
+  DrivenTool tool;
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("work", "Works for a while", {}), tool.fn()));
+  auto s = rt.session();
+  get(s.spawn("work", "w", Json::object()));
+  get(tool.started.get_future());
+  tool.progress("error detail: disk full\n");
+  tool.result.fail("failed");
+  auto all = parsed(get(s.await_all({"w"}, 30)));
+  auto* w = completed(all, "w");
+  CAF_REQUIRE(w);
+  CAF_CHECK_EQUAL(str(w, "content"), "error detail: disk full\n");
+  CAF_CHECK(w->dump().find(R"("message":"failed")") != std::string::npos);
+}
+
 CAF_TEST(aborting a function tool calls its abort once however often it is aborted) {
   Runtime rt(config());
   DrivenTool tool;
