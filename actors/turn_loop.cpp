@@ -859,7 +859,7 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
   self->set_exception_handler([self](std::exception_ptr& thrown) -> caf::error {
     auto& st = self->state;
     st.error = fmt::format("the turn failed: a hook of the program threw: {}", thrown_text(thrown));
-    st.code = error_code::none;
+    st.code = error_code::hook_threw;
     self->send_exit(st.turn, caf::exit_reason::kill);
     if (st.done.pending())
       st.done.deliver(result_of(st, false));

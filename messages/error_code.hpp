@@ -26,6 +26,8 @@ enum class error_code : uint8_t {
   node_unreachable,  // a node could not be reached, or was lost (worth trying again)
   provider_refused,  // the provider refused or filtered the answer (a refusal, a content
                      // filter): asking again as before will not help
+  hook_threw,        // a hook of the embedding program (its observer, renderer, store,
+                     // provider) threw: the program's own bug, said in the text
 };
 
 /// The enumerator's name ("provider_auth"), for logs and CAF's to_string.
@@ -47,6 +49,7 @@ inline const char* to_string(error_code code) {
     case error_code::limit_reached: return "limit_reached";
     case error_code::node_unreachable: return "node_unreachable";
     case error_code::provider_refused: return "provider_refused";
+    case error_code::hook_threw: return "hook_threw";
   }
   return "unknown";
 }

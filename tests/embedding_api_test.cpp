@@ -723,6 +723,7 @@ CAF_TEST(a turn whose observer throws fails and says what it threw) {
   auto result = get(std::move(rt.run_turn("go", hooks).result()));
   CAF_CHECK_EQUAL(to_string(result.outcome), std::string("failed"));
   CAF_CHECK_EQUAL(result.error, "the turn failed: a hook of the program threw: the program's own bug");
+  CAF_CHECK(result.code == error_code::hook_threw);
 }
 
 CAF_TEST(a turn whose prompts throw takes it as no answer) {
