@@ -205,7 +205,7 @@ void with_permission(turn_actor_t* self, const ToolConfig& tool, std::optional<a
     return refuse(decision.message);
   auto& ask = st.ctx.ask_permission;
   if (!ask)
-    return refuse(no_one_to_ask(tool, action, st.ctx.permissions.why_nobody));
+    return refuse(no_one_to_ask(tool, action, st.ctx.permissions));
   // No answer (the question could not be put) is a no.
   ask_detached<PermissionReply>(
     self,

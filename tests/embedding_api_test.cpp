@@ -963,6 +963,32 @@ CAF_TEST(a turn whose provider cannot be made fails with a code and the reason) 
   CAF_CHECK_EQUAL(to_string(result.outcome), std::string("failed"));
   CAF_CHECK(result.code == error_code::bad_arguments);
   CAF_CHECK(result.error.find("assistant.script") != std::string::npos);
+  CAF_CHECK(result.error.find("TurnHooks::provider") != std::string::npos); // what a program can do
+}
+
+CAF_TEST(a tool that asks in a turn without prompts is refused saying what the program can do) {
+  auto c = scripted(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "echo ran" }
+)");
+  c.tools["shell"].run = run_mode::ask;
+  Runtime rt(c);
+  auto seen = std::make_shared<RecordedResults>();
+  TurnHooks hooks;
+  hooks.observer = seen;
+  auto result = get(std::move(rt.run_turn("go", hooks).result()));
+  CAF_CHECK_EQUAL(to_string(result.outcome), std::string("completed"));
+  std::lock_guard lock(seen->mtx);
+  CAF_REQUIRE_EQUAL(seen->contents.size(), 1u);
+  CAF_CHECK_EQUAL(seen->contents[0],
+                  "`shell` needs the user's permission to run (run = \"ask\") and this turn has no PromptBackend to "
+                  "ask the user through (TurnHooks::prompts); nothing was run. Allow it with "
+                  "TurnHooks::permissions.allowed holding \"shell\", or set conversation.tools.shell.run = "
+                  "\"unattended\"");
 }
 
 CAF_TEST(an executor supplied for a tool runs its calls instead of a process) {

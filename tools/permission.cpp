@@ -34,7 +34,9 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
   return {};
 }
 
-std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> action, const std::string& why_nobody) {
+std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> action, const PermissionPolicy& policy) {
+  auto& why_nobody = policy.why_nobody;
+  auto allow = fmt::format(fmt::runtime(policy.allow_hint), tool.name);
   // The key that asks: `run`, or the action's own where spawn.permissions sets it.
   auto key = permission_key(tool, action);
   auto setting = key.substr(key.rfind('.') + 1);
@@ -44,11 +46,11 @@ std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> act
   // itself unasked.
   if (tool.from_workspace)
     return fmt::format("`{}` needs the user's permission to {} (it is a tool this workspace's .jp/config.toml "
-                       "defines or changes) and {}; nothing was {}. Allow it with --allow {}",
-                       tool.name, what, why_nobody, done, tool.name);
+                       "defines or changes) and {}; nothing was {}. Allow it with {}",
+                       tool.name, what, why_nobody, done, allow);
   return fmt::format("`{}` needs the user's permission to {} ({} = \"ask\") and {}; nothing "
-                     "was {}. Allow it with --allow {}, or set {} = \"unattended\"",
-                     tool.name, what, setting, why_nobody, done, tool.name, key);
+                     "was {}. Allow it with {}, or set {} = \"unattended\"",
+                     tool.name, what, setting, why_nobody, done, allow, key);
 }
 
 std::string denied(const std::string& tool, const PermissionReply& reply) {

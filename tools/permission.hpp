@@ -20,8 +20,10 @@ namespace jp {
 struct PermissionPolicy {
   bool enforce = true;           // false: every call is the user's own (a script without --ask)
   std::set<std::string> allowed; // --allow TOOL: asked-for tools that may run
-  // Why nobody can be asked where nobody can (what a refusal says).
+  // Why nobody can be asked where nobody can (what a refusal says), and how the
+  // tool is allowed without asking ({} is its name).
   std::string why_nobody = "there is no terminal to ask on";
+  std::string allow_hint = "--allow {}";
 };
 
 /// Asks the person whether `tool` may run with `args`. Blocking (called on a
@@ -51,7 +53,7 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
 /// The tool error when a call must be asked for and nobody can be asked.
 /// It names the key that asks (permission_key).
 std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> action,
-                          const std::string& why_nobody = PermissionPolicy{}.why_nobody);
+                          const PermissionPolicy& policy = {});
 
 /// The tool error when the user said no.
 std::string denied(const std::string& tool, const PermissionReply& reply);

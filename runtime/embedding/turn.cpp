@@ -89,7 +89,8 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
   } else {
     auto assistant = make_assistant(*config);
     if (!assistant)
-      return failed_turn(impl_, error_code::bad_arguments, assistant.error());
+      return failed_turn(impl_, error_code::bad_arguments,
+                         assistant.error() + "; or give the turn a provider of your own (TurnHooks::provider)");
     ctx.provider = assistant->provider;
     ctx.inquiry = hooks.inquiry ? hooks.inquiry : assistant->inquiry;
     ctx.tool_dialect = assistant->tool_dialect;
@@ -102,6 +103,11 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
   ctx.prompts = hooks.prompts;
   ctx.observer = hooks.observer;
   ctx.permissions = hooks.permissions;
+  // Said to a program, not to a person at a terminal (unless it says otherwise).
+  if (ctx.permissions.why_nobody == PermissionPolicy{}.why_nobody)
+    ctx.permissions.why_nobody = "this turn has no PromptBackend to ask the user through (TurnHooks::prompts)";
+  if (ctx.permissions.allow_hint == PermissionPolicy{}.allow_hint)
+    ctx.permissions.allow_hint = "TurnHooks::permissions.allowed holding \"{}\"";
   ctx.max_rounds = hooks.max_rounds;
   ctx.executors = impl_->executors_now();
   ctx.agent_path = "assistant";
