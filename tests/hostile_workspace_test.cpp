@@ -213,12 +213,15 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
                     // And by a red team: keys written encoded, signing and encryption keys,
                     // OAuth, a short password.
                     "ENCRYPTION_KEY_BASE64", "SIGNING_KEY_B64", "MYAPP_SIGNING_KEYS", "MASTER_KEY_FILE",
-                    "GOOGLE_OAUTH", "MY_PW", "STRIPE_KEY_B64", "TLS_PRIVATE_KEY_PEM", "APP_SECRET_HEX"})
+                    "GOOGLE_OAUTH", "MY_PW", "STRIPE_KEY_B64", "TLS_PRIVATE_KEY_PEM", "APP_SECRET_HEX",
+                    // And by a security review: password managers' sessions, a header's name.
+                    "BW_SESSION", "OP_SESSION_my_team", "X_AUTHORIZATION", "AUTHORIZATION_HEADER"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
                     "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY",
                     "BYPASS", "PASS_THROUGH_MODE", "KEY_LAYOUT", "API_VERSION", "TOKENIZER_PATH", "PWD2", "X11",
-                    "PW", "COLOR_HEX", "CA_BUNDLE_PEM", "B64", "KEYS_B64"})
+                    "PW", "COLOR_HEX", "CA_BUNDLE_PEM", "B64", "KEYS_B64", "DBUS_SESSION_BUS_ADDRESS",
+                    "XDG_SESSION_TYPE", "DESKTOP_SESSION", "OP_SESSION_"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? name : "", "");
   for (auto value : {"postgres://user:pw@db/app", "https://ghp_x@github.com/o/r", "redis://:pw@cache:6379"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
@@ -241,7 +244,9 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      "ghp_AAAAbbbbCCCCddddEEEEffffGGGGhhhh1234", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp",
                      "sk_live_abcdefghijklmnopqrstuvwx12", "AKIAIOSFODNN7EXAMPLE", "glpat-abcdefghij0123456789",
                      "sk-ant-api03-abcdefghijklmnop0123456789ABCDEFGH", "token: github_pat_11ABCDEFG0123456789_abcdefghijk",
-                     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn"})
+                     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn",
+                     // And by a security review: basic auth without its header's name, a .netrc.
+                     "Basic dXNlcjpwYXNz", "machine h login u password p"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
   // Prefixes inside a word, or followed by too little, are no tokens.
   for (auto value : {"desk-top", "task-runner-for-everything-here", "npm_config_user_agent", "ghp_short", "AKIAx",
@@ -249,7 +254,8 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      // Found by a review: prefixes in paths and names.
                      "/usr/bin:/home/u/.local/share/virtualenvs/sk-image-tools-AbCdEf12/bin",
                      "feature/sk-1234-add-login-page-support-for-everyone-here", "/opt/xoxb-bridge-tools/bin",
-                     "sk-payments-api-7d9f8b6c4-x2v9p", "sk-the-long-name-of-some-project-without-numbers"})
+                     "sk-payments-api-7d9f8b6c4-x2v9p", "sk-the-long-name-of-some-project-without-numbers",
+                     "Basic authentication", "a basic setup", "the machine's password policy"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? value : "", "");
 }
 
@@ -287,6 +293,19 @@ CAF_TEST(common harmless variables reach a tool) {
     "GIT_EDITOR=vim", "SSH_ASKPASS=/usr/bin/ksshaskpass", "DOCS_URL=https://example.com/search?q=x&sort=key"};
   auto env = environ_of(vars);
   CAF_CHECK_EQUAL(tool_environment(env.data(), {}, {}, {}), vars);
+}
+
+CAF_TEST(git config from the environment reaches a tool whole or not at all) {
+  // GIT_CONFIG_KEY_0 is a config key's name; git refuses to run when a pair is cut.
+  std::vector<std::string> plain = {"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.pager", "GIT_CONFIG_VALUE_0=cat",
+                                    "LANG=C"};
+  auto env = environ_of(plain);
+  CAF_CHECK_EQUAL(tool_environment(env.data(), {}, {}, {}), plain);
+  std::vector<std::string> secret = {"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=core.pager", "GIT_CONFIG_VALUE_0=cat",
+                                     "GIT_CONFIG_KEY_1=http.extraHeader",
+                                     "GIT_CONFIG_VALUE_1=Authorization: Bearer abc123", "LANG=C"};
+  env = environ_of(secret);
+  CAF_CHECK_EQUAL(tool_environment(env.data(), {}, {}, {}), std::vector<std::string>{"LANG=C"});
 }
 
 namespace {

@@ -1452,7 +1452,9 @@ CAF_TEST(every launcher names a missing program and a bad cwd) {
     auto c = std::make_shared<Collector>();
     auto missing = spawn_process(io, SpawnSpec{{"jp-no-such-program-xyz"}, "", {}, false}, c->events(c));
     CAF_REQUIRE(!missing.ok());
-    CAF_CHECK_EQUAL(missing.error(), "cannot start 'jp-no-such-program-xyz': No such file or directory");
+    CAF_CHECK_EQUAL(missing.error(), "cannot start 'jp-no-such-program-xyz': not found in PATH (its absolute "
+                                     "directories: a program of the working directory runs only by a path, "
+                                     "./jp-no-such-program-xyz)");
     auto relative = spawn_process(io, SpawnSpec{{"tools/jp-no-such.sh"}, "/tmp", {}, false}, c->events(c));
     CAF_REQUIRE(!relative.ok());
     CAF_CHECK_EQUAL(relative.error(), "cannot start 'tools/jp-no-such.sh': No such file or directory (a relative "
@@ -1539,7 +1541,7 @@ CAF_TEST(our launcher starts children where a sandbox refuses clone3 or close_ra
 }
 #endif
 
-CAF_TEST(the launchers that search PATH search it as execvp does) {
+CAF_TEST(the launchers search PATH as execvp does but never the working directory) {
   // Boost's search skips what it may not run, so it says "not found" where execvp
   // says "Permission denied": left out.
   testing::temp_dir dir;
@@ -1566,7 +1568,7 @@ CAF_TEST(the launchers that search PATH search it as execvp does) {
     c->set_process(*r);
     return Outcome{c->wait_exit() ? c->out_copy() : "no exit", ""};
   };
-  for (auto kind : {launcher_kind::posix_spawn, launcher_kind::vfork}) {
+  for (auto kind : {launcher_kind::boost_v2, launcher_kind::posix_spawn, launcher_kind::vfork}) {
     use_launcher(kind);
     // A missing directory and one whose file may not be run are passed over.
     auto found = run_with_path(missing + "::" + a.string() + ":" + b.string());
@@ -1575,7 +1577,18 @@ CAF_TEST(the launchers that search PATH search it as execvp does) {
     auto denied = run_with_path(missing + ":" + a.string());
     CAF_CHECK_EQUAL(denied.error, "cannot start 'jp-path-probe': Permission denied");
     auto absent = run_with_path(missing);
-    CAF_CHECK_EQUAL(absent.error, "cannot start 'jp-path-probe': No such file or directory");
+    CAF_CHECK(absent.error.starts_with("cannot start 'jp-path-probe': not found in PATH"));
+    // An empty or relative entry names the working directory (the workspace, someone's
+    // repository): passed over, whichever way the name is found.
+    std::ofstream(dir.path / "jp-path-probe") << "#!/bin/sh\necho from-here\n";
+    std::filesystem::permissions(dir.path / "jp-path-probe", std::filesystem::perms::owner_all);
+    auto here = std::filesystem::current_path();
+    std::filesystem::current_path(dir.path);
+    auto relative = run_with_path("b:" + missing);
+    auto empty = run_with_path(missing + ":");
+    std::filesystem::current_path(here);
+    CAF_CHECK(relative.error.starts_with("cannot start 'jp-path-probe': not found in PATH"));
+    CAF_CHECK(empty.error.starts_with("cannot start 'jp-path-probe': not found in PATH"));
   }
   use_launcher(launcher_kind::vfork);
 }

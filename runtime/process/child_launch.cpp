@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -181,13 +182,60 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   return out;
 }
 
+/// The PATH a program's name is looked up in: ours without its empty and relative
+/// entries, which name the child's working directory (the workspace, someone's
+/// repository: its `bin/git` would run for `git` with PATH=bin:...). execvp's
+/// default when none is left.
+const char* search_path() {
+  thread_local std::string raw, kept;
+  thread_local bool made = false;
+  const char* now = ::getenv("PATH");
+  std::string_view path = now ? now : "";
+  if (!made || path != raw) {
+    made = true;
+    raw.assign(path);
+    kept.clear();
+    for (size_t at = 0; at <= path.size();) {
+      auto end = std::min(path.find(':', at), path.size());
+      auto dir = path.substr(at, end - at);
+      if (dir.starts_with('/'))
+        kept.append(kept.empty() ? "" : ":").append(dir);
+      at = end + 1;
+    }
+    if (kept.empty())
+      kept = "/bin:/usr/bin";
+  }
+  return kept.c_str();
+}
+
+/// Where `name` runs from: itself when it holds a '/', else the first executable
+/// file of that name in search_path(); "" when there is none, with `*error` as
+/// execvp's (EACCES when one was there that may not be run, else ENOENT).
+std::string program_file(const std::string& name, int* error) {
+  if (name.find('/') != std::string::npos)
+    return name;
+  std::string_view path = search_path();
+  *error = ENOENT;
+  for (size_t at = 0; at <= path.size();) {
+    auto end = std::min(path.find(':', at), path.size());
+    auto file = std::string(path.substr(at, end - at)) + "/" + name;
+    struct stat st{};
+    if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (::access(file.c_str(), X_OK) == 0)
+        return file;
+      *error = EACCES;
+    }
+    at = end + 1;
+  }
+  return {};
+}
+
 Launched launch_boost(const ChildLaunch& l) {
   Launched r;
-  const std::string& prog = l.argv[0];
-  bp::filesystem::path exe = prog.find('/') != std::string::npos ? bp::filesystem::path(prog)
-                                                                  : bp::environment::find_executable(prog);
+  int missing = 0;
+  bp::filesystem::path exe = program_file(l.argv[0], &missing);
   if (exe.empty()) {
-    r.error = ENOENT;
+    r.error = missing;
     return r;
   }
   auto argv = c_strings(l.argv);
@@ -263,8 +311,12 @@ Launched launch_posix_spawn(const ChildLaunch& l) {
   auto argv = c_strings(l.argv);
   auto envp = l.env.c_strings();
   pid_t pid = 0;
-  if (rc == 0)
-    rc = ::posix_spawnp(&pid, l.argv[0].c_str(), &actions, &attr, argv.data(), envp.data());
+  int missing = 0;
+  auto file = program_file(l.argv[0], &missing);
+  if (rc == 0 && file.empty())
+    rc = missing;
+  else if (rc == 0)
+    rc = ::posix_spawn(&pid, file.c_str(), &actions, &attr, argv.data(), envp.data());
   else
     rc = ENOMEM; // the only failure the setup calls have
   ::posix_spawn_file_actions_destroy(&actions);
@@ -287,10 +339,9 @@ int dev_null() {
 Launched launch_vfork(const ChildLaunch& l) {
   auto argv = c_strings(l.argv);
   auto envp = l.env.c_strings();
-  const char* path = ::getenv("PATH"); // ours, as posix_spawnp searches
   VforkPlan plan;
   plan.file = l.argv[0].c_str();
-  plan.path = path ? path : "/bin:/usr/bin";
+  plan.path = search_path();
   plan.argv = argv.data();
   plan.envp = envp.data();
   plan.cwd = l.cwd.empty() ? nullptr : l.cwd.c_str();

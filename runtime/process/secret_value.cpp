@@ -149,6 +149,36 @@ bool authorization(std::string_view value) {
     if (word && token != std::string_view::npos && token > at + 6)
       return true;
   }
+  // "Basic dXNlcjpwYXNz": user:password in base64 (not "Basic usage").
+  for (size_t at = find_nocase(value, "basic ", 0); at != std::string_view::npos;
+       at = find_nocase(value, "basic ", at + 1)) {
+    bool word = at == 0 || !std::isalnum(static_cast<unsigned char>(value[at - 1]));
+    auto token = value.substr(at + 6);
+    auto end = token.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=");
+    token = token.substr(0, end);
+    bool mixed = std::any_of(token.begin(), token.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c)); });
+    if (word && token.size() >= 8 && mixed)
+      return true;
+  }
+  return false;
+}
+
+/// A .netrc's entry, "machine HOST login USER password PASS".
+bool netrc(std::string_view value) {
+  auto word_at = [&](size_t at, size_t n) {
+    return (at == 0 || std::isspace(static_cast<unsigned char>(value[at - 1]))) && at + n < value.size() &&
+           std::isspace(static_cast<unsigned char>(value[at + n]));
+  };
+  bool machine = false;
+  for (auto at = find_nocase(value, "machine", 0); at != std::string_view::npos && !machine;
+       at = find_nocase(value, "machine", at + 1))
+    machine = word_at(at, 7);
+  if (!machine)
+    return false;
+  for (auto at = find_nocase(value, "password", 0); at != std::string_view::npos;
+       at = find_nocase(value, "password", at + 1))
+    if (word_at(at, 8))
+      return true;
   return false;
 }
 
@@ -178,7 +208,7 @@ bool webhook_url(std::string_view value) {
 
 bool secret_looking_value(std::string_view value) {
   return url_credentials(value) || secret_parameter(value) || authorization(value) || secret_header(value) ||
-         webhook_url(value) || known_token(value);
+         webhook_url(value) || known_token(value) || netrc(value);
 }
 
 } // namespace jp

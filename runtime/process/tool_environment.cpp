@@ -37,7 +37,11 @@ constexpr std::string_view encodings[] = {"b64", "base64", "hex", "pem"};
 constexpr std::string_view secret_words[] = {"token",      "tokens",      "secret", "secrets", "password",
                                              "passwd",     "passphrase",  "credential", "credentials", "creds", "apikey",
                                              "jwt",        "webhook",     "pat",    "dsn",     "cookie",
-                                             "cookies"};
+                                             "cookies",    "authorization"};
+// Password managers' session keys, which unlock the whole vault: Bitwarden's, and
+// 1Password's OP_SESSION_<account> (not every SESSION: DBUS_SESSION_BUS_ADDRESS).
+constexpr std::string_view secret_names[] = {"bw_session"};
+constexpr std::string_view secret_prefixes[] = {"op_session_"};
 constexpr std::pair<std::string_view, std::string_view> secret_word_pairs[] = {
   {"api", "key"},     {"access", "key"},     {"secret", "key"},     {"private", "key"},     {"signing", "key"},
   {"encryption", "key"}, {"master", "key"},  {"api", "keys"},       {"access", "keys"},     {"secret", "keys"},
@@ -91,6 +95,12 @@ bool secret_looking_name(std::string_view full) {
     name.remove_suffix(1);
   if (name.empty())
     return false;
+  for (auto exact : secret_names)
+    if (equals_nocase(full, exact))
+      return true;
+  for (auto prefix : secret_prefixes)
+    if (full.size() > prefix.size() && equals_nocase(full.substr(0, prefix.size()), prefix))
+      return true;
   auto ends_with = [&](std::string_view suffix) {
     return name.size() >= suffix.size() && equals_nocase(name.substr(name.size() - suffix.size()), suffix);
   };
@@ -121,6 +131,39 @@ bool given(std::string_view kv, const std::vector<std::string>& pass, const std:
     return true;
   auto value = kv.substr(std::min(kv.size(), name.size() + 1));
   return !(named_in(name, drop) || secret_looking_name(name) || secret_looking_value(value));
+}
+
+/// git's config from the environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n,
+/// GIT_CONFIG_VALUE_n) is one: a KEY_n is a config key's name (no secret), and git
+/// refuses to run when a pair is cut. Passed whole, or left out whole when a value
+/// would be (an http.extraheader's token).
+bool git_config_part(std::string_view name) {
+  return name == "GIT_CONFIG_COUNT" || name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_");
+}
+
+/// given() for each of `env`'s entries, git's config judged as one.
+template <class Entries>
+std::vector<bool> given_each(const Entries& env, const std::vector<std::string>& pass,
+                             const std::vector<std::string>& drop) {
+  std::vector<bool> out;
+  bool git_config = true;
+  for (const auto& e : env) {
+    std::string_view kv = e;
+    auto name = name_of(kv);
+    bool git = git_config_part(name);
+    out.push_back(git || given(kv, pass, drop));
+    if (git && !name.starts_with("GIT_CONFIG_KEY_") && !given(kv, pass, drop))
+      git_config = false;
+  }
+  if (!git_config) {
+    size_t i = 0;
+    for (const auto& e : env) {
+      if (git_config_part(name_of(std::string_view(e))))
+        out[i] = false;
+      ++i;
+    }
+  }
+  return out;
 }
 
 /// `extra` ("KEY=VALUE") laid over `env`: each overrides the entry of its name in
@@ -160,10 +203,14 @@ struct KeptEnvironment {
 std::vector<std::string> tool_environment(char** parent, const std::vector<std::string>& extra,
                                           const std::vector<std::string>& pass,
                                           const std::vector<std::string>& drop) {
-  std::vector<std::string> env;
+  std::vector<std::string_view> all;
   for (char** e = parent; e && *e; ++e)
-    if (given(*e, pass, drop))
-      env.emplace_back(*e);
+    all.emplace_back(*e);
+  auto keep = given_each(all, pass, drop);
+  std::vector<std::string> env;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (keep[i])
+      env.emplace_back(all[i]);
   add_extra(env, extra, [](const std::string& kv) { return kv; });
   return env;
 }
@@ -194,9 +241,10 @@ SpawnEnvironment spawn_environment(std::vector<std::string> extra, const std::ve
     kept.pass = pass;
     kept.drop = drop;
     std::vector<std::string> filtered; // from the copy just compared against, not a second read
-    for (auto& e : kept.seen)
-      if (given(e, pass, drop))
-        filtered.push_back(e);
+    auto keep = given_each(kept.seen, pass, drop);
+    for (size_t i = 0; i < kept.seen.size(); ++i)
+      if (keep[i])
+        filtered.push_back(kept.seen[i]);
     kept.filtered = std::make_shared<const std::vector<std::string>>(std::move(filtered));
   }
   return SpawnEnvironment{kept.filtered, std::move(extra)};
