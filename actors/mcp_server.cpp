@@ -177,9 +177,6 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
     args = *a;
   }
   auto key = id.dump();
-  if (st.calls.count(key))
-    return fail(self, id, mcp::invalid_request,
-                fmt::format("request id {} is already used by a call in flight", cut_text(key)));
   mcp_call c{name->as_string(), Json()};
   c.batch = st.reading;
   if (c.batch != 0)
@@ -227,8 +224,12 @@ void cancel_all(mcp_actor_t* self) {
   end_when_answered(self);
 }
 
-/// Asks the person through the client, when it declared elicitation; else nobody.
-AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, const Json& initialize_params) {
+/// Asks the person through the client, when it declared elicitation and the session's
+/// `version` has it; else nobody.
+AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, const Json& initialize_params,
+                               std::string_view version) {
+  if (version < mcp::elicitation_version) // dates, compared as text
+    return {};
   auto* caps = initialize_params.find("capabilities");
   auto* elicitation = caps && caps->is_object() ? caps->find("elicitation") : nullptr;
   if (!elicitation || !elicitation->is_object())
@@ -288,10 +289,14 @@ void on_one(mcp_actor_t* self, Json* msg) {
     if (!version)
       return fail(self, *id, mcp::invalid_params, version.error());
     st.version = mcp::negotiate_version(*version);
-    st.turn = st.make_turn(permission_asker(st.requests, params));
+    st.turn = st.make_turn(permission_asker(st.requests, params, st.version));
     self->link_to(st.turn); // the session's turn ends with it
     return respond(self, mcp::response(*id, mcp::initialize_result(st.version)));
   }
+  // MCP: a request id is not reused in a session; a call in flight holds its own.
+  if (st.calls.count(id->dump()))
+    return fail(self, *id, mcp::invalid_request,
+                fmt::format("request id {} is already used by a call in flight", cut_text(id->dump())));
   if (m == "ping")
     return respond(self, mcp::response(*id, Json::object()));
   if (!st.turn)

@@ -119,10 +119,10 @@ stateful = true
   }
 
   /// A started and initialized session; `capabilities` the client's.
-  std::unique_ptr<McpClient> session(Json capabilities = Json::object()) {
+  std::unique_ptr<McpClient> session(Json capabilities = Json::object(), const std::string& version = "2025-06-18") {
     auto c = start();
     auto init = c->call("initialize", Json::object()
-                                        .set("protocolVersion", "2025-06-18")
+                                        .set("protocolVersion", version)
                                         .set("capabilities", std::move(capabilities))
                                         .set("clientInfo", Json::object().set("name", "test").set("version", "1")));
     if (!init.find("result"))
@@ -589,6 +589,34 @@ CAF_TEST(a client that offers elicitation is asked whether a tool may run) {
 }
 
 
+CAF_TEST(a client of protocol 2025-03-26 is not asked through elicitation which came later) {
+  auto c = session(Json::object().set("elicitation", Json::object()), "2025-03-26");
+  auto refused = c->call("tools/call", tool_call("asky", Json::object()));
+  CAF_CHECK(is_error(refused));
+  CAF_CHECK(contains(text_of(refused), "needs the user's permission"));
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+  for (auto& m : c->seen)
+    if (auto* method = m.find("method"))
+      CAF_CHECK(method->as_string() != "elicitation/create");
+}
+
+CAF_TEST(a request id a call in flight holds is refused for any request) {
+  // MCP: an id is not reused in a session; two answers under one could not be told apart.
+  marked_sleep sleeper(dir.path);
+  auto c = session();
+  auto id = c->request("tools/call", tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()))));
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  c->send(Json::object().set("jsonrpc", "2.0").set("id", id).set("method", "ping"));
+  auto refused = c->response(id);
+  CAF_REQUIRE(refused.find("error"));
+  CAF_CHECK(contains(refused.dump(), "is already used by a call in flight"));
+  c->notify("notifications/cancelled", Json::object().set("requestId", id));
+  CAF_CHECK_EQUAL(sleeper.wait_none(std::chrono::seconds(30)), 0u);
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
 CAF_TEST(a client that fails to ask the user is no refusal of the user s) {
   auto c = session(Json::object().set("elicitation", Json::object()));
   auto id = c->request("tools/call", tool_call("asky", Json::object()));
@@ -924,6 +952,43 @@ CAF_TEST(over HTTP DELETE ends the session and what it still runs) {
   CAF_CHECK_EQUAL(http_exchange(l.port, l.head("DELETE", sid)).status, 200);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
+}
+
+CAF_TEST(over HTTP a request id in flight is not taken again after its connection closed and DELETE ends its call) {
+  // A client that drops the connection of a call and reuses its id: refused (MCP: an
+  // id is not reused in a session), and the DELETE still finds the call to cancel.
+  marked_sleep sleeper(dir.path);
+  auto l = serve_http();
+  auto sid = l.open_session();
+  auto call = l.request("tools/call", tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()))));
+  int fd = http_send(l.port, l.head("POST", sid), call.dump());
+  CAF_REQUIRE(fd >= 0);
+  CAF_REQUIRE_EQUAL(http_read(fd, true).status, 200);
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  ::close(fd); // the call runs on (a disconnect is no cancel)
+  auto ping = Json::object().set("jsonrpc", "2.0").set("id", *call.find("id")).set("method", "ping");
+  auto reused = l.post(ping, sid);
+  CAF_CHECK_EQUAL(reused.status, 400);
+  CAF_CHECK(contains(reused.body, "is already used by a request in flight"));
+  CAF_CHECK_EQUAL(http_exchange(l.port, l.head("DELETE", sid)).status, 200);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(over HTTP an initialize inside a session and a protocol version header not agreed are refused) {
+  auto l = serve_http();
+  auto sid = l.open_session("2025-06-18");
+  auto again = l.post(l.request("initialize", Json::object()
+                                                .set("protocolVersion", "2025-03-26")
+                                                .set("capabilities", Json::object())
+                                                .set("clientInfo", Json::object().set("name", "t").set("version", "1"))),
+                      sid);
+  CAF_CHECK_EQUAL(again.status, 400);
+  CAF_CHECK(contains(again.body, "initialize opens a new session: send it without Mcp-Session-Id"));
+  CAF_CHECK(again.header("mcp-session-id").empty());
+  auto other = l.post(l.request("ping"), sid, "MCP-Protocol-Version: 2025-03-26\r\n");
+  CAF_CHECK_EQUAL(other.status, 400);
+  CAF_CHECK(contains(other.body, "is not the version this session agreed on at initialize (2025-06-18)"));
+  CAF_CHECK_EQUAL(l.post(l.request("ping"), sid, "MCP-Protocol-Version: 2025-06-18\r\n").status, 200);
 }
 
 CAF_TEST(over HTTP a session left idle ends with what it still runs) {

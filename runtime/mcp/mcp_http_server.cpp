@@ -429,6 +429,12 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   if (request)
     id = &*request_id;
   if (request && method->is_string() && method->as_string() == "initialize") {
+    // A second initialize inside a session would make another beside it (stdio
+    // refuses one too): a new session is an initialize without the header.
+    if (!std::string_view(req["Mcp-Session-Id"]).empty())
+      return respond_rpc_error(400, *id, mcp::invalid_request,
+                               "initialize opens a new session: send it without Mcp-Session-Id (this one is "
+                               "initialized already; DELETE it to end it)");
     if (auto room = st.room_for_a_session(); !room)
       return respond_rpc_error(503, *id, mcp::invalid_request, room.error);
     // Refused before a session is made for it.
@@ -464,6 +470,12 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
                                fmt::format("MCP-Protocol-Version `{}` is not one this server speaks ({}, {}, {})",
                                            cut_text(std::string(version), 40), mcp::versions[0], mcp::versions[1],
                                            mcp::versions[2]));
+    // Transports, "Protocol Version Header": the version agreed at initialize.
+    if (version != session.version)
+      return respond_rpc_error(400, id ? *id : Json(), mcp::invalid_request,
+                               fmt::format("MCP-Protocol-Version `{}` is not the version this session agreed on at "
+                                           "initialize ({})",
+                                           cut_text(std::string(version), 40), session.version));
   }
   if (msg->is_array())
     return handle_batch(st, session, msg->as_array());
@@ -476,10 +488,15 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
             st.end_stream(session, valid->dump());
     return session.port.deliver(text);
   }
+  // Its connection closed or not, a request still in flight holds its id (MCP: an id
+  // is not reused in a session): another under it would take its answer, and a
+  // DELETE would no longer find it to cancel.
   auto key = id->dump();
-  if (auto open = session.streams.find(key); open != session.streams.end() && !open->second->closed)
+  if (session.streams.count(key))
     return respond_rpc_error(400, *id, mcp::invalid_request,
-                             fmt::format("request id {} is already used by a request in flight", cut_text(key)));
+                             fmt::format("request id {} is already used by a request in flight (cancel it with "
+                                         "notifications/cancelled, or use another id)",
+                                         cut_text(key)));
   session.streams[key] = shared_from_this();
   session.order.push_back(key);
   if (auto* params = msg->find("params"); params && params->is_object())
@@ -531,8 +548,7 @@ void McpHttpConnection::handle_batch(ServerState& st, McpHttpSession& session, c
       continue;
     auto request = *mcp::request_id(*id); // invalid_member let it through
     auto key = request.dump();
-    auto open = session.streams.find(key);
-    if ((open != session.streams.end() && !open->second->closed) || std::find(keys.begin(), keys.end(), key) != keys.end())
+    if (session.streams.count(key) || std::find(keys.begin(), keys.end(), key) != keys.end())
       return respond_rpc_error(400, request, mcp::invalid_request,
                                fmt::format("request id {} is already used by a request in flight", cut_text(key)));
     keys.push_back(key);

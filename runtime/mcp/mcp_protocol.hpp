@@ -20,6 +20,9 @@ inline constexpr std::string_view versions[] = {"2025-06-18", "2025-03-26", "202
 
 /// The one version with JSON-RPC batches (a receiver MUST take them; 2025-06-18 dropped them).
 inline constexpr std::string_view batch_version = "2025-03-26";
+/// The first version with elicitation (Client Features, Elicitation): a session that
+/// agreed on an older one is asked nothing through it.
+inline constexpr std::string_view elicitation_version = "2025-06-18";
 
 /// The version to answer an `initialize` asking for `requested` with: that one when
 /// this server speaks it, else the newest (MCP: the client then stays or leaves).
