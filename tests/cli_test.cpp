@@ -1187,7 +1187,7 @@ CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
   seen = cli_on_terminal({"/bin/sh", "-c", "exec \"$@\" >/dev/null", "sh"},
                          {"--cfg", "conversation.tools.x.command={program=\"A\\u001b]0;PWNED\\u0007B\"}", "--cfg",
                           "conversation.tools.x.run=\"unattended\"", "call", "x"},
-                         "directory\r\n", 1);
+                         "B)\r\n", 1);
   CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
   CAF_CHECK(seen.find("\x1b]0;") == std::string::npos);
   // Nor in a report of a log (a repository's own events.jsonl) naming an agent and a

@@ -687,7 +687,7 @@ CAF_TEST(spawning a missing program is an error naming it) {
   auto r = spawn_process(io, SpawnSpec{{"jp-no-such-program-xyz", "a"}, "", {}, false}, c->events(c));
   CAF_REQUIRE(!r.ok());
   CAF_CHECK(r.error().find("jp-no-such-program-xyz") != std::string::npos);
-  CAF_CHECK(r.error().find("No such file or directory") != std::string::npos);
+  CAF_CHECK(r.error().find("not found in PATH") != std::string::npos);
 
   auto bad_cwd = spawn_process(io, SpawnSpec{{"true"}, "/nonexistent/jp-dir", {}, false}, c->events(c));
   CAF_REQUIRE(!bad_cwd.ok());
