@@ -1,5 +1,8 @@
 #include "runtime/embedding/runtime_access.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <caf/all.hpp>
 #include <fmt/format.h>
 #include <regex>
@@ -53,6 +56,15 @@ Runtime::Impl::Impl(Config c, caf::actor_system* system)
 }
 
 Runtime::Impl::~Impl() {
+  // On a thread of its own (a callback dropped the last Runtime: its io thread, an
+  // actor's) the waits below would wait for that thread: said, rather than a
+  // program that hangs unsaid.
+  if (io.on_this_thread() || (own_system && caf::logger::current_logger() == &own_system->logger())) {
+    std::fputs("jp-actors: the last jp::Runtime was destroyed inside one of its own callbacks, where its "
+               "end would wait for itself forever; drop it from a thread of your own\n",
+               stderr);
+    std::abort();
+  }
   if (own_system) {
     own_system.reset(); // waits for every actor of it
     return;

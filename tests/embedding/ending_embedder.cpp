@@ -1,13 +1,16 @@
 // An embedder that ends without ending its runtime: `exit` (std::exit), `leak` (returns
 // from main, the runtime never destroyed), `throw` (an uncaught exception) or `signal`
-// (its own SIGTERM handler calls jp::kill_all_tools() and dies of the signal). Its tool
+// (its own SIGTERM handler calls jp::kill_all_tools() and dies of the signal); or
+// `drop-in-callback`, which destroys its last runtime inside one of its callbacks. Its tool
 // prints the pids of two processes of its group, which this prints before it ends;
 // tests/embedding_api_test.cpp checks they are gone once it is.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 #include <jp/jp.hpp>
 
@@ -19,6 +22,22 @@ jp::Session* session = nullptr;
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "drop-in-callback") {
+    // The last Runtime dropped in a callback: its end would wait for the callback's
+    // own thread. It must say so (and abort), not hang. What it says goes to stdout,
+    // which the test reads.
+    ::dup2(1, 2);
+    auto* own = new jp::Runtime(jp::builtin_config());
+    auto* s = new jp::Session(own->session());
+    std::promise<void> never;
+    s->call("shell", *jp::Json::parse(R"({"command":"true"})"), [&](jp::CallResult) {
+      delete s;
+      delete own;
+      never.set_value();
+    });
+    never.get_future().wait();
+    return 0;
+  }
   rt = new jp::Runtime(jp::builtin_config());
   session = new jp::Session(rt->session());
   // One write: the look that answers the spawn holds both.
