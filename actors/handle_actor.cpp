@@ -80,7 +80,17 @@ struct Look {
   clock::time_point deadline;
   uint64_t output_seq = 0; // output chunks seen when it began
   bool for_news = false;   // a waiting tool's: it ends at new output, not at the wait
+  // Not answered before this unless output came since it began: the program is yet to
+  // act on what the look followed (a lone Esc, a new size).
+  clock::time_point not_before{};
 };
+
+// A program reads a lone Esc as the Escape key only once no more bytes follow within
+// its escape delay (ncurses' ESCDELAY and vim's timeoutlen are 1000 ms by default):
+// a look right after it showed the screen from before (vim still in insert mode).
+constexpr auto kEscapeDelay = std::chrono::milliseconds(1100);
+// A program redraws for a new size at its SIGWINCH, which comes with the look.
+constexpr auto kResizeRedraw = std::chrono::milliseconds(500);
 
 struct handle_state {
   std::string id;
@@ -288,6 +298,8 @@ bool probes_when_idle(const handle_state& st) {
 bool look_done(const handle_state& st, const Look& look, clock::time_point now) {
   if (has_exited(st.at) || asked(st) || now >= look.deadline)
     return true;
+  if (now < look.not_before && st.output_seq == look.output_seq)
+    return false;
   if (!quiet(st, now))
     return false;
   if (look.for_news)
@@ -355,15 +367,22 @@ void schedule_tick(handle_actor_t* self) {
 /// for input a look has shown already, with nothing new to show, waits for its next
 /// output (a screen that redraws, a REPL's job printing later) rather than answer
 /// the same at once. (The first look at a new question answers at once.)
-caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool for_news = false) {
+/// `at_least`: the program is yet to act on what came before (a lone Esc, a new
+/// size); unless it answers sooner, the look waits this long, its wait made long
+/// enough for it (an explicit wait_ms of 0 stays 0).
+caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool for_news = false,
+                               std::chrono::milliseconds at_least = {}) {
   auto& st = self->state;
   auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
+  if (at_least.count() > 0 && o.wait_ms != 0)
+    wait = std::max<int64_t>(wait, at_least.count() + std::max<int64_t>(st.spec.settle_ms, 0) + 200);
   bool waits_already = st.watch.waiting && quiet(st, clock::now());
   for_news = for_news && waits_already && st.waiting_shown && o.wait_ms > 0 && st.out->pending() == 0;
   if (wait <= 0 || asked(st) || (waits_already && !for_news))
     return running_report(self, o);
   auto rp = self->make_response_promise<HandleReport>();
-  st.looks.push_back(Look{rp, o, clock::now() + std::chrono::milliseconds(wait), st.output_seq, for_news});
+  auto now = clock::now();
+  st.looks.push_back(Look{rp, o, now + std::chrono::milliseconds(wait), st.output_seq, for_news, now + at_least});
   schedule_tick(self);
   return rp;
 }
@@ -389,15 +408,17 @@ caf::error look_error(const handle_state& st, const LookOptions& o) {
   return {};
 }
 
-void apply_resize(handle_actor_t* self, const LookOptions& o) {
+/// Whether the size changed.
+bool apply_resize(handle_actor_t* self, const LookOptions& o) {
   auto& st = self->state;
-  if (o.rows <= 0 || !st.term)
-    return;
+  if (o.rows <= 0 || !st.term || (o.rows == st.spec.rows && o.cols == st.spec.cols))
+    return false;
   st.spec.rows = o.rows;
   st.spec.cols = o.cols;
   st.term->resize(o.rows, o.cols);
   if (st.proc)
     st.proc->resize(o.rows, o.cols);
+  return true;
 }
 
 /// A chunk of output runs on the io thread only when `out` takes it with no file
@@ -676,7 +697,9 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         return err;
       if (has_exited(st.at))
         return with_screen(st, st.final, o);
-      apply_resize(self, o);
+      // A new size is as input: the look waits for the program's redraw.
+      if (apply_resize(self, o))
+        return look(self, o, false, kResizeRedraw);
       return look(self, o, true);
     },
     [self](apply_atom, const std::string& input_json, const LookOptions& o) -> caf::result<HandleReport> {
@@ -749,10 +772,11 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
                                       "\\u0004); it reads no more (it still runs: {})",
                                       st.id, still));
       // The size first, as the schema says: the input may run something that asks for it.
-      apply_resize(self, o);
+      bool resized = apply_resize(self, o);
       auto size = bytes.size();
-      if (size == 0 && !ending && !interrupting)
-        return look(self, o); // nothing typed: nothing answered
+      bool lone_escape = st.term && bytes.ends_with('\x1b');
+      if (size == 0 && !ending && !interrupting) // nothing typed: nothing answered
+        return look(self, o, false, resized ? kResizeRedraw : std::chrono::milliseconds{});
       // Who reads the input, before it goes in: whether it took it is told by that.
       // A terminal hands a line to its reader at its end (Enter, Ctrl-D): text without
       // one leaves the reader asleep, waiting for the rest (raw mode wakes it).
@@ -801,7 +825,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         longer.wait_ms = wait + kInterruptWait.count();
         return look(self, longer);
       }
-      return look(self, o);
+      return look(self, o, false, lone_escape ? kEscapeDelay : resized ? kResizeRedraw : std::chrono::milliseconds{});
     },
     [self](rename_atom, std::string& id) {
       // A one-shot run that ran long goes on as a handle (the turn's background_after).

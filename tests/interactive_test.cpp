@@ -384,6 +384,38 @@ name = "main"
   CAF_CHECK_EQUAL(rows[0].as_string(), "done=42");
 }
 
+CAF_TEST(a lone Esc typed is answered once the program took it as the Escape key) {
+  // A program reads Esc alone as the key only when nothing follows within its escape
+  // delay (vim, ncurses: a second): the look must show what it did then, not the
+  // screen from before. Here the delay is 0.8 s.
+  temp_dir ws;
+  ws.write("esc.toml", R"([conversation.tools.keys]
+summary = "Reads a key"
+command = { program = "bash", args = ["-c", "stty -echo -icanon; echo ready; IFS= read -rsn1 k; if [ \"$k\" = $'\\e' ]; then if IFS= read -rsn1 -t 0.8 more; then echo sequence; else echo escape seen; fi; fi; sleep 30"] }
+io = "pty"
+run = "unattended"
+spawn.stateful = true
+spawn.lifecycle.on_turn_end = "abort"
+)");
+  ws.write("script.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "keys"
+  arguments = { action = "spawn", id = "k", wait_ms = 2000 }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "keys"
+  arguments = { action = "apply", id = "k", input = "\u001b" }
+)");
+  auto r = cli_in(ws.path.string(), fmt::format("--config {0}/esc.toml run {0}/script.toml --json", ws.path.string()));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.stdout_text);
+  CAF_REQUIRE_EQUAL(results.size(), 2u);
+  CAF_CHECK(contains(field(response(results[0]), "content"), "ready"));
+  CAF_CHECK(contains(field(response(results[1]), "content"), "escape seen"));
+}
+
 CAF_TEST(a typed line longer than a terminal line buffer is told of) {
   // The kernel keeps 4095 bytes of a line a program reads whole, and drops the rest
   // without a word: `read` got 4095 of 5000 bytes, and nothing said so.
