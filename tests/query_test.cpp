@@ -13,6 +13,7 @@
 #include <fstream>
 #include <future>
 #include <pty.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <tuple>
 #include <thread>
@@ -367,6 +368,27 @@ CAF_TEST(a conversation the user did not start here is not continued unless name
   auto unknown = ws.query("--continue 20200101-000000-abcd 'x'");
   CAF_CHECK_NOT_EQUAL(unknown.status, 0);
   CAF_CHECK(contains(unknown.out, "there is no conversation 20200101-000000-abcd"));
+}
+
+CAF_TEST(an active conversation file a repository planted as junk a FIFO or a directory does not stop a query) {
+  FakeProviderServer server;
+  Workspace ws(server);
+  auto root = ws.dir.path / ".jp" / "conversations";
+  std::filesystem::create_directories(root);
+  for (int planted = 0; planted < 3; ++planted) {
+    std::filesystem::remove_all(root / "active");
+    if (planted == 0)
+      ws.dir.write(".jp/conversations/active", "../../not an id\n");
+    else if (planted == 1)
+      CAF_REQUIRE_EQUAL(::mkfifo((root / "active").c_str(), 0600), 0);
+    else
+      std::filesystem::create_directories(root / "active");
+    server.push({200, openai_text("answered")});
+    auto r = ws.query("--new 'a question'");
+    JP_REQUIRE_OK(r);
+    CAF_CHECK(contains(r.out, "a new conversation is started") || contains(r.out, "the next query starts a new"));
+  }
+  CAF_CHECK_EQUAL(server.requests().size(), 3u);
 }
 
 CAF_TEST(a torn last line of the store is dropped with a warning and the query goes on) {

@@ -100,9 +100,13 @@ private:
 /// is the user's own (`root`: the file store's; "" for one in memory, all its own);
 /// else a new one (--new: always new). It becomes the active one, and the user's own.
 Result<std::string> conversation_for(ConversationStore& store, const std::string& root, const QueryOptions& options) {
+  // A repository may hold any `active` (a link, a FIFO, a directory, junk): no reason
+  // not to start, and no conversation of its to continue.
   auto active = store.active();
-  if (!active)
-    return Error{active.error()};
+  if (!active) {
+    std::fprintf(stderr, "jp-actors: note: %s: a new conversation is started\n", active.error().c_str());
+    active = std::string();
+  }
   std::string id = options.continue_id;
   bool recorded = root.empty(); // the user's own already (the record read once)
   if (id.empty() && !options.new_conversation && !active->empty()) {
@@ -126,7 +130,7 @@ Result<std::string> conversation_for(ConversationStore& store, const std::string
   }
   if (id != *active)
     if (auto s = store.set_active(id); !s)
-      return Error{s.error};
+      std::fprintf(stderr, "jp-actors: warning: %s: the next query starts a new conversation\n", s.error.c_str());
   if (!recorded)
     if (auto s = remember_own_conversation(root, id); !s)
       std::fprintf(stderr, "jp-actors: warning: %s: the next query starts a new conversation\n", s.error.c_str());
