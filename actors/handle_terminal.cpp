@@ -19,9 +19,15 @@ HandleTerminal::Fed HandleTerminal::feed(std::string_view chunk) {
 Result<std::string> HandleTerminal::typed_bytes(const Json& input) {
   // Text goes as written: a JSON string shows every byte already (\u001b is Esc), and
   // a backslash is code's (`printf 'a\n'`, a regex), which escapes of our own would
-  // have turned into an Enter or a backspace.
-  if (input.is_string())
-    return input.as_string();
+  // have turned into an Enter or a backspace. Except the keys form as JSON text, which
+  // a client that checks `input` against a schema of type string can only send so.
+  if (input.is_string()) {
+    auto& text = input.as_string();
+    if (text.starts_with("{\"keys\"") || text.starts_with("{\"text\""))
+      if (auto keys = Json::parse(text); keys && keys->is_object() && keys->find("keys"))
+        return typed_bytes(*keys);
+    return text;
+  }
   if (input.is_object()) {
     std::string bytes;
     auto* text = input.find("text");

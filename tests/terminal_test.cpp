@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "actors/handle_terminal.hpp"
 #include "runtime/terminal/terminal_screen.hpp"
 #include "runtime/terminal/readable_text.hpp"
 #include "runtime/terminal/terminal_text.hpp"
@@ -428,6 +429,21 @@ CAF_TEST(named keys and modifiers encode) {
   CAF_CHECK_EQUAL(keys({"y", "q", "/", "-", "\xC3\xA9"}), "yq/-\xC3\xA9");
   CAF_CHECK_EQUAL(keys({}), "");
   CAF_CHECK_EQUAL(s.take_replies(), "");
+}
+
+CAF_TEST(the keys form sent as JSON text is typed as keys and other text as written) {
+  // A client that checks `input` against a schema of type string (MCP's dialect) can
+  // send the keys object only as its text.
+  HandleTerminal term(24, 80);
+  auto typed = [&](const char* text) {
+    auto bytes = term.typed_bytes(Json(text));
+    return bytes.ok() ? *bytes : "error: " + bytes.error();
+  };
+  CAF_CHECK_EQUAL(typed(R"({"keys": ["C-c"]})"), "\x03");
+  CAF_CHECK_EQUAL(typed(R"({"text": "ls", "keys": ["Enter"]})"), "ls\r");
+  CAF_CHECK_EQUAL(typed(R"({"keys": 1 and more})"), R"({"keys": 1 and more})");
+  CAF_CHECK_EQUAL(typed(R"({"text": "no keys"})"), R"({"text": "no keys"})");
+  CAF_CHECK(typed(R"({"keys": ["Nope"]})").starts_with("error: unknown key"));
 }
 
 CAF_TEST(unknown key is an error naming it) {

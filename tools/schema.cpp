@@ -257,9 +257,14 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
     auto input = Json::object();
     // Gemini wants a type on every property, and so did Gemini CLI as an MCP client
     // (it skipped a tool with an untyped one); the runtime takes a string answer too.
-    if (d == dialect::gemini || d == dialect::mcp)
+    bool text_only = d == dialect::gemini || d == dialect::mcp;
+    if (text_only)
       input.set("type", "string");
-    input.set("description", fmt::format("apply only (required there). {}", input_text(t)));
+    input.set("description",
+              fmt::format("apply only (required there). {}{}", input_text(t),
+                          text_only && (t.io == io_mode::pty || takes_tty(t))
+                            ? " The {\"keys\": [..]} form goes as that object's JSON text here."
+                            : ""));
     properties.set("input", std::move(input));
   }
   if (!looking.empty()) {
