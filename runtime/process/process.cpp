@@ -774,11 +774,17 @@ private:
     }
     std::vector<ProcStat> left;
     for (auto& p : session ? session_members(pid) : all_processes()) {
-      // A zombie was not running, nor one exiting (its command line gone: a shell's
-      // job that the terminal's hangup is ending); one we may not signal (a setuid
-      // program) was neither stopped nor is killed.
-      if ((session || p.pgid == pid) && p.pid != pid && p.state != 'Z' && p.state != 'X' &&
-          ::kill(p.pid, 0) == 0 && !read_proc_cmdline(p.pid, 1).empty())
+      if (!(session || p.pgid == pid) || p.pid == pid)
+        continue;
+      // A zombie was not running, nor one exiting (its command line gone); one we may
+      // not signal (a setuid program) was neither stopped nor is killed. On a terminal
+      // such a one may be a job the hangup of the leader's exit is ending (a server
+      // started with `&`): told as left running if the hangup is what it dies of
+      // (reap_group), not a subshell ending as it would have anyway.
+      bool exiting = p.state == 'Z' || p.state == 'X' || read_proc_cmdline(p.pid, 1).empty();
+      if (exiting && session)
+        hangup_candidates_.emplace_back(p.pid, "[" + read_proc_comm(p.pid) + "]");
+      else if (!exiting && ::kill(p.pid, 0) == 0)
         left.push_back(p);
     }
     std::sort(left.begin(), left.end(), [](const ProcStat& a, const ProcStat& b) {
@@ -858,8 +864,8 @@ private:
     // Once the group was found empty its id is free, and may be another's by the
     // next try (waiting on what escaped it): it is not asked about again.
     if (!group_empty_) {
-      while (::waitpid(-pid, &status, WNOHANG) > 0) {
-      }
+      for (pid_t reaped; (reaped = ::waitpid(-pid, &status, WNOHANG)) > 0;)
+        note_hung_up(reaped, status);
       group_empty_ = ::kill(-pid, 0) != 0 && errno == ESRCH;
     }
     bool empty = group_empty_;
@@ -872,7 +878,8 @@ private:
         // reused since the scan.
         if (m.state != 'Z')
           signal_if_same(m.pid, m.start, SIGKILL);
-        ::waitpid(m.pid, &status, WNOHANG);
+        if (::waitpid(m.pid, &status, WNOHANG) == m.pid)
+          note_hung_up(m.pid, status);
       }
       empty = empty && session_members(pid).empty();
     }
@@ -890,6 +897,21 @@ private:
     });
   }
 
+  /// A member kill_left found exiting, reaped: one the terminal's hangup ended is
+  /// told as left running (ExitInfo::left_running), as a pipe's would be.
+  void note_hung_up(pid_t reaped, int status) {
+    auto it = std::find_if(hangup_candidates_.begin(), hangup_candidates_.end(),
+                           [&](auto& c) { return c.first == reaped; });
+    if (it == hangup_candidates_.end())
+      return;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP) {
+      if (exit_.left_commands.size() < kLeftNamedMax)
+        exit_.left_commands.push_back(it->second);
+      ++exit_.left_running;
+    }
+    hangup_candidates_.erase(it);
+  }
+
   void group_gone();
   void let_go();
 
@@ -902,6 +924,7 @@ private:
   std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
   std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
   int reap_tries_ = 0;
+  std::vector<std::pair<pid_t, std::string>> hangup_candidates_; // kill_left's exiting members, named
   bool group_empty_ = false; // reap_group found the leader's group gone: its id is free since
   std::optional<asio::steady_timer> grace_timer_;
   std::optional<asio::steady_timer> reap_timer_;
