@@ -304,6 +304,78 @@ CAF_TEST(a flood of lines fed in chunks shows what it shows fed line by line) {
   CAF_CHECK(skipped_cases > 200); // the floods were long enough to leave lines out
 }
 
+namespace {
+
+/// The screen after `before` (chunks, fed as they are) and then `flood` fed whole, and
+/// the screen after the same with the flood fed line by line: equal, or the test fails.
+void flood_shows_as_by_line(int rows, int cols, const std::vector<std::string>& before, const std::string& flood) {
+  TerminalScreen whole(rows, cols), by_line(rows, cols);
+  for (auto& chunk : before) {
+    whole.feed(chunk);
+    by_line.feed(chunk);
+  }
+  whole.feed(flood);
+  for (size_t at = 0; at < flood.size();) {
+    auto end = std::min(flood.find('\n', at), flood.size() - 1) + 1;
+    by_line.feed(std::string_view(flood).substr(at, end - at));
+    at = end;
+  }
+  auto a = whole.render(), b = by_line.render();
+  if (a.rows != b.rows || a.cursor_row != b.cursor_row || a.cursor_col != b.cursor_col)
+    CAF_FAIL("after " << json_quote(fmt::format("{}", fmt::join(before, "|"))) << ": fed whole\n"
+                      << fmt::format("{}", fmt::join(a.rows, "|\n")) << "\nfed by line\n"
+                      << fmt::format("{}", fmt::join(b.rows, "|\n")));
+}
+
+std::string lines(const std::string& prefix, int n, const std::string& suffix = "") {
+  std::string out;
+  for (int i = 1; i <= n; ++i)
+    out += fmt::format("{}{:03}{}\r\n", prefix, i, suffix);
+  return out;
+}
+
+} // namespace
+
+CAF_TEST(lines are not left out after a scroll region or margins however their sequence came) {
+  // Cut between two reads, with a sub-parameter or a DEL inside, or set with another mode.
+  for (auto before : std::vector<std::vector<std::string>>{{"\x1b[4;", "5r\n"},
+                                                           {"\x1b[4;5:1r\n"},
+                                                           {"\x1b[4;\x7f" "5r\n"},
+                                                           {"\x1b[?69;7h\x1b[1;5s\x1b[H\n"},
+                                                           {"\x1b[?6", "9h\x1b[1;5s\x1b[H\n"}})
+    flood_shows_as_by_line(6, 20, before, lines("L", 40, "-abcdefgh"));
+}
+
+CAF_TEST(lines are not left out while a sequence a line end did not end is open) {
+  // C0 controls run inside a sequence without ending it.
+  flood_shows_as_by_line(6, 20, {"x\x1b\n"}, "(0\r\n" + lines("LN", 40, "qqq"));
+  flood_shows_as_by_line(6, 20, {"\x1b]0;a\nb"}, "\x1b[0m" + lines("L", 40));
+}
+
+CAF_TEST(a repeat of the last character repeats it and never stops or crashes the screen) {
+  // REP (CSI n b) repeats what was printed last, however many lines were left out since.
+  std::string blank_lines;
+  for (int i = 0; i < 20; ++i)
+    blank_lines += "\r\n";
+  flood_shows_as_by_line(6, 20, {"A\r\n"}, "Z\r\n" + blank_lines + "\x1b[5b");
+  TerminalScreen s(6, 20);
+  s.feed("A\r\nZ\r\n\x1b[4b");
+  auto screen = s.render();
+  CAF_CHECK_EQUAL(screen.rows.back(), "ZZZZ");
+  // libvterm alone looped forever on a REP before any character, and crashed on one
+  // after a wide character at the right margin, or on a wide character one column wide.
+  TerminalScreen fresh(24, 80);
+  fresh.feed("\x1b[b\x1b[3b");
+  fresh.feed("\x1b[78G日\x1b[b");
+  fresh.feed("\x1b[99999999999b");
+  CAF_CHECK(fresh.render().rows.size() >= 1u);
+  TerminalScreen narrow(4, 1);
+  narrow.feed("日本\r\n");
+  narrow.resize(3, 1);
+  narrow.feed("語");
+  CAF_CHECK(!narrow.render().rows.empty());
+}
+
 CAF_TEST(a character cut between two chunks shows on the screen) {
   // A pty's read ends anywhere: libvterm alone showed "ab" + U+FFFD + "cd".
   TerminalScreen s(4, 10);
@@ -374,6 +446,31 @@ CAF_TEST(screen resize changes the size) {
   s.feed("\x1b[10;40HZ");
   CAF_CHECK_EQUAL(s.render().rows.size(), 10u);
   CAF_CHECK(s.render().rows.back().ends_with("Z"));
+}
+
+CAF_TEST(a screen resized keeps its text where the cursor is and the modes keys follow) {
+  // Made anew at the new size (libvterm's own resize broke its state): what it showed,
+  // the cursor's row kept on screen, and the modes set before (application cursor
+  // keys, the line drawing set) still in force.
+  TerminalScreen s(6, 20);
+  s.feed("\x1b[?1hone\r\ntwo\r\nthree\r\nfour\x1b(0");
+  s.resize(3, 10);
+  auto r = s.render();
+  CAF_CHECK_EQUAL(r.rows, (std::vector<std::string>{"two", "three", "four"}));
+  CAF_CHECK_EQUAL(r.cursor_row, 2);
+  CAF_CHECK_EQUAL(r.cursor_col, 4);
+  auto up = s.encode_keys({"Up"});
+  CAF_CHECK(up.ok() && *up == "\x1bOA");
+  s.feed("q");
+  r = s.render();
+  CAF_CHECK_EQUAL(r.rows.back(), "four─");
+  // In the alternate screen, it stays there.
+  TerminalScreen alt(4, 10);
+  alt.feed("shell\r\n\x1b[?1049h\x1b[Hfull");
+  alt.resize(5, 12);
+  alt.feed("\x1b[?1049l");
+  r = alt.render();
+  CAF_CHECK(r.rows.empty() || r.rows[0] != "full");
 }
 
 CAF_TEST(wide characters appear once) {

@@ -1,8 +1,10 @@
 #include "runtime/terminal/terminal_screen.hpp"
 
+#include <fmt/format.h>
 #include <vterm.h>
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <optional>
 #include <utility>
@@ -102,8 +104,8 @@ size_t plain_part(std::string_view text) {
   return text.size();
 }
 
-/// Where feeding `bytes` may start, on a screen of `rows` rows whose parser is in a
-/// line of plain text and whose scroll region is the whole screen: libvterm moves
+/// Where feeding `bytes` may start, on a screen of `rows` rows whose parser is between
+/// sequences and whose scroll region is the whole screen (ParserWatch): libvterm moves
 /// the whole screen up for each line that scrolls (a memmove of rows x cols cells),
 /// and a flood of lines (`yes`, a build's log) cost the actor thread seconds per
 /// megabyte while every other handle waited. From there to the end of the chunk's
@@ -128,36 +130,277 @@ size_t scrolled_off(std::string_view bytes, int rows, bool at_bottom) {
   return at == std::string_view::npos ? 0 : at;
 }
 
-/// A scroll region (top and bottom margins) or left and right margins, after which
-/// line ends do not scroll the whole screen, as far as the sequences seen tell.
-struct Margins {
-  bool rows = false; // DECSTBM with margins (ESC [ r, none, sets it back)
-  bool cols = false; // DECLRMM on (ESC [ ? 69 h; off: ESC [ ? 69 l)
-  bool any() const { return rows || cols; }
-  void note(std::string_view bytes) {
-    for (auto at = bytes.find("\x1b["); at != std::string_view::npos; at = bytes.find("\x1b[", at + 2)) {
-      auto end = bytes.find_first_not_of("0123456789;?", at + 2);
-      if (end == std::string_view::npos)
-        return;
-      auto params = bytes.substr(at + 2, end - at - 2);
-      if (bytes[end] == 'r' && params.find('?') == std::string_view::npos)
-        rows = !params.empty();
-      else if ((bytes[end] == 'h' || bytes[end] == 'l') && params == "?69")
-        cols = bytes[end] == 'h';
+/// What libvterm's parser is in, as far as jp-actors needs to know, followed byte by
+/// byte over the whole output (a sequence may be cut anywhere by a pty's reads):
+/// whether it is between sequences; whether a scroll region or left and right margins
+/// may be set, after which line ends do not scroll the whole screen; the last
+/// character printed. And it answers REP (CSI n b, repeat the last character)
+/// itself: libvterm 0.1.4 loops forever on one before any character and crashes on
+/// one after a wide character at the right margin, and a tool's output must do
+/// neither to jp-actors.
+struct ParserWatch {
+  enum class in { ground, escape, escape_intermediate, csi, osc, string, string_escape };
+  in at = in::ground;
+  bool region = false;  // DECSTBM with margins (ESC [ r, none, or a reset sets it back)
+  bool columns = false; // DECLRMM on (ESC [ ? 69 h)
+  // What a fresh terminal is told after a resize (restore()): the modes set or reset
+  // (ESC [ ? n h/l, ESC [ n h/l; the last of each, at most 64 of them), the keypad's
+  // (ESC = / ESC >), the character sets designated (ESC ( x, ESC ) x), and the shift.
+  std::map<int, bool> private_modes, ansi_modes;
+  bool keypad = false;
+  char g0 = 'B', g1 = 'B';
+  bool shifted = false;
+  char string_opener = 'P'; // the string being read: ']' (OSC), or P X ^ _
+  std::string csi;      // the parameter and intermediate bytes of the CSI being read
+  // Past 64 bytes or 16 parameters: libvterm 0.1.4 writes a CSI's 17th parameter past
+  // its array (a crash a tool's output could cause). Such a CSI is dropped whole,
+  // never fed, however many chunks it spans.
+  bool csi_too_long = false;
+  std::string last;     // the last character printed (UTF-8), for REP
+  std::string partial;  // the start of a character being printed
+
+  bool margins() const { return region || columns; }
+
+  bool alternate() const {
+    for (int mode : {1049, 1047, 47})
+      if (auto it = private_modes.find(mode); it != private_modes.end() && it->second)
+        return true;
+    return false;
+  }
+
+  /// The sequences that set the modes, keypad and character sets seen on a fresh
+  /// terminal; not the alternate screen's (the caller's first), nor origin mode
+  /// and margins (a fresh terminal has no scroll region, and the program sets it
+  /// again as it redraws for the new size).
+  std::string restore() const {
+    std::string out;
+    for (auto& [mode, on] : private_modes)
+      if (mode != 1049 && mode != 1047 && mode != 47 && mode != 1048 && mode != 6 && mode != 69)
+        out += fmt::format("\x1b[?{}{}", mode, on ? 'h' : 'l');
+    for (auto& [mode, on] : ansi_modes)
+      out += fmt::format("\x1b[{}{}", mode, on ? 'h' : 'l');
+    out += keypad ? "\x1b=" : "\x1b>";
+    out += fmt::format("\x1b({}\x1b){}", g0, g1);
+    out += shifted ? '\x0e' : '\x0f';
+    return out;
+  }
+
+  /// `bytes` as libvterm is to get them, the state moved past them: a REP replaced by
+  /// what it repeats (dropped when nothing was printed yet; `limit`: the most
+  /// characters it writes, the screen's cells), and an escape sequence the chunk
+  /// ends inside (up to 64 bytes) held back in `held` for the next, so that a REP
+  /// is whole when it is seen.
+  std::string_view pass(std::string_view bytes, size_t limit, std::string& rewritten, std::string& held) {
+    size_t copied = 0;              // bytes[0, copied) are in `rewritten`, when it is used
+    bool rewriting = false;
+    size_t sequence = 0;            // where the escape sequence being read began (a CSI
+                                    // being dropped: at this chunk's start)
+    in before_sequence = in::ground; // and what was before it
+    // The sequence that ends at bytes[end] (begun in this chunk) gives way to `with`.
+    auto replace = [&](size_t end, std::string_view with) {
+      if (!rewriting) {
+        rewritten.clear();
+        rewriting = true;
+      }
+      rewritten.append(bytes.substr(copied, sequence - copied));
+      rewritten.append(with);
+      copied = end + 1;
+    };
+    // Byte `i` goes.
+    auto drop = [&](size_t i) {
+      if (!rewriting) {
+        rewritten.clear();
+        rewriting = true;
+      }
+      rewritten.append(bytes.substr(copied, i - copied));
+      copied = i + 1;
+    };
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      auto c = static_cast<unsigned char>(bytes[i]);
+      // A sequence cut short (by ESC, CAN or SUB) is dropped: libvterm would drop it
+      // too, and must not read on in it if a REP after it is replaced.
+      bool cut = at == in::csi || at == in::escape || at == in::escape_intermediate;
+      if ((c == 0x1b || c == 0x18 || c == 0x1a) && cut && i > sequence && sequence >= copied)
+        replace(i - 1, "");
+      if (c == 0x18 || c == 0x1a) { // CAN, SUB: any sequence ends
+        at = in::ground;
+        continue;
+      }
+      if (c == 0x1b) {
+        before_sequence = at != in::string_escape ? at : string_opener == ']' ? in::osc : in::string;
+        sequence = i;
+      }
+      switch (at) {
+        case in::ground:
+          if (c == 0x1b)
+            at = in::escape;
+          else if (c >= 0x20 && c != 0x7f)
+            printed(c);
+          else if (c == 0x0e || c == 0x0f) // SO, SI: G1 or G0
+            shifted = c == 0x0e;
+          break;
+        case in::escape:
+        case in::string_escape:
+        case in::escape_intermediate:
+          // As libvterm 0.1.4's parser: '[', ']' and 'P' open a CSI, an OSC and a DCS
+          // even after intermediates; an intermediate is kept; a final ends it (a C1
+          // control, ESC @ to ESC _, without intermediates); any other byte is ignored.
+          if (at == in::string_escape && c == '\\') {
+            at = in::ground;
+            break;
+          }
+          if (at == in::string_escape)
+            at = in::escape;
+          if (c == '[') {
+            at = in::csi;
+            csi.clear();
+            csi_too_long = false;
+          } else if (c == ']' || c == 'P') {
+            at = c == ']' ? in::osc : in::string;
+            string_opener = static_cast<char>(c);
+            // A DCS is kept from libvterm (its DECRQSS answer crashed in a printf):
+            // nothing but the controls inside it, which a terminal does there too.
+            if (c == 'P')
+              replace(i, "");
+          } else if (c >= 0x20 && c <= 0x2f) {
+            at = in::escape_intermediate;
+          } else if (c >= 0x30 && c <= 0x7e) {
+            bool plain = at == in::escape;
+            at = in::ground;
+            if (plain && c == 'c') { // RIS: everything as at the start
+              *this = ParserWatch{};
+            } else if (plain && (c == '=' || c == '>')) {
+              keypad = c == '=';
+            } else if (!plain && i == sequence + 2) {
+              // DECALN (ESC # 8), a screen alignment test no program needs, leaves
+              // libvterm 0.1.4 to crash at a later character in insert mode: dropped.
+              if (c == '8' && bytes[sequence + 1] == '#')
+                replace(i, "");
+              else if (bytes[sequence + 1] == '(' || bytes[sequence + 1] == ')')
+                (bytes[sequence + 1] == '(' ? g0 : g1) = static_cast<char>(c);
+            }
+          }
+          break;
+        case in::csi:
+          // As libvterm 0.1.4's parser: leader bytes (< = > ?) first, then digits, ';'
+          // and ':', then intermediates, then the final; any other byte there makes it
+          // invalid, and it ends without effect. A C0 control is done inside it.
+          if (c == 0x1b) {
+            at = in::escape;
+          } else if (c >= 0x20 && c <= 0x3f) {
+            auto leader = [](char x) { return x >= 0x3c && x <= 0x3f; };
+            auto intermediate = [](char x) { return x >= 0x20 && x <= 0x2f; };
+            bool fits = (leader(static_cast<char>(c)) && std::all_of(csi.begin(), csi.end(), leader)) ||
+                        (!leader(static_cast<char>(c)) && !intermediate(static_cast<char>(c)) &&
+                         std::none_of(csi.begin(), csi.end(), intermediate)) ||
+                        intermediate(static_cast<char>(c));
+            if (!fits) { // invalid: it ends here, ignored (dropped, as libvterm would drop it)
+              at = in::ground;
+              if (sequence >= copied)
+                replace(i, "");
+            } else if (csi.size() < 64 &&
+                       std::count_if(csi.begin(), csi.end(), [](char x) { return x == ';' || x == ':'; }) < 15) {
+              csi += static_cast<char>(c);
+            } else {
+              csi_too_long = true;
+            }
+          } else if (c >= 0x40 && c <= 0x7e) {
+            at = in::ground;
+            if (csi_too_long) {
+              replace(i, "");
+            } else if (c == 'b' && csi.find_first_of("<=>? !\"#$%&'()*+,-./") == std::string::npos) {
+              // REP: the sequence (from its ESC, in this chunk) gives way to the character.
+              size_t n = 0;
+              for (size_t k = 0; k < csi.size() && std::isdigit(static_cast<unsigned char>(csi[k])) && n <= limit; ++k)
+                n = n * 10 + static_cast<size_t>(csi[k] - '0');
+              n = std::min(std::max<size_t>(n, 1), limit);
+              std::string repeated;
+              for (size_t k = 0; k < n && !last.empty(); ++k)
+                repeated += last;
+              replace(i, repeated);
+            } else {
+              dispatch(static_cast<char>(c));
+            }
+          }
+          break;
+        case in::osc:
+        case in::string:
+          if (c == 0x1b) {
+            at = in::string_escape;
+          } else if (c == 0x07) { // BEL ends an OSC and a DCS
+            if (at == in::string)
+              drop(i);
+            at = in::ground;
+          } else if (at == in::string && c >= 0x20) {
+            drop(i);
+          }
+          break;
+      }
+    }
+    held.clear();
+    // A CSI is never fed in part: held back whole for the next chunk, or past 4 KiB
+    // (bytes libvterm skips inside it: NULs, controls) dropped, as one too long is.
+    bool open = at == in::escape || at == in::escape_intermediate || at == in::csi || at == in::string_escape;
+    if (at == in::csi && (csi_too_long || bytes.size() - sequence > 4096)) {
+      csi_too_long = true;
+      if (sequence >= copied) // dropped, the rest of it too in the chunks to come
+        bytes.remove_suffix(bytes.size() - sequence);
+    } else if (open && bytes.size() - sequence <= 4096 && sequence >= copied) {
+      held.assign(bytes.substr(sequence));
+      at = before_sequence;
+      bytes.remove_suffix(held.size());
+    }
+    if (!rewriting)
+      return bytes;
+    rewritten.append(bytes.substr(copied));
+    return rewritten;
+  }
+
+private:
+  void printed(unsigned char c) {
+    if (c < 0x80) {
+      last.assign(1, static_cast<char>(c));
+      partial.clear();
+    } else if (c >= 0xc0) {
+      partial.assign(1, static_cast<char>(c));
+    } else if (!partial.empty()) {
+      partial += static_cast<char>(c);
+      auto lead = static_cast<unsigned char>(partial[0]);
+      size_t length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+      if (partial.size() == length)
+        last = std::exchange(partial, {});
+    }
+  }
+
+  void dispatch(char final) {
+    if (csi_too_long)
+      return;
+    bool intermediate = csi.find_first_of(" !\"#$%&'()*+,-./") != std::string::npos;
+    if (final == 'r' && !intermediate && csi.find_first_of("<=>?") == std::string::npos)
+      region = !csi.empty();
+    else if (final == 'p' && csi == "!") // DECSTR, a soft reset: margins go
+      region = false;
+    else if ((final == 'h' || final == 'l') && !intermediate) {
+      bool is_private = csi.starts_with('?');
+      auto& modes = is_private ? private_modes : ansi_modes;
+      for (size_t at = is_private ? 1 : 0; at <= csi.size();) {
+        auto end = std::min(csi.find_first_of(";:", at), csi.size());
+        auto text = csi.substr(at, end - at);
+        at = end + 1;
+        if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string::npos)
+          continue;
+        auto mode = std::stoi(text);
+        if (modes.size() < 64 || modes.count(mode))
+          modes[mode] = final == 'h';
+        if (is_private && mode == 69)
+          columns = final == 'h';
+      }
     }
   }
 };
 
-/// Whether the parser is in a line of plain text after `bytes` (`before`: it was
-/// before them): their last line is plain (a sequence or a character open at a
-/// chunk's end would take the next chunk's first bytes).
-bool ends_plain(bool before, std::string_view bytes) {
-  auto nl = bytes.rfind('\n');
-  if (nl == std::string_view::npos && !before)
-    return false;
-  auto last = nl == std::string_view::npos ? bytes : bytes.substr(nl + 1);
-  return plain_part(last) == last.size() && (last.empty() || static_cast<unsigned char>(last.back()) < 0x80);
-}
+// libvterm 0.1.4 crashes on a wide character in a screen one column wide.
+constexpr int min_cols = 2;
 
 /// How many bytes at the end of `bytes` begin a UTF-8 character they do not finish.
 size_t open_character(std::string_view bytes) {
@@ -165,7 +408,9 @@ size_t open_character(std::string_view bytes) {
     auto c = static_cast<unsigned char>(bytes[bytes.size() - back]);
     if ((c & 0xc0) == 0x80)
       continue; // a continuation byte: its lead is further back
-    size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    if (c < 0xc2 || c > 0xf4)
+      return 0; // ASCII, or no character's start: nothing to wait for
+    size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
     return length > back ? back : 0;
   }
   return 0;
@@ -181,14 +426,23 @@ struct TerminalScreen::Impl {
   std::string replies;
   std::string keys;
   bool typing = false;
-  bool plain_end = true; // the parser is in a line of plain text (ends_plain)
-  Margins margins;
+  ParserWatch parser;
+  std::string rewritten;     // a chunk's bytes with its REPs replaced (ParserWatch::pass)
+  std::string held_sequence; // an escape sequence a chunk ended inside (ParserWatch::pass)
   // The start of a character the last chunk did not finish: libvterm 0.1.4 shows a
   // character cut between two writes as U+FFFD when text came before it.
   std::string held;
 
-  Impl(int rows, int cols) {
-    vt = vterm_new(std::max(rows, 1), std::max(cols, 1));
+  Impl(int rows, int cols) { make(rows, cols); }
+  ~Impl() { vterm_free(vt); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  /// A fresh terminal of that size (the one before, if any, freed).
+  void make(int rows, int cols) {
+    if (vt)
+      vterm_free(vt);
+    vt = vterm_new(std::max(rows, 1), std::max(cols, min_cols));
     vterm_set_utf8(vt, 1);
     vterm_output_set_callback(
       vt, [](const char* s, size_t len, void* self) {
@@ -200,9 +454,8 @@ struct TerminalScreen::Impl {
     vterm_screen_enable_altscreen(screen, 1);
     vterm_screen_reset(screen, 1);
   }
-  ~Impl() { vterm_free(vt); }
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
+
+  void write(std::string_view bytes) { vterm_input_write(vt, bytes.data(), bytes.size()); }
 
   Status type_key(std::string_view name) {
     int mod = VTERM_MOD_NONE;
@@ -255,8 +508,8 @@ TerminalScreen& TerminalScreen::operator=(TerminalScreen&&) noexcept = default;
 
 void TerminalScreen::feed(std::string_view bytes) {
   std::string joined;
-  if (!impl_->held.empty()) {
-    joined = std::exchange(impl_->held, {});
+  if (!impl_->held_sequence.empty() || !impl_->held.empty()) {
+    joined = std::exchange(impl_->held_sequence, {}) + std::exchange(impl_->held, {});
     joined += bytes;
     bytes = joined;
   }
@@ -265,23 +518,50 @@ void TerminalScreen::feed(std::string_view bytes) {
   bytes.remove_suffix(open);
   if (bytes.empty())
     return;
+  int rows = 0, cols = 0;
+  vterm_get_size(impl_->vt, &rows, &cols);
   // What is left out, and the line ends that scroll it off, come before any
-  // sequence of this chunk: the margins before it are those they meet.
-  bool margins = impl_->margins.any();
-  impl_->margins.note(bytes);
-  if (impl_->plain_end && !margins) {
-    int rows = 0, cols = 0;
-    vterm_get_size(impl_->vt, &rows, &cols);
+  // sequence of this chunk: the state before it is what they meet.
+  bool may_leave_out = impl_->parser.at == ParserWatch::in::ground && !impl_->parser.margins();
+  bytes = impl_->parser.pass(bytes, static_cast<size_t>(rows) * static_cast<size_t>(cols), impl_->rewritten,
+                             impl_->held_sequence);
+  if (may_leave_out) {
     VTermPos cursor;
     vterm_state_get_cursorpos(vterm_obtain_state(impl_->vt), &cursor);
     bytes.remove_prefix(scrolled_off(bytes, rows, cursor.row == rows - 1));
   }
-  impl_->plain_end = ends_plain(impl_->plain_end, bytes);
-  vterm_input_write(impl_->vt, bytes.data(), bytes.size());
+  impl_->write(bytes);
 }
 
 void TerminalScreen::resize(int rows, int cols) {
-  vterm_set_size(impl_->vt, std::max(rows, 1), std::max(cols, 1));
+  // libvterm 0.1.4's own resize leaves its state broken in many ways (a scroll region
+  // past the new size, rows dropped below the cursor, the alternate screen's other
+  // buffer, insert mode), and a later erase, scroll or character crashes: the
+  // screen is made anew at the new size, the text it showed written into it where
+  // it was, and the modes, keypad and character sets set again (ParserWatch). Its
+  // program redraws for the new size anyway.
+  auto before = render();
+  auto& parser = impl_->parser;
+  impl_->make(rows, cols);
+  rows = std::max(rows, 1);
+  std::string out;
+  if (parser.alternate())
+    out += "\x1b[?1049h";
+  // The rows up to the cursor's, the cursor kept on the screen; no wrap of a row
+  // wider than the new width.
+  int shift = std::max(0, before.cursor_row - (rows - 1));
+  out += "\x1b[?7l";
+  for (int row = shift; row < static_cast<int>(before.rows.size()) && row - shift < rows; ++row)
+    if (!before.rows[row].empty())
+      out += fmt::format("\x1b[{}H{}", row - shift + 1, before.rows[row]);
+  out += "\x1b[?7h" + parser.restore();
+  out += fmt::format("\x1b[{};{}H", before.cursor_row - shift + 1, before.cursor_col + 1);
+  // Inside a string (a title being set): the rest of it is read as one again.
+  if (parser.at == ParserWatch::in::osc || parser.at == ParserWatch::in::string ||
+      parser.at == ParserWatch::in::string_escape)
+    out += std::string("\x1b") + parser.string_opener + (parser.at == ParserWatch::in::string_escape ? "\x1b" : "");
+  parser.region = parser.columns = false;
+  impl_->write(out);
 }
 
 Screen TerminalScreen::render(size_t max_bytes) const {
