@@ -108,12 +108,15 @@ void stop(function_actor_t* self, ToolState state) {
   state.kind = state_kind::stopped;
   // A failure carries what it reported since the last look, as a process's does (its
   // last words say why: "disk full"); a result is what the function set.
-  if (!state.ok && state.content.empty())
+  uint64_t cut_before = 0; // of that, what the cap had cut already
+  if (!state.ok && state.content.empty()) {
     state.content = std::exchange(st.output, {});
+    cut_before = std::exchange(st.omitted, 0);
+  }
   // Held to the output cap as a process's output is (its head and tail, the whole in
   // a spill file): an MCP tool's megabyte would otherwise reach the model whole.
   // A failure's text is its error's message (an MCP result marked isError).
-  uint64_t omitted = 0;
+  uint64_t omitted = cut_before;
   std::string file;
   for (auto* text : {&state.content, &state.error.message}) {
     // One spill file: the first text cut has it.

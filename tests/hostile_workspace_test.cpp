@@ -246,7 +246,7 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      "sk-ant-api03-abcdefghijklmnop0123456789ABCDEFGH", "token: github_pat_11ABCDEFG0123456789_abcdefghijk",
                      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn",
                      // And by a security review: basic auth without its header's name, a .netrc.
-                     "Basic dXNlcjpwYXNz", "machine h login u password p"})
+                     "Basic dXNlcjpwYXNz", "machine h login u password p", "Basic  dXNlcjpwYXNz", "Basic\tdXNlcjpwYXNz"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
   // Prefixes inside a word, or followed by too little, are no tokens.
   for (auto value : {"desk-top", "task-runner-for-everything-here", "npm_config_user_agent", "ghp_short", "AKIAx",
@@ -255,7 +255,8 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      "/usr/bin:/home/u/.local/share/virtualenvs/sk-image-tools-AbCdEf12/bin",
                      "feature/sk-1234-add-login-page-support-for-everyone-here", "/opt/xoxb-bridge-tools/bin",
                      "sk-payments-api-7d9f8b6c4-x2v9p", "sk-the-long-name-of-some-project-without-numbers",
-                     "Basic authentication", "a basic setup", "the machine's password policy"})
+                     "Basic authentication", "a basic setup", "the machine's password policy", "Basic Authentication",
+                     "BASIC PROGRAMMING", "Basic Settings", "--basic Configuration"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? value : "", "");
 }
 
@@ -306,6 +307,15 @@ CAF_TEST(git config from the environment reaches a tool whole or not at all) {
                                      "GIT_CONFIG_VALUE_1=Authorization: Bearer abc123", "LANG=C"};
   env = environ_of(secret);
   CAF_CHECK_EQUAL(tool_environment(env.data(), {}, {}, {}), std::vector<std::string>{"LANG=C"});
+  // A key may hold the secret (url.<with a token>.insteadOf), or be named to drop.
+  std::vector<std::string> in_key = {"GIT_CONFIG_COUNT=1",
+                                     "GIT_CONFIG_KEY_0=url.https://x-access-token:ghp_AAAAbbbbCCCCddddEEEEffffGGGGhhhh1234@"
+                                     "github.com/.insteadOf",
+                                     "GIT_CONFIG_VALUE_0=https://github.com/", "LANG=C"};
+  env = environ_of(in_key);
+  CAF_CHECK_EQUAL(tool_environment(env.data(), {}, {}, {}), std::vector<std::string>{"LANG=C"});
+  env = environ_of(plain);
+  CAF_CHECK_EQUAL(tool_environment(env.data(), {}, {}, {"GIT_CONFIG_KEY_0"}), std::vector<std::string>{"LANG=C"});
 }
 
 namespace {

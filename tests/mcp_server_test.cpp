@@ -985,6 +985,14 @@ CAF_TEST(over HTTP an initialize inside a session and a protocol version header 
   CAF_CHECK_EQUAL(again.status, 400);
   CAF_CHECK(contains(again.body, "initialize opens a new session: send it without Mcp-Session-Id"));
   CAF_CHECK(again.header("mcp-session-id").empty());
+  // With the id of a session that is gone (ended when idle, the server restarted): a new one.
+  auto anew = l.post(l.request("initialize", Json::object()
+                                               .set("protocolVersion", "2025-06-18")
+                                               .set("capabilities", Json::object())
+                                               .set("clientInfo", Json::object().set("name", "t").set("version", "1"))),
+                     "0123456789abcdef0123456789abcdef");
+  CAF_CHECK_EQUAL(anew.status, 200);
+  CAF_CHECK(!anew.header("mcp-session-id").empty());
   auto other = l.post(l.request("ping"), sid, "MCP-Protocol-Version: 2025-03-26\r\n");
   CAF_CHECK_EQUAL(other.status, 400);
   CAF_CHECK(contains(other.body, "is not the version this session agreed on at initialize (2025-06-18)"));

@@ -1589,6 +1589,12 @@ CAF_TEST(the launchers search PATH as execvp does but never the working director
     std::filesystem::current_path(here);
     CAF_CHECK(relative.error.starts_with("cannot start 'jp-path-probe': not found in PATH"));
     CAF_CHECK(empty.error.starts_with("cannot start 'jp-path-probe': not found in PATH"));
+    // Found, with an interpreter that is not: said so, not "not found".
+    std::ofstream(b / "jp-path-probe") << "#!/bin/sh\r\necho from-b\r\n";
+    auto crlf = run_with_path(b.string());
+    std::ofstream(b / "jp-path-probe") << "#!/bin/sh\necho from-b\n";
+    CAF_CHECK(crlf.error.starts_with("cannot start 'jp-path-probe': " + (b / "jp-path-probe").string() +
+                                     " is there, but the interpreter"));
   }
   use_launcher(launcher_kind::vfork);
 }

@@ -36,7 +36,9 @@ PermissionDecision decide_permission(const ToolConfig& tool, std::optional<actio
 
 std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> action, const PermissionPolicy& policy) {
   auto& why_nobody = policy.why_nobody;
-  auto allow = fmt::format(fmt::runtime(policy.allow_hint), tool.name);
+  auto allow = policy.allow_hint;
+  if (auto at = allow.find("{}"); at != std::string::npos) // a program's text: no format string
+    allow.replace(at, 2, tool.name);
   // The key that asks: `run`, or the action's own where spawn.permissions sets it.
   auto key = permission_key(tool, action);
   auto setting = key.substr(key.rfind('.') + 1);

@@ -429,9 +429,11 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   if (request)
     id = &*request_id;
   if (request && method->is_string() && method->as_string() == "initialize") {
-    // A second initialize inside a session would make another beside it (stdio
-    // refuses one too): a new session is an initialize without the header.
-    if (!std::string_view(req["Mcp-Session-Id"]).empty())
+    // A second initialize inside a live session would make another beside it (stdio
+    // refuses one too): a new session is an initialize without the header, or with
+    // that of a session that ended (a client whose session went idle starts anew so).
+    if (auto named = st.sessions.find(std::string(req["Mcp-Session-Id"]));
+        named != st.sessions.end() && !named->second->ending)
       return respond_rpc_error(400, *id, mcp::invalid_request,
                                "initialize opens a new session: send it without Mcp-Session-Id (this one is "
                                "initialized already; DELETE it to end it)");

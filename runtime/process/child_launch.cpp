@@ -390,4 +390,9 @@ Launched launch_child(const ChildLaunch& l, launcher_kind kind) {
   return r;
 }
 
+std::string program_in_path(const std::string& name) {
+  int error = 0;
+  return name.find('/') == std::string::npos ? program_file(name, &error) : std::string();
+}
+
 } // namespace jp

@@ -47,4 +47,8 @@ enum class launcher_kind { boost_v2, posix_spawn, vfork };
 
 Launched launch_child(const ChildLaunch& l, launcher_kind kind);
 
+/// The file a program named without a '/' runs from, searched as launch_child searches
+/// (PATH's absolute directories only); "" when there is none.
+std::string program_in_path(const std::string& name);
+
 } // namespace jp

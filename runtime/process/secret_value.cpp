@@ -149,15 +149,20 @@ bool authorization(std::string_view value) {
     if (word && token != std::string_view::npos && token > at + 6)
       return true;
   }
-  // "Basic dXNlcjpwYXNz": user:password in base64 (not "Basic usage").
-  for (size_t at = find_nocase(value, "basic ", 0); at != std::string_view::npos;
-       at = find_nocase(value, "basic ", at + 1)) {
+  // "Basic dXNlcjpwYXNz": user:password in base64; not "Basic Settings" nor "BASIC
+  // PROGRAMMING" (a word: one case, or one capital).
+  for (size_t at = find_nocase(value, "basic", 0); at != std::string_view::npos;
+       at = find_nocase(value, "basic", at + 1)) {
     bool word = at == 0 || !std::isalnum(static_cast<unsigned char>(value[at - 1]));
-    auto token = value.substr(at + 6);
-    auto end = token.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=");
-    token = token.substr(0, end);
-    bool mixed = std::any_of(token.begin(), token.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c)); });
-    if (word && token.size() >= 8 && mixed)
+    auto from = value.find_first_not_of(" \t", at + 5);
+    if (!word || from == std::string_view::npos || from == at + 5)
+      continue;
+    auto token = value.substr(from);
+    token = token.substr(0, token.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="));
+    auto count = [&](auto pred) { return std::count_if(token.begin(), token.end(), [&](char c) { return pred(static_cast<unsigned char>(c)); }); };
+    bool base64 = count(::isdigit) > 0 || token.find_first_of("+/=") != std::string_view::npos ||
+                  (count(::isupper) >= 2 && count(::islower) >= 2);
+    if (token.size() >= 8 && base64)
       return true;
   }
   return false;

@@ -134,9 +134,10 @@ bool given(std::string_view kv, const std::vector<std::string>& pass, const std:
 }
 
 /// git's config from the environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n,
-/// GIT_CONFIG_VALUE_n) is one: a KEY_n is a config key's name (no secret), and git
-/// refuses to run when a pair is cut. Passed whole, or left out whole when a value
-/// would be (an http.extraheader's token).
+/// GIT_CONFIG_VALUE_n) is one: a KEY_n is a config key's name, not a secret by its
+/// variable's name, and git refuses to run when a pair is cut. Passed whole, or left
+/// out whole when any of it would be by its value (an http.extraheader's token, a
+/// url.<https://x-access-token:...@host/>.insteadOf key) or by `drop`.
 bool git_config_part(std::string_view name) {
   return name == "GIT_CONFIG_COUNT" || name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_");
 }
@@ -152,8 +153,13 @@ std::vector<bool> given_each(const Entries& env, const std::vector<std::string>&
     auto name = name_of(kv);
     bool git = git_config_part(name);
     out.push_back(git || given(kv, pass, drop));
-    if (git && !name.starts_with("GIT_CONFIG_KEY_") && !given(kv, pass, drop))
-      git_config = false;
+    if (git && !named_in(name, pass)) {
+      auto value = kv.substr(std::min(kv.size(), name.size() + 1));
+      bool secret = named_in(name, drop) || secret_looking_value(value) ||
+                    (!name.starts_with("GIT_CONFIG_KEY_") && secret_looking_name(name));
+      if (secret)
+        git_config = false;
+    }
   }
   if (!git_config) {
     size_t i = 0;
