@@ -134,10 +134,8 @@ size_t scrolled_off(std::string_view bytes, int rows, bool at_bottom) {
 /// byte over the whole output (a sequence may be cut anywhere by a pty's reads):
 /// whether it is between sequences; whether a scroll region or left and right margins
 /// may be set, after which line ends do not scroll the whole screen; the last
-/// character printed. And it answers REP (CSI n b, repeat the last character)
-/// itself: libvterm 0.1.4 loops forever on one before any character and crashes on
-/// one after a wide character at the right margin, and a tool's output must do
-/// neither to jp-actors.
+/// character printed. And it keeps from libvterm 0.1.4 what crashes or hangs it
+/// (pass()): a tool's output must do neither to jp-actors.
 struct ParserWatch {
   enum class in { ground, escape, escape_intermediate, csi, osc, string, string_escape };
   in at = in::ground;
@@ -150,11 +148,11 @@ struct ParserWatch {
   bool keypad = false;
   char g0 = 'B', g1 = 'B';
   bool shifted = false;
-  char string_opener = 'P'; // the string being read: ']' (OSC), or P X ^ _
+  char string_opener = 'P'; // the string being read: ']' (OSC) or 'P' (DCS)
   std::string csi;      // the parameter and intermediate bytes of the CSI being read
-  // Past 64 bytes or 16 parameters: libvterm 0.1.4 writes a CSI's 17th parameter past
-  // its array (a crash a tool's output could cause). Such a CSI is dropped whole,
-  // never fed, however many chunks it spans.
+  // Past 64 bytes or 15 separators (16 parameters): libvterm 0.1.4 writes a CSI's
+  // 17th parameter past its array. Such a CSI is dropped whole, never fed, however
+  // many chunks it spans.
   bool csi_too_long = false;
   std::string last;     // the last character printed (UTF-8), for REP
   std::string partial;  // the start of a character being printed
@@ -185,11 +183,13 @@ struct ParserWatch {
     return out;
   }
 
-  /// `bytes` as libvterm is to get them, the state moved past them: a REP replaced by
-  /// what it repeats (dropped when nothing was printed yet; `limit`: the most
-  /// characters it writes, the screen's cells), and an escape sequence the chunk
-  /// ends inside (up to 64 bytes) held back in `held` for the next, so that a REP
-  /// is whole when it is seen.
+  /// `bytes` as libvterm is to get them, the state moved past them: a REP (CSI n b)
+  /// replaced by what it repeats (libvterm looped forever on one before any
+  /// character, crashed on one after a wide character at the margin; dropped when
+  /// nothing was printed yet; `limit`: the most characters it writes, the screen's
+  /// cells); a CSI too long, a cut-short or invalid one, DECALN, and a DCS but its
+  /// controls, dropped; and an escape sequence the chunk ends inside (up to 4 KiB)
+  /// held back in `held` for the next, so that no CSI is fed in part.
   std::string_view pass(std::string_view bytes, size_t limit, std::string& rewritten, std::string& held) {
     size_t copied = 0;              // bytes[0, copied) are in `rewritten`, when it is used
     bool rewriting = false;
