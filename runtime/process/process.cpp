@@ -233,10 +233,11 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
     return fmt::format("cannot start '{}': {} (a relative path is found from the tool's working directory, {}; "
                        "the workspace, unless the tool sets its cwd)",
                        prog, errno_text(err), spec.cwd.empty() ? "jp-actors' own" : "'" + cut_text(spec.cwd, 200) + "'");
-  if (err == ENOENT && spec.argv[0].find('/') == std::string::npos && !program_in_path(spec.argv[0]).empty())
+  auto found = err == ENOENT ? program_in_path(spec.argv[0]) : std::string(); // "" for a path
+  if (!found.empty())
     return fmt::format("cannot start '{}': {} is there, but the interpreter its first line (#!) names was not "
                        "found (a line end of \\r\\n makes one), or a library it needs",
-                       prog, cut_text(program_in_path(spec.argv[0]), 200));
+                       prog, cut_text(found, 200));
   if (err == ENOENT && spec.argv[0].find('/') == std::string::npos)
     return fmt::format("cannot start '{}': not found in PATH (its absolute directories: a program of the working "
                        "directory runs only by a path, ./{})",

@@ -196,25 +196,19 @@ struct ParserWatch {
     size_t sequence = 0;            // where the escape sequence being read began (a CSI
                                     // being dropped: at this chunk's start)
     in before_sequence = in::ground; // and what was before it
-    // The sequence that ends at bytes[end] (begun in this chunk) gives way to `with`.
-    auto replace = [&](size_t end, std::string_view with) {
+    // bytes[from, end] give way to `with`.
+    auto cut = [&](size_t from, size_t end, std::string_view with) {
       if (!rewriting) {
         rewritten.clear();
         rewriting = true;
       }
-      rewritten.append(bytes.substr(copied, sequence - copied));
+      rewritten.append(bytes.substr(copied, from - copied));
       rewritten.append(with);
       copied = end + 1;
     };
-    // Byte `i` goes.
-    auto drop = [&](size_t i) {
-      if (!rewriting) {
-        rewritten.clear();
-        rewriting = true;
-      }
-      rewritten.append(bytes.substr(copied, i - copied));
-      copied = i + 1;
-    };
+    // The sequence that ends at bytes[end] (begun in this chunk) gives way to `with`.
+    auto replace = [&](size_t end, std::string_view with) { cut(sequence, end, with); };
+    auto drop = [&](size_t i) { cut(i, i, {}); }; // byte `i` goes
     for (size_t i = 0; i < bytes.size(); ++i) {
       auto c = static_cast<unsigned char>(bytes[i]);
       // A sequence cut short (by ESC, CAN or SUB) is dropped: libvterm would drop it
