@@ -385,6 +385,49 @@ CAF_TEST(a character cut between two chunks shows on the screen) {
   CAF_CHECK_EQUAL(s.render().rows, (std::vector<std::string>{"abécd日"}));
 }
 
+CAF_TEST(what follows a sequence left out is read as libvterm would read it with the sequence) {
+  // An ESC that the next ESC makes void, in a DCS or an OSC, stayed open in libvterm
+  // when the sequence after it was left out or a REP replaced, and the P after the
+  // cut opened a DCS whose status query crashed libvterm 0.1.4.
+  TerminalScreen dcs(4, 20);
+  dcs.feed("\x1bP\x1b\x1b[\x80P$qj\x1b\\");
+  auto after_dcs = dcs.render();
+  CAF_CHECK_EQUAL(after_dcs.rows, (std::vector<std::string>{"P$qj"}));
+  TerminalScreen osc(4, 20);
+  osc.feed("A\x1b]0;t\x1b\x1b[3bP$qj\x1b\\");
+  auto after_osc = osc.render();
+  CAF_CHECK_EQUAL(after_osc.rows, (std::vector<std::string>{"AAAAP$qj"}));
+}
+
+CAF_TEST(a C1 control as UTF-8 is not printed however its bytes came) {
+  // U+0080..U+009F: libvterm 0.1.4 printed it as a character of width -1 and, in
+  // insert mode on a narrow screen, crashed. Its two bytes may come together, or
+  // with controls or plain text between them (libvterm's decoder waited for the
+  // second across both): then the first is dropped, and the second shows as any
+  // stray byte does, as U+FFFD.
+  TerminalScreen s(4, 10);
+  s.feed("\x1b[4h" "a\xc2\x9b" "b\xc2\xa9");
+  auto together = s.render();
+  CAF_CHECK_EQUAL(together.rows, (std::vector<std::string>{"ab©"}));
+  TerminalScreen narrow(12, 21);
+  narrow.feed("\x1b[4h");
+  narrow.resize(2, 2);
+  narrow.feed("\xc2\r;;\x99m");
+  auto apart = narrow.render();
+  CAF_CHECK_EQUAL(apart.rows, (std::vector<std::string>{";;", "\xef\xbf\xbd" "m"}));
+  TerminalScreen split(4, 10);
+  split.feed("x\xc2");
+  split.feed("\r;;");
+  split.feed("\x99y");
+  auto chunks = split.render();
+  CAF_CHECK_EQUAL(chunks.rows, (std::vector<std::string>{";;\xef\xbf\xbd" "y"}));
+  // A byte past 0x7F ends a CSI as invalid, and what follows it is text.
+  TerminalScreen csi(5, 20);
+  csi.feed("\x1b[4h" "\x1b[\xa1\xc2\x99m");
+  auto after_csi = csi.render();
+  CAF_CHECK_EQUAL(after_csi.rows, (std::vector<std::string>{"m"}));
+}
+
 CAF_TEST(a screen past the cap keeps the rows nearest the cursor) {
   // Ten rows of ten bytes, the cursor on the fourth: 35 bytes keep it and the rows
   // either side of it; the rest are left out, empty, and counted.

@@ -79,6 +79,12 @@ std::optional<char> control_byte(uint32_t c) {
   return std::nullopt;
 }
 
+/// Whether `c` after 0xC2 makes U+0080..U+009F, a C1 control as UTF-8.
+bool c1_continuation(char c) {
+  auto b = static_cast<unsigned char>(c);
+  return b >= 0x80 && b <= 0x9f;
+}
+
 /// How much of `text` is plain from its start: printable characters, \n \r \t \b,
 /// and whole colour sequences (ESC [ digits m), which set only the pen (a screen is
 /// rendered as text). No other sequence and no C1 control as UTF-8: nothing that
@@ -97,7 +103,7 @@ size_t plain_part(std::string_view text) {
       i = j;
     } else if (c < 0x20 ? !(c == '\n' || c == '\r' || c == '\t' || c == '\b') : c == 0x7f) {
       return i;
-    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+    } else if (c == 0xc2 && i + 1 < text.size() && c1_continuation(text[i + 1])) {
       return i; // U+0080..U+009F: a C1 control (CSI is U+009B)
     }
   }
@@ -206,15 +212,23 @@ struct ParserWatch {
       rewritten.append(with);
       copied = end + 1;
     };
-    // The sequence that ends at bytes[end] (begun in this chunk) gives way to `with`.
-    auto replace = [&](size_t end, std::string_view with) { cut(sequence, end, with); };
+    // The sequence that ends at bytes[end] (begun in this chunk) gives way to `with`,
+    // after a CAN: an ESC before the sequence, which its own ESC would have made
+    // void (libvterm's ESC ESC), or an OSC it would have ended, must not go on into
+    // what comes after the cut (ESC ESC [ <dropped> P made a DCS of the P).
+    std::string replacement;
+    auto replace = [&](size_t end, std::string_view with) {
+      replacement.assign(1, '\x18');
+      replacement += with;
+      cut(sequence, end, replacement);
+    };
     auto drop = [&](size_t i) { cut(i, i, {}); }; // byte `i` goes
     for (size_t i = 0; i < bytes.size(); ++i) {
       auto c = static_cast<unsigned char>(bytes[i]);
       // A sequence cut short (by ESC, CAN or SUB) is dropped: libvterm would drop it
       // too, and must not read on in it if a REP after it is replaced.
-      bool cut = at == in::csi || at == in::escape || at == in::escape_intermediate;
-      if ((c == 0x1b || c == 0x18 || c == 0x1a) && cut && i > sequence && sequence >= copied)
+      bool in_sequence = at == in::csi || at == in::escape || at == in::escape_intermediate;
+      if ((c == 0x1b || c == 0x18 || c == 0x1a) && in_sequence && i > sequence && sequence >= copied)
         replace(i - 1, "");
       if (c == 0x18 || c == 0x1a) { // CAN, SUB: any sequence ends
         at = in::ground;
@@ -226,12 +240,27 @@ struct ParserWatch {
       }
       switch (at) {
         case in::ground:
-          if (c == 0x1b)
+          if (c == 0x1b) {
             at = in::escape;
-          else if (c >= 0x20 && c != 0x7f)
+          } else if (c == 0xc2 && !(i + 1 < bytes.size() && static_cast<unsigned char>(bytes[i + 1]) >= 0xa0 &&
+                                    static_cast<unsigned char>(bytes[i + 1]) <= 0xbf)) {
+            // 0xC2 that does not begin U+00A0..U+00BF: with 0x80..0x9F after it, a C1
+            // control as UTF-8, which libvterm 0.1.4 prints as a character of width
+            // -1 (in insert mode it scrolls the row by it and crashes). Dropped with
+            // that byte, as other terminals ignore it; a lone 0xC2 is dropped alone,
+            // as libvterm's decoder would wait across controls and plain text for
+            // its second byte.
+            if (i + 1 < bytes.size() && c1_continuation(bytes[i + 1])) {
+              cut(i, i + 1, "");
+              ++i;
+            } else {
+              drop(i);
+            }
+          } else if (c >= 0x20 && c != 0x7f) {
             printed(c);
-          else if (c == 0x0e || c == 0x0f) // SO, SI: G1 or G0
+          } else if (c == 0x0e || c == 0x0f) { // SO, SI: G1 or G0
             shifted = c == 0x0e;
+          }
           break;
         case in::escape:
         case in::string_escape:
@@ -281,6 +310,10 @@ struct ParserWatch {
           // invalid, and it ends without effect. A C0 control is done inside it.
           if (c == 0x1b) {
             at = in::escape;
+          } else if (c >= 0x80) { // invalid, as above (were it kept, what follows would be read as text)
+            at = in::ground;
+            if (sequence >= copied)
+              replace(i, "");
           } else if (c >= 0x20 && c <= 0x3f) {
             auto leader = [](char x) { return x >= 0x3c && x <= 0x3f; };
             auto intermediate = [](char x) { return x >= 0x20 && x <= 0x2f; };
