@@ -3,7 +3,9 @@
 SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= 2
-FUZZ_SECONDS ?= 10
+# 0: each fuzz target runs its fixed number of inputs (tests/fuzz/run_all), the same
+# on every machine; N: each runs N seconds instead (a longer local run).
+FUZZ_SECONDS ?= 0
 # A fixed seed keeps CI reproducible; FUZZ_SEED=0 lets libFuzzer pick one (exploring).
 FUZZ_SEED ?= 1
 FUZZ_TARGETS = argv_template tool_output tool_arguments provider_stream config mcp_reply conversation_log \
@@ -46,13 +48,13 @@ run: build
 	./$(BUILD)/jp-actors run examples/quickstart.toml
 
 # The full suite: every test (the benchmark's smoke run and the install test too),
-# built once, with ASan and UBSan; then each fuzz target for FUZZ_SECONDS. One build,
+# built once, with ASan and UBSan; then each fuzz target on its inputs. One build,
 # not a plain one and a sanitized one: on 2 cores the two builds alone took most of
 # the 20 minutes the suite may take.
 test: test-deps
 	$(MAKE) test-asan
 	$(MAKE) fuzz
-	@echo "make test: every test passed under ASan and UBSan (the test files' own code under ASan); fuzz targets ran $(FUZZ_SECONDS) s each"
+	@echo "make test: every test passed under ASan and UBSan (the test files' own code under ASan); fuzz targets ran their inputs (tests/fuzz/run_all)"
 
 # The tests alone (the quick loop while developing).
 check: build
@@ -92,8 +94,9 @@ test-tsan: deps
 	    -T '^(huge output|a child that never reads stdin|apply to a tool that never reads stdin)' > $(BUILD)-tsan/$$t.log 2>&1 \
 	  || { cat $(BUILD)-tsan/$$t.log; exit 1; }; done
 
-# The libFuzzer targets of tests/fuzz (clang, ASan, UBSan), each run FUZZ_SECONDS on
-# its seed corpus (new inputs go to a scratch directory).
+# The libFuzzer targets of tests/fuzz (clang, ASan, UBSan), each run on its seed
+# corpus (new inputs go to a scratch directory): a fixed number of inputs, or
+# FUZZ_SECONDS each.
 fuzz: test-deps
 	@[ -f $(BUILD)-fuzz/CMakeCache.txt ] || cmake -S . -B $(BUILD)-fuzz -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCMAKE_C_COMPILER=clang -DJP_FUZZ=ON
