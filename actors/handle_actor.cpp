@@ -205,7 +205,17 @@ OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
                                 bytes.size());
     return taken;
   }
-  taken.content = readable_text(bytes, last ? nullptr : &st.held_sequence);
+  if (taken.omitted == 0) {
+    taken.content = readable_text(bytes, last ? nullptr : &st.held_sequence);
+    return taken;
+  }
+  // The head and the tail each on its own: a redraw of lines in the tail (cursor up)
+  // must not reach back over the omission into the head.
+  auto head_end = bytes.size() - taken.content.size() + taken.head;
+  auto marker = omission_marker(taken.omitted);
+  std::string_view all(bytes);
+  taken.content = readable_text(all.substr(0, head_end)) + marker +
+                  readable_text(all.substr(head_end + marker.size()), last ? nullptr : &st.held_sequence);
   return taken;
 }
 

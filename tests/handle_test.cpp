@@ -113,6 +113,22 @@ CAF_TEST(fetch returns only the output since the previous look; apply writes std
   CAF_CHECK_EQUAL(a.state.content + st.content, "got hello\ntwo\n");
 }
 
+CAF_TEST(a redraw of lines in the tail of cut output does not reach over the omission) {
+  // The tail moves up five lines, over the omission marker into the head: each is
+  // read as its own screen of lines, the marker kept.
+  LaunchSpec s = shell("printf 'a\\nb\\nc\\n'; head -c 20000 /dev/zero | tr '\\0' x; printf '\\033[5AX\\n'");
+  s.output_cap = 4096;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("cut"), s);
+  CAF_REQUIRE_EQUAL(err, "");
+  auto res = await_all(*this, {"cut"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto content = r.state.content + res.completed[0].state.content;
+  CAF_CHECK(content.starts_with("a\nb\nc\nxxx"));
+  CAF_CHECK(contains(content, "xxx\n\xe2\x80\xa6["));
+  CAF_CHECK(contains(content, " bytes omitted]\xe2\x80\xa6\nxxx"));
+  CAF_CHECK(content.ends_with("xxxX\n"));
+}
+
 CAF_TEST(exit status and exit by signal are reported as such) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("e"), shell("echo oops >&2; exit 3"));
   ask<HandleReport>(registry, spawn_atom::value, std::string("s"), shell("kill -9 $$"));

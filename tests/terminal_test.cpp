@@ -227,8 +227,39 @@ CAF_TEST(the output of a pipe cut inside a sequence or with hostile moves stays 
   held.clear();
   CAF_CHECK_EQUAL(readable_text("a\x1b[31mb", &held), "ab");
   CAF_CHECK_EQUAL(held, "");
-  // Private sequences (a cursor hidden) and moves to other lines show nothing.
+  // Private sequences (a cursor hidden) show nothing, and a move up stops at the
+  // first line.
   CAF_CHECK_EQUAL(readable_text("\x1b[?25lup\x1b[2Aok\x1b[?25h\n"), "upok\n");
+}
+
+CAF_TEST(a progress over several lines leaves its last frame) {
+  // docker pull's layers: up over them, each redrawn and erased to its end.
+  std::string pull = "layer1: 10%\nlayer2: 5%\n";
+  for (auto frame : {"50%", "done"})
+    pull += fmt::format("\x1b[2A\rlayer1: {}\x1b[K\nlayer2: {}\x1b[K\n", frame, frame);
+  CAF_CHECK_EQUAL(readable_text(pull + "pulled\n"), "layer1: done\nlayer2: done\npulled\n");
+  // rich (pip): to the start of the line above (CSI F), all below erased (CSI J).
+  CAF_CHECK_EQUAL(readable_text("a\nb\nc\n\x1b[3F\x1b[Jdone\n"), "done\n");
+  CAF_CHECK_EQUAL(readable_text("x\ny\n\x1b[2F\x1b[1EY\n"), "x\nY\n");
+  // In a terminal: the same through its text, CR LF and all.
+  CAF_CHECK_EQUAL(shown("a 1%\r\nb 1%\r\n\x1b[2Aa 99%\r\nb 99%\r\n\x1b[1B"), "a 99%\nb 99%\n");
+  // A move up stops at the first line a look holds; lines further back than 64, and
+  // those above a line of 1,024 characters or more, are handed on as they are, and a
+  // move up stops at the first line kept.
+  CAF_CHECK_EQUAL(readable_text("\x1b[5Ax\n"), "x\n");
+  std::string many;
+  for (int i = 0; i < 300; ++i)
+    many += fmt::format("L{}\n", i);
+  auto redrawn = readable_text(many + "\x1b[400AX");
+  CAF_CHECK(redrawn.starts_with("L0\nL1\n"));
+  CAF_CHECK(redrawn.find("\nL236\nX237\nL238\n") != std::string::npos);
+  CAF_CHECK(redrawn.ends_with("\nL299\n"));
+  std::string wide(1024, 'w');
+  CAF_CHECK_EQUAL(readable_text("a\n" + wide + "\nb\n\x1b[9AX\n"), "a\n" + wide + "\nX\n");
+  // A line as long as a line is kept is handed on with the lines above it, in order,
+  // and a move up stops at what is left of it.
+  std::string long_line(20000, 'a');
+  CAF_CHECK_EQUAL(readable_text("top\n" + long_line + "\x1b[1Ab\n"), "top\n" + long_line + "b\n");
 }
 
 CAF_TEST(screen renders rows and cursor) {

@@ -50,9 +50,6 @@ size_t utf8_skip(std::string_view s) {
   return i;
 }
 
-std::string omission_marker(uint64_t n) {
-  return fmt::format("\n…[{} bytes omitted]…\n", n);
-}
 
 // The spill file's tail is held in memory until the file is closed: at most this much
 // (and a chunk more), so a flooding tool costs a few MiB, not the file.
@@ -247,7 +244,9 @@ OutputBuffer::Taken OutputBuffer::take() {
     if (auto nl = tail.find('\n'); nl != std::string_view::npos && nl < tail.size() / 8)
       tail.remove_prefix(nl + 1);
     t.omitted = pending_ - head_.size() - tail.size();
-    t.content = fmt::format("{}\n…[{} bytes omitted]…\n{}", head_, t.omitted, tail);
+    t.head = head_.size();
+    t.content = head_ + omission_marker(t.omitted);
+    t.content += tail;
     t.spill_path = spill_path_;
   }
   window_.clear();
@@ -264,6 +263,10 @@ std::string OutputBuffer::peek_tail(size_t n) const {
     src.remove_prefix(src.size() - n);
   src.remove_prefix(utf8_skip(src));
   return std::string(src);
+}
+
+std::string omission_marker(uint64_t n) {
+  return fmt::format("\n…[{} bytes omitted]…\n", n);
 }
 
 } // namespace jp

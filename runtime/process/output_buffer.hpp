@@ -42,6 +42,7 @@ public:
   struct Taken {
     std::string content;    // head + "\n…[N bytes omitted]…\n" + tail when cut
     uint64_t omitted = 0;   // bytes left out of content
+    size_t head = 0;        // content's bytes before the omission marker, when cut
     std::string spill_path; // set when something was cut; says "(not written: why)" or
                             // "(incomplete: why)" when writing it failed
   };
@@ -94,5 +95,8 @@ private:
   int spill_fd_ = -1;
   bool spill_done_ = false;  // closed, or writing failed: nothing more is written
 };
+
+/// What stands for `n` bytes left out between a head and a tail.
+std::string omission_marker(uint64_t n);
 
 } // namespace jp

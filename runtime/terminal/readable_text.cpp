@@ -1,6 +1,7 @@
 #include "runtime/terminal/readable_text.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <vector>
 
 namespace jp {
@@ -54,6 +55,7 @@ public:
   /// At the line's end, and as long as a line is kept: what it holds goes on as written.
   bool full() const { return cursor_ == cells_.size() && cells_.size() >= max_cells; }
   size_t column() const { return cursor_; }
+  size_t size() const { return cells_.size(); }
   /// CSI K: 0 erases from the cursor to the end, 1 from the start to the cursor, 2 all.
   /// Cells already blank are not blanked again: a flood of erases costs what its
   /// text does.
@@ -83,20 +85,111 @@ private:
   size_t blank_to_ = 0; // cells_ before it are blank
 };
 
-/// A CSI sequence's effect on the line: erasing it and moving along it; the rest
-/// (colours, modes, moves to other lines) shows nothing.
-void apply_csi(Line& line, std::string_view params, char final) {
+/// The lines of what a look hands over, as a terminal shows them: a program's
+/// progress over several lines (cursor up, each line redrawn, the rest erased: pip,
+/// docker, cargo) leaves its last frame, not every frame. Lines further back than
+/// `max_rows`, and those above a long one (output, not a progress's line: a move
+/// up keeps no more than its text costs), are handed on as they are; a move up
+/// stops at the first line kept.
+class Lines {
+public:
+  Line& line() { return rows_[row_]; }
+  /// A line feed: the next line, at its start; a new one below the last.
+  void feed(std::string& out) {
+    if (row_ + 1 < rows_.size()) {
+      ++row_;
+      line().to_column(0);
+      return;
+    }
+    bool long_line = line().size() >= long_row;
+    if (long_line || rows_.size() == max_rows) {
+      hand_on(out, long_line ? rows_.size() : 1);
+      rows_.emplace_back(std::move(spare_)); // its cells' room, used again
+    } else {
+      rows_.emplace_back();
+    }
+    row_ = rows_.size() - 1;
+  }
+  void up(size_t n) {
+    auto col = line().column();
+    row_ -= std::min(n, row_);
+    line().to_column(col);
+  }
+  void down(size_t n) {
+    auto col = line().column();
+    row_ = std::min(row_ + n, rows_.size() - 1);
+    line().to_column(col);
+  }
+  /// CSI J: erases from the cursor to the end of the screen.
+  void erase_below() {
+    line().erase(0);
+    rows_.resize(row_ + 1);
+  }
+  /// A line as long as a line is kept: it and the lines above it are handed on, the
+  /// rest of it goes on as a line of its own.
+  void hand_on_full(std::string& out) {
+    hand_on(out, row_);
+    line().end(out);
+  }
+  void end(std::string& out) {
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      rows_[i].end(out);
+      if (i + 1 < rows_.size())
+        out += '\n';
+    }
+    rows_.assign(1, Line{});
+    row_ = 0;
+  }
+
+private:
+  static constexpr size_t max_rows = 64;
+  static constexpr size_t long_row = 1024;
+
+  /// The first `n` lines, each with its line break (the last one's kept as spare).
+  void hand_on(std::string& out, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      rows_.front().end(out);
+      out += '\n';
+      spare_ = std::move(rows_.front());
+      rows_.pop_front();
+    }
+    row_ -= std::min(n, row_);
+  }
+
+  std::deque<Line> rows_ = std::deque<Line>(1);
+  size_t row_ = 0;
+  Line spare_;
+};
+
+/// A CSI sequence's effect on the lines: erasing and moving along a line, moving up
+/// and down them, erasing below; the rest (colours, modes) shows nothing.
+void apply_csi(Lines& lines, std::string_view params, char final) {
   if (!params.empty() && !in(params[0], '0', '9') && params[0] != ';')
     return; // a private sequence (CSI ? 25 l)
   int n = 0;
   for (size_t i = 0; i < params.size() && in(params[i], '0', '9') && n < 100000; ++i)
     n = n * 10 + (params[i] - '0');
   size_t count = std::max(n, 1);
+  auto& line = lines.line();
   switch (final) {
     case 'K': line.erase(n); break;
     case 'G': line.to_column(count - 1); break;
     case 'C': line.to_column(line.column() + count); break;
     case 'D': line.to_column(line.column() - std::min(count, line.column())); break;
+    case 'A': lines.up(count); break;
+    case 'B': lines.down(count); break;
+    case 'F':
+      lines.up(count);
+      lines.line().to_column(0);
+      break;
+    case 'E':
+      lines.down(count);
+      lines.line().to_column(0);
+      break;
+    case 'J':
+      if (n == 0)
+        lines.erase_below();
+      break;
     default: break;
   }
 }
@@ -107,9 +200,9 @@ struct Sequence {
   bool cut = false;
 };
 
-/// The sequence that starts at `i` (an ESC), applied to the line. A malformed one is
+/// The sequence that starts at `i` (an ESC), applied to the lines. A malformed one is
 /// dropped as far as it was read; an unended string (OSC) keeps its text.
-Sequence sequence(std::string_view s, size_t i, Line& line) {
+Sequence sequence(std::string_view s, size_t i, Lines& lines) {
   if (i + 1 == s.size())
     return {s.size(), true};
   char kind = s[i + 1];
@@ -124,7 +217,7 @@ Sequence sequence(std::string_view s, size_t i, Line& line) {
     if (j == s.size() || !in(s[j], 0x40, 0x7E))
       return {j, j == s.size()};
     if (j == intermediates)
-      apply_csi(line, params, s[j]);
+      apply_csi(lines, params, s[j]);
     return {j + 1};
   }
   if (kind == ']' || kind == 'P' || kind == 'X' || kind == '^' || kind == '_') {
@@ -154,12 +247,12 @@ std::string readable_text(std::string_view s, std::string* held) {
     return std::string(s);
   std::string out;
   out.reserve(s.size());
-  Line line;
+  Lines lines;
   for (size_t i = 0; i < s.size();) {
     char c = s[i];
+    auto& line = lines.line();
     if (c == '\n') {
-      line.end(out);
-      out += '\n';
+      lines.feed(out);
       ++i;
     } else if (c == '\r') {
       line.to_column(0);
@@ -168,7 +261,7 @@ std::string readable_text(std::string_view s, std::string* held) {
       line.to_column(line.column() - std::min<size_t>(1, line.column()));
       ++i;
     } else if (c == ESC) {
-      auto seq = sequence(s, i, line);
+      auto seq = sequence(s, i, lines);
       // Cut by the end of what was written so far: its rest comes with the next look.
       if (seq.cut && held && s.size() - i <= max_string) {
         held->assign(s.substr(i));
@@ -179,13 +272,13 @@ std::string readable_text(std::string_view s, std::string* held) {
       ++i; // BEL and the other controls show nothing
     } else {
       if (line.full())
-        line.end(out);
+        lines.hand_on_full(out);
       auto n = char_length(s, i);
-      line.put(s.substr(i, n));
+      lines.line().put(s.substr(i, n));
       i += n;
     }
   }
-  line.end(out);
+  lines.end(out);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // A pipe's output as the model reads it: each line as a terminal would show it. A
-// progress bar's redraws (CR, erase-line, cursor left) leave their last frame, colours
-// and other escape sequences are dropped, backspace erases; plain text stays as it is.
+// progress bar's redraws (CR, erase-line, cursor left; cursor up over several lines)
+// leave their last frame, colours and other escape sequences are dropped, backspace
+// erases; plain text stays as it is.
 // Applied to what a look hands over (at most the output cap), not to the spill file,
 // which keeps the bytes as written.
 #pragma once

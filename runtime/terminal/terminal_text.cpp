@@ -88,6 +88,8 @@ void TerminalText::put_line_edit(std::string& out, unsigned char final_byte) {
   std::size_t n = csi_.empty() || csi_.size() > 4 ? 1 : std::max(1, std::stoi(csi_));
   if (final_byte == 'G')
     column_ = n - 1;
+  else if (final_byte == 'E' || final_byte == 'F')
+    column_ = 0;
   else if (final_byte == 'C')
     column_ += n;
   else if (final_byte == 'D')
@@ -157,7 +159,8 @@ void TerminalText::step(std::string& out, unsigned char c) {
     case st::csi:
       if (c >= 0x40 && c <= 0x7e) {
         state_ = st::text;
-        if (c == 'K' || c == 'G' || c == 'C' || c == 'D')
+        if (std::string_view("KGCDABEF").find(static_cast<char>(c)) != std::string_view::npos ||
+            (c == 'J' && (csi_.empty() || csi_ == "0")))
           put_line_edit(out, c);
         else if (c == 'h' || c == 'l')
           switch_screen(out, c);

@@ -1,7 +1,9 @@
 // Raw pty output -> text for an LLM: drops terminal control sequences and turns CRLF
 // into LF. What redraws a line -- a lone CR after text, backspace, erase in line
-// (CSI K), cursor to column, right and left (CSI G, C, D) -- is kept, for a look to show the line
-// as it was left (readable_text: a progress bar's last frame, not every frame).
+// (CSI K), cursor to column, right and left (CSI G, C, D) -- and what redraws lines
+// above -- cursor up and down (CSI A, B, F, E), erase below (CSI J) -- is kept, for a
+// look to show the lines as they were left (readable_text: a progress bar's last
+// frame, not every frame).
 // A full-screen program's output (between switching to the alternate screen and
 // back: vi, less, top, watch) is no line of text; a terminal keeps none of it in its
 // scrollback, and neither does this: one line says the program took the screen, one
