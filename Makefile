@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 0
 # A fixed seed keeps CI reproducible; FUZZ_SEED=0 lets libFuzzer pick one (exploring).
 FUZZ_SEED ?= 1
 FUZZ_TARGETS = argv_template tool_output tool_arguments provider_stream config mcp_reply conversation_log \
-               terminal_screen
+               terminal_screen terminal_text
 DEBIAN_PACKAGES = g++ cmake make pkg-config libcaf-dev libcaf-openssl0.17 \
   libsimdjson-dev libfmt-dev libboost1.81-dev libboost-filesystem1.81-dev \
   libtomlplusplus-dev libcli11-dev libcurl4-openssl-dev libvterm-dev libssl-dev libmd4c-dev \
