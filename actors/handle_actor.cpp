@@ -283,7 +283,8 @@ void probe_input_wait(handle_actor_t* self) {
     }
     return;
   }
-  set_input_wait(self, st.watch.probe(st.proc->pid()));
+  auto quiet_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - st.last_output);
+  set_input_wait(self, st.watch.probe(st.proc->pid(), quiet_for));
 }
 
 bool quiet(const handle_state& st, clock::time_point now) {

@@ -47,12 +47,14 @@ void InputWatch::saw(std::string_view text) {
   keep_tail(recent_, text, recent_text_bytes);
 }
 
-bool InputWatch::probe(pid_t pid) const {
+bool InputWatch::probe(pid_t pid, std::chrono::milliseconds quiet_for) const {
   bool waits = false;
   if (prompt_)
     waits = prompt_->found_in(after_last_line(recent_));
-  if (!waits && (terminal_ || pipe_))
-    waits = input_reader(pid, terminal_) != 0;
+  if (!waits && (terminal_ || pipe_)) {
+    bool brief_poll = false;
+    waits = input_reader(pid, terminal_, &brief_poll) != 0 && (!brief_poll || quiet_for >= brief_poll_quiet);
+  }
   return waits;
 }
 

@@ -5,6 +5,7 @@
 // watched only with a prompt pattern.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,8 +31,11 @@ public:
   /// New plain text from the tool.
   void saw(std::string_view text);
   /// Whether the tool (group leader `pid`) waits now: its last line matches the
-  /// prompt, or it reads its terminal.
-  bool probe(pid_t pid) const;
+  /// prompt, or it reads its terminal; if in a poll that ends within a second by
+  /// itself (it may look for a key between frames of its progress), once its output
+  /// has been quiet (`quiet_for`) for `brief_poll_quiet`.
+  bool probe(pid_t pid, std::chrono::milliseconds quiet_for) const;
+  static constexpr std::chrono::milliseconds brief_poll_quiet{1500};
   /// Who reads the tool's input now (else `leader`) and how often it has run: taken
   /// as input goes in, to tell later that the tool took it without a word.
   struct ReaderMark {

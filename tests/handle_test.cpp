@@ -1105,6 +1105,33 @@ for p in 50 100; do printf '\033[2A\rl1: %s%%\033[K\nl2: %s%%\033[K\n' $p $p; do
   CAF_CHECK_EQUAL(content, "l1: 100%\nl2: 100%\npulled\n");
 }
 
+CAF_TEST(a pty program that looks for a key between frames of its progress is not waiting) {
+  // It polls its terminal for 0.1 s between frames: found there as the output
+  // settles, it was taken as asking, its progress line the question. A poll that
+  // ends by itself counts once the output has been quiet for 1.5 s.
+  auto spec = pty_spec(*this, {"perl", "-e", R"($| = 1;
+for my $i (1 .. 15) { print "\r$i/15"; my $r = ""; vec($r, 0, 1) = 1; select($r, undef, undef, 0.1); }
+print "\ndone\n";)"});
+  spec.settle_ms = 30;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("frames"), spec);
+  CAF_REQUIRE_EQUAL(err, "");
+  CAF_CHECK(r.state.stopped());
+  CAF_CHECK(contains(r.state.content, "15/15\ndone\n"));
+  // The same poll with nothing printed: waiting, once quiet long enough.
+  auto idle = pty_spec(*this, {"perl", "-e", R"($| = 1; print "name> ";
+my $r = ""; vec($r, 0, 1) = 1; until (select(my $x = $r, undef, undef, 0.1)) {}
+my $l = <STDIN>; print "got $l";)"});
+  idle.settle_ms = 30;
+  auto [w, werr] = ask<HandleReport>(registry, spawn_atom::value, std::string("idle"), idle);
+  CAF_REQUIRE_EQUAL(werr, "");
+  CAF_REQUIRE(w.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(w.state.question.text, "name>");
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("idle"), std::string(R"("bob\n")"),
+                                     LookOptions{10000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(contains(a.state.content, "got bob"));
+}
+
 CAF_TEST(a pty handle gives plain text and renders its screen) {
   auto spec = pty_spec(*this, {"bash", "-c", R"(printf '\033]0;title\007\033[1;31mred\033[0m\r\nnext\n'; read -r x; echo "got $x")"});
   spec.rows = 5;

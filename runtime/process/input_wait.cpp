@@ -1,6 +1,7 @@
 #include "runtime/process/input_wait.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/process/proc_stat.hpp"
@@ -32,8 +35,8 @@ bool same_file(pid_t a, int fd_a, pid_t b, int fd_b, bool terminal) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/// The syscall `pid` is blocked in and its first argument; false when it runs.
-bool blocked_syscall(pid_t pid, long& nr, long& arg0) {
+/// The syscall `pid` is blocked in and its arguments; false when it runs.
+bool blocked_syscall(pid_t pid, long& nr, unsigned long (&args)[6]) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/syscall", static_cast<int>(pid));
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
@@ -45,13 +48,63 @@ bool blocked_syscall(pid_t pid, long& nr, long& arg0) {
   if (n <= 0)
     return false;
   buf[n] = '\0';
-  // "running", or "<nr> <arg0 in hex> ...", or "-1 ..." (blocked outside a syscall).
+  // "running", or "<nr> <arg0 in hex> ... <arg5> <sp> <pc>", or "-1 ..." (blocked
+  // outside a syscall).
   char* end = nullptr;
   nr = std::strtol(buf, &end, 10);
   if (end == buf || nr < 0)
     return false;
-  arg0 = std::strtol(end, nullptr, 16);
+  for (auto& arg : args)
+    arg = std::strtoul(end, &end, 16);
   return true;
+}
+
+/// `n` bytes of `pid`'s memory at `address` (a child's: ours to read).
+bool read_memory(pid_t pid, unsigned long address, void* into, size_t n) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/mem", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  auto got = ::pread(fd, into, n, static_cast<off_t>(address));
+  ::close(fd);
+  return got == static_cast<ssize_t>(n);
+}
+
+/// The timeout of the poll / select `pid` sleeps in, in milliseconds: -1 when it
+/// has none (it waits for its fds alone), or that cannot be told.
+int64_t poll_timeout_ms(pid_t pid, long nr, const unsigned long (&args)[6]) {
+  auto in_ms = [](int64_t secs, int64_t fraction_ns) {
+    return secs < 0 || fraction_ns < 0 ? int64_t{-1} : std::min<int64_t>(secs, INT32_MAX) * 1000 + fraction_ns / 1000000;
+  };
+  auto timespec_at = [&](unsigned long address) {
+    struct timespec ts{};
+    return address != 0 && read_memory(pid, address, &ts, sizeof ts) ? in_ms(ts.tv_sec, ts.tv_nsec) : int64_t{-1};
+  };
+  switch (nr) {
+#ifdef SYS_poll
+    case SYS_poll:
+      return static_cast<int>(args[2]);
+#endif
+#ifdef SYS_epoll_wait
+    case SYS_epoll_wait:
+#endif
+    case SYS_epoll_pwait:
+      return static_cast<int>(args[3]);
+    case SYS_ppoll:
+      return timespec_at(args[2]);
+    case SYS_pselect6:
+      return timespec_at(args[4]);
+#ifdef SYS_select
+    case SYS_select: {
+      struct timeval tv{};
+      return args[4] != 0 && read_memory(pid, args[4], &tv, sizeof tv) ? in_ms(tv.tv_sec, tv.tv_usec * 1000)
+                                                                        : int64_t{-1};
+    }
+#endif
+    default:
+      return -1;
+  }
 }
 
 bool is_read(long nr) {
@@ -145,13 +198,22 @@ bool listens(pid_t pid) {
 /// input and it listens on no port (a REPL waiting for a line, e.g. Python's
 /// readline; vim). Not on a pipe, nor a server on a terminal: an event loop polls its
 /// stdin among its sockets.
-bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls) {
-  long nr = 0, arg0 = 0;
-  if (!blocked_syscall(pid, nr, arg0))
+/// `brief_poll`: set when it is a poll that ends within a second by itself (a program
+/// that looks for a key between the frames of its progress, not only a reader).
+bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls, bool* brief_poll) {
+  long nr = 0;
+  unsigned long args[6] = {};
+  if (!blocked_syscall(pid, nr, args))
     return false;
   if (is_read(nr))
-    return same_file(pid, static_cast<int>(arg0), leader, 0, terminal);
-  return polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal) && !listens(pid);
+    return same_file(pid, static_cast<int>(args[0]), leader, 0, terminal);
+  if (!(polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal) && !listens(pid)))
+    return false;
+  if (brief_poll) {
+    auto timeout = poll_timeout_ms(pid, nr, args);
+    *brief_poll = timeout >= 0 && timeout <= 1000;
+  }
+  return true;
 }
 
 /// Up to `max` descendants of `pid` (its children first), by the kernel's lists of
@@ -196,7 +258,9 @@ std::vector<pid_t> descendants(pid_t pid, size_t max, size_t max_lists) {
 
 } // namespace
 
-pid_t input_reader(pid_t leader, bool terminal) {
+pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll) {
+  if (brief_poll)
+    *brief_poll = false;
   pid_t reader = leader;
   pid_t foreground = 0;
   if (terminal) {
@@ -206,7 +270,7 @@ pid_t input_reader(pid_t leader, bool terminal) {
     if (st->tpgid > 0)
       reader = foreground = st->tpgid; // the foreground job's leader reads the terminal
   }
-  if (reads_input(reader, leader, terminal, terminal))
+  if (reads_input(reader, leader, terminal, terminal, brief_poll))
     return reader;
   // A child reading it while its parent waits for it, or reads what it writes:
   // `git commit`'s editor, a shell's `cd x && python3 ask.py` or `x=$(head -n1)`,
@@ -220,7 +284,7 @@ pid_t input_reader(pid_t leader, bool terminal) {
       auto st = read_proc_stat(child);
       in_foreground = st && st->pgid == foreground;
     }
-    if (reads_input(child, leader, terminal, in_foreground))
+    if (reads_input(child, leader, terminal, in_foreground, brief_poll))
       return child;
   }
   return 0;

@@ -12,7 +12,9 @@ namespace jp {
 /// foreground job of `leader`'s session (in a read, or a poll / select), else
 /// `leader` itself, reading what `leader`'s fd 0 is; or one of `leader`'s
 /// descendants (the first 32) blocked reading it (on a terminal, polling it too when
-/// in the foreground job). 0 when none is, or that cannot be told.
-pid_t input_reader(pid_t leader, bool terminal);
+/// in the foreground job). 0 when none is, or that cannot be told. `brief_poll`, if
+/// given: set when the reader is in a poll that ends within a second by itself (it
+/// may be a program looking for a key between frames of its progress).
+pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll = nullptr);
 
 } // namespace jp
