@@ -275,15 +275,15 @@ void probe_input_wait(handle_actor_t* self) {
   st.probe_due = false;
   if (!detects_input_wait(st) || asked(st))
     return;
+  auto quiet_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - st.last_output);
   if (st.unanswered) {
     // No output since the input went in: it waits again once it took the input.
-    if (st.watch.reads_again(st.proc->pid(), *st.unanswered)) {
+    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for)) {
       st.unanswered.reset();
       set_input_wait(self, true);
     }
     return;
   }
-  auto quiet_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - st.last_output);
   set_input_wait(self, st.watch.probe(st.proc->pid(), quiet_for));
 }
 

@@ -67,11 +67,12 @@ InputWatch::ReaderMark InputWatch::mark_reader(pid_t leader) const {
   return {reader, run_count(reader)};
 }
 
-bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark) const {
+bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark, std::chrono::milliseconds quiet_for) const {
   if (mark.pid == 0)
     return false;
-  pid_t reader = input_reader(leader, terminal_);
-  if (reader == 0)
+  bool brief_poll = false;
+  pid_t reader = input_reader(leader, terminal_, &brief_poll);
+  if (reader == 0 || (brief_poll && quiet_for < brief_poll_quiet))
     return false;
   if (reader != mark.pid || mark.line_open)
     return true;

@@ -50,7 +50,8 @@ public:
   /// marked one woken since. (Its blocked read alone says nothing: it may not have
   /// been handed the input yet.) With `mark.line_open` the terminal keeps the text
   /// until its line ends: the marked reader, still asleep, waits for the rest.
-  bool reads_again(pid_t leader, const ReaderMark& mark) const;
+  /// A poll that ends by itself counts as in probe(), once quiet for long enough.
+  bool reads_again(pid_t leader, const ReaderMark& mark, std::chrono::milliseconds quiet_for) const;
   /// The question of a tool found waiting: its current line (its last 200 bytes,
   /// whole characters), if it shows one.
   Question question() const;

@@ -430,12 +430,38 @@ CAF_TEST(what follows a sequence left out is read as libvterm would read it with
   CAF_CHECK_EQUAL(after_osc.rows, (std::vector<std::string>{"AAAAP$qj"}));
 }
 
+CAF_TEST(a sequence left out keeps the controls in it and leaves the parser where libvterm would be) {
+  // libvterm does a C0 control inside a CSI where it comes: the line feed inside
+  // this cut-short one moves the cursor down.
+  TerminalScreen controls(4, 10);
+  controls.feed("ab\x1b[1\n\x1b[mcd");
+  auto moved = controls.render();
+  CAF_CHECK_EQUAL(moved.rows, (std::vector<std::string>{"ab", "  cd"}));
+  // An ESC after ESC ( starts anew: ESC c resets, and the screen's state follows.
+  TerminalScreen reset(6, 20);
+  reset.feed("\x1b[?1049hALT");
+  reset.feed("\x1b(\x1b" "c");
+  reset.feed("hello");
+  reset.resize(6, 20);
+  reset.feed("\x1b[?1049l");
+  auto after_reset = reset.render();
+  CAF_CHECK_EQUAL(after_reset.rows, (std::vector<std::string>{"hello"}));
+  // A flood of REPs writes no more than two screens a chunk, and never overflows
+  // libvterm's stack (a code point per byte of a write).
+  TerminalScreen big(50, 100);
+  std::string reps = "x";
+  for (int i = 0; i < 584; ++i)
+    reps += "\x1b[9999b";
+  big.feed(reps);
+  auto flooded = big.render();
+  CAF_CHECK_EQUAL(flooded.rows.size(), 50u);
+}
+
 CAF_TEST(a C1 control as UTF-8 is not printed however its bytes came) {
   // U+0080..U+009F: libvterm 0.1.4 printed it as a character of width -1 and, in
   // insert mode on a narrow screen, crashed. Its two bytes may come together, or
-  // with controls or plain text between them (libvterm's decoder waited for the
-  // second across both): then the first is dropped, and the second shows as any
-  // stray byte does, as U+FFFD.
+  // with controls between them (libvterm's decoder waited for the second across
+  // them): then each shows as U+FFFD, as any stray byte does.
   TerminalScreen s(4, 10);
   s.feed("\x1b[4h" "a\xc2\x9b" "b\xc2\xa9");
   auto together = s.render();
@@ -452,6 +478,10 @@ CAF_TEST(a C1 control as UTF-8 is not printed however its bytes came) {
   split.feed("\x99y");
   auto chunks = split.render();
   CAF_CHECK_EQUAL(chunks.rows, (std::vector<std::string>{";;\xef\xbf\xbd" "y"}));
+  TerminalScreen latin1(4, 10);
+  latin1.feed("x\xc2" "A");
+  auto lone = latin1.render();
+  CAF_CHECK_EQUAL(lone.rows, (std::vector<std::string>{"x\xef\xbf\xbd" "A"}));
   // A byte past 0x7F ends a CSI as invalid, and what follows it is text.
   TerminalScreen csi(5, 20);
   csi.feed("\x1b[4h" "\x1b[\xa1\xc2\x99m");

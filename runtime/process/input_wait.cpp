@@ -211,7 +211,13 @@ bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls, bool* brief
     return false;
   if (brief_poll) {
     auto timeout = poll_timeout_ms(pid, nr, args);
-    *brief_poll = timeout >= 0 && timeout <= 1000;
+    // Read from its memory: only if it still sleeps in the same call (else the
+    // memory may have been reused). A call restarted after a signal shows what was
+    // left of its time: a long one may look brief then, once.
+    long again_nr = 0;
+    unsigned long again[6] = {};
+    bool same = blocked_syscall(pid, again_nr, again) && again_nr == nr && std::equal(args, args + 6, again);
+    *brief_poll = same && timeout >= 0 && timeout <= 1000;
   }
   return true;
 }

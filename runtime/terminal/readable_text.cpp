@@ -88,9 +88,10 @@ private:
 /// The lines of what a look hands over, as a terminal shows them: a program's
 /// progress over several lines (cursor up, each line redrawn, the rest erased: pip,
 /// docker, cargo) leaves its last frame, not every frame. Lines further back than
-/// `max_rows`, and those above a long one (output, not a progress's line: a move
-/// up keeps no more than its text costs), are handed on as they are; a move up
-/// stops at the first line kept.
+/// `max_rows`, and those above a long one ended at the bottom (output, not a
+/// progress's line: a move up keeps no more than its text costs), are handed on as
+/// they are; a move up stops at the first line kept. Lines as written, not a
+/// terminal's rows: a move over a line it wrapped goes one line further here.
 class Lines {
 public:
   Line& line() { return rows_[row_]; }

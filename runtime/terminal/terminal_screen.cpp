@@ -86,9 +86,10 @@ bool c1_continuation(char c) {
 }
 
 /// How much of `text` is plain from its start: printable characters, \n \r \t \b,
-/// and whole colour sequences (ESC [ digits m), which set only the pen (a screen is
-/// rendered as text). No other sequence and no C1 control as UTF-8: nothing that
-/// sets a mode, a tab stop, a scroll region or the cursor's place.
+/// CAN (nothing at ground: what a sequence left out became), and whole colour
+/// sequences (ESC [ digits m), which set only the pen (a screen is rendered as
+/// text). No other sequence and no C1 control as UTF-8: nothing that sets a mode, a
+/// tab stop, a scroll region or the cursor's place.
 size_t plain_part(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     auto c = static_cast<unsigned char>(text[i]);
@@ -101,7 +102,7 @@ size_t plain_part(std::string_view text) {
       if (j >= text.size() || text[j] != 'm')
         return i;
       i = j;
-    } else if (c < 0x20 ? !(c == '\n' || c == '\r' || c == '\t' || c == '\b') : c == 0x7f) {
+    } else if (c < 0x20 ? !(c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == 0x18) : c == 0x7f) {
       return i;
     } else if (c == 0xc2 && i + 1 < text.size() && c1_continuation(text[i + 1])) {
       return i; // U+0080..U+009F: a C1 control (CSI is U+009B)
@@ -216,24 +217,37 @@ struct ParserWatch {
     // after a CAN: an ESC before the sequence, which its own ESC would have made
     // void (libvterm's ESC ESC), or an OSC it would have ended, must not go on into
     // what comes after the cut (ESC ESC [ <dropped> P made a DCS of the P).
+    // The C0 controls inside it stay: libvterm does them where they come.
     std::string replacement;
     auto replace = [&](size_t end, std::string_view with) {
       replacement.assign(1, '\x18');
+      for (size_t k = sequence; k <= end; ++k) {
+        auto b = static_cast<unsigned char>(bytes[k]);
+        if (b < 0x20 && b != 0x00 && b != 0x18 && b != 0x1a && b != 0x1b)
+          replacement += static_cast<char>(b);
+      }
       replacement += with;
       cut(sequence, end, replacement);
     };
+    // What REPs may write in all, this chunk: a screenful each, and two in all (a
+    // program's redraw needs no more; a flood of REPs made 1 MB of each 4 KB chunk).
+    size_t repeats_left = 2 * limit;
     auto drop = [&](size_t i) { cut(i, i, {}); }; // byte `i` goes
     for (size_t i = 0; i < bytes.size(); ++i) {
       auto c = static_cast<unsigned char>(bytes[i]);
       // A sequence cut short (by ESC, CAN or SUB) is dropped: libvterm would drop it
       // too, and must not read on in it if a REP after it is replaced.
       bool in_sequence = at == in::csi || at == in::escape || at == in::escape_intermediate;
-      if ((c == 0x1b || c == 0x18 || c == 0x1a) && in_sequence && i > sequence && sequence >= copied)
+      if ((c == 0x1b || c == 0x18 || c == 0x1a) && in_sequence && i > sequence && sequence >= copied) {
         replace(i - 1, "");
+        at = in::ground; // libvterm is, after the CAN
+      }
       if (c == 0x18 || c == 0x1a) { // CAN, SUB: any sequence ends
         at = in::ground;
         continue;
       }
+      if (c == 0x0e || c == 0x0f) // SO, SI (G1 or G0), done wherever they come, as C0 controls are
+        shifted = c == 0x0e;
       if (c == 0x1b) {
         before_sequence = at != in::string_escape ? at : string_opener == ']' ? in::osc : in::string;
         sequence = i;
@@ -244,22 +258,22 @@ struct ParserWatch {
             at = in::escape;
           } else if (c == 0xc2 && !(i + 1 < bytes.size() && static_cast<unsigned char>(bytes[i + 1]) >= 0xa0 &&
                                     static_cast<unsigned char>(bytes[i + 1]) <= 0xbf)) {
-            // 0xC2 that does not begin U+00A0..U+00BF: with 0x80..0x9F after it, a C1
+            // 0xC2 that does not begin U+00A0..U+00BF. With 0x80..0x9F after it, a C1
             // control as UTF-8, which libvterm 0.1.4 prints as a character of width
-            // -1 (in insert mode it scrolls the row by it and crashes). Dropped with
-            // that byte, as other terminals ignore it; a lone 0xC2 is dropped alone,
-            // as libvterm's decoder would wait across controls and plain text for
-            // its second byte.
+            // -1 (in insert mode it scrolls the row by it and crashes): dropped with
+            // that byte, as other terminals ignore it. Alone, U+FFFD in its place, as
+            // libvterm shows it, whole: its decoder would wait for a second byte
+            // across controls and sequences, and take one that comes after them.
             if (i + 1 < bytes.size() && c1_continuation(bytes[i + 1])) {
               cut(i, i + 1, "");
               ++i;
             } else {
-              drop(i);
+              cut(i, i, "\xef\xbf\xbd");
+              last = "\xef\xbf\xbd";
+              partial.clear();
             }
           } else if (c >= 0x20 && c != 0x7f) {
             printed(c);
-          } else if (c == 0x0e || c == 0x0f) { // SO, SI: G1 or G0
-            shifted = c == 0x0e;
           }
           break;
         case in::escape:
@@ -272,8 +286,11 @@ struct ParserWatch {
             at = in::ground;
             break;
           }
-          if (at == in::string_escape)
+          if (at == in::string_escape || c == 0x1b) { // an ESC starts anew, intermediates gone
             at = in::escape;
+            if (c == 0x1b)
+              break;
+          }
           if (c == '[') {
             at = in::csi;
             csi.clear();
@@ -340,7 +357,8 @@ struct ParserWatch {
               size_t n = 0;
               for (size_t k = 0; k < csi.size() && std::isdigit(static_cast<unsigned char>(csi[k])) && n <= limit; ++k)
                 n = n * 10 + static_cast<size_t>(csi[k] - '0');
-              n = std::min(std::max<size_t>(n, 1), limit);
+              n = std::min({std::max<size_t>(n, 1), limit, repeats_left});
+              repeats_left -= last.empty() ? 0 : n;
               std::string repeated;
               for (size_t k = 0; k < n && !last.empty(); ++k)
                 repeated += last;
@@ -482,7 +500,19 @@ struct TerminalScreen::Impl {
     vterm_screen_reset(screen, 1);
   }
 
-  void write(std::string_view bytes) { vterm_input_write(vt, bytes.data(), bytes.size()); }
+  /// libvterm 0.1.4 puts a code point per byte of the rest of a write on its stack
+  /// (on_text's codepoints[len]): a long write overflowed it. At most 64 KiB at a
+  /// time, cut between characters (a sequence may be cut: its parser goes on).
+  void write(std::string_view bytes) {
+    constexpr size_t slice = 64 * 1024;
+    while (!bytes.empty()) {
+      size_t n = std::min(bytes.size(), slice);
+      while (n < bytes.size() && n > slice - 4 && (static_cast<unsigned char>(bytes[n]) & 0xc0) == 0x80)
+        --n; // not inside a character
+      vterm_input_write(vt, bytes.data(), n);
+      bytes.remove_prefix(n);
+    }
+  }
 
   Status type_key(std::string_view name) {
     int mod = VTERM_MOD_NONE;
