@@ -72,14 +72,23 @@ bool read_memory(pid_t pid, unsigned long address, void* into, size_t n) {
 }
 
 /// The timeout of the poll / select `pid` sleeps in, in milliseconds: -1 when it
-/// has none (it waits for its fds alone), or that cannot be told.
+/// has none (it waits for its fds alone), or that cannot be told. One passed by
+/// address is read from its memory, and trusted only if it still sleeps in the same
+/// call then (else that memory may have been reused). A call restarted after a
+/// signal shows what was left of its time: a long one may look brief then, once.
 int64_t poll_timeout_ms(pid_t pid, long nr, const unsigned long (&args)[6]) {
   auto in_ms = [](int64_t secs, int64_t fraction_ns) {
     return secs < 0 || fraction_ns < 0 ? int64_t{-1} : std::min<int64_t>(secs, INT32_MAX) * 1000 + fraction_ns / 1000000;
   };
+  auto read_at = [&](unsigned long address, void* into, size_t n) {
+    long again_nr = 0;
+    unsigned long again[6] = {};
+    return address != 0 && read_memory(pid, address, into, n) && blocked_syscall(pid, again_nr, again) &&
+           again_nr == nr && std::equal(args, args + 6, again);
+  };
   auto timespec_at = [&](unsigned long address) {
     struct timespec ts{};
-    return address != 0 && read_memory(pid, address, &ts, sizeof ts) ? in_ms(ts.tv_sec, ts.tv_nsec) : int64_t{-1};
+    return read_at(address, &ts, sizeof ts) ? in_ms(ts.tv_sec, ts.tv_nsec) : int64_t{-1};
   };
   switch (nr) {
 #ifdef SYS_poll
@@ -98,8 +107,7 @@ int64_t poll_timeout_ms(pid_t pid, long nr, const unsigned long (&args)[6]) {
 #ifdef SYS_select
     case SYS_select: {
       struct timeval tv{};
-      return args[4] != 0 && read_memory(pid, args[4], &tv, sizeof tv) ? in_ms(tv.tv_sec, tv.tv_usec * 1000)
-                                                                        : int64_t{-1};
+      return read_at(args[4], &tv, sizeof tv) ? in_ms(tv.tv_sec, tv.tv_usec * 1000) : int64_t{-1};
     }
 #endif
     default:
@@ -211,13 +219,7 @@ bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls, bool* brief
     return false;
   if (brief_poll) {
     auto timeout = poll_timeout_ms(pid, nr, args);
-    // Read from its memory: only if it still sleeps in the same call (else the
-    // memory may have been reused). A call restarted after a signal shows what was
-    // left of its time: a long one may look brief then, once.
-    long again_nr = 0;
-    unsigned long again[6] = {};
-    bool same = blocked_syscall(pid, again_nr, again) && again_nr == nr && std::equal(args, args + 6, again);
-    *brief_poll = same && timeout >= 0 && timeout <= 1000;
+    *brief_poll = timeout >= 0 && timeout <= 1000;
   }
   return true;
 }

@@ -50,7 +50,6 @@ size_t utf8_skip(std::string_view s) {
   return i;
 }
 
-
 // The spill file's tail is held in memory until the file is closed: at most this much
 // (and a chunk more), so a flooding tool costs a few MiB, not the file.
 constexpr uint64_t max_spill_tail = 1 << 20;

@@ -256,15 +256,15 @@ struct ParserWatch {
         case in::ground:
           if (c == 0x1b) {
             at = in::escape;
-          } else if (c == 0xc2 && !(i + 1 < bytes.size() && static_cast<unsigned char>(bytes[i + 1]) >= 0xa0 &&
-                                    static_cast<unsigned char>(bytes[i + 1]) <= 0xbf)) {
+          } else if (auto next = i + 1 < bytes.size() ? static_cast<unsigned char>(bytes[i + 1]) : 0;
+                     c == 0xc2 && !(next >= 0xa0 && next <= 0xbf)) {
             // 0xC2 that does not begin U+00A0..U+00BF. With 0x80..0x9F after it, a C1
             // control as UTF-8, which libvterm 0.1.4 prints as a character of width
             // -1 (in insert mode it scrolls the row by it and crashes): dropped with
             // that byte, as other terminals ignore it. Alone, U+FFFD in its place, as
             // libvterm shows it, whole: its decoder would wait for a second byte
             // across controls and sequences, and take one that comes after them.
-            if (i + 1 < bytes.size() && c1_continuation(bytes[i + 1])) {
+            if (next >= 0x80 && next <= 0x9f) {
               cut(i, i + 1, "");
               ++i;
             } else {
@@ -327,7 +327,7 @@ struct ParserWatch {
           // invalid, and it ends without effect. A C0 control is done inside it.
           if (c == 0x1b) {
             at = in::escape;
-          } else if (c >= 0x80) { // invalid, as above (were it kept, what follows would be read as text)
+          } else if (c >= 0x80) { // invalid too: it ends there (kept, what follows would be misread)
             at = in::ground;
             if (sequence >= copied)
               replace(i, "");
