@@ -14,6 +14,7 @@
 
 #include "../messages/child_spec.hpp"
 #include "../messages/json.hpp"
+#include "../messages/tool_limits.hpp"
 #include "../messages/tool_state.hpp"
 
 namespace jp {
@@ -179,6 +180,8 @@ struct RuntimeConfig {
   int64_t io_poll_us = -1;
   // Variables tools inherit even though their names look secret (*_TOKEN, ...).
   std::vector<std::string> pass_env;
+  // What every tool's processes may use ([runtime.tool_limits]; none set: ours).
+  ToolLimits tool_limits;
 };
 
 /// Limits of sub-agents ([agents] table; DESIGN.md "Sub-agents").

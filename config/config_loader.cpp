@@ -560,6 +560,20 @@ private:
       {"worker_threads", users_only("how this machine's cores are used", count(r.worker_threads, 1, 64))},
       {"io_poll_us", users_only("how this machine's cores are used", integer(r.io_poll_us, 0, 10000))},
       {"pass_env", users_only("which of your secrets its tools see", texts(r.pass_env))},
+      {"tool_limits", table([this](auto& lt, auto& key) { return tool_limits(lt, key); })},
+    });
+  }
+
+  /// [runtime.tool_limits]: the kernel's limits on every tool's processes
+  /// (messages/tool_limits.hpp). A workspace may only lower them (workspace_limits.cpp).
+  Status tool_limits(const toml::table& t, std::string_view key) {
+    auto& l = c_.runtime.tool_limits;
+    return read_fields(t, key, {
+      {"memory_mb", count(l.memory_mb, 16, int64_t{1} << 24)},
+      {"processes", count(l.processes, 1, int64_t{1} << 22)},
+      {"cpu_secs", count(l.cpu_secs, 1, 366 * 86400)},
+      {"file_size_mb", count(l.file_size_mb, 1, int64_t{1} << 24)},
+      {"open_files", count(l.open_files, 8, int64_t{1} << 20)},
     });
   }
 

@@ -1,6 +1,7 @@
 #include "config/workspace_limits.hpp"
 
 #include <fmt/format.h>
+#include <limits>
 
 #include "config/assistant_model.hpp"
 
@@ -22,6 +23,11 @@ namespace {
 //   background_after_secs): its own program can hold a call as long as it likes
 //   anyway, and an abort still ends it within runtime.abort_grace_secs. Of your
 //   tools it may set only wait_ms and settle_ms (below) among the limits.
+/// A limit where 0 means "none": the highest of all.
+double unless_zero(uint64_t v) {
+  return v == 0 ? std::numeric_limits<double>::infinity() : double(v);
+}
+
 struct Limit {
   std::string_view key;
   double (*value)(const Config&);
@@ -48,6 +54,13 @@ constexpr Limit limits[] = {
   {"assistant.request.max_backoff_secs", [](const Config& c) { return c.assistant.request.max_backoff_secs; }},
   {"assistant.request.max_response_bytes",
    [](const Config& c) { return double(c.assistant.request.max_response_bytes); }},
+  // What a tool's processes may use: not set is no limit, the highest.
+  {"runtime.tool_limits.memory_mb", [](const Config& c) { return unless_zero(c.runtime.tool_limits.memory_mb); }},
+  {"runtime.tool_limits.processes", [](const Config& c) { return unless_zero(c.runtime.tool_limits.processes); }},
+  {"runtime.tool_limits.cpu_secs", [](const Config& c) { return unless_zero(c.runtime.tool_limits.cpu_secs); }},
+  {"runtime.tool_limits.file_size_mb",
+   [](const Config& c) { return unless_zero(c.runtime.tool_limits.file_size_mb); }},
+  {"runtime.tool_limits.open_files", [](const Config& c) { return unless_zero(c.runtime.tool_limits.open_files); }},
 };
 
 struct ToolLimit {

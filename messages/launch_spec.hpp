@@ -9,6 +9,7 @@
 
 #include "agent_spec.hpp"
 #include "child_spec.hpp"
+#include "tool_limits.hpp"
 #include "tool_state.hpp"
 
 namespace jp {
@@ -48,6 +49,7 @@ struct LaunchSpec {
                                   // while no link below it is followed ("" = spill_dir)
   uint64_t spill_max_bytes = 64ull << 20;     // one spill file: head and tail kept beyond
   uint64_t spill_budget_bytes = 512ull << 20; // all of spill_dir: the oldest files go first
+  ToolLimits limits;              // what its processes may use ([runtime.tool_limits])
   // Notifications while nobody fetches or awaits it ([spawn.notifications]).
   bool notify_success = false;
   bool notify_failure = false;
@@ -65,7 +67,7 @@ typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
   return f(x.tool, x.node, x.arguments, x.argv, x.cwd, x.env, x.env_pass, x.env_drop, x.stdin_pipe, x.control_channel, x.pty, x.rows, x.cols,
            x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers,
            x.structured_output,
-           x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.spill_max_bytes, x.spill_budget_bytes, x.notify_success, x.notify_failure,
+           x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.spill_max_bytes, x.spill_budget_bytes, x.limits, x.notify_success, x.notify_failure,
            x.notify_content, x.notify_waiting, x.child, x.subagent, x.agent);
 }
 

@@ -30,6 +30,7 @@
 #include "child_wait.hpp"
 #include "contains.hpp"
 #include "marked_processes.hpp"
+#include "raise_limits.hpp"
 #include "temp_dir.hpp"
 #include "terminal_io.hpp"
 
@@ -173,6 +174,16 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   auto describe_typo = cli(R"(call describe_tools '{"tool":["shell"]}')");
   CAF_CHECK_NOT_EQUAL(describe_typo.status, 0);
   CAF_CHECK(describe_typo.out.find("unknown parameter `tool` (allowed: `tools`)") != std::string::npos);
+}
+
+CAF_TEST(tool limits from config bound what a call runs and a tool stopped by one is told which) {
+  auto files = cli(R"(--cfg runtime.tool_limits.open_files=64 call shell '{"command":"ulimit -n; ulimit -n 4096 2>/dev/null || echo held"}')");
+  CAF_CHECK_EQUAL(files.status, 0);
+  // (Held unless the tool has CAP_SYS_RESOURCE, which lets any process raise it.)
+  CAF_CHECK_EQUAL(files.out, jp::testing::may_raise_hard_limits() ? "64\n" : "64\nheld\n");
+  auto cpu = cli(R"(--cfg runtime.tool_limits.cpu_secs=1 call shell '{"command":"while :; do :; done"}')");
+  CAF_CHECK_NOT_EQUAL(cpu.status, 0);
+  CAF_CHECK(contains(cpu.out, "killed by signal 24 (SIGXCPU): it used up its CPU time limit"));
 }
 
 CAF_TEST(version prints the version and a command s help names the global options) {

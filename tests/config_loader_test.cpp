@@ -853,6 +853,54 @@ CAF_TEST(a workspace config may lower the limits that bound a run but not raise 
   CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 30.0);
 }
 
+CAF_TEST(tool limits are read with their ranges and a workspace may set or lower them but not raise them) {
+  Sandbox box;
+  box.user_config("[runtime.tool_limits]\nmemory_mb = 512\nprocesses = 2000\ncpu_secs = 600\n"
+                  "file_size_mb = 1024\nopen_files = 1024\n");
+  auto c = load_config(box.sources(), default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK(c->runtime.tool_limits == (ToolLimits{512, 2000, 600, 1024, 1024}));
+  CAF_CHECK(!default_config().runtime.tool_limits.any()); // none unless set
+  // --cfg sets one as any other key.
+  auto sources = box.sources();
+  sources.overrides.push_back("runtime.tool_limits.cpu_secs=60");
+  c = load_config(sources, default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK_EQUAL(c->runtime.tool_limits.cpu_secs, 60u);
+  // Out of range, of the wrong type or unknown: refused, naming the key and what is allowed.
+  const std::pair<const char*, const char*> bad[] = {
+    {"memory_mb = 8", "runtime.tool_limits.memory_mb: expected an integer from 16 to 16777216"},
+    {"open_files = 2", "runtime.tool_limits.open_files: expected an integer from 8 to 1048576"},
+    {"processes = 0", "runtime.tool_limits.processes: expected an integer from 1 to 4194304"},
+    {"cpu_secs = 1.5", "runtime.tool_limits.cpu_secs: expected an integer from 1 to 31622400"},
+    {"memory = 512", "runtime.tool_limits.memory: unknown key (allowed: "},
+  };
+  for (auto [toml, error] : bad) {
+    box.user_config(fmt::format("[runtime.tool_limits]\n{}\n", toml));
+    auto refused = load_config(box.sources(), default_config());
+    CAF_REQUIRE(!refused.ok());
+    CAF_CHECK_EQUAL(missing(refused.error(), error), "");
+  }
+  fs::remove(box.xdg / "jp-actors" / "config.toml");
+  // A workspace may set a limit you left unset, and lower one you set...
+  box.workspace_config("[runtime.tool_limits]\nmemory_mb = 256\n");
+  c = load_config(box.sources(), default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK_EQUAL(c->runtime.tool_limits.memory_mb, 256u);
+  box.user_config("[runtime.tool_limits]\nmemory_mb = 512\nopen_files = 1024\n");
+  c = load_config(box.sources(), default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK_EQUAL(c->runtime.tool_limits.memory_mb, 256u);
+  CAF_CHECK_EQUAL(c->runtime.tool_limits.open_files, 1024u);
+  // ... but not raise one.
+  auto ws = box.workspace_config("[runtime.tool_limits]\nopen_files = 4096\n");
+  c = load_config(box.sources(), default_config());
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": runtime.tool_limits.open_files: 4096 is more than the limit "
+                                                   "the layers before it set (1024,"),
+                  "");
+}
+
 CAF_TEST(a workspace config cannot tune how this machine runs its threads) {
   // Polling spins a core; neither is a limit to lower, both are about this machine.
   Sandbox box;

@@ -41,6 +41,7 @@
 #include "owned_children.hpp"
 #include "pidfd_pid.hpp"
 #include "proc_syscall.hpp"
+#include "raise_limits.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -1130,6 +1131,84 @@ CAF_TEST(every launcher starts a child alike) {
   CAF_CHECK_EQUAL(boost_pty, vfork_pty);
   CAF_CHECK(boost_pty.find("group\r\nsession\r\n") != std::string::npos);
   CAF_CHECK(boost_pty.find("tty\r\n") != std::string::npos);
+}
+
+namespace {
+
+/// `value`, or the hard limit of `resource` we run under where that is lower (what
+/// resource_limits gives a child: none above it).
+uint64_t within_ours(int resource, uint64_t value) {
+  rlimit now{};
+  ::getrlimit(resource, &now);
+  return now.rlim_max == RLIM_INFINITY ? value : std::min<uint64_t>(value, now.rlim_max);
+}
+
+/// A child's limits as bash reports them (KiB, processes, seconds, hard seconds,
+/// KiB, fds), then whether it could raise its open files, then a lowered soft one.
+constexpr const char* kLimitsProbe =
+  "ulimit -d; ulimit -u; ulimit -t; ulimit -H -t; ulimit -f; ulimit -n; "
+  "ulimit -n 100000 2>/dev/null && echo raised || echo held; ulimit -S -n 32 && ulimit -n";
+
+} // namespace
+
+CAF_TEST(every launcher but posix_spawn gives a child resource limits it cannot raise) {
+  SpawnSpec limited{{"bash", "-c", kLimitsProbe}, "", {}, false};
+  limited.limits = ToolLimits{64, 4000, 30, 5, 64};
+  // (Held unless it has CAP_SYS_RESOURCE, which lets any process raise them.)
+  auto expected = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n32\n", within_ours(RLIMIT_DATA, 64ull << 20) / 1024,
+                              within_ours(RLIMIT_NPROC, 4000), within_ours(RLIMIT_CPU, 30),
+                              within_ours(RLIMIT_CPU, 31), within_ours(RLIMIT_FSIZE, 5ull << 20) / 1024,
+                              within_ours(RLIMIT_NOFILE, 64),
+                              jp::testing::may_raise_hard_limits() ? "raised" : "held");
+  CAF_CHECK_EQUAL(start_report(launcher_kind::boost_v2, limited), expected);
+  {
+    Clone3As off(false);
+    CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, limited), expected);
+  }
+  CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, limited), expected);
+  // posix_spawn cannot set them before the program runs: the spawn is refused, saying why.
+  use_launcher(launcher_kind::posix_spawn);
+  IoThread io;
+  auto refused = spawn_process(io, limited, ProcessEvents{[](stream_kind, std::string_view) {}, [](const ExitInfo&) {}});
+  use_launcher(launcher_kind::vfork);
+  CAF_REQUIRE(!refused.ok());
+  CAF_CHECK(refused.error().find("runtime.tool_limits") != std::string::npos);
+  CAF_CHECK(refused.error().find("close_range") != std::string::npos);
+  // None set: the child gets ours, as before.
+  SpawnSpec plain{{"bash", "-c", "ulimit -n"}, "", {}, false};
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, plain), fmt::format("{}\n", files.rlim_cur));
+}
+
+CAF_TEST(a child past its memory CPU time or file size limit fails and its exit says which limit) {
+  IoThread io;
+  // perl (Debian's perl-base, always there) asking for 256 MiB under 64.
+  Spawned memory;
+  SpawnSpec big{{"perl", "-e", "my $x = 'a' x (256 << 20); print qq(allocated\n)"}, "", {}, false};
+  big.limits.memory_mb = 64;
+  start(io, memory, big);
+  CAF_REQUIRE(memory.c->wait_exit());
+  CAF_CHECK(!memory.c->exit->success());
+  CAF_CHECK_EQUAL(memory.c->out_copy(), "");
+  Spawned busy;
+  SpawnSpec spin{{"bash", "-c", "while :; do :; done"}, "", {}, false};
+  spin.limits.cpu_secs = 1;
+  start(io, busy, spin);
+  CAF_REQUIRE(busy.c->wait_exit());
+  CAF_CHECK(busy.c->exit->signaled);
+  CAF_CHECK_EQUAL(busy.c->exit->signal, SIGXCPU);
+  CAF_CHECK_EQUAL(busy.c->exit->describe(), "killed by signal 24 (SIGXCPU): it used up its CPU time limit");
+  Spawned writer;
+  SpawnSpec large{{"bash", "-c", "head -c 2M /dev/zero > big; wc -c < big; exec head -c 2M /dev/zero > again"},
+                  "", {}, false};
+  jp::testing::temp_dir dir;
+  large.cwd = dir.path.string();
+  large.limits.file_size_mb = 1;
+  start(io, writer, large);
+  CAF_REQUIRE(writer.c->wait_exit());
+  CAF_CHECK_EQUAL(writer.c->out_copy(), "1048576\n");
+  CAF_CHECK_EQUAL(writer.c->exit->describe(), "killed by signal 25 (SIGXFSZ): it wrote past its file size limit");
 }
 
 namespace {

@@ -140,6 +140,16 @@ struct other_fds_closed {
   }
 };
 
+/// The tool's resource limits, once its fds are in place (a low limit on open files
+/// must not stop them being set up).
+struct limits_set {
+  const std::vector<ResourceLimit>* limits;
+  error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+    int err = set_resource_limits(*limits);
+    return err != 0 ? error_code(err, boost::system::system_category()) : error_code{};
+  }
+};
+
 /// Its working directory ("" = ours).
 struct working_directory {
   const char* path;
@@ -250,12 +260,15 @@ Launched launch_boost(const ChildLaunch& l) {
   environment_block environment{envp.data()};
   working_directory dir{l.cwd.c_str()};
   exec_failure failure;
+  limits_set limits{&l.limits};
   auto args = const_cast<const char**>(argv.data()); // argv[0] as given, not the resolved path
   auto proc = l.terminal.empty()
                 ? launcher(context.get_executor(), ec, exe, args, signals, session, environment,
-                           standard_streams{l.in, l.out, l.err, l.control}, other_fds_closed{}, dir, failure)
+                           standard_streams{l.in, l.out, l.err, l.control}, other_fds_closed{}, limits, dir,
+                           failure)
                 : launcher(context.get_executor(), ec, exe, args, signals, session, environment,
-                           controlling_terminal{l.terminal.c_str()}, other_fds_closed{}, dir, failure);
+                           controlling_terminal{l.terminal.c_str()}, other_fds_closed{}, limits, dir,
+                           failure);
   if (ec) {
     r.error = ec.value() ? ec.value() : EINVAL;
     return r;
@@ -270,6 +283,12 @@ Launched launch_boost(const ChildLaunch& l) {
 
 Launched launch_posix_spawn(const ChildLaunch& l) {
   Launched r;
+  if (!l.limits.empty()) {
+    // No file action or attribute sets one, and set by us after the spawn the
+    // program would already run (and fork) without them.
+    r.error = ENOTSUP;
+    return r;
+  }
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
   int rc = 0;
@@ -352,6 +371,8 @@ Launched launch_vfork(const ChildLaunch& l) {
   plan.control = l.control;
   plan.session = l.session;
   plan.want_pidfd = l.want_pidfd;
+  plan.limits = l.limits.data();
+  plan.limit_count = l.limits.size();
   Launched r;
   r.pid = vfork_exec(plan);
   r.error = r.pid >= 0 ? 0 : plan.error != 0 ? plan.error : EINVAL;

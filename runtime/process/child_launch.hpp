@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "resource_limit.hpp"
 #include "tool_environment.hpp"
 
 namespace jp {
@@ -30,6 +31,8 @@ struct ChildLaunch {
                                       // group in ours (a terminal needs a session)
   bool want_pidfd = false;            // the child's pidfd too: from the kernel with the
                                       // child where the launcher can (vfork), else opened
+  std::vector<ResourceLimit> limits;  // set in the child before it execs (not by
+                                      // posix_spawn, which cannot: ENOTSUP)
 };
 
 /// The child: in its own process group (leading its own session with `session`),

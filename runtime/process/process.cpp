@@ -200,6 +200,10 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
     if (::access(spec.cwd.c_str(), X_OK) != 0)
       return cd_error(errno);
   }
+  if (err == ENOTSUP && spec.limits.any())
+    return "cannot start '" + prog + "' within its resource limits (runtime.tool_limits): this system refuses "
+           "close_range (Linux 5.9 or later), without which jp-actors cannot set them before the program runs; "
+           "leave runtime.tool_limits unset to run tools without limits";
   if (err == E2BIG) {
     // Linux takes an argument or variable of at most 128 KiB, and about a quarter of
     // the stack limit for all of them together: say which, and what to do instead.
@@ -1225,6 +1229,11 @@ std::string ExitInfo::describe() const {
   std::string text = "killed by signal " + std::to_string(signal);
   if (const char* abbrev = ::sigabbrev_np(signal))
     text += std::string(" (SIG") + abbrev + ")";
+  // Sent by the kernel at a resource limit (runtime.tool_limits, or the user's own).
+  if (signal == SIGXCPU)
+    text += ": it used up its CPU time limit";
+  else if (signal == SIGXFSZ)
+    text += ": it wrote past its file size limit";
   return text;
 }
 
@@ -1286,6 +1295,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   launch.err = err_w.fd;
   launch.control = spec.control_channel && !spec.pty ? ctl_w.fd : -1;
   launch.want_pidfd = true;
+  if (spec.limits.any())
+    launch.limits = resource_limits(spec.limits);
   // The child's start time lies between these: the crash-sweep record says so at
   // once, without reading /proc (which waits while the child is still in execve).
   auto earliest = boot_ticks_now();

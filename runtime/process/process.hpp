@@ -44,6 +44,8 @@ struct SpawnSpec {
   // A server jp-actors talks to itself (an MCP server), not a tool's: no handle's
   // group, so live_handle_group_count leaves it out.
   bool server = false;
+  // Kernel resource limits the child and all it starts get (resource_limit.hpp).
+  ToolLimits limits;
 };
 
 /// ExitInfo::left_commands: how many are named, and how long each may be.

@@ -169,6 +169,10 @@ int child_main(void* arg) {
   if (sys(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) < 0 &&
       (r = sys(SYS_close_range, first, ~0U, 0)) < 0)
     fail(p, r);
+  // Last: a low limit on open files must not stop the fds above from being set up.
+  for (size_t i = 0; i < p->limit_count; ++i)
+    if ((r = sys(SYS_prlimit64, 0, p->limits[i].resource, reinterpret_cast<long>(&p->limits[i]), 0)) < 0)
+      fail(p, r);
   sys(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&kNoSignals), 0, kKernelSigsetSize);
   exec_searching(p);
 }

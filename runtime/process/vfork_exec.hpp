@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <sys/types.h>
 
+#include "resource_limit.hpp"
+
 namespace jp {
 
 /// Everything the child needs, prepared by the parent: the child reads it and
@@ -29,6 +31,8 @@ struct VforkPlan {
   int control = -1;                // becomes 3
   bool session = true;             // its own session, else its own process group
   bool want_pidfd = false;         // ask the kernel for the child's pidfd (CLONE_PIDFD)
+  const ResourceLimit* limits = nullptr; // set in the child last, once its fds are in place
+  size_t limit_count = 0;
   volatile int error = 0;          // set by a child that could not exec
   int pidfd = -1;                  // the child's pidfd, ours to close, when asked and given
   // Set by vfork_exec for the child: the signals (bit s-1) it resets to their

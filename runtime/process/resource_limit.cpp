@@ -1,0 +1,41 @@
+#include "runtime/process/resource_limit.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace jp {
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+
+} // namespace
+
+std::vector<ResourceLimit> resource_limits(const ToolLimits& limits) {
+  std::vector<ResourceLimit> out;
+  auto add = [&](int resource, uint64_t value, uint64_t grace = 0) {
+    if (value == 0)
+      return;
+    rlimit now{};
+    uint64_t ceiling = ::getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY ? now.rlim_max : UINT64_MAX;
+    out.push_back({std::min(value, ceiling), std::min(value + grace, ceiling), resource});
+  };
+  add(RLIMIT_DATA, limits.memory_mb * kMiB);
+  add(RLIMIT_NPROC, limits.processes);
+  add(RLIMIT_CPU, limits.cpu_secs, 1);
+  add(RLIMIT_FSIZE, limits.file_size_mb * kMiB);
+  add(RLIMIT_NOFILE, limits.open_files);
+  return out;
+}
+
+int set_resource_limits(const std::vector<ResourceLimit>& limits) noexcept {
+  for (auto& l : limits)
+    if (::syscall(SYS_prlimit64, 0, l.resource, &l, nullptr) != 0)
+      return errno;
+  return 0;
+}
+
+} // namespace jp

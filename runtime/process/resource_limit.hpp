@@ -1,0 +1,28 @@
+// The kernel resource limits a tool's child gets before it execs
+// (messages/tool_limits.hpp says which): worked out in the parent, set by the
+// launcher in the child, so that the program and all it starts inherit them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../../messages/tool_limits.hpp"
+
+namespace jp {
+
+struct ResourceLimit {
+  uint64_t soft = 0, hard = 0; // struct rlimit64's layout: the child passes its address as it is
+  int resource = 0;
+};
+
+/// The limits to set for `limits`, none for what is not set. Soft and hard alike, so
+/// the tool cannot raise them; the CPU time's hard one a second later, so that the
+/// tool hears SIGXCPU first. None above the hard limit we run under (which only
+/// root could raise).
+std::vector<ResourceLimit> resource_limits(const ToolLimits& limits);
+
+/// In the child (the boost and fork paths; our vfork child makes the system call
+/// itself): sets them all. 0, or the errno of the first that failed.
+int set_resource_limits(const std::vector<ResourceLimit>& limits) noexcept;
+
+} // namespace jp
