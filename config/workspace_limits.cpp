@@ -9,6 +9,11 @@ namespace jp {
 
 namespace {
 
+/// A limit where 0 means "none": the highest of all.
+double unless_zero(uint64_t v) {
+  return v == 0 ? std::numeric_limits<double>::infinity() : double(v);
+}
+
 // A limit and how to read it: every one here is safe when lower (a shorter wait, a
 // smaller cap, fewer retries) and is what a workspace may only lower. A table as
 // data, checked in one place (workspace_only_lowered); add a limit here.
@@ -23,11 +28,6 @@ namespace {
 //   background_after_secs): its own program can hold a call as long as it likes
 //   anyway, and an abort still ends it within runtime.abort_grace_secs. Of your
 //   tools it may set only wait_ms and settle_ms (below) among the limits.
-/// A limit where 0 means "none": the highest of all.
-double unless_zero(uint64_t v) {
-  return v == 0 ? std::numeric_limits<double>::infinity() : double(v);
-}
-
 struct Limit {
   std::string_view key;
   double (*value)(const Config&);

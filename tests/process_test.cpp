@@ -1144,9 +1144,10 @@ uint64_t within_ours(int resource, uint64_t value) {
 }
 
 /// A child's limits as bash reports them (KiB, processes, seconds, hard seconds,
-/// KiB, fds), then whether it could raise its open files, then a lowered soft one.
+/// KiB, fds, core KiB), then whether it could raise its open files, then a lowered
+/// soft one.
 constexpr const char* kLimitsProbe =
-  "ulimit -d; ulimit -u; ulimit -t; ulimit -H -t; ulimit -f; ulimit -n; "
+  "ulimit -d; ulimit -u; ulimit -t; ulimit -H -t; ulimit -f; ulimit -n; ulimit -H -c; "
   "ulimit -n 100000 2>/dev/null && echo raised || echo held; ulimit -S -n 32 && ulimit -n";
 
 } // namespace
@@ -1155,7 +1156,7 @@ CAF_TEST(every launcher but posix_spawn gives a child resource limits it cannot 
   SpawnSpec limited{{"bash", "-c", kLimitsProbe}, "", {}, false};
   limited.limits = ToolLimits{64, 4000, 30, 5, 64};
   // (Held unless it has CAP_SYS_RESOURCE, which lets any process raise them.)
-  auto expected = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n32\n", within_ours(RLIMIT_DATA, 64ull << 20) / 1024,
+  auto expected = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n0\n{}\n32\n", within_ours(RLIMIT_DATA, 64ull << 20) / 1024,
                               within_ours(RLIMIT_NPROC, 4000), within_ours(RLIMIT_CPU, 30),
                               within_ours(RLIMIT_CPU, 31), within_ours(RLIMIT_FSIZE, 5ull << 20) / 1024,
                               within_ours(RLIMIT_NOFILE, 64),

@@ -1,19 +1,22 @@
-// Whether this process, and so a child it starts, may raise a hard resource limit:
-// it has CAP_SYS_RESOURCE (root has it on most machines, not in every container).
-// Only then can a tool undo runtime.tool_limits.
+// Whether a child this process starts may raise a hard resource limit: it has
+// CAP_SYS_RESOURCE after its exec (root gets its bounding set's, which lacks it in
+// some containers; another user only what is ambient). Only then can a tool undo
+// runtime.tool_limits.
 #pragma once
 
 #include <fstream>
 #include <string>
+#include <unistd.h>
 
 namespace jp::testing {
 
 inline bool may_raise_hard_limits() {
   constexpr int cap_sys_resource = 24; // <linux/capability.h>
+  std::string field = ::getuid() == 0 ? "CapBnd:" : "CapAmb:";
   std::ifstream status("/proc/self/status");
   for (std::string line; std::getline(status, line);)
-    if (line.starts_with("CapEff:"))
-      return (std::stoull(line.substr(7), nullptr, 16) >> cap_sys_resource) & 1;
+    if (line.starts_with(field))
+      return (std::stoull(line.substr(field.size()), nullptr, 16) >> cap_sys_resource) & 1;
   return false;
 }
 

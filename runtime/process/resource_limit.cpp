@@ -16,18 +16,24 @@ constexpr uint64_t kMiB = 1ull << 20;
 
 std::vector<ResourceLimit> resource_limits(const ToolLimits& limits) {
   std::vector<ResourceLimit> out;
+  // `grace`: how far the hard limit lies past the soft one (the soft one kept below
+  // the ceiling by as much, so that the warning signal still comes first).
   auto add = [&](int resource, uint64_t value, uint64_t grace = 0) {
     if (value == 0)
       return;
     rlimit now{};
     uint64_t ceiling = ::getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY ? now.rlim_max : UINT64_MAX;
-    out.push_back({std::min(value, ceiling), std::min(value + grace, ceiling), resource});
+    uint64_t hard = std::min(value + grace, ceiling);
+    out.push_back({std::min(value, hard > grace ? hard - grace : hard), hard, resource});
   };
   add(RLIMIT_DATA, limits.memory_mb * kMiB);
   add(RLIMIT_NPROC, limits.processes);
   add(RLIMIT_CPU, limits.cpu_secs, 1);
   add(RLIMIT_FSIZE, limits.file_size_mb * kMiB);
   add(RLIMIT_NOFILE, limits.open_files);
+  // SIGXCPU and SIGXFSZ dump core: not into the workspace, where the tool runs.
+  if (limits.any())
+    out.push_back({0, 0, RLIMIT_CORE});
   return out;
 }
 

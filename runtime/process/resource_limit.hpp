@@ -18,7 +18,7 @@ struct ResourceLimit {
 /// The limits to set for `limits`, none for what is not set. Soft and hard alike, so
 /// the tool cannot raise them; the CPU time's hard one a second later, so that the
 /// tool hears SIGXCPU first. None above the hard limit we run under (which only
-/// root could raise).
+/// root could raise). With any set, no core files either (RLIMIT_CORE 0).
 std::vector<ResourceLimit> resource_limits(const ToolLimits& limits);
 
 /// In the child (the boost and fork paths; our vfork child makes the system call
