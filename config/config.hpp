@@ -147,6 +147,9 @@ struct ToolConfig {
   // (background_after_secs()). Only a stateful pipe tool here that can be fetched
   // and aborted may set it.
   double background_after_secs = -1;
+  // What its processes may use ([conversation.tools.NAME.limits]), within
+  // runtime.tool_limits: the lower of the two where both set one.
+  ToolLimits limits;
   // Runs on this configured node ([nodes.NAME]) instead of here ("": here). The node
   // runs its own configuration's tool of the same name; only the call's arguments
   // are sent.

@@ -560,14 +560,14 @@ private:
       {"worker_threads", users_only("how this machine's cores are used", count(r.worker_threads, 1, 64))},
       {"io_poll_us", users_only("how this machine's cores are used", integer(r.io_poll_us, 0, 10000))},
       {"pass_env", users_only("which of your secrets its tools see", texts(r.pass_env))},
-      {"tool_limits", table([this](auto& lt, auto& key) { return tool_limits(lt, key); })},
+      {"tool_limits", table([this](auto& lt, auto& key) { return tool_limits(c_.runtime.tool_limits, lt, key); })},
     });
   }
 
-  /// [runtime.tool_limits]: the kernel's limits on every tool's processes
-  /// (messages/tool_limits.hpp). A workspace may only lower them (workspace_limits.cpp).
-  Status tool_limits(const toml::table& t, std::string_view key) {
-    auto& l = c_.runtime.tool_limits;
+  /// [runtime.tool_limits] and a tool's [limits]: the kernel's limits on its
+  /// processes (messages/tool_limits.hpp). A workspace may only lower them
+  /// (workspace_limits.cpp).
+  Status tool_limits(ToolLimits& l, const toml::table& t, std::string_view key) {
     return read_fields(t, key, {
       {"memory_mb", count(l.memory_mb, 16, int64_t{1} << 24)},
       {"processes", count(l.processes, 1, int64_t{1} << 22)},
@@ -803,15 +803,16 @@ private:
   /// What the workspace's config may set on a tool your config or jp-actors defines.
   Status only_tightened_keys(const toml::node& v, const std::string& key) const {
     static const std::set<std::string, std::less<>> allowed = {"summary", "description", "run", "spawn",
-                                                               "wait_ms", "settle_ms", "rows", "cols"};
+                                                               "wait_ms", "settle_ms", "rows", "cols",
+                                                               "limits"};
     auto* t = v.as_table();
     if (!t)
       return Status::success(); // with_table names the mismatch
     auto refuse = [&](std::string_view k) {
       return fail(join_key(key, k), "may not be set by the workspace's config on a tool your own config or "
                                     "jp-actors defines (it may set only summary, description, run, "
-                                    "spawn.permissions, wait_ms, settle_ms, rows and cols, and make it ask "
-                                    "more); define a tool of another name instead");
+                                    "spawn.permissions, wait_ms, settle_ms, rows, cols and limits, make it ask "
+                                    "more and lower its limits); define a tool of another name instead");
     };
     for (auto&& [k, _] : *t)
       if (!allowed.count(k.str()))
@@ -870,6 +871,7 @@ private:
       {"wait_ms", integer(tool.wait_ms, 0, kMaxWaitMs)},
       {"settle_ms", integer(tool.settle_ms, 0, 10000)},
       {"background_after_secs", seconds(tool.background_after_secs, 86400)},
+      {"limits", table([this, &tool](auto& lt, auto& key) { return tool_limits(tool.limits, lt, key); })},
       {"pass_env", users_only("which of your secrets its tools see", texts(tool.pass_env))},
       {"node", users_only("which machines run your tools", text(tool.node))},
     });

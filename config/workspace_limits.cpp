@@ -74,6 +74,12 @@ struct ToolLimit {
 constexpr ToolLimit tool_limits[] = {
   {"wait_ms", [](const ToolConfig& t) { return double(default_wait_ms(t)); }},
   {"settle_ms", [](const ToolConfig& t) { return double(t.settle_ms); }},
+  // What its processes may use: not set is no limit (the runtime's still bound it).
+  {"limits.memory_mb", [](const ToolConfig& t) { return unless_zero(t.limits.memory_mb); }},
+  {"limits.processes", [](const ToolConfig& t) { return unless_zero(t.limits.processes); }},
+  {"limits.cpu_secs", [](const ToolConfig& t) { return unless_zero(t.limits.cpu_secs); }},
+  {"limits.file_size_mb", [](const ToolConfig& t) { return unless_zero(t.limits.file_size_mb); }},
+  {"limits.open_files", [](const ToolConfig& t) { return unless_zero(t.limits.open_files); }},
 };
 
 Status refuse(std::string_view origin, std::string_view key, double wanted, double limit) {

@@ -1,4 +1,5 @@
-// What a tool's processes may use at most ([runtime.tool_limits]): kernel resource
+// What a tool's processes may use at most ([runtime.tool_limits], a tool's own
+// [conversation.tools.NAME.limits] within them): kernel resource
 // limits set in the child before it execs, so the tool and all it starts inherit
 // them and none can raise them. Plain data; 0 = not set (the tool gets ours).
 #pragma once
@@ -16,6 +17,14 @@ struct ToolLimits {
   bool any() const { return memory_mb || processes || cpu_secs || file_size_mb || open_files; }
   friend bool operator==(const ToolLimits&, const ToolLimits&) = default;
 };
+
+/// Each limit the lower of the two, where either sets it: a tool's own limits
+/// within the runtime's.
+inline ToolLimits tightest(const ToolLimits& a, const ToolLimits& b) {
+  auto low = [](uint64_t x, uint64_t y) { return x == 0 ? y : y == 0 ? x : x < y ? x : y; };
+  return {low(a.memory_mb, b.memory_mb), low(a.processes, b.processes), low(a.cpu_secs, b.cpu_secs),
+          low(a.file_size_mb, b.file_size_mb), low(a.open_files, b.open_files)};
+}
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ToolLimits& x) {

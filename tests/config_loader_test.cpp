@@ -901,6 +901,41 @@ CAF_TEST(tool limits are read with their ranges and a workspace may set or lower
                   "");
 }
 
+CAF_TEST(a tool s own limits apply within the runtime s and a workspace may lower those of your tools) {
+  Sandbox box;
+  box.user_config("[runtime.tool_limits]\nmemory_mb = 1024\ncpu_secs = 600\n"
+                  "[conversation.tools.shell.limits]\nmemory_mb = 256\nopen_files = 128\n"
+                  "[conversation.tools.build]\ncommand = { program = \"make\" }\nrun = \"unattended\"\n"
+                  "[conversation.tools.build.limits]\nmemory_mb = 4096\n");
+  auto c = load_config(box.sources(), default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK(c->tools.at("shell").limits == (ToolLimits{256, 0, 0, 0, 128}));
+  // The lower of the two for each: the runtime's bound every tool, a tool's own tighten it.
+  auto shell = make_launch_spec(*c, c->tools.at("shell"), Json::object().set("command", "true"), Json::object(), false);
+  CAF_REQUIRE(shell.ok());
+  CAF_CHECK(shell->limits == (ToolLimits{256, 0, 600, 0, 128}));
+  auto build = make_launch_spec(*c, c->tools.at("build"), Json::object(), Json::object(), false);
+  CAF_REQUIRE(build.ok());
+  CAF_CHECK(build->limits == (ToolLimits{1024, 0, 600, 0, 0}));
+  // A bad one is named with its tool.
+  auto ws = box.workspace_config("[conversation.tools.shell.limits]\ncpu_secs = 0\n");
+  auto bad = load_config(box.sources(), default_config());
+  CAF_REQUIRE(!bad.ok());
+  CAF_CHECK_EQUAL(missing(bad.error(), "conversation.tools.shell.limits.cpu_secs: expected an integer from 1 to"), "");
+  // A workspace may set or lower the limits of your tools (the other keys it may not
+  // set there still refused), not raise them.
+  box.workspace_config("[conversation.tools.shell.limits]\nmemory_mb = 64\nprocesses = 500\n");
+  c = load_config(box.sources(), default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK(c->tools.at("shell").limits == (ToolLimits{64, 500, 0, 0, 128}));
+  ws = box.workspace_config("[conversation.tools.shell.limits]\nopen_files = 1024\n");
+  bad = load_config(box.sources(), default_config());
+  CAF_REQUIRE(!bad.ok());
+  CAF_CHECK_EQUAL(missing(bad.error(), ws.string() + ": conversation.tools.shell.limits.open_files: 1024 is more "
+                                                     "than the limit the layers before it set (128,"),
+                  "");
+}
+
 CAF_TEST(a workspace config cannot tune how this machine runs its threads) {
   // Polling spins a core; neither is a limit to lower, both are about this machine.
   Sandbox box;
