@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 #include <cctype>
 #include <chrono>
+#include <csignal>
 #include <optional>
 #include <fmt/format.h>
 
@@ -496,6 +497,18 @@ std::string left_running_note(const ExitInfo& info) {
                      n, n == 1 ? "process" : "processes", n == 1 ? "was" : "were", names);
 }
 
+/// How it exited. A shell exits 128 + the signal that stopped its command: where
+/// that is a resource limit's signal and the limit is set, say so (a first process
+/// the signal stopped itself says it in describe()).
+std::string exit_text(const ExitInfo& info, const ToolLimits& limits) {
+  auto text = info.describe();
+  if (!info.signaled && info.code == 128 + SIGXCPU && limits.cpu_secs)
+    text += fmt::format(" (128 + {}, SIGXCPU: a process of it may have used up its CPU time limit)", SIGXCPU);
+  else if (!info.signaled && info.code == 128 + SIGXFSZ && limits.file_size_mb)
+    text += fmt::format(" (128 + {}, SIGXFSZ: a process of it may have written past its file size limit)", SIGXFSZ);
+  return text;
+}
+
 // The final state once the process ended: what the tool said on stdout when it
 // speaks the protocol, else plain text judged by the exit status.
 ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string content) {
@@ -513,7 +526,7 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string co
   }
   if (info.success())
     return ToolState::success(std::move(content));
-  ToolError err{info.describe(), last_lines(st.stderr_tail, trace_lines), false};
+  ToolError err{exit_text(info, st.spec.limits), last_lines(st.stderr_tail, trace_lines), false};
   return ToolState::failure(std::move(err), std::move(content));
 }
 

@@ -184,6 +184,14 @@ CAF_TEST(tool limits from config bound what a call runs and a tool stopped by on
   auto cpu = cli(R"(--cfg runtime.tool_limits.cpu_secs=1 call shell '{"command":"while :; do :; done"}')");
   CAF_CHECK_NOT_EQUAL(cpu.status, 0);
   CAF_CHECK(contains(cpu.out, "killed by signal 24 (SIGXCPU): it used up its CPU time limit"));
+  // A shell whose command the limit stopped exits 128 + 24: the limit is named too.
+  auto inner = cli(R"(--cfg runtime.tool_limits.cpu_secs=1 call shell '{"command":"bash -c \"while :; do :; done\"; exit $?"}')");
+  CAF_CHECK_NOT_EQUAL(inner.status, 0);
+  CAF_CHECK(contains(inner.out, "exit status 152 (128 + 24, SIGXCPU: a process of it may have used up its CPU time limit)"));
+  // Without the limit set, 152 is only an exit status.
+  auto plain = cli(R"(call shell '{"command":"exit 152"}')");
+  CAF_CHECK(contains(plain.out, "exit status 152"));
+  CAF_CHECK(!contains(plain.out, "SIGXCPU"));
 }
 
 CAF_TEST(version prints the version and a command s help names the global options) {
