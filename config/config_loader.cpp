@@ -811,8 +811,9 @@ private:
     auto refuse = [&](std::string_view k) {
       return fail(join_key(key, k), "may not be set by the workspace's config on a tool your own config or "
                                     "jp-actors defines (it may set only summary, description, run, "
-                                    "spawn.permissions, wait_ms, settle_ms, rows, cols and limits, make it ask "
-                                    "more and lower its limits); define a tool of another name instead");
+                                    "spawn.permissions, wait_ms, settle_ms, rows, cols and limits; it may make "
+                                    "calls ask more and only lower wait_ms, settle_ms and limits); define a "
+                                    "tool of another name instead");
     };
     for (auto&& [k, _] : *t)
       if (!allowed.count(k.str()))
@@ -1047,6 +1048,15 @@ private:
     if (tool.source == "builtin" && !tool.env.empty())
       return fail(prefix + ".env", "a built-in tool takes no env from the config (the shell's calls give "
                                    "their own `env`); remove it");
+    // Limits bind the processes started here: a node's tool runs by the node's own
+    // config, and a built-in other than the shell starts none.
+    if (tool.limits.any() && !tool.node.empty())
+      return fail(prefix + ".limits", "a tool that runs on a node gets the limits of the node's own config "
+                                      "(its runtime.tool_limits, its tool's limits); set them there");
+    if (tool.limits.any() && tool.source == "builtin" && tool.name != "shell")
+      return fail(prefix + ".limits", fmt::format("`{}` starts no process; limits are for the tools that run a "
+                                                  "program (the shell and local tools)",
+                                                  tool.name));
     // Refused here rather than at the first call: a placeholder bash would not expand.
     if (tool.shell)
       if (auto scan = scan_shell_template(tool.program, tool.args); !scan)

@@ -27,7 +27,7 @@ double unless_zero(uint64_t v) {
 // - the timeouts of a tool the workspace defines itself (await_timeout_secs,
 //   background_after_secs): its own program can hold a call as long as it likes
 //   anyway, and an abort still ends it within runtime.abort_grace_secs. Of your
-//   tools it may set only wait_ms and settle_ms (below) among the limits.
+//   tools it may set only wait_ms, settle_ms and limits.* (below) among the limits.
 struct Limit {
   std::string_view key;
   double (*value)(const Config&);

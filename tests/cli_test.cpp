@@ -188,6 +188,9 @@ CAF_TEST(tool limits from config bound what a call runs and a tool stopped by on
   auto inner = cli(R"(--cfg runtime.tool_limits.cpu_secs=1 call shell '{"command":"bash -c \"while :; do :; done\"; exit $?"}')");
   CAF_CHECK_NOT_EQUAL(inner.status, 0);
   CAF_CHECK(contains(inner.out, "exit status 152 (128 + 24, SIGXCPU: a process of it may have used up its CPU time limit)"));
+  auto size = cli(R"(--cfg runtime.tool_limits.file_size_mb=1 call shell '{"command":"head -c 2M /dev/zero > big; exit $?"}')");
+  CAF_CHECK(contains(size.out, "exit status 153 (128 + 25, SIGXFSZ: a process of it may have written past its file "
+                               "size limit)"));
   // Without the limit set, 152 is only an exit status.
   auto plain = cli(R"(call shell '{"command":"exit 152"}')");
   CAF_CHECK(contains(plain.out, "exit status 152"));

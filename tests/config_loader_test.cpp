@@ -934,6 +934,26 @@ CAF_TEST(a tool s own limits apply within the runtime s and a workspace may lowe
   CAF_CHECK_EQUAL(missing(bad.error(), ws.string() + ": conversation.tools.shell.limits.open_files: 1024 is more "
                                                      "than the limit the layers before it set (128,"),
                   "");
+  ws = box.workspace_config("[conversation.tools.build]\nenv = { CC = \"evil\" }\n"
+                            "[conversation.tools.build.limits]\nmemory_mb = 64\n");
+  bad = load_config(box.sources(), default_config());
+  CAF_REQUIRE(!bad.ok());
+  CAF_CHECK_EQUAL(missing(bad.error(), "conversation.tools.build.env: may not be set by the workspace's config"), "");
+  fs::remove(ws);
+  // Limits bind processes started here: none on a built-in that starts none, nor on
+  // a node's tool (the node's own config sets its limits).
+  const std::pair<const char*, const char*> nowhere[] = {
+    {"[conversation.tools.await.limits]\nmemory_mb = 64\n", "conversation.tools.await.limits: `await` starts no process"},
+    {"[nodes.lab]\naddress = \"127.0.0.1:7000\"\n[conversation.tools.far]\nnode = \"lab\"\n"
+     "[conversation.tools.far.limits]\nmemory_mb = 64\n",
+     "conversation.tools.far.limits: a tool that runs on a node gets the limits of the node's own config"},
+  };
+  for (auto [toml, error] : nowhere) {
+    box.user_config(toml);
+    bad = load_config(box.sources(), default_config());
+    CAF_REQUIRE(!bad.ok());
+    CAF_CHECK_EQUAL(missing(bad.error(), error), "");
+  }
 }
 
 CAF_TEST(a workspace config cannot tune how this machine runs its threads) {

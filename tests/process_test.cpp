@@ -1157,7 +1157,7 @@ CAF_TEST(every launcher but posix_spawn gives a child resource limits it cannot 
   limited.limits = ToolLimits{64, 4000, 30, 5, 64};
   // (Held unless it has CAP_SYS_RESOURCE, which lets any process raise them.)
   auto expected = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n0\n{}\n32\n", within_ours(RLIMIT_DATA, 64ull << 20) / 1024,
-                              within_ours(RLIMIT_NPROC, 4000), within_ours(RLIMIT_CPU, 30),
+                              within_ours(RLIMIT_NPROC, 4000), std::min<uint64_t>(30, within_ours(RLIMIT_CPU, 31) - 1),
                               within_ours(RLIMIT_CPU, 31), within_ours(RLIMIT_FSIZE, 5ull << 20) / 1024,
                               within_ours(RLIMIT_NOFILE, 64),
                               jp::testing::may_raise_hard_limits() ? "raised" : "held");
@@ -1180,6 +1180,19 @@ CAF_TEST(every launcher but posix_spawn gives a child resource limits it cannot 
   rlimit files{};
   ::getrlimit(RLIMIT_NOFILE, &files);
   CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, plain), fmt::format("{}\n", files.rlim_cur));
+}
+
+CAF_TEST(a limit stays within our own hard one and the CPU time s soft one a second below its hard one) {
+  auto same = [](std::optional<ResourceLimit> got, uint64_t soft, uint64_t hard) {
+    return got && got->soft == soft && got->hard == hard;
+  };
+  CAF_CHECK(!resource_limit(RLIMIT_CPU, 0, 100, 1)); // not set: none
+  CAF_CHECK(same(resource_limit(RLIMIT_CPU, 30, UINT64_MAX, 1), 30, 31));
+  // Our hard limit the ceiling: the soft one below it still, so SIGXCPU comes first.
+  CAF_CHECK(same(resource_limit(RLIMIT_CPU, 30, 10, 1), 9, 10));
+  CAF_CHECK(same(resource_limit(RLIMIT_CPU, 30, 1, 1), 1, 1));
+  CAF_CHECK(same(resource_limit(RLIMIT_NOFILE, 64, 32), 32, 32));
+  CAF_CHECK(same(resource_limit(RLIMIT_NOFILE, 64, 1024), 64, 64));
 }
 
 CAF_TEST(a child past its memory CPU time or file size limit fails and its exit says which limit) {

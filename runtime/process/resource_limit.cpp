@@ -14,17 +14,20 @@ constexpr uint64_t kMiB = 1ull << 20;
 
 } // namespace
 
+std::optional<ResourceLimit> resource_limit(int resource, uint64_t value, uint64_t ceiling, uint64_t grace) {
+  if (value == 0)
+    return std::nullopt;
+  uint64_t hard = std::min(value + grace, ceiling);
+  return ResourceLimit{std::min(value, hard > grace ? hard - grace : hard), hard, resource};
+}
+
 std::vector<ResourceLimit> resource_limits(const ToolLimits& limits) {
   std::vector<ResourceLimit> out;
-  // `grace`: how far the hard limit lies past the soft one (the soft one kept below
-  // the ceiling by as much, so that the warning signal still comes first).
   auto add = [&](int resource, uint64_t value, uint64_t grace = 0) {
-    if (value == 0)
-      return;
     rlimit now{};
     uint64_t ceiling = ::getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY ? now.rlim_max : UINT64_MAX;
-    uint64_t hard = std::min(value + grace, ceiling);
-    out.push_back({std::min(value, hard > grace ? hard - grace : hard), hard, resource});
+    if (auto limit = resource_limit(resource, value, ceiling, grace))
+      out.push_back(*limit);
   };
   add(RLIMIT_DATA, limits.memory_mb * kMiB);
   add(RLIMIT_NPROC, limits.processes);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "../../messages/tool_limits.hpp"
@@ -20,6 +21,11 @@ struct ResourceLimit {
 /// tool hears SIGXCPU first. None above the hard limit we run under (which only
 /// root could raise). With any set, no core files either (RLIMIT_CORE 0).
 std::vector<ResourceLimit> resource_limits(const ToolLimits& limits);
+
+/// One of them: `value` (0: none) with its hard limit `grace` past it, neither
+/// above `ceiling` (the soft one kept below it by `grace` too, so that the warning
+/// signal still comes first).
+std::optional<ResourceLimit> resource_limit(int resource, uint64_t value, uint64_t ceiling, uint64_t grace = 0);
 
 /// In the child (the boost and fork paths; our vfork child makes the system call
 /// itself): sets them all. 0, or the errno of the first that failed.
