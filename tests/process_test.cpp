@@ -1175,11 +1175,29 @@ CAF_TEST(every launcher but posix_spawn gives a child resource limits it cannot 
   CAF_REQUIRE(!refused.ok());
   CAF_CHECK(refused.error().find("runtime.tool_limits") != std::string::npos);
   CAF_CHECK(refused.error().find("close_range") != std::string::npos);
-  // None set: the child gets ours, as before.
-  SpawnSpec plain{{"bash", "-c", "ulimit -n"}, "", {}, false};
+}
+
+CAF_TEST(a child gets back the soft limit on open files we raised for ourselves) {
+  // As when we started at 256 and raised ours to the hard limit (io_thread.cpp).
   rlimit files{};
   ::getrlimit(RLIMIT_NOFILE, &files);
-  CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, plain), fmt::format("{}\n", files.rlim_cur));
+  CAF_REQUIRE(files.rlim_cur >= 256);
+  auto was = give_children_open_files(256, files.rlim_max);
+  SpawnSpec plain{{"bash", "-c", "ulimit -S -n; ulimit -H -n"}, "", {}, false};
+  auto hard = files.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(files.rlim_max);
+  auto back = fmt::format("256\n{}\n", hard);
+  CAF_CHECK_EQUAL(start_report(launcher_kind::boost_v2, plain), back);
+  CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, plain), back);
+  // posix_spawn cannot give it back: the child has ours (started all the same).
+  CAF_CHECK_EQUAL(start_report(launcher_kind::posix_spawn, plain), fmt::format("{}\n{}\n", files.rlim_cur, hard));
+  // The tool's own open_files wins.
+  SpawnSpec own = plain;
+  own.limits.open_files = 64;
+  CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, own), "64\n64\n");
+  // Nothing to give back (ours was not raised): the child has ours.
+  give_children_open_files(0, 0);
+  CAF_CHECK_EQUAL(start_report(launcher_kind::vfork, plain), fmt::format("{}\n{}\n", files.rlim_cur, hard));
+  give_children_open_files(was.first, was.second);
 }
 
 CAF_TEST(a limit stays within our own hard one and the CPU time s soft one a second below its hard one) {

@@ -283,7 +283,7 @@ Launched launch_boost(const ChildLaunch& l) {
 
 Launched launch_posix_spawn(const ChildLaunch& l) {
   Launched r;
-  if (!l.limits.empty()) {
+  if (l.limits_required) {
     // No file action or attribute sets one, and set by us after the spawn the
     // program would already run (and fork) without them.
     r.error = ENOTSUP;

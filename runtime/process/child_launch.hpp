@@ -31,8 +31,10 @@ struct ChildLaunch {
                                       // group in ours (a terminal needs a session)
   bool want_pidfd = false;            // the child's pidfd too: from the kernel with the
                                       // child where the launcher can (vfork), else opened
-  std::vector<ResourceLimit> limits;  // set in the child before it execs (not by
-                                      // posix_spawn, which cannot: ENOTSUP)
+  std::vector<ResourceLimit> limits;  // set in the child before it execs
+  bool limits_required = false;       // the tool's own (posix_spawn, which cannot set
+                                      // any, refuses them: ENOTSUP; it leaves out
+                                      // the soft limit on open files given back)
 };
 
 /// The child: in its own process group (leading its own session with `session`),

@@ -16,6 +16,7 @@
 
 #include "runtime/process/process.hpp"
 #include "runtime/process/tool_mark.hpp"
+#include "runtime/process/resource_limit.hpp"
 
 namespace jp {
 
@@ -64,11 +65,14 @@ void init_process_settings() {
     // SIGPIPE back at its default from every launcher: vfork_exec.hpp.)
     ::signal(SIGPIPE, SIG_IGN);
     // Each live child holds 3-4 of our fds: allow as many as the system lets us
-    // (the soft limit is often 1024, the hard one much higher).
+    // (the soft limit is often 1024, the hard one much higher). The tools get the
+    // soft one back (resource_limit.hpp).
     rlimit fds{};
     if (::getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+      auto soft = fds.rlim_cur;
       fds.rlim_cur = fds.rlim_max;
-      ::setrlimit(RLIMIT_NOFILE, &fds);
+      if (::setrlimit(RLIMIT_NOFILE, &fds) == 0)
+        give_children_open_files(soft, fds.rlim_max);
     }
     reserve_fd_table();
     // A program that ends without ending its runtimes (std::exit, a runtime never

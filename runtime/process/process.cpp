@@ -1295,8 +1295,8 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   launch.err = err_w.fd;
   launch.control = spec.control_channel && !spec.pty ? ctl_w.fd : -1;
   launch.want_pidfd = true;
-  if (spec.limits.any())
-    launch.limits = resource_limits(spec.limits);
+  launch.limits = resource_limits(spec.limits);
+  launch.limits_required = spec.limits.any();
   // The child's start time lies between these: the crash-sweep record says so at
   // once, without reading /proc (which waits while the child is still in execve).
   auto earliest = boot_ticks_now();

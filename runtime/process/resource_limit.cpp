@@ -1,6 +1,7 @@
 #include "runtime/process/resource_limit.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -12,7 +13,13 @@ namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
 
+std::atomic<uint64_t> g_files_soft{0}, g_files_hard{0}; // give_children_open_files
+
 } // namespace
+
+std::pair<uint64_t, uint64_t> give_children_open_files(uint64_t soft, uint64_t hard) noexcept {
+  return {g_files_soft.exchange(soft), g_files_hard.exchange(hard)};
+}
 
 std::optional<ResourceLimit> resource_limit(int resource, uint64_t value, uint64_t ceiling, uint64_t grace) {
   if (value == 0)
@@ -34,6 +41,8 @@ std::vector<ResourceLimit> resource_limits(const ToolLimits& limits) {
   add(RLIMIT_CPU, limits.cpu_secs, 1);
   add(RLIMIT_FSIZE, limits.file_size_mb * kMiB);
   add(RLIMIT_NOFILE, limits.open_files);
+  if (uint64_t soft = g_files_soft.load(std::memory_order_relaxed); limits.open_files == 0 && soft != 0)
+    out.push_back({soft, g_files_hard.load(std::memory_order_relaxed), RLIMIT_NOFILE});
   // SIGXCPU and SIGXFSZ dump core: not into the workspace, where the tool runs.
   if (limits.any())
     out.push_back({0, 0, RLIMIT_CORE});
