@@ -31,6 +31,8 @@ std::optional<ResourceLimit> resource_limit(int resource, uint64_t value, uint64
 std::vector<ResourceLimit> resource_limits(const ToolLimits& limits) {
   std::vector<ResourceLimit> out;
   auto add = [&](int resource, uint64_t value, uint64_t grace = 0) {
+    if (value == 0)
+      return; // not set: no system call on a spawn's path
     rlimit now{};
     uint64_t ceiling = ::getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY ? now.rlim_max : UINT64_MAX;
     if (auto limit = resource_limit(resource, value, ceiling, grace))
