@@ -1,6 +1,7 @@
 #include "config/workspace_sets.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "messages/json.hpp"
 
@@ -21,6 +22,17 @@ run_mode loosest(const ToolConfig& tool) {
   return mode;
 }
 
+/// The limits set, as a config says them: "memory_mb = 64, cpu_secs = 60".
+std::string limits_text(const ToolLimits& l) {
+  std::vector<std::string> parts;
+  for (auto [key, value] : {std::pair{"memory_mb", l.memory_mb}, std::pair{"processes", l.processes},
+                            std::pair{"cpu_secs", l.cpu_secs}, std::pair{"file_size_mb", l.file_size_mb},
+                            std::pair{"open_files", l.open_files}})
+    if (value != 0)
+      parts.push_back(fmt::format("{} = {}", key, value));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 } // namespace
 
 std::vector<std::string> what_workspace_sets(const Config& before, const Config& after, const Config& final) {
@@ -34,8 +46,12 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
       auto where = tool.node.empty() ? fmt::format("runs `{}`{}", cut_text(tool.program, 60), tool.shell ? " as a shell script" : "")
                                      : fmt::format("runs on node {}", tool.node);
       sets.push_back(fmt::format("tool `{}` ({}, {})", name, where, to_string(loosest(now->second))));
-    } else if (tool.description != was->second.description || tool.summary != was->second.summary) {
-      sets.push_back(fmt::format("what tool `{}` tells the model", name));
+    } else {
+      if (tool.description != was->second.description || tool.summary != was->second.summary)
+        sets.push_back(fmt::format("what tool `{}` tells the model", name));
+      // Lowered only, but a tool that fails for it should be traced to the file.
+      if (tool.limits != was->second.limits && now->second.limits == tool.limits)
+        sets.push_back(fmt::format("the limits of tool `{}` ({})", name, limits_text(tool.limits)));
     }
   }
   // What it chose and no later layer (--model, --cfg, --config) chose over it.
@@ -49,6 +65,8 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
     sets.push_back(fmt::format("assistant.max_tokens = {}", a.max_tokens));
   if (chose(b.system_prompt, a.system_prompt, f.system_prompt))
     sets.push_back("assistant.system_prompt");
+  if (chose(before.runtime.tool_limits, after.runtime.tool_limits, final.runtime.tool_limits))
+    sets.push_back(fmt::format("runtime.tool_limits ({})", limits_text(after.runtime.tool_limits)));
   return sets;
 }
 

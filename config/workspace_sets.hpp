@@ -1,6 +1,7 @@
 // What a workspace's .jp/config.toml (someone's repository) set that the user should
 // know of before its tools run: the tools it defines and how they run, the tools whose
-// words to the model it changed, and the model, prompt and token limit it chose. A
+// words to the model it changed, the model, prompt and token limit it chose, and the
+// tools' resource limits it set (a tool failing for one is traced to the file). A
 // run says so when that file is new or changed since jp-actors last ran there
 // (runtime/cli/workspace_config_note).
 #pragma once
@@ -15,7 +16,7 @@ namespace jp {
 /// What the workspace layer set and no later layer (the user's --config, --cfg) set
 /// over: `before` is the config without it, `after` with it, `final` with every layer.
 /// A phrase each ("tool `lint` (runs `make`, unattended)", "assistant.model = \"o3\"");
-/// none for what it only lowered or left alone. A tool's mode is its calls' least
+/// none for what else it only lowered or left alone. A tool's mode is its calls' least
 /// asking (a spawn may run unattended under `run = "ask"`).
 std::vector<std::string> what_workspace_sets(const Config& before, const Config& after, const Config& final);
 

@@ -106,6 +106,12 @@ CAF_TEST(a workspace config new or changed is announced once with the tools and 
   auto chosen = cli_in(ws.path.string(), std::string("--cfg assistant.model=gpt-4o-mini ") + call);
   CAF_CHECK(contains(chosen.out, "tool `serve` (runs `make`, unattended)"));
   CAF_CHECK(!contains(chosen.out, "assistant.model"));
+  // Limits it lowered: a tool that fails for them is traced to the file.
+  std::ofstream(ws.path / ".jp/config.toml")
+    << "[runtime.tool_limits]\nmemory_mb = 64\ncpu_secs = 60\n[conversation.tools.shell.limits]\nopen_files = 32\n";
+  auto limited = cli_in(ws.path.string(), call);
+  CAF_CHECK(contains(limited.out, "runtime.tool_limits (memory_mb = 64, cpu_secs = 60)"));
+  CAF_CHECK(contains(limited.out, "the limits of tool `shell` (open_files = 32)"));
 }
 
 CAF_TEST(a link planted for the output directory is not written through) {
