@@ -49,7 +49,8 @@ struct LaunchSpec {
                                   // while no link below it is followed ("" = spill_dir)
   uint64_t spill_max_bytes = 64ull << 20;     // one spill file: head and tail kept beyond
   uint64_t spill_budget_bytes = 512ull << 20; // all of spill_dir: the oldest files go first
-  ToolLimits limits;              // what its processes may use ([runtime.tool_limits])
+  ToolLimits limits;              // what its processes may use (runtime.tool_limits and
+                                  // the tool's own limits, the lower of each)
   // Notifications while nobody fetches or awaits it ([spawn.notifications]).
   bool notify_success = false;
   bool notify_failure = false;

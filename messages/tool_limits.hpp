@@ -1,7 +1,7 @@
 // What a tool's processes may use at most ([runtime.tool_limits], a tool's own
 // [conversation.tools.NAME.limits] within them): kernel resource
 // limits set in the child before it execs, so the tool and all it starts inherit
-// them and none can raise them. Plain data; 0 = not set (the tool gets ours).
+// them and none can raise them. Plain data; 0 = not set.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@ namespace jp {
 
 struct ToolLimits {
   uint64_t memory_mb = 0;    // RLIMIT_DATA: private writable memory, per process
-  uint64_t processes = 0;    // RLIMIT_NPROC: processes of our user, all of them counted
+  uint64_t processes = 0;    // RLIMIT_NPROC: tasks (processes, threads) of our user, all counted
   uint64_t cpu_secs = 0;     // RLIMIT_CPU: CPU time, per process (SIGXCPU, then SIGKILL 1 s on)
   uint64_t file_size_mb = 0; // RLIMIT_FSIZE: the largest file it may write (SIGXFSZ past it)
   uint64_t open_files = 0;   // RLIMIT_NOFILE: open file descriptors, per process

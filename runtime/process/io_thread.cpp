@@ -15,8 +15,8 @@
 #include <boost/asio.hpp>
 
 #include "runtime/process/process.hpp"
-#include "runtime/process/tool_mark.hpp"
 #include "runtime/process/resource_limit.hpp"
+#include "runtime/process/tool_mark.hpp"
 
 namespace jp {
 
