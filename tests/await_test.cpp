@@ -900,8 +900,10 @@ struct RestModel {
 } // namespace
 
 CAF_TEST(an await of the rest does what the usual path would whatever came before) {
+  // 1,000 runs: about 10 s under ASan here (3,000 came within a hair of the runner's
+  // 30-s watchdog on this machine, and past it under a parallel ctest).
   size_t hits = 0, mismatches = 0;
-  for (uint64_t seed = 1; seed <= 3000; ++seed) {
+  for (uint64_t seed = 1; seed <= 1000; ++seed) {
     RestModel model(seed);
     for (int i = 0; i < 300; ++i)
       model.step();

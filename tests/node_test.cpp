@@ -902,6 +902,8 @@ CAF_TEST(a client gone silent has its handles on the node aborted after the time
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
   ::kill(client_run.pid, SIGSTOP);
   CAF_CHECK_EQUAL(sleeper.wait_none(std::chrono::seconds(30)), 0u);
+  // Going on, it hears the end's SIGTERM (stopped, it held it 20 s until a SIGKILL).
+  ::kill(client_run.pid, SIGCONT);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
