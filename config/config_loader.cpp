@@ -351,7 +351,7 @@ private:
 
   /// A table of these fields: a key that is none of them is refused (naming the
   /// allowed ones, in this order) before any is read; then each key is read.
-  Status read_fields(const toml::table& t, std::string_view prefix, std::initializer_list<Field> fields) const {
+  Status read_fields(const toml::table& t, std::string_view prefix, const std::vector<Field>& fields) const {
     for (auto&& [k, v] : t) {
       bool known = false;
       for (auto& f : fields)
@@ -568,13 +568,10 @@ private:
   /// processes (messages/tool_limits.hpp). A workspace may only lower them
   /// (workspace_limits.cpp).
   Status tool_limits(ToolLimits& l, const toml::table& t, std::string_view key) {
-    return read_fields(t, key, {
-      {"memory_mb", count(l.memory_mb, 16, int64_t{1} << 24)},
-      {"processes", count(l.processes, 1, int64_t{1} << 22)},
-      {"cpu_secs", count(l.cpu_secs, 1, 366 * 86400)},
-      {"file_size_mb", count(l.file_size_mb, 1, int64_t{1} << 24)},
-      {"open_files", count(l.open_files, 8, int64_t{1} << 20)},
-    });
+    std::vector<Field> fields;
+    for (auto& k : kToolLimitKeys)
+      fields.push_back({k.key, count(l.*k.field, k.min, k.max)});
+    return read_fields(t, key, fields);
   }
 
   Status agents(const toml::table& t) {

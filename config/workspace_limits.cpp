@@ -54,13 +54,7 @@ constexpr Limit limits[] = {
   {"assistant.request.max_backoff_secs", [](const Config& c) { return c.assistant.request.max_backoff_secs; }},
   {"assistant.request.max_response_bytes",
    [](const Config& c) { return double(c.assistant.request.max_response_bytes); }},
-  // What a tool's processes may use: not set is no limit, the highest.
-  {"runtime.tool_limits.memory_mb", [](const Config& c) { return unless_zero(c.runtime.tool_limits.memory_mb); }},
-  {"runtime.tool_limits.processes", [](const Config& c) { return unless_zero(c.runtime.tool_limits.processes); }},
-  {"runtime.tool_limits.cpu_secs", [](const Config& c) { return unless_zero(c.runtime.tool_limits.cpu_secs); }},
-  {"runtime.tool_limits.file_size_mb",
-   [](const Config& c) { return unless_zero(c.runtime.tool_limits.file_size_mb); }},
-  {"runtime.tool_limits.open_files", [](const Config& c) { return unless_zero(c.runtime.tool_limits.open_files); }},
+  // runtime.tool_limits: below, with a tool's own (kToolLimitKeys).
 };
 
 struct ToolLimit {
@@ -74,13 +68,21 @@ struct ToolLimit {
 constexpr ToolLimit tool_limits[] = {
   {"wait_ms", [](const ToolConfig& t) { return double(default_wait_ms(t)); }},
   {"settle_ms", [](const ToolConfig& t) { return double(t.settle_ms); }},
-  // What its processes may use: not set is no limit (the runtime's still bound it).
-  {"limits.memory_mb", [](const ToolConfig& t) { return unless_zero(t.limits.memory_mb); }},
-  {"limits.processes", [](const ToolConfig& t) { return unless_zero(t.limits.processes); }},
-  {"limits.cpu_secs", [](const ToolConfig& t) { return unless_zero(t.limits.cpu_secs); }},
-  {"limits.file_size_mb", [](const ToolConfig& t) { return unless_zero(t.limits.file_size_mb); }},
-  {"limits.open_files", [](const ToolConfig& t) { return unless_zero(t.limits.open_files); }},
+  // limits.*: below (kToolLimitKeys).
 };
+
+Status refuse(std::string_view origin, std::string_view key, double wanted, double limit);
+
+/// What a tool's processes may use (the runtime's, or a tool's own, under
+/// `prefix`): not set is no limit, the highest.
+Status only_lowered(const ToolLimits& before, const ToolLimits& after, std::string_view origin,
+                    std::string_view prefix) {
+  for (auto& k : kToolLimitKeys)
+    if (unless_zero(after.*k.field) > unless_zero(before.*k.field))
+      return refuse(origin, fmt::format("{}.{}", prefix, k.key), unless_zero(after.*k.field),
+                    unless_zero(before.*k.field));
+  return Status::success();
+}
 
 Status refuse(std::string_view origin, std::string_view key, double wanted, double limit) {
   return Status::fail(fmt::format("{}: {}: {} is more than the limit the layers before it set ({}, built in or "
@@ -96,6 +98,8 @@ Status workspace_only_lowered(const Config& before, const Config& after, std::st
   for (auto& limit : limits)
     if (limit.value(after) > limit.value(before))
       return refuse(origin, limit.key, limit.value(after), limit.value(before));
+  if (auto s = only_lowered(before.runtime.tool_limits, after.runtime.tool_limits, origin, "runtime.tool_limits"); !s)
+    return s;
   // The stream's idle timeout, where none is set, is the model's (assistant_model.hpp):
   // the limit is what the layers before give for the model now named, which a
   // workspace may choose.
@@ -111,6 +115,9 @@ Status workspace_only_lowered(const Config& before, const Config& after, std::st
       if (limit.value(now->second) > limit.value(tool))
         return refuse(origin, fmt::format("conversation.tools.{}.{}", name, limit.key), limit.value(now->second),
                       limit.value(tool));
+    if (auto s = only_lowered(tool.limits, now->second.limits, origin, fmt::format("conversation.tools.{}.limits", name));
+        !s)
+      return s;
   }
   return Status::success();
 }

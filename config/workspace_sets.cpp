@@ -25,11 +25,9 @@ run_mode loosest(const ToolConfig& tool) {
 /// The limits set, as a config says them: "memory_mb = 64, cpu_secs = 60".
 std::string limits_text(const ToolLimits& l) {
   std::vector<std::string> parts;
-  for (auto [key, value] : {std::pair{"memory_mb", l.memory_mb}, std::pair{"processes", l.processes},
-                            std::pair{"cpu_secs", l.cpu_secs}, std::pair{"file_size_mb", l.file_size_mb},
-                            std::pair{"open_files", l.open_files}})
-    if (value != 0)
-      parts.push_back(fmt::format("{} = {}", key, value));
+  for (auto& k : kToolLimitKeys)
+    if (l.*k.field != 0)
+      parts.push_back(fmt::format("{} = {}", k.key, l.*k.field));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

@@ -11,8 +11,6 @@ namespace jp {
 
 namespace {
 
-constexpr uint64_t kMiB = 1ull << 20;
-
 std::atomic<uint64_t> g_files_soft{0}, g_files_hard{0}; // give_children_open_files
 
 } // namespace
@@ -30,19 +28,15 @@ std::optional<ResourceLimit> resource_limit(int resource, uint64_t value, uint64
 
 std::vector<ResourceLimit> resource_limits(const ToolLimits& limits) {
   std::vector<ResourceLimit> out;
-  auto add = [&](int resource, uint64_t value, uint64_t grace = 0) {
+  for (auto& k : kToolLimitKeys) {
+    uint64_t value = limits.*k.field * k.unit;
     if (value == 0)
-      return; // not set: no system call on a spawn's path
+      continue; // not set: no system call on a spawn's path
     rlimit now{};
-    uint64_t ceiling = ::getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY ? now.rlim_max : UINT64_MAX;
-    if (auto limit = resource_limit(resource, value, ceiling, grace))
+    uint64_t ceiling = ::getrlimit(k.resource, &now) == 0 && now.rlim_max != RLIM_INFINITY ? now.rlim_max : UINT64_MAX;
+    if (auto limit = resource_limit(k.resource, value, ceiling, k.grace))
       out.push_back(*limit);
-  };
-  add(RLIMIT_DATA, limits.memory_mb * kMiB);
-  add(RLIMIT_NPROC, limits.processes);
-  add(RLIMIT_CPU, limits.cpu_secs, 1);
-  add(RLIMIT_FSIZE, limits.file_size_mb * kMiB);
-  add(RLIMIT_NOFILE, limits.open_files);
+  }
   if (uint64_t soft = g_files_soft.load(std::memory_order_relaxed); limits.open_files == 0 && soft != 0)
     out.push_back({soft, g_files_hard.load(std::memory_order_relaxed), RLIMIT_NOFILE});
   // SIGXCPU and SIGXFSZ dump core: not into the workspace, where the tool runs.
