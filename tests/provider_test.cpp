@@ -415,11 +415,59 @@ CAF_TEST(a failure says its kind auth HTTP stream or network) {
 }
 
 CAF_TEST(connection refused names the url and nothing is retried) {
+  // The host answered that nothing listens there: no wait would change that soon.
   auto [c, port] = closed_port_config();
   auto got = run(c);
   CAF_CHECK(contains(got.status.error, fmt::format("cannot connect to http://127.0.0.1:{}/v1/chat/completions", port)));
   CAF_CHECK(contains(got.status.error, "is the server running? (assistant.base_url)"));
   CAF_CHECK(got.retries.empty());
+}
+
+/// A loopback port whose connections are never answered: a listener of backlog 0
+/// whose one place is taken by a connection it never accepts, so that the kernel
+/// drops every SYN after it (as a network that is down would), and a connect
+/// waits out its timeout.
+struct UnansweredPort {
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int filler = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int port = 0;
+  UnansweredPort() {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    CAF_REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+    CAF_REQUIRE(::listen(listener, 0) == 0);
+    CAF_REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port = ntohs(addr.sin_port);
+    CAF_REQUIRE(::connect(filler, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+    // Readable once the filler is in the accept queue: from then on it is full.
+    pollfd queued{listener, POLLIN, 0};
+    CAF_REQUIRE(::poll(&queued, 1, 10000) == 1);
+  }
+  ~UnansweredPort() {
+    ::close(filler);
+    ::close(listener);
+  }
+};
+
+CAF_TEST(a connection that is never answered is retried as the network may come back) {
+  UnansweredPort silent;
+  HttpProviderConfig c;
+  c.provider = "openai";
+  c.base_url = fmt::format("http://127.0.0.1:{}/v1", silent.port);
+  c.retry.max_retries = 2;
+  c.retry.base_backoff_ms = 1;
+  c.limits.connect_timeout = std::chrono::milliseconds(200);
+  auto got = run(c);
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK_EQUAL(got.retries.size(), 2u);
+  CAF_CHECK(got.kind == error_code::provider_network);
+  auto url = fmt::format("http://127.0.0.1:{}/v1/chat/completions", silent.port);
+  CAF_CHECK(contains(got.status.error, "gave up after 2 retries: cannot connect to " + url));
+  CAF_CHECK(contains(got.status.error, "is the network up, and assistant.base_url right?"));
+  CAF_REQUIRE(!got.retries.empty());
+  CAF_CHECK(contains(got.retries[0], "retrying in"));
 }
 
 CAF_TEST(a missing API key for the official endpoint names the variable) {

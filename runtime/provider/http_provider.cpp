@@ -311,10 +311,19 @@ private:
         code = error_code::interrupted;
         return outcome::fail;
       case http_failure::connect:
-        why = fmt::format("cannot connect to {}: {}; is the server running? (assistant.base_url)",
-                          url_, r.failure_text);
         code = error_code::provider_network;
-        return outcome::fail;
+        // Refused: the host says nothing listens there, which no wait soon changes
+        // (a server not started, a wrong port): said at once. No answer at all (a
+        // network down, a name not resolved, a connect timed out) may pass: retried,
+        // as the providers' SDKs retry it.
+        if (r.refused) {
+          why = fmt::format("cannot connect to {}: {}; is the server running? (assistant.base_url)", url_,
+                            r.failure_text);
+          return outcome::fail;
+        }
+        why = fmt::format("cannot connect to {}: {}; is the network up, and assistant.base_url right?", url_,
+                          r.failure_text);
+        return outcome::retry;
       case http_failure::too_large:
         why = fmt::format("the response from {} passed the size cap of {} bytes "
                           "(assistant.request.max_response_bytes)",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <curl/curl.h>
 #include <mutex>
@@ -293,6 +294,9 @@ HttpResult http_post_stream(const HttpPost& post, const HttpLimits& limits,
                                (rc == CURLE_OPERATION_TIMEDOUT && x.result.status == 0)
                            ? http_failure::connect
                            : http_failure::transport;
+    long os_errno = 0;
+    curl_easy_getinfo(curl, CURLINFO_OS_ERRNO, &os_errno);
+    x.result.refused = rc == CURLE_COULDNT_CONNECT && os_errno == ECONNREFUSED;
   }
   HandlePool::instance().put_back(origin, pair);
   curl_slist_free_all(headers);

@@ -43,6 +43,7 @@ struct HttpResult {
   std::string error_body;   // the body of a non-2xx response (first 64 KiB)
   http_failure failure = http_failure::none;
   std::string failure_text; // curl's words for it
+  bool refused = false;     // connect: the host answered that nothing listens there (ECONNREFUSED)
   std::size_t body_bytes = 0;
 
   /// The value of header `lower_name` (its first), "" when there is none.
