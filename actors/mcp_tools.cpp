@@ -238,7 +238,10 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
   std::vector<std::future<Result<std::shared_ptr<McpClient>>>> starts;
   for (auto& [name, server] : config->mcp_servers)
     starts.push_back(std::async(std::launch::async, [&io, &server, &config] {
-      return McpClient::start(io, server, config->workspace, config->assistant.key_variables());
+      // Its process within the runtime's limits, as a tool's: the lower of each.
+      auto bounded = server;
+      bounded.limits = tightest(config->runtime.tool_limits, server.limits);
+      return McpClient::start(io, bounded, config->workspace, config->assistant.key_variables());
     }));
   // A server that takes more than a second (one that hangs takes its whole
   // start_timeout_secs, 120 by default) is named, so nobody waits on a silent command.

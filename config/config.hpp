@@ -236,6 +236,9 @@ struct McpServerConfig {
   bool stateful = false;                  // its tools take spawn/fetch/abort (a call as a handle)
   std::map<std::string, bool> tool_stateful; // [mcp.servers.NAME.tools.TOOL] stateful, by the server's name
   std::set<std::string> tools_off;           // [mcp.servers.NAME.tools.TOOL] enabled = false: not offered
+  // [mcp.servers.NAME.limits]: a stdio server's process and all it starts, within
+  // runtime.tool_limits (the lower of each, as for a tool: start_mcp_tools).
+  ToolLimits limits;
 };
 
 /// How the CLI shows what it shows ([style]).

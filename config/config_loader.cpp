@@ -645,6 +645,7 @@ private:
            }},
           {"stateful", flag(server.stateful)},
           {"tools", table([this, &server](auto& tt, auto& k) { return mcp_tools(server, tt, k); })},
+          {"limits", table([this, &server](auto& lt, auto& k) { return tool_limits(server.limits, lt, k); })},
         });
       });
       if (!s)
@@ -657,6 +658,9 @@ private:
                                     "\"http://127.0.0.1:8808/mcp\")");
         if (!server.env.empty())
           return fail(key + ".env", "is a started server's environment; a url server takes headers instead");
+        if (server.limits.any())
+          return fail(key + ".limits", "bind a server's process that jp-actors starts (command); a url server "
+                                       "runs elsewhere, under its own");
       } else {
         if (server.command.empty() || server.command[0].empty())
           return fail(key + ".command", "required (or url): the server's program and its arguments, e.g. "

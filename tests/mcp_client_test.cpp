@@ -868,6 +868,23 @@ CAF_TEST(a stdio server does not get the provider key under the name the config 
   CAF_CHECK(!contains(env, "zq81ke0xm2lpw7ru5tcv"));
 }
 
+CAF_TEST(a stdio server runs within its own limits and the runtime s) {
+  auto seen = (dir.path / "server.limits").string();
+  auto cfg = config(fmt::format("[runtime.tool_limits]\ncpu_secs = 300\nopen_files = 256\n"
+                                "[mcp.servers.peek]\ncommand = [\"sh\", \"-c\", \"ulimit -n > '{}'; ulimit -t >> '{}'; "
+                                "exec '{}'\"]\n[mcp.servers.peek.limits]\nopen_files = 64\ncpu_secs = 600\n",
+                                seen, seen, server));
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(contains(listed.out, "peek__echo"));
+  CAF_CHECK_EQUAL(contents(seen), "64\n300\n"); // the lower of each
+  // A url server's process is not ours to bound.
+  auto url = config("[mcp.servers.far]\nurl = \"http://127.0.0.1:9/mcp\"\n[mcp.servers.far.limits]\nmemory_mb = 64\n");
+  auto refused = cli_in(ws, fmt::format("--config '{}' tools", url));
+  CAF_CHECK_NOT_EQUAL(refused.status, 0);
+  CAF_CHECK(contains(refused.out, "mcp.servers.far.limits: bind a server's process that jp-actors starts"));
+}
+
 CAF_TEST(a workspace cannot start MCP servers) {
   std::filesystem::create_directories(ws + "/.jp");
   auto marker = ws + "/pwned";

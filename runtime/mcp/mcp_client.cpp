@@ -738,6 +738,7 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
   for (auto& [k, v] : server.env)
     spec.env.push_back(k + "=" + v);
   spec.env_drop = st->env_drop;
+  spec.limits = server.limits;
   std::weak_ptr<McpClient::State> weak = st;
   // What a process given up on (a start again refused) says or does after is nothing.
   int generation = ++st->generation;
