@@ -368,6 +368,28 @@ CAF_TEST(an overload reported inside the stream is retried as its status would b
   CAF_CHECK(invalid.retries.empty());
 }
 
+CAF_TEST(x-should-retry from the provider decides whether a failure is retried) {
+  KeyEnv key;
+  FakeProviderServer server;
+  // "false": a status retried otherwise is not.
+  server.push({503, R"({"error":{"message":"overloaded"}})", {"x-should-retry: false"}});
+  auto refused = run(config_for(server, "openai"));
+  CAF_REQUIRE(!refused.status);
+  CAF_CHECK(refused.retries.empty());
+  CAF_CHECK(contains(refused.status.error, "HTTP 503 from "));
+  CAF_CHECK(contains(refused.status.error, "overloaded; the provider says not to retry it (x-should-retry: false)"));
+  CAF_CHECK_EQUAL(server.requests().size(), 1u);
+  // "true": a status never retried otherwise is.
+  server.push({400, R"({"type":"error","error":{"type":"invalid_request_error","message":"try again"}})",
+               {"x-should-retry: true"}});
+  server.push({200, provider_fixture("anthropic_text.sse")});
+  auto again = run(config_for(server, "anthropic"));
+  CAF_REQUIRE_EQUAL(again.status.error, "");
+  CAF_REQUIRE_EQUAL(again.retries.size(), 1u);
+  CAF_CHECK(contains(again.retries[0], "HTTP 400 from "));
+  CAF_CHECK_EQUAL(server.requests().size(), 3u);
+}
+
 CAF_TEST(a 429 for a used up quota is not retried and says what to check) {
   KeyEnv key;
   FakeProviderServer server;

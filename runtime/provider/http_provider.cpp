@@ -374,9 +374,17 @@ private:
                         url_, message, config_.api_key_env.empty() ? "" : " in $" + config_.api_key_env);
       return outcome::fail;
     }
-    if (retryable_status(r.status)) {
+    // The provider's own word, where it says one (OpenAI's and Anthropic's SDKs
+    // read it before the status): "true" retries any status, "false" none.
+    auto should_retry = r.header("x-should-retry");
+    if (should_retry == "true" || (should_retry != "false" && retryable_status(r.status))) {
       why = fmt::format("HTTP {} from {}: {}", r.status, url_, message);
       return outcome::retry;
+    }
+    if (retryable_status(r.status)) {
+      why = fmt::format("HTTP {} from {}: {}; the provider says not to retry it (x-should-retry: false)", r.status,
+                        url_, message);
+      return outcome::fail;
     }
     if ((r.status == 400 || r.status == 422) && asked_usage && refuses_stream_options(r.error_body)) {
       why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
