@@ -561,6 +561,7 @@ void advance(handle_actor_t* self, event e) {
 void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string spill) {
   auto& st = self->state;
   st.final = HandleReport{st.id, std::move(state), omitted, std::move(spill)};
+  st.final.own_end = st.at == phase::running; // no abort had reached it
   st.proc.reset();
   st.out->close();
   self->send(st.registry, stopped_atom::value, st.final);

@@ -219,7 +219,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     auto complete = std::move(w->second.done);
     auto because = std::move(w->second.aborted_because);
     self->state.turn_end_waits.erase(w);
-    if (because.empty()) {
+    if (because.empty() || e.final.own_end) { // or it ended as the abort was sent, before it came
       complete(e.final.state);
     } else {
       // Aborted by the turn's end, however it took the signal (a server may exit 0

@@ -149,6 +149,9 @@ struct HandleReport {
   Screen screen;           // only when asked for (fetch/apply with `screen`)
   std::string node;        // the configured node it runs on ("" = here)
   bool refused = false;    // it could not start (a limit, no executor): no handle ran
+  // It ended before any abort reached it (a process that exited of itself): an abort
+  // sent as it ended (a turn end's timeout) did not end it.
+  bool own_end = false;
   friend bool operator==(const HandleReport&, const HandleReport&) = default;
 };
 
@@ -216,7 +219,7 @@ typename Inspector::result_type inspect(Inspector& f, Screen& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleReport& x) {
-  return f(x.id, x.state, x.omitted_bytes, x.output_file, x.screen, x.node, x.refused);
+  return f(x.id, x.state, x.omitted_bytes, x.output_file, x.screen, x.node, x.refused, x.own_end);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AwaitRequest& x) {

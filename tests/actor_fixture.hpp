@@ -39,12 +39,14 @@ fake_handle(fake_handle_actor::stateful_pointer<fake_handle_state> self, std::st
             supervisor_actor registry) {
   self->state.id = std::move(id);
   self->state.registry = std::move(registry);
-  auto stop = [self](ToolState s) {
+  // own_end: it ended by itself (finish), not by an abort, as a process handle says.
+  auto stop = [self](ToolState s, bool own_end) {
     auto& st = self->state;
     if (st.stopped)
       return;
     st.stopped = true;
     st.final = HandleReport{st.id, std::move(s), 0, {}};
+    st.final.own_end = own_end;
     self->send(st.registry, stopped_atom::value, st.final);
   };
   return {
@@ -56,15 +58,15 @@ fake_handle(fake_handle_actor::stateful_pointer<fake_handle_state> self, std::st
       return HandleReport{self->state.id, ToolState::running(input), 0, {}};
     },
     [self](answer_atom, const std::string& answer) { self->state.answers.push_back(answer); },
-    [stop](finish_atom, const std::string& result) { stop(ToolState::success(result)); },
+    [stop](finish_atom, const std::string& result) { stop(ToolState::success(result), true); },
     [stop](finish_atom, const std::string& error, const std::string& output) {
-      stop(ToolState::failure(ToolError{error, {}, false}, output));
+      stop(ToolState::failure(ToolError{error, {}, false}, output), true);
     },
     [self](peek_atom) { return HandleProgress{"last line of " + self->state.id}; },
     [self](rename_atom, const std::string& id) { self->state.id = id; },
     [self](retire_atom) { self->quit(); },
     [self, stop](abort_atom) {
-      stop(ToolState::failure(ToolError{"aborted", {}, false}));
+      stop(ToolState::failure(ToolError{"aborted", {}, false}), false);
       return self->state.final;
     },
   };

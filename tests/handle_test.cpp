@@ -141,6 +141,12 @@ CAF_TEST(exit status and exit by signal are reported as such) {
   auto& s = res.completed[1].state;
   CAF_CHECK(!s.ok);
   CAF_CHECK(contains(s.error.message, "signal 9"));
+  // Each ended by itself: no abort reached it (a turn end's abort sent then is no cause).
+  for (auto id : {"e", "s"}) {
+    auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string(id), LookOptions{});
+    CAF_CHECK_EQUAL(err, "");
+    CAF_CHECK(f.own_end);
+  }
 }
 
 CAF_TEST(abort kills a TERM-ignoring child and its grandchildren; the group is gone) {
@@ -154,6 +160,7 @@ CAF_TEST(abort kills a TERM-ignoring child and its grandchildren; the group is g
   CAF_CHECK_EQUAL(err, "");
   CAF_REQUIRE(r.state.stopped());
   CAF_CHECK(contains(r.state.error.message, "aborted"));
+  CAF_CHECK(!r.own_end);
   CAF_CHECK(group_gone(pgid));
 }
 

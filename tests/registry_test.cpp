@@ -365,6 +365,29 @@ CAF_TEST(a turn end wait runs out by its own timer alone) {
     [](caf::error& e) { CAF_FAIL(error_text(e)); });
 }
 
+CAF_TEST(a handle that ends by itself as its turn end wait runs out keeps its own end) {
+  LaunchSpec waited;
+  waited.child.on_turn_end = turn_end_policy::await;
+  waited.child.await_timeout_secs = 4;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), waited);
+  auto ended = self->request(registry, caf::infinite, turn_end_atom::value, InquiryAnswers{});
+  settle();
+  // It ends (its report on the way) as its timer fires: the registry hears the
+  // timer first, and sends an abort that comes after the end.
+  anon_send(handles.at("a"), finish_atom::value, std::string("done in time"));
+  sched.advance_time(std::chrono::seconds(4));
+  CAF_REQUIRE(sched.prioritize(handles.at("a")));
+  sched.run_once(); // the handle ends: its report queued behind the timer's message
+  settle();
+  ended.receive(
+    [](std::vector<HandleSummary>& l) {
+      CAF_REQUIRE_EQUAL(l.size(), 1u);
+      CAF_CHECK(l[0].state.ok);
+      CAF_CHECK_EQUAL(l[0].state.content, "done in time");
+    },
+    [](caf::error& e) { CAF_FAIL(error_text(e)); });
+}
+
 CAF_TEST(a handle the turn end waits for that asks a question is aborted at once saying so) {
   // Nobody answers after the turn: the wait would last its whole timeout for nothing.
   LaunchSpec waited;
