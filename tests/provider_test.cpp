@@ -368,6 +368,46 @@ CAF_TEST(an overload reported inside the stream is retried as its status would b
   CAF_CHECK(invalid.retries.empty());
 }
 
+CAF_TEST(a server that refuses max_tokens for max_completion_tokens is asked again with it and from then on) {
+  // An Azure deployment serving a reasoning model under a name of its own.
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({400, R"({"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. )"
+                    R"(Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens",)"
+                    R"("code":"unsupported_parameter"}})"});
+  server.push({200, provider_fixture("openai_text.sse")});
+  server.push({200, provider_fixture("openai_text.sse")});
+  auto provider = make_http_provider(config_for(server, "openai"));
+  CAF_REQUIRE(provider.ok());
+  ChatRequest request;
+  request.model = "my-deployment";
+  request.max_tokens = 300;
+  request.messages.push_back(ChatMessage{chat_role::user, "hi"});
+  std::vector<std::string> retries;
+  StreamHooks hooks;
+  hooks.emit = [](ChatEvent) {};
+  hooks.on_retry = [&](const std::string& why) { retries.push_back(why); };
+  CAF_CHECK((*provider)->stream(request, hooks));
+  CAF_CHECK((*provider)->stream(request, hooks));
+  CAF_CHECK(retries.empty()); // not a failure to wait on
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 3u);
+  auto limit = [](const std::string& body, const char* name) {
+    auto* v = Json::parse(body)->find(name);
+    return v && v->is_number() ? v->as_number() : -1.0;
+  };
+  CAF_CHECK_EQUAL(limit(seen[0].body, "max_tokens"), 300.0);
+  CAF_CHECK_EQUAL(limit(seen[1].body, "max_completion_tokens"), 300.0);
+  CAF_CHECK_EQUAL(limit(seen[1].body, "max_tokens"), -1.0);
+  CAF_CHECK_EQUAL(limit(seen[2].body, "max_completion_tokens"), 300.0);
+  // Refused again with the newer name: the request's own failure, not asked a third way.
+  server.push({400, R"({"error":{"message":"max_completion_tokens is too large","type":"invalid_request_error"}})"});
+  auto refused = (*provider)->stream(request, hooks);
+  CAF_CHECK(!refused);
+  CAF_CHECK(contains(refused.error, "max_completion_tokens is too large"));
+  CAF_CHECK_EQUAL(server.requests().size(), 4u);
+}
+
 CAF_TEST(x-should-retry from the provider decides whether a failure is retried) {
   KeyEnv key;
   FakeProviderServer server;

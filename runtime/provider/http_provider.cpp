@@ -197,9 +197,10 @@ public:
     kind = error_code::none;
     bool anthropic = config_.provider == "anthropic";
     bool asks_usage = !anthropic && !usage_refused_; // this request's stream_options
-    HttpPost post{url_, headers_,
-                  anthropic ? anthropic_request_body(request)
-                              : openai_request_body(request, asks_usage, is_openai_service(url_))};
+    // The token limit's newer name, where the server takes only that one.
+    bool completion_tokens = is_openai_service(url_) || max_tokens_refused_;
+    auto openai_body = [&] { return openai_request_body(request, asks_usage, completion_tokens); };
+    HttpPost post{url_, headers_, anthropic ? anthropic_request_body(request) : openai_body()};
     std::mt19937_64 rng(std::random_device{}());
     // Failures since an attempt last got further than every one before (each starts
     // the response anew): a stream cut again and again at the same place gives up
@@ -210,10 +211,13 @@ public:
     for (;;) {
       std::string why;
       error_code code = error_code::none; // the kind of `why`
-      auto attempt = anthropic
-                       ? once<AnthropicStream>(post, request, hooks, failures, furthest, retry_after, why, code, false)
-                       : once<OpenAiStream>(post, request, hooks, failures, furthest, retry_after, why, code,
-                                            asks_usage);
+      // What a refusal may be of: the body names max_tokens (not its newer name).
+      bool sent_max_tokens = !anthropic && request.max_tokens > 0 &&
+                             max_tokens_parameter(request.model, completion_tokens) == "max_tokens";
+      auto attempt = anthropic ? once<AnthropicStream>(post, request, hooks, failures, furthest, retry_after, why,
+                                                       code, false, false)
+                               : once<OpenAiStream>(post, request, hooks, failures, furthest, retry_after, why,
+                                                    code, asks_usage, sent_max_tokens);
       kind = code; // until a later attempt succeeds
       if (attempt == outcome::done)
         return Status::success();
@@ -222,7 +226,15 @@ public:
         // report then counts what the server says of itself, or nothing.
         usage_refused_ = true;
         asks_usage = false;
-        post.body = openai_request_body(request, false, is_openai_service(url_));
+        post.body = openai_body();
+        continue;
+      }
+      if (attempt == outcome::with_completion_tokens) {
+        // A reasoning model under a name not known here (an Azure deployment's):
+        // asked again at once with max_completion_tokens, and so from now on.
+        max_tokens_refused_ = true;
+        completion_tokens = true;
+        post.body = openai_body();
         continue;
       }
       if (attempt == outcome::fail)
@@ -256,12 +268,14 @@ private:
       return Decoder();
   }
 
-  // without_usage: the server refused stream_options (HTTP 400 or 422 naming it).
-  enum class outcome { done, retry, fail, without_usage };
+  // without_usage: the server refused stream_options (HTTP 400 or 422 naming it);
+  // with_completion_tokens: it refused max_tokens, asking for max_completion_tokens.
+  enum class outcome { done, retry, fail, without_usage, with_completion_tokens };
 
   template <class Decoder>
   outcome once(const HttpPost& post, const ChatRequest& request, const StreamHooks& hooks, int& failures,
-               size_t& furthest, std::string& retry_after, std::string& why, error_code& code, bool asked_usage) {
+               size_t& furthest, std::string& retry_after, std::string& why, error_code& code, bool asked_usage,
+               bool sent_max_tokens) {
     SseParser sse;
     Decoder decoder = make_decoder<Decoder>(request.model);
     Status decoded; // the stream so far made sense
@@ -390,6 +404,12 @@ private:
       why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
       return outcome::without_usage;
     }
+    // OpenAI's (and Azure's) reasoning models: "Unsupported parameter: 'max_tokens' is not
+    // supported with this model. Use 'max_completion_tokens' instead."
+    if (r.status == 400 && sent_max_tokens && r.error_body.find("max_completion_tokens") != std::string::npos) {
+      why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
+      return outcome::with_completion_tokens;
+    }
     if ((r.status == 401 || r.status == 403) && !sends_key_)
       why = fmt::format("the provider wants an API key (HTTP {}): {}; export {} with it", r.status, message,
                         config_.api_key_env.empty() ? std::string("the key") : "$" + config_.api_key_env);
@@ -427,8 +447,10 @@ private:
   std::vector<std::string> headers_;
   bool sends_key_ = false;
   // Nothing of one call's is kept here: sub-agents stream through one provider at once.
-  // What is learnt of the server is: it refused stream_options once.
+  // What is learnt of the server is: it refused stream_options once, or max_tokens
+  // (asking for max_completion_tokens).
   std::atomic<bool> usage_refused_{false};
+  std::atomic<bool> max_tokens_refused_{false};
 };
 
 } // namespace

@@ -20,8 +20,8 @@ namespace jp {
 /// The name of the token limit `model` takes: "max_completion_tokens" for OpenAI's
 /// reasoning models (openai_reasoning_model), which refuse `max_tokens`, and for every
 /// model of `openai_service` (api.openai.com, where `max_tokens` is deprecated and a
-/// new reasoning model's name may not be known here); "max_tokens" for the rest
-/// (compatible servers read it).
+/// new reasoning model's name may not be known here; also a server that refused
+/// `max_tokens`, asking for it); "max_tokens" for the rest (compatible servers read it).
 std::string_view max_tokens_parameter(std::string_view model, bool openai_service = false);
 
 /// Whether `url` is OpenAI's own service (https://api.openai.com/...).
