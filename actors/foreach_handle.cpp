@@ -171,6 +171,7 @@ void finish(foreach_actor_t* self) {
                                                 std::move(whole))
                            : ToolState::success(std::move(whole));
   st.final = HandleReport{st.id, std::move(state), omitted, {}, {}};
+  st.final.own_end = !st.aborting;
   self->send(st.supervisor, stopped_atom::value, st.final);
   for (auto& rp : st.aborts)
     rp.deliver(st.final);

@@ -129,6 +129,7 @@ void stop(function_actor_t* self, ToolState state) {
       file = std::move(taken.spill_path);
   }
   st.final = HandleReport{st.id, std::move(state), omitted, std::move(file), {}};
+  st.final.own_end = !st.aborting;
   // The supervisor hears first: an abort's answer comes after its stopped report.
   self->send(st.supervisor, stopped_atom::value, st.final);
   answer_looks(self);

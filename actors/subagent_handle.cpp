@@ -300,6 +300,7 @@ void stop(subagent_actor_t* self, ToolState state) {
   auto held = held_result(st.ctx.config ? result_hold(*st.ctx.config) : ResultHold{}, st.id, std::move(state.content));
   state.content = std::move(held.content);
   st.final = HandleReport{st.id, std::move(state), held.omitted, std::move(held.spill_path), {}};
+  st.final.own_end = !st.aborting;
   // The supervisor hears first: an abort's answer comes after its stopped report.
   self->send(st.supervisor, stopped_atom::value, st.final);
   answer_looks(self);

@@ -71,7 +71,13 @@ constexpr ToolLimit tool_limits[] = {
   // limits.*: below (kToolLimitKeys).
 };
 
-Status refuse(std::string_view origin, std::string_view key, double wanted, double limit);
+Status refuse(std::string_view origin, std::string_view key, double wanted, double limit) {
+  return Status::fail(fmt::format("{}: {}: {} is more than the limit the layers before it set ({}, built in or "
+                                  "from your own config); a workspace's config may only lower it: to raise it, "
+                                  "set it in your own config ($XDG_CONFIG_HOME/jp-actors/config.toml, --config "
+                                  "or --cfg)",
+                                  origin, key, wanted, limit));
+}
 
 /// What a tool's processes may use (the runtime's, or a tool's own, under
 /// `prefix`): not set is no limit, the highest.
@@ -82,14 +88,6 @@ Status only_lowered(const ToolLimits& before, const ToolLimits& after, std::stri
       return refuse(origin, fmt::format("{}.{}", prefix, k.key), unless_zero(after.*k.field),
                     unless_zero(before.*k.field));
   return Status::success();
-}
-
-Status refuse(std::string_view origin, std::string_view key, double wanted, double limit) {
-  return Status::fail(fmt::format("{}: {}: {} is more than the limit the layers before it set ({}, built in or "
-                                  "from your own config); a workspace's config may only lower it: to raise it, "
-                                  "set it in your own config ($XDG_CONFIG_HOME/jp-actors/config.toml, --config "
-                                  "or --cfg)",
-                                  origin, key, wanted, limit));
 }
 
 } // namespace

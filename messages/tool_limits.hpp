@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 #include <sys/resource.h>
 
@@ -41,6 +42,10 @@ inline constexpr ToolLimitKey kToolLimitKeys[] = {
   {"file_size_mb", &ToolLimits::file_size_mb, 1, int64_t{1} << 24, RLIMIT_FSIZE, 1ull << 20},
   {"open_files", &ToolLimits::open_files, 8, int64_t{1} << 20, RLIMIT_NOFILE},
 };
+
+// Every field is in the table: a limit added to ToolLimits and not there would be
+// read, combined and set by none of them.
+static_assert(sizeof(ToolLimits) == std::size(kToolLimitKeys) * sizeof(uint64_t));
 
 inline bool ToolLimits::any() const {
   for (auto& k : kToolLimitKeys)

@@ -149,8 +149,9 @@ struct HandleReport {
   Screen screen;           // only when asked for (fetch/apply with `screen`)
   std::string node;        // the configured node it runs on ("" = here)
   bool refused = false;    // it could not start (a limit, no executor): no handle ran
-  // It ended before any abort reached it (a process that exited of itself): an abort
-  // sent as it ended (a turn end's timeout) did not end it.
+  // It ended before any abort reached it (a process that exited of itself, a
+  // sub-agent that answered, a call that returned; every handle kind says so): an
+  // abort sent as it ended (a turn end's timeout) did not end it.
   bool own_end = false;
   friend bool operator==(const HandleReport&, const HandleReport&) = default;
 };

@@ -957,6 +957,25 @@ CAF_TEST(a tool s own limits apply within the runtime s and a workspace may lowe
     CAF_CHECK_EQUAL(refusal_missing(toml, error), "");
 }
 
+CAF_TEST(a stdio MCP server s limits are read as a tool s and refused on a url server) {
+  Sandbox box;
+  box.user_config("[mcp.servers.s]\ncommand = [\"srv\"]\n[mcp.servers.s.limits]\nmemory_mb = 4096\ncpu_secs = 86400\n");
+  auto c = load_config(box.sources(), default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK(c->mcp_servers.at("s").limits == (ToolLimits{4096, 0, 86400, 0, 0}));
+  const std::pair<const char*, const char*> bad[] = {
+    {"[mcp.servers.s]\ncommand = [\"srv\"]\n[mcp.servers.s.limits]\ncpu_secs = 0\n",
+     "mcp.servers.s.limits.cpu_secs: expected an integer from 1 to 31622400"},
+    {"[mcp.servers.s]\ncommand = [\"srv\"]\n[mcp.servers.s.limits]\nmemory = 64\n",
+     "mcp.servers.s.limits.memory: unknown key (allowed: memory_mb, processes, cpu_secs, file_size_mb, open_files)"},
+    {"[mcp.servers.far]\nurl = \"http://127.0.0.1:9/mcp\"\n[mcp.servers.far.limits]\nmemory_mb = 64\n",
+     "mcp.servers.far.limits: bind a server's process that jp-actors starts (command); a url server runs "
+     "elsewhere, under its own"},
+  };
+  for (auto [toml, error] : bad)
+    CAF_CHECK_EQUAL(refusal_missing(toml, error), "");
+}
+
 CAF_TEST(a workspace config cannot tune how this machine runs its threads) {
   // Polling spins a core; neither is a limit to lower, both are about this machine.
   Sandbox box;

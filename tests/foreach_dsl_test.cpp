@@ -94,6 +94,9 @@ CAF_TEST(a foreach starts at most max_concurrent sub-agents and the next as one 
   CAF_CHECK(s.state.ok);
   CAF_CHECK_EQUAL(s.state.content, R"([{"element":"a","result":"did a"},{"element":"b","result":"did b"},)"
                                    R"({"element":"c","result":"did c"}])");
+  auto [f, err2] = ask<HandleReport>(registry, fetch_atom::value, std::string("each"), LookOptions{});
+  CAF_CHECK_EQUAL(err2, "");
+  CAF_CHECK(f.own_end); // it ended by itself: a turn end's abort sent then would not relabel it
 }
 
 CAF_TEST(aborting a foreach aborts its running sub-agents and starts none of the rest) {
@@ -103,6 +106,7 @@ CAF_TEST(aborting a foreach aborts its running sub-agents and starts none of the
   CAF_REQUIRE_EQUAL(err, "");
   CAF_REQUIRE(r.state.stopped());
   CAF_CHECK(!r.state.ok);
+  CAF_CHECK(!r.own_end);
   CAF_CHECK_EQUAL(handles.count("each[1]"), 0u);
   auto results = Json::parse(r.state.content);
   CAF_REQUIRE(results.ok());

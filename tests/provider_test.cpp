@@ -488,7 +488,8 @@ CAF_TEST(connection refused names the url and nothing is retried) {
 /// A loopback port whose connections are never answered: a listener of backlog 0
 /// whose one place is taken by a connection it never accepts, so that the kernel
 /// drops every SYN after it (as a network that is down would), and a connect
-/// waits out its timeout.
+/// waits out its timeout. (Linux's rule for a full accept queue: the project's only
+/// platform.)
 struct UnansweredPort {
   int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int filler = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -518,6 +518,34 @@ CAF_TEST(a waiting look at a quiet handle answers at its deadline and not before
   settle();
 }
 
+CAF_TEST(a function tool s report says whether it ended by itself or by its abort) {
+  std::vector<FunctionResult> calls;
+  auto functions = spawn_registry(sys, function_handle_factory([&](const Json&, const Progress&) {
+                                    Invocation inv;
+                                    inv.abort = [r = inv.result] { r.fail("stopped by its abort"); };
+                                    calls.push_back(inv.result);
+                                    return inv;
+                                  }));
+  settle();
+  LaunchSpec spec;
+  spec.tool = "work";
+  ask<HandleReport>(functions, spawn_atom::value, std::string("done"), spec);
+  ask<HandleReport>(functions, spawn_atom::value, std::string("stopped"), spec);
+  CAF_REQUIRE_EQUAL(calls.size(), 2u);
+  calls[0].succeed("all done");
+  settle();
+  auto [own, err] = ask<HandleReport>(functions, fetch_atom::value, std::string("done"), LookOptions{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(own.state.stopped());
+  CAF_CHECK(own.own_end);
+  auto [aborted, aerr] = ask<HandleReport>(functions, abort_atom::value, std::string("stopped"));
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(aborted.state.stopped());
+  CAF_CHECK(!aborted.own_end);
+  anon_send_exit(functions, caf::exit_reason::user_shutdown);
+  settle();
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
 
 CAF_TEST_FIXTURE_SCOPE(registry_exit_tests, registry_fixture)

@@ -202,8 +202,9 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
   }
   if (err == ENOTSUP && spec.limits.any())
     return "cannot start '" + prog + "' within its resource limits (runtime.tool_limits, "
-           "conversation.tools.NAME.limits): this system refuses close_range (Linux 5.9 or later), without which "
-           "jp-actors cannot set them before the program runs; leave both unset to run tools without limits";
+           "conversation.tools.NAME.limits, mcp.servers.NAME.limits): this system refuses close_range (Linux 5.9 "
+           "or later), without which jp-actors cannot set them before the program runs; leave them unset to run "
+           "tools without limits";
   if (err == E2BIG) {
     // Linux takes an argument or variable of at most 128 KiB, and about a quarter of
     // the stack limit for all of them together: say which, and what to do instead.

@@ -388,18 +388,9 @@ private:
                         url_, message, config_.api_key_env.empty() ? "" : " in $" + config_.api_key_env);
       return outcome::fail;
     }
-    // The provider's own word, where it says one (OpenAI's and Anthropic's SDKs
-    // read it before the status): "true" retries any status, "false" none.
-    auto should_retry = r.header("x-should-retry");
-    if (should_retry == "true" || (should_retry != "false" && retryable_status(r.status))) {
-      why = fmt::format("HTTP {} from {}: {}", r.status, url_, message);
-      return outcome::retry;
-    }
-    if (retryable_status(r.status)) {
-      why = fmt::format("HTTP {} from {}: {}; the provider says not to retry it (x-should-retry: false)", r.status,
-                        url_, message);
-      return outcome::fail;
-    }
+    // A part of the request the server refuses: asked again at once without it, or
+    // by the name it asks for (before any retry of the same body, whatever the
+    // provider says of retrying).
     if ((r.status == 400 || r.status == 422) && asked_usage && refuses_stream_options(r.error_body)) {
       why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
       return outcome::without_usage;
@@ -409,6 +400,19 @@ private:
     if (r.status == 400 && sent_max_tokens && r.error_body.find("max_completion_tokens") != std::string::npos) {
       why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
       return outcome::with_completion_tokens;
+    }
+    // The provider's own word, where it says one (OpenAI's and Anthropic's SDKs
+    // read it before the status): "true" retries any status (but a used-up quota),
+    // "false" none.
+    auto should_retry = r.header("x-should-retry");
+    if (should_retry == "true" || (should_retry != "false" && retryable_status(r.status))) {
+      why = fmt::format("HTTP {} from {}: {}", r.status, url_, message);
+      return outcome::retry;
+    }
+    if (retryable_status(r.status)) {
+      why = fmt::format("HTTP {} from {}: {}; the provider says not to retry it (x-should-retry: false)", r.status,
+                        url_, message);
+      return outcome::fail;
     }
     if ((r.status == 401 || r.status == 403) && !sends_key_)
       why = fmt::format("the provider wants an API key (HTTP {}): {}; export {} with it", r.status, message,
