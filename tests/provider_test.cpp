@@ -75,6 +75,33 @@ Collected run(const HttpProviderConfig& config, ChatRequest request = {}) {
   return out;
 }
 
+/// Hooks that drop the events and keep what each retry said: a test of what a
+/// provider asks, not of what it streams.
+struct RetriesSaid {
+  std::vector<std::string> retries;
+  StreamHooks hooks;
+  RetriesSaid() {
+    hooks.emit = [](ChatEvent) {};
+    hooks.on_retry = [this](const std::string& why) { retries.push_back(why); };
+  }
+  RetriesSaid(const RetriesSaid&) = delete; // the hook points at this one
+};
+
+/// Two requests through one provider, the first answered `refusal` (of a part of the
+/// request, asked again at once without it or otherwise), each a stream after that:
+/// what the server saw. A refusal asked again is no failure to wait on: no retry.
+std::vector<FakeProviderServer::Seen> asked_twice_after(FakeProviderServer& server, FakeResponse refusal,
+                                                        Provider& provider, const ChatRequest& request) {
+  server.push(std::move(refusal));
+  server.push({200, provider_fixture("openai_text.sse")});
+  server.push({200, provider_fixture("openai_text.sse")});
+  RetriesSaid said;
+  CAF_CHECK(provider.stream(request, said.hooks));
+  CAF_CHECK(provider.stream(request, said.hooks));
+  CAF_CHECK(said.retries.empty());
+  return server.requests();
+}
+
 struct KeyEnv {
   KeyEnv() { ::setenv("JP_TEST_PROVIDER_KEY", "sk-test-123", 1); }
   ~KeyEnv() { ::unsetenv("JP_TEST_PROVIDER_KEY"); }
@@ -133,28 +160,23 @@ CAF_TEST(a server that refuses stream_options is asked again without it and neve
   // Mistral: HTTP 422 from pydantic's extra_forbidden.
   KeyEnv key;
   FakeProviderServer server;
-  server.push({422, R"({"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body",)"
-                    R"("stream_options","include_usage"],"msg":"Extra inputs are not permitted","input":true}]},)"
-                    R"("type":"invalid_request_error","param":null,"code":null})"});
-  server.push({200, provider_fixture("openai_text.sse")});
-  server.push({200, provider_fixture("openai_text.sse")});
   auto provider = make_http_provider(config_for(server, "openai"));
   CAF_REQUIRE(provider.ok());
   ChatRequest request;
   request.model = "test-model"; // the 422 below is Mistral's, as its API words it
   request.messages.push_back(ChatMessage{chat_role::user, "hi"});
-  std::vector<std::string> retries;
-  StreamHooks hooks;
-  hooks.emit = [](ChatEvent) {};
-  hooks.on_retry = [&](const std::string& why) { retries.push_back(why); };
-  CAF_CHECK((*provider)->stream(request, hooks));
-  CAF_CHECK((*provider)->stream(request, hooks));
-  CAF_CHECK(retries.empty()); // not a failure to wait on
-  auto seen = server.requests();
+  auto seen = asked_twice_after(server,
+                                {422, R"({"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":)"
+                                      R"(["body","stream_options","include_usage"],"msg":"Extra inputs are not )"
+                                      R"(permitted","input":true}]},"type":"invalid_request_error","param":null,)"
+                                      R"("code":null})"},
+                                **provider, request);
   CAF_REQUIRE_EQUAL(seen.size(), 3u);
   CAF_CHECK(Json::parse(seen[0].body)->find("stream_options") != nullptr);
   CAF_CHECK(Json::parse(seen[1].body)->find("stream_options") == nullptr);
   CAF_CHECK(Json::parse(seen[2].body)->find("stream_options") == nullptr);
+  RetriesSaid said;
+  auto& hooks = said.hooks;
   // Another 422 is the request's own: it fails, as before.
   server.push({422, R"({"object":"error","message":"Extra inputs are not permitted: stream_options","type":"x"})"});
   CAF_CHECK(!(*provider)->stream(request, hooks));
@@ -372,25 +394,17 @@ CAF_TEST(a server that refuses max_tokens for max_completion_tokens is asked aga
   // An Azure deployment serving a reasoning model under a name of its own.
   KeyEnv key;
   FakeProviderServer server;
-  server.push({400, R"({"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. )"
-                    R"(Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens",)"
-                    R"("code":"unsupported_parameter"}})"});
-  server.push({200, provider_fixture("openai_text.sse")});
-  server.push({200, provider_fixture("openai_text.sse")});
   auto provider = make_http_provider(config_for(server, "openai"));
   CAF_REQUIRE(provider.ok());
   ChatRequest request;
   request.model = "my-deployment";
   request.max_tokens = 300;
   request.messages.push_back(ChatMessage{chat_role::user, "hi"});
-  std::vector<std::string> retries;
-  StreamHooks hooks;
-  hooks.emit = [](ChatEvent) {};
-  hooks.on_retry = [&](const std::string& why) { retries.push_back(why); };
-  CAF_CHECK((*provider)->stream(request, hooks));
-  CAF_CHECK((*provider)->stream(request, hooks));
-  CAF_CHECK(retries.empty()); // not a failure to wait on
-  auto seen = server.requests();
+  auto seen = asked_twice_after(server,
+                                {400, R"({"error":{"message":"Unsupported parameter: 'max_tokens' is not supported )"
+                                      R"(with this model. Use 'max_completion_tokens' instead.","type":)"
+                                      R"("invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}})"},
+                                **provider, request);
   CAF_REQUIRE_EQUAL(seen.size(), 3u);
   auto limit = [](const std::string& body, const char* name) {
     auto* v = Json::parse(body)->find(name);
@@ -402,7 +416,8 @@ CAF_TEST(a server that refuses max_tokens for max_completion_tokens is asked aga
   CAF_CHECK_EQUAL(limit(seen[2].body, "max_completion_tokens"), 300.0);
   // Refused again with the newer name: the request's own failure, not asked a third way.
   server.push({400, R"({"error":{"message":"max_completion_tokens is too large","type":"invalid_request_error"}})"});
-  auto refused = (*provider)->stream(request, hooks);
+  RetriesSaid said;
+  auto refused = (*provider)->stream(request, said.hooks);
   CAF_CHECK(!refused);
   CAF_CHECK(contains(refused.error, "max_completion_tokens is too large"));
   CAF_CHECK_EQUAL(server.requests().size(), 4u);
