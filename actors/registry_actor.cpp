@@ -61,7 +61,9 @@ struct registry_state {
   struct TurnEndWait {
     std::function<void(const ToolState&)> done;
     uint64_t number = 0;
-    std::string aborted_because; // "": it stopped by itself, or its timeout ran out
+    // Why the turn end aborted it ("" unless it did: its timeout ran out, or it asked
+    // what nobody answers); not said of one whose report says it ended by itself.
+    std::string aborted_because;
   };
   std::map<std::string, TurnEndWait> turn_end_waits;
   uint64_t turn_end_waits_made = 0;
@@ -95,7 +97,7 @@ double elapsed_secs(const entry& e) {
 
 HandleStatus status_of(const std::string& id, const entry& e) {
   if (e.phase == entry_phase::stopped)
-    return {id, e.final.state, e.final.output_file, e.final.node, e.seq};
+    return {id, e.final.state, e.final.output_file, e.final.node, e.seq, e.final.own_end};
   return {id, e.waiting ? ToolState::waiting(*e.waiting) : pending_state(), {}, e.node, e.seq};
 }
 

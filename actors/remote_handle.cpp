@@ -33,7 +33,6 @@ struct remote_state {
   std::map<uint64_t, caf::typed_response_promise<HandleReport>> in_flight;
   uint64_t next_call = 0;
   bool retired = false;
-  bool abort_sent = false; // a stop the node tells of after it is no end of its own
   static inline const char* name = "jp.remote_handle";
 };
 
@@ -206,10 +205,7 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
     [self](apply_atom, const std::string& input, const LookOptions& look) {
       return forward(self, apply_atom::value, self->state.id, input, look);
     },
-    [self](abort_atom) {
-      self->state.abort_sent = true;
-      return forward(self, abort_atom::value, self->state.id);
-    },
+    [self](abort_atom) { return forward(self, abort_atom::value, self->state.id); },
     [self](peek_atom) {
       HandleProgress p{self->state.last_line};
       p.node = self->state.node.name;
@@ -229,7 +225,7 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
         return;
       if (s.state.stopped()) {
         HandleReport r{st.id, std::move(s.state), 0, std::move(s.output_file), {}, {}};
-        r.own_end = !st.abort_sent;
+        r.own_end = s.own_end; // as the node's handle said it
         return stop(self, from_node(st, std::move(r)));
       }
       // Asks (waiting), or was answered (running again): as a local handle tells it.

@@ -9,6 +9,7 @@ handle_actor spawn_stopped(caf::local_actor* spawner, const std::string& id, con
   return spawner->spawn([id, why, supervisor](handle_actor::pointer self) -> handle_actor::behavior_type {
     HandleReport final{id, ToolState::failure(ToolError{why, {}, false}), 0, {}, {}};
     final.refused = true;
+    final.own_end = true; // stopped before anything could abort it
     self->send(supervisor, stopped_atom::value, final);
     return {
       [final](fetch_atom, const LookOptions&) { return final; },

@@ -173,6 +173,7 @@ struct HandleStatus {
   // handle, the higher is the newer (0: not counted). A watch's answer through a
   // shared view may overtake the registry's own updates; this orders them.
   uint64_t seq = 0;
+  bool own_end = false; // stopped: it ended before any abort reached it (HandleReport's)
   friend bool operator==(const HandleStatus&, const HandleStatus&) = default;
 };
 
@@ -228,7 +229,7 @@ typename Inspector::result_type inspect(Inspector& f, AwaitRequest& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HandleStatus& x) {
-  return f(x.id, x.state, x.output_file, x.node, x.seq);
+  return f(x.id, x.state, x.output_file, x.node, x.seq, x.own_end);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AwaitResult& x) {

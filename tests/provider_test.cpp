@@ -421,6 +421,22 @@ CAF_TEST(a server that refuses max_tokens for max_completion_tokens is asked aga
   CAF_CHECK(!refused);
   CAF_CHECK(contains(refused.error, "max_completion_tokens is too large"));
   CAF_CHECK_EQUAL(server.requests().size(), 4u);
+  // Not a refusal of the name: a limit too large for the context (vLLM's words), or
+  // a request echoed back that holds the word. Each fails as it is, asked once.
+  for (auto body : {R"({"error":{"message":"'max_tokens' or 'max_completion_tokens' is too large: 9000. This )"
+                    R"(model's maximum context length is 8192 tokens","type":"BadRequestError","param":null,)"
+                    R"("code":400}})",
+                    R"({"error":{"message":"messages: too long","type":"invalid_request_error","param":"messages",)"
+                    R"("code":null,"input":"please set max_completion_tokens"}})"}) {
+    auto fresh = make_http_provider(config_for(server, "openai"));
+    CAF_REQUIRE(fresh.ok());
+    auto before = server.requests().size();
+    server.push({400, body});
+    CAF_CHECK(!(*fresh)->stream(request, said.hooks));
+    auto seen_now = server.requests();
+    CAF_REQUIRE_EQUAL(seen_now.size(), before + 1);
+    CAF_CHECK_EQUAL(limit(seen_now.back().body, "max_tokens"), 300.0);
+  }
 }
 
 CAF_TEST(x-should-retry from the provider decides whether a failure is retried) {

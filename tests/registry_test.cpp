@@ -86,7 +86,8 @@ CAF_TEST(watch subscribes the watcher to stops) {
   CAF_REQUIRE_EQUAL(err, "");
   finish("w", "ok");
   bool told = false;
-  self->receive([&](update_atom, HandleStatus& s) { told = s.id == "w" && s.state.stopped(); },
+  // With whether it ended by itself: a node's client (remote_handle) reads it there.
+  self->receive([&](update_atom, HandleStatus& s) { told = s.id == "w" && s.state.stopped() && s.own_end; },
                 caf::after(std::chrono::seconds(0)) >> [] {});
   CAF_CHECK(told);
 }

@@ -167,6 +167,24 @@ bool refuses_stream_options(const std::string& body) {
   return names(*j, 0);
 }
 
+/// A refusal of `max_tokens` that asks for `max_completion_tokens` (OpenAI's and Azure's
+/// reasoning models: {"error":{"message":"Unsupported parameter: 'max_tokens' is not
+/// supported with this model. Use 'max_completion_tokens' instead.","param":
+/// "max_tokens","code":"unsupported_parameter"}}). Not a value too large ("'max_tokens'
+/// or 'max_completion_tokens' is too large", vLLM's), nor a request echoed back.
+bool asks_completion_tokens(const std::string& body) {
+  auto j = Json::parse(body);
+  auto* err = j && j->is_object() ? j->find("error") : nullptr;
+  if (!err || !err->is_object())
+    return false;
+  auto text = [&](const char* key) {
+    auto* v = err->find(key);
+    return v && v->is_string() ? v->as_string() : std::string();
+  };
+  return text("message").find("Use 'max_completion_tokens'") != std::string::npos ||
+         (text("param") == "max_tokens" && text("code") == "unsupported_parameter");
+}
+
 /// A 429 that waiting does not cure: OpenAI's for an account whose quota, credit or
 /// spending limit is used up ({"error":{"type":"insufficient_quota",...}}, or a code
 /// naming its billing).
@@ -397,7 +415,7 @@ private:
     }
     // OpenAI's (and Azure's) reasoning models: "Unsupported parameter: 'max_tokens' is not
     // supported with this model. Use 'max_completion_tokens' instead."
-    if (r.status == 400 && sent_max_tokens && r.error_body.find("max_completion_tokens") != std::string::npos) {
+    if (r.status == 400 && sent_max_tokens && asks_completion_tokens(r.error_body)) {
       why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
       return outcome::with_completion_tokens;
     }

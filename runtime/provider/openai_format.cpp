@@ -84,10 +84,11 @@ Json openai_message(const ChatMessage& m, std::string_view model) {
 
 } // namespace
 
-std::string_view max_tokens_parameter(std::string_view model, bool openai_service) {
-  // api.openai.com's reasoning models refuse `max_tokens` ("Use 'max_completion_tokens'
-  // instead"), and all of its models take the new name; other servers read `max_tokens`.
-  return openai_service || openai_reasoning_model(model) ? "max_completion_tokens" : "max_tokens";
+std::string_view max_tokens_parameter(std::string_view model, bool completion_tokens) {
+  // OpenAI's reasoning models refuse `max_tokens` ("Use 'max_completion_tokens'
+  // instead"), and all of api.openai.com's models take the new name; other servers
+  // read `max_tokens`, but one that refused it (completion_tokens).
+  return completion_tokens || openai_reasoning_model(model) ? "max_completion_tokens" : "max_tokens";
 }
 
 bool is_openai_service(std::string_view url) {
@@ -104,7 +105,7 @@ bool takes_no_user_after_tool(std::string_view model) {
   return false;
 }
 
-std::string openai_request_body(const ChatRequest& request, bool ask_usage, bool openai_service) {
+std::string openai_request_body(const ChatRequest& request, bool ask_usage, bool completion_tokens) {
   Json body = Json::object();
   body.set("model", request.model);
   body.set("stream", true);
@@ -158,7 +159,7 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage, bool
   if (auto tools = request_tools(request.tools_json))
     body.set("tools", std::move(*tools));
   if (request.max_tokens > 0)
-    body.set(max_tokens_parameter(request.model, openai_service), request.max_tokens);
+    body.set(max_tokens_parameter(request.model, completion_tokens), request.max_tokens);
   // Structured outputs: the service holds the answer to the schema.
   if (auto schema = Json::parse(request.response_schema); schema && schema->is_object())
     body.set("response_format",

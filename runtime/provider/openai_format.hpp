@@ -19,10 +19,11 @@ namespace jp {
 
 /// The name of the token limit `model` takes: "max_completion_tokens" for OpenAI's
 /// reasoning models (openai_reasoning_model), which refuse `max_tokens`, and for every
-/// model of `openai_service` (api.openai.com, where `max_tokens` is deprecated and a
-/// new reasoning model's name may not be known here; also a server that refused
-/// `max_tokens`, asking for it); "max_tokens" for the rest (compatible servers read it).
-std::string_view max_tokens_parameter(std::string_view model, bool openai_service = false);
+/// model where `completion_tokens` (a server that takes that name alone: api.openai.com,
+/// where `max_tokens` is deprecated and a new reasoning model's name may not be known
+/// here, or one that refused `max_tokens` asking for it); "max_tokens" for the rest
+/// (compatible servers read it).
+std::string_view max_tokens_parameter(std::string_view model, bool completion_tokens = false);
 
 /// Whether `url` is OpenAI's own service (https://api.openai.com/...).
 bool is_openai_service(std::string_view url);
@@ -40,7 +41,8 @@ bool takes_no_user_after_tool(std::string_view model);
 /// `ask_usage`: stream_options.include_usage, which some servers refuse (Mistral:
 /// HTTP 422 "extra_forbidden"). To Mistral's models (takes_no_user_after_tool), a
 /// user message right after tool results goes in the last result's content.
-std::string openai_request_body(const ChatRequest& request, bool ask_usage = true, bool openai_service = false);
+/// `completion_tokens`: as max_tokens_parameter takes it.
+std::string openai_request_body(const ChatRequest& request, bool ask_usage = true, bool completion_tokens = false);
 
 /// OpenRouter's `reasoning_details` as they stream: each delta carries pieces of the
 /// response's array. A piece with the `index` and `type` of an entry already there
