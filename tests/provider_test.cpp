@@ -407,7 +407,8 @@ CAF_TEST(a server that refuses max_tokens for max_completion_tokens is asked aga
                                 **provider, request);
   CAF_REQUIRE_EQUAL(seen.size(), 3u);
   auto limit = [](const std::string& body, const char* name) {
-    auto* v = Json::parse(body)->find(name);
+    auto parsed = Json::parse(body); // kept: what find() points into
+    auto* v = parsed ? parsed->find(name) : nullptr;
     return v && v->is_number() ? v->as_number() : -1.0;
   };
   CAF_CHECK_EQUAL(limit(seen[0].body, "max_tokens"), 300.0);
