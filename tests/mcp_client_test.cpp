@@ -690,7 +690,10 @@ CAF_TEST(a server answering a protocol version jp-actors does not speak does not
 CAF_TEST(progress from the server starts the timeout of its call again) {
   // timeout_secs = 1 for both. `quiet` can end only by its timeout; `ticking` runs on
   // past it, a second longer, and ends well only because its server reports progress
-  // every 0.1 s. Ordered by events: slowness only makes `ticking` last longer.
+  // every 0.1 s. Ordered by events, one step after the other: what lets both end is
+  // written only once `quiet` has timed out (in one batch with the await, a slow
+  // start of `quiet` let it see the file first), and slowness only makes `ticking`
+  // last longer.
   auto until = (dir.path / "go").string();
   auto extra = fmt::format("[mcp.servers.quick]\ncommand = [\"{}\"]\nrun = \"unattended\"\ntimeout_secs = 1\n"
                            "[mcp.servers.quick.tools.wait]\nstateful = true\n"
@@ -699,15 +702,15 @@ CAF_TEST(progress from the server starts the timeout of its call again) {
                            server, server);
   auto r = run(steps({call("quick__wait", fmt::format(R"({{ action = "spawn", id = "ticking", until = "{}", tick_ms = 100 }})", until)) +
                         call("quiet__wait", fmt::format(R"({{ action = "spawn", id = "quiet", until = "{}" }})", until)) +
-                        call("await", R"({ all = ["quiet"], timeout_secs = 60 })") +
-                        call("shell", fmt::format(R"({{ command = "sleep 1; touch '{}'" }})", until)) +
-                        call("await", R"({ all = ["ticking"], timeout_secs = 60 })")}),
+                        call("await", R"({ all = ["quiet"], timeout_secs = 60 })"),
+                      call("shell", fmt::format(R"({{ command = "sleep 1; touch '{}'" }})", until)),
+                      call("await", R"({ all = ["ticking"], timeout_secs = 60 })")}),
                extra);
   JP_REQUIRE_OK(r);
   // Without progress, the call fails after timeout_secs.
   CAF_CHECK(contains(content(results_of(r), "main", 1, 2),
                      "MCP server `quiet` did not answer tools/call within 1 s, nor report progress"));
-  CAF_CHECK(contains(content(results_of(r), "main", 1, 4), R"({"id":"ticking","state":"stopped","result":"done"})"));
+  CAF_CHECK(contains(content(results_of(r), "main", 3, 0), R"({"id":"ticking","state":"stopped","result":"done"})"));
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
