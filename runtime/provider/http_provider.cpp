@@ -167,37 +167,40 @@ bool refuses_stream_options(const std::string& body) {
   return names(*j, 0);
 }
 
+/// The `error` object of an error body ({"error":{"message":...,"type":...}}, OpenAI's
+/// and Anthropic's shape), read once for the checks below; null when it has none.
+Json error_object(const std::string& body) {
+  auto j = Json::parse(body);
+  auto* err = j && j->is_object() ? j->find("error") : nullptr;
+  return err && err->is_object() ? *err : Json();
+}
+
+/// The string `key` of an error object, "" when it has none.
+std::string error_field(const Json& error, std::string_view key) {
+  auto* v = error.is_object() ? error.find(key) : nullptr;
+  return v && v->is_string() ? v->as_string() : std::string();
+}
+
 /// A refusal of `max_tokens` that asks for `max_completion_tokens` (OpenAI's and Azure's
 /// reasoning models: {"error":{"message":"Unsupported parameter: 'max_tokens' is not
 /// supported with this model. Use 'max_completion_tokens' instead.","param":
 /// "max_tokens","code":"unsupported_parameter"}}). Not a value too large ("'max_tokens'
 /// or 'max_completion_tokens' is too large", vLLM's), nor a request echoed back.
-bool asks_completion_tokens(const std::string& body) {
-  auto j = Json::parse(body);
-  auto* err = j && j->is_object() ? j->find("error") : nullptr;
-  if (!err || !err->is_object())
-    return false;
-  auto text = [&](const char* key) {
-    auto* v = err->find(key);
-    return v && v->is_string() ? v->as_string() : std::string();
-  };
-  return text("message").find("Use 'max_completion_tokens'") != std::string::npos ||
-         (text("param") == "max_tokens" && text("code") == "unsupported_parameter");
+bool asks_completion_tokens(const Json& error) {
+  return error_field(error, "message").find("Use 'max_completion_tokens'") != std::string::npos ||
+         (error_field(error, "param") == "max_tokens" && error_field(error, "code") == "unsupported_parameter");
 }
 
 /// A 429 that waiting does not cure: OpenAI's for an account whose quota, credit or
 /// spending limit is used up ({"error":{"type":"insufficient_quota",...}}, or a code
 /// naming its billing).
-bool quota_exhausted(const std::string& body) {
-  auto j = Json::parse(body);
-  auto* err = j && j->is_object() ? j->find("error") : nullptr;
-  if (!err || !err->is_object())
-    return false;
-  for (auto key : {"type", "code"})
-    if (auto* v = err->find(key); v && v->is_string())
-      for (std::string_view said : {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
-        if (v->as_string() == said)
-          return true;
+bool quota_exhausted(const Json& error) {
+  for (auto key : {"type", "code"}) {
+    auto value = error_field(error, key);
+    for (std::string_view said : {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
+      if (value == said)
+        return true;
+  }
   return false;
 }
 
@@ -400,7 +403,8 @@ private:
     }
     auto message = error_message(r.error_body);
     code = r.status == 401 || r.status == 403 ? error_code::provider_auth : error_code::provider_http;
-    if (r.status == 429 && quota_exhausted(r.error_body)) {
+    auto error = error_object(r.error_body);
+    if (r.status == 429 && quota_exhausted(error)) {
       why = fmt::format("the provider says the account's quota is used up (HTTP 429 from {}): {}; waiting "
                         "will not help: check the plan and billing of the key{}",
                         url_, message, config_.api_key_env.empty() ? "" : " in $" + config_.api_key_env);
@@ -415,7 +419,7 @@ private:
     }
     // OpenAI's (and Azure's) reasoning models: "Unsupported parameter: 'max_tokens' is not
     // supported with this model. Use 'max_completion_tokens' instead."
-    if (r.status == 400 && sent_max_tokens && asks_completion_tokens(r.error_body)) {
+    if (r.status == 400 && sent_max_tokens && asks_completion_tokens(error)) {
       why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
       return outcome::with_completion_tokens;
     }
