@@ -1,5 +1,6 @@
 #include "actors/io_thread_send.hpp"
 
+#include <atomic>
 #include <caf/actor_system.hpp>
 #include <caf/execution_unit.hpp>
 #include <caf/logger.hpp>
@@ -25,6 +26,25 @@ bool asleep_and_idle(actor_scheduler::worker_type& w) {
   return d.waitdata.sleeping && d.queue.empty();
 }
 
+std::atomic<output_on_io> output_rule{output_on_io::first_idle};
+
+/// Whether a tool's output may run on the io thread, as output_rule says, the
+/// first worker being asleep and idle already.
+bool output_may_run_here(actor_scheduler& ws) {
+  switch (output_rule.load(std::memory_order_relaxed)) {
+    case output_on_io::first_idle:
+      return true;
+    case output_on_io::all_idle:
+      for (size_t i = 1; i < ws.num_workers(); ++i)
+        if (!asleep_and_idle(*ws.worker_by_id(i)))
+          return false;
+      return true;
+    case output_on_io::never:
+      return false;
+  }
+  return false;
+}
+
 class IoThreadUnit final : public caf::execution_unit {
 public:
   void use(caf::actor_system& sys, run_here here) {
@@ -44,7 +64,7 @@ public:
     auto& ws = static_cast<actor_scheduler&>(sch);
     auto n = ws.num_workers();
     auto* first = ws.worker_by_id(0);
-    if (take_here(*first, job))
+    if (take_here(ws, *first, job))
       return;
     if (n == 1 || asleep_and_idle(*first))
       first->external_enqueue(job);
@@ -63,7 +83,7 @@ private:
   /// by io_thread_run (io_thread_run_output) with the first worker asleep and idle
   /// and no tool's process (but the sender's) left to watch, or made ready by a job
   /// running here, within the event's budget.
-  bool take_here(actor_scheduler::worker_type& first, caf::resumable* job) {
+  bool take_here(actor_scheduler& ws, actor_scheduler::worker_type& first, caf::resumable* job) {
     auto here = std::exchange(here_, run_here::never);
     if (draining_) { // on the io thread, in drain()
       if (budget_ == 0)
@@ -74,7 +94,8 @@ private:
     }
     auto* io = IoThread::current();
     if (here == run_here::never || io == nullptr || !asleep_and_idle(first) ||
-        live_process_group_count() > (here == run_here::sender_live ? 1u : 0u))
+        live_process_group_count() > (here == run_here::sender_live ? 1u : 0u) ||
+        (here == run_here::sender_live && !output_may_run_here(ws)))
       return false; // a worker runs it: the io thread stays free for the live tools' events
     jobs_.push_back(job);
     if (!std::exchange(posted_, true))
@@ -166,6 +187,10 @@ caf::execution_unit* io_thread_unit(caf::actor_system& sys, run_here here) {
 caf::execution_unit* io_thread_running() {
   auto& unit = unit_of_this_thread();
   return unit.draining() ? &unit : nullptr;
+}
+
+void use_output_on_io(output_on_io rule) {
+  output_rule.store(rule, std::memory_order_relaxed);
 }
 
 void io_thread_leave() {

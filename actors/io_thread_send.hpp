@@ -15,6 +15,8 @@
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
 
+#include "output_on_io.hpp"
+
 namespace caf {
 class actor_system;
 class execution_unit;

@@ -1,5 +1,5 @@
 // jp-bench: BENCH.md's workloads, jp-actors against the OS floor (bench/floor.c).
-//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--child-session auto|always] [--worker-threads N] [--io-poll-us N] [--caf KEY=VALUE] [W1 ...]
+//   jp-bench run [--quick] [--json FILE] [--compare OLD] [--rounds R] [--launcher K] [--child-session auto|always] [--output-on-io RULE] [--worker-threads N] [--io-poll-us N] [--caf KEY=VALUE] [W1 ...]
 //   jp-bench compare OLD.json NEW.json                           two runs' figures side by side
 //   jp-bench pairs OLD1.json NEW1.json [OLD2.json NEW2.json ...]  alternating pairs summed up
 //   jp-bench worker W [--n N] [--bytes B] [--samples FILE] [--cpu FILE] --floor PATH   one jp-actors round
@@ -16,6 +16,7 @@
 #include <optional>
 #include <unistd.h>
 
+#include "actors/output_on_io.hpp"
 #include "bench/caf_settings.hpp"
 #include "bench/compare.hpp"
 #include "bench/counted_paths.hpp"
@@ -52,6 +53,11 @@ int worker(const WorkloadParams& p) {
   // `run --child-session always`: every child in its own session, as before session 34.
   if (const char* c = std::getenv("JP_BENCH_CHILD_SESSION"); c && std::string_view(c) == "always")
     jp::use_own_sessions(true);
+  // `run --output-on-io`: when a live tool's output may run on the io thread.
+  if (const char* o = std::getenv("JP_BENCH_OUTPUT_ON_IO"); o && std::string_view(o) == "all-idle")
+    jp::use_output_on_io(jp::output_on_io::all_idle);
+  else if (o && std::string_view(o) == "never")
+    jp::use_output_on_io(jp::output_on_io::never);
   auto figures = run_jp_workload(p);
   if (!figures) {
     std::fprintf(stderr, "jp-bench worker %s: %s\n", p.workload.c_str(), figures.error().c_str());
@@ -239,6 +245,12 @@ int main(int argc, char** argv) {
                       "Whether jp-actors' children lead their own sessions: auto (only with a pty or when jp-actors "
                       "has a controlling terminal, the default) or always (as before; bench/README.md, session 34)")
     ->check(CLI::IsMember({"auto", "always"}));
+  std::string output_on_io = "first-idle";
+  run_cmd->add_option("--output-on-io", output_on_io,
+                      "When a live tool's output may run on jp-actors' io thread (no other tool live): first-idle "
+                      "(the first worker asleep, the default), all-idle (every worker asleep) or never (a worker "
+                      "runs it, as before session 35); bench/README.md, session 55")
+    ->check(CLI::IsMember({"first-idle", "all-idle", "never"}));
   int worker_threads = 0;
   run_cmd->add_option("--worker-threads", worker_threads,
                       "jp-actors' runtime.worker_threads in the workers (default: the config's own); "
@@ -338,6 +350,7 @@ int main(int argc, char** argv) {
   }
   ::setenv("JP_BENCH_LAUNCHER", launcher.c_str(), 1); // read by the workers
   ::setenv("JP_BENCH_CHILD_SESSION", child_session.c_str(), 1);
+  ::setenv("JP_BENCH_OUTPUT_ON_IO", output_on_io.c_str(), 1);
   if (worker_threads > 0)
     ::setenv("JP_BENCH_WORKER_THREADS", std::to_string(worker_threads).c_str(), 1); // bench_config reads it
   else

@@ -256,14 +256,16 @@ CAF_TEST_FIXTURE_SCOPE_END()
 
 namespace {
 
-/// One worker, asleep until given work (as above), and an io thread that outlives
-/// the system, as in the runtime.
-struct one_worker {
+/// Workers asleep until given work (as above), and an io thread that outlives the
+/// system, as in the runtime.
+struct io_and_workers {
   IoThread io;
-  RuntimeActorConfig cfg{1, nullptr, nullptr};
-  caf::actor_system sys{configured(cfg)};
+  RuntimeActorConfig cfg;
+  caf::actor_system sys;
   actor_scheduler& sch = dynamic_cast<actor_scheduler&>(sys.scheduler());
   caf::scoped_actor self{sys};
+
+  explicit io_and_workers(size_t workers) : cfg(workers, nullptr, nullptr), sys(configured(cfg)) {}
 
   bool asleep() { return worker_asleep(sch, 0); }
 
@@ -364,7 +366,77 @@ struct one_worker {
   }
 };
 
+struct one_worker : io_and_workers {
+  one_worker() : io_and_workers(1) {}
+};
+
+/// Two workers: the second held by a job (as held_workers holds them), the first
+/// free, for the output rule that asks whether every worker is asleep.
+struct two_workers : io_and_workers {
+  Gate gate;
+  Hold a{gate}, b{gate};
+
+  two_workers() : io_and_workers(2) {}
+  ~two_workers() {
+    std::lock_guard lock(gate.m);
+    a.released = b.released = true;
+    gate.cv.notify_all();
+  }
+
+  /// Worker 1 held, worker 0 free (bounded waits). A Hold queued at worker 1 may be
+  /// stolen by worker 0 first: then the second goes to worker 1, which cannot lose
+  /// it to a held worker 0, and the first is let go.
+  bool second_held() {
+    std::unique_lock lock(gate.m);
+    auto until = std::chrono::steady_clock::now() + bound;
+    auto running = [&](int n) { return gate.cv.wait_until(lock, until, [&] { return gate.running >= n; }); };
+    lock.unlock();
+    sch.worker_by_id(1)->external_enqueue(&a);
+    lock.lock();
+    if (!running(1))
+      return false;
+    if (a.ran_on == sch.worker_by_id(1))
+      return true;
+    lock.unlock();
+    sch.worker_by_id(1)->external_enqueue(&b);
+    lock.lock();
+    if (!running(2) || b.ran_on != sch.worker_by_id(1))
+      return false;
+    a.released = true;
+    gate.cv.notify_all();
+    return true;
+  }
+};
+
+/// The output rule for one test, the default's after it (it is process-wide).
+struct OutputRule {
+  explicit OutputRule(output_on_io rule) { use_output_on_io(rule); }
+  ~OutputRule() { use_output_on_io(output_on_io::first_idle); }
+};
+
+/// What a live tool's output, sent as the handle sends it, runs on: the chain's path.
+template <class Fixture>
+std::string output_path(Fixture& f) {
+  auto first = f.chain(3);
+  if (!worker_asleep(f.sch, 0))
+    CAF_FAIL("the first worker is not asleep");
+  f.io.post([first] { io_thread_run_output(first, std::string{}); });
+  return f.reported_path();
+}
+
 } // namespace
+
+CAF_TEST_FIXTURE_SCOPE(io_thread_output_rule_tests, two_workers)
+
+CAF_TEST(with another worker busy a tool output runs on the io thread only by the default rule) {
+  auto live = live_tool();
+  CAF_REQUIRE(second_held());
+  CAF_CHECK_EQUAL(output_path(*this), "io,io,io"); // first-idle: the first sleeps
+  OutputRule all(output_on_io::all_idle);
+  CAF_CHECK_EQUAL(output_path(*this), "worker,worker,worker"); // all-idle: the second runs
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
 
 CAF_TEST_FIXTURE_SCOPE(io_thread_run_tests, one_worker)
 
@@ -413,6 +485,23 @@ CAF_TEST(a live tool output runs on the io thread when no other tool is live) {
   CAF_CHECK_EQUAL(reported_path(), "io,io,io");
   CAF_REQUIRE(on_io([] { return true; })); // what the io thread gave the worker is counted
   CAF_CHECK_EQUAL(wakeups(), woken); // never woken for it
+}
+
+CAF_TEST(a tool output runs on the io thread by the all idle rule when every worker sleeps) {
+  auto live = live_tool();
+  OutputRule all(output_on_io::all_idle);
+  CAF_CHECK_EQUAL(output_path(*this), "io,io,io");
+}
+
+CAF_TEST(a tool output never runs on the io thread by the never rule) {
+  OutputRule never(output_on_io::never);
+  // An exit still does (the rule is the output's only).
+  CAF_REQUIRE_EQUAL(live_process_group_count(), 0u);
+  auto first = chain(2);
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(first), "io,io");
+  auto live = live_tool();
+  CAF_CHECK_EQUAL(output_path(*this), "worker,worker,worker");
 }
 
 CAF_TEST(with another tool live a tool output goes to the worker) {
