@@ -340,13 +340,6 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
       st.messages.push_back(ChatMessage{chat_role::tool, res.content, {}, c.id, c.name, !res.ok});
       st.messages.back().images = res.images;
       images = images || !res.images.empty();
-      // A sub-agent handing back its result ends its turn (a normal tool whose name
-      // the loop knows, as tool-to-promise has it).
-      // A user's own tool of that name, in a top-level agent, ends nothing.
-      if (st.ctx.depth > 0 && c.name == yield_tool_name && res.ok && !st.yielded) {
-        st.yielded = true;
-        st.answer = res.content;
-      }
     }
     if (images) // older ones may now be past what a request carries
       forget_old_images(st.messages);
@@ -394,6 +387,22 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
           r.content = with_last_line(std::move(r.content),
                                      "[jp-actors: interrupted: the turn was ended while this await waited; a handle "
                                      "it shows stopped may have been ended with the turn]");
+        // A sub-agent handing back its result ends its turn (a normal tool whose name
+        // the loop knows, as tool-to-promise has it); a second in the batch is told
+        // that the first's result is what its parent gets. A user's own tool of that
+        // name, in a top-level agent, ends nothing.
+        if (st.ctx.depth > 0 && name == yield_tool_name && r.ok) {
+          if (!st.yielded) {
+            st.yielded = true;
+            st.answer = r.content;
+          } else {
+            r = CallResult{false,
+                           fmt::format("not handed back: {} was called more than once in this batch; your parent "
+                                       "gets the result of the one that ended first",
+                                       yield_tool_name),
+                           false, {}};
+          }
+        }
         // Recorded as it finishes: an interrupt later must not undo what it did. One
         // the turn's end answered already ("interrupted") is not answered twice.
         bool answered = st.unanswered.erase(id) == 0 && st.unanswered_recorded;

@@ -864,6 +864,31 @@ name = "main"
   CAF_CHECK_EQUAL(content(res, "main", 2, 0), "still here\n");
 }
 
+CAF_TEST(a second yield_to_parent in one batch is told its result is not handed back) {
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { prompt = "x", script = "twice" }
+
+[[subagents]]
+name = "twice"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "yield_to_parent"
+  arguments = { result = "first" }
+  [[subagents.steps.calls]]
+  tool = "yield_to_parent"
+  arguments = { result = "second" }
+)");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK_EQUAL(content(res, "main", 1, 0), "first");
+  CAF_CHECK(contains(content(res, "main/#1", 1, 1), "not handed back"));
+}
+
 CAF_TEST(a blocking sub-agent whose tool asks with nobody to answer is told so and ends) {
   // Its handle is nobody's to apply to: a question waiting there held the call (and
   // the run) forever. Its own call is refused as a one-shot question is at the top.
