@@ -387,11 +387,15 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
           r.content = with_last_line(std::move(r.content),
                                      "[jp-actors: interrupted: the turn was ended while this await waited; a handle "
                                      "it shows stopped may have been ended with the turn]");
+        // Recorded as it finishes: an interrupt later must not undo what it did. One
+        // the turn's end answered already ("interrupted") is not answered twice.
+        bool answered = st.unanswered.erase(id) == 0 && st.unanswered_recorded;
         // A sub-agent handing back its result ends its turn (a normal tool whose name
         // the loop knows, as tool-to-promise has it); a second in the batch is told
         // that the first's result is what its parent gets. A user's own tool of that
-        // name, in a top-level agent, ends nothing.
-        if (st.ctx.depth > 0 && name == yield_tool_name && r.ok) {
+        // name, in a top-level agent, ends nothing; nor does one the turn's end
+        // answered already.
+        if (st.ctx.depth > 0 && name == yield_tool_name && r.ok && !answered) {
           if (!st.yielded) {
             st.yielded = true;
             st.answer = r.content;
@@ -403,9 +407,6 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
                            false, {}};
           }
         }
-        // Recorded as it finishes: an interrupt later must not undo what it did. One
-        // the turn's end answered already ("interrupted") is not answered twice.
-        bool answered = st.unanswered.erase(id) == 0 && st.unanswered_recorded;
         if (!answered) {
           record(self, ToolCallResponseEvent{id, name, r.ok, r.content, r.images});
           for (auto& note : r.notifications)

@@ -370,12 +370,16 @@ struct one_worker : io_and_workers {
   one_worker() : io_and_workers(1) {}
 };
 
-/// Two workers: the second held by a job (as held_workers holds them), the first
-/// free, for the output rule that asks whether every worker is asleep.
-struct two_workers : io_and_workers {
+/// Jobs that hold a worker: a base before the system's, so that they outlive the
+/// workers' use of them (the system's end joins the workers).
+struct holds {
   Gate gate;
   Hold a{gate}, b{gate};
+};
 
+/// Two workers, for the output rule that asks whether every worker is asleep: the
+/// second may be held by a job (as held_workers holds them), the first left free.
+struct two_workers : holds, io_and_workers {
   two_workers() : io_and_workers(2) {}
   ~two_workers() {
     std::lock_guard lock(gate.m);
@@ -427,6 +431,13 @@ std::string output_path(Fixture& f) {
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(io_thread_output_rule_tests, two_workers)
+
+CAF_TEST(a tool output runs on the io thread by the all idle rule when every worker sleeps) {
+  auto live = live_tool();
+  OutputRule all(output_on_io::all_idle);
+  CAF_REQUIRE(worker_asleep(sch, 1));
+  CAF_CHECK_EQUAL(output_path(*this), "io,io,io");
+}
 
 CAF_TEST(with another worker busy a tool output runs on the io thread only by the default rule) {
   auto live = live_tool();
@@ -485,12 +496,6 @@ CAF_TEST(a live tool output runs on the io thread when no other tool is live) {
   CAF_CHECK_EQUAL(reported_path(), "io,io,io");
   CAF_REQUIRE(on_io([] { return true; })); // what the io thread gave the worker is counted
   CAF_CHECK_EQUAL(wakeups(), woken); // never woken for it
-}
-
-CAF_TEST(a tool output runs on the io thread by the all idle rule when every worker sleeps) {
-  auto live = live_tool();
-  OutputRule all(output_on_io::all_idle);
-  CAF_CHECK_EQUAL(output_path(*this), "io,io,io");
 }
 
 CAF_TEST(a tool output never runs on the io thread by the never rule) {
