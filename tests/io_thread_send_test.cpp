@@ -444,7 +444,7 @@ CAF_TEST(with another worker busy a tool output runs on the io thread only by th
   CAF_REQUIRE(second_held());
   CAF_CHECK_EQUAL(output_path(*this), "io,io,io"); // first-idle: the first sleeps
   OutputRule all(output_on_io::all_idle);
-  CAF_CHECK_EQUAL(output_path(*this), "worker,worker,worker"); // all-idle: the second runs
+  CAF_CHECK_EQUAL(output_path(*this), "worker,worker,worker"); // all-idle: the first, woken, runs it
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
