@@ -457,6 +457,20 @@ CAF_TEST(a sequence left out keeps the controls in it and leaves the parser wher
   CAF_CHECK_EQUAL(flooded.rows.size(), 50u);
 }
 
+CAF_TEST(a sequence too long to keep keeps its controls in every chunk it spans) {
+  // Past 64 parameter bytes a CSI is dropped; the line feeds inside it are done
+  // where they come, as libvterm does them, whichever chunk they came in.
+  std::string digits(100, '1');
+  TerminalScreen spanned(4, 10);
+  spanned.feed("ab\x1b[" + digits + "\n");
+  spanned.feed(digits + "\n" + digits);
+  spanned.feed(digits + "\nmcd");
+  CAF_CHECK_EQUAL(spanned.render().rows, (std::vector<std::string>{"ab", "", "", "  cd"}));
+  TerminalScreen whole(4, 10);
+  whole.feed("ab\x1b[" + digits + "\n" + digits + "\n" + digits + digits + "\nmcd");
+  CAF_CHECK_EQUAL(whole.render().rows, spanned.render().rows);
+}
+
 CAF_TEST(a C1 control as UTF-8 is not printed however its bytes came) {
   // U+0080..U+009F: libvterm 0.1.4 printed it as a character of width -1 and, in
   // insert mode on a narrow screen, crashed. Its two bytes may come together, or

@@ -388,8 +388,10 @@ struct ParserWatch {
     bool open = at == in::escape || at == in::escape_intermediate || at == in::csi || at == in::string_escape;
     if (at == in::csi && (csi_too_long || bytes.size() - sequence > 4096)) {
       csi_too_long = true;
-      if (sequence >= copied) // dropped, the rest of it too in the chunks to come
-        bytes.remove_suffix(bytes.size() - sequence);
+      // Dropped, the rest of it too in the chunks to come; its controls stay, as in
+      // one dropped whole (a line feed inside it moves the cursor on each side).
+      if (sequence >= copied && sequence < bytes.size())
+        replace(bytes.size() - 1, "");
     } else if (open && bytes.size() - sequence <= 4096 && sequence >= copied) {
       held.assign(bytes.substr(sequence));
       at = before_sequence;
