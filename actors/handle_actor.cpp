@@ -192,7 +192,8 @@ HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptio
 
 /// The output since the last look, as a terminal would show its lines: a pipe's
 /// bytes, or a terminal's text (its line redraws kept: terminal_text.hpp). A sequence
-/// cut by the look's end is shown with the next look, once whole; at the end, dropped.
+/// or a UTF-8 character cut by the look's end is shown with the next look, once
+/// whole; at the end, dropped (a character, as U+FFFD).
 /// Output that is mostly no text (a binary file a command printed) is left out,
 /// saying so: each of its bytes was a U+FFFD, three times its size in the model's
 /// context, telling it nothing.
@@ -200,23 +201,31 @@ OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
   auto taken = st.out->take();
   auto bytes = std::move(st.held_sequence) + taken.content;
   st.held_sequence.clear();
+  // Where the head ends when the middle was left out (before the open character goes).
+  auto head_end = bytes.size() - taken.content.size() + taken.head;
+  std::string open_character;
+  if (!last) {
+    open_character = bytes.substr(bytes.size() - incomplete_utf8_tail(bytes));
+    bytes.resize(bytes.size() - open_character.size());
+  }
   if (bytes.size() >= 64 && invalid_utf8_bytes(bytes) * 4 >= bytes.size()) {
     taken.content = fmt::format("[jp-actors: {} bytes of binary output left out (not UTF-8 text): to look at it, "
                                 "pipe it through `od -c | head` or write it to a file and run `file` on it]\n",
                                 bytes.size());
     return taken;
   }
+  auto* held = last ? nullptr : &st.held_sequence;
   if (taken.omitted == 0) {
-    taken.content = readable_text(bytes, last ? nullptr : &st.held_sequence);
-    return taken;
+    taken.content = readable_text(bytes, held);
+  } else {
+    // The head and the tail each on its own: a redraw of lines in the tail (cursor up)
+    // must not reach back over the omission into the head.
+    auto marker = omission_marker(taken.omitted);
+    std::string_view all(bytes);
+    taken.content =
+      readable_text(all.substr(0, head_end)) + marker + readable_text(all.substr(head_end + marker.size()), held);
   }
-  // The head and the tail each on its own: a redraw of lines in the tail (cursor up)
-  // must not reach back over the omission into the head.
-  auto head_end = bytes.size() - taken.content.size() + taken.head;
-  auto marker = omission_marker(taken.omitted);
-  std::string_view all(bytes);
-  taken.content = readable_text(all.substr(0, head_end)) + marker +
-                  readable_text(all.substr(head_end + marker.size()), last ? nullptr : &st.held_sequence);
+  st.held_sequence += open_character; // after a sequence it ends inside of, if any
   return taken;
 }
 

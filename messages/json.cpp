@@ -241,6 +241,19 @@ size_t invalid_utf8_bytes(std::string_view s) {
   return invalid;
 }
 
+size_t incomplete_utf8_tail(std::string_view s) {
+  for (size_t back = 1; back <= std::min<size_t>(3, s.size()); ++back) {
+    auto c = static_cast<unsigned char>(s[s.size() - back]);
+    if ((c & 0xc0) == 0x80)
+      continue; // a continuation byte: its lead is further back
+    if (c < 0xc2 || c > 0xf4)
+      return 0; // ASCII, or no character's start: nothing to wait for
+    size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
 void append_json_string(std::string& out, std::string_view s) {
   out.reserve(out.size() + s.size() + 2);
   out += '"';

@@ -133,6 +133,10 @@ std::string sanitize_utf8(std::string_view s);
 /// sanitize_utf8): most of a binary file's, few of a text's.
 size_t invalid_utf8_bytes(std::string_view s);
 
+/// How many bytes at the end of `s` (0 to 3) begin a UTF-8 character they do not
+/// finish: what output read in chunks holds back until the next chunk completes it.
+size_t incomplete_utf8_tail(std::string_view s);
+
 /// Appends code point `c` (at most U+10FFFF) encoded as UTF-8.
 void append_utf8(std::string& out, uint32_t c);
 

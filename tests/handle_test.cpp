@@ -113,6 +113,21 @@ CAF_TEST(fetch returns only the output since the previous look; apply writes std
   CAF_CHECK_EQUAL(a.state.content + st.content, "got hello\ntwo\n");
 }
 
+CAF_TEST(a character cut by a look s end comes whole with the next look) {
+  // A pipe's read ends anywhere: the first look shows "ab" and holds the check
+  // mark's first two bytes (each was a U+FFFD on the wire), the next has it whole.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("u"),
+                    shell("printf 'ab\\342\\234'; read go; printf '\\223 done\\n'"));
+  auto first = fetch_until("u", [](auto& s) { return contains(s, "ab"); });
+  CAF_CHECK_EQUAL(first, "ab");
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("u"), std::string(R"("go\n")"),
+                                     LookOptions{});
+  CAF_CHECK_EQUAL(aerr, "");
+  auto res = await_all(*this, {"u"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK_EQUAL(a.state.content + res.completed[0].state.content, "\xe2\x9c\x93 done\n");
+}
+
 CAF_TEST(a redraw of lines in the tail of cut output does not reach over the omission) {
   // The tail moves up five lines, over the omission marker into the head: each is
   // read as its own screen of lines, the marker kept.

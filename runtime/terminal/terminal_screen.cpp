@@ -1,5 +1,7 @@
 #include "runtime/terminal/terminal_screen.hpp"
 
+#include "messages/json.hpp"
+
 #include <fmt/format.h>
 #include <vterm.h>
 
@@ -449,20 +451,6 @@ private:
 // libvterm 0.1.4 crashes on a wide character in a screen one column wide.
 constexpr int min_cols = 2;
 
-/// How many bytes at the end of `bytes` begin a UTF-8 character they do not finish.
-size_t open_character(std::string_view bytes) {
-  for (size_t back = 1; back <= std::min<size_t>(3, bytes.size()); ++back) {
-    auto c = static_cast<unsigned char>(bytes[bytes.size() - back]);
-    if ((c & 0xc0) == 0x80)
-      continue; // a continuation byte: its lead is further back
-    if (c < 0xc2 || c > 0xf4)
-      return 0; // ASCII, or no character's start: nothing to wait for
-    size_t length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-    return length > back ? back : 0;
-  }
-  return 0;
-}
-
 } // namespace
 
 struct TerminalScreen::Impl {
@@ -572,7 +560,7 @@ void TerminalScreen::feed(std::string_view bytes) {
     joined += bytes;
     bytes = joined;
   }
-  auto open = open_character(bytes);
+  auto open = incomplete_utf8_tail(bytes);
   impl_->held.assign(bytes.substr(bytes.size() - open));
   bytes.remove_suffix(open);
   if (bytes.empty())

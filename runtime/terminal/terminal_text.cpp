@@ -1,5 +1,7 @@
 #include "runtime/terminal/terminal_text.hpp"
 
+#include "messages/json.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -12,20 +14,6 @@ constexpr unsigned char CAN = 0x18; // CAN and SUB abort a sequence
 constexpr unsigned char SUB = 0x1a;
 
 bool continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
-
-// Bytes at the end of `s` that start a UTF-8 character not yet complete.
-std::size_t incomplete_utf8_tail(const std::string& s) {
-  std::size_t i = s.size(), n = 0;
-  while (i > 0 && n < 3 && continuation(static_cast<unsigned char>(s[i - 1]))) {
-    --i;
-    ++n;
-  }
-  if (i == 0)
-    return 0;
-  auto lead = static_cast<unsigned char>(s[i - 1]);
-  std::size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
-  return need > n + 1 ? n + 1 : 0;
-}
 
 } // namespace
 
