@@ -12,6 +12,7 @@
 #include "provider_request_rules.hpp"
 #include "runtime/mcp/mcp_input_schema.hpp"
 #include "tools/argument_validation.hpp"
+#include "tools/describe_tools.hpp"
 #include "tools/schema.hpp"
 
 using namespace jp;
@@ -121,6 +122,28 @@ spawn.permissions.spawn = "ask"
   // Its spawn is allowed (asked): offered, and await with it.
   CAF_CHECK(std::find(offered.begin(), offered.end(), "server") != offered.end());
   CAF_CHECK(std::find(offered.begin(), offered.end(), "await") != offered.end());
+}
+
+CAF_TEST(the shell s description says when a long call goes on as a handle as the config has it) {
+  auto shell_text = [](const std::string& toml) {
+    auto c = apply_config_text(default_config(), toml, "c.toml");
+    CAF_REQUIRE(c.ok());
+    auto& shell = c->tools.at("shell");
+    auto described = describe_tools(*c, *Json::parse(R"({"tools":["shell"]})"));
+    CAF_REQUIRE(described.ok());
+    return std::pair{tool_declaration(shell, dialect::anthropic).find("description")->as_string(), *described};
+  };
+  auto [by_default, described] = shell_text("");
+  CAF_CHECK(testing::contains(by_default, "still running after 120 s goes on as a handle"));
+  CAF_CHECK(testing::contains(described, "still running after 120 s goes on as a handle"));
+  CAF_CHECK(testing::contains(described, R"("wait_ms" (default 1000))"));
+  auto [sooner, described_sooner] = shell_text("[conversation.tools.shell]\nbackground_after_secs = 2.5\nwait_ms = 50\n");
+  CAF_CHECK(testing::contains(sooner, "still running after 2.5 s goes on as a handle"));
+  CAF_CHECK(!testing::contains(sooner, "120 s"));
+  CAF_CHECK(testing::contains(described_sooner, R"("wait_ms" (default 50))"));
+  auto [never, described_never] = shell_text("[conversation.tools.shell]\nbackground_after_secs = 0\n");
+  CAF_CHECK(!testing::contains(never, "goes on as a handle"));
+  CAF_CHECK(!testing::contains(described_never, "goes on as a handle"));
 }
 
 CAF_TEST(one shot tools get a flat schema in every dialect) {

@@ -41,7 +41,7 @@ ToolConfig shell_tool() {
       "handle that you drive with `action`:\n"
       "- spawn: start it under a handle `id` you choose (unique among live handles); "
       "returns as soon as it stops (with its result) or its output settles, waiting at "
-      "most `wait_ms` (default 1000).\n"
+      "most `wait_ms`.\n"
       "- fetch: the state (running | waiting | stopped with result or error) and the "
       "output produced since your last fetch or apply.\n"
       "- apply: write `input` to the command's stdin (end lines with \"\\n\"; end with "
@@ -49,8 +49,9 @@ ToolConfig shell_tool() {
       "it).\n"
       "- abort: stop the command and its children.\n"
       "Use the `await` tool to wait for handles instead of polling with fetch. Without "
-      "`action` the command runs to its end and you get its output; one still running "
-      "after 120 s goes on as a handle, whose id the answer gives.";
+      "`action` the command runs to its end and you get its output.";
+  // How long such a call runs before it goes on as a handle is the config's: the
+  // schema says it (background_note).
   t.parameters = {
       parameter("command", "string", "Shell command, run with bash -c", true),
       parameter("cwd", "string", "Working directory, relative to the workspace and inside it"),

@@ -24,7 +24,12 @@ std::string describe(const ToolConfig& t) {
       out += sep + std::string(to_string(a));
       sep = "|";
     }
-    out += " and a handle \"id\" you choose; without \"action\" it runs once and returns its output.\n";
+    out += fmt::format(" and a handle \"id\" you choose; spawn, fetch and apply wait for its output to settle up "
+                       "to \"wait_ms\" (default {}); without \"action\" it runs once and returns its output.",
+                       default_wait_ms(t));
+    if (auto note = background_note(t); !note.empty())
+      out += " " + note;
+    out += "\n";
   }
   if (!t.parameters.empty()) {
     out += "Parameters:\n";

@@ -288,15 +288,26 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
 constexpr size_t kOpenAiDescriptionCut = 1000;
 
 std::string full_description(const ToolConfig& t) {
+  auto note = background_note(t);
+  auto with_note = [&](std::string text) { return note.empty() ? text : fmt::format("{} {}", text, note); };
   if (t.summary.empty())
-    return t.description;
+    return with_note(t.description);
   // A description that already starts with the summary says it once.
   if (t.description.empty() || t.description.starts_with(t.summary))
-    return t.description.empty() ? t.summary : t.description;
-  return fmt::format("{}\n\n{}", t.summary, t.description);
+    return with_note(t.description.empty() ? t.summary : t.description);
+  return with_note(fmt::format("{}\n\n{}", t.summary, t.description));
 }
 
 } // namespace
+
+std::string background_note(const ToolConfig& t) {
+  auto secs = background_after_secs(t);
+  if (secs <= 0 || !runs_without_action(t))
+    return {};
+  return fmt::format("A call without `action` still running after {:g} s goes on as a handle, whose id the "
+                     "answer gives.",
+                     secs);
+}
 
 bool runs_without_action(const ToolConfig& t) {
   return t.io != io_mode::pty;

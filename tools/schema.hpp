@@ -22,6 +22,9 @@ std::string_view to_string(dialect d);
 
 /// The actions a stateful tool exposes (all four when none are declared).
 std::vector<action_kind> declared_actions(const ToolConfig& t);
+/// What a call of `t` without `action` does once it runs long, as the config has it:
+/// a sentence for its description ("" when it never goes on as a handle).
+std::string background_note(const ToolConfig& t);
 /// Whether a call of `t` without `action` runs it to completion (RFD 009's one-shot
 /// wrapping; DESIGN: `agent` blocks without it): all but a terminal's tool, which may
 /// wait for input forever and so runs only as a handle. The schema says so, the turn
