@@ -34,6 +34,9 @@ std::string_view code_variable_reader(std::string_view name) {
   // CARGO_TARGET_<triple>_RUNNER and _LINKER (not CARGO_TARGET_DIR, a path).
   if (name.starts_with("CARGO_TARGET_") && (name.ends_with("_RUNNER") || name.ends_with("_LINKER")))
     return "cargo";
+  // CMAKE_<LANG>_COMPILER_LAUNCHER and _LINKER_LAUNCHER: a program CMake runs first.
+  if (name.starts_with("CMAKE_") && (name.ends_with("_COMPILER_LAUNCHER") || name.ends_with("_LINKER_LAUNCHER")))
+    return "CMake";
   static constexpr std::array names{
     entry{"GCONV_PATH", "glibc"},
     entry{"GLIBC_TUNABLES", "glibc"},
@@ -107,8 +110,20 @@ std::string_view code_variable_reader(std::string_view name) {
     entry{"OPENSSL_MODULES", "OpenSSL"},
     entry{"MAKEFLAGS", "make"},
     entry{"MFLAGS", "make"},
+    entry{"MAKEFILES", "make (makefiles it reads first)"},
     entry{"CC", "build systems"},
     entry{"CXX", "build systems"},
+    entry{"CPP", "build systems"},
+    entry{"FC", "build systems"},
+    entry{"LD", "build systems"},
+    entry{"AR", "build systems"},
+    entry{"AS", "build systems"},
+    entry{"NM", "build systems"},
+    entry{"RANLIB", "build systems"},
+    entry{"STRIP", "build systems"},
+    entry{"OBJCOPY", "build systems"},
+    entry{"PKG_CONFIG", "build systems"},
+    entry{"CMAKE_TOOLCHAIN_FILE", "CMake (a script it runs)"},
     entry{"CFLAGS", "compilers (-fplugin, -wrapper)"},
     entry{"CXXFLAGS", "compilers (-fplugin, -wrapper)"},
     entry{"CPPFLAGS", "compilers (-fplugin, -wrapper)"},
@@ -116,11 +131,16 @@ std::string_view code_variable_reader(std::string_view name) {
     entry{"GIT_COMMON_DIR", "git (the repository's config and hooks)"},
     entry{"GIT_CONFIG_COUNT", "git"},
     entry{"GOFLAGS", "go (-toolexec)"},
+    entry{"GOENV", "go (its config file: GOFLAGS, GOTOOLCHAIN)"},
+    entry{"GOTOOLCHAIN", "go (the toolchain it runs)"},
     entry{"RUSTC", "cargo"},
     entry{"RUSTC_WRAPPER", "cargo"},
     entry{"RUSTFLAGS", "rustc (-C linker)"},
     entry{"CARGO_BUILD_RUSTC", "cargo"},
     entry{"CARGO_BUILD_RUSTC_WRAPPER", "cargo"},
+    entry{"CARGO_HOME", "cargo (its config: runners, linkers)"},
+    entry{"RUSTUP_TOOLCHAIN", "rustup (the toolchain it runs)"},
+    entry{"RUSTUP_HOME", "rustup (the toolchains it runs)"},
     entry{"MAVEN_OPTS", "Maven"},
     entry{"GRADLE_OPTS", "Gradle"},
     entry{"JAVA_HOME", "programs that run Java from it"},
@@ -130,6 +150,7 @@ std::string_view code_variable_reader(std::string_view name) {
     entry{"BUNDLE_GEMFILE", "Bundler"},
     entry{"GEM_HOME", "Ruby"},
     entry{"GEM_PATH", "Ruby"},
+    entry{"IRBRC", "irb"},
     entry{"VIMINIT", "vim"},
     entry{"EXINIT", "vi"},
     entry{"MYVIMRC", "vim"},

@@ -1088,11 +1088,17 @@ CAF_TEST(a call may not choose through a tool env the code the tool runs) {
     {"env = { \"BASH_FUNC_ls%%\" = \"{{tool.arguments.x}}\" }\n", "code run by bash"},
     {"env = { npm_config_script_shell = \"{{tool.arguments.x}}\" }\n", "code run by npm"},
     {"env = { CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER = \"{{tool.arguments.x}}\" }\n", "code run by cargo"},
+    {"env = { MAKEFILES = \"{{tool.arguments.x}}\" }\n", "code run by make (makefiles it reads first)"},
+    {"env = { CMAKE_CXX_COMPILER_LAUNCHER = \"{{tool.arguments.x}}\" }\n", "code run by CMake"},
+    {"env = { CMAKE_TOOLCHAIN_FILE = \"{{tool.arguments.x}}\" }\n", "code run by CMake (a script it runs)"},
+    {"env = { LD = \"{{tool.arguments.x}}\" }\n", "code run by build systems"},
+    {"env = { RUSTUP_TOOLCHAIN = \"{{tool.arguments.x}}\" }\n", "code run by rustup"},
     {"env = { EDITOR = \"{{tool.answers.e}}\" }\n", "env.EDITOR: a placeholder here"},
     // Values such variables take from the config, and arguments in others, load.
     {"env = { LD_PRELOAD = \"./x.so\", PATH = \"/usr/bin\" }\n", ""},
     {"env = { GIT_AUTHOR_NAME = \"{{tool.arguments.x}}\", LANG = \"{{tool.arguments.x}}\" }\n", ""},
     {"env = { CARGO_TARGET_DIR = \"{{tool.arguments.x}}\" }\n", ""},
+    {"env = { CMAKE_BUILD_TYPE = \"{{tool.arguments.x}}\" }\n", ""},
     // A parameter the call is held to (a number, an enum of the config's values) chooses nothing.
     {"parameters.jobs = { type = \"integer\" }\nparameters.cc = { type = \"string\", enum = [\"gcc\", \"clang\"] }\n"
      "env = { MAKEFLAGS = \"-j{{tool.arguments.jobs}}\", CC = \"{{tool.arguments.cc}}\" }\n", ""},
@@ -1112,6 +1118,7 @@ CAF_TEST(a call may not choose through a tool env the code the tool runs) {
   }
   // A shell template's assignment is the same variable.
   for (auto* program : {"GIT_SSH_COMMAND={{tool.arguments.x}} git fetch", "export NODE_OPTIONS={{tool.arguments.x}}; node a.js",
+                        "MAKEFILES={{tool.arguments.x}} make",
                         "PYTHONPATH=\\\"{{tool.arguments.x}}\\\" python3 -m t"}) {
     auto toml = fmt::format("[conversation.tools.t]\ncommand = {{ program = \"{}\", shell = true }}\n"
                             "parameters.x = {{ type = \"string\" }}\n", program);
