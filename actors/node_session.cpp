@@ -101,7 +101,7 @@ std::optional<std::string> node_refusal(const ToolConfig& tool, action_kind acti
     return std::nullopt;
   auto what = action == action_kind::spawn ? fmt::format("run `{}` for clients", tool.name)
                                            : fmt::format("let clients {} `{}`", to_string(action), tool.name);
-  if (tool.from_workspace && mode == run_mode::ask)
+  if (tool.shaped_by_workspace && mode == run_mode::ask)
     return fmt::format("this node does not {}: the node's workspace config (.jp/config.toml, someone's "
                        "repository) defines or changes it, and a node runs such a tool only when "
                        "`jp-actors node --allow {}` names it",

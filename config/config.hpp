@@ -113,6 +113,10 @@ struct ToolConfig {
   // A workspace's config defined or changed it: runtime.pass_env does not reach it
   // (a repository's program must not get the secrets you pass your own tools).
   bool from_workspace = false;
+  // The workspace's config defined it or set any of its keys (yours or built in: its
+  // description, when it asks): over MCP it asks, on a node it is refused, unless
+  // --allow names it (a repository's text reaches the model as the tool's).
+  bool shaped_by_workspace = false;
   std::string origin; // the config source that last set its command, cwd or env ("" in code)
   run_mode run = run_mode::ask;
   io_mode io = io_mode::pipe;

@@ -786,6 +786,7 @@ private:
       if (yours)
         before = entry;
       entry.from_workspace = entry.from_workspace || (from_workspace_ && !yours);
+      entry.shaped_by_workspace = entry.shaped_by_workspace || from_workspace_;
       entry.name = name.str();
       // What a placeholder error names: the source that last set what holds them.
       if (sets("command") || sets("cwd") || sets("env"))

@@ -753,6 +753,8 @@ CAF_TEST(a workspace config may describe a tool your config file defines though 
   auto& far = c->tools.at("far");
   CAF_CHECK_EQUAL(far.summary, "Mine"); // later wins
   CAF_CHECK(!far.from_workspace);      // yours: it keeps what you pass it
+  CAF_CHECK(far.shaped_by_workspace);  // but the repository had its say: over MCP it asks
+  CAF_CHECK(!c->tools.at("shell").shaped_by_workspace);
   CAF_CHECK(far.run == run_mode::unattended);
   // It is yours as the workspace sees it too: it may not change what it runs, nor
   // let it ask less.
@@ -775,6 +777,7 @@ CAF_TEST(a workspace config may describe a tool your config file defines though 
   auto e = load_config(tweak, default_config());
   CAF_REQUIRE_EQUAL(e.ok() ? "" : e.error(), "");
   CAF_CHECK(e->tools.at("lint").from_workspace);
+  CAF_CHECK(e->tools.at("lint").shaped_by_workspace);
 }
 
 CAF_TEST(a workspace config may lower the limits that bound a run but not raise them) {

@@ -83,7 +83,7 @@ CAF_TEST(refusal texts tell the assistant and the user what to do) {
                   "conversation.tools.deploy.spawn.permissions.abort = \"unattended\"");
   // A workspace's own tool: not told to set itself unattended in the repository.
   auto theirs = tool(run_mode::ask);
-  theirs.from_workspace = true;
+  theirs.shaped_by_workspace = true;
   CAF_CHECK_EQUAL(no_one_to_ask(theirs, std::nullopt),
                   "`deploy` needs the user's permission to run (it is a tool this workspace's .jp/config.toml "
                   "defines or changes) and there is no terminal to ask on; nothing was run. Allow it with "

@@ -46,7 +46,7 @@ std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> act
   auto done = setting == "run" || setting == "spawn" ? "run" : "done";
   // Not "set it unattended" in a repository's own config: that would let it run
   // itself unasked.
-  if (tool.from_workspace)
+  if (tool.shaped_by_workspace)
     return fmt::format("`{}` needs the user's permission to {} (it is a tool this workspace's .jp/config.toml "
                        "defines or changes) and {}; nothing was {}. Allow it with {}",
                        tool.name, what, why_nobody, done, allow);

@@ -188,7 +188,7 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   // tools it defines or changes ask through the client, whatever it says, unless
   // --allow names them.
   for (auto& [name, tool] : served->tools)
-    if (tool.from_workspace && !permissions.allowed.count(name)) {
+    if (tool.shaped_by_workspace && !permissions.allowed.count(name)) {
       if (tool.run == run_mode::unattended)
         tool.run = run_mode::ask;
       for (auto& [action, mode] : tool.action_permissions)

@@ -35,7 +35,7 @@ Config node_served_config(const Config& config, const std::set<std::string>& all
     auto apply = [&](run_mode& mode) {
       if (allowed && mode == run_mode::ask)
         mode = run_mode::unattended;
-      else if (!allowed && tool.from_workspace && mode == run_mode::unattended)
+      else if (!allowed && tool.shaped_by_workspace && mode == run_mode::unattended)
         mode = run_mode::ask; // refused on a node, saying why (node_refusal)
     };
     apply(tool.run);
