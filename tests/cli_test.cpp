@@ -164,6 +164,11 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   auto unknown = cli(R"(call nosuchtool '{}')");
   CAF_CHECK_NOT_EQUAL(unknown.status, 0);
   CAF_CHECK(unknown.out.find("Unknown tool `nosuchtool`") != std::string::npos);
+  // An empty name is no tool either (a turn's call without one drives a handle by id).
+  auto unnamed = cli(R"(call '' '{}')");
+  CAF_CHECK_NOT_EQUAL(unnamed.status, 0);
+  CAF_CHECK(contains(unnamed.out, "Unknown tool ``; available tools: "));
+  CAF_CHECK(!contains(unnamed.out, "Handle"));
   auto args = cli(R"(call shell '{"cmd":"x"}')");
   CAF_CHECK_NOT_EQUAL(args.status, 0);
   CAF_CHECK(args.out.find("command") != std::string::npos);

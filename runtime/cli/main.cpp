@@ -51,6 +51,7 @@
 #include "runtime/store/state_location.hpp"
 #include "tools/builtin_tools.hpp"
 #include "tools/schema.hpp"
+#include "tools/describe_tools.hpp"
 
 using namespace jp;
 
@@ -317,6 +318,10 @@ int report_file(const std::string& path, bool json) {
 
 int call_tool(std::shared_ptr<const Config> config, const std::string& tool, const std::string& args,
               const PermissionPolicy& permissions) {
+  // A turn's call without a tool drives a handle by its id (the embedding API's):
+  // none lives before this call, and an empty name is no tool.
+  if (tool.empty())
+    return fail(unknown_tool(*config, tool));
   // A call without action runs to its end here: gone on as a handle after
   // background_after_secs, nothing could fetch it, and it would end with the command.
   auto own = std::make_shared<Config>(*config);
