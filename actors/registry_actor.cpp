@@ -173,17 +173,18 @@ void notify_stop(registry_actor_t* self, const std::string& id, const entry& e, 
     return;
   auto& s = e.final.state;
   Notification n{"tool", "tool.stopped", "info", "", id};
+  auto last_line = preview(s.content); // "" for output of blank lines only, as for none
   if (died) {
     n.level = "error";
     n.message = fmt::format("Handle `{}` ({}) died unexpectedly: {}", id, e.tool, s.error.message);
   } else if (s.ok && e.notify_success) {
-    n.message = s.content.empty() ? fmt::format("Handle `{}` ({}) finished", id, e.tool)
-                                  : fmt::format("Handle `{}` ({}) finished: {}", id, e.tool, preview(s.content));
+    n.message = last_line.empty() ? fmt::format("Handle `{}` ({}) finished", id, e.tool)
+                                  : fmt::format("Handle `{}` ({}) finished: {}", id, e.tool, last_line);
   } else if (!s.ok && e.notify_failure) {
     n.level = "warning";
-    n.message = s.content.empty() ? fmt::format("Handle `{}` ({}) failed: {}", id, e.tool, s.error.message)
+    n.message = last_line.empty() ? fmt::format("Handle `{}` ({}) failed: {}", id, e.tool, s.error.message)
                                   : fmt::format("Handle `{}` ({}) failed: {}; its last line: {}", id, e.tool,
-                                                s.error.message, preview(s.content));
+                                                s.error.message, last_line);
   } else {
     return;
   }

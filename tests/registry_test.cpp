@@ -118,11 +118,14 @@ CAF_TEST(stops of handles nobody looks at are notified as configured) {
   ask_reg(spawn_atom::value, std::string("red"), spec);
   anon_send(handles.at("red"), finish_atom::value, std::string("exit status 2"),
             std::string("make: *** [test] Error 2\n3 passed, 1 failed\n"));
+  ask_reg(spawn_atom::value, std::string("blank"), spec);
+  finish("blank", "\n \n");
   settle();
   std::vector<Notification> got;
   while (!self->mailbox().empty())
     self->receive([&](notify_atom, Notification& n) { got.push_back(n); });
-  CAF_REQUIRE_EQUAL(got.size(), 4u);
+  CAF_REQUIRE_EQUAL(got.size(), 5u);
+  CAF_CHECK_EQUAL(got[4].message, "Handle `blank` (build) finished"); // blank lines: no last line to show
   CAF_CHECK_EQUAL(got[3].message, "Handle `red` (build) failed: exit status 2; its last line: 3 passed, 1 failed");
   CAF_CHECK_EQUAL(got[0].name, "tool.output");
   CAF_CHECK_EQUAL(got[0].handle, "quiet");
