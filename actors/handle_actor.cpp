@@ -84,6 +84,9 @@ struct Look {
   // Not answered before this unless output came since it began: the program is yet to
   // act on what the look followed (a lone Esc, a new size).
   clock::time_point not_before{};
+  // An apply ending in Ctrl-C: not answered on settled output before its SIGINT went
+  // out (the tool reading what came before it, or kInterruptWait on).
+  bool after_interrupt = false;
 };
 
 // A program reads a lone Esc as the Escape key only once no more bytes follow within
@@ -319,6 +322,8 @@ bool probes_when_idle(const handle_state& st) {
 bool look_done(const handle_state& st, const Look& look, clock::time_point now) {
   if (has_exited(st.at) || asked(st) || now >= look.deadline)
     return true;
+  if (look.after_interrupt && st.proc && st.proc->interrupt_pending())
+    return false;
   if (now < look.not_before && st.output_seq == look.output_seq)
     return false;
   if (!quiet(st, now))
@@ -392,7 +397,7 @@ void schedule_tick(handle_actor_t* self) {
 /// size); unless it answers sooner, the look waits this long, its wait made long
 /// enough for it (an explicit wait_ms of 0 stays 0).
 caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool for_news = false,
-                               std::chrono::milliseconds at_least = {}) {
+                               std::chrono::milliseconds at_least = {}, bool after_interrupt = false) {
   auto& st = self->state;
   auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
   if (at_least.count() > 0 && o.wait_ms != 0)
@@ -403,7 +408,8 @@ caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool 
     return running_report(self, o);
   auto rp = self->make_response_promise<HandleReport>();
   auto now = clock::now();
-  st.looks.push_back(Look{rp, o, now + std::chrono::milliseconds(wait), st.output_seq, for_news, now + at_least});
+  st.looks.push_back(
+    Look{rp, o, now + std::chrono::milliseconds(wait), st.output_seq, for_news, now + at_least, after_interrupt});
   schedule_tick(self);
   return rp;
 }
@@ -851,13 +857,13 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       st.unanswered = reader;
       schedule_tick(self); // probed while idle again: an await learns it waits anew
       // A wait counts from the Ctrl-C, which may wait for the input before it: one
-      // that ended with the wait would show the tool running, just before the signal.
-      // (A Ctrl-C alone goes at once.)
+      // that ended with the wait, or with what the tool printed as it read that input,
+      // would show the tool running, just before the signal. (A Ctrl-C alone goes at once.)
       auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
       if (interrupting && !signal_only && wait > 0) {
         auto longer = o;
         longer.wait_ms = wait + kInterruptWait.count();
-        return look(self, longer);
+        return look(self, longer, false, {}, true);
       }
       return look(self, o, false, lone_escape ? kEscapeDelay : resized ? kResizeRedraw : std::chrono::milliseconds{});
     },

@@ -1265,6 +1265,18 @@ Status check_config(const Config& c) {
     if (tool.source == "local")
       if (auto s = check_placeholders(tool, join_key("conversation.tools", name)); !s)
         return tool.origin.empty() ? s : Status::fail(fmt::format("{}: {}", tool.origin, s.error));
+  // A tool on a node nobody configured would be offered to the model and fail at
+  // every call: said now, once every layer is in.
+  for (auto& [name, tool] : c.tools)
+    if (!tool.node.empty() && !c.nodes.count(tool.node)) {
+      std::vector<std::string> known;
+      for (auto& [node, _] : c.nodes)
+        known.push_back(node);
+      return Status::fail(fmt::format("{}.node = \"{}\": no node of that name is configured (add [nodes.{}] "
+                                      "address = \"host:port\"; configured: {})",
+                                      join_key("conversation.tools", name), tool.node, tool.node,
+                                      known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+    }
   return Status::success();
 }
 

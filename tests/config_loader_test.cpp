@@ -602,6 +602,7 @@ CAF_TEST(a workspace config cannot choose where jp-actors writes or which secret
   Sandbox box;
   struct Case {
     std::string toml, key;
+    std::string own_extra = {}; // what your own config needs besides (the node a tool names)
   };
   std::vector<Case> cases = {
     {"[runtime]\nstate_dir = \"/home/victim\"\n", "runtime.state_dir"},
@@ -610,7 +611,7 @@ CAF_TEST(a workspace config cannot choose where jp-actors writes or which secret
     // A repository cannot send your tools, or your node token, to a machine it names.
     {"[nodes.evil]\naddress = \"127.0.0.1:9\"\n", "nodes"},
     {"[node]\nlisten = \"0.0.0.0:9\"\n", "node"},
-    {std::string(tool_x) + "node = \"box\"\n", "conversation.tools.x.node"},
+    {std::string(tool_x) + "node = \"box\"\n", "conversation.tools.x.node", "[nodes.box]\naddress = \"127.0.0.1:9\"\n"},
     // Nor have your provider key, or any variable as the key, sent where it says.
     {"[assistant]\nbase_url = \"http://127.0.0.1:9\"\n", "assistant.base_url"},
     {"[assistant]\napi_key_env = \"AWS_SECRET_ACCESS_KEY\"\n", "assistant.api_key_env"},
@@ -624,7 +625,7 @@ CAF_TEST(a workspace config cannot choose where jp-actors writes or which secret
     CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": " + test.key + ": may be set only in your own config"), "");
     // The same keys are the user's to set, in their own config.
     fs::remove(ws);
-    box.user_config(test.toml);
+    box.user_config(test.toml + test.own_extra);
     auto own = load_config(box.sources(), default_config());
     CAF_CHECK_EQUAL(own.ok() ? "" : own.error(), "");
     fs::remove(box.xdg / "jp-actors" / "config.toml");
@@ -1062,6 +1063,26 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
   CAF_CHECK_EQUAL(missing(c.error(), user.string() + ": conversation.tools.say.command.args[0]: "
                                                      "`{{tool.arguments.text}}` names no declared parameter"),
                   "");
+}
+
+CAF_TEST(a tool on a node nobody configured is refused at load naming the nodes there are) {
+  auto none = apply_config_text(default_config(), "[conversation.tools.far]\nnode = \"nosuch\"\n", "c.toml");
+  CAF_REQUIRE(!none.ok());
+  CAF_CHECK_EQUAL(missing(none.error(), "conversation.tools.far.node = \"nosuch\": no node of that name is configured "
+                                        "(add [nodes.nosuch] address = \"host:port\"; configured: none)"),
+                  "");
+  auto other = apply_config_text(default_config(),
+                                 "[nodes.lab]\naddress = \"127.0.0.1:7000\"\n[conversation.tools.far]\nnode = \"box\"\n",
+                                 "c.toml");
+  CAF_REQUIRE(!other.ok());
+  CAF_CHECK_EQUAL(missing(other.error(), "configured: lab)"), "");
+  // Its node in a later layer than the tool (here, --cfg) is in by the check.
+  Sandbox box;
+  auto sources = box.sources();
+  sources.config_files.push_back(box.write(box.root / "own.toml", "[conversation.tools.far]\nnode = \"lab\"\n").string());
+  sources.overrides.push_back("nodes.lab.address=\"127.0.0.1:7000\"");
+  auto layered = load_config(sources, default_config());
+  CAF_CHECK_EQUAL(layered.ok() ? "" : layered.error(), "");
 }
 
 CAF_TEST(node heartbeats must come before the timeout that loses a silent peer) {

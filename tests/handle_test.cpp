@@ -413,6 +413,19 @@ CAF_TEST(an apply ending in ctrl-c to a tool that reads nothing waits from the s
   CAF_CHECK(contains(r.state.error.message, "SIGINT"));
 }
 
+CAF_TEST(an apply ending in ctrl-c waits for the signal though the tool printed as it read) {
+  // The tool reads one line of two and prints: the output settled before the Ctrl-C
+  // went out (a second on, the second line unread), and the apply answered "running".
+  ask<HandleReport>(registry, spawn_atom::value, std::string("partial"),
+                    shell("trap 'echo INT; exit 5' INT; read l; echo got=$l; sleep 1000 & wait"));
+  auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("partial"),
+                                    std::string(R"("one\ntwo\n\u0003")"), LookOptions{1000});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK_EQUAL(r.state.error.message, "exit status 5");
+  CAF_CHECK(contains(r.state.content, "got=one\nINT\n"));
+}
+
 CAF_TEST(ctrl-c after ctrl-d reaches the tool once it read the line before) {
   // Its input ended (the pipe's writer closed), the line is still in the pipe: the
   // Ctrl-C waits for it to be read as before the end.

@@ -302,6 +302,9 @@ public:
   /// Bytes accepted by write_stdin ever (counted after stdin_queued): with it, what
   /// the tool has read (input_read).
   std::atomic<uint64_t> stdin_accepted{0};
+  /// interrupt()s asked whose SIGINT has not gone out or been dropped: counted up on
+  /// the caller's thread (so a look right after it knows), down on the io thread.
+  std::atomic<int> interrupts_pending{0};
 
   std::optional<descriptor> pidfd_;
   std::optional<descriptor> stdin_;
@@ -460,14 +463,17 @@ public:
   /// reads no more.
   /// `input_before`: stdin_accepted when it was asked, on the asker's thread.
   void interrupt(uint64_t input_before) {
-    if (leader_reaped_ || terminating_)
+    if (leader_reaped_ || terminating_) {
+      --interrupts_pending;
       return;
+    }
     interrupts_.push_back({input_before, asio::steady_timer::clock_type::now() + kInterruptWait});
     send_interrupts();
   }
 
   void send_interrupts() {
     if (leader_reaped_ || terminating_) {
+      interrupts_pending -= static_cast<int>(interrupts_.size());
       interrupts_.clear();
       return;
     }
@@ -476,6 +482,7 @@ public:
     while (!interrupts_.empty() && (read >= interrupts_.front().input_before || now >= interrupts_.front().by)) {
       signal_group({SIGINT});
       interrupts_.pop_front();
+      --interrupts_pending;
     }
     if (interrupts_.empty())
       return;
@@ -1192,9 +1199,13 @@ public:
   }
 
   void interrupt() override {
-    if (!st_->finished)
-      st_->io.post([st = st_, before = st_->stdin_accepted.load()] { st->interrupt(before); });
+    if (st_->finished)
+      return;
+    ++st_->interrupts_pending;
+    st_->io.post([st = st_, before = st_->stdin_accepted.load()] { st->interrupt(before); });
   }
+
+  bool interrupt_pending() const override { return st_->interrupts_pending.load() > 0; }
 
   void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) override {
     if (!on_gone && st_->finished)

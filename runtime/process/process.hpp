@@ -124,6 +124,9 @@ public:
   /// write_stdin queued before it, or after kInterruptWait (a signal must get through
   /// to a tool that reads nothing). No-op once the leader is gone.
   virtual void interrupt() = 0;
+  /// An interrupt() whose SIGINT has not gone out yet (nor been dropped: the leader
+  /// gone, the group being ended). Any thread.
+  virtual bool interrupt_pending() const = 0;
   /// SIGTERM to the group, then SIGKILL to the group after `grace`; `on_gone` runs
   /// (io thread) once the leader is reaped and no process of the group is left.
   /// For a pty, "the group" is every group of its session (shell jobs included),
