@@ -269,7 +269,8 @@ void on_one(mcp_actor_t* self, Json* msg) {
   if (!method->is_string())
     return fail(self, id ? *id : Json(), mcp::invalid_request, "`method` must be a string");
   auto params = Json::object();
-  if (auto* p = msg->find("params"); p && p->is_object())
+  auto* p = msg->find("params");
+  if (p && p->is_object())
     params = *p;
   auto& m = method->as_string();
   if (!id) { // a notification: initialized, cancelled, and whatever else needs no answer
@@ -277,6 +278,10 @@ void on_one(mcp_actor_t* self, Json* msg) {
       cancel(self, params);
     return;
   }
+  // MCP's params are an object (JSON-RPC allows an array, which no MCP method takes).
+  if (p && !p->is_null() && !p->is_object())
+    return fail(self, *id, mcp::invalid_params,
+                fmt::format("`params` of {} must be an object, got {}", cut_text(m), p->described()));
   if (m == "initialize") {
     // Once: a second would change the version (batches, elicitation) under the
     // session's calls and handles.
@@ -313,6 +318,12 @@ void on_one(mcp_actor_t* self, Json* msg) {
   }
   if (m == "tools/call")
     return call_tool(self, *id, params);
+  // A notification sent as a request (with an id) would wait for an answer none gives.
+  if (m.starts_with("notifications/"))
+    return fail(self, *id, mcp::invalid_request,
+                fmt::format("`{}` is a notification: send it without an `id` (a message with an `id` is a request, "
+                            "which this server answers; a notification gets no answer)",
+                            cut_text(m)));
   fail(self, *id, mcp::method_not_found,
        fmt::format("unknown method `{}`: this server offers initialize, ping, tools/list and tools/call", cut_text(m)));
 }

@@ -248,6 +248,14 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   CAF_CHECK_EQUAL(bad.find("error")->find("code")->as_int(), -32600);
   auto no_name = c->call("tools/call", Json::object());
   CAF_CHECK_EQUAL(no_name.find("error")->find("code")->as_int(), -32602);
+  // Params that are no object are named as such, not as a missing name.
+  auto listed_params = c->call("tools/call", Json(JsonArray{Json(1), Json(2)}));
+  CAF_CHECK_EQUAL(error_code(listed_params), -32602);
+  CAF_CHECK(contains(error_message(listed_params), "`params` of tools/call must be an object, got array"));
+  // A notification sent with an id is told so, not that its method is unknown.
+  auto initialized = c->call("notifications/initialized");
+  CAF_CHECK_EQUAL(error_code(initialized), -32600);
+  CAF_CHECK(contains(error_message(initialized), "`notifications/initialized` is a notification: send it without an `id`"));
   // An unknown tool is a protocol error (MCP server/tools), naming the tools there are.
   auto nope = c->call("tools/call", tool_call("nope", Json::object()));
   CAF_CHECK_EQUAL(error_code(nope), -32602);
@@ -634,6 +642,30 @@ CAF_TEST(a client that fails to ask the user is no refusal of the user s) {
                                       "client answered elicitation/create with an error: nope)"));
   CAF_CHECK(!contains(text_of(failed), "did not allow"));
   c->close_input();
+  // Nor is an answer none the question asked for: said as such, nothing run.
+  const std::pair<Json, const char*> malformed[] = {
+    {Json("banana"), "its result is \"banana\", not an object with `action`"},
+    {Json::object().set("action", "maybe"), "its action is \"maybe\", not accept, decline or cancel"},
+    {Json::object().set("action", "accept").set("content", Json::object().set("zzz", 1)),
+     "it accepted with content {\"zzz\":1}, whose `allow` is not"},
+  };
+  for (auto& [result, why] : malformed) {
+    auto odd = session(Json::object().set("elicitation", Json::object()));
+    auto call_id = odd->request("tools/call", tool_call("asky", Json::object()));
+    for (auto m = odd->next(); !m.is_null(); m = odd->next()) {
+      auto* method = m.find("method");
+      if (!method || method->as_string() != "elicitation/create")
+        continue;
+      odd->send(Json::object().set("jsonrpc", "2.0").set("id", *m.find("id")).set("result", result));
+      break;
+    }
+    auto text = text_of(odd->response(call_id));
+    CAF_CHECK(contains(text, "`asky` was not run: the user's permission could not be asked (the MCP client's answer "
+                             "to elicitation/create is none the request asked for: "));
+    CAF_CHECK(contains(text, why));
+    CAF_CHECK(!contains(text, "did not allow"));
+    odd->close_input();
+  }
 }
 CAF_TEST(a tool the workspace defines asks over MCP whatever it says unless allowed) {
   // An editor starts `jp-actors mcp` in any repository it opens: a repository's own

@@ -113,17 +113,35 @@ PermissionReply permission_from_elicitation(const Json& response) {
                         message && message->is_string() ? cut_text(message->as_string(), 200)
                                                         : cut_text(error->dump(), 200))};
   }
+  // An answer that is none the request asked for: the client failed to ask, and
+  // nobody said no either (nothing runs all the same).
+  auto malformed = [](std::string what) {
+    return PermissionReply{permission_answer::unasked,
+                           fmt::format("the MCP client's answer to elicitation/create is none the request asked for: {}",
+                                       std::move(what))};
+  };
   auto* result = response.find("result");
-  auto* action = result ? result->find("action") : nullptr;
-  auto* content = result ? result->find("content") : nullptr;
-  if (!action || !action->is_string() || action->as_string() != "accept" || !content || !content->is_object())
+  if (!result || !result->is_object())
+    return malformed(fmt::format("its result is {}, not an object with `action`", result ? cut_text(result->dump(), 200)
+                                                                                         : std::string("missing")));
+  auto* action = result->find("action");
+  auto* content = result->find("content");
+  if (!action || !action->is_string() ||
+      (action->as_string() != "accept" && action->as_string() != "decline" && action->as_string() != "cancel"))
+    return malformed(fmt::format("its action is {}, not accept, decline or cancel",
+                                 action ? cut_text(action->dump(), 200) : std::string("missing")));
+  if (action->as_string() != "accept")
     return {};
-  auto* allow = content->find("allow");
+  auto* allow = content && content->is_object() ? content->find("allow") : nullptr;
   auto said = allow && allow->is_string() ? allow->as_string() : std::string();
   if (said == allow_yes)
     return {permission_answer::yes, {}};
   if (said == allow_session)
     return {permission_answer::yes_for_turn, {}};
+  if (said != allow_no)
+    return malformed(fmt::format("it accepted with content {}, whose `allow` is not \"{}\", \"{}\" or \"{}\"",
+                                 content ? cut_text(content->dump(), 200) : std::string("missing"), allow_yes,
+                                 allow_session, allow_no));
   auto* reason = content->find("reason");
   if (reason && reason->is_string() && !reason->as_string().empty())
     return {permission_answer::no_with_reason, reason->as_string()};
