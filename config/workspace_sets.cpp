@@ -1,5 +1,6 @@
 #include "config/workspace_sets.hpp"
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -31,6 +32,23 @@ std::string limits_text(const ToolLimits& l) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+/// Where its process runs when that is not the workspace: ", in `/`" (its own cwd,
+/// followed through links, outside it), ", in any directory the model names".
+std::string outside_note(const ToolConfig& tool, const std::string& workspace) {
+  if (tool.cwd.find("{{") != std::string::npos)
+    return tool.cwd_outside_workspace ? ", in any directory the model names" : "";
+  if (tool.cwd.empty())
+    return "";
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto root = fs::weakly_canonical(workspace, ec);
+  auto resolved = fs::weakly_canonical(fs::path(workspace) / tool.cwd, ec);
+  auto relative = resolved.lexically_relative(root);
+  if (!ec && !relative.empty() && *relative.begin() != "..")
+    return "";
+  return fmt::format(", in {} outside the workspace", json_quote_cut(ec ? tool.cwd : resolved.string(), 100));
+}
+
 } // namespace
 
 std::vector<std::string> what_workspace_sets(const Config& before, const Config& after, const Config& final) {
@@ -41,7 +59,9 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
       continue; // a later layer of the user's own replaced it
     auto was = before.tools.find(name);
     if (was == before.tools.end()) {
-      auto where = tool.node.empty() ? fmt::format("runs `{}`{}", cut_text(tool.program, 60), tool.shell ? " as a shell script" : "")
+      auto where = tool.node.empty() ? fmt::format("runs `{}`{}{}", cut_text(tool.program, 60),
+                                                   tool.shell ? " as a shell script" : "",
+                                                   outside_note(now->second, final.workspace))
                                      : fmt::format("runs on node {}", tool.node);
       sets.push_back(fmt::format("tool `{}` ({}, {})", name, where, to_string(loosest(now->second))));
     } else {

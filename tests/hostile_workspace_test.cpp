@@ -105,6 +105,19 @@ CAF_TEST(a workspace config new or changed is announced once with the tools and 
     << "[conversation.tools.serve.spawn.permissions]\nspawn = \"unattended\"\n";
   auto chosen = cli_in(ws.path.string(), std::string("--cfg assistant.model=gpt-4o-mini ") + call);
   CAF_CHECK(contains(chosen.out, "tool `serve` (runs `make`, unattended)"));
+  // A tool that runs outside the workspace says where, through a link too.
+  std::filesystem::create_directory_symlink("/", ws.path / "up");
+  std::ofstream(ws.path / ".jp/config.toml")
+    << "[conversation.tools.rooted]\ncommand = { program = \"ls\" }\ncwd = \"/\"\n"
+    << "[conversation.tools.linked]\ncommand = { program = \"ls\" }\ncwd = \"up/etc\"\n"
+    << "[conversation.tools.roaming]\ncommand = { program = \"ls\" }\ncwd = \"{{tool.arguments.d}}\"\n"
+    << "cwd_outside_workspace = true\nparameters.d = { type = \"string\" }\n"
+    << "[conversation.tools.inside]\ncommand = { program = \"ls\" }\ncwd = \".jp\"\n";
+  auto outside = cli_in(ws.path.string(), call);
+  CAF_CHECK(contains(outside.out, "tool `rooted` (runs `ls`, in \"/\" outside the workspace, ask)"));
+  CAF_CHECK(contains(outside.out, "tool `linked` (runs `ls`, in \"/etc\" outside the workspace, ask)"));
+  CAF_CHECK(contains(outside.out, "tool `roaming` (runs `ls`, in any directory the model names, ask)"));
+  CAF_CHECK(contains(outside.out, "tool `inside` (runs `ls`, ask)"));
   CAF_CHECK(!contains(chosen.out, "assistant.model"));
   // Limits it lowered: a tool that fails for them is traced to the file.
   std::ofstream(ws.path / ".jp/config.toml")

@@ -73,6 +73,19 @@ CAF_TEST(a call in a read only workspace keeps its full output in the user state
   CAF_CHECK(!std::filesystem::exists(ro.ws + "/.jp"));
 }
 
+CAF_TEST(a workspace whose .jp is a file says so and keeps its state in the user state) {
+  // A repository's own file where the directory goes: "Not a directory", not a
+  // permission the user would look for in vain.
+  other_user_area area;
+  auto ws = area.make_dir("ws", true);
+  area.dir.write("ws/.jp", "not a directory\n");
+  auto state = area.make_dir("state", true);
+  auto r = area.run(ws, state, R"(call shell '{"command":"seq 1 200000"}')");
+  JP_REQUIRE_OK(r);
+  CAF_CHECK(contains(r.out, fmt::format("note: {}/.jp cannot be written (Not a directory)", ws)));
+  CAF_CHECK(full_output_path(r.out).starts_with(state + "/jp-actors/workspaces/ws-"));
+}
+
 CAF_TEST(a read only workspace keeps its conversation in the user state) {
   ReadOnly ro;
   auto state = ro.area.make_dir("state", true);

@@ -24,6 +24,8 @@ int writable(fs::path dir) {
   std::error_code ec;
   while (!fs::exists(dir, ec) && dir.has_relative_path())
     dir = dir.parent_path();
+  if (!fs::is_directory(dir, ec)) // a file where the directory goes (a repository's own .jp)
+    return ENOTDIR;
   return ::access(dir.c_str(), W_OK | X_OK) == 0 ? 0 : errno;
 }
 
