@@ -849,7 +849,14 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   // DNS rebinding: another site's name in Host or Origin.
   auto rebound = http_exchange(l.port, fmt::format("POST /mcp HTTP/1.1\r\nHost: evil.example:{}\r\n", l.port), ping.dump());
   CAF_CHECK_EQUAL(rebound.status, 403);
+  // Nothing but a port after a loopback name.
+  for (auto* tail : {"@evil", ".evil.example", ":1", "x"}) {
+    auto odd = l.head("POST", sid);
+    odd.replace(odd.find("\r\n", odd.find("Host: ")), 0, tail);
+    CAF_CHECK_EQUAL(http_exchange(l.port, odd, ping.dump()).status, 403);
+  }
   CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://evil.example\r\n").status, 403);
+  CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://127.0.0.1:3000@evil\r\n").status, 403);
   CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://localhost:3000\r\n").status, 200);
   // A host name's case is no part of it.
   auto upper = l.head("POST", sid);

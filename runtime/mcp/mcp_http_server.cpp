@@ -57,13 +57,26 @@ std::string_view reason_of(int status) {
   }
 }
 
-/// The host of "host", "host:port" or "[v6]:port".
+/// The host of "host", "host:port" or "[v6]:port"; "" when anything but a port
+/// follows it ("127.0.0.1:8808@evil" names no host of ours).
 std::string host_of(std::string_view authority) {
+  std::string_view host, rest;
   if (authority.starts_with("[")) {
     auto close = authority.find(']');
-    return std::string(authority.substr(1, close == std::string_view::npos ? authority.npos : close - 1));
+    if (close == std::string_view::npos)
+      return {};
+    host = authority.substr(1, close - 1);
+    rest = authority.substr(close + 1);
+  } else {
+    auto colon = authority.find(':');
+    host = authority.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : authority.substr(colon);
   }
-  return std::string(authority.substr(0, authority.find(':')));
+  auto port = rest.substr(rest.empty() ? 0 : 1);
+  if (!rest.empty() && (rest[0] != ':' || port.empty() || port.size() > 5 ||
+                        port.find_first_not_of("0123456789") != std::string_view::npos))
+    return {};
+  return std::string(host);
 }
 
 } // namespace
