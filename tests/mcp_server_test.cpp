@@ -652,13 +652,7 @@ CAF_TEST(a client that fails to ask the user is no refusal of the user s) {
   for (auto& [result, why] : malformed) {
     auto odd = session(Json::object().set("elicitation", Json::object()));
     auto call_id = odd->request("tools/call", tool_call("asky", Json::object()));
-    for (auto m = odd->next(); !m.is_null(); m = odd->next()) {
-      auto* method = m.find("method");
-      if (!method || method->as_string() != "elicitation/create")
-        continue;
-      odd->send(Json::object().set("jsonrpc", "2.0").set("id", *m.find("id")).set("result", result));
-      break;
-    }
+    answer_elicitation(*odd, result);
     auto text = text_of(odd->response(call_id));
     CAF_CHECK(contains(text, "`asky` was not run: the user's permission could not be asked (the MCP client's answer "
                              "to elicitation/create is none the request asked for: "));
