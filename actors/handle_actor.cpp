@@ -85,8 +85,10 @@ struct Look {
   // act on what the look followed (a lone Esc, a new size).
   clock::time_point not_before{};
   // An apply ending in Ctrl-C: not answered on settled output before its SIGINT went
-  // out (the tool reading what came before it, or kInterruptWait on).
+  // out (the tool reading what came before it, or kInterruptWait on), nor before the
+  // tool had settle_ms from then to act on it (`interrupt_seen`: when it was found gone).
   bool after_interrupt = false;
+  clock::time_point interrupt_seen{};
 };
 
 // A program reads a lone Esc as the Escape key only once no more bytes follow within
@@ -319,11 +321,17 @@ bool probes_when_idle(const handle_state& st) {
 /// or its output settled (quiet) where the tool now waits for input, or, when that
 /// cannot be told or a busy tool looks the same (a pipe without a prompt pattern),
 /// where some output came since the look began.
-bool look_done(const handle_state& st, const Look& look, clock::time_point now) {
+bool look_done(const handle_state& st, Look& look, clock::time_point now) {
   if (has_exited(st.at) || asked(st) || now >= look.deadline)
     return true;
-  if (look.after_interrupt && st.proc && st.proc->interrupt_pending())
-    return false;
+  if (look.after_interrupt) {
+    if (st.proc && st.proc->interrupt_pending())
+      return false;
+    if (look.interrupt_seen == clock::time_point{})
+      look.interrupt_seen = now;
+    if (now - look.interrupt_seen < std::chrono::milliseconds(st.spec.settle_ms))
+      return false; // output from before the signal is no answer to it
+  }
   if (now < look.not_before && st.output_seq == look.output_seq)
     return false;
   if (!quiet(st, now))

@@ -1265,8 +1265,15 @@ Status check_config(const Config& c) {
     if (tool.source == "local")
       if (auto s = check_placeholders(tool, join_key("conversation.tools", name)); !s)
         return tool.origin.empty() ? s : Status::fail(fmt::format("{}: {}", tool.origin, s.error));
-  // A tool on a node nobody configured would be offered to the model and fail at
-  // every call: said now, once every layer is in.
+  return Status::success();
+}
+
+namespace {
+
+/// A tool on a node nobody configured would be offered to the model and fail at
+/// every call: said once every file and override is in (not per text applied: an
+/// embedder may add the node in code, or in a later text).
+Status check_tool_nodes(const Config& c) {
   for (auto& [name, tool] : c.tools)
     if (!tool.node.empty() && !c.nodes.count(tool.node)) {
       std::vector<std::string> known;
@@ -1279,6 +1286,8 @@ Status check_config(const Config& c) {
     }
   return Status::success();
 }
+
+} // namespace
 
 Result<Config> apply_config_text(Config base, std::string_view toml_text,
                                  std::string_view origin) {
@@ -1394,6 +1403,8 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
       return Error{s.error};
 
   if (auto s = check_config(c); !s)
+    return Error{s.error};
+  if (auto s = check_tool_nodes(c); !s)
     return Error{s.error};
   if (c.workspace_layer)
     c.workspace_layer->sets = what_workspace_sets(*workspace_before, *workspace_after, c);

@@ -40,13 +40,15 @@ std::string outside_note(const ToolConfig& tool, const std::string& workspace) {
   if (tool.cwd.empty())
     return "";
   namespace fs = std::filesystem;
-  std::error_code ec;
-  auto root = fs::weakly_canonical(workspace, ec);
+  std::error_code root_ec, ec;
+  auto root = fs::weakly_canonical(workspace, root_ec);
   auto resolved = fs::weakly_canonical(fs::path(workspace) / tool.cwd, ec);
-  auto relative = resolved.lexically_relative(root);
-  if (!ec && !relative.empty() && *relative.begin() != "..")
+  if (root_ec || ec) // not resolved: nothing to say of where it is
     return "";
-  return fmt::format(", in {} outside the workspace", json_quote_cut(ec ? tool.cwd : resolved.string(), 100));
+  auto relative = resolved.lexically_relative(root);
+  if (!relative.empty() && *relative.begin() != "..")
+    return "";
+  return fmt::format(", in {} outside the workspace", json_quote_cut(resolved.string(), 100));
 }
 
 } // namespace

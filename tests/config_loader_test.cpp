@@ -1066,23 +1066,29 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
 }
 
 CAF_TEST(a tool on a node nobody configured is refused at load naming the nodes there are) {
-  auto none = apply_config_text(default_config(), "[conversation.tools.far]\nnode = \"nosuch\"\n", "c.toml");
+  Sandbox box;
+  auto load = [&](const std::string& toml) {
+    auto sources = box.sources();
+    sources.config_files.push_back(box.write(box.root / "own.toml", toml).string());
+    return load_config(sources, default_config());
+  };
+  auto none = load("[conversation.tools.far]\nnode = \"nosuch\"\n");
   CAF_REQUIRE(!none.ok());
   CAF_CHECK_EQUAL(missing(none.error(), "conversation.tools.far.node = \"nosuch\": no node of that name is configured "
                                         "(add [nodes.nosuch] address = \"host:port\"; configured: none)"),
                   "");
-  auto other = apply_config_text(default_config(),
-                                 "[nodes.lab]\naddress = \"127.0.0.1:7000\"\n[conversation.tools.far]\nnode = \"box\"\n",
-                                 "c.toml");
+  auto other = load("[nodes.lab]\naddress = \"127.0.0.1:7000\"\n[conversation.tools.far]\nnode = \"box\"\n");
   CAF_REQUIRE(!other.ok());
   CAF_CHECK_EQUAL(missing(other.error(), "configured: lab)"), "");
   // Its node in a later layer than the tool (here, --cfg) is in by the check.
-  Sandbox box;
   auto sources = box.sources();
   sources.config_files.push_back(box.write(box.root / "own.toml", "[conversation.tools.far]\nnode = \"lab\"\n").string());
   sources.overrides.push_back("nodes.lab.address=\"127.0.0.1:7000\"");
   auto layered = load_config(sources, default_config());
   CAF_CHECK_EQUAL(layered.ok() ? "" : layered.error(), "");
+  // A text applied alone is not refused: an embedder may add the node after it.
+  auto partial = apply_config_text(default_config(), "[conversation.tools.far]\nnode = \"gpu\"\n", "c.toml");
+  CAF_CHECK_EQUAL(partial.ok() ? "" : partial.error(), "");
 }
 
 CAF_TEST(node heartbeats must come before the timeout that loses a silent peer) {

@@ -416,10 +416,13 @@ CAF_TEST(an apply ending in ctrl-c to a tool that reads nothing waits from the s
 CAF_TEST(an apply ending in ctrl-c waits for the signal though the tool printed as it read) {
   // The tool reads one line of two and prints: the output settled before the Ctrl-C
   // went out (a second on, the second line unread), and the apply answered "running".
-  ask<HandleReport>(registry, spawn_atom::value, std::string("partial"),
-                    shell("trap 'echo INT; exit 5' INT; read l; echo got=$l; sleep 1000 & wait"));
+  // (Its settle time, which the tool has after the signal to act on it, long enough
+  // for a loaded machine: its exit ends the wait sooner.)
+  auto spec = shell("trap 'echo INT; exit 5' INT; read l; echo got=$l; sleep 1000 & wait");
+  spec.settle_ms = 2000;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("partial"), spec);
   auto [r, err] = ask<HandleReport>(registry, apply_atom::value, std::string("partial"),
-                                    std::string(R"("one\ntwo\n\u0003")"), LookOptions{1000});
+                                    std::string(R"("one\ntwo\n\u0003")"), LookOptions{5000});
   CAF_CHECK_EQUAL(err, "");
   CAF_REQUIRE(r.state.stopped());
   CAF_CHECK_EQUAL(r.state.error.message, "exit status 5");

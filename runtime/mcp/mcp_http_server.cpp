@@ -366,16 +366,19 @@ bool McpHttpConnection::let_in(const http::request<http::string_body>& req) {
     }
   // DNS rebinding: a page of another site that resolves to 127.0.0.1 shows its own
   // name in Host and Origin.
-  auto host = host_of(std::string_view(req[http::field::host]));
-  if (!is_loopback(host)) {
+  auto host_header = std::string_view(req[http::field::host]);
+  if (!is_loopback(host_of(host_header))) {
     respond(403, fmt::format("Host `{}` is not a loopback name: jp-actors mcp serves this machine only "
-                             "(use 127.0.0.1, localhost or [::1])",
-                             cut_text(host, 100)));
+                             "(use 127.0.0.1, localhost or [::1], with a port at most)",
+                             cut_text(std::string(host_header), 100)));
     return false;
   }
   if (auto origin = std::string_view(req[http::field::origin]); !origin.empty()) {
     auto scheme = origin.find("://");
-    auto origin_host = scheme == std::string_view::npos ? std::string() : host_of(origin.substr(scheme + 3));
+    auto authority = scheme == std::string_view::npos ? std::string_view() : origin.substr(scheme + 3);
+    if (authority.ends_with('/')) // no browser sends one, but it is no part of the host
+      authority.remove_suffix(1);
+    auto origin_host = scheme == std::string_view::npos ? std::string() : host_of(authority);
     if (!is_loopback(origin_host)) {
       respond(403, fmt::format("Origin `{}` is not on this machine: requests from web pages of other sites "
                                "are refused",
