@@ -412,7 +412,8 @@ caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool 
     wait = std::max<int64_t>(wait, at_least.count() + std::max<int64_t>(st.spec.settle_ms, 0) + 200);
   bool waits_already = st.watch.waiting && quiet(st, clock::now());
   for_news = for_news && waits_already && st.waiting_shown && o.wait_ms > 0 && st.out->pending() == 0;
-  if (wait <= 0 || asked(st) || (waits_already && !for_news))
+  // (A program that waits still has to act on a new size, or a lone Esc: at_least.)
+  if (wait <= 0 || asked(st) || (waits_already && !for_news && at_least.count() == 0))
     return running_report(self, o);
   auto rp = self->make_response_promise<HandleReport>();
   auto now = clock::now();

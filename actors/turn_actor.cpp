@@ -577,6 +577,13 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
         self->send(st.registry, cancel_atom::value, cmd->id, spec.error());
         return answer(failed(spec.error()));
       }
+      // A size given with the spawn is the terminal's from its start: a program that
+      // reads it once (a progress bar, `stty size`) drew for the configured one, the
+      // new size coming as a SIGWINCH after it started.
+      if (spec->pty && cmd->look.rows > 0) {
+        spec->rows = cmd->look.rows;
+        spec->cols = cmd->look.cols;
+      }
       go = [self, registry, id, spec = *spec, look = cmd->look, reply, reply_error, tag = answer.tag,
             entry = answer.tool] {
         auto& tools = self->state.handle_tools;

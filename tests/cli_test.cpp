@@ -933,6 +933,34 @@ name = "main"
                                "run {} --json",
                                (scripts.path / "size.toml").string()));
   CAF_CHECK(testing::contains(sized.stdout_text, R"(\"result\":\"50 132\\n\")"));
+  // A size given with the spawn is the terminal's from the start, not a resize after it.
+  std::ofstream(scripts.path / "spawn_size.toml") << R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "s", tty = true, wait_ms = 20000, rows = 10, cols = 30, command = "stty size" }
+)";
+  auto spawn_sized = cli(fmt::format("run {} --json", (scripts.path / "spawn_size.toml").string()));
+  CAF_CHECK(testing::contains(spawn_sized.stdout_text, R"(\"result\":\"10 30\\n\")"));
+  // So for a tool on a terminal of its own (io = "pty"), whose size came only after.
+  std::ofstream(scripts.path / "sz.toml") << R"([conversation.tools.sz]
+summary = "Its terminal's size"
+command = { program = "stty", args = ["size"] }
+io = "pty"
+run = "unattended"
+spawn.stateful = true
+)";
+  std::ofstream(scripts.path / "pty_size.toml") << R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "sz"
+  arguments = { action = "spawn", id = "s", wait_ms = 20000, rows = 10, cols = 30 }
+)";
+  auto pty_sized = cli(fmt::format("--config {} run {} --json", (scripts.path / "sz.toml").string(),
+                                   (scripts.path / "pty_size.toml").string()));
+  CAF_CHECK(testing::contains(pty_sized.stdout_text, R"(\"result\":\"10 30\\n\")"));
   // Its schema says so: tty for a spawn only, screen and a size for its looks.
   auto schema = cli("tools --schema --dialect json-schema");
   auto tools = Json::parse(schema.stdout_text);

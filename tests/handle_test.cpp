@@ -1312,6 +1312,25 @@ CAF_TEST(what a pty command left running is killed at its exit and its result sa
   CAF_CHECK(contains(st.content, "`sleep 1001`"));
 }
 
+CAF_TEST(a look that resizes a pty program waiting for input waits for its redraw) {
+  // It waits already: the look answered at once with the screen from before the size.
+  // (perl, in every Debian, runs its handler as the signal interrupts its read; bash's
+  // read would not.)
+  auto spec = pty_spec(*this, {"perl", "-e",
+                               "$SIG{WINCH} = sub { print 'size ', `stty size` }; $| = 1; print \"ready\\n\"; "
+                               "while (1) { sysread(STDIN, my $b, 100) }"});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("w"), spec);
+  HandleReport seen;
+  auto until = std::chrono::steady_clock::now() + bound;
+  while (seen.state.kind != state_kind::waiting && std::chrono::steady_clock::now() < until)
+    seen = ask<HandleReport>(registry, fetch_atom::value, std::string("w"), LookOptions{1000}).first;
+  CAF_REQUIRE(seen.state.kind == state_kind::waiting);
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("w"), LookOptions{1000, false, 10, 40});
+  CAF_CHECK_EQUAL(err, "");
+  if (!contains(r.state.content, "size 10 40"))
+    CAF_FAIL("no size 10 40 in [" << r.state.content << "] state " << to_string(r.state.kind));
+}
+
 CAF_TEST(a pty handle is resized and named keys reach it) {
   auto spec = pty_spec(*this, {"bash", "--norc", "--noprofile", "-i"});
   spec.env = {"PS1=$ "};
