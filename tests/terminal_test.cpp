@@ -457,6 +457,14 @@ CAF_TEST(a sequence left out keeps the controls in it and leaves the parser wher
   CAF_CHECK_EQUAL(flooded.rows.size(), 50u);
 }
 
+CAF_TEST(what an APC a PM or a SOS holds is not shown on the screen) {
+  // libvterm 0.1.4 printed it: a kitty image's base64 filled the screen.
+  TerminalScreen s(4, 30);
+  s.feed("apc:\x1b_Gf=100;QUFB\x1b\\|\r\npm:\x1b^privacy\x1b\\|\r\nsos:\x1bXstr");
+  s.feed("ing\x1b\\|\r\n\x1b(Xok");
+  CAF_CHECK_EQUAL(s.render().rows, (std::vector<std::string>{"apc:|", "pm:|", "sos:|", "ok"}));
+}
+
 CAF_TEST(a sequence too long to keep keeps its controls in every chunk it spans) {
   // Past 64 parameter bytes a CSI is dropped; the line feeds inside it are done
   // where they come, as libvterm does them, whichever chunk they came in.

@@ -304,6 +304,13 @@ struct ParserWatch {
             // nothing but the controls inside it, which a terminal does there too.
             if (c == 'P')
               replace(i, "");
+          } else if (at == in::escape && (c == '_' || c == '^' || c == 'X')) {
+            // APC, PM and SOS: strings a terminal shows nothing of (kitty's images come
+            // as APC), which libvterm 0.1.4 does not know and printed: kept from it
+            // as a DCS is.
+            at = in::string;
+            string_opener = static_cast<char>(c);
+            replace(i, "");
           } else if (c >= 0x20 && c <= 0x2f) {
             at = in::escape_intermediate;
           } else if (c >= 0x30 && c <= 0x7e) {
