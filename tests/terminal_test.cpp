@@ -116,6 +116,19 @@ CAF_TEST(backspace moves back a character as on a terminal) {
   CAF_CHECK_EQUAL(shown("a\tb"), "a\tb");
 }
 
+CAF_TEST(deleting inserting and erasing characters within a line reads as on a terminal) {
+  // readline edits a typed line so: a backspace and a delete (CSI P), an insert
+  // (CSI @) and the character over the blank. The text showed the line before.
+  CAF_CHECK_EQUAL(shown("print('abcXdef')\b\b\b\b\b\b\x1b[1P\r\n"), "print('abcdef')\n");
+  CAF_CHECK_EQUAL(shown("ins:abcdef\r\x1b[2C\x1b[@Z\n"), "inZs:abcdef\n");
+  CAF_CHECK_EQUAL(shown("del:abcdef\r\x1b[2C\x1b[2P\n"), "deabcdef\n");
+  CAF_CHECK_EQUAL(shown("ech:abcdef\r\x1b[5C\x1b[2X\n"), "ech:a  def\n");
+  CAF_CHECK_EQUAL(shown("end:ab\x1b[D\x1b[9X\n"), "end:a\n"); // to the end: nothing left there
+  CAF_CHECK_EQUAL(shown("at end\x1b[4@\n"), "at end\n");      // no blank past the text
+  // So on a pipe, where the sequences come as written.
+  CAF_CHECK_EQUAL(readable_text("del:abcdef\r\x1b[2C\x1b[2P\n"), "deabcdef\n");
+}
+
 CAF_TEST(a CR past the terminal s width ends the row a long line wrapped to) {
   // readline wraps a long input line by writing a space past the margin and a CR:
   // on a terminal the CR returns to the new row, not over the line's start.

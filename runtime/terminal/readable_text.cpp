@@ -65,6 +65,34 @@ public:
     if (mode == 1 || mode == 2)
       blank_through(std::min(mode == 1 ? cursor_ + 1 : cursor_, cells_.size()));
   }
+  /// CSI P: the cells at the cursor go, those after them move left (readline's
+  /// delete and backspace within a line).
+  void delete_cells(size_t n) {
+    auto from = std::min(cursor_, cells_.size());
+    cells_.erase(cells_.begin() + static_cast<std::ptrdiff_t>(from),
+                 cells_.begin() + static_cast<std::ptrdiff_t>(std::min(from + n, cells_.size())));
+    blank_to_ = std::min(blank_to_, cursor_);
+  }
+  /// CSI @: blanks at the cursor, what follows moving right (readline's insert within
+  /// a line, the character written over the blank next). At the line's end nothing
+  /// shows: no blank is added there.
+  void insert_cells(size_t n) {
+    if (cursor_ >= cells_.size())
+      return;
+    n = std::min(n, max_cells - std::min(max_cells, cells_.size()));
+    cells_.insert(cells_.begin() + static_cast<std::ptrdiff_t>(cursor_), n, blank);
+    blank_to_ = std::min(blank_to_, cursor_);
+  }
+  /// CSI X: the cells at the cursor blanked, the cursor staying; up to the line's
+  /// end, they go (a terminal shows blanks there as nothing).
+  void erase_cells(size_t n) {
+    if (cursor_ + n >= cells_.size()) {
+      cells_.resize(std::min(cursor_, cells_.size()));
+      return;
+    }
+    std::fill(cells_.begin() + static_cast<std::ptrdiff_t>(cursor_),
+              cells_.begin() + static_cast<std::ptrdiff_t>(cursor_ + n), blank);
+  }
   void end(std::string& out) {
     for (auto cell : cells_)
       out += cell;
@@ -94,6 +122,9 @@ private:
 /// terminal's rows: a move over a line it wrapped goes one line further here.
 class Lines {
 public:
+  /// Cells a delete or insert within a line may still move, this look (a flood of
+  /// them on a long line would cost its length each).
+  size_t shift_budget = 0;
   Line& line() { return rows_[row_]; }
   /// A line feed: the next line, at its start; a new one below the last.
   void feed(std::string& out) {
@@ -162,8 +193,9 @@ private:
   Line spare_;
 };
 
-/// A CSI sequence's effect on the lines: erasing and moving along a line, moving up
-/// and down them, erasing below; the rest (colours, modes) shows nothing.
+/// A CSI sequence's effect on the lines: erasing, deleting, inserting and moving
+/// along a line, moving up and down them, erasing below; the rest (colours, modes)
+/// shows nothing.
 void apply_csi(Lines& lines, std::string_view params, char final) {
   if (!params.empty() && !in(params[0], '0', '9') && params[0] != ';')
     return; // a private sequence (CSI ? 25 l)
@@ -174,6 +206,16 @@ void apply_csi(Lines& lines, std::string_view params, char final) {
   auto& line = lines.line();
   switch (final) {
     case 'K': line.erase(n); break;
+    case 'P':
+    case '@': {
+      auto moved = line.size() - std::min(line.column(), line.size());
+      if (moved > lines.shift_budget)
+        break; // past what its text may cost: shown as it was
+      lines.shift_budget -= moved;
+      final == 'P' ? line.delete_cells(count) : line.insert_cells(count);
+      break;
+    }
+    case 'X': line.erase_cells(count); break;
     case 'G': line.to_column(count - 1); break;
     case 'C': line.to_column(line.column() + count); break;
     case 'D': line.to_column(line.column() - std::min(count, line.column())); break;
@@ -249,6 +291,7 @@ std::string readable_text(std::string_view s, std::string* held) {
   std::string out;
   out.reserve(s.size());
   Lines lines;
+  lines.shift_budget = 16 * s.size() + max_cells;
   for (size_t i = 0; i < s.size();) {
     char c = s[i];
     auto& line = lines.line();

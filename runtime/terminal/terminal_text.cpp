@@ -147,7 +147,7 @@ void TerminalText::step(std::string& out, unsigned char c) {
     case st::csi:
       if (c >= 0x40 && c <= 0x7e) {
         state_ = st::text;
-        if (std::string_view("KGCDABEF").find(static_cast<char>(c)) != std::string_view::npos ||
+        if (std::string_view("KGCDABEFP@X").find(static_cast<char>(c)) != std::string_view::npos ||
             (c == 'J' && (csi_.empty() || csi_ == "0")))
           put_line_edit(out, c);
         else if (c == 'h' || c == 'l')

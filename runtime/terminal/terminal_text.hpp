@@ -1,6 +1,7 @@
 // Raw pty output -> text for an LLM: drops terminal control sequences and turns CRLF
 // into LF. What redraws a line -- a lone CR after text, backspace, erase in line
-// (CSI K), cursor to column, right and left (CSI G, C, D) -- and what redraws lines
+// (CSI K), cursor to column, right and left (CSI G, C, D), delete, insert and erase
+// characters (CSI P, @, X: readline's line editing) -- and what redraws lines
 // above -- cursor up and down (CSI A, B, F, E), erase below (CSI J) -- is kept, for a
 // look to show the lines as they were left (readable_text: a progress bar's last
 // frame, not every frame).
