@@ -129,6 +129,21 @@ CAF_TEST(deleting inserting and erasing characters within a line reads as on a t
   CAF_CHECK_EQUAL(readable_text("del:abcdef\r\x1b[2C\x1b[2P\n"), "deabcdef\n");
 }
 
+CAF_TEST(a move to a place on the screen never joins two lines of the text) {
+  // The text does not follow it (the screen does), but the line it leaves ends.
+  CAF_CHECK_EQUAL(shown("aaa\nbbb\x1b[Hccc\n"), "aaa\nbbb\nccc\n");
+  CAF_CHECK_EQUAL(shown("r1\x1b[2;1Hr2\x1b[3;1fr3\n"), "r1\nr2\nr3\n");
+  // apt's progress line: saved, drawn at the bottom, restored.
+  std::string apt;
+  for (auto [pkg, pct] : {std::pair{"1", "25"}, std::pair{"2", "50"}})
+    apt += fmt::format("Unpacking pkg{} ...\r\n\x1b" "7\x1b[24;0f\x1b[42mProgress: [ {}%]\x1b[49m\x1b" "8", pkg, pct);
+  apt += "done\r\n";
+  CAF_CHECK_EQUAL(shown(apt), "Unpacking pkg1 ...\nProgress: [ 25%]\nUnpacking pkg2 ...\nProgress: [ 50%]\ndone\n");
+  // A spinner saved and restored on its own line is redrawn in place.
+  CAF_CHECK_EQUAL(shown("Working \x1b" "7|\x1b" "8/\x1b" "8-\x1b[u\\\x1b" "8done\r\n"), "Working done\n");
+  CAF_CHECK_EQUAL(shown("Load \x1b[s10%\x1b[u50%\x1b[u100%\r\n"), "Load 100%\n");
+}
+
 CAF_TEST(a CR past the terminal s width ends the row a long line wrapped to) {
   // readline wraps a long input line by writing a space past the margin and a CR:
   // on a terminal the CR returns to the new row, not over the line's start.

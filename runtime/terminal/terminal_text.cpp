@@ -32,14 +32,17 @@ void TerminalText::put(std::string& out, char c) {
       out += '\n';
       at_line_start_ = true;
       column_ = 0;
+      ++line_breaks_;
       return;
     }
     resolve_cr(out);
   }
   out += c;
   at_line_start_ = c == '\n';
-  if (c == '\n')
+  if (c == '\n') {
     column_ = 0;
+    ++line_breaks_;
+  }
   else if (c == '\t')
     column_ = (column_ / 8 + 1) * 8;
   else if (c == '\b')
@@ -140,6 +143,8 @@ void TerminalText::step(std::string& out, unsigned char c) {
         state_ = st::esc_intermediate; // e.g. ESC ( B
       } else if (c >= 0x30 && c <= 0x7e) {
         state_ = st::text; // final byte: ESC 7, ESC =, ESC M, ...
+        if ((c == '7' || c == '8') && seq_len_ == 2)
+          save_or_restore(out, c == '7');
       } else {
         in_sequence_other(out, c);
       }
@@ -152,6 +157,10 @@ void TerminalText::step(std::string& out, unsigned char c) {
           put_line_edit(out, c);
         else if (c == 'h' || c == 'l')
           switch_screen(out, c);
+        else if (c == 'H' || c == 'f' || c == 'd')
+          leave_line(out);
+        else if ((c == 's' || c == 'u') && csi_.empty())
+          save_or_restore(out, c == 's');
       } else if (c < 0x20 || c > 0x3f) { // not a parameter or intermediate byte
         in_sequence_other(out, c);
       } else {
@@ -208,6 +217,43 @@ void TerminalText::switch_screen(std::string& out, unsigned char final_byte) {
   }
 }
 
+// A move to a place on the screen (CSI H, f, d): where it lands is not followed here
+// (the screen is exact), but the line it leaves is ended, so that what comes next
+// is never joined to it (top's rows).
+void TerminalText::leave_line(std::string& out) {
+  moved_away_ = true;
+  if (alt_screen_)
+    return;
+  if (pending_cr_) {
+    pending_cr_ = false;
+    resolve_cr(out);
+  }
+  if (!at_line_start_)
+    put(out, '\n');
+}
+
+// The cursor saved (ESC 7, CSI s) or restored (ESC 8, CSI u). Restored on its line
+// (a spinner redrawn in place): back to the saved column, as CSI G. Restored after a
+// move to a place on the screen (apt's progress line at the bottom) or lines below:
+// that line is ended, and the text goes on on a line of its own.
+void TerminalText::save_or_restore(std::string& out, bool save) {
+  if (save) {
+    saved_column_ = column_;
+    saved_line_ = line_breaks_;
+    moved_away_ = false;
+    return;
+  }
+  if (!saved_column_)
+    return;
+  if (moved_away_ || line_breaks_ != saved_line_) {
+    leave_line(out);
+    moved_away_ = false;
+    return;
+  }
+  csi_ = std::to_string(*saved_column_ + 1);
+  put_line_edit(out, 'G');
+}
+
 // A byte that does not belong to the ESC/CSI sequence being read.
 void TerminalText::in_sequence_other(std::string& out, unsigned char c) {
   if (c == ESC) {
@@ -244,6 +290,8 @@ std::string TerminalText::flush() {
   alt_screen_ = false;
   state_ = st::text;
   seq_len_ = 0;
+  saved_column_.reset();
+  moved_away_ = false;
   return out;
 }
 

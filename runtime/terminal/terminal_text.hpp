@@ -1,7 +1,8 @@
 // Raw pty output -> text for an LLM: drops terminal control sequences and turns CRLF
 // into LF. What redraws a line -- a lone CR after text, backspace, erase in line
 // (CSI K), cursor to column, right and left (CSI G, C, D), delete, insert and erase
-// characters (CSI P, @, X: readline's line editing) -- and what redraws lines
+// characters (CSI P, @, X: readline's line editing), the cursor restored on its
+// line (ESC 8, CSI u: as CSI G) -- and what redraws lines
 // above -- cursor up and down (CSI A, B, F, E), erase below (CSI J) -- is kept, for a
 // look to show the lines as they were left (readable_text: a progress bar's last
 // frame, not every frame).
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +47,8 @@ private:
   void put_line_edit(std::string& out, unsigned char final_byte);
   void resolve_cr(std::string& out);
   void switch_screen(std::string& out, unsigned char final_byte);
+  void leave_line(std::string& out);
+  void save_or_restore(std::string& out, bool save);
 
   st state_ = st::text;
   bool osc_ = false;        // the string may also end with BEL
@@ -55,6 +59,9 @@ private:
   std::string csi_;         // the parameters of the CSI being read
   int cols_ = 0;
   std::size_t column_ = 0;  // the cursor's column on its row, as far as the text says
+  std::optional<std::size_t> saved_column_; // ESC 7's, for ESC 8 on the same line
+  bool moved_away_ = false; // a move to a place on the screen since the save
+  std::size_t line_breaks_ = 0, saved_line_ = 0; // line breaks written, and at the save
   std::string held_utf8_;   // a character split across chunks
 };
 
