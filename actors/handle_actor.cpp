@@ -439,8 +439,9 @@ caf::error look_error(const handle_state& st, const LookOptions& o) {
   if ((o.screen || o.rows > 0) && !st.term)
     return make_error(error_code::bad_arguments,
                       fmt::format("Handle `{}` ({}) has no terminal: `screen`, `rows` and "
-                                  "`cols` are for tools with io = \"pty\"",
-                                  st.id, st.spec.tool));
+                                  "`cols` are for tools with io = \"pty\"{}",
+                                  st.id, st.spec.tool,
+                                  st.spec.tool == "shell" ? " and the shell spawned with \"tty\": true" : ""));
   return {};
 }
 

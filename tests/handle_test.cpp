@@ -1114,7 +1114,8 @@ CAF_TEST(screen and resize are refused for a handle without a terminal) {
   LookOptions screen;
   screen.screen = true;
   auto err = ask<HandleReport>(registry, fetch_atom::value, std::string("np"), screen).second;
-  CAF_CHECK(contains(err, "Handle `np` (shell) has no terminal: `screen`, `rows` and `cols` are for tools with io = \"pty\""));
+  CAF_CHECK(contains(err, "Handle `np` (shell) has no terminal: `screen`, `rows` and `cols` are for tools with io = "
+                          "\"pty\" and the shell spawned with \"tty\": true"));
   ask<HandleReport>(registry, abort_atom::value, std::string("np"));
 }
 
