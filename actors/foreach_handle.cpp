@@ -59,9 +59,10 @@ struct foreach_state {
 // the elements no room was left for.
 using foreach_actor = handle_actor::extend_with<supervisor_actor>::extend<caf::reacts_to<tick_atom>>;
 
-// How soon a foreach with nothing of its own running tries again to start an element
-// the tree had no room for (one of its own ending retries at once), and for how long:
-// sub-agents that each await a foreach could fill the tree, and wait on each other.
+// How soon a foreach tries again to start an element the tree had no room for (one of
+// its own ending retries at once; room made elsewhere is found so), and for how long
+// with nothing of its own running: sub-agents that each await a foreach could fill
+// the tree, and wait on each other.
 constexpr auto kRoomRetry = std::chrono::milliseconds(200);
 constexpr auto kRoomWait = std::chrono::seconds(30);
 using foreach_actor_t = foreach_actor::stateful_base<foreach_state>;
@@ -194,7 +195,7 @@ void launch_more(foreach_actor_t* self) {
     e.handle = st.start(self, e.child_id, child, supervisor_actor{self});
     if (!e.handle) {
       // No room under the top-level agent now ([agents] max_live): the element waits,
-      // for one of its own to end, or for the retry when none of its own runs.
+      // for one of its own to end, or for the retry.
       st.by_child.erase(e.child_id);
       auto now = self->clock().now();
       if (st.running == 0 && st.no_room_since && now - *st.no_room_since >= kRoomWait) {
@@ -210,7 +211,7 @@ void launch_more(foreach_actor_t* self) {
       st.next = i;
       if (!st.no_room_since)
         st.no_room_since = now;
-      if (st.running == 0 && !st.retry_pending) {
+      if (!st.retry_pending) {
         st.retry_pending = true;
         self->delayed_send(self, kRoomRetry, tick_atom::value);
       }

@@ -242,27 +242,36 @@ CAF_TEST(a foreach result names where an element whole answer went when it was c
 CAF_TEST(a foreach element with no room under the top-level agent waits instead of failing) {
   // At [agents] max_live each element failed at once, the foreach going through all.
   room = false;
-  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a", "b", "c"}, 2));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a", "b", "c", "d"}, 2));
   CAF_CHECK_EQUAL(handles.count("each[0]"), 0u);
-  CAF_CHECK(contains(fetch("each").state.content, "0 of 3 done, 0 running (at most 2), 3 queued"));
+  CAF_CHECK(contains(fetch("each").state.content, "0 of 4 done, 0 running (at most 2), 4 queued"));
   // Nothing of its own runs to wake it: it tries again after a while.
   room = true;
   sched.advance_time(std::chrono::milliseconds(200));
   settle();
   CAF_REQUIRE_EQUAL(handles.count("each[0]"), 1u);
   CAF_REQUIRE_EQUAL(handles.count("each[1]"), 1u);
-  // One of its own ending tries at once.
+  // Room made elsewhere while one of its own still runs: the retry takes it (it
+  // waited for its own to end).
   room = false;
   finish("each[0]", "did a");
   CAF_CHECK_EQUAL(handles.count("each[2]"), 0u);
   room = true;
-  finish("each[1]", "did b");
+  sched.advance_time(std::chrono::milliseconds(200));
+  settle();
   CAF_REQUIRE_EQUAL(handles.count("each[2]"), 1u);
+  // One of its own ending tries at once.
+  room = false;
+  finish("each[1]", "did b");
+  CAF_CHECK_EQUAL(handles.count("each[3]"), 0u);
+  room = true;
   finish("each[2]", "did c");
+  CAF_REQUIRE_EQUAL(handles.count("each[3]"), 1u);
+  finish("each[3]", "did d");
   auto r = fetch("each");
   CAF_REQUIRE(r.state.stopped());
   CAF_CHECK(r.state.ok);
-  CAF_CHECK(contains(r.state.content, R"({"element":"c","result":"did c"})"));
+  CAF_CHECK(contains(r.state.content, R"({"element":"d","result":"did d"})"));
 }
 
 CAF_TEST(a foreach element that finds no room for long fails naming the limit) {
