@@ -209,7 +209,10 @@ void launch_more(foreach_actor_t* self) {
       }
       e.phase = element_phase::queued;
       st.next = i;
-      if (!st.no_room_since)
+      // The wait counts while nothing of its own runs (one of those ending frees room).
+      if (st.running > 0)
+        st.no_room_since.reset();
+      else if (!st.no_room_since)
         st.no_room_since = now;
       if (!st.retry_pending) {
         st.retry_pending = true;

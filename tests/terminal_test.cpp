@@ -142,6 +142,11 @@ CAF_TEST(a move to a place on the screen never joins two lines of the text) {
   // A spinner saved and restored on its own line is redrawn in place.
   CAF_CHECK_EQUAL(shown("Working \x1b" "7|\x1b" "8/\x1b" "8-\x1b[u\\\x1b" "8done\r\n"), "Working done\n");
   CAF_CHECK_EQUAL(shown("Load \x1b[s10%\x1b[u50%\x1b[u100%\r\n"), "Load 100%\n");
+  // A tab before it is one of the look's cells, as the restore counts them.
+  CAF_CHECK_EQUAL(shown("\tWorking \x1b" "7|\x1b" "8/\x1b" "8done\r\n"), "\tWorking done\n");
+  // Restored after a move up (a header redrawn above), or lines below: back on its line.
+  CAF_CHECK_EQUAL(shown("l1\nl2\nl3 \x1b" "7\x1b[2A\rHEAD\x1b" "8tail\r\n"), "HEAD\nl2\nl3 tail\n");
+  CAF_CHECK_EQUAL(shown("top \x1b" "7\r\nmore\r\n\x1b" "8end\r\n"), "top end\nmore\n");
 }
 
 CAF_TEST(a CR past the terminal s width ends the row a long line wrapped to) {

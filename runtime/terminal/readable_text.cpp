@@ -122,8 +122,9 @@ private:
 /// terminal's rows: a move over a line it wrapped goes one line further here.
 class Lines {
 public:
-  /// Cells a delete or insert within a line may still move, this look (a flood of
-  /// them on a long line would cost its length each).
+  /// Cells a delete, insert or erase of characters within a line may still move,
+  /// add or blank, this look (a flood of them on a long line would cost its length
+  /// each).
   size_t shift_budget = 0;
   Line& line() { return rows_[row_]; }
   /// A line feed: the next line, at its start; a new one below the last.
@@ -207,15 +208,25 @@ void apply_csi(Lines& lines, std::string_view params, char final) {
   switch (final) {
     case 'K': line.erase(n); break;
     case 'P':
-    case '@': {
-      auto moved = line.size() - std::min(line.column(), line.size());
-      if (moved > lines.shift_budget)
+    case '@':
+    case 'X': {
+      // The cells it moves, adds or blanks, charged: a flood of them on a long line
+      // costs no more than the look's text allows.
+      auto after = line.size() - std::min(line.column(), line.size());
+      auto cost = final == 'X' ? std::min(count, after)
+                  : final == '@' ? after + std::min(count, max_cells - std::min(max_cells, line.size()))
+                                 : after;
+      if (cost > lines.shift_budget)
         break; // past what its text may cost: shown as it was
-      lines.shift_budget -= moved;
-      final == 'P' ? line.delete_cells(count) : line.insert_cells(count);
+      lines.shift_budget -= cost;
+      if (final == 'P')
+        line.delete_cells(count);
+      else if (final == '@')
+        line.insert_cells(count);
+      else
+        line.erase_cells(count);
       break;
     }
-    case 'X': line.erase_cells(count); break;
     case 'G': line.to_column(count - 1); break;
     case 'C': line.to_column(line.column() + count); break;
     case 'D': line.to_column(line.column() - std::min(count, line.column())); break;

@@ -31,8 +31,8 @@ void TerminalText::put(std::string& out, char c) {
     if (c == '\n') {
       out += '\n';
       at_line_start_ = true;
-      column_ = 0;
-      ++line_breaks_;
+      column_ = cell_ = 0;
+      ++rows_down_;
       return;
     }
     resolve_cr(out);
@@ -40,15 +40,18 @@ void TerminalText::put(std::string& out, char c) {
   out += c;
   at_line_start_ = c == '\n';
   if (c == '\n') {
-    column_ = 0;
-    ++line_breaks_;
-  }
-  else if (c == '\t')
+    column_ = cell_ = 0;
+    ++rows_down_;
+  } else if (c == '\t') {
     column_ = (column_ / 8 + 1) * 8;
-  else if (c == '\b')
+    ++cell_;
+  } else if (c == '\b') {
     column_ -= column_ > 0;
-  else if (!continuation(static_cast<unsigned char>(c)))
+    cell_ -= cell_ > 0;
+  } else if (!continuation(static_cast<unsigned char>(c))) {
     ++column_;
+    ++cell_;
+  }
 }
 
 // A lone CR after text: back to the line's start, for the look to redraw it -- unless
@@ -60,7 +63,8 @@ void TerminalText::resolve_cr(std::string& out) {
   bool wrapped = cols_ > 0 && column_ >= static_cast<std::size_t>(cols_);
   out += wrapped ? '\n' : '\r';
   at_line_start_ = wrapped;
-  column_ = 0;
+  rows_down_ += wrapped;
+  column_ = cell_ = 0;
 }
 
 // A CSI that redraws the line (erase in line K; cursor to column G, right C, left D),
@@ -77,14 +81,22 @@ void TerminalText::put_line_edit(std::string& out, unsigned char final_byte) {
   out += static_cast<char>(final_byte);
   // N, 1 when none (or past what a line could be)
   std::size_t n = csi_.empty() || csi_.size() > 4 ? 1 : std::max(1, std::stoi(csi_));
-  if (final_byte == 'G')
-    column_ = n - 1;
-  else if (final_byte == 'E' || final_byte == 'F')
-    column_ = 0;
-  else if (final_byte == 'C')
+  if (final_byte == 'G') {
+    column_ = cell_ = n - 1;
+  } else if (final_byte == 'E' || final_byte == 'F') {
+    column_ = cell_ = 0;
+  } else if (final_byte == 'C') {
     column_ += n;
-  else if (final_byte == 'D')
+    cell_ += n;
+  } else if (final_byte == 'D') {
     column_ -= std::min(n, column_);
+    cell_ -= std::min(n, cell_);
+  }
+  // Another line: a cursor restored goes back to the one it was saved on.
+  if (final_byte == 'A' || final_byte == 'F')
+    rows_down_ -= static_cast<std::ptrdiff_t>(n);
+  else if (final_byte == 'B' || final_byte == 'E')
+    rows_down_ += static_cast<std::ptrdiff_t>(n);
 }
 
 void TerminalText::text_byte(std::string& out, unsigned char c) {
@@ -232,26 +244,33 @@ void TerminalText::leave_line(std::string& out) {
     put(out, '\n');
 }
 
-// The cursor saved (ESC 7, CSI s) or restored (ESC 8, CSI u). Restored on its line
-// (a spinner redrawn in place): back to the saved column, as CSI G. Restored after a
-// move to a place on the screen (apt's progress line at the bottom) or lines below:
-// that line is ended, and the text goes on on a line of its own.
+// The cursor saved (ESC 7, CSI s) or restored (ESC 8, CSI u). Restored: back to the
+// line it was saved on (CSI A or B, by the lines the text moved since) and its place
+// there (CSI G): a spinner redrawn in place, a header redrawn above. Restored after a
+// move to a place on the screen (apt's progress line at the bottom): that line is
+// ended, and the text goes on on a line of its own.
 void TerminalText::save_or_restore(std::string& out, bool save) {
   if (save) {
-    saved_column_ = column_;
-    saved_line_ = line_breaks_;
+    saved_cell_ = cell_;
+    rows_down_ = 0;
     moved_away_ = false;
     return;
   }
-  if (!saved_column_)
+  if (!saved_cell_)
     return;
-  if (moved_away_ || line_breaks_ != saved_line_) {
+  if (moved_away_) {
     leave_line(out);
     moved_away_ = false;
     return;
   }
-  csi_ = std::to_string(*saved_column_ + 1);
+  // Back up or down to its line, then to its place on it.
+  if (auto rows = rows_down_; rows != 0) {
+    csi_ = std::to_string(rows > 0 ? rows : -rows);
+    put_line_edit(out, rows > 0 ? 'A' : 'B');
+  }
+  csi_ = std::to_string(*saved_cell_ + 1);
   put_line_edit(out, 'G');
+  rows_down_ = 0;
 }
 
 // A byte that does not belong to the ESC/CSI sequence being read.
@@ -285,12 +304,12 @@ std::string TerminalText::flush() {
   if (pending_cr_ && !at_line_start_)
     out += '\r';
   pending_cr_ = false;
-  column_ = 0;
+  column_ = cell_ = 0;
   at_line_start_ = true;
   alt_screen_ = false;
   state_ = st::text;
   seq_len_ = 0;
-  saved_column_.reset();
+  saved_cell_.reset();
   moved_away_ = false;
   return out;
 }

@@ -59,9 +59,10 @@ private:
   std::string csi_;         // the parameters of the CSI being read
   int cols_ = 0;
   std::size_t column_ = 0;  // the cursor's column on its row, as far as the text says
-  std::optional<std::size_t> saved_column_; // ESC 7's, for ESC 8 on the same line
+  std::size_t cell_ = 0;    // the cursor's place on its line as a look counts it (a tab: one)
+  std::optional<std::size_t> saved_cell_; // ESC 7's, for ESC 8 on the same line
   bool moved_away_ = false; // a move to a place on the screen since the save
-  std::size_t line_breaks_ = 0, saved_line_ = 0; // line breaks written, and at the save
+  std::ptrdiff_t rows_down_ = 0; // lines the text moved down since the save (up: less)
   std::string held_utf8_;   // a character split across chunks
 };
 
