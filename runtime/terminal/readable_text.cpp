@@ -221,8 +221,8 @@ void apply_csi(Lines& lines, std::string_view params, char final) {
       lines.shift_budget -= cost;
       if (final == 'P')
         line.delete_cells(count);
-      else if (final == '@')
-        line.insert_cells(count);
+      else if (final == '@') // no more blanks than its own bytes: a look never shows more than was written
+        line.insert_cells(std::min(count, params.size() + 3));
       else
         line.erase_cells(count);
       break;
