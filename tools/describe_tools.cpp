@@ -12,11 +12,8 @@ namespace {
 
 std::string describe(const ToolConfig& t) {
   std::string out = fmt::format("## {}\n", t.name);
-  // The description usually starts with the summary: say it once.
-  if (!t.summary.empty() && !t.description.starts_with(t.summary))
-    out += t.summary + "\n";
-  if (!t.description.empty())
-    out += t.description + "\n";
+  if (auto text = full_description(t); !text.empty())
+    out += text + "\n";
   if (t.stateful) {
     out += "Stateful: call with \"action\" ";
     std::string sep;
@@ -25,11 +22,8 @@ std::string describe(const ToolConfig& t) {
       sep = "|";
     }
     out += fmt::format(" and a handle \"id\" you choose; spawn, fetch and apply wait for its output to settle up "
-                       "to \"wait_ms\" (default {}); without \"action\" it runs once and returns its output.",
+                       "to \"wait_ms\" (default {}); without \"action\" it runs once and returns its output.\n",
                        default_wait_ms(t));
-    if (auto note = background_note(t); !note.empty())
-      out += " " + note;
-    out += "\n";
   }
   if (!t.parameters.empty()) {
     out += "Parameters:\n";

@@ -287,6 +287,19 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
 // The description's bytes kept before cut_text's marker, which ends it by 1,024.
 constexpr size_t kOpenAiDescriptionCut = 1000;
 
+/// What a call of `t` without `action` does once it runs long, as the config has it
+/// ("" when it never goes on as a handle).
+std::string background_note(const ToolConfig& t) {
+  auto secs = background_after_secs(t);
+  if (secs <= 0 || !runs_without_action(t))
+    return {};
+  return fmt::format("A call without `action` still running after {:g} s goes on as a handle, whose id the "
+                     "answer gives.",
+                     secs);
+}
+
+} // namespace
+
 std::string full_description(const ToolConfig& t) {
   auto note = background_note(t);
   auto with_note = [&](std::string text) { return note.empty() ? text : fmt::format("{} {}", text, note); };
@@ -296,17 +309,6 @@ std::string full_description(const ToolConfig& t) {
   if (t.description.empty() || t.description.starts_with(t.summary))
     return with_note(t.description.empty() ? t.summary : t.description);
   return with_note(fmt::format("{}\n\n{}", t.summary, t.description));
-}
-
-} // namespace
-
-std::string background_note(const ToolConfig& t) {
-  auto secs = background_after_secs(t);
-  if (secs <= 0 || !runs_without_action(t))
-    return {};
-  return fmt::format("A call without `action` still running after {:g} s goes on as a handle, whose id the "
-                     "answer gives.",
-                     secs);
 }
 
 bool runs_without_action(const ToolConfig& t) {

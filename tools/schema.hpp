@@ -22,9 +22,9 @@ std::string_view to_string(dialect d);
 
 /// The actions a stateful tool exposes (all four when none are declared).
 std::vector<action_kind> declared_actions(const ToolConfig& t);
-/// What a call of `t` without `action` does once it runs long, as the config has it:
-/// a sentence for its description ("" when it never goes on as a handle).
-std::string background_note(const ToolConfig& t);
+/// What the model is told of `t`: its summary and description (the summary once),
+/// and when a call of it without `action` goes on as a handle, as the config has it.
+std::string full_description(const ToolConfig& t);
 /// Whether a call of `t` without `action` runs it to completion (RFD 009's one-shot
 /// wrapping; DESIGN: `agent` blocks without it): all but a terminal's tool, which may
 /// wait for input forever and so runs only as a handle. The schema says so, the turn

@@ -213,16 +213,16 @@ void apply_csi(Lines& lines, std::string_view params, char final) {
       // The cells it moves, adds or blanks, charged: a flood of them on a long line
       // costs no more than the look's text allows.
       auto after = line.size() - std::min(line.column(), line.size());
-      auto cost = final == 'X' ? std::min(count, after)
-                  : final == '@' ? after + std::min(count, max_cells - std::min(max_cells, line.size()))
-                                 : after;
+      if (final == '@') // no more blanks than its own bytes: a look never shows more than was written
+        count = std::min(count, params.size() + 3);
+      auto cost = final == 'X' ? std::min(count, after) : final == '@' ? after + count : after;
       if (cost > lines.shift_budget)
         break; // past what its text may cost: shown as it was
       lines.shift_budget -= cost;
       if (final == 'P')
         line.delete_cells(count);
-      else if (final == '@') // no more blanks than its own bytes: a look never shows more than was written
-        line.insert_cells(std::min(count, params.size() + 3));
+      else if (final == '@')
+        line.insert_cells(count);
       else
         line.erase_cells(count);
       break;
