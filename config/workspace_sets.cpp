@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/placeholder.hpp"
 #include "messages/json.hpp"
 
 namespace jp {
@@ -35,7 +36,8 @@ std::string limits_text(const ToolLimits& l) {
 /// Where its process runs when that is not the workspace: ", in `/`" (its own cwd,
 /// followed through links, outside it), ", in any directory the model names".
 std::string outside_note(const ToolConfig& tool, const std::string& workspace) {
-  if (tool.cwd.find("{{") != std::string::npos)
+  // A cwd with a placeholder is the model's choice, as the launch reads it.
+  if (auto placeholders = find_placeholders(tool.cwd); !placeholders || !placeholders->empty())
     return tool.cwd_outside_workspace ? ", in any directory the model names" : "";
   if (tool.cwd.empty())
     return "";

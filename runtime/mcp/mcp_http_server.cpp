@@ -378,8 +378,7 @@ bool McpHttpConnection::let_in(const http::request<http::string_body>& req) {
     auto authority = scheme == std::string_view::npos ? std::string_view() : origin.substr(scheme + 3);
     if (authority.ends_with('/')) // no browser sends one, but it is no part of the host
       authority.remove_suffix(1);
-    auto origin_host = scheme == std::string_view::npos ? std::string() : host_of(authority);
-    if (!is_loopback(origin_host)) {
+    if (!is_loopback(host_of(authority))) { // no scheme: no authority, no host
       respond(403, fmt::format("Origin `{}` is not on this machine: requests from web pages of other sites "
                                "are refused",
                                cut_text(std::string(origin), 100)));
