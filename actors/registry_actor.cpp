@@ -83,8 +83,23 @@ struct registry_state {
 using registry_impl = registry_actor::extend<caf::reacts_to<timeout_atom, std::string, uint64_t>>;
 using registry_actor_t = registry_impl::stateful_base<registry_state>;
 
-caf::error not_found(const std::string& id) {
-  return make_error(error_code::unknown_handle, fmt::format("Handle `{}` not found", cut_text(id)));
+// "Not found", naming the ids there are (the latest first, at most 10), so that a
+// model that misspelt or forgot one sees which to use.
+caf::error not_found(const registry_state& st, const std::string& id) {
+  std::vector<std::pair<uint64_t, const std::string*>> known;
+  for (auto& [other, e] : st.entries)
+    if (!e.oneshot)
+      known.emplace_back(e.seq, &other);
+  std::sort(known.begin(), known.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::string ids;
+  for (size_t i = 0; i < known.size() && i < 10; ++i)
+    ids += fmt::format("{}`{}`", i ? ", " : "", cut_text(*known[i].second));
+  if (known.size() > 10)
+    ids += fmt::format(" and {} more", known.size() - 10);
+  return make_error(error_code::unknown_handle,
+                    fmt::format("Handle `{}` not found: {}", cut_text(id),
+                                known.empty() ? std::string("there are no handles")
+                                              : fmt::format("the handles are {}", ids)));
 }
 
 ToolState pending_state() {
@@ -111,7 +126,7 @@ caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
   for (auto& id : ids) {
     auto it = self->state.entries.find(id);
     if (it == self->state.entries.end())
-      return not_found(id);
+      return not_found(self->state, id);
     found.push_back(&it->second);
   }
   std::vector<HandleStatus> out;
@@ -308,7 +323,7 @@ caf::result<HandleReport> route(registry_actor_t* self, const std::string& id, A
                                 Ts&&... msg) {
   auto* e = find_entry(self, id);
   if (!e)
-    return not_found(id);
+    return not_found(self->state, id);
   if (e->phase != entry_phase::live)
     return answer(*e);
   self->delegate(e->handle, std::forward<Ts>(msg)...);
@@ -584,7 +599,7 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       // comes (it is ended); replies as above.
       auto* e = find_entry(self, id);
       if (!e || !e->oneshot)
-        return not_found(id);
+        return not_found(self->state, id);
       if (e->phase == entry_phase::stopped) {
         auto last = e->final;
         self->state.entries.erase(id);

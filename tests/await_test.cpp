@@ -1024,7 +1024,7 @@ CAF_TEST(unknown handles are an error naming the first) {
   spawn("a");
   auto [st, err] = ask<std::vector<HandleStatus>>(registry, watch_atom::value, strings{"a", "typo"},
                                                   caf::actor_cast<watcher_actor>(self));
-  CAF_CHECK_EQUAL(err, "Handle `typo` not found");
+  CAF_CHECK_EQUAL(err, "Handle `typo` not found: the handles are `a`");
 }
 
 CAF_TEST(same-batch spawn and await: a reserved id is pending until it runs and stops) {

@@ -113,7 +113,7 @@ CAF_TEST(quickstart JSONL events) {
   CAF_CHECK(ab.find("error") != nullptr);
   // Step 5: unknown id.
   CAF_CHECK_EQUAL(res.at(5, 0).find("ok")->as_bool(), false);
-  CAF_CHECK_EQUAL(res.at(5, 0).find("content")->as_string(), "Handle `typo` not found");
+  CAF_CHECK_EQUAL(res.at(5, 0).find("content")->as_string(), "Handle `typo` not found: the handles are `slow`, `fast`, `test`, `build`");
   // Step 6: one-shot, plain content.
   CAF_CHECK_EQUAL(res.at(6, 0).find("content")->as_string(), "one-shot\nLinux\n");
   // Turn end: the watcher was aborted by its policy.
@@ -255,6 +255,9 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   auto idle = cli("mcp --session-idle-secs 5 </dev/null");
   CAF_CHECK_NOT_EQUAL(idle.status, 0);
   CAF_CHECK(idle.out.find("--session-idle-secs applies with --listen") != std::string::npos);
+  auto no_pid = cli("handles abort x --pid -5");
+  CAF_CHECK_EQUAL(no_pid.status, 2);
+  CAF_CHECK(contains(no_pid.out, "--pid: -5 is no process id (a number from 1 up"));
   auto provider = cli("query --provider foo hello </dev/null");
   CAF_CHECK_NOT_EQUAL(provider.status, 0);
   CAF_CHECK(provider.out.find("--provider foo: assistant.provider: expected one of") != std::string::npos);

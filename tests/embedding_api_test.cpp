@@ -352,7 +352,7 @@ CAF_TEST(the progress of a function tool is what fetch returns and its result wh
   CAF_CHECK_EQUAL(str(&timed.find("pending")->as_array()[0], "id"), "w");
   auto unknown = get(s.await_any({"w", "nosuch"}, 30));
   CAF_CHECK(!unknown.ok);
-  CAF_CHECK_EQUAL(unknown.content, "Handle `nosuch` not found");
+  CAF_CHECK_EQUAL(unknown.content, "Handle `nosuch` not found: the handles are `w`");
   auto no_id = get(s.await_any({"w", "no \"such\" id"}, 30));
   CAF_CHECK(!no_id.ok);
   CAF_CHECK(no_id.content.starts_with(R"(`any` holds "no \"such\" id", which is no handle's id)"));

@@ -22,9 +22,9 @@ CAF_TEST(spawn then fetch routes to the handle) {
 
 CAF_TEST(unknown ids are errors naming the id) {
   auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("nope"), LookOptions{});
-  CAF_CHECK_EQUAL(err, "Handle `nope` not found");
+  CAF_CHECK_EQUAL(err, "Handle `nope` not found: there are no handles");
   auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("nope"));
-  CAF_CHECK_EQUAL(aerr, "Handle `nope` not found");
+  CAF_CHECK_EQUAL(aerr, "Handle `nope` not found: there are no handles");
 }
 
 CAF_TEST(a batch with a duplicate id is rejected whole) {
@@ -33,7 +33,7 @@ CAF_TEST(a batch with a duplicate id is rejected whole) {
   CAF_CHECK_EQUAL(err, "Batch rejected: handle id `a` is spawned twice in one batch");
   // Nothing was reserved: `b` is unknown.
   auto [r, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("b"), LookOptions{});
-  CAF_CHECK_EQUAL(ferr, "Handle `b` not found");
+  CAF_CHECK_EQUAL(ferr, "Handle `b` not found: there are no handles");
 }
 
 CAF_TEST(a batch colliding with a live handle is rejected naming it) {
@@ -42,7 +42,7 @@ CAF_TEST(a batch colliding with a live handle is rejected naming it) {
   auto [ok, err] = ask<bool>(registry, batch_atom::value, ids);
   CAF_CHECK(err.find("handle `x` already exists") != std::string::npos);
   auto [r, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("y"), LookOptions{});
-  CAF_CHECK_EQUAL(ferr, "Handle `y` not found");
+  CAF_CHECK_EQUAL(ferr, "Handle `y` not found: the handles are `x`");
 }
 
 CAF_TEST(a stopped handle keeps its final state and its id can be reused) {
@@ -75,7 +75,8 @@ CAF_TEST(status reports states without subscribing the asker) {
   CAF_CHECK(self->mailbox().empty());
   std::vector<std::string> unknown{"a", "zz"};
   auto [none, nerr] = ask<std::vector<HandleStatus>>(registry, status_atom::value, unknown);
-  CAF_CHECK_EQUAL(nerr, "Handle `zz` not found");
+  // (b changed last: it comes first)
+  CAF_CHECK_EQUAL(nerr, "Handle `zz` not found: the handles are `b`, `a`");
 }
 
 CAF_TEST(watch subscribes the watcher to stops) {
@@ -245,7 +246,7 @@ CAF_TEST(one-shot replies once the handle stopped and leaves no entry) {
             [&](caf::error& e) { CAF_FAIL(error_text(e)); });
   CAF_CHECK(got);
   auto [f, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("#1"), LookOptions{});
-  CAF_CHECK_EQUAL(err, "Handle `#1` not found");
+  CAF_CHECK_EQUAL(err, "Handle `#1` not found: there are no handles");
 }
 
 CAF_TEST(a one-shot run detached goes on as a handle under the first free id) {
@@ -266,7 +267,7 @@ CAF_TEST(a one-shot run detached goes on as a handle under the first free id) {
   // A handle now: fetched, listed, counted, ended by its stop under its new id.
   CAF_CHECK_EQUAL(ask<HandleReport>(registry, fetch_atom::value, std::string("shell-3"), LookOptions{}).second, "");
   CAF_CHECK_EQUAL(ask<HandleReport>(registry, fetch_atom::value, std::string("#call1"), LookOptions{}).second,
-                  "Handle `#call1` not found");
+                  "Handle `#call1` not found: the handles are `shell-3`, `shell-2`, `shell-1`");
   CAF_CHECK(ask<HandleCounts>(registry, counts_atom::value).first == (HandleCounts{3, 2}));
   finish("#call1", "done");
   auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("shell-3"), LookOptions{});

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <caf/all.hpp>
 #include <chrono>
+#include <charconv>
 #include <csignal>
 #include <cerrno>
 #include <cstdio>
@@ -522,7 +523,7 @@ int main(int argc, char** argv) {
            "over Streamable HTTP on loopback with --listen (MCP "
            "2025-06-18, 2025-03-26 or 2024-11-05): tools/list offers the configured tools in the flat schema "
            "dialect plus await, and tools/call runs them here, stateful ones as handles that live for the "
-           "session. A tool whose run is \"ask\", and any tool the workspace's .jp/config.toml defines, is asked "
+           "session. A tool whose run is \"ask\", and any tool the workspace's .jp/config.toml defines or changes, is asked "
            "about through the client when it offers elicitation, else refused unless --allow names it. When stdin ends, the calls in flight are "
            "answered, then each handle still running gets its turn-end policy (abort by default) and jp-actors "
            "exits; SIGTERM ends everything at once");
@@ -565,7 +566,16 @@ int main(int argc, char** argv) {
   int64_t abort_pid = 0;
   std::string abort_agent;
   handles_abort->add_option("id", abort_id, "The handle's id (as `handles ls` shows it)")->required();
-  handles_abort->add_option("--pid", abort_pid, "The process holding it, when several hold that id");
+  handles_abort->add_option("--pid", abort_pid, "The process holding it, when several hold that id")
+    ->check(CLI::Validator(
+      [](std::string& text) -> std::string {
+        int64_t pid = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
+        return ec == std::errc{} && end == text.data() + text.size() && pid > 0
+                 ? std::string()
+                 : fmt::format("{} is no process id (a number from 1 up, as `handles ls` shows it)", text);
+      },
+      "PID"));
   handles_abort->add_option("--agent", abort_agent, "The agent holding it, as `handles ls` shows it (a "
                                                     "script's main, main/w1; a query's assistant, assistant/w), when "
                                                     "several agents of one process hold that id");
