@@ -213,8 +213,8 @@ OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
     open_character = bytes.substr(bytes.size() - incomplete_utf8_tail(bytes));
     bytes.resize(bytes.size() - open_character.size());
   }
-  if (bytes.size() >= 64 && invalid_utf8_bytes(bytes) * 4 >= bytes.size()) {
-    taken.content = fmt::format("[jp-actors: {} bytes of binary output left out (not UTF-8 text): to look at it, "
+  if (bytes.size() >= 64 && not_text_bytes(bytes) * 4 >= bytes.size()) {
+    taken.content = fmt::format("[jp-actors: {} bytes of binary output left out (not text): to look at it, "
                                 "pipe it through `od -c | head` or write it to a file and run `file` on it]\n",
                                 bytes.size());
     return taken;

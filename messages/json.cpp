@@ -227,10 +227,12 @@ std::string sanitize_utf8(std::string_view s) {
   return out;
 }
 
-size_t invalid_utf8_bytes(std::string_view s) {
+size_t not_text_bytes(std::string_view s) {
   size_t invalid = 0;
   for (size_t i = 0; i < s.size();) {
-    if (static_cast<unsigned char>(s[i]) < 0x80) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      invalid += c == 0x7f || (c < 0x20 && !(c >= 0x08 && c <= 0x0d) && c != 0x1b);
       ++i;
       continue;
     }

@@ -129,9 +129,11 @@ std::string last_line_of(std::string_view text);
 /// Replaces invalid UTF-8 sequences by U+FFFD.
 std::string sanitize_utf8(std::string_view s);
 
-/// How many bytes of `s` start no valid UTF-8 sequence (each one U+FFFD in
-/// sanitize_utf8): most of a binary file's, few of a text's.
-size_t invalid_utf8_bytes(std::string_view s);
+/// How many bytes of `s` are no text: those that start no valid UTF-8 sequence (each
+/// one U+FFFD in sanitize_utf8) and the controls no text has (NUL, and the C0 ones
+/// but backspace, tab, line ends, form feed and ESC; DEL): most of a binary file's
+/// (an executable is mostly NULs), few of a text's.
+size_t not_text_bytes(std::string_view s);
 
 /// How many bytes at the end of `s` (0 to 3) begin a UTF-8 character they do not
 /// finish: what output read in chunks holds back until the next chunk completes it.

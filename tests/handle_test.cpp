@@ -594,8 +594,24 @@ CAF_TEST(binary output is left out saying so and text with a few stray bytes is 
   await_all(*this, {"bin"});
   auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("bin"), LookOptions{});
   CAF_CHECK_EQUAL(err, "");
-  CAF_CHECK_EQUAL(r.state.content, "[jp-actors: 2400 bytes of binary output left out (not UTF-8 text): to look at "
+  CAF_CHECK_EQUAL(r.state.content, "[jp-actors: 2400 bytes of binary output left out (not text): to look at "
                                    "it, pipe it through `od -c | head` or write it to a file and run `file` on it]\n");
+  // NULs are valid UTF-8 but no text (an executable is mostly NULs): shown, they were
+  // nothing at all (/dev/zero) or a few letters from a header.
+  auto zeros = shell("head -c 1000 /dev/zero; for i in $(seq 100); do printf 'ELF\\0\\0\\0\\1\\2'; done");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("zeros"), zeros);
+  await_all(*this, {"zeros"});
+  auto [z, zerr] = ask<HandleReport>(registry, fetch_atom::value, std::string("zeros"), LookOptions{});
+  CAF_CHECK_EQUAL(zerr, "");
+  CAF_CHECK(z.state.content.starts_with("[jp-actors: 1800 bytes of binary output left out (not text)"));
+  // Text with its usual controls (tabs, a form feed, backspaces of overstrike, colour)
+  // is text.
+  auto controls = shell("for i in $(seq 20); do printf 'a\\tb\\fN\\bNA\\bA \\033[1mbold\\033[0m\\r\\n'; done");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("controls"), controls);
+  await_all(*this, {"controls"});
+  auto [t, terr] = ask<HandleReport>(registry, fetch_atom::value, std::string("controls"), LookOptions{});
+  CAF_CHECK_EQUAL(terr, "");
+  CAF_CHECK(contains(t.state.content, "bold"));
   // Latin-1 text: a few bytes that are no UTF-8 in a line of text, shown as they come.
   auto latin = shell("printf 'caf\\351 cr\\350me br\\373l\\351e, and enough other words to make a line of it\\n'");
   ask<HandleReport>(registry, spawn_atom::value, std::string("latin"), latin);
