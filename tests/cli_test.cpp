@@ -255,6 +255,22 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   auto idle = cli("mcp --session-idle-secs 5 </dev/null");
   CAF_CHECK_NOT_EQUAL(idle.status, 0);
   CAF_CHECK(idle.out.find("--session-idle-secs applies with --listen") != std::string::npos);
+  // An unknown option where an argument goes is named, not the argument; a prompt
+  // that starts with - is told where it goes.
+  auto before_script = cli("run --bogus");
+  CAF_CHECK_EQUAL(before_script.status, 2);
+  CAF_CHECK(contains(before_script.out, "`run` has no option --bogus (jp-actors run --help lists its options)\n"));
+  auto dash_prompt = cli("query '-x is broken' </dev/null");
+  CAF_CHECK_EQUAL(dash_prompt.status, 2);
+  CAF_CHECK(contains(dash_prompt.out, "`query` has no option -x (jp-actors query --help lists its options); an "
+                                      "argument that starts with - goes after --: jp-actors query -- '-x is broken'"));
+  auto short_option = cli("run -x examples/quickstart.toml");
+  CAF_CHECK_EQUAL(short_option.status, 2);
+  CAF_CHECK(contains(short_option.out, "`run` has no option -x"));
+  auto nobodys = cli("--bogus tools");
+  CAF_CHECK_EQUAL(nobodys.status, 2);
+  CAF_CHECK(contains(nobodys.out, "no command has an option --bogus (jp-actors --help lists the options before a "
+                                  "command)"));
   auto no_pid = cli("handles abort x --pid -5");
   CAF_CHECK_EQUAL(no_pid.status, 2);
   CAF_CHECK(contains(no_pid.out, "--pid: -5 is no process id (a number from 1 up"));

@@ -634,8 +634,9 @@ int main(int argc, char** argv) {
       }
     // An option of a command given before it (`--provider x query`): say where it goes,
     // naming the command typed when it is one of its options. After the command
-    // typed, it is not one of its options at all.
-    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    // typed, it is not one of its options at all. An unknown option that took the
+    // place of an argument (`query "-x is broken"`) is named too, not the argument.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) || dynamic_cast<const CLI::RequiredError*>(&e)) {
       std::vector<CLI::App*> typed; // the command typed: `nodes`, then `ls`
       for (auto* at = &app; !at->get_subcommands().empty();)
         typed.push_back(at = at->get_subcommands().back());
@@ -645,12 +646,21 @@ int main(int argc, char** argv) {
       auto at_arg = [&](const std::string& word) { return std::find(argv + 1, argv + argc, word) - argv; };
       auto command_at = typed.empty() ? argc : at_arg(typed.front()->get_name());
       for (auto& extra : app.remaining()) {
-        auto name = extra.substr(0, extra.find('='));
-        if (!extra.starts_with("--") || app.get_option_no_throw(name))
+        auto name = extra.substr(0, extra.find(extra.starts_with("--") ? '=' : ' '));
+        if (!extra.starts_with("-") || extra == "-" || app.get_option_no_throw(name))
           continue;
         if (at_arg(extra) > command_at) {
-          std::fprintf(stderr, "jp-actors: `%s` has no option %s (jp-actors %s --help lists its options)\n",
-                       typed_name.c_str(), name.c_str(), typed_name.c_str());
+          // An argument of its that starts with `-` (a prompt: words) goes after `--`.
+          bool takes_arguments = extra.find(' ') != std::string::npos &&
+                                 !typed.back()->get_options([](const CLI::Option* o) { return o->get_positional(); })
+                                    .empty();
+          std::fprintf(stderr, "jp-actors: `%s` has no option %s (jp-actors %s --help lists its options)%s\n",
+                       typed_name.c_str(), name.c_str(), typed_name.c_str(),
+                       takes_arguments ? fmt::format("; an argument that starts with - goes after --: jp-actors {} "
+                                                     "-- '{}'",
+                                                     typed_name, extra)
+                                           .c_str()
+                                       : "");
           return 2;
         }
         auto owner = !typed.empty() && typed.back()->get_option_no_throw(name) ? typed_name : std::string();
@@ -663,6 +673,10 @@ int main(int argc, char** argv) {
                        name.c_str(), owner.c_str(), owner.c_str(), name.c_str());
           return 2;
         }
+        std::fprintf(stderr, "jp-actors: no command has an option %s (jp-actors --help lists the options before "
+                             "a command)\n",
+                     name.c_str());
+        return 2;
       }
     }
     // A usage error exits 2, as the misspelt command above (CLI11's own codes, 106
