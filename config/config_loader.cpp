@@ -1196,6 +1196,11 @@ Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) 
   return apply_text(c, *text, path.string(), from_workspace);
 }
 
+std::string_view without_blanks(std::string_view s) {
+  auto first = s.find_first_not_of(" \t");
+  return first == std::string_view::npos ? std::string_view() : s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
 // --cfg a.b.c=VALUE: VALUE as a TOML value if it is one (1, true, ["x"], {k="v"}),
 // else the raw text as a string, so `--cfg assistant.model=gpt-4o` needs no quotes.
 Status apply_override(Config& c, std::string_view spec) {
@@ -1203,8 +1208,9 @@ Status apply_override(Config& c, std::string_view spec) {
   auto eq = spec.find('=');
   if (eq == std::string_view::npos)
     return Error{fmt::format("{}: expected key=value", origin)};
-  auto key = spec.substr(0, eq);
-  auto text = spec.substr(eq + 1);
+  // `key = value`, as a config file has it, means the same.
+  auto key = without_blanks(spec.substr(0, eq));
+  auto text = without_blanks(spec.substr(eq + 1));
 
   std::vector<std::string> path;
   for (size_t start = 0;;) {
@@ -1336,7 +1342,7 @@ std::set<std::string> tools_defined_by(const ConfigSources& sources) {
   constexpr std::string_view prefix = "conversation.tools.";
   for (std::string_view spec : sources.overrides) {
     auto eq = spec.find('=');
-    auto key = spec.substr(0, eq);
+    auto key = without_blanks(spec.substr(0, eq));
     if (!key.starts_with(prefix) || eq == std::string_view::npos)
       continue;
     auto rest = key.substr(prefix.size());

@@ -274,15 +274,15 @@ CAF_TEST(cfg values are TOML values or else strings) {
   auto sources = box.sources();
   sources.overrides = {
       "runtime.output_cap_bytes=100",
-      "runtime.abort_grace_secs=0.5",
+      "runtime.abort_grace_secs = 0.5", // blanks around `=`, as a config file has them
       "runtime.worker_threads=2",
-      "assistant.model=gpt-4o-mini",
+      "assistant.model= gpt-4o-mini ",
       "assistant.base_url=http://127.0.0.1:11434/v1",
       "conversation.tools.shell.spawn.actions=[\"spawn\", \"fetch\"]",
       "conversation.tools.shell.spawn.notifications.on_content=true",
       "conversation.tools.shell.spawn.lifecycle.on_turn_end=await",
       "conversation.tools.shell.questions.confirm.answer=true",
-      "conversation.tools.y.command={program=\"ls\", args=[\"-l\"]}",
+      " conversation.tools.y.command ={program=\"ls\", args=[\"-l\"]}",
   };
   auto c = load_config(sources, default_config());
   CAF_CHECK_EQUAL(c.error(), "");
