@@ -1181,10 +1181,6 @@ Status apply_text(Config& c, std::string_view text, std::string_view origin, boo
   Layer layer(next, origin, from_workspace, defined_later);
   if (auto s = layer.apply(*root); !s)
     return s;
-  // Someone's repository may lower the limits that bound a run, not raise them.
-  if (from_workspace)
-    if (auto s = workspace_only_lowered(c, next, origin); !s)
-      return s;
   c = std::move(next);
   return Status::success();
 }
@@ -1397,16 +1393,35 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
     c.workspace_layer = Config::WorkspaceLayer{sha256_hex(*text), {}};
   }
 
-  for (auto& file : sources.config_files) {
-    if (!fs::exists(file, ec))
-      return Error{fmt::format("{}: no such config file", file)};
-    if (auto s = apply_file(c, file); !s)
+  // Your layers after the workspace's: --config files, then --cfg.
+  auto apply_yours = [&sources](Config& to) -> Status {
+    std::error_code ec;
+    for (auto& file : sources.config_files) {
+      if (!fs::exists(file, ec))
+        return Error{fmt::format("{}: no such config file", file)};
+      if (auto s = apply_file(to, file); !s)
+        return s;
+    }
+    for (auto& spec : sources.overrides)
+      if (auto s = apply_override(to, spec); !s)
+        return s;
+    return Status::success();
+  };
+  if (auto s = apply_yours(c); !s)
+    return Error{s.error};
+
+  // Someone's repository may lower the limits that bound a run, not raise them: what
+  // the workspace's layer changed in the end (your later layers may set a limit
+  // higher, as your own config may) is what all layers but it would give, or lower.
+  if (workspace_after) {
+    Config without = *workspace_before;
+    bool yours_apply = apply_yours(without).ok(); // else: the layer alone is compared
+    auto origin = optional.back().first.string();
+    if (auto s = yours_apply ? workspace_only_lowered(without, c, origin)
+                             : workspace_only_lowered(*workspace_before, *workspace_after, origin);
+        !s)
       return Error{s.error};
   }
-
-  for (auto& spec : sources.overrides)
-    if (auto s = apply_override(c, spec); !s)
-      return Error{s.error};
 
   if (auto s = check_config(c); !s)
     return Error{s.error};

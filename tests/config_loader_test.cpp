@@ -864,6 +864,25 @@ CAF_TEST(a workspace config may lower the limits that bound a run but not raise 
   c = load_config(sources, default_config());
   CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
   CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 30.0);
+  // A workspace that raises one stands in the way of no command whose --cfg or
+  // --config sets it, as the refusal says to (both were refused at the workspace's
+  // layer, before they came).
+  fs::remove(box.xdg / "jp-actors" / "config.toml");
+  box.workspace_config("[runtime]\nabort_grace_secs = 5\n");
+  c = load_config(sources, default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 30.0);
+  auto by_file = box.sources();
+  auto own_file = box.write(box.root / "own.toml", "[runtime]\nabort_grace_secs = 10\n");
+  by_file.config_files.push_back(own_file.string());
+  c = load_config(by_file, default_config());
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 10.0);
+  // A later layer that sets another key leaves the raise refused.
+  auto other = box.sources();
+  other.overrides.push_back("runtime.output_cap_bytes=1000");
+  c = load_config(other, default_config());
+  CAF_CHECK(!c.ok());
 }
 
 CAF_TEST(tool limits are read with their ranges and a workspace may set or lower them but not raise them) {
