@@ -368,6 +368,17 @@ CAF_TEST(a conversation the user did not start here is not continued unless name
   auto unknown = ws.query("--continue 20200101-000000-abcd 'x'");
   CAF_CHECK_NOT_EQUAL(unknown.status, 0);
   CAF_CHECK(contains(unknown.out, "there is no conversation 20200101-000000-abcd"));
+  // Said once, as the error: no warning that the next query starts anew (the active
+  // one stays), no file it could not open.
+  CAF_CHECK(!contains(unknown.out, "warning"));
+  CAF_CHECK(!contains(unknown.out, "in-use"));
+  auto malformed = ws.query("--continue nosuch 'x'");
+  CAF_CHECK_NOT_EQUAL(malformed.status, 0);
+  CAF_CHECK(contains(malformed.out, "\"nosuch\" is not a conversation id"));
+  CAF_CHECK(!contains(malformed.out, "warning"));
+  server.push({200, openai_text("six")});
+  JP_REQUIRE_OK(ws.query("'still the planted one'"));
+  CAF_CHECK_EQUAL(messages_sent(server.requests()[5]).size(), 7u);
 }
 
 CAF_TEST(an active conversation file a repository planted as junk a FIFO or a directory does not stop a query) {

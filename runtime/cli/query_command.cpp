@@ -129,8 +129,11 @@ Result<std::string> conversation_for(ConversationStore& store, const std::string
     id = *made;
   }
   if (id != *active)
-    if (auto s = store.set_active(id); !s)
+    if (auto s = store.set_active(id); !s) {
+      if (!options.continue_id.empty()) // none to continue (the active one stays)
+        return Error{s.error};
       std::fprintf(stderr, "jp-actors: warning: %s: the next query starts a new conversation\n", s.error.c_str());
+    }
   if (!recorded)
     if (auto s = remember_own_conversation(root, id); !s)
       std::fprintf(stderr, "jp-actors: warning: %s: the next query starts a new conversation\n", s.error.c_str());

@@ -760,6 +760,9 @@ Result<ConversationHold> FileConversationStore::hold(const std::string& id) {
     return Error{valid.error};
   if (auto ok = unlinked(id); !ok)
     return Error{ok.error};
+  if (!exists(id))
+    return Error{fmt::format("there is no conversation {} in {}; `jp-actors conversations ls` lists the existing ones",
+                             id, root_)};
   auto path = dir(id) + "/in-use";
   // Made if missing, never through a link; only locked, never written.
   auto opened = open_own_at(AT_FDCWD, path, path, O_RDONLY | O_CREAT);
