@@ -271,6 +271,17 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   CAF_CHECK_EQUAL(nobodys.status, 2);
   CAF_CHECK(contains(nobodys.out, "no command has an option --bogus (jp-actors --help lists the options before a "
                                   "command)"));
+  // An empty value is refused, not taken as none given (no report written, a server
+  // on stdio); a number of seconds is a number.
+  auto empty_report = cli("run examples/quickstart.toml --report ''");
+  CAF_CHECK_EQUAL(empty_report.status, 2);
+  CAF_CHECK(contains(empty_report.out, "--report: needs a value; it was given an empty one"));
+  auto empty_listen = cli("mcp --listen '' </dev/null");
+  CAF_CHECK_EQUAL(empty_listen.status, 2);
+  CAF_CHECK(contains(empty_listen.out, "--listen: needs a value; it was given an empty one"));
+  auto nan_idle = cli("mcp --listen 0 --session-idle-secs nan </dev/null");
+  CAF_CHECK_EQUAL(nan_idle.status, 2);
+  CAF_CHECK(contains(nan_idle.out, "--session-idle-secs: nan is no number of seconds from 0 to 604800"));
   auto no_pid = cli("handles abort x --pid -5");
   CAF_CHECK_EQUAL(no_pid.status, 2);
   CAF_CHECK(contains(no_pid.out, "--pid: -5 is no process id (a number from 1 up"));

@@ -543,7 +543,16 @@ int main(int argc, char** argv) {
                   "never open a new session when theirs ends). With 64 sessions open, a new one ends the one used "
                   "least recently that has no call in flight")
     ->default_str("0")
-    ->check(CLI::Range(0.0, 604800.0));
+    ->check(CLI::Validator(
+      [](std::string& text) -> std::string {
+        double secs = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), secs);
+        // from_chars reads nan and inf too: no number of seconds.
+        return ec == std::errc{} && end == text.data() + text.size() && secs >= 0 && secs <= 604800
+                 ? std::string()
+                 : fmt::format("{} is no number of seconds from 0 to 604800 (a week)", text);
+      },
+      "SECS"));
   auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");
   nodes->require_subcommand(1);
   auto* nodes_ls = nodes->add_subcommand("ls", "Each configured node, reachable or not, with the handles running "
@@ -598,6 +607,19 @@ int main(int argc, char** argv) {
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini, mcp or json-schema (oneOf)")
     ->default_str("openai")
     ->needs(schema_flag);
+
+  // An option given an empty value ("" from a script's unset variable) was taken as
+  // not given: a run writing no report, a server on stdio, the current directory.
+  std::function<void(CLI::App*)> refuse_empty = [&](CLI::App* level) {
+    for (auto* option : level->get_options([](const CLI::Option* o) { return !o->get_positional(); }))
+      if (option->get_type_size() > 0)
+        option->check(CLI::Validator(
+          [](std::string& text) { return text.empty() ? std::string("needs a value; it was given an empty one") : ""; },
+          ""));
+    for (auto* sub : level->get_subcommands({}))
+      refuse_empty(sub);
+  };
+  refuse_empty(&app);
 
   // A command's --help shows its own options: name the global ones there too.
   std::function<void(CLI::App*)> add_footer = [&](CLI::App* level) {
