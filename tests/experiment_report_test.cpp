@@ -359,6 +359,11 @@ CAF_TEST(report names what it cannot read) {
   auto r = cli_in(ws.path.string(), fmt::format("report {}/bad.jsonl", ws.path.string()));
   CAF_CHECK_EQUAL(r.status, 1);
   CAF_CHECK(contains(r.out, "bad.jsonl:2: not an event"));
+  // Events, none of them one a report counts: no report of zeros for a made-up agent.
+  ws.write("other.jsonl", "{\"event\":\"bogus\"}\n{\"event\":\"tool_output\",\"time\":\"2026-01-01T00:00:00Z\"}\n");
+  auto other = cli_in(ws.path.string(), fmt::format("report {}/other.jsonl", ws.path.string()));
+  CAF_CHECK_EQUAL(other.status, 1);
+  CAF_CHECK(contains(other.out, "other.jsonl holds no event a report counts (a turn, a model round, a tool call)"));
   auto missing = cli_in(ws.path.string(), fmt::format("report {}/none.jsonl", ws.path.string()));
   CAF_CHECK_EQUAL(missing.status, 1);
   CAF_CHECK(contains(missing.out, "cannot read"));

@@ -310,6 +310,10 @@ int report_file(const std::string& path, bool json) {
   auto runs = builder.reports();
   if (runs.empty())
     return fail(fmt::format("{} holds no events", path));
+  if (!builder.counted_any())
+    return fail(fmt::format("{} holds no event a report counts (a turn, a model round, a tool call): expected the "
+                            "output of `run --json` or `query --json`, or a conversation's events.jsonl",
+                            path));
   if (json)
     std::printf("%s\n", runs_report_json(runs).dump().c_str());
   else // its names are a log's: a repository's own events.jsonl may hold escapes

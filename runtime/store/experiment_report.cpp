@@ -235,6 +235,9 @@ ReportBuilder::Agent& ReportBuilder::agent(const std::string& path) {
 
 void ReportBuilder::add(const Json& e) {
   auto kind = string_at(e, "event");
+  for (auto counted : {"run_end", "turn_start", "turn_end", "model_round", "chat_request", "chat_response",
+                       "tool_call", "tool_call_request", "tool_result", "tool_call_response"})
+    counted_any_ = counted_any_ || kind == counted;
   if (kind == "run_end") {
     open_.run_ms = number_at(e, "elapsed_ms");
     done_.push_back(std::move(open_));

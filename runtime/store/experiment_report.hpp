@@ -51,6 +51,9 @@ public:
   void add(const Json& event);
   /// The runs so far; events after the last run_end make one more.
   std::vector<ExperimentReport> reports() const;
+  /// Whether an event so far was of a kind a report counts (a turn, a model round,
+  /// a tool call, a run's end): a file of none is no log of a run or a conversation.
+  bool counted_any() const { return counted_any_; }
 
 private:
   struct Interval {
@@ -77,6 +80,7 @@ private:
 
   std::vector<Run> done_;
   Run open_;
+  bool counted_any_ = false;
 };
 
 /// The report as JSON: {"agents":[...],"total":{...}}; unknown figures are left out.
