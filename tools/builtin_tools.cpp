@@ -81,7 +81,8 @@ ToolConfig await_tool() {
   t.description =
       "Block until stateful tool handles reach completion. Use `any` to wait for the "
       "first handle to finish, `all` to wait for every handle to finish, or both to "
-      "combine conditions. A handle that waits for input only you can give (a prompt, "
+      "combine conditions (both must hold: one of `any` and every one of `all` "
+      "finished). A handle that waits for input only you can give (a prompt, "
       "a question) returns the await at once: it is listed in `pending` as `waiting` "
       "with its question; answer it with `apply`, then await again.";
   t.parameters = {
