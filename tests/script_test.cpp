@@ -141,3 +141,23 @@ CAF_TEST(a call of a tool the config does not offer is refused before the run) {
   CAF_CHECK_EQUAL(calling("agents", "srv__anything"), "");
   CAF_CHECK(!calling("agents", "other__anything").empty());
 }
+
+CAF_TEST(an answer at the turn s end for a handle no call spawns is refused naming the ids there are) {
+  auto with = [](const std::string& answers) {
+    return parse_script("[[agents]]\nname = \"a\"\n  [agents.on_turn_end]\n" + answers +
+                          "  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"shell\"\n"
+                          "  arguments = { action = \"spawn\", id = \"a1\", command = \"sleep 9\" }\n"
+                          "  [[agents.steps.calls]]\n  tool = \"shell\"\n  arguments = { action = \"spawn\", "
+                          "command = \"sleep 9\" }\n",
+                        "t.toml");
+  };
+  // The id a call gives, and one a call is given (its tool's name and a number).
+  CAF_CHECK(with("  a1 = \"wait\"\n  shell-2 = \"abort\"\n").ok());
+  auto typo = with("  ghost = \"wait\"\n");
+  CAF_REQUIRE(!typo.ok());
+  CAF_CHECK_EQUAL(typo.error(), "t.toml: agents[0].on_turn_end.ghost: no call of `a` spawns a handle of that id (the "
+                                "ids its calls give: a1); an answer names a handle its calls spawn, by the id a "
+                                "call gives or as one it is given (shell-1)");
+  CAF_CHECK(!with("  agent-1 = \"wait\"\n").ok()); // no call of `agent`
+  CAF_CHECK(!with("  shell-x = \"wait\"\n").ok());
+}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -247,6 +248,37 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
                                      "named `{}` ({})",
                                      origin, table, k, i, j, name, names())};
         }
+  }
+  // An answer at the turn's end names a handle one of the agent's calls spawns: by
+  // the id a call gives, or as one it is given (`shell-2`). A typo was never asked
+  // about, and the handle it meant was aborted for want of an answer.
+  for (auto* table : {"agents", "subagents"}) {
+    auto& agents = std::string(table) == "agents" ? script.agents : script.subagents;
+    for (size_t k = 0; k < agents.size(); ++k) {
+      std::set<std::string> ids, tools;
+      bool filled_later = false;
+      for (auto& step : agents[k].steps)
+        for (auto& call : step.calls) {
+          tools.insert(call.tool);
+          if (auto* id = call.arguments.find("id"); id && id->is_string()) {
+            ids.insert(id->as_string());
+            filled_later = filled_later || id->as_string().find("{{") != std::string::npos;
+          }
+        }
+      auto given = [&](const std::string& id) {
+        auto dash = id.rfind('-');
+        return dash != std::string::npos && dash + 1 < id.size() && tools.count(id.substr(0, dash)) &&
+               id.find_first_not_of("0123456789", dash + 1) == std::string::npos;
+      };
+      for (auto& [id, answer] : agents[k].on_turn_end)
+        if (!filled_later && !ids.count(id) && !given(id))
+          return Error{fmt::format("{}: {}[{}].on_turn_end.{}: no call of `{}` spawns a handle of that id ({}); an "
+                                   "answer names a handle its calls spawn, by the id a call gives or as one it is "
+                                   "given (shell-1)",
+                                   origin, table, k, id, agents[k].name,
+                                   ids.empty() ? std::string("its calls give no ids")
+                                               : fmt::format("the ids its calls give: {}", fmt::join(ids, ", ")))};
+    }
   }
   return script;
 }
