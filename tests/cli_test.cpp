@@ -1021,7 +1021,7 @@ name = "main"
   auto r = cli(fmt::format("--config {}/tests/scripts/turn_end_config.toml run {} --json", JP_SOURCE_DIR,
                            (dir / "unanswered.toml").string()));
   CAF_CHECK_NOT_EQUAL(r.status, 0);
-  CAF_CHECK(r.out.find("handle `pending` (asked) is still running") != std::string::npos);
+  CAF_CHECK(r.out.find("handle `pending` (asked) was still running when the turn ended") != std::string::npos);
   CAF_CHECK(r.out.find("[agents.on_turn_end] has no answer for it") != std::string::npos);
   CAF_CHECK(r.out.find("\"handles_left\":0") != std::string::npos);
   // The log still says how the turn ended: the handle aborted, and why.
@@ -1059,8 +1059,27 @@ name = "leaver"
 )", sleeper.program.string());
   r = cli(fmt::format("--config {}/tests/scripts/turn_end_config.toml run {} --json", JP_SOURCE_DIR,
                       (dir / "sub.toml").string()));
-  CAF_CHECK(r.out.find("handle `inner` (asked) is still running") != std::string::npos);
+  CAF_CHECK(r.out.find("handle `inner` (asked) was still running when the turn ended") != std::string::npos);
   CAF_CHECK(r.out.find("[subagents.on_turn_end] has no answer for it") != std::string::npos);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  // One answer missing aborts the handles answered too: said, not left to the labels.
+  std::ofstream(dir / "one_missing.toml") << fmt::format(R"([[agents]]
+name = "main"
+  [agents.on_turn_end]
+  answered = "wait"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "asked"
+  arguments = {{ action = "spawn", id = "answered", script = "exec {0} 300" }}
+  [[agents.steps.calls]]
+  tool = "asked"
+  arguments = {{ action = "spawn", id = "pending", script = "exec {0} 300" }}
+)", sleeper.program.string());
+  r = cli(fmt::format("--config {}/tests/scripts/turn_end_config.toml run {}", JP_SOURCE_DIR,
+                      (dir / "one_missing.toml").string()));
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(testing::contains(r.out, "add pending = \"wait\" or \"abort\" (it was aborted, and so was every other "
+                                     "handle asked about, whatever its answer)"));
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 

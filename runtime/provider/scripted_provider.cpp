@@ -65,10 +65,13 @@ public:
     for (auto& h : outstanding) {
       auto it = agent_.on_turn_end.find(h.id);
       if (it == agent_.on_turn_end.end())
-        return Error{fmt::format("handle `{}` ({}) is still running at the turn's end and its tool says "
+        return Error{fmt::format("handle `{}` ({}) was still running when the turn ended and its tool says "
                                  "on_turn_end = \"inquire\", but [{}.on_turn_end] has no answer for "
-                                 "it; add {} = \"wait\" or \"abort\" (it was aborted)",
-                                 h.id, h.tool, table_, h.id)};
+                                 "it; add {} = \"wait\" or \"abort\" ({})",
+                                 h.id, h.tool, table_, h.id,
+                                 outstanding.size() == 1 ? "it was aborted"
+                                                         : "it was aborted, and so was every other handle asked "
+                                                           "about, whatever its answer")};
       out[h.id] = it->second;
     }
     return out;
