@@ -1219,6 +1219,15 @@ CAF_TEST(over HTTP a message longer than 4 MiB is refused by its Content-Length)
   CAF_CHECK(contains(big.body, "at most 4 MiB"));
 }
 
+CAF_TEST(mcp listen on an address in use says so) {
+  auto l = serve_http();
+  auto r = cli_in(ws, fmt::format("mcp --listen {}", l.port));
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, fmt::format("cannot serve MCP on 127.0.0.1:{}: the address is in use: another program "
+                                        "listens there",
+                                        l.port)));
+}
+
 CAF_TEST(mcp listen refuses an address off loopback) {
   // An address of no interface here (TEST-NET-1): were the refusal gone, it could
   // not listen anywhere either, and the command would not be left serving.

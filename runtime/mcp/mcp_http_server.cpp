@@ -813,6 +813,10 @@ Result<std::unique_ptr<McpHttpServer>> McpHttpServer::listen(IoThread& io, const
     st->acceptor.bind(endpoint, ec);
   if (!ec)
     st->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec == asio::error::address_in_use)
+    return Error{fmt::format("cannot serve MCP on {}: the address is in use: another program listens there "
+                             "(another jp-actors mcp?); stop it, or pick another port (0: any free one)",
+                             where)};
   if (ec)
     return Error{fmt::format("cannot serve MCP on {}: {}", where, ec.message())};
   st->port = st->acceptor.local_endpoint().port();
