@@ -551,7 +551,11 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string co
   }
   if (info.success())
     return ToolState::success(std::move(content));
-  ToolError err{exit_text(info, st.spec.limits), last_lines(st.stderr_tail, trace_lines), false};
+  // A tool that catches SIGTERM exits with a status of its own: still the abort's.
+  auto why = exit_text(info, st.spec.limits);
+  if (st.at == phase::stopping)
+    why += " (as it was being aborted)";
+  ToolError err{std::move(why), last_lines(st.stderr_tail, trace_lines), false};
   return ToolState::failure(std::move(err), std::move(content));
 }
 

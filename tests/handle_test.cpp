@@ -179,6 +179,18 @@ CAF_TEST(abort kills a TERM-ignoring child and its grandchildren; the group is g
   CAF_CHECK(group_gone(pgid));
 }
 
+CAF_TEST(a tool that exits with a status of its own on the abort s TERM says it was being aborted) {
+  ask<HandleReport>(registry, spawn_atom::value, std::string("trapper"),
+                    shell("trap 'echo bye; exit 3' TERM; echo up; while :; do sleep 0.1; done", 100));
+  CAF_REQUIRE(contains(fetch_until("trapper", [](auto& s) { return contains(s, "up"); }), "up"));
+  auto [r, err] = ask<HandleReport>(registry, abort_atom::value, std::string("trapper"));
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK_EQUAL(r.state.error.message, "exit status 3 (as it was being aborted)");
+  CAF_CHECK(contains(r.state.content, "bye"));
+  CAF_CHECK(!r.own_end);
+}
+
 CAF_TEST(a leader that exits while a grandchild holds its pipe stops at once; nothing is left) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("bg"),
                     shell("sleep 1000 & echo pid=$$"));
