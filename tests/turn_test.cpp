@@ -351,7 +351,7 @@ CAF_TEST(a spawn whose first look asks for a screen on pipes runs nothing) {
                                 "this one on pipes (give \"tty\": true for a terminal); nothing was run"));
   // Nothing runs under its id.
   auto awaited = call("await", R"({"all":["x"],"timeout_secs":30})");
-  CAF_CHECK_EQUAL(awaited.content, "Handle `x` not found");
+  CAF_CHECK_EQUAL(awaited.content, "Handle `x` not found: there are no handles");
   CAF_CHECK(!std::filesystem::exists(marker));
 }
 
