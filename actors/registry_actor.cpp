@@ -618,8 +618,14 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       if (look.by_owner)
         observed(self, id);
       return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
-        if (e.phase == entry_phase::stopped)
-          return e.final;
+        if (e.phase == entry_phase::stopped) {
+          auto r = e.final;
+          // Asked for a screen there is none of: said, not left out without a word.
+          if ((look.screen || look.rows > 0) && r.screen.height == 0)
+            r.state.content += "[jp-actors: no screen: the handle has stopped, and its terminal with it; what it "
+                               "printed is its result]\n";
+          return r;
+        }
         return HandleReport{id, pending_state(), 0, {}};
       }, fetch_atom::value, look);
     },

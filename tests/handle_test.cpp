@@ -1172,6 +1172,21 @@ for p in 50 100; do printf '\033[2A\rl1: %s%%\033[K\nl2: %s%%\033[K\n' $p $p; do
   CAF_CHECK_EQUAL(content, "l1: 100%\nl2: 100%\npulled\n");
 }
 
+CAF_TEST(a screen asked of a stopped handle is said to be gone with it) {
+  auto spec = pty_spec(*this, {"bash", "-c", "echo drawn"});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("gone"), spec);
+  await_all(*this, {"gone"});
+  LookOptions look;
+  look.screen = true;
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("gone"), look);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK_EQUAL(r.screen.height, 0);
+  CAF_CHECK(contains(r.state.content, "[jp-actors: no screen: the handle has stopped, and its terminal with it"));
+  // Asked for none, none is said.
+  auto [plain, perr] = ask<HandleReport>(registry, fetch_atom::value, std::string("gone"), LookOptions{});
+  CAF_CHECK(!contains(plain.state.content, "no screen"));
+}
+
 CAF_TEST(a pty program that looks for a key between frames of its progress is not waiting) {
   // It polls its terminal for 0.1 s between frames: found there as the output
   // settles, it was taken as asking, its progress line the question. A poll that
