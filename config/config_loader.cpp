@@ -1160,6 +1160,9 @@ Result<std::string> read_file(const fs::path& path, bool from_workspace) {
     return Error{fmt::format("{}: is a directory, expected a TOML file", path.string())};
   if (from_workspace && !S_ISREG(st.st_mode))
     return Error{fmt::format("{}: is not a regular file; a workspace's config must be one", path.string())};
+  // A device (/dev/zero) would be read up to the size limit: no config file.
+  if (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode) || (S_ISCHR(st.st_mode) && !::isatty(fd)))
+    return Error{fmt::format("{}: is not a regular file (a device, a socket); give a TOML file", path.string())};
   if (!S_ISREG(st.st_mode)) // a pipe or a terminal: read as it comes
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   auto read = read_bounded(fd, kMaxConfigBytes);

@@ -1250,7 +1250,15 @@ CAF_TEST(a config file is read up to a bound and your own may be a pipe) {
   auto c = load_config(sources, default_config());
   CAF_CHECK(!c.ok());
   if (!c.ok())
-    CAF_CHECK_EQUAL(missing(c.error(), "/dev/zero: larger than 4 MiB"), "");
+    CAF_CHECK_EQUAL(missing(c.error(), "/dev/zero: is not a regular file (a device, a socket); give a TOML file"), "");
+  // A file past the bound: refused, not read into memory.
+  auto big = box.write(box.root / "big.toml", std::string((4 << 20) + 1, '#'));
+  sources = box.sources();
+  sources.config_files.push_back(big.string());
+  c = load_config(sources, default_config());
+  CAF_CHECK(!c.ok());
+  if (!c.ok())
+    CAF_CHECK_EQUAL(missing(c.error(), big.string() + ": larger than 4 MiB"), "");
 
   // `--config <(...)`: what a shell's process substitution hands over.
   int p[2];
