@@ -543,6 +543,13 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string co
                   false};
     return ToolState::failure(std::move(err), std::move(content));
   }
+  // A signal's shutdown signals every group at once, before each handle's own abort
+  // reaches it: aborted all the same (it read as the tool's own failure).
+  if (info.signaled && new_processes_refused()) {
+    ToolError err{fmt::format("aborted ({}) as jp-actors ended on a signal", info.describe()),
+                  last_lines(st.stderr_tail, trace_lines), false};
+    return ToolState::failure(std::move(err), std::move(content));
+  }
   if (st.control && st.control->declared())
     return *st.control->declared();
   if (st.spec.structured_output && !st.stdout_overflow) {

@@ -647,6 +647,9 @@ name = "a"
   tool = "shell"
   arguments = {{ action = "spawn", id = "t", wait_ms = 0, command = "echo $$ > {}; exec sleep 1000" }}
   [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ action = "spawn", id = "d", wait_ms = 0, command = "echo $$ > {}.tmp; mv {}.tmp {}; exec sleep 1000" }}
+  [[agents.steps.calls]]
   tool = "await"
   arguments = {{ all = ["t"] }}
   [[agents.steps]]
@@ -655,7 +658,8 @@ name = "a"
   tool = "shell"
   arguments = {{ command = "echo later" }}
 )",
-                                       ready.string()));
+                                       ready.string(), (ws.path / "d").string(), (ws.path / "d").string(),
+                                       (ws.path / "d").string()));
     // Open before the tool writes (its open waits for a reader); read with a bound.
     int fifo = ::open(ready.c_str(), O_RDONLY | O_NONBLOCK);
     CAF_REQUIRE(fifo >= 0);
@@ -669,6 +673,10 @@ name = "a"
     if (group > 0)
       own_child(-group, SIGKILL); // killed here should a check end the runner
     CAF_REQUIRE(group > 0);
+    pid_t other = pid_from(ws.path / "d");
+    if (other > 0)
+      own_child(-other, SIGKILL);
+    CAF_REQUIRE(other > 0);
     ::kill(cli_pid, SIGINT);
     CAF_CHECK_EQUAL(testing::wait_exit(cli_pid), 128 + SIGINT);
     testing::end_cli(cli_pid); // should it still run
@@ -682,6 +690,15 @@ name = "a"
     std::string out((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
     CAF_CHECK(out.find("is ending") == std::string::npos);
     CAF_CHECK(out.find("later") == std::string::npos && out.find("Later") == std::string::npos);
+    // The shutdown's SIGTERM to every group, before a handle's own abort: an abort
+    // too, never the tool's own failure ("failed: killed by signal 15").
+    for (auto at = out.find("killed by signal"); at != std::string::npos; at = out.find("killed by signal", at + 1))
+      CAF_CHECK(out.rfind("aborted (", at) != std::string::npos && out.rfind("aborted (", at) + 9 == at);
+    bool other_gone = ::kill(-other, 0) == -1 && errno == ESRCH;
+    CAF_CHECK(other_gone);
+    if (!other_gone)
+      ::kill(-other, SIGKILL);
+    disown_child(-other);
     if (!json) {
       if (out.find("[a] turn end: interrupted\n") == std::string::npos)
         CAF_FAIL("no interrupted turn end in:\n" << out);

@@ -1393,6 +1393,10 @@ void reap_orphans_in_own_session(bool own_session) noexcept {
   g_reap_own_session.store(own_session);
 }
 
+bool new_processes_refused() noexcept {
+  return g_refuse_new.load();
+}
+
 void refuse_new_processes() noexcept {
   g_refuse_new.store(true);
   auto deadline = std::chrono::steady_clock::now() + kSpawnSettle;

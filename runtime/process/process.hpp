@@ -158,6 +158,10 @@ bool any_process_group_alive() noexcept;
 /// missed. Not signal-safe (it waits).
 void refuse_new_processes() noexcept;
 
+/// Whether refuse_new_processes() was called: jp-actors is ending on a signal, and
+/// every tool's group gets its SIGTERM from that, not from its handle's abort.
+bool new_processes_refused() noexcept;
+
 /// How many process groups started by spawn_process are still alive.
 size_t live_process_group_count();
 
