@@ -683,6 +683,8 @@ CAF_TEST(named keys and modifiers encode) {
   CAF_CHECK_EQUAL(keys({"Backspace", "Tab", "Space"}), "\x7f\t ");
   CAF_CHECK_EQUAL(keys({"F1", "F12", "PageDown", "Delete"}), "\x1bOP\x1b[24~\x1b[6~\x1b[3~");
   CAF_CHECK_EQUAL(keys({"y", "q", "/", "-", "\xC3\xA9"}), "yq/-\xC3\xA9");
+  // Ctrl with a digit or / as xterm sends it (the VT220's).
+  CAF_CHECK_EQUAL(keys({"C-2", "C-3", "C-7", "C-8", "C-/"}), "\0\x1b\x1f\x7f\x1f"s);
   CAF_CHECK_EQUAL(keys({}), "");
   CAF_CHECK_EQUAL(s.take_replies(), "");
 }
@@ -709,6 +711,12 @@ CAF_TEST(unknown key is an error naming it) {
     CAF_REQUIRE(!r.ok());
     CAF_CHECK(r.error().find("\""s + bad + "\"") != std::string::npos);
     CAF_CHECK(r.error().find("C- (Ctrl)") != std::string::npos);
+  }
+  // Ctrl with what no terminal sends it with (libvterm made an escape sequence of it).
+  for (auto bad : {"C-1", "C-9", "C-M-0", "C-,", "C-\xC3\xA9"}) {
+    auto r = s.encode_keys({bad});
+    CAF_REQUIRE(!r.ok());
+    CAF_CHECK(r.error().find("unknown key \""s + bad + "\": no terminal sends Ctrl with") != std::string::npos);
   }
   CAF_CHECK_EQUAL(s.take_replies(), "");
   CAF_CHECK(key_help().find("PageUp") != std::string::npos);

@@ -78,6 +78,12 @@ std::optional<char> control_byte(uint32_t c) {
     c -= 'a' - 'A';
   if (c >= '@' && c <= '_')
     return static_cast<char>(c & 0x1f);
+  // What xterm sends for Ctrl with these (the VT220's: Ctrl-2 is NUL, Ctrl-3 ESC,
+  // up to Ctrl-7 US, Ctrl-8 DEL; Ctrl-/ is Ctrl-_).
+  if (c >= '2' && c <= '8')
+    return "\0\x1b\x1c\x1d\x1e\x1f\x7f"[c - '2'];
+  if (c == '/')
+    return '\x1f';
   return std::nullopt;
 }
 
@@ -532,12 +538,16 @@ struct TerminalScreen::Impl {
       if ((mod & VTERM_MOD_SHIFT) && *c >= 'a' && *c <= 'z')
         *c -= 'a' - 'A'; // libvterm ignores Shift on characters
       if (mod & VTERM_MOD_CTRL) {
-        if (auto b = control_byte(*c)) {
-          if (mod & VTERM_MOD_ALT)
-            keys += '\x1b';
-          keys += *b;
-          return Status::success();
-        }
+        auto b = control_byte(*c);
+        if (!b) // libvterm would send an escape sequence few programs read
+          return Status::fail(fmt::format("unknown key \"{}\": no terminal sends Ctrl with `{}`; Ctrl goes with a "
+                                          "letter, a digit from 2 to 8, one of @ [ \\ ] ^ _ / ? or Space, or a named "
+                                          "key (C-Left). {}",
+                                          name, rest, key_help()));
+        if (mod & VTERM_MOD_ALT)
+          keys += '\x1b';
+        keys += *b;
+        return Status::success();
       }
       vterm_keyboard_unichar(vt, *c, vmod);
       return Status::success();
