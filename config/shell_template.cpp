@@ -527,6 +527,19 @@ private:
                        word.text == "posix" || word.text.find("POSIXLY_CORRECT") != std::string::npos ||
                        word.text == "extglob" || word.text == "keyword"))
       unsure_ = model_error;
+    // PS4="$p", OPTIND=$n, export HISTCMD=$x, env BASH_ENV=...: a value bash evaluates
+    // (or runs), from an expansion that may hold a placeholder's value (p={{x}} before
+    // it), or one that chooses code (PATH, LD_PRELOAD) from a placeholder where it is
+    // no assignment but env's argument. No placeholder anywhere then.
+    // (PATH="$HOME/bin:$PATH" is left: where programs are found, not code bash
+    // evaluates, and what templates write.)
+    bool env_argument = at + 1 < f.words.size() &&
+                        (f.words[at].text == "env" || f.words[at].text.ends_with("/env"));
+    if (word.assignment && ((word.expands && evaluating_variable(word.text)) ||
+                            (word.placeholder && env_argument && evaluated_variable(word.text))))
+      evaluated_assigned_ = noted(fmt::format("{} given a value that is not written out, which {}",
+                                              cut_text(word.text.substr(0, word.text.find_first_of("+="))),
+                                              evaluating_variable(word.text) ? "bash evaluates" : "chooses code"));
     if (at >= f.words.size())
       return;
     auto& name = f.words[at].text;
@@ -571,6 +584,10 @@ private:
     // name test -v evaluates (printf's -v alike).
     if (arg && (name == "[" || name == "test" || name == "printf") && word.unquoted_expansion)
       evaluated_assigned_ = noted(fmt::format("the unquoted `{}` given to `{}`", cut_text(word.text), name));
+    // [ "$@" ]: quoted, it is still one word per placeholder, "-v" among them.
+    if (arg && (name == "[" || name == "test" || name == "printf") &&
+        word.text.find("$@") != std::string::npos)
+      evaluated_assigned_ = noted(fmt::format("`{}` given to `{}`, one word per value", cut_text(word.text), name));
     // [ -v "$name" ]: the name is a value's, and its subscript is evaluated.
     if (arg && (name == "[" || name == "test") && word.expands && f.words.size() >= 2 &&
         (f.words[f.words.size() - 2].text == "-v" || f.words[f.words.size() - 2].text == "-R"))

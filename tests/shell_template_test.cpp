@@ -379,6 +379,22 @@ CAF_TEST(names joined to options and input read in by a loop are checked too) {
     CAF_CHECK_EQUAL(scan_error(program), "");
 }
 
+CAF_TEST(a value bash evaluates given through a variable or env and test given every value are refused) {
+  // A review ran code through each (bash 5.2): the placeholder's value one hop away.
+  for (auto program : {"p={{a}}; PS4=\"$p\"; set -x; true", "n={{a}}; OPTIND=$n; echo ok",
+                       "x={{a}}; OPTIND=${x}", "x={{a}}; RANDOM=$x", "x={{a}}; export HISTCMD=$x",
+                       "x=$(echo {{a}}); OPTIND=$x", "f={{a}}; BASH_ENV=$f bash -c 'echo child'",
+                       "env BASH_ENV={{a}} bash -c true", "/usr/bin/env LD_PRELOAD={{a}} true",
+                       "echo {{a}} {{b}}; [ \"$@\" ] && echo set", "echo {{a}}; test \"$@\""})
+    CAF_CHECK_EQUAL(scan_error(program).find("; here: ") == std::string::npos ? program : "", "");
+  CAF_CHECK(scan_error("x={{a}}; OPTIND=$x").ends_with("; here: OPTIND given a value that is not written out, which "
+                                                      "bash evaluates"));
+  // As written usually, they stay allowed.
+  for (auto program : {"d={{a}}; PATH=\"$HOME/bin:$PATH\"; ls \"$d\"", "echo OPTIND={{a}}",
+                       "env FOO={{a}} printenv FOO", "OPTIND=1; echo {{a}}", "[ -n \"$1\" ] && echo {{a}}"})
+    CAF_CHECK_EQUAL(scan_error(program), "");
+}
+
 CAF_TEST(placeholders after text the scan cannot follow are refused) {
   // A case pattern's ")" inside $(...) and a here-document's body (here with one `"`)
   // would mislead the scan about what comes after: a review ran code through both.
