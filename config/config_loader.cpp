@@ -222,6 +222,19 @@ Status check_placeholders(const ToolConfig& tool, std::string_view prefix) {
                                       "(a placeholder is {{{{tool.arguments.NAME}}}} or {{{{tool.answers.ID}}}}; "
                                       "any other `{{{{` is literal text)",
                                       prefix, key, cut_text(std::string(near), 64)));
+    // {{dir}} with `dir` declared: meant as its placeholder, passed as text.
+    for (auto open = text->find("{{"); open != std::string::npos; open = text->find("{{", open + 2)) {
+      auto close = text->find("}}", open + 2);
+      if (close == std::string::npos)
+        break;
+      auto inside = std::string_view(*text).substr(open + 2, close - open - 2);
+      inside = inside.substr(std::min(inside.size(), inside.find_first_not_of(" \t")));
+      inside = inside.substr(0, inside.find_last_not_of(" \t") + 1);
+      if (std::find(declared.begin(), declared.end(), inside) != declared.end())
+        return Status::fail(fmt::format("{}.{}: `{{{{{}}}}}` is not a placeholder and would be passed as it is; "
+                                        "parameter {}'s is {{{{tool.arguments.{}}}}}",
+                                        prefix, key, inside, inside, inside));
+    }
     auto found = find_placeholders(*text);
     if (!found)
       return Status::fail(fmt::format("{}.{}: unterminated `{{{{` (a placeholder is {{{{tool.arguments.NAME}}}} "

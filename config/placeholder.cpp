@@ -41,8 +41,13 @@ std::string_view mistyped_placeholder(std::string_view text) {
     if (start == std::string_view::npos)
       break;
     auto head = lower(after.substr(start, 16));
-    if (head.starts_with("tool.") || head.starts_with("arguments.") || head.starts_with("answers."))
-      return after.substr(0, std::min(after.find("}}"), after.size()));
+    // tool., tools., tool_; arguments., args., arg.; answers., answer.; params.
+    for (std::string_view near : {"tool", "arg", "answer", "param"})
+      if (head.starts_with(near) && head.find('.') != std::string::npos &&
+          head.find('.') < head.find_first_of(" \t}") &&
+          std::all_of(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(head.find('.')),
+                      [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }))
+        return after.substr(0, std::min(after.find("}}"), after.size()));
   }
   return {};
 }

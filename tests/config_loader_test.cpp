@@ -1047,6 +1047,15 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
      "conversation.tools.t.env.A: `{{Tool.arguments.x}}` is not a placeholder"},
     {"[conversation.tools.t]\ncommand = { program = \"echo {{\\n tool.answers.a}}\", shell = true }\n",
      "conversation.tools.t.command.program: `{{\n tool.answers.a}}` is not a placeholder"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{args.a}}\", \"{{tools.arguments.a}}\"] }\n",
+     "conversation.tools.t.command.args[0]: `{{args.a}}` is not a placeholder"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{tools.arguments.a}}\"] }\n",
+     "conversation.tools.t.command.args[0]: `{{tools.arguments.a}}` is not a placeholder"},
+    // A declared parameter's bare name.
+    {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{tool.arguments.dir}}\", \"{{ dir }}\"] }\n"
+     "parameters.dir = { type = \"string\" }\n",
+     "conversation.tools.t.command.args[1]: `{{dir}}` is not a placeholder and would be passed as it is; parameter "
+     "dir's is {{tool.arguments.dir}}"},
     // Any other {{ is the program's own template, passed as it is.
     {"[conversation.tools.t]\ncommand = { program = \"docker\", args = [\"ps\", \"--format\", \"{{.Names}}\", "
      "\"{{\"] }\nenv = { A = \"{{oops}}\" }\ncwd = \"{{ .dir }}\"\n",
