@@ -318,6 +318,11 @@ CAF_TEST(await has the anyOf required form only in json-schema) {
     if (d != dialect::json_schema)
       CAF_CHECK(!has_key_anywhere(s, "anyOf"));
   }
+  // Where there is no anyOf, the description says it (a model learnt it from the error).
+  for (auto d : all_dialects) {
+    auto text = tool_declaration(await, d).dump();
+    CAF_CHECK_EQUAL(testing::contains(text, "At least one of `any`, `all` is required."), d != dialect::json_schema);
+  }
 }
 
 CAF_TEST(await is declared only when a stateful tool exists) {

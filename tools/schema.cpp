@@ -351,6 +351,14 @@ Json parameters_schema(const ToolConfig& t, dialect d) {
 
 Json tool_declaration(const ToolConfig& t, dialect d) {
   auto params = parameters_schema(t, d);
+  // A dialect without anyOf at the top says in words what it would have said.
+  auto description = full_description(t);
+  if (!t.one_of_required.empty() && !top_level_combinators(d)) {
+    std::string names;
+    for (auto& name : t.one_of_required)
+      names += fmt::format("{}`{}`", names.empty() ? "" : ", ", name);
+    description += fmt::format("{}At least one of {} is required.", description.empty() ? "" : " ", names);
+  }
   switch (d) {
     case dialect::openai:
       // api.openai.com refuses a description past 1,024 characters (an MCP server's
@@ -358,15 +366,15 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
       return Json::object().set("type", "function").set(
           "function", Json::object()
                           .set("name", t.name)
-                          .set("description", cut_text(full_description(t), kOpenAiDescriptionCut))
+                          .set("description", cut_text(description, kOpenAiDescriptionCut))
                           .set("parameters", std::move(params)));
     case dialect::anthropic:
       return Json::object()
           .set("name", t.name)
-          .set("description", full_description(t))
+          .set("description", description)
           .set("input_schema", std::move(params));
     case dialect::gemini: {
-      auto decl = Json::object().set("name", t.name).set("description", full_description(t));
+      auto decl = Json::object().set("name", t.name).set("description", description);
       // Gemini rejects an OBJECT schema with no properties; a tool without
       // parameters simply has no "parameters".
       auto* props = params.find("properties");
@@ -377,12 +385,12 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
     case dialect::json_schema:
       return Json::object()
           .set("name", t.name)
-          .set("description", full_description(t))
+          .set("description", description)
           .set("parameters", std::move(params));
     case dialect::mcp:
       return Json::object()
           .set("name", t.name)
-          .set("description", full_description(t))
+          .set("description", description)
           .set("inputSchema", std::move(params));
   }
   return Json{};
