@@ -66,6 +66,12 @@ CAF_TEST(types are checked and named) {
   CAF_CHECK_EQUAL(error_of(t, R"({"n":3})"), "");
   CAF_CHECK_EQUAL(error_of(t, R"({"n":3.0})"), ""); // integral number
   CAF_CHECK_EQUAL(error_of(t, R"({"n":3.5})"), "t: `n` must be an integer, got number 3.5");
+  // Integral, but past what a program reads as an integer (it reached argv as 1e+21).
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":1e21})"),
+                  "t: `n` must be an integer from -9223372036854775808 to 9223372036854775807, got number 1e+21");
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":-9.3e18})").empty(), false);
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":9223372036854775807})"), "");
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":-9.2e18})"), "");
   t.parameters[0].type = "boolean";
   CAF_CHECK_EQUAL(error_of(t, R"({"n":"yes"})"), "t: `n` must be a boolean, got string \"yes\"");
 }

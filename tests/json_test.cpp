@@ -55,7 +55,8 @@ CAF_TEST(a number out of range is said as such) {
   for (auto text : {R"({"wait_ms":99999999999999999999})", R"({"wait_ms":1e309})"}) {
     auto parsed = Json::parse(text);
     CAF_REQUIRE(!parsed.ok());
-    CAF_CHECK_EQUAL(parsed.error(), "invalid JSON, or a number in it out of range: numbers are read as 64-bit "
-                                    "integers, or as doubles up to about 1.8e308");
+    CAF_CHECK_EQUAL(parsed.error(), "invalid JSON, or a number in it out of range: a number without a fraction or "
+                                    "an exponent is read as a 64-bit integer (at most 18446744073709551615), any "
+                                    "other as a double (up to about 1.8e308)");
   }
 }

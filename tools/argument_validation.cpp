@@ -53,6 +53,12 @@ Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json&
     return Status::fail(fmt::format("{}: `{}` must be an object, or a string holding one as JSON; "
                                     "got a string that is not a JSON object",
                                     tool.name, p.name));
+  // 1e21 is integral, but no program reads it as an integer: 64 bits at most.
+  if (p.type == "integer" && v.is_double() && has_type(v, p.type) &&
+      !(v.as_number() >= -0x1p63 && v.as_number() < 0x1p63))
+    return Status::fail(fmt::format("{}: `{}` must be an integer from -9223372036854775808 to "
+                                    "9223372036854775807, got {}",
+                                    tool.name, p.name, v.described()));
   if (!has_type(v, p.type))
     return Status::fail(fmt::format("{}: `{}` must be {} {}, got {}", tool.name, p.name,
                                     article(p.type), p.type, v.described()));
