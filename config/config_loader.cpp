@@ -926,7 +926,14 @@ private:
       {"type", choice(p.type, parameter_types)},
       {"description", text(p.description)},
       {"required", flag(p.required)},
-      {"enum", texts(p.enum_values)},
+      {"enum", [this, &p](auto& v, auto& key) -> Status {
+         if (auto s = texts(p.enum_values)(v, key); !s)
+           return s;
+         // [] would allow nothing, and read as no enum it allowed anything.
+         if (p.enum_values.empty())
+           return fail(key, "an empty list allows no value; list the values allowed, or leave enum out");
+         return Status::success();
+       }},
       {"items", table([this, &p](auto& it, auto& key) {
          return read_fields(it, key, {{"type", choice(p.items_type, parameter_types)}});
        })},

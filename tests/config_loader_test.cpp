@@ -453,6 +453,10 @@ CAF_TEST(every validation error names the file and the key) {
        "conversation.tools.x.parameters.p.default: expected a value of type integer, got string"},
       {x + "parameters.p = { type = \"string\", enum = [\"a\", \"b\"], default = \"c\" }\n",
        "conversation.tools.x.parameters.p.default: string \"c\" is not one of its enum (a, b)"},
+      // An empty enum read as none, allowing any value.
+      {x + "parameters.p = { type = \"string\", enum = [] }\n",
+       "conversation.tools.x.parameters.p.enum: an empty list allows no value; list the values allowed, or leave "
+       "enum out"},
       {x + "parameters.p = { type = \"string\", default = \"a\" }\nparameters.q = { type = \"string\" }\n"
            "one_of_required = [\"p\", \"q\"]\n",
        "conversation.tools.x.parameters.p.default: a parameter of one_of_required has none"},
