@@ -73,8 +73,8 @@ Result<LaunchSpec> shell_spec(const Json& args) {
 Result<LaunchSpec> local_spec(const ToolConfig& tool, const Json& args, const Json& answers) {
   TemplateContext ctx{args, answers};
   auto argv = expand_argv(tool, ctx);
-  if (!argv)
-    return Error{fmt::format("{}: {}", tool.name, argv.error())};
+  if (!argv) // it names the tool
+    return Error{argv.error()};
   LaunchSpec spec;
   spec.argv = std::move(*argv);
   spec.structured_output = true;
