@@ -238,6 +238,9 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   CAF_CHECK_EQUAL(json_after.status, 2);
   CAF_CHECK(contains(json_after.out, "`nodes ls` has no option --json (jp-actors nodes ls --help lists its options)"));
   CAF_CHECK(!contains(json_after.out, "option of `run`"));
+  auto bad_dialect = cli("tools --schema --dialect bogus");
+  CAF_CHECK_EQUAL(bad_dialect.status, 2);
+  CAF_CHECK(contains(bad_dialect.out, "--dialect: unknown schema dialect \"bogus\" (expected one of openai"));
   auto dialect_alone = cli("tools --dialect gemini");
   CAF_CHECK_EQUAL(dialect_alone.status, 2);
   CAF_CHECK(contains(dialect_alone.out, "--dialect requires --schema"));

@@ -610,7 +610,13 @@ int main(int argc, char** argv) {
   auto* schema_flag = tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini, mcp or json-schema (oneOf)")
     ->default_str("openai")
-    ->needs(schema_flag);
+    ->needs(schema_flag)
+    ->check(CLI::Validator(
+      [](std::string& name) {
+        auto d = parse_dialect(name);
+        return d ? std::string() : d.error(); // a usage error (2), as the others
+      },
+      "DIALECT"));
 
   // An option given an empty value ("" from a script's unset variable) was taken as
   // not given: a run writing no report, a server on stdio, the current directory.
