@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -1180,8 +1181,10 @@ Result<std::string> read_file(const fs::path& path, bool from_workspace) {
     return Error{fmt::format("{}: is a directory, expected a TOML file", path.string())};
   if (from_workspace && !S_ISREG(st.st_mode))
     return Error{fmt::format("{}: is not a regular file; a workspace's config must be one", path.string())};
-  // A device (/dev/zero) would be read up to the size limit: no config file.
-  if (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode) || (S_ISCHR(st.st_mode) && !::isatty(fd)))
+  // A device (/dev/zero) would be read up to the size limit: no config file. /dev/null
+  // is an empty one, as it always was.
+  bool null_device = S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+  if (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode) || (S_ISCHR(st.st_mode) && !::isatty(fd) && !null_device))
     return Error{fmt::format("{}: is not a regular file (a device, a socket); give a TOML file", path.string())};
   if (!S_ISREG(st.st_mode)) // a pipe or a terminal: read as it comes
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -1344,11 +1347,10 @@ namespace {
 
 /// The tools your --config files and --cfg overrides define (a command, a node or a
 /// source): what they cannot read is said when they are applied.
-std::set<std::string> tools_defined_by(const ConfigSources& sources) {
+std::set<std::string> tools_defined_by(const ConfigSources& sources, const std::vector<std::string>& texts) {
   std::set<std::string> names;
-  for (auto& file : sources.config_files) {
-    auto text = read_file(file, false);
-    auto root = text ? parse_toml(*text, file) : Result<toml::table>(Error{text.error()});
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto root = parse_toml(texts[i], sources.config_files[i]);
     auto* tools = root ? (*root)["conversation"]["tools"].as_table() : nullptr;
     if (!tools)
       continue;
@@ -1391,6 +1393,18 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
   if (c.workspace.size() > 1 && c.workspace.back() == '/')
     c.workspace.pop_back();
 
+  // Your --config files, each read once (a pipe, `--config <(...)`, reads once): what
+  // tools they define is looked at before the workspace's layer, and they are applied
+  // after it, to each config that needs them.
+  std::vector<std::string> texts;
+  for (auto& file : sources.config_files) {
+    if (!fs::exists(file, ec))
+      return Error{fmt::format("{}: no such config file", file)};
+    auto text = read_file(file, false);
+    if (!text)
+      return Error{text.error()};
+    texts.push_back(std::move(*text));
+  }
   // Optional locations: absent is fine, present but broken is an error.
   std::vector<std::pair<fs::path, bool>> optional; // path, from the workspace
   std::optional<Config> workspace_before, workspace_after; // around the workspace's layer
@@ -1409,7 +1423,7 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
     if (!text)
       return Error{text.error()};
     workspace_before = c;
-    auto yours = tools_defined_by(sources);
+    auto yours = tools_defined_by(sources, texts);
     if (auto s = apply_text(c, *text, path.string(), true, &yours); !s)
       return Error{s.error};
     workspace_after = c;
@@ -1417,14 +1431,10 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
   }
 
   // Your layers after the workspace's: --config files, then --cfg.
-  auto apply_yours = [&sources](Config& to) -> Status {
-    std::error_code ec;
-    for (auto& file : sources.config_files) {
-      if (!fs::exists(file, ec))
-        return Error{fmt::format("{}: no such config file", file)};
-      if (auto s = apply_file(to, file); !s)
+  auto apply_yours = [&sources, &texts](Config& to) -> Status {
+    for (size_t i = 0; i < texts.size(); ++i)
+      if (auto s = apply_text(to, texts[i], sources.config_files[i], false); !s)
         return s;
-    }
     for (auto& spec : sources.overrides)
       if (auto s = apply_override(to, spec); !s)
         return s;

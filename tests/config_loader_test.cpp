@@ -886,7 +886,21 @@ CAF_TEST(a workspace config may lower the limits that bound a run but not raise 
   auto other = box.sources();
   other.overrides.push_back("runtime.output_cap_bytes=1000");
   c = load_config(other, default_config());
-  CAF_CHECK(!c.ok());
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), "runtime.abort_grace_secs: 5 is more than the limit"), "");
+  // A file your --config names is read once, though applied twice (a pipe's second
+  // read would be empty, and the raise it sets refused as the workspace's).
+  int p[2];
+  CAF_REQUIRE_EQUAL(::pipe(p), 0);
+  const char raise[] = "[runtime]\nabort_grace_secs = 20\n";
+  CAF_CHECK_EQUAL(::write(p[1], raise, sizeof raise - 1), static_cast<ssize_t>(sizeof raise - 1));
+  ::close(p[1]);
+  auto piped = box.sources();
+  piped.config_files.push_back("/proc/self/fd/" + std::to_string(p[0]));
+  c = load_config(piped, default_config());
+  ::close(p[0]);
+  CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 20.0);
 }
 
 CAF_TEST(tool limits are read with their ranges and a workspace may set or lower them but not raise them) {
@@ -1264,6 +1278,11 @@ CAF_TEST(a config file is read up to a bound and your own may be a pipe) {
   CAF_CHECK(!c.ok());
   if (!c.ok())
     CAF_CHECK_EQUAL(missing(c.error(), "/dev/zero: is not a regular file (a device, a socket); give a TOML file"), "");
+  // /dev/null is an empty config, as ever.
+  sources = box.sources();
+  sources.config_files.push_back("/dev/null");
+  c = load_config(sources, default_config());
+  CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
   // A file past the bound: refused, not read into memory.
   auto big = box.write(box.root / "big.toml", std::string((4 << 20) + 1, '#'));
   sources = box.sources();
