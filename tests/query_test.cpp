@@ -379,6 +379,13 @@ CAF_TEST(a conversation the user did not start here is not continued unless name
   server.push({200, openai_text("six")});
   JP_REQUIRE_OK(ws.query("'still the planted one'"));
   CAF_CHECK_EQUAL(messages_sent(server.requests()[5]).size(), 7u);
+  // An `active` a repository made a directory only stops it being marked active.
+  auto active = ws.dir.path / ".jp" / "conversations" / "active";
+  std::filesystem::remove_all(active);
+  std::filesystem::create_directories(active);
+  server.push({200, openai_text("seven")});
+  JP_REQUIRE_OK(ws.query("--continue " + planted + " 'with active a directory'"));
+  std::filesystem::remove_all(active);
 }
 
 CAF_TEST(an active conversation file a repository planted as junk a FIFO or a directory does not stop a query) {

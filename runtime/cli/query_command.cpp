@@ -129,11 +129,8 @@ Result<std::string> conversation_for(ConversationStore& store, const std::string
     id = *made;
   }
   if (id != *active)
-    if (auto s = store.set_active(id); !s) {
-      if (!options.continue_id.empty()) // none to continue (the active one stays)
-        return Error{s.error};
+    if (auto s = store.set_active(id); !s)
       std::fprintf(stderr, "jp-actors: warning: %s: the next query starts a new conversation\n", s.error.c_str());
-    }
   if (!recorded)
     if (auto s = remember_own_conversation(root, id); !s)
       std::fprintf(stderr, "jp-actors: warning: %s: the next query starts a new conversation\n", s.error.c_str());
@@ -166,6 +163,10 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
     store = files = std::make_shared<FileConversationStore>(state_path(*config, "conversations"), config->workspace);
   else
     store = std::make_shared<MemoryConversationStore>();
+  // --continue of none there: one error, before anything is marked active.
+  if (files && !options.continue_id.empty())
+    if (auto there = files->known(options.continue_id); !there)
+      return fail(there.error);
   auto id = conversation_for(*store, files ? files->root() : std::string(), options);
   if (!id)
     return fail(id.error());

@@ -755,14 +755,21 @@ Status FileConversationStore::set_active(const std::string& id) {
   return Status::success();
 }
 
-Result<ConversationHold> FileConversationStore::hold(const std::string& id) {
+Status FileConversationStore::known(const std::string& id) const {
   if (auto valid = check_id(id); !valid)
-    return Error{valid.error};
+    return valid;
   if (auto ok = unlinked(id); !ok)
-    return Error{ok.error};
+    return ok;
   if (!exists(id))
-    return Error{fmt::format("there is no conversation {} in {}; `jp-actors conversations ls` lists the existing ones",
-                             id, root_)};
+    return Status::fail(fmt::format("there is no conversation {} in {}; `jp-actors conversations ls` lists the "
+                                    "existing ones",
+                                    id, root_));
+  return Status::success();
+}
+
+Result<ConversationHold> FileConversationStore::hold(const std::string& id) {
+  if (auto there = known(id); !there)
+    return Error{there.error};
   auto path = dir(id) + "/in-use";
   // Made if missing, never through a link; only locked, never written.
   auto opened = open_own_at(AT_FDCWD, path, path, O_RDONLY | O_CREAT);

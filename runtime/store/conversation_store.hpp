@@ -102,6 +102,8 @@ public:
   /// another process holds it: two queries continuing one conversation at once each
   /// took the other's prompts and calls for its own history.
   Result<ConversationHold> hold(const std::string& id);
+  /// Success when `id` is a conversation here; else why not (no id, none of it).
+  Status known(const std::string& id) const;
 
 private:
   std::string dir(const std::string& id) const { return root_ + "/" + id; }
