@@ -41,8 +41,8 @@ std::string_view mistyped_placeholder(std::string_view text) {
     if (start == std::string_view::npos)
       break;
     auto head = lower(after.substr(start, 16));
-    // tool., tools., tool_; arguments., args., arg.; answers., answer.; params.
-    for (std::string_view near : {"tool", "arg", "answer", "param"})
+    // tool., tools., tool_; arguments., args., arg.; answers., answer.
+    for (std::string_view near : {"tool", "arg", "answer"})
       if (head.starts_with(near) && head.find('.') != std::string::npos &&
           head.find('.') < head.find_first_of(" \t}") &&
           std::all_of(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(head.find('.')),

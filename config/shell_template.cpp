@@ -533,10 +533,17 @@ private:
     // no assignment but env's argument. No placeholder anywhere then.
     // (PATH="$HOME/bin:$PATH" is left: where programs are found, not code bash
     // evaluates, and what templates write.)
-    bool env_argument = at + 1 < f.words.size() &&
-                        (f.words[at].text == "env" || f.words[at].text.ends_with("/env"));
-    if (word.assignment && ((word.expands && evaluating_variable(word.text)) ||
-                            (word.placeholder && env_argument && evaluated_variable(word.text))))
+    // env after the command (timeout 5 env X=..., nohup env X=...) too.
+    bool env_argument = false;
+    for (size_t i = at; i + 1 < f.words.size(); ++i)
+      env_argument = env_argument || f.words[i].text == "env" || f.words[i].text.ends_with("/env");
+    // Where bash or env assigns it: a prefix (no command yet), declare's and export's
+    // arguments, env's. (`echo SECONDS=$SECONDS` assigns nothing.)
+    bool assigned_here = at >= f.words.size() || (at + 1 < f.words.size() && declares(f.words[at].text)) ||
+                         env_argument;
+    if (word.assignment && assigned_here &&
+        ((word.expands && evaluating_variable(word.text)) || (word.placeholder && env_argument &&
+                                                              evaluated_variable(word.text))))
       evaluated_assigned_ = noted(fmt::format("{} given a value that is not written out, which {}",
                                               cut_text(word.text.substr(0, word.text.find_first_of("+="))),
                                               evaluating_variable(word.text) ? "bash evaluates" : "chooses code"));
