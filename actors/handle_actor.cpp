@@ -543,22 +543,25 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string co
                   false};
     return ToolState::failure(std::move(err), std::move(content));
   }
-  // A signal's shutdown signals every group at once, before each handle's own abort
-  // reaches it: aborted all the same (it read as the tool's own failure).
-  if (info.signaled && new_processes_refused()) {
+  if (st.control && st.control->declared())
+    return *st.control->declared();
+  // A signal's shutdown signals every group at once (HUP, TERM, then KILL), before
+  // each handle's own abort reaches it: aborted all the same (it read as the tool's
+  // own failure). A SIGSEGV of its own is its own.
+  if (info.signaled && new_processes_refused() &&
+      (info.signal == SIGHUP || info.signal == SIGTERM || info.signal == SIGKILL)) {
     ToolError err{fmt::format("aborted ({}) as jp-actors ended on a signal", info.describe()),
                   last_lines(st.stderr_tail, trace_lines), false};
     return ToolState::failure(std::move(err), std::move(content));
   }
-  if (st.control && st.control->declared())
-    return *st.control->declared();
   if (st.spec.structured_output && !st.stdout_overflow) {
     if (auto parsed = parse_tool_output(st.stdout_capture); parsed.ok())
       return *parsed;
   }
   if (info.success())
     return ToolState::success(std::move(content));
-  // A tool that catches SIGTERM exits with a status of its own: still the abort's.
+  // A tool that catches SIGTERM and fails with a status of its own: say the abort
+  // was under way (an exit 0 then is a clean stop, told as such).
   auto why = exit_text(info, st.spec.limits);
   if (st.at == phase::stopping)
     why += " (as it was being aborted)";

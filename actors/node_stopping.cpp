@@ -26,8 +26,9 @@ namespace {
 /// Whether a tool's failure is what the stop's signals (HUP, TERM, then KILL) make:
 /// killed by one, or exited as a shell or a JVM does on one (128 + it).
 bool ended_by_stop(std::string_view failure) {
-  // The shutdown's signals reach the tools before their handles' aborts: said so.
-  if (failure.starts_with("aborted ("))
+  // The shutdown's signals reach the tools before their handles' aborts: said so
+  // (a client's own abort that ends meanwhile says only "aborted (...)").
+  if (failure.starts_with("aborted (") && failure.ends_with(") as jp-actors ended on a signal"))
     failure.remove_prefix(std::string_view("aborted (").size());
   for (int sig : {1, 9, 15})
     if (failure.starts_with(fmt::format("killed by signal {} ", sig)) ||

@@ -622,8 +622,8 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
           auto r = e.final;
           // Asked for a screen there is none of: said, not left out without a word.
           if ((look.screen || look.rows > 0) && r.screen.height == 0)
-            r.state.content += "[jp-actors: no screen: the handle has stopped, and its terminal with it; what it "
-                               "printed is its result]\n";
+            r.state.content += "[jp-actors: no screen: the handle has stopped (a screen is a running terminal "
+                               "handle's); what it printed is its result]\n";
           return r;
         }
         return HandleReport{id, pending_state(), 0, {}};

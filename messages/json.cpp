@@ -393,8 +393,8 @@ Result<Json> Json::parse(std::string_view text, duplicate_keys dup) {
   // A number out of range is valid JSON all the same: said as what it is.
   if (doc.error() == simdjson::NUMBER_ERROR)
     return Error{"invalid JSON, or a number in it out of range: a number without a fraction or an exponent is "
-                 "read as a 64-bit integer (at most 18446744073709551615), any other as a double (up to about "
-                 "1.8e308)"};
+                 "read only up to 18446744073709551615 (write a larger one with an exponent, 1e20), any other up "
+                 "to about 1.8e308"};
   if (doc.error())
     return Error{fmt::format("invalid JSON: {}", simdjson::error_message(doc.error()))};
   auto json = from_element(doc.value_unsafe());

@@ -156,6 +156,9 @@ parameters.ratio = { type = "number" }
                   (std::vector<std::string>{"git", "log", "-n", "3", "--port=8080", "1000"}));
   CAF_CHECK_EQUAL(argv(R"({"n":null,"port":1,"ratio":2.25})"),
                   (std::vector<std::string>{"git", "log", "-n", "5", "--port=1", "2.25"}));
+  // Every integral double an integer parameter takes is written as an integer.
+  auto large = argv(R"({"n":-9.2e18,"port":1,"ratio":1})");
+  CAF_CHECK_EQUAL(large.at(3), "-9200000000000000000");
   // An MCP server's default is its own to apply (and not checked here): not sent.
   ToolConfig served;
   served.name = "srv__t";

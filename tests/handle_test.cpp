@@ -1181,7 +1181,7 @@ CAF_TEST(a screen asked of a stopped handle is said to be gone with it) {
   auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("gone"), look);
   CAF_CHECK_EQUAL(err, "");
   CAF_CHECK_EQUAL(r.screen.height, 0);
-  CAF_CHECK(contains(r.state.content, "[jp-actors: no screen: the handle has stopped, and its terminal with it"));
+  CAF_CHECK(contains(r.state.content, "[jp-actors: no screen: the handle has stopped (a screen is a running terminal handle's)"));
   // Asked for none, none is said.
   auto [plain, perr] = ask<HandleReport>(registry, fetch_atom::value, std::string("gone"), LookOptions{});
   CAF_CHECK(!contains(plain.state.content, "no screen"));

@@ -56,7 +56,7 @@ CAF_TEST(a number out of range is said as such) {
     auto parsed = Json::parse(text);
     CAF_REQUIRE(!parsed.ok());
     CAF_CHECK_EQUAL(parsed.error(), "invalid JSON, or a number in it out of range: a number without a fraction or "
-                                    "an exponent is read as a 64-bit integer (at most 18446744073709551615), any "
-                                    "other as a double (up to about 1.8e308)");
+                                    "an exponent is read only up to 18446744073709551615 (write a larger one with an "
+                                    "exponent, 1e20), any other up to about 1.8e308");
   }
 }

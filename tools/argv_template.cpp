@@ -54,7 +54,7 @@ std::string number_text(const Json& v) {
   if (v.is_int())
     return std::to_string(v.as_int());
   double d = v.as_number();
-  if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 9.2e18)
+  if (std::isfinite(d) && d == std::trunc(d) && d >= -0x1p63 && d < 0x1p63) // int64's range, exactly
     return std::to_string(static_cast<int64_t>(d));
   return fmt::format("{}", d);
 }

@@ -353,11 +353,12 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
   auto params = parameters_schema(t, d);
   // A dialect without anyOf at the top says in words what it would have said.
   auto description = full_description(t);
+  std::string needs; // after any cut of the description, never cut itself
   if (!t.one_of_required.empty() && !top_level_combinators(d)) {
     std::string names;
     for (auto& name : t.one_of_required)
       names += fmt::format("{}`{}`", names.empty() ? "" : ", ", name);
-    description += fmt::format("{}At least one of {} is required.", description.empty() ? "" : " ", names);
+    needs = fmt::format("{}At least one of {} is required.", description.empty() ? "" : " ", names);
   }
   switch (d) {
     case dialect::openai:
@@ -366,15 +367,15 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
       return Json::object().set("type", "function").set(
           "function", Json::object()
                           .set("name", t.name)
-                          .set("description", cut_text(description, kOpenAiDescriptionCut))
+                          .set("description", cut_text(description, kOpenAiDescriptionCut - needs.size()) + needs)
                           .set("parameters", std::move(params)));
     case dialect::anthropic:
       return Json::object()
           .set("name", t.name)
-          .set("description", description)
+          .set("description", description + needs)
           .set("input_schema", std::move(params));
     case dialect::gemini: {
-      auto decl = Json::object().set("name", t.name).set("description", description);
+      auto decl = Json::object().set("name", t.name).set("description", description + needs);
       // Gemini rejects an OBJECT schema with no properties; a tool without
       // parameters simply has no "parameters".
       auto* props = params.find("properties");
@@ -385,12 +386,12 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
     case dialect::json_schema:
       return Json::object()
           .set("name", t.name)
-          .set("description", description)
+          .set("description", description + needs)
           .set("parameters", std::move(params));
     case dialect::mcp:
       return Json::object()
           .set("name", t.name)
-          .set("description", description)
+          .set("description", description + needs)
           .set("inputSchema", std::move(params));
   }
   return Json{};

@@ -582,9 +582,12 @@ int main(int argc, char** argv) {
   handles_abort->add_option("--pid", abort_pid, "The process holding it, when several hold that id")
     ->check(CLI::Validator(
       [](std::string& text) -> std::string {
+        if (text.empty())
+          return "needs a value; it was given an empty one";
         int64_t pid = 0;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
-        return ec == std::errc{} && end == text.data() + text.size() && pid > 0
+        // CLI11 reads 010 as octal: a pid is written without a leading 0.
+        return ec == std::errc{} && end == text.data() + text.size() && pid > 0 && text[0] != '0'
                  ? std::string()
                  : fmt::format("{} is no process id (a number from 1 up, as `handles ls` shows it)", text);
       },
