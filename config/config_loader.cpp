@@ -218,23 +218,17 @@ Status check_placeholders(const ToolConfig& tool, std::string_view prefix) {
   for (auto& p : tool.parameters)
     declared.push_back(p.name);
   for (auto& [key, text] : templates) {
-    if (auto near = mistyped_placeholder(*text); !near.empty())
+    if (auto near = mistyped_placeholder(*text, declared); !near.empty()) {
+      // {{dir}} with `dir` declared: its placeholder is named.
+      auto bare = std::string(trim_blanks(near));
+      if (std::find(declared.begin(), declared.end(), bare) != declared.end())
+        return Status::fail(fmt::format("{}.{}: `{{{{{}}}}}` is not a placeholder and would be passed as it is; "
+                                        "parameter {}'s is {{{{tool.arguments.{}}}}}",
+                                        prefix, key, bare, bare, bare));
       return Status::fail(fmt::format("{}.{}: `{{{{{}}}}}` is not a placeholder and would be passed as it is "
                                       "(a placeholder is {{{{tool.arguments.NAME}}}} or {{{{tool.answers.ID}}}}; "
                                       "any other `{{{{` is literal text)",
                                       prefix, key, cut_text(std::string(near), 64)));
-    // {{dir}} with `dir` declared: meant as its placeholder, passed as text.
-    for (auto open = text->find("{{"); open != std::string::npos; open = text->find("{{", open + 2)) {
-      auto close = text->find("}}", open + 2);
-      if (close == std::string::npos)
-        break;
-      auto inside = std::string_view(*text).substr(open + 2, close - open - 2);
-      inside = inside.substr(std::min(inside.size(), inside.find_first_not_of(" \t")));
-      inside = inside.substr(0, inside.find_last_not_of(" \t") + 1);
-      if (std::find(declared.begin(), declared.end(), inside) != declared.end())
-        return Status::fail(fmt::format("{}.{}: `{{{{{}}}}}` is not a placeholder and would be passed as it is; "
-                                        "parameter {}'s is {{{{tool.arguments.{}}}}}",
-                                        prefix, key, inside, inside, inside));
     }
     auto found = find_placeholders(*text);
     if (!found)
@@ -1218,11 +1212,6 @@ Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) 
   return apply_text(c, *text, path.string(), from_workspace);
 }
 
-std::string_view without_blanks(std::string_view s) {
-  auto first = s.find_first_not_of(" \t");
-  return first == std::string_view::npos ? std::string_view() : s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
-
 // --cfg a.b.c=VALUE: VALUE as a TOML value if it is one (1, true, ["x"], {k="v"}),
 // else the raw text as a string, so `--cfg assistant.model=gpt-4o` needs no quotes.
 Status apply_override(Config& c, std::string_view spec) {
@@ -1231,8 +1220,8 @@ Status apply_override(Config& c, std::string_view spec) {
   if (eq == std::string_view::npos)
     return Error{fmt::format("{}: expected key=value", origin)};
   // `key = value`, as a config file has it, means the same.
-  auto key = without_blanks(spec.substr(0, eq));
-  auto text = without_blanks(spec.substr(eq + 1));
+  auto key = trim_blanks(spec.substr(0, eq));
+  auto text = trim_blanks(spec.substr(eq + 1));
 
   std::vector<std::string> path;
   for (size_t start = 0;;) {
@@ -1363,7 +1352,7 @@ std::set<std::string> tools_defined_by(const ConfigSources& sources, const std::
   constexpr std::string_view prefix = "conversation.tools.";
   for (std::string_view spec : sources.overrides) {
     auto eq = spec.find('=');
-    auto key = without_blanks(spec.substr(0, eq));
+    auto key = trim_blanks(spec.substr(0, eq));
     if (!key.starts_with(prefix) || eq == std::string_view::npos)
       continue;
     auto rest = key.substr(prefix.size());

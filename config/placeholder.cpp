@@ -7,8 +7,6 @@
 
 namespace jp {
 
-namespace {
-
 std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
@@ -16,6 +14,8 @@ std::string_view trim_blanks(std::string_view s) {
     s.remove_suffix(1);
   return s;
 }
+
+namespace {
 
 // Whether the text after a "{{" makes it a placeholder: `tool.`, blanks aside.
 bool opens_placeholder(std::string_view after) {
@@ -32,11 +32,15 @@ std::string lower(std::string_view s) {
 
 } // namespace
 
-std::string_view mistyped_placeholder(std::string_view text) {
+std::string_view mistyped_placeholder(std::string_view text, const std::vector<std::string>& declared) {
   for (auto open = text.find("{{"); open != std::string_view::npos; open = text.find("{{", open + 1)) {
     auto after = text.substr(open + 2);
     if (opens_placeholder(after))
       continue; // a placeholder, judged as one
+    auto inside = after.substr(0, std::min(after.find("}}"), after.size()));
+    if (after.find("}}") != std::string_view::npos &&
+        std::find(declared.begin(), declared.end(), trim_blanks(inside)) != declared.end())
+      return inside;
     auto start = after.find_first_not_of(" \t\r\n");
     if (start == std::string_view::npos)
       break;
@@ -47,7 +51,7 @@ std::string_view mistyped_placeholder(std::string_view text) {
           head.find('.') < head.find_first_of(" \t}") &&
           std::all_of(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(head.find('.')),
                       [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }))
-        return after.substr(0, std::min(after.find("}}"), after.size()));
+        return inside;
   }
   return {};
 }

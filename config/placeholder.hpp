@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,9 +27,13 @@ struct Placeholder {
 Result<std::vector<Placeholder>> find_placeholders(std::string_view text);
 
 /// The text after the first literal "{{" of `text` that looks like a mistyped
-/// placeholder (`{{arguments.dir}}`, `{{Tool.arguments.x}}`, "{{" and a line break
-/// before `tool.`), up to its "}}"; empty when none does. Literal, it would be
-/// passed as it is, where a placeholder's value was meant.
-std::string_view mistyped_placeholder(std::string_view text);
+/// placeholder (`{{arguments.dir}}`, `{{args.x}}`, `{{Tool.arguments.x}}`, "{{" and a
+/// line break before `tool.`, or one of `declared`, a parameter's bare name:
+/// `{{ dir }}`), up to its "}}"; empty when none does. Literal, it would be passed as
+/// it is, where a placeholder's value was meant.
+std::string_view mistyped_placeholder(std::string_view text, const std::vector<std::string>& declared = {});
+
+/// `s` without the blanks (spaces, tabs) around it.
+std::string_view trim_blanks(std::string_view s);
 
 } // namespace jp
