@@ -235,10 +235,8 @@ ReportBuilder::Agent& ReportBuilder::agent(const std::string& path) {
 
 void ReportBuilder::add(const Json& e) {
   auto kind = string_at(e, "event");
-  for (auto counted : {"run_end", "turn_start", "turn_end", "model_round", "chat_request", "chat_response",
-                       "tool_call", "tool_call_request", "tool_result", "tool_call_response"})
-    counted_any_ = counted_any_ || kind == counted;
   if (kind == "run_end") {
+    counted_any_ = true;
     open_.run_ms = number_at(e, "elapsed_ms");
     done_.push_back(std::move(open_));
     open_ = Run{};
@@ -316,7 +314,10 @@ void ReportBuilder::add(const Json& e) {
       f.peak_handles = std::max<int64_t>(std::max<int64_t>(f.peak_handles, 0),
                                          static_cast<int64_t>(number_at(e, "peak_handles", 0)));
     }
+  } else {
+    return; // a kind no report counts
   }
+  counted_any_ = true;
 }
 
 ExperimentReport ReportBuilder::finish(const Run& run) const {
