@@ -16,6 +16,10 @@
 
 namespace jp {
 
+std::string handle_not_found(const std::string& id) {
+  return fmt::format("Handle `{}` not found", cut_text(id));
+}
+
 namespace {
 
 enum class entry_phase { reserved, live, stopped };
@@ -97,7 +101,7 @@ caf::error not_found(const registry_state& st, const std::string& id) {
   if (known.size() > 10)
     ids += fmt::format(" and {} more", known.size() - 10);
   return make_error(error_code::unknown_handle,
-                    fmt::format("Handle `{}` not found: {}", cut_text(id),
+                    fmt::format("{}: {}", handle_not_found(id),
                                 known.empty() ? std::string("there are no handles")
                                               : fmt::format("the handles are {}", ids)));
 }

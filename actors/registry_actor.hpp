@@ -52,6 +52,10 @@ class IoThread;
 using HandleFactory = std::function<handle_actor(caf::local_actor* parent, const std::string& id,
                                                  LaunchSpec& spec, const supervisor_actor& supervisor)>;
 
+/// "Handle `ID` not found": how every refusal of an unknown id starts (the registry
+/// names the ids there are after it; a caller may add its own words at its end).
+std::string handle_not_found(const std::string& id);
+
 /// Handles over real processes on `io`.
 HandleFactory process_handle_factory(IoThread& io);
 

@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <fmt/format.h>
 
+#include "actors/registry_actor.hpp"
 #include "messages/error_category.hpp"
 #include "messages/error_code.hpp"
 #include "messages/json.hpp"
@@ -69,8 +70,7 @@ void locate(view_actor_t* self, const std::vector<std::string>& ids,
     for (size_t i = 0; i < ids.size(); ++i) {
       if (!(*found)[i])
         return k(make_error(error_code::unknown_handle,
-                            fmt::format("Handle `{}` not found (in this agent or the agents sharing its registry)",
-                                        cut_text(ids[i]))));
+                            handle_not_found(ids[i]) + " (in this agent or the agents sharing its registry)"));
       auto at = std::find_if(out.begin(), out.end(), [&](auto& g) { return g.first == *(*found)[i]; });
       if (at == out.end())
         out.push_back({*(*found)[i], {ids[i]}});

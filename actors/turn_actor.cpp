@@ -548,7 +548,7 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
     if (self->state.ctx.shared_registry && drives && code_of(err) == error_code::unknown_handle) {
       // Said before the handles this agent has (the registry's text after "not found";
       // found after the id, which may hold those words itself).
-      auto head = fmt::format("Handle `{}` not found", cut_text(id));
+      auto head = handle_not_found(id);
       auto at = text.starts_with(head) ? head.size() : text.size();
       text.insert(at, fmt::format(" among this agent's handles (if another agent spawned it, it can be awaited "
                                   "and fetched, but only that agent can {} it)",
