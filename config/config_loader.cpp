@@ -1192,17 +1192,23 @@ Result<std::string> read_file(const fs::path& path, bool from_workspace) {
 }
 
 // One layer of TOML text on top of `c`; `c` is untouched when the layer is refused.
+// One layer of parsed TOML on top of `c`; `c` is untouched when the layer is refused.
+Status apply_table(Config& c, const toml::table& root, std::string_view origin, bool from_workspace,
+                   const std::set<std::string>* defined_later = nullptr) {
+  Config next = c;
+  Layer layer(next, origin, from_workspace, defined_later);
+  if (auto s = layer.apply(root); !s)
+    return s;
+  c = std::move(next);
+  return Status::success();
+}
+
 Status apply_text(Config& c, std::string_view text, std::string_view origin, bool from_workspace,
                   const std::set<std::string>* defined_later = nullptr) {
   auto root = parse_toml(text, origin);
   if (!root)
     return Error{root.error()};
-  Config next = c;
-  Layer layer(next, origin, from_workspace, defined_later);
-  if (auto s = layer.apply(*root); !s)
-    return s;
-  c = std::move(next);
-  return Status::success();
+  return apply_table(c, *root, origin, from_workspace, defined_later);
 }
 
 Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) {
@@ -1334,13 +1340,12 @@ std::string sha256_hex(std::string_view text) {
 
 namespace {
 
-/// The tools your --config files and --cfg overrides define (a command, a node or a
-/// source): what they cannot read is said when they are applied.
-std::set<std::string> tools_defined_by(const ConfigSources& sources, const std::vector<std::string>& texts) {
+/// The tools your --config files (`files`, parsed) and --cfg overrides define (a
+/// command, a node or a source): what they cannot read is said when they are applied.
+std::set<std::string> tools_defined_by(const ConfigSources& sources, const std::vector<toml::table>& files) {
   std::set<std::string> names;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    auto root = parse_toml(texts[i], sources.config_files[i]);
-    auto* tools = root ? (*root)["conversation"]["tools"].as_table() : nullptr;
+  for (auto& root : files) {
+    auto* tools = root["conversation"]["tools"].as_table();
     if (!tools)
       continue;
     for (auto&& [name, v] : *tools)
@@ -1382,17 +1387,20 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
   if (c.workspace.size() > 1 && c.workspace.back() == '/')
     c.workspace.pop_back();
 
-  // Your --config files, each read once (a pipe, `--config <(...)`, reads once): what
-  // tools they define is looked at before the workspace's layer, and they are applied
-  // after it, to each config that needs them.
-  std::vector<std::string> texts;
+  // Your --config files, each read and parsed once (a pipe, `--config <(...)`, reads
+  // once): what tools they define is looked at before the workspace's layer, and they
+  // are applied after it, to each config that needs them.
+  std::vector<toml::table> files;
   for (auto& file : sources.config_files) {
     if (!fs::exists(file, ec))
       return Error{fmt::format("{}: no such config file", file)};
     auto text = read_file(file, false);
     if (!text)
       return Error{text.error()};
-    texts.push_back(std::move(*text));
+    auto root = parse_toml(*text, file);
+    if (!root)
+      return Error{root.error()};
+    files.push_back(std::move(*root));
   }
   // Optional locations: absent is fine, present but broken is an error.
   std::vector<std::pair<fs::path, bool>> optional; // path, from the workspace
@@ -1412,7 +1420,7 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
     if (!text)
       return Error{text.error()};
     workspace_before = c;
-    auto yours = tools_defined_by(sources, texts);
+    auto yours = tools_defined_by(sources, files);
     if (auto s = apply_text(c, *text, path.string(), true, &yours); !s)
       return Error{s.error};
     workspace_after = c;
@@ -1420,9 +1428,9 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
   }
 
   // Your layers after the workspace's: --config files, then --cfg.
-  auto apply_yours = [&sources, &texts](Config& to) -> Status {
-    for (size_t i = 0; i < texts.size(); ++i)
-      if (auto s = apply_text(to, texts[i], sources.config_files[i], false); !s)
+  auto apply_yours = [&sources, &files](Config& to) -> Status {
+    for (size_t i = 0; i < files.size(); ++i)
+      if (auto s = apply_table(to, files[i], sources.config_files[i], false); !s)
         return s;
     for (auto& spec : sources.overrides)
       if (auto s = apply_override(to, spec); !s)
