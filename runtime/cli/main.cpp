@@ -58,6 +58,9 @@ using namespace jp;
 
 namespace {
 
+// An option given "" (a script's unset variable): refused, not taken as not given.
+constexpr const char* kEmptyValue = "needs a value; it was given an empty one";
+
 int fail(const std::string& reason) {
   // A reason may quote a tool or a model: on a terminal it cannot drive it.
   std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, reason).c_str());
@@ -583,7 +586,7 @@ int main(int argc, char** argv) {
     ->check(CLI::Validator(
       [](std::string& text) -> std::string {
         if (text.empty())
-          return "needs a value; it was given an empty one";
+          return kEmptyValue; // the check of every option's comes after this one
         int64_t pid = 0;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
         // CLI11 reads 010 as octal: a pid is written without a leading 0.
@@ -627,7 +630,7 @@ int main(int argc, char** argv) {
     for (auto* option : level->get_options([](const CLI::Option* o) { return !o->get_positional(); }))
       if (option->get_type_size() > 0)
         option->check(CLI::Validator(
-          [](std::string& text) { return text.empty() ? std::string("needs a value; it was given an empty one") : ""; },
+          [](std::string& text) { return text.empty() ? std::string(kEmptyValue) : ""; },
           ""));
     for (auto* sub : level->get_subcommands({}))
       refuse_empty(sub);
