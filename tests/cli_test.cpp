@@ -233,6 +233,11 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   CAF_CHECK_EQUAL(allow_before.status, 2);
   CAF_CHECK(contains(allow_before.out, "--allow is an option of `mcp`: give it after the command (jp-actors mcp "
                                        "--allow ...)"));
+  // A nested command's option is found where it is, and named with its path.
+  auto pid_before = cli("--pid 3 handles abort x");
+  CAF_CHECK_EQUAL(pid_before.status, 2);
+  CAF_CHECK(contains(pid_before.out, "--pid is an option of `handles abort`: give it after the command (jp-actors "
+                                     "handles abort --pid ...)"));
   // After the command, it is none of that command's.
   auto json_after = cli("nodes ls --json");
   CAF_CHECK_EQUAL(json_after.status, 2);

@@ -701,10 +701,20 @@ int main(int argc, char** argv) {
                                        : "");
           return 2;
         }
+        // Whose option it is, the shallowest command first (`--pid` is `handles abort`'s).
         auto owner = !typed.empty() && typed.back()->get_option_no_throw(name) ? typed_name : std::string();
-        for (auto* sub : app.get_subcommands({}))
-          if (owner.empty() && sub->get_option_no_throw(name))
-            owner = sub->get_name();
+        std::vector<std::pair<CLI::App*, std::string>> level{{&app, ""}};
+        while (owner.empty() && !level.empty()) {
+          std::vector<std::pair<CLI::App*, std::string>> next;
+          for (auto& [at, path] : level)
+            for (auto* sub : at->get_subcommands({})) {
+              auto sub_path = path.empty() ? sub->get_name() : path + " " + sub->get_name();
+              if (owner.empty() && sub->get_option_no_throw(name))
+                owner = sub_path;
+              next.emplace_back(sub, sub_path);
+            }
+          level = std::move(next);
+        }
         if (!owner.empty()) {
           std::fprintf(stderr, "jp-actors: %s is an option of `%s`: give it after the command (jp-actors %s %s "
                                "...)\n",
