@@ -38,7 +38,12 @@ std::string_view mistyped_placeholder(std::string_view text, const std::vector<s
     if (opens_placeholder(after))
       continue; // a placeholder, judged as one
     auto inside = after.substr(0, std::min(after.find("}}"), after.size()));
-    if (after.find("}}") != std::string_view::npos &&
+    // {{end}}, {{else}}: a Go or Handlebars template's keyword, even where a parameter
+    // has that name.
+    auto keyword = [](std::string_view w) {
+      return w == "end" || w == "else" || w == "break" || w == "continue" || w == "nil";
+    };
+    if (after.find("}}") != std::string_view::npos && !keyword(trim_blanks(inside)) &&
         std::find(declared.begin(), declared.end(), trim_blanks(inside)) != declared.end())
       return inside;
     auto start = after.find_first_not_of(" \t\r\n");

@@ -457,6 +457,14 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "parameters.p = { type = \"string\", enum = [] }\n",
        "conversation.tools.x.parameters.p.enum: an empty list allows no value; list the values allowed, or leave "
        "enum out"},
+      // A value listed twice, a default a required parameter never uses, items of the wrong type.
+      {x + "parameters.p = { type = \"string\", enum = [\"a\", \"b\", \"a\"] }\n",
+       "conversation.tools.x.parameters.p.enum: \"a\" is listed twice; list each value once"},
+      {x + "parameters.p = { type = \"string\", required = true, default = \"a\" }\n",
+       "conversation.tools.x.parameters.p.default: a required parameter's default is never used (every call gives "
+       "it); remove required = true, or the default"},
+      {x + "parameters.p = { type = \"array\", items = { type = \"string\" }, default = [\"a\", 2] }\n",
+       "conversation.tools.x.parameters.p.default: expected items of type string, got integer 2"},
       {x + "parameters.p = { type = \"string\", default = \"a\" }\nparameters.q = { type = \"string\" }\n"
            "one_of_required = [\"p\", \"q\"]\n",
        "conversation.tools.x.parameters.p.default: a parameter of one_of_required has none"},
@@ -1081,6 +1089,10 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
     {"[conversation.tools.t]\ncommand = { program = \"docker ps --format '{{.Names}}' {{range .}}\", "
      "shell = true }\n",
      ""},
+    // A template's keyword is one even where a parameter has its name.
+    {"[conversation.tools.t]\ncommand = { program = \"docker\", args = [\"ps\", \"--format\", "
+     "\"{{range .}}{{.Names}}{{end}}\", \"{{tool.arguments.end}}\"] }\nparameters.end = { type = \"string\" }\n",
+     ""},
     {"[conversation.tools.t]\ncommand = { program = \"{{tool.arguments.p}}\" }\n",
      "conversation.tools.t.command.program: `{{tool.arguments.p}}` names no declared parameter (none is declared)"},
     {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{ tool.arguments.o.level }}\", "
@@ -1377,7 +1389,6 @@ env = { RUST_LOG = "warn" }
 [conversation.tools.cargo_check.parameters.package]
 type = "string"
 description = "The crate"
-required = true
 enum = ["jp", "jp_cli"]
 default = "jp"
 [conversation.tools.cargo_check.parameters.features]
@@ -1385,6 +1396,7 @@ type = "array"
 items = { type = "string" }
 [conversation.tools.cargo_check.parameters.dir]
 type = "string"
+required = true
 [conversation.tools.cargo_check.spawn]
 stateful = true
 actions = ["spawn", "fetch", "abort"]
@@ -1420,7 +1432,8 @@ answer = { level = 2, tags = ["a", true] }
   auto& features = named("features");
   auto& package = named("package");
   CAF_CHECK_EQUAL(package.type, "string");
-  CAF_CHECK(package.required);
+  CAF_CHECK(!package.required);
+  CAF_CHECK(named("dir").required);
   CAF_CHECK_EQUAL(package.enum_values, (std::vector<std::string>{"jp", "jp_cli"}));
   CAF_CHECK_EQUAL(package.default_value.dump(), "\"jp\"");
   CAF_CHECK_EQUAL(features.items_type, "string");
