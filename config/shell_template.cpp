@@ -1073,8 +1073,13 @@ private:
         }
         break;
       case '}':
-        if (kind == frame::parameter)
+        if (kind == frame::parameter) {
+          // ${@}, ${@:2}: one word per positional, as "$@"; the word keeps the `@`.
+          bool positionals = stack_.back().text.starts_with("@");
           stack_.pop_back();
+          if (positionals)
+            word_char('@');
+        }
         else if (word_frame().braces > 0)
           --word_frame().braces;
         word_char(c);

@@ -386,14 +386,15 @@ CAF_TEST(a value bash evaluates given through a variable or env and test given e
                        "x=$(echo {{a}}); OPTIND=$x", "f={{a}}; BASH_ENV=$f bash -c 'echo child'",
                        "env BASH_ENV={{a}} bash -c true", "/usr/bin/env LD_PRELOAD={{a}} true",
                        "timeout 5 env BASH_ENV={{a}} bash -c :", "nohup env BASH_ENV={{a}} bash -c :",
-                       "echo {{a}} {{b}}; [ \"$@\" ] && echo set", "echo {{a}}; test \"$@\""})
+                       "echo {{a}} {{b}}; [ \"$@\" ] && echo set", "echo {{a}}; test \"$@\"",
+                       "echo {{a}}; [ \"${@}\" ]", "echo {{a}}; test \"${@:1}\""})
     CAF_CHECK_EQUAL(scan_error(program).find("; here: ") == std::string::npos ? program : "", "");
   CAF_CHECK(scan_error("x={{a}}; OPTIND=$x").ends_with("; here: OPTIND given a value that is not written out, which "
                                                       "bash evaluates"));
   // As written usually, they stay allowed.
   for (auto program : {"d={{a}}; PATH=\"$HOME/bin:$PATH\"; ls \"$d\"", "echo OPTIND={{a}}",
                        "env FOO={{a}} printenv FOO", "OPTIND=1; echo {{a}}", "echo SECONDS=$SECONDS {{a}}",
-                       "docker run -e PS1=\"$p\" img {{a}}", "[ -n \"$1\" ] && echo {{a}}"})
+                       "docker run -e PS1=\"$p\" img {{a}}", "[ -n \"$1\" ] && echo {{a}}", "[ -n \"${1}\" ] && echo {{a}}"})
     CAF_CHECK_EQUAL(scan_error(program), "");
 }
 
