@@ -250,9 +250,9 @@ void on_one(mcp_actor_t* self, Json* msg) {
                 fmt::format("a message must be a JSON-RPC 2.0 object, got {}", msg->type_name()));
   auto* method = msg->find("method");
   auto* id = msg->find("id");
-  if (auto* version = msg->find("jsonrpc"); version && !(version->is_string() && version->as_string() == "2.0"))
+  if (auto wrong = mcp::wrong_jsonrpc(*msg))
     return fail(self, id && mcp::request_id(*id) ? *mcp::request_id(*id) : Json(), mcp::invalid_request,
-                fmt::format("\"jsonrpc\" must be \"2.0\", got {}", cut_text(version->dump(), 40)));
+                std::move(*wrong));
   if (!method) {
     if (!msg->find("result") && !msg->find("error"))
       return fail(self, id && mcp::request_id(*id) ? *mcp::request_id(*id) : Json(), mcp::invalid_request,
@@ -349,12 +349,12 @@ void on_batch(mcp_actor_t* self, JsonArray& messages) {
 }
 
 void on_message(mcp_actor_t* self, const std::string& text) {
-  auto msg = Json::parse(text);
-  if (!msg)
-    return fail(self, Json(), mcp::parse_error, "not JSON: " + msg.error());
-  if (msg->is_array())
-    return on_batch(self, msg->as_array());
-  on_one(self, &*msg);
+  auto msg = mcp::parse_message(text);
+  if (msg.code)
+    return fail(self, Json(), msg.code, std::move(msg.error));
+  if (msg.json.is_array())
+    return on_batch(self, msg.json.as_array());
+  on_one(self, &msg.json);
 }
 
 mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, std::shared_ptr<const Config> config,

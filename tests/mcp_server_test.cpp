@@ -280,6 +280,12 @@ CAF_TEST(a request whose id is not a string or an integer is refused with id nul
     CAF_CHECK(refused.find("id") && refused.find("id")->is_null());
     CAF_CHECK(contains(error_message(refused), "must be a string or an integer, got " + id));
   }
+  // A key twice: parsers disagree on which copy counts, so neither does.
+  c->send_line(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","id":2,"method":"ping"})");
+  auto twice = c->next();
+  CAF_CHECK_EQUAL(error_code(twice), -32600);
+  CAF_CHECK(twice.find("id") && twice.find("id")->is_null());
+  CAF_CHECK(contains(error_message(twice), R"(the key "id" appears twice)"));
   // An integral number written otherwise is an integer, and is echoed as one.
   c->send_line(R"({"jsonrpc":"2.0","id":1e2,"method":"ping"})");
   CAF_CHECK_EQUAL(c->next_line(), R"({"jsonrpc":"2.0","id":100,"result":{}})");
@@ -729,6 +735,22 @@ CAF_TEST(a call cancelled while its permission is asked withdraws the question) 
       CAF_ERROR("the cancelled call was answered: " << m.dump());
 }
 
+CAF_TEST(the permission question shows the arguments whole with their controls escaped) {
+  std::ofstream(dir.path / "config.toml", std::ios::app) << "[conversation.tools.asky.parameters.what]\n"
+                                                            "type = \"string\"\n";
+  auto c = session(Json::object().set("elicitation", Json::object()));
+  // Past any cut, a right-to-left override and a C1 control (CSI) before the tail.
+  auto what = std::string(3000, 'a') + "\xE2\x80\xAEtxt.exe\xC2\x9B\x7FTAIL";
+  auto id = c->request("tools/call", tool_call("asky", Json::object().set("what", what)));
+  auto asked = answer_elicitation(*c, accept("no"));
+  CAF_CHECK(contains(asked, std::string(3000, 'a') + R"(\u202etxt.exe\u009b\u007fTAIL"}. Allow it?)"));
+  CAF_CHECK(!contains(asked, "\xE2\x80\xAE"));
+  CAF_CHECK(!contains(asked, "\xC2\x9B"));
+  CAF_CHECK(contains(text_of(c->response(id)), "did not allow `asky`"));
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
 CAF_TEST(a spawn cancelled before the registry refuses its id in use leaves the handle under that id running) {
   // The cancel comes right after the person's answer, while the call goes to the turn
   // (the registry's refusal of the id may come back first, and is then answered).
@@ -1057,6 +1079,16 @@ CAF_TEST(over HTTP sessions do not end when idle by default and the sixty fifth 
   for (int i = 0; i < 64; ++i)
     sids.push_back(l.open_session());
   CAF_REQUIRE_EQUAL(sids.size(), 64u);
+  // An initialize refused makes no session: it names none and ends none for room.
+  auto versionless = l.post(l.request("initialize"));
+  CAF_CHECK_EQUAL(versionless.status, 400);
+  CAF_CHECK_EQUAL(versionless.header("mcp-session-id"), "");
+  auto old_rpc = l.request("initialize", Json::object().set("protocolVersion", "2025-06-18"));
+  old_rpc.set("jsonrpc", "1.0");
+  auto refused = l.post(old_rpc);
+  CAF_CHECK_EQUAL(refused.status, 400);
+  CAF_CHECK_EQUAL(refused.header("mcp-session-id"), "");
+  CAF_CHECK(contains(refused.body, R"(\"jsonrpc\" must be \"2.0\", got \"1.0\")"));
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sids[0]).status, 200); // sids[1] is now the least recent
   auto newest = l.open_session();
   CAF_REQUIRE(!newest.empty());

@@ -426,9 +426,10 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
       !(contains_nocase(accept, "text/event-stream") || contains_nocase(accept, "*/*")))
     return respond(406, "Accept must list application/json and text/event-stream (MCP's Streamable HTTP)");
   auto& text = req.body();
-  auto msg = Json::parse(text);
-  if (!msg)
-    return respond_rpc_error(400, Json(), mcp::parse_error, "not JSON: " + msg.error());
+  auto parsed = mcp::parse_message(text);
+  if (parsed.code)
+    return respond_rpc_error(400, Json(), parsed.code, std::move(parsed.error));
+  auto* msg = &parsed.json;
   if (!msg->is_object() && !msg->is_array())
     return respond_rpc_error(400, Json(), mcp::invalid_request,
                              fmt::format("a message must be a JSON-RPC 2.0 object (or with protocol {} an array "
@@ -452,12 +453,15 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
       return respond_rpc_error(400, *id, mcp::invalid_request,
                                "initialize opens a new session: send it without Mcp-Session-Id (this one is "
                                "initialized already; DELETE it to end it)");
-    if (auto room = st.room_for_a_session(); !room)
-      return respond_rpc_error(503, *id, mcp::invalid_request, room.error);
-    // Refused before a session is made for it.
+    // Refused before a session is made for it (none is named to the client, none
+    // makes room by ending another).
+    if (auto wrong = mcp::wrong_jsonrpc(*msg))
+      return respond_rpc_error(400, *id, mcp::invalid_request, std::move(*wrong));
     auto version = mcp::requested_version(msg->find("params"));
     if (!version)
       return respond_rpc_error(400, *id, mcp::invalid_params, version.error());
+    if (auto room = st.room_for_a_session(); !room)
+      return respond_rpc_error(503, *id, mcp::invalid_request, room.error);
     auto sid = random_name_part() + random_name_part();
     auto session = std::make_shared<McpHttpSession>();
     session->version = mcp::negotiate_version(*version);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "messages/terminal_safe.hpp" // is_bidi_control
 #include "tools/schema.hpp"
 
 namespace jp::mcp {
@@ -87,6 +88,54 @@ constexpr const char* allow_session = "yes, for this session";
 constexpr const char* allow_no = "no";
 } // namespace
 
+ParsedMessage parse_message(std::string_view text) {
+  auto msg = Json::parse(text, duplicate_keys::refuse);
+  if (msg)
+    return {std::move(*msg)};
+  // Only a refused message is parsed again, to tell which refusal it was.
+  if (!Json::parse(text))
+    return {Json(), parse_error, "not JSON: " + msg.error()};
+  return {Json(), invalid_request, msg.error()};
+}
+
+std::optional<std::string> wrong_jsonrpc(const Json& msg) {
+  if (auto* version = msg.find("jsonrpc"); version && !(version->is_string() && version->as_string() == "2.0"))
+    return fmt::format("\"jsonrpc\" must be \"2.0\", got {}", cut_text(version->dump(), 40));
+  return std::nullopt;
+}
+
+namespace {
+
+// The arguments as the JSON they are, whole (a cut could hide what the call does in
+// its tail), with the characters a client's display could act on written as \u
+// escapes: DEL, the C1 controls and the bidirectional overrides and isolates, which would
+// show the arguments in another order than they run. In a dump they only occur inside
+// strings, where the escape means the same character.
+std::string shown_arguments(const Json& args) {
+  auto text = args.dump();
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    auto b1 = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    auto b2 = i + 2 < text.size() ? static_cast<unsigned char>(text[i + 2]) : 0;
+    if (c == 0x7f) {
+      out += "\\u007f";
+    } else if (c == 0xC2 && b1 >= 0x80 && b1 <= 0x9f) {
+      out += fmt::format("\\u{:04x}", b1);
+      i += 1;
+    } else if (c == 0xE2 && is_bidi_control(b1, b2)) {
+      out += fmt::format("\\u{:04x}", ((c & 0x0f) << 12) | ((b1 & 0x3f) << 6) | (b2 & 0x3f));
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
 Json permission_elicitation(const std::string& tool, const Json& args) {
   auto allow = Json::object()
                  .set("type", "string")
@@ -97,7 +146,7 @@ Json permission_elicitation(const std::string& tool, const Json& args) {
                   .set("title", "If not, why")
                   .set("description", "What the model is told");
   return Json::object()
-    .set("message", fmt::format("The model wants to run `{}` with {}. Allow it?", tool, cut_text(args.dump(), 2000)))
+    .set("message", fmt::format("The model wants to run `{}` with {}. Allow it?", tool, shown_arguments(args)))
     .set("requestedSchema", Json::object()
                               .set("type", "object")
                               .set("properties", Json::object().set("allow", std::move(allow)).set("reason", std::move(reason)))

@@ -42,6 +42,19 @@ inline constexpr int invalid_request = -32600;
 inline constexpr int method_not_found = -32601;
 inline constexpr int invalid_params = -32602;
 
+/// A client's message parsed, or why not: `code` is parse_error for what is no JSON,
+/// invalid_request for an object holding a key twice (parsers disagree on which copy
+/// counts: an id or method the server reads could differ from what a proxy logged).
+struct ParsedMessage {
+  Json json;
+  int code = 0; // 0: parsed
+  std::string error;
+};
+ParsedMessage parse_message(std::string_view text);
+
+/// Why `msg` (an object) is no JSON-RPC 2.0 message, by its `jsonrpc`, or nullopt.
+std::optional<std::string> wrong_jsonrpc(const Json& msg);
+
 /// A request's id as MCP allows it: a string or an integer; an integral number written
 /// otherwise (1e2, 100.0) is that integer, as the codec keeps no number's text. None
 /// for null, a fraction, a boolean, an array or an object.
