@@ -176,14 +176,18 @@ void add_output(function_actor_t* self, const std::string& text) {
 }
 
 /// The settle timer: the waiting looks are answered if the output has been quiet
-/// for settle_ms, else it is set again for the rest.
+/// for settle_ms, else it is set again for the rest. Output a look took meanwhile
+/// leaves nothing to answer with: the looks that came after wait on for more.
 void on_settle(function_actor_t* self) {
   auto& st = self->state;
   st.settling = false;
   auto due = st.last_output + std::chrono::milliseconds(st.spec.settle_ms);
   auto now = std::chrono::steady_clock::now();
-  if (now >= due)
-    return answer_looks(self);
+  if (now >= due) {
+    if (!st.output.empty())
+      answer_looks(self);
+    return;
+  }
   st.settling = true;
   self->delayed_send(self, std::chrono::duration_cast<std::chrono::milliseconds>(due - now) + std::chrono::milliseconds(1),
                      timeout_atom::value, settle_timer);

@@ -1,5 +1,6 @@
 #define CAF_SUITE registry
 #include <chrono>
+#include <thread>
 
 #include "actor_fixture.hpp"
 #include "actors/function_handle.hpp"
@@ -493,6 +494,47 @@ CAF_TEST(a fetch that finds the output of a function tool still coming gets what
   look.receive([&](HandleReport& r) { content = r.state.content; },
                [&](caf::error& e) { CAF_FAIL(error_text(e)); });
   CAF_CHECK_EQUAL(content, "step 1\nstep 2\n");
+  anon_send_exit(functions, caf::exit_reason::user_shutdown);
+  settle();
+}
+
+CAF_TEST(a waiting look after the output was taken waits for new output past the old settle timer) {
+  Progress progress;
+  auto functions = spawn_registry(sys, function_handle_factory([&](const Json&, const Progress& p) {
+                                    progress = p;
+                                    return Invocation{}; // runs until the test ends
+                                  }));
+  settle();
+  LaunchSpec spec;
+  spec.tool = "work";
+  spec.settle_ms = 1;
+  auto [r, err] = ask<HandleReport>(functions, spawn_atom::value, std::string("w"), spec);
+  CAF_REQUIRE_EQUAL(err, "");
+  progress("step 1\n"); // its settle timer is out
+  settle();
+  auto taken = ask<HandleReport>(functions, fetch_atom::value, std::string("w"), LookOptions{});
+  CAF_CHECK_EQUAL(taken.first.state.content, "step 1\n");
+  LookOptions wait;
+  wait.wait_ms = 60000;
+  auto look = self->request(functions, caf::infinite, fetch_atom::value, std::string("w"), wait);
+  settle();
+  // The settle checks the steady clock, which this scheduler does not move: 1 ms is
+  // let pass for real, so the output counts as quiet when the timer fires.
+  auto quiet = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); };
+  quiet();
+  sched.trigger_timeout(); // the earliest: step 1's settle timer, not the look's own
+  settle();
+  CAF_CHECK(self->mailbox().empty()); // nothing new came: the look waits on
+  progress("step 2\n");
+  settle();
+  quiet();
+  sched.trigger_timeout(); // step 2's settle timer
+  settle();
+  CAF_REQUIRE(!self->mailbox().empty());
+  std::string content;
+  look.receive([&](HandleReport& rep) { content = rep.state.content; },
+               [&](caf::error& e) { CAF_FAIL(error_text(e)); });
+  CAF_CHECK_EQUAL(content, "step 2\n");
   anon_send_exit(functions, caf::exit_reason::user_shutdown);
   settle();
 }
