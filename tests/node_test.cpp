@@ -7,6 +7,8 @@
 #include <caf/test/unit_test.hpp>
 
 #include <arpa/inet.h>
+#include <atomic>
+#include <filesystem>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
@@ -29,6 +31,7 @@
 #include "messages/error_category.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/node/node_address.hpp"
+#include "runtime/node/node_token.hpp"
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
 #include "child_wait.hpp"
@@ -924,4 +927,39 @@ CAF_TEST(while a node stops only a tool killed by a signal is told as stopped wi
   CAF_CHECK_EQUAL(stopping.as_told(crashed), crashed);
   CAF_CHECK(stopping.as_told(trapped).error.transient);
   CAF_CHECK_EQUAL(stopping.as_told(jp::ToolState::success("ok")), jp::ToolState::success("ok"));
+}
+
+CAF_TEST(nodes starting at once as one user all get the one token made whole) {
+  // One makes it; the others find it whole, never an empty file they would call broken.
+  temp_dir dir;
+  auto* before = std::getenv("XDG_STATE_HOME");
+  std::string saved = before ? before : "";
+  ::setenv("XDG_STATE_HOME", dir.path.c_str(), 1);
+  constexpr int starts = 8;
+  std::vector<jp::Result<std::string>> tokens(starts, jp::Error{"not run"});
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < starts; ++i)
+    threads.emplace_back([&, i] {
+      while (!go.load())
+        std::this_thread::yield();
+      tokens[i] = jp::node_token(true);
+    });
+  go = true;
+  for (auto& t : threads)
+    t.join();
+  if (saved.empty())
+    ::unsetenv("XDG_STATE_HOME");
+  else
+    ::setenv("XDG_STATE_HOME", saved.c_str(), 1);
+  CAF_REQUIRE(tokens[0].ok());
+  for (auto& t : tokens) {
+    CAF_CHECK_EQUAL(t.ok() ? std::string() : t.error(), "");
+    CAF_CHECK(t.ok() && *t == *tokens[0]);
+  }
+  // Nothing but the token is left beside it.
+  std::vector<std::string> names;
+  for (auto& e : std::filesystem::directory_iterator(dir.path / "jp-actors"))
+    names.push_back(e.path().filename().string());
+  CAF_CHECK_EQUAL(names, std::vector<std::string>{"node-token"});
 }

@@ -57,17 +57,25 @@ Result<std::string> state_token(const TokenKind& kind, bool create) {
   auto existing = read_token(*dir, kind, where);
   if (existing || !create)
     return existing;
-  int fd = create_private_file(*dir, kind.file);
-  if (fd < 0) {
-    if (errno == EEXIST) // another process made it meanwhile
-      return read_token(*dir, kind, where);
+  // Written whole under a name of its own, then linked into place: a process
+  // starting at the same moment finds no token or the whole of one, never an empty
+  // file (which it would call broken). The link fails if another was first: its counts.
+  auto draft = std::string(kind.file) + ".new-" + random_name_part();
+  int fd = create_private_file(*dir, draft);
+  if (fd < 0)
     return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(errno))};
-  }
   auto token = random_name_part() + random_name_part() + random_name_part() + random_name_part();
   bool written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size());
   ::close(fd);
+  int linked = written ? ::linkat(dir->get(), draft.c_str(), dir->get(), kind.file, 0) : -1;
+  int link_errno = errno;
+  ::unlinkat(dir->get(), draft.c_str(), 0);
   if (!written)
     return Error{fmt::format("cannot write the {} {}", kind.what, where)};
+  if (linked != 0 && link_errno == EEXIST) // another process made it meanwhile
+    return read_token(*dir, kind, where);
+  if (linked != 0)
+    return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(link_errno))};
   return token;
 }
 
