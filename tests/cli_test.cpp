@@ -616,7 +616,10 @@ CAF_TEST(a second terminate signal cuts the grace short) {
                       fmt::format("trap 'echo > {0}/termed' TERM; echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; "
                                   "while :; do sleep 0.05; done",
                                   dir));
-    pid_t cli_pid = start_run(ws.path, ws.path / "deaf.toml", {"--cfg", "runtime.abort_grace_secs=3600"});
+    pid_t cli_pid = start_run(ws.path, ws.path / "deaf.toml",
+                              {"--json", "--report", (ws.path / "r.json").string(), "--cfg",
+                               "runtime.abort_grace_secs=3600"},
+                              ws.path / "out");
     CAF_REQUIRE(cli_pid > 0);
     pid_t tool = pid_from(ws.path / "pid");
     CAF_REQUIRE(tool > 0);
@@ -637,6 +640,12 @@ CAF_TEST(a second terminate signal cuts the grace short) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     CAF_CHECK(process_dead(tool));
     ::kill(-tool, SIGKILL);
+    // Its tool killed at once, the run still ended its turn and wrote what it writes.
+    auto out = ws.read("out");
+    CAF_CHECK(contains(out, R"("event":"turn_end")"));
+    CAF_CHECK(contains(out, R"("interrupted":true)"));
+    auto report = Json::parse(ws.read("r.json"));
+    CAF_CHECK(report.ok() && report->is_object());
   }
 }
 

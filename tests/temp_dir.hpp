@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdlib.h>
 #include <string>
 
@@ -24,6 +25,11 @@ struct temp_dir {
 
   bool has(const std::string& name) const { return std::filesystem::exists(path / name); }
   void write(const std::string& name, const std::string& text) const { std::ofstream(path / name) << text; }
+  /// What `name` holds ("" if it is not there).
+  std::string read(const std::string& name) const {
+    std::ifstream in(path / name);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
 };
 
 } // namespace jp::testing

@@ -83,18 +83,17 @@ void watch() {
   signal_escaped_processes(SIGCONT);
   // Each tool's exit is reaped by the io thread, which frees its group's slot.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_grace_ms.load());
-  bool again = false;
   while (!all_ended() && std::chrono::steady_clock::now() < deadline)
-    if (another_signal(10)) {
-      again = true;
+    if (another_signal(10)) // a second signal cuts the grace short
       break;
-    }
   kill_all_process_groups();
   kill_escaped_processes();
-  // Tools killed at the grace's end: a moment for the program's turns to end with
-  // them and say so. A second signal wants the end now.
-  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (!again && !all_ended() && std::chrono::steady_clock::now() < deadline)
+  // Tools killed (at the grace's end, or at once by a second signal): a moment for
+  // the program's turns to end with them and write what they write (the transcript's
+  // end, a run's --report), which takes milliseconds once its tools are dead. One
+  // more signal wants the end now.
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!all_ended() && std::chrono::steady_clock::now() < deadline)
     if (another_signal(10))
       break;
   close_group_record(); // nothing of ours is left for the next start to sweep
