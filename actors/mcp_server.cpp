@@ -256,7 +256,7 @@ void on_one(mcp_actor_t* self, Json* msg) {
   if (!method) {
     if (!msg->find("result") && !msg->find("error"))
       return fail(self, id && mcp::request_id(*id) ? *mcp::request_id(*id) : Json(), mcp::invalid_request,
-                  "a message needs `method` (a request or a notification), or `result` or `error` (a response)");
+                  std::string(mcp::no_kind));
     st.requests->answered(*msg); // a response to one of ours; any other is ignored
     return;
   }

@@ -907,6 +907,24 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   auto hundred = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"2.0","id":1e2,"method":"ping"})");
   CAF_REQUIRE_EQUAL(hundred.events().size(), 1u);
   CAF_CHECK_EQUAL(hundred.events()[0].dump(), R"({"jsonrpc":"2.0","id":100,"result":{}})");
+  // What is neither a request, a notification nor a response, or no JSON-RPC 2.0, is
+  // refused as such, not taken (202) as a notification.
+  auto neither = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"2.0","id":7})");
+  CAF_CHECK_EQUAL(neither.status, 400);
+  CAF_CHECK(contains(neither.body, R"("id":7,"error":{"code":-32600,"message":"a message needs `method`)"));
+  auto old_rpc = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"1.0","method":"notifications/x"})");
+  CAF_CHECK_EQUAL(old_rpc.status, 400);
+  CAF_CHECK(contains(old_rpc.body, R"(\"jsonrpc\" must be \"2.0\")"));
+  // The media type is application/json itself; a charset may follow it.
+  auto typed = [&](const std::string& type) {
+    auto h = l.head("POST", sid);
+    auto at = h.find("application/json\r\n");
+    h.replace(at, 16, type);
+    return http_exchange(l.port, h, ping.dump()).status;
+  };
+  CAF_CHECK_EQUAL(typed("application/json-seq"), 415);
+  CAF_CHECK_EQUAL(typed("text/plain; x=application/json"), 415);
+  CAF_CHECK_EQUAL(typed("Application/JSON; charset=utf-8"), 200);
   // No batches, no other path, no stream outside a request.
   CAF_CHECK_EQUAL(http_exchange(l.port, l.head("POST", sid), "[" + ping.dump() + "]").status, 400);
   CAF_CHECK_EQUAL(http_exchange(l.port, l.head("GET", sid)).status, 405);

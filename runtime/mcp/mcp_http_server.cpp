@@ -419,7 +419,15 @@ void McpHttpConnection::handle(const http::request<http::string_body>& req) {
 }
 
 void McpHttpConnection::handle_post(ServerState& st, const http::request<http::string_body>& req) {
-  if (!contains_nocase(req[http::field::content_type], "application/json"))
+  // The media type itself, its parameters (charset) aside: application/json-seq or
+  // text/plain; x=application/json is not it.
+  auto media = std::string_view(req[http::field::content_type]);
+  media = media.substr(0, media.find(';'));
+  while (!media.empty() && (media.back() == ' ' || media.back() == '\t'))
+    media.remove_suffix(1);
+  while (!media.empty() && (media.front() == ' ' || media.front() == '\t'))
+    media.remove_prefix(1);
+  if (!equals_nocase(media, "application/json"))
     return respond(415, "POST a JSON-RPC message as Content-Type: application/json");
   auto accept = std::string_view(req[http::field::accept]);
   if (!(contains_nocase(accept, "application/json") || contains_nocase(accept, "*/*")) ||
@@ -500,6 +508,12 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   }
   if (msg->is_array())
     return handle_batch(st, session, msg->as_array());
+  // What the session would refuse with no request to answer it on is refused here.
+  auto valid_id = id ? mcp::request_id(*id) : std::nullopt;
+  if (auto wrong = mcp::wrong_jsonrpc(*msg))
+    return respond_rpc_error(400, valid_id.value_or(Json()), mcp::invalid_request, std::move(*wrong));
+  if (!method && !msg->find("result") && !msg->find("error"))
+    return respond_rpc_error(400, valid_id.value_or(Json()), mcp::invalid_request, std::string(mcp::no_kind));
   if (!request) { // a notification or a response: nothing to answer with
     respond(202, "");
     if (method && method->is_string() && method->as_string() == "notifications/cancelled")

@@ -52,6 +52,10 @@ struct ParsedMessage {
 };
 ParsedMessage parse_message(std::string_view text);
 
+/// Why a message with neither `method` nor `result` nor `error` is refused.
+inline constexpr std::string_view no_kind =
+  "a message needs `method` (a request or a notification), or `result` or `error` (a response)";
+
 /// Why `msg` (an object) is no JSON-RPC 2.0 message, by its `jsonrpc`, or nullopt.
 std::optional<std::string> wrong_jsonrpc(const Json& msg);
 
