@@ -105,10 +105,11 @@ stateful = true
     return std::make_unique<McpClient>(argv, state, (dir.path / "mcp.err").string());
   }
 
-  /// `jp-actors mcp --listen 127.0.0.1:0`, its address and token read from what it prints.
-  Listener serve_http() {
+  /// `jp-actors mcp --listen 127.0.0.1:0` (or `address`), its address and token read
+  /// from what it prints.
+  Listener serve_http(const std::string& address = "127.0.0.1:0") {
     Listener l;
-    extra.insert(extra.begin(), {"--listen", "127.0.0.1:0"});
+    extra.insert(extra.begin(), {"--listen", address});
     l.process = start();
     auto said = listening(*l.process);
     if (said.token.empty())
@@ -1276,6 +1277,15 @@ CAF_TEST(mcp listen on an address in use says so) {
   CAF_CHECK(contains(r.out, fmt::format("cannot serve MCP on 127.0.0.1:{}: the address is in use: another program "
                                         "listens there",
                                         l.port)));
+}
+
+CAF_TEST(mcp listen on localhost names the address it listens on) {
+  // It listens on 127.0.0.1 only: a client resolving localhost to ::1 first would
+  // find nobody at a localhost URL.
+  auto l = serve_http("localhost:0"); // fails unless it says http://127.0.0.1:PORT/mcp
+  CAF_CHECK(l.port != 0);
+  auto sid = l.open_session();
+  CAF_CHECK(!sid.empty());
 }
 
 CAF_TEST(mcp listen refuses an address off loopback) {

@@ -20,6 +20,7 @@
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/cli/stdout_lines.hpp"
 #include "runtime/mcp/mcp_http_server.hpp"
+#include "runtime/text_nocase.hpp"
 #include "runtime/mcp/mcp_protocol.hpp"
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_token.hpp"
@@ -74,6 +75,10 @@ int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen, 
   if (!http)
     return fail(http.error());
   addr->port = (*http)->port();
+  // localhost is served on 127.0.0.1 alone: its URL says so (a client resolving
+  // localhost to ::1 first would find nobody there).
+  if (equals_nocase(addr->host, "localhost"))
+    addr->host = "127.0.0.1";
   std::printf("jp-actors mcp: serving MCP (Streamable HTTP) at http://%s/mcp; clients send the header "
               "`Authorization: Bearer <token>` with the token in %s\n",
               addr->text().c_str(), mcp_token_path().c_str());
