@@ -20,7 +20,11 @@ Status ScriptedSubAgents::prepare(const std::string& path, const AgentSpec& spec
   if (!agent)
     return Error{agent.error()};
   ctx.provider = make_scripted_provider(*agent);
-  ctx.inquiry = make_scripted_inquiry(*agent, true);
+  ctx.inquiry = make_scripted_inquiry(*agent, true, [errors = errors_, path](const std::string& text) {
+    std::lock_guard lock(errors->mutex);
+    if (errors->first.empty())
+      errors->first = fmt::format("sub-agent {}: {}", path, text);
+  });
   if (observe_)
     ctx.observer = observe_(path);
   return Status::success();

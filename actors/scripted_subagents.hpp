@@ -6,6 +6,8 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "subagent_handle.hpp"
 #include "../runtime/store/script.hpp"
@@ -20,9 +22,21 @@ public:
     : script_(std::move(script)), observe_(std::move(observe)) {}
   Status prepare(const std::string& path, const AgentSpec& spec, TurnLoopContext& ctx) override;
 
+  /// The first script error a sub-agent met ("" none): an on_turn_end answer its
+  /// entry lacks. It fails the run as an agent's own would.
+  std::string script_error() const {
+    std::lock_guard lock(errors_->mutex);
+    return errors_->first;
+  }
+
 private:
   std::shared_ptr<const Script> script_;
   Observe observe_;
+  struct Errors {
+    std::mutex mutex;
+    std::string first;
+  };
+  std::shared_ptr<Errors> errors_ = std::make_shared<Errors>(); // the sub-agents' inquiries write it
 };
 
 } // namespace jp

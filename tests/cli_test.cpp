@@ -1094,7 +1094,10 @@ name = "leaver"
   r = cli(fmt::format("--config {}/tests/scripts/turn_end_config.toml run {} --json", JP_SOURCE_DIR,
                       (dir / "sub.toml").string()));
   CAF_CHECK(r.out.find("handle `inner` (asked) was still running when the turn ended") != std::string::npos);
-  CAF_CHECK(r.out.find("[subagents.on_turn_end] has no answer for it") != std::string::npos);
+  CAF_CHECK(r.out.find("[subagents.on_turn_end] of `leaver` has no answer for it") != std::string::npos);
+  // It fails the run too, as an agent's own does, naming the sub-agent.
+  CAF_CHECK_NOT_EQUAL(r.status, 0);
+  CAF_CHECK(testing::contains(r.out, "sub-agent main/"));
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
   // One answer missing aborts the handles answered too: said, not left to the labels.
   std::ofstream(dir / "one_missing.toml") << fmt::format(R"([[agents]]

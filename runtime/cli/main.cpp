@@ -172,6 +172,10 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
           outcome.error = std::move(t.error);
       },
       [&](caf::error& err) { outcome.error = error_text(err); });
+  // A sub-agent's missing answer failed its own turn (its parent saw that), and the
+  // script with it, as an agent's does.
+  if (outcome.error.empty() && !outcome.interrupted)
+    outcome.error = subagents->script_error();
   log->run_end(agents.size(), ms_since(t0), live_handle_group_count());
   return outcome;
 }

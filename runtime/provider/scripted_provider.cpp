@@ -57,21 +57,27 @@ private:
 
 class ScriptedInquiry final : public InquiryBackend {
 public:
-  ScriptedInquiry(ScriptAgent agent, std::string table) : agent_(std::move(agent)), table_(std::move(table)) {}
+  ScriptedInquiry(ScriptAgent agent, std::string table, std::function<void(const std::string&)> missing)
+    : agent_(std::move(agent)), table_(std::move(table)), missing_(std::move(missing)) {}
 
   Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
                                   const std::vector<ChatMessage>&) override {
     InquiryAnswers out;
     for (auto& h : outstanding) {
       auto it = agent_.on_turn_end.find(h.id);
-      if (it == agent_.on_turn_end.end())
-        return Error{fmt::format("handle `{}` ({}) was still running when the turn ended and its tool says "
-                                 "on_turn_end = \"inquire\", but [{}.on_turn_end] has no answer for "
-                                 "it; add {} = \"wait\" or \"abort\" ({})",
-                                 h.id, h.tool, table_, h.id,
-                                 outstanding.size() == 1 ? "it was aborted"
-                                                         : "it was aborted, and so was every other handle asked "
-                                                           "about, whatever its answer")};
+      if (it == agent_.on_turn_end.end()) {
+        auto text = fmt::format("handle `{}` ({}) was still running when the turn ended and its tool says "
+                                "on_turn_end = \"inquire\", but [{}.on_turn_end]{} has no answer for "
+                                "it; add {} = \"wait\" or \"abort\" ({})",
+                                h.id, h.tool, table_,
+                                table_ == "subagents" ? fmt::format(" of `{}`", agent_.name) : std::string(), h.id,
+                                outstanding.size() == 1 ? "it was aborted"
+                                                        : "it was aborted, and so was every other handle asked "
+                                                          "about, whatever its answer");
+        if (missing_)
+          missing_(text);
+        return Error{std::move(text)};
+      }
       out[h.id] = it->second;
     }
     return out;
@@ -87,6 +93,7 @@ public:
 private:
   ScriptAgent agent_;
   std::string table_; // where its answers are written: agents, or subagents
+  std::function<void(const std::string&)> missing_;
 };
 
 } // namespace
@@ -95,8 +102,9 @@ std::shared_ptr<Provider> make_scripted_provider(ScriptAgent agent) {
   return std::make_shared<ScriptedProvider>(std::move(agent));
 }
 
-std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent, bool subagent) {
-  return std::make_shared<ScriptedInquiry>(std::move(agent), subagent ? "subagents" : "agents");
+std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent, bool subagent,
+                                                      std::function<void(const std::string&)> missing) {
+  return std::make_shared<ScriptedInquiry>(std::move(agent), subagent ? "subagents" : "agents", std::move(missing));
 }
 
 } // namespace jp

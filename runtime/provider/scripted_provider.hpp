@@ -5,7 +5,9 @@
 // [agents.on_turn_end] and [agents.questions] tables answer as the assistant would.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "inquiry_backend.hpp"
 #include "provider.hpp"
@@ -16,7 +18,9 @@ namespace jp {
 /// Call ids are "call_<step>_<index>" (1-based step, 0-based index).
 std::shared_ptr<Provider> make_scripted_provider(ScriptAgent agent);
 
-/// The script's answers: a missing turn-end answer is an error naming the handle.
-std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent, bool subagent = false);
+/// The script's answers: a missing turn-end answer is an error naming the handle
+/// (also told to `missing`, if given: a sub-agent's fails the run, not only its turn).
+std::shared_ptr<InquiryBackend> make_scripted_inquiry(ScriptAgent agent, bool subagent = false,
+                                                      std::function<void(const std::string&)> missing = {});
 
 } // namespace jp
