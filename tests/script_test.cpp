@@ -5,6 +5,9 @@
 #include "config/config.hpp"
 #include "tools/builtin_tools.hpp"
 #include "runtime/store/script.hpp"
+#include "contains.hpp"
+
+#include <fmt/format.h>
 
 using namespace jp;
 
@@ -53,6 +56,14 @@ CAF_TEST(a name or text of the wrong type is refused naming the key) {
   // "/" joins an agent's path to its sub-agents' in the log and the report.
   CAF_CHECK(!parse_script(agent("name = \"a/#1\"\n", "  text = \"x\"\n"), "t.toml").ok());
   CAF_CHECK(!parse_script(agent("name = \"\"\n", "  text = \"x\"\n"), "t.toml").ok());
+  // One word of the transcript's "[name]" and a column of the report.
+  for (auto* odd : {"a b", "a\\nb", "a\\u001b[31m", "a\\tb"}) {
+    auto refused = parse_script(agent(fmt::format("name = \"{}\"\n", odd), "  text = \"x\"\n"), "t.toml");
+    CAF_CHECK(!refused.ok() && testing::contains(refused.error(), "without '/', spaces or control characters"));
+  }
+  auto total = parse_script(agent("name = \"total\"\n", "  text = \"x\"\n"), "t.toml");
+  CAF_CHECK(!total.ok() && testing::contains(total.error(), "agents[0].name: `total` is the report's row of all agents"));
+  CAF_CHECK(parse_script(agent("name = \"worker-1.b_c\"\n", "  text = \"x\"\n"), "t.toml").ok());
   auto texts = parse_script(agent("name = \"a\"\n", "  text = 7\n"), "t.toml");
   CAF_REQUIRE(!texts.ok());
   CAF_CHECK(texts.error().find("t.toml: agents[0].steps[0].text: expected a string, got 7") != std::string::npos);

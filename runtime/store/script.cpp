@@ -139,10 +139,21 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
       ScriptAgent agent;
       // A name tells agents apart in the log and the report, where "/" joins an
       // agent's path to its sub-agents'.
-      if (auto* name = at.get("name"); name && (!name->is_string() || name->value_or(std::string{}).empty() ||
-                                               name->value_or(std::string{}).find('/') != std::string::npos))
-        return r.fail(ak + ".name", fmt::format("expected a non-empty string without '/', got {}",
-                                                toml_to_json(*name).dump()));
+      // It is one word of the transcript's "[name]" prefix and a column of the
+      // report: no space or control character in it, and not the report's `total`.
+      if (auto* name = at.get("name")) {
+        auto text = name->value_or(std::string{});
+        bool plain = std::none_of(text.begin(), text.end(), [](char c) {
+          auto u = static_cast<unsigned char>(c);
+          return u <= 0x20 || u == 0x7f || c == '/';
+        });
+        if (!name->is_string() || text.empty() || !plain)
+          return r.fail(ak + ".name", fmt::format("expected a non-empty string without '/', spaces or control "
+                                                  "characters, got {}",
+                                                  toml_to_json(*name).dump()));
+        if (text == "total")
+          return r.fail(ak + ".name", "`total` is the report's row of all agents: name the agent otherwise");
+      }
       agent.name = at["name"].value_or(fmt::format("{}{}", key == std::string_view("agents") ? "agent" : "subagent", into.size() + 1));
       if (auto* qs = at.get("questions")) {
         auto* t = qs->as_table();
