@@ -1074,8 +1074,10 @@ private:
         break;
       case '}':
         if (kind == frame::parameter) {
-          // ${@}, ${@:2}: one word per positional, as "$@"; the word keeps the `@`.
-          bool positionals = stack_.back().text.starts_with("@");
+          // ${@}, ${@:2}, and "$@" inside (${x:-$@}, ${1+"$@"}, ${x-${@}}): one word per
+          // positional, as "$@"; the word keeps the `@`.
+          auto& inside = stack_.back().text;
+          bool positionals = inside.starts_with("@") || inside.find("$@") != std::string::npos;
           stack_.pop_back();
           if (positionals)
             word_char('@');

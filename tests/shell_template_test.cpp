@@ -387,7 +387,9 @@ CAF_TEST(a value bash evaluates given through a variable or env and test given e
                        "env BASH_ENV={{a}} bash -c true", "/usr/bin/env LD_PRELOAD={{a}} true",
                        "timeout 5 env BASH_ENV={{a}} bash -c :", "nohup env BASH_ENV={{a}} bash -c :",
                        "echo {{a}} {{b}}; [ \"$@\" ] && echo set", "echo {{a}}; test \"$@\"",
-                       "echo {{a}}; [ \"${@}\" ]", "echo {{a}}; test \"${@:1}\""})
+                       "echo {{a}}; [ \"${@}\" ]", "echo {{a}}; test \"${@:1}\"",
+                       "echo {{a}}; [ \"${x:-$@}\" ]", "echo {{a}}; [ \"${1+\"$@\"}\" ]",
+                       "echo {{a}}; test \"${x-${@}}\""})
     CAF_CHECK_EQUAL(scan_error(program).find("; here: ") == std::string::npos ? program : "", "");
   CAF_CHECK(scan_error("x={{a}}; OPTIND=$x").ends_with("; here: OPTIND given a value that is not written out, which "
                                                       "bash evaluates"));
