@@ -351,7 +351,7 @@ void on_batch(mcp_actor_t* self, JsonArray& messages) {
 void on_message(mcp_actor_t* self, const std::string& text) {
   auto msg = mcp::parse_message(text);
   if (msg.code)
-    return fail(self, Json(), msg.code, std::move(msg.error));
+    return fail(self, msg.error_id, msg.code, std::move(msg.error));
   if (msg.json.is_array())
     return on_batch(self, msg.json.as_array());
   on_one(self, &msg.json);

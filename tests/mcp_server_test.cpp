@@ -287,6 +287,13 @@ CAF_TEST(a request whose id is not a string or an integer is refused with id nul
   CAF_CHECK_EQUAL(error_code(twice), -32600);
   CAF_CHECK(twice.find("id") && twice.find("id")->is_null());
   CAF_CHECK(contains(error_message(twice), R"(the key "id" appears twice)"));
+  // Twice inside it, its one id is answered: its client waits on that.
+  c->send_line(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"shell","arguments":)"
+               R"({"command":"echo a","command":"echo b"}}})");
+  auto inner = c->next();
+  CAF_CHECK_EQUAL(error_code(inner), -32600);
+  CAF_CHECK(inner.find("id") && inner.find("id")->is_int() && inner.find("id")->as_int() == 9);
+  CAF_CHECK(contains(error_message(inner), R"(the key "params.arguments.command" appears twice)"));
   // An integral number written otherwise is an integer, and is echoed as one.
   c->send_line(R"({"jsonrpc":"2.0","id":1e2,"method":"ping"})");
   CAF_CHECK_EQUAL(c->next_line(), R"({"jsonrpc":"2.0","id":100,"result":{}})");
@@ -913,6 +920,9 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   auto neither = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"2.0","id":7})");
   CAF_CHECK_EQUAL(neither.status, 400);
   CAF_CHECK(contains(neither.body, R"("id":7,"error":{"code":-32600,"message":"a message needs `method`)"));
+  auto keyed_twice = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"2.0","id":5,"method":"ping","method":"x"})");
+  CAF_CHECK_EQUAL(keyed_twice.status, 400);
+  CAF_CHECK(contains(keyed_twice.body, R"("id":5,"error":{"code":-32600,"message":"the key \"method\" appears twice)"));
   auto old_rpc = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"1.0","method":"notifications/x"})");
   CAF_CHECK_EQUAL(old_rpc.status, 400);
   CAF_CHECK(contains(old_rpc.body, R"(\"jsonrpc\" must be \"2.0\")"));

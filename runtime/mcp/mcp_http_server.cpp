@@ -436,7 +436,7 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   auto& text = req.body();
   auto parsed = mcp::parse_message(text);
   if (parsed.code)
-    return respond_rpc_error(400, Json(), parsed.code, std::move(parsed.error));
+    return respond_rpc_error(400, parsed.error_id, parsed.code, std::move(parsed.error));
   auto* msg = &parsed.json;
   if (!msg->is_object() && !msg->is_array())
     return respond_rpc_error(400, Json(), mcp::invalid_request,

@@ -2,6 +2,7 @@
 
 #include "runtime/version.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -93,9 +94,17 @@ ParsedMessage parse_message(std::string_view text) {
   if (msg)
     return {std::move(*msg)};
   // Only a refused message is parsed again, to tell which refusal it was.
-  if (!Json::parse(text))
+  auto kept = Json::parse(text);
+  if (!kept)
     return {Json(), parse_error, "not JSON: " + msg.error()};
-  return {Json(), invalid_request, msg.error()};
+  ParsedMessage out{Json(), invalid_request, msg.error()};
+  if (kept->is_object()) {
+    auto& fields = kept->as_object();
+    auto ids = std::count_if(fields.begin(), fields.end(), [](auto& kv) { return kv.first == "id"; });
+    if (auto* id = kept->find("id"); ids == 1 && request_id(*id))
+      out.error_id = *request_id(*id);
+  }
+  return out;
 }
 
 std::optional<std::string> wrong_jsonrpc(const Json& msg) {

@@ -49,6 +49,7 @@ struct ParsedMessage {
   Json json;
   int code = 0; // 0: parsed
   std::string error;
+  Json error_id; // the refused request's id, when it holds one once (its client waits on it)
 };
 ParsedMessage parse_message(std::string_view text);
 
