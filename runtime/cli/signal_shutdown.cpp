@@ -83,15 +83,23 @@ void watch() {
   signal_escaped_processes(SIGCONT);
   // Each tool's exit is reaped by the io thread, which frees its group's slot.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_grace_ms.load());
+  bool again = false;
   while (!all_ended() && std::chrono::steady_clock::now() < deadline)
-    if (another_signal(10)) // a second signal cuts the grace short
+    if (another_signal(10)) { // a second signal cuts the grace short
+      again = true;
       break;
+    }
   kill_all_process_groups();
   kill_escaped_processes();
   // Tools killed (at the grace's end, or at once by a second signal): a moment for
   // the program's turns to end with them and write what they write (the transcript's
   // end, a run's --report), which takes milliseconds once its tools are dead. One
   // more signal wants the end now.
+  if (again && !all_ended()) {
+    static constexpr char said[] = "jp-actors: tools killed; ending the turns and writing what they write "
+                                   "(up to 5 s; a signal again ends jp-actors now)\n";
+    (void)!::write(STDERR_FILENO, said, sizeof said - 1);
+  }
   deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (!all_ended() && std::chrono::steady_clock::now() < deadline)
     if (another_signal(10))
