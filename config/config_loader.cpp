@@ -162,8 +162,8 @@ Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
     // A value listed twice is a typo of another (providers refuse a schema whose enum repeats).
     for (auto it = p.enum_values.begin(); it != p.enum_values.end(); ++it)
       if (std::find(p.enum_values.begin(), it, *it) != it)
-        return Status::fail(fmt::format("{}.enum: \"{}\" is listed twice; list each value once", pkey,
-                                        cut_text(*it, 40)));
+        return Status::fail(fmt::format("{}.enum: {} is listed twice; list each value once", pkey,
+                                        json_quote_cut(*it, 40)));
     if (!p.items_type.empty() && p.type != "array")
       return Status::fail(fmt::format("{}.items: only for parameters of type array, got type {}", pkey, p.type));
     if (!p.default_value.is_null() && !json_has_type(p.default_value, p.type))
@@ -173,7 +173,7 @@ Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
       for (auto& item : p.default_value.as_array())
         if (!json_has_type(item, p.items_type))
           return Status::fail(fmt::format("{}.default: expected items of type {}, got {}", pkey, p.items_type,
-                                          cut_text(item.described(), 40)));
+                                          item.described()));
     // The default is what the tool gets when the call leaves the parameter out: one
     // the call itself could give, and a call may leave it out.
     if (!p.default_value.is_null() && p.required)
@@ -183,7 +183,7 @@ Status check_tool_parameters(const ToolConfig& tool, std::string_view prefix) {
     if (p.default_value.is_string() && !p.enum_values.empty() &&
         std::find(p.enum_values.begin(), p.enum_values.end(), p.default_value.as_string()) == p.enum_values.end())
       return Status::fail(fmt::format("{}.default: {} is not one of its enum ({})", pkey,
-                                      cut_text(p.default_value.described(), 40),
+                                      p.default_value.described(),
                                       cut_text(fmt::format("{}", fmt::join(p.enum_values, ", ")), 200)));
     if (!p.default_value.is_null() && std::find(tool.one_of_required.begin(), tool.one_of_required.end(),
                                                 p.name) != tool.one_of_required.end())

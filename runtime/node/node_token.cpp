@@ -65,8 +65,9 @@ Result<std::string> state_token(const TokenKind& kind, bool create) {
   if (fd < 0)
     return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(errno))};
   auto token = random_name_part() + random_name_part() + random_name_part() + random_name_part();
-  bool written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size());
-  ::close(fd);
+  // On disk before its name is: a crash then leaves no empty token behind.
+  bool written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size()) && ::fsync(fd) == 0;
+  written = ::close(fd) == 0 && written;
   int linked = written ? ::linkat(dir->get(), draft.c_str(), dir->get(), kind.file, 0) : -1;
   int link_errno = errno;
   ::unlinkat(dir->get(), draft.c_str(), 0);
