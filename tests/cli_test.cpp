@@ -81,8 +81,11 @@ CAF_TEST(quickstart JSONL events) {
   size_t calls = 0;
   const Json* turn_end = nullptr;
   const Json* run_end = nullptr;
+  std::map<int64_t, std::string> said; // each step's text, by step
   for (auto& e : evs) {
     auto kind = e.find("event")->as_string();
+    if (kind == "response")
+      said[e.find("step")->as_int()] = e.find("text")->as_string();
     if (kind == "tool_call")
       ++calls;
     else if (kind == "tool_result")
@@ -93,6 +96,9 @@ CAF_TEST(quickstart JSONL events) {
       run_end = &e;
   }
   CAF_CHECK_EQUAL(calls, res.by_call.size());
+  // What the agent said is in the events too, as the transcript's "step N: TEXT".
+  CAF_CHECK_EQUAL(said[1], "Build and test in parallel, then wait for both.");
+  CAF_CHECK_EQUAL(said[2], "Race two searches and take the first answer.");
   // Step 1: spawn, spawn, await all -- one batch.
   CAF_CHECK_EQUAL(res.content(1, 0).dump(), R"({"id":"build","state":"running"})");
   auto all = res.content(1, 2);

@@ -121,7 +121,9 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
   // tool's question is put to the user only when there is a terminal.
   // Each agent is an assistant of its own: the scripted provider plays its steps
   // through the agent loop, as a real provider would answer.
-  auto text = json ? EventLogObserver::text_mode::none : EventLogObserver::text_mode::step_line;
+  // A step's text is part of what happened: the transcript's "step N: TEXT", or a
+  // `response` event (as query --json has), never lost to --json.
+  auto text = json ? EventLogObserver::text_mode::response_event : EventLogObserver::text_mode::step_line;
   auto subagents = std::make_shared<ScriptedSubAgents>(
     std::make_shared<const Script>(script),
     [log, text, terminal_tools = terminal_tools_of(*config)](const std::string& path) {

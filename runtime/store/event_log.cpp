@@ -145,7 +145,7 @@ void EventLog::step(const std::string& agent, int step, const std::string& text)
 }
 
 void EventLog::response(const std::string& agent, int step, const std::string& text) {
-  if (!json_)
+  if (!json_ || text.empty()) // a response of calls alone says nothing
     return;
   Json e = event("response");
   e.set("agent", agent).set("step", step).set("text", text);
