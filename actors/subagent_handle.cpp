@@ -192,17 +192,20 @@ using subagent_actor_t = subagent_actor::stateful_base<subagent_state>;
 
 /// Passes the loop's events on to whoever watched the parent's agents (the event
 /// log, under the sub-agent's path), and tells the handle what it said and did.
+/// Its responses are numbered on across its turns (a message applied to it starts
+/// another): in the log, step N of one sub-agent is one response.
 class ReportingObserver : public TurnObserver {
 public:
   ReportingObserver(std::shared_ptr<TurnObserver> inner, subagent_actor handle)
     : inner_(std::move(inner)), handle_(std::move(handle)) {}
   void turn_start() override {
+    base_ = last_;
     if (inner_)
       inner_->turn_start();
   }
   void model_round(int n, const ModelRound& r) override {
     if (inner_)
-      inner_->model_round(n, r);
+      inner_->model_round(step(n), r);
   }
   void handle_counts(const HandleCounts& counts) override {
     if (inner_)
@@ -211,7 +214,7 @@ public:
   void response(int n, const std::string& text) override {
     caf::anon_send(handle_, content_atom::value, n, text);
     if (inner_)
-      inner_->response(n, text);
+      inner_->response(step(n), text);
   }
   void retry(const std::string& why) override {
     if (inner_)
@@ -220,12 +223,12 @@ public:
   void tool_call(int n, int index, const ToolCall& call) override {
     caf::anon_send(handle_, call_atom::value, n, call.name);
     if (inner_)
-      inner_->tool_call(n, index, call);
+      inner_->tool_call(step(n), index, call);
   }
   void tool_result(int n, int index, const std::string& tool, bool ok, const std::string& content,
                    double elapsed_ms) override {
     if (inner_)
-      inner_->tool_result(n, index, tool, ok, content, elapsed_ms);
+      inner_->tool_result(step(n), index, tool, ok, content, elapsed_ms);
   }
   void notification(const Notification& n) override {
     if (inner_)
@@ -246,8 +249,16 @@ public:
   }
 
 private:
+  /// Response `n` of this turn, numbered from its first turn's first. (The loop
+  /// calls its observer from one actor at a time.)
+  int step(int n) {
+    last_ = std::max(last_, base_ + n);
+    return base_ + n;
+  }
   std::shared_ptr<TurnObserver> inner_;
   subagent_actor handle_;
+  int base_ = 0; // responses of its earlier turns
+  int last_ = 0;
 };
 
 /// Its state now: the final one once stopped; else what it said since the last look

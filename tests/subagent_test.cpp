@@ -445,6 +445,43 @@ CAF_TEST(fetch shows progress and apply queues the next message of a working sub
   CAF_CHECK(contains(content(res, "main", 6, 0), "Handle `w` has stopped; it takes no more input"));
 }
 
+CAF_TEST(a sub-agent s steps are numbered on across its turns as its script numbers them) {
+  auto r = run_script_text(R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "t", prompt = "go", script = "talker" }
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "apply", id = "t", input = "more" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["t"], timeout_secs = 60 }
+[[subagents]]
+name = "talker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "echo one" }
+  [[subagents.steps]]
+  text = "first answer"
+  end_turn = true
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "shell"
+  arguments = { command = "echo two" }
+  [[subagents.steps]]
+  text = "second answer"
+)");
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(turns_of(r, "main/t"), 2u);
+  // Its second turn's call is step 3, not a second step 1 beside the first's.
+  auto res = results_of(r);
+  CAF_CHECK_EQUAL(content(res, "main/t", 1, 0), "one\n");
+  CAF_CHECK_EQUAL(content(res, "main/t", 3, 0), "two\n");
+}
+
 CAF_TEST(a sub-agent turn ends at max_rounds with an error naming the limit) {
   auto r = run_script_text(R"(
 [[agents]]
