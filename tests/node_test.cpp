@@ -963,3 +963,19 @@ CAF_TEST(nodes starting at once as one user all get the one token made whole) {
     names.push_back(e.path().filename().string());
   CAF_CHECK_EQUAL(names, std::vector<std::string>{"node-token"});
 }
+
+CAF_TEST(a node address is read one way only and its errors say how to write it) {
+  auto why = [](const std::string& text) {
+    auto a = jp::parse_listen_address(text, "--listen");
+    return a ? std::string("ok ") + a->host + " " + std::to_string(a->port) : a.error();
+  };
+  CAF_CHECK_EQUAL(why("[::1]:4243"), "ok ::1 4243");
+  CAF_CHECK_EQUAL(why("127.0.0.1:0"), "ok 127.0.0.1 0");
+  CAF_CHECK_EQUAL(why("4242"), "ok 127.0.0.1 4242");
+  CAF_CHECK_EQUAL(why("localhost:1"), "ok localhost 1");
+  CAF_CHECK(contains(why("::1:4243"), "got \"::1:4243\": an IPv6 address goes in brackets, as in [::1]:4242"));
+  CAF_CHECK(contains(why("[::1]"), "got \"[::1]\": no port after the address"));
+  CAF_CHECK(contains(why("[::1"), "an IPv6 address goes in brackets, [::1]"));
+  CAF_CHECK(contains(why("127.1:4247"), "got \"127.1:4247\": write the IPv4 address out in four parts (127.0.0.1)"));
+  CAF_CHECK(contains(why(":4250"), "no host before the port"));
+}

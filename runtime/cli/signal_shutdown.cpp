@@ -89,13 +89,14 @@ void watch() {
       again = true;
       break;
     }
+  bool killing = again && any_process_group_alive();
   kill_all_process_groups();
   kill_escaped_processes();
   // Tools killed (at the grace's end, or at once by a second signal): a moment for
   // the program's turns to end with them and write what they write (the transcript's
   // end, a run's --report), which takes milliseconds once its tools are dead. One
   // more signal wants the end now.
-  if (again && !all_ended()) {
+  if (killing) { // else there is nothing to say (`timeout` sends its group the signal twice)
     static constexpr char said[] = "jp-actors: tools killed; ending the turns and writing what they write "
                                    "(up to 5 s; a signal again ends jp-actors now)\n";
     (void)!::write(STDERR_FILENO, said, sizeof said - 1);

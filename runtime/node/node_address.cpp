@@ -23,16 +23,33 @@ Result<NodeAddress> parse_node_address(std::string_view text, std::string_view k
     return Error{fmt::format("{}: expected host:port (e.g. 127.0.0.1:4242, [::1]:4242), got \"{}\": {}", key,
                              text.substr(0, 80), why)};
   };
-  auto colon = text.rfind(':');
-  if (colon == std::string_view::npos)
-    return bad("no port");
-  if (colon == 0)
-    return bad("no host before the port");
-  auto host = text.substr(0, colon);
-  if (host.front() == '[') {
-    if (host.size() < 3 || host.back() != ']')
-      return bad("an IPv6 address goes in brackets");
-    host = host.substr(1, host.size() - 2);
+  std::string_view host;
+  size_t colon = 0;
+  if (!text.empty() && text.front() == '[') { // [v6]:port: the port is what follows the brackets
+    auto close = text.find(']');
+    if (close == std::string_view::npos || close < 2)
+      return bad("an IPv6 address goes in brackets, [::1]");
+    if (close + 1 >= text.size() || text[close + 1] != ':')
+      return bad("no port after the address");
+    host = text.substr(1, close - 1);
+    colon = close + 1;
+  } else {
+    colon = text.rfind(':');
+    if (colon == std::string_view::npos)
+      return bad("no port");
+    if (colon == 0)
+      return bad("no host before the port");
+    host = text.substr(0, colon);
+    // ::1:4242 could be the address ::1:4242 (no port) or ::1 and 4242.
+    if (host.find(':') != std::string_view::npos)
+      return bad("an IPv6 address goes in brackets, as in [::1]:4242");
+    // 127.1 is 127.0.0.1 to some parsers and a host name to others: written out, it
+    // is one address to all of them (and is told loopback or not by that).
+    in_addr v4{};
+    char out[INET_ADDRSTRLEN] = {};
+    if (auto name = std::string(host); !is_ip_literal(name) && ::inet_aton(name.c_str(), &v4) == 1 &&
+                                       ::inet_ntop(AF_INET, &v4, out, sizeof out))
+      return bad(fmt::format("write the IPv4 address out in four parts ({})", out));
   }
   auto port_text = text.substr(colon + 1);
   unsigned port = 0;
