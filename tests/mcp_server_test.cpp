@@ -915,6 +915,13 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   auto hundred = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"2.0","id":1e2,"method":"ping"})");
   CAF_REQUIRE_EQUAL(hundred.events().size(), 1u);
   CAF_CHECK_EQUAL(hundred.events()[0].dump(), R"({"jsonrpc":"2.0","id":100,"result":{}})");
+  // A client that waits to be told to send its body (curl, past 1 KiB) is told.
+  auto body = ping.dump();
+  int waiting = http_send(l.port, l.head("POST", sid) + "Expect: 100-continue\r\n", "",
+                          static_cast<long>(body.size()));
+  CAF_CHECK_EQUAL(http_read(waiting, true).status, 100);
+  CAF_CHECK_EQUAL(::send(waiting, body.data(), body.size(), MSG_NOSIGNAL), static_cast<ssize_t>(body.size()));
+  CAF_CHECK_EQUAL(http_read(waiting).status, 200);
   // What is neither a request, a notification nor a response, or no JSON-RPC 2.0, is
   // refused as such, not taken (202) as a notification.
   auto neither = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"2.0","id":7})");

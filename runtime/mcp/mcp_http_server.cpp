@@ -205,6 +205,22 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
       return;
     if (parser->is_done())
       return on_read({});
+    // curl asks so before a body over 1 KiB, and waits a second for the answer.
+    if (equals_nocase(parser->get()[http::field::expect], "100-continue")) {
+      static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+      return asio::async_write(stream, asio::buffer(go_on.data(), go_on.size()),
+                               [self = shared_from_this()](beast::error_code ec, size_t) {
+                                 if (self->closed)
+                                   return;
+                                 if (ec)
+                                   return self->close();
+                                 self->read_body();
+                               });
+    }
+    read_body();
+  }
+
+  void read_body() {
     stream.expires_after(kReadTimeout);
     http::async_read(stream, buffer, *parser,
                      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
