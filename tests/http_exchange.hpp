@@ -146,8 +146,13 @@ inline HttpReply http_read(int fd, bool head_only = false) {
         break;
       }
     }
+  } else if (r.header("content-length").empty()) { // the bytes until the close
+    while (read_more()) {
+    }
+    r.body = in;
+    r.complete = true;
   } else {
-    auto length = r.header("content-length").empty() ? 0 : std::stoul(r.header("content-length"));
+    auto length = std::stoul(r.header("content-length"));
     while (in.size() < length)
       if (!read_more())
         break;

@@ -922,6 +922,14 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   CAF_CHECK_EQUAL(http_read(waiting, true).status, 100);
   CAF_CHECK_EQUAL(::send(waiting, body.data(), body.size(), MSG_NOSIGNAL), static_cast<ssize_t>(body.size()));
   CAF_CHECK_EQUAL(http_read(waiting).status, 200);
+  // An HTTP/1.0 client, which knows no chunks, reads its stream to the close.
+  auto old_head = l.head("POST", sid);
+  old_head.replace(old_head.find("HTTP/1.1"), 8, "HTTP/1.0");
+  auto plain = http_exchange(l.port, old_head, ping.dump());
+  CAF_CHECK_EQUAL(plain.status, 200);
+  CAF_CHECK_EQUAL(plain.header("transfer-encoding"), "");
+  CAF_REQUIRE_EQUAL(plain.events().size(), 1u);
+  CAF_CHECK(plain.events()[0].find("result") != nullptr);
   // What is neither a request, a notification nor a response, or no JSON-RPC 2.0, is
   // refused as such, not taken (202) as a notification.
   auto neither = http_exchange(l.port, l.head("POST", sid), R"({"jsonrpc":"2.0","id":7})");

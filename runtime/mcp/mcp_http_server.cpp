@@ -165,6 +165,7 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
   std::deque<std::string> out; // bytes to write, in order
   bool writing = false;
   bool keep_alive = true;
+  bool chunked = true;    // the client reads HTTP/1.1's chunks (an HTTP/1.0 one does not)
   bool streaming = false; // an event stream is open: reading waits for its end
   bool watching = false;  // a read is out while the stream is, to notice the client leave
   bool proven = false;    // it showed the token (let in once)
@@ -236,6 +237,10 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
     stream.expires_never();
     auto req = parser->release();
     keep_alive = req.keep_alive();
+    // HTTP/1.0 knows no chunks: its event stream is the bytes until the close.
+    chunked = req.version() >= 11;
+    if (!chunked)
+      keep_alive = false;
     handle(req);
   }
 
@@ -337,8 +342,9 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
 
   void start_stream(std::vector<std::string> headers) {
     streaming = true;
-    std::string r = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                    "Transfer-Encoding: chunked\r\n";
+    std::string r = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
+    if (chunked)
+      r += "Transfer-Encoding: chunked\r\n";
     for (auto& h : headers)
       r += h + "\r\n";
     if (!keep_alive)
@@ -349,12 +355,12 @@ struct McpHttpConnection : std::enable_shared_from_this<McpHttpConnection> {
 
   void event(const std::string& json) {
     auto e = "event: message\ndata: " + json + "\n\n"; // JSON text holds no raw newline
-    write(fmt::format("{:x}\r\n{}\r\n", e.size(), e));
+    write(chunked ? fmt::format("{:x}\r\n{}\r\n", e.size(), e) : std::move(e));
   }
 
   void end_stream() {
     streaming = false;
-    write("0\r\n\r\n");
+    write(chunked ? "0\r\n\r\n" : ""); // unchunked, the close that follows ends it
   }
 
   /// Whether the request's header lets it in; answers (and then closes) when not.
