@@ -527,6 +527,22 @@ CAF_TEST(anthropic tool use without input and unknown events) {
   CAF_CHECK_EQUAL(d.done_reason(), "tool_use");
 }
 
+CAF_TEST(anthropic tool use whose input comes whole in its start) {
+  // Some compatible servers give the input in content_block_start and no delta; a
+  // delta that comes still counts (Anthropic's own start has input {}).
+  auto d = decode_data<AnthropicStream>({
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"shell","input":{"command":"echo whole"}}})",
+    R"({"type":"content_block_stop","index":0})",
+    R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t2","name":"shell","input":{"command":"x"}}})",
+    R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"echo streamed\"}"}})",
+    R"({"type":"content_block_stop","index":1})",
+    R"({"type":"message_stop"})",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK(d.calls() == (std::vector<ToolCall>{call("t1", "shell", R"({"command":"echo whole"})"),
+                                                call("t2", "shell", R"({"command":"echo streamed"})")}));
+}
+
 CAF_TEST(anthropic error event) {
   std::string stream = fixture("anthropic_text.sse");
   stream = stream.substr(0, stream.find("event: content_block_stop"));

@@ -189,8 +189,12 @@ Status AnthropicStream::on_event(const SseEvent& event,
                                     event.data);
     auto block_type = block->string_at("type");
     if (block_type == "tool_use") {
-      tool_uses_[index_member(ev)] = ToolUse{std::string(block->string_at("id")),
-                                             std::string(block->string_at("name"))};
+      ToolUse use{std::string(block->string_at("id")), std::string(block->string_at("name"))};
+      // Anthropic starts with an empty input and streams it; some compatible servers
+      // give it whole here and send no delta.
+      if (auto* input = block->find("input"); input && input->is_object() && !input->as_object().empty())
+        use.given = input->dump();
+      tool_uses_[index_member(ev)] = std::move(use);
     } else if (block_type == "text") {
       if (auto text = block->string_at("text"); !text.empty())
         emit(ChatEvent{chat_event_kind::text, std::string(text)});
@@ -268,7 +272,9 @@ void AnthropicStream::emit_call(ToolUse& block, const std::function<void(ChatEve
   ChatEvent ev{chat_event_kind::tool_call};
   ev.call.id = std::move(block.id);
   ev.call.name = std::move(block.name);
-  ev.call.arguments = block.arguments.empty() ? "{}" : std::move(block.arguments);
+  ev.call.arguments = !block.arguments.empty() ? std::move(block.arguments)
+                      : !block.given.empty()    ? std::move(block.given)
+                                                : std::string("{}");
   emit(std::move(ev));
 }
 

@@ -54,6 +54,7 @@ private:
     std::string id;
     std::string name;
     std::string arguments; // the input_json_delta fragments so far
+    std::string given;     // the input its start gave whole ("" when empty: deltas follow)
   };
 
   static void emit_call(ToolUse& block, const std::function<void(ChatEvent)>& emit);
