@@ -658,6 +658,12 @@ CAF_TEST(a Retry-After longer than the longest backoff fails at once saying so) 
   CAF_CHECK(contains(got.status.error, "the provider asks to retry after 100000 s, more than "
                                        "assistant.request.max_backoff_secs (2 s): try again later"));
   CAF_CHECK(got.retries.empty());
+  // A fraction is said as asked, not rounded to look like the limit.
+  server.push({429, R"({"error":{"message":"quota"}})", {"retry-after-ms: 2500"}});
+  got = run(config);
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK(contains(got.status.error, "the provider asks to retry after 2.5 s, more than "
+                                       "assistant.request.max_backoff_secs (2 s)"));
 }
 
 CAF_TEST(retry-after-ms is the wait asked before Retry-After) {

@@ -265,8 +265,8 @@ public:
       // A server asking for a longer pause than we would ever wait: say so now.
       if (auto asked = retry_after_secs(retry_after, std::chrono::system_clock::now());
           asked > config_.retry.max_backoff_secs)
-        return Error{fmt::format("{}; the provider asks to retry after {:.0f} s, more than "
-                                 "assistant.request.max_backoff_secs ({:.0f} s): try again later",
+        return Error{fmt::format("{}; the provider asks to retry after {} s, more than "
+                                 "assistant.request.max_backoff_secs ({} s): try again later, or raise it",
                                  why, asked, config_.retry.max_backoff_secs)};
       auto delay = retry_delay(config_.retry, failures, retry_after, rng);
       if (hooks.on_retry)
