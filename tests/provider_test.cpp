@@ -154,6 +154,14 @@ CAF_TEST(anthropic tool use streams with its key header and version) {
   CAF_CHECK_EQUAL(seen[0].path, "/v1/messages");
   CAF_CHECK_EQUAL(seen[0].headers["x-api-key"], "sk-test-123");
   CAF_CHECK_EQUAL(seen[0].headers["anthropic-version"], "2023-06-01");
+  // Its /v1, or the whole endpoint as pasted, ask the same path.
+  for (auto* tail : {"/v1", "/v1/", "/v1/messages"}) {
+    server.push({200, provider_fixture("anthropic_tool_use.sse")});
+    auto config = config_for(server, "anthropic");
+    config.base_url += tail;
+    CAF_REQUIRE(run(config).status);
+    CAF_CHECK_EQUAL(server.requests().back().path, "/v1/messages");
+  }
 }
 
 CAF_TEST(a server that refuses stream_options is asked again without it and never again with it) {

@@ -492,8 +492,10 @@ Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& c
   std::string url;
   bool azure_deployment = false;
   if (anthropic) {
+    // The host, its /v1, or the whole endpoint (.../v1/messages, as pasted).
     auto base = trim_slash(config.base_url);
-    url = (base.empty() ? "https://api.anthropic.com" : base) + (base.ends_with("/v1") ? "/messages" : "/v1/messages");
+    url = base.ends_with("/messages") ? base
+          : (base.empty() ? "https://api.anthropic.com" : base) + (base.ends_with("/v1") ? "/messages" : "/v1/messages");
   } else {
     auto endpoint = openai_endpoint(config.base_url, config.api_version);
     if (!endpoint)
