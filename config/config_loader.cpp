@@ -1233,7 +1233,8 @@ Status apply_file(Config& c, const fs::path& path, bool from_workspace = false) 
 }
 
 // --cfg a.b.c=VALUE: VALUE as a TOML value if it is one (1, true, ["x"], {k="v"}),
-// else the raw text as a string, so `--cfg assistant.model=gpt-4o` needs no quotes.
+// else the raw text as a string, so `--cfg assistant.model=gpt-4o` needs no quotes
+// (nor a date: `--cfg assistant.api_version=2024-10-21`).
 Status apply_override(Config& c, std::string_view spec) {
   auto origin = fmt::format("--cfg {}", spec);
   auto eq = spec.find('=');
@@ -1266,7 +1267,9 @@ Status apply_override(Config& c, std::string_view spec) {
   bool parsed = false;
   try {
     auto doc = toml::parse(fmt::format("v = {}", text));
-    if (doc.size() == 1 && doc.contains("v")) {
+    // No key takes a date or a time: 2024-10-21 (an api_version) is its text.
+    if (doc.size() == 1 && doc.contains("v") && !doc.get("v")->is_date() && !doc.get("v")->is_time() &&
+        !doc.get("v")->is_date_time()) {
       leaf_parent->insert_or_assign(path.back(), std::move(*doc.get("v")));
       parsed = true;
     }

@@ -206,12 +206,16 @@ model = "file two"
   }
 
   sources.overrides.push_back("assistant.model=from-cfg");
+  // A date is its text (no key takes one): Azure's api-version needs no quotes.
+  sources.overrides.push_back("assistant.api_version=2024-10-21");
   {
     auto c = load_config(sources, default_config());
     CAF_CHECK_EQUAL(c.error(), "");
     CAF_REQUIRE(c.ok());
     CAF_CHECK_EQUAL(c->assistant.model, "from-cfg");
+    CAF_CHECK_EQUAL(c->assistant.api_version, "2024-10-21");
   }
+  sources.overrides.pop_back();
 
   // Without the user config, the workspace's partial tool `x` has no program.
   sources.use_user_config = false;
