@@ -47,6 +47,9 @@ struct entry {
   ChildSpec child;
   uint64_t seq = 0; // registry_state::changes at its last change (HandleStatus::seq)
   int64_t peak_before = 0; // the counts' peak before it started (a refused one gives its place back)
+  // Aborted while reserved (an abort before its spawn in one batch): that spawn is
+  // refused, not run behind an answer that said it was stopped.
+  bool aborted_unstarted = false;
 };
 
 struct registry_state {
@@ -449,6 +452,11 @@ void abort_handle(registry_actor_t* self, const std::string& id) {
 caf::result<HandleReport> spawn_handle(registry_actor_t* self, const std::string& id, LaunchSpec& spec,
                                        const LookOptions& look) {
   auto it = self->state.entries.find(id);
+  if (it != self->state.entries.end() && std::exchange(it->second.aborted_unstarted, false))
+    return make_error(error_code::bad_arguments,
+                      fmt::format("Handle `{}` was aborted before it started (an abort before its spawn in the "
+                                  "same batch): it did not run; spawn it again to run it",
+                                  id));
   if (it == self->state.entries.end() || it->second.phase == entry_phase::stopped) {
     if (auto err = reserve(self, id))
       return err;
@@ -581,6 +589,8 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       if (it != self->state.entries.end() && it->second.phase == entry_phase::reserved)
         mark_stopped(self, id,
                      HandleReport{id, ToolState::failure(ToolError{reason, {}, false}), 0, {}});
+      if (it != self->state.entries.end())
+        it->second.aborted_unstarted = false; // its batch's spawn will not come
     },
     [self](spawn_atom, const std::string& id, LaunchSpec& spec) {
       return spawn_handle(self, id, spec, LookOptions{});
@@ -646,8 +656,10 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
     [self](abort_atom, const std::string& id) {
       observed(self, id);
       return route(self, id, [&](entry& e) -> caf::result<HandleReport> {
-        if (e.phase == entry_phase::reserved)
+        if (e.phase == entry_phase::reserved) {
           mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{"aborted before it started", {}, false}), 0, {}});
+          e.aborted_unstarted = true;
+        }
         return e.final;
       }, abort_atom::value);
     },

@@ -237,6 +237,30 @@ CAF_TEST(a cancelled reservation stops with the reason) {
   CAF_CHECK_EQUAL(f.state.error.message, "shell: parameter `command` is required");
 }
 
+CAF_TEST(a reservation aborted before its spawn refuses that spawn and not the next) {
+  // [abort x, spawn x] in one batch: the abort said x stopped, so x must not run.
+  std::vector<std::string> ids{"x"};
+  ask<bool>(registry, batch_atom::value, ids);
+  auto [aborted, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("x"));
+  CAF_CHECK_EQUAL(aborted.state.error.message, "aborted before it started");
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
+  CAF_CHECK_EQUAL(err, "Handle `x` was aborted before it started (an abort before its spawn in the same batch): "
+                       "it did not run; spawn it again to run it");
+  CAF_CHECK_EQUAL(handles.count("x"), 0u);
+  // Spawned again, it runs.
+  auto [again, again_err] = ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
+  CAF_CHECK_EQUAL(again_err, "");
+  CAF_CHECK_EQUAL(handles.count("x"), 1u);
+  // A batch whose spawn never came (its arguments refused) leaves no refusal behind.
+  std::vector<std::string> more{"y"};
+  ask<bool>(registry, batch_atom::value, more);
+  ask<HandleReport>(registry, abort_atom::value, std::string("y"));
+  anon_send(registry, cancel_atom::value, std::string("y"), std::string("shell: parameter `command` is required"));
+  run();
+  auto [y, yerr] = ask<HandleReport>(registry, spawn_atom::value, std::string("y"), LaunchSpec{});
+  CAF_CHECK_EQUAL(yerr, "");
+}
+
 CAF_TEST(one-shot replies once the handle stopped and leaves no entry) {
   auto h = self->request(registry, caf::infinite, oneshot_atom::value, LaunchSpec{});
   run();
