@@ -1400,7 +1400,10 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
   if (ec || !fs::is_directory(workspace, ec))
     return Error{fmt::format("{}: workspace is not a directory",
                              sources.workspace.empty() ? "." : sources.workspace)};
-  c.workspace = workspace.lexically_normal().string();
+  // Its real path: a workspace reached through a link is the same one (`handles` finds
+  // a run by it), and checks of paths inside it compare real paths with real paths.
+  auto real = fs::canonical(workspace, ec);
+  c.workspace = (ec ? workspace.lexically_normal() : real).string();
   if (c.workspace.size() > 1 && c.workspace.back() == '/')
     c.workspace.pop_back();
 

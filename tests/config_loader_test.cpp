@@ -1377,6 +1377,14 @@ CAF_TEST(a missing config file is an error but missing optional files are not) {
   c = load_config(sources, default_config());
   CAF_REQUIRE(!c.ok());
   CAF_CHECK_EQUAL(missing(c.error(), "workspace is not a directory"), "");
+  // A workspace reached through a link is the one it leads to (`handles` finds a run
+  // started through either).
+  fs::create_directory_symlink(box.workspace, box.root / "link");
+  sources = box.sources();
+  sources.workspace = (box.root / "link" / ".").string();
+  c = load_config(sources, default_config());
+  CAF_REQUIRE(c.ok());
+  CAF_CHECK_EQUAL(c->workspace, fs::canonical(box.workspace).string());
 }
 
 CAF_TEST(a complete tool table is read) {

@@ -110,7 +110,9 @@ int abort_live_handle(const Config& config, const std::string& id, int64_t pid, 
   if (holding.empty())
     return fail(fmt::format("no running handle `{}` in {}{}{}: `jp-actors handles ls` lists them", id,
                             config.workspace, pid ? fmt::format(" held by pid {}", pid) : std::string(),
-                            agent.empty() ? std::string() : fmt::format(" held by agent {}", agent)));
+                            agent.empty() ? std::string()
+                            : pid         ? fmt::format(" for agent {}", agent)
+                                          : fmt::format(" held by agent {}", agent)));
   if (holding.size() > 1) {
     std::string pids;
     for (auto* h : holding)
