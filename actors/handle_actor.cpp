@@ -187,6 +187,24 @@ std::string last_line_shown(const handle_state& st) {
   return {};
 }
 
+/// A full-screen program's screen as text for its result: its rows less trailing
+/// blanks, under a line saying what they are ("" when it was blank).
+std::string last_screen_text(const Screen& screen) {
+  std::vector<std::string_view> rows;
+  for (auto& row : screen.rows) {
+    auto end = row.find_last_not_of(' ');
+    rows.push_back(end == std::string::npos ? std::string_view() : std::string_view(row).substr(0, end + 1));
+  }
+  while (!rows.empty() && rows.back().empty())
+    rows.pop_back();
+  if (rows.empty())
+    return {};
+  std::string out = "[jp-actors: it ended on the full-screen program's screen, which showed:]\n";
+  for (auto row : rows)
+    out.append(row).push_back('\n');
+  return out;
+}
+
 /// The report of a look; with the screen when asked for, or while a full-screen
 /// program has the terminal (its output is no text then: terminal_text.hpp).
 HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptions& o) {
@@ -723,10 +741,15 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       auto& st = self->state;
       if (has_exited(st.at))
         return;
+      // Ended on the alternate screen (a crash of `top`, an error a full-screen
+      // program shows as it dies): its output was no text, so its last screen is.
+      bool on_screen = st.term && st.term->full_screen();
       if (st.term)
         st.out->append(st.term->flush());
       st.out->close(); // first: the report says whether its spill file was written whole
       auto taken = take_output(st, true);
+      if (on_screen)
+        taken.content += last_screen_text(st.term->render(st.spec.output_cap));
       auto state = final_state(self, ExitInfo{signaled, code, signal}, std::move(taken.content));
       // Its last line, past the output cap (bounded: a few short command lines): the
       // model must see it whatever the output was. Not after an abort: asked for.

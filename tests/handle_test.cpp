@@ -1252,6 +1252,19 @@ CAF_TEST(a pty handle shows a progress bar s last frame) {
   CAF_CHECK_EQUAL(r.state.content, "100%\nB\n");
 }
 
+CAF_TEST(a full screen program that ends on its screen leaves that screen in its result) {
+  // It dies showing why on the alternate screen: that is all it said.
+  auto spec = pty_spec(*this, {"bash", "-c", R"(printf '\033[?1049h\033[H'; echo 'fatal: config broken at line 3'; exit 2)"});
+  spec.rows = 4;
+  spec.cols = 40;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("crash"), spec, LookOptions{20000});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK_EQUAL(r.state.error.message, "exit status 2");
+  CAF_CHECK(contains(r.state.content, "[jp-actors: it ended on the full-screen program's screen, which showed:]\n"
+                                      "fatal: config broken at line 3\n"));
+}
+
 CAF_TEST(a pty handle shows a full screen program s screen not its redraws) {
   // What `top`, `watch` or `vi` do: switch to the alternate screen and redraw it.
   // Its text would be the frames glued together; a look shows the screen instead,
