@@ -445,3 +445,24 @@ CAF_TEST(a cut output s tail starts at a line where one begins near) {
   CAF_CHECK_EQUAL(text.size() - taken.omitted, taken.content.substr(0, taken.content.find("\n…[")).size() + tail.size());
   buf.close();
 }
+
+CAF_TEST(a cut output s tail does not start with the rest of an escape sequence) {
+  // ESC [38;5;196m cut after "38;": "5;196m" would be text.
+  auto tail_of = [](const std::string& text) {
+    OutputBuffer buf(1000, "");
+    buf.append(std::string(text));
+    auto taken = buf.take();
+    const std::string marker_end = "]…\n";
+    return taken.content.substr(taken.content.find(marker_end) + marker_end.size());
+  };
+  // The tail is the last 750 bytes (the cap less a quarter).
+  auto body = std::string(100, 'T') + "\x1b[0m" + std::string(640, 'U');
+  auto csi = std::string(3000, 'a') + "\x1b[38;5;196m" + body;
+  CAF_REQUIRE_EQUAL(csi.size() - 750, csi.find("5;196m"));
+  CAF_CHECK_EQUAL(tail_of(csi), body);
+  auto osc = std::string(3000, 'a') + "\x1b]8;;http://example.com/aaaa\x1b\\" + body;
+  CAF_CHECK_EQUAL(tail_of(osc.substr(0, osc.size() - 8)).substr(0, 4), "TTTT");
+  // Text with no sequence near is kept as it is, whatever it starts with.
+  auto plain = std::string(3000, 'a') + "5m of rope" + std::string(740, ' ');
+  CAF_CHECK_EQUAL(tail_of(plain), "5m of rope" + std::string(740, ' '));
+}

@@ -228,6 +228,37 @@ uint64_t OutputBuffer::close_room() const {
   return spill_tail_.empty() && headed < spill_head_cap_ ? spill_head_cap_ - headed : 0;
 }
 
+namespace {
+
+/// The bytes at the start of a cut tail that end an escape sequence begun before the
+/// cut ("5;196m" of ESC [38;5;196m, the rest of a link's OSC up to its ST): shown,
+/// they would read as text. Judged by the next ESC or BEL near: what comes before it
+/// is such an end only in output that has sequences (text alone is kept whole).
+size_t partial_sequence(std::string_view tail) {
+  auto near = tail.substr(0, 256);
+  auto at = near.find_first_of("\x1b\x07");
+  if (at == std::string_view::npos)
+    return 0;
+  if (near[at] == '\x07') // BEL: an OSC's end
+    return at + 1;
+  if (at + 1 < near.size() && near[at + 1] == '\\') // ESC \ (ST): a string's end
+    return at + 2;
+  // A CSI's rest before a new sequence: '[' perhaps, parameters, intermediates, final.
+  size_t i = 0;
+  if (i < at && near[i] == '[')
+    ++i;
+  auto params = i;
+  while (i < at && near[i] >= '0' && near[i] <= '?')
+    ++i;
+  while (i < at && near[i] >= ' ' && near[i] <= '/')
+    ++i;
+  if (i > params && i < at && near[i] >= '@' && near[i] <= '~')
+    return i + 1;
+  return 0;
+}
+
+} // namespace
+
 OutputBuffer::Taken OutputBuffer::take() {
   Taken t;
   if (!cut_) {
@@ -237,6 +268,7 @@ OutputBuffer::Taken OutputBuffer::take() {
     if (tail.size() > tail_cap_)
       tail.remove_prefix(tail.size() - tail_cap_);
     tail.remove_prefix(utf8_skip(tail));
+    tail.remove_prefix(partial_sequence(tail));
     // From a line's start where one begins near: a line's end alone reads as a line
     // of its own ("96490" of 196490). (A tail that starts a line loses that line:
     // what came before it is not always at hand, and the omission counts it.)
