@@ -58,6 +58,16 @@ CAF_TEST(a live transcript shows the progress lines and clears them before the n
   std::fclose(f);
 }
 
+CAF_TEST(progress lines are cut to the terminal s width so that none wraps) {
+  // A wrapped line took two rows, the next redraw erased one, and frames piled up.
+  std::FILE* f = std::tmpfile();
+  EventLog log(f, false, true);
+  log.set_columns(10);
+  log.progress({"shell é 0.5 s running `make -j8 all`", "ok 123456"});
+  CAF_CHECK_EQUAL(contents(f), "shell é …\nok 123456"); // 9 characters: the 10th column stays free
+  std::fclose(f);
+}
+
 CAF_TEST(a transcript cuts a long argument and a long step text as it cuts a long result) {
   std::FILE* f = std::tmpfile();
   EventLog log(f, false);

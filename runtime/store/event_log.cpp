@@ -1,6 +1,8 @@
 #include "runtime/store/event_log.hpp"
 
 #include <cmath>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include "messages/json_codec.hpp"
@@ -68,6 +70,29 @@ void EventLog::write(const std::string& raw) {
   std::fflush(out_);
 }
 
+namespace {
+
+/// `line` in fewer than `columns` characters (0: as it is), the last column left
+/// free so that the terminal never wraps it; a cut line ends in "…".
+std::string within_columns(std::string line, size_t columns) {
+  auto lead = [&](size_t i) { return (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80; };
+  size_t chars = 0;
+  for (size_t i = 0; i < line.size(); ++i)
+    chars += lead(i);
+  if (columns < 2 || chars < columns)
+    return line;
+  // columns - 2 characters and the "…".
+  size_t kept = 0;
+  for (size_t i = 0; i < line.size(); ++i)
+    if (lead(i) && kept++ == columns - 2) {
+      line.resize(i);
+      break;
+    }
+  return line + "…";
+}
+
+} // namespace
+
 void EventLog::progress(const std::vector<std::string>& lines) {
   if (!live_)
     return;
@@ -77,8 +102,11 @@ void EventLog::progress(const std::vector<std::string>& lines) {
     std::fflush(out_);
     return;
   }
+  size_t columns = columns_ ? *columns_ : 0;
+  if (winsize ws{}; !columns_ && ::ioctl(::fileno(out_), TIOCGWINSZ, &ws) == 0)
+    columns = ws.ws_col;
   for (size_t i = 0; i < lines.size(); ++i)
-    std::fprintf(out_, "%s%s", i ? "\n" : "", sanitize_utf8(lines[i]).c_str());
+    std::fprintf(out_, "%s%s", i ? "\n" : "", within_columns(sanitize_utf8(lines[i]), columns).c_str());
   std::fflush(out_);
   progress_lines_ = lines.size();
 }

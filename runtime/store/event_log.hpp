@@ -27,7 +27,11 @@ public:
   bool live() const { return live_; }
   /// A live transcript's progress lines (what the handles running now look like:
   /// the CLI's views draw them), replacing the last ones; the next line erases them.
+  /// Each is cut to the terminal's width (less one column): a line that wrapped took
+  /// two rows, of which the next redraw erased one, and old frames piled up.
   void progress(const std::vector<std::string>& lines);
+  /// The width progress lines are cut to, instead of the terminal's (0: none).
+  void set_columns(size_t columns) { columns_ = columns; }
   /// While a dialog is open on the terminal (a permission, a question, the interrupt
   /// menu) no progress lines are drawn -- redrawn every half second, they wrote over
   /// it and its answer -- and transcript lines wait until it closes. Holding erases
@@ -80,6 +84,7 @@ private:
   bool live_;
   Clock now_;
   Sink sink_;
+  std::optional<size_t> columns_; // set_columns's, else the terminal's
   size_t progress_lines_ = 0; // progress lines on screen (the last without a newline)
   int progress_held_ = 0;     // dialogs open (hold_progress)
   std::string held_lines_;    // transcript lines written while one was
