@@ -297,7 +297,7 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
   // response keeps none.
   auto extra = cut ? std::string() : r.provider_extra;
   record(self, ChatResponseEvent{r.text, cut ? std::vector<ToolCall>{} : r.calls, r.finish_reason, interrupted,
-                                 interrupted ? std::string() : err, extra});
+                                 interrupted ? std::string() : err, extra, r.tokens_in, r.tokens_out});
   ChatMessage said{chat_role::assistant, r.text, cut ? std::vector<ToolCall>{} : r.calls};
   said.provider_extra = extra;
   if (!said.text.empty() || !said.tool_calls.empty())

@@ -46,6 +46,8 @@ struct ChatResponseEvent {
   bool interrupted = false;
   std::string error; // "" = none
   std::string provider_extra; // ChatMessage's: what the provider wants back on it ("" = none)
+  int64_t tokens_in = -1;      // the usage the provider reported (-1: none)
+  int64_t tokens_out = -1;
 };
 
 struct ToolCallRequestEvent {

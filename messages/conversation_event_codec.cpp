@@ -55,6 +55,10 @@ Json encode(const ChatResponseEvent& e) {
     j.set("error", e.error);
   if (auto extra = extra_json(e.provider_extra); !extra.is_null())
     j.set("provider_extra", std::move(extra));
+  if (e.tokens_in >= 0)
+    j.set("tokens_in", e.tokens_in);
+  if (e.tokens_out >= 0)
+    j.set("tokens_out", e.tokens_out);
   return j;
 }
 
@@ -199,6 +203,9 @@ Result<ConversationEvent> decode(const Json& j, std::string_view kind) {
   if (kind == ChatResponseEvent::kind) {
     ChatResponseEvent e{string_at(j, "text"), {}, string_at(j, "finish_reason"), true_at(j, "interrupted"),
                         string_at(j, "error"), extra_from(j)};
+    for (auto [key, into] : {std::pair{"tokens_in", &e.tokens_in}, std::pair{"tokens_out", &e.tokens_out}})
+      if (auto* n = j.find(key); n && n->is_int() && n->as_int() >= 0)
+        *into = n->as_int();
     for (auto& c : array_at(j, "tool_calls"))
       if (names_call(c))
         e.tool_calls.push_back(call_from(c));

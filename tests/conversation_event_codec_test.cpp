@@ -43,6 +43,9 @@ CAF_TEST(every kind is written in the order of its keys and read back) {
              R"({"event":"chat_response","text":"h","tool_calls":[],"finish_reason":"","interrupted":true})");
   check_line(ChatResponseEvent{"", {}, "", false, "reset"},
              R"({"event":"chat_response","text":"","tool_calls":[],"finish_reason":"","error":"reset"})");
+  check_line(ChatResponseEvent{"ok", {}, "stop", false, "", "", 12, 3},
+             R"({"event":"chat_response","text":"ok","tool_calls":[],"finish_reason":"stop","tokens_in":12,)"
+             R"("tokens_out":3})");
   check_line(ToolCallRequestEvent{ls},
              R"({"id":"c1","name":"shell","arguments":{"command":"ls"},"event":"tool_call_request"})");
   check_line(ToolCallRequestEvent{ToolCall{"c2", "shell", "{oops"}},

@@ -131,11 +131,11 @@ CAF_TEST(figures come from the events of a stored conversation) {
   ReportBuilder b;
   b.add(at(0, "turn_start", {{"prompt", "go"}, {"model", "m"}}));
   b.add(at(1, "chat_request", {{"model", "m"}}));
-  b.add(at(21, "chat_response", {{"text", ""}, {"finish_reason", "tool_calls"}}));
+  b.add(at(21, "chat_response", {{"text", ""}, {"finish_reason", "tool_calls"}, {"tokens_in", 100}, {"tokens_out", 7}}));
   b.add(at(21, "tool_call_request", {{"id", "c1"}, {"name", "shell"}, {"arguments", Json::object().set("action", "spawn")}}));
   b.add(at(25, "tool_call_response", {{"id", "c1"}, {"name", "shell"}, {"ok", true}}));
   b.add(at(25, "chat_request", {{"model", "m"}}));
-  b.add(at(35, "chat_response", {{"text", "done"}, {"finish_reason", "stop"}}));
+  b.add(at(35, "chat_response", {{"text", "done"}, {"finish_reason", "stop"}, {"tokens_in", 120}, {"tokens_out", 3}}));
   b.add(at(40, "turn_end", {{"handles", Json::array()}}));
   auto runs = b.reports();
   CAF_REQUIRE_EQUAL(runs.size(), 1u);
@@ -147,6 +147,8 @@ CAF_TEST(figures come from the events of a stored conversation) {
   CAF_CHECK_EQUAL(a->round_trips, 2);
   CAF_CHECK_EQUAL(a->handles_spawned, 1);
   CAF_CHECK_EQUAL(a->peak_handles, -1); // a conversation does not say
+  CAF_CHECK_EQUAL(a->tokens_in, 220);       // the usage its responses recorded
+  CAF_CHECK_EQUAL(a->tokens_out, 10);
   CAF_CHECK_EQUAL(runs.front().total.wall_ms, 40.0);
 }
 

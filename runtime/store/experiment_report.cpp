@@ -266,6 +266,8 @@ void ReportBuilder::add(const Json& e) {
     if (string_at(e, "finish_reason") == "turn_end_inquiry")
       return; // the turn end's own await, not the model's
     ++f.round_trips;
+    add_count(f.tokens_in, number_at(e, "tokens_in"));
+    add_count(f.tokens_out, number_at(e, "tokens_out"));
     if (a.request_at >= 0 && t >= a.request_at)
       f.model_ms += t - a.request_at;
     a.request_at = -1;
