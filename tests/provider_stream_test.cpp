@@ -543,6 +543,22 @@ CAF_TEST(anthropic tool use whose input comes whole in its start) {
                                                 call("t2", "shell", R"({"command":"echo streamed"})")}));
 }
 
+CAF_TEST(anthropic text blocks on either side of a tool use stay apart) {
+  auto d = decode_data<AnthropicStream>({
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})",
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Let me look."}})",
+    R"({"type":"content_block_stop","index":0})",
+    R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"shell","input":{}}})",
+    R"({"type":"content_block_stop","index":1})",
+    R"({"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}})",
+    R"({"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Found it."}})",
+    R"({"type":"content_block_stop","index":2})",
+    R"({"type":"message_stop"})",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK_EQUAL(d.text(), "Let me look.\n\nFound it.");
+}
+
 CAF_TEST(anthropic error event) {
   std::string stream = fixture("anthropic_text.sse");
   stream = stream.substr(0, stream.find("event: content_block_stop"));

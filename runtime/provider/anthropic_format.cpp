@@ -196,8 +196,14 @@ Status AnthropicStream::on_event(const SseEvent& event,
         use.given = input->dump();
       tool_uses_[index_member(ev)] = std::move(use);
     } else if (block_type == "text") {
-      if (auto text = block->string_at("text"); !text.empty())
+      // Blocks on either side of a tool_use ("Let me look." [call] "Found it.") are
+      // kept apart: joined, they read "Let me look.Found it.".
+      if (texted_)
+        emit(ChatEvent{chat_event_kind::text, "\n\n"});
+      if (auto text = block->string_at("text"); !text.empty()) {
         emit(ChatEvent{chat_event_kind::text, std::string(text)});
+        texted_ = true;
+      }
     }
   } else if (type == "content_block_delta") {
     auto* delta = object_member(ev, "delta");
@@ -205,8 +211,10 @@ Status AnthropicStream::on_event(const SseEvent& event,
       return malformed_stream_error("content_block_delta without a delta", event.data);
     auto delta_type = delta->string_at("type");
     if (delta_type == "text_delta") {
-      if (auto text = delta->string_at("text"); !text.empty())
+      if (auto text = delta->string_at("text"); !text.empty()) {
         emit(ChatEvent{chat_event_kind::text, std::string(text)});
+        texted_ = true;
+      }
     } else if (delta_type == "thinking_delta") {
       if (auto thought = delta->string_at("thinking"); !thought.empty())
         emit(ChatEvent{chat_event_kind::reasoning, std::string(thought)});

@@ -64,6 +64,7 @@ private:
   int64_t tokens_in_ = -1;  // message_start's usage: input, cache writes and reads
   int64_t tokens_out_ = -1; // the last message_delta's usage (cumulative)
   bool called_ = false; // a tool call was emitted
+  bool texted_ = false; // text was emitted: a later text block is a paragraph of its own
   bool finished_ = false;
   bool error_transient_ = false;
 };
