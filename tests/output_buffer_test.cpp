@@ -466,3 +466,14 @@ CAF_TEST(a cut output s tail does not start with the rest of an escape sequence)
   auto plain = std::string(3000, 'a') + "5m of rope" + std::string(740, ' ');
   CAF_CHECK_EQUAL(tail_of(plain), "5m of rope" + std::string(740, ' '));
 }
+
+CAF_TEST(a spill file s name is the handle id made safe and never hidden or an option) {
+  auto name = [](const std::string& id) {
+    return std::filesystem::path(spill_path_for("/tmp/d", id)).filename().string();
+  };
+  CAF_CHECK(name("build").starts_with("build-"));
+  CAF_CHECK(name("a/../b").starts_with("a_.._b-"));
+  CAF_CHECK(name(".").starts_with("_-"));
+  CAF_CHECK(name("-rf").starts_with("_rf-"));
+  CAF_CHECK(spill_path_for("", "x").empty());
+}

@@ -23,6 +23,9 @@ std::string spill_path_for(const std::string& dir, const std::string& id) {
   std::string safe;
   for (char c : id)
     safe += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  // Not hidden (id `.`), nor read as an option by a command given the name (`-rf`).
+  if (!safe.empty() && (safe[0] == '.' || safe[0] == '-'))
+    safe[0] = '_';
   return fmt::format("{}/{}-{}-{}-{}.log", dir, safe, ::getpid(), ++seq, random_name_part());
 }
 
