@@ -1185,6 +1185,11 @@ CAF_TEST(a call may not choose through a tool env the code the tool runs) {
     {"env = { CMAKE_TOOLCHAIN_FILE = \"{{tool.arguments.x}}\" }\n", "code run by CMake (a script it runs)"},
     {"env = { LD = \"{{tool.arguments.x}}\" }\n", "code run by build systems"},
     {"env = { RUSTUP_TOOLCHAIN = \"{{tool.arguments.x}}\" }\n", "code run by rustup"},
+    // A review ran --eval=$(shell ...) through GNUMAKEFLAGS, which make reads as MAKEFLAGS.
+    {"env = { GNUMAKEFLAGS = \"{{tool.arguments.x}}\" }\n", "code run by make"},
+    {"env = { CGO_LDFLAGS = \"{{tool.arguments.x}}\" }\n", "code run by go (cgo's linker: -wrapper)"},
+    {"env = { RSYNC_RSH = \"{{tool.arguments.x}}\" }\n", "code run by rsync"},
+    {"env = { UV_INDEX_URL = \"{{tool.arguments.x}}\" }\n", "code run by uv"},
     {"env = { EDITOR = \"{{tool.answers.e}}\" }\n", "env.EDITOR: a placeholder here"},
     // Values such variables take from the config, and arguments in others, load.
     {"env = { LD_PRELOAD = \"./x.so\", PATH = \"/usr/bin\" }\n", ""},
@@ -1210,7 +1215,7 @@ CAF_TEST(a call may not choose through a tool env the code the tool runs) {
   }
   // A shell template's assignment is the same variable.
   for (auto* program : {"GIT_SSH_COMMAND={{tool.arguments.x}} git fetch", "export NODE_OPTIONS={{tool.arguments.x}}; node a.js",
-                        "MAKEFILES={{tool.arguments.x}} make",
+                        "MAKEFILES={{tool.arguments.x}} make", "GNUMAKEFLAGS={{tool.arguments.x}} make -- all",
                         "PYTHONPATH=\\\"{{tool.arguments.x}}\\\" python3 -m t"}) {
     auto toml = fmt::format("[conversation.tools.t]\ncommand = {{ program = \"{}\", shell = true }}\n"
                             "parameters.x = {{ type = \"string\" }}\n", program);
