@@ -158,6 +158,7 @@ private:
       return warn(fmt::format("MCP server `{}`: {}; it is not offered", name, tool.refused));
     auto params = mcp_parameters(tool.input_schema);
     auto t = function_tool_config(mcp_tool_name(name, tool.name), "", params);
+    t.extra_keys = mcp_extra_keys(tool.input_schema);
     std::tie(t.summary, t.description) = split_description(tool.description);
     if (t.summary.empty())
       t.summary = fmt::format("{} (MCP server {})", tool.name, name);

@@ -122,6 +122,10 @@ struct ToolConfig {
   io_mode io = io_mode::pipe;
   std::vector<ParameterConfig> parameters;
   std::vector<std::string> one_of_required; // at least one of these must be given
+  // What an MCP server's schema takes besides its properties, as it declared it
+  // ({"additionalProperties": .., "patternProperties": ..}); null: a key no parameter
+  // names is refused (a model's typo).
+  Json extra_keys;
   // [spawn]
   bool stateful = false;
   std::vector<action_kind> actions; // declared stateful actions (empty = all four)

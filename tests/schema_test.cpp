@@ -464,6 +464,7 @@ Config with_mcp_tool(const std::string& schema) {
   t.summary = "An MCP tool";
   t.source = "mcp.demo";
   t.parameters = mcp_parameters(*parsed);
+  t.extra_keys = mcp_extra_keys(*parsed);
   c.tools.emplace(t.name, t);
   return c;
 }
@@ -516,6 +517,33 @@ CAF_TEST(a server schema with references to its definitions reaches the model wr
                 .set("tools", tool_declarations(c, dialect::anthropic));
   auto v = jp::testing::anthropic_request_violation(body);
   CAF_CHECK_EQUAL(v ? v->message : "", "");
+}
+
+CAF_TEST(a server schema that takes more keys than its properties is offered and called so) {
+  // A map of names to values (additionalProperties), or keys by pattern: any key the
+  // schema takes reaches the server, which checks it; the model is told so.
+  for (auto* schema : {R"({"type":"object","additionalProperties":{"type":"string"}})",
+                       R"({"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":true})",
+                       R"({"type":"object","patternProperties":{"^x-":{"type":"string"}}})"}) {
+    CAF_MESSAGE(schema);
+    auto c = with_mcp_tool(schema);
+    auto s = validate_arguments(c.tools.at("demo__t"), *Json::parse(R"({"a":"1","x-b":"2"})"));
+    CAF_CHECK_EQUAL(s ? std::string() : s.error, "");
+    auto declared = parameters_schema(c.tools.at("demo__t"), dialect::openai);
+    CAF_CHECK(declared.find("additionalProperties") || declared.find("patternProperties"));
+    CAF_CHECK(!parameters_schema(c.tools.at("demo__t"), dialect::gemini).find("additionalProperties"));
+    CAF_CHECK_EQUAL(openai_violation(c), "");
+    auto body = Json::object()
+                  .set("model", "m")
+                  .set("max_tokens", 1)
+                  .set("messages", Json(JsonArray{Json::object().set("role", "user").set("content", "hi")}))
+                  .set("tools", tool_declarations(c, dialect::anthropic));
+    auto v = jp::testing::anthropic_request_violation(body);
+    CAF_CHECK_EQUAL(v ? v->message : "", "");
+  }
+  // Without them (or with additionalProperties false) a key it does not name is a typo.
+  auto closed = with_mcp_tool(R"({"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false})");
+  CAF_CHECK(!validate_arguments(closed.tools.at("demo__t"), *Json::parse(R"({"m":1})")));
 }
 
 CAF_TEST(server parameter names anthropic refuses are offered by names it takes and keep the server s) {

@@ -122,7 +122,8 @@ Status refuse_unknown_keys(const ToolConfig& tool, const Json& args, call_form f
     auto& key = field.first; // a name, not a binding: clang before 16 captures no bindings
     bool known = std::any_of(tool.parameters.begin(), tool.parameters.end(),
                              [&](const ParameterConfig& p) { return key == p.name; });
-    if (known)
+    // A server's schema that takes more keys (a map, patterns) checks them itself.
+    if (known || !tool.extra_keys.is_null())
       continue;
     std::vector<std::string> declared;
     for (auto& p : tool.parameters)

@@ -179,6 +179,10 @@ Json one_shot_schema(const ToolConfig& t, dialect d) {
   auto [properties, required] = parameter_properties(t, d);
   auto s = Json::object();
   s.set("type", "object").set("properties", std::move(properties)).set("required", std::move(required));
+  // What an MCP server's schema takes besides (Gemini's Schema has no such keys).
+  if (t.extra_keys.is_object() && d != dialect::gemini)
+    for (auto& [key, value] : t.extra_keys.as_object())
+      s.set(key, value);
   // RFD 037's "at least one of any/all"; elsewhere validated at call time only.
   if (!t.one_of_required.empty() && top_level_combinators(d)) {
     auto any_of = Json::array();

@@ -242,6 +242,19 @@ void fit_names(std::vector<ParameterConfig>& params) {
 
 } // namespace
 
+Json mcp_extra_keys(const Json& input_schema) {
+  const Json* root = &input_schema;
+  if (auto* ref = input_schema.find("$ref"); ref && ref->is_string() && !input_schema.find("properties"))
+    if (auto* target = resolve(input_schema, ref->as_string()); target && target->is_object())
+      root = target;
+  auto out = Json::object();
+  if (auto* more = root->find("additionalProperties"); more && ((more->is_bool() && more->as_bool()) || more->is_object()))
+    out.set("additionalProperties", *more);
+  if (auto* patterns = root->find("patternProperties"); patterns && patterns->is_object() && !patterns->as_object().empty())
+    out.set("patternProperties", *patterns);
+  return out.as_object().empty() ? Json() : out;
+}
+
 std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
   std::vector<ParameterConfig> out;
   // The root itself may be a reference to the definition of the arguments.

@@ -25,4 +25,9 @@ namespace jp {
 /// it takes, and keeps the server's in declared_name.
 std::vector<ParameterConfig> mcp_parameters(const Json& input_schema);
 
+/// What the schema's root takes besides its properties: its additionalProperties
+/// (true or a schema) and patternProperties, as declared; null when it says neither
+/// (a key it does not name is then refused, as a typo).
+Json mcp_extra_keys(const Json& input_schema);
+
 } // namespace jp
