@@ -519,6 +519,14 @@ CAF_TEST(a server answering with a line that is not JSON is told so when the cal
   CAF_CHECK(contains(said, "result\\\": oops"));
 }
 
+CAF_TEST(a server answering in a JSON-RPC batch is understood) {
+  // Protocol 2025-03-26 lets a server send a batch, which a client must take.
+  auto r = run(steps({call("g__batched", "{}")}),
+               fmt::format("[mcp.servers.g]\ncommand = [\"{}\"]\ntimeout_secs = 60\n", server));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "answered in a batch");
+}
+
 CAF_TEST(an embedded runtime offers the tools of its MCP servers and notes the ones that did not start) {
   auto toml = std::ifstream(config(fmt::format("[mcp.servers.bad]\ncommand = [\"{}\", \"--die\"]\n", server)));
   std::string text((std::istreambuf_iterator<char>(toml)), std::istreambuf_iterator<char>());

@@ -428,12 +428,25 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   /// A message from the server; `related`: the request whose answer carried it (HTTP).
   void on_line(const std::string& text, int64_t related = 0) {
     auto msg = Json::parse(text);
+    // A batch (protocol 2025-03-26, which a client must take): each of its messages.
+    if (msg && msg->is_array() && !msg->as_array().empty() &&
+        std::all_of(msg->as_array().begin(), msg->as_array().end(), [](const Json& m) { return m.is_object(); })) {
+      for (auto& m : msg->as_array())
+        on_message(m, related);
+      return;
+    }
     if (!msg || !msg->is_object()) {
       // Not JSON-RPC: a server's stray print (or a broken answer) is no answer to
       // anything, but a request it leaves unanswered says so.
       not_jsonrpc = cut_text(text, 120);
       return;
     }
+    on_message(*msg, related);
+  }
+
+  /// One JSON-RPC message of the server's (an object).
+  void on_message(const Json& message, int64_t related) {
+    auto* msg = &message;
     auto* id = msg->find("id");
     auto* method = msg->find("method");
     bool answer = !method && id && id->is_int();

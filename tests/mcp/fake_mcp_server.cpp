@@ -128,6 +128,7 @@ Json tools_list(bool retooled) {
   tools.push(tool("retool", "Changes the tools", Json::object(), Json::array()));
   tools.push(tool("crash", "Exits", Json::object(), Json::array()));
   tools.push(tool("garble", "Answers with a line that is not JSON", Json::object(), Json::array()));
+  tools.push(tool("batched", "Answers in a JSON-RPC batch (2025-03-26)", Json::object(), Json::array()));
   auto job = tool("job", "A job run as a task", wait, Json::array().push(Json("until")));
   job.set("execution", Json::object().set("taskSupport", "required"));
   tools.push(std::move(job));
@@ -424,6 +425,15 @@ int main(int argc, char** argv) {
             .push(item("resource_link").set("uri", "file:///big.log").set("name", "big.log"))
             .push(item("image").set("mimeType", "image/png").set("data", "iVBORw0KGgo="));
           send(reply(*id, Json::object().set("content", std::move(content))));
+        } else if (name == "batched") {
+          auto batch = Json::array()
+                         .push(Json::object()
+                                 .set("jsonrpc", "2.0")
+                                 .set("method", "notifications/message")
+                                 .set("params", Json::object().set("level", "info").set("data", "batching")))
+                         .push(reply(*id, text_result("answered in a batch")));
+          std::printf("%s\n", batch.dump().c_str());
+          std::fflush(stdout);
         } else if (name == "garble") {
           std::printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\": oops\n", id->dump().c_str());
           std::fflush(stdout);
