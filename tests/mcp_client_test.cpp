@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "runtime/mcp/mcp_call_result.hpp"
 #include "runtime/mcp/mcp_http_transport.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "cli_run.hpp"
@@ -903,3 +904,15 @@ CAF_TEST(a workspace cannot start MCP servers) {
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST(a result that breaks MCP is told as such and not taken for an empty success) {
+  auto not_array = jp::mcp_call_state(*jp::Json::parse(R"({"content":"hello"})"));
+  CAF_CHECK(!not_array.ok);
+  CAF_CHECK(jp::testing::contains(not_array.error.message,
+                                  "the server's result breaks MCP: its `content` is string \"hello\", not an array"));
+  auto number = jp::mcp_call_state(*jp::Json::parse(R"({"content":[{"type":"text","text":42}]})"));
+  CAF_CHECK(number.ok);
+  CAF_CHECK_EQUAL(number.content, "[text content whose text is no string: 42]");
+  // What MCP allows stays as it was: no content, or structured content alone.
+  CAF_CHECK(jp::mcp_call_state(*jp::Json::parse(R"({"structuredContent":{"a":1}})")).ok);
+}

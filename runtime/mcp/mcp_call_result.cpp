@@ -14,8 +14,11 @@ namespace {
 /// named in the text where it was.
 std::string content_text(const Json& item, std::vector<ToolImage>& images) {
   auto kind = item.string_at("type");
-  if (kind == "text")
+  if (kind == "text") {
+    if (auto* t = item.find("text"); t && !t->is_string()) // MCP: a string; shown, not lost
+      return fmt::format("[text content whose text is no string: {}]", cut_text(t->dump(), 200));
     return std::string(item.string_at("text"));
+  }
   if (kind == "resource") {
     static const Json none;
     auto* found = item.find("resource");
@@ -52,7 +55,13 @@ std::string content_text(const Json& item, std::vector<ToolImage>& images) {
 ToolState mcp_call_state(const Json& result) {
   std::string text;
   std::vector<ToolImage> images;
-  if (auto* content = result.find("content"); content && content->is_array())
+  auto* content = result.find("content");
+  if (content && !content->is_array()) // an empty success would hide what it said
+    return ToolState::failure(ToolError{
+      fmt::format("the server's result breaks MCP: its `content` is {}, not an array of content items: {}",
+                  content->described(), cut_text(result.dump(), 300)),
+      {}, false});
+  if (content)
     for (auto& item : content->as_array()) {
       if (!text.empty())
         text += "\n";
