@@ -520,6 +520,16 @@ CAF_TEST(a server answering with a line that is not JSON is told so when the cal
   CAF_CHECK(contains(said, "result\\\": oops"));
 }
 
+CAF_TEST(a server answering under an id none of ours is told so when the call times out) {
+  auto r = run(steps({call("g__strid", "{}")}),
+               fmt::format("[mcp.servers.g]\ncommand = [\"{}\"]\ntimeout_secs = 1\n", server));
+  JP_REQUIRE_OK(r);
+  auto said = content(results_of(r), "main", 1, 0);
+  CAF_CHECK(contains(said, "did not answer tools/call within 1 s"));
+  CAF_CHECK(contains(said, "it sent an answer whose id is none of ours"));
+  CAF_CHECK(contains(said, "under a string id"));
+}
+
 CAF_TEST(a server answering in a JSON-RPC batch is understood) {
   // Protocol 2025-03-26 lets a server send a batch, which a client must take.
   auto r = run(steps({call("g__batched", "{}")}),

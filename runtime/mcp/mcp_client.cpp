@@ -67,6 +67,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   std::string stderr_tail;
   std::string gone;       // why the server can no longer be used ("" = it can)
   std::string not_jsonrpc; // the last line it sent that was no JSON-RPC message (cut)
+  std::string unmatched;   // the last answer whose id is none of our requests' (cut)
   struct Pending {
     std::function<void(const Json&)> answer; // result, or {"error": ...}
     std::function<void(std::string)> progress;
@@ -466,8 +467,12 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
         list_changed();
       return;
     }
-    if (!id || !id->is_int())
+    if (!id)
       return;
+    if (!id->is_int()) { // ours are integers: "3" answers nothing (a request left unanswered says so)
+      unmatched = cut_text(msg->dump(), 120);
+      return;
+    }
     if (auto p = take(id->as_int()))
       p->answer(*msg);
     else if (cancelled_calls.erase(id->as_int())) // cancelled before this answer came
@@ -730,6 +735,10 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
                      : fmt::format("; it sent a line that is no JSON-RPC message, which MCP does not allow (a "
                                    "broken answer, or a print to stdout): {}",
                                    json_quote(s->not_jsonrpc));
+      if (!s->unmatched.empty())
+        stray += fmt::format("; it sent an answer whose id is none of ours (they are integers, echoed as "
+                             "sent): {}",
+                             json_quote(s->unmatched));
       p.answer(local_error(fmt::format("MCP server `{}` did not answer {} within {} s, nor report progress "
                                        "([mcp.servers.{}] {}){}",
                                        s->server.name, p.method, secs, s->server.name, key, stray),
@@ -789,6 +798,7 @@ void McpClient::State::restart() {
   line.clear();
   stderr_tail.clear();
   not_jsonrpc.clear();
+  unmatched.clear();
   unacked = 0;
   if (auto started = start_process(*io, shared_from_this(), cwd); !started) {
     restarting = false;

@@ -129,6 +129,7 @@ Json tools_list(bool retooled) {
   tools.push(tool("crash", "Exits", Json::object(), Json::array()));
   tools.push(tool("garble", "Answers with a line that is not JSON", Json::object(), Json::array()));
   tools.push(tool("batched", "Answers in a JSON-RPC batch (2025-03-26)", Json::object(), Json::array()));
+  tools.push(tool("strid", "Answers under its id as a string", Json::object(), Json::array()));
   auto job = tool("job", "A job run as a task", wait, Json::array().push(Json("until")));
   job.set("execution", Json::object().set("taskSupport", "required"));
   tools.push(std::move(job));
@@ -433,6 +434,9 @@ int main(int argc, char** argv) {
                                  .set("params", Json::object().set("level", "info").set("data", "batching")))
                          .push(reply(*id, text_result("answered in a batch")));
           std::printf("%s\n", batch.dump().c_str());
+          std::fflush(stdout);
+        } else if (name == "strid") {
+          std::printf("%s\n", reply(Json(id->dump()), text_result("under a string id")).dump().c_str());
           std::fflush(stdout);
         } else if (name == "garble") {
           std::printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\": oops\n", id->dump().c_str());
