@@ -421,6 +421,14 @@ CAF_TEST(a server that wants OAuth is named with what will reach it) {
   CAF_CHECK(contains(client.error(), " by OAuth (https://example.com/.well-known/oauth-protected-resource); "
                                      "jp-actors does not do MCP's OAuth: give a token in its headers"));
   CAF_CHECK(contains(client.error(), R"(command = ["npx", "mcp-remote", ")" + server_at(fake).url + R"("])"));
+  // A token the config sends and the server refuses is said to be refused.
+  fake.push(unauthorized);
+  auto with_token = server_at(fake);
+  with_token.headers["Authorization"] = "Bearer expired";
+  auto refused = jp::McpClient::start(io, with_token, ".");
+  CAF_REQUIRE(!refused);
+  CAF_CHECK(contains(refused.error(), "refused the Authorization header of its config (a token wrong or expired?) "
+                                      "(HTTP 401: "));
 }
 
 CAF_TEST(a list change on the server s GET stream is followed between requests and the stream opened again) {

@@ -182,12 +182,19 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
         auto at = metadata.find("resource_metadata=\"");
         metadata = at == std::string_view::npos ? std::string_view() : metadata.substr(at + 19);
         metadata = metadata.substr(0, metadata.find('"'));
-        return fail_later(request, fmt::format("{} wants authorization (HTTP 401: {}){}; jp-actors does not do "
+        // With an Authorization header configured, it was sent and refused.
+        bool sent = std::any_of(server.headers.begin(), server.headers.end(),
+                                [](auto& h) { return equals_nocase(h.first, "authorization"); });
+        return fail_later(request, fmt::format("{} {} (HTTP 401: {}){}; jp-actors does not do "
                                                "MCP's OAuth: give a token in its headers (e.g. Authorization = "
                                                "\"Bearer ${{MY_TOKEN}}\", from your environment), or reach it "
                                                "through a local proxy that does (e.g. command = [\"npx\", "
                                                "\"mcp-remote\", \"{}\"])",
-                                               where, refusal_text(r.error_body),
+                                               where,
+                                               sent ? "refused the Authorization header of its config (a token "
+                                                      "wrong or expired?)"
+                                                    : "wants authorization",
+                                               refusal_text(r.error_body),
                                                metadata.empty() ? std::string()
                                                                 : fmt::format(" by OAuth ({})", cut_text(metadata, 200)),
                                                server.url),
