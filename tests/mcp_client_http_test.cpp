@@ -377,6 +377,19 @@ CAF_TEST(a redirect to another origin is not followed and says where it pointed)
   CAF_CHECK_EQUAL(fake.requests().size(), 1u);
 }
 
+CAF_TEST(a redirect loop on one origin is told as a loop) {
+  FakeProviderServer fake;
+  for (int i = 0; i < 3; ++i) {
+    fake.push(redirect("/a"));
+    fake.push(redirect("/mcp"));
+  }
+  IoThread io;
+  auto client = jp::McpClient::start(io, server_at(fake), ".");
+  CAF_REQUIRE(!client);
+  CAF_CHECK(contains(client.error(), "redirected the request 6 times over (HTTP 307, last to `/mcp`): a loop"));
+  CAF_CHECK_EQUAL(fake.requests().size(), 6u);
+}
+
 CAF_TEST(a header value takes a variable of the environment and an unset one is named) {
   ::setenv("JP_TEST_MCP_TOKEN", "tok-123", 1);
   FakeProviderServer fake;

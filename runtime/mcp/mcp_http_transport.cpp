@@ -25,6 +25,7 @@ namespace jp {
 namespace {
 
 constexpr auto kDeleteWait = std::chrono::seconds(5); // the session's end, at most
+constexpr int kMaxHops = 5; // redirects (307, 308) followed on one origin before giving up
 
 /// What a refusal says: a JSON-RPC error's message, else the body's start.
 std::string refusal_text(const std::string& body) {
@@ -137,7 +138,8 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     auto r = http_post_stream(post, limits, on_body, stop, on_head);
     // A server mounted at `/mcp/` answers `/mcp` with a redirect (Starlette's 307):
     // followed on the same origin, a few times at most, and kept for what follows.
-    for (int hops = 0; (r.status == 307 || r.status == 308) && hops < 5 && !stop(); ++hops) {
+    int hops = 0;
+    for (; (r.status == 307 || r.status == 308) && hops < kMaxHops && !stop(); ++hops) {
       auto target = same_origin_target(post.url, std::string(r.header("location")));
       if (target.empty())
         break;
@@ -200,6 +202,12 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
                                                server.url),
                           false);
       }
+      if ((r.status == 307 || r.status == 308) && hops == kMaxHops)
+        return fail_later(request, fmt::format("{} redirected the request {} times over (HTTP {}, last to `{}`): a "
+                                               "loop, or a chain jp-actors does not follow; set the server's url to "
+                                               "where it ends",
+                                               where, kMaxHops + 1, r.status, cut_text(r.header("location"), 200)),
+                          false);
       if (r.status >= 300 && r.status <= 399)
         return fail_later(request, fmt::format("{} redirected the request (HTTP {}) to `{}`, which jp-actors "
                                                "follows only to the same scheme, host and port with 307 or 308: "
