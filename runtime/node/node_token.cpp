@@ -75,8 +75,18 @@ Result<std::string> state_token(const TokenKind& kind, bool create) {
     return Error{fmt::format("cannot write the {} {}", kind.what, where)};
   if (linked != 0 && link_errno == EEXIST) // another process made it meanwhile
     return read_token(*dir, kind, where);
-  if (linked != 0)
+  if (linked != 0 && link_errno != EPERM && link_errno != EOPNOTSUPP && link_errno != EMLINK)
     return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(link_errno))};
+  if (linked != 0) { // a file system without hard links (vfat): made in place, as it was
+    fd = create_private_file(*dir, kind.file);
+    if (fd < 0 && errno == EEXIST)
+      return read_token(*dir, kind, where);
+    if (fd < 0)
+      return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(errno))};
+    written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size()) && ::fsync(fd) == 0;
+    if (!(::close(fd) == 0 && written))
+      return Error{fmt::format("cannot write the {} {}", kind.what, where)};
+  }
   return token;
 }
 
