@@ -160,7 +160,8 @@ CAF_TEST(anthropic tool use streams with its key header and version) {
     auto config = config_for(server, "anthropic");
     config.base_url += tail;
     CAF_REQUIRE(run(config).status);
-    CAF_CHECK_EQUAL(server.requests().back().path, "/v1/messages");
+    auto asked = server.requests(); // a copy: the check keeps a reference into it
+    CAF_CHECK_EQUAL(asked.back().path, "/v1/messages");
   }
 }
 
