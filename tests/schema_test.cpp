@@ -25,6 +25,17 @@ const dialect all_dialects[] = {dialect::openai, dialect::anthropic, dialect::ge
 // clients pass on to theirs).
 const dialect flat_dialects[] = {dialect::openai, dialect::anthropic, dialect::gemini, dialect::mcp};
 
+/// What Anthropic would refuse in a request offering the config's tools ("" none).
+std::string anthropic_violation(const Config& c) {
+  auto body = Json::object()
+                .set("model", "m")
+                .set("max_tokens", 1)
+                .set("messages", Json(JsonArray{Json::object().set("role", "user").set("content", "hi")}))
+                .set("tools", tool_declarations(c, dialect::anthropic));
+  auto v = jp::testing::anthropic_request_violation(body);
+  return v ? v->message : "";
+}
+
 ParameterConfig param(std::string name, std::string type, bool required = false) {
   ParameterConfig p;
   p.name = std::move(name);
@@ -413,13 +424,7 @@ CAF_TEST(openai declarations are flat and pass the service checks) {
 
 CAF_TEST(anthropic declarations pass the service checks) {
   auto c = config_with_every_parameter_kind();
-  auto body = Json::object()
-                .set("model", "m")
-                .set("max_tokens", 1)
-                .set("messages", Json(JsonArray{Json::object().set("role", "user").set("content", "hi")}))
-                .set("tools", tool_declarations(c, dialect::anthropic));
-  auto v = jp::testing::anthropic_request_violation(body);
-  CAF_CHECK_EQUAL(v ? v->message : "", "");
+  CAF_CHECK_EQUAL(anthropic_violation(c), "");
 }
 
 CAF_TEST(gemini declarations fit the gemini schema subset and a free form object is JSON text) {
@@ -510,13 +515,7 @@ CAF_TEST(a server schema with references to its definitions reaches the model wr
   // A property named as a keyword is a schema all the same.
   CAF_CHECK_EQUAL(parameter(c, "default").declared_schema, color.declared_schema);
   CAF_CHECK_EQUAL(openai_violation(c), "");
-  auto body = Json::object()
-                .set("model", "m")
-                .set("max_tokens", 1)
-                .set("messages", Json(JsonArray{Json::object().set("role", "user").set("content", "hi")}))
-                .set("tools", tool_declarations(c, dialect::anthropic));
-  auto v = jp::testing::anthropic_request_violation(body);
-  CAF_CHECK_EQUAL(v ? v->message : "", "");
+  CAF_CHECK_EQUAL(anthropic_violation(c), "");
 }
 
 CAF_TEST(a server schema that takes more keys than its properties is offered and called so) {
@@ -533,13 +532,7 @@ CAF_TEST(a server schema that takes more keys than its properties is offered and
     CAF_CHECK(declared.find("additionalProperties") || declared.find("patternProperties"));
     CAF_CHECK(!parameters_schema(c.tools.at("demo__t"), dialect::gemini).find("additionalProperties"));
     CAF_CHECK_EQUAL(openai_violation(c), "");
-    auto body = Json::object()
-                  .set("model", "m")
-                  .set("max_tokens", 1)
-                  .set("messages", Json(JsonArray{Json::object().set("role", "user").set("content", "hi")}))
-                  .set("tools", tool_declarations(c, dialect::anthropic));
-    auto v = jp::testing::anthropic_request_violation(body);
-    CAF_CHECK_EQUAL(v ? v->message : "", "");
+    CAF_CHECK_EQUAL(anthropic_violation(c), "");
   }
   // Without them (or with additionalProperties false) a key it does not name is a typo.
   auto closed = with_mcp_tool(R"({"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false})");
