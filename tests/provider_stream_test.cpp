@@ -410,6 +410,18 @@ CAF_TEST(openai arguments sent as an object are the call s arguments) {
   CAF_CHECK(d.calls() == (std::vector<ToolCall>{call("x", "shell", R"({"command":"a"})")}));
 }
 
+CAF_TEST(openai a tool name sent whole more than once or in pieces is the one name) {
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"shell","arguments":""}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"shell","arguments":"{}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"y","function":{"name":"sh","arguments":""}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"name":"ell","arguments":"{}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK(d.calls() == (std::vector<ToolCall>{call("x", "shell", "{}"), call("y", "shell", "{}")}));
+}
+
 CAF_TEST(openai usage counted in every chunk is the last count) {
   // Gemini's OpenAI endpoint: each chunk counts the response so far, the finish too.
   OpenAiStream stream;

@@ -298,9 +298,12 @@ void OpenAiStream::add_tool_call_delta(const Json& delta) {
   if (auto* extra = delta.find("extra_content"); extra && extra->is_object())
     it->extra = Json::object().set("extra_content", *extra).set(kExtraModel, model_).dump();
   if (auto* function = delta.find("function"); function && function->is_object()) {
-    // The name comes whole in the first fragment; some servers repeat it.
-    if (auto name = function->string_at("name"); it->name.empty())
+    // The name comes whole in the first fragment (OpenAI); some servers repeat it
+    // whole in each, some send it in pieces as the arguments (the SDKs join them).
+    if (auto name = function->string_at("name"); it->name.empty() || name.starts_with(it->name))
       it->name = name;
+    else if (name != it->name)
+      it->name += name;
     // Arguments come as JSON text in pieces; some compatible servers send the object
     // itself, whole.
     if (auto* args = function->find("arguments"); args && args->is_object())
