@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "config/placeholder.hpp" // trim_blanks
 #include "messages/json.hpp"
 #include "runtime/mcp/mcp_protocol.hpp"
 #include "runtime/node/node_address.hpp"
@@ -444,12 +445,7 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
   // The media type itself, its parameters (charset) aside: application/json-seq or
   // text/plain; x=application/json is not it.
   auto media = std::string_view(req[http::field::content_type]);
-  media = media.substr(0, media.find(';'));
-  while (!media.empty() && (media.back() == ' ' || media.back() == '\t'))
-    media.remove_suffix(1);
-  while (!media.empty() && (media.front() == ' ' || media.front() == '\t'))
-    media.remove_prefix(1);
-  if (!equals_nocase(media, "application/json"))
+  if (!equals_nocase(trim_blanks(media.substr(0, media.find(';'))), "application/json"))
     return respond(415, "POST a JSON-RPC message as Content-Type: application/json");
   auto accept = std::string_view(req[http::field::accept]);
   if (!(contains_nocase(accept, "application/json") || contains_nocase(accept, "*/*")) ||

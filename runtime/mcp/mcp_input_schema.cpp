@@ -240,13 +240,18 @@ void fit_names(std::vector<ParameterConfig>& params) {
   }
 }
 
+/// The schema of the arguments: the root itself, or the definition it refers to.
+const Json& arguments_schema(const Json& input_schema) {
+  if (auto* ref = input_schema.find("$ref"); ref && ref->is_string() && !input_schema.find("properties"))
+    if (auto* target = resolve(input_schema, ref->as_string()); target && target->is_object())
+      return *target;
+  return input_schema;
+}
+
 } // namespace
 
 Json mcp_extra_keys(const Json& input_schema) {
-  const Json* root = &input_schema;
-  if (auto* ref = input_schema.find("$ref"); ref && ref->is_string() && !input_schema.find("properties"))
-    if (auto* target = resolve(input_schema, ref->as_string()); target && target->is_object())
-      root = target;
+  const Json* root = &arguments_schema(input_schema);
   auto out = Json::object();
   if (auto* more = root->find("additionalProperties"); more && ((more->is_bool() && more->as_bool()) || more->is_object()))
     out.set("additionalProperties", *more);
@@ -257,11 +262,7 @@ Json mcp_extra_keys(const Json& input_schema) {
 
 std::vector<ParameterConfig> mcp_parameters(const Json& input_schema) {
   std::vector<ParameterConfig> out;
-  // The root itself may be a reference to the definition of the arguments.
-  const Json* root = &input_schema;
-  if (auto* ref = input_schema.find("$ref"); ref && ref->is_string() && !input_schema.find("properties"))
-    if (auto* target = resolve(input_schema, ref->as_string()); target && target->is_object())
-      root = target;
+  const Json* root = &arguments_schema(input_schema);
   auto* props = root->find("properties");
   if (!props || !props->is_object())
     return out;

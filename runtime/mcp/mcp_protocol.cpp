@@ -100,9 +100,8 @@ ParsedMessage parse_message(std::string_view text) {
   ParsedMessage out{Json(), invalid_request, msg.error()};
   if (kept->is_object()) {
     auto& fields = kept->as_object();
-    auto ids = std::count_if(fields.begin(), fields.end(), [](auto& kv) { return kv.first == "id"; });
-    if (auto* id = kept->find("id"); ids == 1 && request_id(*id))
-      out.error_id = *request_id(*id);
+    if (std::count_if(fields.begin(), fields.end(), [](auto& kv) { return kv.first == "id"; }) == 1)
+      out.error_id = request_id(*kept->find("id")).value_or(Json());
   }
   return out;
 }

@@ -46,6 +46,13 @@ Result<std::string> read_token(const DirFd& dir, const TokenKind& kind, const st
   return token;
 }
 
+/// Writes `token` whole to `fd`, on disk before anyone can read it by name, and
+/// closes `fd`: whether all of that worked.
+bool write_whole(int fd, const std::string& token) {
+  bool written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size()) && ::fsync(fd) == 0;
+  return ::close(fd) == 0 && written;
+}
+
 Result<std::string> state_token(const TokenKind& kind, bool create) {
   auto state = user_state_dir("");
   if (!state)
@@ -66,8 +73,7 @@ Result<std::string> state_token(const TokenKind& kind, bool create) {
     return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(errno))};
   auto token = random_name_part() + random_name_part() + random_name_part() + random_name_part();
   // On disk before its name is: a crash then leaves no empty token behind.
-  bool written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size()) && ::fsync(fd) == 0;
-  written = ::close(fd) == 0 && written;
+  bool written = write_whole(fd, token);
   int linked = written ? ::linkat(dir->get(), draft.c_str(), dir->get(), kind.file, 0) : -1;
   int link_errno = errno;
   ::unlinkat(dir->get(), draft.c_str(), 0);
@@ -83,8 +89,7 @@ Result<std::string> state_token(const TokenKind& kind, bool create) {
       return read_token(*dir, kind, where);
     if (fd < 0)
       return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(errno))};
-    written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size()) && ::fsync(fd) == 0;
-    if (!(::close(fd) == 0 && written))
+    if (!write_whole(fd, token))
       return Error{fmt::format("cannot write the {} {}", kind.what, where)};
   }
   return token;
