@@ -89,6 +89,10 @@ struct fixture {
     dir.write("script.toml", script);
     return cli_in(ws, fmt::format("--config '{}' run --json '{}'", cfg, (dir.path / "script.toml").string()));
   }
+
+  /// What one call of the fake's tool `tool`, served as server `g` with
+  /// `timeout_secs`, answered a scripted agent.
+  std::string answer_of(const std::string& tool, int timeout_secs);
 };
 
 std::string call(const std::string& tool, const std::string& args) {
@@ -100,6 +104,13 @@ std::string steps(std::initializer_list<std::string> each) {
   for (auto& calls : each)
     s += "  [[agents.steps]]\n" + calls;
   return s;
+}
+
+std::string fixture::answer_of(const std::string& tool, int timeout_secs) {
+  auto r = run(steps({call("g__" + tool, "{}")}),
+               fmt::format("[mcp.servers.g]\ncommand = [\"{}\"]\ntimeout_secs = {}\n", server, timeout_secs));
+  JP_REQUIRE_OK(r);
+  return content(results_of(r), "main", 1, 0);
 }
 
 } // namespace
@@ -511,20 +522,14 @@ CAF_TEST(a server that keeps dying is given up on after three starts a minute) {
 }
 
 CAF_TEST(a server answering with a line that is not JSON is told so when the call times out) {
-  auto r = run(steps({call("g__garble", "{}")}),
-               fmt::format("[mcp.servers.g]\ncommand = [\"{}\"]\ntimeout_secs = 1\n", server));
-  JP_REQUIRE_OK(r);
-  auto said = content(results_of(r), "main", 1, 0);
+  auto said = answer_of("garble", 1);
   CAF_CHECK(contains(said, "did not answer tools/call within 1 s"));
   CAF_CHECK(contains(said, "it sent a line that is no JSON-RPC message"));
   CAF_CHECK(contains(said, "result\\\": oops"));
 }
 
 CAF_TEST(a server answering under an id none of ours is told so when the call times out) {
-  auto r = run(steps({call("g__strid", "{}")}),
-               fmt::format("[mcp.servers.g]\ncommand = [\"{}\"]\ntimeout_secs = 1\n", server));
-  JP_REQUIRE_OK(r);
-  auto said = content(results_of(r), "main", 1, 0);
+  auto said = answer_of("strid", 1);
   CAF_CHECK(contains(said, "did not answer tools/call within 1 s"));
   CAF_CHECK(contains(said, "it sent an answer whose id is none of ours"));
   CAF_CHECK(contains(said, "under a string id"));
@@ -532,10 +537,7 @@ CAF_TEST(a server answering under an id none of ours is told so when the call ti
 
 CAF_TEST(a server answering in a JSON-RPC batch is understood) {
   // Protocol 2025-03-26 lets a server send a batch, which a client must take.
-  auto r = run(steps({call("g__batched", "{}")}),
-               fmt::format("[mcp.servers.g]\ncommand = [\"{}\"]\ntimeout_secs = 60\n", server));
-  JP_REQUIRE_OK(r);
-  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "answered in a batch");
+  CAF_CHECK_EQUAL(answer_of("batched", 60), "answered in a batch");
 }
 
 CAF_TEST(an embedded runtime offers the tools of its MCP servers and notes the ones that did not start) {

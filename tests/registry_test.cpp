@@ -483,21 +483,37 @@ CAF_TEST(counts say how many handles started and the most live at once) {
 
 CAF_TEST_FIXTURE_SCOPE_END()
 
+namespace {
+
+/// A registry of function tools that run until the test ends, `progress` set to
+/// the last one's way to report output.
+registry_actor progress_registry(caf::actor_system& sys, Progress& progress) {
+  return spawn_registry(sys, function_handle_factory([&progress](const Json&, const Progress& p) {
+                          progress = p;
+                          return Invocation{};
+                        }));
+}
+
+/// A function tool's spec whose waiting looks are answered once its output was
+/// quiet for 1 ms.
+LaunchSpec settling_spec() {
+  LaunchSpec spec;
+  spec.tool = "work";
+  spec.settle_ms = 1;
+  return spec;
+}
+
+} // namespace
+
 CAF_TEST_FIXTURE_SCOPE(function_handle_tests, registry_fixture)
 
 CAF_TEST(a fetch that finds the output of a function tool still coming gets what follows it too) {
   // An MCP call's progress and its log line come as two messages; a fetch between
   // them answered with the first only (mcp_client_test, with 4 worker threads).
   Progress progress;
-  auto functions = spawn_registry(sys, function_handle_factory([&](const Json&, const Progress& p) {
-                                    progress = p;
-                                    return Invocation{}; // runs until the test ends
-                                  }));
+  auto functions = progress_registry(sys, progress);
   settle();
-  LaunchSpec spec;
-  spec.tool = "work";
-  spec.settle_ms = 1;
-  auto [r, err] = ask<HandleReport>(functions, spawn_atom::value, std::string("w"), spec);
+  auto [r, err] = ask<HandleReport>(functions, spawn_atom::value, std::string("w"), settling_spec());
   CAF_REQUIRE_EQUAL(err, "");
   progress("step 1\n");
   settle();
@@ -524,15 +540,9 @@ CAF_TEST(a fetch that finds the output of a function tool still coming gets what
 
 CAF_TEST(a waiting look after the output was taken waits for new output past the old settle timer) {
   Progress progress;
-  auto functions = spawn_registry(sys, function_handle_factory([&](const Json&, const Progress& p) {
-                                    progress = p;
-                                    return Invocation{}; // runs until the test ends
-                                  }));
+  auto functions = progress_registry(sys, progress);
   settle();
-  LaunchSpec spec;
-  spec.tool = "work";
-  spec.settle_ms = 1;
-  auto [r, err] = ask<HandleReport>(functions, spawn_atom::value, std::string("w"), spec);
+  auto [r, err] = ask<HandleReport>(functions, spawn_atom::value, std::string("w"), settling_spec());
   CAF_REQUIRE_EQUAL(err, "");
   progress("step 1\n"); // its settle timer is out
   settle();
