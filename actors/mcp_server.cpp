@@ -62,7 +62,7 @@ using mcp_impl = mcp_server_actor::extend<caf::reacts_to<tick_atom>>;
 using mcp_actor_t = mcp_impl::stateful_base<mcp_state>;
 
 void send(mcp_actor_t* self, const Json& message) {
-  self->state.write(message.dump());
+  self->state.write(message.dump(), ""); // a response names its request itself
 }
 
 /// Sends batch `batch`'s array once it is read and each of its calls answered; none

@@ -31,8 +31,10 @@ namespace jp {
 
 struct Config;
 
-/// Sends one message to the client (a JSON text without its newline).
-using McpWriter = std::function<void(const std::string&)>;
+/// Sends one message to the client (a JSON text without its newline); `related`: the
+/// id (JSON text) of the client's request it belongs to, "" for none. Over HTTP a
+/// request of ours goes on that request's event stream (MCP's Streamable HTTP).
+using McpWriter = std::function<void(const std::string& message, const std::string& related)>;
 
 /// Makes the session's turn, with who asks for permissions (empty: nobody can).
 using McpTurnMaker = std::function<turn_actor(AskPermission)>;

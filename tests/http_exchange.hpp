@@ -162,6 +162,25 @@ inline HttpReply http_read(int fd, bool head_only = false) {
   return done();
 }
 
+/// Waits (a minute at most) until the answer's status and headers came on `fd`,
+/// leaving them unread for http_read: whether they came.
+inline bool http_head_came(int fd) {
+  char buf[65536];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 60000) <= 0)
+      return false;
+    auto n = ::recv(fd, buf, sizeof buf, MSG_PEEK);
+    if (n <= 0)
+      return false;
+    if (std::string_view(buf, static_cast<size_t>(n)).find("\r\n\r\n") != std::string_view::npos)
+      return true;
+    if (static_cast<size_t>(n) == sizeof buf)
+      return false;
+    ::usleep(1000); // more is coming; MSG_PEEK leaves poll ready
+  }
+}
+
 /// One request on a new connection and its whole answer.
 inline HttpReply http_exchange(uint16_t port, const std::string& head, const std::string& body = "") {
   return http_read(http_send(port, head, body));

@@ -22,6 +22,9 @@
 #include "proc_syscall.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
+#include "../runtime/process/io_thread.hpp"
+#include "../runtime/mcp/mcp_http_server.hpp"
+#include "../runtime/mcp/mcp_protocol.hpp"
 
 using namespace jp;
 using namespace jp::testing;
@@ -1218,15 +1221,59 @@ CAF_TEST(over HTTP a cancelled call has its stream ended and the session still e
   auto call = l.request("tools/call", tool_call("shell", shell("sleep 300; echo never")));
   int fd = http_send(l.port, l.head("POST", sid), call.dump());
   CAF_REQUIRE(fd >= 0);
-  CAF_REQUIRE_EQUAL(http_read(fd, true).status, 200); // its stream is open
+  CAF_REQUIRE(http_head_came(fd)); // its stream is open
   auto cancel = Json::object().set("jsonrpc", "2.0").set("method", "notifications/cancelled").set(
     "params", Json::object().set("requestId", *call.find("id")).set("reason", "test"));
   CAF_CHECK_EQUAL(l.post(cancel, sid).status, 202);
-  auto rest = http_read(fd); // the rest of the stream: its end, without an answer
+  auto rest = http_read(fd); // the stream: its end, without an answer
+  CAF_CHECK_EQUAL(rest.status, 200);
   CAF_CHECK(rest.complete);
   CAF_CHECK(!contains(rest.body, R"("result")"));
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u); // the session ended when idle, with its handle
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
+}
+
+CAF_TEST(over HTTP a question for a call goes on that call s stream though a later one is open) {
+  // The server alone, with a session that answers initialize, and when call 3 comes
+  // asks a question for call 2 (as a permission asked for call 2 can come after call
+  // 3's stream opened), then answers both.
+  IoThread io;
+  std::function<void(const std::string&, const std::string&)> write;
+  auto opener = [&write](std::function<void(const std::string&, const std::string&)> w) {
+    write = std::move(w);
+    McpSessionPort port;
+    port.deliver = [&write](const std::string& text) { // on the io thread, as `write`'s routing
+      auto msg = Json::parse(text);
+      auto* id = msg->find("id");
+      auto method = msg->find("method")->as_string();
+      if (method == "initialize")
+        write(mcp::response(*id, Json::object().set("protocolVersion", "2025-06-18")).dump(), "");
+      if (method == "tools/call" && id->as_int() == 3) {
+        write(mcp::request(100, "elicitation/create", Json::object()).dump(), "2");
+        write(mcp::response(Json(2), Json::object()).dump(), "");
+        write(mcp::response(Json(3), Json::object()).dump(), "");
+      }
+    };
+    port.end = [](std::function<void()> done) { done(); };
+    return port;
+  };
+  auto server = McpHttpServer::listen(io, "127.0.0.1", 0, "tok", opener);
+  CAF_REQUIRE(server);
+  Listener l;
+  l.port = (*server)->port();
+  l.token = "tok";
+  auto sid = l.post(l.request("initialize", Json::object().set("protocolVersion", "2025-06-18"))).header("mcp-session-id");
+  CAF_REQUIRE(!sid.empty());
+  int second = http_send(l.port, l.head("POST", sid), l.request("tools/call", Json::object()).dump());
+  CAF_REQUIRE(second >= 0);
+  CAF_REQUIRE(http_head_came(second)); // call 2's stream is open
+  auto third = l.post(l.request("tools/call", Json::object()), sid).events();
+  auto on_second = http_read(second).events();
+  CAF_REQUIRE_EQUAL(on_second.size(), 2u);
+  CAF_CHECK_EQUAL(on_second[0].find("method")->as_string(), "elicitation/create");
+  CAF_CHECK_EQUAL(on_second[1].find("id")->as_int(), 2);
+  CAF_REQUIRE_EQUAL(third.size(), 1u);
+  CAF_CHECK_EQUAL(third[0].find("id")->as_int(), 3);
 }
 
 CAF_TEST(over HTTP a client that leaves the stream of a call lets the session end when idle) {

@@ -63,7 +63,7 @@ int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen, 
   auto token = mcp_token(true);
   if (!token)
     return fail(token.error());
-  auto opener = [&sys, spawn_session](std::function<void(const std::string&)> write) {
+  auto opener = [&sys, spawn_session](McpWriter write) {
     auto server = spawn_session(std::move(write));
     McpSessionPort port;
     port.deliver = [server](const std::string& message) { caf::anon_send(server, message_atom::value, message); };
@@ -136,7 +136,7 @@ private:
 /// one message per line, whole, in the order sent (`out`, which outlives the actors).
 int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter)> spawn_session,
                 StdoutLines& out) {
-  auto server = spawn_session([&out](const std::string& line) { out.push(line); });
+  auto server = spawn_session([&out](const std::string& line, const std::string&) { out.push(line); });
   // Reading stdin must not flush stdout, as std::cin does through its tie to
   // std::cout: `out`'s thread may be blocked writing to a client slow to read,
   // holding stdout's lock, and the requests after it would go unread.

@@ -114,7 +114,10 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
   bool closed = false;
 
   void accept();
-  void route(const std::string& sid, const std::string& text);
+  /// Sends `text` of session `sid` where it belongs: a response ends its request's
+  /// stream; a message `related` to a request (or progress for it) goes on that
+  /// request's stream while open, else on the newest.
+  void route(const std::string& sid, const std::string& text, const std::string& related);
   /// Ends the session `sid` (DELETE, or idle); `done` once it has (io thread).
   void end_session(const std::string& sid, std::function<void()> done);
   /// Ends the sessions idle past `idle`, and looks again later.
@@ -135,12 +138,12 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
   }
   /// Where a message that belongs to no request goes: the newest open stream.
   std::shared_ptr<McpHttpConnection> newest_stream(McpHttpSession& s);
-  std::function<void(const std::string&)> writer(const std::string& sid) {
-    return [weak = weak_from_this(), sid](const std::string& text) {
+  std::function<void(const std::string&, const std::string&)> writer(const std::string& sid) {
+    return [weak = weak_from_this(), sid](const std::string& text, const std::string& related) {
       if (auto st = weak.lock())
-        st->io->post([weak, sid, text] {
+        st->io->post([weak, sid, text, related] {
           if (auto s = weak.lock())
-            s->route(sid, text);
+            s->route(sid, text, related);
         });
     };
   }
@@ -749,7 +752,7 @@ std::shared_ptr<McpHttpConnection> ServerState::newest_stream(McpHttpSession& s)
   return nullptr;
 }
 
-void ServerState::route(const std::string& sid, const std::string& text) {
+void ServerState::route(const std::string& sid, const std::string& text, const std::string& related) {
   auto it = sessions.find(sid);
   if (it == sessions.end())
     return;
@@ -762,7 +765,7 @@ void ServerState::route(const std::string& sid, const std::string& text) {
     return;
   auto* method = msg->find("method");
   auto* id = msg->find("id");
-  std::string key;
+  std::string key = related;
   if (!method && id)
     key = id->dump(); // a response: its request's stream, which it ends
   else if (method && method->is_string() && method->as_string() == "notifications/progress")

@@ -35,8 +35,11 @@ struct McpSessionPort {
   std::function<void(std::function<void()> done)> end;
 };
 
-/// Opens a session whose messages to the client go to `write` (any thread).
-using McpSessionOpener = std::function<McpSessionPort(std::function<void(const std::string&)> write)>;
+/// Opens a session whose messages to the client go to `write` (any thread), each
+/// with the id (JSON text) of the client's request it is related to ("" for none):
+/// it goes on that request's event stream while it is open.
+using McpSessionOpener =
+  std::function<McpSessionPort(std::function<void(const std::string& message, const std::string& related)> write)>;
 
 class McpHttpServer {
 public:

@@ -17,7 +17,7 @@ std::optional<Json> McpRequests::ask(std::string_view method, Json params, std::
     answer = w.answer.get_future();
     // Written under the lock: a withdraw's notifications/cancelled must not reach
     // the client before the request it cancels (the writer only queues the line).
-    write_(mcp::request(id, method, std::move(params)).dump());
+    write_(mcp::request(id, method, std::move(params)).dump(), w.owner);
   }
   return answer.get();
 }
@@ -47,7 +47,8 @@ void McpRequests::withdraw(const std::string& owner, const std::string& reason) 
     }
     // MCP: either side may cancel a request it sent that is still in progress.
     write_(mcp::notification("notifications/cancelled", Json::object().set("requestId", it->first).set("reason", reason))
-             .dump());
+             .dump(),
+           owner);
     it->second.answer.set_value(std::nullopt);
     it = waiting_.erase(it);
   }

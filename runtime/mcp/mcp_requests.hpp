@@ -19,7 +19,9 @@ namespace jp {
 
 class McpRequests {
 public:
-  explicit McpRequests(std::function<void(const std::string&)> write) : write_(std::move(write)) {}
+  /// `write` sends a message, with the request it is related to (its owner).
+  explicit McpRequests(std::function<void(const std::string& message, const std::string& related)> write)
+    : write_(std::move(write)) {}
 
   /// Sends request `method` and blocks until the client answers it: the whole
   /// response message, or nullopt once the session ended or `owner` (the request id
@@ -38,7 +40,7 @@ public:
   void close();
 
 private:
-  std::function<void(const std::string&)> write_;
+  std::function<void(const std::string&, const std::string&)> write_;
   std::mutex mtx_;
   struct Waiting {
     std::promise<std::optional<Json>> answer;
