@@ -325,6 +325,31 @@ CAF_TEST(a call fails naming why when no new session can be started) {
   CAF_CHECK(contains(r.error.message, "HTTP 403: no more sessions"));
 }
 
+CAF_TEST(a call answered with a page or an event stream of what is no JSON-RPC says what came) {
+  FakeProviderServer fake;
+  script_start(fake);
+  FakeResponse page; // a proxy's login page, say
+  page.content_type = "text/html";
+  page.body = "<html><body>Sign in</body></html>";
+  fake.push(page);
+  FakeResponse odd;
+  odd.body = "event: message\ndata: hello\n\n";
+  fake.push(odd);
+  IoThread io;
+  auto client = jp::McpClient::start(io, server_at(fake), ".");
+  CAF_REQUIRE(client);
+  auto paged = call(**client);
+  CAF_CHECK(!paged.ok);
+  CAF_CHECK(contains(paged.error.message, "answered HTTP 200 with a body (Content-Type `text/html`) that is no "
+                                          "JSON-RPC message (MCP's answer is application/json or an event stream "
+                                          "of JSON-RPC messages): \"<html><body>Sign in</body></html>\""));
+  auto streamed = call(**client);
+  CAF_CHECK(!streamed.ok);
+  CAF_CHECK(contains(streamed.error.message, "answered HTTP 200 with an event stream holding data that is no "
+                                             "JSON-RPC message"));
+  CAF_CHECK(contains(streamed.error.message, R"(: "hello")"));
+}
+
 CAF_TEST(a url server answering a protocol version jp-actors does not speak does not start) {
   FakeProviderServer fake;
   fake.push(initialized(1, "s1", "1999-01-01"));

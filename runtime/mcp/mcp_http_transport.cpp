@@ -36,6 +36,13 @@ std::string refusal_text(const std::string& body) {
   return body.empty() ? "(no body)" : cut_text(body, 300);
 }
 
+/// Whether `text` may be a JSON-RPC message (an object, or a batch's array): its
+/// first character past blanks. The client parses it; this only names what is not.
+bool looks_like_json(std::string_view text) {
+  auto at = text.find_first_not_of(" \t\r\n");
+  return at != std::string_view::npos && (text[at] == '{' || text[at] == '[');
+}
+
 // A GET stream that lasted this long worked, though it brought nothing (a quiet
 // server's stream that a proxy cuts after a while).
 constexpr auto kStreamWorked = std::chrono::seconds(10);
@@ -115,8 +122,11 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
                   static_cast<int64_t>(std::min(server.start_timeout_secs, server.timeout_secs) * 1000));
     bool stream = false;
     std::string whole;
+    std::string content_type;
+    std::string odd; // what came that is no JSON-RPC message (cut), for the failure
     SseParser events;
     auto on_head = [&](const HttpResult& head) {
+      content_type = head.content_type;
       stream = contains_nocase(head.content_type, "text/event-stream");
       if (auto sid = head.header("mcp-session-id"); initialize && !sid.empty()) {
         std::lock_guard lock(mtx);
@@ -129,8 +139,11 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
         return body_next::more;
       }
       events.feed(bytes, [&](const SseEvent& e) {
-        if (!e.data.empty())
-          deliver_later(e.data, request);
+        if (e.data.empty())
+          return;
+        if (!looks_like_json(e.data))
+          odd = cut_text(e.data, 120);
+        deliver_later(e.data, request);
       });
       return events.overflowed() ? body_next::stop : body_next::more;
     };
@@ -159,13 +172,26 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     if (abandoned && *abandoned)
       return; // its caller has its answer already
     bool ok = r.failure == http_failure::none && r.status >= 200 && r.status <= 299;
-    if (ok && !stream && !whole.empty())
+    if (ok && !stream && !whole.empty()) {
+      if (!looks_like_json(whole))
+        odd = cut_text(whole, 120);
       deliver_later(std::move(whole), request);
+    }
     if (!request || closing)
       return; // a notification's refusal has nobody to tell
     auto where = fmt::format("MCP server `{}` ({})", server.name, server.url);
     switch (r.failure) {
     case http_failure::none:
+      if (ok && !odd.empty()) // a page of a proxy or a login, or a server's stray print
+        return fail_later(request,
+                          fmt::format("{} answered HTTP {} with {} that is no JSON-RPC message (MCP's answer is "
+                                      "application/json or an event stream of JSON-RPC messages): {}",
+                                      where, r.status,
+                                      stream ? std::string("an event stream holding data")
+                                             : fmt::format("a body (Content-Type `{}`)",
+                                                           content_type.empty() ? "none" : cut_text(content_type, 60)),
+                                      json_quote(odd)),
+                          false);
       if (ok)
         return fail_later(request, fmt::format("{} ended its answer without the response", where), true);
       if (r.status == 404 && !initialize && !sent_session.empty()) {
