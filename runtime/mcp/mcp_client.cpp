@@ -105,6 +105,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   // notifications. List changes that come while listing make one listing after it.
   bool listing = false;
   bool relist = false;      // a list_changed came while listing
+  bool said_listing_cut = false;
   bool tools_asked = false; // the start's listing began: list changes are followed from then
   std::deque<std::function<void()>> held;
 
@@ -568,9 +569,12 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
         found->push_back({name->as_string(), desc && desc->is_string() ? desc->as_string() : "", *schema, as_task});
       }
       auto* next = result.find("nextCursor");
-      if (next && next->is_string() && !next->as_string().empty() && found->size() < kMaxTools &&
-          page + 1 < kMaxToolPages && (cursor.is_null() || *next != cursor))
-        return s->list_page(found, *next, page + 1, done);
+      if (next && next->is_string() && !next->as_string().empty()) {
+        bool again = !cursor.is_null() && *next == cursor;
+        if (found->size() < kMaxTools && page + 1 < kMaxToolPages && !again)
+          return s->list_page(found, *next, page + 1, done);
+        s->listing_cut(again ? &cursor : nullptr, page + 1, found->size());
+      }
       {
         std::lock_guard lock(s->tools_mutex);
         if (*found != *s->tools)
@@ -579,6 +583,22 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       s->listed("", done);
     };
     request("tools/list", std::move(params), std::move(on_page));
+  }
+
+  /// tools/list still named a next page after `pages` pages (`repeated`: the cursor
+  /// it was asked with, named again): the user is told, once, that the `tools` found
+  /// are all offered.
+  void listing_cut(const Json* repeated, size_t pages, size_t tools) {
+    if (std::exchange(said_listing_cut, true))
+      return;
+    auto why = repeated ? fmt::format("it named the page it was asked for ({}) as the next",
+                                      cut_text(repeated->dump(), 60))
+                     : fmt::format("it still names a next page after {} pages and {} tools, past the {} pages or "
+                                   "{} tools asked for at most",
+                                   pages, tools, kMaxToolPages, kMaxTools);
+    std::fprintf(stderr, "jp-actors: note: MCP server `%s`'s tools/list was not followed to its end: %s; the %zu "
+                 "tools listed so far are offered\n",
+                 server.name.c_str(), why.c_str(), tools);
   }
 
   /// The tools are listed (or could not be, `why`): the answers held are delivered,
