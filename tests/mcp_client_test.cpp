@@ -476,6 +476,20 @@ CAF_TEST(servers start at once so one that starts as long as another takes does 
   CAF_CHECK(!contains(listed.out, "did not answer"));
 }
 
+CAF_TEST(a server that closes its stdout during a call is stopped and the call fails saying so) {
+  // Its call would wait out the server's timeout (here: the test's own): it can
+  // answer nothing more.
+  auto r = run(steps({call("demo__mute", "{}"), call("demo__echo", R"({ text = "again" })")}));
+  JP_REQUIRE_OK(r);
+  auto results = results_of(r);
+  auto said = content(results, "main", 1, 0);
+  CAF_CHECK(contains(said, "MCP server `demo` closed its stdout while it ran, so it could answer nothing more, and "
+                           "was stopped (killed by signal "));
+  CAF_CHECK(contains(said, "its stderr ended with: muted"));
+  CAF_CHECK(contains(said, "It is started again at its next call"));
+  CAF_CHECK_EQUAL(content(results, "main", 2, 0), "again");
+}
+
 CAF_TEST(a server that dies during a call fails the call naming the server and is started again at the next) {
   auto r = run(steps({call("demo__crash", "{}"), call("demo__echo", R"({ text = "again" })")}));
   JP_REQUIRE_OK(r);

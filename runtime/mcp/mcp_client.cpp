@@ -35,6 +35,10 @@ constexpr int64_t kTaskTtlMs = 24 * 3600 * 1000; // how long a task's result is 
 // At the end, how long a stdio server whose stdin we closed has to exit on its own
 // before it gets TERM (and KILL 500 ms later).
 constexpr auto kOwnExit = std::chrono::milliseconds(1000);
+// A stdio server whose stdout ended and that has not exited this much later closed
+// it while running: it can answer nothing more, so it is stopped (and started again
+// at the next call).
+constexpr auto kExitAfterStdout = std::chrono::seconds(2);
 // A stdio server that exited is started again at its next call, up to this many
 // times a minute: one that keeps crashing is given up on.
 constexpr size_t kMaxRestarts = 3;
@@ -59,6 +63,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   bool restarting = false;
   bool started = false; // its first start succeeded: an exit before is the start's failure
   int generation = 0;   // its processes so far: one given up on says no more (start_process)
+  bool stdout_closed = false; // it was stopped for closing its stdout while it ran
   std::vector<int64_t> awaiting_restart;
   std::deque<std::chrono::steady_clock::time_point> exits; // within the last minute
   std::shared_ptr<std::promise<void>> exit_waiter; // the client's end, waiting for the exit
@@ -313,13 +318,30 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
     });
   }
 
+  /// A stdio server's stdout ended: usually it is exiting; one that still runs a while
+  /// later closed it, and is stopped, as it can answer nothing more.
+  void on_stdout_end(int of) {
+    auto timer = std::make_shared<boost::asio::steady_timer>(io->context(), kExitAfterStdout);
+    timer->async_wait([weak = weak_from_this(), timer, of](const boost::system::error_code& ec) {
+      auto s = weak.lock();
+      if (ec || !s || s->generation != of || s->exited || s->closing || !s->process)
+        return;
+      s->stdout_closed = true;
+      s->process->terminate(std::chrono::milliseconds(500), [] {});
+    });
+  }
+
   /// A stdio server's process exited (`how`): what is out fails; it is started again
   /// at the next call, unless the client is ending or it exited this often lately.
   void on_exit(const std::string& how) {
     exited = true;
     if (auto w = std::exchange(exit_waiter, nullptr))
       w->set_value();
-    auto why = fmt::format("MCP server `{}` exited ({}); {}", server.name, how, stderr_said());
+    auto why = std::exchange(stdout_closed, false)
+                 ? fmt::format("MCP server `{}` closed its stdout while it ran, so it could answer nothing more, "
+                               "and was stopped ({}); {}",
+                               server.name, how, stderr_said())
+                 : fmt::format("MCP server `{}` exited ({}); {}", server.name, how, stderr_said());
     bool too_often = count_exit();
     if (closing || !started) // ending, or its start failed (McpClient::start says so)
       return fail_all(why);
@@ -792,6 +814,10 @@ Status start_process(IoThread& io, const std::shared_ptr<McpClient::State>& st, 
   events.on_exit = [weak, generation](const ExitInfo& info) {
     if (auto s = weak.lock(); s && s->generation == generation)
       s->on_exit(info.describe());
+  };
+  events.on_output_end = [weak, generation](stream_kind kind) {
+    if (auto s = weak.lock(); s && s->generation == generation && kind == stream_kind::out)
+      s->on_stdout_end(generation);
   };
   auto process = spawn_process(io, spec, std::move(events));
   if (!process)

@@ -681,6 +681,8 @@ private:
         return;
       }
       s.done = true; // EOF (or an error): nothing more will come
+      if (n == 0)
+        call_user(events_.on_output_end, s.kind);
       maybe_finish();
       return;
     }

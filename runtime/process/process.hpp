@@ -93,6 +93,9 @@ inline constexpr std::size_t kStdinQueueLimit = 16u << 20;
 struct ProcessEvents {
   std::function<void(stream_kind, std::string_view)> on_output;
   std::function<void(const ExitInfo&)> on_exit;
+  /// A stream read to its end (EOF) before the child's exit was seen: the child (or
+  /// what shares the stream) closed it, or is exiting. Not told after the exit.
+  std::function<void(stream_kind)> on_output_end;
 };
 
 /// One running child. Methods may be called from any thread; they hand the work to

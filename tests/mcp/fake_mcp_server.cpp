@@ -16,6 +16,8 @@
 //                         tasks/result); tasks/cancel writes "task-cancelled
 //                         task-N" to the file LOG
 //   crash {}              writes "crashing" to stderr and exits with status 3
+//   mute {}               writes "muted" to stderr, closes its stdout and runs on,
+//                         answering nothing, until a signal ends it
 //   shape {data, note}    answers its arguments as JSON (data: an object; note: anyOf
 //                         a string or null)
 //   query {filter[id], $top}
@@ -127,6 +129,7 @@ Json tools_list(bool retooled) {
   }
   tools.push(tool("retool", "Changes the tools", Json::object(), Json::array()));
   tools.push(tool("crash", "Exits", Json::object(), Json::array()));
+  tools.push(tool("mute", "Closes its stdout and runs on", Json::object(), Json::array()));
   tools.push(tool("garble", "Answers with a line that is not JSON", Json::object(), Json::array()));
   tools.push(tool("batched", "Answers in a JSON-RPC batch (2025-03-26)", Json::object(), Json::array()));
   tools.push(tool("strid", "Answers under its id as a string", Json::object(), Json::array()));
@@ -441,6 +444,12 @@ int main(int argc, char** argv) {
         } else if (name == "garble") {
           std::printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\": oops\n", id->dump().c_str());
           std::fflush(stdout);
+        } else if (name == "mute") {
+          std::fprintf(stderr, "muted\n");
+          std::fflush(stdout);
+          ::close(STDOUT_FILENO);
+          for (;;)
+            ::pause();
         } else if (name == "crash") {
           if (!refuse_restart.empty())
             std::ofstream(refuse_restart) << "crashed\n";
