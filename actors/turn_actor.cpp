@@ -213,14 +213,16 @@ void with_permission(turn_actor_t* self, const ToolConfig& tool, std::optional<a
       auto r = ask(name, args, tag);
       return r ? *r : PermissionReply{};
     },
-    [self, name = tool.name, go, refuse](PermissionReply& reply) {
-      if (reply.answer == permission_answer::yes)
-        return go();
-      if (reply.answer == permission_answer::yes_for_turn) {
+    [self, name = tool.name, tag, go, refuse](PermissionReply& reply) {
+      if (reply.answer == permission_answer::yes_for_turn)
         self->state.allowed_this_turn.insert(name);
-        return go();
-      }
-      refuse(denied(name, reply));
+      else if (reply.answer != permission_answer::yes)
+        return refuse(denied(name, reply));
+      // Aborted (an MCP client's cancel) while the person was asked: the yes comes
+      // too late, and nothing starts only to be killed (a command's first effects).
+      if (!tag.empty() && self->state.aborted_calls.count(tag))
+        return refuse(fmt::format("`{}` was aborted while its permission was asked; nothing was run", name));
+      go();
     },
     [name = tool.name, refuse](caf::error&) { refuse(denied(name, PermissionReply{})); });
 }

@@ -5,7 +5,9 @@
 #define CAF_SUITE turn
 #include <caf/test/unit_test.hpp>
 
+#include <atomic>
 #include <filesystem>
+#include <semaphore>
 #include <fmt/format.h>
 
 #include "contains.hpp"
@@ -191,6 +193,47 @@ CAF_TEST(a tagged spawn has its handle aborted by its tag) {
   CAF_CHECK(!early.ok);
   CAF_CHECK_EQUAL(early.content, "`shell` was aborted before it ran; nothing was done");
   CAF_CHECK(sleeper.alive().empty());
+}
+
+CAF_TEST(a tagged call aborted while its permission is asked does not run) {
+  // An MCP client cancels after the person said yes, before the yes reached the
+  // turn: nothing starts only to be killed (a command's first effects would stay).
+  marked_sleep sleeper(dir.path);
+  auto config = default_config();
+  config.workspace = dir.path.string();
+  config.tools.at("shell").run = run_mode::ask;
+  config.tools.at("shell").action_permissions[action_kind::spawn] = run_mode::ask;
+  std::counting_semaphore<8> asked{0}, answered{0};
+  std::atomic<permission_answer> answer{permission_answer::yes};
+  TurnContext ctx{std::make_shared<const Config>(std::move(config)), &io};
+  ctx.ask_permission = [&](const std::string&, const Json&, const std::string&) -> std::optional<PermissionReply> {
+    asked.release();
+    answered.acquire(); // the person answers once the test has aborted the call
+    return PermissionReply{answer.load(), ""};
+  };
+  auto asking = spawn_turn(sys, std::move(ctx));
+  auto abort_while_asked = [&](const Json& args, const std::string& tag) {
+    auto pending = self->request(asking, caf::infinite, call_atom::value, std::string("shell"), args.dump(), tag);
+    asked.acquire();
+    self->send(asking, abort_atom::value, tag);
+    ask<std::vector<HandleSummary>>(asking, list_atom::value); // the abort is in: it came first
+    answered.release();
+    CallResult r;
+    pending.receive([&](CallResult& x) { r = std::move(x); }, [&](caf::error& err) { r = {false, to_string(err)}; });
+    return r;
+  };
+  auto spawned = abort_while_asked(sleeper_spawn(sleeper, "h"), "p1");
+  CAF_CHECK(!spawned.ok);
+  CAF_CHECK_EQUAL(spawned.content, "`shell` was aborted while its permission was asked; nothing was run");
+  answer = permission_answer::yes_for_turn;
+  auto ran = abort_while_asked(Json::object().set("command", "exec " + sleeper.program.string() + " 300"), "p2");
+  CAF_CHECK(!ran.ok);
+  CAF_CHECK_EQUAL(ran.content, "`shell` was aborted while its permission was asked; nothing was run");
+  CAF_CHECK(sleeper.alive().empty());
+  // The yes for the turn still holds: the next call is not asked about.
+  auto next = ask<CallResult>(asking, call_atom::value, std::string("shell"), std::string(R"({"command":"echo ran"})"));
+  CAF_CHECK_EQUAL(next.first.content, "ran\n");
+  self->send_exit(asking, caf::exit_reason::user_shutdown);
 }
 
 CAF_TEST(a tagged look aborted by its tag leaves the handle running) {
