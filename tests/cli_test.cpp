@@ -612,6 +612,33 @@ CAF_TEST(a call ended by ctrl-c says it was interrupted not only that its tool g
   ::kill(tool, SIGKILL);
 }
 
+CAF_TEST(ctrl-c while tools waits for an MCP server to start stops the server) {
+  // `tools` starts each server to ask it for its tools: one that never answers is
+  // stopped by Ctrl-C as a call's tool is, not left running with no owner.
+  testing::temp_dir ws;
+  auto dir = ws.path.string();
+  ws.write("servers.toml", fmt::format("[mcp.servers.mute]\n"
+                                       "command = [\"sh\", \"-c\", \"echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; "
+                                       "exec sleep 600\"]\n"
+                                       "start_timeout_secs = 600\n",
+                                       dir));
+  pid_t cli_pid = start_cli_with(ws.path, {"--config", (ws.path / "servers.toml").string(), "tools"}, ws.path / "said");
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t server = pid_from(ws.path / "pid");
+  if (server > 0)
+    own_child(-server, SIGKILL); // killed here should a check end the test
+  CAF_REQUIRE(server > 0);
+  ::kill(cli_pid, SIGINT);
+  CAF_CHECK_EQUAL(testing::wait_exit(cli_pid), 128 + SIGINT);
+  testing::end_cli(cli_pid);
+  bool gone = ::kill(-server, 0) == -1 && errno == ESRCH;
+  CAF_CHECK(gone);
+  if (!gone)
+    ::kill(-server, SIGKILL);
+  disown_child(-server);
+  CAF_CHECK(contains(ws.read("said"), "MCP server `mute`"));
+}
+
 CAF_TEST(a second terminate signal cuts the grace short) {
   // Ctrl-C's as well: its first stops the script's turn, which then waits for the tool.
   for (int sig : {SIGTERM, SIGINT}) {

@@ -407,8 +407,10 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
   auto d = parse_dialect(dialect_name);
   if (!d)
     return fail(d.error());
-  // MCP servers are asked for their tools (and stopped again).
+  // MCP servers are asked for their tools (and stopped again): a signal stops them
+  // too, as it does a call's tools.
   IoThread io{io_poll(base->runtime)};
+  install_signal_handlers(*base);
   auto mcp = start_mcp_tools(std::move(base), io);
   auto& config = *mcp.config;
   if (schema) {
@@ -801,7 +803,7 @@ int main(int argc, char** argv) {
   // terminal it was started from, or a service's log).
   if (*run || *call || *query || *node)
     note_workspace_config(*config);
-  if (*run || *call || *query || *node || *mcp) {
+  if (*run || *call || *query || *node || *mcp || (*tools && !config->mcp_servers.empty())) {
     // Without the record the run goes on; only a crash's cleanup is lost.
     auto recorded = live_dir ? open_group_record(*live_dir) : Status{Error{live_dir.error()}};
     if (!recorded)
