@@ -801,9 +801,6 @@ private:
       bool yours_later = from_workspace_ && added && !defines && defined_later_ &&
                          defined_later_->count(std::string(name.str()));
       bool yours = from_workspace_ && !entry.from_workspace && (!added || yours_later);
-      if (yours)
-        if (auto s = only_tightened_keys(v, key); !s)
-          return s;
       std::optional<ToolConfig> before; // what not_looser compares with
       if (yours)
         before = entry;
@@ -814,6 +811,10 @@ private:
       if (sets("command") || sets("cwd") || sets("env"))
         entry.origin = origin_;
       auto s = with_table(v, key, [&](auto& tt) { return tool(entry, tt, key); });
+      // After it is read: a key no tool has is named as unknown, not as one the
+      // workspace may not set. (A refusal fails the whole load: what it set is unused.)
+      if (s && yours)
+        s = only_tightened_keys(v, key);
       if (s && !yours_later) // its command comes with the layer that defines it
         s = check_tool(entry, key);
       if (s && yours)
@@ -1429,8 +1430,20 @@ Result<Config> load_config(const ConfigSources& sources, Config defaults) {
     optional.emplace_back(user_config_path(), false);
   optional.emplace_back(fs::path(c.workspace) / ".jp" / "config.toml", true);
   for (auto& [path, from_workspace] : optional) {
-    if (path.empty() || !fs::exists(path, ec))
+    if (path.empty())
       continue;
+    if (!fs::exists(path, ec)) {
+      // Yours is skipped only when it is not there: one that cannot be looked at, or
+      // a link to nothing, would drop what it asks for (run = "ask") without a word.
+      if (!from_workspace && ec)
+        return Error{fmt::format("{}: cannot be read ({}); fix its directory's permissions, or remove it",
+                                 path.string(), ec.message())};
+      if (std::error_code lc; !from_workspace && fs::is_symlink(fs::symlink_status(path, lc)))
+        return Error{fmt::format("{} is a link to {}, which does not exist: point it at your config, or remove "
+                                 "it",
+                                 path.string(), fs::read_symlink(path, lc).string())};
+      continue;
+    }
     if (!from_workspace) {
       if (auto s = apply_file(c, path); !s)
         return Error{s.error};

@@ -600,6 +600,32 @@ CAF_TEST(every validation error names the file and the key) {
     CAF_CHECK_EQUAL(refusal_missing(test.toml, test.key_and_problem), "");
 }
 
+CAF_TEST(your config that is a link to nothing or cannot be looked at is refused not skipped) {
+  // Skipped, what it asks for (run = "ask") would be dropped without a word.
+  Sandbox box;
+  auto path = box.xdg / "jp-actors" / "config.toml";
+  fs::create_directories(path.parent_path());
+  fs::create_symlink(box.root / "moved.toml", path);
+  auto c = load_config(box.sources(), default_config());
+  CAF_REQUIRE(!c.ok());
+  CAF_CHECK_EQUAL(missing(c.error(), path.string() + " is a link to " + (box.root / "moved.toml").string() +
+                                       ", which does not exist: point it at your config, or remove it"),
+                  "");
+  // The workspace's is someone else's: a link to nothing there is no config.
+  fs::remove(path);
+  fs::create_directories(box.workspace / ".jp");
+  fs::create_symlink(box.root / "nothing.toml", box.workspace / ".jp" / "config.toml");
+  CAF_CHECK(load_config(box.sources(), default_config()).ok());
+  if (::geteuid() != 0) { // root looks past permissions
+    box.user_config("[assistant]\nmodel = \"m\"\n");
+    fs::permissions(path.parent_path(), fs::perms::none);
+    auto denied = load_config(box.sources(), default_config());
+    fs::permissions(path.parent_path(), fs::perms::owner_all);
+    CAF_REQUIRE(!denied.ok());
+    CAF_CHECK_EQUAL(missing(denied.error(), path.string() + ": cannot be read (Permission denied)"), "");
+  }
+}
+
 CAF_TEST(errors in optional locations name those files) {
   Sandbox box;
   auto user = box.user_config("[assistant]\nprovider = \"nope\"\n");
@@ -753,6 +779,12 @@ CAF_TEST(a workspace config may make your tools ask more but not less nor run so
     auto own = load_config(sources, default_config());
     CAF_CHECK_EQUAL(own.ok() ? "" : own.error(), "");
   }
+  // A key no tool has is named as unknown, as in your own config: not as one the
+  // workspace may not set, which would read as a privilege.
+  auto ws = box.workspace_config("[conversation.tools.shell]\nsumary = \"typo\"\n");
+  auto typo = load_config(box.sources(), default_config());
+  CAF_REQUIRE(!typo.ok());
+  CAF_CHECK_EQUAL(missing(typo.error(), ws.string() + ": conversation.tools.shell.sumary: unknown key (allowed: "), "");
 }
 
 CAF_TEST(a workspace config may describe a tool your config file defines though its layer comes first) {
