@@ -195,6 +195,19 @@ CAF_TEST(a tagged spawn has its handle aborted by its tag) {
   CAF_CHECK(sleeper.alive().empty());
 }
 
+CAF_TEST(the protocol s parameters given as null are left out) {
+  // Clients send null for what they leave out: no action is a one-shot call.
+  CAF_CHECK_EQUAL(call("shell", R"({"command":"echo one","action":null})").content, "one\n");
+  auto spawned = call("shell", R"({"action":"spawn","id":"n","command":"echo two","input":null,"wait_ms":null,)"
+                               R"("screen":null,"rows":null,"cols":null})");
+  CAF_CHECK(spawned.ok);
+  CAF_CHECK(contains(spawned.content, R"("id":"n")"));
+  auto unnamed = call("shell", R"({"action":"spawn","id":null,"command":"echo three"})");
+  CAF_CHECK(!unnamed.ok);
+  CAF_CHECK(contains(unnamed.content, "missing `id`"));
+  call("shell", R"({"action":"abort","id":"n"})");
+}
+
 CAF_TEST(a tagged call aborted while its permission is asked does not run) {
   // An MCP client cancels after the person said yes, before the yes reached the
   // turn: nothing starts only to be killed (a command's first effects would stay).
