@@ -201,6 +201,15 @@ CAF_TEST(shell env names may not be empty or hold an equals sign and null is abs
   CAF_REQUIRE(with_null.ok());
   CAF_CHECK(std::none_of(with_null->env.begin(), with_null->env.end(), [](auto& e) { return e.rfind("C=", 0) == 0; }));
   CAF_CHECK(std::find(with_null->env.begin(), with_null->env.end(), "D=1") != with_null->env.end());
+  // A number or a boolean is its text; a structure is refused, not passed as JSON.
+  auto scalars = spec_of(R"({"command":"env","env":{"PORT":8080,"DEBUG":true}})");
+  CAF_REQUIRE(scalars.ok());
+  CAF_CHECK(std::find(scalars->env.begin(), scalars->env.end(), "PORT=8080") != scalars->env.end());
+  CAF_CHECK(std::find(scalars->env.begin(), scalars->env.end(), "DEBUG=true") != scalars->env.end());
+  auto nested = spec_of(R"({"command":"env","env":{"FOO":{"x":1}}})");
+  CAF_REQUIRE(!nested.ok());
+  CAF_CHECK_EQUAL(nested.error(), "shell: `env` entry \"FOO\" is an object: a variable's value is a string (a number "
+                                  "or a boolean is taken as its text)");
 }
 
 CAF_TEST(a foreach max_concurrent written with a fraction is taken when whole) {

@@ -62,6 +62,11 @@ Result<LaunchSpec> shell_spec(const Json& args) {
       if (k.empty() || k.find('=') != std::string::npos)
         return Error{fmt::format("shell: `env` entry {}: a variable's name may not be empty or hold '='",
                                  json_quote_cut(k))};
+      // A number or a boolean is its text (PORT = 8080); a structure is no value.
+      if (v.is_array() || v.is_object())
+        return Error{fmt::format("shell: `env` entry {} is an {}: a variable's value is a string (a number or a "
+                                 "boolean is taken as its text)",
+                                 json_quote_cut(k), v.described())};
       auto entry = k + "=" + (v.is_string() ? v.as_string() : v.dump());
       if (auto s = refuse_nul(entry, fmt::format("`env` entry {}", json_quote_cut(k))); !s)
         return Error{s.error};
