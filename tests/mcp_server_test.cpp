@@ -297,6 +297,16 @@ CAF_TEST(a request whose id is not a string or an integer is refused with id nul
   CAF_CHECK_EQUAL(error_code(inner), -32600);
   CAF_CHECK(inner.find("id") && inner.find("id")->is_int() && inner.find("id")->as_int() == 9);
   CAF_CHECK(contains(error_message(inner), R"(the key "params.arguments.command" appears twice)"));
+  // A number too wide to hold is valid JSON: refused as a request under its id, which
+  // its client waits on, not as no JSON at all.
+  for (std::string wide : {"123456789012345678901234567890", "-12345678901234567890", "1e999"}) {
+    c->send_line(R"({"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"shell","arguments":)"
+                 R"({"command":"echo \"1}\" -1e999","wait_ms":)" + wide + "}}}");
+    auto refused = c->next();
+    CAF_CHECK_EQUAL(error_code(refused), -32600);
+    CAF_CHECK(refused.find("id") && refused.find("id")->is_int() && refused.find("id")->as_int() == 11);
+    CAF_CHECK(contains(error_message(refused), "the number " + wide + " is out of range"));
+  }
   // An integral number written otherwise is an integer, and is echoed as one.
   c->send_line(R"({"jsonrpc":"2.0","id":1e2,"method":"ping"})");
   CAF_CHECK_EQUAL(c->next_line(), R"({"jsonrpc":"2.0","id":100,"result":{}})");

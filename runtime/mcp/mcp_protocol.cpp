@@ -3,7 +3,9 @@
 #include "runtime/version.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -89,14 +91,82 @@ constexpr const char* allow_session = "yes, for this session";
 constexpr const char* allow_no = "no";
 } // namespace
 
+namespace {
+
+/// `text` with each number the parser cannot hold (past 64 bits, past a double's
+/// range) written as null, and the first of them; "" when there is none. Strings are
+/// copied as they are: a number is only what stands outside them.
+std::pair<std::string, std::string> wide_numbers_nulled(std::string_view text) {
+  std::string out, first;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c == '"') {
+      size_t end = i + 1;
+      while (end < text.size() && text[end] != '"')
+        end += text[end] == '\\' ? 2 : 1;
+      end = std::min(end + 1, text.size());
+      out.append(text.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    if (c != '-' && !(c >= '0' && c <= '9')) {
+      out += c;
+      ++i;
+      continue;
+    }
+    auto end = text.find_first_not_of("0123456789+-.eE", i);
+    auto number = text.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+    i += number.size();
+    bool whole = number.find_first_of(".eE") == std::string_view::npos;
+    std::string digits(number);
+    auto fits = [&] { // as far as the parser reads: -2^63 up to 2^64 - 1, a finite double
+      errno = 0;
+      if (!whole)
+        return std::isfinite(std::strtod(digits.c_str(), nullptr));
+      if (digits[0] == '-')
+        std::strtoll(digits.c_str(), nullptr, 10);
+      else
+        std::strtoull(digits.c_str(), nullptr, 10);
+      return errno != ERANGE;
+    };
+    if (fits()) {
+      out.append(number);
+      continue;
+    }
+    out += "null";
+    if (first.empty())
+      first = cut_text(digits, 40);
+  }
+  return {std::move(out), std::move(first)};
+}
+
+} // namespace
+
 ParsedMessage parse_message(std::string_view text) {
   auto msg = Json::parse(text, duplicate_keys::refuse);
   if (msg)
     return {std::move(*msg)};
   // Only a refused message is parsed again, to tell which refusal it was.
   auto kept = Json::parse(text);
-  if (!kept)
+  if (!kept) {
+    // Valid JSON with a number too wide for us: refused as a request, under its id
+    // when it has one (its client waits on that), not as no JSON at all.
+    auto [nulled, wide] = wide_numbers_nulled(text);
+    if (!wide.empty())
+      if (auto rest = Json::parse(nulled); rest && rest->is_object()) {
+        ParsedMessage out{Json(), invalid_request,
+                          fmt::format("the number {} is out of range: a number without a fraction or an exponent "
+                                      "may go up to 18446744073709551615 (write a larger one with an exponent, "
+                                      "1e20), any other up to about 1.8e308; send it as a string where it must "
+                                      "be exact",
+                                      wide)};
+        if (auto* id = rest->find("id"))
+          out.error_id = request_id(*id).value_or(Json());
+        return out;
+      }
     return {Json(), parse_error, "not JSON: " + msg.error()};
+  }
   ParsedMessage out{Json(), invalid_request, msg.error()};
   if (kept->is_object()) {
     auto& fields = kept->as_object();
