@@ -682,6 +682,29 @@ CAF_TEST(a second terminate signal cuts the grace short) {
   }
 }
 
+CAF_TEST(a script given as a named pipe is read once its writer comes) {
+  // mkfifo, then a program writes the script: read before, it would be empty.
+  testing::temp_dir ws;
+  auto fifo = ws.path / "script.toml";
+  CAF_REQUIRE_EQUAL(::mkfifo(fifo.c_str(), 0600), 0);
+  pid_t cli_pid = start_run(ws.path, fifo, {"--json"}, ws.path / "out");
+  CAF_REQUIRE(cli_pid > 0);
+  // Opened for writing once the run has it open for reading (ENXIO until then).
+  int fd = -1;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 && errno == ENXIO &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CAF_REQUIRE(fd >= 0);
+  std::string script = "[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  [[agents.steps.calls]]\n"
+                       "  tool = \"shell\"\n  arguments = { command = \"echo fifo-ran\" }\n";
+  CAF_CHECK_EQUAL(::write(fd, script.data(), script.size()), static_cast<ssize_t>(script.size()));
+  ::close(fd);
+  CAF_CHECK_EQUAL(testing::wait_exit(cli_pid), 0);
+  testing::end_cli(cli_pid);
+  CAF_CHECK(contains(ws.read("out"), "fifo-ran"));
+}
+
 CAF_TEST(ctrl-c stops a script at once and its turn ends interrupted) {
   for (bool json : {true, false}) {
     CAF_MESSAGE((json ? "--json" : "transcript"));
