@@ -915,6 +915,12 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   CAF_CHECK(contains(twice.body, "more than one `Host` header"));
   CAF_CHECK_EQUAL(l.post(ping, sid, "Origin: http://localhost\r\nOrigin: http://evil.example\r\n").status, 400);
   CAF_CHECK_EQUAL(l.post(ping, sid, fmt::format("Authorization: Bearer {}\r\n", l.token)).status, 400);
+  // Nor two sessions or versions, one of which would be taken without a word.
+  auto sessions = l.post(ping, sid, "Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\n");
+  CAF_CHECK_EQUAL(sessions.status, 400);
+  CAF_CHECK(contains(sessions.body, "more than one `Mcp-Session-Id` header"));
+  CAF_CHECK_EQUAL(l.post(ping, sid, "MCP-Protocol-Version: 2025-06-18\r\nMcp-Protocol-Version: 2025-03-26\r\n").status,
+                  400);
   // Sessions: none named, one unknown, a version it does not speak.
   auto no_session = l.post(ping);
   CAF_CHECK_EQUAL(no_session.status, 400);

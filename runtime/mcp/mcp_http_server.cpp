@@ -390,6 +390,12 @@ bool McpHttpConnection::let_in(const http::request<http::string_body>& req) {
                                std::string_view(http::to_string(field))));
       return false;
     }
+  // Nor two sessions or versions, one of which would be taken without a word.
+  for (std::string_view name : {"Mcp-Session-Id", "MCP-Protocol-Version"})
+    if (req.count(name) > 1) {
+      respond(400, fmt::format("the request has more than one `{}` header: send it once", name));
+      return false;
+    }
   // DNS rebinding: a page of another site that resolves to 127.0.0.1 shows its own
   // name in Host and Origin.
   auto host_header = std::string_view(req[http::field::host]);
