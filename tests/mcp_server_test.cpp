@@ -1250,6 +1250,28 @@ CAF_TEST(over HTTP a cancelled call has its stream ended and the session still e
   CAF_CHECK_EQUAL(l.post(l.request("ping"), sid).status, 404);
 }
 
+CAF_TEST(ctrl-c during a call of a tool served over HTTP cancels it where it runs) {
+  // The call's tool is no process of the caller's: its signal's shutdown waited out
+  // the grace (a minute here) and the server ran the call on.
+  marked_sleep sleeper(dir.path);
+  auto l = serve_http();
+  auto cws = dir.path / "caller";
+  std::filesystem::create_directories(cws);
+  dir.write("caller.toml", fmt::format("[runtime]\nabort_grace_secs = 60\n[mcp.servers.far]\n"
+                                       "url = \"http://127.0.0.1:{}/mcp\"\n"
+                                       "headers = {{ Authorization = \"Bearer {}\" }}\nrun = \"unattended\"\n",
+                                       l.port, l.token));
+  auto args = Json::object().set("command", fmt::format("exec {} 300", sleeper.program.string()));
+  McpClient caller({JP_CLI_BINARY, "--workspace", cws.string(), "--config", (dir.path / "caller.toml").string(), "call",
+                    "far__shell", args.dump()},
+                   (dir.path / "caller-state").string(), (dir.path / "caller.err").string());
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  ::kill(caller.pid, SIGINT);
+  CAF_CHECK_EQUAL(caller.wait_exit(), 128 + SIGINT);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  CAF_CHECK(contains(dir.read("caller.err"), "jp-actors: far__shell was interrupted (Ctrl-C)"));
+}
+
 CAF_TEST(over HTTP a question for a call goes on that call s stream though a later one is open) {
   // The server alone, with a session that answers initialize, and when call 3 comes
   // asks a question for call 2 (as a permission asked for call 2 can come after call

@@ -355,8 +355,11 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
   context.executors = mcp.executors;
   auto turn = spawn_turn(sys, std::move(context));
   // A signal's shutdown ends the tool; the call then says it was interrupted, and the
-  // shutdown waits for that (await_signal_shutdown) before it ends the process.
-  StopOnSignal said_first([] {});
+  // shutdown waits for that (await_signal_shutdown) before it ends the process. The
+  // turn aborts its handles first: a tool that is no process here (an MCP server's
+  // call, a node's) has its run cancelled where it runs, as an abort does, rather
+  // than waiting out the grace while it runs on there.
+  StopOnSignal said_first([turn] { caf::anon_send(turn, abort_all_atom::value); });
   CallResult result{false, "no reply"};
   self->request(turn, caf::infinite, call_atom::value, tool, args)
     .receive([&](CallResult& r) { result = std::move(r); },
