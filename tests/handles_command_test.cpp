@@ -137,6 +137,8 @@ CAF_TEST(handles ls lists a running run and handles abort ends one of its handle
   auto aborted = cli_in(ws_path, "handles abort a");
   JP_REQUIRE_OK(aborted);
   CAF_CHECK(contains(aborted.out, "aborted `a`"));
+  // As the assistant sees a handle's end.
+  CAF_CHECK(contains(aborted.out, R"(: {"id":"a","state":"stopped","error":{"message":"aborted)"));
   CAF_CHECK(wait_for([&] { return ::kill(a, 0) != 0; }));
   CAF_CHECK_EQUAL(ids_of(live(ws_path)), std::vector<std::string>{"b"});
   // Aborting the last one ends the await and so the run: the answer still comes

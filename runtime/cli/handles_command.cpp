@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "messages/json_codec.hpp"
 #include "messages/terminal_safe.hpp"
 #include "runtime/cli/tool_views.hpp"
 #include "runtime/control_socket.hpp"
@@ -129,9 +130,12 @@ int abort_live_handle(const Config& config, const std::string& id, int64_t pid, 
     return fail(answer.error());
   if (auto* ok = answer->find("ok"); !ok || !ok->is_bool() || !ok->as_bool())
     return fail(fmt::format("handle `{}` was not aborted: {}", id, text_at(*answer, "error")));
+  // As the assistant sees a handle's end (the control protocol carries its state).
   auto* state = answer->find("state");
+  auto read = state ? tool_state_from_json(*state) : Result<ToolState>(Error{"no state"});
+  auto shown = read ? response_content(HandleReport{id, std::move(*read)}) : (state ? state->dump() : "{}");
   std::printf("aborted `%s` (pid %lld): %s\n", id.c_str(), static_cast<long long>(int_at(*holding.front(), "pid")),
-              state ? state->dump().c_str() : "{}");
+              shown_on(STDOUT_FILENO, shown).c_str());
   return 0;
 }
 
