@@ -232,9 +232,12 @@ OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
     bytes.resize(bytes.size() - open_character.size());
   }
   if (bytes.size() >= 64 && not_text_bytes(bytes) * 4 >= bytes.size()) {
+    // All it printed since the last look: the head and tail kept, and the middle the
+    // cap left out (the marker between them is ours).
+    auto total = bytes.size() + taken.omitted - (taken.omitted > 0 ? omission_marker(taken.omitted).size() : 0);
     taken.content = fmt::format("[jp-actors: {} bytes of binary output left out (not text): to look at it, "
                                 "pipe it through `od -c | head` or write it to a file and run `file` on it]\n",
-                                bytes.size());
+                                total);
     return taken;
   }
   auto* held = last ? nullptr : &st.held_sequence;

@@ -608,6 +608,13 @@ CAF_TEST(binary output is left out saying so and text with a few stray bytes is 
   CAF_CHECK_EQUAL(err, "");
   CAF_CHECK_EQUAL(r.state.content, "[jp-actors: 2400 bytes of binary output left out (not text): to look at "
                                    "it, pipe it through `od -c | head` or write it to a file and run `file` on it]\n");
+  // More than the cap keeps: all of it is counted, not what was kept of it.
+  auto big = shell("for i in $(seq 20000); do printf '\\200\\377\\376\\375abcd'; done");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("bigbin"), big);
+  await_all(*this, {"bigbin"});
+  auto [b, berr] = ask<HandleReport>(registry, fetch_atom::value, std::string("bigbin"), LookOptions{});
+  CAF_CHECK_EQUAL(berr, "");
+  CAF_CHECK(b.state.content.starts_with("[jp-actors: 160000 bytes of binary output left out (not text)"));
   // NULs are valid UTF-8 but no text (an executable is mostly NULs): shown, they were
   // nothing at all (/dev/zero) or a few letters from a header.
   auto zeros = shell("head -c 1000 /dev/zero; for i in $(seq 100); do printf 'ELF\\0\\0\\0\\1\\2'; done");
