@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "config/config.hpp"
 #include "messages/error_category.hpp"
@@ -54,11 +55,15 @@ struct mcp_state {
   uint64_t next_batch = 1;
   uint64_t reading = 0; // the batch whose messages are being read (0: none)
   bool ticking = false;
+  // The session is ending and its awaits in flight waited their bound: they no
+  // longer hold its end (their handles get their turn-end policies, which answers them).
+  bool awaits_waited = false;
+  std::set<std::string> called; // the tools called in the session (but await)
   static inline const char* name = "jp.mcp_server";
 };
 
 // Its own progress timer is no one else's business.
-using mcp_impl = mcp_server_actor::extend<caf::reacts_to<tick_atom>>;
+using mcp_impl = mcp_server_actor::extend<caf::reacts_to<tick_atom>, caf::reacts_to<timeout_atom>>;
 using mcp_actor_t = mcp_impl::stateful_base<mcp_state>;
 
 void send(mcp_actor_t* self, const Json& message) {
@@ -135,7 +140,8 @@ void end_session(mcp_actor_t* self, caf::typed_response_promise<std::vector<Hand
 /// The session's end, if it waits and no answer is owed any more.
 void end_when_answered(mcp_actor_t* self) {
   auto& st = self->state;
-  if (!st.ending || std::any_of(st.calls.begin(), st.calls.end(), [](auto& c) { return !c.second.cancelled; }))
+  auto holds = [&](auto& c) { return !c.second.cancelled && !(st.awaits_waited && c.second.tool == "await"); };
+  if (!st.ending || std::any_of(st.calls.begin(), st.calls.end(), holds))
     return;
   auto rp = std::move(*st.ending);
   st.ending.reset();
@@ -185,6 +191,8 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
     if (auto* token = meta->find("progressToken"); token && (token->is_string() || token->is_int()))
       c.progress_token = *token;
   bool progress = !c.progress_token.is_null();
+  if (c.tool != "await")
+    st.called.insert(c.tool);
   st.calls.emplace(key, std::move(c));
   if (progress)
     tick_later(self);
@@ -372,12 +380,27 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
       // Nobody answers now: a question still out is a no.
       st.requests->close();
       auto rp = self->make_response_promise<std::vector<HandleSummary>, std::string>();
-      // The calls in flight are answered first (the client may still read them).
+      // The calls in flight are answered first (the client may still read them). An
+      // await waits for its handles as a shell's `wait` does (a piped session's last
+      // await sees them finish), but not past the longest of the tools'
+      // await_timeout_secs, as the turn end would: a server it awaits runs for good.
       st.ending = rp;
+      if (std::any_of(st.calls.begin(), st.calls.end(), [](auto& c) { return c.second.tool == "await"; })) {
+        double bound = 0; // of the tools whose handles it may await: those called here
+        for (auto& name : st.called)
+          if (auto t = st.config->tools.find(name); t != st.config->tools.end())
+            bound = std::max(bound, t->second.lifecycle.await_timeout_secs);
+        self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(bound)),
+                           timeout_atom::value);
+      }
       end_when_answered(self);
       return rp;
     },
     [self](tick_atom) { tick(self); },
+    [self](timeout_atom) {
+      self->state.awaits_waited = true;
+      end_when_answered(self);
+    },
   };
 }
 

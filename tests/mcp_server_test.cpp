@@ -473,6 +473,26 @@ CAF_TEST(the end of the session ends what still runs) {
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 
+CAF_TEST(at the end of input an await waits for its handles at most their tools await timeout) {
+  // Its handle runs for good (a dev server): the session ended only by the client's
+  // SIGTERM. Within the bound it is awaited, as a piped session's last await is.
+  std::ofstream(dir.path / "config.toml", std::ios::app) << "[conversation.tools.shell.spawn.lifecycle]\n"
+                                                            "await_timeout_secs = 1\n";
+  marked_sleep sleeper(dir.path);
+  auto c = session();
+  auto spawned = c->call("tools/call", tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()),
+                                                                Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
+  CAF_CHECK(!is_error(spawned));
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  auto awaiting = c->request("tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("s")}))));
+  c->close_input();
+  // Then the handle gets its turn-end policy (abort), which answers the await.
+  auto answer = c->response(awaiting);
+  CAF_CHECK(contains(text_of(answer), "aborted"));
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
 CAF_TEST(a client gone from both ends has the calls in flight ended with their processes) {
   // Nothing could read their answers: an await of 600 s is not waited out.
   marked_sleep sleeper(dir.path);

@@ -543,7 +543,8 @@ int main(int argc, char** argv) {
            "dialect plus await, and tools/call runs them here, stateful ones as handles that live for the "
            "session. A tool whose run is \"ask\", and any tool the workspace's .jp/config.toml defines or changes, is asked "
            "about through the client when it offers elicitation, else refused unless --allow names it. When stdin ends, the calls in flight are "
-           "answered, then each handle still running gets its turn-end policy (abort by default) and jp-actors "
+           "answered (an await within the longest spawn.lifecycle.await_timeout_secs of the tools called, 300 s by "
+           "default), then each handle still running gets its turn-end policy (abort by default) and jp-actors "
            "exits; SIGTERM ends everything at once");
   std::vector<std::string> mcp_allow;
   mcp->add_option("--allow", mcp_allow, "Let TOOL run without asking (repeatable)")->allow_extra_args(false);
