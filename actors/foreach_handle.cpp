@@ -74,6 +74,14 @@ std::string with_element(std::string text, const std::string& element) {
   return text;
 }
 
+/// The question the handle waits on (surface), named by its element.
+Question surfaced_question(const foreach_state& st) {
+  auto& e = st.elements[*st.surfaced];
+  auto q = e.question;
+  q.text = fmt::format("[{}] {}: {}", *st.surfaced, cut_text(e.value, 80), q.text);
+  return q;
+}
+
 HandleReport look(foreach_actor_t* self) {
   auto& st = self->state;
   if (st.stopped)
@@ -109,6 +117,9 @@ HandleReport look(foreach_actor_t* self) {
       show(i, "done");
   if (not_shown)
     content += fmt::format("\n[{} more not shown, past the output cap: its result lists every element]", not_shown);
+  // Waiting as await shows it, with the question an apply answers.
+  if (st.surfaced && !st.elements[*st.surfaced].question.id.empty())
+    return HandleReport{st.id, ToolState::waiting(surfaced_question(st), std::move(content)), 0, {}, {}};
   return HandleReport{st.id, ToolState::running(std::move(content)), 0, {}, {}};
 }
 
@@ -244,13 +255,7 @@ void surface(foreach_actor_t* self) {
   if (!next && !st.surfaced)
     return;
   st.surfaced = next;
-  Question q;
-  if (next) {
-    auto& e = st.elements[*next];
-    q = e.question;
-    q.text = fmt::format("[{}] {}: {}", *next, cut_text(e.value, 80), q.text);
-  }
-  self->send(st.supervisor, waiting_atom::value, st.id, q, next.has_value());
+  self->send(st.supervisor, waiting_atom::value, st.id, next ? surfaced_question(st) : Question{}, next.has_value());
 }
 
 /// Element `i` ended with `state` (its stop, or its actor's death), its whole answer

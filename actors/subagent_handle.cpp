@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "actors/waiting_looks.hpp"
+#include "messages/answer_check.hpp"
 #include "messages/atoms.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/permission_reply.hpp"
@@ -393,8 +394,13 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
                                       "spawn a new one",
                                       st.id));
       if (st.asking) {
-        // The answer to the question it waits on (JSON: true, "a name", ...).
-        st.asks->answer(st.asking, input_json);
+        // The answer to the question it waits on (JSON: true, "a name", ...), checked
+        // as a tool's own is: a wrong one is refused and the question stays asked
+        // (let through, the tool's call failed inside, past correcting).
+        auto answer = answer_text_as_declared(st.question, input_json);
+        if (!answer)
+          return make_error(error_code::bad_arguments, fmt::format("Handle `{}`: {}", st.id, answer.error()));
+        st.asks->answer(st.asking, answer->dump());
         st.asking = 0;
         self->send(st.supervisor, waiting_atom::value, st.id, Question{}, false);
         return look_with(self, opts);

@@ -528,6 +528,10 @@ name = "main"
   [[agents.steps]]
   [[agents.steps.calls]]
   tool = "agent"
+  arguments = { action = "apply", id = "w", input = "yes" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
   arguments = { action = "apply", id = "w", input = true }
   [[agents.steps]]
   [[agents.steps.calls]]
@@ -552,9 +556,14 @@ name = "asker"
   auto first = content(res, "main", 1, 1);
   CAF_CHECK(contains(first, R"("id":"w","state":"waiting")"));
   CAF_CHECK(contains(first, "Delete the build directory?"));
+  // An answer the question does not take is refused, and it stays asked (let through,
+  // the tool's call failed inside the sub-agent, past correcting).
+  auto wrong = content(res, "main", 2, 0);
+  CAF_CHECK(contains(wrong, "Handle `w`: "));
+  CAF_CHECK(contains(wrong, "true or false"));
   // apply answered it: the tool ran again with the answer, and the sub-agent finished.
   CAF_CHECK_EQUAL(content(res, "main/w", 1, 0), "deleted (pretend)");
-  CAF_CHECK(contains(content(res, "main", 3, 0), R"("id":"w","state":"stopped","result":"cleaned")"));
+  CAF_CHECK(contains(content(res, "main", 4, 0), R"("id":"w","state":"stopped","result":"cleaned")"));
 }
 
 CAF_TEST(a permission a sub-agent needs is not its parent to give) {
@@ -782,6 +791,10 @@ name = "main"
   [[agents.steps]]
   [[agents.steps.calls]]
   tool = "foreach"
+  arguments = { action = "fetch", id = "each" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "foreach"
   arguments = { action = "apply", id = "each", input = true }
   [[agents.steps.calls]]
   tool = "await"
@@ -812,9 +825,13 @@ name = "asker"
   auto first = content(res, "main", 1, 1);
   CAF_CHECK(contains(first, R"("id":"each","state":"waiting")"));
   CAF_CHECK(contains(first, "[0] a: Delete the build directory?"));
-  auto second = content(res, "main", 2, 1);
+  // A fetch shows it as the await does: waiting, with the question apply answers.
+  auto fetched = content(res, "main", 2, 0);
+  CAF_CHECK(contains(fetched, R"("id":"each","state":"waiting")"));
+  CAF_CHECK(contains(fetched, R"("question":{"id":"proceed","text":"[0] a: Delete the build directory?")"));
+  auto second = content(res, "main", 3, 1);
   CAF_CHECK(contains(second, "[1] b: Delete the build directory?"));
-  auto done = content(res, "main", 3, 1);
+  auto done = content(res, "main", 4, 1);
   CAF_CHECK(contains(done, R"([{\"element\":\"a\",\"result\":\"cleaned a\"},{\"element\":\"b\",\"result\":\"cleaned b\"}])"));
 }
 
