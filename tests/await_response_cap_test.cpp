@@ -20,7 +20,7 @@ CAF_TEST(an await over a hundred big outputs stays within the response cap) {
     auto id = fmt::format("h{}", i);
     // 40 kB each, more than a response holds: each is cut and spilled. They start
     // writing once all are spawned, so no spawn's answer takes their output.
-    auto command = fmt::format("until [ -e go ]; do sleep 0.01; done; "
+    auto command = fmt::format("until [ -e go ]; do sleep 0.2; done; "
                                "head -c 40000 /dev/zero | tr '\\0' x; echo; echo END of {}", id);
     auto args = Json::object().set("action", "spawn").set("id", id).set("wait_ms", int64_t{0}).set("command", command);
     auto r = call("shell", args.dump());
