@@ -187,10 +187,13 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
     auto& st = self->state;
     if (dm.source != st.client) {
       // A remote handle gone: its handle here is aborted (nothing if it stopped).
+      // Not when its client is lost with it (the connection gone): the client's own
+      // down gives each handle its turn-end policy, which an abort here would cut.
       for (auto it = st.owners.begin(); it != st.owners.end(); ++it)
         if (it->second == dm.source) {
-          self->request(st.registry, caf::infinite, abort_atom::value, it->first)
-            .then([](HandleReport&) {}, [](caf::error&) {});
+          if (dm.reason != caf::exit_reason::remote_link_unreachable)
+            self->request(st.registry, caf::infinite, abort_atom::value, it->first)
+              .then([](HandleReport&) {}, [](caf::error&) {});
           st.owners.erase(it);
           break;
         }

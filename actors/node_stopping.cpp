@@ -42,10 +42,19 @@ bool ended_by_stop(std::string_view failure) {
 ToolState NodeStopping::as_told(ToolState state) const {
   {
     std::lock_guard lock(mutex_);
-    // A failure of its own (an exit status, a SIGSEGV) is told as it is.
-    if (!begun_ || !state.stopped() || state.ok || !ended_by_stop(state.error.message))
+    if (!begun_ || !state.stopped() || state.ok)
       return state;
   }
+  // Refused as the node ends: its own words would read as the client's ending.
+  if (state.error.message.starts_with("not started: jp-actors is ending")) { // spawn_process's refusal
+    state.error.message = "not started: the node is shutting down (it got a terminate signal); use it again once it "
+                          "is back";
+    state.error.transient = true;
+    return state;
+  }
+  // A failure of its own (an exit status, a SIGSEGV) is told as it is.
+  if (!ended_by_stop(state.error.message))
+    return state;
   state.error.message = fmt::format("the node stopped (it got a terminate signal) and ended its tools as it shut "
                                     "down: {}; use it again once it is back",
                                     state.error.message);

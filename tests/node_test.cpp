@@ -879,6 +879,42 @@ CAF_TEST(a client killed has its handles on the node aborted) {
   CAF_CHECK_EQUAL(sleeper.wait_none(std::chrono::seconds(30)), 0u);
 }
 
+CAF_TEST(a client killed has its handles on the node ended by their turn end policy) {
+  // `waiter` is awaited at the turn's end: its client lost, it runs to its end there
+  // rather than being aborted as its remote handle went down with the client.
+  node_toml += R"(
+[conversation.tools.waiter]
+summary = "Runs a script on the node, awaited at the turn's end"
+command = { program = "/bin/sh", args = ["-c", "{{tool.arguments.script}}"] }
+run = "unattended"
+spawn.stateful = true
+spawn.lifecycle = { on_turn_end = "await", await_timeout_secs = 60 }
+parameters.script = { type = "string", required = true }
+)";
+  client_tools = R"(
+[conversation.tools.waiter]
+summary = "Runs a script on the node, awaited at the turn's end"
+node = "box"
+run = "unattended"
+spawn.stateful = true
+parameters.script = { type = "string", required = true }
+)";
+  CAF_REQUIRE(start_node());
+  auto started = dir.path / "started", finished = dir.path / "finished";
+  auto script = fmt::format("touch {}; sleep 2; touch {}", started.string(), finished.string());
+  Child client_run(client_argv(one_step(call("waiter", fmt::format(R"({{ action = "spawn", id = "w", script = "{}", wait_ms = 0 }})", script)) +
+                                        call("await", R"({ all = ["w"], timeout_secs = 120 })"))),
+                   state, (dir.path / "client.out").string());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(started) && std::chrono::steady_clock::now() < deadline)
+    ::usleep(5000);
+  CAF_REQUIRE(std::filesystem::exists(started));
+  client_run.kill9();
+  while (!std::filesystem::exists(finished) && std::chrono::steady_clock::now() < deadline)
+    ::usleep(5000);
+  CAF_CHECK(std::filesystem::exists(finished));
+}
+
 CAF_TEST(a node gone silent is lost after the heartbeat timeout and ends what it ran once back) {
   marked_sleep sleeper(dir.path);
   CAF_REQUIRE(start_node());
@@ -927,6 +963,12 @@ CAF_TEST(while a node stops only a tool killed by a signal is told as stopped wi
   CAF_CHECK_EQUAL(stopping.as_told(crashed), crashed);
   CAF_CHECK(stopping.as_told(trapped).error.transient);
   CAF_CHECK_EQUAL(stopping.as_told(jp::ToolState::success("ok")), jp::ToolState::success("ok"));
+  // A spawn refused as the node ends names the node, not the client, and is worth a retry.
+  auto refused = stopping.as_told(
+    jp::ToolState::failure(jp::ToolError{"not started: jp-actors is ending (it got a terminate signal)", {}, false}));
+  CAF_CHECK_EQUAL(refused.error.message,
+                  "not started: the node is shutting down (it got a terminate signal); use it again once it is back");
+  CAF_CHECK(refused.error.transient);
 }
 
 CAF_TEST(nodes starting at once as one user all get the one token made whole) {
