@@ -3,6 +3,7 @@
 // key by key, arrays are replaced whole. Applying layer by layer (instead of merging
 // all TOML first) lets every error name the file the bad key came from.
 #include "config/config_loader.hpp"
+
 #include "config/workspace_sets.hpp"
 
 #include <openssl/evp.h>
@@ -37,6 +38,7 @@
 #include "messages/duration.hpp"
 #include "messages/json_codec.hpp"
 #include "messages/launch_spec.hpp"
+#include "runtime/node/node_address.hpp"
 
 namespace jp {
 
@@ -628,6 +630,15 @@ private:
       });
       if (!s)
         return s;
+      // Read as it will be when a tool of the node is called: a mistake is told now.
+      if (!entry.address.empty()) {
+        auto at = parse_node_address(entry.address, join_key(key, "address"));
+        if (!at)
+          return Error{fmt::format("{}: {}", origin_, at.error())};
+        if (at->port == 0)
+          return fail(join_key(key, "address"), "port 0 names no node: give the port the node listens on (`jp-actors "
+                                                "node` prints it: \"listening on HOST:PORT\")");
+      }
     }
     return Status::success();
   }

@@ -1159,6 +1159,17 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
                   "");
 }
 
+CAF_TEST(a node address that cannot be reached is refused at load saying how to write it) {
+  // Told at the first call of a tool there, it was found only then.
+  CAF_CHECK_EQUAL(refusal_missing("[nodes.box]\naddress = \"127.0.0.1\"\n",
+                                  "nodes.box.address: expected host:port (e.g. 127.0.0.1:4242, [::1]:4242), got "
+                                  "\"127.0.0.1\": no port"),
+                  "");
+  CAF_CHECK_EQUAL(refusal_missing("[nodes.box]\naddress = \"127.0.0.1:0\"\n",
+                                  "nodes.box.address: port 0 names no node"),
+                  "");
+}
+
 CAF_TEST(a tool on a node nobody configured is refused at load naming the nodes there are) {
   Sandbox box;
   auto load = [&](const std::string& toml) {
