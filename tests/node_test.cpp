@@ -1006,6 +1006,31 @@ CAF_TEST(nodes starting at once as one user all get the one token made whole) {
   CAF_CHECK_EQUAL(names, std::vector<std::string>{"node-token"});
 }
 
+CAF_TEST(a token file others may read or too short says what is wrong and how to fix it) {
+  // A client never makes the token: "remove it and start again" left it with none.
+  temp_dir dir;
+  auto* before = std::getenv("XDG_STATE_HOME");
+  std::string saved = before ? before : "";
+  ::setenv("XDG_STATE_HOME", dir.path.c_str(), 1);
+  std::filesystem::create_directories(dir.path / "jp-actors");
+  std::filesystem::permissions(dir.path / "jp-actors", std::filesystem::perms::owner_all);
+  dir.write("jp-actors/node-token", std::string(40, 'a'));
+  ::chmod((dir.path / "jp-actors" / "node-token").c_str(), 0644);
+  auto open = jp::node_token(false);
+  ::chmod((dir.path / "jp-actors" / "node-token").c_str(), 0600);
+  dir.write("jp-actors/node-token", "short");
+  auto brief = jp::node_token(true);
+  if (saved.empty())
+    ::unsetenv("XDG_STATE_HOME");
+  else
+    ::setenv("XDG_STATE_HOME", saved.c_str(), 1);
+  CAF_REQUIRE(!open.ok());
+  CAF_CHECK(contains(open.error(), "others may read it (mode 644; chmod 600 it)"));
+  CAF_CHECK(contains(open.error(), "put there a copy of the node token of the one you reach (its own node-token file)"));
+  CAF_REQUIRE(!brief.ok());
+  CAF_CHECK(contains(brief.error(), "it holds fewer than 32 characters; remove it and start again"));
+}
+
 CAF_TEST(a node address is read one way only and its errors say how to write it) {
   auto why = [](const std::string& text) {
     auto a = jp::parse_listen_address(text, "--listen");

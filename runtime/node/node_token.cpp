@@ -23,7 +23,9 @@ struct TokenKind {
 constexpr TokenKind node_kind{"node-token", "node token", "a node started as this user makes it"};
 constexpr TokenKind mcp_kind{"mcp-token", "MCP token", "`jp-actors mcp --listen` started as this user makes it"};
 
-Result<std::string> read_token(const DirFd& dir, const TokenKind& kind, const std::string& where) {
+/// `mine`: this process makes the token when there is none (a node, `mcp --listen`);
+/// else it only reads one (a client), and a broken one is fixed, not remade.
+Result<std::string> read_token(const DirFd& dir, const TokenKind& kind, const std::string& where, bool mine) {
   int fd = ::openat(dir.get(), kind.file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ELOOP) // O_NOFOLLOW: a link could lead to anyone's file
     return Error{fmt::format("the {} at {} is a symbolic link, which is refused: remove it ({})", kind.what,
@@ -33,13 +35,22 @@ Result<std::string> read_token(const DirFd& dir, const TokenKind& kind, const st
   struct stat st {};
   std::string token(128, '\0');
   ssize_t n = -1;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::getuid() && (st.st_mode & 077) == 0)
-    n = ::read(fd, token.data(), token.size());
+  std::string wrong;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    wrong = "it is not a regular file";
+  else if (st.st_uid != ::getuid())
+    wrong = "it belongs to another user";
+  else if ((st.st_mode & 077) != 0)
+    wrong = fmt::format("others may read it (mode {:o}; chmod 600 it)", st.st_mode & 0777);
+  else if ((n = ::read(fd, token.data(), token.size())) < 32)
+    wrong = "it holds fewer than 32 characters";
   ::close(fd);
-  if (n < 32)
-    return Error{fmt::format("the {} at {} is not this user's own 0600 file of 32 characters or more; "
-                             "remove it and start again",
-                             kind.what, where)};
+  if (!wrong.empty())
+    return Error{fmt::format("the {} at {} must be this user's own 0600 file of 32 characters or more, and {}; {}",
+                             kind.what, where, wrong,
+                             mine ? std::string("remove it and start again (a new one is made)")
+                                  : fmt::format("put there a copy of the {} of the one you reach (its own {} file)",
+                                                kind.what, kind.file))};
   token.resize(static_cast<size_t>(n));
   while (!token.empty() && (token.back() == '\n' || token.back() == ' '))
     token.pop_back();
@@ -61,7 +72,7 @@ Result<std::string> state_token(const TokenKind& kind, bool create) {
   if (!dir)
     return Error{fmt::format("the {}: {}", kind.what, dir.error())};
   auto where = state->path() + "/" + kind.file;
-  auto existing = read_token(*dir, kind, where);
+  auto existing = read_token(*dir, kind, where, create);
   if (existing || !create)
     return existing;
   // Written whole under a name of its own, then linked into place: a process
@@ -80,13 +91,13 @@ Result<std::string> state_token(const TokenKind& kind, bool create) {
   if (!written)
     return Error{fmt::format("cannot write the {} {}", kind.what, where)};
   if (linked != 0 && link_errno == EEXIST) // another process made it meanwhile
-    return read_token(*dir, kind, where);
+    return read_token(*dir, kind, where, create);
   if (linked != 0 && link_errno != EPERM && link_errno != EOPNOTSUPP && link_errno != EMLINK)
     return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(link_errno))};
   if (linked != 0) { // a file system without hard links (vfat): made in place, as it was
     fd = create_private_file(*dir, kind.file);
     if (fd < 0 && errno == EEXIST)
-      return read_token(*dir, kind, where);
+      return read_token(*dir, kind, where, create);
     if (fd < 0)
       return Error{fmt::format("cannot create the {} {}: {}", kind.what, where, std::strerror(errno))};
     if (!write_whole(fd, token))
