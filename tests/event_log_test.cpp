@@ -185,6 +185,19 @@ CAF_TEST(an interrupted turn end says so) {
   std::fclose(t);
 }
 
+CAF_TEST(a handle waited for at the turn end shows what it ended with and says when that was nothing) {
+  std::FILE* t = std::tmpfile();
+  EventLog transcript(t, false);
+  HandleSummary said{"s", "shell", ToolState::success("built\n")};
+  said.outcome = turn_end_outcome::awaited;
+  HandleSummary quiet{"q", "shell", ToolState::success("")};
+  quiet.outcome = turn_end_outcome::awaited;
+  transcript.turn_end("main", {said, quiet}, {});
+  CAF_CHECK_EQUAL(contents(t), "[main] turn end: `s` (shell) was still running: await -> built\n"
+                               "[main] turn end: `q` (shell) was still running: await -> (no output)\n");
+  std::fclose(t);
+}
+
 CAF_TEST(json events are stamped with the time as RFC 3339 UTC with milliseconds) {
   std::FILE* f = std::tmpfile();
   EventLog log(f, true);

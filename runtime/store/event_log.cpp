@@ -240,12 +240,15 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
     write(fmt::format("[{}] turn end: {}", agent, error));
   if (handles.empty())
     write(fmt::format("[{}] turn end: no handle left running", agent));
-  for (auto& h : handles)
+  for (auto& h : handles) {
+    // What a waited handle ended with; an empty result is said so, not left after the arrow.
+    auto ended = h.state.ok ? shorten(trim_end(h.state.content)) : h.state.error.message;
     write(fmt::format("[{}] turn end: `{}` ({}) was still running: {}{}", agent, h.id, h.tool,
                       h.outcome == turn_end_outcome::aborted ? "aborted" : to_string(h.outcome),
-                      !waited(h.outcome) || !h.state.stopped()
-                        ? std::string{}
-                        : " -> " + (h.state.ok ? shorten(trim_end(h.state.content)) : h.state.error.message)));
+                      !waited(h.outcome) || !h.state.stopped() ? std::string{}
+                      : ended.empty()                           ? std::string(" -> (no output)")
+                                                                : " -> " + ended));
+  }
   for (auto& n : undelivered)
     write(fmt::format("[{}] turn end: undelivered {} {}: {}", agent, n.level, n.name, n.message));
 }
