@@ -954,13 +954,14 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
   auto& tool = *found;
   // The protocol's parameters given as null are left out, as clients send null for
   // what they leave out: `"action": null` is a one-shot call, not a missing action.
-  if (takes_action_protocol(tool))
+  if (takes_action_protocol(tool)) {
     if (auto* action = args->find("action"); action && action->is_null())
       args->erase("action");
-  if (takes_action_protocol(tool) && args->find("action"))
-    for (auto key : {"id", "input", "wait_ms", "screen", "rows", "cols"})
-      if (auto* v = args->find(key); v && v->is_null())
-        args->erase(key);
+    if (args->find("action"))
+      for (auto key : {"id", "input", "wait_ms", "screen", "rows", "cols"})
+        if (auto* v = args->find(key); v && v->is_null())
+          args->erase(key);
+  }
   if (args->find("action") && takes_action_protocol(tool) && !tool.stateful)
     if (auto ok = validate_action(tool, action_kind::spawn); !ok)
       return reply(fail_call(ok.error));

@@ -132,8 +132,10 @@ int abort_live_handle(const Config& config, const std::string& id, int64_t pid, 
     return fail(fmt::format("handle `{}` was not aborted: {}", id, text_at(*answer, "error")));
   // As the assistant sees a handle's end (the control protocol carries its state).
   auto* state = answer->find("state");
-  auto read = state ? tool_state_from_json(*state) : Result<ToolState>(Error{"no state"});
-  auto shown = read ? response_content(HandleReport{id, std::move(*read)}) : (state ? state->dump() : "{}");
+  std::string shown = state ? state->dump() : "{}";
+  if (state)
+    if (auto read = tool_state_from_json(*state))
+      shown = response_content(HandleReport{id, std::move(*read)});
   std::printf("aborted `%s` (pid %lld): %s\n", id.c_str(), static_cast<long long>(int_at(*holding.front(), "pid")),
               shown_on(STDOUT_FILENO, shown).c_str());
   return 0;
