@@ -382,12 +382,81 @@ std::string Json::dump() const {
   return out;
 }
 
+namespace {
+
+bool hex4_at(std::string_view s, size_t i, uint32_t& value) {
+  if (i + 4 > s.size())
+    return false;
+  value = 0;
+  for (size_t k = i; k < i + 4; ++k) {
+    auto c = s[k];
+    auto digit = c >= '0' && c <= '9'   ? c - '0'
+                 : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                 : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                        : -1;
+    if (digit < 0)
+      return false;
+    value = value * 16 + static_cast<uint32_t>(digit);
+  }
+  return true;
+}
+
+// Whether text may hold a \uD800-\uDFFF escape (a cheap look: most text has none).
+bool may_hold_surrogate_escape(std::string_view text) {
+  for (auto i = text.find('\\'); i != std::string_view::npos; i = text.find('\\', i + 1))
+    if (i + 3 < text.size() && text[i + 1] == 'u' && (text[i + 2] == 'd' || text[i + 2] == 'D'))
+      return true;
+  return false;
+}
+
+// JSON allows an escaped UTF-16 surrogate without its other half (RFC 8259 8.2): a
+// model's text cut between the halves of a pair carries one. simdjson refuses a lone
+// high half (the whole message would be lost) and decodes a lone low half to bytes that
+// are no UTF-8, so each lone half becomes \ufffd here; a pair stays as it is.
+std::string mend_lone_surrogates(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"')
+      in_string = !in_string;
+    if (!in_string || c != '\\' || i + 1 == text.size()) {
+      out += c;
+      continue;
+    }
+    uint32_t unit = 0;
+    if (text[i + 1] != 'u' || !hex4_at(text, i + 2, unit) || unit < 0xD800 || unit > 0xDFFF) {
+      out.append(text.substr(i, 2)); // any other escape, \\ and \" included, as it is
+      ++i;
+      continue;
+    }
+    uint32_t low = 0;
+    if (unit <= 0xDBFF && i + 12 <= text.size() && text[i + 6] == '\\' && text[i + 7] == 'u'
+        && hex4_at(text, i + 8, low) && low >= 0xDC00 && low <= 0xDFFF) {
+      out.append(text.substr(i, 12));
+      i += 11;
+      continue;
+    }
+    out += "\\ufffd";
+    i += 5;
+  }
+  return out;
+}
+
+} // namespace
+
 simdjson::dom::parser& thread_json_parser() {
   thread_local simdjson::dom::parser parser;
   return parser;
 }
 
 Result<Json> Json::parse(std::string_view text, duplicate_keys dup) {
+  std::string mended;
+  if (may_hold_surrogate_escape(text)) {
+    mended = mend_lone_surrogates(text);
+    text = mended;
+  }
   simdjson::padded_string padded(text);
   auto doc = thread_json_parser().parse(padded);
   // A number out of range is valid JSON all the same: said as what it is.

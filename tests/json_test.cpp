@@ -27,6 +27,25 @@ CAF_TEST(invalid UTF-8 becomes U+FFFD in JSON strings) {
   CAF_CHECK_EQUAL(back->as_string(), "ok\xEF\xBF\xBD\xEF\xBF\xBD!");
 }
 
+CAF_TEST(an escaped UTF-16 half without its other half reads as U+FFFD and the rest stays) {
+  // A model's text cut between the halves of a pair: valid JSON (RFC 8259 8.2), which
+  // simdjson refuses (a high half) or decodes to no UTF-8 (a low half).
+  auto v = Json::parse(R"({"t":"a\ud83d","u":"\ude00b","k":"\uD83D\uDE00","w":"\ud800\u0041",)"
+                       R"("e":"\\ud800 \" \ud83d"})");
+  CAF_REQUIRE(v.ok());
+  CAF_CHECK_EQUAL(v->find("t")->as_string(), "a\xEF\xBF\xBD");
+  CAF_CHECK_EQUAL(v->find("u")->as_string(), "\xEF\xBF\xBD" "b");
+  CAF_CHECK_EQUAL(v->find("k")->as_string(), "\xF0\x9F\x98\x80"); // a pair is one character
+  CAF_CHECK_EQUAL(v->find("w")->as_string(), "\xEF\xBF\xBD" "A");
+  // An escaped backslash before "ud800" is text, and an escaped quote keeps the string open.
+  CAF_CHECK_EQUAL(v->find("e")->as_string(), "\\ud800 \" \xEF\xBF\xBD");
+  // Keys too, and what is no JSON stays an error.
+  auto key = Json::parse(R"({"\udc00":1})");
+  CAF_REQUIRE(key.ok());
+  CAF_CHECK(key->find("\xEF\xBF\xBD") != nullptr);
+  CAF_CHECK(!Json::parse(R"({"a":"\ud800)").ok());
+}
+
 CAF_TEST(control characters are escaped) {
   CAF_CHECK_EQUAL(json_quote(std::string("a\x01") + "\t\""), R"("a\u0001\t\"")");
 }

@@ -571,6 +571,19 @@ CAF_TEST(anthropic text blocks on either side of a tool use stay apart) {
   CAF_CHECK_EQUAL(d.text(), "Let me look.\n\nFound it.");
 }
 
+CAF_TEST(anthropic a text delta with half of a UTF-16 pair is text with U+FFFD for the half) {
+  // Valid JSON that simdjson alone refused: the whole turn failed as a malformed stream.
+  auto d = decode_data<AnthropicStream>({
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})",
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"smile \ud83d"}})",
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\ude00 done"}})",
+    R"({"type":"content_block_stop","index":0})",
+    R"({"type":"message_stop"})",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  CAF_CHECK_EQUAL(d.text(), "smile \xEF\xBF\xBD\xEF\xBF\xBD done");
+}
+
 CAF_TEST(anthropic error event) {
   std::string stream = fixture("anthropic_text.sse");
   stream = stream.substr(0, stream.find("event: content_block_stop"));
