@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <pty.h>
 #include <tuple>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -591,6 +592,75 @@ CAF_TEST(a terminate signal gives the tools a TERM and the grace before a KILL) 
     CAF_CHECK(process_dead(p));
     ::kill(p, SIGKILL); // whatever the checks said, nothing outlives the test
   }
+}
+
+CAF_TEST(ctrl-backslash kills the tools at once and jp-actors dies of SIGQUIT) {
+  // By SIGQUIT's default action jp-actors died and left its tools running.
+  testing::temp_dir ws;
+  auto dir = ws.path.string();
+  write_held_script(ws.path / "held.toml",
+                    fmt::format("trap '' TERM; echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; "
+                                "while :; do sleep 1; done",
+                                dir));
+  // No core dump of the child in the runner's directory (the runner's own limit, inherited).
+  rlimit core{};
+  ::getrlimit(RLIMIT_CORE, &core);
+  core.rlim_cur = 0;
+  ::setrlimit(RLIMIT_CORE, &core);
+  pid_t cli_pid = start_run(ws.path, ws.path / "held.toml");
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t tool = pid_from(ws.path / "pid");
+  CAF_REQUIRE(tool > 0);
+  ::kill(cli_pid, SIGQUIT);
+  int status = 0;
+  reap_child(cli_pid, &status);
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGQUIT);
+  // Killed, not asked (it ignores TERM).
+  CAF_CHECK(testing::wait_for([&] { return process_dead(tool); }));
+  ::kill(-tool, SIGKILL); // whatever the checks said, nothing outlives the test
+}
+
+namespace {
+
+/// The signals `pid`'s /proc status lists under `field` (SigIgn, SigCgt).
+std::set<int> signal_set(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  std::set<int> out;
+  while (std::getline(in, line))
+    if (line.starts_with(field + ":")) {
+      auto mask = std::stoull(line.substr(field.size() + 1), nullptr, 16);
+      for (int sig = 1; sig <= 64; ++sig)
+        if (mask & (1ull << (sig - 1)))
+          out.insert(sig);
+    }
+  return out;
+}
+
+} // namespace
+
+CAF_TEST(a hangup that jp-actors was started ignoring stays ignored as under nohup) {
+  testing::temp_dir ws;
+  auto dir = ws.path.string();
+  write_held_script(ws.path / "held.toml",
+                    fmt::format("echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; exec sleep 1000", dir));
+  auto previous = std::signal(SIGHUP, SIG_IGN); // what nohup does, inherited by the fork
+  pid_t cli_pid = start_run(ws.path, ws.path / "held.toml");
+  std::signal(SIGHUP, previous);
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t tool = pid_from(ws.path / "pid"); // the handlers are in place by the first spawn
+  CAF_REQUIRE(tool > 0);
+  auto ignored = signal_set(cli_pid, "SigIgn");
+  auto caught = signal_set(cli_pid, "SigCgt");
+  CAF_CHECK(ignored.contains(SIGHUP)); // it was caught: a closed terminal ended a nohup'd run
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT})
+    CAF_CHECK(caught.contains(sig));
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  reap_child(cli_pid, &status);
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  CAF_CHECK(testing::wait_for([&] { return process_dead(tool); }));
+  ::kill(-tool, SIGKILL);
 }
 
 CAF_TEST(a call ended by ctrl-c says it was interrupted not only that its tool got SIGTERM) {

@@ -67,7 +67,7 @@ int fail(const std::string& reason) {
   return 1;
 }
 
-// SIGINT/SIGTERM/SIGHUP: no child outlives us; each gets TERM and the grace first.
+// SIGINT/SIGTERM/SIGHUP: no child outlives us; each gets TERM and the grace first (SIGQUIT: KILL at once).
 void install_signal_handlers(const Config& config) {
   install_signal_shutdown(config.runtime.abort_grace_secs);
   std::set_terminate([] {

@@ -66,6 +66,16 @@ bool another_signal(int ms) {
   return true;
 }
 
+/// Dies of `sig` as its default action would have it (SIGQUIT: with a core dump, where
+/// the user's limits allow one), nothing of ours left behind.
+[[noreturn]] void die_of(int sig) {
+  close_group_record(); // nothing of ours is left for the next start to sweep
+  std::signal(sig, SIG_DFL);
+  ::kill(::getpid(), sig);
+  std::this_thread::sleep_for(std::chrono::seconds(1)); // should the signal not end us
+  std::_Exit(128 + sig);
+}
+
 void watch() {
   char c = 0;
   while (::read(g_pipe[0], &c, 1) != 1) {
@@ -73,6 +83,14 @@ void watch() {
   int sig = static_cast<unsigned char>(c);
   g_signal = sig;
   g_underway = true;
+  if (sig == SIGQUIT) {
+    // Ctrl-\ asks to quit now: no grace and no writing, but no tool outlives us either
+    // (by its default action jp-actors died and left them to the next start's sweep).
+    refuse_new_processes();
+    kill_all_process_groups();
+    kill_escaped_processes();
+    die_of(sig);
+  }
   // The program stops its work first: a script's later steps would only meet the
   // refusal of new processes.
   stop_program();
@@ -105,11 +123,7 @@ void watch() {
   while (!all_ended() && std::chrono::steady_clock::now() < deadline)
     if (another_signal(10))
       break;
-  close_group_record(); // nothing of ours is left for the next start to sweep
-  std::signal(sig, SIG_DFL);
-  ::kill(::getpid(), sig);
-  std::this_thread::sleep_for(std::chrono::seconds(1)); // should the signal not end us
-  std::_Exit(128 + sig);
+  die_of(sig);
 }
 
 } // namespace
@@ -129,8 +143,16 @@ void install_signal_shutdown(double grace_secs) {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+  ::sigaction(SIGTERM, &sa, nullptr);
+  // What our parent had us ignore stays ignored, as a shell's convention goes: `nohup`
+  // ignores SIGHUP (a closed terminal must not end the run), and a non-interactive
+  // shell's `&` SIGINT and SIGQUIT (a Ctrl-C at the terminal is not meant for it).
+  for (int sig : {SIGINT, SIGHUP, SIGQUIT}) {
+    struct sigaction inherited{};
+    if (::sigaction(sig, nullptr, &inherited) == 0 && inherited.sa_handler == SIG_IGN)
+      continue;
     ::sigaction(sig, &sa, nullptr);
+  }
 }
 
 void await_signal_shutdown() {
