@@ -76,10 +76,15 @@ void stop(remote_actor_t* self, HandleReport final) {
   run_queued(self); // each answers with the final state
 }
 
-void fail(remote_actor_t* self, std::string why, bool transient) {
+/// `refused`: the node refused the spawn (a tool it does not serve, arguments it does
+/// not take), so the call fails, as a spawn refused here before anything ran does. (A
+/// node not reached stops the handle, its error telling whether trying again may help.)
+void fail(remote_actor_t* self, std::string why, bool transient, bool refused = false) {
   auto& st = self->state;
-  stop(self, HandleReport{st.id, ToolState::failure(ToolError{std::move(why), {}, transient}), 0, {}, {},
-                          st.node.name});
+  HandleReport final{st.id, ToolState::failure(ToolError{std::move(why), {}, transient}), 0, {}, {}, st.node.name};
+  final.refused = refused;
+  final.own_end = refused; // stopped before anything could abort it
+  stop(self, std::move(final));
 }
 
 /// Runs `call` once the remote handle exists (now, if it does), or answers `rp`
@@ -170,7 +175,7 @@ void connect(remote_actor_t* self, const node_client_actor& client) {
                 stop(self, from_node(st, std::move(r)));
               run_queued(self);
             },
-            [self](caf::error& err) { fail(self, error_text(err), false); });
+            [self](caf::error& err) { fail(self, error_text(err), false, true); });
       },
       [self](caf::error& err) { fail(self, error_text(err), code_of(err) == error_code::node_unreachable); });
 }
