@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unordered_set>
 
+#include "messages/json_number_range.hpp"
 #include "messages/json_parser.hpp"
 
 namespace jp {
@@ -461,9 +462,7 @@ Result<Json> Json::parse(std::string_view text, duplicate_keys dup) {
   auto doc = thread_json_parser().parse(padded);
   // A number out of range is valid JSON all the same: said as what it is.
   if (doc.error() == simdjson::NUMBER_ERROR)
-    return Error{"invalid JSON, or a number in it out of range: a number without a fraction or an exponent is "
-                 "read only up to 18446744073709551615 (write a larger one with an exponent, 1e20), any other up "
-                 "to about 1.8e308"};
+    return Error{fmt::format("invalid JSON, or a number in it out of range: {}", json_number_range)};
   if (doc.error())
     return Error{fmt::format("invalid JSON: {}", simdjson::error_message(doc.error()))};
   auto json = from_element(doc.value_unsafe());

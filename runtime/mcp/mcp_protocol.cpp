@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "messages/json_number_range.hpp"
 #include "messages/terminal_safe.hpp" // is_bidi_control
 #include "tools/schema.hpp"
 
@@ -156,11 +157,8 @@ ParsedMessage parse_message(std::string_view text) {
     if (!wide.empty())
       if (auto rest = Json::parse(nulled); rest && rest->is_object()) {
         ParsedMessage out{Json(), invalid_request,
-                          fmt::format("the number {} is out of range: a number without a fraction or an exponent "
-                                      "may go up to 18446744073709551615 (write a larger one with an exponent, "
-                                      "1e20), any other up to about 1.8e308; send it as a string where it must "
-                                      "be exact",
-                                      wide)};
+                          fmt::format("the number {} is out of range: {}; send it as a string where it must be exact",
+                                      wide, json_number_range)};
         if (auto* id = rest->find("id"))
           out.error_id = request_id(*id).value_or(Json());
         return out;
