@@ -964,6 +964,18 @@ CAF_TEST(a turn whose provider cannot be made fails with a code and the reason) 
   CAF_CHECK(result.code == error_code::bad_arguments);
   CAF_CHECK(result.error.find("assistant.script") != std::string::npos);
   CAF_CHECK(result.error.find("TurnHooks::provider") != std::string::npos); // what a program can do
+  // A key not there is the provider's missing key, as a key refused is (it was
+  // bad_arguments: a program branching on the code misread it).
+  auto keyless = config();
+  keyless.assistant.provider = "openai";
+  keyless.assistant.model = "gpt-x";
+  keyless.assistant.api_key_env = "JP_EMBEDDING_TEST_NO_SUCH_KEY";
+  ::unsetenv("JP_EMBEDDING_TEST_NO_SUCH_KEY");
+  Runtime keyless_rt(keyless);
+  auto unkeyed = get(std::move(keyless_rt.run_turn("hello").result()));
+  CAF_CHECK_EQUAL(to_string(unkeyed.outcome), std::string("failed"));
+  CAF_CHECK(unkeyed.code == error_code::provider_auth);
+  CAF_CHECK(unkeyed.error.find("JP_EMBEDDING_TEST_NO_SUCH_KEY is not set") != std::string::npos);
 }
 
 CAF_TEST(a tool that asks in a turn without prompts is refused saying what the program can do) {

@@ -281,16 +281,57 @@ CAF_TEST(the reasoning a provider streams comes apart from the answer) {
 CAF_TEST(a 429 with Retry-After is retried after the wait it asks) {
   KeyEnv key;
   FakeProviderServer server;
-  server.push({429, R"({"error":{"message":"slow down"}})", {"Retry-After: 0"}});
+  server.push({429, R"({"error":{"message":"slow down"}})", {"Retry-After: 0.1"}});
   server.push({200, provider_fixture("openai_text.sse")});
   auto got = run(config_for(server, "openai"));
   CAF_REQUIRE(got.status);
   CAF_REQUIRE_EQUAL(got.retries.size(), 1u);
   CAF_CHECK(contains(got.retries[0], "HTTP 429"));
   CAF_CHECK(contains(got.retries[0], "slow down"));
-  CAF_CHECK(contains(got.retries[0], "retrying in 0.0 s (retry 1 of 3)"));
+  CAF_CHECK(contains(got.retries[0], "retrying in 0.1 s (retry 1 of 3)"));
   CAF_CHECK_EQUAL(got.done, 1);
   CAF_CHECK_EQUAL(server.requests().size(), 2u);
+}
+
+CAF_TEST(a Retry-After of 0 waits the backoff rather than none) {
+  // Asked to retry at once, every retry went within a fraction of a second.
+  KeyEnv key;
+  FakeProviderServer server;
+  server.push({429, R"({"error":{"message":"slow down"}})", {"Retry-After: 0"}});
+  server.push({429, R"({"error":{"message":"slow down"}})", {"retry-after-ms: 0"}});
+  server.push({200, provider_fixture("openai_text.sse")});
+  auto config = config_for(server, "openai");
+  config.retry.base_backoff_ms = 400; // 200 to 400 ms, then 400 to 800 (jitter)
+  auto got = run(config);
+  CAF_REQUIRE(got.status);
+  CAF_REQUIRE_EQUAL(got.retries.size(), 2u);
+  CAF_CHECK(!contains(got.retries[0], "retrying in 0.0 s") && !contains(got.retries[0], "retrying in 0.1 s"));
+  CAF_CHECK(!contains(got.retries[1], "retrying in 0.0 s") && !contains(got.retries[1], "retrying in 0.1 s"));
+}
+
+CAF_TEST(an API key a server quotes in its error is left out of what jp-actors says) {
+  // A proxy or a compatible server echoing the key it refused: it went to the
+  // terminal and into the workspace's conversation log.
+  ::setenv("JP_TEST_PROVIDER_KEY", "sk-test-secret-4711", 1);
+  FakeProviderServer server;
+  server.push({500, R"({"error":{"message":"upstream refused key sk-test-secret-4711"}})"});
+  server.push({401, R"x({"error":{"message":"Invalid API key: Bearer sk-test-secret-4711 (sk-test-secret-4711)"}})x"});
+  auto got = run(config_for(server, "openai"));
+  ::unsetenv("JP_TEST_PROVIDER_KEY");
+  CAF_REQUIRE(!got.status);
+  CAF_REQUIRE_EQUAL(got.retries.size(), 1u);
+  CAF_CHECK_EQUAL(got.retries[0].find("sk-test-secret"), std::string::npos);
+  CAF_CHECK(contains(got.retries[0], "upstream refused key [the API key]"));
+  CAF_CHECK_EQUAL(got.status.error.find("sk-test-secret"), std::string::npos);
+  CAF_CHECK(contains(got.status.error, "Invalid API key: Bearer [the API key] ([the API key])"));
+  // In the stream too (an error event of a compatible server).
+  ::setenv("JP_TEST_PROVIDER_KEY", "sk-test-secret-4711", 1);
+  server.push({200, "data: {\"error\":{\"code\":400,\"message\":\"key sk-test-secret-4711 has no access to this model\"}}\n\n"});
+  got = run(config_for(server, "openai"));
+  ::unsetenv("JP_TEST_PROVIDER_KEY");
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK_EQUAL(got.status.error.find("sk-test-secret"), std::string::npos);
+  CAF_CHECK(contains(got.status.error, "key [the API key] has no access"));
 }
 
 CAF_TEST(server errors exhaust the retries with the last reason) {

@@ -87,9 +87,10 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
     ctx.inquiry = hooks.inquiry;
     ctx.tool_dialect = config->assistant.provider == "anthropic" ? dialect::anthropic : dialect::openai;
   } else {
-    auto assistant = make_assistant(*config);
+    auto kind = error_code::bad_arguments;
+    auto assistant = make_assistant(*config, &kind);
     if (!assistant)
-      return failed_turn(impl_, error_code::bad_arguments,
+      return failed_turn(impl_, kind,
                          assistant.error() + "; or give the turn a provider of your own (TurnHooks::provider)");
     ctx.provider = assistant->provider;
     ctx.inquiry = hooks.inquiry ? hooks.inquiry : assistant->inquiry;

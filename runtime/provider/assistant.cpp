@@ -9,8 +9,10 @@
 
 namespace jp {
 
-Result<Assistant> make_assistant(const Config& config) {
+Result<Assistant> make_assistant(const Config& config, error_code* kind) {
   auto& a = config.assistant;
+  if (kind)
+    *kind = error_code::bad_arguments;
   Assistant out;
   if (a.provider == "scripted") {
     if (a.script.empty())
@@ -44,6 +46,11 @@ Result<Assistant> make_assistant(const Config& config) {
                         a.request.max_backoff_secs};
   h.idle_timeout_secs = a.request.idle_timeout_secs;
   h.limits.max_body_bytes = a.request.max_response_bytes;
+  if (auto given = api_key_given(h); !given) {
+    if (kind)
+      *kind = error_code::provider_auth;
+    return Error{given.error};
+  }
   auto provider = make_http_provider(h);
   if (!provider)
     return Error{provider.error()};

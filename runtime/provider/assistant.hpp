@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "../../config/config.hpp"
+#include "../../messages/error_code.hpp"
 #include "../../messages/result.hpp"
 #include "inquiry_backend.hpp"
 #include "provider.hpp"
@@ -26,7 +27,8 @@ struct Assistant {
 
 /// provider = "scripted": the first agent of assistant.script (relative to the
 /// workspace); openai | anthropic: over HTTP with the key from its variable.
-/// Errors say which key to set.
-Result<Assistant> make_assistant(const Config& config);
+/// Errors say which key to set; `kind`, where given, is told what failed
+/// (provider_auth: the key's variable is unset; bad_arguments: anything else).
+Result<Assistant> make_assistant(const Config& config, error_code* kind = nullptr);
 
 } // namespace jp

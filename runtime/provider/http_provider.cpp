@@ -206,8 +206,9 @@ bool quota_exhausted(const Json& error) {
 
 class HttpProvider final : public Provider {
 public:
-  HttpProvider(HttpProviderConfig config, std::string url, std::vector<std::string> headers, bool sends_key)
-    : config_(std::move(config)), url_(std::move(url)), headers_(std::move(headers)), sends_key_(sends_key) {}
+  HttpProvider(HttpProviderConfig config, std::string url, std::vector<std::string> headers, std::string key)
+    : config_(std::move(config)), url_(std::move(url)), headers_(std::move(headers)), key_(std::move(key)),
+      sends_key_(!key_.empty()) {}
 
   Status stream(const ChatRequest& request, const StreamHooks& hooks) override {
     error_code kind;
@@ -239,6 +240,7 @@ public:
                                                        code, false, false)
                                : once<OpenAiStream>(post, request, hooks, failures, furthest, retry_after, why,
                                                     code, asks_usage, sent_max_tokens);
+      why = without_key(std::move(why));
       kind = code; // until a later attempt succeeds
       if (attempt == outcome::done)
         return Status::success();
@@ -281,6 +283,20 @@ public:
   }
 
 private:
+  /// `text` (what the provider said) with the API key left out: a proxy or a
+  /// compatible server may quote it in its error ("invalid key: sk-..."), which would
+  /// put it on the terminal and in the workspace's conversation log. (A key too short
+  /// to be a secret, "x" or "EMPTY" for a local server, would only garble the text.)
+  std::string without_key(std::string text) const {
+    constexpr size_t shortest_secret = 8;
+    if (key_.size() < shortest_secret)
+      return text;
+    constexpr std::string_view shown = "[the API key]";
+    for (auto at = text.find(key_); at != std::string::npos; at = text.find(key_, at + shown.size()))
+      text.replace(at, key_.size(), shown);
+    return text;
+  }
+
   template <class Decoder>
   static Decoder make_decoder(const std::string& model) {
     if constexpr (std::is_constructible_v<Decoder, std::string>)
@@ -471,6 +487,7 @@ private:
   HttpProviderConfig config_;
   std::string url_;
   std::vector<std::string> headers_;
+  std::string key_; // only to leave it out of what the provider says
   bool sends_key_ = false;
   // Nothing of one call's is kept here: sub-agents stream through one provider at once.
   // What is learnt of the server is: it refused stream_options once, or max_tokens
@@ -480,6 +497,19 @@ private:
 };
 
 } // namespace
+
+Status api_key_given(const HttpProviderConfig& config) {
+  bool anthropic = config.provider == "anthropic";
+  bool official = trim_slash(config.base_url).empty();
+  const char* key = config.api_key_env.empty() ? nullptr : std::getenv(config.api_key_env.c_str());
+  if ((key && *key) || !official)
+    return Status::success();
+  return Error{fmt::format("{} is not set: export it with your {} API key, or set "
+                           "assistant.api_key_env to the variable that holds it",
+                           config.api_key_env.empty() ? std::string(anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY")
+                                                      : config.api_key_env,
+                           anthropic ? "Anthropic" : "OpenAI")};
+}
 
 Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& config) {
   bool anthropic = config.provider == "anthropic";
@@ -503,14 +533,9 @@ Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& c
     url = std::move(endpoint->url);
     azure_deployment = endpoint->azure_deployment;
   }
-  bool official = trim_slash(config.base_url).empty();
+  if (auto given = api_key_given(config); !given)
+    return Error{given.error};
   const char* key = config.api_key_env.empty() ? nullptr : std::getenv(config.api_key_env.c_str());
-  if ((!key || !*key) && official)
-    return Error{fmt::format("{} is not set: export it with your {} API key, or set "
-                             "assistant.api_key_env to the variable that holds it",
-                             config.api_key_env.empty() ? std::string(anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY")
-                                                        : config.api_key_env,
-                             anthropic ? "Anthropic" : "OpenAI")};
   std::vector<std::string> headers{"Content-Type: application/json", "Accept: text/event-stream"};
   // The key goes in a header only (never in the URL, which errors name).
   if (key && *key)
@@ -519,8 +544,7 @@ Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& c
                                          : fmt::format("Authorization: Bearer {}", key));
   if (anthropic)
     headers.push_back("anthropic-version: 2023-06-01");
-  bool sends_key = key && *key;
-  return std::unique_ptr<Provider>(new HttpProvider(config, std::move(url), std::move(headers), sends_key));
+  return std::unique_ptr<Provider>(new HttpProvider(config, std::move(url), std::move(headers), key ? key : ""));
 }
 
 } // namespace jp

@@ -62,4 +62,8 @@ struct HttpProviderConfig {
 /// `api-key`; every other openai server gets `Authorization: Bearer`.
 Result<std::unique_ptr<Provider>> make_http_provider(const HttpProviderConfig& config);
 
+/// Whether the key a request needs is there: its variable set, or a base_url of
+/// another server (which may want none); else why, naming the variable.
+Status api_key_given(const HttpProviderConfig& config);
+
 } // namespace jp

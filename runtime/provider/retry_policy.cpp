@@ -32,7 +32,9 @@ double retry_after_secs(std::string_view value, std::chrono::system_clock::time_
 
 std::chrono::milliseconds retry_delay(const RetryPolicy& policy, int attempt,
                                       std::string_view retry_after, std::mt19937_64& rng) {
-  if (auto secs = retry_after_secs(retry_after, std::chrono::system_clock::now()); secs >= 0)
+  // A wait asked of 0 (or a date past) is no wait at all: every retry would go at
+  // once, spent within a second. The backoff then, as OpenAI's and Anthropic's SDKs do.
+  if (auto secs = retry_after_secs(retry_after, std::chrono::system_clock::now()); secs > 0)
     return std::chrono::milliseconds(static_cast<int64_t>(secs * 1000));
   double cap = policy.max_backoff_secs * 1000;
   double exp = static_cast<double>(policy.base_backoff_ms) * std::pow(2.0, std::max(0, attempt - 1));
