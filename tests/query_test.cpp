@@ -471,6 +471,28 @@ CAF_TEST(errors name what to fix) {
   CAF_CHECK(contains(r.out, "assistant.model (`nope`)"));
 }
 
+CAF_TEST(a retried response is marked on stdout only when some of it showed) {
+  FakeProviderServer server;
+  Workspace ws(server, "openai", "[assistant.request]\nbase_backoff_ms = 1\n");
+  // Refused before any text: `query > answer.txt` got the mark in the answer.
+  server.push({429, R"({"error":{"message":"slow down"}})", {"Retry-After: 0.01"}});
+  server.push({200, openai_text("the whole answer")});
+  auto r = ws.query("hi");
+  JP_REQUIRE_OK(r);
+  CAF_CHECK(contains(r.stdout_text, "the whole answer"));
+  CAF_CHECK(!contains(r.stdout_text, "[retrying the response]"));
+  // Cut after its first piece showed: what showed cannot be taken back, so it is marked.
+  auto stream = openai_deltas({"shown before the cut. ", "never shown"});
+  FakeResponse cut{200, stream};
+  cut.cut_after = stream.find("data: ", 1) + 10;
+  server.push(cut);
+  server.push({200, openai_text("again whole")});
+  r = ws.query("hi");
+  JP_REQUIRE_OK(r);
+  CAF_CHECK(contains(r.stdout_text, "shown before the cut. \n[retrying the response]\n"));
+  CAF_CHECK(contains(r.stdout_text, "again whole"));
+}
+
 CAF_TEST(a scripted query plays its sub-agents from the script s subagents) {
   // The provider plays the first agent's steps alone: before, the sub-agent took the
   // parent's next step, and the parent never said its answer.
@@ -864,6 +886,22 @@ CAF_TEST(an answer on a terminal is rendered markdown and NO_COLOR leaves the st
   auto piped = ws.query("'plan it'");
   JP_REQUIRE_OK(piped);
   CAF_CHECK(contains(piped.stdout_text, answer));
+}
+
+CAF_TEST(what a provider says shows no control bytes on a terminal and its retries on stderr neither) {
+  // A proxy's or compatible server's error text: its retry line and its failure on
+  // stderr carried the title change and the screen clear to the terminal.
+  FakeProviderServer server;
+  Workspace ws(server, "openai", "[assistant.request]\nbase_backoff_ms = 1\n");
+  server.push({429, R"({"error":{"message":"slow A\u001b]0;PWNED\u0007B"}})", {"Retry-After: 0.01"}});
+  server.push({400, R"({"error":{"message":"bad C\u001b[2JD"}})"});
+  OnTerminal t(ws, "hi");
+  CAF_CHECK(t.shows("C\xEF\xBF\xBD[2JD"));
+  CAF_CHECK_EQUAL(t.wait(), 1);
+  t.shows("\x01 (what is left, to the end)");
+  CAF_CHECK(contains(t.seen, "slow A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B"));
+  CAF_CHECK(!contains(t.seen, "\x1b]0;"));
+  CAF_CHECK(!contains(t.seen, "\x1b[2J"));
 }
 
 CAF_TEST(a handle aborted from another terminal ends the await and the assistant hears who aborted it) {

@@ -16,6 +16,7 @@
 #include "actors/mcp_tools.hpp"
 #include "actors/turn_actor.hpp"
 #include "messages/error_category.hpp"
+#include "messages/terminal_safe.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/cli/stdout_lines.hpp"
@@ -32,7 +33,7 @@ namespace jp {
 namespace {
 
 int fail(const std::string& reason) {
-  std::fprintf(stderr, "jp-actors: mcp: %s\n", reason.c_str());
+  std::fprintf(stderr, "jp-actors: mcp: %s\n", shown_on(STDERR_FILENO, reason).c_str());
   return 1;
 }
 

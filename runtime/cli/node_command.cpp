@@ -10,6 +10,7 @@
 #include "actors/node_gate.hpp"
 #include "actors/node_stopping.hpp"
 #include "messages/error_category.hpp"
+#include "messages/terminal_safe.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/cli/node_handshake_report.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
@@ -22,7 +23,7 @@ namespace jp {
 namespace {
 
 int fail(const std::string& reason) {
-  std::fprintf(stderr, "jp-actors: node: %s\n", reason.c_str());
+  std::fprintf(stderr, "jp-actors: node: %s\n", shown_on(STDERR_FILENO, reason).c_str());
   return 1;
 }
 

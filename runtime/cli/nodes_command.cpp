@@ -8,6 +8,7 @@
 
 #include "actors/interfaces.hpp"
 #include "messages/error_category.hpp"
+#include "messages/terminal_safe.hpp"
 #include "messages/json_codec.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/node/node_address.hpp"
@@ -83,7 +84,7 @@ int list_nodes(std::shared_ptr<const Config> config) {
     return 0;
   }
   if (auto why = check_node_tls(*config); !why.empty()) {
-    std::fprintf(stderr, "jp-actors: %s\n", why.c_str());
+    std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, why).c_str());
     return 1;
   }
   const TlsConfig* tls = nullptr;

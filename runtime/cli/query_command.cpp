@@ -39,7 +39,7 @@ namespace jp {
 namespace {
 
 int fail(const std::string& reason) {
-  std::fprintf(stderr, "jp-actors: %s\n", reason.c_str());
+  std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, reason).c_str());
   return 1;
 }
 
@@ -271,7 +271,7 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
   if (!loaded)
     return fail(loaded.error());
   for (auto& w : loaded->warnings)
-    std::fprintf(stderr, "jp-actors: warning: %s\n", w.c_str());
+    std::fprintf(stderr, "jp-actors: warning: %s\n", shown_on(STDERR_FILENO, w).c_str());
   for (auto& e : loaded->events) {
     if (json) {
       std::printf("%s\n", e.dump().c_str());

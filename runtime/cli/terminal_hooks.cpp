@@ -17,17 +17,22 @@ void StdoutRenderer::render(const std::string& chunk) {
   std::fwrite(chunk.data(), 1, chunk.size(), out_);
   std::fflush(out_);
   open_line_ = chunk.back() != '\n';
+  shown_ = true;
 }
 
 void StdoutRenderer::flush() {
   if (open_line_)
     std::fputc('\n', out_);
   open_line_ = false;
+  shown_ = false; // the response ended
   std::fflush(out_);
 }
 
 void StdoutRenderer::reset() {
-  // What was shown cannot be taken back: mark where the retried response starts.
+  // What was shown cannot be taken back: mark where the retried response starts
+  // (nothing shown, nothing to mark: `query > answer.txt` keeps the answer alone).
+  if (!shown_)
+    return;
   flush();
   std::fputs("[retrying the response]\n", out_);
   std::fflush(out_);
@@ -38,6 +43,7 @@ void MarkdownRenderer::write(const std::string& text) {
     return;
   std::fwrite(text.data(), 1, text.size(), out_);
   std::fflush(out_);
+  shown_ = true;
 }
 
 void MarkdownRenderer::render(const std::string& chunk) {
@@ -48,13 +54,16 @@ void MarkdownRenderer::render(const std::string& chunk) {
 void MarkdownRenderer::flush() {
   end_reasoning();
   write(markdown_.finish());
+  shown_ = false; // the response ended
 }
 
 void MarkdownRenderer::reset() {
   // What was shown cannot be taken back; what was held is dropped.
   end_reasoning();
   markdown_.reset();
-  write("[retrying the response]\n");
+  if (shown_)
+    write("[retrying the response]\n");
+  shown_ = false;
 }
 
 void MarkdownRenderer::render_reasoning(const std::string& chunk) {
@@ -162,11 +171,11 @@ void EventLogObserver::response(int n, const std::string& text) {
 }
 
 void EventLogObserver::retry(const std::string& why) {
-  std::fprintf(stderr, "jp-actors: %s\n", why.c_str());
+  std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, why).c_str());
 }
 
 void EventLogObserver::warning(const std::string& text) {
-  std::fprintf(stderr, "jp-actors: warning: %s\n", text.c_str());
+  std::fprintf(stderr, "jp-actors: warning: %s\n", shown_on(STDERR_FILENO, text).c_str());
 }
 
 void EventLogObserver::interrupt_choice(const InterruptChoice& choice) {

@@ -31,6 +31,7 @@ public:
 private:
   std::FILE* out_;
   bool open_line_ = false;
+  bool shown_ = false; // of this response: a retry before anything showed needs no mark
 };
 
 /// Markdown rendered for a terminal as it streams (runtime/cli/markdown_renderer.hpp):
@@ -54,6 +55,7 @@ private:
   bool color_;
   bool show_reasoning_;
   bool in_reasoning_ = false; // reasoning was written and the answer has not begun
+  bool shown_ = false;        // of this response: a retry before anything showed needs no mark
 };
 
 /// The renderer for the assistant's answers on `out`: markdown rendered for a
