@@ -401,6 +401,28 @@ CAF_TEST(openai calls that reuse an index or lack one stay apart) {
                                                 call("z", "shell", R"({"command":"c"})")}));
 }
 
+CAF_TEST(openai calls with neither index nor id sent whole in one chunk stay apart) {
+  // They were one call, its arguments the two objects end to end.
+  auto d = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"type":"function","function":{"name":"shell","arguments":"{\"command\":\"echo A\"}"}},{"type":"function","function":{"name":"shell","arguments":"{\"command\":\"echo B\"}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+  });
+  CAF_REQUIRE_EQUAL(d.error, "");
+  auto calls = d.calls();
+  CAF_REQUIRE_EQUAL(calls.size(), 2u);
+  CAF_CHECK_EQUAL(calls[0].arguments, R"({"command":"echo A"})");
+  CAF_CHECK_EQUAL(calls[1].arguments, R"({"command":"echo B"})");
+  // A bare fragment repeating the name while the arguments are still cut is the same call.
+  auto same = decode_data<OpenAiStream>({
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"name":"shell","arguments":"{\"command\":"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"name":"shell","arguments":"\"c\"}"}}]}}]})",
+    R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+  });
+  CAF_REQUIRE_EQUAL(same.error, "");
+  CAF_REQUIRE_EQUAL(same.calls().size(), 1u);
+  CAF_CHECK_EQUAL(same.calls()[0].arguments, R"({"command":"c"})");
+}
+
 CAF_TEST(openai arguments sent as an object are the call s arguments) {
   auto d = decode_data<OpenAiStream>({
     R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"shell","arguments":{"command":"a"}}}]}}]})",

@@ -272,6 +272,25 @@ Status OpenAiStream::on_event(const SseEvent& event,
   return Status::success();
 }
 
+namespace {
+
+/// Whether a fragment with neither index nor id is a call of its own: it names a tool
+/// and brings arguments, and the call before it has whole arguments already (a server
+/// that sends each call of a batch whole, bare). A fragment of the same call repeating
+/// its name comes while its arguments are still cut.
+bool starts_another_call(const std::string& last_arguments, const Json& delta) {
+  auto* function = delta.find("function");
+  if (!function || !function->is_object() || function->string_at("name").empty() || last_arguments.empty())
+    return false;
+  auto* args = function->find("arguments");
+  if (!args || (args->is_string() && args->as_string().empty()))
+    return false;
+  auto before = Json::parse(last_arguments);
+  return before && before->is_object();
+}
+
+} // namespace
+
 void OpenAiStream::add_tool_call_delta(const Json& delta) {
   auto id = delta.string_at("id");
   // The call this fragment belongs to: the latest one at its index. Some servers
@@ -282,7 +301,7 @@ void OpenAiStream::add_tool_call_delta(const Json& delta) {
     index = i->as_int();
   } else if (!calls_.empty()) {
     index = calls_.back().index;
-    if (!id.empty() && id != calls_.back().id)
+    if ((!id.empty() && id != calls_.back().id) || (id.empty() && starts_another_call(calls_.back().arguments, delta)))
       for (const auto& c : calls_)
         index = std::max(index, c.index + 1);
   }
