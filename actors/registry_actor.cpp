@@ -222,11 +222,16 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     auto& st = self->state;
     --st.live;
     // Refused before anything ran (a sub-agent past a limit): no handle was spawned,
-    // and its moment as live is no peak (unless others since made one).
+    // and it counted in every peak since it started, which is one lower without it
+    // (others spawned meanwhile made the peak 4 with 3 spawned). So are the peaks the
+    // handles started since then saw (a second refusal's correction starts there).
     if (report.refused) {
       --st.counts.spawned;
-      if (st.counts.peak_live == e.peak_before + 1)
-        st.counts.peak_live = std::max(e.peak_before, st.live);
+      if (st.counts.peak_live > e.peak_before)
+        st.counts.peak_live = std::max(e.peak_before, st.counts.peak_live - 1);
+      for (auto& [other_id, other] : st.entries)
+        if (&other != &e && other.peak_before > e.peak_before)
+          --other.peak_before;
     }
   }
   if (!self->state.renamed.empty()) // its old id, if it was a one-shot run, says nothing more

@@ -481,6 +481,50 @@ CAF_TEST(counts say how many handles started and the most live at once) {
   CAF_CHECK(counts() == (HandleCounts{6, 3}));
 }
 
+CAF_TEST(a refused spawn gives back its place in every peak since it started) {
+  // A refusal (a sub-agent past a limit) comes after its spawn, and others of its batch
+  // may start first: the report said 2 spawned and a peak of 4.
+  auto refusing = [this](caf::local_actor* parent, const std::string& id, const LaunchSpec&,
+                         const supervisor_actor& supervisor) -> handle_actor {
+    if (!id.starts_with("refused")) {
+      auto h = parent->spawn(fake_handle, id, supervisor);
+      handles[id] = h;
+      return h;
+    }
+    auto h = parent->spawn([id, supervisor](fake_handle_actor::pointer self) -> fake_handle_actor::behavior_type {
+      HandleReport refused{id, ToolState::failure(ToolError{"past a limit", {}, false}), 0, {}};
+      refused.refused = true;
+      refused.own_end = true;
+      auto running = HandleReport{id, ToolState::running(), 0, {}};
+      return {
+        [running](fetch_atom, const LookOptions&) { return running; },
+        [running](apply_atom, const std::string&, const LookOptions&) { return running; },
+        [](answer_atom, const std::string&) {},
+        [self, supervisor, refused](finish_atom, const std::string&) {
+          self->send(supervisor, stopped_atom::value, refused);
+        },
+        [](finish_atom, const std::string&, const std::string&) {},
+        [](peek_atom) { return HandleProgress{}; },
+        [](rename_atom, const std::string&) {},
+        [self](retire_atom) { self->quit(); },
+        [refused](abort_atom) { return refused; },
+      };
+    });
+    handles[id] = h;
+    return h;
+  };
+  auto own = spawn_registry(sys, refusing);
+  settle();
+  for (auto id : {"a", "refused1", "refused2", "b"})
+    ask<HandleReport>(own, spawn_atom::value, std::string(id), LaunchSpec{});
+  finish("refused1", "");
+  finish("refused2", "");
+  // a and b, live at once; neither refusal ran.
+  CAF_CHECK(ask<HandleCounts>(own, counts_atom::value).first == (HandleCounts{2, 2}));
+  anon_send_exit(own, caf::exit_reason::user_shutdown);
+  settle();
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
 
 namespace {
