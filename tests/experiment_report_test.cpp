@@ -344,6 +344,12 @@ CAF_TEST(repeat runs the experiment n times and reports the spread) {
                                                     ws.path.string()));
   CAF_CHECK_EQUAL(a_dir.status, 1);
   CAF_CHECK(contains(a_dir.out, ws.path.string() + " is a directory; nothing was run"));
+  // Not the script itself, however it is named (it was replaced by the report).
+  auto itself = cli_in(ws.path.string(), fmt::format("run {0}/script.toml --report {0}/./script.toml",
+                                                     ws.path.string()));
+  CAF_CHECK_EQUAL(itself.status, 1);
+  CAF_CHECK(contains(itself.out, "is the script itself, which the report would replace"));
+  CAF_CHECK(contains(slurp((ws.path / "script.toml").string()), "[[agents]]"));
   // A file you may write, wherever it is, is taken (stderr: /dev is not yours).
   auto to_stderr = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json --report /dev/stderr",
                                                         ws.path.string()));

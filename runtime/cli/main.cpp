@@ -221,9 +221,15 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   if (!script)
     return fail(script.error());
   // Where the report goes is checked before anything runs (a run with a model costs).
-  if (!report_path.empty())
+  if (!report_path.empty()) {
     if (auto why = unwritable(report_path); !why.empty())
       return fail(fmt::format("cannot write the report to {}: {}; nothing was run", report_path, why));
+    std::error_code ec;
+    if (std::filesystem::equivalent(report_path, path, ec))
+      return fail(fmt::format("--report {} is the script itself, which the report would replace: name another "
+                              "file; nothing was run",
+                              report_path));
+  }
   // Before any MCP server starts (their tools, SERVER__tool, are left to run time).
   if (auto known = check_script_tools(*script, *config, path); !known)
     return fail(known.error + "; nothing was run");
