@@ -1,6 +1,7 @@
 #include "actors/control_channel.hpp"
 
 #include <fmt/format.h>
+#include <utility>
 
 #include "messages/answer_check.hpp"
 #include "messages/json.hpp"
@@ -12,11 +13,21 @@ std::optional<ControlChannel::Step> ControlChannel::next() {
   for (auto nl = line_.find('\n'); nl != std::string::npos; nl = line_.find('\n')) {
     auto line = line_.substr(0, nl);
     line_.erase(0, nl + 1);
+    // Its end, or a line that came whole: said as what it was, whatever the chunks were.
+    if (std::exchange(over_long_, false) || line.size() > line_cap_) {
+      Step step;
+      step.note = fmt::format("[control channel] ignored a line longer than {} bytes: a ToolState must fit in that "
+                              "(4 MiB, or runtime.output_cap_bytes if larger)\n",
+                              line_cap_);
+      return step;
+    }
     if (line.find_first_not_of(" \t\r") != std::string::npos)
       return read(line);
   }
-  if (line_.size() > line_cap_) // a line that never ends
+  if (line_.size() > line_cap_) { // a line too long to keep: dropped up to its end
     line_.clear();
+    over_long_ = true;
+  }
   return std::nullopt;
 }
 

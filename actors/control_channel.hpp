@@ -15,8 +15,11 @@ namespace jp {
 
 class ControlChannel {
 public:
+  /// A line may be as long as `line_cap` (the handle's output cap) or 4 MiB, the
+  /// larger: a result is one line, and the cap bounds only one that never ends.
+  static constexpr std::size_t min_line_cap = std::size_t{4} << 20;
   ControlChannel(std::size_t line_cap, std::map<std::string, std::string> fixed_answers)
-      : line_cap_(line_cap), fixed_answers_(std::move(fixed_answers)) {}
+      : line_cap_(line_cap > min_line_cap ? line_cap : min_line_cap), fixed_answers_(std::move(fixed_answers)) {}
 
   /// What one line asks of the handle, in this order: note it (not a ToolState),
   /// write `answer` to stdin (a question the config answers), tell of the question
@@ -46,6 +49,7 @@ private:
   std::size_t line_cap_;
   std::map<std::string, std::string> fixed_answers_;
   std::string line_; // partial line
+  bool over_long_ = false; // the line under way passed line_cap_ and is dropped to its end
   std::optional<Question> question_;
   std::optional<ToolState> declared_;
 };

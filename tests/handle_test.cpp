@@ -556,6 +556,21 @@ CAF_TEST(a control line that is not a tool state is said in the output not dropp
   CAF_CHECK(contains(s.content, "some stdout"));
 }
 
+CAF_TEST(a control line too long to keep is said as such and the lines after it are read) {
+  // Cut at the output cap (32 KiB) where a chunk ended mid-line, its tail was read as a
+  // line of its own ("not a ToolState: not a JSON object"); whole in one chunk, it passed.
+  auto spec = control_tool("long", "printf '{\"type\":\"running\",\"content\":\"' >&3; head -c 5000000 /dev/zero | "
+                                   "tr '\\0' x >&3; echo '\"}' >&3; echo '{\"type\":\"running\",\"content\":\"after it\"}' >&3");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("lg"), spec);
+  auto res = await_all(*this, {"lg"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto& s = res.completed[0].state;
+  CAF_CHECK(s.ok);
+  CAF_CHECK(contains(s.content, "[control channel] ignored a line longer than"));
+  CAF_CHECK(!contains(s.content, "not a ToolState"));
+  CAF_CHECK(contains(s.content, "after it"));
+}
+
 CAF_TEST(invalid UTF-8 output still yields valid JSON for the assistant) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("bin"), shell("printf 'ok\\377\\376 end'"));
   await_all(*this, {"bin"});
@@ -792,7 +807,7 @@ CAF_TEST(stopped handles keep no file descriptor open) {
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) {
     ids.push_back("out" + std::to_string(i));
-    ask<HandleReport>(registry, spawn_atom::value, ids.back(), shell("head -c 200000 /dev/zero"));
+    ask<HandleReport>(registry, spawn_atom::value, ids.back(), shell("head -c 5000000 /dev/zero"));
   }
   await_all(*this, ids);
   io_thread_caught_up(io);
