@@ -274,7 +274,7 @@ HandleReport look(subagent_actor_t* self) {
   if (!content.empty() && content.back() != '\n')
     content += '\n';
   content += fmt::format("[progress: {} responses, {} tool calls{}]", st.rounds_before + st.rounds, st.calls,
-                         st.queued.empty() ? "" : fmt::format(", {} messages queued", st.queued.size()));
+                         st.queued.empty() ? "" : fmt::format(", {} message{} queued", st.queued.size(), st.queued.size() == 1 ? "" : "s"));
   for (auto& h : st.handles)
     content += fmt::format("\n[handle {} ({}): {}, {:.1f} s{}{}]", h.id, h.tool, to_string(h.state.kind),
                            h.elapsed_secs, h.progress.last_line.empty() ? "" : ": ", cut_text(h.progress.last_line, 120));

@@ -438,7 +438,7 @@ CAF_TEST(fetch shows progress and apply queues the next message of a working sub
   auto res = results_of(r);
   CAF_CHECK(contains(content(res, "main", 2, 0), R"("state":"running")"));
   CAF_CHECK(contains(content(res, "main", 2, 0), "[progress: "));
-  CAF_CHECK(contains(content(res, "main", 3, 0), "1 messages queued"));
+  CAF_CHECK(contains(content(res, "main", 3, 0), ", 1 message queued]"));
   // The queued message was its second turn: its answer is that turn's, not the first's.
   CAF_CHECK(contains(content(res, "main", 5, 0), R"("id":"w","state":"stopped","result":"turn two")"));
   CAF_CHECK_EQUAL(turns_of(r, "main/w"), 2u);
