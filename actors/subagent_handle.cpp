@@ -169,6 +169,9 @@ struct subagent_state {
   int rounds = 0;               // ... and of this one
   int calls = 0;                // tool calls it made
   std::deque<std::string> queued; // input for its next turns
+  // The answers of its turns that ended with a queued message to go on with, which no
+  // look took since (a look takes them with what it said): its result leads with them.
+  std::string earlier_answers;
   bool stopped = false;
   HandleReport final;
   bool aborting = false;
@@ -270,6 +273,7 @@ HandleReport look(subagent_actor_t* self) {
     return st.final;
   auto content = std::move(st.said);
   st.said.clear();
+  st.earlier_answers.clear(); // they were said: this look shows them
   auto omitted = std::exchange(st.said_omitted, 0);
   if (!content.empty() && content.back() != '\n')
     content += '\n';
@@ -308,6 +312,9 @@ void stop(subagent_actor_t* self, ToolState state) {
   st.loop = nullptr;
   st.asks->close();
   st.asking = 0;
+  // An answer of an earlier turn nobody saw is not lost behind the last one.
+  if (!st.earlier_answers.empty())
+    state.content = std::move(st.earlier_answers) + state.content;
   // Its answer is held to the output cap as a process's output is.
   auto held = held_result(st.ctx.config ? result_hold(*st.ctx.config) : ResultHold{}, st.id, std::move(state.content));
   state.content = std::move(held.content);
@@ -333,6 +340,8 @@ void turn_ended(subagent_actor_t* self, const TurnResult& r) {
   if (r.outcome == turn_outcome::completed && !r.yielded && !st.queued.empty()) {
     auto next = std::move(st.queued.front());
     st.queued.pop_front();
+    if (!r.answer.empty())
+      st.earlier_answers += fmt::format("{}\n\n[then, to the message {}:]\n", r.answer, json_quote_cut(next, 80));
     return run_turn(self, std::move(next));
   }
   if (r.outcome == turn_outcome::completed)
