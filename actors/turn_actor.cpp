@@ -345,12 +345,14 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
             .then(next, [rerun, answer](caf::error&) mutable { rerun(answer); });
         },
         [self, registry, id, fail](std::string msg) mutable {
-          // Unanswered, the tool would wait forever: it ends with the call.
-          // Its report does not matter: the call fails with `msg`. An error means its
-          // entry is gone already (the tool ended by itself): nothing is left to end.
+          // Unanswered, the tool would wait forever: it ends with the call, which
+          // fails with `msg` once it has ended (answered at once, the turn's end found
+          // it still running, and listed the run's own `#N` as a handle it aborted).
+          // Its report does not matter. An error means its entry is gone already (the
+          // tool ended by itself): nothing is left to end.
           self->request(registry, caf::infinite, answer_atom::value, id, std::string{})
-            .then([](HandleReport&) {}, [](caf::error&) {});
-          fail(std::move(msg));
+            .then([fail, msg](HandleReport&) mutable { fail(msg); },
+                  [fail, msg](caf::error&) mutable { fail(msg); });
         });
       return;
     }

@@ -308,6 +308,34 @@ name = "main"
   CAF_CHECK_EQUAL(field(done[0], "result"), "hello, assistant");
 }
 
+CAF_TEST(a one-shot call failed on an answer its tool does not take ends with its tool) {
+  // The call failed at once and the tool's end came after: the turn's end found it
+  // still running and listed the run's own `#1` as a handle it aborted.
+  temp_dir ws;
+  ws.write("greet.toml", fmt::format("[conversation.tools.greet]\ncommand = {{ program = \"{}/examples/tools/greet.sh\" }}\n"
+                                     "[conversation.tools.greet.questions.name]\ntarget = \"assistant\"\n",
+                                     JP_SOURCE_DIR));
+  ws.write("script.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "greet"
+  arguments = {}
+  [agents.questions]
+  name = 42
+)");
+  auto r = cli_in(ws.path.string(), fmt::format("--config {0}/examples/greet.toml --config {1}/greet.toml "
+                                                "run {1}/script.toml --json",
+                                                JP_SOURCE_DIR, ws.path.string()));
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.stdout_text);
+  CAF_REQUIRE_EQUAL(results.size(), 1u);
+  CAF_CHECK(!results[0].find("ok")->as_bool());
+  CAF_CHECK(contains(results[0].find("content")->as_string(), "is not an answer the tool takes"));
+  CAF_CHECK(!contains(r.stdout_text, "\"#1\""));
+  CAF_CHECK(contains(r.stdout_text, R"("handles":[])"));
+}
+
 CAF_TEST(a terminal program called without action is refused saying how to spawn it) {
   temp_dir ws;
   auto r = cli_in(ws.path.string(), fmt::format("--config {}/examples/interactive.toml call bc '{{}}'", JP_SOURCE_DIR));
