@@ -170,5 +170,11 @@ CAF_TEST(an answer at the turn s end for a handle no call spawns is refused nami
                                 "ids its calls give: a1); an answer names a handle its calls spawn, by the id a "
                                 "call gives or as one it is given (shell-1)");
   CAF_CHECK(!with("  agent-1 = \"wait\"\n").ok()); // no call of `agent`
+  // An await makes no handle: no `await-1` (it was let through as a handle's name).
+  auto awaiting = parse_script("[[agents]]\nname = \"a\"\n  [agents.on_turn_end]\n  await-1 = \"wait\"\n"
+                               "  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"await\"\n"
+                               "  arguments = { all = [\"x\"] }\n",
+                               "t.toml");
+  CAF_CHECK(!awaiting.ok());
   CAF_CHECK(!with("  shell-x = \"wait\"\n").ok());
 }

@@ -270,7 +270,9 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
       bool filled_later = false;
       for (auto& step : agents[k].steps)
         for (auto& call : step.calls) {
-          tools.insert(call.tool);
+          // Tools that never make a handle give none of their name (`await-1`).
+          if (call.tool != "await" && call.tool != yield_tool_name)
+            tools.insert(call.tool);
           if (auto* id = call.arguments.find("id"); id && id->is_string()) {
             ids.insert(id->as_string());
             filled_later = filled_later || id->as_string().find("{{") != std::string::npos;
