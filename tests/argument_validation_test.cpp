@@ -96,6 +96,10 @@ CAF_TEST(unknown keys are rejected naming the allowed ones) {
   CAF_CHECK_EQUAL(spawned.error, "shell: unknown parameter `input` (allowed: `command`, `cwd`, `env`, `tty`, "
                                  "`action`, `id`, `wait_ms`, `screen`, `rows`, `cols`) (`input` is for action "
                                  "`apply`, on a handle)");
+  // The protocol's own on a call without `action`: what it is for.
+  CAF_CHECK_EQUAL(error_of(tool("shell"), R"({"command":"ls","wait_ms":100})"),
+                  "shell: unknown parameter `wait_ms` (allowed: `command`, `cwd`, `env`) (`wait_ms` is for a "
+                  "handle: give \"action\": \"spawn\" with an \"id\", or fetch it later)");
   ToolConfig none;
   none.name = "none";
   CAF_CHECK_EQUAL(error_of(none, R"({"x":1})"),

@@ -137,6 +137,10 @@ Status refuse_unknown_keys(const ToolConfig& tool, const Json& args, call_form f
         declared.insert(declared.end(), {"screen", "rows", "cols"});
     }
     auto note = key == "input" ? std::string(" (`input` is for action `apply`, on a handle)") : std::string();
+    // The protocol's own, given to a call without `action`: said what they are for.
+    bool protocol = key == "id" || key == "wait_ms" || key == "screen" || key == "rows" || key == "cols";
+    if (form == call_form::oneshot && tool.stateful && protocol)
+      note = fmt::format(" (`{}` is for a handle: give \"action\": \"spawn\" with an \"id\", or fetch it later)", key);
     return Status::fail(fmt::format("{}: unknown parameter `{}` ({}){}", tool.name, cut_text(key),
                                     declared.empty() ? std::string("the tool takes no parameters")
                                                      : fmt::format("allowed: {}", join_names(declared)),
