@@ -31,6 +31,19 @@ std::optional<ControlChannel::Step> ControlChannel::next() {
   return std::nullopt;
 }
 
+std::optional<ControlChannel::Step> ControlChannel::finish() {
+  auto line = std::exchange(line_, {});
+  if (std::exchange(over_long_, false) || line.find_first_not_of(" \t\r") == std::string::npos)
+    return std::nullopt;
+  auto step = read(line);
+  if (step.asks) { // a question as it exits: never asked, so never to be answered
+    question_.reset();
+    step.asks = false;
+  }
+  step.answer.reset();
+  return step;
+}
+
 /// waiting asks (unless the config answers), running adds content, stopped is the
 /// result the exit will report.
 ControlChannel::Step ControlChannel::read(std::string_view line) {

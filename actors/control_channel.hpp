@@ -35,6 +35,9 @@ public:
   void feed(std::string_view chunk) { line_ += chunk; }
   /// The next whole line's step, read; none when no whole line is left.
   std::optional<Step> next();
+  /// At the tool's exit: the step of a last line it wrote without its end (printf
+  /// '{"type":"stopped",...}' >&3), if any. It asks nothing: nobody can answer now.
+  std::optional<Step> finish();
 
   /// The question the tool waits on, if any.
   const std::optional<Question>& question() const { return question_; }

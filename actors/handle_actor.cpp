@@ -566,6 +566,12 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string co
   }
   if (st.control && st.control->declared())
     return *st.control->declared();
+  // It asked and exited before any answer (nor said what came of it): said, as its
+  // result would otherwise read as a plain success of nothing.
+  if (st.control && st.control->question())
+    content = with_last_line(std::move(content),
+                             fmt::format("[jp-actors: it exited with its question `{}` unanswered]",
+                                         cut_text(st.control->question()->id)));
   // A signal's shutdown signals every group at once (HUP, TERM, then KILL), before
   // each handle's own abort reaches it: aborted all the same (it read as the tool's
   // own failure). A SIGSEGV of its own is its own.
@@ -744,6 +750,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       auto& st = self->state;
       if (has_exited(st.at))
         return;
+      // A last control line without its end is read all the same (its output first).
+      if (st.control)
+        if (auto last = st.control->finish())
+          adopt(self, *last);
       // Ended on the alternate screen (a crash of `top`, an error a full-screen
       // program shows as it dies): its output was no text, so its last screen is.
       bool on_screen = st.term && st.term->full_screen();

@@ -335,9 +335,12 @@ CAF_TEST(apply ending in ctrl-d writes its text then ends the input so the tool 
 }
 
 CAF_TEST(apply ending in ctrl-c interrupts a pipe tool as a terminal would) {
-  // Without a terminal the byte would reach `head`, which prints it (03) and ends well.
+  // Without a terminal the byte would reach `read`, and od print it (03). A builtin
+  // read, not `head`: a SIGINT that came while bash forked `head` (the child not yet
+  // exec'd, under bash's trap) was lost, and head waited on (1 run in many, loaded).
   ask<HandleReport>(registry, spawn_atom::value, std::string("intr"),
-                    shell("trap 'echo interrupted; exit 5' INT; echo ready; head -c 1 | od -An -tx1"));
+                    shell("trap 'echo interrupted; exit 5' INT; echo ready; IFS= read -r -n 1 c; "
+                          "printf '%s' \"$c\" | od -An -tx1"));
   auto out = fetch_until("intr", [](auto& s) { return contains(s, "ready"); });
   CAF_REQUIRE(contains(out, "ready"));
   auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("intr"),
@@ -569,6 +572,30 @@ CAF_TEST(a control line too long to keep is said as such and the lines after it 
   CAF_CHECK(contains(s.content, "[control channel] ignored a line longer than"));
   CAF_CHECK(!contains(s.content, "not a ToolState"));
   CAF_CHECK(contains(s.content, "after it"));
+}
+
+CAF_TEST(a last control line without its end is read at the exit) {
+  // printf writes no newline: the result was dropped without a word ("").
+  auto spec = control_tool("nonl", "printf '{\"type\":\"stopped\",\"result\":\"no newline\"}' >&3");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("nl"), spec);
+  auto res = await_all(*this, {"nl"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK(res.completed[0].state.ok);
+  CAF_CHECK_EQUAL(res.completed[0].state.content, "no newline");
+}
+
+CAF_TEST(a control tool that exits with its question unanswered says so) {
+  auto spec = control_tool("quitter", "echo '{\"type\":\"waiting\",\"question\":{\"id\":\"name\",\"text\":\"Who?\"}}' >&3");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("q"), spec);
+  // Seen waiting until its exit is taken (bounded).
+  ToolState end;
+  for (int i = 0; i < 2000 && !end.stopped(); ++i) {
+    end = ask<HandleReport>(registry, fetch_atom::value, std::string("q"), LookOptions{}).first.state;
+    if (!end.stopped())
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CAF_REQUIRE(end.stopped());
+  CAF_CHECK(contains(end.content, "[jp-actors: it exited with its question `name` unanswered]"));
 }
 
 CAF_TEST(invalid UTF-8 output still yields valid JSON for the assistant) {
