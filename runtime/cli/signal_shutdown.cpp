@@ -56,14 +56,15 @@ bool all_ended() {
   return !any_process_group_alive() && (!g_program_stops || g_program_ended);
 }
 
-/// Waits up to `ms` for a byte on the pipe (another signal); true if one came.
-bool another_signal(int ms) {
+/// Waits up to `ms` for a byte on the pipe (another signal); the signal if one came,
+/// else 0.
+int another_signal(int ms) {
   pollfd p{g_pipe[0], POLLIN, 0};
   if (::poll(&p, 1, ms) <= 0)
-    return false;
-  char c;
+    return 0;
+  char c = 0;
   (void)!::read(g_pipe[0], &c, 1);
-  return true;
+  return static_cast<unsigned char>(c);
 }
 
 /// Dies of `sig` as its default action would have it (SIGQUIT: with a core dump, where
@@ -76,6 +77,17 @@ bool another_signal(int ms) {
   std::_Exit(128 + sig);
 }
 
+/// Ctrl-\ asks to quit now, whenever it comes: no grace and no writing, but no tool
+/// outlives us either (by its default action jp-actors died and left them to the
+/// next start's sweep).
+[[noreturn]] void quit_now() {
+  g_signal = SIGQUIT;
+  refuse_new_processes();
+  kill_all_process_groups();
+  kill_escaped_processes();
+  die_of(SIGQUIT);
+}
+
 void watch() {
   char c = 0;
   while (::read(g_pipe[0], &c, 1) != 1) {
@@ -83,14 +95,8 @@ void watch() {
   int sig = static_cast<unsigned char>(c);
   g_signal = sig;
   g_underway = true;
-  if (sig == SIGQUIT) {
-    // Ctrl-\ asks to quit now: no grace and no writing, but no tool outlives us either
-    // (by its default action jp-actors died and left them to the next start's sweep).
-    refuse_new_processes();
-    kill_all_process_groups();
-    kill_escaped_processes();
-    die_of(sig);
-  }
+  if (sig == SIGQUIT)
+    quit_now();
   // The program stops its work first: a script's later steps would only meet the
   // refusal of new processes.
   stop_program();
@@ -103,7 +109,9 @@ void watch() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_grace_ms.load());
   bool again = false;
   while (!all_ended() && std::chrono::steady_clock::now() < deadline)
-    if (another_signal(10)) { // a second signal cuts the grace short
+    if (int next = another_signal(10)) { // a second signal cuts the grace short
+      if (next == SIGQUIT)
+        quit_now();
       again = true;
       break;
     }
@@ -121,8 +129,11 @@ void watch() {
   }
   deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (!all_ended() && std::chrono::steady_clock::now() < deadline)
-    if (another_signal(10))
+    if (int next = another_signal(10)) {
+      if (next == SIGQUIT)
+        quit_now();
       break;
+    }
   die_of(sig);
 }
 
@@ -143,16 +154,14 @@ void install_signal_shutdown(double grace_secs) {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  ::sigaction(SIGTERM, &sa, nullptr);
-  // What our parent had us ignore stays ignored, as a shell's convention goes: `nohup`
-  // ignores SIGHUP (a closed terminal must not end the run), and a non-interactive
-  // shell's `&` SIGINT and SIGQUIT (a Ctrl-C at the terminal is not meant for it).
-  for (int sig : {SIGINT, SIGHUP, SIGQUIT}) {
-    struct sigaction inherited{};
-    if (::sigaction(sig, nullptr, &inherited) == 0 && inherited.sa_handler == SIG_IGN)
-      continue;
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT})
     ::sigaction(sig, &sa, nullptr);
-  }
+  // A SIGHUP our parent had us ignore stays ignored: `nohup` ignores it so that a
+  // closed terminal does not end the run. (SIGINT and SIGQUIT are ours whatever came:
+  // a `kill -INT` must end the run and its tools, not be lost to a script's `&`.)
+  struct sigaction inherited{};
+  if (::sigaction(SIGHUP, nullptr, &inherited) != 0 || inherited.sa_handler != SIG_IGN)
+    ::sigaction(SIGHUP, &sa, nullptr);
 }
 
 void await_signal_shutdown() {
