@@ -324,6 +324,15 @@ CAF_TEST(an API key a server quotes in its error is left out of what jp-actors s
   CAF_CHECK(contains(got.retries[0], "upstream refused key [the API key]"));
   CAF_CHECK_EQUAL(got.status.error.find("sk-test-secret"), std::string::npos);
   CAF_CHECK(contains(got.status.error, "Invalid API key: Bearer [the API key] ([the API key])"));
+  // Cut where a body no JSON is cut (its first 300 bytes): its start alone is left out too.
+  ::setenv("JP_TEST_PROVIDER_KEY", "sk-test-secret-4711-and-more-of-it", 1);
+  server.push({401, std::string(260, '.') + " Authorization: Bearer sk-test-secret-4711-and-more-of-it", {},
+               "text/html"});
+  got = run(config_for(server, "openai"));
+  ::unsetenv("JP_TEST_PROVIDER_KEY");
+  CAF_REQUIRE(!got.status);
+  CAF_CHECK_EQUAL(got.status.error.find("sk-test-secret-4711"), std::string::npos);
+  CAF_CHECK(contains(got.status.error, "Bearer [the API key]"));
   // In the stream too (an error event of a compatible server).
   ::setenv("JP_TEST_PROVIDER_KEY", "sk-test-secret-4711", 1);
   server.push({200, "data: {\"error\":{\"code\":400,\"message\":\"key sk-test-secret-4711 has no access to this model\"}}\n\n"});

@@ -46,14 +46,14 @@ Result<Assistant> make_assistant(const Config& config, error_code* kind) {
                         a.request.max_backoff_secs};
   h.idle_timeout_secs = a.request.idle_timeout_secs;
   h.limits.max_body_bytes = a.request.max_response_bytes;
-  if (auto given = api_key_given(h); !given) {
-    if (kind)
-      *kind = error_code::provider_auth;
-    return Error{given.error};
-  }
   auto provider = make_http_provider(h);
-  if (!provider)
+  if (!provider) {
+    // The key's variable unset is the provider's refusal to come, not a config error
+    // (what else is wrong with the config is said before it).
+    if (auto given = api_key_given(h); kind && !given && given.error == provider.error())
+      *kind = error_code::provider_auth;
     return Error{provider.error()};
+  }
   out.provider = std::shared_ptr<Provider>(std::move(*provider));
   out.inquiry = make_llm_inquiry(out.provider, a.inquiry_model.empty() ? a.model : a.inquiry_model);
   out.tool_dialect = a.provider == "anthropic" ? dialect::anthropic : dialect::openai;

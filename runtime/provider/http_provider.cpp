@@ -291,9 +291,17 @@ private:
     constexpr size_t shortest_secret = 8;
     if (key_.size() < shortest_secret)
       return text;
+    // Its first 16 bytes are enough: a text cut short (an error page's first bytes)
+    // may hold only part of it. (Fewer would match every key's public prefix,
+    // "sk-proj-", in a text that only describes keys.)
     constexpr std::string_view shown = "[the API key]";
-    for (auto at = text.find(key_); at != std::string::npos; at = text.find(key_, at + shown.size()))
-      text.replace(at, key_.size(), shown);
+    auto start = std::string_view(key_).substr(0, 16);
+    for (auto at = text.find(start); at != std::string::npos; at = text.find(start, at + shown.size())) {
+      size_t n = start.size();
+      while (n < key_.size() && at + n < text.size() && text[at + n] == key_[n])
+        ++n;
+      text.replace(at, n, shown);
+    }
     return text;
   }
 
