@@ -9,18 +9,21 @@
 
 namespace jp {
 
+ControlChannel::Step ControlChannel::over_long() const {
+  Step step;
+  step.note = fmt::format("[control channel] ignored a line longer than {} bytes: a ToolState must fit in that "
+                          "(4 MiB, or runtime.output_cap_bytes if larger)\n",
+                          line_cap_);
+  return step;
+}
+
 std::optional<ControlChannel::Step> ControlChannel::next() {
   for (auto nl = line_.find('\n'); nl != std::string::npos; nl = line_.find('\n')) {
     auto line = line_.substr(0, nl);
     line_.erase(0, nl + 1);
     // Its end, or a line that came whole: said as what it was, whatever the chunks were.
-    if (std::exchange(over_long_, false) || line.size() > line_cap_) {
-      Step step;
-      step.note = fmt::format("[control channel] ignored a line longer than {} bytes: a ToolState must fit in that "
-                              "(4 MiB, or runtime.output_cap_bytes if larger)\n",
-                              line_cap_);
-      return step;
-    }
+    if (std::exchange(over_long_, false) || line.size() > line_cap_)
+      return over_long();
     if (line.find_first_not_of(" \t\r") != std::string::npos)
       return read(line);
   }
@@ -33,7 +36,9 @@ std::optional<ControlChannel::Step> ControlChannel::next() {
 
 std::optional<ControlChannel::Step> ControlChannel::finish() {
   auto line = std::exchange(line_, {});
-  if (std::exchange(over_long_, false) || line.find_first_not_of(" \t\r") == std::string::npos)
+  if (std::exchange(over_long_, false) || line.size() > line_cap_)
+    return over_long();
+  if (line.find_first_not_of(" \t\r") == std::string::npos)
     return std::nullopt;
   auto step = read(line);
   if (step.asks) { // a question as it exits: never asked, so never to be answered

@@ -48,6 +48,7 @@ public:
 
 private:
   Step read(std::string_view line);
+  Step over_long() const; // a line past the cap, said as such
 
   std::size_t line_cap_;
   std::map<std::string, std::string> fixed_answers_;

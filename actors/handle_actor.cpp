@@ -568,7 +568,7 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string co
     return *st.control->declared();
   // It asked and exited before any answer (nor said what came of it): said, as its
   // result would otherwise read as a plain success of nothing.
-  if (st.control && st.control->question())
+  if (st.control && st.control->question() && st.at != phase::stopping)
     content = with_last_line(std::move(content),
                              fmt::format("[jp-actors: it exited with its question `{}` unanswered]",
                                          cut_text(st.control->question()->id)));

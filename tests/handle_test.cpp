@@ -572,6 +572,12 @@ CAF_TEST(a control line too long to keep is said as such and the lines after it 
   CAF_CHECK(contains(s.content, "[control channel] ignored a line longer than"));
   CAF_CHECK(!contains(s.content, "not a ToolState"));
   CAF_CHECK(contains(s.content, "after it"));
+  // One that never ends, the tool exiting under way: said at the exit too.
+  auto unended = control_tool("unended", "head -c 5000000 /dev/zero | tr '\\0' x >&3");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("ue"), unended);
+  auto ended = await_all(*this, {"ue"});
+  CAF_REQUIRE_EQUAL(ended.completed.size(), 1u);
+  CAF_CHECK(contains(ended.completed[0].state.content, "[control channel] ignored a line longer than"));
 }
 
 CAF_TEST(a last control line without its end is read at the exit) {
