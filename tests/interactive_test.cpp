@@ -278,13 +278,25 @@ name = "main"
   CAF_CHECK_EQUAL(field(*pending[0].find("question"), "id"), "input");
 }
 
+namespace {
+
+/// `run --json` of ws's script.toml with examples/greet.toml, greet's question
+/// (`name`) routed to the assistant: the script's [agents.questions] answers it.
+Run run_greet_asking_assistant(temp_dir& ws) {
+  ws.write("greet.toml", fmt::format("[conversation.tools.greet]\ncommand = {{ program = \"{}/examples/tools/greet.sh\" }}\n"
+                                     "[conversation.tools.greet.questions.name]\ntarget = \"assistant\"\n",
+                                     JP_SOURCE_DIR));
+  return cli_in(ws.path.string(), fmt::format("--config {0}/examples/greet.toml --config {1}/greet.toml "
+                                              "run {1}/script.toml --json",
+                                              JP_SOURCE_DIR, ws.path.string()));
+}
+
+} // namespace
+
 CAF_TEST(a question routed to the assistant is answered while the await waits) {
   // questions.name.target = "assistant": the inquiry backend (here the script's
   // [agents.questions]) answers it, and the await sees the tool finish.
   temp_dir ws;
-  ws.write("greet.toml", fmt::format("[conversation.tools.greet]\ncommand = {{ program = \"{}/examples/tools/greet.sh\" }}\n"
-                                     "[conversation.tools.greet.questions.name]\ntarget = \"assistant\"\n",
-                                     JP_SOURCE_DIR));
   ws.write("script.toml", R"([[agents]]
 name = "main"
   [[agents.steps]]
@@ -297,9 +309,7 @@ name = "main"
   [agents.questions]
   name = "assistant"
 )");
-  auto r = cli_in(ws.path.string(), fmt::format("--config {0}/examples/greet.toml --config {1}/greet.toml "
-                                                "run {1}/script.toml --json",
-                                                JP_SOURCE_DIR, ws.path.string()));
+  auto r = run_greet_asking_assistant(ws);
   CAF_REQUIRE_EQUAL(r.status, 0);
   auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 2u);
@@ -312,9 +322,6 @@ CAF_TEST(a one-shot call failed on an answer its tool does not take ends with it
   // The call failed at once and the tool's end came after: the turn's end found it
   // still running and listed the run's own `#1` as a handle it aborted.
   temp_dir ws;
-  ws.write("greet.toml", fmt::format("[conversation.tools.greet]\ncommand = {{ program = \"{}/examples/tools/greet.sh\" }}\n"
-                                     "[conversation.tools.greet.questions.name]\ntarget = \"assistant\"\n",
-                                     JP_SOURCE_DIR));
   ws.write("script.toml", R"([[agents]]
 name = "main"
   [[agents.steps]]
@@ -324,9 +331,7 @@ name = "main"
   [agents.questions]
   name = 42
 )");
-  auto r = cli_in(ws.path.string(), fmt::format("--config {0}/examples/greet.toml --config {1}/greet.toml "
-                                                "run {1}/script.toml --json",
-                                                JP_SOURCE_DIR, ws.path.string()));
+  auto r = run_greet_asking_assistant(ws);
   CAF_REQUIRE_EQUAL(r.status, 0);
   auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 1u);
