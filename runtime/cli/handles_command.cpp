@@ -6,18 +6,13 @@
 
 #include "messages/json_codec.hpp"
 #include "messages/terminal_safe.hpp"
+#include "runtime/cli/command_failure.hpp"
 #include "runtime/cli/tool_views.hpp"
 #include "runtime/control_socket.hpp"
 
 namespace jp {
 
 namespace {
-
-int fail(const std::string& reason) {
-  // A reason may quote a tool or a model: on a terminal it cannot drive it.
-  std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, reason).c_str());
-  return 1;
-}
 
 std::string text_at(const Json& j, std::string_view key) {
   auto* v = j.find(key);
@@ -52,7 +47,7 @@ Result<std::vector<Json>> holders(const Config& config, bool all) {
 int list_live_handles(const Config& config, bool all, bool json) {
   auto found = holders(config, all);
   if (!found)
-    return fail(found.error());
+    return command_failed(found.error());
   auto rows = Json::array();
   for (auto& h : *found)
     if (auto* handles = h.find("handles"); handles && handles->is_array())
@@ -96,7 +91,7 @@ int list_live_handles(const Config& config, bool all, bool json) {
 int abort_live_handle(const Config& config, const std::string& id, int64_t pid, const std::string& agent) {
   auto found = holders(config, false);
   if (!found)
-    return fail(found.error());
+    return command_failed(found.error());
   std::vector<const Json*> holding;
   for (auto& h : *found) {
     if (pid != 0 && int_at(h, "pid") != pid)
@@ -109,16 +104,16 @@ int abort_live_handle(const Config& config, const std::string& id, int64_t pid, 
         }
   }
   if (holding.empty())
-    return fail(fmt::format("no running handle `{}` in {}{}{}: `jp-actors handles ls` lists them", id,
-                            config.workspace, pid ? fmt::format(" held by pid {}", pid) : std::string(),
-                            agent.empty() ? std::string()
-                            : pid         ? fmt::format(" for agent {}", agent)
-                                          : fmt::format(" held by agent {}", agent)));
+    return command_failed(fmt::format("no running handle `{}` in {}{}{}: `jp-actors handles ls` lists them", id,
+                                      config.workspace, pid ? fmt::format(" held by pid {}", pid) : std::string(),
+                                      agent.empty() ? std::string()
+                                      : pid         ? fmt::format(" for agent {}", agent)
+                                                    : fmt::format(" held by agent {}", agent)));
   if (holding.size() > 1) {
     std::string pids;
     for (auto* h : holding)
       pids += fmt::format("{}{}", pids.empty() ? "" : ", ", int_at(*h, "pid"));
-    return fail(fmt::format("handle `{}` is held by several processes (pids {}): say which with --pid", id, pids));
+    return command_failed(fmt::format("handle `{}` is held by several processes (pids {}): say which with --pid", id, pids));
   }
   // An abort waits for the handle's end: its grace, and then some.
   int timeout_ms = static_cast<int>((config.runtime.abort_grace_secs + 25) * 1000);
@@ -127,9 +122,9 @@ int abort_live_handle(const Config& config, const std::string& id, int64_t pid, 
     request.set("agent", agent);
   auto answer = ask_control_socket(text_at(*holding.front(), "socket"), request, timeout_ms);
   if (!answer)
-    return fail(answer.error());
+    return command_failed(answer.error());
   if (auto* ok = answer->find("ok"); !ok || !ok->is_bool() || !ok->as_bool())
-    return fail(fmt::format("handle `{}` was not aborted: {}", id, text_at(*answer, "error")));
+    return command_failed(fmt::format("handle `{}` was not aborted: {}", id, text_at(*answer, "error")));
   // As the assistant sees a handle's end (the control protocol carries its state).
   auto* state = answer->find("state");
   std::string shown = state ? state->dump() : "{}";

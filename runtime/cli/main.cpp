@@ -26,6 +26,7 @@
 #include "messages/call_result.hpp"
 #include "messages/terminal_safe.hpp"
 #include "actors/mcp_tools.hpp"
+#include "runtime/cli/command_failure.hpp"
 #include "runtime/cli/control_endpoint.hpp"
 #include "runtime/cli/handles_command.hpp"
 #include "runtime/cli/node_command.hpp"
@@ -60,12 +61,6 @@ namespace {
 
 // An option given "" (a script's unset variable): refused, not taken as not given.
 constexpr const char* kEmptyValue = "needs a value; it was given an empty one";
-
-int fail(const std::string& reason) {
-  // A reason may quote a tool or a model: on a terminal it cannot drive it.
-  std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, reason).c_str());
-  return 1;
-}
 
 // SIGINT/SIGTERM/SIGHUP: no child outlives us; each gets TERM and the grace first (SIGQUIT: KILL at once).
 void install_signal_handlers(const Config& config) {
@@ -195,7 +190,7 @@ int report_runs(const ReportBuilder& builder, bool json, const std::string& repo
   auto body = runs_report_json(runs);
   std::ofstream out(report_path, std::ios::trunc);
   if (!(out << body.dump() << "\n") || !out.flush())
-    return fail(fmt::format("cannot write the report to {}: {}", report_path, std::strerror(errno)));
+    return command_failed(fmt::format("cannot write the report to {}: {}", report_path, std::strerror(errno)));
   return 0;
 }
 
@@ -219,20 +214,20 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
                const PermissionPolicy& permissions, const std::string& report_path) {
   auto script = load_script(path);
   if (!script)
-    return fail(script.error());
+    return command_failed(script.error());
   // Where the report goes is checked before anything runs (a run with a model costs).
   if (!report_path.empty()) {
     if (auto why = unwritable(report_path); !why.empty())
-      return fail(fmt::format("cannot write the report to {}: {}; nothing was run", report_path, why));
+      return command_failed(fmt::format("cannot write the report to {}: {}; nothing was run", report_path, why));
     std::error_code ec;
     if (std::filesystem::equivalent(report_path, path, ec))
-      return fail(fmt::format("--report {} is the script itself, which the report would replace: name another "
-                              "file; nothing was run",
-                              report_path));
+      return command_failed(fmt::format("--report {} is the script itself, which the report would replace: name another "
+                                        "file; nothing was run",
+                                        report_path));
   }
   // Before any MCP server starts (their tools, SERVER__tool, are left to run time).
   if (auto known = check_script_tools(*script, *config, path); !known)
-    return fail(known.error + "; nothing was run");
+    return command_failed(known.error + "; nothing was run");
   IoThread io{io_poll(config->runtime)};
   install_signal_handlers(*config);
   auto mcp = start_mcp_tools(config, io);
@@ -258,11 +253,11 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
   // A repeat stops at a failed run: the report is of the runs made, and says so.
   auto skipped = script->repeat - runs;
   if (!outcome.error.empty())
-    return fail(skipped == 0 ? outcome.error
-                             : fmt::format("{} (run {} of {}: the {} {} after it {} not started; the report is of {})",
-                                           outcome.error, runs, script->repeat, skipped,
-                                           skipped == 1 ? "run" : "runs", skipped == 1 ? "was" : "were",
-                                           runs == 1 ? "that run" : fmt::format("those {} runs", runs)));
+    return command_failed(skipped == 0 ? outcome.error
+                                       : fmt::format("{} (run {} of {}: the {} {} after it {} not started; the report is of {})",
+                                                     outcome.error, runs, script->repeat, skipped,
+                                                     skipped == 1 ? "run" : "runs", skipped == 1 ? "was" : "were",
+                                                     runs == 1 ? "that run" : fmt::format("those {} runs", runs)));
   return rc;
 }
 
@@ -271,7 +266,7 @@ int report_file(const std::string& path, bool json) {
   auto fd = open_named_file(path, "the events file itself (the output of `run --json` or `query --json`, or a "
                                   "conversation's events.jsonl)");
   if (!fd)
-    return fail(fd.error());
+    return command_failed(fd.error());
   // A line longer than any event (an image's is 11 MiB at most) is no log's.
   constexpr size_t kMaxLine = 64 << 20;
   ReportBuilder builder;
@@ -292,9 +287,9 @@ int report_file(const std::string& path, bool json) {
       return 0;
     }
     if (!event)
-      return fail(fmt::format("{}:{}: not an event (a JSON object with \"event\"): expected the output of "
-                              "`run --json` or `query --json`, or a conversation's events.jsonl",
-                              path, n));
+      return command_failed(fmt::format("{}:{}: not an event (a JSON object with \"event\"): expected the output of "
+                                        "`run --json` or `query --json`, or a conversation's events.jsonl",
+                                        path, n));
     builder.add(*e);
     return 0;
   };
@@ -305,7 +300,7 @@ int report_file(const std::string& path, bool json) {
     if (got < 0 && errno == EINTR)
       continue;
     if (got < 0)
-      return fail(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+      return command_failed(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
     if (got == 0)
       break;
     pending.append(buf, static_cast<size_t>(got));
@@ -315,20 +310,20 @@ int report_file(const std::string& path, bool json) {
         return rc;
     pending.erase(0, from);
     if (pending.size() > kMaxLine)
-      return fail(fmt::format("{}:{}: a line longer than {} MiB: not an events file (the output of `run --json` "
-                              "or `query --json`, or a conversation's events.jsonl)",
-                              path, n + 1, kMaxLine >> 20));
+      return command_failed(fmt::format("{}:{}: a line longer than {} MiB: not an events file (the output of `run --json` "
+                                        "or `query --json`, or a conversation's events.jsonl)",
+                                        path, n + 1, kMaxLine >> 20));
   }
   if (!pending.empty())
     if (int rc = take(pending, true))
       return rc;
   auto runs = builder.reports();
   if (runs.empty())
-    return fail(fmt::format("{} holds no events", path));
+    return command_failed(fmt::format("{} holds no events", path));
   if (!builder.counted_any())
-    return fail(fmt::format("{} holds no event a report counts (a turn, a model round, a tool call): expected the "
-                            "output of `run --json` or `query --json`, or a conversation's events.jsonl",
-                            path));
+    return command_failed(fmt::format("{} holds no event a report counts (a turn, a model round, a tool call): expected the "
+                                      "output of `run --json` or `query --json`, or a conversation's events.jsonl",
+                                      path));
   if (json)
     std::printf("%s\n", runs_report_json(runs).dump().c_str());
   else // its names are a log's: a repository's own events.jsonl may hold escapes
@@ -341,7 +336,7 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
   // A turn's call without a tool drives a handle by its id (the embedding API's):
   // none lives before this call, and an empty name is no tool.
   if (tool.empty())
-    return fail(unknown_tool(*config, tool));
+    return command_failed(unknown_tool(*config, tool));
   // A call without action runs to its end here: gone on as a handle after
   // background_after_secs, nothing could fetch it, and it would end with the command.
   auto own = std::make_shared<Config>(*config);
@@ -392,8 +387,8 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
              });
   self->send_exit(turn, caf::exit_reason::user_shutdown);
   // On a terminal, what the tool printed cannot drive it; a pipe gets it as it came.
-  // (A failure's first line goes to stderr through fail(), which sees to its own.)
-  result.content = shown_on(STDOUT_FILENO, std::move(result.content));
+  // (A failure's first line goes to stderr through command_failed(), which sees to its own.)
+            result.content = shown_on(STDOUT_FILENO, std::move(result.content));
   if (!result.ok) {
     // The first line goes to stderr; the rest (its trace, whether it is transient,
     // the tool's output) to stdout, each once.
@@ -402,9 +397,9 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
     if (rest != std::string::npos)
       std::fprintf(stdout, "%s\n", result.content.c_str() + rest);
     if (int sig = shutdown_signal())
-      return fail(fmt::format("{} was interrupted ({}): {}", tool, sig == SIGINT ? "Ctrl-C" : strsignal(sig),
-                              result.content.substr(0, nl)));
-    return fail(fmt::format("{} failed: {}", tool, result.content.substr(0, nl)));
+      return command_failed(fmt::format("{} was interrupted ({}): {}", tool, sig == SIGINT ? "Ctrl-C" : strsignal(sig),
+                                        result.content.substr(0, nl)));
+    return command_failed(fmt::format("{} failed: {}", tool, result.content.substr(0, nl)));
   }
   std::fwrite(result.content.data(), 1, result.content.size(), stdout);
   if (!result.content.empty() && result.content.back() != '\n')
@@ -415,7 +410,7 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
 int list_tools(std::shared_ptr<const Config> base, bool schema, const std::string& dialect_name) {
   auto d = parse_dialect(dialect_name);
   if (!d)
-    return fail(d.error());
+    return command_failed(d.error());
   // MCP servers are asked for their tools (and stopped again): a signal stops them
   // too, as it does a call's tools.
   IoThread io{io_poll(base->runtime)};
@@ -762,7 +757,7 @@ int main(int argc, char** argv) {
                                     std::tuple{"--model", "assistant.model", &model}})
       if (auto as = fmt::format("--cfg {}={}", key, *value); !value->empty() && why.starts_with(as))
         why.replace(0, as.size(), fmt::format("{} {}", flag, *value));
-    return fail(why);
+    return command_failed(why);
   }
   if (*run || *call || *query || *conversations) {
     // A read-only workspace still runs: its state goes where it can be written.
@@ -776,12 +771,12 @@ int main(int argc, char** argv) {
   auto config = std::make_shared<const Config>(std::move(*loaded));
   // Options that only mean something with another, or name a tool: said, not ignored.
   if (!allow.empty() && !ask && (*run || *call))
-    return fail(fmt::format("--allow {} applies with --ask (the tools' permissions); without --ask every tool "
-                            "runs unasked: add --ask, or leave --allow out",
-                            allow.front()));
+    return command_failed(fmt::format("--allow {} applies with --ask (the tools' permissions); without --ask every tool "
+                                      "runs unasked: add --ask, or leave --allow out",
+                                      allow.front()));
   if (mcp->count("--session-idle-secs") > 0 && mcp_listen.empty() && *mcp)
-    return fail("--session-idle-secs applies with --listen (sessions over HTTP); over stdio the session ends "
-                "with stdin");
+    return command_failed("--session-idle-secs applies with --listen (sessions over HTTP); over stdio the session ends "
+                          "with stdin");
   // An MCP server's tools (NAME__tool) are known once it started: its name will do.
   auto of_mcp_server = [&](const std::string& name) {
     auto sep = name.find("__");
@@ -796,12 +791,12 @@ int main(int argc, char** argv) {
         for (auto& [n, each] : config->tools)
           if (offered(each))
             known += (known.empty() ? "" : ", ") + n;
-        return fail(fmt::format("--allow {}: no such tool (the tools: {})", name, known));
+        return command_failed(fmt::format("--allow {}: no such tool (the tools: {})", name, known));
       }
   }
   if (uses_nodes(*config))
     if (auto why = check_node_tls(*config); !why.empty())
-      return fail(why);
+      return command_failed(why);
   // A jp-actors that was killed (SIGKILL, a crash) could not clean up: do it now.
   // The record is the user's own state, never the workspace's (a repository could
   // plant one there).
@@ -853,7 +848,7 @@ int main(int argc, char** argv) {
       rc = list_tools(config, schema, dialect);
   } catch (const std::exception& e) {
     kill_all_process_groups();
-    rc = fail(e.what());
+    rc = command_failed(e.what());
   }
   await_signal_shutdown(); // a signal's shutdown ends the process with that signal
   kill_escaped_processes(); // what left its tool's group: setsid, double forks, jobs

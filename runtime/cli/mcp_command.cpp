@@ -18,6 +18,7 @@
 #include "messages/error_category.hpp"
 #include "messages/terminal_safe.hpp"
 #include "runtime/actor_config.hpp"
+#include "runtime/cli/command_failure.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/cli/stdout_lines.hpp"
 #include "runtime/mcp/mcp_http_server.hpp"
@@ -33,8 +34,7 @@ namespace jp {
 namespace {
 
 int fail(const std::string& reason) {
-  std::fprintf(stderr, "jp-actors: mcp: %s\n", shown_on(STDERR_FILENO, reason).c_str());
-  return 1;
+  return command_failed(reason, "mcp");
 }
 
 /// Ends a session: its calls in flight are answered, then what still runs gets its

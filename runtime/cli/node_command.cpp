@@ -12,6 +12,7 @@
 #include "messages/error_category.hpp"
 #include "messages/terminal_safe.hpp"
 #include "runtime/actor_config.hpp"
+#include "runtime/cli/command_failure.hpp"
 #include "runtime/cli/node_handshake_report.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/node/node_address.hpp"
@@ -23,8 +24,7 @@ namespace jp {
 namespace {
 
 int fail(const std::string& reason) {
-  std::fprintf(stderr, "jp-actors: node: %s\n", shown_on(STDERR_FILENO, reason).c_str());
-  return 1;
+  return command_failed(reason, "node");
 }
 
 } // namespace

@@ -23,6 +23,7 @@
 #include "messages/terminal_safe.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/attachments.hpp"
+#include "runtime/cli/command_failure.hpp"
 #include "runtime/cli/control_endpoint.hpp"
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
@@ -37,11 +38,6 @@
 namespace jp {
 
 namespace {
-
-int fail(const std::string& reason) {
-  std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, reason).c_str());
-  return 1;
-}
 
 // -- Ctrl-C: the first stops the turn cleanly (on a terminal: opens the interrupt
 // menu, drawn by TtyPromptBackend), a second within 2 s aborts everything.
@@ -150,13 +146,13 @@ std::string one_line(std::string s, size_t max) {
 
 int run_query(std::shared_ptr<const Config> config, const QueryOptions& options) {
   if (is_blank(options.prompt))
-    return fail("the prompt is empty: say what to ask, e.g. jp-actors query \"run the tests\"");
+    return command_failed("the prompt is empty: say what to ask, e.g. jp-actors query \"run the tests\"");
   auto prompt = prompt_with_attachments(options.prompt, options.attach, config->workspace);
   if (!prompt)
-    return fail(prompt.error());
+    return command_failed(prompt.error());
   auto assistant = make_assistant(*config);
   if (!assistant)
-    return fail(assistant.error());
+    return command_failed(assistant.error());
   std::shared_ptr<ConversationStore> store;
   std::shared_ptr<FileConversationStore> files;
   if (options.keep_conversation)
@@ -166,16 +162,16 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   // --continue of none there: one error, before anything is marked active.
   if (files && !options.continue_id.empty())
     if (auto there = files->known(options.continue_id); !there)
-      return fail(there.error);
+      return command_failed(there.error);
   auto id = conversation_for(*store, files ? files->root() : std::string(), options);
   if (!id)
-    return fail(id.error());
+    return command_failed(id.error());
   // One query at a time continues a conversation (held until this returns).
   ConversationHold held;
   if (files) {
     auto hold = files->hold(*id);
     if (!hold)
-      return fail(hold.error());
+      return command_failed(hold.error());
     held = std::move(*hold);
   }
   IoThread io{io_poll(config->runtime)};
@@ -244,7 +240,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
     log->run_end(1, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
                  live_handle_group_count());
   if (!error.empty())
-    return fail(error);
+    return command_failed(error);
   // A turn the user ended (Ctrl-C, the menu's stop) exits as an interrupted command
   // does, for a script to tell; its answer so far is stored all the same.
   return interrupted ? 128 + SIGINT : 0;
@@ -254,7 +250,7 @@ int list_conversations(const Config& config) {
   FileConversationStore store(state_path(config, "conversations"), config.workspace);
   auto list = store.list();
   if (!list)
-    return fail(list.error());
+    return command_failed(list.error());
   if (list->empty()) {
     std::printf("no conversations yet: `jp-actors query \"...\"` starts one\n");
     return 0;
@@ -269,7 +265,7 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
   FileConversationStore store(state_path(config, "conversations"), config.workspace);
   auto loaded = store.read_events(id); // a transcript: images as their files' names, not their data
   if (!loaded)
-    return fail(loaded.error());
+    return command_failed(loaded.error());
   for (auto& w : loaded->warnings)
     std::fprintf(stderr, "jp-actors: warning: %s\n", shown_on(STDERR_FILENO, w).c_str());
   for (auto& e : loaded->events) {
