@@ -172,7 +172,6 @@ struct subagent_state {
   // The answers of its turns that ended with a queued message to go on with, which no
   // look took since (a look takes them with what it said): its result leads with them.
   std::string earlier_answers;
-  bool said_unseen = false; // it said something since the last look took what it said
   bool stopped = false;
   HandleReport final;
   bool aborting = false;
@@ -275,7 +274,6 @@ HandleReport look(subagent_actor_t* self) {
   auto content = std::move(st.said);
   st.said.clear();
   st.earlier_answers.clear(); // they were said: this look shows them
-  st.said_unseen = false;
   auto omitted = std::exchange(st.said_omitted, 0);
   if (!content.empty() && content.back() != '\n')
     content += '\n';
@@ -342,8 +340,9 @@ void turn_ended(subagent_actor_t* self, const TurnResult& r) {
   if (r.outcome == turn_outcome::completed && !r.yielded && !st.queued.empty()) {
     auto next = std::move(st.queued.front());
     st.queued.pop_front();
-    // Unless a look took it already (a waiting fetch answered as the answer came).
-    if (!r.answer.empty() && st.said_unseen)
+    // Unless a look took it already (a waiting fetch answered as the answer came,
+    // taking what it said).
+    if (!r.answer.empty() && !st.said.empty())
       st.earlier_answers += fmt::format("{}\n\n[then, to the message {}:]\n", r.answer, json_quote_cut(next, 80));
     return run_turn(self, std::move(next));
   }
@@ -457,7 +456,6 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
       auto& st = self->state;
       st.rounds = std::max(st.rounds, n);
       st.said += text;
-      st.said_unseen = st.said_unseen || !text.empty();
       if (!st.said.empty() && st.said.back() != '\n')
         st.said += '\n';
       // What nobody looked at yet is held to the output cap, as a process's is: its
