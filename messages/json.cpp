@@ -1,5 +1,6 @@
 #include "messages/json.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <optional>
 #include <fmt/format.h>
@@ -388,18 +389,8 @@ namespace {
 bool hex4_at(std::string_view s, size_t i, uint32_t& value) {
   if (i + 4 > s.size())
     return false;
-  value = 0;
-  for (size_t k = i; k < i + 4; ++k) {
-    auto c = s[k];
-    auto digit = c >= '0' && c <= '9'   ? c - '0'
-                 : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                 : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                        : -1;
-    if (digit < 0)
-      return false;
-    value = value * 16 + static_cast<uint32_t>(digit);
-  }
-  return true;
+  auto [end, err] = std::from_chars(s.data() + i, s.data() + i + 4, value, 16);
+  return err == std::errc() && end == s.data() + i + 4;
 }
 
 // Whether text may hold a \uD800-\uDFFF escape (a cheap look: most text has none).
