@@ -285,6 +285,11 @@ bool starts_another_call(const std::string& last_arguments, const Json& delta) {
   auto* args = function->find("arguments");
   if (!args || (args->is_string() && args->as_string().empty()))
     return false;
+  // Parsed only where it may be whole: a server repeating the name with every
+  // fragment would have the arguments so far parsed again at each.
+  auto end = last_arguments.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos || last_arguments[end] != '}')
+    return false;
   auto before = Json::parse(last_arguments);
   return before && before->is_object();
 }
