@@ -133,6 +133,10 @@ struct handle_state {
   // so its old prompt and its blocked read say nothing about waiting now; who read
   // it as it went in tells (InputWatch::reads_again).
   std::optional<InputWatch::ReaderMark> unanswered;
+  // A control tool found reading its stdin with no question asked: who, and since
+  // when (read_without_question).
+  std::optional<InputWatch::ReaderMark> bare_read;
+  clock::time_point bare_read_since;
   bool input_ended = false; // an apply ended its input (Ctrl-D): its stdin is closed
   bool waiting_shown = false; // a look answered with the tool's present wait for input
   std::string input_note;     // said once with the next look: what typing may not have done
@@ -304,6 +308,27 @@ void set_input_wait(handle_actor_t* self, bool waiting) {
   }
 }
 
+// How long a control tool's read of its stdin must last, its reader not run
+// meanwhile, before it counts as one without a question (read_without_question).
+constexpr auto kQuestionOnItsWay = std::chrono::milliseconds(500);
+
+/// Whether a tool found reading its input waits without a question. Always, but for
+/// a control tool: it writes its question on fd 3 before it reads, and that line may
+/// still be on its way to us (the io thread, this mailbox). A read that has lasted
+/// kQuestionOnItsWay, its reader asleep in it all along and no question come, has
+/// none: nothing here holds a line that long.
+bool read_without_question(handle_state& st) {
+  if (!st.control)
+    return true;
+  auto mark = st.watch.mark_reader(st.proc->pid());
+  auto now = clock::now();
+  if (!st.bare_read || st.bare_read->pid != mark.pid || st.bare_read->runs != mark.runs) {
+    st.bare_read = mark;
+    st.bare_read_since = now;
+  }
+  return now - st.bare_read_since >= kQuestionOnItsWay;
+}
+
 /// Quiet output and a tool reading its terminal, or a last line matching the
 /// tool's prompt pattern: it waits for input.
 void probe_input_wait(handle_actor_t* self) {
@@ -314,13 +339,14 @@ void probe_input_wait(handle_actor_t* self) {
   auto quiet_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - st.last_output);
   if (st.unanswered) {
     // No output since the input went in: it waits again once it took the input.
-    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for)) {
+    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for) && read_without_question(st)) {
       st.unanswered.reset();
       set_input_wait(self, true);
     }
     return;
   }
-  set_input_wait(self, st.watch.probe(st.proc->pid(), quiet_for));
+  auto waits = st.watch.probe(st.proc->pid(), quiet_for);
+  set_input_wait(self, waits && read_without_question(st));
 }
 
 bool quiet(const handle_state& st, clock::time_point now) {
@@ -513,6 +539,9 @@ void adopt(handle_actor_t* self, const ControlChannel::Step& step) {
   if (step.answer && st.proc)
     st.proc->write_stdin(*step.answer);
   if (step.asks) {
+    // Its question, not a read without one, is what it waits on.
+    st.bare_read.reset();
+    set_input_wait(self, false);
     self->send(st.registry, waiting_atom::value, st.id, *st.control->question(), !st.looks.empty());
     settle_looks(self);
   }
@@ -645,8 +674,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     st.term = std::make_unique<HandleTerminal>(st.spec.rows, st.spec.cols);
   else if (st.spec.control_channel) // the process opens fd 3 only without a pty
     st.control = std::make_unique<ControlChannel>(st.spec.output_cap, st.spec.fixed_answers);
-  st.watch = InputWatch(st.spec.prompt_pattern, st.spec.pty,
-                        st.spec.stdin_pipe && !st.spec.control_channel && st.spec.settle_ms > 0);
+  st.watch = InputWatch(st.spec.prompt_pattern, st.spec.pty, st.spec.stdin_pipe && st.spec.settle_ms > 0);
   note_out_room(st);
   auto me = process_handle_actor{self};
   ProcessEvents events;
@@ -915,6 +943,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       }
       set_input_wait(self, false); // answered
       st.unanswered = reader;
+      st.bare_read.reset();
       schedule_tick(self); // probed while idle again: an await learns it waits anew
       // A wait counts from the Ctrl-C, which may wait for the input before it: one
       // that ended with the wait, or with what the tool printed as it read that input,
@@ -933,12 +962,20 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     },
     [self](answer_atom, const std::string& answer_json) {
       // A one-shot run's question, answered by the turn: the tool reads it and runs on;
-      // its output is left for the final result.
+      // its output is left for the final result. A read without a question (found
+      // waiting for input) is answered the same way, a JSON line.
       auto& st = self->state;
-      if (has_exited(st.at) || !asked(st) || !st.proc)
+      if (has_exited(st.at) || !st.proc || (!asked(st) && !st.watch.waiting))
         return;
-      st.control->answered();
+      if (asked(st)) {
+        st.control->answered();
+      } else {
+        st.unanswered = st.watch.mark_reader(st.proc->pid());
+        st.bare_read.reset();
+        set_input_wait(self, false);
+      }
       st.proc->write_stdin(answer_json + "\n");
+      schedule_tick(self); // probed while idle again: it may read again
     },
     [self](abort_atom) -> caf::result<HandleReport> {
       auto& st = self->state;

@@ -1,8 +1,9 @@
 // Knowing when a handle's tool waits for input: the last lines of its plain text
 // (where a prompt shows), the tool's prompt pattern, and for a terminal or a stdin
-// pipe whether the tool is reading it. Control tools (whose stdin is the answers'
-// channel) and pipe tools with settle_ms = 0 (a probe would follow every chunk) are
-// watched only with a prompt pattern.
+// pipe whether the tool is reading it (a control tool's read counts once its
+// question cannot be on its way: handle_actor's read_without_question). Pipe tools
+// with settle_ms = 0 (a probe would follow every chunk) are watched only with a
+// prompt pattern.
 #pragma once
 
 #include <chrono>

@@ -1547,6 +1547,21 @@ CAF_TEST(a control tool called one-shot gets fd 3 and its question answered whil
                                  "Whom shall I greet?", "world\n", "hello, world"));
 }
 
+CAF_TEST(a control tool called one-shot that reads its stdin without asking is answered or fails the call) {
+  // Nothing answered its read (its questions go on fd 3): the call hung for good.
+  auto tool = fmt::format("--cfg 'conversation.tools.reader.command={{program=\"{}/tests/scripts/reads_unasked.sh\"}}' "
+                          "--cfg conversation.tools.reader.io=control ",
+                          JP_SOURCE_DIR);
+  auto unanswered = cli(tool + "call reader");
+  CAF_CHECK_NOT_EQUAL(unanswered.status, 0);
+  CAF_CHECK(testing::contains(unanswered.out, "reader: the tool asks \"waiting for input\" (question `input`)"));
+  CAF_CHECK(testing::contains(unanswered.out, "conversation.tools.reader.questions.input.answer"));
+  // Answered as its questions are: one JSON line on its stdin.
+  auto answered = cli(tool + R"(--cfg 'conversation.tools.reader.questions.input.answer="bob"' call reader)");
+  CAF_CHECK_EQUAL(answered.status, 0);
+  CAF_CHECK_EQUAL(answered.out, "read bob\n");
+}
+
 CAF_TEST(a one-shot tool that asks again after an answer is run once per question) {
   // Each rerun continues from the one before: the tool's config must reach the
   // third run as it reached the first (the continuation that reran it is gone by then).

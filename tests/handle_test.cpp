@@ -497,6 +497,30 @@ CAF_TEST(a control tool takes ctrl-d as a byte since its stdin carries its answe
   CAF_CHECK(contains(all, "more=b"));
 }
 
+CAF_TEST(a control tool reading its stdin without a question is found waiting and takes the input apply sends) {
+  // Its input was not watched (its questions come on fd 3): an await of it waited for good.
+  auto spec = control_tool("bare", "IFS= read -r line; echo \"read=$line\"");
+  spec.wait_ms = 0;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("bare"), spec);
+  CAF_REQUIRE_EQUAL(err, "");
+  auto status = [&] {
+    auto [st, serr] = ask<std::vector<HandleStatus>>(registry, status_atom::value, std::vector<std::string>{"bare"});
+    return st.size() == 1 ? st[0].state : ToolState{};
+  };
+  auto until = std::chrono::steady_clock::now() + bound; // against a hang only
+  while (status().kind != state_kind::waiting && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto waiting = status();
+  CAF_REQUIRE(waiting.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(waiting.question.id, "input");
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("bare"), std::string(R"("hi\n")"),
+                                     LookOptions{});
+  CAF_CHECK_EQUAL(aerr, "");
+  auto res = await_all(*this, {"bare"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  CAF_CHECK(contains(a.state.content + res.completed[0].state.content, "read=hi"));
+}
+
 CAF_TEST(an answer to a tool that closed its stdin is refused and its question still waits) {
   auto spec = control_tool("deafq", "exec 0<&-; echo '{\"type\":\"waiting\",\"question\":{\"id\":\"q\",\"text\":\"Which?\","
                "\"answer_type\":{\"type\":\"text\"}}}' >&3; exec sleep 1000");
