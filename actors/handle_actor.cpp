@@ -308,19 +308,23 @@ void set_input_wait(handle_actor_t* self, bool waiting) {
   }
 }
 
-// How long a control tool's read of its stdin must last, its reader not run
-// meanwhile, before it counts as one without a question (read_without_question).
+// How long a control tool must sit reading its stdin, all its processes asleep,
+// before the read counts as one without a question (read_without_question).
 constexpr auto kQuestionOnItsWay = std::chrono::milliseconds(500);
 
-/// Whether a tool found reading its input waits without a question. Always, but for
-/// a control tool: it writes its question on fd 3 before it reads, and that line may
-/// still be on its way to us (the io thread, this mailbox). A read that has lasted
-/// kQuestionOnItsWay, its reader asleep in it all along and no question come, has
-/// none: nothing here holds a line that long.
+/// Whether a tool found waiting for input waits without a question. Always, but for
+/// a control tool found reading its stdin: it writes its question on fd 3 before it
+/// reads, and that line may still be on its way to us (the io thread, this mailbox);
+/// and a tool may keep a reader of its answers on stdin while it works. A read that
+/// has lasted kQuestionOnItsWay, no process of the tool run meanwhile and no
+/// question come, is neither: nothing here holds a line that long. A heuristic, as
+/// the probe of a pipe tool is; a wait told stands until something ends it.
 bool read_without_question(handle_state& st) {
-  if (!st.control)
+  if (!st.control || st.watch.waiting)
     return true;
-  auto mark = st.watch.mark_reader(st.proc->pid());
+  auto mark = st.watch.stdin_read(st.proc->pid());
+  if (mark.pid == 0)
+    return true; // its prompt pattern, not a read
   auto now = clock::now();
   if (!st.bare_read || st.bare_read->pid != mark.pid || st.bare_read->runs != mark.runs) {
     st.bare_read = mark;
@@ -536,8 +540,10 @@ void adopt(handle_actor_t* self, const ControlChannel::Step& step) {
     st.out->append(step.note);
     note_out_room(st);
   }
-  if (step.answer && st.proc)
+  if (step.answer && st.proc) {
     st.proc->write_stdin(*step.answer);
+    st.bare_read.reset(); // its read now has something to take
+  }
   if (step.asks) {
     // Its question, not a read without one, is what it waits on.
     st.bare_read.reset();
@@ -965,7 +971,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       // its output is left for the final result. A read without a question (found
       // waiting for input) is answered the same way, a JSON line.
       auto& st = self->state;
-      if (has_exited(st.at) || !st.proc || (!asked(st) && !st.watch.waiting))
+      // A read without a question may have been ended by output since (stderr of
+      // something else): it is answered while the tool still reads.
+      if (has_exited(st.at) || !st.proc ||
+          (!asked(st) && !st.watch.waiting && st.watch.stdin_read(st.proc->pid()).pid == 0))
         return;
       if (asked(st)) {
         st.control->answered();

@@ -67,6 +67,11 @@ InputWatch::ReaderMark InputWatch::mark_reader(pid_t leader) const {
   return {reader, run_count(reader)};
 }
 
+InputWatch::ReaderMark InputWatch::stdin_read(pid_t leader) const {
+  pid_t reader = input_reader(leader, false);
+  return reader == 0 ? ReaderMark{} : ReaderMark{reader, group_run_count(leader)};
+}
+
 bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark, std::chrono::milliseconds quiet_for) const {
   if (mark.pid == 0)
     return false;

@@ -45,6 +45,9 @@ public:
     bool line_open = false; // the input: text without a line's end, on a terminal
   };
   ReaderMark mark_reader(pid_t leader) const;
+  /// Who reads the tool's stdin pipe now (pid 0: none) and how often the tool's
+  /// processes have run: the same twice, all of them slept between.
+  ReaderMark stdin_read(pid_t leader) const;
   /// Whether the tool reads its input again after taking what came since `mark`
   /// without output (a filter such as `sort`, a silent `read`, a password typed
   /// unechoed): blocked reading it, and another process than the marked one, or the

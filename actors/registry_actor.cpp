@@ -43,6 +43,7 @@ struct entry {
   bool notify_success = false, notify_failure = false, notify_content = false, notify_waiting = false;
   bool waiting_notified = false; // a tool.waiting went to the sink since it last waited no more
   std::optional<Question> waiting; // the question its tool waits on (control channel)
+  std::optional<Question> told;    // a one-shot run's: the question its caller was last given
   std::set<std::string> configured_answers; // the ids of its questions the config answers
   ChildSpec child;
   uint64_t seq = 0; // registry_state::changes at its last change (HandleStatus::seq)
@@ -624,6 +625,12 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
         self->state.entries.erase(id);
         return last;
       }
+      // It asks another question than the one answered (a read without one ended,
+      // and it asked on fd 3): that one is the caller's to answer, not this answer's.
+      if (!answer.empty() && e->waiting && e->told && !(*e->waiting == *e->told)) {
+        e->told = e->waiting;
+        return HandleReport{id, ToolState::waiting(*e->waiting), 0, {}};
+      }
       auto rp = self->make_response_promise<HandleReport>();
       e->oneshot_waiters.push_back(rp);
       e->waiting.reset();
@@ -688,7 +695,8 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       abort_asking_at_turn_end(self, id, q);
       if (e->oneshot) {
         // A one-shot control tool asks: the turn answers it (turn_actor's oneshot_reply).
-        if (e->control && !q.id.empty()) {
+        if (e->control && !q.id.empty() && !e->oneshot_waiters.empty()) {
+          e->told = q;
           for (auto& rp : e->oneshot_waiters)
             rp.deliver(HandleReport{id, ToolState::waiting(q), 0, {}});
           e->oneshot_waiters.clear();

@@ -1560,6 +1560,13 @@ CAF_TEST(a control tool called one-shot that reads its stdin without asking is a
   auto answered = cli(tool + R"(--cfg 'conversation.tools.reader.questions.input.answer="bob"' call reader)");
   CAF_CHECK_EQUAL(answered.status, 0);
   CAF_CHECK_EQUAL(answered.out, "read bob\n");
+  // One that keeps a reader of its answers on stdin while it works is not waiting:
+  // its work runs to its end.
+  auto working = cli(fmt::format("--cfg 'conversation.tools.reader.command={{program=\"{}/tests/scripts/reads_unasked.sh\", "
+                                 "args=[\"works\"]}}' --cfg conversation.tools.reader.io=control call reader",
+                                 JP_SOURCE_DIR));
+  CAF_CHECK_EQUAL(working.status, 0);
+  CAF_CHECK_EQUAL(working.out, "worked\n");
 }
 
 CAF_TEST(a one-shot tool that asks again after an answer is run once per question) {

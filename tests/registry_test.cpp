@@ -300,6 +300,38 @@ CAF_TEST(a one-shot run detached goes on as a handle under the first free id) {
   CAF_CHECK_EQUAL(f.state.content, "done");
 }
 
+CAF_TEST(a one-shot control run asking another question than the one answered gives its caller that one) {
+  LaunchSpec spec;
+  spec.control_channel = true;
+  auto run_call = self->request(registry, caf::infinite, oneshot_atom::value, spec, std::string("#call1"));
+  settle();
+  // A read without a question: its caller is given `input`.
+  anon_send(registry, waiting_atom::value, std::string("#call1"), Question{"input", "waiting for input", "", {}, ""},
+            false);
+  settle();
+  run_call.receive([](HandleReport& w) { CAF_CHECK_EQUAL(w.state.question.id, "input"); },
+                   [](caf::error& e) { CAF_FAIL(error_text(e)); });
+  // While the caller finds an answer, the read ends and the tool asks on fd 3: the
+  // answer to `input` would have gone to `name`.
+  anon_send(registry, waiting_atom::value, std::string("#call1"), Question{}, false);
+  anon_send(registry, waiting_atom::value, std::string("#call1"), Question{"name", "Whom?", "", {}, ""}, false);
+  settle();
+  auto [r, err] = ask<HandleReport>(registry, answer_atom::value, std::string("#call1"), std::string("\"bob\""));
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(r.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(r.state.question.id, "name");
+  using fake = std::remove_pointer_t<fake_handle_actor::stateful_pointer<fake_handle_state>>;
+  CAF_CHECK(deref<fake>(handles.at("#call1")).state.answers.empty());
+  // Its answer goes in.
+  auto answered = self->request(registry, caf::infinite, answer_atom::value, std::string("#call1"),
+                                std::string("\"bob\""));
+  settle();
+  CAF_CHECK_EQUAL(deref<fake>(handles.at("#call1")).state.answers, std::vector<std::string>{"\"bob\""});
+  finish("#call1", "hello, bob");
+  answered.receive([](HandleReport& w) { CAF_CHECK_EQUAL(w.state.content, "hello, bob"); },
+                   [](caf::error& e) { CAF_FAIL(error_text(e)); });
+}
+
 CAF_TEST(a one-shot run still going at the turn end is aborted whatever its tool policy) {
   // Its spec carries its tool's policy for the handle it might go on as; the run
   // itself (its call unanswered) ends with the turn, as it always did.

@@ -298,4 +298,11 @@ pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll) {
   return 0;
 }
 
+uint64_t group_run_count(pid_t leader) {
+  uint64_t runs = run_count(leader);
+  for (pid_t child : descendants(leader, 32, 64))
+    runs += run_count(child);
+  return runs;
+}
+
 } // namespace jp

@@ -4,6 +4,7 @@
 // apply's or fetch's `wait_ms` early.
 #pragma once
 
+#include <cstdint>
 #include <sys/types.h>
 
 namespace jp {
@@ -16,5 +17,9 @@ namespace jp {
 /// given: set when the reader is in a poll that ends within a second by itself (it
 /// may be a program looking for a key between frames of its progress).
 pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll = nullptr);
+
+/// How often `leader` and its descendants (the first 32) have run, summed: the same
+/// twice, none of them woke between.
+uint64_t group_run_count(pid_t leader);
 
 } // namespace jp
