@@ -1567,6 +1567,11 @@ CAF_TEST(a control tool called one-shot that reads its stdin without asking is a
                                  JP_SOURCE_DIR));
   CAF_CHECK_EQUAL(working.status, 0);
   CAF_CHECK_EQUAL(working.out, "worked\n");
+  // Nor one whose main thread reads them while another thread works.
+  auto threaded = cli("--cfg 'conversation.tools.reader.command={program=\"" JP_THREAD_READER "\"}' "
+                      "--cfg conversation.tools.reader.io=control call reader");
+  CAF_CHECK_EQUAL(threaded.status, 0);
+  CAF_CHECK_EQUAL(threaded.out, "worked\n");
 }
 
 CAF_TEST(a one-shot tool that asks again after an answer is run once per question) {

@@ -298,10 +298,35 @@ pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll) {
   return 0;
 }
 
+namespace {
+
+/// How often the threads of `pid` (the first 64) have run, summed: a tool's main
+/// thread may read its answers while another works.
+uint64_t threads_run_count(pid_t pid) {
+  char dir[64];
+  std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
+  DIR* d = ::opendir(dir);
+  if (!d)
+    return run_count(pid);
+  uint64_t runs = 0;
+  int threads = 0;
+  while (auto* e = ::readdir(d)) {
+    if (e->d_name[0] == '.')
+      continue;
+    if (++threads > 64)
+      break;
+    runs += run_count(static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10)));
+  }
+  ::closedir(d);
+  return runs;
+}
+
+} // namespace
+
 uint64_t group_run_count(pid_t leader) {
-  uint64_t runs = run_count(leader);
+  uint64_t runs = threads_run_count(leader);
   for (pid_t child : descendants(leader, 32, 64))
-    runs += run_count(child);
+    runs += threads_run_count(child);
   return runs;
 }
 

@@ -18,8 +18,8 @@ namespace jp {
 /// may be a program looking for a key between frames of its progress).
 pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll = nullptr);
 
-/// How often `leader` and its descendants (the first 32) have run, summed: the same
-/// twice, none of them woke between.
+/// How often `leader` and its descendants (the first 32), each thread of them, have
+/// run, summed: the same twice, none of them woke between.
 uint64_t group_run_count(pid_t leader);
 
 } // namespace jp

@@ -1,0 +1,22 @@
+// A control tool (io = "control") whose main thread reads its answers on stdin while
+// another thread works for 3 s, then reports on fd 3 (cli_test): it is not waiting
+// for input, though its main thread sleeps in a read all along.
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <unistd.h>
+
+int main() {
+  std::thread worker([] {
+    for (int i = 0; i < 300; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const char* done = "{\"type\":\"stopped\",\"result\":\"worked\"}\n";
+    (void)!::write(3, done, std::strlen(done));
+    ::_exit(0); // the main thread sits in its read
+  });
+  char answer[256];
+  while (::read(0, answer, sizeof answer) > 0) {
+  }
+  worker.join();
+  return 0;
+}
