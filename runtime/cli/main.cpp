@@ -388,7 +388,7 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
   self->send_exit(turn, caf::exit_reason::user_shutdown);
   // On a terminal, what the tool printed cannot drive it; a pipe gets it as it came.
   // (A failure's first line goes to stderr through command_failed(), which sees to its own.)
-            result.content = shown_on(STDOUT_FILENO, std::move(result.content));
+  result.content = shown_on(STDOUT_FILENO, std::move(result.content));
   if (!result.ok) {
     // The first line goes to stderr; the rest (its trace, whether it is transient,
     // the tool's output) to stdout, each once.
@@ -415,6 +415,10 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
   // too, as it does a call's tools.
   IoThread io{io_poll(base->runtime)};
   install_signal_handlers(*base);
+  // The shutdown then waits for what this says of the servers it stopped (until
+  // await_signal_shutdown): it ended the process once their groups were reaped,
+  // mostly before the line that named them was written.
+  StopOnSignal said_first([] {});
   auto mcp = start_mcp_tools(std::move(base), io);
   auto& config = *mcp.config;
   if (schema) {
