@@ -308,7 +308,7 @@ void set_input_wait(handle_actor_t* self, bool waiting) {
   }
 }
 
-// How long a control tool must sit reading its stdin, all its processes asleep,
+// How long a control tool must sit reading its stdin, every thread of it asleep,
 // before the read counts as one without a question (read_without_question).
 constexpr auto kQuestionOnItsWay = std::chrono::milliseconds(500);
 
@@ -316,7 +316,7 @@ constexpr auto kQuestionOnItsWay = std::chrono::milliseconds(500);
 /// a control tool found reading its stdin: it writes its question on fd 3 before it
 /// reads, and that line may still be on its way to us (the io thread, this mailbox);
 /// and a tool may keep a reader of its answers on stdin while it works. A read that
-/// has lasted kQuestionOnItsWay, no process of the tool run meanwhile and no
+/// has lasted kQuestionOnItsWay, no thread of the tool run meanwhile and no
 /// question come, is neither: nothing here holds a line that long. A heuristic, as
 /// the probe of a pipe tool is; a wait told stands until something ends it.
 bool read_without_question(handle_state& st) {
