@@ -153,6 +153,35 @@ CAF_TEST(a call of a tool the config does not offer is refused before the run) {
   CAF_CHECK(!calling("agents", "other__anything").empty());
 }
 
+CAF_TEST(an answer to a question no tool routes to the assistant is refused before the run) {
+  // A typo's answer was never given: the question it meant went unanswered.
+  auto config = default_config();
+  auto answering = [&](const std::string& table, const std::string& id) {
+    auto s = parse_script("[[agents]]\nname = \"a\"\n[[subagents]]\nname = \"w\"\n[" + table + ".questions]\n" + id +
+                            " = true\n",
+                          "t.toml");
+    CAF_REQUIRE(s.ok());
+    auto checked = check_script_tools(*s, config, "t.toml");
+    return checked ? std::string() : checked.error;
+  };
+  CAF_CHECK_EQUAL(answering("agents", "proceed"),
+                  "t.toml: agents[0].questions.proceed: no tool asks the assistant a question `proceed` (a tool's "
+                  "questions.proceed.target = \"assistant\" without a fixed answer does); no tool's question goes "
+                  "to the assistant");
+  config.tools["shell"].question_targets["proceed"] = "assistant";
+  config.tools["shell"].question_targets["other"] = "user";
+  CAF_CHECK_EQUAL(answering("agents", "proceed"), "");
+  CAF_CHECK_EQUAL(answering("subagents", "proceed"), "");
+  CAF_CHECK_EQUAL(answering("agents", "proceeed"),
+                  "t.toml: agents[0].questions.proceeed: no tool asks the assistant a question `proceeed` (a tool's "
+                  "questions.proceeed.target = \"assistant\" without a fixed answer does); the questions that go to "
+                  "it: shell's `proceed`");
+  CAF_CHECK(!answering("subagents", "other").empty()); // the user answers it
+  // A fixed answer is the one given: the assistant is not asked.
+  config.tools["shell"].answers["proceed"] = Json(true);
+  CAF_CHECK(!answering("agents", "proceed").empty());
+}
+
 CAF_TEST(an answer at the turn s end for a handle no call spawns is refused naming the ids there are) {
   auto with = [](const std::string& answers) {
     return parse_script("[[agents]]\nname = \"a\"\n  [agents.on_turn_end]\n" + answers +

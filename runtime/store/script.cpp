@@ -394,6 +394,29 @@ Status check_script_tools(const Script& script, const Config& config, const std:
                                           fmt::join(names, ", ")));
         }
   }
+  // An answer in [agents.questions] is for a question some tool routes to the
+  // assistant (and answers no other way): a typo's was never given, and the question
+  // it meant went unanswered.
+  std::set<std::string> routed;
+  std::vector<std::string> shown;
+  for (auto& [name, tool] : config.tools)
+    for (auto& [id, target] : tool.question_targets)
+      if (target == "assistant" && !tool.answers.count(id)) {
+        routed.insert(id);
+        shown.push_back(fmt::format("{}'s `{}`", name, id));
+      }
+  for (auto* table : {"agents", "subagents"}) {
+    auto& agents = std::string(table) == "subagents" ? script.subagents : script.agents;
+    for (size_t k = 0; k < agents.size(); ++k)
+      for (auto& [id, answer] : agents[k].questions)
+        if (!routed.count(id))
+          return Status::fail(fmt::format(
+            "{}: {}[{}].questions.{}: no tool asks the assistant a question `{}` (a tool's questions.{}.target = "
+            "\"assistant\" without a fixed answer does); {}",
+            origin, table, k, cut_text(id), cut_text(id), cut_text(id),
+            shown.empty() ? std::string("no tool's question goes to the assistant")
+                          : fmt::format("the questions that go to it: {}", fmt::join(shown, ", "))));
+  }
   return Status::success();
 }
 

@@ -57,7 +57,8 @@ struct Config;
 
 /// Every call's tool is one `config` offers: a sub-agent's also `yield_to_parent`. A typo is refused before anything runs
 /// rather than failing its call at run time in a run that exits 0. A name of a
-/// configured MCP server's form (SERVER__tool) is left to run time.
+/// configured MCP server's form (SERVER__tool) is left to run time. Every answer of
+/// [agents.questions] is to a question a tool routes to the assistant.
 Status check_script_tools(const Script& script, const Config& config, const std::string& origin);
 
 /// Subagent `name` of `script` with {{prompt}} replaced by `prompt`, and {{element}}
