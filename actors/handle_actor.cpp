@@ -319,10 +319,11 @@ constexpr auto kQuestionOnItsWay = std::chrono::milliseconds(500);
 /// has lasted kQuestionOnItsWay, no thread of the tool run meanwhile and no
 /// question come, is neither: nothing here holds a line that long. A heuristic, as
 /// the probe of a pipe tool is; a wait told stands until something ends it.
-bool read_without_question(handle_state& st) {
+/// `reader`: the process the probe found reading (0: its prompt told it).
+bool read_without_question(handle_state& st, pid_t reader) {
   if (!st.control || st.watch.waiting)
     return true;
-  auto mark = st.watch.stdin_read(st.proc->pid());
+  auto mark = st.watch.stdin_read(st.proc->pid(), reader);
   if (mark.pid == 0)
     return true; // its prompt pattern, not a read
   auto now = clock::now();
@@ -343,14 +344,16 @@ void probe_input_wait(handle_actor_t* self) {
   auto quiet_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - st.last_output);
   if (st.unanswered) {
     // No output since the input went in: it waits again once it took the input.
-    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for) && read_without_question(st)) {
+    pid_t reader = 0;
+    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for, &reader) && read_without_question(st, reader)) {
       st.unanswered.reset();
       set_input_wait(self, true);
     }
     return;
   }
-  auto waits = st.watch.probe(st.proc->pid(), quiet_for);
-  set_input_wait(self, waits && read_without_question(st));
+  pid_t reader = 0;
+  auto waits = st.watch.probe(st.proc->pid(), quiet_for, &reader);
+  set_input_wait(self, waits && read_without_question(st, reader));
 }
 
 bool quiet(const handle_state& st, clock::time_point now) {
@@ -974,7 +977,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       // A read without a question may have been ended by output since (stderr of
       // something else): it is answered while the tool still reads.
       if (has_exited(st.at) || !st.proc ||
-          (!asked(st) && !st.watch.waiting && st.watch.stdin_read(st.proc->pid()).pid == 0))
+          (!asked(st) && !st.watch.waiting && !st.watch.reads_stdin(st.proc->pid())))
         return;
       if (asked(st)) {
         st.control->answered();

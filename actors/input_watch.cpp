@@ -47,13 +47,18 @@ void InputWatch::saw(std::string_view text) {
   keep_tail(recent_, text, recent_text_bytes);
 }
 
-bool InputWatch::probe(pid_t pid, std::chrono::milliseconds quiet_for) const {
+bool InputWatch::probe(pid_t pid, std::chrono::milliseconds quiet_for, pid_t* reader) const {
+  if (reader)
+    *reader = 0;
   bool waits = false;
   if (prompt_)
     waits = prompt_->found_in(after_last_line(recent_));
   if (!waits && (terminal_ || pipe_)) {
     bool brief_poll = false;
-    waits = input_reader(pid, terminal_, &brief_poll) != 0 && (!brief_poll || quiet_for >= brief_poll_quiet);
+    pid_t found = input_reader(pid, terminal_, &brief_poll);
+    waits = found != 0 && (!brief_poll || quiet_for >= brief_poll_quiet);
+    if (reader && waits)
+      *reader = found;
   }
   return waits;
 }
@@ -67,18 +72,27 @@ InputWatch::ReaderMark InputWatch::mark_reader(pid_t leader) const {
   return {reader, run_count(reader)};
 }
 
-InputWatch::ReaderMark InputWatch::stdin_read(pid_t leader) const {
-  pid_t reader = input_reader(leader, false);
+InputWatch::ReaderMark InputWatch::stdin_read(pid_t leader, pid_t known) const {
+  pid_t reader = known != 0 ? known : input_reader(leader, false);
   return reader == 0 ? ReaderMark{} : ReaderMark{reader, group_run_count(leader)};
 }
 
-bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark, std::chrono::milliseconds quiet_for) const {
+bool InputWatch::reads_stdin(pid_t leader) const {
+  return input_reader(leader, false) != 0;
+}
+
+bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark, std::chrono::milliseconds quiet_for,
+                             pid_t* found) const {
+  if (found)
+    *found = 0;
   if (mark.pid == 0)
     return false;
   bool brief_poll = false;
   pid_t reader = input_reader(leader, terminal_, &brief_poll);
   if (reader == 0 || (brief_poll && quiet_for < brief_poll_quiet))
     return false;
+  if (found)
+    *found = reader;
   if (reader != mark.pid || mark.line_open)
     return true;
   auto runs = run_count(reader);

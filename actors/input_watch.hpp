@@ -34,8 +34,9 @@ public:
   /// Whether the tool (group leader `pid`) waits now: its last line matches the
   /// prompt, or it reads its terminal; if in a poll that ends within a second by
   /// itself (it may look for a key between frames of its progress), once its output
-  /// has been quiet (`quiet_for`) for `brief_poll_quiet`.
-  bool probe(pid_t pid, std::chrono::milliseconds quiet_for) const;
+  /// has been quiet (`quiet_for`) for `brief_poll_quiet`. `reader`, if given: the
+  /// process it found reading its input (0: none, or its prompt told it unlooked).
+  bool probe(pid_t pid, std::chrono::milliseconds quiet_for, pid_t* reader = nullptr) const;
   static constexpr std::chrono::milliseconds brief_poll_quiet{1500};
   /// Who reads the tool's input now (else `leader`) and how often it has run: taken
   /// as input goes in, to tell later that the tool took it without a word.
@@ -45,9 +46,12 @@ public:
     bool line_open = false; // the input: text without a line's end, on a terminal
   };
   ReaderMark mark_reader(pid_t leader) const;
-  /// Who reads the tool's stdin pipe now (pid 0: none) and how often the tool's
-  /// processes have run: the same twice, all of them slept between.
-  ReaderMark stdin_read(pid_t leader) const;
+  /// Who reads the tool's stdin pipe now (pid 0: none; `known`: the reader a probe
+  /// has just found, not looked for again) and how often the tool's processes have
+  /// run: the same twice, all of them slept between.
+  ReaderMark stdin_read(pid_t leader, pid_t known = 0) const;
+  /// Whether a process of the tool is reading its stdin pipe now.
+  bool reads_stdin(pid_t leader) const;
   /// Whether the tool reads its input again after taking what came since `mark`
   /// without output (a filter such as `sort`, a silent `read`, a password typed
   /// unechoed): blocked reading it, and another process than the marked one, or the
@@ -55,7 +59,9 @@ public:
   /// been handed the input yet.) With `mark.line_open` the terminal keeps the text
   /// until its line ends: the marked reader, still asleep, waits for the rest.
   /// A poll that ends by itself counts as in probe(), once quiet for long enough.
-  bool reads_again(pid_t leader, const ReaderMark& mark, std::chrono::milliseconds quiet_for) const;
+  /// `reader`, if given: the process found reading (0: none).
+  bool reads_again(pid_t leader, const ReaderMark& mark, std::chrono::milliseconds quiet_for,
+                   pid_t* reader = nullptr) const;
   /// The question of a tool found waiting: its current line (its last 200 bytes,
   /// whole characters), if it shows one.
   Question question() const;

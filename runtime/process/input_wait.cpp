@@ -224,6 +224,22 @@ bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls, bool* brief
   return true;
 }
 
+/// Calls `fn(tid)` for each thread of `pid` until it returns false; false when
+/// `pid`'s threads cannot be listed (it is gone).
+template <class F>
+bool each_thread(pid_t pid, F fn) {
+  char dir[64];
+  std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
+  DIR* d = ::opendir(dir);
+  if (!d)
+    return false;
+  while (auto* e = ::readdir(d))
+    if (e->d_name[0] != '.' && !fn(static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10))))
+      break;
+  ::closedir(d);
+  return true;
+}
+
 /// Up to `max` descendants of `pid` (its children first), by the kernel's lists of
 /// each thread's children: at most `max_lists` of them read, so a process of many
 /// threads costs no more than a few.
@@ -231,34 +247,28 @@ std::vector<pid_t> descendants(pid_t pid, size_t max, size_t max_lists) {
   std::vector<pid_t> found;
   size_t lists = 0;
   for (size_t next = 0;; pid = found[next++]) {
-    char dir[64];
-    std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
-    if (DIR* d = ::opendir(dir)) {
-      while (auto* e = ::readdir(d)) {
-        if (e->d_name[0] == '.')
-          continue;
-        if (++lists > max_lists)
+    each_thread(pid, [&](pid_t tid) {
+      if (++lists > max_lists)
+        return false;
+      char path[96];
+      std::snprintf(path, sizeof path, "/proc/%d/task/%d/children", static_cast<int>(pid), static_cast<int>(tid));
+      int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return true;
+      char buf[512];
+      auto n = ::read(fd, buf, sizeof buf - 1);
+      ::close(fd);
+      buf[n > 0 ? n : 0] = '\0';
+      for (char* at = buf; found.size() < max;) {
+        char* end = nullptr;
+        long child = std::strtol(at, &end, 10);
+        if (end == at)
           break;
-        char path[352];
-        std::snprintf(path, sizeof path, "%s/%s/children", dir, e->d_name);
-        int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-          continue;
-        char buf[512];
-        auto n = ::read(fd, buf, sizeof buf - 1);
-        ::close(fd);
-        buf[n > 0 ? n : 0] = '\0';
-        for (char* at = buf; found.size() < max;) {
-          char* end = nullptr;
-          long child = std::strtol(at, &end, 10);
-          if (end == at)
-            break;
-          found.push_back(static_cast<pid_t>(child));
-          at = end;
-        }
+        found.push_back(static_cast<pid_t>(child));
+        at = end;
       }
-      ::closedir(d);
-    }
+      return true;
+    });
     if (next >= found.size() || found.size() >= max || lists > max_lists)
       return found;
   }
@@ -303,22 +313,15 @@ namespace {
 /// How often the threads of `pid` (the first 64) have run, summed: a tool's main
 /// thread may read its answers while another works.
 uint64_t threads_run_count(pid_t pid) {
-  char dir[64];
-  std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
-  DIR* d = ::opendir(dir);
-  if (!d)
-    return run_count(pid);
   uint64_t runs = 0;
   int threads = 0;
-  while (auto* e = ::readdir(d)) {
-    if (e->d_name[0] == '.')
-      continue;
+  bool listed = each_thread(pid, [&](pid_t tid) {
     if (++threads > 64)
-      break;
-    runs += run_count(static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10)));
-  }
-  ::closedir(d);
-  return runs;
+      return false;
+    runs += run_count(tid);
+    return true;
+  });
+  return listed ? runs : run_count(pid);
 }
 
 } // namespace
