@@ -714,6 +714,43 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   CAF_CHECK(contains(broken.out, "nodes.box.tls.certificate: cannot read /nonexistent.pem"));
 }
 
+CAF_TEST(a node refused at the TLS handshake leaves the connections to others as they were) {
+  // CAF's TLS reads OpenSSL's error queue without emptying it, on the one thread
+  // that serves every node's connection: the refused handshake's errors failed the
+  // next read from the node that served, and its handle was lost.
+  Pki pki{dir.path.string()};
+  pki.ca("ca");
+  pki.cert("node", "ca", "IP:127.0.0.1");
+  pki.cert("elsewhere", "ca", "IP:10.9.9.9");
+  pki.cert("client", "ca");
+  auto plain_toml = node_toml;
+  // Another node, whose certificate names another machine: refused.
+  node_toml = plain_toml + "[node.tls]\n" + pki.tls("elsewhere", "ca");
+  CAF_REQUIRE(start_node());
+  auto impostor = std::move(node);
+  auto impostor_address = address;
+  node_toml = plain_toml + "[node.tls]\n" + pki.tls("node", "ca");
+  CAF_REQUIRE(start_node());
+  client_tls = pki.tls("client", "ca");
+  client_tools = fmt::format("[nodes.other]\naddress = \"{}\"\n[nodes.other.tls]\n{}"
+                             "[conversation.tools.there]\nsummary = \"Runs a script on the other node\"\n"
+                             "node = \"other\"\nrun = \"unattended\"\nspawn.stateful = true\n"
+                             "parameters.script = {{ type = \"string\", required = true }}\n",
+                             impostor_address, pki.tls("client", "ca"));
+  // Its output comes after the refusal: read from the connection the refusal left.
+  auto script = one_step(call("far", R"({ action = "spawn", id = "r", script = "read x; echo after $x", wait_ms = 0 })"))
+                + "  [[agents.steps]]\n" +
+                call("there", R"({ action = "spawn", id = "n", script = "echo unreached" })") +
+                "  [[agents.steps]]\n" + call("far", R"({ action = "apply", id = "r", input = "refusal\n" })") +
+                call("await", R"({ all = ["r"], timeout_secs = 60 })");
+  auto r = client(script, (dir.path / "nobody").string());
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 2, 0), "the node's certificate does not name 127.0.0.1"));
+  CAF_CHECK(contains(content(res, "main", 3, 1), "after refusal"));
+  CAF_CHECK(!contains(r.out, "was lost"));
+}
+
 CAF_TEST(a TLS client of a node without TLS is told so and not as transient) {
   Pki pki{dir.path.string()};
   pki.ca("ca");

@@ -1,4 +1,5 @@
 #include "runtime/cli/node_handshake_report.hpp"
+#include "runtime/node/node_certificate_name.hpp"
 
 #include <arpa/inet.h>
 #include <atomic>
@@ -87,5 +88,6 @@ extern "C" int SSL_get_error(const SSL* ssl, int ret) {
                  "certificate signed by the CA of [node.tls] ca, and its own [nodes.NAME.tls]\n",
                  peer_of(ssl).c_str(), reasons_of(ssl).c_str());
   }
+  jp::forget_failed_node_errors(ssl, err); // this definition stands for the library's
   return err;
 }

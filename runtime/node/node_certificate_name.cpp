@@ -7,6 +7,7 @@
 #include <mutex>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
@@ -18,6 +19,7 @@
 // The check itself, under a name of its own: SSL_connect is its weak alias, so that
 // whether callers find it (and not libssl's, when that wins the link) can be told.
 extern "C" __attribute__((visibility("hidden"))) int jp_node_ssl_connect(SSL* ssl);
+extern "C" __attribute__((visibility("hidden"))) int jp_node_ssl_get_error(const SSL* ssl, int ret);
 
 namespace {
 
@@ -47,6 +49,12 @@ std::string address_key(const sockaddr* sa) {
 }
 
 using connect_fn = int (*)(SSL*);
+
+/// The ex_data slot that marks a connection dialled to a node (its value non-null).
+int node_mark() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
 
 /// libssl's SSL_connect, when the one every caller finds is this file's check; else
 /// null (the check would be skipped: libssl's own won the link, or is found first).
@@ -97,6 +105,11 @@ bool node_certificate_names_not(const std::string& host, uint16_t port) {
   return g_refused.count(fmt::format("{} {}", host, port)) > 0;
 }
 
+void forget_failed_node_errors(const ssl_st* ssl, int err) {
+  if ((err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) && node_mark() >= 0 && SSL_get_ex_data(ssl, node_mark()))
+    ERR_clear_error();
+}
+
 } // namespace jp
 
 // As SSL_connect, found before libssl's own by every library that calls it (CAF's
@@ -119,6 +132,9 @@ extern "C" int jp_node_ssl_connect(SSL* ssl) {
   }
   if (host.empty())
     return real(ssl); // not a node's connection: its caller checks what it checks
+  static char marked;
+  if (node_mark() >= 0)
+    SSL_set_ex_data(ssl, node_mark(), &marked);
   // Set on each call of a handshake that goes on over several: the same, each time.
   auto* param = SSL_get0_param(ssl);
   X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
@@ -138,3 +154,15 @@ extern "C" int jp_node_ssl_connect(SSL* ssl) {
 }
 
 extern "C" int SSL_connect(SSL* ssl) __attribute__((weak, alias("jp_node_ssl_connect")));
+
+// As SSL_get_error, found before libssl's as SSL_connect is (a program may define
+// its own, as the CLI does, and call forget_failed_node_errors itself).
+extern "C" int jp_node_ssl_get_error(const SSL* ssl, int ret) {
+  using real_fn = int (*)(const SSL*, int);
+  static const auto real = reinterpret_cast<real_fn>(::dlsym(RTLD_NEXT, "SSL_get_error"));
+  int err = real(ssl, ret);
+  jp::forget_failed_node_errors(ssl, err);
+  return err;
+}
+
+extern "C" int SSL_get_error(const SSL* ssl, int ret) __attribute__((weak, alias("jp_node_ssl_get_error")));

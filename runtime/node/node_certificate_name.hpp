@@ -16,6 +16,8 @@
 
 #include "../../messages/result.hpp"
 
+struct ssl_st;
+
 namespace jp {
 
 /// Before a TLS connection to a node at `host`:`port`: the numeric address to dial
@@ -27,5 +29,12 @@ Result<std::string> dial_node_checking_name(const std::string& host, uint16_t po
 /// After a connection to `host`:`port` failed: whether it was for a certificate that
 /// does not name `host`.
 bool node_certificate_names_not(const std::string& host, uint16_t port);
+
+/// After SSL_get_error said `err` of a connection: a failure of one dialled to a node
+/// leaves nothing in the thread's OpenSSL error queue. CAF's TLS reads that queue
+/// without emptying it, on the one thread that serves every node's connection: a
+/// refused handshake with one node then failed the next read from another, which
+/// was dropped as lost.
+void forget_failed_node_errors(const ssl_st* ssl, int err);
 
 } // namespace jp
