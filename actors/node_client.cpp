@@ -11,6 +11,7 @@
 #include "runtime/node/node_certificate_name.hpp"
 #include "runtime/node/node_reach_failure.hpp"
 #include "runtime/node/node_token.hpp"
+#include "runtime/node/port_listener_owner.hpp"
 
 namespace jp {
 
@@ -73,10 +74,13 @@ void connect(node_client_t* self) {
   auto mm = tls ? self->system().openssl_manager().actor_handle() : self->system().middleman().actor_handle();
   self->request(mm, caf::infinite, caf::connect_atom::value, dial, addr->port)
     .then(
-      [self, token, refused](caf::node_id&, caf::strong_actor_ptr& gate_ptr, std::set<std::string>&) {
+      [self, token, refused, port = addr->port](caf::node_id&, caf::strong_actor_ptr& gate_ptr, std::set<std::string>&) {
         auto gate = caf::actor_cast<node_gate_actor>(gate_ptr);
         if (!gate)
           return refused(fmt::format("node `{}` published no gate", self->state.node.name));
+        if (!token.empty())
+          if (auto ours = token_may_go_to(port); !ours)
+            return refused(fmt::format("node `{}`: {}", self->state.node.name, ours.error));
         self->request(gate, caf::infinite, open_atom::value, token, caf::actor_cast<caf::actor>(self))
           .then(
             [self](caf::actor& session, std::string& key) {

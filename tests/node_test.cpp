@@ -32,9 +32,11 @@
 #include "runtime/actor_config.hpp"
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_token.hpp"
+#include "runtime/node/port_listener_owner.hpp"
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
 #include "child_wait.hpp"
+#include "other_user.hpp"
 #include "owned_children.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
@@ -749,6 +751,63 @@ CAF_TEST(a node refused at the TLS handshake leaves the connections to others as
   CAF_CHECK(contains(content(res, "main", 2, 0), "the node's certificate does not name 127.0.0.1"));
   CAF_CHECK(contains(content(res, "main", 3, 1), "after refusal"));
   CAF_CHECK(!contains(r.out, "was lost"));
+}
+
+CAF_TEST(the node token goes only to a listener of this user s) {
+  // A plain node is found by its port alone, anyone's to take while the node is down
+  // (or to relay): the token, which runs any tool as this user, went to whoever held it.
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof sa;
+  CAF_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 && ::listen(fd, 1) == 0 &&
+              ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0);
+  auto port = ntohs(sa.sin_port);
+  auto listeners = jp::port_listeners(port);
+  CAF_REQUIRE(listeners.has_value());
+  CAF_CHECK_EQUAL(*listeners, std::vector<uid_t>{::getuid()});
+  CAF_CHECK(jp::token_may_go_to(port).ok());
+  ::close(fd);
+  auto gone = jp::token_may_go_to(port);
+  CAF_CHECK_EQUAL(gone.error, fmt::format("nothing listens on port {} any more (what answered closed it): the node "
+                                          "token is not sent",
+                                          port));
+  // Another user's node on the port the client dials. (Only root can be another
+  // user here; otherwise the check above is all.)
+  jp::testing::other_user_area other;
+  if (other.drop().empty())
+    return;
+  CAF_REQUIRE(start_node()); // makes this user's token
+  auto theirs_out = (dir.path / "theirs.out").string();
+  auto home = other.make_dir("home", true);
+  std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                "/usr/bin/env", "HOME=" + home, "XDG_CONFIG_HOME=" + home + "/config",
+                                other.binary(), "--workspace", other.make_dir("ws", true), "node", "--listen",
+                                "127.0.0.1:0"};
+  Child theirs(argv, other.make_dir("state", true), theirs_out);
+  std::string text;
+  for (int i = 0; i < 6000 && !contains(text = read_file(theirs_out), "\n"); ++i)
+    ::usleep(10000);
+  if (!contains(text, "listening on "))
+    CAF_FAIL("the other user's node did not start: " << text);
+  auto at = text.find("listening on ") + 13;
+  address = text.substr(at, text.find('\n', at) - at);
+  auto r = client(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo reached" })")));
+  JP_REQUIRE_OK(r);
+  auto said = content(results_of(r), "main", 1, 0);
+  CAF_CHECK(contains(said, fmt::format("node `box`: what listens on port {} is another user's (uid 65534), not a node "
+                                       "of yours: the node token, which runs tools as you, is not sent to it",
+                                       address.substr(address.rfind(':') + 1))));
+  CAF_CHECK(!contains(said, "reached"));
+  // `nodes ls` shows it no token either.
+  dir.write("ls.toml", client_config());
+  auto ls = run_command(fmt::format("XDG_STATE_HOME='{}' '{}' --workspace '{}' --config '{}' nodes ls", state,
+                                    JP_CLI_BINARY, client_ws, (dir.path / "ls.toml").string()));
+  CAF_CHECK_EQUAL(ls.status, 1);
+  CAF_CHECK(contains(ls.out, fmt::format("box  {}  (token)  refused: what listens on port {} is another user's (uid "
+                                         "65534)",
+                                         address, address.substr(address.rfind(':') + 1))));
 }
 
 CAF_TEST(a TLS client of a node without TLS is told so and not as transient) {

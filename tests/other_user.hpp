@@ -62,6 +62,11 @@ public:
     return run_command(cmd);
   }
 
+  /// The setpriv command that runs what follows it as the other user ("" when this
+  /// is not root: then the runs are as this user) and the jp-actors they can run.
+  const std::string& drop() const { return drop_; }
+  const std::string& binary() const { return bin_; }
+
 private:
   std::string drop_;
   std::string bin_ = JP_CLI_BINARY;

@@ -15,6 +15,7 @@
 #include "runtime/node/node_certificate_name.hpp"
 #include "runtime/node/node_reach_failure.hpp"
 #include "runtime/node/node_token.hpp"
+#include "runtime/node/port_listener_owner.hpp"
 
 namespace jp {
 
@@ -60,6 +61,11 @@ NodeStatus ask_node(caf::actor_system& sys, caf::scoped_actor& self, const NodeC
           out.status = "reachable, but it published no gate";
           return;
         }
+        if (!token.empty())
+          if (auto ours = token_may_go_to(addr->port); !ours) {
+            out.status = "refused: " + ours.error;
+            return;
+          }
         self->request(gate, reach_timeout, list_atom::value, token)
           .receive(
             [&](std::vector<HandleSummary>& hs) {
