@@ -676,6 +676,14 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   said = content(results_of(distrusting), "main", 1, 0);
   CAF_CHECK(contains(said, "node `box`"));
   CAF_CHECK(!contains(said, "over tls"));
+  // Told as its own refusal, not as the node's (it said the node's log knew why).
+  CAF_CHECK(contains(said, "presented a certificate this client does not accept"));
+  CAF_CHECK(contains(said, "the node's certificate was refused here: ")); // OpenSSL's reason follows
+  CAF_CHECK(contains(said, "[nodes.box.tls] ca must be the CA that signed the node's [node.tls] certificate"));
+  CAF_CHECK(contains(said, R"("transient":false)"));
+  // And the node's log says the client refused it, not that it refused the client.
+  if (!said_within(node_out, "refused this node at the TLS handshake: "))
+    CAF_FAIL("the node did not say the client refused it:\n" << read_file(node_out));
   // A node whose certificate the CA signed for another machine, or a client's (the
   // same CA signs both), is no proof of the node the client dialled.
   client_tls = pki.tls("client", "ca");
@@ -808,6 +816,41 @@ CAF_TEST(the node token goes only to a listener of this user s) {
   CAF_CHECK(contains(ls.out, fmt::format("box  {}  (token)  refused: what listens on port {} is another user's (uid "
                                          "65534)",
                                          address, address.substr(address.rfind(':') + 1))));
+}
+
+CAF_TEST(a TLS node tells the first handshakes that failed and then every thousandth) {
+  // Each bare connection (a port scan, a health check) ended at the handshake and
+  // was told: off loopback anyone could fill the node's log.
+  Pki pki{dir.path.string()};
+  pki.ca("ca");
+  pki.cert("node", "ca", "IP:127.0.0.1");
+  pki.cert("client", "ca");
+  node_toml += "[node.tls]\n" + pki.tls("node", "ca");
+  CAF_REQUIRE(start_node());
+  auto port = static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+  for (int i = 0; i < 25; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    at.sin_port = htons(port);
+    CAF_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+    ::close(fd);
+  }
+  // A client served after them: the node's one network thread met them first.
+  client_tls = pki.tls("client", "ca");
+  auto served = client(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo over tls", wait_ms = 5000 })")),
+                       (dir.path / "nobody").string());
+  JP_REQUIRE_OK(served);
+  CAF_CHECK(contains(content(results_of(served), "main", 1, 0), "over tls"));
+  auto node_out = (dir.path / "node.out").string();
+  if (!said_within(node_out, "(from now on every 1000th is told)"))
+    CAF_FAIL("the node did not say it tells fewer:\n" << read_file(node_out));
+  std::istringstream lines(read_file(node_out));
+  int told = 0;
+  for (std::string line; std::getline(lines, line);)
+    told += contains(line, "at the TLS handshake");
+  CAF_CHECK_EQUAL(told, 20);
 }
 
 CAF_TEST(a TLS client of a node without TLS is told so and not as transient) {

@@ -16,6 +16,7 @@
 namespace {
 
 std::atomic<bool> g_report{false};
+std::atomic<int> g_refusals{0}; // connections that ended at the handshake
 
 /// "127.0.0.1:4242", or "an unknown peer".
 std::string peer_of(const SSL* ssl) {
@@ -35,10 +36,12 @@ std::string peer_of(const SSL* ssl) {
 }
 
 /// OpenSSL's reasons for the failure (the error queue, emptied), and why the peer's
-/// certificate was not accepted, if it was not.
-std::string reasons_of(const SSL* ssl) {
+/// certificate was not accepted, if it was not. `by_client`: set when the client
+/// sent an alert (it refused this node's certificate, as a rule).
+std::string reasons_of(const SSL* ssl, bool& by_client) {
   std::string why;
   while (auto e = ERR_get_error()) {
+    by_client = by_client || ERR_GET_REASON(e) >= SSL_AD_REASON_OFFSET; // an alert the peer sent
     const char* r = ERR_reason_error_string(e);
     if (!why.empty())
       why += "; ";
@@ -83,10 +86,25 @@ extern "C" int SSL_get_error(const SSL* ssl, int ret) {
       ERR_clear_error();
       return err;
     }
-    std::fprintf(stderr,
-                 "jp-actors node: refused a connection from %s at the TLS handshake: %s; a client needs a "
-                 "certificate signed by the CA of [node.tls] ca, and its own [nodes.NAME.tls]\n",
-                 peer_of(ssl).c_str(), reasons_of(ssl).c_str());
+    bool by_client = false;
+    auto why = reasons_of(ssl, by_client);
+    // The first ones, then every thousandth: a port scan (each a bare connection that
+    // ends at once) cannot flood the log, and a later one is not unseen.
+    constexpr int told_each = 20;
+    auto n = ++g_refusals;
+    auto peer = peer_of(ssl);
+    auto told = by_client ? fmt::format("the client at {} refused this node at the TLS handshake: {}; a client takes "
+                                        "the node's certificate only if its [nodes.NAME.tls] ca signed it and it "
+                                        "names the address the client dials",
+                                        peer, why)
+                          : fmt::format("refused a connection from {} at the TLS handshake: {}; a client needs a "
+                                        "certificate signed by the CA of [node.tls] ca, and its own [nodes.NAME.tls]",
+                                        peer, why);
+    if (n <= told_each)
+      std::fprintf(stderr, "jp-actors node: %s%s\n", told.c_str(),
+                   n == told_each ? " (from now on every 1000th is told)" : "");
+    else if (n % 1000 == 0)
+      std::fprintf(stderr, "jp-actors node: %d connections ended at the TLS handshake\n", n);
   }
   jp::forget_failed_node_errors(ssl, err); // this definition stands for the library's
   return err;

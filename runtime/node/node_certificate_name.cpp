@@ -26,6 +26,7 @@ namespace {
 std::mutex g_mtx;
 std::map<std::string, std::string> g_expected; // "ip port" dialled -> the host it stands for
 std::set<std::string> g_refused;               // "host port" whose certificate did not name host
+std::map<std::string, std::string> g_distrusted; // "host port" -> why its certificate was not accepted
 
 /// "ip port" of a socket address.
 std::string address_key(const sockaddr* sa) {
@@ -96,6 +97,7 @@ Result<std::string> dial_node_checking_name(const std::string& host, uint16_t po
   auto ip = key.substr(0, key.rfind(' '));
   std::lock_guard lock(g_mtx);
   g_refused.erase(fmt::format("{} {}", host, port));
+  g_distrusted.erase(fmt::format("{} {}", host, port));
   g_expected[key] = host;
   return ip;
 }
@@ -103,6 +105,12 @@ Result<std::string> dial_node_checking_name(const std::string& host, uint16_t po
 bool node_certificate_names_not(const std::string& host, uint16_t port) {
   std::lock_guard lock(g_mtx);
   return g_refused.count(fmt::format("{} {}", host, port)) > 0;
+}
+
+std::string node_certificate_distrusted(const std::string& host, uint16_t port) {
+  std::lock_guard lock(g_mtx);
+  auto it = g_distrusted.find(fmt::format("{} {}", host, port));
+  return it == g_distrusted.end() ? std::string() : it->second;
 }
 
 void forget_failed_node_errors(const ssl_st* ssl, int err) {
@@ -145,10 +153,12 @@ extern "C" int jp_node_ssl_connect(SSL* ssl) {
   int rc = real(ssl);
   if (rc <= 0) {
     auto v = SSL_get_verify_result(ssl);
-    if (v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-      std::lock_guard lock(g_mtx);
-      g_refused.insert(fmt::format("{} {}", host, key.substr(key.rfind(' ') + 1)));
-    }
+    auto at = fmt::format("{} {}", host, key.substr(key.rfind(' ') + 1));
+    std::lock_guard lock(g_mtx);
+    if (v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH)
+      g_refused.insert(at);
+    else if (v != X509_V_OK)
+      g_distrusted[at] = X509_verify_cert_error_string(v);
   }
   return rc;
 }

@@ -30,6 +30,11 @@ Result<std::string> dial_node_checking_name(const std::string& host, uint16_t po
 /// does not name `host`.
 bool node_certificate_names_not(const std::string& host, uint16_t port);
 
+/// After a connection to `host`:`port` failed: why this client did not accept the
+/// node's certificate (OpenSSL's words: "unable to get local issuer certificate"), or
+/// "" when it was not that.
+std::string node_certificate_distrusted(const std::string& host, uint16_t port);
+
 /// After SSL_get_error said `err` of a connection: a failure of one dialled to a node
 /// leaves nothing in the thread's OpenSSL error queue. CAF's TLS reads that queue
 /// without emptying it, on the one thread that serves every node's connection: a

@@ -45,6 +45,13 @@ ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const 
                         "again will not help until the configuration changes",
                         host, node.name, is_ip_literal(host) ? "IP" : "DNS"),
             false};
+  if (auto why = node.tls.enabled() ? node_certificate_distrusted(host, port) : std::string(); !why.empty())
+    return {"presented a certificate this client does not accept",
+            fmt::format("the node's certificate was refused here: {}. [nodes.{}.tls] ca must be the CA that signed "
+                        "the node's [node.tls] certificate. Trying again will not help until the configuration "
+                        "changes",
+                        why, node.name),
+            false};
   if (is_sec(err, caf::sec::disconnect_during_handshake)) {
     if (node.tls.enabled())
       return {"closed the connection during the handshake", tls_mismatch(node), false};
