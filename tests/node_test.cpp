@@ -407,6 +407,12 @@ CAF_TEST(a node refuses a client without its token and a tool that would ask) {
   // The node's log says so too.
   CAF_CHECK(said_within((dir.path / "node.out").string(),
                         "jp-actors node: refused the session of a client whose token does not match the node's"));
+  // No token at all: it says where one comes from, and that a TLS node takes none.
+  auto none = client(spawn, (dir.path / "nobody").string());
+  JP_REQUIRE_OK(none);
+  CAF_CHECK(contains(content(results_of(none), "main", 1, 0),
+                     "a node started as this user on loopback without TLS makes it; a node with [node.tls] takes "
+                     "none: give its client [nodes.NAME.tls] instead"));
   // A token that is a link is refused as one, not as a file missing.
   auto linked = (dir.path / "linked").string();
   std::filesystem::create_directories(linked + "/jp-actors");

@@ -20,7 +20,9 @@ struct TokenKind {
   const char* what;
   const char* maker;
 };
-constexpr TokenKind node_kind{"node-token", "node token", "a node started as this user makes it"};
+constexpr TokenKind node_kind{"node-token", "node token",
+                              "a node started as this user on loopback without TLS makes it; a node with "
+                              "[node.tls] takes none: give its client [nodes.NAME.tls] instead"};
 constexpr TokenKind mcp_kind{"mcp-token", "MCP token", "`jp-actors mcp --listen` started as this user makes it"};
 
 /// `mine`: this process makes the token when there is none (a node, `mcp --listen`);
