@@ -859,6 +859,63 @@ CAF_TEST(a TLS node tells the first handshakes that failed and then every thousa
   CAF_CHECK_EQUAL(told, 20);
 }
 
+CAF_TEST(a TLS handshake left unanswered is closed on either side after its deadline) {
+  // CAF's TLS called the handshake again each time the socket could be written: a
+  // silent peer held a core of the node's for as long as it liked, and a client's
+  // exit waited for a silent node for good.
+  Pki pki{dir.path.string()};
+  pki.ca("ca");
+  pki.cert("node", "ca", "IP:127.0.0.1");
+  pki.cert("client", "ca");
+  node_toml += "[node.tls]\n" + pki.tls("node", "ca");
+  CAF_REQUIRE(start_node());
+  auto loopback = [](uint16_t port) {
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    at.sin_port = htons(port);
+    return at;
+  };
+  // A connection to the node that never speaks.
+  int bare = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  auto node_at = loopback(static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1))));
+  CAF_REQUIRE(::connect(bare, reinterpret_cast<sockaddr*>(&node_at), sizeof node_at) == 0);
+  // A "node" that takes the connection and never speaks.
+  int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  auto silent_at = loopback(0);
+  socklen_t len = sizeof silent_at;
+  CAF_REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&silent_at), sizeof silent_at) == 0 &&
+              ::listen(silent, 4) == 0 && ::getsockname(silent, reinterpret_cast<sockaddr*>(&silent_at), &len) == 0);
+  struct Closer {
+    int a, b;
+    ~Closer() {
+      ::close(a);
+      ::close(b);
+    }
+  } closer{bare, silent};
+  address = "127.0.0.1:" + std::to_string(ntohs(silent_at.sin_port));
+  client_tls = pki.tls("client", "ca");
+  auto r = client(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo hi" })")),
+                  (dir.path / "nobody").string());
+  JP_REQUIRE_OK(r); // it ended
+  auto said = content(results_of(r), "main", 1, 0);
+  // CAF's own connection timeout ([node] timeout_secs, 5) told it first; ours closed
+  // the connection, which its end waited for.
+  CAF_CHECK(contains(said, "node `box` (" + address + ") did not answer"));
+  CAF_CHECK(contains(said, R"("transient":true)"));
+  // The node closed the silent connection, and says so once.
+  auto node_out = (dir.path / "node.out").string();
+  if (!said_within(node_out, "jp-actors node: closed a connection from 127.0.0.1:"))
+    CAF_FAIL("the node did not close the silent connection:\n" << read_file(node_out));
+  char byte;
+  CAF_CHECK(::read(bare, &byte, 1) <= 0); // its end, or a reset
+  std::istringstream lines(read_file(node_out));
+  int told = 0;
+  for (std::string line; std::getline(lines, line);)
+    told += contains(line, "no TLS handshake within 10 s (what connected sent nothing, or too little)");
+  CAF_CHECK_EQUAL(told, 1);
+}
+
 CAF_TEST(a TLS client of a node without TLS is told so and not as transient) {
   Pki pki{dir.path.string()};
   pki.ca("ca");

@@ -1,5 +1,6 @@
 #include "runtime/cli/node_handshake_report.hpp"
 #include "runtime/node/node_certificate_name.hpp"
+#include "runtime/node/tls_handshake_pace.hpp"
 
 #include <arpa/inet.h>
 #include <atomic>
@@ -54,6 +55,12 @@ std::string reasons_of(const SSL* ssl, bool& by_client) {
   return why.empty() ? "the client closed the connection (it may not trust this node's certificate)" : why;
 }
 
+/// The ex_data slot marking a connection whose failure was told.
+int told_slot() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
 /// Whether the client's Finished message came: the handshake was done, and a failure
 /// now is the connection's end (a served client's EOF), not a refusal. Not
 /// SSL_is_init_finished: any fatal error, that EOF included, puts OpenSSL's state
@@ -86,6 +93,13 @@ extern "C" int SSL_get_error(const SSL* ssl, int ret) {
       ERR_clear_error();
       return err;
     }
+    // CAF asks again about a failure it was told: one line a connection.
+    if (told_slot() < 0 || SSL_get_ex_data(ssl, told_slot())) {
+      ERR_clear_error();
+      return err;
+    }
+    static char told_mark;
+    SSL_set_ex_data(const_cast<SSL*>(ssl), told_slot(), &told_mark);
     bool by_client = false;
     auto why = reasons_of(ssl, by_client);
     // The first ones, then every thousandth: a port scan (each a bare connection that
@@ -93,7 +107,11 @@ extern "C" int SSL_get_error(const SSL* ssl, int ret) {
     constexpr int told_each = 20;
     auto n = ++g_refusals;
     auto peer = peer_of(ssl);
-    auto told = by_client ? fmt::format("the client at {} refused this node at the TLS handshake: {}; a client takes "
+    auto told = jp::handshake_expired(ssl)
+                  ? fmt::format("closed a connection from {}: no TLS handshake within {} s (what connected sent "
+                                "nothing, or too little)",
+                                peer, std::chrono::duration_cast<std::chrono::seconds>(jp::tls_handshake_deadline).count())
+                : by_client ? fmt::format("the client at {} refused this node at the TLS handshake: {}; a client takes "
                                         "the node's certificate only if its [nodes.NAME.tls] ca signed it and it "
                                         "names the address the client dials",
                                         peer, why)

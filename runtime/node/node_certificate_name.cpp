@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "runtime/node/node_address.hpp"
+#include "runtime/node/tls_handshake_pace.hpp"
 
 // The check itself, under a name of its own: SSL_connect is its weak alias, so that
 // whether callers find it (and not libssl's, when that wins the link) can be told.
@@ -27,6 +28,7 @@ std::mutex g_mtx;
 std::map<std::string, std::string> g_expected; // "ip port" dialled -> the host it stands for
 std::set<std::string> g_refused;               // "host port" whose certificate did not name host
 std::map<std::string, std::string> g_distrusted; // "host port" -> why its certificate was not accepted
+std::set<std::string> g_silent;                  // "host port" whose handshake was not done in time
 
 /// "ip port" of a socket address.
 std::string address_key(const sockaddr* sa) {
@@ -98,6 +100,7 @@ Result<std::string> dial_node_checking_name(const std::string& host, uint16_t po
   std::lock_guard lock(g_mtx);
   g_refused.erase(fmt::format("{} {}", host, port));
   g_distrusted.erase(fmt::format("{} {}", host, port));
+  g_silent.erase(fmt::format("{} {}", host, port));
   g_expected[key] = host;
   return ip;
 }
@@ -111,6 +114,11 @@ std::string node_certificate_distrusted(const std::string& host, uint16_t port) 
   std::lock_guard lock(g_mtx);
   auto it = g_distrusted.find(fmt::format("{} {}", host, port));
   return it == g_distrusted.end() ? std::string() : it->second;
+}
+
+bool node_handshake_timed_out(const std::string& host, uint16_t port) {
+  std::lock_guard lock(g_mtx);
+  return g_silent.count(fmt::format("{} {}", host, port)) > 0;
 }
 
 void forget_failed_node_errors(const ssl_st* ssl, int err) {
@@ -150,8 +158,11 @@ extern "C" int jp_node_ssl_connect(SSL* ssl) {
     X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
   else
     X509_VERIFY_PARAM_set1_host(param, host.c_str(), 0);
-  int rc = real(ssl);
-  if (rc <= 0) {
+  int rc = jp::paced_handshake_step(ssl, real);
+  if (rc <= 0 && jp::handshake_expired(ssl)) {
+    std::lock_guard lock(g_mtx);
+    g_silent.insert(fmt::format("{} {}", host, key.substr(key.rfind(' ') + 1)));
+  } else if (rc <= 0) {
     auto v = SSL_get_verify_result(ssl);
     auto at = fmt::format("{} {}", host, key.substr(key.rfind(' ') + 1));
     std::lock_guard lock(g_mtx);

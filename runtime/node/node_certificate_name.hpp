@@ -35,6 +35,10 @@ bool node_certificate_names_not(const std::string& host, uint16_t port);
 /// "" when it was not that.
 std::string node_certificate_distrusted(const std::string& host, uint16_t port);
 
+/// After a connection to `host`:`port` failed: whether its TLS handshake was closed
+/// for taking longer than tls_handshake_deadline (the node did not answer it).
+bool node_handshake_timed_out(const std::string& host, uint16_t port);
+
 /// After SSL_get_error said `err` of a connection: a failure of one dialled to a node
 /// leaves nothing in the thread's OpenSSL error queue. CAF's TLS reads that queue
 /// without emptying it, on the one thread that serves every node's connection: a

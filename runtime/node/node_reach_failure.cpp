@@ -11,6 +11,7 @@
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_certificate_name.hpp"
 #include "runtime/node/node_protocol.hpp"
+#include "runtime/node/tls_handshake_pace.hpp"
 
 namespace jp {
 
@@ -45,6 +46,12 @@ ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const 
                         "again will not help until the configuration changes",
                         host, node.name, is_ip_literal(host) ? "IP" : "DNS"),
             false};
+  if (node.tls.enabled() && node_handshake_timed_out(host, port))
+    return {"did not answer the TLS handshake",
+            fmt::format("nothing came back within {} s of the TLS handshake: something there that is not a node, "
+                        "or a node stopped or overloaded. Check that `jp-actors node --listen` runs at that address",
+                        std::chrono::duration_cast<std::chrono::seconds>(tls_handshake_deadline).count()),
+            true};
   if (auto why = node.tls.enabled() ? node_certificate_distrusted(host, port) : std::string(); !why.empty())
     return {"presented a certificate this client does not accept",
             fmt::format("the node's certificate was refused here: {}. [nodes.{}.tls] ca must be the CA that signed "
