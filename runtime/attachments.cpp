@@ -135,7 +135,7 @@ std::optional<std::string> leads_out(const fs::path& path, const std::string& sh
   if (ec)
     return std::nullopt;
   std::optional<fs::path> real;
-  auto check = [&](const fs::path& root, std::string_view what) -> std::optional<std::string> {
+  auto check = [&](const fs::path& root, const std::string& what) -> std::optional<std::string> {
     std::error_code ec;
     auto real_root = fs::canonical(root, ec);
     if (ec || !(is_under(typed, root) || is_under(typed, real_root)))
@@ -148,12 +148,25 @@ std::optional<std::string> leads_out(const fs::path& path, const std::string& sh
                        "mean it",
                        shown, what, real->string());
   };
-  if (auto here = fs::current_path(ec); !ec)
+  auto here = fs::current_path(ec);
+  if (!ec)
     if (auto why = check(here, "the current directory"))
       return why;
-  if (!workspace.empty())
-    if (auto why = check(fs::absolute(workspace, ec).lexically_normal(), "the workspace"))
+  auto space = workspace.empty() ? fs::path() : fs::absolute(workspace, ec).lexically_normal();
+  if (!space.empty())
+    if (auto why = check(space, "the workspace"))
       return why;
+  // Nor out of a repository it was typed into (run from $HOME without --workspace,
+  // proj/notes.md -> ../.ssh/id_ed25519 stays in both): a directory below them that
+  // holds .git.
+  for (auto dir = typed.parent_path(); dir.has_relative_path(); dir = dir.parent_path()) {
+    bool below = (!here.empty() && is_under(dir, here) && dir != here) || (!space.empty() && is_under(dir, space) && dir != space);
+    if (!below)
+      break;
+    if (fs::exists(dir / ".git", ec))
+      if (auto why = check(dir, fmt::format("the repository {}", dir.string())))
+        return why;
+  }
   return std::nullopt;
 }
 

@@ -128,6 +128,40 @@ CAF_TEST(a path in the workspace is not followed out of it from a directory abov
   CAF_CHECK(own.ok());    // the user's own file, typed as such, outside the workspace
 }
 
+CAF_TEST(a path in a repository is not followed out of it from a directory above it) {
+  // Run from $HOME without --workspace: proj/notes.md -> ../.ssh/id_ed25519 stays in
+  // the current directory (the workspace), and leaves the repository it came with.
+  std::filesystem::create_directories(dir.path / "home/.ssh");
+  dir.write("home/.ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n");
+  std::filesystem::create_directories(dir.path / "home/proj/.git");
+  std::filesystem::create_directories(dir.path / "home/proj/docs");
+  std::filesystem::create_symlink("../.ssh/id_ed25519", dir.path / "home/proj/notes.md");
+  std::filesystem::create_symlink("../../.ssh", dir.path / "home/proj/docs/keys");
+  dir.write("home/proj/README.md", "read me");
+  std::filesystem::create_symlink("../README.md", dir.path / "home/proj/docs/readme-link.md");
+  // A directory that is no repository: a link in it to its neighbour is followed.
+  std::filesystem::create_directories(dir.path / "home/notes");
+  dir.write("home/todo.md", "to do");
+  std::filesystem::create_symlink("../todo.md", dir.path / "home/notes/todo.md");
+  auto before = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path / "home");
+  auto key = prompt_with_attachments("q", {"proj/notes.md"}, "");
+  auto through_dir = prompt_with_attachments("q", {"proj/docs/keys/id_ed25519"}, "");
+  auto inside = prompt_with_attachments("q", {"proj/docs/readme-link.md"}, "");
+  auto plain_dir = prompt_with_attachments("q", {"notes/todo.md"}, "");
+  auto own = prompt_with_attachments("q", {".ssh/id_ed25519"}, "");
+  std::filesystem::current_path(before);
+  auto home = std::filesystem::canonical(dir.path) / "home";
+  CAF_REQUIRE(!key.ok());
+  CAF_CHECK_EQUAL(key.error(), "--attach proj/notes.md: it leads out of the repository " + (dir.path / "home/proj").string() +
+                                 ", through a link, to " + (home / ".ssh/id_ed25519").string() +
+                                 "; attach that path itself if you mean it");
+  CAF_CHECK(!through_dir.ok()); // a link to a directory on the way
+  CAF_CHECK(inside.ok());       // a link that stays in the repository is followed
+  CAF_CHECK(plain_dir.ok());
+  CAF_CHECK(own.ok());          // the user's own file, typed as such
+}
+
 CAF_TEST(a FIFO in the place of a file is refused without waiting for a writer) {
   CAF_REQUIRE_EQUAL(::mkfifo((dir.path / "pipe.txt").c_str(), 0600), 0);
   auto p = prompt_with_attachments("q", {at("pipe.txt")}, "");

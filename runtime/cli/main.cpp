@@ -510,7 +510,7 @@ int main(int argc, char** argv) {
   query->add_option("--attach", query_options.attach,
                     "Add PATH to the prompt with its path: a file's text, or a directory's listing (repeatable; "
                     "256 KiB in all; UTF-8 text only, a binary file is refused; a path into the current directory "
-                    "is not followed out of it through a link)")
+                    "or the workspace is not followed out of it, nor out of a repository in it, through a link)")
     ->allow_extra_args(false);
 
   auto* conversations = app.add_subcommand("conversations", "List or show the conversations of this workspace");
