@@ -30,6 +30,7 @@
 #include "owned_children.hpp"
 #include "child_wait.hpp"
 #include "contains.hpp"
+#include "file_contents.hpp"
 #include "marked_processes.hpp"
 #include "raise_limits.hpp"
 #include "temp_dir.hpp"
@@ -630,6 +631,30 @@ CAF_TEST(ctrl-backslash kills the tools at once and jp-actors dies of SIGQUIT) {
     testing::end_cli(cli_pid);
     ::kill(-tool, SIGKILL); // whatever the checks said, nothing outlives the test
   }
+  // Nothing written: the script ran on while its tools died (its next step was tried,
+  // its end told) and its --report was written as of a whole run.
+  std::filesystem::remove(ws.path / "pid");
+  {
+    std::ofstream(ws.path / "held.toml", std::ios::app) << "  [[agents.steps]]\n  [[agents.steps.calls]]\n"
+                                                            "  tool = \"shell\"\n"
+                                                            "  arguments = { command = \"echo next-step\" }\n";
+  }
+  auto out = ws.path / "out.txt";
+  auto report = ws.path / "report.json";
+  std::vector<std::string> reporting = {"--report", report.string()};
+  pid_t cli_pid = start_run(ws.path, ws.path / "held.toml", reporting, out);
+  CAF_REQUIRE(cli_pid > 0);
+  pid_t tool = pid_from(ws.path / "pid");
+  CAF_REQUIRE(tool > 0);
+  ::kill(cli_pid, SIGQUIT);
+  CAF_CHECK_EQUAL(testing::wait_exit(cli_pid), 128 + SIGQUIT);
+  testing::end_cli(cli_pid);
+  ::kill(-tool, SIGKILL);
+  CAF_CHECK(!std::filesystem::exists(report));
+  auto said = testing::contents(out.string());
+  CAF_CHECK(!contains(said, "next-step"));
+  CAF_CHECK(!contains(said, "turn end"));
+  CAF_CHECK(!contains(said, "\ndone:"));
   ::setrlimit(RLIMIT_CORE, &saved);
 }
 

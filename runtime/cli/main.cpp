@@ -249,6 +249,8 @@ int run_script(std::shared_ptr<const Config> config, const std::string& path, bo
     outcome = run_agents(sys, config, io, mcp, *script, path, log, json, permissions);
     ++runs;
   }
+  if (shutdown_signal() == SIGQUIT)
+    await_signal_shutdown(); // no report: Ctrl-\ writes nothing
   int rc = report_runs(*builder, json, report_path);
   // A repeat stops at a failed run: the report is of the runs made, and says so.
   auto skipped = script->repeat - runs;

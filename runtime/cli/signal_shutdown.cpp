@@ -82,6 +82,13 @@ int another_signal(int ms) {
 /// next start's sweep).
 [[noreturn]] void quit_now() {
   g_signal = SIGQUIT;
+  // The program runs on while its tools die: what it writes then (a script's next
+  // step, its end, a --report; shutdown_signal() tells it not to) goes nowhere.
+  if (int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC); null >= 0) {
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    ::close(null);
+  }
   refuse_new_processes();
   kill_all_process_groups();
   kill_escaped_processes();
