@@ -313,6 +313,64 @@ CAF_TEST(a session callback that throws leaves the session working) {
   CAF_CHECK(after.ok);
 }
 
+CAF_TEST(a refused call s callback that throws does not leave the call) {
+  // A refusal is answered at once, on the calling thread: its exception came out of
+  // spawn and await_all, though the header says a callback's is dropped.
+  Runtime rt(config());
+  CAF_REQUIRE(add_adder(rt));
+  auto s = rt.session();
+  int refused = 0;
+  auto throwing = [&refused](CallResult r) {
+    refused += !r.ok;
+    throw std::runtime_error("the program's own bug");
+  };
+  s.spawn("add", "x", Json(3), -1, throwing);
+  s.await_all({"x"}, std::nan(""), throwing);
+  CAF_CHECK_EQUAL(refused, 2);
+}
+
+CAF_TEST(a session s destructor returns once its running callback has) {
+  // A callback in flight ran on after the destructor returned, using what its owner
+  // freed next. Here the destructor is given a moment to return before the callback
+  // is let go (a bounded wait: the callback's end is only looked at once released).
+  Runtime rt(config());
+  CAF_REQUIRE(add_adder(rt));
+  auto s = std::make_unique<Session>(rt.session());
+  std::promise<void> entered, release;
+  auto released = release.get_future().share();
+  std::atomic<bool> destroyed{false};
+  std::atomic<bool> seen_destroyed{false};
+  s->call("add", obj(R"({"a": 1, "b": 2})"), [&, released](CallResult) {
+    entered.set_value();
+    released.wait();
+    seen_destroyed = destroyed.load();
+  });
+  entered.get_future().wait();
+  std::thread ender([&] {
+    s.reset();
+    destroyed = true;
+  });
+  for (int i = 0; i < 100 && !destroyed; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  release.set_value();
+  ender.join();
+  CAF_CHECK(destroyed.load());
+  CAF_CHECK(!seen_destroyed.load());
+}
+
+CAF_TEST(a session destroyed in its own callback does not wait for itself) {
+  Runtime rt(config());
+  CAF_REQUIRE(add_adder(rt));
+  auto s = std::make_unique<Session>(rt.session());
+  std::promise<void> done;
+  s->call("add", obj(R"({"a": 1, "b": 2})"), [&](CallResult) {
+    s.reset();
+    done.set_value();
+  });
+  get(done.get_future());
+  CAF_CHECK(!s);
+}
+
 CAF_TEST(a function tool has the schema of its declared parameters and of the protocol) {
   Runtime rt(config());
   CAF_REQUIRE(add_adder(rt));

@@ -17,7 +17,10 @@
 // one-shot call moved to the background (its answer names its id).
 // end() applies each handle's turn-end policy (await, abort, inquire) as a turn does,
 // and answers once that is done. Destroying the session aborts its handles without
-// waiting: their processes are killed and reaped a moment after it returns. A
+// waiting: their processes are killed and reaped a moment after it returns. It does
+// wait for a callback of the session running on another thread (none runs once it
+// returned, so a callback may use what its owner frees next); its callbacks still
+// unanswered are dropped, and their futures hold a broken promise. A
 // session keeps its runtime's state alive: its handles end with the session, not
 // with the Runtime object. A moved-from session (or runtime) may only be destroyed
 // or assigned to.

@@ -7,6 +7,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -67,6 +68,11 @@ struct Session::Impl {
     std::mutex mtx;
     uint64_t next = 0;
     std::map<uint64_t, std::function<void(SessionReply&)>> waiting;
+    // Callbacks running now, and whether the session has ended: its destructor waits
+    // for those running (no callback runs once it returned) and none starts after.
+    int running = 0;
+    bool ended = false;
+    std::condition_variable idle;
   };
   std::shared_ptr<Pending> pending = std::make_shared<Pending>();
 };

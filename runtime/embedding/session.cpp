@@ -14,24 +14,47 @@ namespace {
 
 using Pending = Session::Impl::Pending;
 
+// The session whose callback this thread runs now, if any: its destructor, called
+// from that callback, cannot wait for it.
+thread_local const Pending* t_in_callback = nullptr;
+
+/// Runs the program's callback `k` with `arg`. On the session's client actor an
+/// exception from it would end that actor, and every later call of the session
+/// would wait forever; on the calling thread (a refusal) it would leave the call.
+template <class K, class Arg>
+void run_callback(K& k, Arg& arg) {
+  try {
+    k(arg);
+  } catch (...) {
+    // The program's own fault, and its to see: the session goes on.
+  }
+}
+
 /// The reply to call `n`, to whoever waits for it.
 void answer(const std::shared_ptr<Pending>& pending, uint64_t n, SessionReply reply) {
   std::function<void(SessionReply&)> k;
   {
     std::lock_guard lock(pending->mtx);
     auto it = pending->waiting.find(n);
-    if (it == pending->waiting.end())
+    if (it == pending->waiting.end() || pending->ended)
       return;
     k = std::move(it->second);
     pending->waiting.erase(it);
+    ++pending->running;
   }
-  // The program's callback runs on the session's client actor: an exception from
-  // it would end that actor, and every later call of the session would wait forever.
-  try {
-    k(reply);
-  } catch (...) {
-    // The program's own fault, and its to see: the session goes on.
+  auto outer = std::exchange(t_in_callback, pending.get());
+  run_callback(k, reply);
+  t_in_callback = outer;
+  {
+    std::lock_guard lock(pending->mtx);
+    --pending->running;
   }
+  pending->idle.notify_all();
+}
+
+/// A call refused before it is made: answered at once, on the calling thread.
+void refuse(const std::function<void(CallResult)>& done, CallResult refusal) {
+  run_callback(done, refusal);
 }
 
 /// A session's client: forwards each call to the turn in the order it came, and
@@ -153,8 +176,13 @@ Session::~Session() {
   // them first: an aborted spawn's report).
   decltype(impl_->pending->waiting) unanswered;
   {
-    std::lock_guard lock(impl_->pending->mtx);
+    // And a callback running now ends before this returns (it may use what the
+    // program frees next), unless it is the one destroying the session.
+    std::unique_lock lock(impl_->pending->mtx);
     unanswered.swap(impl_->pending->waiting);
+    impl_->pending->ended = true;
+    int own = t_in_callback == impl_->pending.get() ? 1 : 0;
+    impl_->pending->idle.wait(lock, [&] { return impl_->pending->running <= own; });
   }
   // Its turn takes its registry, and so every handle, with it.
   caf::anon_send_exit(impl_->client, caf::exit_reason::user_shutdown);
@@ -186,9 +214,9 @@ void Session::spawn(const std::string& tool, const std::string& id, const Json& 
                     std::function<void(CallResult)> done) {
   // A JSON text that did not parse must not become a spawn with no parameters.
   if (!params.is_object() && !params.is_null())
-    return done(CallResult{false, fmt::format("spawn `{}` of {}: params must be a JSON object of the tool's "
-                                              "parameters, got {}",
-                                              cut_text(id), tool, cut_text(params.dump(), 100))});
+    return refuse(done, CallResult{false, fmt::format("spawn `{}` of {}: params must be a JSON object of the "
+                                                      "tool's parameters, got {}",
+                                                      cut_text(id), tool, cut_text(params.dump(), 100))});
   Json args = params.is_object() ? params : Json::object();
   args.set("action", "spawn");
   args.set("id", id);
@@ -244,9 +272,9 @@ namespace {
 void await_call(Session::Impl& impl, const char* which, const std::vector<std::string>& ids, double timeout_secs,
                 std::function<void(CallResult)> done) {
   if (!std::isfinite(timeout_secs))
-    return done(CallResult{false, fmt::format("await timeout_secs {}: expected a finite number of seconds (< 0: "
-                                              "no timeout)",
-                                              timeout_secs)});
+    return refuse(done, CallResult{false, fmt::format("await timeout_secs {}: expected a finite number of seconds "
+                                                      "(< 0: no timeout)",
+                                                      timeout_secs)});
   call_text(impl, "await", await_args(which, ids, timeout_secs), std::move(done));
 }
 
