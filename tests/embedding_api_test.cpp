@@ -1098,9 +1098,12 @@ std::string cmdline(pid_t pid) {
 
 CAF_TEST(a runtime dropped inside its own callback says so and aborts rather than hang) {
   temp_dir ws;
-  auto r = run_argv({JP_ENDING_EMBEDDER, "drop-in-callback"}, ws.path.string());
-  CAF_CHECK_EQUAL(r.status, 128 + SIGABRT);
-  CAF_CHECK(r.out.find("the last jp::Runtime was destroyed inside one of its own callbacks") != std::string::npos);
+  for (auto* mode : {"drop-in-callback", "drop-in-callback-given"}) {
+    CAF_MESSAGE("mode " << mode);
+    auto r = run_argv({JP_ENDING_EMBEDDER, mode}, ws.path.string());
+    CAF_CHECK_EQUAL(r.status, 128 + SIGABRT);
+    CAF_CHECK(r.out.find("the last jp::Runtime was destroyed inside one of its own callbacks") != std::string::npos);
+  }
 }
 
 CAF_TEST(an embedder that ends without ending its runtime leaves no tool running) {

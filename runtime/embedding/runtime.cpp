@@ -4,6 +4,10 @@
 #include <cstdlib>
 
 #include <caf/all.hpp>
+#include <caf/policy/work_sharing.hpp>
+#include <caf/policy/work_stealing.hpp>
+#include <caf/scheduler/coordinator.hpp>
+#include <thread>
 #include <fmt/format.h>
 #include <regex>
 
@@ -12,6 +16,7 @@
 #include "actors/turn_actor.hpp"
 #include "config/config_loader.hpp"
 #include "jp/executor.hpp"
+#include "runtime/actor_scheduler.hpp"
 #include "runtime/embedding/caller_thread_guard.hpp"
 #include "runtime/process/process.hpp"
 #include "runtime/store/conversation_store.hpp"
@@ -55,11 +60,35 @@ Runtime::Impl::Impl(Config c, caf::actor_system* system)
   sys = own_system.get();
 }
 
+namespace {
+
+/// Whether this thread is one of `sys`'s scheduler workers (one that runs its actors,
+/// and a session's callbacks), for RuntimeActorConfig's scheduler and CAF's.
+bool on_worker_of(caf::actor_system& sys) {
+  auto here = std::this_thread::get_id();
+  auto among = [&](auto* coordinator) {
+    if (!coordinator)
+      return false;
+    for (size_t i = 0; i < coordinator->num_workers(); ++i)
+      if (coordinator->worker_by_id(i)->get_thread().get_id() == here)
+        return true;
+    return false;
+  };
+  auto& scheduler = sys.scheduler();
+  return among(dynamic_cast<caf::scheduler::coordinator<wake_after_unlock>*>(&scheduler)) || // ours
+         among(dynamic_cast<caf::scheduler::coordinator<caf::policy::work_stealing>*>(&scheduler)) ||
+         among(dynamic_cast<caf::scheduler::coordinator<caf::policy::work_sharing>*>(&scheduler));
+}
+
+} // namespace
+
 Runtime::Impl::~Impl() {
   // On a thread of its own (a callback dropped the last Runtime: its io thread, an
   // actor's) the waits below would wait for that thread: said, rather than a
-  // program that hangs unsaid.
-  if (io.on_this_thread() || (own_system && caf::logger::current_logger() == &own_system->logger())) {
+  // program that hangs unsaid. (A system given: its workers run a session's
+  // callbacks too, and the last of them waiting would wait for good.)
+  if (io.on_this_thread() || (own_system && caf::logger::current_logger() == &own_system->logger()) ||
+      (!own_system && on_worker_of(*sys))) {
     std::fputs("jp-actors: the last jp::Runtime was destroyed inside one of its own callbacks, where its "
                "end would wait for itself forever; drop it from a thread of your own\n",
                stderr);

@@ -1,7 +1,8 @@
 // An embedder that ends without ending its runtime: `exit` (std::exit), `leak` (returns
 // from main, the runtime never destroyed), `throw` (an uncaught exception) or `signal`
 // (its own SIGTERM handler calls jp::kill_all_tools() and dies of the signal); or
-// `drop-in-callback`, which destroys its last runtime inside one of its callbacks. Its tool
+// `drop-in-callback` (and `-given`, on an actor system of its own), which destroys its last
+// runtime inside one of its callbacks. Its tool
 // prints the pids of two processes of its group, which this prints before it ends;
 // tests/embedding_api_test.cpp checks they are gone once it is.
 #include <csignal>
@@ -12,7 +13,9 @@
 #include <string>
 #include <unistd.h>
 
+#include <caf/actor_system.hpp>
 #include <jp/jp.hpp>
+#include "runtime/actor_config.hpp"
 
 #include "tests/program_assert.hpp"
 
@@ -31,6 +34,25 @@ int main(int argc, char** argv) {
     auto* s = new jp::Session(own->session());
     std::promise<void> never;
     s->call("shell", *jp::Json::parse(R"({"command":"true"})"), [&](jp::CallResult) {
+      delete s;
+      delete own;
+      never.set_value();
+    });
+    never.get_future().wait();
+    return 0;
+  }
+  if (mode == "drop-in-callback-given") {
+    // The same with an actor system of the program's own (one worker: a wait there
+    // waited for good, unsaid).
+    ::dup2(1, 2);
+    auto* cfg = new jp::RuntimeActorConfig(1);
+    auto* sys = new caf::actor_system(*cfg);
+    auto* own = new jp::Runtime(jp::builtin_config(), *sys);
+    auto* s = new jp::Session(own->session());
+    std::promise<void> never;
+    // Answered by the turn on a worker of that system (a process's end is told on
+    // the io thread, where the check was already).
+    s->call("describe_tools", jp::Json::object(), [&](jp::CallResult) {
       delete s;
       delete own;
       never.set_value();
