@@ -696,7 +696,9 @@ CAF_TEST(the request after a call that changed the server tools offers the new l
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
-CAF_TEST(an embedded runtime keeps the tools of its start and a call of one its server dropped is told so) {
+CAF_TEST(an embedded runtime follows its servers tool changes and keeps its own tools) {
+  // It kept the tools of its start: a new one was unknown, a changed schema checked
+  // as it was.
   auto toml = std::ifstream(config());
   std::string text((std::istreambuf_iterator<char>(toml)), std::istreambuf_iterator<char>());
   auto cfg = jp::config_from_toml(text, "embedded config");
@@ -704,11 +706,29 @@ CAF_TEST(an embedded runtime keeps the tools of its start and a call of one its 
   cfg->workspace = ws;
   {
     jp::Runtime rt(std::move(*cfg));
+    ToolConfig own;
+    own.name = "own";
+    own.summary = "The program's own";
+    CAF_REQUIRE(rt.add_function_tool(own, [](const Json&, const jp::Progress&) {
+      return jp::Invocation{jp::FunctionResult::ready(ToolState::success("mine"))};
+    }));
     auto session = rt.session();
     CAF_CHECK(session.call("demo__retool", Json::object()).get().ok);
     auto dropped = session.call("demo__fail", *Json::parse(R"({"text":"no"})")).get();
     CAF_CHECK(!dropped.ok);
     CAF_CHECK(contains(dropped.content, "`demo__fail` is no longer offered: MCP server `demo` dropped its tool"));
+    auto added = session.call("demo__shout", *Json::parse(R"({"text":"hey"})")).get();
+    CAF_CHECK(added.ok);
+    CAF_CHECK(contains(added.content, "HEY"));
+    auto changed = session.call("demo__echo", *Json::parse(R"({"text":"a","times":2})")).get();
+    CAF_CHECK(changed.ok);
+    CAF_CHECK(!contains(changed.content, "unknown parameter"));
+    auto mine = session.call("own", Json::object()).get();
+    CAF_CHECK(mine.ok);
+    CAF_CHECK(contains(mine.content, "mine"));
+    // A session started after the change has them too.
+    auto later = rt.session().call("demo__shout", *Json::parse(R"({"text":"again"})")).get();
+    CAF_CHECK(contains(later.content, "AGAIN"));
   }
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }

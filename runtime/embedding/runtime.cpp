@@ -48,6 +48,8 @@ Runtime::Impl::Impl(Config c, caf::actor_system* system)
     config = *mcp.config;
     executors = std::move(mcp.executors);
     mcp_clients = std::move(mcp.clients);
+    mcp_now = std::move(mcp.now);
+    mcp_first = mcp_now ? mcp_now() : nullptr;
   }
   if (system) {
     sys = system;
@@ -120,6 +122,33 @@ std::map<std::string, HandleFactory> Runtime::Impl::executors_now() {
   return executors;
 }
 
+ToolsNow Runtime::Impl::tools_now() {
+  if (!mcp_now)
+    return {};
+  // The turns that call it end before this Impl does (~Impl).
+  return [this]() -> std::shared_ptr<const ToolSet> {
+    auto set = mcp_now();
+    if (!set || set == mcp_first)
+      return nullptr; // as at the start: the turn's own config is current
+    std::lock_guard lock(mtx);
+    if (set == merged_from && own_changes == merged_changes)
+      return merged;
+    auto with_own = std::make_shared<Config>(*set->config);
+    auto out = std::make_shared<ToolSet>(*set);
+    for (auto& [name, tool] : config.tools)
+      if (!tool.source.starts_with("mcp.")) {
+        with_own->tools.insert_or_assign(name, tool);
+        if (auto it = executors.find(name); it != executors.end())
+          out->executors[name] = it->second;
+      }
+    out->config = std::move(with_own);
+    merged_from = std::move(set);
+    merged = std::move(out);
+    merged_changes = own_changes;
+    return merged;
+  };
+}
+
 void Runtime::Impl::track(const caf::actor_addr& a) {
   std::lock_guard lock(mtx);
   // Forget the ones that ended: a long-lived runtime starts many.
@@ -158,6 +187,7 @@ Status Runtime::add_function_tool(ToolConfig definition, FunctionTool fn) {
                              name, impl_->config.tools.at(name).source)};
   impl_->executors[name] = function_handle_factory(std::move(fn));
   impl_->config.tools[name] = std::move(definition);
+  ++impl_->own_changes;
   return Status::success();
 }
 
@@ -169,6 +199,7 @@ Status set_executor(Runtime& runtime, const std::string& tool, HandleFactory fac
   if (!factory)
     return Error{fmt::format("set_executor: no executor given for `{}`", tool)};
   impl->executors[tool] = std::move(factory);
+  ++impl->own_changes;
   return Status::success();
 }
 
@@ -196,6 +227,7 @@ Session Runtime::session() {
   // The program's own calls: a tool's `run = "ask"` does not apply to them.
   ctx.permissions = PermissionPolicy{false, {}};
   ctx.executors = impl_->executors_now();
+  ctx.tools_now = impl_->tools_now();
   ctx.agent = "session";
   s->turn = spawn_turn(*impl_->sys, std::move(ctx));
   impl_->track(s->turn.address());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actors/interfaces.hpp"
+#include "actors/tool_set.hpp"
 #include "actors/registry_actor.hpp"
 #include "jp/runtime.hpp"
 #include "jp/session.hpp"
@@ -45,8 +46,20 @@ struct Runtime::Impl {
   std::vector<std::pair<std::weak_ptr<ConversationStore>, std::string>> conversations;
   std::vector<caf::actor_addr> started; // turns and loops: ended before the io thread
 
+  // The MCP servers' tools as they list them now (actors/mcp_tools.hpp) and the set
+  // of the start, which `config` holds. A later set gets the runtime's own tools
+  // (function tools, executors set) laid over it, made once for each change.
+  ToolsNow mcp_now;
+  std::shared_ptr<const ToolSet> mcp_first;
+  uint64_t own_changes = 0; // add_function_tool, set_executor
+  std::shared_ptr<const ToolSet> merged_from, merged;
+  uint64_t merged_changes = 0;
+
   std::shared_ptr<const Config> snapshot();
   std::map<std::string, HandleFactory> executors_now();
+  /// For a TurnContext: the tools as they are now, once a server changed its own
+  /// (null where none can).
+  ToolsNow tools_now();
   void track(const caf::actor_addr& a);
 };
 

@@ -111,6 +111,7 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
     ctx.permissions.allow_hint = "TurnHooks::permissions.allowed holding \"{}\"";
   ctx.max_rounds = hooks.max_rounds;
   ctx.executors = impl_->executors_now();
+  ctx.tools_now = impl_->tools_now();
   ctx.agent_path = "assistant";
   // The `agent` tool's sub-agents: the same provider answers them.
   ctx.subagents = subagent_host(ctx.provider, ctx.inquiry, script, hooks.subagent_observer);
