@@ -1000,6 +1000,21 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
     // jp-actors is ending (a signal): nobody is asked what the interrupt means.
     [self](stop_atom) { interrupt_turn(self); },
     [self](quit_atom) { abort_everything(self); },
+    // A program let go of its jp::Turn: `why` is the turn's end. One that never ran
+    // has nothing to record or tell: its turn goes, and the waiter hears why.
+    [self](quit_atom, const std::string& why) {
+      auto& st = self->state;
+      if (!st.done.pending()) {
+        self->send_exit(st.turn, caf::exit_reason::kill);
+        self->quit();
+        return;
+      }
+      if (st.error.empty()) {
+        st.error = why;
+        st.code = error_code::interrupted;
+      }
+      abort_everything(self);
+    },
     // Delegated: the turn answers the asker itself, even once this loop has ended
     // (an abort can end the turn's last wait before its own answer comes).
     [self](list_atom) -> caf::delegated<std::vector<HandleSummary>> {

@@ -488,6 +488,43 @@ CAF_TEST(a function tool still running when its session ends is aborted) {
   CAF_CHECK_EQUAL(dropped.aborts.load(), 1);
 }
 
+CAF_TEST(a turn destroyed while it runs or before it ran says so in its result) {
+  // Its kept future said "interrupted twice", or (dropped at once) CAF's words with
+  // no error code.
+  auto c = scripted(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "work2"
+  arguments = { action = "spawn", id = "w" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+)");
+  for (bool at_once : {false, true}) {
+    CAF_MESSAGE("dropped " << (at_once ? "at once" : "while it runs"));
+    Runtime rt(c);
+    DrivenTool tool;
+    CAF_REQUIRE(rt.add_function_tool(function_tool_config("work2", "Works for a while", {}), tool.fn()));
+    std::future<TurnResult> kept;
+    if (at_once) {
+      kept = std::move(rt.run_turn("go").result());
+    } else {
+      auto t = rt.run_turn("go");
+      get(tool.started.get_future());
+      kept = std::move(t.result());
+    }
+    auto r = get(std::move(kept));
+    CAF_CHECK_EQUAL(to_string(r.outcome), std::string("interrupted"));
+    CAF_CHECK(r.code == error_code::interrupted);
+    if (at_once) // before it ran, or as it began
+      CAF_CHECK(r.error.starts_with("its jp::Turn was destroyed"));
+    else
+      CAF_CHECK_EQUAL(r.error, "its jp::Turn was destroyed while it ran: every handle it started was aborted");
+  }
+}
+
 CAF_TEST(a session or a turn assigned over a live one ends it as its destructor would) {
   auto c = scripted(R"(
 [[agents]]

@@ -53,6 +53,8 @@ Result<std::shared_ptr<Provider>> scripted_provider(std::string_view script_toml
 
 class Turn {
 public:
+  /// Ends the turn now, with every handle it started: a result() kept beyond it says
+  /// interrupted (code interrupted), "its jp::Turn was destroyed ...".
   ~Turn();
   Turn(Turn&&) noexcept;
   /// The turn assigned over ends first, as its destructor ends it.

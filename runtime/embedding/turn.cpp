@@ -52,10 +52,13 @@ Turn& Turn::operator=(Turn&& other) noexcept {
   return *this;
 }
 
+// What a turn's result says when the program let go of its jp::Turn first.
+constexpr const char* kDropped = "its jp::Turn was destroyed while it ran: every handle it started was aborted";
+
 Turn::~Turn() {
   // A turn nobody holds any more ends now, with every handle it started.
   if (impl_ && impl_->loop)
-    caf::anon_send(impl_->loop, quit_atom::value);
+    caf::anon_send(impl_->loop, quit_atom::value, std::string(kDropped));
 }
 
 std::future<TurnResult>& Turn::result() {
@@ -155,7 +158,12 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
           self->quit();
         },
         [self, p](caf::error& err) {
-          p->set_value(TurnResult{turn_outcome::failed, error_code::none, error_text(err), {}, false});
+          // The loop gone unanswered: its Turn was dropped before it ran.
+          if (err == caf::sec::request_receiver_down)
+            p->set_value(TurnResult{turn_outcome::interrupted, error_code::interrupted,
+                                    "its jp::Turn was destroyed before it ran", {}, false});
+          else
+            p->set_value(TurnResult{turn_outcome::failed, error_code::none, error_text(err), {}, false});
           self->quit();
         });
   });
