@@ -504,8 +504,8 @@ name = "main"
 )");
   for (bool at_once : {false, true}) {
     CAF_MESSAGE("dropped " << (at_once ? "at once" : "while it runs"));
+    DrivenTool tool; // outlives the runtime, which aborts it as it ends
     Runtime rt(c);
-    DrivenTool tool;
     CAF_REQUIRE(rt.add_function_tool(function_tool_config("work2", "Works for a while", {}), tool.fn()));
     std::future<TurnResult> kept;
     if (at_once) {
@@ -523,6 +523,93 @@ name = "main"
     else
       CAF_CHECK_EQUAL(r.error, "its jp::Turn was destroyed while it ran: every handle it started was aborted");
   }
+}
+
+namespace {
+
+/// Each turn's start and end, in order, as `name`.
+struct TurnOrder : TurnObserver {
+  TurnOrder(std::shared_ptr<std::mutex> m, std::shared_ptr<std::vector<std::string>> s, std::string n)
+      : mtx(std::move(m)), seen(std::move(s)), name(std::move(n)) {}
+  std::shared_ptr<std::mutex> mtx;
+  std::shared_ptr<std::vector<std::string>> seen;
+  std::string name;
+  void turn_start() override {
+    std::lock_guard lock(*mtx);
+    seen->push_back(name + " start");
+  }
+  void turn_end(const std::vector<HandleSummary>&, const std::vector<Notification>&, const std::string&,
+                bool) override {
+    std::lock_guard lock(*mtx);
+    seen->push_back(name + " end");
+  }
+};
+
+} // namespace
+
+CAF_TEST(turns of one conversation run one after the other) {
+  // Two at once in the runtime's own conversation interleaved their events, each
+  // reading a history the other was writing. The first waits on its tool; the
+  // second is given a moment to start (a bounded wait: the order is only looked at
+  // once both ended).
+  auto c = scripted(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "work2"
+  arguments = {}
+)");
+  DrivenTool tool;
+  tool.result_on_abort = false;
+  Runtime rt(c);
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("work2", "Works for a while", {}), tool.fn()));
+  auto mtx = std::make_shared<std::mutex>();
+  auto seen = std::make_shared<std::vector<std::string>>();
+  TurnHooks first_hooks, second_hooks;
+  first_hooks.observer = std::make_shared<TurnOrder>(mtx, seen, "first");
+  second_hooks.observer = std::make_shared<TurnOrder>(mtx, seen, "second");
+  second_hooks.provider = *scripted_provider(done_script);
+  auto first = rt.run_turn("go", first_hooks);
+  get(tool.started.get_future());
+  auto second = rt.run_turn("next", second_hooks);
+  auto started = [&] {
+    std::lock_guard lock(*mtx);
+    return std::find(seen->begin(), seen->end(), "second start") != seen->end();
+  };
+  for (int i = 0; i < 100 && !started(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  {
+    std::lock_guard lock(tool.mtx);
+    tool.result.succeed("worked");
+  }
+  CAF_CHECK_EQUAL(to_string(get(std::move(first.result())).outcome), std::string("completed"));
+  CAF_CHECK_EQUAL(to_string(get(std::move(second.result())).outcome), std::string("completed"));
+  std::lock_guard lock(*mtx);
+  CAF_CHECK_EQUAL(*seen, (std::vector<std::string>{"first start", "first end", "second start", "second end"}));
+}
+
+CAF_TEST(a store may use its runtime while it makes the conversation) {
+  // create() ran under the runtime's lock: a store that read its config there (or
+  // added a tool) waited for itself for good, and a slow one held every session up.
+  Runtime rt(scripted(done_script));
+  struct Asking : MemoryConversationStore {
+    Runtime* rt = nullptr;
+    Result<std::string> create() override {
+      rt->config();
+      return MemoryConversationStore::create();
+    }
+  };
+  auto store = std::make_shared<Asking>();
+  store->rt = &rt;
+  TurnHooks hooks;
+  hooks.store = store;
+  auto r = std::async(std::launch::async, [&] { return get(std::move(rt.run_turn("go", hooks).result())); });
+  bool in_time = r.wait_for(hang_guard) == std::future_status::ready;
+  CAF_CHECK(in_time);
+  if (!in_time)
+    std::_Exit(1); // the hung thread would keep the runner from ending at all
+  CAF_CHECK_EQUAL(to_string(r.get().outcome), std::string("completed"));
 }
 
 CAF_TEST(a session or a turn assigned over a live one ends it as its destructor would) {

@@ -4,6 +4,8 @@
 
 #include <caf/actor.hpp>
 #include <caf/actor_addr.hpp>
+#include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -44,6 +46,19 @@ struct Runtime::Impl {
   // The runtime's own conversation in each store its turns used without naming one
   // (its own store's, and each a program gave: hooks.store), made on the first.
   std::vector<std::pair<std::weak_ptr<ConversationStore>, std::string>> conversations;
+  // Made under a lock of their own (a program's store may call the runtime from
+  // create(), or be slow).
+  std::mutex conversations_mtx;
+  // The turns of each conversation (store, id), the running one first: they run one
+  // after the other, as two at once would interleave their events, each reading a
+  // history the other is writing. Each is a start of its turn. Shared with the
+  // turns' waiters, which start the next (and must not hold the runtime: the last
+  // owner dropped there would end it on an actor's thread).
+  struct Queued {
+    std::mutex mtx;
+    std::map<std::pair<const ConversationStore*, std::string>, std::deque<std::function<void()>>> turns;
+  };
+  std::shared_ptr<Queued> queued = std::make_shared<Queued>();
   std::vector<caf::actor_addr> started; // turns and loops: ended before the io thread
 
   // The MCP servers' tools as they list them now (actors/mcp_tools.hpp) and the set

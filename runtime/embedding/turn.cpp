@@ -121,7 +121,7 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
   // The conversation: the one named, else the runtime's own in the store (made on
   // its first turn there, then continued). The program's store may throw.
   {
-    std::lock_guard lock(impl_->mtx);
+    std::lock_guard lock(impl_->conversations_mtx);
     ctx.store = hooks.store ? hooks.store : impl_->store;
     ctx.conversation_id = hooks.conversation_id;
     if (ctx.conversation_id.empty()) {
@@ -144,29 +144,61 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
       }
     }
   }
+  // Its turn starts once the conversation's turns before it are over (the next is
+  // started as each ends, however it ended).
+  auto queued = impl_->queued;
+  auto key = std::make_pair(static_cast<const ConversationStore*>(ctx.store.get()), ctx.conversation_id);
+  auto next = [queued, key] {
+    std::function<void()> start;
+    {
+      std::lock_guard lock(queued->mtx);
+      auto& q = queued->turns[key];
+      q.pop_front();
+      if (q.empty())
+        queued->turns.erase(key);
+      else
+        start = q.front();
+    }
+    if (start)
+      start();
+  };
   auto t = std::make_shared<Turn::Impl>();
   t->rt = impl_;
   t->loop = spawn_turn_loop(*impl_->sys, std::move(ctx));
   impl_->track(t->loop.address());
   auto p = std::make_shared<std::promise<TurnResult>>();
   t->result = p->get_future();
-  impl_->sys->spawn([loop = t->loop, prompt = std::move(prompt), p](caf::event_based_actor* self) {
-    self->request(loop, caf::infinite, run_atom::value, prompt)
-      .then(
-        [self, p](TurnResult& r) {
-          p->set_value(std::move(r));
-          self->quit();
-        },
-        [self, p](caf::error& err) {
-          // The loop gone unanswered: its Turn was dropped before it ran.
-          if (err == caf::sec::request_receiver_down)
-            p->set_value(TurnResult{turn_outcome::interrupted, error_code::interrupted,
-                                    "its jp::Turn was destroyed before it ran", {}, false});
-          else
-            p->set_value(TurnResult{turn_outcome::failed, error_code::none, error_text(err), {}, false});
-          self->quit();
-        });
+  auto waiter = impl_->sys->spawn([loop = t->loop, prompt = std::move(prompt), p, next](caf::event_based_actor* self) {
+    return caf::behavior{[=](run_atom) {
+      self->request(loop, caf::infinite, run_atom::value, prompt)
+        .then(
+          [self, p, next](TurnResult& r) {
+            next();
+            p->set_value(std::move(r));
+            self->quit();
+          },
+          [self, p, next](caf::error& err) {
+            next();
+            // The loop gone unanswered: its Turn was dropped before it ran.
+            if (err == caf::sec::request_receiver_down)
+              p->set_value(TurnResult{turn_outcome::interrupted, error_code::interrupted,
+                                      "its jp::Turn was destroyed before it ran", {}, false});
+            else
+              p->set_value(TurnResult{turn_outcome::failed, error_code::none, error_text(err), {}, false});
+            self->quit();
+          });
+    }};
   });
+  auto start = [waiter] { caf::anon_send(waiter, run_atom::value); };
+  bool first;
+  {
+    std::lock_guard lock(queued->mtx);
+    auto& q = queued->turns[key];
+    first = q.empty();
+    q.push_back(start);
+  }
+  if (first)
+    start();
   return RuntimeAccess::turn(std::move(t));
 }
 
