@@ -207,23 +207,35 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
     if (auto h = caf::actor_cast<caf::actor>(me))
       caf::anon_send(h, xs...);
   };
-  Progress progress = [to_me](const std::string& text) { to_me(content_atom::value, text); };
+  // A result set before the function returned is its first look's answer, and what
+  // it reported before then is its output at once (a failure set then carries it);
+  // what comes later (maybe on another thread) comes as messages.
+  struct Early {
+    std::mutex mtx;
+    bool starting = true;
+    std::optional<ToolState> state;
+    std::string said;
+  };
+  auto early = std::make_shared<Early>();
+  Progress progress = [to_me, early](const std::string& text) {
+    {
+      std::lock_guard lock(early->mtx);
+      if (early->starting) {
+        early->said += text;
+        return;
+      }
+    }
+    to_me(content_atom::value, text);
+  };
   // Gone while the work runs (its registry ended): the work is stopped too.
   self->attach_functor([work = st.work] { work->abort_once(); });
   std::optional<ToolState> now; // set before the function returned
+  std::string said_first;       // reported before it returned
   try {
     auto args = Json::parse(st.spec.arguments);
     auto inv = fn(args ? *args : Json::object(), progress);
     st.work->abort = std::move(inv.abort);
     st.input = std::move(inv.input);
-    // A result set before the function returned is its first look's answer; one
-    // set later (maybe on another thread) comes as a message.
-    struct Early {
-      std::mutex mtx;
-      bool starting = true;
-      std::optional<ToolState> state;
-    };
-    auto early = std::make_shared<Early>();
     inv.result.on_set([early, to_me](ToolState s) {
       {
         std::lock_guard lock(early->mtx);
@@ -234,14 +246,19 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
       }
       to_me(stopped_atom::value, std::move(s));
     });
-    std::lock_guard lock(early->mtx);
-    early->starting = false;
-    now = std::move(early->state);
   } catch (const std::exception& e) {
     now = ToolState::failure(ToolError{fmt::format("{} failed to start: {}", st.tool, e.what()), {}, false});
   } catch (...) {
     now = ToolState::failure(ToolError{fmt::format("{} failed to start", st.tool), {}, false});
   }
+  {
+    std::lock_guard lock(early->mtx);
+    early->starting = false;
+    if (!now)
+      now = std::move(early->state);
+    said_first = std::move(early->said);
+  }
+  add_output(self, said_first);
   if (now)
     stop(self, std::move(*now));
   return {

@@ -383,6 +383,30 @@ CAF_TEST(a function tool has the schema of its declared parameters and of the pr
   CAF_CHECK(text.find(R"("apply")") == std::string::npos);
 }
 
+CAF_TEST(what a function reports before it returns a failure is that failure s content) {
+  // Its progress went as messages, which the failure set at once overtook: the
+  // failure's content was empty.
+  Runtime rt(config());
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("check", "Checks", {}), [](const Json&, const Progress& p) {
+    p("checking disk\n");
+    return Invocation{FunctionResult::ready(ToolState::failure(ToolError{"disk full", {}, false}))};
+  }));
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("thrower", "Throws", {}), [](const Json&, const Progress& p) {
+    p("about to throw\n");
+    throw std::runtime_error("no luck");
+    return Invocation{};
+  }));
+  auto s = rt.session();
+  get(s.spawn("check", "c", Json::object()));
+  get(s.spawn("thrower", "t", Json::object()));
+  auto done = parsed(get(s.await_all({"c", "t"}, 30)));
+  auto* c = completed(done, "c");
+  auto* t = completed(done, "t");
+  CAF_REQUIRE(c && t);
+  CAF_CHECK_EQUAL(str(c, "content"), "checking disk\n");
+  CAF_CHECK_EQUAL(str(t, "content"), "about to throw\n");
+}
+
 CAF_TEST(the progress of a function tool is what fetch returns and its result what await returns) {
   Runtime rt(config());
   DrivenTool tool;
