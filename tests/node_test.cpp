@@ -220,10 +220,11 @@ spawn.lifecycle.on_turn_end = "abort"
             "--json", (dir.path / "script.toml").string()};
   }
 
-  /// Runs the client to its end, with `state_home` as its user's state.
-  Run client(const std::string& script, const std::string& state_home = "") {
+  /// Runs the client to its end, with `state_home` as its user's state (and `env`,
+  /// NAME=VALUE ..., added).
+  Run client(const std::string& script, const std::string& state_home = "", const std::string& env = "") {
     auto argv = client_argv(script);
-    std::string cmd = fmt::format("XDG_STATE_HOME='{}'", state_home.empty() ? state : state_home);
+    std::string cmd = fmt::format("{} XDG_STATE_HOME='{}'", env, state_home.empty() ? state : state_home);
     for (auto& a : argv)
       cmd += " '" + a + "'";
     return run_command(cmd);
@@ -895,8 +896,11 @@ CAF_TEST(a TLS handshake left unanswered is closed on either side after its dead
   } closer{bare, silent};
   address = "127.0.0.1:" + std::to_string(ntohs(silent_at.sin_port));
   client_tls = pki.tls("client", "ca");
+  // Under LeakSanitizer the client ends leak-checked but for this: CAF 0.17 leaves the
+  // broker of a connection still in its TLS handshake as it ends (objects of CAF's
+  // own holding each other; the client used to hang there instead).
   auto r = client(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo hi" })")),
-                  (dir.path / "nobody").string());
+                  (dir.path / "nobody").string(), "ASAN_OPTIONS=\"${ASAN_OPTIONS}:detect_leaks=0\"");
   JP_REQUIRE_OK(r); // it ended
   auto said = content(results_of(r), "main", 1, 0);
   // CAF's own connection timeout ([node] timeout_secs, 5) told it first; ours closed
