@@ -35,6 +35,8 @@ std::atomic<bool> g_program_ended{false};
 
 void on_signal(int sig) {
   g_underway = true; // lock-free: safe here
+  if (sig == SIGQUIT) // known at once: the program writes no report from now on
+    g_signal = SIGQUIT;
   auto saved = errno;
   char c = static_cast<char>(sig);
   (void)!::write(g_pipe[1], &c, 1);
@@ -100,7 +102,8 @@ void watch() {
   while (::read(g_pipe[0], &c, 1) != 1) {
   }
   int sig = static_cast<unsigned char>(c);
-  g_signal = sig;
+  int none = 0;
+  g_signal.compare_exchange_strong(none, sig); // a SIGQUIT told by the handler stands
   g_underway = true;
   if (sig == SIGQUIT)
     quit_now();

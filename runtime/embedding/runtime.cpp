@@ -88,9 +88,9 @@ Runtime::Impl::~Impl() {
   // On a thread of its own (a callback dropped the last Runtime: its io thread, an
   // actor's) the waits below would wait for that thread: said, rather than a
   // program that hangs unsaid. (A system given: its workers run a session's
-  // callbacks too, and the last of them waiting would wait for good.)
+  // callbacks too; its only worker waiting would wait for good.)
   if (io.on_this_thread() || (own_system && caf::logger::current_logger() == &own_system->logger()) ||
-      (!own_system && on_worker_of(*sys))) {
+      (!own_system && sys->scheduler().num_workers() == 1 && on_worker_of(*sys))) {
     std::fputs("jp-actors: the last jp::Runtime was destroyed inside one of its own callbacks, where its "
                "end would wait for itself forever; drop it from a thread of your own\n",
                stderr);

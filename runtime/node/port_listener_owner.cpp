@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <utility>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -11,14 +12,17 @@ namespace jp {
 
 std::optional<std::vector<uid_t>> port_listeners(uint16_t port) {
   std::vector<uid_t> uids;
-  bool read_any = false;
+  bool read_any = false; // a table with a socket in it: our own connection is one
   for (auto* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
     std::FILE* f = std::fopen(table, "re");
     if (!f)
       continue;
-    read_any = true;
     char line[512];
+    bool header = true;
     while (std::fgets(line, sizeof line, f)) {
+      if (std::exchange(header, false))
+        continue;
+      read_any = true; // a table that lists nothing (WSL1, a filtered /proc) tells nothing
       // "sl local_address rem_address st tx:rx tr:when retrnsmt uid ...": the local
       // address is ADDRESS:PORT in hex, state 0A is LISTEN.
       char local[72] = {}, state[8] = {};

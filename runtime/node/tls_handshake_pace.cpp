@@ -61,7 +61,11 @@ int paced_handshake_step(ssl_st* ssl, int (*real)(ssl_st*)) {
   // the peer's bytes, called it. They end the wait as they come.
   bool again = now - pace->last < std::chrono::milliseconds(1);
   pace->last = now;
-  if (again && why == SSL_ERROR_WANT_READ && fd >= 0) {
+  // At most one such wait a millisecond on this thread, however many handshakes
+  // wait: the thread serves every established connection too.
+  thread_local std::chrono::steady_clock::time_point last_wait;
+  if (again && why == SSL_ERROR_WANT_READ && fd >= 0 && now - last_wait >= std::chrono::milliseconds(1)) {
+    last_wait = now;
     pollfd p{fd, POLLIN, 0};
     ::poll(&p, 1, 1);
   }
