@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <mutex>
+#include <thread>
 #include <optional>
 
 #include "actors/waiting_looks.hpp"
@@ -214,13 +215,14 @@ function_actor::behavior_type function_behavior(function_actor_t* self, std::str
     std::mutex mtx;
     bool starting = true;
     std::optional<ToolState> state;
-    std::string said;
+    std::string said;                                  // reported by the function itself, as it ran
+    std::thread::id caller = std::this_thread::get_id(); // (another thread's reports come as messages)
   };
   auto early = std::make_shared<Early>();
   Progress progress = [to_me, early](const std::string& text) {
     {
       std::lock_guard lock(early->mtx);
-      if (early->starting) {
+      if (early->starting && std::this_thread::get_id() == early->caller) {
         early->said += text;
         return;
       }
