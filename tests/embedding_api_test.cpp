@@ -86,6 +86,19 @@ ParameterConfig number(std::string name) {
   return p;
 }
 
+/// A script whose one step spawns `work2` as `w` and awaits it.
+constexpr const char* spawn_work2_and_await = R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "work2"
+  arguments = { action = "spawn", id = "w" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+)";
+
 /// A script whose one step answers "Done.".
 constexpr const char* done_script = R"(
 [[agents]]
@@ -515,17 +528,7 @@ CAF_TEST(a function tool still running when its session ends is aborted) {
 CAF_TEST(a turn destroyed while it runs or before it ran says so in its result) {
   // Its kept future said "interrupted twice", or (dropped at once) CAF's words with
   // no error code.
-  auto c = scripted(R"(
-[[agents]]
-name = "main"
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "work2"
-  arguments = { action = "spawn", id = "w" }
-  [[agents.steps.calls]]
-  tool = "await"
-  arguments = { all = ["w"] }
-)");
+  auto c = scripted(spawn_work2_and_await);
   for (bool at_once : {false, true}) {
     CAF_MESSAGE("dropped " << (at_once ? "at once" : "while it runs"));
     DrivenTool tool; // outlives the runtime, which aborts it as it ends
@@ -637,17 +640,7 @@ CAF_TEST(a store may use its runtime while it makes the conversation) {
 }
 
 CAF_TEST(a session or a turn assigned over a live one ends it as its destructor would) {
-  auto c = scripted(R"(
-[[agents]]
-name = "main"
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "work2"
-  arguments = { action = "spawn", id = "w" }
-  [[agents.steps.calls]]
-  tool = "await"
-  arguments = { all = ["w"] }
-)");
+  auto c = scripted(spawn_work2_and_await);
   auto rt = std::make_unique<Runtime>(c);
   DrivenTool in_session, in_turn;
   CAF_REQUIRE(rt->add_function_tool(function_tool_config("work", "Works for a while", {}), in_session.fn()));
