@@ -18,6 +18,7 @@
 
 #include "actors/function_handle.hpp"
 #include "runtime/actor_config.hpp"
+#include "runtime/embedding/runtime_access.hpp"
 #include "runtime/store/conversation_store.hpp"
 #include "tools/schema.hpp"
 #include <caf/actor_system.hpp>
@@ -614,6 +615,34 @@ name = "main"
   CAF_CHECK_EQUAL(to_string(get(std::move(second.result())).outcome), std::string("completed"));
   std::lock_guard lock(*mtx);
   CAF_CHECK_EQUAL(*seen, (std::vector<std::string>{"first start", "first end", "second start", "second end"}));
+}
+
+CAF_TEST(a turn whose actor ends without answering fails and the next turn of its conversation runs) {
+  // Its waiter heard nothing: the turn's result never came, and the turns queued
+  // behind it never started. The loop is killed from outside, as a bug would end it.
+  auto c = scripted(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "work2"
+  arguments = {}
+)");
+  DrivenTool tool;
+  tool.result_on_abort = false;
+  Runtime rt(c);
+  CAF_REQUIRE(rt.add_function_tool(function_tool_config("work2", "Works for a while", {}), tool.fn()));
+  TurnHooks second_hooks;
+  second_hooks.provider = *scripted_provider(done_script);
+  auto first = rt.run_turn("go");
+  get(tool.started.get_future());
+  auto second = rt.run_turn("next", second_hooks);
+  caf::anon_send_exit(RuntimeAccess::loop_of(first), caf::exit_reason::kill);
+  auto r = get(std::move(first.result()));
+  CAF_CHECK_EQUAL(to_string(r.outcome), std::string("failed"));
+  CAF_CHECK_EQUAL(r.error, "the turn's actor ended without answering (exit_reason(kill)): the handles it started "
+                           "went with it; run the turn again");
+  CAF_CHECK_EQUAL(to_string(get(std::move(second.result())).outcome), std::string("completed"));
 }
 
 CAF_TEST(a store may use its runtime while it makes the conversation) {

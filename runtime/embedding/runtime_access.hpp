@@ -118,6 +118,7 @@ struct RuntimeAccess {
   static std::shared_ptr<Runtime::Impl>& of(Runtime& r) { return r.impl_; }
   static Session session(std::shared_ptr<Session::Impl> s) { return Session(std::move(s)); }
   static Turn turn(std::shared_ptr<Turn::Impl> t) { return Turn(std::move(t)); }
+  static caf::actor loop_of(const Turn& t) { return t.impl_->loop; }
 };
 
 } // namespace jp

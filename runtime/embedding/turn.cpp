@@ -169,7 +169,30 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
   auto p = std::make_shared<std::promise<TurnResult>>();
   t->result = p->get_future();
   auto waiter = impl_->sys->spawn([loop = t->loop, prompt = std::move(prompt), p, next](caf::event_based_actor* self) {
+    // The loop gone without an answer: dropped before it ran (its run bounced, or it
+    // quit as it was asked), or ended otherwise (killed, a bug), which still ends
+    // this turn and starts the next: else both waited for good.
+    auto unanswered = [self, p, next](const caf::error& why) {
+      next();
+      if (!why || why == caf::sec::request_receiver_down)
+        p->set_value(TurnResult{turn_outcome::interrupted, error_code::interrupted,
+                                "its jp::Turn was destroyed before it ran", {}, false});
+      else
+        p->set_value(TurnResult{turn_outcome::failed, error_code::none,
+                                fmt::format("the turn's actor ended without answering ({}): the handles it "
+                                            "started went with it; run the turn again",
+                                            error_text(why)), {}, false});
+      self->quit();
+    };
+    // Heard only once its run is asked: a loop dropped while queued bounces the run.
+    auto asked = std::make_shared<bool>(false);
+    self->monitor(loop);
+    self->set_down_handler([unanswered, asked](caf::down_msg& down) {
+      if (*asked)
+        unanswered(down.reason);
+    });
     return caf::behavior{[=](run_atom) {
+      *asked = true;
       self->request(loop, caf::infinite, run_atom::value, prompt)
         .then(
           [self, p, next](TurnResult& r) {
@@ -177,16 +200,7 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
             p->set_value(std::move(r));
             self->quit();
           },
-          [self, p, next](caf::error& err) {
-            next();
-            // The loop gone unanswered: its Turn was dropped before it ran.
-            if (err == caf::sec::request_receiver_down)
-              p->set_value(TurnResult{turn_outcome::interrupted, error_code::interrupted,
-                                      "its jp::Turn was destroyed before it ran", {}, false});
-            else
-              p->set_value(TurnResult{turn_outcome::failed, error_code::none, error_text(err), {}, false});
-            self->quit();
-          });
+          [unanswered](caf::error& err) { unanswered(err); });
     }};
   });
   auto start = [waiter] { caf::anon_send(waiter, run_atom::value); };
