@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "runtime/embedding/runtime_access.hpp"
 #include "runtime/mcp/mcp_call_result.hpp"
 #include "runtime/mcp/mcp_http_transport.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -704,6 +705,7 @@ CAF_TEST(an embedded runtime follows its servers tool changes and keeps its own 
   auto cfg = jp::config_from_toml(text, "embedded config");
   CAF_REQUIRE(cfg.ok());
   cfg->workspace = ws;
+  jp::ToolsNow tools_now;
   {
     jp::Runtime rt(std::move(*cfg));
     ToolConfig own;
@@ -729,7 +731,12 @@ CAF_TEST(an embedded runtime follows its servers tool changes and keeps its own 
     // A session started after the change has them too.
     auto later = rt.session().call("demo__shout", *Json::parse(R"({"text":"again"})")).get();
     CAF_CHECK(contains(later.content, "AGAIN"));
+    // What a registry still ending after the runtime would call: it reached the
+    // runtime's insides after they were gone.
+    tools_now = jp::RuntimeAccess::of(rt)->tools_now();
+    CAF_REQUIRE(tools_now && tools_now());
   }
+  CAF_CHECK(tools_now() == nullptr);
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
@@ -781,7 +788,7 @@ summary = "Takes a while"
 command = { program = "sh", args = ["-c", "sleep 2; echo slow done"] }
 run = "unattended"
 )");
-  McpClient listener({JP_CLI_BINARY, "--workspace", served, "--config", (dir.path / "listener.toml").string(), "mcp",
+  jp::testing::McpClient listener({JP_CLI_BINARY, "--workspace", served, "--config", (dir.path / "listener.toml").string(), "mcp",
                       "--listen", "127.0.0.1:0", "--allow", "shell"},
                      (dir.path / "state").string(), (dir.path / "listener.err").string());
   auto l = listening(listener);

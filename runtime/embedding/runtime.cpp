@@ -96,6 +96,10 @@ Runtime::Impl::~Impl() {
                stderr);
     std::abort();
   }
+  {
+    std::lock_guard lock(reach->mtx);
+    reach->impl = nullptr;
+  }
   if (own_system) {
     own_system.reset(); // waits for every actor of it
     return;
@@ -125,28 +129,32 @@ std::map<std::string, HandleFactory> Runtime::Impl::executors_now() {
 ToolsNow Runtime::Impl::tools_now() {
   if (!mcp_now)
     return {};
-  // The turns that call it end before this Impl does (~Impl).
-  return [this]() -> std::shared_ptr<const ToolSet> {
-    auto set = mcp_now();
-    if (!set || set == mcp_first)
-      return nullptr; // as at the start: the turn's own config is current
-    std::lock_guard lock(mtx);
-    if (set == merged_from && own_changes == merged_changes)
-      return merged;
-    auto with_own = std::make_shared<Config>(*set->config);
-    auto out = std::make_shared<ToolSet>(*set);
-    for (auto& [name, tool] : config.tools)
-      if (!tool.source.starts_with("mcp.")) {
-        with_own->tools.insert_or_assign(name, tool);
-        if (auto it = executors.find(name); it != executors.end())
-          out->executors[name] = it->second;
-      }
-    out->config = std::move(with_own);
-    merged_from = std::move(set);
-    merged = std::move(out);
-    merged_changes = own_changes;
-    return merged;
+  return [reach = reach]() -> std::shared_ptr<const ToolSet> {
+    std::lock_guard lock(reach->mtx);
+    return reach->impl ? reach->impl->tools_merged() : nullptr;
   };
+}
+
+std::shared_ptr<const ToolSet> Runtime::Impl::tools_merged() {
+  auto set = mcp_now();
+  if (!set || set == mcp_first)
+    return nullptr; // as at the start: the turn's own config is current
+  std::lock_guard lock(mtx);
+  if (set == merged_from && own_changes == merged_changes)
+    return merged;
+  auto with_own = std::make_shared<Config>(*set->config);
+  auto out = std::make_shared<ToolSet>(*set);
+  for (auto& [name, tool] : config.tools)
+    if (!tool.source.starts_with("mcp.")) {
+      with_own->tools.insert_or_assign(name, tool);
+      if (auto it = executors.find(name); it != executors.end())
+        out->executors[name] = it->second;
+    }
+  out->config = std::move(with_own);
+  merged_from = std::move(set);
+  merged = std::move(out);
+  merged_changes = own_changes;
+  return merged;
 }
 
 void Runtime::Impl::track(const caf::actor_addr& a) {

@@ -69,11 +69,19 @@ struct Runtime::Impl {
   uint64_t own_changes = 0; // add_function_tool, set_executor
   std::shared_ptr<const ToolSet> merged_from, merged;
   uint64_t merged_changes = 0;
+  // What tools_now() hands out reaches this Impl through here: a registry still
+  // ending as the Impl goes (a given system's) gets no tools rather than a dangling one.
+  struct Reach {
+    Impl* impl;
+    std::mutex mtx;
+  };
+  std::shared_ptr<Reach> reach = std::make_shared<Reach>(this);
+  std::shared_ptr<const ToolSet> tools_merged();
 
   std::shared_ptr<const Config> snapshot();
   std::map<std::string, HandleFactory> executors_now();
   /// For a TurnContext: the tools as they are now, once a server changed its own
-  /// (null where none can).
+  /// (null where none can; the function returns null once this Impl is ending).
   ToolsNow tools_now();
   void track(const caf::actor_addr& a);
 };
