@@ -100,6 +100,16 @@ name = "main"
   arguments = { all = ["w"] }
 )";
 
+/// A script whose one step calls `work2` (a one-shot call).
+constexpr const char* call_work2 = R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "work2"
+  arguments = {}
+)";
+
 /// A script whose one step answers "Done.".
 constexpr const char* done_script = R"(
 [[agents]]
@@ -580,14 +590,7 @@ CAF_TEST(turns of one conversation run one after the other) {
   // reading a history the other was writing. The first waits on its tool; the
   // second is given a moment to start (a bounded wait: the order is only looked at
   // once both ended).
-  auto c = scripted(R"(
-[[agents]]
-name = "main"
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "work2"
-  arguments = {}
-)");
+  auto c = scripted(call_work2);
   DrivenTool tool;
   tool.result_on_abort = false;
   Runtime rt(c);
@@ -620,14 +623,7 @@ name = "main"
 CAF_TEST(a turn whose actor ends without answering fails and the next turn of its conversation runs) {
   // Its waiter heard nothing: the turn's result never came, and the turns queued
   // behind it never started. The loop is killed from outside, as a bug would end it.
-  auto c = scripted(R"(
-[[agents]]
-name = "main"
-  [[agents.steps]]
-  [[agents.steps.calls]]
-  tool = "work2"
-  arguments = {}
-)");
+  auto c = scripted(call_work2);
   DrivenTool tool;
   tool.result_on_abort = false;
   Runtime rt(c);
