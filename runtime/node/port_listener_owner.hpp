@@ -14,7 +14,7 @@
 namespace jp {
 
 /// The uids of the TCP sockets (IPv4 and IPv6) listening on `port` in this network
-/// namespace; nullopt when /proc/net cannot be read.
+/// namespace; nullopt when /proc/net cannot be read or lists nothing.
 std::optional<std::vector<uid_t>> port_listeners(uint16_t port);
 
 /// Whether the node token may go to what listens on `port` (the connection to it

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <string>
 #include <dirent.h>
 #include <vector>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "runtime/process/proc_stat.hpp"
+#include "runtime/process/tcp_listeners.hpp"
 
 namespace jp {
 
@@ -177,27 +179,10 @@ bool listens(pid_t pid) {
     return true; // a JVM, a dev server watching files: taken for a server, not asking
   if (mine.empty())
     return false;
-  for (auto table : {"tcp", "tcp6"}) {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/net/%s", static_cast<int>(pid), table);
-    std::FILE* f = std::fopen(path, "re");
-    if (!f)
-      continue;
-    char line[512];
-    bool found = false;
-    while (!found && std::fgets(line, sizeof line, f)) {
-      // "sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...": 0A is LISTEN.
-      char state[8] = {};
-      unsigned long inode = 0;
-      if (std::sscanf(line, "%*s %*s %*s %7s %*s %*s %*s %*s %*s %lu", state, &inode) == 2 &&
-          std::string_view(state) == "0A")
-        found = std::find(mine.begin(), mine.end(), inode) != mine.end();
-    }
-    std::fclose(f);
-    if (found)
-      return true;
-  }
-  return false;
+  auto listeners = tcp_listeners("/proc/" + std::to_string(pid) + "/net");
+  return listeners && std::any_of(listeners->begin(), listeners->end(), [&](const TcpListener& l) {
+           return std::find(mine.begin(), mine.end(), l.inode) != mine.end();
+         });
 }
 
 /// Whether `pid` sleeps in a read of what `leader`'s fd 0 is, or, where `polls`, in
