@@ -9,6 +9,7 @@
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
 #include "runtime/process/io_thread.hpp"
+#include "runtime/node/node_refusal_log.hpp"
 #include "runtime/node/node_token.hpp"
 #include "runtime/process/private_file.hpp"
 
@@ -30,14 +31,9 @@ using gate_t = node_gate_actor::stateful_base<gate_state>;
 
 /// The node's log says so too (its TLS refusals are, by node_handshake_report).
 caf::error refused(gate_t* self, const char* what) {
-  // The first ones, then every thousandth: a client that retries cannot flood the
-  // log, and a later one is not unseen.
-  constexpr int told_each = 20;
-  if (auto n = ++self->state.refusals; n <= told_each)
-    std::fprintf(stderr, "jp-actors node: refused %s of a client whose token does not match the node's%s\n", what,
-                 n == told_each ? " (from now on every 1000th is told)" : "");
-  else if (n % 1000 == 0)
-    std::fprintf(stderr, "jp-actors node: refused %d sessions or lists of clients whose token did not match\n", n);
+  tell_refusal(++self->state.refusals,
+               fmt::format("refused {} of a client whose token does not match the node's", what),
+               "refused {} sessions or lists of clients whose token did not match");
   return make_error(error_code::bad_arguments,
                     fmt::format("the node refused {}: the token does not match the node's (a client on the node's "
                                 "machine, as the node's user, reads it from the node-token file in "

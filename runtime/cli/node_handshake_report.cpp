@@ -1,6 +1,7 @@
 #include "runtime/cli/node_handshake_report.hpp"
 #include "runtime/node/node_certificate_name.hpp"
 #include "runtime/node/tls_handshake_pace.hpp"
+#include "runtime/node/node_refusal_log.hpp"
 
 #include <arpa/inet.h>
 #include <atomic>
@@ -102,10 +103,6 @@ extern "C" int SSL_get_error(const SSL* ssl, int ret) {
     SSL_set_ex_data(const_cast<SSL*>(ssl), told_slot(), &told_mark);
     bool by_client = false;
     auto why = reasons_of(ssl, by_client);
-    // The first ones, then every thousandth: a port scan (each a bare connection that
-    // ends at once) cannot flood the log, and a later one is not unseen.
-    constexpr int told_each = 20;
-    auto n = ++g_refusals;
     auto peer = peer_of(ssl);
     auto told = jp::handshake_expired(ssl)
                   ? fmt::format("closed a connection from {}: no TLS handshake within {} s (what connected sent "
@@ -118,11 +115,8 @@ extern "C" int SSL_get_error(const SSL* ssl, int ret) {
                           : fmt::format("refused a connection from {} at the TLS handshake: {}; a client needs a "
                                         "certificate signed by the CA of [node.tls] ca, and its own [nodes.NAME.tls]",
                                         peer, why);
-    if (n <= told_each)
-      std::fprintf(stderr, "jp-actors node: %s%s\n", told.c_str(),
-                   n == told_each ? " (from now on every 1000th is told)" : "");
-    else if (n % 1000 == 0)
-      std::fprintf(stderr, "jp-actors node: %d connections ended at the TLS handshake\n", n);
+    // A port scan (each a bare connection that ends at once) is many.
+    jp::tell_refusal(++g_refusals, told, "{} connections ended at the TLS handshake");
   }
   jp::forget_failed_node_errors(ssl, err); // this definition stands for the library's
   return err;
