@@ -107,6 +107,40 @@ bool said_within(const std::string& path, const std::string& text) {
   return false;
 }
 
+/// Certificates for mutual TLS, made by the openssl command in `dir`: `ca(name)` a
+/// CA, `cert(name, ca)` a key and certificate it signs (EC keys: quick to make).
+struct Pki {
+  std::string dir;
+  void run(const std::string& cmd) const {
+    auto r = run_command(fmt::format("cd '{}' && {} 2>&1", dir, cmd));
+    if (r.status != 0)
+      CAF_FAIL("openssl failed: " << cmd << "\n" << r.out);
+  }
+  void ca(const std::string& name) const {
+    run(fmt::format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout {0}.key "
+                    "-out {0}.pem -days 1 -subj /CN={0}",
+                    name));
+  }
+  /// `names`: its subjectAltName ("IP:127.0.0.1", what a node's names), if any.
+  void cert(const std::string& name, const std::string& ca, const std::string& names = "") const {
+    if (!names.empty())
+      std::ofstream(dir + "/" + name + ".ext") << "subjectAltName = " << names << "\n";
+    run(fmt::format("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout {0}.key -out "
+                    "{0}.csr -subj /CN={0} && openssl x509 -req -in {0}.csr -CA {1}.pem -CAkey {1}.key "
+                    "-CAcreateserial -out {0}.pem -days 1{2}",
+                    name, ca, names.empty() ? "" : fmt::format(" -extfile {}.ext", name)));
+  }
+  std::string tls(const std::string& name, const std::string& ca) const {
+    return fmt::format("certificate = \"{0}/{1}.pem\"\nkey = \"{0}/{1}.key\"\nca = \"{0}/{2}.pem\"\n", dir, name, ca);
+  }
+  /// CA `ca`, `node` for 127.0.0.1 and `client`, both signed by it: what most TLS tests need.
+  void node_and_client() const {
+    ca("ca");
+    cert("node", "ca", "IP:127.0.0.1");
+    cert("client", "ca");
+  }
+};
+
 /// A node in its own workspace, and a client workspace that reaches it as `box`.
 struct fixture {
   temp_dir dir;
@@ -151,6 +185,12 @@ spawn.permissions.abort = "ask"
   }
   std::string node_toml;
   std::vector<std::string> node_args; // after `node --listen ADDRESS`
+
+  /// Starts a node over TLS with `pki`'s `node` and `ca` on 127.0.0.1.
+  bool start_tls_node(const Pki& pki) {
+    node_toml += "[node.tls]\n" + pki.tls("node", "ca");
+    return start_node();
+  }
 
   /// Starts the node on `listen`; false if it did not say where it listens.
   bool start_node(const std::string& listen = "127.0.0.1:0") {
@@ -247,33 +287,7 @@ std::string said_by(const ResultsByCall& res, int64_t step, int64_t look, int64_
   return said;
 }
 
-/// Certificates for mutual TLS, made by the openssl command in `dir`: `ca(name)` a
-/// CA, `cert(name, ca)` a key and certificate it signs (EC keys: quick to make).
-struct Pki {
-  std::string dir;
-  void run(const std::string& cmd) const {
-    auto r = run_command(fmt::format("cd '{}' && {} 2>&1", dir, cmd));
-    if (r.status != 0)
-      CAF_FAIL("openssl failed: " << cmd << "\n" << r.out);
-  }
-  void ca(const std::string& name) const {
-    run(fmt::format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout {0}.key "
-                    "-out {0}.pem -days 1 -subj /CN={0}",
-                    name));
-  }
-  /// `names`: its subjectAltName ("IP:127.0.0.1", what a node's names), if any.
-  void cert(const std::string& name, const std::string& ca, const std::string& names = "") const {
-    if (!names.empty())
-      std::ofstream(dir + "/" + name + ".ext") << "subjectAltName = " << names << "\n";
-    run(fmt::format("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout {0}.key -out "
-                    "{0}.csr -subj /CN={0} && openssl x509 -req -in {0}.csr -CA {1}.pem -CAkey {1}.key "
-                    "-CAcreateserial -out {0}.pem -days 1{2}",
-                    name, ca, names.empty() ? "" : fmt::format(" -extfile {}.ext", name)));
-  }
-  std::string tls(const std::string& name, const std::string& ca) const {
-    return fmt::format("certificate = \"{0}/{1}.pem\"\nkey = \"{0}/{1}.key\"\nca = \"{0}/{2}.pem\"\n", dir, name, ca);
-  }
-};
+
 
 std::string one_step(const std::string& calls);
 std::string call(const std::string& tool, const std::string& args);
@@ -640,13 +654,10 @@ CAF_TEST(a node whose address is in use says so) {
 
 CAF_TEST(with mutual TLS a client certified by the CA is served and one of another CA is refused) {
   Pki pki{dir.path.string()};
-  pki.ca("ca");
+  pki.node_and_client();
   pki.ca("other");
-  pki.cert("node", "ca", "IP:127.0.0.1");
-  pki.cert("client", "ca");
   pki.cert("stranger", "other");
-  node_toml += "[node.tls]\n" + pki.tls("node", "ca");
-  CAF_REQUIRE(start_node());
+  CAF_REQUIRE(start_tls_node(pki));
   auto spawn = one_step(call("far", R"({ action = "spawn", id = "r", script = "echo over tls", wait_ms = 5000 })"));
   // No token here: the certificates authenticate both sides.
   client_tls = pki.tls("client", "ca");
@@ -736,10 +747,8 @@ CAF_TEST(a node refused at the TLS handshake leaves the connections to others as
   // that serves every node's connection: the refused handshake's errors failed the
   // next read from the node that served, and its handle was lost.
   Pki pki{dir.path.string()};
-  pki.ca("ca");
-  pki.cert("node", "ca", "IP:127.0.0.1");
+  pki.node_and_client();
   pki.cert("elsewhere", "ca", "IP:10.9.9.9");
-  pki.cert("client", "ca");
   auto plain_toml = node_toml;
   // Another node, whose certificate names another machine: refused.
   node_toml = plain_toml + "[node.tls]\n" + pki.tls("elsewhere", "ca");
@@ -829,11 +838,8 @@ CAF_TEST(a TLS node tells the first handshakes that failed and then every thousa
   // Each bare connection (a port scan, a health check) ended at the handshake and
   // was told: off loopback anyone could fill the node's log.
   Pki pki{dir.path.string()};
-  pki.ca("ca");
-  pki.cert("node", "ca", "IP:127.0.0.1");
-  pki.cert("client", "ca");
-  node_toml += "[node.tls]\n" + pki.tls("node", "ca");
-  CAF_REQUIRE(start_node());
+  pki.node_and_client();
+  CAF_REQUIRE(start_tls_node(pki));
   auto port = static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
   for (int i = 0; i < 25; ++i) {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -865,11 +871,8 @@ CAF_TEST(a TLS handshake left unanswered is closed on either side after its dead
   // silent peer held a core of the node's for as long as it liked, and a client's
   // exit waited for a silent node for good.
   Pki pki{dir.path.string()};
-  pki.ca("ca");
-  pki.cert("node", "ca", "IP:127.0.0.1");
-  pki.cert("client", "ca");
-  node_toml += "[node.tls]\n" + pki.tls("node", "ca");
-  CAF_REQUIRE(start_node());
+  pki.node_and_client();
+  CAF_REQUIRE(start_tls_node(pki));
   auto loopback = [](uint16_t port) {
     sockaddr_in at{};
     at.sin_family = AF_INET;
@@ -938,9 +941,7 @@ CAF_TEST(TLS files that OpenSSL cannot load are refused at start naming the file
   // CAF loads them only at a connection and throws what it cannot load: the node
   // died at its first client, the client hung.
   Pki pki{dir.path.string()};
-  pki.ca("ca");
-  pki.cert("node", "ca", "IP:127.0.0.1");
-  pki.cert("client", "ca");
+  pki.node_and_client();
   dir.write("not.pem", "box\n"); // as /etc/hostname
   auto p = [&](const std::string& f) { return fmt::format("{}/{}", pki.dir, f); };
   auto tls = [&](const std::string& cert, const std::string& key, const std::string& ca) {
