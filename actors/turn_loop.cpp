@@ -57,6 +57,7 @@ struct loop_state {
   Response response;
   int turn_number = 0;        // this turn's, counting the conversation's turns from 1
   int responses = 0;          // responses of this turn so far
+  bool called = false;        // one of them called tools
   uint64_t stream_gen = 0;    // events of an abandoned stream are dropped
   std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
   // Set once the turn is interrupted: its questions to the assistant stop, and no
@@ -293,9 +294,11 @@ void on_stream_end(loop_actor_t* self, std::string err, error_code code, bool fo
   // A cut response keeps its text; its tool calls never run (and are not kept).
   bool cut = st.interrupted || for_reply || !err.empty();
   bool interrupted = st.interrupted || for_reply;
-  // What the provider wants back belongs to the calls (DeepSeek's reasoning): a cut
-  // response keeps none.
-  auto extra = cut ? std::string() : r.provider_extra;
+  // What the provider wants back belongs to a turn of calls (DeepSeek's reasoning,
+  // with the calls and with the answer after them): a cut response keeps none, and
+  // an answer in a turn without calls none (the conversation keeps its answer alone).
+  st.called = st.called || (!cut && !r.calls.empty());
+  auto extra = cut || !st.called ? std::string() : r.provider_extra;
   record(self, ChatResponseEvent{r.text, cut ? std::vector<ToolCall>{} : r.calls, r.finish_reason, interrupted,
                                  interrupted ? std::string() : err, extra, r.tokens_in, r.tokens_out});
   ChatMessage said{chat_role::assistant, r.text, cut ? std::vector<ToolCall>{} : r.calls};

@@ -279,8 +279,21 @@ inline std::optional<Violation> compatible_service_violation(const Json& body) {
     return std::nullopt;
   static const std::regex mistral_id("^[a-zA-Z0-9]{9}$");
   auto& msgs = messages->as_array();
+  // DeepSeek's thinking mode: every assistant message of a user turn in which tools
+  // were called (its calls' and its answer's) carries its reasoning back.
+  bool tool_turn = false;
   for (size_t i = 0; i < msgs.size(); ++i) {
     auto* calls = member(msgs[i], "tool_calls");
+    auto role = string_of(msgs[i], "role");
+    if (role == "user")
+      tool_turn = false;
+    if (calls && calls->is_array() && !calls->as_array().empty())
+      tool_turn = true;
+    if (auto* reasoning = member(msgs[i], "reasoning_content");
+        deepseek_thinking && role == "assistant" && tool_turn && (!reasoning || !reasoning->is_string()))
+      return Violation{fmt::format("Missing `reasoning_content` field in the assistant message at message index {}",
+                                   i),
+                       "", "invalid_request_error"};
     if (mistral && i > 0 && string_of(msgs[i], "role") == "user" && string_of(msgs[i - 1], "role") == "tool")
       return Violation{"Unexpected role 'user' after role 'tool'", "", "3230"};
     if (mistral && string_of(msgs[i], "role") == "tool" &&
@@ -290,11 +303,6 @@ inline std::optional<Violation> compatible_service_violation(const Json& body) {
                        "", "3280"};
     if (!calls || !calls->is_array() || calls->as_array().empty())
       continue;
-    auto* reasoning = member(msgs[i], "reasoning_content");
-    if (deepseek_thinking && (!reasoning || !reasoning->is_string()))
-      return Violation{fmt::format("Missing `reasoning_content` field in the assistant message at message index {}",
-                                   i),
-                       "", "invalid_request_error"};
     auto& first = calls->as_array().front();
     auto* extra = member(first, "extra_content");
     auto* google = extra && extra->is_object() ? member(*extra, "google") : nullptr;

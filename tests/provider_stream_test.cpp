@@ -710,14 +710,15 @@ CAF_TEST(openai what the provider wants back goes back with its message and call
   for (auto& e : d.events)
     if (e.kind == chat_event_kind::done)
       CAF_CHECK_EQUAL(e.provider_extra, R"({"reasoning_content":"think","jp_model":"m"})");
-  // Without calls, the reasoning is not asked back.
+  // Without calls too: the answer that ends a turn of calls is asked back with its
+  // reasoning (DeepSeek: 400 "Missing `reasoning_content`" without it).
   auto text = decode_data<OpenAiStream>({
     R"({"choices":[{"index":0,"delta":{"reasoning_content":"think","content":"hi"}}]})",
     R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
   });
   for (auto& e : text.events)
     if (e.kind == chat_event_kind::done)
-      CAF_CHECK_EQUAL(e.provider_extra, "");
+      CAF_CHECK_EQUAL(e.provider_extra, R"({"reasoning_content":"think","jp_model":""})");
 }
 
 CAF_TEST(openai reasoning_details streamed in pieces are merged by index and type) {

@@ -980,6 +980,12 @@ std::string reasoned_call(const std::string& reasoning, const std::string& id, J
          "data: [DONE]\n\n";
 }
 
+/// An OpenAI stream that reasons, then answers `text` (DeepSeek's thinking mode).
+std::string reasoned_text(const std::string& reasoning, const std::string& text) {
+  return openai_chunk(Json::object().set("role", "assistant").set("reasoning_content", reasoning)) +
+         openai_text(text);
+}
+
 /// The assistant message with tool calls in what `seen` sent.
 Json assistant_with_calls(const FakeProviderServer::Seen& seen) {
   for (auto& m : messages_sent(seen))
@@ -990,13 +996,14 @@ Json assistant_with_calls(const FakeProviderServer::Seen& seen) {
 
 } // namespace
 
-CAF_TEST(deepseek thinking mode gets a response s reasoning back with its tool calls in every later request) {
+CAF_TEST(deepseek thinking mode gets each response s reasoning back in every later request) {
   FakeProviderServer server;
   Workspace ws(server);
   server.push({200, reasoned_call("I should look at the shell tool.", "call_a")});
-  server.push({200, openai_text("It runs commands.")});
+  server.push({200, reasoned_text("It says what it does.", "It runs commands.")});
   JP_REQUIRE_OK(ws.query_model("deepseek-reasoner", "'what does shell do?'"));
-  // The next turn (the conversation read back from its log) sends it too.
+  // The next turn (the conversation read back from its log) sends it too, and the
+  // reasoning of the answer that ended the calls' turn (a 400 without it).
   server.push({200, openai_text("Yes.")});
   JP_REQUIRE_OK(ws.query_model("deepseek-reasoner", "'sure?'"));
   CAF_CHECK_EQUAL(server.refused(), std::vector<std::string>{});
@@ -1007,6 +1014,9 @@ CAF_TEST(deepseek thinking mode gets a response s reasoning back with its tool c
     CAF_REQUIRE(said.find("reasoning_content"));
     CAF_CHECK_EQUAL(said.find("reasoning_content")->as_string(), "I should look at the shell tool.");
   }
+  auto sent = messages_sent(seen[2]);
+  CAF_REQUIRE_EQUAL(sent.size(), 5u); // user, call, result, answer, user
+  CAF_CHECK_EQUAL(sent[3].string_at("reasoning_content"), "It says what it does.");
   // Shown, not answered: the reasoning is no part of the answer the user gets.
   for (auto& m : messages_sent(seen[2]))
     if (auto* c = m.find("content"); c && c->is_string())

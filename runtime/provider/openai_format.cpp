@@ -365,12 +365,15 @@ void OpenAiStream::finish(std::string reason, const std::function<void(ChatEvent
     emit(std::move(ev));
   }
   ChatEvent done{chat_event_kind::done};
-  // DeepSeek's thinking mode wants a response's reasoning back with its tool calls
-  // (HTTP 400 "reasoning_content ... must be passed back" otherwise); OpenRouter its
-  // reasoning_details (Gemini 3 behind it: HTTP 400 "Gemini models require OpenRouter
-  // reasoning details to be preserved in each request").
+  // DeepSeek's thinking mode wants a response's reasoning back with its tool calls,
+  // and with the answer that ends a turn of calls (HTTP 400 "Missing
+  // `reasoning_content` field" otherwise; elsewhere it is ignored), so every
+  // response keeps it (the turn drops it from an answer where no tools were
+  // called); OpenRouter its reasoning_details (Gemini 3 behind it: HTTP
+  // 400 "Gemini models require OpenRouter reasoning details to be preserved in each
+  // request").
   Json extra = Json::object();
-  if (!calls_.empty() && !reasoning_content_.empty())
+  if (!reasoning_content_.empty())
     extra.set("reasoning_content", reasoning_content_);
   if (!calls_.empty() && !reasoning_details_.merged().as_array().empty())
     extra.set("reasoning_details", reasoning_details_.merged());
