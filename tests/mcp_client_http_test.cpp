@@ -248,6 +248,28 @@ CAF_TEST(a list change on a call s event stream has the tools listed again befor
   CAF_CHECK_EQUAL(header(seen[4], "mcp-session-id"), "s1");
 }
 
+CAF_TEST(a call s event stream may hold more than a body s bound and an answer larger than a default event) {
+  // A POST's stream took events of the parser's default bound (8 MiB) and 64 MiB in
+  // all: an answer as large as a JSON body's or a stdio line's failed, said to be
+  // worth trying again, and so did a long call whose notifications added up.
+  FakeProviderServer fake;
+  script_start(fake);
+  std::string filler(8u << 20, 'f');
+  std::string big(9u << 20, 'x');
+  auto answered = text(3, big); // 7 × 8 MiB of notifications before it: 65 MiB in all
+  std::string before;
+  for (int i = 0; i < 7; ++i)
+    before += event(notification("notifications/filler", Json::object().set("data", filler)));
+  answered.body = before + answered.body;
+  fake.push(answered);
+  IoThread io;
+  auto client = jp::McpClient::start(io, server_at(fake), ".");
+  CAF_REQUIRE(client);
+  auto large = call(**client);
+  CAF_CHECK_EQUAL(large.error.message, "");
+  CAF_CHECK_EQUAL(large.content.size(), big.size());
+}
+
 CAF_TEST(a server that forgot the session is given a new one and the call is sent again in it) {
   FakeProviderServer fake;
   script_start(fake);

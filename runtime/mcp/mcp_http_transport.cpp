@@ -120,11 +120,15 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
       request ? std::chrono::milliseconds(std::chrono::hours(24 * 7))
               : std::chrono::milliseconds(
                   static_cast<int64_t>(std::min(server.start_timeout_secs, server.timeout_secs) * 1000));
+    // An answer (a JSON body, an event) is bounded as on the other transports; a
+    // stream's sum is not (a long call's progress and logs may pass any bound).
+    limits.max_body_bytes = SIZE_MAX;
     bool stream = false;
+    bool too_large = false; // a JSON body past kMaxEventBytes
     std::string whole;
     std::string content_type;
     std::string odd; // what came that is no JSON-RPC message (cut), for the failure
-    SseParser events;
+    SseParser events(kMaxEventBytes);
     auto on_head = [&](const HttpResult& head) {
       content_type = head.content_type;
       stream = contains_nocase(head.content_type, "text/event-stream");
@@ -135,6 +139,9 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     };
     auto on_body = [&](std::string_view bytes) {
       if (!stream) {
+        too_large = whole.size() + bytes.size() > kMaxEventBytes;
+        if (too_large)
+          return body_next::stop;
         whole.append(bytes);
         return body_next::more;
       }
@@ -180,6 +187,10 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     if (!request || closing)
       return; // a notification's refusal has nobody to tell
     auto where = fmt::format("MCP server `{}` ({})", server.name, server.url);
+    if (too_large || events.overflowed()) // the same again would be as large
+      return fail_later(request, fmt::format("{} sent {} of more than {} MiB", where,
+                                             too_large ? "an answer" : "an event", kMaxEventBytes >> 20),
+                        false);
     switch (r.failure) {
     case http_failure::none:
       if (ok && !odd.empty()) // a page of a proxy or a login, or a server's stray print
@@ -250,14 +261,8 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
                         r.status >= 500 || r.status == 429);
     case http_failure::connect:
       return fail_later(request, fmt::format("{} cannot be reached: {}", where, r.failure_text), true);
-    case http_failure::too_large:
-      return fail_later(request, fmt::format("{} sent an answer of more than {} MiB", where,
-                                             limits.max_body_bytes >> 20),
-                        false);
     default:
-      return fail_later(request, fmt::format("{}: the connection broke: {}", where,
-                                             r.failure_text.empty() ? "an event larger than 8 MiB" : r.failure_text),
-                        true);
+      return fail_later(request, fmt::format("{}: the connection broke: {}", where, r.failure_text), true);
     }
   }
 
