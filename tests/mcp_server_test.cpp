@@ -1292,36 +1292,50 @@ CAF_TEST(ctrl-c during a call of a tool served over HTTP cancels it where it run
   CAF_CHECK(contains(dir.read("caller.err"), "jp-actors: far__shell was interrupted (Ctrl-C)"));
 }
 
-CAF_TEST(over HTTP a question for a call goes on that call s stream though a later one is open) {
-  // The server alone, with a session that answers initialize, and when call 3 comes
-  // asks a question for call 2 (as a permission asked for call 2 can come after call
-  // 3's stream opened), then answers both.
-  IoThread io;
-  std::function<void(const std::string&, const std::string&)> write;
-  auto opener = [&write](std::function<void(const std::string&, const std::string&)> w) {
-    write = std::move(w);
+/// The HTTP server alone (token `tok`) with a scripted session: initialize is
+/// answered, and each tools/call goes to `on_call` with its id and the session's
+/// write (a message, and the request it relates to). `l` reaches it; the session's id.
+using SessionWrite = std::function<void(const std::string&, const std::string&)>;
+std::string scripted_session(IoThread& io, std::unique_ptr<McpHttpServer>& server, Listener& l,
+                             std::function<void(int64_t, const SessionWrite&)> on_call) {
+  auto write = std::make_shared<SessionWrite>();
+  auto opener = [write, on_call](SessionWrite w) {
+    *write = std::move(w);
     McpSessionPort port;
-    port.deliver = [&write](const std::string& text) { // on the io thread, as `write`'s routing
+    port.deliver = [write, on_call](const std::string& text) { // on the io thread, as `write`'s routing
       auto msg = Json::parse(text);
       auto* id = msg->find("id");
       auto method = msg->find("method")->as_string();
       if (method == "initialize")
-        write(mcp::response(*id, Json::object().set("protocolVersion", "2025-06-18")).dump(), "");
-      if (method == "tools/call" && id->as_int() == 3) {
-        write(mcp::request(100, "elicitation/create", Json::object()).dump(), "2");
-        write(mcp::response(Json(2), Json::object()).dump(), "");
-        write(mcp::response(Json(3), Json::object()).dump(), "");
-      }
+        (*write)(mcp::response(*id, Json::object().set("protocolVersion", "2025-06-18")).dump(), "");
+      if (method == "tools/call")
+        on_call(id->as_int(), *write);
     };
     port.end = [](std::function<void()> done) { done(); };
     return port;
   };
-  auto server = McpHttpServer::listen(io, "127.0.0.1", 0, "tok", opener);
-  CAF_REQUIRE(server);
-  Listener l;
-  l.port = (*server)->port();
+  auto listening = McpHttpServer::listen(io, "127.0.0.1", 0, "tok", opener);
+  if (!listening)
+    CAF_FAIL("the server did not listen: " << listening.error());
+  server = std::move(*listening);
+  l.port = server->port();
   l.token = "tok";
-  auto sid = l.post(l.request("initialize", Json::object().set("protocolVersion", "2025-06-18"))).header("mcp-session-id");
+  return l.post(l.request("initialize", Json::object().set("protocolVersion", "2025-06-18"))).header("mcp-session-id");
+}
+
+CAF_TEST(over HTTP a question for a call goes on that call s stream though a later one is open) {
+  // When call 3 comes the session asks a question for call 2 (as a permission asked
+  // for call 2 can come after call 3's stream opened), then answers both.
+  IoThread io;
+  std::unique_ptr<McpHttpServer> server;
+  Listener l;
+  auto sid = scripted_session(io, server, l, [](int64_t id, const SessionWrite& write) {
+    if (id == 3) {
+      write(mcp::request(100, "elicitation/create", Json::object()).dump(), "2");
+      write(mcp::response(Json(2), Json::object()).dump(), "");
+      write(mcp::response(Json(3), Json::object()).dump(), "");
+    }
+  });
   CAF_REQUIRE(!sid.empty());
   int second = http_send(l.port, l.head("POST", sid), l.request("tools/call", Json::object()).dump());
   CAF_REQUIRE(second >= 0);
@@ -1331,6 +1345,35 @@ CAF_TEST(over HTTP a question for a call goes on that call s stream though a lat
   CAF_REQUIRE_EQUAL(on_second.size(), 2u);
   CAF_CHECK_EQUAL(on_second[0].find("method")->as_string(), "elicitation/create");
   CAF_CHECK_EQUAL(on_second[1].find("id")->as_int(), 2);
+  CAF_REQUIRE_EQUAL(third.size(), 1u);
+  CAF_CHECK_EQUAL(third[0].find("id")->as_int(), 3);
+}
+
+CAF_TEST(over HTTP progress and logs of a call whose client left reach nobody) {
+  // They went on the newest stream open, another call's, whose client took them for
+  // progress of a token it never gave. When call 3 comes the session reports for
+  // call 2 (its client gone), then answers 3.
+  IoThread io;
+  std::unique_ptr<McpHttpServer> server;
+  Listener l;
+  auto sid = scripted_session(io, server, l, [](int64_t id, const SessionWrite& write) {
+    if (id == 3) {
+      write(mcp::notification("notifications/progress", Json::object().set("progressToken", "two").set("progress", 1))
+              .dump(),
+            "2");
+      write(mcp::notification("notifications/message", Json::object().set("level", "info").set("data", "for two"))
+              .dump(),
+            "2");
+      write(mcp::response(Json(3), Json::object()).dump(), "");
+    }
+  });
+  CAF_REQUIRE(!sid.empty());
+  auto params = Json::object().set("_meta", Json::object().set("progressToken", "two"));
+  int second = http_send(l.port, l.head("POST", sid), l.request("tools/call", params).dump());
+  CAF_REQUIRE(second >= 0);
+  CAF_REQUIRE(http_head_came(second)); // call 2's stream is open
+  ::close(second);                     // and its client gone
+  auto third = l.post(l.request("tools/call", Json::object()), sid).events();
   CAF_REQUIRE_EQUAL(third.size(), 1u);
   CAF_CHECK_EQUAL(third[0].find("id")->as_int(), 3);
 }

@@ -793,8 +793,17 @@ void ServerState::route(const std::string& sid, const std::string& text, const s
   if (!key.empty())
     if (auto open = s.streams.find(key); open != s.streams.end())
       conn = open->second;
-  if (!conn || conn->closed)
+  if (!conn || conn->closed) {
+    // Progress and logs of a request are about it alone (the spec: they relate to
+    // it): another call's client would take them for its own, or for a token it
+    // never gave. Its client gone, they reach nobody.
+    bool about_request = !key.empty() && method && method->is_string() && !id &&
+                         (method->as_string() == "notifications/progress" ||
+                          method->as_string() == "notifications/message");
+    if (about_request)
+      return;
     conn = newest_stream(s);
+  }
   if (conn) {
     reached();
     return conn->event(text);
