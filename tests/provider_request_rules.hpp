@@ -272,6 +272,9 @@ inline std::optional<Violation> compatible_service_violation(const Json& body) {
   bool gemini3 = model.starts_with("gemini-3");
   bool openrouter_gemini3 = model.starts_with("google/gemini-3");
   bool mistral = model.starts_with("mistral") || model.starts_with("devstral") || model.starts_with("codestral");
+  // Ollama (its models are NAME:TAG) reads each earlier call's arguments into an
+  // object, as vLLM does: text that is none fails the request.
+  bool ollama = model.find(':') != std::string::npos;
   if (mistral && member(body, "stream_options"))
     return Violation{"Extra inputs are not permitted: stream_options", "stream_options", "extra_forbidden"};
   auto* messages = member(body, "messages");
@@ -303,6 +306,14 @@ inline std::optional<Violation> compatible_service_violation(const Json& body) {
                        "", "3280"};
     if (!calls || !calls->is_array() || calls->as_array().empty())
       continue;
+    if (ollama)
+      for (auto& c : calls->as_array()) {
+        auto* function = c.is_object() ? member(c, "function") : nullptr;
+        auto args = function && function->is_object() ? Json::parse(string_of(*function, "arguments"))
+                                                       : Result<Json>(Error{""});
+        if (!args || !args->is_object())
+          return Violation{"invalid tool call arguments", "", ""};
+      }
     auto& first = calls->as_array().front();
     auto* extra = member(first, "extra_content");
     auto* google = extra && extra->is_object() ? member(*extra, "google") : nullptr;

@@ -324,6 +324,23 @@ CAF_TEST(a long tool description and another service s call ids still make reque
   CAF_CHECK(contains(declared, "…(30"));
 }
 
+CAF_TEST(a call whose arguments are no json object is sent back with an empty object) {
+  // Sent as the model wrote them: Ollama and vLLM read every earlier call's
+  // arguments into an object and refused each later request of the conversation.
+  // (The call's failed result says what was wrong with them.)
+  for (auto wrote : {"{nope", "[1]", "\"text\""}) {
+    auto r = conversation("qwen3:8b", dialect::openai);
+    r.messages[1].tool_calls[0].arguments = wrote;
+    auto body = parsed(openai_request_body(r));
+    CAF_CHECK_EQUAL(message_of(openai_request_violation(body)), "");
+    auto& call = body.find("messages")->as_array().at(2).find("tool_calls")->as_array().at(0);
+    CAF_CHECK_EQUAL(call.find("function")->string_at("arguments"), "{}");
+    // The rule refuses what was sent before.
+    call.find("function")->set("arguments", wrote);
+    CAF_CHECK_EQUAL(message_of(openai_request_violation(body)), "invalid tool call arguments");
+  }
+}
+
 CAF_TEST(call ids longer than openai takes are sent short and alike in the call and its result) {
   // A conversation begun on vLLM (`chatcmpl-tool-` and 32 hex digits) goes on at
   // api.openai.com, which refuses an id past 40 characters; OpenRouter's reasoning

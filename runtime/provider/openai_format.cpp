@@ -61,8 +61,12 @@ Json openai_message(const ChatMessage& m, std::string_view model) {
   if (!m.tool_calls.empty()) {
     Json calls = Json::array();
     for (const auto& c : m.tool_calls) {
+      // As the model wrote them where they are an object; else (the call failed
+      // saying why) none: Ollama and vLLM read each earlier call's into an object
+      // and refuse the request otherwise.
+      auto args = Json::parse(c.arguments);
       Json function = JsonObject{{"name", c.name},
-                                 {"arguments", c.arguments.empty() ? "{}" : c.arguments}};
+                                 {"arguments", args && args->is_object() ? c.arguments : std::string("{}")}};
       Json call = JsonObject{{"id", openai_call_id(c.id)}, {"type", "function"}, {"function", std::move(function)}};
       add_provider_extra(call, c.provider_extra, model);
       calls.push(std::move(call));
