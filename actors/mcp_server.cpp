@@ -43,6 +43,10 @@ struct mcp_state {
   turn_actor turn; // made at initialize
   McpTurnMaker make_turn;
   std::shared_ptr<const Config> config;
+  ToolsNow tools_now; // empty: `config`'s tools for good
+  // The set the client last listed, and whether a change since was told.
+  std::shared_ptr<const ToolSet> listed;
+  bool told_changed = false;
   McpWriter write;
   std::shared_ptr<McpRequests> requests; // ours to the client, waiting for its answers
   // The session's end, asked for while calls were in flight: it comes after their
@@ -148,6 +152,25 @@ void end_when_answered(mcp_actor_t* self) {
   end_session(self, std::move(rp));
 }
 
+/// The tools on offer now.
+std::shared_ptr<const Config> offered(mcp_actor_t* self) {
+  auto& st = self->state;
+  auto set = st.tools_now ? st.tools_now() : nullptr;
+  return set ? set->config : st.config;
+}
+
+/// Tells the client its list is out of date, once, where the tools changed since it
+/// listed them (`related`: the request whose stream it goes on, over HTTP).
+void tell_if_changed(mcp_actor_t* self, const std::string& related) {
+  auto& st = self->state;
+  if (!st.tools_now || !st.listed || st.told_changed)
+    return;
+  if (auto set = st.tools_now(); set && set != st.listed) {
+    st.told_changed = true;
+    st.write(mcp::notification("notifications/tools/list_changed", Json::object()).dump(), related);
+  }
+}
+
 /// The call's answer, unless the client cancelled it (MCP: then none is sent).
 void finish(mcp_actor_t* self, const Json& id, const std::string& key, const CallResult& r) {
   auto& st = self->state;
@@ -158,6 +181,9 @@ void finish(mcp_actor_t* self, const Json& id, const std::string& key, const Cal
   auto batch = it->second.batch;
   st.calls.erase(it);
   st.requests->forget(key);
+  // A call that changed the tools answers with the client told (its next list
+  // has them).
+  tell_if_changed(self, key);
   if (!cancelled)
     respond(self, mcp::response(id, mcp::call_tool_result(r)), batch);
   if (batch != 0) {
@@ -173,8 +199,8 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
   if (!name || !name->is_string())
     return fail(self, id, mcp::invalid_params, "tools/call needs params.name, a tool's name (tools/list lists them)");
   // MCP (server/tools, Error Handling): an unknown tool is a protocol error, not a tool's.
-  if (!st.config->tools.count(name->as_string()))
-    return fail(self, id, mcp::invalid_params, unknown_tool(*st.config, name->as_string()));
+  if (auto tools = offered(self); !tools->tools.count(name->as_string()))
+    return fail(self, id, mcp::invalid_params, unknown_tool(*tools, name->as_string()));
   auto args = Json::object();
   if (auto* a = params.find("arguments"); a && !a->is_null()) {
     if (!a->is_object())
@@ -304,7 +330,7 @@ void on_one(mcp_actor_t* self, Json* msg) {
     st.version = mcp::negotiate_version(*version);
     st.turn = st.make_turn(permission_asker(st.requests, params, st.version));
     self->link_to(st.turn); // the session's turn ends with it
-    return respond(self, mcp::response(*id, mcp::initialize_result(st.version)));
+    return respond(self, mcp::response(*id, mcp::initialize_result(st.version, static_cast<bool>(st.tools_now))));
   }
   // MCP: a request id is not reused in a session; a call in flight holds its own.
   if (st.calls.count(id->dump()))
@@ -322,7 +348,10 @@ void on_one(mcp_actor_t* self, Json* msg) {
                   fmt::format("tools/list: cursor {} is not one this server gave; it lists every tool at once "
                               "and gives no cursor, so send tools/list without one",
                               cut_text(cursor->dump())));
-    return respond(self, mcp::response(*id, mcp::tools_list_result(*st.config)));
+    auto set = st.tools_now ? st.tools_now() : nullptr;
+    st.listed = set;
+    st.told_changed = false;
+    return respond(self, mcp::response(*id, mcp::tools_list_result(set ? *set->config : *st.config)));
   }
   if (m == "tools/call")
     return call_tool(self, *id, params);
@@ -366,10 +395,11 @@ void on_message(mcp_actor_t* self, const std::string& text) {
 }
 
 mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
-                                   McpWriter write) {
+                                   McpWriter write, ToolsNow tools_now) {
   auto& st = self->state;
   st.make_turn = std::move(make_turn);
   st.config = std::move(config);
+  st.tools_now = std::move(tools_now);
   st.requests = std::make_shared<McpRequests>(write);
   st.write = std::move(write);
   return {
@@ -407,9 +437,9 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
 } // namespace
 
 mcp_server_actor spawn_mcp_server(caf::actor_system& sys, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
-                                  McpWriter write) {
+                                  McpWriter write, ToolsNow tools_now) {
   return caf::actor_cast<mcp_server_actor>(
-    sys.spawn(mcp_server, std::move(make_turn), std::move(config), std::move(write)));
+    sys.spawn(mcp_server, std::move(make_turn), std::move(config), std::move(write), std::move(tools_now)));
 }
 
 } // namespace jp

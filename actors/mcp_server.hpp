@@ -21,6 +21,7 @@
 #include <string>
 
 #include "interfaces.hpp"
+#include "tool_set.hpp"
 #include "../tools/permission.hpp"
 
 namespace caf {
@@ -39,7 +40,11 @@ using McpWriter = std::function<void(const std::string& message, const std::stri
 /// Makes the session's turn, with who asks for permissions (empty: nobody can).
 using McpTurnMaker = std::function<turn_actor(AskPermission)>;
 
+/// `tools_now`: the tools as they are now, where MCP servers behind this one may
+/// change theirs (empty: `config`'s for good). A change is told to the client
+/// (notifications/tools/list_changed) once it listed them, before the answer of
+/// the call it came with, or before the next message's.
 mcp_server_actor spawn_mcp_server(caf::actor_system& sys, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
-                                  McpWriter write);
+                                  McpWriter write, ToolsNow tools_now = {});
 
 } // namespace jp

@@ -740,6 +740,44 @@ CAF_TEST(an embedded runtime follows its servers tool changes and keeps its own 
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
 }
 
+CAF_TEST(jp-actors mcp serves a server s changed tools and tells its client the list changed) {
+  // It served the list of its start: a new tool was unknown to its clients (-32602)
+  // and nothing said the list had changed.
+  jp::testing::McpClient client({JP_CLI_BINARY, "--workspace", ws, "--config", config(), "mcp"},
+                                (dir.path / "state").string(), (dir.path / "mcp.err").string());
+  auto init = client.call("initialize", Json::object()
+                                          .set("protocolVersion", "2025-06-18")
+                                          .set("capabilities", Json::object())
+                                          .set("clientInfo", Json::object().set("name", "t").set("version", "1")));
+  CAF_REQUIRE(init.find("result"));
+  CAF_CHECK_EQUAL(init.find("result")->find("capabilities")->dump(), R"({"tools":{"listChanged":true}})");
+  client.notify("notifications/initialized");
+  auto names = [](const Json& list) {
+    std::string out;
+    for (auto& t : list.find("result")->find("tools")->as_array())
+      out += std::string(t.string_at("name")) + " ";
+    return out;
+  };
+  CAF_CHECK(!contains(names(client.call("tools/list")), "demo__shout"));
+  auto seen_before = client.seen.size();
+  auto retooled = client.call("tools/call", Json::object().set("name", "demo__retool").set("arguments", Json::object()));
+  CAF_CHECK(retooled.find("result"));
+  // Told before the answer of the call that changed them.
+  bool told = false;
+  for (auto i = seen_before; i < client.seen.size(); ++i)
+    told = told || client.seen[i].string_at("method") == "notifications/tools/list_changed";
+  CAF_CHECK(told);
+  CAF_CHECK(contains(names(client.call("tools/list")), "demo__shout"));
+  auto shouted = client.call("tools/call", Json::object()
+                                             .set("name", "demo__shout")
+                                             .set("arguments", Json::object().set("text", "hey")));
+  CAF_REQUIRE(shouted.find("result"));
+  CAF_CHECK(contains(shouted.find("result")->dump(), "HEY"));
+  client.close_input();
+  CAF_CHECK_EQUAL(client.wait_exit(), 0);
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u);
+}
+
 CAF_TEST(a server answering a protocol version jp-actors does not speak does not start and is named) {
   auto listed = tools_beside("old", R"("--version", "1999-01-01")");
   JP_REQUIRE_OK(listed);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <cerrno>
+#include <mutex>
 #include <optional>
 #include <poll.h>
 #include <string>
@@ -187,20 +188,45 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   IoThread io{io_poll(config->runtime)};
   auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
   // Not the tools that start sub-agents (and describe_tools would name them).
-  auto served = std::make_shared<Config>(*mcp.config);
-  std::erase_if(served->tools, [](auto& t) { return !mcp_serves(t.second); });
   // An editor starts this in any repository it opens, and nobody reads the note on
   // what the workspace's .jp/config.toml sets (stderr goes to the client's log): the
   // tools it defines or changes ask through the client, whatever it says, unless
   // --allow names them.
-  for (auto& [name, tool] : served->tools)
-    if (tool.shaped_by_workspace && !permissions.allowed.count(name)) {
-      if (tool.run == run_mode::unattended)
-        tool.run = run_mode::ask;
-      for (auto& [action, mode] : tool.action_permissions)
-        if (mode == run_mode::unattended && action == action_kind::spawn)
-          mode = run_mode::ask;
-    }
+  auto serve = [permissions](const Config& offered) {
+    auto served = std::make_shared<Config>(offered);
+    std::erase_if(served->tools, [](auto& t) { return !mcp_serves(t.second); });
+    for (auto& [name, tool] : served->tools)
+      if (tool.shaped_by_workspace && !permissions.allowed.count(name)) {
+        if (tool.run == run_mode::unattended)
+          tool.run = run_mode::ask;
+        for (auto& [action, mode] : tool.action_permissions)
+          if (mode == run_mode::unattended && action == action_kind::spawn)
+            mode = run_mode::ask;
+      }
+    return std::shared_ptr<const Config>(std::move(served));
+  };
+  auto served = serve(*mcp.config);
+  // The servers' tools as they list them now, served the same way (made once for
+  // each change); the start's set is `served` itself.
+  ToolsNow served_now;
+  if (mcp.now) {
+    struct Made {
+      std::mutex mtx;
+      std::shared_ptr<const ToolSet> from, made;
+    };
+    auto made = std::make_shared<Made>();
+    made->from = mcp.now();
+    made->made = std::make_shared<const ToolSet>(ToolSet{served, mcp.executors, made->from->withdrawn});
+    served_now = [now = mcp.now, made, serve]() -> std::shared_ptr<const ToolSet> {
+      auto set = now();
+      std::lock_guard lock(made->mtx);
+      if (set && set != made->from) {
+        made->made = std::make_shared<const ToolSet>(ToolSet{serve(*set->config), set->executors, set->withdrawn});
+        made->from = std::move(set);
+      }
+      return made->made;
+    };
+  }
   config = served;
   install_signal_shutdown(config->runtime.abort_grace_secs);
   RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
@@ -210,19 +236,20 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   caf::actor_system sys{cfg};
   // The calls are a model's: permissions apply, asked through the client if it can.
   // Each session has a turn of its own: its handles are its own.
-  auto make_turn = [&sys, &io, &mcp, config, permissions](AskPermission ask) {
+  auto make_turn = [&sys, &io, &mcp, config, permissions, served_now](AskPermission ask) {
     TurnContext ctx;
     ctx.config = config;
     ctx.io = &io;
     ctx.executors = mcp.executors;
+    ctx.tools_now = served_now;
     ctx.permissions = permissions;
     ctx.permissions.why_nobody = "this MCP client declared no elicitation to ask the user through";
     ctx.ask_permission = std::move(ask);
     ctx.agent = "mcp";
     return spawn_turn(sys, std::move(ctx));
   };
-  auto spawn_session = [&sys, make_turn, config](McpWriter write) {
-    return spawn_mcp_server(sys, make_turn, config, std::move(write));
+  auto spawn_session = [&sys, make_turn, config, served_now](McpWriter write) {
+    return spawn_mcp_server(sys, make_turn, config, std::move(write), served_now);
   };
   if (!listen.empty())
     return serve_http(sys, io, listen, idle_secs, spawn_session);

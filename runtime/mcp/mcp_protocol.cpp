@@ -61,7 +61,7 @@ Json request(int64_t id, std::string_view method, Json params) {
   return notification(method, std::move(params)).set("id", id);
 }
 
-Json initialize_result(std::string_view requested_version) {
+Json initialize_result(std::string_view requested_version, bool list_changes) {
   // What none of MCP's own task polling offers, said once for the client's model.
   static constexpr const char* how =
     "Tools with an `action` parameter are stateful: `spawn` starts work under an id you choose and answers "
@@ -70,7 +70,7 @@ Json initialize_result(std::string_view requested_version) {
     "-- with a timeout. Handles live for this MCP session: when it ends, what still runs is ended.";
   return Json::object()
     .set("protocolVersion", negotiate_version(requested_version))
-    .set("capabilities", Json::object().set("tools", Json::object().set("listChanged", false)))
+    .set("capabilities", Json::object().set("tools", Json::object().set("listChanged", list_changes)))
     .set("serverInfo", Json::object().set("name", "jp-actors").set("version", version()))
     .set("instructions", how);
 }

@@ -75,7 +75,7 @@ Json request(int64_t id, std::string_view method, Json params);
 
 /// `initialize`'s result: the version, the tools capability, who we are, and how the
 /// stateful protocol is used.
-Json initialize_result(std::string_view requested_version);
+Json initialize_result(std::string_view requested_version, bool list_changes = false);
 
 /// `tools/list`'s result: every configured tool in the flat (mcp) dialect, `await`
 /// among them when a tool is stateful.
