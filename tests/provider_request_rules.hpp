@@ -523,8 +523,19 @@ inline std::optional<Violation> anthropic_request_violation(const Json& body) {
   if (msgs.empty())
     return Violation{"messages: at least one message is required"};
   std::vector<std::string> pending; // tool_use ids the next message must answer
+  // DeepSeek's Anthropic API thinks: a message with calls carries its thinking back
+  // first, as it came, signature and all.
+  bool deepseek = string_of(body, "model").starts_with("deepseek");
   for (size_t i = 0; i < msgs.size(); ++i) {
     auto role = string_of(msgs[i], "role");
+    if (auto* content = member(msgs[i], "content"); deepseek && role == "assistant" && content && content->is_array()) {
+      auto& blocks = content->as_array();
+      bool calls = std::any_of(blocks.begin(), blocks.end(), [](auto& b) { return string_of(b, "type") == "tool_use"; });
+      bool thought = !blocks.empty() && string_of(blocks.front(), "type") == "thinking" &&
+                     !string_of(blocks.front(), "signature").empty();
+      if (calls && !thought)
+        return Violation{"The `content[].thinking` in the thinking mode must be passed back to the API."};
+    }
     if (role != "user" && role != "assistant")
       return Violation{fmt::format("messages.{}.role: Input should be 'user' or 'assistant'", i)};
     if (i == 0 && role != "user")

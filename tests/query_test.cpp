@@ -22,6 +22,7 @@
 #include "child_wait.hpp"
 #include "cli_run.hpp"
 #include "fake_provider_server.hpp"
+#include "anthropic_stream.hpp"
 #include "openai_stream.hpp"
 #include "messages/json.hpp"
 #include "runtime/cli/markdown_renderer.hpp"
@@ -1026,6 +1027,50 @@ CAF_TEST(deepseek thinking mode gets each response s reasoning back in every lat
   server.push({200, openai_text("Yes, it does.")});
   JP_REQUIRE_OK(ws.query_model("gpt-4o", "'and now?'"));
   CAF_CHECK(!contains(server.requests().back().body, "reasoning_content"));
+}
+
+CAF_TEST(an anthropic server that thinks gets each response s thinking back before its calls) {
+  // DeepSeek's Anthropic API: its thinking blocks were shown and dropped, and the
+  // request after the calls was refused (HTTP 400).
+  FakeProviderServer server;
+  Workspace ws(server, "anthropic");
+  auto thinking = Json::object().set("type", "thinking").set("thinking", "").set("signature", "");
+  auto message = Json::object().set("id", "msg_t").set("type", "message").set("role", "assistant")
+                   .set("model", "deepseek-v4-pro").set("content", Json::array())
+                   .set("usage", Json::object().set("input_tokens", 10).set("output_tokens", 1));
+  auto use = Json::object().set("type", "tool_use").set("id", "toolu_1").set("name", "describe_tools")
+               .set("input", Json::object());
+  auto delta = [](int index, Json d) {
+    return anthropic_event(Json::object().set("type", "content_block_delta").set("index", index).set("delta", d));
+  };
+  auto block = [](int index, Json b) {
+    return anthropic_event(Json::object().set("type", "content_block_start").set("index", index).set("content_block", b));
+  };
+  auto stop = [](int index) { return anthropic_event(Json::object().set("type", "content_block_stop").set("index", index)); };
+  server.push({200, anthropic_event(Json::object().set("type", "message_start").set("message", message)) +
+                      block(0, thinking) +
+                      delta(0, Json::object().set("type", "thinking_delta").set("thinking", "Look at the ")) +
+                      delta(0, Json::object().set("type", "thinking_delta").set("thinking", "tools.")) +
+                      delta(0, Json::object().set("type", "signature_delta").set("signature", "c2ln")) + stop(0) +
+                      block(1, use) +
+                      delta(1, Json::object().set("type", "input_json_delta").set("partial_json", R"({"tools":["shell"]})")) +
+                      stop(1) +
+                      anthropic_event(Json::object().set("type", "message_delta")
+                                        .set("delta", Json::object().set("stop_reason", "tool_use"))
+                                        .set("usage", Json::object().set("output_tokens", 5))) +
+                      anthropic_event(Json::object().set("type", "message_stop"))});
+  server.push({200, provider_fixture("anthropic_text.sse")});
+  JP_REQUIRE_OK(ws.query_model("deepseek-v4-pro", "'what does shell do?'"));
+  CAF_CHECK_EQUAL(server.refused(), std::vector<std::string>{});
+  auto seen = server.requests();
+  CAF_REQUIRE_EQUAL(seen.size(), 2u);
+  auto said = messages_sent(seen[1]).at(1);
+  CAF_CHECK_EQUAL(said.find("content")->as_array().at(0).dump(),
+                  R"({"type":"thinking","thinking":"Look at the tools.","signature":"c2ln"})");
+  // Another model is sent none of it.
+  server.push({200, provider_fixture("anthropic_text.sse")});
+  JP_REQUIRE_OK(ws.query_model("claude-sonnet-4-5", "'and now?'"));
+  CAF_CHECK(!contains(server.requests().back().body, "c2ln"));
 }
 
 CAF_TEST(gemini 3 gets each call s thought signature back with it) {

@@ -12,6 +12,7 @@
 #include "messages/json.hpp"
 #include "messages/with_digest.hpp"
 #include "messages/tool_state.hpp"
+#include "runtime/provider/provider_extra.hpp"
 #include "runtime/provider/stream_error.hpp"
 #include "runtime/provider/request_tools.hpp"
 #include "runtime/provider/tool_result_pairing.hpp"
@@ -60,8 +61,8 @@ std::string anthropic_call_id(const std::string& id) {
   return with_digest(out, id);
 }
 
-/// The content blocks of one message.
-JsonArray content_blocks(const ChatMessage& m) {
+/// The content blocks of one message (`model`: the request's).
+JsonArray content_blocks(const ChatMessage& m, std::string_view model) {
   JsonArray blocks;
   switch (m.role) {
     case chat_role::user:
@@ -69,6 +70,11 @@ JsonArray content_blocks(const ChatMessage& m) {
         blocks.push_back(text_block(m.text));
       break;
     case chat_role::assistant:
+      // Its thinking first, as it came, where this model asked it back.
+      if (auto extra = provider_extra_for(m.provider_extra, model))
+        if (auto* thinking = extra->find("thinking_blocks"); thinking && thinking->is_array())
+          for (auto& block : thinking->as_array())
+            blocks.push_back(block);
       if (!is_blank(m.text))
         blocks.push_back(text_block(m.text));
       for (const auto& c : m.tool_calls)
@@ -135,7 +141,7 @@ std::string anthropic_request_body(const ChatRequest& request) {
   };
   std::vector<Turn> turns;
   for (const auto& m : pair_tool_results(request.messages)) {
-    auto blocks = content_blocks(m);
+    auto blocks = content_blocks(m, request.model);
     if (blocks.empty())
       continue;
     const char* role = m.role == chat_role::assistant ? "assistant" : "user";
@@ -195,6 +201,8 @@ Status AnthropicStream::on_event(const SseEvent& event,
       if (auto* input = block->find("input"); input && input->is_object() && !input->as_object().empty())
         use.given = input->dump();
       tool_uses_[index_member(ev)] = std::move(use);
+    } else if (block_type == "thinking" || block_type == "redacted_thinking") {
+      thinking_[index_member(ev)] = *block;
     } else if (block_type == "text") {
       // Blocks on either side of a tool_use ("Let me look." [call] "Found it.") are
       // kept apart: joined, they read "Let me look.Found it.".
@@ -216,8 +224,15 @@ Status AnthropicStream::on_event(const SseEvent& event,
         texted_ = true;
       }
     } else if (delta_type == "thinking_delta") {
-      if (auto thought = delta->string_at("thinking"); !thought.empty())
+      auto thought = delta->string_at("thinking");
+      if (auto it = thinking_.find(index_member(ev)); it != thinking_.end())
+        it->second.set("thinking", std::string(it->second.string_at("thinking")) + std::string(thought));
+      if (!thought.empty())
         emit(ChatEvent{chat_event_kind::reasoning, std::string(thought)});
+    } else if (delta_type == "signature_delta") {
+      if (auto it = thinking_.find(index_member(ev)); it != thinking_.end())
+        it->second.set("signature",
+                       std::string(it->second.string_at("signature")) + std::string(delta->string_at("signature")));
     } else if (delta_type == "input_json_delta") {
       if (auto it = tool_uses_.find(index_member(ev)); it != tool_uses_.end())
         it->second.arguments += delta->string_at("partial_json");
@@ -262,6 +277,14 @@ Status AnthropicStream::on_event(const SseEvent& event,
     ChatEvent done{chat_event_kind::done};
     done.finish_reason =
         !stop_reason_.empty() ? stop_reason_ : called_ ? "tool_use" : "end_turn";
+    if (!thinking_.empty()) {
+      Json blocks = Json::array();
+      for (auto& [index, block] : thinking_)
+        blocks.push(std::move(block));
+      thinking_.clear();
+      done.provider_extra =
+        Json::object().set("thinking_blocks", std::move(blocks)).set(kExtraModel, model_).dump();
+    }
     emit(std::move(done));
   } else if (type == "error") {
     auto* err = object_member(ev, "error");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../../messages/chat.hpp"
+#include "../../messages/json.hpp"
 #include "../../messages/result.hpp"
 #include "sse.hpp"
 
@@ -33,6 +34,10 @@ std::string anthropic_request_body(const ChatRequest& request);
 /// reported it) and `done` (exactly once).
 class AnthropicStream {
 public:
+  AnthropicStream() = default;
+  /// `model`: the model asked, named in what it wants back (sent back to it alone).
+  explicit AnthropicStream(std::string model) : model_(std::move(model)) {}
+
   /// Feeds one SSE event, dispatched on the `type` member of its JSON data.
   /// Errors: "provider error: <type>: <message>" for an `error` event,
   /// "malformed stream from the provider: ..." for data that is not a JSON object.
@@ -60,6 +65,11 @@ private:
   static void emit_call(ToolUse& block, const std::function<void(ChatEvent)>& emit);
 
   std::map<int64_t, ToolUse> tool_uses_; // open tool_use blocks by content index
+  // Its thinking blocks by content index, as they came (thinking and signature, or
+  // redacted_thinking's data): a server that thinks wants them back unchanged before
+  // the calls they led to (DeepSeek's Anthropic API: HTTP 400 without them).
+  std::map<int64_t, Json> thinking_;
+  std::string model_;
   std::string stop_reason_;
   int64_t tokens_in_ = -1;  // message_start's usage: input, cache writes and reads
   int64_t tokens_out_ = -1; // the last message_delta's usage (cumulative)

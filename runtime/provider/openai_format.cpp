@@ -1,4 +1,5 @@
 #include "runtime/provider/openai_format.hpp"
+#include "runtime/provider/provider_extra.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -17,23 +18,13 @@ namespace jp {
 
 namespace {
 
-// In a provider_extra: the model that asked for it back (not sent).
-constexpr std::string_view kExtraModel = "jp_model";
-
-/// Adds the fields of `extra` (what the provider asked back: a JSON object as text;
-/// "" or anything else adds nothing) to `j`, when it was `model` that asked (another
-/// model, or another server behind the same API, may refuse them); ours stand.
+/// Adds the fields of `extra` (what the provider asked back) to `j`, when it was
+/// `model` that asked; ours stand.
 void add_provider_extra(Json& j, const std::string& extra, std::string_view model) {
-  if (extra.empty())
-    return;
-  auto fields = Json::parse(extra);
-  if (!fields || !fields->is_object())
-    return;
-  if (auto* from = fields->find(kExtraModel); from && (!from->is_string() || from->as_string() != model))
-    return;
-  for (auto& [key, value] : fields->as_object())
-    if (key != kExtraModel && !j.find(key))
-      j.set(key, value);
+  if (auto fields = provider_extra_for(extra, model))
+    for (auto& [key, value] : fields->as_object())
+      if (!j.find(key))
+        j.set(key, value);
 }
 
 /// A call's id as api.openai.com takes it: at most 40 bytes, else it refuses the
