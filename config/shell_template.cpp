@@ -284,6 +284,8 @@ private:
     std::vector<Word> words;
     bool too_many = false;
     bool redirect = false;
+    bool to_stdout = false;   // the redirection is `>` or `1>`
+    bool stdout_dup = false;  // ... and `&` came after it: >&, 1>& (its word an fd, or a file)
     bool target_pending = false; // a redirection came before this one's `<`/`>` with no file yet
     bool herestring = false; // the redirection is a here-string (<<<): its word is input
     // Function definitions: a "(" with only blanks after it so far (name( ) {...}),
@@ -383,6 +385,10 @@ private:
       w.compound = true;
     if (c == '=' && w.name_so_far && w.last != 0 && !w.assigns)
       w.assigns = true;
+    // NAME[...]= (+=) assigns too: bash takes it before a command as an assignment
+    // (refused there, and runs the command after it), never as a command's name.
+    if (c == '=' && !w.assigns && element_assignment(w.text))
+      w.assigns = true;
     bool name_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     if (!w.assigns) {
       bool plus = c == '+' && w.name_so_far && w.last != 0 && !w.plus; // NAME+=
@@ -398,6 +404,19 @@ private:
     w.last = c;
     if (w.text.size() < kMaxWordText)
       w.text += c;
+  }
+
+  /// Whether `text` is NAME[...] or NAME[...]+, what an `=` next makes an array
+  /// element's assignment.
+  static bool element_assignment(std::string_view text) {
+    if (text.ends_with('+'))
+      text.remove_suffix(1);
+    auto open = text.find('[');
+    if (open == 0 || open == std::string_view::npos || !text.ends_with(']') || !is_name_start(text[0]))
+      return false;
+    return std::all_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(open), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
   }
 
   // What makes the current word not written out: a quote, an escape, an expansion.
@@ -429,6 +448,12 @@ private:
     if (!empty && std::exchange(f.redirect, false)) {
       // A redirection's file: no word of the command (a here-document's delimiter).
       f.herestring = false;
+      // `>& WORD` (`1>& WORD`) where WORD is no fd number is `&> WORD`, and bash
+      // expands WORD again then: a value there ("$1", or a variable assigned one)
+      // runs its $(...).
+      if (std::exchange(f.stdout_dup, false) && (f.has_placeholder || f.expands))
+        arithmetic_ = noted("an expansion after `>&` (bash expands the word after `>&` or `1>&` a second time "
+                            "where it is no fd number; write `> FILE 2>&1` or `&> FILE`)");
       if (std::exchange(heredoc_word_, false)) {
         if (f.plain || f.has_placeholder)
           unsure_ = heredoc_error; // unquoted: its body expands, which the scan does not follow
@@ -465,7 +490,7 @@ private:
   void end_command(Frame& f) {
     end_word(f);
     f.words.clear();
-    f.too_many = f.redirect = f.herestring = f.closed_body = false;
+    f.too_many = f.redirect = f.to_stdout = f.stdout_dup = f.herestring = f.closed_body = false;
   }
 
   // Where a simple command's name is among its words: after reserved words,
@@ -1012,7 +1037,7 @@ private:
           // <( ... ), >( ... ): a file's name, an argument of the command around it,
           // whose own command is read as $( ... )'s.
           auto& outer = stack_.back();
-          outer.redirect = false;
+          outer.redirect = outer.stdout_dup = false;
           outer.process_substitution = true;
           outer.read_from = std::exchange(outer.target_pending, false);
           not_plain();
@@ -1118,15 +1143,19 @@ private:
           bool fd = !f.text.empty() && f.plain && !f.has_placeholder &&
                     f.text.find_first_not_of("0123456789") == std::string::npos;
           bool named_fd = f.text.size() > 2 && f.text.front() == '{' && f.text.back() == '}';
+          bool to_stdout = c == '>' && (!(fd || named_fd) || f.text == "1");
           if (fd || named_fd)
             clear_word(f);
           end_word(f);
+          f.to_stdout = to_stdout;
+          f.stdout_dup = false;
           // `< <(`: the first `<`'s file is the substitution (not `<<`, `<<<`).
           f.target_pending = f.redirect && f.text.empty() && after_.less == 1;
           f.redirect = true;
           f.herestring = c == '<' && after_.less == 3;
         } else if (prev.redirect && (c == '&' || c == '|')) { // 2>&1, >|: still the redirection
           stack_.back().redirect = true;
+          stack_.back().stdout_dup = c == '&' && stack_.back().to_stdout;
         } else if (c == '&') {
           end_word(stack_.back()); // the command ends, unless `>` follows (&>)
           after_.amp = true;

@@ -148,6 +148,26 @@ CAF_TEST(a placeholder bash would evaluate as arithmetic is refused whatever the
                   (P{{"a", true}, {"b", true}, {"c", false}, {"d", false}}));
 }
 
+CAF_TEST(a placeholder or a variable after a redirection of stdout with an ampersand is refused) {
+  // `>& WORD` with WORD no fd number is `&> WORD`, and bash expands WORD a second
+  // time: a value "x$(touch pwned)" after `>&` ran (a review did so through jp-actors).
+  for (auto program : {"make >& {{a}}", "make >&{{a}}", "make 1>& {{a}}", "make >&\"{{a}}\"",
+                       "v={{a}}; make >& \"$v\"", "v={{a}}; make 1>&$v"})
+    CAF_CHECK_EQUAL(scan_error(program).find("after `>&`") != std::string::npos ? "" : program, "");
+  // An fd or a file written out stays; so do `&>`, `> FILE 2>&1` and other fds' `>&`.
+  using P = std::vector<std::pair<std::string, bool>>;
+  CAF_CHECK_EQUAL(placeholders("make >&2 {{a}}; make >& out.log {{b}}; make &> {{c}}; make > {{d}} 2>&1"),
+                  (P{{"a", false}, {"b", false}, {"c", false}, {"d", false}}));
+  CAF_CHECK_EQUAL(placeholders("echo x 2>&{{a}} keep"), (P{{"a", false}}));
+}
+
+CAF_TEST(an array element assigned before a command is an assignment and the command the word after it) {
+  // a[0]=/x was taken for a program's path and what came after for its arguments;
+  // bash refuses the assignment and runs the next word: eval ran the value.
+  for (auto program : {"a[0]=/ eval {{a}}", "a[1]+=/x eval {{a}}", "a[0]=/ read {{a}} <<< hi"})
+    CAF_CHECK_EQUAL(scan_error(program).empty() ? program : "", "");
+}
+
 CAF_TEST(a placeholder in a word bash may read as an array element is refused) {
   // unset, printf -v, read, test -v and declare evaluate the subscript of the name they
   // are given, quoted or not, as does a compound assignment: a value such as
