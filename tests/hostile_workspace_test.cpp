@@ -315,6 +315,27 @@ CAF_TEST(common harmless variables reach a tool) {
   CAF_CHECK_EQUAL(tool_environment(env.data(), {}, {}, {}), vars);
 }
 
+CAF_TEST(a tool s PATH has no entry that names the workspace) {
+  // An empty entry (a trailing `:`, `::`) or a relative one is the working directory:
+  // a shell the tool ran looked `git` or `rg` up in someone's repository first (only
+  // jp-actors' own lookup passed them over).
+  for (auto [path, kept] : {std::pair{"/usr/bin:/bin:", "PATH=/usr/bin:/bin"},
+                            std::pair{":/usr/bin::.:bin:/bin", "PATH=/usr/bin:/bin"},
+                            std::pair{".:bin", "PATH=/bin:/usr/bin"}}) {
+    std::vector<std::string> vars{std::string("PATH=") + path, "LANG=C"};
+    auto env = environ_of(vars);
+    CAF_CHECK_EQUAL(tool_environment(env.data(), {}, {}, {}), (std::vector<std::string>{kept, "LANG=C"}));
+  }
+  temp_dir ws;
+  ws.write("jp-planted-probe", "#!/bin/sh\necho PLANTED\n");
+  std::filesystem::permissions(ws.path / "jp-planted-probe", std::filesystem::perms::owner_all);
+  auto r = run_command(fmt::format("cd '{}' && PATH=\"$PATH:\" XDG_STATE_HOME='{}' '{}' --workspace '{}' call shell "
+                                   "'{{\"command\":\"jp-planted-probe\"}}'",
+                                   ws.path.string(), state_home_of(ws.path.string()), JP_CLI_BINARY, ws.path.string()));
+  CAF_CHECK(!contains(r.out, "PLANTED"));
+  CAF_CHECK(contains(r.out, "jp-planted-probe: command not found"));
+}
+
 CAF_TEST(git config from the environment reaches a tool whole or not at all) {
   // GIT_CONFIG_KEY_0 is a config key's name; git refuses to run when a pair is cut.
   std::vector<std::string> plain = {"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.pager", "GIT_CONFIG_VALUE_0=cat",

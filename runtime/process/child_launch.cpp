@@ -192,10 +192,8 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   return out;
 }
 
-/// The PATH a program's name is looked up in: ours without its empty and relative
-/// entries, which name the child's working directory (the workspace, someone's
-/// repository: its `bin/git` would run for `git` with PATH=bin:...). execvp's
-/// default when none is left.
+/// The PATH a program's name is looked up in: ours as absolute_search_path makes it
+/// (tool_environment.hpp), as the child's own PATH is.
 const char* search_path() {
   thread_local std::string raw, kept;
   thread_local bool made = false;
@@ -204,16 +202,7 @@ const char* search_path() {
   if (!made || path != raw) {
     made = true;
     raw.assign(path);
-    kept.clear();
-    for (size_t at = 0; at <= path.size();) {
-      auto end = std::min(path.find(':', at), path.size());
-      auto dir = path.substr(at, end - at);
-      if (dir.starts_with('/'))
-        kept.append(kept.empty() ? "" : ":").append(dir);
-      at = end + 1;
-    }
-    if (kept.empty())
-      kept = "/bin:/usr/bin";
+    kept = absolute_search_path(path);
   }
   return kept.c_str();
 }

@@ -204,7 +204,27 @@ struct KeptEnvironment {
   }
 };
 
+/// `kv` as a tool gets it: PATH's value with absolute entries only.
+std::string_view kept_entry(std::string_view kv, std::string& made) {
+  if (!kv.starts_with("PATH="))
+    return kv;
+  made = "PATH=" + absolute_search_path(kv.substr(5));
+  return made;
+}
+
 } // namespace
+
+std::string absolute_search_path(std::string_view path) {
+  std::string kept;
+  for (size_t at = 0; at <= path.size();) {
+    auto end = std::min(path.find(':', at), path.size());
+    auto dir = path.substr(at, end - at);
+    if (dir.starts_with('/'))
+      kept.append(kept.empty() ? "" : ":").append(dir);
+    at = end + 1;
+  }
+  return kept.empty() ? "/bin:/usr/bin" : kept;
+}
 
 std::vector<std::string> tool_environment(char** parent, const std::vector<std::string>& extra,
                                           const std::vector<std::string>& pass,
@@ -214,9 +234,10 @@ std::vector<std::string> tool_environment(char** parent, const std::vector<std::
     all.emplace_back(*e);
   auto keep = given_each(all, pass, drop);
   std::vector<std::string> env;
+  std::string made;
   for (size_t i = 0; i < all.size(); ++i)
     if (keep[i])
-      env.emplace_back(all[i]);
+      env.emplace_back(kept_entry(all[i], made));
   add_extra(env, extra, [](const std::string& kv) { return kv; });
   return env;
 }
@@ -248,9 +269,10 @@ SpawnEnvironment spawn_environment(std::vector<std::string> extra, const std::ve
     kept.drop = drop;
     std::vector<std::string> filtered; // from the copy just compared against, not a second read
     auto keep = given_each(kept.seen, pass, drop);
+    std::string made;
     for (size_t i = 0; i < kept.seen.size(); ++i)
       if (keep[i])
-        filtered.push_back(kept.seen[i]);
+        filtered.emplace_back(kept_entry(kept.seen[i], made));
     kept.filtered = std::make_shared<const std::vector<std::string>>(std::move(filtered));
   }
   return SpawnEnvironment{kept.filtered, std::move(extra)};

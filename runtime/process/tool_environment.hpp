@@ -18,9 +18,16 @@ namespace jp {
 /// (OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY).
 bool secret_looking_name(std::string_view name);
 
+/// `path` (a PATH's value) without its empty and relative entries, which name the
+/// working directory (the workspace, someone's repository: its `git` would run for
+/// `git` with PATH=/usr/bin: or PATH=bin:...); "/bin:/usr/bin" (execvp's default)
+/// when none is left.
+std::string absolute_search_path(std::string_view path);
+
 /// What a tool gets: each "KEY=VALUE" of `parent` except the names in `drop`,
-/// secret-looking names and values, unless named in `pass`; then `extra` ("KEY=VALUE") added
-/// or overriding.
+/// secret-looking names and values, unless named in `pass`, and PATH as
+/// absolute_search_path makes it (a shell the tool runs looks its commands up
+/// there); then `extra` ("KEY=VALUE") added or overriding.
 std::vector<std::string> tool_environment(char** parent, const std::vector<std::string>& extra,
                                           const std::vector<std::string>& pass,
                                           const std::vector<std::string>& drop);
