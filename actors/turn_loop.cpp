@@ -1059,6 +1059,21 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
                                 {}, id, "", true});
     unanswered.clear();
   };
+  // A turn the provider never answered (its request refused, no connection, the
+  // process killed first) is left out: its prompt, sent again with every later
+  // request, failed each of them the same way (a prompt too long, an attachment
+  // refused) or was asked again beside the next one. The notifications it carried
+  // (handles' news) are kept.
+  bool in_turn = false, answered = false;
+  auto leave_out_unanswered = [&] {
+    if (!in_turn || answered)
+      return;
+    out.resize(turn_start);
+    unanswered.clear();
+    if (!turn_notes.empty())
+      out.push_back(ChatMessage{chat_role::user, notifications_block(turn_notes)});
+    turn_notes.clear();
+  };
   for (auto& json : events) {
     auto event = conversation_event_from(json);
     auto* note = event ? std::get_if<SystemNotificationEvent>(&*event) : nullptr;
@@ -1076,6 +1091,9 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
       continue;
     if (auto* start = std::get_if<TurnStartEvent>(&*event)) {
       settle_calls();
+      leave_out_unanswered();
+      in_turn = true;
+      answered = false;
       turn_start = out.size();
       turn_notes = start->notifications;
       std::string text = start->prompt;
@@ -1096,10 +1114,12 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
           said = notifications_block(turn_notes) + "\n\n" + said;
         out.push_back(ChatMessage{chat_role::user, said});
         turn_notes.clear();
+        in_turn = false; // left out already, its note in its place
         continue;
       }
       for (auto& c : response->tool_calls)
         unanswered.push_back(c.id);
+      answered = answered || !response->text.empty() || !response->tool_calls.empty();
       if (!response->text.empty() || !response->tool_calls.empty()) {
         out.push_back(ChatMessage{chat_role::assistant, response->text, response->tool_calls});
         out.back().provider_extra = response->provider_extra;
@@ -1117,6 +1137,7 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
     }
   }
   settle_calls();
+  leave_out_unanswered();
   if (!delivered.empty())
     out.push_back(ChatMessage{chat_role::user, notifications_block(delivered)});
   forget_old_images(out);

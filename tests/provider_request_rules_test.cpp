@@ -581,6 +581,25 @@ CAF_TEST(a 400 message from either service reaches the user unchanged) {
   }
 }
 
+CAF_TEST(a conversation longer than the model takes is told to start a new one) {
+  // Only the service's words came, and asking again failed the same way.
+  KeyEnv key;
+  for (auto [provider, body] :
+       {std::pair{"anthropic", R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too )"
+                               R"(long: 208310 tokens > 200000 maximum"}})"},
+        std::pair{"openai", R"({"error":{"message":"This model's maximum context length is 128000 tokens. However, )"
+                            R"(your messages resulted in 130410 tokens.","type":"invalid_request_error","param":)"
+                            R"("messages","code":"context_length_exceeded"}})"}}) {
+    FakeProviderServer server;
+    server.push({400, body});
+    auto s = send(server, provider,
+                  conversation("test-model", std::string(provider) == "openai" ? dialect::openai : dialect::anthropic));
+    CAF_REQUIRE(!s);
+    CAF_CHECK(contains(s.error, "HTTP 400"));
+    CAF_CHECK(contains(s.error, "; the conversation is longer than the model takes: start a new conversation"));
+  }
+}
+
 CAF_TEST(openrouter refuses a gemini 3 tool loop without the reasoning_details and the user reads why) {
   KeyEnv key;
   FakeProviderServer server;

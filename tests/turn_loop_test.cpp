@@ -274,6 +274,25 @@ CAF_TEST(the next turn continues the conversation from the store) {
   CAF_CHECK_EQUAL(msgs[2].text, "second");
 }
 
+CAF_TEST(a turn the provider never answered is left out of the next turns requests) {
+  // Its prompt went with every later request: one the provider refused (too long, an
+  // attachment it takes no more) failed each of them, and an abandoned one was asked
+  // again beside the next.
+  provider->replies.push_back({{"First answer."}, {}, {}});
+  CAF_CHECK_EQUAL(turn("first"), "");
+  CAF_CHECK_EQUAL(turn("refused"), "the fake provider has no reply left");
+  provider->replies.push_back({{"Second answer."}, {}, {}});
+  CAF_CHECK_EQUAL(turn("second"), "");
+  auto& msgs = provider->requests.back().messages;
+  CAF_REQUIRE_EQUAL(msgs.size(), 3u);
+  CAF_CHECK_EQUAL(msgs[0].text, "first");
+  CAF_CHECK_EQUAL(msgs[1].text, "First answer.");
+  CAF_CHECK_EQUAL(msgs[2].text, "second");
+  // Its events stay in the log.
+  auto events = store->load(id)->events;
+  CAF_CHECK(std::any_of(events.begin(), events.end(), [](const Json& e) { return e.string_at("prompt") == "refused"; }));
+}
+
 CAF_TEST(a failing provider ends the turn with its error recorded) {
   CAF_CHECK_EQUAL(turn("hi"), "the fake provider has no reply left");
   auto events = store->load(id)->events;
@@ -418,9 +437,10 @@ CAF_TEST(messages of a refused turn leave it out but keep the notifications it c
     to_json(SystemNotificationEvent{note("Handle `b` stopped"), true}),
     to_json(ChatResponseEvent{"I can't", {}, "refusal"}),
     to_json(TurnStartEvent{"next", "m", {}}),
+    to_json(ChatResponseEvent{"fine", {}, "stop"}),
   };
   auto msgs = messages_of(events);
-  CAF_REQUIRE_EQUAL(msgs.size(), 4u);
+  CAF_REQUIRE_EQUAL(msgs.size(), 5u);
   CAF_CHECK_EQUAL(msgs[0].text, "first");
   CAF_CHECK_EQUAL(msgs[1].text, "ok");
   CAF_CHECK(contains(msgs[2].text, "Handle `a` stopped"));
@@ -428,6 +448,7 @@ CAF_TEST(messages of a refused turn leave it out but keep the notifications it c
   CAF_CHECK(contains(msgs[2].text, "refused by the provider and is left out"));
   CAF_CHECK(!contains(msgs[2].text, "bad"));
   CAF_CHECK_EQUAL(msgs[3].text, "next");
+  CAF_CHECK_EQUAL(msgs[4].text, "fine");
 }
 
 CAF_TEST(messages of a turn cut short answer every call) {
@@ -437,9 +458,10 @@ CAF_TEST(messages of a turn cut short answer every call) {
     Json::object().set("event", "chat_response").set("text", "").set("tool_calls", Json(JsonArray{call})),
     Json::object().set("event", "turn_end"),
     Json::object().set("event", "turn_start").set("prompt", "again"),
+    Json::object().set("event", "chat_response").set("text", "ok"),
   };
   auto msgs = messages_of(events);
-  CAF_REQUIRE_EQUAL(msgs.size(), 4u);
+  CAF_REQUIRE_EQUAL(msgs.size(), 5u);
   CAF_CHECK(msgs[2].role == chat_role::tool);
   CAF_CHECK_EQUAL(msgs[2].tool_call_id, "c9");
   CAF_CHECK(msgs[2].tool_error);
@@ -562,7 +584,7 @@ CAF_TEST(a refusal or a content filter fails the turn saying so and runs no call
   CAF_CHECK_EQUAL(turn("y"), R"(the provider's content filter stopped the response (finish reason )"
                              R"("content_filter"): none of its tool calls ran (describe_tools); rephrase the request)");
   // The refused turn is not sent again (Anthropic would refuse every later request
-  // that holds it), only said to be left out; the filtered one is.
+  // that holds it), only said to be left out.
   CAF_REQUIRE_EQUAL(provider->requests.back().messages.size(), 2u);
   CAF_CHECK(contains(provider->requests.back().messages[0].text, "refused by the provider and is left out"));
   CAF_CHECK_EQUAL(provider->requests.back().messages[1].text, "y");
@@ -572,7 +594,10 @@ CAF_TEST(a refusal or a content filter fails the turn saying so and runs no call
   provider->replies.push_back(filtered);
   CAF_CHECK_EQUAL(turn("z"), R"(the provider's content filter stopped the response (finish reason )"
                              R"("content_filter") before it gave any answer; rephrase the request)");
-  CAF_CHECK_EQUAL(provider->requests.back().messages[1].text, "y");
+  // The filtered turn answered nothing (its calls never ran): left out, as the
+  // rephrased request comes instead of it.
+  CAF_REQUIRE_EQUAL(provider->requests.back().messages.size(), 2u);
+  CAF_CHECK_EQUAL(provider->requests.back().messages[1].text, "z");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

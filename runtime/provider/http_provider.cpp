@@ -18,6 +18,7 @@
 #include "runtime/provider/anthropic_format.hpp"
 #include "runtime/provider/openai_format.hpp"
 #include "runtime/provider/sse.hpp"
+#include "runtime/text_nocase.hpp"
 
 namespace jp {
 
@@ -474,8 +475,17 @@ private:
     else if (r.status == 404)
       why = fmt::format("HTTP 404 from {}: {}; check assistant.model (`{}`) and assistant.base_url", url_,
                         message, request.model);
-    else // llm_inquiry.cpp reads a 400's message after "): " (a refused response_format)
+    else { // llm_inquiry.cpp reads a 400's message after "): " (a refused response_format)
       why = fmt::format("the provider rejected the request (HTTP {} from {}): {}", r.status, url_, message);
+      // The conversation outgrew the model's context: asking again cannot help.
+      for (std::string_view full : {"prompt is too long", "context length", "context_length_exceeded",
+                                    "context window", "maximum context", "too many tokens", "input is too long"})
+        if (contains_nocase(message, full)) {
+          why += "; the conversation is longer than the model takes: start a new conversation (`jp-actors query "
+                 "--new`) and say there what matters of this one";
+          break;
+        }
+    }
     return outcome::fail;
   }
 
