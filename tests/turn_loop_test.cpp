@@ -262,16 +262,25 @@ CAF_TEST(reasoning is rendered apart and is no part of the answer or the history
   CAF_CHECK_EQUAL(sent[1].text, "4.");
 }
 
+namespace {
+
+/// Each message's text, in order.
+std::vector<std::string> texts(const std::vector<ChatMessage>& msgs) {
+  std::vector<std::string> out;
+  for (auto& m : msgs)
+    out.push_back(m.text);
+  return out;
+}
+
+} // namespace
+
 CAF_TEST(the next turn continues the conversation from the store) {
   provider->replies.push_back({{"First answer."}, {}, {}});
   CAF_CHECK_EQUAL(turn("first"), "");
   provider->replies.push_back({{"Second answer."}, {}, {}});
   CAF_CHECK_EQUAL(turn("second"), "");
-  auto& msgs = provider->requests.back().messages;
-  CAF_REQUIRE_EQUAL(msgs.size(), 3u);
-  CAF_CHECK_EQUAL(msgs[0].text, "first");
-  CAF_CHECK_EQUAL(msgs[1].text, "First answer.");
-  CAF_CHECK_EQUAL(msgs[2].text, "second");
+  CAF_CHECK_EQUAL(texts(provider->requests.back().messages),
+                  (std::vector<std::string>{"first", "First answer.", "second"}));
 }
 
 CAF_TEST(a turn the provider never answered is left out of the next turns requests) {
@@ -283,11 +292,8 @@ CAF_TEST(a turn the provider never answered is left out of the next turns reques
   CAF_CHECK_EQUAL(turn("refused"), "the fake provider has no reply left");
   provider->replies.push_back({{"Second answer."}, {}, {}});
   CAF_CHECK_EQUAL(turn("second"), "");
-  auto& msgs = provider->requests.back().messages;
-  CAF_REQUIRE_EQUAL(msgs.size(), 3u);
-  CAF_CHECK_EQUAL(msgs[0].text, "first");
-  CAF_CHECK_EQUAL(msgs[1].text, "First answer.");
-  CAF_CHECK_EQUAL(msgs[2].text, "second");
+  CAF_CHECK_EQUAL(texts(provider->requests.back().messages),
+                  (std::vector<std::string>{"first", "First answer.", "second"}));
   // Its events stay in the log.
   auto events = store->load(id)->events;
   CAF_CHECK(std::any_of(events.begin(), events.end(), [](const Json& e) { return e.string_at("prompt") == "refused"; }));
