@@ -127,6 +127,30 @@ CAF_TEST(a workspace config new or changed is announced once with the tools and 
   CAF_CHECK(contains(limited.out, "the limits of tool `shell` (open_files = 32)"));
 }
 
+CAF_TEST(a home whose dot local is a link keeps what the user was told) {
+  // ~/.local a link (stow, a dotfiles repository) is the user's own: every component
+  // under HOME was opened without following links, so nothing was kept there, and
+  // each run told the workspace's config again (and started a new conversation).
+  temp_dir ws, home, elsewhere;
+  std::filesystem::create_directories(elsewhere.path / ".local");
+  std::filesystem::create_symlink(elsewhere.path / ".local", home.path / ".local");
+  std::filesystem::create_directories(ws.path / ".jp");
+  std::ofstream(ws.path / ".jp/config.toml") << "[assistant]\nmodel = \"o1-pro\"\n";
+  auto call = [&] {
+    return run_command(fmt::format("cd '{}' && env -u XDG_STATE_HOME HOME='{}' '{}' --workspace '{}' call shell "
+                                   "'{{\"command\":\"true\"}}'",
+                                   ws.path.string(), home.path.string(), JP_CLI_BINARY, ws.path.string()));
+  };
+  auto first = call();
+  CAF_CHECK_EQUAL(first.status, 0);
+  CAF_CHECK(contains(first.out, "new or changed"));
+  auto again = call();
+  CAF_CHECK_EQUAL(again.status, 0);
+  CAF_CHECK(!contains(again.out, "new or changed"));
+  CAF_CHECK(!contains(again.out, "not a directory of its own"));
+  CAF_CHECK(std::filesystem::is_directory(elsewhere.path / ".local/state/jp-actors"));
+}
+
 CAF_TEST(a link planted for the output directory is not written through) {
   temp_dir ws;
   temp_dir victim;

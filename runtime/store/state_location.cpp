@@ -46,8 +46,11 @@ Result<UserStateDir> user_state_dir(std::string_view sub) {
   auto below = [&](std::string base) { return sub.empty() ? base : fmt::format("{}/{}", base, sub); };
   if (auto state = absolute(std::getenv("XDG_STATE_HOME")); !state.empty())
     return UserStateDir{state, below("jp-actors")};
+  // ~/.local/state is the user's own, as XDG_STATE_HOME is: a link there (stow, a
+  // dotfiles repository, a home on another disk) is theirs and followed; from
+  // jp-actors on, none is.
   if (auto home = absolute(std::getenv("HOME")); !home.empty())
-    return UserStateDir{home, below(".local/state/jp-actors")};
+    return UserStateDir{home + "/.local/state", below("jp-actors")};
   return Error{"set HOME or XDG_STATE_HOME to an absolute path"};
 }
 
