@@ -16,6 +16,8 @@
 #include "messages/conversation_event_codec.hpp"
 #include "messages/tool_image.hpp"
 #include "runtime/store/conversation_store.hpp"
+#include "runtime/store/state_location.hpp"
+#include "config/config.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
 
@@ -735,4 +737,31 @@ CAF_TEST(a conversation is held by one process at a time and a planted in use fi
   CAF_REQUIRE(!named.ok());
   CAF_CHECK(contains(named.error(), "not a conversation file of yours"));
   CAF_CHECK_EQUAL(read_text((tmp.path / "victim").string()), "precious");
+}
+
+CAF_TEST(a workspace whose state directory is a link keeps its state in the user s own place) {
+  // The store refused to keep anything through the link, and the run failed, --new
+  // or not; an unwritable .jp has been kept in the user's place all along.
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto ws = tmp.path / "ws";
+  fs::create_directories(ws);
+  fs::create_directories(tmp.path / "target");
+  fs::create_directory_symlink(tmp.path / "target", ws / ".jp");
+  auto state = (tmp.path / "state").string();
+  const char* before = std::getenv("XDG_STATE_HOME");
+  std::string kept = before ? before : "";
+  ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+  Config config;
+  config.workspace = ws.string();
+  auto where = choose_state_location(config);
+  CAF_CHECK(where.dir.starts_with(state + "/jp-actors/workspaces/ws-"));
+  CAF_CHECK(contains(where.note, (ws / ".jp").string() + " is a link"));
+  FileConversationStore store(where.dir + "/conversations", ws.string());
+  CAF_CHECK(store.create().ok());
+  CAF_CHECK(fs::is_empty(tmp.path / "target"));
+  if (before)
+    ::setenv("XDG_STATE_HOME", kept.c_str(), 1);
+  else
+    ::unsetenv("XDG_STATE_HOME");
 }

@@ -29,6 +29,21 @@ int writable(fs::path dir) {
   return ::access(dir.c_str(), W_OK | X_OK) == 0 ? 0 : errno;
 }
 
+// Why a directory of `path` below `workspace` (someone's repository) cannot be
+// used: "<dir> is a link"; "" when none is one, or `path` is not below it.
+std::string link_below(const std::string& workspace, const std::string& path) {
+  if (workspace.empty() || !path.starts_with(workspace + "/"))
+    return "";
+  for (auto at = path.find('/', workspace.size() + 1);; at = path.find('/', at + 1)) {
+    auto dir = path.substr(0, at);
+    std::error_code ec;
+    if (fs::is_symlink(dir, ec))
+      return fmt::format("{} is a link, which is not followed in a workspace", dir);
+    if (at == std::string::npos)
+      return "";
+  }
+}
+
 // Stable per workspace path, and readable: "<name>-<16 hex digits>".
 std::string workspace_key(const std::string& workspace) {
   auto h = text_digest(workspace);
@@ -58,10 +73,15 @@ StateLocation choose_state_location(const Config& config) {
   auto own = state_path(config, "");
   if (!own.empty() && own.back() == '/')
     own.pop_back();
-  int why = writable(own);
-  if (why == 0)
-    return {own, ""};
-  std::string reason = std::strerror(why);
+  // A link in the workspace on the way (its `.jp`) is not followed (the store
+  // refuses to keep anything through it): the user's own place is used instead.
+  std::string reason = link_below(config.workspace, own);
+  if (reason.empty()) {
+    int why = writable(own);
+    if (why == 0)
+      return {own, ""};
+    reason = std::strerror(why);
+  }
   auto fallback = user_state_dir("workspaces/" + workspace_key(config.workspace));
   if (fallback) {
     if (auto dir = open_private_dir(fallback->root, fallback->relative); dir)
