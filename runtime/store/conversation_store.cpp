@@ -287,6 +287,13 @@ Result<int> open_own_at(int dirfd, const std::string& name, const std::string& p
   struct stat st {};
   if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1) {
     ::close(fd);
+    // A second name of the user's own conversation (a backup made with cp -al) keeps
+    // its history in a copy of its own; anything else is no conversation.
+    if (S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && st.st_nlink > 1 && path.ends_with("/events.jsonl"))
+      return Error{fmt::format("{} has another name (a hard link: a backup made with cp -al or rsnapshot?), "
+                               "which it would write too: not used; give it a copy of its own, which keeps "
+                               "its history: cp '{}' '{}.own' && mv '{}.own' '{}'",
+                               path, path, path, path, path)};
     return Error{fmt::format("{} is not a conversation file of yours (a regular file with no other "
                              "name): not used; remove it",
                              path)};
