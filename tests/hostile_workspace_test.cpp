@@ -163,7 +163,11 @@ CAF_TEST(a link planted for the output directory is not written through) {
     auto r = cli_in(ws.path.string(), R"(call shell '{"command":"yes x | head -c 100000"}')");
     CAF_CHECK_EQUAL(r.status, 0);
     CAF_CHECK(contains(r.out, "bytes omitted"));
-    CAF_CHECK(contains(r.out, "(not written: "));
+    // `.jp` a link: the output is kept in the user's own place instead (said so).
+    if (std::string(link) == ".jp")
+      CAF_CHECK(contains(r.out, "is a link, which is not followed in a workspace"));
+    else
+      CAF_CHECK(contains(r.out, "(not written: "));
     CAF_CHECK(std::filesystem::is_empty(victim.path));
   }
 }
