@@ -202,7 +202,8 @@ Status AnthropicStream::on_event(const SseEvent& event,
         use.given = input->dump();
       tool_uses_[index_member(ev)] = std::move(use);
     } else if (block_type == "thinking" || block_type == "redacted_thinking") {
-      thinking_[index_member(ev)] = *block;
+      thinking_[index_member(ev)] = Thinking{*block, std::string(block->string_at("thinking")),
+                                             std::string(block->string_at("signature"))};
     } else if (block_type == "text") {
       // Blocks on either side of a tool_use ("Let me look." [call] "Found it.") are
       // kept apart: joined, they read "Let me look.Found it.".
@@ -226,13 +227,12 @@ Status AnthropicStream::on_event(const SseEvent& event,
     } else if (delta_type == "thinking_delta") {
       auto thought = delta->string_at("thinking");
       if (auto it = thinking_.find(index_member(ev)); it != thinking_.end())
-        it->second.set("thinking", std::string(it->second.string_at("thinking")) + std::string(thought));
+        it->second.thinking += thought;
       if (!thought.empty())
         emit(ChatEvent{chat_event_kind::reasoning, std::string(thought)});
     } else if (delta_type == "signature_delta") {
       if (auto it = thinking_.find(index_member(ev)); it != thinking_.end())
-        it->second.set("signature",
-                       std::string(it->second.string_at("signature")) + std::string(delta->string_at("signature")));
+        it->second.signature += delta->string_at("signature");
     } else if (delta_type == "input_json_delta") {
       if (auto it = tool_uses_.find(index_member(ev)); it != tool_uses_.end())
         it->second.arguments += delta->string_at("partial_json");
@@ -279,8 +279,11 @@ Status AnthropicStream::on_event(const SseEvent& event,
         !stop_reason_.empty() ? stop_reason_ : called_ ? "tool_use" : "end_turn";
     if (!thinking_.empty()) {
       Json blocks = Json::array();
-      for (auto& [index, block] : thinking_)
-        blocks.push(std::move(block));
+      for (auto& [index, t] : thinking_) {
+        if (t.block.string_at("type") == "thinking")
+          t.block.set("thinking", std::move(t.thinking)).set("signature", std::move(t.signature));
+        blocks.push(std::move(t.block));
+      }
       thinking_.clear();
       done.provider_extra =
         Json::object().set("thinking_blocks", std::move(blocks)).set(kExtraModel, model_).dump();

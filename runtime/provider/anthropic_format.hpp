@@ -68,7 +68,11 @@ private:
   // Its thinking blocks by content index, as they came (thinking and signature, or
   // redacted_thinking's data): a server that thinks wants them back unchanged before
   // the calls they led to (DeepSeek's Anthropic API: HTTP 400 without them).
-  std::map<int64_t, Json> thinking_;
+  struct Thinking {
+    Json block;                    // as it started
+    std::string thinking, signature; // its deltas, appended (set on the block at the end)
+  };
+  std::map<int64_t, Thinking> thinking_;
   std::string model_;
   std::string stop_reason_;
   int64_t tokens_in_ = -1;  // message_start's usage: input, cache writes and reads
