@@ -1065,14 +1065,21 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
   // refused) or was asked again beside the next one. The notifications it carried
   // (handles' news) are kept.
   bool in_turn = false, answered = false;
-  auto leave_out_unanswered = [&] {
-    if (!in_turn || answered)
-      return;
+  // The current turn's messages replaced by its notifications and `said` (if any).
+  auto leave_out_turn = [&](const std::string& said) {
     out.resize(turn_start);
     unanswered.clear();
-    if (!turn_notes.empty())
-      out.push_back(ChatMessage{chat_role::user, notifications_block(turn_notes)});
+    std::string text = turn_notes.empty() ? said : notifications_block(turn_notes);
+    if (!turn_notes.empty() && !said.empty())
+      text += "\n\n" + said;
+    if (!text.empty())
+      out.push_back(ChatMessage{chat_role::user, text});
     turn_notes.clear();
+    in_turn = false;
+  };
+  auto leave_out_unanswered = [&] {
+    if (in_turn && !answered)
+      leave_out_turn("");
   };
   for (auto& json : events) {
     auto event = conversation_event_from(json);
@@ -1106,15 +1113,8 @@ std::vector<ChatMessage> messages_of(const std::vector<Json>& events) {
       // that still holds it: its prompt, and what its tools brought in), said so; the
       // notifications it carried (handles' news) are kept.
       if (cut_off_of(response->finish_reason) == cut_off::refused) {
-        out.resize(turn_start);
-        unanswered.clear();
-        std::string said = "[A turn here was refused by the provider and is left out: its prompt, its tool calls "
-                           "and their results.]";
-        if (!turn_notes.empty())
-          said = notifications_block(turn_notes) + "\n\n" + said;
-        out.push_back(ChatMessage{chat_role::user, said});
-        turn_notes.clear();
-        in_turn = false; // left out already, its note in its place
+        leave_out_turn("[A turn here was refused by the provider and is left out: its prompt, its tool calls "
+                       "and their results.]");
         continue;
       }
       for (auto& c : response->tool_calls)

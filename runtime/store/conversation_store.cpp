@@ -22,6 +22,7 @@
 #include "runtime/process/private_file.hpp"
 #include "runtime/provider/provider_images.hpp"
 #include "runtime/store/subagent_store.hpp"
+#include "runtime/store/workspace_link.hpp"
 
 namespace jp {
 
@@ -359,22 +360,14 @@ Status FileConversationStore::unlinked(const std::string& id) const {
   // The workspace is someone's repository: a link it holds at `.jp`, at
   // `conversations` or at a conversation's directory must not point the store at
   // your files (it appends to them, and cuts a last unfinished line).
-  std::vector<std::string> paths;
-  if (!trusted_.empty() && root_.starts_with(trusted_ + "/"))
-    for (auto at = root_.find('/', trusted_.size() + 1);; at = root_.find('/', at + 1)) {
-      paths.push_back(root_.substr(0, at));
-      if (at == std::string::npos)
-        break;
-    }
-  if (!id.empty())
-    paths.push_back(dir(id));
-  for (auto& path : paths) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-      return Status::fail(fmt::format("{} is a link: conversations are not kept through a link in the "
-                                      "workspace (it could point at any file of yours); remove it",
-                                      path));
-  }
+  std::string link = first_link_below(trusted_, root_);
+  struct stat st {};
+  if (link.empty() && !id.empty() && ::lstat(dir(id).c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    link = dir(id);
+  if (!link.empty())
+    return Status::fail(fmt::format("{} is a link: conversations are not kept through a link in the "
+                                    "workspace (it could point at any file of yours); remove it",
+                                    link));
   return Status::success();
 }
 

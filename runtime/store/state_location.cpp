@@ -10,6 +10,7 @@
 #include "config/config.hpp"
 #include "messages/text_digest.hpp"
 #include "runtime/process/private_file.hpp"
+#include "runtime/store/workspace_link.hpp"
 
 namespace jp {
 
@@ -27,21 +28,6 @@ int writable(fs::path dir) {
   if (!fs::is_directory(dir, ec)) // a file where the directory goes (a repository's own .jp)
     return ENOTDIR;
   return ::access(dir.c_str(), W_OK | X_OK) == 0 ? 0 : errno;
-}
-
-// Why a directory of `path` below `workspace` (someone's repository) cannot be
-// used: "<dir> is a link"; "" when none is one, or `path` is not below it.
-std::string link_below(const std::string& workspace, const std::string& path) {
-  if (workspace.empty() || !path.starts_with(workspace + "/"))
-    return "";
-  for (auto at = path.find('/', workspace.size() + 1);; at = path.find('/', at + 1)) {
-    auto dir = path.substr(0, at);
-    std::error_code ec;
-    if (fs::is_symlink(dir, ec))
-      return fmt::format("{} is a link, which is not followed in a workspace", dir);
-    if (at == std::string::npos)
-      return "";
-  }
 }
 
 // Stable per workspace path, and readable: "<name>-<16 hex digits>".
@@ -75,13 +61,13 @@ StateLocation choose_state_location(const Config& config) {
     own.pop_back();
   // A link in the workspace on the way (its `.jp`) is not followed (the store
   // refuses to keep anything through it): the user's own place is used instead.
-  std::string reason = link_below(config.workspace, own);
-  if (reason.empty()) {
-    int why = writable(own);
-    if (why == 0)
-      return {own, ""};
+  std::string reason;
+  if (auto link = first_link_below(config.workspace, own); !link.empty())
+    reason = link + " is a link, which is not followed in a workspace";
+  else if (int why = writable(own); why == 0)
+    return {own, ""};
+  else
     reason = std::strerror(why);
-  }
   auto fallback = user_state_dir("workspaces/" + workspace_key(config.workspace));
   if (fallback) {
     if (auto dir = open_private_dir(fallback->root, fallback->relative); dir)
