@@ -180,8 +180,9 @@ struct subagent_state {
   std::vector<HandleSummary> handles; // its live handles, as of its turn's last tick
   std::shared_ptr<LiveSlot> slot; // its place under [agents] max_live (none: not counted)
   std::shared_ptr<AskBox> asks;   // its turn's questions to whoever drives it
-  uint64_t asking = 0;            // the question it waits on (0: none)
-  Question question;
+  // The questions its turn waits on, asked first first (its calls run at once, and
+  // two may ask together): the first is shown and answered; then the next.
+  std::deque<std::pair<uint64_t, Question>> asked;
   static inline const char* name = "jp.subagent";
 };
 
@@ -282,7 +283,8 @@ HandleReport look(subagent_actor_t* self) {
   for (auto& h : st.handles)
     content += fmt::format("\n[handle {} ({}): {}, {:.1f} s{}{}]", h.id, h.tool, to_string(h.state.kind),
                            h.elapsed_secs, h.progress.last_line.empty() ? "" : ": ", cut_text(h.progress.last_line, 120));
-  auto state = st.asking ? ToolState::waiting(st.question, std::move(content)) : ToolState::running(std::move(content));
+  auto state = st.asked.empty() ? ToolState::running(std::move(content))
+                                : ToolState::waiting(st.asked.front().second, std::move(content));
   return HandleReport{st.id, std::move(state), omitted, {}, {}};
 }
 
@@ -294,7 +296,7 @@ void answer_looks(subagent_actor_t* self) {
 
 caf::result<HandleReport> look_with(subagent_actor_t* self, const LookOptions& opts) {
   auto& st = self->state;
-  if (st.stopped || opts.wait_ms <= 0 || !st.said.empty() || st.asking)
+  if (st.stopped || opts.wait_ms <= 0 || !st.said.empty() || !st.asked.empty())
     return look(self);
   auto rp = self->make_response_promise<HandleReport>();
   auto id = st.looks.add(rp);
@@ -311,7 +313,7 @@ void stop(subagent_actor_t* self, ToolState state) {
     st.slot->release(); // before its stop is told: the next may start then
   st.loop = nullptr;
   st.asks->close();
-  st.asking = 0;
+  st.asked.clear();
   // An answer of an earlier turn nobody saw is not lost behind the last one.
   if (!st.earlier_answers.empty())
     state.content = std::move(st.earlier_answers) + state.content;
@@ -404,16 +406,18 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
                           fmt::format("Handle `{}` has stopped: a sub-agent that ended takes no more messages; "
                                       "spawn a new one",
                                       st.id));
-      if (st.asking) {
+      if (!st.asked.empty()) {
         // The answer to the question it waits on (JSON: true, "a name", ...), checked
         // as a tool's own is: a wrong one is refused and the question stays asked
         // (let through, the tool's call failed inside, past correcting).
-        auto answer = answer_text_as_declared(st.question, input_json);
+        auto answer = answer_text_as_declared(st.asked.front().second, input_json);
         if (!answer)
           return make_error(error_code::bad_arguments, fmt::format("Handle `{}`: {}", st.id, answer.error()));
-        st.asks->answer(st.asking, answer->dump());
-        st.asking = 0;
-        self->send(st.supervisor, waiting_atom::value, st.id, Question{}, false);
+        st.asks->answer(st.asked.front().first, answer->dump());
+        st.asked.pop_front();
+        // The next question, if another call asks too; else it runs again.
+        self->send(st.supervisor, waiting_atom::value, st.id, st.asked.empty() ? Question{} : st.asked.front().second,
+                   false);
         return look_with(self, opts);
       }
       auto input = Json::parse(input_json);
@@ -473,10 +477,11 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
       auto& st = self->state;
       if (st.stopped || st.aborting)
         return;
-      st.asking = ask;
-      st.question = std::move(q);
+      st.asked.emplace_back(ask, std::move(q));
+      if (st.asked.size() > 1)
+        return; // shown once the one before it is answered
       // The registry marks it waiting: an await returns it in `pending`, with the question.
-      self->send(st.supervisor, waiting_atom::value, st.id, st.question, false);
+      self->send(st.supervisor, waiting_atom::value, st.id, st.asked.front().second, false);
       answer_looks(self);
     },
     [self](list_atom, std::vector<HandleSummary>& running) {

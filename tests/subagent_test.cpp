@@ -568,6 +568,73 @@ name = "asker"
   CAF_CHECK(contains(content(res, "main", 4, 0), R"("id":"w","state":"stopped","result":"cleaned")"));
 }
 
+CAF_TEST(two questions a sub-agent asks at once are answered one after the other) {
+  // Its two calls run at once and both ask (main waits until both tools ran, so both
+  // questions are likely in before the first answer): the first is shown; once
+  // answered, the second, and both calls get their answers.
+  temp_dir ws;
+  ws.write("tools.toml", fmt::format(R"(
+[conversation.tools.clean]
+summary = "asks before it cleans"
+command = {{ program = "bash", args = ["-c", "mkdir -p '{0}/ran' && touch '{0}/ran/'$$ && exec '{1}/examples/tools/confirm.sh'"] }}
+run = "unattended"
+)",
+                                     ws.path.string(), JP_SOURCE_DIR));
+  ws.write("script.toml", fmt::format(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "spawn", id = "w", prompt = "x", script = "asker2" }}
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = {{ command = "until [ \"$(ls '{0}/ran' 2>/dev/null | wc -l)\" -ge 2 ]; do sleep 0.01; done; echo both asked" }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["w"] }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "apply", id = "w", input = true }}
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["w"] }}
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = {{ action = "apply", id = "w", input = true }}
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = {{ all = ["w"] }}
+
+[[subagents]]
+name = "asker2"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {{}}
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {{}}
+  [[subagents.steps]]
+  text = "both cleaned"
+)",
+                                      ws.path.string()));
+  auto r = cli_in(ws.path.string(), fmt::format("--config {0}/tools.toml run {0}/script.toml --json", ws.path.string()));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 2, 0), R"("id":"w","state":"waiting")"));
+  // The first answered, the second question is the one it waits on now.
+  auto second = content(res, "main", 3, 1);
+  CAF_CHECK(contains(second, R"("id":"w","state":"waiting")"));
+  CAF_CHECK(contains(second, "Delete the build directory?"));
+  CAF_CHECK_EQUAL(content(res, "main/w", 1, 0), "deleted (pretend)");
+  CAF_CHECK_EQUAL(content(res, "main/w", 1, 1), "deleted (pretend)");
+  CAF_CHECK(contains(content(res, "main", 4, 1), R"("id":"w","state":"stopped","result":"both cleaned")"));
+}
+
 CAF_TEST(a permission a sub-agent needs is not its parent to give) {
   // With --ask and no terminal, `clean` (run = "ask", the default for a local tool)
   // is refused in the sub-agent as it is at the top level: its parent may be the
