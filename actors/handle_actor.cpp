@@ -538,7 +538,7 @@ void adopt(handle_actor_t* self, const ControlChannel::Step& step) {
   auto& st = self->state;
   // A line the tool meant for jp-actors and got wrong: said where it is read (its
   // output, for whoever looks) as well as in a failure's trace.
-  st.stderr_tail += step.note;
+  keep_tail(st.stderr_tail, step.note, stderr_tail_bytes); // bounded however many it writes
   if (!step.note.empty()) {
     st.out->append(step.note);
     note_out_room(st);

@@ -59,4 +59,23 @@ CAF_TEST(huge output stays bounded; its head and tail are in the bounded spill f
   CAF_CHECK(contains(content, "\"output_file\""));
 }
 
+CAF_TEST(control lines that are not tool states keep the handle bounded) {
+  // Each such line is said in the output (bounded there) and kept for a failure's
+  // trace: that copy grew by a note a line, 150 MB for these 2 million.
+  rusage before{};
+  ::getrusage(RUSAGE_SELF, &before);
+  auto spec = control_tool("sloppy", "yes x | head -n 2000000 >&3; exit 3");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("notes"), spec);
+  auto res = await_all(*this, {"notes"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto& s = res.completed[0].state;
+  CAF_CHECK(!s.ok);
+  // Its trace still ends with the last of them.
+  CAF_REQUIRE(!s.error.trace.empty());
+  CAF_CHECK(contains(s.error.trace.back(), "[control channel] ignored a line that is not a ToolState"));
+  rusage after{};
+  ::getrusage(RUSAGE_SELF, &after);
+  CAF_CHECK_LESS(after.ru_maxrss - before.ru_maxrss, 64L * 1024); // KiB
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
