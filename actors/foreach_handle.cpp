@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "actors/waiting_looks.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_code.hpp"
 #include "messages/error_category.hpp"
@@ -51,13 +52,15 @@ struct foreach_state {
   HandleReport final;
   uint64_t output_cap = 0; // its looks' and result's bytes (0: no cap)
   std::vector<caf::typed_response_promise<HandleReport>> aborts;
+  WaitingLooks looks; // fetches waiting for an element's end, a question, or its own
   std::shared_ptr<std::vector<handle_actor>> live = std::make_shared<std::vector<handle_actor>>();
   static inline const char* name = "jp.foreach";
 };
 
 // Its sub-agents report to it as handles report to the registry; a tick retries
-// the elements no room was left for.
-using foreach_actor = handle_actor::extend_with<supervisor_actor>::extend<caf::reacts_to<tick_atom>>;
+// the elements no room was left for; a waiting look's time runs out.
+using foreach_actor = handle_actor::extend_with<supervisor_actor>::extend<caf::reacts_to<tick_atom>,
+                                                                        caf::reacts_to<timeout_atom, uint64_t>>;
 
 // How soon a foreach tries again to start an element the tree had no room for (one of
 // its own ending retries at once; room made elsewhere is found so), and for how long
@@ -123,6 +126,23 @@ HandleReport look(foreach_actor_t* self) {
   return HandleReport{st.id, ToolState::running(std::move(content)), 0, {}, {}};
 }
 
+/// Answers the waiting looks: an element ended, one asks, or the foreach stopped.
+void answer_looks(foreach_actor_t* self) {
+  for (auto& rp : self->state.looks.take_all())
+    rp.deliver(look(self));
+}
+
+/// A look now, or (wait_ms) once there is news or its time is up.
+caf::result<HandleReport> look_with(foreach_actor_t* self, const LookOptions& opts) {
+  auto& st = self->state;
+  if (st.stopped || opts.wait_ms <= 0 || (st.surfaced && !st.elements[*st.surfaced].question.id.empty()))
+    return look(self);
+  auto rp = self->make_response_promise<HandleReport>();
+  auto id = st.looks.add(rp);
+  self->delayed_send(self, std::chrono::milliseconds(opts.wait_ms), timeout_atom::value, id);
+  return rp;
+}
+
 const std::string& said(const Element& e) {
   return e.final.ok ? e.final.content : e.final.error.message;
 }
@@ -185,6 +205,7 @@ void finish(foreach_actor_t* self) {
   st.final = HandleReport{st.id, std::move(state), omitted, {}, {}};
   st.final.own_end = !st.aborting;
   self->send(st.supervisor, stopped_atom::value, st.final);
+  answer_looks(self);
   for (auto& rp : st.aborts)
     rp.deliver(st.final);
   st.aborts.clear();
@@ -255,7 +276,11 @@ void surface(foreach_actor_t* self) {
   if (!next && !st.surfaced)
     return;
   st.surfaced = next;
-  self->send(st.supervisor, waiting_atom::value, st.id, next ? surfaced_question(st) : Question{}, next.has_value());
+  // A waiting look answered with it carries the question (no notification then).
+  self->send(st.supervisor, waiting_atom::value, st.id, next ? surfaced_question(st) : Question{},
+             next && !st.looks.empty());
+  if (next)
+    answer_looks(self);
 }
 
 /// Element `i` ended with `state` (its stop, or its actor's death), its whole answer
@@ -276,6 +301,7 @@ void element_done(foreach_actor_t* self, size_t i, ToolState state, std::string 
   if (!st.aborting)
     surface(self);
   launch_more(self);
+  answer_looks(self);
 }
 
 foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string id, AgentSpec spec,
@@ -306,7 +332,7 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
   });
   launch_more(self);
   return {
-    [self](fetch_atom, const LookOptions&) { return look(self); },
+    [self](fetch_atom, const LookOptions& opts) { return look_with(self, opts); },
     [self](apply_atom, const std::string& input, const LookOptions& opts) -> caf::result<HandleReport> {
       auto& st = self->state;
       if (!st.surfaced)
@@ -372,6 +398,10 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
     [self](tick_atom) {
       self->state.retry_pending = false;
       launch_more(self);
+    },
+    [self](timeout_atom, uint64_t look_id) {
+      if (auto rp = self->state.looks.take(look_id))
+        rp->deliver(look(self));
     },
   };
 }

@@ -31,6 +31,7 @@ public:
       }
     return std::nullopt;
   }
+  bool empty() const { return looks_.empty(); }
   /// Every waiting look: news came for them all.
   std::vector<promise> take_all() {
     std::vector<promise> out;
