@@ -493,6 +493,22 @@ run = "unattended"
   CAF_CHECK(!contains(content(results_of(allowed), "main", 1, 1), "this node does not"));
 }
 
+CAF_TEST(a node whose own config sends a tool to a node runs it itself) {
+  // One config for the client and the node (one user's, on one machine): a tool's
+  // `node` is the client's to follow. On the node it runs there (its launch was
+  // empty: "cannot start a process: empty command").
+  auto at = node_toml.find("summary = \"Runs a script on the node\"\n");
+  CAF_REQUIRE(at != std::string::npos);
+  node_toml.insert(at, "node = \"box\"\n");
+  node_toml += "[nodes.box]\naddress = \"127.0.0.1:9\"\n";
+  CAF_REQUIRE(start_node());
+  auto r = client(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo ran here", wait_ms = 0 })")
+                           + call("await", R"({ all = ["r"], timeout_secs = 60 })")));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK_EQUAL(said_by(res, 1, 0, 1, "r"), "ran here\n");
+}
+
 CAF_TEST(a spawn on a node whose fetch is refused is answered with its own look) {
   // The spawn's look (its wait_ms) is part of the spawn: a refused fetch must not make
   // a spawn that started its process report an error.

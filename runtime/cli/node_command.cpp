@@ -42,6 +42,9 @@ Config node_served_config(const Config& config, const std::set<std::string>& all
     apply(tool.run);
     for (auto& [action, mode] : tool.action_permissions)
       apply(mode);
+    // A tool's node is where its clients send it (a config shared with them says so):
+    // here is that place, and it runs here.
+    tool.node.clear();
   }
   return served;
 }
