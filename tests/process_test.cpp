@@ -488,6 +488,29 @@ CAF_TEST(terminate kills a TERM-ignoring child and its grandchildren) {
   CAF_CHECK_EQUAL(s.c->exits, 1);
 }
 
+CAF_TEST(a worker behind a wrapper that dies of the TERM keeps its grace to clean up) {
+  // The leader waits on a worker of its group; the TERM ends the leader at once,
+  // the worker traps it and takes a moment to clean up. It was killed at the
+  // leader's exit; the grace is the group's. It ends once the group is empty.
+  jp::testing::temp_dir dir;
+  auto done = (dir.path / "cleaned").string();
+  IoThread io;
+  Spawned s;
+  start(io, s, sh(fmt::format("sh -c 'trap \"sleep 0.2; echo cleaned > {}; exit 0\" TERM; echo ready; "
+                              "while :; do sleep 1 & wait $!; done'; echo after",
+                              done)));
+  CAF_REQUIRE(s.c->wait_out_contains("ready\n"));
+  CAF_REQUIRE(terminate_and_wait(*s.p, 3600s));
+  std::ifstream in(done);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK_EQUAL(text, "cleaned\n");
+  CAF_CHECK(group_gone(s.p->pid()));
+  std::lock_guard lock(s.c->mtx);
+  CAF_REQUIRE(s.c->exit.has_value());
+  CAF_CHECK(s.c->exit->signaled);
+  CAF_CHECK_EQUAL(s.c->exit->signal, SIGTERM);
+}
+
 CAF_TEST(a leader exiting while a grandchild holds stdout reports exit promptly) {
   IoThread io;
   Spawned s;

@@ -443,11 +443,17 @@ public:
     grace_timer_.emplace(io.context());
     grace_timer_->expires_after(grace);
     grace_timer_->async_wait([self = shared_from_this()](error_code ec) {
-      // The pid is only ours to signal while the leader is unreaped.
-      if (!ec && !self->leader_reaped_) {
-        self->signal_all({SIGKILL});
+      if (ec)
+        return;
+      self->grace_over_ = true;
+      // The pgid is ours to signal while the leader is unreaped, or (its grace kept
+      // past its exit) while members hold it: reap_group has not found it empty.
+      if (!self->leader_reaped_ || !self->group_empty_) {
+        self->signal_all({SIGKILL}, !self->leader_reaped_);
         self->signal_escaped(SIGKILL);
       }
+      if (self->leader_reaped_)
+        remove_slot(self->slot, self->pid);
     });
   }
 
@@ -722,12 +728,19 @@ private:
     // believes its server runs. (A stopped group's id is not reused either: its
     // members hold it.)
     bool name_left = !terminating_;
-    signal_all({name_left ? SIGSTOP : SIGKILL}, false);
-    if (terminating_)
-      signal_escaped(SIGKILL); // aborted: no grace is left for what left the group
+    // Aborted while its grace runs: the leader was a wrapper that died of the TERM
+    // at once (bash, make, npm), and what it ran is cleaning up. The rest of the
+    // group keeps the grace the TERM gave it; the grace's end kills what is left
+    // (reap_group watches the group meanwhile, the members holding its id).
+    bool in_grace = terminating_ && !session && grace_timer_ && !grace_over_;
+    if (!in_grace) {
+      signal_all({name_left ? SIGSTOP : SIGKILL}, false);
+      if (terminating_)
+        signal_escaped(SIGKILL); // aborted: no grace is left for what left the group
+    }
     // Stopped members stay in the kill-all's reach (a signal to jp-actors) until they
     // are killed: they hold the pgid, so it names no one else meanwhile.
-    if (!name_left)
+    if (!name_left && !in_grace)
       remove_slot(slot, pid);
     // A pty's session is named and killed before its leader is reaped: its other
     // groups' ids are its members', but nothing else keeps the leader's own group id
@@ -754,7 +767,7 @@ private:
       kill_left();
       remove_slot(slot, pid);
     }
-    if (grace_timer_)
+    if (grace_timer_ && !in_grace)
       grace_timer_->cancel();
     // Wake the readers: their handlers drain what is left (keeping chunk order) and
     // finish without waiting for EOF. A paused stream has no handler to wake: drain
@@ -886,6 +899,8 @@ private:
       for (pid_t reaped; (reaped = ::waitpid(-pid, &status, WNOHANG)) > 0;)
         note_hung_up(reaped, status);
       group_empty_ = ::kill(-pid, 0) != 0 && errno == ESRCH;
+      if (group_empty_)
+        remove_slot(slot, pid); // its id is free (listed on through an abort's grace)
     }
     bool empty = group_empty_;
     if (session) {
@@ -946,6 +961,7 @@ private:
   std::vector<std::pair<pid_t, std::string>> hangup_candidates_; // kill_left's exiting members, named
   bool group_empty_ = false; // reap_group found the leader's group gone: its id is free since
   std::optional<asio::steady_timer> grace_timer_;
+  bool grace_over_ = false; // its timer fired: what was left of the group was killed
   std::optional<asio::steady_timer> reap_timer_;
   // Ctrl-Cs asked and not sent yet, in order: each waits for the input before it to
   // be read (input_read), until `by`.
