@@ -1614,7 +1614,24 @@ CAF_TEST(every launcher names a missing program and a bad cwd) {
     CAF_CHECK(long_cwd.error().find("(3013 bytes)") != std::string::npos);
     auto not_exec = spawn_process(io, SpawnSpec{{"/tmp"}, "", {}, false}, c->events(c)); // a directory
     CAF_REQUIRE(!not_exec.ok());
-    CAF_CHECK_EQUAL(not_exec.error(), "cannot start '/tmp': Permission denied");
+    CAF_CHECK_EQUAL(not_exec.error(), "cannot start '/tmp': it is a directory, not a program");
+    // A script without execute permission, or without its #! line: what to do.
+    scripts.write("plain.sh", "echo hi\n");
+    auto plain = spawn_process(io, SpawnSpec{{"./plain.sh"}, scripts.path.string(), {}, false}, c->events(c));
+    CAF_REQUIRE(!plain.ok());
+    CAF_CHECK_EQUAL(plain.error(), "cannot start './plain.sh': the file is not executable for this user (chmod +x "
+                                   "it); or make its interpreter the program and the file its argument (program = "
+                                   "\"sh\", args = [\"FILE\"])");
+    ::chmod((scripts.path / "plain.sh").c_str(), 0755);
+    for (auto kind : {launcher_kind::boost_v2, launcher_kind::posix_spawn, launcher_kind::vfork}) {
+      use_launcher(kind);
+      auto bare = spawn_process(io, SpawnSpec{{"./plain.sh"}, scripts.path.string(), {}, false}, c->events(c));
+      CAF_REQUIRE(!bare.ok());
+      CAF_CHECK_EQUAL(bare.error(), "cannot start './plain.sh': it is no program this system runs: a script needs a "
+                                    "first line naming its interpreter (#!/bin/sh); or make its interpreter the "
+                                    "program and the file its argument (program = \"sh\", args = [\"FILE\"])");
+    }
+    use_launcher(launcher_kind::vfork);
     // An argument past Linux's 128 KiB (a model's file text): which limit, and what instead.
     auto too_long = spawn_process(io, SpawnSpec{{"echo", std::string(200000, 'x')}, "", {}, false}, c->events(c));
     CAF_REQUIRE(!too_long.ok());
@@ -1709,7 +1726,9 @@ CAF_TEST(the launchers search PATH as execvp does but never the working director
     CAF_CHECK_EQUAL(found.error, "");
     CAF_CHECK_EQUAL(found.out, "from-b\n");
     auto denied = run_with_path(missing + ":" + a.string());
-    CAF_CHECK_EQUAL(denied.error, "cannot start 'jp-path-probe': Permission denied");
+    CAF_CHECK_EQUAL(denied.error, "cannot start 'jp-path-probe': the one found in PATH may not be run (not "
+                                  "executable for this user: chmod +x it); or make its interpreter the program "
+                                  "and the file its argument (program = \"sh\", args = [\"FILE\"])");
     auto absent = run_with_path(missing);
     CAF_CHECK(absent.error.starts_with("cannot start 'jp-path-probe': not found in PATH"));
     // An empty or relative entry names the working directory (the workspace, someone's

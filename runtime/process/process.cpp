@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -183,6 +184,33 @@ std::string command_shown(pid_t pid) {
   return out;
 }
 
+/// Why execve refused the program (EACCES, ENOEXEC), and what to do: "" when it
+/// cannot be told.
+std::string not_runnable(const SpawnSpec& spec, int err) {
+  const auto& name = spec.argv[0];
+  static const std::string instead = "; or make its interpreter the program and the file its argument "
+                                     "(program = \"sh\", args = [\"FILE\"])";
+  if (err == ENOEXEC)
+    return "it is no program this system runs: a script needs a first line naming its interpreter (#!/bin/sh)" +
+           instead;
+  if (name.find('/') == std::string::npos)
+    return "the one found in PATH may not be run (not executable for this user: chmod +x it)" + instead;
+  auto path = name.starts_with('/') || spec.cwd.empty() ? name : spec.cwd + "/" + name;
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0)
+    return "";
+  if (S_ISDIR(st.st_mode))
+    return "it is a directory, not a program";
+  if (!S_ISREG(st.st_mode))
+    return "it is not a file a program is in";
+  if (::access(path.c_str(), X_OK) != 0)
+    return "the file is not executable for this user (chmod +x it)" + instead;
+  struct statvfs fs{};
+  if (::statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_NOEXEC))
+    return "the file system it is on is mounted noexec, where no program runs" + instead;
+  return "";
+}
+
 /// A launch reports a bad cwd and a missing program alike; say which it was.
 /// (Both may come from a model's arguments: echoed as far as a path needs, no more.)
 std::string spawn_error(const SpawnSpec& spec, int err) {
@@ -238,6 +266,9 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
     return fmt::format("cannot start '{}': {} (a relative path is found from the tool's working directory, {}; "
                        "the workspace, unless the tool sets its cwd)",
                        prog, errno_text(err), spec.cwd.empty() ? "jp-actors' own" : "'" + cut_text(spec.cwd, 200) + "'");
+  if (err == EACCES || err == ENOEXEC)
+    if (auto why = not_runnable(spec, err); !why.empty())
+      return "cannot start '" + prog + "': " + why;
   auto found = err == ENOENT ? program_in_path(spec.argv[0]) : std::string(); // "" for a path
   if (!found.empty())
     return fmt::format("cannot start '{}': {} is there, but the interpreter its first line (#!) names was not "
