@@ -598,6 +598,7 @@ name = "main"
   [[agents.steps.calls]]
   tool = "agent"
   arguments = {{ action = "apply", id = "w", input = true }}
+  [[agents.steps]]
   [[agents.steps.calls]]
   tool = "await"
   arguments = {{ all = ["w"] }}
@@ -605,6 +606,7 @@ name = "main"
   [[agents.steps.calls]]
   tool = "agent"
   arguments = {{ action = "apply", id = "w", input = true }}
+  [[agents.steps]]
   [[agents.steps.calls]]
   tool = "await"
   arguments = {{ all = ["w"] }}
@@ -627,12 +629,12 @@ name = "asker2"
   auto res = results_of(r);
   CAF_CHECK(contains(content(res, "main", 2, 0), R"("id":"w","state":"waiting")"));
   // The first answered, the second question is the one it waits on now.
-  auto second = content(res, "main", 3, 1);
+  auto second = content(res, "main", 4, 0);
   CAF_CHECK(contains(second, R"("id":"w","state":"waiting")"));
   CAF_CHECK(contains(second, "Delete the build directory?"));
   CAF_CHECK_EQUAL(content(res, "main/w", 1, 0), "deleted (pretend)");
   CAF_CHECK_EQUAL(content(res, "main/w", 1, 1), "deleted (pretend)");
-  CAF_CHECK(contains(content(res, "main", 4, 1), R"("id":"w","state":"stopped","result":"both cleaned")"));
+  CAF_CHECK(contains(content(res, "main", 6, 0), R"("id":"w","state":"stopped","result":"both cleaned")"));
 }
 
 CAF_TEST(a permission a sub-agent needs is not its parent to give) {
