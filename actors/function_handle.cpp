@@ -119,16 +119,9 @@ void stop(function_actor_t* self, ToolState state) {
   // A failure's text is its error's message (an MCP result marked isError).
   uint64_t omitted = cut_before;
   std::string file;
-  for (auto* text : {&state.content, &state.error.message}) {
-    // One spill file: the first text cut has it.
-    ResultHold hold{st.spec.output_cap, file.empty() ? st.spec.spill_dir : std::string(), st.spec.spill_root,
-                    SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes}};
-    auto taken = held_result(hold, st.id, std::move(*text));
-    *text = std::move(taken.content);
-    omitted += taken.omitted;
-    if (file.empty())
-      file = std::move(taken.spill_path);
-  }
+  hold_state(ResultHold{st.spec.output_cap, st.spec.spill_dir, st.spec.spill_root,
+                        SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes}},
+             st.id, state, omitted, file);
   st.final = HandleReport{st.id, std::move(state), omitted, std::move(file), {}};
   st.final.own_end = !st.aborting;
   // The supervisor hears first: an abort's answer comes after its stopped report.

@@ -23,6 +23,7 @@
 #include "messages/json_codec.hpp"
 #include "messages/last_line.hpp"
 #include "runtime/process/io_thread.hpp"
+#include "runtime/process/held_result.hpp"
 #include "runtime/process/output_buffer.hpp"
 #include "runtime/process/private_file.hpp"
 #include "runtime/process/process.hpp"
@@ -595,15 +596,27 @@ std::string exit_text(const ExitInfo& info, const ToolLimits& limits) {
 
 // The final state once the process ended: what the tool said on stdout when it
 // speaks the protocol, else plain text judged by the exit status.
-ToolState final_state(handle_actor_t* self, const ExitInfo& info, std::string content) {
+ToolState final_state(handle_actor_t* self, const ExitInfo& info, OutputBuffer::Taken& taken) {
   auto& st = self->state;
+  auto content = std::move(taken.content);
   if (st.at == phase::stopping && info.signaled) { // an exit of its own racing the abort is not one
     ToolError err{fmt::format("aborted ({})", info.describe()), last_lines(st.stderr_tail, trace_lines),
                   false};
     return ToolState::failure(std::move(err), std::move(content));
   }
-  if (st.control && st.control->declared())
-    return *st.control->declared();
+  if (st.control && st.control->declared()) {
+    // Held to the output cap as a function tool's result is (a declared one may hold
+    // megabytes), after what it printed since the last look (as a look shows it; it
+    // was dropped unseen).
+    auto state = *st.control->declared();
+    hold_state(ResultHold{st.spec.output_cap, st.spec.spill_dir, st.spec.spill_root,
+                          SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes}},
+               st.id, state, taken.omitted, taken.spill_path);
+    if (!content.empty() && !state.content.empty() && content.back() != '\n')
+      content += '\n';
+    state.content = std::move(content) + state.content;
+    return state;
+  }
   // It asked and exited before any answer (nor said what came of it): said, as its
   // result would otherwise read as a plain success of nothing.
   if (st.control && st.control->question() && st.at != phase::stopping)
@@ -800,7 +813,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       auto taken = take_output(st, true);
       if (on_screen)
         taken.content += last_screen_text(st.term->render(st.spec.output_cap));
-      auto state = final_state(self, ExitInfo{signaled, code, signal}, std::move(taken.content));
+      auto state = final_state(self, ExitInfo{signaled, code, signal}, taken);
       // Its last line, past the output cap (bounded: a few short command lines): the
       // model must see it whatever the output was. Not after an abort: asked for.
       if (st.at != phase::stopping)

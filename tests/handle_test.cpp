@@ -583,6 +583,28 @@ CAF_TEST(a control line that is not a tool state is said in the output not dropp
   CAF_CHECK(contains(s.content, "some stdout"));
 }
 
+CAF_TEST(a declared result is held to the output cap after what the tool printed since the last look) {
+  // 100,000 bytes of result, declared on the control channel: past the cap (32 KiB)
+  // its head and tail stay and the whole is in the spill file; the line it printed
+  // on stdout before is kept, not dropped unseen.
+  auto spec = control_tool("big", "echo printed first; printf '{\"type\":\"stopped\",\"result\":\"' >&3; "
+                                  "head -c 100000 /dev/zero | tr '\\0' r >&3; echo '\"}' >&3");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("big"), spec);
+  auto res = await_all(*this, {"big"});
+  CAF_REQUIRE_EQUAL(res.completed.size(), 1u);
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("big"), LookOptions{});
+  CAF_REQUIRE(err.empty());
+  CAF_CHECK(r.state.ok);
+  CAF_CHECK(r.state.content.starts_with("printed first\nrrr"));
+  CAF_CHECK_LESS(r.state.content.size(), 33u * 1024);
+  CAF_CHECK(contains(r.state.content, "bytes omitted]"));
+  CAF_CHECK_GREATER(r.omitted_bytes, 60000u);
+  CAF_REQUIRE(!r.output_file.empty());
+  std::ifstream in(r.output_file, std::ios::binary);
+  std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK_EQUAL(whole, std::string(100000, 'r'));
+}
+
 CAF_TEST(a control line too long to keep is said as such and the lines after it are read) {
   // Cut at the output cap (32 KiB) where a chunk ended mid-line, its tail was read as a
   // line of its own ("not a ToolState: not a JSON object"); whole in one chunk, it passed.
