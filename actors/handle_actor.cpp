@@ -605,16 +605,15 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, OutputBuffer::
     return ToolState::failure(std::move(err), std::move(content));
   }
   if (st.control && st.control->declared()) {
-    // Held to the output cap as a function tool's result is (a declared one may hold
-    // megabytes), after what it printed since the last look (as a look shows it; it
-    // was dropped unseen).
+    // The result is what it declared, not its output (README: a `stopped` line is the
+    // result), held to the output cap as a function tool's is: a declared one may
+    // hold megabytes. What was cut or spilled is the result's, not the output's.
     auto state = *st.control->declared();
+    taken.omitted = 0;
+    taken.spill_path.clear();
     hold_state(ResultHold{st.spec.output_cap, st.spec.spill_dir, st.spec.spill_root,
                           SpillLimits{st.spec.spill_max_bytes, st.spec.spill_budget_bytes}},
                st.id, state, taken.omitted, taken.spill_path);
-    if (!content.empty() && !state.content.empty() && content.back() != '\n')
-      content += '\n';
-    state.content = std::move(content) + state.content;
     return state;
   }
   // It asked and exited before any answer (nor said what came of it): said, as its
