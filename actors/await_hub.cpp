@@ -101,6 +101,11 @@ std::optional<AwaitHub::Effects> AwaitHub::add_known(Key key, const AwaitRequest
   return start(key, request, std::move(statuses));
 }
 
+const HandleStatus* AwaitHub::known(const std::string& id) const {
+  auto k = known_.find(id);
+  return k == known_.end() ? nullptr : &k->second.status;
+}
+
 std::optional<std::string> AwaitHub::stopped_answer(std::span<const std::string> ids, uint64_t cap) {
   if (!remembers_)
     return std::nullopt;

@@ -121,6 +121,9 @@ public:
   /// The await's timeout fired: it answers with what it has (aborting nothing).
   Effects timeout(Key key);
 
+  /// The status the hub knows of `id` (none: it knows none).
+  const HandleStatus* known(const std::string& id) const;
+
   bool waiting(Key key) const { return awaits_.count(key) > 0; }
   size_t size() const { return awaits_.size(); }
 

@@ -777,9 +777,12 @@ void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
   if (ids.empty())
     return reply(failed("At least one handle ID required: `all` or `any`, an array of ids"));
   if (auto text = st.awaits.stopped_answer(ids, response_cap(self))) {
-    for (auto& id : ids) // all of them stopped
-      shown_stopped(self, id);
-    return reply(await_reply(std::move(*text)));
+    auto result = await_reply(std::move(*text));
+    for (auto& id : ids) // all of them stopped: the images of those shown so for the first time
+      if (shown_stopped(self, id))
+        if (auto* s = st.awaits.known(id))
+          result.images.insert(result.images.end(), s->state.images.begin(), s->state.images.end());
+    return reply(std::move(result));
   }
   if (auto fx = st.awaits.add_known(key, req, ids))
     return begin_await(self, key, req, std::move(reply), std::move(*fx));

@@ -12,6 +12,7 @@
 
 #include "contains.hpp"
 #include "marked_processes.hpp"
+#include "actors/function_handle.hpp"
 #include "real_turn.hpp"
 
 using namespace jp;
@@ -409,6 +410,42 @@ CAF_TEST(a spawn whose first look asks for a screen on pipes runs nothing) {
   auto awaited = call("await", R"({"all":["x"],"timeout_secs":30})");
   CAF_CHECK_EQUAL(awaited.content, "Handle `x` not found: there are no handles");
   CAF_CHECK(!std::filesystem::exists(marker));
+}
+
+CAF_TEST(an await of handles known stopped brings the images of those shown stopped for the first time) {
+  // A function tool whose result (with an image) the test sets.
+  FunctionResult result;
+  auto config = default_config();
+  config.workspace = dir.path.string();
+  config.tools["img"] = function_tool_config("img", "Shows an image when told", {});
+  TurnContext ctx{std::make_shared<const Config>(std::move(config)), &io};
+  ctx.executors["img"] = function_handle_factory([result](const Json&, const Progress&) { return Invocation{result}; });
+  auto with_images = spawn_turn(sys, std::move(ctx));
+  auto call_it = [&](const std::string& tool, const std::string& args) {
+    return ask<CallResult>(with_images, call_atom::value, tool, args).first;
+  };
+  CAF_REQUIRE(call_it("img", R"({"action":"spawn","id":"m","wait_ms":0})").ok);
+  // Awaited once, pending: the turn hears of its stop from then on.
+  auto pending = call_it("await", R"({"all":["m"],"timeout_secs":0})");
+  CAF_CHECK(contains(pending.content, R"("pending":[{"id":"m","state":"running"}])"));
+  auto stopped = ToolState::success("a picture");
+  stopped.images.push_back(ToolImage{"image/png", "iVBORw0KGgo="});
+  result.set(stopped);
+  // Its stop told the turn (the registry lists it no more), the await is answered
+  // from what the turn knows: with the image, as the first answer showing it stopped.
+  for (int i = 0; i < 10000; ++i) {
+    auto [live, err] = ask<std::vector<HandleSummary>>(with_images, list_atom::value);
+    if (live.empty())
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  auto awaited = call_it("await", R"({"all":["m"]})");
+  CAF_CHECK(contains(awaited.content, R"("id":"m","state":"stopped","result":"a picture")"));
+  CAF_REQUIRE_EQUAL(awaited.images.size(), 1u);
+  CAF_CHECK_EQUAL(awaited.images[0].base64, "iVBORw0KGgo=");
+  // Once: the next answer showing it stopped brings none.
+  CAF_CHECK(call_it("await", R"({"all":["m"]})").images.empty());
+  self->send_exit(with_images, caf::exit_reason::user_shutdown);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
