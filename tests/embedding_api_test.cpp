@@ -1275,8 +1275,9 @@ CAF_TEST(a runtime dropped inside its own callback says so and aborts rather tha
 CAF_TEST(an embedder that ends without ending its runtime leaves no tool running) {
   // std::exit, a runtime never destroyed, an uncaught exception: the library's own
   // exit hooks kill the tools; a signal: the embedder's handler, with kill_all_tools.
+  // `escaped`: ended properly, a process its tool left in a session of its own goes too.
   for (auto [mode, status] : {std::pair{"exit", 0}, std::pair{"leak", 0}, std::pair{"throw", 128 + SIGABRT},
-                              std::pair{"signal", 128 + SIGTERM}}) {
+                              std::pair{"signal", 128 + SIGTERM}, std::pair{"escaped", 0}}) {
     CAF_MESSAGE("mode " << mode);
     temp_dir ws;
     auto r = run_argv({JP_ENDING_EMBEDDER, mode}, ws.path.string());

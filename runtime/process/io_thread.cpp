@@ -48,8 +48,11 @@ void reserve_fd_table() {
 
 // At the program's end: what its runtimes still run, and what left their groups.
 void kill_all_tools_and_escapees() {
-  if (!any_process_group_alive())
-    return; // all ended (the usual end): no /proc scan for escapees at every exit
+  // All ended, and swept since the last tool started (the CLI's usual end): no
+  // /proc scan again. A tool's exit kills its group only: what it put in a session
+  // of its own (setsid, `timeout`) outlives it, and an embedder's program too.
+  if (!any_process_group_alive() && !tools_started_since_sweep())
+    return;
   kill_all_process_groups();
   kill_escaped_processes();
 }

@@ -60,6 +60,7 @@ bool matches(std::string_view value, std::string_view mark) {
 }
 
 std::atomic<uint64_t> g_marks{0}; // marks handed out
+std::atomic<uint64_t> g_swept{0}; // g_marks as kill_escaped_processes began its last sweep
 
 } // namespace
 
@@ -123,10 +124,16 @@ std::size_t signal_escaped_processes(int sig) {
 }
 
 void kill_escaped_processes() {
+  auto marks = g_marks.load();
   // A killed process shows as alive until the kernel is done with it: look again a
   // few times, briefly, rather than once.
   for (int round = 0; round < 200 && signal_escaped_processes(SIGKILL) > 0; ++round)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  g_swept.store(marks);
+}
+
+bool tools_started_since_sweep() {
+  return g_marks.load() != g_swept.load();
 }
 
 } // namespace jp

@@ -58,4 +58,8 @@ std::size_t signal_escaped_processes(int sig);
 /// a killed process's children are handed to us, and ours to kill too.
 void kill_escaped_processes();
 
+/// Whether a tool was started since kill_escaped_processes last swept (or ever):
+/// something of it may have left its group, and lives on past its exit.
+bool tools_started_since_sweep();
+
 } // namespace jp

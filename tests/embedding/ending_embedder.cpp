@@ -1,6 +1,7 @@
 // An embedder that ends without ending its runtime: `exit` (std::exit), `leak` (returns
 // from main, the runtime never destroyed), `throw` (an uncaught exception) or `signal`
 // (its own SIGTERM handler calls jp::kill_all_tools() and dies of the signal); or
+// `escaped` (ends properly, its tool having left a process of its own session);
 // `drop-in-callback` (and `-given`, on an actor system of its own), which destroys its last
 // runtime inside one of its callbacks. Its tool
 // prints the pids of two processes of its group, which this prints before it ends;
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
@@ -58,6 +60,18 @@ int main(int argc, char** argv) {
       never.set_value();
     });
     never.get_future().wait();
+    return 0;
+  }
+  if (mode == "escaped") {
+    // Ended as it should be, its runtime destroyed; its tool left a process of its
+    // own session behind (setsid: out of the tool's group) and exited.
+    auto own = std::make_unique<jp::Runtime>(jp::builtin_config());
+    auto s = own->session();
+    auto r = s.call("shell", *jp::Json::parse(R"({"command":"setsid sh -c 'echo $$ > escaped.pid; exec sleep 302' >/dev/null 2>&1 & until [ -s escaped.pid ]; do sleep 0.01; done; echo \"pids $(cat escaped.pid) $$\""})"))
+               .get();
+    PROGRAM_ASSERT(r.ok && r.content.find("pids ") != std::string::npos);
+    std::printf("%s\n", r.content.c_str());
+    std::fflush(stdout);
     return 0;
   }
   rt = new jp::Runtime(jp::builtin_config());
