@@ -509,6 +509,33 @@ CAF_TEST(a node whose own config sends a tool to a node runs it itself) {
   CAF_CHECK_EQUAL(said_by(res, 1, 0, 1, "r"), "ran here\n");
 }
 
+CAF_TEST(a node on loopback closes another user s connection at once and serves this user s) {
+  // Before any token: CAF delivers its own messages (an exit that kills the gate or
+  // a session) from whoever is connected.
+  if (::geteuid() != 0) {
+    CAF_MESSAGE("not root: no other user to connect as");
+    return;
+  }
+  CAF_REQUIRE(start_node());
+  auto port = address.substr(address.rfind(':') + 1);
+  // The node speaks first (CAF's handshake): a byte read, or none from a connection
+  // closed at its accept.
+  auto first_bytes = [&](const std::string& as) {
+    return run_command(fmt::format("{} timeout 20 bash -c 'exec 3<>/dev/tcp/127.0.0.1/{}; head -c 1 <&3 | wc -c'",
+                                   as, port))
+      .stdout_text;
+  };
+  CAF_CHECK_EQUAL(first_bytes(""), "1\n");
+  CAF_CHECK_EQUAL(first_bytes("setpriv --reuid=65534 --regid=65534 --clear-groups"), "0\n");
+  CAF_CHECK(contains(read_file((dir.path / "node.out").string()),
+                     "jp-actors node: refused a connection from 127.0.0.1 (uid 65534): a node on loopback serves "
+                     "this user's clients only"));
+  // And it serves on.
+  auto r = client(one_step(call("far", R"({ script = "echo still here" })")));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "still here\n");
+}
+
 CAF_TEST(a spawn on a node whose fetch is refused is answered with its own look) {
   // The spawn's look (its wait_ms) is part of the spawn: a refused fetch must not make
   // a spawn that started its process report an error.

@@ -15,6 +15,7 @@
 #include "runtime/cli/command_failure.hpp"
 #include "runtime/cli/node_handshake_report.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
+#include "runtime/node/loopback_peer_check.hpp"
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_token.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -74,6 +75,10 @@ int run_node(std::shared_ptr<const Config> given, const std::string& listen, con
       return fail(t.error());
     token = *t;
   }
+  // Before anyone can connect: another user's connection from loopback is closed
+  // at once (before its token, and before CAF's own messages reach an actor).
+  if (auto ok = admit_only_this_users_loopback_peers(); !ok)
+    return fail(ok.error);
   IoThread io{io_poll(config->runtime)};
   install_signal_shutdown(config->runtime.abort_grace_secs);
   RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node, tls.enabled() ? &tls : nullptr};

@@ -1,0 +1,152 @@
+#include "runtime/node/loopback_peer_check.hpp"
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <string>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+#include "runtime/node/node_refusal_log.hpp"
+
+extern "C" int jp_checked_accept(int fd, sockaddr* addr, socklen_t* len);
+
+namespace jp {
+
+namespace {
+
+std::atomic<bool> g_checking{false};
+std::atomic<int> g_refused{0};
+
+using accept_fn = int (*)(int, sockaddr*, socklen_t*);
+
+accept_fn real_accept() {
+  static const auto real = reinterpret_cast<accept_fn>(::dlsym(RTLD_NEXT, "accept"));
+  return real;
+}
+
+/// An address as the kernel's TCP tables write it (ADDRESS:PORT in hex, the address
+/// as the host reads its 32-bit words), and whether it is loopback. A v4-mapped v6
+/// address is written as the v4 one it maps (the other end may be a v4 socket).
+struct TableAddress {
+  std::string v4, v6;
+  bool loopback = false;
+};
+
+TableAddress table_address(const sockaddr_storage& sa) {
+  TableAddress out;
+  if (sa.ss_family == AF_INET) {
+    auto& in = reinterpret_cast<const sockaddr_in&>(sa);
+    out.v4 = fmt::format("{:08X}:{:04X}", in.sin_addr.s_addr, ntohs(in.sin_port));
+    out.loopback = (ntohl(in.sin_addr.s_addr) >> 24) == 127;
+  } else if (sa.ss_family == AF_INET6) {
+    auto& in6 = reinterpret_cast<const sockaddr_in6&>(sa);
+    uint32_t w[4];
+    std::memcpy(w, &in6.sin6_addr, sizeof w);
+    out.v6 = fmt::format("{:08X}{:08X}{:08X}{:08X}:{:04X}", w[0], w[1], w[2], w[3], ntohs(in6.sin6_port));
+    if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) {
+      out.v4 = fmt::format("{:08X}:{:04X}", w[3], ntohs(in6.sin6_port));
+      out.loopback = in6.sin6_addr.s6_addr[12] == 127;
+    } else {
+      out.loopback = IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr);
+    }
+  }
+  return out;
+}
+
+/// The uid of the table's socket whose local address is `local` and remote `remote`.
+std::optional<uid_t> uid_in_table(const char* table, const std::string& local, const std::string& remote) {
+  std::FILE* f = std::fopen(table, "re");
+  if (!f)
+    return std::nullopt;
+  char line[512];
+  std::optional<uid_t> found;
+  for (bool header = true; !found && std::fgets(line, sizeof line, f);) {
+    if (std::exchange(header, false))
+      continue;
+    // "sl local_address rem_address st tx:rx tr:when retrnsmt uid ..."
+    char l[72] = {}, r[72] = {};
+    unsigned long uid = 0;
+    if (std::sscanf(line, "%*s %71s %71s %*s %*s %*s %*s %lu", l, r, &uid) == 3 && local == l && remote == r)
+      found = static_cast<uid_t>(uid);
+  }
+  std::fclose(f);
+  return found;
+}
+
+/// Whether connection `fd` may stay: not from loopback, this user's or root's, or
+/// nothing can be told. Said on stderr when it may not.
+bool admitted(int fd) {
+  auto uid = loopback_peer_uid(fd);
+  if (!uid || *uid == ::getuid() || *uid == 0)
+    return true;
+  sockaddr_storage peer{};
+  socklen_t pl = sizeof peer;
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) == 0) {
+    auto* a = peer.ss_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(peer).sin_addr)
+                                        : static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(peer).sin6_addr);
+    ::inet_ntop(peer.ss_family, a, host, sizeof host);
+  }
+  tell_refusal(++g_refused,
+               fmt::format("refused a connection from {} (uid {}): a node on loopback serves this "
+                           "user's clients only",
+                           host, *uid),
+               "{} connections of other users refused so far");
+  return false;
+}
+
+} // namespace
+
+std::optional<uid_t> loopback_peer_uid(int fd) {
+  sockaddr_storage peer{}, own{};
+  socklen_t pl = sizeof peer, ol = sizeof own;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&own), &ol) != 0)
+    return std::nullopt;
+  auto them = table_address(peer), us = table_address(own);
+  if (!them.loopback)
+    return std::nullopt;
+  // The other end's socket: its local address is our peer, its remote one us.
+  if (!them.v4.empty() && !us.v4.empty())
+    if (auto uid = uid_in_table("/proc/net/tcp", them.v4, us.v4))
+      return uid;
+  if (!them.v6.empty() && !us.v6.empty())
+    if (auto uid = uid_in_table("/proc/net/tcp6", them.v6, us.v6))
+      return uid;
+  return std::nullopt;
+}
+
+Status admit_only_this_users_loopback_peers() {
+  if (::dlsym(RTLD_DEFAULT, "accept") != reinterpret_cast<void*>(&jp_checked_accept) || !real_accept())
+    return Status::fail("this program is linked so that the C library's accept is called, not jp-actors' check "
+                        "of who connects (fully static?): a node on loopback cannot keep other users out");
+  g_checking = true;
+  return Status::success();
+}
+
+} // namespace jp
+
+// As accept, found before the C library's by every library that calls it (CAF's
+// io module among them), as a definition in the executable is.
+extern "C" int jp_checked_accept(int fd, sockaddr* addr, socklen_t* len) {
+  auto real = jp::real_accept();
+  socklen_t given = len ? *len : 0;
+  for (;;) {
+    int c = real(fd, addr, len);
+    if (c < 0 || !jp::g_checking.load(std::memory_order_relaxed) || jp::admitted(c))
+      return c;
+    ::close(c);
+    if (len) // the next one's address, in the room first given
+      *len = given;
+  }
+}
+
+extern "C" int accept(int fd, sockaddr* addr, socklen_t* len) __attribute__((weak, alias("jp_checked_accept")));

@@ -1,0 +1,26 @@
+// A node on loopback lets in whoever connects before any token is shown, and CAF
+// delivers its own messages (an exit that kills the gate or a session) from any
+// connected peer. Another user of the machine must not get that far: a connection
+// from loopback is closed at its accept unless its other end is this user's (or
+// root's, who can read the token anyway). Off loopback, mutual TLS decides.
+#pragma once
+
+#include <optional>
+#include <sys/types.h>
+
+#include "../../messages/result.hpp"
+
+namespace jp {
+
+/// From now on, this process closes each TCP connection it accepts from loopback
+/// whose other end is another user's (said on stderr, the first ones). Fails when
+/// this program is linked so that the C library's accept is called instead of the
+/// check (fully static).
+Status admit_only_this_users_loopback_peers();
+
+/// The uid owning the other end of loopback connection `fd` (an accepted socket),
+/// from the kernel's TCP tables; none when `fd` is no loopback TCP connection or the
+/// tables cannot be read.
+std::optional<uid_t> loopback_peer_uid(int fd);
+
+} // namespace jp
