@@ -33,6 +33,8 @@ struct remote_state {
   std::map<uint64_t, caf::typed_response_promise<HandleReport>> in_flight;
   uint64_t next_call = 0;
   bool retired = false;
+  std::string said_before_answers; // what the looks of a one-shot run's answers took
+  Question told;                   // the question the supervisor was last told (id "": none)
   static inline const char* name = "jp.remote_handle";
 };
 
@@ -71,6 +73,9 @@ void stop(remote_actor_t* self, HandleReport final) {
     return;
   st.phase = remote_phase::stopped;
   final.state.kind = state_kind::stopped;
+  // A one-shot run shows all it printed: what the answers' looks took leads.
+  if (!st.said_before_answers.empty())
+    final.state.content = std::exchange(st.said_before_answers, {}) + final.state.content;
   st.final = std::move(final);
   self->send(st.supervisor, stopped_atom::value, st.final);
   run_queued(self); // each answers with the final state
@@ -216,8 +221,38 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
       p.node = self->state.node.name;
       return p;
     },
-    [](answer_atom, const std::string&) {
-      // One-shot questions are answered on the node, by its configuration.
+    [self](answer_atom, const std::string& answer_json) {
+      // A one-shot run's question, answered here (the client's config, its terminal,
+      // the assistant): the node's tool gets it as an apply gives it, one JSON line on
+      // its stdin. ("": none comes; the registry aborts the run.) It was dropped, and
+      // the call waited for good.
+      if (answer_json.empty())
+        return;
+      auto give = [self, answer_json] {
+        auto& st = self->state;
+        if (st.phase != remote_phase::live)
+          return;
+        self->request(st.session, caf::infinite, apply_atom::value, st.key, st.id, answer_json, LookOptions{})
+          .then(
+            [self](HandleReport& r) {
+              auto& st = self->state;
+              if (st.phase == remote_phase::stopped)
+                return;
+              auto shown = from_node(st, std::move(r));
+              if (shown.state.stopped())
+                return stop(self, std::move(shown));
+              st.said_before_answers += shown.state.content;
+            },
+            [self](caf::error& err) {
+              fail(self, fmt::format("node `{}` did not take the answer to its question: {}", self->state.node.name,
+                                     error_text(err)),
+                   false);
+            });
+      };
+      if (self->state.phase == remote_phase::connecting)
+        self->state.queued.push_back(give);
+      else
+        give();
     },
     [self](rename_atom, std::string& id) { self->state.id = std::move(id); },
     [self](retire_atom) {
@@ -233,8 +268,13 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
         r.own_end = s.own_end; // as the node's handle said it
         return stop(self, from_node(st, std::move(r)));
       }
-      // Asks (waiting), or was answered (running again): as a local handle tells it.
+      // Asks (waiting), or was answered (running again): as a local handle tells it,
+      // once per change (the node tells every change of its status, output too: a
+      // question told again would be answered again).
       auto q = s.state.kind == state_kind::waiting ? s.state.question : Question{};
+      if (q == st.told)
+        return;
+      st.told = q;
       self->send(st.supervisor, waiting_atom::value, st.id, q, false);
     },
   };

@@ -330,7 +330,8 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
       answers.set(q.id, std::move(answer));
       run_oneshot(self, *tp, std::move(args), std::move(answers), round + 1, reply, tag);
     };
-    if (tool.io == io_mode::control) {
+    // A node's tool asks while it runs (its io is the node's config's to say).
+    if (tool.io == io_mode::control || !tool.node.empty()) {
       auto registry = self->state.registry;
       auto id = r.id;
       auto next = [self, tp = &tool, args, answers, round, reply, tag](HandleReport& next) mutable {

@@ -175,6 +175,12 @@ command = { program = "/bin/sh", args = ["-c", "echo on a terminal; exec sleep 3
 io = "pty"
 run = "unattended"
 spawn.stateful = true
+[conversation.tools.ctl]
+summary = "Asks on its control channel, then says what it got"
+command = { program = "/bin/sh", args = ["-c", "echo before; echo '{\"type\":\"waiting\",\"question\":{\"id\":\"go\",\"text\":\"Go?\",\"answer_type\":{\"type\":\"boolean\"}}}' >&3; read a; echo \"got $a\""] }
+io = "control"
+run = "unattended"
+spawn.stateful = true
 [conversation.tools.guarded]
 summary = "Runs, but its abort asks"
 command = { program = "sleep", args = ["300"] }
@@ -534,6 +540,16 @@ CAF_TEST(a node on loopback closes another user s connection at once and serves 
   auto r = client(one_step(call("far", R"({ script = "echo still here" })")));
   JP_REQUIRE_OK(r);
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "still here\n");
+}
+
+CAF_TEST(a one shot call of a node s tool that asks gets the answer given here) {
+  // The client's config answers its question; the node's tool reads it on stdin.
+  client_tools = "[conversation.tools.ctl]\nsummary = \"Asks, on the node\"\nnode = \"box\"\nrun = \"unattended\"\n"
+                 "spawn.stateful = true\nquestions.go.answer = true\n";
+  CAF_REQUIRE(start_node());
+  auto r = client(one_step(call("ctl", "{ }")));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "before\ngot true\n");
 }
 
 CAF_TEST(a spawn on a node whose fetch is refused is answered with its own look) {
