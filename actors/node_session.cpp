@@ -165,7 +165,12 @@ Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name,
     return Error{fmt::format("{}: the arguments are not a JSON object", tool.name)};
   if (auto ok = validate_arguments(tool, *args); !ok)
     return Error{ok.error};
-  return make_launch_spec(config, tool, *args, Json::object(), true);
+  // Its questions' answers this node's config gives, from its first run: a tool that
+  // asks by exiting (needs_input) is not run again here.
+  auto answers = Json::object();
+  for (auto& [id, answer] : tool.answers)
+    answers.set(id, answer);
+  return make_launch_spec(config, tool, *args, answers, true);
 }
 
 session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<const Config> config, IoThread* io,

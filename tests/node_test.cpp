@@ -552,6 +552,20 @@ CAF_TEST(a one shot call of a node s tool that asks gets the answer given here) 
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "before\ngot true\n");
 }
 
+CAF_TEST(a node s tool that asks by exiting gets the answer the node s config gives) {
+  // examples/tools/confirm.sh asks with needs_input unless JP_TOOL_ANSWERS holds it.
+  node_toml += fmt::format("[conversation.tools.confirm]\nsummary = \"Asks first\"\n"
+                           "command = {{ program = \"{}/examples/tools/confirm.sh\" }}\nrun = \"unattended\"\n"
+                           "questions.proceed.answer = true\n",
+                           JP_SOURCE_DIR);
+  client_tools = "[conversation.tools.confirm]\nsummary = \"Asks first, on the node\"\nnode = \"box\"\n"
+                 "run = \"unattended\"\n";
+  CAF_REQUIRE(start_node());
+  auto r = client(one_step(call("confirm", "{ }")));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "deleted (pretend)");
+}
+
 CAF_TEST(a spawn on a node whose fetch is refused is answered with its own look) {
   // The spawn's look (its wait_ms) is part of the spawn: a refused fetch must not make
   // a spawn that started its process report an error.
