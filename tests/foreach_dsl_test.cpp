@@ -151,6 +151,70 @@ CAF_TEST(a question of a running sub-agent is the foreach question until it is a
   CAF_CHECK(err2.find("it takes input only to answer the question one of its sub-agents waits on") != std::string::npos);
 }
 
+CAF_TEST(a foreach fetch waits for news and a question it does not carry is told as not carried) {
+  // A foreach under a supervisor that records what it is told; its sub-agents are fakes.
+  auto told = std::make_shared<std::vector<std::pair<std::string, bool>>>(); // question text, carried
+  auto recorder = sys.spawn([told]() -> supervisor_actor::behavior_type {
+    return {
+      [](stopped_atom, const HandleReport&) {},
+      [told](waiting_atom, const std::string&, const Question& q, bool carried) { told->emplace_back(q.text, carried); },
+      [](content_atom, const std::string&) {},
+    };
+  });
+  SubAgentStarter start = [this](caf::local_actor* spawner, const std::string& id, const AgentSpec&,
+                                 const supervisor_actor& supervisor) -> handle_actor {
+    auto h = spawner->spawn(fake_handle, id, supervisor);
+    handles[id] = h;
+    return h;
+  };
+  auto each = sys.spawn([&](caf::event_based_actor* spawner) {
+    foreaches["each"] = spawn_foreach(spawner, "each", foreach_of({"a", "b"}, 2).agent, start, recorder, 0);
+  });
+  settle();
+  auto as_supervisor = caf::actor_cast<supervisor_actor>(foreaches.at("each"));
+  // Nobody looks: its question is told as one no answer carries (a notification follows).
+  anon_send(as_supervisor, waiting_atom::value, std::string("each[0]"), Question{"go", "Go?", "", {}, ""}, false);
+  settle();
+  CAF_REQUIRE_EQUAL(told->size(), 1u);
+  CAF_CHECK_EQUAL(told->back().first, "[0] a: Go?");
+  CAF_CHECK(!told->back().second);
+  // Answered; then a fetch that waits: nothing new, it waits.
+  anon_send(as_supervisor, waiting_atom::value, std::string("each[0]"), Question{}, false);
+  settle();
+  auto look = self->request(foreaches.at("each"), caf::infinite, fetch_atom::value, LookOptions{60000});
+  settle();
+  CAF_CHECK(self->mailbox().empty());
+  // A question: it answers the fetch, which carries it.
+  anon_send(as_supervisor, waiting_atom::value, std::string("each[1]"), Question{"go", "Go?", "", {}, ""}, false);
+  settle();
+  CAF_CHECK_EQUAL(told->back().first, "[1] b: Go?");
+  CAF_CHECK(told->back().second);
+  bool answered = false;
+  look.receive(
+    [&](HandleReport& r) {
+      answered = true;
+      CAF_CHECK(r.state.kind == state_kind::waiting);
+      CAF_CHECK_EQUAL(r.state.question.text, "[1] b: Go?");
+    },
+    [](caf::error& err) { CAF_FAIL(to_string(err)); });
+  CAF_CHECK(answered);
+  // A fetch that waits is answered when an element ends.
+  anon_send(as_supervisor, waiting_atom::value, std::string("each[1]"), Question{}, false);
+  settle();
+  auto next = self->request(foreaches.at("each"), caf::infinite, fetch_atom::value, LookOptions{60000});
+  settle();
+  CAF_CHECK(self->mailbox().empty());
+  finish("each[0]", "did a");
+  bool ended = false;
+  next.receive([&](HandleReport& r) { ended = contains(r.state.content, "1 of 2 done"); },
+               [](caf::error& err) { CAF_FAIL(to_string(err)); });
+  CAF_CHECK(ended);
+  anon_send_exit(each, caf::exit_reason::user_shutdown);
+  anon_send_exit(foreaches.at("each"), caf::exit_reason::user_shutdown);
+  anon_send_exit(recorder, caf::exit_reason::user_shutdown);
+  settle();
+}
+
 CAF_TEST(a foreach look lists what it can within the output cap and counts the rest) {
   // A foreach of thousands listed every element, queued ones too, in every look.
   output_cap = 400;
