@@ -317,6 +317,18 @@ void stop(subagent_actor_t* self, ToolState state) {
   // An answer of an earlier turn nobody saw is not lost behind the last one.
   if (!st.earlier_answers.empty())
     state.content = std::move(st.earlier_answers) + state.content;
+  // Messages apply queued that no turn took (it yielded or failed first): said, not
+  // dropped without a word.
+  if (!st.queued.empty()) {
+    std::string left;
+    for (auto& m : st.queued)
+      left += fmt::format("{}{}", left.empty() ? "" : ", ", json_quote_cut(m, 80));
+    state.content += fmt::format("{}[jp-actors: {} message{} given with apply never reached it: its turn ended "
+                                 "first ({}); spawn a new sub-agent to go on]",
+                                 state.content.empty() || state.content.back() == '\n' ? "" : "\n", st.queued.size(),
+                                 st.queued.size() == 1 ? "" : "s", left);
+    st.queued.clear();
+  }
   // Its answer is held to the output cap as a process's output is.
   auto held = held_result(st.ctx.config ? result_hold(*st.ctx.config) : ResultHold{}, st.id, std::move(state.content));
   state.content = std::move(held.content);
