@@ -950,6 +950,8 @@ private:
     }
     empty = escape_scans_pending_ == 0 && escaped_gone() && empty;
     if (empty || ++reap_tries_ > kReapTries) {
+      if (empty && grace_timer_) // an abort's grace kept past the leader's exit: nothing left to kill
+        grace_timer_->cancel();
       group_gone();
       return;
     }
