@@ -61,8 +61,10 @@ TableAddress table_address(const sockaddr_storage& sa) {
   return out;
 }
 
-/// The uid of the table's socket whose local address is `local` and remote `remote`.
-std::optional<uid_t> uid_in_table(const char* table, const std::string& local, const std::string& remote) {
+/// The uid of the table's live socket (it has an inode: a closed one's row shows uid
+/// 0) whose local address is `local` and remote `remote`; `read_any`: the table had rows.
+std::optional<uid_t> uid_in_table(const char* table, const std::string& local, const std::string& remote,
+                                  bool& read_any) {
   std::FILE* f = std::fopen(table, "re");
   if (!f)
     return std::nullopt;
@@ -71,21 +73,24 @@ std::optional<uid_t> uid_in_table(const char* table, const std::string& local, c
   for (bool header = true; !found && std::fgets(line, sizeof line, f);) {
     if (std::exchange(header, false))
       continue;
-    // "sl local_address rem_address st tx:rx tr:when retrnsmt uid ..."
+    read_any = true;
+    // "sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode"
     char l[72] = {}, r[72] = {};
-    unsigned long uid = 0;
-    if (std::sscanf(line, "%*s %71s %71s %*s %*s %*s %*s %lu", l, r, &uid) == 3 && local == l && remote == r)
+    unsigned long uid = 0, inode = 0;
+    if (std::sscanf(line, "%*s %71s %71s %*s %*s %*s %*s %lu %*s %lu", l, r, &uid, &inode) == 4 && inode != 0 &&
+        local == l && remote == r)
       found = static_cast<uid_t>(uid);
   }
   std::fclose(f);
   return found;
 }
 
-/// Whether connection `fd` may stay: not from loopback, this user's or root's, or
-/// nothing can be told. Said on stderr when it may not.
+/// Whether connection `fd` may stay: not accepted on loopback, from this user or
+/// root, or nothing can be told (no TCP tables to read). Said on stderr when not.
 bool admitted(int fd) {
-  auto uid = loopback_peer_uid(fd);
-  if (!uid || *uid == ::getuid() || *uid == 0)
+  bool tables = false;
+  auto uid = loopback_peer_uid(fd, &tables);
+  if (uid ? *uid == ::getuid() || *uid == 0 : !tables)
     return true;
   sockaddr_storage peer{};
   socklen_t pl = sizeof peer;
@@ -96,32 +101,39 @@ bool admitted(int fd) {
     ::inet_ntop(peer.ss_family, a, host, sizeof host);
   }
   tell_refusal(++g_refused,
-               fmt::format("refused a connection from {} (uid {}): a node on loopback serves this "
-                           "user's clients only",
-                           host, *uid),
+               uid ? fmt::format("refused a connection from {} (uid {}): a node on loopback serves this user's "
+                                 "clients only",
+                                 host, *uid)
+                   : fmt::format("refused a connection from {}: its other end is no live socket of this machine "
+                                 "(closed already), so whose it is cannot be told",
+                                 host),
                "{} connections of other users refused so far");
   return false;
 }
 
 } // namespace
 
-std::optional<uid_t> loopback_peer_uid(int fd) {
+std::optional<uid_t> loopback_peer_uid(int fd, bool* tables) {
   sockaddr_storage peer{}, own{};
   socklen_t pl = sizeof peer, ol = sizeof own;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&own), &ol) != 0)
     return std::nullopt;
+  // Accepted on loopback: the other end is on this machine, whatever address it
+  // bound (a machine's own eth0 address reaches 127.0.0.1 too).
   auto them = table_address(peer), us = table_address(own);
-  if (!them.loopback)
+  if (!us.loopback)
     return std::nullopt;
   // The other end's socket: its local address is our peer, its remote one us.
+  bool read_any = false;
+  std::optional<uid_t> uid;
   if (!them.v4.empty() && !us.v4.empty())
-    if (auto uid = uid_in_table("/proc/net/tcp", them.v4, us.v4))
-      return uid;
-  if (!them.v6.empty() && !us.v6.empty())
-    if (auto uid = uid_in_table("/proc/net/tcp6", them.v6, us.v6))
-      return uid;
-  return std::nullopt;
+    uid = uid_in_table("/proc/net/tcp", them.v4, us.v4, read_any);
+  if (!uid && !them.v6.empty() && !us.v6.empty())
+    uid = uid_in_table("/proc/net/tcp6", them.v6, us.v6, read_any);
+  if (tables)
+    *tables = read_any;
+  return uid;
 }
 
 Status admit_only_this_users_loopback_peers() {
@@ -139,7 +151,9 @@ Status admit_only_this_users_loopback_peers() {
 extern "C" int jp_checked_accept(int fd, sockaddr* addr, socklen_t* len) {
   auto real = jp::real_accept();
   socklen_t given = len ? *len : 0;
-  for (;;) {
+  // A flood of refused connections keeps the caller (CAF's network thread) here for
+  // at most this many: then "none now", and it comes back for the rest.
+  for (int refused = 0; refused < 64; ++refused) {
     int c = real(fd, addr, len);
     if (c < 0 || !jp::g_checking.load(std::memory_order_relaxed) || jp::admitted(c))
       return c;
@@ -147,6 +161,8 @@ extern "C" int jp_checked_accept(int fd, sockaddr* addr, socklen_t* len) {
     if (len) // the next one's address, in the room first given
       *len = given;
   }
+  errno = EAGAIN;
+  return -1;
 }
 
 extern "C" int accept(int fd, sockaddr* addr, socklen_t* len) __attribute__((weak, alias("jp_checked_accept")));

@@ -18,9 +18,10 @@ namespace jp {
 /// check (fully static).
 Status admit_only_this_users_loopback_peers();
 
-/// The uid owning the other end of loopback connection `fd` (an accepted socket),
-/// from the kernel's TCP tables; none when `fd` is no loopback TCP connection or the
-/// tables cannot be read.
-std::optional<uid_t> loopback_peer_uid(int fd);
+/// The uid owning the other end of connection `fd`, accepted on a loopback address,
+/// from the kernel's TCP tables (a live socket's row: a closed one's shows uid 0);
+/// none when `fd` was not accepted on loopback or no such row is there. `tables`:
+/// whether the tables had rows to read (none: nothing can be told).
+std::optional<uid_t> loopback_peer_uid(int fd, bool* tables = nullptr);
 
 } // namespace jp
