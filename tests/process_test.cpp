@@ -511,6 +511,27 @@ CAF_TEST(a worker behind a wrapper that dies of the TERM keeps its grace to clea
   CAF_CHECK_EQUAL(s.c->exit->signal, SIGTERM);
 }
 
+CAF_TEST(what left the group and ignores the TERM is killed when the grace ends after its leader died) {
+  // The leader dies of the TERM at once; what it put in a session of its own ignores
+  // the TERM. The grace's end kills it (it was spared once the group was empty).
+  jp::testing::temp_dir dir;
+  auto pidfile = (dir.path / "escaped").string();
+  IoThread io;
+  Spawned s;
+  start(io, s, sh(fmt::format("setsid sh -c 'trap \"\" TERM; echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 1000' & "
+                              "until [ -s {0} ]; do sleep 0.01; done; echo ready; wait",
+                              pidfile)));
+  CAF_REQUIRE(s.c->wait_out_contains("ready\n"));
+  pid_t escaped = 0;
+  std::ifstream(pidfile) >> escaped;
+  CAF_REQUIRE(escaped > 0);
+  CAF_REQUIRE(terminate_and_wait(*s.p, 300ms));
+  bool gone = pid_gone(escaped);
+  CAF_CHECK(gone);
+  if (!gone) // the test's own to end
+    ::kill(escaped, SIGKILL);
+}
+
 CAF_TEST(a leader exiting while a grandchild holds stdout reports exit promptly) {
   IoThread io;
   Spawned s;
@@ -1627,9 +1648,10 @@ CAF_TEST(every launcher names a missing program and a bad cwd) {
       use_launcher(kind);
       auto bare = spawn_process(io, SpawnSpec{{"./plain.sh"}, scripts.path.string(), {}, false}, c->events(c));
       CAF_REQUIRE(!bare.ok());
-      CAF_CHECK_EQUAL(bare.error(), "cannot start './plain.sh': it is no program this system runs: a script needs a "
-                                    "first line naming its interpreter (#!/bin/sh); or make its interpreter the "
-                                    "program and the file its argument (program = \"sh\", args = [\"FILE\"])");
+      CAF_CHECK_EQUAL(bare.error(), "cannot start './plain.sh': it is no program this system runs (a program built for "
+                                    "another machine, or a script without a first line naming its interpreter, "
+                                    "#!/bin/sh); or make its interpreter the program and the file its argument "
+                                    "(program = \"sh\", args = [\"FILE\"])");
     }
     use_launcher(launcher_kind::vfork);
     // An argument past Linux's 128 KiB (a model's file text): which limit, and what instead.

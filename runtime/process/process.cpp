@@ -58,6 +58,7 @@ constexpr std::size_t kDrainCap = 8 * kPipeSize;
 constexpr auto kReapRetry = std::chrono::milliseconds(2);
 // ~10 s of retries: only unkillable (D state) processes survive SIGKILL that long.
 constexpr int kReapTries = 5000;
+constexpr auto kGraceReapRetry = std::chrono::milliseconds(20);
 // How long ~IoThread waits for its killed groups to be reaped.
 constexpr auto kShutdownWait = std::chrono::seconds(10);
 // A Ctrl-C waits for the input before it to be read: looked at this often, for at
@@ -191,7 +192,8 @@ std::string not_runnable(const SpawnSpec& spec, int err) {
   static const std::string instead = "; or make its interpreter the program and the file its argument "
                                      "(program = \"sh\", args = [\"FILE\"])";
   if (err == ENOEXEC)
-    return "it is no program this system runs: a script needs a first line naming its interpreter (#!/bin/sh)" +
+    return "it is no program this system runs (a program built for another machine, or a script without a "
+           "first line naming its interpreter, #!/bin/sh)" +
            instead;
   if (name.find('/') == std::string::npos)
     return "the one found in PATH may not be run (not executable for this user: chmod +x it)" + instead;
@@ -203,11 +205,12 @@ std::string not_runnable(const SpawnSpec& spec, int err) {
     return "it is a directory, not a program";
   if (!S_ISREG(st.st_mode))
     return "it is not a file a program is in";
-  if (::access(path.c_str(), X_OK) != 0)
-    return "the file is not executable for this user (chmod +x it)" + instead;
+  // Before access(): on a noexec mount it says "not executable" too.
   struct statvfs fs{};
   if (::statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_NOEXEC))
     return "the file system it is on is mounted noexec, where no program runs" + instead;
+  if (::access(path.c_str(), X_OK) != 0)
+    return "the file is not executable for this user (chmod +x it)" + instead;
   return "";
 }
 
@@ -479,18 +482,21 @@ public:
       self->grace_over_ = true;
       // The pgid is ours to signal while the leader is unreaped, or (its grace kept
       // past its exit) while members hold it: reap_group has not found it empty.
-      if (!self->leader_reaped_ || !self->group_empty_) {
+      if (!self->leader_reaped_ || !self->group_empty_)
         self->signal_all({SIGKILL}, !self->leader_reaped_);
-        self->signal_escaped(SIGKILL);
-      }
+      self->signal_escaped(SIGKILL); // by mark and start time: never another's
       if (self->leader_reaped_)
         remove_slot(self->slot, self->pid);
     });
   }
 
   void kill_now() {
-    if (!leader_reaped_)
+    if (!leader_reaped_) {
       signal_all({SIGKILL});
+    } else if (grace_kept_ && !group_empty_) { // an abort's grace past its leader: ended now
+      signal_group({SIGKILL}, false);
+      signal_escaped(SIGKILL);
+    }
   }
 
   /// Ctrl-C for a pipe tool: SIGINT to its group, as a terminal sends it to its
@@ -633,7 +639,7 @@ public:
   /// ~IoThread, thread stopped: drop every asio object before the io_context dies.
   void forget() {
     bool told_not_closed = finished && !gone_; // group_gone has run, let_go has not
-    if (!leader_reaped_) // else freed at the exit, and perhaps another group's since
+    if (!leader_reaped_ || grace_kept_) // else freed at the exit, and perhaps another group's since
       remove_slot(slot, pid);
     pidfd_.reset();
     close_stdin_fd();
@@ -764,6 +770,7 @@ private:
     // group keeps the grace the TERM gave it; the grace's end kills what is left
     // (reap_group watches the group meanwhile, the members holding its id).
     bool in_grace = terminating_ && !session && grace_timer_ && !grace_over_;
+    grace_kept_ = in_grace;
     if (!in_grace) {
       signal_all({name_left ? SIGSTOP : SIGKILL}, false);
       if (terminating_)
@@ -949,7 +956,10 @@ private:
       empty = empty && session_members(pid).empty();
     }
     empty = escape_scans_pending_ == 0 && escaped_gone() && empty;
-    if (empty || ++reap_tries_ > kReapTries) {
+    // While an abort's grace runs past the leader, the group has until its end (then
+    // killed): not given up on before, and looked at less often.
+    bool in_grace = grace_kept_ && !grace_over_;
+    if (empty || (!in_grace && ++reap_tries_ > kReapTries)) {
       if (empty && grace_timer_) // an abort's grace kept past the leader's exit: nothing left to kill
         grace_timer_->cancel();
       group_gone();
@@ -957,7 +967,7 @@ private:
     }
     if (!reap_timer_)
       reap_timer_.emplace(io.context());
-    reap_timer_->expires_after(kReapRetry);
+    reap_timer_->expires_after(in_grace ? kGraceReapRetry : kReapRetry);
     reap_timer_->async_wait([self = shared_from_this()](error_code ec) {
       if (!ec)
         self->reap_group();
@@ -995,6 +1005,7 @@ private:
   bool group_empty_ = false; // reap_group found the leader's group gone: its id is free since
   std::optional<asio::steady_timer> grace_timer_;
   bool grace_over_ = false; // its timer fired: what was left of the group was killed
+  bool grace_kept_ = false; // the leader died in an abort's grace, which the rest of the group keeps
   std::optional<asio::steady_timer> reap_timer_;
   // Ctrl-Cs asked and not sent yet, in order: each waits for the input before it to
   // be read (input_read), until `by`.
