@@ -244,9 +244,19 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
               st.said_before_answers += shown.state.content;
             },
             [self](caf::error& err) {
-              fail(self, fmt::format("node `{}` did not take the answer to its question: {}", self->state.node.name,
-                                     error_text(err)),
-                   false);
+              // Refused (or it stopped meanwhile): ended on the node, not left waiting
+              // there for an answer; its own end, if it came first, is its result.
+              auto& st = self->state;
+              auto why = fmt::format("node `{}` did not take the answer to its question: {}", st.node.name,
+                                     error_text(err));
+              self->request(st.session, caf::infinite, abort_atom::value, st.key, st.id)
+                .then(
+                  [self, why](HandleReport& r) {
+                    if (r.own_end)
+                      return stop(self, from_node(self->state, std::move(r)));
+                    fail(self, why, false);
+                  },
+                  [self, why](caf::error&) { fail(self, why, false); });
             });
       };
       if (self->state.phase == remote_phase::connecting)
