@@ -22,6 +22,7 @@ struct node_client_state {
   node_session_actor session;                                              // none: not connected
   std::string key;                                                         // the session's
   std::vector<caf::typed_response_promise<caf::actor, std::string>> waiting; // opens while connecting
+  caf::actor_addr opening; // the gate asked for a session: its loss answers the waiting
   static inline const char* name = "jp.node_client";
 };
 
@@ -81,15 +82,32 @@ void connect(node_client_t* self) {
         if (!token.empty())
           if (auto ours = token_may_go_to(port); !ours)
             return refused(fmt::format("node `{}`: {}", self->state.node.name, ours.error));
+        // CAF never answers a request whose connection dropped: the gate's loss does.
+        self->state.opening = gate.address();
+        self->monitor(gate);
+        auto opened = [self, gate] {
+          self->state.opening = caf::actor_addr{};
+          self->demonitor(gate.address());
+        };
         self->request(gate, caf::infinite, open_atom::value, token, caf::actor_cast<caf::actor>(self))
           .then(
-            [self](caf::actor& session, std::string& key) {
+            [self, opened](caf::actor& session, std::string& key) {
+              opened();
               self->state.session = caf::actor_cast<node_session_actor>(session);
               self->state.key = std::move(key);
               self->monitor(session); // lost with the node: the next open connects again
               answer_all(self, {});
             },
-            [refused](caf::error& err) { refused(error_text(err)); });
+            [self, refused, opened](caf::error& err) {
+              opened();
+              // The node's own refusal (a token that does not match) is one; CAF's
+              // (the gate gone, the connection dropped) is a node not reached.
+              if (code_of(err) != error_code::none)
+                return refused(error_text(err));
+              answer_all(self, make_error(error_code::node_unreachable,
+                                          fmt::format("node `{}` did not open a session: {}", self->state.node.name,
+                                                      error_text(err))));
+            });
       },
       [self, addr = *addr](caf::error& err) {
         auto failure = reach_failure(self->state.node, err, addr.host, addr.port);
@@ -109,6 +127,13 @@ node_client_actor::behavior_type node_client(node_client_t* self, NodeConfig nod
       self->quit();
     else if (dm.source == self->state.session.address())
       self->state.session = node_session_actor{};
+    else if (dm.source == self->state.opening) {
+      self->state.opening = caf::actor_addr{};
+      answer_all(self, make_error(error_code::node_unreachable,
+                                  fmt::format("node `{}` was lost while a session was opened there ({}); the next "
+                                              "use connects again",
+                                              self->state.node.name, error_text(dm.reason))));
+    }
   });
   return {
     [self](open_atom) -> caf::result<caf::actor, std::string> {

@@ -596,6 +596,28 @@ CAF_TEST(a node s tool that asks by exiting gets the answer the node s config gi
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "deleted (pretend)");
 }
 
+CAF_TEST(a node lost while its session is opened is said so at once and not waited for) {
+  CAF_REQUIRE(start_node()); // makes this user's token, which the client shows
+  // A gate of this node protocol that exits at the first open, not answering it.
+  auto out = (dir.path / "vanishing.out").string();
+  Child gate({JP_VANISHING_GATE}, state, out);
+  std::string at;
+  for (int i = 0; i < 6000 && at.empty(); ++i) {
+    auto text = read_file(out);
+    if (auto p = text.find("listening on "); p != std::string::npos && text.find('\n', p) != std::string::npos)
+      at = text.substr(p + 13, text.find('\n', p) - p - 13);
+    else
+      ::usleep(10000);
+  }
+  CAF_REQUIRE(!at.empty());
+  address = at;
+  auto r = client(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo never", wait_ms = 0 })")));
+  JP_REQUIRE_OK(r);
+  auto said = content(results_of(r), "main", 1, 0);
+  CAF_CHECK(contains(said, "node `box` was lost while a session was opened there"));
+  CAF_CHECK(contains(said, R"("transient":true)"));
+}
+
 CAF_TEST(a spawn on a node whose fetch is refused is answered with its own look) {
   // The spawn's look (its wait_ms) is part of the spawn: a refused fetch must not make
   // a spawn that started its process report an error.
