@@ -236,7 +236,8 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
               self->monitor(watcher);
             }
             // The watcher hears of every change from now on, through the session; a
-            // stop that came first is in the watch's answer.
+            // stop or a question that came first is in the watch's answer (a question
+            // asked before the watch was lost: a one-shot call waited on it for good).
             auto w = caf::actor_cast<watcher_actor>(watcher);
             if (self->state.watchers.insert_or_assign(id, w).second)
               self->state.watched.add(1);
@@ -247,6 +248,8 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
                   for (auto& s : now)
                     if (s.state.stopped())
                       pass_on_stop(self, w, std::move(s));
+                    else if (s.state.kind == state_kind::waiting)
+                      self->send(w, update_atom::value, std::move(s));
                 },
                 [](caf::error&) {});
             r.state = self->state.watched.stopping->as_told(std::move(r.state));
