@@ -67,6 +67,9 @@ struct loop_state {
   bool running_tools = false;
   bool interrupted = false;
   bool ending = false;        // the turn-end strategies are being applied
+  // Interrupted again before its end began (between its requests): that end aborts
+  // every handle, as a second interrupt during it does, instead of waiting on them.
+  bool abort_at_end = false;
   bool waited_after_inquiry = false;
   std::vector<HandleSummary> ended; // handles an earlier turn end of this turn ended
   // Calls running now, by id: their tool, and where and when they started (an
@@ -671,6 +674,8 @@ void finish_turn(loop_actor_t* self) {
           st.ctx.observer->turn_end({}, {}, st.error, st.interrupted);
         conclude(self);
       });
+  if (st.abort_at_end) // interrupted twice before this end began: it waits on nothing
+    self->send(st.turn, abort_all_atom::value);
 }
 
 // -- interrupts ---------------------------------------------------------------------------
@@ -690,10 +695,13 @@ void stop_asking(loop_actor_t* self) {
 void interrupt_turn(loop_actor_t* self) {
   auto& st = self->state;
   if (st.interrupted) {
-    // Again, later: whatever the turn end still waits for stops now.
+    // Again, later: whatever the turn end still waits for stops now (or, once it
+    // begins, does not wait).
     stop_asking(self);
     if (st.ending)
       self->send(st.turn, abort_all_atom::value);
+    else
+      st.abort_at_end = true;
     return;
   }
   st.interrupted = true;

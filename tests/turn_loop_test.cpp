@@ -396,6 +396,34 @@ CAF_TEST(a call running when its turn is aborted is reported with its result int
   CAF_CHECK(last.outcome == turn_outcome::interrupted);
 }
 
+CAF_TEST(a turn interrupted twice between its requests aborts its handles at its end without waiting on them) {
+  // A sub-agent's abort is two interrupts; both may come while the loop waits to send
+  // its next request (tools done, the turn's notifications asked for). Its end then
+  // aborted nothing: a handle whose tool says on_turn_end = "await" held the abort
+  // until that handle ended by itself (a server: never).
+  Config config = default_config();
+  config.tools["shell"].lifecycle.on_turn_end = turn_end_policy::await;
+  provider->replies.push_back(
+    {{}, {ToolCall{"c1", "shell", R"({"action":"spawn","id":"long","wait_ms":0,"command":"exec sleep 600"})"}}, {}});
+  provider->replies.push_back({{"never asked"}, {}, {}});
+  auto ctx = context();
+  ctx.config = std::make_shared<const Config>(config);
+  auto loop = spawn_turn_loop(sys, ctx);
+  auto h = self->request(loop, caf::infinite, run_atom::value, std::string("go"));
+  // The step that observes the call's result asks the turn for its notifications,
+  // before the next request: the interrupts come while that answer is on its way.
+  while (std::find(observer->log.begin(), observer->log.end(), "result 1.0 shell ok") == observer->log.end())
+    CAF_REQUIRE(sched.try_run_once());
+  self->send(loop, interrupt_atom::value);
+  self->send(loop, interrupt_atom::value);
+  run_until_turn_end();
+  CAF_REQUIRE_EQUAL(observer->log.back(), "turn_end");
+  CAF_CHECK_EQUAL(provider->requests.size(), 1u);
+  CAF_CHECK_EQUAL(live_process_group_count(), 0u);
+  h.receive([&](TurnResult& r) { last = r; }, [&](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
+  CAF_CHECK(last.outcome == turn_outcome::interrupted);
+}
+
 CAF_TEST(an await running when its turn is interrupted is recorded as interrupted whichever answers first) {
   // The turn's end aborts the handle the await waits on: the await may answer (its
   // handle stopped) before the turn records its unanswered calls. Either way the
