@@ -304,7 +304,8 @@ caf::result<HandleReport> look_with(subagent_actor_t* self, const LookOptions& o
   return rp;
 }
 
-void stop(subagent_actor_t* self, ToolState state) {
+/// `own_end`: it ended by itself, before any abort reached it.
+void stop(subagent_actor_t* self, ToolState state, bool own_end) {
   auto& st = self->state;
   if (st.stopped)
     return;
@@ -333,7 +334,7 @@ void stop(subagent_actor_t* self, ToolState state) {
   auto held = held_result(st.ctx.config ? result_hold(*st.ctx.config) : ResultHold{}, st.id, std::move(state.content));
   state.content = std::move(held.content);
   st.final = HandleReport{st.id, std::move(state), held.omitted, std::move(held.spill_path), {}};
-  st.final.own_end = !st.aborting;
+  st.final.own_end = own_end;
   // The supervisor hears first: an abort's answer comes after its stopped report.
   self->send(st.supervisor, stopped_atom::value, st.final);
   answer_looks(self);
@@ -348,10 +349,14 @@ void run_turn(subagent_actor_t* self, std::string prompt);
 void turn_ended(subagent_actor_t* self, const TurnResult& r) {
   auto& st = self->state;
   st.loop = nullptr;
-  if (st.aborting)
+  // Its turn completed before the abort's interrupt reached it (which its ended loop
+  // then dropped): the answer it gave is its result, as a process's exit that came
+  // before its abort's signal is; no next turn starts.
+  bool completed = r.outcome == turn_outcome::completed;
+  if (st.aborting && !completed)
     return stop(self, ToolState::failure(ToolError{"aborted: its turn and every handle it started were ended",
-                                                   {}, false}));
-  if (r.outcome == turn_outcome::completed && !r.yielded && !st.queued.empty()) {
+                                                   {}, false}), false);
+  if (completed && !r.yielded && !st.queued.empty()) {
     auto next = std::move(st.queued.front());
     st.queued.pop_front();
     // Unless a look took it already (a waiting fetch answered as the answer came,
@@ -360,13 +365,13 @@ void turn_ended(subagent_actor_t* self, const TurnResult& r) {
       st.earlier_answers += fmt::format("{}\n\n[then, to the message {}:]\n", r.answer, json_quote_cut(next, 80));
     return run_turn(self, std::move(next));
   }
-  if (r.outcome == turn_outcome::completed)
-    return stop(self, ToolState::success(r.answer));
+  if (completed)
+    return stop(self, ToolState::success(r.answer), true);
   // The provider could not be reached: worth trying again later.
   bool transient = r.code == error_code::provider_network;
   auto why = r.outcome == turn_outcome::interrupted && r.error.empty() ? std::string("its turn was interrupted")
                                                                          : r.error;
-  stop(self, ToolState::failure(ToolError{why, {}, transient}, r.answer));
+  stop(self, ToolState::failure(ToolError{why, {}, transient}, r.answer), true);
 }
 
 void run_turn(subagent_actor_t* self, std::string prompt) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "actor_fixture.hpp"
+#include "actors/subagent_handle.hpp"
 #include "actors/turn_loop.hpp"
 #include "messages/conversation_event_codec.hpp"
 #include "config/config_loader.hpp"
@@ -633,5 +634,66 @@ CAF_TEST(a refusal or a content filter fails the turn saying so and runs no call
   CAF_REQUIRE_EQUAL(provider->requests.back().messages.size(), 2u);
   CAF_CHECK_EQUAL(provider->requests.back().messages[1].text, "z");
 }
+
+/// A sub-agent's assistant on the fake provider, watched by `observer`.
+struct FakeSubAgentHost final : SubAgentHost {
+  std::shared_ptr<Provider> provider;
+  std::shared_ptr<TurnObserver> observer;
+  Status prepare(const std::string&, const AgentSpec&, TurnLoopContext& ctx) override {
+    ctx.provider = provider;
+    ctx.observer = observer;
+    return Status::success();
+  }
+};
+
+/// Runs `at_counts` in the last step of a turn (its handle counts come just before
+/// it ends).
+struct LastStepObserver final : TurnObserver {
+  std::function<void()> at_counts;
+  void handle_counts(const HandleCounts&) override {
+    if (at_counts)
+      at_counts();
+  }
+};
+
+CAF_TEST(a sub-agent whose turn completes as its abort comes keeps its answer) {
+  // The abort's interrupts reach a loop that has ended (and drop there) while the
+  // turn's result is on its way: the answer it gave is the result, not lost behind
+  // "aborted".
+  provider->replies.push_back({{"The answer."}, {}, {}});
+  auto watcher = std::make_shared<LastStepObserver>();
+  auto host = std::make_shared<FakeSubAgentHost>();
+  host->provider = provider;
+  host->observer = watcher;
+  auto parent = context();
+  parent.subagents = host;
+  parent.agent_path = "main";
+  auto agents = subagent_factory(parent);
+  handle_actor sub;
+  auto registry = spawn_registry(sys, [&](caf::local_actor* spawner, const std::string& id, LaunchSpec& spec,
+                                          const supervisor_actor& sup) {
+    return sub = agents(spawner, id, spec, sup);
+  });
+  watcher->at_counts = [&] { caf::anon_send(sub, abort_atom::value); };
+  LaunchSpec spec;
+  spec.subagent = true;
+  spec.agent.prompt = "go";
+  auto spawned = self->request(registry, caf::infinite, spawn_atom::value, std::string("w"), spec);
+  sched.run();
+  spawned.receive([](HandleReport&) {}, [](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
+  auto h = self->request(registry, caf::infinite, fetch_atom::value, std::string("w"), LookOptions{});
+  sched.run();
+  h.receive(
+    [&](HandleReport& r) {
+      CAF_CHECK(r.state.stopped());
+      CAF_CHECK(r.state.ok);
+      CAF_CHECK_EQUAL(r.state.content, "The answer.");
+      CAF_CHECK(r.own_end);
+    },
+    [](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
+  anon_send_exit(registry, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
 
 CAF_TEST_FIXTURE_SCOPE_END()
