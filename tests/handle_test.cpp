@@ -1453,6 +1453,30 @@ CAF_TEST(a pty program polling its terminal is waiting though a shell started it
   ask<HandleReport>(registry, abort_atom::value, std::string("server"));
 }
 
+CAF_TEST(a pty program polling only a pipe of its own is running not waiting) {
+  // `git add --patch` polls the pipe of the `git diff-files` it runs, its stdin the
+  // terminal, before it has shown a hunk: no question yet (it was reported waiting,
+  // with nothing to answer, when its diff took longer than the output's settle time).
+  auto spec = pty_spec(*this, {"perl", "-e",
+                               "pipe(R, W) or die; vec($r = q(), fileno(R), 1) = 1; $| = 1; print qq(pid=$$\n); "
+                               "select($r, undef, undef, undef)"});
+  spec.wait_ms = 0;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("differ"), spec);
+  CAF_REQUIRE_EQUAL(err, "");
+  auto out = r.state.content + fetch_until("differ", [&](auto& s) { return contains(r.state.content + s, "pid="); });
+  auto pid = leading_pid(out);
+  auto until = std::chrono::steady_clock::now() + bound; // against a hang only
+  while (!blocked_in(pid, SYS_pselect6) && !blocked_in(pid, SYS_select) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  CAF_REQUIRE(blocked_in(pid, SYS_pselect6) || blocked_in(pid, SYS_select));
+  auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("differ"), LookOptions{300});
+  CAF_CHECK_EQUAL(ferr, "");
+  CAF_CHECK(f.state.kind == state_kind::running);
+  auto [a, aerr] = ask<HandleReport>(registry, abort_atom::value, std::string("differ"));
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK(group_gone(pid));
+}
+
 CAF_TEST(what a pty command left running is killed at its exit and its result says so) {
   // A job of the shell's group (nohup: the session leader's exit hangs its
   // foreground group up), one the hangup ends (no nohup: told all the same, as what

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <vector>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -23,18 +24,25 @@ namespace jp {
 
 namespace {
 
-/// Whether `a`'s fd_a is what `b`'s fd_b is; for a terminal, /dev/tty (which
+/// What `pid`'s `fd` is; false when it has none (or it cannot be told).
+bool file_of(pid_t pid, int fd, struct stat& out) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(pid), fd);
+  return ::stat(path, &out) == 0;
+}
+
+/// Whether `s` is the tool's input `input`; for a terminal, /dev/tty (which
 /// full-screen programs such as less open to read keys) is its own terminal too.
-bool same_file(pid_t a, int fd_a, pid_t b, int fd_b, bool terminal) {
-  char pa[64], pb[64];
-  std::snprintf(pa, sizeof pa, "/proc/%d/fd/%d", static_cast<int>(a), fd_a);
-  std::snprintf(pb, sizeof pb, "/proc/%d/fd/%d", static_cast<int>(b), fd_b);
-  struct stat sa{}, sb{};
-  if (::stat(pa, &sa) != 0 || ::stat(pb, &sb) != 0)
-    return false;
-  if (terminal && S_ISCHR(sa.st_mode) && sa.st_rdev == makedev(5, 0))
+bool is_input(const struct stat& s, const struct stat& input, bool terminal) {
+  if (terminal && S_ISCHR(s.st_mode) && s.st_rdev == makedev(5, 0))
     return true;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return s.st_dev == input.st_dev && s.st_ino == input.st_ino;
+}
+
+/// Whether `a`'s fd_a is what `b`'s fd_b is (is_input).
+bool same_file(pid_t a, int fd_a, pid_t b, int fd_b, bool terminal) {
+  struct stat sa{}, sb{};
+  return file_of(a, fd_a, sa) && file_of(b, fd_b, sb) && is_input(sa, sb, terminal);
 }
 
 /// The syscall `pid` is blocked in and its arguments; false when it runs.
@@ -73,20 +81,27 @@ bool read_memory(pid_t pid, unsigned long address, void* into, size_t n) {
   return got == static_cast<ssize_t>(n);
 }
 
+/// `n` bytes at `address` in the memory of `pid`, which sleeps in syscall `nr` with
+/// `args`: trusted only if it still sleeps in the same call once they are read (else
+/// that memory may have been reused).
+bool read_while_blocked(pid_t pid, long nr, const unsigned long (&args)[6], unsigned long address, void* into,
+                        size_t n) {
+  long again_nr = 0;
+  unsigned long again[6] = {};
+  return address != 0 && read_memory(pid, address, into, n) && blocked_syscall(pid, again_nr, again) &&
+         again_nr == nr && std::equal(args, args + 6, again);
+}
+
 /// The timeout of the poll / select `pid` sleeps in, in milliseconds: -1 when it
 /// has none (it waits for its fds alone), or that cannot be told. One passed by
-/// address is read from its memory, and trusted only if it still sleeps in the same
-/// call then (else that memory may have been reused). A call restarted after a
+/// address is read from its memory (read_while_blocked). A call restarted after a
 /// signal shows what was left of its time: a long one may look brief then, once.
 int64_t poll_timeout_ms(pid_t pid, long nr, const unsigned long (&args)[6]) {
   auto in_ms = [](int64_t secs, int64_t fraction_ns) {
     return secs < 0 || fraction_ns < 0 ? int64_t{-1} : std::min<int64_t>(secs, INT32_MAX) * 1000 + fraction_ns / 1000000;
   };
   auto read_at = [&](unsigned long address, void* into, size_t n) {
-    long again_nr = 0;
-    unsigned long again[6] = {};
-    return address != 0 && read_memory(pid, address, into, n) && blocked_syscall(pid, again_nr, again) &&
-           again_nr == nr && std::equal(args, args + 6, again);
+    return read_while_blocked(pid, nr, args, address, into, n);
   };
   auto timespec_at = [&](unsigned long address) {
     struct timespec ts{};
@@ -114,6 +129,61 @@ int64_t poll_timeout_ms(pid_t pid, long nr, const unsigned long (&args)[6]) {
 #endif
     default:
       return -1;
+  }
+}
+
+/// Whether the poll / select `pid` sleeps in waits to read the tool's input (what
+/// `leader`'s fd 0 is) among its fds, read from its memory: `git add --patch` polls
+/// the pipes of the `git diff-files` it runs, its stdin the terminal, before it has
+/// shown anything to answer. True where that cannot be told (an epoll's fds are not
+/// in its memory; more fds than are looked at; memory that cannot be read).
+bool polls_input(pid_t pid, pid_t leader, long nr, const unsigned long (&args)[6], bool terminal) {
+  constexpr unsigned long kMaxPollFds = 256;
+  constexpr unsigned long kMaxSelectFds = 1024; // FD_SETSIZE
+  struct stat input{};
+  if (!file_of(leader, 0, input))
+    return true;
+  auto is_input_fd = [&](int fd) {
+    struct stat s{};
+    return fd >= 0 && file_of(pid, fd, s) && is_input(s, input, terminal);
+  };
+  switch (nr) {
+#ifdef SYS_poll
+    case SYS_poll:
+#endif
+    case SYS_ppoll: {
+      auto n = args[1];
+      if (n > kMaxPollFds)
+        return true;
+      std::vector<struct pollfd> fds(n);
+      if (n > 0 && !read_while_blocked(pid, nr, args, args[0], fds.data(), n * sizeof(struct pollfd)))
+        return true;
+      return std::any_of(fds.begin(), fds.end(), [&](const struct pollfd& p) {
+        return (p.events & (POLLIN | POLLRDNORM | POLLPRI)) != 0 && is_input_fd(p.fd);
+      });
+    }
+#ifdef SYS_select
+    case SYS_select:
+#endif
+    case SYS_pselect6: {
+      auto n = args[0];
+      if (n > kMaxSelectFds)
+        return true;
+      if (args[1] == 0)
+        return false; // it waits to read nothing
+      unsigned char bits[kMaxSelectFds / 8] = {};
+      auto bytes = (n + 7) / 8;
+      // fd_set's words are whole longs: reading whole ones stays inside its memory.
+      bytes = (bytes + sizeof(long) - 1) / sizeof(long) * sizeof(long);
+      if (bytes > 0 && !read_while_blocked(pid, nr, args, args[1], bits, bytes))
+        return true;
+      for (unsigned long fd = 0; fd < n; ++fd)
+        if ((bits[fd / 8] >> (fd % 8) & 1) != 0 && is_input_fd(static_cast<int>(fd)))
+          return true;
+      return false;
+    }
+    default:
+      return true;
   }
 }
 
@@ -186,11 +256,10 @@ bool listens(pid_t pid) {
 }
 
 /// Whether `pid` sleeps in a read of what `leader`'s fd 0 is, or, where `polls`, in
-/// a poll / select with that as its own stdin. Which fds a poll waits on is not in
-/// /proc: it is counted on a terminal only, when the poller's stdin is the tool's
-/// input and it listens on no port (a REPL waiting for a line, e.g. Python's
-/// readline; vim). Not on a pipe, nor a server on a terminal: an event loop polls its
-/// stdin among its sockets.
+/// a poll / select with that as its own stdin, waiting to read it (polls_input).
+/// Counted on a terminal only, when the poller listens on no port (a REPL waiting
+/// for a line, e.g. Python's readline; vim). Not on a pipe, nor a server on a
+/// terminal: an event loop polls its stdin among its sockets.
 /// `brief_poll`: set when it is a poll that ends within a second by itself (a program
 /// that looks for a key between the frames of its progress, not only a reader).
 bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls, bool* brief_poll) {
@@ -200,7 +269,8 @@ bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls, bool* brief
     return false;
   if (is_read(nr))
     return same_file(pid, static_cast<int>(args[0]), leader, 0, terminal);
-  if (!(polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal) && !listens(pid)))
+  if (!(polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal) && !listens(pid) &&
+        polls_input(pid, leader, nr, args, terminal)))
     return false;
   if (brief_poll) {
     auto timeout = poll_timeout_ms(pid, nr, args);
