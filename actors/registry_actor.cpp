@@ -532,9 +532,7 @@ caf::result<HandleReport> start_oneshot(registry_actor_t* self, const std::strin
   auto& e = self->state.entries[id];
   auto rp = self->make_response_promise();
   e.oneshot = true;
-  // A node's tool asks as its config there says (its io is the node's to know): its
-  // questions are this call's to answer, as a control tool's are.
-  e.control = spec.control_channel || !spec.node.empty();
+  e.control = answered_while_running(spec);
   e.oneshot_waiters.push_back(rp);
   start(self, id, e, spec);
   return rp;

@@ -315,10 +315,11 @@ std::string ended_content(const HandleReport& r) {
 }
 
 /// The end of a one-shot run: its result, or its question answered and the run
-/// continued. A tool with io = "control" asks on fd 3 while it runs: the answer goes
-/// to its stdin (`id` is its one-shot entry). Any other asks by exiting with
-/// needs_input: it is run again with the answers (JP_TOOL_ANSWERS, tool.answers).
-void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json answers, int round,
+/// continued. `live`: it asks while it runs (answered_while_running: io = "control",
+/// or a node's tool): the answer goes to it (`id` is its one-shot entry). Any other
+/// asks by exiting with needs_input: it is run again with the answers
+/// (JP_TOOL_ANSWERS, tool.answers).
+void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, bool live, Json args, Json answers, int round,
                    CallReply reply, HandleReport& r, std::string tag) {
   auto& s = r.state;
   if (s.kind == state_kind::waiting) {
@@ -330,12 +331,11 @@ void oneshot_reply(turn_actor_t* self, const ToolConfig& tool, Json args, Json a
       answers.set(q.id, std::move(answer));
       run_oneshot(self, *tp, std::move(args), std::move(answers), round + 1, reply, tag);
     };
-    // A node's tool asks while it runs (its io is the node's config's to say).
-    if (tool.io == io_mode::control || !tool.node.empty()) {
+    if (live) {
       auto registry = self->state.registry;
       auto id = r.id;
       auto next = [self, tp = &tool, args, answers, round, reply, tag](HandleReport& next) mutable {
-        oneshot_reply(self, *tp, std::move(args), std::move(answers), round + 1, reply, next, tag);
+        oneshot_reply(self, *tp, true, std::move(args), std::move(answers), round + 1, reply, next, tag);
       };
       answer_question(
         self, tool, round, q,
@@ -407,8 +407,9 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   // relies on (a copy is a few thousand instructions per call). Every continuation
   // of a one-shot run (its questions' too) passes that entry on with the reply,
   // never a copy.
-  auto ended = [self, tp = &tool, args, answers, round, reply, tag](HandleReport& r) mutable {
-    oneshot_reply(self, *tp, std::move(args), std::move(answers), round, reply, r, tag);
+  bool live = answered_while_running(*spec);
+  auto ended = [self, tp = &tool, live, args, answers, round, reply, tag](HandleReport& r) mutable {
+    oneshot_reply(self, *tp, live, std::move(args), std::move(answers), round, reply, r, tag);
   };
   auto fail = [reply](caf::error& err) mutable { reply(failed(error_text(err))); };
   auto after_secs = background_after_secs(tool);
@@ -434,11 +435,11 @@ void run_oneshot(turn_actor_t* self, const ToolConfig& tool, Json args, Json ans
   // Whoever comes first answers the call: the run's end, or the detach (background).
   self->request(st.registry, caf::infinite, oneshot_atom::value, std::move(*spec), id)
     .then(
-      [self, tp = &tool, args, answers, round, tag, id](HandleReport& r) mutable {
+      [self, tp = &tool, live, args, answers, round, tag, id](HandleReport& r) mutable {
         if (r.id != id)
           return; // it went on as handle r.id: the detach answers the call
         if (auto reply = take_long_run(self, id))
-          oneshot_reply(self, *tp, std::move(args), std::move(answers), round, reply->reply, r, tag);
+          oneshot_reply(self, *tp, live, std::move(args), std::move(answers), round, reply->reply, r, tag);
       },
       [self, id](caf::error& err) {
         if (auto reply = take_long_run(self, id))

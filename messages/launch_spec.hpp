@@ -72,4 +72,12 @@ typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
            x.notify_content, x.notify_waiting, x.child, x.subagent, x.agent);
 }
 
+/// Whether a one-shot run's question is answered while it runs (the answer sent to
+/// the running tool), rather than by running it again with the answer once it exited
+/// asking (needs_input): a control tool's, and a node's tool's, whose io is the
+/// node's config's to say.
+inline bool answered_while_running(const LaunchSpec& spec) {
+  return spec.control_channel || !spec.node.empty();
+}
+
 } // namespace jp
