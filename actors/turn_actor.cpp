@@ -670,11 +670,17 @@ CallResult await_reply(std::string text) {
   return CallResult{true, std::move(text), true, {}};
 }
 
+/// The images of stopped handle `s`, after those in `into`, if this answer is the
+/// first to show it stopped: an answer names them once, not at every look.
+void add_images_if_first_shown(turn_actor_t* self, const HandleStatus& s, std::vector<ToolImage>& into) {
+  if (shown_stopped(self, s.id))
+    into.insert(into.end(), s.state.images.begin(), s.state.images.end());
+}
+
 CallResult await_reply(turn_actor_t* self, const AwaitResult& r) {
   std::vector<ToolImage> images; // of those shown stopped for the first time, in order
   for (auto& s : r.completed)
-    if (shown_stopped(self, s.id))
-      images.insert(images.end(), s.state.images.begin(), s.state.images.end());
+    add_images_if_first_shown(self, s, images);
   auto cap = response_cap(self);
   auto text = self->state.awaits.answer_text(r, cap);
   auto result = await_reply(text ? std::move(*text) : await_answer_text(r, cap));
@@ -780,10 +786,9 @@ void run_await(turn_actor_t* self, const AwaitRequest& req, CallReply reply) {
     return reply(failed("At least one handle ID required: `all` or `any`, an array of ids"));
   if (auto text = st.awaits.stopped_answer(ids, response_cap(self))) {
     auto result = await_reply(std::move(*text));
-    for (auto& id : ids) // all of them stopped: the images of those shown so for the first time
-      if (shown_stopped(self, id))
-        if (auto* s = st.awaits.known(id))
-          result.images.insert(result.images.end(), s->state.images.begin(), s->state.images.end());
+    for (auto& id : ids) // all of them stopped (and known)
+      if (auto* s = st.awaits.known(id))
+        add_images_if_first_shown(self, *s, result.images);
     return reply(std::move(result));
   }
   if (auto fx = st.awaits.add_known(key, req, ids))
