@@ -180,7 +180,17 @@ void connect(remote_actor_t* self, const node_client_actor& client) {
                 stop(self, from_node(st, std::move(r)));
               run_queued(self);
             },
-            [self](caf::error& err) { fail(self, error_text(err), false, true); });
+            [self](caf::error& err) {
+              // The node's own refusal (a tool it does not serve, arguments it does
+              // not take) fails the call; CAF's (the session gone, its connection
+              // dropped) is the node lost, as the session's down message says it.
+              if (code_of(err) != error_code::none)
+                return fail(self, error_text(err), false, true);
+              fail(self,
+                   fmt::format("node `{}` was lost as the tool was spawned there ({}); it may have started there",
+                               self->state.node.name, error_text(err)),
+                   true);
+            });
       },
       [self](caf::error& err) { fail(self, error_text(err), code_of(err) == error_code::node_unreachable); });
 }
@@ -292,6 +302,12 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
 
 } // namespace
 
+handle_actor spawn_remote_handle(caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+                                 const NodeConfig& node, const node_client_actor& client,
+                                 const supervisor_actor& supervisor) {
+  return caf::actor_cast<handle_actor>(parent->spawn(remote_handle, id, spec, node, client, supervisor));
+}
+
 HandleFactory remote_handle_factory(NodeConfig node) {
   // One node client for every handle made here, started with the first of them.
   auto client = std::make_shared<node_client_actor>();
@@ -299,7 +315,7 @@ HandleFactory remote_handle_factory(NodeConfig node) {
                         const supervisor_actor& supervisor) -> handle_actor {
     if (!*client)
       *client = spawn_node_client(parent, node);
-    return caf::actor_cast<handle_actor>(parent->spawn(remote_handle, id, spec, node, *client, supervisor));
+    return spawn_remote_handle(parent, id, spec, node, *client, supervisor);
   };
 }
 

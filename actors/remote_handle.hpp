@@ -20,4 +20,10 @@ namespace jp {
 /// this factory (and its copies) shares one node client, started with the first.
 HandleFactory remote_handle_factory(NodeConfig node);
 
+/// One remote handle, its session opened through `client` (the factory's, or a
+/// test's).
+handle_actor spawn_remote_handle(caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+                                 const NodeConfig& node, const node_client_actor& client,
+                                 const supervisor_actor& supervisor);
+
 } // namespace jp

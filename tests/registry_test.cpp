@@ -4,6 +4,9 @@
 
 #include "actor_fixture.hpp"
 #include "actors/function_handle.hpp"
+#include "actors/remote_handle.hpp"
+#include "contains.hpp"
+#include "messages/error_category.hpp"
 #include "messages/json_codec.hpp"
 
 using namespace jp;
@@ -554,6 +557,69 @@ CAF_TEST(a refused spawn gives back its place in every peak since it started) {
   // a and b, live at once; neither refusal ran.
   CAF_CHECK(ask<HandleCounts>(own, counts_atom::value).first == (HandleCounts{2, 2}));
   anon_send_exit(own, caf::exit_reason::user_shutdown);
+  settle();
+}
+
+namespace {
+
+/// A node session whose spawns all fail with `err`, opened by a node client that
+/// hands it out.
+caf::error session_error; // what the next fake session answers its spawn with
+
+node_session_actor::behavior_type failing_session() {
+  return {
+    [](spawn_atom, const std::string&, const std::string&, const std::string&, const std::string&,
+       const caf::actor&) -> caf::result<HandleReport> { return session_error; },
+    [](fetch_atom, const std::string&, const std::string&, const LookOptions&) -> caf::result<HandleReport> {
+      return session_error;
+    },
+    [](apply_atom, const std::string&, const std::string&, const std::string&,
+       const LookOptions&) -> caf::result<HandleReport> { return session_error; },
+    [](abort_atom, const std::string&, const std::string&) -> caf::result<HandleReport> { return session_error; },
+    [](list_atom, const std::string&) { return std::vector<HandleSummary>{}; },
+  };
+}
+
+node_client_actor::behavior_type client_of(node_client_actor::pointer self, node_session_actor session) {
+  return {[session](open_atom) -> caf::result<caf::actor, std::string> {
+    return {caf::actor_cast<caf::actor>(session), std::string("key")};
+  }};
+}
+
+} // namespace
+
+CAF_TEST(a node spawn refused by the node fails the call and one lost to CAF is the node lost) {
+  auto session = sys.spawn(failing_session);
+  auto client = sys.spawn(client_of, session);
+  NodeConfig node;
+  node.name = "far";
+  anon_send_exit(registry, caf::exit_reason::user_shutdown);
+  settle();
+  registry = spawn_registry(sys, [&](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec,
+                                     const supervisor_actor& sup) {
+    return spawn_remote_handle(parent, id, spec, node, client, sup);
+  });
+  settle();
+  LaunchSpec spec;
+  spec.tool = "build";
+  spec.node = "far";
+  // The node's own word: a refusal, not worth trying again as it was.
+  session_error = make_error(error_code::bad_arguments, "node `far` does not serve `build`");
+  auto [refused, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("r"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(refused.refused);
+  CAF_CHECK(!refused.state.error.transient);
+  CAF_CHECK(contains(refused.state.error.message, "does not serve"));
+  // CAF's own (the session's connection dropped): the node lost, worth trying again.
+  session_error = caf::make_error(caf::sec::request_receiver_down);
+  auto [lost, lerr] = ask<HandleReport>(registry, spawn_atom::value, std::string("l"), spec);
+  CAF_CHECK_EQUAL(lerr, "");
+  CAF_CHECK(!lost.refused);
+  CAF_CHECK(lost.state.stopped());
+  CAF_CHECK(lost.state.error.transient);
+  CAF_CHECK(contains(lost.state.error.message, "node `far` was lost as the tool was spawned there"));
+  anon_send_exit(client, caf::exit_reason::user_shutdown);
+  anon_send_exit(session, caf::exit_reason::user_shutdown);
   settle();
 }
 
