@@ -63,11 +63,15 @@ struct mcp_state {
   // longer hold its end (their handles get their turn-end policies, which answers them).
   bool awaits_waited = false;
   std::set<std::string> called; // the tools called in the session (but await)
+  // The tools behind it still start (null: they have): the messages held meanwhile.
+  std::shared_ptr<ToolsStarting> starting;
+  std::vector<Json> held;
   static inline const char* name = "jp.mcp_server";
 };
 
 // Its own progress timer is no one else's business.
-using mcp_impl = mcp_server_actor::extend<caf::reacts_to<tick_atom>, caf::reacts_to<timeout_atom>>;
+using mcp_impl =
+  mcp_server_actor::extend<caf::reacts_to<tick_atom>, caf::reacts_to<timeout_atom>, caf::reacts_to<ready_atom>>;
 using mcp_actor_t = mcp_impl::stateful_base<mcp_state>;
 
 void send(mcp_actor_t* self, const Json& message) {
@@ -145,7 +149,7 @@ void end_session(mcp_actor_t* self, caf::typed_response_promise<std::vector<Hand
 void end_when_answered(mcp_actor_t* self) {
   auto& st = self->state;
   auto holds = [&](auto& c) { return !c.second.cancelled && !(st.awaits_waited && c.second.tool == "await"); };
-  if (!st.ending || std::any_of(st.calls.begin(), st.calls.end(), holds))
+  if (!st.ending || !st.held.empty() || std::any_of(st.calls.begin(), st.calls.end(), holds))
     return;
   auto rp = std::move(*st.ending);
   st.ending.reset();
@@ -249,6 +253,7 @@ void cancel(mcp_actor_t* self, const Json& params) {
 /// The client is gone (it reads no answer): every call in flight is cancelled, as
 /// notifications/cancelled of each would.
 void cancel_all(mcp_actor_t* self) {
+  self->state.held.clear(); // nobody reads their answers: none is run
   for (auto& [key, call] : self->state.calls)
     if (!call.cancelled) {
       call.cancelled = true;
@@ -385,18 +390,55 @@ void on_batch(mcp_actor_t* self, JsonArray& messages) {
   send_batch_if_done(self, batch);
 }
 
+void on_parsed(mcp_actor_t* self, Json& json) {
+  if (json.is_array())
+    return on_batch(self, json.as_array());
+  on_one(self, &json);
+}
+
+/// Whether `json` waits for the tools still starting: after initialize, all but a
+/// ping (which has no order to keep, and tells a client that waits we live).
+bool waits_for_tools(mcp_actor_t* self, const Json& json) {
+  auto& st = self->state;
+  if (!st.starting || !st.turn)
+    return false;
+  if (st.starting->ready()) {
+    st.starting = nullptr;
+    return false;
+  }
+  auto* method = json.is_object() ? json.find("method") : nullptr;
+  return !(method && method->is_string() && method->as_string() == "ping");
+}
+
 void on_message(mcp_actor_t* self, const std::string& text) {
+  auto& st = self->state;
   auto msg = mcp::parse_message(text);
   if (msg.code)
     return fail(self, msg.error_id, msg.code, std::move(msg.error));
-  if (msg.json.is_array())
-    return on_batch(self, msg.json.as_array());
-  on_one(self, &msg.json);
+  if (waits_for_tools(self, msg.json)) {
+    if (st.held.empty())
+      st.starting->when_ready([me = caf::actor_cast<caf::actor>(self)] { caf::anon_send(me, ready_atom::value); });
+    st.held.push_back(std::move(msg.json));
+    return;
+  }
+  on_parsed(self, msg.json);
+}
+
+/// The tools started: what waited for them is read now, in order.
+void on_ready(mcp_actor_t* self) {
+  auto& st = self->state;
+  st.starting = nullptr;
+  auto held = std::move(st.held);
+  st.held.clear();
+  for (auto& json : held)
+    on_parsed(self, json);
+  end_when_answered(self); // a session's end that came meanwhile
 }
 
 mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
-                                   McpWriter write, ToolsNow tools_now) {
+                                   McpWriter write, ToolsNow tools_now, std::shared_ptr<ToolsStarting> starting) {
   auto& st = self->state;
+  st.starting = std::move(starting);
   st.make_turn = std::move(make_turn);
   st.config = std::move(config);
   st.tools_now = std::move(tools_now);
@@ -417,8 +459,9 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
       st.ending = rp;
       if (std::any_of(st.calls.begin(), st.calls.end(), [](auto& c) { return c.second.tool == "await"; })) {
         double bound = 0; // of the tools whose handles it may await: those called here
+        auto tools = offered(self); // with the MCP servers' behind it
         for (auto& name : st.called)
-          if (auto t = st.config->tools.find(name); t != st.config->tools.end())
+          if (auto t = tools->tools.find(name); t != tools->tools.end())
             bound = std::max(bound, t->second.lifecycle.await_timeout_secs);
         self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(bound)),
                            timeout_atom::value);
@@ -427,6 +470,7 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
       return rp;
     },
     [self](tick_atom) { tick(self); },
+    [self](ready_atom) { on_ready(self); },
     [self](timeout_atom) {
       self->state.awaits_waited = true;
       end_when_answered(self);
@@ -437,9 +481,9 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
 } // namespace
 
 mcp_server_actor spawn_mcp_server(caf::actor_system& sys, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
-                                  McpWriter write, ToolsNow tools_now) {
-  return caf::actor_cast<mcp_server_actor>(
-    sys.spawn(mcp_server, std::move(make_turn), std::move(config), std::move(write), std::move(tools_now)));
+                                  McpWriter write, ToolsNow tools_now, std::shared_ptr<ToolsStarting> starting) {
+  return caf::actor_cast<mcp_server_actor>(sys.spawn(mcp_server, std::move(make_turn), std::move(config),
+                                                     std::move(write), std::move(tools_now), std::move(starting)));
 }
 
 } // namespace jp

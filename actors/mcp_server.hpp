@@ -22,6 +22,7 @@
 
 #include "interfaces.hpp"
 #include "tool_set.hpp"
+#include "tools_starting.hpp"
 #include "../tools/permission.hpp"
 
 namespace caf {
@@ -44,7 +45,11 @@ using McpTurnMaker = std::function<turn_actor(AskPermission)>;
 /// change theirs (empty: `config`'s for good). A change is told to the client
 /// (notifications/tools/list_changed) once it listed them, before the answer of
 /// the call it came with, or before the next message's.
+/// `starting`: those servers still start (null: they have). initialize and ping are
+/// answered meanwhile; every other message after initialize waits, in order, until
+/// they have started (tools/list lists their tools then).
 mcp_server_actor spawn_mcp_server(caf::actor_system& sys, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
-                                  McpWriter write, ToolsNow tools_now = {});
+                                  McpWriter write, ToolsNow tools_now = {},
+                                  std::shared_ptr<ToolsStarting> starting = nullptr);
 
 } // namespace jp

@@ -36,6 +36,7 @@ using pending_atom = caf::atom_constant<caf::atom("pending")>; // turn: undelive
 using control_atom = caf::atom_constant<caf::atom("control")>; // io thread -> handle: fd 3 bytes
 using waiting_atom = caf::atom_constant<caf::atom("waiting")>; // handle -> supervisor: asks / answered
 using tick_atom = caf::atom_constant<caf::atom("tick")>;       // agent: progress timer
+using ready_atom = caf::atom_constant<caf::atom("ready")>;     // mcp server: the tools behind it started
 using turn_end_atom = caf::atom_constant<caf::atom("turn_end")>; // turn: apply policies
 using chat_atom = caf::atom_constant<caf::atom("chat")>;       // provider stream -> turn loop
 using retry_atom = caf::atom_constant<caf::atom("retry")>;     // provider retries a response

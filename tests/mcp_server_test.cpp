@@ -275,6 +275,34 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }
 
+CAF_TEST(initialize is answered while the MCP servers served on start and tools list waits for their tools) {
+  // npx or uvx may fetch a server before it starts, past the client's own timeout
+  // for initialize: that was answered only once every server had started.
+  auto gate = (dir.path / "go").string();
+  std::ofstream(dir.path / "config.toml", std::ios::app)
+    << fmt::format("[mcp.servers.slow]\ncommand = [\"{}\", \"--start-after\", \"{}\"]\nrun = \"unattended\"\n",
+                   JP_FAKE_MCP_SERVER, gate);
+  auto c = start();
+  auto init = c->call("initialize", Json::object()
+                                      .set("protocolVersion", "2025-06-18")
+                                      .set("capabilities", Json::object())
+                                      .set("clientInfo", Json::object().set("name", "test").set("version", "1")));
+  CAF_REQUIRE(init.find("result"));
+  c->notify("notifications/initialized");
+  auto listed = c->request("tools/list");
+  auto called = c->request("tools/call", tool_call("slow__echo", Json::object().set("text", "behind")));
+  // A ping is answered meanwhile: the client sees the server live.
+  CAF_CHECK(c->call("ping").find("result"));
+  CAF_CHECK(!std::filesystem::exists(gate)); // nothing started it yet
+  std::ofstream(gate) << "go\n";
+  // Answered in order, once it started: its tools listed, its call run.
+  auto list = c->response(listed);
+  CAF_REQUIRE(list.find("result"));
+  CAF_CHECK(contains(list.dump(), R"("name":"slow__echo")"));
+  CAF_CHECK(contains(list.dump(), R"("name":"shell")"));
+  CAF_CHECK_EQUAL(text_of(c->response(called)), "behind");
+}
+
 CAF_TEST(a request whose id is not a string or an integer is refused with id null) {
   auto c = session();
   for (std::string id : {"null", "2.5", "true", R"({"a":1})", "[1]"}) {

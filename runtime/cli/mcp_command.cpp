@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <cstdio>
 #include <fmt/format.h>
+#include <future>
 #include <iostream>
 #include <cerrno>
 #include <mutex>
@@ -15,6 +16,7 @@
 
 #include "actors/mcp_server.hpp"
 #include "actors/mcp_tools.hpp"
+#include "actors/tools_starting.hpp"
 #include "actors/turn_actor.hpp"
 #include "messages/error_category.hpp"
 #include "messages/terminal_safe.hpp"
@@ -186,7 +188,6 @@ bool mcp_serves(const ToolConfig& tool) {
 int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, const std::string& listen,
             double idle_secs) {
   IoThread io{io_poll(config->runtime)};
-  auto mcp = start_mcp_tools(config, io); // an MCP server's tools are served on too
   // Not the tools that start sub-agents (and describe_tools would name them).
   // An editor starts this in any repository it opens, and nobody reads the note on
   // what the workspace's .jp/config.toml sets (stderr goes to the client's log): the
@@ -205,20 +206,25 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
       }
     return std::shared_ptr<const Config>(std::move(served));
   };
-  auto served = serve(*mcp.config);
-  // The servers' tools as they list them now, served the same way (made once for
-  // each change); the start's set is `served` itself.
+  auto served = serve(*config);
+  // The MCP servers whose tools are served on too start while the client is
+  // answered: its initialize does not wait for them (npx and uvx may fetch a server
+  // first, past the client's own timeout); its tools/list and calls do (mcp_server).
+  // Their tools as they list them now are served as the config's are (made once for
+  // each change).
   ToolsNow served_now;
-  if (mcp.now) {
+  std::shared_ptr<ToolsStarting> starting;
+  auto started = std::make_shared<McpTools>(); // written by the start, read once it is ready
+  if (!config->mcp_servers.empty()) {
+    starting = std::make_shared<ToolsStarting>();
     struct Made {
       std::mutex mtx;
       std::shared_ptr<const ToolSet> from, made;
     };
     auto made = std::make_shared<Made>();
-    made->from = mcp.now();
-    made->made = std::make_shared<const ToolSet>(ToolSet{served, mcp.executors, made->from->withdrawn});
-    served_now = [now = mcp.now, made, serve]() -> std::shared_ptr<const ToolSet> {
-      auto set = now();
+    made->made = std::make_shared<const ToolSet>(ToolSet{served, {}, {}}); // until they started
+    served_now = [starting, started, made, serve]() -> std::shared_ptr<const ToolSet> {
+      auto set = starting->ready() && started->now ? started->now() : nullptr;
       std::lock_guard lock(made->mtx);
       if (set && set != made->from) {
         made->made = std::make_shared<const ToolSet>(ToolSet{serve(*set->config), set->executors, set->withdrawn});
@@ -227,6 +233,7 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
       return made->made;
     };
   }
+  auto with_servers = config;
   config = served;
   install_signal_shutdown(config->runtime.abort_grace_secs);
   RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
@@ -234,22 +241,33 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   // Before the system: what its actors still say as it ends is written after it.
   std::optional<StdoutLines> stdout_lines;
   caf::actor_system sys{cfg};
+  // Waited for before the system ends: its end tells the sessions, which hold the
+  // messages that wait for it. (It uses `io`, made first.)
+  std::future<void> start;
+  if (starting)
+    start = std::async(std::launch::async, [with_servers, &io, started, starting] {
+      try {
+        *started = start_mcp_tools(with_servers, io);
+      } catch (const std::exception& e) { // none expected: said, and served without them
+        std::fprintf(stderr, "jp-actors: mcp: the MCP servers could not be started: %s\n", e.what());
+      }
+      starting->set_ready();
+    });
   // The calls are a model's: permissions apply, asked through the client if it can.
   // Each session has a turn of its own: its handles are its own.
-  auto make_turn = [&sys, &io, &mcp, config, permissions, served_now](AskPermission ask) {
+  auto make_turn = [&sys, &io, config, permissions, served_now](AskPermission ask) {
     TurnContext ctx;
     ctx.config = config;
     ctx.io = &io;
-    ctx.executors = mcp.executors;
-    ctx.tools_now = served_now;
+    ctx.tools_now = served_now; // the MCP servers' executors too
     ctx.permissions = permissions;
     ctx.permissions.why_nobody = "this MCP client declared no elicitation to ask the user through";
     ctx.ask_permission = std::move(ask);
     ctx.agent = "mcp";
     return spawn_turn(sys, std::move(ctx));
   };
-  auto spawn_session = [&sys, make_turn, config, served_now](McpWriter write) {
-    return spawn_mcp_server(sys, make_turn, config, std::move(write), served_now);
+  auto spawn_session = [&sys, make_turn, config, served_now, starting](McpWriter write) {
+    return spawn_mcp_server(sys, make_turn, config, std::move(write), served_now, starting);
   };
   if (!listen.empty())
     return serve_http(sys, io, listen, idle_secs, spawn_session);
