@@ -91,6 +91,7 @@ using turn_actor = caf::typed_actor<
 using mcp_server_actor =
   caf::typed_actor<caf::reacts_to<message_atom, std::string>,
                    caf::reacts_to<cancel_atom>, // the client is gone: every call in flight is cancelled
+                   caf::reacts_to<update_atom>, // the MCP servers behind it changed their tools
                    caf::replies_to<turn_end_atom>::with<std::vector<HandleSummary>, std::string>>;
 
 /// A node's gate (actors/node_gate.hpp), published through CAF's middleman:

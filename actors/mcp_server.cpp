@@ -62,6 +62,7 @@ struct mcp_state {
   // The session is ending and its awaits in flight waited their bound: they no
   // longer hold its end (their handles get their turn-end policies, which answers them).
   bool awaits_waited = false;
+  bool awaits_bounded = false; // ... and that bound is set
   std::set<std::string> called; // the tools called in the session (but await)
   // The tools behind it still start (null: they have): the messages held meanwhile.
   std::shared_ptr<ToolsStarting> starting;
@@ -402,12 +403,17 @@ bool waits_for_tools(mcp_actor_t* self, const Json& json) {
   auto& st = self->state;
   if (!st.starting || !st.turn)
     return false;
+  auto* method = json.is_object() ? json.find("method") : nullptr;
+  if (method && method->is_string() && method->as_string() == "ping")
+    return false;
+  // Behind those held (ready, the news of it on its way): in order.
+  if (!st.held.empty())
+    return true;
   if (st.starting->ready()) {
     st.starting = nullptr;
     return false;
   }
-  auto* method = json.is_object() ? json.find("method") : nullptr;
-  return !(method && method->is_string() && method->as_string() == "ping");
+  return true;
 }
 
 void on_message(mcp_actor_t* self, const std::string& text) {
@@ -424,6 +430,25 @@ void on_message(mcp_actor_t* self, const std::string& text) {
   on_parsed(self, msg.json);
 }
 
+/// The session is ending: an await in flight waits for its handles as a shell's
+/// `wait` does (a piped session's last await sees them finish), but not past the
+/// longest of the tools' await_timeout_secs, as the turn end would: a server it
+/// awaits runs for good.
+void bound_awaits_at_end(mcp_actor_t* self) {
+  auto& st = self->state;
+  if (!st.ending || st.awaits_bounded ||
+      std::none_of(st.calls.begin(), st.calls.end(), [](auto& c) { return c.second.tool == "await"; }))
+    return;
+  st.awaits_bounded = true;
+  double bound = 0; // of the tools whose handles it may await: those called here
+  auto tools = offered(self); // with the MCP servers' behind it
+  for (auto& name : st.called)
+    if (auto t = tools->tools.find(name); t != tools->tools.end())
+      bound = std::max(bound, t->second.lifecycle.await_timeout_secs);
+  self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(bound)),
+                     timeout_atom::value);
+}
+
 /// The tools started: what waited for them is read now, in order.
 void on_ready(mcp_actor_t* self) {
   auto& st = self->state;
@@ -432,7 +457,9 @@ void on_ready(mcp_actor_t* self) {
   st.held.clear();
   for (auto& json : held)
     on_parsed(self, json);
-  end_when_answered(self); // a session's end that came meanwhile
+  // A session's end that came meanwhile: as it would have with these calls in flight.
+  bound_awaits_at_end(self);
+  end_when_answered(self);
 }
 
 mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, std::shared_ptr<const Config> config,
@@ -452,25 +479,16 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
       // Nobody answers now: a question still out is a no.
       st.requests->close();
       auto rp = self->make_response_promise<std::vector<HandleSummary>, std::string>();
-      // The calls in flight are answered first (the client may still read them). An
-      // await waits for its handles as a shell's `wait` does (a piped session's last
-      // await sees them finish), but not past the longest of the tools'
-      // await_timeout_secs, as the turn end would: a server it awaits runs for good.
+      // The calls in flight are answered first (the client may still read them), an
+      // await within a bound.
       st.ending = rp;
-      if (std::any_of(st.calls.begin(), st.calls.end(), [](auto& c) { return c.second.tool == "await"; })) {
-        double bound = 0; // of the tools whose handles it may await: those called here
-        auto tools = offered(self); // with the MCP servers' behind it
-        for (auto& name : st.called)
-          if (auto t = tools->tools.find(name); t != tools->tools.end())
-            bound = std::max(bound, t->second.lifecycle.await_timeout_secs);
-        self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(bound)),
-                           timeout_atom::value);
-      }
+      bound_awaits_at_end(self);
       end_when_answered(self);
       return rp;
     },
     [self](tick_atom) { tick(self); },
     [self](ready_atom) { on_ready(self); },
+    [self](update_atom) { tell_if_changed(self, ""); }, // not with an answer: on its own
     [self](timeout_atom) {
       self->state.awaits_waited = true;
       end_when_answered(self);

@@ -303,6 +303,26 @@ CAF_TEST(initialize is answered while the MCP servers served on start and tools 
   CAF_CHECK_EQUAL(text_of(c->response(called)), "behind");
 }
 
+CAF_TEST(a client that listed the tools is told at once when an MCP server served on changes its own) {
+  // Not only before the answer of its next call: a client that makes none would
+  // offer the old list for good.
+  auto change = (dir.path / "change").string();
+  std::ofstream(dir.path / "config.toml", std::ios::app)
+    << fmt::format("[mcp.servers.far]\ncommand = [\"{}\", \"--retool-after\", \"{}\"]\nrun = \"unattended\"\n",
+                   JP_FAKE_MCP_SERVER, change);
+  auto c = session();
+  auto before = c->call("tools/list");
+  CAF_CHECK(contains(before.dump(), R"("name":"far__fail")"));
+  std::ofstream(change) << "now\n";
+  auto told = c->next();
+  auto* method = told.find("method");
+  CAF_REQUIRE(method && method->is_string());
+  CAF_CHECK_EQUAL(method->as_string(), "notifications/tools/list_changed");
+  auto after = c->call("tools/list");
+  CAF_CHECK(contains(after.dump(), R"("name":"far__shout")"));
+  CAF_CHECK(!contains(after.dump(), R"("name":"far__fail")"));
+}
+
 CAF_TEST(a request whose id is not a string or an integer is refused with id null) {
   auto c = session();
   for (std::string id : {"null", "2.5", "true", R"({"a":1})", "[1]"}) {

@@ -181,6 +181,41 @@ int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter
 
 } // namespace
 
+namespace {
+
+/// The sessions this server has (their actors, which may have ended), told when the
+/// MCP servers behind it change their tools: a client that listed them hears at once,
+/// not at its next call's answer. Closed before the actor system ends (the io thread,
+/// which tells it, outlives it).
+class LiveSessions {
+public:
+  void add(const mcp_server_actor& session) {
+    std::lock_guard lock(mtx_);
+    std::erase_if(sessions_, [](const caf::actor_addr& a) { return !caf::actor_cast<caf::actor>(a); });
+    sessions_.push_back(session.address());
+  }
+  void tell_changed() {
+    std::lock_guard lock(mtx_);
+    if (closed_)
+      return;
+    for (auto& a : sessions_)
+      if (auto session = caf::actor_cast<mcp_server_actor>(a))
+        caf::anon_send(session, update_atom::value);
+  }
+  void close() {
+    std::lock_guard lock(mtx_);
+    closed_ = true;
+    sessions_.clear();
+  }
+
+private:
+  std::mutex mtx_;
+  bool closed_ = false;
+  std::vector<caf::actor_addr> sessions_;
+};
+
+} // namespace
+
 bool mcp_serves(const ToolConfig& tool) {
   return tool.source != "builtin" || (tool.name != agent_tool_name && tool.name != foreach_tool_name);
 }
@@ -244,15 +279,25 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   // Waited for before the system ends: its end tells the sessions, which hold the
   // messages that wait for it. (It uses `io`, made first.)
   std::future<void> start;
+  auto sessions = std::make_shared<LiveSessions>();
   if (starting)
-    start = std::async(std::launch::async, [with_servers, &io, started, starting] {
+    start = std::async(std::launch::async, [with_servers, &io, started, starting, sessions] {
       try {
         *started = start_mcp_tools(with_servers, io);
+        for (auto& client : started->clients)
+          client->on_tools_changed([sessions] { sessions->tell_changed(); });
       } catch (const std::exception& e) { // none expected: said, and served without them
         std::fprintf(stderr, "jp-actors: mcp: the MCP servers could not be started: %s\n", e.what());
+      } catch (...) {
+        std::fprintf(stderr, "jp-actors: mcp: the MCP servers could not be started\n");
       }
       starting->set_ready();
     });
+  // Before the system ends (and the start, which may tell them, is waited for).
+  struct CloseSessions {
+    std::shared_ptr<LiveSessions> sessions;
+    ~CloseSessions() { sessions->close(); }
+  } close_sessions{sessions};
   // The calls are a model's: permissions apply, asked through the client if it can.
   // Each session has a turn of its own: its handles are its own.
   auto make_turn = [&sys, &io, config, permissions, served_now](AskPermission ask) {
@@ -266,8 +311,10 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
     ctx.agent = "mcp";
     return spawn_turn(sys, std::move(ctx));
   };
-  auto spawn_session = [&sys, make_turn, config, served_now, starting](McpWriter write) {
-    return spawn_mcp_server(sys, make_turn, config, std::move(write), served_now, starting);
+  auto spawn_session = [&sys, make_turn, config, served_now, starting, sessions](McpWriter write) {
+    auto session = spawn_mcp_server(sys, make_turn, config, std::move(write), served_now, starting);
+    sessions->add(session);
+    return session;
   };
   if (!listen.empty())
     return serve_http(sys, io, listen, idle_secs, spawn_session);

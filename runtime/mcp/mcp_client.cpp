@@ -51,6 +51,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
   McpServerConfig server;
   mutable std::mutex tools_mutex; // guards `tools`, which any thread reads
   std::shared_ptr<const std::vector<McpTool>> tools = std::make_shared<const std::vector<McpTool>>();
+  std::function<void()> tools_changed; // told when `tools` changes after the start (guarded as it is)
   std::shared_ptr<McpUrlTransport> http; // a url server's; else it is a process over stdio
   // -- on the io thread only --
   std::shared_ptr<Process> process; // set there, first of all (start)
@@ -597,12 +598,17 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
           return s->list_page(found, *next, page + 1, done);
         s->listing_cut(again ? &cursor : nullptr, page + 1, found->size());
       }
+      std::function<void()> changed;
       {
         std::lock_guard lock(s->tools_mutex);
-        if (*found != *s->tools)
+        if (*found != *s->tools) {
           s->tools = std::move(found);
+          changed = s->tools_changed;
+        }
       }
       s->listed("", done);
+      if (changed)
+        changed();
     };
     request("tools/list", std::move(params), std::move(on_page));
   }
@@ -1030,6 +1036,11 @@ const std::string& McpClient::name() const {
 std::shared_ptr<const std::vector<McpTool>> McpClient::tools() const {
   std::lock_guard lock(state_->tools_mutex);
   return state_->tools;
+}
+
+void McpClient::on_tools_changed(std::function<void()> f) {
+  std::lock_guard lock(state_->tools_mutex);
+  state_->tools_changed = std::move(f);
 }
 
 int64_t McpClient::call(const std::string& tool, Json args, std::function<void(std::string)> progress,

@@ -65,6 +65,9 @@ public:
   /// after each notifications/tools/list_changed (a list that did not change is kept,
   /// the same pointer; one that could not be listed leaves the last). Any thread.
   std::shared_ptr<const std::vector<McpTool>> tools() const;
+  /// `f` is told (on the io thread, after tools() changed) each time the server's
+  /// tools change after its start. Any thread; replaces the one before.
+  void on_tools_changed(std::function<void()> f);
 
   /// Calls `tool` with `args`; `progress` gets each progress message the server sends
   /// for it, `done` the final state once (a failure when the server errs, exits or

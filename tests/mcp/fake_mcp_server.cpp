@@ -33,6 +33,8 @@
 // list_changed before answering initialize, `retool` says it 50 times before its
 // answer, and each tools/list after the first pings the client and answers after the
 // pong (the second 1.5 s after it); FILE gets how many tools/list came.
+// `--retool-after FILE`: once FILE exists, the tools change as `retool` changes them,
+// on their own (no call brought it), and notifications/tools/list_changed says so.
 // `--refuse-restart FILE`: `crash` makes FILE, and a server started while it exists
 // answers initialize with a version no client speaks (a start again that is refused).
 // `fake_mcp_server --version V` answers initialize with protocol version V (else
@@ -200,6 +202,7 @@ int main(int argc, char** argv) {
   std::string busy_lists; // --busy-lists FILE
   std::string refuse_restart; // --refuse-restart FILE: `crash` makes FILE; started with it, a bad version
   std::string tools_answer;   // --tools-list JSON: tools/list answered with this result, as it is
+  std::string retool_after;   // --retool-after FILE
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--refuse-restart") {
       refuse_restart = argv[i + 1];
@@ -214,6 +217,8 @@ int main(int argc, char** argv) {
       busy_lists = argv[i + 1];
     if (std::string(argv[i]) == "--tools-list")
       tools_answer = argv[i + 1];
+    if (std::string(argv[i]) == "--retool-after")
+      retool_after = argv[i + 1];
   }
   int lists = 0;        // tools/list requests so far
   Json list_after_pong; // the id of a tools/list answered once the client answers our ping
@@ -250,8 +255,14 @@ int main(int argc, char** argv) {
       }
       ++it;
     }
+    bool retool_due = !retool_after.empty() && !retooled;
+    if (retool_due && exists(retool_after)) {
+      retooled = true;
+      list_changed();
+      retool_due = false;
+    }
     pollfd in{0, POLLIN, 0};
-    if (::poll(&in, 1, waiting.empty() ? -1 : 10) <= 0)
+    if (::poll(&in, 1, waiting.empty() && !retool_due ? -1 : 10) <= 0)
       continue;
     char chunk[4096];
     auto n = ::read(0, chunk, sizeof chunk);
