@@ -166,12 +166,14 @@ std::shared_ptr<const Config> offered(mcp_actor_t* self) {
 
 /// Tells the client its list is out of date, once, where the tools changed since it
 /// listed them (`related`: the request whose stream it goes on, over HTTP).
-void tell_if_changed(mcp_actor_t* self, const std::string& related) {
+/// `spontaneous`: told as it happened, with no answer: over HTTP it may reach no
+/// stream, so it is told again with the next answer (a client told twice lists twice).
+void tell_if_changed(mcp_actor_t* self, const std::string& related, bool spontaneous = false) {
   auto& st = self->state;
   if (!st.tools_now || !st.listed || st.told_changed)
     return;
   if (auto set = st.tools_now(); set && set != st.listed) {
-    st.told_changed = true;
+    st.told_changed = !spontaneous;
     st.write(mcp::notification("notifications/tools/list_changed", Json::object()).dump(), related);
   }
 }
@@ -488,7 +490,7 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
     },
     [self](tick_atom) { tick(self); },
     [self](ready_atom) { on_ready(self); },
-    [self](update_atom) { tell_if_changed(self, ""); }, // not with an answer: on its own
+    [self](update_atom) { tell_if_changed(self, "", true); },
     [self](timeout_atom) {
       self->state.awaits_waited = true;
       end_when_answered(self);
