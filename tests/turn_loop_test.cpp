@@ -420,6 +420,13 @@ CAF_TEST(a turn interrupted twice between its requests aborts its handles at its
   run_until_turn_end();
   CAF_REQUIRE_EQUAL(observer->log.back(), "turn_end");
   CAF_CHECK_EQUAL(provider->requests.size(), 1u);
+  // Its end says how the handle ended (it was aborted by it, not gone before it).
+  auto loaded = store->load(id);
+  CAF_REQUIRE(loaded.ok());
+  auto& end = loaded->events.back();
+  CAF_REQUIRE_EQUAL(end.find("event")->as_string(), "turn_end");
+  CAF_CHECK(contains(end.dump(), R"("id":"long")"));
+  CAF_CHECK(contains(end.dump(), "aborted"));
   CAF_CHECK_EQUAL(live_process_group_count(), 0u);
   h.receive([&](TurnResult& r) { last = r; }, [&](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
   CAF_CHECK(last.outcome == turn_outcome::interrupted);
