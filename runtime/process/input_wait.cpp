@@ -171,14 +171,15 @@ bool polls_input(pid_t pid, pid_t leader, long nr, const unsigned long (&args)[6
         return true;
       if (args[1] == 0)
         return false; // it waits to read nothing
-      unsigned char bits[kMaxSelectFds / 8] = {};
-      auto bytes = (n + 7) / 8;
-      // fd_set's words are whole longs: reading whole ones stays inside its memory.
-      bytes = (bytes + sizeof(long) - 1) / sizeof(long) * sizeof(long);
-      if (bytes > 0 && !read_while_blocked(pid, nr, args, args[1], bits, bytes))
+      // fd_set is whole longs, fd i bit i % bits of long i / bits (the kernel reads
+      // as many as cover nfds: so do we, staying inside its memory).
+      constexpr unsigned long kBits = 8 * sizeof(unsigned long);
+      unsigned long words[kMaxSelectFds / kBits] = {};
+      auto count = (n + kBits - 1) / kBits;
+      if (count > 0 && !read_while_blocked(pid, nr, args, args[1], words, count * sizeof(unsigned long)))
         return true;
       for (unsigned long fd = 0; fd < n; ++fd)
-        if ((bits[fd / 8] >> (fd % 8) & 1) != 0 && is_input_fd(static_cast<int>(fd)))
+        if ((words[fd / kBits] >> (fd % kBits) & 1) != 0 && is_input_fd(static_cast<int>(fd)))
           return true;
       return false;
     }
