@@ -418,12 +418,37 @@ bool waits_for_tools(mcp_actor_t* self, const Json& json) {
   return true;
 }
 
+/// A notifications/cancelled of a request still held: the request is dropped with it,
+/// never run nor answered (as MCP has a cancelled request), and true.
+bool drops_held_request(mcp_actor_t* self, const Json& json) {
+  auto& st = self->state;
+  auto* method = json.is_object() ? json.find("method") : nullptr;
+  auto* params = json.is_object() ? json.find("params") : nullptr;
+  if (!method || !method->is_string() || method->as_string() != "notifications/cancelled" || json.find("id") ||
+      !params || !params->is_object())
+    return false;
+  auto* request = params->find("requestId");
+  auto valid = request ? mcp::request_id(*request) : std::nullopt;
+  if (!valid)
+    return false;
+  auto held = std::find_if(st.held.begin(), st.held.end(), [&](const Json& m) {
+    auto* id = m.is_object() ? m.find("id") : nullptr;
+    return id && m.find("method") && *id == *valid;
+  });
+  if (held == st.held.end())
+    return false;
+  st.held.erase(held);
+  return true;
+}
+
 void on_message(mcp_actor_t* self, const std::string& text) {
   auto& st = self->state;
   auto msg = mcp::parse_message(text);
   if (msg.code)
     return fail(self, msg.error_id, msg.code, std::move(msg.error));
   if (waits_for_tools(self, msg.json)) {
+    if (drops_held_request(self, msg.json))
+      return;
     if (st.held.empty())
       st.starting->when_ready([me = caf::actor_cast<caf::actor>(self)] { caf::anon_send(me, ready_atom::value); });
     st.held.push_back(std::move(msg.json));

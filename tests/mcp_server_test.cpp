@@ -291,6 +291,11 @@ CAF_TEST(initialize is answered while the MCP servers served on start and tools 
   c->notify("notifications/initialized");
   auto listed = c->request("tools/list");
   auto called = c->request("tools/call", tool_call("slow__echo", Json::object().set("text", "behind")));
+  // A call cancelled while it waits is dropped with its cancel: never run.
+  auto dropped = c->request("tools/call", tool_call("shell", shell("exec sleep 600", Json::object()
+                                                                                     .set("action", "spawn")
+                                                                                     .set("id", "never"))));
+  c->notify("notifications/cancelled", Json::object().set("requestId", dropped));
   // A ping is answered meanwhile: the client sees the server live.
   CAF_CHECK(c->call("ping").find("result"));
   CAF_CHECK(!std::filesystem::exists(gate)); // nothing started it yet
@@ -301,6 +306,8 @@ CAF_TEST(initialize is answered while the MCP servers served on start and tools 
   CAF_CHECK(contains(list.dump(), R"("name":"slow__echo")"));
   CAF_CHECK(contains(list.dump(), R"("name":"shell")"));
   CAF_CHECK_EQUAL(text_of(c->response(called)), "behind");
+  auto look = c->call("tools/call", tool_call("shell", Json::object().set("action", "fetch").set("id", "never")));
+  CAF_CHECK(contains(text_of(look), "Handle `never` not found"));
 }
 
 CAF_TEST(a client that listed the tools is told at once when an MCP server served on changes its own) {
