@@ -583,6 +583,46 @@ name = "asker"
   CAF_CHECK(contains(content(res, "main", 4, 0), R"("id":"w","state":"stopped","result":"cleaned")"));
 }
 
+CAF_TEST(an apply answering a sub-agent s question and an await in one batch see it answered) {
+  // The batch's calls run at once: the await must not answer with the question the
+  // apply beside it answers (the turn holds an await's questions of a handle while
+  // an apply to it is on its way).
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "w", prompt = "x", script = "asker" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "apply", id = "w", input = true }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w"] }
+
+[[subagents]]
+name = "asker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {}
+  [[subagents.steps]]
+  text = "cleaned"
+)",
+                           fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
+                                       "--cfg conversation.tools.clean.run=\\\"unattended\\\"",
+                                       JP_SOURCE_DIR));
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 2, 0), R"("id":"w","state":"running")"));
+  CAF_CHECK(contains(content(res, "main", 2, 1), R"("id":"w","state":"stopped","result":"cleaned")"));
+}
+
 CAF_TEST(two questions a sub-agent asks at once are answered one after the other) {
   // Its two calls run at once and both ask (main waits until both tools ran, so both
   // questions are likely in before the first answer): the first is shown; once
