@@ -83,6 +83,14 @@ std::string confirm_config() {
                      JP_SOURCE_DIR);
 }
 
+/// Options giving a tool `clean` that asks "Delete the build directory?" (by exiting
+/// with needs_input) and runs without asking for permission.
+std::string unattended_clean_config() {
+  return fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
+                     "--cfg conversation.tools.clean.run=\\\"unattended\\\"",
+                     JP_SOURCE_DIR);
+}
+
 /// examples/subagents.toml as its header says to run it, no terminal on stdin.
 Run run_subagents_example() {
   return cli(fmt::format("{} run {}/examples/subagents.toml --json", confirm_config(), JP_SOURCE_DIR));
@@ -564,9 +572,7 @@ name = "asker"
   [[subagents.steps]]
   text = "cleaned"
 )",
-                           fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
-                                       "--cfg conversation.tools.clean.run=\\\"unattended\\\"",
-                                       JP_SOURCE_DIR));
+                           unattended_clean_config());
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   // Nobody at a terminal: the await returns with the sub-agent waiting on its tool's question.
@@ -614,9 +620,7 @@ name = "asker"
   [[subagents.steps]]
   text = "cleaned"
 )",
-                           fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
-                                       "--cfg conversation.tools.clean.run=\\\"unattended\\\"",
-                                       JP_SOURCE_DIR));
+                           unattended_clean_config());
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   CAF_CHECK(contains(content(res, "main", 2, 0), R"("id":"w","state":"running")"));
@@ -942,9 +946,7 @@ name = "asker"
   [[subagents.steps]]
   text = "cleaned {{prompt}}"
 )",
-                           fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
-                                       "--cfg conversation.tools.clean.run=\\\"unattended\\\"",
-                                       JP_SOURCE_DIR));
+                           unattended_clean_config());
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
   // Nobody at a terminal: each element's question makes the foreach wait on it, in turn.
@@ -983,9 +985,7 @@ name = "asker"
   [[subagents.steps]]
   text = "cleaned {{prompt}}"
 )",
-                           fmt::format("--cfg 'conversation.tools.clean.command={{program=\"{}/examples/tools/confirm.sh\"}}' "
-                                       "--cfg conversation.tools.clean.run=\\\"unattended\\\"",
-                                       JP_SOURCE_DIR));
+                           unattended_clean_config());
   JP_REQUIRE_OK(r);
   // The fetch waited for the question (it answered at once, running, before).
   auto fetched = content(results_of(r), "main", 2, 0);
