@@ -238,9 +238,14 @@ void call_tool(mcp_actor_t* self, const Json& id, const Json& params) {
 /// notifications/cancelled: the call's answer is dropped, and the turn ends what the
 /// call started by its tag (its one-shot run, or the handle its spawn started). A
 /// fetch, apply, abort or await started nothing: its handle runs on.
+/// The request a notifications/cancelled names (its params), if it names one lawfully.
+std::optional<Json> cancelled_request(const Json& params) {
+  auto* request = params.is_object() ? params.find("requestId") : nullptr;
+  return request ? mcp::request_id(*request) : std::nullopt;
+}
+
 void cancel(mcp_actor_t* self, const Json& params) {
-  auto* request = params.find("requestId");
-  auto valid = request ? mcp::request_id(*request) : std::nullopt;
+  auto valid = cancelled_request(params);
   if (!valid)
     return;
   auto key = valid->dump();
@@ -424,11 +429,9 @@ bool drops_held_request(mcp_actor_t* self, const Json& json) {
   auto& st = self->state;
   auto* method = json.is_object() ? json.find("method") : nullptr;
   auto* params = json.is_object() ? json.find("params") : nullptr;
-  if (!method || !method->is_string() || method->as_string() != "notifications/cancelled" || json.find("id") ||
-      !params || !params->is_object())
+  if (!method || !method->is_string() || method->as_string() != "notifications/cancelled" || json.find("id") || !params)
     return false;
-  auto* request = params->find("requestId");
-  auto valid = request ? mcp::request_id(*request) : std::nullopt;
+  auto valid = cancelled_request(*params);
   if (!valid)
     return false;
   auto held = std::find_if(st.held.begin(), st.held.end(), [&](const Json& m) {
