@@ -346,15 +346,18 @@ void probe_input_wait(handle_actor_t* self) {
   if (st.unanswered) {
     // No output since the input went in: it waits again once it took the input.
     pid_t reader = 0;
-    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for, &reader) && read_without_question(st, reader)) {
+    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for, &reader) && !st.proc->input_unread() &&
+        read_without_question(st, reader)) {
       st.unanswered.reset();
       set_input_wait(self, true);
     }
     return;
   }
+  // Its prompt, or its reader asleep, says nothing while input it has not read yet
+  // is on its way to it (a shell's prompt from before the line typed).
   pid_t reader = 0;
   auto waits = st.watch.probe(st.proc->pid(), quiet_for, &reader);
-  set_input_wait(self, waits && read_without_question(st, reader));
+  set_input_wait(self, waits && !st.proc->input_unread() && read_without_question(st, reader));
 }
 
 bool quiet(const handle_state& st, clock::time_point now) {

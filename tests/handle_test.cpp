@@ -1042,6 +1042,26 @@ CAF_TEST(a prompt pattern makes a pipe tool waiting and apply types the answer) 
   CAF_CHECK_EQUAL(a.state.content, "hi bob\n");
 }
 
+/// Spawns `spec` (a tool showing its prompt, busy, then showing it again before it
+/// reads `hi`): the apply of `hi` answers only once the tool took it.
+void answered_after_its_prompt(real_runtime& rt, const LaunchSpec& spec) {
+  auto [r, err] = rt.ask<HandleReport>(rt.registry, spawn_atom::value, std::string("busy"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  auto [a, aerr] = rt.ask<HandleReport>(rt.registry, apply_atom::value, std::string("busy"),
+                                        std::string(R"("hi\n")"), LookOptions{20000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.kind == state_kind::waiting);
+  CAF_CHECK(contains(a.state.content, "got hi"));
+}
+
+CAF_TEST(a pipe tool showing its prompt is not waiting while its stdin holds a line unread) {
+  auto spec = shell(R"(printf '> '; sleep 0.5; printf 'x\n> '; sleep 1; read a; echo "got $a"; printf '> '; read b)");
+  spec.prompt_pattern = "> $";
+  spec.wait_ms = 20000;
+  answered_after_its_prompt(*this, spec);
+}
+
 CAF_TEST(a prompt pattern that backtracks without end on a line holds nothing up) {
   // `^(a|aa)+$` on 60 a's and a `!`: std::regex tried for hours on the handle's thread,
   // and every look and abort of it waited.
@@ -1421,6 +1441,16 @@ CAF_TEST(a pty handle typed part of a line unechoed is waiting for the rest) {
                                      LookOptions{20000});
   CAF_CHECK(b.state.stopped());
   CAF_CHECK(contains(b.state.content, "ok secret"));
+}
+
+CAF_TEST(a pty tool showing its prompt is not waiting while the line typed to it is unread) {
+  // A shell busy with a command when a line is typed, then its prompt from before it
+  // reads that line: the prompt matches, the terminal still holds the line (the
+  // flake of a flooded shell's Ctrl-C: its new prompt came after the next line).
+  auto spec = pty_spec(*this, {"bash", "-c",
+                               R"(stty -echo; printf '$ '; sleep 0.5; printf 'x\n$ '; sleep 1; read a; echo "got $a"; printf '$ '; read b)"});
+  spec.prompt_pattern = "^\\$ $";
+  answered_after_its_prompt(*this, spec);
 }
 
 CAF_TEST(a pty program polling its terminal is waiting though a shell started it in its own job) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -373,6 +374,29 @@ public:
     }
     if (!bytes.empty())
       io.post([st = shared_from_this(), b = std::move(bytes)]() mutable { st->write_stdin(std::move(b)); });
+  }
+
+  /// Any thread: input queued, in the pipe, or held by the terminal (Process::input_unread).
+  /// A terminal's count is asked of a descriptor of its own side opened for the
+  /// question: its poll first passes on what the kernel still holds for it (typed
+  /// bytes reach the line discipline from a work queue, later than our write).
+  bool input_unread() {
+    if (stdin_queued.load() > 0)
+      return true;
+    std::lock_guard lock(stdin_mtx); // the fd stays open meanwhile
+    if (stdin_fd < 0)
+      return false;
+    if (!session) {
+      int n = 0;
+      return ::ioctl(stdin_fd, FIONREAD, &n) == 0 && n > 0;
+    }
+    int peer = ::ioctl(stdin_fd, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (peer < 0)
+      return false; // cannot be told: as before
+    pollfd pfd{peer, POLLIN, 0};
+    bool unread = ::poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
+    ::close(peer);
+    return unread;
   }
 
   /// Io thread: closes stdin (cancelling a pending write), never under a caller's write.
@@ -1241,6 +1265,7 @@ public:
   }
 
   std::size_t stdin_queued() const override { return st_->stdin_queued.load(); }
+  bool input_unread() const override { return st_->input_unread(); }
 
   bool input_closed() const override { return st_->stdin_gone.load(); }
 

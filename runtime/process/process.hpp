@@ -113,6 +113,11 @@ public:
   virtual bool write_stdin(std::string bytes) = 0;
   /// Bytes passed to write_stdin and not yet written to the pipe (or dropped).
   virtual std::size_t stdin_queued() const = 0;
+  /// Whether input given to the tool is still to be read by it: queued here, in its
+  /// stdin pipe, or held by its terminal for its reader (a whole line where the
+  /// terminal hands lines over). A tool in that state is not waiting for input,
+  /// whatever its prompt or its blocked read says (the read is about to return).
+  virtual bool input_unread() const = 0;
   /// The child closed its stdin: a write found no reader (EPIPE), so that write and
   /// every later one were dropped. Known at the first write after the close: one
   /// that went into the pipe at once (nothing queued before it) is refused at once.
