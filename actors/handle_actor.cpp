@@ -335,6 +335,13 @@ bool read_without_question(handle_state& st, pid_t reader) {
   return now - st.bare_read_since >= kQuestionOnItsWay;
 }
 
+/// Input on its way to the tool or output on its way here: its prompt, or its reader
+/// asleep, says nothing yet (a shell's prompt from before the line typed; a shell
+/// back in its read while what it printed of that line is still to be read here).
+bool io_in_flight(const handle_state& st) {
+  return st.proc->input_unread() || st.proc->output_unread();
+}
+
 /// Quiet output and a tool reading its terminal, or a last line matching the
 /// tool's prompt pattern: it waits for input.
 void probe_input_wait(handle_actor_t* self) {
@@ -346,18 +353,16 @@ void probe_input_wait(handle_actor_t* self) {
   if (st.unanswered) {
     // No output since the input went in: it waits again once it took the input.
     pid_t reader = 0;
-    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for, &reader) && !st.proc->input_unread() &&
+    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for, &reader) && !io_in_flight(st) &&
         read_without_question(st, reader)) {
       st.unanswered.reset();
       set_input_wait(self, true);
     }
     return;
   }
-  // Its prompt, or its reader asleep, says nothing while input it has not read yet
-  // is on its way to it (a shell's prompt from before the line typed).
   pid_t reader = 0;
   auto waits = st.watch.probe(st.proc->pid(), quiet_for, &reader);
-  set_input_wait(self, waits && !st.proc->input_unread() && read_without_question(st, reader));
+  set_input_wait(self, waits && !io_in_flight(st) && read_without_question(st, reader));
 }
 
 bool quiet(const handle_state& st, clock::time_point now) {
@@ -772,7 +777,11 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       note_out_room(st);
       ++st.output_seq;
       st.last_output = clock::now();
-      st.unanswered.reset(); // the echo at least: the input was taken
+      // The echo at least: the input was taken. Not while it is still unread: what
+      // came meanwhile is no answer to it (a shell's prompt from before the line).
+      // (Asked only where a probe will use the mark.)
+      if (st.unanswered && !(detects_input_wait(st) && st.proc->input_unread()))
+        st.unanswered.reset();
       if (detects_input_wait(st)) {
         st.probe_due = true;
         set_input_wait(self, false); // it talks: whatever it waited for came

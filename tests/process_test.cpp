@@ -933,6 +933,38 @@ CAF_TEST(a leader exiting while its stream is paused still reports the exit) {
   CAF_CHECK_EQUAL(s.c->exits, 1);
 }
 
+CAF_TEST(input the tool has not read and output its owner has not taken are told) {
+  // What the input-wait probe asks before it believes a prompt or a blocked read:
+  // input on its way to the tool (in its pipe, or held by its terminal), output on
+  // its way to the owner (in the pipe, or delivered and not acked).
+  for (bool pty : {false, true}) {
+    CAF_MESSAGE("pty: " << pty);
+    IoThread io;
+    Spawned idle, reader;
+    idle.c->acking = false;
+    auto spec = [pty](std::vector<std::string> argv) {
+      SpawnSpec s{std::move(argv), "", {}, !pty};
+      s.pty = pty;
+      return s;
+    };
+    start(io, idle, spec({"sh", "-c", "stty -echo 2>/dev/null; echo ready; exec sleep 1000"}));
+    CAF_REQUIRE(idle.c->wait_out_contains("ready"));
+    CAF_CHECK(idle.p->output_unread()); // delivered, not acked
+    idle.c->start_acking();
+    CAF_CHECK(!idle.p->output_unread());
+    CAF_CHECK(!idle.p->input_unread());
+    CAF_CHECK(idle.p->write_stdin("x\n"));
+    CAF_CHECK(idle.p->input_unread()); // sleep never reads it
+    // One that reads the line: not unread once what it printed after it came.
+    start(io, reader, spec({"sh", "-c", "stty -echo 2>/dev/null; echo ready; read a; echo took; exec sleep 1000"}));
+    CAF_REQUIRE(reader.c->wait_out_contains("ready"));
+    CAF_CHECK(reader.p->write_stdin("x\n"));
+    CAF_REQUIRE(reader.c->wait_out_contains("took"));
+    CAF_CHECK(!reader.p->input_unread());
+    CAF_CHECK(!reader.p->output_unread());
+  }
+}
+
 CAF_TEST(write_stdin refuses input beyond the queue limit when the child never reads) {
   IoThread io;
   Spawned s;

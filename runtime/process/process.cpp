@@ -1,6 +1,7 @@
 #include "runtime/process/process.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
 #include <atomic>
 #include <cerrno>
@@ -344,6 +345,10 @@ public:
   std::optional<descriptor> pidfd_;
   std::optional<descriptor> stdin_;
   Stream out_, err_, ctl_;
+  /// The output descriptors' numbers (a terminal's master; stdout's and stderr's
+  /// pipes), for output_unread on any thread: -1 once closed (under out_mtx).
+  std::mutex out_mtx;
+  std::array<int, 2> out_fds{-1, -1};
 
   // The caller's way into stdin: a write with nothing queued before it goes into
   // the pipe on the caller's thread, without a hop to the io thread (W5: the child
@@ -397,6 +402,29 @@ public:
     bool unread = ::poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
     ::close(peer);
     return unread;
+  }
+
+  /// Any thread: output the tool wrote that its owner has not taken yet: read here
+  /// and on its way (not acked), or still in its pipes or its terminal (a poll
+  /// passes on what a terminal's side still holds, as for input_unread).
+  bool output_unread() {
+    if (unacked_.load() > 0)
+      return true;
+    std::lock_guard lock(out_mtx); // the fds stay open meanwhile
+    std::array<pollfd, 2> fds{};
+    nfds_t n = 0;
+    for (int fd : out_fds)
+      if (fd >= 0)
+        fds[n++] = pollfd{fd, POLLIN, 0};
+    if (n == 0 || ::poll(fds.data(), n, 0) <= 0)
+      return false;
+    return std::any_of(fds.begin(), fds.begin() + n, [](const pollfd& p) { return (p.revents & POLLIN) != 0; });
+  }
+
+  /// Io thread: before the output descriptors close, output_unread forgets them.
+  void forget_out_fds() {
+    std::lock_guard lock(out_mtx);
+    out_fds = {-1, -1};
   }
 
   /// Io thread: closes stdin (cancelling a pending write), never under a caller's write.
@@ -667,6 +695,7 @@ public:
       remove_slot(slot, pid);
     pidfd_.reset();
     close_stdin_fd();
+    forget_out_fds();
     out_.d.reset();
     err_.d.reset();
     ctl_.d.reset();
@@ -1218,6 +1247,7 @@ void ProcState::group_gone() {
 /// Its descriptors closed, then "gone" told: "gone" means nothing of it is left
 /// open either.
 void ProcState::let_go() {
+  forget_out_fds();
   out_.d.reset();
   err_.d.reset();
   ctl_.d.reset();
@@ -1266,6 +1296,7 @@ public:
 
   std::size_t stdin_queued() const override { return st_->stdin_queued.load(); }
   bool input_unread() const override { return st_->input_unread(); }
+  bool output_unread() const override { return st_->output_unread(); }
 
   bool input_closed() const override { return st_->stdin_gone.load(); }
 
@@ -1436,6 +1467,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     return abandon("io_context", ec.value());
   if (st->stdin_)
     st->stdin_fd = st->stdin_->native_handle();
+  st->out_fds = {st->out_.d->native_handle(), st->err_.d ? st->err_.d->native_handle() : -1};
 
   st->err_.done = spec.pty; // a terminal has one stream
   st->out_.until_big = st->err_.until_big = spec.pty ? 0 : kFirstPipeSize; // a terminal is no pipe

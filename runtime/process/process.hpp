@@ -118,6 +118,9 @@ public:
   /// terminal hands lines over). A tool in that state is not waiting for input,
   /// whatever its prompt or its blocked read says (the read is about to return).
   virtual bool input_unread() const = 0;
+  /// Whether output the tool wrote is still to be taken by the owner (not acked, or
+  /// still in its pipes or held by its terminal): what it said last is not seen yet.
+  virtual bool output_unread() const = 0;
   /// The child closed its stdin: a write found no reader (EPIPE), so that write and
   /// every later one were dropped. Known at the first write after the close: one
   /// that went into the pipe at once (nothing queued before it) is refused at once.
