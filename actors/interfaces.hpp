@@ -108,12 +108,14 @@ using node_gate_actor =
 using node_client_actor = caf::typed_actor<caf::replies_to<open_atom>::with<caf::actor, std::string>>;
 
 /// One client's session on a node (actors/node_session.hpp): the node's own tools,
-/// by name, with the client's arguments; `watcher` (the client's remote handle) hears
-/// of each change as an await would. Each message's first string is the session's
+/// by name, with the client's arguments and the answers its call has so far (JSON
+/// object text, "" none); `watcher` (the client's remote handle) hears of each change
+/// as an await would. Each message's first string is the session's
 /// key (the gate's answer to open): an actor of the node is reachable by its id by
 /// any peer that can connect, token or not.
 using node_session_actor = caf::typed_actor<
-  caf::replies_to<spawn_atom, std::string, std::string, std::string, std::string, caf::actor>::with<HandleReport>,
+  caf::replies_to<spawn_atom, std::string, std::string, std::string, std::string, std::string, caf::actor>::with<
+    HandleReport>,
   caf::replies_to<fetch_atom, std::string, std::string, LookOptions>::with<HandleReport>,
   caf::replies_to<apply_atom, std::string, std::string, std::string, LookOptions>::with<HandleReport>,
   caf::replies_to<abort_atom, std::string, std::string>::with<HandleReport>,

@@ -145,8 +145,10 @@ caf::result<HandleReport> relay_action(node_session_t* self, action_kind action,
   return relay<HandleReport>(self, xs...);
 }
 
-/// The launch spec of `tool` on this node for `args_json`, or why it is refused.
-Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name, const std::string& args_json) {
+/// The launch spec of `tool` on this node for `args_json` and the client's
+/// `answers_json` ("" none), or why it is refused.
+Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name, const std::string& args_json,
+                             const std::string& answers_json) {
   auto it = config.tools.find(tool_name);
   if (it == config.tools.end() || (it->second.source != "local" && it->second.source != "builtin")) {
     std::vector<std::string> names;
@@ -165,11 +167,20 @@ Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name,
     return Error{fmt::format("{}: the arguments are not a JSON object", tool.name)};
   if (auto ok = validate_arguments(tool, *args); !ok)
     return Error{ok.error};
-  // Its questions' answers this node's config gives, from its first run: a tool that
-  // asks by exiting (needs_input) is not run again here.
+  // Its questions' answers this node's config gives, from its first run, and those
+  // the client gave since: one that asks by exiting (needs_input) is run again by the
+  // client with its answer. The node's own answer is the one that counts.
   auto answers = Json::object();
   for (auto& [id, answer] : tool.answers)
     answers.set(id, answer);
+  if (!answers_json.empty()) {
+    auto given = Json::parse(answers_json, duplicate_keys::refuse);
+    if (!given || !given->is_object())
+      return Error{fmt::format("{}: the answers are not a JSON object of answers by question id", tool.name)};
+    for (auto& [id, answer] : given->as_object())
+      if (!answers.find(id))
+        answers.set(id, answer);
+  }
   return make_launch_spec(config, tool, *args, answers, true);
 }
 
@@ -209,10 +220,10 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
   });
   return {
     [self](spawn_atom, const std::string& key, const std::string& id, const std::string& tool,
-           const std::string& args, caf::actor watcher) -> caf::result<HandleReport> {
+           const std::string& args, const std::string& answers, caf::actor watcher) -> caf::result<HandleReport> {
       if (!same_token(key, self->state.key))
         return not_this_session();
-      auto spec = node_spec(*self->state.config, tool, args);
+      auto spec = node_spec(*self->state.config, tool, args, answers);
       if (!spec)
         return make_error(error_code::bad_arguments, spec.error());
       auto rp = self->make_response_promise<HandleReport>();

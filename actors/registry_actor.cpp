@@ -169,10 +169,12 @@ ToolState exited_without_stopping(const std::string& id, const entry& e, const T
                 : fmt::format("call the tool without `action` to have the question answered, or configure "
                               "questions.{}.answer",
                               q.id);
-  return ToolState::failure(
+  auto failed = ToolState::failure(
     ToolError{fmt::format("handle `{}` asked \"{}\" (question `{}`) and exited; {}", id, q.text, q.id, what), {},
               false},
     last.content);
+  failed.question = q; // for a node's client, whose own call may run it again
+  return failed;
 }
 
 /// A preview of a result for a notification: its last line that holds something

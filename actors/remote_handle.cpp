@@ -77,7 +77,14 @@ void stop(remote_actor_t* self, HandleReport final) {
   if (!st.said_before_answers.empty())
     final.state.content = std::exchange(st.said_before_answers, {}) + final.state.content;
   st.final = std::move(final);
-  self->send(st.supervisor, stopped_atom::value, st.final);
+  // It exited asking (the node's registry kept the question on the failure it made of
+  // that): told as a local tool that exited asking is, for this side's registry to run
+  // a one-shot call again with the answer, or to say what a handle's caller can do.
+  // (A look answered here meanwhile gets the node's own words for it.)
+  auto told = st.final;
+  if (!told.state.ok && !told.state.question.id.empty())
+    told.state = ToolState::waiting(std::move(told.state.question), std::move(told.state.content));
+  self->send(st.supervisor, stopped_atom::value, std::move(told));
   run_queued(self); // each answers with the final state
 }
 
@@ -169,7 +176,7 @@ void connect(remote_actor_t* self, const node_client_actor& client) {
         // Lost with the node: the session's down message says so.
         self->monitor(session);
         self->request(st.session, caf::infinite, spawn_atom::value, st.key, st.id, st.spec.tool, st.spec.arguments,
-                      caf::actor_cast<caf::actor>(self))
+                      st.spec.answers,                      caf::actor_cast<caf::actor>(self))
           .then(
             [self](HandleReport& r) {
               auto& st = self->state;

@@ -41,6 +41,9 @@ struct LaunchSpec {
   // question with one is answered at once instead of waiting; a handle that exits
   // asking one is not told to configure it.
   std::map<std::string, std::string> fixed_answers;
+  // The answers a one-shot call has so far (JSON object text, "" none): a node's tool
+  // gets them with its node's own (the node runs it; its env is the node's to make).
+  std::string answers;
   bool structured_output = false; // read stdout as Outcome/ToolState JSON at exit
   uint64_t output_cap = 32 * 1024;
   int64_t grace_ms = 2000;        // abort: SIGTERM -> SIGKILL
@@ -66,7 +69,7 @@ struct LaunchSpec {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
   return f(x.tool, x.node, x.arguments, x.argv, x.cwd, x.env, x.env_pass, x.env_drop, x.stdin_pipe, x.control_channel, x.pty, x.rows, x.cols,
-           x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers,
+           x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers, x.answers,
            x.structured_output,
            x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.spill_max_bytes, x.spill_budget_bytes, x.limits, x.notify_success, x.notify_failure,
            x.notify_content, x.notify_waiting, x.child, x.subagent, x.agent);

@@ -50,7 +50,7 @@ enum class state_kind : uint8_t { running, waiting, stopped };
 struct ToolState {
   state_kind kind = state_kind::running;
   std::string content;  // Running/Waiting: output since the last look; Stopped ok: result
-  Question question;    // Waiting only
+  Question question;    // Waiting; on a failure, what a handle exited asking (a node's to its client)
   bool ok = true;       // Stopped only
   ToolError error;      // Stopped && !ok
   std::vector<ToolImage> images; // Stopped ok: images that go with the result

@@ -260,6 +260,17 @@ spawn.lifecycle.on_turn_end = "abort"
   std::string client_heartbeat; // their [node] table, if any
   std::string client_tools;     // tables of tools of their own test, if any
 
+  /// examples/tools/confirm.sh (it asks with needs_input unless JP_TOOL_ANSWERS holds
+  /// the answer) as tool `confirm` on the node, and here as the node's: `node_keys`
+  /// and `client_keys` end each side's table.
+  void confirm_on_node(const std::string& node_keys, const std::string& client_keys) {
+    node_toml += fmt::format("[conversation.tools.confirm]\nsummary = \"Asks first\"\n"
+                             "command = {{ program = \"{}/examples/tools/confirm.sh\" }}\nrun = \"unattended\"\n{}",
+                             JP_SOURCE_DIR, node_keys);
+    client_tools = "[conversation.tools.confirm]\nsummary = \"Asks first, on the node\"\nnode = \"box\"\n"
+                   "run = \"unattended\"\n" + client_keys;
+  }
+
   std::vector<std::string> client_argv(const std::string& script) {
     dir.write("client.toml", client_config(client_tls) + client_heartbeat + client_tools);
     dir.write("script.toml", script);
@@ -583,17 +594,34 @@ CAF_TEST(a one shot call of a node s tool that asks gets the answer given here) 
 }
 
 CAF_TEST(a node s tool that asks by exiting gets the answer the node s config gives) {
-  // examples/tools/confirm.sh asks with needs_input unless JP_TOOL_ANSWERS holds it.
-  node_toml += fmt::format("[conversation.tools.confirm]\nsummary = \"Asks first\"\n"
-                           "command = {{ program = \"{}/examples/tools/confirm.sh\" }}\nrun = \"unattended\"\n"
-                           "questions.proceed.answer = true\n",
-                           JP_SOURCE_DIR);
-  client_tools = "[conversation.tools.confirm]\nsummary = \"Asks first, on the node\"\nnode = \"box\"\n"
-                 "run = \"unattended\"\n";
+  confirm_on_node("questions.proceed.answer = true\n", "");
   CAF_REQUIRE(start_node());
   auto r = client(one_step(call("confirm", "{ }")));
   JP_REQUIRE_OK(r);
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "deleted (pretend)");
+}
+
+CAF_TEST(a node s tool that asks by exiting is run again there with the answer given here) {
+  // The node's config does not answer it, the client's does. It failed saying it
+  // asked: the node made its exit a handle's failure, and took no answer from the client.
+  confirm_on_node("", "questions.proceed.answer = true\n");
+  CAF_REQUIRE(start_node());
+  auto r = client(one_step(call("confirm", "{ }")));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "deleted (pretend)");
+}
+
+CAF_TEST(a node s tool handle that exits asking is still told what its caller can do) {
+  // Spawned as a handle, it is not run again (a one-shot call is): still said as of a
+  // local handle, not taken for a question the call can answer.
+  confirm_on_node("spawn.stateful = true\n", "spawn.stateful = true\n");
+  CAF_REQUIRE(start_node());
+  auto r = client(one_step(call("confirm", R"({ action = "spawn", id = "c", wait_ms = 0 })") +
+                            call("await", R"({ all = ["c"] })")));
+  JP_REQUIRE_OK(r);
+  auto said = content(results_of(r), "main", 1, 1);
+  CAF_CHECK(contains(said, "handle `c` asked"));
+  CAF_CHECK(contains(said, "(question `proceed`) and exited; call the tool without `action`"));
 }
 
 CAF_TEST(a node lost while its session is opened is said so at once and not waited for) {
@@ -675,16 +703,23 @@ CAF_TEST(a node session answers only messages with its key and its registry neve
   auto args = std::string(R"({"script":"echo hi"})");
   // Without the key: refused, and nothing runs.
   for (auto wrong : {std::string(), std::string(key.size(), '0')}) {
-    self->request(typed, std::chrono::seconds(30), spawn_atom::value, wrong, std::string("x"), std::string("far"), args, me)
+    self->request(typed, std::chrono::seconds(30), spawn_atom::value, wrong, std::string("x"), std::string("far"), args,
+                  std::string(), me)
       .receive([&](HandleReport&) { CAF_FAIL("spawned without the session's key"); },
                [&](caf::error& err) { CAF_CHECK(contains(error_text(err), "does not carry the session's key")); });
     self->request(typed, std::chrono::seconds(30), list_atom::value, wrong)
       .receive([&](std::vector<HandleSummary>&) { CAF_FAIL("listed without the session's key"); },
                [&](caf::error& err) { CAF_CHECK(contains(error_text(err), "does not carry the session's key")); });
   }
+  // Answers that are not an object of answers by question id: refused, nothing runs.
+  self->request(typed, std::chrono::seconds(30), spawn_atom::value, key, std::string("x"), std::string("far"), args,
+                std::string("[true]"), me)
+    .receive([&](HandleReport&) { CAF_FAIL("spawned with answers that are not an object"); },
+             [&](caf::error& err) { CAF_CHECK(contains(error_text(err), "far: the answers are not a JSON object")); });
   // With it: every answer and the watch's news come from the session itself.
   auto from_session = [&] { return caf::actor_cast<caf::actor_addr>(self->current_sender()) == session.address(); };
-  self->request(typed, std::chrono::seconds(30), spawn_atom::value, key, std::string("r"), std::string("far"), args, me)
+  self->request(typed, std::chrono::seconds(30), spawn_atom::value, key, std::string("r"), std::string("far"), args,
+                std::string(), me)
     .receive([&](HandleReport&) { CAF_CHECK(from_session()); },
              [&](caf::error& err) { CAF_FAIL("spawn: " << error_text(err)); });
   bool stopped = false;
@@ -704,7 +739,7 @@ CAF_TEST(a node session answers only messages with its key and its registry neve
   // An abort sent right behind its spawn is checked against its tool too (here it
   // asks, so it is refused), not let through while the spawn is unanswered.
   auto spawned = self->request(typed, std::chrono::seconds(30), spawn_atom::value, key, std::string("g"),
-                               std::string("guarded"), std::string("{}"), me);
+                               std::string("guarded"), std::string("{}"), std::string(), me);
   auto aborted = self->request(typed, std::chrono::seconds(30), abort_atom::value, key, std::string("g"));
   spawned.receive([&](HandleReport& r) { CAF_CHECK(!r.state.stopped()); },
                   [&](caf::error& err) { CAF_FAIL("spawn: " << error_text(err)); });

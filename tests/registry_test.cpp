@@ -568,7 +568,7 @@ caf::error session_error; // what the next fake session answers its spawn with
 
 node_session_actor::behavior_type failing_session() {
   return {
-    [](spawn_atom, const std::string&, const std::string&, const std::string&, const std::string&,
+    [](spawn_atom, const std::string&, const std::string&, const std::string&, const std::string&, const std::string&,
        const caf::actor&) -> caf::result<HandleReport> { return session_error; },
     [](fetch_atom, const std::string&, const std::string&, const LookOptions&) -> caf::result<HandleReport> {
       return session_error;

@@ -131,8 +131,10 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   if (!cwd)
     return Error{fmt::format("{}: {}", tool.name, cwd.error())};
   spec->cwd = std::move(*cwd);
-  if (answers.is_object() && !answers.as_object().empty())
-    spec->env.push_back("JP_TOOL_ANSWERS=" + answers.dump());
+  if (answers.is_object() && !answers.as_object().empty()) {
+    spec->answers = answers.dump();
+    spec->env.push_back("JP_TOOL_ANSWERS=" + spec->answers);
+  }
   // Secrets stay out of what a model can make a tool print: the provider's key
   // whatever its variable is called, and secret-looking names unless passed (by
   // runtime.pass_env only to tools no workspace's config shaped).
