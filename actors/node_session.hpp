@@ -3,8 +3,10 @@
 // name and its arguments, never argv: the node runs its own configuration's tool of
 // that name, under its own permissions (a tool that would ask is refused, naming the
 // node's config key), in its own workspace.
-//   (spawn_atom, key, id, tool, args_json, watcher) -> HandleReport   watcher hears
-//        of each change (update_atom, HandleStatus), as an await does
+//   (spawn_atom, key, id, tool, args_json, answers_json, watcher) -> HandleReport
+//        answers_json: the client's answers to its questions ("" none), given for
+//        those this node's config does not answer; watcher hears of each change
+//        (update_atom, HandleStatus), as an await does
 //   (fetch_atom, key, id, LookOptions) / (apply_atom, key, id, input, LookOptions) /
 //   (abort_atom, key, id) -> HandleReport
 //        a handle's first fetch is its spawn's look (wait_ms), allowed with the spawn

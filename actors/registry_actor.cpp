@@ -173,7 +173,10 @@ ToolState exited_without_stopping(const std::string& id, const entry& e, const T
     ToolError{fmt::format("handle `{}` asked \"{}\" (question `{}`) and exited; {}", id, q.text, q.id, what), {},
               false},
     last.content);
-  failed.question = q; // for a node's client, whose own call may run it again
+  // For a node's client, whose own call may run it again with its answer: not when
+  // this side's config answers it (the tool had that answer, and asked all the same).
+  if (!e.configured_answers.count(q.id))
+    failed.question = q;
   return failed;
 }
 

@@ -611,6 +611,25 @@ CAF_TEST(a node s tool that asks by exiting is run again there with the answer g
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "deleted (pretend)");
 }
 
+CAF_TEST(a node s tool that asks again what the node s config answers is not run again from here) {
+  // It had the node's answer and asked all the same: the client's answer would be
+  // set aside for the node's at every run (16 rounds, or a person asked 16 times).
+  node_toml += R"([conversation.tools.stubborn]
+summary = "Asks whatever it is told"
+command = { program = "/bin/sh", args = ["-c", "echo '{\"type\":\"needs_input\",\"question\":{\"id\":\"proceed\",\"text\":\"Sure?\",\"answer_type\":{\"type\":\"boolean\"}}}'"] }
+run = "unattended"
+questions.proceed.answer = true
+)";
+  client_tools = "[conversation.tools.stubborn]\nsummary = \"Asks, on the node\"\nnode = \"box\"\nrun = \"unattended\"\n"
+                 "questions.proceed.answer = true\n";
+  CAF_REQUIRE(start_node());
+  auto r = client(one_step(call("stubborn", "{ }")));
+  JP_REQUIRE_OK(r);
+  auto said = content(results_of(r), "main", 1, 0);
+  CAF_CHECK(contains(said, "(question `proceed`) and exited"));
+  CAF_CHECK(!contains(said, "rounds of questions"));
+}
+
 CAF_TEST(a node s tool handle that exits asking is still told what its caller can do) {
   // Spawned as a handle, it is not run again (a one-shot call is): still said as of a
   // local handle, not taken for a question the call can answer.
