@@ -312,6 +312,8 @@ void set_input_wait(handle_actor_t* self, bool waiting) {
 // How long a control tool must sit reading its stdin, every thread of it asleep,
 // before the read counts as one without a question (read_without_question).
 constexpr auto kQuestionOnItsWay = std::chrono::milliseconds(500);
+/// How soon a probe that found input or output on its way asks again.
+constexpr auto kInFlightRecheck = std::chrono::milliseconds(20);
 
 /// Whether a tool found waiting for input waits without a question. Always, but for
 /// a control tool found reading its stdin: it writes its question on fd 3 before it
@@ -338,8 +340,20 @@ bool read_without_question(handle_state& st, pid_t reader) {
 /// Input on its way to the tool or output on its way here: its prompt, or its reader
 /// asleep, says nothing yet (a shell's prompt from before the line typed; a shell
 /// back in its read while what it printed of that line is still to be read here).
-bool io_in_flight(const handle_state& st) {
-  return st.proc->input_unread() || st.proc->output_unread();
+/// Asked again soon: the tool may take the input without a word, which no output
+/// would bring a probe for.
+bool io_in_flight(handle_actor_t* self) {
+  auto& st = self->state;
+  if (!st.proc->input_unread() && !st.proc->output_unread())
+    return false;
+  st.probe_due = true;
+  auto at = clock::now() + kInFlightRecheck;
+  if (st.tick == 0 || st.tick_at > at) {
+    st.tick = ++st.ticks_sent;
+    st.tick_at = at;
+    self->delayed_send(self, kInFlightRecheck, tick_atom::value, st.tick);
+  }
+  return true;
 }
 
 /// Quiet output and a tool reading its terminal, or a last line matching the
@@ -353,7 +367,7 @@ void probe_input_wait(handle_actor_t* self) {
   if (st.unanswered) {
     // No output since the input went in: it waits again once it took the input.
     pid_t reader = 0;
-    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for, &reader) && !io_in_flight(st) &&
+    if (st.watch.reads_again(st.proc->pid(), *st.unanswered, quiet_for, &reader) && !io_in_flight(self) &&
         read_without_question(st, reader)) {
       st.unanswered.reset();
       set_input_wait(self, true);
@@ -362,7 +376,7 @@ void probe_input_wait(handle_actor_t* self) {
   }
   pid_t reader = 0;
   auto waits = st.watch.probe(st.proc->pid(), quiet_for, &reader);
-  set_input_wait(self, waits && !io_in_flight(st) && read_without_question(st, reader));
+  set_input_wait(self, waits && !io_in_flight(self) && read_without_question(st, reader));
 }
 
 bool quiet(const handle_state& st, clock::time_point now) {
@@ -779,8 +793,9 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       st.last_output = clock::now();
       // The echo at least: the input was taken. Not while it is still unread: what
       // came meanwhile is no answer to it (a shell's prompt from before the line).
-      // (Asked only where a probe will use the mark.)
-      if (st.unanswered && !(detects_input_wait(st) && st.proc->input_unread()))
+      // (Asked only where a probe will use the mark: one with a reader to watch, as
+      // a mark without one, a prompt pattern's alone, only output ends.)
+      if (st.unanswered && !(st.unanswered->pid != 0 && detects_input_wait(st) && st.proc->input_unread()))
         st.unanswered.reset();
       if (detects_input_wait(st)) {
         st.probe_due = true;

@@ -1062,6 +1062,29 @@ CAF_TEST(a pipe tool showing its prompt is not waiting while its stdin holds a l
   answered_after_its_prompt(*this, spec);
 }
 
+CAF_TEST(a prompt pattern alone finds a tool waiting that read the line silently after printing its prompt) {
+  // settle_ms = 0: no reader is watched, the prompt alone tells. Its prompt printed
+  // again while the line was still unread, then the line read without a word: it
+  // waits again (its mark kept by that prompt, or no probe after the read, it did not).
+  auto spec = shell(R"(printf '> '; sleep 0.5; printf 'x\n> '; sleep 1; read a; read b)");
+  spec.prompt_pattern = "> $";
+  spec.settle_ms = 0;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("silent"), spec);
+  CAF_REQUIRE_EQUAL(err, "");
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("silent"), std::string(R"("hi\n")"),
+                                     LookOptions{0});
+  CAF_REQUIRE_EQUAL(aerr, "");
+  // Told without a look (a look's own deadline would probe): nothing comes after its
+  // read to bring a probe, yet a watcher hears it wait.
+  auto [now, werr] = ask<std::vector<HandleStatus>>(registry, watch_atom::value, std::vector<std::string>{"silent"},
+                                                    caf::actor_cast<watcher_actor>(self));
+  CAF_REQUIRE_EQUAL(werr, "");
+  bool waits = !now.empty() && now[0].state.kind == state_kind::waiting;
+  while (!waits)
+    self->receive([&](update_atom, HandleStatus& s) { waits = s.state.kind == state_kind::waiting; },
+                  caf::after(bound) >> [&] { CAF_FAIL("no watcher was told the tool waits"); });
+}
+
 CAF_TEST(a prompt pattern that backtracks without end on a line holds nothing up) {
   // `^(a|aa)+$` on 60 a's and a `!`: std::regex tried for hours on the handle's thread,
   // and every look and abort of it waited.
