@@ -337,6 +337,8 @@ bool read_without_question(handle_state& st, pid_t reader) {
   return now - st.bare_read_since >= kQuestionOnItsWay;
 }
 
+void arm_tick(handle_actor_t* self, clock::time_point now, clock::time_point at);
+
 /// Input on its way to the tool or output on its way here: its prompt, or its reader
 /// asleep, says nothing yet (a shell's prompt from before the line typed; a shell
 /// back in its read while what it printed of that line is still to be read here).
@@ -347,12 +349,8 @@ bool io_in_flight(handle_actor_t* self) {
   if (!st.proc->input_unread() && !st.proc->output_unread())
     return false;
   st.probe_due = true;
-  auto at = clock::now() + kInFlightRecheck;
-  if (st.tick == 0 || st.tick_at > at) {
-    st.tick = ++st.ticks_sent;
-    st.tick_at = at;
-    self->delayed_send(self, kInFlightRecheck, tick_atom::value, st.tick);
-  }
+  auto now = clock::now();
+  arm_tick(self, now, now + kInFlightRecheck);
   return true;
 }
 
@@ -464,8 +462,14 @@ void schedule_tick(handle_actor_t* self) {
     at = std::max(at, now + kIdleProbe);
   for (auto& look : st.looks)
     at = std::min(at, look.deadline);
+  arm_tick(self, now, at);
+}
+
+/// The timer set for `at`, unless the one on its way comes soon enough.
+void arm_tick(handle_actor_t* self, clock::time_point now, clock::time_point at) {
+  auto& st = self->state;
   if (st.tick != 0 && st.tick_at <= at)
-    return; // the one on its way comes soon enough
+    return;
   st.tick = ++st.ticks_sent;
   st.tick_at = at;
   auto delay = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(at - now),

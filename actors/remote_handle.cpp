@@ -176,7 +176,7 @@ void connect(remote_actor_t* self, const node_client_actor& client) {
         // Lost with the node: the session's down message says so.
         self->monitor(session);
         self->request(st.session, caf::infinite, spawn_atom::value, st.key, st.id, st.spec.tool, st.spec.arguments,
-                      st.spec.answers,                      caf::actor_cast<caf::actor>(self))
+                      st.spec.answers, caf::actor_cast<caf::actor>(self))
           .then(
             [self](HandleReport& r) {
               auto& st = self->state;
