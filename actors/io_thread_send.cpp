@@ -26,7 +26,7 @@ bool asleep_and_idle(actor_scheduler::worker_type& w) {
   return d.waitdata.sleeping && d.queue.empty();
 }
 
-std::atomic<output_on_io> output_rule{output_on_io::first_idle};
+std::atomic<output_on_io> output_rule{default_output_on_io};
 
 /// Whether a tool's output may run on the io thread, as output_rule says, the
 /// first worker being asleep and idle already.

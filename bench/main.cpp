@@ -54,7 +54,9 @@ int worker(const WorkloadParams& p) {
   if (const char* c = std::getenv("JP_BENCH_CHILD_SESSION"); c && std::string_view(c) == "always")
     jp::use_own_sessions(true);
   // `run --output-on-io`: when a live tool's output may run on the io thread.
-  if (const char* o = std::getenv("JP_BENCH_OUTPUT_ON_IO"); o && std::string_view(o) == "all-idle")
+  if (const char* o = std::getenv("JP_BENCH_OUTPUT_ON_IO"); o && std::string_view(o) == "first-idle")
+    jp::use_output_on_io(jp::output_on_io::first_idle);
+  else if (o && std::string_view(o) == "all-idle")
     jp::use_output_on_io(jp::output_on_io::all_idle);
   else if (o && std::string_view(o) == "never")
     jp::use_output_on_io(jp::output_on_io::never);
@@ -245,11 +247,11 @@ int main(int argc, char** argv) {
                       "Whether jp-actors' children lead their own sessions: auto (only with a pty or when jp-actors "
                       "has a controlling terminal, the default) or always (as before; bench/README.md, session 34)")
     ->check(CLI::IsMember({"auto", "always"}));
-  std::string output_on_io = "first-idle";
+  std::string output_on_io = "all-idle";
   run_cmd->add_option("--output-on-io", output_on_io,
-                      "When a live tool's output may run on jp-actors' io thread (no other tool live): first-idle "
-                      "(the first worker asleep, the default), all-idle (every worker asleep) or never (a worker "
-                      "runs it, as before session 35); bench/README.md, session 55")
+                      "When a live tool's output may run on jp-actors' io thread (no other tool live): all-idle "
+                      "(every worker asleep, the default), first-idle (the first worker asleep, the default until 2026-12-04) "
+                      "or never (a worker runs it, as before session 35); bench/README.md")
     ->check(CLI::IsMember({"first-idle", "all-idle", "never"}));
   int worker_threads = 0;
   run_cmd->add_option("--worker-threads", worker_threads,
