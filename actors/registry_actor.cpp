@@ -51,6 +51,9 @@ struct entry {
   // Aborted while reserved (an abort before its spawn in one batch): that spawn is
   // refused, not run behind an answer that said it was stopped.
   bool aborted_unstarted = false;
+  // Aborted by an interrupt (abort_all) and not yet listed by a turn's end: one that
+  // stopped before the end came is still the end's to report (aborted), not gone.
+  bool aborted_by_interrupt = false;
 };
 
 struct registry_state {
@@ -390,25 +393,35 @@ void abort_asking_at_turn_end(registry_actor_t* self, const std::string& id, con
 caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self, const InquiryAnswers& answers) {
   auto rp = self->make_response_promise<std::vector<HandleSummary>>();
   auto results = std::make_shared<std::vector<HandleSummary>>();
+  auto deliver = [rp, results]() mutable {
+    std::sort(results->begin(), results->end(), [](auto& a, auto& b) { return a.id < b.id; });
+    rp.deliver(*results);
+  };
   std::vector<std::string> live;
   for (auto& [id, e] : self->state.entries) {
     e.observed = true; // the turn_end event reports what happens to it
+    bool interrupted = std::exchange(e.aborted_by_interrupt, false);
     if (e.phase == entry_phase::reserved)
       mark_stopped(self, id, HandleReport{id, ToolState::failure(ToolError{"turn ended before it started", {}, false}), 0, {}});
     else if (e.phase == entry_phase::live)
       live.push_back(id);
+    else if (interrupted) { // the interrupt that ended it came before this end (the turn's list on its way):
+      // listed as it would be had the end come first and the interrupt then ended it
+      auto policy = e.oneshot ? turn_end_policy::abort : e.child.on_turn_end;
+      auto answer = answers.find(id);
+      auto outcome = outcome_of(policy, answer == answers.end() ? std::nullopt : std::optional(answer->second));
+      results->push_back(HandleSummary{id, e.tool, e.final.state, policy, elapsed_secs(e), {}, outcome});
+    }
   }
   if (live.empty()) {
-    rp.deliver(*results);
+    deliver();
     return rp;
   }
   auto left = std::make_shared<size_t>(live.size());
-  auto done = [rp, results, left](HandleSummary s) mutable {
+  auto done = [results, left, deliver](HandleSummary s) mutable {
     results->push_back(std::move(s));
-    if (--*left == 0) {
-      std::sort(results->begin(), results->end(), [](auto& a, auto& b) { return a.id < b.id; });
-      rp.deliver(*results);
-    }
+    if (--*left == 0)
+      deliver();
   };
   for (auto& id : live) {
     auto& e = self->state.entries[id];
@@ -779,8 +792,10 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       // Everything, now (an interrupted turn): each stop completes what waits on it.
       std::vector<std::string> live;
       for (auto& [id, e] : self->state.entries)
-        if (e.phase == entry_phase::live)
+        if (e.phase == entry_phase::live) {
+          e.aborted_by_interrupt = true;
           live.push_back(id);
+        }
       for (auto& id : live)
         abort_handle(self, id);
     },

@@ -395,6 +395,33 @@ CAF_TEST(turn end aborts live handles and lists them) {
   CAF_CHECK(list[0].state.stopped());
 }
 
+CAF_TEST(handles an interrupt ended before the turn end came are listed by that end as their policies say) {
+  // The turn asks its list before the end: a second interrupt (abort_all) sent after
+  // the end can reach the registry first, and its handles stop before the end.
+  LaunchSpec waited;
+  waited.child.on_turn_end = turn_end_policy::await;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), waited);
+  ask<HandleReport>(registry, spawn_atom::value, std::string("b"), LaunchSpec{});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("c"), LaunchSpec{});
+  finish("c", "done before"); // its own end: no handle of the turn's end
+  anon_send(registry, abort_all_atom::value);
+  settle();
+  auto [list, err] = ask<std::vector<HandleSummary>>(registry, turn_end_atom::value, InquiryAnswers{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE_EQUAL(list.size(), 2u);
+  CAF_CHECK_EQUAL(list[0].id, "a");
+  CAF_CHECK_EQUAL(std::string(to_string(list[0].outcome)), "await");
+  CAF_CHECK(list[0].state.stopped() && !list[0].state.ok);
+  CAF_CHECK_EQUAL(list[0].state.error.message, "aborted");
+  CAF_CHECK_EQUAL(list[1].id, "b");
+  CAF_CHECK_EQUAL(std::string(to_string(list[1].outcome)), "abort");
+  CAF_CHECK(list[1].state.stopped());
+  // Listed once: the next turn's end has none of them.
+  auto [again, aerr] = ask<std::vector<HandleSummary>>(registry, turn_end_atom::value, InquiryAnswers{});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(again.empty());
+}
+
 CAF_TEST(a turn end wait runs out by its own timer alone) {
   // Waited for at one turn end, stopped in time, spawned again and waited for at
   // the next: the first wait's timer (never cancelled) must not cut the second short.
