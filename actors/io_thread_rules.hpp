@@ -21,7 +21,7 @@ void use_output_on_io(output_on_io rule);
 /// before). Process-wide; the benchmark compares them (`jp-bench run
 /// --others-live-on-io`, bench/README.md).
 enum class others_live_on_io { worker, all_idle };
-inline constexpr others_live_on_io default_others_live_on_io = others_live_on_io::worker;
+inline constexpr others_live_on_io default_others_live_on_io = others_live_on_io::all_idle;
 void use_others_live_on_io(others_live_on_io rule);
 
 } // namespace jp

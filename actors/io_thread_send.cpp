@@ -26,6 +26,14 @@ bool asleep_and_idle(actor_scheduler::worker_type& w) {
   return d.waitdata.sleeping && d.queue.empty();
 }
 
+/// Every worker but the first asleep and idle (the first is already).
+bool others_asleep_and_idle(actor_scheduler& ws) {
+  for (size_t i = 1; i < ws.num_workers(); ++i)
+    if (!asleep_and_idle(*ws.worker_by_id(i)))
+      return false;
+  return true;
+}
+
 std::atomic<output_on_io> output_rule{default_output_on_io};
 
 /// Whether a tool's output may run on the io thread, as output_rule says, the
@@ -35,14 +43,20 @@ bool output_may_run_here(actor_scheduler& ws) {
     case output_on_io::first_idle:
       return true;
     case output_on_io::all_idle:
-      for (size_t i = 1; i < ws.num_workers(); ++i)
-        if (!asleep_and_idle(*ws.worker_by_id(i)))
-          return false;
-      return true;
+      return others_asleep_and_idle(ws);
     case output_on_io::never:
       return false;
   }
   return false;
+}
+
+std::atomic<others_live_on_io> others_live_rule{default_others_live_on_io};
+
+/// Whether what the io thread sends may run there with other tools live, as
+/// others_live_rule says, the first worker being asleep and idle already.
+bool others_may_wait(actor_scheduler& ws) {
+  return others_live_rule.load(std::memory_order_relaxed) == others_live_on_io::all_idle &&
+         others_asleep_and_idle(ws);
 }
 
 class IoThreadUnit final : public caf::execution_unit {
@@ -94,8 +108,8 @@ private:
     }
     auto* io = IoThread::current();
     if (here == run_here::never || io == nullptr || !asleep_and_idle(first) ||
-        live_process_group_count() > (here == run_here::sender_live ? 1u : 0u) ||
-        (here == run_here::sender_live && !output_may_run_here(ws)))
+        (here == run_here::sender_live && !output_may_run_here(ws)) ||
+        (live_process_group_count() > (here == run_here::sender_live ? 1u : 0u) && !others_may_wait(ws)))
       return false; // a worker runs it: the io thread stays free for the live tools' events
     jobs_.push_back(job);
     if (!std::exchange(posted_, true))
@@ -191,6 +205,10 @@ caf::execution_unit* io_thread_running() {
 
 void use_output_on_io(output_on_io rule) {
   output_rule.store(rule, std::memory_order_relaxed);
+}
+
+void use_others_live_on_io(others_live_on_io rule) {
+  others_live_rule.store(rule, std::memory_order_relaxed);
 }
 
 void io_thread_leave() {

@@ -15,7 +15,7 @@
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
 
-#include "output_on_io.hpp"
+#include "io_thread_rules.hpp"
 
 namespace caf {
 class actor_system;
@@ -74,8 +74,9 @@ void io_thread_send(const Dest& dest, Ts&&... xs) {
 /// the turn, the caller, the caller's next call: 32 jobs at most, the rest go to
 /// the workers), instead of a worker being woken for them: the io thread is awake
 /// already and has nothing else to do, a sleeping worker's wake-up costs tens of
-/// µs. With other tools live the io thread stays free for their events (W3 was
-/// slower here when it was not).
+/// µs. With other tools live, only when every worker is asleep and idle
+/// (others_live_on_io's default; its `worker` rule keeps the io thread free for
+/// their events then too).
 template <class Dest, class... Ts>
 void io_thread_run(const Dest& dest, Ts&&... xs) {
   detail::enqueue_from_io_thread(dest, run_here::none_live, std::forward<Ts>(xs)...);

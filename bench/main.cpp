@@ -16,7 +16,7 @@
 #include <optional>
 #include <unistd.h>
 
-#include "actors/output_on_io.hpp"
+#include "actors/io_thread_rules.hpp"
 #include "bench/caf_settings.hpp"
 #include "bench/compare.hpp"
 #include "bench/counted_paths.hpp"
@@ -60,6 +60,11 @@ int worker(const WorkloadParams& p) {
     jp::use_output_on_io(jp::output_on_io::all_idle);
   else if (o && std::string_view(o) == "never")
     jp::use_output_on_io(jp::output_on_io::never);
+  // `run --others-live-on-io`: whether what the io thread sends may run there with other tools live.
+  if (const char* o = std::getenv("JP_BENCH_OTHERS_LIVE_ON_IO"); o && std::string_view(o) == "worker")
+    jp::use_others_live_on_io(jp::others_live_on_io::worker);
+  else if (o && std::string_view(o) == "all-idle")
+    jp::use_others_live_on_io(jp::others_live_on_io::all_idle);
   auto figures = run_jp_workload(p);
   if (!figures) {
     std::fprintf(stderr, "jp-bench worker %s: %s\n", p.workload.c_str(), figures.error().c_str());
@@ -253,6 +258,13 @@ int main(int argc, char** argv) {
                       "(every worker asleep, the default), first-idle (the first worker asleep, the default until 2026-12-04) "
                       "or never (a worker runs it, as before session 35); bench/README.md")
     ->check(CLI::IsMember({"first-idle", "all-idle", "never"}));
+  std::string others_live_on_io = "all-idle";
+  run_cmd->add_option("--others-live-on-io", others_live_on_io,
+                      "With other tools live, where what jp-actors' io thread sends (an exit, an output) runs: "
+                      "all-idle (the default: on the io thread when every worker sleeps, as with none live) or "
+                      "worker (the io thread stays free for their events, the default until 2026-12-04); "
+                      "bench/README.md")
+    ->check(CLI::IsMember({"worker", "all-idle"}));
   int worker_threads = 0;
   run_cmd->add_option("--worker-threads", worker_threads,
                       "jp-actors' runtime.worker_threads in the workers (default: the config's own); "
@@ -353,6 +365,7 @@ int main(int argc, char** argv) {
   ::setenv("JP_BENCH_LAUNCHER", launcher.c_str(), 1); // read by the workers
   ::setenv("JP_BENCH_CHILD_SESSION", child_session.c_str(), 1);
   ::setenv("JP_BENCH_OUTPUT_ON_IO", output_on_io.c_str(), 1);
+  ::setenv("JP_BENCH_OTHERS_LIVE_ON_IO", others_live_on_io.c_str(), 1);
   if (worker_threads > 0)
     ::setenv("JP_BENCH_WORKER_THREADS", std::to_string(worker_threads).c_str(), 1); // bench_config reads it
   else

@@ -418,6 +418,12 @@ struct OutputRule {
   ~OutputRule() { use_output_on_io(default_output_on_io); }
 };
 
+/// The rule with other tools live for one test, the default's after it.
+struct OthersLiveRule {
+  explicit OthersLiveRule(others_live_on_io rule) { use_others_live_on_io(rule); }
+  ~OthersLiveRule() { use_others_live_on_io(default_others_live_on_io); }
+};
+
 /// What a live tool's output, sent as the handle sends it, runs on: the chain's path.
 template <class Fixture>
 std::string output_path(Fixture& f) {
@@ -446,6 +452,25 @@ CAF_TEST(with another worker busy a tool output runs on the io thread only by th
   CAF_CHECK_EQUAL(output_path(*this), "worker,worker,worker");
   OutputRule first(output_on_io::first_idle);
   CAF_CHECK_EQUAL(output_path(*this), "io,io,io"); // first-idle: the first sleeps
+}
+
+CAF_TEST(with other tools live an exit and an output run on the io thread when every worker sleeps) {
+  auto one = live_tool();
+  auto two = live_tool();
+  CAF_REQUIRE(worker_asleep(sch, 1));
+  CAF_CHECK_EQUAL(run_from_io(chain(3)), "io,io,io"); // the default: all-idle
+  CAF_CHECK_EQUAL(output_path(*this), "io,io,io");
+  OthersLiveRule worker(others_live_on_io::worker);
+  CAF_REQUIRE(worker_asleep(sch, 0) && worker_asleep(sch, 1));
+  CAF_CHECK_EQUAL(run_from_io(chain(3)), "worker,worker,worker"); // the io thread kept free
+  CAF_CHECK_EQUAL(output_path(*this), "worker,worker,worker");
+}
+
+CAF_TEST(with other tools live and another worker busy an exit goes to a worker) {
+  auto one = live_tool();
+  auto two = live_tool();
+  CAF_REQUIRE(second_held());
+  CAF_CHECK_EQUAL(run_from_io(chain(3)), "worker,worker,worker");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
@@ -478,12 +503,14 @@ CAF_TEST(a callback run on the io thread sends on from there) {
   CAF_CHECK_EQUAL(reported_path(), "worker,worker");
 }
 
-CAF_TEST(with a tool process live the io thread leaves the chain to the worker) {
+CAF_TEST(with a tool process live the io thread runs the chain only while the worker sleeps) {
   auto live = live_tool();
   CAF_REQUIRE_EQUAL(live_process_group_count(), 1u);
-  auto first = chain(3);
   CAF_REQUIRE(asleep());
-  CAF_CHECK_EQUAL(run_from_io(first), "worker,worker,worker");
+  CAF_CHECK_EQUAL(run_from_io(chain(3)), "io,io,io"); // the default: every worker asleep and idle
+  OthersLiveRule worker(others_live_on_io::worker);
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(chain(3)), "worker,worker,worker");
   // Dropped, its group is killed (Process); the next test starts with none live.
 }
 
@@ -510,10 +537,11 @@ CAF_TEST(a tool output never runs on the io thread by the never rule) {
   CAF_CHECK_EQUAL(output_path(*this), "worker,worker,worker");
 }
 
-CAF_TEST(with another tool live a tool output goes to the worker) {
+CAF_TEST(with another tool live a tool output goes to the worker by the worker rule) {
   auto one = live_tool();
   auto two = live_tool();
   CAF_REQUIRE_EQUAL(live_process_group_count(), 2u);
+  OthersLiveRule worker(others_live_on_io::worker);
   auto first = chain(3);
   CAF_REQUIRE(asleep());
   io.post([first] { io_thread_run_output(first, std::string{}); });
