@@ -6,8 +6,9 @@
 // answer) stays on the worker that ran it, so the first is the one that ran the
 // previous event's work. A first worker that is running something is passed over:
 // nothing waits behind a job (bench/README.md, "The io thread's messages to one
-// worker"). An exit, or a tool's output, when the io thread has no other tool to
-// watch, is not handed to a worker at all: the io thread runs what it makes ready
+// worker"). An exit, or a tool's output, when every worker is asleep and idle (or,
+// as the rules in io_thread_rules.hpp say, when the io thread has no other tool to
+// watch), is not handed to a worker at all: the io thread runs what it makes ready
 // itself (io_thread_run, io_thread_run_output).
 #pragma once
 
