@@ -1,12 +1,14 @@
 #include "actors/io_thread_send.hpp"
 
 #include <atomic>
+#include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/execution_unit.hpp>
 #include <caf/logger.hpp>
 #include <deque>
 #include <mutex>
 #include <typeinfo>
+#include <unordered_set>
 #include <utility>
 
 #include "runtime/actor_scheduler.hpp"
@@ -59,6 +61,19 @@ bool others_may_wait(actor_scheduler& ws) {
          others_asleep_and_idle(ws);
 }
 
+// The actors keep_off_io_thread names, while they live; counted, so that a program
+// with none (the benchmark) takes no lock to learn it.
+std::mutex off_io_mtx;
+std::unordered_set<const caf::resumable*> off_io;
+std::atomic<size_t> off_io_count{0};
+
+bool kept_off_io(const caf::resumable* job) {
+  if (off_io_count.load(std::memory_order_acquire) == 0)
+    return false;
+  std::lock_guard guard(off_io_mtx);
+  return off_io.count(job) > 0;
+}
+
 class IoThreadUnit final : public caf::execution_unit {
 public:
   void use(caf::actor_system& sys, run_here here) {
@@ -99,6 +114,8 @@ private:
   /// running here, within the event's budget.
   bool take_here(actor_scheduler& ws, actor_scheduler::worker_type& first, caf::resumable* job) {
     auto here = std::exchange(here_, run_here::never);
+    if (kept_off_io(job))
+      return false;
     if (draining_) { // on the io thread, in drain()
       if (budget_ == 0)
         return false;
@@ -201,6 +218,23 @@ caf::execution_unit* io_thread_unit(caf::actor_system& sys, run_here here) {
 caf::execution_unit* io_thread_running() {
   auto& unit = unit_of_this_thread();
   return unit.draining() ? &unit : nullptr;
+}
+
+void keep_off_io_thread(const caf::actor& actor) {
+  auto* a = caf::actor_cast<caf::abstract_actor*>(actor);
+  auto* job = dynamic_cast<const caf::resumable*>(a); // a scheduled actor is its own job
+  if (job == nullptr)
+    return;
+  {
+    std::lock_guard guard(off_io_mtx);
+    if (off_io.insert(job).second)
+      off_io_count.fetch_add(1, std::memory_order_release);
+  }
+  a->attach_functor([job] {
+    std::lock_guard guard(off_io_mtx);
+    if (off_io.erase(job) > 0)
+      off_io_count.fetch_sub(1, std::memory_order_release);
+  });
 }
 
 void use_output_on_io(output_on_io rule) {

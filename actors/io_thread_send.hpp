@@ -19,6 +19,7 @@
 #include "io_thread_rules.hpp"
 
 namespace caf {
+class actor;
 class actor_system;
 class execution_unit;
 } // namespace caf
@@ -33,6 +34,12 @@ enum class run_here { never, none_live, sender_live };
 /// The execution unit the io thread sends with: CAF schedules a receiver that was
 /// idle through it (`exec_later`). One per thread that asks.
 caf::execution_unit* io_thread_unit(caf::actor_system& sys, run_here here = run_here::never);
+
+/// Keeps the io thread from ever running `actor` (for its life): a worker does. For
+/// actors that may block on the disk or a pipe (the agent's loop: its conversation
+/// store syncs, its observer writes to stdout), which the io thread, reading every
+/// tool's pipes and reaping their exits, must not wait on.
+void keep_off_io_thread(const caf::actor& actor);
 
 /// The io thread's unit while it runs actors itself (io_thread_run), else nullptr.
 caf::execution_unit* io_thread_running();

@@ -1,3 +1,4 @@
+#include "actors/io_thread_send.hpp"
 #include "actors/live_loops.hpp"
 #include "actors/turn_loop.hpp"
 
@@ -1047,6 +1048,9 @@ caf::actor spawn_turn_loop(caf::actor_system& sys, TurnLoopContext ctx) {
   auto live = ctx.live_loops;
   auto path = ctx.agent_path;
   auto loop = sys.spawn(loop_behavior, std::move(ctx));
+  // It syncs its conversation store and writes its observer's log: never on the io
+  // thread, which an exit's answer may reach while other tools' pipes wait on it.
+  keep_off_io_thread(caf::actor_cast<caf::actor>(loop));
   if (live)
     live->add(std::move(path), loop);
   return loop;

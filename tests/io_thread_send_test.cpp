@@ -278,9 +278,10 @@ struct io_and_workers {
   /// until the first message (nothing is scheduled before it). `how`: each sends
   /// from its context; or as an embedder's callback it runs would
   /// (send_from_callback); or sends and spawns an actor too.
-  caf::actor chain(int n, passing how = passing::send) {
+  /// `kept_off`: the place (0 the first) of one kept off the io thread.
+  caf::actor chain(int n, passing how = passing::send, int kept_off = -1) {
     caf::actor next = caf::actor_cast<caf::actor>(self);
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
       next = sys.spawn<caf::lazy_init>(
         [how](caf::event_based_actor* s, caf::actor to) -> caf::behavior {
           return {[=](std::string path) {
@@ -297,6 +298,9 @@ struct io_and_workers {
           }};
         },
         next);
+      if (n - 1 - i == kept_off)
+        keep_off_io_thread(next);
+    }
     return next;
   }
 
@@ -491,6 +495,14 @@ CAF_TEST(the io thread runs an exit and the 32 jobs it makes ready and the worke
   auto first = chain(40);
   CAF_REQUIRE(asleep());
   CAF_CHECK_EQUAL(run_from_io(first), times("io", 33) + "," + times("worker", 7));
+}
+
+CAF_TEST(an actor kept off the io thread runs on the worker and so does what it sends) {
+  // The agent's loop: it syncs its conversation store and writes to stdout.
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(chain(3, passing::send, 1)), "io,worker,worker");
+  CAF_REQUIRE(asleep());
+  CAF_CHECK_EQUAL(run_from_io(chain(3, passing::send, 0)), "worker,worker,worker");
 }
 
 CAF_TEST(a callback run on the io thread sends on from there) {
