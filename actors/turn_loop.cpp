@@ -1047,9 +1047,10 @@ caf::behavior loop_behavior(loop_actor_t* self, TurnLoopContext ctx) {
 caf::actor spawn_turn_loop(caf::actor_system& sys, TurnLoopContext ctx) {
   auto live = ctx.live_loops;
   auto path = ctx.agent_path;
-  auto loop = sys.spawn(loop_behavior, std::move(ctx));
   // It syncs its conversation store and writes its observer's log: never on the io
   // thread, which an exit's answer may reach while other tools' pipes wait on it.
+  // Named before anything can schedule it (lazy_init: not started until its first message).
+  auto loop = sys.spawn<caf::lazy_init>(loop_behavior, std::move(ctx));
   keep_off_io_thread(caf::actor_cast<caf::actor>(loop));
   if (live)
     live->add(std::move(path), loop);
