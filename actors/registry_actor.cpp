@@ -54,6 +54,9 @@ struct entry {
   // Aborted by an interrupt (abort_all) and not yet listed by a turn's end: one that
   // stopped before the end came is still the end's to report (aborted), not gone.
   bool aborted_by_interrupt = false;
+  // A turn's end lists it when it stops (it was live when the end came): an
+  // interrupt that ends it meanwhile leaves it to that end, not flagged for the next.
+  bool listed_by_end = false;
 };
 
 struct registry_state {
@@ -425,6 +428,7 @@ caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self, const I
   };
   for (auto& id : live) {
     auto& e = self->state.entries[id];
+    e.listed_by_end = true;
     auto answer = answers.find(id);
     // A one-shot run still going (its call unanswered) is aborted: its tool's policy
     // is for the handle it might have gone on as.
@@ -793,7 +797,7 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       std::vector<std::string> live;
       for (auto& [id, e] : self->state.entries)
         if (e.phase == entry_phase::live) {
-          e.aborted_by_interrupt = true;
+          e.aborted_by_interrupt = !e.listed_by_end;
           live.push_back(id);
         }
       for (auto& id : live)

@@ -422,6 +422,28 @@ CAF_TEST(handles an interrupt ended before the turn end came are listed by that 
   CAF_CHECK(again.empty());
 }
 
+CAF_TEST(a handle an interrupt ends while a turn end waits on it is listed by that end alone) {
+  // The end lists it when it stops; the interrupt's flag must not list it again at
+  // a later end of the same registry (a node session's, an MCP server's).
+  LaunchSpec waited;
+  waited.child.on_turn_end = turn_end_policy::await;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), waited);
+  auto end = self->request(registry, caf::infinite, turn_end_atom::value, InquiryAnswers{});
+  settle(); // the end waits on `a`
+  anon_send(registry, abort_all_atom::value);
+  settle();
+  end.receive(
+    [](std::vector<HandleSummary>& l) {
+      CAF_REQUIRE_EQUAL(l.size(), 1u);
+      CAF_CHECK_EQUAL(l[0].id, "a");
+      CAF_CHECK(l[0].state.stopped() && !l[0].state.ok);
+    },
+    [](caf::error& e) { CAF_FAIL(error_text(e)); });
+  auto [again, err] = ask<std::vector<HandleSummary>>(registry, turn_end_atom::value, InquiryAnswers{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(again.empty());
+}
+
 CAF_TEST(a turn end wait runs out by its own timer alone) {
   // Waited for at one turn end, stopped in time, spawned again and waited for at
   // the next: the first wait's timer (never cancelled) must not cut the second short.
