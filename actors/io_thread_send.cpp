@@ -237,6 +237,10 @@ void keep_off_io_thread(const caf::actor& actor) {
   });
 }
 
+std::size_t actors_kept_off_io_thread() {
+  return off_io_count.load(std::memory_order_acquire);
+}
+
 void use_output_on_io(output_on_io rule) {
   output_rule.store(rule, std::memory_order_relaxed);
 }

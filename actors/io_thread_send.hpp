@@ -41,6 +41,10 @@ caf::execution_unit* io_thread_unit(caf::actor_system& sys, run_here here = run_
 /// tool's pipes and reaping their exits, must not wait on.
 void keep_off_io_thread(const caf::actor& actor);
 
+/// How many actors keep_off_io_thread names now: each name ends with its actor, so
+/// that a new actor at a dead one's address is not kept off (for tests).
+std::size_t actors_kept_off_io_thread();
+
 /// The io thread's unit while it runs actors itself (io_thread_run), else nullptr.
 caf::execution_unit* io_thread_running();
 

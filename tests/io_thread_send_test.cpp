@@ -503,6 +503,11 @@ CAF_TEST(an actor kept off the io thread runs on the worker and so does what it 
   CAF_CHECK_EQUAL(run_from_io(chain(3, passing::send, 1)), "io,worker,worker");
   CAF_REQUIRE(asleep());
   CAF_CHECK_EQUAL(run_from_io(chain(3, passing::send, 0)), "worker,worker,worker");
+  // Each name ended with its actor (all have quit): none is kept off now.
+  auto until = std::chrono::steady_clock::now() + bound;
+  while (actors_kept_off_io_thread() != 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
+  CAF_CHECK_EQUAL(actors_kept_off_io_thread(), 0u);
 }
 
 CAF_TEST(a callback run on the io thread sends on from there) {
