@@ -86,6 +86,42 @@ CAF_TEST(an abort kills what left the tools group or session) {
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 
+CAF_TEST(a tools exit kills and names what it left running outside its group or session) {
+  // `timeout 300 srv &` (timeout leads a group of its own), setsid, a double fork:
+  // what the command left in the background dies with it and is named, as what it
+  // left in its own group is; else the model is told nothing was left, and it runs
+  // on until jp-actors ends.
+  temp_dir dir;
+  marked_sleep sleeper(dir.path);
+  auto go = dir.path / "go";
+  IoThread io;
+  // Each tool ends only once told to: by then every escape has left its group (the
+  // sleep runs only after its setsid, or its job's own group).
+  auto tail = fmt::format("while [ ! -e {} ]; do sleep 0.01; done; exit 0", go.string());
+  std::vector<std::shared_ptr<Process>> handles;
+  std::vector<std::future<ExitInfo>> exits;
+  for (auto& cmd : escapes(sleeper, tail)) {
+    auto told = std::make_shared<std::promise<ExitInfo>>();
+    exits.push_back(told->get_future());
+    auto p = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", cmd}},
+                           ProcessEvents{.on_exit = [told](const ExitInfo& e) { told->set_value(e); }});
+    CAF_REQUIRE(p.ok());
+    handles.push_back(*p);
+  }
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(3), 3u);
+  std::ofstream(go).flush();
+  for (auto& exit : exits) {
+    CAF_REQUIRE(exit.wait_for(30s) == std::future_status::ready);
+    auto info = exit.get();
+    CAF_CHECK_EQUAL(info.code, 0);
+    CAF_CHECK_EQUAL(info.left_running, 1u);
+    CAF_REQUIRE_EQUAL(info.left_commands.size(), 1u);
+    CAF_CHECK(info.left_commands[0].find(sleeper.token + " 300") != std::string::npos);
+  }
+  // Told once they were gone: none runs now (no wait).
+  CAF_CHECK_EQUAL(sleeper.alive().size(), 0u);
+}
+
 CAF_TEST(an abort kills a tool that moved itself into another group of our session) {
   // Without a terminal a tool leads only its own group, in our session, and may join
   // another group of it (here this test's own): its group is then empty, and the
@@ -128,6 +164,24 @@ CAF_TEST(the end of a run kills what its tools left outside their group or sessi
   write_script(ws.path / "escape.toml", escapes(sleeper, "exit 0"));
   auto r = cli_in(ws.path.string(), fmt::format("run {}", (ws.path / "escape.toml").string()));
   CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(a run tells the model what its tool left running outside its group was killed) {
+  // `timeout` leads a group of its own: the tool's exit is its group's end, and the
+  // model is told that what it started in the background is gone, not left to think
+  // its server runs. The tool ends once timeout has left its group.
+  temp_dir ws;
+  marked_sleep sleeper(ws.path);
+  write_script(ws.path / "timeout.toml",
+               {fmt::format("timeout 300 {} 300 & while [ \"$(cut -d' ' -f5 /proc/$!/stat)\" = \"$$\" ]; do :; done",
+                            sleeper.program.string())});
+  auto r = cli_in(ws.path.string(), fmt::format("run {}", (ws.path / "timeout.toml").string()));
+  CAF_CHECK_EQUAL(r.status, 0);
+  if (r.out.find("the 2 processes it left running in the background were killed with it: `timeout 300 ") ==
+      std::string::npos)
+    CAF_FAIL("it said: " << r.out);
+  CAF_CHECK(r.out.find(sleeper.token + " 300`") != std::string::npos);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 

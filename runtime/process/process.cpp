@@ -61,6 +61,9 @@ constexpr auto kReapRetry = std::chrono::milliseconds(2);
 // ~10 s of retries: only unkillable (D state) processes survive SIGKILL that long.
 constexpr int kReapTries = 5000;
 constexpr auto kGraceReapRetry = std::chrono::milliseconds(20);
+// Passes over /proc at a tool's exit for what it left outside its group (kill_escapes):
+// each after killing what the last found, which may have forked just before.
+constexpr int kEscapeKillPasses = 4;
 // How long ~IoThread waits for its killed groups to be reaped.
 constexpr auto kShutdownWait = std::chrono::seconds(10);
 // A Ctrl-C waits for the input before it to be read: looked at this often, for at
@@ -304,6 +307,10 @@ char* read_buffer() {
   static thread_local std::unique_ptr<char[]> buf(new char[kReadSize]);
   return buf.get();
 }
+
+/// Whether a tool marked `mark` may have left something running outside its group
+/// (below, with the orphans).
+bool escape_may_live(const std::string& mark);
 
 /// Everything about one child that the io thread owns. All members except `pid`,
 /// `io`, `has_stdin`, `stdin_queued`, `finished` and the caller's way into stdin
@@ -658,21 +665,35 @@ public:
   /// The escape scan's part for this process: `sig` to what `all` says left its group.
   void signal_escaped(int sig, const std::vector<MarkedProcess>& all) {
     for (auto& p : all) {
-      // Its session's members or what carries its mark, if they descend from us: a
-      // mark copied elsewhere, or a session id reused since, names someone else's.
-      bool ours = p.ours && (p.stat.sid == pid || p.mark == mark);
-      if (!ours || p.stat.pgid == pid)
-        continue; // not this tool's, or the group's own (kill(-pid) reaches them)
+      if (!left_group(p))
+        continue;
       if (!signal_if_same(p.stat.pid, p.stat.start, sig))
         continue; // gone since the scan (or its pid another's now)
-      auto known = std::find_if(escaped_.begin(), escaped_.end(), [&](const ProcStat& e) {
-        return e.pid == p.stat.pid && e.start == p.stat.start;
-      });
-      if (known == escaped_.end())
+      if (!is_escaped(p.stat))
         escaped_.push_back(p.stat);
     }
     --escape_scans_pending_;
   }
+
+  /// Whether `p` is this tool's and out of its group: its session's members or what
+  /// carries its mark, if they descend from us (a mark copied elsewhere, or a session
+  /// id reused since, names someone else's). The group's own are reached by kill(-pid).
+  bool left_group(const MarkedProcess& p) const {
+    return p.ours && (p.stat.sid == pid || p.mark == mark) && p.stat.pgid != pid;
+  }
+
+  bool is_escaped(const ProcStat& st) const {
+    return std::any_of(escaped_.begin(), escaped_.end(),
+                       [&](const ProcStat& e) { return e.pid == st.pid && e.start == st.start; });
+  }
+
+  /// At a tool's own exit, once its group is empty: what it left running outside
+  /// it (setsid, a double fork, `timeout 300 srv &`: timeout leads a group of its
+  /// own) is named as kill_left names what it left in it, and killed; the exit is
+  /// told once that is gone (reap_group: escaped_gone). Else the model is told
+  /// nothing was left, and it runs on until jp-actors ends. Looked for again after
+  /// each kill, a few times: one killed may have forked just before.
+  void kill_escapes();
 
   /// Reaps what signal_escaped killed that was reparented to us; whether all is gone.
   bool escaped_gone() {
@@ -1008,6 +1029,13 @@ private:
       }
       empty = empty && session_members(pid).empty();
     }
+    // An abort (terminating_) reached what left the group already (signal_escaped);
+    // a program that ends kills every tool's (kill_escaped_processes).
+    if (empty && !escapes_looked_for_ && !terminating_ && !g_refuse_new.load()) {
+      escapes_looked_for_ = true;
+      if (escape_may_live(mark))
+        kill_escapes();
+    }
     empty = escape_scans_pending_ == 0 && escaped_gone() && empty;
     // While an abort's grace runs past the leader, the group has until its end (then
     // killed): not given up on before, and looked at less often.
@@ -1070,8 +1098,9 @@ private:
   std::optional<asio::steady_timer> interrupt_timer_;
   int stdin_probe_ = -1; // keep_stdin_probe's, while the group lives
   std::vector<std::function<void()>> on_gone_;
-  std::vector<ProcStat> escaped_; // killed by an abort outside the group, not yet gone
+  std::vector<ProcStat> escaped_; // killed outside the group (an abort, kill_escapes), not yet gone
   int escape_scans_pending_ = 0;  // signal_escaped calls the scan has not served yet
+  bool escapes_looked_for_ = false; // reap_group's look at its own exit (kill_escapes)
 
   std::deque<std::string> stdin_queue_;
   std::size_t stdin_offset_ = 0;
@@ -1127,6 +1156,76 @@ std::vector<pid_t> own_children() {
       if (st.ppid == ::getpid())
         out.push_back(st.pid);
   return out;
+}
+
+/// The children of our first thread: the kernel hands it what a dead process leaves
+/// behind (we are a subreaper; a tool's leader is its spawning thread's child).
+/// Read through a descriptor each io thread keeps open: one pread, not an open and a
+/// close per look; every thread's (own_children) where the kernel lists none.
+std::vector<pid_t> adopted_children() {
+  struct Kept {
+    int fd = ::open(fmt::format("/proc/self/task/{}/children", ::getpid()).c_str(), O_RDONLY | O_CLOEXEC);
+    ~Kept() {
+      if (fd >= 0)
+        ::close(fd);
+    }
+  };
+  thread_local Kept kept;
+  char buf[4096];
+  ssize_t n = kept.fd < 0 ? -1 : ::pread(kept.fd, buf, sizeof buf, 0);
+  if (n < 0 || n == static_cast<ssize_t>(sizeof buf)) // unlisted, or more than fit
+    return own_children();
+  std::vector<pid_t> out;
+  for (ssize_t i = 0; i < n;) {
+    pid_t pid = 0;
+    for (; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i)
+      pid = pid * 10 + (buf[i] - '0');
+    if (pid > 0)
+      out.push_back(pid);
+    for (; i < n && (buf[i] < '0' || buf[i] > '9'); ++i) {
+    }
+  }
+  return out;
+}
+
+bool escape_may_live(const std::string& mark) {
+  // Asked once the tool's group is empty: every ancestor such a process had in it
+  // is gone, so the eldest of them still alive is our child now, with the mark. The
+  // common exit has no child of ours but live tools: one pread, no pass over /proc
+  // (W1 pays that pread, ≈ 1-5 us).
+  auto children = adopted_children();
+  if (children.empty())
+    return false;
+  auto leaders = live_tools();
+  return std::any_of(children.begin(), children.end(), [&](pid_t c) {
+    return !std::binary_search(leaders.begin(), leaders.end(), c) && mark_of(c) == mark;
+  });
+}
+
+void ProcState::kill_escapes() {
+  auto leaders = live_tools();
+  std::erase(leaders, pid); // its own session's members are read: they are not a live tool's
+  for (int pass = 0; pass < kEscapeKillPasses; ++pass) {
+    std::vector<ProcStat> found;
+    for (auto& p : processes_with_marks(leaders))
+      if (left_group(p) && !is_escaped(p.stat))
+        found.push_back(p.stat);
+    if (found.empty())
+      return;
+    std::sort(found.begin(), found.end(), [](const ProcStat& a, const ProcStat& b) {
+      return a.start != b.start ? a.start < b.start : a.pid < b.pid;
+    });
+    for (auto& st : found) {
+      // Named first (a killed one shows no command line); by its start, as signalled.
+      auto shown = exit_.left_commands.size() < kLeftNamedMax ? command_shown(st.pid) : std::string();
+      if (!signal_if_same(st.pid, st.start, SIGKILL))
+        continue; // gone since the scan
+      if (!shown.empty())
+        exit_.left_commands.push_back(std::move(shown));
+      ++exit_.left_running;
+      escaped_.push_back(st);
+    }
+  }
 }
 
 thread_local bool t_orphan_reap_due = false;

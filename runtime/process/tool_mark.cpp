@@ -16,10 +16,6 @@
 
 namespace jp {
 
-namespace {
-
-/// The value of the mark variable in `pid`'s environment as it was exec'd
-/// (/proc/<pid>/environ); "" when it has none or we may not read it.
 std::string mark_of(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/environ", static_cast<int>(pid));
@@ -44,6 +40,8 @@ std::string mark_of(pid_t pid) {
   }
   return {};
 }
+
+namespace {
 
 /// This process's owner mark (computed once: neither pid nor start time changes).
 const std::string& own_mark() {

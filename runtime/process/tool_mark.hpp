@@ -28,6 +28,10 @@ std::string owner_mark(pid_t owner, uint64_t owner_start);
 /// A new mark for a tool this process starts ("<pid>.<start>.<n>").
 std::string next_tool_mark();
 
+/// The value of the mark variable in `pid`'s environment as it was exec'd
+/// (/proc/<pid>/environ); "" when it has none or we may not read it.
+std::string mark_of(pid_t pid);
+
 /// Processes other than us whose environment holds a mark equal to `mark`, or, when
 /// `mark` ends in '.', one that starts with it (every tool of one owner).
 std::vector<ProcStat> marked_processes(std::string_view mark);
