@@ -170,11 +170,11 @@ CAF_TEST(the end of a run kills what its tools left outside their group or sessi
 CAF_TEST(a run tells the model what its tool left running outside its group was killed) {
   // `timeout` leads a group of its own: the tool's exit is its group's end, and the
   // model is told that what it started in the background is gone, not left to think
-  // its server runs. The tool ends once timeout has left its group.
+  // its server runs. The tool ends once timeout has forked (its setpgid comes first).
   temp_dir ws;
   marked_sleep sleeper(ws.path);
   write_script(ws.path / "timeout.toml",
-               {fmt::format("timeout 300 {} 300 & while [ \"$(cut -d' ' -f5 /proc/$!/stat)\" = \"$$\" ]; do :; done",
+               {fmt::format("timeout 300 {} 300 & while [ -z \"$(cat /proc/$!/task/$!/children)\" ]; do :; done",
                             sleeper.program.string())});
   auto r = cli_in(ws.path.string(), fmt::format("run {}", (ws.path / "timeout.toml").string()));
   CAF_CHECK_EQUAL(r.status, 0);
