@@ -308,6 +308,11 @@ char* read_buffer() {
   return buf.get();
 }
 
+/// Oldest first: the order what a command left running is named in.
+bool started_before(const ProcStat& a, const ProcStat& b) {
+  return a.start != b.start ? a.start < b.start : a.pid < b.pid;
+}
+
 /// Whether a tool marked `mark` may have left something running outside its group
 /// (below, with the orphans).
 bool escape_may_live(const std::string& mark);
@@ -931,9 +936,7 @@ private:
       else if (!exiting && ::kill(p.pid, 0) == 0)
         left.push_back(p);
     }
-    std::sort(left.begin(), left.end(), [](const ProcStat& a, const ProcStat& b) {
-      return a.start != b.start ? a.start < b.start : a.pid < b.pid;
-    });
+    std::sort(left.begin(), left.end(), started_before);
     for (std::size_t i = 0; i < left.size() && i < kLeftNamedMax; ++i)
       exit_.left_commands.push_back(command_shown(left[i].pid));
     exit_.left_running = left.size();
@@ -1015,7 +1018,9 @@ private:
         remove_slot(slot, pid); // its id is free (listed on through an abort's grace)
     }
     bool empty = group_empty_;
-    if (session) {
+    // Once found empty, its id is free, as the group's: not scanned for (and killed
+    // by) again, while what escaped it keeps the exit waiting.
+    if (session && !session_empty_) {
       // The session's other groups: members whose parent died are ours to reap now
       // (we are a subreaper); the session id cannot be reused while any is left.
       auto members = session_members(pid);
@@ -1027,14 +1032,17 @@ private:
         if (::waitpid(m.pid, &status, WNOHANG) == m.pid)
           note_hung_up(m.pid, status);
       }
-      empty = empty && session_members(pid).empty();
+      session_empty_ = session_members(pid).empty();
     }
+    empty = empty && (!session || session_empty_);
     // An abort (terminating_) reached what left the group already (signal_escaped);
     // a program that ends kills every tool's (kill_escaped_processes).
     if (empty && !escapes_looked_for_ && !terminating_ && !g_refuse_new.load()) {
       escapes_looked_for_ = true;
-      if (escape_may_live(mark))
+      if (escape_may_live(mark)) {
         kill_escapes();
+        reap_tries_ = 0; // what it killed gets the whole wait, not what the group left of it
+      }
     }
     empty = escape_scans_pending_ == 0 && escaped_gone() && empty;
     // While an abort's grace runs past the leader, the group has until its end (then
@@ -1084,6 +1092,7 @@ private:
   int reap_tries_ = 0;
   std::vector<std::pair<pid_t, std::string>> hangup_candidates_; // kill_left's exiting members, named
   bool group_empty_ = false; // reap_group found the leader's group gone: its id is free since
+  bool session_empty_ = false; // a pty's: its session's, likewise
   std::optional<asio::steady_timer> grace_timer_;
   bool grace_over_ = false; // its timer fired: what was left of the group was killed
   bool grace_kept_ = false; // the leader died in an abort's grace, which the rest of the group keeps
@@ -1207,23 +1216,27 @@ void ProcState::kill_escapes() {
   std::erase(leaders, pid); // its own session's members are read: they are not a live tool's
   for (int pass = 0; pass < kEscapeKillPasses; ++pass) {
     std::vector<ProcStat> found;
+    // By its mark only: the group (and a pty's session) is empty, so its id may be
+    // another's by now (left_group's session test is the abort's, while it is not).
     for (auto& p : processes_with_marks(leaders))
-      if (left_group(p) && !is_escaped(p.stat))
+      if (p.ours && p.mark == mark && !is_escaped(p.stat))
         found.push_back(p.stat);
     if (found.empty())
       return;
-    std::sort(found.begin(), found.end(), [](const ProcStat& a, const ProcStat& b) {
-      return a.start != b.start ? a.start < b.start : a.pid < b.pid;
-    });
+    std::sort(found.begin(), found.end(), started_before);
     for (auto& st : found) {
-      // Named first (a killed one shows no command line); by its start, as signalled.
-      auto shown = exit_.left_commands.size() < kLeftNamedMax ? command_shown(st.pid) : std::string();
+      // One exiting (its command line gone: a double fork's middle) was not left
+      // running, as in kill_left: waited for, not told. Named before the kill.
+      bool exiting = read_proc_cmdline(st.pid, 1).empty();
+      auto shown = !exiting && exit_.left_commands.size() < kLeftNamedMax ? command_shown(st.pid) : std::string();
       if (!signal_if_same(st.pid, st.start, SIGKILL))
         continue; // gone since the scan
+      escaped_.push_back(st);
+      if (exiting)
+        continue;
       if (!shown.empty())
         exit_.left_commands.push_back(std::move(shown));
       ++exit_.left_running;
-      escaped_.push_back(st);
     }
   }
 }
