@@ -460,6 +460,28 @@ void on_message(mcp_actor_t* self, const std::string& text) {
   on_parsed(self, msg.json);
 }
 
+/// Whether `json` (a message or a batch) has a request in it: one owed an answer.
+bool owes_answer(const Json& json) {
+  if (json.is_array())
+    return std::any_of(json.as_array().begin(), json.as_array().end(), owes_answer);
+  return json.is_object() && json.find("id") && json.find("method");
+}
+
+/// The session is ending: what is held for the tools still starting but owes the
+/// client no answer (notifications, its `initialized` among them) is read now, so a
+/// client that left while a server starts is not held for that start (which the
+/// session's end then stops). A request held still waits for it: a piped session's
+/// last call is answered.
+void read_held_notifications(mcp_actor_t* self) {
+  auto& st = self->state;
+  if (st.held.empty() || std::any_of(st.held.begin(), st.held.end(), owes_answer))
+    return;
+  auto held = std::move(st.held);
+  st.held.clear();
+  for (auto& json : held)
+    on_parsed(self, json);
+}
+
 /// The session is ending: an await in flight waits for its handles as a shell's
 /// `wait` does (a piped session's last await sees them finish), but not past the
 /// longest of the tools' await_timeout_secs, as the turn end would: a server it
@@ -512,6 +534,7 @@ mcp_impl::behavior_type mcp_server(mcp_actor_t* self, McpTurnMaker make_turn, st
       // The calls in flight are answered first (the client may still read them), an
       // await within a bound.
       st.ending = rp;
+      read_held_notifications(self);
       bound_awaits_at_end(self);
       end_when_answered(self);
       return rp;

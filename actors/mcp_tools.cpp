@@ -11,6 +11,7 @@
 
 #include "actors/function_handle.hpp"
 #include "runtime/mcp/mcp_input_schema.hpp"
+#include "runtime/mcp/mcp_start_stop.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/function_tool.hpp"
 
@@ -225,7 +226,7 @@ std::string mcp_tool_name(const std::string& server, const std::string& tool) {
 }
 
 McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
-                         std::function<void(const std::string&)> warn) {
+                         std::function<void(const std::string&)> warn, McpStartStop* stop) {
   bool on_stderr = !warn; // the CLI's: a slow start is said there too
   if (!warn)
     warn = [](const std::string& text) { std::fprintf(stderr, "jp-actors: %s\n", text.c_str()); };
@@ -238,11 +239,11 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
   // and the tools are added in the config's order whatever order they start in.
   std::vector<std::future<Result<std::shared_ptr<McpClient>>>> starts;
   for (auto& [name, server] : config->mcp_servers)
-    starts.push_back(std::async(std::launch::async, [&io, &server, &config] {
+    starts.push_back(std::async(std::launch::async, [&io, &server, &config, stop] {
       // Its process within the runtime's limits, as a tool's: the lower of each.
       auto bounded = server;
       bounded.limits = tightest(config->runtime.tool_limits, server.limits);
-      return McpClient::start(io, bounded, config->workspace, config->assistant.key_variables());
+      return McpClient::start(io, bounded, config->workspace, config->assistant.key_variables(), stop);
     }));
   // A server that takes more than a second (one that hangs takes its whole
   // start_timeout_secs, 120 by default) is named, so nobody waits on a silent command.
@@ -266,7 +267,8 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
     auto client = starts[next++].get();
     if (!client) {
       out.unavailable.push_back(client.error());
-      warn(client.error() + "; its tools are not offered");
+      if (!stop || !stop->stopped()) // stopped: nobody is left to offer them to
+        warn(client.error() + "; its tools are not offered");
       continue;
     }
     sets->add(name, *client);

@@ -41,8 +41,9 @@ struct McpTools {
 /// could not be offered (a server that did not start, a tool left out), a sentence
 /// each (none given: printed to stderr as "jp-actors: ..."); a server that did not
 /// start is in `unavailable` too. Later, `now` tells it on the thread that asks.
+/// `stop` (optional): once stopped, the starts still waiting end at once, unsaid.
 McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
-                         std::function<void(const std::string&)> warn = {});
+                         std::function<void(const std::string&)> warn = {}, McpStartStop* stop = nullptr);
 
 /// NAME__tool, made valid for every provider ([A-Za-z0-9_-], at most 64).
 std::string mcp_tool_name(const std::string& server, const std::string& tool);

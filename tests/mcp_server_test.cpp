@@ -548,6 +548,34 @@ CAF_TEST(at the end of input an await waits for its handles at most their tools 
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 
+CAF_TEST(a client that leaves while an MCP server served on still starts is not held for its start timeout) {
+  // The server never answers initialize: its start would end only after 600 s.
+  marked_sleep sleeper(dir.path);
+  std::ofstream(dir.path / "config.toml", std::ios::app)
+    << fmt::format("[mcp.servers.hangs]\ncommand = [\"{}\", \"600\"]\nstart_timeout_secs = 600\n",
+                   sleeper.program.string());
+  auto c = session(); // initialize does not wait for it
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  c->close_input();
+  // Its start is stopped and its process killed: the session's end waits for neither.
+  CAF_REQUIRE_EQUAL(sleeper.wait_none(), 0u);
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
+CAF_TEST(a call held for an MCP server still starting when the input ends is answered once it has started) {
+  // Its input ends first: the start is waited for, as the call needs it.
+  auto gate = (dir.path / "go").string();
+  std::ofstream(dir.path / "config.toml", std::ios::app)
+    << fmt::format("[mcp.servers.slow]\ncommand = [\"{}\", \"--start-after\", \"{}\"]\nrun = \"unattended\"\n",
+                   JP_FAKE_MCP_SERVER, gate);
+  auto c = session();
+  auto called = c->request("tools/call", tool_call("slow__echo", Json::object().set("text", "piped")));
+  c->close_input();
+  std::ofstream(gate) << "go\n";
+  CAF_CHECK_EQUAL(text_of(c->response(called)), "piped");
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
 CAF_TEST(a client gone from both ends has the calls in flight ended with their processes) {
   // Nothing could read their answers: an await of 600 s is not waited out.
   marked_sleep sleeper(dir.path);

@@ -25,6 +25,7 @@
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/cli/stdout_lines.hpp"
 #include "runtime/mcp/mcp_http_server.hpp"
+#include "runtime/mcp/mcp_start_stop.hpp"
 #include "runtime/text_nocase.hpp"
 #include "runtime/mcp/mcp_protocol.hpp"
 #include "runtime/node/node_address.hpp"
@@ -280,10 +281,11 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   // messages that wait for it. (It uses `io`, made first.)
   std::future<void> start;
   auto sessions = std::make_shared<LiveSessions>();
+  auto start_stop = std::make_shared<McpStartStop>();
   if (starting)
-    start = std::async(std::launch::async, [with_servers, &io, started, starting, sessions] {
+    start = std::async(std::launch::async, [with_servers, &io, started, starting, sessions, start_stop] {
       try {
-        *started = start_mcp_tools(with_servers, io);
+        *started = start_mcp_tools(with_servers, io, {}, start_stop.get());
         for (auto& client : started->clients)
           client->on_tools_changed([sessions] { sessions->tell_changed(); });
       } catch (const std::exception& e) { // none expected: said, and served without them
@@ -293,6 +295,12 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
       }
       starting->set_ready();
     });
+  // Once the client has gone (its input ended, or --listen failed), a server still
+  // starting is stopped rather than waited for (up to its start_timeout_secs).
+  struct StopStarts {
+    std::shared_ptr<McpStartStop> stop;
+    ~StopStarts() { stop->stop(); }
+  } stop_starts{start_stop};
   // Before the system ends (and the start, which may tell them, is waited for).
   struct CloseSessions {
     std::shared_ptr<LiveSessions> sessions;

@@ -1,4 +1,5 @@
 #include "runtime/mcp/mcp_client.hpp"
+#include "runtime/mcp/mcp_start_stop.hpp"
 
 #include <cstdio>
 #include <algorithm>
@@ -952,7 +953,11 @@ Result<std::string> header_value(const McpServerConfig& server, const std::strin
 } // namespace
 
 Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServerConfig& config,
-                                                    const std::string& cwd, const std::vector<std::string>& env_drop) {
+                                                    const std::string& cwd, const std::vector<std::string>& env_drop,
+                                                    McpStartStop* stop) {
+  auto stopped_why = [&config] { return fmt::format("MCP server `{}`: its start was stopped, as jp-actors is ending", config.name); };
+  if (stop && stop->stopped())
+    return Error{stopped_why()};
   auto server = config;
   for (auto& [name, value] : server.headers) {
     auto expanded = header_value(server, name, value);
@@ -994,6 +999,15 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
       (*finish)(std::move(why));
     });
   });
+  // After the handshake's post: its request is out when this comes. What is out then
+  // fails (the handshake with it), and the state, let go of, kills the process.
+  if (stop)
+    stop->on_stop([io = &io, weak, why = stopped_why()] {
+      io->post([weak, why] {
+        if (auto s = weak.lock(); s && !s->started)
+          s->fail_all(why);
+      });
+    });
   auto why = started.get(); // bounded: each request has the server's timeout, and the pages a limit
   if (!why.empty())
     return Error{why};

@@ -33,6 +33,7 @@
 namespace jp {
 
 class IoThread;
+class McpStartStop;
 
 /// One tool a server offers (tools/list).
 struct McpTool {
@@ -54,8 +55,11 @@ public:
   /// (unset: an error naming it).
   /// `env_drop`: variables kept from a stdio server's environment whatever they are
   /// called (the provider's key: AssistantConfig::key_variables).
+  /// `stop` (optional, outliving the io thread's work): once stopped, a start still
+  /// waiting fails at once, saying so, and its process is killed.
   static Result<std::shared_ptr<McpClient>> start(IoThread& io, const McpServerConfig& server, const std::string& cwd,
-                                                  const std::vector<std::string>& env_drop = {});
+                                                  const std::vector<std::string>& env_drop = {},
+                                                  McpStartStop* stop = nullptr);
   /// A stdio server: its stdin closed, up to 1 s to exit on its own (this waits),
   /// then TERM and KILL to its group. A url server: its session ended.
   ~McpClient();
