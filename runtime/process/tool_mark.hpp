@@ -6,8 +6,11 @@
 // when it leads one).
 // What still escapes: a process that leaves the tool's group (and its session,
 // when the tool leads one) and also drops or rewrites its environment (`env -i`, a
-// daemon that clears it); it is still ended with jp-actors when it was reparented
-// to us.
+// daemon that clears it), or whose environment can no longer be read: one made
+// non-dumpable (ssh-agent, gpg-agent; a setuid program), whose /proc/<pid>/environ
+// only a reader with CAP_SYS_PTRACE may read, or one that wrote its title over it
+// (setproctitle: nginx, postgres, sshd). Each is still ended with jp-actors when it
+// was reparented to us.
 #pragma once
 
 #include <cstdint>
