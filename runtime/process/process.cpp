@@ -1173,13 +1173,18 @@ std::vector<pid_t> own_children() {
 /// close per look; every thread's (own_children) where the kernel lists none.
 std::vector<pid_t> adopted_children() {
   struct Kept {
-    int fd = ::open(fmt::format("/proc/self/task/{}/children", ::getpid()).c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = -1;
     ~Kept() {
       if (fd >= 0)
         ::close(fd);
     }
   };
   thread_local Kept kept;
+  // Opened again while it could not be (out of descriptors for a moment): not the
+  // pass over /proc for good. A kernel that lists no children fails it each time, as
+  // cheaply.
+  if (kept.fd < 0)
+    kept.fd = ::open(fmt::format("/proc/self/task/{}/children", ::getpid()).c_str(), O_RDONLY | O_CLOEXEC);
   char buf[4096];
   ssize_t n = kept.fd < 0 ? -1 : ::pread(kept.fd, buf, sizeof buf, 0);
   if (n < 0 || n == static_cast<ssize_t>(sizeof buf)) // unlisted, or more than fit
