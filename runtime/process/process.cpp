@@ -62,8 +62,12 @@ constexpr auto kReapRetry = std::chrono::milliseconds(2);
 constexpr int kReapTries = 5000;
 constexpr auto kGraceReapRetry = std::chrono::milliseconds(20);
 // Passes over /proc at a tool's exit for what it left outside its group (kill_escapes):
-// each after killing what the last found, which may have forked just before.
-constexpr int kEscapeKillPasses = 4;
+// each after killing what the last found, which may have forked just before. They
+// end at the first that finds nothing (the common case: one), so the bound only
+// stops a runner forking without end; what it still left is ended with jp-actors.
+// (Stopping each found first would not catch more: a process a SIGSTOP or a SIGKILL
+// reached forks no more either way, and what it forked before is the next pass's.)
+constexpr int kEscapeKillPasses = 16;
 // How long ~IoThread waits for its killed groups to be reaped.
 constexpr auto kShutdownWait = std::chrono::seconds(10);
 // A Ctrl-C waits for the input before it to be read: looked at this often, for at
