@@ -54,6 +54,7 @@ struct LaunchSpec {
   uint64_t spill_budget_bytes = 512ull << 20; // all of spill_dir: the oldest files go first
   ToolLimits limits;              // what its processes may use (runtime.tool_limits and
                                   // the tool's own limits, the lower of each)
+  std::vector<std::string> daemons; // runtime.daemons: what may outlive it (SpawnSpec::daemons)
   // Notifications while nobody fetches or awaits it ([spawn.notifications]).
   bool notify_success = false;
   bool notify_failure = false;
@@ -71,7 +72,7 @@ typename Inspector::result_type inspect(Inspector& f, LaunchSpec& x) {
   return f(x.tool, x.node, x.arguments, x.argv, x.cwd, x.env, x.env_pass, x.env_drop, x.stdin_pipe, x.control_channel, x.pty, x.rows, x.cols,
            x.prompt_pattern, x.wait_ms, x.settle_ms, x.fixed_answers, x.answers,
            x.structured_output,
-           x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.spill_max_bytes, x.spill_budget_bytes, x.limits, x.notify_success, x.notify_failure,
+           x.output_cap, x.grace_ms, x.spill_dir, x.spill_root, x.spill_max_bytes, x.spill_budget_bytes, x.limits, x.daemons, x.notify_success, x.notify_failure,
            x.notify_content, x.notify_waiting, x.child, x.subagent, x.agent);
 }
 

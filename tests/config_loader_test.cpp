@@ -237,6 +237,18 @@ model = "file two"
   }
 }
 
+CAF_TEST(the daemons tools may leave running are none unless your config names them) {
+  Sandbox box;
+  auto c = load_config(box.sources(), default_config());
+  CAF_REQUIRE(c.ok());
+  CAF_CHECK(c->runtime.daemons.empty());
+  box.user_config("[runtime]\ndaemons = [\"GradleDaemon\", \"MSBuild.dll /nodemode\"]\n");
+  c = load_config(box.sources(), default_config());
+  CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
+  CAF_REQUIRE(c.ok());
+  CAF_CHECK_EQUAL(c->runtime.daemons, (std::vector<std::string>{"GradleDaemon", "MSBuild.dll /nodemode"}));
+}
+
 CAF_TEST(worker threads left out are chosen by the cores of the machine) {
   Sandbox box;
   auto c = load_config(box.sources(), default_config());
@@ -424,6 +436,9 @@ CAF_TEST(every validation error names the file and the key) {
        "conversation.tools.x.run: expected one of ask, unattended, skip, got \"sometimes\""},
       {x + "io = 3\n", "conversation.tools.x.io: expected one of pipe, pty, control, got integer 3"},
       {"[style]\nreasoning = \"dim\"\n", "style.reasoning: expected one of show, hide, got \"dim\""},
+      {"[runtime]\ndaemons = [\"GradleDaemon\", \"\"]\n",
+       "runtime.daemons[1]: must be part of a program's command line of 1 to 256 bytes"},
+      {"[runtime]\ndaemons = \"GradleDaemon\"\n", "runtime.daemons: expected an array of strings"},
       {"[style]\ncolor = true\n", "style.color: unknown key (allowed: reasoning)"},
       {x + "rnu = \"ask\"\n", "conversation.tools.x.rnu: unknown key (allowed: source, summary"},
       {"[conversation.tools.x]\nrun = \"ask\"\n",
@@ -640,7 +655,7 @@ CAF_TEST(errors in optional locations name those files) {
   CAF_CHECK_EQUAL(missing(c.error(), ws.string() + ": assistant.model: expected a string"), "");
 }
 
-CAF_TEST(a workspace config cannot choose where jp-actors writes or which secrets pass) {
+CAF_TEST(a workspace config cannot choose where jp-actors writes which secrets pass or what outlives its tools) {
   Sandbox box;
   struct Case {
     std::string toml, key;
@@ -649,6 +664,7 @@ CAF_TEST(a workspace config cannot choose where jp-actors writes or which secret
   std::vector<Case> cases = {
     {"[runtime]\nstate_dir = \"/home/victim\"\n", "runtime.state_dir"},
     {"[runtime]\npass_env = [\"OPENAI_API_KEY\"]\n", "runtime.pass_env"},
+    {"[runtime]\ndaemons = [\"sleep\"]\n", "runtime.daemons"},
     {std::string(tool_x) + "pass_env = [\"GITHUB_TOKEN\"]\n", "conversation.tools.x.pass_env"},
     // A repository cannot send your tools, or your node token, to a machine it names.
     {"[nodes.evil]\naddress = \"127.0.0.1:9\"\n", "nodes"},

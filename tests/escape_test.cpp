@@ -19,6 +19,7 @@
 #include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
+#include "runtime/process/tool_mark.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -122,6 +123,55 @@ CAF_TEST(a tools exit kills and names what it left running outside its group or 
   CAF_CHECK_EQUAL(sleeper.alive().size(), 0u);
 }
 
+CAF_TEST(a daemon its config names is left running at a tools exit and abort and ended with jp-actors) {
+  // A build's server (Gradle's, Bazel's, sccache's) is started to outlive the build:
+  // killed at each exit, every build would start it again. What else left the group
+  // is still killed and named.
+  temp_dir dir;
+  marked_sleep daemon(dir.path), other(dir.path);
+  auto go = dir.path / "go";
+  IoThread io;
+  auto tail = fmt::format("while [ ! -e {} ]; do sleep 0.01; done; exit 0", go.string());
+  auto told = std::make_shared<std::promise<ExitInfo>>();
+  auto exit = told->get_future();
+  auto p = spawn_process(io,
+                         SpawnSpec{.argv = {"/bin/sh", "-c",
+                                            fmt::format("setsid {} 300 & (setsid {} 300 &); {}",
+                                                        daemon.program.string(), other.program.string(), tail)},
+                                   .daemons = {daemon.token}},
+                         ProcessEvents{.on_exit = [told](const ExitInfo& e) { told->set_value(e); }});
+  CAF_REQUIRE(p.ok());
+  CAF_REQUIRE_EQUAL(daemon.wait_alive(1), 1u);
+  CAF_REQUIRE_EQUAL(other.wait_alive(1), 1u);
+  std::ofstream(go).flush();
+  CAF_REQUIRE(exit.wait_for(30s) == std::future_status::ready);
+  auto info = exit.get();
+  CAF_CHECK_EQUAL(info.left_running, 1u);
+  CAF_REQUIRE_EQUAL(info.left_commands.size(), 1u);
+  CAF_CHECK(info.left_commands[0].find(other.token) != std::string::npos);
+  CAF_CHECK_EQUAL(other.alive().size(), 0u); // told once it was gone
+  CAF_CHECK_EQUAL(daemon.alive().size(), 1u);
+  // An abort spares it too (the group's own leader, `other`, is killed).
+  auto q = spawn_process(io,
+                         SpawnSpec{.argv = {"/bin/sh", "-c",
+                                            fmt::format("setsid {} 300 & exec {} 300", daemon.program.string(),
+                                                        other.program.string())},
+                                   .daemons = {daemon.token}},
+                         ProcessEvents{});
+  CAF_REQUIRE(q.ok());
+  CAF_REQUIRE_EQUAL(daemon.wait_alive(2), 2u);
+  CAF_REQUIRE_EQUAL(other.wait_alive(1), 1u);
+  auto gone = std::make_shared<std::promise<void>>();
+  auto done = gone->get_future();
+  (*q)->terminate(100ms, [gone] { gone->set_value(); });
+  CAF_REQUIRE(done.wait_for(30s) == std::future_status::ready);
+  CAF_CHECK_EQUAL(other.wait_none(), 0u);
+  CAF_CHECK_EQUAL(daemon.alive().size(), 2u);
+  // jp-actors' end ends what every tool left, these too.
+  kill_escaped_processes();
+  CAF_CHECK_EQUAL(daemon.wait_none(), 0u);
+}
+
 CAF_TEST(an abort kills a tool that moved itself into another group of our session) {
   // Without a terminal a tool leads only its own group, in our session, and may join
   // another group of it (here this test's own): its group is then empty, and the
@@ -183,6 +233,29 @@ CAF_TEST(a run tells the model what its tool left running outside its group was 
     CAF_FAIL("it said: " << r.out);
   CAF_CHECK(r.out.find(sleeper.token + " 300`") != std::string::npos);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(a run leaves the daemon runtime daemons names running past its tool until the run ends) {
+  // The first call's tool starts it outside its group (and waits until it is out, as
+  // a build waits for its server) and exits; the second finds it still running; the
+  // run's end ends it.
+  temp_dir ws;
+  marked_sleep daemon(ws.path);
+  auto pid_file = (ws.path / "daemon.pid").string();
+  std::ofstream(ws.path / "daemon.toml")
+    << fmt::format("[[agents]]\nname = \"a\"\n"
+                   "  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"shell\"\n"
+                   "  arguments = {{ command = '''setsid {} 300 & until grep -q {} /proc/$!/cmdline; do :; done; "
+                   "echo $! > {}''' }}\n"
+                   "  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"shell\"\n"
+                   "  arguments = {{ command = '''kill -0 $(cat {}) && echo daemon-runs''' }}\n",
+                   daemon.program.string(), daemon.token, pid_file, pid_file);
+  auto r = cli_in(ws.path.string(), fmt::format("--cfg 'runtime.daemons=[\"{}\"]' run {}", daemon.token,
+                                                (ws.path / "daemon.toml").string()));
+  JP_REQUIRE_OK(r);
+  if (r.out.find("daemon-runs") == std::string::npos || r.out.find("killed with it") != std::string::npos)
+    CAF_FAIL("it said: " << r.out);
+  CAF_CHECK_EQUAL(daemon.wait_none(), 0u);
 }
 
 CAF_TEST(a process outside jp-actors that carries a tool mark is not killed at its end) {

@@ -152,6 +152,7 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   spec->spill_max_bytes = config.runtime.spill_max_bytes;
   spec->spill_budget_bytes = config.runtime.spill_budget_bytes;
   spec->limits = tightest(config.runtime.tool_limits, tool.limits);
+  spec->daemons = config.runtime.daemons;
   if (tool.io == io_mode::pty)
     spec->pty = true;
   if (spec->pty) { // the tool's terminal, or the shell's `tty`

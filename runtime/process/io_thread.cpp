@@ -49,8 +49,9 @@ void reserve_fd_table() {
 // At the program's end: what its runtimes still run, and what left their groups.
 void kill_all_tools_and_escapees() {
   // All ended, and swept since the last tool started (the CLI's usual end): no
-  // /proc scan again. A tool's exit kills its group only: what it put in a session
-  // of its own (setsid, `timeout`) outlives it, and an embedder's program too.
+  // /proc scan again. Else a tool's leftover may live: one without its mark at its
+  // exit (an environment cleared), a daemon runtime.daemons keeps, or what an
+  // embedder's program started.
   if (!any_process_group_alive() && !tools_started_since_sweep())
     return;
   kill_all_process_groups();

@@ -68,6 +68,9 @@ constexpr auto kGraceReapRetry = std::chrono::milliseconds(20);
 // (Stopping each found first would not catch more: a process a SIGSTOP or a SIGKILL
 // reached forks no more either way, and what it forked before is the next pass's.)
 constexpr int kEscapeKillPasses = 16;
+// How much of a command line is looked through for a daemon's part (SpawnSpec::daemons):
+// a JVM's, its class path first, runs to kilobytes.
+constexpr std::size_t kDaemonCommandMax = 64 * 1024;
 // How long ~IoThread waits for its killed groups to be reaped.
 constexpr auto kShutdownWait = std::chrono::seconds(10);
 // A Ctrl-C waits for the input before it to be read: looked at this often, for at
@@ -346,6 +349,7 @@ public:
   const std::string mark; // in its environment (runtime/process/tool_mark.hpp)
   std::pair<uint64_t, uint64_t> started; // the crash record's start window (group_record.hpp)
   bool server = false;                   // SpawnSpec::server
+  std::vector<std::string> daemons;      // SpawnSpec::daemons
   /// Set once no request needs the io thread (group gone, or forgotten by ~IoThread).
   std::atomic<bool> finished{false};
   /// Bytes accepted by write_stdin and not yet written or dropped. Counted up on the
@@ -674,7 +678,7 @@ public:
   /// The escape scan's part for this process: `sig` to what `all` says left its group.
   void signal_escaped(int sig, const std::vector<MarkedProcess>& all) {
     for (auto& p : all) {
-      if (!left_group(p))
+      if (!left_group(p) || kept_daemon(p.stat.pid))
         continue;
       if (!signal_if_same(p.stat.pid, p.stat.start, sig))
         continue; // gone since the scan (or its pid another's now)
@@ -689,6 +693,16 @@ public:
   /// id reused since, names someone else's). The group's own are reached by kill(-pid).
   bool left_group(const MarkedProcess& p) const {
     return p.ours && (p.stat.sid == pid || p.mark == mark) && p.stat.pgid != pid;
+  }
+
+  /// Whether `pid` (out of the group) is a daemon this tool's config keeps running
+  /// (SpawnSpec::daemons). Read only where some are named.
+  bool kept_daemon(pid_t pid) const {
+    if (daemons.empty())
+      return false;
+    auto line = read_proc_cmdline(pid, kDaemonCommandMax);
+    return std::any_of(daemons.begin(), daemons.end(),
+                       [&](const std::string& part) { return line.find(part) != std::string::npos; });
   }
 
   bool is_escaped(const ProcStat& st) const {
@@ -1228,7 +1242,7 @@ void ProcState::kill_escapes() {
     // By its mark only: the group (and a pty's session) is empty, so its id may be
     // another's by now (left_group's session test is the abort's, while it is not).
     for (auto& p : processes_with_marks(leaders))
-      if (p.ours && p.mark == mark && !is_escaped(p.stat))
+      if (p.ours && p.mark == mark && !is_escaped(p.stat) && !kept_daemon(p.stat.pid))
         found.push_back(p.stat);
     if (found.empty())
       return;
@@ -1580,6 +1594,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   auto st = std::make_shared<ProcState>(io, pid, slot, has_stdin, spec.pty, std::move(mark), std::move(events));
   st->started = {earliest, latest};
   st->server = spec.server;
+  st->daemons = std::move(spec.daemons);
   error_code ec;
   if (!wrap(io, st->pidfd_, pidfd, ec, false) || !wrap(io, st->out_.d, out_r, ec) ||
       (!spec.pty && !wrap(io, st->err_.d, err_r, ec)) ||

@@ -46,6 +46,10 @@ struct SpawnSpec {
   bool server = false;
   // Kernel resource limits the child and all it starts get (resource_limit.hpp).
   ToolLimits limits;
+  // Parts of command lines (runtime.daemons): a process that left the group and has
+  // one in its command line is a daemon started on purpose, left running at the
+  // exit and the abort (what it left in its group is not: that is killed).
+  std::vector<std::string> daemons;
 };
 
 /// ExitInfo::left_commands: how many are named, and how long each may be.
