@@ -191,9 +191,10 @@ struct RuntimeConfig {
   int64_t io_poll_us = -1;
   // Variables tools inherit even though their names look secret (*_TOKEN, ...).
   std::vector<std::string> pass_env;
-  // What a tool starts on purpose to outlive it (a build's server: Gradle's, Bazel's,
-  // sccache's): a process that left the tool's group and whose command line holds one
-  // of these is left running at the tool's exit and abort, and ended with jp-actors.
+  // What a tool starts on purpose to outlive it (a build's server: Gradle's daemon,
+  // Bazel's): a process that left the tool's group with one of these as an argument
+  // (or an argument's last part) is left running at the tool's exit and abort, with
+  // what it started, and ended with jp-actors (runtime/process/kept_daemons.hpp).
   std::vector<std::string> daemons;
   // What every tool's processes may use ([runtime.tool_limits]; none set: ours).
   ToolLimits tool_limits;

@@ -56,7 +56,7 @@ constexpr int64_t kMaxResponseBytes = int64_t{4} << 30;
 constexpr int64_t kMaxOutputCapBytes = int64_t{16} << 20;
 constexpr int64_t kMaxResponseCapBytes = int64_t{64} << 20;
 constexpr int64_t kMaxSpillBytes = int64_t{1} << 40;
-constexpr size_t kCommandPartMax = 256; // runtime.daemons: one part of a command line
+constexpr size_t kCommandPartMax = 256; // runtime.daemons: one argument of a command line
 
 
 // Names already checked by choice_of.
@@ -406,9 +406,9 @@ private:
   Reader texts(std::vector<std::string>& out) const {
     return [this, &out](auto& v, auto& key) { return assign(strings_of(v, key), out); };
   }
-  /// Parts of command lines looked for (runtime.daemons): none empty, which every
-  /// command line would hold.
-  Reader command_parts(std::vector<std::string>& out) const {
+  /// Arguments looked for in command lines (runtime.daemons, kept_daemons.hpp): none
+  /// empty.
+  Reader daemon_names(std::vector<std::string>& out) const {
     return [this, &out](auto& v, auto& key) -> Status {
       auto parts = strings_of(v, key);
       if (!parts)
@@ -416,8 +416,9 @@ private:
       for (size_t i = 0; i < parts->size(); ++i)
         if ((*parts)[i].empty() || (*parts)[i].size() > kCommandPartMax)
           return fail(fmt::format("{}[{}]", key, i),
-                      fmt::format("must be part of a program's command line of 1 to {} bytes, such as "
-                                  "\"GradleDaemon\" (an empty one would be in every command line)",
+                      fmt::format("must be a program or an argument of 1 to {} bytes, as its command line has "
+                                  "it (an argument matches when it is the name, or ends in '/' and the name), "
+                                  "such as \"org.gradle.launcher.daemon.bootstrap.GradleDaemon\"",
                                   kCommandPartMax));
       out = std::move(*parts);
       return Status::success();
@@ -602,7 +603,7 @@ private:
       {"worker_threads", users_only("how this machine's cores are used", count(r.worker_threads, 1, 64))},
       {"io_poll_us", users_only("how this machine's cores are used", integer(r.io_poll_us, 0, 10000))},
       {"pass_env", users_only("which of your secrets its tools see", texts(r.pass_env))},
-      {"daemons", users_only("what of its tools outlives them", command_parts(r.daemons))},
+      {"daemons", users_only("what of its tools outlives them", daemon_names(r.daemons))},
       {"tool_limits", table([this](auto& lt, auto& key) { return tool_limits(c_.runtime.tool_limits, lt, key); })},
     });
   }

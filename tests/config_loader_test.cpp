@@ -242,11 +242,12 @@ CAF_TEST(the daemons tools may leave running are none unless your config names t
   auto c = load_config(box.sources(), default_config());
   CAF_REQUIRE(c.ok());
   CAF_CHECK(c->runtime.daemons.empty());
-  box.user_config("[runtime]\ndaemons = [\"GradleDaemon\", \"MSBuild.dll /nodemode\"]\n");
+  box.user_config("[runtime]\ndaemons = [\"org.gradle.launcher.daemon.bootstrap.GradleDaemon\", \"A-server.jar\"]\n");
   c = load_config(box.sources(), default_config());
   CAF_CHECK_EQUAL(c.ok() ? "" : c.error(), "");
   CAF_REQUIRE(c.ok());
-  CAF_CHECK_EQUAL(c->runtime.daemons, (std::vector<std::string>{"GradleDaemon", "MSBuild.dll /nodemode"}));
+  CAF_CHECK_EQUAL(c->runtime.daemons,
+                  (std::vector<std::string>{"org.gradle.launcher.daemon.bootstrap.GradleDaemon", "A-server.jar"}));
 }
 
 CAF_TEST(worker threads left out are chosen by the cores of the machine) {
@@ -437,7 +438,7 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "io = 3\n", "conversation.tools.x.io: expected one of pipe, pty, control, got integer 3"},
       {"[style]\nreasoning = \"dim\"\n", "style.reasoning: expected one of show, hide, got \"dim\""},
       {"[runtime]\ndaemons = [\"GradleDaemon\", \"\"]\n",
-       "runtime.daemons[1]: must be part of a program's command line of 1 to 256 bytes"},
+       "runtime.daemons[1]: must be a program or an argument of 1 to 256 bytes"},
       {"[runtime]\ndaemons = \"GradleDaemon\"\n", "runtime.daemons: expected an array of strings"},
       {"[style]\ncolor = true\n", "style.color: unknown key (allowed: reasoning)"},
       {x + "rnu = \"ask\"\n", "conversation.tools.x.rnu: unknown key (allowed: source, summary"},

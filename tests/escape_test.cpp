@@ -18,6 +18,7 @@
 #include "marked_processes.hpp"
 #include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/io_thread.hpp"
+#include "runtime/process/kept_daemons.hpp"
 #include "runtime/process/process.hpp"
 #include "runtime/process/tool_mark.hpp"
 #include "temp_dir.hpp"
@@ -123,40 +124,58 @@ CAF_TEST(a tools exit kills and names what it left running outside its group or 
   CAF_CHECK_EQUAL(sleeper.alive().size(), 0u);
 }
 
+CAF_TEST(a daemon is named by a whole argument or its last part after a slash) {
+  std::vector<std::string> names{"sccache", "org.gradle.launcher.daemon.bootstrap.GradleDaemon"};
+  CAF_CHECK(names_daemon(names, {"sccache"}));
+  CAF_CHECK(names_daemon(names, {"/usr/bin/sccache"}));
+  CAF_CHECK(names_daemon(names, {"java", "-cp", "a.jar", "org.gradle.launcher.daemon.bootstrap.GradleDaemon", "8.5"}));
+  // Not a path that only passes through it, nor a longer name.
+  CAF_CHECK(!names_daemon(names, {"/bin/sh", "/home/u/src/sccache/build.sh"}));
+  CAF_CHECK(!names_daemon(names, {"sccache-dist"}));
+  CAF_CHECK(!names_daemon(names, {"/usr/bin/xsccache"}));
+  CAF_CHECK(!names_daemon({}, {"sccache"}));
+}
+
 CAF_TEST(a daemon its config names is left running at a tools exit and abort and ended with jp-actors) {
-  // A build's server (Gradle's, Bazel's, sccache's) is started to outlive the build:
-  // killed at each exit, every build would start it again. What else left the group
-  // is still killed and named.
+  // A build's server (Gradle's daemon, Bazel's) is started to outlive the build:
+  // killed at each exit, every build would start it again. It is named by an
+  // argument (here argv[0], by its last part); what it started is kept with it (a
+  // server's workers), while one still in the group, and what else left it, are
+  // still killed and named.
   temp_dir dir;
-  marked_sleep daemon(dir.path), other(dir.path);
+  marked_sleep daemon(dir.path), helper(dir.path), other(dir.path);
+  auto name = daemon.program.filename().string();
   auto go = dir.path / "go";
   IoThread io;
   auto tail = fmt::format("while [ ! -e {} ]; do sleep 0.01; done; exit 0", go.string());
   auto told = std::make_shared<std::promise<ExitInfo>>();
   auto exit = told->get_future();
-  auto p = spawn_process(io,
-                         SpawnSpec{.argv = {"/bin/sh", "-c",
-                                            fmt::format("setsid {} 300 & (setsid {} 300 &); {}",
-                                                        daemon.program.string(), other.program.string(), tail)},
-                                   .daemons = {daemon.token}},
+  auto cmd = fmt::format("setsid {d} 300 & (setsid sh -c '{h} 300 & wait' {n} &); {d} 300 & (setsid {o} 300 &); {t}",
+                         fmt::arg("d", daemon.program.string()), fmt::arg("h", helper.program.string()),
+                         fmt::arg("n", name), fmt::arg("o", other.program.string()), fmt::arg("t", tail));
+  auto p = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", cmd}, .daemons = {name}},
                          ProcessEvents{.on_exit = [told](const ExitInfo& e) { told->set_value(e); }});
   CAF_REQUIRE(p.ok());
-  CAF_REQUIRE_EQUAL(daemon.wait_alive(1), 1u);
+  CAF_REQUIRE_EQUAL(daemon.wait_alive(2), 2u);
+  CAF_REQUIRE_EQUAL(helper.wait_alive(1), 1u);
   CAF_REQUIRE_EQUAL(other.wait_alive(1), 1u);
   std::ofstream(go).flush();
   CAF_REQUIRE(exit.wait_for(30s) == std::future_status::ready);
   auto info = exit.get();
-  CAF_CHECK_EQUAL(info.left_running, 1u);
-  CAF_REQUIRE_EQUAL(info.left_commands.size(), 1u);
-  CAF_CHECK(info.left_commands[0].find(other.token) != std::string::npos);
+  CAF_CHECK_EQUAL(info.left_running, 2u);
+  CAF_REQUIRE_EQUAL(info.left_commands.size(), 2u);
+  auto named = info.left_commands[0] + " " + info.left_commands[1];
+  CAF_CHECK(named.find(daemon.token) != std::string::npos); // the one in the group
+  CAF_CHECK(named.find(other.token) != std::string::npos);
   CAF_CHECK_EQUAL(other.alive().size(), 0u); // told once it was gone
   CAF_CHECK_EQUAL(daemon.alive().size(), 1u);
-  // An abort spares it too (the group's own leader, `other`, is killed).
+  CAF_CHECK_EQUAL(helper.alive().size(), 1u);
+  // An abort spares them too (the group's own leader, `other`, is killed).
   auto q = spawn_process(io,
                          SpawnSpec{.argv = {"/bin/sh", "-c",
                                             fmt::format("setsid {} 300 & exec {} 300", daemon.program.string(),
                                                         other.program.string())},
-                                   .daemons = {daemon.token}},
+                                   .daemons = {name}},
                          ProcessEvents{});
   CAF_REQUIRE(q.ok());
   CAF_REQUIRE_EQUAL(daemon.wait_alive(2), 2u);
@@ -167,9 +186,11 @@ CAF_TEST(a daemon its config names is left running at a tools exit and abort and
   CAF_REQUIRE(done.wait_for(30s) == std::future_status::ready);
   CAF_CHECK_EQUAL(other.wait_none(), 0u);
   CAF_CHECK_EQUAL(daemon.alive().size(), 2u);
+  CAF_CHECK_EQUAL(helper.alive().size(), 1u);
   // jp-actors' end ends what every tool left, these too.
   kill_escaped_processes();
   CAF_CHECK_EQUAL(daemon.wait_none(), 0u);
+  CAF_CHECK_EQUAL(helper.wait_none(), 0u);
 }
 
 CAF_TEST(an abort kills a tool that moved itself into another group of our session) {
@@ -250,8 +271,8 @@ CAF_TEST(a run leaves the daemon runtime daemons names running past its tool unt
                    "  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"shell\"\n"
                    "  arguments = {{ command = '''kill -0 $(cat {}) && echo daemon-runs''' }}\n",
                    daemon.program.string(), daemon.token, pid_file, pid_file);
-  auto r = cli_in(ws.path.string(), fmt::format("--cfg 'runtime.daemons=[\"{}\"]' run {}", daemon.token,
-                                                (ws.path / "daemon.toml").string()));
+  auto r = cli_in(ws.path.string(), fmt::format("--cfg 'runtime.daemons=[\"{}\"]' run {}",
+                                                daemon.program.filename().string(), (ws.path / "daemon.toml").string()));
   JP_REQUIRE_OK(r);
   if (r.out.find("daemon-runs") == std::string::npos || r.out.find("killed with it") != std::string::npos)
     CAF_FAIL("it said: " << r.out);

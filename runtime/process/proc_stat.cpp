@@ -128,6 +128,19 @@ std::string read_proc_cmdline(pid_t pid, std::size_t max_bytes) {
   return text;
 }
 
+std::vector<std::string> read_proc_args(pid_t pid, std::size_t max_bytes) {
+  auto text = read_proc_file(pid, "cmdline", max_bytes);
+  std::vector<std::string> args;
+  for (std::size_t at = 0; at < text.size();) {
+    auto end = text.find('\0', at);
+    if (end == std::string::npos)
+      end = text.size();
+    args.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return args;
+}
+
 std::string read_proc_comm(pid_t pid) {
   auto text = read_proc_file(pid, "comm", 64);
   if (!text.empty() && text.back() == '\n')

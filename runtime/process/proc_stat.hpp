@@ -43,6 +43,10 @@ bool signal_if_same(pid_t pid, uint64_t start, int sig);
 /// a kernel thread) or is gone.
 std::string read_proc_cmdline(pid_t pid, std::size_t max_bytes);
 
+/// The arguments of `pid` (argv[0] first) in at most `max_bytes` of its command line
+/// (the last one cut where it was longer); none when it has none or is gone.
+std::vector<std::string> read_proc_args(pid_t pid, std::size_t max_bytes);
+
 /// Its name (/proc/<pid>/comm, at most 15 bytes); "" when gone.
 std::string read_proc_comm(pid_t pid);
 

@@ -32,6 +32,7 @@
 #include "runtime/process/child_launch.hpp"
 #include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/group_record.hpp"
+#include "runtime/process/kept_daemons.hpp"
 #include "runtime/process/tool_environment.hpp"
 #include "runtime/process/proc_stat.hpp"
 #include "runtime/process/tool_mark.hpp"
@@ -68,9 +69,6 @@ constexpr auto kGraceReapRetry = std::chrono::milliseconds(20);
 // (Stopping each found first would not catch more: a process a SIGSTOP or a SIGKILL
 // reached forks no more either way, and what it forked before is the next pass's.)
 constexpr int kEscapeKillPasses = 16;
-// How much of a command line is looked through for a daemon's part (SpawnSpec::daemons):
-// a JVM's, its class path first, runs to kilobytes.
-constexpr std::size_t kDaemonCommandMax = 64 * 1024;
 // How long ~IoThread waits for its killed groups to be reaped.
 constexpr auto kShutdownWait = std::chrono::seconds(10);
 // A Ctrl-C waits for the input before it to be read: looked at this often, for at
@@ -677,8 +675,9 @@ public:
 
   /// The escape scan's part for this process: `sig` to what `all` says left its group.
   void signal_escaped(int sig, const std::vector<MarkedProcess>& all) {
+    auto kept = kept_daemons(daemons, all, [this](const MarkedProcess& p) { return left_group(p); });
     for (auto& p : all) {
-      if (!left_group(p) || kept_daemon(p.stat.pid))
+      if (!left_group(p) || kept.count(p.stat.pid))
         continue;
       if (!signal_if_same(p.stat.pid, p.stat.start, sig))
         continue; // gone since the scan (or its pid another's now)
@@ -693,16 +692,6 @@ public:
   /// id reused since, names someone else's). The group's own are reached by kill(-pid).
   bool left_group(const MarkedProcess& p) const {
     return p.ours && (p.stat.sid == pid || p.mark == mark) && p.stat.pgid != pid;
-  }
-
-  /// Whether `pid` (out of the group) is a daemon this tool's config keeps running
-  /// (SpawnSpec::daemons). Read only where some are named.
-  bool kept_daemon(pid_t pid) const {
-    if (daemons.empty())
-      return false;
-    auto line = read_proc_cmdline(pid, kDaemonCommandMax);
-    return std::any_of(daemons.begin(), daemons.end(),
-                       [&](const std::string& part) { return line.find(part) != std::string::npos; });
   }
 
   bool is_escaped(const ProcStat& st) const {
@@ -1241,8 +1230,11 @@ void ProcState::kill_escapes() {
     std::vector<ProcStat> found;
     // By its mark only: the group (and a pty's session) is empty, so its id may be
     // another's by now (left_group's session test is the abort's, while it is not).
-    for (auto& p : processes_with_marks(leaders))
-      if (p.ours && p.mark == mark && !is_escaped(p.stat) && !kept_daemon(p.stat.pid))
+    auto all = processes_with_marks(leaders);
+    auto ours = [this](const MarkedProcess& p) { return p.ours && p.mark == mark; };
+    auto kept = kept_daemons(daemons, all, ours);
+    for (auto& p : all)
+      if (ours(p) && !is_escaped(p.stat) && !kept.count(p.stat.pid))
         found.push_back(p.stat);
     if (found.empty())
       return;

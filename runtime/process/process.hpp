@@ -46,9 +46,9 @@ struct SpawnSpec {
   bool server = false;
   // Kernel resource limits the child and all it starts get (resource_limit.hpp).
   ToolLimits limits;
-  // Parts of command lines (runtime.daemons): a process that left the group and has
-  // one in its command line is a daemon started on purpose, left running at the
-  // exit and the abort (what it left in its group is not: that is killed).
+  // Names of daemons (runtime.daemons, kept_daemons.hpp): one that left the group,
+  // and what it started, is left running at the exit and the abort (one still in the
+  // group is not: that is killed).
   std::vector<std::string> daemons;
 };
 
