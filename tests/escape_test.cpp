@@ -257,20 +257,20 @@ CAF_TEST(a run tells the model what its tool left running outside its group was 
 }
 
 CAF_TEST(a run leaves the daemon runtime daemons names running past its tool until the run ends) {
-  // The first call's tool starts it outside its group (and waits until it is out, as
-  // a build waits for its server) and exits; the second finds it still running; the
-  // run's end ends it.
+  // The first call's tool starts it outside its group (and waits until it leads a
+  // session of its own, as a build waits for its server) and exits; the second finds
+  // it still running; the run's end ends it.
   temp_dir ws;
   marked_sleep daemon(ws.path);
   auto pid_file = (ws.path / "daemon.pid").string();
   std::ofstream(ws.path / "daemon.toml")
     << fmt::format("[[agents]]\nname = \"a\"\n"
                    "  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"shell\"\n"
-                   "  arguments = {{ command = '''setsid {} 300 & until grep -q {} /proc/$!/cmdline; do :; done; "
-                   "echo $! > {}''' }}\n"
+                   "  arguments = {{ command = '''setsid {} 300 & "
+                   "until [ \"$(cut -d' ' -f6 /proc/$!/stat)\" = $! ]; do :; done; echo $! > {}''' }}\n"
                    "  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"shell\"\n"
                    "  arguments = {{ command = '''kill -0 $(cat {}) && echo daemon-runs''' }}\n",
-                   daemon.program.string(), daemon.token, pid_file, pid_file);
+                   daemon.program.string(), pid_file, pid_file);
   auto r = cli_in(ws.path.string(), fmt::format("--cfg 'runtime.daemons=[\"{}\"]' run {}",
                                                 daemon.program.filename().string(), (ws.path / "daemon.toml").string()));
   JP_REQUIRE_OK(r);
