@@ -5,48 +5,26 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <utility>
-#include <vector>
+
+#include "../../actors/tools_starting.hpp"
 
 namespace jp {
 
 class McpStartStop {
 public:
   /// Stops the starts waiting now and any begun later. Any thread.
-  void stop() {
-    std::vector<std::function<void()>> now;
-    {
-      std::lock_guard lock(mtx_);
-      stopped_ = true;
-      now.swap(stoppers_);
-    }
-    for (auto& f : now)
-      f();
-  }
+  void stop() { stopped_.set_ready(); }
 
-  bool stopped() const {
-    std::lock_guard lock(mtx_);
-    return stopped_;
-  }
+  bool stopped() const { return stopped_.ready(); }
 
   /// `f` stops one start (it must do nothing once that start has ended); run at once
   /// when stopped already.
-  void on_stop(std::function<void()> f) {
-    {
-      std::lock_guard lock(mtx_);
-      if (!stopped_) {
-        stoppers_.push_back(std::move(f));
-        return;
-      }
-    }
-    f();
-  }
+  void on_stop(std::function<void()> f) { stopped_.when_ready(std::move(f)); }
 
 private:
-  mutable std::mutex mtx_;
-  bool stopped_ = false;
-  std::vector<std::function<void()>> stoppers_;
+  // The same once-only event with its waiters as the tools' start is: here, the stop.
+  ToolsStarting stopped_;
 };
 
 } // namespace jp
