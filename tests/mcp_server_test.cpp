@@ -1561,4 +1561,32 @@ CAF_TEST(mcp listen refuses an address off loopback) {
   CAF_CHECK(contains(hostless.out, "got \":0\": no host before the port"));
 }
 
+CAF_TEST(mcp listen ended by a signal while an MCP server still starts kills its process) {
+  // Served on HTTP until a signal: its shutdown ends the server being started too
+  // (it never answers initialize; its start would end only after 600 s).
+  marked_sleep sleeper(dir.path);
+  std::ofstream(dir.path / "config.toml", std::ios::app)
+    << fmt::format("[mcp.servers.hangs]\ncommand = [\"{}\", \"600\"]\nstart_timeout_secs = 600\n",
+                   sleeper.program.string());
+  auto l = serve_http();
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
+  CAF_REQUIRE_EQUAL(::kill(l.process->pid, SIGTERM), 0);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  CAF_CHECK_EQUAL(l.process->wait_exit(), 128 + SIGTERM);
+}
+
+CAF_TEST(mcp listen that fails while an MCP server still starts ends without waiting for the start) {
+  auto l = serve_http(); // holds the port
+  marked_sleep sleeper(dir.path);
+  dir.write("hangs.toml", fmt::format("[mcp.servers.hangs]\ncommand = [\"{}\", \"600\"]\n"
+                                      "start_timeout_secs = 600\n",
+                                      sleeper.program.string()));
+  auto config = dir.path / "hangs.toml";
+  // Without the start's stop this waits out the 600 s (the test's own timeout).
+  auto r = cli_in(ws, fmt::format("--config {} mcp --listen {}", config.string(), l.port));
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(contains(r.out, "the address is in use"));
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u); // killed with its start, not left behind
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
