@@ -297,7 +297,10 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   CAF_CHECK(contains(empty_listen.out, "--listen: needs a value; it was given an empty one"));
   auto nan_idle = cli("mcp --listen 0 --session-idle-secs nan </dev/null");
   CAF_CHECK_EQUAL(nan_idle.status, 2);
-  CAF_CHECK(contains(nan_idle.out, "--session-idle-secs: nan is no number of seconds from 0 to 604800"));
+  CAF_CHECK(contains(nan_idle.out, "--session-idle-secs: nan is no number of seconds from 0.001 to 604800"));
+  auto tiny_idle = cli("mcp --listen 0 --session-idle-secs 0.0005 </dev/null"); // 0 ms would be never
+  CAF_CHECK_EQUAL(tiny_idle.status, 2);
+  CAF_CHECK(contains(tiny_idle.out, "0.0005 is no number of seconds from 0.001 to 604800 (a week), or 0 (never)"));
   auto no_pid = cli("handles abort x --pid -5");
   CAF_CHECK_EQUAL(no_pid.status, 2);
   CAF_CHECK(contains(no_pid.out, "--pid: -5 is no process id (a number from 1 up"));

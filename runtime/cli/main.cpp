@@ -501,7 +501,7 @@ int main(int argc, char** argv) {
                                  "Start a new conversation (it becomes the active one)");
   query->add_option("--continue", query_options.continue_id,
                     "Continue conversation ID (see `conversations ls`): it becomes the active one. Without it, "
-                    "the active conversation is continued only when you started it here")
+                    "the active conversation is continued only when you started or continued it here")
     ->option_text("ID")
     ->excludes(fresh);
   query->add_option("--model", model, "Model (sets assistant.model)");
@@ -511,7 +511,7 @@ int main(int argc, char** argv) {
     ->allow_extra_args(false);
   query->add_option("--attach", query_options.attach,
                     "Add PATH to the prompt with its path: a file's text, or a directory's listing (repeatable; "
-                    "256 KiB in all; UTF-8 text only, a binary file is refused; a path into the current directory "
+                    "256 KiB in all, 1000 entries a listing; UTF-8 text only, a binary file is refused; a path into the current directory "
                     "or the workspace is not followed out of it, nor out of a repository in it, through a link)")
     ->allow_extra_args(false);
 
@@ -529,7 +529,7 @@ int main(int argc, char** argv) {
             "address) runs here, as this config defines it, in this workspace (the built-in shell too, "
             "unattended, unless its run is \"skip\" here); a tool whose run is \"ask\" or \"skip\", or that the "
             "workspace's .jp/config.toml defines or changes, is refused unless --allow names it (\"skip\" always). On loopback it may run plain, letting in clients that show the node token "
-            "($XDG_STATE_HOME/jp-actors/node-token, made on first start; clients of the same user read it); "
+            "($XDG_STATE_HOME/jp-actors/node-token, else ~/.local/state/jp-actors/node-token, made on first start; clients of the same user read it); "
             "another user's connection is closed as it is accepted. "
             "Anywhere else it needs mutual TLS: [node.tls] certificate, key and ca (PEM), and clients whose "
             "[nodes.NAME.tls] certificate that ca signed; a connection refused at the handshake is reported on "
@@ -548,9 +548,10 @@ int main(int argc, char** argv) {
     "mcp", "Serve this workspace's tools to an MCP client over stdio (JSON-RPC 2.0, one message per line), or "
            "over Streamable HTTP on loopback with --listen (MCP "
            "2025-06-18, 2025-03-26 or 2024-11-05): tools/list offers the configured tools in the flat schema "
-           "dialect plus await, and tools/call runs them here, stateful ones as handles that live for the "
+           "dialect (not agent and foreach, nor a tool whose run is \"skip\"), plus await when one of them is "
+           "stateful, and tools/call runs them here, stateful ones as handles that live for the "
            "session. A tool whose run is \"ask\", and any tool the workspace's .jp/config.toml defines or changes, is asked "
-           "about through the client when it offers elicitation, else refused unless --allow names it. When stdin ends, the calls in flight are "
+           "about through the client when it offers elicitation (in a session of 2025-06-18), else refused unless --allow names it. When stdin ends, the calls in flight are "
            "answered (an await within the longest spawn.lifecycle.await_timeout_secs of the tools called, 300 s by "
            "default), then each handle still running gets its turn-end policy (abort by default) and jp-actors "
            "exits; SIGTERM ends everything at once");
@@ -568,16 +569,18 @@ int main(int argc, char** argv) {
                   "With --listen: a session idle this long (no request, no call a connected client waits on, "
                   "nothing sent) ends as a DELETE would, its handles with it; 0 = never, the default (some clients "
                   "never open a new session when theirs ends). With 64 sessions open, a new one ends the one used "
-                  "least recently that has no call in flight")
+                  "least recently that has no call in flight. From 0.001 to 604800 (a week)")
     ->default_str("0")
     ->check(CLI::Validator(
       [](std::string& text) -> std::string {
         double secs = 0;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), secs);
-        // from_chars reads nan and inf too: no number of seconds.
-        return ec == std::errc{} && end == text.data() + text.size() && secs >= 0 && secs <= 604800
+        // from_chars reads nan and inf too: no number of seconds. Below a millisecond
+        // it would be 0 ms, which is never: that is said with 0.
+        return ec == std::errc{} && end == text.data() + text.size() && (secs == 0 || secs >= 0.001) &&
+                   secs <= 604800
                  ? std::string()
-                 : fmt::format("{} is no number of seconds from 0 to 604800 (a week)", text);
+                 : fmt::format("{} is no number of seconds from 0.001 to 604800 (a week), or 0 (never)", text);
       },
       "SECS"));
   auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");
@@ -633,7 +636,7 @@ int main(int argc, char** argv) {
     sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)")
       ->allow_extra_args(false);
   }
-  auto* schema_flag = tools->add_flag("--schema", schema, "Print one JSON array of tool declarations");
+  auto* schema_flag = tools->add_flag("--schema", schema, "Print one JSON array of the tools' declarations as a model is offered them (not a tool whose run is \"skip\"; await only with a stateful tool)");
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini, mcp or json-schema (oneOf)")
     ->default_str("openai")
     ->needs(schema_flag)
