@@ -11,6 +11,7 @@
 
 #include "actors/function_handle.hpp"
 #include "runtime/mcp/mcp_input_schema.hpp"
+#include "runtime/mcp/mcp_server_directory.hpp"
 #include "runtime/mcp/mcp_start_stop.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/function_tool.hpp"
@@ -243,7 +244,10 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
       // Its process within the runtime's limits, as a tool's: the lower of each.
       auto bounded = server;
       bounded.limits = tightest(config->runtime.tool_limits, server.limits);
-      return McpClient::start(io, bounded, config->workspace, config->assistant.key_variables(), stop);
+      auto dir = server.url.empty() ? mcp_server_directory(server, config->workspace) : config->workspace;
+      if (!dir)
+        return Result<std::shared_ptr<McpClient>>(Error{fmt::format("MCP server `{}`: {}", server.name, dir.error())});
+      return McpClient::start(io, bounded, *dir, config->assistant.key_variables(), stop);
     }));
   // A server that takes more than a second (one that hangs takes its whole
   // start_timeout_secs, 120 by default) is named, so nobody waits on a silent command.

@@ -238,6 +238,9 @@ struct McpServerConfig {
   std::string name;
   std::vector<std::string> command;       // stdio: the server's program and arguments
   std::map<std::string, std::string> env; // added to its environment (secrets are not inherited)
+  // Where its process starts: "" = a directory of its own (mcp_server_directory), a
+  // relative one in the workspace, an absolute one as it is.
+  std::string cwd;
   std::string url;                        // or Streamable HTTP: its endpoint, http(s)://...
   std::map<std::string, std::string> headers; // sent with each request to `url` (e.g. Authorization)
   // How `url` is spoken to: "http" (Streamable HTTP, 2025-06-18) or "sse" (the legacy

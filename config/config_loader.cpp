@@ -687,6 +687,7 @@ private:
              return assign(choice_of(v, k, {"http", "sse"}), server.transport);
            }},
           {"env", table([this, &server](auto& et, auto& k) { return env_map(server.env, et, k); })},
+          {"cwd", text(server.cwd)},
           {"headers", table([this, &server](auto& ht, auto& k) { return string_map(server.headers, ht, k); })},
           {"start_timeout_secs", seconds(server.start_timeout_secs, 3600)},
           {"timeout_secs", seconds(server.timeout_secs, 86400)},
@@ -711,6 +712,8 @@ private:
                                     "\"http://127.0.0.1:8808/mcp\")");
         if (!server.env.empty())
           return fail(key + ".env", "is a started server's environment; a url server takes headers instead");
+        if (!server.cwd.empty())
+          return fail(key + ".cwd", "is where a started server's process runs; a url server runs elsewhere");
         if (server.limits.any())
           return fail(key + ".limits", "bind a server's process that jp-actors starts (command); a url server "
                                        "runs elsewhere, under its own");

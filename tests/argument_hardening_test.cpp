@@ -124,10 +124,39 @@ cwd = "/tmp"
   auto allowed = where("../outside");
   CAF_REQUIRE(allowed.ok());
   CAF_CHECK_EQUAL(allowed->cwd, (w.ws / "../outside").string());
-  // A cwd the tool's author wrote is the author's.
+  // An absolute cwd the tool's author wrote is the author's.
   auto fixed = make_launch_spec(*config, config->tools.at("fixed"), Json::object(), Json::object(), false);
   CAF_REQUIRE(fixed.ok());
   CAF_CHECK_EQUAL(fixed->cwd, "/tmp");
+}
+
+CAF_TEST(a relative cwd the tool author wrote does not follow a workspace link out of it) {
+  // Your `clean` with cwd = "build" in a repository whose `build` is a link to `..`
+  // would clean there.
+  Workspace w;
+  auto config = apply_config_text(default_config(), R"(
+[conversation.tools.clean]
+command = { program = "pwd" }
+cwd = "link"
+[conversation.tools.inside]
+command = { program = "pwd" }
+cwd = "sub"
+)", "c.toml");
+  CAF_REQUIRE(config.ok());
+  config->workspace = w.ws.string();
+  auto launch = [&](const std::string& tool) {
+    return make_launch_spec(*config, config->tools.at(tool), Json::object(), Json::object(), false);
+  };
+  auto led = launch("clean");
+  CAF_REQUIRE(!led.ok());
+  CAF_CHECK(led.error().starts_with("clean: cwd \"link\" resolves to"));
+  CAF_CHECK(has(led.error(), "a relative one in a tool's config, must be inside the workspace"));
+  auto inside = launch("inside");
+  CAF_REQUIRE(inside.ok());
+  CAF_CHECK_EQUAL(fs::path(inside->cwd), fs::canonical(w.ws / "sub"));
+  // Where the author meant to leave it, the config says so.
+  config->tools.at("clean").cwd_outside_workspace = true;
+  CAF_CHECK(launch("clean").ok());
 }
 
 CAF_TEST(the CLI runs nothing outside the workspace unless the config allows it) {

@@ -596,6 +596,8 @@ CAF_TEST(every validation error names the file and the key) {
        "mcp.servers.x: give either command (a server over stdio) or url"},
       {"[mcp.servers.x]\nurl = \"http://h/mcp\"\nenv = {A = \"1\"}\n",
        "mcp.servers.x.env: is a started server's environment; a url server takes headers"},
+      {"[mcp.servers.x]\nurl = \"http://h/mcp\"\ncwd = \"/tmp\"\n",
+       "mcp.servers.x.cwd: is where a started server's process runs; a url server runs elsewhere"},
       {"[mcp.servers.x]\ncommand = [\"s\"]\nheaders = {A = \"1\"}\n",
        "mcp.servers.x.headers: are sent to a url server"},
       {"[mcp.servers.x]\nurl = \"http://h/mcp\"\nheaders = {A = 1}\n", "mcp.servers.x.headers.A: expected"},

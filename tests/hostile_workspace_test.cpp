@@ -110,6 +110,8 @@ CAF_TEST(a workspace config new or changed is announced once with the tools and 
   std::ofstream(ws.path / ".jp/config.toml")
     << "[conversation.tools.rooted]\ncommand = { program = \"ls\" }\ncwd = \"/\"\n"
     << "[conversation.tools.linked]\ncommand = { program = \"ls\" }\ncwd = \"up/etc\"\n"
+    << "cwd_outside_workspace = true\n"
+    << "[conversation.tools.held]\ncommand = { program = \"ls\" }\ncwd = \"up/etc\"\n" // refused when called
     << "[conversation.tools.roaming]\ncommand = { program = \"ls\" }\ncwd = \"{{tool.arguments.d}}\"\n"
     << "cwd_outside_workspace = true\nparameters.d = { type = \"string\" }\n"
     << "[conversation.tools.inside]\ncommand = { program = \"ls\" }\ncwd = \".jp\"\n";
@@ -118,6 +120,7 @@ CAF_TEST(a workspace config new or changed is announced once with the tools and 
   CAF_CHECK(contains(outside.out, "tool `linked` (runs `ls`, in \"/etc\" outside the workspace, ask)"));
   CAF_CHECK(contains(outside.out, "tool `roaming` (runs `ls`, in any directory the model names, ask)"));
   CAF_CHECK(contains(outside.out, "tool `inside` (runs `ls`, ask)"));
+  CAF_CHECK(contains(outside.out, "tool `held` (runs `ls`, ask)"));
   CAF_CHECK(!contains(chosen.out, "assistant.model"));
   // Limits it lowered: a tool that fails for them is traced to the file.
   std::ofstream(ws.path / ".jp/config.toml")

@@ -997,6 +997,47 @@ CAF_TEST(a workspace cannot start MCP servers) {
   CAF_CHECK(!std::filesystem::exists(marker));
 }
 
+CAF_TEST(a stdio server starts in a directory of its own unless its cwd puts it in the workspace) {
+  // npx, uvx and python -m read where they start first: a repository's node_modules or
+  // .npmrc would choose the code of your server, which holds your config's secrets.
+  std::filesystem::create_directories(ws + "/sub");
+  auto cfg = config(fmt::format("[mcp.servers.own]\ncommand = [\"{0}\", \"--touch\", \"started-here\"]\n"
+                                "[mcp.servers.inws]\ncommand = [\"{0}\", \"--touch\", \"started-here\"]\ncwd = \"sub\"\n",
+                                server));
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  JP_REQUIRE_OK(listed);
+  CAF_CHECK(contains(listed.out, "own__echo"));
+  CAF_CHECK(contains(listed.out, "inws__echo"));
+  // Its own: <state>/jp-actors/mcp/NAME, private and made for it.
+  auto own = state_home_of(ws) + "/jp-actors/mcp/own";
+  CAF_CHECK(std::filesystem::exists(own + "/started-here"));
+  CAF_CHECK_EQUAL(std::filesystem::status(own).permissions() & std::filesystem::perms::all,
+                  std::filesystem::perms::owner_all);
+  CAF_CHECK(std::filesystem::exists(ws + "/sub/started-here"));
+  CAF_CHECK(!std::filesystem::exists(ws + "/started-here"));
+}
+
+CAF_TEST(a server cwd that a workspace link leads out of is refused naming its key) {
+  auto outside = dir.path / "outside";
+  std::filesystem::create_directories(outside);
+  std::filesystem::create_directory_symlink(outside, ws + "/build"); // a stranger's repository's link
+  auto cfg = config(fmt::format("[mcp.servers.led]\ncommand = [\"{}\", \"--touch\", \"started-here\"]\n"
+                                "cwd = \"build\"\n",
+                                server));
+  auto listed = cli_in(ws, fmt::format("--config '{}' tools", cfg));
+  JP_REQUIRE_OK(listed); // the others still serve
+  CAF_CHECK(contains(listed.out, "MCP server `led`: mcp.servers.led.cwd: cwd \"build\" resolves to"));
+  CAF_CHECK(contains(listed.out, "outside the workspace"));
+  CAF_CHECK(contains(listed.out, "demo__echo"));
+  CAF_CHECK(!std::filesystem::exists(outside / "started-here"));
+  // An absolute one is where your config says.
+  auto there = config(fmt::format("[mcp.servers.abs]\ncommand = [\"{}\", \"--touch\", \"started-here\"]\n"
+                                  "cwd = \"{}\"\n",
+                                  server, outside.string()));
+  JP_REQUIRE_OK(cli_in(ws, fmt::format("--config '{}' tools", there)));
+  CAF_CHECK(std::filesystem::exists(outside / "started-here"));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
 
 CAF_TEST(a result that breaks MCP is told as such and not taken for an empty success) {

@@ -124,10 +124,12 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   spec->node = tool.node;
   spec->arguments = args.dump();
   // A cwd with a placeholder is the assistant's choice (an unterminated one counts: the
-  // check is kept where unsure).
+  // check is kept where unsure); a relative one goes through the workspace's links.
   auto cwd_placeholders = find_placeholders(tool.cwd);
   bool cwd_from_assistant = tool.source == "builtin" || !cwd_placeholders || !cwd_placeholders->empty();
-  auto cwd = working_directory(config.workspace, spec->cwd, cwd_from_assistant && !tool.cwd_outside_workspace);
+  bool cwd_in_workspace = !spec->cwd.empty() && spec->cwd[0] != '/';
+  auto cwd = working_directory(config.workspace, spec->cwd,
+                               (cwd_from_assistant || cwd_in_workspace) && !tool.cwd_outside_workspace);
   if (!cwd)
     return Error{fmt::format("{}: {}", tool.name, cwd.error())};
   spec->cwd = std::move(*cwd);

@@ -10,7 +10,7 @@ namespace jp {
 namespace fs = std::filesystem;
 
 Result<std::string> working_directory(const std::string& workspace, std::string_view requested,
-                                      bool confine) {
+                                      bool confine, std::string_view rule) {
   if (requested.find('\0') != std::string_view::npos)
     return Error{fmt::format("cwd {} holds a NUL byte (\\u0000), which cannot be in a path",
                              json_quote_cut(requested, 200))};
@@ -31,11 +31,8 @@ Result<std::string> working_directory(const std::string& workspace, std::string_
     return relative.empty() || *relative.begin() == "..";
   };
   auto refuse = [&](const fs::path& p) {
-    return Error{fmt::format("cwd {} resolves to {}, outside the workspace {}; a cwd the "
-                             "assistant chooses must be inside the workspace (a tool whose "
-                             "config sets cwd_outside_workspace = true may leave it)",
-                             json_quote_cut(requested, 200), json_quote_cut(p.string(), 200),
-                             json_quote(root.string()))};
+    return Error{fmt::format("cwd {} resolves to {}, outside the workspace {}; {}", json_quote_cut(requested, 200),
+                             json_quote_cut(p.string(), 200), json_quote(root.string()), rule)};
   };
   if (outside(resolved))
     return refuse(resolved);
