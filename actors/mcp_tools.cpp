@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <fmt/format.h>
 
@@ -113,6 +114,20 @@ private:
   void make() {
     auto with = std::make_shared<Config>(*base_);
     auto set = std::make_shared<ToolSet>();
+    // A repository's tool named as your servers' are (NAME__tool) is not offered, listed
+    // by the server or not: where it did not start, or offers no such tool, the
+    // repository's would take the name, and what --allow grants it.
+    std::erase_if(with->tools, [this](auto& entry) {
+      auto& [tool, config] = entry;
+      auto sep = tool.find("__");
+      if (!config.from_workspace || sep == std::string::npos || !base_->mcp_servers.count(tool.substr(0, sep)))
+        return false;
+      if (told_shadowing_.insert(tool).second)
+        warn_(fmt::format("MCP server `{}`: the workspace's config defines a tool named `{}`, a name of this "
+                          "server's tools; the workspace's is not offered",
+                          tool.substr(0, sep), tool));
+      return true;
+    });
     for (auto& s : servers_) {
       auto client = s.client.lock();
       auto listed = client ? client->tools() : s.listed;
@@ -124,14 +139,12 @@ private:
       }
       s.listed = std::move(listed);
     }
-    // A tool a server offered before and not now is told so when called; the
-    // workspace's tool of that name, if any, does not stand in for it then either.
+    // A tool a server offered before and not now is told so when called (the
+    // workspace's tool of that name is gone above).
     for (auto& [name, from] : origin_) {
       auto t = with->tools.find(name);
       if (t != with->tools.end() && t->second.source == "mcp." + from.first)
         continue;
-      if (t != with->tools.end() && t->second.from_workspace)
-        with->tools.erase(t);
       if (!with->tools.count(name))
         set->withdrawn[name] = no_longer_offered(from.first, from.second);
     }
@@ -177,25 +190,18 @@ private:
         t.stateful = false;
       }
     if (auto same = with.tools.find(t.name); same != with.tools.end()) {
-      // A repository's tool does not stand in for your server's (and its permission).
-      if (same->second.from_workspace) {
-        warn(fmt::format("MCP server `{}`: the workspace's config defines a tool named `{}` too; the server's "
-                         "is offered",
-                         name, t.name));
-      } else {
-        auto first = origin_.find(t.name);
-        if (same->second.source == t.source && first != origin_.end() && first->second.second == tool.name)
-          warn(fmt::format("MCP server `{}`: it lists the tool `{}` twice; the second is not offered", name,
-                           tool.name));
-        else if (same->second.source == t.source && first != origin_.end())
-          warn(fmt::format("MCP server `{}`: its tools `{}` and `{}` are both named `{}` here; the second is not "
-                           "offered",
-                           name, first->second.second, tool.name, t.name));
-        else
-          warn(fmt::format("MCP server `{}`: a tool named `{}` exists already; the server's `{}` is not offered",
-                           name, t.name, tool.name));
-        return;
-      }
+      auto first = origin_.find(t.name);
+      if (same->second.source == t.source && first != origin_.end() && first->second.second == tool.name)
+        warn(fmt::format("MCP server `{}`: it lists the tool `{}` twice; the second is not offered", name,
+                         tool.name));
+      else if (same->second.source == t.source && first != origin_.end())
+        warn(fmt::format("MCP server `{}`: its tools `{}` and `{}` are both named `{}` here; the second is not "
+                         "offered",
+                         name, first->second.second, tool.name, t.name));
+      else
+        warn(fmt::format("MCP server `{}`: a tool named `{}` exists already; the server's `{}` is not offered",
+                         name, t.name, tool.name));
+      return;
     }
     // Every tool ever offered keeps its executor: one no longer offered says so.
     if (auto at = origin_.find(t.name); at == origin_.end() || at->second != std::pair(name, tool.name)) {
@@ -209,6 +215,7 @@ private:
   std::shared_ptr<const Config> base_;
   std::function<void(const std::string&)> warn_;
   bool told_too_many_ = false;
+  std::set<std::string> told_shadowing_; // the workspace's tools named as a server's, said once
   static constexpr size_t kOpenAiMaxTools = 128;
   std::vector<Server> servers_;
   std::map<std::string, HandleFactory> executors_;                    // by tool name
