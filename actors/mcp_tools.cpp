@@ -278,7 +278,7 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
     auto client = starts[next++].get();
     if (!client) {
       out.unavailable.push_back(client.error());
-      if (!stop || !stop->stopped()) // stopped: nobody is left to offer them to
+      if (!stop || !stop->ended_by_stop(name)) // its own failure is told even as jp-actors ends
         warn(client.error() + "; its tools are not offered");
       continue;
     }

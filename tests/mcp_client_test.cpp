@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <regex>
 #include <jp/jp.hpp>
 #include <fmt/format.h>
@@ -20,7 +21,9 @@
 
 #include "runtime/embedding/runtime_access.hpp"
 #include "runtime/mcp/mcp_call_result.hpp"
+#include "runtime/mcp/mcp_client.hpp"
 #include "runtime/mcp/mcp_http_transport.hpp"
+#include "runtime/mcp/mcp_start_stop.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "cli_run.hpp"
 #include "contains.hpp"
@@ -1014,6 +1017,36 @@ CAF_TEST(a workspace cannot start MCP servers) {
   CAF_CHECK(contains(r.out, "mcp"));
   CAF_CHECK(contains(r.out, "which programs start with jp-actors"));
   CAF_CHECK(!std::filesystem::exists(marker));
+}
+
+CAF_TEST(a start stopped as jp-actors ends is told apart from a start that failed of itself) {
+  // `jp-actors mcp` whose client left: a server that failed on its own is still named
+  // on stderr, one its stop ended is not (nobody is left to offer its tools to).
+  IoThread io;
+  McpStartStop stop;
+  auto start = [&](const std::string& name, std::vector<std::string> command) {
+    McpServerConfig config;
+    config.name = name;
+    config.command = std::move(command);
+    config.start_timeout_secs = 600;
+    return jp::McpClient::start(io, config, ws, {}, &stop);
+  };
+  auto died = start("dies", {server, "--die"});
+  CAF_REQUIRE(!died);
+  auto waiting = std::async(std::launch::async, [&] {
+    return start("hangs", {server, "--start-after", (dir.path / "never").string()});
+  });
+  CAF_REQUIRE_EQUAL(mark.wait_alive(1), 1u);
+  stop.stop();
+  auto stopped = waiting.get();
+  CAF_REQUIRE(!stopped);
+  CAF_CHECK(contains(stopped.error(), "MCP server `hangs`: its start was stopped, as jp-actors is ending"));
+  CAF_CHECK_EQUAL(mark.wait_none(), 0u); // its process killed with it
+  auto late = start("late", {server});    // begun after the stop: stopped at once
+  CAF_REQUIRE(!late);
+  CAF_CHECK(stop.ended_by_stop("hangs"));
+  CAF_CHECK(stop.ended_by_stop("late"));
+  CAF_CHECK(!stop.ended_by_stop("dies"));
 }
 
 CAF_TEST(a stdio server starts in a directory of its own unless its cwd puts it in the workspace) {

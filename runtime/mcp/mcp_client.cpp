@@ -956,8 +956,10 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
                                                     const std::string& cwd, const std::vector<std::string>& env_drop,
                                                     McpStartStop* stop) {
   auto stopped_why = [&config] { return fmt::format("MCP server `{}`: its start was stopped, as jp-actors is ending", config.name); };
-  if (stop && stop->stopped())
+  if (stop && stop->stopped()) {
+    stop->mark_ended(config.name);
     return Error{stopped_why()};
+  }
   auto server = config;
   for (auto& [name, value] : server.headers) {
     auto expanded = header_value(server, name, value);
@@ -981,36 +983,50 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
 
   // initialize, notifications/initialized, then tools/list (list_tools); all on the
   // io thread, this thread waiting for the outcome.
-  auto outcome = std::make_shared<std::promise<std::string>>(); // "" = started
+  struct Outcome {
+    std::string why; // "" = started
+    bool stopped = false; // ended by the stop, not of itself
+  };
+  auto outcome = std::make_shared<std::promise<Outcome>>();
   auto started = outcome->get_future();
-  // On the io thread, where the server's stderr is kept: a failure quotes it.
-  auto finish = std::make_shared<std::function<void(std::string)>>(
-    [outcome, st, done = false](std::string why) mutable {
+  // On the io thread, where the server's stderr is kept: a failure quotes it. The
+  // first outcome stands.
+  auto finish = std::make_shared<std::function<void(std::string, bool)>>(
+    [outcome, st, done = false](std::string why, bool stopped) mutable {
       if (done)
         return;
       done = true;
       if (auto said = st->stderr_said(); !why.empty() && !said.empty() && why.find("stderr") == std::string::npos)
         why += "; " + said;
-      outcome->set_value(std::move(why));
+      outcome->set_value({std::move(why), stopped});
     });
   io.post([st, finish] {
     st->handshake([st, finish](std::string why) {
       st->started = why.empty();
-      (*finish)(std::move(why));
+      (*finish)(std::move(why), false);
     });
   });
   // After the handshake's post: its request is out when this comes. What is out then
-  // fails (the handshake with it), and the state, let go of, kills the process.
+  // fails (the handshake with it), and the state, let go of, kills the process. The
+  // outcome is the stop's only where no other came first (held weakly: a start that
+  // ended keeps nothing here).
   if (stop)
-    stop->on_stop([io = &io, weak, why = stopped_why()] {
-      io->post([weak, why] {
-        if (auto s = weak.lock(); s && !s->started)
-          s->fail_all(why);
+    stop->on_stop([io = &io, weak, once = std::weak_ptr(finish), why = stopped_why()] {
+      io->post([weak, once, why] {
+        auto s = weak.lock();
+        if (!s || s->started)
+          return;
+        if (auto f = once.lock())
+          (*f)(why, true);
+        s->fail_all(why);
       });
     });
-  auto why = started.get(); // bounded: each request has the server's timeout, and the pages a limit
-  if (!why.empty())
+  auto [why, stopped] = started.get(); // bounded: each request has the server's timeout, and the pages a limit
+  if (!why.empty()) {
+    if (stopped)
+      stop->mark_ended(config.name);
     return Error{why};
+  }
   return client;
 }
 

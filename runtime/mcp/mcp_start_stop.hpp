@@ -5,6 +5,9 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "../../actors/tools_starting.hpp"
@@ -22,9 +25,21 @@ public:
   /// when stopped already.
   void on_stop(std::function<void()> f) { stopped_.when_ready(std::move(f)); }
 
+  /// Server `name`'s start failed for the stop, not of itself: nothing to warn of.
+  void mark_ended(const std::string& name) {
+    std::lock_guard lock(mtx_);
+    ended_.insert(name);
+  }
+  bool ended_by_stop(const std::string& name) const {
+    std::lock_guard lock(mtx_);
+    return ended_.count(name) > 0;
+  }
+
 private:
   // The same once-only event with its waiters as the tools' start is: here, the stop.
   ToolsStarting stopped_;
+  mutable std::mutex mtx_;
+  std::set<std::string> ended_;
 };
 
 } // namespace jp
