@@ -1,5 +1,6 @@
 // jp-actors embedded (docs/embedding.md): a function tool and a process tool run as
-// handles, spawned and awaited together; then a scripted assistant's turn uses them.
+// handles, spawned and awaited together; then a scripted assistant's turn calls the
+// function tool.
 #include <cstdio>
 #include <jp/jp.hpp>
 
