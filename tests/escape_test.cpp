@@ -11,11 +11,14 @@
 #include <fstream>
 #include <future>
 #include <memory>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
+#include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/kept_daemons.hpp"
@@ -225,6 +228,35 @@ CAF_TEST(a terminate signal to jp-actors kills what left the tools group or sess
   int status = 0;
   reap_child(cli_pid, &status);
   CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(a crash of jp-actors kills what left the tools group or session) {
+  // An exception nothing caught (std::terminate) in `run`, `call`, `mcp` or `node`:
+  // the CLI's handler killed the groups only, and closed the crash record, so what
+  // had left its group lived on with nothing to sweep it. A child of this test is
+  // that crashing jp-actors.
+  temp_dir dir;
+  marked_sleep sleeper(dir.path);
+  pid_t crashing = ::fork();
+  CAF_REQUIRE(crashing >= 0);
+  if (crashing == 0) {
+    rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    // A fork keeps the process settings made once (this test's earlier IoThreads
+    // made them) but not this one: the orphans are ours, as they are jp-actors'.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    IoThread io; // the CLI's order: its io thread, then the handlers
+    install_crash_cleanup();
+    auto escape = escapes(sleeper, fmt::format("exec {} 300", sleeper.program.string()))[0];
+    auto p = spawn_process(io, SpawnSpec{.argv = {"/bin/sh", "-c", escape}}, ProcessEvents{});
+    if (!p || sleeper.wait_alive(2) != 2) // it escaped, and the tool runs on
+      std::_Exit(3);
+    std::terminate();
+  }
+  int status = 0;
+  reap_child(crashing, &status);
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }
 

@@ -65,11 +65,7 @@ constexpr const char* kEmptyValue = "needs a value; it was given an empty one";
 // SIGINT/SIGTERM/SIGHUP: no child outlives us; each gets TERM and the grace first (SIGQUIT: KILL at once).
 void install_signal_handlers(const Config& config) {
   install_signal_shutdown(config.runtime.abort_grace_secs);
-  std::set_terminate([] {
-    kill_all_process_groups();
-    close_group_record();
-    std::abort();
-  });
+  install_crash_cleanup();
 }
 
 using actor_config = RuntimeActorConfig;

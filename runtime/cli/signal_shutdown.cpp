@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <exception>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -148,6 +149,15 @@ void watch() {
 }
 
 } // namespace
+
+void install_crash_cleanup() {
+  static const std::terminate_handler previous = std::set_terminate([] {
+    kill_all_process_groups();
+    kill_escaped_processes();
+    close_group_record();
+    (previous ? previous : std::abort)();
+  });
+}
 
 int shutdown_signal() {
   return g_signal.load();

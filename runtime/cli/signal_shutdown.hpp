@@ -11,6 +11,12 @@ namespace jp {
 /// Installs the handlers (once; a later call only updates the grace).
 void install_signal_shutdown(double grace_secs);
 
+/// On std::terminate (a crash: an exception nothing caught), before the abort: every
+/// tool's group killed, and what left its group (setsid, a double fork), and only
+/// then the crash record closed, so that nothing is left that no sweep would find.
+/// Chains to the handler before it (an IoThread's). Once.
+void install_crash_cleanup();
+
 /// The signal whose shutdown is under way (0: none): what ended a call's tool, to
 /// say so rather than only the SIGTERM the tool got.
 int shutdown_signal();
