@@ -254,7 +254,7 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
       auto dir = server.url.empty() ? mcp_server_directory(server, config->workspace) : config->workspace;
       if (!dir)
         return Result<std::shared_ptr<McpClient>>(Error{fmt::format("MCP server `{}`: {}", server.name, dir.error())});
-      return McpClient::start(io, bounded, *dir, config->assistant.key_variables(), stop);
+      return McpClient::start(io, bounded, *dir, secret_variables(*config), stop);
     }));
   // A server that takes more than a second (one that hangs takes its whole
   // start_timeout_secs, 120 by default) is named, so nobody waits on a silent command.

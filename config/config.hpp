@@ -287,6 +287,12 @@ struct Config {
 std::string_view to_string(run_mode);
 std::string_view to_string(io_mode);
 
+/// The variables kept from every child's environment (tools and stdio MCP servers)
+/// unless a pass_env names them: the provider's key, whatever it is called, and each
+/// ${NAME} an MCP server's headers send (a token the user gave that server alone,
+/// which no name or value heuristic may catch: a bare token in LINEAR).
+std::vector<std::string> secret_variables(const Config& config);
+
 /// Whether some tool runs on a node: then the runtime loads CAF's networking.
 bool uses_nodes(const Config& config);
 

@@ -996,6 +996,27 @@ CAF_TEST(a stdio server does not get the provider key under the name the config 
   CAF_CHECK(!contains(env, "zq81ke0xm2lpw7ru5tcv"));
 }
 
+CAF_TEST(a variable a server s headers send is kept from tools and servers unless passed) {
+  // A bare token under a plain name: neither its name nor its value looks secret.
+  ::setenv("LINEAR", "lq7vk2", 1);
+  auto seen = (dir.path / "server.env").string();
+  auto cfg = config(fmt::format("[mcp.servers.remote]\nurl = \"http://127.0.0.1:9/mcp\"\n"
+                                "headers = {{ Authorization = \"Bearer ${{LINEAR}}\" }}\n"
+                                "[mcp.servers.peek]\ncommand = [\"sh\", \"-c\", \"env > '{}'; exec '{}'\"]\n",
+                                seen, server));
+  auto kept = cli_in(ws, fmt::format("--config '{}' call shell '{{\"command\":\"env\"}}'", cfg));
+  auto passed = cli_in(ws, fmt::format("--config '{}' --cfg 'runtime.pass_env=[\"LINEAR\"]' call shell "
+                                       "'{{\"command\":\"env\"}}'",
+                                       cfg));
+  ::unsetenv("LINEAR");
+  JP_REQUIRE_OK(kept);
+  CAF_CHECK(contains(kept.out, "PATH="));
+  CAF_CHECK(!contains(kept.out, "lq7vk2"));
+  CAF_CHECK(!contains(contents(seen), "lq7vk2"));
+  JP_REQUIRE_OK(passed);
+  CAF_CHECK(contains(passed.out, "LINEAR=lq7vk2")); // your config may still give it
+}
+
 CAF_TEST(a stdio server runs within its own limits and the runtime s) {
   auto seen = (dir.path / "server.limits").string();
   auto cfg = config(fmt::format("[runtime.tool_limits]\ncpu_secs = 300\nopen_files = 256\n"

@@ -143,7 +143,7 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
   if (!tool.from_workspace)
     spec->env_pass = config.runtime.pass_env;
   spec->env_pass.insert(spec->env_pass.end(), tool.pass_env.begin(), tool.pass_env.end());
-  spec->env_drop = config.assistant.key_variables();
+  spec->env_drop = secret_variables(config);
   auto actions = declared_actions(tool);
   spec->stdin_pipe = stateful
                      && std::find(actions.begin(), actions.end(), action_kind::apply) != actions.end();
