@@ -21,6 +21,7 @@ namespace {
 constexpr size_t max_request = 64 * 1024;
 constexpr size_t max_answer = 16 * 1024 * 1024; // thousands of handles' last lines
 constexpr int request_timeout_ms = 5000; // a client that stops talking is dropped
+constexpr int answer_timeout_ms = 2000;  // and one that stops reading its answer
 
 std::string errno_text() {
   return std::strerror(errno);
@@ -142,6 +143,10 @@ struct ControlServer::Impl {
       reply = Json::object().set("ok", false).set("error", "a request is one JSON object on one line");
     else
       reply = handler(*request);
+    // A client that never reads an answer bigger than the socket holds (a tool, as
+    // you) would hold this thread, the next clients and jp-actors' exit, which joins it.
+    timeval bound{answer_timeout_ms / 1000, (answer_timeout_ms % 1000) * 1000};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
     write_all(fd, reply.dump() + "\n");
   }
 };

@@ -307,4 +307,24 @@ CAF_TEST(the control socket answers one JSON line and refuses what is not one) {
   CAF_CHECK(!std::filesystem::exists(path));
 }
 
+CAF_TEST(a control socket client that never reads its answer holds neither the next client nor the end) {
+  // An answer bigger than the socket holds (a run's many handles, a long output).
+  std::string error;
+  auto server = ControlServer::start(
+    [](const Json& request) { return Json::object().set("big", std::string(8 << 20, 'x')).set("echo", request); },
+    error);
+  CAF_REQUIRE(server != nullptr);
+  int stuck = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", server->path().c_str());
+  CAF_REQUIRE_EQUAL(::connect(stuck, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  CAF_REQUIRE_EQUAL(::send(stuck, "{}\n", 3, MSG_NOSIGNAL), 3);
+  // Answered once the first is dropped (its bound, 2 s, within this wait's).
+  auto next = ask_control_socket(server->path(), Json::object().set("op", "ls"), 60000);
+  CAF_CHECK(next.ok());
+  server.reset(); // returns: nothing holds the server's thread
+  ::close(stuck);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
