@@ -168,6 +168,10 @@ void install_signal_shutdown(double grace_secs) {
   static bool installed = false;
   if (installed || ::pipe2(g_pipe, O_CLOEXEC) != 0)
     return;
+  // The handler's write must never block: a flood of signals fills the pipe, and the
+  // handler may run on the thread that reads it. What a full pipe drops is only
+  // another signal of the same shutdown.
+  ::fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);
   installed = true;
   std::thread(watch).detach();
   struct sigaction sa{};
