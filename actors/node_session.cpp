@@ -226,15 +226,16 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
       auto spec = node_spec(*self->state.config, tool, args, answers);
       if (!spec)
         return make_error(error_code::bad_arguments, spec.error());
+      // One spawn of an id at a time: a second one's answer would end the first's
+      // `starting` while it is still unanswered. (Before the promise: once made, it
+      // takes the request, and an error returned would reach nobody.)
+      if (!self->state.starting.insert(id).second)
+        return make_error(error_code::handle_exists,
+                          fmt::format("Handle `{}` is still starting on this node", cut_text(id)));
       auto rp = self->make_response_promise<HandleReport>();
       auto registry = self->state.registry;
       LookOptions now;
       now.wait_ms = 0;
-      // One spawn of an id at a time: a second one's answer would end the first's
-      // `starting` while it is still unanswered.
-      if (!self->state.starting.insert(id).second)
-        return make_error(error_code::handle_exists,
-                          fmt::format("Handle `{}` is still starting on this node", cut_text(id)));
       self->request(registry, caf::infinite, spawn_atom::value, id, *spec, now)
         .then(
           [self, rp, registry, id, tool, watcher](HandleReport& r) mutable {

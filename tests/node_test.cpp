@@ -768,6 +768,18 @@ CAF_TEST(a node session answers only messages with its key and its registry neve
                     CAF_CHECK(contains(why, "is still starting on this node") ||
                               contains(why, "does not let clients abort `guarded`"));
                   });
+  // A second spawn of an id is answered with its refusal, whether the first is still
+  // starting or not (the refusal once went to nobody: its caller waited for good).
+  auto once = self->request(typed, std::chrono::seconds(30), spawn_atom::value, key, std::string("twice"),
+                            std::string("guarded"), std::string("{}"), std::string(), me);
+  auto again = self->request(typed, std::chrono::seconds(30), spawn_atom::value, key, std::string("twice"),
+                             std::string("guarded"), std::string("{}"), std::string(), me);
+  once.receive([&](HandleReport&) {}, [&](caf::error& err) { CAF_FAIL("spawn: " << error_text(err)); });
+  again.receive([&](HandleReport&) { CAF_FAIL("spawned twice"); },
+                [&](caf::error& err) {
+                  auto why = error_text(err);
+                  CAF_CHECK(contains(why, "is still starting on this node") || contains(why, "already exists"));
+                });
 }
 
 CAF_TEST(a node and a client of different node protocols refuse each other at the handshake saying why) {
