@@ -21,7 +21,7 @@ namespace {
 constexpr size_t max_request = 64 * 1024;
 constexpr size_t max_answer = 16 * 1024 * 1024; // thousands of handles' last lines
 constexpr int request_timeout_ms = 5000; // a client that stops talking is dropped
-constexpr int answer_timeout_ms = 2000;  // and one that stops reading its answer
+constexpr int answer_timeout_ms = 5000;  // and one that does not read its answer in time
 
 std::string errno_text() {
   return std::strerror(errno);
@@ -67,11 +67,19 @@ Result<std::string> read_line(int fd, int timeout_ms, size_t max_bytes) {
   return in.substr(0, nl);
 }
 
-bool write_all(int fd, const std::string& s) {
+/// Writes `s` whole within `timeout_ms` in all (-1: no bound).
+bool write_all(int fd, const std::string& s, int timeout_ms = -1) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   size_t off = 0;
   while (off < s.size()) {
-    auto n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR)
+    if (timeout_ms >= 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd p{fd, POLLOUT, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) == 0)
+        return false;
+    }
+    auto n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL | (timeout_ms >= 0 ? MSG_DONTWAIT : 0));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
     if (n <= 0)
       return false;
@@ -143,11 +151,10 @@ struct ControlServer::Impl {
       reply = Json::object().set("ok", false).set("error", "a request is one JSON object on one line");
     else
       reply = handler(*request);
-    // A client that never reads an answer bigger than the socket holds (a tool, as
-    // you) would hold this thread, the next clients and jp-actors' exit, which joins it.
-    timeval bound{answer_timeout_ms / 1000, (answer_timeout_ms % 1000) * 1000};
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
-    write_all(fd, reply.dump() + "\n");
+    // A client that never reads an answer bigger than the socket holds, or reads it
+    // slowly (a tool, as you), would hold this thread, the next clients and
+    // jp-actors' exit, which joins it: the whole answer has a bound.
+    write_all(fd, reply.dump() + "\n", answer_timeout_ms);
   }
 };
 
