@@ -13,6 +13,7 @@
 #include "actors/function_handle.hpp"
 #include "runtime/mcp/mcp_input_schema.hpp"
 #include "runtime/mcp/mcp_server_directory.hpp"
+#include "tools/secret_variables.hpp"
 #include "runtime/mcp/mcp_start_stop.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/function_tool.hpp"
@@ -119,14 +120,17 @@ private:
     // repository's would take the name, and what --allow grants it.
     std::erase_if(with->tools, [this](auto& entry) {
       auto& [tool, config] = entry;
-      auto sep = tool.find("__");
-      if (!config.from_workspace || sep == std::string::npos || !base_->mcp_servers.count(tool.substr(0, sep)))
+      if (!config.from_workspace)
         return false;
-      if (told_shadowing_.insert(tool).second)
-        warn_(fmt::format("MCP server `{}`: the workspace's config defines a tool named `{}`, a name of this "
-                          "server's tools; the workspace's is not offered",
-                          tool.substr(0, sep), tool));
-      return true;
+      for (auto& [server, ignored] : base_->mcp_servers) // a name may end in `_`: gh_ offers gh___x
+        if (tool.starts_with(server + "__")) {
+          if (told_shadowing_.insert(tool).second)
+            warn_(fmt::format("MCP server `{}`: the workspace's config defines a tool named `{}`, a name of this "
+                              "server's tools; the workspace's is not offered",
+                              server, tool));
+          return true;
+        }
+      return false;
     });
     for (auto& s : servers_) {
       auto client = s.client.lock();
@@ -254,7 +258,14 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
       auto dir = server.url.empty() ? mcp_server_directory(server, config->workspace) : config->workspace;
       if (!dir)
         return Result<std::shared_ptr<McpClient>>(Error{fmt::format("MCP server `{}`: {}", server.name, dir.error())});
-      return McpClient::start(io, bounded, *dir, secret_variables(*config), stop);
+      auto started = McpClient::start(io, bounded, *dir, secret_variables(*config), stop);
+      // Servers started in the workspace before: one that finds its files from there
+      // fails in its own directory, and is told how to start it there again.
+      if (!started && server.url.empty() && server.cwd.empty() && !(stop && stop->ended_by_stop(server.name)))
+        return Result<std::shared_ptr<McpClient>>(
+          Error{fmt::format("{}; it started in a directory of its own: mcp.servers.{}.cwd = \".\" starts it in "
+                            "the workspace", started.error(), server.name)});
+      return started;
     }));
   // A server that takes more than a second (one that hangs takes its whole
   // start_timeout_secs, 120 by default) is named, so nobody waits on a silent command.

@@ -23,21 +23,6 @@ std::string_view to_string(run_mode m) {
   return "?";
 }
 
-std::vector<std::string> secret_variables(const Config& config) {
-  auto names = config.assistant.key_variables();
-  for (auto& [name, server] : config.mcp_servers)
-    for (auto& [header, value] : server.headers)
-      for (size_t at = 0, open; (open = value.find("${", at)) != std::string::npos;) {
-        auto close = value.find('}', open + 2);
-        if (close == std::string::npos)
-          break;
-        if (close > open + 2)
-          names.push_back(value.substr(open + 2, close - open - 2));
-        at = close + 1;
-      }
-  return names;
-}
-
 int64_t default_wait_ms(const ToolConfig& tool) {
   // A terminal's program answers input with output (its echo at least): waiting for
   // it to settle saves the assistant a fetch. Pipes answer at once unless asked.

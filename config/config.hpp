@@ -106,7 +106,8 @@ struct ToolConfig {
   std::vector<std::string> args;
   bool shell = false;             // `program args...` as a bash -c script; values as "$N"
   std::string cwd;                // template too; "" = workspace
-  // A cwd from the assistant (templated, or the built-in shell's) may leave the workspace.
+  // A cwd from the assistant (templated, or the built-in shell's), or a relative one
+  // here (through the workspace's links), may leave the workspace.
   bool cwd_outside_workspace = false;
   std::map<std::string, std::string> env; // values are templates
   std::vector<std::string> pass_env;       // secret-looking variables it inherits anyway
@@ -286,12 +287,6 @@ struct Config {
 
 std::string_view to_string(run_mode);
 std::string_view to_string(io_mode);
-
-/// The variables kept from every child's environment (tools and stdio MCP servers)
-/// unless a pass_env names them: the provider's key, whatever it is called, and each
-/// ${NAME} an MCP server's headers send (a token the user gave that server alone,
-/// which no name or value heuristic may catch: a bare token in LINEAR).
-std::vector<std::string> secret_variables(const Config& config);
 
 /// Whether some tool runs on a node: then the runtime loads CAF's networking.
 bool uses_nodes(const Config& config);

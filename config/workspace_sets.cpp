@@ -34,13 +34,13 @@ std::string limits_text(const ToolLimits& l) {
 }
 
 /// Where its process runs when that is not the workspace: ", in `/`" (its own cwd,
-/// followed through links, outside it: an absolute one, or one the tool lets out), ", in any directory the model names".
+/// followed through links, outside it: an absolute one, or one the tool lets out),
+/// or that it will not run there (a relative one that leads out through a link)., ", in any directory the model names".
 std::string outside_note(const ToolConfig& tool, const std::string& workspace) {
   // A cwd with a placeholder is the model's choice, as the launch reads it.
   if (auto placeholders = find_placeholders(tool.cwd); !placeholders || !placeholders->empty())
     return tool.cwd_outside_workspace ? ", in any directory the model names" : "";
-  // A relative one leads out through a link only where the tool lets it (launch).
-  if (tool.cwd.empty() || (tool.cwd[0] != '/' && !tool.cwd_outside_workspace))
+  if (tool.cwd.empty())
     return "";
   namespace fs = std::filesystem;
   std::error_code root_ec, ec;
@@ -51,6 +51,10 @@ std::string outside_note(const ToolConfig& tool, const std::string& workspace) {
   auto relative = resolved.lexically_relative(root);
   if (!relative.empty() && *relative.begin() != "..")
     return "";
+  // A relative one leads out through a link only where the tool lets it (launch).
+  if (tool.cwd[0] != '/' && !tool.cwd_outside_workspace)
+    return fmt::format(", its cwd leads out of the workspace to {}: refused when called",
+                       json_quote_cut(resolved.string(), 100));
   return fmt::format(", in {} outside the workspace", json_quote_cut(resolved.string(), 100));
 }
 

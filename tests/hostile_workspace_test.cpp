@@ -120,7 +120,8 @@ CAF_TEST(a workspace config new or changed is announced once with the tools and 
   CAF_CHECK(contains(outside.out, "tool `linked` (runs `ls`, in \"/etc\" outside the workspace, ask)"));
   CAF_CHECK(contains(outside.out, "tool `roaming` (runs `ls`, in any directory the model names, ask)"));
   CAF_CHECK(contains(outside.out, "tool `inside` (runs `ls`, ask)"));
-  CAF_CHECK(contains(outside.out, "tool `held` (runs `ls`, ask)"));
+  CAF_CHECK(contains(outside.out, "tool `held` (runs `ls`, its cwd leads out of the workspace to \"/etc\": refused "
+                                  "when called, ask)"));
   CAF_CHECK(!contains(chosen.out, "assistant.model"));
   // Limits it lowered: a tool that fails for them is traced to the file.
   std::ofstream(ws.path / ".jp/config.toml")

@@ -8,6 +8,7 @@
 
 #include "config/placeholder.hpp"
 #include "tools/argument_validation.hpp"
+#include "tools/secret_variables.hpp"
 #include "tools/argv_template.hpp"
 #include "tools/function_tool.hpp"
 #include "tools/schema.hpp"

@@ -272,6 +272,7 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   auto with_servers = config;
   config = served;
   install_signal_shutdown(config->runtime.abort_grace_secs);
+  install_crash_cleanup();
   RuntimeActorConfig cfg{config->runtime.worker_threads, uses_nodes(*config) ? &config->node : nullptr,
                          client_tls(*config)};
   // Before the system: what its actors still say as it ends is written after it.

@@ -81,6 +81,7 @@ int run_node(std::shared_ptr<const Config> given, const std::string& listen, con
     return fail(ok.error);
   IoThread io{io_poll(config->runtime)};
   install_signal_shutdown(config->runtime.abort_grace_secs);
+  install_crash_cleanup();
   RuntimeActorConfig cfg{config->runtime.worker_threads, &config->node, tls.enabled() ? &tls : nullptr};
   if (tls.enabled() && !cfg.tls_pinned) // changed since checked above
     return fail(cfg.tls_refused);

@@ -54,7 +54,7 @@ public:
   /// server's header values have each `${NAME}` replaced by the environment's NAME
   /// (unset: an error naming it).
   /// `env_drop`: variables kept from a stdio server's environment whatever they are
-  /// called (the provider's key: AssistantConfig::key_variables).
+  /// called (the provider's key and the headers' secrets: secret_variables).
   /// `stop` (optional, outliving the io thread's work): once stopped, a start still
   /// waiting fails at once, saying so, and its process is killed.
   static Result<std::shared_ptr<McpClient>> start(IoThread& io, const McpServerConfig& server, const std::string& cwd,

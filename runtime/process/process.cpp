@@ -276,9 +276,10 @@ std::string spawn_error(const SpawnSpec& spec, int err) {
   }
   // `examples/tools/x.sh` written in a config read from elsewhere: say where from.
   if (err == ENOENT && spec.argv[0].find('/') != std::string::npos && !spec.argv[0].starts_with('/'))
-    return fmt::format("cannot start '{}': {} (a relative path is found from the tool's working directory, {}; "
-                       "the workspace, unless the tool sets its cwd)",
-                       prog, errno_text(err), spec.cwd.empty() ? "jp-actors' own" : "'" + cut_text(spec.cwd, 200) + "'");
+    return fmt::format("cannot start '{}': {} (a relative path is found from the {}'s working directory, {}{})",
+                       prog, errno_text(err), spec.server ? "server" : "tool",
+                       spec.cwd.empty() ? "jp-actors' own" : "'" + cut_text(spec.cwd, 200) + "'",
+                       spec.server ? "" : "; the workspace, unless the tool sets its cwd");
   if (err == EACCES || err == ENOEXEC)
     if (auto why = not_runnable(spec, err); !why.empty())
       return "cannot start '" + prog + "': " + why;

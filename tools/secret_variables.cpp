@@ -1,0 +1,41 @@
+#include "tools/secret_variables.hpp"
+
+#include <algorithm>
+
+#include "config/config.hpp"
+#include "runtime/process/tool_environment.hpp"
+#include "runtime/text_nocase.hpp"
+
+namespace jp {
+
+namespace {
+
+bool credential_header(std::string header) {
+  for (auto name : {"authorization", "proxy-authorization", "cookie"})
+    if (equals_nocase(header, name))
+      return true;
+  std::replace(header.begin(), header.end(), '-', '_');
+  return secret_looking_name(header);
+}
+
+} // namespace
+
+std::vector<std::string> secret_variables(const Config& config) {
+  auto names = config.assistant.key_variables();
+  for (auto& [name, server] : config.mcp_servers)
+    for (auto& [header, value] : server.headers) {
+      if (!credential_header(header))
+        continue;
+      for (size_t at = 0, open; (open = value.find("${", at)) != std::string::npos;) {
+        auto close = value.find('}', open + 2);
+        if (close == std::string::npos)
+          break;
+        if (close > open + 2)
+          names.push_back(value.substr(open + 2, close - open - 2));
+        at = close + 1;
+      }
+    }
+  return names;
+}
+
+} // namespace jp
