@@ -35,7 +35,8 @@ std::string limits_text(const ToolLimits& l) {
 
 /// Where its process runs when that is not the workspace: ", in `/`" (its own cwd,
 /// followed through links, outside it: an absolute one, or one the tool lets out),
-/// or that it will not run there (a relative one that leads out through a link)., ", in any directory the model names".
+/// or that it will not run there (a relative one that leads out through a link);
+/// ", in any directory the model names".
 std::string outside_note(const ToolConfig& tool, const std::string& workspace) {
   // A cwd with a placeholder is the model's choice, as the launch reads it.
   if (auto placeholders = find_placeholders(tool.cwd); !placeholders || !placeholders->empty())

@@ -26,16 +26,23 @@ std::vector<std::string> secret_variables(const Config& config) {
     for (auto& [header, value] : server.headers) {
       if (!credential_header(header))
         continue;
-      for (size_t at = 0, open; (open = value.find("${", at)) != std::string::npos;) {
-        auto close = value.find('}', open + 2);
-        if (close == std::string::npos)
-          break;
-        if (close > open + 2)
-          names.push_back(value.substr(open + 2, close - open - 2));
-        at = close + 1;
-      }
+      for (auto& v : header_variables(value))
+        if (!v.name.empty())
+          names.push_back(v.name);
     }
   return names;
+}
+
+std::vector<HeaderVariable> header_variables(const std::string& value) {
+  std::vector<HeaderVariable> out;
+  for (size_t at = 0, open; (open = value.find("${", at)) != std::string::npos;) {
+    auto close = value.find('}', open + 2);
+    if (close == std::string::npos)
+      break;
+    out.push_back({open, close + 1, value.substr(open + 2, close - open - 2)});
+    at = close + 1;
+  }
+  return out;
 }
 
 } // namespace jp

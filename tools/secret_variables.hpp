@@ -16,4 +16,12 @@ struct Config;
 /// no heuristic may catch (a bare token in LINEAR). `X-User: ${USER}` keeps USER.
 std::vector<std::string> secret_variables(const Config& config);
 
+/// Each `${NAME}` in a header's value (an empty name too; the scan ends at a `${`
+/// without its `}`): what McpClient expands, and so what secret_variables keeps.
+struct HeaderVariable {
+  size_t at = 0, end = 0; // `${` and one past `}`
+  std::string name;
+};
+std::vector<HeaderVariable> header_variables(const std::string& value);
+
 } // namespace jp

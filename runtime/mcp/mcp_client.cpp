@@ -1,5 +1,6 @@
 #include "runtime/mcp/mcp_client.hpp"
 #include "runtime/mcp/mcp_start_stop.hpp"
+#include "tools/secret_variables.hpp"
 
 #include <cstdio>
 #include <algorithm>
@@ -929,11 +930,7 @@ std::shared_ptr<McpUrlTransport> url_transport(IoThread& io, const McpServerConf
 Result<std::string> header_value(const McpServerConfig& server, const std::string& header, const std::string& value) {
   std::string out;
   size_t at = 0;
-  for (size_t open; (open = value.find("${", at)) != std::string::npos;) {
-    auto close = value.find('}', open + 2);
-    if (close == std::string::npos)
-      break;
-    auto name = value.substr(open + 2, close - open - 2);
+  for (auto& [open, end, name] : header_variables(value)) {
     const char* set = name.empty() ? nullptr : std::getenv(name.c_str());
     if (!set)
       return Error{fmt::format("MCP server `{}`: headers.{} names ${{{}}}, which is not set in jp-actors' "
@@ -945,7 +942,7 @@ Result<std::string> header_value(const McpServerConfig& server, const std::strin
                                server.name, header, cut_text(name, 60))};
     out += value.substr(at, open - at);
     out += set;
-    at = close + 1;
+    at = end;
   }
   return out + value.substr(at);
 }
