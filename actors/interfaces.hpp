@@ -58,6 +58,7 @@ using registry_actor = supervisor_actor::extend<
   caf::replies_to<fetch_atom, std::string, LookOptions>::with<HandleReport>,
   caf::replies_to<apply_atom, std::string, std::string, LookOptions>::with<HandleReport>,
   caf::replies_to<abort_atom, std::string>::with<HandleReport>,
+  caf::reacts_to<retire_atom, std::string>, // nobody looks at `id` again: its entry goes once stopped
   caf::reacts_to<abort_all_atom>,
   caf::replies_to<watch_atom, std::vector<std::string>, watcher_actor>::with<std::vector<HandleStatus>>,
   caf::replies_to<status_atom, std::vector<std::string>>::with<std::vector<HandleStatus>>,
@@ -78,6 +79,7 @@ using turn_actor = caf::typed_actor<
   caf::replies_to<call_atom, std::string, std::string>::with<CallResult>,
   caf::replies_to<call_atom, std::string, std::string, std::string>::with<CallResult>, // tagged
   caf::reacts_to<abort_atom, std::string>, // ends the one-shot run of the call so tagged
+  caf::reacts_to<retire_atom, std::string>, // the call so tagged was answered: an abort of it since is moot
   caf::replies_to<list_atom>::with<std::vector<HandleSummary>>,
   caf::replies_to<counts_atom>::with<HandleCounts>,
   caf::replies_to<turn_end_atom>::with<std::vector<HandleSummary>, std::string>,

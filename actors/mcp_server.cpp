@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "config/config.hpp"
 #include "messages/error_category.hpp"
@@ -193,6 +194,8 @@ void finish(mcp_actor_t* self, const Json& id, const std::string& key, const Cal
   tell_if_changed(self, key);
   if (!cancelled)
     respond(self, mcp::response(id, mcp::call_tool_result(r)), batch);
+  else // its abort may have come after this answer: the turn forgets the tag, which the client may use again
+    self->send(st.turn, retire_atom::value, key);
   if (batch != 0) {
     --st.batches[batch].owed;
     send_batch_if_done(self, batch);
@@ -255,6 +258,12 @@ void cancel(mcp_actor_t* self, const Json& params) {
   it->second.cancelled = true;
   self->send(self->state.turn, abort_atom::value, key);
   self->state.requests->withdraw(key, "the tools/call it asks for was cancelled");
+  // Its batch's other answers no longer wait for it: it gets none, and a cancelled
+  // await may wait hours for its handles.
+  if (auto batch = std::exchange(it->second.batch, 0); batch != 0) {
+    --self->state.batches[batch].owed;
+    send_batch_if_done(self, batch);
+  }
   end_when_answered(self);
 }
 

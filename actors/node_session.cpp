@@ -205,12 +205,19 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
       // A remote handle gone: its handle here is aborted (nothing if it stopped).
       // Not when its client is lost with it (the connection gone): the client's own
       // down gives each handle its turn-end policy, which an abort here would cut.
+      // Nobody looks at it again either: what the session and the registry keep of
+      // it goes, once it stopped (a client's every one-shot call is a handle here).
       for (auto it = st.owners.begin(); it != st.owners.end(); ++it)
         if (it->second == dm.source) {
-          if (dm.reason != caf::exit_reason::remote_link_unreachable)
-            self->request(st.registry, caf::infinite, abort_atom::value, it->first)
-              .then([](HandleReport&) {}, [](caf::error&) {});
+          auto id = it->first;
           st.owners.erase(it);
+          if (dm.reason == caf::exit_reason::remote_link_unreachable || st.starting.count(id))
+            break;
+          self->request(st.registry, caf::infinite, abort_atom::value, id)
+            .then([](HandleReport&) {}, [](caf::error&) {});
+          self->send(st.registry, retire_atom::value, id);
+          st.tools.erase(id);
+          st.spawn_looks.erase(id);
           break;
         }
       return;

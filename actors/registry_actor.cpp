@@ -57,6 +57,9 @@ struct entry {
   // A turn's end lists it when it stops (it was live when the end came): an
   // interrupt that ends it meanwhile leaves it to that end, not flagged for the next.
   bool listed_by_end = false;
+  // Nobody will look at it again (a node client's handle gone): its entry, final
+  // state and output included, goes once it stopped.
+  bool dropped_at_stop = false;
 };
 
 struct registry_state {
@@ -291,7 +294,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
     rp.deliver(e.final);
   // One-shot entries exist only for the duration of their call (one that stopped
   // while its question was being answered waits for that answer's request).
-  if (e.oneshot && answered)
+  if ((e.oneshot && answered) || e.dropped_at_stop)
     self->state.entries.erase(it);
 }
 
@@ -436,6 +439,17 @@ caf::result<std::vector<HandleSummary>> end_turn(registry_actor_t* self, const I
     auto outcome = outcome_of(policy, answer == answers.end() ? std::nullopt : std::optional(answer->second));
     HandleSummary summary{id, e.tool, {}, policy, elapsed_secs(e), {}, outcome};
     if (waited(outcome)) {
+      // An end still waiting on it (an embedder's second Session::end before the
+      // first was answered): this one is answered by the same stop, under the first
+      // one's timer; replacing that wait would leave the first end unanswered.
+      if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end()) {
+        w->second.done = [first = std::move(w->second.done), done, summary](const ToolState& st) mutable {
+          first(st);
+          summary.state = st;
+          done(summary);
+        };
+        continue;
+      }
       // Completed by mark_stopped: it stops by itself, or the timeout aborts it.
       auto number = ++self->state.turn_end_waits_made;
       self->state.turn_end_waits[id] = {[done, summary](const ToolState& st) mutable {
@@ -791,6 +805,15 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
     [self](turn_end_atom, const InquiryAnswers& answers)
       -> caf::result<std::vector<HandleSummary>> {
       return end_turn(self, answers);
+    },
+    [self](retire_atom, const std::string& id) {
+      auto it = self->state.entries.find(id);
+      if (it == self->state.entries.end())
+        return;
+      if (it->second.phase == entry_phase::stopped)
+        self->state.entries.erase(it);
+      else
+        it->second.dropped_at_stop = true;
     },
     [self](abort_all_atom) {
       // Everything, now (an interrupted turn): each stop completes what waits on it.

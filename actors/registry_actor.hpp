@@ -15,6 +15,8 @@
 //   (fetch_atom, id, LookOptions)               -> HandleReport
 //   (apply_atom, id, input_json, LookOptions)   -> HandleReport
 //   (abort_atom, id)                            -> HandleReport
+//   (retire_atom, id)                           -> void      nobody looks at `id` again (a
+//        node client's handle gone): its entry goes once stopped, now if it has
 //   (abort_all_atom)                            -> void      abort every live handle
 //   (watch_atom, vector<string> ids, watcher)   -> vector<HandleStatus>; then the
 //        watcher gets (update_atom, HandleStatus) for each watched handle that stops,

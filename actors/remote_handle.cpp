@@ -35,6 +35,7 @@ struct remote_state {
   bool retired = false;
   std::string said_before_answers; // what the looks of a one-shot run's answers took
   Question told;                   // the question the supervisor was last told (id "": none)
+  Question shown;                  // the question the node's last answer to a look showed (id "": none)
   static inline const char* name = "jp.remote_handle";
 };
 
@@ -147,6 +148,7 @@ caf::result<HandleReport> forward(remote_actor_t* self, Atom atom, Ts... xs) {
           auto shown = from_node(self->state, std::move(r));
           if (auto line = last_line_of(shown.state.content); !line.empty())
             self->state.last_line = std::move(line);
+          self->state.shown = shown.state.kind == state_kind::waiting ? shown.state.question : Question{};
           // The supervisor hears of a stop first (an abort's answer comes after it).
           if (shown.state.stopped())
             stop(self, shown);
@@ -299,10 +301,16 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
       // once per change (the node tells every change of its status, output too: a
       // question told again would be answered again).
       auto q = s.state.kind == state_kind::waiting ? s.state.question : Question{};
+      if (q.id.empty())
+        st.shown = {};
       if (q == st.told)
         return;
       st.told = q;
-      self->send(st.supervisor, waiting_atom::value, st.id, q, false);
+      // A look's answer carries it (one out, or one that showed it already, the
+      // node's update coming behind it), as a local handle's look does: no
+      // notification tells it a second time.
+      bool in_response = !st.in_flight.empty() || (!q.id.empty() && q == st.shown);
+      self->send(st.supervisor, waiting_atom::value, st.id, q, in_response);
     },
   };
 }

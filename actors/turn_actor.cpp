@@ -1264,6 +1264,11 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
           .then([](HandleReport&) {}, [](caf::error&) {}); // the call answers with how it ended
       abort_handle_of(self, tag);
     },
+    [self](retire_atom, const std::string& tag) {
+      // Its caller had its answer: an abort that came after it (a late MCP cancel)
+      // must not refuse the next call that reuses the tag as "aborted before it ran".
+      self->state.aborted_calls.erase(tag);
+    },
     [self](notify_atom, Notification& n) { queue_notification(self, std::move(n)); },
     [self](update_atom, HandleStatus& s) {
       // Answered at the settle: a burst of stops is one answer, not one await round

@@ -8,6 +8,8 @@
 //   (abort_atom, tag)                      -> void   ends the tagged call's one-shot run
 //        and aborts the handle it spawned (not one it fetches, applies to or
 //        aborts), or keeps it from starting; its answer says how it ended
+//   (retire_atom, tag)                     -> void   the tagged call was answered: an abort
+//        of the tag that came after its answer is forgotten (the tag may be used again)
 //   (list_atom)                            -> vector<HandleSummary>  handles still running
 //   (user_abort_atom, id)                  -> HandleReport  a person aborts a handle
 //        (`handles abort`, from another terminal): as the assistant's abort would

@@ -22,6 +22,7 @@
 #include "proc_syscall.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
+#include "file_contents.hpp"
 #include "../runtime/process/io_thread.hpp"
 #include "../runtime/mcp/mcp_http_server.hpp"
 #include "../runtime/mcp/mcp_protocol.hpp"
@@ -415,6 +416,32 @@ CAF_TEST(with protocol 2025-03-26 a batch is answered with one array of its resp
   CAF_CHECK(contains(error_message(empty), "an empty batch"));
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
+}
+
+CAF_TEST(with protocol 2025-03-26 a cancelled await in a batch does not hold the batch s other answers) {
+  // The await waits on a handle that runs until it reads a line: once it is
+  // cancelled, its batch is owed the echo's answer alone.
+  auto c = session(Json::object(), "2025-03-26");
+  auto spawned = c->call("tools/call", tool_call("shell", shell(R"(read x; echo "got $x")",
+                                                                Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
+  CAF_REQUIRE(!is_error(spawned));
+  c->send_line(R"([{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"await","arguments":{"all":["s"]}}},)"
+               R"({"jsonrpc":"2.0","id":"e","method":"tools/call","params":{"name":"shell","arguments":{"command":"echo beside"}}}])");
+  c->notify("notifications/cancelled", Json::object().set("requestId", "w").set("reason", "timed out"));
+  auto batch = c->next(); // without the cancel counted, nothing comes until `s` ends
+  CAF_REQUIRE(batch.is_array());
+  CAF_REQUIRE_EQUAL(batch.as_array().size(), 1u);
+  CAF_CHECK_EQUAL(batch.as_array()[0].find("id")->as_string(), "e");
+  CAF_CHECK(contains(text_of(batch.as_array()[0]), "beside"));
+  // `s` ran on (the cancel of an await ends nothing) and is still there to answer.
+  auto applied = c->call("tools/call", tool_call("shell", Json::object().set("action", "apply").set("id", "s").set("input", "hi\n")));
+  auto awaited = c->call("tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("s")}))));
+  CAF_CHECK(contains(text_of(applied) + text_of(awaited), "got hi"));
+  c->close_input();
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+  for (auto& m : c->seen)
+    if (auto* i = m.find("id"); i && i->is_string() && i->as_string() == "w")
+      CAF_FAIL("the cancelled await was answered: " << m.dump());
 }
 
 CAF_TEST(a spawn and a later await meet in the session and one shot calls answer whole) {
@@ -1517,6 +1544,31 @@ CAF_TEST(over HTTP a request without the token is refused before its body is rea
   CAF_CHECK_EQUAL(refused.status, 401);
   CAF_CHECK(refused.complete);
   CAF_CHECK_EQUAL(refused.header("connection"), "close");
+}
+
+CAF_TEST(over HTTP another user s connection is closed at its accept and this user s is served) {
+  // The token keeps another user out; closed at once, its bytes never reach the parser.
+  if (::geteuid() != 0) {
+    CAF_MESSAGE("not root: no other user to connect as");
+    return;
+  }
+  auto l = serve_http();
+  // How many bytes of an answer a request without the token gets (a 401's, or none
+  // from a connection closed at its accept). SIGPIPE ignored: the request may meet
+  // the closed connection.
+  auto answered_bytes = [&](const std::string& as) {
+    return run_command(fmt::format("{} timeout 20 bash -c 'trap \"\" PIPE; exec 3<>/dev/tcp/127.0.0.1/{}; "
+                                   "printf \"GET /mcp HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n\" >&3 2>/dev/null; "
+                                   "head -c 1 <&3 2>/dev/null | wc -c'",
+                                   as, l.port))
+      .stdout_text;
+  };
+  CAF_CHECK_EQUAL(answered_bytes(""), "1\n");
+  CAF_CHECK_EQUAL(answered_bytes("setpriv --reuid=65534 --regid=65534 --clear-groups"), "0\n");
+  CAF_CHECK(contains(contents((dir.path / "mcp.err").string()),
+                     "jp-actors mcp: refused a connection from 127.0.0.1 (uid 65534): `jp-actors mcp --listen` on "
+                     "loopback serves this user's clients only"));
+  CAF_CHECK(!l.open_session().empty()); // and it serves on
 }
 
 CAF_TEST(over HTTP a message longer than 4 MiB is refused by its Content-Length) {

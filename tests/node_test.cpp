@@ -345,6 +345,41 @@ std::string call(const std::string& tool, const std::string& args) {
 
 } // namespace
 
+/// A client of the node at `address` (its token in `state`) that opens a session by
+/// hand, to send it what `jp-actors run` would not, or not yet.
+struct RawSession {
+  NodeServerConfig network;
+  RuntimeActorConfig cfg{1, &network};
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  caf::actor session;
+  node_session_actor typed;
+  std::string key;
+
+  RawSession(const std::string& address, const std::string& state) {
+    auto addr = parse_node_address(address, "address");
+    CAF_REQUIRE(addr.ok());
+    auto token = read_file(state + "/jp-actors/node-token");
+    while (!token.empty() && token.back() == '\n')
+      token.pop_back();
+    auto gate = sys.middleman().remote_actor<node_gate_actor>(addr->host, addr->port);
+    CAF_REQUIRE(gate);
+    self->request(*gate, std::chrono::seconds(30), open_atom::value, token, caf::actor_cast<caf::actor>(self))
+      .receive([&](caf::actor& s, std::string& k) { session = s, key = k; },
+               [&](caf::error& err) { CAF_FAIL("open: " << error_text(err)); });
+    CAF_REQUIRE(session && key.size() >= 32);
+    typed = caf::actor_cast<node_session_actor>(session);
+  }
+
+  /// The handle `id`'s fetch: its report, or the error's text.
+  std::pair<HandleReport, std::string> fetch(const std::string& id) {
+    std::pair<HandleReport, std::string> out;
+    self->request(typed, std::chrono::seconds(30), fetch_atom::value, key, id, LookOptions{})
+      .receive([&](HandleReport& r) { out.first = std::move(r); }, [&](caf::error& err) { out.second = error_text(err); });
+    return out;
+  }
+};
+
 CAF_TEST_FIXTURE_SCOPE(node_tests, fixture)
 
 CAF_TEST(a remote handle and a local one are awaited together and driven like local ones) {
@@ -700,24 +735,11 @@ CAF_TEST(a node session answers only messages with its key and its registry neve
   // the registry behind it (which starts whatever argv it is given) must never be
   // the sender of anything a peer gets.
   CAF_REQUIRE(start_node());
-  auto addr = parse_node_address(address, "address");
-  CAF_REQUIRE(addr.ok());
-  auto token = read_file(state + "/jp-actors/node-token");
-  while (!token.empty() && token.back() == '\n')
-    token.pop_back();
-  NodeServerConfig network;
-  RuntimeActorConfig cfg{1, &network};
-  caf::actor_system sys{cfg};
-  auto gate = sys.middleman().remote_actor<node_gate_actor>(addr->host, addr->port);
-  CAF_REQUIRE(gate);
-  caf::scoped_actor self{sys};
-  caf::actor session;
-  std::string key;
-  self->request(*gate, std::chrono::seconds(30), open_atom::value, token, caf::actor_cast<caf::actor>(self))
-    .receive([&](caf::actor& s, std::string& k) { session = s, key = k; },
-             [&](caf::error& err) { CAF_FAIL("open: " << error_text(err)); });
-  CAF_REQUIRE(session && key.size() >= 32);
-  auto typed = caf::actor_cast<node_session_actor>(session);
+  RawSession raw(address, state);
+  auto& self = raw.self;
+  auto& session = raw.session;
+  auto& key = raw.key;
+  auto typed = raw.typed;
   auto me = caf::actor_cast<caf::actor>(self);
   auto args = std::string(R"({"script":"echo hi"})");
   // Without the key: refused, and nothing runs.
@@ -780,6 +802,42 @@ CAF_TEST(a node session answers only messages with its key and its registry neve
                   auto why = error_text(err);
                   CAF_CHECK(contains(why, "is still starting on this node") || contains(why, "already exists"));
                 });
+}
+
+CAF_TEST(a node session keeps nothing of a handle once its client s remote handle is gone and it stopped) {
+  // Every one-shot call of a client is a handle there: kept, a long session's calls
+  // (their output with them) would pile up in the node for as long as it lasts.
+  CAF_REQUIRE(start_node());
+  RawSession raw(address, state);
+  auto args = std::string(R"({"script":"echo hi"})");
+  for (auto id : {std::string("done"), std::string("running")}) {
+    auto remote = raw.sys.spawn([] { return caf::behavior{[](update_atom, const HandleStatus&) {}}; });
+    auto script = id == "done" ? args : std::string(R"({"script":"exec sleep 300"})");
+    raw.self->request(raw.typed, std::chrono::seconds(30), spawn_atom::value, raw.key, id, std::string("far"), script,
+                      std::string(), remote)
+      .receive([](HandleReport&) {}, [&](caf::error& err) { CAF_FAIL("spawn: " << error_text(err)); });
+    if (id == "done") { // stopped, and still there to fetch while its remote handle lives
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      auto r = raw.fetch(id);
+      while (r.second.empty() && !r.first.state.stopped() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        r = raw.fetch(id);
+      }
+      CAF_REQUIRE(r.first.state.stopped());
+      CAF_CHECK(r.first.state.ok);
+    }
+    raw.self->send_exit(remote, caf::exit_reason::user_shutdown);
+    // The session hears of its end on its own: asked until it knows the id no more.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    auto r = raw.fetch(id);
+    while (r.second.empty() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      r = raw.fetch(id);
+    }
+    if (!contains(r.second, "not found"))
+      CAF_MESSAGE(id << ": " << (r.second.empty() ? r.first.state.content : r.second));
+    CAF_CHECK(contains(r.second, "not found"));
+  }
 }
 
 CAF_TEST(a node and a client of different node protocols refuse each other at the handshake saying why) {

@@ -444,6 +444,26 @@ CAF_TEST(a handle an interrupt ends while a turn end waits on it is listed by th
   CAF_CHECK(again.empty());
 }
 
+CAF_TEST(a second turn end while the first waits on a handle is answered by the same stop and so is the first) {
+  // An embedder's Session::end twice: the second must not replace the first's wait.
+  LaunchSpec waited;
+  waited.child.on_turn_end = turn_end_policy::await;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("a"), waited);
+  auto first = self->request(registry, caf::infinite, turn_end_atom::value, InquiryAnswers{});
+  settle();
+  auto second = self->request(registry, caf::infinite, turn_end_atom::value, InquiryAnswers{});
+  settle();
+  finish("a", "done");
+  for (auto* end : {&first, &second})
+    end->receive(
+      [](std::vector<HandleSummary>& l) {
+        CAF_REQUIRE_EQUAL(l.size(), 1u);
+        CAF_CHECK_EQUAL(l[0].id, "a");
+        CAF_CHECK_EQUAL(l[0].state.content, "done");
+      },
+      [](caf::error& e) { CAF_FAIL(error_text(e)); });
+}
+
 CAF_TEST(a turn end wait runs out by its own timer alone) {
   // Waited for at one turn end, stopped in time, spawned again and waited for at
   // the next: the first wait's timer (never cancelled) must not cut the second short.
@@ -669,6 +689,74 @@ CAF_TEST(a node spawn refused by the node fails the call and one lost to CAF is 
   CAF_CHECK(contains(lost.state.error.message, "node `far` was lost as the tool was spawned there"));
   anon_send_exit(client, caf::exit_reason::user_shutdown);
   anon_send_exit(session, caf::exit_reason::user_shutdown);
+  settle();
+}
+
+namespace {
+
+caf::actor asked_watcher; // what the asking session's last spawn was given to tell of changes
+
+/// A node session whose handle asks "Go?" at once: each look shows it waiting.
+node_session_actor::behavior_type asking_session() {
+  auto asks = [](const std::string& id) {
+    return HandleReport{id, ToolState::waiting(Question{"go", "Go?", "", {}, ""}), 0, {}};
+  };
+  return {
+    [](spawn_atom, const std::string&, const std::string& id, const std::string&, const std::string&,
+       const std::string&, const caf::actor& watcher) -> caf::result<HandleReport> {
+      asked_watcher = watcher;
+      return HandleReport{id, ToolState::running(), 0, {}};
+    },
+    [asks](fetch_atom, const std::string&, const std::string& id, const LookOptions&) -> caf::result<HandleReport> {
+      return asks(id);
+    },
+    [asks](apply_atom, const std::string&, const std::string& id, const std::string&,
+           const LookOptions&) -> caf::result<HandleReport> { return asks(id); },
+    [](abort_atom, const std::string&, const std::string& id) -> caf::result<HandleReport> {
+      return HandleReport{id, ToolState::failure(ToolError{"aborted", {}, false}), 0, {}};
+    },
+    [](list_atom, const std::string&) { return std::vector<HandleSummary>{}; },
+  };
+}
+
+} // namespace
+
+CAF_TEST(a node handle s question its spawn s answer showed is not notified again when the node s update follows) {
+  auto session = sys.spawn(asking_session);
+  auto client = sys.spawn(client_of, session);
+  NodeConfig node;
+  node.name = "far";
+  auto reg = spawn_registry(
+    sys,
+    [&](caf::local_actor* parent, const std::string& id, const LaunchSpec& spec, const supervisor_actor& sup) {
+      return spawn_remote_handle(parent, id, spec, node, client, sup);
+    },
+    caf::actor_cast<notification_sink>(self));
+  settle();
+  LaunchSpec spec;
+  spec.tool = "ctl";
+  spec.node = "far";
+  spec.notify_waiting = true;
+  auto [spawned, err] = ask<HandleReport>(reg, spawn_atom::value, std::string("c"), spec);
+  CAF_REQUIRE_EQUAL(err, "");
+  CAF_CHECK_EQUAL(spawned.state.question.text, "Go?"); // the assistant sees it in the spawn's answer
+  CAF_REQUIRE(asked_watcher);
+  // The node's registry tells the same question behind the look's answer.
+  auto go = HandleStatus{"c", ToolState::waiting(Question{"go", "Go?", "", {}, ""})};
+  anon_send(caf::actor_cast<watcher_actor>(asked_watcher), update_atom::value, go);
+  settle();
+  CAF_CHECK(self->mailbox().empty());
+  // A question no answer showed is told.
+  auto name = HandleStatus{"c", ToolState::waiting(Question{"name", "Whom?", "", {}, ""})};
+  anon_send(caf::actor_cast<watcher_actor>(asked_watcher), update_atom::value, name);
+  settle();
+  Notification got;
+  self->receive([&](notify_atom, Notification& n) { got = n; });
+  CAF_CHECK_EQUAL(got.name, "tool.waiting");
+  CAF_CHECK(contains(got.message, "asks: Whom?"));
+  asked_watcher = nullptr;
+  for (auto& a : {caf::actor_cast<caf::actor>(reg), caf::actor_cast<caf::actor>(client), caf::actor_cast<caf::actor>(session)})
+    anon_send_exit(a, caf::exit_reason::user_shutdown);
   settle();
 }
 

@@ -174,6 +174,19 @@ CAF_TEST(a tagged one shot call is ended by its tag) {
   CAF_CHECK_EQUAL(again.content, "ran\n");
 }
 
+CAF_TEST(an abort of a tag that came after its call was answered is forgotten once its caller retires the tag) {
+  // An MCP client's cancel crossing the answer: the server, which knows the call was
+  // answered, retires the tag; a later call under it (the id used again) runs.
+  auto echo = std::string(R"({"command":"echo ran"})");
+  CAF_CHECK_EQUAL(ask<CallResult>(turn, call_atom::value, std::string("shell"), echo, std::string("late")).first.content,
+                  "ran\n");
+  self->send(turn, abort_atom::value, std::string("late"));
+  self->send(turn, retire_atom::value, std::string("late"));
+  auto again = ask<CallResult>(turn, call_atom::value, std::string("shell"), echo, std::string("late")).first;
+  CAF_CHECK(again.ok);
+  CAF_CHECK_EQUAL(again.content, "ran\n");
+}
+
 CAF_TEST(a tagged spawn has its handle aborted by its tag) {
   marked_sleep sleeper(dir.path);
   // A spawn that waits, tagged: its abort while it waits stops the handle it started.

@@ -14,7 +14,9 @@
 #include "config/placeholder.hpp" // trim_blanks
 #include "messages/json.hpp"
 #include "runtime/mcp/mcp_protocol.hpp"
+#include "runtime/node/loopback_peer_check.hpp"
 #include "runtime/node/node_address.hpp"
+#include "runtime/node/node_refusal_log.hpp"
 #include "runtime/node/node_token.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/private_file.hpp"
@@ -111,6 +113,7 @@ struct McpHttpServer::State : std::enable_shared_from_this<McpHttpServer::State>
   std::map<std::string, std::shared_ptr<McpHttpSession>> sessions; // by Mcp-Session-Id
   size_t connections = 0;
   std::deque<std::weak_ptr<McpHttpConnection>> unproven; // accepted, no token shown yet
+  int refused_others = 0; // connections of other users closed at their accept
   bool closed = false;
 
   void accept();
@@ -819,7 +822,12 @@ void ServerState::accept() {
     if (self->closed || ec == asio::error::operation_aborted)
       return;
     if (!ec) {
-      if (self->connections >= kMaxConnections) {
+      // Another user of the machine gets no further than its accept: the token keeps
+      // it out, but it need not reach our parser (or use up a connection's place).
+      auto others = other_users_connection(socket.native_handle(), "`jp-actors mcp --listen`");
+      if (!others.empty())
+        tell_refusal(++self->refused_others, others, "{} connections of other users refused so far", "jp-actors mcp");
+      if (!others.empty() || self->connections >= kMaxConnections) {
         beast::error_code ignored;
         socket.close(ignored);
       } else {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <string>
+#include <string_view>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <utility>
@@ -85,29 +86,12 @@ std::optional<uid_t> uid_in_table(const char* table, const std::string& local, c
   return found;
 }
 
-/// Whether connection `fd` may stay: not accepted on loopback, from this user or
-/// root, or nothing can be told (no TCP tables to read). Said on stderr when not.
+/// Whether connection `fd` may stay (other_users_connection): said on stderr when not.
 bool admitted(int fd) {
-  bool tables = false;
-  auto uid = loopback_peer_uid(fd, &tables);
-  if (uid ? *uid == ::getuid() || *uid == 0 : !tables)
+  auto why = other_users_connection(fd, "a node");
+  if (why.empty())
     return true;
-  sockaddr_storage peer{};
-  socklen_t pl = sizeof peer;
-  char host[INET6_ADDRSTRLEN] = "?";
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) == 0) {
-    auto* a = peer.ss_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(peer).sin_addr)
-                                        : static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(peer).sin6_addr);
-    ::inet_ntop(peer.ss_family, a, host, sizeof host);
-  }
-  tell_refusal(++g_refused,
-               uid ? fmt::format("refused a connection from {} (uid {}): a node on loopback serves this user's "
-                                 "clients only",
-                                 host, *uid)
-                   : fmt::format("refused a connection from {}: its other end is no live socket of this machine "
-                                 "(closed already), so whose it is cannot be told",
-                                 host),
-               "{} connections of other users refused so far");
+  tell_refusal(++g_refused, why, "{} connections of other users refused so far");
   return false;
 }
 
@@ -134,6 +118,26 @@ std::optional<uid_t> loopback_peer_uid(int fd, bool* tables) {
   if (tables)
     *tables = read_any;
   return uid;
+}
+
+std::string other_users_connection(int fd, std::string_view server) {
+  bool tables = false;
+  auto uid = loopback_peer_uid(fd, &tables);
+  if (uid ? *uid == ::getuid() || *uid == 0 : !tables)
+    return "";
+  sockaddr_storage peer{};
+  socklen_t pl = sizeof peer;
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) == 0) {
+    auto* a = peer.ss_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(peer).sin_addr)
+                                        : static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(peer).sin6_addr);
+    ::inet_ntop(peer.ss_family, a, host, sizeof host);
+  }
+  return uid ? fmt::format("refused a connection from {} (uid {}): {} on loopback serves this user's clients only",
+                           host, *uid, server)
+             : fmt::format("refused a connection from {}: its other end is no live socket of this machine (closed "
+                           "already), so whose it is cannot be told",
+                           host);
 }
 
 Status admit_only_this_users_loopback_peers() {

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <string_view>
 #include <sys/types.h>
 
 #include "../../messages/result.hpp"
@@ -17,6 +19,11 @@ namespace jp {
 /// this program is linked so that the C library's accept is called instead of the
 /// check (fully static).
 Status admit_only_this_users_loopback_peers();
+
+/// Why connection `fd` is closed at once, "" when it may stay: it was not accepted
+/// on loopback, its other end is this user's or root's, or nothing can be told (no
+/// TCP tables to read). `server` names who refuses ("a node") in the reason.
+std::string other_users_connection(int fd, std::string_view server);
 
 /// The uid owning the other end of connection `fd`, accepted on a loopback address,
 /// from the kernel's TCP tables (a live socket's row: a closed one's shows uid 0);

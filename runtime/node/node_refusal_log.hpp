@@ -9,7 +9,7 @@ namespace jp {
 
 /// Tells the `n`th refusal of its kind on stderr: `line` for the first 20 (the 20th
 /// saying that from then on only every 1000th is told), then for every 1000th
-/// `count_line` with {} as the count.
-void tell_refusal(int n, const std::string& line, const char* count_line);
+/// `count_line` with {} as the count; each line begins with `who` and a colon.
+void tell_refusal(int n, const std::string& line, const char* count_line, const char* who = "jp-actors node");
 
 } // namespace jp
