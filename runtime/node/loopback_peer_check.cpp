@@ -35,7 +35,8 @@ accept_fn real_accept() {
 
 /// An address as the kernel's TCP tables write it (ADDRESS:PORT in hex, the address
 /// as the host reads its 32-bit words), and whether it is loopback. A v4-mapped v6
-/// address is written as the v4 one it maps (the other end may be a v4 socket).
+/// address is written as the v4 one it maps too (the other end may be a v4 socket),
+/// and a v4 one as the v6 one that maps it (the other end may be a v6 socket).
 struct TableAddress {
   std::string v4, v6;
   bool loopback = false;
@@ -46,6 +47,9 @@ TableAddress table_address(const sockaddr_storage& sa) {
   if (sa.ss_family == AF_INET) {
     auto& in = reinterpret_cast<const sockaddr_in&>(sa);
     out.v4 = fmt::format("{:08X}:{:04X}", in.sin_addr.s_addr, ntohs(in.sin_port));
+    // The same address as a v6 socket's row writes it (::ffff:a.b.c.d): the other end
+    // may be a v6 socket that connected to a v4 one (Java's, by default).
+    out.v6 = "0000000000000000FFFF0000" + out.v4;
     out.loopback = (ntohl(in.sin_addr.s_addr) >> 24) == 127;
   } else if (sa.ss_family == AF_INET6) {
     auto& in6 = reinterpret_cast<const sockaddr_in6&>(sa);
