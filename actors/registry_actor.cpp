@@ -810,9 +810,11 @@ registry_impl::behavior_type registry_behavior(registry_actor_t* self, HandleFac
       auto it = self->state.entries.find(id);
       if (it == self->state.entries.end())
         return;
+      // Only a live one is flagged: a reserved one is stopped by callers that use its
+      // entry after mark_stopped, which must not have erased it (none retires one).
       if (it->second.phase == entry_phase::stopped)
         self->state.entries.erase(it);
-      else
+      else if (it->second.phase == entry_phase::live)
         it->second.dropped_at_stop = true;
     },
     [self](abort_all_atom) {

@@ -17,6 +17,7 @@
 //   (abort_atom, id)                            -> HandleReport
 //   (retire_atom, id)                           -> void      nobody looks at `id` again (a
 //        node client's handle gone): its entry goes once stopped, now if it has
+//        (a reserved one's is left: its spawn is the caller's to cancel)
 //   (abort_all_atom)                            -> void      abort every live handle
 //   (watch_atom, vector<string> ids, watcher)   -> vector<HandleStatus>; then the
 //        watcher gets (update_atom, HandleStatus) for each watched handle that stops,
