@@ -824,7 +824,10 @@ void ServerState::accept() {
     if (!ec) {
       // Another user of the machine gets no further than its accept: the token keeps
       // it out, but it need not reach our parser (or use up a connection's place).
-      auto others = other_users_connection(socket.native_handle(), "`jp-actors mcp --listen`");
+      // Looked up only where there is a place: a full server reads no TCP table.
+      std::string others;
+      if (self->connections < kMaxConnections)
+        others = other_users_connection(socket.native_handle(), "`jp-actors mcp --listen`");
       if (!others.empty())
         tell_refusal(++self->refused_others, others, "{} connections of other users refused so far", "jp-actors mcp");
       if (!others.empty() || self->connections >= kMaxConnections) {

@@ -3,6 +3,7 @@
 // connected peer. Another user of the machine must not get that far: a connection
 // from loopback is closed at its accept unless its other end is this user's (or
 // root's, who can read the token anyway). Off loopback, mutual TLS decides.
+// `jp-actors mcp --listen` closes such connections too (other_users_connection).
 #pragma once
 
 #include <optional>
