@@ -1554,12 +1554,12 @@ CAF_TEST(over HTTP this user s client on a v6 socket reaching the v4 address is 
   // Java's sockets are v6 ones by default: 127.0.0.1 is reached as ::ffff:127.0.0.1,
   // and their row is in the kernel's v6 table, not the v4 one the server reads first.
   // A kernel without IPv6 (ipv6.disable=1) has no such socket to test with.
-  if (int probe = ::socket(AF_INET6, SOCK_STREAM, 0); probe < 0) {
+  int probe = ::socket(AF_INET6, SOCK_STREAM, 0);
+  if (probe < 0) {
     CAF_MESSAGE("no IPv6 sockets on this kernel (" << std::strerror(errno) << "): nothing to test");
     return;
-  } else {
-    ::close(probe);
   }
+  ::close(probe);
   auto l = serve_http();
   auto r = run_command(fmt::format("timeout 20 bash -c 'trap \"\" PIPE; exec 3<>/dev/tcp/::ffff:127.0.0.1/{}; "
                                    "printf \"GET /mcp HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n\" >&3 2>/dev/null; "
