@@ -49,6 +49,9 @@ struct node_session_state {
   std::map<std::string, caf::actor_addr> owners;
   std::map<std::string, std::string> tools; // the tool of each id spawned: its permissions
   std::set<std::string> starting;           // ids whose spawn is not answered yet
+  // Ids whose owner went while the id was being spawned again: if that spawn is
+  // refused (the old handle still runs), the old handle has no owner left.
+  std::set<std::string> orphaned;
   // Ids spawned whose first fetch (the spawn's own look) is not in yet, with when
   // that look must have ended: a spawn waits kMaxWaitMs at most.
   std::map<std::string, std::chrono::steady_clock::time_point> spawn_looks;
@@ -91,6 +94,17 @@ void pass_on_stop(node_session_t* self, const watcher_actor& w, HandleStatus s) 
     st.watchers.erase(it);
     st.watched.add(-1);
   }
+}
+
+/// Handle `id` has no owner any more: it is aborted (nothing if it stopped), and
+/// nobody looks at it again, so what the session and the registry keep of it goes
+/// once it stopped (a client's every one-shot call is a handle here).
+void let_go(node_session_t* self, const std::string& id) {
+  auto& st = self->state;
+  self->request(st.registry, caf::infinite, abort_atom::value, id).then([](HandleReport&) {}, [](caf::error&) {});
+  self->send(st.registry, retire_atom::value, id);
+  st.tools.erase(id);
+  st.spawn_looks.erase(id);
 }
 
 /// Nobody can be asked on a node: why `action` of `tool` is refused there, naming
@@ -184,12 +198,13 @@ Result<LaunchSpec> node_spec(const Config& config, const std::string& tool_name,
   return make_launch_spec(config, tool, *args, answers, true);
 }
 
-session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<const Config> config, IoThread* io,
-                                         std::shared_ptr<NodeStopping> stopping, caf::actor client, std::string key) {
+session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<const Config> config,
+                                         HandleFactory handles, std::shared_ptr<NodeStopping> stopping,
+                                         caf::actor client, std::string key) {
   self->state.config = std::move(config);
   self->state.watched.stopping = std::move(stopping);
   self->state.key = std::move(key);
-  self->state.registry = spawn_registry(self->system(), process_handle_factory(*io));
+  self->state.registry = spawn_registry(self->system(), std::move(handles));
   self->link_to(self->state.registry);
   // A normal exit does not travel a link: however the session ends, its registry
   // (and every handle left in it) ends with it.
@@ -202,22 +217,21 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source != st.client) {
-      // A remote handle gone: its handle here is aborted (nothing if it stopped).
-      // Not when its client is lost with it (the connection gone): the client's own
-      // down gives each handle its turn-end policy, which an abort here would cut.
-      // Nobody looks at it again either: what the session and the registry keep of
-      // it goes, once it stopped (a client's every one-shot call is a handle here).
+      // A remote handle gone: its handle here is let go of. Not when its client is
+      // lost with it (the connection gone): the client's own down gives each handle
+      // its turn-end policy, which an abort here would cut. Nor while its id is being
+      // spawned again, whose new handle an abort would end: its spawn's answer says
+      // whether the old one is still there to let go of.
       for (auto it = st.owners.begin(); it != st.owners.end(); ++it)
         if (it->second == dm.source) {
           auto id = it->first;
           st.owners.erase(it);
-          if (dm.reason == caf::exit_reason::remote_link_unreachable || st.starting.count(id))
+          if (dm.reason == caf::exit_reason::remote_link_unreachable)
             break;
-          self->request(st.registry, caf::infinite, abort_atom::value, id)
-            .then([](HandleReport&) {}, [](caf::error&) {});
-          self->send(st.registry, retire_atom::value, id);
-          st.tools.erase(id);
-          st.spawn_looks.erase(id);
+          if (st.starting.count(id))
+            st.orphaned.insert(id);
+          else
+            let_go(self, id);
           break;
         }
       return;
@@ -246,8 +260,10 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
       self->request(registry, caf::infinite, spawn_atom::value, id, *spec, now)
         .then(
           [self, rp, registry, id, tool, watcher](HandleReport& r) mutable {
-            // Spawned: its remote handle owns it from now on.
+            // Spawned: its remote handle owns it from now on (an old handle of the
+            // id had stopped, or the registry would have refused the spawn).
             self->state.starting.erase(id);
+            self->state.orphaned.erase(id);
             self->state.tools[id] = tool;
             self->state.spawn_looks[id] = std::chrono::steady_clock::now() + std::chrono::milliseconds(kMaxWaitMs);
             if (watcher) {
@@ -276,6 +292,9 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
           },
           [self, rp, id](caf::error& err) mutable {
             self->state.starting.erase(id);
+            // Refused, as the id's old handle still runs, whose owner went meanwhile.
+            if (self->state.orphaned.erase(id))
+              let_go(self, id);
             rp.deliver(std::move(err));
           });
       return rp;
@@ -328,8 +347,15 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
 
 node_session_actor spawn_node_session(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
                                       std::shared_ptr<NodeStopping> stopping, caf::actor client, std::string key) {
-  return caf::actor_cast<node_session_actor>(
-    sys.spawn(node_session, std::move(config), &io, std::move(stopping), std::move(client), std::move(key)));
+  return spawn_node_session(sys, std::move(config), process_handle_factory(io), std::move(stopping), std::move(client),
+                            std::move(key));
+}
+
+node_session_actor spawn_node_session(caf::actor_system& sys, std::shared_ptr<const Config> config,
+                                      HandleFactory handles, std::shared_ptr<NodeStopping> stopping,
+                                      caf::actor client, std::string key) {
+  return caf::actor_cast<node_session_actor>(sys.spawn(node_session, std::move(config), std::move(handles),
+                                                       std::move(stopping), std::move(client), std::move(key)));
 }
 
 } // namespace jp

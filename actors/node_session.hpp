@@ -25,6 +25,7 @@
 #include <memory>
 
 #include "interfaces.hpp"
+#include "registry_actor.hpp"
 #include "../config/config.hpp"
 
 namespace jp {
@@ -34,5 +35,11 @@ class NodeStopping;
 
 node_session_actor spawn_node_session(caf::actor_system& sys, std::shared_ptr<const Config> config, IoThread& io,
                                       std::shared_ptr<NodeStopping> stopping, caf::actor client, std::string key);
+
+/// The same with handles from `handles` (the tests' scripted ones) instead of
+/// processes on an io thread.
+node_session_actor spawn_node_session(caf::actor_system& sys, std::shared_ptr<const Config> config,
+                                      HandleFactory handles, std::shared_ptr<NodeStopping> stopping,
+                                      caf::actor client, std::string key);
 
 } // namespace jp
