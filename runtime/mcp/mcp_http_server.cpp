@@ -824,7 +824,8 @@ void ServerState::accept() {
     if (!ec) {
       // Another user of the machine gets no further than its accept: the token keeps
       // it out, but it need not reach our parser (or use up a connection's place).
-      // Looked up only where there is a place: a full server reads no TCP table.
+      // Looked up only where there is a place: a full server asks the kernel nothing
+      // (where sock_diag cannot answer, the lookup reads its whole TCP tables).
       std::string others;
       if (self->connections < kMaxConnections)
         others = other_users_connection(socket.native_handle(), "`jp-actors mcp --listen`");

@@ -7,7 +7,11 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string>
 #include <string_view>
 #include <sys/socket.h>
@@ -25,6 +29,9 @@ namespace {
 
 std::atomic<bool> g_checking{false};
 std::atomic<int> g_refused{0};
+// sock_diag has found a socket in this process: its "no such socket" is then one,
+// not a kernel without the module that answers for TCP (which says the same).
+std::atomic<bool> g_diag_found{false};
 
 using accept_fn = int (*)(int, sockaddr*, socklen_t*);
 
@@ -90,6 +97,49 @@ std::optional<uid_t> uid_in_table(const char* table, const std::string& local, c
   return found;
 }
 
+/// `sa` as a v4 address and port (network order), when it is one or maps one.
+bool as_v4(const sockaddr_storage& sa, uint32_t& addr, uint16_t& port) {
+  if (sa.ss_family == AF_INET) {
+    auto& in = reinterpret_cast<const sockaddr_in&>(sa);
+    addr = in.sin_addr.s_addr;
+    port = in.sin_port;
+    return true;
+  }
+  auto& in6 = reinterpret_cast<const sockaddr_in6&>(sa);
+  if (sa.ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr))
+    return false;
+  std::memcpy(&addr, &in6.sin6_addr.s6_addr[12], sizeof addr);
+  port = in6.sin6_port;
+  return true;
+}
+
+/// The kernel's one request for the TCP socket whose local end is `local` and remote
+/// end `remote` (an exact lookup, not a dump). A v4 request also finds a v6 socket
+/// connected to a v4 address: both are in the same table of connections.
+std::optional<inet_diag_req_v2> diag_request(const sockaddr_storage& local, const sockaddr_storage& remote) {
+  inet_diag_req_v2 req{};
+  req.sdiag_protocol = IPPROTO_TCP;
+  req.idiag_states = ~0u;
+  req.id.idiag_cookie[0] = req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+  uint32_t l4 = 0, r4 = 0;
+  if (as_v4(local, l4, req.id.idiag_sport) && as_v4(remote, r4, req.id.idiag_dport)) {
+    req.sdiag_family = AF_INET;
+    req.id.idiag_src[0] = l4;
+    req.id.idiag_dst[0] = r4;
+    return req;
+  }
+  if (local.ss_family != AF_INET6 || remote.ss_family != AF_INET6)
+    return std::nullopt;
+  auto& l6 = reinterpret_cast<const sockaddr_in6&>(local);
+  auto& r6 = reinterpret_cast<const sockaddr_in6&>(remote);
+  req.sdiag_family = AF_INET6;
+  req.id.idiag_sport = l6.sin6_port;
+  req.id.idiag_dport = r6.sin6_port;
+  std::memcpy(req.id.idiag_src, &l6.sin6_addr, sizeof req.id.idiag_src);
+  std::memcpy(req.id.idiag_dst, &r6.sin6_addr, sizeof req.id.idiag_dst);
+  return req;
+}
+
 /// Whether connection `fd` may stay (other_users_connection): said on stderr when not.
 bool admitted(int fd) {
   auto why = other_users_connection(fd, "a node");
@@ -100,6 +150,52 @@ bool admitted(int fd) {
 }
 
 } // namespace
+
+PeerAnswer peer_uid_by_sock_diag(const sockaddr_storage& local, const sockaddr_storage& remote) {
+  auto req = diag_request(local, remote);
+  if (!req)
+    return {};
+  int s = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (s < 0)
+    return {};
+  struct {
+    nlmsghdr header;
+    inet_diag_req_v2 body;
+  } msg{};
+  msg.header.nlmsg_len = sizeof msg;
+  msg.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  msg.header.nlmsg_flags = NLM_F_REQUEST;
+  msg.body = *req;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  // The kernel answers within the send: nothing to wait for after it.
+  alignas(nlmsghdr) char buf[4096];
+  ssize_t n = -1;
+  if (::sendto(s, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) == sizeof msg)
+    n = ::recv(s, buf, sizeof buf, MSG_DONTWAIT);
+  ::close(s);
+  if (n <= 0)
+    return {};
+  int left = static_cast<int>(n);
+  for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+    if (h->nlmsg_type == NLMSG_ERROR && h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr))) {
+      auto* e = static_cast<nlmsgerr*>(NLMSG_DATA(h));
+      if (e->error == -ENOENT && g_diag_found.load(std::memory_order_relaxed))
+        return {true, std::nullopt};
+      return {};
+    }
+    if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && h->nlmsg_len >= NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+      auto* m = static_cast<inet_diag_msg*>(NLMSG_DATA(h));
+      g_diag_found.store(true, std::memory_order_relaxed);
+      // A listener on the same port is no connection's end, and a socket without
+      // an inode is one its owner closed (its uid reads 0, as root's would).
+      if (m->idiag_state == TCP_LISTEN || m->idiag_inode == 0)
+        return {true, std::nullopt};
+      return {true, static_cast<uid_t>(m->idiag_uid)};
+    }
+  }
+  return {};
+}
 
 std::optional<uid_t> loopback_peer_uid(int fd, bool* tables) {
   sockaddr_storage peer{}, own{};
@@ -112,7 +208,14 @@ std::optional<uid_t> loopback_peer_uid(int fd, bool* tables) {
   auto them = table_address(peer), us = table_address(own);
   if (!us.loopback)
     return std::nullopt;
-  // The other end's socket: its local address is our peer, its remote one us.
+  // The other end's socket: its local address is our peer, its remote one us. Asked
+  // of the kernel for that one socket, where it can answer; else its whole tables are
+  // read (a cost that grows with the machine's connections, a flood's included).
+  if (auto asked = peer_uid_by_sock_diag(peer, own); asked.answered) {
+    if (tables)
+      *tables = true;
+    return asked.uid;
+  }
   bool read_any = false;
   std::optional<uid_t> uid;
   if (!them.v4.empty() && !us.v4.empty())
