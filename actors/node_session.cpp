@@ -269,6 +269,8 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
             if (watcher) {
               self->state.owners[id] = watcher.address();
               self->monitor(watcher);
+            } else { // nobody's: not the old owner's, whose end would abort it
+              self->state.owners.erase(id);
             }
             // The watcher hears of every change from now on, through the session; a
             // stop or a question that came first is in the watch's answer (a question

@@ -116,3 +116,27 @@ CAF_TEST(a socket that is not there has no owner) {
   r.sin_port = htons(2);
   CAF_CHECK(!peer_uid_by_sock_diag(local, remote).uid);
 }
+
+CAF_TEST(a listener on the other end s port is not the other end) {
+  // A lookup of a connection that is not there falls back to a listener on its
+  // port: that socket is nobody's connection, whoever listens.
+  LoopbackConnection c(AF_INET);
+  sockaddr_storage listening{}, nowhere{};
+  socklen_t len = sizeof listening;
+  CAF_REQUIRE(::getsockname(c.listener, reinterpret_cast<sockaddr*>(&listening), &len) == 0);
+  nowhere = listening;
+  reinterpret_cast<sockaddr_in&>(nowhere).sin_port = htons(1);
+  auto answer = peer_uid_by_sock_diag(listening, nowhere);
+  if (!answer.answered)
+    CAF_MESSAGE("this kernel cannot be asked by sock_diag: nothing to test");
+  CAF_CHECK(!answer.uid);
+}
+
+CAF_TEST(a connection reset before it is looked at is refused as closed) {
+  LoopbackConnection c(AF_INET);
+  linger reset{1, 0}; // its close sends a reset: the accepted end has no peer any more
+  CAF_REQUIRE(::setsockopt(c.client, SOL_SOCKET, SO_LINGER, &reset, sizeof reset) == 0);
+  ::close(std::exchange(c.client, -1));
+  auto why = other_users_connection(c.accepted, "the test");
+  CAF_CHECK(why.find("closed already") != std::string::npos);
+}

@@ -107,7 +107,14 @@ CAF_TEST(a handle whose id is spawned again as its old owner goes belongs to the
   auto [now, nerr] = fetch("x");
   CAF_CHECK_EQUAL(nerr, "");
   CAF_CHECK(now.state.kind == state_kind::running);
-  // ...whose own owner's end does.
+  // ...nor does a later spawn of the id that is refused, its owner alive...
+  auto [again, aerr] = ask<HandleReport>(session, spawn_atom::value, key, std::string("x"), std::string("far"),
+                                         std::string("{}"), std::string(), remote_handle());
+  CAF_CHECK(contains(aerr, "already exists"));
+  auto [still, serr] = fetch("x");
+  CAF_CHECK_EQUAL(serr, "");
+  CAF_CHECK(still.state.kind == state_kind::running);
+  // ...but its own owner's end does.
   anon_send_exit(second, caf::exit_reason::user_shutdown);
   settle();
   CAF_CHECK(contains(fetch("x").second, "not found"));

@@ -12,6 +12,7 @@
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <net/if.h>
 #include <string>
 #include <string_view>
 #include <sys/socket.h>
@@ -29,9 +30,14 @@ namespace {
 
 std::atomic<bool> g_checking{false};
 std::atomic<int> g_refused{0};
-// sock_diag has found a socket in this process: its "no such socket" is then one,
-// not a kernel without the module that answers for TCP (which says the same).
-std::atomic<bool> g_diag_found{false};
+
+/// Whether a TCP state (the kernel's numbering) is one of a connected socket's: the
+/// other end of a connection just accepted is one. Not a listener (a lookup falls
+/// back to one on the same port), nor a socket still connecting (SYN_SENT: another
+/// socket on the same addresses, which the connection's packets did not reach).
+bool connected_state(unsigned state) {
+  return state == TCP_ESTABLISHED || state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2 || state == TCP_CLOSING;
+}
 
 using accept_fn = int (*)(int, sockaddr*, socklen_t*);
 
@@ -88,9 +94,10 @@ std::optional<uid_t> uid_in_table(const char* table, const std::string& local, c
     read_any = true;
     // "sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode"
     char l[72] = {}, r[72] = {};
+    unsigned state = 0;
     unsigned long uid = 0, inode = 0;
-    if (std::sscanf(line, "%*s %71s %71s %*s %*s %*s %*s %lu %*s %lu", l, r, &uid, &inode) == 4 && inode != 0 &&
-        local == l && remote == r)
+    if (std::sscanf(line, "%*s %71s %71s %x %*s %*s %*s %lu %*s %lu", l, r, &state, &uid, &inode) == 5 &&
+        inode != 0 && connected_state(state) && local == l && remote == r)
       found = static_cast<uid_t>(uid);
   }
   std::fclose(f);
@@ -115,11 +122,14 @@ bool as_v4(const sockaddr_storage& sa, uint32_t& addr, uint16_t& port) {
 
 /// The kernel's one request for the TCP socket whose local end is `local` and remote
 /// end `remote` (an exact lookup, not a dump). A v4 request also finds a v6 socket
-/// connected to a v4 address: both are in the same table of connections.
+/// connected to a v4 address: both are in the same table of connections. Looked up
+/// as a packet arriving on loopback is, so a socket bound to `lo` is found too.
 std::optional<inet_diag_req_v2> diag_request(const sockaddr_storage& local, const sockaddr_storage& remote) {
+  static const unsigned loopback_index = ::if_nametoindex("lo");
   inet_diag_req_v2 req{};
   req.sdiag_protocol = IPPROTO_TCP;
   req.idiag_states = ~0u;
+  req.id.idiag_if = loopback_index;
   req.id.idiag_cookie[0] = req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
   uint32_t l4 = 0, r4 = 0;
   if (as_v4(local, l4, req.id.idiag_sport) && as_v4(remote, r4, req.id.idiag_dport)) {
@@ -149,12 +159,15 @@ bool admitted(int fd) {
   return false;
 }
 
-} // namespace
+/// What the kernel answers to sock_diag request `req`: the socket's state, uid and
+/// inode, or the error it gives (-ENOENT: no such socket, or no module to ask).
+struct DiagReply {
+  int error = -EPROTO;
+  unsigned state = 0, inode = 0;
+  uid_t uid = 0;
+};
 
-PeerAnswer peer_uid_by_sock_diag(const sockaddr_storage& local, const sockaddr_storage& remote) {
-  auto req = diag_request(local, remote);
-  if (!req)
-    return {};
+DiagReply ask_sock_diag(const inet_diag_req_v2& req) {
   int s = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (s < 0)
     return {};
@@ -165,7 +178,7 @@ PeerAnswer peer_uid_by_sock_diag(const sockaddr_storage& local, const sockaddr_s
   msg.header.nlmsg_len = sizeof msg;
   msg.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
   msg.header.nlmsg_flags = NLM_F_REQUEST;
-  msg.body = *req;
+  msg.body = req;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   // The kernel answers within the send: nothing to wait for after it.
@@ -174,40 +187,87 @@ PeerAnswer peer_uid_by_sock_diag(const sockaddr_storage& local, const sockaddr_s
   if (::sendto(s, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) == sizeof msg)
     n = ::recv(s, buf, sizeof buf, MSG_DONTWAIT);
   ::close(s);
-  if (n <= 0)
-    return {};
+  DiagReply out;
   int left = static_cast<int>(n);
-  for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+  for (auto* h = reinterpret_cast<nlmsghdr*>(buf); n > 0 && NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
     if (h->nlmsg_type == NLMSG_ERROR && h->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr))) {
-      auto* e = static_cast<nlmsgerr*>(NLMSG_DATA(h));
-      if (e->error == -ENOENT && g_diag_found.load(std::memory_order_relaxed))
-        return {true, std::nullopt};
-      return {};
+      out.error = static_cast<nlmsgerr*>(NLMSG_DATA(h))->error;
+      break;
     }
     if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && h->nlmsg_len >= NLMSG_LENGTH(sizeof(inet_diag_msg))) {
       auto* m = static_cast<inet_diag_msg*>(NLMSG_DATA(h));
-      g_diag_found.store(true, std::memory_order_relaxed);
-      // A listener on the same port is no connection's end, and a socket without
-      // an inode is one its owner closed (its uid reads 0, as root's would).
-      if (m->idiag_state == TCP_LISTEN || m->idiag_inode == 0)
-        return {true, std::nullopt};
-      return {true, static_cast<uid_t>(m->idiag_uid)};
+      out = DiagReply{0, m->idiag_state, m->idiag_inode, static_cast<uid_t>(m->idiag_uid)};
+      break;
     }
   }
-  return {};
+  return out;
+}
+
+/// Whether the kernel answers sock_diag for TCP here, tried once on a connection of
+/// our own: where it cannot (no netlink, or no module for TCP, which also answers
+/// "no such socket", and which each request would have the kernel try to load), the
+/// TCP tables are read instead.
+bool sock_diag_usable() {
+  static const bool usable = [] {
+    int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_storage at{}, from{};
+    auto& in = reinterpret_cast<sockaddr_in&>(at);
+    in.sin_family = AF_INET;
+    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof in, fl = sizeof from;
+    bool ok = listener >= 0 && client >= 0 && ::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof in) == 0 &&
+              ::listen(listener, 1) == 0 && ::getsockname(listener, reinterpret_cast<sockaddr*>(&at), &al) == 0 &&
+              ::connect(client, reinterpret_cast<sockaddr*>(&at), sizeof in) == 0 &&
+              ::getsockname(client, reinterpret_cast<sockaddr*>(&from), &fl) == 0;
+    if (ok) {
+      auto req = diag_request(from, at);
+      auto reply = req ? ask_sock_diag(*req) : DiagReply{};
+      ok = reply.error == 0 && reply.inode != 0 && reply.uid == ::geteuid();
+    }
+    for (int fd : {listener, client})
+      if (fd >= 0)
+        ::close(fd);
+    return ok;
+  }();
+  return usable;
+}
+
+} // namespace
+
+PeerAnswer peer_uid_by_sock_diag(const sockaddr_storage& local, const sockaddr_storage& remote) {
+  auto req = diag_request(local, remote);
+  if (!req || !sock_diag_usable())
+    return {};
+  auto reply = ask_sock_diag(*req);
+  if (reply.error == -ENOENT)
+    return {true, std::nullopt};
+  if (reply.error != 0)
+    return {};
+  // A socket without an inode is one its owner closed (its uid reads 0, as root's
+  // would); one not connected is not the connection's other end.
+  if (reply.inode == 0 || !connected_state(reply.state))
+    return {true, std::nullopt};
+  return {true, reply.uid};
 }
 
 std::optional<uid_t> loopback_peer_uid(int fd, bool* tables) {
   sockaddr_storage peer{}, own{};
   socklen_t pl = sizeof peer, ol = sizeof own;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&own), &ol) != 0)
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&own), &ol) != 0)
     return std::nullopt;
   // Accepted on loopback: the other end is on this machine, whatever address it
   // bound (a machine's own eth0 address reaches 127.0.0.1 too).
-  auto them = table_address(peer), us = table_address(own);
+  auto us = table_address(own);
   if (!us.loopback)
     return std::nullopt;
+  // Reset already: no live socket is there (what it sent before may still be read).
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) {
+    if (tables)
+      *tables = true;
+    return std::nullopt;
+  }
+  auto them = table_address(peer);
   // The other end's socket: its local address is our peer, its remote one us. Asked
   // of the kernel for that one socket, where it can answer; else its whole tables are
   // read (a cost that grows with the machine's connections, a flood's included).
@@ -216,12 +276,16 @@ std::optional<uid_t> loopback_peer_uid(int fd, bool* tables) {
       *tables = true;
     return asked.uid;
   }
+  // A table read while other connections come and go is no snapshot: the kernel
+  // can skip a row between two reads of it. One not found is looked for again.
   bool read_any = false;
   std::optional<uid_t> uid;
-  if (!them.v4.empty() && !us.v4.empty())
-    uid = uid_in_table("/proc/net/tcp", them.v4, us.v4, read_any);
-  if (!uid && !them.v6.empty() && !us.v6.empty())
-    uid = uid_in_table("/proc/net/tcp6", them.v6, us.v6, read_any);
+  for (int pass = 0; pass < 2 && !uid; ++pass) {
+    if (!them.v4.empty() && !us.v4.empty())
+      uid = uid_in_table("/proc/net/tcp", them.v4, us.v4, read_any);
+    if (!uid && !them.v6.empty() && !us.v6.empty())
+      uid = uid_in_table("/proc/net/tcp6", them.v6, us.v6, read_any);
+  }
   if (tables)
     *tables = read_any;
   return uid;

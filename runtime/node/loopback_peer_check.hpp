@@ -35,10 +35,10 @@ std::string other_users_connection(int fd, std::string_view server);
 std::optional<uid_t> loopback_peer_uid(int fd, bool* tables = nullptr);
 
 /// What the kernel says (sock_diag) of the TCP socket whose local end is `local` and
-/// remote end `remote`: its owner's uid, none when there is no live socket there.
-/// `answered` is false where the kernel cannot be asked (no netlink sock_diag, no
-/// TCP module for it, or a "no such socket" before it ever found one): then
-/// loopback_peer_uid reads the TCP tables instead.
+/// remote end `remote`: its owner's uid, none when there is no live, connected socket
+/// there. `answered` is false where the kernel cannot be asked (no netlink sock_diag
+/// or no TCP module for it, as tried once on a connection of this process's own):
+/// then loopback_peer_uid reads the TCP tables instead.
 struct PeerAnswer {
   bool answered = false;
   std::optional<uid_t> uid;
