@@ -82,7 +82,7 @@ struct marked_sleep {
   }
 
   /// Waits (bounded) until none is alive; how many still were.
-  size_t wait_none(std::chrono::seconds limit = std::chrono::seconds(10)) const {
+  size_t wait_none(std::chrono::seconds limit = std::chrono::seconds(30)) const {
     auto deadline = std::chrono::steady_clock::now() + limit;
     auto count = alive().size();
     while (count > 0 && std::chrono::steady_clock::now() < deadline) {

@@ -106,6 +106,30 @@ stateful = true
 )");
   }
 
+  // A failed test's servers said what went wrong on their stderr (a sanitizer's
+  // report among it), in files that go with the directory: the test's output keeps
+  // their last lines.
+  ~fixture() {
+    auto* test = caf::test::engine::current_test();
+    if (!test || test->bad() == 0)
+      return;
+    std::error_code ec;
+    for (auto& file : std::filesystem::directory_iterator(dir.path, ec)) {
+      if (file.path().extension() != ".err")
+        continue;
+      auto text = contents(file.path().string());
+      std::vector<std::string> lines;
+      for (size_t at = 0, nl; at < text.size(); at = nl + 1) {
+        nl = text.find('\n', at);
+        if (nl == std::string::npos)
+          nl = text.size();
+        lines.push_back(text.substr(at, nl - at));
+      }
+      for (size_t i = lines.size() > 40 ? lines.size() - 40 : 0; i < lines.size(); ++i)
+        CAF_MESSAGE(file.path().filename().string() << ": " << lines[i]);
+    }
+  }
+
   std::unique_ptr<McpClient> start() {
     std::vector<std::string> argv{JP_CLI_BINARY, "--workspace", ws, "--config", (dir.path / "config.toml").string(),
                                   "mcp"};
@@ -1261,7 +1285,7 @@ CAF_TEST(over HTTP an initialize inside a session and a protocol version header 
 
 CAF_TEST(over HTTP a session left idle ends with what it still runs) {
   marked_sleep sleeper(dir.path);
-  extra = {"--session-idle-secs", "1"};
+  extra = {"--session-idle-secs", "3"}; // the test's next request comes sooner, on a loaded machine too
   auto l = serve_http();
   auto sid = l.open_session();
   spawn_sleeper(l, sid, sleeper);
@@ -1365,7 +1389,7 @@ CAF_TEST(over HTTP a cancelled call has its stream ended and the session still e
   // No answer comes for a cancelled call (MCP): its stream is ended, so it holds
   // neither the connection nor the session from ending.
   marked_sleep sleeper(dir.path);
-  extra = {"--session-idle-secs", "1"};
+  extra = {"--session-idle-secs", "3"}; // the test's next request comes sooner, on a loaded machine too
   auto l = serve_http();
   auto sid = l.open_session();
   spawn_sleeper(l, sid, sleeper);
@@ -1497,7 +1521,7 @@ CAF_TEST(over HTTP a client that leaves the stream of a call lets the session en
   // and then closes its end: the server reads what came and then finds the end.
   for (bool pipelined : {false, true}) {
     marked_sleep sleeper(dir.path);
-    extra = {"--session-idle-secs", "1"}; // serve_http adds --listen to it
+    extra = {"--session-idle-secs", "3"}; // as above; serve_http adds --listen to it
     auto l = serve_http();
     auto sid = l.open_session();
     spawn_sleeper(l, sid, sleeper);
