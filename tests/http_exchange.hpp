@@ -162,9 +162,9 @@ inline HttpReply http_read(int fd, bool head_only = false) {
   return done();
 }
 
-/// Waits (a minute at most) until the answer's status and headers came on `fd`,
-/// leaving them unread for http_read: whether they came.
-inline bool http_head_came(int fd) {
+/// Waits (a minute at most) until `text` came on `fd` (within the first 64 KiB of
+/// the answer), leaving what came unread for http_read: whether it came.
+inline bool http_came(int fd, std::string_view text) {
   char buf[65536];
   for (;;) {
     pollfd p{fd, POLLIN, 0};
@@ -173,12 +173,17 @@ inline bool http_head_came(int fd) {
     auto n = ::recv(fd, buf, sizeof buf, MSG_PEEK);
     if (n <= 0)
       return false;
-    if (std::string_view(buf, static_cast<size_t>(n)).find("\r\n\r\n") != std::string_view::npos)
+    if (std::string_view(buf, static_cast<size_t>(n)).find(text) != std::string_view::npos)
       return true;
     if (static_cast<size_t>(n) == sizeof buf)
       return false;
     ::usleep(1000); // more is coming; MSG_PEEK leaves poll ready
   }
+}
+
+/// Waits until the answer's status and headers came on `fd` (http_came).
+inline bool http_head_came(int fd) {
+  return http_came(fd, "\r\n\r\n");
 }
 
 /// One request on a new connection and its whole answer.

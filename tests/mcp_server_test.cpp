@@ -497,15 +497,32 @@ CAF_TEST(a spawn and a later await meet in the session and one shot calls answer
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }
 
+/// A command that runs until the test creates `gate`, then says "slept".
+std::string until_gate(const std::filesystem::path& gate) {
+  return fmt::format("until [ -e '{}' ]; do sleep 0.05; done; echo slept", gate.string());
+}
+
+bool is_progress(const Json& m) {
+  return m.find("method") && m.find("method")->as_string() == "notifications/progress";
+}
+
 CAF_TEST(a call with a progress token gets progress notifications while it runs) {
   auto c = session();
-  auto params = tool_call("shell", shell("sleep 1.5; echo slept", Json::object().set("action", "spawn").set("id", "p").set("wait_ms", 60000)));
+  auto params = tool_call("shell", shell(until_gate(dir.path / "gate"),
+                                         Json::object().set("action", "spawn").set("id", "p").set("wait_ms", 60000)));
   params.set("_meta", Json::object().set("progressToken", "tok"));
-  auto done = c->call("tools/call", std::move(params));
+  // It runs until its first progress came, however slowly the machine runs.
+  auto id = c->request("tools/call", std::move(params));
+  auto m = c->next();
+  while (!m.is_null() && !is_progress(m))
+    m = c->next();
+  CAF_REQUIRE(!m.is_null());
+  dir.write("gate", "");
+  auto done = c->response(id);
   CAF_CHECK(contains(text_of(done), "slept"));
   size_t progress = 0;
   for (auto& m : c->seen)
-    if (m.find("method") && m.find("method")->as_string() == "notifications/progress") {
+    if (is_progress(m)) {
       CAF_CHECK_EQUAL(m.find("params")->find("progressToken")->as_string(), "tok");
       ++progress;
     }
@@ -1013,12 +1030,16 @@ CAF_TEST(over HTTP initialize opens a session whose requests are answered as eve
   auto awaited = l.call(sid, "tools/call", tool_call("await", Json::object().set("all", Json(JsonArray{Json("a")})).set("timeout_secs", 60)));
   CAF_CHECK(contains(text_of(awaited), "over http"));
   // Progress for a call that asked for it comes on the call's own stream, before its answer.
-  auto params = tool_call("shell", shell("sleep 1.5; echo slept"));
+  // (It runs until its first progress came, however slowly the machine runs.)
+  auto params = tool_call("shell", shell(until_gate(dir.path / "gate")));
   params.set("_meta", Json::object().set("progressToken", "tok"));
-  std::vector<Json> before;
-  auto slept = l.call(sid, "tools/call", params, &before);
-  CAF_CHECK(contains(text_of(slept), "slept"));
-  CAF_REQUIRE_GREATER_OR_EQUAL(before.size(), 1u);
+  int fd = http_send(l.port, l.head("POST", sid), l.request("tools/call", params).dump());
+  CAF_REQUIRE(http_came(fd, "notifications/progress"));
+  dir.write("gate", "");
+  auto streamed = http_read(fd).events();
+  CAF_REQUIRE_GREATER_OR_EQUAL(streamed.size(), 2u);
+  std::vector<Json> before(streamed.begin(), streamed.end() - 1);
+  CAF_CHECK(contains(text_of(streamed.back()), "slept"));
   CAF_CHECK_EQUAL(before[0].find("method")->as_string(), "notifications/progress");
   CAF_CHECK_EQUAL(before[0].find("params")->find("progressToken")->as_string(), "tok");
   // Another session has handles of its own.
