@@ -258,8 +258,8 @@ void cancel(mcp_actor_t* self, const Json& params) {
   it->second.cancelled = true;
   self->send(self->state.turn, abort_atom::value, key);
   self->state.requests->withdraw(key, "the tools/call it asks for was cancelled");
-  // Its batch's other answers no longer wait for it: it gets none, and a cancelled
-  // await may wait hours for its handles.
+  // Its batch's other answers no longer wait for it: it gets none, and its run may
+  // take a while to end (an abort's grace).
   if (auto batch = std::exchange(it->second.batch, 0); batch != 0) {
     --self->state.batches[batch].owed;
     send_batch_if_done(self, batch);

@@ -90,6 +90,9 @@ struct turn_state {
   std::map<std::string, std::string> oneshot_of_call;
   std::map<std::string, std::string> handle_of_call;
   std::set<std::string> aborted_calls;
+  // Tagged awaits that wait: aborted, one answers now, as at its timeout, rather
+  // than live on (its watch with it) until its handles stop.
+  std::map<std::string, AwaitHub::Key> await_of_call;
   uint64_t next_oneshot = 0;
   // One-shot runs that may go on as handles (their tool's background_after_secs), by
   // run id: the call's reply, until the run ends or the detach answers it.
@@ -761,8 +764,14 @@ void begin_await(turn_actor_t* self, AwaitHub::Key key, const AwaitRequest& req,
   if (fx.asks.empty() && fx.answers.size() == 1 && fx.answers[0].keys.size() == 1 &&
       fx.answers[0].keys[0] == key) // answered at once
     return reply(await_reply(self, *fx.answers[0].result));
+  auto tag = reply.tag;
   st.await_replies.emplace(key, std::move(reply));
   apply_awaits(self, std::move(fx));
+  if (!tag.empty() && st.awaits.waiting(key)) {
+    st.await_of_call[tag] = key;
+    if (st.aborted_calls.count(tag)) // while the registry was asked what it awaits
+      apply_awaits(self, st.awaits.timeout(key));
+  }
   // Beyond a century is no timeout (and would overflow the clock).
   if (st.awaits.waiting(key) && req.timeout_secs >= 0 && req.timeout_secs < 3.2e9)
     self->delayed_send(self, std::chrono::nanoseconds(static_cast<int64_t>(req.timeout_secs * 1e9)),
@@ -1149,6 +1158,7 @@ void forget_call(turn_actor_t* self, const std::string& tag) {
     abort_handle_of(self, tag);
   st.oneshot_of_call.erase(tag);
   st.handle_of_call.erase(tag);
+  st.await_of_call.erase(tag);
 }
 
 /// One call: run at once; its answer carries whatever notifications are queued by
@@ -1263,6 +1273,12 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
         self->request(st.registry, caf::infinite, abort_atom::value, it->second)
           .then([](HandleReport&) {}, [](caf::error&) {}); // the call answers with how it ended
       abort_handle_of(self, tag);
+      // An await ends nothing: it answers now with what it waits on.
+      if (auto it = st.await_of_call.find(tag); it != st.await_of_call.end()) {
+        auto key = it->second;
+        take_updates(self);
+        apply_awaits(self, st.awaits.timeout(key));
+      }
     },
     [self](retire_atom, const std::string& tag) {
       // Its caller had its answer: an abort that came after it (a late MCP cancel)

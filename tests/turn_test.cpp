@@ -187,6 +187,28 @@ CAF_TEST(an abort of a tag that came after its call was answered is forgotten on
   CAF_CHECK_EQUAL(again.content, "ran\n");
 }
 
+CAF_TEST(a tagged await is answered at once by its tag s abort and its handle runs on) {
+  // An MCP client's cancel of an await: it answers now with what it waits on (the
+  // server drops that answer), rather than live on until its handle stops.
+  marked_sleep sleeper(dir.path);
+  CAF_REQUIRE(call("shell", sleeper_spawn(sleeper, "w").set("wait_ms", 0).dump()).ok);
+  auto pending = self->request(turn, std::chrono::seconds(60), call_atom::value, std::string("await"),
+                               std::string(R"({"all":["w"]})"), std::string("a1"));
+  // (The turn runs calls through its mailbox in order: the await waits by then.)
+  CAF_REQUIRE_EQUAL(call("shell", R"({"command":"echo in between"})").content, "in between\n");
+  self->send(turn, abort_atom::value, std::string("a1"));
+  CallResult r;
+  pending.receive([&](CallResult& x) { r = std::move(x); }, [&](caf::error& err) { r = {false, to_string(err)}; });
+  CAF_CHECK(contains(r.content, R"("pending")"));
+  CAF_CHECK(contains(r.content, R"("id":"w")"));
+  CAF_CHECK_EQUAL(sleeper.alive().size(), 1u); // an await ends nothing
+  // The tag is free again once the caller retired it: an await under it runs.
+  self->send(turn, retire_atom::value, std::string("a1"));
+  auto again = ask<CallResult>(turn, call_atom::value, std::string("await"),
+                               std::string(R"({"all":["w"],"timeout_secs":0})"), std::string("a1")).first;
+  CAF_CHECK(contains(again.content, R"("timed_out":true)"));
+}
+
 CAF_TEST(a tagged spawn has its handle aborted by its tag) {
   marked_sleep sleeper(dir.path);
   // A spawn that waits, tagged: its abort while it waits stops the handle it started.
