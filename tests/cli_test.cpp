@@ -310,7 +310,8 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
 }
 
 CAF_TEST(shell spawn answers in one call when the command is quick and takes wait_ms) {
-  auto quick = cli(R"(call shell '{"action":"spawn","id":"x","command":"echo hi"}')");
+  // Its look ends with its exit, not with its output gone quiet a while before it.
+  auto quick = cli(R"(--cfg conversation.tools.shell.settle_ms=10000 call shell '{"action":"spawn","id":"x","command":"echo hi"}')");
   CAF_CHECK_EQUAL(quick.status, 0);
   CAF_CHECK_EQUAL(quick.out, "{\"id\":\"x\",\"state\":\"stopped\",\"result\":\"hi\\n\"}\n");
   // A long one answers running once the bound (1 s) passes; the call's end aborts it.
@@ -579,7 +580,8 @@ CAF_TEST(a terminate signal gives the tools a TERM and the grace before a KILL) 
                                 "sleep 1000 & echo $! > {0}/child.tmp; mv {0}/child.tmp {0}/child; "
                                 "echo $$ > {0}/pid.tmp; mv {0}/pid.tmp {0}/pid; wait",
                                 dir));
-  pid_t cli_pid = start_run(ws.path, ws.path / "trap.toml");
+  // A grace no loaded machine runs out of: the run ends once the tool has exited.
+  pid_t cli_pid = start_run(ws.path, ws.path / "trap.toml", {"--cfg", "runtime.abort_grace_secs=60"});
   CAF_REQUIRE(cli_pid > 0);
   pid_t tool = pid_from(ws.path / "pid");
   pid_t child = pid_from(ws.path / "child");
@@ -1098,7 +1100,8 @@ name = "main"
   arguments = {{ action = "fetch", id = "shell-1" }}
 )", sleeper.program.string());
   // With news of new output on: none of a one-shot run's (its id is no handle's).
-  auto r = cli(fmt::format("--cfg conversation.tools.shell.background_after_secs=0.2 "
+  // 3 s: the run has printed `serving` by then, on a loaded machine too.
+  auto r = cli(fmt::format("--cfg conversation.tools.shell.background_after_secs=3 "
                            "--cfg conversation.tools.shell.spawn.notifications.on_content=true run {} --json",
                            (scripts.path / "bg.toml").string()));
   CAF_CHECK_EQUAL(r.status, 0);
@@ -1112,7 +1115,7 @@ name = "main"
   CAF_REQUIRE(first.ok());
   CAF_CHECK_EQUAL(first->string_at("id"), "shell-1");
   CAF_CHECK_EQUAL(first->string_at("state"), "running");
-  CAF_CHECK(testing::contains(first->string_at("content"), "serving\n[jp-actors: still running after 0.2 s, so it goes on in "
+  CAF_CHECK(testing::contains(first->string_at("content"), "serving\n[jp-actors: still running after 3 s, so it goes on in "
                                                   "the background as handle `shell-1`"));
   // A handle like any: fetched, and aborted at the turn's end by the shell's policy.
   CAF_CHECK(results.at({"main", 2, 0}).find("ok")->as_bool());

@@ -53,9 +53,16 @@ std::string sh(const std::string& command) {
   return out;
 }
 
-Run run_script(const temp_dir& ws, const std::string& config, const std::string& script) {
+/// Runs `script` with `config`, the looks of `tools` waiting up to 20 s by default (not
+/// 1 s): each such look ends once its program waits for input or exits, which a slow,
+/// loaded machine may take longer than a second to reach.
+Run run_script(const temp_dir& ws, const std::string& config, const std::string& script,
+               std::initializer_list<std::string_view> tools = {}) {
+  std::string waits;
+  for (auto tool : tools)
+    waits += fmt::format(" --cfg conversation.tools.{}.wait_ms=20000", tool);
   return cli_in(ws.path.string(),
-                fmt::format("--config {0}/{1} run {2} --json", JP_SOURCE_DIR, config, script));
+                fmt::format("--config {0}/{1}{3} run {2} --json", JP_SOURCE_DIR, config, script, waits));
 }
 
 } // namespace
@@ -89,7 +96,7 @@ name = "main"
   tool = "await"
   arguments = { all = ["s"], timeout_secs = 20 }
 )");
-  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "stage.toml").string());
+  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "stage.toml").string(), {"git_stage"});
   CAF_REQUIRE_EQUAL(r.status, 0);
   auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 5u);
@@ -98,14 +105,17 @@ name = "main"
   CAF_CHECK_EQUAL(field(spawned, "state"), "waiting");
   CAF_CHECK(contains(field(spawned, "content"), "-2\n+two\n"));
   CAF_CHECK(!contains(field(spawned, "content"), "\x1b"));
+  CAF_REQUIRE(spawned.find("question"));
   CAF_CHECK(field(*spawned.find("question"), "text").starts_with("(1/2) Stage this hunk"));
   // y: the answer shows the second hunk.
   auto second = response(results[1]);
   CAF_CHECK(contains(field(second, "content"), "+twenty-eight"));
+  CAF_REQUIRE(second.find("question"));
   CAF_CHECK(field(*second.find("question"), "text").starts_with("(2/2) Stage this hunk"));
   // A fetch in between finds it still waiting on the same question.
   auto again = response(results[2]);
   CAF_CHECK_EQUAL(field(again, "state"), "waiting");
+  CAF_REQUIRE(again.find("question"));
   CAF_CHECK(field(*again.find("question"), "text").starts_with("(2/2)"));
   // n: git ends.
   auto awaited = response(results[4]);
@@ -119,7 +129,8 @@ name = "main"
 
 CAF_TEST(the repl example computes in bc and keeps a bash session) {
   temp_dir ws;
-  auto r = run_script(ws, "examples/interactive.toml", std::string(JP_SOURCE_DIR) + "/examples/repl.toml");
+  auto r = run_script(ws, "examples/interactive.toml", std::string(JP_SOURCE_DIR) + "/examples/repl.toml",
+                      {"bc", "bash"});
   CAF_REQUIRE_EQUAL(r.status, 0);
   auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 9u);
@@ -166,7 +177,7 @@ name = "main"
   tool = "pager"
   arguments = { action = "apply", id = "p", input = "q" }
 )");
-  auto r = run_script(ws, "tests/scripts/pager_config.toml", (ws.path / "page.toml").string());
+  auto r = run_script(ws, "tests/scripts/pager_config.toml", (ws.path / "page.toml").string(), {"pager"});
   CAF_REQUIRE_EQUAL(r.status, 0);
   auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 4u);
@@ -211,7 +222,8 @@ name = "main"
   arguments = { action = "apply", id = "p", input = "q" }
 )");
   auto r = cli_in(ws.path.string(), fmt::format("--config {0}/tests/scripts/pager_config.toml --cfg "
-                                                "runtime.output_cap_bytes=64 run {1} --json",
+                                                "runtime.output_cap_bytes=64 --cfg conversation.tools.pager.wait_ms=20000 "
+                                                "run {1} --json",
                                                 JP_SOURCE_DIR, (ws.path / "page.toml").string()));
   CAF_REQUIRE_EQUAL(r.status, 0);
   auto results = tool_results(r.stdout_text);
@@ -362,7 +374,7 @@ name = "main"
   tool = "bash"
   arguments = { action = "apply", id = "sh", input = "sleep 1000 & sleep 1001 & echo jobs=$(jobs -p | tr '\\n' ,)\n" }
 )");
-  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "jobs.toml").string());
+  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "jobs.toml").string(), {"bash"});
   CAF_REQUIRE_EQUAL(r.status, 0);
   auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 2u);
@@ -405,7 +417,7 @@ name = "main"
   tool = "bash"
   arguments = { action = "apply", id = "sh", input = "clear; echo done=$((6*7))\n", screen = true }
 )");
-  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "flood.toml").string());
+  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "flood.toml").string(), {"bash"});
   CAF_REQUIRE_EQUAL(r.status, 0);
   auto results = tool_results(r.stdout_text);
   CAF_REQUIRE_EQUAL(results.size(), 4u);
