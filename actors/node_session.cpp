@@ -253,6 +253,9 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
       if (!self->state.starting.insert(id).second)
         return make_error(error_code::handle_exists,
                           fmt::format("Handle `{}` is still starting on this node", cut_text(id)));
+      // Watched from the spawn on: a node stopped before the spawn is answered waits
+      // for this handle's stop to be told too.
+      self->state.watched.add(1);
       auto rp = self->make_response_promise<HandleReport>();
       auto registry = self->state.registry;
       LookOptions now;
@@ -276,8 +279,8 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
             // stop or a question that came first is in the watch's answer (a question
             // asked before the watch was lost: a one-shot call waited on it for good).
             auto w = caf::actor_cast<watcher_actor>(watcher);
-            if (self->state.watchers.insert_or_assign(id, w).second)
-              self->state.watched.add(1);
+            if (!self->state.watchers.insert_or_assign(id, w).second)
+              self->state.watched.add(-1); // the id's watch was counted already
             self->request(registry, caf::infinite, watch_atom::value, std::vector<std::string>{id},
                           caf::actor_cast<watcher_actor>(self))
               .then(
@@ -294,6 +297,7 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
           },
           [self, rp, id](caf::error& err) mutable {
             self->state.starting.erase(id);
+            self->state.watched.add(-1); // nothing to watch
             // Refused, as the id's old handle still runs, whose owner went meanwhile.
             if (self->state.orphaned.erase(id))
               let_go(self, id);

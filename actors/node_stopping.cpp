@@ -10,6 +10,11 @@ void NodeStopping::begin() {
   changed_.notify_all();
 }
 
+int NodeStopping::watched() const {
+  std::lock_guard lock(mutex_);
+  return watched_;
+}
+
 void NodeStopping::watching(int delta) {
   std::lock_guard lock(mutex_);
   watched_ += delta;

@@ -21,6 +21,8 @@ public:
   /// A session watches one more handle for its client (+1), or passed its stop on
   /// or let it go (-1).
   void watching(int delta);
+  /// How many watched handles' stops are still to pass on.
+  int watched() const;
   /// After begin(): returns once no watched handle's stop is left to pass on.
   void wait_passed_on();
   /// `state` as a client is told of it: while the node stops, a tool killed by a

@@ -13,9 +13,10 @@
 
 namespace jp::testing {
 
-/// Whether `ready()` came true within 20 s.
+/// Whether `ready()` came true within 60 s (a bound against a hang: a slow, loaded
+/// machine running a sanitizer build takes its time).
 inline bool wait_for(const std::function<bool()>& ready) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!ready()) {
     if (std::chrono::steady_clock::now() > deadline)
       return false;
@@ -24,11 +25,11 @@ inline bool wait_for(const std::function<bool()>& ready) {
   return true;
 }
 
-/// Its exit status once `pid` exited (bounded: 20 s); -1 if it did not. `pid`
+/// Its exit status once `pid` exited (bounded: 60 s); -1 if it did not. `pid`
 /// becomes -1 once reaped.
 inline int wait_exit(pid_t& pid) {
   int status = 0;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
       disown_child(pid);
@@ -42,7 +43,7 @@ inline int wait_exit(pid_t& pid) {
 
 /// Ends a jp-actors CLI the test started, if it still runs: SIGTERM, so that it ends
 /// its tools as it does for a user (a SIGKILL would leave them running), then, past
-/// 20 s, SIGKILL to it and its group. `pid` becomes -1.
+/// 60 s, SIGKILL to it and its group. `pid` becomes -1.
 inline void end_cli(pid_t& pid) {
   if (pid <= 0)
     return;

@@ -18,6 +18,7 @@ const std::string key = "the session's key";
 
 struct session_fixture : registry_fixture {
   caf::actor client = sys.spawn([] { return caf::behavior{[](int) {}}; });
+  std::shared_ptr<NodeStopping> stopping = std::make_shared<NodeStopping>();
   node_session_actor session;
 
   session_fixture() {
@@ -31,7 +32,7 @@ spawn.stateful = true
                                      "test");
     CAF_REQUIRE(config.ok());
     session = spawn_node_session(sys, std::make_shared<const Config>(std::move(*config)), fake_factory(),
-                                 std::make_shared<NodeStopping>(), client, key);
+                                 stopping, client, key);
     settle();
   }
 
@@ -118,6 +119,28 @@ CAF_TEST(a handle whose id is spawned again as its old owner goes belongs to the
   anon_send_exit(second, caf::exit_reason::user_shutdown);
   settle();
   CAF_CHECK(contains(fetch("x").second, "not found"));
+}
+
+CAF_TEST(a handle is watched for the node s stop from its spawn on) {
+  // A node stopping while a spawn is answered waits for that handle's stop to be
+  // told too: counted from the spawn, not from its answer.
+  auto spawned = spawn_request("x", remote_handle());
+  CAF_REQUIRE(sched.prioritize(session));
+  sched.run_once(); // the spawn taken; the registry not yet asked
+  CAF_CHECK_EQUAL(stopping->watched(), 1);
+  settle();
+  spawned.receive([](HandleReport&) {}, [](caf::error& e) { CAF_FAIL("spawn: " << error_text(e)); });
+  CAF_CHECK_EQUAL(stopping->watched(), 1);
+  finish("x", "done"); // its stop is told to its remote handle
+  CAF_CHECK_EQUAL(stopping->watched(), 0);
+  // A spawn refused counts nothing.
+  auto first = remote_handle();
+  CAF_REQUIRE_EQUAL(ask<HandleReport>(session, spawn_atom::value, key, std::string("y"), std::string("far"),
+                                      std::string("{}"), std::string(), first).second, "");
+  auto refused = ask<HandleReport>(session, spawn_atom::value, key, std::string("y"), std::string("far"),
+                                   std::string("{}"), std::string(), remote_handle());
+  CAF_CHECK(contains(refused.second, "already exists"));
+  CAF_CHECK_EQUAL(stopping->watched(), 1); // y's alone
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -76,11 +76,11 @@ struct Child {
     ::waitpid(pid, nullptr, 0);
     pid = -1;
   }
-  /// Its exit status, or -1 when it has not ended within 20 s (it is then left to the
-  /// destructor, which kills it).
+  /// Its exit status, or -1 when it has not ended within 60 s (it is then left to the
+  /// destructor, which kills it): a bound against a hang, on a loaded machine too.
   int wait() {
     int st = 0;
-    for (int i = 0; i < 2000; ++i) {
+    for (int i = 0; i < 6000; ++i) {
       if (::waitpid(pid, &st, WNOHANG) == pid) {
         disown_child(pid);
         pid = -1;
@@ -88,7 +88,7 @@ struct Child {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    CAF_ERROR("still running after 20 s; it said:\n" << read_file(outp));
+    CAF_ERROR("still running after 60 s; it said:\n" << read_file(outp));
     return -1;
   }
 };
@@ -98,9 +98,9 @@ std::string read_file(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-/// Whether `path` came to hold `text` within 20 s (a child's output, read as it grows).
+/// Whether `path` came to hold `text` within 60 s (a child's output, read as it grows).
 bool said_within(const std::string& path, const std::string& text) {
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < 6000; ++i) {
     if (read_file(path).find(text) != std::string::npos)
       return true;
     ::usleep(10000);
@@ -1382,9 +1382,12 @@ parameters.script = { type = "string", required = true }
 
 CAF_TEST(a node gone silent is lost after the heartbeat timeout and ends what it ran once back) {
   marked_sleep sleeper(dir.path);
+  // Each side's silence is measured by the other's heartbeat: both beat often, so
+  // only the stop, not a late beat on a loaded machine, outlasts the timeout.
+  node_toml += "[node]\nheartbeat_secs = 0.2\n";
   CAF_REQUIRE(start_node());
   auto out = (dir.path / "client.out").string();
-  client_heartbeat = "[node]\nheartbeat_secs = 0.2\ntimeout_secs = 1\n";
+  client_heartbeat = "[node]\nheartbeat_secs = 0.2\ntimeout_secs = 3\n";
   Child client_run(client_argv(remote_sleep(sleeper)), state, out);
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
   // Stopped, the node keeps its socket open and says nothing: a silent partition.
@@ -1400,7 +1403,8 @@ CAF_TEST(a node gone silent is lost after the heartbeat timeout and ends what it
 
 CAF_TEST(a client gone silent has its handles on the node aborted after the timeout) {
   marked_sleep sleeper(dir.path);
-  node_toml += "[node]\nheartbeat_secs = 0.2\ntimeout_secs = 1\n";
+  node_toml += "[node]\nheartbeat_secs = 0.2\ntimeout_secs = 3\n";
+  client_heartbeat = "[node]\nheartbeat_secs = 0.2\n"; // as above
   CAF_REQUIRE(start_node());
   Child client_run(client_argv(remote_sleep(sleeper)), state, (dir.path / "client.out").string());
   CAF_REQUIRE_EQUAL(sleeper.wait_alive(1), 1u);
