@@ -1565,7 +1565,7 @@ CAF_TEST(a look that resizes a pty program waiting for input waits for its redra
   while (seen.state.kind != state_kind::waiting && std::chrono::steady_clock::now() < until)
     seen = ask<HandleReport>(registry, fetch_atom::value, std::string("w"), LookOptions{1000}).first;
   CAF_REQUIRE(seen.state.kind == state_kind::waiting);
-  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("w"), LookOptions{1000, false, 10, 40});
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("w"), LookOptions{20000, false, 10, 40});
   CAF_CHECK_EQUAL(err, "");
   if (!contains(r.state.content, "size 10 40"))
     CAF_FAIL("no size 10 40 in [" << r.state.content << "] state " << to_string(r.state.kind));

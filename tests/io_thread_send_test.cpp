@@ -445,7 +445,7 @@ CAF_TEST_FIXTURE_SCOPE(io_thread_output_rule_tests, two_workers)
 CAF_TEST(a tool output runs on the io thread by the all idle rule when every worker sleeps) {
   auto live = live_tool();
   OutputRule all(output_on_io::all_idle);
-  CAF_REQUIRE(worker_asleep(sch, 1));
+  CAF_REQUIRE(worker_asleep(sch, 0) && worker_asleep(sch, 1)); // every worker: the all-idle rule
   CAF_CHECK_EQUAL(output_path(*this), "io,io,io");
 }
 
@@ -461,7 +461,7 @@ CAF_TEST(with another worker busy a tool output runs on the io thread only by th
 CAF_TEST(with other tools live an exit and an output run on the io thread when every worker sleeps) {
   auto one = live_tool();
   auto two = live_tool();
-  CAF_REQUIRE(worker_asleep(sch, 1));
+  CAF_REQUIRE(worker_asleep(sch, 0) && worker_asleep(sch, 1)); // every worker: the all-idle rule
   CAF_CHECK_EQUAL(run_from_io(chain(3)), "io,io,io"); // the default: all-idle
   CAF_CHECK_EQUAL(output_path(*this), "io,io,io");
   OthersLiveRule worker(others_live_on_io::worker);

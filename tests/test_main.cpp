@@ -49,6 +49,15 @@ int main(int argc, char** argv) {
   std::string state = ::mkdtemp(tmpl.data()) ? tmpl : "";
   if (!state.empty())
     ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+  // Nor is the user's config read ($XDG_CONFIG_HOME/jp-actors/config.toml): a
+  // machine's own settings must not change what the tests see. (A test of user
+  // config sets its own.)
+  if (!state.empty()) {
+    auto config = state + "/config";
+    std::error_code made;
+    std::filesystem::create_directory(config, made);
+    ::setenv("XDG_CONFIG_HOME", config.c_str(), 1);
+  }
   // So are their control sockets ($XDG_RUNTIME_DIR/jp-actors): a run a test kills
   // leaves its socket here, not in the user's runtime directory.
   std::string run_tmpl = "/tmp/jp-actors-run-" + own + "-XXXXXX";
