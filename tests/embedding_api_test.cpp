@@ -200,7 +200,7 @@ CAF_TEST(a function tool and a process tool are spawned and awaited together) {
   CAF_CHECK(sum.ok);
   auto hi = get(s.spawn("shell", "hi", obj(R"({"command": "echo hi"})"), 0));
   CAF_CHECK(hi.ok);
-  auto all = parsed(get(s.await_all({"sum", "hi"}, 30)));
+  auto all = parsed(get(s.await_all({"sum", "hi"}, 120)));
   CAF_CHECK_EQUAL(str(completed(all, "sum"), "result"), "5");
   CAF_CHECK_EQUAL(str(completed(all, "hi"), "result"), "hi\n");
   // Without `action`, a function tool answers the call itself; here to a callback.
@@ -249,7 +249,7 @@ CAF_TEST(a one-shot call moved to the background is fetched and aborted by its i
   CAF_CHECK_EQUAL(looked.ok ? "" : looked.content, "");
   auto ended = get(s.abort(id));
   CAF_CHECK_EQUAL(ended.ok ? "" : ended.content, "");
-  auto after = parsed(get(s.await_all({id}, 30)));
+  auto after = parsed(get(s.await_all({id}, 120)));
   CAF_CHECK(completed(after, id) != nullptr);
   // Stopped, it is still looked at through its tool: the fetch says how it ended.
   auto stopped = get(s.fetch(id, 0));
@@ -259,7 +259,7 @@ CAF_TEST(a one-shot call moved to the background is fetched and aborted by its i
   auto later = parsed(get(s.call("shell", obj(R"({"command": "sleep 1; echo finished"})"))));
   auto later_id = str(&later, "id");
   CAF_REQUIRE(!later_id.empty());
-  CAF_REQUIRE(completed(parsed(get(s.await_all({later_id}, 30))), later_id) != nullptr);
+  CAF_REQUIRE(completed(parsed(get(s.await_all({later_id}, 120))), later_id) != nullptr);
   auto result = get(s.fetch(later_id, 0));
   CAF_CHECK_EQUAL(result.ok ? "" : result.content, "");
   CAF_CHECK(result.content.find("finished") != std::string::npos);
@@ -423,7 +423,7 @@ CAF_TEST(what a function reports before it returns a failure is that failure s c
   auto s = rt.session();
   get(s.spawn("check", "c", Json::object()));
   get(s.spawn("thrower", "t", Json::object()));
-  auto done = parsed(get(s.await_all({"c", "t"}, 30)));
+  auto done = parsed(get(s.await_all({"c", "t"}, 120)));
   auto* c = completed(done, "c");
   auto* t = completed(done, "t");
   CAF_REQUIRE(c && t);
@@ -456,14 +456,14 @@ CAF_TEST(the progress of a function tool is what fetch returns and its result wh
   CAF_CHECK(timed.find("timed_out") && timed.find("timed_out")->as_bool());
   CAF_REQUIRE_EQUAL(timed.find("pending")->as_array().size(), 1u);
   CAF_CHECK_EQUAL(str(&timed.find("pending")->as_array()[0], "id"), "w");
-  auto unknown = get(s.await_any({"w", "nosuch"}, 30));
+  auto unknown = get(s.await_any({"w", "nosuch"}, 120));
   CAF_CHECK(!unknown.ok);
   CAF_CHECK_EQUAL(unknown.content, "Handle `nosuch` not found: the handles are `w`");
-  auto no_id = get(s.await_any({"w", "no \"such\" id"}, 30));
+  auto no_id = get(s.await_any({"w", "no \"such\" id"}, 120));
   CAF_CHECK(!no_id.ok);
   CAF_CHECK(no_id.content.starts_with(R"(`any` holds "no \"such\" id", which is no handle's id)"));
   tool.result.succeed("all done");
-  auto all = parsed(get(s.await_all({"w"}, 30)));
+  auto all = parsed(get(s.await_all({"w"}, 120)));
   CAF_CHECK_EQUAL(str(completed(all, "w"), "result"), "all done");
   // Set twice: the first counts.
   CAF_CHECK(!tool.result.succeed("again"));
@@ -480,7 +480,7 @@ CAF_TEST(a function tool that fails carries the progress nobody looked at yet) {
   get(tool.started.get_future());
   tool.progress("error detail: disk full\n");
   tool.result.fail("failed");
-  auto all = parsed(get(s.await_all({"w"}, 30)));
+  auto all = parsed(get(s.await_all({"w"}, 120)));
   auto* w = completed(all, "w");
   CAF_REQUIRE(w);
   CAF_CHECK_EQUAL(str(w, "content"), "error detail: disk full\n");
@@ -1111,8 +1111,11 @@ CAF_TEST(a runtime in a given actor system ends its handles before the system) {
     auto s = rt.session();
     get(s.spawn("work", "w", Json::object()));
     get(tool.started.get_future());
-    auto hi = parsed(get(s.spawn("shell", "hi", obj(R"({"command": "echo hi"})"), 30000)));
-    CAF_CHECK_EQUAL(str(&hi, "result"), "hi\n");
+    get(s.spawn("shell", "hi", obj(R"({"command": "echo hi"})"), 0));
+    auto awaited = parsed(get(s.await_all({"hi"}, 120)));
+    auto* hi = completed(awaited, "hi");
+    CAF_REQUIRE(hi != nullptr);
+    CAF_CHECK_EQUAL(str(hi, "result"), "hi\n");
   } // the session, then the runtime, while the system runs on
   get(tool.aborted.get_future());
   CAF_CHECK_EQUAL(tool.aborts.load(), 1);

@@ -984,7 +984,10 @@ CAF_TEST(fetch with wait_ms on a silent tool answers at its deadline) {
 }
 
 CAF_TEST(a wait ends when the tool stops) {
-  ask<HandleReport>(registry, spawn_atom::value, std::string("e"), shell("sleep 0.1; echo bye"));
+  // Its exit, not its output gone quiet a while before the exit is in, ends the wait.
+  auto spec = shell("sleep 0.1; echo bye");
+  spec.settle_ms = 5000;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("e"), spec);
   auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("e"), LookOptions{60000});
   CAF_CHECK_EQUAL(err, "");
   CAF_CHECK(r.state.stopped());
@@ -1018,8 +1021,11 @@ CAF_TEST(a prompt printed as a line of its own is the question of a tool found r
     auto id = fmt::format("q{}", ++n);
     auto spec = shell(command);
     spec.wait_ms = 20000;
-    auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, id, spec);
+    auto [spawned, err] = ask<HandleReport>(registry, spawn_atom::value, id, spec);
     CAF_CHECK_EQUAL(err, "");
+    // Its look may end before the shell reached its read (output quiet for a while):
+    // the next looks find it reading.
+    auto r = spawned.state.kind == state_kind::waiting ? spawned : fetch_until_asked(id);
     CAF_REQUIRE(r.state.kind == state_kind::waiting);
     CAF_CHECK_EQUAL(r.state.question.text, question);
     ask<HandleReport>(registry, abort_atom::value, id);
@@ -1147,8 +1153,11 @@ CAF_TEST(a fetch that asks to wait at a waiting tool waits for its next output) 
   CAF_REQUIRE_EQUAL(::mkfifo(go.c_str(), 0600), 0);
   auto spec = shell("(read t < '" + go.string() + "'; echo tick) & printf '> '; read x; read y");
   spec.wait_ms = 20000;
-  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("repl"), spec);
-  CAF_REQUIRE(r.state.kind == state_kind::waiting); // shown: the next fetch that waits waits for news
+  auto [spawned, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("repl"), spec);
+  // Shown waiting (by the spawn's look, or a fetch's once the shell reached its read):
+  // the next fetch that waits waits for news.
+  auto r = spawned.state.kind == state_kind::waiting ? spawned : fetch_until_asked("repl");
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
   auto pending = self->request(registry, bound, fetch_atom::value, std::string("repl"), LookOptions{20000});
   if (int fd = ::open(go.c_str(), O_WRONLY | O_CLOEXEC); fd >= 0) { // once the job opens it
     (void)!::write(fd, "\n", 1);

@@ -821,14 +821,17 @@ CAF_TEST(a Streamable HTTP server is called over HTTP with progress in fetch and
   // The server: jp-actors itself, `mcp --listen` on loopback, serving a slow tool.
   auto served = (dir.path / "served").string();
   std::filesystem::create_directories(served);
-  dir.write("listener.toml", R"(
+  // `slow` runs until the test's third step opens its gate: still running at the
+  // second's fetch, however slowly the first step went.
+  auto gate = (dir.path / "gate").string();
+  dir.write("listener.toml", fmt::format(R"(
 [runtime]
 abort_grace_secs = 0.2
 [conversation.tools.slow]
 summary = "Takes a while"
-command = { program = "sh", args = ["-c", "sleep 2; echo slow done"] }
+command = {{ program = "sh", args = ["-c", "until [ -e '{}' ]; do sleep 0.1; done; echo slow done"] }}
 run = "unattended"
-)");
+)", gate));
   jp::testing::McpClient listener({JP_CLI_BINARY, "--workspace", served, "--config", (dir.path / "listener.toml").string(), "mcp",
                       "--listen", "127.0.0.1:0", "--allow", "shell"},
                      (dir.path / "state").string(), (dir.path / "listener.err").string());
@@ -849,7 +852,8 @@ run = "unattended"
                         call("web__shell", fmt::format(R"({{ action = "spawn", id = "left", command = "exec {} 300", wait_ms = 0 }})",
                                                        mark.program.string())),
                       call("web__slow", R"({ action = "fetch", id = "w", wait_ms = 10000 })"),
-                      call("await", R"({ all = ["w"], timeout_secs = 60 })")}),
+                      call("shell", fmt::format(R"({{ command = "touch '{}'" }})", gate)) +
+                        call("await", R"({ all = ["w"], timeout_secs = 60 })")}),
                extra);
   JP_REQUIRE_OK(r);
   auto res = results_of(r);
@@ -857,7 +861,7 @@ run = "unattended"
   CAF_CHECK(contains(content(res, "main", 1, 2), R"("state":"running")"));
   // The server's progress notifications, on the call's event stream, reach fetch.
   CAF_CHECK(contains(content(res, "main", 2, 0), "`slow` running for"));
-  CAF_CHECK(contains(content(res, "main", 3, 0), "slow done"));
+  CAF_CHECK(contains(content(res, "main", 3, 1), "slow done"));
   // The run's end DELETEd the session: the server ended the handle left running.
   CAF_CHECK_EQUAL(mark.wait_none(), 0u);
   ::kill(listener.pid, SIGTERM);

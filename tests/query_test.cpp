@@ -234,7 +234,7 @@ FakeResponse spawn_lingering_handle(const std::string& pidfile) {
 /// wait is in place before the abort opens the gate.
 const char* const kSentinel =
   "[conversation.tools.sentinel]\nsummary = \"opens the gate when aborted\"\n"
-  "command = { program = \"sh\", args = [\"-c\", \"trap 'touch gate; exit' TERM; "
+  "command = { program = \"sh\", args = [\"-c\", \"trap ': > gate; exit' TERM; "
   "echo ready; while :; do sleep 0.02; done\"] }\nrun = \"unattended\"\n"
   "[conversation.tools.sentinel.spawn]\nstateful = true\n"
   "[conversation.tools.sentinel.spawn.lifecycle]\non_turn_end = \"abort\"\n";

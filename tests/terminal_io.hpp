@@ -9,9 +9,10 @@
 
 namespace jp::testing {
 
-/// Reads from fd until `needle` appeared in what was read or 20 s passed.
+/// Reads from fd until `needle` appeared in what was read or 60 s passed (a bound
+/// against a hang: a loaded machine running a sanitizer build takes its time).
 inline bool read_until(int fd, std::string& seen, const std::string& needle) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (seen.find(needle) == std::string::npos) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)

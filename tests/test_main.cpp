@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
     std::filesystem::create_directory(config, made);
     ::setenv("XDG_CONFIG_HOME", config.c_str(), 1);
   }
+  // A machine's NO_COLOR would take the styles out of what the terminal tests check.
+  ::unsetenv("NO_COLOR");
   // So are their control sockets ($XDG_RUNTIME_DIR/jp-actors): a run a test kills
   // leaves its socket here, not in the user's runtime directory.
   std::string run_tmpl = "/tmp/jp-actors-run-" + own + "-XXXXXX";
