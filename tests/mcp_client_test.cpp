@@ -540,15 +540,15 @@ CAF_TEST(a server that keeps dying is given up on after three starts a minute) {
 }
 
 CAF_TEST(a server answering with a line that is not JSON is told so when the call times out) {
-  auto said = answer_of("garble", 1);
-  CAF_CHECK(contains(said, "did not answer tools/call within 1 s"));
+  auto said = answer_of("garble", 3); // time to read the line, on a loaded machine too
+  CAF_CHECK(contains(said, "did not answer tools/call within 3 s"));
   CAF_CHECK(contains(said, "it sent a line that is no JSON-RPC message"));
   CAF_CHECK(contains(said, "result\\\": oops"));
 }
 
 CAF_TEST(a server answering under an id none of ours is told so when the call times out) {
-  auto said = answer_of("strid", 1);
-  CAF_CHECK(contains(said, "did not answer tools/call within 1 s"));
+  auto said = answer_of("strid", 3); // time to read the line, on a loaded machine too
+  CAF_CHECK(contains(said, "did not answer tools/call within 3 s"));
   CAF_CHECK(contains(said, "it sent an answer whose id is none of ours"));
   CAF_CHECK(contains(said, "under a string id"));
 }
@@ -791,14 +791,15 @@ CAF_TEST(a server answering a protocol version jp-actors does not speak does not
 }
 
 CAF_TEST(progress from the server starts the timeout of its call again) {
-  // timeout_secs = 1 for both. `quiet` can end only by its timeout; `ticking` runs on
-  // past it, a second longer, and ends well only because its server reports progress
-  // every 0.1 s. Ordered by events, one step after the other: what lets both end is
+  // timeout_secs = 1 for `quiet`, which can end only by its timeout, and 3 for
+  // `ticking` (a loaded machine's progress may come late, though not by 3 s), which
+  // runs on past its own, 4 s longer than `quiet`, and ends well only because its
+  // server reports progress every 0.1 s. Ordered by events, one step after the other: what lets both end is
   // written only once `quiet` has timed out (in one batch with the await, a slow
   // start of `quiet` let it see the file first), and slowness only makes `ticking`
   // last longer.
   auto until = (dir.path / "go").string();
-  auto extra = fmt::format("[mcp.servers.quick]\ncommand = [\"{}\"]\nrun = \"unattended\"\ntimeout_secs = 1\n"
+  auto extra = fmt::format("[mcp.servers.quick]\ncommand = [\"{}\"]\nrun = \"unattended\"\ntimeout_secs = 3\n"
                            "[mcp.servers.quick.tools.wait]\nstateful = true\n"
                            "[mcp.servers.quiet]\ncommand = [\"{}\"]\nrun = \"unattended\"\ntimeout_secs = 1\n"
                            "[mcp.servers.quiet.tools.wait]\nstateful = true\n",
@@ -806,7 +807,7 @@ CAF_TEST(progress from the server starts the timeout of its call again) {
   auto r = run(steps({call("quick__wait", fmt::format(R"({{ action = "spawn", id = "ticking", until = "{}", tick_ms = 100 }})", until)) +
                         call("quiet__wait", fmt::format(R"({{ action = "spawn", id = "quiet", until = "{}" }})", until)) +
                         call("await", R"({ all = ["quiet"], timeout_secs = 60 })"),
-                      call("shell", fmt::format(R"({{ command = "sleep 1; touch '{}'" }})", until)),
+                      call("shell", fmt::format(R"({{ command = "sleep 4; touch '{}'" }})", until)),
                       call("await", R"({ all = ["ticking"], timeout_secs = 60 })")}),
                extra);
   JP_REQUIRE_OK(r);
