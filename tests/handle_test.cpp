@@ -1129,8 +1129,11 @@ CAF_TEST(a prompt pattern is looked for in the end of a long line only) {
 
 CAF_TEST(a pipe tool blocked reading its stdin is waiting though no prompt pattern says so) {
   // A model's `await` on it would otherwise run to its timeout (or forever).
-  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("ask"),
-                                    shell("echo pid=$$; printf 'Proceed? [y/N] '; read a; echo \"got $a\""));
+  // The answer's look ends with its exit, not with its output quiet for a while
+  // before the exit is in (2 s of quiet, not 0.1).
+  auto spec = shell("echo pid=$$; printf 'Proceed? [y/N] '; read a; echo \"got $a\"");
+  spec.settle_ms = 2000;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("ask"), spec);
   CAF_REQUIRE_EQUAL(err, "");
   auto out = r.state.content + fetch_until("ask", [&](auto& s) { return contains(r.state.content + s, "pid="); });
   auto pid = leading_pid(out);
@@ -1203,8 +1206,9 @@ CAF_TEST(a long prompt is asked as its end in whole characters) {
 CAF_TEST(a pipe tool that takes a line without a word is waiting again once it reads the next) {
   // `sort`, `read a; read b`: no output says the input was taken, only that the
   // reader woke and reads again. An await on it would otherwise run to its timeout.
-  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("two"),
-                                    shell("echo pid=$$; read a; read b; echo \"got $a$b\""));
+  auto spec = shell("echo pid=$$; read a; read b; echo \"got $a$b\"");
+  spec.settle_ms = 2000; // the last look ends with its exit, not a quiet spell before it
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("two"), spec);
   CAF_REQUIRE_EQUAL(err, "");
   auto out = r.state.content + fetch_until("two", [&](auto& s) { return contains(r.state.content + s, "pid="); });
   auto [f, ferr] = fetch_once_blocked("two", leading_pid(out), SYS_read);
@@ -1234,7 +1238,9 @@ CAF_TEST(a pipe tool whose child reads its stdin is waiting while the leader wai
                        "got z\nafter\n"},
                   Case{"sub", "x=$(sh -c 'echo child=$$ >&2; exec head -n1'); echo \"got $x\"", R"("v\n")",
                        "got v\n"}}) {
-    auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, c.id, shell(c.command));
+    auto spec = shell(c.command);
+    spec.settle_ms = 2000; // the apply's look ends with its exit, not a quiet spell before it
+    auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, c.id, spec);
     CAF_REQUIRE_EQUAL(err, "");
     auto out = r.state.content + fetch_until(c.id, [&](auto& s) { return contains(r.state.content + s, "child="); });
     auto child = static_cast<pid_t>(std::stol(out.substr(out.find("child=") + 6)));
