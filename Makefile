@@ -59,7 +59,7 @@ test: test-deps
 # The tests alone (the quick loop while developing).
 check: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) \
-	  || { tests/failed_checks $(BUILD)/Testing/Temporary/LastTest.log; exit 1; }
+	  || { $(CURDIR)/tests/failed_checks $(BUILD)/Testing/Temporary/LastTest.log; exit 1; }
 
 # Not one of the two commands: the benchmark of BENCH.md (bench/README.md).
 bench: configure
@@ -78,7 +78,7 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/sanitizer/ubsan.supp \
 	  ctest --test-dir $(BUILD)-asan --output-on-failure -j$(JOBS) \
-	  || { tests/failed_checks $(BUILD)-asan/Testing/Temporary/LastTest.log; exit 1; }
+	  || { $(CURDIR)/tests/failed_checks $(BUILD)-asan/Testing/Temporary/LastTest.log; exit 1; }
 
 # Not part of `make test`: the actor and process tests built with ThreadSanitizer
 # (tests/sanitizer/tsan.supp says what is suppressed). The three tests that push 4 to

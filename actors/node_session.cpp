@@ -291,7 +291,13 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
                     else if (s.state.kind == state_kind::waiting)
                       self->send(w, update_atom::value, std::move(s));
                 },
-                [](caf::error&) {});
+                [self, id, w](caf::error&) { // no stop of it will come to pass on
+                  auto& st = self->state;
+                  if (auto it = st.watchers.find(id); it != st.watchers.end() && it->second == w) {
+                    st.watchers.erase(it);
+                    st.watched.add(-1);
+                  }
+                });
             r.state = self->state.watched.stopping->as_told(std::move(r.state));
             rp.deliver(std::move(r));
           },

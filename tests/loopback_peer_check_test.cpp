@@ -7,12 +7,15 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <utility>
 
 #include "runtime/node/loopback_peer_check.hpp"
+#include "runtime/node/sock_diag.hpp"
 
 using namespace jp;
 
@@ -139,4 +142,22 @@ CAF_TEST(a connection reset before it is looked at is refused as closed) {
   ::close(std::exchange(c.client, -1));
   auto why = other_users_connection(c.accepted, "the test");
   CAF_CHECK(why.find("closed already") != std::string::npos);
+}
+
+CAF_TEST(a connection checked when no file descriptor is left is refused) {
+  // Whoever used up the process's file descriptors must not get in for it: nothing
+  // can be asked or read then.
+  LoopbackConnection c(AF_INET);
+  CAF_REQUIRE(loopback_peer_uid(c.accepted)); // asked once while it can: sock_diag's try is made
+  rlimit before{};
+  CAF_REQUIRE(::getrlimit(RLIMIT_NOFILE, &before) == 0);
+  int lowest_free = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  CAF_REQUIRE(lowest_free >= 0);
+  ::close(lowest_free);
+  rlimit none = before;
+  none.rlim_cur = static_cast<rlim_t>(lowest_free); // every fd below it is open
+  CAF_REQUIRE(::setrlimit(RLIMIT_NOFILE, &none) == 0);
+  auto why = other_users_connection(c.accepted, "the test");
+  CAF_REQUIRE(::setrlimit(RLIMIT_NOFILE, &before) == 0);
+  CAF_CHECK(!why.empty());
 }

@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "../../messages/result.hpp"
@@ -28,21 +27,10 @@ Status admit_only_this_users_loopback_peers();
 std::string other_users_connection(int fd, std::string_view server);
 
 /// The uid owning the other end of connection `fd`, accepted on a loopback address:
-/// asked of the kernel for that socket (peer_uid_by_sock_diag), or else found in its
+/// asked of the kernel for that socket (sock_diag.hpp), or else found in its
 /// TCP tables (a live socket's row: a closed one's shows uid 0); none when `fd` was
 /// not accepted on loopback or there is no live socket there. `tables`: whether the
 /// kernel could tell (none: nothing can be told).
 std::optional<uid_t> loopback_peer_uid(int fd, bool* tables = nullptr);
-
-/// What the kernel says (sock_diag) of the TCP socket whose local end is `local` and
-/// remote end `remote`: its owner's uid, none when there is no live, connected socket
-/// there. `answered` is false where the kernel cannot be asked (no netlink sock_diag
-/// or no TCP module for it, as tried once on a connection of this process's own):
-/// then loopback_peer_uid reads the TCP tables instead.
-struct PeerAnswer {
-  bool answered = false;
-  std::optional<uid_t> uid;
-};
-PeerAnswer peer_uid_by_sock_diag(const sockaddr_storage& local, const sockaddr_storage& remote);
 
 } // namespace jp
