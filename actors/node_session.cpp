@@ -86,14 +86,20 @@ caf::result<T> relay(node_session_t* self, Ts... xs) {
 
 /// Tells watcher `w` of handle `s.id`'s stop, as the client is told of it; the
 /// session watches it no more.
-void pass_on_stop(node_session_t* self, const watcher_actor& w, HandleStatus s) {
+/// The session watches handle `id` for watcher `w` no more (no stop of it is left to
+/// pass on); nothing when another watcher holds the id now.
+void stop_watching(node_session_t* self, const std::string& id, const watcher_actor& w) {
   auto& st = self->state;
-  s.state = st.watched.stopping->as_told(std::move(s.state));
-  self->send(w, update_atom::value, s);
-  if (auto it = st.watchers.find(s.id); it != st.watchers.end() && it->second == w) {
+  if (auto it = st.watchers.find(id); it != st.watchers.end() && it->second == w) {
     st.watchers.erase(it);
     st.watched.add(-1);
   }
+}
+
+void pass_on_stop(node_session_t* self, const watcher_actor& w, HandleStatus s) {
+  s.state = self->state.watched.stopping->as_told(std::move(s.state));
+  self->send(w, update_atom::value, s);
+  stop_watching(self, s.id, w);
 }
 
 /// Handle `id` has no owner any more: it is aborted (nothing if it stopped), and
@@ -291,13 +297,7 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
                     else if (s.state.kind == state_kind::waiting)
                       self->send(w, update_atom::value, std::move(s));
                 },
-                [self, id, w](caf::error&) { // no stop of it will come to pass on
-                  auto& st = self->state;
-                  if (auto it = st.watchers.find(id); it != st.watchers.end() && it->second == w) {
-                    st.watchers.erase(it);
-                    st.watched.add(-1);
-                  }
-                });
+                [self, id, w](caf::error&) { stop_watching(self, id, w); }); // no stop will come
             r.state = self->state.watched.stopping->as_told(std::move(r.state));
             rp.deliver(std::move(r));
           },

@@ -756,6 +756,12 @@ void apply_settled(turn_actor_t* self, const std::string& id) {
     .then([put](std::vector<HandleStatus>&) { put(); }, [put](caf::error&) { put(); });
 }
 
+/// Await `key` answers now with what it waits on, as at its timeout.
+void end_await_now(turn_actor_t* self, AwaitHub::Key key) {
+  take_updates(self);
+  apply_awaits(self, self->state.awaits.timeout(key));
+}
+
 /// Await `key` begins with what the hub made of it: the reply is held until the
 /// hub answers it (now, when its condition already holds), or its timeout fires.
 void begin_await(turn_actor_t* self, AwaitHub::Key key, const AwaitRequest& req, CallReply reply,
@@ -770,7 +776,7 @@ void begin_await(turn_actor_t* self, AwaitHub::Key key, const AwaitRequest& req,
   if (!tag.empty() && st.awaits.waiting(key)) {
     st.await_of_call[tag] = key;
     if (st.aborted_calls.count(tag)) // while the registry was asked what it awaits
-      apply_awaits(self, st.awaits.timeout(key));
+      end_await_now(self, key);
   }
   // Beyond a century is no timeout (and would overflow the clock).
   if (st.awaits.waiting(key) && req.timeout_secs >= 0 && req.timeout_secs < 3.2e9)
@@ -1274,11 +1280,8 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
           .then([](HandleReport&) {}, [](caf::error&) {}); // the call answers with how it ended
       abort_handle_of(self, tag);
       // An await ends nothing: it answers now with what it waits on.
-      if (auto it = st.await_of_call.find(tag); it != st.await_of_call.end()) {
-        auto key = it->second;
-        take_updates(self);
-        apply_awaits(self, st.awaits.timeout(key));
-      }
+      if (auto it = st.await_of_call.find(tag); it != st.await_of_call.end())
+        end_await_now(self, it->second);
     },
     [self](retire_atom, const std::string& tag) {
       // Its caller had its answer: an abort that came after it (a late MCP cancel)
@@ -1300,10 +1303,7 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
       st.updates.push_back(std::move(s));
     },
     [self](settle_atom) { take_updates(self); },
-    [self](timeout_atom, uint64_t key) {
-      take_updates(self);
-      apply_awaits(self, self->state.awaits.timeout(key));
-    },
+    [self](timeout_atom, uint64_t key) { end_await_now(self, key); },
     [self](pending_atom) {
       auto out = std::move(self->state.notifications);
       self->state.notifications.clear();

@@ -8,6 +8,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <fmt/format.h>
 #include <fstream>
 #include <thread>
@@ -117,16 +118,15 @@ stateful = true
     for (auto& file : std::filesystem::directory_iterator(dir.path, ec)) {
       if (file.path().extension() != ".err")
         continue;
-      auto text = contents(file.path().string());
-      std::vector<std::string> lines;
-      for (size_t at = 0, nl; at < text.size(); at = nl + 1) {
-        nl = text.find('\n', at);
-        if (nl == std::string::npos)
-          nl = text.size();
-        lines.push_back(text.substr(at, nl - at));
+      std::ifstream in(file.path());
+      std::deque<std::string> last;
+      for (std::string line; std::getline(in, line);) {
+        last.push_back(line);
+        if (last.size() > 40)
+          last.pop_front();
       }
-      for (size_t i = lines.size() > 40 ? lines.size() - 40 : 0; i < lines.size(); ++i)
-        CAF_MESSAGE(file.path().filename().string() << ": " << lines[i]);
+      for (auto& line : last)
+        CAF_MESSAGE(file.path().filename().string() << ": " << line);
     }
   }
 
