@@ -84,8 +84,6 @@ caf::result<T> relay(node_session_t* self, Ts... xs) {
   return rp;
 }
 
-/// Tells watcher `w` of handle `s.id`'s stop, as the client is told of it; the
-/// session watches it no more.
 /// The session watches handle `id` for watcher `w` no more (no stop of it is left to
 /// pass on); nothing when another watcher holds the id now.
 void stop_watching(node_session_t* self, const std::string& id, const watcher_actor& w) {
@@ -96,6 +94,8 @@ void stop_watching(node_session_t* self, const std::string& id, const watcher_ac
   }
 }
 
+/// Tells watcher `w` of handle `s.id`'s stop, as the client is told of it; the
+/// session watches it no more.
 void pass_on_stop(node_session_t* self, const watcher_actor& w, HandleStatus s) {
   s.state = self->state.watched.stopping->as_told(std::move(s.state));
   self->send(w, update_atom::value, s);
