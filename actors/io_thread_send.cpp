@@ -74,6 +74,19 @@ bool kept_off_io(const caf::resumable* job) {
   return off_io.count(job) > 0;
 }
 
+std::mutex foreign_mtx;
+std::function<void(caf::resumable*)> foreign_take;
+
+/// Enqueues `job` to a scheduler other than ours, as hand_foreign_jobs_to says.
+void enqueue_foreign(caf::actor_system& sys, caf::resumable* job) {
+  {
+    std::lock_guard guard(foreign_mtx);
+    if (foreign_take)
+      return foreign_take(job);
+  }
+  sys.scheduler().enqueue(job);
+}
+
 class IoThreadUnit final : public caf::execution_unit {
 public:
   void use(caf::actor_system& sys, run_here here) {
@@ -89,7 +102,7 @@ public:
   void exec_later(caf::resumable* job) override {
     auto& sch = system_->scheduler();
     if (typeid(sch) != typeid(actor_scheduler))
-      return sch.enqueue(job); // another scheduler (the test DSL's, an embedder's): its own way
+      return enqueue_foreign(*system_, job); // another scheduler (the test DSL's, an embedder's): its own way
     auto& ws = static_cast<actor_scheduler&>(sch);
     auto n = ws.num_workers();
     auto* first = ws.worker_by_id(0);
@@ -247,6 +260,11 @@ void use_output_on_io(output_on_io rule) {
 
 void use_others_live_on_io(others_live_on_io rule) {
   others_live_rule.store(rule, std::memory_order_relaxed);
+}
+
+void hand_foreign_jobs_to(std::function<void(caf::resumable*)> take) {
+  std::lock_guard guard(foreign_mtx);
+  foreign_take = std::move(take);
 }
 
 void io_thread_leave() {

@@ -15,6 +15,7 @@
 #include <caf/abstract_actor.hpp>
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
+#include <functional>
 
 #include "io_thread_rules.hpp"
 
@@ -22,6 +23,7 @@ namespace caf {
 class actor;
 class actor_system;
 class execution_unit;
+class resumable;
 } // namespace caf
 
 namespace jp {
@@ -44,6 +46,13 @@ void keep_off_io_thread(const caf::actor& actor);
 /// How many actors keep_off_io_thread names now: each name ends with its actor, so
 /// that a new actor at a dead one's address is not kept off (for tests).
 std::size_t actors_kept_off_io_thread();
+
+/// For CAF's deterministic test scheduler, whose queue only the test's thread may
+/// touch: what the io thread makes ready under a scheduler other than ours is
+/// handed to `take` (for the test's thread to enqueue) rather than enqueued there
+/// from the io thread, which raced with the test's thread. Empty: enqueued there
+/// (CAF's thread pools take jobs from any thread).
+void hand_foreign_jobs_to(std::function<void(caf::resumable*)> take);
 
 /// The io thread's unit while it runs actors itself (io_thread_run), else nullptr.
 caf::execution_unit* io_thread_running();

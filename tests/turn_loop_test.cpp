@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <deque>
+#include <mutex>
 #include <fmt/format.h>
 
 #include "actor_fixture.hpp"
+#include "actors/io_thread_send.hpp"
 #include "actors/subagent_handle.hpp"
 #include "actors/turn_loop.hpp"
 #include "messages/conversation_event_codec.hpp"
@@ -106,7 +108,36 @@ std::vector<std::string> kinds(const std::vector<Json>& events) {
   return out;
 }
 
+/// What the io thread makes ready (a process's output, its exit), handed over to
+/// be enqueued by the test's thread: the test scheduler's queue takes no jobs from
+/// another thread. Declared before the io thread, it outlives it.
+struct IoHandoff {
+  caf::scheduler::test_coordinator& sched;
+  std::mutex mtx;
+  std::deque<caf::resumable*> jobs;
+
+  explicit IoHandoff(caf::scheduler::test_coordinator& s) : sched(s) {
+    hand_foreign_jobs_to([this](caf::resumable* job) {
+      std::lock_guard guard(mtx);
+      jobs.push_back(job);
+    });
+  }
+  ~IoHandoff() {
+    hand_foreign_jobs_to({});
+    take(); // their references are the scheduler's to let go
+  }
+
+  /// Enqueues, on this thread, what the io thread handed over.
+  void take() {
+    std::lock_guard guard(mtx);
+    for (auto* job : jobs)
+      static_cast<caf::scheduler::abstract_coordinator&>(sched).enqueue(job); // public there
+    jobs.clear();
+  }
+};
+
 struct loop_fixture : test_coordinator_fixture<registered_config> {
+  IoHandoff handoff{sched};
   IoThread io;
   std::shared_ptr<FakeProvider> provider = std::make_shared<FakeProvider>();
   std::shared_ptr<CapturingRenderer> renderer = std::make_shared<CapturingRenderer>();
@@ -132,12 +163,24 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
     return ctx;
   }
 
+  /// Runs one message, what the io thread handed over included; false if none is queued.
+  bool step() {
+    handoff.take();
+    return sched.try_run_once();
+  }
+
+  /// Runs every message queued and those they send; fires no timer.
+  void run_all() {
+    while (step()) {
+    }
+  }
+
   /// Runs messages until the observer logged `entry` (it must come of them), then
   /// what they sent.
   void run_until_observed(const std::string& entry) {
     while (std::find(observer->log.begin(), observer->log.end(), entry) == observer->log.end())
-      CAF_REQUIRE(sched.try_run_once());
-    sched.run();
+      CAF_REQUIRE(step());
+    run_all();
   }
 
   /// Runs messages until the turn ended: its end waits for its processes' (the io
@@ -146,10 +189,10 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::find(observer->log.begin(), observer->log.end(), "turn_end") == observer->log.end() &&
            std::chrono::steady_clock::now() < deadline) {
-      if (!sched.try_run_once())
+      if (!step())
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    sched.run();
+    run_all();
   }
 
   /// Runs one turn to its end; the sentence of the loop's answer ("" = nothing failed).
@@ -160,7 +203,7 @@ struct loop_fixture : test_coordinator_fixture<registered_config> {
     auto h = self->request(loop, caf::infinite, run_atom::value, prompt);
     if (interrupted)
       self->send(loop, interrupt_atom::value);
-    sched.run(); // every message, in order, on this thread; no timer fires
+    run_all(); // every message, in order, on this thread; no timer fires
     h.receive(
       [&](TurnResult& r) {
         last = r;
@@ -364,9 +407,9 @@ CAF_TEST(calls of a batch whose turn ends while its spawns are registered never 
   auto h = self->request(loop, caf::infinite, run_atom::value, std::string("go"));
   // The renderer is flushed as the response ends, in the step that sends the batch.
   while (std::find(renderer->log.begin(), renderer->log.end(), "flush") == renderer->log.end())
-    CAF_REQUIRE(sched.try_run_once());
+    CAF_REQUIRE(step());
   self->send(loop, interrupt_atom::value);
-  sched.run();
+  run_all();
   CAF_CHECK_EQUAL(live_process_group_count(), 0u);
   // Not requested, and answered as not run. (Checked before the answer is taken: a
   // turn that ran the call may never answer.)
@@ -414,7 +457,7 @@ CAF_TEST(a turn interrupted twice between its requests aborts its handles at its
   // The step that observes the call's result asks the turn for its notifications,
   // before the next request: the interrupts come while that answer is on its way.
   while (std::find(observer->log.begin(), observer->log.end(), "result 1.0 shell ok") == observer->log.end())
-    CAF_REQUIRE(sched.try_run_once());
+    CAF_REQUIRE(step());
   self->send(loop, interrupt_atom::value);
   self->send(loop, interrupt_atom::value);
   run_until_turn_end();
@@ -686,10 +729,10 @@ CAF_TEST(a sub-agent whose turn completes as its abort comes keeps its answer) {
   spec.subagent = true;
   spec.agent.prompt = "go";
   auto spawned = self->request(registry, caf::infinite, spawn_atom::value, std::string("w"), spec);
-  sched.run();
+  run_all();
   spawned.receive([](HandleReport&) {}, [](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
   auto h = self->request(registry, caf::infinite, fetch_atom::value, std::string("w"), LookOptions{});
-  sched.run();
+  run_all();
   h.receive(
     [&](HandleReport& r) {
       CAF_CHECK(r.state.stopped());
@@ -699,7 +742,7 @@ CAF_TEST(a sub-agent whose turn completes as its abort comes keeps its answer) {
     },
     [](caf::error& e) { CAF_FAIL(caf::to_string(e)); });
   anon_send_exit(registry, caf::exit_reason::user_shutdown);
-  sched.run();
+  run_all();
 }
 
 
