@@ -406,6 +406,26 @@ private:
   Reader texts(std::vector<std::string>& out) const {
     return [this, &out](auto& v, auto& key) { return assign(strings_of(v, key), out); };
   }
+  /// An http:// or https:// address with a host (`what`: what it is, e.g. "the
+  /// provider's API"): refused as it is read, rather than at the first request,
+  /// which would retry it as a network that is down.
+  Reader http_address(std::string& out, std::string_view what, std::string_view example) const {
+    return [this, &out, what, example](auto& v, auto& key) -> Status {
+      auto s = string_of(v, key);
+      if (!s)
+        return Error{s.error()};
+      std::string_view url = *s;
+      auto scheme = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
+      auto host = scheme ? url.substr(scheme, url.substr(scheme).find_first_of("/?#")) : std::string_view{};
+      bool blank = std::any_of(url.begin(), url.end(), [](unsigned char c) { return c <= ' ' || c == 0x7f; });
+      if (scheme == 0 || host.empty() || host.starts_with(':') || blank)
+        return fail(key, fmt::format("must be an http:// or https:// address with a host and no spaces, {} (e.g. "
+                                     "\"{}\"); got {}",
+                                     what, example, describe(v)));
+      out = std::move(*s);
+      return Status::success();
+    };
+  }
   /// Arguments looked for in command lines (runtime.daemons, kept_daemons.hpp): none
   /// empty.
   Reader daemon_names(std::vector<std::string>& out) const {
@@ -567,7 +587,8 @@ private:
       {"model", text(a.model)},
       // Where your key goes, and which variable is sent as the key: a repository
       // naming either could have your key (or any secret) sent to its own server.
-      {"base_url", users_only("where your provider key is sent", text(a.base_url))},
+      {"base_url", users_only("where your provider key is sent",
+                              http_address(a.base_url, "the provider's API", "https://api.openai.com/v1"))},
       {"api_key_env", users_only("which of your variables is sent as the provider key", text(a.api_key_env))},
       {"api_version", api_version(a.api_version)},
       {"system_prompt", text(a.system_prompt)},
@@ -681,7 +702,7 @@ private:
       auto s = with_table(v, key, [&](auto& st) {
         return read_fields(st, key, {
           {"command", texts(server.command)},
-          {"url", text(server.url)},
+          {"url", http_address(server.url, "the server's MCP endpoint", "http://127.0.0.1:8808/mcp")},
           {"transport", [this, &server, &transport_given](auto& v, auto& k) {
              transport_given = true;
              return assign(choice_of(v, k, {"http", "sse"}), server.transport);
@@ -707,9 +728,6 @@ private:
       if (!server.url.empty()) {
         if (!server.command.empty())
           return fail(key, "give either command (a server over stdio) or url (Streamable HTTP), not both");
-        if (!server.url.starts_with("http://") && !server.url.starts_with("https://"))
-          return fail(key + ".url", "must be an http:// or https:// address, the server's MCP endpoint (e.g. "
-                                    "\"http://127.0.0.1:8808/mcp\")");
         if (!server.env.empty())
           return fail(key + ".env", "is a started server's environment; a url server takes headers instead");
         if (!server.cwd.empty())
@@ -1300,12 +1318,15 @@ Status apply_override(Config& c, std::string_view spec) {
     leaf_parent = leaf_parent->emplace<toml::table>(path[i]).first->second.as_table();
 
   bool parsed = false;
+  bool scalar = false; // a number or a boolean, which a key taking text takes as its text
   try {
     auto doc = toml::parse(fmt::format("v = {}", text));
     // No key takes a date or a time: 2024-10-21 (an api_version) is its text.
     if (doc.size() == 1 && doc.contains("v") && !doc.get("v")->is_date() && !doc.get("v")->is_time() &&
         !doc.get("v")->is_date_time()) {
-      leaf_parent->insert_or_assign(path.back(), std::move(*doc.get("v")));
+      auto* v = doc.get("v");
+      scalar = v->is_integer() || v->is_floating_point() || v->is_boolean();
+      leaf_parent->insert_or_assign(path.back(), std::move(*v));
       parsed = true;
     }
   } catch (const toml::parse_error&) {
@@ -1313,8 +1334,24 @@ Status apply_override(Config& c, std::string_view spec) {
   if (!parsed)
     leaf_parent->insert_or_assign(path.back(), std::string(text));
 
-  Layer layer(c, origin);
-  return layer.apply(root);
+  if (!scalar) {
+    Layer layer(c, origin);
+    return layer.apply(root);
+  }
+  // `--model 123` (or `--cfg assistant.model=1.5`): a model's name may be all digits.
+  // Each try on a copy: where the text does not do either, the number's error is told.
+  auto tried = [&] {
+    Config trial = c;
+    auto s = Layer(trial, origin).apply(root);
+    if (s)
+      c = std::move(trial);
+    return s;
+  };
+  auto as_value = tried();
+  if (as_value)
+    return as_value;
+  leaf_parent->insert_or_assign(path.back(), std::string(text));
+  return tried() ? Status::success() : as_value;
 }
 
 fs::path user_config_path() {

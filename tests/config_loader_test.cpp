@@ -286,6 +286,25 @@ CAF_TEST(the io thread polls before it sleeps on machines of 8 cores or more unl
   }
 }
 
+CAF_TEST(a number or a boolean given to a key that takes text is that text) {
+  // `query --model 123` came to `assistant.model: expected a string, got integer 123`.
+  Sandbox box;
+  auto sources = box.sources();
+  sources.overrides = {"assistant.model=123", "assistant.inquiry_model = 1.5", "assistant.system_prompt=true",
+                       "runtime.worker_threads=3"};
+  auto c = load_config(sources, default_config());
+  CAF_REQUIRE_EQUAL(c.error(), "");
+  CAF_CHECK_EQUAL(c->assistant.model, "123");
+  CAF_CHECK_EQUAL(c->assistant.inquiry_model, "1.5");
+  CAF_CHECK_EQUAL(c->assistant.system_prompt, "true");
+  CAF_CHECK_EQUAL(c->runtime.worker_threads, 3u);
+  // Where the text does not do either, the value's own error is told.
+  sources.overrides = {"style.reasoning=true"};
+  auto refused = load_config(sources, default_config());
+  CAF_CHECK_EQUAL(refused.error(),
+                  "--cfg style.reasoning=true: style.reasoning: expected one of show, hide, got boolean true");
+}
+
 CAF_TEST(cfg values are TOML values or else strings) {
   Sandbox box;
   auto sources = box.sources();
@@ -585,6 +604,16 @@ CAF_TEST(every validation error names the file and the key) {
       {"[conversation.tools.shell.spawn.lifecycle]\nawait_timeout_secs = -inf\n",
        "conversation.tools.shell.spawn.lifecycle.await_timeout_secs: expected a finite number of "
        "seconds from 0 to 604800, got float -inf"},
+      // An address a request cannot go to is refused as it is read (a request to it
+      // failed and was retried as a network that is down).
+      {"[assistant]\nbase_url = \"not a url\"\n",
+       "assistant.base_url: must be an http:// or https:// address with a host and no spaces, the provider's API "
+       "(e.g. \"https://api.openai.com/v1\"); got \"not a url\""},
+      {"[assistant]\nbase_url = \"ftp://x\"\n", "assistant.base_url: must be an http:// or https:// address"},
+      {"[assistant]\nbase_url = \"http:///v1\"\n", "assistant.base_url: must be an http:// or https:// address"},
+      {"[assistant]\nbase_url = \"https://:8080/v1\"\n", "assistant.base_url: must be an http:// or https:// address"},
+      {"[assistant]\nbase_url = \"http://h/v 1\"\n", "assistant.base_url: must be an http:// or https:// address"},
+      {"[mcp.servers.x]\nurl = \"http://\"\n", "mcp.servers.x.url: must be an http:// or https://"},
       {"assistant = \"openai\"\n", "assistant: expected a table, got \"openai\""},
       {"[experiment]\nname = \"x\"\n",
        "experiment: unknown key (allowed: assistant, runtime, agents, style, conversation, nodes, node, mcp)"},
