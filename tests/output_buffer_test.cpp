@@ -16,6 +16,7 @@
 #include "runtime/process/chunk_tail.hpp"
 #include "runtime/process/process.hpp"
 #include "runtime/process/output_buffer.hpp"
+#include "runtime/process/spill_budget.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -296,6 +297,27 @@ CAF_TEST(an output that fits spill_max_bytes is spilled whole) {
   CAF_CHECK_EQUAL(read_file(path), all);
 }
 
+CAF_TEST(a spill file is named as the budget knows its own) {
+  auto name = std::filesystem::path(spill_path_for("/o", "-rf x/y")).filename().string();
+  CAF_CHECK(is_spill_file_name(name));
+  CAF_CHECK(name.rfind("_rf_x_y-", 0) == 0);
+  for (auto other : {"notes.log", "build-1-2.log", "a-1-2-0123456789abcdeg.log", "a-1-2-0123456789ABCDEF.log",
+                     "a-x-2-0123456789abcdef.log", "-1-2-0123456789abcdef.log", ".a-1-2-0123456789abcdef.log",
+                     "a b-1-2-0123456789abcdef.log", "a-1-2-0123456789abcdef.txt", "a-1--0123456789abcdef.log"})
+    CAF_CHECK_EQUAL(std::make_pair(std::string(other), is_spill_file_name(other)),
+                    std::make_pair(std::string(other), false));
+  CAF_CHECK(is_spill_file_name("my-tool.v2-123-45-0123456789abcdef.log"));
+}
+
+namespace {
+
+/// A spill file's path in `dir` for handle `id`, as a handle's is made.
+std::filesystem::path spill_in(const std::filesystem::path& dir, const std::string& id) {
+  return spill_path_for(dir.string(), id);
+}
+
+} // namespace
+
 CAF_TEST(a new spill file removes the oldest of ours until the directory fits its budget) {
   temp_dir dir;
   temp_dir outside;
@@ -303,25 +325,32 @@ CAF_TEST(a new spill file removes the oldest of ours until the directory fits it
   std::filesystem::create_directory(out);
   ::chmod(out.c_str(), 0700);
   std::string kb(1000, 'k');
+  std::vector<std::filesystem::path> old;
   for (int i = 0; i < 5; ++i) {
-    auto p = out / fmt::format("old{}.log", i);
-    std::ofstream(p) << kb;
-    age(p, 1000 - i * 100); // old0 is the oldest
+    old.push_back(spill_in(out, fmt::format("old{}", i)));
+    std::ofstream(old.back()) << kb;
+    age(old.back(), 1000 - i * 100); // old0 is the oldest
   }
   std::ofstream(out / "notes.txt") << std::string(10000, 'n'); // not a spill file
+  // The workspace's own, older than all: not named as ours, it is not ours to remove.
+  std::ofstream(out / "notes.log") << kb;
+  age(out / "notes.log", 9000);
   std::ofstream(outside.path / "victim.log") << "keep me";
-  std::filesystem::create_symlink(outside.path / "victim.log", out / "link.log");
-  age(out / "link.log", 5000);
+  auto link = spill_in(out, "link");
+  std::filesystem::create_symlink(outside.path / "victim.log", link);
+  age(link, 5000);
+  auto made = spill_in(out, "new");
   {
     // 5 kB there and 2 kB to come: 3 kB must go, so the three oldest.
-    OutputBuffer buf(64, (out / "new.log").string(), "", SpillLimits{2000, 4000});
+    OutputBuffer buf(64, made.string(), "", SpillLimits{2000, 4000});
     buf.append(std::string(100, 'x'));
   }
   for (int i = 0; i < 5; ++i)
-    CAF_CHECK_EQUAL(std::filesystem::exists(out / fmt::format("old{}.log", i)), i >= 3);
-  CAF_CHECK(std::filesystem::exists(out / "new.log"));
+    CAF_CHECK_EQUAL(std::filesystem::exists(old[i]), i >= 3);
+  CAF_CHECK(std::filesystem::exists(made));
   CAF_CHECK(std::filesystem::exists(out / "notes.txt"));
-  CAF_CHECK(std::filesystem::is_symlink(out / "link.log"));
+  CAF_CHECK_EQUAL(read_file(out / "notes.log"), kb);
+  CAF_CHECK(std::filesystem::is_symlink(link));
   CAF_CHECK_EQUAL(read_file(outside.path / "victim.log"), "keep me");
 }
 
@@ -332,20 +361,21 @@ CAF_TEST(a spill file still being written counts as what it may grow to) {
   auto out = dir.path / "output";
   std::filesystem::create_directory(out);
   ::chmod(out.c_str(), 0700);
-  std::ofstream(out / "old.log") << std::string(1500, 'o');
-  age(out / "old.log", 1000);
+  auto old = spill_in(out, "old"), growing_file = spill_in(out, "growing"), next_file = spill_in(out, "next");
+  std::ofstream(old) << std::string(1500, 'o');
+  age(old, 1000);
   SpillLimits limits{2000, 4200};
-  OutputBuffer growing(64, (out / "growing.log").string(), "", limits);
+  OutputBuffer growing(64, growing_file.string(), "", limits);
   growing.append(std::string(100, 'g')); // its file: 100 bytes now, up to 2000
-  CAF_CHECK(std::filesystem::exists(out / "old.log")); // 1.5 kB + 2 kB to come fit 4.2 kB
+  CAF_CHECK(std::filesystem::exists(old)); // 1.5 kB + 2 kB to come fit 4.2 kB
   {
-    OutputBuffer next(64, (out / "next.log").string(), "", limits);
+    OutputBuffer next(64, next_file.string(), "", limits);
     next.append(std::string(100, 'n'));
   }
   // 1.5 kB finished + 2 kB growing + 2 kB to come passes 4.2 kB: the finished one goes.
-  CAF_CHECK(!std::filesystem::exists(out / "old.log"));
-  CAF_CHECK(std::filesystem::exists(out / "growing.log"));
-  CAF_CHECK(std::filesystem::exists(out / "next.log"));
+  CAF_CHECK(!std::filesystem::exists(old));
+  CAF_CHECK(std::filesystem::exists(growing_file));
+  CAF_CHECK(std::filesystem::exists(next_file));
 }
 
 CAF_TEST(a spill file that could not be made or written whole says so) {

@@ -38,7 +38,45 @@ bool older(const SpillFile& a, const SpillFile& b) {
   return a.mtime.tv_nsec < b.mtime.tv_nsec;
 }
 
-// Ours: a regular file (lstat-style, a link is never followed) named *.log, owned by us.
+bool all_of(std::string_view s, bool (*ok)(char)) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), ok);
+}
+
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+bool lower_hex(char c) {
+  return digit(c) || (c >= 'a' && c <= 'f');
+}
+
+bool id_char(char c) { // spill_path_for's `safe` id
+  return digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_' || c == '.';
+}
+
+} // namespace
+
+bool is_spill_file_name(std::string_view name) {
+  // From the end: ID (which may hold '-') - PID - N - 16 hex digits .log
+  if (!name.ends_with(".log"))
+    return false;
+  name.remove_suffix(4);
+  for (int part = 0; part < 3; ++part) {
+    auto dash = name.rfind('-');
+    if (dash == std::string_view::npos)
+      return false;
+    auto tail = name.substr(dash + 1);
+    if (part == 0 ? tail.size() != 16 || !all_of(tail, lower_hex) : !all_of(tail, digit))
+      return false;
+    name = name.substr(0, dash);
+  }
+  return all_of(name, id_char) && name[0] != '.' && name[0] != '-';
+}
+
+namespace {
+
+// Ours: a regular file (lstat-style, a link is never followed) named as spill_path_for
+// names them, owned by us.
 std::vector<SpillFile> spill_files(const DirFd& dir) {
   std::vector<SpillFile> files;
   // closedir closes it; the DirFd keeps its own. Close-on-exec, as all ours are.
@@ -53,7 +91,7 @@ std::vector<SpillFile> spill_files(const DirFd& dir) {
   ::rewinddir(d);
   while (auto* e = ::readdir(d)) {
     std::string name = e->d_name;
-    if (name.size() <= 4 || !name.ends_with(".log"))
+    if (!is_spill_file_name(name))
       continue;
     struct stat st{};
     if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)

@@ -3,14 +3,20 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "private_file.hpp"
 
 namespace jp {
 
-/// Removes the oldest spill files in `dir` (regular files named `*.log` owned by this
-/// user; links and anything else are left alone) until those left plus `incoming`
-/// bytes fit `budget`. A file still being written (spill_file_open) counts as what
+/// Whether `name` is one spill_path_for gives (`ID-PID-N-16HEX.log`): only those
+/// are the budget's to remove. A workspace's own `notes.log` in that directory is
+/// not jp-actors' to delete, and a repository may lower the budget.
+bool is_spill_file_name(std::string_view name);
+
+/// Removes the oldest spill files in `dir` (regular files named as is_spill_file_name
+/// says, owned by this user; links and anything else are left alone) until those
+/// left plus `incoming` bytes fit `budget`. A file still being written (spill_file_open) counts as what
 /// it may grow to and is not removed. Returns how many were removed.
 int enforce_spill_budget(const DirFd& dir, uint64_t budget, uint64_t incoming);
 
