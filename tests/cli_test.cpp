@@ -1354,6 +1354,20 @@ CAF_TEST(describe_tools explains a tool and its actions) {
   CAF_CHECK(testing::contains(bare.out, "jp-actors: a command is required; expected one of: "));
   auto nodes = cli("nodes");
   CAF_CHECK(testing::contains(nodes.out, "jp-actors: a command is required for nodes; expected one of: ls"));
+  // A global option given without its value takes the command as it: said so.
+  auto swallowed = cli("--config tools");
+  CAF_CHECK_EQUAL(swallowed.status, 2);
+  CAF_CHECK(testing::contains(swallowed.out, "jp-actors: --config took `tools` as its FILE; give --config its value "
+                                             "before the command (jp-actors --config FILE tools ...)"));
+  CAF_CHECK(testing::contains(cli("--cfg run examples/quickstart.toml").out, "--cfg took `run` as its KEY=VALUE"));
+  // A repeatable option takes one value a time, and its help says so.
+  auto help = cli("--help");
+  CAF_CHECK(testing::contains(help.out, "--config FILE "));
+  CAF_CHECK(testing::contains(help.out, "--cfg KEY=VALUE "));
+  CAF_CHECK(!testing::contains(help.out, "TEXT ..."));
+  CAF_CHECK(!testing::contains(cli("query --help").out, "TEXT ..."));
+  auto twice = cli("--cfg assistant.model=a --cfg assistant.provider=nope tools");
+  CAF_CHECK(testing::contains(twice.out, "--cfg assistant.provider=nope: assistant.provider: expected one of"));
   auto no_script = cli("run /nonexistent/script.toml");
   CAF_CHECK(testing::contains(no_script.out, "/nonexistent/script.toml: cannot read: No such file or directory"));
   auto dir_script = cli("run /tmp");

@@ -440,6 +440,24 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
   return 0;
 }
 
+/// A repeatable option that takes one value each time: a vector option would
+/// otherwise eat the positionals after it (`--allow asky asky '{}'` lost the tool
+/// name), and its help would say `TEXT ...` (as if one could list several).
+void repeatable(CLI::Option* option, const std::string& value_name) {
+  option->allow_extra_args(false)
+    ->expected(1)
+    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+    ->type_name(value_name);
+}
+
+/// Whether `word` is one of `app`'s commands.
+bool names_command(CLI::App& app, const std::string& word) {
+  for (auto* sub : app.get_subcommands({}))
+    if (sub->get_name() == word)
+      return true;
+  return false;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -458,12 +476,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", version());
   app.fallthrough(); // global options may also follow the subcommand
   ConfigSources sources;
-  // Repeatable options take one value each: a vector option would otherwise eat the
-  // positionals after it (`--allow asky asky '{}'` lost the tool name).
-  app.add_option("--config", sources.config_files, "Extra TOML config file (repeatable)")->allow_extra_args(false);
-  app.add_option("--cfg", sources.overrides, "Config override key=value, e.g. runtime.abort_grace_secs=5 (repeatable)")
-    ->allow_extra_args(false);
-  app.add_option("--workspace", sources.workspace, "Workspace directory (default: current directory)");
+  repeatable(app.add_option("--config", sources.config_files, "Extra TOML config file (repeatable)"), "FILE");
+  repeatable(app.add_option("--cfg", sources.overrides,
+                            "Config override key=value, e.g. runtime.abort_grace_secs=5 (repeatable)"),
+             "KEY=VALUE");
+  app.add_option("--workspace", sources.workspace, "Workspace directory (default: current directory)")->type_name("DIR");
 
   auto* run = app.add_subcommand("run", "Run a scripted experiment (agents, steps, tool calls)");
   std::string script_path;
@@ -503,13 +520,12 @@ int main(int argc, char** argv) {
   query->add_option("--model", model, "Model (sets assistant.model)");
   query->add_option("--provider", provider, "scripted, openai or anthropic (sets assistant.provider)");
   query->add_flag("--json", query_options.json, "Write one JSON event per line (as run --json) instead of a transcript");
-  query->add_option("--allow", query_options.allow, "Let TOOL run without asking (repeatable)")
-    ->allow_extra_args(false);
-  query->add_option("--attach", query_options.attach,
+  repeatable(query->add_option("--allow", query_options.allow, "Let TOOL run without asking (repeatable)"), "TOOL");
+  repeatable(query->add_option("--attach", query_options.attach,
                     "Add PATH to the prompt with its path: a file's text, or a directory's listing (repeatable; "
                     "256 KiB in all, 1000 entries a listing; UTF-8 text only, a binary file is refused; a path into the current directory "
-                    "or the workspace is not followed out of it, nor out of a repository in it, through a link)")
-    ->allow_extra_args(false);
+                    "or the workspace is not followed out of it, nor out of a repository in it, through a link)"),
+             "PATH");
 
   auto* conversations = app.add_subcommand("conversations", "List or show the conversations of this workspace");
   conversations->require_subcommand(1);
@@ -534,9 +550,9 @@ int main(int argc, char** argv) {
             "[node] listen, heartbeat_secs (1), timeout_secs (5: a silent peer is lost after it), tls. Runs "
             "until a signal, then ends its tools (TERM, grace, KILL).");
   std::vector<std::string> node_allow;
-  node->add_option("--allow", node_allow, "Let clients run TOOL though its run is \"ask\", or though the "
-                                          "workspace's .jp/config.toml defines or changes it (repeatable)")
-    ->allow_extra_args(false);
+  repeatable(node->add_option("--allow", node_allow, "Let clients run TOOL though its run is \"ask\", or though the "
+                                                     "workspace's .jp/config.toml defines or changes it (repeatable)"),
+             "TOOL");
   std::string listen;
   node->add_option("--listen", listen, "HOST:PORT to listen on, or PORT on 127.0.0.1 (default: [node] listen, "
                                        "127.0.0.1:0 = any free port); prints the address it listens on");
@@ -552,7 +568,7 @@ int main(int argc, char** argv) {
            "default), then each handle still running gets its turn-end policy (abort by default) and jp-actors "
            "exits; SIGTERM ends everything at once");
   std::vector<std::string> mcp_allow;
-  mcp->add_option("--allow", mcp_allow, "Let TOOL run without asking (repeatable)")->allow_extra_args(false);
+  repeatable(mcp->add_option("--allow", mcp_allow, "Let TOOL run without asking (repeatable)"), "TOOL");
   std::string mcp_listen;
   mcp->add_option("--listen", mcp_listen,
                   "Serve MCP's Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST:PORT, or PORT on "
@@ -629,8 +645,7 @@ int main(int argc, char** argv) {
   for (auto* sub : {run, call}) {
     sub->add_flag("--ask", ask, "Apply the tools' permissions (run = \"ask\" | \"skip\"): ask on the "
                                 "terminal, refuse without one");
-    sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)")
-      ->allow_extra_args(false);
+    repeatable(sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)"), "TOOL");
   }
   auto* schema_flag = tools->add_flag("--schema", schema, "Print one JSON array of the tools' declarations as a model is offered them (not a tool whose run is \"skip\"; await only with a stateful tool)");
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini, mcp or json-schema (oneOf)")
@@ -683,6 +698,16 @@ int main(int argc, char** argv) {
         std::string names;
         for (auto* s : level->get_subcommands({}))
           names += (names.empty() ? "" : ", ") + s->get_name();
+        // A global option given without its value took the command as it (`--config
+        // tools`): that is what went wrong, not the command.
+        for (auto [option, value_name] : {std::pair{"--config", "FILE"}, {"--cfg", "KEY=VALUE"}, {"--workspace", "DIR"}})
+          for (auto& value : app.get_option(option)->results())
+            if (level == &app && names_command(app, value)) {
+              std::fprintf(stderr, "jp-actors: %s took `%s` as its %s; give %s its value before the command (jp-actors "
+                                   "%s %s %s ...)\n",
+                           option, value.c_str(), value_name, option, option, value_name, value.c_str());
+              return 2;
+            }
         auto what = extra.empty() ? std::string("a command is required")
                                   : fmt::format("unknown command `{}`", extra.front());
         std::fprintf(stderr, "jp-actors: %s%s%s; expected one of: %s (see --help)\n", what.c_str(),
