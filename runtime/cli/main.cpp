@@ -44,6 +44,7 @@
 #include "runtime/version.hpp"
 #include "runtime/store/event_log.hpp"
 #include "runtime/store/experiment_report.hpp"
+#include "runtime/mcp/mcp_start_stop.hpp"
 #include "runtime/process/group_record.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -415,9 +416,12 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
   install_signal_handlers(*base);
   // The shutdown then waits for what this says of the servers it stopped (until
   // await_signal_shutdown): it ended the process once their groups were reaped,
-  // mostly before the line that named them was written.
-  StopOnSignal said_first([] {});
-  auto mcp = start_mcp_tools(std::move(base), io);
+  // mostly before the line that named them was written. A server still starting is
+  // told its start was stopped, before its TERM: that, not the TERM, is why it is
+  // not listed.
+  McpStartStop starts;
+  StopOnSignal said_first([&starts] { starts.stop(); });
+  auto mcp = start_mcp_tools(std::move(base), io, {}, &starts);
   auto& config = *mcp.config;
   if (schema) {
     std::printf("%s\n", tool_declarations(config, *d).dump().c_str());
