@@ -1698,6 +1698,11 @@ CAF_TEST(mcp listen ended by a signal while an MCP server still starts kills its
   CAF_REQUIRE_EQUAL(::kill(l.process->pid, SIGTERM), 0);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
   CAF_CHECK_EQUAL(l.process->wait_exit(), 128 + SIGTERM);
+  // Its start was stopped: the server is not said to have failed of the TERM
+  // jp-actors sent it.
+  auto said = dir.read("mcp.err");
+  CAF_CHECK(!contains(said, "MCP server `hangs`"));
+  CAF_CHECK(!contains(said, "SIGTERM"));
 }
 
 CAF_TEST(mcp listen that fails while an MCP server still starts ends without waiting for the start) {

@@ -302,6 +302,9 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
     std::shared_ptr<McpStartStop> stop;
     ~StopStarts() { stop->stop(); }
   } stop_starts{start_stop};
+  // So does a signal, before the servers' TERM: a start it ended is not told as the
+  // server's failure ("exited (SIGTERM)"). The shutdown does not wait for this loop.
+  StopOnSignal stop_starts_on_signal([start_stop] { start_stop->stop(); }, false);
   // Before the system ends (and the start, which may tell them, is waited for).
   struct CloseSessions {
     std::shared_ptr<LiveSessions> sessions;

@@ -29,6 +29,7 @@ std::atomic<int> g_signal{0}; // the signal whose shutdown is under way
 // The program's own stop (StopOnSignal), and whether the shutdown asked for it.
 std::mutex g_stop_mutex;
 std::function<void()> g_stop;
+bool g_stop_waited_for = true; // the shutdown waits for the program once it ran g_stop
 bool g_stop_asked = false;
 // The program was stopped: the shutdown waits for it to reach await_signal_shutdown().
 std::atomic<bool> g_program_stops{false};
@@ -50,7 +51,7 @@ void stop_program() {
   g_stop_asked = true;
   if (!g_stop)
     return;
-  g_program_stops = true;
+  g_program_stops = g_stop_waited_for;
   g_stop();
 }
 
@@ -197,12 +198,13 @@ void await_signal_shutdown() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
-StopOnSignal::StopOnSignal(std::function<void()> stop) {
+StopOnSignal::StopOnSignal(std::function<void()> stop, bool waited_for) {
   std::lock_guard lock(g_stop_mutex);
   g_stop = std::move(stop);
+  g_stop_waited_for = waited_for;
   if (!g_stop_asked)
     return;
-  g_program_stops = true;
+  g_program_stops = waited_for;
   g_stop();
 }
 

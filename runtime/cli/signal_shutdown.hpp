@@ -32,9 +32,12 @@ void await_signal_shutdown();
 /// program to reach await_signal_shutdown(), so that what it writes as it stops is
 /// written. `stop` runs on the shutdown's thread, at most once, and must not block;
 /// a shutdown under way already runs it at once. One at a time.
+/// `waited_for` false: the shutdown runs `stop` and goes on, not waiting for the
+/// program (`mcp`, whose stdin loop does not end on a signal, stops only the MCP
+/// server starts under way, so that their TERM is not taken for their failure).
 class StopOnSignal {
 public:
-  explicit StopOnSignal(std::function<void()> stop);
+  explicit StopOnSignal(std::function<void()> stop, bool waited_for = true);
   ~StopOnSignal();
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;
