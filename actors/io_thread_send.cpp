@@ -76,10 +76,11 @@ bool kept_off_io(const caf::resumable* job) {
 
 std::mutex foreign_mtx;
 std::function<void(caf::resumable*)> foreign_take;
+std::atomic<bool> foreign_taken{false}; // foreign_take is set: an embedder's system takes no lock
 
 /// Enqueues `job` to a scheduler other than ours, as hand_foreign_jobs_to says.
 void enqueue_foreign(caf::actor_system& sys, caf::resumable* job) {
-  {
+  if (foreign_taken.load(std::memory_order_acquire)) {
     std::lock_guard guard(foreign_mtx);
     if (foreign_take)
       return foreign_take(job);
@@ -265,6 +266,7 @@ void use_others_live_on_io(others_live_on_io rule) {
 void hand_foreign_jobs_to(std::function<void(caf::resumable*)> take) {
   std::lock_guard guard(foreign_mtx);
   foreign_take = std::move(take);
+  foreign_taken.store(static_cast<bool>(foreign_take), std::memory_order_release);
 }
 
 void io_thread_leave() {
