@@ -449,6 +449,32 @@ CAF_TEST(tool results come first in the user turn and answer the previous calls)
   CAF_CHECK_EQUAL(om[5].find("role")->as_string(), "user");
 }
 
+CAF_TEST(a cache breakpoint is never put on a result of a tool that printed nothing) {
+  // The API refuses cache_control on an empty text; an empty result is the last
+  // block of a round whose last call printed nothing (`mkdir x`).
+  ChatRequest r;
+  r.model = "m";
+  r.max_tokens = 100;
+  r.messages.push_back(ChatMessage{chat_role::user, "go"});
+  ChatMessage said{chat_role::assistant, "both"};
+  said.tool_calls = {call("a", "shell", "{}"), call("b", "shell", "{}")};
+  r.messages.push_back(said);
+  r.messages.push_back(result("a", "made"));
+  r.messages.push_back(result("b", ""));
+  auto body = parsed(anthropic_request_body(r));
+  CAF_CHECK_EQUAL(message_of(anthropic_request_violation(body)), "");
+  auto& turn = body.find("messages")->as_array().back().find("content")->as_array();
+  CAF_REQUIRE_EQUAL(turn.size(), 2u);
+  CAF_CHECK(turn[0].find("cache_control") != nullptr);
+  CAF_CHECK(turn[1].find("cache_control") == nullptr);
+  CAF_CHECK_EQUAL(turn[1].string_at("content"), "");
+  // A turn of empty results only has no breakpoint.
+  r.messages[2] = result("a", " ");
+  auto none = parsed(anthropic_request_body(r));
+  auto& alone = none.find("messages")->as_array().back().find("content")->as_array();
+  CAF_CHECK(alone[0].find("cache_control") == nullptr && alone[1].find("cache_control") == nullptr);
+}
+
 CAF_TEST(results without a call and calls without a result still make a valid request) {
   ChatRequest r;
   r.model = "m";

@@ -154,15 +154,27 @@ std::string anthropic_request_body(const ChatRequest& request) {
   // The API wants the user to speak first.
   if (!turns.empty() && std::string_view(turns.front().role) == "assistant")
     turns.insert(turns.begin(), Turn{"user", {text_block("(continued)")}});
-  if (!turns.empty() && !turns.back().content.empty())
-    turns.back().content.back() = cached(std::move(turns.back().content.back()));
+  // A breakpoint goes on a turn's last block that says something: a tool that printed
+  // nothing has an empty result, and the API refuses cache_control on an empty text
+  // ("cache_control cannot be set for empty text blocks"), which a result's string
+  // content may be taken as. The prefix cached is one block shorter.
+  auto cache_last_filled = [&cached](JsonArray& content) {
+    for (auto b = content.rbegin(); b != content.rend(); ++b) {
+      auto* text = b->find("content");
+      if (b->string_at("type") == "tool_result" && text && text->is_string() && is_blank(text->as_string()))
+        continue;
+      *b = cached(std::move(*b));
+      return;
+    }
+  };
+  if (!turns.empty())
+    cache_last_filled(turns.back().content);
   // And one where the previous request ended (the user turn before the last): the
   // API looks back about 20 blocks from a breakpoint for a cached prefix, and a round
   // of ten parallel calls adds twenty, past which the last one alone finds nothing.
   for (auto t = turns.rbegin() + (turns.empty() ? 0 : 1); t != turns.rend(); ++t)
     if (std::string_view(t->role) == "user") {
-      if (!t->content.empty())
-        t->content.back() = cached(std::move(t->content.back()));
+      cache_last_filled(t->content);
       break;
     }
   Json messages = Json::array();
