@@ -11,6 +11,7 @@
 #include "tools/builtin_tools.hpp"
 #include "provider_request_rules.hpp"
 #include "runtime/mcp/mcp_input_schema.hpp"
+#include "runtime/provider/assistant.hpp"
 #include "tools/argument_validation.hpp"
 #include "tools/describe_tools.hpp"
 #include "tools/schema.hpp"
@@ -245,6 +246,33 @@ CAF_TEST(openai anthropic and gemini stateful schemas are flat with an action en
   auto pty = parameters_schema(t, dialect::openai);
   CAF_CHECK_EQUAL(pty.find("required")->dump(), R"(["action","id"])");
   CAF_CHECK(pty.find("properties")->find("package")->find("description")->as_string().starts_with("spawn only"));
+}
+
+CAF_TEST(the assistant is sent the dialect its service takes gemini s for google s openai endpoint) {
+  // Gemini refuses an object schema without properties (shell's env in openai's).
+  auto of = [](std::string provider, std::string base_url) {
+    AssistantConfig a;
+    a.provider = std::move(provider);
+    a.base_url = std::move(base_url);
+    return tool_dialect_for(a);
+  };
+  CAF_CHECK(of("openai", "https://generativelanguage.googleapis.com/v1beta/openai") == dialect::gemini);
+  CAF_CHECK(of("openai", "https://generativelanguage.googleapis.com:443/v1beta/openai/") == dialect::gemini);
+  CAF_CHECK(of("openai", "") == dialect::openai);
+  CAF_CHECK(of("openai", "http://127.0.0.1:11434/v1") == dialect::openai);
+  CAF_CHECK(of("openai", "https://generativelanguage.googleapis.com.example.org/v1") == dialect::openai);
+  CAF_CHECK(of("anthropic", "https://api.anthropic.com") == dialect::anthropic);
+  // And so make_assistant's, which query and the embedding's turns send.
+  Config c = default_config();
+  c.assistant.provider = "openai";
+  c.assistant.model = "gemini-2.5-flash";
+  c.assistant.base_url = "https://generativelanguage.googleapis.com/v1beta/openai";
+  c.assistant.api_key_env = "JP_SCHEMA_TEST_KEY";
+  ::setenv("JP_SCHEMA_TEST_KEY", "k", 1);
+  auto made = make_assistant(c);
+  ::unsetenv("JP_SCHEMA_TEST_KEY");
+  CAF_REQUIRE_EQUAL(made.error(), "");
+  CAF_CHECK(made->tool_dialect == dialect::gemini);
 }
 
 CAF_TEST(a pty tool documents typing keys the screen and resizing) {

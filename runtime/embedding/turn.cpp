@@ -88,7 +88,7 @@ Turn Runtime::run_turn(std::string prompt, TurnHooks hooks) {
   if (hooks.provider) {
     ctx.provider = hooks.provider;
     ctx.inquiry = hooks.inquiry;
-    ctx.tool_dialect = config->assistant.provider == "anthropic" ? dialect::anthropic : dialect::openai;
+    ctx.tool_dialect = tool_dialect_for(config->assistant);
   } else {
     auto kind = error_code::bad_arguments;
     auto assistant = make_assistant(*config, &kind);

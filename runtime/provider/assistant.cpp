@@ -9,6 +9,17 @@
 
 namespace jp {
 
+dialect tool_dialect_for(const AssistantConfig& a) {
+  if (a.provider == "anthropic")
+    return dialect::anthropic;
+  // The host of base_url (config_loader.cpp checked it is an http(s) address).
+  std::string_view url = a.base_url;
+  if (auto scheme = url.find("://"); scheme != std::string_view::npos)
+    url.remove_prefix(scheme + 3);
+  auto host = url.substr(0, url.find_first_of(":/?#"));
+  return host == "generativelanguage.googleapis.com" ? dialect::gemini : dialect::openai;
+}
+
 Result<Assistant> make_assistant(const Config& config, error_code* kind) {
   auto& a = config.assistant;
   if (kind)
@@ -56,7 +67,7 @@ Result<Assistant> make_assistant(const Config& config, error_code* kind) {
   }
   out.provider = std::shared_ptr<Provider>(std::move(*provider));
   out.inquiry = make_llm_inquiry(out.provider, a.inquiry_model.empty() ? a.model : a.inquiry_model);
-  out.tool_dialect = a.provider == "anthropic" ? dialect::anthropic : dialect::openai;
+  out.tool_dialect = tool_dialect_for(a);
   return out;
 }
 

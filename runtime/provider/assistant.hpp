@@ -25,6 +25,11 @@ struct Assistant {
   std::shared_ptr<const Script> script;
 };
 
+/// The schema dialect `a`'s provider is sent: anthropic's, gemini's for Google's
+/// OpenAI-compatible endpoint (generativelanguage.googleapis.com, which refuses an
+/// object schema without properties), else openai's.
+dialect tool_dialect_for(const AssistantConfig& a);
+
 /// provider = "scripted": the first agent of assistant.script (relative to the
 /// workspace); openai | anthropic: over HTTP with the key from its variable.
 /// Errors say which key to set; `kind`, where given, is told what failed
