@@ -127,6 +127,25 @@ CAF_TEST(figures come from the events of a json log) {
   CAF_CHECK(contains(table, "await 1, shell 1"));
 }
 
+CAF_TEST(an agent s tool time is never more than its wall time a turn within one ms included) {
+  // Stamps are to the ms, a call's elapsed_ms finer: a sub-agent's whole turn within
+  // one ms had a wall of 0 and its call's 0.4 ms as its tools'.
+  ReportBuilder b;
+  b.add(at(0, "turn_start", {{"agent", "main"}}));
+  b.add(at(7, "turn_start", {{"agent", "main/w"}}));
+  b.add(at(7, "tool_call", {{"agent", "main/w"}, {"tool", "shell"}, {"arguments", Json::object()}}));
+  b.add(at(7, "tool_result", {{"agent", "main/w"}, {"tool", "shell"}, {"ok", true}, {"elapsed_ms", 0.4}}));
+  b.add(at(7, "turn_end", {{"agent", "main/w"}, {"handles_spawned", 0}, {"peak_handles", 0}}));
+  b.add(at(9, "turn_end", {{"agent", "main"}, {"handles_spawned", 0}, {"peak_handles", 0}}));
+  b.add(at(9, "run_end", {{"agents", 1}, {"elapsed_ms", 9.0}}));
+  auto runs = b.reports();
+  CAF_REQUIRE_EQUAL(runs.size(), 1u);
+  auto* w = find_agent(runs.front(), "main/w");
+  CAF_REQUIRE(w != nullptr);
+  CAF_CHECK_EQUAL(w->wall_ms, 0.0);
+  CAF_CHECK_EQUAL(w->tools_ms, 0.0);
+}
+
 CAF_TEST(figures come from the events of a stored conversation) {
   ReportBuilder b;
   b.add(at(0, "turn_start", {{"prompt", "go"}, {"model", "m"}}));

@@ -346,7 +346,7 @@ ExperimentReport ReportBuilder::finish(const Run& run) const {
     // Times are stamped to the ms, tool calls timed finer: a span may seem to start
     // before its turn did. An agent's tools never took longer than it did.
     a.figures.tools_ms = covered(std::move(spans));
-    if (a.figures.wall_ms > 0)
+    if (!a.turn_spans.empty()) // its turns in one ms are 0 ms: so are their tools
       a.figures.tools_ms = std::min(a.figures.tools_ms, a.figures.wall_ms);
     auto& f = a.figures;
     total.model_ms += f.model_ms;
