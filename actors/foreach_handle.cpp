@@ -147,13 +147,13 @@ const std::string& said(const Element& e) {
   return e.final.ok ? e.final.content : e.final.error.message;
 }
 
-/// Every element's result (or error), in element order, as a JSON array; its text
-/// for element i from `text(i)`.
-template <class Text>
-std::string results_array(const std::vector<Element>& elements, Text text) {
+/// Every element's result (or error), in element order, as a JSON array; the
+/// element as `value(i)` gives it, its text from `text(i)`.
+template <class Value, class Text>
+std::string results_array(const std::vector<Element>& elements, Value value, Text text) {
   auto out = Json::array();
   for (size_t i = 0; i < elements.size(); ++i) {
-    auto item = Json::object().set("element", elements[i].value);
+    auto item = Json::object().set("element", value(i));
     item.set(elements[i].final.ok ? "result" : "error", text(i));
     if (!elements[i].output_file.empty())
       item.set("output_file", elements[i].output_file);
@@ -162,23 +162,57 @@ std::string results_array(const std::vector<Element>& elements, Text text) {
   return out.dump();
 }
 
+/// `value` cut to its head within `room` bytes of JSON text, with "…(N bytes)"; what
+/// was left out is added to `omitted`.
+std::string head_within(const std::string& value, size_t room, uint64_t& omitted) {
+  size_t keep = room > 24 ? room - 24 : 0; // the note's room
+  auto cut = cut_text(value, keep);
+  while (keep > 0 && json_string_size(cut) > room) // escapes take more than their bytes
+    cut = cut_text(value, keep /= 2);
+  omitted += value.size() - std::min(keep, value.size());
+  return cut;
+}
+
 /// Every element is done: the array of results is its result. Past the output cap
 /// each element keeps the tail of its result within a fair share of the room the
 /// array leaves (none left: the result is left out): every element stays, and the
-/// array stays JSON. (Each sub-agent's whole answer is in its conversation, under
-/// its path, and in its output_file when its own answer was cut.)
+/// array stays JSON. The elements themselves (the caller's own input, given back to
+/// tell the results apart) keep their heads within a fair share of half the cap
+/// when they take more. (Each sub-agent's whole answer is in its conversation,
+/// under its path, and in its output_file when its own answer was cut.)
 void finish(foreach_actor_t* self) {
   auto& st = self->state;
   auto& els = st.elements;
-  auto whole = results_array(els, [&](size_t i) { return said(els[i]); });
+  auto value_of = [&](size_t i) -> const std::string& { return els[i].value; };
+  auto whole = results_array(els, value_of, [&](size_t i) { return said(els[i]); });
   uint64_t omitted = 0;
   if (st.output_cap > 0 && whole.size() > st.output_cap) {
-    auto bare = results_array(els, [](size_t) { return std::string(); }).size();
+    auto none = [](size_t) { return std::string(); };
+    std::vector<std::string> values;
+    std::vector<size_t> value_costs;
+    for (auto& e : els) {
+      values.push_back(e.value);
+      value_costs.push_back(json_string_size(e.value));
+    }
+    auto skeleton = results_array(els, none, none).size();
+    size_t half = static_cast<size_t>(st.output_cap / 2);
+    size_t value_room = half > skeleton ? half - skeleton : 0;
+    if (results_array(els, value_of, none).size() > half) {
+      // Never cut below a head that still tells an element apart (a path's): where
+      // the array's skeleton alone fills the cap, short elements stay whole.
+      constexpr size_t kHeadMin = 64;
+      auto shares = fair_shares(value_costs, value_room);
+      for (size_t i = 0; i < values.size(); ++i)
+        if (auto room = std::max(shares[i], kHeadMin); value_costs[i] > room)
+          values[i] = head_within(values[i], room, omitted);
+    }
+    auto shown_value = [&](size_t i) -> const std::string& { return values[i]; };
+    auto bare = results_array(els, shown_value, none).size();
     std::vector<size_t> costs;
     for (auto& e : els)
       costs.push_back(json_string_size(said(e)));
     auto shares = fair_shares(costs, st.output_cap > bare ? static_cast<size_t>(st.output_cap - bare) : 0);
-    whole = results_array(els, [&](size_t i) {
+    whole = results_array(els, shown_value, [&](size_t i) {
       auto& text = said(els[i]);
       if (costs[i] <= shares[i])
         return text;

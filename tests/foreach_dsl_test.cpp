@@ -291,6 +291,30 @@ CAF_TEST(a foreach result whose array alone fills the cap leaves long results ou
   CAF_CHECK_EQUAL(r.omitted_bytes, 200u * 300u);
 }
 
+CAF_TEST(a foreach result past the output cap cuts long elements too) {
+  // Each entry gives its element back: 20 elements of 1000 bytes made a result of
+  // 20 kB under a cap of 8 kB, short results and all.
+  output_cap = 8192;
+  std::vector<std::string> elements;
+  for (int i = 0; i < 20; ++i)
+    elements.push_back(fmt::format("path/to/file{:03}_", i) + std::string(1000, 'y'));
+  ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of(elements, 20));
+  for (int i = 0; i < 20; ++i)
+    finish(fmt::format("each[{}]", i), "done");
+  auto r = fetch("each");
+  CAF_REQUIRE(r.state.stopped());
+  CAF_CHECK_LESS_OR_EQUAL(r.state.content.size(), 8192u);
+  auto results = Json::parse(r.state.content);
+  CAF_REQUIRE(results.ok());
+  auto& items = results->as_array();
+  CAF_REQUIRE_EQUAL(items.size(), 20u);
+  auto element = items[7].find("element")->as_string();
+  CAF_CHECK(element.starts_with("path/to/file007_yyy"));
+  CAF_CHECK(contains(element, "…(1016 bytes)"));
+  CAF_CHECK_EQUAL(items[7].find("result")->as_string(), "done");
+  CAF_CHECK(r.omitted_bytes > 10000u);
+}
+
 CAF_TEST(a foreach result names where an element whole answer went when it was cut) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("each"), foreach_of({"a"}, 1));
   // As a sub-agent whose answer passed the output cap reports its stop.
