@@ -281,15 +281,23 @@ void cancel_all(mcp_actor_t* self) {
 }
 
 /// Asks the person through the client, when it declared elicitation and the session's
-/// `version` has it; else nobody.
+/// `version` has it; else nobody, and `why_nobody` says why.
 AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, const Json& initialize_params,
-                               std::string_view version) {
-  if (version < mcp::elicitation_version) // dates, compared as text
-    return {};
+                               std::string_view version, std::string& why_nobody) {
   auto* caps = initialize_params.find("capabilities");
   auto* elicitation = caps && caps->is_object() ? caps->find("elicitation") : nullptr;
-  if (!elicitation || !elicitation->is_object())
+  bool declared = elicitation && elicitation->is_object();
+  if (version < mcp::elicitation_version) { // dates, compared as text
+    why_nobody = declared ? fmt::format("this session's protocol version, {}, has no elicitation to ask the user "
+                                        "through (it came with {})",
+                                        version, mcp::elicitation_version)
+                          : "this MCP client declared no elicitation to ask the user through";
     return {};
+  }
+  if (!declared) {
+    why_nobody = "this MCP client declared no elicitation to ask the user through";
+    return {};
+  }
   return [requests](const std::string& tool, const Json& args, const std::string& tag) -> std::optional<PermissionReply> {
     auto response = requests->ask("elicitation/create", mcp::permission_elicitation(tool, args), tag);
     if (!response)
@@ -332,6 +340,8 @@ void on_one(mcp_actor_t* self, Json* msg) {
   if (!id) { // a notification: initialized, cancelled, and whatever else needs no answer
     if (m == "notifications/cancelled")
       cancel(self, params);
+    else if (m == "notifications/initialized")
+      st.requests->initialized();
     return;
   }
   // MCP's params are an object (JSON-RPC allows an array, which no MCP method takes).
@@ -350,7 +360,9 @@ void on_one(mcp_actor_t* self, Json* msg) {
     if (!version)
       return fail(self, *id, mcp::invalid_params, version.error());
     st.version = mcp::negotiate_version(*version);
-    st.turn = st.make_turn(permission_asker(st.requests, params, st.version));
+    std::string why_nobody;
+    auto asker = permission_asker(st.requests, params, st.version, why_nobody);
+    st.turn = st.make_turn(std::move(asker), why_nobody);
     self->link_to(st.turn); // the session's turn ends with it
     return respond(self, mcp::response(*id, mcp::initialize_result(st.version, static_cast<bool>(st.tools_now))));
   }

@@ -38,8 +38,10 @@ struct Config;
 /// request of ours goes on that request's event stream (MCP's Streamable HTTP).
 using McpWriter = std::function<void(const std::string& message, const std::string& related)>;
 
-/// Makes the session's turn, with who asks for permissions (empty: nobody can).
-using McpTurnMaker = std::function<turn_actor(AskPermission)>;
+/// Makes the session's turn, with who asks for permissions (empty: nobody can, and
+/// the second argument says why, e.g. "this MCP client declared no elicitation to
+/// ask the user through").
+using McpTurnMaker = std::function<turn_actor(AskPermission, const std::string&)>;
 
 /// `tools_now`: the tools as they are now, where MCP servers behind this one may
 /// change theirs (empty: `config`'s for good). A change is told to the client

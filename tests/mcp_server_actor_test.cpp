@@ -4,14 +4,20 @@
 #define CAF_SUITE mcp_server_actor
 #include <caf/test/dsl.hpp>
 
+#include <chrono>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actor_fixture.hpp"
+#include "contains.hpp"
 #include "actors/mcp_server.hpp"
 #include "config/config.hpp"
 #include "messages/json.hpp"
+#include "runtime/mcp/mcp_requests.hpp"
 #include "tools/builtin_tools.hpp"
 
 using namespace jp;
@@ -65,7 +71,7 @@ struct mcp_fixture : test_coordinator_fixture<registered_config> {
   mcp_fixture() {
     auto config = std::make_shared<const Config>(default_config());
     server = spawn_mcp_server(
-      sys, [this](AskPermission) {
+      sys, [this](AskPermission, const std::string&) {
         turn = sys.spawn(scripted_turn, script);
         return caf::actor_cast<turn_actor>(turn);
       }, config,
@@ -122,3 +128,58 @@ CAF_TEST(an answered call that was not cancelled leaves the turn nothing to forg
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+namespace {
+
+/// Waits (bounded: a hang guard) until `requests` has `n` asks waiting.
+void until_waiting(const McpRequests& requests, size_t n) {
+  for (int i = 0; i < 60000 && requests.waiting() < n; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CAF_REQUIRE_EQUAL(requests.waiting(), n);
+}
+
+} // namespace
+
+CAF_TEST(a request to the client waits for its initialized notification and goes in order then) {
+  // MCP: the server SHOULD NOT send requests (elicitation/create) before the client's
+  // notifications/initialized; a client may send its tools/call before it.
+  std::mutex mtx;
+  std::vector<std::string> sent;
+  McpRequests requests([&](const std::string& message, const std::string&) {
+    std::lock_guard lock(mtx);
+    sent.push_back(message);
+  });
+  std::optional<Json> first, second;
+  std::thread one([&] { first = requests.ask("elicitation/create", Json::object().set("n", 1), "7"); });
+  until_waiting(requests, 1);
+  std::thread two([&] { second = requests.ask("elicitation/create", Json::object().set("n", 2), "8"); });
+  until_waiting(requests, 2);
+  {
+    std::lock_guard lock(mtx);
+    CAF_CHECK(sent.empty());
+  }
+  // One withdrawn before it was sent: the client is told nothing of it.
+  requests.withdraw("8", "the tools/call it asks for was cancelled");
+  two.join();
+  CAF_CHECK(!second);
+  requests.initialized();
+  {
+    std::lock_guard lock(mtx);
+    CAF_REQUIRE_EQUAL(sent.size(), 1u);
+    CAF_CHECK(contains(sent[0], R"("method":"elicitation/create")"));
+    CAF_CHECK(contains(sent[0], R"("n":1)"));
+  }
+  CAF_CHECK(requests.answered(*Json::parse(R"({"jsonrpc":"2.0","id":1,"result":{"action":"decline"}})")));
+  one.join();
+  CAF_REQUIRE(first);
+  CAF_CHECK(contains(first->dump(), "decline"));
+  // From then on a request goes at once.
+  std::thread three([&] { requests.ask("ping", Json::object(), "9"); });
+  until_waiting(requests, 1);
+  {
+    std::lock_guard lock(mtx);
+    CAF_CHECK_EQUAL(sent.size(), 2u);
+  }
+  requests.close();
+  three.join();
+}

@@ -804,6 +804,9 @@ CAF_TEST(a client of protocol 2025-03-26 is not asked through elicitation which 
   auto refused = c->call("tools/call", tool_call("asky", Json::object()));
   CAF_CHECK(is_error(refused));
   CAF_CHECK(contains(text_of(refused), "needs the user's permission"));
+  // It declared elicitation: the version is why, not the client.
+  CAF_CHECK(contains(text_of(refused), "this session's protocol version, 2025-03-26, has no elicitation to ask the "
+                                       "user through (it came with 2025-06-18)"));
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
   for (auto& m : c->seen)

@@ -312,13 +312,13 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   } close_sessions{sessions};
   // The calls are a model's: permissions apply, asked through the client if it can.
   // Each session has a turn of its own: its handles are its own.
-  auto make_turn = [&sys, &io, config, permissions, served_now](AskPermission ask) {
+  auto make_turn = [&sys, &io, config, permissions, served_now](AskPermission ask, const std::string& why_nobody) {
     TurnContext ctx;
     ctx.config = config;
     ctx.io = &io;
     ctx.tools_now = served_now; // the MCP servers' executors too
     ctx.permissions = permissions;
-    ctx.permissions.why_nobody = "this MCP client declared no elicitation to ask the user through";
+    ctx.permissions.why_nobody = why_nobody;
     ctx.ask_permission = std::move(ask);
     ctx.agent = "mcp";
     return spawn_turn(sys, std::move(ctx));

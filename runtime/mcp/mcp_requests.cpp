@@ -2,6 +2,8 @@
 
 #include "runtime/mcp/mcp_protocol.hpp"
 
+#include <utility>
+
 namespace jp {
 
 std::optional<Json> McpRequests::ask(std::string_view method, Json params, std::string owner) {
@@ -17,7 +19,11 @@ std::optional<Json> McpRequests::ask(std::string_view method, Json params, std::
     answer = w.answer.get_future();
     // Written under the lock: a withdraw's notifications/cancelled must not reach
     // the client before the request it cancels (the writer only queues the line).
-    write_(mcp::request(id, method, std::move(params)).dump(), w.owner);
+    auto request = mcp::request(id, method, std::move(params)).dump();
+    if (initialized_)
+      write_(request, w.owner);
+    else
+      w.held = std::move(request);
   }
   return answer.get();
 }
@@ -45,8 +51,10 @@ void McpRequests::withdraw(const std::string& owner, const std::string& reason) 
       ++it;
       continue;
     }
-    // MCP: either side may cancel a request it sent that is still in progress.
-    write_(mcp::notification("notifications/cancelled", Json::object().set("requestId", it->first).set("reason", reason))
+    // MCP: either side may cancel a request it sent that is still in progress (one
+    // held was never sent: nothing to tell).
+    if (it->second.held.empty())
+      write_(mcp::notification("notifications/cancelled", Json::object().set("requestId", it->first).set("reason", reason))
              .dump(),
            owner);
     it->second.answer.set_value(std::nullopt);
@@ -57,6 +65,19 @@ void McpRequests::withdraw(const std::string& owner, const std::string& reason) 
 void McpRequests::forget(const std::string& owner) {
   std::lock_guard lock(mtx_);
   withdrawn_.erase(owner);
+}
+
+void McpRequests::initialized() {
+  std::lock_guard lock(mtx_);
+  initialized_ = true;
+  for (auto& [id, w] : waiting_) // in the order asked (ids grow)
+    if (!w.held.empty())
+      write_(std::exchange(w.held, {}), w.owner);
+}
+
+size_t McpRequests::waiting() const {
+  std::lock_guard lock(mtx_);
+  return waiting_.size();
 }
 
 void McpRequests::close() {

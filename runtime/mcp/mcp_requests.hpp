@@ -38,18 +38,26 @@ public:
   bool answered(const Json& message);
   /// The session ended: every ask still waiting gets nullopt, and so does any later one.
   void close();
+  /// The client sent notifications/initialized: the requests asked before are sent
+  /// now, in order. (MCP: the server SHOULD NOT send requests but pings and logging
+  /// before it; a client may send its tools/call right after initialize's answer.)
+  void initialized();
+  /// How many asks wait for their answers (sent, or held until initialized).
+  size_t waiting() const;
 
 private:
   std::function<void(const std::string&, const std::string&)> write_;
-  std::mutex mtx_;
+  mutable std::mutex mtx_;
   struct Waiting {
     std::promise<std::optional<Json>> answer;
     std::string owner;
+    std::string held; // the request, not sent yet: the client is not initialized
   };
   std::map<int64_t, Waiting> waiting_;
   std::set<std::string> withdrawn_; // owners whose asks get nullopt
   int64_t next_ = 0;
   bool closed_ = false;
+  bool initialized_ = false;
 };
 
 } // namespace jp
