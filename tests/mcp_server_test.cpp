@@ -245,6 +245,11 @@ CAF_TEST(initialize negotiates the version and tools list offers the tools in th
   auto old = c->next();
   CAF_CHECK_EQUAL(error_code(old), -32600);
   CAF_CHECK(contains(error_message(old), "\"jsonrpc\" must be \"2.0\""));
+  // Both a request and a response: Invalid Request too, not served as the request.
+  c->send(Json::object().set("jsonrpc", "2.0").set("id", 16).set("method", "ping").set("result", Json::object()));
+  auto both = c->next();
+  CAF_CHECK_EQUAL(error_code(both), -32600);
+  CAF_CHECK(contains(error_message(both), "a request or a notification (`method`) or a response"));
   // Neither a request nor a response: Invalid Request, with its id.
   c->send(Json::object().set("jsonrpc", "2.0").set("id", 11));
   auto neither = c->next();

@@ -177,6 +177,10 @@ ParsedMessage parse_message(std::string_view text) {
 std::optional<std::string> wrong_jsonrpc(const Json& msg) {
   if (auto* version = msg.find("jsonrpc"); version && !(version->is_string() && version->as_string() == "2.0"))
     return fmt::format("\"jsonrpc\" must be \"2.0\", got {}", cut_text(version->dump(), 40));
+  // Served as the request it names, a response's result or error was dropped unseen.
+  if (msg.find("method") && (msg.find("result") || msg.find("error")))
+    return std::string("a message is a request or a notification (`method`) or a response (`result` or "
+                       "`error`), not both");
   return std::nullopt;
 }
 

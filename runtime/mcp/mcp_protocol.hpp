@@ -57,7 +57,8 @@ ParsedMessage parse_message(std::string_view text);
 inline constexpr std::string_view no_kind =
   "a message needs `method` (a request or a notification), or `result` or `error` (a response)";
 
-/// Why `msg` (an object) is no JSON-RPC 2.0 message, by its `jsonrpc`, or nullopt.
+/// Why `msg` (an object) is no JSON-RPC 2.0 message, by its `jsonrpc` or by being a
+/// request and a response at once, or nullopt.
 std::optional<std::string> wrong_jsonrpc(const Json& msg);
 
 /// A request's id as MCP allows it: a string or an integer; an integral number written
