@@ -287,15 +287,12 @@ AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, con
   auto* caps = initialize_params.find("capabilities");
   auto* elicitation = caps && caps->is_object() ? caps->find("elicitation") : nullptr;
   bool declared = elicitation && elicitation->is_object();
-  if (version < mcp::elicitation_version) { // dates, compared as text
-    why_nobody = declared ? fmt::format("this session's protocol version, {}, has no elicitation to ask the user "
-                                        "through (it came with {})",
-                                        version, mcp::elicitation_version)
-                          : "this MCP client declared no elicitation to ask the user through";
-    return {};
-  }
-  if (!declared) {
-    why_nobody = "this MCP client declared no elicitation to ask the user through";
+  bool has_it = version >= mcp::elicitation_version; // dates, compared as text
+  if (!declared || !has_it) {
+    why_nobody = !declared ? "this MCP client declared no elicitation to ask the user through"
+                           : fmt::format("this session's protocol version, {}, has no elicitation to ask the user "
+                                         "through (it came with {})",
+                                         version, mcp::elicitation_version);
     return {};
   }
   return [requests](const std::string& tool, const Json& args, const std::string& tag) -> std::optional<PermissionReply> {

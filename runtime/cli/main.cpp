@@ -705,8 +705,8 @@ int main(int argc, char** argv) {
         // A global option given without its value took the command as it (`--config
         // tools`): that is what went wrong, not the command.
         for (auto [option, value_name] : {std::pair{"--config", "FILE"}, {"--cfg", "KEY=VALUE"}, {"--workspace", "DIR"}})
-          for (auto& value : app.get_option(option)->results())
-            if (level == &app && names_command(app, value)) {
+          for (auto& value : level == &app ? app.get_option(option)->results() : std::vector<std::string>{})
+            if (names_command(app, value)) {
               std::fprintf(stderr, "jp-actors: %s took `%s` as its %s; give %s its value before the command (jp-actors "
                                    "%s %s %s ...)\n",
                            option, value.c_str(), value_name, option, option, value_name, value.c_str());
