@@ -685,6 +685,15 @@ CAF_TEST(named keys and modifiers encode) {
   CAF_CHECK_EQUAL(keys({"y", "q", "/", "-", "\xC3\xA9"}), "yq/-\xC3\xA9");
   // Ctrl with a digit or / as xterm sends it (the VT220's).
   CAF_CHECK_EQUAL(keys({"C-2", "C-3", "C-7", "C-8", "C-/"}), "\0\x1b\x1f\x7f\x1f"s);
+  // As xterm sends them by default, not as CSI u (which bash ran the tail of as a
+  // command: `echo a;2ub;5u`).
+  CAF_CHECK_EQUAL(keys({"S-Space", "C-Space", "M-Space", "C-S-Space"}), " \0\x1b \0"s);
+  CAF_CHECK_EQUAL(keys({"C-Enter", "S-Enter", "M-Enter", "C-M-Enter"}), "\r\r\x1b\r\x1b\r");
+  CAF_CHECK_EQUAL(keys({"C-Tab", "C-S-Tab", "M-Tab"}), "\t\x1b[Z\x1b\t");
+  CAF_CHECK_EQUAL(keys({"C-Backspace", "S-Backspace", "M-Backspace"}), "\x08\x7f\x1b\x7f");
+  CAF_CHECK_EQUAL(keys({"S-Escape", "C-Esc"}), "\x1b\x1b");
+  // Alt with a character beyond ASCII: ESC and its UTF-8 (not its low byte alone).
+  CAF_CHECK_EQUAL(keys({"M-\xC3\xA9", "S-\xC3\xA9", "M-S-a"}), "\x1b\xC3\xA9\xC3\xA9\x1b" "A");
   CAF_CHECK_EQUAL(keys({}), "");
   CAF_CHECK_EQUAL(s.take_replies(), "");
 }

@@ -87,6 +87,29 @@ std::optional<char> control_byte(uint32_t c) {
   return std::nullopt;
 }
 
+/// What xterm sends (by default, without modifyOtherKeys) for Enter, Tab, Backspace
+/// and Escape with Ctrl or Shift: the key itself (C-Backspace ^H, C-S-Tab as S-Tab),
+/// Alt as ESC before it. libvterm writes these as CSI u (CSI 13;5u for C-Enter),
+/// which only a program that asked for it reads: bash ran its tail as a command.
+/// nullopt: libvterm's is the terminal's (no Ctrl or Shift, S-Tab's CSI Z, the rest).
+std::optional<std::string> legacy_modified(VTermKey key, int mod) {
+  if (!(mod & (VTERM_MOD_CTRL | VTERM_MOD_SHIFT)))
+    return std::nullopt;
+  std::string alt = (mod & VTERM_MOD_ALT) ? "\x1b" : "";
+  switch (key) {
+    case VTERM_KEY_ENTER:
+      return alt + "\r";
+    case VTERM_KEY_TAB:
+      return (mod & VTERM_MOD_SHIFT) ? alt + "\x1b[Z" : alt + "\t";
+    case VTERM_KEY_BACKSPACE:
+      return alt + ((mod & VTERM_MOD_CTRL) ? "\x08" : "\x7f");
+    case VTERM_KEY_ESCAPE:
+      return alt + "\x1b";
+    default:
+      return std::nullopt;
+  }
+}
+
 /// Whether `c` after 0xC2 makes U+0080..U+009F, a C1 control as UTF-8.
 bool c1_continuation(char c) {
   auto b = static_cast<unsigned char>(c);
@@ -549,14 +572,26 @@ struct TerminalScreen::Impl {
         keys += *b;
         return Status::success();
       }
-      vterm_keyboard_unichar(vt, *c, vmod);
+      // As a terminal sends it: Alt as ESC before the character's UTF-8 (libvterm
+      // wrote a non-ASCII one's low byte alone, no UTF-8), Shift already applied.
+      if (mod & VTERM_MOD_ALT)
+        keys += '\x1b';
+      append_utf8(keys, *c);
       return Status::success();
     }
     if (lower(rest) == "space") {
-      vterm_keyboard_unichar(vt, ' ', vmod);
+      // S-Space is a space, C-Space NUL: libvterm wrote S-Space (and C-S-Space) as
+      // CSI 32;2u, which no program reads unasked and bash ran the rest of.
+      if (mod & VTERM_MOD_ALT)
+        keys += '\x1b';
+      keys += (mod & VTERM_MOD_CTRL) ? '\0' : ' ';
       return Status::success();
     }
     if (auto k = named_key(rest)) {
+      if (auto legacy = legacy_modified(*k, mod)) {
+        keys += *legacy;
+        return Status::success();
+      }
       vterm_keyboard_key(vt, *k, vmod);
       return Status::success();
     }
