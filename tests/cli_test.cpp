@@ -1340,6 +1340,18 @@ CAF_TEST(edge cases of batches and await end without hanging) {
   CAF_CHECK_EQUAL(other->find("completed")->as_array()[0].find("result")->as_string(), "other\n");
 }
 
+CAF_TEST(a spill file past the file size limit is said incomplete and jp-actors lives) {
+  // SIGXFSZ killed jp-actors at its spill file's 100 KiB (ulimit -f 100), leaving
+  // its tools running and saying nothing.
+  testing::temp_dir ws;
+  auto r = testing::run_command(fmt::format("ulimit -f 100; cd '{}' && XDG_STATE_HOME='{}' '{}' --workspace '{}' call shell "
+                                   "'{{\"command\":\"head -c 400000 /dev/zero | tr \\\\0 x\"}}'",
+                                   JP_SOURCE_DIR, testing::state_home_of(ws.path.string()), JP_CLI_BINARY,
+                                            ws.path.string()));
+  CAF_CHECK_EQUAL(r.status, 0);
+  CAF_CHECK(contains(r.out, "(incomplete: File too large)"));
+}
+
 CAF_TEST(describe_tools explains a tool and its actions) {
   auto r = cli(R"(call describe_tools '{"tools":["shell"]}')");
   CAF_CHECK_EQUAL(r.status, 0);

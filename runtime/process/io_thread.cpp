@@ -68,6 +68,10 @@ void init_process_settings() {
     // A child that closes its stdin must give us EPIPE, not kill us. (Children get
     // SIGPIPE back at its default from every launcher: vfork_exec.hpp.)
     ::signal(SIGPIPE, SIG_IGN);
+    // Nor may a spill file past a file size limit (ulimit -f) kill us, leaving every
+    // tool running: its write fails (EFBIG) and the answer says the file is
+    // incomplete, as on a full disk. (Children get SIGXFSZ back at its default too.)
+    ::signal(SIGXFSZ, SIG_IGN);
     // Each live child holds 3-4 of our fds: allow as many as the system lets us
     // (the soft limit is often 1024, the hard one much higher). The tools get the
     // soft one back (resource_limit.hpp).
