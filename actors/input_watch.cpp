@@ -106,7 +106,7 @@ Question InputWatch::question() const {
   if (prompt.empty())
     if (auto last = last_line(); !last.empty() && std::string_view("?:>])").find(last.back()) != std::string_view::npos)
       prompt = last;
-  return Question{"input", prompt.empty() ? "waiting for input" : prompt, "", {}, ""};
+  return Question{std::string(read_question_id), prompt.empty() ? "waiting for input" : prompt, "", {}, ""};
 }
 
 std::string InputWatch::last_line() const {

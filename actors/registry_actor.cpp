@@ -382,7 +382,7 @@ void abort_handle(registry_actor_t* self, const std::string& id);
 /// await_timeout_secs for nothing. It is aborted now, saying why.
 void abort_asking_at_turn_end(registry_actor_t* self, const std::string& id, const Question& q) {
   auto w = self->state.turn_end_waits.find(id);
-  if (w == self->state.turn_end_waits.end() || q.id.empty() || q.id == "input" || !w->second.aborted_because.empty())
+  if (w == self->state.turn_end_waits.end() || q.id.empty() || q.id == read_question_id || !w->second.aborted_because.empty())
     return;
   w->second.aborted_because =
     fmt::format("aborted as the turn ended: it asks \"{}\" (question `{}`), and nobody answers a question after "

@@ -35,6 +35,7 @@ struct remote_state {
   bool retired = false;
   std::string said_before_answers; // what the looks of a one-shot run's answers took
   Question told;                   // the question the supervisor was last told (id "": none)
+  std::string asked_id;            // the last question's id it was told of (what an answer answers)
   Question shown;                  // the question the node's last answer to a look showed (id "": none)
   static inline const char* name = "jp.remote_handle";
 };
@@ -116,6 +117,18 @@ void when_live(remote_actor_t* self, caf::typed_response_promise<HandleReport> r
   call(rp);
 }
 
+/// Tells the supervisor that the handle asks `q` (or, empty, asks nothing), once per
+/// change, as a local handle tells it. `in_response`: a look's answer carries it.
+void tell_question(remote_actor_t* self, const Question& q, bool in_response) {
+  auto& st = self->state;
+  if (q == st.told)
+    return;
+  st.told = q;
+  if (!q.id.empty())
+    st.asked_id = q.id;
+  self->send(st.supervisor, waiting_atom::value, st.id, q, in_response);
+}
+
 /// A retired handle goes once no call to the node is out.
 void quit_if_done(remote_actor_t* self) {
   if (self->state.retired && self->state.in_flight.empty())
@@ -149,9 +162,15 @@ caf::result<HandleReport> forward(remote_actor_t* self, Atom atom, Ts... xs) {
           if (auto line = last_line_of(shown.state.content); !line.empty())
             self->state.last_line = std::move(line);
           self->state.shown = shown.state.kind == state_kind::waiting ? shown.state.question : Question{};
-          // The supervisor hears of a stop first (an abort's answer comes after it).
+          // The supervisor hears of a stop first (an abort's answer comes after it),
+          // and of a question asked or answered, as a local handle tells it before
+          // its look's answer: an apply's answer said running while the registry
+          // still held the question the node's update had told, and the await that
+          // followed the apply answered at once with it.
           if (shown.state.stopped())
             stop(self, shown);
+          else
+            tell_question(self, self->state.shown, true);
           rp->deliver(std::move(shown));
           quit_if_done(self);
         },
@@ -251,7 +270,12 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
         auto& st = self->state;
         if (st.phase != remote_phase::live)
           return;
-        self->request(st.session, caf::infinite, apply_atom::value, st.key, st.id, answer_json, LookOptions{})
+        // A read of its stdin with no question asked takes the answer as a local
+        // handle gives it, a JSON line: an apply types a JSON string as its text
+        // without a newline, and the read went on waiting (16 rounds, each answered
+        // again). A question of its own the node's handle answers as declared.
+        auto input = st.asked_id == read_question_id ? Json(answer_json + "\n").dump() : answer_json;
+        self->request(st.session, caf::infinite, apply_atom::value, st.key, st.id, input, LookOptions{})
           .then(
             [self](HandleReport& r) {
               auto& st = self->state;
@@ -303,14 +327,10 @@ remote_actor::behavior_type remote_handle(remote_actor_t* self, std::string id, 
       auto q = s.state.kind == state_kind::waiting ? s.state.question : Question{};
       if (q.id.empty())
         st.shown = {};
-      if (q == st.told)
-        return;
-      st.told = q;
       // A look's answer carries it (one out, or one that showed it already, the
       // node's update coming behind it), as a local handle's look does: no
       // notification tells it a second time.
-      bool in_response = !st.in_flight.empty() || (!q.id.empty() && q == st.shown);
-      self->send(st.supervisor, waiting_atom::value, st.id, q, in_response);
+      tell_question(self, q, !st.in_flight.empty() || (!q.id.empty() && q == st.shown));
     },
   };
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tool_image.hpp"
@@ -23,6 +24,10 @@ struct AnswerType {
 /// What a failure that gave no words of its own says (an empty error result tells
 /// the model nothing, and Anthropic refuses one).
 inline constexpr const char* failed_saying_nothing = "the tool failed and said nothing";
+
+/// The id of the question a tool is taken to ask when found reading its stdin with
+/// no question of its own asked (InputWatch::question): answered as a JSON line.
+inline constexpr std::string_view read_question_id = "input";
 
 /// A structured question a tool asks (JP's inquiry). `default_json` is the default
 /// answer as JSON text ("" when there is none).

@@ -419,6 +419,23 @@ CAF_TEST(a remote handle and a local one are awaited together and driven like lo
   CAF_CHECK(contains(aborted, "aborted"));
 }
 
+CAF_TEST(an await after an apply to a remote handle that asked waits for what the input does) {
+  // The apply's answer said running; the registry here still held the question the
+  // node's update had told it, and the next await answered at once with it.
+  CAF_REQUIRE(start_node());
+  auto script = one_step(call("far", R"({ action = "spawn", id = "r", script = "echo asking; read x; echo got=$x; sleep 1; echo bye", wait_ms = 0 })"))
+                + "  [[agents.steps]]\n" + call("await", R"({ all = ["r"], timeout_secs = 60 })")
+                + "  [[agents.steps]]\n" + call("far", R"({ action = "apply", id = "r", input = "hello\n" })")
+                + "  [[agents.steps]]\n" + call("await", R"({ all = ["r"], timeout_secs = 60 })");
+  auto r = client(script);
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 2, 0), R"("state":"waiting")")); // its question, nobody else answers
+  auto awaited = content(res, "main", 4, 0);
+  CAF_CHECK(contains(awaited, R"("id":"r","state":"stopped")"));
+  CAF_CHECK(contains(awaited, "got=hello"));
+}
+
 CAF_TEST(a node s terminal tool shows its screen to the spawn that asks) {
   // The terminal is the node's: the client's config knows nothing of it.
   CAF_REQUIRE(start_node());
@@ -626,6 +643,23 @@ CAF_TEST(a one shot call of a node s tool that asks gets the answer given here) 
   auto r = client(one_step(call("ctl", "{ }")));
   JP_REQUIRE_OK(r);
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "before\ngot true\n");
+}
+
+CAF_TEST(a one shot call of a node s tool that reads its stdin gets the answer given here once) {
+  // Its read is its question (id "input"); the client's config answers it.
+  node_toml += R"([conversation.tools.reader]
+summary = "Reads a line"
+command = { program = "/bin/sh", args = ["-c", "echo asking; read x; echo got=$x"] }
+io = "control"
+run = "unattended"
+spawn.stateful = true
+)";
+  client_tools = "[conversation.tools.reader]\nsummary = \"Reads, on the node\"\nnode = \"box\"\nrun = \"unattended\"\n"
+                 "spawn.stateful = true\nquestions.input.answer = \"zz\"\n";
+  CAF_REQUIRE(start_node());
+  auto r = client(one_step(call("reader", "{ }")));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "asking\ngot=\"zz\"\n");
 }
 
 CAF_TEST(a node s tool that asks by exiting gets the answer the node s config gives) {
