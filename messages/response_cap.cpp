@@ -77,6 +77,29 @@ void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
   // Without a spill file (its output was under the output cap) the whole result is
   // the handle's own: the marker says where to read it.
   auto hint = s.output_file.empty() ? fmt::format("; fetch `{}` for all of it", s.id) : std::string();
+  if (budget < marker_room + escaped_size(hint)) {
+    // No room even for the note of what was left out: a thousand such notes took the
+    // answer past the cap. The output goes whole (omitted_bytes counts it); a failure
+    // keeps its message's tail, unmarked, within the share.
+    omitted += s.state.content.size();
+    s.state.content.clear();
+    if (s.state.ok)
+      return;
+    auto& e = s.state.error;
+    for (auto& line : e.trace)
+      omitted += line.size();
+    e.trace.clear();
+    size_t start = e.message.size();
+    for (size_t used = 0; start > 0; --start) {
+      used += escaped_size(static_cast<unsigned char>(e.message[start - 1]));
+      if (used > budget)
+        break;
+    }
+    start = e.message.size() - utf8_tail(e.message, e.message.size() - start).size(); // a whole character
+    omitted += start;
+    e.message.erase(0, start);
+    return;
+  }
   if (s.state.ok) {
     s.state.content = keep_tail(s.state.content, budget, omitted, hint);
     return;

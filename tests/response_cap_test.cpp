@@ -20,6 +20,10 @@ std::string output_of(int i, size_t size) {
   return out + fmt::format("\nEND of h{}\n", i);
 }
 
+bool contains_text(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
 } // namespace
 
 CAF_TEST(an await over a hundred big results fits the cap and keeps every tail and output file) {
@@ -72,6 +76,28 @@ CAF_TEST(an await over a hundred big results fits the cap and keeps every tail a
   auto back = await_result_from_json(*j);
   CAF_REQUIRE(back.ok());
   CAF_CHECK(*back == capped);
+}
+
+CAF_TEST(an await over a thousand results whose shares hold no note leaves them out and fits the cap) {
+  // Each result cut to its note alone ("…[2005 bytes omitted; fetch `h0` for all of
+  // it]…") made an answer of 100 kB under a cap of 64 kB.
+  AwaitResult r;
+  for (int i = 0; i < 1000; ++i)
+    r.completed.push_back(HandleStatus{fmt::format("h{}", i), ToolState::success(output_of(i, 2000)), ""});
+  r.completed[3].state = ToolState::failure(ToolError{"exit status 1: " + std::string(3000, 'm'), {"trace line"}, false});
+  auto capped = cap_response(r, 64 * 1024);
+  auto text = await_result_text(capped);
+  CAF_CHECK_LESS_OR_EQUAL(text.size(), 64u * 1024);
+  auto j = Json::parse(text);
+  CAF_REQUIRE(j.ok());
+  auto& completed = j->find("completed")->as_array();
+  CAF_REQUIRE_EQUAL(completed.size(), 1000u);
+  CAF_CHECK_EQUAL(completed[0].find("result")->as_string(), "");
+  CAF_CHECK(!contains_text(text, "bytes omitted"));
+  auto message = completed[3].find("error")->find("message")->as_string();
+  CAF_CHECK(message.ends_with("mmm"));
+  CAF_CHECK_LESS(message.size(), 3000u);
+  CAF_CHECK_GREATER(capped.omitted_bytes, 1000u * 2000u);
 }
 
 CAF_TEST(a response within the cap is left as it is) {
