@@ -155,6 +155,23 @@ CAF_TEST(a home whose dot local is a link keeps what the user was told) {
   CAF_CHECK(std::filesystem::is_directory(elsewhere.path / ".local/state/jp-actors"));
 }
 
+CAF_TEST(a state directory not opened for want of file descriptors is said so not taken for a link) {
+  // At `ulimit -n 4` it read "is not a directory of its own (a link or a file?): Too
+  // many open files".
+  // Where the limit falls short first depends on the build (a sanitizer's runtime
+  // holds descriptors too): the limits around it are tried, none says "a link".
+  temp_dir ws;
+  bool said = false;
+  for (int n = 3; n <= 10; ++n) {
+    auto r = run_command(fmt::format("ulimit -n {}; cd '{}' && XDG_STATE_HOME='{}/state' '{}' --workspace '{}' call "
+                                     "shell '{{\"command\":\"true\"}}'",
+                                     n, ws.path.string(), ws.path.string(), JP_CLI_BINARY, ws.path.string()));
+    said = said || contains(r.out, "/state/jp-actors: Too many open files");
+    CAF_CHECK(!contains(r.out, "a link or a file?"));
+  }
+  CAF_CHECK(said);
+}
+
 CAF_TEST(a link planted for the output directory is not written through) {
   temp_dir ws;
   temp_dir victim;

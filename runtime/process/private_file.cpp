@@ -45,9 +45,11 @@ Result<DirFd> open_private_dir(const std::string& root, const std::string& relat
       return Error{fmt::format("cannot create {}: {}", where, std::strerror(errno))};
     // O_NOFOLLOW: a link planted in place of the directory is refused (ELOOP/ENOTDIR).
     DirFd next(::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (next.get() < 0)
-      return Error{fmt::format("{} is not a directory of its own (a link or a file?): {}", where,
-                               std::strerror(errno))};
+    if (next.get() < 0) // a link, a file, or no fd left (EMFILE: said as it is)
+      return Error{errno == ELOOP || errno == ENOTDIR
+                     ? fmt::format("{} is not a directory of its own (a link or a file?): {}", where,
+                                   std::strerror(errno))
+                     : fmt::format("cannot open {}: {}", where, std::strerror(errno))};
     dir = std::move(next);
   }
   struct stat st{};
