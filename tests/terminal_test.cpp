@@ -129,6 +129,22 @@ CAF_TEST(deleting inserting and erasing characters within a line reads as on a t
   CAF_CHECK_EQUAL(readable_text("del:abcdef\r\x1b[2C\x1b[2P\n"), "deabcdef\n");
 }
 
+CAF_TEST(the text counts a wide character as two columns and a combining mark as none) {
+  // As the screen does: a backspace or a move left over 中 crosses two columns, over
+  // e and its accent one (the text had "aX|" for the screen's "abX|").
+  CAF_CHECK_EQUAL(readable_text("ab\xE4\xB8\xAD\b\bX|\n"), "abX|\n");
+  CAF_CHECK_EQUAL(readable_text("wide:\xE4\xB8\xAD\xE6\x96\x87\x1b[2DX|\n"), "wide:\xE4\xB8\xADX|\n");
+  CAF_CHECK_EQUAL(readable_text("c:e\xCC\x81\bZ|\n"), "c:Z|\n");
+  CAF_CHECK_EQUAL(readable_text("c:e\xCC\x81!\n"), "c:e\xCC\x81!\n");
+  // Half of a wide character written over blanks the other half, as on a terminal.
+  CAF_CHECK_EQUAL(readable_text("\xE4\xB8\xAD\xE6\x96\x87\r\x1b[1CX\n"), " X\xE6\x96\x87\n");
+  CAF_CHECK_EQUAL(readable_text("\xE4\xB8\xAD\rX\n"), "X \n");
+  // A line editor's redraw over wide characters: 字 erased with blanks, an x put
+  // before 中文 and the two written again after it (the blank it wrote stays).
+  CAF_CHECK_EQUAL(shown("$ echo \xE4\xB8\xAD\xE6\x96\x87\xE5\xAD\x97\b\b  \b\b\b\b\b\bx\xE4\xB8\xAD\xE6\x96\x87\b\b\b\b\r\n"),
+                  "$ echo x\xE4\xB8\xAD\xE6\x96\x87 \n");
+}
+
 CAF_TEST(a move to a place on the screen never joins two lines of the text) {
   // The text does not follow it (the screen does), but the line it leaves ends.
   CAF_CHECK_EQUAL(shown("aaa\nbbb\x1b[Hccc\n"), "aaa\nbbb\nccc\n");

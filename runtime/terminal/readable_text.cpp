@@ -1,8 +1,11 @@
 #include "runtime/terminal/readable_text.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
+#include <locale.h>
 #include <vector>
+#include <wchar.h>
 
 namespace jp {
 
@@ -38,18 +41,43 @@ size_t char_length(std::string_view s, size_t i) {
   return n;
 }
 
-/// One line as a terminal shows it: a cell per character, and the cursor's column.
+/// The columns character `ch` (one, as char_length cut it) takes on a terminal: 2 for
+/// a wide one (CJK, most emoji), 0 for a combining mark, else 1; as the C library's
+/// own UTF-8 locale has them, whatever the process's locale (1 where it has none).
+int columns(std::string_view ch) {
+  if (ch.size() < 2)
+    return 1;
+  auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(ch[k])); };
+  uint32_t cp = ch.size() == 2   ? (b(0) & 0x1F) << 6 | (b(1) & 0x3F)
+                : ch.size() == 3 ? (b(0) & 0x0F) << 12 | (b(1) & 0x3F) << 6 | (b(2) & 0x3F)
+                                 : (b(0) & 0x07) << 18 | (b(1) & 0x3F) << 12 | (b(2) & 0x3F) << 6 | (b(3) & 0x3F);
+  static const locale_t utf8 = ::newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t{});
+  if (utf8 == locale_t{})
+    return 1;
+  auto before = ::uselocale(utf8);
+  int w = ::wcwidth(static_cast<wchar_t>(cp));
+  ::uselocale(before);
+  return w < 0 ? 1 : std::min(w, 2);
+}
+
+/// One line as a terminal shows it: a cell per column (a wide character's second is
+/// an empty cell), and the cursor's column.
 /// The cursor never moves past the line's end (a terminal would pad with blanks),
 /// so what is shown is never longer than what was written.
 class Line {
 public:
-  void put(std::string_view cell) {
-    if (cursor_ == cells_.size())
-      cells_.push_back(cell);
-    else
-      cells_[cursor_] = cell;
-    blank_to_ = std::min(blank_to_, cursor_);
-    ++cursor_;
+  /// `cell`, a character of `width` columns (columns()), at the cursor; the cursor
+  /// moves past it. A combining mark (0) joins the character before it, where it
+  /// follows it in the text.
+  void put(std::string_view cell, int width = 1) {
+    if (width == 0 && cursor_ > 0 && !cells_[cursor_ - 1].empty() &&
+        cells_[cursor_ - 1].data() + cells_[cursor_ - 1].size() == cell.data()) {
+      cells_[cursor_ - 1] = std::string_view(cells_[cursor_ - 1].data(), cells_[cursor_ - 1].size() + cell.size());
+      return;
+    }
+    set(cell);
+    if (width == 2)
+      set({}, true); // its second column
   }
   void to_column(size_t col) { cursor_ = std::min(col, cells_.size()); }
   /// At the line's end, and as long as a line is kept: what it holds goes on as written.
@@ -101,6 +129,24 @@ public:
   }
 
 private:
+  /// The cell at the cursor becomes `cell`; a wide character it writes over half of
+  /// is blanked, as a terminal does (`second`: the cell is the second half of the
+  /// one just written before it).
+  void set(std::string_view cell, bool second = false) {
+    if (cursor_ < cells_.size()) {
+      if (!second && cells_[cursor_].empty() && cursor_ > 0) // the second half of a wide one
+        cells_[cursor_ - 1] = blank;
+      if (cursor_ + 1 < cells_.size() && cells_[cursor_ + 1].empty()) // the first half
+        cells_[cursor_ + 1] = blank;
+    }
+    if (cursor_ == cells_.size())
+      cells_.push_back(cell);
+    else
+      cells_[cursor_] = cell;
+    blank_to_ = std::min(blank_to_, cursor_);
+    ++cursor_;
+  }
+
   void blank_through(size_t n) {
     if (n > blank_to_)
       std::fill(cells_.begin() + static_cast<std::ptrdiff_t>(blank_to_), cells_.begin() + static_cast<std::ptrdiff_t>(n), blank);
@@ -329,7 +375,7 @@ std::string readable_text(std::string_view s, std::string* held) {
       if (line.full())
         lines.hand_on_full(out);
       auto n = char_length(s, i);
-      lines.line().put(s.substr(i, n));
+      lines.line().put(s.substr(i, n), columns(s.substr(i, n)));
       i += n;
     }
   }
