@@ -749,9 +749,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
   SpawnSpec ps{st.spec.argv, st.spec.cwd,      st.spec.env,  st.spec.stdin_pipe, st.spec.control_channel,
                st.spec.pty,  st.spec.rows, st.spec.cols, st.spec.env_pass, st.spec.env_drop, false, st.spec.limits,
                st.spec.daemons};
-  auto proc = spawn_process(*io, std::move(ps), std::move(events));
+  bool transient = false; // short of fds or processes: other tools' ends give them back
+  auto proc = spawn_process(*io, std::move(ps), std::move(events), &transient);
   if (!proc) {
-    finish(self, ToolState::failure(ToolError{proc.error(), {}, false}), 0, {});
+    finish(self, ToolState::failure(ToolError{proc.error(), {}, transient}), 0, {});
     advance(self, event::exit);
   } else {
     st.proc = *proc;

@@ -1340,6 +1340,23 @@ CAF_TEST(edge cases of batches and await end without hanging) {
   CAF_CHECK_EQUAL(other->find("completed")->as_array()[0].find("result")->as_string(), "other\n");
 }
 
+CAF_TEST(a handle not started for want of file descriptors is told as transient) {
+  // Other tools' ends give them back: the model may retry (it read transient false).
+  testing::temp_dir ws;
+  std::string calls;
+  for (int i = 0; i < 40; ++i)
+    calls += fmt::format("  [[agents.steps.calls]]\n  tool = \"shell\"\n  arguments = {{ action = \"spawn\", id = \"h{}\", "
+                         "wait_ms = 0, command = \"exec sleep 30\" }}\n",
+                         i);
+  ws.write("many.toml", "[[agents]]\nname = \"main\"\n  [[agents.steps]]\n" + calls);
+  auto r = testing::run_command(fmt::format("ulimit -n 64; cd '{}' && XDG_STATE_HOME='{}' '{}' --workspace '{}' run '{}' "
+                                            "--json",
+                                            JP_SOURCE_DIR, testing::state_home_of(ws.path.string()), JP_CLI_BINARY,
+                                            ws.path.string(), (ws.path / "many.toml").string()));
+  CAF_CHECK(contains(r.out, "Too many open files"));
+  CAF_CHECK(contains(r.out, R"(\"transient\":true)"));
+}
+
 CAF_TEST(a spill file past the file size limit is said incomplete and jp-actors lives) {
   // SIGXFSZ killed jp-actors at its spill file's 100 KiB (ulimit -f 100), leaving
   // its tools running and saying nothing.

@@ -1495,7 +1495,24 @@ std::string ExitInfo::describe() const {
   return text;
 }
 
-Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events) {
+namespace {
+
+/// Whether a start failed for want of what other tools' ends give back: file
+/// descriptors, processes, memory (a retry may start it).
+bool wanted_resource(int err) {
+  return err == EMFILE || err == ENFILE || err == EAGAIN || err == ENOMEM;
+}
+
+} // namespace
+
+Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events, bool* transient) {
+  if (transient)
+    *transient = false;
+  auto lacking = [transient](int err) {
+    if (transient)
+      *transient = wanted_resource(err);
+    return err;
+  };
   if (spec.argv.empty())
     return Error{"cannot start a process: empty command"};
   // Counted before the check (both seq_cst): refuse_new_processes either sees this
@@ -1518,7 +1535,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     char name[128];
     if (out_r.fd < 0 || ::grantpt(out_r.fd) != 0 || ::unlockpt(out_r.fd) != 0 ||
         ::ptsname_r(out_r.fd, name, sizeof name) != 0)
-      return Error{"cannot start '" + prog + "': pseudo-terminal: " + errno_text(errno)};
+      return Error{"cannot start '" + prog + "': pseudo-terminal: " + errno_text(lacking(errno))};
     terminal = name;
     struct winsize ws{};
     ws.ws_row = static_cast<unsigned short>(spec.rows);
@@ -1526,13 +1543,13 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     ::ioctl(out_r.fd, TIOCSWINSZ, &ws);
     in_w.fd = ::fcntl(out_r.fd, F_DUPFD_CLOEXEC, 0);
     if (in_w.fd < 0)
-      return Error{"cannot start '" + prog + "': pseudo-terminal: " + errno_text(errno)};
+      return Error{"cannot start '" + prog + "': pseudo-terminal: " + errno_text(lacking(errno))};
     // The terminal is libvterm's (an xterm); the tool's own env may still say otherwise.
     spec.env.insert(spec.env.begin(), "TERM=xterm-256color");
   } else if (!make_pipe(out_r, out_w) || !make_pipe(err_r, err_w) ||
              (spec.control_channel && !make_pipe(ctl_r, ctl_w)) ||
              (spec.stdin_pipe && !make_pipe(in_r, in_w))) {
-    return Error{"cannot start '" + prog + "': pipe: " + errno_text(errno)};
+    return Error{"cannot start '" + prog + "': pipe: " + errno_text(lacking(errno))};
   }
 
   // The child: its own process group, no signal blocked or handled, our pipe ends
@@ -1560,7 +1577,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   auto earliest = boot_ticks_now();
   auto launched = launch_child(launch, g_launcher.load());
   if (launched.error != 0)
-    return Error{spawn_error(spec, launched.error)};
+    return Error{spawn_error(spec, lacking(launched.error))};
   pid_t pid = launched.pid;
   Fd pidfd; // ours to close, whatever happens below
   pidfd.fd = launched.pidfd;

@@ -156,7 +156,11 @@ public:
 /// pty or we have a controlling terminal (child_launch.hpp, controlling_terminal.hpp),
 /// marked (runtime/process/tool_mark.hpp), and watches it on `io`. When the leader exits, any process left in its group is
 /// killed (nothing outlives its handle; on_exit's ExitInfo says what was) and the pipes are drained.
-Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events);
+/// `transient` (optional) is set when it failed for want of what other tools' ends
+/// give back (file descriptors, processes, memory: EMFILE, ENFILE, EAGAIN, ENOMEM),
+/// so that a retry may start it.
+Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, ProcessEvents events,
+                                               bool* transient = nullptr);
 
 /// Signal-safe: SIGKILL every live process group started by spawn_process.
 void kill_all_process_groups() noexcept;
