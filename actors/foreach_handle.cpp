@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "actors/no_terminal.hpp"
 #include "actors/waiting_looks.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_code.hpp"
@@ -366,9 +367,15 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
   });
   launch_more(self);
   return {
-    [self](fetch_atom, const LookOptions& opts) { return look_with(self, opts); },
+    [self](fetch_atom, const LookOptions& opts) -> caf::result<HandleReport> {
+      if (auto why = no_terminal(opts, self->state.id, "a foreach"); !why.empty())
+        return make_error(error_code::bad_arguments, std::move(why));
+      return look_with(self, opts);
+    },
     [self](apply_atom, const std::string& input, const LookOptions& opts) -> caf::result<HandleReport> {
       auto& st = self->state;
+      if (auto why = no_terminal(opts, st.id, "a foreach"); !why.empty())
+        return make_error(error_code::bad_arguments, std::move(why));
       if (!st.surfaced)
         return make_error(error_code::input_refused,
                           fmt::format("Handle `{}` is a foreach: it takes input only to answer the question one "

@@ -1,5 +1,6 @@
 #include "actors/handle_actor.hpp"
 #include "actors/io_thread_send.hpp"
+#include "actors/no_terminal.hpp"
 #include "actors/output_route.hpp"
 #include "actors/send_after_queued.hpp"
 #include "runtime/process/chunk_pool.hpp"
@@ -517,12 +518,12 @@ bool is_terminal_keys(const Json& input) {
 }
 
 caf::error look_error(const handle_state& st, const LookOptions& o) {
-  if ((o.screen || o.rows > 0) && !st.term)
-    return make_error(error_code::bad_arguments,
-                      fmt::format("Handle `{}` ({}) has no terminal: `screen`, `rows` and "
-                                  "`cols` are for tools with io = \"pty\"{}",
-                                  st.id, st.spec.tool,
-                                  st.spec.tool == "shell" ? " and the shell spawned with \"tty\": true" : ""));
+  if (st.term)
+    return {};
+  if (auto why = no_terminal(o, st.id, st.spec.tool,
+                             st.spec.tool == "shell" ? " and the shell spawned with \"tty\": true" : "");
+      !why.empty())
+    return make_error(error_code::bad_arguments, std::move(why));
   return {};
 }
 

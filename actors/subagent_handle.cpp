@@ -1,4 +1,5 @@
 #include "actors/subagent_handle.hpp"
+#include "actors/no_terminal.hpp"
 #include "actors/foreach_handle.hpp"
 #include "actors/stopped_handle.hpp"
 
@@ -415,9 +416,15 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
     st.ctx.prompts = std::make_shared<HandlePrompts>(st.ctx.prompts, st.asks);
   run_turn(self, spec.prompt);
   return {
-    [self](fetch_atom, const LookOptions& opts) { return look_with(self, opts); },
+    [self](fetch_atom, const LookOptions& opts) -> caf::result<HandleReport> {
+      if (auto why = no_terminal(opts, self->state.id, "a sub-agent"); !why.empty())
+        return make_error(error_code::bad_arguments, std::move(why));
+      return look_with(self, opts);
+    },
     [self](apply_atom, const std::string& input_json, const LookOptions& opts) -> caf::result<HandleReport> {
       auto& st = self->state;
+      if (auto why = no_terminal(opts, st.id, "a sub-agent"); !why.empty())
+        return make_error(error_code::bad_arguments, std::move(why));
       if (st.stopped)
         return make_error(error_code::input_refused,
                           fmt::format("Handle `{}` has stopped: a sub-agent that ended takes no more messages; "

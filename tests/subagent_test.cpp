@@ -993,6 +993,42 @@ name = "asker"
   CAF_CHECK(contains(fetched, "[0] a: Delete the build directory?"));
 }
 
+CAF_TEST(a sub-agent or foreach look asking for a screen is refused as it has no terminal) {
+  // `screen`, `rows` and `cols` are a terminal's: answered as if not there, a model
+  // was never told its look showed no screen.
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "w", prompt = "go", script = "quiet" }
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { action = "spawn", id = "each", elements = ["a"], prompt = "{{element}}", script = "quiet" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "fetch", id = "w", screen = true }
+  [[agents.steps.calls]]
+  tool = "foreach"
+  arguments = { action = "fetch", id = "each", rows = 10, cols = 40 }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["w", "each"], timeout_secs = 60 }
+
+[[subagents]]
+name = "quiet"
+  [[subagents.steps]]
+  text = "done"
+)");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 2, 0), "Handle `w` (a sub-agent) has no terminal: `screen`, `rows` and `cols`"));
+  CAF_CHECK(!ok(res, "main", 2, 0));
+  CAF_CHECK(contains(content(res, "main", 2, 1), "Handle `each` (a foreach) has no terminal"));
+}
+
 CAF_TEST(aborting a foreach aborts its running sub-agents and starts no more) {
   auto r = run_script_text(R"(
 [[agents]]
