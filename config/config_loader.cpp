@@ -39,6 +39,7 @@
 #include "messages/json_codec.hpp"
 #include "messages/launch_spec.hpp"
 #include "runtime/node/node_address.hpp"
+#include "runtime/text_nocase.hpp"
 
 namespace jp {
 
@@ -407,18 +408,19 @@ private:
     return [this, &out](auto& v, auto& key) { return assign(strings_of(v, key), out); };
   }
   /// An http:// or https:// address with a host (`what`: what it is, e.g. "the
-  /// provider's API"): refused as it is read, rather than at the first request,
-  /// which would retry it as a network that is down.
+  /// provider's API"), or "" (none: the provider's own): refused as it is read,
+  /// rather than at the first request, which would retry it as a network that is down.
   Reader http_address(std::string& out, std::string_view what, std::string_view example) const {
     return [this, &out, what, example](auto& v, auto& key) -> Status {
       auto s = string_of(v, key);
       if (!s)
         return Error{s.error()};
       std::string_view url = *s;
-      auto scheme = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
-      auto host = scheme ? url.substr(scheme, url.substr(scheme).find_first_of("/?#")) : std::string_view{};
+      auto scheme = equals_nocase(url.substr(0, 8), "https://") ? 8 : equals_nocase(url.substr(0, 7), "http://") ? 7 : 0;
+      auto authority = scheme ? url.substr(scheme, url.substr(scheme).find_first_of("/?#")) : std::string_view{};
+      auto host = authority.substr(authority.rfind('@') == std::string_view::npos ? 0 : authority.rfind('@') + 1);
       bool blank = std::any_of(url.begin(), url.end(), [](unsigned char c) { return c <= ' ' || c == 0x7f; });
-      if (scheme == 0 || host.empty() || host.starts_with(':') || blank)
+      if (!url.empty() && (scheme == 0 || host.empty() || host.starts_with(':') || blank))
         return fail(key, fmt::format("must be an http:// or https:// address with a host and no spaces, {} (e.g. "
                                      "\"{}\"); got {}",
                                      what, example, describe(v)));

@@ -79,10 +79,13 @@ void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
   auto hint = s.output_file.empty() ? fmt::format("; fetch `{}` for all of it", s.id) : std::string();
   if (budget < marker_room + escaped_size(hint)) {
     // No room even for the note of what was left out: a thousand such notes took the
-    // answer past the cap. The output goes whole (omitted_bytes counts it); a failure
-    // keeps its message's tail, unmarked, within the share.
-    omitted += s.state.content.size();
-    s.state.content.clear();
+    // answer past the cap. The output goes, but for "…" (3 bytes: left out, not
+    // empty; omitted_bytes counts it); a failure keeps its message's tail within the
+    // share. A text no longer than "…" stays.
+    if (escaped_size(s.state.content) > 3) {
+      omitted += s.state.content.size();
+      s.state.content = s.state.ok ? "…" : "";
+    }
     if (s.state.ok)
       return;
     auto& e = s.state.error;

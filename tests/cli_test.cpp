@@ -1367,6 +1367,13 @@ CAF_TEST(a spill file past the file size limit is said incomplete and jp-actors 
                                             ws.path.string()));
   CAF_CHECK_EQUAL(r.status, 0);
   CAF_CHECK(contains(r.out, "(incomplete: File too large)"));
+  // Its own output to a file past the limit is said cut, and fails the run.
+  auto cut = testing::run_command(fmt::format("ulimit -f 1; cd '{}' && XDG_STATE_HOME='{}' '{}' --workspace '{}' run "
+                                              "examples/quickstart.toml --json > '{}'",
+                                              JP_SOURCE_DIR, testing::state_home_of(ws.path.string()), JP_CLI_BINARY,
+                                              ws.path.string(), (ws.path / "out.jsonl").string()));
+  CAF_CHECK_EQUAL(cut.status, 1);
+  CAF_CHECK(contains(cut.out, "jp-actors: its output could not all be written"));
 }
 
 CAF_TEST(describe_tools explains a tool and its actions) {

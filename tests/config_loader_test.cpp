@@ -298,6 +298,16 @@ CAF_TEST(a number or a boolean given to a key that takes text is that text) {
   CAF_CHECK_EQUAL(c->assistant.inquiry_model, "1.5");
   CAF_CHECK_EQUAL(c->assistant.system_prompt, "true");
   CAF_CHECK_EQUAL(c->runtime.worker_threads, 3u);
+  // Any case of the scheme, a port, user info, IPv6; and "" is the provider's own.
+  for (auto url : {"HTTPS://api.example.com/v1", "http://[::1]:8080/v1", "http://u:p@host/", "https://h:443"}) {
+    sources.overrides = {std::string("assistant.base_url=") + url};
+    auto taken = load_config(sources, default_config());
+    CAF_CHECK_EQUAL(taken.error(), "");
+  }
+  sources.overrides = {"assistant.base_url=http://127.0.0.1:9/v1", "assistant.base_url="};
+  auto reset = load_config(sources, default_config());
+  CAF_REQUIRE_EQUAL(reset.error(), "");
+  CAF_CHECK_EQUAL(reset->assistant.base_url, "");
   // Where the text does not do either, the value's own error is told.
   sources.overrides = {"style.reasoning=true"};
   auto refused = load_config(sources, default_config());
@@ -614,6 +624,7 @@ CAF_TEST(every validation error names the file and the key) {
       {"[assistant]\nbase_url = \"https://:8080/v1\"\n", "assistant.base_url: must be an http:// or https:// address"},
       {"[assistant]\nbase_url = \"http://h/v 1\"\n", "assistant.base_url: must be an http:// or https:// address"},
       {"[mcp.servers.x]\nurl = \"http://\"\n", "mcp.servers.x.url: must be an http:// or https://"},
+      {"[assistant]\nbase_url = \"http://u:p@/v1\"\n", "assistant.base_url: must be an http:// or https:// address"},
       {"assistant = \"openai\"\n", "assistant: expected a table, got \"openai\""},
       {"[experiment]\nname = \"x\"\n",
        "experiment: unknown key (allowed: assistant, runtime, agents, style, conversation, nodes, node, mcp)"},

@@ -645,7 +645,7 @@ CAF_TEST(a one shot call of a node s tool that asks gets the answer given here) 
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "before\ngot true\n");
 }
 
-CAF_TEST(a one shot call of a node s tool that reads its stdin gets the answer given here once) {
+CAF_TEST(a one shot call of a node s tool that reads its stdin gets the answer given here) {
   // Its read is its question (id "input"); the client's config answers it.
   node_toml += R"([conversation.tools.reader]
 summary = "Reads a line"

@@ -261,6 +261,7 @@ CAF_TEST(the assistant is sent the dialect its service takes gemini s for google
   CAF_CHECK(of("openai", "") == dialect::openai);
   CAF_CHECK(of("openai", "http://127.0.0.1:11434/v1") == dialect::openai);
   CAF_CHECK(of("openai", "https://generativelanguage.googleapis.com.example.org/v1") == dialect::openai);
+  CAF_CHECK(of("openai", "HTTPS://key@GenerativeLanguage.googleapis.com/v1beta/openai") == dialect::gemini);
   CAF_CHECK(of("anthropic", "https://api.anthropic.com") == dialect::anthropic);
   // And so make_assistant's, which query and the embedding's turns send.
   Config c = default_config();

@@ -139,6 +139,11 @@ CAF_TEST(the text counts a wide character as two columns and a combining mark as
   // Half of a wide character written over blanks the other half, as on a terminal.
   CAF_CHECK_EQUAL(readable_text("\xE4\xB8\xAD\xE6\x96\x87\r\x1b[1CX\n"), " X\xE6\x96\x87\n");
   CAF_CHECK_EQUAL(readable_text("\xE4\xB8\xAD\rX\n"), "X \n");
+  // A mark after a wide character joins it, past its second half.
+  CAF_CHECK_EQUAL(readable_text("\xE4\xB8\xAD\xCC\x81\rXY\n"), "XY\n");
+  // A second half a delete of cells left behind is no wide character's: writing over
+  // it blanks nothing else (the a stayed).
+  CAF_CHECK_EQUAL(readable_text("a\xE4\xB8\xAD" "b\r\x1b[1C\x1b[1PZ\n"), "aZb\n");
   // A line editor's redraw over wide characters: 字 erased with blanks, an x put
   // before 中文 and the two written again after it (the blank it wrote stays).
   CAF_CHECK_EQUAL(shown("$ echo \xE4\xB8\xAD\xE6\x96\x87\xE5\xAD\x97\b\b  \b\b\b\b\b\bx\xE4\xB8\xAD\xE6\x96\x87\b\b\b\b\r\n"),

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -444,6 +445,22 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
   return 0;
 }
 
+/// At exit, after every other handler (registered first): output that could not all
+/// be written to a file (a full disk, or past ulimit -f: SIGXFSZ is ignored, and the
+/// write fails) is said, and the exit status says so; it was cut off silently. A
+/// pipe's reader that left (`| head`) is no failure of ours.
+void check_output_written() {
+  int failed = std::fflush(stdout) == 0 ? 0 : errno;
+  if (!failed && !std::ferror(stdout))
+    return;
+  struct stat st{};
+  if (::fstat(STDOUT_FILENO, &st) != 0 || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+    return;
+  std::fprintf(stderr, "jp-actors: its output could not all be written%s%s\n", failed ? ": " : "",
+               failed ? std::strerror(failed) : " (a full disk, or a file size limit?)");
+  std::_Exit(1);
+}
+
 /// A repeatable option that takes one value each time: a vector option would
 /// otherwise eat the positionals after it (`--allow asky asky '{}'` lost the tool
 /// name), and its help would say `TEXT ...` (as if one could list several).
@@ -470,6 +487,7 @@ int main(int argc, char** argv) {
   // clean-up then freed what the exit-time clean-up had freed already (a double
   // free ASan saw after ctrl-c during a stream). The process is ending anyway.
   OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
+  std::atexit(check_output_written);
   // Tools run as this user: without this, one could read the provider key from
   // /proc/<our pid>/environ or our memory, past the environment tools are given.
   ::prctl(PR_SET_DUMPABLE, 0);

@@ -1595,7 +1595,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     remove_slot(slot, pid); // before the reap: the pgid names no other group while it is listed
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
-    return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(err)};
+    return Error{"cannot watch '" + prog + "': " + what + ": " + errno_text(lacking(err))};
   };
   if (pidfd.fd < 0)
     return abandon("pidfd_open", launched.pidfd_error);

@@ -70,10 +70,13 @@ public:
   /// moves past it. A combining mark (0) joins the character before it, where it
   /// follows it in the text.
   void put(std::string_view cell, int width = 1) {
-    if (width == 0 && cursor_ > 0 && !cells_[cursor_ - 1].empty() &&
-        cells_[cursor_ - 1].data() + cells_[cursor_ - 1].size() == cell.data()) {
-      cells_[cursor_ - 1] = std::string_view(cells_[cursor_ - 1].data(), cells_[cursor_ - 1].size() + cell.size());
-      return;
+    if (width == 0) { // the character before (past a wide one's second half), where it follows it
+      auto before = cursor_ > 0 && cells_[cursor_ - 1].empty() ? cursor_ - 1 : cursor_;
+      if (before > 0 && !cells_[before - 1].empty() &&
+          cells_[before - 1].data() + cells_[before - 1].size() == cell.data()) {
+        cells_[before - 1] = std::string_view(cells_[before - 1].data(), cells_[before - 1].size() + cell.size());
+        return;
+      }
     }
     set(cell);
     if (width == 2)
@@ -133,10 +136,11 @@ private:
   /// is blanked, as a terminal does (`second`: the cell is the second half of the
   /// one just written before it).
   void set(std::string_view cell, bool second = false) {
+    // (A second half a delete or insert of cells left alone is no wide one's.)
     if (cursor_ < cells_.size()) {
-      if (!second && cells_[cursor_].empty() && cursor_ > 0) // the second half of a wide one
+      if (!second && cells_[cursor_].empty() && cursor_ > 0 && wide(cells_[cursor_ - 1])) // the second half
         cells_[cursor_ - 1] = blank;
-      if (cursor_ + 1 < cells_.size() && cells_[cursor_ + 1].empty()) // the first half
+      if (cursor_ + 1 < cells_.size() && cells_[cursor_ + 1].empty() && wide(cells_[cursor_])) // the first half
         cells_[cursor_ + 1] = blank;
     }
     if (cursor_ == cells_.size())
@@ -145,6 +149,10 @@ private:
       cells_[cursor_] = cell;
     blank_to_ = std::min(blank_to_, cursor_);
     ++cursor_;
+  }
+
+  static bool wide(std::string_view cell) {
+    return !cell.empty() && columns(cell.substr(0, char_length(cell, 0))) == 2;
   }
 
   void blank_through(size_t n) {
