@@ -1,6 +1,8 @@
 #include "runtime/process/kept_daemons.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <unordered_map>
 
 #include "runtime/process/proc_stat.hpp"
@@ -12,6 +14,22 @@ namespace {
 // How much of a command line is read for its arguments: a JVM's, its class path
 // first, runs to kilobytes.
 constexpr std::size_t kDaemonCommandMax = 64 * 1024;
+
+/// `pid`'s arguments; a process in the middle of execve has none for a moment (its
+/// new memory's are set after it took it): read again, for up to about 5 ms, before
+/// it is taken for one with none (a daemon its tool started just as it exited was
+/// killed with it so). A zombie has none for good.
+std::vector<std::string> args_of(const MarkedProcess& p) {
+  auto args = read_proc_args(p.stat.pid, kDaemonCommandMax);
+  for (int tries = 0; args.empty() && tries < 50; ++tries) {
+    auto now = read_proc_stat(p.stat.pid);
+    if (!now || now->state == 'Z' || now->start != p.stat.start) // gone, or another's by now
+      break;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    args = read_proc_args(p.stat.pid, kDaemonCommandMax);
+  }
+  return args;
+}
 
 } // namespace
 
@@ -33,7 +51,7 @@ std::unordered_set<pid_t> kept_daemons(const std::vector<std::string>& names, co
     if (!candidate(p))
       continue;
     parent.emplace(p.stat.pid, p.stat.ppid);
-    if (names_daemon(names, read_proc_args(p.stat.pid, kDaemonCommandMax)))
+    if (names_daemon(names, args_of(p)))
       kept.insert(p.stat.pid);
   }
   if (kept.empty())
