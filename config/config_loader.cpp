@@ -39,6 +39,7 @@
 #include "messages/json_codec.hpp"
 #include "messages/launch_spec.hpp"
 #include "runtime/node/node_address.hpp"
+#include "runtime/mcp/mcp_url.hpp"
 #include "runtime/text_nocase.hpp"
 
 namespace jp {
@@ -416,11 +417,9 @@ private:
       if (!s)
         return Error{s.error()};
       std::string_view url = *s;
-      auto scheme = equals_nocase(url.substr(0, 8), "https://") ? 8 : equals_nocase(url.substr(0, 7), "http://") ? 7 : 0;
-      auto authority = scheme ? url.substr(scheme, url.substr(scheme).find_first_of("/?#")) : std::string_view{};
-      auto host = authority.substr(authority.rfind('@') == std::string_view::npos ? 0 : authority.rfind('@') + 1);
+      bool http = equals_nocase(url.substr(0, 8), "https://") || equals_nocase(url.substr(0, 7), "http://");
       bool blank = std::any_of(url.begin(), url.end(), [](unsigned char c) { return c <= ' ' || c == 0x7f; });
-      if (!url.empty() && (scheme == 0 || host.empty() || host.starts_with(':') || blank))
+      if (!url.empty() && (!http || url_host(*s).empty() || blank))
         return fail(key, fmt::format("must be an http:// or https:// address with a host and no spaces, {} (e.g. "
                                      "\"{}\"); got {}",
                                      what, example, describe(v)));

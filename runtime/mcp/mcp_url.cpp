@@ -22,7 +22,30 @@ std::string::size_type authority_end(const std::string& url) {
   return std::min(url.size(), url.find_first_of("/?#", scheme_end + 3));
 }
 
+struct AuthorityParts {
+  std::string userinfo; // with its '@' ("" for none)
+  std::string host;
+  std::string port; // "" for none
+};
+
+AuthorityParts authority_parts(const std::string& authority) {
+  auto at = authority.rfind('@');
+  auto userinfo = at == std::string::npos ? std::string() : authority.substr(0, at + 1);
+  auto host_port = authority.substr(userinfo.size());
+  // An IPv6 literal's colons are inside its brackets: the port's comes after them.
+  auto colon = host_port.find(':', host_port.starts_with("[") ? host_port.find(']') : 0);
+  return {userinfo, host_port.substr(0, colon), colon == std::string::npos ? std::string() : host_port.substr(colon + 1)};
+}
+
 } // namespace
+
+std::string url_host(const std::string& url) {
+  auto end = authority_end(url);
+  if (end == std::string::npos)
+    return "";
+  auto start = url.find("://") + 3;
+  return lowered(authority_parts(url.substr(start, end - start)).host);
+}
 
 std::string url_origin(const std::string& url) {
   auto end = authority_end(url);
@@ -34,14 +57,8 @@ std::string url_origin(const std::string& url) {
   // origin (`http://h@evil` is host evil).
   auto scheme_end = url.find("://");
   auto scheme = lowered(url.substr(0, scheme_end));
-  auto authority = url.substr(scheme_end + 3, end - scheme_end - 3);
-  auto at = authority.rfind('@');
-  auto userinfo = at == std::string::npos ? std::string() : authority.substr(0, at + 1);
-  auto host_port = authority.substr(userinfo.size());
-  // An IPv6 literal's colons are inside its brackets: the port's comes after them.
-  auto colon = host_port.find(':', host_port.starts_with("[") ? host_port.find(']') : 0);
-  auto host = lowered(host_port.substr(0, colon));
-  auto port = colon == std::string::npos ? std::string() : host_port.substr(colon + 1);
+  auto [userinfo, host, port] = authority_parts(url.substr(scheme_end + 3, end - scheme_end - 3));
+  host = lowered(host);
   if ((scheme == "http" && port == "80") || (scheme == "https" && port == "443"))
     port.clear();
   return scheme + "://" + userinfo + host + (port.empty() ? "" : ":" + port);

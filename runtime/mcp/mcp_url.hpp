@@ -8,6 +8,10 @@
 
 namespace jp {
 
+/// `url`'s host in lower case, past a userinfo and before a port (an IPv6 literal in
+/// its brackets); "" when it has none (no "://", or nothing there).
+std::string url_host(const std::string& url);
+
 /// `url`'s scheme and authority ("http://127.0.0.1:8000"), written one way to be
 /// compared: scheme and host in lower case, the scheme's default port (http 80,
 /// https 443) left out, a userinfo as written; "" when it has none.

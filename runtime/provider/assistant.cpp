@@ -5,7 +5,7 @@
 
 #include "runtime/provider/llm_inquiry.hpp"
 #include "runtime/provider/scripted_provider.hpp"
-#include "runtime/text_nocase.hpp"
+#include "runtime/mcp/mcp_url.hpp"
 #include "runtime/store/script.hpp"
 
 namespace jp {
@@ -13,16 +13,7 @@ namespace jp {
 dialect tool_dialect_for(const AssistantConfig& a) {
   if (a.provider == "anthropic")
     return dialect::anthropic;
-  // The host of base_url (config_loader.cpp checked it is an http(s) address): past
-  // any user info, up to a port or the path, its letters in any case.
-  std::string_view url = a.base_url;
-  if (auto scheme = url.find("://"); scheme != std::string_view::npos)
-    url.remove_prefix(scheme + 3);
-  url = url.substr(0, url.find_first_of("/?#"));
-  if (auto at = url.rfind('@'); at != std::string_view::npos)
-    url.remove_prefix(at + 1);
-  auto host = url.substr(0, url.find(':'));
-  return equals_nocase(host, "generativelanguage.googleapis.com") ? dialect::gemini : dialect::openai;
+  return url_host(a.base_url) == "generativelanguage.googleapis.com" ? dialect::gemini : dialect::openai;
 }
 
 Result<Assistant> make_assistant(const Config& config, error_code* kind) {
