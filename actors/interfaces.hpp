@@ -97,11 +97,13 @@ using mcp_server_actor =
                    caf::replies_to<turn_end_atom>::with<std::vector<HandleSummary>, std::string>>;
 
 /// A node's gate (actors/node_gate.hpp), published through CAF's middleman:
-/// (open_atom, token, client) -> a node session for `client`, which it watches, and
-/// the session's key, which every message to the session carries.
+/// (open_atom, token, client, heartbeat_secs, timeout_secs) -> a node session for
+/// `client`, which it watches, and the session's key, which every message to the
+/// session carries. The client's [node] heartbeat and timeout are checked against
+/// the node's (node_heartbeat.hpp).
 /// (list_atom, token) -> the handles still running on the node, of every session.
 using node_gate_actor =
-  caf::typed_actor<caf::replies_to<open_atom, std::string, caf::actor>::with<caf::actor, std::string>,
+  caf::typed_actor<caf::replies_to<open_atom, std::string, caf::actor, double, double>::with<caf::actor, std::string>,
                    caf::replies_to<list_atom, std::string>::with<std::vector<HandleSummary>>>;
 
 /// A turn's way to one configured node (actors/node_client.hpp): (open_atom) -> the

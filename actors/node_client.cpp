@@ -9,6 +9,7 @@
 #include "messages/error_category.hpp"
 #include "runtime/node/node_address.hpp"
 #include "runtime/node/node_certificate_name.hpp"
+#include "runtime/node/node_heartbeat.hpp"
 #include "runtime/node/node_reach_failure.hpp"
 #include "runtime/node/node_token.hpp"
 #include "runtime/node/port_listener_owner.hpp"
@@ -27,6 +28,15 @@ struct node_client_state {
 };
 
 using node_client_t = node_client_actor::stateful_base<node_client_state>;
+
+/// This side's [node] heartbeat_secs and timeout_secs, as its middleman was given them
+/// (RuntimeActorConfig), for the node to check against its own.
+NodeHeartbeat own_heartbeat(caf::actor_system& sys) {
+  auto secs = [&](const char* key) {
+    return std::chrono::duration<double>(caf::get_or(sys.config(), key, caf::timespan{0})).count();
+  };
+  return {secs("middleman.heartbeat-interval"), secs("middleman.connection-timeout")};
+}
 
 void answer_all(node_client_t* self, const caf::error& err) {
   auto waiting = std::move(self->state.waiting);
@@ -89,7 +99,9 @@ void connect(node_client_t* self) {
           self->state.opening = caf::actor_addr{};
           self->demonitor(gate.address());
         };
-        self->request(gate, caf::infinite, open_atom::value, token, caf::actor_cast<caf::actor>(self))
+        auto own = own_heartbeat(self->system());
+        self->request(gate, caf::infinite, open_atom::value, token, caf::actor_cast<caf::actor>(self),
+                      own.heartbeat_secs, own.timeout_secs)
           .then(
             [self, opened](caf::actor& session, std::string& key) {
               opened();

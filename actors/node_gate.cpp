@@ -9,6 +9,7 @@
 #include "messages/atoms.hpp"
 #include "messages/error_category.hpp"
 #include "runtime/process/io_thread.hpp"
+#include "runtime/node/node_heartbeat.hpp"
 #include "runtime/node/node_refusal_log.hpp"
 #include "runtime/node/node_token.hpp"
 #include "runtime/process/private_file.hpp"
@@ -54,12 +55,17 @@ node_gate_actor::behavior_type gate(gate_t* self, std::shared_ptr<const Config> 
              ss.end());
   });
   return {
-    [self](open_atom, const std::string& shown, caf::actor client) -> caf::result<caf::actor, std::string> {
+    [self](open_atom, const std::string& shown, caf::actor client, double client_heartbeat,
+           double client_timeout) -> caf::result<caf::actor, std::string> {
       auto& st = self->state;
       if (!st.token.empty() && !same_token(shown, st.token))
         return refused(self, "the session");
       if (!client)
         return make_error(error_code::bad_arguments, "the node refused the session: no client to watch");
+      if (auto why = heartbeat_mismatch({st.config->node.heartbeat_secs, st.config->node.timeout_secs},
+                                        {client_heartbeat, client_timeout});
+          !why.empty())
+        return make_error(error_code::bad_arguments, "the node refused the session: " + why);
       auto key = random_name_part() + random_name_part(); // 128 bits
       auto session = spawn_node_session(self->system(), st.config, *st.io, st.stopping, std::move(client), key);
       self->monitor(session);

@@ -2,7 +2,9 @@
 // hands a session (actors/node_session.hpp) to a client that shows the node token,
 // and nothing to anyone else. With mutual TLS the handshake authenticates the client
 // and no token is asked for (`token` empty).
-//   (open_atom, token, client) -> (caf::actor, key)   the client's session, its key
+//   (open_atom, token, client, heartbeat_secs, timeout_secs) -> (caf::actor, key)
+//        the client's session, its key; refused when the client's heartbeat and
+//        timeout and the node's would lose each other when quiet
 //   (list_atom, token) -> vector<HandleSummary>  what runs here, for `nodes ls`
 #pragma once
 

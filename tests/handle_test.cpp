@@ -1401,7 +1401,10 @@ CAF_TEST(a pty handle gives plain text and renders its screen) {
                                      std::string(R"("a\\nb\\tc\td\n")"), LookOptions{20000});
   CAF_CHECK_EQUAL(aerr, "");
   CAF_CHECK(a.state.stopped());
-  CAF_CHECK(contains(a.state.content, "got a\\nb\\tc\td"));
+  // The content itself where it lacks the line: it missed it once in a clean CI run
+  // (ASan, -j2), not seen since in hundreds of runs; what it held instead says why.
+  std::string got = "got a\\nb\\tc\td";
+  CAF_CHECK_EQUAL(contains(a.state.content, got) ? got : a.state.content + " [" + a.state.error.message + "]", got);
 }
 
 CAF_TEST(a pty handle shows a progress bar s last frame) {

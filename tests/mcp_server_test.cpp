@@ -1166,6 +1166,27 @@ CAF_TEST(over HTTP what is not a loopback client with the token and a session is
   CAF_CHECK_EQUAL(http_exchange(l.port, elsewhere, ping.dump()).status, 404);
 }
 
+CAF_TEST(over HTTP an initialize asking for 2024-11-05 is offered the newest version) {
+  // 2024-11-05's HTTP transport was HTTP+SSE, which this server does not serve: its
+  // client is offered the newest version (MCP's version negotiation), to stay or
+  // leave, not told it speaks that version over a transport that version lacks.
+  auto l = serve_http();
+  auto init = l.post(l.request("initialize", Json::object()
+                                               .set("protocolVersion", "2024-11-05")
+                                               .set("capabilities", Json::object())
+                                               .set("clientInfo", Json::object().set("name", "t").set("version", "1"))));
+  CAF_REQUIRE_EQUAL(init.status, 200);
+  auto sid = init.header("mcp-session-id");
+  CAF_REQUIRE(!sid.empty());
+  auto events = init.events();
+  CAF_REQUIRE_EQUAL(events.size(), 1u);
+  CAF_CHECK_EQUAL(events[0].find("result")->find("protocolVersion")->as_string(), "2025-06-18");
+  // The session agreed on that one: its header is taken, 2024-11-05's is not.
+  auto ping = l.request("ping");
+  CAF_CHECK_EQUAL(l.post(ping, sid, "MCP-Protocol-Version: 2025-06-18\r\n").status, 200);
+  CAF_CHECK_EQUAL(l.post(ping, sid, "MCP-Protocol-Version: 2024-11-05\r\n").status, 400);
+}
+
 CAF_TEST(over HTTP with protocol 2025-03-26 a batch is answered on one event stream) {
   auto l = serve_http();
   auto init = l.post(l.request("initialize", Json::object()

@@ -32,6 +32,7 @@
 #include "messages/error_category.hpp"
 #include "runtime/actor_config.hpp"
 #include "runtime/node/node_address.hpp"
+#include "runtime/node/node_heartbeat.hpp"
 #include "runtime/node/node_token.hpp"
 #include "runtime/node/port_listener_owner.hpp"
 #include "cli_run.hpp"
@@ -364,7 +365,8 @@ struct RawSession {
       token.pop_back();
     auto gate = sys.middleman().remote_actor<node_gate_actor>(addr->host, addr->port);
     CAF_REQUIRE(gate);
-    self->request(*gate, std::chrono::seconds(30), open_atom::value, token, caf::actor_cast<caf::actor>(self))
+    self->request(*gate, std::chrono::seconds(30), open_atom::value, token, caf::actor_cast<caf::actor>(self), 1.0,
+                  5.0)
       .receive([&](caf::actor& s, std::string& k) { session = s, key = k; },
                [&](caf::error& err) { CAF_FAIL("open: " << error_text(err)); });
     CAF_REQUIRE(session && key.size() >= 32);
@@ -1457,7 +1459,48 @@ CAF_TEST(a client gone silent has its handles on the node aborted after the time
   ::kill(client_run.pid, SIGCONT);
 }
 
+CAF_TEST(a node and a client whose heartbeats the other side would time out are refused saying which) {
+  // Each side's heartbeat and timeout are its own machine's config: a node beating
+  // every 4 s was lost by a client timing out after 2 s at every quiet moment, each
+  // loss told as transient. The session is refused instead, naming what to change.
+  node_toml += "[node]\nheartbeat_secs = 4\ntimeout_secs = 10\n";
+  CAF_REQUIRE(start_node());
+  auto spawn = one_step(call("far", R"({ action = "spawn", id = "r", script = "echo hi", wait_ms = 0 })")
+                        + call("await", R"({ all = ["r"], timeout_secs = 60 })"));
+  client_heartbeat = "[node]\nheartbeat_secs = 1\ntimeout_secs = 2\n";
+  auto slow_node = client(spawn);
+  JP_REQUIRE_OK(slow_node);
+  auto said = content(results_of(slow_node), "main", 1, 0);
+  CAF_CHECK(contains(said, "the node refused the session: the node sends heartbeats every 4 s"));
+  CAF_CHECK(contains(said, "client's [node] timeout_secs = 2"));
+  CAF_CHECK(!contains(said, R"("transient":true)"));
+  // The other way: the client beats slower than the node's timeout.
+  client_heartbeat = "[node]\nheartbeat_secs = 12\ntimeout_secs = 30\n";
+  auto slow_client = client(spawn);
+  JP_REQUIRE_OK(slow_client);
+  said = content(results_of(slow_client), "main", 1, 0);
+  CAF_CHECK(contains(said, "the client sends heartbeats every 12 s"));
+  CAF_CHECK(contains(said, "node's [node] timeout_secs = 10"));
+  // Within each other's timeouts, the session opens.
+  client_heartbeat = "[node]\nheartbeat_secs = 1\ntimeout_secs = 5\n";
+  auto fine = client(spawn);
+  JP_REQUIRE_OK(fine);
+  CAF_CHECK(contains(content(results_of(fine), "main", 1, 1), "hi"));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST(heartbeats are checked across a node and its client) {
+  using jp::heartbeat_mismatch;
+  CAF_CHECK_EQUAL(heartbeat_mismatch({1, 5}, {1, 5}), "");
+  CAF_CHECK_EQUAL(heartbeat_mismatch({0.2, 5}, {1, 3}), "");
+  CAF_CHECK(contains(heartbeat_mismatch({3, 5}, {1, 3}), "the node sends heartbeats every 3 s"));
+  CAF_CHECK(contains(heartbeat_mismatch({1, 5}, {5, 10}), "the client sends heartbeats every 5 s"));
+  // None sent (an embedder's system without heartbeats) is heard by no timeout ...
+  CAF_CHECK(contains(heartbeat_mismatch({1, 5}, {0, 0}), "the client sends no heartbeats"));
+  // ... and no timeout loses no one.
+  CAF_CHECK_EQUAL(heartbeat_mismatch({0, 0}, {0, 0}), "");
+}
 
 CAF_TEST(while a node stops only a tool killed by a signal is told as stopped with it) {
   // A failure of its own, or a fetch of one that failed before, is told as it is.

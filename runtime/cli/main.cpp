@@ -581,7 +581,7 @@ int main(int argc, char** argv) {
   auto* mcp = app.add_subcommand(
     "mcp", "Serve this workspace's tools to an MCP client over stdio (JSON-RPC 2.0, one message per line), or "
            "over Streamable HTTP on loopback with --listen (MCP "
-           "2025-06-18, 2025-03-26 or 2024-11-05): tools/list offers the configured tools in the flat schema "
+           "2025-06-18, 2025-03-26 or 2024-11-05; over HTTP 2025-06-18 or 2025-03-26): tools/list offers the configured tools in the flat schema "
            "dialect (not agent and foreach, nor a tool whose run is \"skip\"), plus await when one of them is "
            "stateful, and tools/call runs them here, stateful ones as handles that live for the "
            "session. A tool whose run is \"ask\", and any tool the workspace's .jp/config.toml defines or changes, is asked "

@@ -502,14 +502,22 @@ void McpHttpConnection::handle_post(ServerState& st, const http::request<http::s
       return respond_rpc_error(503, *id, mcp::invalid_request, room.error);
     auto sid = random_name_part() + random_name_part();
     auto session = std::make_shared<McpHttpSession>();
-    session->version = mcp::negotiate_version(*version);
+    session->version = mcp::negotiate_version(*version, true);
+    // The session answers the version the message asks for: one this transport does
+    // not carry (2024-11-05's HTTP was HTTP+SSE) is asked as the one offered instead.
+    std::string offered;
+    if (session->version != *version) {
+      msg->find("params")->set("protocolVersion", std::string(session->version));
+      msg->set("id", *id); // as its stream is keyed (1e2 as 100)
+      offered = msg->dump();
+    }
     session->port = st.open(st.writer(sid));
     st.sessions[sid] = session;
     auto key = id->dump();
     session->streams[key] = shared_from_this();
     session->order.push_back(key);
     start_stream({"Mcp-Session-Id: " + sid});
-    return session->port.deliver(text);
+    return session->port.deliver(offered.empty() ? text : offered);
   }
   auto sid = std::string(req["Mcp-Session-Id"]);
   if (sid.empty())

@@ -15,9 +15,9 @@
 
 namespace jp::mcp {
 
-std::string_view negotiate_version(std::string_view requested) {
+std::string_view negotiate_version(std::string_view requested, bool over_http) {
   for (auto v : versions)
-    if (v == requested)
+    if (v == requested && !(over_http && v < streamable_http_version)) // dates compare as text
       return v;
   return versions[0];
 }

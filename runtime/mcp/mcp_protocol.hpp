@@ -24,9 +24,14 @@ inline constexpr std::string_view batch_version = "2025-03-26";
 /// agreed on an older one is asked nothing through it.
 inline constexpr std::string_view elicitation_version = "2025-06-18";
 
+/// The first version with the Streamable HTTP transport: an older one's HTTP
+/// transport was HTTP+SSE, which `mcp --listen` does not serve.
+inline constexpr std::string_view streamable_http_version = "2025-03-26";
+
 /// The version to answer an `initialize` asking for `requested` with: that one when
-/// this server speaks it, else the newest (MCP: the client then stays or leaves).
-std::string_view negotiate_version(std::string_view requested);
+/// this server speaks it (over Streamable HTTP, `over_http`: and that transport is
+/// one of its), else the newest (MCP: the client then stays or leaves).
+std::string_view negotiate_version(std::string_view requested, bool over_http = false);
 
 /// The version an `initialize` with `params` asks for, or why it asks for none: MCP
 /// requires `protocolVersion`, a string (answered with invalid_params).

@@ -8,6 +8,6 @@
 
 namespace jp {
 
-inline constexpr const char* node_protocol = "jp-actors-node-protocol-4";
+inline constexpr const char* node_protocol = "jp-actors-node-protocol-5";
 
 } // namespace jp

@@ -19,7 +19,7 @@ int main() {
   caf::actor_system sys{cfg};
   auto gate = sys.spawn([]() -> jp::node_gate_actor::behavior_type {
     return {
-      [](jp::open_atom, const std::string&, const caf::actor&) -> caf::result<caf::actor, std::string> {
+      [](jp::open_atom, const std::string&, const caf::actor&, double, double) -> caf::result<caf::actor, std::string> {
         std::_Exit(0);
       },
       [](jp::list_atom, const std::string&) { return std::vector<jp::HandleSummary>{}; },
