@@ -295,13 +295,13 @@ HandleReport running_report(handle_actor_t* self, const LookOptions& o = {}) {
 
 /// The tool waits for input (a probe found it reading, or its prompt showed) or no
 /// longer does: the registry hears of it, for awaits and notifications.
-void set_input_wait(handle_actor_t* self, bool waiting) {
+void set_input_wait(handle_actor_t* self, bool waiting, std::optional<Question> question = {}) {
   auto& st = self->state;
   if (waiting == st.watch.waiting.has_value())
     return;
   st.waiting_shown = false;
   if (waiting) {
-    st.watch.waiting = st.watch.question();
+    st.watch.waiting = question ? std::move(*question) : st.watch.question();
     // A look waiting now answers with it: no notification needed then.
     self->send(st.registry, waiting_atom::value, st.id, *st.watch.waiting, !st.looks.empty());
   } else {
@@ -362,6 +362,13 @@ void probe_input_wait(handle_actor_t* self) {
   st.probe_due = false;
   if (!detects_input_wait(st) || asked(st))
     return;
+  // Stopped (SIGSTOP): it runs no more of itself, whatever it read; an apply
+  // continues it.
+  if (InputWatch::stopped(st.proc->pid())) {
+    st.unanswered.reset();
+    set_input_wait(self, true, InputWatch::stopped_question());
+    return;
+  }
   auto quiet_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - st.last_output);
   if (st.unanswered) {
     // No output since the input went in: it waits again once it took the input.
@@ -954,12 +961,22 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
                           fmt::format("Handle `{}`: its input was ended (an apply ending in Ctrl-D, "
                                       "\\u0004); it reads no more (it still runs: {})",
                                       st.id, still));
+      // A stopped tool (SIGSTOP) is continued first, as `fg` would: nothing it would
+      // do with the input (or an empty one) happens before.
+      bool resumed = InputWatch::stopped(st.proc->pid());
+      if (resumed)
+        st.proc->resume();
       // The size first, as the schema says: the input may run something that asks for it.
       bool resized = apply_resize(self, o);
       auto size = bytes.size();
       bool lone_escape = st.term && bytes.ends_with('\x1b');
-      if (size == 0 && !ending && !interrupting) // nothing typed: nothing answered
+      if (size == 0 && !ending && !interrupting) { // nothing typed: nothing answered
+        if (resumed) {
+          set_input_wait(self, false); // it runs again
+          schedule_tick(self);
+        }
         return look(self, o, false, resized ? kResizeRedraw : std::chrono::milliseconds{});
+      }
       // Who reads the input, before it goes in: whether it took it is told by that.
       // A terminal hands a line to its reader at its end (Enter, Ctrl-D): text without
       // one leaves the reader asleep, waiting for the rest (raw mode wakes it).
@@ -1025,6 +1042,8 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (has_exited(st.at) || !st.proc ||
           (!asked(st) && !st.watch.waiting && !st.watch.reads_stdin(st.proc->pid())))
         return;
+      if (InputWatch::stopped(st.proc->pid()))
+        st.proc->resume(); // a one-shot run stopped (SIGSTOP): answered, it goes on
       if (asked(st)) {
         st.control->answered();
       } else {

@@ -109,6 +109,18 @@ Question InputWatch::question() const {
   return Question{std::string(read_question_id), prompt.empty() ? "waiting for input" : prompt, "", {}, ""};
 }
 
+bool InputWatch::stopped(pid_t pid) {
+  auto st = read_proc_stat(pid);
+  return st && st->state == 'T'; // 't' is a debugger's stop: not for us to end
+}
+
+Question InputWatch::stopped_question() {
+  return Question{std::string(read_question_id),
+                  "[jp-actors: the tool is stopped (SIGSTOP) and does nothing until continued: an apply continues "
+                  "it (SIGCONT, as a shell's `fg`), then types its input if any (\"\" for none); abort ends it]",
+                  "", {}, ""};
+}
+
 std::string InputWatch::last_line() const {
   std::string_view text = recent_;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))

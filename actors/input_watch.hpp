@@ -65,6 +65,13 @@ public:
   /// The question of a tool found waiting: its current line (its last 200 bytes,
   /// whole characters), if it shows one.
   Question question() const;
+  /// Whether the tool (group leader `pid`) is stopped (SIGSTOP; the terminal's
+  /// Ctrl-Z and SIGTSTP do not stop its group, which has no parent in its session: the
+  /// kernel drops them): it does nothing until continued, so it waits on the caller
+  /// as a read does (Process::resume continues it).
+  static bool stopped(pid_t pid);
+  /// The question of a tool found stopped: what ends the wait.
+  static Question stopped_question();
   /// The last non-empty line of its output, at most 200 bytes of its end (whole
   /// characters).
   std::string last_line() const;

@@ -1455,6 +1455,22 @@ CAF_TEST(a pty handle shows a full screen program s screen not its redraws) {
   CAF_CHECK(a.screen.rows.empty()); // back on the normal screen: only when asked for
 }
 
+CAF_TEST(a tool stopped by a stop signal waits on the caller and an apply continues it) {
+  // It runs no more of itself: told as running, an await waited out its timeout.
+  auto spec = shell("kill -STOP $$; echo continued");
+  spec.wait_ms = 20000;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("st"), spec);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  CAF_CHECK(contains(r.state.question.text, "the tool is stopped (SIGSTOP)"));
+  // An apply with no input continues it, as a shell's fg.
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("st"), std::string(R"("")"),
+                                     LookOptions{20000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK_EQUAL(a.state.content, "continued\n");
+}
+
 CAF_TEST(a pty handle that takes a line unechoed is waiting again once it reads the next) {
   // A password typed without echo: no output at all says it was taken.
   auto spec = pty_spec(*this, {"bash", "-c", R"(stty -echo; read a; read b; echo "got $a$b")"});

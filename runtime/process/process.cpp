@@ -585,6 +585,13 @@ public:
     send_interrupts();
   }
 
+  /// Process::resume, on the io thread: while the leader is ours (unreaped, its
+  /// group's id not another's) and no abort is stopping it.
+  void resume() {
+    if (!leader_reaped_ && !terminating_)
+      signal_all({SIGCONT});
+  }
+
   void send_interrupts() {
     if (leader_reaped_ || terminating_) {
       interrupts_pending -= static_cast<int>(interrupts_.size());
@@ -1452,6 +1459,12 @@ public:
   }
 
   bool interrupt_pending() const override { return st_->interrupts_pending.load() > 0; }
+
+  void resume() override {
+    if (st_->finished)
+      return;
+    st_->io.post([st = st_] { st->resume(); });
+  }
 
   void terminate(std::chrono::milliseconds grace, std::function<void()> on_gone) override {
     if (!on_gone && st_->finished)

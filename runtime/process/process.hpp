@@ -142,6 +142,9 @@ public:
   /// An interrupt() whose SIGINT has not gone out yet (nor been dropped: the leader
   /// gone, the group being ended). Any thread.
   virtual bool interrupt_pending() const = 0;
+  /// SIGCONT to the group (a pty's: every group of its session), as a shell's `fg`:
+  /// a tool stopped by SIGSTOP runs on.
+  virtual void resume() = 0;
   /// SIGTERM to the group, then SIGKILL to the group after `grace`; `on_gone` runs
   /// (io thread) once the leader is reaped and no process of the group is left.
   /// For a pty, "the group" is every group of its session (shell jobs included),
