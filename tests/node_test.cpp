@@ -1561,6 +1561,23 @@ CAF_TEST(nodes starting at once as one user all get the one token made whole) {
   CAF_CHECK_EQUAL(names, std::vector<std::string>{"node-token"});
 }
 
+CAF_TEST(a client with no token makes no state directory for it) {
+  temp_dir dir;
+  auto* before = std::getenv("XDG_STATE_HOME");
+  std::string saved = before ? before : "";
+  auto home = dir.path / "state";
+  ::setenv("XDG_STATE_HOME", home.c_str(), 1);
+  auto none = jp::node_token(false);
+  if (saved.empty())
+    ::unsetenv("XDG_STATE_HOME");
+  else
+    ::setenv("XDG_STATE_HOME", saved.c_str(), 1);
+  CAF_REQUIRE(!none.ok());
+  CAF_CHECK(contains(none.error(), "no node token at " + home.string() + "/jp-actors/node-token: No such file"));
+  CAF_CHECK(contains(none.error(), "a node started as this user"));
+  CAF_CHECK(!std::filesystem::exists(home)); // nor XDG_STATE_HOME itself
+}
+
 CAF_TEST(a token file others may read or too short says what is wrong and how to fix it) {
   // A client never makes the token: "remove it and start again" left it with none.
   temp_dir dir;

@@ -70,6 +70,10 @@ Result<std::string> state_token(const TokenKind& kind, bool create) {
   auto state = user_state_dir("");
   if (!state)
     return Error{fmt::format("no place for the {}: {}", kind.what, state.error())};
+  // A client only reads: it makes no directory for a token it would not find there.
+  if (struct stat st {}; !create && ::stat(state->path().c_str(), &st) != 0 && errno == ENOENT)
+    return Error{fmt::format("no {} at {}/{}: {} ({})", kind.what, state->path(), kind.file, std::strerror(ENOENT),
+                             kind.maker)};
   auto dir = open_private_dir(state->root, state->relative);
   if (!dir)
     return Error{fmt::format("the {}: {}", kind.what, dir.error())};
