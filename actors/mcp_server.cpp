@@ -36,7 +36,8 @@ struct mcp_call {
 /// requests is answered.
 struct mcp_batch {
   JsonArray responses;
-  size_t owed = 0; // its calls still running
+  size_t owed = 0;                 // its calls still running
+  std::set<std::string> requests;  // the ids of its requests (JSON text)
 };
 
 struct mcp_state {
@@ -367,6 +368,11 @@ void on_one(mcp_actor_t* self, Json* msg) {
   if (st.calls.count(id->dump()))
     return fail(self, *id, mcp::invalid_request,
                 fmt::format("request id {} is already used by a call in flight", cut_text(id->dump())));
+  // Nor twice in one batch, whose answers the client tells apart by their ids.
+  if (st.reading != 0 && !st.batches[st.reading].requests.insert(id->dump()).second)
+    return fail(self, *id, mcp::invalid_request,
+                fmt::format("request id {} is used twice in this batch: its answers are told apart by their ids",
+                            cut_text(id->dump())));
   if (m == "ping")
     return respond(self, mcp::response(*id, Json::object()));
   if (!st.turn)
