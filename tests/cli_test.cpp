@@ -187,6 +187,10 @@ CAF_TEST(call prints content; an error result exits non-zero with a reason) {
   auto describe_typo = cli(R"(call describe_tools '{"tool":["shell"]}')");
   CAF_CHECK_NOT_EQUAL(describe_typo.status, 0);
   CAF_CHECK(describe_typo.out.find("unknown parameter `tool` (allowed: `tools`)") != std::string::npos);
+  // A NUL in the caller's key goes to a pipe as it came, and the message goes on past it.
+  auto nul = cli(R"(call await '{"a\u0000l":["x"]}')");
+  CAF_CHECK_NOT_EQUAL(nul.status, 0);
+  CAF_CHECK(contains(nul.out, std::string("unknown parameter `a\0l` (allowed: `any`, `all`, `timeout_secs`)", 63)));
 }
 
 CAF_TEST(tool limits from config bound what a call runs and a tool stopped by one is told which) {

@@ -394,8 +394,10 @@ int call_tool(std::shared_ptr<const Config> config, const std::string& tool, con
     // the tool's output) to stdout, each once.
     auto nl = result.content.find('\n');
     auto rest = nl == std::string::npos ? nl : result.content.find_first_not_of('\n', nl);
-    if (rest != std::string::npos)
-      std::fprintf(stdout, "%s\n", result.content.c_str() + rest);
+    if (rest != std::string::npos) {
+      std::fwrite(result.content.data() + rest, 1, result.content.size() - rest, stdout);
+      std::fputc('\n', stdout);
+    }
     if (int sig = shutdown_signal())
       return command_failed(fmt::format("{} was interrupted ({}): {}", tool, sig == SIGINT ? "Ctrl-C" : strsignal(sig),
                                         result.content.substr(0, nl)));
