@@ -114,7 +114,10 @@ struct ControlServer::Impl {
   int listen_fd = -1;
   int stop_fd = -1;
   ControlHandler handler;
-  std::thread thread;
+  // A few answer at once: an abort waits out its tool's grace, and a `handles ls`
+  // meanwhile got no answer (and said nobody held handles).
+  static constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
 
   void serve() {
     pollfd fds[2] = {{listen_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
@@ -126,6 +129,7 @@ struct ControlServer::Impl {
       }
       if (fds[1].revents != 0)
         return;
+      // The listener is non-blocking: another thread may have taken the connection.
       int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE)
@@ -182,7 +186,7 @@ std::unique_ptr<ControlServer> ControlServer::start(ControlHandler handler, std:
     return nullptr;
   }
   ::unlink(pending.c_str());
-  impl->listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  impl->listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   impl->stop_fd = ::eventfd(0, EFD_CLOEXEC);
   if (impl->listen_fd < 0 || impl->stop_fd < 0 ||
       ::bind(impl->listen_fd, reinterpret_cast<sockaddr*>(&*pending_addr), sizeof *pending_addr) != 0 ||
@@ -197,7 +201,8 @@ std::unique_ptr<ControlServer> ControlServer::start(ControlHandler handler, std:
     return nullptr;
   }
   auto* raw = impl.get();
-  impl->thread = std::thread([raw] { raw->serve(); });
+  for (int i = 0; i < Impl::kThreads; ++i)
+    impl->threads.emplace_back([raw] { raw->serve(); });
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
 }
 
@@ -206,7 +211,8 @@ ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 ControlServer::~ControlServer() {
   uint64_t one = 1;
   (void)!::write(impl_->stop_fd, &one, sizeof one);
-  impl_->thread.join();
+  for (auto& t : impl_->threads) // each sees the eventfd readable: it stays so
+    t.join();
   ::close(impl_->listen_fd);
   ::close(impl_->stop_fd);
   ::unlink(impl_->path.c_str());
@@ -220,15 +226,27 @@ Result<Json> ask_control_socket(const std::filesystem::path& socket, const Json&
   auto addr = address_of(socket);
   if (!addr)
     return Error{addr.error()};
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking: a process that is stopped (Ctrl-Z) accepts nothing, and once its
+  // listen queue is full a blocking connect waited as long as it stayed stopped.
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return Error{errno_text()};
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) {
-    auto why = errno_text();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) {
+    // A Unix socket's full queue says EAGAIN at once and nothing tells when it has
+    // room: tried again now and then until the deadline.
+    if (errno == EINTR || (errno == EAGAIN && std::chrono::steady_clock::now() < deadline)) {
+      if (errno == EAGAIN)
+        ::poll(nullptr, 0, 20);
+      continue;
+    }
+    auto why = errno == EAGAIN ? fmt::format("no answer within {} s (its process accepts no connection: stopped?)",
+                                             timeout_ms / 1000)
+                               : errno_text();
     ::close(fd);
     return Error{fmt::format("cannot connect to {}: {}", socket.string(), why)};
   }
-  if (!write_all(fd, request.dump() + "\n")) {
+  if (!write_all(fd, request.dump() + "\n", timeout_ms)) {
     ::close(fd);
     return Error{fmt::format("cannot write to {}: {}", socket.string(), errno_text())};
   }
@@ -248,7 +266,10 @@ Result<std::vector<ControlAnswer>> ask_every_control_socket(const Json& request,
     return Error{dir.error()};
   std::vector<ControlAnswer> out;
   std::error_code ec;
-  for (auto& entry : std::filesystem::directory_iterator(*dir, ec)) {
+  std::filesystem::directory_iterator listing(*dir, ec);
+  if (ec) // not to be taken for a directory with no socket in it: nobody holding handles
+    return Error{fmt::format("cannot read the control directory {}: {}", dir->string(), ec.message())};
+  for (auto& entry : listing) {
     if (entry.path().extension() != ".sock" || !entry.is_socket(ec))
       continue;
     auto answer = ask_control_socket(entry.path(), request, timeout_ms);

@@ -6,7 +6,7 @@
 // workspace, which may be a stranger's repository.
 //
 // One request per connection, one JSON line each way:
-//   {"op":"ls"}              -> {"pid","command","workspace","holder","handles":[
+//   {"op":"ls"}              -> {"pid","command","workspace","holder","abort_secs","handles":[
 //                                 {"id","tool","state","elapsed_secs","last_line","agent"}]}
 //   {"op":"abort","id":"x"}  -> {"ok":true,"state":{...}} or {"ok":false,"error":"..."}
 #pragma once

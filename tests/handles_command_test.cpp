@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <future>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -128,6 +129,11 @@ CAF_TEST(handles ls lists a running run and handles abort ends one of its handle
   CAF_REQUIRE_EQUAL(::stat(socket.c_str(), &sock), 0);
   CAF_CHECK_EQUAL(dir.st_mode & 0777, 0700u);
   CAF_CHECK_EQUAL(sock.st_mode & 0777, 0600u);
+  // It says how long an abort there may take (its grace, 2 s, and 20 more): a client
+  // of another config waits as long.
+  auto said = ask_control_socket(socket, Json::object().set("op", "ls"));
+  CAF_REQUIRE(said.ok());
+  CAF_CHECK_EQUAL(said->find("abort_secs")->as_number(), 22.0);
   // An id nobody holds is refused, saying where to look.
   auto nope = cli_in(ws_path, "handles abort nope");
   CAF_CHECK_EQUAL(nope.status, 1);
@@ -325,6 +331,70 @@ CAF_TEST(a control socket client that never reads its answer holds neither the n
   CAF_CHECK(next.ok());
   ::close(stuck); // a server still stuck on it would go on now: the check above tells
   server.reset();
+}
+
+CAF_TEST(a control socket answers a client while another request of it waits) {
+  // An abort waits out its tool's grace: a `handles ls` meanwhile went unanswered.
+  std::promise<void> release, entered;
+  auto released = release.get_future().share();
+  std::string error;
+  auto server = ControlServer::start(
+    [released, &entered](const Json& request) {
+      if (request.find("op") && request.find("op")->as_string() == "slow") {
+        entered.set_value();
+        released.wait();
+      }
+      return Json::object().set("echo", request);
+    },
+    error);
+  CAF_REQUIRE(server != nullptr);
+  auto slow = std::async(std::launch::async, [&] {
+    return ask_control_socket(server->path(), Json::object().set("op", "slow"), 600000);
+  });
+  entered.get_future().wait(); // the slow one holds a thread of the server now
+  auto quick = ask_control_socket(server->path(), Json::object().set("op", "ls"), 600000);
+  CAF_CHECK(quick.ok());
+  release.set_value();
+  CAF_CHECK(slow.get().ok());
+  server.reset();
+}
+
+CAF_TEST(a holder that accepts no connection is said not to answer and bounds the wait) {
+  // A process stopped by Ctrl-Z: its listen queue fills, and a blocking connect then
+  // waited as long as it stayed stopped. Here a socket that listens and never accepts.
+  std::filesystem::create_directories(control());
+  ::chmod(control().c_str(), 0700);
+  auto path = control() / "2.sock";
+  int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  CAF_REQUIRE_EQUAL(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  CAF_REQUIRE_EQUAL(::listen(listener, 0), 0);
+  std::vector<int> queued; // until the queue is full
+  for (int i = 0; i < 64; ++i) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      break;
+    }
+    queued.push_back(fd);
+  }
+  auto stuck = ask_control_socket(path, Json::object().set("op", "ls"), 1000);
+  CAF_REQUIRE(!stuck.ok());
+  CAF_CHECK(contains(stuck.error(), "no answer within 1 s"));
+  // `handles ls` names it and does not say nobody holds handles.
+  auto ls = cli_in(ws.path.string(), "handles ls");
+  CAF_CHECK_EQUAL(ls.status, 1);
+  CAF_CHECK(contains(ls.out, "2.sock: no answer within 5 s"));
+  CAF_CHECK(contains(ls.out, "1 running jp-actors did not answer (above): its handles are not listed"));
+  CAF_CHECK(!contains(ls.out, "no running jp-actors holds handles"));
+  auto abort = cli_in(ws.path.string(), "handles abort x");
+  CAF_CHECK_EQUAL(abort.status, 1);
+  CAF_CHECK(contains(abort.out, "among those that answered; 1 did not (above)"));
+  for (int fd : queued)
+    ::close(fd);
+  ::close(listener);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

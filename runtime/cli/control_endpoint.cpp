@@ -61,6 +61,9 @@ std::unique_ptr<ControlServer> start_control_endpoint(caf::actor_system& sys, st
         .set("command", holder.command)
         .set("workspace", holder.workspace)
         .set("holder", holder.holder)
+        // How long an abort here may take (its tools' grace, and then some): the
+        // client waits as long.
+        .set("abort_secs", std::chrono::duration<double>(abort_timeout).count())
         .set("handles", std::move(handles));
     }
     if (what == "abort") {

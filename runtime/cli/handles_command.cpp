@@ -1,5 +1,6 @@
 #include "runtime/cli/handles_command.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <unistd.h>
 #include <vector>
@@ -25,15 +26,17 @@ int64_t int_at(const Json& j, std::string_view key) {
 }
 
 /// The running processes' `ls` answers, of this workspace unless `all`; a socket
-/// that could not be asked is named on stderr.
-Result<std::vector<Json>> holders(const Config& config, bool all) {
+/// that could not be asked is named on stderr and counted in `unanswered`.
+Result<std::vector<Json>> holders(const Config& config, bool all, int& unanswered) {
   auto answers = ask_every_control_socket(Json::object().set("op", "ls"));
   if (!answers)
     return Error{answers.error()};
   std::vector<Json> out;
+  unanswered = 0;
   for (auto& a : *answers) {
     if (!a.answer) {
       std::fprintf(stderr, "jp-actors: note: %s\n", a.answer.error().c_str());
+      ++unanswered;
       continue;
     }
     if (all || text_at(*a.answer, "workspace") == config.workspace)
@@ -42,10 +45,19 @@ Result<std::vector<Json>> holders(const Config& config, bool all) {
   return out;
 }
 
+/// What a list lacks when `unanswered` processes did not answer: said, and exit 1.
+int some_unanswered(int unanswered) {
+  if (unanswered == 0)
+    return 0;
+  return command_failed(fmt::format("{} running jp-actors did not answer (above): {} handles are not listed", unanswered,
+                                    unanswered == 1 ? "its" : "their"));
+}
+
 } // namespace
 
 int list_live_handles(const Config& config, bool all, bool json) {
-  auto found = holders(config, all);
+  int unanswered = 0;
+  auto found = holders(config, all, unanswered);
   if (!found)
     return command_failed(found.error());
   auto rows = Json::array();
@@ -60,9 +72,11 @@ int list_live_handles(const Config& config, bool all, bool json) {
       }
   if (json) {
     std::printf("%s\n", rows.dump().c_str());
-    return 0;
+    return some_unanswered(unanswered);
   }
   if (rows.as_array().empty()) {
+    if (unanswered > 0) // not "nobody": somebody did not say
+      return some_unanswered(unanswered);
     std::printf("no running jp-actors holds handles %s\n",
                 all ? "in any workspace" : fmt::format("in {} (--all: in every workspace)", config.workspace).c_str());
     return 0;
@@ -85,11 +99,12 @@ int list_live_handles(const Config& config, bool all, bool json) {
     if (all)
       std::printf("%-16s in %s\n", "", text_at(r, "workspace").c_str());
   }
-  return 0;
+  return some_unanswered(unanswered);
 }
 
 int abort_live_handle(const Config& config, const std::string& id, int64_t pid, const std::string& agent) {
-  auto found = holders(config, false);
+  int unanswered = 0;
+  auto found = holders(config, false, unanswered);
   if (!found)
     return command_failed(found.error());
   std::vector<const Json*> holding;
@@ -104,19 +119,27 @@ int abort_live_handle(const Config& config, const std::string& id, int64_t pid, 
         }
   }
   if (holding.empty())
-    return command_failed(fmt::format("no running handle `{}` in {}{}{}: `jp-actors handles ls` lists them", id,
-                                      config.workspace, pid ? fmt::format(" held by pid {}", pid) : std::string(),
+    return command_failed(fmt::format("no running handle `{}` in {}{}{}{}", id, config.workspace,
+                                      pid ? fmt::format(" held by pid {}", pid) : std::string(),
                                       agent.empty() ? std::string()
                                       : pid         ? fmt::format(" for agent {}", agent)
-                                                    : fmt::format(" held by agent {}", agent)));
+                                                    : fmt::format(" held by agent {}", agent),
+                                      unanswered > 0
+                                        ? fmt::format(" among those that answered; {} did not (above)", unanswered)
+                                        : std::string(": `jp-actors handles ls` lists them (another workspace's: "
+                                                      "`handles ls --all`, then --workspace)")));
   if (holding.size() > 1) {
     std::string pids;
     for (auto* h : holding)
       pids += fmt::format("{}{}", pids.empty() ? "" : ", ", int_at(*h, "pid"));
     return command_failed(fmt::format("handle `{}` is held by several processes (pids {}): say which with --pid", id, pids));
   }
-  // An abort waits for the handle's end: its grace, and then some.
-  int timeout_ms = static_cast<int>((config.runtime.abort_grace_secs + 25) * 1000);
+  // An abort waits for the handle's end: the holder's grace and then some, as it
+  // says (its config's, not this one's), else this config's.
+  auto* holder_secs = holding.front()->find("abort_secs");
+  double secs = holder_secs && holder_secs->is_number() ? holder_secs->as_number() + 5
+                                                        : config.runtime.abort_grace_secs + 25;
+  int timeout_ms = static_cast<int>(std::min(secs, 86400.0) * 1000);
   auto request = Json::object().set("op", "abort").set("id", id);
   if (!agent.empty())
     request.set("agent", agent);
