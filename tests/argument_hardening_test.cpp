@@ -6,6 +6,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <fmt/format.h>
 
@@ -74,6 +75,11 @@ CAF_TEST(a cwd chosen by the assistant stays inside the workspace) {
     CAF_REQUIRE(!spec.ok());
     CAF_CHECK(spec.error().starts_with(fmt::format("shell: cwd \"{}\": no such directory in the workspace", cwd)));
   }
+  // A file: said so before anything starts (it started, and failed in the child).
+  { std::ofstream(w.ws / "afile") << "x"; }
+  auto file = shell_spec(config, R"({"command":"pwd","cwd":"afile"})");
+  CAF_REQUIRE(!file.ok());
+  CAF_CHECK(file.error().starts_with("shell: cwd \"afile\": not a directory"));
   for (auto [cwd, where] : {std::pair{"sub", "sub"}, {"sub/../sub", "sub"}, {".", ""}}) {
     auto spec = shell_spec(config, fmt::format(R"({{"command":"pwd","cwd":"{}"}})", cwd));
     CAF_REQUIRE(spec.ok());

@@ -45,6 +45,10 @@ Result<std::string> working_directory(const std::string& workspace, std::string_
                              ec.message())};
   if (outside(real))
     return refuse(real);
+  // A file there is said so before anything starts, as a missing directory is.
+  if (!fs::is_directory(real, ec))
+    return Error{fmt::format("cwd {}: not a directory ({})", json_quote_cut(requested, 200),
+                             ec ? ec.message() : "a file, not a directory")};
   return real.string();
 }
 
