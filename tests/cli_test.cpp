@@ -1390,6 +1390,24 @@ CAF_TEST(describe_tools explains a tool and its actions) {
   CAF_CHECK_NOT_EQUAL(bad.status, 0);
   CAF_CHECK(bad.out.find("unknown tool `nope`; the tools are agent, await, describe_tools, foreach, shell") !=
             std::string::npos);
+  // Only what the model is offered: a tool whose run is "skip" is neither listed nor
+  // described (nor await, with no stateful tool left); named twice, once; none named
+  // is said so.
+  auto skip = "--cfg conversation.tools.shell.run=skip --cfg conversation.tools.agent.run=skip "
+              "--cfg conversation.tools.foreach.run=skip ";
+  auto all = cli(std::string(skip) + R"(call describe_tools '{}')");
+  CAF_CHECK_EQUAL(all.status, 0);
+  CAF_CHECK(contains(all.out, "## describe_tools"));
+  CAF_CHECK(!contains(all.out, "## shell"));
+  CAF_CHECK(!contains(all.out, "## await"));
+  auto skipped = cli(std::string(skip) + R"(call describe_tools '{"tools":["shell"]}')");
+  CAF_CHECK_NOT_EQUAL(skipped.status, 0);
+  CAF_CHECK(contains(skipped.out, "unknown tool `shell`; the tools are describe_tools"));
+  auto named_twice = cli(R"(call describe_tools '{"tools":["shell","shell"]}')");
+  CAF_CHECK_EQUAL(named_twice.out.find("## shell"), named_twice.out.rfind("## shell"));
+  auto none = cli(R"(call describe_tools '{"tools":[]}')");
+  CAF_CHECK_NOT_EQUAL(none.status, 0);
+  CAF_CHECK(contains(none.out, "`tools` is empty"));
   // What else a user may get wrong is named too, with what is allowed.
   auto bare = cli("");
   CAF_CHECK_EQUAL(bare.status, 2);

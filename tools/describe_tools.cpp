@@ -1,5 +1,6 @@
 #include "tools/describe_tools.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -42,28 +43,37 @@ std::string describe(const ToolConfig& t) {
 } // namespace
 
 Result<std::string> describe_tools(const Config& config, const Json& args) {
+  // The tools the model is offered (a tool whose run is "skip" is not): describing
+  // another would only lead to a refused call.
+  auto offered = offered_tools(config);
   std::string out;
   auto* names = args.find("tools");
   if (!names || names->is_null()) {
-    for (auto& [name, t] : config.tools)
-      out += describe(t) + "\n";
+    for (auto* t : offered)
+      out += describe(*t) + "\n";
     return out;
   }
   if (!names->is_array())
     return Error{fmt::format("describe_tools: `tools` must be an array of tool names, got {}",
                              names->described())};
+  if (names->as_array().empty())
+    return Error{"describe_tools: `tools` is empty: name the tools to describe, or leave `tools` out for all"};
+  std::vector<std::string> described;
   for (auto& n : names->as_array()) {
     if (!n.is_string())
       return Error{"describe_tools: `tools` must contain strings"};
-    auto it = config.tools.find(n.as_string());
-    if (it == config.tools.end()) {
+    auto it = std::find_if(offered.begin(), offered.end(), [&](auto* t) { return t->name == n.as_string(); });
+    if (it == offered.end()) {
       std::vector<std::string> known;
-      for (auto& [name, _] : config.tools)
-        known.push_back(name);
+      for (auto* t : offered)
+        known.push_back(t->name);
       return Error{fmt::format("describe_tools: unknown tool `{}`; the tools are {}", cut_text(n.as_string()),
                                fmt::join(known, ", "))};
     }
-    out += describe(it->second) + "\n";
+    if (std::find(described.begin(), described.end(), (*it)->name) != described.end())
+      continue; // named twice: described once
+    described.push_back((*it)->name);
+    out += describe(**it) + "\n";
   }
   return out;
 }

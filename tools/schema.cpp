@@ -401,7 +401,7 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
   return Json{};
 }
 
-Json tool_declarations(const Config& c, dialect d) {
+std::vector<const ToolConfig*> offered_tools(const Config& c) {
   // A tool whose run is "skip" is refused at every call: offered, it only costs the
   // model attention and a failed call.
   auto offered = [](const ToolConfig& t) {
@@ -411,15 +411,22 @@ Json tool_declarations(const Config& c, dialect d) {
   bool any_stateful = false;
   for (auto& [name, t] : c.tools)
     any_stateful = any_stateful || (t.stateful && offered(t));
-  auto out = Json::array();
+  std::vector<const ToolConfig*> out;
   for (auto& [name, t] : c.tools) { // std::map: sorted by name
     if (!offered(t))
       continue;
     // RFD 037 "Schema availability": nothing to await without stateful tools.
     if (name == "await" && t.source == "builtin" && !any_stateful)
       continue;
-    out.push(tool_declaration(t, d));
+    out.push_back(&t);
   }
+  return out;
+}
+
+Json tool_declarations(const Config& c, dialect d) {
+  auto out = Json::array();
+  for (auto* t : offered_tools(c))
+    out.push(tool_declaration(*t, d));
   return out;
 }
 

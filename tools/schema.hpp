@@ -38,7 +38,10 @@ Json parameters_schema(const ToolConfig& t, dialect d);
 /// {name,description,parameters}, mcp {name,description,inputSchema} (the flat form:
 /// MCP clients pass it on to their own providers).
 Json tool_declaration(const ToolConfig& t, dialect d);
-/// Every tool of the config, sorted by name; `await` only when a stateful tool exists.
+/// The tools offered to the model, sorted by name: not one whose run is "skip" (refused
+/// at every call), and `await` only when a stateful tool is offered.
+std::vector<const ToolConfig*> offered_tools(const Config& c);
+/// Every tool offered (offered_tools), declared.
 Json tool_declarations(const Config& c, dialect d);
 
 } // namespace jp
