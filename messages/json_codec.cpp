@@ -565,10 +565,10 @@ Result<LookOptions> look_options(const Json& args) {
       return wrong_type("screen", "true or false", *screen);
     o.screen = screen->as_bool();
   }
-  auto rows = int_argument(args, "rows", 2, 500, 0, "terminal rows");
+  auto rows = int_argument(args, "rows", terminal_rows_min, terminal_rows_max, 0, "terminal rows");
   if (!rows)
     return Error{rows.error()};
-  auto cols = int_argument(args, "cols", 10, 500, 0, "terminal columns");
+  auto cols = int_argument(args, "cols", terminal_cols_min, terminal_cols_max, 0, "terminal columns");
   if (!cols)
     return Error{cols.error()};
   if ((*rows == 0) != (*cols == 0))

@@ -46,6 +46,11 @@ Result<ToolState> parse_tool_output(std::string_view stdout_text);
 /// runtime's own ids, "#1", cannot).
 bool valid_handle_id(std::string_view id);
 
+/// A look's `rows` and `cols`: the terminal sizes a call may ask for (the schema
+/// says them too).
+inline constexpr int terminal_rows_min = 2, terminal_rows_max = 500;
+inline constexpr int terminal_cols_min = 10, terminal_cols_max = 500;
+
 /// Call arguments -> command. `action` must be present (callers check that first:
 /// no action = one-shot). Validates: action is one of spawn|fetch|apply|abort, `id` is
 /// a non-empty string of [A-Za-z0-9_.:-] (at most 64 chars), apply has `input`.

@@ -181,7 +181,7 @@ CAF_TEST(json-schema stateful schema is RFD 009 oneOf with only the declared act
       s.dump(),
       R"({"type":"object","oneOf":[)"
       R"({"properties":{"action":{"const":"spawn"},"id":{"type":"string","description":)"
-      R"("Handle ID for this tool instance. Must be unique across active handles."},)"
+      R"("Handle ID for this tool instance (1 to 64 characters of A-Z a-z 0-9 _ . : -). Must be unique across active handles."},)"
       R"("package":{"type":"string"},"wait_ms":{"type":"integer",)"
       R"("description":"Wait up to this many milliseconds (0 to 60000, default 0) for the )"
       R"(output to settle: the answer comes as soon as the tool waits for input (a fetch )"
@@ -282,8 +282,9 @@ CAF_TEST(a pty tool documents typing keys the screen and resizing) {
   t.io = io_mode::pty;
   for (auto d : all_dialects) {
     auto text = parameters_schema(t, d).dump();
+    // The sizes a call may ask for, as the call checks them.
     for (auto word : {"a backslash is a backslash", "\"keys\\\"", "C-c", "\"screen\"", "\"rows\"", "\"cols\"",
-                      "default 1000"})
+                      "default 1000", "many rows (2 to 500)", "many columns (10 to 500)"})
       CAF_CHECK_EQUAL(text.find(word) != std::string::npos ? "" : std::string(word) + " missing in " + text, "");
   }
   // Pipes have neither screen nor size.

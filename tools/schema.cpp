@@ -38,7 +38,8 @@ bool takes_tty(const ToolConfig& t) {
 }
 
 const char* const id_spawn_description =
-    "Handle ID for this tool instance. Must be unique across active handles.";
+    "Handle ID for this tool instance (1 to 64 characters of A-Z a-z 0-9 _ . : -). Must be unique across "
+    "active handles.";
 const char* const id_other_description = "Handle ID of a handle you spawned earlier.";
 const char* const input_description =
     "Text to write to the tool's stdin (end lines with \"\\n\"), or the answer to the "
@@ -87,12 +88,18 @@ void set_look_properties(Json& properties, const ToolConfig& t, std::string_view
                                with_note(tty_only("Also return the terminal's screen as text rows, "
                                                   "with the cursor position (returned unasked while a full-screen "
                                                   "program such as vi or top has the terminal)."))));
-  for (auto [name, what] : {std::pair{"rows", "rows"}, std::pair{"cols", "columns"}})
+  struct Size {
+    const char* name;
+    const char* what;
+    int min, max;
+  };
+  for (auto [name, what, min, max] : {Size{"rows", "rows", terminal_rows_min, terminal_rows_max},
+                                      Size{"cols", "columns", terminal_cols_min, terminal_cols_max}})
     properties.set(name, Json::object().set("type", "integer").set(
                              "description",
-                             with_note(tty_only(fmt::format("Resize the terminal to this many {} first "
+                             with_note(tty_only(fmt::format("Resize the terminal to this many {} ({} to {}) first "
                                                             "(give rows and cols together; now {}x{}).",
-                                                            what, t.rows, t.cols)))));
+                                                            what, min, max, t.rows, t.cols)))));
 }
 
 std::string_view action_summary(action_kind a) {
