@@ -382,10 +382,20 @@ CAF_TEST(repeat runs the experiment n times and reports the spread) {
 
 CAF_TEST(report names what it cannot read) {
   temp_dir ws;
-  ws.write("bad.jsonl", "{\"event\":\"turn_start\",\"agent\":\"a\"}\nnot json\n");
+  ws.write("bad.jsonl",
+           "{\"event\":\"turn_start\",\"agent\":\"a\"}\nnot json\n{\"event\":\"turn_end\",\"agent\":\"a\"}\n");
   auto r = cli_in(ws.path.string(), fmt::format("report {}/bad.jsonl", ws.path.string()));
   CAF_CHECK_EQUAL(r.status, 1);
-  CAF_CHECK(contains(r.out, "bad.jsonl:2: not an event"));
+  CAF_CHECK(contains(r.out, "bad.jsonl:2: not JSON ("));
+  ws.write("odd.jsonl", "{\"event\":\"turn_start\",\"agent\":\"a\"}\n[1]\n{\"event\":\"turn_end\",\"agent\":\"a\"}\n");
+  auto odd = cli_in(ws.path.string(), fmt::format("report {}/odd.jsonl", ws.path.string()));
+  CAF_CHECK_EQUAL(odd.status, 1);
+  CAF_CHECK(contains(odd.out, "odd.jsonl:2: not an event (a JSON object with \"event\")"));
+  // Nothing but a line that is no event: no log at all.
+  ws.write("none.txt", "hello\n");
+  auto none = cli_in(ws.path.string(), fmt::format("report {}/none.txt", ws.path.string()));
+  CAF_CHECK_EQUAL(none.status, 1);
+  CAF_CHECK(contains(none.out, "none.txt:1: not JSON"));
   // Events, none of them one a report counts: no report of zeros for a made-up agent.
   ws.write("other.jsonl", "{\"event\":\"bogus\"}\n{\"event\":\"tool_output\",\"time\":\"2026-01-01T00:00:00Z\"}\n");
   auto other = cli_in(ws.path.string(), fmt::format("report {}/other.jsonl", ws.path.string()));
@@ -401,4 +411,12 @@ CAF_TEST(report names what it cannot read) {
   auto torn = cli_in(ws.path.string(), fmt::format("report {}/torn.jsonl", ws.path.string()));
   CAF_CHECK_EQUAL(torn.status, 0);
   CAF_CHECK(contains(torn.out, "torn.jsonl:3: dropped the last line: it has no newline"));
+  // So is one a crash cut short once its newline was written (a line of a broken
+  // write, a bad sector), as `conversations show` drops it.
+  ws.write("cut.jsonl", "{\"event\":\"turn_start\",\"agent\":\"a\"}\n{\"event\":\"turn_end\",\"agent\":\"a\"}\n"
+                        "{\"event\":\"turn_start\",\"time\":\"x\",\"prompt\":\"p2\"\n");
+  auto cut = cli_in(ws.path.string(), fmt::format("report {}/cut.jsonl", ws.path.string()));
+  CAF_CHECK_EQUAL(cut.status, 0);
+  CAF_CHECK(contains(cut.out, "cut.jsonl:3: not JSON ("));
+  CAF_CHECK(contains(cut.out, "dropped the last line (likely cut short by a crash)"));
 }

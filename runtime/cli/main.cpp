@@ -271,25 +271,35 @@ int report_file(const std::string& path, bool json) {
   constexpr size_t kMaxLine = 64 << 20;
   ReportBuilder builder;
   size_t n = 0;
+  // A line that is no event, held until the next: the last line may be one a crash
+  // cut short (its newline written or not), dropped with a warning as the
+  // conversation store drops it; any other is no log's.
+  std::string bad;
+  auto refuse_bad = [&] {
+    return command_failed(fmt::format("{}: expected the output of `run --json` or `query --json`, or a "
+                                      "conversation's events.jsonl",
+                                      bad));
+  };
   // One line; `cut`: the last, without its newline. Nonzero: the exit status.
   auto take = [&](std::string_view line, bool cut) -> int {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos)
       return 0;
+    if (!bad.empty())
+      return refuse_bad();
     auto e = Json::parse(line);
     bool event = e && e->is_object() && e->find("event");
-    // A last line without its newline is one a crash (or a killed pipe) cut short,
-    // as the conversation store takes it: the report is of the rest.
     if (!event && cut) {
       std::fprintf(stderr, "jp-actors: warning: %s:%zu: dropped the last line: it has no newline, so it was cut "
                            "short while it was written\n",
                    path.c_str(), n);
       return 0;
     }
-    if (!event)
-      return command_failed(fmt::format("{}:{}: not an event (a JSON object with \"event\"): expected the output of "
-                                        "`run --json` or `query --json`, or a conversation's events.jsonl",
-                                        path, n));
+    if (!event) {
+      bad = e ? fmt::format("{}:{}: not an event (a JSON object with \"event\")", path, n)
+              : fmt::format("{}:{}: not JSON ({})", path, n, e.error());
+      return 0;
+    }
     builder.add(*e);
     return 0;
   };
@@ -317,6 +327,11 @@ int report_file(const std::string& path, bool json) {
   if (!pending.empty())
     if (int rc = take(pending, true))
       return rc;
+  if (!bad.empty()) {
+    if (builder.reports().empty()) // nothing but it: no log at all
+      return refuse_bad();
+    std::fprintf(stderr, "jp-actors: warning: %s: dropped the last line (likely cut short by a crash)\n", bad.c_str());
+  }
   auto runs = builder.reports();
   if (runs.empty())
     return command_failed(fmt::format("{} holds no events", path));
