@@ -605,6 +605,7 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
   // on a fetch) would be dropped without a word, and the model think it typed.
   // Null is absent: a flat schema's caller sends every field.
   if (*kind != action_kind::spawn) {
+    auto look_key = [](std::string_view k) { return k == "wait_ms" || k == "screen" || k == "rows" || k == "cols"; };
     std::vector<std::string_view> takes = {"action", "id"};
     if (*kind != action_kind::abort)
       takes.insert(takes.end(), {"wait_ms", "screen", "rows", "cols"});
@@ -614,8 +615,12 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
       if (!value.is_null() && std::find(takes.begin(), takes.end(), key) == takes.end())
         return Error{fmt::format("action `{}` takes {}; `{}` is not one of them{}", *action, fmt::join(takes, ", "),
                                  cut_text(key, 40),
-                                 key == "input" ? " (`input` is for action `apply`)"
-                                                : " (a tool's parameters are for action `spawn`)")};
+                                 key == "input" ? std::string(" (`input` is for action `apply`)")
+                                 : look_key(key)
+                                   ? fmt::format(" (`{}` is a look's: spawn, fetch and apply take it; an abort "
+                                                 "answers once the tool stopped)",
+                                                 key)
+                                   : std::string(" (a tool's own parameters go with action `spawn` only)"))};
   }
   ToolCommand c;
   c.action = *kind;

@@ -384,10 +384,11 @@ CAF_TEST(a look input or abort refuses keys that are not its own) {
   auto said = command_error(R"({"action":"fetch","id":"k","input":"hello\n"})");
   CAF_CHECK(said.find("action `fetch` takes action, id, wait_ms, screen, rows, cols; `input` is not one of them "
                       "(`input` is for action `apply`)") != std::string::npos);
-  CAF_CHECK(command_error(R"({"action":"abort","id":"k","wait_ms":100})").find("action `abort` takes action, id;") !=
-            std::string::npos);
+  CAF_CHECK(command_error(R"({"action":"abort","id":"k","wait_ms":100})")
+              .find("action `abort` takes action, id; `wait_ms` is not one of them (`wait_ms` is a look's: spawn, "
+                    "fetch and apply take it; an abort answers once the tool stopped)") != std::string::npos);
   CAF_CHECK(command_error(R"({"action":"apply","id":"k","input":"y","message":"x"})")
-              .find("(a tool's parameters are for action `spawn`)") != std::string::npos);
+              .find("(a tool's own parameters go with action `spawn` only)") != std::string::npos);
   // Null is absent (a flat schema's caller sends every field).
   auto flat = command_from_arguments("git", parse(R"({"action":"fetch","id":"k","input":null,"message":null})"));
   CAF_CHECK(flat.ok());
