@@ -68,7 +68,7 @@ FunctionTool call_of(std::weak_ptr<McpClient> weak, std::string server, std::str
                         {}, {}};
     FunctionResult result;
     auto params = mcp_parameters(it->input_schema);
-    auto n = client->call(tool, by_server_names(objects_as_declared(args, params), params), progress,
+    auto n = client->call(tool, by_server_names(arguments_as_declared(args, params), params), progress,
                           [result](ToolState s) { result.set(std::move(s)); });
     Invocation inv;
     inv.result = result;

@@ -72,6 +72,17 @@ CAF_TEST(types are checked and named) {
   CAF_CHECK_EQUAL(error_of(t, R"({"n":-9.3e18})").empty(), false);
   CAF_CHECK_EQUAL(error_of(t, R"({"n":9223372036854775807})"), "");
   CAF_CHECK_EQUAL(error_of(t, R"({"n":-9.2e18})"), "");
+  // An array of integers' items are held to the same (1e21 reached argv as 1e+21).
+  t.parameters[0].type = "array";
+  t.parameters[0].items_type = "integer";
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":[1,2.0]})"), "");
+  CAF_CHECK_EQUAL(error_of(t, R"({"n":[1,1e21]})"),
+                  "t: `n[1]` must be an integer from -9223372036854775808 to 9223372036854775807, got number 1e+21");
+  // As declared, an integral 2.0 is the integer 2 (a template writes `2`, not `2.0`),
+  // as a lone integer's 3.0 is 3.
+  CAF_CHECK_EQUAL(arguments_as_declared(*Json::parse(R"({"n":[1,2.0]})"), t.parameters).dump(), R"({"n":[1,2]})");
+  t.parameters[0].type = "integer";
+  CAF_CHECK_EQUAL(arguments_as_declared(*Json::parse(R"({"n":3.0})"), t.parameters).dump(), R"({"n":3})");
   t.parameters[0].type = "boolean";
   CAF_CHECK_EQUAL(error_of(t, R"({"n":"yes"})"), "t: `n` must be a boolean, got string \"yes\"");
 }

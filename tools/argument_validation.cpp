@@ -46,6 +46,25 @@ bool declared_beyond_type(const ParameterConfig& p) {
   return !type || !type->is_string() || p.declared_schema.find("anyOf") || p.declared_schema.find("oneOf");
 }
 
+/// Whether an integral number fits 64 bits: 1e21 is integral, but no program reads
+/// it as an integer.
+bool fits_int64(const Json& v) {
+  return !v.is_double() || (v.as_number() >= -0x1p63 && v.as_number() < 0x1p63);
+}
+
+Status integer_range_error(const ToolConfig& tool, const std::string& name, const Json& v) {
+  return Status::fail(fmt::format("{}: `{}` must be an integer from -9223372036854775808 to "
+                                  "9223372036854775807, got {}",
+                                  tool.name, name, v.described()));
+}
+
+/// An integral number given as one with a fraction (a model's 3.0 for 3) as the
+/// integer it is, as a template then writes it (checked to fit before).
+void as_integer(Json& v) {
+  if (v.is_double() && has_type(v, "integer") && fits_int64(v))
+    v = Json(static_cast<int64_t>(v.as_number()));
+}
+
 Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json& v) {
   if (declared_beyond_type(p))
     return Status::success();
@@ -53,12 +72,8 @@ Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json&
     return Status::fail(fmt::format("{}: `{}` must be an object, or a string holding one as JSON; "
                                     "got a string that is not a JSON object",
                                     tool.name, p.name));
-  // 1e21 is integral, but no program reads it as an integer: 64 bits at most.
-  if (p.type == "integer" && v.is_double() && has_type(v, p.type) &&
-      !(v.as_number() >= -0x1p63 && v.as_number() < 0x1p63))
-    return Status::fail(fmt::format("{}: `{}` must be an integer from -9223372036854775808 to "
-                                    "9223372036854775807, got {}",
-                                    tool.name, p.name, v.described()));
+  if (p.type == "integer" && has_type(v, p.type) && !fits_int64(v))
+    return integer_range_error(tool, p.name, v);
   if (!has_type(v, p.type))
     return Status::fail(fmt::format("{}: `{}` must be {} {}, got {}", tool.name, p.name,
                                     article(p.type), p.type, v.described()));
@@ -81,18 +96,30 @@ Status check_value(const ToolConfig& tool, const ParameterConfig& p, const Json&
         return Status::fail(fmt::format("{}: `{}[{}]` must be {} {}, got {}", tool.name,
                                         p.name, i, article(p.items_type), p.items_type,
                                         items[i].described()));
+      else if (p.items_type == "integer" && !fits_int64(items[i]))
+        return integer_range_error(tool, fmt::format("{}[{}]", p.name, i), items[i]);
   }
   return Status::success();
 }
 
 } // namespace
 
-Json objects_as_declared(const Json& args, const std::vector<ParameterConfig>& params) {
+Json arguments_as_declared(const Json& args, const std::vector<ParameterConfig>& params) {
   Json out = args;
-  for (auto& p : params)
-    if (auto* v = out.find(p.name); v && p.type == "object" && v->is_string())
+  for (auto& p : params) {
+    auto* v = out.find(p.name);
+    if (!v)
+      continue;
+    if (p.type == "object" && v->is_string()) {
       if (auto o = object_argument(*v))
         *v = std::move(*o);
+    } else if (p.type == "integer") {
+      as_integer(*v);
+    } else if (p.type == "array" && p.items_type == "integer" && v->is_array()) {
+      for (auto& item : v->as_array())
+        as_integer(item);
+    }
+  }
   return out;
 }
 

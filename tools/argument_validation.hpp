@@ -34,9 +34,11 @@ Status refuse_unknown_keys(const ToolConfig& tool, const Json& args, call_form f
 /// schema without properties). nullopt for anything else.
 std::optional<Json> object_argument(const Json& value);
 
-/// `args` with each declared object parameter given as such a string made the object
-/// (what a server's schema or a template's {{tool.arguments.NAME.field}} expects).
-Json objects_as_declared(const Json& args, const std::vector<ParameterConfig>& params);
+/// `args` as their parameters declare them: an object parameter given as such a
+/// string made the object (what a server's schema or a template's
+/// {{tool.arguments.NAME.field}} expects); an integer (or an array of integers'
+/// item) given as 3.0 made 3, as the template writes it.
+Json arguments_as_declared(const Json& args, const std::vector<ParameterConfig>& params);
 
 /// A stateful call (arguments contain "action"): the tool is stateful and declares the
 /// action, or the message says which actions it has.

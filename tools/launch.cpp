@@ -105,7 +105,7 @@ Result<LaunchSpec> make_launch_spec(const Config& config, const ToolConfig& tool
                                     const Json& answers, bool stateful) {
   // A gemini call's object parameters come as JSON text: its template, function or
   // server gets the objects ({{tool.arguments.o.field}} included).
-  auto args = objects_as_declared(given, tool.parameters);
+  auto args = arguments_as_declared(given, tool.parameters);
   // What the model was told a parameter left out means (its config's default) is
   // what the tool gets. Not an MCP server's (its own to apply, and not checked here),
   // nor a spawn's own parameter's (a one-shot call takes none).
