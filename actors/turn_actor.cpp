@@ -1011,8 +1011,9 @@ void run_call(turn_actor_t* self, const std::string& name, const std::string& ar
   }
   bool starts_agents = tool.source == "builtin" && (name == agent_tool_name || name == foreach_tool_name);
   if (starts_agents && !self->state.ctx.subagents)
-    return reply(fail_call(fmt::format("`{}` cannot start sub-agents here: only an agent loop (jp-actors run or "
-                                       "query, or an embedder's jp::Turn) can run them",
+    return reply(fail_call(fmt::format("`{}` cannot run here: its sub-agents run only in an agent loop (jp-actors "
+                                       "run or query, or an embedder's jp::Turn), so here none can be started, "
+                                       "fetched or aborted",
                                        name)));
   if (starts_agents && !args->find("action")) {
     if (auto ok = validate_arguments(tool, *args); !ok)

@@ -276,7 +276,11 @@ name = "awaiter"
 CAF_TEST(outside an agent loop the agent tool says why it cannot run) {
   auto r = cli(R"(call agent '{"prompt":"hi"}')");
   CAF_CHECK_NOT_EQUAL(r.status, 0);
-  CAF_CHECK(contains(r.out, "cannot start sub-agents here"));
+  CAF_CHECK(contains(r.out, "`agent` cannot run here: its sub-agents run only in an agent loop"));
+  // Nor is one fetched or aborted (the text said none could be started).
+  auto fetch = cli(R"(call agent '{"action":"fetch","id":"f"}')");
+  CAF_CHECK_NOT_EQUAL(fetch.status, 0);
+  CAF_CHECK(contains(fetch.out, "none can be started, fetched or aborted"));
 }
 
 CAF_TEST(a script names its subagents once) {
