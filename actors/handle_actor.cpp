@@ -369,6 +369,8 @@ void probe_input_wait(handle_actor_t* self) {
     set_input_wait(self, true, InputWatch::stopped_question());
     return;
   }
+  if (st.watch.waits_stopped())
+    set_input_wait(self, false); // continued: it runs, and is probed as ever
   auto quiet_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - st.last_output);
   if (st.unanswered) {
     // No output since the input went in: it waits again once it took the input.
@@ -397,7 +399,9 @@ constexpr auto kIdleProbe = std::chrono::seconds(1);
 /// Whether the tool is probed now and then while it runs: it can be told to wait,
 /// does not yet, and its output settles (settle_ms 0 probes at every chunk already).
 bool probes_when_idle(const handle_state& st) {
-  return detects_input_wait(st) && !st.watch.waiting && !asked(st) && st.spec.settle_ms > 0;
+  // A stopped tool too: continued by another (a kill -CONT), it runs again unsaid.
+  return detects_input_wait(st) && (!st.watch.waiting || st.watch.waits_stopped()) && !asked(st) &&
+         st.spec.settle_ms > 0;
 }
 
 /// Whether a look has waited enough: the handle stopped or asks, its time is up,
@@ -952,6 +956,16 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
         if (ending || interrupting)
           bytes.pop_back();
       }
+      // A stopped tool (SIGSTOP) is continued first, as `fg` would: nothing it would
+      // do with the input happens before. An empty apply continues it alone, its input
+      // ended or not.
+      if (InputWatch::stopped(st.proc->pid())) {
+        st.proc->resume();
+        set_input_wait(self, false); // it runs again
+        schedule_tick(self);
+        if (bytes.empty() && !ending && !interrupting)
+          return look(self, o, false, apply_resize(self, o) ? kResizeRedraw : std::chrono::milliseconds{});
+      }
       // Ctrl-C alone is a signal, not input: it reaches a tool whose input is over too.
       bool signal_only = interrupting && bytes.empty();
       if (!signal_only && st.proc->input_closed())
@@ -961,22 +975,12 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
                           fmt::format("Handle `{}`: its input was ended (an apply ending in Ctrl-D, "
                                       "\\u0004); it reads no more (it still runs: {})",
                                       st.id, still));
-      // A stopped tool (SIGSTOP) is continued first, as `fg` would: nothing it would
-      // do with the input (or an empty one) happens before.
-      bool resumed = InputWatch::stopped(st.proc->pid());
-      if (resumed)
-        st.proc->resume();
       // The size first, as the schema says: the input may run something that asks for it.
       bool resized = apply_resize(self, o);
       auto size = bytes.size();
       bool lone_escape = st.term && bytes.ends_with('\x1b');
-      if (size == 0 && !ending && !interrupting) { // nothing typed: nothing answered
-        if (resumed) {
-          set_input_wait(self, false); // it runs again
-          schedule_tick(self);
-        }
+      if (size == 0 && !ending && !interrupting) // nothing typed: nothing answered
         return look(self, o, false, resized ? kResizeRedraw : std::chrono::milliseconds{});
-      }
       // Who reads the input, before it goes in: whether it took it is told by that.
       // A terminal hands a line to its reader at its end (Enter, Ctrl-D): text without
       // one leaves the reader asleep, waiting for the rest (raw mode wakes it).
@@ -1042,8 +1046,14 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (has_exited(st.at) || !st.proc ||
           (!asked(st) && !st.watch.waiting && !st.watch.reads_stdin(st.proc->pid())))
         return;
-      if (InputWatch::stopped(st.proc->pid()))
-        st.proc->resume(); // a one-shot run stopped (SIGSTOP): answered, it goes on
+      if (st.watch.waits_stopped() || InputWatch::stopped(st.proc->pid())) {
+        // A one-shot run stopped (SIGSTOP): answered, it goes on; nothing reads the
+        // answer, which goes nowhere.
+        st.proc->resume();
+        set_input_wait(self, false);
+        schedule_tick(self);
+        return;
+      }
       if (asked(st)) {
         st.control->answered();
       } else {

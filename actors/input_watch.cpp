@@ -115,7 +115,7 @@ bool InputWatch::stopped(pid_t pid) {
 }
 
 Question InputWatch::stopped_question() {
-  return Question{std::string(read_question_id),
+  return Question{std::string(stopped_question_id),
                   "[jp-actors: the tool is stopped (SIGSTOP) and does nothing until continued: an apply continues "
                   "it (SIGCONT, as a shell's `fg`), then types its input if any (\"\" for none); abort ends it]",
                   "", {}, ""};

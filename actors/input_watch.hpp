@@ -70,8 +70,12 @@ public:
   /// kernel drops them): it does nothing until continued, so it waits on the caller
   /// as a read does (Process::resume continues it).
   static bool stopped(pid_t pid);
-  /// The question of a tool found stopped: what ends the wait.
+  /// The question of a tool found stopped: what ends the wait. Its id is its own: no
+  /// answer is read (nothing reads), the tool is only continued.
   static Question stopped_question();
+  static constexpr std::string_view stopped_question_id = "stopped";
+  /// Whether the wait told is a stopped tool's.
+  bool waits_stopped() const { return waiting && waiting->id == stopped_question_id; }
   /// The last non-empty line of its output, at most 200 bytes of its end (whole
   /// characters).
   std::string last_line() const;

@@ -36,8 +36,7 @@ struct mcp_call {
 /// requests is answered.
 struct mcp_batch {
   JsonArray responses;
-  size_t owed = 0;                 // its calls still running
-  std::set<std::string> requests;  // the ids of its requests (JSON text)
+  size_t owed = 0; // its calls still running
 };
 
 struct mcp_state {
@@ -368,11 +367,6 @@ void on_one(mcp_actor_t* self, Json* msg) {
   if (st.calls.count(id->dump()))
     return fail(self, *id, mcp::invalid_request,
                 fmt::format("request id {} is already used by a call in flight", cut_text(id->dump())));
-  // Nor twice in one batch, whose answers the client tells apart by their ids.
-  if (st.reading != 0 && !st.batches[st.reading].requests.insert(id->dump()).second)
-    return fail(self, *id, mcp::invalid_request,
-                fmt::format("request id {} is used twice in this batch: its answers are told apart by their ids",
-                            cut_text(id->dump())));
   if (m == "ping")
     return respond(self, mcp::response(*id, Json::object()));
   if (!st.turn)
@@ -413,6 +407,18 @@ void on_batch(mcp_actor_t* self, JsonArray& messages) {
                             mcp::batch_version, st.version.empty() ? "none yet (send initialize first)" : st.version));
   if (messages.empty())
     return fail(self, Json(), mcp::invalid_request, "an empty batch: a batch holds one message or more");
+  // Its answers are told apart by their ids: one id twice refuses the batch whole,
+  // before any of it runs (as over HTTP).
+  std::set<std::string> ids;
+  for (auto& m : messages) {
+    auto* id = m.is_object() && m.find("method") ? m.find("id") : nullptr;
+    auto request = id ? mcp::request_id(*id) : std::nullopt;
+    if (request && !ids.insert(request->dump()).second)
+      return fail(self, Json(), mcp::invalid_request,
+                  fmt::format("request id {} is used twice in this batch: its answers are told apart by their ids; "
+                              "nothing of the batch was run",
+                              cut_text(request->dump())));
+  }
   auto batch = st.next_batch++;
   st.batches[batch];
   st.reading = batch;

@@ -356,12 +356,11 @@ Result<std::vector<HandleStatus>> read_statuses(const Json& obj, std::string_vie
 
 // -- handle ids and actions -----------------------------------------------------------------
 
-constexpr size_t max_id_length = 64;
 
 } // namespace
 
 bool valid_handle_id(std::string_view id) {
-  if (id.empty() || id.size() > max_id_length)
+  if (id.empty() || id.size() > max_handle_id_length)
     return false;
   for (char c : id) {
     bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
@@ -388,7 +387,7 @@ Result<std::vector<std::string>> await_ids(const Json& j, std::string_view key) 
       if (!valid_handle_id(id))
         return Error{fmt::format("`{}` holds {}, which is no handle's id: ids are 1 to {} characters of A-Z a-z "
                                  "0-9 _ . : -",
-                                 key, json_quote_cut(id), max_id_length)};
+                                 key, json_quote_cut(id), max_handle_id_length)};
   return ids;
 }
 
@@ -600,7 +599,7 @@ Result<ToolCommand> command_from_arguments(std::string_view tool, const Json& ar
     return wrong_type("id", "a handle ID string", *id);
   if (!valid_handle_id(id->as_string()))
     return Error{fmt::format("`id` must be 1 to {} characters of A-Z a-z 0-9 _ . : -, got {}",
-                             max_id_length, json_quote_cut(id->as_string()))};
+                             max_handle_id_length, json_quote_cut(id->as_string()))};
   // A look, input or abort takes its own keys: one meant for another action (input
   // on a fetch) would be dropped without a word, and the model think it typed.
   // Null is absent: a flat schema's caller sends every field.

@@ -42,9 +42,10 @@ Result<Outcome> outcome_from_json(const Json& j);
 Result<ToolState> parse_tool_output(std::string_view stdout_text);
 
 // -- Stateful calls ---------------------------------------------------------------------
-/// Whether `id` can name a handle: 1 to 64 characters of [A-Za-z0-9_.:-] (the
-/// runtime's own ids, "#1", cannot).
+/// Whether `id` can name a handle: 1 to max_handle_id_length characters of
+/// [A-Za-z0-9_.:-] (the runtime's own ids, "#1", cannot).
 bool valid_handle_id(std::string_view id);
+inline constexpr size_t max_handle_id_length = 64;
 
 /// A look's `rows` and `cols`: the terminal sizes a call may ask for (the schema
 /// says them too).

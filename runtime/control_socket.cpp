@@ -75,8 +75,10 @@ bool write_all(int fd, const std::string& s, int timeout_ms = -1) {
     if (timeout_ms >= 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       pollfd p{fd, POLLOUT, 0};
-      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) == 0)
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) == 0) {
+        errno = ETIMEDOUT; // said by the caller: not a stale errno of before
         return false;
+      }
     }
     auto n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL | (timeout_ms >= 0 ? MSG_DONTWAIT : 0));
     if (n < 0 && (errno == EINTR || errno == EAGAIN))

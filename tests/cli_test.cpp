@@ -1404,6 +1404,8 @@ CAF_TEST(describe_tools explains a tool and its actions) {
   CAF_CHECK_NOT_EQUAL(skipped.status, 0);
   CAF_CHECK(contains(skipped.out, "unknown tool `shell`; the tools are describe_tools"));
   auto named_twice = cli(R"(call describe_tools '{"tools":["shell","shell"]}')");
+  CAF_CHECK_EQUAL(named_twice.status, 0);
+  CAF_CHECK_NOT_EQUAL(named_twice.out.find("## shell"), std::string::npos);
   CAF_CHECK_EQUAL(named_twice.out.find("## shell"), named_twice.out.rfind("## shell"));
   auto none = cli(R"(call describe_tools '{"tools":[]}')");
   CAF_CHECK_NOT_EQUAL(none.status, 0);

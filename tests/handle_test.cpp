@@ -15,6 +15,7 @@
 #include "messages/json_codec.hpp"
 #include "runtime/actor_scheduler.hpp"
 #include "runtime/process/proc_stat.hpp"
+#include "child_wait.hpp"
 #include "io_round.hpp"
 #include "proc_syscall.hpp"
 #include "real_runtime.hpp"
@@ -1478,6 +1479,49 @@ CAF_TEST(a tool stopped by a stop signal waits on the caller and an apply contin
   CAF_CHECK_EQUAL(aerr, "");
   CAF_CHECK(a.state.stopped());
   CAF_CHECK_EQUAL(a.state.content, "continued\n");
+}
+
+CAF_TEST(a tool stopped after its input ended is continued by an empty apply) {
+  // Its input was ended (Ctrl-D): an apply with input is refused, one without it
+  // still continues it (it was refused too, leaving abort the only way out).
+  auto spec = shell("read x; kill -STOP $$; echo continued $x");
+  spec.wait_ms = 20000;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("se"), spec);
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("se"), std::string(R"("hi\u0004")"),
+                                     LookOptions{20000});
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_REQUIRE(a.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(a.state.question.id, "stopped");
+  auto [b, berr] = ask<HandleReport>(registry, apply_atom::value, std::string("se"), std::string(R"("")"),
+                                     LookOptions{20000});
+  CAF_CHECK_EQUAL(berr, "");
+  CAF_CHECK(b.state.stopped());
+  CAF_CHECK_EQUAL(b.state.content, "continued hi\n");
+}
+
+CAF_TEST(a stopped tool continued by another is no longer told as stopped) {
+  // A kill -CONT from elsewhere: the wait told stood until the tool printed.
+  auto spec = shell("echo $$ > " + (dir.path / "leader").string() + "; kill -STOP $$; read x; echo got $x");
+  spec.wait_ms = 20000;
+  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("sc"), spec);
+  CAF_REQUIRE(r.state.kind == state_kind::waiting);
+  CAF_CHECK_EQUAL(r.state.question.id, "stopped");
+  pid_t leader = 0;
+  std::ifstream(dir.path / "leader") >> leader;
+  CAF_REQUIRE(leader > 0);
+  ::kill(leader, SIGCONT);
+  // Its idle probe finds it reading: the wait is the read's now.
+  std::string asked;
+  CAF_CHECK(wait_for([&] {
+    auto [f, ferr] = ask<HandleReport>(registry, fetch_atom::value, std::string("sc"), LookOptions{0});
+    asked = f.state.question.id;
+    return asked == "input";
+  }));
+  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("sc"), std::string(R"("yo\n")"),
+                                     LookOptions{20000});
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK_EQUAL(a.state.content, "got yo\n");
 }
 
 CAF_TEST(a pty handle that takes a line unechoed is waiting again once it reads the next) {

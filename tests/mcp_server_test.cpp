@@ -447,15 +447,13 @@ CAF_TEST(with protocol 2025-03-26 a batch is answered with one array of its resp
   auto empty = c->next();
   CAF_CHECK_EQUAL(error_code(empty), -32600);
   CAF_CHECK(contains(error_message(empty), "an empty batch"));
-  // One id twice in a batch: the second is refused (MCP: an id is not reused), as
-  // the answers are told apart by their ids alone.
-  c->send_line(R"([{"jsonrpc":"2.0","id":"twice","method":"ping"},{"jsonrpc":"2.0","id":"twice","method":"ping"}])");
+  // One id twice in a batch (1e0 is 1): refused whole, nothing of it run (MCP: an id
+  // is not reused; the answers are told apart by their ids alone), as over HTTP.
+  c->send_line(R"([{"jsonrpc":"2.0","id":1,"method":"x","params":[]},{"jsonrpc":"2.0","id":1e0,"method":"ping"}])");
   auto twice = c->next();
-  CAF_REQUIRE(twice.is_array());
-  CAF_REQUIRE_EQUAL(twice.as_array().size(), 2u);
-  CAF_CHECK(twice.as_array()[0].find("result") != nullptr);
-  CAF_CHECK_EQUAL(error_code(twice.as_array()[1]), -32600);
-  CAF_CHECK(contains(error_message(twice.as_array()[1]), "request id \"twice\" is used twice in this batch"));
+  CAF_REQUIRE(twice.is_object());
+  CAF_CHECK_EQUAL(error_code(twice), -32600);
+  CAF_CHECK(contains(error_message(twice), "request id 1 is used twice in this batch"));
   c->close_input();
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }

@@ -37,9 +37,10 @@ bool takes_tty(const ToolConfig& t) {
   return t.source == "builtin" && t.name == "shell";
 }
 
-const char* const id_spawn_description =
-    "Handle ID for this tool instance (1 to 64 characters of A-Z a-z 0-9 _ . : -). Must be unique across "
-    "active handles.";
+const std::string id_spawn_description =
+    fmt::format("Handle ID for this tool instance (1 to {} characters of A-Z a-z 0-9 _ . : -). Must be unique "
+                "across active handles.",
+                max_handle_id_length);
 const char* const id_other_description = "Handle ID of a handle you spawned earlier.";
 const char* const input_description =
     "Text to write to the tool's stdin (end lines with \"\\n\"), or the answer to the "

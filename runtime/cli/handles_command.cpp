@@ -49,8 +49,9 @@ Result<std::vector<Json>> holders(const Config& config, bool all, int& unanswere
 int some_unanswered(int unanswered) {
   if (unanswered == 0)
     return 0;
-  return command_failed(fmt::format("{} running jp-actors did not answer (above): {} handles are not listed", unanswered,
-                                    unanswered == 1 ? "its" : "their"));
+  return command_failed(fmt::format("{} running jp-actors did not answer (above): any handles {} hold{} here are not "
+                                    "listed",
+                                    unanswered, unanswered == 1 ? "it" : "they", unanswered == 1 ? "s" : ""));
 }
 
 } // namespace

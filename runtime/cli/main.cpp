@@ -275,6 +275,7 @@ int report_file(const std::string& path, bool json) {
   // cut short (its newline written or not), dropped with a warning as the
   // conversation store drops it; any other is no log's.
   std::string bad;
+  bool bad_cut = false; // not JSON: a line cut short, as a crash leaves one
   auto refuse_bad = [&] {
     return command_failed(fmt::format("{}: expected the output of `run --json` or `query --json`, or a "
                                       "conversation's events.jsonl",
@@ -298,6 +299,7 @@ int report_file(const std::string& path, bool json) {
     if (!event) {
       bad = e ? fmt::format("{}:{}: not an event (a JSON object with \"event\")", path, n)
               : fmt::format("{}:{}: not JSON ({})", path, n, e.error());
+      bad_cut = !e;
       return 0;
     }
     builder.add(*e);
@@ -330,7 +332,8 @@ int report_file(const std::string& path, bool json) {
   if (!bad.empty()) {
     if (builder.reports().empty()) // nothing but it: no log at all
       return refuse_bad();
-    std::fprintf(stderr, "jp-actors: warning: %s: dropped the last line (likely cut short by a crash)\n", bad.c_str());
+    std::fprintf(stderr, "jp-actors: warning: %s: dropped the last line%s\n", bad.c_str(),
+                 bad_cut ? " (likely cut short by a crash)" : "");
   }
   auto runs = builder.reports();
   if (runs.empty())
@@ -644,7 +647,8 @@ int main(int argc, char** argv) {
   handles->require_subcommand(1);
   auto* handles_ls = handles->add_subcommand("ls", "Each live handle of this workspace: id, tool, state, elapsed "
                                                    "time, who holds it (pid, command, conversation or script, "
-                                                   "agent) and its last output line");
+                                                   "agent) and its last output line; exits 1 when a running "
+                                                   "jp-actors did not answer (within 5 s)");
   bool handles_all = false;
   bool handles_json = false;
   handles_ls->add_flag("--all", handles_all, "Every workspace's, not only this one's");

@@ -24,7 +24,8 @@ std::string heartbeat_mismatch(const NodeHeartbeat& node, const NodeHeartbeat& c
                        "raise the client's timeout_secs above the node's heartbeat_secs, or lower that",
                        sends(node.heartbeat_secs), client.timeout_secs);
   if (!heard_in_time(client.heartbeat_secs, node.timeout_secs))
-    return fmt::format("the client {} ([node] heartbeat_secs in the client's config), not within "
+    return fmt::format("the client {} ([node] heartbeat_secs in the client's config; an embedder's own actor "
+                       "system: its middleman.heartbeat-interval), not within "
                        "the node's [node] timeout_secs = {:g}: the node would lose the client (and end its handles) "
                        "whenever it is quiet; lower the client's heartbeat_secs below the node's timeout_secs, or "
                        "raise that",
