@@ -295,6 +295,19 @@ CAF_TEST(a pty tool documents typing keys the screen and resizing) {
   CAF_CHECK(text.find("spawn, fetch and apply only.") != std::string::npos);
 }
 
+CAF_TEST(the shell s cwd says what its config lets it reach) {
+  // With cwd_outside_workspace it may leave the workspace: the schema said it may not.
+  auto c = default_config();
+  auto& shell = c.tools.at("shell");
+  CAF_CHECK(testing::contains(parameters_schema(shell, dialect::anthropic).dump(), "relative to the workspace and inside it"));
+  shell.cwd_outside_workspace = true;
+  for (auto d : all_dialects) {
+    auto text = parameters_schema(shell, d).dump();
+    CAF_CHECK(testing::contains(text, "or absolute (it may be outside the workspace)"));
+    CAF_CHECK(!testing::contains(text, "and inside it"));
+  }
+}
+
 CAF_TEST(a sub-agent s input is its next message not stdin) {
   auto c = default_config();
   auto agent = parameters_schema(c.tools.at("agent"), dialect::openai).dump();

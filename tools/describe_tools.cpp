@@ -32,8 +32,8 @@ std::string describe(const ToolConfig& t) {
       out += fmt::format("- {} ({}{})", p.name, p.type, p.required ? ", required" : "");
       if (!p.enum_values.empty())
         out += fmt::format(" one of: {}", fmt::join(p.enum_values, ", "));
-      if (!p.description.empty())
-        out += ": " + p.description;
+      if (auto said = parameter_description(t, p); !said.empty())
+        out += ": " + said;
       out += "\n";
     }
   }

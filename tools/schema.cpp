@@ -130,14 +130,12 @@ bool as_json_text(std::string_view type, dialect d) {
 
 const char* const json_text_note = R"(A JSON object written as a string, e.g. {"NAME": "value"})";
 
-// One parameter as a JSON-schema property; `note` goes before its description.
-Json property_schema(const ParameterConfig& p, dialect d, std::string_view note = {}) {
+// One parameter of `t` as a JSON-schema property; `note` goes before its description.
+Json property_schema(const ToolConfig& t, const ParameterConfig& p, dialect d, std::string_view note = {}) {
   auto s = Json::object();
   s.set("type", as_json_text(p.type, d) ? "string" : p.type);
-  std::string description =
-      note.empty() ? p.description
-      : p.description.empty() ? std::string(note)
-                              : fmt::format("{}. {}", note, p.description);
+  auto own = parameter_description(t, p);
+  std::string description = note.empty() ? own : own.empty() ? std::string(note) : fmt::format("{}. {}", note, own);
   if (as_json_text(p.type, d))
     description += fmt::format("{}{}.", description.empty() ? "" : ". ", json_text_note);
   // A server's own schema, as it declared it (its arrays given items: mcp_parameters),
@@ -176,7 +174,7 @@ std::pair<Json, Json> parameter_properties(const ToolConfig& t, dialect d) {
   for (auto& p : t.parameters) {
     if (p.spawn_only)
       continue;
-    properties.set(p.name, property_schema(p, d));
+    properties.set(p.name, property_schema(t, p, d));
     if (p.required)
       required.push(Json(p.name));
   }
@@ -214,7 +212,7 @@ Json one_of_schema(const ToolConfig& t, dialect d) {
                                                                     : id_other_description));
     if (a == action_kind::spawn) {
       for (auto& p : t.parameters) {
-        properties.set(p.name, property_schema(p, d));
+        properties.set(p.name, property_schema(t, p, d));
         if (p.required)
           required.push(Json(p.name));
       }
@@ -287,7 +285,7 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
   }
   for (auto& p : t.parameters) {
     auto used_by = oneshot && !p.spawn_only ? "spawn, or without `action`" : "spawn only";
-    properties.set(p.name, property_schema(p, d, p.required ? fmt::format("{} (required there)", used_by)
+    properties.set(p.name, property_schema(t, p, d, p.required ? fmt::format("{} (required there)", used_by)
                                                             : std::string(used_by)));
   }
   return Json::object()
@@ -407,6 +405,12 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
           .set("inputSchema", std::move(params));
   }
   return Json{};
+}
+
+std::string parameter_description(const ToolConfig& t, const ParameterConfig& p) {
+  if (t.source == "builtin" && t.name == "shell" && p.name == "cwd" && t.cwd_outside_workspace)
+    return "Working directory, relative to the workspace, or absolute (it may be outside the workspace)";
+  return p.description;
 }
 
 std::vector<const ToolConfig*> offered_tools(const Config& c) {
