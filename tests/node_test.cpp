@@ -1482,10 +1482,11 @@ CAF_TEST(a node and a client whose heartbeats the other side would time out are 
   CAF_CHECK(contains(said, "the client sends heartbeats every 12 s"));
   CAF_CHECK(contains(said, "node's [node] timeout_secs = 10"));
   // Within each other's timeouts, the session opens.
-  client_heartbeat = "[node]\nheartbeat_secs = 1\ntimeout_secs = 5\n";
+  client_heartbeat = "[node]\nheartbeat_secs = 1\ntimeout_secs = 30\n"; // margins a loaded machine keeps
   auto fine = client(spawn);
   JP_REQUIRE_OK(fine);
-  CAF_CHECK(contains(content(results_of(fine), "main", 1, 1), "hi"));
+  auto fine_said = content(results_of(fine), "main", 1, 1);
+  CAF_CHECK_EQUAL(contains(fine_said, "hi") ? std::string("hi") : fine_said, "hi"); // what it said instead
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
