@@ -958,8 +958,9 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       }
       // A stopped tool (SIGSTOP) is continued first, as `fg` would: nothing it would
       // do with the input happens before. An empty apply continues it alone, its input
-      // ended or not.
-      if (InputWatch::stopped(st.proc->pid())) {
+      // ended or not. The probe found it stopped (a /proc read); an apply reads none,
+      // being on the round trip's path: a stop not yet probed is unknown to the model.
+      if (st.watch.waits_stopped()) {
         st.proc->resume();
         set_input_wait(self, false); // it runs again
         schedule_tick(self);
@@ -1046,7 +1047,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (has_exited(st.at) || !st.proc ||
           (!asked(st) && !st.watch.waiting && !st.watch.reads_stdin(st.proc->pid())))
         return;
-      if (st.watch.waits_stopped() || InputWatch::stopped(st.proc->pid())) {
+      if (st.watch.waits_stopped()) {
         // A one-shot run stopped (SIGSTOP): answered, it goes on; nothing reads the
         // answer, which goes nowhere.
         st.proc->resume();
