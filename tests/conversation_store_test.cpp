@@ -18,6 +18,7 @@
 #include "runtime/store/conversation_store.hpp"
 #include "runtime/store/state_location.hpp"
 #include "config/config.hpp"
+#include "scoped_env.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
 
@@ -751,9 +752,7 @@ CAF_TEST(a workspace whose state directory is a link keeps its state in the user
   fs::create_directories(tmp.path / "target");
   fs::create_directory_symlink(tmp.path / "target", ws / ".jp");
   auto state = (tmp.path / "state").string();
-  const char* before = std::getenv("XDG_STATE_HOME");
-  std::string kept = before ? before : "";
-  ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+  testing::scoped_env state_home("XDG_STATE_HOME", state);
   Config config;
   config.workspace = ws.string();
   auto where = choose_state_location(config);
@@ -762,8 +761,4 @@ CAF_TEST(a workspace whose state directory is a link keeps its state in the user
   FileConversationStore store(where.dir + "/conversations", ws.string());
   CAF_CHECK(store.create().ok());
   CAF_CHECK(fs::is_empty(tmp.path / "target"));
-  if (before)
-    ::setenv("XDG_STATE_HOME", kept.c_str(), 1);
-  else
-    ::unsetenv("XDG_STATE_HOME");
 }

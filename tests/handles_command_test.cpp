@@ -24,12 +24,21 @@
 #include "marked_processes.hpp"
 #include "messages/json.hpp"
 #include "runtime/control_socket.hpp"
+#include "scoped_env.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
 using namespace jp::testing;
 
 namespace {
+
+/// The address of a Unix socket at `path` (a test's, well within sun_path).
+sockaddr_un unix_address(const std::filesystem::path& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  return addr;
+}
 
 pid_t pid_in(const std::filesystem::path& file) {
   pid_t pid = 0;
@@ -58,16 +67,9 @@ struct fixture {
   temp_dir ws;
   temp_dir other; // another workspace
   temp_dir runtime;
+  scoped_env runtime_dir{"XDG_RUNTIME_DIR", runtime.path}; // this test's sockets alone
   pid_t run = -1;
-  std::string runner_runtime = std::getenv("XDG_RUNTIME_DIR") ? std::getenv("XDG_RUNTIME_DIR") : "";
-  fixture() { ::setenv("XDG_RUNTIME_DIR", runtime.path.c_str(), 1); } // this test's sockets alone
-  ~fixture() {
-    end_cli(run);
-    if (runner_runtime.empty())
-      ::unsetenv("XDG_RUNTIME_DIR");
-    else
-      ::setenv("XDG_RUNTIME_DIR", runner_runtime.c_str(), 1);
-  }
+  ~fixture() { end_cli(run); }
   std::filesystem::path control() const { return runtime.path / "jp-actors"; }
   /// The live handles of the workspace, as `handles ls --json` gives them.
   JsonArray live(const std::string& where) {
@@ -270,9 +272,7 @@ CAF_TEST(the control socket answers one JSON line and refuses what is not one) {
   // Not JSON: answered with why.
   auto raw = [&](const std::string& bytes) {
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", server->path().c_str());
+    auto addr = unix_address(server->path());
     CAF_REQUIRE_EQUAL(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
     size_t off = 0;
     while (off < bytes.size()) {
@@ -297,9 +297,7 @@ CAF_TEST(the control socket answers one JSON line and refuses what is not one) {
   auto stale = control() / "1.sock";
   {
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", stale.c_str());
+    auto addr = unix_address(stale);
     CAF_REQUIRE_EQUAL(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
     ::close(fd);
   }
@@ -321,9 +319,7 @@ CAF_TEST(a control socket client that never reads its answer holds neither the n
     error);
   CAF_REQUIRE(server != nullptr);
   int stuck = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", server->path().c_str());
+  auto addr = unix_address(server->path());
   CAF_REQUIRE_EQUAL(::connect(stuck, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   CAF_REQUIRE_EQUAL(::send(stuck, "{}\n", 3, MSG_NOSIGNAL), 3);
   // Answered once the first is dropped (its bound, 5 s, within this wait's).
@@ -367,9 +363,7 @@ CAF_TEST(a holder that accepts no connection is said not to answer and bounds th
   ::chmod(control().c_str(), 0700);
   auto path = control() / "2.sock";
   int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  auto addr = unix_address(path);
   CAF_REQUIRE_EQUAL(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   CAF_REQUIRE_EQUAL(::listen(listener, 0), 0);
   std::vector<int> queued; // until the queue is full

@@ -40,6 +40,7 @@
 #include "child_wait.hpp"
 #include "other_user.hpp"
 #include "owned_children.hpp"
+#include "scoped_env.hpp"
 #include "temp_dir.hpp"
 #include "contains.hpp"
 
@@ -479,7 +480,7 @@ CAF_TEST(a program embedding jp-actors reaches the node through its session) {
   auto config = jp::config_from_toml(client_config(), "client config");
   CAF_REQUIRE(config.ok());
   config->workspace = client_ws;
-  ::setenv("XDG_STATE_HOME", state.c_str(), 1); // the node token, as the node's user
+  scoped_env state_home("XDG_STATE_HOME", state); // the node token, as the node's user
   jp::Runtime rt(std::move(*config));
   auto session = rt.session();
   auto spawned = session.spawn("far", "e", *Json::parse(R"({"script":"echo embedded; exec sleep 300"})"), 5000).get();
@@ -489,7 +490,6 @@ CAF_TEST(a program embedding jp-actors reaches the node through its session) {
   auto aborted = session.abort("e").get();
   CAF_CHECK(contains(aborted.content, R"("state":"stopped")"));
   CAF_CHECK(contains(aborted.content, "aborted"));
-  ::unsetenv("XDG_STATE_HOME");
 }
 
 CAF_TEST(a node refuses a client without its token and a tool that would ask) {
@@ -1530,9 +1530,7 @@ CAF_TEST(while a node stops only a tool killed by a signal is told as stopped wi
 CAF_TEST(nodes starting at once as one user all get the one token made whole) {
   // One makes it; the others find it whole, never an empty file they would call broken.
   temp_dir dir;
-  auto* before = std::getenv("XDG_STATE_HOME");
-  std::string saved = before ? before : "";
-  ::setenv("XDG_STATE_HOME", dir.path.c_str(), 1);
+  scoped_env state_home("XDG_STATE_HOME", dir.path);
   constexpr int starts = 8;
   std::vector<jp::Result<std::string>> tokens(starts, jp::Error{"not run"});
   std::atomic<bool> go{false};
@@ -1546,10 +1544,6 @@ CAF_TEST(nodes starting at once as one user all get the one token made whole) {
   go = true;
   for (auto& t : threads)
     t.join();
-  if (saved.empty())
-    ::unsetenv("XDG_STATE_HOME");
-  else
-    ::setenv("XDG_STATE_HOME", saved.c_str(), 1);
   CAF_REQUIRE(tokens[0].ok());
   for (auto& t : tokens) {
     CAF_CHECK_EQUAL(t.ok() ? std::string() : t.error(), "");
@@ -1564,15 +1558,9 @@ CAF_TEST(nodes starting at once as one user all get the one token made whole) {
 
 CAF_TEST(a client with no token makes no state directory for it) {
   temp_dir dir;
-  auto* before = std::getenv("XDG_STATE_HOME");
-  std::string saved = before ? before : "";
   auto home = dir.path / "state";
-  ::setenv("XDG_STATE_HOME", home.c_str(), 1);
+  scoped_env state_home("XDG_STATE_HOME", home);
   auto none = jp::node_token(false);
-  if (saved.empty())
-    ::unsetenv("XDG_STATE_HOME");
-  else
-    ::setenv("XDG_STATE_HOME", saved.c_str(), 1);
   CAF_REQUIRE(!none.ok());
   CAF_CHECK(contains(none.error(), "no node token at " + home.string() + "/jp-actors/node-token: No such file"));
   CAF_CHECK(contains(none.error(), "a node started as this user"));
@@ -1582,9 +1570,7 @@ CAF_TEST(a client with no token makes no state directory for it) {
 CAF_TEST(a token file others may read or too short says what is wrong and how to fix it) {
   // A client never makes the token: "remove it and start again" left it with none.
   temp_dir dir;
-  auto* before = std::getenv("XDG_STATE_HOME");
-  std::string saved = before ? before : "";
-  ::setenv("XDG_STATE_HOME", dir.path.c_str(), 1);
+  scoped_env state_home("XDG_STATE_HOME", dir.path);
   std::filesystem::create_directories(dir.path / "jp-actors");
   std::filesystem::permissions(dir.path / "jp-actors", std::filesystem::perms::owner_all);
   dir.write("jp-actors/node-token", std::string(40, 'a'));
@@ -1593,10 +1579,6 @@ CAF_TEST(a token file others may read or too short says what is wrong and how to
   ::chmod((dir.path / "jp-actors" / "node-token").c_str(), 0600);
   dir.write("jp-actors/node-token", "short");
   auto brief = jp::node_token(true);
-  if (saved.empty())
-    ::unsetenv("XDG_STATE_HOME");
-  else
-    ::setenv("XDG_STATE_HOME", saved.c_str(), 1);
   CAF_REQUIRE(!open.ok());
   CAF_CHECK(contains(open.error(), "others may read it (mode 644; chmod 600 it)"));
   CAF_CHECK(contains(open.error(), "put there a copy of the node token of the one you reach (its own node-token file)"));
