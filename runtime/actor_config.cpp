@@ -3,6 +3,12 @@
 #include <caf/atom.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
+#include <condition_variable>
+#include <fmt/format.h>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include "config/config.hpp"
 
@@ -13,7 +19,49 @@
 
 namespace jp {
 
+namespace {
+
+/// Starts `count` threads at once and ends them, or throws the failure to start one
+/// as std::system_error. CAF 0.17's actor_system cannot take a thread it fails to
+/// start: it unwinds with its started threads joinable and the process aborts
+/// ("terminate called without an active exception"). So where this user's tasks
+/// are at their limit (ulimit -u, a container's pids.max) the threads the system
+/// will start are tried first, and the failure is an error the caller can tell.
+void try_starting_threads(size_t count) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::vector<std::thread> started;
+  std::error_code failed;
+  for (size_t i = 0; i < count && !failed; ++i) {
+    try {
+      started.emplace_back([&] {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return done; });
+      });
+    } catch (const std::system_error& e) {
+      failed = e.code();
+    }
+  }
+  {
+    std::lock_guard lock(m);
+    done = true;
+  }
+  cv.notify_all();
+  for (auto& t : started)
+    t.join();
+  if (failed)
+    throw std::system_error(failed, fmt::format("cannot start the runtime's {} threads", count));
+}
+
+// Besides the scheduler's workers: CAF's clock, the middleman's multiplexer, a
+// detached actor (a person asked, an LLM round trip), and one to spare.
+constexpr size_t kThreadsBesideWorkers = 4;
+
+} // namespace
+
 RuntimeActorConfig::RuntimeActorConfig(size_t worker_threads, const NodeServerConfig* network, const TlsConfig* tls) {
+  try_starting_threads(jp::worker_threads(uint64_t{worker_threads}) + kThreadsBesideWorkers);
   register_message_types(*this);
   register_error_category(*this);
   set("logger.console", caf::atom("none"));

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -203,9 +204,20 @@ std::unique_ptr<ControlServer> ControlServer::start(ControlHandler handler, std:
     return nullptr;
   }
   auto* raw = impl.get();
-  for (int i = 0; i < Impl::kThreads; ++i)
-    impl->threads.emplace_back([raw] { raw->serve(); });
-  return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
+  // Owned first: a thread that cannot start (this user at its task limit) leaves the
+  // ones started to the destructor, which ends them; joinable, they aborted the process.
+  std::unique_ptr<ControlServer> server(new ControlServer(std::move(impl)));
+  try {
+    for (int i = 0; i < Impl::kThreads; ++i)
+      raw->threads.emplace_back([raw] { raw->serve(); });
+  } catch (const std::system_error& e) {
+    if (raw->threads.empty()) {
+      error = fmt::format("cannot start the control socket's thread: {}", e.what());
+      return nullptr;
+    }
+    // Fewer answer at once: each request is still answered.
+  }
+  return server;
 }
 
 ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

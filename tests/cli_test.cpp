@@ -32,6 +32,7 @@
 #include "contains.hpp"
 #include "file_contents.hpp"
 #include "marked_processes.hpp"
+#include "other_user.hpp"
 #include "raise_limits.hpp"
 #include "temp_dir.hpp"
 #include "terminal_io.hpp"
@@ -212,6 +213,35 @@ CAF_TEST(tool limits from config bound what a call runs and a tool stopped by on
   auto plain = cli(R"(call shell '{"command":"exit 152"}')");
   CAF_CHECK(contains(plain.out, "exit status 152"));
   CAF_CHECK(!contains(plain.out, "SIGXCPU"));
+}
+
+CAF_TEST(a run short of threads for its user says which limit and does not abort) {
+  // CAF's actor system, then the control socket, aborted the process ("terminate
+  // called without an active exception") when a thread of theirs could not start.
+  // A user nobody else runs as: the task limit counts each of the user's processes
+  // and threads. (As another than root, the limit is this user's and is reached at
+  // once: each run then says so.)
+  testing::other_user_area area(65533);
+  auto ws = area.make_dir("ws", true);
+  auto state = area.make_dir("state", true);
+  area.dir.write("echo.toml", "[[agents]]\nname = \"main\"\n  [[agents.steps]]\n  [[agents.steps.calls]]\n"
+                              "  tool = \"shell\"\n  arguments = { command = \"echo hi\" }\n");
+  ::chmod((area.dir.path / "echo.toml").c_str(), 0644);
+  auto home = area.make_dir("home", true);
+  auto runtime = area.make_dir("runtime", true); // the control socket's, which starts threads too
+  for (int limit : {4, 6, 8, 9, 10, 11, 12}) {
+    // Leaks are not looked for: LeakSanitizer's own task would not start.
+    auto r = testing::run_command(fmt::format(
+      "cd '{}' && {}prlimit --nproc={} env HOME='{}' XDG_CONFIG_HOME='{}/config' XDG_STATE_HOME='{}' XDG_RUNTIME_DIR='{}' "
+      "ASAN_OPTIONS=detect_leaks=0 '{}' "
+      "--workspace '{}' --cfg runtime.worker_threads=1 run '{}/echo.toml'",
+      ws, area.drop(), limit, home, home, state, runtime, area.binary(), ws, area.dir.path.string()));
+    CAF_MESSAGE("ulimit -u " << limit << ": exit " << r.status);
+    CAF_CHECK(r.status == 0 || r.status == 1);
+    CAF_CHECK(!contains(r.out, "terminate called"));
+    if (r.status == 1 && !contains(r.out, "ulimit -u: " + std::to_string(limit)))
+      CAF_FAIL("exit 1 without the limit said:\n" << r.out);
+  }
 }
 
 CAF_TEST(version prints the version and a command s help names the global options) {

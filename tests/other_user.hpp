@@ -20,11 +20,13 @@ class other_user_area {
 public:
   temp_dir dir; // 0755; what the test creates for the other user lives here
 
-  other_user_area() {
+  /// `uid`: the other user (as root); `nobody` unless a test needs one whose tasks
+  /// are its own alone (a task limit counts every process of the user).
+  explicit other_user_area(uid_t uid = 65534) : uid_(uid) {
     ::chmod(dir.path.c_str(), 0755);
     if (::geteuid() != 0)
       return;
-    drop_ = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    drop_ = fmt::format("setpriv --reuid={0} --regid={0} --clear-groups ", uid);
     // The binary may sit where nobody cannot reach it (a home directory): copy it.
     if (std::system(fmt::format("{}test -x '{}'", drop_, bin_).c_str()) != 0) {
       auto copy = dir.path / "jp-actors";
@@ -46,7 +48,7 @@ public:
     auto p = dir.path / name;
     std::filesystem::create_directories(p);
     if (writable && ::geteuid() == 0)
-      (void)!::chown(p.c_str(), 65534, 65534);
+      (void)!::chown(p.c_str(), uid_, uid_);
     ::chmod(p.c_str(), writable ? 0755 : 0555);
     return p.string();
   }
@@ -68,6 +70,7 @@ public:
   const std::string& binary() const { return bin_; }
 
 private:
+  uid_t uid_;
   std::string drop_;
   std::string bin_ = JP_CLI_BINARY;
 };

@@ -10,12 +10,14 @@
 #include <cstring>
 #include <sys/stat.h>
 #include <exception>
+#include <system_error>
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
 #include <iostream>
 #include <openssl/crypto.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "actors/live_loops.hpp"
@@ -463,6 +465,21 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
   for (auto& why : mcp.unavailable)
     std::printf("(unavailable) %s\n", shown_on(STDOUT_FILENO, why).c_str());
   return 0;
+}
+
+/// A thread (or process) the system would not start (EAGAIN): said with the limit
+/// that is likely reached, as a person would fix it.
+std::string short_of_tasks(const std::system_error& e) {
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NPROC, &limit);
+  std::string what = e.what();
+  if (what == e.code().message())
+    what = "cannot start a thread: " + what;
+  return fmt::format("{}; this user's processes and threads may be at their limit ({}, or a container's pids.max): "
+                     "end some, or raise it",
+                     what,
+                     limit.rlim_cur == RLIM_INFINITY ? std::string("ulimit -u: unlimited")
+                                                     : fmt::format("ulimit -u: {}", limit.rlim_cur));
 }
 
 /// At exit, after every other handler (registered first): output that could not all
@@ -920,6 +937,9 @@ int main(int argc, char** argv) {
       rc = list_conversations(*config);
     else
       rc = list_tools(config, schema, dialect);
+  } catch (const std::system_error& e) {
+    kill_all_process_groups();
+    rc = command_failed(e.code() == std::errc::resource_unavailable_try_again ? short_of_tasks(e) : e.what());
   } catch (const std::exception& e) {
     kill_all_process_groups();
     rc = command_failed(e.what());
