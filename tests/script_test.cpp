@@ -32,6 +32,10 @@ CAF_TEST(non finite numbers in arguments are refused naming the key) {
                              "t.toml");
   CAF_REQUIRE(!nested.ok());
   CAF_CHECK(nested.error().find("arguments.xs[1]: inf is not allowed") != std::string::npos);
+  // An agent's answer to a question too: the tool got null, and nan was never named.
+  auto answer = parse_script("[[agents]]\n[agents.questions]\nproceed = nan\n  [[agents.steps]]\n  text = \"x\"\n",
+                             "t.toml");
+  CAF_CHECK(!answer.ok() && testing::contains(answer.error(), "agents[0].questions.proceed: nan is not allowed"));
   auto fine = parse_script(await_step("0.5"), "t.toml");
   CAF_CHECK(fine.ok());
 }
@@ -51,15 +55,18 @@ CAF_TEST(a name or text of the wrong type is refused naming the key) {
   };
   auto numbered = parse_script(agent("name = 5\n", "  text = \"x\"\n"), "t.toml");
   CAF_REQUIRE(!numbered.ok());
-  CAF_CHECK(numbered.error().find("t.toml: agents[0].name: expected a non-empty string without '/'") !=
+  CAF_CHECK(numbered.error().find("t.toml: agents[0].name: expected a non-empty string of printable ASCII") !=
             std::string::npos);
   // "/" joins an agent's path to its sub-agents' in the log and the report.
   CAF_CHECK(!parse_script(agent("name = \"a/#1\"\n", "  text = \"x\"\n"), "t.toml").ok());
   CAF_CHECK(!parse_script(agent("name = \"\"\n", "  text = \"x\"\n"), "t.toml").ok());
   // One word of the transcript's "[name]" and a column of the report.
-  for (auto* odd : {"a b", "a\\nb", "a\\u001b[31m", "a\\tb"}) {
+  // Nor a space, an invisible or a bidirectional character beyond ASCII (a name that
+  // looks like another's, or shows itself reordered).
+  for (auto* odd : {"a b", "a\\nb", "a\\u001b[31m", "a\\tb", "a\\u00a0b", "a\\u200bb", "x\\u202eyz", "a\\u2028b",
+                    "caf\\u00e9"}) {
     auto refused = parse_script(agent(fmt::format("name = \"{}\"\n", odd), "  text = \"x\"\n"), "t.toml");
-    CAF_CHECK(!refused.ok() && testing::contains(refused.error(), "without '/', spaces or control characters"));
+    CAF_CHECK(!refused.ok() && testing::contains(refused.error(), "printable ASCII without '/' or spaces"));
   }
   auto total = parse_script(agent("name = \"total\"\n", "  text = \"x\"\n"), "t.toml");
   CAF_CHECK(!total.ok() && testing::contains(total.error(), "agents[0].name: `total` is the report's row of all agents"));
@@ -70,6 +77,13 @@ CAF_TEST(a name or text of the wrong type is refused naming the key) {
   auto experiment = parse_script("[experiment]\nname = 5\n" + agent("name = \"a\"\n", "  text = \"x\"\n"), "t.toml");
   CAF_REQUIRE(!experiment.ok());
   CAF_CHECK(experiment.error().find("t.toml: experiment.name: expected a string") != std::string::npos);
+  // [experiment] that is not a table, or a description that is not a string, was run as if absent.
+  auto flat = parse_script("experiment = \"x\"\n" + agent("name = \"a\"\n", "  text = \"x\"\n"), "t.toml");
+  CAF_CHECK(!flat.ok() && testing::contains(flat.error(), "t.toml: experiment: expected a table"));
+  auto described = parse_script("[experiment]\ndescription = 5\n" + agent("name = \"a\"\n", "  text = \"x\"\n"),
+                                "t.toml");
+  CAF_CHECK(!described.ok() &&
+            testing::contains(described.error(), "t.toml: experiment.description: expected a string, got 5"));
 }
 
 CAF_TEST(a foreach of a scripted sub-agent keeps the element mark of its own prompt) {

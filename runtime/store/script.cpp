@@ -58,11 +58,11 @@ struct Reader {
     return true;
   }
 
-  // Arguments become JSON, which has no NaN or infinity: such a value would reach
+  // Arguments and answers become JSON, which has no NaN or infinity: such a value would reach
   // the call as null (`timeout_secs = nan` as "no timeout"). Refused, naming it.
   bool finite_numbers(const toml::node& n, const std::string& key) {
     if (auto* f = n.as_floating_point(); f && !std::isfinite(f->get()))
-      return fail(key, fmt::format("{} is not allowed: arguments are JSON, whose numbers are finite "
+      return fail(key, fmt::format("{} is not allowed: arguments and answers are JSON, whose numbers are finite "
                                    "(a duration such as timeout_secs is {})",
                                    f->get(), duration_rule()));
     if (auto* a = n.as_array())
@@ -106,13 +106,20 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
   Script script;
   if (!r.known_keys(root, "", {"experiment", "agents", "subagents"}))
     return Error{r.error};
+  if (auto* node = root.get("experiment"); node && !node->is_table()) {
+    r.fail("experiment", fmt::format("expected a table ([experiment] with name, description, repeat, "
+                                     "shared_registry), got {}",
+                                     toml_to_json(*node).dump()));
+    return Error{r.error};
+  }
   if (auto* exp = root["experiment"].as_table()) {
     if (!r.known_keys(*exp, "experiment", {"name", "description", "repeat", "shared_registry"}))
       return Error{r.error};
-    if (auto* name = exp->get("name"); name && !name->is_string()) {
-      r.fail("experiment.name", fmt::format("expected a string, got {}", toml_to_json(*name).dump()));
-      return Error{r.error};
-    }
+    for (auto* key : {"name", "description"})
+      if (auto* text = exp->get(key); text && !text->is_string()) {
+        r.fail(fmt::format("experiment.{}", key), fmt::format("expected a string, got {}", toml_to_json(*text).dump()));
+        return Error{r.error};
+      }
     script.name = (*exp)["name"].value_or(std::string{});
     if (auto* repeat = exp->get("repeat")) {
       auto n = repeat->value<int64_t>();
@@ -140,16 +147,18 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
       // A name tells agents apart in the log and the report, where "/" joins an
       // agent's path to its sub-agents'.
       // It is one word of the transcript's "[name]" prefix and a column of the
-      // report: no space or control character in it, and not the report's `total`.
+      // report: printable ASCII with no space, and not the report's `total`. Beyond
+      // ASCII, spaces, invisible and bidirectional characters and letters that look
+      // alike would tell two agents apart wrongly, and wide ones break the columns.
       if (auto* name = at.get("name")) {
         auto text = name->value_or(std::string{});
-        bool plain = std::none_of(text.begin(), text.end(), [](char c) {
+        bool plain = std::all_of(text.begin(), text.end(), [](char c) {
           auto u = static_cast<unsigned char>(c);
-          return u <= 0x20 || u == 0x7f || c == '/';
+          return u > 0x20 && u < 0x7f && c != '/';
         });
         if (!name->is_string() || text.empty() || !plain)
-          return r.fail(ak + ".name", fmt::format("expected a non-empty string without '/', spaces or control "
-                                                  "characters, got {}",
+          return r.fail(ak + ".name", fmt::format("expected a non-empty string of printable ASCII without '/' or "
+                                                  "spaces (letters, digits, punctuation), got {}",
                                                   toml_to_json(*name).dump()));
         if (text == "total")
           return r.fail(ak + ".name", "`total` is the report's row of all agents: name the agent otherwise");
@@ -159,8 +168,11 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
         auto* t = qs->as_table();
         if (!t)
           return r.fail(ak + ".questions", "expected a table: question id = answer");
-        for (auto&& [id, v] : *t)
+        for (auto&& [id, v] : *t) {
+          if (!r.finite_numbers(v, fmt::format("{}.questions.{}", ak, id.str())))
+            return false;
           agent.questions[std::string(id.str())] = toml_to_json(v);
+        }
       }
       if (auto* ote = at.get("on_turn_end")) {
         auto* t = ote->as_table();
