@@ -795,7 +795,14 @@ private:
   Status node(const toml::table& t) {
     auto& n = c_.node;
     return read_fields(t, "node", {
-      {"listen", text(n.listen)},
+      {"listen", [this, &n](const toml::node& v, const std::string& key) -> Status {
+         // Read now as `jp-actors node` reads it: a mistake is told at load, as nodes' addresses are.
+         if (auto s = text(n.listen)(v, key); !s || n.listen.empty())
+           return s;
+         if (auto at = parse_listen_address(n.listen, key); !at)
+           return Error{fmt::format("{}: {}", origin_, at.error())};
+         return Status::success();
+       }},
       {"tls", table([this, &n](auto& tt, auto& k) { return tls(n.tls, tt, k); })},
       {"heartbeat_secs", seconds(n.heartbeat_secs, 60)},
       {"timeout_secs", seconds(n.timeout_secs, 600)},

@@ -1458,6 +1458,11 @@ CAF_TEST(describe_tools explains a tool and its actions) {
   CAF_CHECK(testing::contains(help.out, "--cfg KEY=VALUE "));
   CAF_CHECK(!testing::contains(help.out, "TEXT ..."));
   CAF_CHECK(!testing::contains(cli("query --help").out, "TEXT ..."));
+  // A value's name is what its text calls it (the report's FILE showed as TEXT).
+  auto run_help = cli("run --help").out;
+  CAF_CHECK(testing::contains(run_help, "SCRIPT FILE REQUIRED"));
+  CAF_CHECK(testing::contains(run_help, "--report FILE "));
+  CAF_CHECK(testing::contains(cli("node --help").out, "--listen HOST:PORT "));
   auto twice = cli("--cfg assistant.model=a --cfg assistant.provider=nope tools");
   CAF_CHECK(testing::contains(twice.out, "--cfg assistant.provider=nope: assistant.provider: expected one of"));
   auto no_script = cli("run /nonexistent/script.toml");

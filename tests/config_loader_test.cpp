@@ -19,6 +19,7 @@
 #include "config/config_loader.hpp"
 #include "config/toml_depth.hpp"
 #include "messages/json_codec.hpp"
+#include "runtime/node/node_address.hpp"
 #include "tools/builtin_tools.hpp"
 #include "tools/launch.hpp"
 
@@ -1226,6 +1227,30 @@ CAF_TEST(a node address that cannot be reached is refused at load saying how to 
                   "");
   CAF_CHECK_EQUAL(refusal_missing("[nodes.box]\naddress = \"127.0.0.1:0\"\n",
                                   "nodes.box.address: port 0 names no node"),
+                  "");
+  // [node] listen too, read as `jp-actors node` reads it: `tools` and `nodes ls` took it.
+  CAF_CHECK_EQUAL(refusal_missing("[node]\nlisten = \"127.0.0.1:99999\"\n",
+                                  "node.listen: expected host:port (e.g. 127.0.0.1:4242, [::1]:4242), got "
+                                  "\"127.0.0.1:99999\": the port is not a number from 0 to 65535"),
+                  "");
+  CAF_CHECK_EQUAL(refusal_missing("[node]\nlisten = \"garbage\"\n", "node.listen: expected host:port"), "");
+  Sandbox box;
+  auto sources = box.sources();
+  sources.overrides.push_back("node.listen=\"4242\""); // a bare port, as the node takes it
+  auto bare = load_config(sources, default_config());
+  CAF_CHECK_EQUAL(bare.ok() ? "" : bare.error(), "");
+}
+
+CAF_TEST(a node without an address is said to have none when it is reached) {
+  // A later config may give it: told where it is used, as missing, not as "no port".
+  Sandbox box;
+  auto sources = box.sources();
+  sources.config_files.push_back(box.write(box.root / "own.toml", "[nodes.box]\n").string());
+  auto c = load_config(sources, default_config());
+  CAF_REQUIRE(c.ok());
+  auto reach = node_address_to_reach(c->nodes.at("box"));
+  CAF_REQUIRE(!reach.ok());
+  CAF_CHECK_EQUAL(missing(reach.error(), "nodes.box.address is not set: give [nodes.box] address = \"HOST:PORT\""),
                   "");
 }
 

@@ -544,25 +544,26 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a scripted experiment (agents, steps, tool calls)");
   std::string script_path;
   bool json = false;
-  run->add_option("SCRIPT", script_path, "Script file (TOML), e.g. examples/quickstart.toml")->required();
+  run->add_option("SCRIPT", script_path, "Script file (TOML), e.g. examples/quickstart.toml")->required()->type_name("FILE");
   run->add_flag("--json", json, "Write one JSON event per line instead of a transcript");
   std::string report_path;
   run->add_option("--report", report_path,
                   "Also write the experiment report (per agent: time, model, tools, calls, handles, tokens, "
-                  "errors) to FILE as JSON; a transcript ends with it as a table");
+                  "errors) to FILE as JSON; a transcript ends with it as a table")
+    ->type_name("FILE");
 
   auto* report = app.add_subcommand("report", "The experiment report of a `run --json` or `query --json` log, or "
                                               "of a conversation's events.jsonl");
   std::string events_path;
   bool report_as_json = false;
-  report->add_option("EVENTS", events_path, "The events, one JSON object per line")->required();
+  report->add_option("EVENTS", events_path, "The events, one JSON object per line")->required()->type_name("FILE");
   report->add_flag("--json", report_as_json, "Print the report as JSON instead of a table");
 
   auto* call = app.add_subcommand("call", "Call one tool by hand and print what the assistant would see (a handle "
                                           "it spawns ends with it)");
   std::string tool, args = "{}";
-  call->add_option("TOOL", tool, "Tool name (see `jp-actors tools`)")->required();
-  call->add_option("JSON_ARGS", args, "Arguments as a JSON object (default {})");
+  call->add_option("TOOL", tool, "Tool name (see `jp-actors tools`)")->required()->type_name("NAME");
+  call->add_option("JSON_ARGS", args, "Arguments as a JSON object (default {})")->type_name("JSON");
 
   auto* query = app.add_subcommand("query", "Ask the assistant (assistant.provider) in the active conversation when "
                                             "it is yours (else a new one); its tool calls run here");
@@ -592,7 +593,7 @@ int main(int argc, char** argv) {
   auto* show = conversations->add_subcommand("show", "A conversation as a transcript (or its events with --json)");
   std::string conversation_id;
   bool show_json = false;
-  show->add_option("ID", conversation_id, "Conversation id (see `conversations ls`)")->required();
+  show->add_option("ID", conversation_id, "Conversation id (see `conversations ls`)")->required()->type_name("ID");
   show->add_flag("--json", show_json, "Print its events, one JSON object per line");
 
   auto* node = app.add_subcommand(
@@ -614,7 +615,8 @@ int main(int argc, char** argv) {
              "TOOL");
   std::string listen;
   node->add_option("--listen", listen, "HOST:PORT to listen on, or PORT on 127.0.0.1 (default: [node] listen, "
-                                       "127.0.0.1:0 = any free port); prints the address it listens on");
+                                       "127.0.0.1:0 = any free port); prints the address it listens on")
+    ->type_name("HOST:PORT");
   auto* mcp = app.add_subcommand(
     "mcp", "Serve this workspace's tools to an MCP client over stdio (JSON-RPC 2.0, one message per line), or "
            "over Streamable HTTP on loopback with --listen (MCP "
@@ -634,7 +636,8 @@ int main(int argc, char** argv) {
                   "127.0.0.1; PORT 0 = any free port; loopback only). Prints the address, and where the token "
                   "is that clients must send as `Authorization: Bearer <token>` (made on the first start, 0600). "
                   "Each client's session has its own handles; a client's DELETE ends its session: its calls in "
-                  "flight are cancelled, then each handle gets its turn-end policy. Runs until a signal");
+                  "flight are cancelled, then each handle gets its turn-end policy. Runs until a signal")
+    ->type_name("HOST:PORT");
   double mcp_idle_secs = 0;
   mcp->add_option("--session-idle-secs", mcp_idle_secs,
                   "With --listen: a session idle this long (no request, no call a connected client waits on, "
@@ -676,7 +679,7 @@ int main(int argc, char** argv) {
   std::string abort_id;
   int64_t abort_pid = 0;
   std::string abort_agent;
-  handles_abort->add_option("id", abort_id, "The handle's id (as `handles ls` shows it)")->required();
+  handles_abort->add_option("id", abort_id, "The handle's id (as `handles ls` shows it)")->required()->type_name("ID");
   handles_abort->add_option("--pid", abort_pid, "The process holding it, when several hold that id")
     ->check(CLI::Validator(
       [](std::string& text) -> std::string {
@@ -692,7 +695,8 @@ int main(int argc, char** argv) {
       "PID"));
   handles_abort->add_option("--agent", abort_agent, "The agent holding it, as `handles ls` shows it (a "
                                                     "script's main, main/w1; a query's assistant, assistant/w), when "
-                                                    "several agents of one process hold that id");
+                                                    "several agents of one process hold that id")
+    ->type_name("PATH");
   auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema; the tools of "
                                             "[mcp.servers.NAME] too (each server is started to be asked), as "
                                             "NAME__tool, and the servers that did not start, with why");

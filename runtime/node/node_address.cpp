@@ -123,6 +123,10 @@ bool is_loopback(const std::string& host) {
 
 Result<NodeAddress> node_address_to_reach(const NodeConfig& node) {
   auto key = fmt::format("nodes.{}.address", node.name);
+  if (node.address.empty())
+    return Error{fmt::format("{} is not set: give [nodes.{}] address = \"HOST:PORT\", where `jp-actors node` on "
+                             "that machine listens (it prints \"listening on HOST:PORT\")",
+                             key, node.name)};
   auto addr = parse_node_address(node.address, key);
   if (addr && !node.tls.enabled() && !is_loopback(addr->host))
     return Error{fmt::format("{} = \"{}\" is off loopback, and node `{}` has no [nodes.{}.tls]: a node off "
