@@ -112,6 +112,7 @@ struct handle_state {
   std::string stderr_tail;
   std::string held_sequence; // a pipe's escape sequence cut by a look's end (take_output)
   phase at = phase::running;
+  bool ended_by_shutdown = false; // a signal's shutdown ended it: aborted, not its own end
   HandleReport final;
   std::vector<caf::response_promise> abort_waiters;
   // The io mode's pieces: a terminal (io = pty), a control channel (io = control),
@@ -665,6 +666,7 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, OutputBuffer::
   // own failure). A SIGSEGV of its own is its own.
   if (info.signaled && new_processes_refused() &&
       (info.signal == SIGHUP || info.signal == SIGTERM || info.signal == SIGKILL)) {
+    st.ended_by_shutdown = true;
     ToolError err{fmt::format("aborted ({}) as jp-actors ended on a signal", info.describe()),
                   last_lines(st.stderr_tail, trace_lines), false};
     return ToolState::failure(std::move(err), std::move(content));
@@ -715,7 +717,7 @@ void advance(handle_actor_t* self, event e) {
 void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string spill) {
   auto& st = self->state;
   st.final = HandleReport{st.id, std::move(state), omitted, std::move(spill)};
-  st.final.own_end = st.at == phase::running; // no abort had reached it
+  st.final.own_end = st.at == phase::running && !st.ended_by_shutdown; // no abort had reached it
   st.proc.reset();
   st.out->close();
   self->send(st.registry, stopped_atom::value, st.final);

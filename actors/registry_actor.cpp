@@ -13,6 +13,7 @@
 #include "messages/atoms.hpp"
 #include "messages/json.hpp"
 #include "messages/notification.hpp"
+#include "runtime/process/process.hpp"
 
 namespace jp {
 
@@ -251,6 +252,11 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   }
   if (!self->state.renamed.empty()) // its old id, if it was a one-shot run, says nothing more
     std::erase_if(self->state.renamed, [&](const auto& kv) { return kv.second == id; });
+  // Ended by a signal's shutdown, which signals every group as it stops the turns:
+  // the interrupt's doing, as abort_all's is, so the turn's end lists it whether its
+  // list came first or not (it was left out when the stop came first).
+  if (e.phase == entry_phase::live && !e.listed_by_end && !report.own_end && new_processes_refused())
+    e.aborted_by_interrupt = true;
   e.phase = entry_phase::stopped;
   e.seq = ++self->state.changes;
   e.final = std::move(report);

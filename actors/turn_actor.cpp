@@ -1340,7 +1340,11 @@ turn_impl::behavior_type turn_behavior(turn_actor_t* self, TurnContext ctx) {
               asked.push_back(h);
           auto end = [self, rp, registry](InquiryAnswers answers, std::string failure) mutable {
             self->request(registry, caf::infinite, turn_end_atom::value, answers)
-              .then([rp, failure](std::vector<HandleSummary>& ended) mutable {
+              .then([self, rp, failure](std::vector<HandleSummary>& ended) mutable {
+                      // The stops the registry told before this answer are taken first:
+                      // an await they answer is answered before the turn's end (left to
+                      // the settle, it was recorded as interrupted, its answer dropped).
+                      take_updates(self);
                       rp.deliver(std::move(ended), failure);
                     },
                     [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });

@@ -1211,6 +1211,32 @@ CAF_TEST(an await after the handle itself answered the turn asks the registry ag
   CAF_CHECK(content.starts_with(R"({"completed":[{"id":"x","state":"stopped")"));
 }
 
+CAF_TEST(an await its handle s stop answers is answered before the turn s end that came after the stop) {
+  // A signal's shutdown TERMs every group as it ends the turn: the registry told the
+  // turn of the stop, then answered its end, and the turn's settle (queued behind the
+  // actors to run) came after that answer. The loop took the await as unanswered
+  // ("interrupted") and dropped its answer.
+  CAF_REQUIRE(call("fake", R"({"action":"spawn","id":"x"})").ok);
+  auto said = std::make_shared<strings>();
+  auto to = turn;
+  sys.spawn([said, to](caf::event_based_actor* a) {
+    a->request(to, caf::infinite, call_atom::value, std::string("await"),
+               std::string(R"({"all":["x"],"timeout_secs":40})"))
+      .then([said](CallResult& r) { said->push_back(r.ok ? "await answered" : "await failed"); });
+  });
+  sched.run(); // it waits on x (no timer fires)
+  CAF_REQUIRE(said->empty());
+  sys.spawn([said, to](caf::event_based_actor* a) {
+    a->request(to, caf::infinite, turn_end_atom::value)
+      .then([said](std::vector<HandleSummary>&, std::string&) { said->push_back("turn ended"); });
+  });
+  anon_send(handles.at("x"), finish_atom::value, std::string("killed"));
+  // Actors only: the settle, a job of its own behind them, does not run.
+  sched.run_jobs_filtered([](caf::resumable* job) { return dynamic_cast<caf::local_actor*>(job) != nullptr; });
+  CAF_CHECK_EQUAL(*said, (strings{"await answered", "turn ended"}));
+  sched.run();
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
 
 namespace {

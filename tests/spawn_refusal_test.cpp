@@ -13,10 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include "actor_fixture.hpp"
+#include "messages/json_codec.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
 
 using namespace jp;
+using namespace jp::testing;
 
 CAF_TEST(a spawn under way when new processes are refused is still killed) {
   IoThread io;
@@ -64,3 +67,26 @@ CAF_TEST(a spawn under way when new processes are refused is still killed) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CAF_CHECK_EQUAL(exited.load(), started.load());
 }
+
+CAF_TEST_FIXTURE_SCOPE(after_refusal, registry_fixture)
+
+CAF_TEST(a handle a signal s shutdown ended before the turn s end came is listed by that end) {
+  // The shutdown TERMs every group as it stops the turns: a handle whose stop reached
+  // the registry before the turn's end did was left out of the end's list (`turn_end`
+  // said no handle), and listed when the end came first.
+  refuse_new_processes(); // as the shutdown does first (for the rest of this runner)
+  ask<HandleReport>(registry, spawn_atom::value, std::string("x"), LaunchSpec{});
+  ask<HandleReport>(registry, spawn_atom::value, std::string("own"), LaunchSpec{});
+  // Stopped by no abort of the registry's, and not by itself.
+  anon_send(handles.at("x"), abort_atom::value);
+  finish("own", "done"); // its own end: none of the turn's end's
+  settle();
+  auto [list, err] = ask<std::vector<HandleSummary>>(registry, turn_end_atom::value, InquiryAnswers{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE_EQUAL(list.size(), 1u);
+  CAF_CHECK_EQUAL(list[0].id, "x");
+  CAF_CHECK_EQUAL(std::string(to_string(list[0].outcome)), "abort");
+  CAF_CHECK(list[0].state.stopped() && !list[0].state.ok);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
