@@ -23,7 +23,9 @@ struct RuntimeActorConfig : caf::actor_system_config {
   /// `tls`: this process's certificate, key and CA for mutual TLS (CAF's openssl
   /// module, given the files as checked now: config/tls_files.hpp); none: plain
   /// transport only. Files that cannot be used leave TLS off, and say why in
-  /// tls_refused.
+  /// tls_refused. Throws std::system_error when the threads the actor system will
+  /// start cannot all be started (this user's tasks at their limit: ulimit -u, a
+  /// container's pids.max): CAF's actor system aborts the process on such a failure.
   explicit RuntimeActorConfig(size_t worker_threads = 0, const NodeServerConfig* network = nullptr,
                               const TlsConfig* tls = nullptr);
 

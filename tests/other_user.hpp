@@ -1,7 +1,8 @@
 // Running the CLI as a user who does not own the test's files. Root writes
 // anywhere, so a read-only directory means something only to another user: as root
-// the run drops to `nobody` (setpriv, from util-linux); as anyone else it runs as
-// that user, for whom a 0555 directory is already read-only.
+// the run drops to another uid (`nobody` unless the test names one; setpriv, from
+// util-linux); as anyone else it runs as that user, for whom a 0555 directory is
+// already read-only.
 #pragma once
 
 #include <cstdlib>

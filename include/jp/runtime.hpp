@@ -50,6 +50,8 @@ void kill_all_tools() noexcept;
 class Runtime {
 public:
   /// With an actor system of its own (runtime.worker_threads threads; not set: by the cores).
+  /// Throws std::system_error when the threads that system starts cannot all be
+  /// started (this user's tasks at their limit), as RuntimeActorConfig does.
   explicit Runtime(Config config);
   /// In `system`, which must outlive the runtime and every session and turn of it.
   /// Its config should be a jp::RuntimeActorConfig (<jp/runtime/actor_config.hpp>), or

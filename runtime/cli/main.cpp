@@ -475,8 +475,8 @@ std::string short_of_tasks(const std::system_error& e) {
   std::string what = e.what();
   if (what == e.code().message())
     what = "cannot start a thread: " + what;
-  return fmt::format("{}; this user's processes and threads may be at their limit ({}, or a container's pids.max): "
-                     "end some, or raise it",
+  return fmt::format("{}; this user's processes and threads may be at their limit ({}, or a container's pids.max), "
+                     "or its memory (ulimit -v): end some, or raise it",
                      what,
                      limit.rlim_cur == RLIM_INFINITY ? std::string("ulimit -u: unlimited")
                                                      : fmt::format("ulimit -u: {}", limit.rlim_cur));
@@ -696,7 +696,7 @@ int main(int argc, char** argv) {
   handles_abort->add_option("--agent", abort_agent, "The agent holding it, as `handles ls` shows it (a "
                                                     "script's main, main/w1; a query's assistant, assistant/w), when "
                                                     "several agents of one process hold that id")
-    ->type_name("PATH");
+    ->type_name("AGENT");
   auto* tools = app.add_subcommand("tools", "List tools, or print their declarations with --schema; the tools of "
                                             "[mcp.servers.NAME] too (each server is started to be asked), as "
                                             "NAME__tool, and the servers that did not start, with why");
