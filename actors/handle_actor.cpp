@@ -112,7 +112,6 @@ struct handle_state {
   std::string stderr_tail;
   std::string held_sequence; // a pipe's escape sequence cut by a look's end (take_output)
   phase at = phase::running;
-  bool ended_by_shutdown = false; // a signal's shutdown ended it: aborted, not its own end
   HandleReport final;
   std::vector<caf::response_promise> abort_waiters;
   // The io mode's pieces: a terminal (io = pty), a control channel (io = control),
@@ -354,6 +353,16 @@ bool io_in_flight(handle_actor_t* self) {
   auto now = clock::now();
   arm_tick(self, now, now + kInFlightRecheck);
   return true;
+}
+
+/// Whether the tool is stopped (SIGSTOP), for an apply or an answer to continue it:
+/// the probe's finding, its leader's state read here only where no probe runs
+/// (nothing watched, a control question asked). A watched tool's apply, the round
+/// trip's path, reads no /proc: a stop not yet probed is unknown to the model anyway.
+bool stopped_by_signal(const handle_state& st) {
+  if (st.watch.waits_stopped())
+    return true;
+  return !has_exited(st.at) && st.proc && (!st.watch.enabled() || asked(st)) && InputWatch::stopped(st.proc->pid());
 }
 
 /// Quiet output and a tool reading its terminal, or a last line matching the
@@ -666,7 +675,6 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, OutputBuffer::
   // own failure). A SIGSEGV of its own is its own.
   if (info.signaled && new_processes_refused() &&
       (info.signal == SIGHUP || info.signal == SIGTERM || info.signal == SIGKILL)) {
-    st.ended_by_shutdown = true;
     ToolError err{fmt::format("aborted ({}) as jp-actors ended on a signal", info.describe()),
                   last_lines(st.stderr_tail, trace_lines), false};
     return ToolState::failure(std::move(err), std::move(content));
@@ -717,7 +725,9 @@ void advance(handle_actor_t* self, event e) {
 void finish(handle_actor_t* self, ToolState state, uint64_t omitted, std::string spill) {
   auto& st = self->state;
   st.final = HandleReport{st.id, std::move(state), omitted, std::move(spill)};
-  st.final.own_end = st.at == phase::running && !st.ended_by_shutdown; // no abort had reached it
+  // No abort had reached it. A signal's shutdown signals every group itself, before
+  // any abort: what ends then (killed, or a server exiting on its TERM) is ended by it.
+  st.final.own_end = st.at == phase::running && !new_processes_refused();
   st.proc.reset();
   st.out->close();
   self->send(st.registry, stopped_atom::value, st.final);
@@ -960,9 +970,8 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       }
       // A stopped tool (SIGSTOP) is continued first, as `fg` would: nothing it would
       // do with the input happens before. An empty apply continues it alone, its input
-      // ended or not. The probe found it stopped (a /proc read); an apply reads none,
-      // being on the round trip's path: a stop not yet probed is unknown to the model.
-      if (st.watch.waits_stopped()) {
+      // ended or not.
+      if (stopped_by_signal(st)) {
         st.proc->resume();
         set_input_wait(self, false); // it runs again
         schedule_tick(self);
@@ -1049,7 +1058,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (has_exited(st.at) || !st.proc ||
           (!asked(st) && !st.watch.waiting && !st.watch.reads_stdin(st.proc->pid())))
         return;
-      if (st.watch.waits_stopped()) {
+      if (stopped_by_signal(st)) {
         // A one-shot run stopped (SIGSTOP): answered, it goes on; nothing reads the
         // answer, which goes nowhere.
         st.proc->resume();

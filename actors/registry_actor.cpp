@@ -266,6 +266,21 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   if (!e.oneshot && !e.final.state.stopped())
     e.final.state = exited_without_stopping(id, e, e.final.state);
   notify_stop(self, id, e, died);
+  // The final state lives here now: the handle may go (after the requests already
+  // delegated to it, which it still answers). Sent before the news of the stop: an
+  // actor woken later runs sooner, so the watchers and callers hear first.
+  if (e.handle) {
+    self->demonitor(e.handle.address());
+    self->state.by_actor.erase(e.handle.address());
+    self->state.children->erase(e.handle.address());
+    self->send(e.handle, retire_atom::value);
+    e.handle = nullptr;
+  }
+  for (auto& w : e.watchers)
+    self->send(w, update_atom::value, status_of(id, e));
+  e.watchers.clear();
+  // The turn's end waiting on it hears after the watchers: the turn takes their news
+  // (an await it answers) before the end's answer goes on.
   if (auto w = self->state.turn_end_waits.find(id); w != self->state.turn_end_waits.end()) {
     auto complete = std::move(w->second.done);
     auto because = std::move(w->second.aborted_because);
@@ -282,19 +297,6 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
       complete(state);
     }
   }
-  // The final state lives here now: the handle may go (after the requests already
-  // delegated to it, which it still answers). Sent before the news of the stop: an
-  // actor woken later runs sooner, so the watchers and callers hear first.
-  if (e.handle) {
-    self->demonitor(e.handle.address());
-    self->state.by_actor.erase(e.handle.address());
-    self->state.children->erase(e.handle.address());
-    self->send(e.handle, retire_atom::value);
-    e.handle = nullptr;
-  }
-  for (auto& w : e.watchers)
-    self->send(w, update_atom::value, status_of(id, e));
-  e.watchers.clear();
   bool answered = !e.oneshot_waiters.empty();
   for (auto& rp : e.oneshot_waiters)
     rp.deliver(e.final);

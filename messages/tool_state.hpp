@@ -156,7 +156,8 @@ struct HandleReport {
   bool refused = false;    // it could not start (a limit, no executor): no handle ran
   // It ended before any abort reached it (a process that exited of itself, a
   // sub-agent that answered, a call that returned; every handle kind says so): an
-  // abort sent as it ended (a turn end's timeout) did not end it.
+  // abort sent as it ended (a turn end's timeout) did not end it. Not a process that
+  // ended during a signal's shutdown, which signals every group itself.
   bool own_end = false;
   friend bool operator==(const HandleReport&, const HandleReport&) = default;
 };

@@ -1241,6 +1241,42 @@ CAF_TEST_FIXTURE_SCOPE_END()
 
 namespace {
 
+/// The fake tool's handles are awaited at the turn's end (as a test runner's may be).
+struct awaited_at_end_fixture : turn_fixture {
+  awaited_at_end_fixture() : turn_fixture("[conversation.tools.fake.spawn.lifecycle]\non_turn_end = \"await\"\n") {}
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(awaited_at_end_tests, awaited_at_end_fixture)
+
+CAF_TEST(an await of a handle the turn s end waits for is answered before that end) {
+  // The registry answered the end as the handle stopped, before it told the watchers:
+  // the turn took no update at the end's answer, and the await was left unanswered.
+  CAF_REQUIRE(call("fake", R"({"action":"spawn","id":"x"})").ok);
+  auto said = std::make_shared<strings>();
+  auto to = turn;
+  sys.spawn([said, to](caf::event_based_actor* a) {
+    a->request(to, caf::infinite, call_atom::value, std::string("await"),
+               std::string(R"({"all":["x"],"timeout_secs":40})"))
+      .then([said](CallResult& r) { said->push_back(r.ok ? "await answered" : "await failed"); });
+  });
+  sys.spawn([said, to](caf::event_based_actor* a) {
+    a->request(to, caf::infinite, turn_end_atom::value)
+      .then([said](std::vector<HandleSummary>&, std::string&) { said->push_back("turn ended"); });
+  });
+  sched.run(); // the await and the end wait on x (no timer fires)
+  CAF_REQUIRE(said->empty());
+  anon_send(handles.at("x"), finish_atom::value, std::string("done"));
+  sched.run_jobs_filtered([](caf::resumable* job) { return dynamic_cast<caf::local_actor*>(job) != nullptr; });
+  CAF_CHECK_EQUAL(*said, (strings{"await answered", "turn ended"}));
+  sched.run();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+namespace {
+
 /// A config layer that makes the await tool's schema stricter than the built-in's.
 struct stricter_await_fixture : turn_fixture {
   stricter_await_fixture() : turn_fixture(R"(

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "actor_fixture.hpp"
+#include "contains.hpp"
+#include "real_runtime.hpp"
 #include "messages/json_codec.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
@@ -53,11 +55,33 @@ CAF_TEST(a spawn under way when new processes are refused is still killed) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (started < 20 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Handles of a real registry that the shutdown's TERM ends before any turn's end:
+  // one killed by it, one that exits 0 on it (a server's clean stop). The end lists
+  // both (it listed neither: their stops came first, each taken for its own end).
+  real_runtime rt;
+  auto killed = rt.shell("exec sleep 300");
+  killed.wait_ms = 0;
+  auto clean = rt.shell("trap 'exit 0' TERM; echo up; sleep 300 & wait");
+  clean.wait_ms = 0;
+  CAF_REQUIRE_EQUAL(rt.ask<HandleReport>(rt.registry, spawn_atom::value, std::string("killed"), killed).second, "");
+  CAF_REQUIRE_EQUAL(rt.ask<HandleReport>(rt.registry, spawn_atom::value, std::string("clean"), clean).second, "");
+  CAF_REQUIRE(contains(rt.fetch_until("clean", [](const std::string& seen) { return contains(seen, "up"); }), "up"));
   refuse_new_processes();
-  ::kill(-(*stubborn)->pid(), SIGTERM); // the shutdown's first signal
+  signal_all_process_groups(SIGTERM); // the shutdown's first signal
   auto end = stubborn_end.get_future().get();
   CAF_CHECK(end.signaled && end.signal == SIGTERM);
   CAF_CHECK_EQUAL(end.left_running, 0u);
+  for (auto* id : {"killed", "clean"}) // stopped before the end is asked
+    rt.fetch_until(id, [](const std::string&) { return false; });
+  auto [list, err] = rt.ask<std::vector<HandleSummary>>(rt.registry, turn_end_atom::value, InquiryAnswers{});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE_EQUAL(list.size(), 2u);
+  CAF_CHECK_EQUAL(list[0].id, "clean");
+  CAF_CHECK_EQUAL(list[1].id, "killed");
+  for (auto& h : list) {
+    CAF_CHECK_EQUAL(std::string(to_string(h.outcome)), "abort");
+    CAF_CHECK(h.state.stopped());
+  }
   kill_all_process_groups(); // what a signal's shutdown does after the grace
   spawner.join();
   CAF_REQUIRE(started >= 20);
@@ -68,6 +92,7 @@ CAF_TEST(a spawn under way when new processes are refused is still killed) {
   CAF_CHECK_EQUAL(exited.load(), started.load());
 }
 
+// After the test above, which spawns before it refuses: the refusal lasts for the runner.
 CAF_TEST_FIXTURE_SCOPE(after_refusal, registry_fixture)
 
 CAF_TEST(a handle a signal s shutdown ended before the turn s end came is listed by that end) {
