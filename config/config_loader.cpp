@@ -797,7 +797,7 @@ private:
     return read_fields(t, "node", {
       {"listen", [this, &n](const toml::node& v, const std::string& key) -> Status {
          // Read now as `jp-actors node` reads it: a mistake is told at load, as nodes' addresses are.
-         if (auto s = text(n.listen)(v, key); !s || n.listen.empty())
+         if (auto s = text(n.listen)(v, key); !s)
            return s;
          if (auto at = parse_listen_address(n.listen, key); !at)
            return Error{fmt::format("{}: {}", origin_, at.error())};

@@ -1234,6 +1234,7 @@ CAF_TEST(a node address that cannot be reached is refused at load saying how to 
                                   "\"127.0.0.1:99999\": the port is not a number from 0 to 65535"),
                   "");
   CAF_CHECK_EQUAL(refusal_missing("[node]\nlisten = \"garbage\"\n", "node.listen: expected host:port"), "");
+  CAF_CHECK_EQUAL(refusal_missing("[node]\nlisten = \"\"\n", "node.listen: expected host:port"), "");
   Sandbox box;
   auto sources = box.sources();
   sources.overrides.push_back("node.listen=\"4242\""); // a bare port, as the node takes it

@@ -531,6 +531,18 @@ CAF_TEST(non finite durations are refused not taken as no timeout) {
   }
 }
 
+CAF_TEST(a number out of a look s range is shown as it was written) {
+  // 9223372036854775807 was shown as 9.223372036854776e+18.
+  auto refused = [](const std::string& args) {
+    auto c = command_from_arguments("shell", *Json::parse(args));
+    return c.ok() ? std::string("accepted") : c.error();
+  };
+  CAF_CHECK(contains(refused(R"({"action":"fetch","id":"x","wait_ms":9223372036854775807})"),
+                     "`wait_ms` must be from 0 to 60000 (milliseconds), got 9223372036854775807"));
+  CAF_CHECK(contains(refused(R"({"action":"fetch","id":"x","rows":501})"),
+                     "`rows` must be from 2 to 500 (terminal rows), got 501"));
+}
+
 CAF_TEST(await result JSON as RFD 037) {
   // A failure carries its output too, as a fetch shows it: a failed test run's
   // says which tests failed.

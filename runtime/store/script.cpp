@@ -58,20 +58,22 @@ struct Reader {
     return true;
   }
 
-  // Arguments and answers become JSON, which has no NaN or infinity: such a value would reach
-  // the call as null (`timeout_secs = nan` as "no timeout"). Refused, naming it.
-  bool finite_numbers(const toml::node& n, const std::string& key) {
+  // Arguments and answers become JSON, which has no NaN or infinity: such a value would
+  // reach the call as null (`timeout_secs = nan` as "no timeout"). Refused, naming it.
+  // `what`: "arguments" or "answers".
+  bool finite_numbers(const toml::node& n, const std::string& key, std::string_view what = "arguments") {
     if (auto* f = n.as_floating_point(); f && !std::isfinite(f->get()))
-      return fail(key, fmt::format("{} is not allowed: arguments and answers are JSON, whose numbers are finite "
-                                   "(a duration such as timeout_secs is {})",
-                                   f->get(), duration_rule()));
+      return fail(key, fmt::format("{} is not allowed: {} are JSON, whose numbers are finite{}", f->get(), what,
+                                   what == "arguments"
+                                     ? fmt::format(" (a duration such as timeout_secs is {})", duration_rule())
+                                     : std::string()));
     if (auto* a = n.as_array())
       for (size_t i = 0; i < a->size(); ++i)
-        if (!finite_numbers((*a)[i], fmt::format("{}[{}]", key, i)))
+        if (!finite_numbers((*a)[i], fmt::format("{}[{}]", key, i), what))
           return false;
     if (auto* t = n.as_table())
       for (auto&& [k, v] : *t)
-        if (!finite_numbers(v, key + "." + std::string(k.str())))
+        if (!finite_numbers(v, key + "." + std::string(k.str()), what))
           return false;
     return true;
   }
@@ -169,7 +171,7 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
         if (!t)
           return r.fail(ak + ".questions", "expected a table: question id = answer");
         for (auto&& [id, v] : *t) {
-          if (!r.finite_numbers(v, fmt::format("{}.questions.{}", ak, id.str())))
+          if (!r.finite_numbers(v, fmt::format("{}.questions.{}", ak, id.str()), "answers"))
             return false;
           agent.questions[std::string(id.str())] = toml_to_json(v);
         }
