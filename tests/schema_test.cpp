@@ -158,6 +158,39 @@ CAF_TEST(the shell s description says when a long call goes on as a handle as th
   CAF_CHECK(!testing::contains(described_never, "goes on as a handle"));
 }
 
+CAF_TEST(the shell s description follows what the config made of it) {
+  // It spoke of handles and `action` to a shell made one-shot, of calls without
+  // `action` to a terminal's, and of apply where the config took apply away.
+  auto text = [](const std::string& toml) {
+    auto c = apply_config_text(default_config(), toml, "c.toml");
+    CAF_REQUIRE(c.ok());
+    return tool_declaration(c->tools.at("shell"), dialect::anthropic).find("description")->as_string();
+  };
+  auto by_default = text("");
+  CAF_CHECK(testing::contains(by_default, "as a background handle that you drive with `action`"));
+  CAF_CHECK(testing::contains(by_default, "- apply: write `input` to the command's stdin"));
+  CAF_CHECK(testing::contains(by_default, "Without `action` the command runs to its end"));
+  auto oneshot = text("[conversation.tools.shell.spawn]\nstateful = false\n");
+  CAF_CHECK(testing::contains(oneshot, "Runs `command` with `bash -c` in the workspace (or `cwd`) to its end and "
+                                       "returns its output."));
+  CAF_CHECK(!testing::contains(oneshot, "action"));
+  CAF_CHECK(!testing::contains(oneshot, "handle"));
+  auto terminal = text("[conversation.tools.shell]\nio = \"pty\"\n");
+  CAF_CHECK(testing::contains(terminal, "on a terminal of its own as a background handle"));
+  CAF_CHECK(testing::contains(terminal, "- apply: type `input` on its terminal"));
+  CAF_CHECK(testing::contains(terminal, "Every call names its `action`"));
+  CAF_CHECK(!testing::contains(terminal, "Without `action`"));
+  auto fewer = text("[conversation.tools.shell.spawn]\nactions = [\"spawn\", \"abort\"]\n");
+  CAF_CHECK(!testing::contains(fewer, "- apply"));
+  CAF_CHECK(!testing::contains(fewer, "- fetch"));
+  CAF_CHECK(testing::contains(fewer, "- abort: stop the command and its children."));
+  // A description the config gives stands as given.
+  auto own = text("[conversation.tools.shell]\ndescription = \"Our shell.\"\n[conversation.tools.shell.spawn]\n"
+                  "stateful = false\n");
+  CAF_CHECK(testing::contains(own, "Our shell."));
+  CAF_CHECK(!testing::contains(own, "bash -c"));
+}
+
 CAF_TEST(one shot tools get a flat schema in every dialect) {
   for (auto d : all_dialects) {
     auto s = parameters_schema(grep_tool(), d);

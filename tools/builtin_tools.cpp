@@ -1,7 +1,11 @@
 #include "tools/builtin_tools.hpp"
 
 #include <filesystem>
+#include <fmt/format.h>
+#include <string_view>
 #include <system_error>
+
+#include "tools/schema.hpp"
 
 namespace jp {
 
@@ -34,22 +38,46 @@ ToolConfig builtin(std::string name, std::string summary) {
   return t;
 }
 
+/// The shell's description as `t` has it: a handle's actions (those it offers; typed
+/// on a terminal), or a run to its end alone. A config that makes the shell one-shot,
+/// a terminal's or with fewer actions changes what the model must be told.
+std::string shell_description(const ToolConfig& t) {
+  constexpr std::string_view runs = "Runs `command` with `bash -c` in the workspace (or `cwd`)";
+  if (!t.stateful)
+    return fmt::format("{} to its end and returns its output.", runs);
+  bool terminal = t.io == io_mode::pty;
+  auto text = fmt::format("{}{} as a background handle that you drive with `action`:\n", runs,
+                          terminal ? " on a terminal of its own" : "");
+  for (auto a : declared_actions(t))
+    switch (a) {
+      case action_kind::spawn:
+        text += "- spawn: start it under a handle `id` you choose (unique among live handles); returns as soon as "
+                "it stops (with its result) or its output settles, waiting at most `wait_ms`.\n";
+        break;
+      case action_kind::fetch:
+        text += "- fetch: the state (running | waiting | stopped with result or error) and the output produced "
+                "since your last look.\n";
+        break;
+      case action_kind::apply:
+        text += terminal ? "- apply: type `input` on its terminal (\"\\n\" is Enter, \"\\u0003\" Ctrl-C, \"\\u0004\" "
+                           "Ctrl-D).\n"
+                         : "- apply: write `input` to the command's stdin (end lines with \"\\n\"; end with "
+                           "\"\\u0004\" (Ctrl-D) to close its stdin: end of input; \"\\u0003\" (Ctrl-C) interrupts "
+                           "it).\n";
+        break;
+      case action_kind::abort:
+        text += "- abort: stop the command and its children.\n";
+        break;
+    }
+  text += "Use the `await` tool to wait for handles instead of polling with fetch.";
+  text += runs_without_action(t) ? " Without `action` the command runs to its end and you get its output."
+                                 : " Every call names its `action`: on a terminal a command may wait for input "
+                                   "forever, so it runs only as a handle.";
+  return text;
+}
+
 ToolConfig shell_tool() {
   auto t = builtin("shell", "Run a shell command");
-  t.description =
-      "Runs `command` with `bash -c` in the workspace (or `cwd`) as a background "
-      "handle that you drive with `action`:\n"
-      "- spawn: start it under a handle `id` you choose (unique among live handles); "
-      "returns as soon as it stops (with its result) or its output settles, waiting at "
-      "most `wait_ms`.\n"
-      "- fetch: the state (running | waiting | stopped with result or error) and the "
-      "output produced since your last fetch or apply.\n"
-      "- apply: write `input` to the command's stdin (end lines with \"\\n\"; end with "
-      "\"\\u0004\" (Ctrl-D) to close its stdin: end of input; \"\\u0003\" (Ctrl-C) interrupts "
-      "it).\n"
-      "- abort: stop the command and its children.\n"
-      "Use the `await` tool to wait for handles instead of polling with fetch. Without "
-      "`action` the command runs to its end and you get its output.";
   // How long such a call runs before it goes on as a handle is the config's: the
   // schema says it (background_note).
   t.parameters = {
@@ -66,6 +94,7 @@ ToolConfig shell_tool() {
   t.stateful = true;
   t.actions = {action_kind::spawn, action_kind::fetch, action_kind::apply,
                action_kind::abort};
+  t.description = shell_description(t);
   // Most commands are short: spawn (and fetch, apply) wait up to a second for them to
   // stop or for their output to settle, so `echo hi` answers in one call.
   t.wait_ms = 1000;
@@ -174,6 +203,13 @@ ToolConfig yield_to_parent_tool() {
   t.description = "Ends your turn: `result` goes to the agent that started you as your result.";
   t.parameters = {parameter("result", "string", "Your result, as your parent should read it", true)};
   return t;
+}
+
+std::string described_as_configured(const ToolConfig& t) {
+  static const std::string built_in = shell_tool().description;
+  if (t.source == "builtin" && t.name == "shell" && t.description == built_in)
+    return shell_description(t);
+  return t.description;
 }
 
 Config default_config() {

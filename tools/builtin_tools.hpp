@@ -11,6 +11,11 @@ namespace jp {
 /// workspace is the current directory.
 Config default_config();
 
+/// `t`'s description as its config made it: the built-in shell's follows what the
+/// config changed (one-shot only, a terminal's, fewer actions); a description the
+/// config gives stands as given.
+std::string described_as_configured(const ToolConfig& t);
+
 /// The tool that starts sub-agents, and the one offered only inside them: it ends
 /// the sub-agent's turn with a result for its parent.
 inline constexpr const char* agent_tool_name = "agent";

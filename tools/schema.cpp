@@ -16,6 +16,7 @@
 #include "messages/json_codec.hpp"
 #include "messages/launch_spec.hpp"
 #include "messages/typed_keys.hpp"
+#include "tools/builtin_tools.hpp"
 
 namespace jp {
 
@@ -313,12 +314,13 @@ std::string background_note(const ToolConfig& t) {
 std::string full_description(const ToolConfig& t) {
   auto note = background_note(t);
   auto with_note = [&](std::string text) { return note.empty() ? text : fmt::format("{} {}", text, note); };
+  auto description = described_as_configured(t);
   if (t.summary.empty())
-    return with_note(t.description);
+    return with_note(description);
   // A description that already starts with the summary says it once.
-  if (t.description.empty() || t.description.starts_with(t.summary))
-    return with_note(t.description.empty() ? t.summary : t.description);
-  return with_note(fmt::format("{}\n\n{}", t.summary, t.description));
+  if (description.empty() || description.starts_with(t.summary))
+    return with_note(description.empty() ? t.summary : description);
+  return with_note(fmt::format("{}\n\n{}", t.summary, description));
 }
 
 bool runs_without_action(const ToolConfig& t) {
