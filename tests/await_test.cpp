@@ -1166,6 +1166,24 @@ actions = ["spawn", "fetch", "abort"]
     return a && std::string(a->name()) == "jp.registry";
   }
 
+  /// An await of `x` (all, 40 s) asked as the turn's loop asks it, from an actor of
+  /// its own; `said` gets "await answered" (or "await failed") when it is answered.
+  void await_x(std::shared_ptr<std::vector<std::string>> said) {
+    sys.spawn([said, to = turn](caf::event_based_actor* a) {
+      a->request(to, caf::infinite, call_atom::value, std::string("await"),
+                 std::string(R"({"all":["x"],"timeout_secs":40})"))
+        .then([said](CallResult& r) { said->push_back(r.ok ? "await answered" : "await failed"); });
+    });
+  }
+
+  /// The turn's end asked as its loop asks it; `said` gets "turn ended" when it is answered.
+  void end_turn(std::shared_ptr<std::vector<std::string>> said) {
+    sys.spawn([said, to = turn](caf::event_based_actor* a) {
+      a->request(to, caf::infinite, turn_end_atom::value)
+        .then([said](std::vector<HandleSummary>&, std::string&) { said->push_back("turn ended"); });
+    });
+  }
+
   /// A call answered with every message run and every timer fired.
   CallResult call(const std::string& tool, const std::string& args) {
     auto h = self->request(turn, caf::infinite, call_atom::value, tool, args);
@@ -1218,18 +1236,10 @@ CAF_TEST(an await its handle s stop answers is answered before the turn s end th
   // ("interrupted") and dropped its answer.
   CAF_REQUIRE(call("fake", R"({"action":"spawn","id":"x"})").ok);
   auto said = std::make_shared<strings>();
-  auto to = turn;
-  sys.spawn([said, to](caf::event_based_actor* a) {
-    a->request(to, caf::infinite, call_atom::value, std::string("await"),
-               std::string(R"({"all":["x"],"timeout_secs":40})"))
-      .then([said](CallResult& r) { said->push_back(r.ok ? "await answered" : "await failed"); });
-  });
+  await_x(said);
   sched.run(); // it waits on x (no timer fires)
   CAF_REQUIRE(said->empty());
-  sys.spawn([said, to](caf::event_based_actor* a) {
-    a->request(to, caf::infinite, turn_end_atom::value)
-      .then([said](std::vector<HandleSummary>&, std::string&) { said->push_back("turn ended"); });
-  });
+  end_turn(said);
   anon_send(handles.at("x"), finish_atom::value, std::string("killed"));
   // Actors only: the settle, a job of its own behind them, does not run.
   sched.run_jobs_filtered([](caf::resumable* job) { return dynamic_cast<caf::local_actor*>(job) != nullptr; });
@@ -1255,16 +1265,8 @@ CAF_TEST(an await of a handle the turn s end waits for is answered before that e
   // the turn took no update at the end's answer, and the await was left unanswered.
   CAF_REQUIRE(call("fake", R"({"action":"spawn","id":"x"})").ok);
   auto said = std::make_shared<strings>();
-  auto to = turn;
-  sys.spawn([said, to](caf::event_based_actor* a) {
-    a->request(to, caf::infinite, call_atom::value, std::string("await"),
-               std::string(R"({"all":["x"],"timeout_secs":40})"))
-      .then([said](CallResult& r) { said->push_back(r.ok ? "await answered" : "await failed"); });
-  });
-  sys.spawn([said, to](caf::event_based_actor* a) {
-    a->request(to, caf::infinite, turn_end_atom::value)
-      .then([said](std::vector<HandleSummary>&, std::string&) { said->push_back("turn ended"); });
-  });
+  await_x(said);
+  end_turn(said);
   sched.run(); // the await and the end wait on x (no timer fires)
   CAF_REQUIRE(said->empty());
   anon_send(handles.at("x"), finish_atom::value, std::string("done"));
