@@ -251,6 +251,22 @@ CAF_TEST(a run short of threads for its user says which limit and does not abort
     }
 }
 
+CAF_TEST(a command whose standard descriptors are closed writes no warning into its own files) {
+  // `<&- >&- 2>&-`: the signal pipe took fds 0 and 2, and what went to stderr (a failed
+  // call's reason) was read as a signal: exit 234 (128 + 'j'), not the call's 1.
+  testing::temp_dir ws;
+  auto call = [&](const std::string& command, const std::string& redirect) {
+    return testing::run_command(fmt::format(
+      R"(cd '{}' && XDG_STATE_HOME='{}' '{}' --workspace '{}' call shell '{{"command":"{}"}}' {})", ws.path.string(),
+      testing::state_home_of(ws.path.string()), JP_CLI_BINARY, ws.path.string(), command, redirect));
+  };
+  CAF_CHECK_EQUAL(call("exit 3", "<&- >&- 2>&-").status, 1);
+  CAF_CHECK_EQUAL(call("exit 0", "<&- >&- 2>&-").status, 0);
+  auto r = call("echo hi; exit 3", "<&- 2>&-");
+  CAF_CHECK_EQUAL(r.status, 1);
+  CAF_CHECK(r.stdout_text.starts_with("hi\n"));
+}
+
 CAF_TEST(version prints the version and a command s help names the global options) {
   auto v = cli("--version");
   CAF_CHECK_EQUAL(v.status, 0);

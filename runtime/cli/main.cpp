@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <exception>
 #include <system_error>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
@@ -516,9 +517,24 @@ bool names_command(CLI::App& app, const std::string& word) {
   return false;
 }
 
+/// Opens /dev/null on each of fds 0, 1 and 2 that was closed (`<&- 2>&-`): else the
+/// next file opened there (the signal pipe, the record of live groups) took a warning
+/// written to stderr as a signal, or into the record.
+void open_closed_standard_fds() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int null = ::open("/dev/null", O_RDWR); // the lowest free fd: this one
+      if (null >= 0 && null != fd) {
+        ::dup2(null, fd);
+        ::close(null);
+      }
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+  open_closed_standard_fds(); // before anything opens a file
   // No OpenSSL clean-up at exit: a thread of CAF's (a provider stream's, a node
   // connection's) may still be ending after main returns, and its own per-thread
   // clean-up then freed what the exit-time clean-up had freed already (a double
