@@ -68,6 +68,7 @@ struct loop_state {
   bool running_tools = false;
   bool interrupted = false;
   bool ending = false;        // the turn-end strategies are being applied
+  bool aborting_all = false;  // interrupted twice: what runs is listed, then killed
   // Interrupted again before its end began (between its requests): that end aborts
   // every handle, as a second interrupt during it does, instead of waiting on them.
   bool abort_at_end = false;
@@ -152,6 +153,14 @@ std::string notifications_block(const std::vector<Notification>& notes) {
 
 void request_response(loop_actor_t* self);
 void finish_turn(loop_actor_t* self);
+
+/// For the next turn: handle `h` was ended with this one. Its model would otherwise
+/// find it gone ("not found") with nothing saying why.
+Notification aborted_at_end(const HandleSummary& h) {
+  return Notification{"tool", "tool.stopped", "info",
+                      fmt::format("Handle `{}` ({}) was aborted as the turn ended: it no longer runs", h.id, h.tool),
+                      h.id};
+}
 
 constexpr auto progress_interval = std::chrono::milliseconds(500);
 
@@ -627,11 +636,7 @@ void finish_turn(loop_actor_t* self) {
               // says how it ended.)
               if ((h.outcome == turn_end_outcome::aborted || h.outcome == turn_end_outcome::inquired_abort) &&
                   !h.id.starts_with('#')) {
-                carry.push_back(Notification{"tool", "tool.stopped", "info",
-                                             fmt::format("Handle `{}` ({}) was aborted as the turn ended: it no "
-                                                         "longer runs",
-                                                         h.id, h.tool),
-                                             h.id});
+                carry.push_back(aborted_at_end(h));
                 continue;
               }
               bool waited_unseen = h.outcome == turn_end_outcome::awaited ||
@@ -719,23 +724,37 @@ void interrupt_turn(loop_actor_t* self) {
   }
 }
 
-/// Aborts every handle and ends the turn now (a second interrupt).
+/// Aborts every handle and ends the turn now (a second interrupt). What still runs
+/// is listed first, bounded (this is the way out), so that the next turn hears that
+/// each was aborted, as after one interrupt.
 void abort_everything(loop_actor_t* self) {
   auto& st = self->state;
+  if (st.aborting_all)
+    return;
+  st.aborting_all = true;
   st.menu_open = false;
   stop_asking(self);
   if (st.error.empty()) {
     st.error = "interrupted twice: every handle was aborted";
     st.code = error_code::interrupted;
   }
-  record_unanswered(self);
-  record(self, TurnEndEvent{std::nullopt, true, st.error});
-  if (st.ctx.observer)
-    st.ctx.observer->turn_end({}, {}, st.error, true);
-  // Killing the turn takes its registry and every handle's process group with it.
-  self->send_exit(st.turn, caf::exit_reason::kill);
-  st.done.deliver(result_of(st, true));
-  self->quit();
+  auto end = [self](const std::vector<HandleSummary>& listed) {
+    auto& st = self->state;
+    for (auto& h : listed)
+      if (!h.state.stopped() && !h.id.starts_with('#'))
+        record(self, SystemNotificationEvent{aborted_at_end(h)});
+    record_unanswered(self);
+    record(self, TurnEndEvent{std::nullopt, true, st.error});
+    if (st.ctx.observer)
+      st.ctx.observer->turn_end({}, {}, st.error, true);
+    // Killing the turn takes its registry and every handle's process group with it.
+    self->send_exit(st.turn, caf::exit_reason::kill);
+    st.done.deliver(result_of(st, true));
+    self->quit();
+  };
+  // Awaited: nothing else of the turn is recorded in between.
+  self->request(st.turn, std::chrono::seconds(1), list_atom::value)
+    .await([end](std::vector<HandleSummary>& listed) { end(listed); }, [end](caf::error&) { end({}); });
 }
 
 /// Asks the person (off the actor threads: the menu blocks) what the interrupt

@@ -562,9 +562,16 @@ CAF_TEST(a second ctrl-c aborts every handle and exits) {
   ::kill(q.pid, SIGINT); // ends the turn: the turn end now waits for `w`
   CAF_REQUIRE(wait_for([&] { return contains(q.output(), "interrupted: ending the turn"); }));
   ::kill(q.pid, SIGINT); // within 2 s: abort everything
-  CAF_CHECK_EQUAL(q.wait(), 1);
+  // Interrupted, as after one Ctrl-C (it exited 1, as a failure).
+  CAF_CHECK_EQUAL(q.wait(), 128 + SIGINT);
   CAF_CHECK(contains(q.output(), "interrupted twice: every handle was aborted"));
   CAF_CHECK(wait_for([&] { return ::kill(handle, 0) != 0; }));
+  // The next turn hears that `w` was aborted, as after one interrupt (it was not told).
+  bool told = false;
+  for (auto& e : stored_events(ws))
+    told = told || (e.find("event")->as_string() == "system_notification" &&
+                    contains(e.dump(), "Handle `w` (shell) was aborted as the turn ended"));
+  CAF_CHECK(told);
 }
 
 CAF_TEST(an interrupted turn keeps the responses of calls that ran and says which were cut) {
@@ -590,7 +597,7 @@ CAF_TEST(an interrupted turn keeps the responses of calls that ran and says whic
   ::kill(q.pid, SIGINT); // ends the turn: the turn end waits for `w`
   CAF_REQUIRE(wait_for([&] { return contains(q.output(), "interrupted: ending the turn"); }));
   ::kill(q.pid, SIGINT); // aborts everything: the pending await must not hang the exit
-  CAF_CHECK_EQUAL(q.wait(), 1);
+  CAF_CHECK_EQUAL(q.wait(), 128 + SIGINT);
   CAF_CHECK(wait_for([&] { return ::kill(handle, 0) != 0; }));
   // The spawn ran and said so; the await is marked as cut, not as "not run".
   CAF_CHECK(contains(response_of("call_1").value_or(""), R"("state":"running")"));

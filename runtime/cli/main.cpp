@@ -166,7 +166,8 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     r.receive(
       [&](TurnResult& t) {
         outcome.interrupted |= t.outcome == turn_outcome::interrupted;
-        if (!t.error.empty())
+        // Interrupted twice is no failure either: the transcript says what it did.
+        if (!t.error.empty() && !(t.outcome == turn_outcome::interrupted && t.code == error_code::interrupted))
           outcome.error = std::move(t.error);
       },
       [&](caf::error& err) { outcome.error = error_text(err); });

@@ -231,8 +231,10 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
     self->request(loop, caf::infinite, run_atom::value, *prompt)
       .receive(
         [&](TurnResult& t) {
-          error = std::move(t.error);
           interrupted = t.outcome == turn_outcome::interrupted;
+          // Interrupted twice is no failure: the transcript says what it did.
+          if (!interrupted || t.code != error_code::interrupted)
+            error = std::move(t.error);
         },
         [&](caf::error& e) { error = error_text(e); });
   }
