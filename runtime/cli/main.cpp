@@ -275,39 +275,34 @@ int report_file(const std::string& path, bool json) {
   constexpr size_t kMaxLine = 64 << 20;
   ReportBuilder builder;
   size_t n = 0;
-  // A line that is no event, held until the next: the last line may be one a crash
-  // cut short (its newline written or not), dropped with a warning as the
-  // conversation store drops it; any other is no log's.
-  std::string bad;
-  bool bad_cut = false; // not JSON: a line cut short, as a crash leaves one
-  auto refuse_bad = [&] {
+  // Lines that are no event (a line a crash cut short, a bad sector's), dropped with a
+  // warning as the conversation store drops them; a file of nothing else is no log.
+  std::vector<std::string> dropped;
+  bool last_dropped = false, last_cut = false; // the last of them ended the file (not JSON: cut short)
+  auto refuse = [&](const std::string& why) {
     return command_failed(fmt::format("{}: expected the output of `run --json` or `query --json`, or a "
                                       "conversation's events.jsonl",
-                                      bad));
+                                      why));
   };
-  // One line; `cut`: the last, without its newline. Nonzero: the exit status.
-  auto take = [&](std::string_view line, bool cut) -> int {
+  // One line; `cut`: the last, without its newline.
+  auto take = [&](std::string_view line, bool cut) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos)
-      return 0;
-    if (!bad.empty())
-      return refuse_bad();
+      return;
     auto e = Json::parse(line);
-    bool event = e && e->is_object() && e->find("event");
-    if (!event && cut) {
-      std::fprintf(stderr, "jp-actors: warning: %s:%zu: dropped the last line: it has no newline, so it was cut "
-                           "short while it was written\n",
-                   path.c_str(), n);
-      return 0;
+    last_dropped = !(e && e->is_object() && e->find("event"));
+    if (!last_dropped) {
+      builder.add(*e);
+      return;
     }
-    if (!event) {
-      bad = e ? fmt::format("{}:{}: not an event (a JSON object with \"event\")", path, n)
-              : fmt::format("{}:{}: not JSON ({})", path, n, e.error());
-      bad_cut = !e;
-      return 0;
-    }
-    builder.add(*e);
-    return 0;
+    last_cut = !e;
+    if (cut)
+      dropped.push_back(fmt::format("{}:{}: dropped the last line: it has no newline, so it was cut short while it "
+                                    "was written",
+                                    path, n));
+    else
+      dropped.push_back(e ? fmt::format("{}:{}: not an event (a JSON object with \"event\")", path, n)
+                          : fmt::format("{}:{}: not JSON ({})", path, n, e.error()));
   };
   std::string pending;
   char buf[65536];
@@ -322,8 +317,7 @@ int report_file(const std::string& path, bool json) {
     pending.append(buf, static_cast<size_t>(got));
     size_t from = 0;
     for (size_t nl; (nl = pending.find('\n', from)) != std::string::npos; from = nl + 1)
-      if (int rc = take(std::string_view(pending).substr(from, nl - from), false))
-        return rc;
+      take(std::string_view(pending).substr(from, nl - from), false);
     pending.erase(0, from);
     if (pending.size() > kMaxLine)
       return command_failed(fmt::format("{}:{}: a line longer than {} MiB: not an events file (the output of `run --json` "
@@ -331,13 +325,24 @@ int report_file(const std::string& path, bool json) {
                                         path, n + 1, kMaxLine >> 20));
   }
   if (!pending.empty())
-    if (int rc = take(pending, true))
-      return rc;
-  if (!bad.empty()) {
-    if (builder.reports().empty()) // nothing but it: no log at all
-      return refuse_bad();
-    std::fprintf(stderr, "jp-actors: warning: %s: dropped the last line%s\n", bad.c_str(),
-                 bad_cut ? " (likely cut short by a crash)" : "");
+    take(pending, true);
+  if (!dropped.empty()) {
+    if (builder.reports().empty()) // nothing but such lines: no log at all
+      return refuse(dropped.front());
+    constexpr size_t kSaid = 10; // a file of little else says so in a few lines
+    for (size_t i = 0; i < dropped.size(); ++i) {
+      if (i == kSaid - 1 && dropped.size() > kSaid) {
+        std::fprintf(stderr, "jp-actors: warning: %s: %zu more lines that are no event were dropped\n", path.c_str(),
+                     dropped.size() - i);
+        break;
+      }
+      bool last = i + 1 == dropped.size() && last_dropped;
+      bool said_cut = dropped[i].find("dropped the last line") != std::string::npos;
+      std::fprintf(stderr, "jp-actors: warning: %s%s\n", dropped[i].c_str(),
+                   said_cut ? ""
+                   : last   ? (last_cut ? ": dropped the last line (likely cut short by a crash)" : ": dropped the last line")
+                            : ": dropped; the report leaves it out");
+    }
   }
   auto runs = builder.reports();
   if (runs.empty())
