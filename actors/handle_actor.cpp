@@ -356,13 +356,15 @@ bool io_in_flight(handle_actor_t* self) {
 }
 
 /// Whether the tool is stopped (SIGSTOP), for an apply or an answer to continue it:
-/// the probe's finding, its leader's state read here only where no probe runs
-/// (nothing watched, a control question asked). A watched tool's apply, the round
-/// trip's path, reads no /proc: a stop not yet probed is unknown to the model anyway.
+/// the probe's finding, its leader's state read here only where no probe runs while
+/// it is idle (nothing watched, settle_ms 0, a control question asked). A probed
+/// tool's apply, the round trip's path, reads no /proc: a stop not yet probed is
+/// unknown to the model anyway.
 bool stopped_by_signal(const handle_state& st) {
   if (st.watch.waits_stopped())
     return true;
-  return !has_exited(st.at) && st.proc && (!st.watch.enabled() || asked(st)) && InputWatch::stopped(st.proc->pid());
+  bool probed_when_idle = st.watch.enabled() && st.spec.settle_ms > 0 && !asked(st);
+  return !has_exited(st.at) && st.proc && !probed_when_idle && InputWatch::stopped(st.proc->pid());
 }
 
 /// Quiet output and a tool reading its terminal, or a last line matching the

@@ -1501,26 +1501,31 @@ CAF_TEST(a tool stopped after its input ended is continued by an empty apply) {
 }
 
 CAF_TEST(a tool no probe watches that stopped itself is continued by an apply) {
-  // settle_ms 0 watches nothing: no probe finds it stopped, so the apply looks itself
-  // (its input went to a stopped tool, and the apply waited out its wait).
-  auto spec = shell("echo $$ > " + (dir.path / "leader").string() + "; kill -STOP $$; read x; echo continued $x");
-  spec.settle_ms = 0;
-  spec.wait_ms = 0;
-  auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, std::string("np"), spec);
-  CAF_REQUIRE_EQUAL(err, "");
-  pid_t leader = 0;
-  CAF_REQUIRE(wait_for([&] {
-    std::ifstream(dir.path / "leader") >> leader;
-    auto stat = leader > 0 ? read_proc_stat(leader) : std::nullopt;
-    return stat && stat->state == 'T';
-  }));
-  auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, std::string("np"), std::string(R"("hi\n")"),
-                                     LookOptions{0});
-  CAF_CHECK_EQUAL(aerr, "");
-  CAF_CHECK(contains(a.state.content + fetch_until("np", [](const std::string& seen) {
-                       return contains(seen, "continued hi");
-                     }),
-                     "continued hi"));
+  // settle_ms 0 probes no idle tool (with a prompt pattern or not): none finds it
+  // stopped, so the apply looks itself (its input went to a stopped tool, and the
+  // apply waited out its wait).
+  for (std::string pattern : {"", "never shown> $"}) {
+    auto id = pattern.empty() ? std::string("np") : std::string("np-pattern");
+    auto leader_file = dir.path / (id + ".leader");
+    auto spec = shell("echo $$ > " + leader_file.string() + "; kill -STOP $$; read x; echo continued $x");
+    spec.settle_ms = 0;
+    spec.wait_ms = 0;
+    spec.prompt_pattern = pattern;
+    auto [r, err] = ask<HandleReport>(registry, spawn_atom::value, id, spec);
+    CAF_REQUIRE_EQUAL(err, "");
+    pid_t leader = 0;
+    CAF_REQUIRE(wait_for([&] {
+      std::ifstream(leader_file) >> leader;
+      auto stat = leader > 0 ? read_proc_stat(leader) : std::nullopt;
+      return stat && stat->state == 'T';
+    }));
+    auto [a, aerr] = ask<HandleReport>(registry, apply_atom::value, id, std::string(R"("hi\n")"), LookOptions{0});
+    CAF_CHECK_EQUAL(aerr, "");
+    CAF_CHECK(contains(a.state.content + fetch_until(id, [](const std::string& seen) {
+                         return contains(seen, "continued hi");
+                       }),
+                       "continued hi"));
+  }
 }
 
 CAF_TEST(a stopped tool continued by another is no longer told as stopped) {
