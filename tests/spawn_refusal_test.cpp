@@ -39,6 +39,17 @@ CAF_TEST(a spawn under way when new processes are refused is still killed) {
                   .on_exit = [&](const ExitInfo& e) { stubborn_end.set_value(e); }});
   CAF_REQUIRE(stubborn);
   trapped.get_future().wait();
+  // Handles of a real registry that the shutdown's TERM ends before any turn's end:
+  // one killed by it, one that exits 0 on it (a server's clean stop). The end lists
+  // both (it listed neither: their stops came first, each taken for its own end).
+  real_runtime rt;
+  auto killed = rt.shell("exec sleep 300");
+  killed.wait_ms = 0;
+  auto clean = rt.shell("trap 'exit 0' TERM; echo up; sleep 300 & wait");
+  clean.wait_ms = 0;
+  CAF_REQUIRE_EQUAL(rt.ask<HandleReport>(rt.registry, spawn_atom::value, std::string("killed"), killed).second, "");
+  CAF_REQUIRE_EQUAL(rt.ask<HandleReport>(rt.registry, spawn_atom::value, std::string("clean"), clean).second, "");
+  CAF_REQUIRE(contains(rt.fetch_until("clean", [](const std::string& seen) { return contains(seen, "up"); }), "up"));
   std::atomic<size_t> started{0}, exited{0};
   std::vector<std::shared_ptr<Process>> handles; // the spawner's until joined; they kill what runs when dropped
   std::thread spawner([&] {
@@ -55,24 +66,16 @@ CAF_TEST(a spawn under way when new processes are refused is still killed) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (started < 20 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  // Handles of a real registry that the shutdown's TERM ends before any turn's end:
-  // one killed by it, one that exits 0 on it (a server's clean stop). The end lists
-  // both (it listed neither: their stops came first, each taken for its own end).
-  real_runtime rt;
-  auto killed = rt.shell("exec sleep 300");
-  killed.wait_ms = 0;
-  auto clean = rt.shell("trap 'exit 0' TERM; echo up; sleep 300 & wait");
-  clean.wait_ms = 0;
-  CAF_REQUIRE_EQUAL(rt.ask<HandleReport>(rt.registry, spawn_atom::value, std::string("killed"), killed).second, "");
-  CAF_REQUIRE_EQUAL(rt.ask<HandleReport>(rt.registry, spawn_atom::value, std::string("clean"), clean).second, "");
-  CAF_REQUIRE(contains(rt.fetch_until("clean", [](const std::string& seen) { return contains(seen, "up"); }), "up"));
   refuse_new_processes();
   signal_all_process_groups(SIGTERM); // the shutdown's first signal
   auto end = stubborn_end.get_future().get();
   CAF_CHECK(end.signaled && end.signal == SIGTERM);
   CAF_CHECK_EQUAL(end.left_running, 0u);
-  for (auto* id : {"killed", "clean"}) // stopped before the end is asked
+  for (auto* id : {"killed", "clean"}) { // stopped before the end is asked
     rt.fetch_until(id, [](const std::string&) { return false; });
+    auto [r, ferr] = rt.ask<HandleReport>(rt.registry, fetch_atom::value, std::string(id), LookOptions{0});
+    CAF_REQUIRE(r.state.stopped());
+  }
   auto [list, err] = rt.ask<std::vector<HandleSummary>>(rt.registry, turn_end_atom::value, InquiryAnswers{});
   CAF_CHECK_EQUAL(err, "");
   CAF_REQUIRE_EQUAL(list.size(), 2u);
