@@ -177,12 +177,22 @@ CAF_TEST(the shell s description follows what the config made of it) {
   CAF_CHECK(!testing::contains(oneshot, "handle"));
   auto terminal = text("[conversation.tools.shell]\nio = \"pty\"\n");
   CAF_CHECK(testing::contains(terminal, "on a terminal of its own as a background handle"));
+  {
+    // Its schema says so too: no `tty` to ask for, input typed (not a pipe's stdin).
+    auto c = apply_config_text(default_config(), "[conversation.tools.shell]\nio = \"pty\"\n", "c.toml");
+    CAF_REQUIRE(c.ok());
+    auto schema = tool_declaration(c->tools.at("shell"), dialect::anthropic).dump();
+    CAF_CHECK(!testing::contains(schema, "\"tty\""));
+    CAF_CHECK(!testing::contains(schema, "stdin"));
+    CAF_CHECK(testing::contains(schema, "What to type into the terminal"));
+  }
   CAF_CHECK(testing::contains(terminal, "- apply: type `input` on its terminal"));
   CAF_CHECK(testing::contains(terminal, "Every call names its `action`"));
   CAF_CHECK(!testing::contains(terminal, "Without `action`"));
   auto fewer = text("[conversation.tools.shell.spawn]\nactions = [\"spawn\", \"abort\"]\n");
   CAF_CHECK(!testing::contains(fewer, "- apply"));
   CAF_CHECK(!testing::contains(fewer, "- fetch"));
+  CAF_CHECK(!testing::contains(fewer, "polling with fetch"));
   CAF_CHECK(testing::contains(fewer, "- abort: stop the command and its children."));
   // A description the config gives stands as given.
   auto own = text("[conversation.tools.shell]\ndescription = \"Our shell.\"\n[conversation.tools.shell.spawn]\n"

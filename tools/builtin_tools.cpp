@@ -1,5 +1,6 @@
 #include "tools/builtin_tools.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <string_view>
@@ -48,7 +49,8 @@ std::string shell_description(const ToolConfig& t) {
   bool terminal = t.io == io_mode::pty;
   auto text = fmt::format("{}{} as a background handle that you drive with `action`:\n", runs,
                           terminal ? " on a terminal of its own" : "");
-  for (auto a : declared_actions(t))
+  auto actions = declared_actions(t);
+  for (auto a : actions)
     switch (a) {
       case action_kind::spawn:
         text += "- spawn: start it under a handle `id` you choose (unique among live handles); returns as soon as "
@@ -69,7 +71,9 @@ std::string shell_description(const ToolConfig& t) {
         text += "- abort: stop the command and its children.\n";
         break;
     }
-  text += "Use the `await` tool to wait for handles instead of polling with fetch.";
+  bool fetched = std::find(actions.begin(), actions.end(), action_kind::fetch) != actions.end();
+  text += fetched ? "Use the `await` tool to wait for handles instead of polling with fetch."
+                  : "Use the `await` tool to wait for handles.";
   text += runs_without_action(t) ? " Without `action` the command runs to its end and you get its output."
                                  : " Every call names its `action`: on a terminal a command may wait for input "
                                    "forever, so it runs only as a handle.";

@@ -29,6 +29,8 @@ std::string describe(const ToolConfig& t) {
   if (!t.parameters.empty()) {
     out += "Parameters:\n";
     for (auto& p : t.parameters) {
+      if (!offered(t, p))
+        continue;
       out += fmt::format("- {} ({}{})", p.name, p.type, p.required ? ", required" : "");
       if (!p.enum_values.empty())
         out += fmt::format(" one of: {}", fmt::join(p.enum_values, ", "));

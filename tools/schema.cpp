@@ -33,9 +33,10 @@ bool top_level_combinators(dialect d) {
   return d == dialect::json_schema;
 }
 
-/// Whether a spawn of `t` may ask for a terminal: the built-in shell's `tty`.
+/// Whether a spawn of `t` may ask for a terminal: the built-in shell's `tty` (not one
+/// the config put on a terminal already, io = "pty").
 bool takes_tty(const ToolConfig& t) {
-  return t.source == "builtin" && t.name == "shell";
+  return t.source == "builtin" && t.name == "shell" && t.io != io_mode::pty;
 }
 
 const std::string id_spawn_description =
@@ -173,7 +174,7 @@ std::pair<Json, Json> parameter_properties(const ToolConfig& t, dialect d) {
   auto properties = Json::object();
   auto required = Json::array();
   for (auto& p : t.parameters) {
-    if (p.spawn_only)
+    if (p.spawn_only || !offered(t, p))
       continue;
     properties.set(p.name, property_schema(t, p, d));
     if (p.required)
@@ -213,6 +214,8 @@ Json one_of_schema(const ToolConfig& t, dialect d) {
                                                                     : id_other_description));
     if (a == action_kind::spawn) {
       for (auto& p : t.parameters) {
+        if (!offered(t, p))
+          continue;
         properties.set(p.name, property_schema(t, p, d));
         if (p.required)
           required.push(Json(p.name));
@@ -285,6 +288,8 @@ Json flat_action_schema(const ToolConfig& t, dialect d) {
     set_look_properties(properties, t, which + " only");
   }
   for (auto& p : t.parameters) {
+    if (!offered(t, p))
+      continue;
     auto used_by = oneshot && !p.spawn_only ? "spawn, or without `action`" : "spawn only";
     properties.set(p.name, property_schema(t, p, d, p.required ? fmt::format("{} (required there)", used_by)
                                                             : std::string(used_by)));
@@ -407,6 +412,11 @@ Json tool_declaration(const ToolConfig& t, dialect d) {
           .set("inputSchema", std::move(params));
   }
   return Json{};
+}
+
+bool offered(const ToolConfig& t, const ParameterConfig& p) {
+  // The shell's `tty` asks for the terminal a shell with io = "pty" has anyway.
+  return !(t.source == "builtin" && t.name == "shell" && p.name == "tty" && !takes_tty(t));
 }
 
 std::string parameter_description(const ToolConfig& t, const ParameterConfig& p) {

@@ -41,6 +41,8 @@ Json tool_declaration(const ToolConfig& t, dialect d);
 /// What parameter `p` of `t` says of itself, as `t`'s config has it: the built-in
 /// shell's `cwd` is confined to the workspace unless cwd_outside_workspace lets it out.
 std::string parameter_description(const ToolConfig& t, const ParameterConfig& p);
+/// Whether parameter `p` of `t` is offered to the model (declared and described).
+bool offered(const ToolConfig& t, const ParameterConfig& p);
 /// The tools offered to the model, sorted by name: not one whose run is "skip" (refused
 /// at every call), and `await` only when a stateful tool is offered.
 std::vector<const ToolConfig*> offered_tools(const Config& c);
