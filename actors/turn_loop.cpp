@@ -69,6 +69,7 @@ struct loop_state {
   bool interrupted = false;
   bool ending = false;        // the turn-end strategies are being applied
   bool aborting_all = false;  // interrupted twice: what runs is listed, then killed
+  bool end_recorded = false;  // the turn_end event is written (once)
   // Interrupted again before its end began (between its requests): that end aborts
   // every handle, as a second interrupt during it does, instead of waiting on them.
   bool abort_at_end = false;
@@ -652,6 +653,7 @@ void finish_turn(loop_actor_t* self) {
               record(self, SystemNotificationEvent{n});
             record_unanswered(self); // before turn_end: the turn's record is complete
             record(self, TurnEndEvent{handles, st.interrupted, st.error});
+            st.end_recorded = true;
             if (!st.ctx.observer)
               return conclude(self);
             self->request(st.turn, caf::infinite, counts_atom::value)
@@ -676,6 +678,7 @@ void finish_turn(loop_actor_t* self) {
         }
         record_unanswered(self);
         record(self, TurnEndEvent{std::nullopt, st.interrupted, st.error});
+        st.end_recorded = true;
         if (st.ctx.observer)
           st.ctx.observer->turn_end({}, {}, st.error, st.interrupted);
         conclude(self);
@@ -740,11 +743,15 @@ void abort_everything(loop_actor_t* self) {
   }
   auto end = [self](const std::vector<HandleSummary>& listed) {
     auto& st = self->state;
-    for (auto& h : listed)
-      if (!h.state.stopped() && !h.id.starts_with('#'))
-        record(self, SystemNotificationEvent{aborted_at_end(h)});
-    record_unanswered(self);
-    record(self, TurnEndEvent{std::nullopt, true, st.error});
+    // Unless the turn's end was written already (this interrupt came as it ended).
+    if (!st.end_recorded) {
+      for (auto& h : listed)
+        if (!h.state.stopped() && !h.id.starts_with('#'))
+          record(self, SystemNotificationEvent{aborted_at_end(h)});
+      record_unanswered(self);
+      record(self, TurnEndEvent{std::nullopt, true, st.error});
+      st.end_recorded = true;
+    }
     if (st.ctx.observer)
       st.ctx.observer->turn_end({}, {}, st.error, true);
     // Killing the turn takes its registry and every handle's process group with it.
@@ -754,7 +761,14 @@ void abort_everything(loop_actor_t* self) {
   };
   // Awaited: nothing else of the turn is recorded in between.
   self->request(st.turn, std::chrono::seconds(1), list_atom::value)
-    .await([end](std::vector<HandleSummary>& listed) { end(listed); }, [end](caf::error&) { end({}); });
+    .await([end](std::vector<HandleSummary>& listed) { end(listed); },
+           [self, end](caf::error& err) {
+             if (self->state.ctx.observer)
+               self->state.ctx.observer->warning(fmt::format("the handles still running could not be listed ({}): "
+                                                             "the next turn is not told which were aborted",
+                                                             error_text(err)));
+             end({});
+           });
 }
 
 /// Asks the person (off the actor threads: the menu blocks) what the interrupt

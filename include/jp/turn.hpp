@@ -64,7 +64,8 @@ public:
   /// interrupted, or failed (an error code in `code` and a sentence saying what to do).
   std::future<TurnResult>& result();
   /// Stops the turn cleanly, as a first Ctrl-C does (handles get their turn-end
-  /// policy); a second call aborts every handle at once. With hooks.prompts that
+  /// policy); a second call aborts every handle at once (within a second it lists
+  /// those still running, so that the next turn is told each was aborted). With hooks.prompts that
   /// offer the interrupt menu (PromptBackend::offers_menu), a call while the turn
   /// streams or runs tools opens the menu instead (stop, continue or reply); a call
   /// while it is open aborts everything.
