@@ -402,7 +402,8 @@ CAF_TEST(report names what it cannot read) {
   ws.write("noisy.jsonl", noisy + "{\"event\":\"turn_end\",\"agent\":\"a\"}\n");
   auto many = cli_in(ws.path.string(), fmt::format("report {}/noisy.jsonl", ws.path.string()));
   CAF_CHECK_EQUAL(many.status, 0);
-  CAF_CHECK(contains(many.out, "noisy.jsonl: 21 more lines that are no event were dropped"));
+  CAF_CHECK(contains(many.out, "noisy.jsonl: 20 more lines that are no event were dropped"));
+  CAF_CHECK(contains(many.out, "noisy.jsonl:31: not JSON ("));
   // Nothing but a line that is no event: no log at all.
   ws.write("none.txt", "hello\n");
   auto none = cli_in(ws.path.string(), fmt::format("report {}/none.txt", ws.path.string()));

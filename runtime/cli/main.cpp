@@ -277,8 +277,12 @@ int report_file(const std::string& path, bool json) {
   size_t n = 0;
   // Lines that are no event (a line a crash cut short, a bad sector's), dropped with a
   // warning as the conversation store drops them; a file of nothing else is no log.
-  std::vector<std::string> dropped;
-  bool last_dropped = false, last_cut = false; // the last of them ended the file (not JSON: cut short)
+  // Each says why; `last`: the file's last line (no newline: it was being written).
+  struct Dropped {
+    std::string where, why; // "PATH:N", "not JSON (...)"
+    bool last = false, unterminated = false, not_json = false;
+  };
+  std::vector<Dropped> dropped;
   auto refuse = [&](const std::string& why) {
     return command_failed(fmt::format("{}: expected the output of `run --json` or `query --json`, or a "
                                       "conversation's events.jsonl",
@@ -289,20 +293,17 @@ int report_file(const std::string& path, bool json) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos)
       return;
+    if (!dropped.empty())
+      dropped.back().last = false; // a line came after it
     auto e = Json::parse(line);
-    last_dropped = !(e && e->is_object() && e->find("event"));
-    if (!last_dropped) {
+    if (e && e->is_object() && e->find("event")) {
       builder.add(*e);
       return;
     }
-    last_cut = !e;
-    if (cut)
-      dropped.push_back(fmt::format("{}:{}: dropped the last line: it has no newline, so it was cut short while it "
-                                    "was written",
-                                    path, n));
-    else
-      dropped.push_back(e ? fmt::format("{}:{}: not an event (a JSON object with \"event\")", path, n)
-                          : fmt::format("{}:{}: not JSON ({})", path, n, e.error()));
+    dropped.push_back({fmt::format("{}:{}", path, n),
+                       e ? std::string("not an event (a JSON object with \"event\")")
+                         : fmt::format("not JSON ({})", e.error()),
+                       true, cut, !e});
   };
   std::string pending;
   char buf[65536];
@@ -328,20 +329,29 @@ int report_file(const std::string& path, bool json) {
     take(pending, true);
   if (!dropped.empty()) {
     if (builder.reports().empty()) // nothing but such lines: no log at all
-      return refuse(dropped.front());
-    constexpr size_t kSaid = 10; // a file of little else says so in a few lines
-    for (size_t i = 0; i < dropped.size(); ++i) {
-      if (i == kSaid - 1 && dropped.size() > kSaid) {
-        std::fprintf(stderr, "jp-actors: warning: %s: %zu more lines that are no event were dropped\n", path.c_str(),
-                     dropped.size() - i);
-        break;
-      }
-      bool last = i + 1 == dropped.size() && last_dropped;
-      bool said_cut = dropped[i].find("dropped the last line") != std::string::npos;
-      std::fprintf(stderr, "jp-actors: warning: %s%s\n", dropped[i].c_str(),
-                   said_cut ? ""
-                   : last   ? (last_cut ? ": dropped the last line (likely cut short by a crash)" : ": dropped the last line")
-                            : ": dropped; the report leaves it out");
+      return refuse(dropped.front().where + ": " + dropped.front().why);
+    auto say = [&](const Dropped& d) {
+      if (d.unterminated)
+        std::fprintf(stderr, "jp-actors: warning: %s: dropped the last line: it has no newline, so it was cut short "
+                             "while it was written\n",
+                     d.where.c_str());
+      else
+        std::fprintf(stderr, "jp-actors: warning: %s: %s: %s\n", d.where.c_str(), d.why.c_str(),
+                     !d.last       ? "dropped; the report leaves it out"
+                     : d.not_json ? "dropped the last line (likely cut short by a crash)"
+                                  : "dropped the last line");
+    };
+    // A file of little else says so in a few lines; its last is always said.
+    constexpr size_t kSaid = 9;
+    if (dropped.size() <= kSaid + 1) {
+      for (auto& d : dropped)
+        say(d);
+    } else {
+      for (size_t i = 0; i < kSaid; ++i)
+        say(dropped[i]);
+      std::fprintf(stderr, "jp-actors: warning: %s: %zu more lines that are no event were dropped\n", path.c_str(),
+                   dropped.size() - kSaid - 1);
+      say(dropped.back());
     }
   }
   auto runs = builder.reports();
