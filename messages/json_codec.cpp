@@ -546,7 +546,7 @@ Result<int64_t> int_argument(const Json& args, std::string_view key, int64_t lo,
   // Compared as doubles first: casting an out-of-range double to int64_t is undefined.
   double d = v->as_number();
   if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
-    return Error{fmt::format("`{}` must be from {} to {} ({}), got {}", key, lo, hi, unit, v->dump())}; // as written
+    return Error{fmt::format("`{}` must be from {} to {} ({}), got {}", key, lo, hi, unit, v->dump())}; // as written (up to int64; beyond, a double)
   return static_cast<int64_t>(d);
 }
 

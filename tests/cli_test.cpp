@@ -246,6 +246,8 @@ CAF_TEST(a run short of threads for its user says which limit and does not abort
       CAF_MESSAGE(command << " under ulimit -u " << limit << ": exit " << r.status);
       CAF_CHECK(r.status == 0 || r.status == 1);
       CAF_CHECK(!contains(r.out, "terminate called"));
+      if (limit == 4) // fewer tasks than either system's threads: refused, saying so
+        CAF_CHECK(contains(r.out, "ulimit -u: 4"));
       if (r.status == 1 && !contains(r.out, "ulimit -u: " + std::to_string(limit)) && !contains(r.out, "gone"))
         CAF_FAIL("exit 1 without the limit said:\n" << r.out);
     }
