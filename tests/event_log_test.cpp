@@ -198,6 +198,19 @@ CAF_TEST(a handle waited for at the turn end shows what it ended with and says w
   std::fclose(t);
 }
 
+CAF_TEST(a second interrupt s turn end says so once and names each handle it aborted) {
+  // It said "interrupted", then the error saying so again, then "no handle left
+  // running" for the handle it had just aborted.
+  std::FILE* t = std::tmpfile();
+  EventLog transcript(t, false);
+  HandleSummary w{"w", "shell", ToolState::running("")};
+  w.outcome = turn_end_outcome::aborted;
+  transcript.turn_end("main", {w}, {}, "interrupted twice: every handle was aborted", true);
+  CAF_CHECK_EQUAL(contents(t), "[main] turn end: interrupted twice: every handle was aborted\n"
+                               "[main] turn end: `w` (shell) was still running: aborted\n");
+  std::fclose(t);
+}
+
 CAF_TEST(json events are stamped with the time as RFC 3339 UTC with milliseconds) {
   std::FILE* f = std::tmpfile();
   EventLog log(f, true);

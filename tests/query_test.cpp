@@ -564,7 +564,11 @@ CAF_TEST(a second ctrl-c aborts every handle and exits) {
   ::kill(q.pid, SIGINT); // within 2 s: abort everything
   // Interrupted, as after one Ctrl-C (it exited 1, as a failure).
   CAF_CHECK_EQUAL(q.wait(), 128 + SIGINT);
-  CAF_CHECK(contains(q.output(), "interrupted twice: every handle was aborted"));
+  CAF_CHECK(contains(q.output(), "turn end: interrupted twice: every handle was aborted"));
+  // Its log names what it aborted, once (it said "no handle left running").
+  CAF_CHECK(contains(q.output(), "turn end: `w` (shell) was still running: aborted"));
+  CAF_CHECK(!contains(q.output(), "no handle left running"));
+  CAF_CHECK(!contains(q.output(), "turn end: interrupted\n"));
   CAF_CHECK(wait_for([&] { return ::kill(handle, 0) != 0; }));
   // The next turn hears that `w` was aborted, as after one interrupt (it was not told).
   bool told = false;

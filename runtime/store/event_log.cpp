@@ -234,7 +234,7 @@ void EventLog::turn_end(const std::string& agent, const std::vector<HandleSummar
   emit(e);
   if (json_)
     return;
-  if (interrupted)
+  if (interrupted && !error.starts_with("interrupted")) // else the error says it
     write(fmt::format("[{}] turn end: interrupted", agent));
   if (!error.empty())
     write(fmt::format("[{}] turn end: {}", agent, error));
