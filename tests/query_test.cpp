@@ -851,7 +851,7 @@ CAF_TEST(reply at the menu while tools run goes with their results and the tools
   CAF_CHECK_EQUAL(t.wait(), 0);
   // On a terminal the calls are worded by their tools' views, not the transcript's.
   CAF_CHECK(contains(t.seen, "[assistant] → shell `b` spawn $ touch"));
-  CAF_CHECK(contains(t.seen, "[assistant] ✓ shell `b` · running · "));
+  CAF_CHECK(contains(t.seen, "[assistant] ⋯ shell `b` · running · "));
   CAF_CHECK(contains(t.seen, "[assistant] ✓ await · ok · "));
   CAF_CHECK(!contains(t.seen, "[assistant] ← shell"));
   auto seen = server.requests();

@@ -91,7 +91,9 @@ CAF_TEST(a finished call gets one line with how it ended its size and duration) 
                                  R"({"id":"w","state":"stopped","result":"built\n"})", 2048),
                   "✓ shell `w` · stopped · 6 B · 2.0 s");
   CAF_CHECK_EQUAL(completed_line("shell", Json::object().set("id", "w"), true, R"({"id":"w","state":"running"})", 0.8),
-                  "✓ shell `w` · running · 28 B · 0.8 ms");
+                  "⋯ shell `w` · running · 28 B · 0.8 ms"); // not done: no check mark
+  CAF_CHECK_EQUAL(completed_line("shell", Json::object().set("id", "w"), true, R"({"id":"w","state":"waiting"})", 0.8),
+                  "⋯ shell `w` · waiting · 28 B · 0.8 ms");
   CAF_CHECK_EQUAL(completed_line("await", Json::object(), true,
                                  R"j({"id":"x","state":"stopped","error":{"message":"aborted (killed by signal 15)"}})j",
                                  5),

@@ -127,7 +127,10 @@ std::string completed_line(const std::string& tool, const Json& arguments, bool 
   if (how.empty())
     how = ok ? "ok" : first_line(content);
   auto id = answer ? text_at(*answer, "id") : text_at(arguments, "id");
-  return terminal_line(fmt::format("{} {} · {} · {} · {}", ok ? "✓" : "✗", label(tool, id), how, bytes(size),
+  // A call that left its handle running or waiting is not done: marked as a live
+  // handle's line is (a check mark read as "it worked" for a spawn that only started).
+  bool live = ok && answer && (how == "running" || how == "waiting");
+  return terminal_line(fmt::format("{} {} · {} · {} · {}", live ? "⋯" : ok ? "✓" : "✗", label(tool, id), how, bytes(size),
                          duration_text(elapsed_ms)),
              width);
 }
