@@ -327,6 +327,19 @@ CAF_TEST(a second query continues the conversation and new starts another) {
   auto line = ls.out.substr(ls.out.rfind('\n', ls.out.find("first question")) + 1);
   auto id = line.substr(2, line.find(' ', 2) - 2);
   CAF_CHECK(!contains(line.substr(0, 2), "*")); // --new made the other one active
+  // --json: one array, the same conversations, the active one marked.
+  auto listed = cli_in(ws.dir.path.string(), "conversations ls --json");
+  CAF_CHECK_EQUAL(listed.status, 0);
+  auto rows = Json::parse(listed.out);
+  CAF_REQUIRE(rows && rows->is_array());
+  CAF_REQUIRE_EQUAL(rows->as_array().size(), 2u);
+  for (auto& row : rows->as_array()) {
+    bool first = row.find("id")->as_string() == id;
+    CAF_CHECK_EQUAL(row.find("first_prompt")->as_string(), first ? "first question" : "fresh start");
+    CAF_CHECK_EQUAL(row.find("active")->as_bool(), !first);
+    CAF_CHECK_EQUAL(row.find("events")->as_number() > 0, true);
+    CAF_CHECK(!row.find("created")->as_string().empty());
+  }
   auto show = cli_in(ws.dir.path.string(), "conversations show " + id);
   CAF_CHECK_EQUAL(show.status, 0);
   CAF_CHECK(contains(show.out, "> first question"));

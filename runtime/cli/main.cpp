@@ -621,7 +621,10 @@ int main(int argc, char** argv) {
 
   auto* conversations = app.add_subcommand("conversations", "List or show the conversations of this workspace");
   conversations->require_subcommand(1);
-  conversations->add_subcommand("ls", "One line per conversation; * marks the active one");
+  auto* conversations_ls = conversations->add_subcommand("ls", "One line per conversation; * marks the active one");
+  bool conversations_json = false;
+  conversations_ls->add_flag("--json", conversations_json,
+                             "Print one JSON array: each conversation's id, created, events, first_prompt and active");
   auto* show = conversations->add_subcommand("show", "A conversation as a transcript (or its events with --json)");
   std::string conversation_id;
   bool show_json = false;
@@ -970,7 +973,7 @@ int main(int argc, char** argv) {
     } else if (*show)
       rc = show_conversation(*config, conversation_id, show_json);
     else if (*conversations)
-      rc = list_conversations(*config);
+      rc = list_conversations(*config, conversations_json);
     else
       rc = list_tools(config, schema, dialect);
   } catch (const std::system_error& e) {

@@ -248,11 +248,23 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   return interrupted ? 128 + SIGINT : 0;
 }
 
-int list_conversations(const Config& config) {
+int list_conversations(const Config& config, bool json) {
   FileConversationStore store(state_path(config, "conversations"), config.workspace);
   auto list = store.list();
   if (!list)
     return command_failed(list.error());
+  if (json) { // one array, as `handles ls --json` prints (the prompt as the line shows it)
+    auto rows = Json::array();
+    for (auto& c : *list)
+      rows.push(Json::object()
+                  .set("id", c.id)
+                  .set("created", c.created)
+                  .set("events", static_cast<int64_t>(c.events))
+                  .set("first_prompt", c.first_prompt)
+                  .set("active", c.active));
+    std::printf("%s\n", rows.dump().c_str());
+    return 0;
+  }
   if (list->empty()) {
     std::printf("no conversations yet: `jp-actors query \"...\"` starts one\n");
     return 0;

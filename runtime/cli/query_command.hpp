@@ -24,7 +24,7 @@ struct QueryOptions {
 int run_query(std::shared_ptr<const Config> config, const QueryOptions& options);
 
 /// `conversations ls`: one line per conversation, the active one marked.
-int list_conversations(const Config& config);
+int list_conversations(const Config& config, bool json = false);
 
 /// `conversations show ID`: the conversation as a transcript, or its events (--json).
 int show_conversation(const Config& config, const std::string& id, bool json);
