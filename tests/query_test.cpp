@@ -1182,6 +1182,20 @@ CAF_TEST(an azure deployment gets its api version and the key in api-key and no 
     CAF_CHECK(!contains(e.dump(), "azure-key-5f3e9d17"));
 }
 
+CAF_TEST(conversations show keeps a tool s lines as the live transcript does) {
+  // They were run together on one line, cut at 200 bytes.
+  FakeProviderServer server;
+  Workspace ws(server);
+  server.push({200, openai_calls({{"call_1", "shell", Json::object().set("command", "printf 'one\\ntwo\\n'")}})});
+  server.push({200, openai_text("Two lines.")});
+  JP_REQUIRE_OK(ws.query("'print two lines'"));
+  auto shown = cli_in(ws.dir.path.string(), fmt::format("--config {} conversations show {}", ws.path("config.toml"),
+                                                        conversation_id_of(ws)));
+  JP_REQUIRE_OK(shown);
+  if (!contains(shown.stdout_text, "← shell: one\n    two\n"))
+    CAF_FAIL("the result's lines not kept in:\n" << shown.stdout_text);
+}
+
 CAF_TEST(mistral is asked without stream_options and gets ids of nine letters and digits) {
   FakeProviderServer server;
   Workspace ws(server);

@@ -28,6 +28,7 @@
 #include "runtime/cli/terminal_hooks.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/store/conversation_store.hpp"
+#include "runtime/store/event_log.hpp"
 #include "runtime/store/own_conversations.hpp"
 #include "runtime/process/io_thread.hpp"
 #include "runtime/process/process.hpp"
@@ -137,9 +138,7 @@ std::string one_line(std::string s, size_t max) {
   for (auto& c : s)
     if (c == '\n' || c == '\r' || c == '\t')
       c = ' ';
-  if (s.size() > max)
-    s = s.substr(0, max - 3) + "...";
-  return s;
+  return cut_text(s, max); // at a character (a byte's cut showed as U+FFFD)
 }
 
 } // namespace
@@ -308,7 +307,9 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
     else if (auto* request = std::get_if<ToolCallRequestEvent>(&*event))
       show(fmt::format("{}→ {} {}\n", who, request->call.name, one_line(request->call.arguments, 200)));
     else if (auto* result = std::get_if<ToolCallResponseEvent>(&*event))
-      show(fmt::format("{}← {}{}\n", who, result->ok ? "" : "(failed) ", one_line(result->content, 200)));
+      // As the live transcript shows it: its lines kept (they were run together).
+      show(fmt::format("{}← {}{}: {}\n", who, result->name, result->ok ? "" : " (failed)",
+                       transcript_result(result->content)));
     else if (auto* note = std::get_if<SystemNotificationEvent>(&*event))
       show(fmt::format("{}[{}] {}\n", who, note->notification.level, note->notification.message));
     else if (auto* end = std::get_if<TurnEndEvent>(&*event); end && !end->error.empty())

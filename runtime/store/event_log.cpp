@@ -46,6 +46,10 @@ std::string indent(const std::string& s, const std::string& pad) {
 
 } // namespace
 
+std::string transcript_result(const std::string& content) {
+  return indent(shorten(content), "    ");
+}
+
 EventLog::EventLog(std::FILE* out, bool json, bool live, Clock now)
   : out_(out), json_(json), live_(live && !json), now_(now ? std::move(now) : Clock(now_rfc3339)) {}
 
@@ -199,7 +203,7 @@ void EventLog::tool_result(const std::string& agent, int step, int index, const 
   emit(e);
   if (!json_ && call_lines_)
     write(fmt::format("[{}] ← {}{} ({:.1f} ms): {}", agent, tool, ok ? "" : " ERROR", elapsed_ms,
-                      indent(shorten(content), "    ")));
+                      transcript_result(content)));
 }
 
 void EventLog::notification(const std::string& agent, const Notification& n) {

@@ -16,6 +16,11 @@
 
 namespace jp {
 
+/// A tool's result as a transcript shows it (the live one and `conversations show`):
+/// its first 400 bytes (cut at a character, saying how long it was), each line after
+/// the first indented under the call.
+std::string transcript_result(const std::string& content);
+
 class EventLog {
 public:
   /// What stamps each JSON event's "time" (RFC 3339 UTC, ms).
