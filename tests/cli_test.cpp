@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -1568,13 +1569,16 @@ std::string terminal_probe_call() {
 
 /// jp-actors (after `prefix`, a command that runs it) with `args` on a terminal it
 /// leads the session of, until the terminal shows `until`: what it showed, and then
-/// its exit status is `status`. Ended and reaped.
+/// its exit status is `status`. Ended and reaped. `workspace_in`, if given, makes the
+/// workspace in a temporary directory (and what is planted there) and returns it.
 std::string cli_on_terminal(const std::vector<std::string>& prefix, const std::vector<std::string>& cli_args,
-                            const std::string& until, int status) {
+                            const std::string& until, int status,
+                            const std::function<std::filesystem::path(const std::filesystem::path&)>& workspace_in = {}) {
   testing::temp_dir ws;
   auto state = testing::state_home_of(ws.path.string()); // no other run's crash record to sweep
+  auto workspace = workspace_in ? workspace_in(ws.path) : ws.path;
   std::vector<std::string> args = prefix;
-  args.insert(args.end(), {JP_CLI_BINARY, "--workspace", ws.path.string()});
+  args.insert(args.end(), {JP_CLI_BINARY, "--workspace", workspace.string()});
   args.insert(args.end(), cli_args.begin(), cli_args.end());
   std::vector<char*> argv;
   for (auto& a : args)
@@ -1650,6 +1654,27 @@ CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
   CAF_CHECK(seen.find('\x1b') == std::string::npos);
   auto piped = cli("report " + log);
   CAF_CHECK(piped.out.find("sh\x1b]52;c;eA==\x07" "ell") != std::string::npos);
+  // Nor in a workspace's path (a directory cloned under a hostile name) that
+  // `handles ls` names.
+  seen = cli_on_terminal({}, {"handles", "ls"}, "every workspace)", 0, [](const std::filesystem::path& tmp) {
+    auto ws = tmp / "ws\x1b]0;PWNED\x07x";
+    std::filesystem::create_directories(ws);
+    return ws;
+  });
+  CAF_CHECK(seen.find("ws\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBDx") != std::string::npos);
+  CAF_CHECK(seen.find('\x1b') == std::string::npos);
+  // Nor in a conversation's time that `conversations ls` shows (the workspace's file):
+  // not one, so the directory's time is shown instead.
+  seen = cli_on_terminal({}, {"conversations", "ls"}, "events", 0, [](const std::filesystem::path& tmp) {
+    auto dir = tmp / ".jp" / "conversations" / "20250101-000000-abcd";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "events.jsonl")
+      << R"({"event":"turn_start","time":"\u001b]0;PWNED\u0007\u001b[2J","prompt":"hello"})" "\n";
+    return tmp;
+  });
+  CAF_CHECK(seen.find("PWNED") == std::string::npos);
+  CAF_CHECK(seen.find('\x1b') == std::string::npos);
+  CAF_CHECK(seen.find("hello") != std::string::npos);
 }
 
 CAF_TEST(a tool cannot open the terminal jp-actors runs on) {

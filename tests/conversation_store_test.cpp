@@ -454,6 +454,46 @@ CAF_TEST(a conversation file too large to be one is refused without being read) 
   CAF_CHECK((*listed)[0].first_prompt.find("larger than 256 MiB") != std::string::npos);
 }
 
+CAF_TEST(a conversation whose events are no file of ours is listed with why) {
+  // A FIFO, a link (a workspace's plant): `show` refuses each, saying why; the
+  // listing left them out and said there were no conversations.
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto root = tmp.path / "ws" / ".jp" / "conversations";
+  fs::create_directories(root / "20260101-000000-abce");
+  fs::create_directories(root / "20260101-000000-abcf");
+  CAF_REQUIRE_EQUAL(::mkfifo((root / "20260101-000000-abce" / "events.jsonl").c_str(), 0600), 0);
+  fs::create_symlink("/etc/passwd", root / "20260101-000000-abcf" / "events.jsonl");
+  FileConversationStore store(root.string(), (tmp.path / "ws").string());
+  auto listed = store.list();
+  CAF_REQUIRE(listed.ok());
+  CAF_REQUIRE_EQUAL(listed->size(), 2u);
+  for (auto& c : *listed) {
+    CAF_CHECK_EQUAL(c.events, 0u);
+    CAF_MESSAGE(c.id << ": " << c.first_prompt);
+    CAF_CHECK(c.first_prompt.find("(not read: ") == 0);
+  }
+}
+
+CAF_TEST(a conversation s created time is its first event s only when it reads as a time) {
+  namespace fs = std::filesystem;
+  testing::temp_dir tmp;
+  auto root = tmp.path / "ws" / ".jp" / "conversations";
+  fs::create_directories(root / "20260101-000000-abcd");
+  fs::create_directories(root / "20260101-000000-abce");
+  std::ofstream(root / "20260101-000000-abcd" / "events.jsonl")
+    << R"({"event":"turn_start","time":"2026-01-01T00:00:00.000Z","prompt":"a"})" << "\n";
+  std::ofstream(root / "20260101-000000-abce" / "events.jsonl")
+    << R"({"event":"turn_start","time":"\u001b]0;PWNED\u0007","prompt":"b"})" << "\n";
+  FileConversationStore store(root.string(), (tmp.path / "ws").string());
+  auto listed = store.list();
+  CAF_REQUIRE(listed.ok());
+  CAF_REQUIRE_EQUAL(listed->size(), 2u);
+  CAF_CHECK_EQUAL((*listed)[0].created, "2026-01-01T00:00:00.000Z");
+  CAF_CHECK((*listed)[1].created.find("PWNED") == std::string::npos); // the directory's time
+  CAF_CHECK(!(*listed)[1].created.empty());
+}
+
 namespace {
 
 const std::string png = "iVBORw0KGgo=";  // the PNG signature

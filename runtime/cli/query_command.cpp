@@ -269,7 +269,8 @@ int list_conversations(const Config& config, bool json) {
     return 0;
   }
   for (auto& c : *list)
-    std::printf("%s %s  %-24s %5zu events  %s\n", c.active ? "*" : " ", c.id.c_str(), c.created.c_str(), c.events,
+    std::printf("%s %s  %-24s %5zu events  %s\n", c.active ? "*" : " ", c.id.c_str(),
+                shown_on(STDOUT_FILENO, c.created).c_str(), c.events,
                 shown_on(STDOUT_FILENO, one_line(c.first_prompt, 60)).c_str());
   return 0;
 }

@@ -141,11 +141,20 @@ std::string prompt_line(std::string_view prompt) {
   return flat.substr(0, utf8_offset(flat, kPromptChars - 1)) + "…";
 }
 
+/// Whether `text` can be an RFC 3339 time (digits and its separators, not too long).
+bool looks_like_time(const std::string& text) {
+  return !text.empty() && text.size() <= 40 && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == '-' || c == ':' || c == 'T' || c == 'Z' || c == '.' || c == '+';
+  });
+}
+
 ConversationInfo info_of(const std::string& id, const std::vector<Json>& events,
                          std::string created, bool active) {
   ConversationInfo info{id, std::move(created), events.size(), "", active};
+  // The file is the workspace's (a stranger's repository): its "time" is taken only
+  // when it reads as one, else the directory's time stands.
   if (!events.empty())
-    if (auto* time = events.front().find("time"); time && time->is_string())
+    if (auto* time = events.front().find("time"); time && time->is_string() && looks_like_time(time->as_string()))
       info.created = time->as_string();
   for (auto& e : events) {
     auto event = conversation_event_from(e);
@@ -382,6 +391,13 @@ bool FileConversationStore::exists(const std::string& id) const {
   struct stat d {}, f {};
   return ::lstat(dir(id).c_str(), &d) == 0 && S_ISDIR(d.st_mode) && ::lstat(events_path(id).c_str(), &f) == 0 &&
          S_ISREG(f.st_mode);
+}
+
+bool FileConversationStore::listed(const std::string& id) const {
+  // Its events file of any kind: one that is no file of ours (a link, a FIFO) is
+  // listed with why it is not read, as `show` says (left out, the listing said none).
+  struct stat d {}, f {};
+  return ::lstat(dir(id).c_str(), &d) == 0 && S_ISDIR(d.st_mode) && ::lstat(events_path(id).c_str(), &f) == 0;
 }
 
 Result<std::string> FileConversationStore::create() {
@@ -658,7 +674,7 @@ Result<std::vector<ConversationInfo>> FileConversationStore::list() {
   std::vector<std::string> ids;
   for (std::filesystem::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
     auto name = it->path().filename().string();
-    if (is_id(name) && exists(name))
+    if (is_id(name) && listed(name))
       ids.push_back(name);
   }
   if (ec)
@@ -669,7 +685,7 @@ Result<std::vector<ConversationInfo>> FileConversationStore::list() {
   std::string active_id = current ? *current : "";
   for (auto& id : ids) {
     auto loaded = read_events(id); // not its images: a listing shows none
-    if (!loaded && !exists(id))
+    if (!loaded && !listed(id))
       continue; // deleted meanwhile
     struct stat st {};
     std::string made;

@@ -109,6 +109,7 @@ private:
   std::string dir(const std::string& id) const { return root_ + "/" + id; }
   std::string events_path(const std::string& id) const { return dir(id) + "/events.jsonl"; }
   bool exists(const std::string& id) const;
+  bool listed(const std::string& id) const;
   Status open_for_append(const std::string& id);
   void close_appender();
   /// Whether `root` and `id`'s directory (when given) are reached through no link.
