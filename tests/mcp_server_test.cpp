@@ -675,6 +675,23 @@ CAF_TEST(a client gone from both ends has the calls in flight ended with their p
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
 }
 
+CAF_TEST(a client that closed our stdout has its calls ended and the session ends though its stdin is open) {
+  // No answer could reach it: the one-shot call and the spawned handle ran on until
+  // it closed stdin too.
+  marked_sleep sleeper(dir.path);
+  auto c = session();
+  auto spawned = c->call("tools/call", tool_call("shell", shell(fmt::format("exec {} 300", sleeper.program.string()),
+                                                                Json::object().set("action", "spawn").set("id", "s").set("wait_ms", 0))));
+  CAF_CHECK(!is_error(spawned));
+  c->request("tools/call", tool_call("shell", shell(fmt::format("exec {} 301", sleeper.program.string()))));
+  CAF_REQUIRE_EQUAL(sleeper.wait_alive(2), 2u);
+  c->close_output();
+  CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+  CAF_CHECK_EQUAL(c->wait_exit(), 0);
+  CAF_CHECK(contains(dir.read("mcp.err"), "the client closed our stdout"));
+  c->close_input();
+}
+
 CAF_TEST(a client slow to read its answers does not hold the session calls up) {
   auto c = session();
   // Answers left unread, more than a pipe holds (tools/list is a few KiB).

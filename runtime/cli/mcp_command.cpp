@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <future>
-#include <iostream>
+#include <algorithm>
 #include <cerrno>
 #include <mutex>
 #include <optional>
@@ -93,21 +93,58 @@ int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen, 
     ::pause();
 }
 
-/// Reads one line of `in` into `line`, whole when it has at most `max` bytes; of a
-/// longer one only the first `max` are kept, the rest read past. Its length, or none
-/// at the end of `in`.
-std::optional<size_t> read_line_up_to(std::istream& in, std::string& line, size_t max) {
-  line.clear();
-  size_t n = 0;
-  auto* buf = in.rdbuf();
-  for (int c; (c = buf->sbumpc()) != std::char_traits<char>::eof(); ++n) {
-    if (c == '\n')
-      return n;
-    if (n < max)
-      line.push_back(static_cast<char>(c));
+/// The client's messages: stdin's lines, read from its descriptor (a buffer of our
+/// own, so that waiting for more also sees stdout's reader go away).
+class InputLines {
+public:
+  /// Reads the next line into `line`, whole when it has at most `max` bytes; of a
+  /// longer one only the first `max` are kept, the rest read past. Its length, or
+  /// none at the end of stdin or once stdout's reader has gone (output_gone()).
+  std::optional<size_t> next(std::string& line, size_t max) {
+    line.clear();
+    size_t n = 0;
+    for (;;) {
+      if (pos_ == buf_.size() && !fill())
+        return n > 0 && !gone_ ? std::optional<size_t>(n) : std::nullopt;
+      auto end = buf_.find('\n', pos_);
+      auto take = (end == std::string::npos ? buf_.size() : end) - pos_;
+      if (n < max)
+        line.append(buf_, pos_, std::min(take, max - n));
+      n += take;
+      pos_ += take;
+      if (end != std::string::npos) {
+        ++pos_;
+        return n;
+      }
+    }
   }
-  return n > 0 ? std::optional<size_t>(n) : std::nullopt;
-}
+  /// Whether stdout's reader went away (a pipe's, a socket's or a terminal's other
+  /// end closed; a file's never goes): no answer can reach the client.
+  bool output_gone() const { return gone_; }
+
+private:
+  bool fill() {
+    buf_.clear();
+    pos_ = 0;
+    // No events asked of stdout: poll says only its error or hang-up.
+    pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {STDOUT_FILENO, 0, 0}};
+    while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
+    }
+    if (fds[1].revents & (POLLERR | POLLHUP)) {
+      gone_ = true;
+      return false;
+    }
+    buf_.resize(64 * 1024);
+    ssize_t got;
+    while ((got = ::read(STDIN_FILENO, buf_.data(), buf_.size())) < 0 && errno == EINTR) {
+    }
+    buf_.resize(got > 0 ? size_t(got) : 0);
+    return got > 0;
+  }
+  std::string buf_;
+  size_t pos_ = 0;
+  bool gone_ = false;
+};
 
 /// Calls `gone` once the reader of stdout has gone (a pipe's, a socket's or a
 /// terminal's other end closed), until destroyed; a file's never goes.
@@ -142,19 +179,25 @@ private:
 int serve_stdio(caf::actor_system& sys, std::function<mcp_server_actor(McpWriter)> spawn_session,
                 StdoutLines& out) {
   auto server = spawn_session([&out](const std::string& line, const std::string&) { out.push(line); });
-  // Reading stdin must not flush stdout, as std::cin does through its tie to
-  // std::cout: `out`'s thread may be blocked writing to a client slow to read,
-  // holding stdout's lock, and the requests after it would go unread.
-  std::cin.tie(nullptr);
+  // Read from the descriptor, not std::cin: its tie to std::cout flushed stdout
+  // before each read, and `out`'s thread may be blocked writing to a client slow to
+  // read, holding stdout's lock (the requests after it went unread).
+  InputLines input;
   // A client that stops reading our answers gets its next requests read once it reads
   // again: what it leaves unread stays bounded (by this, and what one answer may hold).
   constexpr size_t kUnreadLimit = 16u << 20;
   std::string line;
   for (;;) {
     out.wait_room(kUnreadLimit);
-    auto length = read_line_up_to(std::cin, line, mcp::message_max);
-    if (!length)
+    auto length = input.next(line, mcp::message_max);
+    if (!length) {
+      // A client that closed our stdout reads no answer: the session ends as at the
+      // end of its input, its calls cancelled (they ran blind until its stdin ended).
+      if (input.output_gone())
+        std::fprintf(stderr, "jp-actors: mcp: the client closed our stdout, so no answer can reach it: its "
+                             "calls are cancelled and the session ends\n");
       break;
+    }
     if (*length > mcp::message_max) // refused unparsed, so its id is unknown
       out.push(mcp::error_response(Json(), mcp::invalid_request,
                                    fmt::format("a message may have at most {} MiB; one of {} bytes was not read",
