@@ -396,6 +396,15 @@ CAF_TEST(a request whose id is not a string or an integer is refused with id nul
     CAF_CHECK(refused.find("id") && refused.find("id")->is_int() && refused.find("id")->as_int() == 11);
     CAF_CHECK(contains(error_message(refused), "the number " + wide + " is out of range"));
   }
+  // An integer past 64 bits: said so, and how to send it (it was told to send an
+  // integer, which it had).
+  for (std::string big : {"9223372036854775808", "18446744073709551615"}) {
+    c->send_line(R"({"jsonrpc":"2.0","id":)" + big + R"(,"method":"ping"})");
+    auto refused = c->next();
+    CAF_CHECK_EQUAL(error_code(refused), -32600);
+    CAF_CHECK(contains(error_message(refused), "within a signed 64-bit integer's range"));
+    CAF_CHECK(contains(error_message(refused), "send it as a string"));
+  }
   // An integral number written otherwise is an integer, and is echoed as one.
   c->send_line(R"({"jsonrpc":"2.0","id":1e2,"method":"ping"})");
   CAF_CHECK_EQUAL(c->next_line(), R"({"jsonrpc":"2.0","id":100,"result":{}})");
