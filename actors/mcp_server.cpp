@@ -408,16 +408,28 @@ void on_batch(mcp_actor_t* self, JsonArray& messages) {
   if (messages.empty())
     return fail(self, Json(), mcp::invalid_request, "an empty batch: a batch holds one message or more");
   // Its answers are told apart by their ids: one id twice refuses the batch whole,
-  // before any of it runs (as over HTTP).
+  // before any of it runs (as over HTTP). Each request is refused under its own id,
+  // in one array: its client waits on those ids (one answer with id null settled none).
   std::set<std::string> ids;
+  std::vector<Json> requests;
+  std::optional<std::string> twice;
   for (auto& m : messages) {
     auto* id = m.is_object() && m.find("method") ? m.find("id") : nullptr;
     auto request = id ? mcp::request_id(*id) : std::nullopt;
-    if (request && !ids.insert(request->dump()).second)
-      return fail(self, Json(), mcp::invalid_request,
-                  fmt::format("request id {} is used twice in this batch: its answers are told apart by their ids; "
-                              "nothing of the batch was run",
-                              cut_text(request->dump())));
+    if (!request)
+      continue;
+    requests.push_back(*request);
+    if (!ids.insert(request->dump()).second && !twice)
+      twice = request->dump();
+  }
+  if (twice) {
+    auto message = fmt::format("request id {} is used twice in this batch: its answers are told apart by their ids; "
+                               "nothing of the batch was run",
+                               cut_text(*twice));
+    auto refused = Json::array();
+    for (auto& id : requests)
+      refused.push(mcp::error_response(id, mcp::invalid_request, message));
+    return send(self, refused);
   }
   auto batch = st.next_batch++;
   st.batches[batch];
