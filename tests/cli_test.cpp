@@ -1489,6 +1489,12 @@ CAF_TEST(describe_tools explains a tool and its actions) {
   CAF_CHECK(testing::contains(run_help, "SCRIPT FILE REQUIRED"));
   CAF_CHECK(testing::contains(run_help, "--report FILE "));
   CAF_CHECK(testing::contains(cli("node --help").out, "--listen HOST:PORT "));
+  // Not a check's own name after it (TEXT:DIALECT, INT:PID, FLOAT:SECS).
+  CAF_CHECK(testing::contains(cli("tools --help").out, "--dialect DIALECT=openai "));
+  CAF_CHECK(testing::contains(cli("handles abort --help").out, "--pid PID "));
+  CAF_CHECK(testing::contains(cli("mcp --help").out, "--session-idle-secs SECS=0 "));
+  for (auto command : {"tools --help", "handles abort --help", "mcp --help"})
+    CAF_CHECK(!std::regex_search(cli(command).out, std::regex("(TEXT|INT|UINT|FLOAT):[A-Z]")));
   auto twice = cli("--cfg assistant.model=a --cfg assistant.provider=nope tools");
   CAF_CHECK(testing::contains(twice.out, "--cfg assistant.provider=nope: assistant.provider: expected one of"));
   auto no_script = cli("run /nonexistent/script.toml");

@@ -691,7 +691,8 @@ int main(int argc, char** argv) {
                  ? std::string()
                  : fmt::format("{} is no number of seconds from 0.001 to 604800 (a week), or 0 (never)", text);
       },
-      "SECS"));
+      "")) // its name would show after the type's ("FLOAT:SECS")
+    ->type_name("SECS");
   auto* nodes = app.add_subcommand("nodes", "The nodes of your config ([nodes.NAME])");
   nodes->require_subcommand(1);
   auto* nodes_ls = nodes->add_subcommand("ls", "Each configured node, reachable or not, with the handles running "
@@ -714,7 +715,7 @@ int main(int argc, char** argv) {
   std::string abort_id;
   int64_t abort_pid = 0;
   std::string abort_agent;
-  handles_abort->add_option("id", abort_id, "The handle's id (as `handles ls` shows it)")->required()->type_name("ID");
+  handles_abort->add_option("ID", abort_id, "The handle's id (as `handles ls` shows it)")->required()->type_name("ID");
   handles_abort->add_option("--pid", abort_pid, "The process holding it, when several hold that id")
     ->check(CLI::Validator(
       [](std::string& text) -> std::string {
@@ -727,7 +728,8 @@ int main(int argc, char** argv) {
                  ? std::string()
                  : fmt::format("{} is no process id (a number from 1 up, as `handles ls` shows it)", text);
       },
-      "PID"));
+      ""))
+    ->type_name("PID");
   handles_abort->add_option("--agent", abort_agent, "The agent holding it, as `handles ls` shows it (a "
                                                     "script's main, main/w1; a query's assistant, assistant/w), when "
                                                     "several agents of one process hold that id")
@@ -755,7 +757,8 @@ int main(int argc, char** argv) {
         auto d = parse_dialect(name);
         return d ? std::string() : d.error(); // a usage error (2), as the others
       },
-      "DIALECT"));
+      ""))
+    ->type_name("DIALECT");
 
   // An option given an empty value ("" from a script's unset variable) was taken as
   // not given: a run writing no report, a server on stdio, the current directory.
