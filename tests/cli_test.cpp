@@ -418,6 +418,11 @@ CAF_TEST(tools lists and prints schemas per dialect) {
       kind_at.insert(at);
   CAF_CHECK_EQUAL(kind_at.size(), 1u);
   CAF_CHECK(contains(wide.out, "a_rather_long_tool_name one-shot"));
+  // A tool whose run is "skip" is listed saying the model is not offered it.
+  auto skipped = cli("--cfg conversation.tools.shell.run=skip tools");
+  CAF_CHECK_EQUAL(skipped.status, 0);
+  CAF_CHECK(contains(skipped.out, "builtin  (not offered: run = \"skip\") Run a shell command"));
+  CAF_CHECK(!contains(list.out, "not offered"));
   auto bad = cli("tools --schema --dialect cohere");
   CAF_CHECK_NOT_EQUAL(bad.status, 0);
   CAF_CHECK(bad.out.find("openai") != std::string::npos);

@@ -476,8 +476,10 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
   for (auto& [name, t] : config.tools) {
     std::string kind = t.stateful ? "stateful" : "one-shot";
     auto source = t.node.empty() ? t.source : "node." + t.node; // runs on that node, as its config has it
+    // Listed (a config names it) but not offered: said, or it reads as offered.
+    auto summary = t.run == run_mode::skip ? "(not offered: run = \"skip\") " + t.summary : t.summary;
     std::printf("%-*s %-9s %-8s %s\n", width, name.c_str(), kind.c_str(), source.c_str(),
-                shown_on(STDOUT_FILENO, t.summary).c_str());
+                shown_on(STDOUT_FILENO, summary).c_str());
   }
   for (auto& why : mcp.unavailable)
     std::printf("(unavailable) %s\n", shown_on(STDOUT_FILENO, why).c_str());
