@@ -1587,6 +1587,9 @@ std::string cli_on_terminal(const std::vector<std::string>& prefix, const std::v
                             const std::function<std::filesystem::path(const std::filesystem::path&)>& workspace_in = {}) {
   testing::temp_dir ws;
   auto state = testing::state_home_of(ws.path.string()); // no other run's crash record to sweep
+  // Nor other runs' control sockets to ask (`handles ls`: another test's stopped
+  // jp-actors answers late, and that is said instead).
+  testing::temp_dir runtime_dir;
   auto workspace = workspace_in ? workspace_in(ws.path) : ws.path;
   std::vector<std::string> args = prefix;
   args.insert(args.end(), {JP_CLI_BINARY, "--workspace", workspace.string()});
@@ -1599,6 +1602,7 @@ std::string cli_on_terminal(const std::vector<std::string>& prefix, const std::v
   pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
     ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+    ::setenv("XDG_RUNTIME_DIR", runtime_dir.path.c_str(), 1);
     ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
