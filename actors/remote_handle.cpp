@@ -55,6 +55,8 @@ HandleReport from_node(const remote_state& st, HandleReport r) {
 /// Why the node's session went, in words (CAF's "exit_reason(remote_link_unreachable)"
 /// is the common one).
 std::string loss_of(const caf::error& reason) {
+  if (!reason) // its session ended normally (the node ended it)
+    return "it ended the session";
   if (reason == caf::exit_reason::remote_link_unreachable)
     return "the connection to it broke, or it was silent past [node] timeout_secs";
   if (reason == caf::exit_reason::user_shutdown || reason == caf::exit_reason::kill)

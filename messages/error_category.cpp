@@ -23,6 +23,9 @@ error_code code_of(const caf::error& err) {
 }
 
 std::string error_text(const caf::error& err) {
+  // No error (a down message of a normal exit): category() would read through null.
+  if (!err)
+    return "no error";
   // Ours, and CAF's runtime_error with a sentence: the sentence alone.
   if ((err.category() == category || err.category() == caf::atom("system")) && !err.context().empty()
       && err.context().match_element<std::string>(0))

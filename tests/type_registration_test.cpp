@@ -110,4 +110,7 @@ CAF_TEST(our errors carry their code and sentence and render readably) {
   caf::error timeout = caf::sec::request_timeout;
   CAF_CHECK(code_of(timeout) == error_code::none);
   CAF_CHECK_EQUAL(error_text(timeout), caf::to_string(timeout));
+  // No error at all (a down message's reason for a normal exit): it read through a
+  // null pointer (`call` of a node's tool crashed at its end).
+  CAF_CHECK_EQUAL(error_text(caf::error{}), "no error");
 }
