@@ -19,7 +19,7 @@ caf::error make_error(error_code code, std::string text) {
 }
 
 error_code code_of(const caf::error& err) {
-  return err.category() == category ? static_cast<error_code>(err.code()) : error_code::none;
+  return err && err.category() == category ? static_cast<error_code>(err.code()) : error_code::none;
 }
 
 std::string error_text(const caf::error& err) {

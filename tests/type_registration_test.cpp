@@ -113,4 +113,5 @@ CAF_TEST(our errors carry their code and sentence and render readably) {
   // No error at all (a down message's reason for a normal exit): it read through a
   // null pointer (`call` of a node's tool crashed at its end).
   CAF_CHECK_EQUAL(error_text(caf::error{}), "no error");
+  CAF_CHECK(code_of(caf::error{}) == error_code::none);
 }

@@ -18,7 +18,7 @@ namespace jp {
 namespace {
 
 bool is_sec(const caf::error& err, caf::sec code) {
-  return err.category() == caf::atom("system") && err.code() == static_cast<uint8_t>(code);
+  return err && err.category() == caf::atom("system") && err.code() == static_cast<uint8_t>(code);
 }
 
 /// The sentence CAF put first in `err`'s context ("ip_connect failed"), or "".
