@@ -253,6 +253,11 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
       auto spec = node_spec(*self->state.config, tool, args, answers);
       if (!spec)
         return make_error(error_code::bad_arguments, spec.error());
+      // A client's one-shot run (its internal id, "#N"): its stdin as a local one-shot
+      // run's, at its end at once (a control tool's answers come on it). A pipe there
+      // made every read of it a question nobody answers (`cat`, a credential prompt).
+      if (id.starts_with('#'))
+        spec->stdin_pipe = spec->control_channel;
       // One spawn of an id at a time: a second one's answer would end the first's
       // `starting` while it is still unanswered. (Before the promise: once made, it
       // takes the request, and an error returned would reach nobody.)

@@ -664,6 +664,14 @@ spawn.stateful = true
   CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "asking\ngot=\"zz\"\n");
 }
 
+CAF_TEST(a one shot call of a node s pipe tool finds its stdin ended as a local one does) {
+  // It had a pipe there: `cat` was a question ("waiting for input") nobody answered.
+  CAF_REQUIRE(start_node());
+  auto r = client(one_step(call("far", R"({ script = "cat; echo remote-ok" })")));
+  JP_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(content(results_of(r), "main", 1, 0), "remote-ok\n");
+}
+
 CAF_TEST(a node s tool that asks by exiting gets the answer the node s config gives) {
   confirm_on_node("questions.proceed.answer = true\n", "");
   CAF_REQUIRE(start_node());
