@@ -920,6 +920,43 @@ CAF_TEST(a node and a client of different node protocols refuse each other at th
   caf::anon_send_exit(stranger, caf::exit_reason::user_shutdown);
 }
 
+CAF_TEST(a client told of a port where no node listens says it may be another program) {
+  // An HTTP server answered and closed: told only as a node taking TLS. Bytes that
+  // are no handshake: CAF's raw malformed_basp_message, as a failure to retry.
+  CAF_REQUIRE(start_node()); // the token this client sends
+  for (bool http : {true, false}) {
+    int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof at;
+    CAF_REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&at), len) == 0 && ::listen(listener, 4) == 0 &&
+                ::getsockname(listener, reinterpret_cast<sockaddr*>(&at), &len) == 0);
+    std::thread other([listener, http] {
+      // Each connection: its answer, then held until the client closes it.
+      for (int c; (c = ::accept(listener, nullptr, nullptr)) >= 0;) {
+        std::string said = http ? "HTTP/1.0 400 Bad Request\r\n\r\n" : std::string(200, 'A');
+        [[maybe_unused]] auto n = ::write(c, said.data(), said.size());
+        char buf[256];
+        while (!http && ::read(c, buf, sizeof buf) > 0) {
+        }
+        ::close(c);
+      }
+    });
+    dir.write("other.toml", fmt::format("[nodes.other]\naddress = \"127.0.0.1:{}\"\n", ntohs(at.sin_port)));
+    auto r = run_command(fmt::format("XDG_STATE_HOME='{}' timeout 60 '{}' --workspace '{}' --config '{}' nodes ls", state,
+                                     JP_CLI_BINARY, client_ws, (dir.path / "other.toml").string()));
+    ::shutdown(listener, SHUT_RDWR);
+    ::close(listener);
+    other.join();
+    CAF_CHECK_EQUAL(r.status, 1);
+    auto said = http ? "what listens there is not a jp-actors node" : "speaks another protocol: what answered at that "
+                                                                      "address is not a jp-actors node";
+    if (!contains(r.out, said) || contains(r.out, "transient"))
+      CAF_FAIL("nodes ls said:\n" << r.out);
+  }
+}
+
 CAF_TEST(a client configured with a node off loopback without TLS is refused before the token is sent) {
   auto cfg = fmt::format("[nodes.far]\naddress = \"192.0.2.1:4242\"\n[conversation.tools.x]\nnode = \"far\"\n"
                          "run = \"unattended\"\nspawn.stateful = true\n");

@@ -64,11 +64,19 @@ ReachFailure reach_failure(const NodeConfig& node, const caf::error& err, const 
       return {"closed the connection during the handshake", tls_mismatch(node), false};
     return {"closed the connection during the handshake",
             fmt::format("likely the node takes TLS ([node.tls]) and "
-                        "[nodes.{0}] has no [nodes.{0}.tls]; the node's log says why it refused. Trying again will "
-                        "not help until the configuration changes",
+                        "[nodes.{0}] has no [nodes.{0}.tls] (the node's log says why it refused), or what listens "
+                        "there is not a jp-actors node (check that `jp-actors node --listen` runs at that address). "
+                        "Trying again will not help until the configuration changes",
                         node.name),
             false};
   }
+  // Bytes that are no CAF handshake at all: another program (an HTTP server) listens there.
+  if (is_sec(err, caf::sec::malformed_basp_message))
+    return {"speaks another protocol",
+            "what answered at that address is not a jp-actors node: its first bytes are no node's handshake "
+            "(another program listens there). Check [nodes." + node.name + "] address and that `jp-actors node "
+            "--listen` runs at that address. Trying again will not help until one of them changes",
+            false};
   if (is_sec(err, caf::sec::incompatible_application_ids) || is_sec(err, caf::sec::incompatible_versions))
     return {"speaks another node protocol",
             fmt::format("what answered at that address is not a jp-actors node whose messages this client reads "
