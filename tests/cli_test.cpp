@@ -355,6 +355,12 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   auto empty_listen = cli("mcp --listen '' </dev/null");
   CAF_CHECK_EQUAL(empty_listen.status, 2);
   CAF_CHECK(contains(empty_listen.out, "--listen: needs a value; it was given an empty one"));
+  // So is an empty script path or handle id (": cannot read", "no running handle ``").
+  for (auto [command, named] : {std::pair{"run ''", "SCRIPT"}, std::pair{"handles abort ''", "ID"}}) {
+    auto empty = cli(command);
+    CAF_CHECK_EQUAL(empty.status, 2);
+    CAF_CHECK(contains(empty.out, std::string(named) + ": needs a value; it was given an empty one"));
+  }
   auto nan_idle = cli("mcp --listen 0 --session-idle-secs nan </dev/null");
   CAF_CHECK_EQUAL(nan_idle.status, 2);
   CAF_CHECK(contains(nan_idle.out, "--session-idle-secs: nan is no number of seconds from 0.001 to 604800"));
