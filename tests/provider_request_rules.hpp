@@ -299,6 +299,8 @@ inline std::optional<Violation> compatible_service_violation(const Json& body) {
                        "", "invalid_request_error"};
     if (mistral && i > 0 && string_of(msgs[i], "role") == "user" && string_of(msgs[i - 1], "role") == "tool")
       return Violation{"Unexpected role 'user' after role 'tool'", "", "3230"};
+    if (mistral && i > 0 && role == "assistant" && string_of(msgs[i - 1], "role") == "assistant")
+      return Violation{"Unexpected role 'assistant' after role 'assistant'", "", "invalid_request_message_order"};
     if (mistral && string_of(msgs[i], "role") == "tool" &&
         !std::regex_match(string_of(msgs[i], "tool_call_id"), mistral_id))
       return Violation{fmt::format("Tool call id was {} but must be a-z, A-Z, 0-9, with a length of 9.",

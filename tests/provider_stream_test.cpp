@@ -813,6 +813,32 @@ CAF_TEST(openai to a mistral model a user message after tool results goes with t
   }
 }
 
+CAF_TEST(openai an assistant message after one with text alone joins it) {
+  // The turn end's await (an inquiry answered "wait") follows the answer it waited
+  // behind: two assistant messages in a row, which Mistral refuses ("Unexpected role
+  // 'assistant' after role 'assistant'").
+  ChatRequest r;
+  r.model = "mistral-large-latest";
+  ChatMessage waited{chat_role::assistant, "Started it."};
+  ChatMessage await_call{chat_role::assistant};
+  await_call.tool_calls = {call("jp0000000", "await", R"({"all":["w1"]})")};
+  ChatMessage result{chat_role::tool, "w1: done", {}, "jp0000000", "await"};
+  r.messages = {ChatMessage{chat_role::user, "go"}, waited, await_call, result};
+  auto body = *Json::parse(openai_request_body(r, false)); // Mistral takes no stream_options
+  auto v = jp::testing::openai_request_violation(body);
+  CAF_CHECK_EQUAL(v ? v->message : "", "");
+  auto& sent = body.find("messages")->as_array();
+  CAF_REQUIRE_EQUAL(sent.size(), 3u);
+  CAF_CHECK_EQUAL(sent[1].string_at("content"), "Started it.");
+  CAF_CHECK_EQUAL(sent[1].find("tool_calls")->as_array().at(0).string_at("id"), "jp0000000");
+  CAF_CHECK_EQUAL(sent[2].string_at("role"), "tool");
+  // Two with text alone are one text; one with calls is not joined by the next.
+  r.messages = {ChatMessage{chat_role::user, "go"}, waited, ChatMessage{chat_role::assistant, "More."}};
+  auto texts = *Json::parse(openai_request_body(r));
+  CAF_REQUIRE_EQUAL(texts.find("messages")->as_array().size(), 2u);
+  CAF_CHECK_EQUAL(texts.find("messages")->as_array()[1].string_at("content"), "Started it.\n\nMore.");
+}
+
 CAF_TEST(openai request body minimal) {
   ChatRequest r;
   r.model = "llama3";

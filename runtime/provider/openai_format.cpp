@@ -77,6 +77,21 @@ Json openai_message(const ChatMessage& m, std::string_view model) {
   return msg;
 }
 
+/// `later`, an assistant message, joined to `text_only`, the assistant's message
+/// before it with no calls: one message, its text first, the later one's calls, and
+/// what either carries besides (the later one's where both do).
+Json joined_assistant(Json text_only, Json later) {
+  auto first = std::string(text_only.string_at("content"));
+  auto* then = later.find("content");
+  auto second = then && then->is_string() ? then->as_string() : std::string();
+  auto text = first.empty() ? second : second.empty() ? first : first + "\n\n" + second;
+  for (auto& [key, value] : text_only.as_object())
+    if (key != "content" && !later.find(key))
+      later.set(key, value);
+  later.set("content", text.empty() && later.find("tool_calls") ? Json() : Json(text));
+  return later;
+}
+
 } // namespace
 
 std::string_view max_tokens_parameter(std::string_view model, bool completion_tokens) {
@@ -129,6 +144,15 @@ std::string openai_request_body(const ChatRequest& request, bool ask_usage, bool
       auto& content = *sent.back().find("content");
       // Said as the user's, so it is not read as the tool's output.
       content = Json(content.as_string() + "\n\n[The user, after these results:]\n" + m.text);
+      continue;
+    }
+    // An assistant message right after one with text alone (the turn end's await,
+    // after the answer it waited behind) joins it: Mistral's models refuse two in a
+    // row ("Unexpected role 'assistant' after role 'assistant'"), strict chat
+    // templates too.
+    if (m.role == chat_role::assistant && !sent.empty() && sent.back().string_at("role") == "assistant" &&
+        !sent.back().find("tool_calls")) {
+      sent.back() = joined_assistant(std::move(sent.back()), openai_message(m, request.model));
       continue;
     }
     messages.push(openai_message(m, request.model));
