@@ -705,6 +705,13 @@ CAF_TEST(a client that closed our stdout has its calls ended and the session end
   CAF_CHECK_EQUAL(c->wait_exit(), 0);
   CAF_CHECK(contains(dir.read("mcp.err"), "the client closed our stdout"));
   c->close_input();
+  // A client that ends closes its ends, stdin first: a plain end, not said as that.
+  auto ending = session();
+  CAF_CHECK(ending->call("ping").find("result"));
+  ending->close_input();
+  ending->close_output();
+  CAF_CHECK_EQUAL(ending->wait_exit(), 0);
+  CAF_CHECK(!contains(dir.read("mcp.err"), "the client closed our stdout"));
 }
 
 CAF_TEST(a client slow to read its answers does not hold the session calls up) {

@@ -104,7 +104,7 @@ public:
     line.clear();
     size_t n = 0;
     for (;;) {
-      if (pos_ == buf_.size() && !fill())
+      if (pos_ == buf_.size() && (ended_ || !fill()))
         return n > 0 && !gone_ ? std::optional<size_t>(n) : std::nullopt;
       auto end = buf_.find('\n', pos_);
       auto take = (end == std::string::npos ? buf_.size() : end) - pos_;
@@ -130,7 +130,10 @@ private:
     pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {STDOUT_FILENO, 0, 0}};
     while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
     }
-    if (fds[1].revents & (POLLERR | POLLHUP)) {
+    bool output_gone = fds[1].revents & (POLLERR | POLLHUP);
+    // A client that ends closes both: its stdin's end read first is an end, not a
+    // reader gone (what it still sent is read on, and then dropped below).
+    if (output_gone && !(fds[0].revents & (POLLIN | POLLHUP))) {
       gone_ = true;
       return false;
     }
@@ -139,11 +142,18 @@ private:
     while ((got = ::read(STDIN_FILENO, buf_.data(), buf_.size())) < 0 && errno == EINTR) {
     }
     buf_.resize(got > 0 ? size_t(got) : 0);
+    ended_ = got <= 0; // remembered: a terminal's Ctrl-D is read once
+    if (output_gone && got > 0) { // requests no answer of could reach
+      buf_.clear();
+      gone_ = true;
+      return false;
+    }
     return got > 0;
   }
   std::string buf_;
   size_t pos_ = 0;
   bool gone_ = false;
+  bool ended_ = false;
 };
 
 /// Calls `gone` once the reader of stdout has gone (a pipe's, a socket's or a

@@ -43,8 +43,8 @@ std::optional<Json> request_id(const Json& id) {
 std::string bad_id_message(const Json& id) {
   // A whole number past 2^63: an integer, but none this server can echo exactly.
   if (id.is_double() && std::floor(id.as_number()) == id.as_number() && std::isfinite(id.as_number()))
-    return fmt::format("a request's integer `id` must be within a signed 64-bit integer's range (up to "
-                       "9223372036854775807), got one of about {:.3g}: send it as a string",
+    return fmt::format("a request's integer `id` must be within a signed 64-bit integer's range (below about "
+                       "9.2e18 in magnitude), got one of about {:.3g}: send it as a string",
                        id.as_number());
   return fmt::format("a request's `id` must be a string or an integer, got {}", cut_text(id.dump()));
 }
