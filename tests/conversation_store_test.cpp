@@ -473,6 +473,10 @@ CAF_TEST(a conversation whose events are no file of ours is listed with why) {
     CAF_MESSAGE(c.id << ": " << c.first_prompt);
     CAF_CHECK(c.first_prompt.find("(not read: ") == 0);
   }
+  // Continuing the FIFO's says what it is, not that there is no such conversation.
+  auto held = store.hold("20260101-000000-abce");
+  CAF_REQUIRE(!held);
+  CAF_CHECK(held.error().find("is not a conversation file of yours") != std::string::npos);
 }
 
 CAF_TEST(a conversation s created time is its first event s only when it reads as a time) {

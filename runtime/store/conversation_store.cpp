@@ -776,6 +776,9 @@ Status FileConversationStore::known(const std::string& id) const {
     return valid;
   if (auto ok = unlinked(id); !ok)
     return ok;
+  if (listed(id) && !exists(id)) // listed by `ls` with why: said so here too, not "there is none"
+    return Status::fail(fmt::format("{} is not a conversation file of yours (a regular file): not used; remove it",
+                                    events_path(id)));
   if (!exists(id))
     return Status::fail(fmt::format("there is no conversation {} in {}; `jp-actors conversations ls` lists the "
                                     "existing ones",
