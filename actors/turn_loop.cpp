@@ -741,27 +741,33 @@ void abort_everything(loop_actor_t* self) {
     st.error = "interrupted twice: every handle was aborted";
     st.code = error_code::interrupted;
   }
-  auto end = [self](const std::vector<HandleSummary>& listed) {
+  // `listed`: none when the listing failed (the record then says no list, not an
+  // empty one).
+  auto end = [self](const std::optional<std::vector<HandleSummary>>& listed) {
     auto& st = self->state;
     // What still ran, each aborted now: the record and the log name them as a
     // turn's end names what it aborted (the log said "no handle left running").
-    std::vector<HandleSummary> aborted;
-    for (auto& h : listed)
-      if (!h.state.stopped()) {
-        aborted.push_back(h);
-        aborted.back().outcome = turn_end_outcome::aborted;
-      }
+    std::optional<std::vector<HandleSummary>> aborted;
+    if (listed) {
+      aborted.emplace();
+      for (auto& h : *listed)
+        if (!h.state.stopped()) {
+          aborted->push_back(h);
+          aborted->back().outcome = turn_end_outcome::aborted;
+        }
+    }
     // Unless the turn's end was written already (this interrupt came as it ended).
     if (!st.end_recorded) {
-      for (auto& h : aborted)
-        if (!h.id.starts_with('#'))
-          record(self, SystemNotificationEvent{aborted_at_end(h)});
+      if (aborted)
+        for (auto& h : *aborted)
+          if (!h.id.starts_with('#'))
+            record(self, SystemNotificationEvent{aborted_at_end(h)});
       record_unanswered(self);
       record(self, TurnEndEvent{aborted, true, st.error});
       st.end_recorded = true;
     }
     if (st.ctx.observer)
-      st.ctx.observer->turn_end(aborted, {}, st.error, true);
+      st.ctx.observer->turn_end(aborted.value_or(std::vector<HandleSummary>{}), {}, st.error, true);
     // Killing the turn takes its registry and every handle's process group with it.
     self->send_exit(st.turn, caf::exit_reason::kill);
     st.done.deliver(result_of(st, true));
@@ -775,7 +781,7 @@ void abort_everything(loop_actor_t* self) {
                self->state.ctx.observer->warning(fmt::format("the handles still running could not be listed ({}): "
                                                              "the next turn is not told which were aborted",
                                                              error_text(err)));
-             end({});
+             end(std::nullopt);
            });
 }
 

@@ -356,7 +356,8 @@ CAF_TEST(a misspelt command and options that mean nothing where given are named)
   CAF_CHECK_EQUAL(empty_listen.status, 2);
   CAF_CHECK(contains(empty_listen.out, "--listen: needs a value; it was given an empty one"));
   // So is an empty script path or handle id (": cannot read", "no running handle ``").
-  for (auto [command, named] : {std::pair{"run ''", "SCRIPT"}, std::pair{"handles abort ''", "ID"}}) {
+  for (auto [command, named] :
+       {std::pair{"run ''", "SCRIPT"}, std::pair{"report ''", "EVENTS"}, std::pair{"handles abort ''", "ID"}}) {
     auto empty = cli(command);
     CAF_CHECK_EQUAL(empty.status, 2);
     CAF_CHECK(contains(empty.out, std::string(named) + ": needs a value; it was given an empty one"));

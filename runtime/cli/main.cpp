@@ -775,7 +775,7 @@ int main(int argc, char** argv) {
   };
   refuse_empty(&app);
   // So is a path or an id given empty: it named no file (": cannot read") or no handle.
-  for (auto* named : {run->get_option("SCRIPT"), handles_abort->get_option("ID")})
+  for (auto* named : {run->get_option("SCRIPT"), report->get_option("EVENTS"), handles_abort->get_option("ID")})
     named->check(CLI::Validator([](std::string& text) { return text.empty() ? std::string(kEmptyValue) : ""; }, ""));
 
   // A command's --help shows its own options: name the global ones there too.
