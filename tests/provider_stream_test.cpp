@@ -837,6 +837,16 @@ CAF_TEST(openai an assistant message after one with text alone joins it) {
   auto texts = *Json::parse(openai_request_body(r));
   CAF_REQUIRE_EQUAL(texts.find("messages")->as_array().size(), 2u);
   CAF_CHECK_EQUAL(texts.find("messages")->as_array()[1].string_at("content"), "Started it.\n\nMore.");
+  // What each carries besides (a provider's reasoning) is kept, in order.
+  ChatMessage reasoned{chat_role::assistant, "First."};
+  reasoned.provider_extra = R"({"reasoning_content":"think 1","jp_model":"deepseek-chat"})";
+  ChatMessage reasoned_too{chat_role::assistant, "Second."};
+  reasoned_too.provider_extra = R"({"reasoning_content":"think 2","jp_model":"deepseek-chat"})";
+  r.model = "deepseek-chat";
+  r.messages = {ChatMessage{chat_role::user, "go"}, reasoned, reasoned_too};
+  auto kept = *Json::parse(openai_request_body(r));
+  CAF_REQUIRE_EQUAL(kept.find("messages")->as_array().size(), 2u);
+  CAF_CHECK_EQUAL(kept.find("messages")->as_array()[1].string_at("reasoning_content"), "think 1\n\nthink 2");
 }
 
 CAF_TEST(openai request body minimal) {

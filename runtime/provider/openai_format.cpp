@@ -79,15 +79,28 @@ Json openai_message(const ChatMessage& m, std::string_view model) {
 
 /// `later`, an assistant message, joined to `text_only`, the assistant's message
 /// before it with no calls: one message, its text first, the later one's calls, and
-/// what either carries besides (the later one's where both do).
+/// what either carries besides (a provider's reasoning: texts and lists joined in
+/// order, else the later one's).
 Json joined_assistant(Json text_only, Json later) {
   auto first = std::string(text_only.string_at("content"));
   auto* then = later.find("content");
   auto second = then && then->is_string() ? then->as_string() : std::string();
   auto text = first.empty() ? second : second.empty() ? first : first + "\n\n" + second;
-  for (auto& [key, value] : text_only.as_object())
-    if (key != "content" && !later.find(key))
+  for (auto& [key, value] : text_only.as_object()) {
+    if (key == "content" || key == "role")
+      continue;
+    auto* both = later.find(key);
+    if (!both)
       later.set(key, value);
+    else if (both->is_string() && value.is_string())
+      *both = Json(value.as_string() + "\n\n" + both->as_string());
+    else if (both->is_array() && value.is_array()) {
+      auto joined = value.as_array();
+      for (auto& item : both->as_array())
+        joined.push_back(item);
+      *both = Json(std::move(joined));
+    }
+  }
   later.set("content", text.empty() && later.find("tool_calls") ? Json() : Json(text));
   return later;
 }
