@@ -1194,6 +1194,16 @@ CAF_TEST(conversations show keeps a tool s lines as the live transcript does) {
   JP_REQUIRE_OK(shown);
   if (!contains(shown.stdout_text, "← shell: one\n    two\n"))
     CAF_FAIL("the result's lines not kept in:\n" << shown.stdout_text);
+  // An older record's result names no tool: shown without one (it showed "← : ").
+  const std::string old_id = "20250101-000000-abcd";
+  std::filesystem::create_directories(ws.path(".jp/conversations/" + old_id));
+  std::ofstream(ws.path(".jp/conversations/" + old_id + "/events.jsonl"))
+    << R"({"event":"turn_start","time":"2025-01-01T00:00:00.000Z","prompt":"old"})" "\n"
+    << R"({"event":"tool_call_response","time":"2025-01-01T00:00:01.000Z","id":"c1","ok":true,"content":"it ran"})" "\n";
+  auto old = cli_in(ws.dir.path.string(), fmt::format("--config {} conversations show {}", ws.path("config.toml"), old_id));
+  JP_REQUIRE_OK(old);
+  if (!contains(old.stdout_text, "← it ran\n"))
+    CAF_FAIL("an older result shown as:\n" << old.stdout_text);
 }
 
 CAF_TEST(mistral is asked without stream_options and gets ids of nine letters and digits) {

@@ -307,11 +307,12 @@ int show_conversation(const Config& config, const std::string& id, bool json) {
       show(fmt::format("{}{}\n", who, response->text));
     else if (auto* request = std::get_if<ToolCallRequestEvent>(&*event))
       show(fmt::format("{}→ {} {}\n", who, request->call.name, one_line(request->call.arguments, 200)));
-    else if (auto* result = std::get_if<ToolCallResponseEvent>(&*event))
+    else if (auto* result = std::get_if<ToolCallResponseEvent>(&*event)) {
       // As the live transcript shows it: its lines kept (they were run together).
-      show(fmt::format("{}← {}{}: {}\n", who, result->name, result->ok ? "" : " (failed)",
-                       transcript_result(result->content)));
-    else if (auto* note = std::get_if<SystemNotificationEvent>(&*event))
+      // (An older record's result has no tool name: none is shown.)
+      auto label = result->name + (result->ok ? "" : result->name.empty() ? "(failed)" : " (failed)");
+      show(fmt::format("{}← {}{}\n", who, label.empty() ? "" : label + ": ", transcript_result(result->content)));
+    } else if (auto* note = std::get_if<SystemNotificationEvent>(&*event))
       show(fmt::format("{}[{}] {}\n", who, note->notification.level, note->notification.message));
     else if (auto* end = std::get_if<TurnEndEvent>(&*event); end && !end->error.empty())
       show(fmt::format("{}(turn ended: {})\n", who, end->error));
