@@ -411,13 +411,17 @@ void on_batch(mcp_actor_t* self, JsonArray& messages) {
   // before any of it runs (as over HTTP). Each request is refused under its own id,
   // in one array: its client waits on those ids (one answer with id null settled none).
   std::set<std::string> ids;
-  std::vector<Json> requests;
+  std::vector<Json> requests; // each answered if refused: by its id, else (no valid one) by null
   std::optional<std::string> twice;
   for (auto& m : messages) {
     auto* id = m.is_object() && m.find("method") ? m.find("id") : nullptr;
     auto request = id ? mcp::request_id(*id) : std::nullopt;
-    if (!request)
+    if (!request) {
+      bool notification = m.is_object() && m.find("method") && !m.find("id");
+      if (!notification) // as read alone, it would be refused with id null
+        requests.push_back(Json());
       continue;
+    }
     requests.push_back(*request);
     if (!ids.insert(request->dump()).second && !twice)
       twice = request->dump();

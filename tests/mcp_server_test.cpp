@@ -458,12 +458,16 @@ CAF_TEST(with protocol 2025-03-26 a batch is answered with one array of its resp
   CAF_CHECK(contains(error_message(empty), "an empty batch"));
   // One id twice in a batch (1e0 is 1): refused whole, nothing of it run (MCP: an id
   // is not reused; the answers are told apart by their ids alone), as over HTTP.
-  c->send_line(R"([{"jsonrpc":"2.0","id":1,"method":"x","params":[]},{"jsonrpc":"2.0","id":1e0,"method":"ping"}])");
   // Each request is refused under its id, in one array: its client waits on them
-  // (one answer with id null settled none).
+  // (one answer with id null settled none). A member that is no request (7) is
+  // refused by id null, as it would be alone; a notification gets nothing.
+  c->send_line(R"([{"jsonrpc":"2.0","id":1,"method":"x","params":[]},{"jsonrpc":"2.0","id":1e0,"method":"ping"},)"
+               R"(7,{"jsonrpc":"2.0","method":"notifications/initialized"}])");
   auto twice = c->next();
   CAF_REQUIRE(twice.is_array());
-  CAF_REQUIRE_EQUAL(twice.as_array().size(), 2u);
+  CAF_REQUIRE_EQUAL(twice.as_array().size(), 3u);
+  CAF_CHECK(twice.as_array()[2].find("id")->is_null());
+  twice.as_array().pop_back();
   for (auto& refused : twice.as_array()) {
     CAF_CHECK_EQUAL(refused.find("id")->dump(), "1");
     CAF_CHECK_EQUAL(error_code(refused), -32600);
