@@ -58,7 +58,8 @@ std::string loss_of(const caf::error& reason) {
   if (!reason) // its session ended normally (the node ended it)
     return "it ended the session";
   if (reason == caf::exit_reason::remote_link_unreachable)
-    return "the connection to it broke, or it was silent past [node] timeout_secs";
+    return "the connection to it broke, or it was silent past [node] timeout_secs (as it is to a jp-actors "
+           "that was itself stopped that long)";
   if (reason == caf::exit_reason::user_shutdown || reason == caf::exit_reason::kill)
     return "it ended the session";
   return error_text(reason);
