@@ -386,18 +386,16 @@ Result<int> FileConversationStore::open_own(const std::string& path, int flags) 
 
 // A conversation is a directory holding events.jsonl (a crash between the two
 // steps of create() leaves a directory that is none).
-bool FileConversationStore::exists(const std::string& id) const {
+mode_t FileConversationStore::events_mode(const std::string& id) const {
   // lstat: a link at either is none (the root's own path is checked by the callers).
   struct stat d {}, f {};
-  return ::lstat(dir(id).c_str(), &d) == 0 && S_ISDIR(d.st_mode) && ::lstat(events_path(id).c_str(), &f) == 0 &&
-         S_ISREG(f.st_mode);
+  return ::lstat(dir(id).c_str(), &d) == 0 && S_ISDIR(d.st_mode) && ::lstat(events_path(id).c_str(), &f) == 0
+           ? f.st_mode
+           : 0;
 }
 
-bool FileConversationStore::listed(const std::string& id) const {
-  // Its events file of any kind: one that is no file of ours (a link, a FIFO) is
-  // listed with why it is not read, as `show` says (left out, the listing said none).
-  struct stat d {}, f {};
-  return ::lstat(dir(id).c_str(), &d) == 0 && S_ISDIR(d.st_mode) && ::lstat(events_path(id).c_str(), &f) == 0;
+bool FileConversationStore::exists(const std::string& id) const {
+  return S_ISREG(events_mode(id));
 }
 
 Result<std::string> FileConversationStore::create() {
@@ -674,7 +672,9 @@ Result<std::vector<ConversationInfo>> FileConversationStore::list() {
   std::vector<std::string> ids;
   for (std::filesystem::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
     auto name = it->path().filename().string();
-    if (is_id(name) && listed(name))
+    // Its events file of any kind: one that is no file of ours (a link, a FIFO) is
+    // listed with why it is not read, as `show` says (left out, the listing said none).
+    if (is_id(name) && events_mode(name) != 0)
       ids.push_back(name);
   }
   if (ec)
@@ -685,7 +685,7 @@ Result<std::vector<ConversationInfo>> FileConversationStore::list() {
   std::string active_id = current ? *current : "";
   for (auto& id : ids) {
     auto loaded = read_events(id); // not its images: a listing shows none
-    if (!loaded && !listed(id))
+    if (!loaded && events_mode(id) == 0)
       continue; // deleted meanwhile
     struct stat st {};
     std::string made;
@@ -776,10 +776,11 @@ Status FileConversationStore::known(const std::string& id) const {
     return valid;
   if (auto ok = unlinked(id); !ok)
     return ok;
-  if (listed(id) && !exists(id)) // listed by `ls` with why: said so here too, not "there is none"
+  auto mode = events_mode(id);
+  if (mode != 0 && !S_ISREG(mode)) // listed by `ls` with why: said so here too, not "there is none"
     return Status::fail(fmt::format("{} is not a conversation file of yours (a regular file): not used; remove it",
                                     events_path(id)));
-  if (!exists(id))
+  if (mode == 0)
     return Status::fail(fmt::format("there is no conversation {} in {}; `jp-actors conversations ls` lists the "
                                     "existing ones",
                                     id, root_));

@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <sys/types.h>
 #include <utility>
 #include <vector>
 
@@ -108,8 +109,10 @@ public:
 private:
   std::string dir(const std::string& id) const { return root_ + "/" + id; }
   std::string events_path(const std::string& id) const { return dir(id) + "/events.jsonl"; }
+  /// The lstat mode of `id`'s events file, its directory being one (not a link); 0:
+  /// none. exists(): a regular file, the only kind read.
+  mode_t events_mode(const std::string& id) const;
   bool exists(const std::string& id) const;
-  bool listed(const std::string& id) const;
   Status open_for_append(const std::string& id);
   void close_appender();
   /// Whether `root` and `id`'s directory (when given) are reached through no link.
