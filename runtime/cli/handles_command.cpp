@@ -80,8 +80,9 @@ int list_live_handles(const Config& config, bool all, bool json) {
       return some_unanswered(unanswered);
     // The path as it came to a pipe; a terminal's cannot be driven by a directory's name.
     std::printf("no running jp-actors holds handles %s\n",
-                all ? "in any workspace"
-                    : shown_on(STDOUT_FILENO, fmt::format("in {} (--all: in every workspace)", config.workspace)).c_str());
+                shown_on(STDOUT_FILENO, all ? std::string("in any workspace")
+                                            : fmt::format("in {} (--all: in every workspace)", config.workspace))
+                  .c_str());
     return 0;
   }
   // The agent and the holder whole: they are what --agent and --continue take.
@@ -95,12 +96,14 @@ int list_live_handles(const Config& config, bool all, bool json) {
     auto shown = text_at(r, "last_line");
     if (shown.empty())
       shown = text_at(r, "progress");
-    std::printf("%-16s %-14s %-8s %-8s %-16s %-48s %s\n", shown_on(STDOUT_FILENO, text_at(r, "id")).c_str(),
-                shown_on(STDOUT_FILENO, text_at(r, "tool")).c_str(), shown_on(STDOUT_FILENO, text_at(r, "state")).c_str(), duration_text(secs && secs->is_number() ? secs->as_number() * 1000 : 0).c_str(),
+    // What other processes said: on a terminal it cannot drive it.
+    auto safe = [&r](const char* key) { return shown_on(STDOUT_FILENO, text_at(r, key)); };
+    std::printf("%-16s %-14s %-8s %-8s %-16s %-48s %s\n", safe("id").c_str(), safe("tool").c_str(),
+                safe("state").c_str(), duration_text(secs && secs->is_number() ? secs->as_number() * 1000 : 0).c_str(),
                 terminal_line(text_at(r, "agent"), 64).c_str(), terminal_line(held, 80).c_str(),
                 terminal_line(shown, 60).c_str());
     if (all)
-      std::printf("%-16s in %s\n", "", shown_on(STDOUT_FILENO, text_at(r, "workspace")).c_str());
+      std::printf("%-16s in %s\n", "", safe("workspace").c_str());
   }
   return some_unanswered(unanswered);
 }

@@ -764,19 +764,18 @@ int main(int argc, char** argv) {
 
   // An option given an empty value ("" from a script's unset variable) was taken as
   // not given: a run writing no report, a server on stdio, the current directory.
+  const CLI::Validator not_empty([](std::string& text) { return text.empty() ? std::string(kEmptyValue) : ""; }, "");
   std::function<void(CLI::App*)> refuse_empty = [&](CLI::App* level) {
     for (auto* option : level->get_options([](const CLI::Option* o) { return !o->get_positional(); }))
       if (option->get_type_size() > 0)
-        option->check(CLI::Validator(
-          [](std::string& text) { return text.empty() ? std::string(kEmptyValue) : ""; },
-          ""));
+        option->check(not_empty);
     for (auto* sub : level->get_subcommands({}))
       refuse_empty(sub);
   };
   refuse_empty(&app);
   // So is a path or an id given empty: it named no file (": cannot read") or no handle.
   for (auto* named : {run->get_option("SCRIPT"), report->get_option("EVENTS"), handles_abort->get_option("ID")})
-    named->check(CLI::Validator([](std::string& text) { return text.empty() ? std::string(kEmptyValue) : ""; }, ""));
+    named->check(not_empty);
 
   // A command's --help shows its own options: name the global ones there too.
   std::function<void(CLI::App*)> add_footer = [&](CLI::App* level) {
