@@ -93,6 +93,14 @@ int serve_http(caf::actor_system& sys, IoThread& io, const std::string& listen, 
     ::pause();
 }
 
+/// stdout, polled for its reader going away (a pipe's, a socket's or a terminal's other
+/// end closed; a file's never goes): no events asked, so poll says only its error or
+/// hang-up (reader_gone).
+constexpr pollfd stdout_watched{STDOUT_FILENO, 0, 0};
+bool reader_gone(const pollfd& polled) {
+  return polled.revents & (POLLERR | POLLHUP);
+}
+
 /// The client's messages: stdin's lines, read from its descriptor (a buffer of our
 /// own, so that waiting for more also sees stdout's reader go away).
 class InputLines {
@@ -118,19 +126,17 @@ public:
       }
     }
   }
-  /// Whether stdout's reader went away (a pipe's, a socket's or a terminal's other
-  /// end closed; a file's never goes): no answer can reach the client.
+  /// Whether stdout's reader went away (reader_gone): no answer can reach the client.
   bool output_gone() const { return gone_; }
 
 private:
   bool fill() {
     buf_.clear();
     pos_ = 0;
-    // No events asked of stdout: poll says only its error or hang-up.
-    pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {STDOUT_FILENO, 0, 0}};
+    pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, stdout_watched};
     while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
     }
-    bool output_gone = fds[1].revents & (POLLERR | POLLHUP);
+    bool output_gone = reader_gone(fds[1]);
     // A client that ends closes both: its stdin's end read first is an end, not a
     // reader gone (what it still sent is read on, and then dropped below).
     if (output_gone && !(fds[0].revents & (POLLIN | POLLHUP))) {
@@ -156,17 +162,15 @@ private:
   bool ended_ = false;
 };
 
-/// Calls `gone` once the reader of stdout has gone (a pipe's, a socket's or a
-/// terminal's other end closed), until destroyed; a file's never goes.
+/// Calls `gone` once the reader of stdout has gone (reader_gone), until destroyed.
 class StdoutReaderWatch {
 public:
   explicit StdoutReaderWatch(std::function<void()> gone) : wake_(::eventfd(0, EFD_CLOEXEC)) {
     thread_ = std::thread([this, gone = std::move(gone)] {
-      // No events asked of stdout: poll says only its error or hang-up.
-      pollfd fds[2] = {{STDOUT_FILENO, 0, 0}, {wake_, POLLIN, 0}};
+      pollfd fds[2] = {stdout_watched, {wake_, POLLIN, 0}};
       while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
       }
-      if (fds[0].revents & (POLLERR | POLLHUP))
+      if (reader_gone(fds[0]))
         gone();
     });
   }
