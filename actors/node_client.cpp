@@ -158,6 +158,7 @@ node_client_actor::behavior_type node_client(node_client_t* self, NodeConfig nod
         connect(self);
       return rp;
     },
+    [](heard_atom) {},
   };
 }
 

@@ -41,7 +41,7 @@ struct node_session_state {
   WatchCount watched;
   std::string key; // every message carries it
   registry_actor registry;
-  caf::actor_addr client;
+  caf::actor client;
   std::map<std::string, watcher_actor> watchers; // the client's remote handle of each id
   // Which remote handle (the watcher given at spawn) owns each id: one gone while its
   // handle runs has that handle aborted. By id, so that a watcher of a reused id,
@@ -97,9 +97,18 @@ void stop_watching(node_session_t* self, const std::string& id, const watcher_ac
 /// Tells watcher `w` of handle `s.id`'s stop, as the client is told of it; the
 /// session watches it no more.
 void pass_on_stop(node_session_t* self, const watcher_actor& w, HandleStatus s) {
-  s.state = self->state.watched.stopping->as_told(std::move(s.state));
+  auto& stopping = self->state.watched.stopping;
+  s.state = stopping->as_told(std::move(s.state));
   self->send(w, update_atom::value, s);
-  stop_watching(self, s.id, w);
+  if (!stopping->begun())
+    return stop_watching(self, s.id, w);
+  // The node ends once every stop is passed on: sent is not yet written to the
+  // connection, and the client heard none of it when the process ended first. What
+  // the client answers comes after the update over the same connection; no answer
+  // (the client gone) lets the stop go too (the node's grace bounds the wait anyway).
+  self->request(self->state.client, std::chrono::seconds(5), heard_atom::value)
+    .then([self, id = s.id, w] { stop_watching(self, id, w); },
+          [self, id = s.id, w](caf::error&) { stop_watching(self, id, w); });
 }
 
 /// Handle `id` has no owner any more: it is aborted (nothing if it stopped), and
@@ -218,11 +227,11 @@ session_impl::behavior_type node_session(node_session_t* self, std::shared_ptr<c
     caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
   });
   // The client gone: each handle gets its turn-end policy, then the session ends.
-  self->state.client = client.address();
+  self->state.client = client;
   self->monitor(client);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
-    if (dm.source != st.client) {
+    if (dm.source != st.client.address()) {
       // A remote handle gone: its handle here is let go of. Not when its client is
       // lost with it (the connection gone): the client's own down gives each handle
       // its turn-end policy, which an abort here would cut. Nor while its id is being

@@ -10,6 +10,11 @@ void NodeStopping::begin() {
   changed_.notify_all();
 }
 
+bool NodeStopping::begun() const {
+  std::lock_guard lock(mutex_);
+  return begun_;
+}
+
 int NodeStopping::watched() const {
   std::lock_guard lock(mutex_);
   return watched_;

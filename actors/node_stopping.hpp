@@ -18,6 +18,8 @@ class NodeStopping {
 public:
   /// The node got a terminate signal: called before its tools get theirs.
   void begin();
+  /// Whether begin() was called.
+  bool begun() const;
   /// A session watches one more handle for its client (+1), or passed its stop on
   /// or let it go (-1).
   void watching(int delta);
