@@ -304,6 +304,23 @@ CAF_TEST(a spawn whose params are no object and an await whose timeout is no num
   CAF_CHECK_EQUAL(none.content, "shell: parameter `command` is required");
 }
 
+CAF_TEST(a call or a spawn that names no tool is refused and runs nothing again) {
+  Runtime rt(config());
+  auto s = rt.session();
+  auto first = get(s.spawn("shell", "t", *Json::parse(R"({"command":"echo first"})")));
+  CAF_REQUIRE(first.ok);
+  CAF_REQUIRE(get(s.await_all({"t"}, 30)).ok);
+  // An id the session used: a nameless spawn of it ran its old tool with new params.
+  auto again = get(s.spawn("", "t", *Json::parse(R"({"command":"echo again"})")));
+  CAF_CHECK(!again.ok);
+  CAF_CHECK(again.content.find("the call names no tool") != std::string::npos);
+  auto called = get(s.call("", *Json::parse(R"({"action":"fetch","id":"t"})")));
+  CAF_CHECK(!called.ok);
+  CAF_CHECK(called.content.find("the call names no tool") != std::string::npos);
+  auto looked = get(s.fetch("t", 0));
+  CAF_CHECK(looked.content.find("again") == std::string::npos);
+}
+
 CAF_TEST(a function tool gets an object parameter sent as JSON text as the object) {
   // The gemini dialect declares a free-form object as a string of JSON.
   Runtime rt(config());

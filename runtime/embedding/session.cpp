@@ -190,6 +190,12 @@ Session::~Session() {
 }
 
 void Session::call(const std::string& tool, const Json& arguments, std::function<void(CallResult)> done) {
+  // The turn takes a call that names no tool as a look at the handle its id names
+  // (look() below): from here it would re-spawn an id with its old tool.
+  if (tool.empty())
+    return refuse(done, CallResult{false, "the call names no tool (the name is empty): give the name of a tool the "
+                                          "config offers; a handle's fetch, apply and abort are Session::fetch, "
+                                          "apply and abort"});
   call_text(*impl_, tool, arguments.dump(), std::move(done));
 }
 
