@@ -221,3 +221,34 @@ CAF_TEST(an answer at the turn s end for a handle no call spawns is refused nami
   CAF_CHECK(!awaiting.ok());
   CAF_CHECK(!with("  shell-x = \"wait\"\n").ok());
 }
+
+CAF_TEST(an answer at the turn s end for a handle its tool does not ask about is refused before the run) {
+  // The turn's end asks about a handle whose tool inquires alone: an answer for one
+  // it aborts (the shell, a sub-agent) was never read, and a "wait" lost the handle.
+  auto config = default_config();
+  config.tools["build"] = config.tools["shell"];
+  config.tools["build"].name = "build";
+  config.tools["build"].lifecycle.on_turn_end = turn_end_policy::inquire;
+  auto answering = [&](const std::string& table, const std::string& tool, const std::string& answers) {
+    auto s = parse_script("[[agents]]\nname = \"a\"\n[[subagents]]\nname = \"w\"\n[[" + table + "]]\nname = \"x\"\n"
+                          "  [" + table + ".on_turn_end]\n" + answers + "  [[" + table + ".steps]]\n  [[" + table +
+                            ".steps.calls]]\n  tool = \"" + tool + "\"\n  arguments = { action = \"spawn\", id = "
+                            "\"h\", command = \"sleep 9\" }\n  [[" + table + ".steps.calls]]\n  tool = \"" + tool +
+                            "\"\n  arguments = { action = \"spawn\", command = \"sleep 9\" }\n",
+                          "t.toml");
+    CAF_REQUIRE(s.ok());
+    auto checked = check_script_tools(*s, config, "t.toml");
+    return checked ? std::string() : checked.error;
+  };
+  CAF_CHECK_EQUAL(answering("agents", "build", "  h = \"wait\"\n  build-2 = \"abort\"\n"), "");
+  CAF_CHECK_EQUAL(answering("subagents", "build", "  h = \"wait\"\n"), "");
+  CAF_CHECK_EQUAL(answering("agents", "shell", "  h = \"wait\"\n"),
+                  "t.toml: agents[1].on_turn_end.h: `h` is a handle of `shell` (on_turn_end = \"abort\"), which the "
+                  "turn's end does not ask about: only a handle whose tool's [spawn.lifecycle] on_turn_end is "
+                  "\"inquire\" gets this answer; remove it, or give the tool on_turn_end = \"inquire\" in your "
+                  "config");
+  CAF_CHECK(answering("subagents", "shell", "  shell-2 = \"abort\"\n").starts_with("t.toml: subagents[1].on_turn_end.shell-2: "));
+  config.tools["build"].lifecycle.on_turn_end = turn_end_policy::await;
+  CAF_CHECK(answering("agents", "build", "  h = \"abort\"\n").find("`build` (on_turn_end = \"await\")") !=
+            std::string::npos);
+}

@@ -431,6 +431,39 @@ Status check_script_tools(const Script& script, const Config& config, const std:
             shown.empty() ? std::string("no tool's question goes to the assistant")
                           : fmt::format("the questions that go to it: {}", fmt::join(shown, ", "))));
   }
+  // An answer at the turn's end is read for a handle whose tool inquires
+  // (on_turn_end = "inquire") alone: one for a handle its tool aborts or awaits was
+  // taken and never read, so a "wait" lost the handle it meant to keep.
+  for (auto* table : {"agents", "subagents"}) {
+    auto& agents = std::string(table) == "subagents" ? script.subagents : script.agents;
+    for (size_t k = 0; k < agents.size(); ++k)
+      for (auto& [id, answer] : agents[k].on_turn_end) {
+        std::set<std::string> tools; // of the calls that name the handle or are given its id
+        bool asked = false;
+        for (auto& step : agents[k].steps)
+          for (auto& call : step.calls) {
+            auto* given = call.arguments.find("id");
+            bool named = given && given->is_string() && given->as_string() == id;
+            bool numbered = id.size() > call.tool.size() + 1 && id.starts_with(call.tool + "-") &&
+                            id.find_first_not_of("0123456789", call.tool.size() + 1) == std::string::npos;
+            if (given && given->is_string() && given->as_string().find("{{") != std::string::npos)
+              asked = true; // an id filled in when it runs: which one is not known now
+            if (!named && !numbered)
+              continue;
+            auto tool = config.tools.find(call.tool);
+            // An MCP server's tool is known when it runs.
+            asked = asked || tool == config.tools.end() || tool->second.lifecycle.on_turn_end == turn_end_policy::inquire;
+            tools.insert(fmt::format("`{}` (on_turn_end = \"{}\")", call.tool,
+                                     tool == config.tools.end() ? "?" : to_string(tool->second.lifecycle.on_turn_end)));
+          }
+        if (!asked && !tools.empty())
+          return Status::fail(fmt::format(
+            "{}: {}[{}].on_turn_end.{}: `{}` is a handle of {}, which the turn's end does not ask about: only a "
+            "handle whose tool's [spawn.lifecycle] on_turn_end is \"inquire\" gets this answer; remove it, or "
+            "give the tool on_turn_end = \"inquire\" in your config",
+            origin, table, k, cut_text(id), cut_text(id), fmt::join(tools, ", ")));
+      }
+  }
   return Status::success();
 }
 
