@@ -82,7 +82,7 @@ std::string with_element(std::string text, const std::string& element) {
 Question surfaced_question(const foreach_state& st) {
   auto& e = st.elements[*st.surfaced];
   auto q = e.question;
-  q.text = fmt::format("[{}] {}: {}", *st.surfaced, cut_text(e.value, 80), q.text);
+  q.text = element_question_text(static_cast<int>(*st.surfaced), e.value, q.text);
   return q;
 }
 
@@ -256,6 +256,7 @@ void launch_more(foreach_actor_t* self) {
     child.elements.clear();
     child.prompt = with_element(st.spec.prompt, e.value);
     child.element = e.value;
+    child.element_index = static_cast<int>(i);
     e.child_id = fmt::format("{}[{}]", st.id, i);
     e.phase = element_phase::running;
     st.by_child[e.child_id] = i;
@@ -448,6 +449,10 @@ foreach_actor::behavior_type foreach_behavior(foreach_actor_t* self, std::string
 }
 
 } // namespace
+
+std::string element_question_text(int index, const std::string& element, const std::string& text) {
+  return fmt::format("[{}] {}: {}", index, cut_text(element, 80), text);
+}
 
 handle_actor spawn_foreach(caf::local_actor* spawner, const std::string& id, const AgentSpec& spec,
                            SubAgentStarter start, const supervisor_actor& supervisor, uint64_t output_cap) {

@@ -19,6 +19,10 @@ namespace jp {
 using SubAgentStarter = std::function<handle_actor(caf::local_actor* spawner, const std::string& id,
                                                    const AgentSpec& spec, const supervisor_actor& supervisor)>;
 
+/// A question of element `index` (`element`) as the agent above reads it: "[1] b: "
+/// before its text, which element asks.
+std::string element_question_text(int index, const std::string& element, const std::string& text);
+
 /// Runs `spec.elements` (spec.foreach) through `start`, each with {{element}} in
 /// spec.prompt replaced by its element. Its looks and result are held to
 /// `output_cap` bytes (0: none): past it, each element's result over its share

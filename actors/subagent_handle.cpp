@@ -87,16 +87,32 @@ private:
 
 /// A sub-agent's person to ask: the terminal where there is one (its questions for
 /// the user are asked there, as its parent's are); else its handle, which then waits
-/// with a tool's question until `apply` answers it. A permission is the user's to
-/// give, never its parent's (which may be the model that wants the call to run):
-/// without a terminal it is refused as the top level's is (--allow lets it run).
+/// with a tool's question until `apply` answers it; a blocking call's sub-agent, whose
+/// handle nobody can apply to, puts it to the handle above it (the nearest spawned
+/// sub-agent's). A permission is the user's to give, never its parent's (which may be
+/// the model that wants the call to run): without a terminal it is refused as the top
+/// level's is (--allow lets it run).
 class HandlePrompts final : public PromptBackend {
 public:
-  HandlePrompts(std::shared_ptr<PromptBackend> terminal, std::shared_ptr<AskBox> box)
-    : terminal_(std::move(terminal)), box_(std::move(box)) {}
+  /// `above`: the parent's prompts (a person's, or its own HandlePrompts when the
+  /// parent is a sub-agent); `box`: its handle's, none for a blocking call's
+  /// sub-agent; `label`: what its questions carry before their text when they go to a
+  /// handle above (a blocking foreach's element: "[1] b: ").
+  HandlePrompts(std::shared_ptr<PromptBackend> above, std::shared_ptr<AskBox> box, std::string label)
+    : above_(std::move(above)), box_(std::move(box)), label_(std::move(label)) {
+    // The person is the first prompts up the chain that are no sub-agent's: a parent
+    // sub-agent's prompts are its handle's, whose question its own parent sees.
+    auto* parent = dynamic_cast<HandlePrompts*>(above_.get());
+    terminal_ = parent ? parent->terminal_ : above_;
+  }
   std::optional<Json> ask(const std::string& tool, const Question& q) override {
     if (terminal_)
       return on_terminal([&] { return terminal_->ask(tool, q); });
+    if (!box_) {
+      auto up = q;
+      up.text = label_ + up.text;
+      return on_terminal([&] { return above_->ask(tool, up); });
+    }
     auto answer = put(q);
     auto parsed = answer ? Json::parse(*answer) : Result<Json>(Error{"no answer"});
     return parsed ? std::optional<Json>(*parsed) : std::nullopt;
@@ -135,8 +151,10 @@ private:
     caf::anon_send(box_->handle(), waiting_atom::value, id, q);
     return box_->wait(id);
   }
+  std::shared_ptr<PromptBackend> above_;
   std::shared_ptr<PromptBackend> terminal_;
   std::shared_ptr<AskBox> box_;
+  std::string label_;
 };
 
 /// A sub-agent's place among the live sub-agents under its top-level agent ([agents]
@@ -413,7 +431,9 @@ subagent_actor::behavior_type subagent_behavior(subagent_actor_t* self, std::str
   // its tools' questions have nobody to answer them, and are told so at once
   // (waiting, they would hold the call forever).
   if (!spec.blocking || st.ctx.prompts)
-    st.ctx.prompts = std::make_shared<HandlePrompts>(st.ctx.prompts, st.asks);
+    st.ctx.prompts = std::make_shared<HandlePrompts>(
+      st.ctx.prompts, spec.blocking ? nullptr : st.asks,
+      spec.element_index < 0 ? std::string() : element_question_text(spec.element_index, spec.element, ""));
   run_turn(self, spec.prompt);
   return {
     [self](fetch_atom, const LookOptions& opts) -> caf::result<HandleReport> {

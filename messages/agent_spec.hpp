@@ -22,7 +22,8 @@ struct AgentSpec {
   bool foreach = false;
   std::vector<std::string> elements;
   int max_concurrent = 0;
-  std::string element; // a foreach's sub-agent: its element
+  std::string element;   // a foreach's sub-agent: its element
+  int element_index = -1; // and the element's index
   // Called without `action`: its caller waits for its result, and nobody can apply
   // to its handle (nor to a foreach's sub-agents then).
   bool blocking = false;
@@ -32,7 +33,7 @@ struct AgentSpec {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, AgentSpec& x) {
   return f(x.prompt, x.narrowed, x.tools, x.model, x.system_prompt, x.script, x.depth, x.foreach, x.elements, x.max_concurrent,
-           x.element, x.blocking);
+           x.element, x.element_index, x.blocking);
 }
 
 } // namespace jp

@@ -593,6 +593,99 @@ name = "asker"
   CAF_CHECK(contains(content(res, "main", 4, 0), R"("id":"w","state":"stopped","result":"cleaned")"));
 }
 
+CAF_TEST(a question of a sub-agent s own sub-agent makes its handle waiting for that parent) {
+  // Its handle is its parent's to apply to: the question went past it to the handle
+  // above (the grandparent's await saw it; the parent's await waited on).
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "s", prompt = "p", script = "mid" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["s"] }
+[[subagents]]
+name = "mid"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "c", prompt = "q", script = "asker" }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["c"] }
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "apply", id = "c", input = true }
+  [[subagents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["c"] }
+  [[subagents.steps]]
+  text = "mid done"
+[[subagents]]
+name = "asker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {}
+  [[subagents.steps]]
+  text = "cleaned"
+)",
+                           unattended_clean_config());
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  auto asked = content(res, "main/s", 1, 1);
+  CAF_CHECK(contains(asked, R"("id":"c","state":"waiting")"));
+  CAF_CHECK(contains(asked, "Delete the build directory?"));
+  CAF_CHECK_EQUAL(content(res, "main/s/c", 1, 0), "deleted (pretend)");
+  CAF_CHECK(contains(content(res, "main/s", 2, 1), R"("id":"c","state":"stopped","result":"cleaned")"));
+  CAF_CHECK(contains(content(res, "main", 1, 1), R"("id":"s","state":"stopped","result":"mid done")"));
+}
+
+CAF_TEST(a question of a blocking foreach s element under a spawned sub-agent names its element) {
+  // Nobody can apply to a blocking foreach: the spawned sub-agent above it waits on
+  // the question, which says which element asks (the parent answered them blind).
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "spawn", id = "s", prompt = "p", script = "mid" }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["s"] }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "agent"
+  arguments = { action = "apply", id = "s", input = true }
+  [[agents.steps.calls]]
+  tool = "await"
+  arguments = { all = ["s"] }
+[[subagents]]
+name = "mid"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "foreach"
+  arguments = { elements = ["only"], prompt = "{{element}}", script = "asker" }
+  [[subagents.steps]]
+  text = "mid done"
+[[subagents]]
+name = "asker"
+  [[subagents.steps]]
+  [[subagents.steps.calls]]
+  tool = "clean"
+  arguments = {}
+)",
+                           unattended_clean_config());
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK(contains(content(res, "main", 1, 1), R"("text":"[0] only: Delete the build directory?")"));
+  CAF_CHECK(contains(content(res, "main", 2, 1), R"("id":"s","state":"stopped","result":"mid done")"));
+}
+
 CAF_TEST(an apply answering a sub-agent s question and an await in one batch see it answered) {
   // The batch's calls run at once: the await must not answer with the question the
   // apply beside it answers (the turn holds an await's questions of a handle while
