@@ -284,7 +284,7 @@ std::string long_line_note(std::string_view typed) {
 HandleReport running_report(handle_actor_t* self, const LookOptions& o = {}) {
   auto& st = self->state;
   auto taken = take_output(st);
-  taken.content += std::exchange(st.input_note, {});
+  taken.content.insert(0, std::exchange(st.input_note, {})); // its end is still the prompt
   auto& question = asked(st);
   auto state = question         ? ToolState::waiting(*question, std::move(taken.content))
                : st.watch.waiting ? ToolState::waiting(*st.watch.waiting, std::move(taken.content))
@@ -934,13 +934,21 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       bool answering = false;
       bool ending = false;
       bool interrupting = false;
+      // A terminal's Ctrl-C of its own, which drops what the program has not read:
+      // input still queued here was not read either (a long apply before it).
+      bool terminal_interrupt = false;
       if (st.term) {
         auto input = Json::parse(input_json);
         auto typed = st.term->typed_bytes(input.ok() ? *input : Json(input_json));
         if (!typed)
           return make_error(error_code::bad_arguments, fmt::format("Handle `{}`: {}", st.id, typed.error()));
         bytes = std::move(*typed);
-        st.input_note = long_line_note(bytes);
+        // As the program set its terminal: one that reads keys (readline, an editor)
+        // gets a long line whole, and takes Ctrl-C as a key, after what came before.
+        auto modes = st.proc->terminal_modes();
+        if (!modes || modes->lines)
+          st.input_note = long_line_note(bytes);
+        terminal_interrupt = bytes == "\x03" && modes && modes->signals;
       } else if (asked(st)) {
         // The answer to the pending question (the control channel's other half); the
         // tool runs on. Answered once it went in (below). It reads what it declared.
@@ -1000,7 +1008,13 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       // one leaves the reader asleep, waiting for the rest (raw mode wakes it).
       auto reader = detects_input_wait(st) ? st.watch.mark_reader(st.proc->pid()) : InputWatch::ReaderMark{};
       reader.line_open = st.term && bytes.find_first_of("\r\n\x04") == std::string::npos;
-      if (!signal_only && !st.proc->write_stdin(std::move(bytes))) {
+      auto not_typed = terminal_interrupt ? st.proc->stdin_queued() : 0;
+      if (not_typed > 0)
+        st.input_note = fmt::format("[jp-actors: the Ctrl-C dropped up to {} bytes of earlier input not typed yet, as a "
+                                    "terminal drops what its program has not read]\n",
+                                    not_typed);
+      if (!signal_only && !(terminal_interrupt ? st.proc->write_stdin_dropping_queued(std::move(bytes))
+                                                : st.proc->write_stdin(std::move(bytes)))) {
         // Refused, not queued: the caller may retry once the tool has read more.
         auto queued = st.proc->stdin_queued();
         auto limit = fmt::format("limit {} MiB", kStdinQueueLimit >> 20);

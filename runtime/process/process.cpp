@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <thread>
 #include <unistd.h>
 
@@ -485,6 +486,49 @@ public:
     }
     stdin_queue_.push_back(std::move(bytes));
     start_write();
+  }
+
+  /// Io thread: write_stdin after dropping what is queued and not written yet; the
+  /// front of a write under way keeps the part given to it (its buffer), and the
+  /// rest of it goes when that write completes.
+  void write_stdin_dropping_queued(std::string bytes) {
+    std::size_t dropped = 0;
+    while (stdin_queue_.size() > (stdin_writing_ ? 1 : 0)) {
+      dropped += stdin_queue_.back().size() - (stdin_queue_.size() == 1 ? stdin_offset_ : 0);
+      stdin_queue_.pop_back();
+    }
+    if (stdin_queue_.empty())
+      stdin_offset_ = 0;
+    stdin_queued -= dropped;
+    drop_front_rest_ = stdin_writing_;
+    // And what the terminal holds unread, as its Ctrl-C would: else the Ctrl-C
+    // waits behind a full line buffer that nobody reads (a program busy meanwhile),
+    // and its signal with it. What a write under way puts in after this, the Ctrl-C
+    // itself drops.
+    if (session) {
+      std::lock_guard lock(stdin_mtx);
+      int peer = stdin_fd < 0 ? -1 : ::ioctl(stdin_fd, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+      if (peer >= 0) {
+        ::tcflush(peer, TCIFLUSH);
+        ::close(peer);
+      }
+    }
+    // A write under way may wait for room that the flush made without waking it:
+    // cancelled, it ends with what it wrote (on_written), and the Ctrl-C goes next.
+    if (stdin_writing_ && stdin_) {
+      error_code ignored;
+      stdin_->cancel(ignored);
+    }
+    write_stdin(std::move(bytes));
+  }
+
+  /// Any thread: the terminal's modes (Process::terminal_modes).
+  std::optional<Process::TerminalModes> terminal_modes() {
+    std::lock_guard lock(stdin_mtx); // the fd stays open meanwhile
+    termios t{};
+    if (stdin_fd < 0 || ::tcgetattr(stdin_fd, &t) != 0)
+      return std::nullopt;
+    return Process::TerminalModes{(t.c_lflag & ICANON) != 0, (t.c_lflag & ISIG) != 0 && (t.c_lflag & NOFLSH) == 0};
   }
 
   /// Any thread: `bytes` of output taken in by the owner. Only a paused stream needs
@@ -991,6 +1035,8 @@ private:
     stdin_writing_ = false;
     if (!stdin_)
       return; // dropped while this completion was queued; its bytes were uncounted then
+    if (ec == asio::error::operation_aborted && drop_front_rest_)
+      ec = {}; // cancelled for a terminal's Ctrl-C (write_stdin_dropping_queued), with n written
     if (ec) {
       // EPIPE: the child closed its stdin, nothing more can go in. (Or we closed.)
       if (ec == asio::error::broken_pipe)
@@ -1000,6 +1046,10 @@ private:
     }
     stdin_queued -= n;
     stdin_offset_ += n;
+    if (std::exchange(drop_front_rest_, false)) { // a terminal's Ctrl-C came meanwhile
+      stdin_queued -= stdin_queue_.front().size() - stdin_offset_;
+      stdin_offset_ = stdin_queue_.front().size();
+    }
     if (stdin_offset_ == stdin_queue_.front().size()) {
       stdin_queue_.pop_front();
       stdin_offset_ = 0;
@@ -1009,6 +1059,7 @@ private:
 
   /// Nothing more goes in: close the pipe and uncount what will never be written.
   void drop_stdin() {
+    drop_front_rest_ = false;
     close_stdin_fd(); // cancels a pending write before its buffer goes
     std::size_t left = 0;
     for (const auto& b : stdin_queue_)
@@ -1129,6 +1180,7 @@ private:
   std::deque<std::string> stdin_queue_;
   std::size_t stdin_offset_ = 0;
   bool stdin_writing_ = false;
+  bool drop_front_rest_ = false; // the write under way ends its front: the rest is dropped
   bool stdin_close_requested_ = false;
 };
 
@@ -1429,7 +1481,17 @@ public:
     return true;
   }
 
+  bool write_stdin_dropping_queued(std::string bytes) override {
+    if (st_->finished || !st_->has_stdin || bytes.empty() || st_->stdin_closing)
+      return true;
+    if (!st_->reserve_stdin(bytes.size()))
+      return false;
+    st_->io.post([st = st_, b = std::move(bytes)]() mutable { st->write_stdin_dropping_queued(std::move(b)); });
+    return true;
+  }
+
   std::size_t stdin_queued() const override { return st_->stdin_queued.load(); }
+  std::optional<TerminalModes> terminal_modes() const override { return st_->terminal_modes(); }
   bool input_unread() const override { return st_->input_unread(); }
   bool output_unread() const override { return st_->output_unread(); }
 

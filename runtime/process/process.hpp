@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -115,8 +116,21 @@ public:
   /// after close_stdin, or once the child closed its stdin, the bytes are dropped
   /// (true: nothing was refused).
   virtual bool write_stdin(std::string bytes) = 0;
+  /// As write_stdin, but what write_stdin queued before and is not written yet is
+  /// dropped first (a write under way ends with the part it is writing), and what a
+  /// terminal holds unread: a terminal's Ctrl-C, with which the kernel drops what
+  /// the program has not read. Returns false, queueing and dropping nothing, as
+  /// write_stdin does.
+  virtual bool write_stdin_dropping_queued(std::string bytes) = 0;
   /// Bytes passed to write_stdin and not yet written to the pipe (or dropped).
   virtual std::size_t stdin_queued() const = 0;
+  /// A terminal's modes now, as its program set them (nullopt: no terminal, or its
+  /// input is closed).
+  struct TerminalModes {
+    bool lines = true;   // ICANON: the program reads whole lines, at most 4095 bytes each
+    bool signals = true; // ISIG without NOFLSH: Ctrl-C is SIGINT, and drops the unread input
+  };
+  virtual std::optional<TerminalModes> terminal_modes() const = 0;
   /// Whether input given to the tool is still to be read by it: queued here, in its
   /// stdin pipe, or held by its terminal for its reader (a whole line where the
   /// terminal hands lines over). A tool in that state is not waiting for input,
