@@ -314,7 +314,11 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      "sk-ant-api03-abcdefghijklmnop0123456789ABCDEFGH", "token: github_pat_11ABCDEFG0123456789_abcdefghijk",
                      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn",
                      // And by a security review: basic auth without its header's name, a .netrc.
-                     "Basic dXNlcjpwYXNz", "machine h login u password p", "Basic  dXNlcjpwYXNz", "Basic\tdXNlcjpwYXNz"})
+                     "Basic dXNlcjpwYXNz", "machine h login u password p", "Basic  dXNlcjpwYXNz", "Basic\tdXNlcjpwYXNz",
+                     // And by an audit: a Google API key, a JSON Web Token, under any name.
+                     "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+                     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+                     "id_token=eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJodHRwcyJ9.c2lnbmF0dXJlX2hlcmU"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
   // Prefixes inside a word, or followed by too little, are no tokens.
   for (auto value : {"desk-top", "task-runner-for-everything-here", "npm_config_user_agent", "ghp_short", "AKIAx",
@@ -324,7 +328,10 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      "feature/sk-1234-add-login-page-support-for-everyone-here", "/opt/xoxb-bridge-tools/bin",
                      "sk-payments-api-7d9f8b6c4-x2v9p", "sk-the-long-name-of-some-project-without-numbers",
                      "Basic authentication", "a basic setup", "the machine's password policy", "Basic Authentication",
-                     "BASIC PROGRAMMING", "Basic Settings", "--basic Configuration"})
+                     "BASIC PROGRAMMING", "Basic Settings", "--basic Configuration",
+                     // No JWT: one part, a part too short, in a path, no second JSON part.
+                     "eyJhbGciOiJIUzI1NiJ9", "eyJhbGciOiJIUzI1NiJ9.eyJ.sig", "/data/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx.abcdefghij",
+                     "eyJhbGciOiJIUzI1NiJ9.abcdefghijkl.abcdefghij", "AIzaShort1"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? value : "", "");
 }
 

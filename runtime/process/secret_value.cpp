@@ -43,15 +43,42 @@ constexpr TokenForm token_forms[] = {
   {"sk-", 40, true},                                                      // OpenAI, Anthropic
   {"AKIA", 16, false},  {"ASIA", 16, false},                             // AWS access key ids
   {"hf_", 30, false},   {"npm_", 36, false},  {"pypi-", 50, true},
+  {"AIza", 35, true},                                                     // Google API keys
 };
 
 bool token_char(char c, bool dashes) {
   return std::isalnum(static_cast<unsigned char>(c)) || (dashes && (c == '_' || c == '-'));
 }
 
+/// A JSON Web Token where a word starts: three base64url parts joined by '.', the
+/// first two JSON objects ("eyJ" is `{"` encoded), the last its signature. Whoever
+/// holds one is its subject until it expires (an ID token, a CI job's, a session's).
+bool json_web_token(std::string_view value) {
+  for (size_t at = value.find("eyJ"); at != std::string_view::npos; at = value.find("eyJ", at + 1)) {
+    if (at > 0 && (token_char(value[at - 1], true) || value[at - 1] == '/' || value[at - 1] == '.'))
+      continue;
+    size_t i = at;
+    int parts = 0;
+    for (; parts < 3; ++parts) {
+      size_t start = i;
+      while (i < value.size() && token_char(value[i], true))
+        ++i;
+      if (i - start < 8 || (parts == 1 && value.substr(start, 3) != "eyJ"))
+        break;
+      if (parts < 2 && (i == value.size() || value[i] != '.'))
+        break;
+      if (parts < 2)
+        ++i;
+    }
+    if (parts == 3)
+      return true;
+  }
+  return false;
+}
+
 /// A token of a known form in `value`, or a PEM private key.
 bool known_token(std::string_view value) {
-  if (value.find("PRIVATE KEY-----") != std::string_view::npos)
+  if (value.find("PRIVATE KEY-----") != std::string_view::npos || json_web_token(value))
     return true;
   for (auto& form : token_forms)
     for (size_t at = value.find(form.prefix); at != std::string_view::npos; at = value.find(form.prefix, at + 1)) {
