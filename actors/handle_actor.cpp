@@ -111,6 +111,7 @@ struct handle_state {
   bool stdout_overflow = false; // the capture is given up for good, whatever the phase
   std::string stderr_tail;
   std::string held_sequence; // a pipe's escape sequence cut by a look's end (take_output)
+  OpenLine open_line;         // the line the last look's text ended inside of (take_output)
   phase at = phase::running;
   HandleReport final;
   std::vector<caf::response_promise> abort_waiters;
@@ -248,14 +249,15 @@ OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
   }
   auto* held = last ? nullptr : &st.held_sequence;
   if (taken.omitted == 0) {
-    taken.content = readable_text(bytes, held);
+    taken.content = readable_text(bytes, held, &st.open_line);
   } else {
     // The head and the tail each on its own: a redraw of lines in the tail (cursor up)
     // must not reach back over the omission into the head.
     auto marker = omission_marker(taken.omitted);
     std::string_view all(bytes);
-    taken.content =
-      readable_text(all.substr(0, head_end)) + marker + readable_text(all.substr(head_end + marker.size()), held);
+    auto head = readable_text(all.substr(0, head_end), nullptr, &st.open_line);
+    st.open_line = {};
+    taken.content = head + marker + readable_text(all.substr(head_end + marker.size()), held, &st.open_line);
   }
   st.held_sequence += open_character; // after a sequence it ends inside of, if any
   return taken;

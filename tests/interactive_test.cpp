@@ -490,6 +490,35 @@ name = "main"
   CAF_CHECK(!contains(awaited, "finished"));
 }
 
+CAF_TEST(a prompt s line redrawn after what was typed at it reads as the screen shows it) {
+  // The prompt came in one look and its redraw in the next: the move to its column
+  // counted from the look's start, and the text showed "typed-teREDRAWN".
+  temp_dir ws;
+  ws.write("redraw.sh", "printf 'PROMPT> '; read -r x; printf '\\033[A\\r\\033[8C%s\\033[K\\n' REDRAWN; "
+                        "printf 'Q2> '; read -r y\n");
+  ws.write("redraw.toml", R"([[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "spawn", id = "r", tty = true, command = "bash redraw.sh" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "apply", id = "r", input = "typed-text\n" }
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "abort", id = "r" }
+)");
+  auto r = run_script(ws, "examples/interactive.toml", (ws.path / "redraw.toml").string(), {"shell"});
+  CAF_REQUIRE_EQUAL(r.status, 0);
+  auto results = tool_results(r.stdout_text);
+  CAF_REQUIRE_EQUAL(results.size(), 3u);
+  CAF_CHECK_EQUAL(field(response(results[0]), "content"), "PROMPT> ");
+  CAF_CHECK_EQUAL(field(response(results[1]), "content"), "REDRAWN\nQ2> ");
+}
+
 CAF_TEST(a lone Esc typed is answered once the program took it as the Escape key) {
   // A program reads Esc alone as the key only when nothing follows within its escape
   // delay (vim, ncurses: a second): the look must show what it did then, not the

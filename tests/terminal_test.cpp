@@ -129,6 +129,28 @@ CAF_TEST(deleting inserting and erasing characters within a line reads as on a t
   CAF_CHECK_EQUAL(readable_text("del:abcdef\r\x1b[2C\x1b[2P\n"), "deabcdef\n");
 }
 
+CAF_TEST(a line an earlier look ended inside of is where the next bytes move along) {
+  // A prompt shown by one look, then what was typed at it and the prompt's line
+  // redrawn (cursor up, to its column): the move counted from the look's start, and
+  // the text showed "typed-teREDRAWN", which was never on the screen.
+  OpenLine open{"PROMPT> ", 8};
+  CAF_CHECK_EQUAL(readable_text("typed-text\n\x1b[A\r\x1b[8CREDRAWN\x1b[K\nQ2> ", nullptr, &open), "REDRAWN\nQ2> ");
+  CAF_CHECK_EQUAL(open.text, "Q2> ");
+  CAF_CHECK_EQUAL(open.column, 4u);
+  CAF_CHECK_EQUAL(readable_text("typed2\n\x1b[A\x1b[9GCOLG\x1b[K\ndone\n", nullptr, &open), "typeCOLG\ndone\n");
+  CAF_CHECK_EQUAL(open.text, "");
+  // Plain text goes on with the line; a line changed before what was shown of it is
+  // shown whole (a history recall's).
+  open = {"$ ", 2};
+  CAF_CHECK_EQUAL(readable_text("echo long", nullptr, &open), "echo long");
+  CAF_CHECK_EQUAL(open.text, "$ echo long");
+  CAF_CHECK_EQUAL(readable_text("\r$ ls\x1b[K", nullptr, &open), "$ ls");
+  CAF_CHECK_EQUAL(open.text, "$ ls");
+  // The cursor where the line left it, not at its end: readline's cursor moved left.
+  open = {"$ abc", 3};
+  CAF_CHECK_EQUAL(readable_text("X\n", nullptr, &open), "$ aXc\n");
+}
+
 CAF_TEST(the text counts a wide character as two columns and a combining mark as none) {
   // As the screen does: a backspace or a move left over 中 crosses two columns, over
   // e and its accent one (the text had "aX|" for the screen's "abX|").

@@ -218,6 +218,17 @@ public:
     hand_on(out, row_);
     line().end(out);
   }
+  /// The line the cursor is on, when it is the last one (its text and the cursor's
+  /// column), else none.
+  OpenLine open_line() const {
+    if (row_ + 1 != rows_.size())
+      return {};
+    OpenLine open;
+    auto copy = rows_.back();
+    open.column = copy.column();
+    copy.end(open.text);
+    return open;
+  }
   void end(std::string& out) {
     for (size_t i = 0; i < rows_.size(); ++i) {
       rows_[i].end(out);
@@ -350,9 +361,47 @@ Sequence sequence(std::string_view s, size_t i, Lines& lines) {
 
 } // namespace
 
-std::string readable_text(std::string_view s, std::string* held) {
-  if (std::none_of(s.begin(), s.end(), [](char c) { return control(static_cast<unsigned char>(c)); }))
+namespace {
+
+/// Past this, a line is not carried to the next bytes (a move back along it reaches
+/// no further than their own start, as before).
+constexpr size_t max_open_line = 4096;
+
+/// The columns `text` (no controls) takes.
+size_t columns_of(std::string_view text) {
+  size_t n = 0;
+  for (size_t i = 0; i < text.size(); i += char_length(text, i))
+    n += static_cast<size_t>(columns(text.substr(i, char_length(text, i))));
+  return n;
+}
+
+} // namespace
+
+std::string readable_text(std::string_view s, std::string* held, OpenLine* open) {
+  bool plain = std::none_of(s.begin(), s.end(), [](char c) { return control(static_cast<unsigned char>(c)); });
+  bool carried = open && !open->text.empty() && open->text.size() <= max_open_line;
+  if (plain && (!carried || open->column == columns_of(open->text))) {
+    // Text alone, written at the line's end (where the cursor was): as it is.
+    if (open) {
+      auto nl = s.rfind('\n');
+      if (nl != std::string_view::npos)
+        open->text.assign(s.substr(nl + 1));
+      else
+        open->text.append(s);
+      open->column = columns_of(open->text);
+    }
     return std::string(s);
+  }
+  if (carried) {
+    // The line goes on: its text again, the cursor back where it was (a move of ours,
+    // CSI G), then these bytes; what it shows of that line already is not shown again.
+    auto shown = std::move(open->text);
+    auto bytes = shown + "\x1b[" + std::to_string(open->column + 1) + "G" + std::string(s);
+    auto out = readable_text(bytes, held, open);
+    if (out.starts_with(shown))
+      out.erase(0, shown.size());
+    return out;
+  }
   std::string out;
   out.reserve(s.size());
   Lines lines;
@@ -387,6 +436,8 @@ std::string readable_text(std::string_view s, std::string* held) {
       i += n;
     }
   }
+  if (open)
+    *open = lines.open_line();
   lines.end(out);
   return out;
 }

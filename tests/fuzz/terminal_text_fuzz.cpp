@@ -1,8 +1,9 @@
 // libFuzzer target (-DJP_FUZZ=ON, clang): what a tool prints, as the model reads it:
 // a terminal's text (TerminalText, in chunks cut anywhere) and each look's lines as a
 // terminal shows them (readable_text, a sequence a look ends inside held for the
-// next). A tool's output is hostile: whatever the bytes, neither may crash, and a
-// look shows no more than what was written (moves and erases pad nothing).
+// next, the line it ended inside of carried to it). A tool's output is hostile:
+// whatever the bytes, neither may crash, and a look shows no more than what was
+// written and the carried line it may show again whole (moves and erases pad nothing).
 // Input: the terminal's width, then chunks ending at 0xFF; 0xFE ends a look.
 #include <cstdint>
 #include <string>
@@ -18,11 +19,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string chunk;
   std::string look; // the text since the last look
   std::string held; // a sequence the last look ended inside
+  jp::OpenLine open; // the line it ended inside of
   auto take = [&](bool last) {
     auto bytes = held + look;
     held.clear();
-    auto shown = jp::readable_text(bytes, last ? nullptr : &held);
-    PROGRAM_ASSERT(shown.size() + held.size() <= bytes.size());
+    auto carried = open.text.size();
+    auto shown = jp::readable_text(bytes, last ? nullptr : &held, &open);
+    PROGRAM_ASSERT(shown.size() + held.size() <= bytes.size() + carried);
     look.clear();
   };
   for (size_t i = 1; i < size; ++i) {
