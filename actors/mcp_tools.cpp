@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "actors/function_handle.hpp"
+#include "messages/terminal_safe.hpp"
 #include "runtime/mcp/mcp_input_schema.hpp"
 #include "runtime/mcp/mcp_server_directory.hpp"
 #include "tools/secret_variables.hpp"
@@ -241,7 +242,11 @@ McpTools start_mcp_tools(std::shared_ptr<const Config> config, IoThread& io,
                          std::function<void(const std::string&)> warn, McpStartStop* stop) {
   bool on_stderr = !warn; // the CLI's: a slow start is said there too
   if (!warn)
-    warn = [](const std::string& text) { std::fprintf(stderr, "jp-actors: %s\n", text.c_str()); };
+    warn = [](const std::string& text) {
+      // A server's words are in it (its stderr, its tools' names, an HTTP body): never
+      // a terminal's escapes.
+      std::fprintf(stderr, "jp-actors: %s\n", shown_on(STDERR_FILENO, text).c_str());
+    };
   McpTools out;
   if (config->mcp_servers.empty()) {
     out.config = std::move(config);

@@ -1697,6 +1697,14 @@ CAF_TEST(on a terminal a call shows no control bytes of what its tool printed) {
   CAF_CHECK(seen.find("PWNED") == std::string::npos);
   CAF_CHECK(seen.find('\x1b') == std::string::npos);
   CAF_CHECK(seen.find("hello") != std::string::npos);
+  // Nor in what jp-actors warns of an MCP server that did not start: its stderr (an
+  // auditor's server wrote a title and colours there, and the warning passed them on).
+  seen = cli_on_terminal({}, {"--cfg", "mcp.servers.f={command=[\"/bin/sh\",\"-c\",\"printf 'A\\\\033]0;PWNED\\\\007B\\\\n' >&2; exit 3\"]}",
+                              "tools"},
+                         "shell", 0);
+  CAF_CHECK(seen.find("jp-actors: MCP server `f` exited") != std::string::npos);
+  CAF_CHECK(seen.find("A\xEF\xBF\xBD]0;PWNED\xEF\xBF\xBD" "B") != std::string::npos);
+  CAF_CHECK(seen.find('\x1b') == std::string::npos);
 }
 
 CAF_TEST(a tool cannot open the terminal jp-actors runs on) {

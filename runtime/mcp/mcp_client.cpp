@@ -1,4 +1,5 @@
 #include "runtime/mcp/mcp_client.hpp"
+#include "messages/terminal_safe.hpp"
 #include "runtime/mcp/mcp_start_stop.hpp"
 #include "tools/secret_variables.hpp"
 
@@ -527,7 +528,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
       if (!why.empty())
         std::fprintf(stderr, "jp-actors: note: MCP server `%s` changed its tools, but they could not be listed "
                      "again (%s); the tools it offered before are offered still\n",
-                     name.c_str(), why.c_str());
+                     name.c_str(), shown_on(STDERR_FILENO, why).c_str());
     };
   }
 
@@ -628,7 +629,7 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
                                    pages, tools, kMaxToolPages, kMaxTools);
     std::fprintf(stderr, "jp-actors: note: MCP server `%s`'s tools/list was not followed to its end: %s; the %zu "
                  "tools listed so far are offered\n",
-                 server.name.c_str(), why.c_str(), tools);
+                 server.name.c_str(), shown_on(STDERR_FILENO, why).c_str(), tools);
   }
 
   /// The tools are listed (or could not be, `why`): the answers held are delivered,

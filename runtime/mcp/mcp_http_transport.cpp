@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "messages/terminal_safe.hpp"
 #include "runtime/mcp/mcp_event_stream.hpp"
 #include "runtime/mcp/worker_threads.hpp"
 #include "runtime/mcp/mcp_url.hpp"
@@ -313,7 +314,7 @@ struct McpHttpTransport::Impl : std::enable_shared_from_this<McpHttpTransport::I
     std::fprintf(stderr,
                  "jp-actors: note: MCP server `%s` (%s): its event stream (GET): %s; what the server says "
                  "outside of an answer (a list change, a log message) is not heard in this session\n",
-                 server.name.c_str(), server.url.c_str(), why.c_str());
+                 server.name.c_str(), server.url.c_str(), shown_on(STDERR_FILENO, why).c_str());
   }
 
   /// Runs `work` on a thread of its own, joined once done or at close (mtx held).
