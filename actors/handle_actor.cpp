@@ -784,6 +784,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     advance(self, event::exit);
   } else {
     st.proc = *proc;
+    st.watch.set_input(st.proc->input_file());
     // If this actor dies, its process group goes with it.
     auto p = st.proc;
     self->attach_functor([p] { p->terminate(std::chrono::milliseconds(0), {}); });

@@ -55,7 +55,7 @@ bool InputWatch::probe(pid_t pid, std::chrono::milliseconds quiet_for, pid_t* re
     waits = prompt_->found_in(after_last_line(recent_));
   if (!waits && (terminal_ || pipe_)) {
     bool brief_poll = false;
-    pid_t found = input_reader(pid, terminal_, &brief_poll);
+    pid_t found = input_reader(pid, terminal_, &brief_poll, input());
     waits = found != 0 && (!brief_poll || quiet_for >= brief_poll_quiet);
     if (reader && waits)
       *reader = found;
@@ -66,19 +66,19 @@ bool InputWatch::probe(pid_t pid, std::chrono::milliseconds quiet_for, pid_t* re
 InputWatch::ReaderMark InputWatch::mark_reader(pid_t leader) const {
   if (!terminal_ && !pipe_)
     return {};
-  pid_t reader = input_reader(leader, terminal_);
+  pid_t reader = input_reader(leader, terminal_, nullptr, input());
   if (reader == 0)
     reader = leader; // busy: once it reads the input it sleeps again, and has run
   return {reader, run_count(reader)};
 }
 
 InputWatch::ReaderMark InputWatch::stdin_read(pid_t leader, pid_t known) const {
-  pid_t reader = known != 0 ? known : input_reader(leader, false);
+  pid_t reader = known != 0 ? known : input_reader(leader, false, nullptr, input());
   return reader == 0 ? ReaderMark{} : ReaderMark{reader, group_run_count(leader)};
 }
 
 bool InputWatch::reads_stdin(pid_t leader) const {
-  return input_reader(leader, false) != 0;
+  return input_reader(leader, false, nullptr, input()) != 0;
 }
 
 bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark, std::chrono::milliseconds quiet_for,
@@ -88,7 +88,7 @@ bool InputWatch::reads_again(pid_t leader, const ReaderMark& mark, std::chrono::
   if (mark.pid == 0)
     return false;
   bool brief_poll = false;
-  pid_t reader = input_reader(leader, terminal_, &brief_poll);
+  pid_t reader = input_reader(leader, terminal_, &brief_poll, input());
   if (reader == 0 || (brief_poll && quiet_for < brief_poll_quiet))
     return false;
   if (found)

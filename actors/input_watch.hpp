@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "../config/prompt_pattern.hpp"
+#include "../runtime/process/input_wait.hpp"
 #include "../messages/tool_state.hpp"
 
 namespace jp {
@@ -24,6 +25,9 @@ public:
   /// `pipe`: the tool's stdin is a pipe of ours, whose reading is watched.
   InputWatch(const std::string& prompt_pattern, bool terminal, bool pipe = false);
 
+  /// What the tool's input is (Process::input_file): a read of another file (a
+  /// shell's loop reading a file it redirected) is no wait for input.
+  void set_input(std::optional<InputFile> input) { input_ = input; }
   /// Whether waiting can be told for this tool at all.
   bool enabled() const { return terminal_ || pipe_ || prompt_.has_value(); }
   /// Whether a wait also ends when output came and settled (the tool may be busy, not
@@ -84,6 +88,8 @@ public:
   std::optional<Question> waiting;
 
 private:
+  const InputFile* input() const { return input_ ? &*input_ : nullptr; }
+  std::optional<InputFile> input_;
   bool terminal_ = false;
   bool pipe_ = false;
   std::optional<PromptPattern> prompt_;

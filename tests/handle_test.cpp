@@ -1033,6 +1033,18 @@ CAF_TEST(a prompt printed as a line of its own is the question of a tool found r
   }
 }
 
+CAF_TEST(a shell reading a loop s input it redirected is running not waiting) {
+  // `while read ...; done < <(...)`: the shell's fd 0 is the loop's pipe by then, and
+  // its read of it was taken for one of the tool's input (an await returned it as
+  // waiting for input at once, and its fetches too).
+  auto spec = shell("while read -r l; do echo \"got $l\"; done < <(exec sleep 600); echo never");
+  ask<HandleReport>(registry, spawn_atom::value, std::string("loop"), spec);
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("loop"), LookOptions{3000});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(r.state.kind == state_kind::running);
+  ask<HandleReport>(registry, abort_atom::value, std::string("loop"));
+}
+
 CAF_TEST(a prompt pattern makes a pipe tool waiting and apply types the answer) {
   auto spec = shell("printf 'name? '; read n; echo \"hi $n\"");
   spec.prompt_pattern = "\\? $";

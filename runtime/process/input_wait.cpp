@@ -39,10 +39,19 @@ bool is_input(const struct stat& s, const struct stat& input, bool terminal) {
   return s.st_dev == input.st_dev && s.st_ino == input.st_ino;
 }
 
-/// Whether `a`'s fd_a is what `b`'s fd_b is (is_input).
-bool same_file(pid_t a, int fd_a, pid_t b, int fd_b, bool terminal) {
-  struct stat sa{}, sb{};
-  return file_of(a, fd_a, sa) && file_of(b, fd_b, sb) && is_input(sa, sb, terminal);
+/// Whether `pid`'s `fd` is the tool's input (is_input): `input` where known, else
+/// what `leader`'s fd 0 is.
+bool is_tool_input(pid_t pid, int fd, pid_t leader, bool terminal, const InputFile* input) {
+  struct stat s{}, want{};
+  if (!file_of(pid, fd, s))
+    return false;
+  if (input) {
+    want.st_dev = static_cast<dev_t>(input->dev);
+    want.st_ino = static_cast<ino_t>(input->ino);
+  } else if (!file_of(leader, 0, want)) {
+    return false;
+  }
+  return is_input(s, want, terminal);
 }
 
 /// The syscall `pid` is blocked in and its arguments; false when it runs.
@@ -256,21 +265,21 @@ bool listens(pid_t pid) {
          });
 }
 
-/// Whether `pid` sleeps in a read of what `leader`'s fd 0 is, or, where `polls`, in
+/// Whether `pid` sleeps in a read of the tool's input (is_tool_input), or, where `polls`, in
 /// a poll / select with that as its own stdin, waiting to read it (polls_input).
 /// Counted on a terminal only, when the poller listens on no port (a REPL waiting
 /// for a line, e.g. Python's readline; vim). Not on a pipe, nor a server on a
 /// terminal: an event loop polls its stdin among its sockets.
 /// `brief_poll`: set when it is a poll that ends within a second by itself (a program
 /// that looks for a key between the frames of its progress, not only a reader).
-bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls, bool* brief_poll) {
+bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls, bool* brief_poll, const InputFile* input) {
   long nr = 0;
   unsigned long args[6] = {};
   if (!blocked_syscall(pid, nr, args))
     return false;
   if (is_read(nr))
-    return same_file(pid, static_cast<int>(args[0]), leader, 0, terminal);
-  if (!(polls && is_poll(nr) && same_file(pid, 0, leader, 0, terminal) && !listens(pid) &&
+    return is_tool_input(pid, static_cast<int>(args[0]), leader, terminal, input);
+  if (!(polls && is_poll(nr) && is_tool_input(pid, 0, leader, terminal, input) && !listens(pid) &&
         polls_input(pid, leader, nr, args, terminal)))
     return false;
   if (brief_poll) {
@@ -332,7 +341,7 @@ std::vector<pid_t> descendants(pid_t pid, size_t max, size_t max_lists) {
 
 } // namespace
 
-pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll) {
+pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll, const InputFile* input) {
   if (brief_poll)
     *brief_poll = false;
   pid_t reader = leader;
@@ -344,7 +353,7 @@ pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll) {
     if (st->tpgid > 0)
       reader = foreground = st->tpgid; // the foreground job's leader reads the terminal
   }
-  if (reads_input(reader, leader, terminal, terminal, brief_poll))
+  if (reads_input(reader, leader, terminal, terminal, brief_poll, input))
     return reader;
   // A child reading it while its parent waits for it, or reads what it writes:
   // `git commit`'s editor, a shell's `cd x && python3 ask.py` or `x=$(head -n1)`,
@@ -358,7 +367,7 @@ pid_t input_reader(pid_t leader, bool terminal, bool* brief_poll) {
       auto st = read_proc_stat(child);
       in_foreground = st && st->pgid == foreground;
     }
-    if (reads_input(child, leader, terminal, in_foreground, brief_poll))
+    if (reads_input(child, leader, terminal, in_foreground, brief_poll, input))
       return child;
   }
   return 0;

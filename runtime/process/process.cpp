@@ -376,6 +376,7 @@ public:
   // lock, so a write never reaches a closed (or reused) descriptor.
   std::mutex stdin_mtx;
   int stdin_fd = -1; // while stdin_ is open; guarded by stdin_mtx
+  std::optional<InputFile> input_file; // what the child's stdin is (set at start)
   std::atomic<bool> stdin_closing{false}; // the caller closed it: later input is dropped
   std::atomic<bool> stdin_gone{false};    // the child closed it (EPIPE): input is dropped
 
@@ -1492,6 +1493,7 @@ public:
 
   std::size_t stdin_queued() const override { return st_->stdin_queued.load(); }
   std::optional<TerminalModes> terminal_modes() const override { return st_->terminal_modes(); }
+  std::optional<InputFile> input_file() const override { return st_->input_file; }
   bool input_unread() const override { return st_->input_unread(); }
   bool output_unread() const override { return st_->output_unread(); }
 
@@ -1686,8 +1688,16 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
       (has_stdin && !wrap(io, st->stdin_, in_w, ec)) ||
       (spec.control_channel && !spec.pty && !wrap(io, st->ctl_.d, ctl_r, ec)))
     return abandon("io_context", ec.value());
-  if (st->stdin_)
+  if (st->stdin_) {
     st->stdin_fd = st->stdin_->native_handle();
+    // The child's side: a pipe's two ends are one file; a terminal's is its peer.
+    int side = spec.pty ? ::ioctl(st->stdin_fd, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) : st->stdin_fd;
+    struct stat s{};
+    if (side >= 0 && ::fstat(side, &s) == 0)
+      st->input_file = InputFile{static_cast<uint64_t>(s.st_dev), static_cast<uint64_t>(s.st_ino)};
+    if (spec.pty && side >= 0)
+      ::close(side);
+  }
   st->out_fds = {st->out_.d->native_handle(), st->err_.d ? st->err_.d->native_handle() : -1};
 
   st->err_.done = spec.pty; // a terminal has one stream

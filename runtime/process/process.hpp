@@ -17,6 +17,7 @@
 
 #include "../../messages/result.hpp"
 #include "child_launch.hpp"
+#include "input_wait.hpp"
 
 namespace jp {
 
@@ -131,6 +132,10 @@ public:
     bool signals = true; // ISIG without NOFLSH: Ctrl-C is SIGINT, and drops the unread input
   };
   virtual std::optional<TerminalModes> terminal_modes() const = 0;
+  /// What the child's stdin is (its pipe, or its terminal), as it was started: a read
+  /// of it is a read of the tool's input, whatever its fd 0 is by now (none: no
+  /// stdin of ours).
+  virtual std::optional<InputFile> input_file() const = 0;
   /// Whether input given to the tool is still to be read by it: queued here, in its
   /// stdin pipe, or held by its terminal for its reader (a whole line where the
   /// terminal hands lines over). A tool in that state is not waiting for input,
