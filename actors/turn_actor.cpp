@@ -516,9 +516,16 @@ void run_stateful(turn_actor_t* self, const ToolConfig& tool, const Json& args, 
   // A handle is driven through the tool that spawned it: the permissions checked
   // below are that tool's (`shell apply` on a `calc` handle skipped calc's).
   if (cmd->action != action_kind::spawn)
-    if (auto h = st.handle_tools.find(id); h != st.handle_tools.end() && h->second.name != tool.name)
-      return answer(failed(fmt::format("Handle `{}` was spawned with `{}`: {} it with `{}`", cut_text(id), h->second.name,
-                                       to_string(cmd->action), h->second.name)));
+    if (auto h = st.handle_tools.find(id); h != st.handle_tools.end() && h->second.name != tool.name) {
+      // Pointed at a tool that cannot do it either, the model would try that next.
+      auto owner_can = h->second.entry ? validate_action(*h->second.entry, cmd->action) : Status::success();
+      return answer(failed(owner_can ? fmt::format("Handle `{}` was spawned with `{}`: {} it with `{}`", cut_text(id),
+                                                   h->second.name, to_string(cmd->action), h->second.name)
+                                     : fmt::format("Handle `{}` was spawned with `{}`, and no other tool can {} "
+                                                   "it: {}",
+                                                   cut_text(id), h->second.name, to_string(cmd->action),
+                                                   owner_can.error)));
+    }
   // An apply on its way holds back awaits' questions of that handle (apply_settled).
   bool applying = cmd->action == action_kind::apply;
   if (applying) {

@@ -865,6 +865,32 @@ name = "main"
   CAF_CHECK(contains(content(res, "main", 1, 4), "Handle `c` was spawned with `typist`: abort it with `typist`"));
 }
 
+CAF_TEST(a handle whose tool lacks an action is not pointed back at that tool for it) {
+  // "abort it with `job`" sent the model to a tool whose abort is refused in turn.
+  auto r = run_script_text(R"(
+[[agents]]
+name = "main"
+  [[agents.steps]]
+  [[agents.steps.calls]]
+  tool = "job"
+  arguments = { action = "spawn", id = "j", wait_ms = 0 }
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "abort", id = "j" }
+  [[agents.steps.calls]]
+  tool = "shell"
+  arguments = { action = "fetch", id = "j" }
+)",
+                           "--cfg 'conversation.tools.job={command={program=\"cat\"},run=\"unattended\","
+                           "spawn={stateful=true,actions=[\"spawn\",\"fetch\"],lifecycle={on_turn_end=\"abort\"}}}'");
+  JP_REQUIRE_OK(r);
+  auto res = results_of(r);
+  CAF_CHECK_EQUAL(content(res, "main", 1, 1),
+                  "Handle `j` was spawned with `job`, and no other tool can abort it: job: action `abort` is not "
+                  "supported (actions: spawn, fetch)");
+  CAF_CHECK(contains(content(res, "main", 1, 2), "Handle `j` was spawned with `job`: fetch it with `job`"));
+}
+
 CAF_TEST(foreach runs one sub-agent per element and never more than its limit at once) {
   auto r = run_script_text(R"(
 [[agents]]
