@@ -36,6 +36,32 @@ std::string omission(uint64_t n, std::string_view hint = {}) {
   return fmt::format("…[{} bytes omitted{}]…", n, hint);
 }
 
+/// The output that `cut`, a part left out, stood for: its bytes, each marker of an
+/// earlier omission in it ("\n…[N bytes omitted]…\n", the output cap's) counted as
+/// the N bytes it stands for. (Counted as its own bytes, a look cut to 32 KiB of 109 KB
+/// and then to the response's share said 29 KB were left out.)
+uint64_t stood_for(std::string_view cut) {
+  static constexpr std::string_view open = "…[", said = " bytes omitted", close = "]…";
+  uint64_t n = cut.size();
+  for (auto at = cut.find(open); at != std::string_view::npos; at = cut.find(open, at + 1)) {
+    auto i = at + open.size();
+    uint64_t bytes = 0;
+    size_t digits = 0;
+    for (; i < cut.size() && cut[i] >= '0' && cut[i] <= '9' && digits < 18; ++i, ++digits)
+      bytes = bytes * 10 + static_cast<uint64_t>(cut[i] - '0');
+    auto end = cut.find(close, i);
+    if (digits == 0 || cut.substr(i, said.size()) != said || end == std::string_view::npos)
+      continue;
+    // The line breaks around it are the marker's too ("\n…[N bytes omitted]…\n").
+    auto from = at > 0 && cut[at - 1] == '\n' ? at - 1 : at;
+    auto to = end + close.size() < cut.size() && cut[end + close.size()] == '\n' ? end + close.size() + 1
+                                                                                : end + close.size();
+    n = n + bytes - std::min<uint64_t>(n + bytes, to - from);
+    at = end;
+  }
+  return n;
+}
+
 } // namespace
 
 std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted, std::string_view hint) {
@@ -48,8 +74,9 @@ std::string keep_tail(const std::string& s, size_t budget, uint64_t& omitted, st
       break;
   }
   start = s.size() - utf8_tail(s, s.size() - start).size(); // a whole character
-  omitted += start;
-  return omission(start, hint) + "\n" + s.substr(start);
+  auto left = stood_for(std::string_view(s).substr(0, start));
+  omitted += left;
+  return omission(left, hint) + "\n" + s.substr(start);
 }
 
 namespace {
@@ -83,7 +110,7 @@ void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
     // empty; omitted_bytes counts it); a failure keeps its message's tail within the
     // share. A text no longer than "…" stays.
     if (escaped_size(s.state.content) > 3) {
-      omitted += s.state.content.size();
+      omitted += stood_for(s.state.content);
       s.state.content = s.state.ok ? "…" : "";
     }
     if (s.state.ok)
@@ -116,7 +143,7 @@ void cut(HandleStatus& s, size_t budget, uint64_t& omitted) {
       s.state.content = keep_tail(s.state.content, budget - error, omitted, hint);
       return;
     }
-    omitted += s.state.content.size();
+    omitted += stood_for(s.state.content);
     s.state.content.clear();
     if (error_cost(e) <= budget)
       return; // the error whole; the answer's omitted_bytes counts the output

@@ -100,6 +100,21 @@ CAF_TEST(an await over a thousand results whose shares hold no note leaves them 
   CAF_CHECK_GREATER(capped.omitted_bytes, 1000u * 2000u);
 }
 
+CAF_TEST(a result the output cap cut already says what both cuts left out) {
+  // A look kept 32 KiB of 109 KB (its marker says how much went); the response's share
+  // then cut its head with that marker: the count said only what the second cut took.
+  auto content = std::string(20000, 'h') + "\n…[76132 bytes omitted]…\n" + std::string(12000, 't') + "TAIL";
+  AwaitResult r;
+  r.completed.push_back(HandleStatus{"a", ToolState::success(content), "/spill.log"});
+  auto capped = cap_response(r, 4096);
+  auto& kept = capped.completed[0].state.content;
+  CAF_REQUIRE(kept.ends_with("TAIL"));
+  auto tail = kept.size() - kept.find('\n') - 1; // what is kept after the new marker
+  uint64_t whole = 20000 + 76132 + 12000 + 4; // the output the look stood for
+  CAF_CHECK_EQUAL(capped.omitted_bytes, whole - tail);
+  CAF_CHECK(kept.starts_with(fmt::format("…[{} bytes omitted]…\n", whole - tail)));
+}
+
 CAF_TEST(a response within the cap is left as it is) {
   AwaitResult r;
   r.completed.push_back(HandleStatus{"a", ToolState::success("ok"), ""});
