@@ -523,9 +523,11 @@ struct McpClient::State : std::enable_shared_from_this<McpClient::State> {
 
   /// What a listing after a list change does when it fails: the last list stays (the
   /// tools the model is offered still work as they did), and the user is told why.
-  std::function<void(const std::string&)> relisted() const {
-    return [name = server.name](const std::string& why) {
-      if (!why.empty())
+  std::function<void(const std::string&)> relisted() {
+    return [name = server.name, weak = weak_from_this()](const std::string& why) {
+      // Cut short by jp-actors' own end (it closed the server): nothing to tell.
+      auto s = weak.lock();
+      if (!why.empty() && s && !s->closing)
         std::fprintf(stderr, "jp-actors: note: MCP server `%s` changed its tools, but they could not be listed "
                      "again (%s); the tools it offered before are offered still\n",
                      name.c_str(), shown_on(STDERR_FILENO, why).c_str());
