@@ -767,6 +767,10 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
   // text: on the io thread only when that writes nothing to disk.
   events.on_exit = [me, route = st.route, slack = st.term ? terminal_held_max : 0](const ExitInfo& info) {
     auto left = left_running_note(info);
+    if (info.input_unread > 0) // typed to it and gone with it: the model believed it was read
+      left = with_last_line(std::move(left),
+                            fmt::format("[jp-actors: it ended without reading the last {} bytes of its input]",
+                                        info.input_unread));
     if (route->exit_here(slack)) {
       io_thread_run(me, exited_atom::value, info.signaled, info.code, info.signal, std::move(left));
     } else {

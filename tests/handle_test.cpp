@@ -273,6 +273,22 @@ CAF_TEST(a child that never reads stdin does not block apply) {
   CAF_CHECK(group_gone(leading_pid(out)));
 }
 
+CAF_TEST(a tool that ends without reading all its input says how much went unread) {
+  // The model believed what it typed was read: a real terminal drops it without a
+  // word, a tool's result says so. (bash's read takes a pipe's bytes one at a time.)
+  ask<HandleReport>(registry, spawn_atom::value, std::string("one"), shell("read -r first; echo \"got $first\""));
+  ask<HandleReport>(registry, apply_atom::value, std::string("one"), json_quote("a\nb\n"), LookOptions{});
+  auto seen = fetch_until("one", [](auto& s) { return contains(s, "input]"); });
+  CAF_CHECK(contains(seen, "got a\n"));
+  CAF_CHECK(contains(seen, "[jp-actors: it ended without reading the last 2 bytes of its input]"));
+  // All of it read: nothing is said.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("all"), shell("read -r x; read -r y; echo \"got $x $y\""));
+  ask<HandleReport>(registry, apply_atom::value, std::string("all"), json_quote("a\nb\n"), LookOptions{});
+  seen = fetch_until("all", [](auto&) { return false; }); // to its end
+  CAF_CHECK(contains(seen, "got a b\n"));
+  CAF_CHECK(!contains(seen, "without reading"));
+}
+
 CAF_TEST(apply to a tool that never reads stdin is refused once its input queue is full) {
   ask<HandleReport>(registry, spawn_atom::value, std::string("full"), shell("echo pid=$$; exec sleep 1000", 100));
   auto out = fetch_until("full", [](auto& s) { return contains(s, "pid="); });

@@ -1007,6 +1007,7 @@ private:
     if (!leader_reaped_ || !out_.done || !err_.done || !ctl_.done || exit_delivered_)
       return;
     exit_delivered_ = true;
+    exit_.input_unread = unread_input_bytes();
     // on_exit waits until the rest of the group is reaped too (group_gone), so an
     // owner told "exited" never sees a process of that group still around. The
     // read ends and the pidfd are closed after it is told (group_gone): every
@@ -1056,6 +1057,23 @@ private:
       stdin_offset_ = 0;
     }
     start_write();
+  }
+
+  /// Bytes given to its input and not read: queued here, and in its pipe or held by
+  /// its terminal (asked of a descriptor of the terminal's own side, as
+  /// input_unread does).
+  std::uint64_t unread_input_bytes() {
+    std::uint64_t n = stdin_queued.load();
+    std::lock_guard lock(stdin_mtx);
+    if (stdin_fd < 0)
+      return n;
+    int fd = session ? ::ioctl(stdin_fd, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) : stdin_fd;
+    int held = 0;
+    if (fd >= 0 && ::ioctl(fd, FIONREAD, &held) == 0 && held > 0)
+      n += static_cast<std::uint64_t>(held);
+    if (session && fd >= 0)
+      ::close(fd);
+    return n;
   }
 
   /// Nothing more goes in: close the pipe and uncount what will never be written.

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -70,6 +71,9 @@ struct ExitInfo {
   /// for a pty's session.
   std::size_t left_running = 0;
   std::vector<std::string> left_commands;
+  /// Bytes given to its input that it never read (queued, in its pipe, or held by its
+  /// terminal when it ended): they went nowhere.
+  std::uint64_t input_unread = 0;
   bool success() const { return !signaled && code == 0; }
   /// "exit status 3" / "killed by signal 9 (SIGKILL)"
   std::string describe() const;
