@@ -108,11 +108,8 @@ using node_gate_actor =
 
 /// A turn's way to one configured node (actors/node_client.hpp): (open_atom) -> the
 /// node session every remote handle of the turn on that node shares, and its key;
-/// opened on first use and again after the node was lost. (heard_atom) is answered
-/// at once: a node that stops waits for that answer to know that what its session
-/// sent the client before it (a handle's stop) left the node before the node ends.
-using node_client_actor =
-  caf::typed_actor<caf::replies_to<open_atom>::with<caf::actor, std::string>, caf::reacts_to<heard_atom>>;
+/// opened on first use and again after the node was lost.
+using node_client_actor = caf::typed_actor<caf::replies_to<open_atom>::with<caf::actor, std::string>>;
 
 /// One client's session on a node (actors/node_session.hpp): the node's own tools,
 /// by name, with the client's arguments and the answers its call has so far (JSON

@@ -158,7 +158,6 @@ node_client_actor::behavior_type node_client(node_client_t* self, NodeConfig nod
         connect(self);
       return rp;
     },
-    [](heard_atom) {},
   };
 }
 

@@ -104,10 +104,14 @@ void pass_on_stop(node_session_t* self, const watcher_actor& w, HandleStatus s) 
     return stop_watching(self, s.id, w);
   // The node ends once every stop is passed on: sent is not yet written to the
   // connection, and the client heard none of it when the process ended first. What
-  // the client answers comes after the update over the same connection; no answer
+  // the client answers comes after the update over the same connection: CAF's own
+  // question every actor answers (any jp-actors client, of any version); no answer
   // (the client gone) lets the stop go too (the node's grace bounds the wait anyway).
-  self->request(self->state.client, std::chrono::seconds(5), heard_atom::value)
-    .then([self, id = s.id, w] { stop_watching(self, id, w); },
+  self->request(self->state.client, std::chrono::seconds(5), caf::sys_atom::value, caf::get_atom::value,
+                std::string("info"))
+    .then([self, id = s.id, w](caf::ok_atom, std::string&, caf::strong_actor_ptr&, std::string&) {
+            stop_watching(self, id, w);
+          },
           [self, id = s.id, w](caf::error&) { stop_watching(self, id, w); });
 }
 

@@ -51,7 +51,6 @@ using user_abort_atom = caf::atom_constant<caf::atom("user_abort")>; // a person
 using menu_atom = caf::atom_constant<caf::atom("menu")>;       // turn loop: the interrupt menu's choice
 using peek_atom = caf::atom_constant<caf::atom("peek")>;       // handle: its progress (HandleProgress)
 using open_atom = caf::atom_constant<caf::atom("open")>;       // client -> node gate: a session, please
-using heard_atom = caf::atom_constant<caf::atom("heard")>;     // node session -> client: what came before is in
 using message_atom = caf::atom_constant<caf::atom("message")>; // mcp server: one JSON-RPC message in
 
 } // namespace jp

@@ -49,11 +49,14 @@ uint64_t stood_for(std::string_view cut) {
     size_t digits = 0;
     for (; i < cut.size() && cut[i] >= '0' && cut[i] <= '9' && digits < 18; ++i, ++digits)
       bytes = bytes * 10 + static_cast<uint64_t>(cut[i] - '0');
-    auto end = cut.find(close, i);
-    if (digits == 0 || cut.substr(i, said.size()) != said || end == std::string_view::npos)
+    // The output cap's own form alone ("\n…[N bytes omitted]…\n"), of a plausible N:
+    // a text that quotes a marker (a sub-agent's answer) is text.
+    auto end = i + said.size();
+    if (digits == 0 || digits > 15 || cut.substr(i, said.size()) != said || cut.substr(end, close.size()) != close ||
+        at == 0 || cut[at - 1] != '\n')
       continue;
     // The line breaks around it are the marker's too ("\n…[N bytes omitted]…\n").
-    auto from = at > 0 && cut[at - 1] == '\n' ? at - 1 : at;
+    auto from = at - 1;
     auto to = end + close.size() < cut.size() && cut[end + close.size()] == '\n' ? end + close.size() + 1
                                                                                 : end + close.size();
     n = n + bytes - std::min<uint64_t>(n + bytes, to - from);

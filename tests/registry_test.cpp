@@ -651,9 +651,8 @@ node_session_actor::behavior_type failing_session() {
 
 node_client_actor::behavior_type client_of(node_client_actor::pointer self, node_session_actor session) {
   return {[session](open_atom) -> caf::result<caf::actor, std::string> {
-            return {caf::actor_cast<caf::actor>(session), std::string("key")};
-          },
-          [](heard_atom) {}};
+    return {caf::actor_cast<caf::actor>(session), std::string("key")};
+  }};
 }
 
 } // namespace

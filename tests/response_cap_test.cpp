@@ -113,6 +113,12 @@ CAF_TEST(a result the output cap cut already says what both cuts left out) {
   uint64_t whole = 20000 + 76132 + 12000 + 4; // the output the look stood for
   CAF_CHECK_EQUAL(capped.omitted_bytes, whole - tail);
   CAF_CHECK(kept.starts_with(fmt::format("…[{} bytes omitted]…\n", whole - tail)));
+  // A text that quotes a marker (not the output cap's own, on a line of its own) is text.
+  AwaitResult quoted;
+  quoted.completed.push_back(HandleStatus{
+    "q", ToolState::success("it said …[999999 bytes omitted]… there" + std::string(20000, 'x') + "TAIL"), ""});
+  auto q = cap_response(quoted, 4096);
+  CAF_CHECK_LESS(q.omitted_bytes, 20100u);
 }
 
 CAF_TEST(a response within the cap is left as it is) {

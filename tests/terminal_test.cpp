@@ -149,6 +149,12 @@ CAF_TEST(a line an earlier look ended inside of is where the next bytes move alo
   // The cursor where the line left it, not at its end: readline's cursor moved left.
   open = {"$ abc", 3};
   CAF_CHECK_EQUAL(readable_text("X\n", nullptr, &open), "$ aXc\n");
+  // A line too long to carry (minified JSON over many looks) is not kept growing.
+  open = {};
+  for (int i = 0; i < 3; ++i)
+    CAF_CHECK_EQUAL(readable_text(std::string(3000, 'j'), nullptr, &open), std::string(3000, 'j'));
+  CAF_CHECK(open.text.size() <= 4096u);
+  CAF_CHECK_EQUAL(open.column, open.text.size());
 }
 
 CAF_TEST(the text counts a wide character as two columns and a combining mark as none) {

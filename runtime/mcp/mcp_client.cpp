@@ -1033,7 +1033,10 @@ Result<std::shared_ptr<McpClient>> McpClient::start(IoThread& io, const McpServe
 McpClient::~McpClient() {
   if (auto http = state_->http) { // the session is ended, and what is out fails
     http->close();
-    state_->io->post([st = state_] { st->fail_all(fmt::format("MCP server `{}` was closed", st->server.name)); });
+    state_->io->post([st = state_] {
+      st->closing = true; // a re-list it cuts short is no failure to tell (relisted)
+      st->fail_all(fmt::format("MCP server `{}` was closed", st->server.name));
+    });
     return;
   }
   // MCP's stdio shutdown: the server's stdin is closed, and it has a moment to exit

@@ -141,17 +141,22 @@ int64_t poll_timeout_ms(pid_t pid, long nr, const unsigned long (&args)[6]) {
   }
 }
 
-/// Whether the poll / select `pid` sleeps in waits to read the tool's input (what
-/// `leader`'s fd 0 is) among its fds, read from its memory: `git add --patch` polls
+/// Whether the poll / select `pid` sleeps in waits to read the tool's input (`known`,
+/// else what `leader`'s fd 0 is) among its fds, read from its memory: `git add --patch` polls
 /// the pipes of the `git diff-files` it runs, its stdin the terminal, before it has
 /// shown anything to answer. True where that cannot be told (an epoll's fds are not
 /// in its memory; more fds than are looked at; memory that cannot be read).
-bool polls_input(pid_t pid, pid_t leader, long nr, const unsigned long (&args)[6], bool terminal) {
+bool polls_input(pid_t pid, pid_t leader, long nr, const unsigned long (&args)[6], bool terminal,
+                 const InputFile* known) {
   constexpr unsigned long kMaxPollFds = 256;
   constexpr unsigned long kMaxSelectFds = 1024; // FD_SETSIZE
   struct stat input{};
-  if (!file_of(leader, 0, input))
+  if (known) {
+    input.st_dev = static_cast<dev_t>(known->dev);
+    input.st_ino = static_cast<ino_t>(known->ino);
+  } else if (!file_of(leader, 0, input)) {
     return true;
+  }
   auto is_input_fd = [&](int fd) {
     struct stat s{};
     return fd >= 0 && file_of(pid, fd, s) && is_input(s, input, terminal);
@@ -280,7 +285,7 @@ bool reads_input(pid_t pid, pid_t leader, bool terminal, bool polls, bool* brief
   if (is_read(nr))
     return is_tool_input(pid, static_cast<int>(args[0]), leader, terminal, input);
   if (!(polls && is_poll(nr) && is_tool_input(pid, 0, leader, terminal, input) && !listens(pid) &&
-        polls_input(pid, leader, nr, args, terminal)))
+        polls_input(pid, leader, nr, args, terminal, input)))
     return false;
   if (brief_poll) {
     auto timeout = poll_timeout_ms(pid, nr, args);

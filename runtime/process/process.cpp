@@ -469,11 +469,12 @@ public:
                        [self = shared_from_this()](error_code ec) { self->on_leader_exit(ec); });
   }
 
-  /// Any thread: counts `n` more queued stdin bytes, unless that passes the limit.
-  bool reserve_stdin(std::size_t n) {
+  /// Any thread: counts `n` more queued stdin bytes, unless that passes the limit
+  /// (`always`: whatever it is, for what drops the queue before it goes).
+  bool reserve_stdin(std::size_t n, bool always = false) {
     auto queued = stdin_queued.load();
     do {
-      if (n > kStdinQueueLimit - queued)
+      if (!always && n > kStdinQueueLimit - queued)
         return false;
     } while (!stdin_queued.compare_exchange_weak(queued, queued + n));
     stdin_accepted += n;
@@ -529,7 +530,9 @@ public:
     termios t{};
     if (stdin_fd < 0 || ::tcgetattr(stdin_fd, &t) != 0)
       return std::nullopt;
-    return Process::TerminalModes{(t.c_lflag & ICANON) != 0, (t.c_lflag & ISIG) != 0 && (t.c_lflag & NOFLSH) == 0};
+    // Ctrl-C as the interrupt: an editor may keep signals with another key for it (emacs' C-g).
+    return Process::TerminalModes{(t.c_lflag & ICANON) != 0,
+                                  (t.c_lflag & ISIG) != 0 && (t.c_lflag & NOFLSH) == 0 && t.c_cc[VINTR] == '\x03'};
   }
 
   /// Any thread: `bytes` of output taken in by the owner. Only a paused stream needs
@@ -1503,8 +1506,8 @@ public:
   bool write_stdin_dropping_queued(std::string bytes) override {
     if (st_->finished || !st_->has_stdin || bytes.empty() || st_->stdin_closing)
       return true;
-    if (!st_->reserve_stdin(bytes.size()))
-      return false;
+    // A full queue is when a Ctrl-C is needed most: it goes in, the queue is dropped.
+    st_->reserve_stdin(bytes.size(), true);
     st_->io.post([st = st_, b = std::move(bytes)]() mutable { st->write_stdin_dropping_queued(std::move(b)); });
     return true;
   }

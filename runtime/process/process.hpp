@@ -133,7 +133,7 @@ public:
   /// input is closed).
   struct TerminalModes {
     bool lines = true;   // ICANON: the program reads whole lines, at most 4095 bytes each
-    bool signals = true; // ISIG without NOFLSH: Ctrl-C is SIGINT, and drops the unread input
+    bool signals = true; // ISIG without NOFLSH, VINTR Ctrl-C: it is SIGINT, and drops the unread input
   };
   virtual std::optional<TerminalModes> terminal_modes() const = 0;
   /// What the child's stdin is (its pipe, or its terminal), as it was started: a read

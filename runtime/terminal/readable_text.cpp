@@ -384,11 +384,15 @@ std::string readable_text(std::string_view s, std::string* held, OpenLine* open)
     // Text alone, written at the line's end (where the cursor was): as it is.
     if (open) {
       auto nl = s.rfind('\n');
+      auto rest = nl == std::string_view::npos ? s : s.substr(nl + 1);
       if (nl != std::string_view::npos)
-        open->text.assign(s.substr(nl + 1));
-      else
-        open->text.append(s);
-      open->column = columns_of(open->text);
+        *open = {};
+      if (open->text.size() + rest.size() > max_open_line) {
+        *open = {}; // too long to carry (a line of minified JSON): its moves reach its look's start
+      } else {
+        open->text.append(rest);
+        open->column += columns_of(rest);
+      }
     }
     return std::string(s);
   }
