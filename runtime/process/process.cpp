@@ -1066,8 +1066,10 @@ private:
   /// its terminal (asked of a descriptor of the terminal's own side, as
   /// input_unread does).
   std::uint64_t unread_input_bytes() {
-    std::uint64_t n = stdin_queued.load();
+    // Under the lock: a caller's write (write_or_queue) counts what went in under it,
+    // after the child may already have read it and ended.
     std::lock_guard lock(stdin_mtx);
+    std::uint64_t n = stdin_queued.load();
     if (stdin_fd < 0)
       return n;
     int fd = session ? ::ioctl(stdin_fd, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) : stdin_fd;
