@@ -318,7 +318,9 @@ CAF_TEST(secrets in connection strings queries headers and webhook URLs are left
                      // And by an audit: a Google API key, a JSON Web Token, under any name.
                      "AIzaSyA1234567890abcdefghijklmnopqrstuv",
                      "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-                     "id_token=eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJodHRwcyJ9.c2lnbmF0dXJlX2hlcmU"})
+                     "id_token=eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJodHRwcyJ9.c2lnbmF0dXJlX2hlcmU",
+                     // An encrypted one (a session cookie's, with a direct key: its second part empty).
+                     "eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..QUJDREVGR0hJSktM.Y2lwaGVydGV4dGhlcmU.dGFnLXRhZy10YWctdGFn"})
     CAF_CHECK_EQUAL(secret_looking_value(value) ? "" : value, "");
   // Prefixes inside a word, or followed by too little, are no tokens.
   for (auto value : {"desk-top", "task-runner-for-everything-here", "npm_config_user_agent", "ghp_short", "AKIAx",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include "runtime/process/tool_environment.hpp"
 #include "runtime/text_nocase.hpp"
@@ -57,20 +58,23 @@ bool json_web_token(std::string_view value) {
   for (size_t at = value.find("eyJ"); at != std::string_view::npos; at = value.find("eyJ", at + 1)) {
     if (at > 0 && (token_char(value[at - 1], true) || value[at - 1] == '/' || value[at - 1] == '.'))
       continue;
-    size_t i = at;
-    int parts = 0;
-    for (; parts < 3; ++parts) {
+    // Its base64url parts, as far as they go (at most the five of an encrypted one).
+    std::vector<std::string_view> parts;
+    for (size_t i = at; parts.size() < 5;) {
       size_t start = i;
       while (i < value.size() && token_char(value[i], true))
         ++i;
-      if (i - start < 8 || (parts == 1 && value.substr(start, 3) != "eyJ"))
+      parts.push_back(value.substr(start, i - start));
+      if (i == value.size() || value[i] != '.')
         break;
-      if (parts < 2 && (i == value.size() || value[i] != '.'))
-        break;
-      if (parts < 2)
-        ++i;
+      ++i;
     }
-    if (parts == 3)
+    auto full = [&](size_t k) { return parts[k].size() >= 8; };
+    // Signed (JWS): header, claims (a JSON object too), signature. Encrypted (JWE,
+    // a session cookie's): header, key (empty for a direct key), IV, text, tag.
+    bool signed_token = parts.size() == 3 && full(0) && full(1) && parts[1].starts_with("eyJ") && full(2);
+    bool encrypted = parts.size() == 5 && full(0) && full(2) && full(3) && full(4);
+    if (signed_token || encrypted)
       return true;
   }
   return false;
