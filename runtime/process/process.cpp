@@ -55,6 +55,13 @@ constexpr std::size_t kFirstPipeSize = 64 * 1024;
 constexpr std::size_t kReadSize = kOutputChunkMax;
 // Reads per readiness before yielding to other children (fairness).
 constexpr int kReadsPerWakeup = 4;
+
+/// A descriptor of a terminal's other side (the child's), opened from its master for
+/// what only that side tells or takes (what it holds unread, a flush); -1 when it
+/// cannot be opened. The caller closes it.
+int terminal_peer(int master) {
+  return ::ioctl(master, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+}
 // What is still in a pipe when the leader has exited was written before, and fits in
 // the pipe buffer; the cap only stops a writer that escaped the group kill from
 // keeping us draining forever.
@@ -416,7 +423,7 @@ public:
       int n = 0;
       return ::ioctl(stdin_fd, FIONREAD, &n) == 0 && n > 0;
     }
-    int peer = ::ioctl(stdin_fd, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    int peer = terminal_peer(stdin_fd);
     if (peer < 0)
       return false; // cannot be told: as before
     pollfd pfd{peer, POLLIN, 0};
@@ -509,7 +516,7 @@ public:
     // itself drops.
     if (session) {
       std::lock_guard lock(stdin_mtx);
-      int peer = stdin_fd < 0 ? -1 : ::ioctl(stdin_fd, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+      int peer = stdin_fd < 0 ? -1 : terminal_peer(stdin_fd);
       if (peer >= 0) {
         ::tcflush(peer, TCIFLUSH);
         ::close(peer);
@@ -1072,7 +1079,7 @@ private:
     std::uint64_t n = stdin_queued.load();
     if (stdin_fd < 0)
       return n;
-    int fd = session ? ::ioctl(stdin_fd, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) : stdin_fd;
+    int fd = session ? terminal_peer(stdin_fd) : stdin_fd;
     int held = 0;
     if (fd >= 0 && ::ioctl(fd, FIONREAD, &held) == 0 && held > 0)
       n += static_cast<std::uint64_t>(held);
@@ -1714,7 +1721,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
   if (st->stdin_) {
     st->stdin_fd = st->stdin_->native_handle();
     // The child's side: a pipe's two ends are one file; a terminal's is its peer.
-    int side = spec.pty ? ::ioctl(st->stdin_fd, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) : st->stdin_fd;
+    int side = spec.pty ? terminal_peer(st->stdin_fd) : st->stdin_fd;
     struct stat s{};
     if (side >= 0 && ::fstat(side, &s) == 0)
       st->input_file = InputFile{static_cast<uint64_t>(s.st_dev), static_cast<uint64_t>(s.st_ino)};
