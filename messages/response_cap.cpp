@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "messages/json_codec.hpp"
+#include "messages/omission_marker.hpp"
 
 namespace jp {
 
@@ -41,26 +42,13 @@ std::string omission(uint64_t n, std::string_view hint = {}) {
 /// the N bytes it stands for. (Counted as its own bytes, a look cut to 32 KiB of 109 KB
 /// and then to the response's share said 29 KB were left out.)
 uint64_t stood_for(std::string_view cut) {
-  static constexpr std::string_view open = "…[", said = " bytes omitted", close = "]…";
   uint64_t n = cut.size();
-  for (auto at = cut.find(open); at != std::string_view::npos; at = cut.find(open, at + 1)) {
-    auto i = at + open.size();
-    uint64_t bytes = 0;
-    size_t digits = 0;
-    for (; i < cut.size() && cut[i] >= '0' && cut[i] <= '9' && digits < 18; ++i, ++digits)
-      bytes = bytes * 10 + static_cast<uint64_t>(cut[i] - '0');
-    // The output cap's own form alone ("\n…[N bytes omitted]…\n"), of a plausible N:
-    // a text that quotes a marker (a sub-agent's answer) is text.
-    auto end = i + said.size();
-    if (digits == 0 || digits > 15 || cut.substr(i, said.size()) != said || cut.substr(end, close.size()) != close ||
-        at == 0 || cut[at - 1] != '\n')
+  for (auto at = find_omission_marker(cut, 0); at != std::string_view::npos; at = find_omission_marker(cut, at + 1)) {
+    auto marker = omission_marker_at(cut, at);
+    if (!marker)
       continue;
-    // The line breaks around it are the marker's too ("\n…[N bytes omitted]…\n").
-    auto from = at - 1;
-    auto to = end + close.size() < cut.size() && cut[end + close.size()] == '\n' ? end + close.size() + 1
-                                                                                : end + close.size();
-    n = n + bytes - std::min<uint64_t>(n + bytes, to - from);
-    at = end;
+    n = n + marker->bytes - std::min<uint64_t>(n + marker->bytes, marker->to - marker->from);
+    at = marker->to - 1;
   }
   return n;
 }

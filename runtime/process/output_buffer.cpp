@@ -299,8 +299,4 @@ std::string OutputBuffer::peek_tail(size_t n) const {
   return std::string(src);
 }
 
-std::string omission_marker(uint64_t n) {
-  return fmt::format("\n…[{} bytes omitted]…\n", n);
-}
-
 } // namespace jp

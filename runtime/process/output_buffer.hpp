@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "chunk_tail.hpp"
+#include "../../messages/omission_marker.hpp"
 
 namespace jp {
 
@@ -95,8 +96,5 @@ private:
   int spill_fd_ = -1;
   bool spill_done_ = false;  // closed, or writing failed: nothing more is written
 };
-
-/// What stands for `n` bytes left out between a head and a tail.
-std::string omission_marker(uint64_t n);
 
 } // namespace jp

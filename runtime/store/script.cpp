@@ -20,6 +20,17 @@ namespace jp {
 
 namespace {
 
+/// The tool whose handle gets `id` when its call gives none (`shell-1` is a `shell`'s,
+/// as the registry numbers them): the text before the last '-' of an id ending in
+/// digits; "" for an id of another form.
+std::string_view numbered_id_tool(std::string_view id) {
+  auto dash = id.rfind('-');
+  if (dash == std::string_view::npos || dash == 0 || dash + 1 == id.size() ||
+      id.find_first_not_of("0123456789", dash + 1) != std::string_view::npos)
+    return {};
+  return id.substr(0, dash);
+}
+
 struct Reader {
   std::string_view origin;
   std::string error;
@@ -293,9 +304,8 @@ Result<Script> parse_script(std::string_view text, std::string_view origin) {
           }
         }
       auto given = [&](const std::string& id) {
-        auto dash = id.rfind('-');
-        return dash != std::string::npos && dash + 1 < id.size() && tools.count(id.substr(0, dash)) &&
-               id.find_first_not_of("0123456789", dash + 1) == std::string::npos;
+        auto tool = numbered_id_tool(id);
+        return !tool.empty() && tools.count(std::string(tool));
       };
       for (auto& [id, answer] : agents[k].on_turn_end)
         if (!filled_later && !ids.count(id) && !given(id))
@@ -444,8 +454,7 @@ Status check_script_tools(const Script& script, const Config& config, const std:
           for (auto& call : step.calls) {
             auto* given = call.arguments.find("id");
             bool named = given && given->is_string() && given->as_string() == id;
-            bool numbered = id.size() > call.tool.size() + 1 && id.starts_with(call.tool + "-") &&
-                            id.find_first_not_of("0123456789", call.tool.size() + 1) == std::string::npos;
+            bool numbered = numbered_id_tool(id) == call.tool;
             if (given && given->is_string() && given->as_string().find("{{") != std::string::npos)
               asked = true; // an id filled in when it runs: which one is not known now
             if (!named && !numbered)
