@@ -502,6 +502,11 @@ private:
   }
 
   Result<std::string> string_of(const toml::node& n, std::string_view key) const {
+    // A NUL would cut the text where it is used (a program, an argument, a variable,
+    // a path): what ran or was written would not be what the config says.
+    if (auto* s = n.as_string(); s && s->get().find('\0') != std::string::npos)
+      return fail(key, "holds a NUL byte (\\u0000), which no program, argument, variable or path can carry; "
+                       "remove it");
     if (auto* s = n.as_string())
       return std::string(s->get());
     return mismatch(key, "a string", n);
@@ -1119,6 +1124,14 @@ private:
                   fmt::format("expected \"local\" (\"{}\" is not a built-in tool; the "
                               "built-ins are {}), got \"builtin\"",
                               tool.name, fmt::join(builtins_, ", ")));
+    // A built-in's description and parameters stay with its name: a command under it
+    // would be offered as the built-in and dropped the arguments the model gave it.
+    if (tool.source == "local" && !tool.program.empty() && builtins_.count(tool.name))
+      return fail(prefix + ".source",
+                  fmt::format("\"local\" with a command under `{}`, a built-in tool's name: the tool would keep "
+                              "the built-in's description and parameters, which your command does not take; give "
+                              "your tool another name",
+                              tool.name));
     if (tool.source == "local" && tool.program.empty() && tool.node.empty()) {
       // [conversation.tools.shel] run = "ask": a built-in's name mistyped.
       std::string near;

@@ -1366,6 +1366,19 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { \"A\\rB\" = \"1\" }\n",
      "conversation.tools.t.env.A\rB: not a variable's name"},
     {"[mcp.servers.m]\ncommand = [\"x\"]\nenv = { \"\" = \"1\" }\n", "mcp.servers.m.env.: not a variable's name"},
+    // Offered as the built-in (its description, its `command` parameter), run as `ls`.
+    {"[conversation.tools.shell]\nsource = \"local\"\ncommand = { program = \"ls\" }\n",
+     "conversation.tools.shell.source: \"local\" with a command under `shell`, a built-in tool's name"},
+    {"[conversation.tools.await]\nsource = \"local\"\ncommand = { program = \"ls\" }\n",
+     "conversation.tools.await.source: \"local\" with a command under `await`"},
+    // A NUL cut what ran: `echo\0rm` ran echo, an argument `a\0b` was `a`.
+    {"[conversation.tools.t]\ncommand = { program = \"echo\\u0000rm\" }\n",
+     "conversation.tools.t.command.program: holds a NUL byte"},
+    {"[conversation.tools.t]\ncommand = { program = \"echo\", args = [\"a\\u0000b\"] }\n",
+     "conversation.tools.t.command.args[0]: holds a NUL byte"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { A = \"x\\u0000y\" }\n",
+     "conversation.tools.t.env.A: holds a NUL byte"},
+    {"[runtime]\nstate_dir = \"a\\u0000b\"\n", "runtime.state_dir: holds a NUL byte"},
   };
   for (auto& [toml, error] : cases) {
     auto c = apply_config_text(default_config(), toml, "c.toml");
