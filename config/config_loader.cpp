@@ -715,7 +715,7 @@ private:
            }},
           {"env", table([this, &server](auto& et, auto& k) { return env_map(server.env, et, k); })},
           {"cwd", text(server.cwd)},
-          {"headers", table([this, &server](auto& ht, auto& k) { return string_map(server.headers, ht, k); })},
+          {"headers", table([this, &server](auto& ht, auto& k) { return header_map(server.headers, ht, k); })},
           {"start_timeout_secs", seconds(server.start_timeout_secs, 3600)},
           {"timeout_secs", seconds(server.timeout_secs, 86400)},
           {"run", [this, &server](auto& v, auto& k) {
@@ -782,6 +782,25 @@ private:
       if (auto s = assign(string_of(v, join_key(prefix, k.str())), out[std::string(k.str())]); !s)
         return s;
     return Status::success();
+  }
+
+  /// HTTP headers: a name is a token, a value one line (a line break in it would
+  /// send a header of its own: `v\r\nX-Injected: 1`).
+  Status header_map(std::map<std::string, std::string>& out, const toml::table& t, const std::string& prefix) {
+    static constexpr std::string_view token_marks = "!#$%&'*+-.^_`|~";
+    for (auto&& [k, v] : t) {
+      auto name = k.str();
+      auto token = [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || token_marks.find(ch) != std::string_view::npos;
+      };
+      if (name.empty() || !std::all_of(name.begin(), name.end(), token))
+        return fail(join_key(prefix, name), "not a header's name: it is letters, digits and !#$%&'*+-.^_`|~ only "
+                                            "(no space or colon)");
+      if (auto* text = v.as_string(); text && text->get().find_first_of("\r\n") != std::string::npos)
+        return fail(join_key(prefix, name), "holds a line break, which would end the header and send what follows "
+                                            "as another; give it one line");
+    }
+    return string_map(out, t, prefix);
   }
 
   /// An environment table (a tool's or a server's): its names are variables' names.
@@ -1376,9 +1395,11 @@ Status apply_override(Config& c, std::string_view spec) {
 }
 
 fs::path user_config_path() {
-  if (auto* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+  // An absolute path only (the XDG spec ignores a relative one): read from the current
+  // directory, a repository's file would be taken as your own config and trusted as such.
+  if (auto* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg == '/')
     return fs::path(xdg) / "jp-actors" / "config.toml";
-  if (auto* home = std::getenv("HOME"); home && *home)
+  if (auto* home = std::getenv("HOME"); home && *home == '/')
     return fs::path(home) / ".config" / "jp-actors" / "config.toml";
   return {};
 }

@@ -642,6 +642,11 @@ CAF_TEST(every validation error names the file and the key) {
       {"[mcp.servers.x]\ncommand = [\"s\"]\nheaders = {A = \"1\"}\n",
        "mcp.servers.x.headers: are sent to a url server"},
       {"[mcp.servers.x]\nurl = \"http://h/mcp\"\nheaders = {A = 1}\n", "mcp.servers.x.headers.A: expected"},
+      // Sent raw, a line break was a header of its own; a space or colon a broken one.
+      {"[mcp.servers.x]\nurl = \"http://h/mcp\"\nheaders = {A = \"v\\r\\nX-Injected: 1\"}\n",
+       "mcp.servers.x.headers.A: holds a line break"},
+      {"[mcp.servers.x]\nurl = \"http://h/mcp\"\nheaders = {\"Bad Name:\" = \"q\"}\n",
+       "mcp.servers.x.headers.Bad Name:: not a header's name"},
       {"[mcp.servers.x]\nurl = \"http://h/sse\"\ntransport = \"websocket\"\n",
        "mcp.servers.x.transport: expected one of http, sse, got \"websocket\""},
       {"[mcp.servers.x]\ncommand = [\"s\"]\ntransport = \"sse\"\n",
@@ -657,6 +662,35 @@ CAF_TEST(every validation error names the file and the key) {
   };
   for (auto& test : cases)
     CAF_CHECK_EQUAL(refusal_missing(test.toml, test.key_and_problem), "");
+}
+
+CAF_TEST(a relative XDG_CONFIG_HOME or HOME names no config of yours) {
+  // Read from the current directory, a repository's `.cfg/jp-actors/config.toml` was
+  // taken as your own config (its MCP servers started, its pass_env honoured).
+  Sandbox box;
+  box.user_config("[assistant]\nmodel = \"from-xdg\"\n");
+  box.write(box.root / "home" / ".config" / "jp-actors" / "config.toml", "[assistant]\nmodel = \"from-home\"\n");
+  auto cwd = fs::current_path();
+  std::optional<std::string> home;
+  if (const char* h = std::getenv("HOME"))
+    home = h;
+  fs::current_path(box.root);
+  setenv("XDG_CONFIG_HOME", "xdg", 1);
+  setenv("HOME", "home", 1);
+  auto c = load_config(box.sources(), default_config());
+  fs::current_path(cwd);
+  if (home)
+    setenv("HOME", home->c_str(), 1);
+  else
+    unsetenv("HOME");
+  CAF_REQUIRE(c.ok());
+  CAF_CHECK_NOT_EQUAL(c->assistant.model, "from-xdg");
+  CAF_CHECK_NOT_EQUAL(c->assistant.model, "from-home");
+  // Absolute, it is read.
+  setenv("XDG_CONFIG_HOME", box.xdg.c_str(), 1);
+  auto read = load_config(box.sources(), default_config());
+  CAF_REQUIRE(read.ok());
+  CAF_CHECK_EQUAL(read->assistant.model, "from-xdg");
 }
 
 CAF_TEST(your config that is a link to nothing or cannot be looked at is refused not skipped) {
