@@ -220,13 +220,24 @@ HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptio
   return r;
 }
 
+/// Whether a part of a look is no text: 64 bytes or more, a quarter or more of them
+/// not text (a binary file `cat` printed). Each of its bytes would be a U+FFFD, three
+/// times its size in the model's context, telling it nothing.
+bool is_binary(std::string_view part) {
+  return part.size() >= 64 && not_text_bytes(part) * 4 >= part.size();
+}
+
+std::string binary_note(uint64_t n) {
+  return fmt::format("[jp-actors: {} bytes of binary output left out (not text): to look at it, pipe it through "
+                     "`od -c | head` or write it to a file and run `file` on it]\n",
+                     n);
+}
+
 /// The output since the last look, as a terminal would show its lines: a pipe's
 /// bytes, or a terminal's text (its line redraws kept: terminal_text.hpp). A sequence
 /// or a UTF-8 character cut by the look's end is shown with the next look, once
-/// whole; at the end, dropped (a character, as U+FFFD).
-/// Output that is mostly no text (a binary file a command printed) is left out,
-/// saying so: each of its bytes was a U+FFFD, three times its size in the model's
-/// context, telling it nothing.
+/// whole; at the end, dropped (a character, as U+FFFD). A part that is no text (its
+/// head or its tail, or the whole) is left out, saying so, and counted as omitted.
 OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
   auto taken = st.out->take();
   auto bytes = std::move(st.held_sequence) + taken.content;
@@ -238,26 +249,43 @@ OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
     open_character = bytes.substr(bytes.size() - incomplete_utf8_tail(bytes));
     bytes.resize(bytes.size() - open_character.size());
   }
-  if (bytes.size() >= 64 && not_text_bytes(bytes) * 4 >= bytes.size()) {
-    // All it printed since the last look: the head and tail kept, and the middle the
-    // cap left out (the marker between them is ours).
-    auto total = bytes.size() + taken.omitted - (taken.omitted > 0 ? omission_marker(taken.omitted).size() : 0);
-    taken.content = fmt::format("[jp-actors: {} bytes of binary output left out (not text): to look at it, "
-                                "pipe it through `od -c | head` or write it to a file and run `file` on it]\n",
-                                total);
-    return taken;
-  }
   auto* held = last ? nullptr : &st.held_sequence;
   if (taken.omitted == 0) {
-    taken.content = readable_text(bytes, held, &st.open_line);
+    if (is_binary(bytes)) {
+      taken.content = binary_note(bytes.size());
+      taken.omitted = bytes.size(); // none of it is shown
+    } else {
+      taken.content = readable_text(bytes, held, &st.open_line);
+    }
   } else {
     // The head and the tail each on its own: a redraw of lines in the tail (cursor up)
-    // must not reach back over the omission into the head.
+    // must not reach back over the omission into the head; and a binary tail (a
+    // build's text, then an archive it printed) leaves the head's text shown.
     auto marker = omission_marker(taken.omitted);
     std::string_view all(bytes);
-    auto head = readable_text(all.substr(0, head_end), nullptr, &st.open_line);
+    auto head_bytes = all.substr(0, head_end), tail_bytes = all.substr(head_end + marker.size());
+    std::string head, tail;
+    if (is_binary(head_bytes) && is_binary(tail_bytes)) {
+      // All of it, the middle too: one note of what it printed since the last look.
+      taken.omitted += head_bytes.size() + tail_bytes.size();
+      taken.content = binary_note(taken.omitted);
+      st.held_sequence += open_character;
+      return taken;
+    }
+    if (is_binary(head_bytes)) {
+      head = binary_note(head_bytes.size());
+      taken.omitted += head_bytes.size();
+    } else {
+      head = readable_text(head_bytes, nullptr, &st.open_line);
+    }
     st.open_line = {};
-    taken.content = head + marker + readable_text(all.substr(head_end + marker.size()), held, &st.open_line);
+    if (is_binary(tail_bytes)) {
+      tail = binary_note(tail_bytes.size());
+      taken.omitted += tail_bytes.size();
+    } else {
+      tail = readable_text(tail_bytes, held, &st.open_line);
+    }
+    taken.content = head + marker + tail;
   }
   st.held_sequence += open_character; // after a sequence it ends inside of, if any
   return taken;

@@ -722,6 +722,7 @@ CAF_TEST(binary output is left out saying so and text with a few stray bytes is 
   CAF_CHECK_EQUAL(err, "");
   CAF_CHECK_EQUAL(r.state.content, "[jp-actors: 2400 bytes of binary output left out (not text): to look at "
                                    "it, pipe it through `od -c | head` or write it to a file and run `file` on it]\n");
+  CAF_CHECK_EQUAL(r.omitted_bytes, 2400u); // none of it was shown
   // More than the cap keeps: all of it is counted, not what was kept of it.
   auto big = shell("for i in $(seq 20000); do printf '\\200\\377\\376\\375abcd'; done");
   ask<HandleReport>(registry, spawn_atom::value, std::string("bigbin"), big);
@@ -729,6 +730,21 @@ CAF_TEST(binary output is left out saying so and text with a few stray bytes is 
   auto [b, berr] = ask<HandleReport>(registry, fetch_atom::value, std::string("bigbin"), LookOptions{});
   CAF_CHECK_EQUAL(berr, "");
   CAF_CHECK(b.state.content.starts_with("[jp-actors: 160000 bytes of binary output left out (not text)"));
+  CAF_CHECK_EQUAL(b.omitted_bytes, 160000u);
+  // Text, then binary past the cap: the binary tail is left out, the head's text is
+  // shown (the whole look, 97 % text, was replaced by the note).
+  auto mixed = shell("seq 1 20000; for i in $(seq 3000); do printf '\\200\\377\\376\\375abcd'; done");
+  mixed.output_cap = 8192;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("mixed"), mixed);
+  await_all(*this, {"mixed"});
+  auto [m, merr] = ask<HandleReport>(registry, fetch_atom::value, std::string("mixed"), LookOptions{});
+  CAF_CHECK_EQUAL(merr, "");
+  CAF_CHECK(m.state.content.starts_with("1\n2\n3\n"));
+  CAF_CHECK(contains(m.state.content, " bytes omitted]…\n[jp-actors: "));
+  CAF_CHECK(contains(m.state.content, " bytes of binary output left out (not text)"));
+  // Its omitted bytes: all but the head that is shown (108,894 bytes of text, 24,000 binary).
+  auto shown_head = m.state.content.substr(0, m.state.content.find("\n…["));
+  CAF_CHECK_EQUAL(m.omitted_bytes, 108894u + 24000u - shown_head.size());
   // NULs are valid UTF-8 but no text (an executable is mostly NULs): shown, they were
   // nothing at all (/dev/zero) or a few letters from a header.
   auto zeros = shell("head -c 1000 /dev/zero; for i in $(seq 100); do printf 'ELF\\0\\0\\0\\1\\2'; done");
