@@ -281,6 +281,12 @@ CAF_TEST(a tool that ends without reading all its input says how much went unrea
   auto seen = fetch_until("one", [](auto& s) { return contains(s, "input]"); });
   CAF_CHECK(contains(seen, "got a\n"));
   CAF_CHECK(contains(seen, "[jp-actors: it ended without reading the last 2 bytes of its input]"));
+  // Past what its pipe holds (64 KiB): the rest, queued, was dropped uncounted.
+  ask<HandleReport>(registry, spawn_atom::value, std::string("many"), shell("read -r first; echo \"got $first\""));
+  ask<HandleReport>(registry, apply_atom::value, std::string("many"), json_quote("a\n" + std::string(200000, 'q')),
+                    LookOptions{});
+  seen = fetch_until("many", [](auto& s) { return contains(s, "input]"); });
+  CAF_CHECK(contains(seen, "[jp-actors: it ended without reading the last 200000 bytes of its input]"));
   // All of it read: nothing is said.
   ask<HandleReport>(registry, spawn_atom::value, std::string("all"), shell("read -r x; read -r y; echo \"got $x $y\""));
   ask<HandleReport>(registry, apply_atom::value, std::string("all"), json_quote("a\nb\n"), LookOptions{});

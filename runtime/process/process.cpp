@@ -1017,7 +1017,7 @@ private:
     if (!leader_reaped_ || !out_.done || !err_.done || !ctl_.done || exit_delivered_)
       return;
     exit_delivered_ = true;
-    exit_.input_unread = unread_input_bytes();
+    exit_.input_unread = unread_input_bytes() + input_lost_;
     // on_exit waits until the rest of the group is reaped too (group_gone), so an
     // owner told "exited" never sees a process of that group still around. The
     // read ends and the pidfd are closed after it is told (group_gone): every
@@ -1051,8 +1051,12 @@ private:
       ec = {}; // cancelled for a terminal's Ctrl-C (write_stdin_dropping_queued), with n written
     if (ec) {
       // EPIPE: the child closed its stdin, nothing more can go in. (Or we closed.)
-      if (ec == asio::error::broken_pipe)
+      if (ec == asio::error::broken_pipe) {
         stdin_gone = true;
+        // What it never read, counted before it is dropped with the pipe: the input
+        // the end's note tells of (it was past the pipe's 64 KiB, the note said nothing).
+        input_lost_ += unread_input_bytes();
+      }
       drop_stdin();
       return;
     }
@@ -1182,6 +1186,7 @@ private:
   ExitInfo exit_;
   bool leader_reaped_ = false;
   bool exit_delivered_ = false;
+  std::uint64_t input_lost_ = 0; // io thread: input dropped unread when its reader closed the pipe (EPIPE)
   bool gone_ = false;
   bool terminating_ = false;
   std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
