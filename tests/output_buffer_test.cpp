@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -376,6 +377,57 @@ CAF_TEST(a spill file still being written counts as what it may grow to) {
   CAF_CHECK(!std::filesystem::exists(old));
   CAF_CHECK(std::filesystem::exists(growing_file));
   CAF_CHECK(std::filesystem::exists(next_file));
+}
+
+CAF_TEST(spill files being written reserve what they hold and a step not their whole maximum) {
+  // Ten handles spilling at once, each reserving spill_max_bytes (64 MiB), took a
+  // 512 MiB budget and removed every finished file, ones the model was just told of.
+  temp_dir dir;
+  auto out = dir.path / "output";
+  std::filesystem::create_directory(out);
+  ::chmod(out.c_str(), 0700);
+  auto old = spill_in(out, "old");
+  std::ofstream(old) << std::string(1000, 'o');
+  age(old, 1000);
+  SpillLimits limits{64ull << 20, 128ull << 20};
+  std::vector<std::unique_ptr<OutputBuffer>> growing;
+  for (int i = 0; i < 10; ++i) {
+    growing.push_back(std::make_unique<OutputBuffer>(64, spill_in(out, fmt::format("g{}", i)).string(), "", limits));
+    growing.back()->append(std::string(100000, 'g'));
+  }
+  CAF_CHECK(std::filesystem::exists(old));
+  growing.clear();
+}
+
+CAF_TEST(a spill file growing past its reservation removes the oldest or ends its head) {
+  temp_dir dir;
+  auto out = dir.path / "output";
+  std::filesystem::create_directory(out);
+  ::chmod(out.c_str(), 0700);
+  auto old = spill_in(out, "old");
+  std::ofstream(old) << std::string(5 << 20, 'o');
+  age(old, 1000);
+  std::string mib(1 << 20, 'x');
+  {
+    // 5 MiB finished and a file reserving ~9 MiB fit 20 MiB; grown to 12 MiB (its
+    // reservation ~21 MiB) they do not: the finished file goes.
+    OutputBuffer growing(64, spill_in(out, "growing").string(), "", SpillLimits{64ull << 20, 20ull << 20});
+    growing.append(mib);
+    CAF_CHECK(std::filesystem::exists(old));
+    for (int i = 0; i < 11; ++i)
+      growing.append(mib);
+    CAF_CHECK(!std::filesystem::exists(old));
+  }
+  // Nothing left to remove: the head ends where the budget does, the tail follows.
+  auto alone = spill_in(out, "alone");
+  {
+    OutputBuffer growing(64, alone.string(), "", SpillLimits{64ull << 20, 12ull << 20});
+    for (int i = 0; i < 20; ++i)
+      growing.append(mib);
+  }
+  auto size = std::filesystem::file_size(alone);
+  CAF_CHECK_LESS_OR_EQUAL(size, 12ull << 20);
+  CAF_CHECK(read_file(alone).find(" bytes omitted]…\n") != std::string::npos);
 }
 
 CAF_TEST(a spill file that could not be made or written whole says so) {

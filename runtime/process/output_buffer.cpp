@@ -57,6 +57,15 @@ size_t utf8_skip(std::string_view s) {
 // (and a chunk more), so a flooding tool costs a few MiB, not the file.
 constexpr uint64_t max_spill_tail = 1 << 20;
 constexpr uint64_t marker_room = 64; // the omission marker between head and tail
+// What a spill file being written reserves of the directory's budget past what it
+// holds (and its tail to come), asked for again as its head grows past it. Reserved
+// at spill_max_bytes from the start, nine handles spilling at once took a 512 MiB
+// budget whole and removed every finished file, ones the model was just told of.
+constexpr uint64_t reserve_step = 8 << 20;
+
+// The budget's check and a file's reservation at once: handles crossing their caps
+// (or growing) together on several threads would each see the others' not made yet.
+std::mutex g_budget_mtx;
 
 SpillLimits bounded(SpillLimits limits) {
   limits.max_bytes = std::max(limits.max_bytes, 4 * marker_room);
@@ -110,7 +119,7 @@ void OutputBuffer::close() {
   spill_done_ = true;
 }
 
-bool OutputBuffer::open_spill() {
+Result<DirFd> OutputBuffer::spill_dir() const {
   // The workspace is someone's repository: a link planted at `.jp` or its output
   // directory, or at the file's name, must not redirect what is written.
   std::filesystem::path file(spill_path_);
@@ -121,22 +130,43 @@ bool OutputBuffer::open_spill() {
     below = dir_path.substr(root.size() + 1);
   else
     root = dir_path;
-  auto dir = open_private_dir(root, below);
+  return open_private_dir(root, below);
+}
+
+uint64_t OutputBuffer::reservation_for(uint64_t head) const {
+  return std::min(limits_.max_bytes, head + spill_tail_cap_ + marker_room + reserve_step);
+}
+
+bool OutputBuffer::open_spill() {
+  auto dir = spill_dir();
   if (dir) {
-    // Budget, file and its registration at once: handles crossing their caps
-    // together on several threads would each see the others not made yet.
-    static std::mutex opening;
-    std::lock_guard lock(opening);
-    enforce_spill_budget(*dir, limits_.budget_bytes, limits_.max_bytes);
-    spill_fd_ = create_private_file(*dir, file.filename().string());
+    std::lock_guard lock(g_budget_mtx);
+    spill_reserved_ = reservation_for(0);
+    enforce_spill_budget(*dir, limits_.budget_bytes, spill_reserved_);
+    spill_fd_ = create_private_file(*dir, std::filesystem::path(spill_path_).filename().string());
     if (spill_fd_ >= 0)
-      spill_file_open(spill_fd_, limits_.max_bytes);
+      spill_file_open(spill_fd_, spill_reserved_);
   }
   if (spill_fd_ < 0) {
     spill_done_ = true;
     spill_path_ += fmt::format(" (not written: {})", dir ? std::string(std::strerror(errno)) : dir.error());
     return false;
   }
+  return true;
+}
+
+bool OutputBuffer::reserve_head(uint64_t head) {
+  if (head + spill_tail_cap_ + marker_room <= spill_reserved_)
+    return true;
+  auto dir = spill_dir();
+  if (!dir)
+    return false;
+  std::lock_guard lock(g_budget_mtx);
+  auto wanted = reservation_for(head);
+  if (!enforce_spill_budget(*dir, limits_.budget_bytes, wanted - spill_reserved_))
+    return false;
+  spill_reserved_ = wanted;
+  spill_file_open(spill_fd_, spill_reserved_);
   return true;
 }
 
@@ -167,6 +197,12 @@ void OutputBuffer::spill(std::string_view bytes, std::string* owned) {
   uint64_t room = spill_head_cap_ > spill_written_ ? spill_head_cap_ - spill_written_ : 0;
   if (spill_tail_.empty() && room > 0) {
     auto head = bytes.substr(0, static_cast<size_t>(std::min<uint64_t>(room, bytes.size())));
+    // Past its reservation and the budget has no more room (other files growing):
+    // the head ends here, and the rest is the tail the file ends with.
+    if (!reserve_head(spill_written_ + head.size())) {
+      spill_head_cap_ = spill_written_;
+      head = {};
+    }
     if (!write_spill(head))
       return;
     bytes.remove_prefix(head.size());

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "chunk_tail.hpp"
+#include "private_file.hpp"
 #include "../../messages/omission_marker.hpp"
 
 namespace jp {
@@ -73,6 +74,12 @@ private:
   void append(std::string_view chunk, std::string* owned);
   void spill(std::string_view bytes, std::string* owned);
   bool open_spill();
+  Result<DirFd> spill_dir() const;
+  /// What the file reserves of the budget with a head of `head` bytes written.
+  uint64_t reservation_for(uint64_t head) const;
+  /// The file may hold a head of `head` bytes: within its reservation, or the budget
+  /// had room for more (the oldest finished files removed for it); false: it had not.
+  bool reserve_head(uint64_t head);
   bool write_spill(std::string_view bytes);
 
   uint64_t cap_;
@@ -92,6 +99,7 @@ private:
   size_t spill_tail_cap_;    // ...and the last bytes, kept here until close
   uint64_t spilled_ = 0;     // bytes given to the spill file
   uint64_t spill_written_ = 0;
+  uint64_t spill_reserved_ = 0; // of the directory's budget (spill_budget.hpp)
   ChunkTail spill_tail_;     // at least spill_tail_cap_, at most a chunk more
   int spill_fd_ = -1;
   bool spill_done_ = false;  // closed, or writing failed: nothing more is written

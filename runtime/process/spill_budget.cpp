@@ -106,7 +106,7 @@ std::vector<SpillFile> spill_files(const DirFd& dir) {
 
 } // namespace
 
-int enforce_spill_budget(const DirFd& dir, uint64_t budget, uint64_t incoming) {
+bool enforce_spill_budget(const DirFd& dir, uint64_t budget, uint64_t incoming) {
   auto files = spill_files(dir);
   uint64_t used = 0;
   {
@@ -122,23 +122,20 @@ int enforce_spill_budget(const DirFd& dir, uint64_t budget, uint64_t incoming) {
     }
   }
   std::sort(files.begin(), files.end(), older);
-  int removed = 0;
   for (auto& f : files) {
     if (used + incoming <= budget)
       break;
     if (f.size == UINT64_MAX)
       continue;
-    if (::unlinkat(dir.get(), f.name.c_str(), 0) == 0) {
+    if (::unlinkat(dir.get(), f.name.c_str(), 0) == 0)
       used -= f.size;
-      ++removed;
-    }
   }
-  return removed;
+  return used + incoming <= budget;
 }
 
-void spill_file_open(int fd, uint64_t max_bytes) {
+void spill_file_open(int fd, uint64_t reserved) {
   std::lock_guard lock(g_open_mtx);
-  g_open[file_id(fd)] = max_bytes;
+  g_open[file_id(fd)] = reserved;
 }
 
 void spill_file_closed(int fd) {

@@ -1,5 +1,6 @@
 // How much of a workspace the spill files of all handles (and earlier runs) may take:
-// before a new one is made, the oldest are removed until it fits.
+// before a new one is made, and as one grows past what it reserved, the oldest are
+// removed until it fits.
 #pragma once
 
 #include <cstdint>
@@ -17,12 +18,13 @@ bool is_spill_file_name(std::string_view name);
 /// Removes the oldest spill files in `dir` (regular files named as is_spill_file_name
 /// says, owned by this user; links and anything else are left alone) until those
 /// left plus `incoming` bytes fit `budget`. A file still being written (spill_file_open) counts as what
-/// it may grow to and is not removed. Returns how many were removed.
-int enforce_spill_budget(const DirFd& dir, uint64_t budget, uint64_t incoming);
+/// it reserved (or its size, if more) and is not removed. Returns whether they fit.
+bool enforce_spill_budget(const DirFd& dir, uint64_t budget, uint64_t incoming);
 
-/// Spill file `fd` is being written and may grow to `max_bytes`, until
-/// spill_file_closed(fd) (before its close).
-void spill_file_open(int fd, uint64_t max_bytes);
+/// Spill file `fd` is being written and reserves `reserved` bytes of the budget (it
+/// holds no more than that), until spill_file_closed(fd) (before its close); called
+/// again as its reservation grows.
+void spill_file_open(int fd, uint64_t reserved);
 void spill_file_closed(int fd);
 
 } // namespace jp
