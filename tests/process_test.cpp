@@ -207,11 +207,13 @@ bool pid_gone(pid_t pid) {
 /// Children of ours outside our own group (alive or zombies: handed to us, we are a
 /// subreaper) once none is left, or how many are still there after a bound (shorter
 /// than the test's watchdog, so what was left is said: pid, state, group, session).
-size_t adopted_left() {
-  auto adopted = [] {
+/// Our children outside our own group (`tool`, a live tool's leader, aside) once
+/// they are gone or 20 s passed.
+size_t adopted_left(pid_t tool = 0) {
+  auto adopted = [tool] {
     std::vector<ProcStat> out;
     for (auto& p : all_processes())
-      if (p.ppid == ::getpid() && p.pgid != ::getpgrp())
+      if (p.ppid == ::getpid() && p.pgid != ::getpgrp() && p.pid != tool)
         out.push_back(p);
     return out;
   };
@@ -629,6 +631,19 @@ CAF_TEST(what left a tool and exited after it is reaped and a child of our own g
   int status = 0;
   CAF_CHECK_EQUAL(::waitpid(mine, &status, 0), mine); // ours, left for us
   CAF_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+}
+
+CAF_TEST(what left a tool and exited is reaped while the tool still runs) {
+  // A handle that double-forks helpers as it runs (`(cmd &)`, a watcher) handed
+  // each to us: reaped only when some tool's group ended, they piled up as zombies
+  // for the handle's life (hundreds a second in an mcp or node session).
+  IoThread io;
+  Spawned s;
+  start(io, s, sh("for i in 1 2 3; do (setsid sh -c 'sleep 0.2' </dev/null >/dev/null 2>&1 &); done; "
+                  "echo up; exec sleep 1000"));
+  CAF_REQUIRE(s.c->wait_out_contains("up\n"));
+  CAF_CHECK_EQUAL(adopted_left(s.p->pid()), 0u); // the three exited and were reaped, the tool runs
+  CAF_REQUIRE(terminate_and_wait(*s.p, 5000ms));
 }
 
 CAF_TEST(the CLI reaps what left a tool for a group of its own in the session of the CLI) {

@@ -112,6 +112,7 @@ std::atomic<bool> g_always_session{false}; // use_own_sessions
 // Spawns past the g_refuse_new check whose group is not in g_slots yet: a signal's
 // shutdown waits for them, or their child would miss the TERM and the KILL.
 std::atomic<int> g_spawns_under_way{0};
+void schedule_orphan_reap(IoThread& io); // below: what left a tool and exited is reaped
 // How long refuse_new_processes waits for them: a spawn takes milliseconds; only an
 // exec hung on a dead file system takes longer.
 constexpr auto kSpawnSettle = std::chrono::seconds(5);
@@ -472,6 +473,7 @@ public:
     for (Stream* s : {&out_, &err_, &ctl_})
       if (!s->done)
         read_more(*s);
+    schedule_orphan_reap(io);
     pidfd_->async_wait(descriptor::wait_read,
                        [self = shared_from_this()](error_code ec) { self->on_leader_exit(ec); });
   }
@@ -1356,7 +1358,9 @@ thread_local bool t_orphan_reap_due = false;
 // What left a tool's group (setsid, a double fork, a job of its own) and was handed
 // to us when its parent died is reaped within about this long of its exit, not when
 // jp-actors ends (a long mcp, node or query session gathered zombies): a pass runs
-// this long after a group's exit, and again while such a process still lives.
+// this long after a tool starts or a group exits, and again while a tool or such a
+// process still lives (a handle double-forking helpers as it runs made hundreds a
+// second, reaped only when some group ended).
 constexpr auto kOrphanReapDelay = std::chrono::seconds(1);
 
 void schedule_orphan_reap(IoThread& io);
@@ -1395,8 +1399,9 @@ void schedule_orphan_reap(IoThread& io) {
   auto timer = std::make_shared<asio::steady_timer>(io.context(), kOrphanReapDelay);
   timer->async_wait([timer, &io](error_code ec) {
     t_orphan_reap_due = false;
-    if (!ec && reap_orphans())
-      schedule_orphan_reap(io); // one still lives: its exit is looked for too
+    // One still lives, or a tool that may hand us more: its exit is looked for too.
+    if (!ec && (reap_orphans() || !live_tools().empty()))
+      schedule_orphan_reap(io);
   });
 }
 
