@@ -756,7 +756,7 @@ public:
   /// carries its mark, if they descend from us (a mark copied elsewhere, or a session
   /// id reused since, names someone else's). The group's own are reached by kill(-pid).
   bool left_group(const MarkedProcess& p) const {
-    return p.ours && (p.stat.sid == pid || p.mark == mark) && p.stat.pgid != pid;
+    return p.ours && (p.stat.sid == pid || mark_names(p.mark, mark)) && p.stat.pgid != pid;
   }
 
   bool is_escaped(const ProcStat& st) const {
@@ -1317,7 +1317,7 @@ bool escape_may_live(const std::string& mark) {
     return false;
   auto leaders = live_tools();
   return std::any_of(children.begin(), children.end(), [&](pid_t c) {
-    return !std::binary_search(leaders.begin(), leaders.end(), c) && mark_of(c) == mark;
+    return !std::binary_search(leaders.begin(), leaders.end(), c) && mark_names(mark_of(c), mark);
   });
 }
 
@@ -1329,7 +1329,7 @@ void ProcState::kill_escapes() {
     // By its mark only: the group (and a pty's session) is empty, so its id may be
     // another's by now (left_group's session test is the abort's, while it is not).
     auto all = processes_with_marks(leaders);
-    auto ours = [this](const MarkedProcess& p) { return p.ours && p.mark == mark; };
+    auto ours = [this](const MarkedProcess& p) { return p.ours && mark_names(p.mark, mark); };
     auto kept = kept_daemons(daemons, all, ours);
     for (auto& p : all)
       if (ours(p) && !is_escaped(p.stat) && !kept.count(p.stat.pid))
@@ -1642,7 +1642,7 @@ Result<std::shared_ptr<Process>> spawn_process(IoThread& io, SpawnSpec spec, Pro
     return Error{"not started: jp-actors is ending (it got a terminate signal)"};
   const std::string prog = spec.argv[0];
   auto mark = next_tool_mark();
-  spec.env.push_back(std::string(kToolMarkVariable) + "=" + mark);
+  spec.env.push_back(std::string(kToolMarkVariable) + "=" + tool_mark_value(mark));
 
   Fd in_r, in_w, out_r, out_w, err_r, err_w, ctl_r, ctl_w;
   std::string terminal; // the pty's slave side, for the child to open

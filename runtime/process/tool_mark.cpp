@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -49,13 +50,6 @@ const std::string& own_mark() {
   return mine;
 }
 
-bool matches(std::string_view value, std::string_view mark) {
-  if (value.empty() || mark.empty())
-    return false;
-  if (mark.back() == '.')
-    return value.substr(0, mark.size()) == mark;
-  return value == mark;
-}
 
 std::atomic<uint64_t> g_marks{0}; // marks handed out
 std::atomic<uint64_t> g_swept{0}; // g_marks as kill_escaped_processes began its last sweep
@@ -68,6 +62,36 @@ std::string owner_mark(pid_t owner, uint64_t owner_start) {
 
 std::string next_tool_mark() {
   return own_mark() + std::to_string(++g_marks);
+}
+
+std::string tool_mark_value(const std::string& mark) {
+  // The marks we were started with (read once: our environment's, as exec'd).
+  static const std::string inherited = [] {
+    const char* v = std::getenv(std::string(kToolMarkVariable).c_str());
+    std::string kept;
+    std::string_view rest = v ? v : "";
+    for (int n = 0; n < 7 && !rest.empty(); ++n) { // ours makes 8
+      auto end = std::min(rest.find(','), rest.size());
+      if (end > 0)
+        kept.append(",").append(rest.substr(0, end));
+      rest.remove_prefix(std::min(end + 1, rest.size()));
+    }
+    return kept;
+  }();
+  return mark + inherited;
+}
+
+bool mark_names(std::string_view value, std::string_view mark) {
+  if (mark.empty())
+    return false;
+  for (size_t at = 0; at < value.size();) {
+    auto end = std::min(value.find(',', at), value.size());
+    auto one = value.substr(at, end - at);
+    if (mark.back() == '.' ? one.substr(0, mark.size()) == mark : one == mark)
+      return true;
+    at = end + 1;
+  }
+  return false;
 }
 
 std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_tools) {
@@ -103,7 +127,7 @@ std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_
 std::vector<ProcStat> marked_processes(std::string_view mark) {
   std::vector<ProcStat> found;
   for (auto& p : processes_with_marks())
-    if (matches(p.mark, mark))
+    if (mark_names(p.mark, mark))
       found.push_back(p.stat);
   return found;
 }
@@ -114,7 +138,7 @@ std::size_t signal_escaped_processes(int sig) {
   std::size_t hit = 0;
   auto self = ::getpid();
   for (auto& p : processes_with_marks()) {
-    if ((p.stat.ppid == self || (p.ours && matches(p.mark, own_mark()))) &&
+    if ((p.stat.ppid == self || (p.ours && mark_names(p.mark, own_mark()))) &&
         signal_if_same(p.stat.pid, p.stat.start, sig))
       ++hit;
   }

@@ -31,6 +31,16 @@ std::string owner_mark(pid_t owner, uint64_t owner_start);
 /// A new mark for a tool this process starts ("<pid>.<start>.<n>").
 std::string next_tool_mark();
 
+/// What a tool given `mark` gets in its environment: the mark, then the marks this
+/// process was started with when it runs as a tool of another jp-actors
+/// ("<mark>,<its tool's mark>,...", at most 8). The other's abort of that tool then
+/// finds our tools too: its grace may end before ours does, and kill us first.
+std::string tool_mark_value(const std::string& mark);
+
+/// Whether the mark variable's value `value` names `mark`: one of its marks is
+/// `mark`, or, when `mark` ends in '.', starts with it (every tool of one owner).
+bool mark_names(std::string_view value, std::string_view mark);
+
 /// The value of the mark variable in `pid`'s environment as it was exec'd
 /// (/proc/<pid>/environ); "" when it has none or we may not read it.
 std::string mark_of(pid_t pid);
