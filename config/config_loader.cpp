@@ -272,6 +272,15 @@ Status check_placeholders(const ToolConfig& tool, std::string_view prefix) {
                                         declared.empty() ? std::string("none is declared")
                                                          : fmt::format("declared: {}", fmt::join(declared, ", ")),
                                         prefix));
+      // A field of what has none (`{{tool.arguments.dir.name}}` with `dir` a string)
+      // expanded to nothing at every call: `rm -rf build/{{...}}` ran `rm -rf build/`.
+      auto param = std::find_if(tool.parameters.begin(), tool.parameters.end(),
+                                [&](const ParameterConfig& q) { return q.name == name; });
+      if (expr.size() > arguments.size() + name.size() && param->type != "object")
+        return Status::fail(fmt::format("{}.{}: `{{{{{}}}}}` names a field of parameter {}, a {}, which has no "
+                                        "fields (it would be empty at every call); write {{{{tool.arguments.{}}}}}, "
+                                        "or declare the parameter an object",
+                                        prefix, key, cut_text(std::string(expr), 64), name, param->type, name));
     }
   }
   // However the command line is quoted, a call's argument in LD_PRELOAD, PYTHONPATH

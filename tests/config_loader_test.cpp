@@ -1183,6 +1183,14 @@ CAF_TEST(a placeholder must name a declared parameter or an answer) {
      "parameters.sub = { type = \"string\" }\n",
      "conversation.tools.clean.command.args[1]: `{{tool.arguments.subdir}}` names no declared parameter "
      "(declared: sub); declare it under conversation.tools.clean.parameters"},
+    // A field of a string: empty at every call (`rm -rf build/`).
+    {"[conversation.tools.clean]\ncommand = { program = \"rm\", args = [\"-rf\", \"build/{{tool.arguments.dir.name}}\"] }\n"
+     "parameters.dir = { type = \"string\" }\n",
+     "conversation.tools.clean.command.args[1]: `{{tool.arguments.dir.name}}` names a field of parameter dir, a "
+     "string, which has no fields"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{tool.arguments.o.name}}\"] }\n"
+     "parameters.o = { type = \"object\" }\n",
+     ""},
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { A = \"{{tool.oops}}\" }\n",
      "conversation.tools.t.env.A: `{{tool.oops}}` is not a placeholder (expected {{tool.arguments.NAME}} or "
      "{{tool.answers.ID}})"},
