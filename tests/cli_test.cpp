@@ -430,6 +430,11 @@ CAF_TEST(tools lists and prints schemas per dialect) {
   CAF_CHECK_EQUAL(skipped.status, 0);
   CAF_CHECK(contains(skipped.out, "builtin  (not offered: run = \"skip\") Run a shell command"));
   CAF_CHECK(!contains(list.out, "not offered"));
+  // Its spawn let through, it is offered (the schema has it): the list said it was not.
+  auto spawned = cli("--cfg conversation.tools.shell.run=skip --cfg conversation.tools.shell.spawn.permissions.spawn="
+                     "unattended tools");
+  CAF_CHECK_EQUAL(spawned.status, 0);
+  CAF_CHECK(contains(spawned.out, "builtin  Run a shell command"));
   auto bad = cli("tools --schema --dialect cohere");
   CAF_CHECK_NOT_EQUAL(bad.status, 0);
   CAF_CHECK(bad.out.find("openai") != std::string::npos);

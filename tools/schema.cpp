@@ -425,13 +425,15 @@ std::string parameter_description(const ToolConfig& t, const ParameterConfig& p)
   return p.description;
 }
 
-std::vector<const ToolConfig*> offered_tools(const Config& c) {
+bool tool_offered(const ToolConfig& t) {
   // A tool whose run is "skip" is refused at every call: offered, it only costs the
-  // model attention and a failed call.
-  auto offered = [](const ToolConfig& t) {
-    return permission_mode(t, std::nullopt) != run_mode::skip ||
-           (t.stateful && permission_mode(t, action_kind::spawn) != run_mode::skip);
-  };
+  // model attention and a failed call. Its spawn may be let through all the same.
+  return permission_mode(t, std::nullopt) != run_mode::skip ||
+         (t.stateful && permission_mode(t, action_kind::spawn) != run_mode::skip);
+}
+
+std::vector<const ToolConfig*> offered_tools(const Config& c) {
+  auto offered = [](const ToolConfig& t) { return tool_offered(t); };
   bool any_stateful = false;
   for (auto& [name, t] : c.tools)
     any_stateful = any_stateful || (t.stateful && offered(t));

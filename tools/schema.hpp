@@ -43,6 +43,9 @@ Json tool_declaration(const ToolConfig& t, dialect d);
 std::string parameter_description(const ToolConfig& t, const ParameterConfig& p);
 /// Whether parameter `p` of `t` is offered to the model (declared and described).
 bool offered(const ToolConfig& t, const ParameterConfig& p);
+/// Whether `t` is offered to the model: not when its run is "skip" (refused at every
+/// call) unless a stateful tool's spawn is let through.
+bool tool_offered(const ToolConfig& t);
 /// The tools offered to the model, sorted by name: not one whose run is "skip" (refused
 /// at every call), and `await` only when a stateful tool is offered.
 std::vector<const ToolConfig*> offered_tools(const Config& c);

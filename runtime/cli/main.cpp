@@ -477,7 +477,7 @@ int list_tools(std::shared_ptr<const Config> base, bool schema, const std::strin
     std::string kind = t.stateful ? "stateful" : "one-shot";
     auto source = t.node.empty() ? t.source : "node." + t.node; // runs on that node, as its config has it
     // Listed (a config names it) but not offered: said, or it reads as offered.
-    auto summary = t.run == run_mode::skip ? "(not offered: run = \"skip\") " + t.summary : t.summary;
+    auto summary = !tool_offered(t) ? "(not offered: run = \"skip\") " + t.summary : t.summary;
     std::printf("%-*s %-9s %-8s %s\n", width, name.c_str(), kind.c_str(), source.c_str(),
                 shown_on(STDOUT_FILENO, summary).c_str());
   }
@@ -658,7 +658,7 @@ int main(int argc, char** argv) {
     "mcp", "Serve this workspace's tools to an MCP client over stdio (JSON-RPC 2.0, one message per line), or "
            "over Streamable HTTP on loopback with --listen (MCP "
            "2025-06-18, 2025-03-26 or 2024-11-05; over HTTP 2025-06-18 or 2025-03-26): tools/list offers the configured tools in the flat schema "
-           "dialect (not agent and foreach, nor a tool whose run is \"skip\"), plus await when one of them is "
+           "dialect (not agent and foreach, nor a tool whose run is \"skip\" unless its spawn is let through), plus await when one of them is "
            "stateful, and tools/call runs them here, stateful ones as handles that live for the "
            "session. A tool whose run is \"ask\", and any tool the workspace's .jp/config.toml defines or changes, is asked "
            "about through the client when it offers elicitation (in a session of 2025-06-18), else refused unless --allow names it. When stdin ends, the calls in flight are "
@@ -750,7 +750,7 @@ int main(int argc, char** argv) {
                                 "terminal, refuse without one");
     repeatable(sub->add_option("--allow", allow, "With --ask: let TOOL run without asking (repeatable)"), "TOOL");
   }
-  auto* schema_flag = tools->add_flag("--schema", schema, "Print one JSON array of the tools' declarations as a model is offered them (not a tool whose run is \"skip\"; await only with a stateful tool)");
+  auto* schema_flag = tools->add_flag("--schema", schema, "Print one JSON array of the tools' declarations as a model is offered them (not a tool whose run is \"skip\", unless its spawn is let through; await only with a stateful tool)");
   tools->add_option("--dialect", dialect, "Schema dialect: openai, anthropic, gemini, mcp or json-schema (oneOf)")
     ->default_str("openai")
     ->needs(schema_flag)
