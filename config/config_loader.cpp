@@ -467,6 +467,18 @@ private:
   Reader seconds(double& out, double max) const {
     return [this, &out, max](auto& v, auto& key) { return assign(seconds_in(v, key, max), out); };
   }
+  /// A time limit that 0 would make end every request at once: above 0.
+  Reader limit_seconds(double& out, double max) const {
+    return [this, &out, max](auto& v, auto& key) -> Status {
+      auto d = seconds_in(v, key, max);
+      if (d && *d <= 0)
+        return mismatch(key, fmt::format("a number of seconds above 0 and at most {} (0 would end every request "
+                                         "at once)",
+                                         max),
+                        v);
+      return assign(std::move(d), out);
+    };
+  }
   Reader choice(std::string& out, std::vector<std::string_view> choices) const {
     return [this, &out, choices](auto& v, auto& key) { return assign(choice_of(v, key, choices), out); };
   }
@@ -620,7 +632,7 @@ private:
       {"max_retries", integer(r.max_retries, 0, 100)},
       {"base_backoff_ms", integer(r.base_backoff_ms, 0, 600000)},
       {"max_backoff_secs", seconds(r.max_backoff_secs, kMaxBackoffSecs)},
-      {"idle_timeout_secs", seconds(r.idle_timeout_secs, kMaxIdleTimeoutSecs)},
+      {"idle_timeout_secs", limit_seconds(r.idle_timeout_secs, kMaxIdleTimeoutSecs)},
       {"max_response_bytes", count(r.max_response_bytes, 1024, kMaxResponseBytes)},
     });
   }

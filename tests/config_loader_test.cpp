@@ -1421,6 +1421,9 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { A = \"x\\u0000y\" }\n",
      "conversation.tools.t.env.A: holds a NUL byte"},
     {"[runtime]\nstate_dir = \"a\\u0000b\"\n", "runtime.state_dir: holds a NUL byte"},
+    // 0 ended every request at once (retried, then failed), a workspace's too.
+    {"[assistant.request]\nidle_timeout_secs = 0\n", "assistant.request.idle_timeout_secs: expected a number of "
+                                                     "seconds above 0"},
   };
   for (auto& [toml, error] : cases) {
     auto c = apply_config_text(default_config(), toml, "c.toml");
