@@ -467,6 +467,36 @@ private:
   Reader seconds(double& out, double max) const {
     return [this, &out, max](auto& v, auto& key) { return assign(seconds_in(v, key, max), out); };
   }
+  /// A variable's name, or names: a glob or an entry with '=' names none, and
+  /// whoever wrote `GITHUB_*` believed the token was passed.
+  Status variable_name_check(std::string_view name, const std::string& key) const {
+    auto control = [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; };
+    if (name.empty() || name.find_first_of("= *?[") != std::string_view::npos ||
+        std::any_of(name.begin(), name.end(), control))
+      return fail(key, fmt::format("{} is not a variable's name: it may not be empty or hold '=', a space, a "
+                                   "control character or a pattern (*, ?, [): name each variable",
+                                   json_quote(std::string(name))));
+    return Status::success();
+  }
+  Reader variable_name(std::string& out) const {
+    return [this, &out](auto& v, auto& key) -> Status {
+      auto s = string_of(v, key);
+      if (s && !s->empty())
+        if (auto ok = variable_name_check(*s, key); !ok)
+          return ok;
+      return assign(std::move(s), out);
+    };
+  }
+  Reader variable_names(std::vector<std::string>& out) const {
+    return [this, &out](auto& v, auto& key) -> Status {
+      auto s = strings_of(v, key);
+      if (s)
+        for (size_t i = 0; i < s->size(); ++i)
+          if (auto ok = variable_name_check((*s)[i], fmt::format("{}[{}]", key, i)); !ok)
+            return ok;
+      return assign(std::move(s), out);
+    };
+  }
   /// A time limit that 0 would make end every request at once: above 0.
   Reader limit_seconds(double& out, double max) const {
     return [this, &out, max](auto& v, auto& key) -> Status {
@@ -616,7 +646,7 @@ private:
       // naming either could have your key (or any secret) sent to its own server.
       {"base_url", users_only("where your provider key is sent",
                               http_address(a.base_url, "the provider's API", "https://api.openai.com/v1"))},
-      {"api_key_env", users_only("which of your variables is sent as the provider key", text(a.api_key_env))},
+      {"api_key_env", users_only("which of your variables is sent as the provider key", variable_name(a.api_key_env))},
       {"api_version", api_version(a.api_version)},
       {"system_prompt", text(a.system_prompt)},
       {"inquiry_model", text(a.inquiry_model)},
@@ -650,7 +680,7 @@ private:
       // polling spins one): not a limit it could lower (workspace_limits.cpp).
       {"worker_threads", users_only("how this machine's cores are used", count(r.worker_threads, 1, 64))},
       {"io_poll_us", users_only("how this machine's cores are used", integer(r.io_poll_us, 0, 10000))},
-      {"pass_env", users_only("which of your secrets its tools see", texts(r.pass_env))},
+      {"pass_env", users_only("which of your secrets its tools see", variable_names(r.pass_env))},
       {"daemons", users_only("what of its tools outlives them", daemon_names(r.daemons))},
       {"tool_limits", table([this](auto& lt, auto& key) { return tool_limits(c_.runtime.tool_limits, lt, key); })},
     });
@@ -826,14 +856,9 @@ private:
 
   /// An environment table (a tool's or a server's): its names are variables' names.
   Status env_map(std::map<std::string, std::string>& out, const toml::table& t, const std::string& prefix) {
-    for (auto&& [k, v] : t) {
-      auto name = k.str();
-      auto control = [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; };
-      if (name.empty() || name.find_first_of("= ") != std::string_view::npos ||
-          std::any_of(name.begin(), name.end(), control))
-        return fail(join_key(prefix, name), "not a variable's name: it may not be empty or hold '=', "
-                                            "a space or a control character");
-    }
+    for (auto&& [k, v] : t)
+      if (auto ok = variable_name_check(k.str(), join_key(prefix, k.str())); !ok)
+        return ok;
     return string_map(out, t, prefix);
   }
 
@@ -1003,7 +1028,7 @@ private:
       {"settle_ms", integer(tool.settle_ms, 0, 10000)},
       {"background_after_secs", seconds(tool.background_after_secs, 86400)},
       {"limits", table([this, &tool](auto& lt, auto& key) { return tool_limits(tool.limits, lt, key); })},
-      {"pass_env", users_only("which of your secrets its tools see", texts(tool.pass_env))},
+      {"pass_env", users_only("which of your secrets its tools see", variable_names(tool.pass_env))},
       {"node", users_only("which machines run your tools", text(tool.node))},
     });
   }

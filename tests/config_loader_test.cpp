@@ -1402,12 +1402,12 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
     {"[conversation.tools.shell]\ncommand = { shell = true, args = [\"x\"] }\n",
      "conversation.tools.shell.command: a built-in tool runs no command"},
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { \"HOME=/evil\" = \"x\" }\n",
-     "conversation.tools.t.env.HOME=/evil: not a variable's name"},
+     "conversation.tools.t.env.HOME=/evil: \"HOME=/evil\" is not a variable's name"},
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { \"FOO BAR\" = \"1\" }\n",
-     "conversation.tools.t.env.FOO BAR: not a variable's name"},
+     "conversation.tools.t.env.FOO BAR: \"FOO BAR\" is not a variable's name"},
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { \"A\\rB\" = \"1\" }\n",
-     "conversation.tools.t.env.A\rB: not a variable's name"},
-    {"[mcp.servers.m]\ncommand = [\"x\"]\nenv = { \"\" = \"1\" }\n", "mcp.servers.m.env.: not a variable's name"},
+     "conversation.tools.t.env.A\rB: \"A\\rB\" is not a variable's name"},
+    {"[mcp.servers.m]\ncommand = [\"x\"]\nenv = { \"\" = \"1\" }\n", "mcp.servers.m.env.: \"\" is not a variable's name"},
     // Offered as the built-in (its description, its `command` parameter), run as `ls`.
     {"[conversation.tools.shell]\nsource = \"local\"\ncommand = { program = \"ls\" }\n",
      "conversation.tools.shell.source: \"local\" with a command under `shell`, a built-in tool's name"},
@@ -1422,6 +1422,11 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
      "conversation.tools.t.env.A: holds a NUL byte"},
     {"[runtime]\nstate_dir = \"a\\u0000b\"\n", "runtime.state_dir: holds a NUL byte"},
     // 0 ended every request at once (retried, then failed), a workspace's too.
+    // A glob passed nothing: whoever wrote it believed the token was passed.
+    {"[runtime]\npass_env = [\"GITHUB_*\"]\n", "runtime.pass_env[0]: \"GITHUB_*\" is not a variable's name"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\npass_env = [\"A\", \"A=B\"]\n",
+     "conversation.tools.t.pass_env[1]: \"A=B\" is not a variable's name"},
+    {"[assistant]\napi_key_env = \"MY KEY\"\n", "assistant.api_key_env: \"MY KEY\" is not a variable's name"},
     {"[assistant.request]\nidle_timeout_secs = 0\n", "assistant.request.idle_timeout_secs: expected a number of "
                                                      "seconds above 0"},
   };
