@@ -540,11 +540,14 @@ CAF_TEST(without a terminal and no configured answer the call fails naming the q
 }
 
 CAF_TEST(a terminate signal to jp-actors kills every process group it started) {
-  char tmpl[] = "/tmp/jp-actors-sig-XXXXXX";
-  std::filesystem::path dir = ::mkdtemp(tmpl);
-  auto pidfile = dir / "pid";
-  auto script = dir / "hang.toml";
-  std::ofstream(script) << fmt::format(R"([[agents]]
+  // Any signal whose default action ends a process: SIGUSR1 or SIGALRM (a stray
+  // `kill -USR1`, an alarm) ended jp-actors at once, every tool left running.
+  for (int sig : {SIGTERM, SIGUSR1, SIGALRM}) {
+    char tmpl[] = "/tmp/jp-actors-sig-XXXXXX";
+    std::filesystem::path dir = ::mkdtemp(tmpl);
+    auto pidfile = dir / "pid";
+    auto script = dir / "hang.toml";
+    std::ofstream(script) << fmt::format(R"([[agents]]
 name = "a"
   [[agents.steps]]
   [[agents.steps.calls]]
@@ -554,36 +557,37 @@ name = "a"
   tool = "await"
   arguments = {{ all = ["sleeper"] }}
 )",
-                                       pidfile.string(), pidfile.string(), pidfile.string());
-  pid_t cli_pid = ::fork();
-  if (cli_pid == 0) {
-    int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 0);
-    ::dup2(devnull, 1);
-    ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "run", script.c_str(), nullptr);
-    ::_exit(127);
-  }
-  CAF_REQUIRE(cli_pid > 0);
-  own_child(cli_pid, SIGTERM);
-  pid_t child = 0;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (child == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::ifstream in(pidfile);
-    if (!(in >> child))
+                                         pidfile.string(), pidfile.string(), pidfile.string());
+    pid_t cli_pid = ::fork();
+    if (cli_pid == 0) {
+      int devnull = ::open("/dev/null", O_RDWR);
+      ::dup2(devnull, 0);
+      ::dup2(devnull, 1);
+      ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", dir.c_str(), "run", script.c_str(), nullptr);
+      ::_exit(127);
+    }
+    CAF_REQUIRE(cli_pid > 0);
+    own_child(cli_pid, SIGTERM);
+    pid_t child = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (child == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::ifstream in(pidfile);
+      if (!(in >> child))
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::kill(cli_pid, sig);
+    int status = 0;
+    reap_child(cli_pid, &status);
+    CAF_CHECK_EQUAL(WIFSIGNALED(status) ? WTERMSIG(status) : -1, sig);
+    CAF_REQUIRE(child > 0);
+    while (!process_dead(child) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CAF_CHECK(process_dead(child));
+    if (!process_dead(child))
+      ::kill(-child, SIGKILL);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
   }
-  ::kill(cli_pid, SIGTERM);
-  int status = 0;
-  reap_child(cli_pid, &status);
-  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-  CAF_REQUIRE(child > 0);
-  while (!process_dead(child) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  CAF_CHECK(process_dead(child));
-  if (!process_dead(child))
-    ::kill(-child, SIGKILL);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
 }
 
 namespace {
