@@ -42,6 +42,7 @@
 #include "pidfd_pid.hpp"
 #include "proc_syscall.hpp"
 #include "raise_limits.hpp"
+#include "child_wait.hpp"
 #include "temp_dir.hpp"
 
 using namespace jp;
@@ -807,6 +808,33 @@ CAF_TEST(kill_all_process_groups kills every live group) {
   CAF_CHECK(terminate_and_wait(*b.p, 0ms));
   CAF_CHECK(group_gone(a.p->pid()));
   CAF_CHECK(group_gone(b.p->pid()));
+}
+
+CAF_TEST(an abort after the shutdown s TERM sends the group no second TERM) {
+  // A second TERM is a second signal: a jp-actors run as a tool takes it as "now"
+  // and kills its tools without their grace. The shutdown's TERM, then the program's
+  // abort of that handle, sent two. The tool writes a line per TERM and one at the
+  // CONT that follows the abort's signals (a TERM sent with it is delivered first).
+  testing::temp_dir dir;
+  auto file = (dir.path / "signals").string();
+  IoThread io;
+  Spawned s;
+  start(io, s, sh(fmt::format("trap 'echo t >> {0}' TERM; trap 'echo c >> {0}' CONT; echo up; "
+                              "while :; do sleep 0.01; done",
+                              file)));
+  CAF_REQUIRE(s.c->wait_out_contains("up\n"));
+  auto lines = [&] {
+    std::ifstream in(file);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return all;
+  };
+  terminate_all_process_groups();
+  CAF_REQUIRE(testing::wait_for([&] { return lines() == "t\n"; }));
+  s.p->terminate(60s, [] {});
+  CAF_REQUIRE(testing::wait_for([&] { return lines().find("c\n") != std::string::npos; }));
+  CAF_CHECK_EQUAL(lines(), "t\nc\n");
+  ::kill(-s.p->pid(), SIGKILL);
+  CAF_CHECK(s.c->wait_exit());
 }
 
 CAF_TEST(destroying the io thread kills and reaps its groups) {

@@ -113,7 +113,7 @@ void watch() {
   // refusal of new processes.
   stop_program();
   refuse_new_processes(); // returns once a spawn under way has recorded its group
-  signal_all_process_groups(SIGTERM);
+  terminate_all_process_groups(); // those the program's aborts did not TERM already
   signal_escaped_processes(SIGTERM); // what left its tool's group or session
   signal_all_process_groups(SIGCONT); // a stopped job acts on TERM only once continued
   signal_escaped_processes(SIGCONT);

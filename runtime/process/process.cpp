@@ -105,6 +105,10 @@ void call_user(F& f, Args&&... args) noexcept {
 
 constexpr std::size_t kSlots = 1 << 15; // more than the fds of this many children allow
 std::atomic<pid_t> g_slots[kSlots]; // 0 = free
+// Whether the group in that slot got its TERM (an abort's, or the shutdown's): the
+// other sends none. A second TERM is a second signal, which a program may take as
+// "now" (a jp-actors run as a tool cuts its tools' grace short).
+std::atomic<bool> g_termed[kSlots];
 std::atomic<std::size_t> g_next_slot{0};
 std::atomic<bool> g_refuse_new{false}; // refuse_new_processes
 std::atomic<launcher_kind> g_launcher{launcher_kind::vfork}; // use_launcher (bench/README.md: why)
@@ -127,6 +131,7 @@ std::size_t add_slot(pid_t pgid) {
     auto at = (start + i) % kSlots;
     pid_t free_slot = 0;
     if (g_slots[at].compare_exchange_strong(free_slot, pgid)) {
+      g_termed[at].store(false);
       g_next_slot.store(at + 1, std::memory_order_relaxed);
       return at;
     }
@@ -596,11 +601,13 @@ public:
     // A terminal closing for a pty's session (interactive shells ignore SIGTERM),
     // the TERM, then a CONT: a stopped process acts on the TERM only once continued
     // (stopped jobs; and a tool in our session, in no orphaned group, stops on a
-    // stop signal).
+    // stop signal). Not the TERM again to a group the shutdown sent one.
+    leader_termed_ = slot < kSlots && g_termed[slot].exchange(true);
     if (session)
       signal_all({SIGHUP, SIGTERM, SIGCONT});
     else
       signal_all({SIGTERM, SIGCONT});
+    leader_termed_ = false;
     signal_escaped(SIGTERM);
     grace_timer_.emplace(io.context());
     grace_timer_->expires_after(grace);
@@ -722,7 +729,8 @@ public:
   /// `sigs`, in turn, to the leader's group (signal_all's first part).
   void signal_group(std::initializer_list<int> sigs, bool leader_running = true) {
     for (int sig : sigs)
-      ::kill(-pid, sig);
+      if (sig != SIGTERM || !leader_termed_)
+        ::kill(-pid, sig);
     // A running leader may have left its group for another of our session (a
     // session's leader cannot): by its pid then, which is ours while it is unreaped.
     // Not as well when it is still there: a second TERM is a second signal.
@@ -1191,6 +1199,7 @@ private:
   std::uint64_t input_lost_ = 0; // io thread: input dropped unread when its reader closed the pipe (EPIPE)
   bool gone_ = false;
   bool terminating_ = false;
+  bool leader_termed_ = false; // terminate(): the shutdown sent its group the TERM already
   std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
   std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
   int reap_tries_ = 0;
@@ -1761,6 +1770,14 @@ void signal_all_process_groups(int sig) noexcept {
     pid_t pgid = slot.load();
     if (pgid > 0)
       ::kill(-pgid, sig);
+  }
+}
+
+void terminate_all_process_groups() noexcept {
+  for (std::size_t at = 0; at < kSlots; ++at) {
+    pid_t pgid = g_slots[at].load();
+    if (pgid > 0 && !g_termed[at].exchange(true))
+      ::kill(-pgid, SIGTERM);
   }
 }
 

@@ -193,6 +193,10 @@ void kill_all_process_groups() noexcept;
 
 /// Signal-safe: send `sig` to every live process group started by spawn_process.
 void signal_all_process_groups(int sig) noexcept;
+/// SIGTERM to every live group that has had none (an abort's TERM counts): a shutdown
+/// beginning while the program aborts its handles sends no group a second one.
+/// Async-signal-safe.
+void terminate_all_process_groups() noexcept;
 
 /// Signal-safe: whether a process group started by spawn_process is still alive.
 bool any_process_group_alive() noexcept;
