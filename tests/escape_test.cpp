@@ -16,8 +16,10 @@
 #include <sys/wait.h>
 #include <thread>
 
+#include "child_wait.hpp"
 #include "cli_run.hpp"
 #include "marked_processes.hpp"
+#include "messages/json.hpp"
 #include "runtime/cli/signal_shutdown.hpp"
 #include "runtime/process/controlling_terminal.hpp"
 #include "runtime/process/io_thread.hpp"
@@ -229,6 +231,46 @@ CAF_TEST(a terminate signal to jp-actors kills what left the tools group or sess
   reap_child(cli_pid, &status);
   CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
+}
+
+CAF_TEST(a terminate signal gives what left a tool s group the grace too) {
+  // The tool died of the TERM at once (`exec sleep`): with no group of its left, the
+  // shutdown killed its setsid'd helper within milliseconds, mid-cleanup. (An MCP
+  // session's handles: its program does not wait out their aborts.)
+  temp_dir ws;
+  auto ready = ws.path / "ready", cleaned = ws.path / "cleaned";
+  auto command = fmt::format("setsid sh -c 'trap \"sleep 0.3; echo done > {}; exit 0\" TERM; touch {}; "
+                             "while :; do sleep 0.01; done' </dev/null >/dev/null 2>&1 & exec sleep 1000",
+                             cleaned.string(), ready.string());
+  int in[2];
+  CAF_REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  pid_t cli_pid = ::fork();
+  if (cli_pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(in[0], 0);
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 1);
+    exec_child({JP_CLI_BINARY, "--cfg", "runtime.abort_grace_secs=30", "--workspace", ws.path.string(), "mcp"},
+               state_home_of(ws.path.string()));
+  }
+  ::close(in[0]);
+  CAF_REQUIRE(cli_pid > 0);
+  own_child(cli_pid, SIGKILL);
+  auto call = fmt::format(R"({{"action":"spawn","id":"c","wait_ms":0,"command":{}}})", json_quote(command));
+  std::string session =
+    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},)"
+    R"("clientInfo":{"name":"t","version":"1"}}})" "\n"
+    R"({"jsonrpc":"2.0","method":"notifications/initialized"})" "\n" +
+    fmt::format(R"({{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"shell","arguments":{}}}}})",
+                call) + "\n";
+  CAF_REQUIRE(::write(in[1], session.data(), session.size()) == static_cast<ssize_t>(session.size()));
+  CAF_REQUIRE(testing::wait_for([&] { return std::filesystem::exists(ready); }));
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  reap_child(cli_pid, &status);
+  ::close(in[1]);
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  CAF_CHECK(std::filesystem::exists(cleaned)); // its cleanup ran to its end
 }
 
 CAF_TEST(a crash of jp-actors kills what left the tools group or session) {

@@ -119,8 +119,22 @@ void watch() {
   signal_escaped_processes(SIGCONT);
   // Each tool's exit is reaped by the io thread, which frees its group's slot.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_grace_ms.load());
+  // What left its tool's group (setsid) has the grace too: a tool that died of the
+  // TERM at once (`exec sleep`, a wrapper) left its escapes a KILL within
+  // milliseconds, before they cleaned up. Looked for every 50 ms (a pass over /proc).
+  auto next_look = std::chrono::steady_clock::now();
+  bool escapes = true;
+  auto ended = [&] {
+    if (!all_ended())
+      return false;
+    if (auto now = std::chrono::steady_clock::now(); now >= next_look) {
+      escapes = signal_escaped_processes(0) > 0;
+      next_look = now + std::chrono::milliseconds(50);
+    }
+    return !escapes;
+  };
   bool again = false;
-  while (!all_ended() && std::chrono::steady_clock::now() < deadline)
+  while (!ended() && std::chrono::steady_clock::now() < deadline)
     if (int next = another_signal(10)) { // a second signal cuts the grace short
       if (next == SIGQUIT)
         quit_now();

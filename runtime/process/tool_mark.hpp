@@ -68,7 +68,8 @@ std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_
 
 /// jp-actors is ending: sends `sig` to every process of its own marked by one of its
 /// tools and to every child of its own (a tool, or an orphan of one reparented to
-/// us, the subreaper). Returns how many it signalled. Not signal-safe (reads /proc).
+/// us, the subreaper). Returns how many it signalled (`sig` 0: how many live). Not
+/// signal-safe (reads /proc).
 std::size_t signal_escaped_processes(int sig);
 
 /// SIGKILL as signal_escaped_processes, again until it finds nothing left (bounded):
