@@ -1127,9 +1127,10 @@ private:
       if (std::find(out.begin(), out.end(), kind) == out.end())
         out.push_back(kind);
     }
-    if (!out.empty() && std::find(out.begin(), out.end(), action_kind::spawn) == out.end())
+    // [] named none, and was taken as all four (an empty list is the default's "all").
+    if (std::find(out.begin(), out.end(), action_kind::spawn) == out.end())
       return fail(key, "expected the actions to include \"spawn\" (nothing else can "
-                       "create a handle)");
+                       "create a handle); leave the key out for all four");
     tool.actions = std::move(out);
     return Status::success();
   }
@@ -1161,6 +1162,10 @@ private:
       auto key = join_key(prefix, id_key.str());
       auto id = std::string(id_key.str()); // capturable (clang 14)
       auto s = with_table(v, key, [&](const toml::table& qt) -> Status {
+        // A fixed answer is the answer: the target would never be asked.
+        if (qt.contains("answer") && qt.contains("target"))
+          return fail(join_key(key, "target"), "a question with a fixed `answer` is asked of nobody; remove "
+                                               "`answer` to have the target asked, or `target`");
         return read_fields(qt, key, {
           {"answer", [&tool, &id](auto& answer, auto&) {
              tool.answers[id] = toml_to_json(answer);

@@ -1427,6 +1427,11 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\npass_env = [\"A\", \"A=B\"]\n",
      "conversation.tools.t.pass_env[1]: \"A=B\" is not a variable's name"},
     {"[assistant]\napi_key_env = \"MY KEY\"\n", "assistant.api_key_env: \"MY KEY\" is not a variable's name"},
+    // [] was taken as all four actions; a fixed answer's target was never asked.
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nspawn = { stateful = true, actions = [] }\n",
+     "conversation.tools.t.spawn.actions: expected the actions to include \"spawn\""},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nquestions.q = { answer = true, target = \"user\" }\n",
+     "conversation.tools.t.questions.q.target: a question with a fixed `answer` is asked of nobody"},
     {"[assistant.request]\nidle_timeout_secs = 0\n", "assistant.request.idle_timeout_secs: expected a number of "
                                                      "seconds above 0"},
   };
