@@ -349,8 +349,10 @@ public:
       : c_(config), origin_(origin), from_workspace_(from_workspace), defined_later_(defined_later) {
     // The built-ins are those of the config this layer goes on (the loader's defaults).
     for (auto& [name, tool] : c_.tools)
-      if (tool.source == "builtin")
+      if (tool.source == "builtin") {
         builtins_.insert(name);
+        builtin_defaults_.emplace(name, tool);
+      }
   }
 
   Status apply(const toml::table& root) {
@@ -1223,6 +1225,20 @@ private:
     if (tool.source == "builtin" && !tool.env.empty())
       return fail(prefix + ".env", "a built-in tool takes no env from the config (the shell's calls give "
                                    "their own `env`); remove it");
+    if (auto before = builtin_defaults_.find(tool.name); tool.source == "builtin" && before != builtin_defaults_.end()) {
+      // What tells how a process is run and looked at, on a built-in that runs none.
+      auto& d = before->second;
+      const std::pair<const char*, bool> process_keys[] = {
+        {"io", tool.io != d.io},           {"rows", tool.rows != d.rows},
+        {"cols", tool.cols != d.cols},     {"prompt_pattern", tool.prompt_pattern != d.prompt_pattern},
+        {"wait_ms", tool.wait_ms != d.wait_ms}, {"settle_ms", tool.settle_ms != d.settle_ms}};
+      if (tool.name != "shell")
+        for (auto& [k, changed] : process_keys)
+          if (changed)
+            return fail(prefix + "." + k, fmt::format("`{}` starts no process: {} is for the tools that run one "
+                                                      "(the shell and local tools); remove it",
+                                                      tool.name, k));
+    }
     // Limits bind the processes started here: a node's tool runs by the node's own
     // config, and a built-in other than the shell starts none.
     if (tool.limits.any() && !tool.node.empty())
@@ -1264,6 +1280,7 @@ private:
   bool from_workspace_ = false;
   const std::set<std::string>* defined_later_ = nullptr;
   std::set<std::string, std::less<>> builtins_; // names of the built-in tools
+  std::map<std::string, ToolConfig> builtin_defaults_; // ... as this layer found them
 
   Status users_own(std::string_view key, std::string_view why) const {
     if (!from_workspace_)

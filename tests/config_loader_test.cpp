@@ -1432,6 +1432,9 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
      "conversation.tools.t.spawn.actions: expected the actions to include \"spawn\""},
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\nquestions.q = { answer = true, target = \"user\" }\n",
      "conversation.tools.t.questions.q.target: a question with a fixed `answer` is asked of nobody"},
+    // Settings of a process on a built-in that starts none.
+    {"[conversation.tools.await]\nsettle_ms = 5\n", "conversation.tools.await.settle_ms: `await` starts no process"},
+    {"[conversation.tools.await]\nio = \"pty\"\n", "conversation.tools.await.io: `await` starts no process"},
     {"[assistant.request]\nidle_timeout_secs = 0\n", "assistant.request.idle_timeout_secs: expected a number of "
                                                      "seconds above 0"},
   };
