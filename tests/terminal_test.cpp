@@ -178,6 +178,21 @@ CAF_TEST(the text counts a wide character as two columns and a combining mark as
                   "$ echo x\xE4\xB8\xAD\xE6\x96\x87 \n");
 }
 
+CAF_TEST(a tab takes the columns to its stop and what is written over it leaves blanks) {
+  // One cell, "\tfoo\rbar" showed "baro": foo was lost.
+  CAF_CHECK_EQUAL(readable_text("\tfoo\rbar\n"), "bar     foo\n");
+  CAF_CHECK_EQUAL(readable_text("\ta\rX\n"), "X       a\n");
+  CAF_CHECK_EQUAL(readable_text("col1\tcol2\rZ\n"), "Zol1\tcol2\n"); // the tab untouched stays one
+  CAF_CHECK_EQUAL(readable_text("ab\tc\r\x1b[9GX\n"), "ab\tX\n");     // column 9: past the stop
+  // Over what the line shows, a tab moves the cursor.
+  CAF_CHECK_EQUAL(readable_text("0123456789\r\tX\n"), "01234567X9\n");
+  // A line carried to the next look counts its tab's columns too.
+  OpenLine open;
+  CAF_CHECK_EQUAL(readable_text("a\tb", nullptr, &open), "a\tb");
+  CAF_CHECK_EQUAL(open.column, 9u);
+  CAF_CHECK_EQUAL(readable_text("\b!\n", nullptr, &open), "a\t!\n"); // the line whole: its text changed
+}
+
 CAF_TEST(a move to a place on the screen never joins two lines of the text) {
   // The text does not follow it (the screen does), but the line it leaves ends.
   CAF_CHECK_EQUAL(shown("aaa\nbbb\x1b[Hccc\n"), "aaa\nbbb\nccc\n");
@@ -191,7 +206,7 @@ CAF_TEST(a move to a place on the screen never joins two lines of the text) {
   // A spinner saved and restored on its own line is redrawn in place.
   CAF_CHECK_EQUAL(shown("Working \x1b" "7|\x1b" "8/\x1b" "8-\x1b[u\\\x1b" "8done\r\n"), "Working done\n");
   CAF_CHECK_EQUAL(shown("Load \x1b[s10%\x1b[u50%\x1b[u100%\r\n"), "Load 100%\n");
-  // A tab before it is one of the look's cells, as the restore counts them.
+  // A tab before it takes the look's cells to its stop, as the restore counts them.
   CAF_CHECK_EQUAL(shown("\tWorking \x1b" "7|\x1b" "8/\x1b" "8done\r\n"), "\tWorking done\n");
   // Restored after a move up (a header redrawn above), or lines below: back on its line.
   CAF_CHECK_EQUAL(shown("l1\nl2\nl3 \x1b" "7\x1b[2A\rHEAD\x1b" "8tail\r\n"), "HEAD\nl2\nl3 tail\n");

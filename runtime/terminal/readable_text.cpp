@@ -70,6 +70,10 @@ public:
   /// moves past it. A combining mark (0) joins the character before it, where it
   /// follows it in the text.
   void put(std::string_view cell, int width = 1) {
+    if (cell == "\t") {
+      tab(cell);
+      return;
+    }
     if (width == 0) { // the character before (past a wide one's second half), where it follows it
       auto before = cursor_ > 0 && cells_[cursor_ - 1].empty() ? cursor_ - 1 : cursor_;
       if (before > 0 && !cells_[before - 1].empty() &&
@@ -132,12 +136,44 @@ public:
   }
 
 private:
+  /// A tab moves the cursor to the next stop (every 8 columns) over what the line
+  /// shows; past its end it is a cell of its own (the tab, shown as written) and the
+  /// empty cells of the columns it takes. (One cell, "\tfoo\rbar" showed "baro".)
+  void tab(std::string_view cell) {
+    size_t stop = (cursor_ / 8 + 1) * 8;
+    if (cursor_ < cells_.size()) {
+      if (stop <= cells_.size()) {
+        cursor_ = stop;
+        return;
+      }
+      cursor_ = cells_.size();
+    }
+    set(cell);
+    while (cursor_ < stop && cells_.size() < max_cells)
+      set({}, true);
+  }
+
+  /// Writing over a tab's columns: they become the blanks a terminal shows there,
+  /// and the cell written replaces one of them.
+  void untab(size_t at) {
+    size_t first = at;
+    while (first > 0 && cells_[first].empty())
+      --first;
+    if (cells_[first] != "\t")
+      return;
+    cells_[first] = blank;
+    for (size_t k = first + 1; k < cells_.size() && cells_[k].empty(); ++k)
+      cells_[k] = blank;
+  }
+
   /// The cell at the cursor becomes `cell`; a wide character it writes over half of
   /// is blanked, as a terminal does (`second`: the cell is the second half of the
   /// one just written before it).
   void set(std::string_view cell, bool second = false) {
     // (A second half a delete or insert of cells left alone is no wide one's.)
     if (cursor_ < cells_.size()) {
+      if (!second)
+        untab(cursor_);
       if (!second && cells_[cursor_].empty() && cursor_ > 0 && wide(cells_[cursor_ - 1])) // the second half
         cells_[cursor_ - 1] = blank;
       if (cursor_ + 1 < cells_.size() && cells_[cursor_ + 1].empty() && wide(cells_[cursor_])) // the first half
@@ -371,7 +407,7 @@ constexpr size_t max_open_line = 4096;
 size_t columns_of(std::string_view text) {
   size_t n = 0;
   for (size_t i = 0; i < text.size(); i += char_length(text, i))
-    n += static_cast<size_t>(columns(text.substr(i, char_length(text, i))));
+    n = text[i] == '\t' ? (n / 8 + 1) * 8 : n + static_cast<size_t>(columns(text.substr(i, char_length(text, i))));
   return n;
 }
 

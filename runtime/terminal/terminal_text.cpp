@@ -44,7 +44,7 @@ void TerminalText::put(std::string& out, char c) {
     ++rows_down_;
   } else if (c == '\t') {
     column_ = (column_ / 8 + 1) * 8;
-    ++cell_;
+    cell_ = (cell_ / 8 + 1) * 8; // the look's cells too: a tab takes those to its stop
   } else if (c == '\b') {
     column_ -= column_ > 0;
     cell_ -= cell_ > 0;
