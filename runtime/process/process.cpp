@@ -142,7 +142,9 @@ std::size_t add_slot(pid_t pgid) {
 }
 
 void remove_slot(std::size_t at, pid_t pgid) {
-  if (at < kSlots) {
+  if (at < kSlots && g_slots[at].load() == pgid) {
+    // Before the slot is free: the next group in it must not look TERMed already.
+    g_termed[at].store(false);
     pid_t expected = pgid;
     g_slots[at].compare_exchange_strong(expected, 0);
   }
