@@ -499,14 +499,15 @@ private:
       return assign(std::move(s), out);
     };
   }
-  /// A time limit that 0 would make end every request at once: above 0.
-  Reader limit_seconds(double& out, double max) const {
-    return [this, &out, max](auto& v, auto& key) -> Status {
+  /// A time limit that less than `min` would make end every request before a model
+  /// begins to answer (0: at once; a workspace's config may lower it).
+  Reader limit_seconds(double& out, double min, double max) const {
+    return [this, &out, min, max](auto& v, auto& key) -> Status {
       auto d = seconds_in(v, key, max);
-      if (d && *d <= 0)
-        return mismatch(key, fmt::format("a number of seconds above 0 and at most {} (0 would end every request "
-                                         "at once)",
-                                         max),
+      if (!d || *d < min)
+        return mismatch(key, fmt::format("a number of seconds from {} to {} (less would end every request before "
+                                         "a model begins to answer)",
+                                         min, max),
                         v);
       return assign(std::move(d), out);
     };
@@ -664,7 +665,7 @@ private:
       {"max_retries", integer(r.max_retries, 0, 100)},
       {"base_backoff_ms", integer(r.base_backoff_ms, 0, 600000)},
       {"max_backoff_secs", seconds(r.max_backoff_secs, kMaxBackoffSecs)},
-      {"idle_timeout_secs", limit_seconds(r.idle_timeout_secs, kMaxIdleTimeoutSecs)},
+      {"idle_timeout_secs", limit_seconds(r.idle_timeout_secs, 1, kMaxIdleTimeoutSecs)},
       {"max_response_bytes", count(r.max_response_bytes, 1024, kMaxResponseBytes)},
     });
   }

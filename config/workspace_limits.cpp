@@ -120,4 +120,16 @@ Status workspace_only_lowered(const Config& before, const Config& after, std::st
   return Status::success();
 }
 
+std::vector<std::string> workspace_lowered(const Config& before, const Config& after, const Config& final) {
+  std::vector<std::string> lowered;
+  for (auto& limit : limits)
+    if (limit.value(after) != limit.value(before) && limit.value(final) == limit.value(after))
+      lowered.push_back(fmt::format("{} = {}", limit.key, limit.value(after)));
+  auto& r = after.assistant.request;
+  if (r.idle_timeout_secs != before.assistant.request.idle_timeout_secs &&
+      final.assistant.request.idle_timeout_secs == r.idle_timeout_secs)
+    lowered.push_back(fmt::format("assistant.request.idle_timeout_secs = {}", r.idle_timeout_secs));
+  return lowered;
+}
+
 } // namespace jp

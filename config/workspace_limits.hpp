@@ -5,7 +5,9 @@
 // or memory with responses. Your own config (and --config, --cfg) may raise them.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "config.hpp"
 #include "../messages/result.hpp"
@@ -17,5 +19,10 @@ namespace jp {
 /// each tool that was there before it (yours or built in). Errors name the key,
 /// the file, the limit it had, and that your own config can raise it.
 Status workspace_only_lowered(const Config& before, const Config& after, std::string_view origin);
+
+/// The limits the workspace's layer lowered and no later layer set over ("key =
+/// value"): a run that fails for one (every request timed out, output cut to 64
+/// bytes) is traced to the file that chose it.
+std::vector<std::string> workspace_lowered(const Config& before, const Config& after, const Config& final);
 
 } // namespace jp

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/code_variable.hpp"
 #include "config/placeholder.hpp"
+#include "config/workspace_limits.hpp"
 #include "messages/json.hpp"
 
 namespace jp {
@@ -69,10 +71,19 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
       continue; // a later layer of the user's own replaced it
     auto was = before.tools.find(name);
     if (was == before.tools.end()) {
-      auto where = tool.node.empty() ? fmt::format("runs `{}`{}{}", cut_text(tool.program, 60),
-                                                   tool.shell ? " as a shell script" : "",
-                                                   outside_note(now->second, final.workspace))
-                                     : fmt::format("runs on node {}", tool.node);
+      // Its command line and what it sets in its environment, as the file says them:
+      // `ls` alone hid LD_PRELOAD = "repo.so", and `bash` what it was given to run.
+      std::string command = tool.program;
+      for (auto& arg : tool.args)
+        command += " " + arg;
+      std::vector<std::string> env;
+      for (auto& [k, v] : tool.env)
+        env.push_back(code_variable_reader(k).empty() ? k : fmt::format("{} (chooses code it runs)", k));
+      auto where = tool.node.empty()
+                     ? fmt::format("runs `{}`{}{}{}", cut_text(command, 100), tool.shell ? " as a shell script" : "",
+                                   env.empty() ? "" : fmt::format(" setting {}", fmt::join(env, ", ")),
+                                   outside_note(now->second, final.workspace))
+                     : fmt::format("runs on node {}", tool.node);
       sets.push_back(fmt::format("tool `{}` ({}, {})", name, where, to_string(loosest(now->second))));
     } else {
       if (tool.description != was->second.description || tool.summary != was->second.summary)
@@ -95,6 +106,8 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
     sets.push_back("assistant.system_prompt");
   if (chose(before.runtime.tool_limits, after.runtime.tool_limits, final.runtime.tool_limits))
     sets.push_back(fmt::format("runtime.tool_limits ({})", limits_text(after.runtime.tool_limits)));
+  for (auto& lowered : workspace_lowered(before, after, final))
+    sets.push_back(lowered);
   return sets;
 }
 

@@ -424,7 +424,8 @@ CAF_TEST(numbers outside their range are refused naming the key and the range) {
       {"[assistant.request]\nmax_backoff_secs = 1e9\n",
        "assistant.request.max_backoff_secs: expected a finite number of seconds from 0 to 3600"},
       {"[assistant.request]\nidle_timeout_secs = 86401\n",
-       "assistant.request.idle_timeout_secs: expected a finite number of seconds from 0 to 86400, got integer 86401"},
+       "assistant.request.idle_timeout_secs: expected a number of seconds from 1 to 86400 (less would end every "
+       "request before a model begins to answer), got integer 86401"},
       {"[assistant.request]\nmax_response_bytes = 0\n",
        "assistant.request.max_response_bytes: expected an integer from 1024 to 4294967296, got integer 0"},
       {"[conversation.tools.shell.spawn.lifecycle]\nawait_timeout_secs = 1e300\n",
@@ -611,7 +612,8 @@ CAF_TEST(every validation error names the file and the key) {
       {"[runtime]\nabort_grace_secs = -1.5\n",
        "runtime.abort_grace_secs: expected a finite number of seconds from 0 to 3600, got float -1.5"},
       {"[assistant.request]\nidle_timeout_secs = nan\n",
-       "assistant.request.idle_timeout_secs: expected a finite number of seconds from 0 to 86400, got float nan"},
+       "assistant.request.idle_timeout_secs: expected a number of seconds from 1 to 86400 (less would end every "
+       "request before a model begins to answer), got float nan"},
       {"[conversation.tools.shell.spawn.lifecycle]\nawait_timeout_secs = -inf\n",
        "conversation.tools.shell.spawn.lifecycle.await_timeout_secs: expected a finite number of "
        "seconds from 0 to 604800, got float -inf"},
@@ -1436,7 +1438,9 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
     {"[conversation.tools.await]\nsettle_ms = 5\n", "conversation.tools.await.settle_ms: `await` starts no process"},
     {"[conversation.tools.await]\nio = \"pty\"\n", "conversation.tools.await.io: `await` starts no process"},
     {"[assistant.request]\nidle_timeout_secs = 0\n", "assistant.request.idle_timeout_secs: expected a number of "
-                                                     "seconds above 0"},
+                                                     "seconds from 1 to 86400"},
+    {"[assistant.request]\nidle_timeout_secs = 0.000001\n", "assistant.request.idle_timeout_secs: expected a "
+                                                            "number of seconds from 1 to 86400"},
   };
   for (auto& [toml, error] : cases) {
     auto c = apply_config_text(default_config(), toml, "c.toml");
