@@ -356,17 +356,19 @@ CAF_TEST(a run leaves the daemon runtime daemons names running past its tool unt
 CAF_TEST(an abort of a jp-actors run as a tool ends the tools of that run too) {
   // The outer abort's grace ended before the inner run's: it killed the inner
   // jp-actors, whose TERM-ignoring tool carried only the inner mark and lived on
-  // until the outer run ended. The inner run passes the outer mark on to its tools.
+  // until the outer run ended. The inner run passes the outer mark on to its tools;
+  // they get one TERM, the inner run's (a second from the outer cut their grace short).
   temp_dir ws;
   marked_sleep sleeper(ws.path);
-  auto ready = ws.path / "ready";
+  auto ready = ws.path / "ready", terms = ws.path / "terms";
   {
     std::ofstream inner(ws.path / "inner.toml");
     inner << fmt::format("[[agents]]\nname = \"in\"\n  [[agents.steps]]\n  [[agents.steps.calls]]\n"
                          "  tool = \"shell\"\n  arguments = {{ action = \"spawn\", id = \"deaf\", wait_ms = 0, "
-                         "command = '''trap '' TERM HUP INT; touch {}; exec {} 300''' }}\n"
+                         "command = '''trap 'echo t >> {}' TERM; trap '' HUP INT; touch {}; "
+                         "while :; do {} 0.01; done''' }}\n"
                          "  [[agents.steps.calls]]\n  tool = \"await\"\n  arguments = {{ all = [\"deaf\"] }}\n",
-                         ready.string(), sleeper.program.string());
+                         terms.string(), ready.string(), sleeper.program.string());
   }
   // The sleeper's token with one letter in brackets: the grep's own command line
   // does not match it.
@@ -383,16 +385,17 @@ CAF_TEST(an abort of a jp-actors run as a tool ends the tools of that run too) {
       "  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"shell\"\n"
       "  arguments = {{ action = \"abort\", id = \"inner\" }}\n"
       "  [[agents.steps]]\n  [[agents.steps.calls]]\n  tool = \"shell\"\n"
-      "  arguments = {{ command = '''if grep -qs '{}' /proc/[0-9]*/cmdline; then echo LEFT; "
+      "  arguments = {{ command = '''cat {}; if grep -qs '{}' /proc/[0-9]*/cmdline; then echo LEFT; "
       "else echo NONE-LEFT; fi''' }}\n",
-      JP_CLI_BINARY, ws.path.string(), (ws.path / "inner.toml").string(), ws.path.string(), ready.string(), pattern);
+      JP_CLI_BINARY, ws.path.string(), (ws.path / "inner.toml").string(), ws.path.string(), ready.string(),
+      terms.string(), pattern);
   }
   auto r = cli_in(ws.path.string(),
                   fmt::format("--cfg runtime.abort_grace_secs=1 run {} --json", (ws.path / "outer.toml").string()));
   JP_REQUIRE_OK(r);
   // The results' contents (the commands name both words too).
   if (r.out.find(R"("content":"inner-tool-runs\n")") == std::string::npos ||
-      r.out.find(R"("content":"NONE-LEFT\n")") == std::string::npos)
+      r.out.find(R"("content":"t\nNONE-LEFT\n")") == std::string::npos)
     CAF_FAIL("it said: " << r.out);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }

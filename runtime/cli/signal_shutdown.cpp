@@ -114,7 +114,8 @@ void watch() {
   stop_program();
   refuse_new_processes(); // returns once a spawn under way has recorded its group
   terminate_all_process_groups(); // those the program's aborts did not TERM already
-  signal_escaped_processes(SIGTERM); // what left its tool's group or session
+  auto leaders = live_tool_pids();  // TERMed with their groups: not again as our children
+  signal_escaped_processes(SIGTERM, leaders); // what left its tool's group or session
   signal_all_process_groups(SIGCONT); // a stopped job acts on TERM only once continued
   signal_escaped_processes(SIGCONT);
   // Each tool's exit is reaped by the io thread, which frees its group's slot.

@@ -750,9 +750,10 @@ public:
 
   /// The escape scan's part for this process: `sig` to what `all` says left its group.
   void signal_escaped(int sig, const std::vector<MarkedProcess>& all) {
-    auto kept = kept_daemons(daemons, all, [this](const MarkedProcess& p) { return left_group(p); });
+    bool inherited = sig == SIGKILL; // a nested jp-actors' tools: its TERM, our KILL
+    auto kept = kept_daemons(daemons, all, [&](const MarkedProcess& p) { return left_group(p, inherited); });
     for (auto& p : all) {
-      if (!left_group(p) || kept.count(p.stat.pid))
+      if (!left_group(p, inherited) || kept.count(p.stat.pid))
         continue;
       if (!signal_if_same(p.stat.pid, p.stat.start, sig))
         continue; // gone since the scan (or its pid another's now)
@@ -765,8 +766,8 @@ public:
   /// Whether `p` is this tool's and out of its group: its session's members or what
   /// carries its mark, if they descend from us (a mark copied elsewhere, or a session
   /// id reused since, names someone else's). The group's own are reached by kill(-pid).
-  bool left_group(const MarkedProcess& p) const {
-    return p.ours && (p.stat.sid == pid || mark_names(p.mark, mark)) && p.stat.pgid != pid;
+  bool left_group(const MarkedProcess& p, bool inherited = true) const {
+    return p.ours && (p.stat.sid == pid || mark_names(p.mark, mark, inherited)) && p.stat.pgid != pid;
   }
 
   bool is_escaped(const ProcStat& st) const {
@@ -1781,6 +1782,10 @@ void terminate_all_process_groups() noexcept {
     if (pgid > 0 && !g_termed[at].exchange(true))
       ::kill(-pgid, SIGTERM);
   }
+}
+
+std::vector<pid_t> live_tool_pids() {
+  return live_tools();
 }
 
 bool any_process_group_alive() noexcept {

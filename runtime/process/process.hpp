@@ -198,6 +198,9 @@ void signal_all_process_groups(int sig) noexcept;
 /// Async-signal-safe.
 void terminate_all_process_groups() noexcept;
 
+/// The pids of the live tools, sorted (each leads its own group). Not signal-safe.
+std::vector<pid_t> live_tool_pids();
+
 /// Signal-safe: whether a process group started by spawn_process is still alive.
 bool any_process_group_alive() noexcept;
 

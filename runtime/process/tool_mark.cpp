@@ -81,7 +81,7 @@ std::string tool_mark_value(const std::string& mark) {
   return mark + inherited;
 }
 
-bool mark_names(std::string_view value, std::string_view mark) {
+bool mark_names(std::string_view value, std::string_view mark, bool inherited) {
   if (mark.empty())
     return false;
   for (size_t at = 0; at < value.size();) {
@@ -89,6 +89,8 @@ bool mark_names(std::string_view value, std::string_view mark) {
     auto one = value.substr(at, end - at);
     if (mark.back() == '.' ? one.substr(0, mark.size()) == mark : one == mark)
       return true;
+    if (!inherited)
+      return false;
     at = end + 1;
   }
   return false;
@@ -132,13 +134,16 @@ std::vector<ProcStat> marked_processes(std::string_view mark) {
   return found;
 }
 
-std::size_t signal_escaped_processes(int sig) {
+std::size_t signal_escaped_processes(int sig, const std::vector<pid_t>& live_leaders) {
   if (g_marks.load() == 0)
     return 0; // never started a tool: nothing of ours can be anywhere
   std::size_t hit = 0;
   auto self = ::getpid();
   for (auto& p : processes_with_marks()) {
-    if ((p.stat.ppid == self || (p.ours && mark_names(p.mark, own_mark()))) &&
+    if (sig != SIGKILL && p.stat.pid == p.stat.pgid &&
+        std::binary_search(live_leaders.begin(), live_leaders.end(), p.stat.pid))
+      continue;
+    if ((p.stat.ppid == self || (p.ours && mark_names(p.mark, own_mark(), sig == SIGKILL || sig == 0))) &&
         signal_if_same(p.stat.pid, p.stat.start, sig))
       ++hit;
   }

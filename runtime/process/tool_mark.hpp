@@ -39,7 +39,10 @@ std::string tool_mark_value(const std::string& mark);
 
 /// Whether the mark variable's value `value` names `mark`: one of its marks is
 /// `mark`, or, when `mark` ends in '.', starts with it (every tool of one owner).
-bool mark_names(std::string_view value, std::string_view mark);
+/// With `inherited` false its own mark alone (the first): a TERM goes to a nested
+/// jp-actors' tools from it, not from us too (a second TERM cuts their grace short);
+/// a KILL at our grace's end reaches them by the marks they inherited.
+bool mark_names(std::string_view value, std::string_view mark, bool inherited = true);
 
 /// The value of the mark variable in `pid`'s environment as it was exec'd
 /// (/proc/<pid>/environ); "" when it has none or we may not read it.
@@ -70,7 +73,10 @@ std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_
 /// tools and to every child of its own (a tool, or an orphan of one reparented to
 /// us, the subreaper). Returns how many it signalled (`sig` 0: how many live). Not
 /// signal-safe (reads /proc).
-std::size_t signal_escaped_processes(int sig);
+/// `live_leaders` (sorted): tools leading their own group still, whose group's
+/// signal reached them (kill_all_process_groups and the like): not sent `sig` again
+/// but for SIGKILL (a second TERM is a second signal).
+std::size_t signal_escaped_processes(int sig, const std::vector<pid_t>& live_leaders = {});
 
 /// SIGKILL as signal_escaped_processes, again until it finds nothing left (bounded):
 /// a killed process's children are handed to us, and ours to kill too.
