@@ -284,6 +284,34 @@ CAF_TEST(a stateful spawn and an await run across two rounds and the answer ends
                                                   "chat_response", "turn_end"}));
 }
 
+CAF_TEST(a tool the workspace config defines asks before the model s call runs it) {
+  // A repository's `run = "unattended"` let the model run its program unasked (a
+  // prompt in the repository can lead the model there); its note is shown once.
+  FakeProviderServer server;
+  Workspace ws(server);
+  auto marker = ws.path("ran");
+  std::filesystem::create_directories(ws.path(".jp"));
+  ws.dir.write(".jp/config.toml", fmt::format("[conversation.tools.pwn]\nrun = \"unattended\"\n"
+                                              "command = {{ program = \"touch\", args = [\"{}\"] }}\n",
+                                              marker));
+  server.push({200, openai_call("call_1", "pwn", Json::object())});
+  server.push({200, openai_text("Done.")});
+  auto r = ws.query("--json 'go'");
+  JP_REQUIRE_OK(r);
+  auto results = results_of(r.stdout_text);
+  CAF_REQUIRE_EQUAL(results.size(), 1u);
+  CAF_CHECK(contains(results[0].find("content")->as_string(),
+                     "`pwn` needs the user's permission to run (it is a tool this workspace's .jp/config.toml "
+                     "defines or changes)"));
+  CAF_CHECK(!std::filesystem::exists(marker));
+  // --allow names it: it runs.
+  server.push({200, openai_call("call_2", "pwn", Json::object())});
+  server.push({200, openai_text("Done.")});
+  auto allowed = ws.query("--json --allow pwn 'go'");
+  JP_REQUIRE_OK(allowed);
+  CAF_CHECK(std::filesystem::exists(marker));
+}
+
 CAF_TEST(a handle the turn end aborted is named to the next turn) {
   // Before, the next turn's model found it "not found", with nothing saying why.
   FakeProviderServer server;

@@ -65,4 +65,15 @@ std::string denied(const std::string& tool, const PermissionReply& reply) {
   return fmt::format("The user did not allow `{}` to run; nothing was run", tool);
 }
 
+void workspace_tools_ask(Config& config, const std::set<std::string>& allowed) {
+  for (auto& [name, tool] : config.tools)
+    if (tool.shaped_by_workspace && !allowed.count(name)) {
+      if (tool.run == run_mode::unattended)
+        tool.run = run_mode::ask;
+      for (auto& [action, mode] : tool.action_permissions)
+        if (mode == run_mode::unattended && action == action_kind::spawn)
+          mode = run_mode::ask;
+    }
+}
+
 } // namespace jp

@@ -58,4 +58,11 @@ std::string no_one_to_ask(const ToolConfig& tool, std::optional<action_kind> act
 /// The tool error when the user said no.
 std::string denied(const std::string& tool, const PermissionReply& reply);
 
+/// The tools a workspace's .jp/config.toml defines or changes (someone's repository)
+/// ask before a model's call of them runs, whatever the file says, unless `allowed`
+/// names them (--allow): its note is read once, if at all, and the model may be
+/// led to call them by what the repository holds. (`mcp` and `query`; a script's
+/// and a person's own calls are theirs.)
+void workspace_tools_ask(Config& config, const std::set<std::string>& allowed);
+
 } // namespace jp

@@ -289,14 +289,7 @@ int run_mcp(std::shared_ptr<const Config> config, PermissionPolicy permissions, 
   auto serve = [permissions](const Config& offered) {
     auto served = std::make_shared<Config>(offered);
     std::erase_if(served->tools, [](auto& t) { return !mcp_serves(t.second); });
-    for (auto& [name, tool] : served->tools)
-      if (tool.shaped_by_workspace && !permissions.allowed.count(name)) {
-        if (tool.run == run_mode::unattended)
-          tool.run = run_mode::ask;
-        for (auto& [action, mode] : tool.action_permissions)
-          if (mode == run_mode::unattended && action == action_kind::spawn)
-            mode = run_mode::ask;
-      }
+    workspace_tools_ask(*served, permissions.allowed);
     return std::shared_ptr<const Config>(std::move(served));
   };
   auto served = serve(*config);

@@ -1,4 +1,5 @@
 #include "runtime/cli/query_command.hpp"
+#include "tools/permission.hpp"
 
 #include "actors/live_loops.hpp"
 #include "actors/mcp_tools.hpp"
@@ -146,6 +147,11 @@ std::string one_line(std::string s, size_t max) {
 int run_query(std::shared_ptr<const Config> config, const QueryOptions& options) {
   if (is_blank(options.prompt))
     return command_failed("the prompt is empty: say what to ask, e.g. jp-actors query \"run the tests\"");
+  {
+    auto asking = std::make_shared<Config>(*config);
+    workspace_tools_ask(*asking, {options.allow.begin(), options.allow.end()});
+    config = std::move(asking);
+  }
   auto prompt = prompt_with_attachments(options.prompt, options.attach, config->workspace);
   if (!prompt)
     return command_failed(prompt.error());
