@@ -265,7 +265,11 @@ OutputBuffer::Taken take_output(handle_state& st, bool last = false) {
     std::string_view all(bytes);
     auto head_bytes = all.substr(0, head_end), tail_bytes = all.substr(head_end + marker.size());
     std::string head, tail;
-    if (is_binary(head_bytes) && is_binary(tail_bytes)) {
+    // Both binary, or parts too short to judge alone (a cap under 256 bytes) that
+    // are binary together: all of it is one note.
+    bool short_parts = head_bytes.size() < 64 || tail_bytes.size() < 64;
+    auto both = short_parts ? std::string(head_bytes) + std::string(tail_bytes) : std::string();
+    if ((is_binary(head_bytes) && is_binary(tail_bytes)) || (short_parts && is_binary(both))) {
       // All of it, the middle too: one note of what it printed since the last look.
       taken.omitted += head_bytes.size() + tail_bytes.size();
       taken.content = binary_note(taken.omitted);

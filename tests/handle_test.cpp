@@ -751,6 +751,14 @@ CAF_TEST(binary output is left out saying so and text with a few stray bytes is 
   // Its omitted bytes: all but the head that is shown (108,894 bytes of text, 24,000 binary).
   auto shown_head = m.state.content.substr(0, m.state.content.find("\n…["));
   CAF_CHECK_EQUAL(m.omitted_bytes, 108894u + 24000u - shown_head.size());
+  // A cap too small for a head or a tail of 64 bytes: judged together, still a note.
+  auto tiny = shell("for i in $(seq 300); do printf '\\200\\377\\376\\375abcd'; done");
+  tiny.output_cap = 100;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("tiny"), tiny);
+  await_all(*this, {"tiny"});
+  auto [t0, t0err] = ask<HandleReport>(registry, fetch_atom::value, std::string("tiny"), LookOptions{});
+  CAF_CHECK_EQUAL(t0err, "");
+  CAF_CHECK(t0.state.content.starts_with("[jp-actors: 2400 bytes of binary output left out (not text)"));
   // NULs are valid UTF-8 but no text (an executable is mostly NULs): shown, they were
   // nothing at all (/dev/zero) or a few letters from a header.
   auto zeros = shell("head -c 1000 /dev/zero; for i in $(seq 100); do printf 'ELF\\0\\0\\0\\1\\2'; done");

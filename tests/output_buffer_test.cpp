@@ -399,6 +399,25 @@ CAF_TEST(spill files being written reserve what they hold and a step not their w
   growing.clear();
 }
 
+CAF_TEST(finished spill files are not removed where removing them cannot make room) {
+  // Files being written alone past the budget: the finished ones went for nothing.
+  temp_dir dir;
+  auto out = dir.path / "output";
+  std::filesystem::create_directory(out);
+  ::chmod(out.c_str(), 0700);
+  auto old = spill_in(out, "old");
+  std::ofstream(old) << std::string(1000, 'o');
+  age(old, 1000);
+  SpillLimits limits{64ull << 20, 20ull << 20}; // each reserves about 9 MiB: the third does not fit
+  std::vector<std::unique_ptr<OutputBuffer>> growing;
+  for (int i = 0; i < 3; ++i) {
+    growing.push_back(std::make_unique<OutputBuffer>(64, spill_in(out, fmt::format("g{}", i)).string(), "", limits));
+    growing.back()->append(std::string(1000, 'g'));
+  }
+  CAF_CHECK(std::filesystem::exists(old));
+  growing.clear();
+}
+
 CAF_TEST(a spill file growing past its reservation removes the oldest or ends its head) {
   temp_dir dir;
   auto out = dir.path / "output";

@@ -199,15 +199,16 @@ void install_signal_shutdown(double grace_secs) {
   // A SIGHUP our parent had us ignore stays ignored: `nohup` ignores it so that a
   // closed terminal does not end the run. (SIGINT and SIGQUIT are ours whatever came:
   // a `kill -INT` must end the run and its tools, not be lost to a script's `&`.)
-  // So do the other signals whose default action ends a process: by that action a
-  // stray `kill -USR1`, an alarm or a CPU limit (`ulimit -t`) ended jp-actors at once,
-  // every tool left running until the next start's sweep.
-  for (int sig : {SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGXCPU, SIGXFSZ,
-                  SIGSTKFLT}) {
-    struct sigaction inherited{};
-    if (::sigaction(sig, nullptr, &inherited) != 0 || inherited.sa_handler != SIG_IGN)
+  struct sigaction inherited{};
+  if (::sigaction(SIGHUP, nullptr, &inherited) != 0 || inherited.sa_handler != SIG_IGN)
+    ::sigaction(SIGHUP, &sa, nullptr);
+  // The other signals whose default action ends a process end it as SIGTERM does:
+  // by that action a stray `kill -USR1`, an alarm or a CPU limit (`ulimit -t`) ended
+  // jp-actors at once, every tool left running until the next start's sweep. One
+  // ignored or handled already (a profiler's SIGPROF) stays so.
+  for (int sig : {SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGXCPU, SIGSTKFLT})
+    if (::sigaction(sig, nullptr, &inherited) == 0 && inherited.sa_handler == SIG_DFL)
       ::sigaction(sig, &sa, nullptr);
-  }
 }
 
 void await_signal_shutdown() {

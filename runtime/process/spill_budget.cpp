@@ -121,6 +121,14 @@ bool enforce_spill_budget(const DirFd& dir, uint64_t budget, uint64_t incoming) 
       }
     }
   }
+  // Only when removing can make room: files being written alone past the budget,
+  // every finished file (ones the model was just told of) went for nothing.
+  uint64_t removable = 0;
+  for (auto& f : files)
+    if (f.size != UINT64_MAX)
+      removable += f.size;
+  if (used - std::min(used, removable) + incoming > budget)
+    return false;
   std::sort(files.begin(), files.end(), older);
   for (auto& f : files) {
     if (used + incoming <= budget)
