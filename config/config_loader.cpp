@@ -565,6 +565,21 @@ private:
       return std::string(s->get());
     return mismatch(key, "a string", n);
   }
+  /// A value that goes into a command as given (a default, a fixed answer): no NUL
+  /// in any text of it, which would cut the argument it becomes.
+  Status no_nul(const toml::node& n, std::string_view key) const {
+    if (auto* s = n.as_string(); s && s->get().find('\0') != std::string::npos)
+      return fail(key, "holds a NUL byte (\\u0000), which no argument can carry; remove it");
+    if (auto* a = n.as_array())
+      for (size_t i = 0; i < a->size(); ++i)
+        if (auto s = no_nul((*a)[i], fmt::format("{}[{}]", key, i)); !s)
+          return s;
+    if (auto* t = n.as_table())
+      for (auto&& [k, v] : *t)
+        if (auto s = no_nul(v, join_key(key, k.str())); !s)
+          return s;
+    return Status::success();
+  }
   Result<bool> bool_of(const toml::node& n, std::string_view key) const {
     if (auto* b = n.as_boolean())
       return b->get();
@@ -1080,7 +1095,9 @@ private:
       {"items", table([this, &p](auto& it, auto& key) {
          return read_fields(it, key, {{"type", choice(p.items_type, parameter_types)}});
        })},
-      {"default", [&p](auto& v, auto&) {
+      {"default", [this, &p](auto& v, auto& key) {
+         if (auto s = no_nul(v, key); !s)
+           return s;
          p.default_value = toml_to_json(v);
          return Status::success();
        }},
@@ -1170,7 +1187,9 @@ private:
           return fail(join_key(key, "target"), "a question with a fixed `answer` is asked of nobody; remove "
                                                "`answer` to have the target asked, or `target`");
         return read_fields(qt, key, {
-          {"answer", [&tool, &id](auto& answer, auto&) {
+          {"answer", [this, &tool, &id](auto& answer, auto& akey) {
+             if (auto s = no_nul(answer, akey); !s)
+               return s;
              tool.answers[id] = toml_to_json(answer);
              return Status::success();
            }},

@@ -1423,6 +1423,11 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
     {"[conversation.tools.t]\ncommand = { program = \"x\" }\nenv = { A = \"x\\u0000y\" }\n",
      "conversation.tools.t.env.A: holds a NUL byte"},
     {"[runtime]\nstate_dir = \"a\\u0000b\"\n", "runtime.state_dir: holds a NUL byte"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\", args = [\"{{tool.arguments.d}}\"] }\n"
+     "parameters.d = { type = \"string\", default = \"build\\u0000/..\" }\n",
+     "conversation.tools.t.parameters.d.default: holds a NUL byte"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nquestions.q = { answer = \"a\\u0000b\" }\n",
+     "conversation.tools.t.questions.q.answer: holds a NUL byte"},
     // 0 ended every request at once (retried, then failed), a workspace's too.
     // A glob passed nothing: whoever wrote it believed the token was passed.
     {"[runtime]\npass_env = [\"GITHUB_*\"]\n", "runtime.pass_env[0]: \"GITHUB_*\" is not a variable's name"},
