@@ -392,6 +392,13 @@ CAF_TEST(a tool s PATH has no entry that names the workspace) {
                                    ws.path.string(), state_home_of(ws.path.string()), JP_CLI_BINARY, ws.path.string()));
   CAF_CHECK(!contains(r.out, "PLANTED"));
   CAF_CHECK(contains(r.out, "jp-planted-probe: command not found"));
+  // A PATH the call gives is kept to its absolute entries too.
+  auto given = run_command(fmt::format("cd '{}' && XDG_STATE_HOME='{}' '{}' --workspace '{}' call shell "
+                                       "'{{\"command\":\"jp-planted-probe\",\"env\":{{\"PATH\":\".:/usr/bin:/bin\"}}}}'",
+                                       ws.path.string(), state_home_of(ws.path.string()), JP_CLI_BINARY,
+                                       ws.path.string()));
+  CAF_CHECK(!contains(given.out, "PLANTED"));
+  CAF_CHECK(contains(given.out, "jp-planted-probe: command not found"));
 }
 
 CAF_TEST(git config from the environment reaches a tool whole or not at all) {

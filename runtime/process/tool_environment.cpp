@@ -238,7 +238,7 @@ std::vector<std::string> tool_environment(char** parent, const std::vector<std::
   for (size_t i = 0; i < all.size(); ++i)
     if (keep[i])
       env.emplace_back(kept_entry(all[i], made));
-  add_extra(env, extra, [](const std::string& kv) { return kv; });
+  add_extra(env, extra, [&made](const std::string& kv) { return std::string(kept_entry(kv, made)); });
   return env;
 }
 
@@ -275,6 +275,11 @@ SpawnEnvironment spawn_environment(std::vector<std::string> extra, const std::ve
         filtered.emplace_back(kept_entry(kept.seen[i], made));
     kept.filtered = std::make_shared<const std::vector<std::string>>(std::move(filtered));
   }
+  // A PATH given for the call (a shell call's `env`, a tool's config) keeps its
+  // absolute entries alone too: `bin:/usr/bin` ran the repository's bin/ls.
+  for (auto& kv : extra)
+    if (kv.starts_with("PATH="))
+      kv = "PATH=" + absolute_search_path(std::string_view(kv).substr(5));
   return SpawnEnvironment{kept.filtered, std::move(extra)};
 }
 
