@@ -1,5 +1,6 @@
 #include "config/workspace_limits.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <limits>
 
@@ -90,12 +91,38 @@ Status only_lowered(const ToolLimits& before, const ToolLimits& after, std::stri
   return Status::success();
 }
 
+/// A file size limit on tools the workspace did not define: a write past it fails
+/// part-way, and a file the tool rewrites (anywhere: the user's own, outside the
+/// workspace) is left cut. Your own config may set it.
+Status no_file_size(const ToolLimits& before, const ToolLimits& after, std::string_view origin,
+                    std::string_view prefix) {
+  if (after.file_size_mb == before.file_size_mb)
+    return Status::success();
+  return Status::fail(fmt::format("{}: {}.file_size_mb: may not be set by a workspace's config on tools it does not "
+                                  "define: a write past it fails part-way, and a file the tool rewrites (yours, "
+                                  "anywhere) is left cut; set it in your own config, or on the workspace's own "
+                                  "tools",
+                                  origin, prefix));
+}
+
+// Below this an abort is a KILL at once: a tool's clean-up (a lock file, an index
+// being written) never runs. A workspace may lower the grace to it, not past it.
+constexpr double kWorkspaceMinGraceSecs = 1;
+
 } // namespace
 
 Status workspace_only_lowered(const Config& before, const Config& after, std::string_view origin) {
   for (auto& limit : limits)
     if (limit.value(after) > limit.value(before))
       return refuse(origin, limit.key, limit.value(after), limit.value(before));
+  if (after.runtime.abort_grace_secs != before.runtime.abort_grace_secs &&
+      after.runtime.abort_grace_secs < std::min(kWorkspaceMinGraceSecs, before.runtime.abort_grace_secs))
+    return Status::fail(fmt::format("{}: runtime.abort_grace_secs: {} is below what a workspace's config may set "
+                                    "({} s: less kills every tool of yours at once on an abort, before its "
+                                    "clean-up runs); set it in your own config",
+                                    origin, after.runtime.abort_grace_secs, kWorkspaceMinGraceSecs));
+  if (auto s = no_file_size(before.runtime.tool_limits, after.runtime.tool_limits, origin, "runtime.tool_limits"); !s)
+    return s;
   if (auto s = only_lowered(before.runtime.tool_limits, after.runtime.tool_limits, origin, "runtime.tool_limits"); !s)
     return s;
   // The stream's idle timeout, where none is set, is the model's (assistant_model.hpp):
@@ -114,6 +141,9 @@ Status workspace_only_lowered(const Config& before, const Config& after, std::st
         return refuse(origin, fmt::format("conversation.tools.{}.{}", name, limit.key), limit.value(now->second),
                       limit.value(tool));
     if (auto s = only_lowered(tool.limits, now->second.limits, origin, fmt::format("conversation.tools.{}.limits", name));
+        !s)
+      return s;
+    if (auto s = no_file_size(tool.limits, now->second.limits, origin, fmt::format("conversation.tools.{}.limits", name));
         !s)
       return s;
   }

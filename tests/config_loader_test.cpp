@@ -972,14 +972,29 @@ CAF_TEST(a workspace config may lower the limits that bound a run but not raise 
     fs::remove(box.xdg / "jp-actors" / "config.toml");
   }
   // Lowered, or kept as it was: taken.
-  box.workspace_config("[runtime]\nabort_grace_secs = 0.5\noutput_cap_bytes = 4096\nspill_budget_bytes = 65536\n"
+  box.workspace_config("[runtime]\nabort_grace_secs = 1\noutput_cap_bytes = 4096\nspill_budget_bytes = 65536\n"
                        "[agents]\nmax_concurrent = 2\nmax_depth = 3\n"
                        "[assistant.request]\nmax_retries = 1\nidle_timeout_secs = 30\n"
                        "[conversation.tools.shell]\nwait_ms = 0\nsettle_ms = 50\n"
-                       "[conversation.tools.mine]\ncommand = { program = \"make\" }\nwait_ms = 60000\n");
+                       "[conversation.tools.mine]\ncommand = { program = \"make\" }\nwait_ms = 60000\n"
+                       "limits = { file_size_mb = 8 }\n");
   auto c = load_config(box.sources(), default_config());
   CAF_REQUIRE_EQUAL(c.ok() ? "" : c.error(), "");
-  CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 0.5);
+  CAF_CHECK_EQUAL(c->runtime.abort_grace_secs, 1.0);
+  // Not past what leaves your tools their clean-up, nor a file size limit on them (a
+  // write cut part-way leaves a file it rewrote cut, wherever it is).
+  for (auto [toml, said] : {std::pair{"[runtime]\nabort_grace_secs = 0.5\n",
+                                      "runtime.abort_grace_secs: 0.5 is below what a workspace's config may set"},
+                            std::pair{"[runtime.tool_limits]\nfile_size_mb = 1\n",
+                                      "runtime.tool_limits.file_size_mb: may not be set by a workspace's config"},
+                            std::pair{"[conversation.tools.shell.limits]\nfile_size_mb = 1\n",
+                                      "conversation.tools.shell.limits.file_size_mb: may not be set by a "
+                                      "workspace's config"}}) {
+    box.workspace_config(toml);
+    auto refused = load_config(box.sources(), default_config());
+    CAF_REQUIRE(!refused.ok());
+    CAF_CHECK_EQUAL(missing(refused.error(), said), "");
+  }
   CAF_CHECK_EQUAL(c->runtime.output_cap_bytes, 4096u);
   CAF_CHECK_EQUAL(c->agents.max_concurrent, 2u);
   CAF_CHECK_EQUAL(c->tools.at("shell").settle_ms, 50);

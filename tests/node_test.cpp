@@ -572,7 +572,7 @@ run = "unattended"
   CAF_CHECK(!contains(content(results_of(refused), "main", 1, 0), "the repository ran this"));
   CAF_CHECK(contains(content(results_of(refused), "main", 1, 1), "start the node with --allow asky"));
   // The node's stderr names what the workspace's config sets, as run does.
-  CAF_CHECK(contains(read_file((dir.path / "node.out").string()), "it sets: tool `repo` (runs `/bin/sh`, unattended)"));
+  CAF_CHECK(contains(read_file((dir.path / "node.out").string()), "it sets: tool `repo` (runs `/bin/sh -c echo the repository ran this`, unattended)"));
   node.reset();
   node_args = {"--allow", "repo", "--allow", "asky"};
   CAF_REQUIRE(start_node());
