@@ -185,20 +185,19 @@ CAF_TEST(a state directory not opened for want of file descriptors is said so no
 CAF_TEST(a link planted for the output directory is not written through) {
   temp_dir ws;
   temp_dir victim;
-  for (auto link : {".jp/output", ".jp"}) {
+  for (auto link : {".jp/output", ".jp/conversations", ".jp"}) {
     std::filesystem::remove_all(ws.path / ".jp");
-    if (std::string(link) == ".jp/output")
+    if (std::string(link) != ".jp")
       std::filesystem::create_directories(ws.path / ".jp");
     std::filesystem::create_directory_symlink(victim.path, ws.path / link);
     // 100 kB: more than a response holds, so the full output would be spilled.
     auto r = cli_in(ws.path.string(), R"(call shell '{"command":"yes x | head -c 100000"}')");
     CAF_CHECK_EQUAL(r.status, 0);
     CAF_CHECK(contains(r.out, "bytes omitted"));
-    // `.jp` a link: the output is kept in the user's own place instead (said so).
-    if (std::string(link) == ".jp")
-      CAF_CHECK(contains(r.out, "is a link, which is not followed in a workspace"));
-    else
-      CAF_CHECK(contains(r.out, "(not written: "));
+    // The output (and a conversation) is kept in the user's own place instead, said
+    // so: a `.jp/conversations` link refused stopped every query in that repository.
+    CAF_CHECK(contains(r.out, "is a link, which is not followed in a workspace"));
+    CAF_CHECK(!contains(r.out, "(not written: "));
     CAF_CHECK(std::filesystem::is_empty(victim.path));
   }
 }

@@ -61,9 +61,22 @@ StateLocation choose_state_location(const Config& config) {
     own.pop_back();
   // A link in the workspace on the way (its `.jp`) is not followed (the store
   // refuses to keep anything through it): the user's own place is used instead.
+  // So is a link a repository committed where the store keeps its parts
+  // (`.jp/conversations`, `.jp/output`): refused there, it stopped every query.
   std::string reason;
+  auto part_link = [&]() -> std::string {
+    for (auto* part : {"conversations", "output"}) {
+      std::error_code ec;
+      auto at = fs::path(own) / part;
+      if (fs::is_symlink(fs::symlink_status(at, ec)))
+        return at.string();
+    }
+    return {};
+  };
   if (auto link = first_link_below(config.workspace, own); !link.empty())
     reason = link + " is a link, which is not followed in a workspace";
+  else if (auto part = part_link(); !part.empty())
+    reason = part + " is a link, which is not followed in a workspace";
   else if (int why = writable(own); why == 0)
     return {own, ""};
   else
