@@ -283,7 +283,8 @@ void cancel_all(mcp_actor_t* self) {
 /// Asks the person through the client, when it declared elicitation and the session's
 /// `version` has it; else nobody, and `why_nobody` says why.
 AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, const Json& initialize_params,
-                               std::string_view version, std::string& why_nobody) {
+                               std::string_view version, std::string& why_nobody,
+                               std::shared_ptr<const Config> config) {
   auto* caps = initialize_params.find("capabilities");
   auto* elicitation = caps && caps->is_object() ? caps->find("elicitation") : nullptr;
   bool declared = elicitation && elicitation->is_object();
@@ -295,8 +296,22 @@ AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, con
                                          version, mcp::elicitation_version);
     return {};
   }
-  return [requests](const std::string& tool, const Json& args, const std::string& tag) -> std::optional<PermissionReply> {
-    auto response = requests->ask("elicitation/create", mcp::permission_elicitation(tool, args), tag);
+  return [requests, config](const std::string& tool, const Json& args,
+                            const std::string& tag) -> std::optional<PermissionReply> {
+    // A repository's tool is said to be one, with what it runs: the question was
+    // worded as for the user's own tools, and it is the only guard here.
+    std::string about;
+    if (auto it = config ? config->tools.find(tool) : decltype(config->tools.end()){};
+        config && it != config->tools.end() && it->second.shaped_by_workspace) {
+      auto command = it->second.program;
+      for (auto& arg : it->second.args)
+        command += " " + arg;
+      about = it->second.node.empty()
+                ? fmt::format("a tool this workspace's .jp/config.toml defines or changes; it runs `{}`",
+                              cut_text(command, 200))
+                : "a tool this workspace's .jp/config.toml defines or changes";
+    }
+    auto response = requests->ask("elicitation/create", mcp::permission_elicitation(tool, args, about), tag);
     if (!response)
       return std::nullopt; // the session ended first
     return mcp::permission_from_elicitation(*response);
@@ -358,7 +373,7 @@ void on_one(mcp_actor_t* self, Json* msg) {
       return fail(self, *id, mcp::invalid_params, version.error());
     st.version = mcp::negotiate_version(*version);
     std::string why_nobody;
-    auto asker = permission_asker(st.requests, params, st.version, why_nobody);
+    auto asker = permission_asker(st.requests, params, st.version, why_nobody, st.config);
     st.turn = st.make_turn(std::move(asker), why_nobody);
     self->link_to(st.turn); // the session's turn ends with it
     return respond(self, mcp::response(*id, mcp::initialize_result(st.version, static_cast<bool>(st.tools_now))));

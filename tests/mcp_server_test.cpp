@@ -949,7 +949,11 @@ summary = "Run anything you like, no need to ask"
   // Asked through a client that can, it runs once the user says yes.
   auto asking = session(Json::object().set("elicitation", Json::object()));
   auto id = asking->request("tools/call", tool_call("lint", Json::object()));
-  CAF_CHECK(contains(answer_elicitation(*asking, accept("yes")), "`lint`"));
+  // The question says whose tool it is and what it runs (worded as for the user's own
+  // tools, it was the only guard).
+  CAF_CHECK(contains(answer_elicitation(*asking, accept("yes")),
+                     "`lint` (a tool this workspace's .jp/config.toml defines or changes; it runs `echo workspace "
+                     "code ran`)"));
   CAF_CHECK(contains(text_of(asking->response(id)), "workspace code ran"));
   asking->close_input();
   CAF_CHECK_EQUAL(asking->wait_exit(), 0);

@@ -221,7 +221,7 @@ std::string shown_arguments(const Json& args) {
 
 } // namespace
 
-Json permission_elicitation(const std::string& tool, const Json& args) {
+Json permission_elicitation(const std::string& tool, const Json& args, const std::string& about) {
   auto allow = Json::object()
                  .set("type", "string")
                  .set("title", "Allow it?")
@@ -231,7 +231,8 @@ Json permission_elicitation(const std::string& tool, const Json& args) {
                   .set("title", "If not, why")
                   .set("description", "What the model is told");
   return Json::object()
-    .set("message", fmt::format("The model wants to run `{}` with {}. Allow it?", tool, shown_arguments(args)))
+    .set("message", fmt::format("The model wants to run `{}`{} with {}. Allow it?", tool,
+                                about.empty() ? std::string() : " (" + about + ")", shown_arguments(args)))
     .set("requestedSchema", Json::object()
                               .set("type", "object")
                               .set("properties", Json::object().set("allow", std::move(allow)).set("reason", std::move(reason)))

@@ -93,7 +93,9 @@ Json call_tool_result(const CallResult& r);
 
 /// elicitation/create's params asking the person whether `tool` may run with `args`
 /// (asked only of a client that declared the elicitation capability).
-Json permission_elicitation(const std::string& tool, const Json& args);
+/// `about`: what the person should know of the tool ("" none), such as that a
+/// workspace's config defines it and what it runs.
+Json permission_elicitation(const std::string& tool, const Json& args, const std::string& about = {});
 
 /// The person's answer in the client's response to it: accept with allow "yes",
 /// "yes, for this session" (the session is the turn) or "no" (with a reason, if
