@@ -379,9 +379,11 @@ CAF_TEST(a spill file still being written counts as what it may grow to) {
   CAF_CHECK(std::filesystem::exists(next_file));
 }
 
-CAF_TEST(spill files being written reserve what they hold and a step not their whole maximum) {
-  // Ten handles spilling at once, each reserving spill_max_bytes (64 MiB), took a
-  // 512 MiB budget and removed every finished file, ones the model was just told of.
+namespace {
+
+/// Whether an old finished spill file (1 kB) outlives `n` files being written at
+/// once under `limits`, each given `bytes` (past the cap: spilled).
+bool old_file_outlives(int n, uint64_t bytes, SpillLimits limits) {
   temp_dir dir;
   auto out = dir.path / "output";
   std::filesystem::create_directory(out);
@@ -389,33 +391,26 @@ CAF_TEST(spill files being written reserve what they hold and a step not their w
   auto old = spill_in(out, "old");
   std::ofstream(old) << std::string(1000, 'o');
   age(old, 1000);
-  SpillLimits limits{64ull << 20, 128ull << 20};
   std::vector<std::unique_ptr<OutputBuffer>> growing;
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < n; ++i) {
     growing.push_back(std::make_unique<OutputBuffer>(64, spill_in(out, fmt::format("g{}", i)).string(), "", limits));
-    growing.back()->append(std::string(100000, 'g'));
+    growing.back()->append(std::string(bytes, 'g'));
   }
-  CAF_CHECK(std::filesystem::exists(old));
-  growing.clear();
+  return std::filesystem::exists(old);
+}
+
+} // namespace
+
+CAF_TEST(spill files being written reserve what they hold and a step not their whole maximum) {
+  // Ten handles spilling at once, each reserving spill_max_bytes (64 MiB), took a
+  // 512 MiB budget and removed every finished file, ones the model was just told of.
+  CAF_CHECK(old_file_outlives(10, 100000, SpillLimits{64ull << 20, 128ull << 20}));
 }
 
 CAF_TEST(finished spill files are not removed where removing them cannot make room) {
   // Files being written alone past the budget: the finished ones went for nothing.
-  temp_dir dir;
-  auto out = dir.path / "output";
-  std::filesystem::create_directory(out);
-  ::chmod(out.c_str(), 0700);
-  auto old = spill_in(out, "old");
-  std::ofstream(old) << std::string(1000, 'o');
-  age(old, 1000);
-  SpillLimits limits{64ull << 20, 20ull << 20}; // each reserves about 9 MiB: the third does not fit
-  std::vector<std::unique_ptr<OutputBuffer>> growing;
-  for (int i = 0; i < 3; ++i) {
-    growing.push_back(std::make_unique<OutputBuffer>(64, spill_in(out, fmt::format("g{}", i)).string(), "", limits));
-    growing.back()->append(std::string(1000, 'g'));
-  }
-  CAF_CHECK(std::filesystem::exists(old));
-  growing.clear();
+  // Each reserves about 9 MiB: the third does not fit 20 MiB.
+  CAF_CHECK(old_file_outlives(3, 1000, SpillLimits{64ull << 20, 20ull << 20}));
 }
 
 CAF_TEST(a spill file growing past its reservation removes the oldest or ends its head) {
