@@ -292,7 +292,9 @@ CAF_TEST(secret looking names are recognised and plain ones are not) {
                     "ENCRYPTION_KEY_BASE64", "SIGNING_KEY_B64", "MYAPP_SIGNING_KEYS", "MASTER_KEY_FILE",
                     "GOOGLE_OAUTH", "MY_PW", "STRIPE_KEY_B64", "TLS_PRIVATE_KEY_PEM", "APP_SECRET_HEX",
                     // And by a security review: password managers' sessions, a header's name.
-                    "BW_SESSION", "OP_SESSION_my_team", "X_AUTHORIZATION", "AUTHORIZATION_HEADER"})
+                    "BW_SESSION", "OP_SESSION_my_team", "X_AUTHORIZATION", "AUTHORIZATION_HEADER",
+                    // And by an audit: OAuth's client secret run into a word.
+                    "GOOGLE_CLIENTSECRET", "CLIENTSECRET", "FB_APPSECRET", "APISECRET"})
     CAF_CHECK_EQUAL(secret_looking_name(name) ? "" : name, "");
   for (auto name : {"PATH", "HOME", "TERM", "TOKENIZERS_PARALLELISM", "KEYBOARD", "LANG", "XDG_STATE_HOME", "XTOKEN",
                     "SECRETARY", "mysecret", "AUTHOR", "", "PWD", "OLDPWD", "SSH_AUTH_SOCK", "PATH_KEYS", "MONKEY",

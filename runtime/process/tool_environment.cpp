@@ -21,7 +21,10 @@ constexpr std::string_view secret_suffixes[] = {
 // NGROK_AUTHTOKEN, TS_AUTHKEY, npm_config__authToken, SSHPASS, MINIO_SECRETKEY).
 constexpr std::string_view secret_endings[] = {"password", "passwd",    "apikey",     "authtoken",
                                                "authkey",  "sshpass",   "secretkey",  "accesskey",
-                                               "privatekey", "accesstoken", "connection_string"};
+                                               "privatekey", "accesstoken", "connection_string",
+                                               // OAuth's and an app's secret run into a word (not any
+                                               // "...secret": mysecret is a name, not a secret's)
+                                               "clientsecret", "appsecret", "apisecret"};
 // Words that end a secret's name only after a '_' (MYSQL_PWD, SMTP_PASS; PWD itself
 // is the working directory).
 constexpr std::string_view secret_suffixes_after_underscore[] = {"pwd", "pass", "pw"};
