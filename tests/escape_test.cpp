@@ -273,6 +273,36 @@ CAF_TEST(a terminate signal gives what left a tool s group the grace too) {
   CAF_CHECK(std::filesystem::exists(cleaned)); // its cleanup ran to its end
 }
 
+CAF_TEST(a terminate signal reaches a jp-actors run as a tool once and its tools get their TERM) {
+  // The outer shutdown TERMed the tool's group and then the inner jp-actors again as
+  // one carrying its mark: the inner took the second as "now" and killed its tools
+  // without a TERM.
+  temp_dir ws;
+  auto ready = ws.path / "ready", terms = ws.path / "terms";
+  {
+    std::ofstream inner(ws.path / "inner.toml");
+    inner << fmt::format("[[agents]]\nname = \"in\"\n  [[agents.steps]]\n  [[agents.steps.calls]]\n"
+                         "  tool = \"shell\"\n  arguments = {{ action = \"spawn\", id = \"t\", wait_ms = 0, "
+                         "command = '''trap 'echo t >> {}' TERM; touch {}; while :; do sleep 0.01; done''' }}\n"
+                         "  [[agents.steps.calls]]\n  tool = \"await\"\n  arguments = {{ all = [\"t\"] }}\n",
+                         terms.string(), ready.string());
+  }
+  write_script(ws.path / "outer.toml",
+               {fmt::format("{} --cfg runtime.abort_grace_secs=30 --workspace {} run {} > {} 2>&1", JP_CLI_BINARY,
+                            ws.path.string(), (ws.path / "inner.toml").string(), (ws.path / "inner.out").string())});
+  pid_t cli_pid = start_cli(state_home_of(ws.path.string()),
+                            {"--cfg", "runtime.abort_grace_secs=1", "--workspace", ws.path.string(), "run",
+                             (ws.path / "outer.toml").string()});
+  CAF_REQUIRE(cli_pid > 0);
+  CAF_REQUIRE(testing::wait_for([&] { return std::filesystem::exists(ready); }));
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  reap_child(cli_pid, &status);
+  std::ifstream in(terms);
+  std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK_EQUAL(got, "t\n");
+}
+
 CAF_TEST(a crash of jp-actors kills what left the tools group or session) {
   // An exception nothing caught (std::terminate) in `run`, `call`, `mcp` or `node`:
   // the CLI's handler killed the groups only, and closed the crash record, so what

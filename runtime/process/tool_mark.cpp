@@ -140,8 +140,9 @@ std::size_t signal_escaped_processes(int sig, const std::vector<pid_t>& live_lea
   std::size_t hit = 0;
   auto self = ::getpid();
   for (auto& p : processes_with_marks()) {
-    if (sig != SIGKILL && p.stat.pid == p.stat.pgid &&
-        std::binary_search(live_leaders.begin(), live_leaders.end(), p.stat.pid))
+    // In a live tool's group (its leader, or a jp-actors run as that tool under a
+    // shell): the group's signal reached it.
+    if (sig != SIGKILL && std::binary_search(live_leaders.begin(), live_leaders.end(), p.stat.pgid))
       continue;
     if ((p.stat.ppid == self || (p.ours && mark_names(p.mark, own_mark(), sig == SIGKILL || sig == 0))) &&
         signal_if_same(p.stat.pid, p.stat.start, sig))

@@ -74,8 +74,8 @@ std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_
 /// us, the subreaper). Returns how many it signalled (`sig` 0: how many live). Not
 /// signal-safe (reads /proc).
 /// `live_leaders` (sorted): tools leading their own group still, whose group's
-/// signal reached them (kill_all_process_groups and the like): not sent `sig` again
-/// but for SIGKILL (a second TERM is a second signal).
+/// signal reached its members (kill_all_process_groups and the like): they are not
+/// sent `sig` again but for SIGKILL (a second TERM is a second signal).
 std::size_t signal_escaped_processes(int sig, const std::vector<pid_t>& live_leaders = {});
 
 /// SIGKILL as signal_escaped_processes, again until it finds nothing left (bounded):
