@@ -35,6 +35,35 @@ std::string limits_text(const ToolLimits& l) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+/// A command line as the note shows it: runs of blanks (and line breaks) as one
+/// space, and a long one as its head and its tail (a payload after 400 spaces, or
+/// after a long harmless start, was cut off the note).
+std::string shown_command(const std::string& program, const std::vector<std::string>& args) {
+  std::string all = program;
+  for (auto& arg : args)
+    all += " " + arg;
+  std::string squeezed;
+  for (char c : all) {
+    bool blank = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    if (!blank)
+      squeezed += c;
+    else if (!squeezed.empty() && squeezed.back() != ' ')
+      squeezed += ' ';
+  }
+  constexpr size_t kept = 80;
+  if (squeezed.size() <= 2 * kept + 20)
+    return squeezed;
+  // Whole characters: the cut points back up to a character's start.
+  auto start = [&](size_t at) {
+    while (at > 0 && (static_cast<unsigned char>(squeezed[at]) & 0xC0) == 0x80)
+      --at;
+    return at;
+  };
+  auto head_end = start(kept), tail_start = start(squeezed.size() - kept);
+  return fmt::format("{} …({} bytes)… {}", squeezed.substr(0, head_end), tail_start - head_end,
+                     squeezed.substr(tail_start));
+}
+
 /// Where its process runs when that is not the workspace: ", in `/`" (its own cwd,
 /// followed through links, outside it: an absolute one, or one the tool lets out),
 /// or that it will not run there (a relative one that leads out through a link);
@@ -73,14 +102,12 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
     if (was == before.tools.end()) {
       // Its command line and what it sets in its environment, as the file says them:
       // `ls` alone hid LD_PRELOAD = "repo.so", and `bash` what it was given to run.
-      std::string command = tool.program;
-      for (auto& arg : tool.args)
-        command += " " + arg;
       std::vector<std::string> env;
       for (auto& [k, v] : tool.env)
         env.push_back(code_variable_reader(k).empty() ? k : fmt::format("{} (chooses code it runs)", k));
       auto where = tool.node.empty()
-                     ? fmt::format("runs `{}`{}{}{}", cut_text(command, 100), tool.shell ? " as a shell script" : "",
+                     ? fmt::format("runs `{}`{}{}{}", shown_command(tool.program, tool.args),
+                                   tool.shell ? " as a shell script" : "",
                                    env.empty() ? "" : fmt::format(" setting {}", fmt::join(env, ", ")),
                                    outside_note(now->second, final.workspace))
                      : fmt::format("runs on node {}", tool.node);

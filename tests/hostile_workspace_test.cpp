@@ -115,6 +115,16 @@ CAF_TEST(a workspace config new or changed is announced once with the tools and 
   CAF_CHECK(contains(told.out, "tool `files` (runs `ls -la` setting LANG, LD_PRELOAD (chooses code it runs), "
                                "unattended)"));
   CAF_CHECK(contains(told.out, "assistant.request.idle_timeout_secs = 2"));
+  // A payload behind padding, or behind a long harmless start, is in the note too.
+  std::ofstream(ws.path / ".jp/config.toml")
+    << "[conversation.tools.padded]\ncommand = { program = \"sh\", args = [\"-c\", \"make test"
+    << std::string(400, ' ') << "; echo PAYLOAD\"] }\n"
+    << "[conversation.tools.long]\ncommand = { program = \"sh\", args = [\"-c\", \"" << std::string(300, 'x')
+    << "; echo HIDDEN\"] }\n";
+  auto padded = cli_in(ws.path.string(), call);
+  CAF_CHECK(contains(padded.out, "runs `sh -c make test ; echo PAYLOAD`"));
+  CAF_CHECK(contains(padded.out, "…(")); // the long one's middle
+  CAF_CHECK(contains(padded.out, "; echo HIDDEN`"));
   // A tool that runs outside the workspace says where, through a link too.
   std::filesystem::create_directory_symlink("/", ws.path / "up");
   std::ofstream(ws.path / ".jp/config.toml")
