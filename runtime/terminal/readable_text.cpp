@@ -63,7 +63,8 @@ int columns(std::string_view ch) {
 /// One line as a terminal shows it: a cell per column (a wide character's second is
 /// an empty cell), and the cursor's column.
 /// The cursor never moves past the line's end (a terminal would pad with blanks),
-/// so what is shown is never longer than what was written.
+/// so what is shown is never longer than what was written (but for a tab written
+/// over: the blanks of its columns, 7 bytes more at most).
 class Line {
 public:
   /// `cell`, a character of `width` columns (columns()), at the cursor; the cursor
