@@ -505,9 +505,8 @@ private:
     return [this, &out, min, max](auto& v, auto& key) -> Status {
       auto d = seconds_in(v, key, max);
       if (!d || *d < min)
-        return mismatch(key, fmt::format("a number of seconds from {} to {} (less would end every request before "
-                                         "a model begins to answer)",
-                                         min, max),
+        return mismatch(key, fmt::format("a number of seconds from {} to {}{}", min, max,
+                                         d ? " (less would end every request before a model begins to answer)" : ""),
                         v);
       return assign(std::move(d), out);
     };

@@ -115,12 +115,12 @@ Status workspace_only_lowered(const Config& before, const Config& after, std::st
   for (auto& limit : limits)
     if (limit.value(after) > limit.value(before))
       return refuse(origin, limit.key, limit.value(after), limit.value(before));
-  if (after.runtime.abort_grace_secs != before.runtime.abort_grace_secs &&
-      after.runtime.abort_grace_secs < std::min(kWorkspaceMinGraceSecs, before.runtime.abort_grace_secs))
+  if (auto floor = std::min(kWorkspaceMinGraceSecs, before.runtime.abort_grace_secs);
+      after.runtime.abort_grace_secs != before.runtime.abort_grace_secs && after.runtime.abort_grace_secs < floor)
     return Status::fail(fmt::format("{}: runtime.abort_grace_secs: {} is below what a workspace's config may set "
                                     "({} s: less kills every tool of yours at once on an abort, before its "
                                     "clean-up runs); set it in your own config",
-                                    origin, after.runtime.abort_grace_secs, kWorkspaceMinGraceSecs));
+                                    origin, after.runtime.abort_grace_secs, floor));
   if (auto s = no_file_size(before.runtime.tool_limits, after.runtime.tool_limits, origin, "runtime.tool_limits"); !s)
     return s;
   if (auto s = only_lowered(before.runtime.tool_limits, after.runtime.tool_limits, origin, "runtime.tool_limits"); !s)

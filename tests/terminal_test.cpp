@@ -191,6 +191,13 @@ CAF_TEST(a tab takes the columns to its stop and what is written over it leaves 
   CAF_CHECK_EQUAL(readable_text("a\tb", nullptr, &open), "a\tb");
   CAF_CHECK_EQUAL(open.column, 9u);
   CAF_CHECK_EQUAL(readable_text("\b!\n", nullptr, &open), "a\t!\n"); // the line whole: its text changed
+  // Its stop counts from the line's start, not from the look's (a tab in the second
+  // look of a line).
+  OpenLine line;
+  CAF_CHECK_EQUAL(readable_text("xxxxxxx", nullptr, &line), "xxxxxxx");
+  CAF_CHECK_EQUAL(readable_text("ab\t", nullptr, &line), "ab\t");
+  CAF_CHECK_EQUAL(line.column, 16u);
+  CAF_CHECK_EQUAL(readable_text("Z\n", nullptr, &line), "Z\n");
 }
 
 CAF_TEST(a move to a place on the screen never joins two lines of the text) {

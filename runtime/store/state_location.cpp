@@ -65,6 +65,9 @@ StateLocation choose_state_location(const Config& config) {
   // (`.jp/conversations`, `.jp/output`): refused there, it stopped every query.
   std::string reason;
   auto part_link = [&]() -> std::string {
+    // Yours outside the workspace (an absolute state_dir) is yours to link.
+    if (!own.starts_with(config.workspace + "/"))
+      return {};
     for (auto* part : {"conversations", "output"}) {
       std::error_code ec;
       auto at = fs::path(own) / part;

@@ -428,7 +428,7 @@ std::string readable_text(std::string_view s, std::string* held, OpenLine* open)
         *open = {}; // too long to carry (a line of minified JSON): its moves reach its look's start
       } else {
         open->text.append(rest);
-        open->column += columns_of(rest);
+        open->column = columns_of(open->text); // a tab's stop counts from the line's start
       }
     }
     return std::string(s);
