@@ -1,4 +1,5 @@
 #include "actors/mcp_server.hpp"
+#include "config/workspace_sets.hpp"
 
 #include <algorithm>
 #include <caf/all.hpp>
@@ -303,13 +304,9 @@ AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, con
     std::string about;
     if (auto it = config ? config->tools.find(tool) : decltype(config->tools.end()){};
         config && it != config->tools.end() && it->second.shaped_by_workspace) {
-      auto command = it->second.program;
-      for (auto& arg : it->second.args)
-        command += " " + arg;
-      about = it->second.node.empty()
-                ? fmt::format("a tool this workspace's .jp/config.toml defines or changes; it runs `{}`",
-                              cut_text(command, 200))
-                : "a tool this workspace's .jp/config.toml defines or changes";
+      about = "a tool this workspace's .jp/config.toml defines or changes";
+      if (it->second.node.empty() && !it->second.program.empty())
+        about += "; it " + what_tool_runs(it->second);
     }
     auto response = requests->ask("elicitation/create", mcp::permission_elicitation(tool, args, about), tag);
     if (!response)

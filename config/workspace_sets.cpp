@@ -100,17 +100,8 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
       continue; // a later layer of the user's own replaced it
     auto was = before.tools.find(name);
     if (was == before.tools.end()) {
-      // Its command line and what it sets in its environment, as the file says them:
-      // `ls` alone hid LD_PRELOAD = "repo.so", and `bash` what it was given to run.
-      std::vector<std::string> env;
-      for (auto& [k, v] : tool.env)
-        env.push_back(code_variable_reader(k).empty() ? k : fmt::format("{} (chooses code it runs)", k));
-      auto where = tool.node.empty()
-                     ? fmt::format("runs `{}`{}{}{}", shown_command(tool.program, tool.args),
-                                   tool.shell ? " as a shell script" : "",
-                                   env.empty() ? "" : fmt::format(" setting {}", fmt::join(env, ", ")),
-                                   outside_note(now->second, final.workspace))
-                     : fmt::format("runs on node {}", tool.node);
+      auto where = tool.node.empty() ? what_tool_runs(tool) + outside_note(now->second, final.workspace)
+                                     : fmt::format("runs on node {}", tool.node);
       sets.push_back(fmt::format("tool `{}` ({}, {})", name, where, to_string(loosest(now->second))));
     } else {
       if (tool.description != was->second.description || tool.summary != was->second.summary)
@@ -136,6 +127,16 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
   for (auto& lowered : workspace_lowered(before, after, final))
     sets.push_back(lowered);
   return sets;
+}
+
+std::string what_tool_runs(const ToolConfig& tool) {
+  // Its command line and what it sets in its environment, as the file says them:
+  // `ls` alone hid LD_PRELOAD = "repo.so", and `bash` what it was given to run.
+  std::vector<std::string> env;
+  for (auto& [k, v] : tool.env)
+    env.push_back(code_variable_reader(k).empty() ? k : fmt::format("{} (chooses code it runs)", k));
+  return fmt::format("runs `{}`{}{}", shown_command(tool.program, tool.args), tool.shell ? " as a shell script" : "",
+                     env.empty() ? "" : fmt::format(" setting {}", fmt::join(env, ", ")));
 }
 
 } // namespace jp

@@ -20,4 +20,9 @@ namespace jp {
 /// asking (a spawn may run unattended under `run = "ask"`).
 std::vector<std::string> what_workspace_sets(const Config& before, const Config& after, const Config& final);
 
+/// What a local tool runs, as a person asked about it should see it: "runs `sh -c
+/// make test` setting LD_PRELOAD (chooses code it runs)" (its command line squeezed,
+/// a long one's head and tail; the variables its `env` sets).
+std::string what_tool_runs(const ToolConfig& tool);
+
 } // namespace jp
