@@ -767,7 +767,10 @@ public:
   /// carries its mark, if they descend from us (a mark copied elsewhere, or a session
   /// id reused since, names someone else's). The group's own are reached by kill(-pid).
   bool left_group(const MarkedProcess& p, bool inherited = true) const {
-    return p.ours && (p.stat.sid == pid || mark_names(p.mark, mark, inherited)) && p.stat.pgid != pid;
+    // A session member that a nested jp-actors marked as its own tool gets its TERM
+    // from that jp-actors (a second cuts its grace short); our KILL reaches it.
+    bool member = p.stat.sid == pid && (inherited || p.mark.empty() || mark_names(p.mark, mark, false));
+    return p.ours && (member || mark_names(p.mark, mark, inherited)) && p.stat.pgid != pid;
   }
 
   bool is_escaped(const ProcStat& st) const {

@@ -118,9 +118,11 @@ std::vector<MarkedProcess> processes_with_marks(const std::vector<pid_t>& known_
   for (auto& st : all) {
     if (st.pid == self || st.state == 'Z')
       continue;
-    // A tool still leading its own group (one that left it is read: it escaped).
+    // A tool still leading its own group (one that left it is read: it escaped), and
+    // its session's members in its group. Those in other groups of its session (jobs)
+    // are read: one may be another jp-actors' tool (a nested run's), not this tool's.
     bool known = (st.pid == st.pgid && std::binary_search(known_tools.begin(), known_tools.end(), st.pid)) ||
-                 std::binary_search(known_tools.begin(), known_tools.end(), st.sid);
+                 (std::binary_search(known_tools.begin(), known_tools.end(), st.sid) && st.pgid == st.sid);
     out.push_back({st, known ? std::string() : mark_of(st.pid), descends(st.pid)});
   }
   return out;
