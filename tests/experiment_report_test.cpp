@@ -127,6 +127,21 @@ CAF_TEST(figures come from the events of a json log) {
   CAF_CHECK(contains(table, "await 1, shell 1"));
 }
 
+CAF_TEST(figures a log could not have come from count as unknown) {
+  // A log is anyone's file: 1e308 ms showed as `inf` in the table.
+  ReportBuilder b;
+  b.add(at(0, "turn_start", {{"agent", "main"}}));
+  b.add(at(10, "model_round", {{"agent", "main"}, {"step", 1}, {"elapsed_ms", 1e308}, {"tokens_in", 1e300}}));
+  b.add(at(20, "turn_end", {{"agent", "main"}}));
+  b.add(at(21, "run_end", {{"agents", 1}, {"elapsed_ms", 1e308}}));
+  auto runs = b.reports();
+  CAF_REQUIRE_EQUAL(runs.size(), 1u);
+  auto& m = runs.front().agents[0];
+  CAF_CHECK_EQUAL(m.model_ms, 0.0);
+  CAF_CHECK_EQUAL(m.tokens_in, -1);
+  CAF_CHECK(!contains(report_table(runs.front()), "inf"));
+}
+
 CAF_TEST(an agent s tool time is never more than its wall time a turn within one ms included) {
   // Stamps are to the ms, a call's elapsed_ms finer: a sub-agent's whole turn within
   // one ms had a wall of 0 and its call's 0.4 ms as its tools'.

@@ -16,9 +16,15 @@ std::string string_at(const Json& j, std::string_view key) {
 }
 
 /// A number member, or `otherwise`.
+/// A count or a time in milliseconds: a number a run could have written (a log is
+/// anyone's file: 1e308 showed as `inf` in the table, a sum of them overflowed).
 double number_at(const Json& j, std::string_view key, double otherwise = -1) {
+  constexpr double kMost = 1e15; // ms: 30,000 years; tokens: more than any run
   auto* v = j.find(key);
-  return v && v->is_number() ? v->as_number() : otherwise;
+  if (!v || !v->is_number())
+    return otherwise;
+  double d = v->as_number();
+  return std::isfinite(d) && d >= 0 && d <= kMost ? d : otherwise;
 }
 
 bool ok_at(const Json& j) {
