@@ -303,6 +303,28 @@ CAF_TEST(a terminate signal reaches a jp-actors run as a tool once and its tools
   CAF_CHECK_EQUAL(got, "t\n");
 }
 
+CAF_TEST(a terminate signal sends what left a tool s group one TERM) {
+  // The program's abort of its handle TERMed the tool's setsid'd helper by its mark,
+  // and the shutdown's own pass over our marks did again.
+  temp_dir ws;
+  auto ready = ws.path / "ready", terms = ws.path / "terms";
+  write_script(ws.path / "twice.toml",
+               {fmt::format("setsid sh -c 'trap \"echo t >> {}\" TERM; touch {}; while :; do sleep 0.01; done' "
+                            "</dev/null >/dev/null 2>&1 & while :; do sleep 0.01; done",
+                            terms.string(), ready.string())});
+  pid_t cli_pid = start_cli(state_home_of(ws.path.string()),
+                            {"--cfg", "runtime.abort_grace_secs=1", "--workspace", ws.path.string(), "run",
+                             (ws.path / "twice.toml").string()});
+  CAF_REQUIRE(cli_pid > 0);
+  CAF_REQUIRE(testing::wait_for([&] { return std::filesystem::exists(ready); }));
+  ::kill(cli_pid, SIGTERM);
+  int status = 0;
+  reap_child(cli_pid, &status);
+  std::ifstream in(terms);
+  std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAF_CHECK_EQUAL(got, "t\n");
+}
+
 CAF_TEST(a crash of jp-actors kills what left the tools group or session) {
   // An exception nothing caught (std::terminate) in `run`, `call`, `mcp` or `node`:
   // the CLI's handler killed the groups only, and closed the crash record, so what

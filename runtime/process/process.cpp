@@ -755,7 +755,11 @@ public:
     for (auto& p : all) {
       if (!left_group(p, inherited) || kept.count(p.stat.pid))
         continue;
-      if (!signal_if_same(p.stat.pid, p.stat.start, sig))
+      // A signal's shutdown TERMs whatever carries our marks itself (after the
+      // program's aborts began): this abort's would be a second TERM. Still counted,
+      // so the handle ends only once it is gone.
+      bool termed = sig == SIGTERM && g_refuse_new.load() && mark_names(p.mark, mark, false);
+      if (!signal_if_same(p.stat.pid, p.stat.start, termed ? 0 : sig))
         continue; // gone since the scan (or its pid another's now)
       if (!is_escaped(p.stat))
         escaped_.push_back(p.stat);
