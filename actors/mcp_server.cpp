@@ -301,13 +301,7 @@ AskPermission permission_asker(const std::shared_ptr<McpRequests>& requests, con
                             const std::string& tag) -> std::optional<PermissionReply> {
     // A repository's tool is said to be one, with what it runs: the question was
     // worded as for the user's own tools, and it is the only guard here.
-    std::string about;
-    if (auto it = config ? config->tools.find(tool) : decltype(config->tools.end()){};
-        config && it != config->tools.end() && it->second.shaped_by_workspace) {
-      about = "a tool this workspace's .jp/config.toml defines or changes";
-      if (it->second.node.empty() && !it->second.program.empty())
-        about += "; it " + what_tool_runs(it->second);
-    }
+    auto about = config ? workspace_tool_note(*config, tool) : std::string();
     auto response = requests->ask("elicitation/create", mcp::permission_elicitation(tool, args, about), tag);
     if (!response)
       return std::nullopt; // the session ended first

@@ -129,6 +129,16 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
   return sets;
 }
 
+std::string workspace_tool_note(const Config& config, const std::string& name) {
+  auto it = config.tools.find(name);
+  if (it == config.tools.end() || !it->second.shaped_by_workspace)
+    return {};
+  std::string note = "a tool this workspace's .jp/config.toml defines or changes";
+  if (it->second.node.empty() && !it->second.program.empty())
+    note += "; it " + what_tool_runs(it->second);
+  return note;
+}
+
 std::string what_tool_runs(const ToolConfig& tool) {
   // Its command line and what it sets in its environment, as the file says them:
   // `ls` alone hid LD_PRELOAD = "repo.so", and `bash` what it was given to run.

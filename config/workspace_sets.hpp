@@ -25,4 +25,9 @@ std::vector<std::string> what_workspace_sets(const Config& before, const Config&
 /// a long one's head and tail; the variables its `env` sets).
 std::string what_tool_runs(const ToolConfig& tool);
 
+/// What a person asked to let `name` run should know of it when the workspace's
+/// .jp/config.toml defines or changes it ("a tool this workspace's .jp/config.toml
+/// defines or changes; it runs `...`"); "" for any other tool.
+std::string workspace_tool_note(const Config& config, const std::string& name);
+
 } // namespace jp

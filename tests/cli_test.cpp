@@ -1827,6 +1827,33 @@ CAF_TEST(a one-shot tool that asks again after an answer is run once per questio
   CAF_CHECK(looping.out.find("asker: gave up after 16 rounds of questions") != std::string::npos);
 }
 
+CAF_TEST(on a terminal the permission asked for a workspace s tool says whose it is and what it runs) {
+  // Worded as for your own tools, the question did not say a repository chose it.
+  testing::temp_dir ws;
+  std::filesystem::create_directories(ws.path / ".jp");
+  ws.write(".jp/config.toml", "[conversation.tools.repo]\ncommand = { program = \"true\", args = [\"--x\"] }\n"
+                              "run = \"ask\"\n");
+  auto state = testing::state_home_of(ws.path.string());
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+    ::execl(JP_CLI_BINARY, JP_CLI_BINARY, "--workspace", ws.path.c_str(), "call", "--ask", "repo", nullptr);
+    ::_exit(127);
+  }
+  CAF_REQUIRE(pid > 0);
+  own_child(pid, SIGTERM);
+  std::string seen;
+  CAF_CHECK(read_until(master, seen, "(a tool this workspace's .jp/config.toml defines or changes; it runs `true "
+                                     "--x`)"));
+  CAF_CHECK(read_until(master, seen, "[w]hy (then Enter): "));
+  CAF_REQUIRE_EQUAL(::write(master, "n\n", 2), 2);
+  disown_child(pid);
+  ::kill(pid, SIGKILL); // no-op when it already ended
+  ::waitpid(pid, nullptr, 0);
+  ::close(master);
+}
+
 CAF_TEST(on a terminal permission is asked: yes for this turn and no with a reason) {
   testing::temp_dir ws;
   auto config = fmt::format("{}/tests/scripts/permissions_config.toml", JP_SOURCE_DIR);

@@ -57,6 +57,7 @@
 #include "runtime/store/script.hpp"
 #include "runtime/store/state_location.hpp"
 #include "tools/builtin_tools.hpp"
+#include "config/workspace_sets.hpp"
 #include "tools/schema.hpp"
 #include "tools/describe_tools.hpp"
 
@@ -93,8 +94,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 TurnContext turn_context(std::shared_ptr<const Config> config, IoThread& io, PermissionPolicy permissions) {
   bool tty = isatty(STDIN_FILENO) != 0;
   auto ask = [](const std::string& tool, const Question& q) { return tty_ask(tool, q); };
-  auto permit = [](const std::string& tool, const Json& args, const std::string&) {
-    return tty_ask_permission(tool, args);
+  auto permit = [config](const std::string& tool, const Json& args, const std::string&) {
+    return tty_ask_permission(tool, args, -1, workspace_tool_note(*config, tool));
   };
   return TurnContext{std::move(config), &io, tty ? AskUser(ask) : AskUser{}, std::move(permissions),
                      tty ? AskPermission(permit) : AskPermission{}};
@@ -138,7 +139,7 @@ RunOutcome run_agents(caf::actor_system& sys, std::shared_ptr<const Config> conf
     ctx.provider = make_scripted_provider(agent);
     ctx.inquiry = make_scripted_inquiry(agent);
     if (isatty(STDIN_FILENO))
-      ctx.prompts = std::make_shared<TtyPromptBackend>(log);
+      ctx.prompts = std::make_shared<TtyPromptBackend>(log, config);
     ctx.observer = std::make_shared<EventLogObserver>(log, agent.name, text, terminal_tools_of(*config));
     ctx.permissions = permissions;
     ctx.subagents = subagents;

@@ -202,7 +202,7 @@ int run_query(std::shared_ptr<const Config> config, const QueryOptions& options)
   if (!options.json)
     ctx.renderer = answer_renderer(stdout, config->style);
   if (isatty(STDIN_FILENO))
-    ctx.prompts = std::make_shared<TtyPromptBackend>(log);
+    ctx.prompts = std::make_shared<TtyPromptBackend>(log, config);
   ctx.inquiry = assistant->inquiry;
   auto text = options.json ? EventLogObserver::text_mode::response_event : EventLogObserver::text_mode::none;
   // On a terminal the calls are shown by the per-tool views; a pipe gets the transcript.

@@ -1,4 +1,5 @@
 #include "runtime/cli/terminal_hooks.hpp"
+#include "config/workspace_sets.hpp"
 
 #include <cstdlib>
 #include <utility>
@@ -97,8 +98,8 @@ std::shared_ptr<ResponseRenderer> answer_renderer(std::FILE* out, const StyleCon
   return std::make_shared<MarkdownRenderer>(out, !(no_color && *no_color), style.reasoning == "show");
 }
 
-TtyPromptBackend::TtyPromptBackend(std::shared_ptr<EventLog> log)
-  : log_(std::move(log)), cancel_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+TtyPromptBackend::TtyPromptBackend(std::shared_ptr<EventLog> log, std::shared_ptr<const Config> config)
+  : log_(std::move(log)), config_(std::move(config)), cancel_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 TtyPromptBackend::~TtyPromptBackend() {
   if (cancel_fd_ >= 0)
@@ -131,7 +132,8 @@ std::optional<Json> TtyPromptBackend::ask(const std::string& tool, const Questio
 
 std::optional<PermissionReply> TtyPromptBackend::permit(const std::string& tool, const Json& args) {
   std::unique_lock lock(dialog_);
-  return dialog(lock, [&] { return tty_ask_permission(tool, args, cancel_fd_); });
+  auto about = config_ ? workspace_tool_note(*config_, tool) : std::string();
+  return dialog(lock, [&] { return tty_ask_permission(tool, args, cancel_fd_, about); });
 }
 
 std::optional<InterruptChoice> TtyPromptBackend::interrupt_menu(interrupted_while what) {

@@ -68,7 +68,8 @@ class TtyPromptBackend final : public PromptBackend {
 public:
   /// `log`: the transcript on the same terminal, whose progress lines are held
   /// while a dialog is open (none: nothing to hold).
-  explicit TtyPromptBackend(std::shared_ptr<EventLog> log = nullptr);
+  /// `config`: the tools a permission is asked for (a workspace's own is said so).
+  explicit TtyPromptBackend(std::shared_ptr<EventLog> log = nullptr, std::shared_ptr<const Config> config = nullptr);
   ~TtyPromptBackend() override;
   std::optional<Json> ask(const std::string& tool, const Question& q) override;
   std::optional<PermissionReply> permit(const std::string& tool, const Json& args) override;
@@ -82,6 +83,7 @@ private:
   template <class F>
   auto dialog(std::unique_lock<std::mutex>& lock, F run) -> decltype(run());
   std::shared_ptr<EventLog> log_;
+  std::shared_ptr<const Config> config_;
   int cancel_fd_ = -1; // an eventfd: readable while the dialog shown must end
   std::atomic<bool> cancelled_{false}; // ... and every later one too
   // One dialog on the terminal at a time: the menu and a tool's question must not

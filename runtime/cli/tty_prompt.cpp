@@ -126,12 +126,15 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
   return answer;
 }
 
-std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args, int cancel_fd) {
+std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args, int cancel_fd,
+                                                  const std::string& about) {
   std::FILE* tty = std::fopen("/dev/tty", "r+");
   if (!tty)
     return std::nullopt;
   std::optional<PermissionReply> reply;
   fmt::print(tty, "[{}] wants to run with {}\n", tool, terminal_safe(args.dump()));
+  if (!about.empty())
+    fmt::print(tty, "  ({})\n", terminal_safe(about));
   for (int tries = 0; tries < kTries && !reply; ++tries) {
     fmt::print(tty, "Allow? [y]es / yes for this [t]urn / [n]o / no, and tell the assistant [w]hy (then Enter): ");
     std::fflush(tty);

@@ -17,9 +17,10 @@ std::optional<Json> tty_ask(const std::string& tool, const Question& q, int canc
 
 /// Asks on /dev/tty whether `tool` may run with `args`: yes / yes for this turn /
 /// no / no and tell the assistant why. nullopt when there is no terminal, the
-/// input ends, or `cancel_fd` becomes readable.
+/// input ends, or `cancel_fd` becomes readable. `about`: what the person should know
+/// of the tool (a workspace's own: workspace_tool_note), "" none.
 std::optional<PermissionReply> tty_ask_permission(const std::string& tool, const Json& args,
-                                                  int cancel_fd = -1);
+                                                  int cancel_fd = -1, const std::string& about = {});
 
 /// The interrupt menu on /dev/tty: stop / continue / reply (then the reply's line).
 /// nullopt when there is no terminal, the input ends, or `cancel_fd` becomes readable.
