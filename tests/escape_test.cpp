@@ -273,6 +273,24 @@ CAF_TEST(a terminate signal gives what left a tool s group the grace too) {
   CAF_CHECK(std::filesystem::exists(cleaned)); // its cleanup ran to its end
 }
 
+namespace {
+
+/// What `terms` holds (a line per TERM a tool counted) once `script` ran until
+/// `ready` was made and jp-actors ended by SIGTERM (a grace of 1 s).
+std::string terms_after_terminate(const temp_dir& ws, const std::filesystem::path& script,
+                                  const std::filesystem::path& ready, const std::filesystem::path& terms) {
+  pid_t cli_pid = start_cli(state_home_of(ws.path.string()), {"--cfg", "runtime.abort_grace_secs=1", "--workspace",
+                                                              ws.path.string(), "run", script.string()});
+  CAF_REQUIRE(cli_pid > 0);
+  CAF_REQUIRE(testing::wait_for([&] { return std::filesystem::exists(ready); }));
+  ::kill(cli_pid, SIGTERM);
+  reap_child(cli_pid);
+  std::ifstream in(terms);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+} // namespace
+
 CAF_TEST(a terminate signal reaches a jp-actors run as a tool once and its tools get their TERM) {
   // The outer shutdown TERMed the tool's group and then the inner jp-actors again as
   // one carrying its mark: the inner took the second as "now" and killed its tools
@@ -290,17 +308,7 @@ CAF_TEST(a terminate signal reaches a jp-actors run as a tool once and its tools
   write_script(ws.path / "outer.toml",
                {fmt::format("{} --cfg runtime.abort_grace_secs=30 --workspace {} run {} > {} 2>&1", JP_CLI_BINARY,
                             ws.path.string(), (ws.path / "inner.toml").string(), (ws.path / "inner.out").string())});
-  pid_t cli_pid = start_cli(state_home_of(ws.path.string()),
-                            {"--cfg", "runtime.abort_grace_secs=1", "--workspace", ws.path.string(), "run",
-                             (ws.path / "outer.toml").string()});
-  CAF_REQUIRE(cli_pid > 0);
-  CAF_REQUIRE(testing::wait_for([&] { return std::filesystem::exists(ready); }));
-  ::kill(cli_pid, SIGTERM);
-  int status = 0;
-  reap_child(cli_pid, &status);
-  std::ifstream in(terms);
-  std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CAF_CHECK_EQUAL(got, "t\n");
+  CAF_CHECK_EQUAL(terms_after_terminate(ws, ws.path / "outer.toml", ready, terms), "t\n");
 }
 
 CAF_TEST(a terminate signal sends what left a tool s group one TERM) {
@@ -312,17 +320,7 @@ CAF_TEST(a terminate signal sends what left a tool s group one TERM) {
                {fmt::format("setsid sh -c 'trap \"echo t >> {}\" TERM; touch {}; while :; do sleep 0.01; done' "
                             "</dev/null >/dev/null 2>&1 & while :; do sleep 0.01; done",
                             terms.string(), ready.string())});
-  pid_t cli_pid = start_cli(state_home_of(ws.path.string()),
-                            {"--cfg", "runtime.abort_grace_secs=1", "--workspace", ws.path.string(), "run",
-                             (ws.path / "twice.toml").string()});
-  CAF_REQUIRE(cli_pid > 0);
-  CAF_REQUIRE(testing::wait_for([&] { return std::filesystem::exists(ready); }));
-  ::kill(cli_pid, SIGTERM);
-  int status = 0;
-  reap_child(cli_pid, &status);
-  std::ifstream in(terms);
-  std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CAF_CHECK_EQUAL(got, "t\n");
+  CAF_CHECK_EQUAL(terms_after_terminate(ws, ws.path / "twice.toml", ready, terms), "t\n");
 }
 
 CAF_TEST(a crash of jp-actors kills what left the tools group or session) {
