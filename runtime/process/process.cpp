@@ -604,12 +604,11 @@ public:
     // the TERM, then a CONT: a stopped process acts on the TERM only once continued
     // (stopped jobs; and a tool in our session, in no orphaned group, stops on a
     // stop signal). Not the TERM again to a group the shutdown sent one.
-    leader_termed_ = slot < kSlots && g_termed[slot].exchange(true);
+    bool termed = slot < kSlots && g_termed[slot].exchange(true);
     if (session)
-      signal_all({SIGHUP, SIGTERM, SIGCONT});
+      signal_all({SIGHUP, SIGTERM, SIGCONT}, true, termed);
     else
-      signal_all({SIGTERM, SIGCONT});
-    leader_termed_ = false;
+      signal_all({SIGTERM, SIGCONT}, true, termed);
     signal_escaped(SIGTERM);
     grace_timer_.emplace(io.context());
     grace_timer_->expires_after(grace);
@@ -714,8 +713,10 @@ public:
   /// members read once). Only while the leader is unreaped (its pid names our
   /// group) or, for a session, while members remain (they keep the session id from
   /// being reused).
-  void signal_all(std::initializer_list<int> sigs, bool leader_running = true) {
-    signal_group(sigs, leader_running);
+  /// `leader_termed`: the shutdown sent the leader's group its TERM already (a second
+  /// is a second signal); the session's other groups get theirs.
+  void signal_all(std::initializer_list<int> sigs, bool leader_running = true, bool leader_termed = false) {
+    signal_group(sigs, leader_running, leader_termed);
     if (!session)
       return;
     std::vector<pid_t> done{pid};
@@ -729,9 +730,9 @@ public:
   }
 
   /// `sigs`, in turn, to the leader's group (signal_all's first part).
-  void signal_group(std::initializer_list<int> sigs, bool leader_running = true) {
+  void signal_group(std::initializer_list<int> sigs, bool leader_running = true, bool leader_termed = false) {
     for (int sig : sigs)
-      if (sig != SIGTERM || !leader_termed_)
+      if (sig != SIGTERM || !leader_termed)
         ::kill(-pid, sig);
     // A running leader may have left its group for another of our session (a
     // session's leader cannot): by its pid then, which is ours while it is unreaped.
@@ -1209,7 +1210,6 @@ private:
   std::uint64_t input_lost_ = 0; // io thread: input dropped unread when its reader closed the pipe (EPIPE)
   bool gone_ = false;
   bool terminating_ = false;
-  bool leader_termed_ = false; // terminate(): the shutdown sent its group the TERM already
   std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
   std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
   int reap_tries_ = 0;
