@@ -280,9 +280,10 @@ SpawnEnvironment spawn_environment(std::vector<std::string> extra, const std::ve
   }
   // A PATH given for the call (a shell call's `env`, a tool's config) keeps its
   // absolute entries alone too: `bin:/usr/bin` ran the repository's bin/ls.
+  std::string made;
   for (auto& kv : extra)
-    if (kv.starts_with("PATH="))
-      kv = "PATH=" + absolute_search_path(std::string_view(kv).substr(5));
+    if (auto kept = kept_entry(kv, made); kept.data() != kv.data())
+      kv = std::string(kept);
   return SpawnEnvironment{kept.filtered, std::move(extra)};
 }
 
