@@ -428,7 +428,10 @@ std::string readable_text(std::string_view s, std::string* held, OpenLine* open)
         *open = {}; // too long to carry (a line of minified JSON): its moves reach its look's start
       } else {
         open->text.append(rest);
-        open->column = columns_of(open->text); // a tab's stop counts from the line's start
+        // A tab's stop counts from the line's start: the whole line is counted again
+        // only when a tab came (a prompt's line is not rescanned at every look).
+        open->column = rest.find('\t') == std::string_view::npos ? open->column + columns_of(rest)
+                                                                  : columns_of(open->text);
       }
     }
     return std::string(s);
