@@ -837,6 +837,29 @@ CAF_TEST(an abort after the shutdown s TERM sends the group no second TERM) {
   CAF_CHECK(s.c->wait_exit());
 }
 
+CAF_TEST(a group whose leader died of the shutdown s TERM keeps the shutdown s grace) {
+  // The shutdown's TERM came before the program's abort, and the leader (a wrapper:
+  // here `exec sleep`) died of it at once: taken for an exit of its own, the rest of
+  // its group was stopped and killed at the leader's reap, mid-cleanup (a jp-actors
+  // run as a tool under `bash -c` never TERMed its own tools). The member's cleanup
+  // waits, in its trap, until the leader was reaped.
+  testing::temp_dir dir;
+  auto up = dir.path / "up", got = dir.path / "got", release = dir.path / "release", done = dir.path / "done";
+  IoThread io;
+  Spawned s;
+  start(io, s, sh(fmt::format("sh -c 'trap \"touch {1}; while [ ! -e {2} ]; do sleep 0.01; done; touch {3}; exit 0\" "
+                              "TERM; touch {0}; while :; do sleep 0.01; done' & exec sleep 1000",
+                              up.string(), got.string(), release.string(), done.string())));
+  CAF_REQUIRE(testing::wait_for([&] { return std::filesystem::exists(up); }));
+  terminate_all_process_groups(); // as a signal's shutdown does, before any abort
+  CAF_REQUIRE(testing::wait_for([&] { return std::filesystem::exists(got); }));
+  auto leader = fmt::format("/proc/{}", s.p->pid()); // its pid is the group's id: not reused while members hold it
+  CAF_REQUIRE(testing::wait_for([&] { return !std::filesystem::exists(leader); })); // reaped
+  std::ofstream{release};
+  CAF_CHECK(testing::wait_for([&] { return std::filesystem::exists(done); }));
+  CAF_CHECK(s.c->wait_exit()); // the member's end ends the group
+}
+
 CAF_TEST(destroying the io thread kills and reaps its groups) {
   auto c = std::make_shared<Collector>();
   GroupGuard guard;

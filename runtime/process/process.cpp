@@ -934,12 +934,17 @@ private:
     // left running in the background dies with it, and the model is told so, or it
     // believes its server runs. (A stopped group's id is not reused either: its
     // members hold it.)
-    bool name_left = !terminating_;
+    // A signal's shutdown TERMed the group before the program's abort came: the
+    // grace is the shutdown's, which kills what is left at its end. (Taken for an
+    // exit of its own, a wrapper's death of that TERM had the rest of its group, a
+    // jp-actors run under `bash -c`, stopped and killed within milliseconds.)
+    bool shutdown_termed = !terminating_ && slot < kSlots && g_termed[slot].load();
+    bool name_left = !terminating_ && !shutdown_termed;
     // Aborted while its grace runs: the leader was a wrapper that died of the TERM
     // at once (bash, make, npm), and what it ran is cleaning up. The rest of the
     // group keeps the grace the TERM gave it; the grace's end kills what is left
     // (reap_group watches the group meanwhile, the members holding its id).
-    bool in_grace = terminating_ && !session && grace_timer_ && !grace_over_;
+    bool in_grace = !session && ((terminating_ && grace_timer_ && !grace_over_) || shutdown_termed);
     grace_kept_ = in_grace;
     if (!in_grace) {
       signal_all({name_left ? SIGSTOP : SIGKILL}, false);
