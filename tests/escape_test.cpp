@@ -275,11 +275,20 @@ CAF_TEST(a terminate signal gives what left a tool s group the grace too) {
 
 namespace {
 
+/// A shell script that writes a line to `terms` per TERM it gets, makes `ready`, and
+/// ends by itself 50 sleeps after its first TERM: a second TERM has that long to
+/// show, and no grace's end (30 s here) need come to end it.
+std::string counts_terms(const std::filesystem::path& terms, const std::filesystem::path& ready) {
+  return fmt::format("trap \"echo t >> {0}\" TERM; touch {1}; n=0; "
+                     "while [ $n -lt 50 ]; do sleep 0.01; if [ -s {0} ]; then n=$((n+1)); fi; done",
+                     terms.string(), ready.string());
+}
+
 /// What `terms` holds (a line per TERM a tool counted) once `script` ran until
-/// `ready` was made and jp-actors ended by SIGTERM (a grace of 1 s).
+/// `ready` was made and jp-actors ended by SIGTERM.
 std::string terms_after_terminate(const temp_dir& ws, const std::filesystem::path& script,
                                   const std::filesystem::path& ready, const std::filesystem::path& terms) {
-  pid_t cli_pid = start_cli(state_home_of(ws.path.string()), {"--cfg", "runtime.abort_grace_secs=1", "--workspace",
+  pid_t cli_pid = start_cli(state_home_of(ws.path.string()), {"--cfg", "runtime.abort_grace_secs=30", "--workspace",
                                                               ws.path.string(), "run", script.string()});
   CAF_REQUIRE(cli_pid > 0);
   CAF_REQUIRE(testing::wait_for([&] { return std::filesystem::exists(ready); }));
@@ -301,9 +310,9 @@ CAF_TEST(a terminate signal reaches a jp-actors run as a tool once and its tools
     std::ofstream inner(ws.path / "inner.toml");
     inner << fmt::format("[[agents]]\nname = \"in\"\n  [[agents.steps]]\n  [[agents.steps.calls]]\n"
                          "  tool = \"shell\"\n  arguments = {{ action = \"spawn\", id = \"t\", wait_ms = 0, "
-                         "command = '''trap 'echo t >> {}' TERM; touch {}; while :; do sleep 0.01; done''' }}\n"
+                         "command = '''{}''' }}\n"
                          "  [[agents.steps.calls]]\n  tool = \"await\"\n  arguments = {{ all = [\"t\"] }}\n",
-                         terms.string(), ready.string());
+                         counts_terms(terms, ready));
   }
   write_script(ws.path / "outer.toml",
                {fmt::format("{} --cfg runtime.abort_grace_secs=30 --workspace {} run {} > {} 2>&1", JP_CLI_BINARY,
@@ -317,9 +326,8 @@ CAF_TEST(a terminate signal sends what left a tool s group one TERM) {
   temp_dir ws;
   auto ready = ws.path / "ready", terms = ws.path / "terms";
   write_script(ws.path / "twice.toml",
-               {fmt::format("setsid sh -c 'trap \"echo t >> {}\" TERM; touch {}; while :; do sleep 0.01; done' "
-                            "</dev/null >/dev/null 2>&1 & while :; do sleep 0.01; done",
-                            terms.string(), ready.string())});
+               {fmt::format("setsid sh -c '{}' </dev/null >/dev/null 2>&1 & while :; do sleep 0.01; done",
+                            counts_terms(terms, ready))});
   CAF_CHECK_EQUAL(terms_after_terminate(ws, ws.path / "twice.toml", ready, terms), "t\n");
 }
 
