@@ -93,6 +93,7 @@ struct NotificationConfig {
   bool on_failure = true;
   bool on_waiting = true;
   bool on_content = false;
+  friend bool operator==(const NotificationConfig&, const NotificationConfig&) = default;
 };
 
 struct ToolConfig {

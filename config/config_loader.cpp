@@ -1258,6 +1258,21 @@ private:
                                                       "(the shell and local tools); remove it",
                                                       tool.name, k));
     }
+    // What a handle has: on a tool of one-shot calls it did nothing, and said nothing.
+    if (tool.source == "local" && !tool.stateful && tool.node.empty()) {
+      static const ToolConfig defaults;
+      const std::pair<const char*, bool> handle_keys[] = {
+        {"actions", !tool.actions.empty()},
+        {"notifications", !(tool.notifications == defaults.notifications)},
+        {"lifecycle", !(tool.lifecycle == defaults.lifecycle)},
+        {"permissions", !tool.action_permissions.empty()}};
+      for (auto& [k, set] : handle_keys)
+        if (set)
+          return fail(prefix + ".spawn." + k,
+                      fmt::format("is for a tool that runs as a handle, and `{}` runs one-shot calls: set "
+                                  "spawn.stateful = true, or remove it",
+                                  tool.name));
+    }
     // Limits bind the processes started here: a node's tool runs by the node's own
     // config, and a built-in other than the shell starts none.
     if (tool.limits.any() && !tool.node.empty())

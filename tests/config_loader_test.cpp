@@ -1459,6 +1459,15 @@ CAF_TEST(a config is refused what a built-in tool would ignore and env names tha
                                                      "seconds from 1 to 86400"},
     {"[assistant.request]\nidle_timeout_secs = 0.000001\n", "assistant.request.idle_timeout_secs: expected a "
                                                             "number of seconds from 1 to 86400"},
+    // A handle's settings on a tool of one-shot calls did nothing.
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nspawn.lifecycle.on_turn_end = \"await\"\n",
+     "conversation.tools.t.spawn.lifecycle: is for a tool that runs as a handle, and `t` runs one-shot calls"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nspawn.notifications.on_content = true\n",
+     "conversation.tools.t.spawn.notifications: is for a tool that runs as a handle"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nspawn.permissions.abort = \"ask\"\n",
+     "conversation.tools.t.spawn.permissions: is for a tool that runs as a handle"},
+    {"[conversation.tools.t]\ncommand = { program = \"x\" }\nspawn.actions = [\"spawn\"]\n",
+     "conversation.tools.t.spawn.actions: is for a tool that runs as a handle"},
   };
   for (auto& [toml, error] : cases) {
     auto c = apply_config_text(default_config(), toml, "c.toml");
