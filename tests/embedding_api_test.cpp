@@ -869,19 +869,24 @@ CAF_TEST(what a later turn end waited for as the inquiry chose reaches the next 
         hooks.emit(ChatEvent{chat_event_kind::done, {}, {}, "stop"});
       };
       switch (round++) {
-        case 0: call(R"({"action":"spawn","id":"a","script":"sleep 0.2; echo first-done","wait_ms":0})"); break;
-        case 2: call(R"({"action":"spawn","id":"a","script":"sleep 0.2; echo second-done","wait_ms":0})"); break;
+        // Each ends once its turn's end asked about it (the gate): still running then,
+        // however slow the machine.
+        case 0: call(R"({"action":"spawn","id":"a","script":"until [ -e gate ]; do sleep 0.01; done; echo first-done","wait_ms":0})"); break;
+        case 2: call(R"({"action":"spawn","id":"a","script":"until [ -e gate ]; do sleep 0.01; done; echo second-done","wait_ms":0})"); break;
         default: text("ok"); break;
       }
       return Status::success();
     }
   };
   struct Wait : InquiryBackend {
+    std::filesystem::path gate;
+    explicit Wait(std::filesystem::path g) : gate(std::move(g)) {}
     Result<InquiryAnswers> turn_end(const std::vector<HandleSummary>& outstanding,
                                     const std::vector<ChatMessage>&) override {
       InquiryAnswers out;
       for (auto& h : outstanding)
         out[h.id] = inquiry_answer::wait;
+      std::ofstream{gate};
       return out;
     }
     std::optional<Json> answer(const std::string&, const Question&) override { return std::nullopt; }
@@ -900,8 +905,9 @@ parameters.script = { type = "string", required = true }
   auto provider = std::make_shared<Script>();
   TurnHooks hooks;
   hooks.provider = provider;
-  hooks.inquiry = std::make_shared<Wait>();
+  hooks.inquiry = std::make_shared<Wait>(ws.path / "gate");
   get(std::move(rt.run_turn("go", hooks).result()));
+  std::filesystem::remove(ws.path / "gate");
   get(std::move(rt.run_turn("next", hooks).result()));
   CAF_REQUIRE(!provider->seen.empty());
   CAF_CHECK(provider->seen.back().find("second-done") != std::string::npos);

@@ -451,9 +451,12 @@ CAF_TEST(an abort of a jp-actors run as a tool ends the tools of that run too) {
   auto r = cli_in(ws.path.string(),
                   fmt::format("--cfg runtime.abort_grace_secs=1 run {} --json", (ws.path / "outer.toml").string()));
   JP_REQUIRE_OK(r);
-  // The results' contents (the commands name both words too).
+  // The results' contents (the commands name both words too). The tool's one TERM
+  // (the inner run's) is counted if it came within the outer's grace of 1 s, which
+  // a loaded machine need not give: none is no failure, two are.
   if (r.out.find(R"("content":"inner-tool-runs\n")") == std::string::npos ||
-      r.out.find(R"("content":"t\nNONE-LEFT\n")") == std::string::npos)
+      (r.out.find(R"("content":"t\nNONE-LEFT\n")") == std::string::npos &&
+       r.out.find(R"("content":"NONE-LEFT\n")") == std::string::npos))
     CAF_FAIL("it said: " << r.out);
   CAF_CHECK_EQUAL(sleeper.wait_none(), 0u);
 }

@@ -483,7 +483,7 @@ CAF_TEST(a program embedding jp-actors reaches the node through its session) {
   scoped_env state_home("XDG_STATE_HOME", state); // the node token, as the node's user
   jp::Runtime rt(std::move(*config));
   auto session = rt.session();
-  auto spawned = session.spawn("far", "e", *Json::parse(R"({"script":"echo embedded; exec sleep 300"})"), 5000).get();
+  auto spawned = session.spawn("far", "e", *Json::parse(R"({"script":"echo embedded; exec sleep 300"})"), 20000).get();
   CAF_CHECK(spawned.ok);
   CAF_CHECK(contains(spawned.content, R"("node":"box")"));
   CAF_CHECK(contains(spawned.content, "embedded"));
@@ -997,7 +997,7 @@ CAF_TEST(with mutual TLS a client certified by the CA is served and one of anoth
   pki.ca("other");
   pki.cert("stranger", "other");
   CAF_REQUIRE(start_tls_node(pki));
-  auto spawn = one_step(call("far", R"({ action = "spawn", id = "r", script = "echo over tls", wait_ms = 5000 })"));
+  auto spawn = one_step(call("far", R"({ action = "spawn", id = "r", script = "echo over tls", wait_ms = 20000 })"));
   // No token here: the certificates authenticate both sides.
   client_tls = pki.tls("client", "ca");
   auto served = client(spawn, (dir.path / "nobody").string());
@@ -1195,7 +1195,7 @@ CAF_TEST(a TLS node tells the first handshakes that failed and then every thousa
   }
   // A client served after them: the node's one network thread met them first.
   client_tls = pki.tls("client", "ca");
-  auto served = client(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo over tls", wait_ms = 5000 })")),
+  auto served = client(one_step(call("far", R"({ action = "spawn", id = "r", script = "echo over tls", wait_ms = 20000 })")),
                        (dir.path / "nobody").string());
   JP_REQUIRE_OK(served);
   CAF_CHECK(contains(content(results_of(served), "main", 1, 0), "over tls"));

@@ -37,6 +37,16 @@ HttpProviderConfig config_for(const FakeProviderServer& server, const std::strin
   c.api_key_env = "JP_TEST_PROVIDER_KEY";
   c.retry.max_retries = 3;
   c.retry.base_backoff_ms = 1; // no real waiting in tests
+  // Long: the fake server is a thread of this (loaded, sanitized) process, and a
+  // spurious idle retry would take the next scripted response. A test of a stall
+  // sets a short one.
+  c.idle_timeout_secs = 30;
+  return c;
+}
+
+/// config_for's, with an idle timeout a stalled stream meets soon.
+HttpProviderConfig stalling_config_for(const FakeProviderServer& server, const std::string& provider) {
+  auto c = config_for(server, provider);
   c.idle_timeout_secs = 0.5;
   return c;
 }
@@ -396,7 +406,7 @@ CAF_TEST(a stream that stalls hits the idle timeout and is retried) {
   stall.stall_after = stream.size() / 2;
   server.push(stall);
   server.push({200, stream});
-  auto got = run(config_for(server, "openai"));
+  auto got = run(stalling_config_for(server, "openai"));
   CAF_REQUIRE(got.status);
   CAF_REQUIRE_EQUAL(got.retries.size(), 1u);
   CAF_CHECK(contains(got.retries[0], "(assistant.request.idle_timeout_secs)"));
@@ -686,7 +696,7 @@ CAF_TEST(a whole response is taken at its end though the connection stays open) 
   held.stall_after = stream.size();
   server.push(held);
   server.push({200, stream});
-  auto got = run(config_for(server, "openai"));
+  auto got = run(stalling_config_for(server, "openai"));
   CAF_REQUIRE(got.status);
   CAF_CHECK(got.retries.empty());
   CAF_CHECK_EQUAL(got.done, 1);
@@ -699,7 +709,7 @@ CAF_TEST(an error whose body does not end is answered from its start) {
   FakeResponse endless{503, body};
   endless.stall_after = body.size(); // and then never ends
   server.push(endless);
-  auto config = config_for(server, "openai");
+  auto config = stalling_config_for(server, "openai");
   config.retry.max_retries = 0;
   auto got = run(config);
   CAF_REQUIRE(!got.status);

@@ -231,8 +231,10 @@ FakeResponse spawn_lingering_handle(const std::string& pidfile) {
 /// Config: a tool `sentinel` whose TERM trap opens the gate (ws.gated's: tools run in
 /// the workspace), aborted at turn end. A gated handle the turn end waits for then ends
 /// only once the turn end has begun: its strategies are applied in one step, so the
-/// wait is in place before the abort opens the gate.
+/// wait is in place before the abort opens the gate. (Its trap exits: a long grace
+/// costs nothing, and a loaded machine's slow trap is not killed, the gate shut.)
 const char* const kSentinel =
+  "[runtime]\nabort_grace_secs = 60\n"
   "[conversation.tools.sentinel]\nsummary = \"opens the gate when aborted\"\n"
   "command = { program = \"sh\", args = [\"-c\", \"trap ': > gate; exit' TERM; "
   "echo ready; while :; do sleep 0.02; done\"] }\nrun = \"unattended\"\n"

@@ -1201,7 +1201,7 @@ name = "main"
   [[agents.steps]]
   [[agents.steps.calls]]
   tool = "agent"
-  arguments = {{ action = "fetch", id = "w", wait_ms = 3000 }}
+  arguments = {{ action = "fetch", id = "w", wait_ms = 20000 }}
 {1})",
                                       pidfile, holder_subagent(pidfile)));
   auto r = cli_in(ws.path.string(), fmt::format("run {}/script.toml --json", ws.path.string()));
