@@ -546,6 +546,7 @@ void arm_tick(handle_actor_t* self, clock::time_point now, clock::time_point at)
 caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool for_news = false,
                                std::chrono::milliseconds at_least = {}, bool after_interrupt = false) {
   auto& st = self->state;
+  bool fetch = for_news; // (a fetch's look asks for news; for_news is narrowed below)
   auto wait = o.wait_ms >= 0 ? o.wait_ms : st.spec.wait_ms;
   if (at_least.count() > 0 && o.wait_ms != 0)
     wait = std::max<int64_t>(wait, at_least.count() + std::max<int64_t>(st.spec.settle_ms, 0) + 200);
@@ -556,8 +557,14 @@ caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool 
     return running_report(self, o);
   auto rp = self->make_response_promise<HandleReport>();
   auto now = clock::now();
+  // A fetch's news include output no look has shown yet: a fetch made just after it
+  // came (a node's spawn, whose look is its client's first fetch) waited its whole
+  // wait for more. (An apply's look waits for what its input does.)
+  auto since = st.output_seq;
+  if (fetch && !for_news && since > 0 && st.out->pending() > 0 && at_least.count() == 0 && !after_interrupt)
+    --since;
   st.looks.push_back(
-    Look{rp, o, now + std::chrono::milliseconds(wait), st.output_seq, for_news, now + at_least, after_interrupt});
+    Look{rp, o, now + std::chrono::milliseconds(wait), since, for_news, now + at_least, after_interrupt});
   schedule_tick(self);
   return rp;
 }

@@ -1793,6 +1793,29 @@ CAF_TEST(aborting a pty shell leaves no process of its session) {
   CAF_CHECK(::kill(job, 0) == -1 && errno == ESRCH); // killed and reaped
 }
 
+CAF_TEST(a fetch with a wait answers the output no look showed yet once it settles) {
+  // It waited for output newer than itself, to its whole wait: a node's spawn, whose
+  // look is its client's first fetch, waited out its wait_ms when the output came
+  // between the two. Here the list tells when the output is in (it shows no look).
+  LookOptions now;
+  now.wait_ms = 0;
+  ask<HandleReport>(registry, spawn_atom::value, std::string("said"), shell("echo hi; exec sleep 600"), now);
+  auto until = std::chrono::steady_clock::now() + bound; // against a hang only
+  for (;;) {
+    auto [list, err] = ask<std::vector<HandleSummary>>(registry, list_atom::value);
+    if (list.size() == 1 && list[0].progress.last_line == "hi")
+      break;
+    CAF_REQUIRE(std::chrono::steady_clock::now() < until);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // Ten minutes: it fails by the ask's bound (20 s) if it waits for more output.
+  auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("said"), LookOptions{600000});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK_EQUAL(r.state.content, "hi\n");
+  CAF_CHECK(!r.state.stopped());
+  ask<HandleReport>(registry, abort_atom::value, std::string("said"));
+}
+
 CAF_TEST(the list shows a terminal handle's last screen row not its output's last line) {
   // "header" is written last but over the first row: the screen's last row with text
   // is "b", which is what a person looking at it sees. The spawn answers once the
