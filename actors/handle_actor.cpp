@@ -561,7 +561,7 @@ caf::result<HandleReport> look(handle_actor_t* self, const LookOptions& o, bool 
   // came (a node's spawn, whose look is its client's first fetch) waited its whole
   // wait for more. (An apply's look waits for what its input does.)
   auto since = st.output_seq;
-  if (fetch && !for_news && since > 0 && st.out->pending() > 0 && at_least.count() == 0 && !after_interrupt)
+  if (fetch && st.out->pending() > 0 && since > 0 && at_least.count() == 0 && !after_interrupt)
     --since;
   st.looks.push_back(
     Look{rp, o, now + std::chrono::milliseconds(wait), since, for_news, now + at_least, after_interrupt});

@@ -1263,8 +1263,8 @@ private:
       static const ToolConfig defaults;
       const std::pair<const char*, bool> handle_keys[] = {
         {"actions", !tool.actions.empty()},
-        {"notifications", !(tool.notifications == defaults.notifications)},
-        {"lifecycle", !(tool.lifecycle == defaults.lifecycle)},
+        {"notifications", tool.notifications != defaults.notifications},
+        {"lifecycle", tool.lifecycle != defaults.lifecycle},
         {"permissions", !tool.action_permissions.empty()}};
       for (auto& [k, set] : handle_keys)
         if (set)
