@@ -999,6 +999,46 @@ CAF_TEST(a leader exiting while its stream is paused still reports the exit) {
   CAF_CHECK_EQUAL(s.c->exits, 1);
 }
 
+// The process an output read's seam asks, and what the seam found (on_output_read).
+std::atomic<Process*> g_read_process{nullptr};
+std::atomic<int> g_reads_seen{0};
+std::atomic<int> g_reads_told_unread{0};
+
+void ask_at_output_read() {
+  if (auto* p = g_read_process.load()) {
+    ++g_reads_seen;
+    if (p->output_unread())
+      ++g_reads_told_unread;
+  }
+}
+
+CAF_TEST(output read from a tool and not yet delivered is unread) {
+  // The io thread takes a chunk out of its descriptor before it counts it: asked in
+  // between (as a look's probe may, on another thread), the chunk was in neither
+  // count, and a prompt after a line typed to a shell was believed with its answer
+  // still on its way (a look answered "waiting" without `got hi`).
+  for (bool pty : {false, true}) {
+    CAF_MESSAGE("pty: " << pty);
+    IoThread io;
+    Spawned s;
+    SpawnSpec spec{{"sh", "-c", "stty -echo 2>/dev/null; read a; echo \"got $a\"; exec sleep 1000"}, "", {}, !pty};
+    spec.pty = pty;
+    start(io, s, spec);
+    g_reads_seen = 0;
+    g_reads_told_unread = 0;
+    g_read_process = s.p.get();
+    on_output_read(ask_at_output_read);
+    CAF_CHECK(s.p->write_stdin("hi\n"));
+    bool got = s.c->wait_out_contains("got hi");
+    on_output_read(nullptr);
+    g_read_process = nullptr;
+    CAF_REQUIRE(got);
+    CAF_CHECK(g_reads_seen.load() > 0);
+    CAF_CHECK_EQUAL(g_reads_told_unread.load(), g_reads_seen.load());
+    CAF_CHECK(terminate_and_wait(*s.p, std::chrono::milliseconds(0)));
+  }
+}
+
 CAF_TEST(input the tool has not read and output its owner has not taken are told) {
   // What the input-wait probe asks before it believes a prompt or a blocked read:
   // input on its way to the tool (in its pipe, or held by its terminal), output on

@@ -111,6 +111,16 @@ std::atomic<pid_t> g_slots[kSlots]; // 0 = free
 std::atomic<bool> g_termed[kSlots];
 std::atomic<std::size_t> g_next_slot{0};
 std::atomic<bool> g_refuse_new{false}; // refuse_new_processes
+std::atomic<void (*)()> g_output_read_seam{nullptr}; // on_output_read (tests)
+
+/// Counts a read of a tool's output under way for its scope (output_unread).
+struct ReadUnderWay {
+  explicit ReadUnderWay(std::atomic<int>& n) : n(n) { ++n; }
+  ~ReadUnderWay() { --n; }
+  ReadUnderWay(const ReadUnderWay&) = delete;
+  ReadUnderWay& operator=(const ReadUnderWay&) = delete;
+  std::atomic<int>& n;
+};
 std::atomic<launcher_kind> g_launcher{launcher_kind::vfork}; // use_launcher (bench/README.md: why)
 std::atomic<bool> g_always_session{false}; // use_own_sessions
 // Spawns past the g_refuse_new check whose group is not in g_slots yet: a signal's
@@ -443,18 +453,24 @@ public:
   /// Any thread: output the tool wrote that its owner has not taken yet: read here
   /// and on its way (not acked), or still in its pipes or its terminal (a poll
   /// passes on what a terminal's side still holds, as for input_unread).
+  /// In this order: the descriptors, then a read under way, then what was read and
+  /// not acked. The io thread empties a descriptor before it counts what it read
+  /// (deliver): asked the other way round, a chunk just read was in neither count,
+  /// and a shell's prompt after the line typed to it was believed with its answer
+  /// still to come (a look answered "waiting" without it).
   bool output_unread() {
-    if (unacked_.load() > 0)
-      return true;
-    std::lock_guard lock(out_mtx); // the fds stay open meanwhile
-    std::array<pollfd, 2> fds{};
-    nfds_t n = 0;
-    for (int fd : out_fds)
-      if (fd >= 0)
-        fds[n++] = pollfd{fd, POLLIN, 0};
-    if (n == 0 || ::poll(fds.data(), n, 0) <= 0)
-      return false;
-    return std::any_of(fds.begin(), fds.begin() + n, [](const pollfd& p) { return (p.revents & POLLIN) != 0; });
+    {
+      std::lock_guard lock(out_mtx); // the fds stay open meanwhile
+      std::array<pollfd, 2> fds{};
+      nfds_t n = 0;
+      for (int fd : out_fds)
+        if (fd >= 0)
+          fds[n++] = pollfd{fd, POLLIN, 0};
+      if (n > 0 && ::poll(fds.data(), n, 0) > 0 &&
+          std::any_of(fds.begin(), fds.begin() + n, [](const pollfd& p) { return (p.revents & POLLIN) != 0; }))
+        return true;
+    }
+    return reading_.load() > 0 || unacked_.load() > 0;
   }
 
   /// Io thread: before the output descriptors close, output_unread forgets them.
@@ -839,6 +855,8 @@ private:
   void deliver(Stream& s, std::size_t n) {
     if (n == 0)
       return;
+    if (auto seam = g_output_read_seam.load())
+      seam();
     unacked_ += n;
     call_user(events_.on_output, s.kind, std::string_view(read_buffer(), n));
   }
@@ -859,6 +877,7 @@ private:
   /// Reads what the pipe has: until EAGAIN (then waits again), EOF, the owner falls
   /// behind (pauses until acks), or a few reads were done (yields, then goes on).
   void pump(Stream& s) {
+    ReadUnderWay under_way(reading_);
     if (leader_reaped_) {
       drain(s); // take what is left, don't wait for EOF
       s.done = true;
@@ -910,6 +929,7 @@ private:
   /// Reads what is in the pipe now. Stops at EAGAIN too: a grandchild may still hold
   /// the write end, and we must not wait for its EOF.
   void drain(Stream& s) {
+    ReadUnderWay under_way(reading_);
     std::size_t total = 0;
     while (total < kDrainCap) {
       ssize_t n = ::read(s.d->native_handle(), read_buffer(), kReadSize);
@@ -1215,6 +1235,7 @@ private:
   std::uint64_t input_lost_ = 0; // io thread: input dropped unread when its reader closed the pipe (EPIPE)
   bool gone_ = false;
   bool terminating_ = false;
+  std::atomic<int> reading_{0}; // pump or drain under way: what they read is counted after the read (output_unread)
   std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
   std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
   int reap_tries_ = 0;
@@ -1805,6 +1826,10 @@ bool any_process_group_alive() noexcept {
     if (slot.load() > 0)
       return true;
   return false;
+}
+
+void on_output_read(void (*seam)()) noexcept {
+  g_output_read_seam.store(seam);
 }
 
 void use_launcher(launcher_kind kind) noexcept {

@@ -220,6 +220,11 @@ size_t live_process_group_count();
 /// How many of them are tools' (handles'): those of servers (SpawnSpec::server) left out.
 size_t live_handle_group_count();
 
+/// Tests only: `seam` runs on the io thread after each read of a tool's output, with
+/// the bytes out of their descriptor and not yet delivered (nullptr: none). Where
+/// Process::output_unread must still tell them.
+void on_output_read(void (*seam)()) noexcept;
+
 /// How spawn_process starts children from now on (child_launch.hpp); the
 /// benchmark compares them.
 void use_launcher(launcher_kind kind) noexcept;
