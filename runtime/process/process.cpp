@@ -113,14 +113,6 @@ std::atomic<std::size_t> g_next_slot{0};
 std::atomic<bool> g_refuse_new{false}; // refuse_new_processes
 std::atomic<void (*)()> g_output_read_seam{nullptr}; // on_output_read (tests)
 
-/// Counts a read of a tool's output under way for its scope (output_unread).
-struct ReadUnderWay {
-  explicit ReadUnderWay(std::atomic<int>& n) : n(n) { ++n; }
-  ~ReadUnderWay() { --n; }
-  ReadUnderWay(const ReadUnderWay&) = delete;
-  ReadUnderWay& operator=(const ReadUnderWay&) = delete;
-  std::atomic<int>& n;
-};
 std::atomic<launcher_kind> g_launcher{launcher_kind::vfork}; // use_launcher (bench/README.md: why)
 std::atomic<bool> g_always_session{false}; // use_own_sessions
 // Spawns past the g_refuse_new check whose group is not in g_slots yet: a signal's
@@ -455,7 +447,7 @@ public:
   /// passes on what a terminal's side still holds, as for input_unread).
   /// In this order: the descriptors, then a read under way, then what was read and
   /// not acked. The io thread empties a descriptor before it counts what it read
-  /// (deliver): asked the other way round, a chunk just read was in neither count,
+  /// (read_chunk): asked the other way round, a chunk just read was in neither count,
   /// and a shell's prompt after the line typed to it was believed with its answer
   /// still to come (a look answered "waiting" without it).
   bool output_unread() {
@@ -851,15 +843,23 @@ private:
     });
   }
 
-  /// Hands a chunk to the owner; it counts as unacknowledged until acked.
-  void deliver(Stream& s, std::size_t n) {
-    if (n == 0)
-      return;
-    if (auto seam = g_output_read_seam.load())
-      seam();
-    unacked_ += n;
-    call_user(events_.on_output, s.kind, std::string_view(read_buffer(), n));
+  /// Reads a chunk of `s` into the read buffer: what it read counts as
+  /// unacknowledged until acked. The read under way counts in `reading_`: it empties
+  /// the descriptor before the count has its bytes (output_unread).
+  ssize_t read_chunk(Stream& s) {
+    ++reading_;
+    ssize_t n = ::read(s.d->native_handle(), read_buffer(), kReadSize);
+    if (n > 0) {
+      if (auto seam = g_output_read_seam.load())
+        seam();
+      unacked_ += static_cast<std::size_t>(n);
+    }
+    --reading_;
+    return n;
   }
+
+  /// Hands the chunk read_chunk read to the owner.
+  void deliver(Stream& s, std::size_t n) { call_user(events_.on_output, s.kind, std::string_view(read_buffer(), n)); }
 
   void on_readable(Stream& s, error_code ec) {
     if (ec == asio::error::operation_aborted && !leader_reaped_) {
@@ -877,7 +877,6 @@ private:
   /// Reads what the pipe has: until EAGAIN (then waits again), EOF, the owner falls
   /// behind (pauses until acks), or a few reads were done (yields, then goes on).
   void pump(Stream& s) {
-    ReadUnderWay under_way(reading_);
     if (leader_reaped_) {
       drain(s); // take what is left, don't wait for EOF
       s.done = true;
@@ -892,7 +891,7 @@ private:
           asio::post(io.context(), [self = shared_from_this()] { self->resume_reading(); });
         return;
       }
-      ssize_t n = ::read(s.d->native_handle(), read_buffer(), kReadSize);
+      ssize_t n = read_chunk(s);
       if (n > 0) {
         if (s.until_big > 0) {
           s.until_big -= std::min(s.until_big, std::size_t(n));
@@ -929,10 +928,9 @@ private:
   /// Reads what is in the pipe now. Stops at EAGAIN too: a grandchild may still hold
   /// the write end, and we must not wait for its EOF.
   void drain(Stream& s) {
-    ReadUnderWay under_way(reading_);
     std::size_t total = 0;
     while (total < kDrainCap) {
-      ssize_t n = ::read(s.d->native_handle(), read_buffer(), kReadSize);
+      ssize_t n = read_chunk(s);
       if (n > 0) {
         deliver(s, std::size_t(n));
         total += std::size_t(n);
@@ -1235,7 +1233,7 @@ private:
   std::uint64_t input_lost_ = 0; // io thread: input dropped unread when its reader closed the pipe (EPIPE)
   bool gone_ = false;
   bool terminating_ = false;
-  std::atomic<int> reading_{0}; // pump or drain under way: what they read is counted after the read (output_unread)
+  std::atomic<int> reading_{0}; // a read_chunk under way: what it reads is counted after the read (output_unread)
   std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
   std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
   int reap_tries_ = 0;
