@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "actors/control_channel.hpp"
+#include "actors/exited_without_stopping.hpp"
 #include "actors/handle_terminal.hpp"
 #include "actors/input_watch.hpp"
 #include "actors/pipe_input.hpp"
@@ -218,6 +219,19 @@ HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptio
   if (st.term && (o.screen || st.term->full_screen()))
     r.screen = st.term->render(st.spec.output_cap);
   return r;
+}
+
+/// Its final report as a look after its exit shows it: one that exited asking (its
+/// last words a needs_input, no final state) is stopped, its question said, as the
+/// registry tells it once it hears of the stop. A look that came first (a node's
+/// spawn, its first look over the network) showed it waiting, and an await took
+/// it for a question `apply` could answer. (Only looks: a one-shot run's
+/// question goes to its registry with the stop, which runs it again answered.)
+HandleReport looked_final(const handle_state& st, const LookOptions& o) {
+  auto r = st.final;
+  if (!r.state.stopped())
+    r.state = exited_without_stopping(st.id, r.state, st.spec.fixed_answers.count(r.state.question.id) > 0);
+  return with_screen(st, std::move(r), o);
 }
 
 /// Whether a part of a look is no text: 64 bytes or more, a quarter or more of them
@@ -491,8 +505,7 @@ void settle_looks(handle_actor_t* self) {
     }
     auto look = std::move(st.looks[i]);
     st.looks.erase(st.looks.begin() + static_cast<std::ptrdiff_t>(i));
-    look.rp.deliver(has_exited(st.at) ? with_screen(st, st.final, look.options)
-                              : running_report(self, look.options));
+    look.rp.deliver(has_exited(st.at) ? looked_final(st, look.options) : running_report(self, look.options));
   }
   schedule_tick(self);
 }
@@ -950,7 +963,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
       if (auto err = look_error(st, o))
         return err;
       if (has_exited(st.at))
-        return with_screen(st, st.final, o);
+        return looked_final(st, o);
       // A new size is as input: the look waits for the program's redraw.
       if (apply_resize(self, o))
         return look(self, o, false, kResizeRedraw);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "actors/exited_without_stopping.hpp"
 #include "actors/handle_actor.hpp"
 #include "messages/atoms.hpp"
 #include "messages/json.hpp"
@@ -166,30 +167,6 @@ caf::result<std::vector<HandleStatus>> statuses(registry_actor_t* self,
   return out;
 }
 
-ToolState exited_without_stopping(const std::string& id, const entry& e, const ToolState& last) {
-  if (last.kind == state_kind::running)
-    return ToolState::success(last.content);
-  auto& q = last.question;
-  // Configured, its answer went at most to the control channel while the tool ran:
-  // a handle that exits asking is not run again with it, as a one-shot call is.
-  auto what = e.configured_answers.count(q.id)
-                ? fmt::format("a handle is not run again with its configured answer (questions.{}.answer): "
-                              "call the tool without `action`, which runs it again with that answer",
-                              q.id)
-                : fmt::format("call the tool without `action` to have the question answered, or configure "
-                              "questions.{}.answer",
-                              q.id);
-  auto failed = ToolState::failure(
-    ToolError{fmt::format("handle `{}` asked \"{}\" (question `{}`) and exited; {}", id, q.text, q.id, what), {},
-              false},
-    last.content);
-  // For a node's client, whose own call may run it again with its answer: not when
-  // this side's config answers it (the tool had that answer, and asked all the same).
-  if (!e.configured_answers.count(q.id))
-    failed.question = q;
-  return failed;
-}
-
 /// A preview of a result for a notification: its last line that holds something
 /// (a build's "1 passed, 0 failed", not the command it began with), shortened.
 std::string preview(const std::string& text) {
@@ -264,7 +241,7 @@ void mark_stopped(registry_actor_t* self, const std::string& id, HandleReport re
   // A stateful handle whose process exited is stopped, whatever its last words: a
   // question it printed can no longer be answered through `apply`.
   if (!e.oneshot && !e.final.state.stopped())
-    e.final.state = exited_without_stopping(id, e, e.final.state);
+    e.final.state = exited_without_stopping(id, e.final.state, e.configured_answers.count(e.final.state.question.id) > 0);
   notify_stop(self, id, e, died);
   // The final state lives here now: the handle may go (after the requests already
   // delegated to it, which it still answers). Sent before the news of the stop: an

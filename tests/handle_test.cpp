@@ -12,6 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "actors/handle_actor.hpp"
 #include "messages/json_codec.hpp"
 #include "runtime/actor_scheduler.hpp"
 #include "runtime/process/proc_stat.hpp"
@@ -1494,6 +1495,27 @@ CAF_TEST(a pty handle shows a progress bar s last frame) {
   auto [r, err] = ask<HandleReport>(registry, fetch_atom::value, std::string("bar"), LookOptions{});
   CAF_CHECK_EQUAL(err, "");
   CAF_CHECK_EQUAL(r.state.content, "100%\nB\n");
+}
+
+CAF_TEST(a handle that exited asking is looked at as stopped before its registry hears of it) {
+  // Its registry tells it stopped, its question said (a needs_input can no longer be
+  // answered with apply). A look the handle answered itself after the exit, before
+  // the registry heard (a node's spawn: its first look came over the network), showed
+  // it waiting, and the client's await took it for a question to apply to.
+  auto spec = shell(R"(echo '{"type":"needs_input","question":{"id":"proceed","text":"Sure?","answer_type":{"type":"boolean"}}}')");
+  spec.structured_output = true; // as a command tool's stdout is read
+  // Its supervisor is this test: the registry's part is left out.
+  auto h = spawn_process_handle(self.ptr(), "asker", spec, io, caf::actor_cast<supervisor_actor>(self));
+  bool stopped = false;
+  self->receive([&](stopped_atom, const HandleReport& r) { stopped = r.state.kind == state_kind::waiting; },
+                caf::after(bound) >> [] {});
+  CAF_REQUIRE(stopped); // it exited with its question as its last words
+  auto [r, err] = ask<HandleReport>(h, fetch_atom::value, LookOptions{0});
+  CAF_CHECK_EQUAL(err, "");
+  CAF_CHECK(r.state.stopped());
+  CAF_CHECK(contains(r.state.error.message, "handle `asker` asked \"Sure?\" (question `proceed`) and exited"));
+  CAF_CHECK_EQUAL(r.state.question.id, "proceed"); // a node's client may run it again with its answer
+  anon_send(h, retire_atom::value);
 }
 
 CAF_TEST(a full screen program that ends on its screen leaves that screen in its result) {
