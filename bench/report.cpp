@@ -162,7 +162,7 @@ Result<std::vector<Case>> select_cases(const std::vector<std::string>& selected,
     {"W7", "W7", quick ? 1000 : 0},
     {"W8", "W8", quick ? 100 : 0},
     {"W9", "W9", quick ? 100 : 0},
-    {"W10", "W10", quick ? 25 : 0},
+    {"W10", "W10", quick ? 8 : 0},
   };
   if (quick) { // labels say what ran
     all[3].label = "W4 32MiB";
