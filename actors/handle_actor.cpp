@@ -221,17 +221,21 @@ HandleReport with_screen(const handle_state& st, HandleReport r, const LookOptio
   return r;
 }
 
-/// Its final report as a look after its exit shows it: one that exited asking (its
-/// last words a needs_input, no final state) is stopped, its question said, as the
-/// registry tells it once it hears of the stop. A look that came first (a node's
-/// spawn, its first look over the network) showed it waiting, and an await took
-/// it for a question `apply` could answer. (Only looks: a one-shot run's
-/// question goes to its registry with the stop, which runs it again answered.)
-HandleReport looked_final(const handle_state& st, const LookOptions& o) {
+/// Its final report as a look or an abort after its exit tells it: one that exited
+/// asking (its last words a needs_input, no final state) is stopped, its question
+/// said, as the registry tells it once it hears of the stop. A look that came first
+/// (a node's spawn, its first look over the network) showed it waiting, and an
+/// await took it for a question `apply` could answer. (Not the stop's report: a
+/// one-shot run's question goes to its registry with it, which runs it again answered.)
+HandleReport told_final(const handle_state& st) {
   auto r = st.final;
   if (!r.state.stopped())
     r.state = exited_without_stopping(st.id, r.state, st.spec.fixed_answers.count(r.state.question.id) > 0);
-  return with_screen(st, std::move(r), o);
+  return r;
+}
+
+HandleReport looked_final(const handle_state& st, const LookOptions& o) {
+  return with_screen(st, told_final(st), o);
 }
 
 /// Whether a part of a look is no text: 64 bytes or more, a quarter or more of them
@@ -752,7 +756,7 @@ ToolState final_state(handle_actor_t* self, const ExitInfo& info, OutputBuffer::
 
 void deliver_aborts(handle_actor_t* self) {
   for (auto& rp : self->state.abort_waiters)
-    rp.deliver(self->state.final);
+    rp.deliver(told_final(self->state));
   self->state.abort_waiters.clear();
 }
 
@@ -1154,7 +1158,7 @@ process_handle_actor::behavior_type handle_behavior(handle_actor_t* self, std::s
     [self](abort_atom) -> caf::result<HandleReport> {
       auto& st = self->state;
       if (st.at == phase::stopped)
-        return st.final;
+        return told_final(st);
       auto rp = self->make_response_promise<HandleReport>();
       st.abort_waiters.push_back(rp);
       advance(self, event::abort);

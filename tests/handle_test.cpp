@@ -1515,6 +1515,11 @@ CAF_TEST(a handle that exited asking is looked at as stopped before its registry
   CAF_CHECK(r.state.stopped());
   CAF_CHECK(contains(r.state.error.message, "handle `asker` asked \"Sure?\" (question `proceed`) and exited"));
   CAF_CHECK_EQUAL(r.state.question.id, "proceed"); // a node's client may run it again with its answer
+  // An abort that finds it ended tells it so too.
+  auto [a, aerr] = ask<HandleReport>(h, abort_atom::value);
+  CAF_CHECK_EQUAL(aerr, "");
+  CAF_CHECK(a.state.stopped());
+  CAF_CHECK(contains(a.state.error.message, "(question `proceed`) and exited"));
   anon_send(h, retire_atom::value);
 }
 

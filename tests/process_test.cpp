@@ -1016,7 +1016,8 @@ CAF_TEST(output read from a tool and not yet delivered is unread) {
   // The io thread takes a chunk out of its descriptor before it counts it: asked in
   // between (as a look's probe may, on another thread), the chunk was in neither
   // count, and a prompt after a line typed to a shell was believed with its answer
-  // still on its way (a look answered "waiting" without `got hi`).
+  // still on its way (a look answered "waiting" without `got hi`). The seam asks at
+  // that point, from the io thread itself: what tells it there is the read under way.
   for (bool pty : {false, true}) {
     CAF_MESSAGE("pty: " << pty);
     IoThread io;

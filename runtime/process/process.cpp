@@ -451,6 +451,8 @@ public:
   /// and a shell's prompt after the line typed to it was believed with its answer
   /// still to come (a look answered "waiting" without it).
   bool output_unread() {
+    if (unacked_.load() > 0)
+      return true; // (a yes needs no order: the common case, no poll)
     {
       std::lock_guard lock(out_mtx); // the fds stay open meanwhile
       std::array<pollfd, 2> fds{};
@@ -462,6 +464,9 @@ public:
           std::any_of(fds.begin(), fds.begin() + n, [](const pollfd& p) { return (p.revents & POLLIN) != 0; }))
         return true;
     }
+    // The poll's empty answer before the loads below, on any CPU (the kernel's pipe
+    // poll reads its state without a barrier).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     return reading_.load() > 0 || unacked_.load() > 0;
   }
 
@@ -1234,7 +1239,7 @@ private:
   bool gone_ = false;
   bool terminating_ = false;
   std::atomic<int> reading_{0}; // a read_chunk under way: what it reads is counted after the read (output_unread)
-  std::atomic<std::size_t> unacked_{0}; // output delivered and not yet acked (acked from any thread)
+  std::atomic<std::size_t> unacked_{0}; // output read and not yet acked (acked from any thread)
   std::atomic<bool> any_paused_{false};  // a stream waits for acks: an ack must wake the io thread
   int reap_tries_ = 0;
   std::vector<std::pair<pid_t, std::string>> hangup_candidates_; // kill_left's exiting members, named
