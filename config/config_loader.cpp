@@ -1035,7 +1035,15 @@ private:
       {"cwd_outside_workspace", flag(tool.cwd_outside_workspace)},
       {"env", table([this, &tool](auto& et, auto& key) { return env_map(tool.env, et, key); })},
       {"parameters", table([this, &tool](auto& pt, auto& key) { return parameters(tool, pt, key); })},
-      {"one_of_required", texts(tool.one_of_required)},
+      {"one_of_required", [this, &tool](auto& v, auto& key) -> Status {
+         if (auto s = texts(tool.one_of_required)(v, key); !s)
+           return s;
+         // [] read as no key: a call could give none of them.
+         if (tool.one_of_required.empty())
+           return fail(key, "an empty list names no parameter; list the parameters a call gives at least one "
+                            "of, or leave one_of_required out");
+         return Status::success();
+       }},
       {"spawn", table([this, &tool](auto& st, auto& key) { return spawn(tool, st, key); })},
       {"questions", table([this, &tool](auto& qt, auto& key) { return questions(tool, qt, key); })},
       {"rows", integer(tool.rows, 2, 500)},

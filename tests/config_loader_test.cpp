@@ -577,6 +577,10 @@ CAF_TEST(every validation error names the file and the key) {
       {x + "one_of_required = [\"nope\"]\n",
        "conversation.tools.x.one_of_required: expected names of declared parameters, got "
        "\"nope\""},
+      // An empty list read as none: a call could give none of them.
+      {x + "one_of_required = []\n",
+       "conversation.tools.x.one_of_required: an empty list names no parameter; list the parameters a call "
+       "gives at least one of, or leave one_of_required out"},
       {x + "source = \"mcp\"\n",
        "conversation.tools.x.source: expected one of local, builtin, got \"mcp\""},
       {"[conversation.tools.x]\nsource = \"builtin\"\n",
